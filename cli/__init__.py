@@ -1,0 +1,1 @@
+"""The ``groupcheck`` command."""

@@ -1,0 +1,1 @@
+"""Executable Python models mirroring the TLA+ specs, and the explorer."""

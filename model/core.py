@@ -1,0 +1,219 @@
+"""The explicit-state model API and the breadth-first explorer.
+
+Theory of operation
+-------------------
+A protocol model is a Python mirror of a TLA+ spec.  It is built from the
+spec's CONSTANTS (parsed from the model's ``.cfg``) and exposes:
+
+* ``variables``: the spec's VARIABLES, in declaration order;
+* ``init()``: the initial states;
+* ``next(state)``: pairs ``(Label, successor)``, one per enabled action
+  instance, where ``Label`` names the TLA+ action and its parameters;
+* ``invariants``: named state predicates, same names as the spec's;
+* ``constraint(state)``: the MC module's CONSTRAINT (True when absent).
+
+States are ``typing.NamedTuple`` instances whose fields are the spec's
+variables and whose values use the canonical encoding of
+:mod:`groupcheck.model.values`; ``state._replace(x=...)`` is the model's
+``x' = ...`` and every field not replaced is UNCHANGED.
+
+The explorer follows TLC's breadth-first search: it checks invariants on
+every new state, so the counterexample it returns is a shortest one and has
+the same length as TLC's; and, like TLC, a successor that falls outside the
+CONSTRAINT is neither counted, checked nor expanded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import networkx as nx
+
+from .values import normalize, to_tla
+
+
+class Label(NamedTuple):
+    """An action instance: the TLA+ action name and its parameters."""
+
+    action: str
+    params: tuple = ()
+
+    def __str__(self) -> str:
+        if not self.params:
+            return self.action
+        return f"{self.action}({', '.join(to_tla(p) if not isinstance(p, str) else p for p in self.params)})"
+
+
+State = Any  # a NamedTuple of canonical values
+
+
+class Model:
+    """Base class for protocol models.  Subclasses set ``protocol``,
+    ``variables`` and ``invariants`` and implement ``init`` and ``next``."""
+
+    protocol: str = ""
+    variables: tuple[str, ...] = ()
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        self.constants = dict(constants)
+
+    @property
+    def invariants(self) -> Mapping[str, Callable[[State], bool]]:
+        return {}
+
+    def init(self) -> Iterable[State]:
+        raise NotImplementedError
+
+    def next(self, s: State) -> Iterable[tuple[Label, State]]:
+        raise NotImplementedError
+
+    def constraint(self, s: State) -> bool:
+        return True
+
+    # --- encoding -----------------------------------------------------------
+    def as_dict(self, s: State) -> dict[str, Any]:
+        return {v: getattr(s, v) for v in self.variables}
+
+    def canonical(self, s: State) -> tuple:
+        """The state as TLC would print it, normalised: a tuple of
+        ``(variable, value)`` pairs in variable order."""
+        return tuple((v, normalize(getattr(s, v))) for v in self.variables)
+
+    def enabled(self, s: State, action: str) -> list[tuple[Label, State]]:
+        return [(lab, t) for lab, t in self.next(s) if lab.action == action]
+
+
+@dataclass
+class Violation:
+    invariant: str
+    trace: list[tuple[Label | None, State]]  # (action that led here, state); first label is None
+
+    @property
+    def depth(self) -> int:
+        return len(self.trace)
+
+
+@dataclass
+class ExploreResult:
+    distinct_states: int
+    states_generated: int
+    depth: int
+    seconds: float
+    violation: Violation | None = None
+    graph: nx.DiGraph | None = None
+    complete: bool = True
+    init_states: list = field(default_factory=list)
+
+
+def explore(
+    model: Model,
+    *,
+    check_invariants: bool | Iterable[str] = True,
+    build_graph: bool = False,
+    max_states: int | None = None,
+) -> ExploreResult:
+    """Breadth-first exploration of the model's reachable states.
+
+    ``check_invariants``: True for all, False for none, or the names to check.
+    ``build_graph``: also return the state graph (nodes are states, edges
+    carry the set of action labels).  Stops at the first violated invariant.
+    """
+    t0 = time.perf_counter()
+    invs = model.invariants
+    if check_invariants is True:
+        active = list(invs.items())
+    elif check_invariants is False:
+        active = []
+    else:
+        names = list(check_invariants)
+        unknown = [n for n in names if n not in invs]
+        if unknown:
+            raise KeyError(f"{model.protocol}: unknown invariant(s) {unknown}; known: {sorted(invs)}")
+        active = [(n, invs[n]) for n in names]
+
+    parent: dict[State, tuple[State | None, Label | None]] = {}
+    level: dict[State, int] = {}
+    graph = nx.DiGraph() if build_graph else None
+    queue: deque = deque()
+    generated = 0
+    depth = 0
+
+    def violated(s: State) -> str | None:
+        for name, pred in active:
+            if not pred(s):
+                return name
+        return None
+
+    def trace_to(s: State) -> list[tuple[Label | None, State]]:
+        out = []
+        cur: State | None = s
+        while cur is not None:
+            prev, lab = parent[cur]
+            out.append((lab, cur))
+            cur = prev
+        out.reverse()
+        return out
+
+    def finish(violation: Violation | None, complete: bool = True) -> ExploreResult:
+        return ExploreResult(
+            distinct_states=len(parent),
+            states_generated=generated,
+            depth=depth,
+            seconds=time.perf_counter() - t0,
+            violation=violation,
+            graph=graph,
+            complete=complete,
+            init_states=inits,
+        )
+
+    inits = []
+    for s in model.init():
+        generated += 1
+        if s in parent or not model.constraint(s):
+            continue
+        parent[s] = (None, None)
+        level[s] = 1
+        inits.append(s)
+        depth = 1
+        if graph is not None:
+            graph.add_node(s)
+        bad = violated(s)
+        if bad:
+            return finish(Violation(bad, trace_to(s)))
+        queue.append(s)
+
+    while queue:
+        s = queue.popleft()
+        d = level[s] + 1
+        for lab, t in model.next(s):
+            generated += 1
+            if not model.constraint(t):
+                continue
+            if graph is not None:
+                if graph.has_edge(s, t):
+                    graph[s][t]["labels"].add(lab)
+                else:
+                    graph.add_edge(s, t, labels={lab})
+            if t in parent:
+                continue
+            parent[t] = (s, lab)
+            level[t] = d
+            if d > depth:
+                depth = d
+            bad = violated(t)
+            if bad:
+                return finish(Violation(bad, trace_to(t)))
+            if max_states is not None and len(parent) >= max_states:
+                return finish(None, complete=False)
+            queue.append(t)
+    return finish(None)
+
+
+def canonical_graph(model: Model, graph: nx.DiGraph) -> nx.DiGraph:
+    """Relabel a model state graph with canonical states (TLC's encoding)."""
+    mapping = {s: model.canonical(s) for s in graph.nodes}
+    return nx.relabel_nodes(graph, mapping, copy=True)
