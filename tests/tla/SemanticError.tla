@@ -1,0 +1,6 @@
+---- MODULE SemanticError ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = Frobnicate(x)
+====
