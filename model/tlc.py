@@ -445,6 +445,11 @@ def parse_tool_output(out: str, *, properties: Sequence[str] = ()) -> TLCResult:
                 res.violated = m.group(1)
             elif code == EC.TLC_TEMPORAL_PROPERTY_VIOLATED and len(properties) == 1:
                 res.violated = properties[0]
+            if code in (EC.TLC_INVARIANT_VIOLATED_INITIAL, EC.TLC_PROPERTY_VIOLATED_INITIAL):
+                # "Invariant X is violated by the initial state:" + the state
+                body = text.split("\n", 1)[1] if "\n" in text else ""
+                if body.strip():
+                    res.counterexample.append(TraceStep(None, parse_state(body, cache)))
         elif code in (EC.TLC_STATE_PRINT2, EC.TLC_STATE_PRINT1, EC.TLC_STATE_PRINT3):
             _add_step(res, text, cache)
         elif code == EC.TLC_BACK_TO_STATE:

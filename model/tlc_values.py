@@ -125,14 +125,15 @@ class _Parser:
         return i + 1
 
     def expr(self, i: int) -> tuple[Any, int]:
+        start = i
         v, i = self.fnpair(i)
         if i < self.n and self.toks[i] == "@@":
-            start = i
             pairs = _pairs_of(v, start)
             seen = {k for k, _ in pairs}
             while i < self.n and self.toks[i] == "@@":
-                w, i = self.fnpair(i + 1)
-                for k, x in _pairs_of(w, i):
+                start = i + 1
+                w, i = self.fnpair(start)
+                for k, x in _pairs_of(w, start):
                     if k not in seen:  # f @@ g: f wins where domains overlap
                         seen.add(k)
                         pairs.append((k, x))

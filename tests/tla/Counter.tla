@@ -24,4 +24,5 @@ Spec == Init /\ [][Next]_vars
 
 TypeOK == x \in 0..N
 Small == x < 2
+Positive == x > 0  \* false initially
 ====
