@@ -125,21 +125,39 @@ class Fn(Mapping):
     def __repr__(self) -> str:
         return "Fn({" + ", ".join(f"{k!r}: {v!r}" for k, v in self._items) + "})"
 
+    @classmethod
+    def _make(cls, d: dict, items: tuple) -> "Fn":
+        # Fast path for EXCEPT on an existing key: the key order is unchanged.
+        f = object.__new__(cls)
+        object.__setattr__(f, "_d", d)
+        object.__setattr__(f, "_items", items)
+        object.__setattr__(f, "_hash", None)
+        return f
+
     # TLA+ EXCEPT: [f EXCEPT ![k] = v]
     def set(self, key: Any, value: Any) -> "Fn":
+        if key not in self._d:
+            d = dict(self._d)
+            d[key] = value
+            return Fn(d)
         d = dict(self._d)
         d[key] = value
-        return Fn(d)
+        return Fn._make(d, tuple((k, value) if k == key else (k, v) for k, v in self._items))
 
     def update(self, pairs: Mapping) -> "Fn":
+        if not all(k in self._d for k in pairs):
+            d = dict(self._d)
+            d.update(pairs)
+            return Fn(d)
         d = dict(self._d)
         d.update(pairs)
-        return Fn(d)
+        return Fn._make(d, tuple((k, d[k]) for k, _ in self._items))
 
     def restrict(self, domain: Iterable) -> "Fn":
         """``[k \\in domain |-> f[k]]`` for ``domain`` a subset of DOMAIN f."""
         dom = set(domain)
-        return Fn((k, v) for k, v in self._items if k in dom)
+        items = tuple((k, v) for k, v in self._items if k in dom)
+        return Fn._make(dict(items), items)
 
 
 def record(**fields: Any) -> Fn:

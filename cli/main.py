@@ -1,0 +1,129 @@
+"""The ``groupcheck`` command (typer for sub-commands and options, rich for
+tables and progress).  Every command has ``--json`` for machines; the exit
+status is non-zero on any unexpected result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import typer
+
+from .render import check_table, console, counterexample_steps
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Model-check, cross-check and audit group-communication protocols.")
+
+
+def _entries(protocols: Optional[List[str]], model: Optional[str]):
+    from groupcheck.model import manifest
+    try:
+        return manifest.select(protocols, model)
+    except manifest.ManifestError as e:
+        console(stderr=True).print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+
+
+def run_checks(entries, workers: int, quiet: bool):
+    from rich.progress import Progress
+    from groupcheck.model.manifest import check
+    outcomes = []
+    with Progress(console=console(stderr=True), transient=True, disable=quiet) as prog:
+        task = prog.add_task("model checking", total=len(entries))
+        for e in entries:
+            prog.update(task, description=f"TLC {e.protocol}/{e.name}")
+            outcomes.append(check(e, workers=workers))
+            prog.advance(task)
+    return outcomes
+
+
+@app.command()
+def check(
+    protocols: Optional[List[str]] = typer.Argument(None, help="protocols (default: every spec with a manifest)"),
+    model: Optional[str] = typer.Option(None, "--model", help="only the manifest model with this name"),
+    as_json: bool = typer.Option(False, "--json", help="print a JSON list instead of a table"),
+    workers: int = typer.Option(1, "--workers", help="TLC worker threads"),
+):
+    """Run TLC on every manifest model and compare with its expectation."""
+    outcomes = run_checks(_entries(protocols, model), workers, quiet=as_json)
+    rows = [o.to_json() for o in outcomes]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        out = console()
+        out.print(check_table(rows))
+        for o in outcomes:
+            r = o.result
+            if r.counterexample:
+                out.print(f"\n[bold]{o.entry.protocol}/{o.entry.name}[/]: {o.observed} violated "
+                          f"({'expected' if o.matches_expectation else 'UNEXPECTED'}), "
+                          f"counterexample of {len(r.counterexample)} states:")
+                for line in counterexample_steps([(s.action, s.state) for s in r.counterexample]):
+                    out.print(line, markup=False)
+            if r.error_message and r.outcome in ("error", "timeout"):
+                loc = f" at {r.error_location}" if r.error_location else ""
+                out.print(f"\n[red]{o.entry.protocol}/{o.entry.name}: {r.outcome}{loc}[/]: {r.error_message}")
+    raise typer.Exit(0 if all(o.matches_expectation for o in outcomes) else 1)
+
+
+@app.command()
+def explore(
+    protocol: str = typer.Argument(..., help="protocol name, e.g. sequencer"),
+    model: Optional[str] = typer.Option(None, "--model", help="only the manifest model with this name"),
+    as_json: bool = typer.Option(False, "--json"),
+    compare_tlc: bool = typer.Option(False, "--compare-tlc", help="also dump TLC's graph and compare"),
+    workers: int = typer.Option(1, "--workers", help="TLC worker threads (with --compare-tlc)"),
+):
+    """Run the Python explorer on manifest models (compare:true ones unless --model)."""
+    from groupcheck.model.link import compare_entry
+    entries = _entries([protocol], model)
+    if model is None:
+        entries = [e for e in entries if e.compare]
+    reports = [compare_entry(e, compare_tlc=compare_tlc, workers=workers) for e in entries]
+    rows = [r.to_json() for r in reports]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        from rich.table import Table
+        t = Table(title=f"groupcheck explore {protocol}")
+        for c in ("model", "distinct", "TLC distinct", "graphs equal", "seconds", "TLC seconds"):
+            t.add_column(c)
+        for r in rows:
+            t.add_row(r["model"], f"{r['distinct_states']:,}",
+                      "-" if r["tlc_distinct_states"] is None else f"{r['tlc_distinct_states']:,}",
+                      "-" if r["graphs_equal"] is None else str(r["graphs_equal"]),
+                      f"{r['seconds']:.1f}", "-" if r["tlc_seconds"] is None else f"{r['tlc_seconds']:.1f}")
+        console().print(t)
+        for r in rows:
+            if r["graphs_equal"] is False:
+                console().print(f"{r['model']}: first difference: {json.dumps(r['first_difference'])}", markup=False)
+    ok = all(r.graphs_equal is not False for r in reports)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def audit(
+    out: str = typer.Option("audit", "--out", help="output folder"),
+    workers: int = typer.Option(1, "--workers"),
+):
+    """The release audit.  Today: model-check every manifest model and write
+    audit/summary.json (the Spark conformance stage lands with its issue)."""
+    import pathlib
+    outcomes = run_checks(_entries(None, None), workers, quiet=False)
+    rows = [o.to_json() for o in outcomes]
+    console().print(check_table(rows))
+    d = pathlib.Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "summary.json").write_text(json.dumps({"checks": rows}, indent=2))
+    bad = [r for r in rows if not r["matches_expectation"]]
+    console().print(f"{len(rows) - len(bad)}/{len(rows)} checks as expected; summary in {d / 'summary.json'}")
+    raise typer.Exit(1 if bad else 0)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Link (1) of the chain of evidence: the Python model's state graph equals TLC's.
+
+For a manifest model, TLC runs with the model's config minus its
+INVARIANT/PROPERTY sections and ``-dump dot,actionlabels``; the dump is read
+into a networkx graph over canonical states (``tlc_dot.read_dot_graph``).
+The explorer builds the model's graph with invariants off, relabelled to the
+same canonical encoding.  Equal means: same states, same edges.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .core import ExploreResult, canonical_graph, explore
+from .manifest import ModelEntry
+from .registry import model_class
+from .tlc import run_tlc
+from .tlc_cfg import strip_checks
+from .tlc_dot import compare_graphs, read_dot_graph
+from .values import to_json
+
+
+def build_model(entry: ModelEntry):
+    return model_class(entry.protocol)(entry.constants())
+
+
+def explore_entry(entry: ModelEntry, *, check_invariants: bool = True, build_graph: bool = False) -> ExploreResult:
+    model = build_model(entry)
+    names = entry.parsed_cfg().invariants if check_invariants else False
+    # Check exactly the invariants the cfg names, so the result is TLC's.
+    return explore(model, check_invariants=[n for n in names if n in model.invariants] if names else False,
+                   build_graph=build_graph)
+
+
+@dataclass
+class LinkReport:
+    entry: ModelEntry
+    distinct_states: int
+    tlc_distinct_states: int | None
+    graphs_equal: bool | None
+    first_difference: Any
+    seconds: float
+    tlc_seconds: float | None
+    tlc_outcome: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.entry.protocol,
+            "model": self.entry.name,
+            "distinct_states": self.distinct_states,
+            "tlc_distinct_states": self.tlc_distinct_states,
+            "graphs_equal": self.graphs_equal,
+            "first_difference": _jsonable(self.first_difference),
+            "seconds": round(self.seconds, 3),
+            "tlc_seconds": round(self.tlc_seconds, 3) if self.tlc_seconds is not None else None,
+        }
+
+
+def _jsonable(x: Any) -> Any:
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        # canonical states are tuples of (variable, value) pairs
+        if x and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in x):
+            return {k: to_json(v) for k, v in x}
+        return [_jsonable(v) for v in x]
+    try:
+        return to_json(x)
+    except TypeError:
+        return repr(x)
+
+
+def compare_entry(entry: ModelEntry, *, compare_tlc: bool = True, workers: int = 1) -> LinkReport:
+    """Explore the whole reachable graph (invariants off); with ``compare_tlc``
+    also dump TLC's graph and compare."""
+    model = build_model(entry)
+    t0 = time.perf_counter()
+    res = explore(model, check_invariants=False, build_graph=compare_tlc)
+    seconds = time.perf_counter() - t0
+    if not compare_tlc:
+        return LinkReport(entry, res.distinct_states, None, None, None, seconds, None)
+    cfg_text = strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="groupcheck-dot-") as tmp:
+        dot = Path(tmp) / "graph.dot"
+        t1 = time.perf_counter()
+        tlc = run_tlc(entry.spec_dir, entry.module, None, cfg_text=cfg_text, workers=workers,
+                      timeout=entry.timeout, dump_dot=dot)
+        tlc_seconds = tlc.seconds
+        if tlc.outcome != "ok":
+            return LinkReport(entry, res.distinct_states, tlc.distinct_states, False,
+                              {"tlc_outcome": tlc.outcome, "error": tlc.error_message},
+                              seconds, time.perf_counter() - t1, tlc.outcome)
+        g_tlc = read_dot_graph(dot, model.variables)
+    g_model = canonical_graph(model, res.graph)
+    equal, diff = compare_graphs(g_model, g_tlc)
+    return LinkReport(entry, res.distinct_states, tlc.distinct_states, equal, diff, seconds, tlc_seconds, tlc.outcome)

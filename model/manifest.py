@@ -1,0 +1,162 @@
+"""Reading spec/<P>/manifest.json and running its models with TLC.
+
+A manifest lists the bounded models of one protocol, the outcome TLC must
+report for each (``ok`` or the name of the invariant/property it must
+violate) and the distinct-state count measured once (spec/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groupcheck.spec import spec_root
+
+from .tlc import TLCResult, run_tlc
+from .tlc_cfg import Cfg, parse_cfg
+
+
+class ManifestError(ValueError):
+    pass
+
+
+@dataclass
+class ModelEntry:
+    protocol: str
+    spec_dir: Path
+    name: str
+    module: str
+    cfg: str
+    expected: str
+    distinct_states: int | None
+    compare: bool
+    timeout: float
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cfg_path(self) -> Path:
+        return self.spec_dir / self.cfg
+
+    def parsed_cfg(self) -> Cfg:
+        return parse_cfg(self.cfg_path)
+
+    def constants(self) -> dict[str, Any]:
+        return dict(self.parsed_cfg().constants)
+
+
+_REQUIRED = ("name", "module", "cfg", "expected")
+
+
+def protocols() -> list[str]:
+    """Protocols with a manifest, as lower-case names, in a stable order."""
+    root = spec_root()
+    return sorted(p.name.lower() for p in root.iterdir() if (p / "manifest.json").is_file())
+
+
+def spec_dir_of(protocol: str) -> Path:
+    root = spec_root()
+    for p in root.iterdir():
+        if p.name.lower() == protocol.lower() and (p / "manifest.json").is_file():
+            return p
+    raise ManifestError(f"no spec folder with a manifest.json for protocol {protocol!r}; known: {protocols()}")
+
+
+def load(protocol: str) -> list[ModelEntry]:
+    d = spec_dir_of(protocol)
+    path = d / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ManifestError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+    out = []
+    for i, m in enumerate(data.get("models", [])):
+        missing = [k for k in _REQUIRED if k not in m]
+        if missing:
+            raise ManifestError(f"{path}: models[{i}] lacks field(s) {missing}")
+        if not (d / m["cfg"]).is_file():
+            raise ManifestError(f"{path}: models[{i}] ({m['name']}): cfg {m['cfg']!r} not found")
+        known = set(_REQUIRED) | {"distinct_states", "compare", "timeout", "description"}
+        out.append(
+            ModelEntry(
+                protocol=protocol.lower(),
+                spec_dir=d,
+                name=m["name"],
+                module=m["module"],
+                cfg=m["cfg"],
+                expected=m["expected"],
+                distinct_states=m.get("distinct_states"),
+                compare=bool(m.get("compare", False)),
+                timeout=float(m.get("timeout", 300)),
+                description=m.get("description", ""),
+                extra={k: v for k, v in m.items() if k not in known},
+            )
+        )
+    return out
+
+
+def select(protocols_: list[str] | None, model: str | None = None) -> list[ModelEntry]:
+    names = [p.lower() for p in protocols_] if protocols_ else protocols()
+    entries = [e for p in names for e in load(p)]
+    if model is not None:
+        entries = [e for e in entries if e.name == model]
+        if not entries:
+            raise ManifestError(f"no model named {model!r} in {names}")
+    return entries
+
+
+@dataclass
+class CheckOutcome:
+    entry: ModelEntry
+    result: TLCResult
+    workers: int = 1
+
+    @property
+    def observed(self) -> str:
+        r = self.result
+        if r.outcome == "ok":
+            return "ok"
+        if r.outcome in ("invariant", "property") and r.violated:
+            return r.violated
+        return r.outcome  # deadlock / error / timeout
+
+    @property
+    def count_matches(self) -> bool:
+        e = self.entry
+        if e.distinct_states is None:
+            return True
+        # Where TLC stops at a violation depends on how its workers interleave,
+        # so that count is pinned for one worker only; a full search is exact.
+        if self.result.outcome != "ok" and self.workers != 1:
+            return True
+        return self.result.distinct_states == e.distinct_states
+
+    @property
+    def matches_expectation(self) -> bool:
+        return self.observed == self.entry.expected and self.count_matches
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "protocol": self.entry.protocol,
+            "model": self.entry.name,
+            "expected": self.entry.expected,
+            "result": r.outcome,
+            "violated": r.violated,
+            "distinct_states": r.distinct_states,
+            "expected_distinct_states": self.entry.distinct_states,
+            "states_generated": r.states_generated,
+            "depth": r.depth,
+            "seconds": round(r.seconds, 3),
+            "matches_expectation": self.matches_expectation,
+            "counterexample": r.to_json()["counterexample"] if r.counterexample else None,
+            "error_message": r.error_message,
+            "error_location": r.error_location._asdict() if r.error_location else None,
+        }
+
+
+def check(entry: ModelEntry, *, workers: int = 1) -> CheckOutcome:
+    res = run_tlc(entry.spec_dir, entry.module, entry.cfg, workers=workers, timeout=entry.timeout)
+    return CheckOutcome(entry, res, workers)

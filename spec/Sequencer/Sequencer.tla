@@ -1,0 +1,230 @@
+------------------------------ MODULE Sequencer ------------------------------
+(***************************************************************************)
+(* SEQUENCER: total order through a sequencer, after the JGroups design    *)
+(* note of Dec 2005 (seeds/000) with the TOTAL background of seeds/001.     *)
+(*                                                                         *)
+(* A member that multicasts adds a FORWARD header <<sender, seqno>>; a     *)
+(* non-coordinator keeps the message in its forward-table and unicasts it  *)
+(* to the coordinator, the coordinator multicasts it as DATA.  A receiver  *)
+(* delivers a DATA message unless its seqno is <= the received-table entry *)
+(* for the original sender; a sender removes its own message from the      *)
+(* forward-table when the DATA comes back.  When a view change replaces    *)
+(* the coordinator, every member re-sends its forward-table, in seqno      *)
+(* order, to the new coordinator.                                          *)
+(*                                                                         *)
+(* Environment: reliable FIFO channels (NAKACK for the coordinator's       *)
+(* multicasts, UNICAST for FORWARDs), crash-stop members, views decided by *)
+(* a perfect failure detector and installed by each member on its own      *)
+(* schedule.  A crash may lose, per receiver, everything the crashed       *)
+(* member had sent that was not yet received: so a crashing coordinator's  *)
+(* last multicast can reach only some members.                             *)
+(*                                                                         *)
+(* Without a flush, TotalOrder does not survive a coordinator crash:       *)
+(* MCSequencer_CoordCrash.cfg is expected to violate it (docs/sequencer.md)*)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    N,          \* number of members; members are 1..N, the first view is <<1, ..., N>>
+    MaxSeq,     \* multicasts the application of each member sends
+    MaxCrashes  \* crashes the environment may inject
+
+Members == 1..N
+
+VARIABLES
+    views,      \* views[i]: the i-th view decided by the membership oracle (a sequence of members)
+    vid,        \* vid[m]: index in views of the view installed at m
+    crashed,    \* set of crashed members (crash-stop)
+    sent,       \* sent[m]: seqno of m's last application multicast (its local seqno counter)
+    fwd,        \* fwd[m]: forward-table: seqnos m forwarded and has not yet received as DATA
+    recv,       \* recv[m]: received-table: original sender -> highest seqno delivered at m
+    delivered,  \* delivered[m]: the messages m delivered, in order, as <<sender, seqno>>
+    chan        \* chan[<<p, q>>]: reliable FIFO channel from p to q
+
+vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan>>
+
+-----------------------------------------------------------------------------
+(* Messages and helpers *)
+
+Forward(s, q) == [type |-> "FORWARD", sender |-> s, seqno |-> q]
+Data(s, q)    == [type |-> "DATA", sender |-> s, seqno |-> q]
+Msgs == {Forward(s, q) : s \in Members, q \in 1..MaxSeq} \cup {Data(s, q) : s \in Members, q \in 1..MaxSeq}
+
+Range(f) == {f[i] : i \in DOMAIN f}
+View(m) == views[vid[m]]
+Coord(v) == v[1]                           \* the coordinator is the first member of a view
+IsCoord(m) == Coord(View(m)) = m
+Alive(x) == x \notin crashed
+
+\* The sequence of a finite set of naturals in increasing order.
+Ascending(S) == CHOOSE f \in [1..Cardinality(S) -> S] : \A i, j \in DOMAIN f : i < j => f[i] < f[j]
+
+\* Channels after p sends msg to q; the network drops what is sent to a crashed member.
+SendTo(ch, p, q, msg) == IF q \in crashed THEN ch ELSE [ch EXCEPT ![<<p, q>>] = Append(@, msg)]
+
+\* Channels after coordinator c multicasts DATA <<s, q>> to the live members of its view.
+McastData(ch, c, s, q) ==
+    [e \in Members \X Members |->
+        IF e[1] = c /\ e[2] \in Range(View(c)) /\ Alive(e[2])
+            THEN Append(ch[e], Data(s, q)) ELSE ch[e]]
+
+-----------------------------------------------------------------------------
+TypeOK ==
+    /\ \A i \in DOMAIN views : Range(views[i]) \subseteq Members
+    /\ vid \in [Members -> 1..Len(views)]
+    /\ crashed \subseteq Members
+    /\ sent \in [Members -> 0..MaxSeq]
+    /\ fwd \in [Members -> SUBSET (1..MaxSeq)]
+    /\ \A m \in Members : DOMAIN recv[m] \subseteq Members /\ \A s \in DOMAIN recv[m] : recv[m][s] \in 0..MaxSeq
+    /\ \A m \in Members : Range(delivered[m]) \subseteq Members \X (1..MaxSeq)
+    /\ \A e \in Members \X Members : Range(chan[e]) \subseteq Msgs
+
+Init ==
+    /\ views = << [i \in 1..N |-> i] >>
+    /\ vid = [m \in Members |-> 1]
+    /\ crashed = {}
+    /\ sent = [m \in Members |-> 0]
+    /\ fwd = [m \in Members |-> {}]
+    /\ recv = [m \in Members |-> [s \in Members |-> 0]]
+    /\ delivered = [m \in Members |-> <<>>]
+    /\ chan = [e \in Members \X Members |-> <<>>]
+
+-----------------------------------------------------------------------------
+(* Member actions *)
+
+\* m's application multicasts its next message (seed: "On send(M)").
+Send(m) ==
+    /\ Alive(m)
+    /\ sent[m] < MaxSeq
+    /\ LET q == sent[m] + 1 IN
+        /\ sent' = [sent EXCEPT ![m] = q]
+        /\ IF IsCoord(m)
+             THEN /\ chan' = McastData(chan, m, m, q)
+                  /\ UNCHANGED fwd
+             ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
+                  /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
+    /\ UNCHANGED <<views, vid, crashed, recv, delivered>>
+
+\* c takes a FORWARD from p; as coordinator of its view it multicasts it as DATA,
+\* otherwise it drops it (the seed's "if not coord: error and return").
+RecvForward(c, p) ==
+    /\ Alive(c)
+    /\ chan[<<p, c>>] # <<>>
+    /\ Head(chan[<<p, c>>]).type = "FORWARD"
+    /\ LET msg  == Head(chan[<<p, c>>])
+           rest == [chan EXCEPT ![<<p, c>>] = Tail(@)]
+       IN chan' = IF IsCoord(c) THEN McastData(rest, c, msg.sender, msg.seqno) ELSE rest
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered>>
+
+\* m takes a DATA from p: removes its own message from the forward-table, and
+\* delivers it unless the received-table says it was delivered already.
+RecvData(m, p) ==
+    /\ Alive(m)
+    /\ chan[<<p, m>>] # <<>>
+    /\ Head(chan[<<p, m>>]).type = "DATA"
+    /\ LET msg == Head(chan[<<p, m>>])
+           s   == msg.sender
+           q   == msg.seqno
+           dup == s \in DOMAIN recv[m] /\ q <= recv[m][s]
+       IN /\ chan' = [chan EXCEPT ![<<p, m>>] = Tail(@)]
+          /\ fwd' = IF s = m THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
+          /\ IF dup
+               THEN UNCHANGED <<recv, delivered>>
+               ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
+                    /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
+    /\ UNCHANGED <<views, vid, crashed, sent>>
+
+\* m installs the next view.  If the coordinator changed, m re-sends its
+\* forward-table in seqno order to the new one; entries of members that left
+\* are removed from its received-table.
+InstallView(m) ==
+    /\ Alive(m)
+    /\ vid[m] < Len(views)
+    /\ LET new == views[vid[m] + 1]
+           nc  == Coord(new)
+           resend == Ascending(fwd[m])
+       IN /\ vid' = [vid EXCEPT ![m] = @ + 1]
+          /\ recv' = [recv EXCEPT ![m] = [s \in DOMAIN recv[m] \cap Range(new) |-> recv[m][s]]]
+          /\ chan' = IF Coord(View(m)) # nc /\ Alive(nc)
+                       THEN [chan EXCEPT ![<<m, nc>>] =
+                               @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
+                       ELSE chan
+    /\ UNCHANGED <<views, crashed, sent, fwd, delivered>>
+
+-----------------------------------------------------------------------------
+(* Environment actions *)
+
+\* m crashes.  For each receiver r in lost, whatever m had sent to r and r had
+\* not yet received is lost; what was sent to m is gone with it.
+Crash(m, lost) ==
+    /\ Alive(m)
+    /\ Cardinality(crashed) < MaxCrashes
+    /\ crashed' = crashed \cup {m}
+    /\ chan' = [e \in Members \X Members |->
+                  IF e[2] = m \/ (e[1] = m /\ e[2] \in lost) THEN <<>> ELSE chan[e]]
+    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered>>
+
+\* The membership oracle (a perfect failure detector) decides the next view:
+\* the last view without its crashed members.
+NewView ==
+    /\ \E x \in Range(views[Len(views)]) : x \in crashed
+    /\ views' = Append(views, SelectSeq(views[Len(views)], Alive))
+    /\ UNCHANGED <<vid, crashed, sent, fwd, recv, delivered, chan>>
+
+Next ==
+    \/ \E m \in Members : Send(m)
+    \/ \E c, p \in Members : RecvForward(c, p)
+    \/ \E m, p \in Members : RecvData(m, p)
+    \/ \E m \in Members : InstallView(m)
+    \/ NewView
+    \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : Crash(m, lost)
+
+Spec == Init /\ [][Next]_vars
+
+\* Fairness: channels are eventually drained and views eventually installed.
+\* Sends and crashes are choices of the application and the environment.
+FairSpec ==
+    /\ Spec
+    /\ \A c, p \in Members : WF_vars(RecvForward(c, p))
+    /\ \A m, p \in Members : WF_vars(RecvData(m, p))
+    /\ \A m \in Members : WF_vars(InstallView(m))
+    /\ WF_vars(NewView)
+
+-----------------------------------------------------------------------------
+(* Properties *)
+
+Delivers(m, x) == \E i \in DOMAIN delivered[m] : delivered[m][i] = x
+
+\* No member delivers a message twice.
+NoDuplicates ==
+    \A m \in Members : \A i, j \in DOMAIN delivered[m] : i # j => delivered[m][i] # delivered[m][j]
+
+\* Only messages that were sent are delivered.
+Integrity ==
+    \A m \in Members : \A i \in DOMAIN delivered[m] :
+        delivered[m][i][2] \in 1..sent[delivered[m][i][1]]
+
+\* Per sender, a member delivers messages in the order they were sent.
+SenderFIFO ==
+    \A m \in Members : \A i, j \in DOMAIN delivered[m] :
+        (i < j /\ delivered[m][i][1] = delivered[m][j][1]) => delivered[m][i][2] < delivered[m][j][2]
+
+\* Any two members deliver the messages they both deliver in the same order:
+\* the common messages form the same subsequence of both delivery orders.
+TotalOrder ==
+    \A m1, m2 \in Members :
+        LET InM1(x) == Delivers(m1, x)
+            InM2(x) == Delivers(m2, x)
+        IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
+
+\* A message sent by a member that never crashes is eventually delivered by
+\* every member that never crashes.  Sends are bounded (MaxSeq) and deliveries
+\* and crashes are stable, so "infinitely often, every message sent so far
+\* is delivered at every live member unless its sender crashed" says exactly
+\* that, and TLC checks it as one tableau instead of one per message.
+Settled ==
+    \A s, r \in Members : \A q \in 1..sent[s] :
+        Delivers(r, <<s, q>>) \/ s \in crashed \/ r \in crashed
+
+EventualDelivery == []<>Settled
+=============================================================================
