@@ -1,0 +1,204 @@
+"""Wire codec: every message of the stack as real bytes (DESIGN §4).
+
+Theory of operation
+-------------------
+A frame is a fixed header followed by a type-specific body, all packed with
+``struct`` in network byte order:
+
+    header   version:u8  type:u8
+    FORWARD  sender:u16  seqno:u64  len:u32  payload[len]      (seed 000)
+    DATA     sender:u16  seqno:u64  len:u32  payload[len]      (seed 000)
+    XDATA    sender:u16  seqno:u64  kind:u8  len:u32  body[len]  reliable data
+    NAK      sender:u16  lo:u64  hi:u64                         retransmit lo..hi
+    ACK      sender:u16  upto:u64                               cumulative ack
+
+XDATA carries the upper layer's message: ``kind`` 0 means ``body`` is raw
+application bytes, 1 means ``body`` is itself a complete frame (FORWARD or
+DATA; nesting deeper than that is refused).  ``sender`` is always the node
+that wrote the frame (or, in FORWARD/DATA, the original multicaster), so a
+receiver over UDP never has to map addresses back to members.
+
+Decoding is strict: ``decode`` either returns exactly the message that
+``encode`` was given or raises ``DecodeError``, whatever the input (short,
+long, trailing bytes, unknown version or type, zero seqnos, NAK with lo > hi,
+frames above ``MAX_FRAME``, non-bytes input).  The runtime counts and drops
+such datagrams; they never reach a layer.  HMAC (DESIGN §4) is left for later.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Union
+
+VERSION = 1
+MAX_FRAME = 65507            # the largest UDP payload over IPv4
+MAX_NODE = 0xFFFF
+MAX_SEQNO = 0xFFFF_FFFF_FFFF_FFFF
+
+T_FORWARD, T_DATA, T_XDATA, T_NAK, T_ACK = 1, 2, 3, 4, 5
+K_RAW, K_FRAME = 0, 1
+
+_HEADER = struct.Struct(">BB")
+_SEQ = struct.Struct(">HQI")        # FORWARD / DATA before the payload
+_XDATA = struct.Struct(">HQBI")
+_NAK = struct.Struct(">HQQ")
+_ACK = struct.Struct(">HQ")
+
+
+class DecodeError(ValueError):
+    """The datagram is not a well-formed frame of this codec version."""
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    sender: int
+    seqno: int
+    payload: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Data:
+    sender: int
+    seqno: int
+    payload: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class XData:
+    """Reliable-layer data frame: seqno ``seqno`` of the FIFO stream from
+    ``sender`` to the receiver; ``body`` is bytes or a Forward/Data."""
+    sender: int
+    seqno: int
+    body: Union[bytes, Forward, Data]
+
+
+@dataclass(frozen=True, slots=True)
+class Nak:
+    """``sender`` asks the receiver of this frame to retransmit seqnos lo..hi
+    of the stream from the receiver to ``sender``."""
+    sender: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """``sender`` has received every seqno <= ``upto`` of the stream from the
+    receiver of this frame to ``sender``."""
+    sender: int
+    upto: int
+
+
+Message = Union[Forward, Data, XData, Nak, Ack]
+
+
+def _check_node(n) -> None:
+    if type(n) is not int or not 0 <= n <= MAX_NODE:
+        raise ValueError(f"node id out of range: {n!r}")
+
+
+def _check_seq(q, lo: int = 1) -> None:
+    if type(q) is not int or not lo <= q <= MAX_SEQNO:
+        raise ValueError(f"seqno out of range: {q!r}")
+
+
+def encode(msg: Message) -> bytes:
+    """The frame for ``msg``.  Raises ValueError on a message that cannot be
+    represented (it is a bug in the caller, not bad input from the wire)."""
+    if isinstance(msg, (Forward, Data)):
+        _check_node(msg.sender)
+        _check_seq(msg.seqno)
+        t = T_FORWARD if isinstance(msg, Forward) else T_DATA
+        out = _HEADER.pack(VERSION, t) + _SEQ.pack(msg.sender, msg.seqno, len(msg.payload)) + bytes(msg.payload)
+    elif isinstance(msg, XData):
+        _check_node(msg.sender)
+        _check_seq(msg.seqno)
+        if isinstance(msg.body, (Forward, Data)):
+            kind, body = K_FRAME, encode(msg.body)
+        elif isinstance(msg.body, (bytes, bytearray)):
+            kind, body = K_RAW, bytes(msg.body)
+        else:
+            raise ValueError(f"XData body must be bytes, Forward or Data: {msg.body!r}")
+        out = _HEADER.pack(VERSION, T_XDATA) + _XDATA.pack(msg.sender, msg.seqno, kind, len(body)) + body
+    elif isinstance(msg, Nak):
+        _check_node(msg.sender)
+        _check_seq(msg.lo)
+        _check_seq(msg.hi)
+        if msg.lo > msg.hi:
+            raise ValueError("NAK with lo > hi")
+        out = _HEADER.pack(VERSION, T_NAK) + _NAK.pack(msg.sender, msg.lo, msg.hi)
+    elif isinstance(msg, Ack):
+        _check_node(msg.sender)
+        _check_seq(msg.upto, lo=0)
+        out = _HEADER.pack(VERSION, T_ACK) + _ACK.pack(msg.sender, msg.upto)
+    else:
+        raise ValueError(f"not a codec message: {msg!r}")
+    if len(out) > MAX_FRAME:
+        raise ValueError(f"frame of {len(out)} bytes exceeds MAX_FRAME")
+    return out
+
+
+def decode(data: bytes) -> Message:
+    """The message in ``data``; raises DecodeError and nothing else."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise DecodeError(f"not bytes: {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > MAX_FRAME:
+        raise DecodeError(f"oversized frame: {len(data)} > {MAX_FRAME}")
+    return _decode(data, nested=False)
+
+
+def _decode(data: bytes, nested: bool) -> Message:
+    if len(data) < _HEADER.size:
+        raise DecodeError("truncated header")
+    version, t = _HEADER.unpack_from(data, 0)
+    if version != VERSION:
+        raise DecodeError(f"unknown version {version}")
+    body = data[_HEADER.size:]
+    if t in (T_FORWARD, T_DATA):
+        sender, seqno, n = _unpack(_SEQ, body)
+        payload = _exact_tail(body, _SEQ.size, n)
+        _need(seqno >= 1, "seqno 0")
+        return (Forward if t == T_FORWARD else Data)(sender, seqno, payload)
+    if nested:
+        raise DecodeError(f"type {t} cannot be nested in XDATA")
+    if t == T_XDATA:
+        sender, seqno, kind, n = _unpack(_XDATA, body)
+        inner = _exact_tail(body, _XDATA.size, n)
+        _need(seqno >= 1, "seqno 0")
+        if kind == K_RAW:
+            return XData(sender, seqno, inner)
+        if kind == K_FRAME:
+            return XData(sender, seqno, _decode(inner, nested=True))
+        raise DecodeError(f"unknown XDATA kind {kind}")
+    if t == T_NAK:
+        sender, lo, hi = _unpack(_NAK, body)
+        _need(len(body) == _NAK.size, "trailing bytes")
+        _need(1 <= lo <= hi, "NAK range empty or from 0")
+        return Nak(sender, lo, hi)
+    if t == T_ACK:
+        sender, upto = _unpack(_ACK, body)
+        _need(len(body) == _ACK.size, "trailing bytes")
+        return Ack(sender, upto)
+    raise DecodeError(f"unknown type {t}")
+
+
+def _need(cond: bool, why: str) -> None:
+    if not cond:
+        raise DecodeError(why)
+
+
+def _unpack(st: struct.Struct, body: bytes) -> tuple:
+    if len(body) < st.size:
+        raise DecodeError("truncated body")
+    return st.unpack_from(body, 0)
+
+
+def _exact_tail(body: bytes, start: int, n: int) -> bytes:
+    tail = body[start:]
+    if len(tail) < n:
+        raise DecodeError("truncated payload")
+    if len(tail) > n:
+        raise DecodeError("trailing bytes")
+    return tail

@@ -1,0 +1,101 @@
+"""Wire codec: round trips, and strict decoding of hostile input."""
+
+import struct
+
+import pytest
+from hypothesis import given, strategies as st
+
+from groupcheck.impl import codec
+from groupcheck.impl.codec import Ack, Data, DecodeError, Forward, Nak, XData, decode, encode
+
+nodes = st.integers(0, codec.MAX_NODE)
+seqnos = st.integers(1, codec.MAX_SEQNO)
+payloads = st.binary(max_size=64)
+seqmsgs = st.one_of(st.builds(Forward, nodes, seqnos, payloads), st.builds(Data, nodes, seqnos, payloads))
+messages = st.one_of(
+    seqmsgs,
+    st.builds(XData, nodes, seqnos, st.one_of(payloads, seqmsgs)),
+    st.tuples(nodes, seqnos, st.integers(0, 1000)).map(lambda t: Nak(t[0], t[1], min(t[1] + t[2], codec.MAX_SEQNO))),
+    st.builds(Ack, nodes, st.integers(0, codec.MAX_SEQNO)),
+)
+
+
+@given(messages)
+def test_round_trip(msg):
+    assert decode(encode(msg)) == msg
+
+
+@given(st.binary(max_size=80))
+def test_random_bytes_only_raise_decode_error(data):
+    try:
+        msg = decode(data)
+    except DecodeError:
+        return
+    assert encode(msg) == data  # whatever decodes is canonical
+
+
+@given(messages, st.data())
+def test_mutated_frames_only_raise_decode_error(msg, data):
+    frame = bytearray(encode(msg))
+    op = data.draw(st.sampled_from(["flip", "truncate", "extend", "insert"]))
+    if op == "flip":
+        i = data.draw(st.integers(0, len(frame) - 1))
+        frame[i] ^= data.draw(st.integers(1, 255))
+    elif op == "truncate":
+        frame = frame[: data.draw(st.integers(0, len(frame) - 1))]
+    elif op == "extend":
+        frame += data.draw(st.binary(min_size=1, max_size=8))
+    else:
+        i = data.draw(st.integers(0, len(frame)))
+        frame[i:i] = data.draw(st.binary(min_size=1, max_size=4))
+    try:
+        out = decode(bytes(frame))
+    except DecodeError:
+        return
+    assert encode(out) == bytes(frame)
+
+
+def test_truncation_and_trailing_bytes_are_errors():
+    frame = encode(XData(3, 7, Forward(2, 5, b"hello")))
+    for n in range(len(frame)):
+        with pytest.raises(DecodeError):
+            decode(frame[:n])
+    with pytest.raises(DecodeError):
+        decode(frame + b"\0")
+
+
+@pytest.mark.parametrize("bad, why", [
+    (bytes([2, codec.T_ACK]) + struct.pack(">HQ", 1, 1), "version"),
+    (bytes([1, 99]) + struct.pack(">HQ", 1, 1), "type"),
+    (bytes([1, codec.T_NAK]) + struct.pack(">HQQ", 1, 5, 4), "lo > hi"),
+    (bytes([1, codec.T_NAK]) + struct.pack(">HQQ", 1, 0, 4), "lo = 0"),
+    (bytes([1, codec.T_DATA]) + struct.pack(">HQI", 1, 0, 0), "seqno 0"),
+    (bytes([1, codec.T_XDATA]) + struct.pack(">HQBI", 1, 1, 7, 0), "kind"),
+    (bytes([1, codec.T_XDATA]) + struct.pack(">HQBI", 1, 1, 1, 12) + encode(Ack(1, 1)), "nested ack"),
+    (b"\x01" * (codec.MAX_FRAME + 1), "oversized"),
+    (b"", "empty"),
+])
+def test_malformed_frames(bad, why):
+    with pytest.raises(DecodeError):
+        decode(bad)
+
+
+@pytest.mark.parametrize("bad", [None, "text", 42, [1, 2]])
+def test_non_bytes_input(bad):
+    with pytest.raises(DecodeError):
+        decode(bad)
+
+
+def test_nested_xdata_is_refused():
+    inner = encode(XData(1, 1, b"x"))
+    bad = bytes([1, codec.T_XDATA]) + struct.pack(">HQBI", 2, 1, 1, len(inner)) + inner
+    with pytest.raises(DecodeError):
+        decode(bad)
+
+
+def test_encode_rejects_unrepresentable():
+    for bad in [Forward(-1, 1), Data(1, 0), Nak(1, 3, 2), Ack(70000, 1), "x"]:
+        with pytest.raises(ValueError):
+            encode(bad)
+    with pytest.raises(ValueError):
+        encode(Data(1, 1, b"x" * codec.MAX_FRAME))
