@@ -45,4 +45,7 @@ def _n(x: Any) -> str:
 
 
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    c = Console(stderr=stderr, highlight=False)
+    if not c.is_terminal:  # CI logs and pipes: do not squeeze tables into 80 columns
+        c = Console(stderr=stderr, highlight=False, width=160)
+    return c

@@ -1,0 +1,33 @@
+"""Link (1): for every manifest model with ``compare: true``, the Python
+explorer's reachable graph equals TLC's ``-dump dot`` graph.  Models whose
+manifest entry says ``"slow": true`` (graphs of ~100k states) run under the
+slow marker."""
+
+import pytest
+
+from groupcheck.model import manifest
+from groupcheck.model.link import compare_entry
+
+
+def _cases():
+    out = []
+    for proto in manifest.protocols():
+        try:
+            entries = manifest.load(proto)
+        except manifest.ManifestError as e:  # a broken manifest is a failure, not a skip
+            out.append(pytest.param(proto, None, id=f"{proto}-manifest", marks=()))
+            continue
+        for e in entries:
+            if e.compare:
+                marks = (pytest.mark.slow,) if e.extra.get("slow") else ()
+                out.append(pytest.param(proto, e.name, id=f"{proto}-{e.name}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("protocol,model", _cases())
+def test_model_graph_equals_tlc_graph(protocol, model):
+    assert model is not None, f"manifest of {protocol} does not load"
+    (entry,) = manifest.select([protocol], model)
+    report = compare_entry(entry, compare_tlc=True)
+    assert report.tlc_distinct_states == report.distinct_states, report.to_json()
+    assert report.graphs_equal, report.to_json()["first_difference"]
