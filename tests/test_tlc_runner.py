@@ -121,14 +121,16 @@ def test_cfg_text_with_checks_stripped():
     assert r.distinct_states == len(counter_bfs(cfg.constants["N"], cfg.constants["Procs"]))
 
 
-def test_deadlock_only_when_asked():
+def test_deadlock_only_when_asked(tmp_path):
     r = run_tlc(TLA, "Deadlock", "Deadlock.cfg", check_deadlock=True)
     assert r.outcome == "deadlock", r.raw_output
     limit = parse_cfg(TLA / "Deadlock.cfg").constants["Limit"]
     assert [st.state["x"] for st in r.counterexample] == list(range(limit + 1))
     assert [st.action for st in r.counterexample] == [None] + ["Step"] * limit
-    r = run_tlc(TLA, "Deadlock", "Deadlock.cfg")  # default: -deadlock, check off
+    # default: -deadlock, check off; the dump goes where asked (TLC adds .dot)
+    r = run_tlc(TLA, "Deadlock", "Deadlock.cfg", dump_dot=tmp_path / "graph")
     assert r.outcome == "ok" and r.distinct_states == limit + 1
+    assert r.dot_path == tmp_path / "graph.dot" and r.dot_path.read_text().startswith("strict digraph")
 
 
 def test_liveness_lasso_back_to_a_state():
@@ -193,11 +195,6 @@ def test_timeout_kills_the_jvm():
     with pytest.raises(ProcessLookupError):
         os.killpg(r.pid, 0)  # no process left in the JVM's group
 
-
-def test_dot_dump_is_written_where_asked(tmp_path):
-    r = run_tlc(TLA, "Deadlock", "Deadlock.cfg", dump_dot=tmp_path / "graph")
-    assert r.outcome == "ok"
-    assert r.dot_path == tmp_path / "graph.dot" and r.dot_path.read_text().startswith("strict digraph")
 
 
 # --- setup errors (no JVM run) -------------------------------------------------
