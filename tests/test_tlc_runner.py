@@ -196,7 +196,6 @@ def test_timeout_kills_the_jvm():
         os.killpg(r.pid, 0)  # no process left in the JVM's group
 
 
-
 # --- setup errors (no JVM run) -------------------------------------------------
 
 
