@@ -1,0 +1,217 @@
+"""Reliable FIFO channels over a lossy network (NAKACK/UNICAST-like).
+
+Theory of operation
+-------------------
+SEQUENCER "requires NAKACK and UNICAST" (seed 000, Comments): FORWARDs need
+reliable FIFO unicast to the coordinator, DATA needs reliable FIFO multicast
+from it.  The spec models both as one reliable FIFO channel per ordered pair
+of members, ``chan[<<p, q>>]``, carrying FORWARD and DATA alike.  This layer
+implements exactly that: one stream per (sender, receiver) pair, with its own
+seqnos 1, 2, 3, ...; a ``Multicast`` is one ``Send`` per member of the
+current view (the sender included, as in the spec's McastData).  Keeping one
+stream per pair, rather than a NAKACK stream per sender plus a UNICAST stream
+per pair, means a FORWARD and a DATA from p to q can never overtake each
+other, which the spec's single FIFO channel promises.
+
+Sender side: every frame sent is kept in ``unacked[dest]`` for
+retransmission until ``release(dest, upto)`` frees it.  The receiver's
+cumulative ``Ack`` calls ``release``; a stability protocol (pbcast.STABLE,
+later) may call it too.  Receiver side: ``next[src]`` is the next seqno to
+pass up; frames in ``[next, next + window)`` that arrive early wait in
+``buf[src]``; a gap is reported at once with a ``Nak(lo, hi)``; a frame
+below ``next`` or already buffered is a duplicate (counted, dropped, and
+answered with an Ack so a sender whose Ack was lost learns it).  A frame at
+or beyond ``next + window`` is dropped and counted: the sender retries it.
+
+One timer, ``retransmit``, runs while anything is unacknowledged or any gap
+is open.  When it fires the sender re-sends, per destination, its lowest
+unacked frame (so progress never depends on a NAK that was lost) and its
+highest (the "last message dropped" case: a receiver cannot NAK a frame it
+never heard of), and every receiver re-NAKs its open gaps.
+
+Buffer limit: ``max_unacked`` bounds the frames retained over all
+destinations.  A send that would exceed it is refused: the frame is not
+sent, ``stats["buffer_full"]`` counts it, and the layer returns no effect.
+This layer has no flow control; the caller sizes the limit (the simulator
+counts refusals and reports them in its summary).
+
+Members that leave the view stop being sent to: their retained frames are
+dropped (``stats["released_left"]``).  Frames a left member sent before
+it crashed may still arrive (spec: Crash loses them only for the receivers
+it chooses), but a left member can no longer retransmit: so its stream
+passes up only what arrives in order, and from its first gap on it is closed
+(``stats["left_dropped"]``).  What is passed up is then always a prefix of
+what it sent, as the spec's Crash, which empties a channel, allows; and the
+timer stops NAKing a member that cannot answer.
+"""
+
+from __future__ import annotations
+
+from .codec import Ack, Nak, XData
+from .events import Effect, Event, Multicast, Receive, Send, SetTimer, TimerFired, Up, ViewChange
+from .layer import bump
+
+TIMER = "retransmit"
+
+
+class Reliable:
+    name = "reliable"
+
+    def __init__(self, nid: int, members, *, retransmit_interval: float = 0.05,
+                 window: int = 64, max_unacked: int = 4096) -> None:
+        if window < 1 or max_unacked < 1 or retransmit_interval <= 0:
+            raise ValueError("window, max_unacked and retransmit_interval must be positive")
+        self.nid = nid
+        self.members: tuple[int, ...] = tuple(members)
+        self.retransmit_interval = retransmit_interval
+        self.window = window
+        self.max_unacked = max_unacked
+        self.stats: dict[str, int] = {}
+        self.seq: dict[int, int] = {}                 # dest -> last seqno sent
+        self.unacked: dict[int, dict[int, object]] = {}   # dest -> seqno -> body
+        self.next: dict[int, int] = {}                # src -> next seqno to pass up
+        self.buf: dict[int, dict[int, object]] = {}   # src -> early frames
+        self.closed: set[int] = set()               # left srcs whose stream had a gap
+        self._timer_at: float | None = None
+
+    # ------------------------------------------------------------ public
+
+    @property
+    def retained(self) -> int:
+        return sum(len(u) for u in self.unacked.values())
+
+    def release(self, dest: int, upto: int) -> int:
+        """Stability hook: forget frames to ``dest`` with seqno <= ``upto``.
+        Returns how many were freed."""
+        u = self.unacked.get(dest)
+        if not u:
+            return 0
+        gone = [q for q in u if q <= upto]
+        for q in gone:
+            del u[q]
+        return len(gone)
+
+    def handle(self, event: Event, now: float) -> list[Effect]:
+        out: list[Effect] = []
+        if isinstance(event, Send):
+            self._send(event.dest, event.msg, out)
+        elif isinstance(event, Multicast):
+            for m in self.members:
+                self._send(m, event.msg, out)
+        elif isinstance(event, Receive):
+            self._receive(event.src, event.msg, out)
+        elif isinstance(event, TimerFired) and event.name == TIMER:
+            self._timer_at = None
+            self._on_timer(out)
+        elif isinstance(event, ViewChange):
+            self.members = tuple(event.view.members)
+            for dest in [d for d in self.unacked if d not in self.members]:
+                bump(self.stats, "released_left", len(self.unacked.pop(dest)))
+            for src in list(self.buf):
+                if src not in self.members and self.buf[src]:
+                    self.closed.add(src)
+                    bump(self.stats, "left_dropped", len(self.buf.pop(src)))
+        self._arm(now, out)
+        return out
+
+    # ------------------------------------------------------------ sender
+
+    def _send(self, dest: int, body, out: list[Effect]) -> None:
+        if self.retained >= self.max_unacked:
+            bump(self.stats, "buffer_full")
+            return
+        q = self.seq.get(dest, 0) + 1
+        self.seq[dest] = q
+        self.unacked.setdefault(dest, {})[q] = body
+        bump(self.stats, "sent")
+        out.append(Send(dest, XData(self.nid, q, body)))
+
+    def _resend(self, dest: int, q: int, out: list[Effect]) -> None:
+        bump(self.stats, "retransmitted")
+        out.append(Send(dest, XData(self.nid, q, self.unacked[dest][q])))
+
+    # ------------------------------------------------------------ receiver
+
+    def _receive(self, src: int, msg, out: list[Effect]) -> None:
+        if getattr(msg, "sender", src) != src:
+            bump(self.stats, "bad_sender")      # frame claims another origin
+            return
+        if isinstance(msg, XData):
+            self._on_data(src, msg, out)
+        elif isinstance(msg, Nak):
+            u = self.unacked.get(src, {})
+            for q in range(msg.lo, min(msg.hi, self.seq.get(src, 0)) + 1):
+                if q in u:
+                    self._resend(src, q, out)
+                else:
+                    bump(self.stats, "nak_released")   # freed already: acked or left
+        elif isinstance(msg, Ack):
+            self.release(src, msg.upto)
+        else:
+            bump(self.stats, "unknown_message")
+
+    def _on_data(self, src: int, msg: XData, out: list[Effect]) -> None:
+        nxt = self.next.get(src, 1)
+        buf = self.buf.setdefault(src, {})
+        q = msg.seqno
+        if q < nxt or q in buf:
+            bump(self.stats, "duplicates")
+            out.append(Send(src, Ack(self.nid, nxt - 1)))
+            return
+        if src not in self.members and (src in self.closed or q != nxt):
+            self.closed.add(src)
+            bump(self.stats, "left_dropped")
+            return
+        if q >= nxt + self.window:
+            bump(self.stats, "window_drop")
+            return
+        highest = max(buf, default=nxt - 1)
+        buf[q] = msg.body
+        passed = 0
+        while nxt in buf:
+            out.append(Up(src, buf.pop(nxt)))
+            nxt += 1
+            passed += 1
+        self.next[src] = nxt
+        if passed:
+            bump(self.stats, "received", passed)
+            out.append(Send(src, Ack(self.nid, nxt - 1)))
+        if q > highest + 1:
+            # q opened a new gap above everything seen: ask for it now (a frame
+            # inside a known gap opens none; the timer re-NAKs known gaps)
+            out.append(Send(src, Nak(self.nid, highest + 1, q - 1)))
+
+    # ------------------------------------------------------------ timer
+
+    def _gaps(self, src: int) -> list[tuple[int, int]]:
+        buf = self.buf.get(src)
+        if not buf:
+            return []
+        gaps, lo = [], self.next.get(src, 1)
+        for q in sorted(buf):
+            if q > lo:
+                gaps.append((lo, q - 1))
+            lo = q + 1
+        return gaps
+
+    def _on_timer(self, out: list[Effect]) -> None:
+        for dest, u in self.unacked.items():
+            if u:
+                lo, hi = min(u), max(u)
+                self._resend(dest, lo, out)
+                if hi != lo:
+                    self._resend(dest, hi, out)
+        for src in self.buf:
+            if src not in self.members:
+                continue
+            for lo, hi in self._gaps(src):
+                bump(self.stats, "naks_repeated")
+                out.append(Send(src, Nak(self.nid, lo, hi)))
+
+    def _pending(self) -> bool:
+        return any(self.unacked.values()) or any(b for s, b in self.buf.items() if s in self.members)
+
+    def _arm(self, now: float, out: list[Effect]) -> None:
+        if self._timer_at is None and self._pending():
+            self._timer_at = now + self.retransmit_interval
+            out.append(SetTimer(TIMER, self._timer_at))

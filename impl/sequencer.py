@@ -1,0 +1,134 @@
+"""SEQUENCER: total order through the coordinator (seed 000; DESIGN §3).
+
+Theory of operation
+-------------------
+Contract: spec/Sequencer/Sequencer.tla.  Names are the spec's: ``vid``,
+``sent``, ``fwd`` (forward-table), ``recv`` (received-table), ``delivered``,
+and each step is one spec action, reported by a ``Trace`` effect that names
+it and carries this member's post-state.
+
+* ``AppSend`` is **Send(m)** (seed "On send(M)"): the next local seqno
+  ``q = sent + 1``.  The coordinator multicasts ``DATA <<m, q>>`` at once;
+  any other member keeps the payload in ``fwd`` and sends ``FORWARD <<m, q>>``
+  to the coordinator of its installed view.
+* ``Receive(p, FORWARD)`` is **RecvForward(c, p)**: the coordinator
+  multicasts it as DATA with the original sender and seqno; a member that is
+  not (or no longer) coordinator drops it (seed: "If not coord: error and
+  return"), counted in ``stats["forward_not_coord"]``.
+* ``Receive(p, DATA)`` is **RecvData(m, p)** (seed "Deliver(M,S)"): the
+  sender removes its own message from ``fwd``; the message is delivered
+  unless its seqno is <= ``recv[sender]`` (duplicate, counted).
+* ``ViewChange(view)`` is **InstallView(m)**: views arrive from the
+  membership oracle, each member installing them one by one in order.  If the
+  coordinator changed, ``fwd`` is re-sent in increasing seqno order to the new
+  one; received-table entries of members that left are removed.  (The spec
+  sends the re-forwards only to a live coordinator; here they are sent
+  regardless and the network drops what goes to a crashed member, which is
+  the spec's SendTo.)
+
+Crash and NewView are environment actions: the simulator performs them.
+Multicast is the reliable layer's job: it reaches every member of this
+member's view, itself included, like the spec's McastData.
+"""
+
+from __future__ import annotations
+
+from .codec import Data, Forward
+from .events import AppSend, Deliver, Effect, Event, Multicast, Receive, Send, Trace, TraceEvent, View, ViewChange
+from .layer import bump
+
+
+def spec_msg(msg) -> dict:
+    """The spec's record for a FORWARD or DATA (the payload is not modelled)."""
+    return {"type": "FORWARD" if isinstance(msg, Forward) else "DATA",
+            "sender": msg.sender, "seqno": msg.seqno}
+
+
+class Sequencer:
+    name = "sequencer"
+
+    def __init__(self, nid: int, members) -> None:
+        members = tuple(members)
+        if nid not in members:
+            raise ValueError(f"{nid} is not in the first view {members}")
+        self.nid = nid
+        self.view = View(1, members)
+        self.vid = 1
+        self.sent = 0
+        self.fwd: dict[int, bytes] = {}      # seqno -> payload, not yet received back as DATA
+        self.recv: dict[int, int] = {s: 0 for s in members}
+        self.delivered: list[tuple[int, int]] = []
+        self.stats: dict[str, int] = {}
+
+    @property
+    def is_coord(self) -> bool:
+        return self.view.coord == self.nid
+
+    def state(self) -> dict:
+        """This member's part of the spec state, JSON-ready: ``fwd`` as a
+        sorted list, ``recv`` keyed by the sender id as a string."""
+        return {"vid": self.vid, "sent": self.sent, "fwd": sorted(self.fwd),
+                "recv": {str(s): q for s, q in sorted(self.recv.items())},
+                "delivered": [list(x) for x in self.delivered]}
+
+    def _trace(self, name: str, msg=None, **args) -> Trace:
+        return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
+                                args, self.state()))
+
+    def handle(self, event: Event, now: float) -> list[Effect]:
+        if isinstance(event, AppSend):
+            return self._send(event.payload)
+        if isinstance(event, Receive):
+            if isinstance(event.msg, Forward):
+                return self._recv_forward(event.src, event.msg)
+            if isinstance(event.msg, Data):
+                return self._recv_data(event.src, event.msg)
+            bump(self.stats, "unknown_message")
+            return []
+        if isinstance(event, ViewChange):
+            return self._install_view(event.view)
+        return []
+
+    # Send(m)
+    def _send(self, payload: bytes) -> list[Effect]:
+        q = self.sent + 1
+        self.sent = q
+        if self.is_coord:
+            msg = Data(self.nid, q, payload)
+            return [self._trace("Send", msg), Multicast(msg)]
+        msg = Forward(self.nid, q, payload)
+        self.fwd[q] = payload
+        return [self._trace("Send", msg), Send(self.view.coord, msg)]
+
+    # RecvForward(c, p)
+    def _recv_forward(self, p: int, msg: Forward) -> list[Effect]:
+        if not self.is_coord:
+            bump(self.stats, "forward_not_coord")
+            return [self._trace("RecvForward", msg, p=p)]
+        return [self._trace("RecvForward", msg, p=p), Multicast(Data(msg.sender, msg.seqno, msg.payload))]
+
+    # RecvData(m, p)
+    def _recv_data(self, p: int, msg: Data) -> list[Effect]:
+        s, q = msg.sender, msg.seqno
+        if s == self.nid:
+            self.fwd.pop(q, None)
+        if s in self.recv and q <= self.recv[s]:
+            bump(self.stats, "duplicates")
+            return [self._trace("RecvData", msg, p=p)]
+        self.recv[s] = q
+        self.delivered.append((s, q))
+        return [self._trace("RecvData", msg, p=p), Deliver(s, q, msg.payload)]
+
+    # InstallView(m)
+    def _install_view(self, view: View) -> list[Effect]:
+        if view.vid != self.vid + 1:
+            # The oracle hands each member every view, in order; anything else
+            # is a harness bug, counted rather than guessed around.
+            bump(self.stats, "view_out_of_order")
+            return []
+        old, self.view, self.vid = self.view, view, view.vid
+        self.recv = {s: q for s, q in self.recv.items() if s in view.members}
+        out: list[Effect] = [self._trace("InstallView")]
+        if old.coord != view.coord:
+            out += [Send(view.coord, Forward(self.nid, q, self.fwd[q])) for q in sorted(self.fwd)]
+        return out

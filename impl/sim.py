@@ -1,0 +1,233 @@
+"""Deterministic simulator: virtual clock, seeded RNG, a faulty network.
+
+Theory of operation
+-------------------
+Everything that happens is an entry in one priority queue ordered by
+(virtual time, insertion number), so ties resolve the same way on every run.
+All randomness comes from one ``random.Random(seed)`` drawn in a fixed order:
+the same seed, nodes, messages and fault plan give the same trace, record
+for record (DESIGN §4).  There are no threads, sockets or wall clocks here.
+
+The network carries the bytes a stack emits.  Per datagram, the fault plan
+decides loss (probability ``loss``), duplication (``duplicate``, one extra
+copy) and delivery time: ``now + uniform(delay) + uniform(0, reorder_window)``
+so datagrams overtake each other within that window.  A ``Multicast`` from a
+stack (one that no layer expanded) goes to every live node.
+
+Crash and NewView, the spec's environment actions, are the simulator's.
+``crashes`` lists ``(member, time)``: at that time the member stops (crash-
+stop: it takes no further event; datagrams it had sent stay in flight, but
+those sent to it are dropped).  ``detect_delay`` later the membership oracle
+(a perfect failure detector) decides the next view, the last one without its
+crashed members, and hands it to each live member after its own
+``install_delay``, every member receiving every view in order.
+
+``simulate`` builds SEQUENCER stacks (transport, reliable, sequencer) and
+returns the trace records (a header, then one record per spec action, each
+with its virtual ``clock``) and a summary.  The run ends when nothing is left
+to do (timers only run while retransmission is pending) or at ``horizon``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable
+
+from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer,
+                     TimerFired, Trace, Up, View, ViewChange)
+from .reliable import Reliable
+from .sequencer import Sequencer
+from .stack import Stack, Transport
+
+IMPL_NAME = "groupcheck.impl"
+IMPL_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    loss: float = 0.0                       # probability a datagram is lost
+    duplicate: float = 0.0                  # probability it arrives twice
+    reorder_window: float = 0.0             # extra uniform jitter, seconds
+    delay: tuple[float, float] = (0.001, 0.005)   # base latency range
+    crashes: tuple[tuple[int, float], ...] = ()   # (member, time)
+    detect_delay: float = 0.05              # crash -> oracle decides the view
+    install_delay: tuple[float, float] = (0.0, 0.02)  # view decided -> installed at a member
+
+    def __post_init__(self):
+        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
+                and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
+                and 0 <= self.install_delay[0] <= self.install_delay[1]):
+            raise ValueError(f"bad fault plan: {self}")
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["delay"] = list(self.delay)
+        d["install_delay"] = list(self.install_delay)
+        d["crashes"] = [list(c) for c in self.crashes]
+        return d
+
+
+@dataclass
+class NetStats:
+    datagrams: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    to_crashed: int = 0
+
+
+class Simulator:
+    """Runs stacks (``nid -> stack``) over the simulated network."""
+
+    def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
+                 horizon: float = 60.0) -> None:
+        self.stacks = dict(stacks)
+        self.faults = faults or FaultPlan()
+        self.rng = random.Random(seed)
+        self.horizon = horizon
+        self.now = 0.0
+        self._queue: list = []
+        self._n = 0
+        self._timers: dict[tuple[int, str], int] = {}
+        self.crashed: set[int] = set()
+        self.views: list[View] = [View(1, tuple(self.stacks))]
+        self._install_at: dict[int, float] = {}
+        self.records: list[dict] = []
+        self.deliveries: dict[int, list] = {n: [] for n in self.stacks}
+        self.net = NetStats()
+        for nid, at in self.faults.crashes:
+            if nid not in self.stacks:
+                raise ValueError(f"crash of unknown member {nid}")
+            self._push(at, "crash", nid, None)
+
+    # ------------------------------------------------------------ queue
+
+    def _push(self, at: float, kind: str, nid: int | None, data) -> None:
+        self._n += 1
+        heapq.heappush(self._queue, (at, self._n, kind, nid, data))
+
+    def app_send(self, at: float, nid: int, payload: bytes) -> None:
+        self._push(at, "event", nid, AppSend(payload))
+
+    def inject(self, at: float, nid: int, event) -> None:
+        """Hand ``event`` to ``nid``'s stack at time ``at`` (for harnesses that
+        drive a lower layer directly, e.g. ``Send`` into a reliable layer)."""
+        self._push(at, "event", nid, event)
+
+    def run(self) -> bool:
+        """Run until the queue is empty (True) or the horizon is passed."""
+        while self._queue:
+            at, _, kind, nid, data = heapq.heappop(self._queue)
+            if at > self.horizon:
+                return False
+            self.now = at
+            self._step(kind, nid, data)
+        return True
+
+    def _step(self, kind: str, nid, data) -> None:
+        if kind == "newview":
+            return self._new_view()
+        if nid in self.crashed:
+            if kind == "datagram":
+                self.net.to_crashed += 1
+            return
+        if kind == "crash":
+            self.crashed.add(nid)
+            self.records.append({"kind": "event", "name": "Crash", "nid": nid, "clock": self.now})
+            self._push(self.now + self.faults.detect_delay, "newview", None, None)
+        elif kind == "event":
+            self._handle(nid, data)
+        elif kind == "datagram":
+            src, payload = data
+            self._handle(nid, Receive(src, payload))
+        elif kind == "timer":
+            name, gen = data
+            if self._timers.get((nid, name)) == gen:
+                del self._timers[(nid, name)]
+                self._handle(nid, TimerFired(name))
+        elif kind == "view":
+            self._handle(nid, ViewChange(data))
+
+    def _new_view(self) -> None:
+        last = self.views[-1]
+        if not any(m in self.crashed for m in last.members):
+            return
+        view = View(last.vid + 1, tuple(m for m in last.members if m not in self.crashed))
+        self.views.append(view)
+        self.records.append({"kind": "event", "name": "NewView", "nid": None,
+                             "view": list(view.members), "clock": self.now})
+        lo, hi = self.faults.install_delay
+        for m in view.members:
+            at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))
+            self._install_at[m] = at
+            self._push(at, "view", m, view)
+
+    # ------------------------------------------------------------ effects
+
+    def _handle(self, nid: int, event) -> None:
+        for eff in self.stacks[nid].handle(event, self.now):
+            if isinstance(eff, Send):
+                self._transmit(nid, eff.dest, eff.msg)
+            elif isinstance(eff, Multicast):
+                for dest in self.stacks:
+                    if dest not in self.crashed:
+                        self._transmit(nid, dest, eff.msg)
+            elif isinstance(eff, SetTimer):
+                self._n += 1
+                self._timers[(nid, eff.name)] = self._n
+                heapq.heappush(self._queue, (eff.at, self._n, "timer", nid, (eff.name, self._n)))
+            elif isinstance(eff, CancelTimer):
+                self._timers.pop((nid, eff.name), None)
+            elif isinstance(eff, Trace):
+                rec = {"kind": "event", **eff.event.to_record(), "clock": self.now}
+                self.records.append(rec)
+            elif isinstance(eff, (Deliver, Up)):
+                self.deliveries[nid].append(eff)
+
+    def _transmit(self, src: int, dest: int, payload) -> None:
+        f = self.faults
+        self.net.datagrams += 1
+        if dest in self.crashed:
+            self.net.to_crashed += 1
+            return
+        if self.rng.random() < f.loss:
+            self.net.lost += 1
+            return
+        copies = 2 if self.rng.random() < f.duplicate else 1
+        self.net.duplicated += copies - 1
+        for _ in range(copies):
+            at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
+            self._push(at, "datagram", dest, (src, payload))
+
+
+def sequencer_stack(nid: int, members: tuple[int, ...], **reliable_opts) -> Stack:
+    return Stack(nid, [Transport(), Reliable(nid, members, **reliable_opts), Sequencer(nid, members)])
+
+
+def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
+             faults: FaultPlan | None = None, *, horizon: float = 60.0,
+             make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack) -> tuple[list[dict], dict]:
+    """Run SEQUENCER on ``nodes`` (the first view, coordinator first) with the
+    application sends ``messages`` = ``(time, member, payload)``.  Returns
+    ``(trace_records, summary)``."""
+    members = tuple(nodes)
+    faults = faults or FaultPlan()
+    sim = Simulator({n: make_stack(n, members) for n in members}, seed, faults, horizon)
+    for at, nid, payload in messages:
+        sim.app_send(at, nid, payload)
+    header = {"kind": "header", "protocol": "sequencer", "nodes": list(members), "seed": seed,
+              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+    quiescent = sim.run()
+    summary = {
+        "quiescent": quiescent,
+        "end_clock": sim.now,
+        "crashed": sorted(sim.crashed),
+        "views": [list(v.members) for v in sim.views],
+        "delivered": {n: [[d.sender, d.seqno] for d in sim.deliveries[n] if isinstance(d, Deliver)]
+                      for n in members},
+        "payloads": {n: [d.payload for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in members},
+        "network": asdict(sim.net),
+        "stats": {n: sim.stacks[n].stats for n in members},
+    }
+    return [header] + sim.records, summary

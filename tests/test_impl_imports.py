@@ -1,0 +1,65 @@
+"""impl/ layering rules, checked on the syntax tree (DESIGN §2, §4):
+protocol layers import no I/O, clock, randomness or threads, and no impl
+module imports groupcheck.model."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+IMPL = Path(__file__).resolve().parent.parent / "impl"
+# The simulator and the runtimes own time, randomness and I/O.
+RUNTIME = {"sim.py", "runtime.py", "udp.py"}
+FORBIDDEN = {"socket", "asyncio", "time", "random", "threading"}
+MODULES = sorted(p for p in IMPL.glob("*.py"))
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute dotted names imported by the module at ``path`` (relative
+    imports are resolved against groupcheck.impl)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ["groupcheck", "impl"][: 3 - node.level] if node.level <= 2 else []
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__":
+            if node.args and isinstance(node.args[0], ast.Constant):
+                out.add(str(node.args[0].value))
+    return out
+
+
+def test_found_the_modules():
+    names = {p.name for p in MODULES}
+    assert {"events.py", "layer.py", "stack.py", "codec.py", "reliable.py", "sequencer.py", "sim.py"} <= names
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name not in RUNTIME], ids=lambda p: p.name)
+def test_protocol_layers_do_no_io(path):
+    bad = {m for m in imported_modules(path) if m.split(".")[0] in FORBIDDEN}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_impl_never_imports_model(path):
+    bad = {m for m in imported_modules(path)
+           if m.startswith("groupcheck.model") or m.split(".")[0] == "model"}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+def test_checker_sees_forbidden_imports(tmp_path):
+    # The checker itself must catch every import form.
+    for src, want in [("import time", "time"), ("from socket import socket", "socket"),
+                      ("import asyncio.events as e", "asyncio.events"),
+                      ("from ..model import core", "groupcheck.model"),
+                      ("from groupcheck.model.core import Model", "groupcheck.model.core"),
+                      ("__import__('random')", "random")]:
+        p = tmp_path / "m.py"
+        p.write_text(src + "\n")
+        assert want in imported_modules(p), src
