@@ -139,6 +139,7 @@ class TraceStep:
     action: str | None
     state: dict[str, Any]
     location: str | None = None  # "line 11, col 5 to line 14, col 43 of module M"
+    text: str = ""  # the state as TLC printed it
 
 
 @dataclass
@@ -169,6 +170,10 @@ class TLCResult:
     dot_path: Path | None = None
     command: list[str] = field(default_factory=list)
     pid: int | None = None
+    # Problems reading the output that do not change TLC's verdict (e.g. a
+    # counterexample value this parser does not understand: its step keeps
+    # the printed text and an empty state).
+    warnings: list[str] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list, repr=False)
 
     def to_json(self, *, include_output: bool = False) -> dict[str, Any]:
@@ -198,6 +203,7 @@ class TLCResult:
             "error_location": self.error_location._asdict() if self.error_location else None,
             "exit_code": self.exit_code,
             "dot_path": str(self.dot_path) if self.dot_path else None,
+            "warnings": list(self.warnings),
         }
         if include_output:
             out["raw_output"] = self.raw_output
@@ -449,7 +455,7 @@ def parse_tool_output(out: str, *, properties: Sequence[str] = ()) -> TLCResult:
                 # "Invariant X is violated by the initial state:" + the state
                 body = text.split("\n", 1)[1] if "\n" in text else ""
                 if body.strip():
-                    res.counterexample.append(TraceStep(None, parse_state(body, cache)))
+                    res.counterexample.append(_step(res, None, None, body, "initial state", cache))
         elif code in (EC.TLC_STATE_PRINT2, EC.TLC_STATE_PRINT1, EC.TLC_STATE_PRINT3):
             _add_step(res, text, cache)
         elif code == EC.TLC_BACK_TO_STATE:
@@ -525,12 +531,16 @@ def _add_step(res: TLCResult, text: str, cache: dict[str, Any]) -> None:
         res.stuttering = True
         return
     action, location = _action_of(m.group(2))
-    body = text[m.end() :]
+    res.counterexample.append(_step(res, action, location, text[m.end() :], f"state {m.group(1)}", cache))
+
+
+def _step(res: TLCResult, action: str | None, location: str | None, body: str, what: str, cache) -> TraceStep:
     try:
         state = parse_state(body, cache)
     except TLAValueError as e:
-        raise TLAValueError(f"counterexample state {m.group(1)}: {e.reason}", e.text, e.position) from None
-    res.counterexample.append(TraceStep(action, state, location))
+        res.warnings.append(f"counterexample {what}: cannot parse: {e}")
+        state = {}
+    return TraceStep(action, state, location, body.strip())
 
 
 def _sany_error(loose: str) -> tuple[str, ErrorLocation | None] | None:

@@ -237,3 +237,14 @@ def test_jar_missing(monkeypatch, tmp_path):
 def test_output_without_a_verdict_is_an_error():
     r = parse_tool_output("@!@!@STARTMSG 2262:0 @!@!@\nTLC2 Version 2.15\n@!@!@ENDMSG 2262 @!@!@\nKilled\n")
     assert r.outcome == "error" and "without a verdict" in r.error_message and "Killed" in r.error_message
+
+
+def test_unparsable_counterexample_value_keeps_the_verdict():
+    out = (
+        "@!@!@STARTMSG 2110:1 @!@!@\nInvariant Inv is violated.\n@!@!@ENDMSG 2110 @!@!@\n"
+        "@!@!@STARTMSG 2217:4 @!@!@\n1: <Initial predicate>\n/\\ x = 0\n/\\ y = SUBSET {1}\n\n@!@!@ENDMSG 2217 @!@!@\n"
+    )
+    r = parse_tool_output(out)
+    assert (r.outcome, r.violated) == ("invariant", "Inv")
+    assert r.counterexample[0].state == {} and "SUBSET {1}" in r.counterexample[0].text
+    assert len(r.warnings) == 1 and "value of y" in r.warnings[0]
