@@ -96,6 +96,7 @@ class Simulator:
         self.records: list[dict] = []
         self.deliveries: dict[int, list] = {n: [] for n in self.stacks}
         self.net = NetStats()
+        self.app_dropped = 0            # events (app sends) meant for crashed members
         for nid, at in self.faults.crashes:
             if nid not in self.stacks:
                 raise ValueError(f"crash of unknown member {nid}")
@@ -131,6 +132,8 @@ class Simulator:
         if nid in self.crashed:
             if kind == "datagram":
                 self.net.to_crashed += 1
+            elif kind == "event":
+                self.app_dropped += 1
             return
         if kind == "crash":
             self.crashed.add(nid)
@@ -228,6 +231,7 @@ def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]],
                       for n in members},
         "payloads": {n: [d.payload for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in members},
         "network": asdict(sim.net),
+        "app_dropped": sim.app_dropped,
         "stats": {n: sim.stacks[n].stats for n in members},
     }
     return [header] + sim.records, summary

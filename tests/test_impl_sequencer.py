@@ -284,3 +284,15 @@ def test_finding_left_member_entry_removal_allows_a_duplicate():
     c.handle(ViewChange(View(3, (3,))), 0.0)
     c.handle(Receive(2, Data(2, 1, b"x")), 0.0)
     assert c.delivered == [(2, 1), (2, 1)]
+
+
+def test_crash_run_records_environment_actions_in_order():
+    records, summary = simulate((1, 2, 3), workload((1, 2, 3), 2), 3, FaultPlan(crashes=((1, 0.004),)))
+    names = [r["name"] for r in records[1:]]
+    crash, newview = names.index("Crash"), names.index("NewView")
+    installs = [i for i, n in enumerate(names) if n == "InstallView"]
+    assert crash < newview < min(installs) and len(installs) == 2
+    assert records[1 + newview]["view"] == [2, 3]
+    assert not any(r.get("nid") == 1 for r in records[2 + crash:])    # crash-stop
+    assert all(records[1 + i]["state"]["vid"] == 2 for i in installs)
+    assert summary["app_dropped"] > 0                                  # sends at 1 after its crash

@@ -147,3 +147,18 @@ def test_corrupt_datagram_is_counted_and_dropped():
     st = Stack(2, [Transport(), Reliable(2, (1, 2))])
     assert st.handle(Receive(1, b"\x01\x03garbage"), 0.0) == []
     assert st.stats["transport.decode_errors"] == 1
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), loss=st.floats(0, 0.5), dup=st.floats(0, 0.5),
+       reorder=st.floats(0, 0.05), window=st.integers(1, 16))
+def test_any_fault_plan_gives_exactly_once_fifo(seed, loss, dup, reorder, window):
+    faults = FaultPlan(loss=loss, duplicate=dup, reorder_window=reorder, delay=(0.001, 0.01))
+    sim, stacks, expected = run_link(seed, faults, count=16, window=window)
+    for m, got in sim.deliveries.items():
+        got = [(u.src, u.msg) for u in got]
+        for src in stacks:
+            assert [x for x in got if x[0] == src] == [x for x in expected[m] if x[0] == src]
