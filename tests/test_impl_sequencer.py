@@ -296,3 +296,30 @@ def test_crash_run_records_environment_actions_in_order():
     assert not any(r.get("nid") == 1 for r in records[2 + crash:])    # crash-stop
     assert all(records[1 + i]["state"]["vid"] == 2 for i in installs)
     assert summary["app_dropped"] > 0                                  # sends at 1 after its crash
+
+
+def total_order_violation(delivered):
+    """The spec's TotalOrder over every member, crashed ones included: the
+    first pair of members whose common messages come in different orders."""
+    for a in delivered:
+        for b in delivered:
+            da, db = [tuple(x) for x in delivered[a]], [tuple(x) for x in delivered[b]]
+            sa, sb = set(da), set(db)
+            if [x for x in da if x in sb] != [x for x in db if x in sa]:
+                return a, b
+    return None
+
+
+def test_impl_shows_the_specs_total_order_flaw_on_coordinator_crash():
+    # The flaw TLC shows on MCSequencer_CoordCrash (docs/sequencer.md): without
+    # a flush, survivors can order the old coordinator's last multicasts and
+    # the new coordinator's differently.  The impl must show it too, and never
+    # without a crash.
+    msgs = [(0.002 * i, 1 + i % 3, b"p%d" % i) for i in range(12)]
+    broken = [seed for seed in range(40)
+              if total_order_violation(simulate((1, 2, 3), msgs, seed, FaultPlan(
+                  loss=0.3, reorder_window=0.01, crashes=((1, 0.012),)))[1]["delivered"])]
+    assert broken
+    for seed in broken:
+        assert total_order_violation(simulate((1, 2, 3), msgs, seed, FaultPlan(
+            loss=0.3, reorder_window=0.01))[1]["delivered"]) is None
