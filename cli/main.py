@@ -121,6 +121,63 @@ def audit(
     raise typer.Exit(1 if bad else 0)
 
 
+@app.command()
+def simulate(
+    protocol: str = typer.Argument(..., help="protocol (only sequencer today)"),
+    nodes: int = typer.Option(3, "--nodes", help="members 1..N"),
+    messages: int = typer.Option(2, "--messages", help="multicasts per member"),
+    seed: int = typer.Option(0, "--seed", help="seed of the first run; run i uses seed+i"),
+    faults: str = typer.Option("", "--faults", help="e.g. loss=0.1,dup=0.05,reorder=3,crash=1@20 (ms)"),
+    runs: int = typer.Option(1, "--runs"),
+    out: str = typer.Option("traces", "--out", help="output folder for the NDJSON traces"),
+    as_json: bool = typer.Option(False, "--json", help="print the summaries as a JSON list"),
+):
+    """Simulate runs of the implementation and write one groupcheck-trace/1 file per run."""
+    import pathlib
+    from groupcheck.impl import tracefile
+    if protocol != "sequencer":
+        console(stderr=True).print(f"[red]error:[/] no simulator for protocol {protocol!r}")
+        raise typer.Exit(2)
+    try:
+        plan = tracefile.parse_faults(faults)
+    except ValueError as e:
+        console(stderr=True).print(f"[red]error:[/] {e}", markup=False)
+        raise typer.Exit(2)
+    rows = []
+    for i in range(runs):
+        records, line = tracefile.simulate_run(nodes, messages, seed + i, plan)
+        line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
+        rows.append(line)
+        if not as_json:
+            print(f"{line['run_id']}: delivered {line['delivered']}, retransmissions {line['retransmissions']}, "
+                  f"dropped datagrams {line['dropped_datagrams']} -> {line['file']}")
+    if as_json:
+        print(json.dumps(rows, indent=2))
+
+
+@app.command()
+def conform(
+    paths: List[str] = typer.Argument(..., help="trace files or folders (every *.ndjson under them)"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Replay traces against the model; then check the global properties."""
+    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.traces import trace_files
+    reports = [conform_file(p) for p in trace_files(paths)]
+    rows = [r.to_json() for r in reports]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            bad = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
+            print(f"{r['run_id'] or r['file']}: {r['verdict']}{bad} ({r['events']} events)")
+            if r["reason"]:
+                print("  " + r["reason"].replace("\n", "\n  "))
+        n_ok = sum(r["verdict"] == "ok" for r in rows)
+        print(f"{n_ok}/{len(rows)} runs ok")
+    raise typer.Exit(0 if rows and all(r["verdict"] == "ok" for r in rows) else 1)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,107 @@
+"""Reading and validating groupcheck-trace/1 files (docs/trace-format.md).
+
+Theory of operation
+-------------------
+A trace is NDJSON: one header record, then event records.  Every line is
+parsed and validated against ``impl/trace_schema.json`` (JSON Schema 2020-12);
+the header must come first and only once, and event indices must run
+0, 1, 2, ...  The first problem makes the whole run *rejected*: ``load``
+raises ``TraceError`` whose message names ``file:line``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+
+FORMAT = "groupcheck-trace/1"
+
+
+class TraceError(ValueError):
+    """A trace that cannot be replayed; ``str()`` starts with ``file:line``."""
+
+    def __init__(self, path, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path, self.line, self.problem = str(path), line, problem
+
+
+@dataclass
+class Trace:
+    path: str
+    header: dict
+    events: list[dict]
+
+
+@lru_cache(maxsize=1)
+def validator() -> jsonschema.Draft202012Validator:
+    try:
+        from importlib.resources import files
+        text = (files("groupcheck.impl") / "trace_schema.json").read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):   # package data not installed
+        text = (Path(__file__).resolve().parent.parent / "impl" / "trace_schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _problem(rec) -> str | None:
+    errs = sorted(validator().iter_errors(rec), key=lambda e: (len(list(e.absolute_path)), e.message))
+    if not errs:
+        return None
+    # oneOf(header, event) hides the useful message: re-validate against the branch the kind names.
+    kind = rec.get("kind") if isinstance(rec, dict) else None
+    if kind in ("header", "event"):
+        sub = dict(validator().schema)
+        sub.pop("oneOf")
+        sub["$ref"] = f"#/$defs/{kind}"
+        errs2 = list(jsonschema.Draft202012Validator(sub).iter_errors(rec))
+        if errs2:
+            e = min(errs2, key=lambda e: len(list(e.absolute_path)))
+            where = "/".join(str(x) for x in e.absolute_path)
+            return f"schema: {where + ': ' if where else ''}{e.message}"
+    return f"schema: {errs[0].message}"
+
+
+def load(path: str | Path) -> Trace:
+    path = Path(path)
+    header, events = None, []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TraceError(path, 0, f"cannot read: {e}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise TraceError(path, 1, "empty trace (no header)")
+    for n, line in enumerate(lines, start=1):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TraceError(path, n, f"invalid JSON: {e.msg} at column {e.colno}") from None
+        problem = _problem(rec)
+        if problem:
+            raise TraceError(path, n, problem)
+        if n == 1:
+            if rec["kind"] != "header":
+                raise TraceError(path, n, "the first record must be the header")
+            header = rec
+            continue
+        if rec["kind"] != "event":
+            raise TraceError(path, n, "a second header")
+        if rec["i"] != len(events):
+            raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
+        events.append(rec)
+    return Trace(str(path), header, events)
+
+
+def trace_files(paths) -> list[Path]:
+    """Files named, plus every ``*.ndjson`` under the directories named, sorted."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(sorted(p.rglob("*.ndjson")) if p.is_dir() else [p])
+    return out
