@@ -101,6 +101,23 @@ def _msg_ok(s, ev: dict) -> bool:
     return True
 
 
+def _out_of_range(model: SequencerModel, ev: dict) -> Optional[str]:
+    """Members named by the event that the model does not have (the schema
+    cannot know N)."""
+    M = set(model.Members)
+    named = [("nid", ev["nid"])] if ev["nid"] is not None else []
+    named += [("params.p", ev["params"]["p"])] if "p" in ev["params"] else []
+    named += [("params.view", x) for x in ev["params"].get("view", [])]
+    named += [("params.lost", x) for x in ev["params"].get("lost", [])]
+    st = ev.get("state") or {}
+    named += [("state.recv", int(x)) for x in st.get("recv", {})]
+    named += [("state.delivered", x) for x, _ in st.get("delivered", [])]
+    for where, x in named:
+        if not isinstance(x, int) or x not in M:
+            return f"{where}: {x!r} is not a member 1..{model.N}"
+    return None
+
+
 def _check_event(s, t, ev: dict) -> bool:
     if ev["name"] == "Send" and ev.get("msg") is not None:
         msg = ev["msg"]
@@ -198,6 +215,10 @@ def replay(trace: Trace) -> RunReport:
     cands = set(model.init())
     peak = len(cands)
     for ev in trace.events:
+        bad = _out_of_range(model, ev)
+        if bad:   # line = index + 2: the header is line 1
+            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
+                             reason=f"{trace.path}:{ev['i'] + 2}: {bad}", candidates_max=peak)
         nxt = set()
         for s in cands:
             if not _msg_ok(s, ev):

@@ -78,3 +78,14 @@ def test_header_must_come_first(tmp_path):
     path.write_text("".join(lines[1:]))
     rep = conform_file(path)
     assert rep.verdict == "rejected" and f"{path}:1:" in rep.reason
+
+
+def test_member_outside_1_to_n_is_rejected(tmp_path):
+    path, _, _ = _run(tmp_path)
+    lines = _lines(path)
+    rec = json.loads(lines[6])
+    rec["nid"] = 9
+    lines[6] = json.dumps(rec) + "\n"
+    path.write_text("".join(lines))
+    rep = conform_file(path)
+    assert rep.verdict == "rejected" and f"{path}:7: nid: 9" in rep.reason
