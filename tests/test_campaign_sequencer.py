@@ -1,0 +1,106 @@
+"""Fault campaign (issue 3 item 9): many seeded SEQUENCER runs replayed.
+
+Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
+datagram loss, duplication, a reordering window and at most one crash (none,
+the coordinator, or another member, at a drawn time).  The run is simulated,
+written as a groupcheck-trace/1 file, read back (schema-validated) and
+replayed against the model.  Every run must conform; NoDuplicates, Integrity
+and SenderFIFO must hold everywhere; TotalOrder must hold unless the
+coordinator crashed, where the faithful spec breaks it (docs/sequencer.md):
+those runs are counted and printed as they are, and the only violation
+allowed there is TotalOrder.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from types import SimpleNamespace
+
+from groupcheck.conformance.replay import conform_file
+from groupcheck.impl import tracefile
+from groupcheck.impl.sim import FaultPlan
+from groupcheck.model import sequencer as seqmodel
+
+CAMPAIGN_SEED = 20261121
+SAFETY = ("NoDuplicates", "Integrity", "SenderFIFO")
+
+
+def draw_run(k: int) -> dict:
+    """Run k's parameters, drawn from its own seed (independent of the others)."""
+    rng = random.Random(CAMPAIGN_SEED * 1000 + k)
+    n = rng.choice((3, 4))
+    per_member = rng.randint(1, 3)
+    span = n * per_member * tracefile.SEND_INTERVAL      # when the last send is issued
+    crash = rng.choice(("none", "coordinator", "other"))
+    crashes: tuple = ()
+    if crash != "none":
+        victim = 1 if crash == "coordinator" else rng.randint(2, n)
+        crashes = ((victim, round(rng.uniform(0.0, span + 0.02), 4)),)
+    faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
+                       reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
+    return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "crash": crash, "faults": faults}
+
+
+def histories(records: list[dict], n: int) -> SimpleNamespace:
+    """Each member's last logged delivery history and sent count."""
+    delivered = {m: () for m in range(1, n + 1)}
+    sent = {m: 0 for m in range(1, n + 1)}
+    for r in records[1:]:
+        if r["state"] is not None and r["nid"] is not None:
+            delivered[r["nid"]] = tuple(tuple(x) for x in r["state"]["delivered"])
+            sent[r["nid"]] = r["state"]["sent"]
+    return SimpleNamespace(delivered=delivered, sent=sent)
+
+
+def run_campaign(runs: int, tmp_path) -> dict:
+    t0 = time.perf_counter()
+    verdicts: Counter = Counter()
+    coord_crash_runs = coord_crash_to_violations = 0
+    failures = []
+    for k in range(runs):
+        p = draw_run(k)
+        records, _ = tracefile.simulate_run(p["n"], p["per_member"], p["seed"], p["faults"])
+        path = tracefile.write(tmp_path / f"run{k}.ndjson", records)
+        rep = conform_file(path)
+        verdicts[rep.verdict] += 1
+        # The properties, each evaluated on its own (the replay stops at the first failing one).
+        h = histories(records, p["n"])
+        broken = [prop for prop in SAFETY + ("TotalOrder",) if not getattr(seqmodel, prop)(h)]
+        where = (k, p["n"], p["per_member"], p["seed"], p["faults"].to_json(), rep.verdict, rep.reason)
+        if rep.verdict in ("nonconforming", "rejected"):
+            failures.append(("does not conform", where))
+        if any(prop in SAFETY for prop in broken):
+            failures.append((f"{broken} broken", where))
+        if p["crash"] == "coordinator":
+            coord_crash_runs += 1
+            coord_crash_to_violations += "TotalOrder" in broken
+            if rep.verdict == "violation" and not rep.reason.startswith("TotalOrder:"):
+                failures.append(("violation other than TotalOrder", where))
+        elif broken or rep.verdict != "ok":
+            failures.append(("not ok without a coordinator crash", where))
+        # The replay's verdict and the independent evaluation agree.
+        if rep.verdict in ("ok", "violation") and (rep.verdict == "violation") != bool(broken):
+            failures.append(("replay verdict disagrees with the properties", where))
+    seconds = time.perf_counter() - t0
+    summary = {"runs": runs, "verdicts": dict(verdicts), "coordinator_crash_runs": coord_crash_runs,
+               "total_order_violations_after_coordinator_crash": coord_crash_to_violations,
+               "seconds": round(seconds, 1)}
+    print(f"\nSEQUENCER fault campaign: {summary}")
+    assert not failures, failures[:5]
+    return summary
+
+
+def test_draws_cover_every_crash_choice_and_both_sizes():
+    draws = [draw_run(k) for k in range(100)]
+    assert {d["crash"] for d in draws} == {"none", "coordinator", "other"}
+    assert {d["n"] for d in draws} == {3, 4}
+    assert draw_run(7) == draw_run(7)
+
+
+def test_fault_campaign_500_runs(tmp_path):
+    # 500 runs take about 40 s wall-clock on the shared 2-core machine under
+    # load 8 (15 s of CPU), under the ~60 s the issue allows in the default suite.
+    s = run_campaign(500, tmp_path)
+    assert s["coordinator_crash_runs"] > 0
