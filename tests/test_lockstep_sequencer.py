@@ -114,7 +114,6 @@ class SequencerLockstep(RuleBasedStateMachine):
         assert {m: [tuple(x) for x in self.c.seq(m).state()["delivered"]] for m in self.c.members} \
             == self.c.deliveries
 
-
     def teardown(self):
         # Coverage, shown by --hypothesis-show-statistics.
         n = sum(map(len, self.c.deliveries.values()))
