@@ -48,17 +48,27 @@ def validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+@lru_cache(maxsize=4)
+def _kind_validator(kind: str) -> jsonschema.Draft202012Validator:
+    sub = dict(validator().schema)
+    sub.pop("oneOf")
+    sub["$ref"] = f"#/$defs/{kind}"
+    return jsonschema.Draft202012Validator(sub)
+
+
 def _problem(rec) -> str | None:
+    kind = rec.get("kind") if isinstance(rec, dict) else None
+    # The record names its branch: validating against it alone skips the
+    # oneOf, which walked every delivered list twice (98% of conform time).
+    if kind in ("header", "event") and _kind_validator(kind).is_valid(rec):
+        return None
     errs = sorted(validator().iter_errors(rec), key=lambda e: (len(list(e.absolute_path)), e.message))
     if not errs:
         return None
     # oneOf(header, event) hides the useful message: re-validate against the branch the kind names.
     kind = rec.get("kind") if isinstance(rec, dict) else None
     if kind in ("header", "event"):
-        sub = dict(validator().schema)
-        sub.pop("oneOf")
-        sub["$ref"] = f"#/$defs/{kind}"
-        errs2 = list(jsonschema.Draft202012Validator(sub).iter_errors(rec))
+        errs2 = list(_kind_validator(kind).iter_errors(rec))
         if errs2:
             e = min(errs2, key=lambda e: len(list(e.absolute_path)))
             where = "/".join(str(x) for x in e.absolute_path)

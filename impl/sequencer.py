@@ -47,8 +47,10 @@ def spec_msg(msg) -> dict:
 class Sequencer:
     name = "sequencer"
 
-    def __init__(self, nid: int, members) -> None:
+    def __init__(self, nid: int, members, *, tracing: bool = True) -> None:
         members = tuple(members)
+        # With tracing off no Trace effect (and no state snapshot) is built.
+        self.tracing = tracing
         if nid not in members:
             raise ValueError(f"{nid} is not in the first view {members}")
         self.nid = nid
@@ -71,11 +73,17 @@ class Sequencer:
                 "recv": {str(s): q for s, q in sorted(self.recv.items())},
                 "delivered": [list(x) for x in self.delivered]}
 
-    def _trace(self, name: str, msg=None, **args) -> Trace:
+    def _trace(self, name: str, msg=None, **args) -> Trace | None:
+        if not self.tracing:
+            return None
         return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
                                 args, self.state()))
 
     def handle(self, event: Event, now: float) -> list[Effect]:
+        out = self._handle(event)
+        return out if self.tracing else [e for e in out if e is not None]
+
+    def _handle(self, event: Event) -> list[Effect]:
         if isinstance(event, AppSend):
             return self._send(event.payload)
         if isinstance(event, Receive):

@@ -323,3 +323,12 @@ def test_impl_shows_the_specs_total_order_flaw_on_coordinator_crash():
     for seed in broken:
         assert total_order_violation(simulate((1, 2, 3), msgs, seed, FaultPlan(
             loss=0.3, reorder_window=0.01))[1]["delivered"]) is None
+
+
+def test_tracing_off_emits_no_trace_effects():
+    from groupcheck.impl.events import AppSend, Trace
+    from groupcheck.impl.sequencer import Sequencer
+    on, off = Sequencer(2, (1, 2, 3)), Sequencer(2, (1, 2, 3), tracing=False)
+    a, b = on.handle(AppSend(b"x"), 0.0), off.handle(AppSend(b"x"), 0.0)
+    assert any(isinstance(e, Trace) for e in a)
+    assert b == [e for e in a if not isinstance(e, Trace)] and b
