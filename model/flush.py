@@ -1,0 +1,541 @@
+"""Python mirror of spec/Flush/Flush.tla.
+
+Theory of operation
+-------------------
+FLUSH (seed 003, JGRP-82, section "Design change: flushing and block() /
+unblock() callbacks", used for view changes as in "FLUSH on view change"):
+the coordinator multicasts START_FLUSH; each member runs block() (Block),
+multicasts FLUSH_OK when it returns (FlushOk), closes its send latch once it
+has every live member's FLUSH_OK and sends FLUSH_COMPLETED with its digest to
+the initiator (FlushCompleted); the initiator then sends the new view
+V2 = M - S - L + J (SendView, InstallView) and finally STOP_FLUSH, which
+opens the latch (StopFlush, Unblock).  A crashed initiator's flush is
+restarted from scratch by the next coordinator (StartFlush, RestartFlush).
+
+This module is the spec transcribed variable for variable and action for
+action (same names, same parameters, same guards, same successor values), so
+that the explorer's state graph equals TLC's.  The encoding is TLC's after
+``values.normalize``: functions over ``1..N`` are tuples indexed ``p - 1``;
+``chan`` is an ``Fn`` over pairs ``(p, q)``; messages and ``sent`` entries
+are records; ``completed[c]`` is a frozenset of ``(q, digest)`` pairs.
+
+``ReconcileDigests`` selects the variant: FALSE is the seed as written
+(TLC refutes VirtualSynchrony), TRUE the fix (docs/flush.md).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import NamedTuple
+
+from .core import Label, Model
+from .values import Fn, record
+
+NO_INIT = 0
+PHASES = ("Normal", "InBlock", "OkSent", "Completed")
+FLUSH_TYPES = frozenset({"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"})
+
+
+class FlushState(NamedTuple):
+    views: tuple        # views[v-1]: frozenset of members of view v
+    vid: tuple          # vid[p-1]: view installed at p (0: not joined)
+    crashed: frozenset
+    joining: frozenset
+    leaving: frozenset  # members that asked to leave (history)
+    sent: tuple         # sent[i-1]: record [sender, view] of multicast i
+    delivered: tuple    # delivered[p-1]: frozenset of message ids
+    chan: Fn            # (p, q) -> tuple of message records
+    phase: tuple        # phase[p-1] in PHASES
+    blocked: tuple      # blocked[p-1]: send latch closed
+    flushInit: tuple    # flushInit[p-1]: initiator followed (0: none)
+    flushOks: tuple     # flushOks[p-1]: frozenset of members
+    digest: tuple       # digest[p-1]: frozenset of ids reported in FLUSH_COMPLETED
+    completed: tuple    # completed[c-1]: frozenset of (q, frozenset digest)
+
+
+# --- messages (same constructors as the spec) ----------------------------------
+def Data(v: int, i: int) -> Fn:
+    return record(type="DATA", view=v, id=i)
+
+
+def StartFlushMsg(v: int) -> Fn:
+    return record(type="START_FLUSH", view=v)
+
+
+def FlushOkMsg(v: int) -> Fn:
+    return record(type="FLUSH_OK", view=v)
+
+
+def FlushCompletedMsg(v: int, d: frozenset) -> Fn:
+    return record(type="FLUSH_COMPLETED", view=v, digest=d)
+
+
+def ViewMsg(v: int, d: frozenset) -> Fn:
+    return record(type="VIEW", view=v, digest=d)
+
+
+def StopFlushMsg(v: int) -> Fn:
+    return record(type="STOP_FLUSH", view=v)
+
+
+def _set(t: tuple, p: int, x) -> tuple:
+    """``[t EXCEPT ![p] = x]`` for a function over 1..N stored as a tuple."""
+    return t[: p - 1] + (x,) + t[p:]
+
+
+class FlushModel(Model):
+    protocol = "flush"
+    variables = FlushState._fields
+
+    def __init__(self, constants):
+        super().__init__(constants)
+        self.N = int(constants["N"])
+        self.NInit = int(constants["NInit"])
+        self.MaxMsgs = int(constants["MaxMsgs"])
+        self.MaxCrashes = int(constants["MaxCrashes"])
+        self.MaxLeaves = int(constants["MaxLeaves"])
+        self.ReconcileDigests = bool(constants["ReconcileDigests"])
+        if not (self.N >= 1 and 1 <= self.NInit <= self.N):
+            raise ValueError(f"flush: need 1 <= NInit <= N, got N={self.N}, NInit={self.NInit}")
+        self.Members = tuple(range(1, self.N + 1))
+        self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
+
+    # --- helpers (same names as the spec's operators) -------------------------
+    @staticmethod
+    def Latest(s: FlushState) -> int:
+        return len(s.views)
+
+    @staticmethod
+    def Alive(s: FlushState, p: int) -> bool:
+        return p not in s.crashed
+
+    @staticmethod
+    def IsMember(s: FlushState, p: int) -> bool:
+        v = s.vid[p - 1]
+        return v >= 1 and p in s.views[v - 1]
+
+    @staticmethod
+    def Departed(s: FlushState, p: int) -> bool:
+        v = s.vid[p - 1]
+        return v >= 1 and p not in s.views[v - 1]
+
+    def Staying(self, s: FlushState) -> frozenset:
+        return s.views[-1] - (s.crashed | s.leaving)
+
+    def IsCoord(self, s: FlushState, c: int) -> bool:
+        st = self.Staying(s)
+        return c in st and all(c <= q for q in st)
+
+    @staticmethod
+    def DeliveredIn(s: FlushState, p: int, v: int) -> frozenset:
+        return frozenset(i for i in s.delivered[p - 1] if s.sent[i - 1]["view"] == v)
+
+    @staticmethod
+    def SentIn(s: FlushState, p: int, v: int) -> frozenset:
+        return frozenset(
+            i for i in range(1, len(s.sent) + 1) if s.sent[i - 1]["sender"] == p and s.sent[i - 1]["view"] == v
+        )
+
+    def ViewChangePending(self, s: FlushState) -> bool:
+        return bool(s.views[-1] & (s.crashed | s.leaving)) or bool(s.joining)
+
+    def Multi(self, ch: Fn, p: int, R, msg: Fn) -> Fn:
+        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q != p})
+
+    @staticmethod
+    def HasMsg(s: FlushState, p: int, q: int) -> bool:
+        return len(s.chan[(q, p)]) > 0
+
+    @staticmethod
+    def In(s: FlushState, p: int, q: int) -> Fn:
+        return s.chan[(q, p)][0]
+
+    @staticmethod
+    def Take(s: FlushState, p: int, q: int) -> Fn:
+        return s.chan.set((q, p), s.chan[(q, p)][1:])
+
+    def CanReceive(self, s: FlushState, p: int) -> bool:
+        return self.Alive(s, p) and self.IsMember(s, p)
+
+    @staticmethod
+    def LastView(seq: tuple) -> int:
+        last = 0
+        for i, m in enumerate(seq, start=1):
+            if m["type"] == "VIEW":
+                last = i
+        return last
+
+    def MaxOut(self, s: FlushState, p: int) -> int:
+        return max(len(s.chan[(p, q)]) for q in self.Members)
+
+    # --- init -----------------------------------------------------------------
+    def init(self):
+        N = self.N
+        yield FlushState(
+            views=(frozenset(range(1, self.NInit + 1)),),
+            vid=tuple(1 if p <= self.NInit else 0 for p in self.Members),
+            crashed=frozenset(),
+            joining=frozenset(),
+            leaving=frozenset(),
+            sent=(),
+            delivered=(frozenset(),) * N,
+            chan=Fn({e: () for e in self.pairs}),
+            phase=("Normal",) * N,
+            blocked=(False,) * N,
+            flushInit=(NO_INIT,) * N,
+            flushOks=(frozenset(),) * N,
+            digest=(frozenset(),) * N,
+            completed=(frozenset(),) * N,
+        )
+
+    # --- application ----------------------------------------------------------
+    def Multicast(self, s: FlushState, p: int):
+        if not (self.CanReceive(s, p) and not s.blocked[p - 1] and len(s.sent) < self.MaxMsgs):
+            return None
+        i = len(s.sent) + 1
+        v = s.vid[p - 1]
+        return s._replace(
+            sent=s.sent + (record(sender=p, view=v),),
+            delivered=_set(s.delivered, p, s.delivered[p - 1] | {i}),
+            chan=self.Multi(s.chan, p, s.views[v - 1] - s.crashed, Data(v, i)),
+        )
+
+    def Deliver(self, s: FlushState, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        if m["type"] != "DATA" or m["view"] != s.vid[p - 1]:
+            return None
+        if self.ReconcileDigests and s.phase[p - 1] == "Completed":
+            return None
+        return s._replace(
+            delivered=_set(s.delivered, p, s.delivered[p - 1] | {m["id"]}),
+            chan=self.Take(s, p, q),
+        )
+
+    def Discard(self, s: FlushState, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        v = s.vid[p - 1]
+        if not (
+            m["view"] < v
+            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in s.crashed)
+            or (m["view"] == v and m["type"] == "DATA" and self.ReconcileDigests and s.phase[p - 1] == "Completed")
+        ):
+            return None
+        return s._replace(chan=self.Take(s, p, q))
+
+    # --- flush, phase 1 ---------------------------------------------------------
+    def StartFlush(self, s: FlushState, c: int):
+        if not (self.Alive(s, c) and s.vid[c - 1] == self.Latest(s) and self.IsCoord(s, c)):
+            return None
+        if s.flushInit[c - 1] == c or not self.ViewChangePending(s):
+            return None
+        v = s.vid[c - 1]
+        d = self.DeliveredIn(s, c, v)
+        ph = s.phase[c - 1]
+        t = s._replace(
+            chan=self.Multi(s.chan, c, s.views[v - 1] - s.crashed, StartFlushMsg(v)),
+            flushInit=_set(s.flushInit, c, c),
+            phase=_set(s.phase, c, "InBlock" if ph == "Normal" else ph),
+        )
+        if ph == "Completed":
+            return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
+        return t._replace(completed=_set(s.completed, c, frozenset()))
+
+    def _start_flush_from(self, s: FlushState, p: int, c: int) -> bool:
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
+            return False
+        m = self.In(s, p, c)
+        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and self.Alive(s, c)
+
+    def Block(self, s: FlushState, p: int, c: int):
+        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
+            return None
+        return s._replace(
+            phase=_set(s.phase, p, "InBlock"),
+            flushInit=_set(s.flushInit, p, c),
+            chan=self.Take(s, p, c),
+        )
+
+    def RestartFlush(self, s: FlushState, p: int, c: int):
+        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] != "Normal"):
+            return None
+        v = s.vid[p - 1]
+        t = s._replace(flushInit=_set(s.flushInit, p, c))
+        if s.phase[p - 1] == "Completed":
+            d = self.DeliveredIn(s, p, v)
+            ch = self.Take(s, p, c)
+            ch = ch.set((p, c), ch[(p, c)] + (FlushCompletedMsg(v, d),))
+            return t._replace(digest=_set(s.digest, p, d), chan=ch)
+        return t._replace(chan=self.Take(s, p, c))
+
+    # --- flush, phase 2 ---------------------------------------------------------
+    def FlushOk(self, s: FlushState, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
+            return None
+        v = s.vid[p - 1]
+        return s._replace(
+            phase=_set(s.phase, p, "OkSent"),
+            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {p}),
+            chan=self.Multi(s.chan, p, s.views[v - 1] - s.crashed, FlushOkMsg(v)),
+        )
+
+    def ReceiveFlushOk(self, s: FlushState, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and self.Alive(s, q)):
+            return None
+        return s._replace(
+            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
+            chan=self.Take(s, p, q),
+        )
+
+    # --- flush, phase 3 ---------------------------------------------------------
+    def FlushCompleted(self, s: FlushState, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p - 1] == "OkSent"):
+            return None
+        v = s.vid[p - 1]
+        if not (s.views[v - 1] - s.crashed <= s.flushOks[p - 1]):
+            return None
+        d = self.DeliveredIn(s, p, v)
+        c = s.flushInit[p - 1]
+        t = s._replace(
+            phase=_set(s.phase, p, "Completed"),
+            blocked=_set(s.blocked, p, True),
+            digest=_set(s.digest, p, d),
+        )
+        if c == p:
+            return t._replace(completed=_set(s.completed, p, s.completed[p - 1] | {(p, d)}))
+        if self.Alive(s, c):
+            return t._replace(chan=s.chan.set((p, c), s.chan[(p, c)] + (FlushCompletedMsg(v, d),)))
+        return t
+
+    def ReceiveFlushCompleted(self, s: FlushState, c: int, q: int):
+        if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
+            return None
+        m = self.In(s, c, q)
+        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and self.Alive(s, q)):
+            return None
+        return s._replace(
+            completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
+            chan=self.Take(s, c, q),
+        )
+
+    # --- flush, phase 4 ---------------------------------------------------------
+    def SendView(self, s: FlushState, c: int):
+        if not (self.Alive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
+            return None
+        v = s.vid[c - 1]
+        members_v = s.views[v - 1]
+        if not (members_v - s.crashed <= frozenset(r[0] for r in s.completed[c - 1])):
+            return None
+        new = (members_v - (s.crashed | s.leaving)) | s.joining
+        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if self.Alive(s, r[0])))
+        delivered = _set(s.delivered, c, s.delivered[c - 1] | D) if self.ReconcileDigests else s.delivered
+        return s._replace(
+            views=s.views + (new,),
+            chan=self.Multi(s.chan, c, (members_v | s.joining) - s.crashed, ViewMsg(v, D)),
+            vid=_set(s.vid, c, v + 1),
+            delivered=delivered,
+            joining=frozenset(),
+            phase=_set(s.phase, c, "Normal"),
+            flushOks=_set(s.flushOks, c, frozenset()),
+            digest=_set(s.digest, c, frozenset()),
+            completed=_set(s.completed, c, frozenset()),
+        )
+
+    def InstallView(self, s: FlushState, p: int, c: int):
+        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
+            return None
+        m = self.In(s, p, c)
+        if m["type"] != "VIEW":
+            return None
+        vp = s.vid[p - 1]
+        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
+            return None
+        delivered = (
+            _set(s.delivered, p, s.delivered[p - 1] | m["digest"]) if self.ReconcileDigests and vp != 0 else s.delivered
+        )
+        return s._replace(
+            vid=_set(s.vid, p, m["view"] + 1),
+            delivered=delivered,
+            flushInit=_set(s.flushInit, p, NO_INIT if vp == 0 else c),
+            phase=_set(s.phase, p, "Normal"),
+            flushOks=_set(s.flushOks, p, frozenset()),
+            digest=_set(s.digest, p, frozenset()),
+            completed=_set(s.completed, p, frozenset()),
+            chan=self.Take(s, p, c),
+        )
+
+    def StopFlush(self, s: FlushState, c: int):
+        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Normal"):
+            return None
+        v = s.vid[c - 1]
+        stay = (s.views[v - 1] & s.views[v - 2]) - s.crashed
+        return s._replace(
+            chan=self.Multi(s.chan, c, stay, StopFlushMsg(v)),
+            blocked=_set(s.blocked, c, False),
+            flushInit=_set(s.flushInit, c, NO_INIT),
+        )
+
+    def Unblock(self, s: FlushState, p: int, c: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
+            return None
+        m = self.In(s, p, c)
+        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and self.Alive(s, c)):
+            return None
+        return s._replace(
+            blocked=_set(s.blocked, p, False),
+            flushInit=_set(s.flushInit, p, NO_INIT),
+            chan=self.Take(s, p, c),
+        )
+
+    # --- environment ------------------------------------------------------------
+    def CanCrash(self, s: FlushState, p: int) -> bool:
+        return (
+            self.Alive(s, p)
+            and self.IsMember(s, p)
+            and len(s.crashed) < self.MaxCrashes
+            and bool(self.Staying(s) - {p})
+        )
+
+    def Cuts(self, s: FlushState, p: int):
+        """Every cut[q] in LastView(chan[p, q]) .. Len(chan[p, q]), as a tuple over 1..N."""
+        ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
+        return product(*ranges)
+
+    def Crash(self, s: FlushState, p: int):
+        """All successors of Crash(p), one per cut."""
+        if not self.CanCrash(s, p):
+            return []
+        out = []
+        for cut in self.Cuts(s, p):
+            upd = {}
+            for e in self.pairs:
+                if e[1] == p:
+                    upd[e] = ()
+                elif e[0] == p:
+                    upd[e] = s.chan[e][: cut[e[1] - 1]]
+            out.append(s._replace(chan=s.chan.update(upd), crashed=s.crashed | {p}))
+        return out
+
+    def Join(self, s: FlushState, p: int):
+        if not (
+            self.Alive(s, p) and p > self.NInit and s.vid[p - 1] == 0 and p not in s.views[-1] and p not in s.joining
+        ):
+            return None
+        return s._replace(joining=s.joining | {p})
+
+    def Leave(self, s: FlushState, p: int):
+        if not (
+            self.CanReceive(s, p)
+            and s.vid[p - 1] == self.Latest(s)
+            and p not in s.leaving
+            and not self.IsCoord(s, p)
+            and len(s.leaving) < self.MaxLeaves
+        ):
+            return None
+        return s._replace(leaving=s.leaving | {p})
+
+    # --- next -------------------------------------------------------------------
+    RECEIVE = ("Deliver", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
+               "ReceiveFlushCompleted", "InstallView", "Unblock")
+    SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join", "Leave")
+
+    def next(self, s: FlushState):
+        for p in self.Members:
+            for name in self.SINGLE:
+                t = getattr(self, name)(s, p)
+                if t is not None:
+                    yield Label(name, (p,)), t
+            for t in self.Crash(s, p):
+                yield Label("Crash", (p,)), t
+        for p, q in self.pairs:
+            if not s.chan[(q, p)]:
+                continue
+            for name in self.RECEIVE:
+                t = getattr(self, name)(s, p, q)
+                if t is not None:
+                    yield Label(name, (p, q)), t
+
+    # --- invariants ---------------------------------------------------------------
+    @property
+    def invariants(self):
+        return {
+            "TypeOK": self.TypeOK,
+            "VirtualSynchrony": self.VirtualSynchrony,
+            "NoSendWhileBlocked": self.NoSendWhileBlocked,
+            "ViewAfterAllCompleted": self.ViewAfterAllCompleted,
+        }
+
+    def _msg_ok(self, m) -> bool:
+        ids = range(1, self.MaxMsgs + 1)
+        if not isinstance(m, Fn) or not isinstance(m.get("view"), int) or m["view"] < 0:
+            return False
+        t = m.get("type")
+        if t == "DATA":
+            return set(m) == {"type", "view", "id"} and m["id"] in ids
+        if t in ("START_FLUSH", "FLUSH_OK", "STOP_FLUSH"):
+            return set(m) == {"type", "view"}
+        if t in ("FLUSH_COMPLETED", "VIEW"):
+            return set(m) == {"type", "view", "digest"} and isinstance(m["digest"], frozenset) and all(
+                i in ids for i in m["digest"]
+            )
+        return False
+
+    def TypeOK(self, s: FlushState) -> bool:
+        M = set(self.Members)
+        ids = set(range(1, self.MaxMsgs + 1))
+        L = self.Latest(s)
+        funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed)
+        return (
+            L >= 1
+            and all(isinstance(v, frozenset) and v <= M for v in s.views)
+            and all(len(f) == self.N for f in funcs)
+            and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
+            and s.crashed <= M and s.joining <= M and s.leaving <= M
+            and len(s.sent) <= self.MaxMsgs
+            and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
+            and all(d <= ids for d in s.delivered)
+            and set(s.chan) == set(self.pairs)
+            and all(self._msg_ok(m) for e in self.pairs for m in s.chan[e])
+            and all(ph in PHASES for ph in s.phase)
+            and all(isinstance(b, bool) for b in s.blocked)
+            and all(x == NO_INIT or x in M for x in s.flushInit)
+            and all(o <= M for o in s.flushOks)
+            and all(d <= ids for d in s.digest)
+            and all(q in M and d <= ids for c in s.completed for q, d in c)
+        )
+
+    def VirtualSynchrony(self, s: FlushState) -> bool:
+        L = self.Latest(s)
+        for v in range(1, L):
+            both = s.views[v - 1] & s.views[v]
+            movers = [p for p in self.Members if s.vid[p - 1] > v and p in both]
+            sets = {self.DeliveredIn(s, p, v) for p in movers}
+            if len(sets) > 1:
+                return False
+        return True
+
+    def NoSendWhileBlocked(self, s: FlushState) -> bool:
+        return all(
+            self.SentIn(s, p, s.vid[p - 1]) <= s.digest[p - 1] for p in self.Members if s.blocked[p - 1]
+        )
+
+    def ViewAfterAllCompleted(self, s: FlushState) -> bool:
+        L = self.Latest(s)
+        for p in self.Members:
+            v = s.vid[p - 1]
+            if self.Alive(s, p) and self.IsMember(s, p) and v < L:
+                if s.phase[p - 1] != "Completed":
+                    return False
+                if p in s.views[v] and v != L - 1:
+                    return False
+        return True
+
+    # --- liveness helpers (FlushEnds is checked by TLC only) ---------------------
+    def InFlush(self, s: FlushState, p: int) -> bool:
+        return s.phase[p - 1] != "Normal" or s.blocked[p - 1]
