@@ -45,15 +45,34 @@ def validator() -> jsonschema.Draft202012Validator:
         text = (Path(__file__).resolve().parent.parent / "impl" / "trace_schema.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(_inline_refs(schema))
+
+
+def _inline_refs(schema: dict) -> dict:
+    """Replace every local ``{"$ref": "#/$defs/X"}`` with X itself.  The
+    schema is not recursive, and jsonschema's per-use reference resolution
+    was most of the cost of checking a trace (every delivered pair resolved
+    ``nid`` anew)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node, depth=0):
+        if depth > 50:
+            raise ValueError("trace schema: $ref nesting too deep (recursive schema?)")
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
+                return walk(defs[ref[len("#/$defs/"):]], depth + 1)
+            return {k: walk(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, depth + 1) for v in node]
+        return node
+
+    return walk(schema)
 
 
 @lru_cache(maxsize=4)
 def _kind_validator(kind: str) -> jsonschema.Draft202012Validator:
-    sub = dict(validator().schema)
-    sub.pop("oneOf")
-    sub["$ref"] = f"#/$defs/{kind}"
-    return jsonschema.Draft202012Validator(sub)
+    return jsonschema.Draft202012Validator(validator().schema["$defs"][kind])
 
 
 def _problem(rec) -> str | None:
