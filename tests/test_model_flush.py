@@ -376,3 +376,39 @@ def test_fixed_variant_of_the_flawed_leave_model_holds():
     c["ReconcileDigests"] = True
     r = explore(FlushModel(c), check_invariants=True)
     assert r.violation is None and r.distinct_states == ENTRIES["FixedLeave"].distinct_states
+
+
+# TLC's counterexample for FlawedLeave (docs/flush.md), with the parameters
+# read off the state changes.  Member 2 multicasts after its FLUSH_OK; member 3
+# reports an empty digest before that message reaches it; the new view races it.
+FLAWED_LEAVE_PATH = [
+    ("Leave", 2), ("StartFlush", 1), ("Block", 2, 1), ("Block", 3, 1), ("FlushOk", 1),
+    ("ReceiveFlushOk", 2, 1), ("ReceiveFlushOk", 3, 1), ("FlushOk", 2), ("Multicast", 2),
+    ("ReceiveFlushOk", 1, 2), ("Deliver", 1, 2), ("ReceiveFlushOk", 3, 2), ("FlushOk", 3),
+    ("ReceiveFlushOk", 1, 3), ("ReceiveFlushOk", 2, 3), ("FlushCompleted", 1), ("FlushCompleted", 2),
+    ("ReceiveFlushCompleted", 1, 2), ("FlushCompleted", 3), ("ReceiveFlushCompleted", 1, 3),
+    ("SendView", 1), ("InstallView", 3, 1),
+]
+
+
+@pytest.mark.parametrize("reconcile", [False, True])
+def test_flawed_leave_counterexample_and_its_fix(reconcile):
+    c = ENTRIES["FlawedLeave"].constants()
+    c["ReconcileDigests"] = reconcile
+    m = FlushModel(c)
+    s = init(m)
+    for i, (action, *params) in enumerate(FLAWED_LEAVE_PATH):
+        s = step(s, action, *params, m=m)
+        if i < len(FLAWED_LEAVE_PATH) - 1:
+            assert m.VirtualSynchrony(s)
+    assert len(FLAWED_LEAVE_PATH) + 1 == ENTRIES["FlawedLeave"].extra["violation_depth"]
+    # 1 and 3 moved together from view 1 to view 2 = {1, 3}
+    assert s.views[1] == {1, 3} and s.vid[0] == s.vid[2] == 2
+    assert s.chan[(2, 3)] == (Data(1, 1),)  # the multicast is still on its way to 3
+    if reconcile:
+        assert s.delivered[2] == {1} and m.VirtualSynchrony(s)
+        # the late copy is dropped as a message of an older view
+        assert step(s, "Discard", 3, 2, m=m).delivered[2] == {1}
+    else:
+        assert s.delivered[0] == {1} and s.delivered[2] == frozenset()
+        assert not m.VirtualSynchrony(s)
