@@ -344,7 +344,7 @@ def _count_cases():
     out = []
     for e in ENTRIES.values():
         if e.compare and e.expected == "ok":
-            marks = (pytest.mark.slow,) if e.distinct_states > 5000 else ()
+            marks = (pytest.mark.slow,) if e.extra.get("slow") else ()
             out.append(pytest.param(e.name, id=e.name, marks=marks))
     return out
 
