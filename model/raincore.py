@@ -1,0 +1,547 @@
+"""Python mirror of spec/Raincore/Raincore.tla.
+
+Theory of operation
+-------------------
+The Raincore Group Communication Manager token ring (seed 004): a token
+(sequence number, nodelist, current and destination pointers, global view
+number) circulates along its nodelist; each node runs a View State machine
+(Agreement, Chaos, Reserve) and a Token State machine (Eating, Hungry,
+Starving) and keeps a globalView vector, lastToken, localView and a newNodes
+queue.  The seed's eight events are the actions Initialization,
+TokenReceived, 911Received, TokenDeliveryFailure, 911DeliveryFailure,
+EatingTimeout, HungryTimeout and StarvingTimeout; the environment has Crash,
+Recover, Join and TokenLoss.  The Transport Manager is a perfect failure
+detector on delivery: a message to a node that is not up comes back to its
+sender as a delivery failure.  Timers carry no time.
+
+This module is the spec transcribed variable for variable and action for
+action (same names, same parameters, same guards, same successor values), so
+that the explorer's state graph equals TLC's.  The encoding is TLC's after
+``values.normalize``: functions over ``1..N`` are tuples indexed ``n - 1``;
+tokens and 911 messages are records (``Fn``); rings and globalView vectors
+are tuples; the NULL entry of a globalView vector is the empty tuple, and
+``NO_TOKEN`` (sequence number 0, empty nodelist, pointers 0) stands for "no
+token held" and "no lastToken yet".
+
+The boolean constants select the variant (all FALSE: the seed as written,
+where TLC refutes AtMostOneToken; docs/raincore.md explains each one):
+``TimelyTimeouts`` and ``StableFounder`` are assumptions the seed makes
+silently, ``NeutralRecovery``, ``FreshClaim`` and ``ReserveAfterToken`` are
+fixes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from .core import Label, Model
+from .values import Fn, record
+
+NULL = 0
+NULL_VIEW: tuple = ()
+VIEW_STATES = ("Agreement", "Chaos", "Reserve")
+TOKEN_STATES = ("Eating", "Hungry", "Starving")
+STATUSES = ("Off", "Up", "Down")
+STATUS_911 = ("YES", "NO", "REJECT")
+LEGAL_PAIRS = frozenset({
+    ("Eating", "Agreement"), ("Hungry", "Agreement"),
+    ("Eating", "Reserve"), ("Hungry", "Reserve"),
+    ("Eating", "Chaos"), ("Hungry", "Chaos"),
+    ("Starving", "Chaos"),
+})
+
+
+def Token(seq: int, nodelist: tuple, cur: int, dest: int, gvn: int) -> Fn:
+    return record(seq=seq, nodelist=nodelist, cur=cur, dest=dest, gvn=gvn)
+
+
+def Msg911(orig: int, cur: int, dest: int, nodelist: tuple, seq: int, status: str) -> Fn:
+    return record(orig=orig, cur=cur, dest=dest, nodelist=nodelist, seq=seq, status=status)
+
+
+NO_TOKEN = Token(0, (), NULL, NULL, 0)
+
+_TOKEN_FIELDS = frozenset({"seq", "nodelist", "cur", "dest", "gvn"})
+_911_FIELDS = frozenset({"orig", "cur", "dest", "nodelist", "seq", "status"})
+
+
+class RaincoreState(NamedTuple):
+    status: tuple       # status[n-1] in STATUSES
+    viewState: tuple    # viewState[n-1] in VIEW_STATES
+    tokenState: tuple   # tokenState[n-1] in TOKEN_STATES
+    globalView: tuple   # globalView[n-1]: tuple of views (NULL_VIEW for NULL)
+    lastToken: tuple    # lastToken[n-1]: token record
+    localView: tuple    # localView[n-1]: tuple of nodes
+    newNodes: tuple     # newNodes[n-1]: frozenset of nodes
+    token: tuple        # token[n-1]: the token held while Eating, else NO_TOKEN
+    tokenMsgs: frozenset
+    msgs911: frozenset
+    recovered: tuple    # recovered[n-1]: bool
+
+
+# --- helpers on rings (same names as the spec's operators) --------------------
+def _upd(t: tuple, n: int, v: Any) -> tuple:
+    return t[: n - 1] + (v,) + t[n:]
+
+
+def NextNode(l: tuple, n: int) -> int:
+    if n in l:
+        return l[(l.index(n) + 1) % len(l)]
+    return l[0]
+
+
+def Remove(l: tuple, x: int) -> tuple:
+    return tuple(y for y in l if y != x)
+
+
+def InsertAfter(l: tuple, n: int, s: tuple) -> tuple:
+    i = l.index(n) + 1
+    return l[:i] + s + l[i:]
+
+
+def PadTo(gv: tuple, k: int) -> tuple:
+    return gv + (NULL_VIEW,) * (k - len(gv)) if k > len(gv) else gv
+
+
+def LastGlobalViewOf(gv: tuple) -> tuple:
+    for v in reversed(gv):
+        if v != NULL_VIEW:
+            return v
+    return NULL_VIEW
+
+
+class RaincoreModel(Model):
+    protocol = "raincore"
+    variables = RaincoreState._fields
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        super().__init__(constants)
+        c = self.constants
+        self.N = int(c["N"])
+        self.InitSize = int(c["InitSize"])
+        self.InitSeq = int(c["InitSeq"])
+        self.ColdStart = bool(c["ColdStart"])
+        self.TimelyTimeouts = bool(c.get("TimelyTimeouts", False))
+        self.StableFounder = bool(c.get("StableFounder", False))
+        self.NeutralRecovery = bool(c.get("NeutralRecovery", False))
+        self.FreshClaim = bool(c.get("FreshClaim", False))
+        self.ReserveAfterToken = bool(c.get("ReserveAfterToken", False))
+        # MC bounds (absent: unbounded, for driving the model by hand)
+        self.MaxSeq = c.get("MaxSeq")
+        self.Max911 = c.get("Max911")
+        self.MaxDown = c.get("MaxDown")
+        if not (2 <= self.InitSize <= self.N and self.InitSeq >= self.InitSize):
+            raise ValueError(
+                f"raincore: need 2 <= InitSize <= N and InitSeq >= InitSize, got "
+                f"N={self.N}, InitSize={self.InitSize}, InitSeq={self.InitSeq}"
+            )
+        self.Node = tuple(range(1, self.N + 1))
+        self.InitRing = tuple(range(1, self.InitSize + 1))
+
+    # --- derived operators ------------------------------------------------------
+    @staticmethod
+    def GlobalViewNumber(s: RaincoreState, n: int) -> int:
+        return len(s.globalView[n - 1])
+
+    @staticmethod
+    def LastGlobalView(s: RaincoreState, n: int) -> tuple:
+        return LastGlobalViewOf(s.globalView[n - 1])
+
+    def ViewOf(self, s: RaincoreState, n: int) -> tuple:
+        lgv = self.LastGlobalView(s, n)
+        return self.InitRing if lgv == NULL_VIEW else lgv
+
+    @staticmethod
+    def ClaimSeq(s: RaincoreState, n: int) -> int:
+        return 0 if s.recovered[n - 1] else s.lastToken[n - 1]["seq"]
+
+    def Call911(self, s: RaincoreState, n: int) -> Fn:
+        ring = self.ViewOf(s, n)
+        return Msg911(n, n, NextNode(ring, n), ring, self.ClaimSeq(s, n), "YES")
+
+    def UpNodes(self, s: RaincoreState) -> list[int]:
+        return [n for n in self.Node if s.status[n - 1] == "Up"]
+
+    def TokenLists(self, s: RaincoreState) -> set:
+        out = {s.token[k - 1]["nodelist"] for k in self.UpNodes(s) if s.tokenState[k - 1] == "Eating"}
+        out.update(m["nodelist"] for m in s.tokenMsgs)
+        return out
+
+    def TokenComing(self, s: RaincoreState, n: int) -> bool:
+        return any(n in l for l in self.TokenLists(s))
+
+    # --- initial state ----------------------------------------------------------
+    def SteadyToken(self, i: int) -> Fn:
+        return Token(self.InitSeq - (self.InitSize - i), self.InitRing, i, NextNode(self.InitRing, i), 1)
+
+    def InitNode(self, n: int) -> tuple:
+        """(status, viewState, tokenState, globalView, lastToken, localView)."""
+        off = ("Off", "Chaos", "Starving", (), NO_TOKEN, ())
+        if n not in self.InitRing:
+            return off
+        if not self.ColdStart:
+            return ("Up", "Agreement", "Hungry", (self.InitRing,), self.SteadyToken(n), self.InitRing)
+        if n == 1:
+            return off
+        return ("Up", "Chaos", "Hungry", (), NO_TOKEN, self.InitRing)
+
+    def init(self) -> Iterator[RaincoreState]:
+        cols = list(zip(*(self.InitNode(n) for n in self.Node)))
+        yield RaincoreState(
+            status=cols[0], viewState=cols[1], tokenState=cols[2], globalView=cols[3],
+            lastToken=cols[4], localView=cols[5],
+            newNodes=tuple(frozenset() for _ in self.Node),
+            token=tuple(NO_TOKEN for _ in self.Node),
+            tokenMsgs=frozenset() if self.ColdStart else frozenset({self.SteadyToken(self.InitSize)}),
+            msgs911=frozenset(),
+            recovered=tuple(False for _ in self.Node),
+        )
+
+    # --- the eight events ---------------------------------------------------------
+    def Initialization(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if n not in self.InitRing or s.status[n - 1] != "Off":
+            return None
+        t = Token(self.InitSeq, self.InitRing, n, NextNode(self.InitRing, n), 0)
+        return s._replace(
+            status=_upd(s.status, n, "Up"),
+            viewState=_upd(s.viewState, n, "Chaos"),
+            tokenState=_upd(s.tokenState, n, "Hungry"),
+            localView=_upd(s.localView, n, self.InitRing),
+            lastToken=_upd(s.lastToken, n, t),
+            tokenMsgs=s.tokenMsgs | {t},
+        )
+
+    def AcceptToken(self, s: RaincoreState, n: int, m: Fn, rest: frozenset) -> RaincoreState:
+        vs0 = s.viewState[n - 1]
+        same = m["nodelist"] == s.localView[n - 1]
+        gv0 = s.globalView[n - 1]
+        reserve = vs0 == "Chaos" and same
+        commit = vs0 == "Reserve" and same
+        if vs0 == "Agreement":
+            vs = "Agreement" if same else "Chaos"
+        elif vs0 == "Chaos":
+            vs = "Reserve" if same else "Chaos"
+        else:
+            vs = "Agreement" if same else "Chaos"
+        gvr = PadTo(gv0, m["gvn"]) if self.ReserveAfterToken and m["gvn"] > len(gv0) else gv0
+        if reserve:
+            gv1 = gvr + (NULL_VIEW,)
+        elif commit and len(gv0) >= 1:
+            gv1 = gv0[:-1] + (m["nodelist"],)
+        else:
+            gv1 = gv0
+        tgvn = len(gv1) if reserve else m["gvn"]
+        gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
+        return s._replace(
+            tokenMsgs=rest,
+            tokenState=_upd(s.tokenState, n, "Eating"),
+            viewState=_upd(s.viewState, n, vs),
+            globalView=_upd(s.globalView, n, gv2),
+            localView=_upd(s.localView, n, m["nodelist"]),
+            token=_upd(s.token, n, m.update({"cur": n, "gvn": tgvn})),
+            recovered=_upd(s.recovered, n, False),
+        )
+
+    def TokenReceived(self, s: RaincoreState, n: int, m: Fn) -> RaincoreState | None:
+        if s.status[n - 1] != "Up" or m not in s.tokenMsgs or m["dest"] != n:
+            return None
+        rest = s.tokenMsgs - {m}
+        if s.tokenState[n - 1] == "Eating" or m["seq"] <= s.lastToken[n - 1]["seq"]:
+            return s._replace(tokenMsgs=rest)  # dropped
+        return self.AcceptToken(s, n, m, rest)
+
+    def Veto(self, s: RaincoreState, n: int, m: Fn) -> bool:
+        c = self.ClaimSeq(s, n)
+        return s.tokenState[n - 1] == "Eating" or m["seq"] < c or (m["seq"] == c and n > m["orig"])
+
+    def Regenerate(self, s: RaincoreState, n: int, m: Fn) -> bool:
+        return (
+            m["status"] == "YES"
+            and s.tokenState[n - 1] == "Starving"
+            and s.lastToken[n - 1]["nodelist"] != ()
+            and (not self.FreshClaim or m["seq"] == self.ClaimSeq(s, n))
+            and not s.recovered[n - 1]
+        )
+
+    def Received911(self, s: RaincoreState, n: int, m: Fn) -> RaincoreState | None:
+        """The spec's ``911Received`` (not a Python identifier)."""
+        if s.status[n - 1] != "Up" or m not in s.msgs911 or m["dest"] != n:
+            return None
+        rest = s.msgs911 - {m}
+        if m["orig"] == n:
+            if self.Regenerate(s, n, m):
+                return s._replace(
+                    msgs911=rest,
+                    token=_upd(s.token, n, s.lastToken[n - 1].set("cur", n)),
+                    tokenState=_upd(s.tokenState, n, "Eating"),
+                    recovered=_upd(s.recovered, n, False),
+                )
+            return s._replace(msgs911=rest)
+        if m["orig"] in self.ViewOf(s, n):
+            if self.Veto(s, n, m):
+                out = m.update({"cur": n, "status": "NO", "dest": m["orig"]})
+            else:
+                out = m.update({"cur": n, "dest": NextNode(m["nodelist"], n)})
+            return s._replace(msgs911=rest | {out})
+        return s._replace(msgs911=rest, newNodes=_upd(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}))
+
+    def TokenDeliveryFailure(self, s: RaincoreState, n: int, m: Fn) -> RaincoreState | None:
+        if (s.status[n - 1] != "Up" or m not in s.tokenMsgs or m["cur"] != n
+                or s.status[m["dest"] - 1] == "Up"):
+            return None
+        nl = Remove(m["nodelist"], m["dest"])
+        t = m.update({"nodelist": nl, "dest": NextNode(nl, n), "seq": m["seq"] + 1})
+        rest = s.tokenMsgs - {m}
+        lv = _upd(s.localView, n, nl)
+        if nl == (n,):
+            t1 = t.set("gvn", self.GlobalViewNumber(s, n) + 1)
+            return s._replace(
+                localView=lv,
+                viewState=_upd(s.viewState, n, "Agreement"),
+                tokenState=_upd(s.tokenState, n, "Eating"),
+                globalView=_upd(s.globalView, n, s.globalView[n - 1] + (nl,)),
+                lastToken=_upd(s.lastToken, n, t1),
+                token=_upd(s.token, n, t1),
+                tokenMsgs=rest,
+            )
+        return s._replace(
+            localView=lv,
+            viewState=_upd(s.viewState, n, "Chaos"),
+            tokenState=_upd(s.tokenState, n, "Hungry"),
+            lastToken=_upd(s.lastToken, n, t),
+            token=_upd(s.token, n, NO_TOKEN),
+            tokenMsgs=rest | {t},
+        )
+
+    def DeliveryFailure911(self, s: RaincoreState, n: int, m: Fn) -> RaincoreState | None:
+        """The spec's ``911DeliveryFailure``."""
+        if (s.status[n - 1] != "Up" or m not in s.msgs911 or m["cur"] != n
+                or s.status[m["dest"] - 1] == "Up"):
+            return None
+        return s._replace(msgs911=(s.msgs911 - {m}) | {m.set("dest", NextNode(m["nodelist"], m["dest"]))})
+
+    def EatingTimeout(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Eating":
+            return None
+        t = s.token[n - 1]
+        add = s.newNodes[n - 1] - set(t["nodelist"])
+        nl = InsertAfter(t["nodelist"], n, tuple(sorted(add))) if add else t["nodelist"]
+        s1 = s._replace(
+            newNodes=_upd(s.newNodes, n, frozenset()),
+            viewState=_upd(s.viewState, n, "Chaos") if add else s.viewState,
+        )
+        if len(nl) > 1:
+            t2 = t.update({"nodelist": nl, "cur": n, "dest": NextNode(nl, n), "seq": t["seq"] + 1})
+            return s1._replace(
+                lastToken=_upd(s.lastToken, n, t2),
+                tokenMsgs=s.tokenMsgs | {t2},
+                tokenState=_upd(s.tokenState, n, "Hungry"),
+                token=_upd(s.token, n, NO_TOKEN),
+            )
+        return s1
+
+    def HungryTimeout(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Hungry":
+            return None
+        if self.TimelyTimeouts and self.TokenComing(s, n):
+            return None
+        return s._replace(
+            tokenState=_upd(s.tokenState, n, "Starving"),
+            viewState=_upd(s.viewState, n, "Chaos"),
+            msgs911=s.msgs911 | {self.Call911(s, n)},
+        )
+
+    def StarvingTimeout(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Starving":
+            return None
+        if self.TimelyTimeouts and self.TokenComing(s, n):
+            return None
+        return s._replace(msgs911=s.msgs911 | {self.Call911(s, n)})
+
+    # --- the environment ------------------------------------------------------------
+    def Crash(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if s.status[n - 1] != "Up" or (self.StableFounder and n == 1):
+            return None
+        return s._replace(
+            status=_upd(s.status, n, "Down"),
+            viewState=_upd(s.viewState, n, "Chaos"),
+            tokenState=_upd(s.tokenState, n, "Starving"),
+            token=_upd(s.token, n, NO_TOKEN),
+            tokenMsgs=frozenset(m for m in s.tokenMsgs if m["cur"] != n),
+            msgs911=frozenset(m for m in s.msgs911 if m["cur"] != n),
+        )
+
+    def Recover(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if s.status[n - 1] != "Down":
+            return None
+        call = self.Call911(s, n)
+        if self.NeutralRecovery:
+            call = call.set("seq", 0)
+        return s._replace(
+            status=_upd(s.status, n, "Up"),
+            tokenState=_upd(s.tokenState, n, "Starving"),
+            viewState=_upd(s.viewState, n, "Chaos"),
+            recovered=_upd(s.recovered, n, self.NeutralRecovery),
+            msgs911=s.msgs911 | {call},
+        )
+
+    def Join(self, s: RaincoreState, n: int) -> RaincoreState | None:
+        if n in self.InitRing or s.status[n - 1] != "Off":
+            return None
+        return s._replace(
+            status=_upd(s.status, n, "Up"),
+            tokenState=_upd(s.tokenState, n, "Starving"),
+            viewState=_upd(s.viewState, n, "Chaos"),
+            msgs911=s.msgs911 | {self.Call911(s, n)},
+        )
+
+    @staticmethod
+    def TokenLoss(s: RaincoreState, m: Fn) -> RaincoreState | None:
+        if m not in s.tokenMsgs:
+            return None
+        return s._replace(tokenMsgs=s.tokenMsgs - {m})
+
+    # --- Next -------------------------------------------------------------------------
+    def next(self, s: RaincoreState) -> Iterator[tuple[Label, RaincoreState]]:
+        for n in self.Node:
+            for name, fn in (("Initialization", self.Initialization),):
+                t = fn(s, n)
+                if t is not None:
+                    yield Label(name, (n,)), t
+            for m in s.tokenMsgs:
+                t = self.TokenReceived(s, n, m)
+                if t is not None:
+                    yield Label("TokenReceived", (n, m)), t
+            for m in s.msgs911:
+                t = self.Received911(s, n, m)
+                if t is not None:
+                    yield Label("911Received", (n, m)), t
+            for m in s.tokenMsgs:
+                t = self.TokenDeliveryFailure(s, n, m)
+                if t is not None:
+                    yield Label("TokenDeliveryFailure", (n, m)), t
+            for m in s.msgs911:
+                t = self.DeliveryFailure911(s, n, m)
+                if t is not None:
+                    yield Label("911DeliveryFailure", (n, m)), t
+            for name, fn in (("EatingTimeout", self.EatingTimeout), ("HungryTimeout", self.HungryTimeout),
+                             ("StarvingTimeout", self.StarvingTimeout)):
+                t = fn(s, n)
+                if t is not None:
+                    yield Label(name, (n,)), t
+        for n in self.Node:
+            for name, fn in (("Crash", self.Crash), ("Recover", self.Recover), ("Join", self.Join)):
+                t = fn(s, n)
+                if t is not None:
+                    yield Label(name, (n,)), t
+        for m in s.tokenMsgs:
+            yield Label("TokenLoss", (m,)), s._replace(tokenMsgs=s.tokenMsgs - {m})
+
+    def step(self, s: RaincoreState, action: str, *params: Any) -> RaincoreState:
+        """The successor by the named action instance (for scripted runs such
+        as the golden scenarios); raises if the instance is not enabled."""
+        fn = {
+            "Initialization": self.Initialization, "TokenReceived": self.TokenReceived,
+            "911Received": self.Received911, "TokenDeliveryFailure": self.TokenDeliveryFailure,
+            "911DeliveryFailure": self.DeliveryFailure911, "EatingTimeout": self.EatingTimeout,
+            "HungryTimeout": self.HungryTimeout, "StarvingTimeout": self.StarvingTimeout,
+            "Crash": self.Crash, "Recover": self.Recover, "Join": self.Join, "TokenLoss": self.TokenLoss,
+        }[action]
+        t = fn(s, *params)
+        if t is None:
+            raise ValueError(f"raincore: {Label(action, tuple(params))} is not enabled")
+        return t
+
+    # --- MC constraint --------------------------------------------------------------------
+    def constraint(self, s: RaincoreState) -> bool:
+        if self.MaxSeq is not None:
+            ms = int(self.MaxSeq)
+            if any(m["seq"] > ms for m in s.tokenMsgs):
+                return False
+            if any(s.token[i]["seq"] > ms or s.lastToken[i]["seq"] > ms for i in range(self.N)):
+                return False
+        if self.Max911 is not None and len(s.msgs911) > int(self.Max911):
+            return False
+        if self.MaxDown is not None and sum(1 for x in s.status if x == "Down") > int(self.MaxDown):
+            return False
+        return True
+
+    # --- properties -----------------------------------------------------------------------
+    @property
+    def invariants(self):
+        return {
+            "TypeOK": self.TypeOK,
+            "LegalStates": self.LegalStates,
+            "AtMostOneToken": self.AtMostOneToken,
+            "ConsistentHistory": self.ConsistentHistory,
+            "SingleRegenerator": self.SingleRegenerator,
+        }
+
+    def _is_ring(self, l: Any) -> bool:
+        return isinstance(l, tuple) and all(isinstance(x, int) and x in self.Node for x in l)
+
+    def _is_token(self, t: Any) -> bool:
+        return (isinstance(t, Fn) and set(t) == _TOKEN_FIELDS and isinstance(t["seq"], int) and t["seq"] >= 0
+                and self._is_ring(t["nodelist"]) and t["cur"] in (NULL, *self.Node)
+                and t["dest"] in (NULL, *self.Node) and isinstance(t["gvn"], int) and t["gvn"] >= 0)
+
+    def _is_911(self, m: Any) -> bool:
+        return (isinstance(m, Fn) and set(m) == _911_FIELDS and m["orig"] in self.Node and m["cur"] in self.Node
+                and m["dest"] in self.Node and self._is_ring(m["nodelist"]) and isinstance(m["seq"], int)
+                and m["seq"] >= 0 and m["status"] in STATUS_911)
+
+    def TypeOK(self, s: RaincoreState) -> bool:
+        N = self.N
+        return (
+            all(len(getattr(s, f)) == N for f in ("status", "viewState", "tokenState", "globalView", "lastToken",
+                                                  "localView", "newNodes", "token", "recovered"))
+            and all(x in STATUSES for x in s.status)
+            and all(x in VIEW_STATES for x in s.viewState)
+            and all(x in TOKEN_STATES for x in s.tokenState)
+            and all(isinstance(gv, tuple) and all(self._is_ring(v) for v in gv) for gv in s.globalView)
+            and all(self._is_token(t) for t in s.lastToken)
+            and all(self._is_ring(l) for l in s.localView)
+            and all(isinstance(x, frozenset) and x <= set(self.Node) for x in s.newNodes)
+            and all(self._is_token(t) for t in s.token)
+            and all((s.tokenState[n - 1] == "Eating") == (s.token[n - 1] != NO_TOKEN) for n in self.UpNodes(s))
+            and all(self._is_token(m) for m in s.tokenMsgs)
+            and all(self._is_911(m) for m in s.msgs911)
+            and all(isinstance(x, bool) for x in s.recovered)
+        )
+
+    def LegalStates(self, s: RaincoreState) -> bool:
+        return all((s.tokenState[n - 1], s.viewState[n - 1]) in LEGAL_PAIRS for n in self.UpNodes(s))
+
+    def AtMostOneToken(self, s: RaincoreState) -> bool:
+        return sum(1 for n in self.UpNodes(s) if s.tokenState[n - 1] == "Eating") <= 1
+
+    def ConsistentHistory(self, s: RaincoreState) -> bool:
+        seen: dict[int, tuple] = {}
+        for gv in s.globalView:
+            for i, v in enumerate(gv):
+                if v == NULL_VIEW:
+                    continue
+                w = seen.setdefault(i, v)
+                if w != v:
+                    return False
+        return True
+
+    def Granted(self, s: RaincoreState, n: int) -> bool:
+        return any(m["orig"] == n and m["dest"] == n and self.Regenerate(s, n, m) for m in s.msgs911)
+
+    def Regenerator(self, s: RaincoreState, n: int) -> bool:
+        return self.Granted(s, n) or (
+            s.tokenState[n - 1] == "Eating" and s.token[n - 1]["seq"] == s.lastToken[n - 1]["seq"]
+        )
+
+    def SingleRegenerator(self, s: RaincoreState) -> bool:
+        return sum(1 for n in self.UpNodes(s) if self.Regenerator(s, n)) <= 1
+
+    def Agreed(self, s: RaincoreState) -> bool:
+        """The state predicate of the spec's Liveness property."""
+        up = self.UpNodes(s)
+        views = {self.LastGlobalView(s, n) for n in up}
+        return all(s.viewState[n - 1] == "Agreement" for n in up) and (
+            not up or (len(views) == 1 and set(next(iter(views))) == set(up))
+        )
