@@ -1,0 +1,352 @@
+"""Python mirror of spec/Stable/Stable.tla (pbcast.STABLE).
+
+Theory of operation
+-------------------
+pbcast.STABLE (seed 002, sections "pbcast.STABLE protocol" and "Last Message
+dropped in NAKACK"): every member gossips its delivered vector in STABLE
+messages; a member keeps a round digest whose lows are the minimum and whose
+highs are the maximum of the vectors it has merged, and the set heardFrom of
+members it has not heard from yet; when heardFrom is empty it multicasts the
+digest as STABILITY; on a STABILITY digest every member purges the messages
+at or below the lows (garbage collection), learns from the highs of any last
+message it missed (which NAKACK then fetches from the sender), and starts a
+new round.  A member that joins gets the coordinator's delivered vector as
+its join digest.  docs/stable.md lists every interpretation of the seed.
+
+This module is the spec transcribed variable for variable and action for
+action (same names, same parameters, same guards, same successor values), so
+that the explorer's state graph equals TLC's ``-dump dot`` graph.  Members
+are ``1..N``; vectors and digests are :class:`~.values.Fn` over a view (a
+function over ``1..k`` normalises to TLC's ``<<...>>``); messages are
+records.  An action whose spec body is ``\\E m \\in InFlight(...)`` yields one
+successor per message, all under the same label.  ``constraint`` is
+MCStable's ``InFlightBound``.
+
+The three boolean constants select the protocol variant:
+``ResetOnDifferentMembers`` (the seed's fix), ``CoordSwitchesAtJoin`` (our
+fix of the join race TLC found) and ``GossipMergedDigest`` (the other reading
+of the seed, which TLC shows livelocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from .core import Label, Model
+from .values import Fn, record
+
+
+class StableState(NamedTuple):
+    group: frozenset   # the membership as the coordinator knows it
+    view: Fn           # member -> installed view (frozenset; empty before joining)
+    sent: Fn           # member -> seqno of its last multicast
+    delivered: Fn      # member -> Fn(sender -> highest delivered seqno)
+    received: Fn       # member -> Fn(sender -> highest seqno known to be sent)
+    purged: Fn         # member -> Fn(sender -> discarded up to this seqno)
+    digest: Fn         # member -> Fn(x -> [low, high]) over its view
+    heardFrom: Fn      # member -> members not yet heard from this round
+    net: frozenset     # messages in flight (records)
+
+
+def Entry(low: int, high: int) -> Fn:
+    return record(low=low, high=high)
+
+
+def DataMsg(p: int, q: int, seq: int) -> Fn:
+    return record(type="data", **{"from": p}, to=q, seq=seq)
+
+
+def StableMsg(p: int, q: int, vector: Fn) -> Fn:
+    return record(type="stable", **{"from": p}, to=q, vector=vector)
+
+
+def StabilityMsg(p: int, q: int, digest: Fn) -> Fn:
+    return record(type="stability", **{"from": p}, to=q, digest=digest)
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise TypeError(f"expected TRUE or FALSE, got {v!r}")
+
+
+class StableModel(Model):
+    protocol = "stable"
+    variables = StableState._fields
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        super().__init__(constants)
+        self.N = int(constants["N"])
+        self.NInit = int(constants["NInit"])
+        self.Senders = frozenset(int(x) for x in constants["Senders"])
+        self.MaxSeq = int(constants["MaxSeq"])
+        self.ResetOnDifferentMembers = _bool(constants["ResetOnDifferentMembers"])
+        self.CoordSwitchesAtJoin = _bool(constants["CoordSwitchesAtJoin"])
+        self.GossipMergedDigest = _bool(constants["GossipMergedDigest"])
+        # MCStable's bound on messages in flight; 0 (or absent) means none.
+        self.MaxInFlight = int(constants.get("MaxInFlight", 0))
+        if not (self.N >= 1 and 1 <= self.NInit <= self.N and self.Senders <= set(range(1, self.N + 1))
+                and self.MaxSeq >= 0 and self.MaxInFlight >= 0):
+            raise ValueError(f"constants violate Stable's ASSUME: {dict(constants)}")
+        self.Members = tuple(range(1, self.N + 1))
+        self.InitialView = frozenset(range(1, self.NInit + 1))
+        self.links = tuple((q, p) for q in self.Members for p in self.Members)
+
+    # --- helpers (same names as the spec's operators) -------------------------
+    @staticmethod
+    def Fresh(V: frozenset, v: Fn) -> Fn:
+        return Fn((x, Entry(v[x], v[x])) for x in V)
+
+    def Vector(self, s: StableState, p: int) -> Fn:
+        if self.GossipMergedDigest:
+            d = s.digest[p]
+            return Fn((x, d[x]["low"]) for x in d)
+        return Fn((x, s.delivered[p][x]) for x in s.view[p])
+
+    @staticmethod
+    def Merge(d: Fn, v: Fn) -> Fn:
+        return Fn(
+            (x, Entry(min(e["low"], v[x]), max(e["high"], v[x])) if x in v else e)
+            for x, e in d.items()
+        )
+
+    @staticmethod
+    def Others(s: StableState, p: int, type_: str) -> frozenset:
+        return frozenset(m for m in s.net if m["type"] != type_ or m["from"] != p)
+
+    def PostStable(self, s: StableState, p: int, v: Fn) -> frozenset:
+        return self.Others(s, p, "stable") | {StableMsg(p, q, v) for q in s.view[p] - {p}}
+
+    def PostStability(self, s: StableState, p: int, d: Fn) -> frozenset:
+        return self.Others(s, p, "stability") | {StabilityMsg(p, q, d) for q in s.view[p] - {p}}
+
+    def PurgeTo(self, s: StableState, q: int, d: Fn) -> Fn:
+        row = s.purged[q]
+        return s.purged.set(q, Fn((x, max(row[x], d[x]["low"]) if x in d else row[x]) for x in self.Members))
+
+    def LearnFrom(self, s: StableState, q: int, d: Fn) -> Fn:
+        row = s.received[q]
+        return s.received.set(q, Fn((x, max(row[x], d[x]["high"]) if x in d else row[x]) for x in self.Members))
+
+    @staticmethod
+    def InFlight(s: StableState, type_: str, q: int, p: int) -> list[Fn]:
+        return [m for m in s.net if m["type"] == type_ and m["from"] == p and m["to"] == q]
+
+    # --- Init -----------------------------------------------------------------
+    def init(self) -> Iterator[StableState]:
+        M, V0 = self.Members, self.InitialView
+        zeros = Fn((x, 0) for x in M)
+        yield StableState(
+            group=V0,
+            view=Fn((p, V0 if p in V0 else frozenset()) for p in M),
+            sent=zeros,
+            delivered=Fn((p, zeros) for p in M),
+            received=Fn((p, zeros) for p in M),
+            purged=Fn((p, zeros) for p in M),
+            digest=Fn((p, Fn((x, Entry(0, 0)) for x in (V0 if p in V0 else ()))) for p in M),
+            heardFrom=Fn((p, V0 if p in V0 else frozenset()) for p in M),
+            net=frozenset(),
+        )
+
+    # --- actions --------------------------------------------------------------
+    # Each returns the list of successors (empty when disabled).
+
+    def Multicast(self, s: StableState, p: int) -> list[StableState]:
+        if p not in self.Senders or not s.view[p] or s.sent[p] >= self.MaxSeq:
+            return []
+        k = s.sent[p] + 1
+        return [s._replace(
+            sent=s.sent.set(p, k),
+            delivered=s.delivered.set(p, s.delivered[p].set(p, k)),
+            received=s.received.set(p, s.received[p].set(p, k)),
+            net=s.net | {DataMsg(p, q, k) for q in s.view[p] - {p}},
+        )]
+
+    def ReceiveData(self, s: StableState, q: int, p: int) -> list[StableState]:
+        out = []
+        for m in self.InFlight(s, "data", q, p):
+            seq = m["seq"]
+            delivered = s.delivered
+            if seq == s.delivered[q][p] + 1:
+                delivered = delivered.set(q, delivered[q].set(p, seq))
+            out.append(s._replace(
+                delivered=delivered,
+                received=s.received.set(q, s.received[q].set(p, max(s.received[q][p], seq))),
+                net=s.net - {m},
+            ))
+        return out
+
+    def Retransmit(self, s: StableState, q: int, p: int) -> list[StableState]:
+        d = s.delivered[q][p]
+        if q == p or not d < s.received[q][p] or not s.purged[p][p] < d + 1:
+            return []
+        return [s._replace(delivered=s.delivered.set(q, s.delivered[q].set(p, d + 1)))]
+
+    def LoseMessage(self, s: StableState, q: int, p: int) -> list[StableState]:
+        return [s._replace(net=s.net - {m}) for m in s.net if m["from"] == p and m["to"] == q]
+
+    def SendStable(self, s: StableState, p: int) -> list[StableState]:
+        if not s.view[p]:
+            return []
+        v = self.Vector(s, p)
+        return [s._replace(
+            net=self.PostStable(s, p, v),
+            digest=s.digest.set(p, self.Merge(s.digest[p], v)),
+            heardFrom=s.heardFrom.set(p, s.heardFrom[p] - {p}),
+        )]
+
+    def ReceiveStable(self, s: StableState, q: int, p: int) -> list[StableState]:
+        out = []
+        for m in self.InFlight(s, "stable", q, p):
+            v = m["vector"]
+            if self.ResetOnDifferentMembers and set(v) != set(s.digest[q]):
+                t = s._replace(heardFrom=s.heardFrom.set(q, s.view[q]))
+            else:
+                t = s._replace(
+                    digest=s.digest.set(q, self.Merge(s.digest[q], v)),
+                    heardFrom=s.heardFrom.set(q, s.heardFrom[q] - {p}),
+                )
+            out.append(t._replace(net=s.net - {m}))
+        return out
+
+    def SendStability(self, s: StableState, p: int) -> list[StableState]:
+        if not s.view[p] or s.heardFrom[p]:
+            return []
+        d = s.digest[p]
+        return [s._replace(
+            net=self.PostStability(s, p, d),
+            purged=self.PurgeTo(s, p, d),
+            received=self.LearnFrom(s, p, d),
+            digest=s.digest.set(p, self.Fresh(s.view[p], s.delivered[p])),
+            heardFrom=s.heardFrom.set(p, s.view[p]),
+        )]
+
+    def ReceiveStability(self, s: StableState, q: int, p: int) -> list[StableState]:
+        out = []
+        for m in self.InFlight(s, "stability", q, p):
+            d = m["digest"]
+            out.append(s._replace(
+                purged=self.PurgeTo(s, q, d),
+                received=self.LearnFrom(s, q, d),
+                digest=s.digest.set(q, self.Fresh(s.view[q], s.delivered[q])),
+                heardFrom=s.heardFrom.set(q, s.view[q]),
+                net=s.net - {m},
+            ))
+        return out
+
+    def Join(self, s: StableState, j: int) -> list[StableState]:
+        if j in s.group or any(s.view[p] != s.group for p in s.group):
+            return []
+        c = min(s.group)
+        V = s.group | {j}
+        switching = {c} if self.CoordSwitchesAtJoin else set()
+        installs = {j} | switching
+        fresh = self.Fresh(V, s.delivered[c])
+
+        def heard(p: int) -> frozenset:
+            if p == j:
+                return V
+            if p in switching:
+                return V if self.ResetOnDifferentMembers else s.heardFrom[p]
+            return s.heardFrom[p]
+
+        return [s._replace(
+            group=V,
+            view=Fn((p, V if p in installs else s.view[p]) for p in self.Members),
+            delivered=s.delivered.set(j, s.delivered[c]),
+            received=s.received.set(j, s.delivered[c]),
+            digest=Fn((p, fresh if p in installs else s.digest[p]) for p in self.Members),
+            heardFrom=Fn((p, heard(p)) for p in self.Members),
+        )]
+
+    def InstallView(self, s: StableState, p: int) -> list[StableState]:
+        if not s.view[p] or p not in s.group or s.view[p] == s.group:
+            return []
+        return [s._replace(
+            view=s.view.set(p, s.group),
+            digest=s.digest.set(p, self.Fresh(s.group, s.delivered[p])),
+            heardFrom=s.heardFrom.set(p, s.group if self.ResetOnDifferentMembers else s.heardFrom[p]),
+        )]
+
+    def next(self, s: StableState) -> Iterator[tuple[Label, StableState]]:
+        M = self.Members
+        for name in ("Multicast",):
+            for p in M:
+                for t in self.Multicast(s, p):
+                    yield Label(name, (p,)), t
+        for name, act in (("ReceiveData", self.ReceiveData), ("Retransmit", self.Retransmit),
+                          ("LoseMessage", self.LoseMessage)):
+            for q, p in self.links:
+                for t in act(s, q, p):
+                    yield Label(name, (q, p)), t
+        for p in M:
+            for t in self.SendStable(s, p):
+                yield Label("SendStable", (p,)), t
+        for q, p in self.links:
+            for t in self.ReceiveStable(s, q, p):
+                yield Label("ReceiveStable", (q, p)), t
+        for p in M:
+            for t in self.SendStability(s, p):
+                yield Label("SendStability", (p,)), t
+        for q, p in self.links:
+            for t in self.ReceiveStability(s, q, p):
+                yield Label("ReceiveStability", (q, p)), t
+        for j in M:
+            for t in self.Join(s, j):
+                yield Label("Join", (j,)), t
+        for p in M:
+            for t in self.InstallView(s, p):
+                yield Label("InstallView", (p,)), t
+
+    def constraint(self, s: StableState) -> bool:
+        return self.MaxInFlight == 0 or len(s.net) <= self.MaxInFlight
+
+    # --- properties -----------------------------------------------------------
+    @property
+    def invariants(self):
+        return {"TypeOK": self.TypeOK, "SafeGC": self.SafeGC, "StabilityBound": self.StabilityBound}
+
+    def TypeOK(self, s: StableState) -> bool:
+        M = set(self.Members)
+        seqs = range(0, self.MaxSeq + 1)
+
+        def vec(v: Any) -> bool:
+            return isinstance(v, Fn) and set(v) == M and all(x in seqs for x in v.values())
+
+        def digest_ok(d: Any) -> bool:
+            return isinstance(d, Fn) and set(d) <= M and all(
+                isinstance(e, Fn) and set(e) == {"low", "high"} and e["low"] in seqs and e["high"] in seqs
+                for e in d.values())
+
+        def msg_ok(m: Fn) -> bool:
+            keys = set(m)
+            if m["from"] not in M or m["to"] not in M:
+                return False
+            if m["type"] == "data":
+                return keys == {"type", "from", "to", "seq"} and 1 <= m["seq"] <= self.MaxSeq
+            if m["type"] == "stable":
+                v = m["vector"]
+                return keys == {"type", "from", "to", "vector"} and set(v) <= M and all(x in seqs for x in v.values())
+            if m["type"] == "stability":
+                return keys == {"type", "from", "to", "digest"} and digest_ok(m["digest"])
+            return False
+
+        return (
+            s.group <= M
+            and set(s.view) == M and all(s.view[p] <= M for p in M)
+            and set(s.sent) == M and all(s.sent[p] in seqs for p in M)
+            and all(set(f) == M and all(vec(f[p]) for p in M) for f in (s.delivered, s.received, s.purged))
+            and set(s.digest) == M and all(digest_ok(s.digest[p]) for p in M)
+            and set(s.heardFrom) == M and all(s.heardFrom[p] <= M for p in M)
+            and all(msg_ok(m) for m in s.net)
+        )
+
+    def SafeGC(self, s: StableState) -> bool:
+        return all(s.purged[p][x] <= s.delivered[q][x]
+                   for p in self.Members for q in s.view[p] for x in self.Members)
+
+    def StabilityBound(self, s: StableState) -> bool:
+        return all(m["digest"][x]["low"] <= s.delivered[q][x]
+                   for m in s.net if m["type"] == "stability"
+                   for q in m["digest"] for x in m["digest"])
