@@ -23,13 +23,21 @@ Decoding is strict: ``decode`` either returns exactly the message that
 long, trailing bytes, unknown version or type, zero seqnos, NAK with lo > hi,
 frames above ``MAX_FRAME``, non-bytes input).  The runtime counts and drops
 such datagrams; they never reach a layer.  HMAC (DESIGN §4) is left for later.
+
+Other layers' messages (STABLE, FLUSH, Raincore) are added by ``register``:
+a type code (10-255; 1-9 are this module's), the message class and a pair of
+body functions.  The body decoder gets the bytes after the two-byte header
+and must be as strict as the built-in ones (``unpack``, ``exact_tail`` and
+``need`` help); anything else it raises becomes a DecodeError.  A registered
+message may ride inside XDATA as a nested frame.  Blocks of codes: STABLE
+10-19, FLUSH 20-29, Raincore 30-39, SEQUENCER over FLUSH 40-49.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Callable, Union
 
 VERSION = 1
 MAX_FRAME = 65507            # the largest UDP payload over IPv4
@@ -90,7 +98,39 @@ class Ack:
     upto: int
 
 
-Message = Union[Forward, Data, XData, Nak, Ack]
+Message = Union[Forward, Data, XData, Nak, Ack]   # plus registered types
+
+
+@dataclass(frozen=True)
+class _Ext:
+    code: int
+    cls: type
+    encode_body: Callable[[Any], bytes]
+    decode_body: Callable[[bytes], Any]
+
+
+_EXT_BY_CODE: dict[int, _Ext] = {}
+_EXT_BY_CLS: dict[type, _Ext] = {}
+
+
+def register(code: int, cls: type, encode_body: Callable[[Any], bytes],
+             decode_body: Callable[[bytes], Any]) -> None:
+    """Add message type ``code`` (10..255) carried as ``cls``.  Registering
+    the same class under the same code again is a no-op (module reloads)."""
+    if type(code) is not int or not 10 <= code <= 255:
+        raise ValueError(f"type code {code!r} outside 10..255")
+    old = _EXT_BY_CODE.get(code)
+    if old is not None and old.cls is not cls:
+        if old.cls.__qualname__ != cls.__qualname__ or old.cls.__module__ != cls.__module__:
+            raise ValueError(f"type code {code} already taken by {old.cls.__name__}")
+    ext = _Ext(code, cls, encode_body, decode_body)
+    _EXT_BY_CODE[code] = ext
+    _EXT_BY_CLS[cls] = ext
+
+
+def registered() -> dict[int, type]:
+    """Type code -> class of every registered message type."""
+    return {c: e.cls for c, e in sorted(_EXT_BY_CODE.items())}
 
 
 def _check_node(n) -> None:
@@ -114,12 +154,12 @@ def encode(msg: Message) -> bytes:
     elif isinstance(msg, XData):
         _check_node(msg.sender)
         _check_seq(msg.seqno)
-        if isinstance(msg.body, (Forward, Data)):
+        if isinstance(msg.body, (Forward, Data)) or type(msg.body) in _EXT_BY_CLS:
             kind, body = K_FRAME, encode(msg.body)
         elif isinstance(msg.body, (bytes, bytearray)):
             kind, body = K_RAW, bytes(msg.body)
         else:
-            raise ValueError(f"XData body must be bytes, Forward or Data: {msg.body!r}")
+            raise ValueError(f"XData body must be bytes, Forward, Data or a registered type: {msg.body!r}")
         out = _HEADER.pack(VERSION, T_XDATA) + _XDATA.pack(msg.sender, msg.seqno, kind, len(body)) + body
     elif isinstance(msg, Nak):
         _check_node(msg.sender)
@@ -132,6 +172,9 @@ def encode(msg: Message) -> bytes:
         _check_node(msg.sender)
         _check_seq(msg.upto, lo=0)
         out = _HEADER.pack(VERSION, T_ACK) + _ACK.pack(msg.sender, msg.upto)
+    elif type(msg) in _EXT_BY_CLS:
+        ext = _EXT_BY_CLS[type(msg)]
+        out = _HEADER.pack(VERSION, ext.code) + bytes(ext.encode_body(msg))
     else:
         raise ValueError(f"not a codec message: {msg!r}")
     if len(out) > MAX_FRAME:
@@ -161,6 +204,17 @@ def _decode(data: bytes, nested: bool) -> Message:
         payload = _exact_tail(body, _SEQ.size, n)
         _need(seqno >= 1, "seqno 0")
         return (Forward if t == T_FORWARD else Data)(sender, seqno, payload)
+    ext = _EXT_BY_CODE.get(t)
+    if ext is not None:
+        try:
+            msg = ext.decode_body(body)
+        except DecodeError:
+            raise
+        except Exception as e:      # a body decoder's slip must not crash a node
+            raise DecodeError(f"type {t}: {type(e).__name__}: {e}") from None
+        if type(msg) is not ext.cls:
+            raise DecodeError(f"type {t}: decoder returned {type(msg).__name__}")
+        return msg
     if nested:
         raise DecodeError(f"type {t} cannot be nested in XDATA")
     if t == T_XDATA:
@@ -184,21 +238,25 @@ def _decode(data: bytes, nested: bool) -> Message:
     raise DecodeError(f"unknown type {t}")
 
 
-def _need(cond: bool, why: str) -> None:
+def need(cond: bool, why: str) -> None:
     if not cond:
         raise DecodeError(why)
 
 
-def _unpack(st: struct.Struct, body: bytes) -> tuple:
+def unpack(st: struct.Struct, body: bytes) -> tuple:
     if len(body) < st.size:
         raise DecodeError("truncated body")
     return st.unpack_from(body, 0)
 
 
-def _exact_tail(body: bytes, start: int, n: int) -> bytes:
+def exact_tail(body: bytes, start: int, n: int) -> bytes:
     tail = body[start:]
     if len(tail) < n:
         raise DecodeError("truncated payload")
     if len(tail) > n:
         raise DecodeError("trailing bytes")
     return tail
+
+
+# the names the built-in decoders use
+_need, _unpack, _exact_tail = need, unpack, exact_tail

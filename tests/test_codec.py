@@ -99,3 +99,66 @@ def test_encode_rejects_unrepresentable():
             encode(bad)
     with pytest.raises(ValueError):
         encode(Data(1, 1, b"x" * codec.MAX_FRAME))
+
+
+# ---------------------------------------------------------------- extension registry
+
+import struct as _struct
+from dataclasses import dataclass as _dataclass
+
+
+@_dataclass(frozen=True, slots=True)
+class _Ping:
+    sender: int
+    n: int
+
+
+_PING = _struct.Struct(">HI")
+
+
+def _ping_decode(body: bytes):
+    sender, n = codec.unpack(_PING, body)
+    codec.need(len(body) == _PING.size, "trailing bytes")
+    return _Ping(sender, n)
+
+
+def _register_ping():
+    codec.register(255, _Ping, lambda m: _PING.pack(m.sender, m.n), _ping_decode)
+
+
+def test_registered_type_round_trips_alone_and_inside_xdata():
+    _register_ping()
+    assert codec.registered()[255] is _Ping
+    m = _Ping(3, 7)
+    assert codec.decode(codec.encode(m)) == m
+    x = codec.XData(2, 5, m)
+    assert codec.decode(codec.encode(x)) == x
+
+
+def test_registered_type_is_decoded_strictly():
+    _register_ping()
+    frame = codec.encode(_Ping(3, 7))
+    for bad in (frame[:-1], frame + b"\x00", frame[:2]):
+        with pytest.raises(codec.DecodeError):
+            codec.decode(bad)
+
+
+def test_a_body_decoder_slip_becomes_decode_error():
+    @_dataclass(frozen=True)
+    class Boom:
+        x: int
+    codec.register(254, Boom, lambda m: b"x", lambda body: body[10])  # IndexError on short bodies
+    with pytest.raises(codec.DecodeError, match="IndexError"):
+        codec.decode(codec.encode(Boom(1)))
+
+
+def test_register_refuses_builtin_codes_and_a_taken_code():
+    _register_ping()
+    with pytest.raises(ValueError):
+        codec.register(3, _Ping, bytes, _ping_decode)
+
+    @_dataclass(frozen=True)
+    class Other:
+        x: int
+    with pytest.raises(ValueError, match="already taken"):
+        codec.register(255, Other, bytes, _ping_decode)
