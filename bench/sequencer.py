@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from groupcheck.conformance.replay import replay
+from groupcheck.conformance.sequencer import replay
 from groupcheck.conformance.traces import load
 from groupcheck.impl import tracefile
 from groupcheck.impl.sim import simulate

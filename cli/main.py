@@ -121,11 +121,25 @@ def audit(
     raise typer.Exit(1 if bad else 0)
 
 
+def _options(pairs: List[str]) -> dict:
+    out = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k:
+            raise ValueError(f"--option {p!r}: expected key=value")
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
 @app.command()
 def simulate(
-    protocol: str = typer.Argument(..., help="protocol (only sequencer today)"),
-    nodes: int = typer.Option(3, "--nodes", help="members 1..N"),
-    messages: int = typer.Option(2, "--messages", help="multicasts per member"),
+    protocol: str = typer.Argument(..., help="protocol with an implementation, e.g. sequencer"),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="members 1..N (protocol default if absent)"),
+    messages: Optional[int] = typer.Option(None, "--messages", help="multicasts per member (protocol default if absent)"),
+    option: List[str] = typer.Option([], "--option", help="other protocol option, key=value (repeatable)"),
     seed: int = typer.Option(0, "--seed", help="seed of the first run; run i uses seed+i"),
     faults: str = typer.Option("", "--faults", help="e.g. loss=0.1,dup=0.05,reorder=3,crash=1@20 (ms)"),
     runs: int = typer.Option(1, "--runs"),
@@ -134,23 +148,27 @@ def simulate(
 ):
     """Simulate runs of the implementation and write one groupcheck-trace/1 file per run."""
     import pathlib
+    from groupcheck.conformance import protocols
     from groupcheck.impl import tracefile
-    if protocol != "sequencer":
-        console(stderr=True).print(f"[red]error:[/] no simulator for protocol {protocol!r}")
-        raise typer.Exit(2)
     try:
-        plan = tracefile.parse_faults(faults)
-    except ValueError as e:
-        console(stderr=True).print(f"[red]error:[/] {e}", markup=False)
+        proto = protocols.get(protocol)
+        opts = {**proto.default_options, **_options(option)}
+        if nodes is not None:
+            opts["nodes"] = nodes
+        if messages is not None:
+            opts["messages"] = messages
+        rows = []
+        for i in range(runs):
+            records, line = proto.simulate(seed + i, faults, opts)
+            line = dict(line)
+            line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
+            rows.append(line)
+            if not as_json:
+                print(f"{line['run_id']}: " + ", ".join(f"{k} {v}" for k, v in line.items()
+                                                        if k not in ("run_id", "file")) + f" -> {line['file']}")
+    except (protocols.UnknownProtocol, ValueError) as e:
+        console(stderr=True).print(f"error: {e}", style="red", markup=False)
         raise typer.Exit(2)
-    rows = []
-    for i in range(runs):
-        records, line = tracefile.simulate_run(nodes, messages, seed + i, plan)
-        line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
-        rows.append(line)
-        if not as_json:
-            print(f"{line['run_id']}: delivered {line['delivered']}, retransmissions {line['retransmissions']}, "
-                  f"dropped datagrams {line['dropped_datagrams']} -> {line['file']}")
     if as_json:
         print(json.dumps(rows, indent=2))
 

@@ -12,7 +12,7 @@ the next view at one member.  impl/sim.py has no such hook (its network and
 timers are a time-ordered queue), hence this separate driver.
 
 After each step the trace events the stack emitted are replayed against the
-model as ``conformance/replay.py`` does, on a SET of candidate model states
+model as ``conformance/sequencer.py`` does, on a SET of candidate model states
 (the model's channels and the lost set of a Crash are not visible in the
 trace): each event must be an enabled model action from some candidate,
 leading to a state whose projection on the acting member equals the logged
@@ -36,7 +36,7 @@ from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Multicast, Re
 from groupcheck.impl.sim import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel
 
-from .replay import _check_event, _explain, _msg_ok, _successors, project
+from .sequencer import _check_event, _explain, _msg_ok, _successors, project
 
 
 class LockstepError(AssertionError):

@@ -3,10 +3,14 @@
 Theory of operation
 -------------------
 A trace is NDJSON: one header record, then event records.  Every line is
-parsed and validated against ``impl/trace_schema.json`` (JSON Schema 2020-12);
-the header must come first and only once, and event indices must run
-0, 1, 2, ...  The first problem makes the whole run *rejected*: ``load``
-raises ``TraceError`` whose message names ``file:line``.
+parsed and validated against ``impl/trace_schema.json`` (JSON Schema 2020-12,
+the protocol-independent envelope), and every event also against its
+protocol's schema ``impl/schemas/<protocol>.json`` (action names, parameters,
+state variables), the protocol being the header's.  The header must come
+first and only once, and event indices must run 0, 1, 2, ...  The first
+problem makes the whole run *rejected*: ``load`` raises ``TraceError`` whose
+message names ``file:line``.  ``record_problem`` checks one parsed record the
+same way (the pipeline's ingest uses it row by row).
 """
 
 from __future__ import annotations
@@ -36,14 +40,32 @@ class Trace:
     events: list[dict]
 
 
-@lru_cache(maxsize=1)
-def validator() -> jsonschema.Draft202012Validator:
+def _schema_text(rel: str) -> str:
     try:
         from importlib.resources import files
-        text = (files("groupcheck.impl") / "trace_schema.json").read_text(encoding="utf-8")
+        return (files("groupcheck.impl").joinpath(*rel.split("/"))).read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError):   # package data not installed
-        text = (Path(__file__).resolve().parent.parent / "impl" / "trace_schema.json").read_text(encoding="utf-8")
-    schema = json.loads(text)
+        return (Path(__file__).resolve().parent.parent / "impl" / rel).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def validator() -> jsonschema.Draft202012Validator:
+    """The envelope: header, and the fields every event has."""
+    schema = json.loads(_schema_text("trace_schema.json"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(_inline_refs(schema))
+
+
+@lru_cache(maxsize=None)
+def protocol_validator(protocol: str) -> jsonschema.Draft202012Validator | None:
+    """The event schema of ``protocol`` (impl/schemas/<protocol>.json), or
+    None when there is none."""
+    if not protocol.replace("_", "").isalnum():
+        return None
+    try:
+        schema = json.loads(_schema_text(f"schemas/{protocol}.json"))
+    except (FileNotFoundError, OSError):
+        return None
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(_inline_refs(schema))
 
@@ -95,6 +117,26 @@ def _problem(rec) -> str | None:
     return f"schema: {errs[0].message}"
 
 
+def _protocol_problem(rec: dict, protocol: str) -> str | None:
+    v = protocol_validator(protocol)
+    if v is None:
+        return f"no event schema for protocol {protocol!r} (impl/schemas/{protocol}.json)"
+    if v.is_valid(rec):
+        return None
+    e = min(v.iter_errors(rec), key=lambda e: (len(list(e.absolute_path)), e.message))
+    where = "/".join(str(x) for x in e.absolute_path)
+    return f"schema ({protocol}): {where + ': ' if where else ''}{e.message}"
+
+
+def record_problem(rec, protocol: str | None = None) -> str | None:
+    """Why ``rec`` (one parsed line) is not a valid record, or None.  Events
+    are checked against ``protocol``'s schema too when it is given."""
+    problem = _problem(rec)
+    if problem is None and protocol is not None and rec.get("kind") == "event":
+        problem = _protocol_problem(rec, protocol)
+    return problem
+
+
 def load(path: str | Path) -> Trace:
     path = Path(path)
     header, events = None, []
@@ -122,6 +164,9 @@ def load(path: str | Path) -> Trace:
             continue
         if rec["kind"] != "event":
             raise TraceError(path, n, "a second header")
+        problem = _protocol_problem(rec, header["protocol"])
+        if problem:
+            raise TraceError(path, n, problem)
         if rec["i"] != len(events):
             raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
         events.append(rec)

@@ -210,8 +210,10 @@ def sequencer_stack(nid: int, members: tuple[int, ...], **reliable_opts) -> Stac
 
 def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
              faults: FaultPlan | None = None, *, horizon: float = 60.0,
-             make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack) -> tuple[list[dict], dict]:
-    """Run SEQUENCER on ``nodes`` (the first view, coordinator first) with the
+             make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack,
+             protocol: str = "sequencer") -> tuple[list[dict], dict]:
+    """Run SEQUENCER (or the stacks ``make_stack`` builds, named ``protocol``
+    in the header) on ``nodes`` (the first view, coordinator first) with the
     application sends ``messages`` = ``(time, member, payload)``.  Returns
     ``(trace_records, summary)``."""
     members = tuple(nodes)
@@ -219,7 +221,7 @@ def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]],
     sim = Simulator({n: make_stack(n, members) for n in members}, seed, faults, horizon)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
-    header = {"kind": "header", "protocol": "sequencer", "nodes": list(members), "seed": seed,
+    header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
               "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
     quiescent = sim.run()
     summary = {

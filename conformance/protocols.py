@@ -1,0 +1,72 @@
+"""The protocols conformance knows, found by module name.
+
+Theory of operation
+-------------------
+Each protocol with an implementation has a module ``groupcheck.conformance.<name>``
+(``conformance/sequencer.py``, ``conformance/stable.py``, ...) that defines
+``PROTOCOL = Protocol(...)``: how to simulate one run of the implementation and
+how to replay one trace against the model.  ``groupcheck simulate``,
+``groupcheck conform``, the Spark pipeline and the audit go through ``get`` and
+``available``, so a protocol plugs in by adding its module, with no change to
+the command line or the pipeline.  ``name`` is the trace header's ``protocol``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str                       # trace header "protocol", lower case
+    spec: str                       # spec folder, e.g. "Sequencer"
+    actions: tuple[str, ...]        # TLA+ action names a trace may contain
+    properties: tuple[str, ...]     # trace properties checked after the replay
+    # one simulated run: (seed, fault spec, options) -> (groupcheck-trace/1 records, summary)
+    simulate: Callable[[int, str, dict], tuple[list[dict], dict]]
+    replay: Callable[[Any], Any]    # Trace -> replay.RunReport
+    default_options: dict = field(default_factory=dict)
+    campaign_faults: str = ""       # the fault spec the audit and the campaign use
+
+
+class UnknownProtocol(KeyError):
+    def __str__(self) -> str:
+        return f"no conformance module for protocol {self.args[0]!r} (have: {', '.join(available()) or 'none'})"
+
+
+_NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "report"}
+
+
+def get(name: str) -> Protocol:
+    if not name.isidentifier() or name in _NOT_PROTOCOLS:
+        raise UnknownProtocol(name)
+    try:
+        mod = importlib.import_module(f"groupcheck.conformance.{name}")
+    except ModuleNotFoundError as e:
+        if e.name == f"groupcheck.conformance.{name}":
+            raise UnknownProtocol(name) from None
+        raise
+    proto = getattr(mod, "PROTOCOL", None)
+    if not isinstance(proto, Protocol):
+        raise UnknownProtocol(name)
+    if proto.name != name:
+        raise ValueError(f"conformance/{name}.py registers protocol {proto.name!r}")
+    return proto
+
+
+def available() -> list[str]:
+    """Every protocol whose conformance module defines PROTOCOL, sorted."""
+    import groupcheck.conformance as pkg
+    names = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_") or info.name in _NOT_PROTOCOLS:
+            continue
+        try:
+            get(info.name)
+        except UnknownProtocol:
+            continue
+        names.append(info.name)
+    return sorted(names)
