@@ -30,6 +30,11 @@ class Protocol:
     replay: Callable[[Any], Any]    # Trace -> replay.RunReport
     default_options: dict = field(default_factory=dict)
     campaign_faults: str = ""       # the fault spec the audit and the campaign use
+    # properties the protocol as the seed describes it is KNOWN to violate under
+    # campaign_faults (a finding, with its counterexample in docs/<name>.md): the
+    # audit counts such violations and does not fail on them; any other
+    # violation, a nonconforming run or a rejected trace fails it
+    known_violations: tuple[str, ...] = ()
 
 
 class UnknownProtocol(KeyError):
