@@ -1,0 +1,221 @@
+"""Raincore conformance: replay a trace against model/raincore.py.
+
+Theory of operation
+-------------------
+Each trace event claims one action of spec/Raincore/Raincore.tla (the seed's
+eight events, or the environment's Crash, Recover, Join, TokenLoss) by one
+node, with the message it takes and the node's post-state.  As in
+conformance/replay.py the replay keeps the SET of model states consistent
+with the events so far; here every message is logged in full (a token or a
+911 is the same record in the trace and in the model's message sets), so
+the set stays a singleton unless the model itself offers a choice.  For each
+event the named action is applied to every candidate with the logged node
+and message; the successors whose projection on that node equals the logged
+post-state survive.  An empty set makes the run *nonconforming* there.
+
+The trace properties are then evaluated on the states the trace shows
+(each node's latest logged state, starting from the model's initial state):
+AtMostOneToken (at most one live node Eating) and ConsistentHistory (the
+non-NULL globalView entries at the same index agree across nodes), after
+every event.  A failure makes the run a *violation*, with the event where
+it first failed.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from groupcheck.model.raincore import Msg911, RaincoreModel, Token
+
+from .replay import RunReport
+from .traces import Trace
+
+ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
+           "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")
+PROPERTIES = ("AtMostOneToken", "ConsistentHistory")
+CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableFounder",
+             "NeutralRecovery", "FreshClaim", "ReserveAfterToken")
+_WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
+MAX_CANDIDATES = 10_000
+
+
+def model_for(constants: dict) -> RaincoreModel:
+    return RaincoreModel({k: constants[k] for k in CONSTANTS})
+
+
+def token_json(t) -> dict:
+    return {"seq": t["seq"], "nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
+
+
+def project(s, n: int) -> dict:
+    """Node ``n``'s part of model state ``s`` in the trace's JSON shape."""
+    i = n - 1
+    return {"status": s.status[i], "viewState": s.viewState[i], "tokenState": s.tokenState[i],
+            "globalView": [list(v) for v in s.globalView[i]], "lastToken": token_json(s.lastToken[i]),
+            "localView": list(s.localView[i]), "newNodes": sorted(s.newNodes[i]),
+            "token": token_json(s.token[i]), "recovered": s.recovered[i]}
+
+
+def model_msg(msg: dict):
+    """The model's record for a logged message."""
+    nl = tuple(msg["nodelist"])
+    if msg["type"] == "TOKEN":
+        return Token(msg["seq"], nl, msg["cur"], msg["dest"], msg["gvn"])
+    return Msg911(msg["orig"], msg["cur"], msg["dest"], nl, msg["seq"], msg["status"])
+
+
+def successor(model: RaincoreModel, s, ev: dict):
+    """The model's successor of ``s`` by the event's action, or None."""
+    name, n = ev["name"], ev["nid"]
+    if name in _WITH_MSG:
+        m = model_msg(ev["msg"])
+        if name == "TokenLoss":
+            return model.TokenLoss(s, m)
+        fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
+              "TokenDeliveryFailure": model.TokenDeliveryFailure,
+              "911DeliveryFailure": model.DeliveryFailure911}[name]
+        return fn(s, n, m)
+    fn = {"Initialization": model.Initialization, "EatingTimeout": model.EatingTimeout,
+          "HungryTimeout": model.HungryTimeout, "StarvingTimeout": model.StarvingTimeout,
+          "Crash": model.Crash, "Recover": model.Recover, "Join": model.Join}[name]
+    return fn(s, n)
+
+
+def step(model: RaincoreModel, cands: set, ev: dict) -> set:
+    out = set()
+    for s in cands:
+        t = successor(model, s, ev)
+        if t is None:
+            continue
+        if ev.get("state") is not None and ev["nid"] is not None and project(t, ev["nid"]) != ev["state"]:
+            continue
+        out.add(t)
+    return out
+
+
+def explain(model: RaincoreModel, cands: set, ev: dict) -> str:
+    head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, msg={ev.get('msg')})"
+    for s in cands:
+        t = successor(model, s, ev)
+        if t is None:
+            continue
+        exp, got = project(t, ev["nid"]), ev.get("state") or {}
+        lines = [f"  {k}: model {exp[k]!r} != logged {got.get(k)!r}" for k in exp if exp[k] != got.get(k)]
+        return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+    why = ""
+    if ev["name"] in _WITH_MSG and ev["name"] != "TokenLoss":
+        why = " (no candidate has that message in transit, or its guard is false)"
+    return f"{head}: not enabled in any of {len(cands)} candidate model state(s){why}"
+
+
+def _bad_event(model: RaincoreModel, ev: dict) -> Optional[str]:
+    if ev["name"] not in ACTIONS:
+        return f"unknown Raincore action {ev['name']!r}"
+    if ev["name"] == "TokenLoss":
+        if ev.get("msg") is None or ev["msg"].get("type") != "TOKEN":
+            return "TokenLoss without the token it loses"
+        return None
+    if not isinstance(ev["nid"], int) or ev["nid"] not in model.Node:
+        return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
+    if ev["name"] in _WITH_MSG:
+        msg = ev.get("msg")
+        want = "TOKEN" if ev["name"].startswith("Token") else "911"
+        if msg is None or msg.get("type") != want:
+            return f"{ev['name']} needs a {want} message"
+        for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
+            if x not in model.Node:
+                return f"msg: node {x!r} is not a node 1..{model.N}"
+    if ev.get("state") is None:
+        return f"{ev['name']} logs no post-state"
+    return None
+
+
+# ---------------------------------------------------------------- trace properties
+
+class Observed:
+    """The per-node states a trace shows, from the model's initial state on."""
+
+    def __init__(self, model: RaincoreModel, init) -> None:
+        self.nodes = {n: project(init, n) for n in model.Node}
+
+    def update(self, ev: dict) -> None:
+        if ev.get("state") is not None and ev["nid"] is not None:
+            self.nodes[ev["nid"]] = ev["state"]
+
+    def at_most_one_token(self) -> Optional[str]:
+        eating = [n for n, st in self.nodes.items() if st["status"] == "Up" and st["tokenState"] == "Eating"]
+        return None if len(eating) <= 1 else f"nodes {eating} are all Eating"
+
+    def consistent_history(self) -> Optional[str]:
+        seen: dict[int, tuple[int, list]] = {}
+        for n, st in self.nodes.items():
+            for i, v in enumerate(st["globalView"]):
+                if not v:
+                    continue
+                if i in seen and seen[i][1] != v:
+                    m, w = seen[i]
+                    return f"globalView[{i + 1}] is {w} at node {m} but {v} at node {n}"
+                seen.setdefault(i, (n, v))
+        return None
+
+
+def check_properties(model: RaincoreModel, init, events) -> Optional[tuple[str, int, str]]:
+    """The first (property, event index, witness) that fails, or None."""
+    obs = Observed(model, init)
+    for ev in events:
+        obs.update(ev)
+        for prop, fn in (("AtMostOneToken", obs.at_most_one_token), ("ConsistentHistory", obs.consistent_history)):
+            w = fn()
+            if w is not None:
+                return prop, ev["i"], w
+    return None
+
+
+# ---------------------------------------------------------------- replay
+
+def replay(trace: Trace) -> RunReport:
+    h = trace.header
+    base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
+
+    def rejected(reason, i=None, peak=0):
+        return RunReport(**base, verdict="rejected", first_bad_event=i, reason=reason, candidates_max=peak)
+
+    if h.get("protocol") != "raincore":
+        return rejected(f"{trace.path}:1: not a raincore trace ({h.get('protocol')!r})")
+    c = h.get("constants", {})
+    missing = [k for k in CONSTANTS if k not in c]
+    if missing:
+        return rejected(f"{trace.path}:1: header constants lack {missing}")
+    try:
+        model = model_for(c)
+    except (ValueError, TypeError) as e:
+        return rejected(f"{trace.path}:1: bad constants: {e}")
+    if sorted(h["nodes"]) != list(model.Node):
+        return rejected(f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
+    init = next(iter(model.init()))
+    cands = {init}
+    peak = 1
+    for ev in trace.events:
+        bad = _bad_event(model, ev)
+        if bad:
+            return rejected(f"{trace.path}:{ev['i'] + 2}: {bad}", ev["i"], peak)
+        nxt = step(model, cands, ev)
+        if not nxt:
+            return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
+                             reason=explain(model, cands, ev), candidates_max=peak)
+        if len(nxt) > MAX_CANDIDATES:
+            return rejected(f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states", ev["i"], len(nxt))
+        cands = nxt
+        peak = max(peak, len(cands))
+    failed = check_properties(model, init, trace.events)
+    if failed:
+        prop, i, witness = failed
+        return RunReport(**base, verdict="violation", first_bad_event=i, reason=f"{prop}: {witness}",
+                         candidates_max=peak)
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+
+
+def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
+    """Replay groupcheck-trace/1 records held in memory (header first)."""
+    return replay(Trace(path, records[0], records[1:]))
+

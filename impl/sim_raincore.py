@@ -1,0 +1,249 @@
+"""The Raincore environment for the deterministic simulator (seed 004).
+
+Theory of operation
+-------------------
+``RaincoreSimulator`` subclasses ``impl/sim.Simulator`` (one time-ordered
+queue, one seeded RNG, no clocks or threads) and replaces its network and
+environment with the ones the Raincore spec assumes:
+
+* The Transport Manager is reliable unicast and a perfect failure detector
+  on delivery.  A datagram reaches its destination after a random delay; if
+  the destination is not up when it arrives (crashed, or a new node that has
+  not started), the sender's layer gets ``DeliveryFailed(msg)`` in the same
+  step, so the spec's guard ``status[m.dest] # "Up"`` holds when the failure
+  is taken.  There is no other loss, no duplication.
+* ``crashes`` ``(node, t)``: the node crashes (the layer keeps its data) and
+  the Transport Manager loses every message it has sent and not yet
+  delivered (the spec's Crash drops the messages whose ``cur`` is the node).
+* ``recoveries`` ``(node, t)``: a crashed node restarts with its state and
+  sends a 911 (the spec's Recover); one that is up at ``t`` is left alone.
+* ``joins`` ``(node, t)``: a node outside the configured ring starts and asks
+  to join by 911 (the spec's Join).
+* ``token_losses`` ``t``: the next token handed to the Transport Manager at
+  or after ``t`` is lost in transit (the spec's TokenLoss, logged right after
+  the action that sent it).
+
+The run starts in the spec's steady ring (every configured node in
+Agreement, the token on its way from the last node to the first) or, with
+``cold_start``, before the founder's Initialization.  After the last planned
+fault the simulator checks every ``probe`` seconds whether every live node is
+in Agreement on the same view made of exactly the live nodes; the run ends
+there (``agreed``) once every live node has also held a token since that
+fault (a lost token is noticed only by a timeout), or at ``horizon``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import asdict, dataclass, field
+
+from . import codec
+from .events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
+from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
+from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
+
+
+@dataclass(frozen=True)
+class RaincoreFaults:
+    crashes: tuple[tuple[int, float], ...] = ()
+    recoveries: tuple[tuple[int, float], ...] = ()
+    joins: tuple[tuple[int, float], ...] = ()
+    token_losses: tuple[float, ...] = ()
+    delay: tuple[float, float] = (0.001, 0.003)
+
+    def __post_init__(self):
+        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
+        if any(t < 0 for t in times) or not 0 <= self.delay[0] <= self.delay[1]:
+            raise ValueError(f"bad Raincore fault plan: {self}")
+
+    @property
+    def last(self) -> float:
+        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
+        return max(times, default=0.0)
+
+    def to_json(self) -> dict:
+        return {"crashes": [list(x) for x in self.crashes], "recoveries": [list(x) for x in self.recoveries],
+                "joins": [list(x) for x in self.joins], "token_losses": list(self.token_losses),
+                "delay": list(self.delay)}
+
+
+class RaincoreSimulator(Simulator):
+    def __init__(self, layers: dict[int, Raincore], seed: int, faults: RaincoreFaults | None = None,
+                 horizon: float = 30.0, probe: float = 0.05) -> None:
+        super().__init__(layers, seed, FaultPlan(), horizon)
+        self.rf = faults or RaincoreFaults()
+        self.probe = probe
+        self.inflight: dict[int, int] = {}        # datagram id -> sender (cur), until delivered
+        self.lose_token = 0                       # tokens still to lose
+        self.committed: dict[int, list] = {n: [] for n in layers}   # views each node emitted upward
+        self.decode_errors = 0
+        self.agreed = False
+        self.ate_at: dict[int, float] = {}        # when each node last took a token (Eating)
+        for kind, plan in (("crash", self.rf.crashes), ("recover", self.rf.recoveries), ("join", self.rf.joins)):
+            for nid, at in plan:
+                if nid not in layers:
+                    raise ValueError(f"{kind} of unknown node {nid}")
+                self._push(at, kind, nid, None)
+        for at in self.rf.token_losses:
+            self._push(at, "losetoken", None, None)
+        self._push(self.rf.last, "probe", None, None)
+
+    def layer(self, nid: int) -> Raincore:
+        return self.stacks[nid]
+
+    def live(self) -> list[int]:
+        return [n for n in self.stacks if self.layer(n).status == "Up"]
+
+    def is_agreed(self) -> bool:
+        """Every live node in Agreement on the same view, the live nodes."""
+        up = self.live()
+        views = {self.layer(n).lastGlobalView for n in up}
+        return (bool(up) and all(self.layer(n).viewState == "Agreement" for n in up)
+                and len(views) == 1 and set(next(iter(views))) == set(up))
+
+    def start(self) -> None:
+        ring = next(iter(self.stacks.values())).init_ring
+        for n in ring:
+            self._handle(n, Start())
+        first = self.layer(ring[0])
+        if not first.cold_start:      # the steady ring: the token on its way to the first node
+            t = self.layer(ring[-1]).lastToken
+            self._send(ring[-1], t)
+
+    def run(self) -> bool:
+        while self._queue:
+            at, _, kind, nid, data = self._pop()
+            if at > self.horizon:
+                return False
+            self.now = at
+            if kind == "probe":
+                # settled: agreement, and every live node has held a token since the last fault
+                if self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last for n in self.live()):
+                    self.agreed = True
+                    return True
+                self._push(self.now + self.probe, "probe", None, None)
+                continue
+            self._step(kind, nid, data)
+        return self.is_agreed()
+
+    def _pop(self):
+        return heapq.heappop(self._queue)
+
+    def _step(self, kind: str, nid, data) -> None:
+        if kind == "losetoken":
+            self.lose_token += 1
+        elif kind == "crash":
+            if self.layer(nid).status == "Up":
+                self._handle(nid, Crash())
+                # the Transport Manager loses what the node has not delivered yet
+                self.inflight = {k: s for k, s in self.inflight.items() if s != nid}
+        elif kind == "recover":
+            if self.layer(nid).status == "Down":
+                self._handle(nid, Recover())
+        elif kind == "join":
+            if self.layer(nid).status == "Off":
+                self._handle(nid, Join())
+        elif kind == "datagram":
+            did, src, payload = data
+            if self.inflight.pop(did, None) is None:
+                return                           # lost with its crashed sender
+            try:
+                msg = codec.decode(payload)
+            except codec.DecodeError:
+                self.decode_errors += 1
+                return
+            if self.layer(nid).status == "Up":
+                self._handle(nid, Receive(src, msg))
+            else:
+                self.net.to_crashed += 1
+                self._handle(src, DeliveryFailed(msg))
+        elif kind == "timer":
+            name, gen = data
+            if self._timers.get((nid, name)) == gen:
+                del self._timers[(nid, name)]
+                self._handle(nid, TimerFired(name))
+
+    def _handle(self, nid: int, event) -> None:
+        was = self.layer(nid).tokenState
+        sends = []
+        for eff in self.layer(nid).handle(event, self.now):
+            if isinstance(eff, Trace):
+                self.records.append({"kind": "event", **eff.event.to_record(), "clock": self.now})
+            elif isinstance(eff, Send):
+                sends.append(eff.msg)            # after the action's own record
+            elif isinstance(eff, SetTimer):
+                self._n += 1
+                self._timers[(nid, eff.name)] = self._n
+                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
+            elif isinstance(eff, CancelTimer):
+                self._timers.pop((nid, eff.name), None)
+            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
+                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+        if was != "Eating" and self.layer(nid).tokenState == "Eating" and self.layer(nid).status == "Up":
+            self.ate_at[nid] = self.now
+        for msg in sends:
+            self._send(nid, msg)
+
+    def _push_raw(self, at, kind, nid, data) -> None:
+        heapq.heappush(self._queue, (at, self._n, kind, nid, data))
+
+    def _send(self, src: int, msg) -> None:
+        self.net.datagrams += 1
+        if isinstance(msg, TokenMsg) and self.lose_token:
+            self.lose_token -= 1
+            self.net.lost += 1
+            self.records.append({"kind": "event", "name": "TokenLoss", "nid": None, "msg": spec_msg(msg),
+                                 "args": {}, "state": None, "clock": self.now})
+            return
+        self._n += 1
+        self.inflight[self._n] = src
+        at = self.now + self.rng.uniform(*self.rf.delay)
+        self._push(at, "datagram", msg.dest, (self._n, src, codec.encode(msg)))
+
+
+@dataclass
+class RaincoreConfig:
+    n: int = 4                    # nodes 1..n
+    init_size: int = 4            # nodes 1..init_size form the configured ring
+    init_seq: int = 14            # Figure 12's ring starts with 11..14 as the last seqs
+    cold_start: bool = False
+    timing: Timing = field(default_factory=Timing)
+    neutral_recovery: bool = True
+    fresh_claim: bool = True
+    reserve_after_token: bool = True
+
+    def constants(self) -> dict:
+        """The model constants a replay needs (timeouts are untimed: TimelyTimeouts
+        FALSE; any node may crash: StableFounder FALSE)."""
+        return {"N": self.n, "InitSize": self.init_size, "InitSeq": self.init_seq, "ColdStart": self.cold_start,
+                "TimelyTimeouts": False, "StableFounder": False, "NeutralRecovery": self.neutral_recovery,
+                "FreshClaim": self.fresh_claim, "ReserveAfterToken": self.reserve_after_token}
+
+
+def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore]:
+    ring = tuple(range(1, cfg.init_size + 1))
+    return {n: Raincore(n, ring, init_seq=cfg.init_seq, cold_start=cfg.cold_start, timing=cfg.timing,
+                        neutral_recovery=cfg.neutral_recovery, fresh_claim=cfg.fresh_claim,
+                        reserve_after_token=cfg.reserve_after_token, tracing=tracing)
+            for n in range(1, cfg.n + 1)}
+
+
+def simulate(cfg: RaincoreConfig, seed: int, faults: RaincoreFaults | None = None, *,
+             horizon: float = 30.0, tracing: bool = True) -> tuple[list[dict], dict, RaincoreSimulator]:
+    """One Raincore run.  Returns ``(records, summary, simulator)``: the
+    records are the simulator's (a header, then one per spec action)."""
+    faults = faults or RaincoreFaults()
+    sim = RaincoreSimulator(make_layers(cfg, tracing), seed, faults, horizon)
+    header = {"kind": "header", "protocol": "raincore", "nodes": list(range(1, cfg.n + 1)), "seed": seed,
+              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+    sim.start()
+    agreed = sim.run()
+    summary = {
+        "agreed": agreed, "quiescent": agreed, "end_clock": sim.now,
+        "live": sim.live(),
+        "views": {n: [list(v) for v in sim.layer(n).globalView] for n in sim.stacks},
+        "committed": {n: [[i, list(m)] for i, m in sim.committed[n]] for n in sim.stacks},
+        "network": asdict(sim.net), "decode_errors": sim.decode_errors,
+        "stats": {n: dict(sim.layer(n).stats) for n in sim.stacks},
+    }
+    return [header] + sim.records, summary, sim
