@@ -26,8 +26,7 @@ token held" and "no lastToken yet".
 The boolean constants select the variant (all FALSE: the seed as written,
 where TLC refutes AtMostOneToken; docs/raincore.md explains each one):
 ``TimelyTimeouts`` and ``StableFounder`` are assumptions the seed makes
-silently, ``NeutralRecovery``, ``FreshClaim`` and ``ReserveAfterToken`` are
-fixes.
+silently, ``NeutralRecovery``, ``FreshClaim`` and ``FreshView`` are fixes.
 """
 
 from __future__ import annotations
@@ -126,11 +125,13 @@ class RaincoreModel(Model):
         self.StableFounder = bool(c.get("StableFounder", False))
         self.NeutralRecovery = bool(c.get("NeutralRecovery", False))
         self.FreshClaim = bool(c.get("FreshClaim", False))
-        self.ReserveAfterToken = bool(c.get("ReserveAfterToken", False))
+        self.FreshView = bool(c.get("FreshView", False))
         # MC bounds (absent: unbounded, for driving the model by hand)
         self.MaxSeq = c.get("MaxSeq")
         self.Max911 = c.get("Max911")
         self.MaxDown = c.get("MaxDown")
+        if self.FreshView and not self.NeutralRecovery:
+            raise ValueError("raincore: FreshView needs NeutralRecovery (ASSUME FreshView => NeutralRecovery)")
         if not (2 <= self.InitSize <= self.N and self.InitSeq >= self.InitSize):
             raise ValueError(
                 f"raincore: need 2 <= InitSize <= N and InitSeq >= InitSize, got "
@@ -214,7 +215,7 @@ class RaincoreModel(Model):
 
     def AcceptToken(self, s: RaincoreState, n: int, m: Fn, rest: frozenset) -> RaincoreState:
         vs0 = s.viewState[n - 1]
-        same = m["nodelist"] == s.localView[n - 1]
+        same = m["nodelist"] == s.localView[n - 1] and not (self.FreshView and s.recovered[n - 1])
         gv0 = s.globalView[n - 1]
         reserve = vs0 == "Chaos" and same
         commit = vs0 == "Reserve" and same
@@ -224,10 +225,9 @@ class RaincoreModel(Model):
             vs = "Reserve" if same else "Chaos"
         else:
             vs = "Agreement" if same else "Chaos"
-        gvr = PadTo(gv0, m["gvn"]) if self.ReserveAfterToken and m["gvn"] > len(gv0) else gv0
         if reserve:
-            gv1 = gvr + (NULL_VIEW,)
-        elif commit and len(gv0) >= 1:
+            gv1 = gv0 + (NULL_VIEW,)
+        elif commit:
             gv1 = gv0[:-1] + (m["nodelist"],)
         else:
             gv1 = gv0

@@ -25,7 +25,7 @@
 (* Variant constants.  All FALSE is the model faithful to the seed, and    *)
 (* TLC refutes AtMostOneToken on it.  TimelyTimeouts and StableFounder     *)
 (* state assumptions the seed makes without saying so; NeutralRecovery,    *)
-(* FreshClaim and ReserveAfterToken are the smallest fixes of the flaws    *)
+(* FreshClaim and FreshView are the smallest fixes of the flaws            *)
 (* that remain under those assumptions.  docs/raincore.md gives each       *)
 (* counterexample and the model that shows it.                             *)
 (***************************************************************************)
@@ -44,14 +44,15 @@ CONSTANTS
     NeutralRecovery, \* fix: a recovered node claims and vetoes with sequence
                      \* number 0 until it holds a token again
     FreshClaim,      \* fix: regenerate only on a YES for the current claim
-    ReserveAfterToken \* fix: Chaos -> Reserve reserves the slot after the
-                      \* larger of globalViewNumber and the token's
+    FreshView        \* fix: a recovered node's retained localView does not
+                     \* match until it holds a token again (needs
+                     \* NeutralRecovery, which tracks "recovered")
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
        /\ ColdStart \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ StableFounder \in BOOLEAN
        /\ NeutralRecovery \in BOOLEAN /\ FreshClaim \in BOOLEAN
-       /\ ReserveAfterToken \in BOOLEAN
+       /\ FreshView \in BOOLEAN /\ (FreshView => NeutralRecovery)
 
 Node == 1..N
 InitRing == [i \in 1..InitSize |-> i]
@@ -217,21 +218,24 @@ Initialization(n) ==
 \*    comparing the token's nodelist with localView *before* localView takes
 \*    the new nodelist.  Otherwise the token is dropped.
 AcceptToken(n, m) ==
-    LET same    == m.nodelist = localView[n]
+    LET same    == m.nodelist = localView[n] /\ ~(FreshView /\ recovered[n])
         gv0     == globalView[n]
         reserve == viewState[n] = "Chaos" /\ same
         commit  == viewState[n] = "Reserve" /\ same
         vs      == CASE viewState[n] = "Agreement" -> IF same THEN "Agreement" ELSE "Chaos"
                      [] viewState[n] = "Chaos"     -> IF same THEN "Reserve" ELSE "Chaos"
                      [] viewState[n] = "Reserve"   -> IF same THEN "Agreement" ELSE "Chaos"
-        gvr     == IF ReserveAfterToken /\ m.gvn > Len(gv0) THEN PadTo(gv0, m.gvn) ELSE gv0
-        gv1     == IF reserve THEN Append(gvr, NullView)
+        \* Reserve appends a NULL slot; commit fills the last slot (the one
+        \* reserved); Reserve -> Chaos leaves the NULL there ("commit NULL").
+        gv1     == IF reserve THEN Append(gv0, NullView)
                    ELSE IF commit THEN [gv0 EXCEPT ![Len(gv0)] = m.nodelist]
                    ELSE gv0
         tgvn    == IF reserve THEN Len(gv1) ELSE m.gvn
     IN
     /\ tokenState' = [tokenState EXCEPT ![n] = "Eating"]
     /\ viewState' = [viewState EXCEPT ![n] = vs]
+    \* last line of the seed's Token Received: catch up with the token's
+    \* globalViewNumber (after the View State step), NULL-padding the gap
     /\ globalView' = [globalView EXCEPT ![n] = IF tgvn > Len(gv1) THEN PadTo(gv1, tgvn) ELSE gv1]
     /\ localView' = [localView EXCEPT ![n] = m.nodelist]
     /\ token' = [token EXCEPT ![n] = [m EXCEPT !.cur = n, !.gvn = tgvn]]
