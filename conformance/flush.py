@@ -1,0 +1,280 @@
+"""FLUSH conformance: replaying a trace against model/flush.py (seed 003).
+
+Theory of operation
+-------------------
+Each trace event names a spec/Flush/Flush.tla action, the acting member
+(``nid``), the other member of a receive action (``params.q`` or
+``params.c``, the spec's parameter names), the message taken or sent and
+the member's post-state (vid, delivered, phase, blocked, flushInit,
+flushOks, digest, completed).  The model also holds what a trace does not
+show (the channels, the global ``sent`` and ``views``), so the replay keeps
+the SET of model states consistent with the events so far, as the SEQUENCER
+replay does: every candidate takes the named action, and the successors
+whose projection on the member equals the logged state survive.  The crash
+cut (how much of each channel from the crashed member survives) is not
+logged: every cut is a candidate until later receptions decide.  An empty
+set makes the run *nonconforming* at that event.
+
+DATA messages: the implementation names a multicast ``(sender, seqno)``;
+the model numbers them 1, 2, ... in sending order.  The replay learns the
+map from the ``Multicast`` events (which precede every use of the message)
+and compares through it.
+
+Properties: ``VirtualSynchrony`` is computed from the trace alone (views
+from the ``SendView`` messages, each message's view from its ``Multicast``,
+delivered sets from the last logged state of each member); the model's
+``NoSendWhileBlocked`` and ``ViewAfterAllCompleted`` are evaluated on the
+candidates after every event, and fail only if no candidate satisfies them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from groupcheck.model.flush import FlushModel
+
+from .protocols import Protocol
+from .replay import MAX_CANDIDATES, RunReport
+from .traces import Trace
+
+SPEC_ACTIONS = ("Multicast", "Deliver", "Discard", "StartFlush", "Block", "RestartFlush", "FlushOk",
+                "ReceiveFlushOk", "FlushCompleted", "ReceiveFlushCompleted", "SendView", "InstallView",
+                "StopFlush", "Unblock", "Crash", "Join", "Leave")
+RECEIVE = {"Deliver": "q", "Discard": "q", "Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q",
+           "ReceiveFlushCompleted": "q", "InstallView": "c", "Unblock": "c"}
+SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join", "Leave")
+FIELDS = ("vid", "delivered", "phase", "blocked", "flushInit", "flushOks", "digest", "completed")
+MODEL_INVARIANTS = ("NoSendWhileBlocked", "ViewAfterAllCompleted")
+PROPERTIES = ("VirtualSynchrony",) + MODEL_INVARIANTS
+
+
+class Ids:
+    """(sender, seqno) of the implementation <-> message id of the model."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[int, int], int] = {}
+        self.by_id: dict[int, tuple[int, int]] = {}
+
+    def key(self, i: int) -> list:
+        s, q = self.by_id.get(i, (0, i))       # 0: an id the trace never multicast
+        return [s, q]
+
+    def keys(self, ids) -> list:
+        return sorted(self.key(i) for i in ids)
+
+
+def project(s, p: int, ids: Ids) -> dict:
+    """Member ``p``'s part of model state ``s`` in the trace's JSON shape."""
+    return {"vid": s.vid[p - 1], "delivered": ids.keys(s.delivered[p - 1]), "phase": s.phase[p - 1],
+            "blocked": s.blocked[p - 1], "flushInit": s.flushInit[p - 1],
+            "flushOks": sorted(s.flushOks[p - 1]), "digest": ids.keys(s.digest[p - 1]),
+            "completed": sorted([q, ids.keys(d)] for q, d in s.completed[p - 1])}
+
+
+def _norm(st: dict) -> dict:
+    return {"vid": st["vid"], "delivered": sorted(list(x) for x in st["delivered"]), "phase": st["phase"],
+            "blocked": st["blocked"], "flushInit": st["flushInit"], "flushOks": sorted(st["flushOks"]),
+            "digest": sorted(list(x) for x in st["digest"]),
+            "completed": sorted([q, sorted(list(x) for x in d)] for q, d in st["completed"])}
+
+
+def _successors(model: FlushModel, s, ev: dict):
+    name, p, params = ev["name"], ev["nid"], ev["params"]
+    if name == "Crash":
+        yield from model.Crash(s, p)
+    elif name in RECEIVE:
+        src = params.get(RECEIVE[name])
+        if isinstance(src, int) and src in model.Members and s.chan[(src, p)]:
+            yield getattr(model, name)(s, p, src)
+    elif name in SINGLE:
+        yield getattr(model, name)(s, p)
+
+
+def _msg_ok(s, ev: dict, ids: Ids) -> bool:
+    """The logged message is the one at the head of the channel the
+    receive action takes from: same type and view, same DATA id, same digest."""
+    msg, name = ev.get("msg"), ev["name"]
+    if msg is None or name not in RECEIVE:
+        return True
+    src = ev["params"].get(RECEIVE[name])
+    ch = s.chan[(src, ev["nid"])] if isinstance(src, int) and (src, ev["nid"]) in s.chan else ()
+    if not ch:
+        return False
+    head = ch[0]
+    if (head["type"], head["view"]) != (msg.get("type"), msg.get("view")):
+        return False
+    if head["type"] == "DATA":
+        return ids.by_key.get((msg.get("sender"), msg.get("seqno"))) == head["id"]
+    if head["type"] in ("FLUSH_COMPLETED", "VIEW"):
+        return ids.keys(head["digest"]) == sorted(list(x) for x in msg.get("digest", []))
+    return True
+
+
+def _check_event(t, ev: dict, ids: Ids) -> bool:
+    msg = ev.get("msg")
+    if ev["name"] in ("SendView", "FlushCompleted", "RestartFlush") and msg and "digest" in msg:
+        pass        # the digest is checked through the logged state (digest, delivered)
+    if ev["name"] == "SendView" and msg is not None and "members" in msg:
+        if sorted(t.views[-1]) != sorted(msg["members"]):
+            return False
+    if ev.get("state") is not None and ev["nid"] is not None:
+        return project(t, ev["nid"], ids) == _norm(ev["state"])
+    return True
+
+
+def _out_of_range(model: FlushModel, ev: dict) -> Optional[str]:
+    M = set(model.Members)
+    named = [("nid", ev["nid"])] if ev["nid"] is not None else []
+    named += [(f"params.{k}", v) for k, v in ev["params"].items() if k in ("q", "c")]
+    msg = ev.get("msg") or {}
+    named += [("msg.sender", msg["sender"])] if "sender" in msg else []
+    named += [("msg.members", x) for x in msg.get("members", [])]
+    for where, x in named:
+        if not isinstance(x, int) or x not in M:
+            return f"{where}: {x!r} is not a member 1..{model.N}"
+    if ev["name"] not in SPEC_ACTIONS:
+        return f"name: {ev['name']!r} is not a Flush action"
+    return None
+
+
+def _explain(model, cands, ev: dict, ids: Ids) -> str:
+    head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
+    enabled = [t for s in cands if _msg_ok(s, ev, ids) for t in _successors(model, s, ev) if t is not None]
+    if not enabled:
+        return f"{head}: not enabled in any of {len(cands)} candidate model state(s)"
+    if ev.get("state") is None:
+        return f"{head}: the model's successor does not match the logged message"
+    exp, got = project(enabled[0], ev["nid"], ids), _norm(ev["state"])
+    lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in FIELDS if exp[f] != got[f]]
+    return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+
+
+def virtual_synchrony(trace: Trace) -> Optional[str]:
+    """None if members that moved together from view v to v + 1 delivered the
+    same messages of view v; otherwise a witness.  From the trace alone."""
+    views = {1: set(trace.header["nodes"])}
+    sent_view: dict[tuple, int] = {}
+    last: dict[int, dict] = {}
+    for ev in trace.events:
+        msg = ev.get("msg") or {}
+        if ev["name"] == "Multicast" and msg.get("type") == "DATA":
+            sent_view[(msg["sender"], msg["seqno"])] = msg["view"]
+        if ev["name"] == "SendView" and msg.get("type") == "VIEW":
+            views[msg["view"] + 1] = set(msg["members"])
+        if ev.get("state") is not None and ev["nid"] is not None:
+            last[ev["nid"]] = ev["state"]
+    for v in sorted(views):
+        if v + 1 not in views:
+            continue
+        movers = sorted(p for p, st in last.items() if st["vid"] > v and p in views[v] & views[v + 1])
+        sets = {p: sorted(tuple(x) for x in last[p]["delivered"] if sent_view.get(tuple(x)) == v)
+                for p in movers}
+        for a in movers:
+            for b in movers:
+                if a < b and sets[a] != sets[b]:
+                    return (f"members {a} and {b} moved from view {v} to {v + 1}; of view {v}'s messages "
+                            f"{a} delivered {sets[a]}, {b} delivered {sets[b]}")
+    return None
+
+
+def replay(trace: Trace) -> RunReport:
+    h = trace.header
+    base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
+    if h["protocol"] != "flush":
+        return RunReport(**base, verdict="rejected", first_bad_event=None,
+                         reason=f"{trace.path}:1: no FLUSH replay for protocol {h['protocol']!r}")
+    c = h["constants"]
+    try:
+        model = FlushModel({k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",
+                                               "ReconcileDigests")})
+    except (KeyError, ValueError) as e:
+        return RunReport(**base, verdict="rejected", first_bad_event=None,
+                         reason=f"{trace.path}:1: bad header constants: {e}")
+    if sorted(h["nodes"]) != list(model.Members):
+        return RunReport(**base, verdict="rejected", first_bad_event=None,
+                         reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
+    ids = Ids()
+    cands = set(model.init())
+    peak = len(cands)
+    for ev in trace.events:
+        bad = _out_of_range(model, ev)
+        if bad:
+            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
+                             reason=f"{trace.path}:{ev['i'] + 2}: {bad}", candidates_max=peak)
+        if ev["name"] == "Multicast":
+            msg = ev.get("msg") or {}
+            key = (msg.get("sender"), msg.get("seqno"))
+            if key in ids.by_key or key[0] != ev["nid"]:
+                return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
+                                 reason=f"event {ev['i']} Multicast: message {list(key)} is not a new "
+                                        f"multicast of member {ev['nid']}", candidates_max=peak)
+            i = len(next(iter(cands)).sent) + 1        # every candidate has the same sent
+            ids.by_key[key], ids.by_id[i] = i, key
+        nxt = set()
+        for s in cands:
+            if not _msg_ok(s, ev, ids):
+                continue
+            for t in _successors(model, s, ev):
+                if t is not None and _check_event(t, ev, ids):
+                    nxt.add(t)
+        if not nxt:
+            return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
+                             reason=_explain(model, cands, ev, ids), candidates_max=peak)
+        if len(nxt) > MAX_CANDIDATES:
+            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
+                             reason=f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states",
+                             candidates_max=len(nxt))
+        cands = nxt
+        peak = max(peak, len(cands))
+        for inv in MODEL_INVARIANTS:
+            check = model.invariants[inv]
+            if not any(check(s) for s in cands):
+                return RunReport(**base, verdict="violation", first_bad_event=ev["i"],
+                                 reason=f"{inv}: fails in every model state consistent with events 0..{ev['i']}",
+                                 candidates_max=peak)
+    witness = virtual_synchrony(trace)
+    if witness:
+        return RunReport(**base, verdict="violation", first_bad_event=None,
+                         reason=f"VirtualSynchrony: {witness}", candidates_max=peak)
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+
+
+# ---------------------------------------------------------------- simulated runs
+
+PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
+
+
+def simulate(seed: int, faults: str, options: dict):
+    """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/1 records."""
+    from groupcheck.impl import tracefile
+    from groupcheck.impl.flush import flush_stack
+    from groupcheck.impl.sim_flush import flush_constants, simulate_flush
+    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
+    n, per = int(opts["nodes"]), int(opts["messages"])
+    plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
+    nodes = list(range(1, n + 1))
+    msgs = tracefile.sequencer_workload(n, per)
+    bt = opts["block_time"]
+    records, s = simulate_flush(nodes, msgs, seed, plan,
+                                make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt))
+    run_id = f"flush-n{n}-m{per}-s{seed}"
+    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes), run_id)
+    summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
+               "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
+               "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
+               "delivered": sum(len(d) for d in s["delivered"].values()),
+               "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
+               "rescued": s["network"]["rescued"],
+               "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
+               "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
+    return v1, summary
+
+
+PROTOCOL = Protocol(
+    name="flush", spec="Flush",
+    actions=SPEC_ACTIONS,
+    properties=PROPERTIES,
+    simulate=simulate, replay=replay,
+    default_options=PROTOCOL_DEFAULTS,
+    campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
+)

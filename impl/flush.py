@@ -1,0 +1,717 @@
+"""FLUSH: the stop-the-world flush that gives virtual synchrony (seed 003).
+
+Theory of operation
+-------------------
+Contract: spec/Flush/Flush.tla with ``ReconcileDigests = TRUE`` (the fix;
+docs/flush.md).  The layer sits between membership and the layer above
+(SEQUENCER, or the application itself) and takes the spec's actions under
+the spec's names, each reported by a ``Trace`` effect with this member's
+post-state under the spec's variable names:
+
+* ``Multicast``: a multicast from above goes out as ``FData(view, sender,
+  seqno, body)`` to every other live member of the installed view and is
+  delivered here at once (seed: "including self").  While the latch is
+  closed (``blocked``) the multicast waits in ``latched`` and goes out after
+  STOP_FLUSH, in the new view: the seed's "threads invoking FLUSH.down()
+  block on mutex".  Unicasts from above pass the latch and are not wrapped
+  (seed, Notes: virtual synchrony concerns multicasts).
+* Messages from below wait in one FIFO queue per sender, like the spec's
+  ``chan[<<q, p>>]``; the head is taken by exactly one of Deliver, Discard,
+  Block, RestartFlush, ReceiveFlushOk, ReceiveFlushCompleted, InstallView,
+  Unblock, chosen by the spec's guards.  A head sent in a later view than
+  the installed one blocks its queue until that view is installed (spec
+  I11: NAKACK would hold it).
+* Phase 1: the coordinator (smallest member of its view that is not
+  suspected) runs ``StartFlush`` once a member of its view is suspected,
+  and ``RestartFlush`` is how a member already in a flush follows a new
+  initiator.  ``Block`` calls ``block()``: an ``AppBlock`` callback goes up
+  and the block timer starts; the application may still multicast until
+  ``block()`` returns (the timer fires, or a ``BlockOk`` event).
+* Phase 2: ``FlushOk`` multicasts FLUSH_OK.  Phase 3: ``FlushCompleted``
+  closes the latch once the FLUSH_OK of every live member is in, and sends
+  the digest to the initiator.  Phase 4: ``SendView`` at the initiator once
+  every live member completed: the new view ``M - S`` goes out with the
+  union of the digests; ``InstallView`` delivers what the member lacks of
+  it and installs the view in every layer (the ``Installed`` effect);
+  ``StopFlush`` / ``Unblock`` open the latch and call ``unblock()``.
+* Crashes (seed "Crash handling during FLUSH"): ``Suspect(p)`` from the
+  perfect failure detector removes p from every wait; flush messages from
+  p are discarded from then on; its DATA and VIEW are still taken.
+
+Digest reconciliation: a digest is the set of ``(sender, seqno)`` of this
+view's multicasts a member delivered (spec I6).  The FLUSH_COMPLETED and
+VIEW messages carry the bodies of the digest's messages, so a member that
+missed the last multicasts of a crashed member (whose reliable stream can
+no longer be repaired) gets them from the initiator; both travel over the
+reliable FIFO layer, whose retransmission repairs their loss.  This is
+heavier than NAKACK's retransmission of just the missing seqnos from any
+holder (one body per digest entry per message); it is what the spec's
+atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
+
+Out of scope here (the spec has them): joins and graceful leaves; the
+view is only ever shrunk by crashes.  The spec's assumption I9 (a VIEW is
+never lost even if its sender crashes) is the environment's job: the
+simulator (impl/sim_flush.py) hands a crashed member's frames up to its last
+VIEW to every survivor, as GMS's own view agreement would.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Union
+
+from . import codec
+from .events import (AppSend, CancelTimer, Deliver, Effect, Event, Multicast, Receive, Send, SetTimer,
+                     TimerFired, Trace, TraceEvent, Up, View, ViewChange)
+from .layer import bump
+from .stack import Stack
+
+# ---------------------------------------------------------------- wire messages (codec 20-29)
+
+T_FDATA, T_START, T_OK, T_COMPLETED, T_VIEW, T_STOP = 20, 21, 22, 23, 24, 25
+
+
+@dataclass(frozen=True, slots=True)
+class FData:
+    """A multicast of view ``view``: seqno ``seqno`` of ``sender``'s
+    multicasts; ``body`` is bytes or a codec message of the layer above."""
+    view: int
+    sender: int
+    seqno: int
+    body: Any = b""
+
+
+@dataclass(frozen=True, slots=True)
+class StartFlush:
+    view: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlushOk:
+    view: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlushCompleted:
+    """``entries``: the digest, each entry ``(sender, seqno, body)``."""
+    view: int
+    entries: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ViewMsg:
+    """Installs view ``view + 1`` = ``members``; ``entries`` is the union digest."""
+    view: int
+    members: tuple = ()
+    entries: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StopFlush:
+    view: int
+
+
+FlushMessage = Union[FData, StartFlush, FlushOk, FlushCompleted, ViewMsg, StopFlush]
+FLUSH_MESSAGES = (FData, StartFlush, FlushOk, FlushCompleted, ViewMsg, StopFlush)
+SPEC_TYPE = {FData: "DATA", StartFlush: "START_FLUSH", FlushOk: "FLUSH_OK",
+             FlushCompleted: "FLUSH_COMPLETED", ViewMsg: "VIEW", StopFlush: "STOP_FLUSH"}
+
+_U32 = struct.Struct(">I")
+_VIEW = _U32                          # view: u32
+_FDATA = struct.Struct(">IHQ")        # view, sender, seqno; then a body
+_BODYHDR = struct.Struct(">BI")       # kind (0 raw, 1 frame), len
+_ENTRY = struct.Struct(">HQ")         # sender, seqno; then a body
+_COUNT = struct.Struct(">H")
+MAX_VIEW = 0xFFFF_FFFF
+
+
+def _enc_body(body) -> bytes:
+    if isinstance(body, (bytes, bytearray)):
+        return _BODYHDR.pack(codec.K_RAW, len(body)) + bytes(body)
+    if isinstance(body, FLUSH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
+        raise ValueError(f"a FLUSH body cannot be a {type(body).__name__}")
+    frame = codec.encode(body)
+    return _BODYHDR.pack(codec.K_FRAME, len(frame)) + frame
+
+
+def _dec_body(buf: bytes, at: int) -> tuple[Any, int]:
+    kind, n = codec.unpack(_BODYHDR, buf[at:])
+    start = at + _BODYHDR.size
+    codec.need(len(buf) - start >= n, "truncated body")
+    raw = buf[start:start + n]
+    if kind == codec.K_RAW:
+        return raw, start + n
+    codec.need(kind == codec.K_FRAME, f"unknown body kind {kind}")
+    inner = codec.decode(raw)
+    codec.need(not isinstance(inner, FLUSH_MESSAGES + (codec.XData, codec.Nak, codec.Ack)),
+               f"a FLUSH body cannot be a {type(inner).__name__}")
+    return inner, start + n
+
+
+def _check(cond: bool, what: str) -> None:
+    if not cond:
+        raise ValueError(what)
+
+
+def _check_view(v) -> None:
+    _check(type(v) is int and 1 <= v <= MAX_VIEW, f"view out of range: {v!r}")
+
+
+def _check_key(s, q) -> None:
+    _check(type(s) is int and 1 <= s <= codec.MAX_NODE, f"sender out of range: {s!r}")
+    _check(type(q) is int and 1 <= q <= codec.MAX_SEQNO, f"seqno out of range: {q!r}")
+
+
+def _enc_entries(entries) -> bytes:
+    _check(len(entries) <= 0xFFFF, "too many digest entries")
+    keys = [(s, q) for s, q, _ in entries]
+    _check(keys == sorted(set(keys)), "digest entries must be sorted and distinct")
+    out = [_COUNT.pack(len(entries))]
+    for s, q, body in entries:
+        _check_key(s, q)
+        out.append(_ENTRY.pack(s, q) + _enc_body(body))
+    return b"".join(out)
+
+
+def _dec_entries(buf: bytes, at: int) -> tuple[tuple, int]:
+    (n,) = codec.unpack(_COUNT, buf[at:])
+    at += _COUNT.size
+    out = []
+    for _ in range(n):
+        s, q = codec.unpack(_ENTRY, buf[at:])
+        codec.need(s >= 1 and q >= 1, "digest entry with sender or seqno 0")
+        body, at = _dec_body(buf, at + _ENTRY.size)
+        out.append((s, q, body))
+    keys = [(s, q) for s, q, _ in out]
+    codec.need(keys == sorted(set(keys)), "digest entries not sorted and distinct")
+    return tuple(out), at
+
+
+def _view_of(buf: bytes) -> int:
+    (v,) = codec.unpack(_VIEW, buf)
+    codec.need(v >= 1, "view 0")
+    return v
+
+
+def _enc_fdata(m: FData) -> bytes:
+    _check_view(m.view)
+    _check_key(m.sender, m.seqno)
+    return _FDATA.pack(m.view, m.sender, m.seqno) + _enc_body(m.body)
+
+
+def _dec_fdata(buf: bytes) -> FData:
+    v, s, q = codec.unpack(_FDATA, buf)
+    codec.need(v >= 1 and s >= 1 and q >= 1, "view, sender or seqno 0")
+    body, end = _dec_body(buf, _FDATA.size)
+    codec.need(end == len(buf), "trailing bytes")
+    return FData(v, s, q, body)
+
+
+def _simple(cls):
+    def enc(m) -> bytes:
+        _check_view(m.view)
+        return _VIEW.pack(m.view)
+
+    def dec(buf: bytes):
+        codec.need(len(buf) == _VIEW.size, "truncated or trailing bytes")
+        return cls(_view_of(buf))
+    return enc, dec
+
+
+def _enc_completed(m: FlushCompleted) -> bytes:
+    _check_view(m.view)
+    return _VIEW.pack(m.view) + _enc_entries(m.entries)
+
+
+def _dec_completed(buf: bytes) -> FlushCompleted:
+    v = _view_of(buf)
+    entries, end = _dec_entries(buf, _VIEW.size)
+    codec.need(end == len(buf), "trailing bytes")
+    return FlushCompleted(v, entries)
+
+
+def _enc_view(m: ViewMsg) -> bytes:
+    _check_view(m.view)
+    _check(1 <= len(m.members) <= 0xFFFF, "a view needs 1..65535 members")
+    _check(list(m.members) == sorted(set(m.members)), "view members must be sorted and distinct")
+    for x in m.members:
+        _check(type(x) is int and 1 <= x <= codec.MAX_NODE, f"member out of range: {x!r}")
+    return (_VIEW.pack(m.view) + _COUNT.pack(len(m.members))
+            + b"".join(struct.pack(">H", x) for x in m.members) + _enc_entries(m.entries))
+
+
+def _dec_view(buf: bytes) -> ViewMsg:
+    v = _view_of(buf)
+    (n,) = codec.unpack(_COUNT, buf[_VIEW.size:])
+    at = _VIEW.size + _COUNT.size
+    codec.need(n >= 1 and len(buf) - at >= 2 * n, "truncated member list")
+    members = struct.unpack_from(f">{n}H", buf, at)
+    codec.need(list(members) == sorted(set(members)) and members[0] >= 1, "members not sorted, distinct, >= 1")
+    entries, end = _dec_entries(buf, at + 2 * n)
+    codec.need(end == len(buf), "trailing bytes")
+    return ViewMsg(v, tuple(members), entries)
+
+
+def register() -> None:
+    """Register the FLUSH messages with the codec (done at import)."""
+    codec.register(T_FDATA, FData, _enc_fdata, _dec_fdata)
+    codec.register(T_START, StartFlush, *_simple(StartFlush))
+    codec.register(T_OK, FlushOk, *_simple(FlushOk))
+    codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed)
+    codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view)
+    codec.register(T_STOP, StopFlush, *_simple(StopFlush))
+
+
+register()
+
+# ---------------------------------------------------------------- events and effects of this layer
+
+
+@dataclass(frozen=True, slots=True)
+class Suspect:
+    """Event from the failure detector: ``member`` has crashed."""
+    member: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlockOk:
+    """Event from the application: ``block()`` has returned."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppBlock:
+    """Effect: the ``block()`` callback (the application may still multicast)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppUnblock:
+    """Effect: the ``unblock()`` callback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """Effect: install ``view`` in the other layers of the stack."""
+    view: View
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """Effect: the layers below should now send to ``view.members`` only."""
+    view: View
+
+
+BLOCK_TIMER = "block_ok"
+NO_INIT = 0
+
+
+def spec_msg(m) -> dict:
+    """The spec's record for a FLUSH message, (sender, seqno) standing for a DATA id."""
+    d: dict = {"type": SPEC_TYPE[type(m)], "view": m.view}
+    if isinstance(m, FData):
+        d.update(sender=m.sender, seqno=m.seqno)
+    elif isinstance(m, (FlushCompleted, ViewMsg)):
+        d["digest"] = [[s, q] for s, q, _ in m.entries]
+        if isinstance(m, ViewMsg):
+            d["members"] = list(m.members)
+    return d
+
+
+class Flush:
+    name = "flush"
+
+    def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
+                 tracing: bool = True) -> None:
+        """``top``: the application sits right above (deliveries are
+        ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
+        does (deliveries go ``Up``).  ``block_time``: how long ``block()``
+        runs before returning (None: until a ``BlockOk`` event)."""
+        members = tuple(sorted(members))
+        if nid not in members:
+            raise ValueError(f"{nid} is not in the first view {members}")
+        self.nid, self.top, self.block_time, self.tracing = nid, top, block_time, tracing
+        self.views: dict[int, tuple[int, ...]] = {1: members}
+        self.vid = 1
+        self.suspected: set[int] = set()
+        self.phase = "Normal"
+        self.blocked = False
+        self.flush_init = NO_INIT
+        self.flush_oks: set[int] = set()
+        self.digest: frozenset = frozenset()
+        self.completed: set[tuple[int, frozenset]] = set()
+        self.delivered: list[tuple[int, int]] = []          # every delivered (sender, seqno), in order
+        self._delivered_set: set[tuple[int, int]] = set()
+        self.bodies: dict[tuple[int, int], Any] = {}         # this view's delivered multicasts
+        self.completed_bodies: dict[tuple[int, int], Any] = {}
+        self.seqno = 0
+        self.inbox: dict[int, list] = {}                     # src -> FIFO of flush messages not yet taken
+        self.latched: list = []                              # multicasts waiting for the latch
+        self.stats: dict[str, int] = {}
+
+    # ------------------------------------------------------------ views
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return self.views[self.vid]
+
+    @property
+    def is_member(self) -> bool:
+        return self.nid in self.members
+
+    def live(self) -> set[int]:
+        return set(self.members) - self.suspected
+
+    def is_coord(self) -> bool:
+        live = self.live()
+        return self.nid in live and self.nid == min(live)
+
+    # ------------------------------------------------------------ state and traces
+
+    def state(self) -> dict:
+        return {"vid": self.vid, "delivered": sorted([s, q] for s, q in self._delivered_set),
+                "phase": self.phase, "blocked": self.blocked, "flushInit": self.flush_init,
+                "flushOks": sorted(self.flush_oks), "digest": sorted([s, q] for s, q in self.digest),
+                "completed": sorted([q, sorted([s, x] for s, x in d)] for q, d in self.completed)}
+
+    def _trace(self, out: list, name: str, msg=None, **params) -> None:
+        if self.tracing:
+            out.append(Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
+                                        params, self.state())))
+
+    # ------------------------------------------------------------ events
+
+    def handle(self, event: Event, now: float) -> list[Effect]:
+        out: list[Effect] = []
+        if isinstance(event, (Multicast, AppSend)):
+            if isinstance(event, AppSend) and not self.top:
+                bump(self.stats, "appsend_not_top")
+                return out
+            body = event.payload if isinstance(event, AppSend) else event.msg
+            if not self.is_member:
+                bump(self.stats, "send_after_leaving")
+            elif self.blocked:
+                bump(self.stats, "latched")
+                self.latched.append(body)
+            else:
+                self._multicast(body, out)
+        elif isinstance(event, Send):
+            out.append(event)                     # unicasts pass the latch
+        elif isinstance(event, Receive):
+            if isinstance(event.msg, FLUSH_MESSAGES):
+                self.inbox.setdefault(event.src, []).append(event.msg)
+            else:
+                out.append(Up(event.src, event.msg))
+        elif isinstance(event, Suspect):
+            if event.member != self.nid and event.member not in self.suspected:
+                self.suspected.add(event.member)
+                out.append(Membership(View(self.vid, tuple(sorted(self.live())))))
+        elif isinstance(event, (BlockOk, TimerFired)):
+            if isinstance(event, TimerFired) and event.name != BLOCK_TIMER:
+                return out
+            if self.phase == "InBlock" and self.is_member:
+                self._flush_ok(out)
+            else:
+                bump(self.stats, "stale_block_ok")
+        elif isinstance(event, ViewChange):
+            bump(self.stats, "view_change_ignored")   # views come through the flush here
+            return out
+        self._settle(now, out)
+        return out
+
+    # ------------------------------------------------------------ application side
+
+    def _multicast(self, body, out: list) -> None:
+        self.seqno += 1
+        m = FData(self.vid, self.nid, self.seqno, body)
+        key = (self.nid, self.seqno)
+        self._deliver_key(key, body)
+        self._trace(out, "Multicast", m)
+        for q in sorted(self.live() - {self.nid}):
+            out.append(Send(q, m))
+        out.append(self._up(key, body))
+
+    def _deliver_key(self, key, body) -> None:
+        self.delivered.append(key)
+        self._delivered_set.add(key)
+        self.bodies[key] = body
+
+    def _up(self, key, body) -> Effect:
+        return Deliver(key[0], key[1], body) if self.top else Up(key[0], body)
+
+    # ------------------------------------------------------------ the queues (spec: chan heads)
+
+    def _settle(self, now: float, out: list) -> None:
+        """Take every head that some action takes and run every internal
+        step that is enabled, until nothing moves."""
+        moved = True
+        while moved:
+            moved = False
+            for src in sorted(self.inbox):
+                q = self.inbox[src]
+                while q and self._take(src, q[0], now, out):
+                    q.pop(0)
+                    moved = True
+            moved = self._internal(now, out) or moved
+
+    def _take(self, q: int, m, now: float, out: list) -> bool:
+        if not self.is_member:
+            return False                          # departed: inert
+        if m.view < self.vid:
+            self._trace(out, "Discard", m, q=q)
+            return True
+        if m.view > self.vid:
+            return False                          # waits for that view (spec I11)
+        if isinstance(m, FData):
+            if self.phase == "Completed":         # the VIEW's digest brings it
+                self._trace(out, "Discard", m, q=q)
+                return True
+            self._deliver_key((m.sender, m.seqno), m.body)
+            self._trace(out, "Deliver", m, q=q)
+            out.append(self._up((m.sender, m.seqno), m.body))
+            return True
+        if isinstance(m, ViewMsg):
+            self._install_view(q, m, out)
+            return True
+        if q in self.suspected:                   # seed: no FLUSH message from a suspect
+            self._trace(out, "Discard", m, q=q)
+            return True
+        if isinstance(m, StartFlush):
+            if self.phase == "Normal":
+                self.phase, self.flush_init = "InBlock", q
+                self._trace(out, "Block", m, c=q)
+                self._call_block(now, out)
+            else:
+                self.flush_init = q
+                if self.phase == "Completed":
+                    self.digest = self._digest_now()
+                    self._trace(out, "RestartFlush", m, c=q)
+                    out.append(Send(q, FlushCompleted(self.vid, self._entries(self.digest))))
+                else:
+                    self._trace(out, "RestartFlush", m, c=q)
+            return True
+        if isinstance(m, FlushOk):
+            self.flush_oks.add(q)
+            self._trace(out, "ReceiveFlushOk", m, q=q)
+            return True
+        if isinstance(m, FlushCompleted):
+            d = frozenset((s, x) for s, x, _ in m.entries)
+            self.completed.add((q, d))
+            for s, x, body in m.entries:
+                self.completed_bodies.setdefault((s, x), body)
+            self._trace(out, "ReceiveFlushCompleted", m, q=q)
+            return True
+        if isinstance(m, StopFlush):
+            self.blocked, self.flush_init = False, NO_INIT
+            self._trace(out, "Unblock", m, c=q)
+            self._open_latch(out)
+            return True
+        bump(self.stats, "unknown_message")
+        return True
+
+    def _call_block(self, now: float, out: list) -> None:
+        out.append(AppBlock())
+        if self.block_time is not None:
+            out.append(SetTimer(BLOCK_TIMER, now + self.block_time))
+
+    def _open_latch(self, out: list) -> None:
+        out.append(AppUnblock())
+        waiting, self.latched = self.latched, []
+        for body in waiting:
+            if self.blocked:          # a flush can close it again at once
+                self.latched.append(body)
+            else:
+                self._multicast(body, out)
+
+    # ------------------------------------------------------------ internal steps
+
+    def _digest_now(self) -> frozenset:
+        return frozenset(self.bodies)
+
+    def _entries(self, keys) -> tuple:
+        return tuple((s, q, self.bodies.get((s, q), self.completed_bodies.get((s, q))))
+                     for s, q in sorted(keys))
+
+    def _internal(self, now: float, out: list) -> bool:
+        if not self.is_member:
+            return False
+        if self.phase == "OkSent" and self.live() <= self.flush_oks:
+            self._flush_completed(out)
+            return True
+        if (self.flush_init == self.nid and self.phase == "Completed"
+                and self.live() <= {q for q, _ in self.completed}):
+            self._send_view(out)
+            return True
+        if self.flush_init == self.nid and self.phase == "Normal":
+            self._stop_flush(out)
+            return True
+        if self.flush_init != self.nid and self.is_coord() and set(self.members) & self.suspected:
+            self._start_flush(now, out)
+            return True
+        return False
+
+    def _start_flush(self, now: float, out: list) -> None:
+        was = self.phase
+        self.flush_init = self.nid
+        if was == "Normal":
+            self.phase = "InBlock"
+        if was == "Completed":
+            self.digest = self._digest_now()
+            self.completed = {(self.nid, self.digest)}
+        else:
+            self.completed = set()
+        m = StartFlush(self.vid)
+        self._trace(out, "StartFlush", m)
+        for q in sorted(self.live() - {self.nid}):
+            out.append(Send(q, m))
+        if was == "Normal":
+            self._call_block(now, out)
+
+    def _flush_ok(self, out: list) -> None:
+        self.phase = "OkSent"
+        self.flush_oks.add(self.nid)
+        m = FlushOk(self.vid)
+        self._trace(out, "FlushOk", m)
+        for q in sorted(self.live() - {self.nid}):
+            out.append(Send(q, m))
+
+    def _flush_completed(self, out: list) -> None:
+        self.phase, self.blocked = "Completed", True
+        self.digest = self._digest_now()
+        c = self.flush_init
+        if c == self.nid:
+            self.completed.add((self.nid, self.digest))
+            self._trace(out, "FlushCompleted")
+        else:
+            m = FlushCompleted(self.vid, self._entries(self.digest))
+            self._trace(out, "FlushCompleted", m if c not in self.suspected else None)
+            if c not in self.suspected:
+                out.append(Send(c, m))
+
+    def _send_view(self, out: list) -> None:
+        v = self.vid
+        new = tuple(sorted(self.live()))
+        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
+        m = ViewMsg(v, new, self._entries(union))
+        dests = sorted(self.live() - {self.nid})
+        self._reconcile(m, out)
+        self._enter_view(v + 1, new)
+        self._trace(out, "SendView", m)
+        for q in dests:
+            out.append(Send(q, m))
+        out.append(Installed(View(self.vid, new)))
+
+    def _reconcile(self, m: ViewMsg, out: list) -> None:
+        """Deliver the union digest's messages this member lacks, sender by
+        sender in seqno order (each sender's messages are a FIFO stream)."""
+        for s, q, body in m.entries:
+            if (s, q) not in self._delivered_set:
+                bump(self.stats, "reconciled")
+                self._deliver_key((s, q), body)
+                out.append(self._up((s, q), body))
+
+    def _enter_view(self, vid: int, members: tuple) -> None:
+        self.views[vid] = members
+        self.vid = vid
+        self.phase = "Normal"
+        self.flush_oks, self.digest, self.completed = set(), frozenset(), set()
+        self.bodies, self.completed_bodies = {}, {}
+
+    def _install_view(self, c: int, m: ViewMsg, out: list) -> None:
+        self._reconcile(m, out)
+        self._enter_view(m.view + 1, tuple(m.members))
+        self.flush_init = c
+        self._trace(out, "InstallView", m, c=c)
+        if self.is_member:
+            out.append(Installed(View(self.vid, tuple(sorted(set(m.members) - self.suspected)))))
+
+    def _stop_flush(self, out: list) -> None:
+        v = self.vid
+        stay = (set(self.views[v]) & set(self.views.get(v - 1, ()))) - self.suspected
+        self.blocked, self.flush_init = False, NO_INIT
+        m = StopFlush(v)
+        self._trace(out, "StopFlush", m)
+        for q in sorted(stay - {self.nid}):
+            out.append(Send(q, m))
+        self._open_latch(out)
+
+
+# ---------------------------------------------------------------- the stack around the layer
+
+class FlushStack(Stack):
+    """A ``Stack`` with a FLUSH layer named ``flush``.  On top of ``Stack``'s
+    routing: ``Suspect`` and ``BlockOk`` events go to the flush layer;
+    its ``Installed(view)`` becomes a ``ViewChange`` of every other layer
+    (below first, so the reliable layer sends to the new members before the
+    layer above reacts to the view); its ``Membership(view)`` one of the
+    layers below only; ``AppBlock``/``AppUnblock`` leave the node (they
+    are the application's callbacks).  A ``ViewChange`` from outside is
+    refused: views come through the flush."""
+
+    def __init__(self, nid: int, layers: list) -> None:
+        super().__init__(nid, layers)
+        if "flush" not in self._index:
+            raise ValueError("a FlushStack needs a layer named 'flush'")
+        self.flush_index = self._index["flush"]
+
+    @property
+    def flush(self) -> Flush:
+        return self.layers[self.flush_index]
+
+    def handle(self, event, now: float) -> list[Effect]:
+        if isinstance(event, (Suspect, BlockOk)):
+            out: list[Effect] = []
+            self._run(self.flush_index, event, now, out)
+            return out
+        if isinstance(event, ViewChange):
+            raise TypeError("views of a FlushStack come through its flush layer")
+        return super().handle(event, now)
+
+    def _run(self, i: int, event, now: float, out: list) -> None:
+        layer = self.layers[i]
+        top = len(self.layers) - 1
+        for eff in layer.handle(event, now):
+            if isinstance(eff, (Send, Multicast)):
+                if i == 0:
+                    out.append(eff)
+                else:
+                    self._run(i - 1, eff, now, out)
+            elif isinstance(eff, Up):
+                if i == top:
+                    out.append(eff)
+                else:
+                    self._run(i + 1, Receive(eff.src, eff.msg), now, out)
+            elif isinstance(eff, SetTimer):
+                out.append(SetTimer(layer.name + self.SEP + eff.name, eff.at))
+            elif isinstance(eff, CancelTimer):
+                out.append(CancelTimer(layer.name + self.SEP + eff.name))
+            elif isinstance(eff, (Deliver, Trace, AppBlock, AppUnblock)):
+                out.append(eff)
+            elif isinstance(eff, (Installed, Membership)) and i == self.flush_index:
+                vc = ViewChange(eff.view)
+                for j in range(i):
+                    self._run(j, vc, now, out)
+                if isinstance(eff, Installed):
+                    for j in range(i + 1, top + 1):
+                        self._run(j, vc, now, out)
+            else:
+                raise TypeError(f"layer {layer.name} returned a non-effect: {eff!r}")
+
+
+def flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
+                **reliable_opts) -> FlushStack:
+    """FLUSH alone under the application: transport, reliable, flush."""
+    from .reliable import Reliable
+    from .stack import Transport
+    return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+                            Flush(nid, members, top=True, block_time=block_time, tracing=tracing)])
+
+
+def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
+                          **reliable_opts) -> FlushStack:
+    """SEQUENCER over FLUSH: transport, reliable, flush, sequencer."""
+    from .reliable import Reliable
+    from .sequencer import Sequencer
+    from .stack import Transport
+    return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+                            Flush(nid, members, top=False, block_time=block_time, tracing=tracing),
+                            Sequencer(nid, members, tracing=tracing)])

@@ -1,0 +1,141 @@
+"""The deterministic simulator for stacks with a FLUSH layer (seed 003).
+
+Theory of operation
+-------------------
+``FlushSimulator`` is impl/sim.py's ``Simulator`` (same queue, clock, RNG and
+faulty network) with the membership oracle of spec/Flush/Flush.tla in place
+of the SEQUENCER one: the oracle does not decide views (the flush
+coordinator does, in ``SendView``); it is the perfect and immediate failure
+detector, and it keeps the spec's promise I9 that a VIEW is never lost.
+
+A crash of member p at its planned time, when the spec's ``CanCrash`` allows
+it (p installed a view it is in; some member of the latest view other than p
+stays; otherwise the crash is skipped and counted):
+
+1. p stops; datagrams to p are dropped from now on (spec: the channels to p
+   are gone), the ones p sent stay in flight and may still be lost.
+2. I9: for every survivor, p's reliable frames not yet acknowledged, up to
+   its last frame carrying a VIEW, are handed to the survivor at once, in
+   order (GMS's view agreement; the spec's crash cut never cuts below the
+   last VIEW).  These receptions precede the crash in the trace: p is still
+   alive for the model when they are taken.
+3. The ``Crash`` record, then ``Suspect(p)`` at every survivor in the same
+   instant, so no survivor takes a message from p between the crash and its
+   detection (the spec's detector is immediate).
+
+``simulate_flush`` runs a workload of application multicasts over FLUSH
+stacks (``flush_stack``, or ``sequencer_flush_stack`` for SEQUENCER over
+FLUSH) and returns the trace records (header first) and a summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Callable, Iterable
+
+from . import codec
+from .events import Deliver, Receive
+from .flush import Suspect, ViewMsg, flush_stack
+from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
+
+
+class FlushSimulator(Simulator):
+    def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
+                 horizon: float = 60.0) -> None:
+        super().__init__(stacks, seed, faults, horizon)
+        self.max_crashes = len(self.faults.crashes)
+        self.skipped_crashes: list[int] = []
+        self.rescued = 0
+        self.crash_phases: list[dict] = []     # what each crash interrupted
+
+    def flush(self, nid: int):
+        return self.stacks[nid].layer("flush")
+
+    def latest_view(self) -> tuple[int, tuple[int, ...]]:
+        """The latest decided view (vid, members): the highest any member installed."""
+        best = max(self.stacks, key=lambda n: self.flush(n).vid)
+        f = self.flush(best)
+        return f.vid, f.members
+
+    def can_crash(self, p: int) -> bool:
+        _, latest = self.latest_view()
+        staying = set(latest) - self.crashed - {p}
+        return (p not in self.crashed and self.flush(p).is_member
+                and len(self.crashed) < self.max_crashes and bool(staying))
+
+    def _step(self, kind: str, nid, data) -> None:
+        if kind == "crash":
+            return self._crash(nid)
+        return super()._step(kind, nid, data)
+
+    def _crash(self, p: int) -> None:
+        if not self.can_crash(p):
+            self.skipped_crashes.append(p)
+            return
+        f = self.flush(p)
+        coord = min(set(f.members) - self.crashed)
+        self.crash_phases.append({"member": p, "phase": f.phase, "blocked": f.blocked,
+                                  "initiator": f.flush_init == p, "coordinator": coord == p,
+                                  "clock": self.now})
+        self.crashed.add(p)
+        self._rescue_views(p)
+        self.records.append({"kind": "event", "name": "Crash", "nid": p, "args": {}, "msg": None,
+                             "state": None, "clock": self.now})
+        for m in sorted(set(self.stacks) - self.crashed):
+            self._handle(m, Suspect(p))
+
+    def _rescue_views(self, p: int) -> None:
+        rel = self.stacks[p].layer("reliable")
+        for dest in sorted(set(self.stacks) - self.crashed):
+            u = rel.unacked.get(dest) or {}
+            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+            if not views:
+                continue
+            for q in sorted(x for x in u if x <= max(views)):
+                self.rescued += 1
+                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+
+
+def flush_constants(nodes, messages, crashes) -> dict:
+    """spec/Flush constants for a run: every member in the first view, the
+    fixed variant, crashes and multicasts as planned, no leaves."""
+    n = len(list(nodes))
+    return {"N": n, "NInit": n, "MaxMsgs": len(list(messages)), "MaxCrashes": len(list(crashes)),
+            "MaxLeaves": 0, "ReconcileDigests": True}
+
+
+def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
+                   faults: FaultPlan | None = None, *, horizon: float = 60.0, protocol: str = "flush",
+                   make_stack: Callable[..., Any] = flush_stack) -> tuple[list[dict], dict]:
+    """Run FLUSH stacks on ``nodes`` (all in the first view) with the
+    application multicasts ``messages`` = ``(time, member, payload)``."""
+    members = tuple(nodes)
+    messages = list(messages)
+    faults = faults or FaultPlan()
+    sim = FlushSimulator({n: make_stack(n, members) for n in members}, seed, faults, horizon)
+    for at, nid, payload in messages:
+        sim.app_send(at, nid, payload)
+    header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
+              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+    quiescent = sim.run()
+    live = [n for n in members if n not in sim.crashed]
+    unfinished = [n for n in live if sim.flush(n).phase != "Normal" or sim.flush(n).blocked
+                  or sim.flush(n).latched or sim.flush(n).flush_init]
+    summary = {
+        "quiescent": quiescent,
+        "end_clock": sim.now,
+        "crashed": sorted(sim.crashed),
+        "skipped_crashes": sim.skipped_crashes,
+        "crash_phases": sim.crash_phases,
+        "views": [list(sim.flush(max(members, key=lambda n: sim.flush(n).vid)).views[v])
+                  for v in range(1, sim.latest_view()[0] + 1)],
+        "vid": {n: sim.flush(n).vid for n in members},
+        "unfinished": unfinished,
+        "delivered": {n: [[d.sender, d.seqno] for d in sim.deliveries[n] if isinstance(d, Deliver)]
+                      for n in members},
+        "payloads": {n: [d.payload for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in members},
+        "network": {**asdict(sim.net), "rescued": sim.rescued},
+        "app_dropped": sim.app_dropped,
+        "stats": {n: sim.stacks[n].stats for n in members},
+    }
+    return [header] + sim.records, summary
