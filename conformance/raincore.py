@@ -27,6 +27,7 @@ from typing import Optional
 
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
+from .protocols import Protocol
 from .replay import RunReport
 from .traces import Trace
 
@@ -34,7 +35,7 @@ ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailu
            "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")
 PROPERTIES = ("AtMostOneToken", "ConsistentHistory")
 CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableFounder",
-             "NeutralRecovery", "FreshClaim", "ReserveAfterToken")
+             "NeutralRecovery", "FreshClaim", "FreshView")
 _WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
 MAX_CANDIDATES = 10_000
 
@@ -219,3 +220,81 @@ def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
     """Replay groupcheck-trace/1 records held in memory (header first)."""
     return replay(Trace(path, records[0], records[1:]))
 
+
+
+# ---------------------------------------------------------------- simulated runs
+
+def parse_faults(spec: str, seed: int, n: int, ring: int):
+    """``crash=2@100,recover=2@400,loss=@50,join=4@200`` (times in ms of
+    virtual time; each may repeat) -> RaincoreFaults.  ``auto`` draws a plan
+    from ``seed`` (``draw_faults``)."""
+    import random
+
+    from groupcheck.impl.sim_raincore import RaincoreFaults
+    spec = (spec or "").strip()
+    if spec == "auto":
+        return draw_faults(random.Random(seed), n, ring)
+    plan: dict[str, list] = {"crash": [], "recover": [], "join": [], "loss": []}
+    for part in filter(None, (x.strip() for x in spec.split(","))):
+        key, sep, val = part.partition("=")
+        node, at_sep, t = val.partition("@")
+        if not sep or not at_sep or key not in plan:
+            raise ValueError(f"fault {part!r}: expected crash|recover|join=NODE@MS or loss=@MS, or 'auto'")
+        try:
+            at = float(t) / 1000
+            if key == "loss":
+                plan[key].append(at)
+            else:
+                plan[key].append((int(node), at))
+        except ValueError:
+            raise ValueError(f"fault {part!r}: bad node or time") from None
+    return RaincoreFaults(crashes=tuple(plan["crash"]), recoveries=tuple(plan["recover"]),
+                          joins=tuple(plan["join"]), token_losses=tuple(plan["loss"]))
+
+
+WINDOW = 0.5     # faults happen in the first half second of virtual time
+
+
+def draw_faults(rng, n: int, ring: int):
+    """A random plan: up to ``ring - 1`` crashes of configured nodes (each
+    recovering with probability 0.6), up to two token losses, and a join of
+    each node outside the ring with probability 0.7."""
+    from groupcheck.impl.sim_raincore import RaincoreFaults
+    crashes, recoveries = [], []
+    for v in rng.sample(range(1, ring + 1), rng.randint(0, ring - 1)):
+        at = round(rng.uniform(0.0, WINDOW), 4)
+        crashes.append((v, at))
+        if rng.random() < 0.6:
+            recoveries.append((v, round(at + rng.uniform(0.02, 0.4), 4)))
+    losses = tuple(sorted(round(rng.uniform(0.0, WINDOW), 4) for _ in range(rng.randint(0, 2))))
+    joins = tuple((v, round(rng.uniform(0.0, WINDOW), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
+    return RaincoreFaults(crashes=tuple(crashes), recoveries=tuple(recoveries), joins=joins, token_losses=losses)
+
+
+def simulate(seed: int, faults: str, options: dict):
+    """One simulated Raincore run as groupcheck-trace/1 records, and a summary."""
+    from groupcheck.impl import tracefile
+    from groupcheck.impl.sim_raincore import RaincoreConfig
+    from groupcheck.impl.sim_raincore import simulate as run
+    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
+    n, ring = int(opts["nodes"]), int(opts["ring"])
+    cfg = RaincoreConfig(n=n, init_size=ring, init_seq=int(opts.get("init_seq", 11)))
+    plan = parse_faults(faults, seed, n, ring)
+    records, summary, sim = run(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
+    run_id = f"raincore-n{n}-r{ring}-s{seed}"
+    v1 = tracefile.to_v1(records, cfg.constants(), run_id)
+    line = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
+            "agreed": summary["agreed"], "live": summary["live"], "end_clock": round(summary["end_clock"], 4),
+            "view": list(sim.layer(summary["live"][0]).lastGlobalView) if summary["live"] else [],
+            "regenerated": sum(st.get("regenerated", 0) for st in summary["stats"].values()),
+            "faults": plan.to_json()}
+    return v1, line
+
+
+PROTOCOL_DEFAULTS = {"nodes": 4, "ring": 3}
+
+PROTOCOL = Protocol(
+    name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
+    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
+    campaign_faults="auto",
+)

@@ -38,8 +38,7 @@ state, whatever the time).  Every committed view leaves the layer as
 a stack above can install.
 
 The three fixes of docs/raincore.md (``neutral_recovery``, ``fresh_claim``,
-``reserve_after_token``) are options, on by default; all off is the seed as
-written.  The wire format of TOKEN and 911 is at the end of this module.
+``fresh_view``) are options, on by default; all off is the seed as written.  The wire format of TOKEN and 911 is at the end of this module.
 """
 
 from __future__ import annotations
@@ -164,8 +163,10 @@ class Raincore:
 
     def __init__(self, nid: int, init_ring, *, init_seq: int, cold_start: bool = False,
                  timing: Timing | None = None, neutral_recovery: bool = True, fresh_claim: bool = True,
-                 reserve_after_token: bool = True, tracing: bool = True) -> None:
+                 fresh_view: bool = True, tracing: bool = True) -> None:
         ring = tuple(init_ring)
+        if fresh_view and not neutral_recovery:
+            raise ValueError("raincore: fresh_view needs neutral_recovery (it tracks 'recovered')")
         if len(ring) < 2 or len(set(ring)) != len(ring) or init_seq < len(ring):
             raise ValueError(f"raincore: need a ring of >= 2 distinct nodes and init_seq >= its size: "
                              f"{ring}, {init_seq}")
@@ -176,7 +177,7 @@ class Raincore:
         self.timing = timing or Timing()
         self.neutral_recovery = neutral_recovery
         self.fresh_claim = fresh_claim
-        self.reserve_after_token = reserve_after_token
+        self.fresh_view = fresh_view
         self.tracing = tracing
         self.stats: dict[str, int] = {}
         self.newNodes: set[int] = set()
@@ -303,7 +304,8 @@ class Raincore:
         if self.tokenState == "Eating" or m.seq <= self.lastToken.seq:
             bump(self.stats, "tokens_dropped")
             return self._trace("TokenReceived", m)
-        same = m.nodelist == self.localView
+        # fresh_view: a recovered node's retained localView is stale, never a match
+        same = m.nodelist == self.localView and not (self.fresh_view and self.recovered)
         vs0, gv0 = self.viewState, list(self.globalView)
         reserve = vs0 == "Chaos" and same
         commit = vs0 == "Reserve" and same
@@ -311,13 +313,10 @@ class Raincore:
             self.viewState = "Reserve" if same else "Chaos"
         else:
             self.viewState = "Agreement" if same else "Chaos"
-        gvr = gv0
-        if self.reserve_after_token and m.gvn > len(gv0):
-            gvr = gv0 + [NULL_VIEW] * (m.gvn - len(gv0))
         out: list[Effect] = []
         if reserve:
-            gv1 = gvr + [NULL_VIEW]            # reserve the next free slot
-        elif commit and gv0:
+            gv1 = gv0 + [NULL_VIEW]            # reserve the next free slot
+        elif commit:
             gv1 = gv0[:-1] + [m.nodelist]      # commit into the reserved slot
             out.append(self._committed(len(gv1), m.nodelist))
         else:

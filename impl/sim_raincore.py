@@ -118,7 +118,8 @@ class RaincoreSimulator(Simulator):
             self.now = at
             if kind == "probe":
                 # settled: agreement, and every live node has held a token since the last fault
-                if self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last for n in self.live()):
+                if self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last
+                                            or self.layer(n).tokenState == "Eating" for n in self.live()):
                     self.agreed = True
                     return True
                 self._push(self.now + self.probe, "probe", None, None)
@@ -210,21 +211,21 @@ class RaincoreConfig:
     timing: Timing = field(default_factory=Timing)
     neutral_recovery: bool = True
     fresh_claim: bool = True
-    reserve_after_token: bool = True
+    fresh_view: bool = True
 
     def constants(self) -> dict:
         """The model constants a replay needs (timeouts are untimed: TimelyTimeouts
         FALSE; any node may crash: StableFounder FALSE)."""
         return {"N": self.n, "InitSize": self.init_size, "InitSeq": self.init_seq, "ColdStart": self.cold_start,
                 "TimelyTimeouts": False, "StableFounder": False, "NeutralRecovery": self.neutral_recovery,
-                "FreshClaim": self.fresh_claim, "ReserveAfterToken": self.reserve_after_token}
+                "FreshClaim": self.fresh_claim, "FreshView": self.fresh_view}
 
 
 def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore]:
     ring = tuple(range(1, cfg.init_size + 1))
     return {n: Raincore(n, ring, init_seq=cfg.init_seq, cold_start=cfg.cold_start, timing=cfg.timing,
                         neutral_recovery=cfg.neutral_recovery, fresh_claim=cfg.fresh_claim,
-                        reserve_after_token=cfg.reserve_after_token, tracing=tracing)
+                        fresh_view=cfg.fresh_view, tracing=tracing)
             for n in range(1, cfg.n + 1)}
 
 
