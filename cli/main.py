@@ -105,19 +105,55 @@ def explore(
 @app.command()
 def audit(
     out: str = typer.Option("audit", "--out", help="output folder"),
-    workers: int = typer.Option(1, "--workers"),
+    runs: int = typer.Option(100, "--runs", help="simulated runs per protocol for the conformance stage"),
+    seed: int = typer.Option(0, "--seed", help="seed of the first simulated run"),
+    engine: str = typer.Option("spark", "--engine", help="conformance engine: spark (local[*] unless --master) or local"),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL, e.g. spark://host:7077"),
+    workers: int = typer.Option(1, "--workers", help="TLC worker threads per model"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="models checked at once (default: one per core)"),
+    full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests"),
+    protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
+    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance"),
 ):
-    """The release audit.  Today: model-check every manifest model and write
-    audit/summary.json (the Spark conformance stage lands with its issue)."""
-    import pathlib
-    outcomes = run_checks(_entries(None, None), workers, quiet=False)
-    rows = [o.to_json() for o in outcomes]
-    console().print(check_table(rows))
-    d = pathlib.Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "summary.json").write_text(json.dumps({"checks": rows}, indent=2))
-    bad = [r for r in rows if not r["matches_expectation"]]
-    console().print(f"{len(rows) - len(bad)}/{len(rows)} checks as expected; summary in {d / 'summary.json'}")
+    """The release audit: model-check every manifest model, compare models with
+    specs, check simulated traces on Spark; write summary.json, junit.xml,
+    report.md and report.html; exit 1 on any unexpected result."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from groupcheck.conformance import audit as audit_mod, report
+    if engine not in ("spark", "local"):
+        console(stderr=True).print(f"error: --engine {engine!r}: spark or local", style="red", markup=False)
+        raise typer.Exit(2)
+    stages = tuple(stage) if stage else ("tlc", "link", "conformance")
+    bad_stage = set(stages) - {"tlc", "link", "conformance"}
+    if bad_stage:
+        console(stderr=True).print(f"error: unknown stage(s) {sorted(bad_stage)}", style="red", markup=False)
+        raise typer.Exit(2)
+    _entries(protocols, None)   # validates the protocol names with a clear error
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console(stderr=True), transient=True) as prog:
+        task = prog.add_task("audit", total=None)
+
+        def progress(what: str, done: int, total: int) -> None:
+            prog.update(task, description=what, completed=done, total=total)
+
+        checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
+                                      workers=workers, full=full, protocols_=protocols, stages=stages,
+                                      progress=progress, jobs=jobs)
+    paths = report.write_all(out, checks, extra)
+    from rich.table import Table
+    t = Table(title="groupcheck audit")
+    for c in ("check", "expected", "observed", "seconds", "result"):
+        t.add_column(c, justify="right" if c == "seconds" else "left")
+    for c in checks:
+        t.add_row(c.id, c.expected, c.observed, f"{c.seconds:.1f}",
+                  "[green]as expected[/]" if c.as_expected else "[bold red]UNEXPECTED[/]")
+    console().print(t)
+    bad = [c for c in checks if not c.as_expected]
+    console().print(f"{len(checks) - len(bad)}/{len(checks)} checks as expected; "
+                    + ", ".join(str(p) for p in paths.values()))
+    for c in bad:
+        console().print(f"UNEXPECTED {c.id}: expected {c.expected}, observed {c.observed}"
+                        + (f"\n  {c.detail}" if c.detail else ""), markup=False)
     raise typer.Exit(1 if bad else 0)
 
 

@@ -1,0 +1,182 @@
+"""``groupcheck audit``: the release audit, every stage of the chain of evidence.
+
+Theory of operation
+-------------------
+Three stages, each giving ``report.Check`` records (DESIGN §1, §7):
+
+1. **tlc** — TLC on every manifest model; as expected when the outcome (ok or
+   the named violated property) and the pinned distinct-state count match.
+   Each counterexample, expected ones included, becomes a diagram.
+2. **link** — for each ``compare: true`` model, the Python explorer's
+   reachable graph against TLC's ``-dump dot`` graph: as expected when equal.
+   Models flagged ``"slow"`` in their manifest are left to ``--full`` (and to
+   the slow test marker), which keeps the default audit within its budget.
+3. **conformance** — for every protocol with an implementation
+   (conformance/protocols.py), ``runs`` simulated runs under the protocol's
+   campaign faults, generated and checked by the pipeline (Spark by default,
+   ``--engine local`` in-process).  As expected when no run is rejected or
+   nonconforming and every violation is one of the protocol's
+   ``known_violations`` (a documented finding of the faithful spec).
+
+The outputs are written by conformance/report.py.  ``run`` returns the
+checks; the command exits non-zero when any is unexpected.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from .report import Check
+
+
+def _counterexample_diagrams(entry, result) -> tuple[Optional[str], Optional[str]]:
+    from . import diagram
+    if not result.counterexample:
+        return None, None
+    n = entry.constants().get("N")
+    n = n if isinstance(n, int) else None
+    steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0)
+    title = f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}"
+    return diagram.mermaid(steps, n, title), diagram.svg(steps, n, title)
+
+
+def tlc_check(entry, workers: int = 1) -> Check:
+    from groupcheck.model.manifest import check
+    o = check(entry, workers=workers)
+    r = o.result
+    mm, sv = _counterexample_diagrams(entry, r)
+    detail = None
+    if r.outcome in ("error", "timeout") and r.error_message:
+        detail = (f"{r.error_location}: " if r.error_location else "") + r.error_message
+    elif o.observed == entry.expected and not o.count_matches:
+        detail = f"distinct states {r.distinct_states}, manifest pins {entry.distinct_states}"
+    return Check(
+        id=f"tlc/{entry.protocol}/{entry.name}", kind="tlc", protocol=entry.protocol, name=entry.name,
+        expected=entry.expected, observed=o.observed, as_expected=o.matches_expectation,
+        seconds=round(r.seconds or 0.0, 3),
+        figures={"distinct_states": r.distinct_states, "pinned": entry.distinct_states,
+                 "depth": r.depth, "states_generated": r.states_generated},
+        detail=detail, mermaid=mm, svg=sv)
+
+
+def link_check(entry, workers: int = 1) -> Check:
+    from groupcheck.model.link import compare_entry
+    t0 = time.monotonic()
+    try:
+        r = compare_entry(entry, compare_tlc=True, workers=workers)
+    except Exception as e:      # a model that cannot be built or explored is a failed check, not a crash
+        return Check(id=f"link/{entry.protocol}/{entry.name}", kind="link", protocol=entry.protocol,
+                     name=entry.name, expected="graphs equal", observed="error", as_expected=False,
+                     seconds=round(time.monotonic() - t0, 3), detail=f"{type(e).__name__}: {e}")
+    observed = {True: "graphs equal", False: "graphs differ", None: f"TLC {r.tlc_outcome}"}[r.graphs_equal]
+    return Check(
+        id=f"link/{entry.protocol}/{entry.name}", kind="link", protocol=entry.protocol, name=entry.name,
+        expected="graphs equal", observed=observed, as_expected=r.graphs_equal is True,
+        seconds=round(time.monotonic() - t0, 3),
+        figures={"distinct_states": r.distinct_states, "tlc_distinct_states": r.tlc_distinct_states,
+                 "explorer_seconds": round(r.seconds, 3),
+                 "tlc_seconds": None if r.tlc_seconds is None else round(r.tlc_seconds, 3)},
+        detail=None if r.graphs_equal is not False else f"first difference: {r.first_difference}")
+
+
+def conformance_check(proto, result: dict) -> Check:
+    """A Check from one protocol's pipeline result (see pipeline.run_audit_stage)."""
+    from . import diagram
+    verdicts = result.get("verdicts", {})
+    bad_runs = result.get("bad_runs", [])
+    unknown = sorted({r.get("property") or (r.get("reason") or "").split(":")[0]
+                      for r in bad_runs if r.get("verdict") == "violation"} - set(proto.known_violations))
+    failing = [r for r in bad_runs if r.get("verdict") in ("nonconforming", "rejected")
+               or (r.get("verdict") == "violation"
+                   and (r.get("property") or (r.get("reason") or "").split(":")[0]) not in proto.known_violations)]
+    as_expected = not failing and verdicts.get("ok", 0) + verdicts.get("violation", 0) > 0
+    observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
+    expected = "all runs conform" + (f"; violations only of {', '.join(proto.known_violations)} (known finding)"
+                                     if proto.known_violations else "; no violation")
+    show = failing[0] if failing else (bad_runs[0] if bad_runs else None)
+    mm = sv = detail = None
+    if show is not None:
+        detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
+        if show.get("events"):
+            steps = diagram.steps_from_events(show["events"], show.get("first_bad_event"))
+            title = f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
+            mm, sv = diagram.mermaid(steps, None, title), diagram.svg(steps, None, title)
+    if unknown:
+        detail = (detail + "\n" if detail else "") + f"unexpected violated properties: {', '.join(unknown)}"
+    figs = {"runs": result.get("runs"), "events": result.get("events"),
+            "rows_in": result.get("rows_in"), "rows_rejected": result.get("rows_rejected"),
+            "engine": result.get("engine"), "faults": result.get("faults")}
+    return Check(id=f"conformance/{proto.name}", kind="conformance", protocol=proto.name,
+                 name=f"{result.get('runs')} runs", expected=expected, observed=observed,
+                 as_expected=as_expected, seconds=round(result.get("seconds", 0.0), 3),
+                 figures=figs, detail=detail, mermaid=mm, svg=sv)
+
+
+def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
+        master: Optional[str] = None, workers: int = 1, full: bool = False,
+        protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = ("tlc", "link", "conformance"),
+        progress: Optional[Callable[[str, int, int], None]] = None,
+        jobs: Optional[int] = None) -> tuple[list[Check], dict]:
+    """Run the stages; return (checks, extra) where extra holds coverage."""
+    import os
+    from groupcheck.model import manifest
+    from . import protocols as registry
+    jobs = jobs or os.cpu_count() or 1
+    entries = manifest.select(protocols_, None)
+    link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
+    conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
+    todo = (len(entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
+        + (len(conf) if "conformance" in stages else 0)
+    done = 0
+    checks: list[Check] = []
+    extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
+                                                          if e.compare and e not in link_entries]}
+
+    def tick(what: str):
+        nonlocal done
+        done += 1
+        if progress:
+            progress(what, done, todo)
+
+    # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
+    # of them at once (default: one per core) shortens the audit's wall time;
+    # the checks keep manifest order in the outputs.
+    work = ([("tlc", e) for e in entries] if "tlc" in stages else []) + \
+           ([("link", e) for e in link_entries] if "link" in stages else [])
+    if work:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+        fns = {"tlc": tlc_check, "link": link_check}
+        results: dict[int, Check] = {}
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futs = {pool.submit(fns[k], e, workers): i for i, (k, e) in enumerate(work)}
+            for f in as_completed(futs):
+                k, e = work[futs[f]]
+                tick(f"{'TLC' if k == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
+                results[futs[f]] = f.result()
+        checks += [results[i] for i in range(len(work))]
+    if "conformance" in stages and conf:
+        from . import pipeline
+        for name in conf:
+            if progress:
+                progress(f"conformance {name} ({engine})", done, todo)
+            proto = registry.get(name)
+            t0 = time.monotonic()
+            try:
+                res = pipeline.run_audit_stage([name], runs=runs, seed=seed,
+                                               out_dir=Path(out_dir) / "traces", engine=engine,
+                                               master=master)[name]
+            except Exception as e:      # the stage failing is an unexpected result, reported
+                checks.append(Check(id=f"conformance/{name}", kind="conformance", protocol=name,
+                                    name=f"{runs} runs", expected="all runs conform", observed="error",
+                                    as_expected=False, seconds=round(time.monotonic() - t0, 3),
+                                    detail=f"{type(e).__name__}: {e}"))
+                tick(f"conformance {name}")
+                continue
+            res.setdefault("seconds", time.monotonic() - t0)
+            checks.append(conformance_check(proto, res))
+            tick(f"conformance {name}")
+            if res.get("coverage"):
+                extra["coverage"][name] = res["coverage"]
+    return checks, extra
