@@ -112,8 +112,6 @@ def _msg_ok(s, ev: dict, ids: Ids) -> bool:
 
 def _check_event(t, ev: dict, ids: Ids) -> bool:
     msg = ev.get("msg")
-    if ev["name"] in ("SendView", "FlushCompleted", "RestartFlush") and msg and "digest" in msg:
-        pass        # the digest is checked through the logged state (digest, delivered)
     if ev["name"] == "SendView" and msg is not None and "members" in msg:
         if sorted(t.views[-1]) != sorted(msg["members"]):
             return False
@@ -177,6 +175,50 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
     return None
 
 
+class Replayer:
+    """The candidate set of model states consistent with the events so far."""
+
+    def __init__(self, model: FlushModel) -> None:
+        self.model = model
+        self.ids = Ids()
+        self.cands = set(model.init())
+        self.peak = len(self.cands)
+
+    def step(self, ev: dict) -> Optional[tuple[str, str]]:
+        """Take one event; None, or (verdict, reason) when the run fails here."""
+        model, ids = self.model, self.ids
+        bad = _out_of_range(model, ev)
+        if bad:
+            return "rejected", bad
+        if ev["name"] == "Multicast":
+            msg = ev.get("msg") or {}
+            key = (msg.get("sender"), msg.get("seqno"))
+            if key in ids.by_key or key[0] != ev["nid"]:
+                return "nonconforming", (f"event {ev['i']} Multicast: message {list(key)} is not a new "
+                                         f"multicast of member {ev['nid']}")
+            i = len(next(iter(self.cands)).sent) + 1        # every candidate has the same sent
+            ids.by_key[key], ids.by_id[i] = i, key
+        nxt = set()
+        for s in self.cands:
+            if not _msg_ok(s, ev, ids):
+                continue
+            for t in _successors(model, s, ev):
+                if t is not None and _check_event(t, ev, ids):
+                    nxt.add(t)
+        if not nxt:
+            return "nonconforming", _explain(model, self.cands, ev, ids)
+        if len(nxt) > MAX_CANDIDATES:
+            self.peak = len(nxt)
+            return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
+        self.cands = nxt
+        self.peak = max(self.peak, len(nxt))
+        for inv in MODEL_INVARIANTS:
+            check = model.invariants[inv]
+            if not any(check(s) for s in nxt):
+                return "violation", f"{inv}: fails in every model state consistent with events 0..{ev['i']}"
+        return None
+
+
 def replay(trace: Trace) -> RunReport:
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
@@ -193,50 +235,20 @@ def replay(trace: Trace) -> RunReport:
     if sorted(h["nodes"]) != list(model.Members):
         return RunReport(**base, verdict="rejected", first_bad_event=None,
                          reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
-    ids = Ids()
-    cands = set(model.init())
-    peak = len(cands)
+    r = Replayer(model)
     for ev in trace.events:
-        bad = _out_of_range(model, ev)
-        if bad:
-            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
-                             reason=f"{trace.path}:{ev['i'] + 2}: {bad}", candidates_max=peak)
-        if ev["name"] == "Multicast":
-            msg = ev.get("msg") or {}
-            key = (msg.get("sender"), msg.get("seqno"))
-            if key in ids.by_key or key[0] != ev["nid"]:
-                return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                                 reason=f"event {ev['i']} Multicast: message {list(key)} is not a new "
-                                        f"multicast of member {ev['nid']}", candidates_max=peak)
-            i = len(next(iter(cands)).sent) + 1        # every candidate has the same sent
-            ids.by_key[key], ids.by_id[i] = i, key
-        nxt = set()
-        for s in cands:
-            if not _msg_ok(s, ev, ids):
-                continue
-            for t in _successors(model, s, ev):
-                if t is not None and _check_event(t, ev, ids):
-                    nxt.add(t)
-        if not nxt:
-            return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                             reason=_explain(model, cands, ev, ids), candidates_max=peak)
-        if len(nxt) > MAX_CANDIDATES:
-            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
-                             reason=f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states",
-                             candidates_max=len(nxt))
-        cands = nxt
-        peak = max(peak, len(cands))
-        for inv in MODEL_INVARIANTS:
-            check = model.invariants[inv]
-            if not any(check(s) for s in cands):
-                return RunReport(**base, verdict="violation", first_bad_event=ev["i"],
-                                 reason=f"{inv}: fails in every model state consistent with events 0..{ev['i']}",
-                                 candidates_max=peak)
+        failed = r.step(ev)
+        if failed:
+            verdict, reason = failed
+            if verdict == "rejected" and not reason.startswith("event"):
+                reason = f"{trace.path}:{ev['i'] + 2}: {reason}"   # line = index + 2: the header is line 1
+            return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=reason,
+                             candidates_max=r.peak)
     witness = virtual_synchrony(trace)
     if witness:
         return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"VirtualSynchrony: {witness}", candidates_max=peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+                         reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak)
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -278,3 +290,129 @@ PROTOCOL = Protocol(
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
 )
+
+
+# ---------------------------------------------------------------- lock-step driver
+
+class LockstepError(AssertionError):
+    """The implementation took a step the model does not allow."""
+
+
+class FlushLockstep:
+    """N FLUSH stacks (transport, reliable, flush) driven one step at a time,
+    each step checked against model/flush.py (issue 5 item 5, DESIGN §1 link 2).
+
+    The driver is the network (every datagram in flight can be delivered,
+    lost or duplicated, in any order), the timers (retransmission; the block
+    timer is ``block()`` returning) and the environment of
+    impl/sim_flush.py: ``crash(m)`` stops m, hands its frames up to its last
+    VIEW to the survivors, logs Crash and tells every survivor ``Suspect``.
+    After each step every trace event must be an enabled model action from a
+    candidate state matching the logged post-state (``Replayer``), and the
+    state of every member must equal the projection of one candidate."""
+
+    def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1) -> None:
+        from groupcheck.impl.flush import flush_stack
+        self.members = tuple(range(1, n + 1))
+        self.model = FlushModel({"N": n, "NInit": n, "MaxMsgs": max_msgs, "MaxCrashes": max_crashes,
+                                 "MaxLeaves": 0, "ReconcileDigests": True})
+        self.r = Replayer(self.model)
+        self.stacks = {m: flush_stack(m, self.members) for m in self.members}
+        self.inflight: list[tuple[int, int, bytes]] = []
+        self.timers: dict[int, set[str]] = {m: set() for m in self.members}
+        self.crashed: set[int] = set()
+        self.app_sends = 0
+        self.events: list[dict] = []
+
+    def flush(self, m: int):
+        return self.stacks[m].layer("flush")
+
+    def live(self) -> list[int]:
+        return [m for m in self.members if m not in self.crashed]
+
+    def can_send(self, m: int) -> bool:
+        return m not in self.crashed and self.app_sends < self.model.MaxMsgs
+
+    def can_crash(self, m: int) -> bool:
+        latest = self.flush(max(self.members, key=lambda x: self.flush(x).vid)).members
+        return (m not in self.crashed and len(self.crashed) < self.model.MaxCrashes
+                and self.flush(m).is_member and bool(set(latest) - self.crashed - {m}))
+
+    # ------------------------------------------------------------ steps
+
+    def app_send(self, m: int) -> None:
+        from groupcheck.impl.events import AppSend
+        self.app_sends += 1
+        self._handle(m, AppSend(f"m{self.app_sends}".encode()))
+
+    def deliver(self, i: int) -> None:
+        from groupcheck.impl.events import Receive
+        src, dest, data = self.inflight.pop(i)
+        self._handle(dest, Receive(src, data))
+
+    def drop(self, i: int) -> None:
+        self.inflight.pop(i)
+
+    def duplicate(self, i: int) -> None:
+        self.inflight.append(self.inflight[i])
+
+    def fire(self, m: int, name: str) -> None:
+        from groupcheck.impl.events import TimerFired
+        self.timers[m].discard(name)
+        self._handle(m, TimerFired(name))
+
+    def crash(self, m: int) -> None:
+        from groupcheck.impl import codec
+        from groupcheck.impl.events import Receive
+        from groupcheck.impl.flush import Suspect, ViewMsg
+        assert self.can_crash(m)
+        self.crashed.add(m)
+        self.timers[m].clear()
+        self.inflight = [d for d in self.inflight if d[1] != m]
+        rel = self.stacks[m].layer("reliable")
+        for dest in self.live():
+            u = rel.unacked.get(dest) or {}
+            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+            for q in sorted(x for x in u if views and x <= max(views)):
+                self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
+        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        for x in self.live():
+            self._handle(x, Suspect(m))
+        self.check_abstraction()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _handle(self, m: int, event) -> None:
+        from groupcheck.impl.events import CancelTimer, Send, SetTimer, Trace
+        for eff in self.stacks[m].handle(event, 0.0):
+            if isinstance(eff, Send):
+                if eff.dest not in self.crashed:
+                    self.inflight.append((m, eff.dest, eff.msg))
+            elif isinstance(eff, SetTimer):
+                self.timers[m].add(eff.name)
+            elif isinstance(eff, CancelTimer):
+                self.timers[m].discard(eff.name)
+            elif isinstance(eff, Trace):
+                r = eff.event.to_record()
+                self._model_step({"name": r["name"], "nid": r["nid"], "params": dict(r["args"]),
+                                  "msg": r["msg"], "state": r["state"]})
+        self.check_abstraction()
+
+    def _model_step(self, ev: dict) -> None:
+        ev = dict(ev, i=len(self.events))
+        self.events.append(ev)
+        failed = self.r.step(ev)
+        if failed:
+            raise LockstepError(f"{failed[0]}: {failed[1]}")
+
+    def check_abstraction(self) -> None:
+        impl = {m: _norm(self.flush(m).state()) for m in self.members}
+        for s in self.r.cands:
+            if all(project(s, m, self.r.ids) == impl[m] for m in self.members):
+                return
+        s = next(iter(self.r.cands))
+        bad = {m: (project(s, m, self.r.ids), impl[m]) for m in self.members
+               if project(s, m, self.r.ids) != impl[m]}
+        raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state "
+                            f"(of {len(self.r.cands)}) matches the implementation; e.g. "
+                            + "; ".join(f"member {m}: model {a} != impl {b}" for m, (a, b) in bad.items()))

@@ -1,0 +1,224 @@
+"""Lock-step conformance of the FLUSH implementation (issue 5 item 5).
+
+A Hypothesis state machine drives a 3-member FLUSH cluster one event at a
+time (conformance/flush.py ``FlushLockstep``): application multicasts
+(also inside block() and after FLUSH_OK), delivery, loss and duplication of
+any datagram in flight, timer firings (retransmission, block() returning)
+and up to two crashes, coordinator and flush initiator included.  After
+every step each new trace event must be an enabled action of
+model/flush.py (ReconcileDigests = TRUE) matching the logged post-state,
+the whole implementation state must match a candidate model state, and the
+model's invariants must hold in some candidate.  At the end the network is
+settled, the timers run out, and every survivor must be out of the flush
+(FlushEnds) with the same messages of every view it shares (VirtualSynchrony
+on the delivery histories).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import event, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from groupcheck.conformance.flush import FlushLockstep, LockstepError, Replayer, project
+from groupcheck.impl import flush as iflush
+
+MEMBERS = st.sampled_from((1, 2, 3))
+INDEX = st.integers(min_value=0, max_value=63)
+
+
+def settle(c: FlushLockstep, limit: int = 5000) -> None:
+    """Deliver everything, firing timers when the network is empty, until quiet."""
+    for _ in range(limit):
+        if c.inflight:
+            c.deliver(0)
+            continue
+        armed = [(m, t) for m in c.live() for t in sorted(c.timers[m])]
+        if not armed:
+            return
+        c.fire(*armed[0])
+    raise AssertionError("the cluster did not settle")
+
+
+class FlushMachine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2)
+
+    @rule(m=MEMBERS)
+    def app_send(self, m):
+        if self.c.can_send(m):
+            self.c.app_send(m)
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(i=INDEX)
+    def deliver(self, i):
+        self.c.deliver(i % len(self.c.inflight))
+
+    @precondition(lambda self: self.c.inflight)
+    @rule()
+    def deliver_oldest(self):
+        self.c.deliver(0)
+
+    # One slow link: everything else arrives (the shape of a crashed
+    # member's last multicast reaching only some members).
+    @precondition(lambda self: self.c.inflight)
+    @rule(src=MEMBERS, dest=MEMBERS)
+    def settle_but_one_link(self, src, dest):
+        for _ in range(500):
+            i = next((k for k, (s, d, _) in enumerate(self.c.inflight) if (s, d) != (src, dest)), None)
+            if i is None:
+                break
+            self.c.deliver(i)
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(i=INDEX)
+    def drop(self, i):
+        self.c.drop(i % len(self.c.inflight))
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(i=INDEX)
+    def duplicate(self, i):
+        self.c.duplicate(i % len(self.c.inflight))
+
+    @precondition(lambda self: any(self.c.timers[m] for m in self.c.live()))
+    @rule(i=INDEX)
+    def fire_timer(self, i):
+        armed = [(m, t) for m in self.c.live() for t in sorted(self.c.timers[m])]
+        self.c.fire(*armed[i % len(armed)])
+
+    @rule(m=MEMBERS)
+    def crash(self, m):
+        if self.c.can_crash(m):
+            f = self.c.flush(m)
+            event(f"crash in phase {f.phase}{' (initiator)' if f.flush_init == m else ''}")
+            self.c.crash(m)
+
+    @invariant()
+    def histories_match_logged_state(self):
+        for m in self.c.members:
+            f = self.c.flush(m)
+            assert sorted(f.delivered) == sorted(tuple(x) for x in f.state()["delivered"])
+            assert len(f.delivered) == len(set(f.delivered))        # no duplicate delivery
+
+    def teardown(self):
+        c = self.c
+        settle(c)
+        for m in c.live():
+            f = c.flush(m)
+            assert (f.phase, f.blocked, f.flush_init, f.latched) == ("Normal", False, 0, []), (m, f.state())
+        # VirtualSynchrony: survivors in the same view delivered the same messages
+        live = c.live()
+        vids = {c.flush(m).vid for m in live}
+        assert len(vids) == 1, {m: c.flush(m).vid for m in live}
+        assert len({frozenset(c.flush(m).delivered) for m in live}) == 1
+        event(f"views installed: {max(vids)}")
+        event(f"candidates peak: {'1' if c.r.peak == 1 else '2-8' if c.r.peak <= 8 else '9+'}")
+
+
+TestFlushLockstep = FlushMachine.TestCase
+TestFlushLockstep.settings = settings(settings.default, stateful_step_count=40, max_examples=150, deadline=None)
+
+
+# ---------------------------------------------------------------- scenarios and the harness can fail
+
+def test_initiator_crash_mid_flush_restarts_and_reconciles():
+    c = FlushLockstep(n=3, max_msgs=3, max_crashes=2)
+    c.app_send(3)
+    c.crash(2)                                   # 1 starts a flush
+    while c.inflight:
+        c.deliver(0)
+    c.app_send(1)                                # inside block(): still allowed
+    # 1's multicast reaches nobody before 1 crashes mid-flush
+    c.drop(next(k for k, (s, d, _) in enumerate(c.inflight) if s == 1))
+    c.crash(1)                                   # 3 restarts the flush alone
+    settle(c)
+    f3 = c.flush(3)
+    assert f3.vid >= 2 and 1 not in f3.members and (f3.phase, f3.blocked) == ("Normal", False)
+    assert c.r.cands
+
+
+def _deliver_from(c: FlushLockstep, src: int, dest: int) -> None:
+    """Deliver the datagrams in flight from ``src`` to ``dest``, oldest first."""
+    while True:
+        i = next((k for k, (s, d, _) in enumerate(c.inflight) if (s, d) == (src, dest)), None)
+        if i is None:
+            return
+        c.deliver(i)
+
+
+def _block_returns(c: FlushLockstep, m: int) -> None:
+    c.fire(m, next(t for t in c.timers[m] if t.endswith("block_ok")))
+
+
+def open_question_schedule(c: FlushLockstep) -> None:
+    """The seed's open question: 2 multicasts after its FLUSH_OK; 1 has every
+    FLUSH_OK and closes its latch before that message arrives."""
+    c.crash(3)                      # 1, the coordinator, starts a flush
+    _deliver_from(c, 1, 2)          # Block(2, 1)
+    _block_returns(c, 2)            # FlushOk(2)
+    c.app_send(2)                   # Multicast(2) after FLUSH_OK
+    _block_returns(c, 1)            # FlushOk(1)
+    _deliver_from(c, 1, 2)          # 2 has every FLUSH_OK: FlushCompleted(2)
+    _deliver_from(c, 2, 1)          # 1: FLUSH_OK, then the DATA, then FLUSH_COMPLETED
+
+
+def test_multicast_after_flush_ok_is_reconciled_through_the_view():
+    c = FlushLockstep(n=3, max_msgs=1, max_crashes=1)
+    open_question_schedule(c)
+    f1 = c.flush(1)
+    assert f1.vid == 2 and f1.stats.get("reconciled") == 1 and f1.delivered == [(2, 1)]
+    settle(c)
+    assert c.flush(2).delivered == [(2, 1)] and c.flush(2).vid == 2
+    assert not c.flush(1).blocked and not c.flush(2).blocked
+
+
+class LyingFlush(iflush.Flush):
+    """A mutant that does not close its latch at FLUSH_COMPLETED but logs
+    that it did."""
+
+    def _flush_completed(self, out):
+        super()._flush_completed(out)
+        self.blocked = False
+
+
+class EagerFlush(iflush.Flush):
+    """A mutant that delivers a DATA even after its FLUSH_COMPLETED (the
+    seed as written), logging it as a Deliver."""
+
+    def _take(self, q, m, now, out):
+        if isinstance(m, iflush.FData) and m.view == self.vid and self.phase == "Completed":
+            self._deliver_key((m.sender, m.seqno), m.body)
+            self._trace(out, "Deliver", m, q=q)
+            return True
+        return super()._take(q, m, now, out)
+
+
+def _with(cls, c: FlushLockstep) -> FlushLockstep:
+    from groupcheck.impl.reliable import Reliable
+    from groupcheck.impl.stack import Transport
+    c.stacks = {m: iflush.FlushStack(m, [Transport(), Reliable(m, c.members), cls(m, c.members)])
+                for m in c.members}
+    return c
+
+
+def test_hidden_state_mutant_is_caught_by_the_abstraction_check():
+    c = _with(LyingFlush, FlushLockstep(n=3, max_msgs=1, max_crashes=1))
+    c.crash(3)
+    with pytest.raises(LockstepError, match="no candidate model state"):
+        settle(c)
+
+
+def test_delivering_after_flush_completed_is_not_a_model_step():
+    c = _with(EagerFlush, FlushLockstep(n=3, max_msgs=1, max_crashes=1))
+    with pytest.raises(LockstepError, match="Deliver.*not enabled"):
+        open_question_schedule(c)
+
+
+def test_replayer_rejects_a_member_outside_the_model():
+    from groupcheck.model.flush import FlushModel
+    r = Replayer(FlushModel({"N": 2, "NInit": 2, "MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 0,
+                             "ReconcileDigests": True}))
+    s0 = next(iter(r.cands))
+    assert project(s0, 1, r.ids)["phase"] == "Normal"
+    assert r.step({"i": 0, "name": "Multicast", "nid": 3, "params": {}, "msg": None, "state": None})[0] == "rejected"
