@@ -1,0 +1,95 @@
+"""The audit's outputs: summary.json, junit.xml and report.md parse and agree;
+report.html is self-contained; the verdict rules of the conformance stage."""
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner
+
+from groupcheck.cli.main import app
+from groupcheck.conformance import audit, protocols, report
+from groupcheck.conformance.report import Check
+from groupcheck.model import manifest
+
+
+@pytest.fixture(scope="module")
+def real_checks():
+    e = manifest.select(["sequencer"], "Pair")[0]
+    return [audit.tlc_check(e), audit.link_check(e)]
+
+
+def _bad_conformance():
+    events = [{"i": 0, "name": "Send", "nid": 1, "params": {}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}},
+              {"i": 1, "name": "RecvData", "nid": 2, "params": {"p": 1}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}}]
+    res = {"runs": 3, "events": 40, "verdicts": {"ok": 2, "nonconforming": 1},
+           "bad_runs": [{"run_id": "r7", "verdict": "nonconforming", "reason": "event 1 RecvData: differs",
+                         "first_bad_event": 1, "events": events}], "seconds": 0.5}
+    return audit.conformance_check(protocols.get("sequencer"), res)
+
+
+def test_outputs_parse_and_agree(tmp_path, real_checks):
+    checks = real_checks + [_bad_conformance()]
+    paths = report.write_all(tmp_path, checks, {"coverage": {"sequencer": {
+        "actions_reached": 6, "actions_total": 6, "action_share": 1.0,
+        "states_reached": 120, "states_reachable": None, "state_share": None}}})
+    s = json.loads(paths["summary.json"].read_text())
+    by_id = {c["id"]: c for c in s["checks"]}
+    assert list(by_id) == [c.id for c in checks]
+    assert s["totals"] == {"checks": 3, "as_expected": 2, "unexpected": 1, "by_kind": {"conformance": 1, "link": 1, "tlc": 1}}
+    assert s["ok"] is False
+
+    cases = {tc.get("name"): tc for tc in ET.parse(paths["junit.xml"]).getroot().iter("testcase")}
+    assert set(cases) == set(by_id)
+    for cid, tc in cases.items():
+        assert (tc.find("failure") is None) == by_id[cid]["as_expected"]
+
+    md = paths["report.md"].read_text()
+    rows = re.findall(r"^\| `([^`]+)` \|.*\| (✅ as expected|❌ UNEXPECTED) \|$", md, re.M)
+    assert {cid: v.startswith("✅") for cid, v in rows} == {k: v["as_expected"] for k, v in by_id.items()}
+    n_diagrams = sum(1 for c in s["checks"] if c["mermaid"])
+    assert md.count("```mermaid") == n_diagrams >= 2       # Pair's counterexample and the bad run
+    assert "sequenceDiagram" in md and "❌ 2. RecvData" in md
+
+    html = paths["report.html"].read_text()
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    for cid in by_id:
+        assert cid in html
+    assert html.count("<svg") == n_diagrams + 1            # + the coverage chart
+
+
+def test_tlc_counterexample_becomes_a_diagram(real_checks):
+    tlc = real_checks[0]
+    assert tlc.as_expected and tlc.observed == "TotalOrder"
+    assert tlc.mermaid.startswith("sequenceDiagram") and "RecvData" in tlc.mermaid
+    assert "-)" in tlc.mermaid                              # at least one message arrow
+    assert real_checks[1].observed == "graphs equal"
+
+
+def test_conformance_verdict_rules():
+    seq = protocols.get("sequencer")
+    ok = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
+                                       "bad_runs": [{"run_id": "a", "verdict": "violation",
+                                                     "reason": "TotalOrder: 1 before 2"}]})
+    assert ok.as_expected                                   # a known finding
+    dup = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
+                                        "bad_runs": [{"run_id": "b", "verdict": "violation",
+                                                      "reason": "NoDuplicates: twice"}]})
+    assert not dup.as_expected and "NoDuplicates" in dup.detail
+    assert not _bad_conformance().as_expected
+    none = audit.conformance_check(seq, {"runs": 0, "verdicts": {}, "bad_runs": []})
+    assert not none.as_expected                             # no runs proves nothing
+
+
+def test_cli_audit_exits_1_on_an_unexpected_check(tmp_path, monkeypatch):
+    bad = Check(id="tlc/x/Y", kind="tlc", protocol="x", name="Y", expected="ok", observed="Inv",
+                as_expected=False, seconds=0.1)
+    monkeypatch.setattr(audit, "run", lambda *a, **k: ([bad], {}))
+    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path)])
+    assert r.exit_code == 1 and "UNEXPECTED tlc/x/Y" in r.output
+    assert json.loads((tmp_path / "summary.json").read_text())["ok"] is False
+    good = Check(id="tlc/x/Z", kind="tlc", protocol="x", name="Z", expected="ok", observed="ok",
+                 as_expected=True, seconds=0.1)
+    monkeypatch.setattr(audit, "run", lambda *a, **k: ([good], {}))
+    assert CliRunner().invoke(app, ["audit", "--out", str(tmp_path)]).exit_code == 0
