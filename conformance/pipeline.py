@@ -1,0 +1,710 @@
+"""The conformance pipeline: generate / ingest -> Parquet -> check -> coverage (DESIGN §6).
+
+Theory of operation
+-------------------
+Traces become a Parquet dataset with one row per event (docs/pipeline.md):
+the run's header fields are columns of every row (``run_id``, ``protocol``,
+``seed``, ``nodes``, ``constants`` and ``faults`` as JSON, ``impl``,
+``impl_version``, and ``source``: the file a row came from, or the seed for
+a simulated run), then the event's fields (``i``, ``name``, ``nid``, and
+``params``/``msg``/``state`` as JSON strings, ``clock``); the dataset is
+partitioned by ``protocol`` (``DIR/protocol=sequencer/*.parquet``).  Beside
+it, in folders Spark and pyarrow both skip (leading ``_``): ``_runs`` (one
+row per run: the whole header, counts, and the first reason a row of it was
+rejected), ``_rejected`` (file, line, reason, raw text of every quarantined
+input line) and, after a check, ``_verdicts``.
+
+Two engines run the same stages on the same per-run functions: ``local``
+(this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
+over seeds as tasks, files over tasks, runs grouped by a shuffle on
+``(source, run_id)`` and sorted by ``i`` before each group is replayed).
+Every run gets one verdict row.  The replay is the protocol's own
+(conformance/protocols.py).  For SEQUENCER the global properties are ALSO
+computed apart from the replay: on Spark as DataFrame queries over the
+members' last logged delivery lists (window functions and joins), on the
+local engine by the model's property functions on the same histories; a run
+whose property verdict differs from its replay's is flagged
+(``agree = False``) and, if either side found a violation, is a violation.
+Other protocols' property verdicts are their replay's until they get
+queries here (``PROPERTY_QUERIES``).
+
+Accounting: rows in = rows accepted + rows rejected, asserted per file and
+in total (an input row is a line of an NDJSON file; an unreadable or empty
+file counts as one row, rejected).  A run with any rejected row is not
+replayed: its verdict is ``rejected`` with its first reason, worded as
+``groupcheck conform`` words it (``file:line: problem``).
+
+Coverage: the TLA+ actions the traces took against the protocol's action
+list, and the distinct model states the replays passed through (the
+candidates consistent with the trace, ``RunReport.visited``) against the
+reachable set of the model built with the same constants, when the Python
+explorer finishes it under ``COVERAGE_MAX_STATES``; otherwise ``reachable``
+is unknown (None).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import shutil
+import time
+from collections import Counter, defaultdict
+from functools import lru_cache, partial
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable, Optional
+
+ENGINES = ("local", "spark")
+LAYOUT = "groupcheck-pipeline/1"
+COVERAGE_MAX_STATES = 20_000
+
+# Event rows: the run's header fields, then the event's.  ``protocol`` is the partition column.
+EVENT_COLUMNS = ("run_id", "protocol", "seed", "nodes", "constants", "faults", "impl", "impl_version",
+                 "source", "i", "name", "nid", "params", "msg", "state", "clock")
+RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "faults", "impl",
+               "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary")
+REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
+VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
+                   "candidates_max", "stage", "replay_verdict", "properties_failed", "properties_by", "agree")
+
+
+class PipelineError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- schemas
+
+def _arrow_schemas():
+    import pyarrow as pa
+    events = pa.schema([
+        ("run_id", pa.string()), ("protocol", pa.string()), ("seed", pa.int64()),
+        ("nodes", pa.list_(pa.int64())), ("constants", pa.string()), ("faults", pa.string()),
+        ("impl", pa.string()), ("impl_version", pa.string()), ("source", pa.string()),
+        ("i", pa.int64()), ("name", pa.string()), ("nid", pa.int64()), ("params", pa.string()),
+        ("msg", pa.string()), ("state", pa.string()), ("clock", pa.float64())])
+    runs = pa.schema([
+        ("source", pa.string()), ("run_id", pa.string()), ("protocol", pa.string()), ("seed", pa.int64()),
+        ("nodes", pa.list_(pa.int64())), ("constants", pa.string()), ("faults", pa.string()),
+        ("impl", pa.string()), ("impl_version", pa.string()), ("header", pa.string()),
+        ("events", pa.int64()), ("rows_in", pa.int64()), ("rejected", pa.int64()),
+        ("reject_reason", pa.string()), ("summary", pa.string())])
+    rejected = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()),
+                          ("raw", pa.string()), ("run_id", pa.string()), ("protocol", pa.string())])
+    verdicts = pa.schema([
+        ("file", pa.string()), ("run_id", pa.string()), ("protocol", pa.string()), ("verdict", pa.string()),
+        ("events", pa.int64()), ("first_bad_event", pa.int64()), ("reason", pa.string()),
+        ("candidates_max", pa.int64()), ("stage", pa.string()), ("replay_verdict", pa.string()),
+        ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_())])
+    return events, runs, rejected, verdicts
+
+
+def _spark_event_schema():
+    from pyspark.sql.types import (ArrayType, DoubleType, LongType, StringType, StructField, StructType)
+    types = {"seed": LongType(), "nodes": ArrayType(LongType()), "i": LongType(), "nid": LongType(),
+             "clock": DoubleType()}
+    return StructType([StructField(c, types.get(c, StringType()), True) for c in EVENT_COLUMNS])
+
+
+def _spark_reject_schema():
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+    return StructType([StructField(c, LongType() if c == "line" else StringType(), True)
+                       for c in REJECT_COLUMNS])
+
+
+# ---------------------------------------------------------------- records <-> rows
+
+def _js(v) -> Optional[str]:
+    return None if v is None else json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def _int_or_none(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _header_cols(header: dict, source: str) -> dict:
+    nodes = header.get("nodes")
+    return {"run_id": header.get("run_id"), "protocol": header.get("protocol"),
+            "seed": _int_or_none(header.get("seed")),
+            "nodes": [x for x in nodes if _int_or_none(x) is not None] if isinstance(nodes, list) else None,
+            "constants": _js(header.get("constants")), "faults": _js(header.get("faults")),
+            "impl": header.get("impl"), "impl_version": header.get("impl_version"), "source": source}
+
+
+def _event_row(hc: dict, ev: dict) -> dict:
+    return {**hc, "i": ev["i"], "name": ev["name"], "nid": ev.get("nid"), "params": _js(ev.get("params")),
+            "msg": _js(ev.get("msg")), "state": _js(ev.get("state")), "clock": float(ev["clock"])}
+
+
+def _record(row: dict) -> dict:
+    """An event row back to its groupcheck-trace/1 record."""
+    return {"kind": "event", "i": row["i"], "name": row["name"], "nid": row["nid"],
+            "params": json.loads(row["params"]) if row["params"] is not None else {},
+            "msg": json.loads(row["msg"]) if row["msg"] is not None else None,
+            "state": json.loads(row["state"]) if row["state"] is not None else None,
+            "clock": row["clock"]}
+
+
+def _run_row(header: Optional[dict], source: str, events: int, rows_in: int, rejected: int,
+             reason: Optional[str], summary: Optional[dict] = None) -> dict:
+    hc = _header_cols(header or {}, source)
+    return {**hc, "header": _js(header), "events": events, "rows_in": rows_in, "rejected": rejected,
+            "reject_reason": reason, "summary": _js(summary)}
+
+
+# ---------------------------------------------------------------- per-run work (runs in Spark tasks too)
+
+def _simulated(protocol: str, faults: str, options: dict, seed: int):
+    """One simulated run -> (run row, event rows, rejected rows)."""
+    from .protocols import get
+    records, summary = get(protocol).simulate(seed, faults, options)
+    header, events = records[0], records[1:]
+    source = f"{protocol}:seed={seed}"
+    hc = _header_cols(header, source)
+    rows = [_event_row(hc, ev) for ev in events]
+    return _run_row(header, source, len(rows), len(records), 0, None, summary), rows, []
+
+
+def _ingested(path: str):
+    """One NDJSON trace file -> (run row, accepted event rows, rejected rows).
+    Checks what ``traces.load`` checks, line by line, but keeps going after
+    the first problem so every bad line is quarantined with its reason."""
+    from .traces import record_problem
+    rejected: list[dict] = []
+
+    def reject(line: int, problem: str, raw: Optional[str], run_id=None, protocol=None):
+        rejected.append({"file": path, "line": line, "reason": problem, "raw": raw,
+                         "run_id": run_id, "protocol": protocol})
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        reject(0, f"cannot read: {e}", None)
+        return _finish_file(path, None, [], rejected, 1)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        reject(1, "empty trace (no header)", "")
+        return _finish_file(path, None, [], rejected, 1)
+
+    header = None
+    try:
+        rec = json.loads(lines[0])
+        problem = record_problem(rec)
+        if problem is None and rec.get("kind") != "header":
+            problem = "the first record must be the header"
+    except json.JSONDecodeError as e:
+        problem = f"invalid JSON: {e.msg} at column {e.colno}"
+    if problem is None:
+        header = rec
+    else:
+        reject(1, problem, lines[0])
+    run_id = header.get("run_id") if header else None
+    protocol = header.get("protocol") if header else None
+    hc = _header_cols(header, path) if header else None
+    rows = []
+    for n, line in enumerate(lines[1:], start=2):
+        if header is None:
+            reject(n, "the run's header (line 1) was rejected", line)
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            reject(n, f"invalid JSON: {e.msg} at column {e.colno}", line, run_id, protocol)
+            continue
+        problem = record_problem(rec, protocol)
+        if problem is None and rec["kind"] != "event":
+            problem = "a second header"
+        if problem is None and rec["i"] != n - 2:
+            problem = f"event index {rec['i']}, expected {n - 2}"
+        if problem:
+            reject(n, problem, line, run_id, protocol)
+            continue
+        rows.append(_event_row(hc, rec))
+    return _finish_file(path, header, rows, rejected, len(lines))
+
+
+def _finish_file(path, header, rows, rejected, rows_in):
+    accepted = len(rows) + (1 if header is not None else 0)
+    if accepted + len(rejected) != rows_in:     # the accounting invariant, per file
+        raise PipelineError(f"{path}: {rows_in} rows in != {accepted} accepted + {len(rejected)} rejected")
+    first = rejected[0] if rejected else None
+    reason = f"{path}:{first['line']}: {first['reason']}" if first else None
+    return _run_row(header, path, len(rows), rows_in, len(rejected), reason), rows, rejected
+
+
+def _digest(state) -> bytes:
+    """A process-independent name for a model state (a NamedTuple of TLA+
+    values): str hashes differ between Spark's Python workers, so no repr."""
+    from groupcheck.model.values import normalize, to_tla
+    text = "\x1f".join(to_tla(normalize(getattr(state, f))) for f in state._fields)
+    return hashlib.blake2b(text.encode(), digest_size=8).digest()
+
+
+def _check_run(run: dict, rows: list[dict]) -> dict:
+    """The verdict of one run from its run row and its event rows; also the
+    actions it took and the model states its replay visited."""
+    from .replay import replay
+    from .traces import Trace
+    base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
+            "events": run["events"], "candidates_max": 0, "replay_verdict": None,
+            "properties_failed": None, "properties_by": None, "agree": None,
+            "actions": sorted({r["name"] for r in rows}), "visited": [], "constants": run["constants"]}
+    if run["reject_reason"] is not None:
+        return {**base, "verdict": "rejected", "first_bad_event": None, "reason": run["reject_reason"],
+                "stage": "ingest"}
+    rows = sorted(rows, key=lambda r: r["i"])
+    events = [_record(r) for r in rows]
+    if [e["i"] for e in events] != list(range(len(events))):
+        return {**base, "verdict": "rejected", "first_bad_event": None, "stage": "check",
+                "reason": f"{run['source']}: event rows are not indexed 0..{len(events) - 1}"}
+    rep = replay(Trace(run["source"], json.loads(run["header"]), events))
+    visited = getattr(rep, "visited", None) or []
+    return {**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
+            "candidates_max": rep.candidates_max, "stage": "replay", "replay_verdict": rep.verdict,
+            "events": rep.events, "visited": sorted({_digest(s) for s in visited})}
+
+
+# ---------------------------------------------------------------- SEQUENCER properties apart from the replay
+
+SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")
+
+
+def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
+    """The local engine: the model's property functions on each member's
+    last logged delivery list and sent count."""
+    from groupcheck.model import sequencer as seqmodel
+    n = json.loads(run["constants"])["N"]
+    delivered = {m: () for m in range(1, n + 1)}
+    sent = {m: 0 for m in range(1, n + 1)}
+    for r in sorted(rows, key=lambda r: r["i"]):
+        if r["state"] is not None and r["nid"] is not None:
+            st = json.loads(r["state"])
+            delivered[r["nid"]] = tuple(tuple(x) for x in st["delivered"])
+            sent[r["nid"]] = st["sent"]
+    h = SimpleNamespace(delivered=delivered, sent=sent)
+    return [p for p in SEQUENCER_PROPERTIES if not getattr(seqmodel, p)(h)]
+
+
+def _sequencer_df_failed(ev):
+    """The Spark engine: (source, run_id, failed properties) for every
+    SEQUENCER run where some property fails, as DataFrame queries over the
+    members' last logged states."""
+    from pyspark.sql import Window as W
+    from pyspark.sql import functions as F
+    key = ["source", "run_id"]
+    st = ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
+    last = (st.withColumn("rk", F.row_number().over(W.partitionBy(*key, "nid").orderBy(F.col("i").desc())))
+              .where("rk = 1")
+              .select(*key, "nid", F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s")))
+    sent = last.select(*key, F.col("nid").alias("x"), F.col("s.sent").alias("sent_x"))
+    d = (last.select(*key, F.col("nid").alias("m"), F.posexplode("s.delivered").alias("pos", "pair"))
+             .select(*key, "m", "pos", F.col("pair")[0].alias("x"), F.col("pair")[1].alias("q"))).cache()
+
+    # NoDuplicates: a member delivers the same (sender, seqno) twice.
+    nodup = d.groupBy(*key, "m", "x", "q").count().where("count > 1").select(*key)
+    # Integrity: 1 <= seqno <= what the sender's last logged state says it sent.
+    integ = (d.join(sent, key + ["x"], "left")
+              .where((F.col("q") < 1) | (F.col("q") > F.coalesce(F.col("sent_x"), F.lit(0))))
+              .select(*key))
+    # SenderFIFO: per member and sender, seqnos strictly increase in delivery order.
+    fifo = (d.withColumn("prev", F.lag("q").over(W.partitionBy(*key, "m", "x").orderBy("pos")))
+             .where(F.col("prev") >= F.col("q")).select(*key))
+    # TotalOrder (the model's: any two members' lists, restricted to the
+    # messages both delivered, are equal).  Label each delivery with its
+    # occurrence number k; the restricted lists are equal iff every common
+    # message has the same count in both and, walking one list's common
+    # items in order, the other's positions only increase.
+    lab = (d.withColumn("k", F.row_number().over(W.partitionBy(*key, "m", "x", "q").orderBy("pos")))
+            .withColumn("c", F.count("*").over(W.partitionBy(*key, "m", "x", "q"))))
+    a = lab.select(*key, F.col("m").alias("a"), "x", "q", "k", F.col("pos").alias("pa"), F.col("c").alias("ca"))
+    b = lab.select(*key, F.col("m").alias("b"), "x", "q", "k", F.col("pos").alias("pb"), F.col("c").alias("cb"))
+    common = a.join(b, key + ["x", "q", "k"]).where(F.col("a") < F.col("b"))
+    counts = (a.where("k = 1").join(b.where("k = 1"), key + ["x", "q"])
+               .where((F.col("a") < F.col("b")) & (F.col("ca") != F.col("cb"))).select(*key))
+    inversions = (common.withColumn("prev", F.lag("pb").over(W.partitionBy(*key, "a", "b").orderBy("pa")))
+                  .where(F.col("prev") > F.col("pb")).select(*key))
+    total = counts.unionByName(inversions)
+
+    parts = [q.distinct().withColumn("prop", F.lit(p)) for p, q in
+             (("NoDuplicates", nodup), ("Integrity", integ), ("SenderFIFO", fifo), ("TotalOrder", total))]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out.groupBy(*key).agg(F.collect_set("prop").alias("failed"))
+
+
+# protocol -> (local Python function, Spark DataFrame query, property order)
+PROPERTY_QUERIES = {"sequencer": (_sequencer_py_failed, _sequencer_df_failed, SEQUENCER_PROPERTIES)}
+
+
+def _merge(v: dict, failed: Optional[list[str]], by: str) -> dict:
+    """Fold the separate property verdicts into the run's verdict row."""
+    if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or failed is None:
+        return v
+    order = PROPERTY_QUERIES[v["protocol"]][2]
+    failed = [p for p in order if p in set(failed)]
+    replay_first = v["reason"].split(":", 1)[0] if v["verdict"] == "violation" else None
+    v = {**v, "properties_failed": failed, "properties_by": by,
+         "agree": replay_first == (failed[0] if failed else None)}
+    if v["verdict"] == "ok" and failed:
+        v["verdict"] = "violation"
+        v["reason"] = f"{failed[0]}: found by the {by} property check, not by the replay"
+    return v
+
+
+# ---------------------------------------------------------------- dataset I/O
+
+def _prepare_out(out: Path) -> None:
+    """Replace a previous pipeline dataset; refuse to clobber anything else."""
+    if out.exists():
+        if out.is_dir() and not any(out.iterdir()):
+            return
+        if not (out / "_pipeline.json").exists():
+            raise PipelineError(f"{out} exists and is not a pipeline dataset (no _pipeline.json); "
+                                "choose an empty or new folder")
+        shutil.rmtree(out)
+
+
+def _write_table(rows: list[dict], schema, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
+    _prepare_out(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs, rejected, buf, n_part, n_events = [], [], defaultdict(list), Counter(), 0
+
+    def flush(protocol):
+        rows = buf.pop(protocol)
+        d = out / f"protocol={protocol}"
+        d.mkdir(parents=True, exist_ok=True)
+        cols = [c for c in EVENT_COLUMNS if c != "protocol"]
+        table = pa.Table.from_pylist(rows, schema=pa.schema([ev_schema.field(c) for c in cols]))
+        pq.write_table(table, d / f"part-{n_part[protocol]:05d}.parquet")
+        n_part[protocol] += 1
+
+    for run, rows, rej in results:
+        runs.append(run)
+        rejected.extend(rej)
+        n_events += len(rows)
+        for r in rows:
+            buf[r["protocol"]].append(r)
+            if len(buf[r["protocol"]]) >= 200_000:
+                flush(r["protocol"])
+    for p in list(buf):
+        flush(p)
+    _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
+    _write_table(rejected, rej_schema, out / "_rejected" / "part-00000.parquet")
+    return _finish_write(out, runs, len(rejected), n_events, meta)
+
+
+def _write_spark(spark, out: Path, rdd, meta: dict) -> dict:
+    from pyspark import StorageLevel
+    _, run_schema, _, _ = _arrow_schemas()
+    _prepare_out(out)
+    rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        ev = spark.createDataFrame(rdd.flatMap(lambda t: [tuple(r[c] for c in EVENT_COLUMNS) for r in t[1]]),
+                                   _spark_event_schema(), verifySchema=False)
+        ev.write.mode("overwrite").partitionBy("protocol").parquet(str(out))
+        rej = spark.createDataFrame(rdd.flatMap(lambda t: [tuple(r[c] for c in REJECT_COLUMNS) for r in t[2]]),
+                                    _spark_reject_schema(), verifySchema=False)
+        rej.coalesce(1).write.mode("overwrite").parquet(str(out / "_rejected"))
+        runs = rdd.map(lambda t: t[0]).collect()
+    finally:
+        rdd.unpersist()
+    _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
+    n_rejected = sum(r["rejected"] for r in runs)
+    return _finish_write(out, runs, n_rejected, sum(r["events"] for r in runs), meta)
+
+
+def _finish_write(out: Path, runs: list[dict], n_rejected: int, n_events: int, meta: dict) -> dict:
+    rows_in = sum(r["rows_in"] for r in runs)
+    accepted = n_events + sum(1 for r in runs if r["header"] is not None)
+    if rows_in != accepted + n_rejected:        # the accounting invariant, in total
+        raise PipelineError(f"{rows_in} rows in != {accepted} accepted + {n_rejected} rejected")
+    summary = {**meta, "layout": LAYOUT, "runs": len(runs), "events": n_events, "rows_in": rows_in,
+               "rows_accepted": accepted, "rows_rejected": n_rejected,
+               "runs_rejected": sum(1 for r in runs if r["reject_reason"] is not None),
+               "protocols": dict(Counter(r["protocol"] for r in runs if r["protocol"]))}
+    (out / "_pipeline.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def read_runs(out) -> list[dict]:
+    import pyarrow.parquet as pq
+    p = Path(out) / "_runs"
+    if not p.is_dir():
+        raise PipelineError(f"{out}: not a pipeline dataset (no _runs folder); run `groupcheck traces generate` or `ingest`")
+    return pq.read_table(p).to_pylist()
+
+
+def read_rejected(out) -> list[dict]:
+    import pyarrow.dataset as ds
+    return ds.dataset(str(Path(out) / "_rejected"), format="parquet").to_table().to_pylist()
+
+
+def _local_event_groups(out: Path, protocols: Optional[set] = None) -> dict:
+    """Event rows grouped by (source, run_id), via pyarrow."""
+    import pyarrow.dataset as ds
+    parts = [p for p in out.glob("protocol=*") if p.is_dir()]
+    groups: dict = defaultdict(list)
+    if not parts:
+        return groups
+    data = ds.dataset(str(out), format="parquet", partitioning="hive")
+    for batch in data.to_batches():
+        for r in batch.to_pylist():
+            r["protocol"] = str(r["protocol"])
+            if protocols is None or r["protocol"] in protocols:
+                groups[(r["source"], r["run_id"])].append(r)
+    return groups
+
+
+def _spark_events(spark, out: Path):
+    return spark.read.schema(_spark_event_schema()).parquet(str(out))
+
+
+# ---------------------------------------------------------------- stages
+
+def _session(engine: str, spark, master: Optional[str]):
+    if engine not in ENGINES:
+        raise PipelineError(f"unknown engine {engine!r} (local, spark)")
+    if engine == "spark" and spark is None:
+        from .spark import session
+        spark = session(master)
+    return spark
+
+
+def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *, engine: str = "local",
+             options: Optional[dict] = None, spark=None, master: Optional[str] = None) -> dict:
+    """Simulate ``runs`` runs (seeds seed..seed+runs-1) into a Parquet dataset."""
+    from .protocols import get
+    proto = get(protocol)
+    faults = proto.campaign_faults if faults is None else faults
+    options = {**proto.default_options, **(options or {})}
+    spark = _session(engine, spark, master)
+    out = Path(out)
+    t0 = time.perf_counter()
+    meta = {"stage": "generate", "engine": engine, "protocol": protocol, "seed": seed,
+            "faults": faults, "options": options}
+    seeds = range(seed, seed + runs)
+    work = partial(_simulated, protocol, faults, options)
+    if engine == "local":
+        summary = _write_local(out, map(work, seeds), meta)
+    else:
+        from .spark import parallelism
+        rdd = spark.sparkContext.parallelize(list(seeds), max(1, min(runs, 4 * parallelism(spark)))).map(work)
+        summary = _write_spark(spark, out, rdd, meta)
+    summary["seconds"] = round(time.perf_counter() - t0, 3)
+    return summary
+
+
+def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: Optional[str] = None) -> dict:
+    """NDJSON trace files (and every *.ndjson under folders named) into a Parquet dataset."""
+    from .traces import trace_files
+    files = [str(p) for p in trace_files(paths)]
+    spark = _session(engine, spark, master)
+    out = Path(out)
+    t0 = time.perf_counter()
+    meta = {"stage": "ingest", "engine": engine, "files": len(files)}
+    if engine == "local":
+        summary = _write_local(out, map(_ingested, files), meta)
+    else:
+        from .spark import parallelism
+        rdd = spark.sparkContext.parallelize(files, max(1, min(len(files), 4 * parallelism(spark)))).map(_ingested)
+        summary = _write_spark(spark, out, rdd, meta)
+    summary["seconds"] = round(time.perf_counter() - t0, 3)
+    return summary
+
+
+def _replay_partition(runs: dict, it):
+    """Spark task: rows arrive sorted by (source, run_id, i); replay each group."""
+    for key, grp in itertools.groupby((r.asDict() for r in it), key=lambda r: (r["source"], r["run_id"])):
+        run = runs.get(key)
+        if run is None:     # rows with no run row: a dataset written by something else
+            continue
+        yield _check_run(run, list(grp))
+
+
+def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
+          coverage: bool = True, max_states: int = COVERAGE_MAX_STATES,
+          write: bool = True, keep_events_of_first_bad: bool = False) -> dict:
+    """Replay every run of the dataset at ``out`` and compute its verdict.
+
+    Returns ``{"verdicts": [one row per run], "counts": {verdict: n},
+    "coverage": {protocol: ...}, "disagreements": n, "seconds": s}``.
+    """
+    out = Path(out)
+    spark = _session(engine, spark, master)
+    t0 = time.perf_counter()
+    runs = read_runs(out)
+    by_key = {(r["source"], r["run_id"]): r for r in runs}
+    results: dict = {}
+    failed_by_key: dict = {}
+    if engine == "local":
+        groups = _local_event_groups(out)
+        for key, run in by_key.items():
+            rows = groups.get(key, [])
+            results[key] = _check_run(run, rows)
+            q = PROPERTY_QUERIES.get(run["protocol"])
+            if q and results[key]["stage"] == "replay":
+                failed_by_key[key] = q[0](run, rows)
+        by = "python"
+    else:
+        ev = _spark_events(spark, out)
+        from .spark import parallelism
+        bc = spark.sparkContext.broadcast(by_key)
+        keyed = ev.repartition(max(2, 2 * parallelism(spark)), "source", "run_id") \
+                  .sortWithinPartitions("source", "run_id", "i")
+        for v in keyed.rdd.mapPartitions(lambda it: _replay_partition(bc.value, it)).collect():
+            results[(v["file"], v["run_id"])] = v
+        bc.unpersist()
+        for key, run in by_key.items():       # runs without event rows never reach a task
+            if key not in results:
+                results[key] = _check_run(run, [])
+        protos = {r["protocol"] for r in runs}
+        for p in sorted(protos & set(PROPERTY_QUERIES)):
+            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p)).collect():
+                failed_by_key[(row["source"], row["run_id"])] = list(row["failed"])
+        by = "dataframe"
+    verdicts = []
+    for key in sorted(results, key=lambda k: (str(k[1]), str(k[0]))):
+        v = results[key]
+        if v["stage"] == "replay" and v["protocol"] in PROPERTY_QUERIES:
+            v = _merge(v, failed_by_key.get(key, []), by)
+        verdicts.append(v)
+    cov = coverage_of(verdicts, max_states) if coverage else {}
+    rows = [{c: v[c] for c in VERDICT_COLUMNS} for v in verdicts]
+    res = {"dataset": str(out), "engine": engine, "runs": len(rows),
+           "counts": dict(Counter(v["verdict"] for v in rows)),
+           "disagreements": sum(1 for v in rows if v["agree"] is False),
+           "property_queries": sorted(PROPERTY_QUERIES), "verdicts": rows, "coverage": cov,
+           "seconds": round(time.perf_counter() - t0, 3)}
+    if write:
+        _write_table(rows, _arrow_schemas()[3], out / "_verdicts" / "part-00000.parquet")
+    return res
+
+
+# ---------------------------------------------------------------- coverage
+
+@lru_cache(maxsize=32)
+def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[frozenset]:
+    """Digests of the model's reachable states for these constants, or None
+    when the explorer does not finish under ``max_states``."""
+    from groupcheck.model.core import explore
+    from groupcheck.model.registry import model_class
+    try:
+        model = model_class(protocol)(json.loads(constants_json))
+    except (KeyError, TypeError, ValueError):
+        return None
+    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
+    if not res.complete:
+        return None
+    return frozenset(_digest(s) for s in res.graph.nodes)
+
+
+def coverage_of(verdicts: list[dict], max_states: int = COVERAGE_MAX_STATES) -> dict:
+    """Per protocol: actions taken vs the protocol's actions; per constants:
+    distinct model states visited by the replays vs the reachable set."""
+    from .protocols import UnknownProtocol, get
+    out = {}
+    for protocol in sorted({v["protocol"] for v in verdicts if v["protocol"]}):
+        vs = [v for v in verdicts if v["protocol"] == protocol]
+        try:
+            actions = list(get(protocol).actions)
+        except UnknownProtocol:
+            actions = []
+        seen = sorted(set().union(*(v["actions"] for v in vs)))
+        states = []
+        for const in sorted({v["constants"] for v in vs if v["constants"]}):
+            group = [v for v in vs if v["constants"] == const and v["stage"] == "replay"]
+            visited = set().union(*(v["visited"] for v in group)) if group else set()
+            reach = _reachable(protocol, const, max_states) if visited else None
+            states.append({
+                "constants": json.loads(const), "runs": len(group), "visited": len(visited),
+                "reachable": None if reach is None else len(reach),
+                "share": None if not reach else round(len(visited & reach) / len(reach), 6),
+                "outside_reachable": None if reach is None else len(visited - reach)})
+        out[protocol] = {
+            "actions": actions, "actions_seen": seen,
+            "actions_share": round(len(set(seen) & set(actions)) / len(actions), 6) if actions else None,
+            "unknown_actions": sorted(set(seen) - set(actions)),
+            "states": states,
+            "state_tracking": any(v["visited"] for v in vs)}
+    return out
+
+
+# ---------------------------------------------------------------- conform and audit
+
+def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Optional[str] = None,
+                 work_dir=None) -> list[dict]:
+    """``groupcheck conform --engine``: the pipeline's verdicts in the shape of
+    ``replay.conform_file(...).to_json()``, one per file, sorted as
+    ``traces.trace_files`` sorts them."""
+    import tempfile
+    from .traces import trace_files
+    files = [str(p) for p in trace_files(paths)]
+    with tempfile.TemporaryDirectory(prefix="groupcheck-conform-", dir=work_dir) as tmp:
+        ds = Path(tmp) / "ds"
+        ingest(files, ds, engine=engine, spark=spark, master=master)
+        res = check(ds, engine=engine, spark=spark, master=master, coverage=False, write=False)
+    by_file = {v["file"]: v for v in res["verdicts"]}
+    rows = []
+    for f in files:
+        v = by_file[f]
+        if v["stage"] == "ingest":   # as conform_file reports an unreadable trace
+            rows.append({"file": f, "run_id": None, "protocol": None, "verdict": "rejected", "events": 0,
+                         "first_bad_event": None, "reason": v["reason"], "candidates_max": 0})
+        else:
+            rows.append({k: v[k] for k in ("file", "run_id", "protocol", "verdict", "events",
+                                            "first_bad_event", "reason", "candidates_max")})
+    return rows
+
+
+def first_bad_events(out, run: dict) -> list[dict]:
+    """The event records of one run of the dataset (for a sequence diagram)."""
+    import pyarrow.dataset as ds
+    d = ds.dataset(str(Path(out)), format="parquet", partitioning="hive")
+    t = d.to_table(filter=(ds.field("source") == run["file"]) & (ds.field("run_id") == run["run_id"]))
+    return [_record(r) for r in sorted(t.to_pylist(), key=lambda r: r["i"])]
+
+
+def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, engine: str = "spark",
+                    spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES) -> dict:
+    """The audit's conformance stage: per protocol, generate ``runs`` runs
+    with its campaign faults and default options, check them, and report.
+
+    Returns ``{protocol: {"verdicts": {verdict: n}, "bad_runs": [...],
+    "first_bad_run_events": [...], "coverage": {...}, "rows": {...},
+    "disagreements": n, "seconds": s, "dataset": path}}``; ``bad_runs``
+    lists every run whose verdict is not ok (run_id, verdict, reason)."""
+    from .protocols import get
+    spark = _session(engine, spark, master)
+    report = {}
+    for p in protocols:
+        proto = get(p)
+        t0 = time.perf_counter()
+        ds_dir = Path(out_dir) / p
+        gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark)
+        res = check(ds_dir, engine=engine, spark=spark, max_states=max_states)
+        bad = [v for v in res["verdicts"] if v["verdict"] != "ok"]
+        report[p] = {
+            "runs": res["runs"], "faults": proto.campaign_faults, "options": gen["options"],
+            "verdicts": res["counts"], "disagreements": res["disagreements"],
+            "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
+                          "first_bad_event": v["first_bad_event"]} for v in bad],
+            "first_bad_run_events": first_bad_events(ds_dir, bad[0]) if bad else [],
+            "coverage": res["coverage"].get(p, {}),
+            "rows": {"in": gen["rows_in"], "accepted": gen["rows_accepted"], "rejected": gen["rows_rejected"]},
+            "events": gen["events"], "generate_seconds": gen["seconds"], "check_seconds": res["seconds"],
+            "seconds": round(time.perf_counter() - t0, 3), "dataset": str(ds_dir), "engine": engine}
+    return report

@@ -1,0 +1,121 @@
+"""The Spark session the conformance pipeline runs on (DESIGN §6).
+
+Theory of operation
+-------------------
+PySpark starts a JVM driver on first use.  ``session`` builds it for this
+project's habits: ``local[*]`` unless a master URL is given (or the job was
+started by ``spark-submit``, whose ``--master`` then wins), no web UI, no
+console progress bars, the driver bound to 127.0.0.1, and log4j quiet (its
+configuration is a small properties file written to a temporary folder at
+start-up and handed over as SPARK_CONF_DIR, because the one bundled with Spark
+logs at WARN and announces itself).
+Python workers run the interpreter that runs us, so the venv's groupcheck
+is the one the tasks import.
+
+One session per process: Spark allows a single active SparkContext, so a
+different master (bench/pipeline.py switches local[1] -> local[2]) stops the
+running one first.  Start-up costs ~10 s, which is why tests share one
+session (tests/conftest_spark.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+DEFAULT_MASTER = "local[*]"
+
+# log4j2, to stderr.  The root stays at WARN: Spark prints "Setting default
+# log level" whenever the root's level differs from its shell default (WARN);
+# the known chatty WARN sources are turned down one by one instead.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.sparkutil.name = org.apache.spark.util.Utils
+logger.sparkutil.level = error
+"""
+
+
+def _log4j_file() -> Path:
+    d = Path(tempfile.gettempdir()) / f"groupcheck-spark-{os.getuid()}"
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / "log4j2.properties"
+    if not p.exists() or p.read_text() != _LOG4J2:
+        p.write_text(_LOG4J2)
+    return p
+
+
+def _under_spark_submit() -> bool:
+    # spark-submit launches the driver JVM first and tells PySpark its port.
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def session(master: str | None = None, app_name: str = "groupcheck", conf: dict | None = None):
+    """The process's SparkSession, created on first call.
+
+    ``master``: a Spark master URL (``local[2]``, ``spark://host:7077``); None
+    means ``local[*]``, or whatever ``spark-submit --master`` chose."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        if master is None or active.master == master:
+            return SparkSession.builder.getOrCreate()
+        active.stop()        # one SparkContext per process: switch masters
+
+    b = SparkSession.builder.appName(app_name)
+    if not _under_spark_submit():
+        b = b.master(master or DEFAULT_MASTER)
+        # spark-class puts SPARK_CONF_DIR on the driver's classpath, where log4j2
+        # finds our log4j2.properties (a user's own SPARK_CONF_DIR wins).
+        os.environ.setdefault("SPARK_CONF_DIR", str(_log4j_file().parent))
+        b = b.config("spark.driver.memory", "2g")
+    elif master:
+        b = b.master(master)
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        # Run verdicts and property queries shuffle small data: 200 partitions
+        # (Spark's default) would be mostly empty tasks on 2 cores.
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if master and not master.startswith("local"):
+        # On a cluster the executors must reach the driver: do not pin it to loopback.
+        settings.pop("spark.driver.host")
+        settings.pop("spark.driver.bindAddress")
+    settings.update(conf or {})
+    for k, v in settings.items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def stop() -> None:
+    """Stop the process's SparkContext, if any."""
+    from pyspark import SparkContext
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        sc.stop()
+
+
+def parallelism(spark) -> int:
+    return max(1, int(spark.sparkContext.defaultParallelism))
