@@ -35,6 +35,21 @@ sent, ``stats["buffer_full"]`` counts it, and the layer returns no effect.
 This layer has no flow control; the caller sizes the limit (the simulator
 counts refusals and reports them in its summary).
 
+NAKACK mode (``nakack=True``, the STABLE stack, seed 002): a ``Multicast``
+gets one seqno per sender, the same for every destination (the spec's
+per-sender numbering), and is sent to the other members of the view; the
+layer above delivers its own copy.  The frame is kept once, in ``mbuf``,
+and is freed only by ``collect(upto)``, which the STABLE layer calls when a
+STABILITY digest says every member has delivered it: there are no ACKs, no
+sender-side retransmission timer and no ``max_unacked`` refusal; stability
+bounds the buffer instead.  Received frames go up as they are (XData with
+the sender's seqno): ordering, gap detection and the NAKs that fetch a
+missing frame are the STABLE layer's, since its digests are built from the
+same delivered/received vectors.  A NAK is served from ``mbuf``; a frame
+already collected cannot be served (``stats["nak_released"]``).  Unicast
+``Send`` and any other message pass through unreliably in both directions
+(STABLE gossip is periodic and tolerates loss).
+
 Members that leave the view stop being sent to: their retained frames are
 dropped (``stats["released_left"]``).  Frames a left member sent before
 it crashed may still arrive (spec: Crash loses them only for the receivers
@@ -58,7 +73,7 @@ class Reliable:
     name = "reliable"
 
     def __init__(self, nid: int, members, *, retransmit_interval: float = 0.05,
-                 window: int = 64, max_unacked: int = 4096) -> None:
+                 window: int = 64, max_unacked: int = 4096, nakack: bool = False) -> None:
         if window < 1 or max_unacked < 1 or retransmit_interval <= 0:
             raise ValueError("window, max_unacked and retransmit_interval must be positive")
         self.nid = nid
@@ -73,12 +88,32 @@ class Reliable:
         self.buf: dict[int, dict[int, object]] = {}   # src -> early frames
         self.closed: set[int] = set()               # left srcs whose stream had a gap
         self._timer_at: float | None = None
+        self.nakack = nakack
+        self.mseq = 0                                 # NAKACK: last multicast seqno
+        self.mbuf: dict[int, object] = {}             # NAKACK: seqno -> body, until collected
 
     # ------------------------------------------------------------ public
 
     @property
     def retained(self) -> int:
-        return sum(len(u) for u in self.unacked.values())
+        return sum(len(u) for u in self.unacked.values()) + len(self.mbuf)
+
+    @property
+    def retained_bytes(self) -> int:
+        """Bytes of the bodies held for retransmission (raw payloads; a
+        nested frame counts its encoded size)."""
+        from . import codec
+        bodies = [b for u in self.unacked.values() for b in u.values()] + list(self.mbuf.values())
+        return sum(len(b) if isinstance(b, (bytes, bytearray)) else len(codec.encode(b)) for b in bodies)
+
+    def collect(self, upto: int) -> int:
+        """NAKACK stability hook: forget own multicasts with seqno <= ``upto``
+        (every member has delivered them).  Returns how many were freed."""
+        gone = [q for q in self.mbuf if q <= upto]
+        for q in gone:
+            del self.mbuf[q]
+        bump(self.stats, "collected", len(gone))
+        return len(gone)
 
     def release(self, dest: int, upto: int) -> int:
         """Stability hook: forget frames to ``dest`` with seqno <= ``upto``.
@@ -93,6 +128,9 @@ class Reliable:
 
     def handle(self, event: Event, now: float) -> list[Effect]:
         out: list[Effect] = []
+        if self.nakack:
+            self._handle_nakack(event, out)
+            return out
         if isinstance(event, Send):
             self._send(event.dest, event.msg, out)
         elif isinstance(event, Multicast):
@@ -113,6 +151,36 @@ class Reliable:
                     bump(self.stats, "left_dropped", len(self.buf.pop(src)))
         self._arm(now, out)
         return out
+
+    # ------------------------------------------------------------ NAKACK mode
+
+    def _handle_nakack(self, event: Event, out: list[Effect]) -> None:
+        if isinstance(event, Multicast):
+            self.mseq += 1
+            self.mbuf[self.mseq] = event.msg
+            bump(self.stats, "sent")
+            for m in self.members:
+                if m != self.nid:
+                    out.append(Send(m, XData(self.nid, self.mseq, event.msg)))
+        elif isinstance(event, Send):
+            out.append(Send(event.dest, event.msg))           # unreliable pass-through
+        elif isinstance(event, Receive):
+            msg = event.msg
+            if getattr(msg, "sender", event.src) != event.src:
+                bump(self.stats, "bad_sender")
+            elif isinstance(msg, Nak):
+                for q in range(msg.lo, min(msg.hi, self.mseq) + 1):
+                    if q in self.mbuf:
+                        bump(self.stats, "retransmitted")
+                        out.append(Send(event.src, XData(self.nid, q, self.mbuf[q])))
+                    else:
+                        bump(self.stats, "nak_released")
+            elif isinstance(msg, Ack):
+                bump(self.stats, "unknown_message")
+            else:
+                out.append(Up(event.src, msg))
+        elif isinstance(event, ViewChange):
+            self.members = tuple(event.view.members)
 
     # ------------------------------------------------------------ sender
 
