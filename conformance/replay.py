@@ -13,7 +13,7 @@ cannot be read or a record breaks the schema, with ``file:line``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from .traces import Trace, TraceError, load
@@ -32,9 +32,12 @@ class RunReport:
     first_bad_event: Optional[int]
     reason: Optional[str]
     candidates_max: int = 0
+    # The model states the replay held as candidates (for the pipeline's
+    # coverage); None when the protocol's replay does not record them.
+    visited: Optional[list] = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "visited"}
 
 
 def replay(trace: Trace) -> RunReport:

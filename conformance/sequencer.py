@@ -199,6 +199,7 @@ def replay(trace: Trace) -> RunReport:
                          reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
     cands = set(model.init())
     peak = len(cands)
+    seen = set(cands)       # every candidate held: RunReport.visited (pipeline coverage)
     for ev in trace.events:
         bad = _out_of_range(model, ev)
         if bad:   # line = index + 2: the header is line 1
@@ -213,19 +214,23 @@ def replay(trace: Trace) -> RunReport:
                     nxt.add(t)
         if not nxt:
             return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                             reason=_explain(model, cands, ev), candidates_max=peak)
+                             reason=_explain(model, cands, ev), candidates_max=peak,
+                             visited=list(seen))
         if len(nxt) > MAX_CANDIDATES:
             return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
                              reason=f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states",
                              candidates_max=len(nxt))
         cands = nxt
+        seen |= nxt
         peak = max(peak, len(cands))
     hist = _final_histories(trace, model.N)
     for prop in PROPERTIES:
         if not getattr(seqmodel, prop)(hist):
             return RunReport(**base, verdict="violation", first_bad_event=None,
-                             reason=f"{prop}: {_witness(prop, hist)}", candidates_max=peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+                             reason=f"{prop}: {_witness(prop, hist)}", candidates_max=peak,
+                             visited=list(seen))
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak,
+                     visited=list(seen))
 
 
 def simulate(seed: int, faults: str, options: dict):
