@@ -297,4 +297,7 @@ PROTOCOL = Protocol(
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
     campaign_faults="auto",
+    # docs/impl.md (Raincore): view slots drift apart, even under the Fixed
+    # assumptions (tests/test_campaign_raincore.py pins a run)
+    known_violations=("ConsistentHistory",),
 )

@@ -1,0 +1,167 @@
+"""Raincore fault campaign (issue 6 item 6): 500 seeded simulated runs with
+crashes, recoveries (with retained state), token losses and joins, each
+replayed against model/raincore.py.
+
+Each run draws from its own seed a 3-node ring plus one new node, or a
+4-node ring plus one, and a fault plan (conformance/raincore.py
+``draw_faults``): up to ring-1 crashes, each recovering with probability
+0.6, up to two token losses, and the new node's join with probability 0.7,
+all in the first half second.  The run ends when every live node agrees
+(or at 30 s of virtual time).
+
+Expectations, checked run by run:
+* every run conforms to the model (no nonconforming or rejected verdict);
+  every 10th run's events are also checked against impl/schemas/raincore.json
+  (jsonschema costs ~3 ms a record here, more than the rest of a run);
+* AtMostOneToken holds in every run;
+* the campaign finds two counterexamples of the protocol, pinned below
+  (docs/impl.md, Raincore): ConsistentHistory broken by view slots that
+  drift apart (even under the spec's Fixed assumptions), and a ring stuck
+  with no token.  Runs may fail only in those two ways: a ConsistentHistory
+  violation, or no agreement with every live node Starving and no token
+  anywhere.  Both are counted and printed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+
+from groupcheck.conformance import raincore as rc
+from groupcheck.conformance.traces import protocol_validator
+from groupcheck.impl import tracefile
+from groupcheck.impl.raincore import TokenMsg
+from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, simulate
+
+CAMPAIGN_SEED = 20261121
+
+
+def draw_run(k: int) -> dict:
+    rng = random.Random(CAMPAIGN_SEED * 1000 + k)
+    ring = rng.choice((3, 4))
+    n = ring + 1
+    return {"n": n, "ring": ring, "seed": rng.randrange(2**31), "faults": rc.draw_faults(rng, n, ring)}
+
+
+def stuck_without_token(sim) -> bool:
+    live = sim.live()
+    in_flight = any(isinstance(sim_msg, TokenMsg) for sim_msg in _inflight_msgs(sim))
+    return bool(live) and all(sim.layer(n).tokenState == "Starving" for n in live) and not in_flight
+
+
+def _inflight_msgs(sim):
+    from groupcheck.impl import codec
+    for _, _, kind, _, data in sim._queue:
+        if kind == "datagram" and data[0] in sim.inflight:
+            yield codec.decode(data[2])
+
+
+def run_one(n, ring, seed, faults):
+    cfg = RaincoreConfig(n=n, init_size=ring, init_seq=11)
+    records, summary, sim = simulate(cfg, seed, faults)
+    v1 = tracefile.to_v1(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}")
+    return v1, summary, sim, rc.replay_records(v1)
+
+
+def run_campaign(runs: int) -> dict:
+    t0 = time.perf_counter()
+    schema = protocol_validator("raincore")
+    verdicts: Counter = Counter()
+    outcomes: Counter = Counter()
+    failures, events = [], 0
+    for k in range(runs):
+        p = draw_run(k)
+        v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"])
+        events += len(v1) - 1
+        verdicts[rep.verdict] += 1
+        where = (k, p["n"], p["ring"], p["seed"], p["faults"].to_json(), rep.verdict, rep.reason)
+        bad = [r["i"] for r in v1[1:] if not schema.is_valid(r)] if k % 10 == 0 else []
+        if bad:
+            failures.append(("event schema", bad[:3], where))
+        if rep.verdict in ("nonconforming", "rejected"):
+            failures.append(("does not conform", where))
+        # the properties evaluated on their own, after every event
+        init = next(iter(rc.model_for(v1[0]["constants"]).init()))
+        obs = rc.Observed(rc.model_for(v1[0]["constants"]), init)
+        two_tokens = history_split = False
+        for ev in v1[1:]:
+            obs.update(ev)
+            two_tokens |= obs.at_most_one_token() is not None
+            history_split |= obs.consistent_history() is not None
+        if rep.verdict in ("ok", "violation") and (rep.verdict == "violation") != (two_tokens or history_split):
+            failures.append(("replay verdict disagrees with the properties", where))
+        if two_tokens:
+            failures.append(("AtMostOneToken broken", where))
+        founder_crash = any(v == 1 for v, _ in p["faults"].crashes)
+        stuck = not summary["agreed"] and stuck_without_token(sim)
+        outcomes[("founder crash" if founder_crash else "stable founder",
+                  "agreed" if summary["agreed"] else ("stuck, no token" if stuck else "not agreed"),
+                  "history split" if history_split else "history ok")] += 1
+        if not summary["agreed"] and not stuck:
+            failures.append(("no agreement, but not the stuck ring", where))
+    seconds = time.perf_counter() - t0
+    summary = {"runs": runs, "events": events, "verdicts": dict(verdicts),
+               "outcomes": {" / ".join(k): v for k, v in sorted(outcomes.items())}, "seconds": round(seconds, 1)}
+    print(f"\nRaincore fault campaign: {summary}")
+    assert not failures, failures[:5]
+    return summary
+
+
+def test_draws_cover_every_fault_kind_and_both_sizes():
+    draws = [draw_run(k) for k in range(100)]
+    assert {d["ring"] for d in draws} == {3, 4}
+    assert all(any(getattr(d["faults"], f) for d in draws) for f in ("crashes", "recoveries", "joins", "token_losses"))
+    assert any(v == 1 for d in draws for v, _ in d["faults"].crashes)
+    assert draw_run(7) == draw_run(7)
+
+
+def test_fault_campaign_500_runs():
+    s = run_campaign(500)
+    assert s["verdicts"].get("ok", 0) > 0
+
+
+# ---------------------------------------------------------------- the two counterexamples
+
+def test_counterexample_consistent_history_under_the_fixed_assumptions():
+    """Campaign run 363: ring 1,2,3; node 4 joins; 2 crashes and recovers; two
+    token losses.  Node 4, one round behind the others into Reserve, first
+    pads its vector to the token's globalViewNumber (which already counts
+    the slot the others reserved), then reserves the next slot: it commits
+    1,4,3 at index 3 where the others have it at 2, and node 2 later
+    commits 1,4,3,2 at index 3.  The trace is a behaviour of the model even
+    with every assumption and fix of the spec's Fixed models
+    (TimelyTimeouts, StableFounder, NeutralRecovery, FreshClaim, FreshView):
+    TLC's bounded models (MaxSeq 5) are too short to reach it."""
+    p = draw_run(363)
+    v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"])
+    assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[3]")
+    fixed = dict(v1[0], constants=dict(v1[0]["constants"], TimelyTimeouts=True, StableFounder=True))
+    assert all(fixed["constants"][k] for k in ("NeutralRecovery", "FreshClaim", "FreshView"))
+    rep2 = rc.replay_records([fixed] + v1[1:])
+    assert rep2.verdict == "violation" and rep2.reason == rep.reason
+
+
+def test_founder_crash_counterexample_consistent_history():
+    """A joined node 5 and crashes of 1, 4 and 3 with recoveries: node 4
+    crashed holding a reserved NULL slot and came back with a globalView one
+    longer than its peers', so its next commit lands one index later than
+    theirs; node 1 commits ring 5,2,1,4 at index 4 where node 4 has 5,2,4.
+    The trace conforms to the model: the model allows it too."""
+    faults = RaincoreFaults(crashes=((3, 0.4641), (4, 0.2402), (1, 0.1896)),
+                            recoveries=((3, 0.8304), (4, 0.3725), (1, 0.3852)), joins=((5, 0.1227),))
+    v1, summary, sim, rep = run_one(5, 4, 945, faults)
+    assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[4]")
+
+
+def test_founder_crash_counterexample_ring_stuck_without_token():
+    """Node 5 joins while 1 is down; the token, last held by 5 (sequence
+    number 36, the highest), is lost.  Node 3 never committed 2,5,3,4 (it
+    was still in Reserve), so 5's 911 reaches 3 as a join request and is
+    queued, never forwarded; every other claim is vetoed by 5's higher
+    number.  No node regenerates: all live nodes starve forever."""
+    faults = RaincoreFaults(crashes=((4, 0.1347), (1, 0.308)), recoveries=((4, 0.235), (1, 0.6039)),
+                            joins=((5, 0.3117),), token_losses=(0.0638, 0.4282))
+    v1, summary, sim, rep = run_one(5, 4, 257, faults)
+    assert rep.verdict == "ok" and not summary["agreed"] and stuck_without_token(sim)
+    assert summary["live"] == [1, 2, 3, 4, 5] and sim.layer(3).newNodes == {5}
