@@ -213,12 +213,20 @@ def simulate(
 def conform(
     paths: List[str] = typer.Argument(..., help="trace files or folders (every *.ndjson under them)"),
     as_json: bool = typer.Option(False, "--json"),
+    engine: str = typer.Option("local", "--engine", help="local (in-process) or spark (the Parquet pipeline on PySpark)"),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
 ):
     """Replay traces against the model; then check the global properties."""
     from groupcheck.conformance.replay import conform_file
     from groupcheck.conformance.traces import trace_files
-    reports = [conform_file(p) for p in trace_files(paths)]
-    rows = [r.to_json() for r in reports]
+    if engine == "spark":
+        from groupcheck.conformance.pipeline import conform_rows
+        rows = conform_rows(paths, engine="spark", master=master)
+    elif engine == "local":
+        rows = [conform_file(p).to_json() for p in trace_files(paths)]
+    else:
+        console(stderr=True).print(f"[red]error:[/] --engine {engine!r}: choose local or spark", markup=False)
+        raise typer.Exit(2)
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
@@ -230,6 +238,9 @@ def conform(
         n_ok = sum(r["verdict"] == "ok" for r in rows)
         print(f"{n_ok}/{len(rows)} runs ok")
     raise typer.Exit(0 if rows and all(r["verdict"] == "ok" for r in rows) else 1)
+
+
+from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
 
 
 def main() -> None:

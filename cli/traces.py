@@ -1,0 +1,145 @@
+"""``groupcheck traces``: the conformance pipeline's stages from the command
+line (conformance/pipeline.py, docs/pipeline.md).  ``--engine spark`` (the
+default) runs them on PySpark, ``local[*]`` unless ``--master`` names a
+cluster; ``--engine local`` runs them in this process."""
+
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import typer
+
+from .render import console
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
+
+ENGINE_HELP = "spark (PySpark; local[*] unless --master) or local (in-process, pyarrow)"
+
+
+def _fail(msg: str, code: int = 2):
+    console(stderr=True).print(f"[red]error:[/] {msg}", markup=False)
+    raise typer.Exit(code)
+
+
+def _engine(engine: str) -> str:
+    if engine not in ("spark", "local"):
+        _fail(f"--engine {engine!r}: choose spark or local")
+    return engine
+
+
+def _options(pairs: List[str]) -> dict:
+    out = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep:
+            _fail(f"--option {p!r}: expected key=value")
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+def _summary_line(s: dict) -> str:
+    return (f"{s['runs']} runs, {s['events']:,} events; rows in {s['rows_in']:,} = accepted "
+            f"{s['rows_accepted']:,} + rejected {s['rows_rejected']:,}; runs rejected {s['runs_rejected']}; "
+            f"{s['seconds']:.1f} s")
+
+
+@app.command()
+def generate(
+    protocol: str = typer.Argument(..., help="a registered protocol, e.g. sequencer"),
+    runs: int = typer.Option(100, "--runs", help="number of simulated runs"),
+    seed: int = typer.Option(0, "--seed", help="seed of the first run; run i uses seed+i"),
+    faults: Optional[str] = typer.Option(None, "--faults", help="fault spec (default: the protocol's campaign faults)"),
+    option: List[str] = typer.Option([], "--option", help="simulation option key=value, e.g. nodes=3 (repeatable)"),
+    out: str = typer.Option(..., "--out", help="output folder (the Parquet dataset)"),
+    engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL, e.g. spark://host:7077"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
+    from groupcheck.conformance import pipeline
+    from groupcheck.conformance.protocols import UnknownProtocol
+    try:
+        s = pipeline.generate(protocol, runs, seed, faults, out, engine=_engine(engine),
+                              options=_options(option), master=master)
+    except (UnknownProtocol, pipeline.PipelineError, ValueError) as e:
+        _fail(str(e))
+    print(json.dumps(s, indent=2) if as_json else f"{out}: {_summary_line(s)}")
+
+
+@app.command()
+def ingest(
+    paths: List[str] = typer.Argument(..., help="NDJSON trace files or folders (every *.ndjson under them)"),
+    out: str = typer.Option(..., "--out", help="output folder (the Parquet dataset)"),
+    engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
+    from groupcheck.conformance import pipeline
+    try:
+        s = pipeline.ingest(paths, out, engine=_engine(engine), master=master)
+    except pipeline.PipelineError as e:
+        _fail(str(e))
+    if as_json:
+        print(json.dumps(s, indent=2))
+        return
+    print(f"{out}: {_summary_line(s)}")
+    if s["rows_rejected"]:
+        for r in pipeline.read_rejected(out)[:10]:
+            print(f"  rejected {r['file']}:{r['line']}: {r['reason']}")
+        if s["rows_rejected"] > 10:
+            print(f"  ... {s['rows_rejected'] - 10} more in {out}/_rejected")
+
+
+@app.command()
+def check(
+    dataset: str = typer.Argument(..., help="a dataset written by generate or ingest"),
+    engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
+    coverage: bool = typer.Option(True, "--coverage/--no-coverage", help="actions and model states reached"),
+    max_states: int = typer.Option(20_000, "--max-states", help="explore the reachable set only up to this size"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Replay every run against its model, check the global properties; one verdict per run, then coverage."""
+    from rich.table import Table
+    from groupcheck.conformance import pipeline
+    try:
+        res = pipeline.check(dataset, engine=_engine(engine), master=master, coverage=coverage,
+                             max_states=max_states)
+    except pipeline.PipelineError as e:
+        _fail(str(e))
+    ok = res["runs"] > 0 and res["counts"].get("ok", 0) == res["runs"] and res["disagreements"] == 0
+    if as_json:
+        print(json.dumps(res, indent=2))
+        raise typer.Exit(0 if ok else 1)
+    out = console()
+    for v in res["verdicts"]:
+        if v["verdict"] != "ok" or v["agree"] is False:
+            at = "" if v["first_bad_event"] is None else f" at event {v['first_bad_event']}"
+            flag = "" if v["agree"] is not False else " (replay and property check DISAGREE)"
+            out.print(f"{v['run_id'] or v['file']}: {v['verdict']}{at}{flag}", markup=False)
+            if v["reason"]:
+                out.print("  " + v["reason"].replace("\n", "\n  "), markup=False)
+    t = Table(title=f"{res['engine']} engine, {res['seconds']:.1f} s")
+    for c in ("verdict", "runs"):
+        t.add_column(c)
+    for k in sorted(res["counts"]):
+        t.add_row(k, str(res["counts"][k]))
+    out.print(t)
+    for p, c in res["coverage"].items():
+        share = "-" if c["actions_share"] is None else f"{100 * c['actions_share']:.0f}%"
+        out.print(f"{p}: actions {len(c['actions_seen'])}/{len(c['actions'])} ({share})"
+                  + (f", unknown actions {c['unknown_actions']}" if c["unknown_actions"] else ""), markup=False)
+        for s in c["states"]:
+            reach = "unknown (over --max-states)" if s["reachable"] is None else f"{s['reachable']:,}"
+            share = "" if s["share"] is None else f" ({100 * s['share']:.2f}%)"
+            out.print(f"  constants {json.dumps(s['constants'], sort_keys=True)}: {s['visited']:,} model states "
+                      f"visited by {s['runs']} runs, reachable {reach}{share}", markup=False)
+    if res["disagreements"]:
+        out.print(f"[red]{res['disagreements']} run(s) where the replay and the property check disagree[/]")
+    raise typer.Exit(0 if ok else 1)
