@@ -98,6 +98,8 @@ def _check_entries(entries, width: int) -> None:
     for e in entries:
         if len(e) != width or any(type(x) is not int for x in e):
             raise ValueError(f"bad entry {e!r}")
+        if not 0 <= e[0] <= codec.MAX_NODE or not all(0 <= x <= codec.MAX_SEQNO for x in e[1:]):
+            raise ValueError(f"entry out of range: {e!r}")
 
 
 def _encode(msg) -> bytes:
@@ -514,6 +516,7 @@ def simulate(n: int, per_member: int, seed: int, faults: FaultPlan | None = None
         "views": [list(v.members) for v in sim.views],
         "delivered": {m: [[d.sender, d.seqno] for d in sim.deliveries.get(m, []) if isinstance(d, Deliver)]
                       for m in nodes},
+        "vectors": {m: dict(sorted(sim.stacks[m].layer("stable").delivered.items())) for m in sim.stacks},
         "retained": {m: sim.stacks[m].layer("reliable").retained for m in sim.stacks},
         "retained_bytes": {m: sim.stacks[m].layer("reliable").retained_bytes for m in sim.stacks},
         "network": asdict(sim.net),
