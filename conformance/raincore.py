@@ -23,8 +23,15 @@ it first failed.
 
 from __future__ import annotations
 
+import random
 from typing import Optional
 
+from groupcheck.impl import codec, tracefile
+from groupcheck.impl.events import CancelTimer, Receive, Send, SetTimer, TimerFired, Up
+from groupcheck.impl.events import Trace as TraceEffect
+from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, Start, TokenMsg, spec_msg
+from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, make_layers
+from groupcheck.impl.sim_raincore import simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
 from .protocols import Protocol
@@ -195,6 +202,7 @@ def replay(trace: Trace) -> RunReport:
         return rejected(f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
     init = next(iter(model.init()))
     cands = {init}
+    seen = {init}            # every candidate held: RunReport.visited (pipeline coverage)
     peak = 1
     for ev in trace.events:
         bad = _bad_event(model, ev)
@@ -203,17 +211,19 @@ def replay(trace: Trace) -> RunReport:
         nxt = step(model, cands, ev)
         if not nxt:
             return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                             reason=explain(model, cands, ev), candidates_max=peak)
+                             reason=explain(model, cands, ev), candidates_max=peak, visited=list(seen))
         if len(nxt) > MAX_CANDIDATES:
             return rejected(f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states", ev["i"], len(nxt))
         cands = nxt
+        seen |= nxt
         peak = max(peak, len(cands))
     failed = check_properties(model, init, trace.events)
     if failed:
         prop, i, witness = failed
         return RunReport(**base, verdict="violation", first_bad_event=i, reason=f"{prop}: {witness}",
-                         candidates_max=peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+                         candidates_max=peak, visited=list(seen))
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak,
+                     visited=list(seen))
 
 
 def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
@@ -228,9 +238,6 @@ def parse_faults(spec: str, seed: int, n: int, ring: int):
     """``crash=2@100,recover=2@400,loss=@50,join=4@200`` (times in ms of
     virtual time; each may repeat) -> RaincoreFaults.  ``auto`` draws a plan
     from ``seed`` (``draw_faults``)."""
-    import random
-
-    from groupcheck.impl.sim_raincore import RaincoreFaults
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed), n, ring)
@@ -259,7 +266,6 @@ def draw_faults(rng, n: int, ring: int):
     """A random plan: up to ``ring - 1`` crashes of configured nodes (each
     recovering with probability 0.6), up to two token losses, and a join of
     each node outside the ring with probability 0.7."""
-    from groupcheck.impl.sim_raincore import RaincoreFaults
     crashes, recoveries = [], []
     for v in rng.sample(range(1, ring + 1), rng.randint(0, ring - 1)):
         at = round(rng.uniform(0.0, WINDOW), 4)
@@ -273,14 +279,11 @@ def draw_faults(rng, n: int, ring: int):
 
 def simulate(seed: int, faults: str, options: dict):
     """One simulated Raincore run as groupcheck-trace/1 records, and a summary."""
-    from groupcheck.impl import tracefile
-    from groupcheck.impl.sim_raincore import RaincoreConfig
-    from groupcheck.impl.sim_raincore import simulate as run
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, ring = int(opts["nodes"]), int(opts["ring"])
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=int(opts.get("init_seq", 11)))
     plan = parse_faults(faults, seed, n, ring)
-    records, summary, sim = run(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
+    records, summary, sim = simulate_impl(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
     run_id = f"raincore-n{n}-r{ring}-s{seed}"
     v1 = tracefile.to_v1(records, cfg.constants(), run_id)
     line = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
@@ -301,3 +304,146 @@ PROTOCOL = Protocol(
     # assumptions (tests/test_campaign_raincore.py pins a run)
     known_violations=("ConsistentHistory",),
 )
+
+
+# ---------------------------------------------------------------- lock step
+
+class LockstepError(AssertionError):
+    """The implementation took a step the model does not allow."""
+
+
+class RaincoreLockstep:
+    """Drive Raincore layers one event at a time and check every step
+    against the model (issue 6 item 5; the SEQUENCER one is
+    conformance/lockstep.py).
+
+    The driver is the environment: it holds the messages handed to the
+    Transport Manager (as encoded frames), the armed timers, and decides
+    every step: deliver one message (a message to a node that is not up
+    comes back to its sender as DeliveryFailed), fire an armed timer, crash,
+    recover or join a node, or lose a token in transit.  Like the spec's
+    ``tokenMsgs`` and ``msgs911``, the Transport Manager here holds a SET of
+    messages: a message equal to one already in flight is the same message.
+
+    Each trace event the layers emit is replayed on the candidate set as
+    ``replay`` does; then the whole implementation, every node's state and
+    the messages in flight, must equal some candidate model state."""
+
+    def __init__(self, n: int = 4, ring: int = 3, init_seq: int = 11, **opts) -> None:
+        self.cfg = RaincoreConfig(n=n, init_size=ring, init_seq=init_seq, **opts)
+        self.model = model_for(self.cfg.constants())
+        self.nodes = make_layers(self.cfg)
+        self.inflight: list[tuple[int, bytes]] = []        # (sender, frame), oldest first
+        self.timers: dict[int, set[str]] = {k: set() for k in self.nodes}
+        self.cands = set(self.model.init())
+        self.events: list[dict] = []
+        self.peak = 1
+        self.commits: dict[int, list] = {k: [] for k in self.nodes}
+        ringt = self.nodes[1].init_ring
+        for k in ringt:
+            self._handle(k, Start())
+        if not self.cfg.cold_start:
+            self._transmit(ringt[-1], self.nodes[ringt[-1]].lastToken)
+        self.check_abstraction()
+
+    # ------------------------------------------------------------ queries
+
+    def msg(self, i: int):
+        return codec.decode(self.inflight[i][1])
+
+    def up(self) -> list[int]:
+        return [k for k, v in self.nodes.items() if v.status == "Up"]
+
+    def armed(self) -> list[tuple[int, str]]:
+        return [(k, t) for k in self.up() for t in sorted(self.timers[k])]
+
+    # ------------------------------------------------------------ steps
+
+    def deliver(self, i: int) -> None:
+        src, _ = self.inflight[i]
+        m = self.msg(i)
+        del self.inflight[i]
+        if self.nodes[m.dest].status == "Up":
+            self._handle(m.dest, Receive(src, m))
+        else:
+            self._handle(src, DeliveryFailed(m))
+        self.check_abstraction()
+
+    def fire(self, k: int, name: str) -> None:
+        self.timers[k].discard(name)
+        self._handle(k, TimerFired(name))
+        self.check_abstraction()
+
+    def crash(self, k: int) -> None:
+        self._handle(k, Crash())
+        self.inflight = [(s, f) for s, f in self.inflight if s != k]
+        self.timers[k].clear()
+        self.check_abstraction()
+
+    def recover(self, k: int) -> None:
+        self._handle(k, Recover())
+        self.check_abstraction()
+
+    def join(self, k: int) -> None:
+        self._handle(k, Join())
+        self.check_abstraction()
+
+    def lose(self, i: int) -> None:
+        m = self.msg(i)
+        assert isinstance(m, TokenMsg)
+        del self.inflight[i]
+        self._model_step({"name": "TokenLoss", "nid": None, "params": {}, "msg": spec_msg(m), "state": None})
+        self.check_abstraction()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _transmit(self, src: int, m) -> None:
+        frame = codec.encode(m)
+        if (src, frame) not in self.inflight:
+            self.inflight.append((src, frame))
+
+    def _handle(self, k: int, event) -> None:
+        for eff in self.nodes[k].handle(event, 0.0):
+            if isinstance(eff, TraceEffect):
+                r = eff.event.to_record()
+                self._model_step({"name": r["name"], "nid": r["nid"], "params": {}, "msg": r["msg"],
+                                  "state": r["state"]})
+            elif isinstance(eff, Send):
+                self._transmit(k, eff.msg)
+            elif isinstance(eff, SetTimer):
+                self.timers[k].add(eff.name)
+            elif isinstance(eff, CancelTimer):
+                self.timers[k].discard(eff.name)
+            elif isinstance(eff, Up):
+                self.commits[k].append((eff.msg.view.vid, eff.msg.view.members))
+
+    def _model_step(self, ev: dict) -> None:
+        ev = dict(ev, i=len(self.events))
+        self.events.append(ev)
+        bad = _bad_event(self.model, ev)
+        if bad:
+            raise LockstepError(f"event {ev['i']}: {bad}")
+        nxt = step(self.model, self.cands, ev)
+        if not nxt:
+            raise LockstepError(explain(self.model, self.cands, ev))
+        self.cands = nxt
+        self.peak = max(self.peak, len(nxt))
+
+    def abstraction(self):
+        states = {k: v.state() for k, v in self.nodes.items()}
+        msgs = [self.msg(i) for i in range(len(self.inflight))]
+        toks = frozenset(model_msg(spec_msg(m)) for m in msgs if isinstance(m, TokenMsg))
+        m911 = frozenset(model_msg(spec_msg(m)) for m in msgs if not isinstance(m, TokenMsg))
+        return states, toks, m911
+
+    def check_abstraction(self) -> None:
+        states, toks, m911 = self.abstraction()
+        for s in self.cands:
+            if s.tokenMsgs == toks and s.msgs911 == m911 and all(project(s, k) == v for k, v in states.items()):
+                return
+        s = next(iter(self.cands))
+        diff = [f"node {k}: model {project(s, k)} != impl {v}" for k, v in states.items() if project(s, k) != v]
+        if s.tokenMsgs != toks or s.msgs911 != m911:
+            diff.append(f"messages: model {set(s.tokenMsgs) | set(s.msgs911)} != impl {set(toks) | set(m911)}")
+        raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state (of {len(self.cands)}) "
+                            "matches the implementation; e.g. " + "; ".join(diff))
