@@ -108,3 +108,83 @@ def test_fault_campaign_500_runs(tmp_path):
     s = run_campaign(500, tmp_path)
     assert s["verdicts"] == {"ok": 500}
     assert PHASES <= set(s["crash_phases"]), s["crash_phases"]
+
+
+# ---------------------------------------------------------------- SEQUENCER over FLUSH
+
+def draw_seqflush_run(k: int) -> dict:
+    """Like the SEQUENCER campaign's draws (tests/test_campaign_sequencer.py),
+    with the coordinator crashing in most runs and a second crash in some."""
+    rng = random.Random(CAMPAIGN_SEED * 1000 + 900 + k)
+    n = rng.choice((3, 4))
+    per_member = rng.randint(1, 3)
+    span = n * per_member * tracefile.SEND_INTERVAL
+    plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
+    crashes: tuple = ()
+    if plan != "none":
+        first = rng.randint(2, n) if plan == "other" else 1
+        t1 = round(rng.uniform(0.0, span + 0.02), 4)
+        crashes = ((first, t1),)
+        if plan == "two":
+            crashes += ((rng.randint(2, n), round(t1 + rng.uniform(0.0, 0.03), 4)),)
+    faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
+                       reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
+    return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "plan": plan, "faults": faults}
+
+
+def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -> dict:
+    """Every run must conform and keep NoDuplicates, Integrity, SenderFIFO,
+    SurvivorTotalOrder and VirtualSynchrony.  The uniform TotalOrder (the
+    crashed coordinator's own deliveries count too) can break, as TLC shows
+    on spec/SequencerFlush's CoordCrashUniform: those runs are counted.
+    With ``compare_plain``, the same draw is also run over plain SEQUENCER
+    and its survivor TotalOrder breaks are counted."""
+    from types import SimpleNamespace
+
+    from groupcheck.conformance import sequencerflush as csf
+    from groupcheck.model import sequencer as seqmodel
+    t0 = time.perf_counter()
+    verdicts: Counter = Counter()
+    failures, coord_crash_runs, plain_breaks, reconciled, uniform_breaks = [], 0, 0, 0, 0
+    for k in range(runs):
+        p = draw_seqflush_run(k)
+        records, s = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+        path = tracefile.write(tmp_path / f"sf{k}.ndjson", records)
+        rep = csf.replay(load(path))
+        verdicts[rep.verdict] += 1
+        coord_crash_runs += 1 in s["crashed"]
+        reconciled += s["reconciled"]
+        h = csf.sequencer_histories(records[1:], range(1, p["n"] + 1))
+        if not csf.uniform_total_order(h):
+            uniform_breaks += 1
+            if 1 not in s["crashed"]:
+                failures.append(("uniform TotalOrder broken without a coordinator crash", (k, p)))
+        if rep.verdict != "ok":
+            failures.append((rep.verdict, (k, p, rep.reason)))
+        if not s["quiescent"] or s["unfinished"]:
+            failures.append((f"flush did not end at {s['unfinished']}", (k, p)))
+        if compare_plain and p["plan"] != "none":
+            from groupcheck.impl.sim import simulate as plain
+            _, ps = plain(range(1, p["n"] + 1), tracefile.sequencer_workload(p["n"], p["per_member"]),
+                          p["seed"], p["faults"])
+            live = {m: [tuple(x) for x in d] for m, d in ps["delivered"].items() if m not in ps["crashed"]}
+            plain_breaks += not seqmodel.TotalOrder(SimpleNamespace(delivered=live))
+    summary = {"runs": runs, "verdicts": dict(verdicts), "coordinator_crash_runs": coord_crash_runs,
+               "uniform_total_order_breaks": uniform_breaks,
+               "reconciled_deliveries": reconciled, "seconds": round(time.perf_counter() - t0, 1)}
+    if compare_plain:
+        summary["plain_sequencer_survivor_total_order_breaks_same_draws"] = plain_breaks
+    print(f"\nSEQUENCER-over-FLUSH fault campaign: {summary}")
+    assert not failures, failures[:3]
+    return summary
+
+
+def test_sequencer_over_flush_campaign_100_runs(tmp_path):
+    s = run_seqflush_campaign(100, tmp_path)
+    assert s["verdicts"] == {"ok": 100} and s["coordinator_crash_runs"] > 30
+
+
+@pytest.mark.slow
+def test_sequencer_over_flush_campaign_500_runs(tmp_path):
+    s = run_seqflush_campaign(500, tmp_path, compare_plain=True)
+    assert s["verdicts"] == {"ok": 500}
