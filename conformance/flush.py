@@ -253,7 +253,7 @@ def replay(trace: Trace) -> RunReport:
 
 # ---------------------------------------------------------------- simulated runs
 
-PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
+PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 
 
 def simulate(seed: int, faults: str, options: dict):

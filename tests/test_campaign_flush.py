@@ -188,3 +188,25 @@ def test_sequencer_over_flush_campaign_100_runs(tmp_path):
 def test_sequencer_over_flush_campaign_500_runs(tmp_path):
     s = run_seqflush_campaign(500, tmp_path, compare_plain=True)
     assert s["verdicts"] == {"ok": 500}
+
+
+# ---------------------------------------------------------------- the registry
+
+@pytest.mark.parametrize("name", ["flush", "sequencerflush"])
+def test_registered_protocol_simulates_and_replays_its_campaign_faults(name, tmp_path):
+    from groupcheck.conformance import protocols
+    proto = protocols.get(name)
+    assert name in protocols.available()
+    for seed in range(5):
+        records, summary = proto.simulate(seed, proto.campaign_faults, dict(proto.default_options))
+        assert {"run_id", "events", "quiescent"} <= set(summary) and summary["quiescent"]
+        assert {r["name"] for r in records[1:]} <= set(proto.actions)
+        rep = proto.replay(load(tracefile.write(tmp_path / f"{name}{seed}.ndjson", records)))
+        assert rep.verdict == "ok", rep.reason
+
+
+def test_a_flush_trace_is_not_a_sequencerflush_trace(tmp_path):
+    from groupcheck.conformance import sequencerflush as csf
+    records, _ = cflush.simulate(1, "crash=1@10", {})
+    rep = csf.replay(load(tracefile.write(tmp_path / "f.ndjson", records)))
+    assert rep.verdict == "rejected"
