@@ -125,14 +125,14 @@ def test_fault_campaign_500_runs():
 
 def test_counterexample_consistent_history_under_the_fixed_assumptions():
     """Campaign run 363: ring 1,2,3; node 4 joins; 2 crashes and recovers; two
-    token losses.  Node 4, one round behind the others into Reserve, first
-    pads its vector to the token's globalViewNumber (which already counts
-    the slot the others reserved), then reserves the next slot: it commits
-    1,4,3 at index 3 where the others have it at 2, and node 2 later
-    commits 1,4,3,2 at index 3.  The trace is a behaviour of the model even
-    with every assumption and fix of the spec's Fixed models
-    (TimelyTimeouts, StableFounder, NeutralRecovery, FreshClaim, FreshView):
-    TLC's bounded models (MaxSeq 5) are too short to reach it."""
+    token losses.  Node 4 reserves slot 2 first and the token (gvn 2) is
+    lost; node 1 regenerates from its lastToken (gvn 1), so nodes 1 and 3
+    reserve slot 2 in the next round and node 4 slot 3: 1,4,3 is committed
+    at index 2 by 1 and 3 and at index 3 by 4, where node 2 later commits
+    1,4,3,2.  The trace is a behaviour of the model even with every
+    assumption and fix of the spec's Fixed models (TimelyTimeouts,
+    StableFounder, NeutralRecovery, FreshClaim, FreshView): TLC's bounded
+    models (MaxSeq 5) are too short to reach it."""
     p = draw_run(363)
     v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"])
     assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[3]")
