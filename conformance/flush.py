@@ -256,8 +256,19 @@ def replay(trace: Trace) -> RunReport:
 PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 
 
+def _flag(x) -> bool:
+    """A boolean option, also from the command line's strings."""
+    if isinstance(x, str):
+        if x.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"not a boolean: {x!r}")
+        return x.lower() in ("true", "1")
+    return bool(x)
+
+
 def simulate(seed: int, faults: str, options: dict):
-    """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/1 records."""
+    """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/1
+    records.  Option ``reconcile=false``: the seed as written
+    (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.flush import flush_stack
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
@@ -266,11 +277,12 @@ def simulate(seed: int, faults: str, options: dict):
     plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
     nodes = list(range(1, n + 1))
     msgs = tracefile.sequencer_workload(n, per)
-    bt = opts["block_time"]
-    records, s = simulate_flush(nodes, msgs, seed, plan,
-                                make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt))
-    run_id = f"flush-n{n}-m{per}-s{seed}"
-    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes), run_id)
+    bt, rec = float(opts["block_time"]), _flag(opts.get("reconcile", True))
+    records, s = simulate_flush(
+        nodes, msgs, seed, plan,
+        make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
+    run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
+    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec), run_id)
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],

@@ -321,11 +321,16 @@ class Flush:
     name = "flush"
 
     def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
-                 tracing: bool = True) -> None:
+                 reconcile: bool = True, tracing: bool = True) -> None:
         """``top``: the application sits right above (deliveries are
         ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
         does (deliveries go ``Up``).  ``block_time``: how long ``block()``
-        runs before returning (None: until a ``BlockOk`` event)."""
+        runs before returning (None: until a ``BlockOk`` event).
+        ``reconcile=False`` is the seed as written (the spec's
+        ``ReconcileDigests = FALSE``): digests travel but nothing uses them,
+        and DATA is delivered whatever the phase; it breaks virtual
+        synchrony, as TLC shows, and exists to show that in runs too."""
+        self.reconcile = reconcile
         members = tuple(sorted(members))
         if nid not in members:
             raise ValueError(f"{nid} is not in the first view {members}")
@@ -462,7 +467,7 @@ class Flush:
         if m.view > self.vid:
             return False                          # waits for that view (spec I11)
         if isinstance(m, FData):
-            if self.phase == "Completed":         # the VIEW's digest brings it
+            if self.phase == "Completed" and self.reconcile:   # the VIEW's digest brings it
                 self._trace(out, "Discard", m, q=q)
                 return True
             self._deliver_key((m.sender, m.seqno), m.body)
@@ -602,7 +607,10 @@ class Flush:
 
     def _reconcile(self, m: ViewMsg, out: list) -> None:
         """Deliver the union digest's messages this member lacks, sender by
-        sender in seqno order (each sender's messages are a FIFO stream)."""
+        sender in seqno order (each sender's messages are a FIFO stream).
+        The seed as written (``reconcile=False``) does not."""
+        if not self.reconcile:
+            return
         for s, q, body in m.entries:
             if (s, q) not in self._delivered_set:
                 bump(self.stats, "reconciled")
@@ -697,13 +705,14 @@ class FlushStack(Stack):
                 raise TypeError(f"layer {layer.name} returned a non-effect: {eff!r}")
 
 
-def flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
-                **reliable_opts) -> FlushStack:
+def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcile: bool = True,
+                tracing: bool = True, **reliable_opts) -> FlushStack:
     """FLUSH alone under the application: transport, reliable, flush."""
     from .reliable import Reliable
     from .stack import Transport
     return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
-                            Flush(nid, members, top=True, block_time=block_time, tracing=tracing)])
+                            Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
+                                  tracing=tracing)])
 
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,

@@ -96,12 +96,13 @@ class FlushSimulator(Simulator):
                 self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
 
 
-def flush_constants(nodes, messages, crashes) -> dict:
-    """spec/Flush constants for a run: every member in the first view, the
-    fixed variant, crashes and multicasts as planned, no leaves."""
+def flush_constants(nodes, messages, crashes, reconcile: bool = True) -> dict:
+    """spec/Flush constants for a run: every member in the first view,
+    crashes and multicasts as planned, no leaves; the fixed variant unless
+    ``reconcile`` is False."""
     n = len(list(nodes))
     return {"N": n, "NInit": n, "MaxMsgs": len(list(messages)), "MaxCrashes": len(list(crashes)),
-            "MaxLeaves": 0, "ReconcileDigests": True}
+            "MaxLeaves": 0, "ReconcileDigests": bool(reconcile)}
 
 
 def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,

@@ -210,3 +210,20 @@ def test_a_flush_trace_is_not_a_sequencerflush_trace(tmp_path):
     records, _ = cflush.simulate(1, "crash=1@10", {})
     rep = csf.replay(load(tracefile.write(tmp_path / "f.ndjson", records)))
     assert rep.verdict == "rejected"
+
+
+def test_the_seed_as_written_breaks_virtual_synchrony_in_runs_that_conform(tmp_path):
+    # reconcile=false is spec/Flush with ReconcileDigests = FALSE, the model
+    # TLC refutes (FlawedCrash, FlawedLeave).  Its runs conform to that model,
+    # and some break VirtualSynchrony the way TLC's counterexamples do: a
+    # crashed member's last multicast, or one sent after FLUSH_OK, reaches
+    # only some of the members that move to the next view.
+    verdicts: Counter = Counter()
+    for seed in range(60):
+        records, _ = cflush.simulate(seed, f"loss=0.2,reorder=3,crash=1@{seed % 40}",
+                                     {"nodes": 3, "messages": 2, "reconcile": "false"})
+        assert records[0]["constants"]["ReconcileDigests"] is False
+        rep = cflush.replay(load(tracefile.write(tmp_path / f"w{seed}.ndjson", records)))
+        verdicts[rep.verdict] += 1
+        assert rep.verdict == "ok" or rep.reason.startswith("VirtualSynchrony:"), rep.reason
+    assert verdicts["violation"] > 0 and verdicts["ok"] > 0, verdicts
