@@ -1,0 +1,530 @@
+--------------------------- MODULE SequencerFlush ---------------------------
+(***************************************************************************)
+(* SEQUENCER over FLUSH: the total-order protocol of seeds/000 whose view  *)
+(* changes go through the four-phase flush of seeds/003 (the fixed form    *)
+(* of spec/Flush, with digest reconciliation).  Names are those of         *)
+(* Sequencer.tla (views, vid, crashed, sent, fwd, recv, delivered, chan;   *)
+(* Send, RecvForward, RecvData, InstallView, Crash) and of Flush.tla       *)
+(* (phase, blocked, flushInit, flushOks, completed; StartFlush, Block,     *)
+(* RestartFlush, FlushOk, ReceiveFlushOk, FlushCompleted,                  *)
+(* ReceiveFlushCompleted, SendView, StopFlush, Unblock, Discard).          *)
+(*                                                                         *)
+(* SEQUENCER part, unchanged from Sequencer.tla: a non-coordinator         *)
+(* forwards, the coordinator (first member of its installed view)          *)
+(* multicasts DATA, receivers drop what their received-table says they     *)
+(* delivered, and a member re-sends its forward-table, in seqno order, to  *)
+(* a new coordinator when it installs a view whose coordinator changed.    *)
+(* What the flush adds:                                                    *)
+(*  * views are no longer decided by an oracle: after a crash, the first   *)
+(*    live member of the latest view runs a flush and then sends the new   *)
+(*    view (SendView), which the others install (InstallView);             *)
+(*  * DATA carries the view it was multicast in (NAKACK's per-view         *)
+(*    window); DATA of an older view is discarded;                         *)
+(*  * log[m] is that window: the DATA of its view m multicast (as          *)
+(*    coordinator) or took from the coordinator.  It is m's digest in      *)
+(*    FLUSH_COMPLETED; the initiator puts the longest live digest in the   *)
+(*    VIEW, and every member takes the DATA of it through RecvData's       *)
+(*    duplicate check before installing the view (reconciliation); after  *)
+(*    its FLUSH_COMPLETED a member takes DATA of its view only that way;   *)
+(*  * the application's Send waits while the latch is closed.  The         *)
+(*    coordinator's re-multicast of FORWARDs does not (FLUSH sits above    *)
+(*    SEQUENCER, just below the channel: seeds/003).                       *)
+(* closed[m] records, per view m left, how many messages m had delivered:  *)
+(* it only serves VirtualSynchrony.                                        *)
+(*                                                                         *)
+(* Environment as in Sequencer.tla (reliable FIFO channels, crash-stop,    *)
+(* Crash(m, lost) loses what m sent to the members in lost), except that   *)
+(* a VIEW message is never lost (installing views is GMS's job: Flush.tla, *)
+(* docs/flush.md I9).  docs/flush.md, "SEQUENCER over FLUSH", records the  *)
+(* interpretations and what TLC finds.                                     *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    N,          \* number of members; members are 1..N, the first view is <<1, ..., N>>
+    MaxSeq,     \* multicasts the application of each member sends
+    MaxCrashes  \* crashes the environment may inject
+
+Members == 1..N
+NoInit  == 0                 \* flushInit value: no flush under way
+Phases  == {"Normal", "InBlock", "OkSent", "Completed"}
+
+VARIABLES
+    views,      \* views[i]: the i-th view (a sequence of members), decided by the flush initiators
+    vid,        \* vid[m]: index in views of the view installed at m
+    crashed,    \* set of crashed members (crash-stop)
+    sent,       \* sent[m]: seqno of m's last application multicast
+    fwd,        \* fwd[m]: forward-table: seqnos m forwarded and has not yet received as DATA
+    recv,       \* recv[m]: received-table: original sender -> highest seqno delivered at m
+    delivered,  \* delivered[m]: the messages m delivered, in order, as <<sender, seqno>>
+    chan,       \* chan[<<p, q>>]: reliable FIFO channel from p to q
+    log,        \* log[m]: the DATA <<sender, seqno>> of m's view m multicast or took (its digest)
+    closed,     \* closed[m][v]: Len(delivered[m]) when m installed view v + 1
+    phase,      \* phase[m]: "Normal", "InBlock" (in block()), "OkSent", "Completed"
+    blocked,    \* blocked[m]: the latch in FLUSH.down() is closed: m's application may not send
+    flushInit,  \* flushInit[m]: initiator of the flush m is in, or whose STOP_FLUSH m awaits
+    flushOks,   \* flushOks[m]: members whose FLUSH_OK m has received in its view
+    completed   \* completed[c]: <<q, digest>> for each FLUSH_COMPLETED initiator c recorded
+
+vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
+          phase, blocked, flushInit, flushOks, completed>>
+
+-----------------------------------------------------------------------------
+(* Messages *)
+
+Forward(s, q)           == [type |-> "FORWARD", sender |-> s, seqno |-> q]
+Data(s, q, v)           == [type |-> "DATA", sender |-> s, seqno |-> q, view |-> v]
+StartFlushMsg(v)        == [type |-> "START_FLUSH", view |-> v]
+FlushOkMsg(v)           == [type |-> "FLUSH_OK", view |-> v]
+FlushCompletedMsg(v, d) == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
+ViewMsg(v, d)           == [type |-> "VIEW", view |-> v, digest |-> d]
+StopFlushMsg(v)         == [type |-> "STOP_FLUSH", view |-> v]
+
+FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
+MsgTypes   == {"FORWARD", "DATA", "VIEW"} \cup FlushTypes
+
+-----------------------------------------------------------------------------
+(* Helpers *)
+
+Range(f)    == {f[i] : i \in DOMAIN f}
+Latest      == Len(views)
+View(m)     == views[vid[m]]
+Coord(v)    == v[1]                       \* SEQUENCER's coordinator: first member of a view
+IsCoord(m)  == Coord(View(m)) = m
+Alive(x)    == x \notin crashed
+
+\* The flush initiator: the first live member of the latest view.
+Staying        == Range(views[Latest]) \ crashed
+IsInitiator(c) == c \in Staying /\ \A q \in Staying : c <= q
+ViewChangePending == Range(views[Latest]) \cap crashed # {}
+
+\* The sequence of a finite set of naturals in increasing order.
+Ascending(S) == CHOOSE f \in [1..Cardinality(S) -> S] : \A i, j \in DOMAIN f : i < j => f[i] < f[j]
+
+\* The longest of a set of digests (they are prefixes of one another: LogsAgree).
+Longest(S) == CHOOSE d \in S : \A e \in S : Len(e) <= Len(d)
+
+\* SEQUENCER's sends: to a crashed member the network drops the message.
+SendTo(ch, p, q, msg) == IF q \in crashed THEN ch ELSE [ch EXCEPT ![<<p, q>>] = Append(@, msg)]
+
+\* Coordinator c multicasts DATA <<s, q>> to the live members of its view, itself included.
+McastData(ch, c, s, q) ==
+    [e \in Members \X Members |->
+        IF e[1] = c /\ e[2] \in Range(View(c)) /\ Alive(e[2])
+            THEN Append(ch[e], Data(s, q, vid[c])) ELSE ch[e]]
+
+\* FLUSH's multicasts: to every member of R but the sender (it takes its own at once).
+Multi(ch, p, R, msg) ==
+    [e \in Members \X Members |->
+        IF e[1] = p /\ e[2] \in R \ {p} THEN Append(ch[e], msg) ELSE ch[e]]
+
+HasMsg(p, q) == chan[<<q, p>>] # <<>>
+In(p, q)     == Head(chan[<<q, p>>])
+Take(p, q)   == [chan EXCEPT ![<<q, p>>] = Tail(@)]
+
+\* Position of the last VIEW in a channel (0: none); a crash keeps up to it.
+LastView(s) == IF \E i \in DOMAIN s : s[i].type = "VIEW"
+                 THEN CHOOSE i \in DOMAIN s : s[i].type = "VIEW" /\ \A j \in DOMAIN s : s[j].type = "VIEW" => j <= i
+                 ELSE 0
+
+\* Eager discarding.  A flush message from a crashed member and, once p has
+\* installed view v + 1, every message of view v or older in a channel to p
+\* would be dropped unread (Discard); dropping them at the crash or at the
+\* install instead removes only interleavings of steps that change nothing
+\* else (the SEQUENCER-over-FLUSH graph of CoordCrash shrinks by half).
+NotFlushMsg(x) == x.type \notin FlushTypes
+Purged(ch, p, v) ==
+    [e \in Members \X Members |->
+        IF e[2] = p THEN SelectSeq(ch[e], LAMBDA x : x.type = "FORWARD" \/ x.view > v) ELSE ch[e]]
+
+\* Reconciliation: m's received-table, deliveries and forward-table after it
+\* takes the DATA <<sender, seqno>> of ds, in order, with RecvData's
+\* duplicate check (those it took already are duplicates by then).
+RECURSIVE Absorb(_, _, _)
+Absorb(m, st, ds) ==
+    IF ds = <<>> THEN st
+    ELSE LET s   == Head(ds)[1]
+             q   == Head(ds)[2]
+             dup == s \in DOMAIN st.recv /\ q <= st.recv[s]
+         IN Absorb(m, [recv      |-> IF dup THEN st.recv ELSE (s :> q) @@ st.recv,
+                       delivered |-> IF dup THEN st.delivered ELSE Append(st.delivered, <<s, q>>),
+                       fwd       |-> IF s = m THEN st.fwd \ {q} ELSE st.fwd],
+                   Tail(ds))
+
+\* m leaves its view for view new, taking the digest D first; ch is the
+\* channel state of the step.  SEQUENCER's part of the view change: entries
+\* of members not in new leave the received-table, and if the coordinator
+\* changed m re-sends its forward-table to the new one in seqno order.
+Moved(m, new, D, ch) ==
+    LET st     == Absorb(m, [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]], D)
+        nc     == Coord(new)
+        resend == Ascending(st.fwd)
+    IN /\ recv' = [recv EXCEPT ![m] = [s \in DOMAIN st.recv \cap Range(new) |-> st.recv[s]]]
+       /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
+       /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
+       /\ closed' = [closed EXCEPT ![m] = Append(@, Len(st.delivered))]
+       /\ log' = [log EXCEPT ![m] = <<>>]
+       /\ chan' = LET pch == Purged(ch, m, vid[m]) IN
+                    IF Coord(View(m)) # nc /\ Alive(nc)
+                      THEN [pch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
+                      ELSE pch
+
+-----------------------------------------------------------------------------
+TypeOK ==
+    /\ \A i \in DOMAIN views : Range(views[i]) \subseteq Members
+    /\ vid \in [Members -> 1..Latest]
+    /\ crashed \subseteq Members
+    /\ sent \in [Members -> 0..MaxSeq]
+    /\ fwd \in [Members -> SUBSET (1..MaxSeq)]
+    /\ \A m \in Members : DOMAIN recv[m] \subseteq Members /\ \A s \in DOMAIN recv[m] : recv[m][s] \in 0..MaxSeq
+    /\ \A m \in Members : Range(delivered[m]) \subseteq Members \X (1..MaxSeq)
+    /\ \A m \in Members : Range(log[m]) \subseteq Members \X (1..MaxSeq)
+    /\ \A m \in Members : Len(closed[m]) = vid[m] - 1
+    /\ \A e \in Members \X Members : \A i \in DOMAIN chan[e] : chan[e][i].type \in MsgTypes
+    /\ phase \in [Members -> Phases]
+    /\ blocked \in [Members -> BOOLEAN]
+    /\ flushInit \in [Members -> Members \cup {NoInit}]
+    /\ flushOks \in [Members -> SUBSET Members]
+    /\ \A c \in Members : \A r \in completed[c] : r[1] \in Members
+
+Init ==
+    /\ views = << [i \in 1..N |-> i] >>
+    /\ vid = [m \in Members |-> 1]
+    /\ crashed = {}
+    /\ sent = [m \in Members |-> 0]
+    /\ fwd = [m \in Members |-> {}]
+    /\ recv = [m \in Members |-> [s \in Members |-> 0]]
+    /\ delivered = [m \in Members |-> <<>>]
+    /\ chan = [e \in Members \X Members |-> <<>>]
+    /\ log = [m \in Members |-> <<>>]
+    /\ closed = [m \in Members |-> <<>>]
+    /\ phase = [m \in Members |-> "Normal"]
+    /\ blocked = [m \in Members |-> FALSE]
+    /\ flushInit = [m \in Members |-> NoInit]
+    /\ flushOks = [m \in Members |-> {}]
+    /\ completed = [m \in Members |-> {}]
+
+-----------------------------------------------------------------------------
+(* SEQUENCER *)
+
+\* m's application multicasts its next message, unless the latch is closed.
+Send(m) ==
+    /\ Alive(m)
+    /\ ~blocked[m]
+    /\ sent[m] < MaxSeq
+    /\ LET q == sent[m] + 1 IN
+        /\ sent' = [sent EXCEPT ![m] = q]
+        /\ IF IsCoord(m)
+             THEN /\ chan' = McastData(chan, m, m, q)
+                  /\ log' = [log EXCEPT ![m] = Append(@, <<m, q>>)]
+                  /\ UNCHANGED fwd
+             ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
+                  /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
+                  /\ UNCHANGED log
+    /\ UNCHANGED <<views, vid, crashed, recv, delivered, closed,
+                   phase, blocked, flushInit, flushOks, completed>>
+
+\* c takes a FORWARD from p; as coordinator of its view it multicasts it as
+\* DATA, otherwise it drops it (the seed's "if not coord: error and return").
+RecvForward(c, p) ==
+    /\ Alive(c)
+    /\ HasMsg(c, p)
+    /\ In(c, p).type = "FORWARD"
+    /\ LET msg == In(c, p) IN
+         IF IsCoord(c)
+           THEN /\ chan' = McastData(Take(c, p), c, msg.sender, msg.seqno)
+                /\ log' = [log EXCEPT ![c] = Append(@, <<msg.sender, msg.seqno>>)]
+           ELSE /\ chan' = Take(c, p)
+                /\ UNCHANGED log
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, closed,
+                   phase, blocked, flushInit, flushOks, completed>>
+
+\* m takes a DATA of its view from p (before its FLUSH_COMPLETED): removes
+\* its own message from the forward-table, delivers it unless the
+\* received-table says it was delivered already, and adds it to its log
+\* (the coordinator logged its own multicasts when it sent them).
+RecvData(m, p) ==
+    /\ Alive(m)
+    /\ HasMsg(m, p)
+    /\ In(m, p).type = "DATA"
+    /\ In(m, p).view = vid[m]
+    /\ phase[m] # "Completed"
+    /\ LET msg == In(m, p)
+           s   == msg.sender
+           q   == msg.seqno
+           dup == s \in DOMAIN recv[m] /\ q <= recv[m][s]
+       IN /\ chan' = Take(m, p)
+          /\ fwd' = IF s = m THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
+          /\ log' = IF p = m THEN log ELSE [log EXCEPT ![m] = Append(@, <<s, q>>)]
+          /\ IF dup
+               THEN UNCHANGED <<recv, delivered>>
+               ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
+                    /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
+    /\ UNCHANGED <<views, vid, crashed, sent, closed,
+                   phase, blocked, flushInit, flushOks, completed>>
+
+\* p drops the next message from q: one of an earlier view; a flush message
+\* from a crashed member; a DATA of its view after its FLUSH_COMPLETED.
+Discard(p, q) ==
+    /\ Alive(p)
+    /\ HasMsg(p, q)
+    /\ LET m == In(p, q) IN
+         /\ m.type # "FORWARD"
+         /\ \/ m.view < vid[p]
+            \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in crashed
+            \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
+    /\ chan' = Take(p, q)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, blocked, flushInit, flushOks, completed>>
+
+-----------------------------------------------------------------------------
+(* FLUSH, phase 1: START_FLUSH and block() *)
+
+\* The initiator c starts a flush for a crash in the latest view, or
+\* restarts from scratch the flush of a crashed initiator.
+StartFlush(c) ==
+    /\ Alive(c) /\ vid[c] = Latest /\ IsInitiator(c)
+    /\ flushInit[c] # c
+    /\ ViewChangePending
+    /\ LET v == vid[c] IN
+         chan' = Multi(chan, c, Range(views[v]) \ crashed, StartFlushMsg(v))
+    /\ flushInit' = [flushInit EXCEPT ![c] = c]
+    /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
+    /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, log[c]>>} ELSE {}]
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   blocked, flushOks>>
+
+\* p takes START_FLUSH from c and invokes block().
+Block(p, c) ==
+    /\ Alive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "START_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ Alive(c)
+    /\ phase[p] = "Normal"
+    /\ phase' = [phase EXCEPT ![p] = "InBlock"]
+    /\ flushInit' = [flushInit EXCEPT ![p] = c]
+    /\ chan' = Take(p, c)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   blocked, flushOks, completed>>
+
+\* p, already in a flush whose initiator crashed, follows the new initiator
+\* c; if it had sent FLUSH_COMPLETED it sends it again, to c.
+RestartFlush(p, c) ==
+    /\ Alive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "START_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ Alive(c)
+    /\ phase[p] # "Normal"
+    /\ flushInit' = [flushInit EXCEPT ![p] = c]
+    /\ chan' = IF phase[p] = "Completed"
+                 THEN [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(vid[p], log[p]))]
+                 ELSE Take(p, c)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, blocked, flushOks, completed>>
+
+-----------------------------------------------------------------------------
+(* FLUSH, phase 2: FLUSH_OK *)
+
+\* block() returns at p: p multicasts FLUSH_OK (and counts its own).
+FlushOk(p) ==
+    /\ Alive(p)
+    /\ phase[p] = "InBlock"
+    /\ phase' = [phase EXCEPT ![p] = "OkSent"]
+    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
+    /\ chan' = Multi(chan, p, Range(View(p)) \ crashed, FlushOkMsg(vid[p]))
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   blocked, flushInit, completed>>
+
+\* p takes FLUSH_OK from q.
+ReceiveFlushOk(p, q) ==
+    /\ Alive(p) /\ HasMsg(p, q)
+    /\ In(p, q).type = "FLUSH_OK"
+    /\ In(p, q).view = vid[p]
+    /\ Alive(q)
+    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
+    /\ chan' = Take(p, q)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, blocked, flushInit, completed>>
+
+-----------------------------------------------------------------------------
+(* FLUSH, phase 3: FLUSH_COMPLETED *)
+
+\* p has the FLUSH_OK of every live member of its view: it closes the latch
+\* and sends FLUSH_COMPLETED with its digest (its log) to the initiator.
+FlushCompleted(p) ==
+    /\ Alive(p)
+    /\ phase[p] = "OkSent"
+    /\ Range(View(p)) \ crashed \subseteq flushOks[p]
+    /\ LET c == flushInit[p] IN
+         /\ phase' = [phase EXCEPT ![p] = "Completed"]
+         /\ blocked' = [blocked EXCEPT ![p] = TRUE]
+         /\ IF c = p
+              THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, log[p]>>}]
+                   /\ UNCHANGED chan
+              ELSE /\ chan' = IF Alive(c)
+                                THEN [chan EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(vid[p], log[p]))]
+                                ELSE chan
+                   /\ UNCHANGED completed
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   flushInit, flushOks>>
+
+\* The initiator c records q's FLUSH_COMPLETED.
+ReceiveFlushCompleted(c, q) ==
+    /\ Alive(c) /\ HasMsg(c, q)
+    /\ In(c, q).type = "FLUSH_COMPLETED"
+    /\ In(c, q).view = vid[c]
+    /\ Alive(q)
+    /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
+    /\ chan' = Take(c, q)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, blocked, flushInit, flushOks>>
+
+-----------------------------------------------------------------------------
+(* FLUSH, phase 4: the view change, then STOP_FLUSH *)
+
+\* The initiator c has the FLUSH_COMPLETED of every live member of its view:
+\* the new view is its view without the crashed members; c sends it with the
+\* longest live digest and installs it itself.
+SendView(c) ==
+    /\ Alive(c)
+    /\ flushInit[c] = c
+    /\ phase[c] = "Completed"
+    /\ Range(View(c)) \ crashed \subseteq {r[1] : r \in completed[c]}
+    /\ LET v   == vid[c]
+           new == SelectSeq(views[v], Alive)
+           D   == Longest({r[2] : r \in {x \in completed[c] : Alive(x[1])}})
+       IN /\ views' = Append(views, new)
+          /\ vid' = [vid EXCEPT ![c] = v + 1]
+          /\ Moved(c, new, D, Multi(chan, c, Range(views[v]) \ crashed, ViewMsg(v, D)))
+    /\ phase' = [phase EXCEPT ![c] = "Normal"]
+    /\ flushOks' = [flushOks EXCEPT ![c] = {}]
+    /\ completed' = [completed EXCEPT ![c] = {}]
+    /\ UNCHANGED <<crashed, sent, blocked, flushInit>>
+
+\* p takes the VIEW from c: it takes the digest's DATA, then installs the
+\* view (SEQUENCER's view change); it stays blocked until STOP_FLUSH.
+InstallView(p, c) ==
+    /\ Alive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "VIEW"
+    /\ In(p, c).view = vid[p]
+    /\ LET m == In(p, c) IN
+         /\ vid' = [vid EXCEPT ![p] = m.view + 1]
+         /\ Moved(p, views[m.view + 1], m.digest, Take(p, c))
+    /\ flushInit' = [flushInit EXCEPT ![p] = c]
+    /\ phase' = [phase EXCEPT ![p] = "Normal"]
+    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
+    /\ completed' = [completed EXCEPT ![p] = {}]
+    /\ UNCHANGED <<views, crashed, sent, blocked>>
+
+\* The initiator c, having installed the new view, multicasts STOP_FLUSH to
+\* the members that were in the flush and stay, and opens its own latch.
+StopFlush(c) ==
+    /\ Alive(c)
+    /\ flushInit[c] = c
+    /\ phase[c] = "Normal"
+    /\ LET v == vid[c] IN
+         chan' = Multi(chan, c, (Range(views[v]) \cap Range(views[v - 1])) \ crashed, StopFlushMsg(v))
+    /\ blocked' = [blocked EXCEPT ![c] = FALSE]
+    /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, flushOks, completed>>
+
+\* p takes STOP_FLUSH from c: it opens the latch (unblock()).
+Unblock(p, c) ==
+    /\ Alive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "STOP_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ Alive(c)
+    /\ blocked' = [blocked EXCEPT ![p] = FALSE]
+    /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
+    /\ chan' = Take(p, c)
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
+                   phase, flushOks, completed>>
+
+-----------------------------------------------------------------------------
+(* Environment *)
+
+\* m crashes.  For each receiver r in lost, what m had sent to r and r had
+\* not yet received is lost, up to the last VIEW in the channel; what was
+\* sent to m is gone with it; m's flush messages are dropped (eagerly).
+Crash(m, lost) ==
+    /\ Alive(m)
+    /\ Cardinality(crashed) < MaxCrashes
+    /\ crashed' = crashed \cup {m}
+    /\ chan' = [e \in Members \X Members |->
+                  IF e[2] = m THEN <<>>
+                  ELSE IF e[1] = m /\ e[2] \in lost THEN SelectSeq(SubSeq(chan[e], 1, LastView(chan[e])), NotFlushMsg)
+                  ELSE IF e[1] = m THEN SelectSeq(chan[e], NotFlushMsg)
+                  ELSE chan[e]]
+    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed,
+                   phase, blocked, flushInit, flushOks, completed>>
+
+Next ==
+    \/ \E m \in Members : Send(m)
+    \/ \E c, p \in Members : RecvForward(c, p)
+    \/ \E m, p \in Members : RecvData(m, p)
+    \/ \E p, q \in Members : Discard(p, q)
+    \/ \E c \in Members : StartFlush(c)
+    \/ \E p, c \in Members : Block(p, c)
+    \/ \E p, c \in Members : RestartFlush(p, c)
+    \/ \E p \in Members : FlushOk(p)
+    \/ \E p, q \in Members : ReceiveFlushOk(p, q)
+    \/ \E p \in Members : FlushCompleted(p)
+    \/ \E c, q \in Members : ReceiveFlushCompleted(c, q)
+    \/ \E c \in Members : SendView(c)
+    \/ \E p, c \in Members : InstallView(p, c)
+    \/ \E c \in Members : StopFlush(c)
+    \/ \E p, c \in Members : Unblock(p, c)
+    \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : Crash(m, lost)
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Properties: those of Sequencer.tla, word for word, and of Flush.tla *)
+
+Delivers(m, x) == \E i \in DOMAIN delivered[m] : delivered[m][i] = x
+
+NoDuplicates ==
+    \A m \in Members : \A i, j \in DOMAIN delivered[m] : i # j => delivered[m][i] # delivered[m][j]
+
+Integrity ==
+    \A m \in Members : \A i \in DOMAIN delivered[m] :
+        delivered[m][i][2] \in 1..sent[delivered[m][i][1]]
+
+SenderFIFO ==
+    \A m \in Members : \A i, j \in DOMAIN delivered[m] :
+        (i < j /\ delivered[m][i][1] = delivered[m][j][1]) => delivered[m][i][2] < delivered[m][j][2]
+
+\* Uniform, as in Sequencer.tla: crashed members' deliveries count too.
+TotalOrder ==
+    \A m1, m2 \in Members :
+        LET InM1(x) == Delivers(m1, x)
+            InM2(x) == Delivers(m2, x)
+        IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
+
+\* The same among the members that have not crashed (seeds/003: virtual
+\* synchrony is promised "in all non-faulty members").
+SurvivorTotalOrder ==
+    \A m1, m2 \in Members \ crashed :
+        LET InM1(x) == Delivers(m1, x)
+            InM2(x) == Delivers(m2, x)
+        IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
+
+\* The messages m delivered while in view v (v < vid[m]).
+DeliveredIn(m, v) ==
+    {delivered[m][i] : i \in (IF v = 1 THEN 0 ELSE closed[m][v - 1]) + 1 .. closed[m][v]}
+
+\* Members that move together from view v to view v + 1 delivered the same
+\* set of messages in view v.
+VirtualSynchrony ==
+    \A p, q \in Members : \A v \in 1..(Latest - 1) :
+        ( /\ vid[p] > v /\ p \in Range(views[v]) \cap Range(views[v + 1])
+          /\ vid[q] > v /\ q \in Range(views[v]) \cap Range(views[v + 1]) )
+        => DeliveredIn(p, v) = DeliveredIn(q, v)
+
+\* The logs of two members in the same view are prefixes of one another
+\* (of the coordinator's sequence): the digest in a VIEW is well defined.
+IsPrefix(a, b) == Len(a) <= Len(b) /\ SubSeq(b, 1, Len(a)) = a
+LogsAgree ==
+    \A p, q \in Members : vid[p] = vid[q] => IsPrefix(log[p], log[q]) \/ IsPrefix(log[q], log[p])
+=============================================================================

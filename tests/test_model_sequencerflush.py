@@ -1,0 +1,248 @@
+"""The SEQUENCER-over-FLUSH model: per-transition behaviour, pinned counts
+against the manifest, and total order with the flush against plain
+SEQUENCER (spec/Sequencer) on the same environments."""
+
+import pytest
+
+from groupcheck.model import manifest
+from groupcheck.model.core import explore
+from groupcheck.model.link import build_model
+from groupcheck.model.sequencer import SequencerModel
+from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg, Forward,
+                                             SequencerFlushModel, StartFlushMsg, StopFlushMsg,
+                                             SurvivorTotalOrder, ViewMsg)
+
+
+def model(**kw):
+    c = {"N": 3, "MaxSeq": 1, "MaxCrashes": 1}
+    c.update(kw)
+    return SequencerFlushModel(c)
+
+
+M = model()
+
+
+def init(m=M):
+    (s,) = list(m.init())
+    return s
+
+
+def labels(s, m=M):
+    return sorted(str(lab) for lab, _ in m.next(s))
+
+
+def step(s, action, *params, m=M):
+    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params == params]
+    assert len(succ) == 1, (action, params, labels(s, m))
+    return succ[0]
+
+
+def enabled(s, action, *params, m=M):
+    return any(lab.action == action and lab.params == params for lab, _ in m.next(s))
+
+
+def two_forwards_sequenced():
+    """2 and 3 forward one message each; coordinator 1 sequences <<2,1>> then <<3,1>>."""
+    s = step(init(), "Send", 2)
+    s = step(s, "Send", 3)
+    s = step(s, "RecvForward", 1, 2)
+    return step(s, "RecvForward", 1, 3)
+
+
+def flush_survivors(s, c=2, p=3):
+    """The flush of the two survivors c (initiator) and p after 1 crashed."""
+    s = step(s, "StartFlush", c)
+    s = step(s, "Block", p, c)
+    s = step(s, "FlushOk", c)
+    s = step(s, "FlushOk", p)
+    s = step(s, "ReceiveFlushOk", c, p)
+    s = step(s, "ReceiveFlushOk", p, c)
+    s = step(s, "FlushCompleted", c)
+    s = step(s, "FlushCompleted", p)
+    return step(s, "ReceiveFlushCompleted", c, p)
+
+
+# --- SEQUENCER transitions --------------------------------------------------------
+
+
+def test_non_coordinator_forwards_and_keeps_the_message():
+    s = step(init(), "Send", 2)
+    assert s.sent[2] == 1 and s.fwd[2] == {1}
+    assert s.chan[(2, 1)] == (Forward(2, 1),)
+    assert s.log[2] == ()
+
+
+def test_coordinator_multicasts_data_tagged_with_its_view_and_logs_it():
+    s = step(init(), "Send", 1)
+    assert all(s.chan[(1, r)] == (Data(1, 1, 1),) for r in (1, 2, 3))
+    assert s.log[1] == ((1, 1),) and s.fwd[1] == frozenset()
+    s = step(s, "RecvData", 1, 1)  # the loopback copy is delivered but not logged twice
+    assert s.delivered[1] == ((1, 1),) and s.log[1] == ((1, 1),)
+    s = step(s, "RecvData", 2, 1)
+    assert s.delivered[2] == ((1, 1),) and s.log[2] == ((1, 1),) and s.recv[2][1] == 1
+
+
+def test_sender_removes_its_message_from_the_forward_table_on_its_data():
+    s = two_forwards_sequenced()
+    s = step(s, "RecvData", 2, 1)
+    assert s.fwd[2] == frozenset() and s.delivered[2] == ((2, 1),)
+    assert s.log[1] == ((2, 1), (3, 1)) and s.log[2] == ((2, 1),)
+
+
+def test_send_waits_while_the_latch_is_closed():
+    s = step(init(), "Crash", 3, frozenset())
+    s = step(s, "StartFlush", 1)
+    s = step(s, "Block", 2, 1)
+    assert enabled(s, "Send", 2)  # inside block() the application may still send
+    for p in (1, 2):
+        s = step(s, "FlushOk", p)
+    s = step(s, "ReceiveFlushOk", 1, 2)
+    s = step(s, "ReceiveFlushOk", 2, 1)
+    s = step(s, "FlushCompleted", 2)
+    assert s.blocked[2] and not enabled(s, "Send", 2)
+    assert s.chan[(2, 1)] == (FlushCompletedMsg(1, ()),)
+
+
+# --- FLUSH transitions ----------------------------------------------------------------
+
+
+def test_start_flush_needs_a_crash_and_is_run_by_the_first_live_member():
+    assert not enabled(init(), "StartFlush", 1)
+    s = step(init(), "Crash", 1, frozenset())
+    assert not enabled(s, "StartFlush", 3) and enabled(s, "StartFlush", 2)
+    s = step(s, "StartFlush", 2)
+    assert s.chan[(2, 3)] == (StartFlushMsg(1),) and s.phase[2] == "InBlock" and s.flushInit[2] == 2
+
+
+def test_flush_ok_goes_to_the_live_view():
+    s = step(init(), "Crash", 1, frozenset())
+    s = step(s, "StartFlush", 2)
+    s = step(s, "FlushOk", 2)
+    assert s.chan[(2, 3)] == (StartFlushMsg(1), FlushOkMsg(1)) and s.chan[(2, 1)] == ()
+    assert s.flushOks[2] == {2}
+
+
+def test_crash_keeps_views_and_data_but_drops_the_crashed_members_flush_messages():
+    s = step(init(), "Send", 1)
+    s = step(s, "Crash", 2, frozenset())
+    s = step(s, "StartFlush", 1)
+    s = step(s, "RecvData", 3, 1)
+    s = step(s, "Block", 3, 1)
+    s = step(s, "FlushOk", 3)
+    assert s.chan[(3, 1)] == (FlushOkMsg(1),)
+    s2 = step(s, "Crash", 3, frozenset({1}), m=model(MaxCrashes=2))
+    assert s2.chan[(3, 1)] == ()
+    # the crashed coordinator's DATA survives unless the receiver is in lost
+    t = step(init(), "Send", 1)
+    assert step(t, "Crash", 1, frozenset({2})).chan[(1, 3)] == (Data(1, 1, 1),)
+    assert step(t, "Crash", 1, frozenset({2})).chan[(1, 2)] == ()
+
+
+def test_data_after_flush_completed_is_discarded_not_delivered():
+    s = step(init(), "Send", 1)
+    s = step(s, "Crash", 3, frozenset())
+    s = step(s, "StartFlush", 1)
+    s = step(s, "RecvData", 2, 1)  # FIFO: 1's DATA precedes its START_FLUSH at 2
+    s = step(s, "Block", 2, 1)
+    s = step(s, "FlushOk", 1)
+    s = step(s, "FlushOk", 2)
+    s = step(s, "ReceiveFlushOk", 1, 2)
+    s = step(s, "ReceiveFlushOk", 2, 1)
+    s = step(s, "FlushCompleted", 1)
+    # 1's own loopback DATA is still queued: after its FLUSH_COMPLETED it is discarded
+    assert not enabled(s, "RecvData", 1, 1) and enabled(s, "Discard", 1, 1)
+
+
+def test_coordinator_crash_flush_reconciles_and_the_new_coordinator_resequences():
+    s = two_forwards_sequenced()
+    s = step(s, "RecvData", 2, 1)                   # 2 has <<2,1>>, 3 has nothing
+    s = step(s, "Crash", 1, frozenset({3}))         # 3 loses both DATA
+    assert s.chan[(1, 3)] == () and s.chan[(1, 2)] == (Data(3, 1, 1),)
+    s = flush_survivors(s)
+    assert s.completed[2] == {(2, ((2, 1),)), (3, ())}
+    s = step(s, "SendView", 2)
+    assert s.views == ((1, 2, 3), (2, 3)) and s.vid[2] == 2
+    assert s.chan[(2, 3)] == (ViewMsg(1, ((2, 1),)),)
+    assert s.chan[(1, 2)] == ()                      # the old view's DATA is dropped at the install
+    assert s.closed[2] == (1,) and dict(s.recv[2]) == {2: 1, 3: 0}
+    s = step(s, "InstallView", 3, 2)
+    assert s.delivered[3] == ((2, 1),)               # reconciliation: the digest's DATA
+    assert s.chan[(3, 2)] == (Forward(3, 1),)        # the forward-table goes to the new coordinator
+    assert s.blocked[3] and s.blocked[2]
+    s = step(s, "StopFlush", 2)
+    assert not s.blocked[2] and s.chan[(2, 3)] == (StopFlushMsg(2),)
+    s = step(s, "Unblock", 3, 2)
+    s = step(s, "RecvForward", 2, 3)
+    assert s.chan[(2, 3)] == (Data(3, 1, 2),)
+    s = step(s, "RecvData", 2, 2)
+    s = step(s, "RecvData", 3, 2)
+    assert s.delivered[2] == s.delivered[3] == ((2, 1), (3, 1))
+    assert s.fwd[3] == frozenset()
+    assert all(pred(s) for pred in M.invariants.values())
+
+
+def test_restart_flush_when_the_initiator_crashes():
+    m = model(MaxCrashes=2)
+    s = step(init(m), "Crash", 1, frozenset(), m=m)
+    s = step(s, "StartFlush", 2, m=m)
+    s = step(s, "Block", 3, 2, m=m)
+    s = step(s, "Crash", 2, frozenset(), m=m)
+    assert s.chan[(2, 3)] == ()
+    s = step(s, "StartFlush", 3, m=m)
+    assert s.flushInit[3] == 3 and s.phase[3] == "InBlock"
+    s = step(s, "FlushOk", 3, m=m)
+    s = step(s, "FlushCompleted", 3, m=m)
+    s = step(s, "SendView", 3, m=m)
+    assert s.views[-1] == (3,) and s.vid[3] == 2
+
+
+# --- whole models ------------------------------------------------------------------
+
+
+def test_pair_count_matches_manifest():
+    (entry,) = manifest.select(["sequencerflush"], "Pair")
+    res = explore(build_model(entry), check_invariants=False)
+    assert res.distinct_states == entry.distinct_states
+
+
+def test_pair_total_order_plain_sequencer_breaks_with_flush_holds():
+    consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 1}
+    plain = explore(SequencerModel(consts), check_invariants=["TotalOrder"])
+    assert plain.violation is not None and plain.violation.invariant == "TotalOrder"
+    composed = explore(SequencerFlushModel(consts), check_invariants=True)
+    assert composed.violation is None and composed.complete
+
+
+def test_coordcrash_survivor_total_order_breaks_in_plain_sequencer():
+    """Plain SEQUENCER, 3 members: two survivors deliver in different orders."""
+    class Plain(SequencerModel):
+        @property
+        def invariants(self):
+            return {**super().invariants, "SurvivorTotalOrder": SurvivorTotalOrder}
+
+    res = explore(Plain({"N": 3, "MaxSeq": 1, "MaxCrashes": 1}), check_invariants=["SurvivorTotalOrder"])
+    assert res.violation is not None
+    last = res.violation.trace[-1][1]
+    live = [m for m in (1, 2, 3) if m not in last.crashed]
+    assert len({tuple(x for x in last.delivered[m] if all(x in last.delivered[k] for k in live)) for m in live}) > 1
+
+
+@pytest.mark.slow
+def test_coordcrash_with_flush_holds_every_checked_invariant():
+    (entry,) = manifest.select(["sequencerflush"], "CoordCrash")
+    m = build_model(entry)
+    names = entry.parsed_cfg().invariants
+    res = explore(m, check_invariants=names)
+    assert res.violation is None and res.distinct_states == entry.distinct_states
+
+
+@pytest.mark.slow
+def test_coordcrash_uniform_total_order_breaks_at_tlcs_depth():
+    (entry,) = manifest.select(["sequencerflush"], "CoordCrashUniform")
+    res = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
+    assert res.violation is not None and res.violation.invariant == "TotalOrder"
+    assert res.violation.depth == entry.extra["violation_depth"]
+    last = res.violation.trace[-1][1]
+    # the survivors agree; the order that differs is the crashed coordinator's
+    assert SurvivorTotalOrder(last)
+    assert last.crashed and any(last.delivered[c] for c in last.crashed)
