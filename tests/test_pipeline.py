@@ -1,0 +1,232 @@
+"""The conformance pipeline (conformance/pipeline.py): row accounting on
+ingest, the local and Spark engines agreeing run for run, a seeded
+non-conforming run found by both, and the SEQUENCER property queries
+(DataFrame) agreeing with the replay and with the model's functions.
+
+One Spark session serves the whole module (``spark`` fixture); the Spark
+tests carry ``xdist_group`` so ``-n 2 --dist loadgroup`` keeps them on one
+worker.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from groupcheck.conformance import pipeline as P
+from groupcheck.conformance.protocols import get
+from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.traces import trace_files
+from groupcheck.impl import tracefile
+
+OPTS = {"nodes": 3, "messages": 2}
+FAULTS = get("sequencer").campaign_faults       # loss, dup, reorder, a coordinator crash
+SPARK = pytest.mark.xdist_group("spark")
+
+# ---------------------------------------------------------------- corpus helpers
+
+
+def _records(seed: int, opts=OPTS, faults=FAULTS) -> list[dict]:
+    return get("sequencer").simulate(seed, faults, opts)[0]
+
+
+def _swap_deliveries(records: list[dict]) -> tuple[list[dict], int]:
+    """Swap the first two RecvData events of one member that deliver
+    different messages; renumber.  Returns the records and the index of the
+    first swapped event (where the replay must stop)."""
+    evs = records[1:]
+    for a in range(len(evs)):
+        if evs[a]["name"] != "RecvData":
+            continue
+        for b in range(a + 1, len(evs)):
+            if evs[b]["nid"] == evs[a]["nid"] and evs[b]["name"] == "RecvData" and evs[b]["msg"] != evs[a]["msg"]:
+                evs = evs[:a] + [evs[b]] + evs[a + 1:b] + [evs[a]] + evs[b + 1:]
+                return [records[0]] + [{**e, "i": k} for k, e in enumerate(evs)], a
+            if evs[b]["nid"] == evs[a]["nid"]:
+                break
+    raise AssertionError("no two deliveries to swap")
+
+
+def _write_ndjson_corpus(d: Path) -> dict:
+    """Good traces, one with swapped deliveries, and files with bad lines."""
+    d.mkdir(parents=True, exist_ok=True)
+    for s in range(6):
+        tracefile.write(d / f"good-{s}.ndjson", _records(100 + s))
+    swapped, at = _swap_deliveries(_records(7, faults="loss=0.05"))
+    tracefile.write(d / "swapped.ndjson", swapped)
+    bad = _records(8)
+    lines = tracefile.dumps(bad).split("\n")[:-1]
+    lines[3] = lines[3][:-5]                                  # truncated JSON
+    ev = json.loads(lines[5]); ev["name"] = "Teleport"        # not a SEQUENCER action
+    lines[5] = json.dumps(ev)
+    ev = json.loads(lines[7]); ev["i"] = 99                   # index out of sequence
+    lines[7] = json.dumps(ev)
+    (d / "bad-lines.ndjson").write_text("\n".join(lines) + "\n")
+    (d / "bad-header.ndjson").write_text('{"kind": "header"}\n' + "\n".join(lines[1:4]) + "\n")
+    (d / "empty.ndjson").write_text("")
+    return {"swapped_at": at, "bad_lines_in": len(lines), "bad_header_in": 4}
+
+
+# ---------------------------------------------------------------- local engine (no Spark)
+
+
+def test_ingest_accounting_local(tmp_path):
+    info = _write_ndjson_corpus(tmp_path / "in")
+    s = P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
+    files = trace_files([tmp_path / "in"])
+    lines = sum(max(1, len(f.read_text().splitlines())) for f in files)
+    assert s["rows_in"] == lines == s["rows_accepted"] + s["rows_rejected"]
+    rej = P.read_rejected(tmp_path / "ds")
+    assert len(rej) == s["rows_rejected"]
+    by_file = {}
+    for r in rej:
+        by_file.setdefault(Path(r["file"]).name, []).append(r)
+    assert [r["line"] for r in by_file["bad-lines.ndjson"]] == [4, 6, 8]
+    assert "invalid JSON" in by_file["bad-lines.ndjson"][0]["reason"]
+    assert "Teleport" in by_file["bad-lines.ndjson"][1]["reason"]
+    assert by_file["bad-lines.ndjson"][2]["reason"] == "event index 99, expected 6"
+    assert len(by_file["bad-header.ndjson"]) == info["bad_header_in"]      # header bad: every row quarantined
+    assert by_file["empty.ndjson"][0]["reason"] == "empty trace (no header)"
+    assert set(by_file) == {"bad-lines.ndjson", "bad-header.ndjson", "empty.ndjson"}
+    runs = {Path(r["source"]).name: r for r in P.read_runs(tmp_path / "ds")}
+    assert runs["bad-lines.ndjson"]["events"] == info["bad_lines_in"] - 1 - 3
+    res = P.check(tmp_path / "ds", engine="local", coverage=False)
+    v = {Path(x["file"]).name: x for x in res["verdicts"]}
+    assert v["bad-lines.ndjson"]["verdict"] == "rejected"
+    assert v["bad-lines.ndjson"]["reason"].endswith(":4: " + by_file["bad-lines.ndjson"][0]["reason"])
+    assert v["swapped.ndjson"]["verdict"] == "nonconforming"
+    assert v["swapped.ndjson"]["first_bad_event"] == info["swapped_at"]
+
+
+def test_local_pipeline_matches_conform_file(tmp_path):
+    """The local engine's verdicts equal ``groupcheck conform``'s, file by file."""
+    _write_ndjson_corpus(tmp_path / "in")
+    rows = P.conform_rows([tmp_path / "in"], engine="local", work_dir=tmp_path)
+    expected = [conform_file(f).to_json() for f in trace_files([tmp_path / "in"])]
+    assert rows == expected
+    assert {r["verdict"] for r in rows} >= {"ok", "nonconforming", "rejected"}
+
+
+def test_generate_layout_and_coverage_local(tmp_path):
+    s = P.generate("sequencer", 6, 0, "loss=0.1,crash=1@20", tmp_path / "ds", engine="local",
+                   options={"nodes": 2, "messages": 1})
+    assert s["rows_in"] == s["rows_accepted"] == s["events"] + 6 and s["rows_rejected"] == 0
+    assert (tmp_path / "ds" / "protocol=sequencer").is_dir()
+    res = P.check(tmp_path / "ds", engine="local")
+    assert res["runs"] == 6 and res["disagreements"] == 0
+    cov = res["coverage"]["sequencer"]
+    assert set(cov["actions_seen"]) <= set(cov["actions"]) and "Send" in cov["actions_seen"]
+    (st,) = cov["states"]
+    assert st["constants"] == {"N": 2, "MaxSeq": 1, "MaxCrashes": 1}
+    # N=2, one multicast each, one crash: the explorer finishes, so the share is known
+    assert st["reachable"] and 0 < st["visited"] <= st["reachable"] and st["outside_reachable"] == 0
+
+
+def test_refuses_to_overwrite_a_foreign_folder(tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    with pytest.raises(P.PipelineError):
+        P.generate("sequencer", 1, 0, "", tmp_path, engine="local")
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+# ---------------------------------------------------------------- Spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from groupcheck.conformance.spark import session
+    return session("local[2]")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pipeline")
+    info = _write_ndjson_corpus(d / "in")
+    return d, info
+
+
+def _comparable(rows):
+    return [{k: v for k, v in r.items() if k != "properties_by"} for r in rows]
+
+
+@SPARK
+def test_engines_agree_on_generated_runs(spark, tmp_path):
+    """Generate on Spark and locally: same rows; check both datasets with
+    both engines: identical verdict rows, DataFrame properties == replay."""
+    a = P.generate("sequencer", 24, 0, FAULTS, tmp_path / "spark", engine="spark", options=OPTS, spark=spark)
+    b = P.generate("sequencer", 24, 0, FAULTS, tmp_path / "local", engine="local", options=OPTS)
+    assert {k: a[k] for k in ("runs", "events", "rows_in")} == {k: b[k] for k in ("runs", "events", "rows_in")}
+    rs = P.check(tmp_path / "local", engine="spark", spark=spark, coverage=False)
+    rl = P.check(tmp_path / "spark", engine="local", coverage=False)
+    assert _comparable(rs["verdicts"]) == _comparable(rl["verdicts"])
+    assert rs["disagreements"] == 0 and all(v["agree"] for v in rs["verdicts"])
+    assert {v["properties_by"] for v in rs["verdicts"]} == {"dataframe"}
+    # the coordinator crash breaks TotalOrder in some runs: both sides saw it
+    viol = [v for v in rs["verdicts"] if v["verdict"] == "violation"]
+    assert viol and all(v["replay_verdict"] == "violation" and v["properties_failed"][0] == "TotalOrder"
+                        for v in viol)
+
+
+@SPARK
+def test_spark_ingest_accounting_and_conform_engines(spark, corpus, tmp_path):
+    d, info = corpus
+    s = P.ingest([d / "in"], tmp_path / "ds", engine="spark", spark=spark)
+    loc = P.ingest([d / "in"], tmp_path / "ds-local", engine="local")
+    for k in ("rows_in", "rows_accepted", "rows_rejected", "runs", "runs_rejected", "events"):
+        assert s[k] == loc[k], k
+    assert s["rows_in"] == s["rows_accepted"] + s["rows_rejected"] and s["rows_rejected"] > 0
+    key = lambda r: (r["file"], r["line"])       # noqa: E731
+    assert sorted(P.read_rejected(tmp_path / "ds"), key=key) == sorted(P.read_rejected(tmp_path / "ds-local"), key=key)
+    # groupcheck conform --engine spark == --engine local, file for file
+    rows = P.conform_rows([d / "in"], engine="spark", spark=spark, work_dir=tmp_path)
+    expected = [conform_file(f).to_json() for f in trace_files([d / "in"])]
+    assert rows == expected
+    swapped = [r for r in rows if r["file"].endswith("swapped.ndjson")][0]
+    assert swapped["verdict"] == "nonconforming" and swapped["first_bad_event"] == info["swapped_at"]
+
+
+def _synthetic_rows(rng: random.Random, n_runs: int):
+    """Runs whose members' last states carry random delivery lists (with
+    duplicates, gaps and inversions), to compare the DataFrame property
+    queries with the model's functions well beyond what a simulation shows."""
+    runs, rows = {}, []
+    for k in range(n_runs):
+        rid = f"syn-{k}"
+        n = rng.choice((2, 3))
+        msgs = [(x, q) for x in range(1, n + 1) for q in (0, 1, 2, 3)]
+        run = {"source": rid, "run_id": rid, "protocol": "sequencer", "constants": json.dumps({"N": n})}
+        runs[(rid, rid)] = run
+        i = 0
+        for m in range(1, n + 1):
+            for _ in range(rng.choice((1, 1, 2))):        # some members log twice: the last state counts
+                base = rng.sample(msgs, rng.randint(0, 5))
+                if base and rng.random() < 0.3:
+                    base.insert(rng.randrange(len(base) + 1), rng.choice(base))
+                state = {"sent": rng.randint(0, 3), "delivered": [list(x) for x in base]}
+                rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "nid": m,
+                             "state": json.dumps(state)})
+                i += 1
+    return runs, rows
+
+
+@SPARK
+def test_dataframe_properties_equal_model_functions(spark):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+    rng = random.Random(7)
+    runs, rows = _synthetic_rows(rng, 300)
+    schema = StructType([StructField("source", StringType()), StructField("run_id", StringType()),
+                         StructField("protocol", StringType()), StructField("i", LongType()),
+                         StructField("nid", LongType()), StructField("state", StringType())])
+    df = spark.createDataFrame([tuple(r[c] for c in schema.names) for r in rows], schema)
+    got = {(r["source"], r["run_id"]): sorted(r["failed"]) for r in P._sequencer_df_failed(df).collect()}
+    by_run = {}
+    for r in rows:
+        by_run.setdefault((r["source"], r["run_id"]), []).append(r)
+    want = {k: sorted(P._sequencer_py_failed(runs[k], v)) for k, v in by_run.items()}
+    want = {k: v for k, v in want.items() if v}
+    assert got == want
+    seen = {p for v in want.values() for p in v}
+    assert seen == set(P.SEQUENCER_PROPERTIES)       # the sample exercises every property
