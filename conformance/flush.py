@@ -256,6 +256,23 @@ def replay(trace: Trace) -> RunReport:
 PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 
 
+def split_leaves(spec: str) -> tuple[str, tuple]:
+    """Take ``leave=M@MS`` items (member M asks to leave at MS milliseconds)
+    out of a fault spec; the rest is impl/tracefile.py's."""
+    rest, leaves = [], []
+    for part in filter(None, (x.strip() for x in (spec or "").split(","))):
+        key, _, val = part.partition("=")
+        if key != "leave":
+            rest.append(part)
+            continue
+        m, at_sep, t = val.partition("@")
+        try:
+            leaves.append((int(m), float(t) / 1000 if at_sep else 0.0))
+        except ValueError:
+            raise ValueError(f"fault {part!r}: expected leave=M@MS") from None
+    return ",".join(rest), tuple(leaves)
+
+
 def _flag(x) -> bool:
     """A boolean option, also from the command line's strings."""
     if isinstance(x, str):
@@ -274,17 +291,24 @@ def simulate(seed: int, faults: str, options: dict):
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
-    plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
+    leaves = tuple(opts.get("leaves", ()))
+    if isinstance(faults, str):
+        faults, more = split_leaves(faults)
+        leaves += more
+        plan = tracefile.parse_faults(faults)
+    else:
+        plan = faults
     nodes = list(range(1, n + 1))
     msgs = tracefile.sequencer_workload(n, per)
     bt, rec = float(opts["block_time"]), _flag(opts.get("reconcile", True))
     records, s = simulate_flush(
-        nodes, msgs, seed, plan,
+        nodes, msgs, seed, plan, leaves=leaves,
         make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
-    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec), run_id)
+    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves), run_id)
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
+               "left": s["left"], "skipped_leaves": s["skipped_leaves"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
                "delivered": sum(len(d) for d in s["delivered"].values()),
                "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
@@ -323,11 +347,12 @@ class FlushLockstep:
     candidate state matching the logged post-state (``Replayer``), and the
     state of every member must equal the projection of one candidate."""
 
-    def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1) -> None:
+    def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0) -> None:
         from groupcheck.impl.flush import flush_stack
         self.members = tuple(range(1, n + 1))
         self.model = FlushModel({"N": n, "NInit": n, "MaxMsgs": max_msgs, "MaxCrashes": max_crashes,
-                                 "MaxLeaves": 0, "ReconcileDigests": True})
+                                 "MaxLeaves": max_leaves, "ReconcileDigests": True})
+        self.leaving: set[int] = set()
         self.r = Replayer(self.model)
         self.stacks = {m: flush_stack(m, self.members) for m in self.members}
         self.inflight: list[tuple[int, int, bytes]] = []
@@ -345,10 +370,30 @@ class FlushLockstep:
     def can_send(self, m: int) -> bool:
         return m not in self.crashed and self.app_sends < self.model.MaxMsgs
 
+    def _latest(self):
+        f = self.flush(max(self.members, key=lambda x: self.flush(x).vid))
+        return f.vid, f.members
+
     def can_crash(self, m: int) -> bool:
-        latest = self.flush(max(self.members, key=lambda x: self.flush(x).vid)).members
+        staying = set(self._latest()[1]) - self.crashed - self.leaving
         return (m not in self.crashed and len(self.crashed) < self.model.MaxCrashes
-                and self.flush(m).is_member and bool(set(latest) - self.crashed - {m}))
+                and self.flush(m).is_member and bool(staying - {m}))
+
+    def can_leave(self, m: int) -> bool:
+        vid, latest = self._latest()
+        staying = set(latest) - self.crashed - self.leaving
+        return (m not in self.crashed and self.flush(m).is_member and self.flush(m).vid == vid
+                and m not in self.leaving and len(self.leaving) < self.model.MaxLeaves
+                and not (m in staying and m == min(staying)))
+
+    def leave(self, m: int) -> None:
+        from groupcheck.impl.flush import LeaveRequest
+        assert self.can_leave(m)
+        self.leaving.add(m)
+        self._handle(m, LeaveRequest(m))
+        for x in self.live():
+            if x != m:
+                self._handle(x, LeaveRequest(m))
 
     # ------------------------------------------------------------ steps
 

@@ -37,6 +37,9 @@ post-state under the spec's variable names:
 * Crashes (seed "Crash handling during FLUSH"): ``Suspect(p)`` from the
   perfect failure detector removes p from every wait; flush messages from
   p are discarded from then on; its DATA and VIEW are still taken.
+* Leaves: ``LeaveRequest(p)`` from GMS; p still takes part in the flush of
+  the view it leaves, installs nothing of the next one (it is not in it) and
+  is inert from then on (spec I12).
 
 Digest reconciliation: a digest is the set of ``(sender, seqno)`` of this
 view's multicasts a member delivered (spec I6).  The FLUSH_COMPLETED and
@@ -48,8 +51,8 @@ heavier than NAKACK's retransmission of just the missing seqnos from any
 holder (one body per digest entry per message); it is what the spec's
 atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
 
-Out of scope here (the spec has them): joins and graceful leaves; the
-view is only ever shrunk by crashes.  The spec's assumption I9 (a VIEW is
+Out of scope here (the spec has them): joins; the view is only ever
+shrunk, by crashes and leaves.  The spec's assumption I9 (a VIEW is
 never lost even if its sender crashes) is the environment's job: the
 simulator (impl/sim_flush.py) hands a crashed member's frames up to its last
 VIEW to every survivor, as GMS's own view agreement would.
@@ -275,6 +278,14 @@ class Suspect:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaveRequest:
+    """Event from GMS: ``member`` asked to leave (the spec's Leave(member));
+    the leaver logs it, everyone stops counting it as a coordinator and the
+    next view leaves it out."""
+    member: int
+
+
+@dataclass(frozen=True, slots=True)
 class BlockOk:
     """Event from the application: ``block()`` has returned."""
 
@@ -291,8 +302,11 @@ class AppUnblock:
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """Effect: install ``view`` in the other layers of the stack."""
+    """Effect: install ``view`` in the other layers of the stack.  The
+    layers below also keep sending to the members in ``keep``: leavers, who
+    must still get the VIEW that leaves them out."""
     view: View
+    keep: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +352,7 @@ class Flush:
         self.views: dict[int, tuple[int, ...]] = {1: members}
         self.vid = 1
         self.suspected: set[int] = set()
+        self.leaving: set[int] = set()
         self.phase = "Normal"
         self.blocked = False
         self.flush_init = NO_INIT
@@ -366,9 +381,12 @@ class Flush:
     def live(self) -> set[int]:
         return set(self.members) - self.suspected
 
+    def staying(self) -> set[int]:
+        return self.live() - self.leaving
+
     def is_coord(self) -> bool:
-        live = self.live()
-        return self.nid in live and self.nid == min(live)
+        staying = self.staying()
+        return self.nid in staying and self.nid == min(staying)
 
     # ------------------------------------------------------------ state and traces
 
@@ -410,6 +428,11 @@ class Flush:
             if event.member != self.nid and event.member not in self.suspected:
                 self.suspected.add(event.member)
                 out.append(Membership(View(self.vid, tuple(sorted(self.live())))))
+        elif isinstance(event, LeaveRequest):
+            if event.member not in self.leaving:
+                self.leaving.add(event.member)
+                if event.member == self.nid:
+                    self._trace(out, "Leave")
         elif isinstance(event, (BlockOk, TimerFired)):
             if isinstance(event, TimerFired) and event.name != BLOCK_TIMER:
                 return out
@@ -549,7 +572,7 @@ class Flush:
         if self.flush_init == self.nid and self.phase == "Normal":
             self._stop_flush(out)
             return True
-        if self.flush_init != self.nid and self.is_coord() and set(self.members) & self.suspected:
+        if self.flush_init != self.nid and self.is_coord() and set(self.members) & (self.suspected | self.leaving):
             self._start_flush(now, out)
             return True
         return False
@@ -594,7 +617,7 @@ class Flush:
 
     def _send_view(self, out: list) -> None:
         v = self.vid
-        new = tuple(sorted(self.live()))
+        new = tuple(sorted(self.staying()))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
         m = ViewMsg(v, new, self._entries(union))
         dests = sorted(self.live() - {self.nid})
@@ -603,7 +626,7 @@ class Flush:
         self._trace(out, "SendView", m)
         for q in dests:
             out.append(Send(q, m))
-        out.append(Installed(View(self.vid, new)))
+        out.append(Installed(View(self.vid, new), tuple(sorted(set(dests) - set(new)))))
 
     def _reconcile(self, m: ViewMsg, out: list) -> None:
         """Deliver the union digest's messages this member lacks, sender by
@@ -666,7 +689,7 @@ class FlushStack(Stack):
         return self.layers[self.flush_index]
 
     def handle(self, event, now: float) -> list[Effect]:
-        if isinstance(event, (Suspect, BlockOk)):
+        if isinstance(event, (Suspect, BlockOk, LeaveRequest)):
             out: list[Effect] = []
             self._run(self.flush_index, event, now, out)
             return out
@@ -696,8 +719,11 @@ class FlushStack(Stack):
                 out.append(eff)
             elif isinstance(eff, (Installed, Membership)) and i == self.flush_index:
                 vc = ViewChange(eff.view)
+                below = vc
+                if isinstance(eff, Installed) and eff.keep:
+                    below = ViewChange(View(eff.view.vid, tuple(sorted(set(eff.view.members) | set(eff.keep)))))
                 for j in range(i):
-                    self._run(j, vc, now, out)
+                    self._run(j, below, now, out)
                 if isinstance(eff, Installed):
                     for j in range(i + 1, top + 1):
                         self._run(j, vc, now, out)

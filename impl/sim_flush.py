@@ -8,6 +8,11 @@ of the SEQUENCER one: the oracle does not decide views (the flush
 coordinator does, in ``SendView``); it is the perfect and immediate failure
 detector, and it keeps the spec's promise I9 that a VIEW is never lost.
 
+A graceful leave of p at its planned time, when the spec's ``Leave(p)``
+allows it (p is in the latest view and not its coordinator): p's layer logs
+``Leave`` and every live member learns it (``LeaveRequest``) in that
+instant; the coordinator's next flush leaves p out of the new view.
+
 A crash of member p at its planned time, when the spec's ``CanCrash`` allows
 it (p installed a view it is in; some member of the latest view other than p
 stays; otherwise the crash is skipped and counted):
@@ -35,16 +40,23 @@ from typing import Any, Callable, Iterable
 
 from . import codec
 from .events import Deliver, Receive
-from .flush import Suspect, ViewMsg, flush_stack
+from .flush import LeaveRequest, Suspect, ViewMsg, flush_stack
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 
 
 class FlushSimulator(Simulator):
     def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
-                 horizon: float = 60.0) -> None:
+                 horizon: float = 60.0, leaves: tuple[tuple[int, float], ...] = ()) -> None:
         super().__init__(stacks, seed, faults, horizon)
         self.max_crashes = len(self.faults.crashes)
+        self.max_leaves = len(leaves)
+        self.leaving: set[int] = set()
+        for nid, at in leaves:
+            if nid not in self.stacks:
+                raise ValueError(f"leave of unknown member {nid}")
+            self._push(at, "leave", nid, None)
         self.skipped_crashes: list[int] = []
+        self.skipped_leaves: list[int] = []
         self.rescued = 0
         self.crash_phases: list[dict] = []     # what each crash interrupted
 
@@ -57,16 +69,35 @@ class FlushSimulator(Simulator):
         f = self.flush(best)
         return f.vid, f.members
 
+    def staying(self) -> set[int]:
+        return set(self.latest_view()[1]) - self.crashed - self.leaving
+
     def can_crash(self, p: int) -> bool:
-        _, latest = self.latest_view()
-        staying = set(latest) - self.crashed - {p}
         return (p not in self.crashed and self.flush(p).is_member
-                and len(self.crashed) < self.max_crashes and bool(staying))
+                and len(self.crashed) < self.max_crashes and bool(self.staying() - {p}))
+
+    def can_leave(self, p: int) -> bool:
+        """The spec's Leave(p): a member of the latest view, not its coordinator."""
+        staying = self.staying()
+        return (p not in self.crashed and self.flush(p).is_member and self.flush(p).vid == self.latest_view()[0]
+                and p not in self.leaving and len(self.leaving) < self.max_leaves
+                and not (p in staying and p == min(staying)))
 
     def _step(self, kind: str, nid, data) -> None:
         if kind == "crash":
             return self._crash(nid)
+        if kind == "leave":
+            return self._leave(nid)
         return super()._step(kind, nid, data)
+
+    def _leave(self, p: int) -> None:
+        if not self.can_leave(p):
+            self.skipped_leaves.append(p)
+            return
+        self.leaving.add(p)
+        self._handle(p, LeaveRequest(p))            # the leaver's own action first
+        for m in sorted(set(self.stacks) - self.crashed - {p}):
+            self._handle(m, LeaveRequest(p))
 
     def _crash(self, p: int) -> None:
         if not self.can_crash(p):
@@ -96,30 +127,34 @@ class FlushSimulator(Simulator):
                 self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
 
 
-def flush_constants(nodes, messages, crashes, reconcile: bool = True) -> dict:
+def flush_constants(nodes, messages, crashes, reconcile: bool = True, leaves=()) -> dict:
     """spec/Flush constants for a run: every member in the first view,
     crashes and multicasts as planned, no leaves; the fixed variant unless
     ``reconcile`` is False."""
     n = len(list(nodes))
     return {"N": n, "NInit": n, "MaxMsgs": len(list(messages)), "MaxCrashes": len(list(crashes)),
-            "MaxLeaves": 0, "ReconcileDigests": bool(reconcile)}
+            "MaxLeaves": len(list(leaves)), "ReconcileDigests": bool(reconcile)}
 
 
 def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
                    faults: FaultPlan | None = None, *, horizon: float = 60.0, protocol: str = "flush",
-                   make_stack: Callable[..., Any] = flush_stack) -> tuple[list[dict], dict]:
+                   make_stack: Callable[..., Any] = flush_stack,
+                   leaves: tuple[tuple[int, float], ...] = ()) -> tuple[list[dict], dict]:
     """Run FLUSH stacks on ``nodes`` (all in the first view) with the
-    application multicasts ``messages`` = ``(time, member, payload)``."""
+    application multicasts ``messages`` = ``(time, member, payload)``;
+    ``leaves`` = ``(member, time)`` graceful leaves."""
     members = tuple(nodes)
     messages = list(messages)
     faults = faults or FaultPlan()
-    sim = FlushSimulator({n: make_stack(n, members) for n in members}, seed, faults, horizon)
+    sim = FlushSimulator({n: make_stack(n, members) for n in members}, seed, faults, horizon,
+                         leaves=tuple(leaves))
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
     header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
-              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+              "faults": {**faults.to_json(), "leaves": [list(x) for x in leaves]},
+              "impl": IMPL_NAME, "version": IMPL_VERSION}
     quiescent = sim.run()
-    live = [n for n in members if n not in sim.crashed]
+    live = [n for n in members if n not in sim.crashed and sim.flush(n).is_member]
     unfinished = [n for n in live if sim.flush(n).phase != "Normal" or sim.flush(n).blocked
                   or sim.flush(n).latched or sim.flush(n).flush_init]
     summary = {
@@ -127,6 +162,8 @@ def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, by
         "end_clock": sim.now,
         "crashed": sorted(sim.crashed),
         "skipped_crashes": sim.skipped_crashes,
+        "left": sorted(n for n in members if not sim.flush(n).is_member),
+        "skipped_leaves": sim.skipped_leaves,
         "crash_phases": sim.crash_phases,
         "views": [list(sim.flush(max(members, key=lambda n: sim.flush(n).vid)).views[v])
                   for v in range(1, sim.latest_view()[0] + 1)],

@@ -4,7 +4,8 @@ A Hypothesis state machine drives a 3-member FLUSH cluster one event at a
 time (conformance/flush.py ``FlushLockstep``): application multicasts
 (also inside block() and after FLUSH_OK), delivery, loss and duplication of
 any datagram in flight, timer firings (retransmission, block() returning)
-and up to two crashes, coordinator and flush initiator included.  After
+up to two crashes, coordinator and flush initiator included, and a
+graceful leave.  After
 every step each new trace event must be an enabled action of
 model/flush.py (ReconcileDigests = TRUE) matching the logged post-state,
 the whole implementation state must match a candidate model state, and the
@@ -43,7 +44,13 @@ def settle(c: FlushLockstep, limit: int = 5000) -> None:
 class FlushMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2)
+        self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2, max_leaves=1)
+
+    @rule(m=MEMBERS)
+    def leave(self, m):
+        if self.c.can_leave(m):
+            event("leave")
+            self.c.leave(m)
 
     @rule(m=MEMBERS)
     def app_send(self, m):
@@ -104,11 +111,11 @@ class FlushMachine(RuleBasedStateMachine):
     def teardown(self):
         c = self.c
         settle(c)
-        for m in c.live():
+        live = [m for m in c.live() if c.flush(m).is_member]
+        for m in live:
             f = c.flush(m)
             assert (f.phase, f.blocked, f.flush_init, f.latched) == ("Normal", False, 0, []), (m, f.state())
         # VirtualSynchrony: survivors in the same view delivered the same messages
-        live = c.live()
         vids = {c.flush(m).vid for m in live}
         assert len(vids) == 1, {m: c.flush(m).vid for m in live}
         assert len({frozenset(c.flush(m).delivered) for m in live}) == 1
@@ -222,3 +229,17 @@ def test_replayer_rejects_a_member_outside_the_model():
     s0 = next(iter(r.cands))
     assert project(s0, 1, r.ids)["phase"] == "Normal"
     assert r.step({"i": 0, "name": "Multicast", "nid": 3, "params": {}, "msg": None, "state": None})[0] == "rejected"
+
+
+def test_a_leaver_takes_part_in_the_flush_and_is_left_out_of_the_next_view():
+    c = FlushLockstep(n=3, max_msgs=1, max_crashes=0, max_leaves=1)
+    assert not c.can_leave(1)                    # the coordinator may not leave
+    c.leave(3)
+    assert c.events[0]["name"] == "Leave" and c.events[0]["nid"] == 3
+    assert c.flush(1).flush_init == 1            # 1 started the flush at once
+    settle(c)
+    f1, f3 = c.flush(1), c.flush(3)
+    assert f1.members == (1, 2) and c.flush(2).members == (1, 2) and not f1.blocked
+    assert f3.vid == 2 and not f3.is_member      # installed the view that leaves it out, inert
+    names = [e["name"] for e in c.events if e["nid"] == 3]
+    assert names[:2] == ["Leave", "Block"] and "InstallView" in names and "Unblock" not in names
