@@ -81,6 +81,24 @@ def link_check(entry, workers: int = 1) -> Check:
         detail=None if r.graphs_equal is not False else f"first difference: {r.first_difference}")
 
 
+def coverage_figures(cov: dict) -> dict:
+    """The pipeline's coverage of one protocol in the report's terms."""
+    if not cov:
+        return {}
+    states = cov.get("states") or []
+    reach = [st.get("reachable") for st in states]
+    known = states and all(r for r in reach)
+    visited_in = sum(round((st.get("share") or 0) * (st.get("reachable") or 0)) for st in states)
+    return {
+        "actions_reached": len(set(cov.get("actions_seen") or []) & set(cov.get("actions") or [])),
+        "actions_total": len(cov.get("actions") or []),
+        "action_share": cov.get("actions_share"),
+        "states_reached": sum(st.get("visited") or 0 for st in states),
+        "states_reachable": sum(reach) if known else None,
+        "state_share": round(visited_in / sum(reach), 6) if known else None,
+    }
+
+
 def conformance_check(proto, result: dict) -> Check:
     """A Check from one protocol's pipeline result (see pipeline.run_audit_stage)."""
     from . import diagram
@@ -95,19 +113,26 @@ def conformance_check(proto, result: dict) -> Check:
     observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
     expected = "all runs conform" + (f"; violations only of {', '.join(proto.known_violations)} (known finding)"
                                      if proto.known_violations else "; no violation")
+    disagreements = result.get("disagreements") or 0
+    as_expected = as_expected and not disagreements
     show = failing[0] if failing else (bad_runs[0] if bad_runs else None)
     mm = sv = detail = None
     if show is not None:
         detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
-        if show.get("events"):
-            steps = diagram.steps_from_events(show["events"], show.get("first_bad_event"))
+        events = show.get("events") or (result.get("first_bad_run_events") if show is bad_runs[0] else None)
+        if events:
+            steps = diagram.steps_from_events(events, show.get("first_bad_event"))
             title = f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
             mm, sv = diagram.mermaid(steps, None, title), diagram.svg(steps, None, title)
     if unknown:
         detail = (detail + "\n" if detail else "") + f"unexpected violated properties: {', '.join(unknown)}"
+    if disagreements:
+        detail = (detail + "\n" if detail else "") + \
+            f"{disagreements} run(s) where the DataFrame property queries and the replay disagree"
+    rows = result.get("rows") or {}
     figs = {"runs": result.get("runs"), "events": result.get("events"),
-            "rows_in": result.get("rows_in"), "rows_rejected": result.get("rows_rejected"),
-            "engine": result.get("engine"), "faults": result.get("faults")}
+            "rows_in": rows.get("in"), "rows_rejected": rows.get("rejected"),
+            "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults")}
     return Check(id=f"conformance/{proto.name}", kind="conformance", protocol=proto.name,
                  name=f"{result.get('runs')} runs", expected=expected, observed=observed,
                  as_expected=as_expected, seconds=round(result.get("seconds", 0.0), 3),
@@ -178,5 +203,5 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             checks.append(conformance_check(proto, res))
             tick(f"conformance {name}")
             if res.get("coverage"):
-                extra["coverage"][name] = res["coverage"]
+                extra["coverage"][name] = coverage_figures(res["coverage"])
     return checks, extra

@@ -143,7 +143,8 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None) -
             f"{k2}={_short(v, 20)}" for k2, v in sorted(params.items())) + ")")
         step = Step(k, label, [nid] if isinstance(nid, int) else [], bad=(ev.get("i") == bad_index))
         if isinstance(nid, int) and isinstance(params.get("p"), int) and params["p"] != nid and msg:
-            text = _short(" ".join(f"{v}" for _, v in sorted(msg.items())), 40)
+            text = _short(" ".join([str(msg.get("type", ""))] + [f"{k2}={v}" for k2, v in sorted(msg.items())
+                                                                 if k2 != "type"]), 40)
             step.sends.append(Arrow(params["p"], nid, text, sent_at=k, received_at=k))
         steps.append(step)
     return steps
