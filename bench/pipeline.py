@@ -1,0 +1,105 @@
+"""Pipeline throughput: events per second for generation and for checking,
+for the local engine and Spark local[1] and local[2], on one corpus.
+
+    .venv/bin/python bench/pipeline.py [--events 1000000] [--out /tmp/gc-bench]
+
+The corpus is SEQUENCER runs (3 members, 10 multicasts each, loss 5 %,
+duplication 2 %, reordering 3 ms: the bench/sequencer.py faults), seeds
+0..R-1 with R chosen from a 20-run pilot so that the corpus holds at least
+``--events`` events.  Every engine generates the same corpus (the same
+seeds; the event counts must match); every engine then checks the dataset
+the local engine wrote (replay + the SEQUENCER property checks, coverage
+off), and their verdict counts must match.  Spark session start-up is not
+timed (it is reported apart).  Prints one JSON object; with ``--progress
+FILE`` it also appends each figure as a JSON line as soon as it is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from groupcheck.conformance import pipeline as P
+from groupcheck.conformance import spark as S
+
+OPTIONS = {"nodes": 3, "messages": 10}
+FAULTS = "loss=0.05,dup=0.02,reorder=3"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--out", default="/tmp/groupcheck-bench-pipeline")
+    ap.add_argument("--engines", default="local,local[1],local[2]",
+                    help="comma-separated: local and/or Spark masters")
+    ap.add_argument("--progress", default=None)
+    args = ap.parse_args()
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+    def note(rec):
+        if args.progress:
+            with open(args.progress, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+
+    pilot = P.generate("sequencer", 20, 0, FAULTS, out / "pilot", engine="local", options=OPTIONS)
+    per_run = pilot["events"] / 20
+    runs = math.ceil(args.events / per_run * 1.02)
+    res = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                       "load_average_start": os.getloadavg()},
+           "corpus": {"protocol": "sequencer", "options": OPTIONS, "faults": FAULTS, "runs": runs},
+           "generate": {}, "check": {}, "spark_startup_seconds": {}}
+    engines = args.engines.split(",")
+    ref = out / "local"
+    for e in engines:
+        spark = None
+        if e != "local":
+            t0 = time.perf_counter()
+            spark = S.session(e)
+            spark.range(1).count()
+            res["spark_startup_seconds"][e] = round(time.perf_counter() - t0, 1)
+        cpu0 = time.process_time()
+        g = P.generate("sequencer", runs, 0, FAULTS, out / e.replace("[", "").replace("]", ""),
+                       engine="spark" if spark else "local", options=OPTIONS, spark=spark)
+        rec = {"events": g["events"], "seconds": g["seconds"], "events_per_s": round(g["events"] / g["seconds"]),
+               "driver_cpu_s": round(time.process_time() - cpu0, 1), "load_average": os.getloadavg()}
+        res["generate"][e] = rec
+        note({"stage": "generate", "engine": e, **rec})
+        if e == "local":
+            res["corpus"]["events"] = g["events"]
+        elif "events" in res["corpus"] and g["events"] != res["corpus"]["events"]:
+            raise SystemExit(f"{e} generated {g['events']} events, local {res['corpus']['events']}")
+    for e in engines:
+        spark = None if e == "local" else S.session(e)
+        dataset = ref if "local" in engines else out / engines[0].replace("[", "").replace("]", "")
+        cpu0 = time.process_time()
+        c = P.check(dataset, engine="spark" if spark else "local", spark=spark, coverage=False, write=False)
+        n = sum(v["events"] for v in c["verdicts"])
+        rec = {"events": n, "seconds": c["seconds"], "events_per_s": round(n / c["seconds"]),
+               "verdicts": c["counts"], "disagreements": c["disagreements"],
+               "driver_cpu_s": round(time.process_time() - cpu0, 1), "load_average": os.getloadavg()}
+        res["check"][e] = rec
+        note({"stage": "check", "engine": e, **rec})
+    counts = {json.dumps(v["verdicts"], sort_keys=True) for v in res["check"].values()}
+    if len(counts) > 1:
+        raise SystemExit(f"engines disagree on verdict counts: {counts}")
+    S.stop()
+    res["machine"]["load_average_end"] = os.getloadavg()
+    print(json.dumps(res, indent=2))
+    shutil.rmtree(out, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
