@@ -691,7 +691,9 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
             "runs": res["runs"], "faults": proto.campaign_faults, "options": gen["options"],
             "verdicts": res["counts"], "disagreements": res["disagreements"],
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
-                          "first_bad_event": v["first_bad_event"]} for v in bad],
+                          "first_bad_event": v["first_bad_event"],
+                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None}
+                         for v in bad],
             "first_bad_run_events": first_bad_events(ds_dir, bad[0]) if bad else [],
             "coverage": res["coverage"].get(p, {}),
             "rows": {"in": gen["rows_in"], "accepted": gen["rows_accepted"], "rejected": gen["rows_rejected"]},
