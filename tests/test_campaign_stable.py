@@ -87,7 +87,7 @@ def test_campaign_500_runs(tmp_path):
 
 def test_flawed_build_is_caught_violating_safe_gc(tmp_path):
     found, verdicts = [], Counter()
-    for k in range(60):
+    for k in range(30):
         _, _, rep = run_one(k, tmp_path, heard_from_reset=False, horizon=1.0)
         verdicts[rep.verdict] += 1
         if rep.verdict == "violation" and "SafeGC" in rep.reason:

@@ -32,7 +32,7 @@ def digests(draw):
     return tuple(out)
 
 
-messages = st.one_of(st.builds(StableMsg, nodes, counters, vectors()),
+messages = st.one_of(st.builds(StableMsg, nodes, counters, vectors(), st.booleans()),
                      st.builds(StabilityMsg, nodes, counters, digests()))
 
 
@@ -41,8 +41,8 @@ def test_registered_under_the_stable_codes():
 
 
 def test_layout_is_the_documented_one():
-    frame = codec.encode(StableMsg(2, 7, ((1, 3), (2, 4))))
-    assert frame == struct.pack(">BBHQH", 1, 10, 2, 7, 2) + struct.pack(">HQ", 1, 3) + struct.pack(">HQ", 2, 4)
+    frame = codec.encode(StableMsg(2, 7, ((1, 3), (2, 4)), True))
+    assert frame == struct.pack(">BBHQBH", 1, 10, 2, 7, 1, 2) + struct.pack(">HQ", 1, 3) + struct.pack(">HQ", 2, 4)
     frame = codec.encode(StabilityMsg(1, 1, ((3, 0, 5),)))
     assert frame == struct.pack(">BBHQH", 1, 11, 1, 1, 1) + struct.pack(">HQQ", 3, 0, 5)
 
@@ -92,12 +92,13 @@ def test_random_bytes_under_the_stable_codes_never_crash(body):
 
 
 @pytest.mark.parametrize("body, why", [
-    (struct.pack(">HQH", 1, 0, 0), "counter 0"),
-    (struct.pack(">HQH", 1, 1, 2) + struct.pack(">HQ", 2, 0) + struct.pack(">HQ", 1, 0), "not strictly increasing"),
-    (struct.pack(">HQH", 1, 1, 2) + struct.pack(">HQ", 2, 0) + struct.pack(">HQ", 2, 0), "not strictly increasing"),
-    (struct.pack(">HQH", 1, 1, 1), "length"),
-    (struct.pack(">HQH", 1, 1, 0) + b"\0", "length"),
-    (struct.pack(">HQ", 1, 1), "truncated"),
+    (struct.pack(">HQBH", 1, 0, 0, 0), "counter 0"),
+    (struct.pack(">HQBH", 1, 1, 2, 0), "unknown flags 2"),
+    (struct.pack(">HQBH", 1, 1, 0, 2) + struct.pack(">HQ", 2, 0) + struct.pack(">HQ", 1, 0), "not strictly increasing"),
+    (struct.pack(">HQBH", 1, 1, 0, 2) + struct.pack(">HQ", 2, 0) + struct.pack(">HQ", 2, 0), "not strictly increasing"),
+    (struct.pack(">HQBH", 1, 1, 0, 1), "length"),
+    (struct.pack(">HQBH", 1, 1, 0, 0) + b"\0", "length"),
+    (struct.pack(">HQB", 1, 1, 0), "truncated"),
 ])
 def test_malformed_stable_bodies(body, why):
     with pytest.raises(codec.DecodeError, match=why):
@@ -117,6 +118,7 @@ def test_stability_low_above_high_is_refused_both_ways():
     StableMsg(1 << 16, 1, ()),                # sender too large
     StableMsg(1, 1, ((1, -1),)),              # negative seqno
     StableMsg(1, 1, ((1 << 16, 0),)),        # member too large
+    StableMsg(1, 1, (), 1),                   # reply flag not a bool
     StabilityMsg(1, 1, ((1, 0),)),            # wrong width
 ])
 def test_encode_refuses_unrepresentable_messages(msg):
