@@ -150,7 +150,8 @@ def _explain(model, cands, ev: dict, ids: Ids) -> str:
 def virtual_synchrony(trace: Trace) -> Optional[str]:
     """None if members that moved together from view v to v + 1 delivered the
     same messages of view v; otherwise a witness.  From the trace alone."""
-    views = {1: set(trace.header["nodes"])}
+    nodes = sorted(trace.header["nodes"])
+    views = {1: set(nodes[:trace.header.get("constants", {}).get("NInit", len(nodes))])}
     sent_view: dict[tuple, int] = {}
     last: dict[int, dict] = {}
     for ev in trace.events:
@@ -256,21 +257,22 @@ def replay(trace: Trace) -> RunReport:
 PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 
 
-def split_leaves(spec: str) -> tuple[str, tuple]:
-    """Take ``leave=M@MS`` items (member M asks to leave at MS milliseconds)
-    out of a fault spec; the rest is impl/tracefile.py's."""
-    rest, leaves = [], []
+def split_membership(spec: str) -> tuple[str, tuple, tuple]:
+    """Take ``leave=M@MS`` and ``join=M@MS`` items (member M asks to leave,
+    or to join, at MS milliseconds) out of a fault spec; the rest is
+    impl/tracefile.py's."""
+    rest, found = [], {"leave": [], "join": []}
     for part in filter(None, (x.strip() for x in (spec or "").split(","))):
         key, _, val = part.partition("=")
-        if key != "leave":
+        if key not in found:
             rest.append(part)
             continue
         m, at_sep, t = val.partition("@")
         try:
-            leaves.append((int(m), float(t) / 1000 if at_sep else 0.0))
+            found[key].append((int(m), float(t) / 1000 if at_sep else 0.0))
         except ValueError:
-            raise ValueError(f"fault {part!r}: expected leave=M@MS") from None
-    return ",".join(rest), tuple(leaves)
+            raise ValueError(f"fault {part!r}: expected {key}=M@MS") from None
+    return ",".join(rest), tuple(found["leave"]), tuple(found["join"])
 
 
 def _flag(x) -> bool:
@@ -291,24 +293,27 @@ def simulate(seed: int, faults: str, options: dict):
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
-    leaves = tuple(opts.get("leaves", ()))
+    leaves, joins = tuple(opts.get("leaves", ())), tuple(opts.get("joins", ()))
     if isinstance(faults, str):
-        faults, more = split_leaves(faults)
-        leaves += more
+        faults, more_leaves, more_joins = split_membership(faults)
+        leaves, joins = leaves + more_leaves, joins + more_joins
         plan = tracefile.parse_faults(faults)
     else:
         plan = faults
-    nodes = list(range(1, n + 1))
+    # members 1..n form the first view; a joiner M > n adds members up to M
+    total = max([n] + [m for m, _ in joins])
+    nodes = list(range(1, total + 1))
     msgs = tracefile.sequencer_workload(n, per)
     bt, rec = float(opts["block_time"]), _flag(opts.get("reconcile", True))
     records, s = simulate_flush(
-        nodes, msgs, seed, plan, leaves=leaves,
+        nodes, msgs, seed, plan, leaves=leaves, joins=joins, n_init=n,
         make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
-    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves), run_id)
+    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id)
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "left": s["left"], "skipped_leaves": s["skipped_leaves"],
+               "joined": s["joined"], "skipped_joins": s["skipped_joins"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
                "delivered": sum(len(d) for d in s["delivered"].values()),
                "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
@@ -347,14 +352,17 @@ class FlushLockstep:
     candidate state matching the logged post-state (``Replayer``), and the
     state of every member must equal the projection of one candidate."""
 
-    def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0) -> None:
+    def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0,
+                 joiners: int = 0) -> None:
         from groupcheck.impl.flush import flush_stack
-        self.members = tuple(range(1, n + 1))
-        self.model = FlushModel({"N": n, "NInit": n, "MaxMsgs": max_msgs, "MaxCrashes": max_crashes,
+        self.members = tuple(range(1, n + joiners + 1))
+        first = self.members[:n]
+        self.model = FlushModel({"N": n + joiners, "NInit": n, "MaxMsgs": max_msgs, "MaxCrashes": max_crashes,
                                  "MaxLeaves": max_leaves, "ReconcileDigests": True})
         self.leaving: set[int] = set()
+        self.join_requested: set[int] = set()
         self.r = Replayer(self.model)
-        self.stacks = {m: flush_stack(m, self.members) for m in self.members}
+        self.stacks = {m: flush_stack(m, first) for m in self.members}
         self.inflight: list[tuple[int, int, bytes]] = []
         self.timers: dict[int, set[str]] = {m: set() for m in self.members}
         self.crashed: set[int] = set()
@@ -385,6 +393,19 @@ class FlushLockstep:
         return (m not in self.crashed and self.flush(m).is_member and self.flush(m).vid == vid
                 and m not in self.leaving and len(self.leaving) < self.model.MaxLeaves
                 and not (m in staying and m == min(staying)))
+
+    def can_join(self, m: int) -> bool:
+        return (m not in self.crashed and self.flush(m).vid == 0 and m not in self._latest()[1]
+                and m not in self.join_requested)
+
+    def join(self, m: int) -> None:
+        from groupcheck.impl.flush import JoinRequest
+        assert self.can_join(m)
+        self.join_requested.add(m)
+        self._handle(m, JoinRequest(m))
+        for x in self.live():
+            if x != m:
+                self._handle(x, JoinRequest(m))
 
     def leave(self, m: int) -> None:
         from groupcheck.impl.flush import LeaveRequest

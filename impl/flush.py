@@ -37,6 +37,9 @@ post-state under the spec's variable names:
 * Crashes (seed "Crash handling during FLUSH"): ``Suspect(p)`` from the
   perfect failure detector removes p from every wait; flush messages from
   p are discarded from then on; its DATA and VIEW are still taken.
+* Joins: ``JoinRequest(p)`` from GMS; a joiner (created with
+  ``joiner=True``, in no view) takes only its VIEW, delivers nothing of the
+  views before it and starts unblocked (spec I12).
 * Leaves: ``LeaveRequest(p)`` from GMS; p still takes part in the flush of
   the view it leaves, installs nothing of the next one (it is not in it) and
   is inert from then on (spec I12).
@@ -51,8 +54,7 @@ heavier than NAKACK's retransmission of just the missing seqnos from any
 holder (one body per digest entry per message); it is what the spec's
 atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
 
-Out of scope here (the spec has them): joins; the view is only ever
-shrunk, by crashes and leaves.  The spec's assumption I9 (a VIEW is
+The new view is ``M - S - L + J`` (seed, "FLUSH on view change").  The spec's assumption I9 (a VIEW is
 never lost even if its sender crashes) is the environment's job: the
 simulator (impl/sim_flush.py) hands a crashed member's frames up to its last
 VIEW to every survivor, as GMS's own view agreement would.
@@ -286,6 +288,13 @@ class LeaveRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class JoinRequest:
+    """Event from GMS: ``member``, in no view yet, asked to join (the spec's
+    Join(member)); the joiner logs it, the coordinator's next view takes it in."""
+    member: int
+
+
+@dataclass(frozen=True, slots=True)
 class BlockOk:
     """Event from the application: ``block()`` has returned."""
 
@@ -335,7 +344,7 @@ class Flush:
     name = "flush"
 
     def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
-                 reconcile: bool = True, tracing: bool = True) -> None:
+                 reconcile: bool = True, joiner: bool = False, tracing: bool = True) -> None:
         """``top``: the application sits right above (deliveries are
         ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
         does (deliveries go ``Up``).  ``block_time``: how long ``block()``
@@ -343,16 +352,21 @@ class Flush:
         ``reconcile=False`` is the seed as written (the spec's
         ``ReconcileDigests = FALSE``): digests travel but nothing uses them,
         and DATA is delivered whatever the phase; it breaks virtual
-        synchrony, as TLC shows, and exists to show that in runs too."""
+        synchrony, as TLC shows, and exists to show that in runs too.
+        ``joiner``: ``nid`` is not in the first view ``members``; it is in
+        no view (vid 0) until a VIEW takes it in after its ``JoinRequest``."""
         self.reconcile = reconcile
         members = tuple(sorted(members))
-        if nid not in members:
-            raise ValueError(f"{nid} is not in the first view {members}")
+        if (nid in members) == joiner:
+            raise ValueError(f"{nid} {'is' if joiner else 'is not'} in the first view {members}")
         self.nid, self.top, self.block_time, self.tracing = nid, top, block_time, tracing
-        self.views: dict[int, tuple[int, ...]] = {1: members}
-        self.vid = 1
+        self.first_view = members
+        self.views: dict[int, tuple[int, ...]] = {0: ()} if joiner else {1: members}
+        self.vid = 0 if joiner else 1
         self.suspected: set[int] = set()
         self.leaving: set[int] = set()
+        self.joining: set[int] = set()     # JOINs not yet in a view this member installed
+        self.keep: set[int] = set()        # leavers the layers below still send to (their VIEW)
         self.phase = "Normal"
         self.blocked = False
         self.flush_init = NO_INIT
@@ -383,6 +397,13 @@ class Flush:
 
     def staying(self) -> set[int]:
         return self.live() - self.leaving
+
+    def below(self) -> View:
+        """Whom the layers below must send to and accept from: the live
+        members, leavers until the VIEW that leaves them out, joiners.  A
+        joiner not yet in a view: the first view, itself and the joiners."""
+        base = self.live() | self.keep if self.vid else set(self.first_view) | {self.nid}
+        return View(self.vid, tuple(sorted((base | self.joining) - self.suspected)))
 
     def is_coord(self) -> bool:
         staying = self.staying()
@@ -427,7 +448,14 @@ class Flush:
         elif isinstance(event, Suspect):
             if event.member != self.nid and event.member not in self.suspected:
                 self.suspected.add(event.member)
-                out.append(Membership(View(self.vid, tuple(sorted(self.live())))))
+                out.append(Membership(self.below()))
+        elif isinstance(event, JoinRequest):
+            if event.member not in self.joining and event.member not in self.members:
+                self.joining.add(event.member)
+                if event.member == self.nid:
+                    self._trace(out, "Join")
+                else:
+                    out.append(Membership(self.below()))
         elif isinstance(event, LeaveRequest):
             if event.member not in self.leaving:
                 self.leaving.add(event.member)
@@ -482,6 +510,11 @@ class Flush:
             moved = self._internal(now, out) or moved
 
     def _take(self, q: int, m, now: float, out: list) -> bool:
+        if self.vid == 0:                         # a joiner takes its VIEW, nothing else
+            if isinstance(m, ViewMsg):
+                self._install_view(q, m, out)
+                return True
+            return False
         if not self.is_member:
             return False                          # departed: inert
         if m.view < self.vid:
@@ -572,7 +605,8 @@ class Flush:
         if self.flush_init == self.nid and self.phase == "Normal":
             self._stop_flush(out)
             return True
-        if self.flush_init != self.nid and self.is_coord() and set(self.members) & (self.suspected | self.leaving):
+        if (self.flush_init != self.nid and self.is_coord()
+                and (set(self.members) & (self.suspected | self.leaving) or self.joining)):
             self._start_flush(now, out)
             return True
         return False
@@ -617,16 +651,17 @@ class Flush:
 
     def _send_view(self, out: list) -> None:
         v = self.vid
-        new = tuple(sorted(self.staying()))
+        new = tuple(sorted(self.staying() | self.joining))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
         m = ViewMsg(v, new, self._entries(union))
-        dests = sorted(self.live() - {self.nid})
+        dests = sorted((self.live() | self.joining) - {self.nid})
         self._reconcile(m, out)
         self._enter_view(v + 1, new)
+        self.keep = set(dests) - set(new)
         self._trace(out, "SendView", m)
         for q in dests:
             out.append(Send(q, m))
-        out.append(Installed(View(self.vid, new), tuple(sorted(set(dests) - set(new)))))
+        out.append(Installed(View(self.vid, new), tuple(sorted(self.keep))))
 
     def _reconcile(self, m: ViewMsg, out: list) -> None:
         """Deliver the union digest's messages this member lacks, sender by
@@ -643,14 +678,18 @@ class Flush:
     def _enter_view(self, vid: int, members: tuple) -> None:
         self.views[vid] = members
         self.vid = vid
+        self.joining -= set(members)
         self.phase = "Normal"
         self.flush_oks, self.digest, self.completed = set(), frozenset(), set()
         self.bodies, self.completed_bodies = {}, {}
 
     def _install_view(self, c: int, m: ViewMsg, out: list) -> None:
-        self._reconcile(m, out)
+        joined = self.vid == 0
+        if not joined:                 # a joiner delivers nothing of the views before its own
+            self._reconcile(m, out)
         self._enter_view(m.view + 1, tuple(m.members))
-        self.flush_init = c
+        self.flush_init = NO_INIT if joined else c
+        self.keep = set()
         self._trace(out, "InstallView", m, c=c)
         if self.is_member:
             out.append(Installed(View(self.vid, tuple(sorted(set(m.members) - self.suspected)))))
@@ -689,7 +728,7 @@ class FlushStack(Stack):
         return self.layers[self.flush_index]
 
     def handle(self, event, now: float) -> list[Effect]:
-        if isinstance(event, (Suspect, BlockOk, LeaveRequest)):
+        if isinstance(event, (Suspect, BlockOk, LeaveRequest, JoinRequest)):
             out: list[Effect] = []
             self._run(self.flush_index, event, now, out)
             return out
@@ -720,8 +759,8 @@ class FlushStack(Stack):
             elif isinstance(eff, (Installed, Membership)) and i == self.flush_index:
                 vc = ViewChange(eff.view)
                 below = vc
-                if isinstance(eff, Installed) and eff.keep:
-                    below = ViewChange(View(eff.view.vid, tuple(sorted(set(eff.view.members) | set(eff.keep)))))
+                if isinstance(eff, Installed):
+                    below = ViewChange(self.flush.below())
                 for j in range(i):
                     self._run(j, below, now, out)
                 if isinstance(eff, Installed):
@@ -733,12 +772,14 @@ class FlushStack(Stack):
 
 def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcile: bool = True,
                 tracing: bool = True, **reliable_opts) -> FlushStack:
-    """FLUSH alone under the application: transport, reliable, flush."""
+    """FLUSH alone under the application: transport, reliable, flush.  A
+    ``nid`` not in ``members`` (the first view) is a joiner."""
     from .reliable import Reliable
     from .stack import Transport
-    return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+    joiner = nid not in members
+    return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
                             Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
-                                  tracing=tracing)])
+                                  joiner=joiner, tracing=tracing)])
 
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,

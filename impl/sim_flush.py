@@ -8,6 +8,11 @@ of the SEQUENCER one: the oracle does not decide views (the flush
 coordinator does, in ``SendView``); it is the perfect and immediate failure
 detector, and it keeps the spec's promise I9 that a VIEW is never lost.
 
+A join of p at its planned time, when the spec's ``Join(p)`` allows it (p
+is in no view and has not asked yet): p's layer logs ``Join`` and every
+live member learns it (``JoinRequest``) in that instant; the coordinator's
+next flush takes p into the new view.
+
 A graceful leave of p at its planned time, when the spec's ``Leave(p)``
 allows it (p is in the latest view and not its coordinator): p's layer logs
 ``Leave`` and every live member learns it (``LeaveRequest``) in that
@@ -40,14 +45,21 @@ from typing import Any, Callable, Iterable
 
 from . import codec
 from .events import Deliver, Receive
-from .flush import LeaveRequest, Suspect, ViewMsg, flush_stack
+from .flush import JoinRequest, LeaveRequest, Suspect, ViewMsg, flush_stack
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 
 
 class FlushSimulator(Simulator):
     def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
-                 horizon: float = 60.0, leaves: tuple[tuple[int, float], ...] = ()) -> None:
+                 horizon: float = 60.0, leaves: tuple[tuple[int, float], ...] = (),
+                 joins: tuple[tuple[int, float], ...] = ()) -> None:
         super().__init__(stacks, seed, faults, horizon)
+        self.join_requested: set[int] = set()
+        self.skipped_joins: list[int] = []
+        for nid, at in joins:
+            if nid not in self.stacks:
+                raise ValueError(f"join of unknown member {nid}")
+            self._push(at, "join", nid, None)
         self.max_crashes = len(self.faults.crashes)
         self.max_leaves = len(leaves)
         self.leaving: set[int] = set()
@@ -88,7 +100,23 @@ class FlushSimulator(Simulator):
             return self._crash(nid)
         if kind == "leave":
             return self._leave(nid)
+        if kind == "join":
+            return self._join(nid)
         return super()._step(kind, nid, data)
+
+    def can_join(self, p: int) -> bool:
+        """The spec's Join(p): p is in no view and has not asked yet."""
+        return (p not in self.crashed and self.flush(p).vid == 0 and p not in self.latest_view()[1]
+                and p not in self.join_requested)
+
+    def _join(self, p: int) -> None:
+        if not self.can_join(p):
+            self.skipped_joins.append(p)
+            return
+        self.join_requested.add(p)
+        self._handle(p, JoinRequest(p))             # the joiner's own action first
+        for m in sorted(set(self.stacks) - self.crashed - {p}):
+            self._handle(m, JoinRequest(p))
 
     def _leave(self, p: int) -> None:
         if not self.can_leave(p):
@@ -127,45 +155,53 @@ class FlushSimulator(Simulator):
                 self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
 
 
-def flush_constants(nodes, messages, crashes, reconcile: bool = True, leaves=()) -> dict:
-    """spec/Flush constants for a run: every member in the first view,
-    crashes and multicasts as planned, no leaves; the fixed variant unless
-    ``reconcile`` is False."""
+def flush_constants(nodes, messages, crashes, reconcile: bool = True, leaves=(), n_init: int | None = None) -> dict:
+    """spec/Flush constants for a run: members 1..n_init in the first view
+    (all by default), crashes, leaves and multicasts as planned; the fixed
+    variant unless ``reconcile`` is False."""
     n = len(list(nodes))
-    return {"N": n, "NInit": n, "MaxMsgs": len(list(messages)), "MaxCrashes": len(list(crashes)),
+    return {"N": n, "NInit": n if n_init is None else n_init, "MaxMsgs": len(list(messages)),
+            "MaxCrashes": len(list(crashes)),
             "MaxLeaves": len(list(leaves)), "ReconcileDigests": bool(reconcile)}
 
 
 def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
                    faults: FaultPlan | None = None, *, horizon: float = 60.0, protocol: str = "flush",
                    make_stack: Callable[..., Any] = flush_stack,
-                   leaves: tuple[tuple[int, float], ...] = ()) -> tuple[list[dict], dict]:
-    """Run FLUSH stacks on ``nodes`` (all in the first view) with the
-    application multicasts ``messages`` = ``(time, member, payload)``;
-    ``leaves`` = ``(member, time)`` graceful leaves."""
+                   leaves: tuple[tuple[int, float], ...] = (), n_init: int | None = None,
+                   joins: tuple[tuple[int, float], ...] = ()) -> tuple[list[dict], dict]:
+    """Run FLUSH stacks on ``nodes`` with the application multicasts
+    ``messages`` = ``(time, member, payload)``: the first ``n_init`` (all by
+    default) form the first view, the others may join (``joins`` =
+    ``(member, time)``); ``leaves`` = ``(member, time)`` graceful leaves."""
     members = tuple(nodes)
+    first = members[:len(members) if n_init is None else n_init]
     messages = list(messages)
     faults = faults or FaultPlan()
-    sim = FlushSimulator({n: make_stack(n, members) for n in members}, seed, faults, horizon,
-                         leaves=tuple(leaves))
+    sim = FlushSimulator({n: make_stack(n, first) for n in members}, seed, faults, horizon,
+                         leaves=tuple(leaves), joins=tuple(joins))
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
     header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
-              "faults": {**faults.to_json(), "leaves": [list(x) for x in leaves]},
+              "faults": {**faults.to_json(), "leaves": [list(x) for x in leaves],
+                         "joins": [list(x) for x in joins]},
               "impl": IMPL_NAME, "version": IMPL_VERSION}
     quiescent = sim.run()
     live = [n for n in members if n not in sim.crashed and sim.flush(n).is_member]
+    waiting = [n for n in members if n in sim.join_requested and n not in sim.crashed and sim.flush(n).vid == 0]
     unfinished = [n for n in live if sim.flush(n).phase != "Normal" or sim.flush(n).blocked
-                  or sim.flush(n).latched or sim.flush(n).flush_init]
+                  or sim.flush(n).latched or sim.flush(n).flush_init] + waiting
     summary = {
         "quiescent": quiescent,
         "end_clock": sim.now,
         "crashed": sorted(sim.crashed),
         "skipped_crashes": sim.skipped_crashes,
-        "left": sorted(n for n in members if not sim.flush(n).is_member),
+        "left": sorted(n for n in members if sim.flush(n).vid and not sim.flush(n).is_member),
         "skipped_leaves": sim.skipped_leaves,
+        "joined": sorted(n for n in sim.join_requested if sim.flush(n).vid > 0),
+        "skipped_joins": sim.skipped_joins,
         "crash_phases": sim.crash_phases,
-        "views": [list(sim.flush(max(members, key=lambda n: sim.flush(n).vid)).views[v])
+        "views": [list(next(sim.flush(n).views[v] for n in members if v in sim.flush(n).views))
                   for v in range(1, sim.latest_view()[0] + 1)],
         "vid": {n: sim.flush(n).vid for n in members},
         "unfinished": unfinished,

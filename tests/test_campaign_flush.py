@@ -2,7 +2,8 @@
 
 Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
 datagram loss, duplication, a reordering window, in a third of the runs a
-graceful leave of a member other than 1 at a drawn time, and a crash plan: none,
+graceful leave of a member other than 1 at a drawn time, in another third
+a join of one new member, and a crash plan: none,
 one crash (the coordinator or another member), or two, the second drawn
 within the flush the first one starts, so it lands in its phases (block(),
 FLUSH_OK sent, FLUSH_COMPLETED sent, view installed but STOP_FLUSH not yet
@@ -51,8 +52,9 @@ def draw_run(k: int) -> dict:
     faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
                        reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
     leaves = ((rng.randint(2, n), round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
+    joins = ((n + 1, round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
     return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "plan": plan, "faults": faults,
-            "leaves": leaves}
+            "leaves": leaves, "joins": joins}
 
 
 def crash_label(c: dict) -> str:
@@ -66,12 +68,13 @@ def run_campaign(runs: int, tmp_path) -> dict:
     t0 = time.perf_counter()
     verdicts: Counter = Counter()
     phases: Counter = Counter()
-    failures, reconciled, events, left = [], 0, 0, 0
+    failures, reconciled, events, left, joined = [], 0, 0, 0, 0
     for k in range(runs):
         p = draw_run(k)
         records, s = cflush.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"],
-                                                              "leaves": p["leaves"]})
+                                                              "leaves": p["leaves"], "joins": p["joins"]})
         left += len(s["left"])
+        joined += len(s["joined"])
         path = tracefile.write(tmp_path / f"run{k}.ndjson", records)
         rep = cflush.replay(load(path))
         verdicts[rep.verdict] += 1
@@ -85,7 +88,7 @@ def run_campaign(runs: int, tmp_path) -> dict:
             failures.append((f"flush did not end at {s['unfinished']}", where))
     seconds = time.perf_counter() - t0
     summary = {"runs": runs, "verdicts": dict(verdicts), "events": events, "crash_phases": dict(phases),
-               "leaves_done": left,
+               "leaves_done": left, "joins_done": joined,
                "reconciled_deliveries": reconciled, "seconds": round(seconds, 1)}
     print(f"\nFLUSH fault campaign: {summary}")
     assert not failures, failures[:3]
@@ -106,7 +109,7 @@ def test_draws_are_independent_and_cover_the_plans():
 def test_fault_campaign_100_runs(tmp_path):
     s = run_campaign(100, tmp_path)
     assert s["verdicts"] == {"ok": 100}
-    assert s["reconciled_deliveries"] > 0 and s["leaves_done"] > 0    # reconciliation and leaves exercised
+    assert s["reconciled_deliveries"] > 0 and s["leaves_done"] > 0 and s["joins_done"] > 0
 
 
 @pytest.mark.slow

@@ -5,14 +5,14 @@ time (conformance/flush.py ``FlushLockstep``): application multicasts
 (also inside block() and after FLUSH_OK), delivery, loss and duplication of
 any datagram in flight, timer firings (retransmission, block() returning)
 up to two crashes, coordinator and flush initiator included, and a
-graceful leave.  After
+graceful leave, and member 4's join.  After
 every step each new trace event must be an enabled action of
 model/flush.py (ReconcileDigests = TRUE) matching the logged post-state,
 the whole implementation state must match a candidate model state, and the
 model's invariants must hold in some candidate.  At the end the network is
 settled, the timers run out, and every survivor must be out of the flush
-(FlushEnds) with the same messages of every view it shares (VirtualSynchrony
-on the delivery histories).
+(FlushEnds), VirtualSynchrony must hold on the run's events, and every
+survivor must have delivered every message of the final view.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import pytest
 from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from groupcheck.conformance.flush import FlushLockstep, LockstepError, Replayer, project
+from groupcheck.conformance.flush import FlushLockstep, LockstepError, Replayer, project, virtual_synchrony
+from groupcheck.conformance.traces import Trace
 from groupcheck.impl import flush as iflush
 
-MEMBERS = st.sampled_from((1, 2, 3))
+MEMBERS = st.sampled_from((1, 2, 3, 4))
 INDEX = st.integers(min_value=0, max_value=63)
 
 
@@ -44,7 +45,13 @@ def settle(c: FlushLockstep, limit: int = 5000) -> None:
 class FlushMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2, max_leaves=1)
+        self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2, max_leaves=1, joiners=1)
+
+    @rule()
+    def join(self):
+        if self.c.can_join(4):
+            event("join")
+            self.c.join(4)
 
     @rule(m=MEMBERS)
     def leave(self, m):
@@ -112,13 +119,20 @@ class FlushMachine(RuleBasedStateMachine):
         c = self.c
         settle(c)
         live = [m for m in c.live() if c.flush(m).is_member]
+        assert all(c.flush(m).vid > 0 for m in c.join_requested if m not in c.crashed)   # every JOIN served
         for m in live:
             f = c.flush(m)
             assert (f.phase, f.blocked, f.flush_init, f.latched) == ("Normal", False, 0, []), (m, f.state())
         # VirtualSynchrony: survivors in the same view delivered the same messages
         vids = {c.flush(m).vid for m in live}
         assert len(vids) == 1, {m: c.flush(m).vid for m in live}
-        assert len({frozenset(c.flush(m).delivered) for m in live}) == 1
+        # VirtualSynchrony on the run's events, and the final view's messages everywhere
+        hdr = {"nodes": list(c.members), "constants": {"NInit": c.model.NInit}}
+        assert virtual_synchrony(Trace("lockstep", hdr, c.events)) is None
+        final = max(vids)
+        sent_in = {(e["msg"]["sender"], e["msg"]["seqno"]) for e in c.events
+                   if e["name"] == "Multicast" and e["msg"]["view"] == final}
+        assert all(sent_in <= set(c.flush(m).delivered) for m in live)
         event(f"views installed: {max(vids)}")
         event(f"candidates peak: {'1' if c.r.peak == 1 else '2-8' if c.r.peak <= 8 else '9+'}")
 
@@ -243,3 +257,17 @@ def test_a_leaver_takes_part_in_the_flush_and_is_left_out_of_the_next_view():
     assert f3.vid == 2 and not f3.is_member      # installed the view that leaves it out, inert
     names = [e["name"] for e in c.events if e["nid"] == 3]
     assert names[:2] == ["Leave", "Block"] and "InstallView" in names and "Unblock" not in names
+
+
+def test_a_joiner_is_taken_in_by_the_next_flush_and_starts_unblocked():
+    c = FlushLockstep(n=2, max_msgs=2, max_crashes=0, joiners=1)
+    c.app_send(2)
+    c.join(3)
+    assert [e["name"] for e in c.events][-2:] == ["Join", "StartFlush"]
+    settle(c)
+    f3 = c.flush(3)
+    assert (f3.vid, f3.members, f3.blocked, f3.flush_init) == (2, (1, 2, 3), False, 0)
+    assert f3.delivered == []                   # nothing of the view before its own
+    c.app_send(3)
+    settle(c)
+    assert all((3, 1) in c.flush(m).delivered for m in (1, 2, 3))
