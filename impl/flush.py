@@ -21,16 +21,16 @@ post-state under the spec's variable names:
   Unblock, chosen by the spec's guards.  A head sent in a later view than
   the installed one blocks its queue until that view is installed (spec
   I11: NAKACK would hold it).
-* Phase 1: the coordinator (smallest member of its view that is not
-  suspected) runs ``StartFlush`` once a member of its view is suspected,
-  and ``RestartFlush`` is how a member already in a flush follows a new
+* Phase 1: the coordinator (smallest member of its view neither suspected
+  nor leaving) runs ``StartFlush`` once a view change is due (a member of
+  its view suspected or leaving, or a join pending), and ``RestartFlush`` is how a member already in a flush follows a new
   initiator.  ``Block`` calls ``block()``: an ``AppBlock`` callback goes up
   and the block timer starts; the application may still multicast until
   ``block()`` returns (the timer fires, or a ``BlockOk`` event).
 * Phase 2: ``FlushOk`` multicasts FLUSH_OK.  Phase 3: ``FlushCompleted``
   closes the latch once the FLUSH_OK of every live member is in, and sends
   the digest to the initiator.  Phase 4: ``SendView`` at the initiator once
-  every live member completed: the new view ``M - S`` goes out with the
+  every live member completed: the new view ``M - S - L + J`` goes out with the
   union of the digests; ``InstallView`` delivers what the member lacks of
   it and installs the view in every layer (the ``Installed`` effect);
   ``StopFlush`` / ``Unblock`` open the latch and call ``unblock()``.
@@ -54,7 +54,8 @@ heavier than NAKACK's retransmission of just the missing seqnos from any
 holder (one body per digest entry per message); it is what the spec's
 atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
 
-The new view is ``M - S - L + J`` (seed, "FLUSH on view change").  The spec's assumption I9 (a VIEW is
+The view bundling of the seed's "FLUSH on view change" is the spec's: every
+JOIN and LEAVE pending when the initiator decides goes into that view.  The spec's assumption I9 (a VIEW is
 never lost even if its sender crashes) is the environment's job: the
 simulator (impl/sim_flush.py) hands a crashed member's frames up to its last
 VIEW to every survivor, as GMS's own view agreement would.
