@@ -55,10 +55,11 @@ holder (one body per digest entry per message); it is what the spec's
 atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
 
 The view bundling of the seed's "FLUSH on view change" is the spec's: every
-JOIN and LEAVE pending when the initiator decides goes into that view.  The spec's assumption I9 (a VIEW is
-never lost even if its sender crashes) is the environment's job: the
-simulator (impl/sim_flush.py) hands a crashed member's frames up to its last
-VIEW to every survivor, as GMS's own view agreement would.
+JOIN and LEAVE pending when the initiator decides goes into that view.  The
+spec's assumption I9 (a VIEW is never lost even if its sender crashes) is
+the environment's job: the simulator (impl/sim_flush.py) hands a crashed
+member's frames up to its last VIEW to every survivor, as GMS's own view
+agreement would.
 """
 
 from __future__ import annotations
