@@ -126,6 +126,7 @@ class SequencerFlushModel(Model):
         self.N = int(constants["N"])
         self.MaxSeq = int(constants["MaxSeq"])
         self.MaxCrashes = int(constants["MaxCrashes"])
+        self.Senders = frozenset(constants["Senders"])
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -238,7 +239,7 @@ class SequencerFlushModel(Model):
 
     # --- SEQUENCER --------------------------------------------------------------
     def Send(self, s, m: int):
-        if m in s.crashed or s.blocked[m] or s.sent[m] >= self.MaxSeq:
+        if m not in self.Senders or m in s.crashed or s.blocked[m] or s.sent[m] >= self.MaxSeq:
             return None
         q = s.sent[m] + 1
         sent = s.sent.set(m, q)

@@ -14,7 +14,7 @@ from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg
 
 
 def model(**kw):
-    c = {"N": 3, "MaxSeq": 1, "MaxCrashes": 1}
+    c = {"N": 3, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2, 3}}
     c.update(kw)
     return SequencerFlushModel(c)
 
@@ -209,7 +209,7 @@ def test_pair_total_order_plain_sequencer_breaks_with_flush_holds():
     consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 1}
     plain = explore(SequencerModel(consts), check_invariants=["TotalOrder"])
     assert plain.violation is not None and plain.violation.invariant == "TotalOrder"
-    composed = explore(SequencerFlushModel(consts), check_invariants=True)
+    composed = explore(SequencerFlushModel({**consts, "Senders": {1, 2}}), check_invariants=True)
     assert composed.violation is None and composed.complete
 
 
@@ -246,3 +246,17 @@ def test_coordcrash_uniform_total_order_breaks_at_tlcs_depth():
     # the survivors agree; the order that differs is the crashed coordinator's
     assert SurvivorTotalOrder(last)
     assert last.crashed and any(last.delivered[c] for c in last.crashed)
+
+
+def test_double_crash_duplicate_of_plain_sequencer_is_gone_with_the_flush():
+    """Sequencer's finding 2 (a member delivers <<2, 1>> twice after two
+    crashes) on the targeted model where only member 2 sends."""
+    class PlainSender2(SequencerModel):
+        def Send(self, s, m):
+            return super().Send(s, m) if m == 2 else None
+
+    plain = explore(PlainSender2({"N": 3, "MaxSeq": 1, "MaxCrashes": 2}), check_invariants=["NoDuplicates"])
+    assert plain.violation is not None and plain.violation.invariant == "NoDuplicates"
+    (entry,) = manifest.select(["sequencerflush"], "DoubleCrashSender2")
+    composed = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
+    assert composed.violation is None and composed.distinct_states == entry.distinct_states

@@ -42,8 +42,9 @@ EXTENDS Naturals, Sequences, FiniteSets, TLC
 
 CONSTANTS
     N,          \* number of members; members are 1..N, the first view is <<1, ..., N>>
-    MaxSeq,     \* multicasts the application of each member sends
-    MaxCrashes  \* crashes the environment may inject
+    MaxSeq,     \* multicasts the application of each sender sends
+    MaxCrashes, \* crashes the environment may inject
+    Senders     \* members whose application multicasts (1..N but in targeted models)
 
 Members == 1..N
 NoInit  == 0                 \* flushInit value: no flush under way
@@ -209,6 +210,7 @@ Init ==
 
 \* m's application multicasts its next message, unless the latch is closed.
 Send(m) ==
+    /\ m \in Senders
     /\ Alive(m)
     /\ ~blocked[m]
     /\ sent[m] < MaxSeq
