@@ -184,6 +184,7 @@ class Replayer:
         self.ids = Ids()
         self.cands = set(model.init())
         self.peak = len(self.cands)
+        self.seen = set(self.cands)       # every candidate held: RunReport.visited (pipeline coverage)
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
         """Take one event; None, or (verdict, reason) when the run fails here."""
@@ -213,6 +214,7 @@ class Replayer:
             return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
         self.cands = nxt
         self.peak = max(self.peak, len(nxt))
+        self.seen |= nxt
         for inv in MODEL_INVARIANTS:
             check = model.invariants[inv]
             if not any(check(s) for s in nxt):
@@ -244,12 +246,13 @@ def replay(trace: Trace) -> RunReport:
             if verdict == "rejected" and not reason.startswith("event"):
                 reason = f"{trace.path}:{ev['i'] + 2}: {reason}"   # line = index + 2: the header is line 1
             return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=reason,
-                             candidates_max=r.peak)
+                             candidates_max=r.peak, visited=list(r.seen))
     witness = virtual_synchrony(trace)
     if witness:
         return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak)
+                         reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak, visited=list(r.seen))
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak,
+                     visited=list(r.seen))
 
 
 # ---------------------------------------------------------------- simulated runs
