@@ -55,7 +55,7 @@ from collections import Counter, defaultdict
 from functools import lru_cache, partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 ENGINES = ("local", "spark")
 LAYOUT = "groupcheck-pipeline/1"
@@ -527,7 +527,7 @@ def _replay_partition(runs: dict, want_visited: bool, it):
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
           coverage: bool = True, max_states: int = COVERAGE_MAX_STATES,
-          write: bool = True, keep_events_of_first_bad: bool = False) -> dict:
+          write: bool = True) -> dict:
     """Replay every run of the dataset at ``out`` and compute its verdict.
 
     Returns ``{"verdicts": [one row per run], "counts": {verdict: n},
