@@ -275,6 +275,14 @@ def replay(trace: Trace) -> RunReport:
 DEFAULTS = {"nodes": 3, "messages": 2, "join": True, "heard_from_reset": True, "horizon": 60.0}
 
 
+def _flag(v) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, str)) and str(v).lower() in ("1", "true", "0", "false"):
+        return str(v).lower() in ("1", "true")
+    raise ValueError(f"expected true or false, got {v!r}")
+
+
 def run_id(opts: dict, seed: int) -> str:
     flaw = "" if opts["heard_from_reset"] else "-flawed"
     return f"stable-n{opts['nodes']}-m{opts['messages']}{'-join' if opts['join'] else ''}{flaw}-s{seed}"
@@ -286,9 +294,10 @@ def simulate(seed: int, faults: str, options: dict):
     as impl/tracefile.parse_faults reads it (no crashes)."""
     from groupcheck.impl import stable, tracefile
     opts = {**DEFAULTS, **(options or {})}
+    opts["join"], opts["heard_from_reset"] = _flag(opts["join"]), _flag(opts["heard_from_reset"])
     plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
     records, summary = stable.simulate(int(opts["nodes"]), int(opts["messages"]), seed, plan,
-                                       join=bool(opts["join"]), heard_from_reset=bool(opts["heard_from_reset"]),
+                                       join=opts["join"], heard_from_reset=opts["heard_from_reset"],
                                        horizon=float(opts["horizon"]))
     rid = run_id(opts, seed)
     v1 = tracefile.to_v1(records, summary["constants"], rid)

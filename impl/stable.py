@@ -331,6 +331,7 @@ class Stable:
         self._merge(v)
         self.heardFrom.discard(self.nid)
         self._gseq += 1
+        bump(self.stats, "stable_sent")
         self._owe_reply = False
         wire = StableMsg(self.nid, self._gseq, tuple(sorted(v.items())), self._active())
         out.append(self._trace("SendStable", {"type": "stable", "from": self.nid,
@@ -369,6 +370,7 @@ class Stable:
         d = dict(self.digest)
         self._apply_stability(d)
         self._sseq += 1
+        bump(self.stats, "stability_sent")
         wire = StabilityMsg(self.nid, self._sseq, tuple((x, lo, hi) for x, (lo, hi) in sorted(d.items())))
         out.append(self._trace("SendStability", {"type": "stability", "from": self.nid,
                                                  "digest": {str(x): list(e) for x, e in sorted(d.items())}}))
