@@ -56,6 +56,7 @@ class SequencerFlushState(NamedTuple):
     flushInit: Fn     # member -> initiator it follows (0: none)
     flushOks: Fn      # member -> frozenset of members
     completed: Fn     # member -> frozenset of (member, digest tuple)
+    ndel: Fn          # member -> entries of its log taken through the duplicate check (UniformDelivery)
 
 
 # --- messages (same constructors as the spec) -----------------------------------
@@ -127,6 +128,7 @@ class SequencerFlushModel(Model):
         self.MaxSeq = int(constants["MaxSeq"])
         self.MaxCrashes = int(constants["MaxCrashes"])
         self.Senders = frozenset(constants["Senders"])
+        self.UniformDelivery = bool(constants["UniformDelivery"])
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -213,6 +215,7 @@ class SequencerFlushModel(Model):
             fwd=s.fwd.set(m, fwd),
             closed=s.closed.set(m, s.closed[m] + (len(delivered),)),
             log=s.log.set(m, ()),
+            ndel=s.ndel.set(m, 0),
             chan=pch,
         )
 
@@ -235,6 +238,7 @@ class SequencerFlushModel(Model):
             flushInit=Fn({m: NO_INIT for m in M}),
             flushOks=Fn({m: frozenset() for m in M}),
             completed=Fn({m: frozenset() for m in M}),
+            ndel=Fn({m: 0 for m in M}),
         )
 
     # --- SEQUENCER --------------------------------------------------------------
@@ -274,14 +278,30 @@ class SequencerFlushModel(Model):
         table = s.recv[m]
         dup = snd in table and q <= table[snd]
         t = s._replace(chan=self.Take(s.chan, m, p))
-        if snd == m:
-            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
         if p != m:
             t = t._replace(log=s.log.set(m, s.log[m] + ((snd, q),)))
+        if self.UniformDelivery:
+            return t  # delivery waits for stability (DeliverStable)
+        if snd == m:
+            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
         if not dup:
             t = t._replace(recv=s.recv.set(m, table.set(snd, q)),
                            delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
         return t
+
+    def Stable(self, s, m: int, i: int) -> bool:
+        return all(s.vid[r] == s.vid[m] and len(s.log[r]) >= i
+                   for r in set(self.View(s, m)) if r not in s.crashed)
+
+    def DeliverStable(self, s, m: int):
+        if not self.UniformDelivery or m in s.crashed or s.phase[m] == "Completed":
+            return None
+        k = s.ndel[m]
+        if k >= len(s.log[m]) or not self.Stable(s, m, k + 1):
+            return None
+        recv, delivered, fwd = self.Absorb(m, s.recv[m], s.delivered[m], s.fwd[m], (s.log[m][k],))
+        return s._replace(recv=s.recv.set(m, recv), delivered=s.delivered.set(m, delivered),
+                          fwd=s.fwd.set(m, fwd), ndel=s.ndel.set(m, k + 1))
 
     def Discard(self, s, p: int, q: int):
         if p in s.crashed or not self.HasMsg(s, p, q):
@@ -429,7 +449,7 @@ class SequencerFlushModel(Model):
                 upd[e] = tuple(x for x in seq if x["type"] not in FLUSH_TYPES)
         return s._replace(crashed=s.crashed | {m}, chan=s.chan.update(upd))
 
-    SINGLE = ("Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
+    SINGLE = ("Send", "DeliverStable", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
     PAIR = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
             "ReceiveFlushCompleted", "InstallView", "Unblock")
 
@@ -489,6 +509,7 @@ class SequencerFlushModel(Model):
             and all(s.flushInit[m] in M | {NO_INIT} for m in M)
             and all(s.flushOks[m] <= M for m in M)
             and all(r[0] in M for c in M for r in s.completed[c])
+            and all(isinstance(s.ndel[m], int) and s.ndel[m] >= 0 for m in M)
         )
 
 

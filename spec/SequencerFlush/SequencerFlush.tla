@@ -44,7 +44,8 @@ CONSTANTS
     N,          \* number of members; members are 1..N, the first view is <<1, ..., N>>
     MaxSeq,     \* multicasts the application of each sender sends
     MaxCrashes, \* crashes the environment may inject
-    Senders     \* members whose application multicasts (1..N but in targeted models)
+    Senders,    \* members whose application multicasts (1..N but in targeted models)
+    UniformDelivery  \* TRUE: the fix for uniform total order (deliver stable DATA only)
 
 Members == 1..N
 NoInit  == 0                 \* flushInit value: no flush under way
@@ -65,10 +66,11 @@ VARIABLES
     blocked,    \* blocked[m]: the latch in FLUSH.down() is closed: m's application may not send
     flushInit,  \* flushInit[m]: initiator of the flush m is in, or whose STOP_FLUSH m awaits
     flushOks,   \* flushOks[m]: members whose FLUSH_OK m has received in its view
-    completed   \* completed[c]: <<q, digest>> for each FLUSH_COMPLETED initiator c recorded
+    completed,  \* completed[c]: <<q, digest>> for each FLUSH_COMPLETED initiator c recorded
+    ndel        \* ndel[m]: entries of log[m] m has taken through the duplicate check (UniformDelivery)
 
 vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
-          phase, blocked, flushInit, flushOks, completed>>
+          phase, blocked, flushInit, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
 (* Messages *)
@@ -165,6 +167,7 @@ Moved(m, new, D, ch) ==
        /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
        /\ closed' = [closed EXCEPT ![m] = Append(@, Len(st.delivered))]
        /\ log' = [log EXCEPT ![m] = <<>>]
+       /\ ndel' = [ndel EXCEPT ![m] = 0]
        /\ chan' = LET pch == Purged(ch, m, vid[m]) IN
                     IF Coord(View(m)) # nc /\ Alive(nc)
                       THEN [pch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
@@ -187,6 +190,7 @@ TypeOK ==
     /\ flushInit \in [Members -> Members \cup {NoInit}]
     /\ flushOks \in [Members -> SUBSET Members]
     /\ \A c \in Members : \A r \in completed[c] : r[1] \in Members
+    /\ ndel \in [Members -> Nat]
 
 Init ==
     /\ views = << [i \in 1..N |-> i] >>
@@ -204,6 +208,7 @@ Init ==
     /\ flushInit = [m \in Members |-> NoInit]
     /\ flushOks = [m \in Members |-> {}]
     /\ completed = [m \in Members |-> {}]
+    /\ ndel = [m \in Members |-> 0]
 
 -----------------------------------------------------------------------------
 (* SEQUENCER *)
@@ -224,7 +229,7 @@ Send(m) ==
                   /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
                   /\ UNCHANGED log
     /\ UNCHANGED <<views, vid, crashed, recv, delivered, closed,
-                   phase, blocked, flushInit, flushOks, completed>>
+                   phase, blocked, flushInit, flushOks, completed, ndel>>
 
 \* c takes a FORWARD from p; as coordinator of its view it multicasts it as
 \* DATA, otherwise it drops it (the seed's "if not coord: error and return").
@@ -239,12 +244,13 @@ RecvForward(c, p) ==
            ELSE /\ chan' = Take(c, p)
                 /\ UNCHANGED log
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, closed,
-                   phase, blocked, flushInit, flushOks, completed>>
+                   phase, blocked, flushInit, flushOks, completed, ndel>>
 
-\* m takes a DATA of its view from p (before its FLUSH_COMPLETED): removes
-\* its own message from the forward-table, delivers it unless the
-\* received-table says it was delivered already, and adds it to its log
-\* (the coordinator logged its own multicasts when it sent them).
+\* m takes a DATA of its view from p (before its FLUSH_COMPLETED) and adds
+\* it to its log (the coordinator logged its own multicasts when it sent
+\* them).  As in Sequencer.tla, it removes its own message from the
+\* forward-table and delivers it unless the received-table says it was
+\* delivered already; with UniformDelivery that is left to DeliverStable.
 RecvData(m, p) ==
     /\ Alive(m)
     /\ HasMsg(m, p)
@@ -256,13 +262,37 @@ RecvData(m, p) ==
            q   == msg.seqno
            dup == s \in DOMAIN recv[m] /\ q <= recv[m][s]
        IN /\ chan' = Take(m, p)
-          /\ fwd' = IF s = m THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
           /\ log' = IF p = m THEN log ELSE [log EXCEPT ![m] = Append(@, <<s, q>>)]
-          /\ IF dup
-               THEN UNCHANGED <<recv, delivered>>
-               ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
-                    /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
+          /\ IF UniformDelivery
+               THEN UNCHANGED <<fwd, recv, delivered>>
+               ELSE /\ fwd' = IF s = m THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
+                    /\ IF dup
+                         THEN UNCHANGED <<recv, delivered>>
+                         ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
+                              /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
     /\ UNCHANGED <<views, vid, crashed, sent, closed,
+                   phase, blocked, flushInit, flushOks, completed, ndel>>
+
+\* The fix for uniform total order (UniformDelivery): m takes the next entry
+\* of its log through RecvData's duplicate check only once it is stable,
+\* i.e. every live member of m's view has logged it.  Stability stands for
+\* an acknowledgement round (such as pbcast.STABLE's, seed 002) that the
+\* seeds of SEQUENCER do not have; a crash can then no longer take away a
+\* message some member delivered from every survivor.
+Stable(m, i) == \A r \in Range(View(m)) \ crashed : vid[r] = vid[m] /\ Len(log[r]) >= i
+DeliverStable(m) ==
+    /\ UniformDelivery
+    /\ Alive(m)
+    /\ phase[m] # "Completed"
+    /\ ndel[m] < Len(log[m])
+    /\ Stable(m, ndel[m] + 1)
+    /\ LET st == Absorb(m, [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]],
+                        <<log[m][ndel[m] + 1]>>)
+       IN /\ recv' = [recv EXCEPT ![m] = st.recv]
+          /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
+          /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
+    /\ ndel' = [ndel EXCEPT ![m] = @ + 1]
+    /\ UNCHANGED <<views, vid, crashed, sent, chan, log, closed,
                    phase, blocked, flushInit, flushOks, completed>>
 
 \* p drops the next message from q: one of an earlier view; a flush message
@@ -277,7 +307,7 @@ Discard(p, q) ==
             \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
     /\ chan' = Take(p, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, blocked, flushInit, flushOks, completed>>
+                   phase, blocked, flushInit, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
 (* FLUSH, phase 1: START_FLUSH and block() *)
@@ -294,7 +324,7 @@ StartFlush(c) ==
     /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
     /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, log[c]>>} ELSE {}]
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   blocked, flushOks>>
+                   blocked, flushOks, ndel>>
 
 \* p takes START_FLUSH from c and invokes block().
 Block(p, c) ==
@@ -307,7 +337,7 @@ Block(p, c) ==
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
     /\ chan' = Take(p, c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   blocked, flushOks, completed>>
+                   blocked, flushOks, completed, ndel>>
 
 \* p, already in a flush whose initiator crashed, follows the new initiator
 \* c; if it had sent FLUSH_COMPLETED it sends it again, to c.
@@ -322,7 +352,7 @@ RestartFlush(p, c) ==
                  THEN [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(vid[p], log[p]))]
                  ELSE Take(p, c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, blocked, flushOks, completed>>
+                   phase, blocked, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
 (* FLUSH, phase 2: FLUSH_OK *)
@@ -335,7 +365,7 @@ FlushOk(p) ==
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
     /\ chan' = Multi(chan, p, Range(View(p)) \ crashed, FlushOkMsg(vid[p]))
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   blocked, flushInit, completed>>
+                   blocked, flushInit, completed, ndel>>
 
 \* p takes FLUSH_OK from q.
 ReceiveFlushOk(p, q) ==
@@ -346,7 +376,7 @@ ReceiveFlushOk(p, q) ==
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
     /\ chan' = Take(p, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, blocked, flushInit, completed>>
+                   phase, blocked, flushInit, completed, ndel>>
 
 -----------------------------------------------------------------------------
 (* FLUSH, phase 3: FLUSH_COMPLETED *)
@@ -368,7 +398,7 @@ FlushCompleted(p) ==
                                 ELSE chan
                    /\ UNCHANGED completed
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   flushInit, flushOks>>
+                   flushInit, flushOks, ndel>>
 
 \* The initiator c records q's FLUSH_COMPLETED.
 ReceiveFlushCompleted(c, q) ==
@@ -379,7 +409,7 @@ ReceiveFlushCompleted(c, q) ==
     /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
     /\ chan' = Take(c, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, blocked, flushInit, flushOks>>
+                   phase, blocked, flushInit, flushOks, ndel>>
 
 -----------------------------------------------------------------------------
 (* FLUSH, phase 4: the view change, then STOP_FLUSH *)
@@ -429,7 +459,7 @@ StopFlush(c) ==
     /\ blocked' = [blocked EXCEPT ![c] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, flushOks, completed>>
+                   phase, flushOks, completed, ndel>>
 
 \* p takes STOP_FLUSH from c: it opens the latch (unblock()).
 Unblock(p, c) ==
@@ -441,7 +471,7 @@ Unblock(p, c) ==
     /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
     /\ chan' = Take(p, c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
-                   phase, flushOks, completed>>
+                   phase, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
 (* Environment *)
@@ -459,12 +489,13 @@ Crash(m, lost) ==
                   ELSE IF e[1] = m THEN SelectSeq(chan[e], NotFlushMsg)
                   ELSE chan[e]]
     /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed,
-                   phase, blocked, flushInit, flushOks, completed>>
+                   phase, blocked, flushInit, flushOks, completed, ndel>>
 
 Next ==
     \/ \E m \in Members : Send(m)
     \/ \E c, p \in Members : RecvForward(c, p)
     \/ \E m, p \in Members : RecvData(m, p)
+    \/ \E m \in Members : DeliverStable(m)
     \/ \E p, q \in Members : Discard(p, q)
     \/ \E c \in Members : StartFlush(c)
     \/ \E p, c \in Members : Block(p, c)
