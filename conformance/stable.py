@@ -193,6 +193,7 @@ class Replayer:
         self.model = model_for(constants)
         self.cands = set(self.model.init())
         self.peak = len(self.cands)
+        self.seen = set(self.cands)       # every candidate held: RunReport.visited (pipeline coverage)
         self.props = TraceProperties(sorted(self.model.InitialView))
 
     def out_of_range(self, ev: dict) -> Optional[str]:
@@ -223,6 +224,7 @@ class Replayer:
         if len(nxt) > MAX_CANDIDATES:
             return f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
         self.cands = nxt
+        self.seen |= nxt
         self.peak = max(self.peak, len(nxt))
         self.props.feed(ev)
         return None
@@ -244,8 +246,11 @@ def replay(trace: Trace) -> RunReport:
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
 
+    r = None
+
     def report(verdict, first=None, reason=None, peak=0):
-        return RunReport(**base, verdict=verdict, first_bad_event=first, reason=reason, candidates_max=peak)
+        return RunReport(**base, verdict=verdict, first_bad_event=first, reason=reason, candidates_max=peak,
+                         visited=list(r.seen) if r is not None else None)
 
     if h["protocol"] != "stable":
         return report("rejected", reason=f"{trace.path}:1: not a STABLE trace ({h['protocol']!r})")

@@ -47,7 +47,7 @@ class StableCluster:
         self.stacks = {m: self.make(m, first) for m in first}
         self.replayer = Replayer({"N": N, "NInit": NINIT, "MaxSeq": MAX_SEQ,
                                   "ResetOnDifferentMembers": heard_from_reset}, list(range(1, N + 1)))
-        self.replayer.seen = {}
+        self.replayer.actions_seen = {}
         self.inflight: list[tuple[int, int, bytes]] = []
         self.timers: dict[tuple[int, str], int] = {}     # armed timer -> when armed (a step count)
         self.clock = 0
@@ -114,7 +114,7 @@ class StableCluster:
                 ev_ = {"i": self.events, "name": r["name"], "nid": r["nid"], "params": dict(r["args"]),
                        "msg": r["msg"], "state": r["state"]}
                 self.events += 1
-                self.replayer.seen[r["name"]] = self.replayer.seen.get(r["name"], 0) + 1
+                self.replayer.actions_seen[r["name"]] = self.replayer.actions_seen.get(r["name"], 0) + 1
                 bad = self.replayer.out_of_range(ev_) or self.replayer.step(ev_)
                 if bad:
                     raise LockstepError(bad)
@@ -225,7 +225,7 @@ class StableLockstep(RuleBasedStateMachine):
 
     def teardown(self):
         purged = sum(1 for m in self.c.stacks if any(self.c.st(m).purged.values()))
-        names = {e for e in ("Retransmit", "ReceiveStability", "InstallView") if self.c.replayer.seen.get(e)}
+        names = {e for e in ("Retransmit", "ReceiveStability", "InstallView") if self.c.replayer.actions_seen.get(e)}
         event(f"members that purged: {purged}; joined: {self.c.joined(3)}")
         event(f"actions: {sorted(names)}")
 
