@@ -196,6 +196,25 @@ def test_restart_flush_when_the_initiator_crashes():
     assert s.views[-1] == (3,) and s.vid[3] == 2
 
 
+def test_uniform_delivery_waits_until_every_live_member_has_logged_the_data():
+    m = model(UniformDelivery=True)
+    s = step(init(m), "Send", 1, m=m)
+    assert s.log[1] == ((1, 1),) and not enabled(s, "DeliverStable", 1, m=m)
+    s = step(s, "RecvData", 2, 1, m=m)
+    assert s.delivered[2] == () and s.log[2] == ((1, 1),)
+    assert not any(enabled(s, "DeliverStable", p, m=m) for p in (1, 2, 3))
+    s = step(s, "RecvData", 3, 1, m=m)
+    s = step(s, "DeliverStable", 1, m=m)
+    assert s.delivered[1] == ((1, 1),) and s.ndel[1] == 1
+    assert not enabled(s, "DeliverStable", 1, m=m) and enabled(s, "DeliverStable", 3, m=m)
+    # a crash of a member that has not logged it makes it stable among the rest
+    t = step(init(m), "Send", 1, m=m)
+    t = step(t, "RecvData", 2, 1, m=m)
+    t = step(t, "Crash", 3, frozenset(), m=m)
+    assert enabled(t, "DeliverStable", 1, m=m) and enabled(t, "DeliverStable", 2, m=m)
+    assert not enabled(init(), "DeliverStable", 1)  # the variant is off by default
+
+
 # --- whole models ------------------------------------------------------------------
 
 
