@@ -96,3 +96,78 @@ def test_flawed_build_is_caught_violating_safe_gc(tmp_path):
     assert found, "the flawed build's SafeGC violation was not found"
     # the flawed runs are faithful to the flawed model: nothing else goes wrong
     assert set(verdicts) <= {"ok", "violation"}
+
+
+# ---------------------------------------------------------------- the registry and the replay's verdicts
+
+def _registry_run(tmp_path, seed=3, **opts):
+    from groupcheck.conformance import protocols
+    p = protocols.get("stable")
+    records, line = p.simulate(seed, p.campaign_faults, opts)
+    return p, records, line
+
+
+def test_registered_simulate_writes_traces_that_conform(tmp_path):
+    p, records, line = _registry_run(tmp_path)
+    assert p.spec == "Stable" and set(p.properties) == {"SafeGC", "StabilityBound"}
+    assert line["run_id"] == "stable-n3-m2-join-s3" and line["quiescent"] and line["retained_at_end"] == 0
+    assert records[0]["constants"]["NInit"] == 2 and records[0]["constants"]["ResetOnDifferentMembers"] is True
+    assert {r["name"] for r in records[1:]} <= set(p.actions)
+    rep = conform_file(tracefile.write(tmp_path / "ok.ndjson", records))
+    assert rep.verdict == "ok", rep.reason
+
+
+def _first(records, name):
+    return next(i for i, r in enumerate(records) if r.get("name") == name)
+
+
+def test_a_tampered_state_is_nonconforming_at_that_event(tmp_path):
+    _, records, _ = _registry_run(tmp_path)
+    i = _first(records, "SendStability")
+    bad = [dict(r) for r in records]
+    bad[i] = {**bad[i], "state": {**bad[i]["state"], "purged": {"1": 9}}}
+    rep = conform_file(tracefile.write(tmp_path / "t.ndjson", bad))
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == i - 1
+    assert "purged: model" in rep.reason
+
+
+def test_a_message_never_sent_is_nonconforming(tmp_path):
+    _, records, _ = _registry_run(tmp_path)
+    i = _first(records, "ReceiveStable")
+    bad = [dict(r) for r in records]
+    bad[i] = {**bad[i], "msg": {**bad[i]["msg"], "vector": {k: v + 7 for k, v in bad[i]["msg"]["vector"].items()}}}
+    rep = conform_file(tracefile.write(tmp_path / "m.ndjson", bad))
+    assert rep.verdict == "nonconforming" and "no candidate has that message in flight" in rep.reason
+
+
+def test_schema_rejects_a_sequencer_variable_and_an_unknown_action(tmp_path):
+    _, records, _ = _registry_run(tmp_path)
+    bad = [dict(r) for r in records]
+    bad[2] = {**bad[2], "state": {**bad[2]["state"], "fwd": []}}
+    rep = conform_file(tracefile.write(tmp_path / "s.ndjson", bad))
+    assert rep.verdict == "rejected" and "s.ndjson:3: schema (stable)" in rep.reason
+    bad = [dict(r) for r in records]
+    bad[2] = {**bad[2], "name": "Gossip"}
+    rep = conform_file(tracefile.write(tmp_path / "a.ndjson", bad))
+    assert rep.verdict == "rejected" and "a.ndjson:3: schema (stable)" in rep.reason
+
+
+def test_member_ids_beyond_n_are_rejected_with_their_line(tmp_path):
+    _, records, _ = _registry_run(tmp_path)
+    bad = [dict(r) for r in records]
+    bad[1] = {**bad[1], "state": {**bad[1]["state"], "delivered": {"9": 1}}}
+    rep = conform_file(tracefile.write(tmp_path / "r.ndjson", bad))
+    assert rep.verdict == "rejected" and "r.ndjson:2: state.delivered: 9 is not a member 1..3" in rep.reason
+
+
+def test_safe_gc_is_computed_from_the_trace_alone():
+    from groupcheck.conformance.stable import TraceProperties
+    props = TraceProperties([1, 2])
+    st = {"view": [1, 2], "sent": 1, "delivered": {"1": 1}, "received": {"1": 1}, "purged": {},
+          "digest": {"1": [1, 1], "2": [0, 0]}, "heardFrom": [1, 2]}
+    assert props.feed({"i": 0, "name": "Multicast", "nid": 1, "params": {}, "state": st}) is None
+    st2 = {**st, "purged": {"1": 1}}
+    why = props.feed({"i": 1, "name": "SendStability", "nid": 1, "params": {},
+                      "msg": {"type": "stability", "from": 1, "digest": {"1": [1, 1], "2": [0, 0]}}, "state": st2})
+    assert why.startswith("StabilityBound") and set(props.found) == {"StabilityBound", "SafeGC"}
+    assert "member 2 of its view has delivered only up to 0" in props.found["SafeGC"][1]
