@@ -280,3 +280,18 @@ def test_double_crash_duplicate_of_plain_sequencer_is_gone_with_the_flush():
     (entry,) = manifest.select(["sequencerflush"], "DoubleCrashSender2")
     composed = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
     assert composed.violation is None and composed.distinct_states == entry.distinct_states
+
+
+def test_uniform_total_order_breaks_without_the_fix_at_tlcs_depth():
+    (entry,) = manifest.select(["sequencerflush"], "UniformSenders23")
+    res = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
+    assert res.violation is not None and res.violation.invariant == "TotalOrder"
+    assert res.violation.depth == entry.extra["violation_depth"]
+    assert SurvivorTotalOrder(res.violation.trace[-1][1])
+
+
+@pytest.mark.slow
+def test_uniform_total_order_holds_with_the_fix():
+    (entry,) = manifest.select(["sequencerflush"], "UniformFixedSenders23")
+    res = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
+    assert res.violation is None and res.distinct_states == entry.distinct_states
