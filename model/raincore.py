@@ -2,7 +2,11 @@
 
 Theory of operation
 -------------------
-The Raincore Group Communication Manager token ring (seed 004): a token
+The Raincore Group Communication Manager token ring (seed 004: the token
+and 911 formats of Figures 6-7, the local data of Figure 8, the View and
+Token State machines of Figures 9-11, the pseudo-code of the eight events,
+and the worked examples of Figures 12-14, which tests/test_golden_raincore.py
+replays on this model): a token
 (sequence number, nodelist, current and destination pointers, global view
 number) circulates along its nodelist; each node runs a View State machine
 (Agreement, Chaos, Reserve) and a Token State machine (Eating, Hungry,
