@@ -28,6 +28,8 @@ import random
 import time
 from collections import Counter
 
+import pytest
+
 from groupcheck.conformance import raincore as rc
 from groupcheck.conformance.traces import protocol_validator
 from groupcheck.impl import tracefile
@@ -165,3 +167,10 @@ def test_founder_crash_counterexample_ring_stuck_without_token():
     v1, summary, sim, rep = run_one(5, 4, 257, faults)
     assert rep.verdict == "ok" and not summary["agreed"] and stuck_without_token(sim)
     assert summary["live"] == [1, 2, 3, 4, 5] and sim.layer(3).newNodes == {5}
+
+
+@pytest.mark.slow
+def test_fault_campaign_3000_runs():
+    # ~70 s: the same draws, six times as many
+    s = run_campaign(3000)
+    assert s["verdicts"].get("nonconforming", 0) == s["verdicts"].get("rejected", 0) == 0
