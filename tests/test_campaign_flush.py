@@ -236,3 +236,31 @@ def test_the_seed_as_written_breaks_virtual_synchrony_in_runs_that_conform(tmp_p
         verdicts[rep.verdict] += 1
         assert rep.verdict == "ok" or rep.reason.startswith("VirtualSynchrony:"), rep.reason
     assert verdicts["violation"] > 0 and verdicts["ok"] > 0, verdicts
+
+
+def test_command_line_simulate_and_conform(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    def gc(*args):
+        return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
+                              capture_output=True, text=True, timeout=600)
+    out = tmp_path / "tr"
+    p = gc("simulate", "flush", "--nodes", "3", "--runs", "3", "--faults",
+           "loss=0.1,crash=1@12,join=4@5,leave=3@30", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    p = gc("simulate", "sequencerflush", "--runs", "2", "--faults", "loss=0.1,crash=1@12", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    p = gc("conform", str(out), "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = json.loads(p.stdout)
+    rows = rows["runs"] if isinstance(rows, dict) and "runs" in rows else rows
+    assert len(rows) == 5 and {r["verdict"] for r in rows} == {"ok"}
+    # the seed as written: some seed breaks VirtualSynchrony, and conform says so (exit status 1)
+    bad = tmp_path / "bad"
+    p = gc("simulate", "flush", "--nodes", "3", "--runs", "12", "--seed", "1", "--option", "reconcile=false",
+           "--faults", "loss=0.2,reorder=3,crash=1@1", "--out", str(bad))
+    assert p.returncode == 0, p.stderr
+    p = gc("conform", str(bad), "--json")
+    assert p.returncode == 1 and "VirtualSynchrony" in p.stdout
