@@ -11,8 +11,10 @@ candidate model state.  LegalStates (the seven (token, view) pairs of
 Figure 11) is checked on the implementation after every step.
 
 Timers fire in any order here, as the spec's untimed timeouts allow, so
-AtMostOneToken is not asserted (the spec's TimelyTimeouts assumption is the
-simulator's timing, checked by the campaign).
+AtMostOneToken is not asserted by the first machine; the second fires a
+Hungry or Starving timer only when no token that lists the node exists and
+never crashes node 1 (the spec's TimelyTimeouts and StableFounder
+assumptions) and asserts AtMostOneToken after every step.
 """
 
 import pytest
@@ -115,6 +117,41 @@ class RaincoreMachine(RuleBasedStateMachine):
 TestRaincoreLockstep = RaincoreMachine.TestCase
 TestRaincoreLockstep.settings = settings(settings.default, max_examples=60, stateful_step_count=40,
                                          deadline=None)
+
+
+class TimelyRaincoreMachine(RaincoreMachine):
+    """The same schedules under the spec's two assumptions: a Hungry or
+    Starving timer fires only when no token that lists the node exists
+    (TimelyTimeouts, decided on the model's candidate state) and node 1
+    never crashes (StableFounder).  Then at most one live node eats."""
+
+    def _timely(self, k):
+        return all(not self.c.model.TokenComing(s, k) for s in self.c.cands)
+
+    @precondition(lambda self: self.c.armed())
+    @rule(i=INDEX)
+    def fire_timer(self, i):
+        armed = [(k, t) for k, t in self.c.armed() if t == "eating" or self._timely(k)]
+        if armed:
+            k, name = armed[i % len(armed)]
+            self.kinds.add(name)
+            self.c.fire(k, name)
+
+    @precondition(lambda self: sum(v.status == "Down" for v in self.c.nodes.values()) < MAX_DOWN)
+    @rule(k=NODES)
+    def crash(self, k):
+        if k != 1:
+            super().crash(k)
+
+    @invariant()
+    def at_most_one_token(self):
+        eating = [k for k in self.c.up() if self.c.nodes[k].tokenState == "Eating"]
+        assert len(eating) <= 1, eating
+
+
+TestTimelyRaincoreLockstep = TimelyRaincoreMachine.TestCase
+TestTimelyRaincoreLockstep.settings = settings(settings.default, max_examples=60, stateful_step_count=40,
+                                               deadline=None)
 
 
 # ---------------------------------------------------------------- the harness can fail
