@@ -44,7 +44,7 @@ The three fixes of docs/raincore.md (``neutral_recovery``, ``fresh_claim``,
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import codec
 from .events import CancelTimer, Effect, Receive, Send, SetTimer, TimerFired, Trace, TraceEvent, Up, View, ViewChange
