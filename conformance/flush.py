@@ -356,8 +356,14 @@ class FlushLockstep:
     state of every member must equal the projection of one candidate."""
 
     def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0,
-                 joiners: int = 0) -> None:
+                 joiners: int = 0, make_stack=None, max_app: int | None = None) -> None:
+        """``make_stack(nid, first_view)``: the stacks (default
+        ``flush_stack``); with a layer above FLUSH (``sequencer_flush_stack``)
+        only the FLUSH events are replayed, all are kept in ``events``.
+        ``max_app``: application sends allowed (default ``max_msgs``)."""
         from groupcheck.impl.flush import flush_stack
+        make_stack = make_stack or flush_stack
+        self.max_app = max_msgs if max_app is None else max_app
         self.members = tuple(range(1, n + joiners + 1))
         first = self.members[:n]
         self.model = FlushModel({"N": n + joiners, "NInit": n, "MaxMsgs": max_msgs, "MaxCrashes": max_crashes,
@@ -365,7 +371,7 @@ class FlushLockstep:
         self.leaving: set[int] = set()
         self.join_requested: set[int] = set()
         self.r = Replayer(self.model)
-        self.stacks = {m: flush_stack(m, first) for m in self.members}
+        self.stacks = {m: make_stack(m, first) for m in self.members}
         self.inflight: list[tuple[int, int, bytes]] = []
         self.timers: dict[int, set[str]] = {m: set() for m in self.members}
         self.crashed: set[int] = set()
@@ -379,7 +385,7 @@ class FlushLockstep:
         return [m for m in self.members if m not in self.crashed]
 
     def can_send(self, m: int) -> bool:
-        return m not in self.crashed and self.app_sends < self.model.MaxMsgs
+        return m not in self.crashed and self.app_sends < self.max_app
 
     def _latest(self):
         f = self.flush(max(self.members, key=lambda x: self.flush(x).vid))
@@ -482,6 +488,8 @@ class FlushLockstep:
     def _model_step(self, ev: dict) -> None:
         ev = dict(ev, i=len(self.events))
         self.events.append(ev)
+        if ev["state"] is not None and "phase" not in ev["state"]:
+            return                  # a record of the layer above FLUSH
         failed = self.r.step(ev)
         if failed:
             raise LockstepError(f"{failed[0]}: {failed[1]}")

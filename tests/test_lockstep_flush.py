@@ -1,4 +1,4 @@
-"""Lock-step conformance of the FLUSH implementation (issue 5 item 5).
+"""Lock-step conformance of the FLUSH implementation (issue 5 item 5), alone and under SEQUENCER.
 
 A Hypothesis state machine drives a 3-member FLUSH cluster one event at a
 time (conformance/flush.py ``FlushLockstep``): application multicasts
@@ -271,3 +271,74 @@ def test_a_joiner_is_taken_in_by_the_next_flush_and_starts_unblocked():
     c.app_send(3)
     settle(c)
     assert all((3, 1) in c.flush(m).delivered for m in (1, 2, 3))
+
+
+# ---------------------------------------------------------------- SEQUENCER over FLUSH
+
+class SequencerFlushMachine(RuleBasedStateMachine):
+    """The same driver over SEQUENCER-over-FLUSH stacks: the FLUSH events are
+    checked step by step against model/flush.py; at the end the SEQUENCER
+    histories must keep NoDuplicates, Integrity, SenderFIFO, TotalOrder among
+    the survivors and VirtualSynchrony (conformance/sequencerflush.py)."""
+
+    def __init__(self):
+        super().__init__()
+        from groupcheck.impl.flush import sequencer_flush_stack
+        self.c = FlushLockstep(n=3, max_msgs=10, max_crashes=2, make_stack=sequencer_flush_stack, max_app=4)
+
+    @rule(m=st.sampled_from((1, 2, 3)))
+    def app_send(self, m):
+        if self.c.can_send(m):
+            self.c.app_send(m)
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(i=INDEX)
+    def deliver(self, i):
+        self.c.deliver(i % len(self.c.inflight))
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(src=st.sampled_from((1, 2, 3)), dest=st.sampled_from((1, 2, 3)))
+    def settle_but_one_link(self, src, dest):
+        for _ in range(500):
+            i = next((k for k, (s, d, _) in enumerate(self.c.inflight) if (s, d) != (src, dest)), None)
+            if i is None:
+                break
+            self.c.deliver(i)
+
+    @precondition(lambda self: self.c.inflight)
+    @rule(i=INDEX)
+    def drop(self, i):
+        self.c.drop(i % len(self.c.inflight))
+
+    @precondition(lambda self: any(self.c.timers[m] for m in self.c.live()))
+    @rule(i=INDEX)
+    def fire_timer(self, i):
+        armed = [(m, t) for m in self.c.live() for t in sorted(self.c.timers[m])]
+        self.c.fire(*armed[i % len(armed)])
+
+    @rule(m=st.sampled_from((1, 2, 3)))
+    def crash(self, m):
+        if self.c.can_crash(m) and any(e["name"] == "Multicast" for e in self.c.events):
+            event(f"crash of {'the coordinator' if m == min(self.c.live()) else 'a member'}")
+            self.c.crash(m)
+
+    def teardown(self):
+        from groupcheck.conformance import sequencerflush as csf
+        from groupcheck.model import sequencer as seqmodel
+        c = self.c
+        settle(c)
+        h = csf.sequencer_histories(c.events, c.members)
+        assert seqmodel.NoDuplicates(h) and seqmodel.Integrity(h) and seqmodel.SenderFIFO(h), h.delivered
+        assert csf.survivor_total_order(h, c.crashed), h.delivered
+        views = {1: set(c.members)}
+        for e in c.events:
+            if e["name"] == "SendView":
+                views[e["msg"]["view"] + 1] = set(e["msg"]["members"])
+        assert csf.virtual_synchrony(h, views) is None
+        if not csf.uniform_total_order(h):
+            event("uniform TotalOrder broken (a crashed coordinator's own deliveries)")
+
+
+TestSequencerFlushLockstep = SequencerFlushMachine.TestCase
+TestSequencerFlushLockstep.settings = settings(settings.default, stateful_step_count=40, max_examples=100,
+                                               deadline=None)
