@@ -129,6 +129,7 @@ class SequencerFlushModel(Model):
         self.MaxCrashes = int(constants["MaxCrashes"])
         self.Senders = frozenset(constants["Senders"])
         self.UniformDelivery = bool(constants["UniformDelivery"])
+        self.ResendAlways = bool(constants["ResendAlways"])
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -207,7 +208,7 @@ class SequencerFlushModel(Model):
         recv, delivered, fwd = self.Absorb(m, s.recv[m], s.delivered[m], s.fwd[m], D)
         nc = new[0]
         pch = self.Purged(ch, m, s.vid[m])
-        if self.View(s, m)[0] != nc and nc not in s.crashed:
+        if (self.View(s, m)[0] != nc or self.ResendAlways) and nc not in s.crashed:
             pch = pch.set((m, nc), pch[(m, nc)] + tuple(Forward(m, q) for q in sorted(fwd)))
         return dict(
             recv=s.recv.set(m, recv.restrict(set(recv) & set(new))),

@@ -14,7 +14,7 @@ from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg
 
 
 def model(**kw):
-    c = {"N": 3, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2, 3}, "UniformDelivery": False}
+    c = {"N": 3, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2, 3}, "UniformDelivery": False, "ResendAlways": False}
     c.update(kw)
     return SequencerFlushModel(c)
 
@@ -215,6 +215,36 @@ def test_uniform_delivery_waits_until_every_live_member_has_logged_the_data():
     assert not enabled(init(), "DeliverStable", 1)  # the variant is off by default
 
 
+def forward_sequenced_after_every_flush_completed(m):
+    """LiveSender2's counterexample up to the view change: 3 crashes, 2 forwards
+    after its FLUSH_OK, coordinator 1 sequences it once everyone completed."""
+    s = step(init(m), "Crash", 3, frozenset(), m=m)
+    s = step(s, "StartFlush", 1, m=m)
+    s = step(s, "FlushOk", 1, m=m)
+    s = step(s, "Block", 2, 1, m=m)
+    s = step(s, "FlushOk", 2, m=m)
+    s = step(s, "Send", 2, m=m)
+    s = step(s, "ReceiveFlushOk", 2, 1, m=m)
+    s = step(s, "FlushCompleted", 2, m=m)
+    s = step(s, "ReceiveFlushOk", 1, 2, m=m)
+    s = step(s, "FlushCompleted", 1, m=m)
+    s = step(s, "RecvForward", 1, 2, m=m)
+    s = step(s, "Discard", 1, 1, m=m)           # 1's own copy: after FLUSH_COMPLETED
+    s = step(s, "ReceiveFlushCompleted", 1, 2, m=m)
+    s = step(s, "SendView", 1, m=m)
+    s = step(s, "Discard", 2, 1, m=m)           # so is 2's, ahead of the VIEW
+    return step(s, "InstallView", 2, 1, m=m)
+
+
+def test_a_forward_sequenced_after_the_flush_is_lost_unless_resent_at_every_view():
+    m = model(Senders={2})
+    s = forward_sequenced_after_every_flush_completed(m)
+    assert s.fwd[2] == {1} and s.delivered[2] == () and s.chan[(2, 1)] == ()
+    fixed = model(Senders={2}, ResendAlways=True)
+    t = forward_sequenced_after_every_flush_completed(fixed)
+    assert t.fwd[2] == {1} and t.chan[(2, 1)] == (Forward(2, 1),)
+
+
 # --- whole models ------------------------------------------------------------------
 
 
@@ -228,7 +258,7 @@ def test_pair_total_order_plain_sequencer_breaks_with_flush_holds():
     consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 1}
     plain = explore(SequencerModel(consts), check_invariants=["TotalOrder"])
     assert plain.violation is not None and plain.violation.invariant == "TotalOrder"
-    composed = explore(SequencerFlushModel({**consts, "Senders": {1, 2}, "UniformDelivery": False}),
+    composed = explore(SequencerFlushModel({**consts, "Senders": {1, 2}, "UniformDelivery": False, "ResendAlways": False}),
                        check_invariants=True)
     assert composed.violation is None and composed.complete
 

@@ -45,7 +45,8 @@ CONSTANTS
     MaxSeq,     \* multicasts the application of each sender sends
     MaxCrashes, \* crashes the environment may inject
     Senders,    \* members whose application multicasts (1..N but in targeted models)
-    UniformDelivery  \* TRUE: the fix for uniform total order (deliver stable DATA only)
+    UniformDelivery, \* TRUE: the fix for uniform total order (deliver stable DATA only)
+    ResendAlways     \* TRUE: the fix for EventualDelivery (re-send the forward-table at every view)
 
 Members == 1..N
 NoInit  == 0                 \* flushInit value: no flush under way
@@ -157,7 +158,8 @@ Absorb(m, st, ds) ==
 \* m leaves its view for view new, taking the digest D first; ch is the
 \* channel state of the step.  SEQUENCER's part of the view change: entries
 \* of members not in new leave the received-table, and if the coordinator
-\* changed m re-sends its forward-table to the new one in seqno order.
+\* changed m re-sends its forward-table to the new one in seqno order (with
+\* ResendAlways: at every view change, to the coordinator of the new view).
 Moved(m, new, D, ch) ==
     LET st     == Absorb(m, [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]], D)
         nc     == Coord(new)
@@ -169,7 +171,7 @@ Moved(m, new, D, ch) ==
        /\ log' = [log EXCEPT ![m] = <<>>]
        /\ ndel' = [ndel EXCEPT ![m] = 0]
        /\ chan' = LET pch == Purged(ch, m, vid[m]) IN
-                    IF Coord(View(m)) # nc /\ Alive(nc)
+                    IF (Coord(View(m)) # nc \/ ResendAlways) /\ Alive(nc)
                       THEN [pch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
                       ELSE pch
 
@@ -512,6 +514,20 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* Fairness of the protocol: channels are drained, block() returns, stable
+\* DATA is delivered and the initiator goes through the phases.  Sends and
+\* crashes are choices of the application and the environment.
+Fairness ==
+    /\ \A c, p \in Members : WF_vars(RecvForward(c, p))
+    /\ \A m, p \in Members : WF_vars(RecvData(m, p)) /\ WF_vars(Discard(m, p))
+    /\ \A p, c \in Members : /\ WF_vars(Block(p, c)) /\ WF_vars(RestartFlush(p, c))
+                             /\ WF_vars(ReceiveFlushOk(p, c)) /\ WF_vars(ReceiveFlushCompleted(p, c))
+                             /\ WF_vars(InstallView(p, c)) /\ WF_vars(Unblock(p, c))
+    /\ \A m \in Members : /\ WF_vars(DeliverStable(m)) /\ WF_vars(StartFlush(m)) /\ WF_vars(FlushOk(m))
+                        /\ WF_vars(FlushCompleted(m)) /\ WF_vars(SendView(m)) /\ WF_vars(StopFlush(m))
+
+FairSpec == Spec /\ Fairness
+
 -----------------------------------------------------------------------------
 (* Properties: those of Sequencer.tla, word for word, and of Flush.tla *)
 
@@ -542,6 +558,14 @@ SurvivorTotalOrder ==
         LET InM1(x) == Delivers(m1, x)
             InM2(x) == Delivers(m2, x)
         IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
+
+\* Sequencer.tla's EventualDelivery: a message sent by a member that never
+\* crashes is eventually delivered by every member that never crashes.
+Settled ==
+    \A s, r \in Members : \A q \in 1..sent[s] :
+        Delivers(r, <<s, q>>) \/ s \in crashed \/ r \in crashed
+
+EventualDelivery == []<>Settled
 
 \* The messages m delivered while in view v (v < vid[m]).
 DeliveredIn(m, v) ==
