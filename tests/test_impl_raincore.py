@@ -348,8 +348,6 @@ def test_replay_flags_a_tampered_post_state():
     assert rep.verdict == "nonconforming" and rep.first_bad_event == i - 1 and "localView" in rep.reason
 
 
-@pytest.mark.xfail(strict=True, reason="impl/trace_schema.json (the lead's envelope) requires an action name to "
-                   "start with a letter; the spec's 911Received and 911DeliveryFailure start with a digit")
 def test_trace_files_load_and_conform(tmp_path):
     from groupcheck.conformance.replay import conform_file
     from groupcheck.impl import tracefile
