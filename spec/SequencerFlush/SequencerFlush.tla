@@ -36,7 +36,12 @@
 (* Crash(m, lost) loses what m sent to the members in lost), except that   *)
 (* a VIEW message is never lost (installing views is GMS's job: Flush.tla, *)
 (* docs/flush.md I9).  docs/flush.md, "SEQUENCER over FLUSH", records the  *)
-(* interpretations and what TLC finds.                                     *)
+(* interpretations and what TLC finds: total order among the survivors,    *)
+(* virtual synchrony and no duplicates hold; the uniform TotalOrder breaks *)
+(* when the crashed coordinator delivered what no survivor received (fix:  *)
+(* UniformDelivery, deliver only stable DATA); EventualDelivery breaks     *)
+(* when a FORWARD is sequenced after every FLUSH_COMPLETED and the         *)
+(* coordinator does not change (fix: ResendAlways).                        *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
