@@ -28,7 +28,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from groupcheck.conformance.stable import Replayer, project
 from groupcheck.impl import codec, stable
-from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Receive, Send, SetTimer, TimerFired, Trace)
+from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Receive, Send, SetTimer, TimerFired, Trace,
+                                    ViewChange)
 from groupcheck.impl.stable import StabilityMsg, StableMsg
 
 N, NINIT, MAX_SEQ = 3, 2, 2
@@ -92,7 +93,6 @@ class StableCluster:
         self.check_abstraction()
 
     def install(self, m):
-        from groupcheck.impl.events import ViewChange
         self.pending_install.discard(m)
         self.handle(m, ViewChange(self._view))
 
