@@ -20,7 +20,8 @@ variables and whose values use the canonical encoding of
 The explorer follows TLC's breadth-first search: it checks invariants on
 every new state, so the counterexample it returns is a shortest one and has
 the same length as TLC's; and, like TLC, a successor that falls outside the
-CONSTRAINT is neither counted, checked nor expanded.
+CONSTRAINT is checked against the invariants but neither counted nor
+expanded (measured: TLC finds Raincore's F2 at depth 10 that way).
 """
 
 from __future__ import annotations
@@ -192,6 +193,11 @@ def explore(
         for lab, t in model.next(s):
             generated += 1
             if not model.constraint(t):
+                # TLC checks invariants on such a successor too (it is a state
+                # the spec reaches) but neither counts nor expands it.
+                bad = violated(t)
+                if bad:
+                    return finish(Violation(bad, trace_to(s) + [(lab, t)]))
                 continue
             if graph is not None:
                 if graph.has_edge(s, t):
