@@ -30,7 +30,8 @@ token held" and "no lastToken yet".
 The boolean constants select the variant (all FALSE: the seed as written,
 where TLC refutes AtMostOneToken; docs/raincore.md explains each one):
 ``TimelyTimeouts`` and ``StableFounder`` are assumptions the seed makes
-silently, ``NeutralRecovery``, ``FreshClaim`` and ``FreshView`` are fixes.
+silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView`` and
+``TokenRingClaim`` are fixes.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class RaincoreModel(Model):
         self.NeutralRecovery = bool(c.get("NeutralRecovery", False))
         self.FreshClaim = bool(c.get("FreshClaim", False))
         self.FreshView = bool(c.get("FreshView", False))
+        self.TokenRingClaim = bool(c.get("TokenRingClaim", False))
         # MC bounds (absent: unbounded, for driving the model by hand)
         self.MaxSeq = c.get("MaxSeq")
         self.Max911 = c.get("Max911")
@@ -157,12 +159,25 @@ class RaincoreModel(Model):
         lgv = self.LastGlobalView(s, n)
         return self.InitRing if lgv == NULL_VIEW else lgv
 
+    def ClaimRing(self, s: RaincoreState, n: int) -> tuple:
+        """The ring n's 911s travel: ViewOf, or under TokenRingClaim its
+        lastToken's nodelist (which lists the joiners not committed yet)."""
+        nl = s.lastToken[n - 1]["nodelist"]
+        return nl if self.TokenRingClaim and nl != () else self.ViewOf(s, n)
+
+    def Members(self, s: RaincoreState, n: int) -> set:
+        """The nodes whose 911 n answers as a claim (the others' are join requests)."""
+        out = set(self.ViewOf(s, n))
+        if self.TokenRingClaim:
+            out.update(s.lastToken[n - 1]["nodelist"])
+        return out
+
     @staticmethod
     def ClaimSeq(s: RaincoreState, n: int) -> int:
         return 0 if s.recovered[n - 1] else s.lastToken[n - 1]["seq"]
 
     def Call911(self, s: RaincoreState, n: int) -> Fn:
-        ring = self.ViewOf(s, n)
+        ring = self.ClaimRing(s, n)
         return Msg911(n, n, NextNode(ring, n), ring, self.ClaimSeq(s, n), "YES")
 
     def UpNodes(self, s: RaincoreState) -> list[int]:
@@ -282,7 +297,7 @@ class RaincoreModel(Model):
                     recovered=_upd(s.recovered, n, False),
                 )
             return s._replace(msgs911=rest)
-        if m["orig"] in self.ViewOf(s, n):
+        if m["orig"] in self.Members(s, n):
             if self.Veto(s, n, m):
                 out = m.update({"cur": n, "status": "NO", "dest": m["orig"]})
             else:

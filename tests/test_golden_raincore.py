@@ -27,7 +27,7 @@ VIEW = {"a": "Agreement", "c": "Chaos", "r": "Reserve"}
 FAITHFUL = dict(TimelyTimeouts=False, StableFounder=False, NeutralRecovery=False, FreshClaim=False,
                 FreshView=False)
 FIXED = dict(TimelyTimeouts=True, StableFounder=True, NeutralRecovery=True, FreshClaim=True,
-             FreshView=True)
+             FreshView=True, TokenRingClaim=True)
 
 
 def load(fig: int) -> dict:

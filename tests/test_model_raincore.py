@@ -310,6 +310,75 @@ def test_fresh_view_recovered_node_does_not_match_its_old_localview():
         RaincoreModel(dict(N=3, InitSize=3, InitSeq=3, ColdStart=False, FreshView=True))
 
 
+def claim_of(s, n):
+    return next(x for x in s.msgs911 if x["orig"] == n and x["cur"] == n)
+
+
+def joiner_reserves_then_token_lost(m):
+    """Ring 1,2 and a joining node 3 (the shape of the campaign's run 363):
+    3 joins, takes the token twice, reserves slot 2 and passes the token
+    (seq 7, gvn 2) on; the token is lost.  Node 1's lastToken is seq 6, gvn 1."""
+    s = m.step(start(m), "Join", 3)
+    s = m.step(s, "911Received", 1, only(s.msgs911))       # a join request
+    s = pass_round(m, s, 5)                                  # 1 adds 3: T3 1->3 ... T7 3->2
+    assert s.viewState[2] == "Reserve" and s.globalView[2] == (NULL_VIEW, NULL_VIEW)
+    t7 = only(s.tokenMsgs)
+    assert (t7["seq"], t7["gvn"], t7["dest"]) == (7, 2, 2) and s.lastToken[0]["seq"] == 6
+    return m.step(s, "TokenLoss", t7)
+
+
+def test_f7_stale_regeneration_splits_the_history_without_token_ring_claim():
+    """F7 (docs/raincore.md) scripted with a real Join, every earlier fix on:
+    node 1's claim travels its lastGlobalView <<1,2>>, so the joiner 3 (which
+    sent a later token) never vetoes it; 1 regenerates twice from its older
+    token, 3 reserves again at slot 3 while 1 and 2 reserve slot 2, and
+    node 1, left alone, commits <<1>> at index 3 where 3 has <<1,3,2>>."""
+    m = model(n=3, init=2, seq=2, **FIXED)
+    s = joiner_reserves_then_token_lost(m)
+    s, c3 = hungry_timeout_911(m, s, 3)                     # 3 gives up its slot (Chaos)
+    assert c3["dest"] == 1 and c3["nodelist"] == (1, 2)     # along the configured ring
+    s = m.step(s, "911Received", 1, c3)
+    assert s.newNodes[0] == {3} and s.msgs911 == frozenset()  # taken as a join request
+    for _ in range(2):                                       # 1 regenerates T6, then T7
+        s, c1 = hungry_timeout_911(m, s, 1)
+        assert c1["nodelist"] == (1, 2)                      # 3 is not asked
+        s = m.step(s, "911Received", 2, c1)
+        s = m.step(s, "911Received", 1, only(s.msgs911))
+        assert s.tokenState[0] == "Eating" and s.token[0]["gvn"] == 1
+        s = m.step(s, "EatingTimeout", 1)
+        if only(s.tokenMsgs)["seq"] == 7:
+            s = deliver_token(m, s)                          # 7 <= 7: node 3 drops it
+            assert s.tokenMsgs == frozenset() and s.tokenState[2] == "Starving"
+    s = pass_round(m, s, 5)                                  # T8 .. T13: reserve, then commit
+    s = deliver_token(m, s)                                  # T13 at node 1
+    assert s.globalView[2] == (NULL_VIEW, NULL_VIEW, (1, 3, 2))
+    assert s.globalView[0] == s.globalView[1] == ((1, 2), (1, 3, 2))
+    assert all(inv(s) for inv in m.invariants.values())
+    s = m.step(m.step(s, "Crash", 2), "Crash", 3)
+    s = m.step(s, "EatingTimeout", 1)
+    s = m.step(s, "TokenDeliveryFailure", 1, only(s.tokenMsgs))
+    s = m.step(s, "TokenDeliveryFailure", 1, only(s.tokenMsgs))
+    assert s.globalView[0] == ((1, 2), (1, 3, 2), (1,))
+    assert not m.ConsistentHistory(s)
+
+
+def test_token_ring_claim_lets_the_joiner_veto_and_regenerate():
+    m = model(n=3, init=2, seq=2, **FIXED, TokenRingClaim=True)
+    s = joiner_reserves_then_token_lost(m)
+    s1, c1 = hungry_timeout_911(m, s, 1)
+    assert c1 == Msg911(1, 1, 3, (1, 3, 2), 6, "YES")       # along lastToken's nodelist
+    s1 = m.step(s1, "911Received", 3, c1)
+    assert only(s1.msgs911) == Msg911(1, 3, 1, (1, 3, 2), 6, "NO")  # 3 sent seq 7: veto
+    s3, c3 = hungry_timeout_911(m, s, 3)
+    assert c3 == Msg911(3, 3, 2, (1, 3, 2), 7, "YES")
+    s3 = m.step(s3, "911Received", 2, c3)                    # 3 is on 2's lastToken: a claim
+    s3 = m.step(s3, "911Received", 1, only(s3.msgs911))
+    s3 = m.step(s3, "911Received", 3, only(s3.msgs911))
+    assert s3.tokenState[2] == "Eating" and s3.token[2]["gvn"] == 2  # the newest token
+    # without the fix, 3's claim is a join request at node 1
+    assert model(n=3, init=2, seq=2, **FIXED).Members(s, 1) == {1, 2} and m.Members(s, 1) == {1, 2, 3}
+
+
 # --- invariants --------------------------------------------------------------------------------
 
 
@@ -356,7 +425,7 @@ def test_explorer_count_matches_tlc(name):
     assert r.distinct_states == e.distinct_states
 
 
-@pytest.mark.parametrize("name", ["Faithful3", "Faithful4", "Timely3", "NoNeutral3",
+@pytest.mark.parametrize("name", ["Faithful3", "Faithful4", "Timely3", "NoNeutral3", "NoTokenRing2",
                                   pytest.param("ColdStaleView3", marks=pytest.mark.slow),
                                   pytest.param("NoFresh3", marks=pytest.mark.slow)])
 def test_explorer_finds_the_violation_at_tlc_depth(name):

@@ -25,8 +25,8 @@
 (* Variant constants.  All FALSE is the model faithful to the seed, and    *)
 (* TLC refutes AtMostOneToken on it.  TimelyTimeouts and StableFounder     *)
 (* state assumptions the seed makes without saying so; NeutralRecovery,    *)
-(* FreshClaim and FreshView are the smallest fixes of the flaws            *)
-(* that remain under those assumptions.  docs/raincore.md gives each       *)
+(* FreshClaim, FreshView and TokenRingClaim are the smallest fixes of the  *)
+(* flaws that remain under those assumptions.  docs/raincore.md gives each *)
 (* counterexample and the model that shows it.                             *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
@@ -44,15 +44,19 @@ CONSTANTS
     NeutralRecovery, \* fix: a recovered node claims and vetoes with sequence
                      \* number 0 until it holds a token again
     FreshClaim,      \* fix: regenerate only on a YES for the current claim
-    FreshView        \* fix: a recovered node's retained localView does not
+    FreshView,       \* fix: a recovered node's retained localView does not
                      \* match until it holds a token again (needs
                      \* NeutralRecovery, which tracks "recovered")
+    TokenRingClaim   \* fix: a 911 travels the nodelist of its originator's
+                     \* lastToken, and a node on the receiver's lastToken
+                     \* nodelist is a member (not only its lastGlobalView)
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
        /\ ColdStart \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ StableFounder \in BOOLEAN
        /\ NeutralRecovery \in BOOLEAN /\ FreshClaim \in BOOLEAN
        /\ FreshView \in BOOLEAN /\ (FreshView => NeutralRecovery)
+       /\ TokenRingClaim \in BOOLEAN
 
 Node == 1..N
 InitRing == [i \in 1..InitSize |-> i]
@@ -118,14 +122,23 @@ LastGlobalView(n) ==
 \* The ring a node's 911 messages follow: lastGlobalView, or the configured
 \* ring before the node has committed any view.
 ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
+\* The ring a node's 911s travel: ViewOf(n), or under the TokenRingClaim fix
+\* the nodelist of its lastToken, which also lists the nodes the token took
+\* in that no view has committed yet: they may hold a later token and must
+\* get their chance to veto (F7).
+ClaimRing(n) == IF TokenRingClaim /\ lastToken[n].nodelist # <<>>
+                  THEN lastToken[n].nodelist ELSE ViewOf(n)
+\* The nodes whose 911 is a claim to answer, not a join request.
+Members(n) == Range(ViewOf(n)) \cup
+              (IF TokenRingClaim THEN Range(lastToken[n].nodelist) ELSE {})
 
 \* The sequence number a node claims with and compares claims against:
 \* lastTokenSeq, or 0 for a recovered node under the NeutralRecovery fix.
 ClaimSeq(n) == IF recovered[n] THEN 0 ELSE lastToken[n].seq
 \* The 911 a node initiates (Hungry and Starving timeouts, recovery, join):
-\* its claim, status YES, to the next node on lastGlobalView.
-Call911(n) == [orig |-> n, cur |-> n, dest |-> NextNode(ViewOf(n), n),
-               nodelist |-> ViewOf(n), seq |-> ClaimSeq(n), status |-> "YES"]
+\* its claim, status YES, to the next node on its ClaimRing.
+Call911(n) == [orig |-> n, cur |-> n, dest |-> NextNode(ClaimRing(n), n),
+               nodelist |-> ClaimRing(n), seq |-> ClaimSeq(n), status |-> "YES"]
 
 UpNodes == {n \in Node : status[n] = "Up"}
 
@@ -287,7 +300,7 @@ Regenerate(n, m) ==
                         /\ recovered' = [recovered EXCEPT ![n] = FALSE]
                    ELSE UNCHANGED <<token, tokenState, recovered>>
               /\ UNCHANGED newNodes
-       ELSE IF m.orig \in Range(ViewOf(n))
+       ELSE IF m.orig \in Members(n)
          THEN /\ msgs911' = (msgs911 \ {m}) \cup
                     {IF Veto(n, m) THEN [m1 EXCEPT !.status = "NO", !.dest = m.orig]
                                    ELSE [m1 EXCEPT !.dest = NextNode(m.nodelist, n)]}
