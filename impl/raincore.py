@@ -37,8 +37,9 @@ state, whatever the time).  Every committed view leaves the layer as
 ``Up(nid, ViewChange(View(index, members)))``, the membership oracle's event
 a stack above can install.
 
-The three fixes of docs/raincore.md (``neutral_recovery``, ``fresh_claim``,
-``fresh_view``) are options, on by default; all off is the seed as written.  The wire format of TOKEN and 911 is at the end of this module.
+The four fixes of docs/raincore.md (``neutral_recovery``, ``fresh_claim``,
+``fresh_view``, ``token_ring_claim``) are options, on by default; all off is
+the seed as written.  The wire format of TOKEN and 911 is at the end of this module.
 """
 
 from __future__ import annotations
@@ -163,10 +164,13 @@ class Raincore:
 
     def __init__(self, nid: int, init_ring, *, init_seq: int, cold_start: bool = False,
                  timing: Timing | None = None, neutral_recovery: bool = True, fresh_claim: bool = True,
-                 fresh_view: bool = True, tracing: bool = True) -> None:
+                 fresh_view: bool = True, token_ring_claim: bool = True, tracing: bool = True) -> None:
         ring = tuple(init_ring)
         if fresh_view and not neutral_recovery:
             raise ValueError("raincore: fresh_view needs neutral_recovery (it tracks 'recovered')")
+        if token_ring_claim and not neutral_recovery:
+            raise ValueError("raincore: token_ring_claim needs neutral_recovery (a positive claim must prove "
+                             "its originator is on the ring)")
         if len(ring) < 2 or len(set(ring)) != len(ring) or init_seq < len(ring):
             raise ValueError(f"raincore: need a ring of >= 2 distinct nodes and init_seq >= its size: "
                              f"{ring}, {init_seq}")
@@ -178,6 +182,7 @@ class Raincore:
         self.neutral_recovery = neutral_recovery
         self.fresh_claim = fresh_claim
         self.fresh_view = fresh_view
+        self.token_ring_claim = token_ring_claim
         self.tracing = tracing
         self.stats: dict[str, int] = {}
         self.newNodes: set[int] = set()
@@ -212,6 +217,20 @@ class Raincore:
         """The ring 911s follow: lastGlobalView, or the configured ring."""
         return self.lastGlobalView or self.init_ring
 
+    def claim_ring(self) -> tuple:
+        """The ring this node's 911s travel: view_of(), or (token_ring_claim,
+        F7) its lastToken's nodelist, which also lists the nodes taken in
+        since the last commit: they may hold a later token and must be asked."""
+        if self.token_ring_claim and self.lastToken.nodelist:
+            return self.lastToken.nodelist
+        return self.view_of()
+
+    def higher_claim(self, m: Msg911) -> bool:
+        """token_ring_claim: a non-member's 911 that claims more than we do is
+        answered as well as queued: its originator has held a later token,
+        so it is on the ring even if we have not seen it added."""
+        return self.token_ring_claim and m.seq > self.claim_seq()
+
     def claim_seq(self) -> int:
         return 0 if self.recovered else self.lastToken.seq
 
@@ -237,7 +256,7 @@ class Raincore:
         return out + [SetTimer(token_state.lower(), at)]
 
     def _call911(self) -> Msg911:
-        ring = self.view_of()
+        ring = self.claim_ring()
         return Msg911(self.nid, self.nid, next_node(ring, self.nid), ring, self.claim_seq(), "YES")
 
     def _committed(self, index: int, members: tuple) -> Up:
@@ -350,14 +369,15 @@ class Raincore:
                 tim = self._enter("Eating", now)
                 return self._trace("911Received", m) + tim
             return self._trace("911Received", m)
+        if self._veto(m):
+            answer = m.replace(cur=n, status="NO", dest=m.orig)
+        else:
+            answer = m.replace(cur=n, dest=next_node(m.nodelist, n))
         if m.orig in self.view_of():
-            if self._veto(m):
-                out = m.replace(cur=n, status="NO", dest=m.orig)
-            else:
-                out = m.replace(cur=n, dest=next_node(m.nodelist, n))
-            return self._trace("911Received", m) + [codec_send(out)]
+            return self._trace("911Received", m) + [codec_send(answer)]
+        higher = self.higher_claim(m)
         self.newNodes.add(m.orig)              # a join request
-        return self._trace("911Received", m)
+        return self._trace("911Received", m) + ([codec_send(answer)] if higher else [])
 
     def _token_delivery_failure(self, m: TokenMsg, now: float) -> list[Effect]:
         # 4. Drop the dead node, point at the next one, count the hop.

@@ -212,20 +212,22 @@ class RaincoreConfig:
     neutral_recovery: bool = True
     fresh_claim: bool = True
     fresh_view: bool = True
+    token_ring_claim: bool = True
 
     def constants(self) -> dict:
         """The model constants a replay needs (timeouts are untimed: TimelyTimeouts
         FALSE; any node may crash: StableFounder FALSE)."""
         return {"N": self.n, "InitSize": self.init_size, "InitSeq": self.init_seq, "ColdStart": self.cold_start,
                 "TimelyTimeouts": False, "StableFounder": False, "NeutralRecovery": self.neutral_recovery,
-                "FreshClaim": self.fresh_claim, "FreshView": self.fresh_view}
+                "FreshClaim": self.fresh_claim, "FreshView": self.fresh_view,
+                "TokenRingClaim": self.token_ring_claim}
 
 
 def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore]:
     ring = tuple(range(1, cfg.init_size + 1))
     return {n: Raincore(n, ring, init_seq=cfg.init_seq, cold_start=cfg.cold_start, timing=cfg.timing,
                         neutral_recovery=cfg.neutral_recovery, fresh_claim=cfg.fresh_claim,
-                        fresh_view=cfg.fresh_view, tracing=tracing)
+                        fresh_view=cfg.fresh_view, token_ring_claim=cfg.token_ring_claim, tracing=tracing)
             for n in range(1, cfg.n + 1)}
 
 

@@ -138,6 +138,8 @@ class RaincoreModel(Model):
         self.MaxDown = c.get("MaxDown")
         if self.FreshView and not self.NeutralRecovery:
             raise ValueError("raincore: FreshView needs NeutralRecovery (ASSUME FreshView => NeutralRecovery)")
+        if self.TokenRingClaim and not self.NeutralRecovery:
+            raise ValueError("raincore: TokenRingClaim needs NeutralRecovery (ASSUME TokenRingClaim => NeutralRecovery)")
         if not (2 <= self.InitSize <= self.N and self.InitSeq >= self.InitSize):
             raise ValueError(
                 f"raincore: need 2 <= InitSize <= N and InitSeq >= InitSize, got "
@@ -165,16 +167,13 @@ class RaincoreModel(Model):
         nl = s.lastToken[n - 1]["nodelist"]
         return nl if self.TokenRingClaim and nl != () else self.ViewOf(s, n)
 
-    def Members(self, s: RaincoreState, n: int) -> set:
-        """The nodes whose 911 n answers as a claim (the others' are join requests)."""
-        out = set(self.ViewOf(s, n))
-        if self.TokenRingClaim:
-            out.update(s.lastToken[n - 1]["nodelist"])
-        return out
-
     @staticmethod
     def ClaimSeq(s: RaincoreState, n: int) -> int:
         return 0 if s.recovered[n - 1] else s.lastToken[n - 1]["seq"]
+
+    def HigherClaim(self, s: RaincoreState, n: int, m: Fn) -> bool:
+        """TokenRingClaim: a non-member's 911 above n's claim is answered too."""
+        return self.TokenRingClaim and m["seq"] > self.ClaimSeq(s, n)
 
     def Call911(self, s: RaincoreState, n: int) -> Fn:
         ring = self.ClaimRing(s, n)
@@ -297,13 +296,14 @@ class RaincoreModel(Model):
                     recovered=_upd(s.recovered, n, False),
                 )
             return s._replace(msgs911=rest)
-        if m["orig"] in self.Members(s, n):
-            if self.Veto(s, n, m):
-                out = m.update({"cur": n, "status": "NO", "dest": m["orig"]})
-            else:
-                out = m.update({"cur": n, "dest": NextNode(m["nodelist"], n)})
-            return s._replace(msgs911=rest | {out})
-        return s._replace(msgs911=rest, newNodes=_upd(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}))
+        if self.Veto(s, n, m):
+            answer = m.update({"cur": n, "status": "NO", "dest": m["orig"]})
+        else:
+            answer = m.update({"cur": n, "dest": NextNode(m["nodelist"], n)})
+        if m["orig"] in self.ViewOf(s, n):
+            return s._replace(msgs911=rest | {answer})
+        return s._replace(msgs911=rest | {answer} if self.HigherClaim(s, n, m) else rest,
+                          newNodes=_upd(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}))
 
     def TokenDeliveryFailure(self, s: RaincoreState, n: int, m: Fn) -> RaincoreState | None:
         if (s.status[n - 1] != "Up" or m not in s.tokenMsgs or m["cur"] != n

@@ -14,12 +14,17 @@ Expectations, checked run by run:
   every 10th run's events are also checked against impl/schemas/raincore.json
   (jsonschema costs ~3 ms a record here, more than the rest of a run);
 * AtMostOneToken holds in every run;
-* the campaign finds two counterexamples of the protocol, pinned below
-  (docs/impl.md, Raincore): ConsistentHistory broken by view slots that
-  drift apart (even under the spec's Fixed assumptions), and a ring stuck
-  with no token.  Runs may fail only in those two ways: a ConsistentHistory
-  violation, or no agreement with every live node Starving and no token
-  anywhere.  Both are counted and printed.
+* without the TokenRingClaim fix (``token_ring_claim=False``) the campaign
+  found two counterexamples of the protocol, pinned below (docs/impl.md,
+  Raincore; docs/raincore.md F7): ConsistentHistory broken by view slots
+  that drift apart (even under the spec's Fixed assumptions), and a ring
+  stuck with no token.  With the fix (the layer's default) the 500 runs
+  show neither; ConsistentHistory still breaks in runs where the founder
+  crashes (outside the StableFounder assumption; one pinned below, one in
+  the 3000-run campaign).  Runs may fail only in those ways: a
+  ConsistentHistory violation where the founder crashed, or no agreement
+  with every live node Starving and no token anywhere.  Both are counted
+  and printed.
 """
 
 from __future__ import annotations
@@ -59,8 +64,8 @@ def _inflight_msgs(sim):
             yield codec.decode(data[2])
 
 
-def run_one(n, ring, seed, faults):
-    cfg = RaincoreConfig(n=n, init_size=ring, init_seq=11)
+def run_one(n, ring, seed, faults, **fixes):
+    cfg = RaincoreConfig(n=n, init_size=ring, init_seq=11, **fixes)
     records, summary, sim = simulate(cfg, seed, faults)
     v1 = tracefile.to_v1(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}")
     return v1, summary, sim, rc.replay_records(v1)
@@ -102,6 +107,8 @@ def run_campaign(runs: int) -> dict:
                   "history split" if history_split else "history ok")] += 1
         if not summary["agreed"] and not stuck:
             failures.append(("no agreement, but not the stuck ring", where))
+        if history_split and not founder_crash:
+            failures.append(("ConsistentHistory broken with a stable founder", where))
     seconds = time.perf_counter() - t0
     summary = {"runs": runs, "events": events, "verdicts": dict(verdicts),
                "outcomes": {" / ".join(k): v for k, v in sorted(outcomes.items())}, "seconds": round(seconds, 1)}
@@ -120,28 +127,38 @@ def test_draws_cover_every_fault_kind_and_both_sizes():
 
 def test_fault_campaign_500_runs():
     s = run_campaign(500)
-    assert s["verdicts"].get("ok", 0) > 0
+    assert s["verdicts"] == {"ok": 500}    # with TokenRingClaim, no violation at all
 
 
 # ---------------------------------------------------------------- the two counterexamples
 
 def test_counterexample_consistent_history_under_the_fixed_assumptions():
-    """Campaign run 363: ring 1,2,3; node 4 joins; 2 crashes and recovers; two
-    token losses.  Node 4 reserves slot 2 first and the token (gvn 2) is
-    lost; node 1 regenerates from its lastToken (gvn 1), so nodes 1 and 3
+    """Campaign run 363 without the TokenRingClaim fix: ring 1,2,3; node 4
+    joins; 2 crashes and recovers; two token losses.  Node 4 reserves slot 2
+    first and the token (gvn 2) is lost; node 1 regenerates from its
+    lastToken (gvn 1), its claim having travelled only its lastGlobalView
+    1,2,3, so 4 (which sent a later token) never vetoed it; nodes 1 and 3
     reserve slot 2 in the next round and node 4 slot 3: 1,4,3 is committed
     at index 2 by 1 and 3 and at index 3 by 4, where node 2 later commits
-    1,4,3,2.  The trace is a behaviour of the model even with every
-    assumption and fix of the spec's Fixed models (TimelyTimeouts,
-    StableFounder, NeutralRecovery, FreshClaim, FreshView): TLC's bounded
-    models (MaxSeq 5) are too short to reach it."""
+    1,4,3,2.  The trace is a behaviour of the model with every assumption
+    and earlier fix of the spec's Fixed models (TimelyTimeouts,
+    StableFounder, NeutralRecovery, FreshClaim, FreshView), not of the model
+    with TokenRingClaim; TLC shows the same flaw in NoTokenRing2 (F7)."""
     p = draw_run(363)
-    v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"])
+    v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"], token_ring_claim=False)
     assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[3]")
     fixed = dict(v1[0], constants=dict(v1[0]["constants"], TimelyTimeouts=True, StableFounder=True))
     assert all(fixed["constants"][k] for k in ("NeutralRecovery", "FreshClaim", "FreshView"))
+    assert fixed["constants"]["TokenRingClaim"] is False
     rep2 = rc.replay_records([fixed] + v1[1:])
     assert rep2.verdict == "violation" and rep2.reason == rep.reason
+    # the model with the fix does not allow the trace ...
+    ring_fix = dict(fixed, constants=dict(fixed["constants"], TokenRingClaim=True))
+    assert rc.replay_records([ring_fix] + v1[1:]).verdict == "nonconforming"
+    # ... and the layer with the fix (its default) runs the same plan to agreement
+    v1f, summary_f, _, rep_f = run_one(p["n"], p["ring"], p["seed"], p["faults"])
+    assert v1f[0]["constants"]["TokenRingClaim"] is True
+    assert rep_f.verdict == "ok" and summary_f["agreed"]
 
 
 def test_founder_crash_counterexample_consistent_history():
@@ -157,16 +174,20 @@ def test_founder_crash_counterexample_consistent_history():
 
 
 def test_founder_crash_counterexample_ring_stuck_without_token():
-    """Node 5 joins while 1 is down; the token, last held by 5 (sequence
-    number 36, the highest), is lost.  Node 3 never committed 2,5,3,4 (it
-    was still in Reserve), so 5's 911 reaches 3 as a join request and is
-    queued, never forwarded; every other claim is vetoed by 5's higher
-    number.  No node regenerates: all live nodes starve forever."""
+    """Without TokenRingClaim: node 5 joins while 1 is down; the token, last
+    held by 5 (sequence number 36, the highest), is lost.  Node 3 never
+    committed 2,5,3,4 (it was still in Reserve), so 5's 911 reaches 3 as a
+    join request and is queued, never forwarded; every other claim is
+    vetoed by 5's higher number.  No node regenerates: all live nodes
+    starve forever.  With the fix, 3 answers 5's higher claim as well as
+    queueing it: 5 regenerates and the ring agrees."""
     faults = RaincoreFaults(crashes=((4, 0.1347), (1, 0.308)), recoveries=((4, 0.235), (1, 0.6039)),
                             joins=((5, 0.3117),), token_losses=(0.0638, 0.4282))
-    v1, summary, sim, rep = run_one(5, 4, 257, faults)
+    v1, summary, sim, rep = run_one(5, 4, 257, faults, token_ring_claim=False)
     assert rep.verdict == "ok" and not summary["agreed"] and stuck_without_token(sim)
     assert summary["live"] == [1, 2, 3, 4, 5] and sim.layer(3).newNodes == {5}
+    v1, summary, sim, rep = run_one(5, 4, 257, faults)
+    assert rep.verdict == "ok" and summary["agreed"] and summary["live"] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from groupcheck.impl.raincore import Crash, DeliveryFailed, Msg911, Raincore, Re
 GOLDEN = Path(__file__).resolve().parent / "golden"
 FIGURES = sorted(GOLDEN.glob("raincore_fig*.json"))
 VARIANTS = {
-    "seed": dict(neutral_recovery=False, fresh_claim=False, fresh_view=False),
+    "seed": dict(neutral_recovery=False, fresh_claim=False, fresh_view=False, token_ring_claim=False),
     "fixed": {},
 }
 

@@ -256,6 +256,25 @@ def test_fresh_view_needs_neutral_recovery():
         node(1, neutral_recovery=False)
 
 
+def test_token_ring_claim_asks_the_last_tokens_ring_and_answers_a_higher_claim():
+    # F7: node 1's last token took in node 4, which no view has committed yet
+    last = TokenMsg(12, (1, 4, 2, 3), 1, 4, 1)
+    a, seed_a = node(1), node(1, token_ring_claim=False)
+    a.lastToken = seed_a.lastToken = last
+    assert sends(a.handle(TimerFired("hungry"), 0.0)) == [Msg911(1, 1, 4, (1, 4, 2, 3), 12, "YES")]
+    assert sends(seed_a.handle(TimerFired("hungry"), 0.0)) == [Msg911(1, 1, 2, RING, 12, "YES")]
+    # node 4's claim at node 2 (lastTokenSeq 9), which has not seen 4 added
+    claim = Msg911(4, 4, 2, (1, 4, 2, 3), 13, "YES")
+    b, seed_b = node(2), node(2, token_ring_claim=False)
+    assert sends(b.handle(Receive(4, claim), 0.0)) == [Msg911(4, 2, 3, (1, 4, 2, 3), 13, "YES")]
+    assert b.newNodes == {4}                                       # queued as well
+    assert sends(seed_b.handle(Receive(4, claim), 0.0)) == [] and seed_b.newNodes == {4}
+    low = node(2)                                                  # not above 9: only a join request
+    assert sends(low.handle(Receive(4, claim.replace(seq=9)), 0.0)) == [] and low.newNodes == {4}
+    with pytest.raises(ValueError, match="token_ring_claim needs neutral_recovery"):
+        node(1, neutral_recovery=False, fresh_view=False)
+
+
 # ---------------------------------------------------------------- wire format
 
 NODES = st.integers(min_value=1, max_value=0xFFFF)

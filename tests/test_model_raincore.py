@@ -371,12 +371,22 @@ def test_token_ring_claim_lets_the_joiner_veto_and_regenerate():
     assert only(s1.msgs911) == Msg911(1, 3, 1, (1, 3, 2), 6, "NO")  # 3 sent seq 7: veto
     s3, c3 = hungry_timeout_911(m, s, 3)
     assert c3 == Msg911(3, 3, 2, (1, 3, 2), 7, "YES")
-    s3 = m.step(s3, "911Received", 2, c3)                    # 3 is on 2's lastToken: a claim
+    s3 = m.step(s3, "911Received", 2, c3)                    # 3 is not on <<1,2>> but claims 7 > 5
     s3 = m.step(s3, "911Received", 1, only(s3.msgs911))
     s3 = m.step(s3, "911Received", 3, only(s3.msgs911))
     assert s3.tokenState[2] == "Eating" and s3.token[2]["gvn"] == 2  # the newest token
-    # without the fix, 3's claim is a join request at node 1
-    assert model(n=3, init=2, seq=2, **FIXED).Members(s, 1) == {1, 2} and m.Members(s, 1) == {1, 2, 3}
+    # node 1 also queues 3 as a join request; without the fix that is all it does
+    assert s3.newNodes[0] == {3} and s3.newNodes[1] == {3}
+    at1 = c3.update({"cur": 2, "dest": 1})
+    s0 = s._replace(tokenState=s3.tokenState[:2] + ("Starving",), msgs911=frozenset({at1}))
+    t = model(n=3, init=2, seq=2, **FIXED).step(s0, "911Received", 1, at1)
+    assert t.msgs911 == frozenset() and t.newNodes[0] == {3}
+    # a non-member's claim not above the receiver's own is only a join request
+    low = at1.set("seq", 6)
+    t = m.step(s0._replace(msgs911=frozenset({low})), "911Received", 1, low)
+    assert t.msgs911 == frozenset() and t.newNodes[0] == {3}
+    with pytest.raises(ValueError):
+        RaincoreModel(dict(N=3, InitSize=3, InitSeq=3, ColdStart=False, TokenRingClaim=True))
 
 
 # --- invariants --------------------------------------------------------------------------------

@@ -48,15 +48,17 @@ CONSTANTS
                      \* match until it holds a token again (needs
                      \* NeutralRecovery, which tracks "recovered")
     TokenRingClaim   \* fix: a 911 travels the nodelist of its originator's
-                     \* lastToken, and a node on the receiver's lastToken
-                     \* nodelist is a member (not only its lastGlobalView)
+                     \* lastToken, and a non-member's 911 claiming a higher
+                     \* number than the receiver's is answered as a claim as
+                     \* well as queued (needs NeutralRecovery: only then does
+                     \* a positive claim prove its originator is on the ring)
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
        /\ ColdStart \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ StableFounder \in BOOLEAN
        /\ NeutralRecovery \in BOOLEAN /\ FreshClaim \in BOOLEAN
        /\ FreshView \in BOOLEAN /\ (FreshView => NeutralRecovery)
-       /\ TokenRingClaim \in BOOLEAN
+       /\ TokenRingClaim \in BOOLEAN /\ (TokenRingClaim => NeutralRecovery)
 
 Node == 1..N
 InitRing == [i \in 1..InitSize |-> i]
@@ -128,13 +130,16 @@ ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n
 \* get their chance to veto (F7).
 ClaimRing(n) == IF TokenRingClaim /\ lastToken[n].nodelist # <<>>
                   THEN lastToken[n].nodelist ELSE ViewOf(n)
-\* The nodes whose 911 is a claim to answer, not a join request.
-Members(n) == Range(ViewOf(n)) \cup
-              (IF TokenRingClaim THEN Range(lastToken[n].nodelist) ELSE {})
 
 \* The sequence number a node claims with and compares claims against:
 \* lastTokenSeq, or 0 for a recovered node under the NeutralRecovery fix.
 ClaimSeq(n) == IF recovered[n] THEN 0 ELSE lastToken[n].seq
+\* Under TokenRingClaim, a 911 from a node that is not on the receiver's
+\* lastGlobalView is answered as a claim (as well as queued as a join
+\* request) when it claims a higher sequence number than the receiver's:
+\* its originator has held a later token, so it is on the ring even if the
+\* receiver has not seen it added yet, and it may be the one to regenerate.
+HigherClaim(n, m) == TokenRingClaim /\ m.seq > ClaimSeq(n)
 \* The 911 a node initiates (Hungry and Starving timeouts, recovery, join):
 \* its claim, status YES, to the next node on its ClaimRing.
 Call911(n) == [orig |-> n, cur |-> n, dest |-> NextNode(ClaimRing(n), n),
@@ -285,9 +290,12 @@ Regenerate(n, m) ==
 \*    originator the right to regenerate the token from lastToken.  A 911
 \*    from a member is vetoed (status NO, sent straight back to the
 \*    originator) or forwarded to the next node on the 911's nodelist.  A 911
-\*    from a non-member is a join request.
+\*    from a non-member is a join request (and, under TokenRingClaim, also
+\*    answered when it claims more than this node's ClaimSeq).
 911Received(n, m) ==
-    LET m1 == [m EXCEPT !.cur = n]
+    LET m1     == [m EXCEPT !.cur = n]
+        answer == IF Veto(n, m) THEN [m1 EXCEPT !.status = "NO", !.dest = m.orig]
+                                ELSE [m1 EXCEPT !.dest = NextNode(m.nodelist, n)]
     IN
     /\ status[n] = "Up"
     /\ m \in msgs911
@@ -300,12 +308,10 @@ Regenerate(n, m) ==
                         /\ recovered' = [recovered EXCEPT ![n] = FALSE]
                    ELSE UNCHANGED <<token, tokenState, recovered>>
               /\ UNCHANGED newNodes
-       ELSE IF m.orig \in Members(n)
-         THEN /\ msgs911' = (msgs911 \ {m}) \cup
-                    {IF Veto(n, m) THEN [m1 EXCEPT !.status = "NO", !.dest = m.orig]
-                                   ELSE [m1 EXCEPT !.dest = NextNode(m.nodelist, n)]}
+       ELSE IF m.orig \in Range(ViewOf(n))
+         THEN /\ msgs911' = (msgs911 \ {m}) \cup {answer}
               /\ UNCHANGED <<token, tokenState, newNodes, recovered>>
-         ELSE /\ msgs911' = msgs911 \ {m}
+         ELSE /\ msgs911' = (msgs911 \ {m}) \cup (IF HigherClaim(n, m) THEN {answer} ELSE {})
               /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
               /\ UNCHANGED <<token, tokenState, recovered>>
     /\ UNCHANGED <<status, viewState, globalView, lastToken, localView, tokenMsgs>>
