@@ -221,5 +221,20 @@ def explore(
 
 def canonical_graph(model: Model, graph: nx.DiGraph) -> nx.DiGraph:
     """Relabel a model state graph with canonical states (TLC's encoding)."""
-    mapping = {s: model.canonical(s) for s in graph.nodes}
+    if type(model).canonical is Model.canonical:
+        # Successor states share the values of the variables an action leaves
+        # UNCHANGED, so normalising each value object once (keyed by identity,
+        # the object kept alive in the memo) saves most of the work.
+        memo: dict[int, tuple[Any, Any]] = {}
+        variables = model.variables
+
+        def norm(v):
+            hit = memo.get(id(v))
+            if hit is None:
+                hit = memo[id(v)] = (v, normalize(v))
+            return hit[1]
+
+        mapping = {s: tuple((var, norm(getattr(s, var))) for var in variables) for s in graph.nodes}
+    else:
+        mapping = {s: model.canonical(s) for s in graph.nodes}
     return nx.relabel_nodes(graph, mapping, copy=True)

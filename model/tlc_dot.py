@@ -186,8 +186,21 @@ def compare_graphs(g_model: nx.DiGraph, g_tlc: nx.DiGraph) -> tuple[bool, dict |
         "edges_model": g_model.number_of_edges(),
         "edges_tlc": g_tlc.number_of_edges(),
     }
-    nm, nt = set(g_model.nodes), set(g_tlc.nodes)
-    only_m, only_t = nm - nt, nt - nm
+    # States are deep tuples whose hash Python does not cache, and every
+    # successful lookup of an equal (not identical) state compares it deeply.
+    # So each state is hashed and compared once here, given a number, and the
+    # edge sets are compared as pairs of numbers.
+    gid: dict = {}
+    for s in g_tlc.nodes:
+        gid.setdefault(s, len(gid))
+    n_tlc = len(gid)
+    for s in g_model.nodes:
+        gid.setdefault(s, len(gid))
+    ids_t = {id(s): gid[s] for s in g_tlc.nodes}
+    ids_m = {id(s): gid[s] for s in g_model.nodes}
+    in_model = set(ids_m.values())
+    only_m = {s for s in g_model.nodes if gid[s] >= n_tlc}
+    only_t = {s for s in g_tlc.nodes if gid[s] not in in_model}
     if only_m or only_t:
         cands = [(_state_key(s), "model", s) for s in _least(only_m)] + [
             (_state_key(s), "tlc", s) for s in _least(only_t)
@@ -208,6 +221,18 @@ def compare_graphs(g_model: nx.DiGraph, g_tlc: nx.DiGraph) -> tuple[bool, dict |
             "only_tlc_states": len(only_t),
             **counts,
         }
+
+    def edge_ids(g, ids):
+        out = set()
+        for u, nbrs in g.adj.items():
+            iu = ids[id(u)]
+            for v in nbrs:
+                iv = ids.get(id(v))
+                out.add((iu, gid[v] if iv is None else iv))
+        return out
+
+    if edge_ids(g_model, ids_m) == edge_ids(g_tlc, ids_t):
+        return True, None
     em, et = set(g_model.edges), set(g_tlc.edges)
     only_me, only_te = em - et, et - em
     if only_me or only_te:
