@@ -230,3 +230,24 @@ def test_dataframe_properties_equal_model_functions(spark):
     assert got == want
     seen = {p for v in want.values() for p in v}
     assert seen == set(P.SEQUENCER_PROPERTIES)       # the sample exercises every property
+
+
+def test_traces_command_line_local(tmp_path):
+    """``groupcheck traces generate|ingest|check`` with the local engine."""
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    cli = CliRunner()
+    r = cli.invoke(app, ["traces", "generate", "sequencer", "--runs", "3", "--seed", "5", "--faults", "loss=0.1",
+                         "--option", "nodes=2", "--option", "messages=1", "--engine", "local",
+                         "--out", str(tmp_path / "gen"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["runs"] == 3
+    r = cli.invoke(app, ["traces", "check", str(tmp_path / "gen"), "--engine", "local", "--json"])
+    res = json.loads(r.output)
+    assert r.exit_code == 0 and res["counts"] == {"ok": 3}
+    assert res["coverage"]["sequencer"]["states"][0]["reachable"]
+    _write_ndjson_corpus(tmp_path / "in")
+    r = cli.invoke(app, ["traces", "ingest", str(tmp_path / "in"), "--engine", "local", "--out", str(tmp_path / "ing")])
+    assert r.exit_code == 0 and "bad-lines.ndjson:4: invalid JSON" in r.output
+    r = cli.invoke(app, ["traces", "check", str(tmp_path / "ing"), "--engine", "local", "--no-coverage"])
+    assert r.exit_code == 1 and "nonconforming" in r.output and "rejected" in r.output
