@@ -66,7 +66,9 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
 
     ``master``: a Spark master URL (``local[2]``, ``spark://host:7077``); None
     means ``local[*]``, or whatever ``spark-submit --master`` chose."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if master is None or master.startswith("local"):
+        # Loopback only for local masters: a cluster's executors must reach the driver.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark import SparkContext
