@@ -37,15 +37,17 @@ InstallView is an oracle action, not the FLUSH's.
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.flush import FlushModel
+from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 
 from . import flush as cflush
 from .protocols import Protocol
-from .replay import RunReport
+from .replay import MAX_CANDIDATES, RunReport
 from .traces import Trace
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
@@ -106,7 +108,13 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
     return None
 
 
-def replay(trace: Trace) -> RunReport:
+def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
+    """The verdict of one run.  Default: the FLUSH records against
+    model/flush.py and the SEQUENCER's trace properties.  ``composed=True``
+    (or GROUPCHECK_SEQFLUSH_REPLAY=composed): the whole trace against
+    model/sequencerflush.py first (see below), then the same properties."""
+    if composed is None:
+        composed = os.environ.get(COMPOSED_ENV, "") == "composed"
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -119,6 +127,23 @@ def replay(trace: Trace) -> RunReport:
                                     "SEQUENCER state")
     nodes = list(h["nodes"])
     c = h["constants"]
+    if composed:
+        try:
+            cm = composed_model(trace)
+        except (KeyError, ValueError) as e:
+            return RunReport(**base, verdict="rejected", first_bad_event=None,
+                             reason=f"{trace.path}:1: bad header constants: {e}")
+        if sorted(nodes) != list(cm.Members):
+            return RunReport(**base, verdict="rejected", first_bad_event=None,
+                             reason=f"{trace.path}:1: nodes {nodes} are not 1..N")
+        cr = ComposedReplayer(cm)
+        for ev in trace.events:
+            failed = cr.step(ev)
+            if failed:
+                verdict, reason = failed
+                at = ev["i"] if cr.bad_at is None else cr.bad_at
+                return RunReport(**base, verdict=verdict, first_bad_event=at,
+                                 reason=f"composed replay: {reason}", candidates_max=cr.peak)
     flush_events = [ev for ev in trace.events if layer_of(ev) in ("flush", "both")]
     max_msgs = sum(ev["name"] == "Multicast" for ev in flush_events)
     try:
@@ -166,6 +191,281 @@ def replay(trace: Trace) -> RunReport:
         return RunReport(**base, verdict="violation", first_bad_event=None,
                          reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak)
     return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak)
+
+
+
+# ---------------------------------------------------------------- the composed replay
+
+# The composed replay (option ``composed=True``; environment
+# GROUPCHECK_SEQFLUSH_REPLAY=composed for the command line) takes the WHOLE
+# trace against model/sequencerflush.py.  Record to model step:
+#
+#   SEQUENCER Send, RecvForward, FLUSH StartFlush ... Unblock, Discard, Crash:
+#       the composed action of the same name (Crash: every ``lost`` cut);
+#   FLUSH Deliver(m, q) + the SEQUENCER RecvData(m, p=q) that follows it:
+#       one RecvData(m, q) (the DATA taken from the channel q -> m);
+#   SEQUENCER RecvData(m, p=m) after the coordinator's own Multicast:
+#       RecvData(m, m) (the spec's McastData reaches the coordinator too);
+#   FLUSH Multicast(c): no step of its own; it is the DATA the preceding
+#       Send(c)/RecvForward(c, p) put in the channels (McastData), and must
+#       carry the view the model multicast it in;
+#   SEQUENCER RecvData(m, p /= m) with no Deliver before it: a DATA the
+#       VIEW's digest brings (impl: _reconcile); no step: the next
+#       SendView/InstallView's Moved absorbs it;
+#   FLUSH SendView(c) / InstallView(p, c) + the SEQUENCER InstallView that
+#       follows: one SendView(c) / InstallView(p, c).
+#
+# The FLUSH records are compared with the member's FLUSH part of the model
+# state (vid, phase, blocked, flushInit, flushOks, the digest = log once
+# Completed, completed, and the current view's deliveries = log), the
+# SEQUENCER records with its SEQUENCER part (vid, sent, fwd, recv,
+# delivered).  FLUSH keys (coordinator, flush seqno) are mapped to the
+# SEQUENCER ids the model's DATA carry through the Multicast records.
+# Two FLUSH Discards are stutters, not model steps: of a message of an older
+# view than the member's (the spec drops it at the view change, Purged) and
+# of a flush message from a crashed member (the spec drops it at the Crash):
+# divergence (b), invisible in the member's state.
+
+COMPOSED_ENV = "GROUPCHECK_SEQFLUSH_REPLAY"
+FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
+F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
+F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
+          "InstallView": "c", "Unblock": "c", "Discard": "q"}
+
+
+def seq_projection(s, m: int) -> dict:
+    return {"vid": s.vid[m], "sent": s.sent[m], "fwd": sorted(s.fwd[m]),
+            "recv": {str(x): q for x, q in sorted(s.recv[m].items())},
+            "delivered": [list(x) for x in s.delivered[m]]}
+
+
+def _seq_norm(st: dict) -> dict:
+    return {"vid": st["vid"], "sent": st["sent"], "fwd": sorted(st["fwd"]),
+            "recv": {str(x): q for x, q in sorted(st["recv"].items(), key=lambda kv: int(kv[0]))},
+            "delivered": [list(x) for x in st["delivered"]]}
+
+
+def _ids(xs) -> list:
+    return sorted(list(x) for x in xs)
+
+
+def flush_projection(s, m: int) -> dict:
+    completed = s.phase[m] == "Completed"
+    return {"vid": s.vid[m], "phase": s.phase[m], "blocked": s.blocked[m], "flushInit": s.flushInit[m],
+            "flushOks": sorted(s.flushOks[m]), "digest": _ids(s.log[m]) if completed else [],
+            "completed": sorted([q, _ids(d)] for q, d in s.completed[m]), "current": _ids(s.log[m])}
+
+
+class ComposedReplayer:
+    """The candidate set of model/sequencerflush.py states consistent with
+    the records so far (the pattern of conformance/flush.py's Replayer)."""
+
+    def __init__(self, model: SequencerFlushModel) -> None:
+        self.model = model
+        self.cands = set(model.init())
+        self.peak = len(self.cands)
+        self.fkey: dict[tuple, tuple] = {}      # FLUSH key -> SEQUENCER id of the DATA it carries
+        self.fview: dict[tuple, int] = {}       # FLUSH key -> view it was multicast in
+        self.pending: dict[int, list] = {m: [] for m in model.Members}   # DATA multicast, record awaited
+        self.expect: dict[int, tuple] = {}      # member -> the SEQUENCER record that completes a step
+        self.recon: dict[int, list] = {m: [] for m in model.Members}     # digest deliveries awaiting Moved
+        self.bad_at: Optional[int] = None         # a failure found late: the record it concerns
+        self.stats = {"discard_stutters": 0, "digest_deliveries": 0}   # refinement steps taken (yields)
+
+    # -- mapping the implementation's FLUSH keys ---------------------------------
+    def sid(self, key) -> tuple:
+        key = tuple(key)
+        return self.fkey.get(key, (-key[0], key[1]))      # negative: a key no Multicast record named
+
+    def flush_norm(self, st: dict) -> dict:
+        v = st["vid"]
+        return {"vid": v, "phase": st["phase"], "blocked": st["blocked"], "flushInit": st["flushInit"],
+                "flushOks": sorted(st["flushOks"]), "digest": _ids(self.sid(k) for k in st["digest"]),
+                "completed": sorted([q, _ids(self.sid(k) for k in d)] for q, d in st["completed"]),
+                "current": _ids(self.sid(k) for k in st["delivered"] if self.fview.get(tuple(k)) == v)}
+
+    # -- one record ----------------------------------------------------------------
+    def _head_ok(self, s, src: int, dest: int, msg: Optional[dict], flush_ids: bool) -> bool:
+        ch = s.chan[(src, dest)]
+        if not ch:
+            return False
+        if msg is None:
+            return True
+        head = ch[0]
+        if head["type"] != msg.get("type"):
+            return False
+        if head["type"] == "FORWARD":
+            return (head["sender"], head["seqno"]) == (msg["sender"], msg["seqno"])
+        if head["view"] != msg.get("view", head["view"]):
+            return False
+        if head["type"] == "DATA":
+            key = (msg["sender"], msg["seqno"])
+            return (head["sender"], head["seqno"]) == (self.sid(key) if flush_ids else key)
+        if head["type"] in ("FLUSH_COMPLETED", "VIEW"):
+            return _ids(head["digest"]) == _ids(self.sid(k) for k in msg.get("digest", []))
+        return True
+
+    def _successors(self, s, ev: dict, kind: str):
+        """(successor, stutter?) pairs for the record from candidate s."""
+        model, name, m, prm, msg = self.model, ev["name"], ev["nid"], ev["params"], ev.get("msg")
+        if name == "Crash":
+            for lost in _subsets(set(model.Members) - {m}):
+                yield model.Crash(s, m, lost)
+        elif kind == "sequencer" and name == "Send":
+            yield model.Send(s, m)
+        elif kind == "sequencer" and name == "RecvForward":
+            p = prm.get("p")
+            if p in model.Members and self._head_ok(s, p, m, msg, False):
+                yield model.RecvForward(s, m, p)
+        elif kind == "sequencer" and name == "RecvData":           # the coordinator's own DATA
+            if self._head_ok(s, m, m, msg, False):
+                yield model.RecvData(s, m, m)
+        elif name == "Deliver":
+            q = prm.get("q")
+            if q in model.Members and self._head_ok(s, q, m, msg, True):
+                yield model.RecvData(s, m, q)
+        elif name in F_SINGLE:
+            yield getattr(model, name)(s, m)
+        elif name in F_PAIR:
+            q = prm.get(F_PAIR[name])
+            if q not in model.Members:
+                return
+            if self._head_ok(s, q, m, msg, True):
+                yield getattr(model, name)(s, m, q)
+            elif name == "Discard" and msg is not None and not any(
+                    x.get("view") == msg.get("view") and x["type"] == msg.get("type") for x in s.chan[(q, m)]):
+                # divergence (b): the spec already dropped it (Purged at the view change, or at q's Crash)
+                if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and q in s.crashed):
+                    self.stats["discard_stutters"] += 1
+                    yield s
+
+    def _matches(self, t, ev: dict, kind: str) -> bool:
+        m, st, msg = ev["nid"], ev.get("state"), ev.get("msg") or {}
+        if ev["name"] == "SendView" and "members" in msg and sorted(t.views[-1]) != sorted(msg["members"]):
+            return False
+        if st is None or m is None:
+            return True
+        if kind == "sequencer":
+            return seq_projection(t, m) == _seq_norm(st)
+        return flush_projection(t, m) == self.flush_norm(st)
+
+    def _filter(self, cands, ev: dict, kind: str) -> set:
+        return {s for s in cands if self._matches(s, ev, kind)}
+
+    def step(self, ev: dict) -> Optional[tuple[str, str]]:
+        kind, m, name = layer_of(ev), ev["nid"], ev["name"]
+        msg = ev.get("msg") or {}
+        head = f"event {ev['i']} {name}(nid={m}, params={ev['params']}, msg={ev.get('msg')})"
+        if m not in self.model.Members:
+            return "rejected", f"nid: {m!r} is not a member 1..{self.model.N}"
+        exp = self.expect.get(m)
+        if kind == "both":                                   # Crash: nothing of m is awaited any more
+            self.expect.pop(m, None)
+            self.pending[m].clear()
+            self.recon[m].clear()
+        elif exp is not None:
+            if (kind, name, ev["params"].get("p")) != exp:
+                return "nonconforming", (f"{head}: member {m}'s previous step waits for its SEQUENCER "
+                                         f"{exp[1]} record")
+            del self.expect[m]
+            nxt = self._filter(self.cands, ev, kind)
+            if name == "InstallView":
+                for r in self.recon[m]:
+                    got = [list(x) for x in r["state"]["delivered"]]
+                    if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in nxt):
+                        self.bad_at = r["i"]
+                        return "nonconforming", (f"event {r['i']} RecvData (delivered from the VIEW's digest): "
+                                                 f"not a prefix of the delivery order after the view change")
+                self.recon[m].clear()
+            return self._take(nxt, ev, kind, head)
+        if self.pending[m] and not (kind == "flush" and name == "Multicast"):
+            sid, v = self.pending[m][0]
+            return "nonconforming", (
+                f"{head}: member {m} multicast DATA {list(sid)} in view {v} as the coordinator (its "
+                f"Send/RecvForward); the spec puts it in the channels at once (McastData), the implementation's "
+                f"FLUSH holds it in the latch and multicasts it after the flush, in a later view "
+                f"(divergence (a): blocked[{m}] = {sorted({s.blocked[m] for s in self.cands})})")
+        if kind == "flush" and name == "Multicast":
+            if not self.pending[m]:
+                return "nonconforming", f"{head}: no DATA of member {m}'s SEQUENCER is waiting to be multicast"
+            sid, v = self.pending[m].pop(0)
+            key = (msg.get("sender"), msg.get("seqno"))
+            if msg.get("view") != v:
+                return "nonconforming", (
+                    f"{head}: DATA {list(sid)} goes out in view {msg.get('view')}; the spec multicast it in view "
+                    f"{v} at the coordinator's Send/RecvForward (McastData) (divergence (a): the implementation's "
+                    f"FLUSH held it in the latch)")
+            if key in self.fkey or key[0] != m:
+                return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
+            self.fkey[key], self.fview[key] = sid, v
+            return self._take(self._filter(self.cands, ev, kind), ev, kind, head)
+        if kind == "sequencer" and name == "RecvData" and ev["params"].get("p") != m:
+            self.recon[m].append(ev)       # from the VIEW's digest: Moved absorbs it
+            self.stats["digest_deliveries"] += 1
+            return None
+        if kind == "sequencer" and name == "InstallView":
+            return "nonconforming", f"{head}: no FLUSH SendView/InstallView of member {m} before it"
+        nxt = set()
+        for s in self.cands:
+            for t in self._successors(s, ev, kind):
+                if t is not None and self._matches(t, ev, kind):
+                    nxt.add(t)
+        failed = self._take(nxt, ev, kind, head)
+        if failed:
+            return failed
+        if kind == "sequencer" and name in ("Send", "RecvForward") and msg.get("type") in ("DATA", "FORWARD"):
+            s = next(iter(self.cands))
+            if self.model.IsCoord(s, m) and (name == "RecvForward" or msg["type"] == "DATA"):
+                self.pending[m].append(((msg["sender"], msg["seqno"]), s.vid[m]))
+        if name == "Deliver":
+            self.expect[m] = ("sequencer", "RecvData", ev["params"].get("q"))
+        if name in ("SendView", "InstallView"):
+            self.expect[m] = ("sequencer", "InstallView", None)
+        return None
+
+    def _take(self, nxt: set, ev: dict, kind: str, head: str) -> Optional[tuple[str, str]]:
+        if not nxt:
+            return "nonconforming", self._explain(ev, kind, head)
+        if len(nxt) > MAX_CANDIDATES:
+            return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
+        self.cands = nxt
+        self.peak = max(self.peak, len(nxt))
+        return None
+
+    def _explain(self, ev: dict, kind: str, head: str) -> str:
+        m, name = ev["nid"], ev["name"]
+        stutter = self.expect.get(m) is None and not (kind == "flush" and name == "Multicast")
+        enabled = [t for s in self.cands for t in self._successors(s, ev, kind) if t is not None] \
+            if stutter else list(self.cands)
+        if not enabled:
+            why = ""
+            if name == "Send" and all(s.blocked[m] for s in self.cands):
+                why = (f": Send({m}) waits while blocked[{m}] (the spec's latch holds the application's "
+                       f"sends); the implementation's SEQUENCER sits above FLUSH and sends while FLUSH has "
+                       f"closed the latch (divergence (c), layer order)")
+            if (kind == "sequencer" and name == "RecvData" and ev["params"].get("p") == m
+                    and all(s.chan[(m, m)] and s.chan[(m, m)][0]["type"] == "FORWARD" for s in self.cands)):
+                why = (f": in the spec the channel {m} -> {m} holds {m}'s re-forward to itself (Moved: it "
+                       f"became coordinator) ahead of this DATA, so RecvForward({m}, {m}) must come first; the "
+                       f"implementation's FLUSH delivers its own multicast at once, while its unicast to itself "
+                       f"goes round the network (divergence (d), self channel order)")
+            return f"{head}: not enabled in any of {len(self.cands)} candidate model state(s){why}"
+        s = enabled[0]
+        if ev.get("state") is None:
+            return f"{head}: the model's successor does not match the logged message"
+        if kind == "sequencer":
+            exp, got = seq_projection(s, m), _seq_norm(ev["state"])
+        else:
+            exp, got = flush_projection(s, m), self.flush_norm(ev["state"])
+        lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in exp if exp[f] != got[f]]
+        return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+
+
+def composed_model(trace: Trace) -> SequencerFlushModel:
+    h, nodes = trace.header, list(trace.header["nodes"])
+    c = h["constants"]
+    return SequencerFlushModel({"N": len(nodes), "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
+                                "Senders": frozenset(nodes), "UniformDelivery": False, "ResendAlways": False})
 
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
