@@ -28,11 +28,20 @@ The replay does two things:
    can disagree with the survivors, flush or not (TLC shows it on
    MCSequencerFlush_CoordCrashUniform; the campaign counts it).
 
-The SEQUENCER records are not replayed against a model: the composed
-model (spec/SequencerFlush, model/sequencerflush.py) is another helper's
-work and was not there when this was written; once it is, its replay can
-take the whole trace.  Plain model/sequencer.py cannot replay them: its
-InstallView is an oracle action, not the FLUSH's.
+With ``composed=True`` (or GROUPCHECK_SEQFLUSH_REPLAY=composed in the
+environment, for ``groupcheck conform``) the whole trace is first replayed
+against the composed model, model/sequencerflush.py (spec/SequencerFlush),
+with a candidate set as in conformance/flush.py: every record is mapped to
+the composed action of the same name (or joined to the step it completes,
+see "the composed replay" below) and the member's projection is compared
+with the logged state.  The properties above are then checked as before.
+It is an option, not the default, because the implementation takes steps
+the composed spec does not allow (docs/flush.md, "The composed replay"):
+(a) the coordinator's DATA waits in the FLUSH latch, (c) the SEQUENCER
+sends while FLUSH's latch is closed (FLUSH below SEQUENCER), (d) a
+coordinator's own DATA overtakes its unicast to itself.  The replay reports
+the first of them as ``nonconforming``; the default verdict is the FLUSH
+replay's and the properties', which hold.
 """
 
 from __future__ import annotations
@@ -379,16 +388,18 @@ class ComposedReplayer:
                 self.recon[m].clear()
             return self._take(nxt, ev, kind, head)
         if self.pending[m] and not (kind == "flush" and name == "Multicast"):
-            sid, v = self.pending[m][0]
+            sid, v, at = self.pending[m][0]
+            self.bad_at = at
             return "nonconforming", (
-                f"{head}: member {m} multicast DATA {list(sid)} in view {v} as the coordinator (its "
-                f"Send/RecvForward); the spec puts it in the channels at once (McastData), the implementation's "
-                f"FLUSH holds it in the latch and multicasts it after the flush, in a later view "
-                f"(divergence (a): blocked[{m}] = {sorted({s.blocked[m] for s in self.cands})})")
+                f"event {at}: coordinator {m} sequenced {list(sid)} (its Send/RecvForward) and its next record, "
+                f"{head}, is not the Multicast of that DATA: the spec puts DATA {list(sid)} of view {v} in the "
+                f"channels in the same step (McastData), the implementation's FLUSH holds it in the latch and "
+                f"multicasts it after the flush, in a later view (divergence (a): blocked[{m}] = "
+                f"{sorted({s.blocked[m] for s in self.cands})})")
         if kind == "flush" and name == "Multicast":
             if not self.pending[m]:
                 return "nonconforming", f"{head}: no DATA of member {m}'s SEQUENCER is waiting to be multicast"
-            sid, v = self.pending[m].pop(0)
+            sid, v, _ = self.pending[m].pop(0)
             key = (msg.get("sender"), msg.get("seqno"))
             if msg.get("view") != v:
                 return "nonconforming", (
@@ -416,7 +427,7 @@ class ComposedReplayer:
         if kind == "sequencer" and name in ("Send", "RecvForward") and msg.get("type") in ("DATA", "FORWARD"):
             s = next(iter(self.cands))
             if self.model.IsCoord(s, m) and (name == "RecvForward" or msg["type"] == "DATA"):
-                self.pending[m].append(((msg["sender"], msg["seqno"]), s.vid[m]))
+                self.pending[m].append(((msg["sender"], msg["seqno"]), s.vid[m], ev["i"]))
         if name == "Deliver":
             self.expect[m] = ("sequencer", "RecvData", ev["params"].get("q"))
         if name in ("SendView", "InstallView"):

@@ -89,7 +89,7 @@ def test_the_command_line_option_selects_the_composed_replay(tmp_path, monkeypat
     assert conform_file(path).verdict == "nonconforming"
 
 
-@pytest.mark.parametrize("k, tag, action", [(36, "a", "ReceiveFlushCompleted"), (25, "d", "RecvData")])
+@pytest.mark.parametrize("k, tag, action", [(36, "a", "RecvForward"), (25, "d", "RecvData")])
 def test_latched_data_and_self_channel_order_are_divergences_a_and_d(tmp_path, k, tag, action):
     tr = campaign_trace(k, tmp_path)
     rep = csf.replay(tr, composed=True)
