@@ -23,11 +23,11 @@ audit: $(STAMP) java
 
 # The default (fast) suite; HYPOTHESIS_PROFILE=ci keeps it deterministic and bounded.
 test: $(STAMP) java
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -q -n 2
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 # Long checks behind the `slow` marker.
 test-slow: $(STAMP) java
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -q -m slow -n 2
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -q -m slow -n 2 --dist loadgroup
 
 bench: $(STAMP) java
 	$(BIN)/python bench/explore.py

@@ -42,7 +42,8 @@ class UnknownProtocol(KeyError):
         return f"no conformance module for protocol {self.args[0]!r} (have: {', '.join(available()) or 'none'})"
 
 
-_NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "report"}
+_NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
+                  "report", "audit", "diagram"}
 
 
 def get(name: str) -> Protocol:
