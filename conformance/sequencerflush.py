@@ -378,7 +378,7 @@ class ComposedReplayer:
                                          f"{exp[1]} record")
             del self.expect[m]
             nxt = self._filter(self.cands, ev, kind)
-            if name == "InstallView":
+            if name == "InstallView" and nxt:      # (no candidate: _take explains the logged state)
                 for r in self.recon[m]:
                     got = [list(x) for x in r["state"]["delivered"]]
                     if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in nxt):
@@ -386,7 +386,7 @@ class ComposedReplayer:
                         return "nonconforming", (f"event {r['i']} RecvData (delivered from the VIEW's digest): "
                                                  f"not a prefix of the delivery order after the view change")
                 self.recon[m].clear()
-            return self._take(nxt, ev, kind, head)
+            return self._take(nxt, ev, kind, head, stutter=True)
         if self.pending[m] and not (kind == "flush" and name == "Multicast"):
             sid, v, at = self.pending[m][0]
             self.bad_at = at
@@ -409,7 +409,7 @@ class ComposedReplayer:
             if key in self.fkey or key[0] != m:
                 return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
             self.fkey[key], self.fview[key] = sid, v
-            return self._take(self._filter(self.cands, ev, kind), ev, kind, head)
+            return self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
         if kind == "sequencer" and name == "RecvData" and ev["params"].get("p") != m:
             self.recon[m].append(ev)       # from the VIEW's digest: Moved absorbs it
             self.stats["digest_deliveries"] += 1
@@ -434,20 +434,21 @@ class ComposedReplayer:
             self.expect[m] = ("sequencer", "InstallView", None)
         return None
 
-    def _take(self, nxt: set, ev: dict, kind: str, head: str) -> Optional[tuple[str, str]]:
+    def _take(self, nxt: set, ev: dict, kind: str, head: str, stutter: bool = False) -> Optional[tuple[str, str]]:
         if not nxt:
-            return "nonconforming", self._explain(ev, kind, head)
+            return "nonconforming", self._explain(ev, kind, head, stutter)
         if len(nxt) > MAX_CANDIDATES:
             return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
         self.cands = nxt
         self.peak = max(self.peak, len(nxt))
         return None
 
-    def _explain(self, ev: dict, kind: str, head: str) -> str:
+    def _explain(self, ev: dict, kind: str, head: str, stutter: bool) -> str:
+        """``stutter``: the record completes a step already taken (or is the
+        Multicast of one): only the logged state can be wrong."""
         m, name = ev["nid"], ev["name"]
-        stutter = self.expect.get(m) is None and not (kind == "flush" and name == "Multicast")
-        enabled = [t for s in self.cands for t in self._successors(s, ev, kind) if t is not None] \
-            if stutter else list(self.cands)
+        enabled = list(self.cands) if stutter else \
+            [t for s in self.cands for t in self._successors(s, ev, kind) if t is not None]
         if not enabled:
             why = ""
             if name == "Send" and all(s.blocked[m] for s in self.cands):
@@ -469,7 +470,15 @@ class ComposedReplayer:
         else:
             exp, got = flush_projection(s, m), self.flush_norm(ev["state"])
         lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in exp if exp[f] != got[f]]
-        return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+        why = ""
+        gone = {int(x) for x in exp.get("recv", {})} - {int(x) for x in got.get("recv", {})}
+        if (kind == "sequencer" and name == "InstallView" and len(lines) == 1 and lines[0].startswith("  recv")
+                and set(got["recv"]) < set(exp["recv"]) and gone <= set(s.crashed)):
+            why = (f" (divergence (e): the VIEW names {sorted(gone)}, which crashed after the initiator sent "
+                   f"it; the spec's SEQUENCER installs the VIEW's members (Moved keeps their received-table "
+                   f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
+                   f"members less those its failure detector suspects)")
+        return f"{head}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
 
 
 def composed_model(trace: Trace) -> SequencerFlushModel:
