@@ -269,8 +269,10 @@ class ComposedReplayer:
     """The candidate set of model/sequencerflush.py states consistent with
     the records so far (the pattern of conformance/flush.py's Replayer)."""
 
-    def __init__(self, model: SequencerFlushModel) -> None:
+    def __init__(self, model: SequencerFlushModel, *, repair: bool = False) -> None:
         self.model = model
+        self.repair = repair                      # census mode: see _repaired
+        self.divergences: list[tuple[str, int]] = []
         self.cands = set(model.init())
         self.peak = len(self.cands)
         self.fkey: dict[tuple, tuple] = {}      # FLUSH key -> SEQUENCER id of the DATA it carries
@@ -377,16 +379,18 @@ class ComposedReplayer:
                 return "nonconforming", (f"{head}: member {m}'s previous step waits for its SEQUENCER "
                                          f"{exp[1]} record")
             del self.expect[m]
-            nxt = self._filter(self.cands, ev, kind)
-            if name == "InstallView" and nxt:      # (no candidate: _take explains the logged state)
+            failed = self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
+            if failed:
+                return failed
+            if name == "InstallView":
                 for r in self.recon[m]:
                     got = [list(x) for x in r["state"]["delivered"]]
-                    if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in nxt):
+                    if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in self.cands):
                         self.bad_at = r["i"]
                         return "nonconforming", (f"event {r['i']} RecvData (delivered from the VIEW's digest): "
                                                  f"not a prefix of the delivery order after the view change")
                 self.recon[m].clear()
-            return self._take(nxt, ev, kind, head, stutter=True)
+            return None
         if self.pending[m] and not (kind == "flush" and name == "Multicast"):
             sid, v, at = self.pending[m][0]
             self.bad_at = at
@@ -435,6 +439,8 @@ class ComposedReplayer:
         return None
 
     def _take(self, nxt: set, ev: dict, kind: str, head: str, stutter: bool = False) -> Optional[tuple[str, str]]:
+        if not nxt and self.repair:
+            nxt = self._repaired(ev, kind)
         if not nxt:
             return "nonconforming", self._explain(ev, kind, head, stutter)
         if len(nxt) > MAX_CANDIDATES:
@@ -442,6 +448,41 @@ class ComposedReplayer:
         self.cands = nxt
         self.peak = max(self.peak, len(nxt))
         return None
+
+    def _repaired(self, ev: dict, kind: str) -> set:
+        """Census only (``repair=True``; never a verdict): the successors
+        the record would have if divergence (c), (d) or (e) were allowed,
+        so that the replay can go on and find what follows.  Records the
+        divergence in ``self.divergences``."""
+        model, m, name, st = self.model, ev["nid"], ev["name"], ev.get("state")
+        out, tag = set(), None
+        if kind == "sequencer" and name == "Send" and all(s.blocked[m] for s in self.cands):
+            tag = "c"                   # Send with the latch open, the latch then closed again
+            for s in self.cands:
+                t = model.Send(s._replace(blocked=s.blocked.set(m, False)), m)
+                if t is not None:
+                    out.add(t._replace(blocked=s.blocked))
+        elif kind == "sequencer" and name == "RecvData" and ev["params"].get("p") == m:
+            tag = "d"                   # take the DATA from behind the FORWARD to itself
+            msg = ev.get("msg") or {}
+            for s in self.cands:
+                ch = s.chan[(m, m)]
+                at = next((i for i, x in enumerate(ch) if x["type"] == "DATA"), None)
+                if at is not None and ch[at]["sender"] == msg.get("sender") and ch[at]["seqno"] == msg.get("seqno"):
+                    s2 = s._replace(chan=s.chan.set((m, m), (ch[at],) + ch[:at] + ch[at + 1:]))
+                    t = model.RecvData(s2, m, m)
+                    if t is not None:
+                        out.add(t)
+        elif kind == "sequencer" and name == "InstallView" and st is not None:
+            tag = "e"                   # the received-table without the suspects
+            keep = {int(x) for x in st["recv"]}
+            for s in self.cands:
+                if set(s.recv[m]) - keep <= s.crashed:
+                    out.add(s._replace(recv=s.recv.set(m, s.recv[m].restrict(set(s.recv[m]) & keep))))
+        out = {t for t in out if self._matches(t, ev, kind)}
+        if out:
+            self.divergences.append((tag, ev["i"]))
+        return out
 
     def _explain(self, ev: dict, kind: str, head: str, stutter: bool) -> str:
         """``stutter``: the record completes a step already taken (or is the
@@ -479,6 +520,21 @@ class ComposedReplayer:
                    f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
                    f"members less those its failure detector suspects)")
         return f"{head}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
+
+
+def divergence_census(trace: Trace) -> tuple[list[tuple[str, int]], Optional[str]]:
+    """Every divergence of a run, not only the first: the composed replay
+    with (c), (d), (e) let through (``_repaired``).  Returns the (tag,
+    event) list and None if the replay then reaches the end, else the
+    reason it stops (divergence (a) cannot be let through: the model's
+    DATA is already in the channels of the older view).  A diagnostic: the
+    run's verdict is ``replay``'s."""
+    r = ComposedReplayer(composed_model(trace), repair=True)
+    for ev in trace.events:
+        failed = r.step(ev)
+        if failed:
+            return r.divergences, failed[1]
+    return r.divergences, None
 
 
 def composed_model(trace: Trace) -> SequencerFlushModel:
