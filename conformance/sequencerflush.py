@@ -273,6 +273,7 @@ class ComposedReplayer:
         self.model = model
         self.repair = repair                      # census mode: see _repaired
         self.divergences: list[tuple[str, int]] = []
+        self.latched: dict[int, list] = {m: [] for m in model.Members}  # census: DATA held in the latch
         self.cands = set(model.init())
         self.peak = len(self.cands)
         self.fkey: dict[tuple, tuple] = {}      # FLUSH key -> SEQUENCER id of the DATA it carries
@@ -373,6 +374,7 @@ class ComposedReplayer:
         if kind == "both":                                   # Crash: nothing of m is awaited any more
             self.expect.pop(m, None)
             self.pending[m].clear()
+            self.latched[m].clear()
             self.recon[m].clear()
         elif exp is not None:
             if (kind, name, ev["params"].get("p")) != exp:
@@ -400,6 +402,35 @@ class ComposedReplayer:
                 f"channels in the same step (McastData), the implementation's FLUSH holds it in the latch and "
                 f"multicasts it after the flush, in a later view (divergence (a): blocked[{m}] = "
                 f"{sorted({s.blocked[m] for s in self.cands})})")
+        if kind == "flush" and name == "Multicast" and not self.pending[m] and self.latched[m]:
+            sid = self.latched[m].pop(0)            # census: the latched DATA goes out now, in this view
+            key = (msg.get("sender"), msg.get("seqno"))
+            if key in self.fkey or key[0] != m:
+                return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
+            self.fkey[key], self.fview[key] = sid, msg.get("view")
+            nxt = {s._replace(chan=self.model.McastData(s, s.chan, m, *sid), log=s.log.set(m, s.log[m] + (sid,)))
+                   for s in self.cands if s.vid[m] == msg.get("view")}
+            return self._take(self._filter(nxt, ev, kind), ev, kind, head, stutter=True)
+        if (self.repair and kind == "sequencer" and name in ("Send", "RecvForward")
+                and msg.get("type") in ("DATA", "FORWARD") and all(s.blocked[m] for s in self.cands)
+                and all(self.model.IsCoord(s, m) for s in self.cands)
+                and (name == "RecvForward" or msg["type"] == "DATA")):
+            # census: divergence (a) let through: the coordinator sequences with its latch closed and
+            # its FLUSH holds the DATA (a Send here is divergence (c) as well)
+            nxt = set()
+            for s in self.cands:
+                if name == "Send":
+                    if s.sent[m] < self.model.MaxSeq:
+                        nxt.add(s._replace(sent=s.sent.set(m, s.sent[m] + 1)))
+                else:
+                    p = ev["params"].get("p")
+                    if p in self.model.Members and self._head_ok(s, p, m, msg, False):
+                        nxt.add(s._replace(chan=self.model.Take(s.chan, m, p)))
+            nxt = self._filter(nxt, ev, kind)
+            if nxt:
+                self.divergences += [("c", ev["i"])] * (name == "Send") + [("a", ev["i"])]
+                self.latched[m].append((msg["sender"], msg["seqno"]))
+            return self._take(nxt, ev, kind, head)
         if kind == "flush" and name == "Multicast":
             if not self.pending[m]:
                 return "nonconforming", f"{head}: no DATA of member {m}'s SEQUENCER is waiting to be multicast"
@@ -524,11 +555,12 @@ class ComposedReplayer:
 
 def divergence_census(trace: Trace) -> tuple[list[tuple[str, int]], Optional[str]]:
     """Every divergence of a run, not only the first: the composed replay
-    with (c), (d), (e) let through (``_repaired``).  Returns the (tag,
-    event) list and None if the replay then reaches the end, else the
-    reason it stops (divergence (a) cannot be let through: the model's
-    DATA is already in the channels of the older view).  A diagnostic: the
-    run's verdict is ``replay``'s."""
+    with (a), (c), (d), (e) let through (``_repaired``; (a): a coordinator
+    whose latch is closed takes the FORWARD without multicasting, and the
+    DATA goes into the channels of the view its Multicast record names).
+    Returns the (tag, event) list and None if the replay then reaches the
+    end, else the reason it stops.  A diagnostic: the run's verdict is
+    ``replay``'s."""
     r = ComposedReplayer(composed_model(trace), repair=True)
     for ev in trace.events:
         failed = r.step(ev)

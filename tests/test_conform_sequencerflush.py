@@ -80,6 +80,19 @@ def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(
     assert csf.replay(tr).verdict == "ok"                 # the default verdict: FLUSH model + properties
 
 
+def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
+    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
+    tr = load(tracefile.write(tmp_path / "s1.ndjson", records))
+    divs, stop = csf.divergence_census(tr)
+    assert stop is None and divs[0] == ("c", 22)
+    events = copy.deepcopy(tr.events)      # after the divergence, a delivery out of order
+    i = max(e["i"] for e in events if e["name"] == "RecvData" and len(e["state"]["delivered"]) >= 2)
+    d = events[i]["state"]["delivered"]
+    d[-1], d[-2] = d[-2], d[-1]
+    divs, stop = csf.divergence_census(Trace(path=tr.path, header=tr.header, events=events))
+    assert stop is not None and f"event {i} " in stop, stop
+
+
 def test_the_command_line_option_selects_the_composed_replay(tmp_path, monkeypatch):
     from groupcheck.conformance.replay import conform_file
     records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
@@ -100,10 +113,10 @@ def test_latched_data_self_channel_order_and_suspects_at_install_are_divergences
 
 def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
     """The default campaign's 100 draws under the composed replay: every run
-    conforms or fails at a divergence docs/flush.md accounts for, and the
-    properties hold on the conforming ones."""
+    conforms or fails first at a divergence docs/flush.md accounts for, and
+    with those let through (``divergence_census``) replays to its end."""
     t0 = time.perf_counter()
-    verdicts, tags, unexplained, flushed_ok = Counter(), Counter(), [], 0
+    verdicts, tags, census, unexplained, flushed_ok = Counter(), Counter(), Counter(), [], 0
     for k in range(100):
         tr = campaign_trace(k, tmp_path)
         rep = csf.replay(tr, composed=True)
@@ -114,10 +127,16 @@ def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
         m = re.search(r"divergence \((\w)\)", rep.reason or "")
         if rep.verdict != "nonconforming" or not m or m.group(1) not in KNOWN:
             unexplained.append((k, rep.verdict, rep.reason))
-        else:
-            tags[m.group(1)] += 1
+            continue
+        tags[m.group(1)] += 1
+        # past the first: with the known divergences let through, the run replays to its end
+        divs, stop = csf.divergence_census(tr)
+        if stop or not divs or divs[0] != (m.group(1), rep.first_bad_event) or {d for d, _ in divs} - KNOWN:
+            unexplained.append((k, "census", divs, stop))
+        census.update(d for d, _ in divs)
     print(f"\ncomposed replay, 100 campaign runs: {dict(verdicts)}, first divergences {dict(tags)}, "
-          f"conforming runs with a view change {flushed_ok}, {time.perf_counter() - t0:.1f} s")
+          f"all divergences {dict(census)}, conforming runs with a view change {flushed_ok}, "
+          f"{time.perf_counter() - t0:.1f} s")
     assert not unexplained, unexplained[:3]
     assert verdicts["ok"] > 0 and flushed_ok > 0
 
@@ -131,5 +150,9 @@ def test_composed_campaign_500_runs_every_divergence_is_accounted_for(tmp_path):
         m = re.search(r"divergence \((\w)\)", rep.reason or "")
         if rep.verdict != "ok" and (rep.verdict != "nonconforming" or not m or m.group(1) not in KNOWN):
             unexplained.append((k, rep.verdict, rep.reason))
+        elif rep.verdict != "ok":
+            divs, stop = csf.divergence_census(campaign_trace(k, tmp_path))
+            if stop or {d for d, _ in divs} - KNOWN:
+                unexplained.append((k, "census", divs, stop))
     assert not unexplained, unexplained[:3]
     assert verdicts["ok"] > 0
