@@ -78,6 +78,7 @@ class Reliable:
             raise ValueError("window, max_unacked and retransmit_interval must be positive")
         self.nid = nid
         self.members: tuple[int, ...] = tuple(members)
+        self.departed: set[int] = set()     # members a view change removed
         self.retransmit_interval = retransmit_interval
         self.window = window
         self.max_unacked = max_unacked
@@ -142,7 +143,12 @@ class Reliable:
             self._timer_at = None
             self._on_timer(out)
         elif isinstance(event, ViewChange):
+            old = set(self.members)
             self.members = tuple(event.view.members)
+            # a member the view removed never acknowledges again: sending to it
+            # would retransmit forever (a layer above may still address it, e.g.
+            # a FORWARD to a coordinator it has not yet noticed is gone)
+            self.departed = (self.departed | (old - set(self.members))) - set(self.members)
             for dest in [d for d in self.unacked if d not in self.members]:
                 bump(self.stats, "released_left", len(self.unacked.pop(dest)))
             for src in list(self.buf):
@@ -185,6 +191,9 @@ class Reliable:
     # ------------------------------------------------------------ sender
 
     def _send(self, dest: int, body, out: list[Effect]) -> None:
+        if dest in self.departed:
+            bump(self.stats, "to_departed")
+            return
         if self.retained >= self.max_unacked:
             bump(self.stats, "buffer_full")
             return

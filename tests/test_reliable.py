@@ -104,6 +104,17 @@ def test_left_member_streams_close_at_first_gap():
     assert ups(r.handle(Receive(3, XData(3, 3, b"c")), 0.0)) == []
 
 
+def test_a_send_to_a_member_the_view_removed_is_dropped_not_retransmitted_forever():
+    r = Reliable(2, (1, 2, 3))
+    r.handle(ViewChange(View(2, (2, 3))), 0.0)          # 1 crashed
+    out = r.handle(Send(1, b"late FORWARD"), 0.0)        # the layer above has not noticed yet
+    assert out == [] and r.stats["to_departed"] == 1 and r.retained == 0
+    # a member never in a view (a joiner) is still reachable
+    assert [e for e in r.handle(Send(4, b"VIEW"), 0.0) if isinstance(e, Send)]
+    r.handle(ViewChange(View(3, (1, 2, 3))), 0.0)        # 1 back in a later view: reachable again
+    assert [e for e in r.handle(Send(1, b"hello"), 0.0) if isinstance(e, Send)]
+
+
 def run_link(seed, faults, n=3, count=40, **opts):
     members = tuple(range(1, n + 1))
     stacks = {m: Stack(m, [Transport(), Reliable(m, members, **opts)]) for m in members}
