@@ -589,10 +589,13 @@ def simulate(seed: int, faults, options: dict):
     plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
     nodes = list(range(1, n + 1))
     msgs = tracefile.sequencer_workload(n, per)
+    # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
+    # (c) / (d) / (e) (tests)
     bt = opts["block_time"]
+    coupling = {k: bool(opts.get(k, True)) for k in ("hold_sends", "self_channel", "view_as_sent")}
     records, s = simulate_flush(
         nodes, msgs, seed, plan, protocol="sequencerflush",
-        make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt))
+        make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True}
     v1 = tracefile.to_v1(records, consts, run_id)
@@ -601,6 +604,7 @@ def simulate(seed: int, faults, options: dict):
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
                "delivered": {m: d for m, d in s["delivered"].items()},
                "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
+               "held_sends": sum(st.get("flush.held_sends", 0) for st in s["stats"].values()),
                "forward_not_coord": sum(st.get("sequencer.forward_not_coord", 0) for st in s["stats"].values()),
                "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
                "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}

@@ -346,7 +346,8 @@ class Flush:
     name = "flush"
 
     def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
-                 reconcile: bool = True, joiner: bool = False, tracing: bool = True) -> None:
+                 reconcile: bool = True, joiner: bool = False, tracing: bool = True,
+                 view_as_sent: bool = False) -> None:
         """``top``: the application sits right above (deliveries are
         ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
         does (deliveries go ``Up``).  ``block_time``: how long ``block()``
@@ -358,6 +359,7 @@ class Flush:
         ``joiner``: ``nid`` is not in the first view ``members``; it is in
         no view (vid 0) until a VIEW takes it in after its ``JoinRequest``."""
         self.reconcile = reconcile
+        self.view_as_sent = view_as_sent
         members = tuple(sorted(members))
         if (nid in members) == joiner:
             raise ValueError(f"{nid} {'is' if joiner else 'is not'} in the first view {members}")
@@ -694,7 +696,10 @@ class Flush:
         self.keep = set()
         self._trace(out, "InstallView", m, c=c)
         if self.is_member:
-            out.append(Installed(View(self.vid, tuple(sorted(set(m.members) - self.suspected)))))
+            # view_as_sent: the layer above installs the VIEW's members, suspects included
+            # (spec/SequencerFlush's InstallView); they leave at the next flush
+            gone = set() if self.view_as_sent else self.suspected
+            out.append(Installed(View(self.vid, tuple(sorted(set(m.members) - gone)))))
 
     def _stop_flush(self, out: list) -> None:
         v = self.vid
@@ -719,24 +724,38 @@ class FlushStack(Stack):
     are the application's callbacks).  A ``ViewChange`` from outside is
     refused: views come through the flush."""
 
-    def __init__(self, nid: int, layers: list) -> None:
+    def __init__(self, nid: int, layers: list, *, hold_sends: bool = False) -> None:
         super().__init__(nid, layers)
         if "flush" not in self._index:
             raise ValueError("a FlushStack needs a layer named 'flush'")
         self.flush_index = self._index["flush"]
+        # hold_sends: the latch sits above the top layer (spec/SequencerFlush's
+        # Send waits while blocked): an application send that arrives while
+        # the flush layer is blocked waits here, and is handed to the top
+        # layer, in order, at the end of the first event after which the latch
+        # is open.  Without it the latch is the flush layer's (multicasts only).
+        self.hold_sends = hold_sends
+        self.held: list[AppSend] = []
 
     @property
     def flush(self) -> Flush:
         return self.layers[self.flush_index]
 
     def handle(self, event, now: float) -> list[Effect]:
+        if self.hold_sends and isinstance(event, AppSend) and (self.flush.blocked or self.held):
+            self.held.append(event)
+            bump(self.flush.stats, "held_sends")
+            return []
         if isinstance(event, (Suspect, BlockOk, LeaveRequest, JoinRequest)):
             out: list[Effect] = []
             self._run(self.flush_index, event, now, out)
-            return out
-        if isinstance(event, ViewChange):
+        elif isinstance(event, ViewChange):
             raise TypeError("views of a FlushStack come through its flush layer")
-        return super().handle(event, now)
+        else:
+            out = super().handle(event, now)
+        while self.held and not self.flush.blocked:
+            out += super().handle(self.held.pop(0), now)
+        return out
 
     def _run(self, i: int, event, now: float, out: list) -> None:
         layer = self.layers[i]
@@ -785,11 +804,24 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
 
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
+                          hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
                           **reliable_opts) -> FlushStack:
-    """SEQUENCER over FLUSH: transport, reliable, flush, sequencer."""
+    """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
+    ``hold_sends``: the application's sends wait while the latch is closed
+    (spec/SequencerFlush's Send); False is the earlier coupling, where only
+    the SEQUENCER's multicasts met the latch and its FORWARDs passed it
+    (divergence (c) of docs/flush.md, kept to show the replay finds it).
+    ``self_channel``: the SEQUENCER's messages to itself keep the order of
+    the spec's channel m -> m (impl/sequencer.py); False: its re-forwards to
+    itself go round the network and its own DATA overtakes them (divergence
+    (d)).  ``view_as_sent``: the SEQUENCER installs the VIEW's members as
+    sent, as the spec does; False: less the members FLUSH already suspects
+    (divergence (e))."""
     from .reliable import Reliable
     from .sequencer import Sequencer
     from .stack import Transport
     return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
-                            Flush(nid, members, top=False, block_time=block_time, tracing=tracing),
-                            Sequencer(nid, members, tracing=tracing)])
+                            Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
+                                  view_as_sent=view_as_sent),
+                            Sequencer(nid, members, tracing=tracing, self_channel=self_channel)],
+                      hold_sends=hold_sends)

@@ -26,6 +26,14 @@ it and carries this member's post-state.
   regardless and the network drops what goes to a crashed member, which is
   the spec's SendTo.)
 
+With ``self_channel=True`` (SEQUENCER over FLUSH only, impl/flush.py
+``sequencer_flush_stack``) a member's messages to itself keep the order of
+the spec's FIFO channel ``chan[<<m, m>>]``: a FORWARD re-sent to itself at a
+view change does not go round the network but waits in ``selfq``, and a
+DATA of its own that comes back while ``selfq`` is not empty waits behind
+it; a zero-delay timer takes ``selfq``'s head, one step per firing
+(RecvForward(m, m) or RecvData(m, m)).
+
 Crash and NewView are environment actions: the simulator performs them.
 Multicast is the reliable layer's job: it reaches every member of this
 member's view, itself included, like the spec's McastData.
@@ -34,7 +42,8 @@ member's view, itself included, like the spec's McastData.
 from __future__ import annotations
 
 from .codec import Data, Forward
-from .events import AppSend, Deliver, Effect, Event, Multicast, Receive, Send, Trace, TraceEvent, View, ViewChange
+from .events import (AppSend, Deliver, Effect, Event, Multicast, Receive, Send, SetTimer, TimerFired, Trace,
+                     TraceEvent, View, ViewChange)
 from .layer import bump
 
 
@@ -44,10 +53,13 @@ def spec_msg(msg) -> dict:
             "sender": msg.sender, "seqno": msg.seqno}
 
 
+SELF_TIMER = "self"
+
+
 class Sequencer:
     name = "sequencer"
 
-    def __init__(self, nid: int, members, *, tracing: bool = True) -> None:
+    def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False) -> None:
         members = tuple(members)
         # With tracing off no Trace effect (and no state snapshot) is built.
         self.tracing = tracing
@@ -61,6 +73,8 @@ class Sequencer:
         self.recv: dict[int, int] = {s: 0 for s in members}
         self.delivered: list[tuple[int, int]] = []
         self.stats: dict[str, int] = {}
+        self.self_channel = self_channel
+        self.selfq: list = []                # self_channel: FORWARD/DATA to itself, FIFO
 
     @property
     def is_coord(self) -> bool:
@@ -80,7 +94,11 @@ class Sequencer:
                                 args, self.state()))
 
     def handle(self, event: Event, now: float) -> list[Effect]:
+        was = bool(self.selfq)
+        fired = isinstance(event, TimerFired) and event.name == SELF_TIMER
         out = self._handle(event)
+        if self.selfq and (fired or not was):
+            out.append(SetTimer(SELF_TIMER, now))
         return out if self.tracing else [e for e in out if e is not None]
 
     def _handle(self, event: Event) -> list[Effect]:
@@ -90,11 +108,19 @@ class Sequencer:
             if isinstance(event.msg, Forward):
                 return self._recv_forward(event.src, event.msg)
             if isinstance(event.msg, Data):
+                if self.self_channel and event.src == self.nid and self.selfq:
+                    self.selfq.append(event.msg)      # behind what it sent itself before
+                    return []
                 return self._recv_data(event.src, event.msg)
             bump(self.stats, "unknown_message")
             return []
         if isinstance(event, ViewChange):
             return self._install_view(event.view)
+        if isinstance(event, TimerFired) and event.name == SELF_TIMER and self.selfq:
+            msg = self.selfq.pop(0)
+            out = (self._recv_forward(self.nid, msg) if isinstance(msg, Forward)
+                   else self._recv_data(self.nid, msg))
+            return out
         return []
 
     # Send(m)
@@ -138,5 +164,9 @@ class Sequencer:
         self.recv = {s: q for s, q in self.recv.items() if s in view.members}
         out: list[Effect] = [self._trace("InstallView")]
         if old.coord != view.coord:
-            out += [Send(view.coord, Forward(self.nid, q, self.fwd[q])) for q in sorted(self.fwd)]
+            resend = [Forward(self.nid, q, self.fwd[q]) for q in sorted(self.fwd)]
+            if self.self_channel and view.coord == self.nid:
+                self.selfq += resend
+            else:
+                out += [Send(view.coord, f) for f in resend]
         return out

@@ -190,7 +190,8 @@ def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, by
     live = [n for n in members if n not in sim.crashed and sim.flush(n).is_member]
     waiting = [n for n in members if n in sim.join_requested and n not in sim.crashed and sim.flush(n).vid == 0]
     unfinished = [n for n in live if sim.flush(n).phase != "Normal" or sim.flush(n).blocked
-                  or sim.flush(n).latched or sim.flush(n).flush_init] + waiting
+                  or sim.flush(n).latched or getattr(sim.stacks[n], "held", None)
+                  or sim.flush(n).flush_init] + waiting
     summary = {
         "quiescent": quiescent,
         "end_clock": sim.now,

@@ -23,9 +23,9 @@ from test_campaign_flush import draw_seqflush_run
 KNOWN = {"a", "c", "d", "e"}
 
 
-def campaign_trace(k: int, tmp_path) -> Trace:
+def campaign_trace(k: int, tmp_path, **opts) -> Trace:
     p = draw_seqflush_run(k)
-    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"], **opts})
     return load(tracefile.write(tmp_path / f"sf{k}.ndjson", records))
 
 
@@ -67,9 +67,28 @@ def test_a_tampered_record_is_nonconforming_at_that_record(tmp_path, tamper):
     assert rep.verdict == "nonconforming" and rep.first_bad_event == i, rep.reason
 
 
-def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(tmp_path):
-    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
+def old_coupling_trace(tmp_path) -> Trace:
+    """Run 1 with the earlier coupling (hold_sends=False: the SEQUENCER's
+    FORWARDs passed the latch), which diverges at (c)."""
+    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
+    return load(tracefile.write(tmp_path / "s1old.ndjson", records))
+
+
+def test_the_stack_holds_sends_while_blocked_and_run_1_now_conforms(tmp_path):
+    records, s = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
     tr = load(tracefile.write(tmp_path / "s1.ndjson", records))
+    assert csf.replay(tr, composed=True).verdict == "ok"
+    blocked = {m: False for m in tr.header["nodes"]}
+    for ev in tr.events:                   # no SEQUENCER Send while its member's latch is closed
+        if csf.layer_of(ev) == "flush":
+            blocked[ev["nid"]] = ev["state"]["blocked"]
+        elif ev["name"] == "Send":
+            assert not blocked[ev["nid"]], ev
+    assert s["held_sends"] >= 1            # the send the old coupling let through waited
+
+
+def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(tmp_path):
+    tr = old_coupling_trace(tmp_path)
     rep = csf.replay(tr, composed=True)
     ev = tr.events[rep.first_bad_event]
     assert rep.verdict == "nonconforming" and "divergence (c)" in rep.reason
@@ -81,8 +100,7 @@ def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(
 
 
 def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
-    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
-    tr = load(tracefile.write(tmp_path / "s1.ndjson", records))
+    tr = old_coupling_trace(tmp_path)
     divs, stop = csf.divergence_census(tr)
     assert stop is None and divs[0] == ("c", 22)
     events = copy.deepcopy(tr.events)      # after the divergence, a delivery out of order
@@ -95,20 +113,31 @@ def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
 
 def test_the_command_line_option_selects_the_composed_replay(tmp_path, monkeypatch):
     from groupcheck.conformance.replay import conform_file
-    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
+    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
     path = tracefile.write(tmp_path / "s1.ndjson", records)
     assert conform_file(path).verdict == "ok"
     monkeypatch.setenv(csf.COMPOSED_ENV, "composed")
     assert conform_file(path).verdict == "nonconforming"
 
 
-@pytest.mark.parametrize("k, tag, action", [(36, "a", "RecvForward"), (25, "d", "RecvData"),
-                                            (251, "e", "InstallView")])
-def test_latched_data_self_channel_order_and_suspects_at_install_are_divergences_a_d_e(tmp_path, k, tag, action):
-    tr = campaign_trace(k, tmp_path)
+@pytest.mark.parametrize("k, tag, action, old", [(36, "a", "RecvForward", {}),
+                                                 (25, "d", "RecvData", {"self_channel": False}),
+                                                 (251, "e", "InstallView", {"view_as_sent": False})])
+def test_latched_data_self_channel_order_and_suspects_at_install_are_divergences_a_d_e(tmp_path, k, tag, action, old):
+    tr = campaign_trace(k, tmp_path, **old)
     rep = csf.replay(tr, composed=True)
     assert rep.verdict == "nonconforming" and f"divergence ({tag})" in rep.reason, rep.reason
     assert tr.events[rep.first_bad_event]["name"] == action
+
+
+def test_the_self_channel_keeps_the_order_of_the_spec_channel_m_to_m(tmp_path):
+    """Draw 25: the new coordinator 2 re-forwards <<2,2>> to itself; with the
+    self channel its own DATA waits behind that FORWARD, as on chan[<<2, 2>>]."""
+    tr = campaign_trace(25, tmp_path)
+    assert csf.replay(tr, composed=True).verdict == "ok"
+    own = [e for e in tr.events if csf.layer_of(e) == "sequencer" and e["nid"] == 2
+           and e["name"] in ("RecvForward", "RecvData") and e["params"].get("p") == 2]
+    assert own and own[0]["name"] == "RecvForward" and own[0]["msg"]["sender"] == 2
 
 
 def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
