@@ -123,7 +123,7 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
     (or GROUPCHECK_SEQFLUSH_REPLAY=composed): the whole trace against
     model/sequencerflush.py first (see below), then the same properties."""
     if composed is None:
-        composed = os.environ.get(COMPOSED_ENV, "") == "composed"
+        composed = os.environ.get(COMPOSED_ENV, "composed") != "flush"
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -154,28 +154,32 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
                 return RunReport(**base, verdict=verdict, first_bad_event=at,
                                  reason=f"composed replay: {reason}", candidates_max=cr.peak)
     flush_events = [ev for ev in trace.events if layer_of(ev) in ("flush", "both")]
-    max_msgs = sum(ev["name"] == "Multicast" for ev in flush_events)
-    try:
-        model = FlushModel({"N": len(nodes), "NInit": len(nodes), "MaxMsgs": max_msgs,
-                            "MaxCrashes": c["MaxCrashes"], "MaxLeaves": 0, "ReconcileDigests": True})
-    except (KeyError, ValueError) as e:
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: bad header constants: {e}")
-    if sorted(nodes) != list(model.Members):
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: nodes {nodes} are not 1..N")
-    r = cflush.Replayer(model)
-    for ev in flush_events:
-        failed = r.step(ev)     # ev["i"] stays the index in the whole trace
-        if failed:
-            verdict, reason = failed
-            return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=f"FLUSH layer: {reason}",
-                             candidates_max=r.peak)
+    if composed:
+        peak = cr.peak          # the composed model holds FLUSH's actions: no separate FLUSH replay
+    else:
+        max_msgs = sum(ev["name"] == "Multicast" for ev in flush_events)
+        try:
+            model = FlushModel({"N": len(nodes), "NInit": len(nodes), "MaxMsgs": max_msgs,
+                                "MaxCrashes": c["MaxCrashes"], "MaxLeaves": 0, "ReconcileDigests": True})
+        except (KeyError, ValueError) as e:
+            return RunReport(**base, verdict="rejected", first_bad_event=None,
+                             reason=f"{trace.path}:1: bad header constants: {e}")
+        if sorted(nodes) != list(model.Members):
+            return RunReport(**base, verdict="rejected", first_bad_event=None,
+                             reason=f"{trace.path}:1: nodes {nodes} are not 1..N")
+        r = cflush.Replayer(model)
+        for ev in flush_events:
+            failed = r.step(ev)     # ev["i"] stays the index in the whole trace
+            if failed:
+                verdict, reason = failed
+                return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=f"FLUSH layer: {reason}",
+                                 candidates_max=r.peak)
+        peak = r.peak
     flush_trace = Trace(path=trace.path, header=h, events=flush_events)
     witness = cflush.virtual_synchrony(flush_trace)
     if witness:
         return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"Flush.VirtualSynchrony: {witness}", candidates_max=r.peak)
+                         reason=f"Flush.VirtualSynchrony: {witness}", candidates_max=peak)
     hist = sequencer_histories(trace.events, nodes)
     crashed = crashed_in(trace.events)
     for prop in SEQ_PROPERTIES:
@@ -189,7 +193,7 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
             from .sequencer import _witness
             return RunReport(**base, verdict="violation", first_bad_event=None,
                              reason=f"{prop}: {_witness(prop.replace('Survivor', ''), shown)}",
-                             candidates_max=r.peak)
+                             candidates_max=peak)
     views = {1: set(nodes)}
     for ev in flush_events:
         msg = ev.get("msg") or {}
@@ -198,8 +202,8 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
     witness = virtual_synchrony(hist, views)
     if witness:
         return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak)
+                         reason=f"VirtualSynchrony: {witness}", candidates_max=peak)
+    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
 
 
 
@@ -281,6 +285,9 @@ class ComposedReplayer:
         self.pending: dict[int, list] = {m: [] for m in model.Members}   # DATA multicast, record awaited
         self.expect: dict[int, tuple] = {}      # member -> the SEQUENCER record that completes a step
         self.recon: dict[int, list] = {m: [] for m in model.Members}     # digest deliveries awaiting Moved
+        # DATA a coordinator multicast after its FLUSH_COMPLETED and did not deliver (pass_latch):
+        # if the VIEW's digest brings it back, its SEQUENCER RecvData names itself as p
+        self.undelivered: dict[int, set] = {m: set() for m in model.Members}
         self.bad_at: Optional[int] = None         # a failure found late: the record it concerns
         self.stats = {"discard_stutters": 0, "digest_deliveries": 0}   # refinement steps taken (yields)
 
@@ -289,12 +296,21 @@ class ComposedReplayer:
         key = tuple(key)
         return self.fkey.get(key, (-key[0], key[1]))      # negative: a key no Multicast record named
 
-    def flush_norm(self, st: dict) -> dict:
+    def flush_norm(self, st: dict, m: int) -> dict:
+        """The logged FLUSH state in the model's terms.  The model's log[m]
+        is what m multicast or took in its view; the implementation's
+        FLUSH keeps a multicast it makes after its FLUSH_COMPLETED without
+        delivering it (pass_latch), so m's own multicasts of the view (from
+        the Multicast records) count in its log, and in its digest once
+        Completed, delivered or not."""
         v = st["vid"]
+        own = {k for k, w in self.fview.items() if k[0] == m and w == v}
+        digest = {tuple(k) for k in st["digest"]} | (own if st["phase"] == "Completed" else set())
+        current = {tuple(k) for k in st["delivered"] if self.fview.get(tuple(k)) == v} | own
         return {"vid": v, "phase": st["phase"], "blocked": st["blocked"], "flushInit": st["flushInit"],
-                "flushOks": sorted(st["flushOks"]), "digest": _ids(self.sid(k) for k in st["digest"]),
+                "flushOks": sorted(st["flushOks"]), "digest": _ids(self.sid(k) for k in digest),
                 "completed": sorted([q, _ids(self.sid(k) for k in d)] for q, d in st["completed"]),
-                "current": _ids(self.sid(k) for k in st["delivered"] if self.fview.get(tuple(k)) == v)}
+                "current": _ids(self.sid(k) for k in current)}
 
     # -- one record ----------------------------------------------------------------
     def _head_ok(self, s, src: int, dest: int, msg: Optional[dict], flush_ids: bool) -> bool:
@@ -359,7 +375,7 @@ class ComposedReplayer:
             return True
         if kind == "sequencer":
             return seq_projection(t, m) == _seq_norm(st)
-        return flush_projection(t, m) == self.flush_norm(st)
+        return flush_projection(t, m) == self.flush_norm(st, m)
 
     def _filter(self, cands, ev: dict, kind: str) -> set:
         return {s for s in cands if self._matches(s, ev, kind)}
@@ -376,6 +392,7 @@ class ComposedReplayer:
             self.pending[m].clear()
             self.latched[m].clear()
             self.recon[m].clear()
+            self.undelivered[m].clear()
         elif exp is not None:
             if (kind, name, ev["params"].get("p")) != exp:
                 return "nonconforming", (f"{head}: member {m}'s previous step waits for its SEQUENCER "
@@ -392,6 +409,7 @@ class ComposedReplayer:
                         return "nonconforming", (f"event {r['i']} RecvData (delivered from the VIEW's digest): "
                                                  f"not a prefix of the delivery order after the view change")
                 self.recon[m].clear()
+                self.undelivered[m].clear()
             return None
         if self.pending[m] and not (kind == "flush" and name == "Multicast"):
             sid, v, at = self.pending[m][0]
@@ -411,7 +429,7 @@ class ComposedReplayer:
             nxt = {s._replace(chan=self.model.McastData(s, s.chan, m, *sid), log=s.log.set(m, s.log[m] + (sid,)))
                    for s in self.cands if s.vid[m] == msg.get("view")}
             return self._take(self._filter(nxt, ev, kind), ev, kind, head, stutter=True)
-        if (self.repair and kind == "sequencer" and name in ("Send", "RecvForward")
+        if (self.repair and not self.model.ResendAlways and kind == "sequencer" and name in ("Send", "RecvForward")
                 and msg.get("type") in ("DATA", "FORWARD") and all(s.blocked[m] for s in self.cands)
                 and all(self.model.IsCoord(s, m) for s in self.cands)
                 and (name == "RecvForward" or msg["type"] == "DATA")):
@@ -444,8 +462,11 @@ class ComposedReplayer:
             if key in self.fkey or key[0] != m:
                 return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
             self.fkey[key], self.fview[key] = sid, v
+            if list(key) not in (ev.get("state") or {}).get("delivered", []):
+                self.undelivered[m].add(sid)
             return self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
-        if kind == "sequencer" and name == "RecvData" and ev["params"].get("p") != m:
+        if kind == "sequencer" and name == "RecvData" and (
+                ev["params"].get("p") != m or (msg.get("sender"), msg.get("seqno")) in self.undelivered[m]):
             self.recon[m].append(ev)       # from the VIEW's digest: Moved absorbs it
             self.stats["digest_deliveries"] += 1
             return None
@@ -540,7 +561,7 @@ class ComposedReplayer:
         if kind == "sequencer":
             exp, got = seq_projection(s, m), _seq_norm(ev["state"])
         else:
-            exp, got = flush_projection(s, m), self.flush_norm(ev["state"])
+            exp, got = flush_projection(s, m), self.flush_norm(ev["state"], m)
         lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in exp if exp[f] != got[f]]
         why = ""
         gone = {int(x) for x in exp.get("recv", {})} - {int(x) for x in got.get("recv", {})}
@@ -573,7 +594,8 @@ def composed_model(trace: Trace) -> SequencerFlushModel:
     h, nodes = trace.header, list(trace.header["nodes"])
     c = h["constants"]
     return SequencerFlushModel({"N": len(nodes), "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
-                                "Senders": frozenset(nodes), "UniformDelivery": False, "ResendAlways": False})
+                                "Senders": frozenset(nodes), "UniformDelivery": bool(c.get("UniformDelivery", False)),
+                                "ResendAlways": bool(c.get("ResendAlways", False))})
 
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
@@ -592,12 +614,13 @@ def simulate(seed: int, faults, options: dict):
     # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
     # (c) / (d) / (e) (tests)
     bt = opts["block_time"]
-    coupling = {k: bool(opts.get(k, True)) for k in ("hold_sends", "self_channel", "view_as_sent")}
+    coupling = {k: bool(opts.get(k, True)) for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch")}
     records, s = simulate_flush(
         nodes, msgs, seed, plan, protocol="sequencerflush",
         make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
-    consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True}
+    consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
+              "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
     v1 = tracefile.to_v1(records, consts, run_id)
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],

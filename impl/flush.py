@@ -347,7 +347,7 @@ class Flush:
 
     def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
                  reconcile: bool = True, joiner: bool = False, tracing: bool = True,
-                 view_as_sent: bool = False) -> None:
+                 view_as_sent: bool = False, latch_multicasts: bool = True) -> None:
         """``top``: the application sits right above (deliveries are
         ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
         does (deliveries go ``Up``).  ``block_time``: how long ``block()``
@@ -360,6 +360,10 @@ class Flush:
         no view (vid 0) until a VIEW takes it in after its ``JoinRequest``."""
         self.reconcile = reconcile
         self.view_as_sent = view_as_sent
+        # latch_multicasts=False (SEQUENCER over FLUSH, where the stack holds the application's
+        # sends): a multicast from above goes out at once even while blocked, in the installed
+        # view, as spec/SequencerFlush's McastData of a re-multicast FORWARD does (C4)
+        self.latch_multicasts = latch_multicasts
         members = tuple(sorted(members))
         if (nid in members) == joiner:
             raise ValueError(f"{nid} {'is' if joiner else 'is not'} in the first view {members}")
@@ -437,7 +441,7 @@ class Flush:
             body = event.payload if isinstance(event, AppSend) else event.msg
             if not self.is_member:
                 bump(self.stats, "send_after_leaving")
-            elif self.blocked:
+            elif self.blocked and self.latch_multicasts:
                 bump(self.stats, "latched")
                 self.latched.append(body)
             else:
@@ -484,11 +488,20 @@ class Flush:
         self.seqno += 1
         m = FData(self.vid, self.nid, self.seqno, body)
         key = (self.nid, self.seqno)
-        self._deliver_key(key, body)
+        # After FLUSH_COMPLETED (only with latch_multicasts=False) the sender's own copy, like
+        # everyone's, comes after its digest: it is not delivered (spec: Discard), only kept
+        # with this view's messages, so a restarted flush's digest and the VIEW can carry it.
+        own = not (self.phase == "Completed" and self.reconcile)
+        if own:
+            self._deliver_key(key, body)
+        else:
+            bump(self.stats, "multicast_after_completed")
+            self.bodies[key] = body
         self._trace(out, "Multicast", m)
         for q in sorted(self.live() - {self.nid}):
             out.append(Send(q, m))
-        out.append(self._up(key, body))
+        if own:
+            out.append(self._up(key, body))
 
     def _deliver_key(self, key, body) -> None:
         self.delivered.append(key)
@@ -805,7 +818,7 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
                           hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
-                          **reliable_opts) -> FlushStack:
+                          pass_latch: bool = False, **reliable_opts) -> FlushStack:
     """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
     ``hold_sends``: the application's sends wait while the latch is closed
     (spec/SequencerFlush's Send); False is the earlier coupling, where only
@@ -816,12 +829,19 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
     itself go round the network and its own DATA overtakes them (divergence
     (d)).  ``view_as_sent``: the SEQUENCER installs the VIEW's members as
     sent, as the spec does; False: less the members FLUSH already suspects
-    (divergence (e))."""
+    (divergence (e)).  ``pass_latch``: the coordinator's DATA multicasts pass
+    the latch (spec/SequencerFlush's RecvForward multicasts in the old view
+    even after FLUSH_COMPLETED, where the DATA is dropped) and every member
+    re-sends its forward-table at every view change (the spec's
+    ``ResendAlways = TRUE``, the fix of its finding 5); False: the FLUSH
+    latch holds them and multicasts them in the next view (divergence
+    (a))."""
     from .reliable import Reliable
     from .sequencer import Sequencer
     from .stack import Transport
     return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
                             Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
-                                  view_as_sent=view_as_sent),
-                            Sequencer(nid, members, tracing=tracing, self_channel=self_channel)],
+                                  view_as_sent=view_as_sent, latch_multicasts=not pass_latch),
+                            Sequencer(nid, members, tracing=tracing, self_channel=self_channel,
+                                      resend_always=pass_latch)],
                       hold_sends=hold_sends)

@@ -59,7 +59,8 @@ SELF_TIMER = "self"
 class Sequencer:
     name = "sequencer"
 
-    def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False) -> None:
+    def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False,
+                 resend_always: bool = False) -> None:
         members = tuple(members)
         # With tracing off no Trace effect (and no state snapshot) is built.
         self.tracing = tracing
@@ -74,6 +75,7 @@ class Sequencer:
         self.delivered: list[tuple[int, int]] = []
         self.stats: dict[str, int] = {}
         self.self_channel = self_channel
+        self.resend_always = resend_always   # spec/SequencerFlush's ResendAlways: re-send at every view
         self.selfq: list = []                # self_channel: FORWARD/DATA to itself, FIFO
 
     @property
@@ -163,7 +165,7 @@ class Sequencer:
         old, self.view, self.vid = self.view, view, view.vid
         self.recv = {s: q for s, q in self.recv.items() if s in view.members}
         out: list[Effect] = [self._trace("InstallView")]
-        if old.coord != view.coord:
+        if old.coord != view.coord or self.resend_always:
             resend = [Forward(self.nid, q, self.fwd[q]) for q in sorted(self.fwd)]
             if self.self_channel and view.coord == self.nid:
                 self.selfq += resend

@@ -96,7 +96,7 @@ def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(
     # the FLUSH layer had closed this member's latch (its last FLUSH record before the Send)
     last = [e for e in tr.events[:ev["i"]] if e["nid"] == ev["nid"] and csf.layer_of(e) == "flush"][-1]
     assert last["state"]["blocked"] is True
-    assert csf.replay(tr).verdict == "ok"                 # the default verdict: FLUSH model + properties
+    assert csf.replay(tr, composed=False).verdict == "ok"   # FLUSH model + properties only
 
 
 def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
@@ -115,12 +115,14 @@ def test_the_command_line_option_selects_the_composed_replay(tmp_path, monkeypat
     from groupcheck.conformance.replay import conform_file
     records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
     path = tracefile.write(tmp_path / "s1.ndjson", records)
+    assert conform_file(path).verdict == "nonconforming"       # the default: the composed replay
+    monkeypatch.setenv(csf.COMPOSED_ENV, "flush")               # the FLUSH-only replay
     assert conform_file(path).verdict == "ok"
     monkeypatch.setenv(csf.COMPOSED_ENV, "composed")
     assert conform_file(path).verdict == "nonconforming"
 
 
-@pytest.mark.parametrize("k, tag, action, old", [(36, "a", "RecvForward", {}),
+@pytest.mark.parametrize("k, tag, action, old", [(36, "a", "RecvForward", {"pass_latch": False}),
                                                  (25, "d", "RecvData", {"self_channel": False}),
                                                  (251, "e", "InstallView", {"view_as_sent": False})])
 def test_latched_data_self_channel_order_and_suspects_at_install_are_divergences_a_d_e(tmp_path, k, tag, action, old):
@@ -138,6 +140,27 @@ def test_the_self_channel_keeps_the_order_of_the_spec_channel_m_to_m(tmp_path):
     own = [e for e in tr.events if csf.layer_of(e) == "sequencer" and e["nid"] == 2
            and e["name"] in ("RecvForward", "RecvData") and e["params"].get("p") == 2]
     assert own and own[0]["name"] == "RecvForward" and own[0]["msg"]["sender"] == 2
+
+
+def test_the_coordinators_data_passes_the_latch_and_is_resent_in_the_next_view(tmp_path):
+    """Draw 36: 2 crashed; coordinator 1 takes FORWARD <<3,2>> after its
+    FLUSH_COMPLETED.  As in the spec (C4) the DATA goes out at once in view 1,
+    where nobody delivers it (1 does not deliver its own copy either); 3
+    re-sends its forward-table at the view change (ResendAlways, in the
+    header), and <<3,2>> is delivered in view 2 by every survivor."""
+    tr = campaign_trace(36, tmp_path)
+    assert tr.header["constants"]["ResendAlways"] is True
+    assert csf.replay(tr, composed=True).verdict == "ok"
+    rf = next(e for e in tr.events if e["name"] == "RecvForward" and e["nid"] == 1 and e["msg"]["seqno"] == 2
+              and e["msg"]["sender"] == 3)
+    mc = tr.events[rf["i"] + 1]
+    assert mc["name"] == "Multicast" and mc["msg"]["view"] == 1 and mc["state"]["phase"] == "Completed"
+    assert [mc["msg"]["sender"], mc["msg"]["seqno"]] not in mc["state"]["delivered"]
+    again = [e for e in tr.events if e["name"] == "RecvForward" and e["nid"] == 1 and e["i"] > rf["i"]
+             and (e["msg"]["sender"], e["msg"]["seqno"]) == (3, 2)]
+    assert again and again[0]["state"]["vid"] == 2
+    h = csf.sequencer_histories(tr.events, tr.header["nodes"])
+    assert all((3, 2) in h.delivered[m] for m in (1, 3))
 
 
 def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
