@@ -28,20 +28,18 @@ The replay does two things:
    can disagree with the survivors, flush or not (TLC shows it on
    MCSequencerFlush_CoordCrashUniform; the campaign counts it).
 
-With ``composed=True`` (or GROUPCHECK_SEQFLUSH_REPLAY=composed in the
-environment, for ``groupcheck conform``) the whole trace is first replayed
-against the composed model, model/sequencerflush.py (spec/SequencerFlush),
-with a candidate set as in conformance/flush.py: every record is mapped to
-the composed action of the same name (or joined to the step it completes,
-see "the composed replay" below) and the member's projection is compared
-with the logged state.  The properties above are then checked as before.
-It is an option, not the default, because the implementation takes steps
-the composed spec does not allow (docs/flush.md, "The composed replay"):
-(a) the coordinator's DATA waits in the FLUSH latch, (c) the SEQUENCER
-sends while FLUSH's latch is closed (FLUSH below SEQUENCER), (d) a
-coordinator's own DATA overtakes its unicast to itself.  The replay reports
-the first of them as ``nonconforming``; the default verdict is the FLUSH
-replay's and the properties', which hold.
+By default (``composed=True``; GROUPCHECK_SEQFLUSH_REPLAY=flush in the
+environment, or ``composed=False``, selects step 1 instead) the whole trace
+is replayed against the composed model, model/sequencerflush.py
+(spec/SequencerFlush), in place of step 1, with a candidate set as in
+conformance/flush.py: every record is mapped to the composed action of the
+same name (or joined to the step it completes, see "the composed replay"
+below) and the member's projection is compared with the logged state.  The
+properties above are then checked as before.  The stack as ``simulate``
+builds it conforms on every campaign run; the earlier couplings (options
+``hold_sends``, ``self_channel``, ``view_as_sent``, ``pass_latch`` off)
+take steps the composed spec does not allow, divergences (c), (d), (e),
+(a) of docs/flush.md, "The composed replay", which the replay names.
 """
 
 from __future__ import annotations
@@ -118,10 +116,11 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
 
 
 def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
-    """The verdict of one run.  Default: the FLUSH records against
-    model/flush.py and the SEQUENCER's trace properties.  ``composed=True``
-    (or GROUPCHECK_SEQFLUSH_REPLAY=composed): the whole trace against
-    model/sequencerflush.py first (see below), then the same properties."""
+    """The verdict of one run.  Default (``composed`` True or None without
+    GROUPCHECK_SEQFLUSH_REPLAY=flush): the whole trace against
+    model/sequencerflush.py (see below), then the SEQUENCER's trace
+    properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
+    against model/flush.py instead, then the same properties."""
     if composed is None:
         composed = os.environ.get(COMPOSED_ENV, "composed") != "flush"
     h = trace.header

@@ -14,7 +14,13 @@ post-state under the spec's variable names:
   closed (``blocked``) the multicast waits in ``latched`` and goes out after
   STOP_FLUSH, in the new view: the seed's "threads invoking FLUSH.down()
   block on mutex".  Unicasts from above pass the latch and are not wrapped
-  (seed, Notes: virtual synchrony concerns multicasts).
+  (seed, Notes: virtual synchrony concerns multicasts).  SEQUENCER over
+  FLUSH (``sequencer_flush_stack``) follows spec/SequencerFlush instead
+  (docs/flush.md, "The composed replay"): ``FlushStack(hold_sends=True)``
+  holds the application's sends above the SEQUENCER while the latch is
+  closed, and with ``latch_multicasts=False`` the coordinator's
+  re-multicasts pass the latch (after FLUSH_COMPLETED its own copy is not
+  delivered, as the spec discards it; it stays in the view's digest).
 * Messages from below wait in one FIFO queue per sender, like the spec's
   ``chan[<<q, p>>]``; the head is taken by exactly one of Deliver, Discard,
   Block, RestartFlush, ReceiveFlushOk, ReceiveFlushCompleted, InstallView,
