@@ -250,3 +250,53 @@ def test_sequencer_over_flush_keeps_survivor_total_order_where_plain_sequencer_d
         flushed += not seqmodel.TotalOrder(h)
         assert seqmodel.NoDuplicates(h) and t["unfinished"] == []
     assert plain > 0 and flushed == 0
+
+
+# ---------------------------------------------------------------- SEQUENCER-over-FLUSH coupling (spec/SequencerFlush)
+
+def test_with_latch_multicasts_off_a_multicast_after_flush_completed_goes_out_undelivered():
+    """pass_latch: the spec's McastData after FLUSH_COMPLETED; the sender's own
+    copy is not delivered (the spec discards it) but stays in the view's
+    messages, so the VIEW can bring it back."""
+    f = layer(2, block_time=None, latch_multicasts=False)
+    _to_completed(f)
+    out = f.handle(AppSend(b"now"), 0.0)
+    assert traces(out) == ["Multicast"] and f.latched == []
+    assert sends(out) == [(1, FData(1, 2, 1, b"now")), (3, FData(1, 2, 1, b"now"))]
+    assert not any(isinstance(e, Deliver) for e in out) and f.delivered == []
+    assert (2, 1) in f._digest_now() and f.stats["multicast_after_completed"] == 1
+    out = f.handle(Receive(1, ViewMsg(1, (1, 2, 3), ((2, 1, b"now"),))), 0.0)
+    assert Deliver(2, 1, b"now") in out and f.delivered == [(2, 1)]
+
+
+def test_the_stack_holds_application_sends_while_the_latch_is_closed():
+    st = sequencer_flush_stack(2, (1, 2, 3), block_time=None)
+    st.flush.blocked = True
+    assert st.handle(AppSend(b"x"), 0.0) == [] and len(st.held) == 1
+    assert st.layer("sequencer").sent == 0
+    st.flush.blocked = False
+    out = st.handle(BlockOk(), 0.0)          # any event: the held send goes up after it
+    assert st.held == [] and st.layer("sequencer").sent == 1
+    assert [e.event.name for e in out if isinstance(e, Trace)] == ["Send"]
+    old = sequencer_flush_stack(2, (1, 2, 3), block_time=None, hold_sends=False)
+    old.flush.blocked = True
+    assert [e.event.name for e in old.handle(AppSend(b"x"), 0.0) if isinstance(e, Trace)] == ["Send"]
+
+
+def test_the_sequencers_self_channel_keeps_forward_then_own_data_in_order():
+    from groupcheck.impl.codec import Data, Forward
+    from groupcheck.impl.sequencer import SELF_TIMER, Sequencer
+    s = Sequencer(2, (1, 2, 3), self_channel=True)
+    s.handle(AppSend(b"p"), 0.0)                       # FORWARD <<2,1>> to coordinator 1
+    out = s.handle(ViewChange(View(2, (2, 3))), 1.0)   # 2 becomes coordinator: re-forward to itself
+    assert sends(out) == [] and s.selfq == [Forward(2, 1, b"p")] and SetTimer(SELF_TIMER, 1.0) in out
+    assert s.handle(Receive(3, Data(3, 1, b"q")), 1.0)[-1] == Deliver(3, 1, b"q")   # not from itself
+    assert s.handle(Receive(2, Data(3, 2, b"own")), 1.0) == [] and len(s.selfq) == 2  # its own DATA waits
+    out = s.handle(TimerFired(SELF_TIMER), 1.0)
+    assert [e.event.name for e in out if isinstance(e, Trace)] == ["RecvForward"]
+    assert Multicast(Data(2, 1, b"p")) in out and SetTimer(SELF_TIMER, 1.0) in out
+    out = s.handle(TimerFired(SELF_TIMER), 1.0)
+    assert Deliver(3, 2, b"own") in out and s.selfq == []
+    plain = Sequencer(2, (1, 2, 3))
+    plain.handle(AppSend(b"p"), 0.0)
+    assert sends(plain.handle(ViewChange(View(2, (2, 3))), 1.0)) == [(2, Forward(2, 1, b"p"))]
