@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from . import codec
-from .events import (AppSend, CancelTimer, Deliver, Effect, Event, Multicast, Receive, Send, SetTimer,
+from .events import (AppSend, Deliver, Effect, Event, Multicast, Receive, Send, SetTimer,
                      TimerFired, Trace, TraceEvent, Up, View, ViewChange)
 from .layer import bump
 from .stack import Stack
@@ -776,38 +776,20 @@ class FlushStack(Stack):
             out += super().handle(self.held.pop(0), now)
         return out
 
-    def _run(self, i: int, event, now: float, out: list) -> None:
-        layer = self.layers[i]
-        top = len(self.layers) - 1
-        for eff in layer.handle(event, now):
-            if isinstance(eff, (Send, Multicast)):
-                if i == 0:
-                    out.append(eff)
-                else:
-                    self._run(i - 1, eff, now, out)
-            elif isinstance(eff, Up):
-                if i == top:
-                    out.append(eff)
-                else:
-                    self._run(i + 1, Receive(eff.src, eff.msg), now, out)
-            elif isinstance(eff, SetTimer):
-                out.append(SetTimer(layer.name + self.SEP + eff.name, eff.at))
-            elif isinstance(eff, CancelTimer):
-                out.append(CancelTimer(layer.name + self.SEP + eff.name))
-            elif isinstance(eff, (Deliver, Trace, AppBlock, AppUnblock)):
-                out.append(eff)
-            elif isinstance(eff, (Installed, Membership)) and i == self.flush_index:
-                vc = ViewChange(eff.view)
-                below = vc
-                if isinstance(eff, Installed):
-                    below = ViewChange(self.flush.below())
-                for j in range(i):
-                    self._run(j, below, now, out)
-                if isinstance(eff, Installed):
-                    for j in range(i + 1, top + 1):
-                        self._run(j, vc, now, out)
-            else:
-                raise TypeError(f"layer {layer.name} returned a non-effect: {eff!r}")
+    def _route(self, i: int, eff, now: float, out: list) -> bool:
+        if isinstance(eff, (AppBlock, AppUnblock)):
+            out.append(eff)
+            return True
+        if isinstance(eff, (Installed, Membership)) and i == self.flush_index:
+            vc = ViewChange(eff.view)
+            below = ViewChange(self.flush.below()) if isinstance(eff, Installed) else vc
+            for j in range(i):
+                self._run(j, below, now, out)
+            if isinstance(eff, Installed):
+                for j in range(i + 1, len(self.layers)):
+                    self._run(j, vc, now, out)
+            return True
+        return False
 
 
 def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcile: bool = True,

@@ -118,5 +118,10 @@ class Stack:
                 out.append(CancelTimer(layer.name + self.SEP + eff.name))
             elif isinstance(eff, (Deliver, Trace)):
                 out.append(eff)
-            else:
+            elif not self._route(i, eff, now, out):
                 raise TypeError(f"layer {layer.name} returned a non-effect: {eff!r}")
+
+    def _route(self, i: int, eff, now: float, out: list[Effect]) -> bool:
+        """Route an effect this class does not know (a subclass's own, e.g.
+        FLUSH's view installation); False: it is not an effect at all."""
+        return False

@@ -27,11 +27,11 @@ Per-member variables are ``Fn`` over ``1..N`` (TLC prints them as tuples;
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import NamedTuple
 
 from .core import Label, Model
-from .sequencer import Integrity, NoDuplicates, SenderFIFO, TotalOrder
+from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
+from .sequencer import Integrity, NoDuplicates, SenderFIFO, TotalOrder, _subsets
 from .values import Fn, record
 
 NO_INIT = 0
@@ -66,33 +66,6 @@ def Forward(s: int, q: int) -> Fn:
 
 def Data(s: int, q: int, v: int) -> Fn:
     return record(type="DATA", sender=s, seqno=q, view=v)
-
-
-def StartFlushMsg(v: int) -> Fn:
-    return record(type="START_FLUSH", view=v)
-
-
-def FlushOkMsg(v: int) -> Fn:
-    return record(type="FLUSH_OK", view=v)
-
-
-def FlushCompletedMsg(v: int, d: tuple) -> Fn:
-    return record(type="FLUSH_COMPLETED", view=v, digest=d)
-
-
-def ViewMsg(v: int, d: tuple) -> Fn:
-    return record(type="VIEW", view=v, digest=d)
-
-
-def StopFlushMsg(v: int) -> Fn:
-    return record(type="STOP_FLUSH", view=v)
-
-
-def _subsets(xs):
-    xs = sorted(xs)
-    for k in range(len(xs) + 1):
-        for c in combinations(xs, k):
-            yield frozenset(c)
 
 
 def LastView(seq: tuple) -> int:
