@@ -104,17 +104,20 @@ def conformance_check(proto, result: dict) -> Check:
     from . import diagram
     verdicts = result.get("verdicts", {})
     bad_runs = result.get("bad_runs", [])
-    unknown = sorted({r.get("property") or (r.get("reason") or "").split(":")[0]
-                      for r in bad_runs if r.get("verdict") == "violation"} - set(proto.known_violations))
+
+    def violated(r: dict) -> str:      # the pipeline names it; a bare reason starts with it
+        return r.get("property") or (r.get("reason") or "").split(":")[0]
+
+    unknown = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation"}
+                     - set(proto.known_violations))
     failing = [r for r in bad_runs if r.get("verdict") in ("nonconforming", "rejected")
-               or (r.get("verdict") == "violation"
-                   and (r.get("property") or (r.get("reason") or "").split(":")[0]) not in proto.known_violations)]
-    as_expected = not failing and verdicts.get("ok", 0) + verdicts.get("violation", 0) > 0
+               or (r.get("verdict") == "violation" and violated(r) not in proto.known_violations)]
+    disagreements = result.get("disagreements") or 0
+    as_expected = (not failing and not disagreements
+                   and verdicts.get("ok", 0) + verdicts.get("violation", 0) > 0)
     observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
     expected = "all runs conform" + (f"; violations only of {', '.join(proto.known_violations)} (known finding)"
                                      if proto.known_violations else "; no violation")
-    disagreements = result.get("disagreements") or 0
-    as_expected = as_expected and not disagreements
     show = failing[0] if failing else (bad_runs[0] if bad_runs else None)
     mm = sv = detail = None
     if show is not None:

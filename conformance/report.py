@@ -158,7 +158,7 @@ def coverage_svg(coverage: dict) -> str:
     return "\n".join(out)
 
 
-def html(checks: list[Check], extra: Optional[dict] = None) -> str:
+def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = None) -> str:
     import jinja2
     from markupsafe import Markup
     try:
@@ -168,7 +168,7 @@ def html(checks: list[Check], extra: Optional[dict] = None) -> str:
         text = (Path(__file__).resolve().parent / "templates" / "report.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["figures"] = figures_text
-    s = summary(checks, extra)
+    s = s or summary(checks, extra)
     cov = (extra or {}).get("coverage") or {}
     return env.from_string(text).render(
         s=s, checks=checks, coverage=cov, coverage_svg=Markup(coverage_svg(cov)),
@@ -180,8 +180,9 @@ def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = 
     d.mkdir(parents=True, exist_ok=True)
     paths = {"summary.json": d / "summary.json", "junit.xml": d / "junit.xml",
              "report.md": d / "report.md", "report.html": d / "report.html"}
-    paths["summary.json"].write_text(json.dumps(summary(checks, extra), indent=2) + "\n", encoding="utf-8")
+    s = summary(checks, extra)      # once: the JSON and the HTML carry the same timestamp
+    paths["summary.json"].write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
     junit(checks).write(paths["junit.xml"], encoding="utf-8", xml_declaration=True)
     paths["report.md"].write_text(markdown(checks, extra), encoding="utf-8")
-    paths["report.html"].write_text(html(checks, extra), encoding="utf-8")
+    paths["report.html"].write_text(html(checks, extra, s), encoding="utf-8")
     return paths
