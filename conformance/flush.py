@@ -33,6 +33,7 @@ from typing import Optional
 
 from groupcheck.model.flush import FlushModel
 
+from .lockstep import LockstepError, LockstepNetwork  # noqa: F401  (LockstepError: this module's API too)
 from .protocols import Protocol
 from .replay import MAX_CANDIDATES, RunReport
 from .traces import Trace
@@ -338,11 +339,7 @@ PROTOCOL = Protocol(
 
 # ---------------------------------------------------------------- lock-step driver
 
-class LockstepError(AssertionError):
-    """The implementation took a step the model does not allow."""
-
-
-class FlushLockstep:
+class FlushLockstep(LockstepNetwork):
     """N FLUSH stacks (transport, reliable, flush) driven one step at a time,
     each step checked against model/flush.py (issue 5 item 5, DESIGN §1 link 2).
 
@@ -371,18 +368,20 @@ class FlushLockstep:
         self.leaving: set[int] = set()
         self.join_requested: set[int] = set()
         self.r = Replayer(self.model)
-        self.stacks = {m: make_stack(m, first) for m in self.members}
-        self.inflight: list[tuple[int, int, bytes]] = []
-        self.timers: dict[int, set[str]] = {m: set() for m in self.members}
-        self.crashed: set[int] = set()
+        super().__init__(self.members, {m: make_stack(m, first) for m in self.members})
         self.app_sends = 0
-        self.events: list[dict] = []
 
     def flush(self, m: int):
         return self.stacks[m].layer("flush")
 
-    def live(self) -> list[int]:
-        return [m for m in self.members if m not in self.crashed]
+    def abstraction(self) -> dict[int, dict]:
+        return {m: _norm(self.flush(m).state()) for m in self.members}
+
+    def _candidates(self):
+        return self.r.cands
+
+    def _project(self, s, m: int) -> dict:
+        return project(s, m, self.r.ids)
 
     def can_send(self, m: int) -> bool:
         return m not in self.crashed and self.app_sends < self.max_app
@@ -432,30 +431,12 @@ class FlushLockstep:
         self.app_sends += 1
         self._handle(m, AppSend(f"m{self.app_sends}".encode()))
 
-    def deliver(self, i: int) -> None:
-        from groupcheck.impl.events import Receive
-        src, dest, data = self.inflight.pop(i)
-        self._handle(dest, Receive(src, data))
-
-    def drop(self, i: int) -> None:
-        self.inflight.pop(i)
-
-    def duplicate(self, i: int) -> None:
-        self.inflight.append(self.inflight[i])
-
-    def fire(self, m: int, name: str) -> None:
-        from groupcheck.impl.events import TimerFired
-        self.timers[m].discard(name)
-        self._handle(m, TimerFired(name))
-
     def crash(self, m: int) -> None:
         from groupcheck.impl import codec
         from groupcheck.impl.events import Receive
         from groupcheck.impl.flush import Suspect, ViewMsg
         assert self.can_crash(m)
-        self.crashed.add(m)
-        self.timers[m].clear()
-        self.inflight = [d for d in self.inflight if d[1] != m]
+        self._stop(m)
         rel = self.stacks[m].layer("reliable")
         for dest in self.live():
             u = rel.unacked.get(dest) or {}
@@ -469,22 +450,6 @@ class FlushLockstep:
 
     # ------------------------------------------------------------ plumbing
 
-    def _handle(self, m: int, event) -> None:
-        from groupcheck.impl.events import CancelTimer, Send, SetTimer, Trace
-        for eff in self.stacks[m].handle(event, 0.0):
-            if isinstance(eff, Send):
-                if eff.dest not in self.crashed:
-                    self.inflight.append((m, eff.dest, eff.msg))
-            elif isinstance(eff, SetTimer):
-                self.timers[m].add(eff.name)
-            elif isinstance(eff, CancelTimer):
-                self.timers[m].discard(eff.name)
-            elif isinstance(eff, Trace):
-                r = eff.event.to_record()
-                self._model_step({"name": r["name"], "nid": r["nid"], "params": dict(r["args"]),
-                                  "msg": r["msg"], "state": r["state"]})
-        self.check_abstraction()
-
     def _model_step(self, ev: dict) -> None:
         ev = dict(ev, i=len(self.events))
         self.events.append(ev)
@@ -494,14 +459,3 @@ class FlushLockstep:
         if failed:
             raise LockstepError(f"{failed[0]}: {failed[1]}")
 
-    def check_abstraction(self) -> None:
-        impl = {m: _norm(self.flush(m).state()) for m in self.members}
-        for s in self.r.cands:
-            if all(project(s, m, self.r.ids) == impl[m] for m in self.members):
-                return
-        s = next(iter(self.r.cands))
-        bad = {m: (project(s, m, self.r.ids), impl[m]) for m in self.members
-               if project(s, m, self.r.ids) != impl[m]}
-        raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state "
-                            f"(of {len(self.r.cands)}) matches the implementation; e.g. "
-                            + "; ".join(f"member {m}: model {a} != impl {b}" for m, (a, b) in bad.items()))

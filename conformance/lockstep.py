@@ -43,43 +43,26 @@ class LockstepError(AssertionError):
     """The implementation took a step the model does not allow."""
 
 
-class LockstepCluster:
-    def __init__(self, n: int = 3, max_seq: int = 2, max_crashes: int = 1,
-                 make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack) -> None:
-        self.members = tuple(range(1, n + 1))
-        self.model = SequencerModel({"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes})
-        self.stacks = {m: make_stack(m, self.members) for m in self.members}
+class LockstepNetwork:
+    """What every lock-step driver shares: it is the network (each datagram
+    in flight can be delivered, lost or duplicated, in any order; what goes to
+    a crashed member is dropped) and the timers (each armed one can fire), and
+    after every step the abstraction of the whole implementation must equal
+    the projection of some candidate model state.  A driver supplies
+    ``abstraction()``, ``_candidates()``, ``_project(s, m)`` and
+    ``_model_step(event)`` (which checks one trace event)."""
+
+    def __init__(self, members, stacks: dict) -> None:
+        self.members = tuple(members)
+        self.stacks = stacks
         self.inflight: list[tuple[int, int, bytes]] = []      # (src, dest, datagram)
         self.timers: dict[int, set[str]] = {m: set() for m in self.members}
         self.crashed: set[int] = set()
-        self.views: list[View] = [View(1, self.members)]
         self.deliveries: dict[int, list[tuple[int, int]]] = {m: [] for m in self.members}
-        self.cands = set(self.model.init())
-        self.events: list[dict] = []       # every trace event, replay.py's shape
-        self.peak = len(self.cands)
-
-    # ------------------------------------------------------------ queries
-
-    def seq(self, m: int):
-        return self.stacks[m].layer("sequencer")
+        self.events: list[dict] = []       # every trace event, replay's shape
 
     def live(self) -> list[int]:
         return [m for m in self.members if m not in self.crashed]
-
-    def can_send(self, m: int) -> bool:
-        return m not in self.crashed and self.seq(m).sent < self.model.MaxSeq
-
-    def pending_view(self, m: int) -> bool:
-        return m not in self.crashed and self.seq(m).vid < len(self.views)
-
-    def abstraction(self) -> dict[int, dict]:
-        return {m: self.seq(m).state() for m in self.members}
-
-    # ------------------------------------------------------------ steps
-
-    def app_send(self, m: int) -> None:
-        assert self.can_send(m)
-        self._handle(m, AppSend(f"m{m}.{self.seq(m).sent + 1}".encode()))
 
     def deliver(self, i: int) -> None:
         src, dest, data = self.inflight.pop(i)
@@ -95,25 +78,11 @@ class LockstepCluster:
         self.timers[m].discard(name)
         self._handle(m, TimerFired(name))
 
-    def crash(self, m: int) -> None:
-        assert m not in self.crashed and len(self.crashed) < self.model.MaxCrashes
+    def _stop(self, m: int) -> None:
+        """m crashes: it takes no more steps, what is in flight to it is lost."""
         self.crashed.add(m)
         self.timers[m].clear()
         self.inflight = [d for d in self.inflight if d[1] != m]
-        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
-        last = self.views[-1]
-        if any(x in self.crashed for x in last.members):     # the oracle decides at once
-            view = View(last.vid + 1, tuple(x for x in last.members if x not in self.crashed))
-            self.views.append(view)
-            self._model_step({"name": "NewView", "nid": None, "params": {"view": list(view.members)},
-                              "msg": None, "state": None})
-        self.check_abstraction()
-
-    def install_view(self, m: int) -> None:
-        assert self.pending_view(m)
-        self._handle(m, ViewChange(self.views[self.seq(m).vid]))
-
-    # ------------------------------------------------------------ plumbing
 
     def _handle(self, m: int, event) -> None:
         for eff in self.stacks[m].handle(event, 0.0):
@@ -138,6 +107,73 @@ class LockstepCluster:
         if dest not in self.crashed:          # the network drops what goes to a crashed member
             self.inflight.append((src, dest, data))
 
+    def check_abstraction(self) -> None:
+        impl = self.abstraction()
+        cands = self._candidates()
+        for s in cands:
+            if all(self._project(s, m) == impl[m] for m in self.members):
+                return
+        s = next(iter(cands))
+        bad = {m: (self._project(s, m), impl[m]) for m in self.members if self._project(s, m) != impl[m]}
+        raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state "
+                            f"(of {len(cands)}) matches the implementation; e.g. "
+                            + "; ".join(f"member {m}: model {a} != impl {b}" for m, (a, b) in bad.items()))
+
+
+class LockstepCluster(LockstepNetwork):
+    def __init__(self, n: int = 3, max_seq: int = 2, max_crashes: int = 1,
+                 make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack) -> None:
+        members = tuple(range(1, n + 1))
+        super().__init__(members, {m: make_stack(m, members) for m in members})
+        self.model = SequencerModel({"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes})
+        self.views: list[View] = [View(1, self.members)]
+        self.cands = set(self.model.init())
+        self.peak = len(self.cands)
+
+    # ------------------------------------------------------------ queries
+
+    def seq(self, m: int):
+        return self.stacks[m].layer("sequencer")
+
+    def can_send(self, m: int) -> bool:
+        return m not in self.crashed and self.seq(m).sent < self.model.MaxSeq
+
+    def pending_view(self, m: int) -> bool:
+        return m not in self.crashed and self.seq(m).vid < len(self.views)
+
+    def abstraction(self) -> dict[int, dict]:
+        return {m: self.seq(m).state() for m in self.members}
+
+    def _candidates(self):
+        return self.cands
+
+    def _project(self, s, m: int) -> dict:
+        return project(s, m)
+
+    # ------------------------------------------------------------ steps
+
+    def app_send(self, m: int) -> None:
+        assert self.can_send(m)
+        self._handle(m, AppSend(f"m{m}.{self.seq(m).sent + 1}".encode()))
+
+    def crash(self, m: int) -> None:
+        assert m not in self.crashed and len(self.crashed) < self.model.MaxCrashes
+        self._stop(m)
+        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        last = self.views[-1]
+        if any(x in self.crashed for x in last.members):     # the oracle decides at once
+            view = View(last.vid + 1, tuple(x for x in last.members if x not in self.crashed))
+            self.views.append(view)
+            self._model_step({"name": "NewView", "nid": None, "params": {"view": list(view.members)},
+                              "msg": None, "state": None})
+        self.check_abstraction()
+
+    def install_view(self, m: int) -> None:
+        assert self.pending_view(m)
+        self._handle(m, ViewChange(self.views[self.seq(m).vid]))
+
+    # ------------------------------------------------------------ plumbing
+
     def _model_step(self, ev: dict) -> None:
         ev = dict(ev, i=len(self.events))
         self.events.append(ev)
@@ -152,14 +188,3 @@ class LockstepCluster:
             raise LockstepError(_explain(self.model, self.cands, ev))
         self.cands = nxt
         self.peak = max(self.peak, len(nxt))
-
-    def check_abstraction(self) -> None:
-        impl = self.abstraction()
-        for s in self.cands:
-            if all(project(s, m) == impl[m] for m in self.members):
-                return
-        s = next(iter(self.cands))
-        bad = {m: (project(s, m), impl[m]) for m in self.members if project(s, m) != impl[m]}
-        raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state "
-                            f"(of {len(self.cands)}) matches the implementation; e.g. "
-                            + "; ".join(f"member {m}: model {a} != impl {b}" for m, (a, b) in bad.items()))
