@@ -111,10 +111,26 @@ def _msg_ok(s, ev: dict, ids: Ids) -> bool:
     return True
 
 
-def _check_event(t, ev: dict, ids: Ids) -> bool:
-    msg = ev.get("msg")
-    if ev["name"] == "SendView" and msg is not None and "members" in msg:
-        if sorted(t.views[-1]) != sorted(msg["members"]):
+# The type of the message each sending action sends (Flush.tla).
+SENDS = {"Multicast": "DATA", "StartFlush": "START_FLUSH", "FlushOk": "FLUSH_OK",
+         "FlushCompleted": "FLUSH_COMPLETED", "SendView": "VIEW", "StopFlush": "STOP_FLUSH"}
+
+
+def _check_event(s, t, ev: dict, ids: Ids) -> bool:
+    """The logged message and state agree with the model's step s -> t.  Every
+    message field a trace property reads is checked here: VirtualSynchrony
+    takes a multicast's view from its Multicast record and the view sequence
+    from the SendView records, so both must be the model's."""
+    msg, name = ev.get("msg"), ev["name"]
+    if msg is not None and name in SENDS:
+        if msg.get("type") != SENDS[name]:
+            return False
+        if name == "Multicast" and msg.get("view") != t.sent[-1]["view"]:
+            return False
+        if name == "SendView" and msg.get("view") != s.vid[ev["nid"] - 1]:
+            return False
+    if name == "SendView" and msg is not None:
+        if "members" not in msg or sorted(t.views[-1]) != sorted(msg["members"]):
             return False
     if ev.get("state") is not None and ev["nid"] is not None:
         return project(t, ev["nid"], ids) == _norm(ev["state"])
@@ -206,7 +222,7 @@ class Replayer:
             if not _msg_ok(s, ev, ids):
                 continue
             for t in _successors(model, s, ev):
-                if t is not None and _check_event(t, ev, ids):
+                if t is not None and _check_event(s, t, ev, ids):
                     nxt.add(t)
         if not nxt:
             return "nonconforming", _explain(model, self.cands, ev, ids)

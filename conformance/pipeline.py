@@ -171,7 +171,7 @@ def _ingested(path: str):
     """One NDJSON trace file -> (run row, accepted event rows, rejected rows).
     Checks what ``traces.load`` checks, line by line, but keeps going after
     the first problem so every bad line is quarantined with its reason."""
-    from .traces import record_problem
+    from .traces import LineError, parse_line, record_problem
     rejected: list[dict] = []
 
     def reject(line: int, problem: str, raw: Optional[str], run_id=None, protocol=None):
@@ -179,7 +179,7 @@ def _ingested(path: str):
                          "run_id": run_id, "protocol": protocol})
 
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", newline="") as f:   # newline="": CRLF stays visible
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         reject(0, f"cannot read: {e}", None)
@@ -193,12 +193,12 @@ def _ingested(path: str):
 
     header = None
     try:
-        rec = json.loads(lines[0])
+        rec = parse_line(lines[0])
         problem = record_problem(rec)
         if problem is None and rec.get("kind") != "header":
             problem = "the first record must be the header"
-    except json.JSONDecodeError as e:
-        problem = f"invalid JSON: {e.msg} at column {e.colno}"
+    except LineError as e:
+        problem = str(e)
     if problem is None:
         header = rec
     else:
@@ -212,9 +212,9 @@ def _ingested(path: str):
             reject(n, "the run's header (line 1) was rejected", line)
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            reject(n, f"invalid JSON: {e.msg} at column {e.colno}", line, run_id, protocol)
+            rec = parse_line(line)
+        except LineError as e:
+            reject(n, str(e), line, run_id, protocol)
             continue
         problem = record_problem(rec, protocol)
         if problem is None and rec["kind"] != "event":

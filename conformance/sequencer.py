@@ -105,8 +105,12 @@ def _out_of_range(model: SequencerModel, ev: dict) -> Optional[str]:
 
 def _check_event(s, t, ev: dict) -> bool:
     if ev["name"] == "Send" and ev.get("msg") is not None:
-        msg = ev["msg"]
-        if (msg.get("sender"), msg.get("seqno")) != (ev["nid"], t.sent[ev["nid"]]):
+        msg, m = ev["msg"], ev["nid"]
+        if (msg.get("sender"), msg.get("seqno")) != (m, t.sent[m]):
+            return False
+        # The coordinator multicasts DATA itself; any other member FORWARDs to
+        # it (the model's Send: the message went into fwd or it did not).
+        if msg.get("type") != ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA"):
             return False
     if ev["name"] == "NewView" and list(t.views[-1]) != list(ev["params"]["view"]):
         return False

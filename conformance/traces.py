@@ -137,11 +137,43 @@ def record_problem(rec, protocol: str | None = None) -> str | None:
     return problem
 
 
+class LineError(ValueError):
+    """A line that is not one strict JSON object (the reason, without file:line)."""
+
+
+def _no_constant(name: str):
+    raise LineError(f"invalid JSON: {name} is not a JSON number")
+
+
+def _unique_keys(pairs):
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise LineError(f"invalid JSON: duplicate key {k!r}")
+        obj[k] = v
+    return obj
+
+
+def parse_line(line: str):
+    r"""One NDJSON line as strict JSON (RFC 8259): ``NaN``/``Infinity``, a
+    duplicate key, or a ``\r`` before the line end raise ``LineError``.
+    Python's json module accepts all three, and each lets a forged trace say
+    two things at once (a duplicate ``nid``, say) or a number no other reader
+    parses.  The format's one rule for line ends is ``\n``: a CRLF file is
+    rejected at its first line rather than half-accepted."""
+    if line.endswith("\r"):
+        raise LineError("CRLF line end: the format requires \\n line ends")
+    try:
+        return json.loads(line, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as e:
+        raise LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+
+
 def load(path: str | Path) -> Trace:
     path = Path(path)
     header, events = None, []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")   # bytes: read_text would turn CRLF into \n
     except (OSError, UnicodeDecodeError) as e:
         raise TraceError(path, 0, f"cannot read: {e}") from None
     lines = text.split("\n")
@@ -151,9 +183,9 @@ def load(path: str | Path) -> Trace:
         raise TraceError(path, 1, "empty trace (no header)")
     for n, line in enumerate(lines, start=1):
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TraceError(path, n, f"invalid JSON: {e.msg} at column {e.colno}") from None
+            rec = parse_line(line)
+        except LineError as e:
+            raise TraceError(path, n, str(e)) from None
         problem = _problem(rec)
         if problem:
             raise TraceError(path, n, problem)
