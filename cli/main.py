@@ -195,6 +195,7 @@ def audit(
     full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests"),
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
     stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance"),
+    from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
 ):
     """The release audit: model-check every manifest model, compare models with
     specs, check simulated traces on Spark; write summary.json, junit.xml,
@@ -208,6 +209,18 @@ def audit(
         fail(f"--stage {', '.join(sorted(bad_stage))}: unknown; stages are tlc, link, conformance")
     _entries(protocols, None)   # validates the protocol names with a clear error
     out_dir(out)
+    if from_summary is not None:
+        try:
+            checks, extra = report.checks_from_summary(json.loads(from_summary.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError) as e:
+            fail(f"--from {from_summary}: not a readable summary.json ({e})")
+    else:
+        checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
+                                   stages, jobs)
+    _report_audit(report, out, checks, extra)
+
+
+def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs):
     if {"tlc", "link"} & set(stages) or engine == "spark":
         need_java()
     with progress("audit") as prog:
@@ -217,6 +230,10 @@ def audit(
         checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
                                       workers=workers, full=full, protocols_=protocols, stages=stages,
                                       progress=on_progress, jobs=jobs)
+    return checks, extra
+
+
+def _report_audit(report, out, checks, extra):
     paths = report.write_all(out, checks, extra)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step:    # chooses where the Markdown goes; the verdict is the same either way
@@ -226,13 +243,14 @@ def audit(
     t = Table(title="groupcheck audit")
     for c in ("check", "expected", "observed", "seconds", "result"):
         t.add_column(c, justify="right" if c == "seconds" else "left")
+    style = {"pass": "green", "finding": "yellow", "skipped": "dim", "unexpected": "bold red"}
     for c in checks:
         t.add_row(c.id, c.expected, c.observed, f"{c.seconds:.1f}",
-                  "[green]as expected[/]" if c.as_expected else "[bold red]UNEXPECTED[/]")
+                  f"[{style[c.verdict]}]{report.VERDICT_TEXT[c.verdict]}[/]")
     console().print(t)
     bad = [c for c in checks if not c.as_expected]
-    console().print(f"{len(checks) - len(bad)}/{len(checks)} checks as expected; "
-                    + ", ".join(str(p) for p in paths.values()))
+    console().print(report.banner(checks), markup=False)
+    console().print("reports: " + ", ".join(str(p) for p in paths.values()), markup=False)
     for c in bad:
         console().print(f"UNEXPECTED {c.id}: expected {c.expected}, observed {c.observed}"
                         + (f"\n  {c.detail}" if c.detail else ""), markup=False)
