@@ -371,7 +371,7 @@ def conform(
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
 
 
-_SIGNALLED = False
+_SIGNALLED = 0       # the signal number once one arrived
 
 
 def _on_signal(signum, frame):
@@ -380,11 +380,14 @@ def _on_signal(signum, frame):
     folder and the Spark driver JVM exits with this process (its gateway
     ends when our end of its stdin closes)."""
     global _SIGNALLED
+    import logging
     from groupcheck.model import tlc
     tlc.kill_all()
     if _SIGNALLED:              # a second signal while unwinding: leave
         return
-    _SIGNALLED = True
+    _SIGNALLED = signum
+    logging.disable(logging.CRITICAL)   # py4j logs every call the dying Spark JVM fails
+    _end_spark_jvm(signal.SIGTERM)
     console(stderr=True).print(f"interrupted ({signal.Signals(signum).name}): stopped, temporary files removed",
                                markup=False)
     raise SystemExit(128 + signum)
@@ -397,10 +400,35 @@ def main() -> None:
     try:
         app()
     except TLCError as e:       # the environment: no jar, no java, too old
+        if _SIGNALLED:
+            sys.exit(128 + _SIGNALLED)
         console(stderr=True).print(f"error: {e}", style="red", markup=False, soft_wrap=True)
         sys.exit(ENVIRONMENT)
+    except Exception:
+        # A signal's SystemExit unwinding through PySpark: its JVM (same process
+        # group under ``timeout`` or a CI runner) died too, and each cleanup
+        # call raises; the signal is the story, not these.
+        if _SIGNALLED:
+            sys.exit(128 + _SIGNALLED)
+        raise
     finally:
-        _stop_spark()
+        if not _SIGNALLED:
+            _stop_spark()
+
+
+def _end_spark_jvm(sig) -> None:
+    """Signal the PySpark driver JVM this process started, if any: a blocked
+    py4j call then returns (with an error) and the JVM's shutdown hooks
+    remove its /tmp/spark-* and blockmgr-* folders."""
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is not None and proc.poll() is None:
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
 
 
 def _stop_spark() -> None:

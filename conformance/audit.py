@@ -115,7 +115,16 @@ def coverage_figures(cov: dict) -> dict:
     reach = [st.get("reachable") for st in states]
     known = states and all(r for r in reach)
     visited_in = sum(round((st.get("share") or 0) * (st.get("reachable") or 0)) for st in states)
+    from .pipeline import COVERAGE_MAX_STATES
+    if not cov.get("state_tracking", bool(states)) or not states:
+        why = "n/a: this protocol's replay does not record model states"
+    elif not known:
+        why = (f"n/a: the model with the traces' constants has more than {COVERAGE_MAX_STATES:,} reachable "
+               "states, beyond what the audit explores for coverage")
+    else:
+        why = None
     return {
+        "why_no_share": why,
         "actions_reached": len(set(cov.get("actions_seen") or []) & set(cov.get("actions") or [])),
         "actions_total": len(cov.get("actions") or []),
         "action_share": cov.get("actions_share"),

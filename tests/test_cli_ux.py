@@ -144,3 +144,33 @@ def test_conform_expect_and_known(tmp_path):
     assert run("conform", str(tmp_path), "--expect", "TotalOrder")[0] == 0
     assert run("conform", str(tmp_path), "--known")[0] == 0
     assert run("conform", str(tmp_path), "--expect", "Agreement")[0] == 1
+
+
+def _children(pid: int) -> list[int]:
+    p = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in p.stdout.split()]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs java for Spark")
+def test_sigterm_ends_the_spark_jvm_and_its_folders(tmp_path):
+    """SIGTERM to groupcheck alone (not its process group): the Spark driver
+    JVM it started exits and its local dirs are removed."""
+    local = tmp_path / "local"
+    local.mkdir()
+    env = {**os.environ, "SPARK_LOCAL_DIRS": str(local)}
+    proc = subprocess.Popen([sys.executable, "-m", "groupcheck.cli.main", "traces", "generate", "sequencer",
+                             "--runs", "2000", "--out", str(tmp_path / "ds")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(local.glob("blockmgr-*")):
+        time.sleep(0.5)
+    jvms = _children(proc.pid)
+    assert jvms and list(local.glob("*")), "Spark never started"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    for pid in jvms:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    assert list(local.glob("*")) == []
