@@ -336,7 +336,8 @@ def conform(
     if engine == "spark":
         need_java()
         from groupcheck.conformance.pipeline import conform_rows
-        rows = conform_rows(paths, engine="spark", master=master)
+        with progress(f"conform {len(files)} traces (spark)", quiet=as_json):
+            rows = conform_rows(paths, engine="spark", master=master)
     else:
         rows = [conform_file(p).to_json() for p in files]
 

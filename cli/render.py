@@ -125,6 +125,8 @@ class _Progress:
                     self._line("still working:")
             self._thread = threading.Thread(target=beat, daemon=True)
             self._thread.start()
+            if self.desc:
+                self._line()
         return self
 
     def _line(self, prefix: str = "") -> None:

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from .render import at_least, console, fail, need_java
+from .render import at_least, console, fail, need_java, out_dir, progress
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
@@ -65,8 +65,11 @@ def generate(
     from groupcheck.conformance import pipeline
     from groupcheck.conformance.protocols import UnknownProtocol
     try:
-        s = pipeline.generate(protocol, runs, seed, faults, out, engine=_engine(engine),
-                              options=_options(option), master=master)
+        engine = _engine(engine)
+        opts = _options(option)
+        out_dir(out)
+        with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):
+            s = pipeline.generate(protocol, runs, seed, faults, out, engine=engine, options=opts, master=master)
     except (UnknownProtocol, pipeline.PipelineError, ValueError) as e:
         _fail(str(e))
     print(json.dumps(s, indent=2) if as_json else f"{out}: {_summary_line(s)}")
@@ -83,7 +86,10 @@ def ingest(
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance import pipeline
     try:
-        s = pipeline.ingest(paths, out, engine=_engine(engine), master=master)
+        engine = _engine(engine)
+        out_dir(out)
+        with progress(f"traces ingest ({engine})", quiet=as_json):
+            s = pipeline.ingest(paths, out, engine=engine, master=master)
     except pipeline.PipelineError as e:
         _fail(str(e))
     if as_json:
@@ -103,15 +109,17 @@ def check(
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
     coverage: bool = typer.Option(True, "--coverage/--no-coverage", help="actions and model states reached"),
-    max_states: int = typer.Option(20_000, "--max-states", help="explore the reachable set only up to this size"),
+    max_states: int = typer.Option(20_000, "--max-states", callback=at_least(1), help="explore the reachable set only up to this size"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
 ):
     """Replay every run against its model, check the global properties; one verdict per run, then coverage."""
     from rich.table import Table
     from groupcheck.conformance import pipeline
     try:
-        res = pipeline.check(dataset, engine=_engine(engine), master=master, coverage=coverage,
-                             max_states=max_states)
+        engine = _engine(engine)
+        with progress(f"traces check {dataset} ({engine})", quiet=as_json):
+            res = pipeline.check(dataset, engine=engine, master=master, coverage=coverage,
+                                 max_states=max_states)
     except pipeline.PipelineError as e:
         _fail(str(e))
     ok = res["runs"] > 0 and res["counts"].get("ok", 0) == res["runs"] and res["disagreements"] == 0
