@@ -52,8 +52,10 @@ def finding_ref(protocol: str, prop: str) -> Optional[str]:
 
 def _explanation(description: str, protocol: str, prop: Optional[str]) -> Optional[str]:
     ref = finding_ref(protocol, prop) if prop and prop not in ("ok",) else None
-    parts = [p for p in (description.strip().rstrip("."), ref and f"see {ref}") if p]
-    return ". ".join(parts) + "." if parts else None
+    text = description.strip().rstrip(".")
+    if ref:
+        text = (text + f" (see {ref})") if text else f"See {ref}"
+    return text + "." if text else None
 
 
 def _counterexample_diagram(entry, result):

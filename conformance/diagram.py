@@ -107,8 +107,21 @@ def steps_from_states(trace: list[tuple[Optional[str], dict[str, Any]]], n_membe
     in_bag: dict[tuple[str, Fn], Arrow] = {}
     prev: Optional[dict[str, Any]] = None
     for i, (action, state) in enumerate(trace, 1):
-        if prev is None:
-            steps.append(Step(i, "Init", [], note=""))
+        if prev is None:                # messages in flight in the initial state: sent at Init
+            init = Step(i, "Init", [], note="")
+            for var, cur in state.items():
+                for key, msgs in (_channels(cur, members) or {}).items():
+                    for msg in msgs:
+                        arrow = Arrow(key[0], key[1], to_tla(msg), sent_at=i)
+                        init.sends.append(arrow)
+                        queues.setdefault(key, []).append(arrow)
+                for rec in sorted(_bag(cur) or (), key=to_tla):
+                    ends = _ends(rec, members)
+                    if ends is not None:
+                        arrow = Arrow(ends[0], ends[1], to_tla(rec), sent_at=i)
+                        init.sends.append(arrow)
+                        in_bag[(var, rec)] = arrow
+            steps.append(init)
             prev = state
             continue
         actors: set[int] = set()

@@ -182,7 +182,7 @@ def coverage_rows(coverage: dict) -> list[dict]:
             "states_reachable": _cell(v.get("states_reachable")) if v.get("states_reachable") is not None
             else "not computed",
             "state_share": f"{100 * share:.1f}%" if share is not None else
-            (v.get("why_no_share") or "n/a: no model of the same constants was explored"),
+            (v.get("why_no_share") or "n/a"),
         })
     return rows
 
@@ -197,7 +197,7 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     for c in checks:
         out.append(f"| `{c.id}` | {_cell(c.expected)} | {_cell(c.observed)} | {_cell(figures_text(c))} | "
                    f"{c.seconds:.1f} | {VERDICT_MD[c.verdict]} |")
-    findings = [c for c in checks if c.verdict in ("finding", "unexpected") and c.explanation]
+    findings = explained(checks)
     if findings:
         out += ["", "## Violations and why", ""]
         for c in findings:
@@ -273,7 +273,13 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
         s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT,
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
         drawn=[c for c in checks if c.all_diagrams()], skipped=[c for c in checks if c.skipped],
-        explained=[c for c in checks if c.verdict in ("finding", "unexpected") and c.explanation])
+        explained=explained(checks))
+
+
+def explained(checks: list[Check]) -> list[Check]:
+    """Checks whose violation is explained, the unexpected ones first."""
+    return sorted((c for c in checks if c.verdict in ("finding", "unexpected") and c.explanation),
+                  key=lambda c: c.verdict != "unexpected")
 
 
 def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = None) -> dict[str, Path]:

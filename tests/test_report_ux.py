@@ -109,3 +109,13 @@ def test_audit_from_summary_and_github_step_summary(tmp_path, monkeypatch):
     assert again["checks"] == json.loads((first / "summary.json").read_text())["checks"]
     assert step.read_text() == (tmp_path / "two" / "report.md").read_text()
     assert "PASS: all 1 checks as expected" in step.read_text()
+
+
+def test_messages_in_flight_at_init_are_drawn_from_init():
+    tok = Fn({"cur": 2, "dest": 1, "seq": 4})
+    trace = [(None, {"tokenMsgs": frozenset({tok}), "s": (0, 0)}),
+             ("Recv", {"tokenMsgs": frozenset(), "s": (1, 0)})]
+    steps = diagram.steps_from_states(trace, 2)
+    (a,) = steps[0].sends
+    assert (a.src, a.dst, a.sent_at, a.received_at) == (2, 1, 1, 2)
+    assert "loses" not in steps[1].note
