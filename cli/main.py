@@ -67,7 +67,7 @@ def _own_entries(targets: List[str], model: Optional[str], expect: Optional[str]
     """Packaged protocols by name; a user's spec by path: a folder with a
     manifest.json, or a .tla file (with its .cfg beside it) and ``--expect``."""
     from groupcheck.model import manifest
-    paths = [t for t in targets if os.sep in t or t.endswith(".tla") or Path(t).is_dir()]
+    paths = [t for t in targets if os.sep in t or t.endswith(".tla") or (Path(t) / "manifest.json").is_file()]
     names = [t for t in targets if t not in paths]
     entries = _entries(names, model) if names else []
     for t in paths:
@@ -196,10 +196,9 @@ def audit(
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
     stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
+    as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
 ):
-    """The release audit: model-check every manifest model, compare models with
-    specs, check simulated traces on Spark; write summary.json, junit.xml,
-    report.md and report.html; exit 1 on any unexpected result."""
+    """The release audit: TLC on every manifest model, models compared with specs, simulated traces checked (on Spark by default); writes summary.json, junit.xml, report.md and report.html; exit 1 on any unexpected result."""
     from groupcheck.conformance import audit as audit_mod, report
     if engine not in ("spark", "local"):
         fail(f"--engine {engine!r}: spark or local")
@@ -216,14 +215,14 @@ def audit(
             fail(f"--from {from_summary}: not a readable summary.json ({e})")
     else:
         checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
-                                   stages, jobs)
-    _report_audit(report, out, checks, extra)
+                                   stages, jobs, quiet=as_json)
+    _report_audit(report, out, checks, extra, as_json)
 
 
-def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs):
+def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
     if {"tlc", "link"} & set(stages) or engine == "spark":
         need_java()
-    with progress("audit") as prog:
+    with progress("audit", quiet=quiet) as prog:
         def on_progress(what: str, done: int, total: int) -> None:
             prog.update(what, done=done, total=total)
 
@@ -233,22 +232,26 @@ def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protoc
     return checks, extra
 
 
-def _report_audit(report, out, checks, extra):
+def _report_audit(report, out, checks, extra, as_json=False):
     paths = report.write_all(out, checks, extra)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step:    # chooses where the Markdown goes; the verdict is the same either way
         with open(step, "a", encoding="utf-8") as f:
             f.write(paths["report.md"].read_text(encoding="utf-8"))
+    bad = [c for c in checks if not c.as_expected]
+    if as_json:
+        print(paths["summary.json"].read_text(encoding="utf-8"), end="")
+        raise typer.Exit(1 if bad else 0)
+    from rich.markup import escape
     from rich.table import Table
     t = Table(title="groupcheck audit")
     for c in ("check", "expected", "observed", "seconds", "result"):
         t.add_column(c, justify="right" if c == "seconds" else "left")
     style = {"pass": "green", "finding": "yellow", "skipped": "dim", "unexpected": "bold red"}
     for c in checks:
-        t.add_row(c.id, c.expected, c.observed, f"{c.seconds:.1f}",
+        t.add_row(escape(c.id), escape(c.expected), escape(c.observed), f"{c.seconds:.1f}",
                   f"[{style[c.verdict]}]{report.VERDICT_TEXT[c.verdict]}[/]")
     console().print(t)
-    bad = [c for c in checks if not c.as_expected]
     console().print(report.banner(checks), markup=False)
     console().print("reports: " + ", ".join(str(p) for p in paths.values()), markup=False)
     for c in bad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from groupcheck.model.values import to_tla
@@ -33,8 +34,9 @@ def check_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(col, justify="right" if col in ("distinct", "pinned", "depth", "seconds") else "left")
     for r in rows:
         observed = r["violated"] or r["result"]
-        verdict = "[green]as expected[/]" if r["matches_expectation"] else "[bold red]UNEXPECTED[/]"
-        t.add_row(r["protocol"], r["model"], r["expected"], observed,
+        verdict = ("[bold red]UNEXPECTED[/]" if not r["matches_expectation"] else
+                   "[green]as expected[/]" if r["expected"] == "ok" else "[yellow]expected violation[/]")
+        t.add_row(escape(r["protocol"]), escape(r["model"]), escape(r["expected"]), escape(observed),
                   _n(r["distinct_states"]), _n(r.get("expected_distinct_states")), _n(r["depth"]),
                   f"{r['seconds']:.1f}", verdict)
     return t
