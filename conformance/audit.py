@@ -162,6 +162,8 @@ def conformance_check(proto, result: dict) -> Check:
         if k == 0:
             detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
         events = show.get("events") or (result.get("first_bad_run_events") if show is bad_runs[0] else None)
+        if not isinstance(events, list):
+            events = None
         if events:
             steps = diagram.steps_from_events(events, show.get("first_bad_event"))
             drawn.append(diagram.draw(steps, None, f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
@@ -253,7 +255,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             try:
                 res = pipeline.run_audit_stage([name], runs=runs, seed=seed,
                                                out_dir=Path(out_dir) / "traces", engine=engine,
-                                               master=master)[name]
+                                               master=master, draw=DRAWN_RUNS)[name]
             except Exception as e:      # the stage failing is an unexpected result, reported
                 checks.append(Check(id=f"conformance/{name}", kind="conformance", protocol=name,
                                     name=f"{runs} runs", expected="all runs conform", observed="error",

@@ -119,3 +119,19 @@ def test_messages_in_flight_at_init_are_drawn_from_init():
     (a,) = steps[0].sends
     assert (a.src, a.dst, a.sent_at, a.received_at) == (2, 1, 1, 2)
     assert "loses" not in steps[1].note
+
+
+def test_the_conformance_stage_draws_every_violating_run(tmp_path):
+    """Real runs (the SEQUENCER campaign, local engine): each violating run,
+    up to DRAWN_RUNS, carries its events and becomes a diagram."""
+    from groupcheck.conformance import pipeline
+    res = pipeline.run_audit_stage(["sequencer"], runs=60, seed=0, out_dir=tmp_path, engine="local",
+                                   draw=audit.DRAWN_RUNS)["sequencer"]
+    bad = res["bad_runs"]
+    assert len(bad) >= 2, "the campaign should show the coordinator-crash finding"
+    with_events = [r for r in bad if r.get("events")]
+    assert len(with_events) == min(len(bad), audit.DRAWN_RUNS)
+    c = audit.conformance_check(protocols.get("sequencer"), res)
+    assert len(c.diagrams) == len(with_events)
+    assert c.diagrams_omitted == len(bad) - len(with_events)
+    assert all("-)" in g.mermaid for g in c.diagrams)
