@@ -293,8 +293,7 @@ def simulate(
     from groupcheck.impl import tracefile
     try:
         proto = protocols.get(protocol)
-        opts = {**proto.default_options, **_options(option, set(proto.default_options))}
-        tracefile.parse_faults(faults)      # a bad --faults is an input error before any output
+        opts = {**proto.default_options, **_options(option, proto.option_keys)}
         out_dir(out)
         if nodes is not None:
             opts["nodes"] = nodes
