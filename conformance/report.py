@@ -17,6 +17,13 @@ module only renders them, so the four files cannot disagree:
   network): the same table, a space-time diagram per counterexample and the
   coverage chart.  Rendered with jinja2 (autoescaping on) from
   ``templates/report.html.j2``.
+
+Every output opens with the same verdict (``banner``) and shows each check
+by its ``Check.verdict``: pass, finding (an expected violation: a documented
+flaw the audit must keep reproducing, with its ``explanation``), skipped
+(with why) or unexpected.  Nothing here knows a stage: a new stage yields
+Checks with ``Diagram``s and is rendered as is.  ``checks_from_summary``
+reads a summary.json back (``groupcheck audit --from``) to re-render.
 """
 
 from __future__ import annotations
@@ -298,9 +305,8 @@ def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = 
 
 def checks_from_summary(s: dict) -> tuple[list[Check], dict]:
     """Checks and extra back from a summary.json (``groupcheck audit --from``):
-    re-render the report without rerunning the audit.  SVGs are redrawn from
-    nothing (summary.json keeps Mermaid only), so HTML diagrams come from
-    the stored ``svg`` when the summary has it."""
+    re-render the report without rerunning the audit (each Diagram keeps its
+    SVG in summary.json for this)."""
     fields = set(Check.__dataclass_fields__)
     checks = []
     for d in s.get("checks", []):
