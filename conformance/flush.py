@@ -348,7 +348,7 @@ PROTOCOL = Protocol(
     actions=SPEC_ACTIONS,
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
-    default_options=PROTOCOL_DEFAULTS,
+    default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"),
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
 )
 

@@ -669,9 +669,12 @@ def first_bad_events(out, run: dict) -> list[dict]:
 
 
 def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, engine: str = "spark",
-                    spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES) -> dict:
+                    spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES,
+                    draw: int = 5) -> dict:
     """The audit's conformance stage: per protocol, generate ``runs`` runs
     with its campaign faults and default options, check them, and report.
+    The first ``draw`` bad runs of each verdict carry their ``events`` (for
+    the report's diagrams).
 
     Returns ``{protocol: {"verdicts": {verdict: n}, "bad_runs": [...],
     "first_bad_run_events": [...], "coverage": {...}, "rows": {...},
@@ -687,12 +690,15 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
         gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark)
         res = check(ds_dir, engine=engine, spark=spark, max_states=max_states)
         bad = [v for v in res["verdicts"] if v["verdict"] != "ok"]
+        drawn = {id(v) for verdict in {v["verdict"] for v in bad}
+                 for v in [b for b in bad if b["verdict"] == verdict][:draw]}
         report[p] = {
             "runs": res["runs"], "faults": proto.campaign_faults, "options": gen["options"],
             "verdicts": res["counts"], "disagreements": res["disagreements"],
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
                           "first_bad_event": v["first_bad_event"],
-                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None}
+                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None,
+                          **({"events": first_bad_events(ds_dir, v)} if id(v) in drawn and v.get("file") else {})}
                          for v in bad],
             "first_bad_run_events": first_bad_events(ds_dir, bad[0]) if bad else [],
             "coverage": res["coverage"].get(p, {}),

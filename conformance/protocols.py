@@ -35,6 +35,13 @@ class Protocol:
     # audit counts such violations and does not fail on them; any other
     # violation, a nonconforming run or a rejected trace fails it
     known_violations: tuple[str, ...] = ()
+    # simulation options accepted beyond default_options (those with a default
+    # inside simulate); `groupcheck simulate --option` refuses any other key
+    more_options: tuple[str, ...] = ()
+
+    @property
+    def option_keys(self) -> set[str]:
+        return set(self.default_options) | set(self.more_options)
 
 
 class UnknownProtocol(KeyError):

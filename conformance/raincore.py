@@ -301,6 +301,7 @@ PROTOCOL_DEFAULTS = {"nodes": 4, "ring": 3}
 PROTOCOL = Protocol(
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
+    more_options=("init_seq", "horizon"),
     campaign_faults="auto",
     # docs/impl.md (Raincore): view slots drift apart.  With the layer's
     # TokenRingClaim fix (docs/raincore.md F7) only in runs where the founder

@@ -639,5 +639,6 @@ PROTOCOL = Protocol(
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
+    more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch"),
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
 )

@@ -89,6 +89,12 @@ def parse_faults(spec: str):
                 crashes.append((int(m), float(t) / 1000 if at_sep else 0.0))
             else:
                 raise ValueError(f"unknown fault {key!r} (loss, dup, reorder, crash)")
+            bad = (key in ("loss", "dup", "duplicate") and not 0 <= float(val) <= 1) \
+                or (key == "reorder" and float(val) < 0) \
+                or (key == "crash" and (crashes[-1][0] < 1 or crashes[-1][1] < 0))
+            if bad:
+                raise ValueError("loss and dup are probabilities in [0, 1], reorder a window >= 0 ms, "
+                                 "crash=M@T a member M >= 1 and a time T >= 0 ms")
         except ValueError as e:
             raise ValueError(f"fault {part!r}: {e}") from None
     return FaultPlan(crashes=tuple(crashes), **kw)

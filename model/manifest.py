@@ -65,12 +65,21 @@ def spec_dir_of(protocol: str) -> Path:
 
 
 def load(protocol: str) -> list[ModelEntry]:
-    d = spec_dir_of(protocol)
+    return load_dir(spec_dir_of(protocol), protocol)
+
+
+def load_dir(d: str | Path, protocol: str | None = None) -> list[ModelEntry]:
+    """The models of the manifest in folder ``d`` (a packaged spec or a user's
+    own); the protocol is named by the manifest, else by the folder."""
+    d = Path(d).resolve()
     path = d / "manifest.json"
+    if not path.is_file():
+        raise ManifestError(f"{d}: no manifest.json (or give a .tla file with its .cfg and --expect)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ManifestError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+    protocol = protocol or data.get("protocol") or d.name
     out = []
     for i, m in enumerate(data.get("models", [])):
         missing = [k for k in _REQUIRED if k not in m]
