@@ -28,8 +28,8 @@ The replay does two things:
    can disagree with the survivors, flush or not (TLC shows it on
    MCSequencerFlush_CoordCrashUniform; the campaign counts it).
 
-By default (``composed=True``; GROUPCHECK_SEQFLUSH_REPLAY=flush in the
-environment, or ``composed=False``, selects step 1 instead) the whole trace
+By default (``composed=True``; the Python argument ``composed=False``, a
+diagnostic no command exposes, selects step 1 instead) the whole trace
 is replayed against the composed model, model/sequencerflush.py
 (spec/SequencerFlush), in place of step 1, with a candidate set as in
 conformance/flush.py: every record is mapped to the composed action of the
@@ -44,7 +44,6 @@ take steps the composed spec does not allow, divergences (c), (d), (e),
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 from typing import Optional
 
@@ -115,14 +114,12 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
     return None
 
 
-def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
-    """The verdict of one run.  Default (``composed`` True or None without
-    GROUPCHECK_SEQFLUSH_REPLAY=flush): the whole trace against
+def replay(trace: Trace, *, composed: bool = True) -> RunReport:
+    """The verdict of one run.  Default (``composed=True``; no environment
+    variable changes it — DESIGN §8, no hidden modes): the whole trace against
     model/sequencerflush.py (see below), then the SEQUENCER's trace
     properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
     against model/flush.py instead, then the same properties."""
-    if composed is None:
-        composed = os.environ.get(COMPOSED_ENV, "composed") != "flush"
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -208,8 +205,7 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 
 # ---------------------------------------------------------------- the composed replay
 
-# The composed replay (option ``composed=True``; environment
-# GROUPCHECK_SEQFLUSH_REPLAY=composed for the command line) takes the WHOLE
+# The composed replay (``composed=True``, the default everywhere) takes the WHOLE
 # trace against model/sequencerflush.py.  Record to model step:
 #
 #   SEQUENCER Send, RecvForward, FLUSH StartFlush ... Unblock, Discard, Crash:
@@ -238,7 +234,6 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 # of a flush message from a crashed member (the spec drops it at the Crash):
 # divergence (b), invisible in the member's state.
 
-COMPOSED_ENV = "GROUPCHECK_SEQFLUSH_REPLAY"
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
 F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
 F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
