@@ -193,6 +193,24 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
     return None
 
 
+def end_of_run(trace: Trace):
+    """Every started flush ended (Flush.tla's liveness, STOP_FLUSH reaches
+    every survivor): at the end of a quiescent run every member that neither
+    crashed nor left is back in phase Normal, unblocked, with no flush
+    initiator recorded.  From each member's last logged state."""
+    gone = {ev["nid"] for ev in trace.events if ev["name"] in ("Crash", "Leave")}
+    last: dict[int, dict] = {}
+    for ev in trace.events:
+        if ev.get("state") is not None and ev["nid"] is not None:
+            last[ev["nid"]] = ev["state"]
+    for p in sorted(set(last) - gone):
+        st = last[p]
+        if st["phase"] != "Normal" or st["blocked"] or st["flushInit"] != 0:
+            return ("FlushEnds", f"member {p} (alive) ended in phase {st['phase']}, blocked={st['blocked']}, "
+                                 f"flushInit={st['flushInit']}: a started flush never ended")
+    return None
+
+
 class Replayer:
     """The candidate set of model states consistent with the events so far."""
 
@@ -329,7 +347,8 @@ def simulate(seed: int, faults: str, options: dict):
         nodes, msgs, seed, plan, leaves=leaves, joins=joins, n_init=n,
         make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
-    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id)
+    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id,
+                         s["quiescent"])
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "left": s["left"], "skipped_leaves": s["skipped_leaves"],
@@ -350,6 +369,7 @@ PROTOCOL = Protocol(
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"),
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
+    end_of_run=end_of_run,
 )
 
 

@@ -271,7 +271,16 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
 
 # ---------------------------------------------------------------- SEQUENCER properties apart from the replay
 
-SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")
+# Safety first, then the end-of-run property (judged on quiescent runs only),
+# in the order the replay reports them.
+SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "EventualDelivery")
+
+
+def _quiescent(run: dict) -> bool:
+    try:
+        return json.loads(run["header"]).get("quiescent") is True
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
@@ -287,10 +296,16 @@ def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
             delivered[r["nid"]] = tuple(tuple(x) for x in st["delivered"])
             sent[r["nid"]] = st["sent"]
     h = SimpleNamespace(delivered=delivered, sent=sent)
-    return [p for p in SEQUENCER_PROPERTIES if not getattr(seqmodel, p)(h)]
+    failed = [p for p in SEQUENCER_PROPERTIES[:-1] if not getattr(seqmodel, p)(h)]
+    if _quiescent(run):
+        from .sequencer import missing_deliveries
+        crashed = {r["nid"] for r in rows if r["name"] == "Crash"}
+        if missing_deliveries(delivered, sent, crashed):
+            failed.append("EventualDelivery")
+    return failed
 
 
-def _sequencer_df_failed(ev):
+def _sequencer_df_failed(ev, quiescent_keys: list):
     """The Spark engine: (source, run_id, failed properties) for every
     SEQUENCER run where some property fails, as one DataFrame query: each
     member's last logged state (an aggregation by run and member), the
@@ -305,6 +320,14 @@ def _sequencer_df_failed(ev):
               .select(*key, "nid", F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s")))
     runs = last.groupBy(*key).agg(F.collect_list(
         F.struct(F.col("nid"), F.col("s.sent").alias("sent"), F.col("s.delivered").alias("d"))).alias("ms"))
+    crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
+                 .groupBy(*key).agg(F.collect_set(F.col("nid").cast("bigint")).alias("crashed")))
+    spark = ev.sparkSession
+    quiet = spark.createDataFrame([(s_, r) for s_, r in quiescent_keys] or [("", "")],
+                                  "source STRING, run_id STRING").withColumn("q", F.lit(True))
+    runs = (runs.join(crashed, key, "left").join(quiet, key, "left")
+                .withColumn("crashed", F.coalesce("crashed", F.array().cast("array<bigint>")))
+                .withColumn("q", F.coalesce("q", F.lit(False))))
     checks = {
         # a member delivers the same (sender, seqno) twice
         "NoDuplicates": "exists(ms, m -> size(array_distinct(m.d)) < size(m.d))",
@@ -317,6 +340,11 @@ def _sequencer_df_failed(ev):
         # the model's TotalOrder: two members' lists restricted to what both delivered differ
         "TotalOrder": ("exists(ms, a -> exists(ms, b -> a.nid < b.nid AND "
                        "filter(a.d, x -> array_contains(b.d, x)) <> filter(b.d, x -> array_contains(a.d, x))))"),
+        # at the end of a quiescent run: a live member's message some live member never delivered
+        "EventualDelivery": ("q AND exists(filter(ms, m -> NOT array_contains(crashed, m.nid)), m -> "
+                             "exists(sequence(1, greatest(m.sent, 1)), k -> m.sent >= k AND "
+                             "exists(filter(ms, r -> NOT array_contains(crashed, r.nid)), r -> "
+                             "NOT array_contains(r.d, array(cast(m.nid AS BIGINT), cast(k AS BIGINT))))))"),
     }
     flags = [F.when(F.expr(q), F.lit(p)) for p, q in checks.items()]
     return (runs.select(*key, F.filter(F.array(*flags), lambda x: x.isNotNull()).alias("failed"))
@@ -563,7 +591,8 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
                 results[key] = _check_run(run, [], coverage)
         protos = {r["protocol"] for r in runs}
         for p in sorted(protos & set(PROPERTY_QUERIES)):
-            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p)).collect():
+            quiet = [k for k, r in by_key.items() if r["protocol"] == p and _quiescent(r)]
+            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p), quiet).collect():
                 failed_by_key[(row["source"], row["run_id"])] = list(row["failed"])
         by = "dataframe"
     verdicts = []

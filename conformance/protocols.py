@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,10 @@ class Protocol:
     # audit counts such violations and does not fail on them; any other
     # violation, a nonconforming run or a rejected trace fails it
     known_violations: tuple[str, ...] = ()
+    # The end-of-run property (issue 11 item 5), judged only on a run whose
+    # header says it ended quiescent (nothing in flight, no timer that would
+    # send): Trace -> None, or (property name, witness).
+    end_of_run: Optional[Callable[[Any], Optional[tuple[str, str]]]] = None
     # simulation options accepted beyond default_options (those with a default
     # inside simulate); `groupcheck simulate --option` refuses any other key
     more_options: tuple[str, ...] = ()

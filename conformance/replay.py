@@ -50,7 +50,17 @@ def replay(trace: Trace) -> RunReport:
         return RunReport(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"),
                          verdict="rejected", events=len(trace.events), first_bad_event=None,
                          reason=f"{trace.path}:1: {e}")
-    return proto.replay(trace)
+    rep = proto.replay(trace)
+    # Liveness at the end of a run: a run that ended quiescent will never
+    # deliver what it has not delivered, so the protocol's eventual property
+    # is judged on it.  A run that says nothing (or says it was cut off at
+    # its horizon) is judged on safety only.
+    if rep.verdict == "ok" and h.get("quiescent") is True and proto.end_of_run is not None:
+        found = proto.end_of_run(trace)
+        if found is not None:
+            prop, witness = found
+            rep.verdict, rep.reason = "violation", f"{prop}: {witness} (the run ended quiescent)"
+    return rep
 
 
 def conform_file(path) -> RunReport:

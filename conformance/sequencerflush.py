@@ -90,6 +90,15 @@ def crashed_in(events: list[dict]) -> set[int]:
     return {ev["nid"] for ev in events if ev["name"] == "Crash"}
 
 
+def end_of_run(trace: Trace):
+    """EventualDelivery among the members that did not crash (the composed
+    spec's LiveSender2Fixed property), at the end of a quiescent run."""
+    from .sequencer import missing_deliveries
+    h = sequencer_histories(trace.events, trace.header["nodes"])
+    witness = missing_deliveries(h.delivered, h.sent, crashed_in(trace.events))
+    return ("EventualDelivery", witness) if witness else None
+
+
 def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
     return seqmodel.TotalOrder(SimpleNamespace(delivered={m: d for m, d in h.delivered.items()
                                                           if m not in crashed}))
@@ -608,14 +617,15 @@ def simulate(seed: int, faults, options: dict):
     # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
     # (c) / (d) / (e) (tests)
     bt = opts["block_time"]
-    coupling = {k: bool(opts.get(k, True)) for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch")}
+    coupling = {k: cflush._flag(opts.get(k, True))
+                for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first")}
     records, s = simulate_flush(
         nodes, msgs, seed, plan, protocol="sequencerflush",
         make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
-    v1 = tracefile.to_v1(records, consts, run_id)
+    v1 = tracefile.to_v1(records, consts, run_id, s["quiescent"])
     summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
@@ -634,6 +644,7 @@ PROTOCOL = Protocol(
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
-    more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch"),
+    more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
+    end_of_run=end_of_run,
 )

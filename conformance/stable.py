@@ -185,6 +185,36 @@ class TraceProperties:
         return None
 
 
+def end_of_run(trace: Trace):
+    """Stable.tla's EventuallyCollected and LastMessageDelivered at the end of
+    a quiescent run, on each member's last logged state: every member
+    delivered every message of every sender of its view (from the first the
+    member could have had: a joiner's vector starts where its digest did, so
+    only the top is required), and collected (purged) everything delivered
+    by the whole group."""
+    last: dict[int, dict] = {}
+    for ev in trace.events:
+        if ev.get("state") is not None and ev["nid"] is not None:
+            last[ev["nid"]] = ev["state"]
+    group = sorted(last)
+    for p in group:
+        for s_ in sorted(last[p]["view"]):
+            if s_ not in last:
+                continue
+            n = last[s_]["sent"]
+            got = last[p]["delivered"].get(str(s_), 0)
+            if got < n:
+                return ("LastMessageDelivered", f"member {p} delivered {got} of member {s_}'s {n} messages")
+    for p in group:
+        for s_ in sorted(last[p]["view"]):
+            low = min(last[q]["delivered"].get(str(s_), 0) for q in group if s_ in last[q]["view"])
+            purged = last[p]["purged"].get(str(s_), 0)
+            if purged < low:
+                return ("EventuallyCollected", f"member {p} still buffers member {s_}'s messages "
+                                               f"{purged + 1}..{low}, delivered by every member")
+    return None
+
+
 class Replayer:
     """The candidate-set replay, one event at a time (used by ``replay`` and
     by the lock-step test)."""
@@ -305,7 +335,7 @@ def simulate(seed: int, faults: str, options: dict):
                                        join=opts["join"], heard_from_reset=opts["heard_from_reset"],
                                        horizon=float(opts["horizon"]))
     rid = run_id(opts, seed)
-    v1 = tracefile.to_v1(records, summary["constants"], rid)
+    v1 = tracefile.to_v1(records, summary["constants"], rid, summary["quiescent"])
     line = {
         "run_id": rid, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
         "delivered": sum(len(d) for d in summary["delivered"].values()),
@@ -320,4 +350,5 @@ PROTOCOL = Protocol(
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
+    end_of_run=end_of_run,
 )

@@ -34,6 +34,17 @@ DATA of its own that comes back while ``selfq`` is not empty waits behind
 it; a zero-delay timer takes ``selfq``'s head, one step per firing
 (RecvForward(m, m) or RecvData(m, m)).
 
+``resent_first=True`` (with ``self_channel``): while ``selfq`` holds the
+forward-table a new coordinator re-sent to itself, an application send
+waits until ``selfq`` is drained.  Without it the new coordinator's own new
+multicast overtakes its re-sent forward-table: receivers take the newer
+seqno first and then discard the re-sent message as a duplicate ("if seqno
+<= received-table entry"), and it is lost for every member (docs/sequencer.md,
+finding "the lost re-sent FORWARD"; the end-of-run EventualDelivery check
+found it in about one SEQUENCER-over-FLUSH campaign run in twelve).  Holding
+the send is an implementation choice inside the spec: every step taken is
+still one Sequencer.tla allows, only in the order that loses nothing.
+
 Crash and NewView are environment actions: the simulator performs them.
 Multicast is the reliable layer's job: it reaches every member of this
 member's view, itself included, like the spec's McastData.
@@ -60,7 +71,7 @@ class Sequencer:
     name = "sequencer"
 
     def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False,
-                 resend_always: bool = False) -> None:
+                 resend_always: bool = False, resent_first: bool = False) -> None:
         members = tuple(members)
         # With tracing off no Trace effect (and no state snapshot) is built.
         self.tracing = tracing
@@ -77,6 +88,8 @@ class Sequencer:
         self.self_channel = self_channel
         self.resend_always = resend_always   # spec/SequencerFlush's ResendAlways: re-send at every view
         self.selfq: list = []                # self_channel: FORWARD/DATA to itself, FIFO
+        self.resent_first = resent_first     # hold application sends while selfq is not empty
+        self.held: list[bytes] = []          # resent_first: application payloads waiting for selfq
 
     @property
     def is_coord(self) -> bool:
@@ -96,15 +109,18 @@ class Sequencer:
                                 args, self.state()))
 
     def handle(self, event: Event, now: float) -> list[Effect]:
-        was = bool(self.selfq)
+        was = bool(self.selfq or self.held)
         fired = isinstance(event, TimerFired) and event.name == SELF_TIMER
         out = self._handle(event)
-        if self.selfq and (fired or not was):
+        if (self.selfq or self.held) and (fired or not was):
             out.append(SetTimer(SELF_TIMER, now))
         return out if self.tracing else [e for e in out if e is not None]
 
     def _handle(self, event: Event) -> list[Effect]:
         if isinstance(event, AppSend):
+            if self.resent_first and (self.selfq or self.held):
+                self.held.append(event.payload)
+                return []
             return self._send(event.payload)
         if isinstance(event, Receive):
             if isinstance(event.msg, Forward):
@@ -123,6 +139,10 @@ class Sequencer:
             out = (self._recv_forward(self.nid, msg) if isinstance(msg, Forward)
                    else self._recv_data(self.nid, msg))
             return out
+        if isinstance(event, TimerFired) and event.name == SELF_TIMER and self.held:
+            # selfq drained: the held sends go, one a firing, so each step is
+            # taken (and its state logged) after everything the last one caused
+            return self._send(self.held.pop(0))
         return []
 
     # Send(m)

@@ -31,8 +31,11 @@ def sequencer_constants(nodes: Iterable[int], messages: Iterable[tuple[float, in
     return {"N": len(nodes), "MaxSeq": max(per.values(), default=0), "MaxCrashes": len(list(crashes))}
 
 
-def to_v1(records: list[dict], constants: dict, run_id: str) -> list[dict]:
-    """Convert simulator records (header first) to groupcheck-trace/1 records."""
+def to_v1(records: list[dict], constants: dict, run_id: str, quiescent: bool | None = None) -> list[dict]:
+    """Convert simulator records (header first) to groupcheck-trace/1 records.
+    ``quiescent``: whether the run ended with nothing in flight and no timer
+    that would send (the simulator knows); written to the header when known,
+    so the replay judges the protocol's end-of-run property."""
     head, events = records[0], records[1:]
     if head.get("kind") != "header":
         raise ValueError("first record is not a header")
@@ -42,6 +45,8 @@ def to_v1(records: list[dict], constants: dict, run_id: str) -> list[dict]:
         "impl": head["impl"], "impl_version": head.get("impl_version", head.get("version", "")),
         "run_id": run_id,
     }]
+    if quiescent is not None:
+        out[0]["quiescent"] = bool(quiescent)
     for i, r in enumerate(events):
         params = dict(r.get("args") or r.get("params") or {})
         if r["name"] == "NewView":
@@ -117,7 +122,7 @@ def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict]
     msgs = sequencer_workload(n, per_member)
     records, summary = simulate(nodes, msgs, seed, faults)
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
-    v1 = to_v1(records, sequencer_constants(nodes, msgs, faults.crashes), run_id)
+    v1 = to_v1(records, sequencer_constants(nodes, msgs, faults.crashes), run_id, summary["quiescent"])
     line = {
         "run_id": run_id, "seed": seed, "events": len(v1) - 1,
         "delivered": sum(len(d) for d in summary["delivered"].values()),
