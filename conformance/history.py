@@ -91,28 +91,33 @@ class History:
     quiescent: Optional[bool] = None
     events: int = 0
 
-    def add(self, rec: dict, where: str) -> None:
+    def add(self, rec: dict, file: str, line: int) -> None:
         name = rec.get("name")
         nid = rec.get("nid")
         params = rec.get("params") or {}
         self.events += 1
         if name == "deliver" or name == "send":
             msg = params.get("id")
-            if not (isinstance(msg, list) and len(msg) == 2):
-                raise HistoryError(f"{where}:params.id: expected [sender, seq], got {msg!r}")
+            if type(msg) is not list or len(msg) != 2:
+                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq], got {msg!r}")
+            if nid is None:
+                raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
             msg = (msg[0], msg[1])
-            if name == "send":
-                if msg[0] != nid:
-                    raise HistoryError(f"{where}:params.id: member {nid} sends a message of {msg[0]}")
-                self.sent.setdefault(msg, where)
-            else:
+            if name == "deliver":
                 vs = self.views.get(nid)
                 self.deliveries[nid].append((msg, vs[-1][0] if vs else None, self.events))
-        elif name == "view":
+            else:
+                if msg[0] != nid:
+                    raise HistoryError(f"{file}:{line}:params.id: member {nid} sends a message of {msg[0]}")
+                self.sent.setdefault(msg, (file, line))
+            return
+        if nid is None and name != "crash":
+            raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
+        if name == "view":
             try:
                 vid, members = params["view"], params["members"]
             except KeyError as e:
-                raise HistoryError(f"{where}:params.{e.args[0]}: missing in a view event") from None
+                raise HistoryError(f"{file}:{line}:params.{e.args[0]}: missing in a view event") from None
             self.views[nid].append((vid, tuple(members), self.events))
             self.flush[nid].append("v")
         elif name in _FLUSH_LETTER:
@@ -120,12 +125,10 @@ class History:
         elif name == "crash":
             who = params.get("member", nid)
             if who is None:
-                raise HistoryError(f"{where}:params.member: a crash names no member")
+                raise HistoryError(f"{file}:{line}:params.member: a crash names no member")
             self.crashed.add(who)
         else:
-            raise HistoryError(f"{where}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
-        if nid is None and name != "crash":
-            raise HistoryError(f"{where}:nid: a {name} event needs a member")
+            raise HistoryError(f"{file}:{line}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
 
 
 def _header(rec: dict, where: str) -> dict:
@@ -165,7 +168,7 @@ def load(paths: Iterable) -> list[History]:
                 if kind == "event":
                     if node is not None and rec.get("nid") not in (node, None):
                         raise HistoryError(f"{p}:{ln}:nid: {rec.get('nid')} in the file of member {node}")
-                    add(rec, f"{p}:{ln}")
+                    add(rec, p, ln)
                 elif kind == "end":
                     q = rec.get("quiescent")
                     h.quiescent = q if h.quiescent is None else (h.quiescent and q)
@@ -412,5 +415,5 @@ def from_records(records: list[dict], where: str = "<memory>") -> History:
         if r.get("kind") == "end":
             h.quiescent = r.get("quiescent")
         else:
-            h.add(r, f"{where}:{k}")
+            h.add(r, where, k)
     return h
