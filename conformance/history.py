@@ -244,10 +244,10 @@ def check(h: History) -> list[Violation]:
             prev = last.get(x, 0)
             gap_ok = x in h.crashed
             if "SenderFIFO" not in first and (q <= prev or (q != prev + 1 and not gap_ok)):
-                why = "before" if q <= prev else "without"
-                first["SenderFIFO"] = Violation(
-                    "SenderFIFO", f"member {m} delivered {_fmt(msg)} {why} {_fmt((x, prev if q <= prev else q - 1))}"
-                    + ("" if q <= prev else f" (member {x} was never killed)"), [m], ev)
+                text = (f"member {m} delivered {_fmt(msg)} after {_fmt((x, prev))}" if q <= prev else
+                        f"member {m} delivered {_fmt(msg)} after {_fmt((x, prev)) if prev else 'nothing'} of "
+                        f"member {x}, skipping {_fmt((x, prev + 1))} (member {x} was never killed)")
+                first["SenderFIFO"] = Violation("SenderFIFO", text, [m], ev)
             last[x] = max(prev, q)
     out.extend(first[c] for c in ("Integrity", "NoDuplicates", "SenderFIFO") if c in first)
     # TotalOrder: uniform (all members), then among survivors
