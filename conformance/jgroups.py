@@ -61,12 +61,20 @@ def _free_ports(n: int) -> list[int]:
     raise RuntimeError("no free ports on 127.0.0.1")
 
 
+def _wait_for(marker: Path, deadline: float, proc, what: str) -> None:
+    while not marker.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} (exit {proc.poll()})")
+        time.sleep(0.05)
+
+
 def config(port: int, ports: list[int], flush: bool) -> str:
     hosts = ",".join(f"127.0.0.1[{p}]" for p in ports)
     return f"""<config xmlns="urn:org:jgroups">
   <TCP bind_addr="127.0.0.1" bind_port="{port}" port_range="0" loopback="true" enable_bundling="false"
        sock_conn_timeout="300" thread_pool.rejection_policy="run" oob_thread_pool.rejection_policy="run"/>
   <TCPPING initial_hosts="{hosts}" port_range="0" timeout="2000" num_initial_members="{len(ports)}"/>
+  <MERGE2 min_interval="2000" max_interval="4000"/>
   <FD_SOCK bind_addr="127.0.0.1"/>
   <FD timeout="1000" max_tries="2"/>
   <VERIFY_SUSPECT timeout="500"/>
@@ -103,15 +111,10 @@ def run(classes: Path, out: Path, run_id: str, *, flush: bool, kill_coordinator_
                  "-cp", f"{classes}:{JAR}", "HistoryDriver", str(k), str(f), run_id, str(cfg), str(members),
                  str(messages), str(interval_ms), str(settle_ms)],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            time.sleep(1.0 if k == 1 else 0.2)     # member 1 first: it becomes the coordinator
+            # one at a time, in order: member 1 becomes the coordinator, each joins its group
+            _wait_for(Path(f"{f}.joined"), deadline, procs[k], f"member {k} did not connect")
         if kill_coordinator_after is not None:
-            seen = []                                # READY once the full view is installed
-            for line in procs[1].stdout:             # (JGroups's own log lines come first)
-                seen.append(line)
-                if line.strip() in ("READY", "NOVIEW"):
-                    break
-            if not seen or seen[-1].strip() != "READY":
-                raise RuntimeError(f"member 1 did not get the full view: {''.join(seen)[-400:]!r}")
+            _wait_for(Path(f"{files[0]}.ready"), deadline, procs[1], "member 1 did not get the full view")
             time.sleep(kill_coordinator_after)
             procs[1].send_signal(signal.SIGKILL)
             killed.append(1)

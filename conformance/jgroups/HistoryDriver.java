@@ -95,6 +95,7 @@ public class HistoryDriver {
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
+        new File(args[1] + ".joined").createNewFile();      // the harness starts the next member
         long deadline = System.currentTimeMillis() + 30000;
         while (ch.getView() == null || ch.getView().size() < members) {
             if (System.currentTimeMillis() > deadline) { System.out.println("NOVIEW"); System.exit(3); }
@@ -102,6 +103,7 @@ public class HistoryDriver {
         }
         System.out.println("READY");
         System.out.flush();
+        new File(args[1] + ".ready").createNewFile();
         Thread.sleep(300);
         for (int q = 1; q <= messages; q++) {
             try {
