@@ -207,7 +207,7 @@ def simulate(
             if not as_json:
                 print(f"{line['run_id']}: " + ", ".join(f"{k} {v}" for k, v in line.items()
                                                         if k not in ("run_id", "file", "history")) + f" -> {line['file']}")
-    except (protocols.UnknownProtocol, ValueError) as e:
+    except (protocols.UnknownProtocol, ValueError) as e:   # HistoryError is a ValueError
         console(stderr=True).print(f"error: {e}", style="red", markup=False)
         raise typer.Exit(2)
     if as_json:

@@ -363,12 +363,21 @@ def check_paths(paths: Iterable) -> list[dict]:
 
 # ---------------------------------------------------------------- from our traces
 
+# protocols whose logged state carries append-only ``sent`` / ``delivered`` and
+# ``vid`` (FLUSH's ``delivered`` is not append-only: projecting it needs its own
+# rules, not written yet)
+PROJECTABLE = ("sequencer",)
+
+
 def from_trace(records: list[dict]) -> list[dict]:
     """Project loaded trace records (header first) onto observable events: the
     history a black-box logger at each member would have written.  Sends and
     deliveries come from the growth of each member's logged ``sent`` and
     ``delivered``; views from ``vid`` changes; kills from ``Crash`` records."""
     head = records[0]
+    if head.get("protocol") not in PROJECTABLE:
+        raise HistoryError(f"header:protocol: no history projection for {head.get('protocol')!r} "
+                           f"(have: {', '.join(PROJECTABLE)})")
     out = [{"kind": "header", "format": FORMAT, "protocol": head.get("protocol"),
             "nodes": list(head.get("nodes", [])), "run_id": head.get("run_id"),
             "seed": head.get("seed"), "faults": head.get("faults"), "impl": head.get("impl"),

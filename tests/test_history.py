@@ -121,3 +121,22 @@ def test_campaign_history_agrees_with_model_replay(tmp_path):
             mem = rep.reason.split("member ")
             assert sorted({int(mem[1].split()[0]), int(mem[2].split()[0])}) == sorted(hv["TotalOrder"]["members"])
     assert flagged > 0      # the campaign does exercise the coordinator-crash finding
+
+
+def test_cli_simulate_history_then_check(tmp_path):
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    r = CliRunner()
+    res = r.invoke(app, ["simulate", "sequencer", "--seed", "60", "--runs", "2", "--history",
+                         "--faults", protocols.get("sequencer").campaign_faults, "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    res = r.invoke(app, ["history", str(tmp_path / "history"), "--json"])
+    rows = json.loads(res.output)
+    assert res.exit_code == (0 if all(x["verdict"] == "ok" for x in rows) else 1) and len(rows) == 2
+    for row in rows:
+        for v in row["violations"]:
+            assert v["mermaid"].startswith("sequenceDiagram") and v["members"]
+    res = r.invoke(app, ["history", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "no such file" in res.output
+    res = r.invoke(app, ["simulate", "flush", "--history", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "no history projection for 'flush'" in res.output
