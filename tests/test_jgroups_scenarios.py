@@ -63,3 +63,17 @@ def test_sequencer_order_500():
     orders = [_delivered(h, m) for m in (A, B, C)]
     assert len(orders[0]) == 500 and orders[0] == orders[1] == orders[2]
     assert bad == {}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stable_purges_after_10_messages(seed):
+    """JGroups's STABLE_Test: two members, 10 multicasts; once STABLE's gossip
+    has run, every member's retransmission buffer holds nothing (all stable
+    messages purged).  Without gossip the same run keeps them, so the check
+    can fail."""
+    from groupcheck.impl import stable
+    _, s = stable.simulate(2, 5, seed, join=False)
+    assert s["quiescent"] and {m: len(d) for m, d in s["delivered"].items()} == {1: 10, 2: 10}
+    assert s["retained"] == {1: 0, 2: 0}
+    _, quiet = stable.simulate(2, 5, seed, join=False, gossip_interval=None)
+    assert sum(quiet["retained"].values()) == 10
