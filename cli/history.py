@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from typing import List
+from typing import List, Optional
 
 import typer
 
@@ -14,12 +14,21 @@ from .render import console
 def history(
     paths: List[str] = typer.Argument(..., help="history files or folders (every *.ndjson under them)"),
     as_json: bool = typer.Option(False, "--json", help="verdicts with witnesses and Mermaid diagrams as JSON"),
+    engine: str = typer.Option("local", "--engine", help="local (in-process) or spark (one row per event, grouped per run)"),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
 ):
     """Check histories (send/deliver/view/block/unblock/crash) for Integrity, NoDuplicates,
     SenderFIFO, TotalOrder, Agreement, VirtualSynchrony and FlushEventOrder."""
-    from groupcheck.conformance.history import HistoryError, check_paths
+    from groupcheck.conformance.history import HistoryError, check_paths, check_spark
+    if engine not in ("local", "spark"):
+        console(stderr=True).print(f"error: --engine {engine!r}: choose local or spark", style="red", markup=False)
+        raise typer.Exit(2)
     try:
-        rows = check_paths(paths)
+        if engine == "spark":
+            from groupcheck.conformance.spark import session
+            rows = check_spark(paths, session(master))
+        else:
+            rows = check_paths(paths)
     except (HistoryError, OSError) as e:
         console(stderr=True).print(f"error: {e}", style="red", markup=False)
         raise typer.Exit(2)
