@@ -55,22 +55,31 @@ class Violation:
     # the witness deliveries: [{"member", "msg", "view", "index"}], in diagram order
     events: list = field(default_factory=list)
 
-    def mermaid(self) -> str:
-        lines = ["sequenceDiagram"]
-        for m in self.members:
-            lines.append(f"    participant m{m} as member {m}")
-        for e in self.events:
+    def steps(self) -> list:
+        """The witness as diagram Steps (conformance/diagram.py): one per
+        witness event, in order, the conflicting ones marked."""
+        from .diagram import Step
+        out = []
+        for k, e in enumerate(self.events, start=1):
             what = e.get("what", "deliver")
             label = f"{what} {_fmt(e['msg'])}" if e.get("msg") is not None else what
+            at = [] if e.get("index") is None else [f"event {e['index']}"]
             if e.get("view") is not None:
-                label += f" (view {e['view']})"
-            lines.append(f"    Note over m{e['member']}: #{e['index']} {label}")
-        lines.append(f"    Note over {','.join(f'm{m}' for m in self.members[:2]) or 'm0'}: {self.check}")
-        return "\n".join(lines)
+                at.append(f"view {e['view']}")
+            out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
+        return out
+
+    def mermaid(self) -> str:
+        from . import diagram
+        return diagram.mermaid(self.steps(), None, f"{self.check}: {self.text}")
+
+    def svg(self) -> str:
+        from . import diagram
+        return diagram.svg(self.steps(), None, f"{self.check}: {self.text}")
 
     def to_json(self) -> dict:
         return {"check": self.check, "text": self.text, "members": self.members,
-                "events": self.events, "mermaid": self.mermaid()}
+                "events": self.events, "mermaid": self.mermaid(), "svg": self.svg()}
 
 
 def _fmt(msg) -> str:
