@@ -372,10 +372,10 @@ def check_paths(paths: Iterable) -> list[dict]:
 
 # ---------------------------------------------------------------- from our traces
 
-# protocols whose logged state carries append-only ``sent`` / ``delivered`` and
-# ``vid`` (FLUSH's ``delivered`` is not append-only: projecting it needs its own
-# rules, not written yet)
-PROJECTABLE = ("sequencer",)
+# protocols whose logged state the projection knows: SEQUENCER (append-only
+# ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set, ``blocked``,
+# VIEW messages naming the members)
+PROJECTABLE = ("sequencer", "flush")
 
 
 def from_trace(records: list[dict]) -> list[dict]:
@@ -394,6 +394,9 @@ def from_trace(records: list[dict]) -> list[dict]:
     sent: dict = {}
     ndel: dict = {}
     vid: dict = {}
+    blocked: dict = {}
+    dset: dict = {}
+    view_members = sorted(head.get("nodes", []))
     clock = 0.0
     quiescent = True     # a trace without an end record: the simulator runs to quiescence
     for r in records[1:]:
@@ -405,14 +408,41 @@ def from_trace(records: list[dict]) -> list[dict]:
             out.append({"kind": "event", "name": "crash", "nid": None, "params": {"member": nid},
                         "clock": clock})
             continue
+        if r.get("name") == "NewView" and "view" in (r.get("params") or {}):
+            view_members = sorted(r["params"]["view"])
+        if (r.get("msg") or {}).get("type") == "VIEW" and "members" in r["msg"]:   # FLUSH's VIEW
+            view_members = sorted(r["msg"]["members"])
         if not st or nid is None:
             continue
+        if "blocked" in st and st["blocked"] != blocked.get(nid, False):
+            out.append({"kind": "event", "name": "block" if st["blocked"] else "unblock", "nid": nid,
+                        "params": {}, "clock": clock})
+            blocked[nid] = st["blocked"]
+        view_ev = None
         if "vid" in st and st["vid"] != vid.get(nid):
-            members = sorted(int(k) for k in st.get("recv", {}))
-            out.append({"kind": "event", "name": "view", "nid": nid,
-                        "params": {"view": st["vid"], "members": members}, "clock": clock})
+            members = (sorted(int(k) for k in st["recv"]) if "recv" in st
+                       else view_members if st["vid"] != 1 else sorted(head.get("nodes", [])))
+            view_ev = {"kind": "event", "name": "view", "nid": nid,
+                       "params": {"view": st["vid"], "members": members}, "clock": clock}
+            if "sent" in st or vid.get(nid) is None:
+                out.append(view_ev)
+                view_ev = None
         if "vid" in st:
             vid[nid] = st["vid"]
+        if "sent" not in st:       # FLUSH: the Multicast names the message; `delivered` is a set
+            m = r.get("msg") or {}
+            if r.get("name") == "Multicast" and m.get("sender") == nid:
+                out.append({"kind": "event", "name": "send", "nid": nid,
+                            "params": {"id": [nid, m["seqno"]]}, "clock": clock})
+            have = dset.setdefault(nid, set())
+            for x in sorted(tuple(x) for x in st.get("delivered", [])):
+                if x not in have:
+                    have.add(x)
+                    out.append({"kind": "event", "name": "deliver", "nid": nid, "params": {"id": list(x)},
+                                "clock": clock})
+            if view_ev is not None:   # FLUSH delivers the reconciled old-view messages, then installs
+                out.append(view_ev)
+            continue
         for q in range(sent.get(nid, 0) + 1, st.get("sent", 0) + 1):
             out.append({"kind": "event", "name": "send", "nid": nid, "params": {"id": [nid, q]},
                         "clock": clock})

@@ -138,8 +138,8 @@ def test_cli_simulate_history_then_check(tmp_path):
             assert v["mermaid"].startswith("sequenceDiagram") and v["members"]
     res = r.invoke(app, ["history", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "no such file" in res.output
-    res = r.invoke(app, ["simulate", "flush", "--history", "--out", str(tmp_path / "f")])
-    assert res.exit_code == 2 and "no history projection for 'flush'" in res.output
+    res = r.invoke(app, ["simulate", "stable", "--history", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "no history projection for 'stable'" in res.output
 
 
 @pytest.mark.slow

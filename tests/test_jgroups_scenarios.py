@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupcheck.conformance import history
+from groupcheck.conformance import history, protocols
 from groupcheck.impl import tracefile
 from groupcheck.impl.sim import FaultPlan, simulate
 
@@ -77,3 +77,44 @@ def test_stable_purges_after_10_messages(seed):
     assert s["retained"] == {1: 0, 2: 0}
     _, quiet = stable.simulate(2, 5, seed, join=False, gossip_interval=None)
     assert sum(quiet["retained"].values()) == 10
+
+
+FLUSH_CHECKS = {"Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"}
+
+
+@pytest.mark.parametrize("crash,label", [("crash=1@15", "flush coordinator"), ("crash=2@15", "participant"),
+                                         ("crash=1@15,crash=2@25", "both")])
+def test_flush_crash_no_hang_views_converge(crash, label):
+    """JGroups's FlushTest with a crashed flush coordinator / participant: no
+    hang (the run is quiescent, no flush left unfinished), the survivors'
+    views converge, every member's events follow ([b][vgs]*[u])+, and with
+    digest reconciliation (docs/flush.md, the fix) virtual synchrony holds."""
+    from groupcheck.conformance.replay import conform_file
+    proto = protocols.get("flush")
+    for seed in range(4):
+        recs, s = proto.simulate(seed, f"loss=0.1,dup=0.05,reorder=3,{crash}", dict(proto.default_options))
+        assert s["quiescent"] and not s["unfinished"], (seed, s)
+        h = history.from_records(history.from_trace(recs))
+        survivors = [m for m in h.nodes if m not in h.crashed]
+        assert len({h.views[m][-1][:2] for m in survivors}) == 1
+        assert sorted(h.views[survivors[0]][-1][1]) == survivors
+        bad = {v.check: v.text for v in history.check(h)}
+        assert not (FLUSH_CHECKS & set(bad)), (seed, bad)
+        assert any("b" in h.flush[m] for m in survivors)
+
+
+def test_flush_seed_as_written_breaks_virtual_synchrony_and_history_agrees(tmp_path):
+    """docs/flush.md Finding 2: the seed as written (no digest reconciliation)
+    breaks virtual synchrony when members crash; the history checker flags
+    VirtualSynchrony on exactly the runs whose model replay does."""
+    from groupcheck.conformance.replay import conform_file
+    proto = protocols.get("flush")
+    flagged = 0
+    for seed in range(8):
+        recs, _ = proto.simulate(seed, proto.campaign_faults, {**proto.default_options, "reconcile": "false"})
+        rep = conform_file(str(tracefile.write(tmp_path / f"{seed}.ndjson", recs)))
+        bad = {v.check for v in history.check(history.from_records(history.from_trace(recs)))}
+        model_vs = rep.verdict == "violation" and rep.reason.startswith("VirtualSynchrony")
+        assert model_vs == ("VirtualSynchrony" in bad), (seed, rep.reason, bad)
+        flagged += model_vs
+    assert flagged > 0
