@@ -89,7 +89,6 @@ def test_flush_crash_no_hang_views_converge(crash, label):
     hang (the run is quiescent, no flush left unfinished), the survivors'
     views converge, every member's events follow ([b][vgs]*[u])+, and with
     digest reconciliation (docs/flush.md, the fix) virtual synchrony holds."""
-    from groupcheck.conformance.replay import conform_file
     proto = protocols.get("flush")
     for seed in range(4):
         recs, s = proto.simulate(seed, f"loss=0.1,dup=0.05,reorder=3,{crash}", dict(proto.default_options))
