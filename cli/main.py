@@ -286,6 +286,7 @@ def simulate(
     runs: int = typer.Option(1, "--runs", callback=at_least(1), help="number of runs"),
     out: str = typer.Option("traces", "--out", help="output folder for the NDJSON traces"),
     as_json: bool = typer.Option(False, "--json", help="print the summaries as a JSON list"),
+    history: bool = typer.Option(False, "--history", help="also write each run's history (<run_id>.history.ndjson, docs/history-format.md)"),
 ):
     """Simulate runs of the implementation and write one groupcheck-trace/1 file per run."""
     import pathlib
@@ -304,11 +305,15 @@ def simulate(
             records, line = proto.simulate(seed + i, faults, opts)
             line = dict(line)
             line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
+            if history:
+                from groupcheck.conformance.history import from_trace
+                line["history"] = str(tracefile.write(pathlib.Path(out) / "history" / f"{line['run_id']}.ndjson",
+                                                      from_trace(records)))
             rows.append(line)
             if not as_json:
                 print(f"{line['run_id']}: " + ", ".join(f"{k} {v}" for k, v in line.items()
-                                                        if k not in ("run_id", "file")) + f" -> {line['file']}")
-    except (protocols.UnknownProtocol, ValueError) as e:
+                                                        if k not in ("run_id", "file", "history")) + f" -> {line['file']}")
+    except (protocols.UnknownProtocol, ValueError) as e:   # HistoryError is a ValueError
         fail(str(e).strip('"'))
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -372,6 +377,7 @@ def conform(
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
+from .history import history as _history; app.command(name="history")(_history)  # noqa: E402,E702
 
 
 _SIGNALLED = 0       # the signal number once one arrived
