@@ -100,6 +100,12 @@ class Encoding:
         """The bounded explicit-state model of the same size (for reachability)."""
         raise NotImplementedError
 
+    def bounded(self, S) -> z3.BoolRef | None:
+        """The bounded model's domain (its constants' bounds on seqnos, senders)
+        as a formula over S, to look for a CTI the explorer can reach; None
+        when the encoding has none."""
+        return None
+
     def pretty(self, state) -> dict:
         return {k: repr(v) for k, v in state._asdict().items()}
 
@@ -178,12 +184,14 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
             r, m, dt = _solve([inv_S, A, z3.Not(L(T))], timeout_ms)
             q = Query(P, V, f"consecution:{action}:{name}", r, dt)
             if m is not None:
+                q.expected_cti = enc.expect_cti
+                if reach is not None:
+                    m = _classify(enc, reach, q, [inv_S, A, z3.Not(L(T))], S, timeout_ms) or m
                 pre, post = enc.decode(m, S), enc.decode(m, T)
                 lab = next((str(l) for l, f in acts if l.action == action
                             and z3.is_true(m.eval(f, model_completion=True))), action)
                 q.action, q.pre, q.post = lab, enc.pretty(pre), enc.pretty(post)
-                q.expected_cti = enc.expect_cti
-                if reach is not None:
+                if reach is not None and q.reachable is None:
                     q.path = reach.path(pre)
                     q.reachable = q.path is not None
             out.append(q)
@@ -191,6 +199,30 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
         r, _, dt = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
         out.append(Query(P, V, f"implication:{name}", r, dt))
     return out
+
+
+def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeout_ms: int,
+              tries: int = 12) -> z3.ModelRef | None:
+    """Look for a CTI of the same query whose pre-state the bounded model
+    reaches: restrict to the model's domain, and block each unreachable
+    pre-state found, a few times.  Returns the reachable CTI's z3 model (and
+    sets q.reachable / q.path), or None (q.reachable stays None: the caller
+    classifies the first CTI)."""
+    dom = enc.bounded(S)
+    if dom is None:
+        return None
+    blocks: list = []
+    for _ in range(tries):
+        r, m, _dt = _solve(fs + [dom] + blocks, timeout_ms)
+        if m is None:
+            return None
+        pre = enc.decode(m, S)
+        path = reach.path(pre)
+        if path is not None:
+            q.reachable, q.path = True, path
+            return m
+        blocks.append(z3.Not(enc.value(S, pre)))
+    return None
 
 
 def holds(q: Query) -> bool:

@@ -53,7 +53,8 @@ class StableEncoding(Encoding):
     properties = ("SafeGC",)
 
     def __init__(self, N: int = 3, NInit: int = 2, *, reset: bool = True, coord_switches: bool = True,
-                 senders: frozenset | None = None, max_seq: int | None = None, variant: str = "") -> None:
+                 senders: frozenset | None = None, max_seq: int | None = None, variant: str = "",
+                 reach_senders: frozenset = frozenset({2}), reach_max_seq: int = 1) -> None:
         if not 1 <= NInit <= N:
             raise ValueError(f"stable encoding: need 1 <= NInit <= N, got N={N} NInit={NInit}")
         self.N, self.NInit = N, NInit
@@ -66,14 +67,21 @@ class StableEncoding(Encoding):
                                    "Flawed" if not reset else "JoinRace")
         self.expect_cti = not (reset and coord_switches)
         self._k = 0
+        # the bounded model that classifies counterexamples: the manifest's
+        # (Senders {2}, MaxSeq 1, unbounded network)
+        self.reach_senders, self.reach_max_seq = frozenset(reach_senders), reach_max_seq
 
     def model(self) -> StableModel:
         """The bounded model of the same size; MaxSeq 1 and Senders as encoded
         (the manifest's models), to look counterexamples up."""
-        return StableModel({"N": self.N, "NInit": self.NInit, "Senders": self.Senders,
-                            "MaxSeq": self.max_seq if self.max_seq is not None else 1,
+        return StableModel({"N": self.N, "NInit": self.NInit, "Senders": self.reach_senders,
+                            "MaxSeq": self.reach_max_seq,
                             "ResetOnDifferentMembers": self.R, "CoordSwitchesAtJoin": self.C,
                             "GossipMergedDigest": False, "MaxInFlight": 0})
+
+    def bounded(self, S):
+        return z3.And(*[z3.And(S["sent"][p] <= (self.reach_max_seq if p in self.reach_senders else 0))
+                        for p in self.M])
 
     # --- state ------------------------------------------------------------------
     def fresh(self, t: str) -> dict[str, Any]:
