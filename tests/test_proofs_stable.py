@@ -18,7 +18,9 @@ def test_fixed_invariant_is_inductive():
     assert not bad, bad
 
 
-@pytest.mark.slow  # unmeasured: did not finish within 200 s on a loaded machine (issue 15, open)
+@pytest.mark.slow
+@pytest.mark.skip(reason="unverified (issue 15, open): exploring the bounded Flawed model and 150 solver "
+                         "calls did not finish within 300 s on the shared machine; never seen to pass")
 def test_model_edges_satisfy_the_z3_relation():
     enc = StableEncoding(3, 2, reset=False, senders=frozenset({2}), max_seq=1)
     res = explore(enc.model(), check_invariants=False, build_graph=True)
