@@ -18,9 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.tlc import run_tlc
+from groupcheck.model.tlc import run_tlc
+from groupcheck.spec import spec_root
 
-SPEC_DIRS = {"sequencer": Path(__file__).resolve().parent.parent / "spec" / "Sequencer"}
+SPEC_DIRS = {"sequencer": spec_root() / "Sequencer"}
 MODULES = {"sequencer": "TraceSequencer"}
 
 
