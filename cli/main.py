@@ -424,7 +424,15 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
             if not agree:
                 row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
             ok = ok and agree and m["verdict"] == "ok"
-        row["verdict"] = "ok" if ok else ("disagreement" if both and not row.get("agree", True) else "nonconforming")
+        if ok:
+            row["verdict"] = "ok"
+        elif both and not row["agree"]:
+            row["verdict"] = "disagreement"
+        elif not v.ok:
+            row["verdict"] = "nonconforming"
+        else:   # both accept the steps; the replay's global/end-of-run properties failed
+            row["verdict"] = "violation"
+            row["reason"] = "the steps conform (both checkers); the model replay reports a property violation (groupcheck conform --checker model for details)"
         bad += not ok
         rows.append(row)
     if as_json:
