@@ -77,3 +77,24 @@ def test_generated_log_module_constrains_only_present_keys():
     text = tlctrace.tracelog_module([{"name": "Send", "nid": 1, "params": {}, "msg": None,
                                       "state": {"sent": 1}}])
     assert "sent |-> 1" in text and "delivered" not in text and "vid" not in text
+
+
+def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):
+    import json
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    good = write(tmp_path / "good.ndjson", run)
+    r = CliRunner().invoke(app, ["conform", str(good), "--checker", "both", "--json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)[0]
+    assert row["agree"] and row["tlc"]["ok"] and row["model"]["verdict"] == "ok"
+    recs = copy.deepcopy(run)
+    for e in recs[1:]:
+        if e["name"] == "Send":
+            e["state"]["sent"] += 1      # every Send lies about its counter
+            break
+    bad = write(tmp_path / "bad.ndjson", recs)
+    r = CliRunner().invoke(app, ["conform", str(bad), "--checker", "tlc"])
+    assert r.exit_code == 1 and "nonconforming" in r.output and "rejected at event" in r.output
+    r = CliRunner().invoke(app, ["conform", str(good), "--checker", "nope"])
+    assert r.exit_code != 0
