@@ -327,9 +327,14 @@ def conform(
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
     expect: List[str] = typer.Option([], "--expect", help="a property whose violations are expected (repeatable)"),
     known: bool = typer.Option(False, "--known", help="expect the protocol's documented findings (e.g. SEQUENCER's TotalOrder)"),
+    checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module; SEQUENCER only) or both (any disagreement is a failure of the tool)"),
 ):
     """Replay traces against the model; then check the global properties.
     Exit 0 when every run conforms and every violation is expected."""
+    if checker not in ("model", "tlc", "both"):
+        fail(f"--checker {checker!r}: choose model, tlc or both")
+    if checker != "model":
+        raise typer.Exit(_conform_tlc(paths, as_json, both=checker == "both"))
     from groupcheck.conformance.replay import conform_file
     from groupcheck.conformance.traces import trace_files
     if engine not in ("local", "spark"):
@@ -374,6 +379,79 @@ def conform(
         n_ok = sum(r["verdict"] == "ok" for r in rows)
         print(f"{n_ok}/{len(rows)} runs ok" + (f", {len(good) - n_ok} expected violation(s)" if len(good) > n_ok else ""))
     raise typer.Exit(0 if len(good) == len(rows) else 1)
+
+
+def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
+    """--checker tlc|both: TLC trace validation (conformance/tlctrace.py),
+    and with ``both`` the model replay too; the run fails when a trace is
+    rejected or when the two checkers disagree (verdict or first bad event)."""
+    from groupcheck.conformance import tlctrace
+    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.traces import TraceError, load, trace_files
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        fail(f"{missing[0]}: no such file or folder")
+    files = trace_files(paths)
+    if not files:
+        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
+    need_java()
+    rows, bad = [], 0
+    for f in files:
+        row: dict = {"file": str(f)}
+        try:
+            trace = load(f)
+        except TraceError as e:
+            row.update(verdict="rejected", reason=str(e))
+            rows.append(row); bad += 1
+            continue
+        row["run_id"] = trace.header.get("run_id")
+        if not tlctrace.supported(trace.header["protocol"]):
+            row.update(verdict="unsupported", reason=f"protocol {trace.header['protocol']!r} has no TLA+ trace spec "
+                       f"(Trace<P>.tla); --checker tlc supports: {', '.join(sorted(tlctrace.SPEC_DIRS))}")
+            rows.append(row); bad += 1
+            continue
+        v = tlctrace.validate(trace)
+        row["tlc"] = v.to_json()
+        ok = v.ok
+        if both:
+            m = conform_file(f).to_json()
+            # the replay's "ok" includes the global properties; TLC validates the
+            # steps only, so compare on stepwise conformance
+            m_conf = m["verdict"] != "nonconforming"
+            row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"]}
+            agree = m_conf == v.ok and (v.ok or m["first_bad_event"] == v.first_unmatched)
+            row["agree"] = agree
+            if not agree:
+                row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
+            ok = ok and agree and m["verdict"] == "ok"
+        if ok:
+            row["verdict"] = "ok"
+        elif both and not row["agree"]:
+            row["verdict"] = "disagreement"
+        elif not v.ok:
+            row["verdict"] = "nonconforming"
+        else:   # both accept the steps; the replay's global/end-of-run properties failed
+            row["verdict"] = "violation"
+            row["reason"] = "the steps conform (both checkers); the model replay reports a property violation (groupcheck conform --checker model for details)"
+        bad += not ok
+        rows.append(row)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            line = f"{r.get('run_id') or r['file']}: {r['verdict']}"
+            if "tlc" in r:
+                t = r["tlc"]
+                line += f" [tlc: {'ok' if t['ok'] else 'rejected at event ' + str(t['first_unmatched'])}, {t['seconds']} s"
+                if "model" in r:
+                    mm = r["model"]
+                    line += f"; model: {mm['verdict']}" + (f" at event {mm['first_bad_event']}" if mm["first_bad_event"] is not None else "")
+                line += "]"
+            print(line)
+            if r.get("reason"):
+                print("  " + r["reason"])
+        print(f"{len(rows) - bad}/{len(rows)} runs ok")
+    return 0 if bad == 0 else 1
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
