@@ -218,12 +218,12 @@ def conform(
 ):
     """Replay traces against the model; then check the global properties."""
     from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import trace_files
+    from groupcheck.conformance.traces import trace_runs
     if engine == "spark":
         from groupcheck.conformance.pipeline import conform_rows
         rows = conform_rows(paths, engine="spark", master=master)
     elif engine == "local":
-        rows = [conform_file(p).to_json() for p in trace_files(paths)]
+        rows = [conform_file(p).to_json() for p in trace_runs(paths)]     # per-node files: one run
     else:
         console(stderr=True).print(f"[red]error:[/] --engine {engine!r}: choose local or spark", markup=False)
         raise typer.Exit(2)

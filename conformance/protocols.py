@@ -43,7 +43,7 @@ class UnknownProtocol(KeyError):
 
 
 _NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
-                  "report", "audit", "diagram"}
+                  "report", "audit", "diagram", "schemacheck"}
 
 
 def get(name: str) -> Protocol:

@@ -36,7 +36,7 @@ from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
 from .protocols import Protocol
 from .replay import RunReport
-from .traces import Trace
+from .traces import Trace, whole
 
 ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
            "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")
@@ -184,6 +184,7 @@ def check_properties(model: RaincoreModel, init, events) -> Optional[tuple[str, 
 # ---------------------------------------------------------------- replay
 
 def replay(trace: Trace) -> RunReport:
+    trace = whole(trace)     # TEMPORARY (format 2): the replay compares whole member states
     h = trace.header
     base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
 
@@ -229,8 +230,9 @@ def replay(trace: Trace) -> RunReport:
 
 
 def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
-    """Replay groupcheck-trace/1 records held in memory (header first)."""
-    return replay(Trace(path, records[0], records[1:]))
+    """Replay groupcheck-trace records held in memory (header first)."""
+    from .traces import from_records
+    return replay(from_records(records, path))
 
 
 
@@ -280,20 +282,21 @@ def draw_faults(rng, n: int, ring: int):
 
 
 def simulate(seed: int, faults: str, options: dict):
-    """One simulated Raincore run as groupcheck-trace/1 records, and a summary."""
+    """One simulated Raincore run as groupcheck-trace/2 records, and a summary."""
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, ring = int(opts["nodes"]), int(opts["ring"])
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=int(opts.get("init_seq", 11)))
     plan = parse_faults(faults, seed, n, ring)
     records, summary, sim = simulate_impl(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
     run_id = f"raincore-n{n}-r{ring}-s{seed}"
-    v1 = tracefile.to_v1(records, cfg.constants(), run_id)
-    line = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
+    v2 = tracefile.to_v2(records, cfg.constants(), run_id, quiescent=summary["quiescent"],
+                         end_clock=summary.get("end_clock"))
+    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": summary["quiescent"],
             "agreed": summary["agreed"], "live": summary["live"], "end_clock": round(summary["end_clock"], 4),
             "view": list(sim.layer(summary["live"][0]).lastGlobalView) if summary["live"] else [],
             "regenerated": sum(st.get("regenerated", 0) for st in summary["stats"].values()),
             "faults": plan.to_json()}
-    return v1, line
+    return v2, line
 
 
 PROTOCOL_DEFAULTS = {"nodes": 4, "ring": 3}

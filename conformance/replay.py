@@ -54,9 +54,12 @@ def replay(trace: Trace) -> RunReport:
 
 
 def conform_file(path) -> RunReport:
+    """The verdict of one run: a trace file, or a run's per-node files (a
+    directory or a list of paths, conformance/traces.py ``load``)."""
     try:
         trace = load(path)
     except TraceError as e:
-        return RunReport(file=str(path), run_id=None, protocol=None, verdict="rejected",
+        where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
+        return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
                          events=0, first_bad_event=None, reason=str(e))
     return replay(trace)

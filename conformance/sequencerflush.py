@@ -28,8 +28,8 @@ The replay does two things:
    can disagree with the survivors, flush or not (TLC shows it on
    MCSequencerFlush_CoordCrashUniform; the campaign counts it).
 
-By default (``composed=True``; GROUPCHECK_SEQFLUSH_REPLAY=flush in the
-environment, or ``composed=False``, selects step 1 instead) the whole trace
+By default (``composed=True``; the trace header's option
+``"replay": "flush"``, or ``composed=False``, selects step 1 instead) the whole trace
 is replayed against the composed model, model/sequencerflush.py
 (spec/SequencerFlush), in place of step 1, with a candidate set as in
 conformance/flush.py: every record is mapped to the composed action of the
@@ -44,7 +44,6 @@ take steps the composed spec does not allow, divergences (c), (d), (e),
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 from typing import Optional
 
@@ -55,7 +54,7 @@ from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 from . import flush as cflush
 from .protocols import Protocol
 from .replay import MAX_CANDIDATES, RunReport
-from .traces import Trace
+from .traces import Trace, whole
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
@@ -116,13 +115,14 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
 
 
 def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
-    """The verdict of one run.  Default (``composed`` True or None without
-    GROUPCHECK_SEQFLUSH_REPLAY=flush): the whole trace against
+    """The verdict of one run.  Default (``composed`` True or None and the
+    header's ``options.replay`` not ``"flush"``): the whole trace against
     model/sequencerflush.py (see below), then the SEQUENCER's trace
     properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
     against model/flush.py instead, then the same properties."""
+    trace = whole(trace)     # TEMPORARY (format 2): the replay compares whole member states
     if composed is None:
-        composed = os.environ.get(COMPOSED_ENV, "composed") != "flush"
+        composed = replay_option(trace.header) != "flush"
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -208,8 +208,8 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 
 # ---------------------------------------------------------------- the composed replay
 
-# The composed replay (option ``composed=True``; environment
-# GROUPCHECK_SEQFLUSH_REPLAY=composed for the command line) takes the WHOLE
+# The composed replay (option ``composed=True``; the default, unless the
+# trace header's options say ``"replay": "flush"``) takes the WHOLE
 # trace against model/sequencerflush.py.  Record to model step:
 #
 #   SEQUENCER Send, RecvForward, FLUSH StartFlush ... Unblock, Discard, Crash:
@@ -238,7 +238,17 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 # of a flush message from a crashed member (the spec drops it at the Crash):
 # divergence (b), invisible in the member's state.
 
-COMPOSED_ENV = "GROUPCHECK_SEQFLUSH_REPLAY"
+REPLAY_OPTIONS = ("composed", "flush")
+
+
+def replay_option(header: dict) -> str:
+    """The header's ``options.replay``: ``"composed"`` (default) or
+    ``"flush"`` (the weaker FLUSH-only replay, an explicit choice that the
+    report shows)."""
+    v = (header.get("options") or {}).get("replay", "composed")
+    if v not in REPLAY_OPTIONS:
+        raise ValueError(f"options.replay {v!r} is not one of {list(REPLAY_OPTIONS)}")
+    return v
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
 F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
 F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
@@ -601,7 +611,7 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 
 def simulate(seed: int, faults, options: dict):
-    """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/1 records."""
+    """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.flush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
@@ -620,8 +630,10 @@ def simulate(seed: int, faults, options: dict):
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
-    v1 = tracefile.to_v1(records, consts, run_id)
-    summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
+    replay_opt = str(opts.get("replay", "composed"))
+    v2 = tracefile.to_v2(records, consts, run_id, options={"replay": replay_opt},
+                         quiescent=s["quiescent"], end_clock=s.get("end_clock"))
+    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
                "delivered": {m: d for m, d in s["delivered"].items()},
@@ -630,7 +642,7 @@ def simulate(seed: int, faults, options: dict):
                "forward_not_coord": sum(st.get("sequencer.forward_not_coord", 0) for st in s["stats"].values()),
                "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
                "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v1, summary
+    return v2, summary
 
 
 PROTOCOL = Protocol(

@@ -19,6 +19,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.traces import from_records, whole
 from groupcheck.impl import tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.model import sequencer as seqmodel
@@ -47,7 +48,7 @@ def histories(records: list[dict], n: int) -> SimpleNamespace:
     """Each member's last logged delivery history and sent count."""
     delivered = {m: () for m in range(1, n + 1)}
     sent = {m: 0 for m in range(1, n + 1)}
-    for r in records[1:]:
+    for r in whole(from_records(records)).events:     # format 2: states rebuilt from the deltas
         if r["state"] is not None and r["nid"] is not None:
             delivered[r["nid"]] = tuple(tuple(x) for x in r["state"]["delivered"])
             sent[r["nid"]] = r["state"]["sent"]
