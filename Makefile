@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: audit test test-slow check bench clean java
+.PHONY: audit test test-slow check bench clean java screenshot
 
 $(STAMP): pyproject.toml
 	@sh .ci/check-java
@@ -31,6 +31,12 @@ test-slow: $(STAMP) java
 
 bench: $(STAMP) java
 	$(BIN)/python bench/explore.py
+
+# docs/report.png from audit/report.html at 1280 px (needs Debian's chromium; make never installs it).
+screenshot:
+	@command -v chromium >/dev/null || { echo "screenshot: needs chromium (Debian: apt-get install chromium)"; exit 3; }
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1700 \
+		--screenshot=docs/report.png file://$(CURDIR)/audit/report.html
 
 clean:
 	rm -rf $(VENV) audit build dist *.egg-info

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from groupcheck.model.values import to_tla
@@ -33,8 +34,9 @@ def check_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(col, justify="right" if col in ("distinct", "pinned", "depth", "seconds") else "left")
     for r in rows:
         observed = r["violated"] or r["result"]
-        verdict = "[green]as expected[/]" if r["matches_expectation"] else "[bold red]UNEXPECTED[/]"
-        t.add_row(r["protocol"], r["model"], r["expected"], observed,
+        verdict = ("[bold red]UNEXPECTED[/]" if not r["matches_expectation"] else
+                   "[green]as expected[/]" if r["expected"] == "ok" else "[yellow]expected violation[/]")
+        t.add_row(escape(r["protocol"]), escape(r["model"]), escape(r["expected"]), escape(observed),
                   _n(r["distinct_states"]), _n(r.get("expected_distinct_states")), _n(r["depth"]),
                   f"{r['seconds']:.1f}", verdict)
     return t
@@ -49,3 +51,119 @@ def console(stderr: bool = False) -> Console:
     if not c.is_terminal:  # CI logs and pipes: do not squeeze tables into 80 columns
         c = Console(stderr=stderr, highlight=False, width=160)
     return c
+
+
+# --- exit codes and one-line errors (README "Exit codes") ---------------------
+
+OK, UNEXPECTED, USAGE, ENVIRONMENT = 0, 1, 2, 3
+
+
+def fail(msg: str, code: int = USAGE):
+    """One line on stderr, no traceback, then exit with ``code``."""
+    import typer
+    console(stderr=True).print(f"error: {msg}", style="red", markup=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def need_java() -> None:
+    """Exit 3 with one line when no usable Java runtime is on PATH."""
+    from groupcheck.model.tlc import TLCError, check_java
+    try:
+        check_java()
+    except TLCError as e:
+        fail(str(e), ENVIRONMENT)
+
+
+def out_dir(path: str, option: str = "--out"):
+    """Create ``path`` and prove it writable before any work starts."""
+    import tempfile
+    from pathlib import Path
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=p, prefix=".groupcheck-write-test-"):
+            pass
+    except OSError as e:
+        fail(f"{option} {path}: cannot write there ({e.strerror or e}); choose another folder")
+    return p
+
+
+def progress(description: str = "", total=None, quiet: bool = False):
+    """A progress bar on a terminal; off a terminal (CI logs, pipes) a plain
+    line per update, at least one a minute while work goes on (a heartbeat
+    thread repeats the last line)."""
+    return _Progress(description, total, quiet)
+
+
+class _Progress:
+    HEARTBEAT = 60.0
+
+    def __init__(self, description, total, quiet):
+        import threading
+        self.err = console(stderr=True)
+        self.quiet, self.tty = quiet, self.err.is_terminal
+        self.desc, self.done, self.total = description, 0, total
+        self._stop = threading.Event()
+        self._bar = None
+        self._thread = None
+
+    def __enter__(self):
+        import threading
+        import time
+        if self.quiet:
+            return self
+        if self.tty:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                                 console=self.err, transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.desc, total=self.total)
+        else:
+            self.t0 = time.monotonic()
+
+            def beat():
+                while not self._stop.wait(self.HEARTBEAT):
+                    self._line("still working:")
+            self._thread = threading.Thread(target=beat, daemon=True)
+            self._thread.start()
+            if self.desc:
+                self._line()
+        return self
+
+    def _line(self, prefix: str = "") -> None:
+        import time
+        count = f" [{self.done}/{self.total}]" if self.total else ""
+        self.err.print(f"{prefix + ' ' if prefix else ''}{self.desc}{count} "
+                       f"({time.monotonic() - self.t0:.0f} s)", markup=False, highlight=False, soft_wrap=True)
+
+    def update(self, description: str, done=None, total=None) -> None:
+        if self.quiet:
+            return
+        self.desc = description
+        self.done = self.done if done is None else done
+        self.total = self.total if total is None else total
+        if self._bar is not None:
+            self._bar.update(self._task, description=description, completed=self.done, total=self.total)
+        else:
+            self._line()
+
+    def advance(self) -> None:
+        self.update(self.desc, self.done + 1)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        return False
+
+
+def at_least(lo: int):
+    """A typer callback: the option's value must be >= ``lo``; the message
+    names the bad value."""
+    def check(value):
+        import typer
+        if value is not None and value < lo:
+            raise typer.BadParameter(f"{value} (must be at least {lo})")
+        return value
+    return check

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from .render import console
+from .render import at_least, console, fail, need_java, out_dir, progress
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
@@ -19,13 +19,14 @@ ENGINE_HELP = "spark (PySpark; local[*] unless --master) or local (in-process, p
 
 
 def _fail(msg: str, code: int = 2):
-    console(stderr=True).print(f"[red]error:[/] {msg}", markup=False)
-    raise typer.Exit(code)
+    fail(msg, code)
 
 
 def _engine(engine: str) -> str:
     if engine not in ("spark", "local"):
         _fail(f"--engine {engine!r}: choose spark or local")
+    if engine == "spark":
+        need_java()
     return engine
 
 
@@ -51,21 +52,24 @@ def _summary_line(s: dict) -> str:
 @app.command()
 def generate(
     protocol: str = typer.Argument(..., help="a registered protocol, e.g. sequencer"),
-    runs: int = typer.Option(100, "--runs", help="number of simulated runs"),
+    runs: int = typer.Option(100, "--runs", callback=at_least(1), help="number of simulated runs"),
     seed: int = typer.Option(0, "--seed", help="seed of the first run; run i uses seed+i"),
     faults: Optional[str] = typer.Option(None, "--faults", help="fault spec (default: the protocol's campaign faults)"),
     option: List[str] = typer.Option([], "--option", help="simulation option key=value, e.g. nodes=3 (repeatable)"),
     out: str = typer.Option(..., "--out", help="output folder (the Parquet dataset)"),
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL, e.g. spark://host:7077"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
 ):
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
     from groupcheck.conformance.protocols import UnknownProtocol
     try:
-        s = pipeline.generate(protocol, runs, seed, faults, out, engine=_engine(engine),
-                              options=_options(option), master=master)
+        engine = _engine(engine)
+        opts = _options(option)
+        out_dir(out)
+        with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):
+            s = pipeline.generate(protocol, runs, seed, faults, out, engine=engine, options=opts, master=master)
     except (UnknownProtocol, pipeline.PipelineError, ValueError) as e:
         _fail(str(e))
     print(json.dumps(s, indent=2) if as_json else f"{out}: {_summary_line(s)}")
@@ -77,12 +81,15 @@ def ingest(
     out: str = typer.Option(..., "--out", help="output folder (the Parquet dataset)"),
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance import pipeline
     try:
-        s = pipeline.ingest(paths, out, engine=_engine(engine), master=master)
+        engine = _engine(engine)
+        out_dir(out)
+        with progress(f"traces ingest ({engine})", quiet=as_json):
+            s = pipeline.ingest(paths, out, engine=engine, master=master)
     except pipeline.PipelineError as e:
         _fail(str(e))
     if as_json:
@@ -102,15 +109,17 @@ def check(
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
     coverage: bool = typer.Option(True, "--coverage/--no-coverage", help="actions and model states reached"),
-    max_states: int = typer.Option(20_000, "--max-states", help="explore the reachable set only up to this size"),
-    as_json: bool = typer.Option(False, "--json"),
+    max_states: int = typer.Option(20_000, "--max-states", callback=at_least(1), help="explore the reachable set only up to this size"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
 ):
     """Replay every run against its model, check the global properties; one verdict per run, then coverage."""
     from rich.table import Table
     from groupcheck.conformance import pipeline
     try:
-        res = pipeline.check(dataset, engine=_engine(engine), master=master, coverage=coverage,
-                             max_states=max_states)
+        engine = _engine(engine)
+        with progress(f"traces check {dataset} ({engine})", quiet=as_json):
+            res = pipeline.check(dataset, engine=engine, master=master, coverage=coverage,
+                                 max_states=max_states)
     except pipeline.PipelineError as e:
         _fail(str(e))
     ok = res["runs"] > 0 and res["counts"].get("ok", 0) == res["runs"] and res["disagreements"] == 0

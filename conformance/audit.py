@@ -31,22 +31,48 @@ from typing import Callable, Optional
 from .report import Check
 
 
-def _counterexample_diagrams(entry, result) -> tuple[Optional[str], Optional[str]]:
+DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
+
+
+def finding_ref(protocol: str, prop: str) -> Optional[str]:
+    """The docs' finding about ``prop`` of ``protocol``: the heading of the
+    first "Finding" section of docs/<protocol>.md that names it."""
+    doc = Path(__file__).resolve().parents[1] / "docs" / f"{protocol}.md"
+    try:
+        lines = doc.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("#")] + [len(lines)]
+    for a, b in zip(heads, heads[1:]):
+        title = lines[a].lstrip("#").strip()
+        if "finding" in title.lower() and prop in "\n".join(lines[a:b]):
+            return f"docs/{protocol}.md: {title}"
+    return None
+
+
+def _explanation(description: str, protocol: str, prop: Optional[str]) -> Optional[str]:
+    ref = finding_ref(protocol, prop) if prop and prop not in ("ok",) else None
+    text = description.strip().rstrip(".")
+    if ref:
+        text = (text + f" (see {ref})") if text else f"See {ref}"
+    return text + "." if text else None
+
+
+def _counterexample_diagram(entry, result):
     from . import diagram
     if not result.counterexample:
-        return None, None
+        return None
     n = entry.constants().get("N")
     n = n if isinstance(n, int) else None
     steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0)
-    title = f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}"
-    return diagram.mermaid(steps, n, title), diagram.svg(steps, n, title)
+    return diagram.draw(steps, n, f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}")
 
 
 def tlc_check(entry, workers: int = 1) -> Check:
     from groupcheck.model.manifest import check
     o = check(entry, workers=workers)
     r = o.result
-    mm, sv = _counterexample_diagrams(entry, r)
+    g = _counterexample_diagram(entry, r)
     detail = None
     if r.outcome in ("error", "timeout") and r.error_message:
         detail = (f"{r.error_location}: " if r.error_location else "") + r.error_message
@@ -58,7 +84,9 @@ def tlc_check(entry, workers: int = 1) -> Check:
         seconds=round(r.seconds or 0.0, 3),
         figures={"distinct_states": r.distinct_states, "pinned": entry.distinct_states,
                  "depth": r.depth, "states_generated": r.states_generated},
-        detail=detail, mermaid=mm, svg=sv)
+        detail=detail, mermaid=g and g.mermaid, svg=g and g.svg, diagrams=[g] if g else [],
+        explanation=_explanation(entry.description, entry.protocol, entry.expected),
+        finding=o.matches_expectation and entry.expected != "ok")
 
 
 def link_check(entry, workers: int = 1) -> Check:
@@ -89,7 +117,16 @@ def coverage_figures(cov: dict) -> dict:
     reach = [st.get("reachable") for st in states]
     known = states and all(r for r in reach)
     visited_in = sum(round((st.get("share") or 0) * (st.get("reachable") or 0)) for st in states)
+    from .pipeline import COVERAGE_MAX_STATES
+    if not cov.get("state_tracking", bool(states)) or not states:
+        why = "n/a: this protocol's replay does not record model states"
+    elif not known:
+        why = (f"n/a: the model with the traces' constants has more than {COVERAGE_MAX_STATES:,} reachable "
+               "states, beyond what the audit explores for coverage")
+    else:
+        why = None
     return {
+        "why_no_share": why,
         "actions_reached": len(set(cov.get("actions_seen") or []) & set(cov.get("actions") or [])),
         "actions_total": len(cov.get("actions") or []),
         "action_share": cov.get("actions_share"),
@@ -118,15 +155,21 @@ def conformance_check(proto, result: dict) -> Check:
     observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
     expected = "all runs conform" + (f"; violations only of {', '.join(proto.known_violations)} (known finding)"
                                      if proto.known_violations else "; no violation")
-    show = failing[0] if failing else (bad_runs[0] if bad_runs else None)
+    shown = (failing + [r for r in bad_runs if r not in failing])[:DRAWN_RUNS]
     mm = sv = detail = None
-    if show is not None:
-        detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
+    drawn = []
+    for k, show in enumerate(shown):
+        if k == 0:
+            detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
         events = show.get("events") or (result.get("first_bad_run_events") if show is bad_runs[0] else None)
+        if not isinstance(events, list):
+            events = None
         if events:
             steps = diagram.steps_from_events(events, show.get("first_bad_event"))
-            title = f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
-            mm, sv = diagram.mermaid(steps, None, title), diagram.svg(steps, None, title)
+            drawn.append(diagram.draw(steps, None, f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
+                                      f" — {show.get('reason')}"))
+    if drawn:
+        mm, sv = drawn[0].mermaid, drawn[0].svg
     if unknown:
         detail = (detail + "\n" if detail else "") + f"unexpected violated properties: {', '.join(unknown)}"
     if disagreements:
@@ -136,10 +179,21 @@ def conformance_check(proto, result: dict) -> Check:
     figs = {"runs": result.get("runs"), "events": result.get("events"),
             "rows_in": rows.get("in"), "rows_rejected": rows.get("rejected"),
             "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults")}
+    seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation"})
+    why = []
+    for prop in seen:
+        if prop in proto.known_violations:
+            from groupcheck.model import manifest
+            desc = next((e.description for e in manifest.select([proto.name], None)
+                         if e.expected == prop), "") if proto.name in manifest.protocols() else ""
+            why.append(_explanation(desc or f"{prop} is a known finding of the faithful spec", proto.name, prop))
     return Check(id=f"conformance/{proto.name}", kind="conformance", protocol=proto.name,
                  name=f"{result.get('runs')} runs", expected=expected, observed=observed,
                  as_expected=as_expected, seconds=round(result.get("seconds", 0.0), 3),
-                 figures=figs, detail=detail, mermaid=mm, svg=sv)
+                 figures=figs, detail=detail, mermaid=mm, svg=sv, diagrams=drawn,
+                 diagrams_omitted=max(0, len(bad_runs) - len(shown)),
+                 explanation=" ".join(w for w in why if w) or None,
+                 finding=as_expected and bool(seen))
 
 
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
@@ -159,6 +213,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         + (len(conf) if "conformance" in stages else 0)
     done = 0
     checks: list[Check] = []
+    t_start = time.monotonic()
     extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
                                                           if e.compare and e not in link_entries]}
 
@@ -184,6 +239,12 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 tick(f"{'TLC' if k == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
                 results[futs[f]] = f.result()
         checks += [results[i] for i in range(len(work))]
+    if "link" in stages:
+        checks += [Check(id=f"link/{e.protocol}/{e.name}", kind="link", protocol=e.protocol, name=e.name,
+                         expected="graphs equal", observed="skipped", as_expected=True, seconds=0.0,
+                         skipped=True, explanation="marked slow in its manifest: compared by "
+                         "`groupcheck audit --full` and the slow tests, not by the default audit")
+                   for e in entries if e.compare and e not in link_entries]
     if "conformance" in stages and conf:
         from . import pipeline
         for name in conf:
@@ -194,7 +255,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             try:
                 res = pipeline.run_audit_stage([name], runs=runs, seed=seed,
                                                out_dir=Path(out_dir) / "traces", engine=engine,
-                                               master=master)[name]
+                                               master=master, draw=DRAWN_RUNS)[name]
             except Exception as e:      # the stage failing is an unexpected result, reported
                 checks.append(Check(id=f"conformance/{name}", kind="conformance", protocol=name,
                                     name=f"{runs} runs", expected="all runs conform", observed="error",
@@ -207,4 +268,5 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             tick(f"conformance {name}")
             if res.get("coverage"):
                 extra["coverage"][name] = coverage_figures(res["coverage"])
+    extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra

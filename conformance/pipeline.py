@@ -169,6 +169,13 @@ def _simulated(protocol: str, faults: str, options: dict, seed: int):
     return _run_row(header, source, len(rows), len(records), 0, None, summary, ends[0] if ends else None), rows, []
 
 
+def _simulated_drawn(protocol: str, seed: int):
+    """One simulated run whose size and faults the protocol draws from the seed."""
+    from .protocols import get
+    faults, options = get(protocol).draw(seed)
+    return _simulated(protocol, faults, {**get(protocol).default_options, **options}, seed)
+
+
 def _ingested(path: str):
     """One NDJSON trace file -> (run row, accepted event rows, rejected rows).
     Checks what ``traces.read_file`` checks, line by line, but keeps going
@@ -294,7 +301,19 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
 
 # ---------------------------------------------------------------- SEQUENCER properties apart from the replay
 
-SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")
+# Safety first, then the end-of-run property (judged on quiescent runs only),
+# in the order the replay reports them.
+SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "EventualDelivery")
+
+
+def _quiescent(run: dict) -> bool:
+    """The run's end record says it ended quiescent (format 1: its header did)."""
+    try:
+        if run.get("end"):
+            return json.loads(run["end"]).get("quiescent") is True
+        return json.loads(run["header"]).get("quiescent") is True
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
@@ -313,10 +332,16 @@ def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
                 sent[r["nid"]] = st["sent"]
     delivered = {m: tuple(d) for m, d in hist.items()}
     h = SimpleNamespace(delivered=delivered, sent=sent)
-    return [p for p in SEQUENCER_PROPERTIES if not getattr(seqmodel, p)(h)]
+    failed = [p for p in SEQUENCER_PROPERTIES[:-1] if not getattr(seqmodel, p)(h)]
+    if _quiescent(run):
+        from .sequencer import missing_deliveries
+        crashed = {r["nid"] for r in rows if r["name"] == "Crash"}
+        if missing_deliveries(delivered, sent, crashed):
+            failed.append("EventualDelivery")
+    return failed
 
 
-def _sequencer_df_failed(ev):
+def _sequencer_df_failed(ev, quiescent_keys: list):
     """The Spark engine: (source, run_id, failed properties) for every
     SEQUENCER run where some property fails, as one DataFrame query: each
     member's last logged state (an aggregation by run and member), the
@@ -338,6 +363,14 @@ def _sequencer_df_failed(ev):
                                             lambda x: x["d"])).alias("d")))
     runs = last.groupBy(*key).agg(F.collect_list(
         F.struct(F.col("nid"), F.col("sent"), F.col("d"))).alias("ms"))
+    crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
+                 .groupBy(*key).agg(F.collect_set(F.col("nid").cast("bigint")).alias("crashed")))
+    spark = ev.sparkSession
+    quiet = spark.createDataFrame([(s_, r) for s_, r in quiescent_keys] or [("", "")],
+                                  "source STRING, run_id STRING").withColumn("q", F.lit(True))
+    runs = (runs.join(crashed, key, "left").join(quiet, key, "left")
+                .withColumn("crashed", F.coalesce("crashed", F.array().cast("array<bigint>")))
+                .withColumn("q", F.coalesce("q", F.lit(False))))
     checks = {
         # a member delivers the same (sender, seqno) twice
         "NoDuplicates": "exists(ms, m -> size(array_distinct(m.d)) < size(m.d))",
@@ -350,6 +383,11 @@ def _sequencer_df_failed(ev):
         # the model's TotalOrder: two members' lists restricted to what both delivered differ
         "TotalOrder": ("exists(ms, a -> exists(ms, b -> a.nid < b.nid AND "
                        "filter(a.d, x -> array_contains(b.d, x)) <> filter(b.d, x -> array_contains(a.d, x))))"),
+        # at the end of a quiescent run: a live member's message some live member never delivered
+        "EventualDelivery": ("q AND exists(filter(ms, m -> NOT array_contains(crashed, m.nid)), m -> "
+                             "exists(sequence(1, greatest(m.sent, 1)), k -> m.sent >= k AND "
+                             "exists(filter(ms, r -> NOT array_contains(crashed, r.nid)), r -> "
+                             "NOT array_contains(r.d, array(cast(m.nid AS BIGINT), cast(k AS BIGINT))))))"),
     }
     flags = [F.when(F.expr(q), F.lit(p)) for p, q in checks.items()]
     return (runs.select(*key, F.filter(F.array(*flags), lambda x: x.isNotNull()).alias("failed"))
@@ -508,8 +546,12 @@ def _session(engine: str, spark, master: Optional[str]):
 
 
 def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *, engine: str = "local",
-             options: Optional[dict] = None, spark=None, master: Optional[str] = None) -> dict:
-    """Simulate ``runs`` runs (seeds seed..seed+runs-1) into a Parquet dataset."""
+             options: Optional[dict] = None, spark=None, master: Optional[str] = None,
+             draw: bool = False) -> dict:
+    """Simulate ``runs`` runs (seeds seed..seed+runs-1) into a Parquet dataset.
+    ``draw``: each run's size and faults drawn from its seed by the
+    protocol's ``draw`` (the audit's way); ``faults`` and ``options`` then
+    ignored."""
     from .protocols import get
     proto = get(protocol)
     faults = proto.campaign_faults if faults is None else faults
@@ -520,7 +562,11 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     meta = {"stage": "generate", "engine": engine, "protocol": protocol, "seed": seed,
             "faults": faults, "options": options}
     seeds = range(seed, seed + runs)
-    work = partial(_simulated, protocol, faults, options)
+    if draw and proto.draw is not None:
+        meta["faults"], meta["options"] = "drawn per run from its seed", "drawn per run from its seed"
+        work = partial(_simulated_drawn, protocol)
+    else:
+        work = partial(_simulated, protocol, faults, options)
     if engine == "local":
         summary = _write_local(out, map(work, seeds), meta)
     else:
@@ -596,7 +642,8 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
                 results[key] = _check_run(run, [], coverage)
         protos = {r["protocol"] for r in runs}
         for p in sorted(protos & set(PROPERTY_QUERIES)):
-            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p)).collect():
+            quiet = [k for k, r in by_key.items() if r["protocol"] == p and _quiescent(r)]
+            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p), quiet).collect():
                 failed_by_key[(row["source"], row["run_id"])] = list(row["failed"])
         by = "dataframe"
     verdicts = []
@@ -632,7 +679,9 @@ def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[
     res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
     if not res.complete:
         return None
-    return frozenset(_digest(s) for s in res.graph.nodes)
+    from .protocols import get
+    red = get(protocol).reduce or (lambda s: s)
+    return frozenset(_digest(red(s)) for s in res.graph.nodes)
 
 
 def coverage_of(verdicts: list[dict], max_states: int = COVERAGE_MAX_STATES) -> dict:
@@ -702,9 +751,14 @@ def first_bad_events(out, run: dict) -> list[dict]:
 
 
 def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, engine: str = "spark",
-                    spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES) -> dict:
-    """The audit's conformance stage: per protocol, generate ``runs`` runs
-    with its campaign faults and default options, check them, and report.
+                    spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES,
+                    draw: int = 5, draw_sizes: bool = True) -> dict:
+    """The audit's conformance stage: per protocol, generate ``runs`` runs,
+    each with its size and faults drawn from its seed by the protocol's
+    ``draw`` (``draw_sizes=False``: the campaign faults and default options
+    for every run), check them, and report.
+    The first ``draw`` bad runs of each verdict carry their ``events`` (for
+    the report's diagrams).
 
     Returns ``{protocol: {"verdicts": {verdict: n}, "bad_runs": [...],
     "first_bad_run_events": [...], "coverage": {...}, "rows": {...},
@@ -717,15 +771,19 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
         proto = get(p)
         t0 = time.perf_counter()
         ds_dir = Path(out_dir) / p
-        gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark)
+        gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark,
+                       draw=draw_sizes)
         res = check(ds_dir, engine=engine, spark=spark, max_states=max_states)
         bad = [v for v in res["verdicts"] if v["verdict"] != "ok"]
+        drawn = {id(v) for verdict in {v["verdict"] for v in bad}
+                 for v in [b for b in bad if b["verdict"] == verdict][:draw]}
         report[p] = {
-            "runs": res["runs"], "faults": proto.campaign_faults, "options": gen["options"],
+            "runs": res["runs"], "faults": gen["faults"], "options": gen["options"],
             "verdicts": res["counts"], "disagreements": res["disagreements"],
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
                           "first_bad_event": v["first_bad_event"],
-                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None}
+                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None,
+                          **({"events": first_bad_events(ds_dir, v)} if id(v) in drawn and v.get("file") else {})}
                          for v in bad],
             "first_bad_run_events": first_bad_events(ds_dir, bad[0]) if bad else [],
             "coverage": res["coverage"].get(p, {}),

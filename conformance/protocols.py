@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,25 @@ class Protocol:
     # audit counts such violations and does not fail on them; any other
     # violation, a nonconforming run or a rejected trace fails it
     known_violations: tuple[str, ...] = ()
+    # The end-of-run property (issue 11 item 5), judged only on a run whose
+    # header says it ended quiescent (nothing in flight, no timer that would
+    # send): Trace -> None, or (property name, witness).
+    end_of_run: Optional[Callable[[Any], Optional[tuple[str, str]]]] = None
+    # simulation options accepted beyond default_options (those with a default
+    # inside simulate); `groupcheck simulate --option` refuses any other key
+    more_options: tuple[str, ...] = ()
+    # state -> state without what the replay drops (a history no guard reads,
+    # conformance/replay.py ``Binding.reduce``): the pipeline's coverage
+    # compares the replays' states with the reachable states reduced alike
+    reduce: Optional[Callable[[Any], Any]] = None
+    # seed -> (fault spec, options): one run's size and faults drawn from its
+    # seed (members, messages, joiners, crash times), for the audit's
+    # conformance stage; None: every run uses campaign_faults and default_options
+    draw: Optional[Callable[[int], tuple[str, dict]]] = None
+
+    @property
+    def option_keys(self) -> set[str]:
+        return set(self.default_options) | set(self.more_options)
 
 
 class UnknownProtocol(KeyError):
@@ -43,7 +62,7 @@ class UnknownProtocol(KeyError):
 
 
 _NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
-                  "report", "audit", "diagram", "schemacheck"}
+                  "report", "audit", "diagram", "history", "jgroups", "schemacheck"}
 
 
 def get(name: str) -> Protocol:

@@ -17,6 +17,13 @@ module only renders them, so the four files cannot disagree:
   network): the same table, a space-time diagram per counterexample and the
   coverage chart.  Rendered with jinja2 (autoescaping on) from
   ``templates/report.html.j2``.
+
+Every output opens with the same verdict (``banner``) and shows each check
+by its ``Check.verdict``: pass, finding (an expected violation: a documented
+flaw the audit must keep reproducing, with its ``explanation``), skipped
+(with why) or unexpected.  Nothing here knows a stage: a new stage yields
+Checks with ``Diagram``s and is rendered as is.  ``checks_from_summary``
+reads a summary.json back (``groupcheck audit --from``) to re-render.
 """
 
 from __future__ import annotations
@@ -33,9 +40,25 @@ FORMAT = "groupcheck-audit/1"
 
 
 @dataclass
+class Diagram:
+    """One drawn counterexample or run: Mermaid for report.md, SVG for report.html,
+    the numbered steps as text for JUnit and terminals."""
+    title: str
+    mermaid: str
+    svg: Optional[str] = None
+    text: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return {"title": self.title, "mermaid": self.mermaid, "svg": self.svg, "text": self.text}
+
+
+@dataclass
 class Check:
+    """One result of any stage.  The renderers know nothing of stages: a
+    check has a kind, a verdict (``verdict``), an explanation and optional
+    diagrams; a new stage renders by yielding these."""
     id: str                     # kind/protocol/name, unique
-    kind: str                   # tlc | link | conformance
+    kind: str                   # tlc | link | conformance | ...
     protocol: str
     name: str
     expected: str
@@ -44,13 +67,38 @@ class Check:
     seconds: float
     figures: dict[str, Any] = field(default_factory=dict)
     detail: Optional[str] = None
-    mermaid: Optional[str] = None   # counterexample or first bad run
+    mermaid: Optional[str] = None   # the first diagram (kept for readers of summary.json)
     svg: Optional[str] = None       # the same as a space-time diagram (HTML only)
+    explanation: Optional[str] = None   # what the check is / why the result is expected, one sentence or two
+    finding: bool = False           # as expected, and what is expected is a violation (a documented finding)
+    skipped: bool = False           # not run; ``explanation`` says why
+    diagrams: list[Diagram] = field(default_factory=list)   # every drawn run, the first one included
+    diagrams_omitted: int = 0       # violating runs not drawn (beyond the first N)
+
+    @property
+    def verdict(self) -> str:
+        """pass | finding (an expected violation) | skipped | unexpected"""
+        if not self.as_expected:
+            return "unexpected"
+        return "skipped" if self.skipped else ("finding" if self.finding else "pass")
+
+    def all_diagrams(self) -> list[Diagram]:
+        if self.diagrams:
+            return self.diagrams
+        return [Diagram(self.observed, self.mermaid, self.svg)] if self.mermaid else []
 
     def to_json(self) -> dict:
         d = asdict(self)
         d.pop("svg")
+        d["diagrams"] = [g.to_json() for g in self.diagrams]
+        d["verdict"] = self.verdict
         return d
+
+
+VERDICT_TEXT = {"pass": "as expected", "finding": "expected violation (known finding)",
+                "skipped": "skipped", "unexpected": "UNEXPECTED"}
+VERDICT_MD = {"pass": "✅ as expected", "finding": "🔶 expected violation", "skipped": "⏭️ skipped",
+              "unexpected": "❌ UNEXPECTED"}
 
 
 def machine() -> dict:
@@ -61,34 +109,58 @@ def machine() -> dict:
 
 def summary(checks: list[Check], extra: Optional[dict] = None) -> dict:
     bad = [c for c in checks if not c.as_expected]
+    verdicts = [c.verdict for c in checks]
     return {
         "format": FORMAT,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "totals": {"checks": len(checks), "as_expected": len(checks) - len(bad), "unexpected": len(bad),
-                   "by_kind": {k: sum(c.kind == k for c in checks) for k in sorted({c.kind for c in checks})}},
+                   "by_kind": {k: sum(c.kind == k for c in checks) for k in sorted({c.kind for c in checks})},
+                   "by_verdict": {v: verdicts.count(v) for v in VERDICT_TEXT if v in verdicts}},
         "ok": not bad,
         "checks": [c.to_json() for c in checks],
         **(extra or {}),
     }
 
 
-def junit(checks: list[Check]) -> ET.ElementTree:
+def banner(checks: list[Check]) -> str:
+    """The verdict in one sentence (the report's first line)."""
+    bad = [c for c in checks if not c.as_expected]
+    counts = [c.verdict for c in checks]
+    parts = [f"{counts.count('pass')} passed", f"{counts.count('finding')} expected violations (known findings)"]
+    if counts.count("skipped"):
+        parts.append(f"{counts.count('skipped')} skipped")
+    head = (f"FAIL: {len(bad)} of {len(checks)} checks UNEXPECTED" if bad
+            else f"PASS: all {len(checks)} checks as expected")
+    return head + " — " + ", ".join(parts)
+
+
+def junit(checks: list[Check], wall_seconds: Optional[float] = None) -> ET.ElementTree:
+    """JUnit XML; ``time`` of the whole is the wall time when given (checks run
+    in parallel, so their sum overstates it)."""
+    total = wall_seconds if wall_seconds is not None else sum(c.seconds for c in checks)
     root = ET.Element("testsuites", name="groupcheck audit", tests=str(len(checks)),
                       failures=str(sum(not c.as_expected for c in checks)),
-                      time=f"{sum(c.seconds for c in checks):.3f}")
+                      skipped=str(sum(c.skipped for c in checks)), time=f"{total:.3f}")
     for kind in sorted({c.kind for c in checks}):
         cs = [c for c in checks if c.kind == kind]
         suite = ET.SubElement(root, "testsuite", name=kind, tests=str(len(cs)),
                               failures=str(sum(not c.as_expected for c in cs)), errors="0",
+                              skipped=str(sum(c.skipped for c in cs)),
                               time=f"{sum(c.seconds for c in cs):.3f}")
         for c in cs:
             case = ET.SubElement(suite, "testcase", classname=f"{kind}.{c.protocol}", name=c.id,
                                  time=f"{c.seconds:.3f}")
             text = f"expected {c.expected}, observed {c.observed}" + (f"\n{c.detail}" if c.detail else "")
+            if c.explanation:
+                text += f"\n{c.explanation}"
+            for g in c.all_diagrams():
+                text += f"\n\n{g.title}\n{g.text or g.mermaid}"
             if not c.as_expected:
                 ET.SubElement(case, "failure", message=f"expected {c.expected}, observed {c.observed}",
                               type="unexpected").text = text
+            elif c.skipped:
+                ET.SubElement(case, "skipped", message=c.explanation or "skipped")
             ET.SubElement(case, "system-out").text = text + "\n" + json.dumps(c.figures, sort_keys=True)
     ET.indent(root)
     return ET.ElementTree(root)
@@ -103,36 +175,70 @@ def figures_text(c: Check) -> str:
     return ", ".join(f"{k} {_cell(v)}" for k, v in c.figures.items() if v is not None and not isinstance(v, (dict, list)))
 
 
+def coverage_rows(coverage: dict) -> list[dict]:
+    """Coverage per protocol in words and numbers; where the reachable state
+    count is unknown, why."""
+    rows = []
+    for p, v in sorted(coverage.items()):
+        share = v.get("state_share")
+        rows.append({
+            "protocol": p,
+            "actions": f"{_cell(v.get('actions_reached'))} of {_cell(v.get('actions_total'))}"
+                       + ("" if v.get("action_share") is None else f" ({100 * v['action_share']:.0f}%)"),
+            "states_reached": _cell(v.get("states_reached")),
+            "states_reachable": _cell(v.get("states_reachable")) if v.get("states_reachable") is not None
+            else "not computed",
+            "state_share": f"{100 * share:.1f}%" if share is not None else
+            (v.get("why_no_share") or "n/a"),
+        })
+    return rows
+
+
 def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     bad = [c for c in checks if not c.as_expected]
-    out = ["# groupcheck audit", "",
-           f"**{len(checks) - len(bad)}/{len(checks)} checks as expected**"
-           + ("" if not bad else f" — **{len(bad)} unexpected**: " + ", ".join(f"`{c.id}`" for c in bad)), "",
-           "| check | kind | protocol | model / stage | expected | observed | figures | seconds | result |",
-           "| --- | --- | --- | --- | --- | --- | --- | ---: | --- |"]
+    out = ["# groupcheck audit", "", f"**{banner(checks)}**", ""]
+    if bad:
+        out += ["Unexpected: " + ", ".join(f"`{c.id}`" for c in bad), ""]
+    out += ["| check | expected | observed | figures | s | result |",
+            "| --- | --- | --- | --- | ---: | --- |"]
     for c in checks:
-        out.append(f"| `{c.id}` | {c.kind} | {c.protocol} | {_cell(c.name)} | {_cell(c.expected)} | "
-                   f"{_cell(c.observed)} | {_cell(figures_text(c))} | {c.seconds:.1f} | "
-                   f"{'✅ as expected' if c.as_expected else '❌ UNEXPECTED'} |")
+        out.append(f"| `{c.id}` | {_cell(c.expected)} | {_cell(c.observed)} | {_cell(figures_text(c))} | "
+                   f"{c.seconds:.1f} | {VERDICT_MD[c.verdict]} |")
+    findings = explained(checks)
+    if findings:
+        out += ["", "## Violations and why", ""]
+        for c in findings:
+            out.append(f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}): {_line(c.explanation)}")
+    skipped = [c for c in checks if c.skipped]
+    if skipped:
+        out += ["", "## Skipped", ""] + [f"- `{c.id}`: {_line(c.explanation or '')}" for c in skipped]
     cov = (extra or {}).get("coverage")
     if cov:
         out += ["", "## Coverage of the models by the traces", "",
-                "| protocol | actions reached | abstract states reached | share of reachable |",
-                "| --- | --- | --- | ---: |"]
-        for p, v in sorted(cov.items()):
-            share = v.get("state_share")
-            out.append(f"| {p} | {_cell(v.get('actions_reached'))}/{_cell(v.get('actions_total'))} | "
-                       f"{_cell(v.get('states_reached'))} | "
-                       f"{'-' if share is None else f'{100 * share:.1f}%'} |")
-    diagrams = [c for c in checks if c.mermaid]
-    if diagrams:
-        out += ["", "## Counterexamples and non-conforming runs", ""]
-        for c in diagrams:
-            out += [f"### `{c.id}`: {c.observed} ({'expected' if c.as_expected else 'UNEXPECTED'})", ""]
+                "| protocol | actions reached | abstract states reached | reachable | share of reachable |",
+                "| --- | --- | ---: | ---: | --- |"]
+        for r in coverage_rows(cov):
+            out.append(f"| {r['protocol']} | {r['actions']} | {r['states_reached']} | {r['states_reachable']} | "
+                       f"{r['state_share']} |")
+    drawn = [c for c in checks if c.all_diagrams()]
+    if drawn:
+        out += ["", "## Counterexamples and violating runs", "",
+                "Each message is drawn where it is received; a crossed arrow was sent and never received.", ""]
+        for c in drawn:
+            out += [f"### `{c.id}`: {c.observed} ({VERDICT_TEXT[c.verdict]})", ""]
+            if c.explanation:
+                out += [_line(c.explanation), ""]
             if c.detail:
-                out += [c.detail, ""]
-            out += ["```mermaid", c.mermaid, "```", ""]
+                out += ["```", c.detail, "```", ""]
+            for g in c.all_diagrams():
+                out += [f"**{g.title}**", "", "```mermaid", g.mermaid, "```", ""]
+            if c.diagrams_omitted:
+                out += [f"({c.diagrams_omitted} more violating runs not drawn; see summary.json)", ""]
     return "\n".join(out) + "\n"
+
+
+def _line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def coverage_svg(coverage: dict) -> str:
@@ -171,8 +277,16 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
     s = s or summary(checks, extra)
     cov = (extra or {}).get("coverage") or {}
     return env.from_string(text).render(
-        s=s, checks=checks, coverage=cov, coverage_svg=Markup(coverage_svg(cov)),
-        svgs={c.id: Markup(c.svg) for c in checks if c.svg})
+        s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT,
+        coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
+        drawn=[c for c in checks if c.all_diagrams()], skipped=[c for c in checks if c.skipped],
+        explained=explained(checks))
+
+
+def explained(checks: list[Check]) -> list[Check]:
+    """Checks whose violation is explained, the unexpected ones first."""
+    return sorted((c for c in checks if c.verdict in ("finding", "unexpected") and c.explanation),
+                  key=lambda c: c.verdict != "unexpected")
 
 
 def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = None) -> dict[str, Path]:
@@ -182,7 +296,22 @@ def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = 
              "report.md": d / "report.md", "report.html": d / "report.html"}
     s = summary(checks, extra)      # once: the JSON and the HTML carry the same timestamp
     paths["summary.json"].write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
-    junit(checks).write(paths["junit.xml"], encoding="utf-8", xml_declaration=True)
+    junit(checks, (extra or {}).get("wall_seconds")).write(paths["junit.xml"], encoding="utf-8",
+                                                           xml_declaration=True)
     paths["report.md"].write_text(markdown(checks, extra), encoding="utf-8")
     paths["report.html"].write_text(html(checks, extra, s), encoding="utf-8")
     return paths
+
+
+def checks_from_summary(s: dict) -> tuple[list[Check], dict]:
+    """Checks and extra back from a summary.json (``groupcheck audit --from``):
+    re-render the report without rerunning the audit (each Diagram keeps its
+    SVG in summary.json for this)."""
+    fields = set(Check.__dataclass_fields__)
+    checks = []
+    for d in s.get("checks", []):
+        d = {k: v for k, v in d.items() if k in fields}
+        d["diagrams"] = [Diagram(**g) for g in d.get("diagrams") or []]
+        checks.append(Check(**d))
+    extra = {k: v for k, v in s.items() if k not in ("format", "generated", "machine", "totals", "ok", "checks")}
+    return checks, extra

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 Pred = Callable[[Any], bool]
 
@@ -97,6 +97,12 @@ def compile_schema(schema: dict) -> Pred:
                 def f(x, props=props):
                     if not isinstance(x, dict):
                         return True
+                    if len(x) < len(props):
+                        for p, v in x.items():
+                            pf = props.get(p)
+                            if pf is not None and not pf(v):
+                                return False
+                        return True
                     for p, pf in props.items():
                         if p in x and not pf(x[p]):
                             return False
@@ -142,8 +148,12 @@ def compile_schema(schema: dict) -> Pred:
                 rx = re.compile(v)
                 checks.append(lambda x, rx=rx: not isinstance(x, str) or rx.search(x) is not None)
             elif k == "allOf":
-                fs = [comp(p) for p in v]
-                checks.append(lambda x, fs=fs: all(f(x) for f in fs))
+                table = _dispatch(v, comp)
+                if table is not None:
+                    checks.append(table)
+                else:
+                    fs = [comp(p) for p in v]
+                    checks.append(lambda x, fs=fs: all(f(x) for f in fs))
             elif k == "anyOf":
                 fs = [comp(p) for p in v]
                 checks.append(lambda x, fs=fs: any(f(x) for f in fs))
@@ -164,10 +174,69 @@ def compile_schema(schema: dict) -> Pred:
                 raise SchemaCompileError(f"keyword {k!r} is not supported by the compiled validator")
         if len(checks) == 1:
             return checks[0]
+        if len(checks) == 2:
+            c0, c1 = checks
+            return lambda x: c0(x) and c1(x)
         checks = tuple(checks)
-        return lambda x: all(c(x) for c in checks)
+
+        def conj(x):
+            for c in checks:
+                if not c(x):
+                    return False
+            return True
+        return conj
 
     return comp(schema)
+
+
+_MISSING = object()
+
+
+def _key_condition(cond) -> Optional[tuple[str, list]]:
+    """(key, values) when ``cond`` is exactly ``{"properties": {key: {"const": c}}}``
+    or ``... {"enum": [...]}`` (true also when the key is absent)."""
+    if not (isinstance(cond, dict) and set(cond) == {"properties"} and len(cond["properties"]) == 1):
+        return None
+    (key, sub), = cond["properties"].items()
+    if isinstance(sub, dict) and set(sub) == {"const"} and isinstance(sub["const"], str):
+        return key, [sub["const"]]
+    if isinstance(sub, dict) and set(sub) == {"enum"} and all(isinstance(c, str) for c in sub["enum"]):
+        return key, list(sub["enum"])
+    return None
+
+
+def _dispatch(items: list, comp) -> Optional[Pred]:
+    """An ``allOf`` of if/then/else whose conditions test one key against
+    string constants (the trace schemas' "if name is X then ...") compiled
+    to a table: the key's value selects the checks that apply, so a record
+    pays for its own action's branch only.  None when ``items`` is not of
+    that shape (compiled the general way)."""
+    conds = []
+    for it in items:
+        if not (isinstance(it, dict) and "if" in it and set(it) <= {"if", "then", "else"}):
+            return None
+        kc = _key_condition(it["if"])
+        if kc is None:
+            return None
+        conds.append((kc, comp(it.get("then", True)), comp(it.get("else", True))))
+    keys = {kc[0] for kc, _, _ in conds}
+    if len(keys) != 1:
+        return None
+    key = keys.pop()
+    values = {v for (_, vals), _, _ in conds for v in vals}
+    by_value = {v: tuple(ft if v in vals else fe for (_, vals), ft, fe in conds) for v in values}
+    other = tuple(fe for _, _, fe in conds)        # a value no condition names
+    absent = tuple(ft for _, ft, _ in conds)       # no key: every condition holds
+    def f(x):
+        if not isinstance(x, dict):
+            return all(ft(x) for ft in absent)
+        v = x.get(key, _MISSING)
+        fs = absent if v is _MISSING else by_value.get(v, other) if isinstance(v, str) else other
+        for g in fs:
+            if not g(x):
+                return False
+        return True
+    return f
 
 
 def _additional(s: dict, comp) -> Pred:

@@ -28,8 +28,8 @@ The replay does two things:
    can disagree with the survivors, flush or not (TLC shows it on
    MCSequencerFlush_CoordCrashUniform; the campaign counts it).
 
-By default (``composed=True``; the trace header's option
-``"replay": "flush"``, or ``composed=False``, selects step 1 instead) the whole trace
+By default (``composed=True``; the Python argument ``composed=False``, a
+diagnostic no command exposes, selects step 1 instead) the whole trace
 is replayed against the composed model, model/sequencerflush.py
 (spec/SequencerFlush), in place of step 1, with a candidate set as in
 conformance/flush.py: every record is mapped to the composed action of the
@@ -49,6 +49,7 @@ from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.flush import FlushModel
+from groupcheck.impl import tracefile
 from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 
 from . import flush as cflush
@@ -63,10 +64,11 @@ PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p i
 
 
 def layer_of(ev: dict) -> str:
-    st = ev.get("state") or {}
+    """"both" (Crash), "sequencer" or "flush": by the action and its
+    parameters (impl/tracefile.py ``layer_of``), so with or without state."""
     if ev["name"] == "Crash":
         return "both"
-    return "flush" if "phase" in st else "sequencer" if "fwd" in st else "unknown"
+    return tracefile.layer_of("sequencerflush", ev["name"], ev["params"])
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
@@ -76,7 +78,7 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
     in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}
     vid = {m: 1 for m in nodes}
     for ev in events:
-        if layer_of(ev) != "sequencer":
+        if layer_of(ev) != "sequencer" or ev.get("state") is None:
             continue
         m, st = ev["nid"], ev["state"]
         new = tuple(tuple(x) for x in st["delivered"])
@@ -88,6 +90,15 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
 
 def crashed_in(events: list[dict]) -> set[int]:
     return {ev["nid"] for ev in events if ev["name"] == "Crash"}
+
+
+def end_of_run(trace: Trace):
+    """EventualDelivery among the members that did not crash (the composed
+    spec's LiveSender2Fixed property), at the end of a quiescent run."""
+    from .sequencer import missing_deliveries
+    h = sequencer_histories(trace.events, trace.header["nodes"])
+    witness = missing_deliveries(h.delivered, h.sent, crashed_in(trace.events))
+    return ("EventualDelivery", witness) if witness else None
 
 
 def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
@@ -114,15 +125,13 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
     return None
 
 
-def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
-    """The verdict of one run.  Default (``composed`` True or None and the
-    header's ``options.replay`` not ``"flush"``): the whole trace against
+def replay(trace: Trace, *, composed: bool = True) -> RunReport:
+    """The verdict of one run.  Default (``composed=True``; no environment
+    variable changes it — DESIGN §8, no hidden modes): the whole trace against
     model/sequencerflush.py (see below), then the SEQUENCER's trace
     properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
     against model/flush.py instead, then the same properties."""
     trace = whole(trace)     # TEMPORARY (format 2): the replay compares whole member states
-    if composed is None:
-        composed = replay_option(trace.header) != "flush"
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -208,8 +217,7 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 
 # ---------------------------------------------------------------- the composed replay
 
-# The composed replay (option ``composed=True``; the default, unless the
-# trace header's options say ``"replay": "flush"``) takes the WHOLE
+# The composed replay (``composed=True``, the default everywhere) takes the WHOLE
 # trace against model/sequencerflush.py.  Record to model step:
 #
 #   SEQUENCER Send, RecvForward, FLUSH StartFlush ... Unblock, Discard, Crash:
@@ -238,17 +246,6 @@ def replay(trace: Trace, *, composed: Optional[bool] = None) -> RunReport:
 # of a flush message from a crashed member (the spec drops it at the Crash):
 # divergence (b), invisible in the member's state.
 
-REPLAY_OPTIONS = ("composed", "flush")
-
-
-def replay_option(header: dict) -> str:
-    """The header's ``options.replay``: ``"composed"`` (default) or
-    ``"flush"`` (the weaker FLUSH-only replay, an explicit choice that the
-    report shows)."""
-    v = (header.get("options") or {}).get("replay", "composed")
-    if v not in REPLAY_OPTIONS:
-        raise ValueError(f"options.replay {v!r} is not one of {list(REPLAY_OPTIONS)}")
-    return v
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
 F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
 F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
@@ -412,6 +409,8 @@ class ComposedReplayer:
                 return failed
             if name == "InstallView":
                 for r in self.recon[m]:
+                    if r.get("state") is None:
+                        continue
                     got = [list(x) for x in r["state"]["delivered"]]
                     if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in self.cands):
                         self.bad_at = r["i"]
@@ -471,7 +470,7 @@ class ComposedReplayer:
             if key in self.fkey or key[0] != m:
                 return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
             self.fkey[key], self.fview[key] = sid, v
-            if list(key) not in (ev.get("state") or {}).get("delivered", []):
+            if ev.get("state") is not None and list(key) not in ev["state"].get("delivered", []):
                 self.undelivered[m].add(sid)
             return self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
         if kind == "sequencer" and name == "RecvData" and (
@@ -623,16 +622,15 @@ def simulate(seed: int, faults, options: dict):
     # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
     # (c) / (d) / (e) (tests)
     bt = opts["block_time"]
-    coupling = {k: bool(opts.get(k, True)) for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch")}
+    coupling = {k: cflush._flag(opts.get(k, True))
+                for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first")}
     records, s = simulate_flush(
         nodes, msgs, seed, plan, protocol="sequencerflush",
         make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
-    replay_opt = str(opts.get("replay", "composed"))
-    v2 = tracefile.to_v2(records, consts, run_id, options={"replay": replay_opt},
-                         quiescent=s["quiescent"], end_clock=s.get("end_clock"))
+    v2 = tracefile.to_v2(records, consts, run_id, quiescent=s["quiescent"], end_clock=s.get("end_clock"))
     summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
@@ -645,11 +643,31 @@ def simulate(seed: int, faults, options: dict):
     return v2, summary
 
 
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size and faults from its seed: 3-4 members, 1-3
+    multicasts each, the coordinator crashing in most runs (a second crash
+    in some), at drawn times."""
+    import random
+    rng = random.Random(seed * 7919 + 17)
+    n, per, span = tracefile.draw_size(rng, (3, 4))
+    plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
+    crashes: tuple = ()
+    if plan != "none":
+        t1 = round(rng.uniform(0.0, span + 0.02), 4)
+        crashes = ((rng.randint(2, n) if plan == "other" else 1, t1),)
+        if plan == "two":
+            crashes += ((rng.randint(2, n), round(t1 + rng.uniform(0.0, 0.03), 4)),)
+    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
+
+
 PROTOCOL = Protocol(
     name="sequencerflush", spec="SequencerFlush",
     actions=ACTIONS,
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
+    more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
+    draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
+    end_of_run=end_of_run,
 )

@@ -176,7 +176,7 @@ def _pairs(pairs):
 
 
 def _constant(name):
-    raise _Bad(f"{name} is not JSON")
+    raise _Bad(f"{name} is not a JSON number")
 
 
 _decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)

@@ -806,7 +806,7 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
                           hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
-                          pass_latch: bool = False, **reliable_opts) -> FlushStack:
+                          pass_latch: bool = False, resent_first: bool = True, **reliable_opts) -> FlushStack:
     """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
     ``hold_sends``: the application's sends wait while the latch is closed
     (spec/SequencerFlush's Send); False is the earlier coupling, where only
@@ -823,7 +823,9 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
     re-sends its forward-table at every view change (the spec's
     ``ResendAlways = TRUE``, the fix of its finding 5); False: the FLUSH
     latch holds them and multicasts them in the next view (divergence
-    (a))."""
+    (a)).  ``resent_first``: a new coordinator's application sends wait until
+    the forward-table it re-sent to itself is sequenced (impl/sequencer.py);
+    False loses the re-sent message in some runs (EventualDelivery)."""
     from .reliable import Reliable
     from .sequencer import Sequencer
     from .stack import Transport
@@ -831,5 +833,5 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
                             Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
                                   view_as_sent=view_as_sent, latch_multicasts=not pass_latch),
                             Sequencer(nid, members, tracing=tracing, self_channel=self_channel,
-                                      resend_always=pass_latch)],
+                                      resend_always=pass_latch, resent_first=resent_first and self_channel)],
                       hold_sends=hold_sends)

@@ -34,6 +34,17 @@ DATA of its own that comes back while ``selfq`` is not empty waits behind
 it; a zero-delay timer takes ``selfq``'s head, one step per firing
 (RecvForward(m, m) or RecvData(m, m)).
 
+``resent_first=True`` (with ``self_channel``): while ``selfq`` holds the
+forward-table a new coordinator re-sent to itself, an application send
+waits until ``selfq`` is drained.  Without it the new coordinator's own new
+multicast overtakes its re-sent forward-table: receivers take the newer
+seqno first and then discard the re-sent message as a duplicate ("if seqno
+<= received-table entry"), and it is lost for every member (docs/sequencer.md,
+finding "the lost re-sent FORWARD"; the end-of-run EventualDelivery check
+found it in about one SEQUENCER-over-FLUSH campaign run in twelve).  Holding
+the send is an implementation choice inside the spec: every step taken is
+still one Sequencer.tla allows, only in the order that loses nothing.
+
 Crash and NewView are environment actions: the simulator performs them.
 Multicast is the reliable layer's job: it reaches every member of this
 member's view, itself included, like the spec's McastData.
@@ -59,11 +70,14 @@ SELF_TIMER = "self"
 class Sequencer:
     name = "sequencer"
 
-    def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False,
-                 resend_always: bool = False) -> None:
+    def __init__(self, nid: int, members, *, tracing: bool | str = True, self_channel: bool = False,
+                 resend_always: bool = False, resent_first: bool = False) -> None:
         members = tuple(members)
-        # With tracing off no Trace effect (and no state snapshot) is built.
+        # With tracing off no Trace effect (and no state snapshot) is built;
+        # "delta": each record carries what changed (delta()), not state().
         self.tracing = tracing
+        self._last_traced: dict | None = None
+        self._traced_len = 0
         if nid not in members:
             raise ValueError(f"{nid} is not in the first view {members}")
         self.nid = nid
@@ -77,6 +91,8 @@ class Sequencer:
         self.self_channel = self_channel
         self.resend_always = resend_always   # spec/SequencerFlush's ResendAlways: re-send at every view
         self.selfq: list = []                # self_channel: FORWARD/DATA to itself, FIFO
+        self.resent_first = resent_first     # hold application sends while selfq is not empty
+        self.held: list[bytes] = []          # resent_first: application payloads waiting for selfq
 
     @property
     def is_coord(self) -> bool:
@@ -92,19 +108,36 @@ class Sequencer:
     def _trace(self, name: str, msg=None, **args) -> Trace | None:
         if not self.tracing:
             return None
-        return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
-                                args, self.state()))
+        state = self.delta() if self.tracing == "delta" else self.state()
+        return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None, args, state))
+
+    def delta(self) -> dict:
+        """What changed since this member's last trace record (format 2's
+        ``state``; all but ``delivered`` in its first record): ``delivered``
+        as the elements appended, the others whole when they changed.  O(N +
+        |fwd|) per record, never O(history)."""
+        cur = {"vid": self.vid, "sent": self.sent, "fwd": sorted(self.fwd),
+               "recv": {str(s): q for s, q in sorted(self.recv.items())}}
+        last = self._last_traced
+        d = {k: v for k, v in cur.items() if last is None or last[k] != v}
+        if len(self.delivered) > self._traced_len:
+            d["delivered"] = [list(x) for x in self.delivered[self._traced_len:]]
+        self._last_traced, self._traced_len = cur, len(self.delivered)
+        return d
 
     def handle(self, event: Event, now: float) -> list[Effect]:
-        was = bool(self.selfq)
+        was = bool(self.selfq or self.held)
         fired = isinstance(event, TimerFired) and event.name == SELF_TIMER
         out = self._handle(event)
-        if self.selfq and (fired or not was):
+        if (self.selfq or self.held) and (fired or not was):
             out.append(SetTimer(SELF_TIMER, now))
         return out if self.tracing else [e for e in out if e is not None]
 
     def _handle(self, event: Event) -> list[Effect]:
         if isinstance(event, AppSend):
+            if self.resent_first and (self.selfq or self.held):
+                self.held.append(event.payload)
+                return []
             return self._send(event.payload)
         if isinstance(event, Receive):
             if isinstance(event.msg, Forward):
@@ -123,6 +156,10 @@ class Sequencer:
             out = (self._recv_forward(self.nid, msg) if isinstance(msg, Forward)
                    else self._recv_data(self.nid, msg))
             return out
+        if isinstance(event, TimerFired) and event.name == SELF_TIMER and self.held:
+            # selfq drained: the held sends go, one a firing, so each step is
+            # taken (and its state logged) after everything the last one caused
+            return self._send(self.held.pop(0))
         return []
 
     # Send(m)

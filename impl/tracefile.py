@@ -188,11 +188,13 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
     out = [h]
     last: dict = {}
     clock = 0.0
+    deltas = head.get("states") == "delta"      # the stacks traced deltas already
     for r in events:
         params = _params(r)
-        st = r.get("state") or None
-        delta = None
-        if st is not None and r.get("nid") is not None:
+        st = r.get("state")
+        st = st if deltas else (st or None)
+        delta = st if deltas and r.get("nid") is not None else None
+        if st is not None and not deltas and r.get("nid") is not None:
             key = (r["nid"], layer_of(protocol, r["name"], params))
             delta = state_delta(last.get(key), st, append_vars(protocol, key[1]))
             last[key] = st
@@ -203,13 +205,16 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
     return out
 
 
-def to_v1(records: list[dict], constants: dict, run_id: str) -> list[dict]:
+def to_v1(records: list[dict], constants: dict, run_id: str, quiescent: Optional[bool] = None) -> list[dict]:
     """Simulator records (header first) as groupcheck-trace/1 records (full
-    post-states; the reader converts them on read)."""
+    post-states; the reader converts them on read).  ``quiescent``, when
+    known, goes in the header (format 1's way of saying how the run ended)."""
     head, events = records[0], records[1:]
     if head.get("kind") != "header":
         raise ValueError("first record is not a header")
     out = [_head_fields(head, constants, run_id, FORMAT_V1)]
+    if quiescent is not None:
+        out[0]["quiescent"] = bool(quiescent)
     for i, r in enumerate(events):
         out.append({"kind": "event", "i": i, "name": r["name"], "nid": r.get("nid"), "params": _params(r),
                     "msg": r.get("msg"), "state": r.get("state") or None, "clock": r["clock"]})
@@ -235,7 +240,53 @@ def write(path: str | Path, records: Iterable[dict]) -> Path:
 
 # ---------------------------------------------------------------- per-node files
 
-class NodeTraceWriter:
+class TraceWriter:
+    """A format-2 file written as the run goes (O(1) memory): ``TraceWriter(path,
+    header)``, then ``record(name, params, msg, state_delta, clock, nid=...)``
+    per step and ``end(quiescent, clock)``.  ``NodeTraceWriter`` adds the
+    vector clock of one node's file."""
+
+    vc: Optional[dict] = None
+
+    def __init__(self, path, header_record: dict) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: IO[str] = open(self.path, "w", encoding="utf-8", newline="\n")
+        self.records = 0
+        h = dict(header_record)
+        h["format"] = FORMAT
+        h.setdefault("options", {})
+        self._f.write(dumps1(h))
+
+    def _tick(self) -> Optional[dict]:
+        return None
+
+    def record(self, name: str, params: Optional[dict] = None, msg: Optional[dict] = None,
+               state_delta: Optional[dict] = None, clock: float = 0.0, *, nid=None) -> dict:
+        """Write one step (its state delta) and return the record."""
+        rec = event(name, nid, clock, params=params, msg=msg, state=state_delta, vc=self._tick())
+        self._f.write(dumps1(rec))
+        self.records += 1
+        return rec
+
+    def end(self, quiescent: bool, clock: float) -> dict:
+        """The end record (the environment's, or a global file's, last line)."""
+        rec = end(quiescent, clock, self._tick())
+        self._f.write(dumps1(rec))
+        return rec
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class NodeTraceWriter(TraceWriter):
     """One node's file of a run, records with vector clocks.
 
     ``NodeTraceWriter(path, header, nid)`` writes ``header`` (a format-2
@@ -255,16 +306,16 @@ class NodeTraceWriter:
         self.nid = nid
         self.me = ENV if nid is None else str(nid)
         self.vc: dict[str, int] = {}
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: IO[str] = open(self.path, "w", encoding="utf-8", newline="\n")
         h = dict(header_record)
-        h["format"] = FORMAT
         if nid is None:
             h.pop("node", None)
         else:
             h["node"] = nid
-        self._f.write(dumps1(h))
+        super().__init__(path, h)
+
+    def _tick(self) -> dict:
+        self.vc[self.me] = self.vc.get(self.me, 0) + 1
+        return dict(self.vc)
 
     def on_send(self) -> dict:
         """The clock to piggyback on a message leaving now (a copy)."""
@@ -278,29 +329,7 @@ class NodeTraceWriter:
 
     def record(self, name: str, params: Optional[dict] = None, msg: Optional[dict] = None,
                state_delta: Optional[dict] = None, clock: float = 0.0, *, nid="self") -> dict:
-        """Write one step (its state delta) and return the record."""
-        self.vc[self.me] = self.vc.get(self.me, 0) + 1
-        rec = event(name, self.nid if nid == "self" else nid, clock, params=params, msg=msg,
-                    state=state_delta, vc=dict(self.vc))
-        self._f.write(dumps1(rec))
-        return rec
-
-    def end(self, quiescent: bool, clock: float) -> dict:
-        """The end record (the environment's file writes it)."""
-        self.vc[self.me] = self.vc.get(self.me, 0) + 1
-        rec = end(quiescent, clock, dict(self.vc))
-        self._f.write(dumps1(rec))
-        return rec
-
-    def close(self) -> None:
-        if not self._f.closed:
-            self._f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        return super().record(name, params, msg, state_delta, clock, nid=self.nid if nid == "self" else nid)
 
 
 class EnvTraceWriter(NodeTraceWriter):
@@ -337,9 +366,33 @@ def parse_faults(spec: str):
                 crashes.append((int(m), float(t) / 1000 if at_sep else 0.0))
             else:
                 raise ValueError(f"unknown fault {key!r} (loss, dup, reorder, crash)")
+            bad = (key in ("loss", "dup", "duplicate") and not 0 <= float(val) <= 1) \
+                or (key == "reorder" and float(val) < 0) \
+                or (key == "crash" and (crashes[-1][0] < 1 or crashes[-1][1] < 0))
+            if bad:
+                raise ValueError("loss and dup are probabilities in [0, 1], reorder a window >= 0 ms, "
+                                 "crash=M@T a member M >= 1 and a time T >= 0 ms")
         except ValueError as e:
             raise ValueError(f"fault {part!r}: {e}") from None
     return FaultPlan(crashes=tuple(crashes), **kw)
+
+
+def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, crashes=(), **more) -> str:
+    """A fault spec string (``parse_faults``'s input) from values: ``crashes``
+    as ``(member, seconds)``; ``more`` adds ``key=M@MS`` items (FLUSH's
+    ``leave``/``join``: lists of ``(member, seconds)``)."""
+    parts = [f"loss={loss:g}", f"dup={dup:g}", f"reorder={reorder_s * 1000:g}"]
+    parts += [f"crash={m}@{t * 1000:g}" for m, t in crashes]
+    for key, items in more.items():
+        parts += [f"{key}={m}@{t * 1000:g}" for m, t in items]
+    return ",".join(parts)
+
+
+def draw_size(rng, n_choices=(3, 4, 5), messages=(1, 3)) -> tuple[int, int, float]:
+    """(members, multicasts per member, the time the last send is issued)."""
+    n = rng.choice(n_choices)
+    per = rng.randint(*messages)
+    return n, per, n * per * SEND_INTERVAL
 
 
 SEND_INTERVAL = 0.01   # one application multicast every 10 ms, members in turn
@@ -354,10 +407,13 @@ def sequencer_workload(n: int, per_member: int) -> list[tuple[float, int, bytes]
 def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict], dict]:
     """One simulated SEQUENCER run as groupcheck-trace/2 records, plus a
     one-line summary (deliveries, retransmissions, dropped datagrams)."""
-    from .sim import simulate
+    from functools import partial
+
+    from .sim import sequencer_stack, simulate
     nodes = list(range(1, n + 1))
     msgs = sequencer_workload(n, per_member)
-    records, summary = simulate(nodes, msgs, seed, faults)
+    records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
+                                states="delta")
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
     v2 = to_v2(records, sequencer_constants(nodes, msgs, faults.crashes), run_id,
                quiescent=summary["quiescent"], end_clock=summary["end_clock"])
@@ -369,3 +425,28 @@ def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict]
         "quiescent": summary["quiescent"], "crashed": summary["crashed"],
     }
     return v2, line
+
+
+def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizon: float = 1e9) -> dict:
+    """One simulated SEQUENCER run written to ``path`` as it goes (records
+    never held in memory; bench/conform.py's 10^6-event runs).  Returns the
+    summary line with ``events`` and ``bytes``."""
+    from functools import partial
+
+    from .sim import IMPL_NAME, IMPL_VERSION, sequencer_stack, simulate
+    nodes = list(range(1, n + 1))
+    msgs = sequencer_workload(n, per_member)
+    run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
+    head = header("sequencer", nodes, sequencer_constants(nodes, msgs, faults.crashes), seed=seed,
+                  faults=faults.to_json(), impl=IMPL_NAME, impl_version=IMPL_VERSION, run_id=run_id)
+    with TraceWriter(path, head) as w:
+        def sink(r: dict) -> None:
+            params = _params(r)
+            w.record(r["name"], params, r.get("msg"), r.get("state") if r.get("nid") is not None else None,
+                     r["clock"], nid=r.get("nid"))
+        _, summary = simulate(nodes, msgs, seed, faults, horizon=horizon, sink=sink,
+                              make_stack=partial(sequencer_stack, tracing="delta"), states="delta")
+        w.end(summary["quiescent"], summary["end_clock"])
+        events = w.records
+    return {"run_id": run_id, "events": events, "bytes": Path(path).stat().st_size,
+            "quiescent": summary["quiescent"]}

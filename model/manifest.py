@@ -65,12 +65,21 @@ def spec_dir_of(protocol: str) -> Path:
 
 
 def load(protocol: str) -> list[ModelEntry]:
-    d = spec_dir_of(protocol)
+    return load_dir(spec_dir_of(protocol), protocol)
+
+
+def load_dir(d: str | Path, protocol: str | None = None) -> list[ModelEntry]:
+    """The models of the manifest in folder ``d`` (a packaged spec or a user's
+    own); the protocol is named by the manifest, else by the folder."""
+    d = Path(d).resolve()
     path = d / "manifest.json"
+    if not path.is_file():
+        raise ManifestError(f"{d}: no manifest.json (or give a .tla file with its .cfg and --expect)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ManifestError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+    protocol = protocol or data.get("protocol") or d.name
     out = []
     for i, m in enumerate(data.get("models", [])):
         missing = [k for k in _REQUIRED if k not in m]
@@ -112,6 +121,7 @@ class CheckOutcome:
     entry: ModelEntry
     result: TLCResult
     workers: int = 1
+    liveness_final: bool = False    # TLC ran with -lncheck final
 
     @property
     def observed(self) -> str:
@@ -123,13 +133,24 @@ class CheckOutcome:
         return r.outcome  # deadlock / error / timeout
 
     @property
+    def count_exact(self) -> bool:
+        """Whether this run's distinct-state count is a property of the model
+        alone (docs/architecture.md, "What the manifest pins"): a search that
+        ran to the end (``ok``; a temporal violation, since ``check`` runs
+        liveness only once the whole graph is built); or an invariant
+        violation found by one worker, whose breadth-first order is fixed.
+        Several workers reach a violating state in an order set by thread
+        timing, so that count is not pinned."""
+        r = self.result
+        lasso = r.loop_index is not None or r.stuttering    # a temporal, not an action, property
+        if r.outcome == "ok" or (r.outcome == "property" and lasso and self.liveness_final):
+            return True
+        return r.outcome == "invariant" and self.workers == 1
+
+    @property
     def count_matches(self) -> bool:
         e = self.entry
-        if e.distinct_states is None:
-            return True
-        # Where TLC stops at a violation depends on how its workers interleave,
-        # so that count is pinned for one worker only; a full search is exact.
-        if self.result.outcome != "ok" and self.workers != 1:
+        if e.distinct_states is None or not self.count_exact:
             return True
         return self.result.distinct_states == e.distinct_states
 
@@ -157,6 +178,17 @@ class CheckOutcome:
         }
 
 
+# TLC checks temporal properties at intervals set by the wall clock while it
+# searches, so where it stops on a liveness violation depended on load (issue
+# 19: MergedGossip stopped at 4,536 or 23,509 distinct states on the same
+# model).  -lncheck final defers the liveness check to the end of the search:
+# the whole reachable graph is built first, so the verdict and the count are
+# the model's.  Safety invariants are still checked on every state.
+LIVENESS_FINAL = ("-lncheck", "final")
+
+
 def check(entry: ModelEntry, *, workers: int = 1) -> CheckOutcome:
-    res = run_tlc(entry.spec_dir, entry.module, entry.cfg, workers=workers, timeout=entry.timeout)
-    return CheckOutcome(entry, res, workers)
+    final = bool(entry.parsed_cfg().properties)
+    res = run_tlc(entry.spec_dir, entry.module, entry.cfg, workers=workers, timeout=entry.timeout,
+                  extra_args=LIVENESS_FINAL if final else ())
+    return CheckOutcome(entry, res, workers, liveness_final=final)

@@ -48,6 +48,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -330,16 +331,20 @@ def run_tlc(
         cmd.append(f"{mod}.tla")
 
         t0 = time.monotonic()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=spec_dir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # the JVM leads its own process group
-            text=True,
-            errors="replace",
-        )
+        with _LIVE_LOCK:
+            if _STOPPING:
+                raise TLCError("interrupted: not starting TLC")
+            proc = subprocess.Popen(
+                cmd,
+                cwd=spec_dir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # the JVM leads its own process group
+                text=True,
+                errors="replace",
+            )
+            _LIVE.add(proc)
         timed_out = False
         try:
             out, _ = proc.communicate(timeout=timeout)
@@ -351,6 +356,8 @@ def run_tlc(
             if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt)
                 _kill_group(proc)
                 proc.wait()
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
         seconds = time.monotonic() - t0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -371,6 +378,25 @@ def run_tlc(
         res.outcome = "timeout"
         res.error_message = f"TLC did not finish within {timeout:g} s (killed)"
     return res
+
+
+# Every TLC JVM still running, so that a signal handler (cli/main.py) can end
+# them all, including those started by worker threads, which a
+# KeyboardInterrupt in the main thread never reaches.
+_LIVE: set = set()
+_LIVE_LOCK = threading.Lock()
+_STOPPING = False
+
+
+def kill_all() -> None:
+    """End every running TLC JVM (its whole process group) and refuse to start
+    new ones; each ``run_tlc`` then removes its own temporary folder."""
+    global _STOPPING
+    with _LIVE_LOCK:
+        _STOPPING = True
+        live = list(_LIVE)
+    for proc in live:
+        _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

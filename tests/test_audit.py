@@ -37,7 +37,9 @@ def test_outputs_parse_and_agree(tmp_path, real_checks):
     s = json.loads(paths["summary.json"].read_text())
     by_id = {c["id"]: c for c in s["checks"]}
     assert list(by_id) == [c.id for c in checks]
-    assert s["totals"] == {"checks": 3, "as_expected": 2, "unexpected": 1, "by_kind": {"conformance": 1, "link": 1, "tlc": 1}}
+    assert s["totals"] == {"checks": 3, "as_expected": 2, "unexpected": 1, "by_kind": {"conformance": 1, "link": 1, "tlc": 1},
+                           "by_verdict": {"pass": 1, "finding": 1, "unexpected": 1}}
+    assert [c["verdict"] for c in s["checks"]] == ["finding", "pass", "unexpected"]
     assert s["ok"] is False
 
     cases = {tc.get("name"): tc for tc in ET.parse(paths["junit.xml"]).getroot().iter("testcase")}
@@ -46,8 +48,10 @@ def test_outputs_parse_and_agree(tmp_path, real_checks):
         assert (tc.find("failure") is None) == by_id[cid]["as_expected"]
 
     md = paths["report.md"].read_text()
-    rows = re.findall(r"^\| `([^`]+)` \|.*\| (✅ as expected|❌ UNEXPECTED) \|$", md, re.M)
-    assert {cid: v.startswith("✅") for cid, v in rows} == {k: v["as_expected"] for k, v in by_id.items()}
+    rows = re.findall(r"^\| `([^`]+)` \|.*\| (✅ as expected|🔶 expected violation|❌ UNEXPECTED) \|$", md, re.M)
+    assert {cid: not v.startswith("❌") for cid, v in rows} == {k: v["as_expected"] for k, v in by_id.items()}
+    assert md.splitlines()[2] == "**FAIL: 1 of 3 checks UNEXPECTED — 1 passed, 1 expected violations (known findings)**"
+    assert "TotalOrder" in by_id["tlc/sequencer/Pair"]["explanation"]     # from the manifest and the docs
     n_diagrams = sum(1 for c in s["checks"] if c["mermaid"])
     assert md.count("```mermaid") == n_diagrams >= 2       # Pair's counterexample and the bad run
     assert "sequenceDiagram" in md and "❌ 2. RecvData" in md

@@ -60,8 +60,10 @@ def test_total_order_violation_across_coordinator_crash(tmp_path):
         verdicts[seed] = rep
         assert rep.verdict in ("ok", "violation"), (seed, rep.reason)
     bad = [r for r in verdicts.values() if r.verdict == "violation"]
-    assert bad, "expected at least one TotalOrder violation in 20 crash runs"
-    assert all(r.reason.startswith("TotalOrder: member") for r in bad)
+    total = [r for r in bad if r.reason.startswith("TotalOrder: member")]
+    assert total, "expected at least one TotalOrder violation in 20 crash runs"
+    # the rest are the other known finding, judged at the end of quiescent runs
+    assert all(r.reason.startswith("EventualDelivery: member") for r in bad if r not in total)
 
 
 def test_cli_simulate_then_conform(tmp_path):

@@ -117,19 +117,16 @@ def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
     assert stop is not None and f"event {i} " in stop, stop
 
 
-def test_the_header_option_selects_the_replay(tmp_path):
-    """The FLUSH-only replay is an explicit option in the trace header
-    (``options.replay``), no longer an environment variable."""
+def test_no_environment_variable_changes_the_verdict(tmp_path, monkeypatch):
+    """The composed replay is the verdict of conform, whatever the
+    environment says (the GROUPCHECK_SEQFLUSH_REPLAY variable is gone)."""
     from groupcheck.conformance.replay import conform_file
     records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
-    assert records[0]["options"] == {"replay": "composed"}
     path = tracefile.write(tmp_path / "s1.ndjson", records)
-    assert conform_file(path).verdict == "nonconforming"       # the default: the composed replay
-    records[0]["options"] = {"replay": "flush"}                 # the FLUSH-only replay
-    assert conform_file(tracefile.write(path, records)).verdict == "ok"
-    records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False, "replay": "flush"})
-    assert records[0]["options"] == {"replay": "flush"}
-    assert conform_file(tracefile.write(path, records)).verdict == "ok"
+    assert conform_file(path).verdict == "nonconforming"       # the composed replay
+    monkeypatch.setenv("GROUPCHECK_SEQFLUSH_REPLAY", "flush")
+    assert conform_file(path).verdict == "nonconforming"
+    assert csf.replay(load(path), composed=False).verdict == "ok"   # the diagnostic, by argument only
 
 
 @pytest.mark.parametrize("k, tag, action, old", [(36, "a", "RecvForward", {"pass_latch": False}),

@@ -87,7 +87,7 @@ def test_ingest_accounting_local(tmp_path):
     assert [r["line"] for r in by_file["bad-lines.ndjson"]] == [4, 6, 8]
     assert "invalid JSON" in by_file["bad-lines.ndjson"][0]["reason"]
     assert "Teleport" in by_file["bad-lines.ndjson"][1]["reason"]
-    assert by_file["bad-lines.ndjson"][2]["reason"] == "invalid JSON: NaN is not JSON"
+    assert by_file["bad-lines.ndjson"][2]["reason"] == "invalid JSON: NaN is not a JSON number"
     assert len(by_file["bad-header.ndjson"]) == info["bad_header_in"]      # header bad: every row quarantined
     assert by_file["empty.ndjson"][0]["reason"] == "empty trace (no header)"
     assert set(by_file) == {"bad-lines.ndjson", "bad-header.ndjson", "empty.ndjson"}
@@ -166,8 +166,8 @@ def test_engines_agree_on_generated_runs(spark, tmp_path):
     assert {v["properties_by"] for v in rs["verdicts"]} == {"dataframe"}
     # the coordinator crash breaks TotalOrder in some runs: both sides saw it
     viol = [v for v in rs["verdicts"] if v["verdict"] == "violation"]
-    assert viol and all(v["replay_verdict"] == "violation" and v["properties_failed"][0] == "TotalOrder"
-                        for v in viol)
+    assert viol and all(v["replay_verdict"] == "violation"
+                        and v["properties_failed"][0] in ("TotalOrder", "EventualDelivery") for v in viol)
 
 
 @SPARK
@@ -197,17 +197,23 @@ def _synthetic_rows(rng: random.Random, n_runs: int):
         rid = f"syn-{k}"
         n = rng.choice((2, 3))
         msgs = [(x, q) for x in range(1, n + 1) for q in (0, 1, 2, 3)]
-        run = {"source": rid, "run_id": rid, "protocol": "sequencer", "constants": json.dumps({"N": n})}
+        quiescent = rng.random() < 0.5        # only then is EventualDelivery judged
+        run = {"source": rid, "run_id": rid, "protocol": "sequencer", "constants": json.dumps({"N": n}),
+               "header": json.dumps({"quiescent": quiescent})}
         runs[(rid, rid)] = run
         i = 0
+        if rng.random() < 0.3:                   # a crashed member: EventualDelivery leaves it out
+            rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "name": "Crash",
+                         "nid": rng.randint(1, n), "state": None})
+            i += 1
         for m in range(1, n + 1):
             for _ in range(rng.choice((1, 1, 2))):        # some members log twice: the last state counts
                 base = rng.sample(msgs, rng.randint(0, 5))
                 if base and rng.random() < 0.3:
                     base.insert(rng.randrange(len(base) + 1), rng.choice(base))
                 state = {"sent": rng.randint(0, 3), "delivered": [list(x) for x in base]}
-                rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "nid": m,
-                             "state": json.dumps(state)})
+                rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "name": "Step",
+                             "nid": m, "state": json.dumps(state)})
                 i += 1
     return runs, rows
 
@@ -219,9 +225,11 @@ def test_dataframe_properties_equal_model_functions(spark):
     runs, rows = _synthetic_rows(rng, 300)
     schema = StructType([StructField("source", StringType()), StructField("run_id", StringType()),
                          StructField("protocol", StringType()), StructField("i", LongType()),
+                         StructField("name", StringType()),
                          StructField("nid", LongType()), StructField("state", StringType())])
     df = spark.createDataFrame([tuple(r[c] for c in schema.names) for r in rows], schema)
-    got = {(r["source"], r["run_id"]): sorted(r["failed"]) for r in P._sequencer_df_failed(df).collect()}
+    quiet = [k for k, r in runs.items() if json.loads(r["header"])["quiescent"]]
+    got = {(r["source"], r["run_id"]): sorted(r["failed"]) for r in P._sequencer_df_failed(df, quiet).collect()}
     by_run = {}
     for r in rows:
         by_run.setdefault((r["source"], r["run_id"]), []).append(r)

@@ -119,7 +119,7 @@ def test_nan_and_infinity_are_rejected(tmp_path, bad):
     lines[3] = json.dumps(rec).replace(f'"clock": {rec["clock"]}', f'"clock": {bad}') + "\n"
     assert bad in lines[3]
     path.write_text("".join(lines))
-    _rejected_at(path, 4, f"{bad} is not JSON")
+    _rejected_at(path, 4, f"{bad} is not a JSON number")
 
 
 def test_duplicate_keys_are_rejected(tmp_path):

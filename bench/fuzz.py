@@ -1,0 +1,34 @@
+"""Receive-path fuzz throughput (issue 13 item 5): datagrams/s through
+authentication and decoding, every one counted by reason.  Prints JSON.
+
+    .venv/bin/python bench/fuzz.py [--n 1000000] [--seed 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import time
+
+from groupcheck.impl import fuzz
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=2)
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    counts = fuzz.run(random.Random(a.seed), a.n)
+    s = time.perf_counter() - t0
+    assert sum(counts.values()) == a.n
+    print(json.dumps({"datagrams": a.n, "seconds": round(s, 2), "per_s": round(a.n / s),
+                      "counts": counts, "machine": platform.machine(), "python": platform.python_version(),
+                      "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
+
+
+if __name__ == "__main__":
+    main()

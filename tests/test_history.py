@@ -1,0 +1,166 @@
+"""Black-box history checker (issue 14): unit checks on hand-built histories,
+bad input named file:line:field, and agreement with the model replay on the
+SEQUENCER campaign."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from groupcheck.conformance import history, protocols
+from groupcheck.conformance.replay import conform_file
+from groupcheck.impl import tracefile
+
+
+def _hist(events, run="r", nodes=(1, 2, 3), quiescent=True):
+    recs = [{"kind": "header", "format": history.FORMAT, "run_id": run, "nodes": list(nodes)}]
+    for name, nid, params in events:
+        recs.append({"kind": "event", "name": name, "nid": nid, "params": params})
+    recs.append({"kind": "end", "quiescent": quiescent})
+    return recs
+
+
+def _checks(recs):
+    return {v.check: v for v in history.check(history.from_records(recs))}
+
+
+def S(n, q):
+    return ("send", n, {"id": [n, q]})
+
+
+def D(n, x, q):
+    return ("deliver", n, {"id": [x, q]})
+
+
+def V(n, v, ms):
+    return ("view", n, {"view": v, "members": ms})
+
+
+def test_clean_history_passes():
+    ev = [V(m, 1, [1, 2]) for m in (1, 2)] + [S(1, 1), S(2, 1)]
+    ev += [D(m, *x) for m in (1, 2) for x in ((1, 1), (2, 1))]
+    assert _checks(_hist(ev, nodes=(1, 2))) == {}
+
+
+def test_each_check_fires_with_its_witness():
+    ev = [S(1, 1), S(1, 2), S(2, 1), D(1, 1, 1), D(1, 2, 1), D(2, 2, 1), D(2, 1, 1), D(2, 1, 1), D(3, 1, 2),
+          D(3, 9, 9)]
+    c = _checks(_hist(ev))
+    assert c["TotalOrder"].members == [1, 2] and "1.1" in c["TotalOrder"].text
+    assert c["SurvivorTotalOrder"].members == [1, 2]
+    assert c["NoDuplicates"].members == [2]
+    assert c["SenderFIFO"].members == [3] and "skipping 1.1" in c["SenderFIFO"].text
+    assert c["Integrity"].text.startswith("member 3 delivered 9.9")
+    assert "Agreement" in c
+    assert c["TotalOrder"].mermaid().startswith("sequenceDiagram")
+
+
+def test_uniform_versus_survivor_total_order():
+    ev = [S(1, 1), S(2, 1), D(1, 1, 1), D(1, 2, 1), D(2, 2, 1), D(2, 1, 1), D(3, 2, 1), D(3, 1, 1),
+          ("crash", None, {"member": 1})]
+    c = _checks(_hist(ev))
+    assert "TotalOrder" in c and "SurvivorTotalOrder" not in c
+
+
+def test_virtual_synchrony_and_flush_order():
+    ev = [V(1, 1, [1, 2]), V(2, 1, [1, 2]), S(1, 1), D(1, 1, 1), V(1, 2, [1, 2]), V(2, 2, [1, 2]),
+          D(2, 1, 1)]
+    c = _checks(_hist(ev, nodes=(1, 2)))
+    assert c["VirtualSynchrony"].members == [1, 2]
+    fl = [("block", 1, {}), V(1, 1, [1]), ("unblock", 1, {}), ("block", 1, {}), ("get_state", 1, {}),
+          ("unblock", 1, {})]
+    assert "FlushEventOrder" not in _checks(_hist(fl, nodes=(1,)))
+    bad = fl + [("unblock", 1, {})]
+    assert "unblock without block" in _checks(_hist(bad, nodes=(1,)))["FlushEventOrder"].text
+    hang = fl + [("block", 1, {})]
+    assert "ends blocked" in _checks(_hist(hang, nodes=(1,)))["FlushEventOrder"].text
+    assert "FlushEventOrder" not in _checks(_hist(hang + [("crash", None, {"member": 1})], nodes=(1,)))
+
+
+def test_bad_input_names_file_line_field(tmp_path):
+    p = tmp_path / "h.ndjson"
+    recs = _hist([S(1, 1), ("deliver", 2, {"id": 7})])
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    with pytest.raises(history.HistoryError, match=r"h.ndjson:3:params.id"):
+        history.check_paths([p])
+    p.write_text(json.dumps({"kind": "header", "format": "x", "run_id": "r"}) + "\n")
+    with pytest.raises(history.HistoryError, match=r"h.ndjson:1:format"):
+        history.check_paths([p])
+
+
+def test_per_node_files_group_by_run(tmp_path):
+    a = _hist([S(1, 1), D(1, 1, 1)])
+    b = _hist([D(2, 1, 1)])
+    for k, recs in ((1, a), (2, b)):
+        recs[0]["node"] = k
+        (tmp_path / f"n{k}.ndjson").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rows = history.check_paths([tmp_path])
+    assert len(rows) == 1 and rows[0]["events"] == 3
+    assert {v["check"] for v in rows[0]["violations"]} == {"Agreement"}   # node 3 delivered nothing
+
+
+def test_campaign_history_agrees_with_model_replay(tmp_path):
+    """The SEQUENCER campaign (campaign_faults, 100 seeds): the history of each
+    simulated run is flagged TotalOrder exactly when the model replay reports
+    TotalOrder, with the same two witness members."""
+    proto = protocols.get("sequencer")
+    flagged = 0
+    for seed in range(100):
+        recs, _ = proto.simulate(seed, proto.campaign_faults, proto.default_options)
+        p = tracefile.write(tmp_path / f"{seed}.ndjson", recs)
+        rep = conform_file(str(p))
+        assert rep.verdict in ("ok", "violation"), rep.reason
+        hp = tracefile.write(tmp_path / "h" / f"{seed}.ndjson", history.from_trace(recs))
+        [row] = history.check_paths([hp])
+        hv = {v["check"]: v for v in row["violations"]}
+        model_to = rep.verdict == "violation" and rep.reason.startswith("TotalOrder")
+        assert model_to == ("TotalOrder" in hv), (seed, rep.reason, hv.keys())
+        if model_to:
+            flagged += 1
+            mem = rep.reason.split("member ")
+            assert sorted({int(mem[1].split()[0]), int(mem[2].split()[0])}) == sorted(hv["TotalOrder"]["members"])
+    assert flagged > 0      # the campaign does exercise the coordinator-crash finding
+
+
+def test_cli_simulate_history_then_check(tmp_path):
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    r = CliRunner()
+    res = r.invoke(app, ["simulate", "sequencer", "--seed", "60", "--runs", "2", "--history",
+                         "--faults", protocols.get("sequencer").campaign_faults, "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    res = r.invoke(app, ["history", str(tmp_path / "history"), "--json"])
+    rows = json.loads(res.output)
+    assert res.exit_code == (0 if all(x["verdict"] == "ok" for x in rows) else 1) and len(rows) == 2
+    for row in rows:
+        for v in row["violations"]:
+            assert v["mermaid"].startswith("sequenceDiagram") and v["members"]
+    res = r.invoke(app, ["history", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "no such file" in res.output
+    res = r.invoke(app, ["simulate", "stable", "--history", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "no history projection for 'stable'" in res.output
+
+
+@pytest.mark.slow
+def test_spark_engine_gives_the_local_verdicts(tmp_path):
+    """Many histories (the SEQUENCER campaign, 40 runs; one run split in
+    per-member files) checked on Spark local[1]: the same verdicts, witnesses
+    included, as the local engine."""
+    pytest.importorskip("pyspark")
+    from groupcheck.conformance.spark import session
+    proto = protocols.get("sequencer")
+    for seed in range(40):
+        recs, _ = proto.simulate(seed, proto.campaign_faults, proto.default_options)
+        tracefile.write(tmp_path / f"{seed}.ndjson", history.from_trace(recs))
+    split = _hist([S(1, 1), D(1, 1, 1), D(2, 1, 1), D(3, 1, 1)], run="split")
+    for k in (1, 2, 3):
+        part = [dict(split[0], node=k)] + [r for r in split[1:] if r.get("nid") == k or r["kind"] == "end"]
+        (tmp_path / f"split-{k}.ndjson").write_text("".join(json.dumps(r) + "\n" for r in part))
+    local = {r["run_id"]: r for r in history.check_paths([tmp_path])}
+    remote = {r["run_id"]: r for r in history.check_spark([tmp_path], session("local[1]"))}
+    assert local.keys() == remote.keys() and len(local) == 41
+    for k in local:
+        a, b = dict(local[k]), dict(remote[k])
+        assert sorted(a.pop("files")) == sorted(b.pop("files")) and a == b, k
+    assert sum(r["verdict"] == "violation" for r in local.values()) > 0

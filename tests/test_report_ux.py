@@ -1,0 +1,137 @@
+"""The audit report a release engineer reads (issue 17): the verdict banner,
+expected violations distinct and explained, messages drawn at their receipt,
+labels wrapped not cut, every violating run drawn, JUnit failures carrying the
+counterexample, the step summary, re-rendering from summary.json."""
+
+import json
+import xml.etree.ElementTree as ET
+
+from typer.testing import CliRunner
+
+from groupcheck.cli.main import app
+from groupcheck.conformance import audit, diagram, protocols, report
+from groupcheck.conformance.report import Check
+from groupcheck.model.values import Fn
+
+
+def _chan(**queues):
+    base = {(p, q): () for p in (1, 2, 3) for q in (1, 2, 3)}
+    base.update({tuple(int(x) for x in k[1:].split("_")): v for k, v in queues.items()})
+    return Fn(base)
+
+
+def test_mermaid_draws_each_message_at_its_receipt():
+    """1 sends to 3 first, 2 sends to 3 second; 3 receives 2's first: the
+    diagram must show 3 receiving 2's message first (what a TotalOrder
+    counterexample is about), not the send order."""
+    long = "x" * 150
+    trace = [(None, {"chan": _chan(), "got": (0, 0, 0), "g": 0}),
+             ("Send", {"chan": _chan(c1_3=("A",)), "got": (0, 0, 0), "g": 0}),
+             ("Send", {"chan": _chan(c1_3=("A",), c2_3=("B",)), "got": (0, 0, 0), "g": 0}),
+             ("Recv", {"chan": _chan(c1_3=("A",)), "got": (0, 0, 1), "g": 0}),
+             ("Recv", {"chan": _chan(), "got": (0, 0, 2), "g": long})]
+    steps = diagram.steps_from_states(trace, 3)
+    mm = diagram.mermaid(steps, 3)
+    arrows = [ln.strip() for ln in mm.splitlines() if "-)" in ln]
+    assert arrows == ['m2-)m3: "B"', 'm1-)m3: "A"']
+    # the receipt of B comes after the note of step 3 (the send of B)
+    assert mm.index("3. Send") < mm.index('m2-)m3') < mm.index("4. Recv")
+    # every changed variable, in full: the 150-character value is wrapped, not cut
+    assert f'g = "{long}"' in steps[-1].note and "got[3] = 2" in steps[-1].note
+    svg = diagram.svg(steps, 3)
+    assert "…" not in svg and svg.count("x") >= 150
+    assert svg.count('class="msg"') == 2
+
+
+def test_message_bags_give_arrows():
+    """A set of records with from/to (STABLE's net, Raincore's messages)."""
+    m = Fn({"from": 2, "to": 1, "type": "stable"})
+    trace = [(None, {"net": frozenset(), "x": (0, 0)}),
+             ("SendStable", {"net": frozenset({m}), "x": (0, 1)}),
+             ("ReceiveStable", {"net": frozenset(), "x": (1, 1)})]
+    steps = diagram.steps_from_states(trace, 2)
+    (a,) = steps[1].sends
+    assert (a.src, a.dst, a.sent_at, a.received_at) == (2, 1, 2, 3)
+    assert 'm2-)m1: ' in diagram.mermaid(steps, 2)
+
+
+def _violation_run(run_id):
+    events = [{"i": 0, "name": "Send", "nid": 1, "params": {}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}},
+              {"i": 1, "name": "RecvData", "nid": 2, "params": {"p": 1}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}}]
+    return {"run_id": run_id, "verdict": "violation", "reason": "TotalOrder: 2 before 1",
+            "first_bad_event": 1, "events": events}
+
+
+def test_every_violating_run_drawn_up_to_n_then_counted():
+    seq = protocols.get("sequencer")
+    runs = [_violation_run(f"r{k}") for k in range(audit.DRAWN_RUNS + 2)]
+    c = audit.conformance_check(seq, {"runs": 50, "verdicts": {"ok": 43, "violation": len(runs)},
+                                      "bad_runs": runs})
+    assert c.as_expected and c.verdict == "finding"
+    assert len(c.diagrams) == audit.DRAWN_RUNS and c.diagrams_omitted == 2
+    assert "TotalOrder" in c.explanation and "docs/sequencer.md" in c.explanation
+    md = report.markdown([c])
+    assert md.count("```mermaid") == audit.DRAWN_RUNS and "2 more violating runs not drawn" in md
+    assert "🔶 expected violation" in md
+
+
+def test_junit_failure_holds_the_counterexample_and_time_is_wall_time(tmp_path):
+    g = diagram.draw(diagram.steps_from_events(_violation_run("r1")["events"], 1), None, "r1")
+    bad = Check(id="conformance/x", kind="conformance", protocol="x", name="1 runs", expected="all runs conform",
+                observed="1 violation", as_expected=False, seconds=40.0, diagrams=[g])
+    ok = Check(id="tlc/x/A", kind="tlc", protocol="x", name="A", expected="ok", observed="ok",
+               as_expected=True, seconds=50.0)
+    skip = Check(id="link/x/B", kind="link", protocol="x", name="B", expected="graphs equal", observed="skipped",
+                 as_expected=True, seconds=0.0, skipped=True, explanation="marked slow")
+    paths = report.write_all(tmp_path, [bad, ok, skip], {"wall_seconds": 60.0})
+    root = ET.parse(paths["junit.xml"]).getroot()
+    assert root.get("time") == "60.000" and root.get("skipped") == "1"
+    (failure,) = root.iter("failure")
+    assert "2. RecvData(p=1)" in failure.text and "2 receives from 1: DATA" in failure.text
+    assert "❌ 2. RecvData" in failure.text
+    md = paths["report.md"].read_text()
+    assert "## Skipped" in md and "`link/x/B`: marked slow" in md
+    html = paths["report.html"].read_text()
+    assert 'class="banner fail"' in html and 'tr class="skipped"' in html
+
+
+def test_audit_from_summary_and_github_step_summary(tmp_path, monkeypatch):
+    c = Check(id="tlc/x/A", kind="tlc", protocol="x", name="A", expected="Inv", observed="Inv",
+              as_expected=True, seconds=1.0, finding=True, explanation="A finding.",
+              diagrams=[report.Diagram("t", "sequenceDiagram", "<svg></svg>", "1. Init")])
+    first = tmp_path / "one"
+    report.write_all(first, [c], {"wall_seconds": 2.0})
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    r = CliRunner().invoke(app, ["audit", "--from", str(first / "summary.json"), "--out", str(tmp_path / "two")])
+    assert r.exit_code == 0, r.output
+    again = json.loads((tmp_path / "two" / "summary.json").read_text())
+    assert again["checks"] == json.loads((first / "summary.json").read_text())["checks"]
+    assert step.read_text() == (tmp_path / "two" / "report.md").read_text()
+    assert "PASS: all 1 checks as expected" in step.read_text()
+
+
+def test_messages_in_flight_at_init_are_drawn_from_init():
+    tok = Fn({"cur": 2, "dest": 1, "seq": 4})
+    trace = [(None, {"tokenMsgs": frozenset({tok}), "s": (0, 0)}),
+             ("Recv", {"tokenMsgs": frozenset(), "s": (1, 0)})]
+    steps = diagram.steps_from_states(trace, 2)
+    (a,) = steps[0].sends
+    assert (a.src, a.dst, a.sent_at, a.received_at) == (2, 1, 1, 2)
+    assert "loses" not in steps[1].note
+
+
+def test_the_conformance_stage_draws_every_violating_run(tmp_path):
+    """Real runs (the SEQUENCER campaign, local engine): each violating run,
+    up to DRAWN_RUNS, carries its events and becomes a diagram."""
+    from groupcheck.conformance import pipeline
+    res = pipeline.run_audit_stage(["sequencer"], runs=60, seed=0, out_dir=tmp_path, engine="local",
+                                   draw=audit.DRAWN_RUNS)["sequencer"]
+    bad = res["bad_runs"]
+    assert len(bad) >= 2, "the campaign should show the coordinator-crash finding"
+    with_events = [r for r in bad if r.get("events")]
+    assert len(with_events) == min(len(bad), audit.DRAWN_RUNS)
+    c = audit.conformance_check(protocols.get("sequencer"), res)
+    assert len(c.diagrams) == len(with_events)
+    assert c.diagrams_omitted == len(bad) - len(with_events)
+    assert all("-)" in g.mermaid for g in c.diagrams)
