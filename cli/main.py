@@ -108,6 +108,19 @@ def run_checks(entries, workers: int, quiet: bool):
     return outcomes
 
 
+
+def _trace_files_or_fail(paths) -> list:
+    """The *.ndjson traces named by ``paths``; one line and exit 2 when a path
+    is missing or there is no trace."""
+    from groupcheck.conformance.traces import trace_files
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        fail(f"{missing[0]}: no such file or folder")
+    files = trace_files(paths)
+    if not files:
+        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
+    return files
+
 @app.command()
 def check(
     protocols: Optional[List[str]] = typer.Argument(
@@ -339,12 +352,7 @@ def conform(
     from groupcheck.conformance.traces import trace_files
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        fail(f"{missing[0]}: no such file or folder")
-    files = trace_files(paths)
-    if not files:
-        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
+    files = _trace_files_or_fail(paths)
     if engine == "spark":
         need_java()
         from groupcheck.conformance.pipeline import conform_rows
@@ -388,12 +396,7 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
     from groupcheck.conformance import tlctrace
     from groupcheck.conformance.replay import conform_file
     from groupcheck.conformance.traces import TraceError, load, trace_files
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        fail(f"{missing[0]}: no such file or folder")
-    files = trace_files(paths)
-    if not files:
-        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
+    files = _trace_files_or_fail(paths)
     need_java()
     rows, bad = [], 0
     for f in files:
