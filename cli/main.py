@@ -349,7 +349,7 @@ def conform(
     if checker != "model":
         raise typer.Exit(_conform_tlc(paths, as_json, both=checker == "both"))
     from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import trace_files
+    from groupcheck.conformance.traces import trace_files, trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
     files = _trace_files_or_fail(paths)
@@ -359,7 +359,7 @@ def conform(
         with progress(f"conform {len(files)} traces (spark)", quiet=as_json):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
-        rows = [conform_file(p).to_json() for p in files]
+        rows = [conform_file(p).to_json() for p in trace_runs(paths)]    # per-node files: one run
 
     def expected_violation(r: dict) -> bool:
         if r["verdict"] != "violation":

@@ -35,7 +35,7 @@ from groupcheck.model.flush import FlushModel
 
 from .lockstep import LockstepError, LockstepNetwork  # noqa: F401  (LockstepError: this module's API too)
 from .protocols import Protocol
-from .replay import MAX_CANDIDATES, RunReport
+from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
 
 SPEC_ACTIONS = ("Multicast", "Deliver", "Discard", "StartFlush", "Block", "RestartFlush", "FlushOk",
@@ -46,7 +46,7 @@ RECEIVE = {"Deliver": "q", "Discard": "q", "Block": "c", "RestartFlush": "c", "R
 SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join", "Leave")
 FIELDS = ("vid", "delivered", "phase", "blocked", "flushInit", "flushOks", "digest", "completed")
 MODEL_INVARIANTS = ("NoSendWhileBlocked", "ViewAfterAllCompleted")
-PROPERTIES = ("VirtualSynchrony",) + MODEL_INVARIANTS
+PROPERTIES = ("VirtualSynchrony",) + MODEL_INVARIANTS     # the model's invariants, judged on the candidates
 
 
 class Ids:
@@ -152,21 +152,37 @@ def _out_of_range(model: FlushModel, ev: dict) -> Optional[str]:
     return None
 
 
-def _explain(model, cands, ev: dict, ids: Ids) -> str:
-    head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
-    enabled = [t for s in cands if _msg_ok(s, ev, ids) for t in _successors(model, s, ev) if t is not None]
-    if not enabled:
-        return f"{head}: not enabled in any of {len(cands)} candidate model state(s)"
-    if ev.get("state") is None:
-        return f"{head}: the model's successor does not match the logged message"
-    exp, got = project(enabled[0], ev["nid"], ids), _norm(ev["state"])
-    lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in FIELDS if exp[f] != got[f]]
-    return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+def _witness(model: FlushModel, prop: str, s, ids: Ids) -> str:
+    """A counterexample to the model invariant ``prop`` in state ``s``."""
+    if prop == "VirtualSynchrony":
+        for v in range(1, model.Latest(s)):
+            both = s.views[v - 1] & s.views[v]
+            movers = [p for p in model.Members if s.vid[p - 1] > v and p in both]
+            sets = {p: ids.keys(model.DeliveredIn(s, p, v)) for p in movers}
+            for a in movers:
+                for b in movers:
+                    if a < b and sets[a] != sets[b]:
+                        return (f"members {a} and {b} moved from view {v} to {v + 1}; of view {v}'s messages "
+                                f"{a} delivered {sets[a]}, {b} delivered {sets[b]}")
+    if prop == "NoSendWhileBlocked":
+        for p in model.Members:
+            extra = model.SentIn(s, p, s.vid[p - 1]) - s.digest[p - 1]
+            if s.blocked[p - 1] and extra:
+                return f"member {p} is blocked but sent {ids.keys(extra)} after its digest"
+    if prop == "ViewAfterAllCompleted":
+        for p in model.Members:
+            v = s.vid[p - 1]
+            if model.Alive(s, p) and model.IsMember(s, p) and v < model.Latest(s):
+                return f"member {p} (alive, in view {v} < {model.Latest(s)}) is in phase {s.phase[p - 1]}"
+    return "fails in every model state consistent with the run so far"
 
 
 def virtual_synchrony(trace: Trace) -> Optional[str]:
     """None if members that moved together from view v to v + 1 delivered the
-    same messages of view v; otherwise a witness.  From the trace alone."""
+    same messages of view v; otherwise a witness.  From the trace alone, on
+    whole member states (conformance/traces.py ``whole``): SEQUENCER over
+    FLUSH's composed replay uses it; FLUSH's own replay judges the model's
+    VirtualSynchrony on the candidates instead."""
     nodes = sorted(trace.header["nodes"])
     views = {1: set(nodes[:trace.header.get("constants", {}).get("NInit", len(nodes))])}
     sent_view: dict[tuple, int] = {}
@@ -193,101 +209,144 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
     return None
 
 
-def end_of_run(trace: Trace):
-    """Every started flush ended (Flush.tla's liveness, STOP_FLUSH reaches
-    every survivor): at the end of a quiescent run every member that neither
-    crashed nor left is back in phase Normal, unblocked, with no flush
-    initiator recorded.  From each member's last logged state."""
-    gone = {ev["nid"] for ev in trace.events if ev["name"] in ("Crash", "Leave")}
-    last: dict[int, dict] = {}
-    for ev in trace.events:
-        if ev.get("state") is not None and ev["nid"] is not None:
-            last[ev["nid"]] = ev["state"]
-    for p in sorted(set(last) - gone):
-        st = last[p]
-        if st["phase"] != "Normal" or st["blocked"] or st["flushInit"] != 0:
-            return ("FlushEnds", f"member {p} (alive) ended in phase {st['phase']}, blocked={st['blocked']}, "
-                                 f"flushInit={st['flushInit']}: a started flush never ended")
+class FlushBinding(Binding):
+    """FLUSH's table for the replay engine (conformance/replay.py)."""
+
+    protocol = "flush"
+    FIELDS = FIELDS
+    APPEND = {"delivered": "set"}
+
+    def __init__(self, trace: Trace, model: Optional[FlushModel] = None, whole_states: bool = False) -> None:
+        super().__init__(trace)
+        # whole_states: records log the whole delivered set (the lock-step
+        # driver's and the composed replay's records), not the appended part
+        self.whole_states = whole_states
+        h = trace.header
+        if model is None:
+            if h["protocol"] != "flush":
+                raise HeaderError(f"no FLUSH replay for protocol {h['protocol']!r}")
+            c = h["constants"]
+            try:
+                model = FlushModel({k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",
+                                                       "ReconcileDigests")})
+            except (KeyError, ValueError) as e:
+                raise HeaderError(f"bad header constants: {e}") from None
+            if sorted(h["nodes"]) != list(model.Members):
+                raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={model.N}")
+            if h.get("options"):
+                raise HeaderError(f"options {sorted(h['options'])}: FLUSH has none")
+        self.model = model
+        self.ids = Ids()
+
+    def init(self):
+        return self.model.init()
+
+    def check(self, ev: dict) -> Optional[str]:
+        return _out_of_range(self.model, ev)
+
+    def before(self, ev: dict, cands):
+        """A Multicast names a new message (sender, seqno): the model's next id."""
+        if ev["name"] == "Multicast":
+            msg = ev.get("msg") or {}
+            key = (msg.get("sender"), msg.get("seqno"))
+            if key in self.ids.by_key or key[0] != ev["nid"]:
+                return "nonconforming", (f"event {ev['i']} Multicast: message {list(key)} is not a new "
+                                         f"multicast of member {ev['nid']}")
+            i = len(next(iter(cands)).sent) + 1        # every candidate has the same sent
+            self.ids.by_key[key], self.ids.by_id[i] = i, key
+        return None
+
+    def successors(self, s, ev: dict):
+        return _successors(self.model, s, ev)
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        if not _msg_ok(s, ev, self.ids):
+            src = ev["params"].get(RECEIVE.get(ev["name"], ""), None)
+            ch = s.chan[(src, ev["nid"])] if (src, ev["nid"]) in s.chan else ()
+            return f"the channel's head is {dict(ch[0]) if ch else 'nothing'}"
+        if not _check_event(s, t, dict(ev, state=None), self.ids):
+            return "not the message the model's action sends (type, view, members)"
+        return None
+
+    def observe(self, s, t, ev: dict, var: str):
+        p = ev["nid"]
+        if var == "delivered":      # append: the messages this step delivered
+            if self.whole_states:
+                return self.ids.keys(t.delivered[p - 1])
+            return self.ids.keys(t.delivered[p - 1] - s.delivered[p - 1])
+        return project(t, p, self.ids).get(var) if var in FIELDS else None
+
+    def norm(self, var: str, value):
+        if var in ("delivered", "digest"):
+            return sorted(list(x) for x in value)
+        if var == "flushOks":
+            return sorted(value)
+        if var == "completed":
+            return sorted([q, sorted(list(x) for x in d)] for q, d in value)
+        return value
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        """VirtualSynchrony, NoSendWhileBlocked, ViewAfterAllCompleted, the
+        model's invariants, on the states consistent with the run so far: a
+        violation when no candidate satisfies one (with a witness)."""
+        for prop in PROPERTIES:
+            if prop not in self.found:
+                inv = self.model.invariants[prop]
+                if not any(inv(t) for t in cands):
+                    self.note(prop, ev["i"], _witness(self.model, prop, next(iter(cands)), self.ids))
+        return None
+
+    def at_end(self, cands: set):
+        """Flush.tla's FlushEnds at the end of a quiescent run: every member
+        that neither crashed nor left is out of its flush (phase Normal,
+        unblocked).  Failing in every candidate."""
+        found = [flush_ends(self.model, t) for t in cands]
+        return found[0] if all(found) else None
+
+
+def flush_ends(model: FlushModel, s):
+    for p in model.Members:
+        if p in s.crashed or model.Departed(s, p) or not (model.IsMember(s, p) or s.vid[p - 1]):
+            continue
+        if model.InFlush(s, p) or s.flushInit[p - 1] != 0:
+            return ("FlushEnds", f"member {p} (alive) ended in phase {s.phase[p - 1]}, "
+                                 f"blocked={s.blocked[p - 1]}, flushInit={s.flushInit[p - 1]}: "
+                                 "a started flush never ended")
     return None
 
 
 class Replayer:
-    """The candidate set of model states consistent with the events so far."""
+    """The engine on FLUSH one record at a time (SEQUENCER over FLUSH's
+    FLUSH-only replay, the lock-step test), on records that log whole
+    states: ``step(ev)`` is None or (verdict, reason)."""
 
     def __init__(self, model: FlushModel) -> None:
-        self.model = model
-        self.ids = Ids()
-        self.cands = set(model.init())
-        self.peak = len(self.cands)
-        self.seen = set(self.cands)       # every candidate held: RunReport.visited (pipeline coverage)
+        self.engine = Engine(FlushBinding(Trace("<flush>", {"protocol": "flush"}, []), model, whole_states=True))
+        self.model, self.ids = model, self.engine.b.ids
+
+    @property
+    def cands(self):
+        return self.engine.cands
+
+    @property
+    def peak(self) -> int:
+        return self.engine.peak
+
+    @property
+    def seen(self):
+        return self.engine.seen or set()
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
-        """Take one event; None, or (verdict, reason) when the run fails here."""
-        model, ids = self.model, self.ids
-        bad = _out_of_range(model, ev)
-        if bad:
-            return "rejected", bad
-        if ev["name"] == "Multicast":
-            msg = ev.get("msg") or {}
-            key = (msg.get("sender"), msg.get("seqno"))
-            if key in ids.by_key or key[0] != ev["nid"]:
-                return "nonconforming", (f"event {ev['i']} Multicast: message {list(key)} is not a new "
-                                         f"multicast of member {ev['nid']}")
-            i = len(next(iter(self.cands)).sent) + 1        # every candidate has the same sent
-            ids.by_key[key], ids.by_id[i] = i, key
-        nxt = set()
-        for s in self.cands:
-            if not _msg_ok(s, ev, ids):
-                continue
-            for t in _successors(model, s, ev):
-                if t is not None and _check_event(s, t, ev, ids):
-                    nxt.add(t)
-        if not nxt:
-            return "nonconforming", _explain(model, self.cands, ev, ids)
-        if len(nxt) > MAX_CANDIDATES:
-            self.peak = len(nxt)
-            return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
-        self.cands = nxt
-        self.peak = max(self.peak, len(nxt))
-        self.seen |= nxt
-        for inv in MODEL_INVARIANTS:
-            check = model.invariants[inv]
-            if not any(check(s) for s in nxt):
-                return "violation", f"{inv}: fails in every model state consistent with events 0..{ev['i']}"
-        return None
+        failed = self.engine.step(ev)
+        if failed is None and self.engine.b.found:
+            prop, (i, w) = next(iter(self.engine.b.found.items()))
+            return "violation", f"{prop}: {w}"
+        return failed
 
 
-def replay(trace: Trace) -> RunReport:
-    h = trace.header
-    base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
-    if h["protocol"] != "flush":
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: no FLUSH replay for protocol {h['protocol']!r}")
-    c = h["constants"]
-    try:
-        model = FlushModel({k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",
-                                               "ReconcileDigests")})
-    except (KeyError, ValueError) as e:
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: bad header constants: {e}")
-    if sorted(h["nodes"]) != list(model.Members):
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
-    r = Replayer(model)
-    for ev in trace.events:
-        failed = r.step(ev)
-        if failed:
-            verdict, reason = failed
-            if verdict == "rejected" and not reason.startswith("event"):
-                reason = f"{trace.path}:{ev['i'] + 2}: {reason}"   # line = index + 2: the header is line 1
-            return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=reason,
-                             candidates_max=r.peak, visited=list(r.seen))
-    witness = virtual_synchrony(trace)
-    if witness:
-        return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"VirtualSynchrony: {witness}", candidates_max=r.peak, visited=list(r.seen))
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=r.peak,
-                     visited=list(r.seen))
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one FLUSH run (conformance/replay.py's engine)."""
+    return run_binding(FlushBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -323,7 +382,7 @@ def _flag(x) -> bool:
 
 
 def simulate(seed: int, faults: str, options: dict):
-    """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/1
+    """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/2
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
     from groupcheck.impl import tracefile
@@ -347,9 +406,9 @@ def simulate(seed: int, faults: str, options: dict):
         nodes, msgs, seed, plan, leaves=leaves, joins=joins, n_init=n,
         make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
-    v1 = tracefile.to_v1(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id,
-                         s["quiescent"])
-    summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
+    v2 = tracefile.to_v2(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id,
+                         quiescent=s["quiescent"], end_clock=s.get("end_clock"))
+    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "left": s["left"], "skipped_leaves": s["skipped_leaves"],
                "joined": s["joined"], "skipped_joins": s["skipped_joins"],
@@ -359,7 +418,29 @@ def simulate(seed: int, faults: str, options: dict):
                "rescued": s["network"]["rescued"],
                "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
                "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v1, summary
+    return v2, summary
+
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size and faults from its seed: 3-4 members, 1-3
+    multicasts each, one or two crashes (the coordinator first in most) or
+    none, at drawn times; a leave and a joiner in a third of the runs each."""
+    import random
+
+    from groupcheck.impl import tracefile
+    rng = random.Random(seed * 7919 + 13)
+    n, per, span = tracefile.draw_size(rng, (3, 4))
+    plan = rng.choice(("none", "coordinator", "other", "two", "two"))
+    crashes: tuple = ()
+    if plan != "none":
+        first = 1 if plan in ("coordinator", "two") and rng.random() < 0.7 else rng.randint(2, n)
+        t1 = round(rng.uniform(0.0, span + 0.02), 4)
+        crashes = ((first, t1),)
+        if plan == "two":
+            crashes += ((rng.choice([m for m in range(1, n + 1) if m != first]), round(t1 + rng.uniform(0.0, 0.03), 4)),)
+    leave = ((rng.randint(2, n), round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
+    join = ((n + 1, round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
+    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes, leave=leave, join=join), {"nodes": n, "messages": per}
 
 
 PROTOCOL = Protocol(
@@ -367,9 +448,8 @@ PROTOCOL = Protocol(
     actions=SPEC_ACTIONS,
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
-    default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"),
+    default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
-    end_of_run=end_of_run,
 )
 
 

@@ -36,7 +36,9 @@ from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Multicast, Re
 from groupcheck.impl.sim import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel
 
-from .sequencer import _check_event, _explain, _msg_ok, _successors, project
+from .replay import Engine
+from .sequencer import WholeStateBinding, project
+from .traces import Trace as TraceRun
 
 
 class LockstepError(AssertionError):
@@ -125,10 +127,11 @@ class LockstepCluster(LockstepNetwork):
                  make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack) -> None:
         members = tuple(range(1, n + 1))
         super().__init__(members, {m: make_stack(m, members) for m in members})
-        self.model = SequencerModel({"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes})
+        header = {"protocol": "sequencer", "nodes": list(members), "options": {},
+                  "constants": {"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes}, "run_id": "lockstep"}
+        self.engine = Engine(WholeStateBinding(TraceRun("<lockstep>", header, [])), visited=False)
+        self.model = self.engine.b.model
         self.views: list[View] = [View(1, self.members)]
-        self.cands = set(self.model.init())
-        self.peak = len(self.cands)
 
     # ------------------------------------------------------------ queries
 
@@ -145,7 +148,15 @@ class LockstepCluster(LockstepNetwork):
         return {m: self.seq(m).state() for m in self.members}
 
     def _candidates(self):
-        return self.cands
+        return self.engine.cands
+
+    @property
+    def cands(self):
+        return self.engine.cands
+
+    @property
+    def peak(self) -> int:
+        return self.engine.peak
 
     def _project(self, s, m: int) -> dict:
         return project(s, m)
@@ -177,14 +188,7 @@ class LockstepCluster(LockstepNetwork):
     def _model_step(self, ev: dict) -> None:
         ev = dict(ev, i=len(self.events))
         self.events.append(ev)
-        nxt = set()
-        for s in self.cands:
-            if not _msg_ok(s, ev):
-                continue
-            for t in _successors(self.model, s, ev):
-                if t is not None and _check_event(s, t, ev):
-                    nxt.add(t)
-        if not nxt:
-            raise LockstepError(_explain(self.model, self.cands, ev))
-        self.cands = nxt
-        self.peak = max(self.peak, len(nxt))
+        failed = self.engine.step(ev)            # the one replay engine, on whole-state records
+        if failed:
+            raise LockstepError(failed[1])
+

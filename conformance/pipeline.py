@@ -65,7 +65,7 @@ COVERAGE_MAX_STATES = 20_000
 EVENT_COLUMNS = ("run_id", "protocol", "seed", "nodes", "constants", "faults", "impl", "impl_version",
                  "source", "i", "name", "nid", "params", "msg", "state", "clock")
 RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "faults", "impl",
-               "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary")
+               "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
 VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
                    "candidates_max", "stage", "replay_verdict", "properties_failed", "properties_by", "agree")
@@ -90,7 +90,7 @@ def _arrow_schemas():
         ("nodes", pa.list_(pa.int64())), ("constants", pa.string()), ("faults", pa.string()),
         ("impl", pa.string()), ("impl_version", pa.string()), ("header", pa.string()),
         ("events", pa.int64()), ("rows_in", pa.int64()), ("rejected", pa.int64()),
-        ("reject_reason", pa.string()), ("summary", pa.string())])
+        ("reject_reason", pa.string()), ("summary", pa.string()), ("end", pa.string())])
     rejected = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()),
                           ("raw", pa.string()), ("run_id", pa.string()), ("protocol", pa.string())])
     verdicts = pa.schema([
@@ -139,19 +139,19 @@ def _event_row(hc: dict, ev: dict) -> dict:
 
 
 def _record(row: dict) -> dict:
-    """An event row back to its groupcheck-trace/1 record."""
-    return {"kind": "event", "i": row["i"], "name": row["name"], "nid": row["nid"],
+    """An event row back to a normalised event (conformance/traces.py)."""
+    return {"i": row["i"], "name": row["name"], "nid": row["nid"],
             "params": json.loads(row["params"]) if row["params"] is not None else {},
             "msg": json.loads(row["msg"]) if row["msg"] is not None else None,
             "state": json.loads(row["state"]) if row["state"] is not None else None,
-            "clock": row["clock"]}
+            "clock": row["clock"], "vc": None, "src": f"{row['source']}:event {row['i']}"}
 
 
 def _run_row(header: Optional[dict], source: str, events: int, rows_in: int, rejected: int,
-             reason: Optional[str], summary: Optional[dict] = None) -> dict:
+             reason: Optional[str], summary: Optional[dict] = None, end: Optional[dict] = None) -> dict:
     hc = _header_cols(header or {}, source)
     return {**hc, "header": _js(header), "events": events, "rows_in": rows_in, "rejected": rejected,
-            "reject_reason": reason, "summary": _js(summary)}
+            "reject_reason": reason, "summary": _js(summary), "end": _js(end)}
 
 
 # ---------------------------------------------------------------- per-run work (runs in Spark tasks too)
@@ -160,18 +160,29 @@ def _simulated(protocol: str, faults: str, options: dict, seed: int):
     """One simulated run -> (run row, event rows, rejected rows)."""
     from .protocols import get
     records, summary = get(protocol).simulate(seed, faults, options)
-    header, events = records[0], records[1:]
+    header = records[0]
+    events = [r for r in records[1:] if r["kind"] == "event"]
+    ends = [{"quiescent": r["quiescent"], "clock": r["clock"]} for r in records[1:] if r["kind"] == "end"]
     source = f"{protocol}:seed={seed}"
     hc = _header_cols(header, source)
-    rows = [_event_row(hc, ev) for ev in events]
-    return _run_row(header, source, len(rows), len(records), 0, None, summary), rows, []
+    rows = [_event_row(hc, {**ev, "i": i}) for i, ev in enumerate(events)]
+    return _run_row(header, source, len(rows), len(records), 0, None, summary, ends[0] if ends else None), rows, []
+
+
+def _simulated_drawn(protocol: str, seed: int):
+    """One simulated run whose size and faults the protocol draws from the seed."""
+    from .protocols import get
+    faults, options = get(protocol).draw(seed)
+    return _simulated(protocol, faults, {**get(protocol).default_options, **options}, seed)
 
 
 def _ingested(path: str):
     """One NDJSON trace file -> (run row, accepted event rows, rejected rows).
-    Checks what ``traces.load`` checks, line by line, but keeps going after
-    the first problem so every bad line is quarantined with its reason."""
-    from .traces import LineError, parse_line, record_problem
+    Checks what ``traces.read_file`` checks, line by line, but keeps going
+    after the first problem so every bad line is quarantined with its
+    reason.  Format 1 files are converted on read, as ``traces.load`` does."""
+    from groupcheck.impl import tracefile
+    from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, _lines, parse_line, record_problem
     rejected: list[dict] = []
 
     def reject(line: int, problem: str, raw: Optional[str], run_id=None, protocol=None):
@@ -179,25 +190,25 @@ def _ingested(path: str):
                          "run_id": run_id, "protocol": protocol})
 
     try:
-        with open(path, encoding="utf-8", newline="") as f:   # newline="": CRLF stays visible
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reject(0, f"cannot read: {e}", None)
+        lines = [t for _, t in _lines(Path(path))]
+    except TraceError as e:
+        reject(e.line or 0, e.problem, None)
         return _finish_file(path, None, [], rejected, 1)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
     if not lines:
         reject(1, "empty trace (no header)", "")
         return _finish_file(path, None, [], rejected, 1)
 
-    header = None
+    header, fmt = None, None
     try:
         rec = parse_line(lines[0])
-        problem = record_problem(rec)
-        if problem is None and rec.get("kind") != "header":
+        fmt = rec.get("format") if isinstance(rec, dict) else None
+        if not isinstance(rec, dict) or rec.get("kind") != "header":
             problem = "the first record must be the header"
-    except LineError as e:
+        elif fmt not in FORMATS:
+            problem = f"format {fmt!r} is not one of {list(FORMATS)}"
+        else:
+            problem = record_problem(rec, fmt=fmt)
+    except ValueError as e:
         problem = str(e)
     if problem is None:
         header = rec
@@ -207,34 +218,52 @@ def _ingested(path: str):
     protocol = header.get("protocol") if header else None
     hc = _header_cols(header, path) if header else None
     rows = []
+    end = None
+    last_state: dict = {}
     for n, line in enumerate(lines[1:], start=2):
         if header is None:
             reject(n, "the run's header (line 1) was rejected", line)
             continue
         try:
             rec = parse_line(line)
-        except LineError as e:
+        except ValueError as e:
             reject(n, str(e), line, run_id, protocol)
             continue
-        problem = record_problem(rec, protocol)
-        if problem is None and rec["kind"] != "event":
+        problem = record_problem(rec, protocol, fmt)
+        if problem is None and rec["kind"] == "header":
             problem = "a second header"
-        if problem is None and rec["i"] != n - 2:
-            problem = f"event index {rec['i']}, expected {n - 2}"
+        if problem is None and end is not None:
+            problem = "a record after the end record"
+        if problem is None and fmt == FORMAT_V1 and rec["i"] != len(rows):
+            problem = f"event index {rec['i']}, expected {len(rows)}"
+        if problem is None and fmt == FORMAT_V1 and rec["state"] is not None and rec["nid"] is not None:
+            key = (rec["nid"], tracefile.layer_of(protocol, rec["name"], rec["params"]))
+            try:
+                delta = tracefile.state_delta(last_state.get(key), rec["state"],
+                                              tracefile.append_vars(protocol, key[1]))
+                last_state[key] = rec["state"]
+                rec = {**rec, "state": delta}
+            except ValueError as e:
+                problem = f"format 1 state cannot be read as a delta: {e}"
         if problem:
             reject(n, problem, line, run_id, protocol)
             continue
-        rows.append(_event_row(hc, rec))
-    return _finish_file(path, header, rows, rejected, len(lines))
+        if rec["kind"] == "end":
+            end = {"quiescent": rec["quiescent"], "clock": rec["clock"]}
+            continue
+        rows.append(_event_row(hc, {**rec, "i": len(rows)}))
+    if header is not None and fmt == FORMAT_V1:
+        header = {**header, "format": FORMAT, "options": header.get("options", {}), "converted_from": FORMAT_V1}
+    return _finish_file(path, header, rows, rejected, len(lines), end)
 
 
-def _finish_file(path, header, rows, rejected, rows_in):
-    accepted = len(rows) + (1 if header is not None else 0)
+def _finish_file(path, header, rows, rejected, rows_in, end=None):
+    accepted = len(rows) + (1 if header is not None else 0) + (1 if end is not None else 0)
     if accepted + len(rejected) != rows_in:     # the accounting invariant, per file
         raise PipelineError(f"{path}: {rows_in} rows in != {accepted} accepted + {len(rejected)} rejected")
     first = rejected[0] if rejected else None
     reason = f"{path}:{first['line']}: {first['reason']}" if first else None
-    return _run_row(header, path, len(rows), rows_in, len(rejected), reason), rows, rejected
+    return _run_row(header, path, len(rows), rows_in, len(rejected), reason, end=end), rows, rejected
 
 
 def _digest(state) -> bytes:
@@ -262,7 +291,8 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     if [e["i"] for e in events] != list(range(len(events))):
         return {**base, "verdict": "rejected", "first_bad_event": None, "stage": "check",
                 "reason": f"{run['source']}: event rows are not indexed 0..{len(events) - 1}"}
-    rep = replay(Trace(run["source"], json.loads(run["header"]), events))
+    end = json.loads(run["end"]) if run.get("end") else None
+    rep = replay(Trace(run["source"], json.loads(run["header"]), events, end))
     visited = getattr(rep, "visited", None) or []
     return {**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
             "candidates_max": rep.candidates_max, "stage": "replay", "replay_verdict": rep.verdict,
@@ -277,7 +307,10 @@ SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder",
 
 
 def _quiescent(run: dict) -> bool:
+    """The run's end record says it ended quiescent (format 1: its header did)."""
     try:
+        if run.get("end"):
+            return json.loads(run["end"]).get("quiescent") is True
         return json.loads(run["header"]).get("quiescent") is True
     except (TypeError, ValueError, AttributeError):
         return False
@@ -290,11 +323,14 @@ def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
     n = json.loads(run["constants"])["N"]
     delivered = {m: () for m in range(1, n + 1)}
     sent = {m: 0 for m in range(1, n + 1)}
+    hist = {m: [] for m in delivered}
     for r in sorted(rows, key=lambda r: r["i"]):
         if r["state"] is not None and r["nid"] is not None:
             st = json.loads(r["state"])
-            delivered[r["nid"]] = tuple(tuple(x) for x in st["delivered"])
-            sent[r["nid"]] = st["sent"]
+            hist[r["nid"]].extend(tuple(x) for x in st.get("delivered", ()))   # appended elements
+            if "sent" in st:
+                sent[r["nid"]] = st["sent"]
+    delivered = {m: tuple(d) for m, d in hist.items()}
     h = SimpleNamespace(delivered=delivered, sent=sent)
     failed = [p for p in SEQUENCER_PROPERTIES[:-1] if not getattr(seqmodel, p)(h)]
     if _quiescent(run):
@@ -315,11 +351,18 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     self-joins; its dozen shuffles cost ~14 s even on 3,000 events.)"""
     from pyspark.sql import functions as F
     key = ["source", "run_id"]
-    st = ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
-    last = (st.groupBy(*key, "nid").agg(F.max_by("state", "i").alias("state"))
-              .select(*key, "nid", F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s")))
+    st = (ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
+            .select(*key, "nid", "i", F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s")))
+    # format 2: ``delivered`` is logged as the elements appended; a member's
+    # history is their concatenation in event order, its sent count the last logged
+    last = (st.groupBy(*key, "nid")
+              .agg(F.max_by("s.sent", F.when(F.col("s.sent").isNotNull(), F.col("i"))).alias("sent"),
+                   F.array_sort(F.collect_list(F.struct(F.col("i"), F.col("s.delivered").alias("d")))).alias("ds"))
+              .select(*key, "nid", F.coalesce("sent", F.lit(0)).alias("sent"),
+                      F.flatten(F.transform(F.filter("ds", lambda x: x["d"].isNotNull()),
+                                            lambda x: x["d"])).alias("d")))
     runs = last.groupBy(*key).agg(F.collect_list(
-        F.struct(F.col("nid"), F.col("s.sent").alias("sent"), F.col("s.delivered").alias("d"))).alias("ms"))
+        F.struct(F.col("nid"), F.col("sent"), F.col("d"))).alias("ms"))
     crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
                  .groupBy(*key).agg(F.collect_set(F.col("nid").cast("bigint")).alias("crashed")))
     spark = ev.sparkSession
@@ -447,7 +490,7 @@ def _write_spark(spark, out: Path, rdd, meta: dict, may_reject: bool = True) -> 
 
 def _finish_write(out: Path, runs: list[dict], n_rejected: int, n_events: int, meta: dict) -> dict:
     rows_in = sum(r["rows_in"] for r in runs)
-    accepted = n_events + sum(1 for r in runs if r["header"] is not None)
+    accepted = n_events + sum(1 for r in runs if r["header"] is not None) + sum(1 for r in runs if r.get("end"))
     if rows_in != accepted + n_rejected:        # the accounting invariant, in total
         raise PipelineError(f"{rows_in} rows in != {accepted} accepted + {n_rejected} rejected")
     summary = {**meta, "layout": LAYOUT, "runs": len(runs), "events": n_events, "rows_in": rows_in,
@@ -503,8 +546,12 @@ def _session(engine: str, spark, master: Optional[str]):
 
 
 def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *, engine: str = "local",
-             options: Optional[dict] = None, spark=None, master: Optional[str] = None) -> dict:
-    """Simulate ``runs`` runs (seeds seed..seed+runs-1) into a Parquet dataset."""
+             options: Optional[dict] = None, spark=None, master: Optional[str] = None,
+             draw: bool = False) -> dict:
+    """Simulate ``runs`` runs (seeds seed..seed+runs-1) into a Parquet dataset.
+    ``draw``: each run's size and faults drawn from its seed by the
+    protocol's ``draw`` (the audit's way); ``faults`` and ``options`` then
+    ignored."""
     from .protocols import get
     proto = get(protocol)
     faults = proto.campaign_faults if faults is None else faults
@@ -515,7 +562,11 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     meta = {"stage": "generate", "engine": engine, "protocol": protocol, "seed": seed,
             "faults": faults, "options": options}
     seeds = range(seed, seed + runs)
-    work = partial(_simulated, protocol, faults, options)
+    if draw and proto.draw is not None:
+        meta["faults"], meta["options"] = "drawn per run from its seed", "drawn per run from its seed"
+        work = partial(_simulated_drawn, protocol)
+    else:
+        work = partial(_simulated, protocol, faults, options)
     if engine == "local":
         summary = _write_local(out, map(work, seeds), meta)
     else:
@@ -628,7 +679,9 @@ def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[
     res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
     if not res.complete:
         return None
-    return frozenset(_digest(s) for s in res.graph.nodes)
+    from .protocols import get
+    red = get(protocol).reduce or (lambda s: s)
+    return frozenset(_digest(red(s)) for s in res.graph.nodes)
 
 
 def coverage_of(verdicts: list[dict], max_states: int = COVERAGE_MAX_STATES) -> dict:
@@ -699,9 +752,11 @@ def first_bad_events(out, run: dict) -> list[dict]:
 
 def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, engine: str = "spark",
                     spark=None, master: Optional[str] = None, max_states: int = COVERAGE_MAX_STATES,
-                    draw: int = 5) -> dict:
-    """The audit's conformance stage: per protocol, generate ``runs`` runs
-    with its campaign faults and default options, check them, and report.
+                    draw: int = 5, draw_sizes: bool = True) -> dict:
+    """The audit's conformance stage: per protocol, generate ``runs`` runs,
+    each with its size and faults drawn from its seed by the protocol's
+    ``draw`` (``draw_sizes=False``: the campaign faults and default options
+    for every run), check them, and report.
     The first ``draw`` bad runs of each verdict carry their ``events`` (for
     the report's diagrams).
 
@@ -716,13 +771,14 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
         proto = get(p)
         t0 = time.perf_counter()
         ds_dir = Path(out_dir) / p
-        gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark)
+        gen = generate(p, runs, seed, proto.campaign_faults, ds_dir, engine=engine, spark=spark,
+                       draw=draw_sizes)
         res = check(ds_dir, engine=engine, spark=spark, max_states=max_states)
         bad = [v for v in res["verdicts"] if v["verdict"] != "ok"]
         drawn = {id(v) for verdict in {v["verdict"] for v in bad}
                  for v in [b for b in bad if b["verdict"] == verdict][:draw]}
         report[p] = {
-            "runs": res["runs"], "faults": proto.campaign_faults, "options": gen["options"],
+            "runs": res["runs"], "faults": gen["faults"], "options": gen["options"],
             "verdicts": res["counts"], "disagreements": res["disagreements"],
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
                           "first_bad_event": v["first_bad_event"],

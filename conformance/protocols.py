@@ -42,6 +42,14 @@ class Protocol:
     # simulation options accepted beyond default_options (those with a default
     # inside simulate); `groupcheck simulate --option` refuses any other key
     more_options: tuple[str, ...] = ()
+    # state -> state without what the replay drops (a history no guard reads,
+    # conformance/replay.py ``Binding.reduce``): the pipeline's coverage
+    # compares the replays' states with the reachable states reduced alike
+    reduce: Optional[Callable[[Any], Any]] = None
+    # seed -> (fault spec, options): one run's size and faults drawn from its
+    # seed (members, messages, joiners, crash times), for the audit's
+    # conformance stage; None: every run uses campaign_faults and default_options
+    draw: Optional[Callable[[int], tuple[str, dict]]] = None
 
     @property
     def option_keys(self) -> set[str]:
@@ -54,7 +62,7 @@ class UnknownProtocol(KeyError):
 
 
 _NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
-                  "report", "audit", "diagram", "history", "jgroups"}
+                  "report", "audit", "diagram", "history", "jgroups", "schemacheck"}
 
 
 def get(name: str) -> Protocol:

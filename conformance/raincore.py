@@ -35,7 +35,8 @@ from groupcheck.impl.sim_raincore import simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
 from .protocols import Protocol
-from .replay import RunReport
+from .lockstep import LockstepError  # noqa: F401  (the one LockstepError; this module's API too)
+from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
 
 ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
@@ -46,7 +47,6 @@ CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableF
 # constants added after traces were first written: their value when a header lacks them
 _ABSENT = {"TokenRingClaim": False}
 _WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
-MAX_CANDIDATES = 10_000
 
 
 def model_for(constants: dict) -> RaincoreModel:
@@ -91,33 +91,6 @@ def successor(model: RaincoreModel, s, ev: dict):
     return fn(s, n)
 
 
-def step(model: RaincoreModel, cands: set, ev: dict) -> set:
-    out = set()
-    for s in cands:
-        t = successor(model, s, ev)
-        if t is None:
-            continue
-        if ev.get("state") is not None and ev["nid"] is not None and project(t, ev["nid"]) != ev["state"]:
-            continue
-        out.add(t)
-    return out
-
-
-def explain(model: RaincoreModel, cands: set, ev: dict) -> str:
-    head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, msg={ev.get('msg')})"
-    for s in cands:
-        t = successor(model, s, ev)
-        if t is None:
-            continue
-        exp, got = project(t, ev["nid"]), ev.get("state") or {}
-        lines = [f"  {k}: model {exp[k]!r} != logged {got.get(k)!r}" for k in exp if exp[k] != got.get(k)]
-        return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
-    why = ""
-    if ev["name"] in _WITH_MSG and ev["name"] != "TokenLoss":
-        why = " (no candidate has that message in transit, or its guard is false)"
-    return f"{head}: not enabled in any of {len(cands)} candidate model state(s){why}"
-
-
 def _bad_event(model: RaincoreModel, ev: dict) -> Optional[str]:
     if ev["name"] not in ACTIONS:
         return f"unknown Raincore action {ev['name']!r}"
@@ -135,8 +108,6 @@ def _bad_event(model: RaincoreModel, ev: dict) -> Optional[str]:
         for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
             if x not in model.Node:
                 return f"msg: node {x!r} is not a node 1..{model.N}"
-    if ev.get("state") is None:
-        return f"{ev['name']} logs no post-state"
     return None
 
 
@@ -169,68 +140,83 @@ class Observed:
         return None
 
 
-def check_properties(model: RaincoreModel, init, events) -> Optional[tuple[str, int, str]]:
-    """The first (property, event index, witness) that fails, or None."""
-    obs = Observed(model, init)
-    for ev in events:
-        obs.update(ev)
-        for prop, fn in (("AtMostOneToken", obs.at_most_one_token), ("ConsistentHistory", obs.consistent_history)):
-            w = fn()
-            if w is not None:
-                return prop, ev["i"], w
-    return None
+class RaincoreBinding(Binding):
+    """Raincore's table for the replay engine (conformance/replay.py): every
+    message is logged whole, so each record names one model step."""
+
+    protocol = "raincore"
+    FIELDS = ("status", "viewState", "tokenState", "globalView", "lastToken", "localView", "newNodes",
+              "token", "recovered")
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(trace)
+        h = trace.header
+        if h.get("protocol") != "raincore":
+            raise HeaderError(f"not a raincore trace ({h.get('protocol')!r})")
+        c = h.get("constants", {})
+        missing = [k for k in CONSTANTS if k not in c and k not in _ABSENT]
+        if missing:
+            raise HeaderError(f"header constants lack {missing}")
+        try:
+            self.model = model_for(c)
+        except (ValueError, TypeError) as e:
+            raise HeaderError(f"bad constants: {e}") from None
+        if sorted(h["nodes"]) != list(self.model.Node):
+            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
+        if h.get("options"):
+            raise HeaderError(f"options {sorted(h['options'])}: Raincore has none")
+
+    def init(self):
+        return self.model.init()
+
+    def check(self, ev: dict) -> Optional[str]:
+        return _bad_event(self.model, ev)
+
+    def successors(self, s, ev: dict):
+        yield successor(self.model, s, ev)
+
+    def head(self, ev: dict) -> str:
+        why = ""
+        if ev["name"] in _WITH_MSG and ev["name"] != "TokenLoss":
+            why = " (no candidate has that message in transit, or its guard is false)"
+        return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, msg={ev.get('msg')}){why}"
+
+    def observe(self, s, t, ev: dict, var: str):
+        return project(t, ev["nid"]).get(var)
+
+    def norm(self, var: str, value):
+        return sorted(value) if var == "newNodes" else value
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        """AtMostOneToken and ConsistentHistory, the model's invariants, on the
+        states consistent with the run so far (a violation when no candidate
+        satisfies one); the witness from a candidate's nodes."""
+        for prop in PROPERTIES:
+            if prop not in self.found:
+                inv = self.model.invariants[prop]
+                if not any(inv(t) for t in cands):
+                    obs = Observed(self.model, next(iter(cands)))
+                    fn = obs.at_most_one_token if prop == "AtMostOneToken" else obs.consistent_history
+                    self.note(prop, ev["i"], fn() or "fails in every model state consistent with the run")
+        return None
+
+    def violated(self):
+        """The first failure (the run's verdict names one property, as before)."""
+        if not self.found:
+            return None
+        prop, (i, w) = min(self.found.items(), key=lambda kv: kv[1][0])
+        return prop, i, w
 
 
-# ---------------------------------------------------------------- replay
-
-def replay(trace: Trace) -> RunReport:
-    h = trace.header
-    base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
-
-    def rejected(reason, i=None, peak=0):
-        return RunReport(**base, verdict="rejected", first_bad_event=i, reason=reason, candidates_max=peak)
-
-    if h.get("protocol") != "raincore":
-        return rejected(f"{trace.path}:1: not a raincore trace ({h.get('protocol')!r})")
-    c = h.get("constants", {})
-    missing = [k for k in CONSTANTS if k not in c]
-    if missing:
-        return rejected(f"{trace.path}:1: header constants lack {missing}")
-    try:
-        model = model_for(c)
-    except (ValueError, TypeError) as e:
-        return rejected(f"{trace.path}:1: bad constants: {e}")
-    if sorted(h["nodes"]) != list(model.Node):
-        return rejected(f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
-    init = next(iter(model.init()))
-    cands = {init}
-    seen = {init}            # every candidate held: RunReport.visited (pipeline coverage)
-    peak = 1
-    for ev in trace.events:
-        bad = _bad_event(model, ev)
-        if bad:
-            return rejected(f"{trace.path}:{ev['i'] + 2}: {bad}", ev["i"], peak)
-        nxt = step(model, cands, ev)
-        if not nxt:
-            return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                             reason=explain(model, cands, ev), candidates_max=peak, visited=list(seen))
-        if len(nxt) > MAX_CANDIDATES:
-            return rejected(f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states", ev["i"], len(nxt))
-        cands = nxt
-        seen |= nxt
-        peak = max(peak, len(cands))
-    failed = check_properties(model, init, trace.events)
-    if failed:
-        prop, i, witness = failed
-        return RunReport(**base, verdict="violation", first_bad_event=i, reason=f"{prop}: {witness}",
-                         candidates_max=peak, visited=list(seen))
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak,
-                     visited=list(seen))
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one Raincore run (conformance/replay.py's engine)."""
+    return run_binding(RaincoreBinding, trace, visited=visited)
 
 
 def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
-    """Replay groupcheck-trace/1 records held in memory (header first)."""
-    return replay(Trace(path, records[0], records[1:]))
+    """Replay groupcheck-trace records held in memory (header first)."""
+    from .traces import from_records
+    return replay(from_records(records, path))
 
 
 
@@ -280,28 +266,38 @@ def draw_faults(rng, n: int, ring: int):
 
 
 def simulate(seed: int, faults: str, options: dict):
-    """One simulated Raincore run as groupcheck-trace/1 records, and a summary."""
+    """One simulated Raincore run as groupcheck-trace/2 records, and a summary."""
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, ring = int(opts["nodes"]), int(opts["ring"])
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=int(opts.get("init_seq", 11)))
     plan = parse_faults(faults, seed, n, ring)
     records, summary, sim = simulate_impl(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
     run_id = f"raincore-n{n}-r{ring}-s{seed}"
-    v1 = tracefile.to_v1(records, cfg.constants(), run_id)
-    line = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
+    # the token circulates for ever: a ring never quiesces (summary["quiescent"] means "agreed")
+    v2 = tracefile.to_v2(records, cfg.constants(), run_id, quiescent=False, end_clock=summary.get("end_clock"))
+    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": summary["quiescent"],
             "agreed": summary["agreed"], "live": summary["live"], "end_clock": round(summary["end_clock"], 4),
             "view": list(sim.layer(summary["live"][0]).lastGlobalView) if summary["live"] else [],
             "regenerated": sum(st.get("regenerated", 0) for st in summary["stats"].values()),
             "faults": plan.to_json()}
-    return v1, line
+    return v2, line
 
 
 PROTOCOL_DEFAULTS = {"nodes": 4, "ring": 3}
 
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size from its seed: a ring of 3 or 4 nodes and one
+    node outside it; the fault plan (crashes, recoveries, token losses,
+    joins) is drawn from the seed by ``auto``."""
+    import random
+    ring = random.Random(seed * 7919 + 23).choice((3, 4))
+    return "auto", {"nodes": ring + 1, "ring": ring}
+
+
 PROTOCOL = Protocol(
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
-    more_options=("init_seq", "horizon"),
+    more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
     # docs/impl.md (Raincore): view slots drift apart.  With the layer's
     # TokenRingClaim fix (docs/raincore.md F7) only in runs where the founder
@@ -312,10 +308,6 @@ PROTOCOL = Protocol(
 
 
 # ---------------------------------------------------------------- lock step
-
-class LockstepError(AssertionError):
-    """The implementation took a step the model does not allow."""
-
 
 class RaincoreLockstep:
     """Drive Raincore layers one event at a time and check every step
@@ -340,9 +332,10 @@ class RaincoreLockstep:
         self.nodes = make_layers(self.cfg)
         self.inflight: list[tuple[int, bytes]] = []        # (sender, frame), oldest first
         self.timers: dict[int, set[str]] = {k: set() for k in self.nodes}
-        self.cands = set(self.model.init())
+        header = {"protocol": "raincore", "nodes": list(self.model.Node), "constants": self.cfg.constants(),
+                  "options": {}, "run_id": "lockstep"}
+        self.engine = Engine(RaincoreBinding(Trace("<lockstep>", header, [])), visited=False)
         self.events: list[dict] = []
-        self.peak = 1
         self.commits: dict[int, list] = {k: [] for k in self.nodes}
         ringt = self.nodes[1].init_ring
         for k in ringt:
@@ -425,14 +418,17 @@ class RaincoreLockstep:
     def _model_step(self, ev: dict) -> None:
         ev = dict(ev, i=len(self.events))
         self.events.append(ev)
-        bad = _bad_event(self.model, ev)
-        if bad:
-            raise LockstepError(f"event {ev['i']}: {bad}")
-        nxt = step(self.model, self.cands, ev)
-        if not nxt:
-            raise LockstepError(explain(self.model, self.cands, ev))
-        self.cands = nxt
-        self.peak = max(self.peak, len(nxt))
+        failed = self.engine.step(ev)        # the one replay engine
+        if failed:
+            raise LockstepError(failed[1] if failed[0] != "rejected" else f"event {ev['i']}: {failed[1]}")
+
+    @property
+    def cands(self):
+        return self.engine.cands
+
+    @property
+    def peak(self) -> int:
+        return self.engine.peak
 
     def abstraction(self):
         states = {k: v.state() for k, v in self.nodes.items()}

@@ -1,4 +1,4 @@
-"""Conformance verdicts: the report of one run, and the dispatch by protocol.
+"""Conformance verdicts: the one replay engine, the report of one run, the dispatch by protocol.
 
 Theory of operation
 -------------------
@@ -9,6 +9,28 @@ gets exactly one verdict: ``ok``; ``nonconforming`` (some event is not a step
 of the model from any state consistent with the run so far); ``violation``
 (the run conforms, but a trace property fails on it); ``rejected`` (the file
 cannot be read or a record breaks the schema, with ``file:line``).
+
+The engine (``Engine``).  A trace shows one node's step at a time and as much
+of that node's state as its writer logged; the model state also holds what
+no record shows (channels, other nodes, unlogged variables).  So the engine
+keeps the SET of model states consistent with the records so far (the
+candidates).  For each step (a record, or the records a protocol's pre-pass
+joins into one model step) and each candidate it asks the protocol's
+``Binding`` for the successors the record names (action, node, parameters;
+the guard decides), keeps those whose message is the one the model takes or
+sends (``Binding.message``) and whose logged variables equal the model's
+(``Binding.observe``, only the variables the record logs: an unlogged one is
+unknown, and every value it could have is in some candidate), and then lets
+the binding ``reduce`` the successor (drop what no guard reads, such as a
+delivery history, so a state does not grow with the run: per record the work
+is O(record), not O(history)).  No successor: *nonconforming*, explained
+field by field (``explain``).  More than ``MAX_CANDIDATES``: *rejected*
+(the guard against blow-up).  The candidates held are counted (``peak``)
+and, up to ``VISITED_MAX`` distinct ones, kept for the pipeline's coverage.
+After the last record the binding's trace properties are judged
+(``Binding.properties``), and at the end of a run whose end record says
+quiescent its end-of-run property (``Binding.at_end``); a failure is a
+*violation* with its witness.
 """
 
 from __future__ import annotations
@@ -16,9 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from .traces import Trace, TraceError, load
+from .traces import Trace, TraceError, load, whole
 
-MAX_CANDIDATES = 200_000    # a guard against blow-up; never reached by simulated runs
+MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
+VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
 VERDICTS = ("ok", "nonconforming", "violation", "rejected")
 
 
@@ -40,6 +63,13 @@ class RunReport:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "visited"}
 
 
+def quiescent(trace: Trace) -> bool:
+    """The run ended quiescent: its end record says so (a format-1 trace: its header)."""
+    if trace.end is not None:
+        return trace.end["quiescent"] is True
+    return trace.header.get("quiescent") is True
+
+
 def replay(trace: Trace) -> RunReport:
     """The verdict for a loaded trace, by its header's protocol."""
     from .protocols import UnknownProtocol, get
@@ -55,8 +85,8 @@ def replay(trace: Trace) -> RunReport:
     # deliver what it has not delivered, so the protocol's eventual property
     # is judged on it.  A run that says nothing (or says it was cut off at
     # its horizon) is judged on safety only.
-    if rep.verdict == "ok" and h.get("quiescent") is True and proto.end_of_run is not None:
-        found = proto.end_of_run(trace)
+    if rep.verdict == "ok" and quiescent(trace) and proto.end_of_run is not None:
+        found = proto.end_of_run(whole(trace))
         if found is not None:
             prop, witness = found
             rep.verdict, rep.reason = "violation", f"{prop}: {witness} (the run ended quiescent)"
@@ -64,9 +94,233 @@ def replay(trace: Trace) -> RunReport:
 
 
 def conform_file(path) -> RunReport:
+    """The verdict of one run: a trace file, or a run's per-node files (a
+    directory or a list of paths, conformance/traces.py ``load``)."""
     try:
         trace = load(path)
     except TraceError as e:
-        return RunReport(file=str(path), run_id=None, protocol=None, verdict="rejected",
+        where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
+        return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
                          events=0, first_bad_event=None, reason=str(e))
     return replay(trace)
+
+
+# ---------------------------------------------------------------- the engine
+
+class HeaderError(ValueError):
+    """A header the protocol cannot replay (constants, nodes, options)."""
+
+
+class Binding:
+    """What a protocol supplies to the engine (override what applies).
+
+    ``steps`` turns the events into model steps: each is a dict with at least
+    ``i`` (the first record's index), ``name``, ``nid``, ``params``, ``msg``,
+    ``state``; by default one per event.  SEQUENCER over FLUSH joins half
+    steps here (its pre-pass)."""
+
+    protocol = ""
+    FIELDS: tuple = ()          # the state variables, in the order an explanation lists them
+    APPEND: dict = {}           # variable -> "sequence" | "set": logged as appended elements
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        # property -> (event, witness): failures found while stepping (a
+        # model invariant no candidate satisfies); ``violated`` reports them
+        self.found: dict[str, tuple[int, str]] = {}
+
+    def note(self, prop: str, i: int, witness: str) -> None:
+        self.found.setdefault(prop, (i, witness))
+
+    def violated(self) -> Optional[tuple[str, int, str]]:
+        """(first property, its event, every failure with its event) or None."""
+        if not self.found:
+            return None
+        order = sorted(self.found.items(), key=lambda kv: kv[1][0])
+        first = order[0][0]
+        text = "; ".join(f"{p}: {w} (event {i})" for p, (i, w) in order)
+        return first, self.found[first][0], text[len(first) + 2:]
+
+    def steps(self):
+        return iter(self.trace.events)
+
+    def init(self):
+        raise NotImplementedError
+
+    def check(self, ev: dict) -> Optional[str]:
+        """A reason to reject the record outright (a member outside 1..N), or None."""
+        return None
+
+    def before(self, ev: dict, cands) -> Optional[tuple[str, str]]:
+        """Called once per step before the candidates are stepped (e.g. to
+        learn a message id); (verdict, reason) to stop the run."""
+        return None
+
+    def successors(self, s, ev: dict):
+        """The model steps the record names from ``s`` (None entries ignored)."""
+        raise NotImplementedError
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        """None when the logged message is the one the step takes or sends,
+        else what the model has instead."""
+        return None
+
+    def observe(self, s, t, ev: dict, var: str):
+        """The model's value of ``var`` for the acting node after the step, in
+        the trace's JSON shape (an append variable: the elements appended)."""
+        raise NotImplementedError
+
+    def norm(self, var: str, value):
+        """A logged value in the shape ``observe`` returns."""
+        return value
+
+    def logged(self, ev: dict) -> Optional[dict]:
+        """The state the step logged for its node (None: nothing)."""
+        return ev.get("state") if ev.get("nid") is not None else None
+
+    def reduce(self, t):
+        """``t`` without what no guard reads (kept small: O(record) per step)."""
+        return t
+
+    def after(self, ev: dict, pairs: list, cands: set) -> Optional[tuple[str, str]]:
+        """The accepted (pre-state, successor) pairs of the step, before
+        ``reduce``; may check invariants: (verdict, reason) stops the run."""
+        return None
+
+    def properties(self, cands: set) -> Optional[tuple[str, Optional[int], str]]:
+        """After the last step: (property, event or None, witness) of the first failure."""
+        return self.violated()
+
+    def at_end(self, cands: set) -> Optional[tuple[str, str]]:
+        """At the end of a quiescent run: (property, witness) or None."""
+        return None
+
+    def head(self, ev: dict) -> str:
+        return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
+
+
+def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
+    for var, val in logged.items():
+        if b.observe(s, t, ev, var) != b.norm(var, val):
+            return False
+    return True
+
+
+def explain(b: Binding, cands, ev: dict) -> str:
+    """Why no candidate takes the step: not enabled, another message, or the
+    logged variables against the model's, field by field."""
+    head = b.head(ev)
+    enabled, why_msg = [], None
+    for s in cands:
+        for t in b.successors(s, ev):
+            if t is None:
+                continue
+            why = b.message(s, t, ev)
+            if why is None:
+                enabled.append((s, t))
+            elif why_msg is None:
+                why_msg = why
+    if not enabled and why_msg is None:
+        return f"{head}: not enabled in any of {len(cands)} candidate model state(s)"
+    if not enabled:
+        return f"{head}: the logged message is not the model's: {why_msg}"
+    logged = b.logged(ev) or {}
+    s, t = enabled[0]
+    order = [f for f in b.FIELDS if f in logged] + sorted(set(logged) - set(b.FIELDS))
+    lines = [f"  {var}: model {b.observe(s, t, ev, var)!r} != logged {b.norm(var, logged[var])!r}"
+             for var in order if b.observe(s, t, ev, var) != b.norm(var, logged[var])]
+    return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+
+
+class Engine:
+    """The candidate-set replay of one trace through a protocol's Binding."""
+
+    def __init__(self, binding: Binding, *, visited: bool = True) -> None:
+        self.b = binding
+        self.cands = set(binding.reduce(s) for s in binding.init())
+        self.peak = len(self.cands)
+        self.keep_visited = visited
+        self.seen: Optional[set] = set(self.cands) if visited else None
+        self.steps = 0
+
+    def step(self, ev: dict) -> Optional[tuple[str, str]]:
+        """Take one step; None, or (verdict, reason) when the run fails here."""
+        b = self.b
+        bad = b.check(ev)
+        if bad:
+            return "rejected", bad
+        stop = b.before(ev, self.cands)
+        if stop:
+            return stop
+        logged = b.logged(ev)
+        nxt, pairs = set(), []
+        for s in self.cands:
+            for t in b.successors(s, ev):
+                if t is None or b.message(s, t, ev) is not None:
+                    continue
+                if logged and not _agrees(b, s, t, ev, logged):
+                    continue
+                pairs.append((s, t))
+                nxt.add(b.reduce(t))
+        if not nxt:
+            return "nonconforming", explain(b, self.cands, ev)
+        if len(nxt) > MAX_CANDIDATES:
+            self.peak = len(nxt)
+            return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
+        stop = b.after(ev, pairs, nxt)
+        self.cands = nxt
+        self.peak = max(self.peak, len(nxt))
+        self.steps += 1
+        if self.seen is not None:
+            self.seen |= nxt
+            if len(self.seen) > VISITED_MAX:
+                self.seen = None            # coverage of this run unknown (too many states)
+        return stop
+
+    def run(self, trace: Trace) -> RunReport:
+        h = trace.header
+        base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
+        for ev in self.b.steps():
+            failed = self.step(ev)
+            if failed:
+                verdict, reason = failed
+                early = self.b.violated() if verdict == "nonconforming" else None
+                if early:       # the conforming prefix already violates a property
+                    prop, at, text = early
+                    return RunReport(**base, verdict="violation", first_bad_event=at,
+                                     reason=f"{prop}: {text}; the run stops conforming at event {ev['i']}: "
+                                            f"{reason.splitlines()[0]}",
+                                     candidates_max=self.peak, visited=self._visited())
+                if verdict == "rejected" and ev.get("src") and not reason.startswith(ev["src"]):
+                    reason = f"{ev['src']}: {reason}"
+                return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=reason,
+                                 candidates_max=self.peak, visited=self._visited())
+        found = self.b.properties(self.cands)
+        if found:
+            prop, at, witness = found
+            return RunReport(**base, verdict="violation", first_bad_event=at, reason=f"{prop}: {witness}",
+                             candidates_max=self.peak, visited=self._visited())
+        if quiescent(trace):
+            found = self.b.at_end(self.cands)
+            if found:
+                prop, witness = found
+                return RunReport(**base, verdict="violation", first_bad_event=None,
+                                 reason=f"{prop}: {witness} (the run ended quiescent)",
+                                 candidates_max=self.peak, visited=self._visited())
+        return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=self.peak,
+                         visited=self._visited())
+
+    def _visited(self):
+        return None if self.seen is None else list(self.seen)
+
+
+def run_binding(make, trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of ``trace`` under the binding ``make(trace)`` builds."""
+    h = trace.header
+    base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
+    try:
+        b = make(trace)
+    except (HeaderError, KeyError, ValueError, TypeError) as e:
+        why = str(e) if isinstance(e, HeaderError) else f"bad header: {type(e).__name__}: {e}"
+        return RunReport(**base, verdict="rejected", first_bad_event=None, reason=f"{trace.path}:1: {why}")
+    return Engine(b, visited=visited).run(trace)

@@ -1,19 +1,28 @@
-"""SEQUENCER conformance: replaying a trace against model/sequencer.py.
+"""SEQUENCER conformance: the table binding trace records to model/sequencer.py.
 
 Theory of operation
 -------------------
-Each trace event claims a spec action (seed 000's handlers, named as in
-spec/Sequencer/Sequencer.tla) by one member and logs that member's
-post-state.  The model state also holds what the trace cannot show (the
-channels, the other members' tables), so the replay keeps the SET of model
-states consistent with the events so far: for each event it applies the
-named action with the logged parameters to every candidate and keeps the
-successors whose projection on the member (sent, fwd, recv, delivered, vid)
-equals the logged state.  Parameters the trace does not log (the ``lost``
-set of Crash) are enumerated.  An empty set makes the run *nonconforming*
-at that event.  Then the trace properties of the model (NoDuplicates,
-Integrity, SenderFIFO, TotalOrder) are evaluated on the delivery histories:
-a failed one makes the run a *violation*, with a small witness.
+Each record claims a spec action (seed 000's handlers, named as in
+spec/Sequencer/Sequencer.tla) by one member, with its parameters, the
+message it takes or sends, and whatever of the member's variables it logs
+(vid, sent, fwd, recv; delivered as the elements appended).  The one replay
+engine (conformance/replay.py) keeps the set of model states consistent
+with the records; this module is SEQUENCER's part: the table from a record
+to model actions (``successors``: Crash without ``lost`` tries every
+subset), the message check (a receive takes the head of its channel; a
+``Send`` sends FORWARD from a member that is not coordinator, DATA from the
+coordinator, with the next seqno: type, sender and seqno are all checked,
+as the properties read them), the projection of a model state on the member
+(``observe``), and the trace properties with their witnesses.
+
+``delivered`` is a history no guard reads: the engine keeps candidates
+with it emptied after each step (``reduce``), so a step costs O(record)
+whatever the run's length, and the histories the properties judge are
+accumulated here from the appended elements of the accepted steps (the
+model's, which the logged ones, when logged, must equal; with no state
+logged at all they are still the model's deliveries of the logged
+messages).  NoDuplicates, Integrity, SenderFIFO, TotalOrder after the last
+record; EventualDelivery at the end of a quiescent run.
 """
 
 from __future__ import annotations
@@ -23,129 +32,159 @@ from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.sequencer import SequencerModel, _subsets
+from groupcheck.model.values import Fn
 
 from .protocols import Protocol
-from .replay import MAX_CANDIDATES, RunReport
+from .replay import Binding, HeaderError, RunReport, run_binding
 from .traces import Trace
 
 FIELDS = ("vid", "sent", "fwd", "recv", "delivered")
 
 
-def project(s, m: int) -> dict:
-    """Member ``m``'s part of model state ``s`` in the trace's JSON shape."""
-    return {"vid": s.vid[m], "sent": s.sent[m], "fwd": sorted(s.fwd[m]),
-            "recv": {str(x): q for x, q in sorted(s.recv[m].items())},
-            "delivered": [list(x) for x in s.delivered[m]]}
+def reduce_state(s):
+    """``s`` with every delivery history emptied (what no guard reads)."""
+    if all(not d for d in s.delivered.values()):
+        return s
+    return s._replace(delivered=Fn({m: () for m in s.delivered}))
 
 
-def _norm(state: dict) -> dict:
-    return {"vid": state["vid"], "sent": state["sent"], "fwd": sorted(state["fwd"]),
-            "recv": {str(k): v for k, v in sorted(state["recv"].items(), key=lambda kv: int(kv[0]))},
-            "delivered": [list(x) for x in state["delivered"]]}
+class SequencerBinding(Binding):
+    protocol = "sequencer"
+    FIELDS = FIELDS
+    APPEND = {"delivered": "sequence"}
 
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(trace)
+        h = trace.header
+        if h["protocol"] != "sequencer":
+            raise HeaderError(f"no replay for protocol {h['protocol']!r}")
+        c = h["constants"]
+        try:
+            self.model = SequencerModel({"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"]})
+        except KeyError as e:
+            raise HeaderError(f"header constants lack {e}") from None
+        if sorted(h["nodes"]) != list(self.model.Members):
+            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
+        if h.get("options"):
+            raise HeaderError(f"options {sorted(h['options'])}: SEQUENCER has none")
+        M = self.model.Members
+        self.members = set(M)
+        self.empty = Fn({m: () for m in M})
+        self.hist: dict[int, list] = {m: [] for m in M}
+        self.sent: dict[int, int] = {m: 0 for m in M}
+        self.crashed: set[int] = set()
 
-def diff(expected: dict, logged: dict) -> str:
-    lines = []
-    for f in FIELDS:
-        if expected.get(f) != logged.get(f):
-            lines.append(f"  {f}: model {expected.get(f)!r} != logged {logged.get(f)!r}")
-    return "\n".join(lines)
+    def init(self):
+        return self.model.init()
 
+    def check(self, ev: dict) -> Optional[str]:
+        """Members named by the record that the model does not have (the schema cannot know N)."""
+        M = self.members
+        named = [("nid", ev["nid"])] if ev["nid"] is not None else []
+        p = ev["params"]
+        named += [("params.p", p["p"])] if "p" in p else []
+        named += [("params.view", x) for x in p.get("view", [])]
+        named += [("params.lost", x) for x in p.get("lost", [])]
+        st = ev.get("state") or {}
+        named += [("state.recv", int(x)) for x in st.get("recv", {})]
+        named += [("state.delivered", x[0]) for x in st.get("delivered", [])]
+        for where, x in named:
+            if not isinstance(x, int) or x not in M:
+                return f"{where}: {x!r} is not a member 1..{self.model.N}"
+        return None
 
-def _successors(model: SequencerModel, s, ev: dict):
-    name, m, params = ev["name"], ev["nid"], ev["params"]
-    if name == "Send":
-        yield model.Send(s, m)
-    elif name == "RecvForward":
-        yield model.RecvForward(s, m, params["p"])
-    elif name == "RecvData":
-        yield model.RecvData(s, m, params["p"])
-    elif name == "InstallView":
-        yield model.InstallView(s, m)
-    elif name == "NewView":
-        yield model.NewView(s)
-    elif name == "Crash":
-        if "lost" in params:
-            yield model.Crash(s, m, frozenset(params["lost"]))
+    def successors(self, s, ev: dict):
+        model, name, m, params = self.model, ev["name"], ev["nid"], ev["params"]
+        if name == "Send":
+            yield model.Send(s, m)
+        elif name == "RecvForward":
+            yield model.RecvForward(s, m, params["p"])
+        elif name == "RecvData":
+            yield model.RecvData(s, m, params["p"])
+        elif name == "InstallView":
+            yield model.InstallView(s, m)
+        elif name == "NewView":
+            yield model.NewView(s)
+        elif name == "Crash":
+            if "lost" in params:
+                yield model.Crash(s, m, frozenset(params["lost"]))
+            else:
+                for lost in _subsets(set(model.Members) - {m}):
+                    yield model.Crash(s, m, lost)
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        name, m, msg = ev["name"], ev["nid"], ev.get("msg")
+        if name == "NewView":
+            view = ev["params"].get("view")
+            if view is not None and list(t.views[-1]) != list(view):
+                return f"the view decided is {list(t.views[-1])}"
+            return None
+        if msg is None:
+            return None
+        if name == "Send":
+            # The coordinator multicasts DATA itself; any other member FORWARDs
+            # to it (the model's Send put the seqno in fwd or it did not).
+            want = ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA", m, t.sent[m])
+        elif name in ("RecvForward", "RecvData"):
+            ch = s.chan[(ev["params"]["p"], m)]
+            if not ch:
+                return "the channel is empty"
+            want = (ch[0]["type"], ch[0]["sender"], ch[0]["seqno"])
         else:
-            for lost in _subsets(set(model.Members) - {m}):
-                yield model.Crash(s, m, lost)
+            return None
+        got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
+        return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
 
+    def observe(self, s, t, ev: dict, var: str):
+        m = ev["nid"]
+        if var == "vid":
+            return t.vid[m]
+        if var == "sent":
+            return t.sent[m]
+        if var == "fwd":
+            return sorted(t.fwd[m])
+        if var == "recv":
+            return {str(x): q for x, q in t.recv[m].items()}
+        if var == "delivered":
+            return [list(x) for x in t.delivered[m][len(s.delivered[m]):]]
+        return None
 
-def _msg_ok(s, ev: dict) -> bool:
-    """The message the event logs is the one the action takes (Recv*) or
-    sends (Send): same type, sender and seqno."""
-    msg = ev.get("msg")
-    if msg is None:
-        return True
-    m, name = ev["nid"], ev["name"]
-    if name in ("RecvForward", "RecvData"):
-        ch = s.chan[(ev["params"]["p"], m)]
-        return bool(ch) and (ch[0]["type"], ch[0]["sender"], ch[0]["seqno"]) == \
-            (msg.get("type"), msg.get("sender"), msg.get("seqno"))
-    return True
+    def norm(self, var: str, value):
+        if var == "fwd":
+            return sorted(value)
+        if var == "recv":
+            return {str(k): v for k, v in value.items()}
+        if var == "delivered":
+            return [list(x) for x in value]
+        return value
 
+    def reduce(self, t):
+        return t if t.delivered is self.empty else t._replace(delivered=self.empty)
 
-def _out_of_range(model: SequencerModel, ev: dict) -> Optional[str]:
-    """Members named by the event that the model does not have (the schema
-    cannot know N)."""
-    M = set(model.Members)
-    named = [("nid", ev["nid"])] if ev["nid"] is not None else []
-    named += [("params.p", ev["params"]["p"])] if "p" in ev["params"] else []
-    named += [("params.view", x) for x in ev["params"].get("view", [])]
-    named += [("params.lost", x) for x in ev["params"].get("lost", [])]
-    st = ev.get("state") or {}
-    named += [("state.recv", int(x)) for x in st.get("recv", {})]
-    named += [("state.delivered", x) for x, _ in st.get("delivered", [])]
-    for where, x in named:
-        if not isinstance(x, int) or x not in M:
-            return f"{where}: {x!r} is not a member 1..{model.N}"
-    return None
+    def after(self, ev: dict, pairs: list, cands: set):
+        name, m = ev["name"], ev["nid"]
+        if name == "RecvData":
+            s, t = pairs[0]
+            self.hist[m].extend(t.delivered[m][len(s.delivered[m]):])
+        elif name == "Send":
+            self.sent[m] = pairs[0][1].sent[m]
+        elif name == "Crash":
+            self.crashed.add(m)
+        return None
 
+    def histories(self) -> SimpleNamespace:
+        return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent))
 
-def _check_event(s, t, ev: dict) -> bool:
-    if ev["name"] == "Send" and ev.get("msg") is not None:
-        msg, m = ev["msg"], ev["nid"]
-        if (msg.get("sender"), msg.get("seqno")) != (m, t.sent[m]):
-            return False
-        # The coordinator multicasts DATA itself; any other member FORWARDs to
-        # it (the model's Send: the message went into fwd or it did not).
-        if msg.get("type") != ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA"):
-            return False
-    if ev["name"] == "NewView" and list(t.views[-1]) != list(ev["params"]["view"]):
-        return False
-    if ev.get("state") is not None and ev["nid"] is not None:
-        return project(t, ev["nid"]) == _norm(ev["state"])
-    return True
+    def properties(self, cands: set):
+        h = self.histories()
+        for prop in PROPERTIES:
+            if not getattr(seqmodel, prop)(h):
+                return prop, None, _witness(prop, h)
+        return None
 
-
-def _explain(model, cands, ev: dict) -> str:
-    head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
-    enabled = []
-    for s in cands:
-        if not _msg_ok(s, ev):
-            continue
-        for t in _successors(model, s, ev):
-            if t is not None:
-                enabled.append((s, t))
-    if not enabled:
-        return f"{head}: not enabled in any of {len(cands)} candidate model state(s)" + (
-            " (no candidate has that message at the head of the channel)" if ev["name"].startswith("Recv") else "")
-    if ev.get("state") is None or ev["nid"] is None:
-        return f"{head}: the model's successor does not match the logged parameters"
-    exp = project(enabled[0][1], ev["nid"])
-    return f"{head}: logged state differs from the model's successor\n{diff(exp, _norm(ev['state']))}"
-
-
-def _final_histories(trace: Trace, n: int):
-    """Delivery histories and sent counts from the last logged state of each member."""
-    delivered = {m: () for m in range(1, n + 1)}
-    sent = {m: 0 for m in range(1, n + 1)}
-    for ev in trace.events:
-        if ev.get("state") is not None and ev["nid"] is not None:
-            delivered[ev["nid"]] = tuple(tuple(x) for x in ev["state"]["delivered"])
-            sent[ev["nid"]] = ev["state"]["sent"]
-    return SimpleNamespace(delivered=delivered, sent=sent)
+    def at_end(self, cands: set):
+        witness = missing_deliveries(self.hist, self.sent, self.crashed)
+        return ("EventualDelivery", witness) if witness else None
 
 
 def _witness(prop: str, h) -> str:
@@ -186,12 +225,34 @@ def _witness(prop: str, h) -> str:
 PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")
 
 
+def project(s, m: int) -> dict:
+    """Member ``m``'s whole part of model state ``s`` in the trace's JSON
+    shape (the lock-step driver compares it with the implementation's)."""
+    return {"vid": s.vid[m], "sent": s.sent[m], "fwd": sorted(s.fwd[m]),
+            "recv": {str(x): q for x, q in sorted(s.recv[m].items())},
+            "delivered": [list(x) for x in s.delivered[m]]}
+
+
+class WholeStateBinding(SequencerBinding):
+    """Records that log a member's whole state, ``delivered`` its whole
+    history (the lock-step driver's, straight from the layer's ``state()``);
+    the candidates keep their histories."""
+
+    def observe(self, s, t, ev: dict, var: str):
+        if var == "delivered":
+            return [list(x) for x in t.delivered[ev["nid"]]]
+        return super().observe(s, t, ev, var)
+
+    def reduce(self, t):
+        return t
+
+
 def missing_deliveries(delivered: dict, sent: dict, crashed: set) -> Optional[str]:
     """Sequencer.tla's EventualDelivery at the end of a quiescent run: every
     message sent by a member that did not crash is delivered by every member
     that did not crash.  None, or the first missing delivery."""
     live = sorted(m for m in delivered if m not in crashed)
-    have = {m: set(delivered[m]) for m in live}
+    have = {m: set(map(tuple, delivered[m])) for m in live}
     for m in live:
         for q in range(1, sent.get(m, 0) + 1):
             lacking = [r for r in live if (m, q) not in have[r]]
@@ -200,62 +261,9 @@ def missing_deliveries(delivered: dict, sent: dict, crashed: set) -> Optional[st
     return None
 
 
-def end_of_run(trace: Trace):
-    h = _final_histories(trace, trace.header["constants"]["N"])
-    crashed = {ev["nid"] for ev in trace.events if ev["name"] == "Crash"}
-    witness = missing_deliveries(h.delivered, h.sent, crashed)
-    return ("EventualDelivery", witness) if witness else None
-
-
-def replay(trace: Trace) -> RunReport:
-    h = trace.header
-    base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
-    if h["protocol"] != "sequencer":
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: no replay for protocol {h['protocol']!r}")
-    c = h["constants"]
-    try:
-        model = SequencerModel({"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"]})
-    except KeyError as e:
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: header constants lack {e}")
-    if sorted(h["nodes"]) != list(model.Members):
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={model.N}")
-    cands = set(model.init())
-    peak = len(cands)
-    seen = set(cands)       # every candidate held: RunReport.visited (pipeline coverage)
-    for ev in trace.events:
-        bad = _out_of_range(model, ev)
-        if bad:   # line = index + 2: the header is line 1
-            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
-                             reason=f"{trace.path}:{ev['i'] + 2}: {bad}", candidates_max=peak)
-        nxt = set()
-        for s in cands:
-            if not _msg_ok(s, ev):
-                continue
-            for t in _successors(model, s, ev):
-                if t is not None and _check_event(s, t, ev):
-                    nxt.add(t)
-        if not nxt:
-            return RunReport(**base, verdict="nonconforming", first_bad_event=ev["i"],
-                             reason=_explain(model, cands, ev), candidates_max=peak,
-                             visited=list(seen))
-        if len(nxt) > MAX_CANDIDATES:
-            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
-                             reason=f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states",
-                             candidates_max=len(nxt))
-        cands = nxt
-        seen |= nxt
-        peak = max(peak, len(cands))
-    hist = _final_histories(trace, model.N)
-    for prop in PROPERTIES:
-        if not getattr(seqmodel, prop)(hist):
-            return RunReport(**base, verdict="violation", first_bad_event=None,
-                             reason=f"{prop}: {_witness(prop, hist)}", candidates_max=peak,
-                             visited=list(seen))
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak,
-                     visited=list(seen))
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one SEQUENCER run (conformance/replay.py's engine)."""
+    return run_binding(SequencerBinding, trace, visited=visited)
 
 
 def simulate(seed: int, faults: str, options: dict):
@@ -269,6 +277,22 @@ def simulate(seed: int, faults: str, options: dict):
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2}
 
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size and faults from its seed: 3-5 members, 1-3
+    multicasts each, the campaign's loss, duplication and reordering, and a
+    crash of the coordinator, of another member, or none, at a time drawn
+    within the sends."""
+    import random
+
+    from groupcheck.impl import tracefile
+    rng = random.Random(seed * 7919 + 11)
+    n, per, span = tracefile.draw_size(rng)
+    crash = rng.choice(("none", "coordinator", "other"))
+    crashes = () if crash == "none" else \
+        (((1 if crash == "coordinator" else rng.randint(2, n)), round(rng.uniform(0.0, span + 0.02), 4)),)
+    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
+
 PROTOCOL = Protocol(
     name="sequencer", spec="Sequencer",
     actions=("Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView"),
@@ -276,11 +300,12 @@ PROTOCOL = Protocol(
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
+    reduce=reduce_state,
+    draw=draw,
     # docs/sequencer.md: finding 1 (TotalOrder, the coordinator crash) and the
     # lost FORWARD (EventualDelivery: a FORWARD re-sent to the new coordinator
     # before it has installed the view that makes it coordinator is dropped,
     # "If not coord: error and return", and stays in the sender's
     # forward-table for ever; about half of the campaign's quiescent runs)
     known_violations=("TotalOrder", "EventualDelivery"),
-    end_of_run=end_of_run,
 )

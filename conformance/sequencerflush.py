@@ -49,12 +49,13 @@ from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.flush import FlushModel
+from groupcheck.impl import tracefile
 from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 
 from . import flush as cflush
 from .protocols import Protocol
 from .replay import MAX_CANDIDATES, RunReport
-from .traces import Trace
+from .traces import Trace, whole
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
@@ -63,10 +64,11 @@ PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p i
 
 
 def layer_of(ev: dict) -> str:
-    st = ev.get("state") or {}
+    """"both" (Crash), "sequencer" or "flush": by the action and its
+    parameters (impl/tracefile.py ``layer_of``), so with or without state."""
     if ev["name"] == "Crash":
         return "both"
-    return "flush" if "phase" in st else "sequencer" if "fwd" in st else "unknown"
+    return tracefile.layer_of("sequencerflush", ev["name"], ev["params"])
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
@@ -76,7 +78,7 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
     in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}
     vid = {m: 1 for m in nodes}
     for ev in events:
-        if layer_of(ev) != "sequencer":
+        if layer_of(ev) != "sequencer" or ev.get("state") is None:
             continue
         m, st = ev["nid"], ev["state"]
         new = tuple(tuple(x) for x in st["delivered"])
@@ -129,6 +131,7 @@ def replay(trace: Trace, *, composed: bool = True) -> RunReport:
     model/sequencerflush.py (see below), then the SEQUENCER's trace
     properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
     against model/flush.py instead, then the same properties."""
+    trace = whole(trace)     # TEMPORARY (format 2): the replay compares whole member states
     h = trace.header
     base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
     if h["protocol"] != "sequencerflush":
@@ -406,6 +409,8 @@ class ComposedReplayer:
                 return failed
             if name == "InstallView":
                 for r in self.recon[m]:
+                    if r.get("state") is None:
+                        continue
                     got = [list(x) for x in r["state"]["delivered"]]
                     if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in self.cands):
                         self.bad_at = r["i"]
@@ -465,7 +470,7 @@ class ComposedReplayer:
             if key in self.fkey or key[0] != m:
                 return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
             self.fkey[key], self.fview[key] = sid, v
-            if list(key) not in (ev.get("state") or {}).get("delivered", []):
+            if ev.get("state") is not None and list(key) not in ev["state"].get("delivered", []):
                 self.undelivered[m].add(sid)
             return self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
         if kind == "sequencer" and name == "RecvData" and (
@@ -605,7 +610,7 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 
 def simulate(seed: int, faults, options: dict):
-    """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/1 records."""
+    """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.flush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
@@ -625,8 +630,8 @@ def simulate(seed: int, faults, options: dict):
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
-    v1 = tracefile.to_v1(records, consts, run_id, s["quiescent"])
-    summary = {"run_id": run_id, "seed": seed, "events": len(v1) - 1, "quiescent": s["quiescent"],
+    v2 = tracefile.to_v2(records, consts, run_id, quiescent=s["quiescent"], end_clock=s.get("end_clock"))
+    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
                "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
                "delivered": {m: d for m, d in s["delivered"].items()},
@@ -635,7 +640,24 @@ def simulate(seed: int, faults, options: dict):
                "forward_not_coord": sum(st.get("sequencer.forward_not_coord", 0) for st in s["stats"].values()),
                "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
                "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v1, summary
+    return v2, summary
+
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size and faults from its seed: 3-4 members, 1-3
+    multicasts each, the coordinator crashing in most runs (a second crash
+    in some), at drawn times."""
+    import random
+    rng = random.Random(seed * 7919 + 17)
+    n, per, span = tracefile.draw_size(rng, (3, 4))
+    plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
+    crashes: tuple = ()
+    if plan != "none":
+        t1 = round(rng.uniform(0.0, span + 0.02), 4)
+        crashes = ((rng.randint(2, n) if plan == "other" else 1, t1),)
+        if plan == "two":
+            crashes += ((rng.randint(2, n), round(t1 + rng.uniform(0.0, 0.03), 4)),)
+    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
 
 
 PROTOCOL = Protocol(
@@ -645,6 +667,7 @@ PROTOCOL = Protocol(
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
     more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
+    draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
     end_of_run=end_of_run,
 )

@@ -32,7 +32,7 @@ from groupcheck.model.stable import DataMsg, Entry, StabilityMsg, StableModel, S
 from groupcheck.model.values import Fn
 
 from .protocols import Protocol
-from .replay import MAX_CANDIDATES, RunReport
+from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
 
 FIELDS = ("view", "sent", "delivered", "received", "purged", "digest", "heardFrom")
@@ -125,109 +125,36 @@ def _check_sent_msg(model: StableModel, s, t, ev: dict) -> bool:
     return True
 
 
-def diff(expected: dict, logged: dict) -> str:
-    return "\n".join(f"  {f}: model {expected.get(f)!r} != logged {logged.get(f)!r}"
-                     for f in FIELDS if expected.get(f) != logged.get(f))
+def _vec_norm(d: dict) -> dict:
+    return {str(k): v for k, v in d.items() if v}
 
 
-class TraceProperties:
-    """SafeGC and StabilityBound from the events alone (no model): each
-    member's last logged view, delivered and purged vectors.  A Join also
-    changes the coordinator's view (it installs the joiner's view at once,
-    CoordSwitchesAtJoin), which the event names in ``params.coord``."""
+class StableBinding(Binding):
+    """STABLE's table for the replay engine (conformance/replay.py)."""
 
-    def __init__(self, first_view: list[int]) -> None:
-        self.view = {m: set(first_view) for m in first_view}
-        self.delivered: dict[int, dict[int, int]] = {m: {} for m in first_view}
-        self.purged: dict[int, dict[int, int]] = {m: {} for m in first_view}
-        self.first: Optional[tuple[int, str]] = None      # (event index, "Prop: witness")
-        self.found: dict[str, tuple[int, str]] = {}        # property -> its first (event, witness)
+    protocol = "stable"
+    FIELDS = FIELDS
 
-    def feed(self, ev: dict) -> Optional[str]:
-        st, m = ev.get("state"), ev["nid"]
-        if st is None or m is None:
-            return None
-        self.view[m] = set(st["view"])
-        self.delivered[m] = {int(k): v for k, v in st["delivered"].items()}
-        self.purged[m] = {int(k): v for k, v in st["purged"].items()}
-        if ev["name"] == "Join" and "coord" in ev["params"]:
-            self.view[ev["params"]["coord"]] = set(st["view"])
-        bads = []
-        if ev["name"] == "SendStability" and ev.get("msg"):
-            bads.append(self.stability_bound(m, {int(k): v for k, v in ev["msg"]["digest"].items()}))
-        bads.append(self.safe_gc())
-        for bad in filter(None, bads):
-            self.found.setdefault(bad.split(":")[0], (ev["i"], bad))
-            if self.first is None:
-                self.first = (ev["i"], bad)
-        return next(filter(None, bads), None)
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(trace)
+        h = trace.header
+        if h["protocol"] != "stable":
+            raise HeaderError(f"not a STABLE trace ({h['protocol']!r})")
+        try:
+            self.model = model_for(h["constants"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise HeaderError(f"header constants: {type(e).__name__}: {e}") from None
+        if sorted(h["nodes"]) != list(self.model.Members):
+            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
+        if h.get("options"):
+            raise HeaderError(f"options {sorted(h['options'])}: STABLE has none")
+        self.members = set(self.model.Members)
 
-    def stability_bound(self, m: int, digest: dict) -> Optional[str]:
-        for x, (lo, _) in sorted(digest.items()):
-            for q in sorted(digest):
-                d = self.delivered.get(q, {}).get(x, 0)
-                if lo > d:
-                    return (f"StabilityBound: member {m}'s STABILITY digest has low {lo} for sender {x}, "
-                            f"but member {q} has delivered only {d}")
-        return None
+    def init(self):
+        return self.model.init()
 
-    def summary(self) -> str:
-        return "; ".join(f"{w} (event {i})" for _, (i, w) in sorted(self.found.items(), key=lambda kv: kv[1][0]))
-
-    def safe_gc(self) -> Optional[str]:
-        for p in sorted(self.purged):
-            for s, k in sorted(self.purged[p].items()):
-                for q in sorted(self.view.get(p, ())):
-                    d = self.delivered.get(q, {}).get(s, 0)
-                    if k > d:
-                        return (f"SafeGC: member {p} purged messages of {s} up to {k}, "
-                                f"but member {q} of its view has delivered only up to {d}")
-        return None
-
-
-def end_of_run(trace: Trace):
-    """Stable.tla's EventuallyCollected and LastMessageDelivered at the end of
-    a quiescent run, on each member's last logged state: every member
-    delivered every message of every sender of its view (from the first the
-    member could have had: a joiner's vector starts where its digest did, so
-    only the top is required), and collected (purged) everything delivered
-    by the whole group."""
-    last: dict[int, dict] = {}
-    for ev in trace.events:
-        if ev.get("state") is not None and ev["nid"] is not None:
-            last[ev["nid"]] = ev["state"]
-    group = sorted(last)
-    for p in group:
-        for s_ in sorted(last[p]["view"]):
-            if s_ not in last:
-                continue
-            n = last[s_]["sent"]
-            got = last[p]["delivered"].get(str(s_), 0)
-            if got < n:
-                return ("LastMessageDelivered", f"member {p} delivered {got} of member {s_}'s {n} messages")
-    for p in group:
-        for s_ in sorted(last[p]["view"]):
-            low = min(last[q]["delivered"].get(str(s_), 0) for q in group if s_ in last[q]["view"])
-            purged = last[p]["purged"].get(str(s_), 0)
-            if purged < low:
-                return ("EventuallyCollected", f"member {p} still buffers member {s_}'s messages "
-                                               f"{purged + 1}..{low}, delivered by every member")
-    return None
-
-
-class Replayer:
-    """The candidate-set replay, one event at a time (used by ``replay`` and
-    by the lock-step test)."""
-
-    def __init__(self, constants: dict, nodes: list[int]) -> None:
-        self.model = model_for(constants)
-        self.cands = set(self.model.init())
-        self.peak = len(self.cands)
-        self.seen = set(self.cands)       # every candidate held: RunReport.visited (pipeline coverage)
-        self.props = TraceProperties(sorted(self.model.InitialView))
-
-    def out_of_range(self, ev: dict) -> Optional[str]:
-        M = set(self.model.Members)
+    def check(self, ev: dict) -> Optional[str]:
+        M = self.members
         named = [("nid", ev["nid"])]
         named += [(f"params.{k}", v) for k, v in ev["params"].items() if k in ("p", "coord")]
         st = ev.get("state") or {}
@@ -241,68 +168,127 @@ class Replayer:
             return f"{ev['name']} without the message it takes"
         return None
 
-    def step(self, ev: dict) -> Optional[str]:
-        """Apply one event; None, or why no candidate allows it."""
-        logged = _norm(ev["state"]) if ev.get("state") is not None else None
-        nxt = set()
-        for s in self.cands:
-            for t in _successors(self.model, s, ev):
-                if _check_sent_msg(self.model, s, t, ev) and (logged is None or project(t, ev["nid"]) == logged):
-                    nxt.add(t)
-        if not nxt:
-            return self.explain(ev)
-        if len(nxt) > MAX_CANDIDATES:
-            return f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
-        self.cands = nxt
-        self.seen |= nxt
-        self.peak = max(self.peak, len(nxt))
-        self.props.feed(ev)
+    def successors(self, s, ev: dict):
+        return _successors(self.model, s, ev)
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        if _check_sent_msg(self.model, s, t, ev):
+            return None
+        return "not the message the model's action sends"
+
+    def observe(self, s, t, ev: dict, var: str):
+        return project(t, ev["nid"]).get(var) if var in FIELDS else None
+
+    def norm(self, var: str, value):
+        if var in ("view", "heardFrom"):
+            return sorted(value)
+        if var in ("delivered", "received", "purged"):
+            return _vec_norm(value)
+        if var == "digest":
+            return {str(k): list(v) for k, v in value.items()}
+        return value
+
+    def head(self, ev: dict) -> str:
+        extra = " (no candidate has that message in flight)" if ev["name"] in RECEIVES else ""
+        return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')}){extra}"
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        """SafeGC and StabilityBound, the model's invariants, on the states
+        consistent with the run so far: a violation when no candidate
+        satisfies one (the first event where that happens, with a witness
+        from a candidate)."""
+        for prop in PROPERTIES:
+            if prop not in self.found:
+                inv = self.model.invariants[prop]
+                if not any(inv(t) for t in cands):
+                    self.note(prop, ev["i"], witness(self.model, prop, next(iter(cands))))
         return None
 
-    def explain(self, ev: dict) -> str:
-        head = f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
-        enabled = [(s, t) for s in self.cands for t in _successors(self.model, s, ev)]
-        if not enabled:
-            extra = " (no candidate has that message in flight)" if ev["name"] in RECEIVES else ""
-            return f"{head}: not enabled in any of {len(self.cands)} candidate model state(s){extra}"
-        ok = [(s, t) for s, t in enabled if _check_sent_msg(self.model, s, t, ev)]
-        if not ok:
-            return f"{head}: the logged message is not the one the model's action sends"
-        exp = project(ok[0][1], ev["nid"])
-        return f"{head}: logged state differs from the model's successor\n{diff(exp, _norm(ev['state']))}"
+    def at_end(self, cands: set):
+        """EventuallyCollected and LastMessageDelivered at the end of a
+        quiescent run: failing in every candidate."""
+        found = [end_of_run_state(self.model, t) for t in cands]
+        if all(found):
+            return found[0]
+        return None
 
 
-def replay(trace: Trace) -> RunReport:
-    h = trace.header
-    base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
+def witness(model: StableModel, prop: str, s) -> str:
+    """A counterexample to ``prop`` in model state ``s``."""
+    M = model.Members
+    if prop == "SafeGC":
+        for p in M:
+            for q in sorted(s.view[p]):
+                for x in M:
+                    if s.purged[p][x] > s.delivered[q][x]:
+                        return (f"member {p} purged messages of {x} up to {s.purged[p][x]}, "
+                                f"but member {q} of its view has delivered only up to {s.delivered[q][x]}")
+    if prop == "StabilityBound":
+        for m in sorted(s.net, key=str):
+            if m["type"] != "stability":
+                continue
+            for x in sorted(m["digest"]):
+                for q in sorted(m["digest"]):
+                    lo, d = m["digest"][x]["low"], s.delivered[q][x]
+                    if lo > d:
+                        return (f"member {m['from']}'s STABILITY digest has low {lo} for sender {x}, "
+                                f"but member {q} has delivered only {d}")
+    return "(no witness found)"
 
-    r = None
 
-    def report(verdict, first=None, reason=None, peak=0):
-        return RunReport(**base, verdict=verdict, first_bad_event=first, reason=reason, candidates_max=peak,
-                         visited=list(r.seen) if r is not None else None)
+def end_of_run_state(model: StableModel, s):
+    """Stable.tla's LastMessageDelivered and EventuallyCollected on a model
+    state at the end of a quiescent run: every member of the group delivered
+    every message of every sender of its view (a joiner's vector starts
+    where its digest did, so only the top is required), and collected
+    (purged) everything the whole group delivered.  None, or (property,
+    witness)."""
+    group = sorted(m for m in model.Members if s.view[m])
+    for p in group:
+        for x in sorted(s.view[p]):
+            if s.delivered[p][x] < s.sent[x]:
+                return ("LastMessageDelivered",
+                        f"member {p} delivered {s.delivered[p][x]} of member {x}'s {s.sent[x]} messages")
+    for p in group:
+        for x in sorted(s.view[p]):
+            low = min(s.delivered[q][x] for q in group if x in s.view[q])
+            if s.purged[p][x] < low:
+                return ("EventuallyCollected", f"member {p} still buffers member {x}'s messages "
+                                               f"{s.purged[p][x] + 1}..{low}, delivered by every member")
+    return None
 
-    if h["protocol"] != "stable":
-        return report("rejected", reason=f"{trace.path}:1: not a STABLE trace ({h['protocol']!r})")
-    try:
-        r = Replayer(h["constants"], h["nodes"])
-    except (KeyError, TypeError, ValueError) as e:
-        return report("rejected", reason=f"{trace.path}:1: header constants: {type(e).__name__}: {e}")
-    if sorted(h["nodes"]) != list(r.model.Members):
-        return report("rejected", reason=f"{trace.path}:1: nodes {h['nodes']} are not 1..N with N={r.model.N}")
-    for ev in trace.events:
-        bad = r.out_of_range(ev)
-        if bad:
-            return report("rejected", ev["i"], f"{trace.path}:{ev['i'] + 2}: {bad}", r.peak)
-        why = r.step(ev)
-        if why is not None:
-            if r.props.first is not None:       # the conforming prefix already violates a property
-                return report("violation", r.props.first[0], f"{r.props.summary()}; the run stops conforming "
-                              f"at event {ev['i']}: {why.splitlines()[0]}", r.peak)
-            return report("nonconforming", ev["i"], why, r.peak)
-    if r.props.first is not None:
-        return report("violation", r.props.first[0], r.props.summary(), r.peak)
-    return report("ok", peak=r.peak)
+
+class Replayer:
+    """The engine on STABLE one record at a time (the lock-step test's):
+    ``step(ev)`` is None or why no candidate allows the record."""
+
+    def __init__(self, constants: dict, nodes: list[int]) -> None:
+        header = {"protocol": "stable", "constants": constants, "nodes": nodes, "options": {}, "run_id": "-"}
+        self.engine = Engine(StableBinding(Trace("<lock-step>", header, [])))
+        self.model = self.engine.b.model
+
+    @property
+    def cands(self):
+        return self.engine.cands
+
+    @property
+    def props(self):
+        """``found`` (property -> (event, witness)) and ``first`` (event, "Prop: witness") or None."""
+        from types import SimpleNamespace
+        f = self.engine.b.found
+        return SimpleNamespace(found=f, first=min(((i, f"{p}: {w}") for p, (i, w) in f.items()), default=None))
+
+    def out_of_range(self, ev: dict) -> Optional[str]:
+        return self.engine.b.check(ev)
+
+    def step(self, ev: dict) -> Optional[str]:
+        failed = self.engine.step(ev)
+        return None if failed is None else failed[1]
+
+
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one STABLE run (conformance/replay.py's engine)."""
+    return run_binding(StableBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -335,20 +321,30 @@ def simulate(seed: int, faults: str, options: dict):
                                        join=opts["join"], heard_from_reset=opts["heard_from_reset"],
                                        horizon=float(opts["horizon"]))
     rid = run_id(opts, seed)
-    v1 = tracefile.to_v1(records, summary["constants"], rid, summary["quiescent"])
+    v2 = tracefile.to_v2(records, summary["constants"], rid, quiescent=summary["quiescent"],
+                         end_clock=summary.get("end_clock"))
     line = {
-        "run_id": rid, "seed": seed, "events": len(v1) - 1, "quiescent": summary["quiescent"],
+        "run_id": rid, "seed": seed, "events": len(v2) - 2, "quiescent": summary["quiescent"],
         "delivered": sum(len(d) for d in summary["delivered"].values()),
         "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in summary["stats"].values()),
         "retained_at_end": sum(summary["retained"].values()),
         "dropped_datagrams": summary["network"]["lost"],
     }
-    return v1, line
+    return v2, line
+
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size from its seed: 3-4 members (the last joining in
+    two runs of three), 1-3 multicasts each, the campaign's faults."""
+    import random
+    rng = random.Random(seed * 7919 + 19)
+    return "loss=0.1,dup=0.05,reorder=3", {"nodes": rng.choice((3, 4)), "messages": rng.randint(1, 3),
+                                          "join": rng.random() < 2 / 3}
 
 
 PROTOCOL = Protocol(
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
-    end_of_run=end_of_run,
+    draw=draw,
 )

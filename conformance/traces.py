@@ -1,35 +1,76 @@
-"""Reading and validating groupcheck-trace/1 files (docs/trace-format.md).
+"""Reading groupcheck-trace/2 files (and /1, converted on read): docs/trace-format.md.
 
 Theory of operation
 -------------------
-A trace is NDJSON: one header record, then event records.  Every line is
-parsed and validated against ``impl/trace_schema.json`` (JSON Schema 2020-12,
-the protocol-independent envelope), and every event also against its
-protocol's schema ``impl/schemas/<protocol>.json`` (action names, parameters,
-state variables), the protocol being the header's.  The header must come
-first and only once, and event indices must run 0, 1, 2, ...  The first
-problem makes the whole run *rejected*: ``load`` raises ``TraceError`` whose
-message names ``file:line``.  ``record_problem`` checks one parsed record the
-same way (the pipeline's ingest uses it row by row).
+``load(path_or_paths)`` reads one run: a single file (a globally ordered
+trace), or a run's per-node files (a directory, or a list of paths) merged
+into one order consistent with happens-before.  It returns a ``Trace``:
+
+* ``header``: the run's header (format 2; a format-1 header is converted,
+  ``options`` {}; for per-node files the common header without ``node``);
+* ``events``: normalised event dicts, each with ``i`` (global index after
+  merging), ``name``, ``nid``, ``params`` (a dict, {} when omitted),
+  ``msg`` (None when omitted), ``state`` (the delta: only the variables the
+  step assigned, append variables as lists of appended elements; {} when
+  the step assigned nothing, None when not logged), ``clock``, ``vc`` (None in a global file) and ``src``
+  (``"file:line"`` for messages);
+* ``end``: the end record as ``{"quiescent", "clock", "src"}``, or None when
+  the run has none (then nothing is judged at the end of the run).
+
+Input is strict: UTF-8, ``\\n`` line ends (a ``\\r`` before one is
+rejected: CRLF is not accepted), one JSON object per line with no duplicate
+keys and no NaN/Infinity, every record valid under the envelope
+(impl/trace_schema.json) and every event under its protocol's schema
+(impl/schemas/<protocol>.json).  The first problem raises ``TraceError``,
+whose message is ``file:line: problem`` (``file: cannot read: ...`` when the
+file cannot be read at all).  Schemas are checked with compiled predicates
+(conformance/schemacheck.py); the reader never walks accumulated state, so
+reading is O(record) per line.
+
+A format-1 file (full post-states) is validated against the format-1
+schemas (impl/schemas/v1/) and its states turned into deltas against the
+member's previous record (impl/tracefile.py ``state_delta``).
+
+Per-node files: each file's header names its ``node`` (null or absent: the
+environment's file, whose events have ``nid`` null or name the node they
+happen to, e.g. a crash); every event carries ``vc``.  A file's own
+component (the node's id, or ``"env"``) grows along the file and no
+component ever decreases.  Event e of one file happened before event f of
+another when f's clock has counted e (``f.vc[j] >= e.vc[j]``, j being e's
+file's component).  ``merge`` is Kahn's topological sort of that order:
+among the files' next events, those whose predecessors are all placed,
+the one with the smallest ``(clock, file)`` goes next (deterministic).  If
+none is ready the clocks contradict each other: the cycle (found with
+networkx) is reported, naming the records.
 """
 
 from __future__ import annotations
 
+import copy
+import heapq
 import json
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable, Optional, Union
 
-import jsonschema
+from groupcheck.impl import tracefile
 
-FORMAT = "groupcheck-trace/1"
+from . import schemacheck
+
+FORMAT = tracefile.FORMAT
+FORMAT_V1 = tracefile.FORMAT_V1
+FORMATS = (FORMAT, FORMAT_V1)
+ENV = tracefile.ENV
 
 
 class TraceError(ValueError):
-    """A trace that cannot be replayed; ``str()`` starts with ``file:line``."""
+    """A trace that cannot be replayed; ``str()`` starts with ``file:line``
+    (or ``file:`` when the file cannot be read)."""
 
-    def __init__(self, path, line: int, problem: str) -> None:
-        super().__init__(f"{path}:{line}: {problem}")
+    def __init__(self, path, line: Optional[int], problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}" if line is not None else f"{path}: {problem}")
         self.path, self.line, self.problem = str(path), line, problem
 
 
@@ -38,171 +79,419 @@ class Trace:
     path: str
     header: dict
     events: list[dict]
+    end: Optional[dict] = None
+    files: list[str] = field(default_factory=list)
+    # "delta": events as read (format 2); "full": states rebuilt (full_states)
+    states: str = "delta"
 
 
-def _schema_text(rel: str) -> str:
+# ------------------------------------------------------------------ schemas
+
+@lru_cache(maxsize=None)
+def _schema(rel: str) -> Optional[dict]:
     try:
-        from importlib.resources import files
-        return (files("groupcheck.impl").joinpath(*rel.split("/"))).read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError):   # package data not installed
-        return (Path(__file__).resolve().parent.parent / "impl" / rel).read_text(encoding="utf-8")
-
-
-@lru_cache(maxsize=1)
-def validator() -> jsonschema.Draft202012Validator:
-    """The envelope: header, and the fields every event has."""
-    schema = json.loads(_schema_text("trace_schema.json"))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(_inline_refs(schema))
+        return json.loads(tracefile._schema_text(rel))
+    except (FileNotFoundError, OSError):
+        return None
 
 
 @lru_cache(maxsize=None)
-def protocol_validator(protocol: str) -> jsonschema.Draft202012Validator | None:
-    """The event schema of ``protocol`` (impl/schemas/<protocol>.json), or
-    None when there is none."""
+def _compiled(rel: str, kind: Optional[str] = None):
+    """(predicate, schema) for a schema file, or one of its ``$defs`` kinds."""
+    s = _schema(rel)
+    if s is None:
+        return None
+    if kind is not None:
+        s = {**s["$defs"][kind], "$defs": s["$defs"]}
+    return schemacheck.compile_schema(s), s
+
+
+def _envelope(fmt: str) -> str:
+    return "trace_schema.json" if fmt == FORMAT else "schemas/v1/trace.json"
+
+
+def _protocol_schema(protocol: str, fmt: str) -> Optional[str]:
     if not protocol.replace("_", "").isalnum():
         return None
-    try:
-        schema = json.loads(_schema_text(f"schemas/{protocol}.json"))
-    except (FileNotFoundError, OSError):
+    rel = f"schemas/{protocol}.json" if fmt == FORMAT else f"schemas/v1/{protocol}.json"
+    return rel if _schema(rel) is not None else None
+
+
+def _check(rel: str, rec, kind: Optional[str] = None, label: str = "schema") -> Optional[str]:
+    pred, schema = _compiled(rel, kind)
+    if pred(rec):
         return None
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(_inline_refs(schema))
+    return f"{label}: {schemacheck.explain(schema, rec)}"
 
 
-def _inline_refs(schema: dict) -> dict:
-    """Replace every local ``{"$ref": "#/$defs/X"}`` with X itself.  The
-    schema is not recursive, and jsonschema's per-use reference resolution
-    was most of the cost of checking a trace (every delivered pair resolved
-    ``nid`` anew)."""
-    defs = schema.get("$defs", {})
+class _Validator:
+    def __init__(self, rel: str, fill: bool) -> None:
+        self.rel, self.fill = rel, fill
 
-    def walk(node, depth=0):
-        if depth > 50:
-            raise ValueError("trace schema: $ref nesting too deep (recursive schema?)")
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
-                return walk(defs[ref[len("#/$defs/"):]], depth + 1)
-            return {k: walk(v, depth + 1) for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v, depth + 1) for v in node]
-        return node
-
-    return walk(schema)
+    def is_valid(self, rec) -> bool:
+        if self.fill and isinstance(rec, dict):
+            rec = {"params": {}, "msg": None, "state": None, **rec}
+        return _compiled(self.rel)[0](rec)
 
 
-@lru_cache(maxsize=4)
-def _kind_validator(kind: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(validator().schema["$defs"][kind])
+def protocol_validator(protocol: str, fmt: str = FORMAT) -> Optional[_Validator]:
+    """``.is_valid(event record)`` under ``protocol``'s event schema (format
+    2: omitted fields filled in as the reader does), or None."""
+    rel = _protocol_schema(protocol, fmt)
+    return None if rel is None else _Validator(rel, fmt == FORMAT)
 
 
-def _problem(rec) -> str | None:
+def record_problem(rec, protocol: Optional[str] = None, fmt: str = FORMAT) -> Optional[str]:
+    """Why ``rec`` (one parsed line of a file in format ``fmt``) is not a
+    valid record, or None.  Events are checked against ``protocol``'s
+    schema too when it is given."""
+    env = _envelope(fmt)
     kind = rec.get("kind") if isinstance(rec, dict) else None
-    # The record names its branch: validating against it alone skips the
-    # oneOf, which walked every delivered list twice (98% of conform time).
-    if kind in ("header", "event") and _kind_validator(kind).is_valid(rec):
-        return None
-    errs = sorted(validator().iter_errors(rec), key=lambda e: (len(list(e.absolute_path)), e.message))
-    if not errs:
-        return None
-    # oneOf(header, event) hides the useful message: re-validate against the branch the kind names.
-    kind = rec.get("kind") if isinstance(rec, dict) else None
-    if kind in ("header", "event"):
-        errs2 = list(_kind_validator(kind).iter_errors(rec))
-        if errs2:
-            e = min(errs2, key=lambda e: len(list(e.absolute_path)))
-            where = "/".join(str(x) for x in e.absolute_path)
-            return f"schema: {where + ': ' if where else ''}{e.message}"
-    return f"schema: {errs[0].message}"
-
-
-def _protocol_problem(rec: dict, protocol: str) -> str | None:
-    v = protocol_validator(protocol)
-    if v is None:
-        return f"no event schema for protocol {protocol!r} (impl/schemas/{protocol}.json)"
-    if v.is_valid(rec):
-        return None
-    e = min(v.iter_errors(rec), key=lambda e: (len(list(e.absolute_path)), e.message))
-    where = "/".join(str(x) for x in e.absolute_path)
-    return f"schema ({protocol}): {where + ': ' if where else ''}{e.message}"
-
-
-def record_problem(rec, protocol: str | None = None) -> str | None:
-    """Why ``rec`` (one parsed line) is not a valid record, or None.  Events
-    are checked against ``protocol``'s schema too when it is given."""
-    problem = _problem(rec)
-    if problem is None and protocol is not None and rec.get("kind") == "event":
-        problem = _protocol_problem(rec, protocol)
+    kinds = ("header", "event", "end") if fmt == FORMAT else ("header", "event")
+    if kind not in kinds:
+        return _check(env, rec) or f"schema: kind {kind!r} is not one of {list(kinds)}"
+    problem = _check(env, rec, kind)
+    if problem is None and protocol is not None and kind == "event":
+        rel = _protocol_schema(protocol, fmt)
+        if rel is None:
+            return f"no event schema for protocol {protocol!r} (impl/schemas/{protocol}.json)"
+        full = rec if fmt == FORMAT_V1 else {"params": {}, "msg": None, "state": None, **rec}
+        problem = _check(rel, full, label=f"schema ({protocol})")
     return problem
 
 
-class LineError(ValueError):
-    """A line that is not one strict JSON object (the reason, without file:line)."""
+# ------------------------------------------------------------------ strict lines
+
+class _Bad(ValueError):
+    pass
 
 
-def _no_constant(name: str):
-    raise LineError(f"invalid JSON: {name} is not a JSON number")
-
-
-def _unique_keys(pairs):
-    obj = {}
+def _pairs(pairs):
+    d = {}
     for k, v in pairs:
-        if k in obj:
-            raise LineError(f"invalid JSON: duplicate key {k!r}")
-        obj[k] = v
-    return obj
+        if k in d:
+            raise _Bad(f"duplicate key {k!r}")
+        d[k] = v
+    return d
+
+
+def _constant(name):
+    raise _Bad(f"{name} is not a JSON number")
+
+
+_decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 
 
 def parse_line(line: str):
-    r"""One NDJSON line as strict JSON (RFC 8259): ``NaN``/``Infinity``, a
-    duplicate key, or a ``\r`` before the line end raise ``LineError``.
-    Python's json module accepts all three, and each lets a forged trace say
-    two things at once (a duplicate ``nid``, say) or a number no other reader
-    parses.  The format's one rule for line ends is ``\n``: a CRLF file is
-    rejected at its first line rather than half-accepted."""
+    """One NDJSON line (without its ``\\n``) as a value; raises ValueError
+    with the reason (CRLF, invalid JSON, duplicate key, NaN/Infinity)."""
     if line.endswith("\r"):
-        raise LineError("CRLF line end: the format requires \\n line ends")
+        raise ValueError("CRLF line end (the format requires \\n line ends)")
+    if not line.strip():
+        raise ValueError("empty line")
     try:
-        return json.loads(line, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        return _decoder.decode(line)
+    except _Bad as e:
+        raise ValueError(f"invalid JSON: {e}") from None
     except json.JSONDecodeError as e:
-        raise LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
 
 
-def load(path: str | Path) -> Trace:
-    path = Path(path)
-    header, events = None, []
+def _lines(path: Path):
+    """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only."""
     try:
-        text = path.read_bytes().decode("utf-8")   # bytes: read_text would turn CRLF into \n
-    except (OSError, UnicodeDecodeError) as e:
-        raise TraceError(path, 0, f"cannot read: {e}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
-        raise TraceError(path, 1, "empty trace (no header)")
-    for n, line in enumerate(lines, start=1):
+        f = open(path, "r", encoding="utf-8", newline="\n")
+    except OSError as e:
+        raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
+    with f:
+        n = 0
+        try:
+            for raw in f:
+                n += 1
+                yield n, raw[:-1] if raw.endswith("\n") else raw
+        except UnicodeDecodeError as e:
+            raise TraceError(path, n + 1, f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None
+        except OSError as e:
+            raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
+
+
+# ------------------------------------------------------------------ one file
+
+@dataclass
+class _File:
+    path: str
+    header: dict
+    events: list            # normalised events, file order
+    end: Optional[dict]
+    own: Optional[str]      # own vc component ("3", "env"), None for a global file
+    fmt: str
+
+
+def _norm_event(rec: dict, src: str, state) -> dict:
+    return {"i": -1, "name": rec["name"], "nid": rec["nid"], "params": rec.get("params") or {},
+            "msg": rec.get("msg"), "state": state, "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
+
+
+def read_file(path) -> _File:
+    """Read and check one file (header, events, end); no merging."""
+    path = Path(path)
+    header, fmt, protocol = None, None, None
+    events: list[dict] = []
+    end = None
+    last_state: dict = {}          # format 1: (nid, layer) -> previous full state
+    prev_vc: Optional[dict] = None
+    own = None
+    for n, line in _lines(path):
         try:
             rec = parse_line(line)
-        except LineError as e:
+        except ValueError as e:
             raise TraceError(path, n, str(e)) from None
-        problem = _problem(rec)
-        if problem:
-            raise TraceError(path, n, problem)
         if n == 1:
-            if rec["kind"] != "header":
+            if not isinstance(rec, dict) or rec.get("kind") != "header":
                 raise TraceError(path, n, "the first record must be the header")
-            header = rec
+            fmt = rec.get("format")
+            if fmt not in FORMATS:
+                raise TraceError(path, n, f"format {fmt!r} is not one of {list(FORMATS)}")
+            problem = record_problem(rec, fmt=fmt)
+            if problem:
+                raise TraceError(path, n, problem)
+            header, protocol = rec, rec["protocol"]
+            nodes = set(rec["nodes"])
+            if _protocol_schema(protocol, fmt) is None:
+                raise TraceError(path, n, f"no event schema for protocol {protocol!r} "
+                                          f"(impl/schemas/{protocol}.json)")
+            if fmt == FORMAT and rec.get("node") is not None:
+                own = str(rec["node"])
             continue
-        if rec["kind"] != "event":
-            raise TraceError(path, n, "a second header")
-        problem = _protocol_problem(rec, header["protocol"])
+        if end is not None:
+            raise TraceError(path, n, "a record after the end record")
+        problem = record_problem(rec, protocol, fmt)
         if problem:
             raise TraceError(path, n, problem)
-        if rec["i"] != len(events):
-            raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
-        events.append(rec)
-    return Trace(str(path), header, events)
+        kind = rec["kind"]
+        if kind == "header":
+            raise TraceError(path, n, "a second header")
+        src = f"{path}:{n}"
+        if kind == "event" and rec["nid"] is not None and rec["nid"] not in nodes:
+            raise TraceError(path, n, f"nid: {rec['nid']!r} is not one of the header's nodes {sorted(nodes)}")
+        if kind == "end":
+            end = {"quiescent": rec["quiescent"], "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
+            continue
+        if fmt == FORMAT_V1:
+            if rec["i"] != len(events):
+                raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
+            state = rec["state"]
+            if state is not None and rec["nid"] is not None:
+                key = (rec["nid"], tracefile.layer_of(protocol, rec["name"], rec["params"]))
+                try:
+                    delta = tracefile.state_delta(last_state.get(key), state,
+                                                  tracefile.append_vars(protocol, key[1]))
+                except ValueError as e:
+                    raise TraceError(path, n, f"format 1 state cannot be read as a delta: {e}") from None
+                last_state[key] = state
+                state = delta
+            events.append(_norm_event(rec, src, state))
+            continue
+        vc = rec.get("vc")
+        if own is not None:
+            if vc is None:
+                raise TraceError(path, n, "an event of a per-node file must carry vc")
+            if rec["nid"] != header["node"]:
+                raise TraceError(path, n, f"nid {rec['nid']} in the file of node {header['node']}")
+        if vc is not None and prev_vc is not None:
+            back = [k for k, v in prev_vc.items() if vc.get(k, 0) < v]
+            if back:
+                raise TraceError(path, n, f"vc component {back[0]!r} went back "
+                                          f"({prev_vc[back[0]]} -> {vc.get(back[0], 0)})")
+        prev_vc = vc if vc is not None else prev_vc
+        events.append(_norm_event(rec, src, rec.get("state")))
+    if header is None:
+        raise TraceError(path, 1, "empty trace (no header)")
+    if fmt == FORMAT_V1:
+        header = {k: v for k, v in header.items()}
+        header["format"] = FORMAT
+        header.setdefault("options", {})
+        header["converted_from"] = FORMAT_V1
+    return _File(str(path), header, events, end, own, fmt)
+
+
+# ------------------------------------------------------------------ runs
+
+HEADER_KEYS = ("protocol", "nodes", "constants", "options", "seed", "faults", "impl", "impl_version", "run_id")
+
+
+def _common_header(files: list[_File]) -> dict:
+    first = files[0]
+    for f in files[1:]:
+        for k in HEADER_KEYS:
+            if f.header.get(k) != first.header.get(k):
+                raise TraceError(f.path, 1, f"header {k} {f.header.get(k)!r} differs from "
+                                            f"{first.path}'s {first.header.get(k)!r}: not one run")
+    envs = [f for f in files if f.own is None]
+    if len(envs) > 1:
+        raise TraceError(envs[1].path, 1, "two files without a node (global or environment files) in one run")
+    for f in envs:
+        f.own = ENV
+    for f in files:
+        _check_clocks(f)
+    owns = [f.own for f in files]
+    dup = {o for o in owns if owns.count(o) > 1}
+    if dup:
+        o = sorted(dup)[0]
+        raise TraceError([f for f in files if f.own == o][1].path, 1, f"two files for node {o!r}")
+    h = {k: v for k, v in first.header.items() if k != "node"}
+    return h
+
+
+def _check_clocks(f: _File) -> None:
+    """Every event of a run's file has a clock whose own component grows."""
+    prev = 0
+    for ev in f.events:
+        path, line = ev["src"].rsplit(":", 1)
+        if ev["vc"] is None:
+            raise TraceError(path, int(line), "an event of a per-node run must carry vc")
+        c = ev["vc"].get(f.own, 0)
+        if c <= prev:
+            raise TraceError(path, int(line), f"vc component {f.own!r} must grow along its file "
+                                              f"(counting this record): {prev} -> {c}")
+        prev = c
+
+
+def merge(files: list[_File]) -> list[dict]:
+    """The files' events in one order consistent with happens-before (see
+    the module docstring), ``i`` assigned."""
+    by_own = {f.own: k for k, f in enumerate(files)}
+    counts = [[ev["vc"].get(f.own, 0) for ev in f.events] for f in files]
+    # deps[k][x]: for event x of file k, the (file, index) of the latest event
+    # of each other file it has seen
+    pos = [0] * len(files)
+    out: list[dict] = []
+    total = sum(len(f.events) for f in files)
+
+    def need(k: int, x: int) -> list[tuple[int, int]]:
+        """Events (file, index) that must be placed before event x of file k."""
+        vc = files[k].events[x]["vc"]
+        req = []
+        for comp, val in vc.items():
+            j = by_own.get(comp)
+            if j is None or j == k:
+                continue
+            idx = bisect_right(counts[j], val) - 1
+            if idx >= 0:
+                req.append((j, idx))
+        return req
+
+    def ready(k: int) -> bool:
+        return all(pos[j] > idx for j, idx in need(k, pos[k]))
+
+    heap: list = []
+    waiting: set[int] = set()
+
+    def offer(k: int) -> None:
+        if pos[k] < len(files[k].events):
+            if ready(k):
+                ev = files[k].events[pos[k]]
+                heapq.heappush(heap, (ev["clock"], k, pos[k]))
+            else:
+                waiting.add(k)
+
+    for k in range(len(files)):
+        offer(k)
+    while len(out) < total:
+        if not heap:
+            _cycle(files, pos, need)
+        _, k, x = heapq.heappop(heap)
+        ev = files[k].events[x]
+        ev["i"] = len(out)
+        out.append(ev)
+        pos[k] += 1
+        offer(k)
+        for w in list(waiting):
+            if ready(w):
+                waiting.discard(w)
+                offer(w)
+    return out
+
+
+def _cycle(files, pos, need) -> None:
+    import networkx as nx
+    g = nx.DiGraph()
+    for k, f in enumerate(files):
+        if pos[k] < len(f.events):
+            for j, idx in need(k, pos[k]):
+                if pos[j] <= idx:
+                    g.add_edge(k, j)
+    try:
+        cyc = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        cyc = list(g.edges)[:1]
+    names = [f"{files[k].events[pos[k]]['src']} ({files[k].events[pos[k]]['name']}, vc "
+             f"{files[k].events[pos[k]]['vc']})" for k, _ in cyc]
+    k0 = cyc[0][0]
+    path, line = files[k0].events[pos[k0]]["src"].rsplit(":", 1)
+    raise TraceError(path, int(line), "vector clocks form a cycle (no order is consistent with them): "
+                     + " waits for ".join(names + names[:1]))
+
+
+def _files_of(path_or_paths) -> list[Path]:
+    if isinstance(path_or_paths, (str, Path)):
+        p = Path(path_or_paths)
+        return sorted(p.glob("*.ndjson")) if p.is_dir() else [p]
+    out: list[Path] = []
+    for p in map(Path, path_or_paths):
+        out.extend(sorted(p.glob("*.ndjson")) if p.is_dir() else [p])
+    return out
+
+
+def load(path_or_paths: Union[str, Path, Iterable]) -> Trace:
+    """One run: a file, or a run's per-node files (a directory of them, or a
+    list of paths).  Raises TraceError."""
+    paths = _files_of(path_or_paths)
+    if not paths:
+        raise TraceError(path_or_paths, None, "cannot read: no *.ndjson file")
+    files = [read_file(p) for p in paths]
+    ends = [f.end for f in files if f.end is not None]
+    if len(ends) > 1:
+        raise TraceError(ends[1]["src"].rsplit(":", 1)[0], int(ends[1]["src"].rsplit(":", 1)[1]),
+                         "a second end record in one run")
+    end = ends[0] if ends else None
+    if len(files) == 1:
+        f = files[0]
+        for i, ev in enumerate(f.events):
+            ev["i"] = i
+        return Trace(f.path, f.header, f.events, end, [f.path])
+    header = _common_header(files)
+    events = merge(files)
+    where = str(path_or_paths) if isinstance(path_or_paths, (str, Path)) else str(Path(paths[0]).parent)
+    return Trace(where, header, events, end, [f.path for f in files])
+
+
+def from_records(records: list[dict], path: str = "<memory>") -> Trace:
+    """A run held in memory (header first, as the writer makes them; format 1
+    or 2) as a Trace, without the file checks (tests, in-process replays)."""
+    import os
+    import tempfile
+    fd, tmp = tempfile.mkstemp(suffix=".ndjson")
+    os.close(fd)
+    try:
+        tracefile.write(tmp, records)
+        t = load(tmp)
+    finally:
+        os.unlink(tmp)
+    for ev in t.events:
+        ev["src"] = f"{path}:{ev['src'].rsplit(':', 1)[1]}"
+    t.path = path
+    t.files = [path]
+    return t
+
+
+def _header_of(path: Path) -> Optional[dict]:
+    try:
+        with open(path, "r", encoding="utf-8", newline="\n") as f:
+            rec = parse_line(f.readline().rstrip("\n"))
+        return rec if isinstance(rec, dict) else None
+    except (OSError, ValueError):
+        return None
 
 
 def trace_files(paths) -> list[Path]:
@@ -210,4 +499,68 @@ def trace_files(paths) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         out.extend(sorted(p.rglob("*.ndjson")) if p.is_dir() else [p])
+    return out
+
+
+def trace_runs(paths) -> list[Union[Path, list[Path]]]:
+    """The runs among ``paths`` (files and directories, searched
+    recursively): a global file is a run; per-node files (a header with
+    ``node``) are grouped by directory and ``run_id`` into one run (a list
+    of paths), with the environment's file of that run."""
+    singles: list = []
+    groups: dict = {}
+    for p in trace_files(paths):
+        h = _header_of(p)
+        if h is not None and h.get("format") == FORMAT and h.get("node") is not None:
+            groups.setdefault((str(p.parent), h.get("run_id")), []).append(p)
+        else:
+            singles.append((p, h))
+    rest = []
+    for p, h in singles:
+        key = (str(p.parent), (h or {}).get("run_id"))
+        if key in groups and (h or {}).get("format") == FORMAT:
+            groups[key].append(p)         # the environment's file of a per-node run
+        else:
+            rest.append(p)
+    return sorted(rest + [sorted(g) for g in groups.values()],
+                  key=lambda r: str(r[0] if isinstance(r, list) else r))
+
+
+def whole(trace: Trace) -> Trace:
+    """``trace`` with whole member states (``full_states``), unless it has them."""
+    if trace.states == "full":
+        return trace
+    return Trace(trace.path, trace.header, full_states(trace), trace.end, trace.files, "full")
+
+
+def full_states(trace: Trace) -> list[dict]:
+    """The events with ``state`` rebuilt as each member's whole post-state
+    (the previous one updated by the delta), as format 1 had them.  A
+    TEMPORARY adapter for the replays that still compare whole states: it
+    needs every variable logged in a member's first record (what
+    impl/tracefile.py writes); an event whose state was not logged keeps
+    None."""
+    protocol = trace.header["protocol"]
+    full: dict = {}
+    out = []
+    for ev in trace.events:
+        st = ev["state"]
+        if st is not None and ev["nid"] is not None:
+            key = (ev["nid"], tracefile.layer_of(protocol, ev["name"], ev["params"]))
+            appends = tracefile.append_vars(protocol, key[1])
+            cur = copy.deepcopy(full.get(key) or {})      # no sharing between events
+            for k, v in st.items():
+                if k in appends:
+                    old = cur.get(k) or []
+                    if appends[k] == "sequence":
+                        cur[k] = list(old) + list(v)
+                    else:
+                        cur[k] = sorted(list(old) + [x for x in v if x not in old])
+                else:
+                    cur[k] = v
+            for k in appends:
+                cur.setdefault(k, [])
+            full[key] = cur
+            st = cur
+        out.append({**ev, "state": st})
     return out

@@ -70,11 +70,14 @@ SELF_TIMER = "self"
 class Sequencer:
     name = "sequencer"
 
-    def __init__(self, nid: int, members, *, tracing: bool = True, self_channel: bool = False,
+    def __init__(self, nid: int, members, *, tracing: bool | str = True, self_channel: bool = False,
                  resend_always: bool = False, resent_first: bool = False) -> None:
         members = tuple(members)
-        # With tracing off no Trace effect (and no state snapshot) is built.
+        # With tracing off no Trace effect (and no state snapshot) is built;
+        # "delta": each record carries what changed (delta()), not state().
         self.tracing = tracing
+        self._last_traced: dict | None = None
+        self._traced_len = 0
         if nid not in members:
             raise ValueError(f"{nid} is not in the first view {members}")
         self.nid = nid
@@ -105,8 +108,22 @@ class Sequencer:
     def _trace(self, name: str, msg=None, **args) -> Trace | None:
         if not self.tracing:
             return None
-        return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
-                                args, self.state()))
+        state = self.delta() if self.tracing == "delta" else self.state()
+        return Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None, args, state))
+
+    def delta(self) -> dict:
+        """What changed since this member's last trace record (format 2's
+        ``state``; all but ``delivered`` in its first record): ``delivered``
+        as the elements appended, the others whole when they changed.  O(N +
+        |fwd|) per record, never O(history)."""
+        cur = {"vid": self.vid, "sent": self.sent, "fwd": sorted(self.fwd),
+               "recv": {str(s): q for s, q in sorted(self.recv.items())}}
+        last = self._last_traced
+        d = {k: v for k, v in cur.items() if last is None or last[k] != v}
+        if len(self.delivered) > self._traced_len:
+            d["delivered"] = [list(x) for x in self.delivered[self._traced_len:]]
+        self._last_traced, self._traced_len = cur, len(self.delivered)
+        return d
 
     def handle(self, event: Event, now: float) -> list[Effect]:
         was = bool(self.selfq or self.held)

@@ -81,7 +81,7 @@ class Simulator:
     """Runs stacks (``nid -> stack``) over the simulated network."""
 
     def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
-                 horizon: float = 60.0) -> None:
+                 horizon: float = 60.0, sink: Callable[[dict], None] | None = None) -> None:
         self.stacks = dict(stacks)
         self.faults = faults or FaultPlan()
         self.rng = random.Random(seed)
@@ -94,6 +94,9 @@ class Simulator:
         self.views: list[View] = [View(1, tuple(self.stacks))]
         self._install_at: dict[int, float] = {}
         self.records: list[dict] = []
+        # sink: each record goes to it as it happens instead of to ``records``
+        # (a long run written as it goes, bench/conform.py)
+        self._emit = sink if sink is not None else self.records.append
         self.deliveries: dict[int, list] = {n: [] for n in self.stacks}
         self.net = NetStats()
         self.app_dropped = 0            # events (app sends) meant for crashed members
@@ -137,7 +140,7 @@ class Simulator:
             return
         if kind == "crash":
             self.crashed.add(nid)
-            self.records.append({"kind": "event", "name": "Crash", "nid": nid, "clock": self.now})
+            self._emit({"kind": "event", "name": "Crash", "nid": nid, "clock": self.now})
             self._push(self.now + self.faults.detect_delay, "newview", None, None)
         elif kind == "event":
             self._handle(nid, data)
@@ -158,8 +161,8 @@ class Simulator:
             return
         view = View(last.vid + 1, tuple(m for m in last.members if m not in self.crashed))
         self.views.append(view)
-        self.records.append({"kind": "event", "name": "NewView", "nid": None,
-                             "view": list(view.members), "clock": self.now})
+        self._emit({"kind": "event", "name": "NewView", "nid": None,
+                    "view": list(view.members), "clock": self.now})
         lo, hi = self.faults.install_delay
         for m in view.members:
             at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))
@@ -183,8 +186,7 @@ class Simulator:
             elif isinstance(eff, CancelTimer):
                 self._timers.pop((nid, eff.name), None)
             elif isinstance(eff, Trace):
-                rec = {"kind": "event", **eff.event.to_record(), "clock": self.now}
-                self.records.append(rec)
+                self._emit({"kind": "event", **eff.event.to_record(), "clock": self.now})
             elif isinstance(eff, (Deliver, Up)):
                 self.deliveries[nid].append(eff)
 
@@ -204,25 +206,29 @@ class Simulator:
             self._push(at, "datagram", dest, (src, payload))
 
 
-def sequencer_stack(nid: int, members: tuple[int, ...], **reliable_opts) -> Stack:
-    return Stack(nid, [Transport(), Reliable(nid, members, **reliable_opts), Sequencer(nid, members)])
+def sequencer_stack(nid: int, members: tuple[int, ...], *, tracing: bool | str = True, **reliable_opts) -> Stack:
+    return Stack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+                       Sequencer(nid, members, tracing=tracing)])
 
 
 def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
              faults: FaultPlan | None = None, *, horizon: float = 60.0,
              make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack,
-             protocol: str = "sequencer") -> tuple[list[dict], dict]:
+             protocol: str = "sequencer", sink: Callable[[dict], None] | None = None,
+             states: str = "full") -> tuple[list[dict], dict]:
     """Run SEQUENCER (or the stacks ``make_stack`` builds, named ``protocol``
     in the header) on ``nodes`` (the first view, coordinator first) with the
     application sends ``messages`` = ``(time, member, payload)``.  Returns
     ``(trace_records, summary)``."""
     members = tuple(nodes)
     faults = faults or FaultPlan()
-    sim = Simulator({n: make_stack(n, members) for n in members}, seed, faults, horizon)
+    sim = Simulator({n: make_stack(n, members) for n in members}, seed, faults, horizon, sink)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
     header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
               "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+    if states != "full":
+        header["states"] = states       # "delta": the stacks trace deltas (Sequencer(tracing="delta"))
     quiescent = sim.run()
     summary = {
         "quiescent": quiescent,

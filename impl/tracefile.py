@@ -1,22 +1,111 @@
-"""Writing traces in the groupcheck-trace/1 format (docs/trace-format.md).
+"""Writing traces in the groupcheck-trace/2 format (docs/trace-format.md).
 
 Theory of operation
 -------------------
-The simulator returns plain records (a header, then one record per spec
-action).  This module turns them into the versioned NDJSON file format: the
-header gains ``format``, the model ``constants`` a replay needs, ``impl_version``
-and a ``run_id``; each event gains its index ``i`` and carries its action
-parameters under ``params``.  Serialisation is canonical (sorted keys, no
-spaces, ``\\n`` line ends), so the same run gives a byte-identical file.
+The simulators return plain records: a header, then one record per spec
+action carrying the acting member's whole post-state (what a layer's
+``state()`` shows).  ``to_v2`` turns them into the versioned NDJSON format:
+the header gains ``format``, the model ``constants`` and protocol ``options``
+a replay needs, ``impl_version`` and a ``run_id``; each event keeps only the
+variables its step changed (``state`` is a delta against the member's
+previous record), an append-only variable (the protocol schema's
+``x-append``, e.g. SEQUENCER's ``delivered``) is logged as the list of
+elements appended; and an ``end`` record says whether the run stopped
+quiescent.  Record size therefore does not grow with the run.
+
+``NodeTraceWriter`` writes one node's file of a run (a real cluster, one
+process per node): each record carries the node's vector clock ``vc``,
+which the writer keeps from ``on_send``/``on_receive``; the reader
+(conformance/traces.py) merges a run's files by happens-before.
+``EnvTraceWriter`` is the environment's file (crashes, losses, view
+decisions: ``nid`` null).
+
+Serialisation is canonical (sorted keys, no spaces, ``\\n`` line ends), so
+the same run gives a byte-identical file.  ``to_v1`` (the full-state format
+1) is kept for tests that build old files; the reader converts those.
 """
 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import IO, Iterable, Optional
 
-FORMAT = "groupcheck-trace/1"
+FORMAT = "groupcheck-trace/2"
+FORMAT_V1 = "groupcheck-trace/1"
+ENV = "env"     # the environment's component in a vector clock
+
+
+def _schema_text(rel: str) -> str:
+    try:
+        from importlib.resources import files
+        return (files("groupcheck.impl").joinpath(*rel.split("/"))).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):   # package data not installed
+        return (Path(__file__).resolve().parent / rel).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def append_vars(protocol: str, layer: str = "node") -> dict:
+    """``{variable: "sequence" | "set"}``: the variables of ``protocol`` (of
+    one ``layer`` in SEQUENCER over FLUSH) that a format-2 record logs as the
+    list of elements appended (the protocol schema's ``x-append``, or
+    ``x-append-layers``); {} for an unknown protocol."""
+    if not protocol.replace("_", "").isalnum():
+        return {}
+    try:
+        schema = json.loads(_schema_text(f"schemas/{protocol}.json"))
+    except (FileNotFoundError, OSError, ValueError):
+        return {}
+    if "x-append-layers" in schema:
+        return dict(schema["x-append-layers"].get(layer, {}))
+    return dict(schema.get("x-append", {}))
+
+
+SEQUENCER_ACTIONS = frozenset({"Send", "RecvForward", "RecvData"})
+
+
+def layer_of(protocol: str, name: str, params: Optional[dict]) -> str:
+    """Which of a node's state machines a record belongs to: ``"node"``,
+    except in SEQUENCER over FLUSH, where a SEQUENCER record (``Send``,
+    ``RecvForward``, ``RecvData``, ``InstallView`` without a ``c``
+    parameter) is ``"sequencer"`` and every other ``"flush"``."""
+    if protocol != "sequencerflush":
+        return "node"
+    if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in (params or {})):
+        return "sequencer"
+    return "flush"
+
+
+def state_delta(prev: Optional[dict], new: dict, appends: dict) -> dict:
+    """The format-2 ``state`` of a record whose member went from full state
+    ``prev`` (None: its first record) to ``new``: the variables that changed
+    (every variable in a first record), an append variable as the list of
+    elements appended.  Raises ValueError when an append variable lost
+    elements (the history was rewritten: not expressible as a delta)."""
+    out = {}
+    for k, v in new.items():
+        if k in appends:
+            old = (prev or {}).get(k) or []
+            if appends[k] == "sequence":
+                if len(v) < len(old) or v[:len(old)] != old:
+                    raise ValueError(f"{k} is not an extension of the previous {k}")
+                add = v[len(old):]
+            else:
+                olds = {_key(x) for x in old}
+                news = {_key(x) for x in v}
+                if not olds <= news:
+                    raise ValueError(f"{k} lost elements {sorted(olds - news)[:3]}")
+                add = [x for x in v if _key(x) not in olds]
+            if add:
+                out[k] = add
+        elif prev is None or prev.get(k) != v:
+            out[k] = v
+    return out
+
+
+def _key(x):
+    return json.dumps(x, sort_keys=True)
 
 
 def sequencer_constants(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]],
@@ -31,41 +120,224 @@ def sequencer_constants(nodes: Iterable[int], messages: Iterable[tuple[float, in
     return {"N": len(nodes), "MaxSeq": max(per.values(), default=0), "MaxCrashes": len(list(crashes))}
 
 
-def to_v1(records: list[dict], constants: dict, run_id: str, quiescent: bool | None = None) -> list[dict]:
-    """Convert simulator records (header first) to groupcheck-trace/1 records.
-    ``quiescent``: whether the run ended with nothing in flight and no timer
-    that would send (the simulator knows); written to the header when known,
-    so the replay judges the protocol's end-of-run property."""
+def header(protocol: str, nodes, constants: dict, *, seed: int, faults: dict, impl: str,
+           impl_version: str, run_id: str, options: Optional[dict] = None,
+           node: Optional[int] = None) -> dict:
+    """A format-2 header record."""
+    h = {"kind": "header", "format": FORMAT, "protocol": protocol, "nodes": list(nodes),
+         "constants": dict(constants), "options": dict(options or {}), "seed": seed,
+         "faults": faults, "impl": impl, "impl_version": impl_version, "run_id": run_id}
+    if node is not None:
+        h["node"] = node
+    return h
+
+
+def event(name: str, nid: Optional[int], clock: float, *, params: Optional[dict] = None,
+          msg: Optional[dict] = None, state: Optional[dict] = None, vc: Optional[dict] = None) -> dict:
+    """A format-2 event record; empty ``params`` and a null ``msg`` are left
+    out (the reader restores them); ``state`` None (not logged) is left out,
+    ``{}`` (the step assigned nothing) is written."""
+    r = {"kind": "event", "name": name, "nid": nid, "clock": _clock(clock)}
+    if params:
+        r["params"] = params
+    if msg is not None:
+        r["msg"] = msg
+    if state is not None:
+        r["state"] = state
+    if vc is not None:
+        r["vc"] = vc
+    return r
+
+
+def end(quiescent: bool, clock: float, vc: Optional[dict] = None) -> dict:
+    r = {"kind": "end", "quiescent": bool(quiescent), "clock": _clock(clock)}
+    if vc is not None:
+        r["vc"] = vc
+    return r
+
+
+def _clock(t: float) -> float:
+    return round(float(t), 9)
+
+
+def _head_fields(head: dict, constants: dict, run_id: str, fmt: str) -> dict:
+    return {"kind": "header", "format": fmt, "protocol": head["protocol"], "nodes": list(head["nodes"]),
+            "constants": dict(constants), "seed": head["seed"], "faults": head["faults"],
+            "impl": head["impl"], "impl_version": head.get("impl_version", head.get("version", "")),
+            "run_id": run_id}
+
+
+def _params(r: dict) -> dict:
+    params = dict(r.get("args") or r.get("params") or {})
+    if r["name"] == "NewView" and "view" in r:
+        params["view"] = list(r["view"])
+    return params
+
+
+def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optional[dict] = None,
+          quiescent: Optional[bool] = None, end_clock: Optional[float] = None) -> list[dict]:
+    """Simulator records (header first, full post-states) as
+    groupcheck-trace/2 records: deltas, and an ``end`` record when
+    ``quiescent`` is given (the simulator's verdict on how the run stopped)."""
     head, events = records[0], records[1:]
     if head.get("kind") != "header":
         raise ValueError("first record is not a header")
-    out = [{
-        "kind": "header", "format": FORMAT, "protocol": head["protocol"], "nodes": list(head["nodes"]),
-        "constants": dict(constants), "seed": head["seed"], "faults": head["faults"],
-        "impl": head["impl"], "impl_version": head.get("impl_version", head.get("version", "")),
-        "run_id": run_id,
-    }]
+    protocol = head["protocol"]
+    h = _head_fields(head, constants, run_id, FORMAT)
+    h["options"] = dict(options or {})
+    out = [h]
+    last: dict = {}
+    clock = 0.0
+    deltas = head.get("states") == "delta"      # the stacks traced deltas already
+    for r in events:
+        params = _params(r)
+        st = r.get("state")
+        st = st if deltas else (st or None)
+        delta = st if deltas and r.get("nid") is not None else None
+        if st is not None and not deltas and r.get("nid") is not None:
+            key = (r["nid"], layer_of(protocol, r["name"], params))
+            delta = state_delta(last.get(key), st, append_vars(protocol, key[1]))
+            last[key] = st
+        clock = r["clock"]
+        out.append(event(r["name"], r.get("nid"), r["clock"], params=params, msg=r.get("msg"), state=delta))
+    if quiescent is not None:
+        out.append(end(quiescent, end_clock if end_clock is not None else clock))
+    return out
+
+
+def to_v1(records: list[dict], constants: dict, run_id: str, quiescent: Optional[bool] = None) -> list[dict]:
+    """Simulator records (header first) as groupcheck-trace/1 records (full
+    post-states; the reader converts them on read).  ``quiescent``, when
+    known, goes in the header (format 1's way of saying how the run ended)."""
+    head, events = records[0], records[1:]
+    if head.get("kind") != "header":
+        raise ValueError("first record is not a header")
+    out = [_head_fields(head, constants, run_id, FORMAT_V1)]
     if quiescent is not None:
         out[0]["quiescent"] = bool(quiescent)
     for i, r in enumerate(events):
-        params = dict(r.get("args") or r.get("params") or {})
-        if r["name"] == "NewView":
-            params["view"] = list(r["view"])
-        out.append({"kind": "event", "i": i, "name": r["name"], "nid": r.get("nid"), "params": params,
+        out.append({"kind": "event", "i": i, "name": r["name"], "nid": r.get("nid"), "params": _params(r),
                     "msg": r.get("msg"), "state": r.get("state") or None, "clock": r["clock"]})
     return out
 
 
 def dumps(records: Iterable[dict]) -> str:
-    return "".join(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in records)
+    return "".join(dumps1(r) for r in records)
+
+
+def dumps1(record: dict) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def write(path: str | Path, records: Iterable[dict]) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "w", encoding="utf-8", newline="\n") as f:
-        f.write(dumps(records))
+        for r in records:
+            f.write(dumps1(r))
     return p
+
+
+# ---------------------------------------------------------------- per-node files
+
+class TraceWriter:
+    """A format-2 file written as the run goes (O(1) memory): ``TraceWriter(path,
+    header)``, then ``record(name, params, msg, state_delta, clock, nid=...)``
+    per step and ``end(quiescent, clock)``.  ``NodeTraceWriter`` adds the
+    vector clock of one node's file."""
+
+    vc: Optional[dict] = None
+
+    def __init__(self, path, header_record: dict) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: IO[str] = open(self.path, "w", encoding="utf-8", newline="\n")
+        self.records = 0
+        h = dict(header_record)
+        h["format"] = FORMAT
+        h.setdefault("options", {})
+        self._f.write(dumps1(h))
+
+    def _tick(self) -> Optional[dict]:
+        return None
+
+    def record(self, name: str, params: Optional[dict] = None, msg: Optional[dict] = None,
+               state_delta: Optional[dict] = None, clock: float = 0.0, *, nid=None) -> dict:
+        """Write one step (its state delta) and return the record."""
+        rec = event(name, nid, clock, params=params, msg=msg, state=state_delta, vc=self._tick())
+        self._f.write(dumps1(rec))
+        self.records += 1
+        return rec
+
+    def end(self, quiescent: bool, clock: float) -> dict:
+        """The end record (the environment's, or a global file's, last line)."""
+        rec = end(quiescent, clock, self._tick())
+        self._f.write(dumps1(rec))
+        return rec
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class NodeTraceWriter(TraceWriter):
+    """One node's file of a run, records with vector clocks.
+
+    ``NodeTraceWriter(path, header, nid)`` writes ``header`` (a format-2
+    header, e.g. from ``header(...)``; its ``node`` is set to ``nid``) and
+    then, per ``record(name, params, msg, state_delta, clock)``, one event
+    whose ``vc`` is the node's vector clock after its own component was
+    incremented.  The node's runtime calls ``on_send()`` when a message
+    leaves and piggybacks the dict it returns on the message; ``on_receive(vc)``
+    when one arrives (before recording the step that takes it), and for an
+    environment input (a view from the membership service) with the
+    environment's clock.  ``close()`` (or the ``with`` block) flushes.
+    Clocks: node ids as strings, the environment as ``"env"``; entries that
+    are 0 are left out.
+    """
+
+    def __init__(self, path, header_record: dict, nid: Optional[int]) -> None:
+        self.nid = nid
+        self.me = ENV if nid is None else str(nid)
+        self.vc: dict[str, int] = {}
+        h = dict(header_record)
+        if nid is None:
+            h.pop("node", None)
+        else:
+            h["node"] = nid
+        super().__init__(path, h)
+
+    def _tick(self) -> dict:
+        self.vc[self.me] = self.vc.get(self.me, 0) + 1
+        return dict(self.vc)
+
+    def on_send(self) -> dict:
+        """The clock to piggyback on a message leaving now (a copy)."""
+        return dict(self.vc)
+
+    def on_receive(self, vc: Optional[dict]) -> None:
+        """Merge the clock a received message (or environment input) carried."""
+        for k, v in (vc or {}).items():
+            if v > self.vc.get(k, 0):
+                self.vc[k] = v
+
+    def record(self, name: str, params: Optional[dict] = None, msg: Optional[dict] = None,
+               state_delta: Optional[dict] = None, clock: float = 0.0, *, nid="self") -> dict:
+        return super().record(name, params, msg, state_delta, clock, nid=self.nid if nid == "self" else nid)
+
+
+class EnvTraceWriter(NodeTraceWriter):
+    """The environment's file: records with ``nid`` null (or naming the
+    node they happen to, e.g. ``Crash``), clock component ``"env"``."""
+
+    def __init__(self, path, header_record: dict) -> None:
+        super().__init__(path, header_record, None)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -105,6 +377,24 @@ def parse_faults(spec: str):
     return FaultPlan(crashes=tuple(crashes), **kw)
 
 
+def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, crashes=(), **more) -> str:
+    """A fault spec string (``parse_faults``'s input) from values: ``crashes``
+    as ``(member, seconds)``; ``more`` adds ``key=M@MS`` items (FLUSH's
+    ``leave``/``join``: lists of ``(member, seconds)``)."""
+    parts = [f"loss={loss:g}", f"dup={dup:g}", f"reorder={reorder_s * 1000:g}"]
+    parts += [f"crash={m}@{t * 1000:g}" for m, t in crashes]
+    for key, items in more.items():
+        parts += [f"{key}={m}@{t * 1000:g}" for m, t in items]
+    return ",".join(parts)
+
+
+def draw_size(rng, n_choices=(3, 4, 5), messages=(1, 3)) -> tuple[int, int, float]:
+    """(members, multicasts per member, the time the last send is issued)."""
+    n = rng.choice(n_choices)
+    per = rng.randint(*messages)
+    return n, per, n * per * SEND_INTERVAL
+
+
 SEND_INTERVAL = 0.01   # one application multicast every 10 ms, members in turn
 
 
@@ -115,19 +405,48 @@ def sequencer_workload(n: int, per_member: int) -> list[tuple[float, int, bytes]
 
 
 def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict], dict]:
-    """One simulated SEQUENCER run as groupcheck-trace/1 records, plus a
+    """One simulated SEQUENCER run as groupcheck-trace/2 records, plus a
     one-line summary (deliveries, retransmissions, dropped datagrams)."""
-    from .sim import simulate
+    from functools import partial
+
+    from .sim import sequencer_stack, simulate
     nodes = list(range(1, n + 1))
     msgs = sequencer_workload(n, per_member)
-    records, summary = simulate(nodes, msgs, seed, faults)
+    records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
+                                states="delta")
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
-    v1 = to_v1(records, sequencer_constants(nodes, msgs, faults.crashes), run_id, summary["quiescent"])
+    v2 = to_v2(records, sequencer_constants(nodes, msgs, faults.crashes), run_id,
+               quiescent=summary["quiescent"], end_clock=summary["end_clock"])
     line = {
-        "run_id": run_id, "seed": seed, "events": len(v1) - 1,
+        "run_id": run_id, "seed": seed, "events": len(v2) - 2,
         "delivered": sum(len(d) for d in summary["delivered"].values()),
         "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in summary["stats"].values()),
         "dropped_datagrams": summary["network"]["lost"] + summary["network"]["to_crashed"],
         "quiescent": summary["quiescent"], "crashed": summary["crashed"],
     }
-    return v1, line
+    return v2, line
+
+
+def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizon: float = 1e9) -> dict:
+    """One simulated SEQUENCER run written to ``path`` as it goes (records
+    never held in memory; bench/conform.py's 10^6-event runs).  Returns the
+    summary line with ``events`` and ``bytes``."""
+    from functools import partial
+
+    from .sim import IMPL_NAME, IMPL_VERSION, sequencer_stack, simulate
+    nodes = list(range(1, n + 1))
+    msgs = sequencer_workload(n, per_member)
+    run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
+    head = header("sequencer", nodes, sequencer_constants(nodes, msgs, faults.crashes), seed=seed,
+                  faults=faults.to_json(), impl=IMPL_NAME, impl_version=IMPL_VERSION, run_id=run_id)
+    with TraceWriter(path, head) as w:
+        def sink(r: dict) -> None:
+            params = _params(r)
+            w.record(r["name"], params, r.get("msg"), r.get("state") if r.get("nid") is not None else None,
+                     r["clock"], nid=r.get("nid"))
+        _, summary = simulate(nodes, msgs, seed, faults, horizon=horizon, sink=sink,
+                              make_stack=partial(sequencer_stack, tracing="delta"), states="delta")
+        w.end(summary["quiescent"], summary["end_clock"])
+        events = w.records
+    return {"run_id": run_id, "events": events, "bytes": Path(path).stat().st_size,
+            "quiescent": summary["quiescent"]}

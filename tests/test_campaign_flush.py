@@ -28,7 +28,7 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance import flush as cflush
-from groupcheck.conformance.traces import load
+from groupcheck.conformance.traces import load, whole
 from groupcheck.impl import tracefile
 from groupcheck.impl.sim import FaultPlan
 
@@ -163,7 +163,7 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
         verdicts[rep.verdict] += 1
         coord_crash_runs += 1 in s["crashed"]
         reconciled += s["reconciled"]
-        h = csf.sequencer_histories(records[1:], range(1, p["n"] + 1))
+        h = csf.sequencer_histories(whole(load(path)).events, range(1, p["n"] + 1))
         if not csf.uniform_total_order(h):
             uniform_breaks += 1
             if 1 not in s["crashed"]:
@@ -209,7 +209,8 @@ def test_registered_protocol_simulates_and_replays_its_campaign_faults(name, tmp
     for seed in range(5):
         records, summary = proto.simulate(seed, proto.campaign_faults, dict(proto.default_options))
         assert {"run_id", "events", "quiescent"} <= set(summary) and summary["quiescent"]
-        assert {r["name"] for r in records[1:]} <= set(proto.actions)
+        assert {r["name"] for r in records[1:] if r["kind"] == "event"} <= set(proto.actions)
+        assert records[-1]["kind"] == "end" and records[-1]["quiescent"]
         rep = proto.replay(load(tracefile.write(tmp_path / f"{name}{seed}.ndjson", records)))
         assert rep.verdict == "ok", rep.reason
 

@@ -36,7 +36,7 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance import raincore as rc
-from groupcheck.conformance.traces import protocol_validator
+from groupcheck.conformance.traces import from_records, protocol_validator, whole
 from groupcheck.impl import tracefile
 from groupcheck.impl.raincore import TokenMsg
 from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, simulate
@@ -67,8 +67,8 @@ def _inflight_msgs(sim):
 def run_one(n, ring, seed, faults, **fixes):
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=11, **fixes)
     records, summary, sim = simulate(cfg, seed, faults)
-    v1 = tracefile.to_v1(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}")
-    return v1, summary, sim, rc.replay_records(v1)
+    v2 = tracefile.to_v2(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}")
+    return v2, summary, sim, rc.replay_records(v2)
 
 
 def run_campaign(runs: int) -> dict:
@@ -83,7 +83,7 @@ def run_campaign(runs: int) -> dict:
         events += len(v1) - 1
         verdicts[rep.verdict] += 1
         where = (k, p["n"], p["ring"], p["seed"], p["faults"].to_json(), rep.verdict, rep.reason)
-        bad = [r["i"] for r in v1[1:] if not schema.is_valid(r)] if k % 10 == 0 else []
+        bad = [i for i, r in enumerate(v1[1:]) if not schema.is_valid(r)] if k % 10 == 0 else []
         if bad:
             failures.append(("event schema", bad[:3], where))
         if rep.verdict in ("nonconforming", "rejected"):
@@ -92,7 +92,7 @@ def run_campaign(runs: int) -> dict:
         init = next(iter(rc.model_for(v1[0]["constants"]).init()))
         obs = rc.Observed(rc.model_for(v1[0]["constants"]), init)
         two_tokens = history_split = False
-        for ev in v1[1:]:
+        for ev in whole(from_records(v1)).events:
             obs.update(ev)
             two_tokens |= obs.at_most_one_token() is not None
             history_split |= obs.consistent_history() is not None

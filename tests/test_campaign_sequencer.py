@@ -19,6 +19,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.traces import from_records, whole
 from groupcheck.impl import tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.model import sequencer as seqmodel
@@ -47,7 +48,7 @@ def histories(records: list[dict], n: int) -> SimpleNamespace:
     """Each member's last logged delivery history and sent count."""
     delivered = {m: () for m in range(1, n + 1)}
     sent = {m: 0 for m in range(1, n + 1)}
-    for r in records[1:]:
+    for r in whole(from_records(records)).events:     # format 2: states rebuilt from the deltas
         if r["state"] is not None and r["nid"] is not None:
             delivered[r["nid"]] = tuple(tuple(x) for x in r["state"]["delivered"])
             sent[r["nid"]] = r["state"]["sent"]
@@ -70,9 +71,9 @@ def run_campaign(runs: int, tmp_path) -> dict:
         broken = [prop for prop in SAFETY + ("TotalOrder",) if not getattr(seqmodel, prop)(h)]
         # EventualDelivery at the end of a quiescent run, evaluated here from the
         # histories and the Crash records (the replay judges it the same way)
-        crashed = {r["nid"] for r in records[1:] if r["name"] == "Crash"}
+        crashed = {r["nid"] for r in records[1:] if r.get("name") == "Crash"}
         live = [m for m in h.delivered if m not in crashed]
-        if records[0].get("quiescent") and any((m, q) not in set(h.delivered[r])
+        if records[-1].get("quiescent") and any((m, q) not in set(h.delivered[r])
                                                for m in live for q in range(1, h.sent[m] + 1) for r in live):
             broken.append("EventualDelivery")
         where = (k, p["n"], p["per_member"], p["seed"], p["faults"].to_json(), rep.verdict, rep.reason)

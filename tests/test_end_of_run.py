@@ -1,5 +1,5 @@
-"""Liveness at the end of a run (issue 11 item 5): a run whose header says it
-ended quiescent is judged on its protocol's eventual property too."""
+"""Liveness at the end of a run (issue 11 item 5): a run whose end record
+says it ended quiescent is judged on its protocol's eventual property too."""
 
 from __future__ import annotations
 
@@ -27,7 +27,13 @@ def _verdict(tmp_path, records, name="r.ndjson"):
 @pytest.mark.parametrize("name", ["sequencer", "sequencerflush", "flush", "stable"])
 def test_simulated_runs_say_whether_they_ended_quiescent(name):
     _, records = next(_campaign(name, 1))
-    assert isinstance(records[0]["quiescent"], bool)
+    assert records[-1]["kind"] == "end" and isinstance(records[-1]["quiescent"], bool)
+    assert all(r["kind"] == "event" for r in records[1:-1])
+
+
+def _not_quiescent(records):
+    """The same run, its end record saying it was cut off (safety only)."""
+    return records[:-1] + [{**records[-1], "quiescent": False}]
 
 
 def test_plain_sequencer_loses_a_live_members_message_known_finding(tmp_path):
@@ -40,8 +46,8 @@ def test_plain_sequencer_loses_a_live_members_message_known_finding(tmp_path):
         if rep.verdict == "violation" and rep.reason.startswith("EventualDelivery:"):
             found.append(rep.reason)
             # the same run without the quiescence claim is judged on safety only
-            del records[0]["quiescent"]
-            assert _verdict(tmp_path, records, f"s{seed}-noq.ndjson").verdict == "ok"
+            assert _verdict(tmp_path, _not_quiescent(records), f"s{seed}-noq.ndjson").verdict == "ok"
+            assert _verdict(tmp_path, records[:-1], f"s{seed}-noend.ndjson").verdict == "ok"
     assert found and all("(alive)" in r for r in found), found
     assert "EventualDelivery" in protocols.get("sequencer").known_violations
 
@@ -78,9 +84,10 @@ def test_a_stack_that_never_resends_its_forward_table_is_caught(tmp_path, monkey
 
 
 def _cut_after(records, pred):
-    """The records up to and including the first event matching ``pred``."""
+    """The records up to and including the first event matching ``pred``,
+    then the run's end record (claiming quiescence)."""
     k = next(k for k, r in enumerate(records) if k and pred(r))
-    return json.loads(json.dumps(records[:k + 1]))
+    return json.loads(json.dumps(records[:k + 1] + [records[-1]]))
 
 
 def test_a_flush_that_never_ends_is_a_violation_at_quiescence(tmp_path):
@@ -88,8 +95,7 @@ def test_a_flush_that_never_ends_is_a_violation_at_quiescence(tmp_path):
     assert _verdict(tmp_path, records).verdict == "ok"
     cut = _cut_after(records, lambda r: r["name"] == "Block")
     assert _verdict(tmp_path, cut, "cut.ndjson").reason.startswith("FlushEnds:")
-    del cut[0]["quiescent"]
-    assert _verdict(tmp_path, cut, "cut2.ndjson").verdict == "ok"
+    assert _verdict(tmp_path, _not_quiescent(cut), "cut2.ndjson").verdict == "ok"
 
 
 def test_stable_uncollected_buffers_are_a_violation_at_quiescence(tmp_path):

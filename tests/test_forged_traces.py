@@ -42,7 +42,7 @@ def test_flush_multicast_view_is_checked(tmp_path):
         forged[k]["msg"]["view"] += 1
         rep = cflush.replay(load(_write(tmp_path, f"f{k}.ndjson", forged)))
         assert rep.verdict == "nonconforming", (k, rep.verdict, rep.reason)
-        assert rep.first_bad_event == r["i"]
+        assert rep.first_bad_event == k - 1                  # records[0] is the header
         forged_ok += 1
     assert forged_ok > 0
 
@@ -55,7 +55,7 @@ def test_flush_sendview_view_is_checked(tmp_path):
     forged = json.loads(json.dumps(records))
     forged[ks[0]]["msg"]["view"] += 1
     rep = cflush.replay(load(_write(tmp_path, "sv.ndjson", forged)))
-    assert rep.verdict == "nonconforming" and rep.first_bad_event == records[ks[0]]["i"], rep.reason
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == ks[0] - 1, rep.reason
 
 
 def _sequencer_run():
@@ -74,7 +74,7 @@ def test_sequencer_send_type_is_checked(tmp_path, sender_is_coord):
     forged = json.loads(json.dumps(records))
     forged[k]["msg"]["type"] = "FORWARD" if want == "DATA" else "DATA"
     rep = conform_file(_write(tmp_path, "forged.ndjson", forged))
-    assert rep.verdict == "nonconforming" and rep.first_bad_event == records[k]["i"], rep.reason
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason
 
 
 # --- strict input -------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_unreadable_file_says_cannot_read(tmp_path):
     p = tmp_path / "nope.ndjson"
     with pytest.raises(TraceError) as e:
         load(p)
-    assert str(e.value).startswith(f"{p}:0: cannot read:")
+    assert str(e.value).startswith(f"{p}: cannot read:")      # no line: the file as a whole
 
 
 def test_pipeline_ingest_quarantines_the_same_lines(tmp_path):

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
+from groupcheck.conformance.lockstep import LockstepError
 from groupcheck.conformance.stable import Replayer, project
 from groupcheck.impl import codec, stable
 from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Receive, Send, SetTimer, TimerFired, Trace,
@@ -35,10 +36,6 @@ from groupcheck.impl.stable import StabilityMsg, StableMsg
 N, NINIT, MAX_SEQ = 3, 2, 2
 MEMBERS = st.sampled_from((1, 2, 3))
 INDEX = st.integers(min_value=0, max_value=63)
-
-
-class LockstepError(AssertionError):
-    pass
 
 
 class StableCluster:

@@ -37,14 +37,14 @@ def _swap_deliveries(records: list[dict]) -> tuple[list[dict], int]:
     """Swap the first two RecvData events of one member that deliver
     different messages; renumber.  Returns the records and the index of the
     first swapped event (where the replay must stop)."""
-    evs = records[1:]
+    evs = [r for r in records[1:] if r["kind"] == "event"]
     for a in range(len(evs)):
         if evs[a]["name"] != "RecvData":
             continue
         for b in range(a + 1, len(evs)):
             if evs[b]["nid"] == evs[a]["nid"] and evs[b]["name"] == "RecvData" and evs[b]["msg"] != evs[a]["msg"]:
                 evs = evs[:a] + [evs[b]] + evs[a + 1:b] + [evs[a]] + evs[b + 1:]
-                return [records[0]] + [{**e, "i": k} for k, e in enumerate(evs)], a
+                return [records[0]] + evs, a
             if evs[b]["nid"] == evs[a]["nid"]:
                 break
     raise AssertionError("no two deliveries to swap")
@@ -62,8 +62,8 @@ def _write_ndjson_corpus(d: Path) -> dict:
     lines[3] = lines[3][:-5]                                  # truncated JSON
     ev = json.loads(lines[5]); ev["name"] = "Teleport"        # not a SEQUENCER action
     lines[5] = json.dumps(ev)
-    ev = json.loads(lines[7]); ev["i"] = 99                   # index out of sequence
-    lines[7] = json.dumps(ev)
+    ev = json.loads(lines[7])                                 # NaN is not JSON
+    lines[7] = json.dumps(ev).replace(f'"clock": {ev["clock"]}', '"clock": NaN')
     (d / "bad-lines.ndjson").write_text("\n".join(lines) + "\n")
     (d / "bad-header.ndjson").write_text('{"kind": "header"}\n' + "\n".join(lines[1:4]) + "\n")
     (d / "empty.ndjson").write_text("")
@@ -87,12 +87,12 @@ def test_ingest_accounting_local(tmp_path):
     assert [r["line"] for r in by_file["bad-lines.ndjson"]] == [4, 6, 8]
     assert "invalid JSON" in by_file["bad-lines.ndjson"][0]["reason"]
     assert "Teleport" in by_file["bad-lines.ndjson"][1]["reason"]
-    assert by_file["bad-lines.ndjson"][2]["reason"] == "event index 99, expected 6"
+    assert by_file["bad-lines.ndjson"][2]["reason"] == "invalid JSON: NaN is not a JSON number"
     assert len(by_file["bad-header.ndjson"]) == info["bad_header_in"]      # header bad: every row quarantined
     assert by_file["empty.ndjson"][0]["reason"] == "empty trace (no header)"
     assert set(by_file) == {"bad-lines.ndjson", "bad-header.ndjson", "empty.ndjson"}
     runs = {Path(r["source"]).name: r for r in P.read_runs(tmp_path / "ds")}
-    assert runs["bad-lines.ndjson"]["events"] == info["bad_lines_in"] - 1 - 3
+    assert runs["bad-lines.ndjson"]["events"] == info["bad_lines_in"] - 1 - 3 - 1     # header, 3 bad, end
     res = P.check(tmp_path / "ds", engine="local", coverage=False)
     v = {Path(x["file"]).name: x for x in res["verdicts"]}
     assert v["bad-lines.ndjson"]["verdict"] == "rejected"
@@ -113,7 +113,7 @@ def test_local_pipeline_matches_conform_file(tmp_path):
 def test_generate_layout_and_coverage_local(tmp_path):
     s = P.generate("sequencer", 6, 0, "loss=0.1,crash=1@20", tmp_path / "ds", engine="local",
                    options={"nodes": 2, "messages": 1})
-    assert s["rows_in"] == s["rows_accepted"] == s["events"] + 6 and s["rows_rejected"] == 0
+    assert s["rows_in"] == s["rows_accepted"] == s["events"] + 2 * 6 and s["rows_rejected"] == 0   # header, end
     assert (tmp_path / "ds" / "protocol=sequencer").is_dir()
     res = P.check(tmp_path / "ds", engine="local")
     assert res["runs"] == 6 and res["disagreements"] == 0

@@ -41,12 +41,12 @@ def test_event_with_an_action_the_protocol_lacks_is_rejected_with_its_line(tmp_p
     assert r.verdict == "rejected" and r.reason.startswith(f"{tmp_path / 'bad.ndjson'}:4: schema (sequencer)")
 
 
-def test_unknown_protocol_in_header_is_rejected_at_line_2(tmp_path):
+def test_unknown_protocol_in_header_is_rejected_at_line_1(tmp_path):
     records = _trace(tmp_path)
     records[0] = {**records[0], "protocol": "paxos"}
     r = conform_file(tracefile.write(tmp_path / "p.ndjson", records))
     assert r.verdict == "rejected"
-    assert "p.ndjson:2: no event schema for protocol 'paxos'" in r.reason
+    assert "p.ndjson:1: no event schema for protocol 'paxos'" in r.reason
 
 
 def test_state_fields_are_the_protocols(tmp_path):

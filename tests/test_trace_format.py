@@ -1,32 +1,65 @@
-"""groupcheck-trace/1: the writer's output validates, is deterministic, and
-malformed lines are rejected with file:line."""
+"""groupcheck-trace/2: the writer's output validates, is deterministic and
+small; strict input (CRLF, NaN, duplicate keys, unreadable files) is
+rejected with file:line; format 1 is converted on read; per-node files with
+vector clocks merge into one happens-before order."""
 
+import copy
 import json
+import random
 
+import jsonschema
 import pytest
 
+from groupcheck.conformance import schemacheck, traces
 from groupcheck.conformance.replay import conform_file
-from groupcheck.conformance.traces import TraceError, load, validator
+from groupcheck.conformance.traces import TraceError, load
 from groupcheck.impl import tracefile
 
 FAULTS = "loss=0.1,dup=0.05,reorder=3,crash=1@20"
 
 
-def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson"):
-    records, line = tracefile.simulate_run(3, 2, seed, tracefile.parse_faults(faults))
+def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson", per_member=2):
+    records, line = tracefile.simulate_run(3, per_member, seed, tracefile.parse_faults(faults))
     return tracefile.write(tmp_path / name, records), records, line
+
+
+def _schema(rel):
+    return json.loads(tracefile._schema_text(rel))
 
 
 def test_written_trace_validates_and_loads(tmp_path):
     path, records, _ = _run(tmp_path)
+    env = jsonschema.Draft202012Validator(_schema("trace_schema.json"))
+    proto = jsonschema.Draft202012Validator(_schema("schemas/sequencer.json"))
     for r in records:
-        assert not list(validator().iter_errors(r)), r
+        assert not list(env.iter_errors(r)), r
+        if r["kind"] == "event":
+            assert not list(proto.iter_errors({"params": {}, "msg": None, "state": None, **r})), r
     t = load(path)
-    assert t.header["format"] == "groupcheck-trace/1"
+    assert t.header["format"] == "groupcheck-trace/2" and t.header["options"] == {}
     assert t.header["constants"] == {"N": 3, "MaxSeq": 2, "MaxCrashes": 1}
     assert [e["i"] for e in t.events] == list(range(len(t.events)))
-    names = {e["name"] for e in t.events}
-    assert {"Send", "RecvData", "Crash", "NewView", "InstallView"} <= names
+    assert {"Send", "RecvData", "Crash", "NewView", "InstallView"} <= {e["name"] for e in t.events}
+    assert t.end is not None and t.end["quiescent"] is True and records[-1]["kind"] == "end"
+    assert t.events[3]["src"] == f"{path}:5"
+
+
+def test_states_are_deltas_and_delivered_is_appended(tmp_path):
+    path, _, _ = _run(tmp_path, per_member=20)
+    t = load(path)
+    hist = {}
+    for ev in t.events:
+        st = ev["state"] or {}
+        for x in st.get("delivered", []):
+            hist.setdefault(ev["nid"], []).append(tuple(x))
+        if ev["name"] == "RecvData" and st:
+            assert len(st.get("delivered", [])) <= 1
+    whole = traces.full_states(t)
+    last = {ev["nid"]: ev["state"] for ev in whole if ev["state"] is not None}
+    for m, d in hist.items():
+        assert [tuple(x) for x in last[m]["delivered"]] == d
+    size = path.stat().st_size / len(t.events)
+    assert size < 300, size
 
 
 def test_same_seed_same_bytes(tmp_path):
@@ -49,16 +82,67 @@ def _lines(path):
     return path.read_text().splitlines(keepends=True)
 
 
+def _rejected_at(path, line, text=""):
+    with pytest.raises(TraceError) as e:
+        load(path)
+    assert e.value.line == line and str(e.value).startswith(f"{path}:{line}:"), str(e.value)
+    assert text in str(e.value), str(e.value)
+    rep = conform_file(path)
+    assert rep.verdict == "rejected" and f"{path}:{line}:" in rep.reason
+    return str(e.value)
+
+
 def test_truncated_line_is_rejected_with_file_and_line(tmp_path):
     path, _, _ = _run(tmp_path)
     lines = _lines(path)
     lines[4] = lines[4][: len(lines[4]) // 2] + "\n"
     path.write_text("".join(lines))
+    _rejected_at(path, 5, "invalid JSON")
+
+
+def test_crlf_is_rejected(tmp_path):
+    path, _, _ = _run(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    _rejected_at(path, 1, "CRLF")
+    path2, _, _ = _run(tmp_path, name="one.ndjson")       # one CRLF line among LF lines
+    lines = _lines(path2)
+    lines[6] = lines[6].replace("\n", "\r\n")
+    path2.write_text("".join(lines), newline="")
+    _rejected_at(path2, 7, "CRLF")
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_rejected(tmp_path, bad):
+    path, _, _ = _run(tmp_path)
+    lines = _lines(path)
+    rec = json.loads(lines[3])
+    lines[3] = json.dumps(rec).replace(f'"clock": {rec["clock"]}', f'"clock": {bad}') + "\n"
+    assert bad in lines[3]
+    path.write_text("".join(lines))
+    _rejected_at(path, 4, f"{bad} is not a JSON number")
+
+
+def test_duplicate_keys_are_rejected(tmp_path):
+    path, _, _ = _run(tmp_path)
+    lines = _lines(path)
+    lines[5] = lines[5].rstrip("\n")[:-1] + ',"nid":2}\n'
+    path.write_text("".join(lines))
+    _rejected_at(path, 6, "duplicate key 'nid'")
+
+
+def test_unreadable_and_non_utf8_files(tmp_path):
+    missing = tmp_path / "missing.ndjson"
+    with pytest.raises(TraceError) as e:
+        load(missing)
+    assert str(e.value).startswith(f"{missing}: cannot read:")
+    assert conform_file(missing).reason.startswith(f"{missing}: cannot read:")
+    path, _, _ = _run(tmp_path)
+    data = path.read_bytes().split(b"\n")
+    data[2] = data[2].replace(b"RecvData", b"Recv\xffData")
+    path.write_bytes(b"\n".join(data))
     with pytest.raises(TraceError) as e:
         load(path)
-    assert e.value.line == 5 and str(e.value).startswith(f"{path}:5:")
-    rep = conform_file(path)
-    assert rep.verdict == "rejected" and f"{path}:5:" in rep.reason
+    assert "cannot read: not UTF-8" in str(e.value)
 
 
 def test_schema_violation_is_rejected(tmp_path):
@@ -68,16 +152,26 @@ def test_schema_violation_is_rejected(tmp_path):
     rec["name"] = "Teleport"
     lines[3] = json.dumps(rec) + "\n"
     path.write_text("".join(lines))
-    rep = conform_file(path)
-    assert rep.verdict == "rejected" and f"{path}:4:" in rep.reason and "Teleport" in rep.reason
+    assert "Teleport" in _rejected_at(path, 4)
 
 
-def test_header_must_come_first(tmp_path):
+def test_an_event_index_or_unknown_field_is_rejected(tmp_path):
+    path, _, _ = _run(tmp_path)
+    lines = _lines(path)
+    rec = json.loads(lines[3])
+    rec["i"] = 2
+    lines[3] = json.dumps(rec) + "\n"
+    path.write_text("".join(lines))
+    _rejected_at(path, 4, "Additional properties")
+
+
+def test_header_must_come_first_and_end_must_be_last(tmp_path):
     path, _, _ = _run(tmp_path)
     lines = _lines(path)
     path.write_text("".join(lines[1:]))
-    rep = conform_file(path)
-    assert rep.verdict == "rejected" and f"{path}:1:" in rep.reason
+    _rejected_at(path, 1)
+    path.write_text("".join(lines[:3] + [lines[-1]] + lines[3:-1]))
+    _rejected_at(path, 5, "after the end record")
 
 
 def test_member_outside_1_to_n_is_rejected(tmp_path):
@@ -87,5 +181,182 @@ def test_member_outside_1_to_n_is_rejected(tmp_path):
     rec["nid"] = 9
     lines[6] = json.dumps(rec) + "\n"
     path.write_text("".join(lines))
-    rep = conform_file(path)
-    assert rep.verdict == "rejected" and f"{path}:7: nid: 9" in rep.reason
+    _rejected_at(path, 7, "nid: 9")
+
+
+# ---------------------------------------------------------------- format 1
+
+def test_format_1_is_converted_on_read(tmp_path):
+    from groupcheck.impl.sim import simulate
+    nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 2)
+    plan = tracefile.parse_faults(FAULTS)
+    raw, summary = simulate(nodes, msgs, 3, plan)
+    consts = tracefile.sequencer_constants(nodes, msgs, plan.crashes)
+    p1 = tracefile.write(tmp_path / "v1.ndjson", tracefile.to_v1(raw, consts, "r"))
+    p2 = tracefile.write(tmp_path / "v2.ndjson", tracefile.to_v2(raw, consts, "r"))
+    t1, t2 = load(p1), load(p2)
+    assert t1.header["format"] == "groupcheck-trace/2" and t1.header["converted_from"] == "groupcheck-trace/1"
+    strip = [{k: v for k, v in e.items() if k not in ("src", "clock")} for e in t1.events]
+    assert strip == [{k: v for k, v in e.items() if k not in ("src", "clock")} for e in t2.events]
+    assert conform_file(p1).verdict == conform_file(p2).verdict == "ok"
+
+
+def test_format_1_history_rewrite_is_rejected(tmp_path):
+    from groupcheck.impl.sim import simulate
+    nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 3)
+    raw, _ = simulate(nodes, msgs, 3, None)
+    recs = tracefile.to_v1(raw, tracefile.sequencer_constants(nodes, msgs, ()), "r")
+    i = max(k for k, r in enumerate(recs) if r["kind"] == "event" and r["state"]
+            and len(r["state"]["delivered"]) >= 2)
+    d = recs[i]["state"]["delivered"]
+    d[-1], d[-2] = d[-2], d[-1]
+    p = tracefile.write(tmp_path / "v1.ndjson", recs)
+    _rejected_at(p, i + 1, "not an extension")
+
+
+# ---------------------------------------------------------------- the compiled validator
+
+def _mutations(rec, rng):
+    """Small random edits of a record: wrong types, missing and extra keys."""
+    out = []
+    for _ in range(6):
+        r = copy.deepcopy(rec)
+        target = r
+        path = []
+        while isinstance(target, dict) and target and rng.random() < 0.6:
+            k = rng.choice(sorted(target))
+            if not isinstance(target[k], (dict, list)) or not target[k]:
+                break
+            path.append(k)
+            target = target[k]
+        if isinstance(target, dict) and target:
+            k = rng.choice(sorted(target))
+            choice = rng.randrange(5)
+            if choice == 0:
+                del target[k]
+            elif choice == 1:
+                target[k] = rng.choice([None, "x", -1, 1.5, True, [], {}])
+            elif choice == 2:
+                target["extra"] = 1
+            elif choice == 3 and isinstance(target[k], int):
+                target[k] = target[k] + rng.choice([-100, 100])
+            else:
+                target[k] = [target[k]]
+        elif isinstance(target, list) and target:
+            target[rng.randrange(len(target))] = rng.choice([None, "x", -1, [1], {"a": 1}])
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore"])
+def test_compiled_validator_agrees_with_jsonschema(protocol):
+    from groupcheck.conformance.protocols import get
+    proto = get(protocol)
+    rng = random.Random(7)
+    env_s, proto_s = _schema("trace_schema.json"), _schema(f"schemas/{protocol}.json")
+    env_c, proto_c = schemacheck.compile_schema(env_s), schemacheck.compile_schema(proto_s)
+    env_j, proto_j = (jsonschema.Draft202012Validator(env_s), jsonschema.Draft202012Validator(proto_s))
+    records, _ = proto.simulate(1, proto.campaign_faults, {})
+    seen = 0
+    for rec in records:
+        for r in [rec] + _mutations(rec, rng):
+            assert env_c(r) == env_j.is_valid(r), r
+            if isinstance(r, dict) and r.get("kind") == "event":
+                full = {"params": {}, "msg": None, "state": None, **r}
+                assert proto_c(full) == proto_j.is_valid(full), full
+                seen += 1
+    assert seen > 50
+
+
+def test_the_compiler_refuses_unknown_keywords():
+    with pytest.raises(schemacheck.SchemaCompileError):
+        schemacheck.compile_schema({"type": "object", "dependentRequired": {"a": ["b"]}})
+
+
+# ---------------------------------------------------------------- per-node files
+
+def _split(tmp_path, records, env_records=("Crash", "NewView")):
+    """A global trace as per-node files with vector clocks, written with
+    NodeTraceWriter: each node's records in file order, the clocks built by
+    replaying the message flow (a receive merges the clock its sender had
+    when it sent; a node's InstallView merges the environment's)."""
+    head = records[0]
+    d = tmp_path / "run"
+    writers = {n: tracefile.NodeTraceWriter(d / f"node{n}.ndjson", head, n) for n in head["nodes"]}
+    env = tracefile.EnvTraceWriter(d / "env.ndjson", head)
+    sent_vc = {}           # (sender, type, s, q) -> clock at send (latest)
+    for r in records[1:]:
+        if r["kind"] == "end":
+            env.end(r["quiescent"], r["clock"])
+            continue
+        name, nid, msg = r["name"], r["nid"], r.get("msg")
+        if name in env_records:
+            if name == "Crash":
+                env.on_receive(writers[nid].on_send())
+            env.record(name, r.get("params"), msg, r.get("state"), r["clock"], nid=nid)
+            continue
+        w = writers[nid]
+        if name in ("RecvForward", "RecvData"):
+            w.on_receive(sent_vc.get((msg["type"], msg["sender"], msg["seqno"])))
+        if name == "InstallView":
+            w.on_receive(env.on_send())
+        w.record(name, r.get("params"), msg, r.get("state"), r["clock"])
+        if name in ("Send", "RecvForward"):
+            out = dict(msg, type="DATA") if name == "RecvForward" else msg
+            sent_vc[(out["type"], out["sender"], out["seqno"])] = w.on_send()
+    for w in [*writers.values(), env]:
+        w.close()
+    return d
+
+
+def test_per_node_files_merge_and_conform(tmp_path):
+    path, records, _ = _run(tmp_path, per_member=6)
+    d = _split(tmp_path, records)
+    assert len(list(d.glob("*.ndjson"))) == 4
+    t = load(d)
+    g = load(path)
+    assert "node" not in t.header and t.end is not None and t.end["quiescent"]
+    assert len(t.events) == len(g.events)
+    assert sorted((e["name"], e["nid"], json.dumps(e["msg"]), e["clock"]) for e in t.events) == \
+        sorted((e["name"], e["nid"], json.dumps(e["msg"]), e["clock"]) for e in g.events)
+    assert [e["i"] for e in t.events] == list(range(len(t.events)))
+    assert conform_file(d).verdict == "ok", conform_file(d).reason
+    assert load(d).events == t.events                   # deterministic
+    runs = traces.trace_runs([tmp_path])
+    assert sorted(d.glob("*.ndjson")) in runs and path in runs
+
+
+def test_vector_clock_cycle_is_rejected_naming_the_records(tmp_path):
+    path, records, _ = _run(tmp_path, per_member=2)
+    d = _split(tmp_path, records)
+    f2, f3 = d / "node2.ndjson", d / "node3.ndjson"
+    l2, l3 = _lines(f2), _lines(f3)
+    r2, r3 = json.loads(l2[-1]), json.loads(l3[-1])
+    r2["vc"]["3"], r3["vc"]["2"] = r3["vc"]["3"], r2["vc"]["2"]   # each last step claims the other's
+    l2[-1], l3[-1] = tracefile.dumps1(r2), tracefile.dumps1(r3)
+    f2.write_text("".join(l2))
+    f3.write_text("".join(l3))
+    with pytest.raises(TraceError) as e:
+        load(d)
+    msg = str(e.value)
+    assert "cycle" in msg and f"node2.ndjson:{len(l2)}" in msg and f"node3.ndjson:{len(l3)}" in msg, msg
+
+
+def test_per_node_file_checks(tmp_path):
+    path, records, _ = _run(tmp_path, per_member=2)
+    d = _split(tmp_path, records)
+    f2 = d / "node2.ndjson"
+    lines = _lines(f2)
+    rec = json.loads(lines[2])
+    del rec["vc"]
+    lines[2] = tracefile.dumps1(rec)
+    f2.write_text("".join(lines))
+    with pytest.raises(TraceError) as e:
+        load(d)
+    assert f"{f2}:3:" in str(e.value) and "vc" in str(e.value)
+    rec["vc"] = {"2": 1}                     # own component does not grow
+    lines[2] = tracefile.dumps1(rec)
+    f2.write_text("".join(lines))
+    with pytest.raises(TraceError) as e:
+        load(d)
+    assert f"{f2}:3:" in str(e.value)

@@ -6,7 +6,8 @@
 (* temporary directory) defining Log, a sequence of records                *)
 (*   [name, nid, p, view, lost, hasLost, hasMsg, mtype, msender, mseqno,   *)
 (*    state]                                                               *)
-(* with state a record holding only the logged variables of member nid.    *)
+(* with state a record holding only the variables member nid's step       *)
+(* assigned (format 2's delta; delivered holds the elements appended).     *)
 (* Everything the record does not log (channels, other members, the lost   *)
 (* subset of a Crash without "lost") is left to TLC's non-determinism.     *)
 (* The bounds are the header's constants N, MaxSeq, MaxCrashes.            *)
@@ -36,7 +37,7 @@ StateMatches(m) ==
     /\ Has("sent") => sent'[m] = Rec.state.sent
     /\ Has("fwd") => fwd'[m] = Rec.state.fwd
     /\ Has("recv") => recv'[m] = Rec.state.recv
-    /\ Has("delivered") => delivered'[m] = Rec.state.delivered
+    /\ Has("delivered") => delivered'[m] = delivered[m] \o Rec.state.delivered
 
 SendIfLogged ==
     /\ Rec.name = "Send"

@@ -1,0 +1,136 @@
+"""Conformance throughput on format 2: bytes per event, events per second for
+reading, replay and properties, from 10^3 to 10^6 events.
+
+    .venv/bin/python bench/conform.py [--sizes 1e3,1e4,1e5,1e6] [--spark local[1],local[2]] [--out DIR]
+
+Each size is one SEQUENCER run of 3 members (impl/tracefile.py
+``simulate_to_file``: the round-robin workload, ``loss=0.01``, written to
+disk as it runs, the Sequencer layer logging deltas), about 4.7 events per
+multicast, so ``per_member`` = size / 14.  Then, on that file:
+
+* ``read``: ``conformance.traces.load`` (strict lines, compiled schema
+  checks, normalisation);
+* ``replay``: the engine (conformance/replay.py) with SEQUENCER's binding,
+  every record stepped, no coverage states kept;
+* ``properties``: NoDuplicates, Integrity, SenderFIFO, TotalOrder and
+  EventualDelivery on the histories the replay accumulated;
+* ``conform``: ``groupcheck conform``'s path end to end (``conform_file``).
+
+For the largest size, also the pipeline (conformance/pipeline.py
+``conform_rows``: ingest to Parquet, then check) on the local engine and on
+Spark with each master of ``--spark`` (session start-up timed apart).
+Linearity: ``events_per_s`` at 10^5 against 10^3 for each stage.  Prints one
+JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from groupcheck.conformance import sequencer as cseq
+from groupcheck.conformance.replay import Engine, conform_file, quiescent
+from groupcheck.conformance.traces import load
+from groupcheck.impl import tracefile
+
+EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 3), 3 RecvData, a few repeats
+
+
+def one(path: Path, size: int) -> dict:
+    per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
+    t0 = time.perf_counter()
+    line = tracefile.simulate_to_file(path, 3, per_member, 1, tracefile.parse_faults("loss=0.01"))
+    t_sim = time.perf_counter() - t0
+    n = line["events"]
+    t0 = time.perf_counter()
+    trace = load(path)
+    t_read = time.perf_counter() - t0
+    b = cseq.SequencerBinding(trace)
+    eng = Engine(b, visited=False)
+    t0 = time.perf_counter()
+    for ev in trace.events:
+        failed = eng.step(ev)
+        assert failed is None, failed
+    t_replay = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    found = b.properties(eng.cands) or (b.at_end(eng.cands) if quiescent(trace) else None)
+    t_props = time.perf_counter() - t0
+    del trace, eng, b
+    t0 = time.perf_counter()
+    rep = conform_file(path)
+    t_conform = time.perf_counter() - t0
+    return {"target": size, "events": n, "per_member": per_member, "bytes": line["bytes"],
+            "bytes_per_event": round(line["bytes"] / n, 1), "quiescent": line["quiescent"],
+            "verdict": rep.verdict, "property_failed": found[0] if found else None,
+            "candidates_max": rep.candidates_max,
+            "seconds": {"simulate_and_write": round(t_sim, 2), "read": round(t_read, 2),
+                        "replay": round(t_replay, 2), "properties": round(t_props, 3),
+                        "conform": round(t_conform, 2)},
+            "events_per_s": {"read": round(n / t_read), "replay": round(n / t_replay),
+                             "properties": round(n / max(t_props, 1e-6)), "conform": round(n / t_conform)}}
+
+
+def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
+    from groupcheck.conformance import pipeline as P
+    out = []
+    for engine, master in [("local", None)] + [("spark", m) for m in masters]:
+        d = work / (master or "local").replace("[", "").replace("]", "")
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        spark, t_session = None, 0.0
+        if engine == "spark":
+            from groupcheck.conformance import spark as S
+            t0 = time.perf_counter()
+            spark = S.session(master)
+            t_session = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rows = P.conform_rows([path], engine=engine, spark=spark, work_dir=d)
+        t = time.perf_counter() - t0
+        if spark is not None:
+            spark.stop()
+        events = rows[0]["events"]
+        out.append({"engine": engine, "master": master, "verdict": rows[0]["verdict"], "events": events,
+                    "session_seconds": round(t_session, 1), "seconds": round(t, 1),
+                    "events_per_s": round(events / t)})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1e3,1e4,1e5,1e6")
+    ap.add_argument("--spark", default="local[1],local[2]", help="Spark masters for the largest size ('' for none)")
+    ap.add_argument("--out", default="/tmp/groupcheck-bench-conform")
+    args = ap.parse_args()
+    work = Path(args.out)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    sizes = [int(float(x)) for x in args.sizes.split(",") if x]
+    res = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                       "load_average_start": [round(x, 1) for x in os.getloadavg()]},
+           "runs": []}
+    for size in sizes:
+        r = one(work / f"seq-{size}.ndjson", size)
+        res["runs"].append(r)
+        print(json.dumps(r), file=sys.stderr, flush=True)
+    by = {r["target"]: r for r in res["runs"]}
+    if 1000 in by and 100000 in by:
+        res["linear"] = {k: round(by[100000]["events_per_s"][k] / by[1000]["events_per_s"][k], 2)
+                         for k in ("read", "replay", "conform")}
+    masters = [m for m in args.spark.split(",") if m]
+    if sizes:
+        res["pipeline_largest"] = pipeline(work / f"seq-{max(sizes)}.ndjson", work / "pipeline", masters)
+    res["machine"]["load_average_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
