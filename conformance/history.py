@@ -14,14 +14,16 @@ Checks, each named in the verdict:
 * ``TotalOrder``       -- uniform: any two members (killed ones included)
                           deliver their common messages in one order
 * ``SurvivorTotalOrder`` -- the same among members never killed
-* ``Agreement``        -- at a quiescent end, survivors delivered the same set,
-                          and every message a survivor sent was delivered by
+* ``Agreement``        -- at a quiescent end, survivors (never killed, still in
+                          their last view) delivered the same set, and every
+                          message a member never killed sent was delivered by
                           every survivor
 * ``VirtualSynchrony`` -- members that move together from view V to V'
                           delivered the same set in V
 * ``FlushEventOrder``  -- per member, block/view/get-state/set-state/unblock
                           follow JGroups's FlushTest pattern ``([b][vgs]*[u])+``
-                          (a killed member may stop inside a block)
+                          (a killed member, or one that left, may stop
+                          inside a block)
 
 Each violation carries its smallest witness: the conflicting deliveries (or
 the offending event), the members and their views, as text, as JSON and as a
@@ -233,7 +235,12 @@ def check(h: History) -> list[Violation]:
     """Every check on one run; at most one (the smallest) witness per check."""
     out: list[Violation] = []
     members = sorted(set(h.nodes) | set(h.deliveries) | set(h.views) | set(h.flush), key=str)
-    survivors = [m for m in members if m not in h.crashed]
+    # A member whose last installed view leaves it out has left the group (a
+    # graceful leave): it stops delivering there and may end blocked, so it
+    # is neither a survivor for Agreement nor held to end unblocked.  Its own
+    # messages still count: the members that stay must deliver them.
+    left = {m for m in members if h.views.get(m) and m not in h.views[m][-1][1]}
+    survivors = [m for m in members if m not in h.crashed and m not in left]
     first = {}
     # Integrity, NoDuplicates, SenderFIFO: one pass per member
     for m in members:
@@ -288,7 +295,7 @@ def check(h: History) -> list[Violation]:
                 if msg[0] in h.crashed:
                     continue
                 if msg not in sets[base]:
-                    out.append(Violation("Agreement", f"survivor {msg[0]} sent {_fmt(msg)}; no survivor "
+                    out.append(Violation("Agreement", f"member {msg[0]} (never killed) sent {_fmt(msg)}; no survivor "
                                          f"delivered it", [msg[0]],
                                          [{"member": msg[0], "msg": list(msg), "view": None,
                                            "index": None, "what": "send"}]))
@@ -324,7 +331,7 @@ def check(h: History) -> list[Violation]:
         letters = h.flush.get(m, [])
         if "b" not in letters and "u" not in letters:
             continue
-        bad = _flush_order(letters, m in h.crashed)
+        bad = _flush_order(letters, m in h.crashed or m in left)
         if bad is not None:
             k, why = bad
             out.append(Violation("FlushEventOrder", f"member {m}: {why} (events {''.join(letters)})", [m],

@@ -164,3 +164,17 @@ def test_spark_engine_gives_the_local_verdicts(tmp_path):
         a, b = dict(local[k]), dict(remote[k])
         assert sorted(a.pop("files")) == sorted(b.pop("files")) and a == b, k
     assert sum(r["verdict"] == "violation" for r in local.values()) > 0
+
+
+def test_a_member_that_left_is_not_a_survivor():
+    """A graceful leave: member 3's last view leaves it out, so it may have
+    delivered less and may end blocked; its own message must still reach the
+    members that stay, and a member that stays may not end blocked."""
+    views = [V(m, 1, [1, 2, 3]) for m in (1, 2, 3)]
+    ev = views + [S(3, 1)] + [D(m, 3, 1) for m in (1, 2, 3)] + [S(1, 1), ("block", 3, {})]
+    ev += [V(m, 2, [1, 2]) for m in (1, 2, 3)] + [D(1, 1, 1), D(2, 1, 1)]
+    assert _checks(_hist(ev)) == {}
+    lost = [e for e in ev if e != D(2, 3, 1)]           # a stayer misses the leaver's message
+    assert "3.1" in _checks(_hist(lost))["Agreement"].text
+    stuck = ev + [("block", 1, {})]
+    assert "ends blocked" in _checks(_hist(stuck))["FlushEventOrder"].text

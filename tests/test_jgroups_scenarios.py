@@ -117,3 +117,29 @@ def test_flush_seed_as_written_breaks_virtual_synchrony_and_history_agrees(tmp_p
         assert model_vs == ("VirtualSynchrony" in bad), (seed, rep.reason, bad)
         flagged += model_vs
     assert flagged > 0
+
+
+def test_flush_hundred_flushes_in_a_row(tmp_path):
+    """JGroups's FlushTest, 100 flushes in a row: our FLUSH has no flush
+    without a view change (the seed flushes to change views), so the churn
+    of 50 joiners, each leaving half a second after it joined, makes 100
+    view changes, each a flush.  Every member that stays runs all 100 in the
+    pattern ([b][vgs]*[u])+ and ends unblocked in the same view; a joiner
+    that left may end blocked (it is out of the group).  The model replay
+    of the same run conforms."""
+    from groupcheck.conformance.replay import conform_file
+    proto = protocols.get("flush")
+    joiners = range(4, 54)
+    opts = {**proto.default_options, "nodes": 3, "messages": 10,
+            "joins": tuple((j, 1.0 + (j - 4)) for j in joiners),
+            "leaves": tuple((j, 1.5 + (j - 4)) for j in joiners)}
+    recs, s = proto.simulate(1, "", opts)
+    assert s["quiescent"] and not s["unfinished"] and not s["skipped_joins"] and not s["skipped_leaves"], s
+    assert len(s["views"]) == 101                      # the first view and 100 more
+    h = history.from_records(history.from_trace(recs))
+    for m in (1, 2, 3):
+        assert "".join(h.flush[m]).count("b") == 100
+        assert h.views[m][-1][:2] == (101, (1, 2, 3))
+    assert history.check(h) == []
+    rep = conform_file(str(tracefile.write(tmp_path / "flush100.ndjson", recs)))
+    assert rep.verdict == "ok", rep.reason
