@@ -207,7 +207,7 @@ def audit(
     jobs: Optional[int] = typer.Option(None, "--jobs", callback=at_least(1), help="models checked at once (default: one per core)"),
     full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests"),
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
-    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance"),
+    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
 ):
@@ -215,10 +215,10 @@ def audit(
     from groupcheck.conformance import audit as audit_mod, report
     if engine not in ("spark", "local"):
         fail(f"--engine {engine!r}: spark or local")
-    stages = tuple(stage) if stage else ("tlc", "link", "conformance")
-    bad_stage = set(stages) - {"tlc", "link", "conformance"}
+    stages = tuple(stage) if stage else audit_mod.STAGES
+    bad_stage = set(stages) - set(audit_mod.STAGES)
     if bad_stage:
-        fail(f"--stage {', '.join(sorted(bad_stage))}: unknown; stages are tlc, link, conformance")
+        fail(f"--stage {', '.join(sorted(bad_stage))}: unknown; stages are {', '.join(audit_mod.STAGES)}")
     _entries(protocols, None)   # validates the protocol names with a clear error
     out_dir(out)
     if from_summary is not None:

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Three stages, each giving ``report.Check`` records (DESIGN §1, §7):
+Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
 
 1. **tlc** — TLC on every manifest model; as expected when the outcome (ok or
    the named violated property) and the pinned distinct-state count match.
@@ -17,6 +17,12 @@ Three stages, each giving ``report.Check`` records (DESIGN §1, §7):
    ``--engine local`` in-process).  As expected when no run is rejected or
    nonconforming and every violation is one of the protocol's
    ``known_violations`` (a documented finding of the faithful spec).
+4. **history** — for each protocol a black-box history can be projected
+   from (conformance/history.py ``PROJECTABLE``), ``HISTORY_RUNS`` runs drawn
+   as the conformance stage draws them, each checked twice: the history
+   checker on the observable events only, the model replay on the trace.
+   As expected when the two flag the same runs (``agrees_with_replay``);
+   the history's witnesses are drawn.
 
 The outputs are written by conformance/report.py.  ``run`` returns the
 checks; the command exits non-zero when any is unexpected.
@@ -32,6 +38,8 @@ from .report import Check
 
 
 DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
+HISTORY_RUNS = 40   # runs per protocol for the history stage (about 0.1 s each)
+STAGES = ("tlc", "link", "conformance", "history")
 
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
@@ -196,9 +204,43 @@ def conformance_check(proto, result: dict) -> Check:
                  finding=as_expected and bool(seen))
 
 
+def history_check(name: str, runs: int, seed: int) -> Check:
+    """The history stage for one protocol (see the module docstring)."""
+    from . import history, protocols as registry
+    from .replay import replay
+    from .traces import from_records
+    from .diagram import draw
+    proto = registry.get(name)
+    t0 = time.monotonic()
+    flagged, disagree, drawn = 0, [], []
+    for k in range(runs):
+        faults, options = proto.draw(seed + k)
+        records, _ = proto.simulate(seed + k, faults, {**proto.default_options, **options})
+        rep = replay(from_records(records))
+        ok, found, why = history.agrees_with_replay(records, rep)
+        flagged += bool(found)
+        if not ok:
+            disagree.append(f"{records[0]['run_id']}: {why}")
+        for v in found[:1]:
+            if len(drawn) < DRAWN_RUNS:
+                drawn.append(draw(v.steps(), None, f"{name} {records[0]['run_id']}: {v.check}: {v.text}"))
+    return Check(id=f"history/{name}", kind="history", protocol=name, name=f"{runs} runs",
+                 expected="the history checker flags exactly the runs the model replay flags",
+                 observed=(f"{runs - len(disagree)} of {runs} runs agree; {flagged} flagged by the history"),
+                 as_expected=not disagree, seconds=round(time.monotonic() - t0, 3),
+                 figures={"runs": runs, "flagged": flagged, "disagreements": len(disagree)},
+                 detail="\n".join(disagree[:10]) or None,
+                 mermaid=drawn[0].mermaid if drawn else None, svg=drawn[0].svg if drawn else None,
+                 diagrams=drawn, diagrams_omitted=max(0, flagged - len(drawn)),
+                 explanation=(f"the {flagged} flagged run(s) are the ones the model replay reports as "
+                              f"violations (known findings of {name}, see the conformance stage); the "
+                              f"history sees them from sends, deliveries and views alone") if flagged else None,
+                 finding=not disagree and flagged > 0)
+
+
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
-        protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = ("tlc", "link", "conformance"),
+        protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
         progress: Optional[Callable[[str, int, int], None]] = None,
         jobs: Optional[int] = None) -> tuple[list[Check], dict]:
     """Run the stages; return (checks, extra) where extra holds coverage."""
@@ -209,8 +251,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     entries = manifest.select(protocols_, None)
     link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
+    from .history import PROJECTABLE
+    hist = [p for p in PROJECTABLE if p in conf]
     todo = (len(entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
-        + (len(conf) if "conformance" in stages else 0)
+        + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0)
     done = 0
     checks: list[Check] = []
     t_start = time.monotonic()
@@ -268,5 +312,11 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             tick(f"conformance {name}")
             if res.get("coverage"):
                 extra["coverage"][name] = coverage_figures(res["coverage"])
+    if "history" in stages:
+        for name in hist:
+            if progress:
+                progress(f"history {name}", done, todo)
+            checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
+            tick(f"history {name}")
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra

@@ -243,6 +243,7 @@ def check(h: History) -> list[Violation]:
     survivors = [m for m in members if m not in h.crashed and m not in left]
     first = {}
     # Integrity, NoDuplicates, SenderFIFO: one pass per member
+    joined = joined_views(h, members)
     for m in members:
         seen = set()
         last: dict = {}
@@ -257,7 +258,9 @@ def check(h: History) -> list[Violation]:
                 continue
             seen.add(msg)
             x, q = msg
-            prev = last.get(x, 0)
+            # a joiner's first message of each sender may be any: what came
+            # before was delivered in views it was not in (no state transfer)
+            prev = last.get(x, q - 1 if joined.get(m) else 0)
             gap_ok = x in h.crashed
             if "SenderFIFO" not in first and (q <= prev or (q != prev + 1 and not gap_ok)):
                 text = (f"member {m} delivered {_fmt(msg)} after {_fmt((x, prev))}" if q <= prev else
@@ -280,21 +283,26 @@ def check(h: History) -> list[Violation]:
     out.extend(v for v in (uniform, survivor) if v is not None)
     # Agreement at a quiescent end
     if h.quiescent is not False and survivors:
-        sets = {m: {d[0] for d in h.deliveries.get(m, [])} for m in survivors}
+        def got(m, since):      # what m delivered in views from ``since`` on
+            return {d[0] for d in h.deliveries.get(m, []) if (d[1] or 0) >= since}
         base = survivors[0]
         for m in survivors[1:]:
-            if sets[m] != sets[base]:
-                diff = sorted(sets[base] ^ sets[m])[0]
-                has, lacks = (base, m) if diff in sets[base] else (m, base)
+            # a joiner owes only what was delivered in views it was in
+            since = max(joined.get(base, 0), joined.get(m, 0))
+            a, b = got(base, since), got(m, since)
+            if a != b:
+                diff = sorted(a ^ b)[0]
+                has, lacks = (base, m) if diff in a else (m, base)
                 out.append(Violation("Agreement", f"survivor {has} delivered {_fmt(diff)}, survivor "
                                      f"{lacks} did not", [has, lacks],
                                      [{"member": has, "msg": list(diff), "view": None, "index": None}]))
                 break
         else:
+            anyone = set().union(*(got(m, 0) for m in survivors))
             for msg in sorted(h.sent):
                 if msg[0] in h.crashed:
                     continue
-                if msg not in sets[base]:
+                if msg not in anyone:
                     out.append(Violation("Agreement", f"member {msg[0]} (never killed) sent {_fmt(msg)}; no survivor "
                                          f"delivered it", [msg[0]],
                                          [{"member": msg[0], "msg": list(msg), "view": None,
@@ -341,6 +349,18 @@ def check(h: History) -> list[Violation]:
     return out
 
 
+def joined_views(h: History, members) -> dict:
+    """member -> the view it joined in, for members that were not in the
+    run's first view (the view with the smallest id any member installed);
+    members of the first view, or every member when no view is logged, are
+    absent (they owe every message)."""
+    firsts = [vs[0] for vs in h.views.values() if vs]
+    if not firsts:
+        return {}
+    initial = set(min(firsts, key=lambda v: v[0])[1])
+    return {m: h.views[m][0][0] for m in members if m not in initial and h.views.get(m)}
+
+
 def _flush_order(letters: list, crashed: bool):
     """The automaton of ([b][vgs]*[u])+ ; None when accepted, else (position, reason).
     Views before the first block (the join) are allowed."""
@@ -384,6 +404,39 @@ def check_paths(paths: Iterable) -> list[dict]:
 # VIEW messages naming the members)
 PROJECTABLE = ("sequencer", "flush")
 
+# What each protocol promises, in the history's terms (DESIGN §3; FLUSH
+# orders nothing, so TotalOrder is not its promise), and which history check
+# sees each property the model replay reports.
+PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder",
+                          "Agreement"),
+            "flush": ("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder")}
+SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
+           "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
+           "FlushEnds": "FlushEventOrder"}
+
+
+def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violation], str]:
+    """Black box against grey box on one of our runs: the history projected
+    from ``records`` (its protocol's promised checks) and the model replay's
+    ``report`` (conformance.replay.RunReport) must flag the same runs, and
+    the property the replay names must be one the history flags.  Returns
+    (agree, the history's violations, why not)."""
+    protocol = records[0]["protocol"]
+    h = from_records(from_trace(records))
+    found = [v for v in check(h) if v.check in PROMISES[protocol]]
+    names = {v.check for v in found}
+    if report.verdict == "ok":
+        return (not found, found, "" if not found else
+                f"the replay accepts the run, the history flags {', '.join(sorted(names))}")
+    if report.verdict != "violation":
+        return False, found, f"the replay's verdict is {report.verdict}: {report.reason}"
+    prop = (report.reason or "").split(":", 1)[0]
+    want = SEEN_AS.get(prop)
+    if want is None or want not in names:
+        return False, found, (f"the replay reports {prop}; the history flags "
+                              f"{', '.join(sorted(names)) or 'nothing'}")
+    return True, found, ""
+
 
 def from_trace(records: list[dict]) -> list[dict]:
     """Project loaded trace records (header first) onto observable events: the
@@ -394,16 +447,23 @@ def from_trace(records: list[dict]) -> list[dict]:
     if head.get("protocol") not in PROJECTABLE:
         raise HistoryError(f"header:protocol: no history projection for {head.get('protocol')!r} "
                            f"(have: {', '.join(PROJECTABLE)})")
+    if head.get("format") != "groupcheck-trace/2":     # format 1: whole states, made deltas on read
+        from .traces import from_records as trace_from_records
+        t = trace_from_records(records)
+        records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
+        head = records[0]
+    flush = head["protocol"] == "flush"
     out = [{"kind": "header", "format": FORMAT, "protocol": head.get("protocol"),
             "nodes": list(head.get("nodes", [])), "run_id": head.get("run_id"),
             "seed": head.get("seed"), "faults": head.get("faults"), "impl": head.get("impl"),
             "source": head.get("format")}]
     sent: dict = {}
-    ndel: dict = {}
     vid: dict = {}
     blocked: dict = {}
     dset: dict = {}
-    view_members = sorted(head.get("nodes", []))
+    # the first view: the header's first NInit nodes (FLUSH's joiners are listed after them)
+    first_view = sorted(head.get("nodes", []))[:(head.get("constants") or {}).get("NInit") or None]
+    view_members = first_view
     clock = 0.0
     quiescent = True     # a trace without an end record: the simulator runs to quiescence
     for r in records[1:]:
@@ -426,17 +486,17 @@ def from_trace(records: list[dict]) -> list[dict]:
                         "params": {}, "clock": clock})
             blocked[nid] = st["blocked"]
         view_ev = None
-        if "vid" in st and st["vid"] != vid.get(nid):
+        if "vid" in st and st["vid"] != vid.get(nid) and st["vid"] > 0:   # vid 0: a joiner not yet in
             members = (sorted(int(k) for k in st["recv"]) if "recv" in st
-                       else view_members if st["vid"] != 1 else sorted(head.get("nodes", [])))
+                       else view_members if st["vid"] != 1 else first_view)
             view_ev = {"kind": "event", "name": "view", "nid": nid,
                        "params": {"view": st["vid"], "members": members}, "clock": clock}
-            if "sent" in st or vid.get(nid) is None:
+            if not flush or vid.get(nid) is None:
                 out.append(view_ev)
                 view_ev = None
         if "vid" in st:
             vid[nid] = st["vid"]
-        if "sent" not in st:       # FLUSH: the Multicast names the message; `delivered` is a set
+        if flush:                  # FLUSH: the Multicast names the message; `delivered` is a set
             m = r.get("msg") or {}
             if r.get("name") == "Multicast" and m.get("sender") == nid:
                 out.append({"kind": "event", "name": "send", "nid": nid,
@@ -454,11 +514,9 @@ def from_trace(records: list[dict]) -> list[dict]:
             out.append({"kind": "event", "name": "send", "nid": nid, "params": {"id": [nid, q]},
                         "clock": clock})
         sent[nid] = max(sent.get(nid, 0), st.get("sent", 0))
-        d = st.get("delivered", [])
-        for x in d[ndel.get(nid, 0):]:
+        for x in st.get("delivered", []):     # format 2: the elements this step appended
             out.append({"kind": "event", "name": "deliver", "nid": nid, "params": {"id": list(x)},
                         "clock": clock})
-        ndel[nid] = max(ndel.get(nid, 0), len(d))
     out.append({"kind": "end", "quiescent": quiescent, "clock": clock})
     return out
 

@@ -178,3 +178,16 @@ def test_a_member_that_left_is_not_a_survivor():
     assert "3.1" in _checks(_hist(lost))["Agreement"].text
     stuck = ev + [("block", 1, {})]
     assert "ends blocked" in _checks(_hist(stuck))["FlushEventOrder"].text
+
+
+def test_audit_history_stage_agrees_and_catches_a_blind_checker(monkeypatch):
+    """The audit's history stage: on SEQUENCER's drawn runs the history flags
+    exactly the runs the replay flags (some do: its known findings); a
+    history checker that sees nothing disagrees and the check fails."""
+    from groupcheck.conformance import audit
+    c = audit.history_check("sequencer", 30, 0)
+    assert c.as_expected and c.figures["flagged"] > 0 and c.diagrams, c.detail
+    assert audit.history_check("flush", 10, 0).as_expected
+    monkeypatch.setattr(history, "check", lambda h: [])
+    blind = audit.history_check("sequencer", 30, 0)
+    assert not blind.as_expected and "the replay reports" in blind.detail
