@@ -188,6 +188,7 @@ def test_audit_history_stage_agrees_and_catches_a_blind_checker(monkeypatch):
     c = audit.history_check("sequencer", 30, 0)
     assert c.as_expected and c.figures["flagged"] > 0 and c.diagrams, c.detail
     assert audit.history_check("flush", 10, 0).as_expected
+    assert audit.history_check("sequencerflush", 10, 0).as_expected
     monkeypatch.setattr(history, "check", lambda h: [])
     blind = audit.history_check("sequencer", 30, 0)
     assert not blind.as_expected and "the replay reports" in blind.detail
