@@ -1,0 +1,320 @@
+"""The cluster runner: N node processes on 127.0.0.1, SIGKILL as told, the
+per-node traces checked (issue 13; ``groupcheck cluster run``).
+
+Theory of operation
+-------------------
+The runner starts one process per node (``python -m
+groupcheck.impl.runtime CONFIG``), waits for each to report ready, tells
+them all to start their workload (``messages`` multicasts each at ``rate``
+per second), and kills the nodes it was told to with SIGKILL at their times.
+
+It is the membership oracle (until the Raincore ring is the stack's
+membership, issue 18; docs/impl.md): it knows whom it killed, and after
+``detect`` seconds it tells the survivors, over the same authenticated
+channel as everything else.  SEQUENCER gets the next view (the last one
+without the killed node), as the simulator's oracle decides it, and the
+runner writes it as the environment record ``NewView``; FLUSH decides views
+itself, so SEQUENCER over FLUSH gets ``Suspect`` (the failure detector's
+verdict).  The kill itself is the environment record ``Crash``, whose
+vector clock counts the killed node's last record (read from its file, a
+partial last line dropped: that step never finished).
+
+Quiescence: every surviving node reports, every 100 ms, whether it has
+anything in flight (impl/runtime.py ``idle``); the run is quiescent when all
+survivors are idle, done sending, and their delivery counts have not moved
+for ``settle`` seconds.  Then the runner stops the nodes, writes the end
+record, and checks the run: the per-node files merged by happens-before and
+replayed against the model (``conform``), and the survivors' history
+(conformance/history.py: integrity, no duplicates, FIFO, total order among
+survivors, agreement) under the protocol's promises.
+
+No process outlives ``run``: every child is killed in ``finally``, also on
+Ctrl-C and SIGTERM (which the runner turns into an exception).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from . import auth, tracefile
+from .runtime import CONTROL, HOST, RUNNER, frame, unframe
+
+PROTOCOLS = ("sequencer", "sequencerflush")
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be run (a node did not start, a bad option)."""
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGINT reached the runner."""
+
+
+@dataclass
+class Result:
+    out: str
+    run_id: str
+    quiescent: bool
+    killed: list
+    verdict: str                 # the model replay's: ok | violation | nonconforming | rejected
+    reason: Optional[str]
+    history: list                # the survivors' violations (conformance/history.py)
+    delivered: dict
+    seconds: float
+    auth: dict = field(default_factory=dict)
+    known: bool = False          # the replay's violation is a documented finding of the protocol
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok" and not self.history
+
+    def to_json(self) -> dict:
+        d = dict(self.__dict__)
+        d["ok"] = self.ok
+        return d
+
+
+def _free_ports(n: int) -> list[int]:
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind((HOST, 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
+    c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
+    if protocol == "sequencerflush":     # the stack's defaults (impl/flush.py sequencer_flush_stack)
+        c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": False})
+    return c
+
+
+def last_vc(path: Path) -> dict:
+    """The vector clock of a killed node's last complete record; a partial
+    last line (killed mid-write) is cut off the file."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[:data.rfind(b"\n") + 1]
+        path.write_bytes(data)
+    for line in reversed(data.splitlines()):
+        rec = json.loads(line)
+        if rec.get("kind") == "event":
+            return dict(rec.get("vc") or {})
+    return {}
+
+
+class Runner:
+    def __init__(self, protocol: str, nodes: int, messages: int, kills: list[tuple[int, float]], out: Path,
+                 *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
+                 key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None) -> None:
+        if protocol not in PROTOCOLS:
+            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
+        if nodes < 2:
+            raise ClusterError("--nodes: at least 2")
+        for nid, _ in kills:
+            if not 1 <= nid <= nodes:
+                raise ClusterError(f"--kill {nid}@…: no node {nid} in 1..{nodes}")
+        if len({n for n, _ in kills}) != len(kills) or len(kills) >= nodes:
+            raise ClusterError("--kill: each node at most once, and one node must survive")
+        self.protocol, self.n, self.messages = protocol, nodes, messages
+        self.kills = sorted(kills, key=lambda k: k[1])
+        self.out = Path(out)
+        self.rate, self.detect, self.settle, self.timeout = rate, detect, settle, timeout
+        self.key_file = key_file
+        self.log = log
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.status: dict[int, dict] = {}
+        self.stopped: dict[int, dict] = {}
+
+    # -- the control channel ----------------------------------------------------------
+    def _send(self, nid: int, cmd: dict) -> None:
+        body = json.dumps(cmd).encode()
+        self.sock.sendto(self.sealer.seal(frame(CONTROL, self.env.on_send(), body)), (HOST, self.ports[nid]))
+
+    def _poll(self, until: float) -> None:
+        """Read node reports until ``until`` (time.monotonic())."""
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                return
+            data, _ = self.sock.recvfrom(65536)
+            opened = self.verifier.open(data)
+            if opened is None:
+                continue
+            src, payload = opened
+            try:
+                kind, _, body = unframe(payload)
+                rep = json.loads(body)
+            except ValueError:
+                continue
+            if kind == CONTROL and isinstance(rep, dict) and rep.get("nid") == src:
+                (self.stopped if rep.get("ev") == "stopped" else self.status)[src] = rep
+
+    # -- one run ----------------------------------------------------------------------
+    def run(self) -> Result:
+        from .sim import IMPL_VERSION
+        t_wall = time.monotonic()
+        self.out.mkdir(parents=True, exist_ok=True)
+        tdir = self.out / "traces"
+        tdir.mkdir(exist_ok=True)
+        for old in tdir.glob("*.ndjson"):
+            old.unlink()
+        key_file = self.key_file
+        if key_file is None:        # a fresh secret per run, readable by its owner only
+            key_file = str(self.out / "cluster.key")
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.write(fd, secrets.token_hex(32).encode())
+            os.close(fd)
+        key = auth.load_key(key_file)
+        self.sealer, self.verifier = auth.Sealer(key, RUNNER, 1), auth.Verifier(key)
+        ports = _free_ports(self.n + 1)
+        self.ports = {i: p for i, p in enumerate(ports)}          # 0: the runner
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((HOST, self.ports[RUNNER]))
+        members = list(range(1, self.n + 1))
+        run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
+        header = tracefile.header(self.protocol, members, constants(self.protocol, self.n, self.messages,
+                                                                     len(self.kills)),
+                                  seed=None, faults={"kills": [list(k) for k in self.kills]},
+                                  impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
+        self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
+        self.start = start = time.time()
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+        def interrupted(signum, _frame):
+            raise Interrupted(signal.Signals(signum).name)
+
+        for s in old:
+            signal.signal(s, interrupted)
+        try:
+            for nid in members:
+                cfg = {"nid": nid, "protocol": self.protocol, "members": members,
+                       "ports": {str(k): v for k, v in self.ports.items()}, "messages": self.messages,
+                       "rate": self.rate, "trace": str(tdir / f"node-{nid}.ndjson"), "header": header,
+                       "start": start, "key_file": key_file}
+                path = self.out / f"node-{nid}.json"
+                path.write_text(json.dumps(cfg), encoding="utf-8")
+                err = open(self.out / f"node-{nid}.log", "wb")
+                self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
+                                                   stdout=err, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 30
+            while len(self.status) < self.n and time.monotonic() < deadline:
+                self._poll(min(deadline, time.monotonic() + 0.2))
+                dead = [n for n, p in self.procs.items() if p.poll() is not None]
+                if dead:
+                    raise ClusterError(f"node {dead[0]} exited at start (see {self.out}/node-{dead[0]}.log)")
+            if len(self.status) < self.n:
+                missing = sorted(set(members) - set(self.status))
+                raise ClusterError(f"nodes {missing} did not report ready within 30 s")
+            self.log(f"{self.n} nodes up on 127.0.0.1, ports {ports[1:]}")
+            for nid in members:
+                self._send(nid, {"cmd": "start"})
+            t0 = time.monotonic()
+            killed = self._kills(t0, members)
+            quiescent = self._quiesce(t0, killed)
+            live = [m for m in members if m not in killed]
+            for nid in live:
+                self._send(nid, {"cmd": "stop"})
+            end_by = time.monotonic() + 5
+            while time.monotonic() < end_by and any(self.procs[n].poll() is None for n in live):
+                self._poll(time.monotonic() + 0.1)
+            self._poll(time.monotonic() + 0.2)
+            self.env.end(quiescent, round(time.time() - start, 6))
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            for p in self.procs.values():
+                if p.poll() is None:
+                    p.kill()
+            for p in self.procs.values():
+                p.wait()
+            self.env.close()
+            self.sock.close()
+        return self._check(run_id, quiescent, killed, time.monotonic() - t_wall)
+
+    def _kills(self, t0: float, members: list) -> list:
+        killed: list[int] = []
+        vid = 1
+        for nid, at in self.kills:
+            while time.monotonic() < t0 + at:
+                self._poll(min(t0 + at, time.monotonic() + 0.05))
+            self.procs[nid].send_signal(signal.SIGKILL)
+            self.procs[nid].wait()
+            killed.append(nid)
+            self.env.on_receive(last_vc(self.out / "traces" / f"node-{nid}.ndjson"))
+            self.env.record("Crash", {}, None, None, round(time.time() - self.start, 6), nid=nid)
+            self.log(f"killed node {nid} (SIGKILL) at {time.monotonic() - t0:.2f} s")
+            self._poll(time.monotonic() + self.detect)
+            live = [m for m in members if m not in killed]
+            if self.protocol == "sequencer":
+                vid += 1
+                self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))
+                for m in live:
+                    self._send(m, {"cmd": "view", "vid": vid, "members": live})
+            else:
+                for m in live:
+                    self._send(m, {"cmd": "suspect", "member": nid})
+        return killed
+
+    def _quiesce(self, t0: float, killed: list) -> bool:
+        live = [m for m in range(1, self.n + 1) if m not in killed]
+        deadline = t0 + self.timeout
+        stable_since, last = None, None
+        while time.monotonic() < deadline:
+            self._poll(time.monotonic() + 0.1)
+            for m in live:
+                if self.procs[m].poll() is not None:
+                    raise ClusterError(f"node {m} died (see {self.out}/node-{m}.log)")
+            reps = [self.status.get(m, {}) for m in live]
+            now = tuple(r.get("delivered") for r in reps)
+            if all(r.get("idle") for r in reps):
+                if now != last:
+                    stable_since, last = time.monotonic(), now
+                elif time.monotonic() - stable_since >= self.settle:
+                    return True
+            else:
+                stable_since, last = None, None
+        return False
+
+    def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
+        from groupcheck.conformance import history
+        from groupcheck.conformance.protocols import get
+        from groupcheck.conformance.replay import replay
+        from groupcheck.conformance.traces import TraceError, load
+        try:
+            trace = load(self.out / "traces")
+        except TraceError as e:
+            return Result(str(self.out), run_id, quiescent, killed, "rejected", str(e), [], {}, seconds)
+        rep = replay(trace)
+        records = [trace.header] + trace.events + ([{"kind": "end", **trace.end}] if trace.end else [])
+        h = history.from_records(history.from_trace(records))
+        found = [v.to_json() for v in history.check(h) if v.check in history.PROMISES[self.protocol]]
+        for v in found:
+            v.pop("svg", None)
+        prop = (rep.reason or "").split(":", 1)[0]
+        auth_counts: dict = {}
+        for r in self.stopped.values():
+            for k, v in (r.get("auth") or {}).items():
+                auth_counts[k] = auth_counts.get(k, 0) + v
+        return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
+                      {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
+                      auth=auth_counts,
+                      known=rep.verdict == "violation" and prop in get(self.protocol).known_violations)

@@ -1,0 +1,306 @@
+"""The asyncio UDP runtime: the same sans-I/O stacks the simulator runs, on
+real sockets (DESIGN §4, issue 13).
+
+Theory of operation
+-------------------
+One OS process per node.  ``Node`` owns a stack (``sequencer_stack`` of
+impl/sim.py or ``sequencer_flush_stack`` of impl/flush.py, unchanged) and a
+UDP socket bound to 127.0.0.1 only.  It turns
+
+* a datagram into ``Receive(src, frame)`` (after authentication),
+* a timer the stack set into ``TimerFired`` (``loop.call_at``),
+* a command of the cluster runner into ``AppSend`` / ``ViewChange`` /
+  ``Suspect`` (the runner is the membership oracle until the Raincore ring
+  is; docs/impl.md),
+
+and performs the effects: ``Send``/``Multicast`` become ``sendto`` (a
+multicast goes to every node, itself included, as in the simulator),
+``SetTimer``/``CancelTimer`` become loop timers, ``Deliver`` is counted and
+``Trace`` is written to the node's own format-2 file with a vector clock
+(impl/tracefile.py ``NodeTraceWriter``).  Real time arrives as ``now``:
+seconds since the run's start, which the runner hands every node, so the
+nodes' clocks are comparable.
+
+Wire: every datagram is sealed by impl/auth.py (HMAC-SHA256, sender,
+incarnation, sequence window) around ``kind:u8 vclen:u16 vc body``:
+``kind`` 0 is a stack frame (``body`` the codec frame), 1 a runner command
+or a node report (``body`` JSON).  ``vc`` is the sender's vector clock as
+compact JSON, piggybacked so the receiver's trace records happen after the
+sender's (docs/trace-format.md, "Per-node files").  Anything that fails
+authentication or framing is dropped and counted by reason; nothing a
+datagram holds can stop the node.
+
+Order inside one step: the step's trace records are written (each ticking
+the node's clock) before its datagrams leave, so a datagram's clock always
+counts the record of the step that sent it.  Each record is flushed with
+its own write, so a node killed with SIGKILL leaves at most its last line
+incomplete (the runner drops such a line: that step never finished, and no
+datagram of it left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from . import auth, tracefile
+from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, TimerFired,
+                     Trace, View, ViewChange)
+
+HOST = "127.0.0.1"
+RUNNER = 0                       # the runner's sender id on the wire
+STACK, CONTROL = 0, 1
+_HEAD = struct.Struct(">BH")
+REPORT_EVERY = 0.1               # seconds between a node's status reports
+
+
+def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
+    v = json.dumps(vc or {}, separators=(",", ":"), sort_keys=True).encode()
+    return _HEAD.pack(kind, len(v)) + v + body
+
+
+def unframe(data: bytes) -> tuple[int, dict, bytes]:
+    """(kind, vc, body); ValueError on anything malformed."""
+    if len(data) < _HEAD.size:
+        raise ValueError("short frame")
+    kind, n = _HEAD.unpack_from(data)
+    if kind not in (STACK, CONTROL) or len(data) < _HEAD.size + n:
+        raise ValueError("bad frame head")
+    vc = json.loads(data[_HEAD.size:_HEAD.size + n])
+    if not isinstance(vc, dict) or not all(isinstance(k, str) and type(x) is int and x >= 0
+                                           for k, x in vc.items()):
+        raise ValueError("bad vector clock")
+    return kind, vc, data[_HEAD.size + n:]
+
+
+def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
+    """The stack the simulator runs for ``protocol``, with its defaults."""
+    if protocol == "sequencer":
+        from .sim import sequencer_stack
+        return sequencer_stack(nid, members)
+    if protocol == "sequencerflush":
+        from .flush import sequencer_flush_stack
+        return sequencer_flush_stack(nid, members)
+    raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush)")
+
+
+def idle(stack) -> bool:
+    """Nothing of this node is in flight: no frame unacknowledged, no
+    forward-table entry, no flush running, no send held."""
+    names = {layer.name for layer in stack.layers}
+    rel = stack.layer("reliable")
+    if any(rel.unacked.get(d) for d in rel.unacked):
+        return False
+    if "sequencer" in names:
+        seq = stack.layer("sequencer")
+        if seq.fwd or getattr(seq, "selfq", None) or getattr(seq, "held", None):
+            return False
+    if "flush" in names:
+        f = stack.layer("flush")
+        if f.phase != "Normal" or f.blocked or f.latched or f.flush_init or getattr(stack, "held", None):
+            return False
+    return True
+
+
+@dataclass
+class Config:
+    """What the runner tells a node (a JSON file, ``python -m
+    groupcheck.impl.runtime CONFIG``)."""
+    nid: int
+    protocol: str
+    members: list                # the first view, coordinator first
+    ports: dict                  # str(nid) -> UDP port; "0" is the runner
+    messages: int                # multicasts this node makes
+    rate: float                  # multicasts per second
+    trace: str                   # this node's trace file
+    header: dict                 # the run's format-2 header
+    start: float                 # the run's start (time.time())
+    key_file: str
+    incarnation: int = 1
+    extra: dict = field(default_factory=dict)
+
+
+class Node(asyncio.DatagramProtocol):
+    def __init__(self, cfg: Config, key: bytes) -> None:
+        self.cfg = cfg
+        self.nid = cfg.nid
+        self.members = tuple(cfg.members)
+        self.ports = {int(k): int(v) for k, v in cfg.ports.items()}
+        self.stack = build_stack(cfg.protocol, self.nid, self.members)
+        self.sealer = auth.Sealer(key, self.nid, cfg.incarnation)
+        self.verifier = auth.Verifier(key)
+        self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
+        self.writer._f.reconfigure(line_buffering=True)      # one write per record: kill -9 safe
+        self.prev: dict = {}                                  # (layer) -> last full state logged
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.delivered = 0
+        self.sent = 0
+        self.dropped: dict[str, int] = {}
+        self.transport: Optional[asyncio.DatagramTransport] = None
+        self.loop = asyncio.get_event_loop()
+        self.done = asyncio.Event()
+        self.started = False
+
+    # -- time ----------------------------------------------------------------
+    def now(self) -> float:
+        return max(0.0, time.time() - self.cfg.start)
+
+    # -- I/O -----------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def error_received(self, exc) -> None:        # ICMP port unreachable: a peer is gone
+        self.dropped["icmp"] = self.dropped.get("icmp", 0) + 1
+
+    def datagram_received(self, data: bytes, addr) -> None:
+        opened = self.verifier.open(data)
+        if opened is None:
+            return                                # counted by reason in verifier.counts
+        src, payload = opened
+        try:
+            kind, vc, body = unframe(payload)
+        except (ValueError, UnicodeDecodeError):
+            self.dropped["frame"] = self.dropped.get("frame", 0) + 1
+            return
+        if kind == CONTROL:
+            if src != RUNNER:
+                self.dropped["control_from_node"] = self.dropped.get("control_from_node", 0) + 1
+                return
+            self._command(vc, body)
+        elif src in self.members or src in self.ports:
+            self.writer.on_receive(vc)
+            self._step(Receive(src, body))
+        else:
+            self.dropped["unknown_sender"] = self.dropped.get("unknown_sender", 0) + 1
+
+    def _sendto(self, dest: int, kind: int, body: bytes) -> None:
+        port = self.ports.get(dest)
+        if port is None or self.transport is None:
+            return
+        self.transport.sendto(self.sealer.seal(frame(kind, self.writer.on_send(), body)), (HOST, port))
+
+    def report(self, what: str, **more) -> None:
+        body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
+                           "idle": self.started and self.sent >= self.cfg.messages and idle(self.stack),
+                           "records": self.writer.records, **more}).encode()
+        self._sendto(RUNNER, CONTROL, body)
+
+    # -- the one funnel: an event in, its effects out --------------------------
+    def _step(self, event) -> None:
+        effects = self.stack.handle(event, self.now())
+        for eff in effects:                        # records first: a datagram's clock counts them
+            if isinstance(eff, Trace):
+                self._record(eff.event.to_record())
+        for eff in effects:
+            if isinstance(eff, Send):
+                self._sendto(eff.dest, STACK, eff.msg)
+            elif isinstance(eff, Multicast):
+                for dest in self.ports:
+                    if dest != RUNNER:
+                        self._sendto(dest, STACK, eff.msg)
+            elif isinstance(eff, SetTimer):
+                old = self.timers.pop(eff.name, None)
+                if old:
+                    old.cancel()
+                delay = max(0.0, eff.at - self.now())
+                self.timers[eff.name] = self.loop.call_later(delay, self._fire, eff.name)
+            elif isinstance(eff, CancelTimer):
+                old = self.timers.pop(eff.name, None)
+                if old:
+                    old.cancel()
+            elif isinstance(eff, Deliver):
+                self.delivered += 1
+
+    def _fire(self, name: str) -> None:
+        self.timers.pop(name, None)
+        self._step(TimerFired(name))
+
+    def _record(self, r: dict) -> None:
+        protocol = self.cfg.protocol
+        params = tracefile._params(r)
+        st = r.get("state") or None
+        delta = None
+        if st is not None:
+            layer = tracefile.layer_of(protocol, r["name"], params)
+            delta = tracefile.state_delta(self.prev.get(layer), st, tracefile.append_vars(protocol, layer))
+            self.prev[layer] = st
+        self.writer.record(r["name"], params, r.get("msg"), delta, round(self.now(), 6))
+
+    # -- the runner's commands --------------------------------------------------
+    def _command(self, vc: dict, body: bytes) -> None:
+        try:
+            cmd = json.loads(body)
+            what = cmd["cmd"]
+        except (ValueError, KeyError, TypeError):
+            self.dropped["command"] = self.dropped.get("command", 0) + 1
+            return
+        if what == "start" and not self.started:
+            self.started = True
+            self.loop.create_task(self._workload())
+        elif what == "view":                       # SEQUENCER: the oracle's next view
+            self.writer.on_receive(vc)
+            self._step(ViewChange(View(int(cmd["vid"]), tuple(int(m) for m in cmd["members"]))))
+        elif what == "suspect":                    # FLUSH: the failure detector's verdict
+            from .flush import Suspect
+            self.writer.on_receive(vc)
+            self._step(Suspect(int(cmd["member"])))
+        elif what == "stop":
+            self.done.set()
+        elif what == "status":
+            self.report("status")
+
+    async def _workload(self) -> None:
+        gap = 1.0 / self.cfg.rate if self.cfg.rate > 0 else 0.0
+        t0 = self.loop.time()
+        for k in range(self.cfg.messages):
+            self._step(AppSend(f"{self.nid}.{k + 1}".encode()))
+            self.sent += 1
+            delay = t0 + (k + 1) * gap - self.loop.time()
+            await asyncio.sleep(max(0.0, delay))
+
+    async def _reports(self) -> None:
+        while not self.done.is_set():
+            self.report("status")
+            await asyncio.sleep(REPORT_EVERY)
+
+    async def serve(self) -> None:
+        await self.loop.create_datagram_endpoint(lambda: self, local_addr=(HOST, self.ports[self.nid]))
+        self.report("ready")
+        reporter = self.loop.create_task(self._reports())
+        await self.done.wait()
+        reporter.cancel()
+        self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stack.stats)
+        for t in self.timers.values():
+            t.cancel()
+        self.writer.close()
+        if self.transport:
+            self.transport.close()
+
+
+def run_node(config_path: str) -> int:
+    with open(config_path, encoding="utf-8") as f:
+        cfg = Config(**json.load(f))
+    key = auth.load_key(cfg.key_file)
+    if key is None:
+        print(f"{config_path}: no cluster key", file=sys.stderr)
+        return 3
+    auth.check_bind(HOST, key)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    node = Node(cfg, key)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, node.done.set)
+    loop.run_until_complete(node.serve())
+    loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_node(sys.argv[1]))
