@@ -145,7 +145,8 @@ def check(
         out.print(f"{p}: actions {len(c['actions_seen'])}/{len(c['actions'])} ({share})"
                   + (f", unknown actions {c['unknown_actions']}" if c["unknown_actions"] else ""), markup=False)
         for s in c["states"]:
-            reach = "unknown (over --max-states)" if s["reachable"] is None else f"{s['reachable']:,}"
+            reach = ("not explored (the most-run constant sets are)" if not s.get("explored", True) else
+                     "unknown (over --max-states)" if s["reachable"] is None else f"{s['reachable']:,}")
             share = "" if s["share"] is None else f" ({100 * s['share']:.2f}%)"
             out.print(f"  constants {json.dumps(s['constants'], sort_keys=True)}: {s['visited']:,} model states "
                       f"visited by {s['runs']} runs, reachable {reach}{share}", markup=False)

@@ -121,7 +121,9 @@ def coverage_figures(cov: dict) -> dict:
     """The pipeline's coverage of one protocol in the report's terms."""
     if not cov:
         return {}
-    states = cov.get("states") or []
+    all_states = cov.get("states") or []
+    # the share is over the constant sets the pipeline explored (the ones most runs share)
+    states = [st for st in all_states if st.get("explored", True)]
     reach = [st.get("reachable") for st in states]
     known = states and all(r for r in reach)
     visited_in = sum(round((st.get("share") or 0) * (st.get("reachable") or 0)) for st in states)
@@ -141,6 +143,8 @@ def coverage_figures(cov: dict) -> dict:
         "states_reached": sum(st.get("visited") or 0 for st in states),
         "states_reachable": sum(reach) if known else None,
         "state_share": round(visited_in / sum(reach), 6) if known else None,
+        "state_share_runs": sum(st.get("runs") or 0 for st in states),
+        "state_share_constant_sets": f"{len(states)} of {len(all_states)}",
     }
 
 

@@ -188,8 +188,10 @@ def coverage_rows(coverage: dict) -> list[dict]:
             "states_reached": _cell(v.get("states_reached")),
             "states_reachable": _cell(v.get("states_reachable")) if v.get("states_reachable") is not None
             else "not computed",
-            "state_share": f"{100 * share:.1f}%" if share is not None else
-            (v.get("why_no_share") or "n/a"),
+            "state_share": (f"{100 * share:.1f}%" + (f" (the {v['state_share_constant_sets']} constant sets most "
+                                                       f"runs share: {v['state_share_runs']} runs)"
+                                                       if v.get("state_share_constant_sets") else ""))
+            if share is not None else (v.get("why_no_share") or "n/a"),
         })
     return rows
 
