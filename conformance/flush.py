@@ -180,13 +180,14 @@ def _witness(model: FlushModel, prop: str, s, ids: Ids) -> str:
 def virtual_synchrony(trace: Trace) -> Optional[str]:
     """None if members that moved together from view v to v + 1 delivered the
     same messages of view v; otherwise a witness.  From the trace alone, on
-    whole member states (conformance/traces.py ``whole``): SEQUENCER over
-    FLUSH's composed replay uses it; FLUSH's own replay judges the model's
-    VirtualSynchrony on the candidates instead."""
+    whole member states (conformance/traces.py ``whole``: the lock-step
+    test's records); FLUSH's own replay judges the model's VirtualSynchrony
+    on the candidates instead."""
     nodes = sorted(trace.header["nodes"])
     views = {1: set(nodes[:trace.header.get("constants", {}).get("NInit", len(nodes))])}
     sent_view: dict[tuple, int] = {}
-    last: dict[int, dict] = {}
+    vid: dict[int, int] = {}
+    delivered: dict[int, set] = {}
     for ev in trace.events:
         msg = ev.get("msg") or {}
         if ev["name"] == "Multicast" and msg.get("type") == "DATA":
@@ -194,13 +195,21 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
         if ev["name"] == "SendView" and msg.get("type") == "VIEW":
             views[msg["view"] + 1] = set(msg["members"])
         if ev.get("state") is not None and ev["nid"] is not None:
-            last[ev["nid"]] = ev["state"]
+            vid[ev["nid"]] = ev["state"]["vid"]
+            delivered[ev["nid"]] = {tuple(x) for x in ev["state"]["delivered"]}
+    return vs_witness(views, sent_view, vid, delivered)
+
+
+def vs_witness(views: dict, sent_view: dict, vid: dict, delivered: dict) -> Optional[str]:
+    """VirtualSynchrony on what members logged: ``views`` (view -> members),
+    ``sent_view`` (message -> the view it was multicast in), each member's
+    last logged ``vid`` and ``delivered`` set (members that logged nothing
+    are left out)."""
     for v in sorted(views):
         if v + 1 not in views:
             continue
-        movers = sorted(p for p, st in last.items() if st["vid"] > v and p in views[v] & views[v + 1])
-        sets = {p: sorted(tuple(x) for x in last[p]["delivered"] if sent_view.get(tuple(x)) == v)
-                for p in movers}
+        movers = sorted(p for p in vid if vid[p] > v and p in views[v] & views[v + 1])
+        sets = {p: sorted(x for x in delivered[p] if sent_view.get(x) == v) for p in movers}
         for a in movers:
             for b in movers:
                 if a < b and sets[a] != sets[b]:
@@ -231,10 +240,7 @@ class FlushBinding(Binding):
                                                        "ReconcileDigests")})
             except (KeyError, ValueError) as e:
                 raise HeaderError(f"bad header constants: {e}") from None
-            if sorted(h["nodes"]) != list(model.Members):
-                raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={model.N}")
-            if h.get("options"):
-                raise HeaderError(f"options {sorted(h['options'])}: FLUSH has none")
+            self.check_header(model.Members, "FLUSH")
         self.model = model
         self.ids = Ids()
 

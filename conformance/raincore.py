@@ -161,10 +161,7 @@ class RaincoreBinding(Binding):
             self.model = model_for(c)
         except (ValueError, TypeError) as e:
             raise HeaderError(f"bad constants: {e}") from None
-        if sorted(h["nodes"]) != list(self.model.Node):
-            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
-        if h.get("options"):
-            raise HeaderError(f"options {sorted(h['options'])}: Raincore has none")
+        self.check_header(self.model.Node, "Raincore")
 
     def init(self):
         return self.model.init()

@@ -63,10 +63,7 @@ class SequencerBinding(Binding):
             self.model = SequencerModel({"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"]})
         except KeyError as e:
             raise HeaderError(f"header constants lack {e}") from None
-        if sorted(h["nodes"]) != list(self.model.Members):
-            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
-        if h.get("options"):
-            raise HeaderError(f"options {sorted(h['options'])}: SEQUENCER has none")
+        self.check_header(self.model.Members, "SEQUENCER")
         M = self.model.Members
         self.members = set(M)
         self.empty = Fn({m: () for m in M})

@@ -144,10 +144,7 @@ class StableBinding(Binding):
             self.model = model_for(h["constants"])
         except (KeyError, TypeError, ValueError) as e:
             raise HeaderError(f"header constants: {type(e).__name__}: {e}") from None
-        if sorted(h["nodes"]) != list(self.model.Members):
-            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
-        if h.get("options"):
-            raise HeaderError(f"options {sorted(h['options'])}: STABLE has none")
+        self.check_header(self.model.Members, "STABLE")
         self.members = set(self.model.Members)
 
     def init(self):
