@@ -218,3 +218,39 @@ def test_composed_campaign_500_runs_every_divergence_is_accounted_for(tmp_path):
                 unexplained.append((k, "census", divs, stop))
     assert not unexplained, unexplained[:3]
     assert verdicts["ok"] > 0
+
+
+def test_the_pre_pass_joins_half_steps_and_no_candidate_keeps_a_history(tmp_path):
+    """Draw 5 as written (deltas): the engine takes fewer steps than there
+    are records (the halves joined), the candidates hold no delivery
+    history (a step costs O(record)), and the histories the properties judge
+    are the ones the members logged."""
+    p = draw_seqflush_run(5)
+    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+    tr = _load_delta(tracefile.write(tmp_path / "d5.ndjson", records))
+    kinds = Counter(s["step"] for s in csf.SequencerFlushBinding(tr).steps())
+    assert kinds["deliver"] and kinds["view"] and kinds["coord_send"] + kinds["coord_forward"]
+    assert sum(kinds.values()) < len(tr.events)
+    engine = Engine(b := csf.SequencerFlushBinding(tr))
+    for s in b.steps():
+        assert engine.step(s) is None
+    assert all(not any(s.delivered.values()) and not any(s.closed.values()) for s in engine.cands)
+    logged = csf.sequencer_histories(whole(tr).events, tr.header["nodes"])
+    assert {m: tuple(d) for m, d in b.hist.items()} == logged.delivered
+
+
+def test_a_forged_multicast_view_is_nonconforming_at_the_multicast(tmp_path):
+    """The coordinator's Multicast names the view SEQUENCER VirtualSynchrony
+    and FLUSH's read: a view other than the one the model multicast in is
+    caught at that record, state logged or not."""
+    p = draw_seqflush_run(5)
+    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+    k = next(k for k, r in enumerate(records) if r.get("name") == "Multicast")
+    for strip in (False, True):
+        forged = copy.deepcopy(records)
+        forged[k]["msg"]["view"] += 1
+        if strip:
+            forged = [forged[0]] + [{f: v for f, v in r.items() if f != "state"} for r in forged[1:]]
+        rep = csf.replay(_load_delta(tracefile.write(tmp_path / f"v{strip}.ndjson", forged)))
+        assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason
+        assert "goes out in view" in rep.reason
