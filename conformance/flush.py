@@ -33,7 +33,7 @@ from typing import Optional
 
 from groupcheck.model.flush import FlushModel
 
-from .lockstep import LockstepError, LockstepNetwork  # noqa: F401  (LockstepError: this module's API too)
+from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
@@ -321,35 +321,6 @@ def flush_ends(model: FlushModel, s):
     return None
 
 
-class Replayer:
-    """The engine on FLUSH one record at a time (SEQUENCER over FLUSH's
-    FLUSH-only replay, the lock-step test), on records that log whole
-    states: ``step(ev)`` is None or (verdict, reason)."""
-
-    def __init__(self, model: FlushModel) -> None:
-        self.engine = Engine(FlushBinding(Trace("<flush>", {"protocol": "flush"}, []), model, whole_states=True))
-        self.model, self.ids = model, self.engine.b.ids
-
-    @property
-    def cands(self):
-        return self.engine.cands
-
-    @property
-    def peak(self) -> int:
-        return self.engine.peak
-
-    @property
-    def seen(self):
-        return self.engine.seen or set()
-
-    def step(self, ev: dict) -> Optional[tuple[str, str]]:
-        failed = self.engine.step(ev)
-        if failed is None and self.engine.b.found:
-            prop, (i, w) = next(iter(self.engine.b.found.items()))
-            return "violation", f"{prop}: {w}"
-        return failed
-
-
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
     """The verdict of one FLUSH run (conformance/replay.py's engine)."""
     return run_binding(FlushBinding, trace, visited=visited)
@@ -471,7 +442,7 @@ class FlushLockstep(LockstepNetwork):
     impl/sim_flush.py: ``crash(m)`` stops m, hands its frames up to its last
     VIEW to the survivors, logs Crash and tells every survivor ``Suspect``.
     After each step every trace event must be an enabled model action from a
-    candidate state matching the logged post-state (``Replayer``), and the
+    candidate state matching the logged post-state (``FlushBinding``), and the
     state of every member must equal the projection of one candidate."""
 
     def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0,
@@ -489,8 +460,11 @@ class FlushLockstep(LockstepNetwork):
                                  "MaxLeaves": max_leaves, "ReconcileDigests": True})
         self.leaving: set[int] = set()
         self.join_requested: set[int] = set()
-        self.r = Replayer(self.model)
         super().__init__(self.members, {m: make_stack(m, first) for m in self.members})
+        # the driver's records log whole states (the layer's ``state()``)
+        self.engine = Engine(FlushBinding(Trace("<lockstep>", {"protocol": "flush"}, []), self.model,
+                                          whole_states=True), visited=False)
+        self.ids = self.engine.b.ids
         self.app_sends = 0
 
     def flush(self, m: int):
@@ -499,11 +473,8 @@ class FlushLockstep(LockstepNetwork):
     def abstraction(self) -> dict[int, dict]:
         return {m: _norm(self.flush(m).state()) for m in self.members}
 
-    def _candidates(self):
-        return self.r.cands
-
     def _project(self, s, m: int) -> dict:
-        return project(s, m, self.r.ids)
+        return project(s, m, self.ids)
 
     def can_send(self, m: int) -> bool:
         return m not in self.crashed and self.app_sends < self.max_app
@@ -577,7 +548,10 @@ class FlushLockstep(LockstepNetwork):
         self.events.append(ev)
         if ev["state"] is not None and "phase" not in ev["state"]:
             return                  # a record of the layer above FLUSH
-        failed = self.r.step(ev)
+        failed = self.engine.step(ev)
         if failed:
             raise LockstepError(f"{failed[0]}: {failed[1]}")
+        if self.engine.b.found:          # a model invariant no candidate satisfies
+            prop, (i, w) = next(iter(self.engine.b.found.items()))
+            raise LockstepError(f"violation: {prop}: {w}")
 
