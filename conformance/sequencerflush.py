@@ -80,7 +80,10 @@ def layer_of(ev: dict) -> str:
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
-    """Delivery histories, sent counts, and the view each delivery was made in."""
+    """Delivery histories, sent counts, and the view each delivery was made
+    in, from records that log whole SEQUENCER states (the lock-step
+    driver's; conformance/traces.py ``whole``).  The replay accumulates the
+    same from the model's steps (``SequencerFlushBinding.histories``)."""
     delivered = {m: () for m in nodes}
     sent = {m: 0 for m in nodes}
     in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}
@@ -169,16 +172,10 @@ def reduce_state(s):
     return s._replace(delivered=empty, closed=empty)
 
 
-def seq_projection(s, m: int) -> dict:
-    return {"vid": s.vid[m], "sent": s.sent[m], "fwd": sorted(s.fwd[m]),
-            "recv": {str(x): q for x, q in sorted(s.recv[m].items())},
-            "delivered": [list(x) for x in s.delivered[m]]}
-
-
 class SequencerFlushBinding(Binding):
     """SEQUENCER over FLUSH's table for the replay engine: the pre-pass
-    (``steps``) joins the two layers' records into model steps, each of a
-    ``kind``; the logged variables of a step are its records' (``flush.*``,
+    (``steps``) joins the two layers' records into model steps, each with
+    its kind (``step``); the logged variables of a step are its records' (``flush.*``,
     ``sequencer.*``), in model terms."""
 
     protocol = "sequencerflush"
@@ -565,7 +562,11 @@ class SequencerFlushBinding(Binding):
         if layer == "sequencer":
             if v == "delivered":
                 return [list(x) for x in t.delivered[m][len(s.delivered[m]):]]
-            return seq_projection(t, m).get(v) if v in S_VARS else None
+            if v == "fwd":
+                return sorted(t.fwd[m])
+            if v == "recv":
+                return {str(x): q for x, q in t.recv[m].items()}
+            return getattr(t, v)[m] if v in ("vid", "sent") else None
         if v == "delivered":                # the log's additions (all of it after a view change)
             before = set(s.log[m]) if t.vid[m] == s.vid[m] else set()
             return _ids(set(t.log[m]) - before)
