@@ -33,7 +33,7 @@ from typing import Optional
 
 from groupcheck.model.flush import FlushModel
 
-from .lockstep import LockstepError, LockstepNetwork  # noqa: F401  (LockstepError: this module's API too)
+from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
@@ -180,13 +180,14 @@ def _witness(model: FlushModel, prop: str, s, ids: Ids) -> str:
 def virtual_synchrony(trace: Trace) -> Optional[str]:
     """None if members that moved together from view v to v + 1 delivered the
     same messages of view v; otherwise a witness.  From the trace alone, on
-    whole member states (conformance/traces.py ``whole``): SEQUENCER over
-    FLUSH's composed replay uses it; FLUSH's own replay judges the model's
-    VirtualSynchrony on the candidates instead."""
+    whole member states (conformance/traces.py ``whole``: the lock-step
+    test's records); FLUSH's own replay judges the model's VirtualSynchrony
+    on the candidates instead."""
     nodes = sorted(trace.header["nodes"])
     views = {1: set(nodes[:trace.header.get("constants", {}).get("NInit", len(nodes))])}
     sent_view: dict[tuple, int] = {}
-    last: dict[int, dict] = {}
+    vid: dict[int, int] = {}
+    delivered: dict[int, set] = {}
     for ev in trace.events:
         msg = ev.get("msg") or {}
         if ev["name"] == "Multicast" and msg.get("type") == "DATA":
@@ -194,13 +195,21 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
         if ev["name"] == "SendView" and msg.get("type") == "VIEW":
             views[msg["view"] + 1] = set(msg["members"])
         if ev.get("state") is not None and ev["nid"] is not None:
-            last[ev["nid"]] = ev["state"]
+            vid[ev["nid"]] = ev["state"]["vid"]
+            delivered[ev["nid"]] = {tuple(x) for x in ev["state"]["delivered"]}
+    return vs_witness(views, sent_view, vid, delivered)
+
+
+def vs_witness(views: dict, sent_view: dict, vid: dict, delivered: dict) -> Optional[str]:
+    """VirtualSynchrony on what members logged: ``views`` (view -> members),
+    ``sent_view`` (message -> the view it was multicast in), each member's
+    last logged ``vid`` and ``delivered`` set (members that logged nothing
+    are left out)."""
     for v in sorted(views):
         if v + 1 not in views:
             continue
-        movers = sorted(p for p, st in last.items() if st["vid"] > v and p in views[v] & views[v + 1])
-        sets = {p: sorted(tuple(x) for x in last[p]["delivered"] if sent_view.get(tuple(x)) == v)
-                for p in movers}
+        movers = sorted(p for p in vid if vid[p] > v and p in views[v] & views[v + 1])
+        sets = {p: sorted(x for x in delivered[p] if sent_view.get(x) == v) for p in movers}
         for a in movers:
             for b in movers:
                 if a < b and sets[a] != sets[b]:
@@ -231,10 +240,7 @@ class FlushBinding(Binding):
                                                        "ReconcileDigests")})
             except (KeyError, ValueError) as e:
                 raise HeaderError(f"bad header constants: {e}") from None
-            if sorted(h["nodes"]) != list(model.Members):
-                raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={model.N}")
-            if h.get("options"):
-                raise HeaderError(f"options {sorted(h['options'])}: FLUSH has none")
+            self.check_header(model.Members, "FLUSH")
         self.model = model
         self.ids = Ids()
 
@@ -313,35 +319,6 @@ def flush_ends(model: FlushModel, s):
                                  f"blocked={s.blocked[p - 1]}, flushInit={s.flushInit[p - 1]}: "
                                  "a started flush never ended")
     return None
-
-
-class Replayer:
-    """The engine on FLUSH one record at a time (SEQUENCER over FLUSH's
-    FLUSH-only replay, the lock-step test), on records that log whole
-    states: ``step(ev)`` is None or (verdict, reason)."""
-
-    def __init__(self, model: FlushModel) -> None:
-        self.engine = Engine(FlushBinding(Trace("<flush>", {"protocol": "flush"}, []), model, whole_states=True))
-        self.model, self.ids = model, self.engine.b.ids
-
-    @property
-    def cands(self):
-        return self.engine.cands
-
-    @property
-    def peak(self) -> int:
-        return self.engine.peak
-
-    @property
-    def seen(self):
-        return self.engine.seen or set()
-
-    def step(self, ev: dict) -> Optional[tuple[str, str]]:
-        failed = self.engine.step(ev)
-        if failed is None and self.engine.b.found:
-            prop, (i, w) = next(iter(self.engine.b.found.items()))
-            return "violation", f"{prop}: {w}"
-        return failed
 
 
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
@@ -465,7 +442,7 @@ class FlushLockstep(LockstepNetwork):
     impl/sim_flush.py: ``crash(m)`` stops m, hands its frames up to its last
     VIEW to the survivors, logs Crash and tells every survivor ``Suspect``.
     After each step every trace event must be an enabled model action from a
-    candidate state matching the logged post-state (``Replayer``), and the
+    candidate state matching the logged post-state (``FlushBinding``), and the
     state of every member must equal the projection of one candidate."""
 
     def __init__(self, n: int = 3, max_msgs: int = 3, max_crashes: int = 1, max_leaves: int = 0,
@@ -483,8 +460,11 @@ class FlushLockstep(LockstepNetwork):
                                  "MaxLeaves": max_leaves, "ReconcileDigests": True})
         self.leaving: set[int] = set()
         self.join_requested: set[int] = set()
-        self.r = Replayer(self.model)
         super().__init__(self.members, {m: make_stack(m, first) for m in self.members})
+        # the driver's records log whole states (the layer's ``state()``)
+        self.engine = Engine(FlushBinding(Trace("<lockstep>", {"protocol": "flush"}, []), self.model,
+                                          whole_states=True), visited=False)
+        self.ids = self.engine.b.ids
         self.app_sends = 0
 
     def flush(self, m: int):
@@ -493,11 +473,8 @@ class FlushLockstep(LockstepNetwork):
     def abstraction(self) -> dict[int, dict]:
         return {m: _norm(self.flush(m).state()) for m in self.members}
 
-    def _candidates(self):
-        return self.r.cands
-
     def _project(self, s, m: int) -> dict:
-        return project(s, m, self.r.ids)
+        return project(s, m, self.ids)
 
     def can_send(self, m: int) -> bool:
         return m not in self.crashed and self.app_sends < self.max_app
@@ -571,7 +548,10 @@ class FlushLockstep(LockstepNetwork):
         self.events.append(ev)
         if ev["state"] is not None and "phase" not in ev["state"]:
             return                  # a record of the layer above FLUSH
-        failed = self.r.step(ev)
+        failed = self.engine.step(ev)
         if failed:
             raise LockstepError(f"{failed[0]}: {failed[1]}")
+        if self.engine.b.found:          # a model invariant no candidate satisfies
+            prop, (i, w) = next(iter(self.engine.b.found.items()))
+            raise LockstepError(f"violation: {prop}: {w}")
 

@@ -35,10 +35,6 @@ class Protocol:
     # audit counts such violations and does not fail on them; any other
     # violation, a nonconforming run or a rejected trace fails it
     known_violations: tuple[str, ...] = ()
-    # The end-of-run property (issue 11 item 5), judged only on a run whose
-    # header says it ended quiescent (nothing in flight, no timer that would
-    # send): Trace -> None, or (property name, witness).
-    end_of_run: Optional[Callable[[Any], Optional[tuple[str, str]]]] = None
     # simulation options accepted beyond default_options (those with a default
     # inside simulate); `groupcheck simulate --option` refuses any other key
     more_options: tuple[str, ...] = ()

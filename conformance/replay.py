@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from .traces import Trace, TraceError, load, whole
+from .traces import Trace, TraceError, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
@@ -80,17 +80,7 @@ def replay(trace: Trace) -> RunReport:
         return RunReport(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"),
                          verdict="rejected", events=len(trace.events), first_bad_event=None,
                          reason=f"{trace.path}:1: {e}")
-    rep = proto.replay(trace)
-    # Liveness at the end of a run: a run that ended quiescent will never
-    # deliver what it has not delivered, so the protocol's eventual property
-    # is judged on it.  A run that says nothing (or says it was cut off at
-    # its horizon) is judged on safety only.
-    if rep.verdict == "ok" and quiescent(trace) and proto.end_of_run is not None:
-        found = proto.end_of_run(whole(trace))
-        if found is not None:
-            prop, witness = found
-            rep.verdict, rep.reason = "violation", f"{prop}: {witness} (the run ended quiescent)"
-    return rep
+    return proto.replay(trace)   # liveness at a quiescent end too: the engine's Binding.at_end
 
 
 def conform_file(path) -> RunReport:
@@ -143,6 +133,15 @@ class Binding:
 
     def steps(self):
         return iter(self.trace.events)
+
+    def check_header(self, members, name: str) -> None:
+        """The header's nodes are the model's ``members`` (1..N) and it names
+        no option (no protocol has one yet): else HeaderError."""
+        h = self.trace.header
+        if sorted(h["nodes"]) != list(members):
+            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={len(members)}")
+        if h.get("options"):
+            raise HeaderError(f"options {sorted(h['options'])}: {name} has none")
 
     def init(self):
         raise NotImplementedError
@@ -198,6 +197,23 @@ class Binding:
     def head(self, ev: dict) -> str:
         return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
 
+    def explain(self, cands, ev: dict) -> str:
+        """Why no candidate takes the step (a binding may add what it knows
+        of the cause)."""
+        return explain(self, cands, ev)
+
+    def bad_event(self, ev: dict) -> int:
+        """The record a failed step is reported at (a joined step: the part
+        at fault, which ``explain`` may have found)."""
+        return ev["i"]
+
+    def repaired(self, ev: dict, cands) -> list:
+        """(pre-state, successor) pairs to go on with when no candidate takes
+        the step; [] (the default) makes the step fail.  Only a diagnostic
+        mode may return any (SEQUENCER over FLUSH's divergence census): a
+        verdict never rests on them."""
+        return []
+
 
 def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
     for var, val in logged.items():
@@ -206,11 +222,10 @@ def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
     return True
 
 
-def explain(b: Binding, cands, ev: dict) -> str:
-    """Why no candidate takes the step: not enabled, another message, or the
-    logged variables against the model's, field by field."""
-    head = b.head(ev)
-    enabled, why_msg = [], None
+def enabled_steps(b: Binding, cands, ev: dict) -> tuple[list, Optional[str], Optional[tuple]]:
+    """The (pre-state, successor) pairs whose message is the logged one, and
+    the first other message (what the model has, and its pair)."""
+    enabled, why_msg, bad = [], None, None
     for s in cands:
         for t in b.successors(s, ev):
             if t is None:
@@ -219,7 +234,15 @@ def explain(b: Binding, cands, ev: dict) -> str:
             if why is None:
                 enabled.append((s, t))
             elif why_msg is None:
-                why_msg = why
+                why_msg, bad = why, (s, t)
+    return enabled, why_msg, bad
+
+
+def explain(b: Binding, cands, ev: dict) -> str:
+    """Why no candidate takes the step: not enabled, another message, or the
+    logged variables against the model's, field by field."""
+    head = b.head(ev)
+    enabled, why_msg, _ = enabled_steps(b, cands, ev)
     if not enabled and why_msg is None:
         return f"{head}: not enabled in any of {len(cands)} candidate model state(s)"
     if not enabled:
@@ -263,7 +286,12 @@ class Engine:
                 pairs.append((s, t))
                 nxt.add(b.reduce(t))
         if not nxt:
-            return "nonconforming", explain(b, self.cands, ev)
+            for s, t in b.repaired(ev, self.cands):
+                if not logged or _agrees(b, s, t, ev, logged):
+                    pairs.append((s, t))
+                    nxt.add(b.reduce(t))
+        if not nxt:
+            return "nonconforming", b.explain(self.cands, ev)
         if len(nxt) > MAX_CANDIDATES:
             self.peak = len(nxt)
             return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
@@ -293,7 +321,7 @@ class Engine:
                                      candidates_max=self.peak, visited=self._visited())
                 if verdict == "rejected" and ev.get("src") and not reason.startswith(ev["src"]):
                     reason = f"{ev['src']}: {reason}"
-                return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=reason,
+                return RunReport(**base, verdict=verdict, first_bad_event=self.b.bad_event(ev), reason=reason,
                                  candidates_max=self.peak, visited=self._visited())
         found = self.b.properties(self.cands)
         if found:

@@ -28,14 +28,17 @@ record; EventualDelivery at the end of a quiescent run.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Optional
+from typing import Callable, Optional
 
+from groupcheck.impl.events import AppSend, View, ViewChange
+from groupcheck.impl.sim import sequencer_stack
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.sequencer import SequencerModel, _subsets
 from groupcheck.model.values import Fn
 
+from .lockstep import LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, HeaderError, RunReport, run_binding
+from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
 
 FIELDS = ("vid", "sent", "fwd", "recv", "delivered")
@@ -63,10 +66,7 @@ class SequencerBinding(Binding):
             self.model = SequencerModel({"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"]})
         except KeyError as e:
             raise HeaderError(f"header constants lack {e}") from None
-        if sorted(h["nodes"]) != list(self.model.Members):
-            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
-        if h.get("options"):
-            raise HeaderError(f"options {sorted(h['options'])}: SEQUENCER has none")
+        self.check_header(self.model.Members, "SEQUENCER")
         M = self.model.Members
         self.members = set(M)
         self.empty = Fn({m: () for m in M})
@@ -309,3 +309,69 @@ PROTOCOL = Protocol(
     # forward-table for ever; about half of the campaign's quiescent runs)
     known_violations=("TotalOrder", "EventualDelivery"),
 )
+
+
+# ---------------------------------------------------------------- lock-step driver
+
+class LockstepCluster(LockstepNetwork):
+    """N SEQUENCER stacks (transport, reliable, sequencer, as impl/sim.py
+    builds them) driven one event at a time (conformance/lockstep.py), each
+    step checked against model/sequencer.py on whole-state records
+    (``WholeStateBinding``).  Environment actions are the spec's:
+    ``crash(m)`` is Crash (datagrams in flight to m are dropped, m's own
+    stay in flight) followed at once by the oracle's NewView (the last view
+    without the crashed members); each live member then installs the views
+    in order when the driver says so (``install_view``)."""
+
+    def __init__(self, n: int = 3, max_seq: int = 2, max_crashes: int = 1,
+                 make_stack: Callable = sequencer_stack) -> None:
+        members = tuple(range(1, n + 1))
+        super().__init__(members, {m: make_stack(m, members) for m in members})
+        header = {"protocol": "sequencer", "nodes": list(members), "options": {},
+                  "constants": {"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes}, "run_id": "lockstep"}
+        self.engine = Engine(WholeStateBinding(Trace("<lockstep>", header, [])), visited=False)
+        self.model = self.engine.b.model
+        self.views = [View(1, self.members)]
+
+    # ------------------------------------------------------------ queries
+
+    def seq(self, m: int):
+        return self.stacks[m].layer("sequencer")
+
+    def can_send(self, m: int) -> bool:
+        return m not in self.crashed and self.seq(m).sent < self.model.MaxSeq
+
+    def can_crash(self, m: int) -> bool:
+        return m not in self.crashed and len(self.crashed) < self.model.MaxCrashes
+
+    def pending_view(self, m: int) -> bool:
+        return m not in self.crashed and self.seq(m).vid < len(self.views)
+
+    def abstraction(self) -> dict[int, dict]:
+        return {m: self.seq(m).state() for m in self.members}
+
+    def _project(self, s, m: int) -> dict:
+        return project(s, m)
+
+    # ------------------------------------------------------------ steps
+
+    def app_send(self, m: int) -> None:
+        assert self.can_send(m)
+        self._handle(m, AppSend(f"m{m}.{self.seq(m).sent + 1}".encode()))
+
+    def crash(self, m: int) -> None:
+        assert self.can_crash(m)
+        self._stop(m)
+        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        last = self.views[-1]
+        if any(x in self.crashed for x in last.members):     # the oracle decides at once
+            view = View(last.vid + 1, tuple(x for x in last.members if x not in self.crashed))
+            self.views.append(view)
+            self._model_step({"name": "NewView", "nid": None, "params": {"view": list(view.members)},
+                              "msg": None, "state": None})
+        self.check_abstraction()
+
+    def install_view(self, m: int) -> None:
+        assert self.pending_view(m)
+        self._handle(m, ViewChange(self.views[self.seq(m).vid]))
+

@@ -6,40 +6,48 @@ The stack is transport, reliable, flush, sequencer (impl/flush.py
 ``sequencer_flush_stack``): the SEQUENCER's DATA multicasts go through the
 FLUSH layer, its FORWARDs pass the latch as unicasts, and it installs each
 view when FLUSH does, after FLUSH has delivered the messages the view's
-digest reconciles.  A trace interleaves the records of both layers; a
-record belongs to FLUSH if its state has FLUSH's variables (``phase``) and
-to SEQUENCER if it has SEQUENCER's (``fwd``); ``Crash`` belongs to both.
+digest reconciles.  A trace interleaves the records of both layers: a record is SEQUENCER's
+(Send, RecvForward, RecvData, InstallView without ``c``) or FLUSH's (every
+other), by its action and parameters (impl/tracefile.py ``layer_of``), so
+with or without state; ``Crash`` belongs to both.
 
-The replay does two things:
+The replay is a binding of the one engine (conformance/replay.py) on the
+composed model, model/sequencerflush.py (spec/SequencerFlush).  A model
+step is often two half-steps of the implementation, one per layer, so a
+pre-pass (``SequencerFlushBinding.steps``) joins each member's records into
+model steps before the engine sees them: FLUSH Deliver + the SEQUENCER
+RecvData that follows is one RecvData(m, q); FLUSH SendView/InstallView +
+the SEQUENCER InstallView that follows is one SendView/InstallView, which
+also absorbs the SEQUENCER RecvData records of the VIEW's digest (no FLUSH
+Deliver before them); the coordinator's Send/RecvForward + its FLUSH
+Multicast is one Send/RecvForward (McastData), the Multicast's
+``msg.view`` checked against the view the model multicast in.  Two FLUSH
+Discards are stutters (the spec dropped the message at the view change or
+at the sender's crash: divergence (b)).  A joined step logs its records'
+variables (``flush.*``, ``sequencer.*``, FLUSH message keys mapped to the
+SEQUENCER ids the Multicast records name), compared as deltas; a failure
+is reported at the record at fault.
 
-1. The FLUSH records (with the crashes) are replayed against
-   model/flush.py exactly as a ``flush`` trace is (conformance/flush.py),
-   with ``MaxMsgs`` = the FLUSH multicasts in the trace.
-2. The SEQUENCER's trace properties are checked on its delivery histories:
-   NoDuplicates, Integrity, SenderFIFO (model/sequencer.py's definitions),
-   SurvivorTotalOrder (TotalOrder among the members that did not crash)
-   and VirtualSynchrony at the SEQUENCER level: members that moved together
-   from view v to v + 1 delivered the same messages while in view v (each
-   delivery is attributed to the view the member had installed when it
-   logged it).  These are the invariants spec/SequencerFlush checks on its
-   coordinator-crash model.  The uniform TotalOrder of Sequencer.tla (the
-   crashed members' deliveries count too) is not among them: a coordinator
-   that delivers its own multicast and crashes before anyone else gets it
-   can disagree with the survivors, flush or not (TLC shows it on
-   MCSequencerFlush_CoordCrashUniform; the campaign counts it).
+The properties are judged after the last record: NoDuplicates, Integrity,
+SenderFIFO (model/sequencer.py's definitions), SurvivorTotalOrder
+(TotalOrder among the members that did not crash) and VirtualSynchrony at
+the SEQUENCER level (members that moved together from view v to v + 1
+delivered the same messages while in view v), on the model's deliveries of
+the accepted steps; FLUSH's VirtualSynchrony on what the members logged;
+EventualDelivery at the end of a quiescent run.  These are the invariants
+spec/SequencerFlush checks on its coordinator-crash model.  The uniform
+TotalOrder of Sequencer.tla (the crashed members' deliveries count too) is
+not among them: a coordinator that delivers its own multicast and crashes
+before anyone else gets it can disagree with the survivors, flush or not
+(TLC shows it on MCSequencerFlush_CoordCrashUniform; the campaign counts
+it).
 
-By default (``composed=True``; the Python argument ``composed=False``, a
-diagnostic no command exposes, selects step 1 instead) the whole trace
-is replayed against the composed model, model/sequencerflush.py
-(spec/SequencerFlush), in place of step 1, with a candidate set as in
-conformance/flush.py: every record is mapped to the composed action of the
-same name (or joined to the step it completes, see "the composed replay"
-below) and the member's projection is compared with the logged state.  The
-properties above are then checked as before.  The stack as ``simulate``
-builds it conforms on every campaign run; the earlier couplings (options
-``hold_sends``, ``self_channel``, ``view_as_sent``, ``pass_latch`` off)
-take steps the composed spec does not allow, divergences (c), (d), (e),
-(a) of docs/flush.md, "The composed replay", which the replay names.
+The stack as ``simulate`` builds it conforms on every campaign run; the
+earlier couplings (options ``hold_sends``, ``self_channel``,
+``view_as_sent``, ``pass_latch`` off) take steps the composed spec does not
+allow, divergences (c), (d), (e), (a) of docs/flush.md, "The composed
+replay", which the replay names; ``divergence_census`` (a diagnostic, never
+a verdict) lets them through to find every one in a run.
 """
 
 from __future__ import annotations
@@ -48,14 +56,14 @@ from types import SimpleNamespace
 from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
-from groupcheck.model.flush import FlushModel
 from groupcheck.impl import tracefile
 from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
+from groupcheck.model.values import Fn
 
 from . import flush as cflush
 from .protocols import Protocol
-from .replay import MAX_CANDIDATES, RunReport
-from .traces import Trace, whole
+from .replay import Binding, Engine, HeaderError, RunReport, enabled_steps, run_binding
+from .traces import Trace
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
@@ -72,7 +80,10 @@ def layer_of(ev: dict) -> str:
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
-    """Delivery histories, sent counts, and the view each delivery was made in."""
+    """Delivery histories, sent counts, and the view each delivery was made
+    in, from records that log whole SEQUENCER states (the lock-step
+    driver's; conformance/traces.py ``whole``).  The replay accumulates the
+    same from the model's steps (``SequencerFlushBinding.histories``)."""
     delivered = {m: () for m in nodes}
     sent = {m: 0 for m in nodes}
     in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}
@@ -86,19 +97,6 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
             in_view[m].setdefault(st["vid"], set()).add(x)
         delivered[m], sent[m], vid[m] = new, st["sent"], st["vid"]
     return SimpleNamespace(delivered=delivered, sent=sent, in_view=in_view, vid=vid)
-
-
-def crashed_in(events: list[dict]) -> set[int]:
-    return {ev["nid"] for ev in events if ev["name"] == "Crash"}
-
-
-def end_of_run(trace: Trace):
-    """EventualDelivery among the members that did not crash (the composed
-    spec's LiveSender2Fixed property), at the end of a quiescent run."""
-    from .sequencer import missing_deliveries
-    h = sequencer_histories(trace.events, trace.header["nodes"])
-    witness = missing_deliveries(h.delivered, h.sent, crashed_in(trace.events))
-    return ("EventualDelivery", witness) if witness else None
 
 
 def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
@@ -125,200 +123,335 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
     return None
 
 
-def replay(trace: Trace, *, composed: bool = True) -> RunReport:
-    """The verdict of one run.  Default (``composed=True``; no environment
-    variable changes it — DESIGN §8, no hidden modes): the whole trace against
-    model/sequencerflush.py (see below), then the SEQUENCER's trace
-    properties and VirtualSynchrony.  ``composed=False``: the FLUSH records
-    against model/flush.py instead, then the same properties."""
-    trace = whole(trace)     # TEMPORARY (format 2): the replay compares whole member states
-    h = trace.header
-    base = dict(file=trace.path, run_id=h["run_id"], protocol=h["protocol"], events=len(trace.events))
-    if h["protocol"] != "sequencerflush":
-        return RunReport(**base, verdict="rejected", first_bad_event=None,
-                         reason=f"{trace.path}:1: no SEQUENCER-over-FLUSH replay for protocol {h['protocol']!r}")
-    for ev in trace.events:
-        if layer_of(ev) == "unknown":
-            return RunReport(**base, verdict="rejected", first_bad_event=ev["i"],
-                             reason=f"{trace.path}:{ev['i'] + 2}: event {ev['name']} has neither FLUSH nor "
-                                    "SEQUENCER state")
-    nodes = list(h["nodes"])
-    c = h["constants"]
-    if composed:
-        try:
-            cm = composed_model(trace)
-        except (KeyError, ValueError) as e:
-            return RunReport(**base, verdict="rejected", first_bad_event=None,
-                             reason=f"{trace.path}:1: bad header constants: {e}")
-        if sorted(nodes) != list(cm.Members):
-            return RunReport(**base, verdict="rejected", first_bad_event=None,
-                             reason=f"{trace.path}:1: nodes {nodes} are not 1..N")
-        cr = ComposedReplayer(cm)
-        for ev in trace.events:
-            failed = cr.step(ev)
-            if failed:
-                verdict, reason = failed
-                at = ev["i"] if cr.bad_at is None else cr.bad_at
-                return RunReport(**base, verdict=verdict, first_bad_event=at,
-                                 reason=f"composed replay: {reason}", candidates_max=cr.peak)
-    flush_events = [ev for ev in trace.events if layer_of(ev) in ("flush", "both")]
-    if composed:
-        peak = cr.peak          # the composed model holds FLUSH's actions: no separate FLUSH replay
-    else:
-        max_msgs = sum(ev["name"] == "Multicast" for ev in flush_events)
-        try:
-            model = FlushModel({"N": len(nodes), "NInit": len(nodes), "MaxMsgs": max_msgs,
-                                "MaxCrashes": c["MaxCrashes"], "MaxLeaves": 0, "ReconcileDigests": True})
-        except (KeyError, ValueError) as e:
-            return RunReport(**base, verdict="rejected", first_bad_event=None,
-                             reason=f"{trace.path}:1: bad header constants: {e}")
-        if sorted(nodes) != list(model.Members):
-            return RunReport(**base, verdict="rejected", first_bad_event=None,
-                             reason=f"{trace.path}:1: nodes {nodes} are not 1..N")
-        r = cflush.Replayer(model)
-        for ev in flush_events:
-            failed = r.step(ev)     # ev["i"] stays the index in the whole trace
-            if failed:
-                verdict, reason = failed
-                return RunReport(**base, verdict=verdict, first_bad_event=ev["i"], reason=f"FLUSH layer: {reason}",
-                                 candidates_max=r.peak)
-        peak = r.peak
-    flush_trace = Trace(path=trace.path, header=h, events=flush_events)
-    witness = cflush.virtual_synchrony(flush_trace)
-    if witness:
-        return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"Flush.VirtualSynchrony: {witness}", candidates_max=peak)
-    hist = sequencer_histories(trace.events, nodes)
-    crashed = crashed_in(trace.events)
-    for prop in SEQ_PROPERTIES:
-        if prop == "SurvivorTotalOrder":
-            ok = survivor_total_order(hist, crashed)
-            shown = SimpleNamespace(delivered={m: d for m, d in hist.delivered.items() if m not in crashed},
-                                    sent=hist.sent)
-        else:
-            ok, shown = getattr(seqmodel, prop)(hist), hist
-        if not ok:
-            from .sequencer import _witness
-            return RunReport(**base, verdict="violation", first_bad_event=None,
-                             reason=f"{prop}: {_witness(prop.replace('Survivor', ''), shown)}",
-                             candidates_max=peak)
-    views = {1: set(nodes)}
-    for ev in flush_events:
-        msg = ev.get("msg") or {}
-        if ev["name"] == "SendView" and msg.get("type") == "VIEW":
-            views[msg["view"] + 1] = set(msg["members"])
-    witness = virtual_synchrony(hist, views)
-    if witness:
-        return RunReport(**base, verdict="violation", first_bad_event=None,
-                         reason=f"VirtualSynchrony: {witness}", candidates_max=peak)
-    return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=peak)
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one run (conformance/replay.py's engine; no
+    environment variable changes it — DESIGN §8, no hidden modes)."""
+    return run_binding(SequencerFlushBinding, trace, visited=visited)
 
 
+def divergence_census(trace: Trace) -> tuple[list[tuple[str, int]], Optional[str]]:
+    """Every divergence of a run, not only the first: the replay with (a),
+    (c), (d), (e) let through (``SequencerFlushBinding.repaired``; (a): a
+    coordinator whose latch is closed takes the FORWARD without
+    multicasting, and the DATA goes into the channels of the view its
+    Multicast record names).  Returns the (tag, event) list and None if the
+    replay then reaches the end, else the reason it stops.  A diagnostic:
+    the run's verdict is ``replay``'s."""
+    b = SequencerFlushBinding(trace, repair=True)
+    engine = Engine(b, visited=False)
+    for step in b.steps():
+        failed = engine.step(step)
+        if failed:
+            return b.divergences, failed[1]
+    return b.divergences, None
 
-# ---------------------------------------------------------------- the composed replay
 
-# The composed replay (``composed=True``, the default everywhere) takes the WHOLE
-# trace against model/sequencerflush.py.  Record to model step:
-#
-#   SEQUENCER Send, RecvForward, FLUSH StartFlush ... Unblock, Discard, Crash:
-#       the composed action of the same name (Crash: every ``lost`` cut);
-#   FLUSH Deliver(m, q) + the SEQUENCER RecvData(m, p=q) that follows it:
-#       one RecvData(m, q) (the DATA taken from the channel q -> m);
-#   SEQUENCER RecvData(m, p=m) after the coordinator's own Multicast:
-#       RecvData(m, m) (the spec's McastData reaches the coordinator too);
-#   FLUSH Multicast(c): no step of its own; it is the DATA the preceding
-#       Send(c)/RecvForward(c, p) put in the channels (McastData), and must
-#       carry the view the model multicast it in;
-#   SEQUENCER RecvData(m, p /= m) with no Deliver before it: a DATA the
-#       VIEW's digest brings (impl: _reconcile); no step: the next
-#       SendView/InstallView's Moved absorbs it;
-#   FLUSH SendView(c) / InstallView(p, c) + the SEQUENCER InstallView that
-#       follows: one SendView(c) / InstallView(p, c).
-#
-# The FLUSH records are compared with the member's FLUSH part of the model
-# state (vid, phase, blocked, flushInit, flushOks, the digest = log once
-# Completed, completed, and the current view's deliveries = log), the
-# SEQUENCER records with its SEQUENCER part (vid, sent, fwd, recv,
-# delivered).  FLUSH keys (coordinator, flush seqno) are mapped to the
-# SEQUENCER ids the model's DATA carry through the Multicast records.
-# Two FLUSH Discards are stutters, not model steps: of a message of an older
-# view than the member's (the spec drops it at the view change, Purged) and
-# of a flush message from a crashed member (the spec drops it at the Crash):
-# divergence (b), invisible in the member's state.
+# ---------------------------------------------------------------- the binding
 
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
 F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
 F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
           "InstallView": "c", "Unblock": "c", "Discard": "q"}
-
-
-def seq_projection(s, m: int) -> dict:
-    return {"vid": s.vid[m], "sent": s.sent[m], "fwd": sorted(s.fwd[m]),
-            "recv": {str(x): q for x, q in sorted(s.recv[m].items())},
-            "delivered": [list(x) for x in s.delivered[m]]}
-
-
-def _seq_norm(st: dict) -> dict:
-    return {"vid": st["vid"], "sent": st["sent"], "fwd": sorted(st["fwd"]),
-            "recv": {str(x): q for x, q in sorted(st["recv"].items(), key=lambda kv: int(kv[0]))},
-            "delivered": [list(x) for x in st["delivered"]]}
+F_VARS = ("vid", "phase", "blocked", "flushInit", "flushOks", "digest", "completed", "delivered")
+S_VARS = ("vid", "sent", "fwd", "recv", "delivered")
+# kinds of joined steps whose record takes a message from a channel: (parameter, FLUSH ids?)
+TAKES = {"forward": ("p", False), "coord_forward": ("p", False), "own_data": (None, False),
+         "deliver": ("q", True)}
 
 
 def _ids(xs) -> list:
     return sorted(list(x) for x in xs)
 
 
-def flush_projection(s, m: int) -> dict:
-    completed = s.phase[m] == "Completed"
-    return {"vid": s.vid[m], "phase": s.phase[m], "blocked": s.blocked[m], "flushInit": s.flushInit[m],
-            "flushOks": sorted(s.flushOks[m]), "digest": _ids(s.log[m]) if completed else [],
-            "completed": sorted([q, _ids(d)] for q, d in s.completed[m]), "current": _ids(s.log[m])}
+def reduce_state(s):
+    """``s`` without ``delivered`` and ``closed`` (the delivery count at each
+    view change): they grow with the run and no guard reads them."""
+    if all(not d for d in s.delivered.values()) and all(not c for c in s.closed.values()):
+        return s
+    empty = Fn({m: () for m in s.delivered})
+    return s._replace(delivered=empty, closed=empty)
 
 
-class ComposedReplayer:
-    """The candidate set of model/sequencerflush.py states consistent with
-    the records so far (the pattern of conformance/flush.py's Replayer)."""
+class SequencerFlushBinding(Binding):
+    """SEQUENCER over FLUSH's table for the replay engine: the pre-pass
+    (``steps``) joins the two layers' records into model steps, each with
+    its kind (``step``); the logged variables of a step are its records' (``flush.*``,
+    ``sequencer.*``), in model terms."""
 
-    def __init__(self, model: SequencerFlushModel, *, repair: bool = False) -> None:
-        self.model = model
-        self.repair = repair                      # census mode: see _repaired
+    protocol = "sequencerflush"
+    FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in S_VARS)
+    APPEND = {"flush.delivered": "set", "sequencer.delivered": "sequence"}
+
+    def __init__(self, trace: Trace, *, repair: bool = False) -> None:
+        super().__init__(trace)
+        h = trace.header
+        if h["protocol"] != "sequencerflush":
+            raise HeaderError(f"no SEQUENCER-over-FLUSH replay for protocol {h['protocol']!r}")
+        try:
+            self.model = composed_model(trace)
+        except (KeyError, ValueError) as e:
+            raise HeaderError(f"bad header constants: {e}") from None
+        self.check_header(self.model.Members, "SEQUENCER over FLUSH")
+        M = self.model.Members
+        self.repair = repair                    # census mode: see ``repaired``
         self.divergences: list[tuple[str, int]] = []
-        self.latched: dict[int, list] = {m: [] for m in model.Members}  # census: DATA held in the latch
-        self.cands = set(model.init())
-        self.peak = len(self.cands)
+        self.latched: dict[int, list] = {m: [] for m in M}   # census: DATA held in the latch
+        self._fix: Optional[tuple] = None        # census: the repair the current step took
         self.fkey: dict[tuple, tuple] = {}      # FLUSH key -> SEQUENCER id of the DATA it carries
         self.fview: dict[tuple, int] = {}       # FLUSH key -> view it was multicast in
-        self.pending: dict[int, list] = {m: [] for m in model.Members}   # DATA multicast, record awaited
-        self.expect: dict[int, tuple] = {}      # member -> the SEQUENCER record that completes a step
-        self.recon: dict[int, list] = {m: [] for m in model.Members}     # digest deliveries awaiting Moved
-        # DATA a coordinator multicast after its FLUSH_COMPLETED and did not deliver (pass_latch):
-        # if the VIEW's digest brings it back, its SEQUENCER RecvData names itself as p
-        self.undelivered: dict[int, set] = {m: set() for m in model.Members}
-        self.bad_at: Optional[int] = None         # a failure found late: the record it concerns
         self.stats = {"discard_stutters": 0, "digest_deliveries": 0}   # refinement steps taken (yields)
+        self.blamed: Optional[int] = None
+        self.empty = Fn({m: () for m in M})
+        # what the properties judge: the model's deliveries of the accepted steps, and (FLUSH's
+        # VirtualSynchrony, on what members logged) the last logged FLUSH view and delivered set
+        self.hist = {m: [] for m in M}
+        self.in_view: dict[int, dict[int, set]] = {m: {} for m in M}
+        self.sent = {m: 0 for m in M}
+        self.vid = {m: 1 for m in M}
+        self.crashed: set[int] = set()
+        self.fl_vid: dict[int, int] = {}
+        self.fl_delivered: dict[int, set] = {}
+        self.views = {1: set(M)}
 
-    # -- mapping the implementation's FLUSH keys ---------------------------------
+    # -- the pre-pass ----------------------------------------------------------------
     def sid(self, key) -> tuple:
         key = tuple(key)
         return self.fkey.get(key, (-key[0], key[1]))      # negative: a key no Multicast record named
 
-    def flush_norm(self, st: dict, m: int) -> dict:
-        """The logged FLUSH state in the model's terms.  The model's log[m]
-        is what m multicast or took in its view; the implementation's
-        FLUSH keeps a multicast it makes after its FLUSH_COMPLETED without
-        delivering it (pass_latch), so m's own multicasts of the view (from
-        the Multicast records) count in its log, and in its digest once
-        Completed, delivered or not."""
-        v = st["vid"]
-        own = {k for k, w in self.fview.items() if k[0] == m and w == v}
-        digest = {tuple(k) for k in st["digest"]} | (own if st["phase"] == "Completed" else set())
-        current = {tuple(k) for k in st["delivered"] if self.fview.get(tuple(k)) == v} | own
-        return {"vid": v, "phase": st["phase"], "blocked": st["blocked"], "flushInit": st["flushInit"],
-                "flushOks": sorted(st["flushOks"]), "digest": _ids(self.sid(k) for k in digest),
-                "completed": sorted([q, _ids(self.sid(k) for k in d)] for q, d in st["completed"]),
-                "current": _ids(self.sid(k) for k in current)}
+    def steps(self):
+        """The model steps of the trace.  Each member's records are joined
+        (its next record: ``after``, however many records of other members
+        come between; the step is taken at the first record's place, which
+        changes nothing, as no other member's step touches m's variables):
 
-    # -- one record ----------------------------------------------------------------
+        * SEQUENCER Send (DATA) or RecvForward of the coordinator + its
+          FLUSH Multicast: one Send / RecvForward (McastData); the
+          Multicast's ``msg.view`` must be the view the model multicast in;
+        * FLUSH Deliver(m, q) + SEQUENCER RecvData(m, p = q): one RecvData(m, q);
+        * SEQUENCER RecvData(m, p /= m) with no Deliver before it (or of a
+          DATA m multicast without delivering it): a DATA the VIEW's
+          digest brings; no step, absorbed into m's next view change;
+        * FLUSH SendView / InstallView + the SEQUENCER InstallView that
+          follows (+ the absorbed RecvData records): one SendView / InstallView;
+        * any other record: the composed action of its name (Crash: every
+          ``lost`` cut; a FLUSH Discard the spec has already done at a view
+          change or a crash: a stutter).
+        A record the join expects and does not find fails the run there."""
+        evs = self.trace.events
+        nxt, last = [None] * len(evs), {}
+        for k in range(len(evs) - 1, -1, -1):
+            nxt[k] = last.get(evs[k]["nid"])
+            last[evs[k]["nid"]] = k
+        M = self.model.Members
+        full = self.trace.states == "full"
+        prev: dict[tuple, dict] = {}            # full-state traces: the previous state (to take deltas)
+        recon = {m: [] for m in M}
+        undelivered = {m: set() for m in M}     # DATA m multicast (pass_latch) and did not deliver
+        self._cur = {m: 1 for m in M}           # the FLUSH view each member logged last
+        self._own = {m: set() for m in M}       # FLUSH keys m multicast in that view
+        self._counted = {m: set() for m in M}   # FLUSH keys of that view in m's log so far
+        self._phase = {m: "Normal" for m in M}
+        used: set[int] = set()
+        awaited: dict[int, str] = {}            # record index -> the failure if it is not the awaited one
+        done: dict[int, dict] = {}
+
+        def record(k: int) -> dict:             # a full-state trace's records as deltas, each once
+            if k not in done:
+                ev = evs[k]
+                done[k] = self._delta(ev, prev) if full and ev.get("state") is not None else ev
+            return done[k]
+
+        for k in range(len(evs)):
+            if k in used:
+                continue
+            ev = record(k)
+            done.pop(k, None)
+            m, name, kind = ev["nid"], ev["name"], layer_of(ev)
+            if k in awaited and kind != "both":
+                yield dict(ev, step="stop", parts=[ev], stop=awaited.pop(k))
+                return
+            awaited.pop(k, None)
+            j = nxt[k]
+            after = record(j) if j is not None else None
+            nm = (after or {}).get("name")
+            ak = layer_of(after) if after is not None else None
+            msg = ev.get("msg") or {}
+            if m not in M:
+                yield dict(ev, step="crash", parts=[ev])          # check() rejects it
+                return
+            if kind == "both":
+                recon[m].clear()
+                undelivered[m].clear()
+                yield self._join("crash", [ev])
+            elif kind == "sequencer" and name in ("Send", "RecvForward"):
+                coord = name == "RecvForward" or msg.get("type") == "DATA"
+                if ev.get("msg") is not None and coord and ak == "flush" and nm == "Multicast":
+                    used.add(j)
+                    mc = after.get("msg") or {}
+                    key, sid = (mc.get("sender"), mc.get("seqno")), (msg.get("sender"), msg.get("seqno"))
+                    if key in self.fkey or key[0] != m:
+                        yield dict(after, step="stop", parts=[after], stop=(
+                            "nonconforming", f"{self.head(after)}: {list(key)} is not a new FLUSH multicast of "
+                                             f"member {m}"))
+                        return
+                    self.fkey[key], self.fview[key] = sid, mc.get("view")
+                    st = after.get("state")
+                    if st is not None and list(key) not in st.get("delivered", []):
+                        undelivered[m].add(sid)
+                    yield self._join("coord_send" if name == "Send" else "coord_forward", [ev, after], own=key)
+                else:
+                    yield self._join("send" if name == "Send" else "forward", [ev])
+            elif kind == "flush" and name == "Deliver":
+                if ak == "sequencer" and nm == "RecvData" and after["params"].get("p") == ev["params"].get("q"):
+                    used.add(j)
+                    yield self._join("deliver", [ev, after])
+                else:
+                    if j is not None:
+                        awaited[j] = ("nonconforming", f"{self.head(after)}: member {m}'s previous step waits "
+                                                       "for its SEQUENCER RecvData record")
+                    yield self._join("deliver", [ev])
+            elif kind == "flush" and name in ("SendView", "InstallView"):
+                if ak == "sequencer" and nm == "InstallView":
+                    used.add(j)
+                    parts = recon[m] + [ev, after]
+                    recon[m], undelivered[m] = [], set()
+                    yield self._join("view", parts, at=ev)
+                else:
+                    if j is not None:
+                        awaited[j] = ("nonconforming", f"{self.head(after)}: member {m}'s previous step waits "
+                                                       "for its SEQUENCER InstallView record")
+                    yield self._join("view", [ev])
+            elif kind == "sequencer" and name == "RecvData":
+                if ev["params"].get("p") != m or (msg.get("sender"), msg.get("seqno")) in undelivered[m]:
+                    recon[m].append(ev)         # from the VIEW's digest: the view change absorbs it
+                    self.stats["digest_deliveries"] += 1
+                else:
+                    yield self._join("own_data", [ev])
+            elif kind == "sequencer":           # InstallView without its FLUSH record
+                yield dict(ev, step="stop", parts=[ev], stop=(
+                    "nonconforming", f"{self.head(ev)}: no FLUSH SendView/InstallView of member {m} before it"))
+                return
+            elif name == "Multicast":
+                key = (msg.get("sender"), msg.get("seqno"))
+                if not (self.repair and self.latched[m]):
+                    yield dict(ev, step="stop", parts=[ev], stop=(
+                        "nonconforming", f"{self.head(ev)}: no DATA of member {m}'s SEQUENCER is waiting to be "
+                                         "multicast"))
+                    return
+                sid = self.latched[m].pop(0)    # census: the latched DATA goes out now, in this view
+                if key in self.fkey or key[0] != m:
+                    yield dict(ev, step="stop", parts=[ev], stop=(
+                        "nonconforming", f"{self.head(ev)}: {list(key)} is not a new FLUSH multicast of member {m}"))
+                    return
+                self.fkey[key], self.fview[key] = sid, msg.get("view")
+                yield self._join("latched", [ev], own=key)
+            else:
+                yield self._join("flush", [ev])
+
+    def _delta(self, ev: dict, prev: dict) -> dict:
+        """A whole-state record (a test's ``states="full"`` trace) as a
+        delta: an append variable as what it added to the last state of
+        its member and layer (a rewritten history: from the first element
+        that differs), every other variable as logged."""
+        key = (ev["nid"], layer_of(ev))
+        old, st = prev.get(key) or {}, ev["state"]
+        prev[key] = st
+        out = dict(st)
+        if key[1] == "sequencer" and "delivered" in st:
+            a, b = old.get("delivered") or [], st["delivered"]
+            n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            out["delivered"] = b[n:]
+        elif "delivered" in st:
+            out["delivered"] = [x for x in st["delivered"] if x not in (old.get("delivered") or [])]
+        return dict(ev, state=out)
+
+    def _join(self, kind: str, parts: list, at: Optional[dict] = None, own: Optional[tuple] = None) -> dict:
+        """One model step of ``parts``, taken at ``at`` (default the first
+        part), with the parts' logged variables in model terms (the last
+        part to log a variable gives its value; appends are joined) and,
+        for each, the record that logged it (``owner``)."""
+        at = at or parts[0]
+        m = at["nid"]
+        logged, owner = {}, {}
+        spans: list = []            # (record, length of the joined deliveries up to it)
+        for r in parts:
+            st = r.get("state")
+            layer = layer_of(r)
+            if layer == "flush":
+                if st is not None and "vid" in st:
+                    self._set_view(m, st["vid"])
+                elif r["name"] in ("SendView", "InstallView") and (r.get("msg") or {}).get("view") is not None:
+                    self._set_view(m, r["msg"]["view"] + 1)
+                if st is not None and "phase" in st:
+                    self._phase[m] = st["phase"]
+                mine = {own} if own is not None and r["name"] == "Multicast" else set()
+                if own is not None and self.fview.get(own) == self._cur[m]:
+                    self._own[m].add(own)
+                if st is not None:
+                    self._log_flush(m, r, st, mine, logged, owner)
+            elif st is not None:
+                for var, val in st.items():
+                    if var == "fwd":
+                        val = sorted(val)
+                    elif var == "recv":
+                        val = {str(x): q for x, q in val.items()}
+                    elif var == "delivered":
+                        val = logged.get("sequencer.delivered", []) + [list(x) for x in val]
+                        spans.append((r, len(val)))
+                    logged[f"sequencer.{var}"] = val
+                    owner[f"sequencer.{var}"] = r
+        return dict(at, step=kind, parts=parts, state=logged or None, owner=owner, spans=spans)
+
+    def _set_view(self, m: int, v: int) -> None:
+        if v != self._cur[m]:
+            self._cur[m], self._own[m], self._counted[m] = v, set(), set()
+
+    def _log_flush(self, m: int, r: dict, st: dict, mine: set, logged: dict, owner: dict) -> None:
+        """A FLUSH record's logged variables in the model's terms.  The
+        model's log[m] is what m multicast or took in its view; the
+        implementation's FLUSH keeps a multicast it makes after its
+        FLUSH_COMPLETED without delivering it (pass_latch), so m's own
+        multicasts of the view count in its log, and in its digest once
+        Completed, delivered or not.  The FLUSH delivered set is compared
+        as the log's additions: the keys of the current view not counted
+        yet (a digest delivery of the view left behind is not in it)."""
+        for var, val in st.items():
+            if var in ("vid", "phase", "blocked", "flushInit"):
+                out = val
+            elif var == "flushOks":
+                out = sorted(val)
+            elif var == "completed":
+                out = sorted([q, _ids(self.sid(k) for k in d)] for q, d in val)
+            elif var == "digest":
+                own = self._own[m] if self._phase[m] == "Completed" else set()
+                out = _ids(self.sid(k) for k in {tuple(k) for k in val} | own)
+            elif var == "delivered":
+                continue
+            else:
+                out = val
+            logged[f"flush.{var}"], owner[f"flush.{var}"] = out, r
+        if "delivered" in st or mine:
+            v = self._cur[m]
+            new = {tuple(k) for k in st.get("delivered", [])} | mine
+            new = {k for k in new if self.fview.get(k) == v and k not in self._counted[m]}
+            self._counted[m] |= new
+            logged["flush.delivered"] = _ids(logged.get("flush.delivered", []) + [self.sid(k) for k in new])
+            owner["flush.delivered"] = r
+        self.fl_vid[m] = self._cur[m]
+        self.fl_delivered.setdefault(m, set()).update(tuple(k) for k in st.get("delivered", []))
+
+    # -- the engine's hooks ----------------------------------------------------------
+    def init(self):
+        return self.model.init()
+
+    def check(self, ev: dict) -> Optional[str]:
+        m = ev["nid"]
+        return None if m in self.model.Members else f"nid: {m!r} is not a member 1..{self.model.N}"
+
+    def before(self, ev: dict, cands):
+        self.blamed, self._fix = None, None
+        return ev.get("stop")
+
     def _head_ok(self, s, src: int, dest: int, msg: Optional[dict], flush_ids: bool) -> bool:
         ch = s.chan[(src, dest)]
         if not ch:
@@ -339,263 +472,269 @@ class ComposedReplayer:
             return _ids(head["digest"]) == _ids(self.sid(k) for k in msg.get("digest", []))
         return True
 
-    def _successors(self, s, ev: dict, kind: str):
-        """(successor, stutter?) pairs for the record from candidate s."""
-        model, name, m, prm, msg = self.model, ev["name"], ev["nid"], ev["params"], ev.get("msg")
-        if name == "Crash":
+    def _source(self, ev: dict) -> Optional[int]:
+        """The member whose channel the step takes from, if it takes."""
+        kind, name, prm = ev["step"], ev["name"], ev["params"]
+        if kind in TAKES:
+            p = TAKES[kind][0]
+            return ev["nid"] if p is None else prm.get(p)
+        if kind in ("view", "flush") and name in F_PAIR:
+            return prm.get(F_PAIR[name])
+        return None
+
+    def successors(self, s, ev: dict):
+        model, kind, name, m = self.model, ev["step"], ev["name"], ev["nid"]
+        src = self._source(ev)
+        if kind == "crash":
             for lost in _subsets(set(model.Members) - {m}):
                 yield model.Crash(s, m, lost)
-        elif kind == "sequencer" and name == "Send":
+        elif kind in ("send", "coord_send"):
             yield model.Send(s, m)
-        elif kind == "sequencer" and name == "RecvForward":
-            p = prm.get("p")
-            if p in model.Members and self._head_ok(s, p, m, msg, False):
-                yield model.RecvForward(s, m, p)
-        elif kind == "sequencer" and name == "RecvData":           # the coordinator's own DATA
-            if self._head_ok(s, m, m, msg, False):
-                yield model.RecvData(s, m, m)
-        elif name == "Deliver":
-            q = prm.get("q")
-            if q in model.Members and self._head_ok(s, q, m, msg, True):
-                yield model.RecvData(s, m, q)
+        elif src is not None and src not in model.Members:
+            return
+        elif kind in ("forward", "coord_forward"):
+            yield model.RecvForward(s, m, src)
+        elif kind in ("own_data", "deliver"):
+            yield model.RecvData(s, m, src)
+        elif kind == "latched":             # census: the DATA goes into the channels of this view
+            msg = ev.get("msg") or {}
+            sid = self.fkey[(msg.get("sender"), msg.get("seqno"))]
+            if s.vid[m] == msg.get("view"):
+                yield s._replace(chan=model.McastData(s, s.chan, m, *sid), log=s.log.set(m, s.log[m] + (sid,)))
         elif name in F_SINGLE:
             yield getattr(model, name)(s, m)
         elif name in F_PAIR:
-            q = prm.get(F_PAIR[name])
-            if q not in model.Members:
-                return
-            if self._head_ok(s, q, m, msg, True):
-                yield getattr(model, name)(s, m, q)
+            msg = ev.get("msg")
+            if self._head_ok(s, src, m, msg, True):
+                yield getattr(model, name)(s, m, src)
             elif name == "Discard" and msg is not None and not any(
-                    x.get("view") == msg.get("view") and x["type"] == msg.get("type") for x in s.chan[(q, m)]):
-                # divergence (b): the spec already dropped it (Purged at the view change, or at q's Crash)
-                if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and q in s.crashed):
+                    x.get("view") == msg.get("view") and x["type"] == msg.get("type") for x in s.chan[(src, m)]):
+                # divergence (b): the spec already dropped it (Purged at the view change, or at src's Crash)
+                if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and src in s.crashed):
                     self.stats["discard_stutters"] += 1
                     yield s
 
-    def _matches(self, t, ev: dict, kind: str) -> bool:
-        m, st, msg = ev["nid"], ev.get("state"), ev.get("msg") or {}
-        if ev["name"] == "SendView" and "members" in msg and sorted(t.views[-1]) != sorted(msg["members"]):
-            return False
-        if st is None or m is None:
-            return True
-        if kind == "sequencer":
-            return seq_projection(t, m) == _seq_norm(st)
-        return flush_projection(t, m) == self.flush_norm(st, m)
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        kind, name, m, msg = ev["step"], ev["name"], ev["nid"], ev.get("msg")
+        if t is s:
+            return None                         # a Discard stutter: the spec took nothing
+        src = self._source(ev)
+        if src is not None and msg is not None and not self._head_ok(
+                s, src, m, msg, TAKES.get(kind, (None, True))[1]):
+            ch = s.chan[(src, m)]
+            return f"the channel {src} -> {m} has {dict(ch[0]) if ch else 'nothing'} at its head"
+        if kind == "deliver" and len(ev["parts"]) > 1 and ev["parts"][1].get("msg") is not None:
+            rd, head = ev["parts"][1]["msg"], s.chan[(src, m)][0]
+            if (rd.get("sender"), rd.get("seqno")) != (head["sender"], head["seqno"]):
+                return f"the SEQUENCER takes DATA {[head['sender'], head['seqno']]}"
+        if kind in ("send", "coord_send") and msg is not None:
+            want = ("DATA" if self.model.IsCoord(s, m) else "FORWARD", m, t.sent[m])
+            got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
+            if got != want:
+                return f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
+        coord = kind in ("send", "forward", "coord_send", "coord_forward") and self.model.IsCoord(s, m)
+        if kind in ("send", "forward") and coord and msg is not None:
+            sid = [m, t.sent[m]] if name == "Send" else [msg.get("sender"), msg.get("seqno")]
+            return (f"coordinator {m} sequences {sid} and its next record is not the Multicast of that DATA: "
+                    f"the spec puts DATA {sid} of view {s.vid[m]} in the channels in the same step (McastData), "
+                    f"the implementation's FLUSH holds it in the latch and multicasts it after the flush, in a "
+                    f"later view (divergence (a): blocked[{m}] = {s.blocked[m]})")
+        if kind in ("coord_send", "coord_forward"):
+            mc = ev["parts"][1]
+            if not coord:
+                self.blamed = mc["i"]
+                return f"member {m} is not the coordinator: its SEQUENCER multicasts nothing"
+            got = (mc.get("msg") or {}).get("view")
+            if got != s.vid[m] or (mc.get("msg") or {}).get("type") != "DATA":
+                self.blamed = mc["i"]
+                return (f"{self.head(mc)}: the DATA goes out in view {got}; the spec multicast it in view "
+                        f"{s.vid[m]} at the coordinator's Send/RecvForward (McastData) (divergence (a): the "
+                        f"implementation's FLUSH held it in the latch)")
+        if name == "SendView" and msg is not None:
+            if msg.get("type") != "VIEW" or msg.get("view") != s.vid[m] or \
+                    sorted(msg.get("members", [])) != sorted(t.views[-1]):
+                return f"the model's VIEW is view {s.vid[m]}, members {list(t.views[-1])}"
+        return None
 
-    def _filter(self, cands, ev: dict, kind: str) -> set:
-        return {s for s in cands if self._matches(s, ev, kind)}
+    def observe(self, s, t, ev: dict, var: str):
+        m = ev["nid"]
+        layer, _, v = var.partition(".")
+        if layer == "sequencer":
+            if v == "delivered":
+                return [list(x) for x in t.delivered[m][len(s.delivered[m]):]]
+            if v == "fwd":
+                return sorted(t.fwd[m])
+            if v == "recv":
+                return {str(x): q for x, q in t.recv[m].items()}
+            return getattr(t, v)[m] if v in ("vid", "sent") else None
+        if v == "delivered":                # the log's additions (all of it after a view change)
+            before = set(s.log[m]) if t.vid[m] == s.vid[m] else set()
+            return _ids(set(t.log[m]) - before)
+        if v == "digest":
+            return _ids(t.log[m]) if t.phase[m] == "Completed" else []
+        if v == "flushOks":
+            return sorted(t.flushOks[m])
+        if v == "completed":
+            return sorted([q, _ids(d)] for q, d in t.completed[m])
+        return getattr(t, v)[m] if v in ("vid", "phase", "blocked", "flushInit") else None
 
-    def step(self, ev: dict) -> Optional[tuple[str, str]]:
-        kind, m, name = layer_of(ev), ev["nid"], ev["name"]
-        msg = ev.get("msg") or {}
-        head = f"event {ev['i']} {name}(nid={m}, params={ev['params']}, msg={ev.get('msg')})"
-        if m not in self.model.Members:
-            return "rejected", f"nid: {m!r} is not a member 1..{self.model.N}"
-        exp = self.expect.get(m)
-        if kind == "both":                                   # Crash: nothing of m is awaited any more
-            self.expect.pop(m, None)
-            self.pending[m].clear()
-            self.latched[m].clear()
-            self.recon[m].clear()
-            self.undelivered[m].clear()
-        elif exp is not None:
-            if (kind, name, ev["params"].get("p")) != exp:
-                return "nonconforming", (f"{head}: member {m}'s previous step waits for its SEQUENCER "
-                                         f"{exp[1]} record")
-            del self.expect[m]
-            failed = self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
-            if failed:
-                return failed
-            if name == "InstallView":
-                for r in self.recon[m]:
-                    if r.get("state") is None:
-                        continue
-                    got = [list(x) for x in r["state"]["delivered"]]
-                    if not any(seq_projection(t, m)["delivered"][:len(got)] == got for t in self.cands):
-                        self.bad_at = r["i"]
-                        return "nonconforming", (f"event {r['i']} RecvData (delivered from the VIEW's digest): "
-                                                 f"not a prefix of the delivery order after the view change")
-                self.recon[m].clear()
-                self.undelivered[m].clear()
-            return None
-        if self.pending[m] and not (kind == "flush" and name == "Multicast"):
-            sid, v, at = self.pending[m][0]
-            self.bad_at = at
-            return "nonconforming", (
-                f"event {at}: coordinator {m} sequenced {list(sid)} (its Send/RecvForward) and its next record, "
-                f"{head}, is not the Multicast of that DATA: the spec puts DATA {list(sid)} of view {v} in the "
-                f"channels in the same step (McastData), the implementation's FLUSH holds it in the latch and "
-                f"multicasts it after the flush, in a later view (divergence (a): blocked[{m}] = "
-                f"{sorted({s.blocked[m] for s in self.cands})})")
-        if kind == "flush" and name == "Multicast" and not self.pending[m] and self.latched[m]:
-            sid = self.latched[m].pop(0)            # census: the latched DATA goes out now, in this view
-            key = (msg.get("sender"), msg.get("seqno"))
-            if key in self.fkey or key[0] != m:
-                return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
-            self.fkey[key], self.fview[key] = sid, msg.get("view")
-            nxt = {s._replace(chan=self.model.McastData(s, s.chan, m, *sid), log=s.log.set(m, s.log[m] + (sid,)))
-                   for s in self.cands if s.vid[m] == msg.get("view")}
-            return self._take(self._filter(nxt, ev, kind), ev, kind, head, stutter=True)
-        if (self.repair and not self.model.ResendAlways and kind == "sequencer" and name in ("Send", "RecvForward")
-                and msg.get("type") in ("DATA", "FORWARD") and all(s.blocked[m] for s in self.cands)
-                and all(self.model.IsCoord(s, m) for s in self.cands)
+    def reduce(self, t):
+        # reduce_state, sharing one empty Fn; the properties judge the histories ``after`` accumulates
+        if t.delivered is self.empty and t.closed is self.empty:
+            return t
+        return t._replace(delivered=self.empty, closed=self.empty)
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        kind, m = ev["step"], ev["nid"]
+        s, t = pairs[0]
+        if self._fix:
+            tags, sid = self._fix
+            self.divergences += [(tag, ev["i"]) for tag in tags]
+            if sid is not None:
+                self.latched[m].append(sid)
+        add = t.delivered[m][len(s.delivered[m]):]
+        if add:
+            self.hist[m].extend(add)
+            self.in_view[m].setdefault(s.vid[m], set()).update(add)
+        self.vid[m] = t.vid[m]
+        self.sent[m] = t.sent[m]
+        if kind == "crash":
+            self.crashed.add(m)
+        if ev["name"] == "SendView":
+            self.views[len(t.views)] = set(t.views[-1])
+        return None
+
+    # -- failures ---------------------------------------------------------------------
+    def bad_event(self, ev: dict) -> int:
+        return ev["i"] if self.blamed is None else self.blamed
+
+    def explain(self, cands, ev: dict) -> str:
+        self.blamed = None
+        m, kind, name = ev["nid"], ev["step"], ev["name"]
+        enabled, why_msg, bad = enabled_steps(self, cands, ev)
+        if not enabled and why_msg is None:
+            why = ""
+            if name == "Send" and all(s.blocked[m] for s in cands):
+                why = (f": Send({m}) waits while blocked[{m}] (the spec's latch holds the application's "
+                       f"sends); the implementation's SEQUENCER sits above FLUSH and sends while FLUSH has "
+                       f"closed the latch (divergence (c), layer order)")
+            if kind == "own_data" and all(s.chan[(m, m)] and s.chan[(m, m)][0]["type"] == "FORWARD"
+                                          for s in cands):
+                why = (f": in the spec the channel {m} -> {m} holds {m}'s re-forward to itself (Moved: it "
+                       f"became coordinator) ahead of this DATA, so RecvForward({m}, {m}) must come first; the "
+                       f"implementation's FLUSH delivers its own multicast at once, while its unicast to itself "
+                       f"goes round the network (divergence (d), self channel order)")
+            return f"{self.head(ev)}: not enabled in any of {len(cands)} candidate model state(s){why}"
+        if not enabled:
+            self.blamed = None
+            self.message(*bad, ev)              # the record at fault (the Multicast's view: the Multicast)
+            return f"{self.head(ev)}: the logged message is not the model's: {why_msg}"
+        s, t = enabled[0]
+        logged = ev.get("state") or {}
+        bad = [v for v in self.FIELDS if v in logged and self.observe(s, t, ev, v) != logged[v]]
+        r = ev["owner"][bad[0]] if bad else ev
+        if bad and bad[0] == "sequencer.delivered":     # the first record whose deliveries depart
+            model = self.observe(s, t, ev, bad[0])
+            r = next((x for x, n in ev["spans"] if logged[bad[0]][:n] != model[:n]), r)
+        self.blamed = r["i"]
+        lines = [f"  {v}: model {self.observe(s, t, ev, v)!r} != logged {logged[v]!r}" for v in bad]
+        why = ""
+        if bad == ["sequencer.recv"] and kind == "view":
+            exp, got = self.observe(s, t, ev, "sequencer.recv"), logged["sequencer.recv"]
+            gone = {int(x) for x in exp} - {int(x) for x in got}
+            if set(got) < set(exp) and gone <= set(t.crashed):
+                why = (f" (divergence (e): the VIEW names {sorted(gone)}, which crashed after the initiator sent "
+                       f"it; the spec's SEQUENCER installs the VIEW's members (Moved keeps their received-table "
+                       f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
+                       f"members less those its failure detector suspects)")
+        return f"{self.head(r)}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
+
+    def repaired(self, ev: dict, cands) -> list:
+        """Census only (``repair=True``; never a verdict): the steps the
+        record would take if divergence (a), (c), (d) or (e) were allowed,
+        so that the replay can go on and find what follows."""
+        if not self.repair:
+            return []
+        model, m, name, kind, msg = self.model, ev["nid"], ev["name"], ev["step"], ev.get("msg") or {}
+        out, tags, sid = [], (), None
+        if (kind in ("send", "forward") and not model.ResendAlways and msg.get("type") in ("DATA", "FORWARD")
+                and all(s.blocked[m] and model.IsCoord(s, m) for s in cands)
                 and (name == "RecvForward" or msg["type"] == "DATA")):
-            # census: divergence (a) let through: the coordinator sequences with its latch closed and
-            # its FLUSH holds the DATA (a Send here is divergence (c) as well)
-            nxt = set()
-            for s in self.cands:
+            # (a): the coordinator sequences with its latch closed and its FLUSH holds the DATA
+            # (a Send here is divergence (c) as well)
+            tags, sid = ("c", "a") if name == "Send" else ("a",), (msg["sender"], msg["seqno"])
+            for s in cands:
                 if name == "Send":
-                    if s.sent[m] < self.model.MaxSeq:
-                        nxt.add(s._replace(sent=s.sent.set(m, s.sent[m] + 1)))
+                    if s.sent[m] < model.MaxSeq:
+                        out.append((s, s._replace(sent=s.sent.set(m, s.sent[m] + 1))))
                 else:
                     p = ev["params"].get("p")
-                    if p in self.model.Members and self._head_ok(s, p, m, msg, False):
-                        nxt.add(s._replace(chan=self.model.Take(s.chan, m, p)))
-            nxt = self._filter(nxt, ev, kind)
-            if nxt:
-                self.divergences += [("c", ev["i"])] * (name == "Send") + [("a", ev["i"])]
-                self.latched[m].append((msg["sender"], msg["seqno"]))
-            return self._take(nxt, ev, kind, head)
-        if kind == "flush" and name == "Multicast":
-            if not self.pending[m]:
-                return "nonconforming", f"{head}: no DATA of member {m}'s SEQUENCER is waiting to be multicast"
-            sid, v, _ = self.pending[m].pop(0)
-            key = (msg.get("sender"), msg.get("seqno"))
-            if msg.get("view") != v:
-                return "nonconforming", (
-                    f"{head}: DATA {list(sid)} goes out in view {msg.get('view')}; the spec multicast it in view "
-                    f"{v} at the coordinator's Send/RecvForward (McastData) (divergence (a): the implementation's "
-                    f"FLUSH held it in the latch)")
-            if key in self.fkey or key[0] != m:
-                return "nonconforming", f"{head}: {list(key)} is not a new FLUSH multicast of member {m}"
-            self.fkey[key], self.fview[key] = sid, v
-            if ev.get("state") is not None and list(key) not in ev["state"].get("delivered", []):
-                self.undelivered[m].add(sid)
-            return self._take(self._filter(self.cands, ev, kind), ev, kind, head, stutter=True)
-        if kind == "sequencer" and name == "RecvData" and (
-                ev["params"].get("p") != m or (msg.get("sender"), msg.get("seqno")) in self.undelivered[m]):
-            self.recon[m].append(ev)       # from the VIEW's digest: Moved absorbs it
-            self.stats["digest_deliveries"] += 1
-            return None
-        if kind == "sequencer" and name == "InstallView":
-            return "nonconforming", f"{head}: no FLUSH SendView/InstallView of member {m} before it"
-        nxt = set()
-        for s in self.cands:
-            for t in self._successors(s, ev, kind):
-                if t is not None and self._matches(t, ev, kind):
-                    nxt.add(t)
-        failed = self._take(nxt, ev, kind, head)
-        if failed:
-            return failed
-        if kind == "sequencer" and name in ("Send", "RecvForward") and msg.get("type") in ("DATA", "FORWARD"):
-            s = next(iter(self.cands))
-            if self.model.IsCoord(s, m) and (name == "RecvForward" or msg["type"] == "DATA"):
-                self.pending[m].append(((msg["sender"], msg["seqno"]), s.vid[m], ev["i"]))
-        if name == "Deliver":
-            self.expect[m] = ("sequencer", "RecvData", ev["params"].get("q"))
-        if name in ("SendView", "InstallView"):
-            self.expect[m] = ("sequencer", "InstallView", None)
-        return None
-
-    def _take(self, nxt: set, ev: dict, kind: str, head: str, stutter: bool = False) -> Optional[tuple[str, str]]:
-        if not nxt and self.repair:
-            nxt = self._repaired(ev, kind)
-        if not nxt:
-            return "nonconforming", self._explain(ev, kind, head, stutter)
-        if len(nxt) > MAX_CANDIDATES:
-            return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
-        self.cands = nxt
-        self.peak = max(self.peak, len(nxt))
-        return None
-
-    def _repaired(self, ev: dict, kind: str) -> set:
-        """Census only (``repair=True``; never a verdict): the successors
-        the record would have if divergence (c), (d) or (e) were allowed,
-        so that the replay can go on and find what follows.  Records the
-        divergence in ``self.divergences``."""
-        model, m, name, st = self.model, ev["nid"], ev["name"], ev.get("state")
-        out, tag = set(), None
-        if kind == "sequencer" and name == "Send" and all(s.blocked[m] for s in self.cands):
-            tag = "c"                   # Send with the latch open, the latch then closed again
-            for s in self.cands:
+                    if p in model.Members and self._head_ok(s, p, m, msg, False):
+                        out.append((s, s._replace(chan=model.Take(s.chan, m, p))))
+        elif kind in ("send", "coord_send") and all(s.blocked[m] for s in cands):
+            tags = ("c",)                       # Send with the latch open, the latch then closed again
+            for s in cands:
                 t = model.Send(s._replace(blocked=s.blocked.set(m, False)), m)
                 if t is not None:
-                    out.add(t._replace(blocked=s.blocked))
-        elif kind == "sequencer" and name == "RecvData" and ev["params"].get("p") == m:
-            tag = "d"                   # take the DATA from behind the FORWARD to itself
-            msg = ev.get("msg") or {}
-            for s in self.cands:
+                    t = t._replace(blocked=s.blocked)
+                    if self.message(s, t, ev) is None:
+                        out.append((s, t))
+        elif kind == "own_data":
+            tags = ("d",)                       # take the DATA from behind the FORWARD to itself
+            for s in cands:
                 ch = s.chan[(m, m)]
                 at = next((i for i, x in enumerate(ch) if x["type"] == "DATA"), None)
                 if at is not None and ch[at]["sender"] == msg.get("sender") and ch[at]["seqno"] == msg.get("seqno"):
                     s2 = s._replace(chan=s.chan.set((m, m), (ch[at],) + ch[:at] + ch[at + 1:]))
                     t = model.RecvData(s2, m, m)
                     if t is not None:
-                        out.add(t)
-        elif kind == "sequencer" and name == "InstallView" and st is not None:
-            tag = "e"                   # the received-table without the suspects
-            keep = {int(x) for x in st["recv"]}
-            for s in self.cands:
-                if set(s.recv[m]) - keep <= s.crashed:
-                    out.add(s._replace(recv=s.recv.set(m, s.recv[m].restrict(set(s.recv[m]) & keep))))
-        out = {t for t in out if self._matches(t, ev, kind)}
+                        out.append((s, t))
+        elif kind == "view" and "sequencer.recv" in (ev.get("state") or {}):
+            tags = ("e",)                       # the received-table without the suspects
+            keep = {int(x) for x in ev["state"]["sequencer.recv"]}
+            for s in cands:
+                for t in self.successors(s, ev):
+                    if t is not None and self.message(s, t, ev) is None and set(t.recv[m]) - keep <= t.crashed:
+                        out.append((s, t._replace(recv=t.recv.set(m, t.recv[m].restrict(set(t.recv[m]) & keep)))))
         if out:
-            self.divergences.append((tag, ev["i"]))
+            self._fix = (tags, sid)
         return out
 
-    def _explain(self, ev: dict, kind: str, head: str, stutter: bool) -> str:
-        """``stutter``: the record completes a step already taken (or is the
-        Multicast of one): only the logged state can be wrong."""
-        m, name = ev["nid"], ev["name"]
-        enabled = list(self.cands) if stutter else \
-            [t for s in self.cands for t in self._successors(s, ev, kind) if t is not None]
-        if not enabled:
-            why = ""
-            if name == "Send" and all(s.blocked[m] for s in self.cands):
-                why = (f": Send({m}) waits while blocked[{m}] (the spec's latch holds the application's "
-                       f"sends); the implementation's SEQUENCER sits above FLUSH and sends while FLUSH has "
-                       f"closed the latch (divergence (c), layer order)")
-            if (kind == "sequencer" and name == "RecvData" and ev["params"].get("p") == m
-                    and all(s.chan[(m, m)] and s.chan[(m, m)][0]["type"] == "FORWARD" for s in self.cands)):
-                why = (f": in the spec the channel {m} -> {m} holds {m}'s re-forward to itself (Moved: it "
-                       f"became coordinator) ahead of this DATA, so RecvForward({m}, {m}) must come first; the "
-                       f"implementation's FLUSH delivers its own multicast at once, while its unicast to itself "
-                       f"goes round the network (divergence (d), self channel order)")
-            return f"{head}: not enabled in any of {len(self.cands)} candidate model state(s){why}"
-        s = enabled[0]
-        if ev.get("state") is None:
-            return f"{head}: the model's successor does not match the logged message"
-        if kind == "sequencer":
-            exp, got = seq_projection(s, m), _seq_norm(ev["state"])
-        else:
-            exp, got = flush_projection(s, m), self.flush_norm(ev["state"], m)
-        lines = [f"  {f}: model {exp[f]!r} != logged {got[f]!r}" for f in exp if exp[f] != got[f]]
-        why = ""
-        gone = {int(x) for x in exp.get("recv", {})} - {int(x) for x in got.get("recv", {})}
-        if (kind == "sequencer" and name == "InstallView" and len(lines) == 1 and lines[0].startswith("  recv")
-                and set(got["recv"]) < set(exp["recv"]) and gone <= set(s.crashed)):
-            why = (f" (divergence (e): the VIEW names {sorted(gone)}, which crashed after the initiator sent "
-                   f"it; the spec's SEQUENCER installs the VIEW's members (Moved keeps their received-table "
-                   f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
-                   f"members less those its failure detector suspects)")
-        return f"{head}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
+    # -- the properties ----------------------------------------------------------------
+    def histories(self) -> SimpleNamespace:
+        return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent),
+                               in_view=self.in_view, vid=dict(self.vid))
 
+    def properties(self, cands: set):
+        from .sequencer import _witness
+        sent_view = {k: v for k, v in self.fview.items()}
+        views = {1: set(self.model.Members)}
+        for v, members in self.views.items():
+            views[v] = members
+        w = cflush.vs_witness(views, sent_view, self.fl_vid, self.fl_delivered)
+        if w:
+            return "Flush.VirtualSynchrony", None, w
+        h = self.histories()
+        for prop in SEQ_PROPERTIES:
+            if prop == "SurvivorTotalOrder":
+                ok = survivor_total_order(h, self.crashed)
+                shown = SimpleNamespace(delivered={m: d for m, d in h.delivered.items() if m not in self.crashed},
+                                        sent=h.sent)
+            else:
+                ok, shown = getattr(seqmodel, prop)(h), h
+            if not ok:
+                return prop, None, _witness(prop.replace("Survivor", ""), shown)
+        w = virtual_synchrony(h, views)
+        return ("VirtualSynchrony", None, w) if w else None
 
-def divergence_census(trace: Trace) -> tuple[list[tuple[str, int]], Optional[str]]:
-    """Every divergence of a run, not only the first: the composed replay
-    with (a), (c), (d), (e) let through (``_repaired``; (a): a coordinator
-    whose latch is closed takes the FORWARD without multicasting, and the
-    DATA goes into the channels of the view its Multicast record names).
-    Returns the (tag, event) list and None if the replay then reaches the
-    end, else the reason it stops.  A diagnostic: the run's verdict is
-    ``replay``'s."""
-    r = ComposedReplayer(composed_model(trace), repair=True)
-    for ev in trace.events:
-        failed = r.step(ev)
-        if failed:
-            return r.divergences, failed[1]
-    return r.divergences, None
+    def at_end(self, cands: set):
+        """EventualDelivery among the members that did not crash (the
+        composed spec's LiveSender2Fixed property), at the end of a
+        quiescent run."""
+        from .sequencer import missing_deliveries
+        witness = missing_deliveries(self.hist, self.sent, self.crashed)
+        return ("EventualDelivery", witness) if witness else None
+
 
 
 def composed_model(trace: Trace) -> SequencerFlushModel:
@@ -669,5 +808,5 @@ PROTOCOL = Protocol(
     more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
     draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
-    end_of_run=end_of_run,
+    reduce=reduce_state,
 )

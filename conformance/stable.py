@@ -26,11 +26,15 @@ run makes it a *violation*, with the event and a witness.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Optional
 
+from groupcheck.impl import codec, stable as istable
+from groupcheck.impl.events import AppSend, ViewChange
 from groupcheck.model.stable import DataMsg, Entry, StabilityMsg, StableModel, StableMsg
 from groupcheck.model.values import Fn
 
+from .lockstep import LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
 from .traces import Trace
@@ -144,10 +148,7 @@ class StableBinding(Binding):
             self.model = model_for(h["constants"])
         except (KeyError, TypeError, ValueError) as e:
             raise HeaderError(f"header constants: {type(e).__name__}: {e}") from None
-        if sorted(h["nodes"]) != list(self.model.Members):
-            raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={self.model.N}")
-        if h.get("options"):
-            raise HeaderError(f"options {sorted(h['options'])}: STABLE has none")
+        self.check_header(self.model.Members, "STABLE")
         self.members = set(self.model.Members)
 
     def init(self):
@@ -258,34 +259,6 @@ def end_of_run_state(model: StableModel, s):
     return None
 
 
-class Replayer:
-    """The engine on STABLE one record at a time (the lock-step test's):
-    ``step(ev)`` is None or why no candidate allows the record."""
-
-    def __init__(self, constants: dict, nodes: list[int]) -> None:
-        header = {"protocol": "stable", "constants": constants, "nodes": nodes, "options": {}, "run_id": "-"}
-        self.engine = Engine(StableBinding(Trace("<lock-step>", header, [])))
-        self.model = self.engine.b.model
-
-    @property
-    def cands(self):
-        return self.engine.cands
-
-    @property
-    def props(self):
-        """``found`` (property -> (event, witness)) and ``first`` (event, "Prop: witness") or None."""
-        from types import SimpleNamespace
-        f = self.engine.b.found
-        return SimpleNamespace(found=f, first=min(((i, f"{p}: {w}") for p, (i, w) in f.items()), default=None))
-
-    def out_of_range(self, ev: dict) -> Optional[str]:
-        return self.engine.b.check(ev)
-
-    def step(self, ev: dict) -> Optional[str]:
-        failed = self.engine.step(ev)
-        return None if failed is None else failed[1]
-
-
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
     """The verdict of one STABLE run (conformance/replay.py's engine)."""
     return run_binding(StableBinding, trace, visited=visited)
@@ -348,3 +321,100 @@ PROTOCOL = Protocol(
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
     draw=draw,
 )
+
+
+# ---------------------------------------------------------------- lock-step driver
+
+class StableCluster(LockstepNetwork):
+    """STABLE stacks (impl/stable.py: transport, reliable in NAKACK mode,
+    stable) driven one event at a time (conformance/lockstep.py; issue 4
+    item 5), each record checked against model/stable.py (``StableBinding``).
+
+    Members 1..n_init form the first view; member n_init + 1 joins through
+    the membership oracle (``join``: impl/stable.py ``admit``) and the other
+    members install its view later (``install``).  The network is the
+    spec's: a link holds at most one STABLE and one STABILITY message per
+    sender, a newer one replacing an older one in flight (impl/stable.py
+    relies on the gossip interval exceeding the network delay for the same).
+    The abstraction is every joined member's state; a member that has not
+    joined has no view in the model either."""
+
+    def __init__(self, n: int = 3, n_init: int = 2, max_seq: int = 2, heard_from_reset: bool = True) -> None:
+        self.reset, self.max_seq, self.joiner = heard_from_reset, max_seq, n_init + 1
+        first = tuple(range(1, n_init + 1))
+        super().__init__(range(1, n + 1), {m: self.make(m, first) for m in first})
+        header = {"protocol": "stable", "nodes": list(self.members), "options": {}, "run_id": "lockstep",
+                  "constants": {"N": n, "NInit": n_init, "MaxSeq": max_seq,
+                                "ResetOnDifferentMembers": heard_from_reset}}
+        self.engine = Engine(StableBinding(Trace("<lockstep>", header, [])), visited=False)
+        self.actions_seen: dict[str, int] = {}
+        self.vid = 1
+        self.pending_install: set[int] = set()
+
+    def make(self, nid, members, **kw):
+        return istable.stable_stack(nid, members, heard_from_reset=self.reset, **kw)
+
+    def st(self, m):
+        return self.stacks[m].layer("stable")
+
+    @property
+    def props(self):
+        """``found`` (property -> (event, witness)) and ``first`` (event, "Prop: witness") or None:
+        SafeGC and StabilityBound on the candidates after every record."""
+        f = self.engine.b.found
+        return SimpleNamespace(found=f, first=min(((i, f"{p}: {w}") for p, (i, w) in f.items()), default=None))
+
+    def joined(self, m) -> bool:
+        return m in self.stacks and bool(self.st(m).view)
+
+    def can_join(self) -> bool:
+        return not self.joined(self.joiner) and istable.can_admit(self.stacks)
+
+    # ------------------------------------------------------------ steps
+
+    def app_send(self, m):
+        if self.joined(m) and self.st(m).sent < self.max_seq:
+            self._handle(m, AppSend(b"m%d.%d" % (m, self.st(m).sent + 1)))
+
+    def join(self):
+        self.vid += 1
+        self.checking = False           # the coordinator's half of Join is traced by the joiner
+        try:
+            view = istable.admit(self.stacks, self.joiner, self.vid, self._handle, self.make)
+        finally:
+            self.checking = True
+        self.pending_install = {m for m in view.members if self.st(m).view != frozenset(view.members)}
+        self._view = view
+        self.check_abstraction()
+
+    def install(self, m):
+        self.pending_install.discard(m)
+        self._handle(m, ViewChange(self._view))
+
+    # ------------------------------------------------------------ plumbing
+
+    def _effect(self, m, eff) -> bool:
+        if not super()._effect(m, eff):
+            raise AssertionError(f"unexpected effect {eff!r}")
+        return True
+
+    def _model_step(self, ev: dict) -> None:
+        self.actions_seen[ev["name"]] = self.actions_seen.get(ev["name"], 0) + 1
+        super()._model_step(ev)
+
+    def _transmit(self, src, dest, data):
+        msg = codec.decode(data)
+        if isinstance(msg, (istable.StableMsg, istable.StabilityMsg)):     # the spec's network: newer replaces older
+            kind = type(msg)
+            self.inflight = [(s, d, x) for s, d, x in self.inflight
+                             if not (s == src and d == dest and isinstance(codec.decode(x), kind))]
+        super()._transmit(src, dest, data)
+
+    def abstraction(self) -> dict:
+        return {m: self.st(m).state() for m in self.stacks if self.st(m).view}
+
+    def _project(self, s, m: int) -> dict:
+        return project(s, m)
+
+    def _matches(self, s, impl) -> bool:
+        return super()._matches(s, impl) and all(not s.view[m] for m in self.members if m not in impl)

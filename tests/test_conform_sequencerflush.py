@@ -1,5 +1,6 @@
-"""The composed replay of SEQUENCER-over-FLUSH traces against
-model/sequencerflush.py (conformance/sequencerflush.py, ``composed=True``).
+"""The replay of SEQUENCER-over-FLUSH traces against model/sequencerflush.py
+(conformance/sequencerflush.py: a binding of the one engine, whose pre-pass
+joins the two layers' half-steps).
 
 Runs are the campaign's draws (tests/test_campaign_flush.py).  Where the
 implementation takes a step the composed spec does not allow, the replay
@@ -16,6 +17,7 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance import sequencerflush as csf
+from groupcheck.conformance.replay import Engine
 from groupcheck.conformance.traces import Trace, load as _load_delta, whole
 
 
@@ -36,12 +38,15 @@ def campaign_trace(k: int, tmp_path, **opts) -> Trace:
 
 
 def replay_steps(trace: Trace):
-    r = csf.ComposedReplayer(csf.composed_model(trace))
-    for ev in trace.events:
-        failed = r.step(ev)
+    """The binding after the engine took the trace's steps (its pre-pass's
+    joins), the step that failed and why."""
+    b = csf.SequencerFlushBinding(trace)
+    engine = Engine(b)
+    for step in b.steps():
+        failed = engine.step(step)
         if failed:
-            return r, ev, failed
-    return r, None, None
+            return b, step, failed
+    return b, None, None
 
 
 def test_a_run_with_a_coordinator_crash_and_digest_deliveries_conforms(tmp_path):
@@ -50,7 +55,7 @@ def test_a_run_with_a_coordinator_crash_and_digest_deliveries_conforms(tmp_path)
     assert failed is None, failed
     assert any(e["name"] == "Crash" and e["nid"] == 1 for e in tr.events)
     assert any(e["name"] == "SendView" for e in tr.events) and r.stats["digest_deliveries"] > 0
-    rep = csf.replay(tr, composed=True)
+    rep = csf.replay(tr)
     assert rep.verdict == "ok" and rep.candidates_max >= 1
 
 
@@ -69,7 +74,7 @@ def test_a_tampered_record_is_nonconforming_at_that_record(tmp_path, tamper):
     else:                      # a forwarder forgets its forward-table entry
         i = next(e["i"] for e in events if e["name"] == "Send" and e["state"]["fwd"])
         events[i]["state"]["fwd"] = []
-    rep = csf.replay(Trace(path=tr.path, header=tr.header, events=events, states="full"), composed=True)
+    rep = csf.replay(Trace(path=tr.path, header=tr.header, events=events, states="full"))
     assert rep.verdict == "nonconforming" and rep.first_bad_event == i, rep.reason
 
 
@@ -83,7 +88,7 @@ def old_coupling_trace(tmp_path) -> Trace:
 def test_the_stack_holds_sends_while_blocked_and_run_1_now_conforms(tmp_path):
     records, s = csf.simulate(1, csf.PROTOCOL.campaign_faults, {})
     tr = load(tracefile.write(tmp_path / "s1.ndjson", records))
-    assert csf.replay(tr, composed=True).verdict == "ok"
+    assert csf.replay(tr).verdict == "ok"
     blocked = {m: False for m in tr.header["nodes"]}
     for ev in tr.events:                   # no SEQUENCER Send while its member's latch is closed
         if csf.layer_of(ev) == "flush":
@@ -95,14 +100,13 @@ def test_the_stack_holds_sends_while_blocked_and_run_1_now_conforms(tmp_path):
 
 def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(tmp_path):
     tr = old_coupling_trace(tmp_path)
-    rep = csf.replay(tr, composed=True)
+    rep = csf.replay(tr)
     ev = tr.events[rep.first_bad_event]
     assert rep.verdict == "nonconforming" and "divergence (c)" in rep.reason
     assert ev["name"] == "Send" and ev["msg"]["type"] == "FORWARD"
     # the FLUSH layer had closed this member's latch (its last FLUSH record before the Send)
     last = [e for e in tr.events[:ev["i"]] if e["nid"] == ev["nid"] and csf.layer_of(e) == "flush"][-1]
     assert last["state"]["blocked"] is True
-    assert csf.replay(tr, composed=False).verdict == "ok"   # FLUSH model + properties only
 
 
 def test_the_census_lets_known_divergences_through_and_nothing_else(tmp_path):
@@ -126,7 +130,6 @@ def test_no_environment_variable_changes_the_verdict(tmp_path, monkeypatch):
     assert conform_file(path).verdict == "nonconforming"       # the composed replay
     monkeypatch.setenv("GROUPCHECK_SEQFLUSH_REPLAY", "flush")
     assert conform_file(path).verdict == "nonconforming"
-    assert csf.replay(load(path), composed=False).verdict == "ok"   # the diagnostic, by argument only
 
 
 @pytest.mark.parametrize("k, tag, action, old", [(36, "a", "RecvForward", {"pass_latch": False}),
@@ -134,7 +137,7 @@ def test_no_environment_variable_changes_the_verdict(tmp_path, monkeypatch):
                                                  (251, "e", "InstallView", {"view_as_sent": False})])
 def test_latched_data_self_channel_order_and_suspects_at_install_are_divergences_a_d_e(tmp_path, k, tag, action, old):
     tr = campaign_trace(k, tmp_path, **old)
-    rep = csf.replay(tr, composed=True)
+    rep = csf.replay(tr)
     assert rep.verdict == "nonconforming" and f"divergence ({tag})" in rep.reason, rep.reason
     assert tr.events[rep.first_bad_event]["name"] == action
 
@@ -143,7 +146,7 @@ def test_the_self_channel_keeps_the_order_of_the_spec_channel_m_to_m(tmp_path):
     """Draw 25: the new coordinator 2 re-forwards <<2,2>> to itself; with the
     self channel its own DATA waits behind that FORWARD, as on chan[<<2, 2>>]."""
     tr = campaign_trace(25, tmp_path)
-    assert csf.replay(tr, composed=True).verdict == "ok"
+    assert csf.replay(tr).verdict == "ok"
     own = [e for e in tr.events if csf.layer_of(e) == "sequencer" and e["nid"] == 2
            and e["name"] in ("RecvForward", "RecvData") and e["params"].get("p") == 2]
     assert own and own[0]["name"] == "RecvForward" and own[0]["msg"]["sender"] == 2
@@ -157,7 +160,7 @@ def test_the_coordinators_data_passes_the_latch_and_is_resent_in_the_next_view(t
     header), and <<3,2>> is delivered in view 2 by every survivor."""
     tr = campaign_trace(36, tmp_path)
     assert tr.header["constants"]["ResendAlways"] is True
-    assert csf.replay(tr, composed=True).verdict == "ok"
+    assert csf.replay(tr).verdict == "ok"
     rf = next(e for e in tr.events if e["name"] == "RecvForward" and e["nid"] == 1 and e["msg"]["seqno"] == 2
               and e["msg"]["sender"] == 3)
     mc = tr.events[rf["i"] + 1]
@@ -178,7 +181,7 @@ def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
     verdicts, tags, census, unexplained, flushed_ok = Counter(), Counter(), Counter(), [], 0
     for k in range(100):
         tr = campaign_trace(k, tmp_path)
-        rep = csf.replay(tr, composed=True)
+        rep = csf.replay(tr)
         verdicts[rep.verdict] += 1
         if rep.verdict == "ok":
             flushed_ok += any(e["name"] == "SendView" for e in tr.events)
@@ -204,7 +207,7 @@ def test_composed_campaign_100_runs_every_divergence_is_accounted_for(tmp_path):
 def test_composed_campaign_500_runs_every_divergence_is_accounted_for(tmp_path):
     verdicts, unexplained = Counter(), []
     for k in range(500):
-        rep = csf.replay(campaign_trace(k, tmp_path), composed=True)
+        rep = csf.replay(campaign_trace(k, tmp_path))
         verdicts[rep.verdict] += 1
         m = re.search(r"divergence \((\w)\)", rep.reason or "")
         if rep.verdict != "ok" and (rep.verdict != "nonconforming" or not m or m.group(1) not in KNOWN):
@@ -215,3 +218,39 @@ def test_composed_campaign_500_runs_every_divergence_is_accounted_for(tmp_path):
                 unexplained.append((k, "census", divs, stop))
     assert not unexplained, unexplained[:3]
     assert verdicts["ok"] > 0
+
+
+def test_the_pre_pass_joins_half_steps_and_no_candidate_keeps_a_history(tmp_path):
+    """Draw 5 as written (deltas): the engine takes fewer steps than there
+    are records (the halves joined), the candidates hold no delivery
+    history (a step costs O(record)), and the histories the properties judge
+    are the ones the members logged."""
+    p = draw_seqflush_run(5)
+    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+    tr = _load_delta(tracefile.write(tmp_path / "d5.ndjson", records))
+    kinds = Counter(s["step"] for s in csf.SequencerFlushBinding(tr).steps())
+    assert kinds["deliver"] and kinds["view"] and kinds["coord_send"] + kinds["coord_forward"]
+    assert sum(kinds.values()) < len(tr.events)
+    engine = Engine(b := csf.SequencerFlushBinding(tr))
+    for s in b.steps():
+        assert engine.step(s) is None
+    assert all(not any(s.delivered.values()) and not any(s.closed.values()) for s in engine.cands)
+    logged = csf.sequencer_histories(whole(tr).events, tr.header["nodes"])
+    assert {m: tuple(d) for m, d in b.hist.items()} == logged.delivered
+
+
+def test_a_forged_multicast_view_is_nonconforming_at_the_multicast(tmp_path):
+    """The coordinator's Multicast names the view SEQUENCER VirtualSynchrony
+    and FLUSH's read: a view other than the one the model multicast in is
+    caught at that record, state logged or not."""
+    p = draw_seqflush_run(5)
+    records, _ = csf.simulate(p["seed"], p["faults"], {"nodes": p["n"], "messages": p["per_member"]})
+    k = next(k for k, r in enumerate(records) if r.get("name") == "Multicast")
+    for strip in (False, True):
+        forged = copy.deepcopy(records)
+        forged[k]["msg"]["view"] += 1
+        if strip:
+            forged = [forged[0]] + [{f: v for f, v in r.items() if f != "state"} for r in forged[1:]]
+        rep = csf.replay(_load_delta(tracefile.write(tmp_path / f"v{strip}.ndjson", forged)))
+        assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason
+        assert "goes out in view" in rep.reason

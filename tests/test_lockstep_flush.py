@@ -19,30 +19,18 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import event, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, rule
+from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules, SlowLinkRule, settle
 
-from groupcheck.conformance.flush import FlushLockstep, LockstepError, Replayer, project, virtual_synchrony
+from groupcheck.conformance.flush import FlushBinding, FlushLockstep, project, virtual_synchrony
+from groupcheck.conformance.lockstep import LockstepError
+from groupcheck.conformance.replay import Engine
 from groupcheck.conformance.traces import Trace
 from groupcheck.impl import flush as iflush
 
-MEMBERS = st.sampled_from((1, 2, 3, 4))
-INDEX = st.integers(min_value=0, max_value=63)
 
 
-def settle(c: FlushLockstep, limit: int = 5000) -> None:
-    """Deliver everything, firing timers when the network is empty, until quiet."""
-    for _ in range(limit):
-        if c.inflight:
-            c.deliver(0)
-            continue
-        armed = [(m, t) for m in c.live() for t in sorted(c.timers[m])]
-        if not armed:
-            return
-        c.fire(*armed[0])
-    raise AssertionError("the cluster did not settle")
-
-
-class FlushMachine(RuleBasedStateMachine):
+class FlushMachine(NetworkRules, LossRules, SlowLinkRule, CrashRule):
     def __init__(self):
         super().__init__()
         self.c = FlushLockstep(n=3, max_msgs=3, max_crashes=2, max_leaves=1, joiners=1)
@@ -53,60 +41,20 @@ class FlushMachine(RuleBasedStateMachine):
             event("join")
             self.c.join(4)
 
-    @rule(m=MEMBERS)
+    @rule(m=NODES)
     def leave(self, m):
         if self.c.can_leave(m):
             event("leave")
             self.c.leave(m)
 
-    @rule(m=MEMBERS)
+    @rule(m=NODES)
     def app_send(self, m):
         if self.c.can_send(m):
             self.c.app_send(m)
 
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def deliver(self, i):
-        self.c.deliver(i % len(self.c.inflight))
-
-    @precondition(lambda self: self.c.inflight)
-    @rule()
-    def deliver_oldest(self):
-        self.c.deliver(0)
-
-    # One slow link: everything else arrives (the shape of a crashed
-    # member's last multicast reaching only some members).
-    @precondition(lambda self: self.c.inflight)
-    @rule(src=MEMBERS, dest=MEMBERS)
-    def settle_but_one_link(self, src, dest):
-        for _ in range(500):
-            i = next((k for k, (s, d, _) in enumerate(self.c.inflight) if (s, d) != (src, dest)), None)
-            if i is None:
-                break
-            self.c.deliver(i)
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def drop(self, i):
-        self.c.drop(i % len(self.c.inflight))
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def duplicate(self, i):
-        self.c.duplicate(i % len(self.c.inflight))
-
-    @precondition(lambda self: any(self.c.timers[m] for m in self.c.live()))
-    @rule(i=INDEX)
-    def fire_timer(self, i):
-        armed = [(m, t) for m in self.c.live() for t in sorted(self.c.timers[m])]
-        self.c.fire(*armed[i % len(armed)])
-
-    @rule(m=MEMBERS)
-    def crash(self, m):
-        if self.c.can_crash(m):
-            f = self.c.flush(m)
-            event(f"crash in phase {f.phase}{' (initiator)' if f.flush_init == m else ''}")
-            self.c.crash(m)
+    def crashing(self, m: int) -> None:
+        f = self.c.flush(m)
+        event(f"crash in phase {f.phase}{' (initiator)' if f.flush_init == m else ''}")
 
     @invariant()
     def histories_match_logged_state(self):
@@ -134,7 +82,7 @@ class FlushMachine(RuleBasedStateMachine):
                    if e["name"] == "Multicast" and e["msg"]["view"] == final}
         assert all(sent_in <= set(c.flush(m).delivered) for m in live)
         event(f"views installed: {max(vids)}")
-        event(f"candidates peak: {'1' if c.r.peak == 1 else '2-8' if c.r.peak <= 8 else '9+'}")
+        event(f"candidates peak: {'1' if c.peak == 1 else '2-8' if c.peak <= 8 else '9+'}")
 
 
 TestFlushLockstep = FlushMachine.TestCase
@@ -156,7 +104,7 @@ def test_initiator_crash_mid_flush_restarts_and_reconciles():
     settle(c)
     f3 = c.flush(3)
     assert f3.vid >= 2 and 1 not in f3.members and (f3.phase, f3.blocked) == ("Normal", False)
-    assert c.r.cands
+    assert c.cands
 
 
 def _deliver_from(c: FlushLockstep, src: int, dest: int) -> None:
@@ -238,10 +186,11 @@ def test_delivering_after_flush_completed_is_not_a_model_step():
 
 def test_replayer_rejects_a_member_outside_the_model():
     from groupcheck.model.flush import FlushModel
-    r = Replayer(FlushModel({"N": 2, "NInit": 2, "MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 0,
-                             "ReconcileDigests": True}))
+    b = FlushBinding(Trace("<t>", {"protocol": "flush"}, []), FlushModel({
+        "N": 2, "NInit": 2, "MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 0, "ReconcileDigests": True}))
+    r = Engine(b)
     s0 = next(iter(r.cands))
-    assert project(s0, 1, r.ids)["phase"] == "Normal"
+    assert project(s0, 1, b.ids)["phase"] == "Normal"
     assert r.step({"i": 0, "name": "Multicast", "nid": 3, "params": {}, "msg": None, "state": None})[0] == "rejected"
 
 
@@ -275,7 +224,7 @@ def test_a_joiner_is_taken_in_by_the_next_flush_and_starts_unblocked():
 
 # ---------------------------------------------------------------- SEQUENCER over FLUSH
 
-class SequencerFlushMachine(RuleBasedStateMachine):
+class SequencerFlushMachine(NetworkRules, LossRules, SlowLinkRule, CrashRule):
     """The same driver over SEQUENCER-over-FLUSH stacks: the FLUSH events are
     checked step by step against model/flush.py; at the end the SEQUENCER
     histories must keep NoDuplicates, Integrity, SenderFIFO, TotalOrder among
@@ -291,36 +240,11 @@ class SequencerFlushMachine(RuleBasedStateMachine):
         if self.c.can_send(m):
             self.c.app_send(m)
 
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def deliver(self, i):
-        self.c.deliver(i % len(self.c.inflight))
+    def may_crash(self, m: int) -> bool:
+        return super().may_crash(m) and any(e["name"] == "Multicast" for e in self.c.events)
 
-    @precondition(lambda self: self.c.inflight)
-    @rule(src=st.sampled_from((1, 2, 3)), dest=st.sampled_from((1, 2, 3)))
-    def settle_but_one_link(self, src, dest):
-        for _ in range(500):
-            i = next((k for k, (s, d, _) in enumerate(self.c.inflight) if (s, d) != (src, dest)), None)
-            if i is None:
-                break
-            self.c.deliver(i)
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def drop(self, i):
-        self.c.drop(i % len(self.c.inflight))
-
-    @precondition(lambda self: any(self.c.timers[m] for m in self.c.live()))
-    @rule(i=INDEX)
-    def fire_timer(self, i):
-        armed = [(m, t) for m in self.c.live() for t in sorted(self.c.timers[m])]
-        self.c.fire(*armed[i % len(armed)])
-
-    @rule(m=st.sampled_from((1, 2, 3)))
-    def crash(self, m):
-        if self.c.can_crash(m) and any(e["name"] == "Multicast" for e in self.c.events):
-            event(f"crash of {'the coordinator' if m == min(self.c.live()) else 'a member'}")
-            self.c.crash(m)
+    def crashing(self, m: int) -> None:
+        event(f"crash of {'the coordinator' if m == min(self.c.live()) else 'a member'}")
 
     def teardown(self):
         from groupcheck.conformance import sequencerflush as csf

@@ -19,32 +19,22 @@ assumptions) and asserts AtMostOneToken after every step.
 
 import pytest
 from hypothesis import event, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
+from lockstep_rules import INDEX, NODES, CrashRule, NetworkRules
 
-from groupcheck.conformance.raincore import LockstepError, RaincoreLockstep
+from groupcheck.conformance.lockstep import LockstepError
+from groupcheck.conformance.raincore import RaincoreLockstep
 from groupcheck.impl import raincore as impl
 from groupcheck.model.raincore import LEGAL_PAIRS
 
-NODES = st.sampled_from((1, 2, 3, 4))
-INDEX = st.integers(min_value=0, max_value=63)
 MAX_DOWN = 2
 
 
-class RaincoreMachine(RuleBasedStateMachine):
+class RaincoreMachine(NetworkRules, CrashRule):
     def __init__(self):
         super().__init__()
         self.c = RaincoreLockstep(n=4, ring=3)
         self.kinds: set[str] = set()
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def deliver(self, i):
-        self.c.deliver(i % len(self.c.inflight))
-
-    @precondition(lambda self: self.c.inflight)
-    @rule()
-    def deliver_oldest(self):
-        self.c.deliver(0)
 
     # Let the ring run: deliver oldest first and pass held tokens on, a few
     # dozen checked steps, so runs reach views committed after the faults.
@@ -59,20 +49,14 @@ class RaincoreMachine(RuleBasedStateMachine):
                 break
             self.c.fire(*eating[0])
 
-    @precondition(lambda self: self.c.armed())
-    @rule(i=INDEX)
-    def fire_timer(self, i):
-        armed = self.c.armed()
-        k, name = armed[i % len(armed)]
+    def firing(self, k: int, name: str) -> None:
         self.kinds.add(name)
-        self.c.fire(k, name)
 
-    @precondition(lambda self: sum(v.status == "Down" for v in self.c.nodes.values()) < MAX_DOWN)
-    @rule(k=NODES)
-    def crash(self, k):
-        if self.c.nodes[k].status == "Up" and len(self.c.up()) > 1:
-            self.kinds.add("crash")
-            self.c.crash(k)
+    def crash_enabled(self) -> bool:
+        return sum(v.status == "Down" for v in self.c.nodes.values()) < MAX_DOWN
+
+    def crashing(self, k: int) -> None:
+        self.kinds.add("crash")
 
     @rule(k=NODES)
     def recover(self, k):
@@ -137,11 +121,8 @@ class TimelyRaincoreMachine(RaincoreMachine):
             self.kinds.add(name)
             self.c.fire(k, name)
 
-    @precondition(lambda self: sum(v.status == "Down" for v in self.c.nodes.values()) < MAX_DOWN)
-    @rule(k=NODES)
-    def crash(self, k):
-        if k != 1:
-            super().crash(k)
+    def may_crash(self, k: int) -> bool:
+        return k != 1 and super().may_crash(k)
 
     @invariant()
     def at_most_one_token(self):

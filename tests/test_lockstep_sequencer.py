@@ -1,7 +1,7 @@
 """Lock-step conformance of the SEQUENCER implementation (issue 3 item 8).
 
 A Hypothesis state machine drives a 3-member simulated cluster one event at
-a time (conformance/lockstep.py); after every step each new trace event must
+a time (conformance/sequencer.py ``LockstepCluster``); after every step each new trace event must
 be an enabled model action matching the logged post-state, the whole
 implementation state must match a candidate model state, and the delivery
 histories must satisfy NoDuplicates, Integrity and SenderFIFO.  TotalOrder is
@@ -14,9 +14,11 @@ from types import SimpleNamespace
 
 import pytest
 from hypothesis import event, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
+from lockstep_rules import CrashRule, LossRules, NetworkRules, SlowLinkRule, deliver_all_but
 
-from groupcheck.conformance.lockstep import LockstepCluster, LockstepError
+from groupcheck.conformance.lockstep import LockstepError
+from groupcheck.conformance.sequencer import LockstepCluster
 from groupcheck.impl.events import Deliver
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sequencer import Sequencer
@@ -24,10 +26,9 @@ from groupcheck.impl.stack import Stack, Transport
 from groupcheck.model import sequencer as seqmodel
 
 MEMBERS = st.sampled_from((1, 2, 3))
-INDEX = st.integers(min_value=0, max_value=63)
 
 
-class SequencerLockstep(RuleBasedStateMachine):
+class SequencerLockstep(NetworkRules, LossRules, SlowLinkRule, CrashRule):
     def __init__(self):
         super().__init__()
         self.c = LockstepCluster(n=3, max_seq=2, max_crashes=1)
@@ -37,18 +38,6 @@ class SequencerLockstep(RuleBasedStateMachine):
     def app_send(self, m):
         if self.c.can_send(m):
             self.c.app_send(m)
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def deliver(self, i):
-        self.c.deliver(i % len(self.c.inflight))
-
-    # Delivery is the common case; a second rule doubles its weight so runs
-    # get somewhere before the step budget is spent on faults.
-    @precondition(lambda self: self.c.inflight)
-    @rule()
-    def deliver_oldest(self):
-        self.c.deliver(0)
 
     # Quiet the network: deliver everything in flight, oldest first, until
     # nothing is left (each delivery is still one checked step).  Without
@@ -61,39 +50,12 @@ class SequencerLockstep(RuleBasedStateMachine):
                 break
             self.c.deliver(0)
 
-    # The same with one slow link whose datagrams stay in flight: the shape
-    # of the coordinator-crash schedules (a DATA reaching all but one member).
-    @precondition(lambda self: self.c.inflight)
-    @rule(src=MEMBERS, dest=MEMBERS)
-    def settle_but_one_link(self, src, dest):
-        for _ in range(500):
-            i = next((k for k, (s, d, _) in enumerate(self.c.inflight) if (s, d) != (src, dest)), None)
-            if i is None:
-                break
-            self.c.deliver(i)
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def drop(self, i):
-        self.c.drop(i % len(self.c.inflight))
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def duplicate(self, i):
-        self.c.duplicate(i % len(self.c.inflight))
-
-    @precondition(lambda self: any(self.c.timers[m] for m in self.c.live()))
-    @rule(i=INDEX)
-    def fire_timer(self, i):
-        armed = [(m, t) for m in self.c.live() for t in sorted(self.c.timers[m])]
-        self.c.fire(*armed[i % len(armed)])
-
     # Crash once something was sent: a crash before any traffic tests little.
-    @precondition(lambda self: not self.c.crashed and any(self.c.seq(m).sent for m in self.c.members))
-    @rule(m=MEMBERS)
-    def crash(self, m):
+    def crash_enabled(self) -> bool:
+        return not self.c.crashed and any(self.c.seq(m).sent for m in self.c.members)
+
+    def crashing(self, m: int) -> None:
         self.coord_crashed = m == self.c.views[-1].coord
-        self.c.crash(m)
 
     @precondition(lambda self: any(self.c.pending_view(m) for m in self.c.members))
     @rule(m=MEMBERS)
@@ -204,27 +166,18 @@ def test_crash_lost_set_is_a_candidate_set_until_the_run_decides_it():
     assert len(c.cands) == 1 and c.deliveries[2] == c.deliveries[3] == [(1, 1)]
 
 
-def _deliver_all_but(c, src, dest):
-    """Deliver everything in flight except datagrams from ``src`` to ``dest``."""
-    while True:
-        i = next((k for k, (s, d, _) in enumerate(c.inflight) if (s, d) != (src, dest)), None)
-        if i is None:
-            return
-        c.deliver(i)
-
-
 def test_total_order_break_after_coordinator_crash_conforms():
     # The finding (docs/sequencer.md) step by step: the impl breaks
     # TotalOrder and every step is one the model allows.
     c = LockstepCluster()
     c.app_send(1)
     c.app_send(2)
-    _deliver_all_but(c, 1, 2)          # 1's DATA to 2 stays in flight
+    deliver_all_but(c, 1, 2)          # 1's DATA to 2 stays in flight
     assert c.deliveries[3] == [(1, 1), (2, 1)] and c.deliveries[2] == []
     c.crash(1)
     c.install_view(2)
     c.install_view(3)
-    _deliver_all_but(c, 1, 2)          # 2, now coordinator, sequences its <<2,1>> again
+    deliver_all_but(c, 1, 2)          # 2, now coordinator, sequences its <<2,1>> again
     assert c.deliveries[2] == [(2, 1)]
     _run_to_quiescence(c)              # the old coordinator's DATA arrives late
     assert c.deliveries[2] == [(2, 1), (1, 1)]
