@@ -215,6 +215,10 @@ class Runner:
                 err = open(self.out / f"node-{nid}.log", "wb")
                 self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
                                                    stdout=err, stderr=subprocess.STDOUT)
+            # who runs where, for a user (and a test) checking that nothing outlives the run
+            (self.out / "cluster.json").write_text(json.dumps(
+                {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
+                 "ports": self.ports}), encoding="utf-8")
             deadline = time.monotonic() + 30
             while len(self.status) < self.n and time.monotonic() < deadline:
                 self._poll(min(deadline, time.monotonic() + 0.2))

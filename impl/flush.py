@@ -389,6 +389,8 @@ class Flush:
         self.completed: set[tuple[int, frozenset]] = set()
         self.delivered: list[tuple[int, int]] = []          # every delivered (sender, seqno), in order
         self._delivered_set: set[tuple[int, int]] = set()
+        self._last_traced: dict | None = None               # tracing="delta": what the last record showed
+        self._traced_len = 0
         self.bodies: dict[tuple[int, int], Any] = {}         # this view's delivered multicasts
         self.completed_bodies: dict[tuple[int, int], Any] = {}
         self.seqno = 0
@@ -431,10 +433,40 @@ class Flush:
                 "flushOks": sorted(self.flush_oks), "digest": sorted([s, q] for s, q in self.digest),
                 "completed": sorted([q, sorted([s, x] for s, x in d)] for q, d in self.completed)}
 
+    def delta(self) -> dict:
+        """What changed since this member's last trace record (format 2's
+        ``state``, for ``tracing="delta"``): ``delivered`` as the keys
+        delivered since, the others whole when they changed.  ``digest`` is
+        replaced and ``completed`` only grows or is replaced, so both are
+        compared by identity and size: a record costs O(N) outside a flush,
+        never O(what the view delivered)."""
+        last = self._last_traced
+        cheap = {"vid": self.vid, "phase": self.phase, "blocked": self.blocked, "flushInit": self.flush_init,
+                 "flushOks": sorted(self.flush_oks)}
+        d = {k: v for k, v in cheap.items() if last is None or last[k] != v}
+        marks = {"digest": self.digest, "completed": (id(self.completed), len(self.completed))}
+        values = {"digest": lambda: sorted([s, q] for s, q in self.digest),
+                  "completed": lambda: sorted([q, sorted([s, x] for s, x in dg)] for q, dg in self.completed)}
+        kept = {}
+        for k, mark in marks.items():      # rebuilt only when the object changed, logged when the value did
+            if last is not None and (last[k][0] is mark if k == "digest" else last[k][0] == mark):
+                kept[k] = last[k]
+                continue
+            v = values[k]()
+            if last is None or last[k][1] != v:
+                d[k] = v
+            kept[k] = (mark, v)
+        if len(self.delivered) > self._traced_len:
+            d["delivered"] = [list(x) for x in self.delivered[self._traced_len:]]
+        self._last_traced = {**cheap, **kept}
+        self._traced_len = len(self.delivered)
+        return d
+
     def _trace(self, out: list, name: str, msg=None, **params) -> None:
         if self.tracing:
+            state = self.delta() if self.tracing == "delta" else self.state()
             out.append(Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
-                                        params, self.state())))
+                                        params, state)))
 
     # ------------------------------------------------------------ events
 
@@ -804,7 +836,7 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
                                   joiner=joiner, tracing=tracing)])
 
 
-def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool = True,
+def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool | str = True,
                           hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
                           pass_latch: bool = False, resent_first: bool = True, **reliable_opts) -> FlushStack:
     """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.

@@ -82,12 +82,14 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
 
 def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
     """The stack the simulator runs for ``protocol``, with its defaults."""
+    # tracing="delta": the layers log format 2's deltas themselves, O(N) per record; a
+    # full state holds the whole delivery history, which made a node's step O(run)
     if protocol == "sequencer":
         from .sim import sequencer_stack
-        return sequencer_stack(nid, members)
+        return sequencer_stack(nid, members, tracing="delta")
     if protocol == "sequencerflush":
         from .flush import sequencer_flush_stack
-        return sequencer_flush_stack(nid, members)
+        return sequencer_flush_stack(nid, members, tracing="delta")
     raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush)")
 
 
@@ -138,7 +140,6 @@ class Node(asyncio.DatagramProtocol):
         self.verifier = auth.Verifier(key)
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
         self.writer._f.reconfigure(line_buffering=True)      # one write per record: kill -9 safe
-        self.prev: dict = {}                                  # (layer) -> last full state logged
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.delivered = 0
         self.sent = 0
@@ -223,15 +224,8 @@ class Node(asyncio.DatagramProtocol):
         self._step(TimerFired(name))
 
     def _record(self, r: dict) -> None:
-        protocol = self.cfg.protocol
-        params = tracefile._params(r)
-        st = r.get("state") or None
-        delta = None
-        if st is not None:
-            layer = tracefile.layer_of(protocol, r["name"], params)
-            delta = tracefile.state_delta(self.prev.get(layer), st, tracefile.append_vars(protocol, layer))
-            self.prev[layer] = st
-        self.writer.record(r["name"], params, r.get("msg"), delta, round(self.now(), 6))
+        # the layers trace deltas already (build_stack): the record is written as it is
+        self.writer.record(r["name"], tracefile._params(r), r.get("msg"), r.get("state"), round(self.now(), 6))
 
     # -- the runner's commands --------------------------------------------------
     def _command(self, vc: dict, body: bytes) -> None:
