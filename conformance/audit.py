@@ -23,6 +23,10 @@ Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
    checker on the observable events only, the model replay on the trace.
    As expected when the two flag the same runs (``agrees_with_replay``);
    the history's witnesses are drawn.
+5. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
+   FLUSH, 3 node processes over UDP on 127.0.0.1, the coordinator killed
+   with SIGKILL mid-run; as expected when the run quiesces, its per-node
+   traces conform and the survivors' history is clean.
 
 The outputs are written by conformance/report.py.  ``run`` returns the
 checks; the command exits non-zero when any is unexpected.
@@ -39,7 +43,7 @@ from .report import Check
 
 DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
 HISTORY_RUNS = 40   # runs per protocol for the history stage (about 0.1 s each)
-STAGES = ("tlc", "link", "conformance", "history")
+STAGES = ("tlc", "link", "conformance", "history", "cluster")
 
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
@@ -242,6 +246,30 @@ def history_check(name: str, runs: int, seed: int) -> Check:
                  finding=not disagree and flagged > 0)
 
 
+def cluster_check(out_dir: Path, messages: int = 200, kill_at: float = 0.2) -> Check:
+    """The cluster stage (see the module docstring)."""
+    from groupcheck.impl.cluster import ClusterError, Runner
+    t0 = time.monotonic()
+    where = Path(out_dir) / "cluster"
+    try:
+        res = Runner("sequencerflush", 3, messages, [(1, kill_at)], where).run()
+    except (ClusterError, OSError) as e:
+        return Check(id="cluster/sequencerflush", kind="cluster", protocol="sequencerflush",
+                     name=f"3 nodes, kill 1@{kill_at}", expected="quiescent, traces conform, history clean",
+                     observed="error", as_expected=False, seconds=round(time.monotonic() - t0, 3),
+                     detail=f"{type(e).__name__}: {e}")
+    problems = ([] if res.quiescent else ["not quiescent"]) + \
+        ([] if res.verdict == "ok" else [f"replay: {res.verdict}: {res.reason}"]) + \
+        [f"history {v['check']}: {v['text']}" for v in res.history]
+    return Check(id="cluster/sequencerflush", kind="cluster", protocol="sequencerflush",
+                 name=f"3 nodes, {messages} multicasts each, kill 1@{kill_at}",
+                 expected="quiescent, traces conform, history clean",
+                 observed=f"{res.verdict}; quiescent {res.quiescent}; delivered {res.delivered}",
+                 as_expected=not problems, seconds=round(time.monotonic() - t0, 3),
+                 figures={"delivered": res.delivered, "auth": res.auth, "traces": str(where / "traces")},
+                 detail="\n".join(problems) or None)
+
+
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
         protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
@@ -258,7 +286,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     from .history import PROJECTABLE
     hist = [p for p in PROJECTABLE if p in conf]
     todo = (len(entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
-        + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0)
+        + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
+        + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
     done = 0
     checks: list[Check] = []
     t_start = time.monotonic()
@@ -322,5 +351,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 progress(f"history {name}", done, todo)
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
             tick(f"history {name}")
+    if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_):
+        if progress:
+            progress("cluster sequencerflush (3 processes, kill -9)", done, todo)
+        checks.append(cluster_check(Path(out_dir)))
+        tick("cluster sequencerflush")
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra

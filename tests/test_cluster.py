@@ -144,3 +144,10 @@ def test_plain_sequencer_kill_runs_report_only_the_known_findings(tmp_path, seed
     res = Runner("sequencer", 3, 300, [(1, 0.2 + 0.1 * seed)], tmp_path).run()
     assert res.quiescent
     assert res.verdict == "ok" or (res.verdict == "violation" and res.known), res.reason
+
+
+def test_audit_cluster_stage(tmp_path):
+    from groupcheck.conformance import audit
+    c = audit.cluster_check(tmp_path, messages=100, kill_at=0.1)
+    assert c.as_expected, c.detail
+    assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
