@@ -44,6 +44,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import struct
 import sys
 import time
@@ -59,6 +60,7 @@ RUNNER = 0                       # the runner's sender id on the wire
 STACK, CONTROL = 0, 1
 _HEAD = struct.Struct(">BH")
 REPORT_EVERY = 0.1               # seconds between a node's status reports
+SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -156,6 +158,15 @@ class Node(asyncio.DatagramProtocol):
     # -- I/O -----------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
+        # A burst to the coordinator (every FORWARD, and its own DATA) overflows the default
+        # receive buffer; a dropped frame then waits for the reliable layer's 50 ms retransmit.
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            for opt in (socket.SO_RCVBUF, socket.SO_SNDBUF):
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
+                except OSError:
+                    pass
 
     def error_received(self, exc) -> None:        # ICMP port unreachable: a peer is gone
         self.dropped["icmp"] = self.dropped.get("icmp", 0) + 1
