@@ -73,6 +73,7 @@ class Result:
     delivered: dict
     seconds: float
     auth: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)      # node -> its layers' counters at the stop (survivors)
     known: bool = False          # the replay's violation is a documented finding of the protocol
 
     @property
@@ -320,5 +321,5 @@ class Runner:
                 auth_counts[k] = auth_counts.get(k, 0) + v
         return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
-                      auth=auth_counts,
+                      auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
                       known=rep.verdict == "violation" and prop in get(self.protocol).known_violations)
