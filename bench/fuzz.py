@@ -1,7 +1,9 @@
 """Receive-path fuzz throughput (issue 13 item 5): datagrams/s through
-authentication and decoding, every one counted by reason.  Prints JSON.
+authentication and decoding (default), or with ``--live`` through a live
+runtime node's receive path into its stack (impl/fuzz.py ``run_live``),
+every one counted by reason.  Prints JSON.
 
-    .venv/bin/python bench/fuzz.py [--n 1000000] [--seed 2]
+    .venv/bin/python bench/fuzz.py [--n 1000000] [--seed 2] [--live]
 """
 
 from __future__ import annotations
@@ -20,12 +22,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--live", action="store_true", help="through a live runtime node and its stack")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    counts = fuzz.run(random.Random(a.seed), a.n)
+    if a.live:
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            counts = fuzz.run_live(random.Random(a.seed), a.n, d)
+    else:
+        counts = fuzz.run(random.Random(a.seed), a.n)
     s = time.perf_counter() - t0
     assert sum(counts.values()) == a.n
-    print(json.dumps({"datagrams": a.n, "seconds": round(s, 2), "per_s": round(a.n / s),
+    print(json.dumps({"datagrams": a.n, "path": "live node" if a.live else "auth + codec", "seconds": round(s, 2), "per_s": round(a.n / s),
                       "counts": counts, "machine": platform.machine(), "python": platform.python_version(),
                       "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
 

@@ -59,3 +59,64 @@ def run(rng, n: int, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
             d = sealer.seal(mutate(rng, rng.choice(frames)))
         receive(verifier, counts, d)
     return dict(counts)
+
+
+# ---------------------------------------------------------------- through a live node
+
+def live_node(workdir, key: bytes):
+    """A runtime node (impl/runtime.py ``Node``) of a 3-member SEQUENCER
+    cluster, as member 2, with a transport that sends nothing: the fuzz
+    reaches its real receive path (authentication, runtime frame, vector
+    clock, the stack's transport, reliable and sequencer layers)."""
+    import asyncio
+    import time as _time
+    from pathlib import Path
+    from . import runtime, tracefile
+    kf = Path(workdir) / "fuzz.key"
+    kf.write_bytes(key)
+    cfg = runtime.Config(nid=2, protocol="sequencer", members=[1, 2, 3],
+                         ports={"0": 1, "1": 2, "2": 3, "3": 4}, messages=0, rate=1.0,
+                         trace=str(Path(workdir) / "fuzz-node-2.ndjson"),
+                         header=tracefile.header("sequencer", [1, 2, 3], {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
+                                                 seed=None, faults={}, impl="fuzz", impl_version="0", run_id="fuzz"),
+                         start=_time.time(), key_file=str(kf))
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    node = runtime.Node(cfg, key)
+    node.transport = type("NoSend", (), {"sendto": lambda self, *a: None})()
+    return node
+
+
+def run_live(rng, n: int, workdir, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
+    """Feed ``n`` datagrams to a live node: random bytes, mutated sealed
+    datagrams, sealed mutated runtime frames, sealed runtime frames around
+    mutated codec frames, and valid ones.  Returns every datagram's reason:
+    the authentication reasons, the node's drops (bad runtime frame, a
+    command not from the runner, an unknown sender), the transport's
+    ``undecodable``, and ``taken`` (handed to the reliable layer)."""
+    from . import runtime
+    node = live_node(workdir, key)
+    sealers = {s: auth.Sealer(key, s, 1) for s in (0, 1, 3, 9)}
+    frames = valid_frames()
+    for i in range(n):
+        kind = i % 5
+        s = sealers[rng.choice((1, 1, 3, 9, 0))]
+        if kind == 0:
+            d = rng.randbytes(rng.randrange(90))
+        elif kind == 1:
+            d = mutate(rng, s.seal(runtime.frame(runtime.STACK, {"1": rng.randrange(9)}, rng.choice(frames))))
+        elif kind == 2:
+            d = s.seal(mutate(rng, runtime.frame(runtime.STACK, {"1": 1}, rng.choice(frames))))
+        elif kind == 3:
+            d = s.seal(runtime.frame(runtime.STACK, {"1": 1}, mutate(rng, rng.choice(frames))))
+        else:
+            d = s.seal(runtime.frame(rng.choice((runtime.STACK, runtime.CONTROL)), {}, rng.choice(frames)))
+        node.datagram_received(d, None)
+    counts = {k: v for k, v in node.verifier.counts.items() if k != "accepted"}
+    for k, v in node.dropped.items():
+        counts[k] = counts.get(k, 0) + v
+    undecodable = node.stack.stats.get("transport.decode_errors", 0)
+    counts["undecodable"] = undecodable
+    counts["taken"] = node.verifier.counts["accepted"] - sum(node.dropped.values()) - undecodable
+    counts["command"] = counts.pop("command", 0)
+    node.writer.close()
+    return counts

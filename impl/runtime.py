@@ -186,7 +186,7 @@ class Node(asyncio.DatagramProtocol):
                 self.dropped["control_from_node"] = self.dropped.get("control_from_node", 0) + 1
                 return
             self._command(vc, body)
-        elif src in self.members or src in self.ports:
+        elif src in self.members:              # the runner (0) sends commands, never stack frames
             self.writer.on_receive(vc)
             self._step(Receive(src, body))
         else:
