@@ -310,7 +310,9 @@ class Runner:
             return Result(str(self.out), run_id, quiescent, killed, "rejected", str(e), [], {}, seconds)
         rep = replay(trace)
         records = [trace.header] + trace.events + ([{"kind": "end", **trace.end}] if trace.end else [])
-        h = history.from_records(history.from_trace(records))
+        hist = history.from_trace(records)
+        tracefile.write(self.out / "history" / f"{run_id}.ndjson", hist)   # the run's black-box history
+        h = history.from_records(hist)
         found = [v.to_json() for v in history.check(h) if v.check in history.PROMISES[self.protocol]]
         for v in found:
             v.pop("svg", None)
