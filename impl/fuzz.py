@@ -63,29 +63,6 @@ def run(rng, n: int, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
 
 # ---------------------------------------------------------------- through a live node
 
-def live_node(workdir, key: bytes):
-    """A runtime node (impl/runtime.py ``Node``) of a 3-member SEQUENCER
-    cluster, as member 2, with a transport that sends nothing: the fuzz
-    reaches its real receive path (authentication, runtime frame, vector
-    clock, the stack's transport, reliable and sequencer layers)."""
-    import asyncio
-    import time as _time
-    from pathlib import Path
-    from . import runtime, tracefile
-    kf = Path(workdir) / "fuzz.key"
-    kf.write_bytes(key)
-    cfg = runtime.Config(nid=2, protocol="sequencer", members=[1, 2, 3],
-                         ports={"0": 1, "1": 2, "2": 3, "3": 4}, messages=0, rate=1.0,
-                         trace=str(Path(workdir) / "fuzz-node-2.ndjson"),
-                         header=tracefile.header("sequencer", [1, 2, 3], {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
-                                                 seed=None, faults={}, impl="fuzz", impl_version="0", run_id="fuzz"),
-                         start=_time.time(), key_file=str(kf))
-    asyncio.set_event_loop(asyncio.new_event_loop())
-    node = runtime.Node(cfg, key)
-    node.transport = type("NoSend", (), {"sendto": lambda self, *a: None})()
-    return node
-
-
 def run_live(rng, n: int, workdir, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
     """Feed ``n`` datagrams to a live node: random bytes, mutated sealed
     datagrams, sealed mutated runtime frames, sealed runtime frames around
@@ -94,7 +71,7 @@ def run_live(rng, n: int, workdir, key: bytes = b"fuzz-key-0123456789abcdef") ->
     command not from the runner, an unknown sender), the transport's
     ``undecodable``, and ``taken`` (handed to the reliable layer)."""
     from . import runtime
-    node = live_node(workdir, key)
+    node = runtime.offline_node(workdir, key)
     sealers = {s: auth.Sealer(key, s, 1) for s in (0, 1, 3, 9)}
     frames = valid_frames()
     for i in range(n):

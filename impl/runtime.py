@@ -289,6 +289,25 @@ class Node(asyncio.DatagramProtocol):
             self.transport.close()
 
 
+def offline_node(workdir, key: bytes) -> Node:
+    """A node of a 3-member SEQUENCER cluster, as member 2, whose transport
+    sends nothing, for harnesses that feed its real receive path directly
+    (impl/fuzz.py ``run_live``, the tests): authentication, runtime frame,
+    vector clock, then the stack's transport, reliable and sequencer layers."""
+    from pathlib import Path
+    kf = Path(workdir) / "offline.key"
+    kf.write_bytes(key)
+    cfg = Config(nid=2, protocol="sequencer", members=[1, 2, 3], ports={"0": 1, "1": 2, "2": 3, "3": 4},
+                 messages=0, rate=1.0, trace=str(Path(workdir) / "offline-node-2.ndjson"),
+                 header=tracefile.header("sequencer", [1, 2, 3], {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
+                                         seed=None, faults={}, impl="offline", impl_version="0", run_id="offline"),
+                 start=time.time(), key_file=str(kf))
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    node = Node(cfg, key)
+    node.transport = type("NoSend", (), {"sendto": lambda self, *a: None})()
+    return node
+
+
 def run_node(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = Config(**json.load(f))

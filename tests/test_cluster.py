@@ -81,22 +81,6 @@ def test_sigterm_leaves_no_node_behind(tmp_path):
     assert not any(_alive(x) for x in pids)
 
 
-def _node(tmp_path, key: bytes) -> runtime.Node:
-    from groupcheck.impl.tracefile import header
-    kf = tmp_path / "key"
-    kf.write_bytes(key)
-    cfg = runtime.Config(nid=2, protocol="sequencer", members=[1, 2, 3], ports={"0": 1, "1": 2, "2": 3, "3": 4},
-                         messages=0, rate=1.0, trace=str(tmp_path / "n2.ndjson"),
-                         header=header("sequencer", [1, 2, 3], {"N": 3, "MaxSeq": 1, "MaxCrashes": 0}, seed=None,
-                                       faults={}, impl="t", impl_version="0", run_id="r"),
-                         start=time.time(), key_file=str(kf))
-    import asyncio
-    asyncio.set_event_loop(asyncio.new_event_loop())
-    n = runtime.Node(cfg, key)
-    n.transport = type("T", (), {"sendto": lambda self, *a: None})()
-    return n
-
-
 def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
     """Forged, replayed, truncated and malformed datagrams, and authentic
     ones carrying a bad frame, reach a node's receive path: each is dropped
@@ -105,7 +89,7 @@ def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
     from groupcheck.impl.events import AppSend, Send
     from groupcheck.impl.sim import sequencer_stack
     key = b"k" * 32
-    n = _node(tmp_path, key)
+    n = runtime.offline_node(tmp_path, key)
     peer = auth.Sealer(key, 1, 1)
     good = peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage"))
     n.datagram_received(good, None)                              # authentic, bad codec frame

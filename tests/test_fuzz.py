@@ -53,7 +53,7 @@ def test_codec_messages_from_hypothesis_through_a_live_node(tmp_path):
     from groupcheck.impl import auth, codec, runtime
     from test_codec import messages
     key = b"hypothesis-key-0123456789"
-    node = fuzz.live_node(tmp_path, key)
+    node = runtime.offline_node(tmp_path, key)
     sealer = auth.Sealer(key, 1, 1)
 
     @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
