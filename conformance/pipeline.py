@@ -381,12 +381,20 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
         # 1 <= seqno <= the sender's last logged sent count (0 if it logged none)
         "Integrity": ("exists(ms, m -> exists(m.d, p -> p[1] < 1 OR p[1] > coalesce("
                       "try_element_at(map_from_entries(transform(ms, x -> struct(x.nid, x.sent))), p[0]), 0)))"),
-        # some delivery from sender x follows an earlier one from x with a seqno >= its own
-        "SenderFIFO": ("exists(ms, m -> exists(transform(m.d, (p, i) -> "
-                       "exists(slice(m.d, 1, i), r -> r[0] = p[0] AND r[1] >= p[1])), b -> b))"),
-        # the model's TotalOrder: two members' lists restricted to what both delivered differ
-        "TotalOrder": ("exists(ms, a -> exists(ms, b -> a.nid < b.nid AND "
-                       "filter(a.d, x -> array_contains(b.d, x)) <> filter(b.d, x -> array_contains(a.d, x))))"),
+        # some delivery from sender x follows an earlier one from x with a seqno >= its own: one
+        # pass per member keeping each sender's last seqno (until the first failure it is the
+        # largest), O(deliveries x senders); scanning each delivery's prefix was quadratic
+        "SenderFIFO": ("exists(ms, m -> aggregate(m.d, named_struct('last', map(cast(0 AS BIGINT), "
+                       "cast(0 AS BIGINT)), 'bad', false), (acc, p) -> named_struct('last', "
+                       "map_concat(map_filter(acc.last, (k, v) -> k <> p[0]), map(p[0], p[1])), 'bad', "
+                       "acc.bad OR coalesce(try_element_at(acc.last, p[0]) >= p[1], false)), acc -> acc.bad))"),
+        # the model's TotalOrder: two members' lists restricted to what both delivered differ.
+        # Without duplicates that is array_intersect in each order (hashed, keeps the first
+        # array's order); with duplicates (a NoDuplicates failure) the filter, which is quadratic
+        "TotalOrder": ("exists(ms, a -> exists(ms, b -> a.nid < b.nid AND IF("
+                       "size(array_distinct(a.d)) = size(a.d) AND size(array_distinct(b.d)) = size(b.d), "
+                       "array_intersect(a.d, b.d) <> array_intersect(b.d, a.d), "
+                       "filter(a.d, x -> array_contains(b.d, x)) <> filter(b.d, x -> array_contains(a.d, x)))))"),
         # at the end of a quiescent run: a live member's message some live member never delivered
         "EventualDelivery": ("q AND exists(filter(ms, m -> NOT array_contains(crashed, m.nid)), m -> "
                              "exists(sequence(1, greatest(m.sent, 1)), k -> m.sent >= k AND "
