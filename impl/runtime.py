@@ -32,10 +32,10 @@ datagram holds can stop the node.
 
 Order inside one step: the step's trace records are written (each ticking
 the node's clock) before its datagrams leave, so a datagram's clock always
-counts the record of the step that sent it.  Each record is flushed with
-its own write, so a node killed with SIGKILL leaves at most its last line
-incomplete (the runner drops such a line: that step never finished, and no
-datagram of it left).
+counts the record of the step that sent it.  A step's records go out in one
+write (``StepWriter``): a node killed with SIGKILL leaves each step whole or
+absent, never half a spec action (the runner still cuts a partial last line,
+should one appear: that step never finished, and no datagram of it left).
 """
 
 from __future__ import annotations
@@ -131,6 +131,38 @@ class Config:
     extra: dict = field(default_factory=dict)
 
 
+class StepWriter:
+    """The trace file after its header, as the writer's file object: the
+    records of one step are gathered and written with one ``os.write``, so
+    a node killed with SIGKILL leaves each step's records whole or absent
+    (a step's records are one spec action: SEQUENCER over FLUSH logs a
+    coordinator's Send and the FLUSH Multicast of its DATA as two records)."""
+
+    def __init__(self, path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self.parts: list[str] = []
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def commit(self) -> None:
+        if not self.parts:
+            return
+        data = memoryview("".join(self.parts).encode())
+        self.parts.clear()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    flush = commit
+
+    def close(self) -> None:
+        if not self.closed:
+            self.commit()
+            os.close(self.fd)
+            self.closed = True
+
+
 class Node(asyncio.DatagramProtocol):
     def __init__(self, cfg: Config, key: bytes) -> None:
         self.cfg = cfg
@@ -141,7 +173,8 @@ class Node(asyncio.DatagramProtocol):
         self.sealer = auth.Sealer(key, self.nid, cfg.incarnation)
         self.verifier = auth.Verifier(key)
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
-        self.writer._f.reconfigure(line_buffering=True)      # one write per record: kill -9 safe
+        self.writer._f.close()                                # the header is on disk
+        self.writer._f = self.out = StepWriter(cfg.trace)      # then one write per step: kill -9 safe
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.delivered = 0
         self.sent = 0
@@ -210,6 +243,7 @@ class Node(asyncio.DatagramProtocol):
         for eff in effects:                        # records first: a datagram's clock counts them
             if isinstance(eff, Trace):
                 self._record(eff.event.to_record())
+        self.out.commit()                          # the step's records in one write, before any datagram
         for eff in effects:
             if isinstance(eff, Send):
                 self._sendto(eff.dest, STACK, eff.msg)
