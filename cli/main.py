@@ -410,11 +410,13 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
         row["run_id"] = trace.header.get("run_id")
         if not tlctrace.supported(trace.header["protocol"]):
             row.update(verdict="unsupported", reason=f"protocol {trace.header['protocol']!r} has no TLA+ trace spec "
-                       f"(Trace<P>.tla); --checker tlc supports: {', '.join(sorted(tlctrace.SPEC_DIRS))}")
+                       f"(Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
             rows.append(row); bad += 1
             continue
         v = tlctrace.validate(trace)
         row["tlc"] = v.to_json()
+        if not v.ok:
+            row["tlc_explain"] = v.explain()
         ok = v.ok
         if both:
             m = conform_file(f).to_json()
@@ -453,6 +455,8 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
             print(line)
             if r.get("reason"):
                 print("  " + r["reason"])
+            if r.get("tlc_explain"):
+                print("  " + r["tlc_explain"].replace("\n", "\n  "))
         print(f"{len(rows) - bad}/{len(rows)} runs ok")
     return 0 if bad == 0 else 1
 

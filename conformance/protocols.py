@@ -46,6 +46,9 @@ class Protocol:
     # seed (members, messages, joiners, crash times), for the audit's
     # conformance stage; None: every run uses campaign_faults and default_options
     draw: Optional[Callable[[int], tuple[str, dict]]] = None
+    # how TLC trace validation gives this protocol's traces to
+    # spec/<spec>/Trace<spec>.tla (conformance/tlctrace.py TLATrace); None: no trace spec
+    tla_trace: Any = None
 
     @property
     def option_keys(self) -> set[str]:
@@ -58,7 +61,7 @@ class UnknownProtocol(KeyError):
 
 
 _NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
-                  "report", "audit", "diagram", "history", "jgroups", "schemacheck"}
+                  "report", "audit", "diagram", "history", "jgroups", "schemacheck", "tlctrace"}
 
 
 def get(name: str) -> Protocol:

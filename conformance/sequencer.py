@@ -39,6 +39,7 @@ from groupcheck.model.values import Fn
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 FIELDS = ("vid", "sent", "fwd", "recv", "delivered")
@@ -302,6 +303,9 @@ PROTOCOL = Protocol(
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
     reduce=reduce_state,
     draw=draw,
+    # spec/Sequencer/TraceSequencer.tla: fwd and a crash's lost receivers are sets
+    tla_trace=TLATrace(sets=frozenset({"fwd", "lost"}),
+                       constants=lambda c: {k: c[k] for k in ("N", "MaxSeq", "MaxCrashes")}),
     # docs/sequencer.md: finding 1 (TotalOrder, the coordinator crash) and the
     # lost FORWARD (EventualDelivery: a FORWARD re-sent to the new coordinator
     # before it has installed the view that makes it coordinator is dropped,

@@ -1,28 +1,67 @@
-"""TLC trace validation (DESIGN.md section 1, link (3)) for SEQUENCER.
+"""TLC trace validation (DESIGN.md section 1, link (3)): the TLA+ spec itself
+judges an implementation trace.
 
-A trace (conformance.traces.load) is written as a TLA+ module ``TraceLog``
-defining ``Log``, a sequence literal of records, in a temporary directory
-together with copies of ``spec/Sequencer/{Sequencer,TraceSequencer}.tla``;
-TLC then explores TraceSequencer's behaviours.  ``TraceMatched == l <=
-Len(Log)`` is checked as an invariant: its violation means the cursor got
-past the last record, i.e. the spec produced the whole log (accepted).
-Without a violation the log was rejected; the first unmatched record is the
-one at the deepest cursor, which is TLC's search depth (l = depth in every
-state: each TraceNext step advances l by one)."""
+Theory of operation
+-------------------
+Each protocol's conformance module names its trace spec in
+``PROTOCOL.tla_trace`` (a :class:`TLATrace`): ``spec/<P>/Trace<P>.tla`` and
+``Trace<P>.cfg``, in the shape of etcd-io/raft's ``Traceetcdraft.tla`` and
+tlaplus/Examples' ``EWD998ChanTrace.tla``.  A loaded trace
+(``conformance.traces.load``: format 2, deltas, per-node files merged) is
+written as the module ``TraceLog`` defining ``Log``, a sequence of records
+``[name, nid, params, msg, state]``, in a temporary directory beside copies of
+the spec folder's modules (never into the repository).  The JSON values map
+one to one onto TLA+ values: numbers, strings and booleans as such; an object
+whose keys are all digits is a function on those numbers, any other object a
+record, the empty object ``<< >>`` (the empty function, whose DOMAIN is {});
+a list is a sequence unless its key is one of the protocol's ``sets``.  A
+field the record does not carry is absent from the TLA+ record: the trace spec
+tests ``"k" \\in DOMAIN Rec.state`` and leaves what is not logged to TLC's
+non-determinism.
+
+Verdict.  ``TraceMatched == l <= Len(Log)`` is the one invariant: its
+violation means some behaviour of the spec consumed the whole log (accepted).
+Otherwise TLC explores every behaviour that matches a prefix and stops; each
+TraceNext step advances the cursor ``l`` by one, so TLC's search depth is the
+cursor of the deepest states and record ``depth`` (1-based) is the first line
+no behaviour matches.
+
+Diagnostics.  A rejected log is run once more with ``DiagAt == depth`` and
+the invariant ``TraceDiagnostic`` (each trace spec defines it): for every
+distinct state whose cursor stands at the unmatched record it prints, with
+``PrintT``, the variables that matter (``DiagVars``) and, on a line of its
+own, the spec actions enabled there (``DiagEnabled``, a set of strings).  ``PrintT`` is TRUE, so the run is complete.
+
+Coverage.  An accepted log's records name spec actions; :func:`coverage`
+merges counts per action and per action x parameter shape over many logs and
+names the trace spec's ``<Action>IfLogged`` predicates never exercised.
+"""
 from __future__ import annotations
 
 import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Optional
 
 from groupcheck.model.tlc import run_tlc
+from groupcheck.model.values import Fn, to_tla
 from groupcheck.spec import spec_root
 
-SPEC_DIRS = {"sequencer": spec_root() / "Sequencer"}
-MODULES = {"sequencer": "TraceSequencer"}
+DIAG_MAX_STATES = 5          # states shown in a diagnostic (the count says how many matched)
+
+
+@dataclass(frozen=True)
+class TLATrace:
+    """How one protocol's trace is given to its trace spec."""
+    sets: frozenset = frozenset()            # keys whose JSON lists are TLA+ sets
+    # header constants -> TLC CONSTANTS values (default: every header constant)
+    constants: Optional[Callable[[dict], dict]] = None
+    # event -> event as given to the log (e.g. fields renamed to the spec's)
+    encode: Optional[Callable[[dict], dict]] = None
 
 
 @dataclass
@@ -32,108 +71,221 @@ class TLCVerdict:
     first_unmatched: int | None   # event index `i` of the first record no behaviour matches
     seconds: float
     detail: str
+    record: dict | None = None                       # the unmatched record
+    matched_before: list[str] = field(default_factory=list)   # DiagVars of the states before it (TLA+ text)
+    matched_count: int = 0                           # how many distinct states matched the line before
+    enabled: list[str] = field(default_factory=list)  # spec actions enabled in those states (union)
 
     def to_json(self) -> dict:
-        return {"checker": "tlc", "ok": self.ok, "events": self.events,
-                "first_unmatched": self.first_unmatched, "seconds": round(self.seconds, 3),
-                "detail": self.detail}
+        out = {"checker": "tlc", "ok": self.ok, "events": self.events,
+               "first_unmatched": self.first_unmatched, "seconds": round(self.seconds, 3),
+               "detail": self.detail}
+        if not self.ok and self.record is not None:
+            out.update(record=self.record, matched_before=self.matched_before,
+                       matched_count=self.matched_count, enabled=self.enabled)
+        return out
+
+    def explain(self) -> str:
+        """Human text of a rejection (empty when accepted)."""
+        if self.ok:
+            return ""
+        lines = [self.detail]
+        if self.record is not None:
+            lines.append("record: " + _compact(self.record))
+        if self.matched_count:
+            shown = len(self.matched_before)
+            lines.append(f"{self.matched_count} spec state(s) matched the line before"
+                         + (f" (first {shown} shown)" if shown < self.matched_count else "") + ":")
+            lines += ["  " + s for s in self.matched_before]
+            lines.append("actions enabled there: " + (", ".join(self.enabled) or "none"))
+        return "\n".join(lines)
+
+
+def _compact(ev: dict) -> str:
+    import json
+    return json.dumps({k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev},
+                      sort_keys=True, separators=(",", ":"))
+
+
+# --- which protocols have a trace spec ----------------------------------------------------
+
+def _binding(protocol: str):
+    from groupcheck.conformance import protocols
+    try:
+        proto = protocols.get(protocol)
+    except protocols.UnknownProtocol:
+        return None, None
+    tt = proto.tla_trace
+    if tt is None:
+        return proto, None
+    folder = spec_root() / proto.spec
+    if not (folder / f"Trace{proto.spec}.tla").is_file():
+        return proto, None
+    return proto, tt
 
 
 def supported(protocol: str) -> bool:
-    return protocol in SPEC_DIRS and (SPEC_DIRS[protocol] / f"{MODULES[protocol]}.tla").is_file()
+    return _binding(protocol)[1] is not None
 
 
-def _seq(xs) -> str:
-    return "<<" + ", ".join(xs) + ">>"
+def supported_protocols() -> list[str]:
+    from groupcheck.conformance import protocols
+    return [p for p in protocols.available() if supported(p)]
 
 
-def _set(xs) -> str:
-    return "{" + ", ".join(str(int(x)) for x in xs) + "}"
+def spec_actions(protocol: str) -> list[str]:
+    """The trace spec's actions: every ``<Action>IfLogged`` it defines."""
+    proto, _ = _binding(protocol)
+    text = (spec_root() / proto.spec / f"Trace{proto.spec}.tla").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r"^(\w+)IfLogged\s*==", text, re.M)))
 
 
-def _state(st) -> str:
-    if not st:
-        return "[dummy |-> 0]"   # TLA+ has no empty record literal; no state key is named dummy
-    parts = []
-    if "vid" in st:
-        parts.append(f"vid |-> {int(st['vid'])}")
-    if "sent" in st:
-        parts.append(f"sent |-> {int(st['sent'])}")
-    if "fwd" in st:
-        parts.append(f"fwd |-> {_set(st['fwd'])}")
-    if "recv" in st:
-        r = st["recv"]
-        if r:
-            parts.append("recv |-> (" + " @@ ".join(f"{int(k)} :> {int(v)}" for k, v in r.items()) + ")")
-        else:
-            parts.append("recv |-> << >>")   # the empty function
-    if "delivered" in st:
-        parts.append("delivered |-> " + _seq(_seq([str(int(s)), str(int(q))]) for s, q in st["delivered"]))
-    return "[" + ", ".join(parts or ["dummy |-> 0"]) + "]"
+# --- the log module -----------------------------------------------------------------------
+
+def _value(v: Any, key: str | None, sets: frozenset) -> Any:
+    """A JSON value as a canonical TLA+ value (model/values.py)."""
+    if isinstance(v, bool) or isinstance(v, (int, str)):
+        return v
+    if isinstance(v, list):
+        xs = [_value(x, None, sets) for x in v]
+        return frozenset(xs) if key in sets else tuple(xs)
+    if isinstance(v, dict):
+        if v and all(isinstance(k, str) and k.isdigit() for k in v):
+            return Fn({int(k): _value(x, k, sets) for k, x in v.items()})
+        return Fn({k: _value(x, k, sets) for k, x in v.items()})
+    if v is None:
+        return Fn({})
+    raise TypeError(f"no TLA+ value for {v!r}")
 
 
-def _record(ev: dict) -> str:
-    params = ev.get("params") or {}
-    msg = ev.get("msg")
-    fields = [
-        f'name |-> "{ev["name"]}"',
-        f"nid |-> {int(ev['nid']) if ev.get('nid') is not None else 0}",
-        f"p |-> {int(params['p']) if 'p' in params else 0}",
-        f"view |-> {_seq(str(int(x)) for x in params.get('view', []))}",
-        f"lost |-> {_set(params.get('lost', []))}",
-        f"hasLost |-> {'TRUE' if 'lost' in params else 'FALSE'}",
-        f"hasMsg |-> {'TRUE' if msg else 'FALSE'}",
-        f'mtype |-> "{msg["type"] if msg else ""}"',
-        f"msender |-> {int(msg['sender']) if msg else 0}",
-        f"mseqno |-> {int(msg['seqno']) if msg else 0}",
-        f"state |-> {_state(ev.get('state'))}",
-    ]
-    return "[" + ", ".join(fields) + "]"
+def record_tla(ev: dict, tt: TLATrace) -> str:
+    e = tt.encode(ev) if tt.encode else ev
+    rec = Fn({"name": e["name"],
+              "nid": int(e["nid"]) if e.get("nid") is not None else 0,
+              "params": _value(e.get("params") or {}, None, tt.sets),
+              "msg": _value(e.get("msg") or {}, None, tt.sets),
+              "state": _value(e.get("state") or {}, None, tt.sets)})
+    return to_tla(rec)
 
 
-def tracelog_module(events: list[dict]) -> str:
-    body = ",\n    ".join(_record(ev) for ev in events)
+def tracelog_module(events: list[dict], tt: TLATrace, diag_at: int = 0) -> str:
+    body = ",\n    ".join(record_tla(ev, tt) for ev in events)
     return ("---- MODULE TraceLog ----\nEXTENDS Naturals, Sequences, TLC\n"
-            f"Log == <<\n    {body}\n    >>\n====\n")
+            f"Log == <<\n    {body}\n    >>\n"
+            f"DiagAt == {int(diag_at)}\n====\n")
 
 
-def cfg_text(constants: dict) -> str:
-    return (f"CONSTANTS\n    N = {int(constants['N'])}\n    MaxSeq = {int(constants['MaxSeq'])}\n"
-            f"    MaxCrashes = {int(constants['MaxCrashes'])}\n"
-            "INIT TraceInit\nNEXT TraceNext\nVIEW TraceView\nINVARIANT TraceMatched\n")
+def cfg_text(protocol: str, constants: dict, *, diagnose: bool = False) -> str:
+    proto, tt = _binding(protocol)
+    consts = tt.constants(constants) if tt.constants else constants
+    lines = ["CONSTANTS"] + [f"    {k} = {to_tla(v)}" for k, v in consts.items()]
+    base = (spec_root() / proto.spec / f"Trace{proto.spec}.cfg").read_text(encoding="utf-8")
+    if diagnose:
+        base = base.replace("INVARIANT TraceMatched", "INVARIANT TraceDiagnostic")
+    return "\n".join(lines) + "\n" + base
 
 
 _DEPTH = re.compile(r"The depth of the complete state graph search is (\d+)")
+_PRINTED = re.compile(r'^<<\s*"groupcheck-(diag|enabled)",')
 
 
-def validate(trace, *, timeout: float = 600.0) -> TLCVerdict:
-    """TLC's verdict on a loaded trace (conformance.traces.Trace)."""
-    protocol = trace.header["protocol"]
-    if not supported(protocol):
-        raise ValueError(f"no TLA+ trace spec for protocol {protocol!r} (only: {', '.join(sorted(SPEC_DIRS))})")
-    events = trace.events
-    t0 = time.monotonic()
+def _printed(out: str) -> list[tuple[str, str]]:
+    """The values TraceDiagnostic printed, each on one line (TLC pretty-prints
+    a long value over several lines; a block ends at the next print or frame)."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in out.splitlines():
+        m = _PRINTED.match(line)
+        if m:
+            blocks.append((m.group(1), [line[m.end():]]))
+        elif line.startswith("@!@!@") or not blocks:
+            if blocks and blocks[-1][0] != "done":
+                blocks.append(("done", []))
+        elif blocks[-1][0] != "done":
+            blocks[-1][1].append(line)
+    out_blocks = []
+    for tag, lines in blocks:
+        if tag == "done":
+            continue
+        text = " ".join(x.strip() for x in lines).strip()
+        out_blocks.append((tag, text[:-2].strip() if text.endswith(">>") else text))
+    return out_blocks
+
+
+def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1):
     tmp = Path(tempfile.mkdtemp(prefix="groupcheck-tlctrace-"))
     try:
-        src = SPEC_DIRS[protocol]
-        for f in src.glob("*.tla"):
+        for f in (spec_root() / proto.spec).glob("*.tla"):
             if not f.name.startswith("MC"):
                 shutil.copy(f, tmp / f.name)
-        (tmp / "TraceLog.tla").write_text(tracelog_module(events), encoding="utf-8")
-        if not events:
-            return TLCVerdict(True, 0, None, time.monotonic() - t0, "empty trace")
-        res = run_tlc(tmp, MODULES[protocol], None, cfg_text=cfg_text(trace.header["constants"]),
-                      timeout=timeout, check_deadlock=False)
+        (tmp / "TraceLog.tla").write_text(tracelog_module(trace.events, tt, diag_at), encoding="utf-8")
+        return run_tlc(tmp, f"Trace{proto.spec}", None,
+                       cfg_text=cfg_text(proto.name, trace.header["constants"], diagnose=bool(diag_at)),
+                       timeout=timeout, check_deadlock=False, workers=workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    secs = time.monotonic() - t0
+
+
+def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerdict:
+    """TLC's verdict on a loaded trace (conformance.traces.Trace)."""
+    protocol = trace.header["protocol"]
+    proto, tt = _binding(protocol)
+    if tt is None:
+        raise ValueError(f"no TLA+ trace spec for protocol {protocol!r} "
+                         f"(only: {', '.join(supported_protocols())})")
+    events = trace.events
+    t0 = time.monotonic()
+    if not events:
+        return TLCVerdict(True, 0, None, 0.0, "empty trace")
+    res = _run(trace, tt, proto, timeout=timeout)
     out = res.raw_output
     if "Invariant TraceMatched is violated" in out:
-        return TLCVerdict(True, len(events), None, secs, "TLC consumed the whole log")
+        return TLCVerdict(True, len(events), None, time.monotonic() - t0, "TLC consumed the whole log")
     m = _DEPTH.search(out)
-    if m and "Model checking completed. No error has been found" in out:
-        depth = int(m.group(1))          # states at depth d have l = d: record d is the first unmatched
-        idx = depth - 1
-        return TLCVerdict(False, len(events), events[idx]["i"], secs,
-                          f"no behaviour of the spec matches event {events[idx]['i']} ({events[idx]['name']})")
-    raise RuntimeError(f"TLC did not give a verdict:\n{out[-3000:]}")
+    if not (m and "Model checking completed. No error has been found" in out):
+        raise RuntimeError(f"TLC did not give a verdict on the trace of {protocol}:\n{out[-3000:]}")
+    depth = int(m.group(1))   # states at depth d have l = d: record d (1-based) is the first unmatched
+    idx = depth - 1
+    ev = events[idx]
+    v = TLCVerdict(False, len(events), ev["i"], 0.0,
+                   f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
+                   + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")",
+                   record={k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev})
+    if diagnose:
+        d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
+        blocks = _printed(d.raw_output)
+        states = sorted({b for tag, b in blocks if tag == "diag"})
+        enabled = {x for tag, b in blocks if tag == "enabled" for x in re.findall(r'"([^"]*)"', b)}
+        shown = states
+        v.matched_count = len(states)
+        v.matched_before = shown[:DIAG_MAX_STATES]
+        v.enabled = sorted(enabled)
+    v.seconds = time.monotonic() - t0
+    return v
+
+
+# --- coverage -----------------------------------------------------------------------------
+
+def _shape(ev: dict) -> str:
+    """An action x parameter shape: the action, its parameter names, the
+    message type and the state variables logged, e.g.
+    ``Deliver(q) msg=DATA state={delivered,vid}``."""
+    params = ",".join(sorted((ev.get("params") or {}).keys()))
+    msg = ev.get("msg") or {}
+    mt = msg.get("type") if isinstance(msg, dict) else None
+    st = ",".join(sorted((ev.get("state") or {}).keys()))
+    return f"{ev['name']}({params})" + (f" msg={mt}" if mt else "") + (f" state={{{st}}}" if st else "")
+
+
+def coverage(protocol: str, traces: list) -> dict:
+    """Action coverage merged over accepted traces of one protocol."""
+    actions: Counter = Counter()
+    shapes: Counter = Counter()
+    for t in traces:
+        for ev in t.events:
+            actions[ev["name"]] += 1
+            shapes[_shape(ev)] += 1
+    known = spec_actions(protocol)
+    return {"protocol": protocol, "traces": len(traces),
+            "actions": {a: actions.get(a, 0) for a in known} | {a: n for a, n in actions.items() if a not in known},
+            "shapes": dict(sorted(shapes.items())),
+            "never": [a for a in known if not actions.get(a)]}

@@ -72,9 +72,27 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
 
 
 def test_generated_log_module_constrains_only_present_keys():
+    from groupcheck.conformance.sequencer import PROTOCOL
     text = tlctrace.tracelog_module([{"name": "Send", "nid": 1, "params": {}, "msg": None,
-                                      "state": {"sent": 1}}])
+                                      "state": {"sent": 1, "fwd": [2, 1]}}], PROTOCOL.tla_trace)
     assert "sent |-> 1" in text and "delivered" not in text and "vid" not in text
+    assert "fwd |-> {1, 2}" in text      # a set-valued variable is a TLA+ set
+
+
+def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
+    recs = copy.deepcopy(run)
+    evs = [r for r in recs[1:] if r["kind"] == "event"]
+    k = max(j for j, e in enumerate(evs) if e["name"] == "Send")
+    evs[k]["state"]["sent"] += 1
+    v = tlctrace.validate(load(write(tmp_path / "lie.ndjson", recs)))
+    assert not v.ok and v.first_unmatched == k
+    assert v.record["name"] == "Send" and v.record["state"]["sent"] == evs[k]["state"]["sent"]
+    assert v.matched_count >= 1 and v.matched_before
+    node = evs[k]["nid"]
+    assert f"node |-> {node}" in v.matched_before[0]
+    assert f"Send({node})" in v.enabled          # the logged action was enabled, its logged state was not reachable
+    text = v.explain()
+    assert "matched the line before" in text and "actions enabled there" in text
 
 
 def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):

@@ -4,13 +4,13 @@
 (* checks that some behaviour of Sequencer.tla produces the logged trace.  *)
 (* conformance/tlctrace.py writes the trace as the module TraceLog (in a   *)
 (* temporary directory) defining Log, a sequence of records                *)
-(*   [name, nid, p, view, lost, hasLost, hasMsg, mtype, msender, mseqno,   *)
-(*    state]                                                               *)
-(* with state a record holding only the variables member nid's step       *)
-(* assigned (format 2's delta; delivered holds the elements appended).     *)
-(* Everything the record does not log (channels, other members, the lost   *)
-(* subset of a Crash without "lost") is left to TLC's non-determinism.     *)
-(* The bounds are the header's constants N, MaxSeq, MaxCrashes.            *)
+(*   [name, nid, params, msg, state]                                       *)
+(* with state holding only the variables member nid's step assigned       *)
+(* (format 2's delta; delivered holds the elements appended).  A field    *)
+(* absent from a record is not logged.  Everything not logged (channels,  *)
+(* other members, the lost subset of a Crash without "lost") is left to   *)
+(* TLC's non-determinism, bounded by the header's constants N, MaxSeq and *)
+(* MaxCrashes (Sequencer.tla's own bounds: no other bound is needed).     *)
 (* Acceptance: TraceMatched is violated, i.e. l = Len(Log) + 1 is reached. *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
@@ -26,36 +26,42 @@ traceVars == <<views, vid, crashed, sent, fwd, recv, delivered, chan>>
 TraceInit == S!Init /\ l = 1
 
 Rec == Log[l]
+Logged(r, k) == k \in DOMAIN r
 
-\* The logged message equals msg (a record [type, sender, seqno]).
-MsgIs(msg) == Rec.mtype = msg.type /\ Rec.msender = msg.sender /\ Rec.mseqno = msg.seqno
+\* The logged message (when logged) equals msg.
+MsgIs(msg) ==
+    /\ Logged(Rec.msg, "type") => Rec.msg.type = msg.type
+    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = msg.sender
+    /\ Logged(Rec.msg, "seqno") => Rec.msg.seqno = msg.seqno
 
 \* Every logged state variable of member m equals its post-state value.
-Has(k) == k \in DOMAIN Rec.state
 StateMatches(m) ==
-    /\ Has("vid") => vid'[m] = Rec.state.vid
-    /\ Has("sent") => sent'[m] = Rec.state.sent
-    /\ Has("fwd") => fwd'[m] = Rec.state.fwd
-    /\ Has("recv") => recv'[m] = Rec.state.recv
-    /\ Has("delivered") => delivered'[m] = delivered[m] \o Rec.state.delivered
+    /\ Logged(Rec.state, "vid") => vid'[m] = Rec.state.vid
+    /\ Logged(Rec.state, "sent") => sent'[m] = Rec.state.sent
+    /\ Logged(Rec.state, "fwd") => fwd'[m] = Rec.state.fwd
+    /\ Logged(Rec.state, "recv") => recv'[m] = Rec.state.recv
+    /\ Logged(Rec.state, "delivered") => delivered'[m] = delivered[m] \o Rec.state.delivered
+
+\* The sender p of a receive: logged as params.p.
+P == Rec.params.p
 
 SendIfLogged ==
     /\ Rec.name = "Send"
     /\ S!Send(Rec.nid)
-    /\ Rec.hasMsg => MsgIs(IF S!IsCoord(Rec.nid) THEN S!Data(Rec.nid, sent'[Rec.nid])
-                                               ELSE S!Forward(Rec.nid, sent'[Rec.nid]))
+    /\ MsgIs(IF S!IsCoord(Rec.nid) THEN S!Data(Rec.nid, sent'[Rec.nid])
+                                   ELSE S!Forward(Rec.nid, sent'[Rec.nid]))
     /\ StateMatches(Rec.nid)
 
 RecvForwardIfLogged ==
     /\ Rec.name = "RecvForward"
-    /\ S!RecvForward(Rec.nid, Rec.p)
-    /\ Rec.hasMsg => MsgIs(Head(chan[<<Rec.p, Rec.nid>>]))
+    /\ S!RecvForward(Rec.nid, P)
+    /\ MsgIs(Head(chan[<<P, Rec.nid>>]))
     /\ StateMatches(Rec.nid)
 
 RecvDataIfLogged ==
     /\ Rec.name = "RecvData"
-    /\ S!RecvData(Rec.nid, Rec.p)
-    /\ Rec.hasMsg => MsgIs(Head(chan[<<Rec.p, Rec.nid>>]))
+    /\ S!RecvData(Rec.nid, P)
+    /\ MsgIs(Head(chan[<<P, Rec.nid>>]))
     /\ StateMatches(Rec.nid)
 
 InstallViewIfLogged ==
@@ -65,14 +71,14 @@ InstallViewIfLogged ==
 
 CrashIfLogged ==
     /\ Rec.name = "Crash"
-    /\ IF Rec.hasLost
-         THEN S!Crash(Rec.nid, Rec.lost)
+    /\ IF Logged(Rec.params, "lost")
+         THEN S!Crash(Rec.nid, Rec.params.lost)
          ELSE \E lost \in SUBSET (S!Members \ {Rec.nid}) : S!Crash(Rec.nid, lost)
 
 NewViewIfLogged ==
     /\ Rec.name = "NewView"
     /\ S!NewView
-    /\ views'[Len(views')] = Rec.view
+    /\ Logged(Rec.params, "view") => views'[Len(views')] = Rec.params.view
 
 TraceNext ==
     /\ l <= Len(Log)
@@ -92,7 +98,31 @@ TraceView == <<traceVars, l>>
 \* Violated exactly when the whole log was consumed: the trace is accepted.
 TraceMatched == l <= Len(Log)
 
-\* Reports the deepest cursor reached (TLC's search depth is l).
-TraceAlias == [l |-> l, vid |-> vid, sent |-> sent, fwd |-> fwd, recv |-> recv,
-               delivered |-> delivered, views |-> views, crashed |-> crashed]
+-----------------------------------------------------------------------------
+(* Diagnostics (tlctrace.py runs them with DiagAt = the first unmatched    *)
+(* record): the state of that record's member and the channels into it,    *)
+(* and every spec action enabled in a state that matched the line before.  *)
+
+DiagNode == IF Log[DiagAt].nid \in S!Members THEN Log[DiagAt].nid ELSE 1
+
+DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], view |-> S!View(DiagNode),
+             sent |-> sent[DiagNode], fwd |-> fwd[DiagNode], recv |-> recv[DiagNode],
+             delivered |-> delivered[DiagNode], crashed |-> crashed,
+             into |-> [p \in S!Members |-> chan[<<p, DiagNode>>]]]
+
+Str(n) == ToString(n)
+
+DiagEnabled ==
+    {"Send(" \o Str(m) \o ")" : m \in {m \in S!Members : ENABLED S!Send(m)}}
+    \cup {"RecvForward(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in S!Members \X S!Members : ENABLED S!RecvForward(e[1], e[2])}}
+    \cup {"RecvData(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in S!Members \X S!Members : ENABLED S!RecvData(e[1], e[2])}}
+    \cup {"InstallView(" \o Str(m) \o ")" : m \in {m \in S!Members : ENABLED S!InstallView(m)}}
+    \cup {"Crash(" \o Str(m) \o ")" : m \in {m \in S!Members : ENABLED S!Crash(m, {})}}
+    \cup (IF ENABLED S!NewView THEN {"NewView"} ELSE {})
+
+TraceDiagnostic ==
+    l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
+                  /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
 =============================================================================
