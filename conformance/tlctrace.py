@@ -62,6 +62,10 @@ class TLATrace:
     constants: Optional[Callable[[dict], dict]] = None
     # event -> event as given to the log (e.g. fields renamed to the spec's)
     encode: Optional[Callable[[dict], dict]] = None
+    # the trace's events -> the log's entries, when one spec step is logged as
+    # several records (SEQUENCER over FLUSH's half-steps); each entry keeps the
+    # `i` of the record a rejection is to name
+    prepare: Optional[Callable[[list], list]] = None
 
 
 @dataclass
@@ -211,13 +215,18 @@ def _printed(out: str) -> list[tuple[str, str]]:
     return out_blocks
 
 
+def log_entries(trace, tt: TLATrace) -> list[dict]:
+    return tt.prepare(trace.events) if tt.prepare else trace.events
+
+
 def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1):
     tmp = Path(tempfile.mkdtemp(prefix="groupcheck-tlctrace-"))
     try:
         for f in (spec_root() / proto.spec).glob("*.tla"):
             if not f.name.startswith("MC"):
                 shutil.copy(f, tmp / f.name)
-        (tmp / "TraceLog.tla").write_text(tracelog_module(trace.events, tt, diag_at), encoding="utf-8")
+        (tmp / "TraceLog.tla").write_text(tracelog_module(log_entries(trace, tt), tt, diag_at),
+                                           encoding="utf-8")
         return run_tlc(tmp, f"Trace{proto.spec}", None,
                        cfg_text=cfg_text(proto.name, trace.header["constants"], diagnose=bool(diag_at)),
                        timeout=timeout, check_deadlock=False, workers=workers)
@@ -232,7 +241,7 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     if tt is None:
         raise ValueError(f"no TLA+ trace spec for protocol {protocol!r} "
                          f"(only: {', '.join(supported_protocols())})")
-    events = trace.events
+    events = log_entries(trace, tt)
     t0 = time.monotonic()
     if not events:
         return TLCVerdict(True, 0, None, 0.0, "empty trace")
