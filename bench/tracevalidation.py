@@ -3,8 +3,9 @@ traces, from 10^2 to 10^5 events (issue 12 item 7).
 
     .venv/bin/python bench/tracevalidation.py [--sizes 1e2,1e3,1e4,1e5] [--timeout S]
 
-Each size is one simulated run of 3 members without faults (impl/tracefile.py
-``simulate_run``, about 4.7 events per multicast).  For each: the model
+Each size is one simulated run of 3 members without faults, written to disk
+as it runs (impl/tracefile.py ``simulate_to_file``, no virtual-time horizon;
+about 4.7 events per multicast).  For each: the model
 replay (``conform_file``: read, replay, properties) and TLC
 (conformance/tlctrace.py ``validate``: write the log module, SANY, the
 search; JVM start-up included), each timed on the same file, with events/s.
@@ -23,16 +24,16 @@ from pathlib import Path
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import parse_faults, simulate_run, write
+from groupcheck.impl.tracefile import parse_faults, simulate_to_file
 
 EVENTS_PER_MULTICAST = 4.67
 
 
 def one(size: int, timeout: float) -> dict:
     per = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
-    recs, _ = simulate_run(3, per, 1, parse_faults(""))
     with tempfile.TemporaryDirectory() as d:
-        p = write(Path(d) / "t.ndjson", recs)
+        p = Path(d) / "t.ndjson"
+        simulate_to_file(p, 3, per, 1, parse_faults(""))
         t0 = time.perf_counter()
         m = conform_file(p).to_json()
         t_model = time.perf_counter() - t0
