@@ -39,6 +39,7 @@ def run(
     rate: float = typer.Option(500.0, "--rate", help="multicasts per second per node"),
     timeout: float = typer.Option(60.0, "--timeout", help="seconds to wait for quiescence"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
+    checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
@@ -49,7 +50,7 @@ def run(
     log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
     try:
         res = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
-                     log=log).run()
+                     log=log, checker=checker).run()
     except ClusterError as e:
         fail(str(e))
     except (KeyError_, OSError) as e:
@@ -66,5 +67,12 @@ def run(
             print(f"  replay: {res.reason}")
         for v in res.history:
             print(f"  history {v['check']}: {v['text']}")
+        if res.tlc is not None:
+            t = res.tlc
+            print(f"  tlc: {'accepts' if t['ok'] else 'rejects at event ' + str(t['first_unmatched'])} "
+                  f"({t['events']} events, {t['seconds']} s)"
+                  + ("" if t.get("agree", True) else "; TOOL FAILURE: TLC and the model replay disagree"))
+            if t.get("explain"):
+                print("    " + t["explain"].replace("\n", "\n    "))
         print(f"  traces: {out}/traces (groupcheck conform {out}/traces)")
     raise typer.Exit(0 if res.ok and res.quiescent else 1)

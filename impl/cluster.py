@@ -75,10 +75,14 @@ class Result:
     auth: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)      # node -> its layers' counters at the stop (survivors)
     known: bool = False          # the replay's violation is a documented finding of the protocol
+    # TLC trace validation of the merged trace (checker tlc or both): conformance/tlctrace.py's
+    # verdict as JSON, and with both whether it agrees with the model replay's
+    tlc: Optional[dict] = None
 
     @property
     def ok(self) -> bool:
-        return self.verdict == "ok" and not self.history
+        tlc_ok = self.tlc is None or (self.tlc["ok"] and self.tlc.get("agree", True))
+        return self.verdict == "ok" and not self.history and tlc_ok
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -122,9 +126,18 @@ def last_vc(path: Path) -> dict:
 class Runner:
     def __init__(self, protocol: str, nodes: int, messages: int, kills: list[tuple[int, float]], out: Path,
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
-                 key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None) -> None:
+                 key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
+                 checker: str = "model") -> None:
         if protocol not in PROTOCOLS:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
+        if checker not in ("model", "tlc", "both"):
+            raise ClusterError(f"--checker {checker!r}: model, tlc or both")
+        if checker != "model":
+            from groupcheck.conformance import tlctrace
+            if not tlctrace.supported(protocol):
+                raise ClusterError(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
+                                   f"(have: {', '.join(tlctrace.supported_protocols())})")
+        self.checker = checker
         if nodes < 2:
             raise ClusterError("--nodes: at least 2")
         for nid, _ in kills:
@@ -317,6 +330,16 @@ class Runner:
         for v in found:
             v.pop("svg", None)
         prop = (rep.reason or "").split(":", 1)[0]
+        tlc = None
+        if self.checker != "model":     # the TLA+ spec judges the same merged trace
+            from groupcheck.conformance import tlctrace
+            v = tlctrace.validate(trace)
+            tlc = v.to_json()
+            if not v.ok:
+                tlc["explain"] = v.explain()
+            if self.checker == "both":
+                m_ok = rep.verdict != "nonconforming"
+                tlc["agree"] = v.ok == m_ok and (v.ok or v.first_unmatched == rep.first_bad_event)
         auth_counts: dict = {}
         for r in self.stopped.values():
             for k, v in (r.get("auth") or {}).items():
@@ -324,4 +347,5 @@ class Runner:
         return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      known=rep.verdict == "violation" and prop in get(self.protocol).known_violations)
+                      known=rep.verdict == "violation" and prop in get(self.protocol).known_violations,
+                      tlc=tlc)

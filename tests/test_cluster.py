@@ -53,12 +53,29 @@ def test_sequencer_over_flush_survives_a_coordinator_kill(tmp_path):
 
 
 def test_plain_sequencer_without_kills_conforms(tmp_path):
-    res = Runner("sequencer", 3, 100, [], tmp_path).run()
-    assert res.quiescent and res.ok, (res.reason, res.history)
+    res = Runner("sequencer", 3, 100, [], tmp_path, checker="both").run()
+    assert res.quiescent and res.ok, (res.reason, res.history, res.tlc)
     assert res.delivered == {1: 300, 2: 300, 3: 300}
+    # the TLA+ spec accepts the real cluster's merged trace, as the model replay does
+    assert res.tlc["ok"] and res.tlc["agree"] and res.tlc["events"] > 900
+
+
+def test_cluster_tlc_rejection_fails_the_run(tmp_path, monkeypatch):
+    from groupcheck.conformance import tlctrace
+    real = tlctrace.validate
+
+    def forged(trace, **kw):        # TLC seeing a trace that differs from the one the replay saw
+        v = real(trace, **kw, diagnose=False)
+        v.ok, v.first_unmatched = False, 0
+        return v
+    monkeypatch.setattr(tlctrace, "validate", forged)
+    res = Runner("sequencer", 3, 5, [], tmp_path, checker="both").run()
+    assert res.verdict == "ok" and not res.ok and res.tlc["agree"] is False
 
 
 def test_bad_options_are_refused(tmp_path):
+    with pytest.raises(ClusterError, match="--checker"):
+        Runner("sequencer", 3, 1, [], tmp_path, checker="tla")
     for args in [("raincore", 3, 1, []), ("sequencer", 1, 1, []), ("sequencer", 3, 1, [(4, 1.0)]),
                  ("sequencer", 2, 1, [(1, 1.0), (2, 2.0)]), ("sequencer", 3, 1, [(1, 1.0), (1, 2.0)])]:
         with pytest.raises(ClusterError):
