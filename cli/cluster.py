@@ -1,10 +1,15 @@
-"""``groupcheck cluster run``: the stacks as OS processes over UDP on
+"""``groupcheck cluster run`` (and ``up`` / ``kill`` / ``down`` for interactive use): the stacks as OS processes over UDP on
 127.0.0.1, nodes killed with SIGKILL, the per-node traces checked
 (impl/cluster.py, impl/runtime.py, docs/impl.md)."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -57,22 +62,138 @@ def run(
         fail(str(e), ENVIRONMENT)
     except Interrupted as e:
         fail(f"interrupted ({e}); every node process was killed", 130)
+    _report(res.to_json(), protocol, out, as_json)
+
+
+def _report(r: dict, protocol: str, out: Path, as_json: bool) -> None:
+    """Print a run's result (Result.to_json()) and exit 0 when it is ok and quiescent."""
     if as_json:
-        print(json.dumps(res.to_json(), indent=2))
+        print(json.dumps(r, indent=2, default=str))
     else:
-        label = "ok" if res.ok else (f"{res.verdict} (known finding of {protocol})" if res.known else res.verdict)
-        print(f"{res.run_id}: {label}; quiescent {res.quiescent}; killed {res.killed or 'none'}; "
-              f"delivered {res.delivered}; {res.seconds} s")
-        if res.reason:
-            print(f"  replay: {res.reason}")
-        for v in res.history:
+        label = "ok" if r["ok"] else (f"{r['verdict']} (known finding of {protocol})" if r["known"] else r["verdict"])
+        print(f"{r['run_id']}: {label}; quiescent {r['quiescent']}; killed {r['killed'] or 'none'}; "
+              f"delivered {r['delivered']}; {r['seconds']} s")
+        if r["reason"]:
+            print(f"  replay: {r['reason']}")
+        for v in r["history"]:
             print(f"  history {v['check']}: {v['text']}")
-        if res.tlc is not None:
-            t = res.tlc
+        if r.get("tlc") is not None:
+            t = r["tlc"]
             print(f"  tlc: {'accepts' if t['ok'] else 'rejects at event ' + str(t['first_unmatched'])} "
                   f"({t['events']} events, {t['seconds']} s)"
                   + ("" if t.get("agree", True) else "; TOOL FAILURE: TLC and the model replay disagree"))
             if t.get("explain"):
                 print("    " + t["explain"].replace("\n", "\n    "))
         print(f"  traces: {out}/traces (groupcheck conform {out}/traces)")
-    raise typer.Exit(0 if res.ok and res.quiescent else 1)
+    raise typer.Exit(0 if r["ok"] and r["quiescent"] else 1)
+
+
+def _cluster_json(out: Path) -> dict:
+    try:
+        return json.loads((out / "cluster.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        fail(f"{out}/cluster.json: no cluster here ({e}); start one with groupcheck cluster up")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@app.command()
+def up(
+    protocol: str = typer.Option(..., "--protocol", help="sequencer or sequencerflush (SEQUENCER over FLUSH)"),
+    nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
+    messages: int = typer.Option(1000, "--messages", callback=at_least(0), help="multicasts each node makes"),
+    out: Path = typer.Option(..., "--out", help="folder for the traces, node configs, logs and the result"),
+    rate: float = typer.Option(100.0, "--rate", help="multicasts per second per node"),
+    timeout: float = typer.Option(60.0, "--timeout", help="seconds `down` waits for quiescence"),
+    key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
+    checker: str = typer.Option("model", "--checker", help="what `down` checks the traces with: model, tlc or both"),
+):
+    """Start a cluster in the background and return: the nodes run their workload until `cluster down OUT`.
+    Any node that dies meanwhile (`cluster kill OUT NODE`, or kill -9 from your shell) is a crash the runner
+    reports to the survivors as the view oracle."""
+    from groupcheck.impl.cluster import PROTOCOLS
+    if protocol not in PROTOCOLS:
+        fail(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
+    if checker not in ("model", "tlc", "both"):
+        fail(f"--checker {checker!r}: model, tlc or both")
+    if checker != "model":
+        from groupcheck.conformance import tlctrace
+        if not tlctrace.supported(protocol):
+            fail(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
+                 f"(have: {', '.join(tlctrace.supported_protocols())})")
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "cluster.json").exists() and _alive(_cluster_json(out).get("runner", 0) or 0) \
+            and not (out / "result.json").exists():
+        fail(f"{out}: a cluster is already up here (groupcheck cluster down {out})")
+    for stale in ("ready", "result.json", "cluster.json"):
+        (out / stale).unlink(missing_ok=True)
+    (out / "up.json").write_text(json.dumps({"protocol": protocol, "nodes": nodes, "messages": messages,
+                                            "rate": rate, "timeout": timeout, "key_file": key_file,
+                                            "checker": checker}), encoding="utf-8")
+    log = open(out / "supervisor.log", "wb")
+    p = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.cluster", str(out)], stdout=log,
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 40
+    while not (out / "ready").exists():
+        if p.poll() is not None or time.monotonic() > deadline:
+            if p.poll() is None:
+                p.kill()
+            why = (out / "result.json").read_text(encoding="utf-8") if (out / "result.json").exists() else ""
+            fail(f"the cluster did not come up {why}; see {out}/supervisor.log:\n"
+                 + (out / "supervisor.log").read_text(encoding="utf-8", errors="replace")[-2000:], ENVIRONMENT)
+        time.sleep(0.1)
+    info = _cluster_json(out)
+    print(f"cluster up: {nodes} {protocol} nodes on 127.0.0.1, supervisor pid {p.pid}, node pids "
+          + ", ".join(f"{n}={pid}" for n, pid in sorted(info["pids"].items(), key=lambda kv: int(kv[0]))))
+    print(f"  kill a node: groupcheck cluster kill {out} NODE; stop and check: groupcheck cluster down {out}")
+
+
+@app.command(name="kill")
+def kill_node(
+    out: Path = typer.Argument(..., help="the folder given to `cluster up`"),
+    node: int = typer.Argument(..., help="the node to SIGKILL"),
+):
+    """SIGKILL one node of a cluster started with `cluster up` (the runner sees it die and acts as view oracle)."""
+    pids = _cluster_json(out)["pids"]
+    if str(node) not in pids:
+        fail(f"no node {node} in {out} (nodes: {', '.join(sorted(pids, key=int))})")
+    try:
+        os.kill(int(pids[str(node)]), signal.SIGKILL)
+    except ProcessLookupError:
+        fail(f"node {node} (pid {pids[str(node)]}) is not running")
+    print(f"node {node} (pid {pids[str(node)]}) killed with SIGKILL")
+
+
+@app.command()
+def down(
+    out: Path = typer.Argument(..., help="the folder given to `cluster up`"),
+    as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
+):
+    """Stop a cluster started with `cluster up`: wait for quiescence, stop the nodes, check the traces.
+    Exit 0 when every trace conforms and the survivors' history is clean, 1 otherwise."""
+    info = _cluster_json(out)
+    pid = int(info["runner"])
+    up_opts = json.loads((out / "up.json").read_text(encoding="utf-8"))
+    if _alive(pid) and not (out / "result.json").exists():
+        os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + float(up_opts.get("timeout", 60)) + 60
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        os.kill(pid, signal.SIGTERM)        # the supervisor then kills every node
+        fail(f"the cluster did not stop in time; it was terminated (see {out}/supervisor.log)")
+    try:
+        r = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        fail(f"{out}: the supervisor left no result (see {out}/supervisor.log)")
+    if "error" in r:
+        fail(f"the cluster failed: {r['error']} (see {out}/supervisor.log)")
+    _report(r, up_opts["protocol"], out, as_json)

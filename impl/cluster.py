@@ -30,6 +30,15 @@ survivors, agreement) under the protocol's promises.
 
 No process outlives ``run``: every child is killed in ``finally``, also on
 Ctrl-C and SIGTERM (which the runner turns into an exception).
+
+Interactive use (``groupcheck cluster up`` / ``kill`` / ``down``): ``up``
+starts this module as a detached supervisor (``python -m
+groupcheck.impl.cluster OUT``) running the Runner with ``serve=True``: no
+scheduled kills; instead any node process that dies (``cluster kill``, or a
+``kill -9`` from the user's own shell) is taken as a crash and the oracle
+acts as above.  SIGUSR1 (``cluster down``) ends the serving: quiescence,
+stop, check, ``OUT/result.json``; SIGTERM or Ctrl-C kill every node as in
+``run``.
 """
 
 from __future__ import annotations
@@ -127,7 +136,7 @@ class Runner:
     def __init__(self, protocol: str, nodes: int, messages: int, kills: list[tuple[int, float]], out: Path,
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
-                 checker: str = "model") -> None:
+                 checker: str = "model", serve: bool = False) -> None:
         if protocol not in PROTOCOLS:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
         if checker not in ("model", "tlc", "both"):
@@ -138,6 +147,8 @@ class Runner:
                 raise ClusterError(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
                                    f"(have: {', '.join(tlctrace.supported_protocols())})")
         self.checker = checker
+        self.serve = serve
+        self.stop_requested = False
         if nodes < 2:
             raise ClusterError("--nodes: at least 2")
         for nid, _ in kills:
@@ -191,6 +202,8 @@ class Runner:
         tdir.mkdir(exist_ok=True)
         for old in tdir.glob("*.ndjson"):
             old.unlink()
+        for stale in ("ready", "result.json"):
+            (self.out / stale).unlink(missing_ok=True)
         key_file = self.key_file
         if key_file is None:        # a fresh secret per run, readable by its owner only
             key_file = str(self.out / "cluster.key")
@@ -205,19 +218,23 @@ class Runner:
         self.sock.bind((HOST, self.ports[RUNNER]))
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
-        header = tracefile.header(self.protocol, members, constants(self.protocol, self.n, self.messages,
-                                                                     len(self.kills)),
+        # serving, any node but one may die: the header's crash bound is N - 1
+        crashes = self.n - 1 if self.serve else len(self.kills)
+        header = tracefile.header(self.protocol, members, constants(self.protocol, self.n, self.messages, crashes),
                                   seed=None, faults={"kills": [list(k) for k in self.kills]},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
         self.start = start = time.time()
-        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)}
 
         def interrupted(signum, _frame):
             raise Interrupted(signal.Signals(signum).name)
 
+        def stop_serving(_signum, _frame):
+            self.stop_requested = True
+
         for s in old:
-            signal.signal(s, interrupted)
+            signal.signal(s, stop_serving if s == signal.SIGUSR1 else interrupted)
         try:
             for nid in members:
                 cfg = {"nid": nid, "protocol": self.protocol, "members": members,
@@ -246,7 +263,9 @@ class Runner:
             for nid in members:
                 self._send(nid, {"cmd": "start"})
             t0 = time.monotonic()
-            killed = self._kills(t0, members)
+            if self.serve:
+                (self.out / "ready").write_text(run_id, encoding="utf-8")
+            killed = self._serve(t0, members) if self.serve else self._kills(t0, members)
             quiescent = self._quiesce(t0, killed)
             live = [m for m in members if m not in killed]
             for nid in live:
@@ -270,27 +289,39 @@ class Runner:
 
     def _kills(self, t0: float, members: list) -> list:
         killed: list[int] = []
-        vid = 1
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
-            killed.append(nid)
-            self.env.on_receive(last_vc(self.out / "traces" / f"node-{nid}.ndjson"))
-            self.env.record("Crash", {}, None, None, round(time.time() - self.start, 6), nid=nid)
-            self.log(f"killed node {nid} (SIGKILL) at {time.monotonic() - t0:.2f} s")
-            self._poll(time.monotonic() + self.detect)
-            live = [m for m in members if m not in killed]
-            if self.protocol == "sequencer":
-                vid += 1
-                self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))
-                for m in live:
-                    self._send(m, {"cmd": "view", "vid": vid, "members": live})
-            else:
-                for m in live:
-                    self._send(m, {"cmd": "suspect", "member": nid})
+            self._crashed(nid, members, killed, t0)
         return killed
+
+    def _serve(self, t0: float, members: list) -> list:
+        """Until SIGUSR1: any node process that dies is a crash."""
+        killed: list[int] = []
+        while not self.stop_requested and len(killed) < len(members) - 1:
+            self._poll(time.monotonic() + 0.1)
+            for nid in members:
+                if nid not in killed and self.procs[nid].poll() is not None:
+                    self._crashed(nid, members, killed, t0)
+        return killed
+
+    def _crashed(self, nid: int, members: list, killed: list, t0: float) -> None:
+        """Node ``nid`` is dead: the Crash record, then the oracle's view."""
+        killed.append(nid)
+        self.env.on_receive(last_vc(self.out / "traces" / f"node-{nid}.ndjson"))
+        self.env.record("Crash", {}, None, None, round(time.time() - self.start, 6), nid=nid)
+        self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
+        self._poll(time.monotonic() + self.detect)
+        live = [m for m in members if m not in killed]
+        if self.protocol == "sequencer":
+            self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))
+            for m in live:
+                self._send(m, {"cmd": "view", "vid": len(killed) + 1, "members": live})
+        else:
+            for m in live:
+                self._send(m, {"cmd": "suspect", "member": nid})
 
     def _quiesce(self, t0: float, killed: list) -> bool:
         live = [m for m in range(1, self.n + 1) if m not in killed]
@@ -349,3 +380,23 @@ class Runner:
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
                       known=rep.verdict == "violation" and prop in get(self.protocol).known_violations,
                       tlc=tlc)
+
+
+def serve_main(out: str) -> int:
+    """The detached supervisor of ``groupcheck cluster up`` (OUT/up.json holds
+    the options); writes OUT/result.json when ``cluster down`` stops it."""
+    out_dir = Path(out)
+    opts = json.loads((out_dir / "up.json").read_text(encoding="utf-8"))
+    try:
+        res = Runner(opts["protocol"], opts["nodes"], opts["messages"], [], out_dir, rate=opts["rate"],
+                     timeout=opts["timeout"], key_file=opts.get("key_file"), checker=opts.get("checker", "model"),
+                     serve=True, log=lambda s: print(s, flush=True)).run()
+    except (ClusterError, Interrupted, OSError) as e:
+        (out_dir / "result.json").write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}), encoding="utf-8")
+        return 1
+    (out_dir / "result.json").write_text(json.dumps(res.to_json(), indent=2, default=str), encoding="utf-8")
+    return 0 if res.ok and res.quiescent else 1
+
+
+if __name__ == "__main__":
+    sys.exit(serve_main(sys.argv[1]))

@@ -98,6 +98,44 @@ def test_sigterm_leaves_no_node_behind(tmp_path):
     assert not any(_alive(x) for x in pids)
 
 
+def _gc(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "cluster", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_up_kill_down_interactive_session(tmp_path):
+    """cluster up returns with the nodes running; a node killed meanwhile is a
+    crash the runner hands to the oracle; down quiesces, checks and leaves no
+    process behind."""
+    r = _gc("up", "--protocol", "sequencerflush", "--nodes", 3, "--messages", 200, "--rate", 200,
+            "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    info = json.loads((tmp_path / "cluster.json").read_text())
+    pids = [info["runner"], *info["pids"].values()]
+    assert all(_alive(x) for x in pids)
+    time.sleep(0.5)
+    assert _gc("kill", tmp_path, 1).returncode == 0
+    r = _gc("down", tmp_path, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads(r.stdout)
+    assert res["ok"] and res["quiescent"] and res["killed"] == [1]
+    assert not any(_alive(x) for x in pids)
+    assert _gc("down", tmp_path).returncode == 0                 # down again: the same result, nothing to stop
+
+
+def test_up_then_sigterm_to_the_supervisor_leaves_no_node(tmp_path):
+    assert _gc("up", "--protocol", "sequencer", "--nodes", 3, "--messages", 100000, "--rate", 100,
+               "--out", tmp_path).returncode == 0
+    info = json.loads((tmp_path / "cluster.json").read_text())
+    nodes = list(info["pids"].values())
+    os.kill(info["runner"], signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while any(_alive(x) for x in [info["runner"], *nodes]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(x) for x in [info["runner"], *nodes])
+    assert _gc("up", "--protocol", "raincore", "--out", tmp_path / "x").returncode != 0
+
+
 def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
     """Forged, replayed, truncated and malformed datagrams, and authentic
     ones carrying a bad frame, reach a node's receive path: each is dropped
