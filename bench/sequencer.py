@@ -4,7 +4,7 @@ Three wall-clock rates, each over the same seeded runs (``--runs`` seeds,
 ``--messages`` multicasts per member, fault plan ``--faults``):
 
 * ``sim_delivered_per_s``: application deliveries (summed over members)
-  per second of ``impl.sim.simulate``, for 3 and for 5 members;
+  per second of ``impl.sim_sequencer.simulate``, for 3 and for 5 members;
 * ``trace_events_written_per_s``: groupcheck-trace/1 event records
   serialised to NDJSON and written to a file, per second;
 * ``conform_events_checked_per_s``: events replayed against the model
@@ -30,7 +30,7 @@ from pathlib import Path
 from groupcheck.conformance.sequencer import replay
 from groupcheck.conformance.traces import load
 from groupcheck.impl import tracefile
-from groupcheck.impl.sim import simulate
+from groupcheck.impl.sim_sequencer import simulate
 
 
 def bench_nodes(n: int, runs: int, per_member: int, faults, out: Path) -> dict:

@@ -26,8 +26,9 @@ import os
 import platform
 import time
 
-from groupcheck.impl import stable, tracefile
-from groupcheck.impl.stable import StableSimulator
+from groupcheck.impl import sim_stable, stable, tracefile
+from groupcheck.impl.stacks import stable as stable_stacks
+from groupcheck.impl.sim_stable import StableSimulator
 
 
 class SamplingSimulator(StableSimulator):
@@ -51,12 +52,12 @@ def run(n: int, per_member: int, size: int, seed: int, faults, every: float, wit
     nodes = tuple(range(1, n + 1))
 
     def make(nid, members, **kw):
-        return stable.stable_stack(nid, members, gossip_interval=0.05 if with_stable else None,
+        return stable_stacks.stable_stack(nid, members, gossip_interval=0.05 if with_stable else None,
                                    tracing=False, **kw)
 
     sim = SamplingSimulator({m: make(m, nodes) for m in nodes}, seed, faults, 3600.0, make_stack=make,
                             every=every)
-    for k, (at, m, _) in enumerate(stable.workload(list(nodes), per_member, {})):
+    for k, (at, m, _) in enumerate(sim_stable.workload(list(nodes), per_member, {})):
         sim.app_send(at, m, bytes([k % 251]) * size)
     t0 = time.perf_counter()
     quiescent = sim.run()

@@ -363,7 +363,7 @@ def simulate(seed: int, faults: str, options: dict):
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
     from groupcheck.impl import tracefile
-    from groupcheck.impl.flush import flush_stack
+    from groupcheck.impl.stacks.flush import flush_stack
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
@@ -451,7 +451,7 @@ class FlushLockstep(LockstepNetwork):
         ``flush_stack``); with a layer above FLUSH (``sequencer_flush_stack``)
         only the FLUSH events are replayed, all are kept in ``events``.
         ``max_app``: application sends allowed (default ``max_msgs``)."""
-        from groupcheck.impl.flush import flush_stack
+        from groupcheck.impl.stacks.flush import flush_stack
         make_stack = make_stack or flush_stack
         self.max_app = max_msgs if max_app is None else max_app
         self.members = tuple(range(1, n + joiners + 1))

@@ -31,7 +31,7 @@ from types import SimpleNamespace
 from typing import Callable, Optional
 
 from groupcheck.impl.events import AppSend, View, ViewChange
-from groupcheck.impl.sim import sequencer_stack
+from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.model.sequencer import SequencerModel, _subsets
 from groupcheck.model.values import Fn
@@ -318,7 +318,7 @@ PROTOCOL = Protocol(
 # ---------------------------------------------------------------- lock-step driver
 
 class LockstepCluster(LockstepNetwork):
-    """N SEQUENCER stacks (transport, reliable, sequencer, as impl/sim.py
+    """N SEQUENCER stacks (transport, reliable, sequencer, as impl/stacks/sequencer.py
     builds them) driven one event at a time (conformance/lockstep.py), each
     step checked against model/sequencer.py on whole-state records
     (``WholeStateBinding``).  Environment actions are the spec's:

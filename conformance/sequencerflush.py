@@ -751,7 +751,7 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
     from groupcheck.impl import tracefile
-    from groupcheck.impl.flush import sequencer_flush_stack
+    from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])

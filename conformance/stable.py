@@ -29,7 +29,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
-from groupcheck.impl import codec, stable as istable
+from groupcheck.impl import codec, sim_stable, stable as istable
+from groupcheck.impl.stacks.stable import stable_stack
 from groupcheck.impl.events import AppSend, ViewChange
 from groupcheck.model.stable import DataMsg, Entry, StabilityMsg, StableModel, StableMsg
 from groupcheck.model.values import Fn
@@ -286,13 +287,13 @@ def simulate(seed: int, faults: str, options: dict):
     """One simulated STABLE run: members 1..n-1 (or 1..n without ``join``),
     member n joining at 15 ms, ``messages`` multicasts each; the fault spec
     as impl/tracefile.parse_faults reads it (no crashes)."""
-    from groupcheck.impl import stable, tracefile
+    from groupcheck.impl import sim_stable, tracefile
     opts = {**DEFAULTS, **(options or {})}
     opts["join"], opts["heard_from_reset"] = _flag(opts["join"]), _flag(opts["heard_from_reset"])
     plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
-    records, summary = stable.simulate(int(opts["nodes"]), int(opts["messages"]), seed, plan,
-                                       join=opts["join"], heard_from_reset=opts["heard_from_reset"],
-                                       horizon=float(opts["horizon"]))
+    records, summary = sim_stable.simulate(int(opts["nodes"]), int(opts["messages"]), seed, plan,
+                                           join=opts["join"], heard_from_reset=opts["heard_from_reset"],
+                                           horizon=float(opts["horizon"]))
     rid = run_id(opts, seed)
     v2 = tracefile.to_v2(records, summary["constants"], rid, quiescent=summary["quiescent"],
                          end_clock=summary.get("end_clock"))
@@ -352,7 +353,7 @@ class StableCluster(LockstepNetwork):
         self.pending_install: set[int] = set()
 
     def make(self, nid, members, **kw):
-        return istable.stable_stack(nid, members, heard_from_reset=self.reset, **kw)
+        return stable_stack(nid, members, heard_from_reset=self.reset, **kw)
 
     def st(self, m):
         return self.stacks[m].layer("stable")
@@ -368,7 +369,7 @@ class StableCluster(LockstepNetwork):
         return m in self.stacks and bool(self.st(m).view)
 
     def can_join(self) -> bool:
-        return not self.joined(self.joiner) and istable.can_admit(self.stacks)
+        return not self.joined(self.joiner) and sim_stable.can_admit(self.stacks)
 
     # ------------------------------------------------------------ steps
 
@@ -380,7 +381,7 @@ class StableCluster(LockstepNetwork):
         self.vid += 1
         self.checking = False           # the coordinator's half of Join is traced by the joiner
         try:
-            view = istable.admit(self.stacks, self.joiner, self.vid, self._handle, self.make)
+            view = sim_stable.admit(self.stacks, self.joiner, self.vid, self._handle, self.make)
         finally:
             self.checking = True
         self.pending_install = {m for m in view.members if self.st(m).view != frozenset(view.members)}

@@ -4,7 +4,7 @@ real sockets (DESIGN §4, issue 13).
 Theory of operation
 -------------------
 One OS process per node.  ``Node`` owns a stack (``sequencer_stack`` of
-impl/sim.py or ``sequencer_flush_stack`` of impl/flush.py, unchanged) and a
+impl/stacks/sequencer.py or ``sequencer_flush_stack`` of impl/stacks/sequencerflush.py, unchanged) and a
 UDP socket bound to 127.0.0.1 only.  It turns
 
 * a datagram into ``Receive(src, frame)`` (after authentication),
@@ -87,10 +87,10 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
     # tracing="delta": the layers log format 2's deltas themselves, O(N) per record; a
     # full state holds the whole delivery history, which made a node's step O(run)
     if protocol == "sequencer":
-        from .sim import sequencer_stack
+        from .stacks.sequencer import sequencer_stack
         return sequencer_stack(nid, members, tracing="delta")
     if protocol == "sequencerflush":
-        from .flush import sequencer_flush_stack
+        from .stacks.sequencerflush import sequencer_flush_stack
         return sequencer_flush_stack(nid, members, tracing="delta")
     raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush)")
 

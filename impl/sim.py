@@ -22,24 +22,25 @@ those sent to it are dropped).  ``detect_delay`` later the membership oracle
 crashed members, and hands it to each live member after its own
 ``install_delay``, every member receiving every view in order.
 
-``simulate`` builds SEQUENCER stacks (transport, reliable, sequencer) and
-returns the trace records (a header, then one record per spec action, each
-with its virtual ``clock``) and a summary.  The run ends when nothing is left
-to do (timers only run while retransmission is pending) or at ``horizon``.
+This is the one engine (issue 13): it knows no protocol.  A protocol's
+environment is a subclass that adds its own environment actions as queue
+entries (impl/sim_sequencer.py: none beyond the default oracle;
+impl/sim_stable.py: Join; impl/sim_flush.py: its own crash, Leave and Join
+with FLUSH's failure detector; impl/sim_raincore.py: the ring's faults),
+and the stacks are built by impl/stacks/<protocol>.py.  The same stacks run
+over UDP in impl/runtime.py.  A run ends when nothing is left to do (timers
+only run while retransmission is pending) or at ``horizon``.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer,
                      TimerFired, Trace, Up, View, ViewChange)
-from .reliable import Reliable
-from .sequencer import Sequencer
-from .stack import Stack, Transport
 
 IMPL_NAME = "groupcheck.impl"
 IMPL_VERSION = "0.1.0"
@@ -204,42 +205,3 @@ class Simulator:
         for _ in range(copies):
             at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
             self._push(at, "datagram", dest, (src, payload))
-
-
-def sequencer_stack(nid: int, members: tuple[int, ...], *, tracing: bool | str = True, **reliable_opts) -> Stack:
-    return Stack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
-                       Sequencer(nid, members, tracing=tracing)])
-
-
-def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
-             faults: FaultPlan | None = None, *, horizon: float = 60.0,
-             make_stack: Callable[[int, tuple[int, ...]], Any] = sequencer_stack,
-             protocol: str = "sequencer", sink: Callable[[dict], None] | None = None,
-             states: str = "full") -> tuple[list[dict], dict]:
-    """Run SEQUENCER (or the stacks ``make_stack`` builds, named ``protocol``
-    in the header) on ``nodes`` (the first view, coordinator first) with the
-    application sends ``messages`` = ``(time, member, payload)``.  Returns
-    ``(trace_records, summary)``."""
-    members = tuple(nodes)
-    faults = faults or FaultPlan()
-    sim = Simulator({n: make_stack(n, members) for n in members}, seed, faults, horizon, sink)
-    for at, nid, payload in messages:
-        sim.app_send(at, nid, payload)
-    header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
-              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
-    if states != "full":
-        header["states"] = states       # "delta": the stacks trace deltas (Sequencer(tracing="delta"))
-    quiescent = sim.run()
-    summary = {
-        "quiescent": quiescent,
-        "end_clock": sim.now,
-        "crashed": sorted(sim.crashed),
-        "views": [list(v.members) for v in sim.views],
-        "delivered": {n: [[d.sender, d.seqno] for d in sim.deliveries[n] if isinstance(d, Deliver)]
-                      for n in members},
-        "payloads": {n: [d.payload for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in members},
-        "network": asdict(sim.net),
-        "app_dropped": sim.app_dropped,
-        "stats": {n: sim.stacks[n].stats for n in members},
-    }
-    return [header] + sim.records, summary

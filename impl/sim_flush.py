@@ -45,7 +45,8 @@ from typing import Any, Callable, Iterable
 
 from . import codec
 from .events import Deliver, Receive
-from .flush import JoinRequest, LeaveRequest, Suspect, ViewMsg, flush_stack
+from .flush import JoinRequest, LeaveRequest, Suspect, ViewMsg
+from .stacks.flush import flush_stack
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 
 

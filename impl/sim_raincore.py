@@ -41,6 +41,7 @@ from . import codec
 from .events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
 from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
+from .stacks.raincore import raincore_layer
 
 
 @dataclass(frozen=True)
@@ -225,9 +226,9 @@ class RaincoreConfig:
 
 def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore]:
     ring = tuple(range(1, cfg.init_size + 1))
-    return {n: Raincore(n, ring, init_seq=cfg.init_seq, cold_start=cfg.cold_start, timing=cfg.timing,
-                        neutral_recovery=cfg.neutral_recovery, fresh_claim=cfg.fresh_claim,
-                        fresh_view=cfg.fresh_view, token_ring_claim=cfg.token_ring_claim, tracing=tracing)
+    return {n: raincore_layer(n, ring, init_seq=cfg.init_seq, cold_start=cfg.cold_start, timing=cfg.timing,
+                               neutral_recovery=cfg.neutral_recovery, fresh_claim=cfg.fresh_claim,
+                               fresh_view=cfg.fresh_view, token_ring_claim=cfg.token_ring_claim, tracing=tracing)
             for n in range(1, cfg.n + 1)}
 
 

@@ -51,21 +51,12 @@ which holds here as long as the gossip interval exceeds the network delay.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-from dataclasses import asdict
-
-from . import codec
 from .codec import Nak, XData
 from .events import (AppSend, CancelTimer, Deliver, Effect, Event, Multicast, Receive, Send, SetTimer,
                      TimerFired, Trace, TraceEvent, View, ViewChange)
 from .layer import bump
-from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
-from .tracefile import SEND_INTERVAL
-
-T_STABLE, T_STABILITY = 10, 11
-
 
 # ---------------------------------------------------------------- wire messages
 
@@ -90,68 +81,8 @@ class StabilityMsg:
     digest: tuple[tuple[int, int, int], ...]
 
 
-_HEAD = struct.Struct(">HQH")      # sender, counter, entries (STABILITY)
-_SHEAD = struct.Struct(">HQBH")    # sender, counter, flags, entries (STABLE; flag bit 0: reply)
-_VEC = struct.Struct(">HQ")        # member, seqno
-_DIG = struct.Struct(">HQQ")       # member, low, high
+# the bytes of these messages on the wire: impl/stacks/stable.py (codec 10-11)
 
-
-def _check_entries(entries, width: int) -> None:
-    members = [e[0] for e in entries]
-    if any(b <= a for a, b in zip(members, members[1:])):
-        raise ValueError("entries must be sorted by member without repeats")
-    for e in entries:
-        if len(e) != width or any(type(x) is not int for x in e):
-            raise ValueError(f"bad entry {e!r}")
-        if not 0 <= e[0] <= codec.MAX_NODE or not all(0 <= x <= codec.MAX_SEQNO for x in e[1:]):
-            raise ValueError(f"entry out of range: {e!r}")
-
-
-def _encode(msg) -> bytes:
-    is_vec = isinstance(msg, StableMsg)
-    entries = msg.vector if is_vec else msg.digest
-    _check_entries(entries, 2 if is_vec else 3)
-    if not 0 <= msg.sender <= codec.MAX_NODE or not 1 <= (msg.gseq if is_vec else msg.sseq) <= codec.MAX_SEQNO:
-        raise ValueError(f"sender or counter out of range: {msg!r}")
-    if len(entries) > 0xFFFF:
-        raise ValueError("too many entries")
-    st = _VEC if is_vec else _DIG
-    if is_vec:
-        if type(msg.reply) is not bool:
-            raise ValueError(f"reply must be a bool: {msg!r}")
-        out = [_SHEAD.pack(msg.sender, msg.gseq, int(msg.reply), len(entries))]
-    else:
-        out = [_HEAD.pack(msg.sender, msg.sseq, len(entries))]
-    for e in entries:
-        if not is_vec and e[1] > e[2]:
-            raise ValueError(f"digest entry with low > high: {e!r}")
-        out.append(st.pack(*e))
-    return b"".join(out)
-
-
-def _decoder(cls, st: struct.Struct):
-    head = _SHEAD if cls is StableMsg else _HEAD
-
-    def decode_body(body: bytes):
-        if cls is StableMsg:
-            sender, counter, flags, n = codec.unpack(head, body)
-            codec.need(flags in (0, 1), f"unknown flags {flags}")
-        else:
-            sender, counter, n = codec.unpack(head, body)
-        codec.need(counter >= 1, "counter 0")
-        codec.need(len(body) == head.size + n * st.size, "length does not match the entry count")
-        entries = tuple(st.unpack_from(body, head.size + i * st.size) for i in range(n))
-        members = [e[0] for e in entries]
-        codec.need(all(b > a for a, b in zip(members, members[1:])), "entries not strictly increasing")
-        if cls is StabilityMsg:
-            codec.need(all(lo <= hi for _, lo, hi in entries), "digest entry with low > high")
-            return cls(sender, counter, entries)
-        return cls(sender, counter, entries, bool(flags))
-    return decode_body
-
-
-codec.register(T_STABLE, StableMsg, _encode, _decoder(StableMsg, _VEC))
-codec.register(T_STABILITY, StabilityMsg, _encode, _decoder(StabilityMsg, _DIG))
 
 
 # ---------------------------------------------------------------- the layer
@@ -416,136 +347,3 @@ class Stable:
             self.heardFrom = set(V)
         if not coordinator_admits:        # the coordinator's part of Join is traced by the joiner
             out.append(self._trace("InstallView"))
-
-
-def stable_stack(nid: int, members: tuple[int, ...], *, join_digest: dict | None = None,
-                 heard_from_reset: bool = True, gossip_interval: float | None = 0.05,
-                 tracing: bool = True, **stable_opts):
-    """``[Transport, Reliable(nakack), Stable]`` for member ``nid`` of view
-    ``members`` (() for a member that joins later)."""
-    from .reliable import Reliable
-    from .stack import Stack, Transport
-    rel = Reliable(nid, members, nakack=True)
-    st = Stable(nid, members, rel, join_digest=join_digest, heard_from_reset=heard_from_reset,
-                gossip_interval=gossip_interval, tracing=tracing, **stable_opts)
-    return Stack(nid, [Transport(), rel, st])
-
-
-def admit(stacks: dict, joiner: int, vid: int, handle, make_stack) -> View:
-    """The membership oracle's Join (view number ``vid``): the coordinator
-    (smallest member of the group) installs the view with ``joiner`` at once
-    and hands it its delivered vector as the join digest; the joiner's stack
-    is built with it and installs the view, tracing Join.  ``handle(nid,
-    event)`` runs an event at a stack and performs its effects (the caller's
-    runtime); ``stacks`` gains the joiner's stack.  The caller hands the view
-    to the other members later.  One view change at a time: every member of
-    the group must have installed the group's view (else ValueError)."""
-    group = sorted(m for m, s in stacks.items() if s.layer("stable").view)
-    if joiner in group or any(stacks[m].layer("stable").view != frozenset(group) for m in group):
-        raise ValueError("one view change at a time: the group has not installed its view yet")
-    c = group[0]
-    view = View(vid, tuple(group + [joiner]))
-    digest = {x: k for x, k in stacks[c].layer("stable").delivered.items() if k}
-    handle(c, ViewChange(view))
-    stacks[joiner] = make_stack(joiner, (), join_digest=digest)
-    handle(joiner, ViewChange(view))
-    return view
-
-
-def can_admit(stacks: dict) -> bool:
-    group = frozenset(m for m, s in stacks.items() if s.layer("stable").view)
-    return all(stacks[m].layer("stable").view == group for m in group)
-
-
-# ---------------------------------------------------------------- simulation
-
-class StableSimulator(Simulator):
-    """The simulator plus the Join environment action: ``joins`` lists
-    ``(member, time)``; a join waits (retried every 5 ms) until the group has
-    installed its last view, and application sends of a member that has not
-    joined yet wait for it likewise."""
-
-    RETRY = 0.005
-
-    def __init__(self, stacks: dict, seed: int, faults: FaultPlan | None, horizon: float,
-                 joins=(), make_stack=stable_stack) -> None:
-        super().__init__(stacks, seed, faults, horizon)
-        self.make_stack = make_stack
-        for nid, at in joins:
-            self._push(at, "join", nid, None)
-
-    def _step(self, kind: str, nid, data) -> None:
-        if kind == "join":
-            if not can_admit(self.stacks):
-                return self._push(self.now + self.RETRY, "join", nid, None)
-            view = admit(self.stacks, nid, len(self.views) + 1, self._handle_new, self.make_stack)
-            self.views.append(view)
-            lo, hi = self.faults.install_delay
-            for m in view.members[:-1]:
-                if self.stacks[m].layer("stable").view != frozenset(view.members):
-                    at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))
-                    self._install_at[m] = at
-                    self._push(at, "view", m, view)
-            return None
-        if kind == "event" and nid not in self.stacks:
-            return self._push(self.now + self.RETRY, kind, nid, data)
-        return super()._step(kind, nid, data)
-
-    def _handle_new(self, nid: int, event) -> None:
-        self.deliveries.setdefault(nid, [])
-        self._handle(nid, event)
-
-
-def workload(nodes: list[int], per_member: int, start: dict[int, float]) -> list[tuple[float, int, bytes]]:
-    """``per_member`` multicasts by each member, round robin every 10 ms; a
-    member's first send not before ``start[member]`` (its join)."""
-    out, t = [], {m: start.get(m, 0.0) for m in nodes}
-    for k in range(per_member * len(nodes)):
-        m = nodes[k % len(nodes)]
-        at = max(k * SEND_INTERVAL, t[m])
-        t[m] = at + SEND_INTERVAL
-        out.append((round(at, 6), m, f"m{m}.{1 + k // len(nodes)}".encode()))
-    return out
-
-
-def simulate(n: int, per_member: int, seed: int, faults: FaultPlan | None = None, *, join: bool = True,
-             join_at: float = 0.015, heard_from_reset: bool = True, gossip_interval: float | None = 0.05,
-             tracing: bool = True, horizon: float = 60.0) -> tuple[list[dict], dict]:
-    """One STABLE run: members 1..n-1 form the first view and member n joins
-    at ``join_at`` (without ``join``, 1..n from the start); each member
-    multicasts ``per_member`` messages.  Returns (simulator records, header
-    first, and a summary with the retransmission buffers at the end)."""
-    faults = faults or FaultPlan()
-    if faults.crashes:
-        raise ValueError("STABLE runs have no crashes (the spec has none)")
-    nodes = list(range(1, n + 1))
-    first = nodes[:-1] if join and n > 1 else nodes
-
-    def make(nid, members, **kw):
-        return stable_stack(nid, members, heard_from_reset=heard_from_reset,
-                            gossip_interval=gossip_interval, tracing=tracing, **kw)
-
-    stacks = {m: make(m, tuple(first)) for m in first}
-    joins = [(n, join_at)] if len(first) < n else []
-    sim = StableSimulator(stacks, seed, faults, horizon, joins=joins, make_stack=make)
-    sim.views = [View(1, tuple(first))]
-    for at, nid, payload in workload(nodes, per_member, {n: join_at + 0.005} if joins else {}):
-        sim.app_send(at, nid, payload)
-    quiescent = sim.run()
-    header = {"kind": "header", "protocol": "stable", "nodes": nodes, "seed": seed,
-              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
-    summary = {
-        "quiescent": quiescent, "end_clock": sim.now,
-        "views": [list(v.members) for v in sim.views],
-        "delivered": {m: [[d.sender, d.seqno] for d in sim.deliveries.get(m, []) if isinstance(d, Deliver)]
-                      for m in nodes},
-        "vectors": {m: dict(sorted(sim.stacks[m].layer("stable").delivered.items())) for m in sim.stacks},
-        "retained": {m: sim.stacks[m].layer("reliable").retained for m in sim.stacks},
-        "retained_bytes": {m: sim.stacks[m].layer("reliable").retained_bytes for m in sim.stacks},
-        "network": asdict(sim.net),
-        "stats": {m: sim.stacks[m].stats for m in sim.stacks},
-        "constants": {"N": n, "NInit": len(first), "MaxSeq": per_member,
-                      "ResetOnDifferentMembers": heard_from_reset, "CoordSwitchesAtJoin": True,
-                      "GossipMergedDigest": False},
-    }
-    return [header] + sim.records, summary

@@ -409,7 +409,8 @@ def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict]
     one-line summary (deliveries, retransmissions, dropped datagrams)."""
     from functools import partial
 
-    from .sim import sequencer_stack, simulate
+    from .sim_sequencer import simulate
+    from .stacks.sequencer import sequencer_stack
     nodes = list(range(1, n + 1))
     msgs = sequencer_workload(n, per_member)
     records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
@@ -433,7 +434,9 @@ def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizo
     summary line with ``events`` and ``bytes``."""
     from functools import partial
 
-    from .sim import IMPL_NAME, IMPL_VERSION, sequencer_stack, simulate
+    from .sim import IMPL_NAME, IMPL_VERSION
+    from .sim_sequencer import simulate
+    from .stacks.sequencer import sequencer_stack
     nodes = list(range(1, n + 1))
     msgs = sequencer_workload(n, per_member)
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"

@@ -173,7 +173,7 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
         if not s["quiescent"] or s["unfinished"]:
             failures.append((f"flush did not end at {s['unfinished']}", (k, p)))
         if compare_plain and p["plan"] != "none":
-            from groupcheck.impl.sim import simulate as plain
+            from groupcheck.impl.sim_sequencer import simulate as plain
             _, ps = plain(range(1, p["n"] + 1), tracefile.sequencer_workload(p["n"], p["per_member"]),
                           p["seed"], p["faults"])
             live = {m: [tuple(x) for x in d] for m, d in ps["delivered"].items() if m not in ps["crashed"]}

@@ -25,7 +25,8 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance.replay import conform_file
-from groupcheck.impl import stable, tracefile
+from groupcheck.impl import sim_stable, stable, tracefile
+from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.sim import FaultPlan
 
 CAMPAIGN_SEED = 20261121
@@ -44,7 +45,7 @@ def draw_run(k: int) -> dict:
 
 def run_one(k: int, tmp_path, *, heard_from_reset: bool = True, horizon: float = 60.0):
     r = draw_run(k)
-    records, summary = stable.simulate(r["n"], r["per_member"], r["seed"], r["faults"], join_at=r["join_at"],
+    records, summary = sim_stable.simulate(r["n"], r["per_member"], r["seed"], r["faults"], join_at=r["join_at"],
                                        heard_from_reset=heard_from_reset, horizon=horizon)
     rid = f"stable-campaign-{k}{'' if heard_from_reset else '-flawed'}"
     path = tracefile.write(tmp_path / f"{rid}.ndjson", tracefile.to_v1(records, summary["constants"], rid))

@@ -142,7 +142,7 @@ def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
     and counted by reason, the node's state does not move, and an authentic
     frame is still taken afterwards."""
     from groupcheck.impl.events import AppSend, Send
-    from groupcheck.impl.sim import sequencer_stack
+    from groupcheck.impl.stacks.sequencer import sequencer_stack
     key = b"k" * 32
     n = runtime.offline_node(tmp_path, key)
     peer = auth.Sealer(key, 1, 1)

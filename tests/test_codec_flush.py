@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from groupcheck.impl import codec
-from groupcheck.impl.flush import (FData, FlushCompleted, FlushOk, StartFlush, StopFlush, ViewMsg,
-                                   T_COMPLETED, T_FDATA, T_OK, T_START, T_STOP, T_VIEW)
+from groupcheck.impl.flush import FData, FlushCompleted, FlushOk, StartFlush, StopFlush, ViewMsg
+from groupcheck.impl.stacks.flush import T_COMPLETED, T_FDATA, T_OK, T_START, T_STOP, T_VIEW
 
 nodes = st.integers(min_value=1, max_value=codec.MAX_NODE)
 seqnos = st.integers(min_value=1, max_value=codec.MAX_SEQNO)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from groupcheck.impl import codec
 from groupcheck.impl.codec import XData
-from groupcheck.impl.stable import T_STABILITY, T_STABLE, StabilityMsg, StableMsg
+from groupcheck.impl.stable import StabilityMsg, StableMsg
+from groupcheck.impl.stacks.stable import T_STABILITY, T_STABLE
 
 nodes = st.integers(0, codec.MAX_NODE)
 seqnos = st.integers(0, codec.MAX_SEQNO)

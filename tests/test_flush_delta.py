@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.conformance import protocols
-from groupcheck.impl import flush as iflush
+from groupcheck.impl.stacks import flush as flush_stacks, sequencerflush as seqflush_stacks
 from groupcheck.impl import tracefile
 
 
@@ -25,7 +25,8 @@ def _states(records):
 @pytest.mark.parametrize("protocol,builder", [("flush", "flush_stack"), ("sequencerflush", "sequencer_flush_stack")])
 def test_delta_tracing_equals_deltas_of_full_states(protocol, builder, monkeypatch):
     proto = protocols.get(protocol)
-    real = getattr(iflush, builder)
+    where = flush_stacks if protocol == "flush" else seqflush_stacks
+    real = getattr(where, builder)
     for seed in range(12):
         faults, options = proto.draw(seed)
         opts = {**proto.default_options, **options}
@@ -37,7 +38,7 @@ def test_delta_tracing_equals_deltas_of_full_states(protocol, builder, monkeypat
             made.append(1)
             return real(*a, **kw)
 
-        monkeypatch.setattr(iflush, builder, delta_stack)
+        monkeypatch.setattr(where, builder, delta_stack)
         monkeypatch.setattr(tracefile, "to_v2", _as_delta(tracefile.to_v2))
         delta, _ = proto.simulate(seed, faults, opts)
         monkeypatch.undo()

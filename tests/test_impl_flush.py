@@ -10,8 +10,9 @@ from groupcheck.impl import tracefile
 from groupcheck.impl.events import (AppSend, Deliver, Multicast, Receive, Send, SetTimer, TimerFired, Trace,
                                     Up, View, ViewChange)
 from groupcheck.impl.flush import (AppBlock, AppUnblock, BlockOk, FData, Flush, FlushCompleted, FlushOk,
-                                   Installed, Membership, StartFlush, StopFlush, Suspect, ViewMsg,
-                                   flush_stack, sequencer_flush_stack)
+                                   Installed, Membership, StartFlush, StopFlush, Suspect, ViewMsg)
+from groupcheck.impl.stacks.flush import flush_stack
+from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.impl.sim_flush import simulate_flush
 from groupcheck.model import sequencer as seqmodel
@@ -236,7 +237,7 @@ def test_sequencer_over_flush_keeps_survivor_total_order_where_plain_sequencer_d
     # tests/test_impl_sequencer.py: 3 members, 12 sends 2 ms apart, 30% loss,
     # reordering, the coordinator crashes at 12 ms.  Plain SEQUENCER breaks
     # TotalOrder among the survivors on some seeds; over FLUSH no seed does.
-    from groupcheck.impl.sim import simulate
+    from groupcheck.impl.sim_sequencer import simulate
     msgs = [(0.002 * i, 1 + i % 3, b"p%d" % i) for i in range(12)]
     plan = FaultPlan(loss=0.3, reorder_window=0.01, crashes=((1, 0.012),))
     plain = flushed = 0

@@ -11,7 +11,9 @@ IMPL = Path(__file__).resolve().parent.parent / "impl"
 # The simulator and the runtimes own time, randomness and I/O.
 RUNTIME = {"sim.py", "runtime.py", "cluster.py"}   # cluster.py: the runner of runtime.py processes
 FORBIDDEN = {"socket", "asyncio", "time", "random", "threading"}
-MODULES = sorted(p for p in IMPL.glob("*.py"))
+MODULES = sorted(p for p in IMPL.rglob("*.py"))
+# the protocol layers: layer logic only (issue 13); their stacks and wire codecs live in impl/stacks/
+LAYERS = ("sequencer.py", "flush.py", "stable.py", "raincore.py", "reliable.py")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -23,7 +25,10 @@ def imported_modules(path: Path) -> set[str]:
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = ["groupcheck", "impl"][: 3 - node.level] if node.level <= 2 else []
+                parent = path.resolve().parent
+                sub = parent.relative_to(IMPL).parts if parent.is_relative_to(IMPL) else ()
+                pkg = ["groupcheck", "impl", *sub]
+                base = pkg[: len(pkg) - (node.level - 1)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
@@ -40,13 +45,13 @@ def test_found_the_modules():
     assert {"events.py", "layer.py", "stack.py", "codec.py", "reliable.py", "sequencer.py", "sim.py"} <= names
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if p.name not in RUNTIME], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name not in RUNTIME], ids=lambda p: str(p.relative_to(IMPL)))
 def test_protocol_layers_do_no_io(path):
     bad = {m for m in imported_modules(path) if m.split(".")[0] in FORBIDDEN}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(IMPL)))
 def test_impl_never_imports_model(path):
     bad = {m for m in imported_modules(path)
            if m.startswith("groupcheck.model") or m.split(".")[0] == "model"}
@@ -63,3 +68,24 @@ def test_checker_sees_forbidden_imports(tmp_path):
         p = tmp_path / "m.py"
         p.write_text(src + "\n")
         assert want in imported_modules(p), src
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_layer_files_hold_no_stack_codec_or_simulator(name):
+    """A layer file packs no bytes, registers no wire type, builds no stack and
+    knows no simulator: impl/stacks/<protocol>.py and impl/sim*.py do."""
+    path = IMPL / name
+    mods = imported_modules(path)
+    bad = {m for m in mods if m == "struct" or m.startswith(("groupcheck.impl.sim", "groupcheck.impl.stacks",
+                                                              "groupcheck.impl.stack.Stack", "groupcheck.impl.runtime"))}
+    assert not bad, f"{name} imports {sorted(bad)}"
+    tree = ast.parse(path.read_text())
+    calls = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert not {c for c in calls if c.endswith("register")}, f"{name} registers codec types"
+    classes = [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert not [c for c in classes if c.endswith(("Stack", "Simulator"))], classes
+
+
+def test_relative_imports_resolve_in_the_stacks_package():
+    mods = imported_modules(IMPL / "stacks" / "flush.py")
+    assert "groupcheck.impl.flush" in mods and "groupcheck.impl.codec" in mods

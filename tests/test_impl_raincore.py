@@ -15,8 +15,9 @@ from groupcheck.conformance import protocols
 from groupcheck.conformance.raincore import replay_records
 from groupcheck.impl import codec
 from groupcheck.impl.events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
-from groupcheck.impl.raincore import (NO_TOKEN, T_911, T_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore,
-                                      Recover, Start, TokenMsg)
+from groupcheck.impl.raincore import (NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Recover, Start,
+                                      TokenMsg)
+from groupcheck.impl.stacks.raincore import T_911, T_TOKEN
 from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, simulate
 
 RING = (1, 2, 3)

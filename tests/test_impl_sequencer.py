@@ -10,7 +10,8 @@ from groupcheck.impl.events import (AppSend, Deliver, Multicast, Receive, Send, 
                                     Trace, Up, View, ViewChange)
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sequencer import Sequencer
-from groupcheck.impl.sim import FaultPlan, simulate
+from groupcheck.impl.sim import FaultPlan
+from groupcheck.impl.sim_sequencer import simulate
 from groupcheck.impl.stack import Stack, Transport
 
 

@@ -2,13 +2,15 @@
 single steps, the stability-driven release of the retransmission buffer,
 the last-message repair, staggering, joins, and the flawed build switch."""
 
-from groupcheck.impl import codec, stable
+from groupcheck.impl import codec, sim_stable, stable
+from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.codec import Nak, XData
 from groupcheck.impl.events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, TimerFired,
                                     Trace, View, ViewChange)
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sim import FaultPlan
-from groupcheck.impl.stable import StabilityMsg, Stable, StableMsg, StableSimulator
+from groupcheck.impl.sim_stable import StableSimulator
+from groupcheck.impl.stable import StabilityMsg, Stable, StableMsg
 
 
 def layer(nid=1, members=(1, 2, 3), **kw):
@@ -27,7 +29,7 @@ def sends(stack_out):
 # ---------------------------------------------------------------- single steps
 
 def test_multicast_delivers_locally_and_sends_one_numbered_frame_to_each_other_member():
-    s = stable.stable_stack(1, (1, 2, 3))
+    s = stable_stacks.stable_stack(1, (1, 2, 3))
     out = s.handle(AppSend(b"x"), 0.0)
     assert [e for e in out if isinstance(e, Deliver)] == [Deliver(1, 1, b"x")]
     assert sorted((e.dest, codec.decode(e.msg)) for e in out if isinstance(e, Send)) == \
@@ -129,7 +131,7 @@ class DropOnce(StableSimulator):
 
 
 def run_pair(pred, **opts):
-    stacks = {m: stable.stable_stack(m, (1, 2), **opts) for m in (1, 2)}
+    stacks = {m: stable_stacks.stable_stack(m, (1, 2), **opts) for m in (1, 2)}
     sim = DropOnce(stacks, 1, FaultPlan(), 10.0, pred=pred)
     sim.app_send(0.0, 1, b"a")
     sim.app_send(0.01, 1, b"b")
@@ -155,7 +157,7 @@ def test_without_stable_nothing_is_ever_collected():
 
 
 def test_gossip_stops_once_everything_is_stable():
-    records, summary = stable.simulate(3, 3, 4, FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+    records, summary = sim_stable.simulate(3, 3, 4, FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
     assert summary["quiescent"] and summary["end_clock"] < 2.0
     assert all(v == 0 for v in summary["retained"].values())
     assert all(v == {1: 3, 2: 3, 3: 3} for v in summary["vectors"].values())
@@ -164,7 +166,7 @@ def test_gossip_stops_once_everything_is_stable():
 
 
 def test_a_joiner_starts_from_the_coordinators_delivered_vector():
-    records, summary = stable.simulate(3, 2, 1)
+    records, summary = sim_stable.simulate(3, 2, 1)
     join = next(r for r in records if r.get("name") == "Join")
     assert join["nid"] == 3 and join["args"] == {"coord": 1} and join["state"]["view"] == [1, 2, 3]
     coord_before = [r for r in records[1:] if r["nid"] == 1 and r["clock"] <= join["clock"]][-1]
@@ -176,11 +178,11 @@ def test_a_joiner_starts_from_the_coordinators_delivered_vector():
 
 
 def test_admit_refuses_a_second_view_change_before_the_first_is_installed():
-    stacks = {m: stable.stable_stack(m, (1, 2)) for m in (1, 2)}
-    stable.admit(stacks, 3, 2, lambda n, e: stacks[n].handle(e, 0.0), stable.stable_stack)
-    assert not stable.can_admit(stacks)
+    stacks = {m: stable_stacks.stable_stack(m, (1, 2)) for m in (1, 2)}
+    sim_stable.admit(stacks, 3, 2, lambda n, e: stacks[n].handle(e, 0.0), stable_stacks.stable_stack)
+    assert not sim_stable.can_admit(stacks)
     try:
-        stable.admit(stacks, 4, 3, lambda n, e: stacks[n].handle(e, 0.0), stable.stable_stack)
+        sim_stable.admit(stacks, 4, 3, lambda n, e: stacks[n].handle(e, 0.0), stable_stacks.stable_stack)
     except ValueError:
         pass
     else:
@@ -188,6 +190,6 @@ def test_admit_refuses_a_second_view_change_before_the_first_is_installed():
 
 
 def test_same_seed_same_trace():
-    a = stable.simulate(3, 2, 9, FaultPlan(loss=0.2, reorder_window=0.003))[0]
-    b = stable.simulate(3, 2, 9, FaultPlan(loss=0.2, reorder_window=0.003))[0]
+    a = sim_stable.simulate(3, 2, 9, FaultPlan(loss=0.2, reorder_window=0.003))[0]
+    b = sim_stable.simulate(3, 2, 9, FaultPlan(loss=0.2, reorder_window=0.003))[0]
     assert a == b

@@ -10,7 +10,8 @@ import pytest
 
 from groupcheck.conformance import history, protocols
 from groupcheck.impl import tracefile
-from groupcheck.impl.sim import FaultPlan, simulate
+from groupcheck.impl.sim import FaultPlan
+from groupcheck.impl.sim_sequencer import simulate
 
 A, B, C = 1, 2, 3
 # SEQUENCER alone promises these; VirtualSynchrony needs FLUSH (docs/sequencer.md)
@@ -71,11 +72,11 @@ def test_stable_purges_after_10_messages(seed):
     has run, every member's retransmission buffer holds nothing (all stable
     messages purged).  Without gossip the same run keeps them, so the check
     can fail."""
-    from groupcheck.impl import stable
-    _, s = stable.simulate(2, 5, seed, join=False)
+    from groupcheck.impl import sim_stable
+    _, s = sim_stable.simulate(2, 5, seed, join=False)
     assert s["quiescent"] and {m: len(d) for m, d in s["delivered"].items()} == {1: 10, 2: 10}
     assert s["retained"] == {1: 0, 2: 0}
-    _, quiet = stable.simulate(2, 5, seed, join=False, gossip_interval=None)
+    _, quiet = sim_stable.simulate(2, 5, seed, join=False, gossip_interval=None)
     assert sum(quiet["retained"].values()) == 10
 
 

@@ -27,6 +27,7 @@ from groupcheck.conformance.lockstep import LockstepError
 from groupcheck.conformance.replay import Engine
 from groupcheck.conformance.traces import Trace
 from groupcheck.impl import flush as iflush
+from groupcheck.impl.stacks.flush import FlushStack
 
 
 
@@ -166,7 +167,7 @@ class EagerFlush(iflush.Flush):
 def _with(cls, c: FlushLockstep) -> FlushLockstep:
     from groupcheck.impl.reliable import Reliable
     from groupcheck.impl.stack import Transport
-    c.stacks = {m: iflush.FlushStack(m, [Transport(), Reliable(m, c.members), cls(m, c.members)])
+    c.stacks = {m: FlushStack(m, [Transport(), Reliable(m, c.members), cls(m, c.members)])
                 for m in c.members}
     return c
 
@@ -232,7 +233,7 @@ class SequencerFlushMachine(NetworkRules, LossRules, SlowLinkRule, CrashRule):
 
     def __init__(self):
         super().__init__()
-        from groupcheck.impl.flush import sequencer_flush_stack
+        from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
         self.c = FlushLockstep(n=3, max_msgs=10, max_crashes=2, make_stack=sequencer_flush_stack, max_app=4)
 
     @rule(m=st.sampled_from((1, 2, 3)))

@@ -187,7 +187,7 @@ def test_member_outside_1_to_n_is_rejected(tmp_path):
 # ---------------------------------------------------------------- format 1
 
 def test_format_1_is_converted_on_read(tmp_path):
-    from groupcheck.impl.sim import simulate
+    from groupcheck.impl.sim_sequencer import simulate
     nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 2)
     plan = tracefile.parse_faults(FAULTS)
     raw, summary = simulate(nodes, msgs, 3, plan)
@@ -202,7 +202,7 @@ def test_format_1_is_converted_on_read(tmp_path):
 
 
 def test_format_1_history_rewrite_is_rejected(tmp_path):
-    from groupcheck.impl.sim import simulate
+    from groupcheck.impl.sim_sequencer import simulate
     nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 3)
     raw, _ = simulate(nodes, msgs, 3, None)
     recs = tracefile.to_v1(raw, tracefile.sequencer_constants(nodes, msgs, ()), "r")

@@ -1,0 +1,254 @@
+"""FLUSH's stack and wire codec (issue 13: the layer file, impl/flush.py,
+keeps the layer logic only).
+
+* ``FlushStack``: a ``Stack`` whose views come through its flush layer;
+  ``flush_stack`` builds FLUSH alone under the application (transport,
+  reliable, flush).
+* The codec of FLUSH's messages, type codes 20-29 (impl/codec.py
+  ``register``, done at import)::
+
+    FDATA            view:u32 sender:u16 seqno:u64 body
+    START_FLUSH, FLUSH_OK, STOP_FLUSH   view:u32
+    FLUSH_COMPLETED  view:u32 count:u16 (sender:u16 seqno:u64 body)*count
+    VIEW             view:u32 n:u16 members:u16*n count:u16 entries as above
+    body             kind:u8 (0 raw, 1 frame) len:u32 bytes[len]
+
+  Decoding is as strict as the base codec's: digest entries sorted and
+  distinct, members sorted and distinct, no zero view, sender or seqno, no
+  trailing bytes; a body may be a frame of the layer above, never a FLUSH
+  or reliable frame.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from .. import codec
+from ..events import AppSend, Effect, ViewChange
+from ..flush import (FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Flush, FlushCompleted, FlushOk, FData,
+                     Installed, JoinRequest, LeaveRequest, Membership, StartFlush, StopFlush, Suspect, ViewMsg)
+from ..layer import bump
+from ..reliable import Reliable
+from ..stack import Stack, Transport
+
+T_FDATA, T_START, T_OK, T_COMPLETED, T_VIEW, T_STOP = 20, 21, 22, 23, 24, 25
+
+_U32 = struct.Struct(">I")
+_VIEW = _U32                          # view: u32
+_FDATA = struct.Struct(">IHQ")        # view, sender, seqno; then a body
+_BODYHDR = struct.Struct(">BI")       # kind (0 raw, 1 frame), len
+_ENTRY = struct.Struct(">HQ")         # sender, seqno; then a body
+_COUNT = struct.Struct(">H")
+MAX_VIEW = 0xFFFF_FFFF
+
+
+def _enc_body(body) -> bytes:
+    if isinstance(body, (bytes, bytearray)):
+        return _BODYHDR.pack(codec.K_RAW, len(body)) + bytes(body)
+    if isinstance(body, FLUSH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
+        raise ValueError(f"a FLUSH body cannot be a {type(body).__name__}")
+    frame = codec.encode(body)
+    return _BODYHDR.pack(codec.K_FRAME, len(frame)) + frame
+
+
+def _dec_body(buf: bytes, at: int) -> tuple[Any, int]:
+    kind, n = codec.unpack(_BODYHDR, buf[at:])
+    start = at + _BODYHDR.size
+    codec.need(len(buf) - start >= n, "truncated body")
+    raw = buf[start:start + n]
+    if kind == codec.K_RAW:
+        return raw, start + n
+    codec.need(kind == codec.K_FRAME, f"unknown body kind {kind}")
+    inner = codec.decode(raw)
+    codec.need(not isinstance(inner, FLUSH_MESSAGES + (codec.XData, codec.Nak, codec.Ack)),
+               f"a FLUSH body cannot be a {type(inner).__name__}")
+    return inner, start + n
+
+
+def _check(cond: bool, what: str) -> None:
+    if not cond:
+        raise ValueError(what)
+
+
+def _check_view(v) -> None:
+    _check(type(v) is int and 1 <= v <= MAX_VIEW, f"view out of range: {v!r}")
+
+
+def _check_key(s, q) -> None:
+    _check(type(s) is int and 1 <= s <= codec.MAX_NODE, f"sender out of range: {s!r}")
+    _check(type(q) is int and 1 <= q <= codec.MAX_SEQNO, f"seqno out of range: {q!r}")
+
+
+def _enc_entries(entries) -> bytes:
+    _check(len(entries) <= 0xFFFF, "too many digest entries")
+    keys = [(s, q) for s, q, _ in entries]
+    _check(keys == sorted(set(keys)), "digest entries must be sorted and distinct")
+    out = [_COUNT.pack(len(entries))]
+    for s, q, body in entries:
+        _check_key(s, q)
+        out.append(_ENTRY.pack(s, q) + _enc_body(body))
+    return b"".join(out)
+
+
+def _dec_entries(buf: bytes, at: int) -> tuple[tuple, int]:
+    (n,) = codec.unpack(_COUNT, buf[at:])
+    at += _COUNT.size
+    out = []
+    for _ in range(n):
+        s, q = codec.unpack(_ENTRY, buf[at:])
+        codec.need(s >= 1 and q >= 1, "digest entry with sender or seqno 0")
+        body, at = _dec_body(buf, at + _ENTRY.size)
+        out.append((s, q, body))
+    keys = [(s, q) for s, q, _ in out]
+    codec.need(keys == sorted(set(keys)), "digest entries not sorted and distinct")
+    return tuple(out), at
+
+
+def _view_of(buf: bytes) -> int:
+    (v,) = codec.unpack(_VIEW, buf)
+    codec.need(v >= 1, "view 0")
+    return v
+
+
+def _enc_fdata(m: FData) -> bytes:
+    _check_view(m.view)
+    _check_key(m.sender, m.seqno)
+    return _FDATA.pack(m.view, m.sender, m.seqno) + _enc_body(m.body)
+
+
+def _dec_fdata(buf: bytes) -> FData:
+    v, s, q = codec.unpack(_FDATA, buf)
+    codec.need(v >= 1 and s >= 1 and q >= 1, "view, sender or seqno 0")
+    body, end = _dec_body(buf, _FDATA.size)
+    codec.need(end == len(buf), "trailing bytes")
+    return FData(v, s, q, body)
+
+
+def _simple(cls):
+    def enc(m) -> bytes:
+        _check_view(m.view)
+        return _VIEW.pack(m.view)
+
+    def dec(buf: bytes):
+        codec.need(len(buf) == _VIEW.size, "truncated or trailing bytes")
+        return cls(_view_of(buf))
+    return enc, dec
+
+
+def _enc_completed(m: FlushCompleted) -> bytes:
+    _check_view(m.view)
+    return _VIEW.pack(m.view) + _enc_entries(m.entries)
+
+
+def _dec_completed(buf: bytes) -> FlushCompleted:
+    v = _view_of(buf)
+    entries, end = _dec_entries(buf, _VIEW.size)
+    codec.need(end == len(buf), "trailing bytes")
+    return FlushCompleted(v, entries)
+
+
+def _enc_view(m: ViewMsg) -> bytes:
+    _check_view(m.view)
+    _check(1 <= len(m.members) <= 0xFFFF, "a view needs 1..65535 members")
+    _check(list(m.members) == sorted(set(m.members)), "view members must be sorted and distinct")
+    for x in m.members:
+        _check(type(x) is int and 1 <= x <= codec.MAX_NODE, f"member out of range: {x!r}")
+    return (_VIEW.pack(m.view) + _COUNT.pack(len(m.members))
+            + b"".join(struct.pack(">H", x) for x in m.members) + _enc_entries(m.entries))
+
+
+def _dec_view(buf: bytes) -> ViewMsg:
+    v = _view_of(buf)
+    (n,) = codec.unpack(_COUNT, buf[_VIEW.size:])
+    at = _VIEW.size + _COUNT.size
+    codec.need(n >= 1 and len(buf) - at >= 2 * n, "truncated member list")
+    members = struct.unpack_from(f">{n}H", buf, at)
+    codec.need(list(members) == sorted(set(members)) and members[0] >= 1, "members not sorted, distinct, >= 1")
+    entries, end = _dec_entries(buf, at + 2 * n)
+    codec.need(end == len(buf), "trailing bytes")
+    return ViewMsg(v, tuple(members), entries)
+
+
+def register() -> None:
+    """Register the FLUSH messages with the codec (done at import)."""
+    codec.register(T_FDATA, FData, _enc_fdata, _dec_fdata)
+    codec.register(T_START, StartFlush, *_simple(StartFlush))
+    codec.register(T_OK, FlushOk, *_simple(FlushOk))
+    codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed)
+    codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view)
+    codec.register(T_STOP, StopFlush, *_simple(StopFlush))
+
+
+register()
+
+
+# ---------------------------------------------------------------- the stack around the layer
+
+class FlushStack(Stack):
+    """A ``Stack`` with a FLUSH layer named ``flush``.  On top of ``Stack``'s
+    routing: ``Suspect`` and ``BlockOk`` events go to the flush layer;
+    its ``Installed(view)`` becomes a ``ViewChange`` of every other layer
+    (below first, so the reliable layer sends to the new members before the
+    layer above reacts to the view); its ``Membership(view)`` one of the
+    layers below only; ``AppBlock``/``AppUnblock`` leave the node (they
+    are the application's callbacks).  A ``ViewChange`` from outside is
+    refused: views come through the flush."""
+
+    def __init__(self, nid: int, layers: list, *, hold_sends: bool = False) -> None:
+        super().__init__(nid, layers)
+        if "flush" not in self._index:
+            raise ValueError("a FlushStack needs a layer named 'flush'")
+        self.flush_index = self._index["flush"]
+        # hold_sends: the latch sits above the top layer (spec/SequencerFlush's
+        # Send waits while blocked): an application send that arrives while
+        # the flush layer is blocked waits here, and is handed to the top
+        # layer, in order, at the end of the first event after which the latch
+        # is open.  Without it the latch is the flush layer's (multicasts only).
+        self.hold_sends = hold_sends
+        self.held: list[AppSend] = []
+
+    @property
+    def flush(self) -> Flush:
+        return self.layers[self.flush_index]
+
+    def handle(self, event, now: float) -> list[Effect]:
+        if self.hold_sends and isinstance(event, AppSend) and (self.flush.blocked or self.held):
+            self.held.append(event)
+            bump(self.flush.stats, "held_sends")
+            return []
+        if isinstance(event, (Suspect, BlockOk, LeaveRequest, JoinRequest)):
+            out: list[Effect] = []
+            self._run(self.flush_index, event, now, out)
+        elif isinstance(event, ViewChange):
+            raise TypeError("views of a FlushStack come through its flush layer")
+        else:
+            out = super().handle(event, now)
+        while self.held and not self.flush.blocked:
+            out += super().handle(self.held.pop(0), now)
+        return out
+
+    def _route(self, i: int, eff, now: float, out: list) -> bool:
+        if isinstance(eff, (AppBlock, AppUnblock)):
+            out.append(eff)
+            return True
+        if isinstance(eff, (Installed, Membership)) and i == self.flush_index:
+            vc = ViewChange(eff.view)
+            below = ViewChange(self.flush.below()) if isinstance(eff, Installed) else vc
+            for j in range(i):
+                self._run(j, below, now, out)
+            if isinstance(eff, Installed):
+                for j in range(i + 1, len(self.layers)):
+                    self._run(j, vc, now, out)
+            return True
+        return False
+
+
+def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcile: bool = True,
+                tracing: bool = True, **reliable_opts) -> FlushStack:
+    """FLUSH alone under the application: transport, reliable, flush.  A
+    ``nid`` not in ``members`` (the first view) is a joiner."""
+    joiner = nid not in members
+    return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
+                            Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
+                                  joiner=joiner, tracing=tracing)])

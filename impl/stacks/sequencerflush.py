@@ -1,0 +1,41 @@
+"""SEQUENCER over FLUSH's stack: transport, reliable, flush, sequencer, in
+a ``FlushStack`` (impl/stacks/flush.py), whose codec carries both layers'
+messages (SEQUENCER's FORWARD and DATA ride in FLUSH's FDATA bodies)."""
+
+from __future__ import annotations
+
+from ..flush import Flush
+from ..reliable import Reliable
+from ..sequencer import Sequencer
+from ..stack import Transport
+from .flush import FlushStack
+
+
+def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool | str = True,
+                          hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
+                          pass_latch: bool = False, resent_first: bool = True, **reliable_opts) -> FlushStack:
+    """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
+    ``hold_sends``: the application's sends wait while the latch is closed
+    (spec/SequencerFlush's Send); False is the earlier coupling, where only
+    the SEQUENCER's multicasts met the latch and its FORWARDs passed it
+    (divergence (c) of docs/flush.md, kept to show the replay finds it).
+    ``self_channel``: the SEQUENCER's messages to itself keep the order of
+    the spec's channel m -> m (impl/sequencer.py); False: its re-forwards to
+    itself go round the network and its own DATA overtakes them (divergence
+    (d)).  ``view_as_sent``: the SEQUENCER installs the VIEW's members as
+    sent, as the spec does; False: less the members FLUSH already suspects
+    (divergence (e)).  ``pass_latch``: the coordinator's DATA multicasts pass
+    the latch (spec/SequencerFlush's RecvForward multicasts in the old view
+    even after FLUSH_COMPLETED, where the DATA is dropped) and every member
+    re-sends its forward-table at every view change (the spec's
+    ``ResendAlways = TRUE``, the fix of its finding 5); False: the FLUSH
+    latch holds them and multicasts them in the next view (divergence
+    (a)).  ``resent_first``: a new coordinator's application sends wait until
+    the forward-table it re-sent to itself is sequenced (impl/sequencer.py);
+    False loses the re-sent message in some runs (EventualDelivery)."""
+    return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+                            Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
+                                  view_as_sent=view_as_sent, latch_multicasts=not pass_latch),
+                            Sequencer(nid, members, tracing=tracing, self_channel=self_channel,
+                                      resend_always=pass_latch, resent_first=resent_first and self_channel)],
+                      hold_sends=hold_sends)
