@@ -205,9 +205,9 @@ def audit(
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL, e.g. spark://host:7077"),
     workers: int = typer.Option(1, "--workers", callback=at_least(1), help="TLC worker threads per model"),
     jobs: Optional[int] = typer.Option(None, "--jobs", callback=at_least(1), help="models checked at once (default: one per core)"),
-    full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests"),
+    full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests, and TLC-validate every campaign trace"),
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
-    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history"),
+    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, cluster"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
 ):
@@ -233,7 +233,7 @@ def audit(
 
 
 def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
-    if {"tlc", "link"} & set(stages) or engine == "spark":
+    if {"tlc", "link", "tracevalidation"} & set(stages) or engine == "spark":
         need_java()
     with progress("audit", quiet=quiet) as prog:
         def on_progress(what: str, done: int, total: int) -> None:

@@ -23,7 +23,17 @@ Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
    checker on the observable events only, the model replay on the trace.
    As expected when the two flag the same runs (``agrees_with_replay``);
    the history's witnesses are drawn.
-5. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
+5. **tracevalidation** — for every protocol with a trace spec
+   (conformance/tlctrace.py), TLC validates ``TRACE_SAMPLE`` runs of the
+   conformance campaign (``--full``: every run), spread evenly over its
+   seeds and regenerated from them (a run is a function of its seed), and
+   the model replay checks the same trace: one check per trace, as expected
+   when the two give the same stepwise verdict at the same event.  One TLC
+   process per core.  The spec actions the accepted traces exercised, per
+   action and per action x parameter shape, are merged per protocol into
+   ``trace_coverage`` (summary.json and the report), the never-exercised
+   named.
+6. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
    FLUSH, 3 node processes over UDP on 127.0.0.1, the coordinator killed
    with SIGKILL mid-run; as expected when the run quiesces, its per-node
    traces conform and the survivors' history is clean.
@@ -43,7 +53,10 @@ from .report import Check
 
 DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
 HISTORY_RUNS = 40   # runs per protocol for the history stage (about 0.1 s each)
-STAGES = ("tlc", "link", "conformance", "history", "cluster")
+# campaign runs per protocol TLC validates in the default audit (--full: all);
+# about 3-10 s of TLC each, two at a time on 2 cores (docs/benchmarks.md)
+TRACE_SAMPLE = 5
+STAGES = ("tlc", "link", "conformance", "history", "tracevalidation", "cluster")
 
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
@@ -246,6 +259,58 @@ def history_check(name: str, runs: int, seed: int) -> Check:
                  finding=not disagree and flagged > 0)
 
 
+def sample_seeds(runs: int, seed: int, sample: Optional[int]) -> list[int]:
+    """``sample`` seeds spread evenly over the campaign's seed..seed+runs-1
+    (all of them when sample is None or not smaller)."""
+    if sample is None or sample >= runs:
+        return list(range(seed, seed + runs))
+    return sorted({seed + (k * runs) // sample for k in range(sample)})
+
+
+def tracevalidation_check(name: str, run_seed: int):
+    """One campaign run of ``name`` validated by TLC and replayed by the
+    model; returns (Check, accepted trace or None)."""
+    from . import diagram, protocols as registry, tlctrace
+    from .replay import replay
+    from .traces import from_records
+    proto = registry.get(name)
+    t0 = time.monotonic()
+    faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
+    records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
+    trace = from_records(records)
+    run_id = records[0]["run_id"]
+    rep = replay(trace)
+    m_ok = rep.verdict != "nonconforming"
+    try:
+        v = tlctrace.validate(trace)
+    except Exception as e:       # TLC failing to give a verdict is a failed check, not a crash
+        return Check(id=f"tracevalidation/{name}/{run_id}", kind="tracevalidation", protocol=name,
+                     name=run_id, expected="TLC and the model replay agree", observed="error",
+                     as_expected=False, seconds=round(time.monotonic() - t0, 3),
+                     detail=f"{type(e).__name__}: {e}"), None
+    agree = v.ok == m_ok and (v.ok or v.first_unmatched == rep.first_bad_event)
+
+    def said(ok, at, s=""):
+        return f"accept{s}" if ok else f"reject{s} at event {at}"
+    observed = (f"both {said(v.ok, v.first_unmatched)}" if agree else
+                f"TLC {said(v.ok, v.first_unmatched, 's')}, model {said(m_ok, rep.first_bad_event, 's')}")
+    drawn = []
+    if not v.ok:
+        steps = diagram.steps_from_events(trace.events, v.first_unmatched)
+        drawn.append(diagram.draw(steps, None, f"{name} {run_id}: TLC rejects event {v.first_unmatched}"))
+    return Check(id=f"tracevalidation/{name}/{run_id}", kind="tracevalidation", protocol=name, name=run_id,
+                 expected="TLC and the model replay agree",
+                 observed=observed + f" ({len(trace.events)} events)", as_expected=agree,
+                 seconds=round(time.monotonic() - t0, 3),
+                 figures={"events": len(trace.events), "tlc_seconds": round(v.seconds, 3),
+                          "model_verdict": rep.verdict},
+                 detail=(v.explain() or None) if not v.ok else None,
+                 mermaid=drawn[0].mermaid if drawn else None, svg=drawn[0].svg if drawn else None,
+                 diagrams=drawn,
+                 explanation=None if agree else "TOOL FAILURE: the TLA+ spec and its Python mirror judge "
+                 "this trace differently (see the detail)"), (trace if v.ok else None)
+
+
 def cluster_check(out_dir: Path, messages: int = 200, kill_at: float = 0.2) -> Check:
     """The cluster stage (see the module docstring)."""
     from groupcheck.impl.cluster import ClusterError, Runner
@@ -285,9 +350,12 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
     from .history import PROJECTABLE
     hist = [p for p in PROJECTABLE if p in conf]
+    from . import tlctrace
+    tv = [(p, sd) for p in conf if tlctrace.supported(p)
+          for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
     todo = (len(entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
         + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
-        + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
+        + len(tv) + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
     done = 0
     checks: list[Check] = []
     t_start = time.monotonic()
@@ -351,6 +419,20 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 progress(f"history {name}", done, todo)
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
             tick(f"history {name}")
+    if tv:
+        from collections import defaultdict
+        from concurrent.futures import ThreadPoolExecutor
+        accepted: dict[str, list] = defaultdict(list)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
+            futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
+            for (p, sd), f in zip(tv, futs):
+                c, trace = f.result()
+                checks.append(c)
+                if trace is not None:
+                    accepted[p].append(trace)
+                tick(f"TLC trace validation {c.name}")
+        extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
+                                   for p in dict.fromkeys(p for p, _ in tv)}
     if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_):
         if progress:
             progress("cluster sequencerflush (3 processes, kill -9)", done, todo)

@@ -222,6 +222,13 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
         for r in coverage_rows(cov):
             out.append(f"| {r['protocol']} | {r['actions']} | {r['states_reached']} | {r['states_reachable']} | "
                        f"{r['state_share']} |")
+    tcov = (extra or {}).get("trace_coverage")
+    if tcov:
+        out += ["", "## Spec actions exercised by the TLC-validated traces", "",
+                "| protocol | traces | actions exercised (count) | never exercised | action x shape |",
+                "| --- | ---: | --- | --- | ---: |"]
+        for r in trace_coverage_rows(tcov):
+            out.append(f"| {r['protocol']} | {r['traces']} | {r['actions']} | {r['never']} | {r['shapes']} |")
     drawn = [c for c in checks if c.all_diagrams()]
     if drawn:
         out += ["", "## Counterexamples and violating runs", "",
@@ -237,6 +244,18 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
             if c.diagrams_omitted:
                 out += [f"({c.diagrams_omitted} more violating runs not drawn; see summary.json)", ""]
     return "\n".join(out) + "\n"
+
+
+def trace_coverage_rows(tcov: dict) -> list[dict]:
+    """One row per protocol of the tracevalidation stage's merged action coverage."""
+    rows = []
+    for p, v in sorted(tcov.items()):
+        acts = v.get("actions") or {}
+        rows.append({"protocol": p, "traces": v.get("traces", 0),
+                     "actions": ", ".join(f"{a} {n}" for a, n in acts.items() if n) or "none",
+                     "never": ", ".join(v.get("never") or []) or "none",
+                     "shapes": len(v.get("shapes") or {})})
+    return rows
 
 
 def _line(text: str) -> str:
@@ -281,6 +300,7 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
     return env.from_string(text).render(
         s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT,
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
+        trace_coverage=trace_coverage_rows((extra or {}).get("trace_coverage") or {}),
         drawn=[c for c in checks if c.all_diagrams()], skipped=[c for c in checks if c.skipped],
         explained=explained(checks))
 

@@ -4,6 +4,7 @@ simulated traces alike."""
 from __future__ import annotations
 
 import copy
+import xml.etree.ElementTree as ET
 import shutil
 
 import pytest
@@ -114,3 +115,49 @@ def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):
     assert r.exit_code == 1 and "nonconforming" in r.output and "rejected at event" in r.output
     r = CliRunner().invoke(app, ["conform", str(good), "--checker", "nope"])
     assert r.exit_code != 0
+
+
+# --- the audit's tracevalidation stage and its coverage ------------------------------------
+
+def test_audit_stage_validates_a_sample_and_merges_coverage(tmp_path):
+    from groupcheck.conformance import audit, report
+    checks, extra = audit.run(tmp_path, runs=20, seed=3, engine="local", protocols_=["sequencer"],
+                              stages=("tracevalidation",))
+    assert [c.kind for c in checks] == ["tracevalidation"] * audit.TRACE_SAMPLE
+    assert len({c.name for c in checks}) == audit.TRACE_SAMPLE       # distinct campaign runs
+    assert all(c.as_expected and c.observed.startswith("both accept") for c in checks)
+    cov = extra["trace_coverage"]["sequencer"]
+    assert cov["traces"] == audit.TRACE_SAMPLE
+    assert set(cov["actions"]) == set(tlctrace.spec_actions("sequencer"))
+    assert cov["actions"]["Send"] > 0 and cov["never"] == [a for a, n in cov["actions"].items() if n == 0]
+    paths = report.write_all(tmp_path, checks, extra)
+    assert "Spec actions exercised by the TLC-validated traces" in paths["report.md"].read_text()
+    assert len(ET.parse(paths["junit.xml"]).getroot().findall(".//testcase")) == audit.TRACE_SAMPLE
+
+
+def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
+    from groupcheck.conformance import audit, replay as replay_mod
+    real = replay_mod.replay
+
+    def lying_replay(trace):          # a model replay that rejects what TLC accepts
+        rep = real(trace)
+        rep.verdict, rep.first_bad_event = "nonconforming", 0
+        return rep
+    monkeypatch.setattr(replay_mod, "replay", lying_replay)
+    c, accepted = audit.tracevalidation_check("sequencer", 5)
+    assert not c.as_expected and "TLC accepts, model rejects at event 0" in c.observed
+    assert "TOOL FAILURE" in c.explanation
+
+
+def test_sample_seeds_spread_over_the_campaign():
+    from groupcheck.conformance.audit import sample_seeds
+    assert sample_seeds(100, 0, 5) == [0, 20, 40, 60, 80]
+    assert sample_seeds(3, 7, 5) == [7, 8, 9]
+    assert sample_seeds(10, 0, None) == list(range(10))
+
+
+def test_coverage_names_actions_never_exercised(run):
+    from groupcheck.conformance.traces import from_records
+    cov = tlctrace.coverage("sequencer", [from_records(run)])
+    assert "Crash" in cov["never"] and "NewView" in cov["never"]     # a run without faults
+    assert any(s.startswith("RecvData(p) msg=DATA") for s in cov["shapes"])

@@ -11,7 +11,11 @@
 (* other members, the lost subset of a Crash without "lost") is left to   *)
 (* TLC's non-determinism, bounded by the header's constants N, MaxSeq and *)
 (* MaxCrashes (Sequencer.tla's own bounds: no other bound is needed).     *)
-(* Acceptance: TraceMatched is violated, i.e. l = Len(Log) + 1 is reached. *)
+(* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
+(* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
+(* cfg checks no invariant: TraceMatched states the same as an invariant   *)
+(* for interactive use, but its violation prints the whole behaviour,      *)
+(* whose states grow with the log (quadratic output on long logs).         *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
@@ -95,7 +99,8 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
 \* Two states that agree on the spec's variables and the cursor are the same.
 TraceView == <<traceVars, l>>
 
-\* Violated exactly when the whole log was consumed: the trace is accepted.
+\* Violated exactly when the whole log was consumed: the trace is accepted
+\* (tlctrace.py reads the same from TLC's search depth, without the printout).
 TraceMatched == l <= Len(Log)
 
 -----------------------------------------------------------------------------
@@ -103,7 +108,10 @@ TraceMatched == l <= Len(Log)
 (* record): the state of that record's member and the channels into it,    *)
 (* and every spec action enabled in a state that matched the line before.  *)
 
-DiagNode == IF Log[DiagAt].nid \in S!Members THEN Log[DiagAt].nid ELSE 1
+\* (guarded: TLC evaluates constant definitions once at start-up, and applying
+\* Log out of its domain there makes it print the whole log in an error it then
+\* discards: seconds on a long log)
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in S!Members THEN Log[DiagAt].nid ELSE 1
 
 DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], view |-> S!View(DiagNode),
              sent |-> sent[DiagNode], fwd |-> fwd[DiagNode], recv |-> recv[DiagNode],
