@@ -116,3 +116,14 @@ def test_generated_log_module():
 def test_raincore_actions_covered():
     assert tlctrace.spec_actions("raincore") == sorted(raincore.ACTIONS)
     assert tlctrace.supported("raincore")
+
+
+@pytest.mark.slow
+def test_drawn_audit_runs_agree(tmp_path):
+    # the audit's draws (a ring of 3 or 4 and one node outside, a fault plan from the seed)
+    for seed in range(400, 406):
+        faults, opts = raincore.draw(seed)
+        records, _ = raincore.simulate(seed, faults, opts)
+        v, m = _both(tmp_path, records, f"draw{seed}")
+        assert v.ok, (seed, v.explain())
+        assert m["verdict"] != "nonconforming", (seed, m)

@@ -101,3 +101,14 @@ def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
 def test_stable_actions_covered():
     assert tlctrace.spec_actions("stable") == sorted(stable.ACTIONS)
     assert tlctrace.supported("stable")
+
+
+@pytest.mark.slow
+def test_drawn_audit_runs_agree(tmp_path):
+    # the audit's draws (3-4 members, 1-3 multicasts, a join in two of three)
+    for seed in range(200, 206):
+        faults, opts = stable.draw(seed)
+        records, _ = stable.simulate(seed, faults, opts)
+        v, m = _both(tmp_path, records, f"draw{seed}")
+        assert v.ok, (seed, v.explain())
+        assert m["verdict"] != "nonconforming", (seed, m)
