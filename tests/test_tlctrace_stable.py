@@ -112,3 +112,10 @@ def test_drawn_audit_runs_agree(tmp_path):
         v, m = _both(tmp_path, records, f"draw{seed}")
         assert v.ok, (seed, v.explain())
         assert m["verdict"] != "nonconforming", (seed, m)
+
+
+def test_audit_stage_check_agrees():
+    from groupcheck.conformance import audit
+    c, accepted = audit.tracevalidation_check("stable", 3)
+    assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
+    assert accepted is not None

@@ -26,7 +26,10 @@
 (* the logged messages every action is deterministic, so no bound beyond  *)
 (* the header's constants is needed: one state per record, with or        *)
 (* without state logged.                                                   *)
-(* Acceptance: TraceMatched is violated, i.e. l = Len(Log) + 1 is reached. *)
+(* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
+(* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
+(* cfg checks no invariant: TraceMatched states the same as an invariant   *)
+(* for interactive use, but its violation prints the whole behaviour.      *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
@@ -127,7 +130,8 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
 \* Two states that agree on the spec's variables and the cursor are the same.
 TraceView == <<traceVars, l>>
 
-\* Violated exactly when the whole log was consumed: the trace is accepted.
+\* Violated exactly when the whole log was consumed: the trace is accepted
+\* (tlctrace.py reads the same from TLC's search depth, without the printout).
 TraceMatched == l <= Len(Log)
 
 -----------------------------------------------------------------------------
@@ -137,7 +141,9 @@ TraceMatched == l <= Len(Log)
 (* it sent), and every spec action enabled in a state that matched the    *)
 (* line before.                                                            *)
 
-DiagNode == IF Log[DiagAt].nid \in S!Node THEN Log[DiagAt].nid ELSE 1
+\* (guarded: TLC evaluates constant definitions once at start-up, where
+\* DiagAt = 0 is outside the log)
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in S!Node THEN Log[DiagAt].nid ELSE 1
 
 DiagVars == [node |-> DiagNode, status |-> status[DiagNode],
              viewState |-> viewState[DiagNode], tokenState |-> tokenState[DiagNode],
