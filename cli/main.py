@@ -340,7 +340,7 @@ def conform(
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
     expect: List[str] = typer.Option([], "--expect", help="a property whose violations are expected (repeatable)"),
     known: bool = typer.Option(False, "--known", help="expect the protocol's documented findings (e.g. SEQUENCER's TotalOrder)"),
-    checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module; SEQUENCER only) or both (any disagreement is a failure of the tool)"),
+    checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module; SEQUENCER, STABLE, Raincore) or both (any disagreement is a failure of the tool)"),
 ):
     """Replay traces against the model; then check the global properties.
     Exit 0 when every run conforms and every violation is expected."""

@@ -36,6 +36,7 @@ from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 from .protocols import Protocol
 from .lockstep import LockstepNetwork
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
@@ -290,11 +291,20 @@ def draw(seed: int) -> tuple[str, dict]:
     return "auto", {"nodes": ring + 1, "ring": ring}
 
 
+def tla_constants(c: dict) -> dict:
+    """spec/Raincore/TraceRaincore.tla's constants from a header's: the
+    spec's constants, the variants selected by the header's flags (a flag
+    added after traces were first written takes its ``_ABSENT`` value)."""
+    return {k: c[k] if k in c else _ABSENT[k] for k in CONSTANTS}
+
+
 PROTOCOL = Protocol(
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
     more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
+    # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
+    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants),
     # docs/impl.md (Raincore): view slots drift apart.  With the layer's
     # TokenRingClaim fix (docs/raincore.md F7) only in runs where the founder
     # crashes, outside the spec's StableFounder assumption (campaign: 0 of

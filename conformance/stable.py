@@ -38,6 +38,7 @@ from groupcheck.model.values import Fn
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 FIELDS = ("view", "sent", "delivered", "received", "purged", "digest", "heardFrom")
@@ -316,11 +317,41 @@ def draw(seed: int) -> tuple[str, dict]:
                                           "join": rng.random() < 2 / 3}
 
 
+def tla_constants(c: dict) -> dict:
+    """spec/Stable/TraceStable.tla's constants from a header's (as ``model_for``:
+    every member may send; the optional flags default to the implementation's)."""
+    n = int(c["N"])
+    return {"N": n, "NInit": c["NInit"], "Senders": frozenset(range(1, n + 1)), "MaxSeq": c["MaxSeq"],
+            "ResetOnDifferentMembers": c["ResetOnDifferentMembers"],
+            "CoordSwitchesAtJoin": c.get("CoordSwitchesAtJoin", True),
+            "GossipMergedDigest": c.get("GossipMergedDigest", False)}
+
+
+def _tla_digest(d):
+    return {x: {"low": e[0], "high": e[1]} if isinstance(e, list) and len(e) == 2 else e
+            for x, e in d.items()} if isinstance(d, dict) else d
+
+
+def tla_encode(ev: dict) -> dict:
+    """A record as TraceStable.tla reads it: a digest entry ``[low, high]``
+    becomes the spec's record ``[low |-> .., high |-> ..]`` (in ``state`` and in
+    a STABILITY message)."""
+    out = dict(ev)
+    for key in ("state", "msg"):
+        part = ev.get(key)
+        if isinstance(part, dict) and "digest" in part:
+            out[key] = {**part, "digest": _tla_digest(part["digest"])}
+    return out
+
+
 PROTOCOL = Protocol(
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
     draw=draw,
+    # spec/Stable/TraceStable.tla: views and heardFrom are sets of members
+    tla_trace=TLATrace(sets=frozenset({"view", "heardFrom"}), constants=tla_constants,
+                       encode=tla_encode),
 )
 
 

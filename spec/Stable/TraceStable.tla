@@ -1,0 +1,180 @@
+----------------------------- MODULE TraceStable -----------------------------
+(***************************************************************************)
+(* Trace validation of pbcast.STABLE (DESIGN.md section 1, link (3)): TLC  *)
+(* checks that some behaviour of Stable.tla produces the logged trace.     *)
+(* conformance/tlctrace.py writes the trace as the module TraceLog (in a   *)
+(* temporary directory) defining Log, a sequence of records                *)
+(*   [name, nid, params, msg, state]                                       *)
+(* with state holding the variables of member nid the writer logged: a     *)
+(* format 2 delta (the variables that changed since the member's last     *)
+(* record, each whole), compared with the member's post-state.  Vectors    *)
+(* (delivered, received, purged) leave zero entries out; a digest entry    *)
+(* [low, high] is given as the record [low |-> .., high |-> ..]             *)
+(* (conformance/stable.py encode); view and heardFrom are sets.            *)
+(*                                                                         *)
+(* Not logged, left to the spec: net (the messages in flight; a datagram   *)
+(* the network lost simply stays in net, which no guard reads, so          *)
+(* LoseMessage is never taken, as in the Python replay), the group, and    *)
+(* the coordinator's half of a Join (logged by the joiner).  A receive     *)
+(* takes exactly the logged message, which must be in flight.  Bounds:     *)
+(* the header's N, NInit, MaxSeq; Senders is 1..N (every member may send,  *)
+(* as in the replay).  Given the logged messages every step is             *)
+(* deterministic, so no other bound is needed: one state per record, with  *)
+(* or without state logged.                                                *)
+(* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
+(* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
+(* cfg checks no invariant: TraceMatched states the same as an invariant   *)
+(* for interactive use, but its violation prints the whole behaviour.      *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
+
+CONSTANTS N, NInit, Senders, MaxSeq, ResetOnDifferentMembers, CoordSwitchesAtJoin,
+          GossipMergedDigest
+
+VARIABLES group, view, sent, delivered, received, purged, digest, heardFrom, net, l
+
+S == INSTANCE Stable
+
+traceVars == <<group, view, sent, delivered, received, purged, digest, heardFrom, net>>
+
+TraceInit == S!Init /\ l = 1
+
+Rec == Log[l]
+Logged(r, k) == k \in DOMAIN r
+
+\* A logged vector (zero entries left out) equals the function f on Members.
+VecIs(f, v) == /\ DOMAIN v \subseteq S!Members
+               /\ \A x \in S!Members : f[x] = IF x \in DOMAIN v THEN v[x] ELSE 0
+
+\* The logged message (each field it logs) equals m.
+MsgIs(m) == \A k \in DOMAIN Rec.msg : k \in DOMAIN m /\ Rec.msg[k] = m[k]
+
+\* Every logged state variable of member q equals its post-state value.
+StateMatches(q) ==
+    /\ Logged(Rec.state, "view") => view'[q] = Rec.state.view
+    /\ Logged(Rec.state, "sent") => sent'[q] = Rec.state.sent
+    /\ Logged(Rec.state, "delivered") => VecIs(delivered'[q], Rec.state.delivered)
+    /\ Logged(Rec.state, "received") => VecIs(received'[q], Rec.state.received)
+    /\ Logged(Rec.state, "purged") => VecIs(purged'[q], Rec.state.purged)
+    /\ Logged(Rec.state, "digest") => digest'[q] = Rec.state.digest
+    /\ Logged(Rec.state, "heardFrom") => heardFrom'[q] = Rec.state.heardFrom
+
+\* The sender p of a receive or retransmission: logged as params.p.
+P == Rec.params.p
+
+\* Member Rec.nid takes the logged message of `type` from P: it is in flight
+\* and the action removes it.
+Takes(type, Act) ==
+    \E m \in S!InFlight(type, Rec.nid, P) : MsgIs(m) /\ Act /\ m \notin net'
+
+MulticastIfLogged ==
+    /\ Rec.name = "Multicast"
+    /\ S!Multicast(Rec.nid)
+    /\ MsgIs([type |-> "data", from |-> Rec.nid, seq |-> sent'[Rec.nid]])
+    /\ StateMatches(Rec.nid)
+
+ReceiveDataIfLogged ==
+    /\ Rec.name = "ReceiveData"
+    /\ Takes("data", S!ReceiveData(Rec.nid, P))
+    /\ StateMatches(Rec.nid)
+
+RetransmitIfLogged ==
+    /\ Rec.name = "Retransmit"
+    /\ S!Retransmit(Rec.nid, P)
+    /\ StateMatches(Rec.nid)
+
+SendStableIfLogged ==
+    /\ Rec.name = "SendStable"
+    /\ S!SendStable(Rec.nid)
+    /\ MsgIs([type |-> "stable", from |-> Rec.nid, vector |-> S!Vector(Rec.nid)])
+    /\ StateMatches(Rec.nid)
+
+ReceiveStableIfLogged ==
+    /\ Rec.name = "ReceiveStable"
+    /\ Takes("stable", S!ReceiveStable(Rec.nid, P))
+    /\ StateMatches(Rec.nid)
+
+SendStabilityIfLogged ==
+    /\ Rec.name = "SendStability"
+    /\ S!SendStability(Rec.nid)
+    /\ MsgIs([type |-> "stability", from |-> Rec.nid, digest |-> digest[Rec.nid]])
+    /\ StateMatches(Rec.nid)
+
+ReceiveStabilityIfLogged ==
+    /\ Rec.name = "ReceiveStability"
+    /\ Takes("stability", S!ReceiveStability(Rec.nid, P))
+    /\ StateMatches(Rec.nid)
+
+\* nid is the joiner; params.coord the coordinator that admitted it.
+JoinIfLogged ==
+    /\ Rec.name = "Join"
+    /\ Logged(Rec.params, "coord") => group # {} /\ Rec.params.coord = S!Coordinator(group)
+    /\ S!Join(Rec.nid)
+    /\ StateMatches(Rec.nid)
+
+InstallViewIfLogged ==
+    /\ Rec.name = "InstallView"
+    /\ S!InstallView(Rec.nid)
+    /\ StateMatches(Rec.nid)
+
+TraceNext ==
+    /\ l <= Len(Log)
+    /\ Rec.nid \in S!Members
+    /\ \/ MulticastIfLogged
+       \/ ReceiveDataIfLogged
+       \/ RetransmitIfLogged
+       \/ SendStableIfLogged
+       \/ ReceiveStableIfLogged
+       \/ SendStabilityIfLogged
+       \/ ReceiveStabilityIfLogged
+       \/ JoinIfLogged
+       \/ InstallViewIfLogged
+    /\ l' = l + 1
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
+
+\* Two states that agree on the spec's variables and the cursor are the same.
+TraceView == <<traceVars, l>>
+
+\* Violated exactly when the whole log was consumed: the trace is accepted
+\* (tlctrace.py reads the same from TLC's search depth, without the printout).
+TraceMatched == l <= Len(Log)
+
+-----------------------------------------------------------------------------
+(* Diagnostics (tlctrace.py runs them with DiagAt = the first unmatched    *)
+(* record): the state of that record's member and the messages in flight  *)
+(* to it, and every spec action enabled in a state that matched the line   *)
+(* before.                                                                 *)
+
+\* (guarded: TLC evaluates constant definitions once at start-up, where
+\* DiagAt = 0 is outside the log)
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in S!Members THEN Log[DiagAt].nid ELSE 1
+
+DiagVars == [node |-> DiagNode, group |-> group, view |-> view[DiagNode],
+             sent |-> sent[DiagNode], delivered |-> delivered[DiagNode],
+             received |-> received[DiagNode], purged |-> purged[DiagNode],
+             digest |-> digest[DiagNode], heardFrom |-> heardFrom[DiagNode],
+             into |-> {m \in net : m.to = DiagNode}]
+
+Str(n) == ToString(n)
+Pairs == S!Members \X S!Members
+
+DiagEnabled ==
+    {"Multicast(" \o Str(p) \o ")" : p \in {p \in S!Members : ENABLED S!Multicast(p)}}
+    \cup {"ReceiveData(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in Pairs : ENABLED S!ReceiveData(e[1], e[2])}}
+    \cup {"Retransmit(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in Pairs : ENABLED S!Retransmit(e[1], e[2])}}
+    \cup {"SendStable(" \o Str(p) \o ")" : p \in {p \in S!Members : ENABLED S!SendStable(p)}}
+    \cup {"ReceiveStable(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in Pairs : ENABLED S!ReceiveStable(e[1], e[2])}}
+    \cup {"SendStability(" \o Str(p) \o ")" : p \in {p \in S!Members : ENABLED S!SendStability(p)}}
+    \cup {"ReceiveStability(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in Pairs : ENABLED S!ReceiveStability(e[1], e[2])}}
+    \cup {"Join(" \o Str(j) \o ")" : j \in {j \in S!Members : ENABLED S!Join(j)}}
+    \cup {"InstallView(" \o Str(p) \o ")" : p \in {p \in S!Members : ENABLED S!InstallView(p)}}
+
+TraceDiagnostic ==
+    l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
+                  /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+=============================================================================
