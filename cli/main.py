@@ -422,9 +422,9 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
             m = conform_file(f).to_json()
             # the replay's "ok" includes the global properties; TLC validates the
             # steps only, so compare on stepwise conformance
-            m_conf = m["verdict"] != "nonconforming"
-            row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"]}
-            agree = m_conf == v.ok and (v.ok or m["first_bad_event"] == v.first_unmatched)
+            row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
+                            "stops_conforming_at": m["stops_conforming_at"]}
+            agree = tlctrace.agrees(v, m)
             row["agree"] = agree
             if not agree:
                 row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"

@@ -55,6 +55,11 @@ class RunReport:
     first_bad_event: Optional[int]
     reason: Optional[str]
     candidates_max: int = 0
+    # the first event that is no step of the model (None: every step conforms).
+    # Usually first_bad_event of a nonconforming run; for a violation found in
+    # a conforming prefix that later stops conforming, the later event: what
+    # TLC trace validation, which judges steps only, must agree with
+    stops_conforming_at: Optional[int] = None
     # The model states the replay held as candidates (for the pipeline's
     # coverage); None when the protocol's replay does not record them.
     visited: Optional[list] = field(default=None, repr=False, compare=False)
@@ -318,11 +323,14 @@ class Engine:
                     return RunReport(**base, verdict="violation", first_bad_event=at,
                                      reason=f"{prop}: {text}; the run stops conforming at event {ev['i']}: "
                                             f"{reason.splitlines()[0]}",
-                                     candidates_max=self.peak, visited=self._visited())
+                                     candidates_max=self.peak, visited=self._visited(),
+                                     stops_conforming_at=self.b.bad_event(ev))
                 if verdict == "rejected" and ev.get("src") and not reason.startswith(ev["src"]):
                     reason = f"{ev['src']}: {reason}"
-                return RunReport(**base, verdict=verdict, first_bad_event=self.b.bad_event(ev), reason=reason,
-                                 candidates_max=self.peak, visited=self._visited())
+                bad = self.b.bad_event(ev)
+                return RunReport(**base, verdict=verdict, first_bad_event=bad, reason=reason,
+                                 candidates_max=self.peak, visited=self._visited(),
+                                 stops_conforming_at=bad if verdict == "nonconforming" else None)
         found = self.b.properties(self.cands)
         if found:
             prop, at, witness = found

@@ -278,6 +278,14 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     return v
 
 
+def agrees(v: TLCVerdict, rep) -> bool:
+    """TLC's verdict and the model replay's (a replay.RunReport or its JSON)
+    on the steps of one trace: both accept every step, or both stop at the
+    same event.  The replay's properties are not TLC's to judge."""
+    at = rep["stops_conforming_at"] if isinstance(rep, dict) else rep.stops_conforming_at
+    return (v.ok and at is None) or (not v.ok and v.first_unmatched == at)
+
+
 # --- coverage -----------------------------------------------------------------------------
 
 def _shape(ev: dict) -> str:

@@ -369,8 +369,7 @@ class Runner:
             if not v.ok:
                 tlc["explain"] = v.explain()
             if self.checker == "both":
-                m_ok = rep.verdict != "nonconforming"
-                tlc["agree"] = v.ok == m_ok and (v.ok or v.first_unmatched == rep.first_bad_event)
+                tlc["agree"] = tlctrace.agrees(v, rep)
         auth_counts: dict = {}
         for r in self.stopped.values():
             for k, v in (r.get("auth") or {}).items():

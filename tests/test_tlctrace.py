@@ -141,7 +141,7 @@ def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
 
     def lying_replay(trace):          # a model replay that rejects what TLC accepts
         rep = real(trace)
-        rep.verdict, rep.first_bad_event = "nonconforming", 0
+        rep.verdict, rep.first_bad_event, rep.stops_conforming_at = "nonconforming", 0, 0
         return rep
     monkeypatch.setattr(replay_mod, "replay", lying_replay)
     c, accepted = audit.tracevalidation_check("sequencer", 5)
@@ -161,3 +161,20 @@ def test_coverage_names_actions_never_exercised(run):
     cov = tlctrace.coverage("sequencer", [from_records(run)])
     assert "Crash" in cov["never"] and "NewView" in cov["never"]     # a run without faults
     assert any(s.startswith("RecvData(p) msg=DATA") for s in cov["shapes"])
+
+
+def test_agreement_is_on_steps_not_on_properties():
+    from groupcheck.conformance.replay import RunReport
+    ok = tlctrace.TLCVerdict(True, 10, None, 1.0, "")
+    rej = tlctrace.TLCVerdict(False, 10, 7, 1.0, "")
+
+    def rep(verdict, bad, stop):
+        return RunReport("f", "r", "stable", verdict, 10, bad, None, stops_conforming_at=stop)
+    assert tlctrace.agrees(ok, rep("ok", None, None))
+    assert tlctrace.agrees(ok, rep("violation", 4, None))          # a property: not TLC's to judge
+    assert tlctrace.agrees(rej, rep("nonconforming", 7, 7))
+    # a property violated in a conforming prefix, the steps stop conforming later: TLC stops there too
+    assert tlctrace.agrees(rej, rep("violation", 4, 7))
+    assert not tlctrace.agrees(ok, rep("violation", 4, 7))
+    assert not tlctrace.agrees(rej, rep("nonconforming", 6, 6))
+    assert tlctrace.agrees(rej, rep("ok", None, None).to_json() | {"stops_conforming_at": 7})
