@@ -36,6 +36,7 @@ from groupcheck.model.flush import FlushModel
 from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 SPEC_ACTIONS = ("Multicast", "Deliver", "Discard", "StartFlush", "Block", "RestartFlush", "FlushOk",
@@ -135,6 +136,49 @@ def _check_event(s, t, ev: dict, ids: Ids) -> bool:
     if ev.get("state") is not None and ev["nid"] is not None:
         return project(t, ev["nid"], ids) == _norm(ev["state"])
     return True
+
+
+def tla_log(events: list) -> list:
+    """FLUSH's records as spec/Flush/TraceFlush.tla reads them: a DATA
+    message is the spec's id, the k-th Multicast record's (sender, seqno)
+    being id k, as ``Ids`` numbers them for the replay; ``delivered``,
+    ``digest`` and a digest in a message become sets of ids (0: a pair no
+    Multicast named), ``completed`` a set of <<member, digest>> pairs."""
+    ids: dict = {}
+
+    def ident(pair) -> int:
+        return ids.get(tuple(pair), 0) if isinstance(pair, (list, tuple)) and len(pair) == 2 else 0
+
+    def idset(pairs) -> frozenset:
+        return frozenset(ident(x) for x in pairs) if isinstance(pairs, list) else pairs
+
+    out = []
+    for ev in events:
+        e = dict(ev)
+        msg = ev.get("msg")
+        if isinstance(msg, dict):
+            m = dict(msg)
+            if ev["name"] == "Multicast" and m.get("type") == "DATA":
+                ids.setdefault((m.get("sender"), m.get("seqno")), len(ids) + 1)
+            if "seqno" in m or m.get("type") == "DATA":
+                m["id"] = ident([m.pop("sender", None), m.pop("seqno", None)])
+                if ev["name"] == "Multicast":
+                    m["sender"] = msg.get("sender")
+            if "digest" in m:
+                m["digest"] = idset(m["digest"])
+            e["msg"] = m
+        st = ev.get("state")
+        if isinstance(st, dict):
+            st = dict(st)
+            for k in ("delivered", "digest"):
+                if k in st:
+                    st[k] = idset(st[k])
+            if isinstance(st.get("completed"), list):
+                st["completed"] = frozenset((c[0], idset(c[1])) for c in st["completed"]
+                                            if isinstance(c, list) and len(c) == 2)
+            e["state"] = st
+        out.append(e)
+    return out
 
 
 def _out_of_range(model: FlushModel, ev: dict) -> Optional[str]:
@@ -423,6 +467,8 @@ def draw(seed: int) -> tuple[str, dict]:
 PROTOCOL = Protocol(
     name="flush", spec="Flush",
     actions=SPEC_ACTIONS,
+    # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
+    tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=tla_log),
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,

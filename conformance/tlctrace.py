@@ -153,6 +153,10 @@ def _value(v: Any, key: str | None, sets: frozenset) -> Any:
     """A JSON value as a canonical TLA+ value (model/values.py)."""
     if isinstance(v, bool) or isinstance(v, (int, str)):
         return v
+    if isinstance(v, frozenset):        # already shaped by the protocol's prepare
+        return frozenset(_value(x, None, sets) for x in v)
+    if isinstance(v, tuple):
+        return tuple(_value(x, None, sets) for x in v)
     if isinstance(v, list):
         xs = [_value(x, None, sets) for x in v]
         return frozenset(xs) if key in sets else tuple(xs)

@@ -1,0 +1,190 @@
+----------------------------- MODULE TraceFlush -----------------------------
+(***************************************************************************)
+(* Trace validation of FLUSH (docs/tracevalidation.md): TLC checks that    *)
+(* some behaviour of Flush.tla produces the logged trace.                  *)
+(* conformance/tlctrace.py writes the trace as the module TraceLog, Log a  *)
+(* sequence of records [name, nid, params, msg, state], as shaped by       *)
+(* conformance/flush.py tla_log: a DATA message is the spec's id (the k-th *)
+(* Multicast record's message is id k), delivered and digest are sets of   *)
+(* ids, completed a set of <<member, digest>>.  state holds only the       *)
+(* variables member nid's step assigned; delivered holds the ids the step  *)
+(* added.  A field absent from a record is not logged.  Everything not     *)
+(* logged (other members, channels, views, joining, leaving, the cut of a  *)
+(* crashed member's channels) is left to TLC's non-determinism, bounded by *)
+(* the header's constants N, NInit, MaxMsgs, MaxCrashes, MaxLeaves (the    *)
+(* spec's own bounds: no other bound is needed; a crash's cuts are at most *)
+(* the channel lengths).                                                   *)
+(* Acceptance: TLC's search depth is Len(Log) + 1 (the whole log consumed).*)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
+
+CONSTANTS N, NInit, MaxMsgs, MaxCrashes, MaxLeaves, ReconcileDigests
+
+VARIABLES views, vid, crashed, joining, leaving, sent, delivered, chan,
+          phase, blocked, flushInit, flushOks, digest, completed, l
+
+F == INSTANCE Flush
+
+traceVars == <<views, vid, crashed, joining, leaving, sent, delivered, chan,
+               phase, blocked, flushInit, flushOks, digest, completed>>
+
+TraceInit == F!Init /\ l = 1
+
+Rec == Log[l]
+Logged(r, k) == k \in DOMAIN r
+P == Rec.nid
+
+\* The logged message (each field when logged) is m.
+MsgIs(m) ==
+    /\ Logged(Rec.msg, "type") => Rec.msg.type = m.type
+    /\ Logged(Rec.msg, "view") => Rec.msg.view = m.view
+    /\ Logged(Rec.msg, "id") => m.type = "DATA" /\ Rec.msg.id = m.id
+    /\ Logged(Rec.msg, "digest") => m.type \in {"FLUSH_COMPLETED", "VIEW"} /\ Rec.msg.digest = m.digest
+
+\* Every logged variable of member p equals its post-state value; delivered
+\* is logged as the ids the step added.
+StateMatches(p) ==
+    /\ Logged(Rec.state, "vid") => vid'[p] = Rec.state.vid
+    /\ Logged(Rec.state, "delivered") => delivered'[p] \ delivered[p] = Rec.state.delivered
+    /\ Logged(Rec.state, "phase") => phase'[p] = Rec.state.phase
+    /\ Logged(Rec.state, "blocked") => blocked'[p] = Rec.state.blocked
+    /\ Logged(Rec.state, "flushInit") => flushInit'[p] = Rec.state.flushInit
+    /\ Logged(Rec.state, "flushOks") => flushOks'[p] = Rec.state.flushOks
+    /\ Logged(Rec.state, "digest") => digest'[p] = Rec.state.digest
+    /\ Logged(Rec.state, "completed") => completed'[p] = Rec.state.completed
+
+\* A receive of member p from the member logged as params.<key>: the
+\* spec's action A(p, src) taking the logged message from the head of the channel.
+ReceiveIfLogged(name, key, A(_, _)) ==
+    /\ Rec.name = name
+    /\ Logged(Rec.params, key)
+    /\ LET src == Rec.params[key] IN
+         /\ src \in F!Members
+         /\ A(P, src)
+         /\ MsgIs(Head(chan[<<src, P>>]))
+         /\ StateMatches(P)
+
+MulticastIfLogged ==
+    /\ Rec.name = "Multicast"
+    /\ F!Multicast(P)
+    /\ MsgIs(F!Data(sent'[Len(sent')].view, Len(sent')))
+    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = P
+    /\ StateMatches(P)
+
+DeliverIfLogged == ReceiveIfLogged("Deliver", "q", F!Deliver)
+DiscardIfLogged == ReceiveIfLogged("Discard", "q", F!Discard)
+BlockIfLogged == ReceiveIfLogged("Block", "c", F!Block)
+RestartFlushIfLogged == ReceiveIfLogged("RestartFlush", "c", F!RestartFlush)
+ReceiveFlushOkIfLogged == ReceiveIfLogged("ReceiveFlushOk", "q", F!ReceiveFlushOk)
+ReceiveFlushCompletedIfLogged == ReceiveIfLogged("ReceiveFlushCompleted", "q", F!ReceiveFlushCompleted)
+InstallViewIfLogged == ReceiveIfLogged("InstallView", "c", F!InstallView)
+UnblockIfLogged == ReceiveIfLogged("Unblock", "c", F!Unblock)
+
+StartFlushIfLogged ==
+    /\ Rec.name = "StartFlush"
+    /\ F!StartFlush(P)
+    /\ MsgIs(F!StartFlushMsg(vid[P]))
+    /\ StateMatches(P)
+
+FlushOkIfLogged ==
+    /\ Rec.name = "FlushOk"
+    /\ F!FlushOk(P)
+    /\ MsgIs(F!FlushOkMsg(vid[P]))
+    /\ StateMatches(P)
+
+FlushCompletedIfLogged ==
+    /\ Rec.name = "FlushCompleted"
+    /\ F!FlushCompleted(P)
+    /\ MsgIs(F!FlushCompletedMsg(vid[P], digest'[P]))
+    /\ StateMatches(P)
+
+\* SendView: the VIEW of view vid[c] (installing vid[c] + 1) with the union
+\* digest; its logged members are the new view's.
+SendViewIfLogged ==
+    /\ Rec.name = "SendView"
+    /\ F!SendView(P)
+    /\ LET D == UNION {r[2] : r \in {x \in completed[P] : F!Alive(x[1])}} IN
+         MsgIs(F!ViewMsg(vid[P], D))
+    /\ Logged(Rec.msg, "members") => views'[Len(views')] = Rec.msg.members
+    /\ StateMatches(P)
+
+StopFlushIfLogged ==
+    /\ Rec.name = "StopFlush"
+    /\ F!StopFlush(P)
+    /\ MsgIs(F!StopFlushMsg(vid[P]))
+    /\ StateMatches(P)
+
+CrashIfLogged ==
+    /\ Rec.name = "Crash"
+    /\ F!Crash(P)
+
+JoinIfLogged ==
+    /\ Rec.name = "Join"
+    /\ F!Join(P)
+
+LeaveIfLogged ==
+    /\ Rec.name = "Leave"
+    /\ F!Leave(P)
+
+TraceNext ==
+    /\ l <= Len(Log)
+    /\ P \in F!Members
+    /\ \/ MulticastIfLogged
+       \/ DeliverIfLogged
+       \/ DiscardIfLogged
+       \/ StartFlushIfLogged
+       \/ BlockIfLogged
+       \/ RestartFlushIfLogged
+       \/ FlushOkIfLogged
+       \/ ReceiveFlushOkIfLogged
+       \/ FlushCompletedIfLogged
+       \/ ReceiveFlushCompletedIfLogged
+       \/ SendViewIfLogged
+       \/ InstallViewIfLogged
+       \/ StopFlushIfLogged
+       \/ UnblockIfLogged
+       \/ CrashIfLogged
+       \/ JoinIfLogged
+       \/ LeaveIfLogged
+    /\ l' = l + 1
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
+
+TraceView == <<traceVars, l>>
+
+\* Violated exactly when the whole log was consumed (tlctrace.py reads the
+\* same from TLC's search depth, without printing the behaviour).
+TraceMatched == l <= Len(Log)
+
+-----------------------------------------------------------------------------
+(* Diagnostics (tlctrace.py runs them with DiagAt = the first unmatched    *)
+(* record; guarded: TLC evaluates constant definitions at start-up).       *)
+
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in F!Members THEN Log[DiagAt].nid ELSE 1
+
+DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], views |-> views, phase |-> phase[DiagNode],
+             blocked |-> blocked[DiagNode], flushInit |-> flushInit[DiagNode],
+             flushOks |-> flushOks[DiagNode], delivered |-> delivered[DiagNode],
+             digest |-> digest[DiagNode], completed |-> completed[DiagNode],
+             crashed |-> crashed, leaving |-> leaving, joining |-> joining,
+             into |-> [q \in F!Members |-> chan[<<q, DiagNode>>]]]
+
+Str(n) == ToString(n)
+One(name, A(_)) == {name \o "(" \o Str(p) \o ")" : p \in {p \in F!Members : ENABLED A(p)}}
+Two(name, A(_, _)) == {name \o "(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+                         e \in {e \in F!Members \X F!Members : ENABLED A(e[1], e[2])}}
+
+DiagEnabled ==
+    One("Multicast", F!Multicast) \cup One("StartFlush", F!StartFlush) \cup One("FlushOk", F!FlushOk)
+    \cup One("FlushCompleted", F!FlushCompleted) \cup One("SendView", F!SendView)
+    \cup One("StopFlush", F!StopFlush) \cup One("Crash", F!Crash) \cup One("Join", F!Join)
+    \cup One("Leave", F!Leave)
+    \cup Two("Deliver", F!Deliver) \cup Two("Discard", F!Discard) \cup Two("Block", F!Block)
+    \cup Two("RestartFlush", F!RestartFlush) \cup Two("ReceiveFlushOk", F!ReceiveFlushOk)
+    \cup Two("ReceiveFlushCompleted", F!ReceiveFlushCompleted)
+    \cup Two("InstallView", F!InstallView) \cup Two("Unblock", F!Unblock)
+
+TraceDiagnostic ==
+    l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
+                  /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+=============================================================================
