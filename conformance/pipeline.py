@@ -72,7 +72,7 @@ RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "fa
                "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
 VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
-                   "candidates_max", "stage", "replay_verdict", "properties_failed", "properties_by", "agree")
+                   "candidates_max", "stops_conforming_at", "stage", "replay_verdict", "properties_failed", "properties_by", "agree")
 
 
 class PipelineError(RuntimeError):
@@ -100,8 +100,8 @@ def _arrow_schemas():
     verdicts = pa.schema([
         ("file", pa.string()), ("run_id", pa.string()), ("protocol", pa.string()), ("verdict", pa.string()),
         ("events", pa.int64()), ("first_bad_event", pa.int64()), ("reason", pa.string()),
-        ("candidates_max", pa.int64()), ("stage", pa.string()), ("replay_verdict", pa.string()),
-        ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_())])
+        ("candidates_max", pa.int64()), ("stops_conforming_at", pa.int64()), ("stage", pa.string()),
+        ("replay_verdict", pa.string()), ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_())])
     return events, runs, rejected, verdicts
 
 
@@ -284,7 +284,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     from .replay import replay
     from .traces import Trace
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
-            "events": run["events"], "candidates_max": 0, "replay_verdict": None,
+            "events": run["events"], "candidates_max": 0, "stops_conforming_at": None, "replay_verdict": None,
             "properties_failed": None, "properties_by": None, "agree": None,
             "actions": sorted({r["name"] for r in rows}), "visited": [], "constants": run["constants"]}
     if run["reject_reason"] is not None:
@@ -299,7 +299,8 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     rep = replay(Trace(run["source"], json.loads(run["header"]), events, end))
     visited = getattr(rep, "visited", None) or []
     return {**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
-            "candidates_max": rep.candidates_max, "stage": "replay", "replay_verdict": rep.verdict,
+            "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,
+            "stage": "replay", "replay_verdict": rep.verdict,
             "events": rep.events, "visited": sorted({_digest(s) for s in visited}) if want_visited else []}
 
 
@@ -753,10 +754,12 @@ def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Opt
         v = by_file[f]
         if v["stage"] == "ingest":   # as conform_file reports an unreadable trace
             rows.append({"file": f, "run_id": None, "protocol": None, "verdict": "rejected", "events": 0,
-                         "first_bad_event": None, "reason": v["reason"], "candidates_max": 0})
+                         "first_bad_event": None, "reason": v["reason"], "candidates_max": 0,
+                         "stops_conforming_at": None})
         else:
             rows.append({k: v[k] for k in ("file", "run_id", "protocol", "verdict", "events",
-                                            "first_bad_event", "reason", "candidates_max")})
+                                            "first_bad_event", "reason", "candidates_max",
+                                            "stops_conforming_at")})
     return rows
 
 
