@@ -340,7 +340,7 @@ def conform(
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
     expect: List[str] = typer.Option([], "--expect", help="a property whose violations are expected (repeatable)"),
     known: bool = typer.Option(False, "--known", help="expect the protocol's documented findings (e.g. SEQUENCER's TotalOrder)"),
-    checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module; SEQUENCER, STABLE, Raincore) or both (any disagreement is a failure of the tool)"),
+    checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module, spec/<P>/Trace<P>.tla; every protocol) or both (any disagreement is a failure of the tool)"),
 ):
     """Replay traces against the model; then check the global properties.
     Exit 0 when every run conforms and every violation is expected."""
@@ -395,25 +395,35 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
     from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import TraceError, load, trace_files
-    files = _trace_files_or_fail(paths)
+    from concurrent.futures import ThreadPoolExecutor
+    from groupcheck.conformance.traces import TraceError, load, trace_runs
+    _trace_files_or_fail(paths)
     need_java()
+    runs = trace_runs(paths)      # per-node files of one run are one run, as for --checker model
     rows, bad = [], 0
-    for f in files:
-        row: dict = {"file": str(f)}
+    loaded: list = []
+    for f in runs:
+        row: dict = {"file": str(f) if not isinstance(f, list) else str(f[0].parent)}
         try:
             trace = load(f)
         except TraceError as e:
             row.update(verdict="rejected", reason=str(e))
-            rows.append(row); bad += 1
+            loaded.append((f, row, None)); bad += 1
             continue
         row["run_id"] = trace.header.get("run_id")
         if not tlctrace.supported(trace.header["protocol"]):
             row.update(verdict="unsupported", reason=f"protocol {trace.header['protocol']!r} has no TLA+ trace spec "
                        f"(Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
-            rows.append(row); bad += 1
+            loaded.append((f, row, None)); bad += 1
             continue
-        v = tlctrace.validate(trace)
+        loaded.append((f, row, trace))
+    # one TLC process per core; each is a separate JVM, so threads suffice
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        verdicts = list(pool.map(lambda x: tlctrace.validate(x[2]) if x[2] is not None else None, loaded))
+    for (f, row, trace), v in zip(loaded, verdicts):
+        if v is None:
+            rows.append(row)
+            continue
         row["tlc"] = v.to_json()
         if not v.ok:
             row["tlc_explain"] = v.explain()

@@ -468,7 +468,7 @@ PROTOCOL = Protocol(
     name="flush", spec="Flush",
     actions=SPEC_ACTIONS,
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
-    tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=tla_log),
+    tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events)),
     properties=PROPERTIES,
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,

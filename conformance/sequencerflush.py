@@ -63,6 +63,7 @@ from groupcheck.model.values import Fn
 from . import flush as cflush
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, enabled_steps, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
@@ -737,6 +738,88 @@ class SequencerFlushBinding(Binding):
 
 
 
+# ---------------------------------------------------------------- TLC trace validation
+
+# the composed action each joined step is (spec/SequencerFlush/TraceSequencerFlush.tla)
+_ACTION = {"crash": "Crash", "send": "Send", "coord_send": "Send", "forward": "RecvForward",
+           "coord_forward": "RecvForward", "own_data": "RecvData", "deliver": "RecvData", "stop": "Stop"}
+# the joined step's logged variables under the trace spec's names
+_TLA_VAR = {"flush.vid": "fvid", "flush.phase": "phase", "flush.blocked": "blocked",
+            "flush.flushInit": "flushInit", "flush.flushOks": "flushOks", "flush.digest": "digest",
+            "flush.completed": "completed", "flush.delivered": "flog", "sequencer.vid": "svid",
+            "sequencer.sent": "sent", "sequencer.fwd": "fwd", "sequencer.recv": "recv",
+            "sequencer.delivered": "delivered"}
+
+
+def _pairs(xs) -> frozenset:
+    return frozenset(tuple(x) for x in xs)
+
+
+def tla_log(trace: Trace) -> list:
+    """The trace as TraceSequencerFlush.tla reads it: the replay's pre-pass
+    (``SequencerFlushBinding.steps``) joins each member's half-steps into
+    composed steps, and each becomes one log entry: the composed action, the
+    member, ``params.src`` (the channel it takes from), ``params.kind`` (the
+    join), the message in the model's ids (a FLUSH key as the SEQUENCER id
+    its Multicast record named), for a join of two records the second
+    record's message (``rd``: the DATA the SEQUENCER takes; ``mc``: the
+    coordinator's Multicast), and the logged variables in model terms
+    (``fvid``, ``flog`` for FLUSH's vid and delivered, ``svid`` for
+    SEQUENCER's vid, the others by their names).  ``i`` is the step's first
+    record, ``parts`` every record it joins.  A run the pre-pass cannot join
+    ends with a ``Stop`` entry, which no action matches."""
+    b = SequencerFlushBinding(trace)
+    out = []
+    for st in b.steps():
+        kind, m = st["step"], st["nid"]
+        name = _ACTION.get(kind, st["name"])
+        params: dict = {"kind": kind}
+        src = b._source(st) if kind != "stop" else None
+        if src is not None:
+            params["src"] = src
+        msg = dict(st.get("msg") or {})
+        flush_ids = TAKES.get(kind, (None, True))[1] and src is not None
+        if msg.get("type") == "DATA" and flush_ids and "sender" in msg:
+            msg["sender"], msg["seqno"] = b.sid((msg["sender"], msg["seqno"]))
+        if msg.get("type") in ("FLUSH_COMPLETED", "VIEW"):
+            msg["digest"] = frozenset(tuple(b.sid(k)) for k in msg.get("digest", []))
+        parts = st["parts"]
+        if kind == "deliver" and len(parts) > 1 and parts[1].get("msg") is not None:
+            rd = parts[1]["msg"]
+            params["rd"] = (rd.get("sender"), rd.get("seqno"))
+        if kind in ("coord_send", "coord_forward"):
+            mc = parts[1].get("msg") or {}
+            params["mc"] = {"type": mc.get("type") or "", "view": mc.get("view") if mc.get("view") is not None else -1}
+        state = {}
+        for var, val in (st.get("state") or {}).items():
+            key = _TLA_VAR.get(var)
+            if key is None:
+                continue
+            if key in ("digest", "flog"):
+                val = _pairs(val)
+            elif key == "completed":
+                val = frozenset((q, _pairs(d)) for q, d in val)
+            elif key in ("flushOks", "fwd"):
+                val = frozenset(val)
+            elif key == "recv":
+                val = Fn({int(x): q for x, q in val.items()})
+            elif key == "delivered":
+                val = tuple(tuple(x) for x in val)
+            state[key] = val
+        out.append({"i": st["i"], "parts": [r["i"] for r in parts], "name": name, "nid": m,
+                    "params": params, "msg": msg or None, "state": state or None})
+        if kind == "stop":
+            break
+    return out
+
+
+def _tla_constants(c: dict) -> dict:
+    return {"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
+            "Senders": frozenset(range(1, c["N"] + 1)),
+            "UniformDelivery": bool(c.get("UniformDelivery", False)),
+            "ResendAlways": bool(c.get("ResendAlways", False))}
+
+
 def composed_model(trace: Trace) -> SequencerFlushModel:
     h, nodes = trace.header, list(trace.header["nodes"])
     c = h["constants"]
@@ -809,4 +892,6 @@ PROTOCOL = Protocol(
     draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
     reduce=reduce_state,
+    # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
+    tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log),
 )

@@ -65,10 +65,10 @@ class TLATrace:
     constants: Optional[Callable[[dict], dict]] = None
     # event -> event as given to the log (e.g. fields renamed to the spec's)
     encode: Optional[Callable[[dict], dict]] = None
-    # the trace's events -> the log's entries, when one spec step is logged as
-    # several records (SEQUENCER over FLUSH's half-steps); each entry keeps the
-    # `i` of the record a rejection is to name
-    prepare: Optional[Callable[[list], list]] = None
+    # the trace -> the log's entries, when one spec step is logged as several
+    # records (SEQUENCER over FLUSH's half-steps); each entry keeps the `i` of
+    # its first record and, as `parts`, the `i` of every record it joins
+    prepare: Optional[Callable[[Any], list]] = None
 
 
 @dataclass
@@ -82,6 +82,8 @@ class TLCVerdict:
     matched_before: list[str] = field(default_factory=list)   # DiagVars of the states before it (TLA+ text)
     matched_count: int = 0                           # how many distinct states matched the line before
     enabled: list[str] = field(default_factory=list)  # spec actions enabled in those states (union)
+    # the records the unmatched log entry joins (one, unless the protocol joins records into a step)
+    unmatched_records: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
         out = {"checker": "tlc", "ok": self.ok, "events": self.events,
@@ -89,7 +91,8 @@ class TLCVerdict:
                "detail": self.detail}
         if not self.ok and self.record is not None:
             out.update(record=self.record, matched_before=self.matched_before,
-                       matched_count=self.matched_count, enabled=self.enabled)
+                       matched_count=self.matched_count, enabled=self.enabled,
+                       unmatched_records=self.unmatched_records)
         return out
 
     def explain(self) -> str:
@@ -157,6 +160,8 @@ def _value(v: Any, key: str | None, sets: frozenset) -> Any:
         return frozenset(_value(x, None, sets) for x in v)
     if isinstance(v, tuple):
         return tuple(_value(x, None, sets) for x in v)
+    if isinstance(v, Fn):
+        return Fn({k: _value(x, None, sets) for k, x in v.items()})
     if isinstance(v, list):
         xs = [_value(x, None, sets) for x in v]
         return frozenset(xs) if key in sets else tuple(xs)
@@ -226,7 +231,7 @@ def _printed(out: str) -> list[tuple[str, str]]:
 
 
 def log_entries(trace, tt: TLATrace) -> list[dict]:
-    return tt.prepare(trace.events) if tt.prepare else trace.events
+    return tt.prepare(trace) if tt.prepare else trace.events
 
 
 def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1):
@@ -268,7 +273,8 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     v = TLCVerdict(False, len(events), ev["i"], 0.0,
                    f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
                    + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")",
-                   record={k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev})
+                   record={k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev},
+                   unmatched_records=list(ev.get("parts") or [ev["i"]]))
     if diagnose:
         d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
         blocks = _printed(d.raw_output)
@@ -285,9 +291,11 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
 def agrees(v: TLCVerdict, rep) -> bool:
     """TLC's verdict and the model replay's (a replay.RunReport or its JSON)
     on the steps of one trace: both accept every step, or both stop at the
-    same event.  The replay's properties are not TLC's to judge."""
+    same event (for a log entry that joins several records into one spec
+    step, the replay's event is one of them: TLC judges the step).  The
+    replay's properties are not TLC's to judge."""
     at = rep["stops_conforming_at"] if isinstance(rep, dict) else rep.stops_conforming_at
-    return (v.ok and at is None) or (not v.ok and v.first_unmatched == at)
+    return (v.ok and at is None) or (not v.ok and at in (v.unmatched_records or [v.first_unmatched]))
 
 
 # --- coverage -----------------------------------------------------------------------------
@@ -304,11 +312,15 @@ def _shape(ev: dict) -> str:
 
 
 def coverage(protocol: str, traces: list) -> dict:
-    """Action coverage merged over accepted traces of one protocol."""
+    """Action coverage merged over accepted traces of one protocol.  Counted
+    on the log TLC validated: where a protocol joins several records into one
+    spec step (SEQUENCER over FLUSH), each joined step counts once, under the
+    spec action it is."""
+    proto, tt = _binding(protocol)
     actions: Counter = Counter()
     shapes: Counter = Counter()
     for t in traces:
-        for ev in t.events:
+        for ev in (log_entries(t, tt) if tt is not None else t.events):
             actions[ev["name"]] += 1
             shapes[_shape(ev)] += 1
     known = spec_actions(protocol)

@@ -6,6 +6,7 @@ vector clocks merge into one happens-before order."""
 import copy
 import json
 import random
+import shutil
 
 import jsonschema
 import pytest
@@ -360,3 +361,17 @@ def test_per_node_file_checks(tmp_path):
     with pytest.raises(TraceError) as e:
         load(d)
     assert f"{f2}:3:" in str(e.value)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
+def test_checker_tlc_reads_per_node_files_as_one_run(tmp_path):
+    """``conform --checker both`` groups a run's per-node files into one run,
+    as ``--checker model`` does, and both checkers accept the merged trace."""
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    _, records, _ = _run(tmp_path, per_member=2)
+    d = _split(tmp_path, records)
+    r = CliRunner().invoke(app, ["conform", str(d), "--checker", "both", "--json"])
+    rows = json.loads(r.stdout)
+    assert len(rows) == 1 and rows[0]["file"] == str(d), rows
+    assert rows[0]["agree"] is True and rows[0]["tlc"]["ok"], rows

@@ -1,0 +1,206 @@
+------------------------- MODULE TraceSequencerFlush -------------------------
+(***************************************************************************)
+(* Trace validation of SEQUENCER over FLUSH (docs/tracevalidation.md): TLC *)
+(* checks that some behaviour of SequencerFlush.tla produces the logged    *)
+(* trace.  The implementation logs a composed step as one record per layer *)
+(* (half-steps); conformance/sequencerflush.py tla_log joins them with the *)
+(* replay's own pre-pass, so Log holds one entry per composed step:        *)
+(*   [name, nid, params, msg, state]                                       *)
+(* name the composed action; params.src the member whose channel the step  *)
+(* takes from, params.kind the join (send, coord_send, forward,            *)
+(* coord_forward, own_data, deliver, view, flush, crash, stop), params.rd  *)
+(* the DATA the SEQUENCER half of a deliver takes, params.mc the           *)
+(* coordinator's Multicast of a coord_* join; msg in the model's ids;      *)
+(* state the logged variables: fvid/svid (each layer's vid), phase,        *)
+(* blocked, flushInit, flushOks, digest, completed, flog (FLUSH's          *)
+(* delivered: the additions to log), sent, fwd, recv, delivered (appended).*)
+(* Everything not logged is left to TLC, bounded by the header's constants *)
+(* (N, MaxSeq, MaxCrashes; Senders = 1..N): no other bound.  The checks    *)
+(* mirror the replay's (conformance/sequencerflush.py message/observe),    *)
+(* including the Discard the spec already took at a view change or crash  *)
+(* (a stutter).  DeliverStable (UniformDelivery) has no trace record: the  *)
+(* implementation does not run that fix.                                   *)
+(* Acceptance: TLC's search depth is Len(Log) + 1.                          *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
+
+CONSTANTS N, MaxSeq, MaxCrashes, Senders, UniformDelivery, ResendAlways
+
+VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
+          phase, blocked, flushInit, flushOks, completed, ndel, l
+
+SF == INSTANCE SequencerFlush
+
+traceVars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
+               phase, blocked, flushInit, flushOks, completed, ndel>>
+
+TraceInit == SF!Init /\ l = 1
+
+Rec == Log[l]
+Logged(r, k) == k \in DOMAIN r
+P == Rec.nid
+Src == Rec.params.src
+Kind == Rec.params.kind
+Range(f) == {f[i] : i \in DOMAIN f}
+
+\* The logged message is the head of the channel Src -> P (as the replay's _head_ok).
+HeadOk ==
+    /\ Src \in SF!Members
+    /\ chan[<<Src, P>>] # <<>>
+    /\ Logged(Rec.msg, "type") =>
+         LET h == Head(chan[<<Src, P>>]) IN
+           /\ h.type = Rec.msg.type
+           /\ h.type \in {"FORWARD", "DATA"} => h.sender = Rec.msg.sender /\ h.seqno = Rec.msg.seqno
+           /\ h.type # "FORWARD" /\ Logged(Rec.msg, "view") => h.view = Rec.msg.view
+           /\ h.type \in {"FLUSH_COMPLETED", "VIEW"} => Range(h.digest) = Rec.msg.digest
+
+\* Every logged variable of member m against the step (as the replay's observe).
+StateMatches(m) ==
+    LET S == Rec.state IN
+    /\ Logged(S, "fvid") => vid'[m] = S.fvid
+    /\ Logged(S, "svid") => vid'[m] = S.svid
+    /\ Logged(S, "phase") => phase'[m] = S.phase
+    /\ Logged(S, "blocked") => blocked'[m] = S.blocked
+    /\ Logged(S, "flushInit") => flushInit'[m] = S.flushInit
+    /\ Logged(S, "flushOks") => flushOks'[m] = S.flushOks
+    /\ Logged(S, "completed") => {<<r[1], Range(r[2])>> : r \in completed'[m]} = S.completed
+    /\ Logged(S, "digest") => (IF phase'[m] = "Completed" THEN Range(log'[m]) ELSE {}) = S.digest
+    /\ Logged(S, "flog") => Range(log'[m]) \ (IF vid'[m] = vid[m] THEN Range(log[m]) ELSE {}) = S.flog
+    /\ Logged(S, "sent") => sent'[m] = S.sent
+    /\ Logged(S, "fwd") => fwd'[m] = S.fwd
+    /\ Logged(S, "recv") => recv'[m] = S.recv
+    /\ Logged(S, "delivered") => SubSeq(delivered'[m], Len(delivered[m]) + 1, Len(delivered'[m])) = S.delivered
+
+\* A coordinator's Send/RecvForward multicasts the DATA in the same step: it
+\* must be joined with its FLUSH Multicast, of this view.
+CoordRule ==
+    /\ Kind \in {"send", "forward"} /\ Logged(Rec.msg, "type") => ~SF!IsCoord(P)
+    /\ Kind \in {"coord_send", "coord_forward"} =>
+         SF!IsCoord(P) /\ Rec.params.mc.type = "DATA" /\ Rec.params.mc.view = vid[P]
+
+SendIfLogged ==
+    /\ Rec.name = "Send"
+    /\ SF!Send(P)
+    /\ Logged(Rec.msg, "type") =>
+         /\ Rec.msg.type = IF SF!IsCoord(P) THEN "DATA" ELSE "FORWARD"
+         /\ Rec.msg.sender = P /\ Rec.msg.seqno = sent'[P]
+    /\ CoordRule
+    /\ StateMatches(P)
+
+RecvForwardIfLogged ==
+    /\ Rec.name = "RecvForward"
+    /\ HeadOk
+    /\ SF!RecvForward(P, Src)
+    /\ CoordRule
+    /\ StateMatches(P)
+
+RecvDataIfLogged ==
+    /\ Rec.name = "RecvData"
+    /\ HeadOk
+    /\ SF!RecvData(P, Src)
+    /\ Logged(Rec.params, "rd") =>
+         Head(chan[<<Src, P>>]).sender = Rec.params.rd[1] /\ Head(chan[<<Src, P>>]).seqno = Rec.params.rd[2]
+    /\ StateMatches(P)
+
+Single(name, A(_)) == Rec.name = name /\ A(P) /\ StateMatches(P)
+Pair(name, A(_, _)) == Rec.name = name /\ HeadOk /\ A(P, Src) /\ StateMatches(P)
+
+StartFlushIfLogged == Single("StartFlush", SF!StartFlush)
+FlushOkIfLogged == Single("FlushOk", SF!FlushOk)
+FlushCompletedIfLogged == Single("FlushCompleted", SF!FlushCompleted)
+StopFlushIfLogged == Single("StopFlush", SF!StopFlush)
+BlockIfLogged == Pair("Block", SF!Block)
+RestartFlushIfLogged == Pair("RestartFlush", SF!RestartFlush)
+ReceiveFlushOkIfLogged == Pair("ReceiveFlushOk", SF!ReceiveFlushOk)
+ReceiveFlushCompletedIfLogged == Pair("ReceiveFlushCompleted", SF!ReceiveFlushCompleted)
+InstallViewIfLogged == Pair("InstallView", SF!InstallView)
+UnblockIfLogged == Pair("Unblock", SF!Unblock)
+
+SendViewIfLogged ==
+    /\ Rec.name = "SendView"
+    /\ SF!SendView(P)
+    /\ Logged(Rec.msg, "type") =>
+         /\ Rec.msg.type = "VIEW" /\ Rec.msg.view = vid[P]
+         /\ Logged(Rec.msg, "members") /\ Range(Rec.msg.members) = Range(views'[Len(views')])
+    /\ StateMatches(P)
+
+\* A Discard of a message the spec no longer has: it dropped it already
+\* (Purged at P's view change, or at the sender's crash): a stutter.
+Gone ==
+    /\ Logged(Rec.msg, "type")
+    /\ ~\E i \in DOMAIN chan[<<Src, P>>] :
+          LET x == chan[<<Src, P>>][i] IN
+            "view" \in DOMAIN x /\ Logged(Rec.msg, "view") /\ x.view = Rec.msg.view /\ x.type = Rec.msg.type
+    /\ \/ (IF Logged(Rec.msg, "view") THEN Rec.msg.view ELSE 0) < vid[P]
+       \/ Rec.msg.type \in SF!FlushTypes /\ Src \in crashed
+
+DiscardIfLogged ==
+    /\ Rec.name = "Discard"
+    /\ Src \in SF!Members
+    /\ \/ HeadOk /\ SF!Discard(P, Src) /\ StateMatches(P)
+       \/ ~HeadOk /\ Gone /\ UNCHANGED traceVars
+
+CrashIfLogged ==
+    /\ Rec.name = "Crash"
+    /\ \E lost \in SUBSET (SF!Members \ {P}) : SF!Crash(P, lost)
+
+TraceNext ==
+    /\ l <= Len(Log)
+    /\ P \in SF!Members
+    /\ \/ SendIfLogged
+       \/ RecvForwardIfLogged
+       \/ RecvDataIfLogged
+       \/ DiscardIfLogged
+       \/ StartFlushIfLogged
+       \/ BlockIfLogged
+       \/ RestartFlushIfLogged
+       \/ FlushOkIfLogged
+       \/ ReceiveFlushOkIfLogged
+       \/ FlushCompletedIfLogged
+       \/ ReceiveFlushCompletedIfLogged
+       \/ SendViewIfLogged
+       \/ InstallViewIfLogged
+       \/ StopFlushIfLogged
+       \/ UnblockIfLogged
+       \/ CrashIfLogged
+    /\ l' = l + 1
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
+
+TraceView == <<traceVars, l>>
+
+\* Violated exactly when the whole log was consumed (tlctrace.py reads the
+\* same from TLC's search depth, without printing the behaviour).
+TraceMatched == l <= Len(Log)
+
+-----------------------------------------------------------------------------
+(* Diagnostics (guarded: TLC evaluates constant definitions at start-up). *)
+
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in SF!Members THEN Log[DiagAt].nid ELSE 1
+
+DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], view |-> SF!View(DiagNode),
+             sent |-> sent[DiagNode], fwd |-> fwd[DiagNode], recv |-> recv[DiagNode],
+             log |-> log[DiagNode], phase |-> phase[DiagNode], blocked |-> blocked[DiagNode],
+             flushInit |-> flushInit[DiagNode], flushOks |-> flushOks[DiagNode],
+             completed |-> completed[DiagNode], crashed |-> crashed,
+             into |-> [q \in SF!Members |-> chan[<<q, DiagNode>>]]]
+
+Str(n) == ToString(n)
+One(name, A(_)) == {name \o "(" \o Str(p) \o ")" : p \in {p \in SF!Members : ENABLED A(p)}}
+Two(name, A(_, _)) == {name \o "(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+                         e \in {e \in SF!Members \X SF!Members : ENABLED A(e[1], e[2])}}
+
+DiagEnabled ==
+    One("Send", SF!Send) \cup Two("RecvForward", SF!RecvForward) \cup Two("RecvData", SF!RecvData)
+    \cup Two("Discard", SF!Discard) \cup One("StartFlush", SF!StartFlush) \cup Two("Block", SF!Block)
+    \cup Two("RestartFlush", SF!RestartFlush) \cup One("FlushOk", SF!FlushOk)
+    \cup Two("ReceiveFlushOk", SF!ReceiveFlushOk) \cup One("FlushCompleted", SF!FlushCompleted)
+    \cup Two("ReceiveFlushCompleted", SF!ReceiveFlushCompleted) \cup One("SendView", SF!SendView)
+    \cup Two("InstallView", SF!InstallView) \cup One("StopFlush", SF!StopFlush)
+    \cup Two("Unblock", SF!Unblock)
+    \cup {"Crash(" \o Str(p) \o ")" : p \in {p \in SF!Members : ENABLED SF!Crash(p, {})}}
+
+TraceDiagnostic ==
+    l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
+                  /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+=============================================================================
