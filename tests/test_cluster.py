@@ -82,17 +82,24 @@ def test_bad_options_are_refused(tmp_path):
             Runner(*args, tmp_path)
 
 
-def test_sigterm_leaves_no_node_behind(tmp_path):
+@pytest.mark.parametrize("sig,group", [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGINT, True)],
+                         ids=["sigterm", "sigint", "ctrl-c-to-the-process-group"])
+def test_sigterm_leaves_no_node_behind(tmp_path, sig, group):
+    """SIGTERM or SIGINT to the command, or Ctrl-C (SIGINT to the whole
+    foreground process group, nodes included): no node outlives it."""
     cmd = [sys.executable, "-m", "groupcheck.cli.main", "cluster", "run", "--protocol", "sequencer",
            "--nodes", "3", "--messages", "100000", "--rate", "200", "--out", str(tmp_path)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=group)
     deadline = time.monotonic() + 60
     while not (tmp_path / "cluster.json").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.5)
     pids = _pids(tmp_path)
     assert all(_alive(x) for x in pids)
-    p.send_signal(signal.SIGTERM)
+    if group:
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130 and b"interrupted" in err
     assert not any(_alive(x) for x in pids)
