@@ -151,6 +151,11 @@ def _record(row: dict) -> dict:
             "clock": row["clock"], "vc": None, "src": f"{row['source']}:event {row['i']}"}
 
 
+def _end_of(rec: dict) -> dict:
+    """An end record as the run row keeps it (``settled`` only when written)."""
+    return {k: rec[k] for k in ("quiescent", "settled", "clock") if k in rec}
+
+
 def _run_row(header: Optional[dict], source: str, events: int, rows_in: int, rejected: int,
              reason: Optional[str], summary: Optional[dict] = None, end: Optional[dict] = None) -> dict:
     hc = _header_cols(header or {}, source)
@@ -166,7 +171,7 @@ def _simulated(protocol: str, faults: str, options: dict, seed: int):
     records, summary = get(protocol).simulate(seed, faults, options)
     header = records[0]
     events = [r for r in records[1:] if r["kind"] == "event"]
-    ends = [{"quiescent": r["quiescent"], "clock": r["clock"]} for r in records[1:] if r["kind"] == "end"]
+    ends = [_end_of(r) for r in records[1:] if r["kind"] == "end"]
     source = f"{protocol}:seed={seed}"
     hc = _header_cols(header, source)
     rows = [_event_row(hc, {**ev, "i": i}) for i, ev in enumerate(events)]
@@ -253,7 +258,7 @@ def _ingested(path: str):
             reject(n, problem, line, run_id, protocol)
             continue
         if rec["kind"] == "end":
-            end = {"quiescent": rec["quiescent"], "clock": rec["clock"]}
+            end = _end_of(rec)
             continue
         rows.append(_event_row(hc, {**rec, "i": len(rows)}))
     if header is not None and fmt == FORMAT_V1:

@@ -197,6 +197,18 @@ class RaincoreBinding(Binding):
                     self.note(prop, ev["i"], fn() or "fails in every model state consistent with the run")
         return None
 
+    def at_settled(self, cands: set):
+        """The spec's Liveness at a settled end (no fault for long enough):
+        every live node in Agreement on one view made of exactly the live
+        nodes (``Agreed``).  A violation when no candidate state satisfies it."""
+        if any(self.model.Agreed(t) for t in cands):
+            return None
+        t = min(cands, key=repr)
+        up = self.model.UpNodes(t)
+        seen = {n: (t.viewState[n - 1], list(self.model.LastGlobalView(t, n))) for n in up}
+        return ("Agreed", "the live ring does not agree on one view of the live nodes "
+                + str(up) + ": " + ", ".join(f"node {n} {vs} on {v}" for n, (vs, v) in seen.items()))
+
     def violated(self):
         """The first failure (the run's verdict names one property, as before)."""
         if not self.found:
@@ -270,8 +282,10 @@ def simulate(seed: int, faults: str, options: dict):
     plan = parse_faults(faults, seed, n, ring)
     records, summary, sim = simulate_impl(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
     run_id = f"raincore-n{n}-r{ring}-s{seed}"
-    # the token circulates for ever: a ring never quiesces (summary["quiescent"] means "agreed")
-    v2 = tracefile.to_v2(records, cfg.constants(), run_id, quiescent=False, end_clock=summary.get("end_clock"))
+    # the token circulates for ever: a ring never quiesces (summary["quiescent"] means "agreed");
+    # a run that settled is judged by the spec's Liveness at its end (RaincoreBinding.at_settled)
+    v2 = tracefile.to_v2(records, cfg.constants(), run_id, quiescent=False, end_clock=summary.get("end_clock"),
+                         settled=summary["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": summary["quiescent"],
             "agreed": summary["agreed"], "live": summary["live"], "end_clock": round(summary["end_clock"], 4),
             "view": list(sim.layer(summary["live"][0]).lastGlobalView) if summary["live"] else [],

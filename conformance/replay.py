@@ -68,6 +68,13 @@ class RunReport:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "visited"}
 
 
+def settled(trace: Trace) -> bool:
+    """The run's end record says it ended settled (no fault for long enough;
+    docs/trace-format.md): the end-of-run property of a protocol that never
+    quiesces is judged there."""
+    return trace.end is not None and trace.end.get("settled") is True
+
+
 def quiescent(trace: Trace) -> bool:
     """The run ended quiescent: its end record says so (a format-1 trace: its header)."""
     if trace.end is not None:
@@ -197,6 +204,11 @@ class Binding:
 
     def at_end(self, cands: set) -> Optional[tuple[str, str]]:
         """At the end of a quiescent run: (property, witness) or None."""
+        return None
+
+    def at_settled(self, cands: set) -> Optional[tuple[str, str]]:
+        """At the end of a settled run (a protocol that never quiesces):
+        (property, witness) or None."""
         return None
 
     def head(self, ev: dict) -> str:
@@ -336,12 +348,13 @@ class Engine:
             prop, at, witness = found
             return RunReport(**base, verdict="violation", first_bad_event=at, reason=f"{prop}: {witness}",
                              candidates_max=self.peak, visited=self._visited())
-        if quiescent(trace):
-            found = self.b.at_end(self.cands)
+        for ended, judge, how in ((quiescent(trace), self.b.at_end, "quiescent"),
+                                  (settled(trace), self.b.at_settled, "settled")):
+            found = judge(self.cands) if ended else None
             if found:
                 prop, witness = found
                 return RunReport(**base, verdict="violation", first_bad_event=None,
-                                 reason=f"{prop}: {witness} (the run ended quiescent)",
+                                 reason=f"{prop}: {witness} (the run ended {how})",
                                  candidates_max=self.peak, visited=self._visited())
         return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=self.peak,
                          visited=self._visited())

@@ -276,6 +276,8 @@ def read_file(path) -> _File:
             raise TraceError(path, n, f"nid: {rec['nid']!r} is not one of the header's nodes {sorted(nodes)}")
         if kind == "end":
             end = {"quiescent": rec["quiescent"], "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
+            if "settled" in rec:
+                end["settled"] = rec["settled"]
             continue
         if fmt == FORMAT_V1:
             if rec["i"] != len(events):

@@ -149,8 +149,14 @@ def event(name: str, nid: Optional[int], clock: float, *, params: Optional[dict]
     return r
 
 
-def end(quiescent: bool, clock: float, vc: Optional[dict] = None) -> dict:
+def end(quiescent: bool, clock: float, vc: Optional[dict] = None, settled: Optional[bool] = None) -> dict:
+    """The environment's end record.  ``quiescent``: nothing in flight and no
+    timer that would send.  ``settled`` (optional): no fault for long enough
+    that the protocol's liveness must have taken effect, for a protocol that
+    never quiesces (Raincore's token circulates for ever)."""
     r = {"kind": "end", "quiescent": bool(quiescent), "clock": _clock(clock)}
+    if settled is not None:
+        r["settled"] = bool(settled)
     if vc is not None:
         r["vc"] = vc
     return r
@@ -175,7 +181,8 @@ def _params(r: dict) -> dict:
 
 
 def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optional[dict] = None,
-          quiescent: Optional[bool] = None, end_clock: Optional[float] = None) -> list[dict]:
+          quiescent: Optional[bool] = None, end_clock: Optional[float] = None,
+          settled: Optional[bool] = None) -> list[dict]:
     """Simulator records (header first, full post-states) as
     groupcheck-trace/2 records: deltas, and an ``end`` record when
     ``quiescent`` is given (the simulator's verdict on how the run stopped)."""
@@ -201,7 +208,7 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
         clock = r["clock"]
         out.append(event(r["name"], r.get("nid"), r["clock"], params=params, msg=r.get("msg"), state=delta))
     if quiescent is not None:
-        out.append(end(quiescent, end_clock if end_clock is not None else clock))
+        out.append(end(quiescent, end_clock if end_clock is not None else clock, settled=settled))
     return out
 
 
@@ -269,9 +276,9 @@ class TraceWriter:
         self.records += 1
         return rec
 
-    def end(self, quiescent: bool, clock: float) -> dict:
+    def end(self, quiescent: bool, clock: float, settled: Optional[bool] = None) -> dict:
         """The end record (the environment's, or a global file's, last line)."""
-        rec = end(quiescent, clock, self._tick())
+        rec = end(quiescent, clock, self._tick(), settled=settled)
         self._f.write(dumps1(rec))
         return rec
 

@@ -105,3 +105,44 @@ def test_stable_uncollected_buffers_are_a_violation_at_quiescence(tmp_path):
     rep = _verdict(tmp_path, cut, "cut.ndjson")
     assert rep.verdict == "violation" and rep.reason.split(":")[0] in ("LastMessageDelivered",
                                                                       "EventuallyCollected"), rep.reason
+
+
+def _raincore_runs(n):
+    proto = protocols.get("raincore")
+    for seed in range(1, n + 1):
+        faults, opts = proto.draw(seed)
+        records, line = proto.simulate(seed, faults, {**proto.default_options, **opts})
+        yield seed, records, line
+
+
+def test_raincore_runs_end_settled_and_the_live_ring_agrees(tmp_path):
+    """A ring never quiesces; the simulator says instead that the run ended
+    settled (no fault for long enough), and the replay judges the spec's
+    Liveness there: every live node in Agreement on one view of the live nodes."""
+    for seed, records, line in _raincore_runs(20):
+        assert records[-1]["kind"] == "end" and records[-1]["quiescent"] is False
+        assert records[-1]["settled"] is True, seed
+        rep = _verdict(tmp_path, records, f"r{seed}.ndjson")
+        assert rep.verdict == "ok", (seed, rep.reason)
+
+
+def test_raincore_ring_cut_off_in_chaos_is_an_agreed_violation_when_settled(tmp_path):
+    """The same run cut off right after a fault, before the ring re-formed:
+    still conforming step by step; said to be settled, the end state fails
+    Agreed (with the live nodes' views as witness); said not to be, it is
+    judged on safety only."""
+    for seed, records, _ in _raincore_runs(40):
+        evs = records[1:-1]
+        k = next((j for j, e in enumerate(evs) if e["name"] == "Crash"), None)
+        if k is None:
+            continue
+        cut = records[:k + 2]           # the header, events up to the Crash
+        settled = _verdict(tmp_path, cut + [{**records[-1], "settled": True}], f"s{seed}.ndjson")
+        if settled.verdict == "ok":     # the ring may agree (the crashed node was already out)
+            continue
+        assert settled.verdict == "violation" and settled.reason.startswith("Agreed:"), settled.reason
+        assert "(the run ended settled)" in settled.reason
+        cut_off = _verdict(tmp_path, cut + [{**records[-1], "settled": False}], f"c{seed}.ndjson")
+        assert cut_off.verdict == "ok", cut_off.reason
+        return
+    pytest.fail("no drawn run crashed a node of an agreed ring")
