@@ -45,6 +45,7 @@ def run(
     timeout: float = typer.Option(60.0, "--timeout", help="seconds to wait for quiescence"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
+    senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
@@ -52,10 +53,14 @@ def run(
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted, Runner
     kills = [_kill(k) for k in kill or []]
+    try:
+        who = [int(x) for x in senders.split(",")] if senders else None
+    except ValueError:
+        fail(f"--senders {senders!r}: expected comma-separated node numbers, e.g. 2 or 2,3")
     log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
     try:
         res = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
-                     log=log, checker=checker).run()
+                     log=log, checker=checker, senders=who).run()
     except ClusterError as e:
         fail(str(e))
     except (KeyError_, OSError) as e:

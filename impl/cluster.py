@@ -136,7 +136,7 @@ class Runner:
     def __init__(self, protocol: str, nodes: int, messages: int, kills: list[tuple[int, float]], out: Path,
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
-                 checker: str = "model", serve: bool = False) -> None:
+                 checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None) -> None:
         if protocol not in PROTOCOLS:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
         if checker not in ("model", "tlc", "both"):
@@ -156,6 +156,12 @@ class Runner:
                 raise ClusterError(f"--kill {nid}@…: no node {nid} in 1..{nodes}")
         if len({n for n, _ in kills}) != len(kills) or len(kills) >= nodes:
             raise ClusterError("--kill: each node at most once, and one node must survive")
+        # who multicasts (default: every node); the others only receive, as in
+        # JGroups's SequencerFailoverTest where only B sends
+        self.senders = sorted(set(senders)) if senders else list(range(1, nodes + 1))
+        bad = [s for s in self.senders if not 1 <= s <= nodes]
+        if bad:
+            raise ClusterError(f"--senders: no node {bad[0]} in 1..{nodes}")
         self.protocol, self.n, self.messages = protocol, nodes, messages
         self.kills = sorted(kills, key=lambda k: k[1])
         self.out = Path(out)
@@ -238,7 +244,8 @@ class Runner:
         try:
             for nid in members:
                 cfg = {"nid": nid, "protocol": self.protocol, "members": members,
-                       "ports": {str(k): v for k, v in self.ports.items()}, "messages": self.messages,
+                       "ports": {str(k): v for k, v in self.ports.items()},
+                       "messages": self.messages if nid in self.senders else 0,
                        "rate": self.rate, "trace": str(tdir / f"node-{nid}.ndjson"), "header": header,
                        "start": start, "key_file": key_file}
                 path = self.out / f"node-{nid}.json"
