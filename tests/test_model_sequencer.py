@@ -175,7 +175,7 @@ def _entry(name):
     return e
 
 
-@pytest.mark.parametrize("name", ["CoordCrash", "Pair", "GapPair", "Missing", "MissingKeepResend"])
+@pytest.mark.parametrize("name", ["CoordCrash", "Pair", "GapPair", "Missing", "MissingKeepResend", "MissingResendRetain"])
 def test_explorer_finds_the_expected_violation_at_tlc_depth(name):
     from groupcheck.model.manifest import check
     entry = _entry(name)
