@@ -6,7 +6,9 @@ SEQUENCER (seeds/000): a non-coordinator forwards each multicast to the
 coordinator (FORWARD) and keeps it in its forward-table; the coordinator
 multicasts it as DATA; receivers deliver unless the received-table says the
 <<sender, seqno>> was delivered already; a new coordinator receives every
-member's forward-table again, in seqno order.
+member's forward-table again, in seqno order.  The constants KeepForward,
+ResendFirst and RetainForward are the spec's fixes for the three losses
+after a coordinator crash (docs/sequencer.md); FALSE is the seed.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards), so that the explorer's
