@@ -814,10 +814,13 @@ def tla_log(trace: Trace) -> list:
 
 
 def _tla_constants(c: dict) -> dict:
+    # A fix absent from the header is FALSE: the seed's behaviour, which
+    # admits every run the fixed variant admits (ResentFirst only delays sends).
     return {"N": c["N"], "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
             "Senders": frozenset(range(1, c["N"] + 1)),
             "UniformDelivery": bool(c.get("UniformDelivery", False)),
-            "ResendAlways": bool(c.get("ResendAlways", False))}
+            "ResendAlways": bool(c.get("ResendAlways", False)),
+            "ResentFirst": bool(c.get("ResentFirst", False))}
 
 
 def composed_model(trace: Trace) -> SequencerFlushModel:
@@ -825,7 +828,8 @@ def composed_model(trace: Trace) -> SequencerFlushModel:
     c = h["constants"]
     return SequencerFlushModel({"N": len(nodes), "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
                                 "Senders": frozenset(nodes), "UniformDelivery": bool(c.get("UniformDelivery", False)),
-                                "ResendAlways": bool(c.get("ResendAlways", False))})
+                                "ResendAlways": bool(c.get("ResendAlways", False)),
+                                "ResentFirst": bool(c.get("ResentFirst", False))})
 
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
@@ -851,7 +855,9 @@ def simulate(seed: int, faults, options: dict):
         make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
-              "UniformDelivery": False, "ResendAlways": coupling["pass_latch"]}
+              "UniformDelivery": False, "ResendAlways": coupling["pass_latch"],
+              # the stack holds a new coordinator's sends only with its self-channel
+              "ResentFirst": coupling["resent_first"] and coupling["self_channel"]}
     v2 = tracefile.to_v2(records, consts, run_id, quiescent=s["quiescent"], end_clock=s.get("end_clock"))
     summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
                "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],

@@ -6,7 +6,9 @@ SEQUENCER (seeds/000): a non-coordinator forwards each multicast to the
 coordinator (FORWARD) and keeps it in its forward-table; the coordinator
 multicasts it as DATA; receivers deliver unless the received-table says the
 <<sender, seqno>> was delivered already; a new coordinator receives every
-member's forward-table again, in seqno order.
+member's forward-table again, in seqno order.  The constants KeepForward,
+ResendFirst and RetainForward are the spec's fixes for the three losses
+after a coordinator crash (docs/sequencer.md); FALSE is the seed.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards), so that the explorer's
@@ -58,6 +60,11 @@ class SequencerModel(Model):
         self.N = int(constants["N"])
         self.MaxSeq = int(constants["MaxSeq"])
         self.MaxCrashes = int(constants["MaxCrashes"])
+        # The fixes for the losses after a coordinator crash (spec header);
+        # absent (an older trace header) means the seed's behaviour.
+        self.KeepForward = bool(constants.get("KeepForward", False))
+        self.ResendFirst = bool(constants.get("ResendFirst", False))
+        self.RetainForward = bool(constants.get("RetainForward", False))
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -77,6 +84,10 @@ class SequencerModel(Model):
         view = self.View(s, c)
         msg = Data(snd, q)
         return ch.update({(c, r): ch[(c, r)] + (msg,) for r in view if r not in s.crashed})
+
+    def McastSeq(self, s: SequencerState, ch: Fn, c: int, v: tuple, snd: int, qs) -> Fn:
+        msgs = tuple(Data(snd, q) for q in qs)
+        return ch.update({(c, r): ch[(c, r)] + msgs for r in v if r not in s.crashed})
 
     # --- Init -----------------------------------------------------------------
     def init(self):
@@ -112,6 +123,8 @@ class SequencerModel(Model):
         ch = s.chan[(p, c)]
         if not ch or ch[0]["type"] != "FORWARD":
             return None
+        if self.KeepForward and not self.IsCoord(s, c):
+            return None  # KeepForward: it waits in the channel until c is coordinator
         msg = ch[0]
         rest = s.chan.set((p, c), ch[1:])
         if self.IsCoord(s, c):
@@ -128,7 +141,7 @@ class SequencerModel(Model):
         table = s.recv[m]
         dup = snd in table and q <= table[snd]
         t = s._replace(chan=s.chan.set((p, m), ch[1:]))
-        if snd == m:
+        if snd == m and not self.RetainForward:
             t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
         if not dup:
             t = t._replace(
@@ -144,8 +157,11 @@ class SequencerModel(Model):
         nc = new[0]
         chan = s.chan
         if self.View(s, m)[0] != nc and nc not in s.crashed:
-            resend = tuple(Forward(m, q) for q in sorted(s.fwd[m]))
-            chan = chan.set((m, nc), chan[(m, nc)] + resend)
+            if self.ResendFirst and nc == m:
+                chan = self.McastSeq(s, chan, m, new, m, sorted(s.fwd[m]))
+            else:
+                resend = tuple(Forward(m, q) for q in sorted(s.fwd[m]))
+                chan = chan.set((m, nc), chan[(m, nc)] + resend)
         return s._replace(
             vid=s.vid.set(m, s.vid[m] + 1),
             recv=s.recv.set(m, s.recv[m].restrict(set(new))),
@@ -205,7 +221,21 @@ class SequencerModel(Model):
             "Integrity": Integrity,
             "SenderFIFO": SenderFIFO,
             "TotalOrder": TotalOrder,
+            "GapFreeFIFO": GapFreeFIFO,
+            "NothingMissing": self.NothingMissing,
         }
+
+    def Quiescent(self, s: SequencerState) -> bool:
+        """No protocol action is enabled: channels empty, the last view
+        installed by every live member, no view change pending."""
+        return (
+            all(not s.chan[e] for e in self.pairs)
+            and all(s.vid[m] == len(s.views) for m in self.Members if m not in s.crashed)
+            and not any(x in s.crashed for x in s.views[-1])
+        )
+
+    def NothingMissing(self, s: SequencerState) -> bool:
+        return not self.Quiescent(s) or Settled(s)
 
     def TypeOK(self, s: SequencerState) -> bool:
         M = set(self.Members)
@@ -241,6 +271,31 @@ def SenderFIFO(s) -> bool:
                 return False
             last[x] = q
     return True
+
+
+def GapFreeFIFO(s) -> bool:
+    """What a member delivered of a sender that has not crashed is that
+    sender's messages 1, 2, ..., k in order (the spec's comment says why a
+    state invariant means "senders that never crash")."""
+    for d in s.delivered.values():
+        nxt: dict = {}
+        for x, q in d:
+            if x in s.crashed:
+                continue
+            if q != nxt.get(x, 1):
+                return False
+            nxt[x] = q + 1
+    return True
+
+
+def Settled(s) -> bool:
+    """Every message sent so far is delivered by every live member unless its
+    sender crashed (EventualDelivery == []<>Settled)."""
+    members = tuple(s.sent.keys())
+    return all(
+        snd in s.crashed or r in s.crashed or (snd, q) in s.delivered[r]
+        for snd in members for r in members for q in range(1, s.sent[snd] + 1)
+    )
 
 
 def TotalOrder(s) -> bool:

@@ -6,7 +6,7 @@ import pytest
 from groupcheck.model import manifest
 from groupcheck.model.core import explore
 from groupcheck.model.link import explore_entry
-from groupcheck.model.sequencer import (Data, Forward, SequencerModel, SenderFIFO,
+from groupcheck.model.sequencer import (Data, Forward, GapFreeFIFO, SequencerModel, SenderFIFO,
                                         TotalOrder)
 from groupcheck.model.values import Fn
 
@@ -18,9 +18,9 @@ def init():
     return s
 
 
-def step(s, action, *params):
-    succ = [t for lab, t in M3.next(s) if lab.action == action and lab.params == params]
-    assert len(succ) == 1, (action, params, [str(lab) for lab, _ in M3.next(s)])
+def step(s, action, *params, m=M3):
+    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params == params]
+    assert len(succ) == 1, (action, params, [str(lab) for lab, _ in m.next(s)])
     return succ[0]
 
 
@@ -74,12 +74,108 @@ def test_trace_properties_on_histories():
     assert not SenderFIFO(s._replace(delivered=s.delivered.set(1, ((2, 2), (2, 1)))))
 
 
+# --- the losses after a coordinator crash and their fixes (docs/sequencer.md) --
+
+def fixed(**fixes):
+    return SequencerModel({"N": 3, "MaxSeq": 2, "MaxCrashes": 1, **fixes})
+
+
+def test_gap_free_fifo_allows_a_crashed_senders_gap_only():
+    s = init()
+    gap = s.delivered.set(2, ((3, 2),))
+    assert SenderFIFO(s._replace(delivered=gap))             # increasing: the old check passes it
+    assert not GapFreeFIFO(s._replace(delivered=gap))        # 3 is alive: <<3, 1>> is missing
+    assert GapFreeFIFO(s._replace(delivered=gap, crashed=frozenset({3})))
+    assert GapFreeFIFO(s._replace(delivered=s.delivered.set(2, ((3, 1), (1, 1), (3, 2)))))
+
+
+def test_nothing_missing_only_judges_quiescent_states():
+    s = step(init(), "Send", 2)                               # FORWARD in flight: not quiescent
+    assert not M3.Quiescent(s) and M3.NothingMissing(s)
+    lost = s._replace(chan=s.chan.set((2, 1), ()))            # the same with the FORWARD gone
+    assert M3.Quiescent(lost) and not M3.NothingMissing(lost)
+    assert M3.NothingMissing(lost._replace(crashed=frozenset({2}), views=((1, 2, 3), (1, 3)),
+                                           vid=Fn({1: 2, 2: 1, 3: 2})))
+
+
+def _loss1(m):
+    """Coordinator 1 crashes; 3 installs <<2, 3>> first and forwards <<3, 1>>
+    to 2, which has not installed it yet."""
+    s = step(init(), "Crash", 1, frozenset(), m=m)
+    s = step(s, "NewView", m=m)
+    s = step(s, "InstallView", 3, m=m)
+    return step(s, "Send", 3, m=m)
+
+
+def test_loss1_a_member_not_yet_coordinator_drops_the_forward():
+    s = step(_loss1(M3), "RecvForward", 2, 3)
+    s = step(s, "InstallView", 2)
+    assert s.fwd[3] == {1} and M3.Quiescent(s) and not M3.NothingMissing(s)
+
+
+def test_fix1_keep_forward_waits_until_coordinator():
+    m = fixed(KeepForward=True)
+    s = _loss1(m)
+    assert s.chan[(3, 2)] == (Forward(3, 1),)
+    assert not [lab for lab, _ in m.next(s) if lab.action == "RecvForward"]
+    s = step(s, "InstallView", 2, m=m)
+    s = step(s, "RecvForward", 2, 3, m=m)
+    assert s.chan[(2, 2)] == s.chan[(2, 3)] == (Data(3, 1),)
+
+
+def _loss2(m):
+    """2 forwards <<2, 1>>; coordinator 1 crashes with it; 2 installs <<2, 3>>
+    as coordinator and multicasts its <<2, 2>>."""
+    s = step(init(), "Send", 2, m=m)
+    s = step(s, "Crash", 1, frozenset(), m=m)
+    s = step(s, "NewView", m=m)
+    s = step(s, "InstallView", 2, m=m)
+    return step(s, "Send", 2, m=m)
+
+
+def test_loss2_own_multicast_overtakes_the_resent_forward_table():
+    s = _loss2(M3)
+    assert s.chan[(2, 2)] == (Forward(2, 1), Data(2, 2))
+    s = step(s, "RecvForward", 2, 2)
+    assert s.chan[(2, 3)] == (Data(2, 2), Data(2, 1))
+    s = step(step(s, "RecvData", 3, 2), "RecvData", 3, 2)
+    assert s.delivered[3] == ((2, 2),) and not GapFreeFIFO(s)
+
+
+def test_fix2_resend_first_sequences_the_table_at_install():
+    m = fixed(ResendFirst=True)
+    s = _loss2(m)
+    assert s.chan[(2, 2)] == s.chan[(2, 3)] == (Data(2, 1), Data(2, 2))
+
+
+def _loss3(m):
+    """2's <<2, 1>> is sequenced; 2 takes its DATA back; coordinator 1
+    crashes and its DATA to 3 is lost."""
+    s = step(init(), "Send", 2, m=m)
+    s = step(s, "RecvForward", 1, 2, m=m)
+    s = step(s, "RecvData", 2, 1, m=m)
+    return step(s, "Crash", 1, frozenset({3}), m=m)
+
+
+def test_loss3_and_fix3_retain_forward():
+    s = _loss3(M3)
+    assert s.fwd[2] == frozenset() and s.chan[(1, 3)] == ()
+    m = fixed(KeepForward=True, ResendFirst=True, RetainForward=True)
+    t = _loss3(m)
+    assert t.fwd[2] == {1} and t.delivered[2] == ((2, 1),)
+    t = step(step(t, "NewView", m=m), "InstallView", 2, m=m)
+    assert t.chan[(2, 3)] == (Data(2, 1),)
+    t = step(step(t, "RecvData", 3, 2, m=m), "InstallView", 3, m=m)
+    t = step(t, "RecvData", 2, 2, m=m)                        # a duplicate at 2
+    assert t.delivered[2] == ((2, 1),) and t.delivered[3] == ((2, 1),) and m.Quiescent(t) and m.NothingMissing(t)
+
+
 def _entry(name):
     (e,) = manifest.select(["sequencer"], name)
     return e
 
 
-@pytest.mark.parametrize("name", ["CoordCrash", "Pair"])
+@pytest.mark.parametrize("name", ["CoordCrash", "Pair", "GapPair", "Missing", "MissingKeepResend", "MissingResendRetain"])
 def test_explorer_finds_the_expected_violation_at_tlc_depth(name):
     from groupcheck.model.manifest import check
     entry = _entry(name)

@@ -11,6 +11,7 @@ from groupcheck.model.sequencer import SequencerModel
 from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg, Forward,
                                              SequencerFlushModel, StartFlushMsg, StopFlushMsg,
                                              SurvivorTotalOrder, ViewMsg)
+from groupcheck.model.sequencer import GapFreeFIFO
 
 
 def model(**kw):
@@ -245,6 +246,42 @@ def test_a_forward_sequenced_after_the_flush_is_lost_unless_resent_at_every_view
     assert t.fwd[2] == {1} and t.chan[(2, 1)] == (Forward(2, 1),)
 
 
+def _new_coordinator_resends_to_itself(m):
+    """N = 2: member 2 forwards <<2, 1>>; coordinator 1 crashes with it; 2
+    flushes alone, installs <<2>> (re-sending <<2, 1>> to itself) and opens
+    its latch."""
+    s = step(init(m), "Send", 2, m=m)
+    s = step(s, "Crash", 1, frozenset(), m=m)
+    for action in ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush"):
+        s = step(s, action, 2, m=m)
+    assert s.chan[(2, 2)] == (Forward(2, 1),) and not s.blocked[2]
+    return s
+
+
+def test_loss2_the_flush_does_not_stop_the_own_multicast_overtaking_the_resent_forward():
+    m = model(N=2, MaxSeq=2, Senders={2})
+    s = step(_new_coordinator_resends_to_itself(m), "Send", 2, m=m)
+    assert s.chan[(2, 2)] == (Forward(2, 1), Data(2, 2, 2))
+    s = step(s, "RecvForward", 2, 2, m=m)
+    s = step(s, "RecvData", 2, 2, m=m)
+    assert s.delivered[2] == ((2, 2),) and not GapFreeFIFO(s)
+    s = step(s, "RecvData", 2, 2, m=m)                        # <<2, 1>>: a duplicate by now
+    assert s.delivered[2] == ((2, 2),) and s.fwd[2] == frozenset()
+    assert m.Quiescent(s) and not m.NothingMissing(s)
+
+
+def test_resent_first_holds_the_send_until_the_resent_forward_is_sequenced():
+    m = model(N=2, MaxSeq=2, Senders={2}, ResentFirst=True)
+    s = _new_coordinator_resends_to_itself(m)
+    assert not enabled(s, "Send", 2, m=m)
+    s = step(s, "RecvForward", 2, 2, m=m)
+    s = step(s, "Send", 2, m=m)
+    assert s.chan[(2, 2)] == (Data(2, 1, 2), Data(2, 2, 2))
+    s = step(step(s, "RecvData", 2, 2, m=m), "RecvData", 2, 2, m=m)
+    assert s.delivered[2] == ((2, 1), (2, 2)) and GapFreeFIFO(s)
+    assert m.Quiescent(s) and m.NothingMissing(s)
+
+
 # --- whole models ------------------------------------------------------------------
 
 
@@ -325,3 +362,14 @@ def test_uniform_total_order_holds_with_the_fix():
     (entry,) = manifest.select(["sequencerflush"], "UniformFixedSenders23")
     res = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
     assert res.violation is None and res.distinct_states == entry.distinct_states
+
+
+@pytest.mark.parametrize("name", ["GapPair", "MissingSender2"])
+def test_explorer_finds_gap_and_missing_at_tlcs_depth(name):
+    from groupcheck.model.manifest import check
+    (entry,) = manifest.select(["sequencerflush"], name)
+    res = explore(build_model(entry), check_invariants=entry.parsed_cfg().invariants)
+    assert res.violation is not None and res.violation.invariant == entry.expected
+    tlc = check(entry).result
+    assert tlc.outcome == "invariant" and tlc.violated == entry.expected
+    assert res.violation.depth == tlc.depth

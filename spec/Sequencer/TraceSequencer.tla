@@ -11,6 +11,9 @@
 (* other members, the lost subset of a Crash without "lost") is left to   *)
 (* TLC's non-determinism, bounded by the header's constants N, MaxSeq and *)
 (* MaxCrashes (Sequencer.tla's own bounds: no other bound is needed).     *)
+(* KeepForward, ResendFirst and RetainForward say which of the spec's     *)
+(* fixes the implementation runs: FALSE, the seed's behaviour, unless the *)
+(* trace header names a fix (conformance/sequencer.py, spec_constants).   *)
 (* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
@@ -19,7 +22,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, MaxSeq, MaxCrashes
+CONSTANTS N, MaxSeq, MaxCrashes, KeepForward, ResendFirst, RetainForward
 
 VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, l
 

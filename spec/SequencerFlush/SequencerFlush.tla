@@ -41,7 +41,14 @@
 (* when the crashed coordinator delivered what no survivor received (fix:  *)
 (* UniformDelivery, deliver only stable DATA); EventualDelivery breaks     *)
 (* when a FORWARD is sequenced after every FLUSH_COMPLETED and the         *)
-(* coordinator does not change (fix: ResendAlways).                        *)
+(* coordinator does not change (fix: ResendAlways).  A flush does not stop *)
+(* Sequencer.tla's loss 2 (docs/sequencer.md): a new coordinator's own new *)
+(* multicast overtakes the forward-table it re-sent to itself, and the     *)
+(* re-sent message is discarded as a duplicate everywhere (GapFreeFIFO,    *)
+(* EventualDelivery; fix: ResentFirst, the implementation's resent_first). *)
+(* Losses 1 and 3 cannot happen here: the new coordinator is the flush     *)
+(* initiator and installs the view first, and the VIEW's digest gives      *)
+(* every survivor what the crashed coordinator delivered to any of them.   *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
@@ -51,7 +58,8 @@ CONSTANTS
     MaxCrashes, \* crashes the environment may inject
     Senders,    \* members whose application multicasts (1..N but in targeted models)
     UniformDelivery, \* TRUE: the fix for uniform total order (deliver stable DATA only)
-    ResendAlways     \* TRUE: the fix for EventualDelivery (re-send the forward-table at every view)
+    ResendAlways,    \* TRUE: the fix for EventualDelivery (re-send the forward-table at every view)
+    ResentFirst      \* TRUE: the fix for loss 2 (hold the application's sends while a re-sent FORWARD waits in the loopback channel)
 
 Members == 1..N
 NoInit  == 0                 \* flushInit value: no flush under way
@@ -221,10 +229,18 @@ Init ==
 (* SEQUENCER *)
 
 \* m's application multicasts its next message, unless the latch is closed.
+\* With ResentFirst (impl/sequencer.py resent_first) the send also waits
+\* while a FORWARD m re-sent to itself as new coordinator is in its loopback
+\* channel: m's own new DATA would overtake it, and the re-sent message,
+\* sequenced after a higher seqno of the same sender, would be discarded
+\* as a duplicate by every member (Sequencer.tla's loss 2).
+ResentPending(m) == \E i \in DOMAIN chan[<<m, m>>] : chan[<<m, m>>][i].type = "FORWARD"
+
 Send(m) ==
     /\ m \in Senders
     /\ Alive(m)
     /\ ~blocked[m]
+    /\ ResentFirst => ~ResentPending(m)
     /\ sent[m] < MaxSeq
     /\ LET q == sent[m] + 1 IN
         /\ sent' = [sent EXCEPT ![m] = q]
@@ -571,6 +587,28 @@ Settled ==
         Delivers(r, <<s, q>>) \/ s \in crashed \/ r \in crashed
 
 EventualDelivery == []<>Settled
+
+\* Sequencer.tla's GapFreeFIFO: what a member delivered of a sender that has
+\* not crashed is that sender's messages 1, 2, ..., k, in order.
+GapFreeFIFO ==
+    \A m \in Members : \A s \in Members \ crashed :
+        LET From(x) == x[1] = s
+            d == SelectSeq(delivered[m], From)
+        IN \A i \in DOMAIN d : d[i][2] = i
+
+\* No protocol action is enabled: every channel empty, every live member in
+\* the latest view with no flush under way and its latch open, no view
+\* change pending, and (UniformDelivery) every logged DATA taken.
+Quiescent ==
+    /\ \A e \in Members \X Members : chan[e] = <<>>
+    /\ \A m \in Members \ crashed :
+          /\ vid[m] = Latest /\ phase[m] = "Normal" /\ ~blocked[m] /\ flushInit[m] = NoInit
+          /\ UniformDelivery => ndel[m] = Len(log[m])
+    /\ ~ViewChangePending
+
+\* Sequencer.tla's NothingMissing: once everything has settled, every message
+\* of a live sender has been delivered by every live member.
+NothingMissing == Quiescent => Settled
 
 \* The messages m delivered while in view v (v < vid[m]).
 DeliveredIn(m, v) ==

@@ -19,12 +19,14 @@
 (* mirror the replay's (conformance/sequencerflush.py message/observe),    *)
 (* including the Discard the spec already took at a view change or crash  *)
 (* (a stutter).  DeliverStable (UniformDelivery) has no trace record: the  *)
-(* implementation does not run that fix.                                   *)
+(* implementation does not run that fix.  ResentFirst is TRUE when the   *)
+(* header says the stack holds a new coordinator's sends (resent_first):   *)
+(* then a Send logged while a re-sent FORWARD is queued is rejected.       *)
 (* Acceptance: TLC's search depth is Len(Log) + 1.                          *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, MaxSeq, MaxCrashes, Senders, UniformDelivery, ResendAlways
+CONSTANTS N, MaxSeq, MaxCrashes, Senders, UniformDelivery, ResendAlways, ResentFirst
 
 VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
           phase, blocked, flushInit, flushOks, completed, ndel, l
