@@ -40,7 +40,7 @@
 (* by one from the original sender (Retransmit), who can serve them only   *)
 (* while it has not purged them.                                           *)
 (*                                                                         *)
-(* Four choices are constants, so that TLC shows what each one does:      *)
+(* Four choices are constants, so that TLC shows what each one does:       *)
 (*   ResetOnDifferentMembers (the seed's fix, taken literally): a member   *)
 (*     that receives a STABLE vector whose members differ from its own     *)
 (*     digest's resets heardFrom and does not merge it.  Alone it does not *)
