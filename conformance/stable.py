@@ -48,12 +48,19 @@ PROPERTIES = ("SafeGC", "StabilityBound")
 RECEIVES = ("ReceiveData", "ReceiveStable", "ReceiveStability")
 
 
+def reset_on_view_change(constants: dict) -> bool:
+    """A header's ResetOnViewChange; a header written before the constant was
+    split off ResetOnDifferentMembers meant both by that one flag."""
+    return constants.get("ResetOnViewChange", constants["ResetOnDifferentMembers"])
+
+
 def model_for(constants: dict) -> StableModel:
     """The model for a trace header's constants (every member may send)."""
     n = int(constants["N"])
     return StableModel({"N": n, "NInit": constants["NInit"], "Senders": frozenset(range(1, n + 1)),
                         "MaxSeq": constants["MaxSeq"],
                         "ResetOnDifferentMembers": constants["ResetOnDifferentMembers"],
+                        "ResetOnViewChange": reset_on_view_change(constants),
                         "CoordSwitchesAtJoin": constants.get("CoordSwitchesAtJoin", True),
                         "GossipMergedDigest": constants.get("GossipMergedDigest", False)})
 
@@ -323,6 +330,7 @@ def tla_constants(c: dict) -> dict:
     n = int(c["N"])
     return {"N": n, "NInit": c["NInit"], "Senders": frozenset(range(1, n + 1)), "MaxSeq": c["MaxSeq"],
             "ResetOnDifferentMembers": c["ResetOnDifferentMembers"],
+            "ResetOnViewChange": reset_on_view_change(c),
             "CoordSwitchesAtJoin": c.get("CoordSwitchesAtJoin", True),
             "GossipMergedDigest": c.get("GossipMergedDigest", False)}
 
@@ -377,7 +385,8 @@ class StableCluster(LockstepNetwork):
         super().__init__(range(1, n + 1), {m: self.make(m, first) for m in first})
         header = {"protocol": "stable", "nodes": list(self.members), "options": {}, "run_id": "lockstep",
                   "constants": {"N": n, "NInit": n_init, "MaxSeq": max_seq,
-                                "ResetOnDifferentMembers": heard_from_reset}}
+                                "ResetOnDifferentMembers": heard_from_reset,
+                                "ResetOnViewChange": heard_from_reset}}
         self.engine = Engine(StableBinding(Trace("<lockstep>", header, [])), visited=False)
         self.actions_seen: dict[str, int] = {}
         self.vid = 1

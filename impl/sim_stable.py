@@ -126,7 +126,8 @@ def simulate(n: int, per_member: int, seed: int, faults: FaultPlan | None = None
         "network": asdict(sim.net),
         "stats": {m: sim.stacks[m].stats for m in sim.stacks},
         "constants": {"N": n, "NInit": len(first), "MaxSeq": per_member,
-                      "ResetOnDifferentMembers": heard_from_reset, "CoordSwitchesAtJoin": True,
+                      "ResetOnDifferentMembers": heard_from_reset, "ResetOnViewChange": heard_from_reset,
+                      "CoordSwitchesAtJoin": True,
                       "GossipMergedDigest": False},
     }
     return [header] + sim.records, summary

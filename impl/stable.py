@@ -26,9 +26,12 @@ retransmission buffer until this layer calls ``reliable.collect(upto)``.
   purged, or a digest high above what was purged), whose STABLE messages ask
   for replies, or once after such a request: so a quiet group stops.
 * A STABLE vector from p is **ReceiveStable(q, p)**: with
-  ``heard_from_reset`` (the seed's fix) a vector over other members than the
-  digest's resets heardFrom and is not merged; otherwise it is merged (min
-  of lows, max of highs) and p is heard from.  The flawed build
+  ``heard_from_reset`` (the spec's ResetOnDifferentMembers, the seed's fix) a
+  vector over other members than the digest's resets heardFrom and is not
+  merged; otherwise it is merged (min of lows, max of highs) and p is heard
+  from.  The same flag is also the spec's ResetOnViewChange (a view change
+  resets heardFrom): the seed's fix alone fails SafeGC (model SeedFix), so
+  this implementation builds only both resets or neither.  The flawed build
   (``heard_from_reset=False``) merges anyway and keeps heardFrom across
   view changes, as in the seed's A,B,C example.
 * Once heardFrom is empty the ``stability`` timer is set, staggered by rank

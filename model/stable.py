@@ -22,10 +22,14 @@ records.  An action whose spec body is ``\\E m \\in InFlight(...)`` yields one
 successor per message, all under the same label.  ``constraint`` is
 MCStable's ``InFlightBound``.
 
-The three boolean constants select the protocol variant:
-``ResetOnDifferentMembers`` (the seed's fix), ``CoordSwitchesAtJoin`` (our
-fix of the join race TLC found) and ``GossipMergedDigest`` (the other reading
-of the seed, which TLC shows livelocks).
+The four boolean constants select the protocol variant:
+``ResetOnDifferentMembers`` (the seed's fix taken literally: a received
+STABLE vector over other members resets heardFrom), ``ResetOnViewChange``
+(our strengthening: so does a view change that sets the own digest over new
+members; without it the literal fix still breaks SafeGC on the seed's A,B,C
+example), ``CoordSwitchesAtJoin`` (our fix of the join race TLC found) and
+``GossipMergedDigest`` (the other reading of the seed, which TLC shows
+livelocks).
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ class StableModel(Model):
         self.Senders = frozenset(int(x) for x in constants["Senders"])
         self.MaxSeq = int(constants["MaxSeq"])
         self.ResetOnDifferentMembers = _bool(constants["ResetOnDifferentMembers"])
+        self.ResetOnViewChange = _bool(constants["ResetOnViewChange"])
         self.CoordSwitchesAtJoin = _bool(constants["CoordSwitchesAtJoin"])
         self.GossipMergedDigest = _bool(constants["GossipMergedDigest"])
         # MCStable's bound on messages in flight; 0 (or absent) means none.
@@ -248,7 +253,7 @@ class StableModel(Model):
             if p == j:
                 return V
             if p in switching:
-                return V if self.ResetOnDifferentMembers else s.heardFrom[p]
+                return V if self.ResetOnViewChange else s.heardFrom[p]
             return s.heardFrom[p]
 
         return [s._replace(
@@ -266,7 +271,7 @@ class StableModel(Model):
         return [s._replace(
             view=s.view.set(p, s.group),
             digest=s.digest.set(p, self.Fresh(s.group, s.delivered[p])),
-            heardFrom=s.heardFrom.set(p, s.group if self.ResetOnDifferentMembers else s.heardFrom[p]),
+            heardFrom=s.heardFrom.set(p, s.group if self.ResetOnViewChange else s.heardFrom[p]),
         )]
 
     def next(self, s: StableState) -> Iterator[tuple[Label, StableState]]:

@@ -12,7 +12,7 @@ from groupcheck.model.stable import (DataMsg, Entry, StabilityMsg, StableModel,
 from groupcheck.model.values import Fn
 
 BASE = {"N": 3, "NInit": 2, "Senders": frozenset({1, 2, 3}), "MaxSeq": 2,
-        "ResetOnDifferentMembers": True, "CoordSwitchesAtJoin": True,
+        "ResetOnDifferentMembers": True, "ResetOnViewChange": True, "CoordSwitchesAtJoin": True,
         "GossipMergedDigest": False, "MaxInFlight": 0}
 
 
@@ -186,11 +186,17 @@ def test_join_hands_coordinators_delivered_vector_and_switches_coordinator():
     assert not enabled(s, "Join", 3)
     late = step(step(init(), "Multicast", 1), "Join", 3, m=model(CoordSwitchesAtJoin=False),)
     assert late.view[1] == {1, 2}
+    # the seed's fix alone: the coordinator's new digest keeps its heardFrom
+    literal = model(ResetOnViewChange=False)
+    s = step(init(literal), "SendStable", 1, m=literal)
+    assert step(s, "Join", 3, m=literal).heardFrom[1] == {2}
 
 
-def test_install_view_resets_heard_from_only_with_the_fix():
-    flawed = model(ResetOnDifferentMembers=False)
-    for m, expect in ((M, {1, 2, 3}), (flawed, frozenset())):
+def test_install_view_resets_heard_from_only_with_the_view_change_reset():
+    flawed = model(ResetOnDifferentMembers=False, ResetOnViewChange=False)
+    literal = model(ResetOnViewChange=False)          # the seed's fix alone
+    view_only = model(ResetOnDifferentMembers=False)
+    for m, expect in ((M, {1, 2, 3}), (flawed, frozenset()), (literal, frozenset()), (view_only, {1, 2, 3})):
         s = step(init(m), "SendStable", 2, m=m)
         s = step(s, "SendStable", 1, m=m)
         s = step(s, "ReceiveStable", 2, 1, m=m)
@@ -202,14 +208,15 @@ def test_install_view_resets_heard_from_only_with_the_fix():
 
 
 def test_stable_vector_from_other_view_resets_with_fix_merges_without():
-    flawed = model(ResetOnDifferentMembers=False)
-    for m in (M, flawed):
+    flawed = model(ResetOnDifferentMembers=False, ResetOnViewChange=False)
+    literal = model(ResetOnViewChange=False)          # the seed's fix alone: same here as M
+    for m in (M, flawed, literal):
         s = step(init(m), "Multicast", 2, m=m)
         s = step(s, "SendStable", 2, m=m)          # {1,2} vector, in flight to 1
         s = step(s, "Join", 3, m=m)                # 1 now has a {1,2,3} digest
         s = step(s, "SendStable", 1, m=m)
         t = step(s, "ReceiveStable", 1, 2, m=m)
-        if m is M:
+        if m is not flawed:
             assert t.heardFrom[1] == {1, 2, 3} and t.digest[1] == s.digest[1]
         else:
             # merged on the common members; 3 was never added to heardFrom
@@ -273,8 +280,11 @@ def test_explorer_finds_the_expected_violation_at_tlcs_depth(entry):
     assert res.violation.depth == entry.extra["depth"]
 
 
-def test_flawed_counterexample_is_the_seeds_scenario():
-    (entry,) = manifest.select(["stable"], "Flawed")
+@pytest.mark.parametrize("name", ["Flawed", "SeedFix"])
+def test_flawed_counterexample_is_the_seeds_scenario(name):
+    # SeedFix: the seed's fix taken literally does not cure its own example,
+    # since the digest that gains a member is the member's own, not received
+    (entry,) = manifest.select(["stable"], name)
     res = explore(build_model(entry), check_invariants=["SafeGC"])
     actions = [lab.action for lab, _ in res.violation.trace[1:]]
     # a STABLE vector heard before the view change, the new view's digest

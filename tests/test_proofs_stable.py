@@ -18,6 +18,17 @@ def test_fixed_invariant_is_inductive():
     assert not bad, bad
 
 
+def test_seed_fix_alone_fails_induction_only_at_the_view_change():
+    """ResetOnDifferentMembers without ResetOnViewChange (model SeedFix): the
+    lemmas fail exactly at the two steps that set a digest over new members
+    without resetting heardFrom."""
+    enc = StableEncoding(3, 2, view_reset=False)
+    assert enc.variant == "SeedFix" and enc.expect_cti
+    qs = run(enc, classify=False)
+    assert {q.query for q in qs if q.result != "proved"} == {
+        "consecution:Join:DigestLows", "consecution:InstallView:DigestLows"}
+
+
 @pytest.mark.slow
 @pytest.mark.skip(reason="unverified (issue 15, open): exploring the bounded Flawed model and 150 solver "
                          "calls did not finish within 300 s on the shared machine; never seen to pass")

@@ -52,20 +52,24 @@ class StableEncoding(Encoding):
     protocol = "stable"
     properties = ("SafeGC",)
 
-    def __init__(self, N: int = 3, NInit: int = 2, *, reset: bool = True, coord_switches: bool = True,
-                 senders: frozenset | None = None, max_seq: int | None = None, variant: str = "",
+    def __init__(self, N: int = 3, NInit: int = 2, *, reset: bool = True, view_reset: bool | None = None,
+                 coord_switches: bool = True, senders: frozenset | None = None, max_seq: int | None = None, variant: str = "",
                  reach_senders: frozenset = frozenset({2}), reach_max_seq: int = 1) -> None:
         if not 1 <= NInit <= N:
             raise ValueError(f"stable encoding: need 1 <= NInit <= N, got N={N} NInit={NInit}")
         self.N, self.NInit = N, NInit
         self.M = tuple(range(1, N + 1))
         self.V0 = frozenset(range(1, NInit + 1))
+        # reset: ResetOnDifferentMembers; view_reset: ResetOnViewChange (by
+        # default the same, the two together being the fixed protocol)
         self.R, self.C = reset, coord_switches
+        self.V = reset if view_reset is None else view_reset
         self.Senders = frozenset(self.M) if senders is None else frozenset(senders)
         self.max_seq = max_seq
-        self.variant = variant or ("Fixed" if reset and coord_switches else
-                                   "Flawed" if not reset else "JoinRace")
-        self.expect_cti = not (reset and coord_switches)
+        self.variant = variant or ("Fixed" if reset and self.V and coord_switches else
+                                   "Flawed" if not reset and not self.V else
+                                   "SeedFix" if not self.V else "JoinRace")
+        self.expect_cti = not (reset and self.V and coord_switches)
         self._k = 0
         # the bounded model that classifies counterexamples: the manifest's
         # (Senders {2}, MaxSeq 1, unbounded network)
@@ -76,7 +80,8 @@ class StableEncoding(Encoding):
         (the manifest's models), to look counterexamples up."""
         return StableModel({"N": self.N, "NInit": self.NInit, "Senders": self.reach_senders,
                             "MaxSeq": self.reach_max_seq,
-                            "ResetOnDifferentMembers": self.R, "CoordSwitchesAtJoin": self.C,
+                            "ResetOnDifferentMembers": self.R, "ResetOnViewChange": self.V,
+                            "CoordSwitchesAtJoin": self.C,
                             "GossipMergedDigest": False, "MaxInFlight": 0})
 
     def bounded(self, S):
@@ -267,7 +272,7 @@ class StableEncoding(Encoding):
                         upd["low"][p, x] = S["delivered"][c, x]
                         upd["high"][p, x] = S["delivered"][c, x]
                     upd["heardFrom"][j, x] = Vin(x)
-                    if self.C and self.R:
+                    if self.C and self.V:
                         upd["heardFrom"][c, x] = Vin(x)
                 alts.append(z3.And(isc, fr(S, T, upd)))
             guard = [z3.Not(S["group"][j])] + [
@@ -277,7 +282,7 @@ class StableEncoding(Encoding):
             g = lambda x: S["group"][x]  # noqa: E731
             upd = self._join({"view": {(p, x): g(x) for x in M}},
                              self._fresh_digest(p, g, lambda x, p=p: S["delivered"][p, x]))
-            if self.R:
+            if self.V:
                 upd["heardFrom"] = {(p, x): g(x) for x in M}
             yield Label("InstallView", (p,)), z3.And(
                 self._nonempty(S, p), S["group"][p], z3.Or(*[S["view"][p, x] != g(x) for x in M]),

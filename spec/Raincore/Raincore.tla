@@ -216,7 +216,9 @@ Init ==
 
 \* 1. The founding node of the configured ring creates the token and sends
 \*    it to the next node.  (The other configured nodes' initialisation of
-\*    their local data is part of Init.)
+\*    their local data is part of Init.)  Only the founder: run by every
+\*    node it would make one token each, and a joiner enters by 911 (Join),
+\*    the contradiction docs/raincore.md I14 resolves.
 Initialization(n) ==
     LET t == [seq |-> InitSeq, nodelist |-> InitRing, cur |-> n,
               dest |-> NextNode(InitRing, n), gvn |-> 0]

@@ -40,11 +40,16 @@
 (* by one from the original sender (Retransmit), who can serve them only   *)
 (* while it has not purged them.                                           *)
 (*                                                                         *)
-(* Three choices are constants, so that TLC shows what each one does:     *)
-(*   ResetOnDifferentMembers (the seed's fix): a member that gets a digest  *)
-(*     whose members differ from its own digest's (a new view's digest, or *)
-(*     a STABLE vector from another view) resets heardFrom.  FALSE is the  *)
-(*     flawed protocol of the seed's A,B,C example.                        *)
+(* Four choices are constants, so that TLC shows what each one does:       *)
+(*   ResetOnDifferentMembers (the seed's fix, taken literally): a member   *)
+(*     that receives a STABLE vector whose members differ from its own     *)
+(*     digest's resets heardFrom and does not merge it.  Alone it does not *)
+(*     cure the seed's own A,B,C example, where the digest that changes    *)
+(*     members is the member's own, set at a view change (docs/stable.md). *)
+(*   ResetOnViewChange (our strengthening): a member that starts a digest  *)
+(*     over new members, on installing a view or, as coordinator, on       *)
+(*     admitting a joiner, resets heardFrom too.  Both FALSE is the flawed *)
+(*     protocol of the seed's A,B,C example.                               *)
 (*   CoordSwitchesAtJoin (our fix of a race TLC found): the coordinator    *)
 (*     installs the new view when it admits the joiner, so nothing it      *)
 (*     contributes to a round of the old view exceeds the join digest.     *)
@@ -59,7 +64,8 @@ CONSTANTS
     NInit,                    \* members 1..NInit form the first view
     Senders,                  \* the members whose application multicasts
     MaxSeq,                   \* each sender multicasts at most MaxSeq messages
-    ResetOnDifferentMembers,  \* TRUE: the seed's fix; FALSE: the flawed protocol
+    ResetOnDifferentMembers,  \* TRUE: the seed's fix, on a received STABLE vector
+    ResetOnViewChange,        \* TRUE: our reset when a view change sets the digest
     CoordSwitchesAtJoin,      \* TRUE: our fix of the join race (docs/stable.md)
     GossipMergedDigest        \* TRUE: gossip the merged digest (livelocks)
 
@@ -68,6 +74,7 @@ ASSUME /\ N \in Nat \ {0}
        /\ Senders \subseteq 1..N
        /\ MaxSeq \in Nat
        /\ ResetOnDifferentMembers \in BOOLEAN
+       /\ ResetOnViewChange \in BOOLEAN
        /\ CoordSwitchesAtJoin \in BOOLEAN
        /\ GossipMergedDigest \in BOOLEAN
 
@@ -230,7 +237,7 @@ SendStable(p) ==
     /\ heardFrom' = [heardFrom EXCEPT ![p] = @ \ {p}]
     /\ UNCHANGED <<group, view, sent, delivered, received, purged>>
 
-(* A STABLE vector of p arrives at q.  With the fix, a vector whose        *)
+(* A STABLE vector of p arrives at q.  With the seed's fix, a vector whose *)
 (* members differ from those of q's digest restarts q's count of whom it   *)
 (* has heard from, and is not merged.  Otherwise q merges it and has heard *)
 (* from p.                                                                 *)
@@ -291,20 +298,21 @@ Join(j) ==
            /\ heardFrom' = [p \in Members |->
                             CASE p = j -> V
                               [] p \in switching ->
-                                    IF ResetOnDifferentMembers THEN V ELSE heardFrom[p]
+                                    IF ResetOnViewChange THEN V ELSE heardFrom[p]
                               [] OTHER -> heardFrom[p]]
     /\ UNCHANGED <<sent, purged, net>>
 
 (* Old member p installs the new view and restarts its digest from its own *)
-(* vector over the new members.  Only the fixed protocol also resets       *)
-(* heardFrom; the flawed one keeps whom it had already heard from.         *)
+(* vector over the new members.  With ResetOnViewChange it also resets     *)
+(* heardFrom; without, it keeps whom it had already heard from: the seed's *)
+(* fix speaks only of received digests, and this digest is p's own.        *)
 InstallView(p) ==
     /\ view[p] # {}
     /\ p \in group
     /\ view[p] # group
     /\ view' = [view EXCEPT ![p] = group]
     /\ digest' = [digest EXCEPT ![p] = Fresh(group, delivered[p])]
-    /\ heardFrom' = [heardFrom EXCEPT ![p] = IF ResetOnDifferentMembers THEN group ELSE @]
+    /\ heardFrom' = [heardFrom EXCEPT ![p] = IF ResetOnViewChange THEN group ELSE @]
     /\ UNCHANGED <<group, sent, delivered, received, purged, net>>
 
 -----------------------------------------------------------------------------

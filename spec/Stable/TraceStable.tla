@@ -28,8 +28,8 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, NInit, Senders, MaxSeq, ResetOnDifferentMembers, CoordSwitchesAtJoin,
-          GossipMergedDigest
+CONSTANTS N, NInit, Senders, MaxSeq, ResetOnDifferentMembers, ResetOnViewChange,
+          CoordSwitchesAtJoin, GossipMergedDigest
 
 VARIABLES group, view, sent, delivered, received, purged, digest, heardFrom, net, l
 
