@@ -7,6 +7,9 @@ Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
 1. **tlc** — TLC on every manifest model; as expected when the outcome (ok or
    the named violated property) and the pinned distinct-state count match.
    Each counterexample, expected ones included, becomes a diagram.
+   Models flagged ``"heavy"`` (a minute or more of TLC) run with ``--full``
+   and under the slow test marker (tests/test_manifest_heavy.py); the
+   default audit lists them as skipped, which keeps it within its budget.
 2. **link** — for each ``compare: true`` model, the Python explorer's
    reachable graph against TLC's ``-dump dot`` graph: as expected when equal.
    Models flagged ``"slow"`` in their manifest are left to ``--full`` (and to
@@ -346,6 +349,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     from . import protocols as registry
     jobs = jobs or os.cpu_count() or 1
     entries = manifest.select(protocols_, None)
+    tlc_entries = [e for e in entries if full or not e.extra.get("heavy")]
     link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
     from .history import PROJECTABLE
@@ -353,7 +357,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     from . import tlctrace
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
           for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
-    todo = (len(entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
+    todo = (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
         + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
         + len(tv) + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
     done = 0
@@ -371,7 +375,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
     # of them at once (default: one per core) shortens the audit's wall time;
     # the checks keep manifest order in the outputs.
-    work = ([("tlc", e) for e in entries] if "tlc" in stages else []) + \
+    work = ([("tlc", e) for e in tlc_entries] if "tlc" in stages else []) + \
            ([("link", e) for e in link_entries] if "link" in stages else [])
     if work:
         from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -384,6 +388,12 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 tick(f"{'TLC' if k == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
                 results[futs[f]] = f.result()
         checks += [results[i] for i in range(len(work))]
+    if "tlc" in stages:
+        checks += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
+                         expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,
+                         skipped=True, explanation="marked heavy in its manifest (a minute or more of TLC): "
+                         "checked by `groupcheck audit --full` and the slow tests, not by the default audit")
+                   for e in entries if e not in tlc_entries]
     if "link" in stages:
         checks += [Check(id=f"link/{e.protocol}/{e.name}", kind="link", protocol=e.protocol, name=e.name,
                          expected="graphs equal", observed="skipped", as_expected=True, seconds=0.0,

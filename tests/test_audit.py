@@ -97,3 +97,23 @@ def test_cli_audit_exits_1_on_an_unexpected_check(tmp_path, monkeypatch):
                  as_expected=True, seconds=0.1)
     monkeypatch.setattr(audit, "run", lambda *a, **k: ([good], {}))
     assert CliRunner().invoke(app, ["audit", "--out", str(tmp_path)]).exit_code == 0
+
+
+def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
+    """The tlc stage runs only the light models by default and names the
+    heavy ones skipped; --full runs them too."""
+    ran = []
+
+    def fake(e, workers=1):
+        ran.append(e.name)
+        return audit.Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
+                           expected=e.expected, observed=e.expected, as_expected=True, seconds=0.0)
+    monkeypatch.setattr(audit, "tlc_check", fake)
+    heavy = {e.name for e in manifest.load("raincore") if e.extra.get("heavy")}
+    assert heavy
+    checks, _ = audit.run(tmp_path, protocols_=["raincore"], stages=("tlc",))
+    assert not heavy & set(ran) and set(ran) == {e.name for e in manifest.load("raincore")} - heavy
+    assert {c.name for c in checks if c.kind == "tlc" and c.skipped} == heavy
+    ran.clear()
+    checks, _ = audit.run(tmp_path, protocols_=["raincore"], stages=("tlc",), full=True)
+    assert heavy <= set(ran) and not any(c.skipped for c in checks)

@@ -1,0 +1,29 @@
+"""Manifest models marked ``"heavy"`` (a minute or more of TLC) are left out
+of the default audit's tlc stage; here, under the slow marker, TLC checks
+each against its manifest expectation and pinned distinct-state count, so
+CI still checks every model (conformance/audit.py, docs/architecture.md)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from groupcheck.conformance import audit
+from groupcheck.model import manifest
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")]
+
+HEAVY = [pytest.param(e, id=f"{e.protocol}-{e.name}")
+         for p in manifest.protocols() for e in manifest.load(p) if e.extra.get("heavy")]
+
+
+def test_some_models_are_heavy():
+    assert HEAVY, "no heavy model: drop this module or the flag"
+
+
+@pytest.mark.parametrize("entry", HEAVY)
+def test_heavy_model_as_expected(entry):
+    c = audit.tlc_check(entry)
+    assert c.as_expected, (c.observed, c.detail)
+
