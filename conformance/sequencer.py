@@ -223,6 +223,17 @@ def _witness(prop: str, h) -> str:
                 if x in last and last[x] >= q:
                     return f"member {m} delivered {[x, last[x]]} before {[x, q]}"
                 last[x] = q
+    if prop == "GapFreeFIFO":
+        crashed = getattr(h, "crashed", set())
+        for m, d in h.delivered.items():
+            nxt: dict = {}
+            for x, q in d:
+                if x in crashed:
+                    continue
+                if q != nxt.get(x, 1):
+                    return (f"member {m} delivered {[x, q]} of member {x} (never crashed) "
+                            f"where {[x, nxt.get(x, 1)]} was due")
+                nxt[x] = q + 1
     if prop == "TotalOrder":
         ms = sorted(h.delivered)
         for i, a in enumerate(ms):

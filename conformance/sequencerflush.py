@@ -68,7 +68,10 @@ from .traces import Trace
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
-SEQ_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "SurvivorTotalOrder")
+# GapFreeFIFO: what a member delivers of a sender that never crashed is that
+# sender's 1, 2, ..., k (issue 16's second loss; the stack's resent_first fix
+# is what keeps it, docs/sequencer.md "Losses after a coordinator crash")
+SEQ_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder")
 PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p in cflush.PROPERTIES)
 
 
@@ -704,7 +707,7 @@ class SequencerFlushBinding(Binding):
     # -- the properties ----------------------------------------------------------------
     def histories(self) -> SimpleNamespace:
         return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent),
-                               in_view=self.in_view, vid=dict(self.vid))
+                               in_view=self.in_view, vid=dict(self.vid), crashed=set(self.crashed))
 
     def properties(self, cands: set):
         from .sequencer import _witness
