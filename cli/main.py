@@ -269,7 +269,7 @@ def audit(
     jobs: Optional[int] = typer.Option(None, "--jobs", callback=at_least(1), help="models checked at once (default: one per core)"),
     full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests, and TLC-validate every campaign trace"),
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
-    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, cluster"),
+    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, prove, cluster"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
 ):
