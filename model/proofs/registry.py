@@ -3,8 +3,10 @@
 Each entry is a protocol variant at one member count: a fixed variant must
 be proved (every query unsat), a flawed variant must yield a counterexample
 to induction that the bounded model of the same size reaches (see
-engine.verdict).  The member counts are the manifest's (N = 3, two in the
-first view, one joiner, for STABLE); ``members`` asks for another N.
+engine.verdict).  The member counts are the manifest's (for STABLE: N = 3, two
+in the first view and one joiner, for Fixed and Flawed; N = 2, one in the
+first view, for JoinRace, the size of PairJoinRace); ``members`` asks for
+another N.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ def _stable(members: int | None) -> list[Encoding]:
     from .stable import StableEncoding
     n = members or 3
     ninit = min(2, n)
-    return [StableEncoding(n, ninit), StableEncoding(n, ninit, reset=False)]
+    # JoinRace at the size of its smallest manifest witness (PairJoinRace:
+    # member 1 alone, 2 joins, 1 multicasts); the N = 3 model (JoinRace) finds
+    # it only after 120,183 states, beyond the classifier's prefix.
+    return [StableEncoding(n, ninit), StableEncoding(n, ninit, reset=False),
+            StableEncoding(members or 2, 1, coord_switches=False, reach_senders=frozenset({1}))]
 
 
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
