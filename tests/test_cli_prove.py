@@ -14,12 +14,12 @@ def gc(*args):
                           capture_output=True, text=True, timeout=900)
 
 
-def test_prove_flawed_stable_json_shows_a_reachable_cti():
-    p = gc("prove", "stable", "--variant", "Flawed", "--json")
+def test_prove_joinrace_json_shows_a_reachable_cti():
+    p = gc("prove", "stable", "--variant", "JoinRace", "--json")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)
     assert rows and all(KEYS <= set(r) for r in rows)
-    assert {r["protocol"] for r in rows} == {"stable"} and {r["variant"] for r in rows} == {"Flawed"}
+    assert {r["protocol"] for r in rows} == {"stable"} and {r["variant"] for r in rows} == {"JoinRace"}
     assert all(r["result"] in ("proved", "cti", "unknown") for r in rows)
     kinds = {r["query"].split(":")[0] for r in rows}
     assert kinds == {"initiation", "consecution", "implication"}

@@ -180,6 +180,12 @@ class Reachability:
         return False if res.complete else None
 
 
+# A flawed variant's open consecution queries are answered within this time
+# (or the caller's, if smaller): their reachable CTI comes from the pinned
+# search (_first_break), and a query z3 gives up on is reported as unknown.
+FLAWED_TIMEOUT_MS = 2_000
+
+
 def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> list[Query]:
     """All queries for one encoding, in order: initiation, consecution, implication."""
     out: list[Query] = []
@@ -195,20 +201,24 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     by_action: dict[str, list[z3.BoolRef]] = {}
     for lab, f in acts:
         by_action.setdefault(lab.action, []).append(f)
+    pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
+    open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
     for action, fs in by_action.items():
         A = z3.Or(*fs)
         for name, L in lemmas.items():
-            r, m, dt = _solve([inv_S, A, z3.Not(L(T))], timeout_ms)
-            q = Query(P, V, f"consecution:{action}:{name}", r, dt)
-            if reach is not None and enc.expect_cti and r != "proved":
-                # a flawed variant: look for a CTI the bounded model reaches
-                # (also when z3 gave up on the open query: pinned to a
-                # reachable step it may find one)
-                m2 = _classify(enc, reach, q, [inv_S, A, z3.Not(L(T))], S, T, timeout_ms)
-                if m2 is not None:
-                    m, q.result = m2, "cti"
-            elif reach is not None and m is not None:
-                m = _classify(enc, reach, q, [inv_S, A, z3.Not(L(T))], S, T, timeout_ms, trace=False) or m
+            fq = [inv_S, A, z3.Not(L(T))]
+            q, m = None, None
+            hit = pinned.get((action, name))
+            if hit is not None:
+                pre_s, post_s, path = hit
+                r, m, dt = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms)
+                if m is not None:
+                    q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path)
+            if q is None:
+                r, m, dt = _solve(fq, open_ms)
+                q = Query(P, V, f"consecution:{action}:{name}", r, dt)
+                if reach is not None and m is not None:
+                    m = _classify(enc, reach, q, fq, S, timeout_ms) or m
             if m is not None:
                 pre, post = enc.decode(m, S), enc.decode(m, T)
                 lab = next((str(l) for l, f in acts if l.action == action
@@ -227,23 +237,35 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     return out
 
 
-def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, T, timeout_ms: int,
-              tries: int = 4, trace: bool = True) -> z3.ModelRef | None:
-    """Look for a CTI of the same query whose pre-state the bounded model
-    reaches.  First along the explorer's counterexample to the property (a
-    shortest path in the bounded model, when it has one): a step of that
-    path that satisfies the query is a CTI with a reachable pre-state, and
-    the path's prefix is a shortest path to it.  Then, a few times, within
-    the bounded model's domain, blocking each unreachable pre-state found.
-    Returns the reachable CTI's z3 model (and sets q.reachable / q.path), or
-    None (the caller classifies the first CTI)."""
-    trace = reach.violation_trace() if trace else []
+def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> dict:
+    """Where the explorer's shortest counterexample to the property (in the
+    bounded model) first leaves the invariant: the step s -> t whose
+    pre-state satisfies every lemma and whose post-state breaks some.  Those
+    (action, lemma) queries then have a CTI whose pre-state is reachable,
+    and the path's prefix is a shortest path to it.  Returns
+    {(action, lemma): (s, t, path to s)}."""
+    trace = reach.violation_trace()
+    inv_S = enc.inv(S)
     for i in range(len(trace) - 1):
-        r, m, _dt = _solve(fs + [enc.value(S, trace[i][1]), enc.value(T, trace[i + 1][1])], timeout_ms)
-        if m is not None:
-            q.reachable = True
-            q.path = ["Init"] + [str(lab) for lab, _ in trace[1:i + 1]]
-            return m
+        r, _, _ = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms)
+        if r != "proved":       # the pre-state is already outside the invariant
+            return {}
+        lab, t = trace[i + 1]
+        broken = [name for name, L in enc.lemmas.items()
+                  if _solve([enc.value(S, t), z3.Not(L(S))], timeout_ms)[0] == "cti"]
+        if broken:
+            path = ["Init"] + [str(lb) for lb, _ in trace[1:i + 1]]
+            return {(lab.action, name): (trace[i][1], t, path) for name in broken}
+    return {}
+
+
+def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeout_ms: int,
+              tries: int = 4) -> z3.ModelRef | None:
+    """Look, a few times, for a CTI of the same query within the bounded
+    model's domain whose pre-state the bounded model reaches, blocking each
+    unreachable pre-state found.  Returns the reachable CTI's z3 model (and
+    sets q.reachable / q.path), or None (the caller classifies the first
+    CTI)."""
     dom = enc.bounded(S)
     if dom is None:
         return None
@@ -285,13 +307,15 @@ def verdict(qs: list[Query]) -> bool:
 
 # --- the encoding against the explicit-state model (issue 15 item 4) -------------
 
-def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None) -> bool:
+def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> bool:
     """Does the z3 action named by one of ``labels`` relate model state ``s``
-    to model state ``t``?  (An edge of the model's graph must.)"""
+    to model state ``t``?  (An edge of the model's graph must.)  ``acts``:
+    ``list(enc.actions(S, T))``, built once by a caller checking many edges."""
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
     want = {(lab.action, tuple(lab.params)) for lab in labels}
-    fs = [f for lab, f in enc.actions(S, T) if (lab.action, tuple(lab.params)) in want]
+    fs = [f for lab, f in (acts if acts is not None else enc.actions(S, T))
+          if (lab.action, tuple(lab.params)) in want]
     if not fs:
         return False
     solver = z3.Solver()
@@ -299,21 +323,24 @@ def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None) -> bool:
     return solver.check() == z3.sat
 
 
-def satisfies_invariant(enc: Encoding, s, S=None) -> bool:
-    """Does model state ``s`` satisfy the inductive invariant (every lemma)?"""
+def satisfies_invariant(enc: Encoding, s, S=None, inv=None) -> bool:
+    """Does model state ``s`` satisfy the inductive invariant (every lemma)?
+    ``inv``: ``enc.inv(S)``, built once by a caller checking many states."""
     S = S if S is not None else enc.fresh("s")
     solver = z3.Solver()
-    solver.add(enc.value(S, s), z3.Not(enc.inv(S)))
+    solver.add(enc.value(S, s), z3.Not(inv if inv is not None else enc.inv(S)))
     return solver.check() == z3.unsat
 
 
-def extra_successor(enc: Encoding, s, successors, S=None, T=None):
+def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
     """A successor of ``s`` that the z3 relation allows and the model lacks
-    (decoded into a model state), or None when there is none."""
+    (decoded into a model state), or None when there is none.  ``nxt``:
+    ``enc.next(S, T)``, built once by a caller checking many states."""
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
     solver = z3.Solver()
-    solver.add(enc.value(S, s), enc.next(S, T), *[z3.Not(enc.value(T, t)) for t in successors])
+    solver.add(enc.value(S, s), nxt if nxt is not None else enc.next(S, T),
+               *[z3.Not(enc.value(T, t)) for t in successors])
     if solver.check() != z3.sat:
         return None
     return enc.decode(solver.model(), T)
