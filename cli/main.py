@@ -231,13 +231,13 @@ def prove(
     from rich.markup import escape
     from rich.table import Table
     t = Table(title="groupcheck prove")
-    for c in ("protocol", "variant", "N", "query", "result", "reachable", "seconds"):
-        t.add_column(c, justify="right" if c in ("N", "seconds") else "left")
+    for c in ("protocol", "variant", "N", "query", "result", "reachable", "seconds", "cpu s"):
+        t.add_column(c, justify="right" if c in ("N", "seconds", "cpu s") else "left")
     style = {"proved": "green", "cti": "yellow", "unknown": "bold red"}
     for q in rows:
         reach = "" if q.result != "cti" else {True: "yes", False: "no", None: "unknown"}[q.reachable]
         t.add_row(escape(q.protocol), escape(q.variant), str(q.members or "any"), escape(q.query),
-                  f"[{style[q.result]}]{q.result}[/]", reach, f"{q.seconds:.3f}")
+                  f"[{style[q.result]}]{q.result}[/]", reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
     console().print(t)
     for enc, ok, secs, qs in verdicts:
         n = len(qs)

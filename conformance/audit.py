@@ -354,6 +354,7 @@ def prove_check(enc, timeout_ms: int = 10_000) -> Check:
                  "reachable_cti": len(real), "unknown": unknown,
                  "max_query_seconds": round(max(q.seconds for q in qs), 3) if qs else None,
                  "solver_seconds": round(sum(q.seconds for q in qs), 3),
+                 "max_query_cpu_seconds": round(max(q.cpu_seconds for q in qs), 3) if qs else None,
                  "matrix": [q.as_json() | {"pre": None, "post": None} if q.result == "cti" else q.as_json()
                             for q in qs]},
         detail=detail,

@@ -59,10 +59,12 @@ class Query:
     path: list[str] | None = None
     expected_cti: bool = False
     members: int | None = None
+    cpu_seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "variant": self.variant, "query": self.query,
-               "result": self.result, "seconds": round(self.seconds, 4), "flawed": self.expected_cti,
+               "result": self.result, "seconds": round(self.seconds, 4),
+               "cpu_seconds": round(self.cpu_seconds, 4), "flawed": self.expected_cti,
                "members": self.members}
         if self.result == "cti":
             out.update(action=self.action, pre=self.pre, post=self.post, reachable=self.reachable,
@@ -77,7 +79,7 @@ class Encoding:
     variant = ""
     expect_cti = False   # a flawed variant: a reachable CTI is the expected outcome
     members: int | None = None   # the fixed member count (None: any number)
-    reach_max_states = 20_000   # how far the bounded model is explored to classify a CTI
+    reach_max_states = 5_000   # how far the bounded model is explored to classify a CTI
 
     def fresh(self, tag: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -121,18 +123,20 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
-def _solve(fs: list, timeout_ms: int) -> tuple[str, z3.ModelRef | None, float]:
+def _solve(fs: list, timeout_ms: int) -> tuple[str, z3.ModelRef | None, float, float]:
+    """(result, model or None, wall seconds, CPU seconds of this process: z3
+    runs in it, so the CPU figure is the query's cost whatever the load)."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*fs)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r = s.check()
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     if r == z3.unsat:
-        return "proved", None, dt
+        return "proved", None, dt, dc
     if r == z3.sat:
-        return "cti", s.model(), dt
-    return "unknown", None, dt
+        return "cti", s.model(), dt, dc
+    return "unknown", None, dt, dc
 
 
 class Reachability:
@@ -194,8 +198,8 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
     for name, L in lemmas.items():
-        r, _, dt = _solve([enc.init(S), z3.Not(L(S))], timeout_ms)
-        out.append(Query(P, V, f"initiation:{name}", r, dt))
+        r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms)
+        out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
     inv_S = enc.inv(S)
     acts = list(enc.actions(S, T))
     by_action: dict[str, list[z3.BoolRef]] = {}
@@ -211,12 +215,13 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
             hit = pinned.get((action, name))
             if hit is not None:
                 pre_s, post_s, path = hit
-                r, m, dt = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms)
+                r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms)
                 if m is not None:
-                    q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path)
+                    q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
+                              cpu_seconds=dc)
             if q is None:
-                r, m, dt = _solve(fq, open_ms)
-                q = Query(P, V, f"consecution:{action}:{name}", r, dt)
+                r, m, dt, dc = _solve(fq, open_ms)
+                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
                 if reach is not None and m is not None:
                     m = _classify(enc, reach, q, fq, S, timeout_ms) or m
             if m is not None:
@@ -229,8 +234,8 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
                     q.path = reach.path(pre)
             out.append(q)
     for name in enc.properties:
-        r, _, dt = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
-        out.append(Query(P, V, f"implication:{name}", r, dt))
+        r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
+        out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
     for q in out:
         q.expected_cti = enc.expect_cti
         q.members = enc.members
@@ -245,14 +250,17 @@ def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> di
     and the path's prefix is a shortest path to it.  Returns
     {(action, lemma): (s, t, path to s)}."""
     trace = reach.violation_trace()
-    inv_S = enc.inv(S)
+    if not trace:
+        return {}
+    Ls = {name: L(S) for name, L in enc.lemmas.items()}
+    inv_S = z3.And(*Ls.values())
     for i in range(len(trace) - 1):
-        r, _, _ = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms)
+        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms)[0]
         if r != "proved":       # the pre-state is already outside the invariant
             return {}
         lab, t = trace[i + 1]
-        broken = [name for name, L in enc.lemmas.items()
-                  if _solve([enc.value(S, t), z3.Not(L(S))], timeout_ms)[0] == "cti"]
+        broken = [name for name, L_S in Ls.items()
+                  if _solve([enc.value(S, t), z3.Not(L_S)], timeout_ms)[0] == "cti"]
         if broken:
             path = ["Init"] + [str(lb) for lb, _ in trace[1:i + 1]]
             return {(lab.action, name): (trace[i][1], t, path) for name in broken}
@@ -271,7 +279,7 @@ def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeo
         return None
     blocks: list = []
     for _ in range(tries):
-        r, m, _dt = _solve(fs + [dom] + blocks, timeout_ms)
+        r, m = _solve(fs + [dom] + blocks, timeout_ms)[:2]
         if m is None:
             return None
         pre = enc.decode(m, S)
