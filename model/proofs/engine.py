@@ -27,8 +27,15 @@ Queries (each timed):
 
 A satisfiable consecution query is a counterexample to induction (CTI): the
 pre-state is decoded into a model state and looked up in the bounded model's
-reachable graph; reachable means a real violation (with the shortest path),
-unreachable means a lemma is missing.  Rough spot: the encodings here fix the
+reachable states (a breadth-first prefix, ``reach_max_states``); reachable
+means a real violation (with the shortest path), unreachable (the
+exploration was complete) means a lemma is missing, else unknown.  For a
+flawed variant the explorer's shortest counterexample to the property is
+searched first for the step that leaves the invariant (``_first_break``):
+that step answers its queries with a CTI pinned to two reachable states.
+``verdict`` says when a variant holds; ``edge_in_relation``,
+``satisfies_invariant`` and ``extra_successor`` compare an encoding with its
+explicit-state model (the tests of issue 15 item 4).  Rough spot: the encodings here fix the
 number of members (every N up to the manifest's), seqnos are unbounded
 integers; see docs/proofs.md.
 """
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import z3
