@@ -35,3 +35,12 @@ def test_prove_unknown_protocol_or_variant_is_a_usage_error():
     assert p.returncode == 2 and "protocols with proofs" in (p.stdout + p.stderr)
     p = gc("prove", "stable", "--variant", "Nosuch")
     assert p.returncode == 2 and "Flawed" in (p.stdout + p.stderr)
+
+
+def test_prove_human_output_shows_the_matrix_and_the_path():
+    p = gc("prove", "stable", "--variant", "JoinRace")
+    assert p.returncode == 0, p.stderr
+    assert "consecution:SendStable:JoinDigest" in p.stdout
+    assert "stable/JoinRace (N=2)" in p.stdout and "as expected" in p.stdout
+    assert "shortest path to its pre-state" in p.stdout and "Init -> " in p.stdout
+    assert "total" in p.stdout
