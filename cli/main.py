@@ -197,6 +197,68 @@ def explore(
 
 
 @app.command()
+def prove(
+    protocol: Optional[str] = typer.Argument(None, help="protocol name (default: every protocol with proofs)"),
+    variant: Optional[str] = typer.Option(None, "--variant", help="only this variant, e.g. Fixed or Flawed"),
+    members: Optional[int] = typer.Option(None, "--members", callback=at_least(1), help="member count N of the encodings (default: the manifest models' size)"),
+    timeout: int = typer.Option(10_000, "--timeout", callback=at_least(1), help="z3 timeout per query, in milliseconds"),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """Inductive invariants with z3: initiation, consecution for every action x lemma, implication of the safety property; counterexamples to induction are classified by the explorer. Exit 0 only if every fixed variant is proved and every flawed variant yields a reachable counterexample."""
+    import time
+    from groupcheck.model.proofs import engine, registry
+    try:
+        encs = registry.select(protocol, variant, members)
+    except registry.UnknownTarget as e:
+        fail(str(e))
+    except ValueError as e:
+        fail(f"--members {members}: {e}")
+    rows, verdicts = [], []
+    t0 = time.perf_counter()
+    with progress("prove", total=len(encs), quiet=as_json) as prog:
+        for i, enc in enumerate(encs):
+            prog.update(f"prove {enc.protocol}/{enc.variant} (N={enc.members})", done=i)
+            t1 = time.perf_counter()
+            qs = engine.run(enc, timeout_ms=timeout)
+            ok = engine.verdict(qs)
+            verdicts.append((enc, ok, time.perf_counter() - t1, qs))
+            rows += qs
+    total = time.perf_counter() - t0
+    ok_all = all(ok for _, ok, _, _ in verdicts)
+    if as_json:
+        print(json.dumps([q.as_json() for q in rows], indent=2))
+        raise typer.Exit(0 if ok_all else 1)
+    from rich.markup import escape
+    from rich.table import Table
+    t = Table(title="groupcheck prove")
+    for c in ("protocol", "variant", "N", "query", "result", "reachable", "seconds", "cpu s"):
+        t.add_column(c, justify="right" if c in ("N", "seconds", "cpu s") else "left")
+    style = {"proved": "green", "cti": "yellow", "unknown": "bold red"}
+    for q in rows:
+        reach = "" if q.result != "cti" else {True: "yes", False: "no", None: "unknown"}[q.reachable]
+        t.add_row(escape(q.protocol), escape(q.variant), str(q.members or "any"), escape(q.query),
+                  f"[{style[q.result]}]{q.result}[/]", reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
+    console().print(t)
+    for enc, ok, secs, qs in verdicts:
+        n = len(qs)
+        proved = sum(q.result == "proved" for q in qs)
+        ctis = [q for q in qs if q.result == "cti"]
+        real = [q for q in ctis if q.reachable]
+        want = "a reachable counterexample to induction" if enc.expect_cti else "every query proved"
+        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {proved}/{n} proved, {len(ctis)} CTI "
+                f"({len(real)} reachable), {sum(q.result == 'unknown' for q in qs)} unknown in {secs:.1f} s; "
+                f"expected {want}: {'as expected' if ok else 'UNEXPECTED'}")
+        console().print(head, markup=False)
+        if real:
+            q = min(real, key=lambda q: len(q.path or []))
+            console().print(f"  reachable CTI of {q.query}, step {q.action}; shortest path to its pre-state:",
+                            markup=False)
+            console().print("    " + " -> ".join(q.path or []), markup=False)
+    console().print(f"total {total:.1f} s for {len(rows)} queries", markup=False)
+    raise typer.Exit(0 if ok_all else 1)
+
+
+@app.command()
 def audit(
     out: str = typer.Option("audit", "--out", help="output folder"),
     runs: int = typer.Option(100, "--runs", callback=at_least(1), help="simulated runs per protocol for the conformance stage"),
@@ -207,7 +269,7 @@ def audit(
     jobs: Optional[int] = typer.Option(None, "--jobs", callback=at_least(1), help="models checked at once (default: one per core)"),
     full: bool = typer.Option(False, "--full", help="also compare the models marked slow in their manifests, and TLC-validate every campaign trace"),
     protocols: Optional[List[str]] = typer.Option(None, "--protocol", help="only these protocols (repeatable)"),
-    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, cluster"),
+    stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, prove, cluster"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
 ):

@@ -36,7 +36,14 @@ Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
    action and per action x parameter shape, are merged per protocol into
    ``trace_coverage`` (summary.json and the report), the never-exercised
    named.
-6. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
+6. **prove** — for every protocol with z3 encodings (model/proofs/registry.py),
+   each variant's proof matrix: initiation, consecution per action x lemma,
+   implication of the property (docs/proofs.md).  One check per variant: a
+   fixed variant as expected when every query is proved, a flawed one when
+   it yields a counterexample to induction that the bounded model reaches
+   (a finding, drawn with its shortest path).  The matrix itself (lemma x
+   query, result and seconds) is in the check's figures and in the report.
+7. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
    FLUSH, 3 node processes over UDP on 127.0.0.1, the coordinator killed
    with SIGKILL mid-run; as expected when the run quiesces, its per-node
    traces conform and the survivors' history is clean.
@@ -59,7 +66,7 @@ HISTORY_RUNS = 40   # runs per protocol for the history stage (about 0.1 s each)
 # campaign runs per protocol TLC validates in the default audit (--full: all);
 # about 3-10 s of TLC each, two at a time on 2 cores (docs/benchmarks.md)
 TRACE_SAMPLE = 5
-STAGES = ("tlc", "link", "conformance", "history", "tracevalidation", "cluster")
+STAGES = ("tlc", "link", "conformance", "history", "tracevalidation", "prove", "cluster")
 
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
@@ -314,6 +321,53 @@ def tracevalidation_check(name: str, run_seed: int):
                  "this trace differently (see the detail)"), (trace if v.ok else None)
 
 
+def prove_check(enc, timeout_ms: int = 10_000) -> Check:
+    """The prove stage for one encoding (see the module docstring)."""
+    from groupcheck.model.proofs import engine
+    t0 = time.monotonic()
+    try:
+        qs = engine.run(enc, timeout_ms=timeout_ms)
+    except Exception as e:      # an encoding that cannot be built is a failed check, not a crash
+        return Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
+                     name=enc.variant, expected="proved", observed="error", as_expected=False,
+                     seconds=round(time.monotonic() - t0, 3), detail=f"{type(e).__name__}: {e}")
+    ok = engine.verdict(qs)
+    proved = sum(q.result == "proved" for q in qs)
+    ctis = [q for q in qs if q.result == "cti"]
+    real = [q for q in ctis if q.reachable]
+    unknown = sum(q.result == "unknown" for q in qs)
+    expected = ("a counterexample to induction the bounded model reaches" if enc.expect_cti
+                else "every query proved")
+    observed = (f"{proved} of {len(qs)} queries proved, {len(ctis)} CTI ({len(real)} reachable)"
+                + (f", {unknown} unknown" if unknown else ""))
+    detail = None
+    if real:
+        q = min(real, key=lambda q: len(q.path or []))
+        detail = (f"reachable CTI of {q.query}: step {q.action} from a state reached by\n  "
+                  + " -> ".join(q.path or []))
+    elif not ok:
+        bad = [q for q in qs if q.result != "proved"]
+        detail = "\n".join(f"{q.query}: {q.result}" + (f" (reachable {q.reachable})" if q.result == "cti" else "")
+                           for q in bad[:20]) or None
+    return Check(
+        id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
+        name=f"{enc.variant} (N={enc.members})", expected=expected, observed=observed, as_expected=ok,
+        seconds=round(time.monotonic() - t0, 3),
+        figures={"members": enc.members, "queries": len(qs), "proved": proved, "cti": len(ctis),
+                 "reachable_cti": len(real), "unknown": unknown,
+                 "max_query_seconds": round(max(q.seconds for q in qs), 3) if qs else None,
+                 "solver_seconds": round(sum(q.seconds for q in qs), 3),
+                 "max_query_cpu_seconds": round(max(q.cpu_seconds for q in qs), 3) if qs else None,
+                 "matrix": [q.as_json() | {"pre": None, "post": None} if q.result == "cti" else q.as_json()
+                            for q in qs]},
+        detail=detail,
+        explanation=("the flawed variant's lemmas are the fixed variant's; the reachable CTI is a real "
+                     "violation of the property in the bounded model of the same size (docs/proofs.md)")
+        if enc.expect_cti else "an inductive invariant for unbounded seqnos and messages, fixed N "
+        "(docs/proofs.md)",
+        finding=ok and enc.expect_cti)
+
+
 def cluster_check(out_dir: Path, messages: int = 200, kill_at: float = 0.2) -> Check:
     """The cluster stage (see the module docstring)."""
     from groupcheck.impl.cluster import ClusterError, Runner
@@ -357,7 +411,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     from . import tlctrace
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
           for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
-    todo = (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
+    from groupcheck.model.proofs import registry as proofs
+    encs = [enc for p in sorted(proofs.PROTOCOLS) if protocols_ is None or p in protocols_
+            for enc in proofs.select(p)] if "prove" in stages else []
+    todo = len(encs) + (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
         + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
         + len(tv) + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
     done = 0
@@ -443,6 +500,11 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 tick(f"TLC trace validation {c.name}")
         extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
                                    for p in dict.fromkeys(p for p, _ in tv)}
+    for enc in encs:
+        if progress:
+            progress(f"prove {enc.protocol}/{enc.variant}", done, todo)
+        checks.append(prove_check(enc))
+        tick(f"prove {enc.protocol}/{enc.variant}")
     if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_):
         if progress:
             progress("cluster sequencerflush (3 processes, kill -9)", done, todo)

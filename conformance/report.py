@@ -229,6 +229,18 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
                 "| --- | ---: | --- | --- | ---: |"]
         for r in trace_coverage_rows(tcov):
             out.append(f"| {r['protocol']} | {r['traces']} | {r['actions']} | {r['never']} | {r['shapes']} |")
+    mats = proof_matrices(checks)
+    if mats:
+        out += ["", "## Proof matrices (z3)", "",
+                "Per variant: one row per lemma; a cell is the query's seconds when proved (initiation, "
+                "consecution under each action, implication of the property), else its result "
+                "(docs/proofs.md).", ""]
+        for mtx in mats:
+            out += [f"### `{mtx['id']}`", "", _line(mtx["title"]), "",
+                    "| lemma | " + " | ".join(mtx["columns"]) + " |",
+                    "| --- |" + " ---: |" * len(mtx["columns"])]
+            out += [f"| {r['lemma']} | " + " | ".join(r["cells"]) + " |" for r in mtx["rows"]]
+            out.append("")
     drawn = [c for c in checks if c.all_diagrams()]
     if drawn:
         out += ["", "## Counterexamples and violating runs", "",
@@ -244,6 +256,41 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
             if c.diagrams_omitted:
                 out += [f"({c.diagrams_omitted} more violating runs not drawn; see summary.json)", ""]
     return "\n".join(out) + "\n"
+
+
+def proof_matrices(checks: list[Check]) -> list[dict]:
+    """The prove stage's matrices: per variant, one row per lemma, one column
+    for initiation, one per action (consecution) and one for implication;
+    a cell is the query's seconds when proved, else its result."""
+    out = []
+    for c in checks:
+        qs = c.figures.get("matrix") if c.kind == "prove" else None
+        if not qs:
+            continue
+        cols: list[str] = ["initiation"]
+        rows: dict[str, dict[str, str]] = {}
+        for q in qs:
+            kind, _, rest = q["query"].partition(":")
+            if kind == "consecution":
+                col, _, lemma = rest.partition(":")
+            else:
+                col, lemma = kind, rest
+            if col not in cols:
+                cols.append(col)
+            if q["result"] == "proved":
+                cell = f"{q['seconds']:.2f}"
+            elif q["result"] == "cti":
+                cell = "CTI " + {True: "reachable", False: "unreachable", None: "unclassified"}[q.get("reachable")]
+            else:
+                cell = q["result"]
+            rows.setdefault(lemma, {})[col] = cell
+        if "implication" in cols:
+            cols.remove("implication")
+            cols.append("implication")
+        out.append({"id": c.id, "title": f"{c.id} ({c.name}): {c.observed}", "columns": cols,
+                    "rows": [{"lemma": lemma, "cells": [cells.get(col, "") for col in cols]}
+                             for lemma, cells in rows.items()]})
+    return out
 
 
 def trace_coverage_rows(tcov: dict) -> list[dict]:
@@ -301,6 +348,7 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
         s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT,
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
         trace_coverage=trace_coverage_rows((extra or {}).get("trace_coverage") or {}),
+        proof_matrices=proof_matrices(checks),
         drawn=[c for c in checks if c.all_diagrams()], skipped=[c for c in checks if c.skipped],
         explained=explained(checks))
 

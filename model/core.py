@@ -108,6 +108,24 @@ class ExploreResult:
     graph: nx.DiGraph | None = None
     complete: bool = True
     init_states: list = field(default_factory=list)
+    # state -> (BFS parent, label of the edge from it); None for an initial
+    # state.  Following it back gives a shortest path (used to show how a
+    # proof's counterexample to induction is reached).
+    parents: dict = field(default_factory=dict)
+
+    def path_to(self, s: State) -> list[tuple[Label | None, State]] | None:
+        """A shortest path from an initial state to ``s``, or None when ``s``
+        was not reached."""
+        if s not in self.parents:
+            return None
+        out = []
+        cur: State | None = s
+        while cur is not None:
+            prev, lab = self.parents[cur]
+            out.append((lab, cur))
+            cur = prev
+        out.reverse()
+        return out
 
 
 def explore(
@@ -169,6 +187,7 @@ def explore(
             graph=graph,
             complete=complete,
             init_states=inits,
+            parents=parent,
         )
 
     inits = []

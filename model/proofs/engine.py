@@ -27,8 +27,15 @@ Queries (each timed):
 
 A satisfiable consecution query is a counterexample to induction (CTI): the
 pre-state is decoded into a model state and looked up in the bounded model's
-reachable graph; reachable means a real violation (with the shortest path),
-unreachable means a lemma is missing.  Rough spot: the encodings here fix the
+reachable states (a breadth-first prefix, ``reach_max_states``); reachable
+means a real violation (with the shortest path), unreachable (the
+exploration was complete) means a lemma is missing, else unknown.  For a
+flawed variant the explorer's shortest counterexample to the property is
+searched first for the step that leaves the invariant (``_first_break``):
+that step answers its queries with a CTI pinned to two reachable states.
+``verdict`` says when a variant holds; ``edge_in_relation``,
+``satisfies_invariant`` and ``extra_successor`` compare an encoding with its
+explicit-state model (the tests of issue 15 item 4).  Rough spot: the encodings here fix the
 number of members (every N up to the manifest's), seqnos are unbounded
 integers; see docs/proofs.md.
 """
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import z3
@@ -58,13 +65,17 @@ class Query:
     reachable: bool | None = None
     path: list[str] | None = None
     expected_cti: bool = False
+    members: int | None = None
+    cpu_seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "variant": self.variant, "query": self.query,
-               "result": self.result, "seconds": round(self.seconds, 4)}
+               "result": self.result, "seconds": round(self.seconds, 4),
+               "cpu_seconds": round(self.cpu_seconds, 4), "flawed": self.expected_cti,
+               "members": self.members}
         if self.result == "cti":
             out.update(action=self.action, pre=self.pre, post=self.post, reachable=self.reachable,
-                       path=self.path, expected=self.expected_cti)
+                       path=self.path)
         return out
 
 
@@ -74,6 +85,8 @@ class Encoding:
     protocol = ""
     variant = ""
     expect_cti = False   # a flawed variant: a reachable CTI is the expected outcome
+    members: int | None = None   # the fixed member count (None: any number)
+    reach_max_states = 5_000   # how far the bounded model is explored to classify a CTI
 
     def fresh(self, tag: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -117,50 +130,71 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
-def _solve(fs: list, timeout_ms: int) -> tuple[str, z3.ModelRef | None, float]:
+def _solve(fs: list, timeout_ms: int) -> tuple[str, z3.ModelRef | None, float, float]:
+    """(result, model or None, wall seconds, CPU seconds of this process: z3
+    runs in it, so the CPU figure is the query's cost whatever the load)."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*fs)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r = s.check()
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     if r == z3.unsat:
-        return "proved", None, dt
+        return "proved", None, dt, dc
     if r == z3.sat:
-        return "cti", s.model(), dt
-    return "unknown", None, dt
+        return "cti", s.model(), dt, dc
+    return "unknown", None, dt, dc
 
 
 class Reachability:
-    """The bounded model's reachable states, explored once, for CTI lookup."""
+    """The bounded model's reachable states, explored once (breadth first, up
+    to ``max_states``), for CTI lookup.
 
-    def __init__(self, enc: Encoding) -> None:
+    ``path(state)`` is a shortest path to ``state`` (the explorer's BFS
+    parents) when it was reached; None otherwise.  ``reachable(state)`` is
+    True, False (the exploration was complete and never met it) or None
+    (not met within ``max_states``: unknown)."""
+
+    def __init__(self, enc: Encoding, max_states: int | None = None) -> None:
         self.enc = enc
+        self.max_states = max_states if max_states is not None else enc.reach_max_states
         self._res = None
+        self._trace = None
+        self.seconds = 0.0
+
+    def _explored(self):
+        if self._res is None:
+            t0 = time.perf_counter()
+            self._res = explore(self.enc.model(), check_invariants=False, max_states=self.max_states)
+            self.seconds = time.perf_counter() - t0
+        return self._res
+
+    def violation_trace(self) -> list:
+        """The explorer's shortest counterexample to the encoding's properties
+        in the bounded model, as (label, state) pairs; empty when none."""
+        if self._trace is None:
+            res = explore(self.enc.model(), check_invariants=list(self.enc.properties),
+                          max_states=self.max_states)
+            self._trace = res.violation.trace if res.violation else []
+        return self._trace
 
     def path(self, state) -> list[str] | None:
-        if self._res is None:
-            m = self.enc.model()
-            self._model = m
-            self._res = explore(m, check_invariants=False, build_graph=True)
-        g = self._res.graph
-        if state not in g:
+        p = self._explored().path_to(state)
+        if p is None:
             return None
-        import networkx as nx
-        best = None
-        for s0 in self._res.init_states:
-            try:
-                p = nx.shortest_path(g, s0, state)
-            except nx.NetworkXNoPath:
-                continue
-            if best is None or len(p) < len(best):
-                best = p
-        if best is None:
-            return None
-        out = ["Init"]
-        for a, b in zip(best, best[1:]):
-            out.append(str(min(g[a][b]["labels"], key=str)))
-        return out
+        return ["Init"] + [str(lab) for lab, _ in p[1:]]
+
+    def reachable(self, state) -> bool | None:
+        res = self._explored()
+        if state in res.parents:
+            return True
+        return False if res.complete else None
+
+
+# A flawed variant's open consecution queries are answered within this time
+# (or the caller's, if smaller): their reachable CTI comes from the pinned
+# search (_first_break), and a query z3 gives up on is reported as unknown.
+FLAWED_TIMEOUT_MS = 2_000
 
 
 def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> list[Query]:
@@ -171,78 +205,160 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
     for name, L in lemmas.items():
-        r, _, dt = _solve([enc.init(S), z3.Not(L(S))], timeout_ms)
-        out.append(Query(P, V, f"initiation:{name}", r, dt))
+        r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms)
+        out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
     inv_S = enc.inv(S)
     acts = list(enc.actions(S, T))
     by_action: dict[str, list[z3.BoolRef]] = {}
     for lab, f in acts:
         by_action.setdefault(lab.action, []).append(f)
+    pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
+    open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
     for action, fs in by_action.items():
         A = z3.Or(*fs)
         for name, L in lemmas.items():
-            r, m, dt = _solve([inv_S, A, z3.Not(L(T))], timeout_ms)
-            q = Query(P, V, f"consecution:{action}:{name}", r, dt)
+            fq = [inv_S, A, z3.Not(L(T))]
+            q, m = None, None
+            hit = pinned.get((action, name))
+            if hit is not None:
+                pre_s, post_s, path = hit
+                r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms)
+                if m is not None:
+                    q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
+                              cpu_seconds=dc)
+            if q is None:
+                r, m, dt, dc = _solve(fq, open_ms)
+                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
+                if reach is not None and m is not None:
+                    m = _classify(enc, reach, q, fq, S, timeout_ms) or m
             if m is not None:
-                q.expected_cti = enc.expect_cti
-                if reach is not None:
-                    m = _classify(enc, reach, q, [inv_S, A, z3.Not(L(T))], S, timeout_ms) or m
                 pre, post = enc.decode(m, S), enc.decode(m, T)
                 lab = next((str(l) for l, f in acts if l.action == action
                             and z3.is_true(m.eval(f, model_completion=True))), action)
                 q.action, q.pre, q.post = lab, enc.pretty(pre), enc.pretty(post)
                 if reach is not None and q.reachable is None:
+                    q.reachable = reach.reachable(pre)
                     q.path = reach.path(pre)
-                    q.reachable = q.path is not None
             out.append(q)
     for name in enc.properties:
-        r, _, dt = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
-        out.append(Query(P, V, f"implication:{name}", r, dt))
+        r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
+        out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
+    for q in out:
+        q.expected_cti = enc.expect_cti
+        q.members = enc.members
     return out
 
 
+def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> dict:
+    """Where the explorer's shortest counterexample to the property (in the
+    bounded model) first leaves the invariant: the step s -> t whose
+    pre-state satisfies every lemma and whose post-state breaks some.  Those
+    (action, lemma) queries then have a CTI whose pre-state is reachable,
+    and the path's prefix is a shortest path to it.  Returns
+    {(action, lemma): (s, t, path to s)}."""
+    trace = reach.violation_trace()
+    if not trace:
+        return {}
+    Ls = {name: L(S) for name, L in enc.lemmas.items()}
+    inv_S = z3.And(*Ls.values())
+    for i in range(len(trace) - 1):
+        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms)[0]
+        if r != "proved":       # the pre-state is already outside the invariant
+            return {}
+        lab, t = trace[i + 1]
+        broken = [name for name, L_S in Ls.items()
+                  if _solve([enc.value(S, t), z3.Not(L_S)], timeout_ms)[0] == "cti"]
+        if broken:
+            path = ["Init"] + [str(lb) for lb, _ in trace[1:i + 1]]
+            return {(lab.action, name): (trace[i][1], t, path) for name in broken}
+    return {}
+
+
 def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeout_ms: int,
-              tries: int = 12) -> z3.ModelRef | None:
-    """Look for a CTI of the same query whose pre-state the bounded model
-    reaches: restrict to the model's domain, and block each unreachable
-    pre-state found, a few times.  Returns the reachable CTI's z3 model (and
-    sets q.reachable / q.path), or None (q.reachable stays None: the caller
-    classifies the first CTI)."""
+              tries: int = 4) -> z3.ModelRef | None:
+    """Look, a few times, for a CTI of the same query within the bounded
+    model's domain whose pre-state the bounded model reaches, blocking each
+    unreachable pre-state found.  Returns the reachable CTI's z3 model (and
+    sets q.reachable / q.path), or None (the caller classifies the first
+    CTI)."""
     dom = enc.bounded(S)
     if dom is None:
         return None
     blocks: list = []
     for _ in range(tries):
-        r, m, _dt = _solve(fs + [dom] + blocks, timeout_ms)
+        r, m = _solve(fs + [dom] + blocks, timeout_ms)[:2]
         if m is None:
             return None
         pre = enc.decode(m, S)
-        path = reach.path(pre)
-        if path is not None:
-            q.reachable, q.path = True, path
+        if reach.reachable(pre):
+            q.reachable, q.path = True, reach.path(pre)
             return m
         blocks.append(z3.Not(enc.value(S, pre)))
     return None
 
 
 def holds(q: Query) -> bool:
-    """A query holds when proved, or, for a flawed variant, when it found the
-    expected counterexample and that counterexample is reachable (the same
-    rule as the audit's expected violations: the flaw must be shown real)."""
+    """A query holds when proved, or, for a flawed variant, when it found a
+    counterexample the bounded model reaches (the same rule as the audit's
+    expected violations: the flaw must be shown real)."""
     if q.result == "proved":
         return True
     return q.result == "cti" and q.expected_cti and q.reachable is True
 
 
 def verdict(qs: list[Query]) -> bool:
-    """A fixed variant holds when every query is proved; a flawed one when at
-    least one reachable CTI was found and nothing is unknown or spurious."""
+    """A fixed variant holds when every query is proved.  A flawed variant
+    holds when at least one consecution query yields a counterexample to
+    induction whose pre-state the bounded model reaches (a real violation,
+    shown with its shortest path).  Its other queries are reported as they
+    come: the lemmas are the fixed variant's, so an unreachable CTI there
+    only says the flawed protocol would need other lemmas."""
     if not qs:
         return False
-    if qs[0].expected_cti or any(q.expected_cti for q in qs):
-        return any(q.result == "cti" and q.reachable for q in qs) and all(
-            q.result != "unknown" and (q.result != "cti" or q.reachable) for q in qs)
+    if any(q.expected_cti for q in qs):
+        return any(q.result == "cti" and q.reachable is True for q in qs)
     return all(q.result == "proved" for q in qs)
+
+
+# --- the encoding against the explicit-state model (issue 15 item 4) -------------
+
+def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> bool:
+    """Does the z3 action named by one of ``labels`` relate model state ``s``
+    to model state ``t``?  (An edge of the model's graph must.)  ``acts``:
+    ``list(enc.actions(S, T))``, built once by a caller checking many edges."""
+    S = S if S is not None else enc.fresh("s")
+    T = T if T is not None else enc.fresh("t")
+    want = {(lab.action, tuple(lab.params)) for lab in labels}
+    fs = [f for lab, f in (acts if acts is not None else enc.actions(S, T))
+          if (lab.action, tuple(lab.params)) in want]
+    if not fs:
+        return False
+    solver = z3.Solver()
+    solver.add(enc.value(S, s), enc.value(T, t), z3.Or(*fs))
+    return solver.check() == z3.sat
+
+
+def satisfies_invariant(enc: Encoding, s, S=None, inv=None) -> bool:
+    """Does model state ``s`` satisfy the inductive invariant (every lemma)?
+    ``inv``: ``enc.inv(S)``, built once by a caller checking many states."""
+    S = S if S is not None else enc.fresh("s")
+    solver = z3.Solver()
+    solver.add(enc.value(S, s), z3.Not(inv if inv is not None else enc.inv(S)))
+    return solver.check() == z3.unsat
+
+
+def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
+    """A successor of ``s`` that the z3 relation allows and the model lacks
+    (decoded into a model state), or None when there is none.  ``nxt``:
+    ``enc.next(S, T)``, built once by a caller checking many states."""
+    S = S if S is not None else enc.fresh("s")
+    T = T if T is not None else enc.fresh("t")
+    solver = z3.Solver()
+    solver.add(enc.value(S, s), nxt if nxt is not None else enc.next(S, T),
+               *[z3.Not(enc.value(T, t)) for t in successors])
+    if solver.check() != z3.sat:
+        return None
+    return enc.decode(solver.model(), T)
 
 
 def z3_set(vals) -> Any:

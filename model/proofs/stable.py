@@ -58,6 +58,7 @@ class StableEncoding(Encoding):
         if not 1 <= NInit <= N:
             raise ValueError(f"stable encoding: need 1 <= NInit <= N, got N={N} NInit={NInit}")
         self.N, self.NInit = N, NInit
+        self.members = N
         self.M = tuple(range(1, N + 1))
         self.V0 = frozenset(range(1, NInit + 1))
         # reset: ResetOnDifferentMembers; view_reset: ResetOnViewChange (by
@@ -74,6 +75,17 @@ class StableEncoding(Encoding):
         # the bounded model that classifies counterexamples: the manifest's
         # (Senders {2}, MaxSeq 1, unbounded network)
         self.reach_senders, self.reach_max_seq = frozenset(reach_senders), reach_max_seq
+
+    @classmethod
+    def from_constants(cls, c: dict) -> "StableEncoding":
+        """The encoding of a manifest model's constants (its MaxSeq and Senders
+        kept, so that its edges can be compared with the model's)."""
+        if c.get("GossipMergedDigest"):
+            raise ValueError("stable encoding: GossipMergedDigest (a liveness variant) is not encoded")
+        return cls(int(c["N"]), int(c["NInit"]), reset=bool(c["ResetOnDifferentMembers"]),
+                   coord_switches=bool(c["CoordSwitchesAtJoin"]), senders=frozenset(c["Senders"]),
+                   max_seq=int(c["MaxSeq"]), reach_senders=frozenset(c["Senders"]),
+                   reach_max_seq=int(c["MaxSeq"]))
 
     def model(self) -> StableModel:
         """The bounded model of the same size; MaxSeq 1 and Senders as encoded

@@ -1,0 +1,46 @@
+"""``groupcheck prove``: JSON shape, the flawed variant's reachable
+counterexample to induction, and usage errors."""
+
+import json
+import subprocess
+import sys
+
+KEYS = {"protocol", "variant", "query", "result", "seconds", "members", "flawed"}
+CTI_KEYS = {"action", "pre", "post", "reachable", "path"}
+
+
+def gc(*args):
+    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_prove_joinrace_json_shows_a_reachable_cti():
+    p = gc("prove", "stable", "--variant", "JoinRace", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert rows and all(KEYS <= set(r) for r in rows)
+    assert {r["protocol"] for r in rows} == {"stable"} and {r["variant"] for r in rows} == {"JoinRace"}
+    assert all(r["result"] in ("proved", "cti", "unknown") for r in rows)
+    kinds = {r["query"].split(":")[0] for r in rows}
+    assert kinds == {"initiation", "consecution", "implication"}
+    ctis = [r for r in rows if r["result"] == "cti"]
+    assert all(CTI_KEYS <= set(r) for r in ctis)
+    real = [r for r in ctis if r["reachable"] is True]
+    assert real, ctis
+    assert all(r["path"][0] == "Init" and r["pre"] and r["post"] for r in real)
+
+
+def test_prove_unknown_protocol_or_variant_is_a_usage_error():
+    p = gc("prove", "nosuch")
+    assert p.returncode == 2 and "protocols with proofs" in (p.stdout + p.stderr)
+    p = gc("prove", "stable", "--variant", "Nosuch")
+    assert p.returncode == 2 and "Flawed" in (p.stdout + p.stderr)
+
+
+def test_prove_human_output_shows_the_matrix_and_the_path():
+    p = gc("prove", "stable", "--variant", "JoinRace")
+    assert p.returncode == 0, p.stderr
+    assert "consecution:SendStable:JoinDigest" in p.stdout
+    assert "stable/JoinRace (N=2)" in p.stdout and "as expected" in p.stdout
+    assert "shortest path to its pre-state" in p.stdout and "Init -> " in p.stdout
+    assert "total" in p.stdout
