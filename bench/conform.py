@@ -91,6 +91,7 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
             spark = S.session(master)
             t_session = time.perf_counter() - t0
         t0 = time.perf_counter()
+        load = [round(x, 1) for x in os.getloadavg()]
         rows = P.conform_rows([path], engine=engine, spark=spark, work_dir=d)
         t = time.perf_counter() - t0
         if spark is not None:
@@ -98,7 +99,9 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
         events = rows[0]["events"]
         out.append({"engine": engine, "master": master, "verdict": rows[0]["verdict"], "events": events,
                     "session_seconds": round(t_session, 1), "seconds": round(t, 1),
-                    "events_per_s": round(events / t)})
+                    "events_per_s": round(events / t), "load_average_start": load,
+                    "load_average_end": [round(x, 1) for x in os.getloadavg()]})
+        print(json.dumps(out[-1]), file=sys.stderr, flush=True)
     return out
 
 
@@ -107,16 +110,30 @@ def main() -> int:
     ap.add_argument("--sizes", default="1e3,1e4,1e5,1e6")
     ap.add_argument("--spark", default="local[1],local[2]", help="Spark masters for the largest size ('' for none)")
     ap.add_argument("--out", default="/tmp/groupcheck-bench-conform")
+    ap.add_argument("--pipeline-only", action="store_true",
+                    help="only simulate the largest size and run the pipeline on it (no per-stage figures)")
     args = ap.parse_args()
     work = Path(args.out)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     sizes = [int(float(x)) for x in args.sizes.split(",") if x]
+    import pyspark
     res = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                       "pyspark": pyspark.__version__,
                        "load_average_start": [round(x, 1) for x in os.getloadavg()]},
            "runs": []}
     for size in sizes:
+        if args.pipeline_only:
+            if size != max(sizes):
+                continue
+            per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
+            line = tracefile.simulate_to_file(work / f"seq-{size}.ndjson", 3, per_member, 1,
+                                              tracefile.parse_faults("loss=0.01"))
+            r = {"target": size, "events": line["events"], "bytes": line["bytes"], "quiescent": line["quiescent"]}
+            res["runs"].append(r)
+            print(json.dumps(r), file=sys.stderr, flush=True)
+            continue
         r = one(work / f"seq-{size}.ndjson", size)
         res["runs"].append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)

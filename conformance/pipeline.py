@@ -356,8 +356,10 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     SEQUENCER run where some property fails, as DataFrame queries over the
     deliveries, one row each.
 
-    Each logged state is parsed once (``from_json``) into a table kept for
-    the queries (``localCheckpoint``): a member's history is the
+    Each logged state is parsed (``from_json``) and the rows partitioned by
+    run once (one shuffle, which Spark reuses for every property: their
+    aggregates, windows and joins are all on the run and more keys): a
+    member's history is the
     concatenation of the ``delivered`` elements it logged, so a delivery's
     place in it is (``i``, index in the record) and ``posexplode`` gives one
     row per delivery; a member's ``sent`` is its last logged value (0 if
@@ -379,7 +381,6 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     row and stated the properties as higher-order functions over the
     delivery lists: cheap on many small runs, but on one run of 10^5 events
     every property walked 30,000-element arrays in interpreted lambdas.)"""
-    from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     key = ["source", "run_id"]
@@ -387,7 +388,7 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     st = (ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
             .select(*key, F.col("nid").cast("bigint").alias("nid"), "i",
                     F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s"))
-            .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK))
+            .repartition(*key))
     sent = (st.groupBy(*key, "nid")
               .agg(F.max_by("s.sent", F.when(F.col("s.sent").isNotNull(), F.col("i"))).alias("sent"))
               .select(*key, "nid", F.coalesce("sent", F.lit(0)).alias("sent")))
@@ -402,7 +403,7 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     flag(d.groupBy(*key, "nid", "x", "q").count().where(F.col("count") > 1), "NoDuplicates")
     # Integrity: 1 <= seqno <= the sender's last logged sent count (0 if it logged none)
     xs = sent.select(*key, F.col("nid").alias("x"), F.col("sent").alias("xsent"))
-    dx = d.join(F.broadcast(xs), key + ["x"], "left")
+    dx = d.join(xs, key + ["x"], "left")
     flag(dx.where((F.col("q") < 1) | (F.col("q") > F.coalesce("xsent", F.lit(0)))), "Integrity")
     # SenderFIFO: each delivery against the previous one from the same sender at the same member
     w = Window.partitionBy(*key, "nid", "x").orderBy("i", "k")
