@@ -16,8 +16,9 @@ input line) and, after a check, ``_verdicts``.
 
 Two engines run the same stages on the same per-run functions: ``local``
 (this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
-over seeds as tasks, files over tasks, runs grouped by a shuffle on
-``(source, run_id)`` and sorted by ``i`` before each group is replayed).
+over seeds as tasks, files over tasks, in ``mapInArrow``; runs grouped by
+``(source, run_id)`` and each handed to its replay as one Arrow table by
+``applyInArrow``, sorted by ``i`` there).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  For SEQUENCER the global properties are ALSO
 computed apart from the replay: on Spark as DataFrame queries over the
@@ -25,8 +26,8 @@ members' last logged delivery lists (window functions and joins), on the
 local engine by the model's property functions on the same histories; a run
 whose property verdict differs from its replay's is flagged
 (``agree = False``) and, if either side found a violation, is a violation.
-The DataFrame query aggregates each run's members into one row and states
-the four properties as Spark SQL higher-order functions (no Python UDF).
+The DataFrame queries work on one row per delivery (aggregates, a window,
+joins; no Python UDF): see ``_sequencer_df_failed``.
 Other protocols' property verdicts are their replay's until they get
 queries here (``PROPERTY_QUERIES``).
 
