@@ -2,6 +2,7 @@
 reading, replay and properties, from 10^3 to 10^6 events.
 
     .venv/bin/python bench/conform.py [--sizes 1e3,1e4,1e5,1e6] [--spark local[1],local[2]] [--out DIR]
+                                      [--pipeline-only]
 
 Each size is one SEQUENCER run of 3 members (impl/tracefile.py
 ``simulate_to_file``: the round-robin workload, ``loss=0.01``, written to
@@ -18,7 +19,9 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
 
 For the largest size, also the pipeline (conformance/pipeline.py
 ``conform_rows``: ingest to Parquet, then check) on the local engine and on
-Spark with each master of ``--spark`` (session start-up timed apart).
+Spark with each master of ``--spark`` (session start-up timed apart; the
+load average before and after each).  ``--pipeline-only``: simulate only the
+largest size and run only the pipeline on it.
 Linearity: ``events_per_s`` at 10^5 against 10^3 for each stage.  Prints one
 JSON object.
 """

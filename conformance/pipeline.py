@@ -381,7 +381,7 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     EventualDelivery.  (A first version gathered each run's members into one
     row and stated the properties as higher-order functions over the
     delivery lists: cheap on many small runs, but on one run of 10^5 events
-    every property walked 30,000-element arrays in interpreted lambdas.)"""
+    every property walked 21,000-element arrays in interpreted lambdas.)"""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     key = ["source", "run_id"]
