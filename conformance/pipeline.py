@@ -358,9 +358,11 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     deliveries, one row each.
 
     Each logged state is parsed (``from_json``) and the rows partitioned by
-    run once (one shuffle, which Spark reuses for every property: their
-    aggregates, windows and joins are all on the run and more keys): a
-    member's history is the
+    run (``repartition``); every property's aggregates, windows and joins
+    are on the run and more keys, so they need no other shuffle of the
+    deliveries (Spark repeats the scan and that repartition per property
+    where the columns used differ, and reuses it where they are the same):
+    a member's history is the
     concatenation of the ``delivered`` elements it logged, so a delivery's
     place in it is (``i``, index in the record) and ``posexplode`` gives one
     row per delivery; a member's ``sent`` is its last logged value (0 if
