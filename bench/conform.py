@@ -2,6 +2,7 @@
 reading, replay and properties, from 10^3 to 10^6 events.
 
     .venv/bin/python bench/conform.py [--sizes 1e3,1e4,1e5,1e6] [--spark local[1],local[2]] [--out DIR]
+                                      [--pipeline-only]
 
 Each size is one SEQUENCER run of 3 members (impl/tracefile.py
 ``simulate_to_file``: the round-robin workload, ``loss=0.01``, written to
@@ -18,7 +19,9 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
 
 For the largest size, also the pipeline (conformance/pipeline.py
 ``conform_rows``: ingest to Parquet, then check) on the local engine and on
-Spark with each master of ``--spark`` (session start-up timed apart).
+Spark with each master of ``--spark`` (session start-up timed apart; the
+load average before and after each).  ``--pipeline-only``: simulate only the
+largest size and run only the pipeline on it.
 Linearity: ``events_per_s`` at 10^5 against 10^3 for each stage.  Prints one
 JSON object.
 """
@@ -91,6 +94,7 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
             spark = S.session(master)
             t_session = time.perf_counter() - t0
         t0 = time.perf_counter()
+        load = [round(x, 1) for x in os.getloadavg()]
         rows = P.conform_rows([path], engine=engine, spark=spark, work_dir=d)
         t = time.perf_counter() - t0
         if spark is not None:
@@ -98,7 +102,9 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
         events = rows[0]["events"]
         out.append({"engine": engine, "master": master, "verdict": rows[0]["verdict"], "events": events,
                     "session_seconds": round(t_session, 1), "seconds": round(t, 1),
-                    "events_per_s": round(events / t)})
+                    "events_per_s": round(events / t), "load_average_start": load,
+                    "load_average_end": [round(x, 1) for x in os.getloadavg()]})
+        print(json.dumps(out[-1]), file=sys.stderr, flush=True)
     return out
 
 
@@ -107,16 +113,30 @@ def main() -> int:
     ap.add_argument("--sizes", default="1e3,1e4,1e5,1e6")
     ap.add_argument("--spark", default="local[1],local[2]", help="Spark masters for the largest size ('' for none)")
     ap.add_argument("--out", default="/tmp/groupcheck-bench-conform")
+    ap.add_argument("--pipeline-only", action="store_true",
+                    help="only simulate the largest size and run the pipeline on it (no per-stage figures)")
     args = ap.parse_args()
     work = Path(args.out)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     sizes = [int(float(x)) for x in args.sizes.split(",") if x]
+    import pyspark
     res = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                       "pyspark": pyspark.__version__,
                        "load_average_start": [round(x, 1) for x in os.getloadavg()]},
            "runs": []}
     for size in sizes:
+        if args.pipeline_only:
+            if size != max(sizes):
+                continue
+            per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
+            line = tracefile.simulate_to_file(work / f"seq-{size}.ndjson", 3, per_member, 1,
+                                              tracefile.parse_faults("loss=0.01"))
+            r = {"target": size, "events": line["events"], "bytes": line["bytes"], "quiescent": line["quiescent"]}
+            res["runs"].append(r)
+            print(json.dumps(r), file=sys.stderr, flush=True)
+            continue
         r = one(work / f"seq-{size}.ndjson", size)
         res["runs"].append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)

@@ -16,8 +16,9 @@ input line) and, after a check, ``_verdicts``.
 
 Two engines run the same stages on the same per-run functions: ``local``
 (this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
-over seeds as tasks, files over tasks, runs grouped by a shuffle on
-``(source, run_id)`` and sorted by ``i`` before each group is replayed).
+over seeds as tasks, files over tasks, in ``mapInArrow``; runs grouped by
+``(source, run_id)`` and each handed to its replay as one Arrow table by
+``applyInArrow``, sorted by ``i`` there).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  For SEQUENCER the global properties are ALSO
 computed apart from the replay: on Spark as DataFrame queries over the
@@ -25,8 +26,8 @@ members' last logged delivery lists (window functions and joins), on the
 local engine by the model's property functions on the same histories; a run
 whose property verdict differs from its replay's is flagged
 (``agree = False``) and, if either side found a violation, is a violation.
-The DataFrame query aggregates each run's members into one row and states
-the four properties as Spark SQL higher-order functions (no Python UDF).
+The DataFrame queries work on one row per delivery (aggregates, a window,
+joins; no Python UDF): see ``_sequencer_df_failed``.
 Other protocols' property verdicts are their replay's until they get
 queries here (``PROPERTY_QUERIES``).
 
@@ -353,65 +354,91 @@ def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
 
 def _sequencer_df_failed(ev, quiescent_keys: list):
     """The Spark engine: (source, run_id, failed properties) for every
-    SEQUENCER run where some property fails, as one DataFrame query: each
-    member's last logged state (an aggregation by run and member), the
-    members of a run gathered into one row (an aggregation by run), then the
-    four properties as Spark SQL higher-order functions over those lists.
-    (A first version exploded the deliveries and used windows and
-    self-joins; its dozen shuffles cost ~14 s even on 3,000 events.)"""
+    SEQUENCER run where some property fails, as DataFrame queries over the
+    deliveries, one row each.
+
+    Each logged state is parsed (``from_json``) and the rows partitioned by
+    run (``repartition``); every property's aggregates, windows and joins
+    are on the run and more keys, so they need no other shuffle of the
+    deliveries (Spark repeats the scan and that repartition per property
+    where the columns used differ, and reuses it where they are the same):
+    a member's history is the
+    concatenation of the ``delivered`` elements it logged, so a delivery's
+    place in it is (``i``, index in the record) and ``posexplode`` gives one
+    row per delivery; a member's ``sent`` is its last logged value (0 if
+    none).  Then each property is an aggregate, a window or a join over
+    those rows (no per-run arrays, no Python):
+
+    * NoDuplicates: a (member, sender, seqno) counted twice;
+    * Integrity: a seqno below 1 or above the sender's ``sent``;
+    * SenderFIFO: a delivery whose seqno is not above the previous one from
+      the same sender at that member (``lag``), as the model's definition;
+    * TotalOrder: for every two members a < b, a's deliveries of messages b
+      delivered and b's of messages a delivered (duplicates kept), numbered
+      in each member's order, differ at some number (a full outer join);
+    * EventualDelivery (quiescent runs): a live member r that delivered
+      fewer distinct seqnos 1..sent(m) of a live member m than sent(m).
+
+    Members are those that logged a state; crashed ones are left out of
+    EventualDelivery.  (A first version gathered each run's members into one
+    row and stated the properties as higher-order functions over the
+    delivery lists: cheap on many small runs, but on one run of 10^5 events
+    every property walked 21,000-element arrays in interpreted lambdas.)"""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     key = ["source", "run_id"]
-    st = (ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
-            .select(*key, "nid", "i", F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s")))
-    # format 2: ``delivered`` is logged as the elements appended; a member's
-    # history is their concatenation in event order, its sent count the last logged
-    last = (st.groupBy(*key, "nid")
-              .agg(F.max_by("s.sent", F.when(F.col("s.sent").isNotNull(), F.col("i"))).alias("sent"),
-                   F.array_sort(F.collect_list(F.struct(F.col("i"), F.col("s.delivered").alias("d")))).alias("ds"))
-              .select(*key, "nid", F.coalesce("sent", F.lit(0)).alias("sent"),
-                      F.flatten(F.transform(F.filter("ds", lambda x: x["d"].isNotNull()),
-                                            lambda x: x["d"])).alias("d")))
-    runs = last.groupBy(*key).agg(F.collect_list(
-        F.struct(F.col("nid"), F.col("sent"), F.col("d"))).alias("ms"))
-    crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
-                 .groupBy(*key).agg(F.collect_set(F.col("nid").cast("bigint")).alias("crashed")))
     spark = ev.sparkSession
-    quiet = spark.createDataFrame([(s_, r) for s_, r in quiescent_keys] or [("", "")],
-                                  "source STRING, run_id STRING").withColumn("q", F.lit(True))
-    runs = (runs.join(crashed, key, "left").join(quiet, key, "left")
-                .withColumn("crashed", F.coalesce("crashed", F.array().cast("array<bigint>")))
-                .withColumn("q", F.coalesce("q", F.lit(False))))
-    checks = {
-        # a member delivers the same (sender, seqno) twice
-        "NoDuplicates": "exists(ms, m -> size(array_distinct(m.d)) < size(m.d))",
-        # 1 <= seqno <= the sender's last logged sent count (0 if it logged none)
-        "Integrity": ("exists(ms, m -> exists(m.d, p -> p[1] < 1 OR p[1] > coalesce("
-                      "try_element_at(map_from_entries(transform(ms, x -> struct(x.nid, x.sent))), p[0]), 0)))"),
-        # some delivery from sender x follows an earlier one from x with a seqno >= its own: one
-        # pass per member keeping each sender's last seqno (until the first failure it is the
-        # largest), O(deliveries x senders); scanning each delivery's prefix was quadratic
-        "SenderFIFO": ("exists(ms, m -> aggregate(m.d, named_struct('last', map(cast(0 AS BIGINT), "
-                       "cast(0 AS BIGINT)), 'bad', false), (acc, p) -> named_struct('last', "
-                       "map_concat(map_filter(acc.last, (k, v) -> k <> p[0]), map(p[0], p[1])), 'bad', "
-                       "acc.bad OR coalesce(try_element_at(acc.last, p[0]) >= p[1], false)), acc -> acc.bad))"),
-        # the model's TotalOrder: two members' lists restricted to what both delivered differ.
-        # Without duplicates that is array_intersect in each order (hashed, keeps the first
-        # array's order); with duplicates (a NoDuplicates failure) the filter, which is quadratic
-        "TotalOrder": ("exists(ms, a -> exists(ms, b -> a.nid < b.nid AND IF("
-                       "size(array_distinct(a.d)) = size(a.d) AND size(array_distinct(b.d)) = size(b.d), "
-                       "array_intersect(a.d, b.d) <> array_intersect(b.d, a.d), "
-                       "filter(a.d, x -> array_contains(b.d, x)) <> filter(b.d, x -> array_contains(a.d, x)))))"),
-        # at the end of a quiescent run: a live member's message some live member never delivered,
-        # i.e. r's distinct deliveries of m's seqnos 1..m.sent number fewer than m.sent: one pass
-        # over r's list per (m, r); looking each seqno up in the list was quadratic
-        "EventualDelivery": ("q AND exists(filter(ms, m -> NOT array_contains(crashed, m.nid)), m -> "
-                             "exists(filter(ms, r -> NOT array_contains(crashed, r.nid)), r -> "
-                             "size(array_distinct(filter(r.d, p -> p[0] = m.nid AND p[1] >= 1 "
-                             "AND p[1] <= m.sent))) < m.sent))"),
-    }
-    flags = [F.when(F.expr(q), F.lit(p)) for p, q in checks.items()]
-    return (runs.select(*key, F.filter(F.array(*flags), lambda x: x.isNotNull()).alias("failed"))
-                .where(F.size("failed") > 0))
+    st = (ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
+            .select(*key, F.col("nid").cast("bigint").alias("nid"), "i",
+                    F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s"))
+            .repartition(*key))
+    sent = (st.groupBy(*key, "nid")
+              .agg(F.max_by("s.sent", F.when(F.col("s.sent").isNotNull(), F.col("i"))).alias("sent"))
+              .select(*key, "nid", F.coalesce("sent", F.lit(0)).alias("sent")))
+    d = (st.select(*key, "nid", "i", F.posexplode("s.delivered").alias("k", "p"))
+           .select(*key, "nid", "i", "k", F.col("p")[0].alias("x"), F.col("p")[1].alias("q")))
+    flagged = []
+
+    def flag(df, name):
+        flagged.append(df.select(*key).distinct().withColumn("p", F.lit(name)))
+
+    # NoDuplicates
+    flag(d.groupBy(*key, "nid", "x", "q").count().where(F.col("count") > 1), "NoDuplicates")
+    # Integrity: 1 <= seqno <= the sender's last logged sent count (0 if it logged none)
+    xs = sent.select(*key, F.col("nid").alias("x"), F.col("sent").alias("xsent"))
+    dx = d.join(xs, key + ["x"], "left")
+    flag(dx.where((F.col("q") < 1) | (F.col("q") > F.coalesce("xsent", F.lit(0)))), "Integrity")
+    # SenderFIFO: each delivery against the previous one from the same sender at the same member
+    w = Window.partitionBy(*key, "nid", "x").orderBy("i", "k")
+    flag(d.withColumn("prev", F.lag("q").over(w)).where(F.col("prev") >= F.col("q")), "SenderFIFO")
+    # TotalOrder: a's list restricted to what b delivered against b's restricted to what a delivered
+    have = d.select(*key, F.col("nid").alias("o"), "x", "q").distinct()
+    both = (d.join(have, key + ["x", "q"]).where(F.col("nid") != F.col("o"))
+              .select(*key, F.least("nid", "o").alias("a"), F.greatest("nid", "o").alias("b"),
+                      (F.col("nid") < F.col("o")).alias("first"), "i", "k", "x", "q"))
+    ranked = both.withColumn("n", F.row_number().over(
+        Window.partitionBy(*key, "a", "b", "first").orderBy("i", "k")))
+    left = ranked.where("first").select(*key, "a", "b", "n", F.col("x").alias("xa"), F.col("q").alias("qa"))
+    right = ranked.where(~F.col("first")).select(*key, "a", "b", "n", F.col("x").alias("xb"), F.col("q").alias("qb"))
+    flag(left.join(right, key + ["a", "b", "n"], "full_outer")
+             .where(~(F.col("xa").eqNullSafe(F.col("xb")) & F.col("qa").eqNullSafe(F.col("qb")))), "TotalOrder")
+    # EventualDelivery, on quiescent runs: live pairs (m, r) where r lacks some of m's seqnos 1..sent(m)
+    if quiescent_keys:
+        quiet = spark.createDataFrame(list(quiescent_keys), "source STRING, run_id STRING")
+        crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
+                     .select(*key, F.col("nid").cast("bigint").alias("nid")))
+        live = sent.join(F.broadcast(quiet), key, "left_semi").join(crashed, key + ["nid"], "left_anti")
+        got = (dx.where((F.col("q") >= 1) & (F.col("q") <= F.col("xsent")))
+                 .groupBy(*key, F.col("nid").alias("r"), F.col("x").alias("m"))
+                 .agg(F.countDistinct("q").alias("got")))
+        pairs = (live.where(F.col("sent") > 0).select(*key, F.col("nid").alias("m"), "sent")
+                     .join(live.select(*key, F.col("nid").alias("r")), key))
+        flag(pairs.join(got, key + ["m", "r"], "left")
+                  .where(F.coalesce("got", F.lit(0)) < F.col("sent")), "EventualDelivery")
+    found = flagged[0]
+    for f in flagged[1:]:
+        found = found.unionByName(f)
+    return found.groupBy(*key).agg(F.collect_set("p").alias("failed"))
 
 
 # protocol -> (local Python function, Spark DataFrame query, property order)
@@ -485,22 +512,67 @@ def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
     return _finish_write(out, runs, len(rejected), n_events, meta)
 
 
-def _write_spark(spark, out: Path, rdd, meta: dict, may_reject: bool = True) -> dict:
+# The Spark side of a write: each task turns its inputs (seeds or files) into
+# Arrow record batches of one staging schema, the union of the event, run
+# and rejected columns plus ``_kind``; the staged rows are kept
+# (MEMORY_AND_DISK) while the events are written, partitioned by protocol,
+# and the run and rejected rows collected, so each input is simulated or read
+# once.  Arrow batches cross the Python worker and the JVM in bulk
+# (``mapInArrow``) instead of one pickled tuple per row.
+_STAGE_EXTRA = ("header", "events", "rows_in", "rejected", "reject_reason", "summary", "end",
+                "file", "line", "reason", "raw", "_kind")
+_STAGE_BATCH = 20_000
+
+
+def _stage_schema():
+    import pyarrow as pa
+    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
+    fields = {f.name: f for f in ev_schema}
+    for s in (run_schema, rej_schema):
+        for f in s:
+            fields.setdefault(f.name, f)
+    fields["_kind"] = pa.field("_kind", pa.string())
+    return pa.schema(list(fields.values()))
+
+
+def _staged_batches(work, items: list, batches):
+    """``mapInArrow`` body: the ids of ``items`` in, staged rows out."""
+    import pyarrow as pa
+    schema = _stage_schema()
+    for b in batches:
+        for k in b.column("id").to_pylist():
+            run, rows, rej = work(items[k])
+            tagged = ([{**run, "_kind": "run"}] + [{**r, "_kind": "rejected"} for r in rej])
+            yield pa.RecordBatch.from_pylist(tagged, schema=schema)
+            for n in range(0, len(rows), _STAGE_BATCH):
+                chunk = rows[n:n + _STAGE_BATCH]
+                for r in chunk:
+                    r["_kind"] = "event"
+                yield pa.RecordBatch.from_pylist(chunk, schema=schema)
+            del rows
+
+
+def _write_spark(spark, out: Path, work, items: list, meta: dict, may_reject: bool = True) -> dict:
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from .spark import parallelism
     _, run_schema, rej_schema, _ = _arrow_schemas()
     _prepare_out(out)
-    rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    n = max(1, min(len(items), 4 * parallelism(spark)))
+    staged = (spark.range(len(items), numPartitions=n)
+                   .mapInArrow(partial(_staged_batches, work, items), from_arrow_schema(_stage_schema()))
+                   .persist(StorageLevel.MEMORY_AND_DISK))
     try:
-        ev = spark.createDataFrame(rdd.flatMap(lambda t: [tuple(r[c] for c in EVENT_COLUMNS) for r in t[1]]),
-                                   _spark_event_schema(), verifySchema=False)
-        ev.write.mode("overwrite").partitionBy("protocol").parquet(str(out))
+        kind = F.col("_kind")
+        staged.where(kind == "event").select(*EVENT_COLUMNS).write.mode("overwrite") \
+              .partitionBy("protocol").parquet(str(out))
+        runs = staged.where(kind == "run").select(*RUN_COLUMNS).toArrow().to_pylist()
         if may_reject:
-            rej = spark.createDataFrame(rdd.flatMap(lambda t: [tuple(r[c] for c in REJECT_COLUMNS) for r in t[2]]),
-                                        _spark_reject_schema(), verifySchema=False)
-            rej.coalesce(1).write.mode("overwrite").parquet(str(out / "_rejected"))
-        runs = rdd.map(lambda t: t[0]).collect()
+            staged.where(kind == "rejected").select(*REJECT_COLUMNS).coalesce(1) \
+                  .write.mode("overwrite").parquet(str(out / "_rejected"))
     finally:
-        rdd.unpersist()
+        staged.unpersist()
     _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
     if not may_reject:      # simulated runs: an empty quarantine, without a Spark job
         _write_table([], rej_schema, out / "_rejected" / "part-00000.parquet")
@@ -590,9 +662,7 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     if engine == "local":
         summary = _write_local(out, map(work, seeds), meta)
     else:
-        from .spark import parallelism
-        rdd = spark.sparkContext.parallelize(list(seeds), max(1, min(runs, 4 * parallelism(spark)))).map(work)
-        summary = _write_spark(spark, out, rdd, meta, may_reject=False)
+        summary = _write_spark(spark, out, work, list(seeds), meta, may_reject=False)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return summary
 
@@ -608,20 +678,29 @@ def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: O
     if engine == "local":
         summary = _write_local(out, map(_ingested, files), meta)
     else:
-        from .spark import parallelism
-        rdd = spark.sparkContext.parallelize(files, max(1, min(len(files), 4 * parallelism(spark)))).map(_ingested)
-        summary = _write_spark(spark, out, rdd, meta)
+        summary = _write_spark(spark, out, _ingested, files, meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return summary
 
 
-def _replay_partition(runs: dict, want_visited: bool, it):
-    """Spark task: rows arrive sorted by (source, run_id, i); replay each group."""
-    for key, grp in itertools.groupby((r.asDict() for r in it), key=lambda r: (r["source"], r["run_id"])):
-        run = runs.get(key)
-        if run is None:     # rows with no run row: a dataset written by something else
-            continue
-        yield _check_run(run, list(grp), want_visited)
+def _verdict_schema():
+    """What a replay task returns per run: the verdict row, and what coverage needs."""
+    import pyarrow as pa
+    fields = list(_arrow_schemas()[3])
+    return pa.schema(fields + [pa.field("actions", pa.list_(pa.string())),
+                               pa.field("visited", pa.list_(pa.binary())), pa.field("constants", pa.string())])
+
+
+def _replay_group(runs: dict, want_visited: bool, table):
+    """Spark task (``applyInArrow``): the Arrow table of one run's event rows
+    in, its verdict row out (``_check_run`` orders the rows by ``i``)."""
+    import pyarrow as pa
+    schema = _verdict_schema()
+    rows = table.to_pylist()
+    run = runs.get((rows[0]["source"], rows[0]["run_id"])) if rows else None
+    if run is None:     # rows with no run row: a dataset written by something else
+        return schema.empty_table()
+    return pa.Table.from_pylist([_check_run(run, rows, want_visited)], schema=schema)
 
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
@@ -649,12 +728,13 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
                 failed_by_key[key] = q[0](run, rows)
         by = "python"
     else:
+        from pyspark.sql.pandas.types import from_arrow_schema
         ev = _spark_events(spark, out)
-        from .spark import parallelism
         bc = spark.sparkContext.broadcast(by_key)
-        keyed = ev.repartition(max(2, 2 * parallelism(spark)), "source", "run_id") \
-                  .sortWithinPartitions("source", "run_id", "i")
-        for v in keyed.rdd.mapPartitions(lambda it: _replay_partition(bc.value, coverage, it)).collect():
+        # one group per run, handed to Python as one Arrow table (no per-row pickling)
+        replayed = ev.groupBy("source", "run_id").applyInArrow(
+            lambda t: _replay_group(bc.value, coverage, t), from_arrow_schema(_verdict_schema()))
+        for v in replayed.toArrow().to_pylist():
             results[(v["file"], v["run_id"])] = v
         bc.unpersist()
         for key, run in by_key.items():       # runs without event rows never reach a task

@@ -98,6 +98,10 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
         # (Spark's default) would be mostly empty tasks on 2 cores.
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.session.timeZone": "UTC",
+        # The SEQUENCER property queries partition the deliveries by run once; their
+        # joins on (run, more keys) then reuse that partitioning instead of
+        # shuffling every side again (Spark's default asks for all join keys).
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
     }
     if master and not master.startswith("local"):
         # On a cluster the executors must reach the driver: do not pin it to loopback.
