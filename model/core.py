@@ -173,6 +173,7 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
     constrained = type(model).constraint is not Model.constraint
     constraint = model.constraint
     successors = model.next
+    lookup = index.get
     generated = 0
     depth = 0
 
@@ -232,15 +233,24 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
             s = states[i]
             for lab, t in successors(s):
                 generated += 1
-                if constrained and not constraint(t):
-                    # TLC checks invariants on such a successor too (it is a state
-                    # the spec reaches) but neither counts nor expands it.
-                    bad = violated(t) if active else None
-                    if bad:
-                        return finish(Violation(bad, trace_to(i) + [(lab, t)]))
-                    continue
-                n = len(states)
-                j = index.setdefault(t, n)
+                if constrained:
+                    # A visited state satisfies the CONSTRAINT (no other is
+                    # added), so only a new one needs the check.
+                    j = lookup(t)
+                    if j is None:
+                        if not constraint(t):
+                            # TLC checks invariants on such a successor too (it is a
+                            # state the spec reaches) but neither counts nor expands it.
+                            bad = violated(t) if active else None
+                            if bad:
+                                return finish(Violation(bad, trace_to(i) + [(lab, t)]))
+                            continue
+                        j = n = index[t] = len(states)
+                    else:
+                        n = -1
+                else:
+                    n = len(states)
+                    j = index.setdefault(t, n)
                 if edges is not None:
                     e = (i, j)
                     labs = edges.get(e)

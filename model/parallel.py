@@ -120,24 +120,23 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
             for s in frontier:
                 for _lab, t in successors(s):
                     generated += 1
+                    o = hash(t) % W
+                    # Visited and shipped states satisfy the CONSTRAINT (no other
+                    # is kept or shipped), so only a new one needs the check.
+                    known = seen if o == me else sent
+                    if t in known:
+                        continue
                     if constrained and not constraint(t):
                         if active:
                             check(t)
                         continue
-                    o = hash(t) % W
+                    known.add(t)
                     if o != me:
-                        # Ship each foreign state once: its owner keeps it.
-                        n = len(sent)
-                        sent.add(t)
-                        if len(sent) != n:
-                            outs[o].append(t)
+                        outs[o].append(t)   # each foreign state is shipped once
                         continue
-                    n = len(seen)
-                    seen.add(t)
-                    if len(seen) != n:
-                        nxt.append(t)
-                        if active:
-                            check(t)
+                    nxt.append(t)
+                    if active:
+                        check(t)
             for o in range(W):
                 if o != me:
                     conn.send_bytes(_encode(outs[o], encoders[o]))

@@ -91,7 +91,10 @@ def _sorted_items(d: dict) -> tuple:
 # it and an equal Fn built earlier is returned instead, so equal functions are
 # mostly the same object: comparing states then stops at identity instead of
 # walking nested records, and each distinct function's hash is computed once.
-# Equality stays structural; the table only shares objects.
+# Equality stays structural; the table only shares objects.  Python's
+# equality conflates FALSE with 0 and TRUE with 1, TLA+'s does not: Fn's hash
+# covers its values' types, so {1: FALSE} and {1: 0} land in different slots
+# and are never shared for one another.
 _INTERN: dict | None = None
 
 
@@ -185,8 +188,10 @@ class Fn(Mapping):
         h = self._hash
         if h is None:
             # The dict is in key order, so equal functions list equal values;
-            # hashing the values alone saves building the item pairs.
-            h = hash(tuple(self._d.values()))
+            # hashing the values (and their types: FALSE is not 0) saves
+            # building the item pairs.
+            values = tuple(self._d.values())
+            h = hash((values, tuple(map(type, values))))
             object.__setattr__(self, "_hash", h)
         return h
 

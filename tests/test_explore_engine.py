@@ -110,3 +110,14 @@ def test_state_type_replace_means_what_namedtuple_replace_means():
         assert type(fast._replace(**kw)) is _Fast
     with pytest.raises(TypeError):
         fast._replace(d=1)
+
+
+def test_interning_never_shares_false_for_zero():
+    with interning():
+        zeros = Fn({1: 0, 2: 0})
+        falses = Fn({1: False, 2: False})
+        nested = Fn({"a": Fn({1: True})}), Fn({"a": Fn({1: 1})})
+        again = Fn({1: False}).set(2, False)
+    assert falses is not zeros and all(type(v) is bool for v in falses.values())
+    assert again is falses
+    assert type(nested[0]["a"][1]) is bool and type(nested[1]["a"][1]) is int
