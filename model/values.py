@@ -126,10 +126,8 @@ class Fn(Mapping):
 
     def __new__(cls, data: Mapping | Iterable[tuple[Any, Any]] = ()) -> "Fn":
         t = type(data)
-        if t is dict or t is Fn:
-            items = _sorted_items(data._d if t is Fn else data)
-        else:
-            items = _sorted_items(dict(data.items() if isinstance(data, Mapping) else data))
+        # dict() takes a mapping (through its keys) or an iterable of pairs
+        items = _sorted_items(data if t is dict else data._d if t is Fn else dict(data))
         f = object.__new__(cls)
         object.__setattr__(f, "_d", dict(items))
         object.__setattr__(f, "_items", items)
@@ -176,7 +174,7 @@ class Fn(Mapping):
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        if isinstance(other, Fn):
+        if type(other) is Fn or isinstance(other, Fn):
             # Unequal hashes, once both are known, settle it without a walk.
             h, g = self._hash, other._hash
             if h is not None and g is not None and h != g:
