@@ -5,7 +5,9 @@ Both explore the whole reachable graph with invariants and properties off
 two rates count the same states.  TLC's seconds include JVM start-up; both
 are wall-clock, measured one after the other for each model, with the load
 average recorded beside each row (the machine is shared: compare the ratio,
-not the absolute rates, across runs).  With ``--workers W`` (W > 1) the
+not the absolute rates, across runs).  Each row also gives both sides' CPU
+seconds and their ratio (``cpu_ratio``: TLC's CPU over the explorer's), which
+a loaded machine disturbs less than wall-clock.  With ``--workers W`` (W > 1) the
 multi-process explorer also runs with 1 and with W processes, and the row
 gives its scaling (rate with W over rate with 1).
 
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import time
 
 from groupcheck.model import manifest
@@ -36,6 +39,11 @@ from groupcheck.model.tlc import run_tlc
 from groupcheck.model.tlc_cfg import strip_checks
 
 
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -43,13 +51,17 @@ def _load() -> float:
 def bench(entry, workers: int = 1) -> dict:
     model = build_model(entry)
     load_before = _load()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     res = explore(model, check_invariants=False)
     py_s = time.perf_counter() - t0
+    py_cpu = time.process_time() - c0
     cfg_text = strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
+    k0 = _children_cpu()
     t1 = time.perf_counter()
     tlc = run_tlc(entry.spec_dir, entry.module, None, cfg_text=cfg_text, workers=1, timeout=entry.timeout)
     tlc_s = time.perf_counter() - t1
+    tlc_cpu = _children_cpu() - k0
     assert tlc.outcome == "ok" and tlc.distinct_states == res.distinct_states, (tlc.outcome, tlc.distinct_states, res.distinct_states)
     py_rate = res.distinct_states / py_s
     tlc_rate = tlc.distinct_states / tlc_s
@@ -62,6 +74,11 @@ def bench(entry, workers: int = 1) -> dict:
         "tlc_states_per_s": round(tlc_rate),
         "ratio": round(py_rate / tlc_rate, 3),
         "load_average_1min": [load_before, _load()],
+        # CPU seconds (the explorer's process; TLC's JVM, all its threads:
+        # JIT and GC included) -- less sensitive to a shared machine's load
+        "python_cpu_seconds": round(py_cpu, 2),
+        "tlc_cpu_seconds": round(tlc_cpu, 2),
+        "cpu_ratio": round(tlc_cpu / py_cpu, 3) if py_cpu > 0 else None,
     }
     if workers > 1:
         rates = {}
