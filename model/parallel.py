@@ -24,7 +24,8 @@ timing; only which worker holds which state depends on W.
 
 Hashes must agree across processes: the workers are forked (the ``fork``
 start method, POSIX only), so they share the parent's string-hash seed, and
-every value's hash is a function of its content (``Fn`` hashes its values,
+every value's hash is a function of its content and of type objects the
+forked processes share (``Fn`` hashes its values and their types,
 ``ModelValue`` its name).  A batch travels compactly: a worker numbers the
 variable values it sends to each destination and sends each value once, a
 state as a tuple of numbers; a worker ships a state at most once (it
@@ -36,7 +37,9 @@ invariants; no graph and no counterexample path (the serial explorer gives
 those).  With invariants on, the first level that has a violating state is
 finished by every worker and the invariant violated by the state that comes
 first in a fixed order (the smallest by invariant order, then by the
-canonical state's repr) is reported, so the answer is deterministic too.
+state's repr) is reported, so the answer is deterministic too; the counts
+then cover that whole level (the serial explorer stops at the violating
+state itself).
 """
 
 from __future__ import annotations

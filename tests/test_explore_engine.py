@@ -24,7 +24,7 @@ def _model(protocol, name):
 
 
 @pytest.mark.parametrize("protocol,name", SMALL)
-@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("workers", [2, 3])
 def test_parallel_counts_equal_serial(protocol, name, workers):
     _, model = _model(protocol, name)
     serial = explore(model, check_invariants=False)
