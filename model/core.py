@@ -27,14 +27,13 @@ expanded (measured: TLC finds Raincore's F2 at depth 10 that way).
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import networkx as nx
 
-from .values import normalize, to_tla
+from .values import interning, normalize, to_tla
 
 
 class Label(NamedTuple):
@@ -50,6 +49,27 @@ class Label(NamedTuple):
 
 
 State = Any  # a NamedTuple of canonical values
+
+_UNCHANGED = object()
+
+
+def state_type(cls: type) -> type:
+    """Class decorator for a model's state NamedTuple: gives it a faster
+    ``_replace`` (keyword-only parameters defaulting to "UNCHANGED", one
+    tuple built directly) with the same meaning as the standard one.  The
+    standard ``_replace`` pops a dict once per field and checks the length;
+    successor generation calls ``_replace`` once or twice per successor."""
+    fields = cls._fields
+    params = ", ".join(f"{f}=_U" for f in fields)
+    values = ", ".join(f"self[{i}] if {f} is _U else {f}" for i, f in enumerate(fields))
+    src = f"def _replace(self, *, {params}):\n    return _new(_cls, ({values},))\n"
+    namespace = {"_U": _UNCHANGED, "_new": tuple.__new__, "_cls": cls}
+    exec(src, namespace)
+    replace = namespace["_replace"]
+    replace.__qualname__ = f"{cls.__qualname__}._replace"
+    replace.__doc__ = "Return a new state with the given variables replaced (the others UNCHANGED)."
+    cls._replace = replace
+    return cls
 
 
 class Model:
@@ -141,6 +161,11 @@ def explore(
     ``build_graph``: also return the state graph (nodes are states, edges
     carry the set of action labels).  Stops at the first violated invariant.
     """
+    with interning():
+        return _explore(model, check_invariants=check_invariants, build_graph=build_graph, max_states=max_states)
+
+
+def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: int | None) -> ExploreResult:
     t0 = time.perf_counter()
     invs = model.invariants
     if check_invariants is True:
@@ -154,10 +179,19 @@ def explore(
             raise KeyError(f"{model.protocol}: unknown invariant(s) {unknown}; known: {sorted(invs)}")
         active = [(n, invs[n]) for n in names]
 
-    parent: dict[State, tuple[State | None, Label | None]] = {}
-    level: dict[State, int] = {}
-    graph = nx.DiGraph() if build_graph else None
-    queue: deque = deque()
+    # States are numbered in the order they are found (breadth-first, so the
+    # numbering is also TLC's exploration order with one worker); the visited
+    # set maps a state to its number and the search keeps, per number, the
+    # parent's number and the label of the action that found it.
+    index: dict[State, int] = {}
+    states: list[State] = []
+    parents: list[int] = []
+    labels: list[Label | None] = []
+    edges: dict[tuple[int, int], set] | None = {} if build_graph else None
+    constrained = type(model).constraint is not Model.constraint
+    constraint = model.constraint
+    successors = model.next
+    lookup = index.get
     generated = 0
     depth = 0
 
@@ -167,19 +201,22 @@ def explore(
                 return name
         return None
 
-    def trace_to(s: State) -> list[tuple[Label | None, State]]:
+    def trace_to(i: int) -> list[tuple[Label | None, State]]:
         out = []
-        cur: State | None = s
-        while cur is not None:
-            prev, lab = parent[cur]
-            out.append((lab, cur))
-            cur = prev
+        while i >= 0:
+            out.append((labels[i], states[i]))
+            i = parents[i]
         out.reverse()
         return out
 
     def finish(violation: Violation | None, complete: bool = True) -> ExploreResult:
+        graph = None
+        if edges is not None:
+            graph = nx.DiGraph()
+            graph.add_nodes_from(states)
+            graph.add_edges_from((states[i], states[j], {"labels": labs}) for (i, j), labs in edges.items())
         return ExploreResult(
-            distinct_states=len(parent),
+            distinct_states=len(states),
             states_generated=generated,
             depth=depth,
             seconds=time.perf_counter() - t0,
@@ -191,50 +228,73 @@ def explore(
         )
 
     inits = []
+    frontier: list[int] = []
     for s in model.init():
         generated += 1
-        if s in parent or not model.constraint(s):
+        if s in index or not constraint(s):
             continue
-        parent[s] = (None, None)
-        level[s] = 1
+        i = index[s] = len(states)
+        states.append(s)
+        parents.append(-1)
+        labels.append(None)
         inits.append(s)
         depth = 1
-        if graph is not None:
-            graph.add_node(s)
-        bad = violated(s)
+        bad = violated(s) if active else None
         if bad:
-            return finish(Violation(bad, trace_to(s)))
-        queue.append(s)
+            return finish(Violation(bad, trace_to(i)))
+        frontier.append(i)
 
-    while queue:
-        s = queue.popleft()
-        d = level[s] + 1
-        for lab, t in model.next(s):
-            generated += 1
-            if not model.constraint(t):
-                # TLC checks invariants on such a successor too (it is a state
-                # the spec reaches) but neither counts nor expands it.
-                bad = violated(t)
-                if bad:
-                    return finish(Violation(bad, trace_to(s) + [(lab, t)]))
-                continue
-            if graph is not None:
-                if graph.has_edge(s, t):
-                    graph[s][t]["labels"].add(lab)
+    limit = max_states if max_states is not None else -1
+    while frontier:
+        nxt: list[int] = []
+        found_deeper = False
+        for i in frontier:
+            s = states[i]
+            for lab, t in successors(s):
+                generated += 1
+                if constrained:
+                    # A visited state satisfies the CONSTRAINT (no other is
+                    # added), so only a new one needs the check.
+                    j = lookup(t)
+                    if j is None:
+                        if not constraint(t):
+                            # TLC checks invariants on such a successor too (it is a
+                            # state the spec reaches) but neither counts nor expands it.
+                            bad = violated(t) if active else None
+                            if bad:
+                                return finish(Violation(bad, trace_to(i) + [(lab, t)]))
+                            continue
+                        j = n = index[t] = len(states)
+                    else:
+                        n = -1
                 else:
-                    graph.add_edge(s, t, labels={lab})
-            if t in parent:
-                continue
-            parent[t] = (s, lab)
-            level[t] = d
-            if d > depth:
-                depth = d
-            bad = violated(t)
-            if bad:
-                return finish(Violation(bad, trace_to(t)))
-            if max_states is not None and len(parent) >= max_states:
-                return finish(None, complete=False)
-            queue.append(t)
+                    n = len(states)
+                    j = index.setdefault(t, n)
+                if edges is not None:
+                    e = (i, j)
+                    labs = edges.get(e)
+                    if labs is None:
+                        edges[e] = {lab}
+                    else:
+                        labs.add(lab)
+                if j != n:
+                    continue
+                states.append(t)
+                parents.append(i)
+                labels.append(lab)
+                found_deeper = True
+                if active:
+                    bad = violated(t)
+                    if bad:
+                        depth += 1
+                        return finish(Violation(bad, trace_to(j)))
+                if n + 1 == limit:
+                    depth += 1
+                    return finish(None, complete=False)
+                nxt.append(j)
+        if found_deeper:
+            depth += 1
+        frontier = nxt
     return finish(None)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from itertools import product
 from typing import NamedTuple
 
-from .core import Label, Model
+from .core import Label, Model, state_type
 from .values import Fn, record
 
 NO_INIT = 0
@@ -36,6 +36,7 @@ PHASES = ("Normal", "InBlock", "OkSent", "Completed")
 FLUSH_TYPES = frozenset({"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"})
 
 
+@state_type
 class FlushState(NamedTuple):
     views: tuple        # views[v-1]: frozenset of members of view v
     vid: tuple          # vid[p-1]: view installed at p (0: not joined)

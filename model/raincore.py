@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .core import Label, Model
+from .core import Label, Model, state_type
 from .values import Fn, record
 
 NULL = 0
@@ -70,6 +70,7 @@ _TOKEN_FIELDS = frozenset({"seq", "nodelist", "cur", "dest", "gvn"})
 _911_FIELDS = frozenset({"orig", "cur", "dest", "nodelist", "seq", "status"})
 
 
+@state_type
 class RaincoreState(NamedTuple):
     status: tuple       # status[n-1] in STATUSES
     viewState: tuple    # viewState[n-1] in VIEW_STATES

@@ -21,10 +21,11 @@ from __future__ import annotations
 from itertools import combinations
 from typing import NamedTuple
 
-from .core import Label, Model
+from .core import Label, Model, state_type
 from .values import Fn, record
 
 
+@state_type
 class SequencerState(NamedTuple):
     views: tuple      # views[i]: the i-th view (a tuple of members)
     vid: Fn           # member -> index (1-based) of its installed view

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .core import Label, Model
+from .core import Label, Model, state_type
 from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
 from .sequencer import GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, Settled, TotalOrder, _subsets
 from .values import Fn, record
@@ -40,6 +40,7 @@ FLUSH_TYPES = frozenset({"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLU
 MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
+@state_type
 class SequencerFlushState(NamedTuple):
     views: tuple      # views[i-1]: the i-th view (a tuple of members)
     vid: Fn           # member -> index (1-based) of its installed view

@@ -37,10 +37,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .core import Label, Model
+from .core import Label, Model, state_type
 from .values import Fn, record
 
 
+@state_type
 class StableState(NamedTuple):
     group: frozenset   # the membership as the coordinator knows it
     view: Fn           # member -> installed view (frozenset; empty before joining)

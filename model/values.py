@@ -76,93 +76,171 @@ def sort_key(v: Any) -> tuple:
     raise TypeError(f"not a canonical TLA+ value: {v!r} ({type(v).__name__})")
 
 
+def _sorted_items(d: dict) -> tuple:
+    """``d``'s items in :func:`sort_key` order of the keys.  Keys all of type
+    ``int`` (not ``bool``) or all of type ``str`` sort alike under Python's
+    own order, which skips building a sort key per item."""
+    types = set(map(type, d))
+    if len(types) == 1 and (int in types or str in types):
+        return tuple(sorted(d.items()))
+    return tuple(sorted(d.items(), key=lambda kv: sort_key(kv[0])))
+
+
+# Hash-consing.  While a table is installed (the explorer installs one for the
+# duration of a search, see :func:`interning`), every Fn built is looked up in
+# it and an equal Fn built earlier is returned instead, so equal functions are
+# mostly the same object: comparing states then stops at identity instead of
+# walking nested records, and each distinct function's hash is computed once.
+# Equality stays structural; the table only shares objects.  Python's
+# equality conflates FALSE with 0 and TRUE with 1, TLA+'s does not: Fn's hash
+# covers its values' types, so {1: FALSE} and {1: 0} land in different slots
+# and are never shared for one another.
+_INTERN: dict | None = None
+
+
+class interning:
+    """Context manager: intern every Fn built inside the block (nestable)."""
+
+    def __enter__(self) -> "interning":
+        global _INTERN
+        self._saved = _INTERN
+        if _INTERN is None:
+            _INTERN = {}
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _INTERN
+        _INTERN = self._saved
+
+
 class Fn(Mapping):
     """An immutable, hashable TLA+ function or record.
 
-    Items are kept sorted by :func:`sort_key`, so equal functions have equal
-    ``items`` tuples and hash alike regardless of construction order.
+    The items are held in a dict built in :func:`sort_key` order of the keys
+    (an EXCEPT copies the dict and replaces one value, which keeps that
+    order), so iteration and printing are deterministic and equal functions
+    hash alike regardless of construction order; equality is dict equality.
     """
 
     __slots__ = ("_d", "_items", "_hash")
 
-    def __init__(self, data: Mapping | Iterable[tuple[Any, Any]] = ()) -> None:
-        d = dict(data.items() if isinstance(data, Mapping) else data)
-        items = tuple(sorted(d.items(), key=lambda kv: sort_key(kv[0])))
-        object.__setattr__(self, "_d", d)
-        object.__setattr__(self, "_items", items)
-        object.__setattr__(self, "_hash", None)
+    def __new__(cls, data: Mapping | Iterable[tuple[Any, Any]] = ()) -> "Fn":
+        t = type(data)
+        # dict() takes a mapping (through its keys) or an iterable of pairs
+        items = _sorted_items(data if t is dict else data._d if t is Fn else dict(data))
+        f = object.__new__(cls)
+        object.__setattr__(f, "_d", dict(items))
+        object.__setattr__(f, "_items", items)
+        object.__setattr__(f, "_hash", None)
+        table = _INTERN
+        if table is not None:
+            return table.setdefault(f, f)
+        return f
 
     def __setattr__(self, key: str, value: Any) -> None:  # pragma: no cover
         raise AttributeError("Fn is immutable")
+
+    def __reduce__(self):
+        return (_fn_of_items, (self.items(),))
 
     def __getitem__(self, key: Any) -> Any:
         return self._d[key]
 
     def __iter__(self) -> Iterator:
-        return (k for k, _ in self._items)
+        return iter(self._d)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._d)
 
     def __contains__(self, key: object) -> bool:
         return key in self._d
 
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._d.get(key, default)
+
+    def keys(self):  # type: ignore[override]
+        return self._d.keys()
+
+    def values(self):  # type: ignore[override]
+        return self._d.values()
+
     def items(self):  # type: ignore[override]
-        return self._items
+        items = self._items
+        if items is None:
+            items = tuple(self._d.items())
+            object.__setattr__(self, "_items", items)
+        return items
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Fn):
-            return self._items == other._items
+        if self is other:
+            return True
+        if type(other) is Fn or isinstance(other, Fn):
+            # Unequal hashes, once both are known, settle it without a walk.
+            h, g = self._hash, other._hash
+            if h is not None and g is not None and h != g:
+                return False
+            return self._d == other._d
         return NotImplemented
 
     def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = hash(("Fn", self._items))
+            # The dict is in key order, so equal functions list equal values;
+            # hashing the values (and their types: FALSE is not 0) saves
+            # building the item pairs.
+            values = tuple(self._d.values())
+            h = hash((values, tuple(map(type, values))))
             object.__setattr__(self, "_hash", h)
         return h
 
     def __repr__(self) -> str:
-        return "Fn({" + ", ".join(f"{k!r}: {v!r}" for k, v in self._items) + "})"
+        return "Fn({" + ", ".join(f"{k!r}: {v!r}" for k, v in self._d.items()) + "})"
 
     @classmethod
-    def _make(cls, d: dict, items: tuple) -> "Fn":
-        # Fast path for EXCEPT on an existing key: the key order is unchanged.
+    def _of(cls, d: dict) -> "Fn":
+        # ``d`` is already in key order (a copy of an Fn's dict with values
+        # replaced, or a sub-dict of one).
         f = object.__new__(cls)
         object.__setattr__(f, "_d", d)
-        object.__setattr__(f, "_items", items)
+        object.__setattr__(f, "_items", None)
         object.__setattr__(f, "_hash", None)
+        table = _INTERN
+        if table is not None:
+            return table.setdefault(f, f)
         return f
 
     # TLA+ EXCEPT: [f EXCEPT ![k] = v]
     def set(self, key: Any, value: Any) -> "Fn":
-        if key not in self._d:
-            d = dict(self._d)
+        d = self._d.copy()
+        if key not in d:
             d[key] = value
             return Fn(d)
-        d = dict(self._d)
         d[key] = value
-        return Fn._make(d, tuple((k, value) if k == key else (k, v) for k, v in self._items))
+        return Fn._of(d)
 
     def update(self, pairs: Mapping) -> "Fn":
-        if not all(k in self._d for k in pairs):
-            d = dict(self._d)
-            d.update(pairs)
-            return Fn(d)
-        d = dict(self._d)
+        d = self._d.copy()
+        n = len(d)
         d.update(pairs)
-        return Fn._make(d, tuple((k, d[k]) for k, _ in self._items))
+        if len(d) != n:
+            return Fn(d)
+        return Fn._of(d)
 
     def restrict(self, domain: Iterable) -> "Fn":
         """``[k \\in domain |-> f[k]]`` for ``domain`` a subset of DOMAIN f."""
-        dom = set(domain)
-        items = tuple((k, v) for k, v in self._items if k in dom)
-        return Fn._make(dict(items), items)
+        dom = domain if isinstance(domain, (set, frozenset)) else set(domain)
+        return Fn._of({k: v for k, v in self._d.items() if k in dom})
+
+
+def _fn_of_items(items: tuple) -> Fn:
+    """Unpickling: the items of a pickled Fn are in key order already."""
+    return Fn._of(dict(items))
 
 
 def record(**fields: Any) -> Fn:
     """A TLA+ record ``[a |-> 1, b |-> 2]``."""
-    return Fn(fields)
+    # Field names are strings, so Python's order is sort_key's.
+    return Fn._of(dict(sorted(fields.items())))
 
 
 def normalize(v: Any) -> Any:
