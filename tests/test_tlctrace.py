@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from groupcheck.conformance import tlctrace
-from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
 from groupcheck.impl.tracefile import parse_faults, simulate_run, write
+from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 
@@ -23,13 +23,9 @@ def run():
     return v1
 
 
-def _both(tmp_path, records, name):
-    p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p)), conform_file(p).to_json()
-
 
 def test_simulated_trace_accepted_by_tlc_and_model(tmp_path, run):
-    v, m = _both(tmp_path, run, "good")
+    v, m = both(tmp_path, run, "good")
     assert v.ok, v.detail
     assert v.first_unmatched is None
     assert m["verdict"] == "ok"
@@ -45,7 +41,7 @@ def test_swapped_deliveries_rejected_by_both_at_same_event(tmp_path, run):
     b = next(k for k in idx[1:] if evs[k]["msg"] != evs[a]["msg"])
     for key in ("msg", "params"):
         evs[a][key], evs[b][key] = evs[b][key], evs[a][key]
-    v, m = _both(tmp_path, recs, "swapped")
+    v, m = both(tmp_path, recs, "swapped")
     assert not v.ok
     assert m["verdict"] == "nonconforming"
     assert v.first_unmatched == m["first_bad_event"]
@@ -58,7 +54,7 @@ def test_later_corruption_located_by_search_depth(tmp_path, run):
     evs = [r for r in recs[1:] if r["kind"] == "event"]
     k = max(j for j, e in enumerate(evs) if e["name"] == "Send")
     evs[k]["state"]["sent"] += 1
-    v, m = _both(tmp_path, recs, "late")
+    v, m = both(tmp_path, recs, "late")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
@@ -67,7 +63,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
     recs = copy.deepcopy(run)
     for e in recs[1:]:
         e.pop("state", None)         # format 2: no variable logged at all
-    v, m = _both(tmp_path, recs, "hidden")
+    v, m = both(tmp_path, recs, "hidden")
     assert v.ok, v.detail
     assert m["verdict"] == "ok"
 

@@ -8,10 +8,8 @@ import shutil
 
 import pytest
 
-from groupcheck.conformance import flush, tlctrace
-from groupcheck.conformance.replay import conform_file
-from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import write
+from groupcheck.conformance import flush
+from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 
@@ -23,29 +21,22 @@ def run():
     return records
 
 
-def _events(recs):
-    return [r for r in recs[1:] if r["kind"] == "event"]
-
-
-def _both(tmp_path, records, name):
-    p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p)), conform_file(p).to_json()
 
 
 def test_crash_leave_join_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in _events(run)}
+    names = {e["name"] for e in events(run)}
     assert {"Crash", "Leave", "Join", "SendView", "InstallView", "StopFlush", "Block"} <= names
-    v, m = _both(tmp_path, run, "good")
+    v, m = both(tmp_path, run, "good")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok"
 
 
 def test_forged_multicast_view_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "Multicast")
     evs[k]["msg"]["view"] += 1            # the hole issue 11 closed: VirtualSynchrony reads this field
-    v, m = _both(tmp_path, recs, "view")
+    v, m = both(tmp_path, recs, "view")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
     assert f"Multicast({evs[k]['nid']})" in v.enabled
@@ -53,20 +44,20 @@ def test_forged_multicast_view_rejected_by_both_at_same_event(tmp_path, run):
 
 def test_forged_delivery_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "Deliver")
     evs[k]["msg"]["seqno"] += 7           # a message nobody multicast
-    v, m = _both(tmp_path, recs, "deliver")
+    v, m = both(tmp_path, recs, "deliver")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
 
-def test_forged_view_members_rejected_by_both(tmp_path, run):
+def test_forged_view_members_rejected_byboth(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "SendView")
     evs[k]["msg"]["members"] = evs[k]["msg"]["members"][:-1]
-    v, m = _both(tmp_path, recs, "members")
+    v, m = both(tmp_path, recs, "members")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
@@ -75,7 +66,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
     recs = copy.deepcopy(run)
     for e in recs[1:]:
         e.pop("state", None)
-    v, m = _both(tmp_path, recs, "hidden")
+    v, m = both(tmp_path, recs, "hidden")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok"
 

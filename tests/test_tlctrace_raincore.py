@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from groupcheck.conformance import raincore, tlctrace
-from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
 from groupcheck.impl.tracefile import write
+from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 
@@ -24,45 +24,38 @@ def run():
     return records
 
 
-def _events(recs):
-    return [r for r in recs[1:] if r["kind"] == "event"]
-
-
-def _both(tmp_path, records, name):
-    p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p)), conform_file(p).to_json()
 
 
 def test_simulated_trace_with_faults_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in _events(run)}
+    names = {e["name"] for e in events(run)}
     assert {"Crash", "Recover", "Join", "TokenLoss", "TokenDeliveryFailure", "911DeliveryFailure",
             "911Received", "HungryTimeout", "StarvingTimeout"} <= names
-    v, m = _both(tmp_path, run, "good")
+    v, m = both(tmp_path, run, "good")
     assert v.ok, v.explain()
-    assert v.first_unmatched is None and v.events == len(_events(run))
+    assert v.first_unmatched is None and v.events == len(events(run))
     assert m["verdict"] == "ok"
 
 
 def test_forged_token_seq_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = [j for j, e in enumerate(evs) if e["name"] == "TokenReceived"][5]
     evs[k]["msg"]["seq"] += 1                 # no such token in transit
-    v, m = _both(tmp_path, recs, "seq")
+    v, m = both(tmp_path, recs, "seq")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
 
 def test_forged_view_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     # the first commit after the join: the node claims a view without the joiner
     k = next(j for j, e in enumerate(evs)
              if e["name"] == "TokenReceived" and len((e.get("state") or {}).get("globalView", [])) >= 2
              and e["state"]["globalView"][-1])
     gv = evs[k]["state"]["globalView"]
     gv[-1] = gv[-1][:-1]
-    v, m = _both(tmp_path, recs, "view")
+    v, m = both(tmp_path, recs, "view")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
@@ -71,7 +64,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
     recs = copy.deepcopy(run)
     for e in recs[1:]:
         e.pop("state", None)                  # format 2: no variable logged at all
-    v, m = _both(tmp_path, recs, "hidden")
+    v, m = both(tmp_path, recs, "hidden")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok"
 
@@ -82,14 +75,14 @@ def test_header_variant_selects_the_spec_variant(tmp_path, run):
     # which that variant's Recover never sets
     recs = copy.deepcopy(run)
     recs[0]["constants"].update(NeutralRecovery=False, FreshView=False, TokenRingClaim=False)
-    v, m = _both(tmp_path, recs, "variant")
+    v, m = both(tmp_path, recs, "variant")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == m["first_bad_event"]
 
 
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = [j for j, e in enumerate(evs) if e["name"] == "EatingTimeout"][3]
     evs[k]["state"]["tokenState"] = "Starving"
     v = tlctrace.validate(load(write(tmp_path / "lie.ndjson", recs)))
@@ -124,7 +117,7 @@ def test_drawn_audit_runs_agree(tmp_path):
     for seed in range(400, 406):
         faults, opts = raincore.draw(seed)
         records, _ = raincore.simulate(seed, faults, opts)
-        v, m = _both(tmp_path, records, f"draw{seed}")
+        v, m = both(tmp_path, records, f"draw{seed}")
         assert v.ok, (seed, v.explain())
         assert m["verdict"] != "nonconforming", (seed, m)
 

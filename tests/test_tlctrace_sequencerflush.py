@@ -11,9 +11,7 @@ import shutil
 import pytest
 
 from groupcheck.conformance import sequencerflush as csf, tlctrace
-from groupcheck.conformance.replay import conform_file
-from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import write
+from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 
@@ -24,29 +22,22 @@ def run():
     return records
 
 
-def _events(recs):
-    return [r for r in recs[1:] if r["kind"] == "event"]
-
-
-def _both(tmp_path, records, name):
-    p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p)), conform_file(p).to_json()
 
 
 def test_coordinator_crash_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in _events(run)}
+    names = {e["name"] for e in events(run)}
     assert {"Crash", "Send", "RecvData", "Multicast", "Deliver", "SendView", "InstallView"} <= names
-    v, m = _both(tmp_path, run, "good")
+    v, m = both(tmp_path, run, "good")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok" and m["stops_conforming_at"] is None
 
 
 def test_forged_multicast_view_rejected_by_both_in_the_same_step(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "Multicast")
     evs[k]["msg"]["view"] += 1            # the coordinator's DATA said to go out in another view
-    v, m = _both(tmp_path, recs, "view")
+    v, m = both(tmp_path, recs, "view")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert m["stops_conforming_at"] == k          # the replay blames the Multicast record
     assert k in v.unmatched_records               # TLC rejects the step that joins it ...
@@ -54,12 +45,12 @@ def test_forged_multicast_view_rejected_by_both_in_the_same_step(tmp_path, run):
     assert tlctrace.agrees(v, m)
 
 
-def test_forged_sequencer_delivery_rejected_by_both(tmp_path, run):
+def test_forged_sequencer_delivery_rejected_byboth(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "RecvData" and e["params"]["p"] != e["nid"])
     evs[k]["msg"]["seqno"] += 5
-    v, m = _both(tmp_path, recs, "deliver")
+    v, m = both(tmp_path, recs, "deliver")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert tlctrace.agrees(v, m), (v.unmatched_records, m["stops_conforming_at"])
 
@@ -68,7 +59,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
     recs = copy.deepcopy(run)
     for e in recs[1:]:
         e.pop("state", None)
-    v, m = _both(tmp_path, recs, "hidden")
+    v, m = both(tmp_path, recs, "hidden")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok"
 
@@ -76,7 +67,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
 def test_log_joins_half_steps_into_composed_actions(run):
     from groupcheck.conformance.traces import from_records
     log = csf.tla_log(from_records(run))
-    assert len(log) < len(_events(run))                  # half-steps joined
+    assert len(log) < len(events(run))                  # half-steps joined
     names = {e["name"] for e in log}
     assert "Multicast" not in names and "Deliver" not in names   # FLUSH halves folded into SEQUENCER steps
     joined = [e for e in log if len(e["parts"]) > 1]

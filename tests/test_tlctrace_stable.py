@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from groupcheck.conformance import stable, tlctrace
-from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
 from groupcheck.impl.tracefile import write
+from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 
@@ -23,43 +23,36 @@ def run():
     return records
 
 
-def _events(recs):
-    return [r for r in recs[1:] if r["kind"] == "event"]
-
-
-def _both(tmp_path, records, name):
-    p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p)), conform_file(p).to_json()
 
 
 def test_simulated_trace_with_join_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in _events(run)}
+    names = {e["name"] for e in events(run)}
     assert {"Join", "InstallView", "SendStability", "ReceiveStability", "Retransmit"} <= names
-    v, m = _both(tmp_path, run, "good")
+    v, m = both(tmp_path, run, "good")
     assert v.ok, v.explain()
-    assert v.first_unmatched is None and v.events == len(_events(run))
+    assert v.first_unmatched is None and v.events == len(events(run))
     assert m["verdict"] == "ok"
 
 
 def test_forged_stability_digest_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "SendStability")
     x = sorted(evs[k]["msg"]["digest"])[0]
     evs[k]["msg"]["digest"][x][0] += 1        # a low the member's digest does not have
-    v, m = _both(tmp_path, recs, "digest")
+    v, m = both(tmp_path, recs, "digest")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
 
 def test_forged_purge_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = max(j for j, e in enumerate(evs) if e["name"] == "ReceiveStability" and "purged" in e["state"])
     purged = evs[k]["state"]["purged"]
     x = sorted(purged)[0] if purged else "1"
     purged[x] = purged.get(x, 0) + 1         # purges one message more than the digest allows
-    v, m = _both(tmp_path, recs, "purge")
+    v, m = both(tmp_path, recs, "purge")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
 
@@ -68,7 +61,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
     recs = copy.deepcopy(run)
     for e in recs[1:]:
         e.pop("state", None)                  # format 2: no variable logged at all
-    v, m = _both(tmp_path, recs, "hidden")
+    v, m = both(tmp_path, recs, "hidden")
     assert v.ok, v.explain()
     assert m["verdict"] == "ok"
 
@@ -84,7 +77,7 @@ def test_digest_encoded_as_spec_records():
 
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = _events(recs)
+    evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "Multicast" and j > 5)
     evs[k]["state"]["sent"] += 1
     v = tlctrace.validate(load(write(tmp_path / "lie.ndjson", recs)))
@@ -109,7 +102,7 @@ def test_drawn_audit_runs_agree(tmp_path):
     for seed in range(200, 206):
         faults, opts = stable.draw(seed)
         records, _ = stable.simulate(seed, faults, opts)
-        v, m = _both(tmp_path, records, f"draw{seed}")
+        v, m = both(tmp_path, records, f"draw{seed}")
         assert v.ok, (seed, v.explain())
         assert m["verdict"] != "nonconforming", (seed, m)
 
