@@ -128,10 +128,24 @@ class ExploreResult:
     graph: nx.DiGraph | None = None
     complete: bool = True
     init_states: list = field(default_factory=list)
-    # state -> (BFS parent, label of the edge from it); None for an initial
-    # state.  Following it back gives a shortest path (used to show how a
+    # The numbered search: the states in the order found, and per number the
+    # BFS parent's number (-1 for an initial state) and the label of the edge
+    # from it.  Following it back gives a shortest path (used to show how a
     # proof's counterexample to induction is reached).
-    parents: dict = field(default_factory=dict)
+    numbered: list = field(default_factory=list, repr=False)
+    parent_of: list = field(default_factory=list, repr=False)
+    label_of: list = field(default_factory=list, repr=False)
+
+    @property
+    def parents(self) -> dict:
+        """state -> (BFS parent or None, label of the edge from it), built on
+        first use (the search itself keeps numbers only)."""
+        cached = self.__dict__.get("_parents")
+        if cached is None:
+            st, pa, la = self.numbered, self.parent_of, self.label_of
+            cached = {s: (st[pa[i]] if pa[i] >= 0 else None, la[i]) for i, s in enumerate(st)}
+            self.__dict__["_parents"] = cached
+        return cached
 
     def path_to(self, s: State) -> list[tuple[Label | None, State]] | None:
         """A shortest path from an initial state to ``s``, or None when ``s``
@@ -224,7 +238,9 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
             graph=graph,
             complete=complete,
             init_states=inits,
-            parents=parent,
+            numbered=states,
+            parent_of=parents,
+            label_of=labels,
         )
 
     inits = []
