@@ -114,7 +114,7 @@ def _free_ports(n: int) -> list[int]:
 def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
     c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
     if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
-        c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": False, "ResentFirst": True})
+        c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})
     return c
 
 

@@ -91,7 +91,12 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
         return sequencer_stack(nid, members, tracing="delta")
     if protocol == "sequencerflush":
         from .stacks.sequencerflush import sequencer_flush_stack
-        return sequencer_flush_stack(nid, members, tracing="delta")
+        # pass_latch: the coupling spec/SequencerFlush describes and the simulator runs
+        # (the coordinator's DATA passes the latch; every member re-sends its forward-table
+        # at every view change: ResendAlways).  Without it a FORWARD reaching the
+        # coordinator during a flush is held to the next view, which the spec never does
+        # (divergence (a), docs/flush.md C4): a participant's kill made such runs nonconforming.
+        return sequencer_flush_stack(nid, members, tracing="delta", pass_latch=True)
     raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush)")
 
 
