@@ -23,7 +23,6 @@ def run():
     return v1
 
 
-
 def test_simulated_trace_accepted_by_tlc_and_model(tmp_path, run):
     v, m = both(tmp_path, run, "good")
     assert v.ok, v.detail

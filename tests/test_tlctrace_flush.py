@@ -21,8 +21,6 @@ def run():
     return records
 
 
-
-
 def test_crash_leave_join_accepted_by_tlc_and_model(tmp_path, run):
     names = {e["name"] for e in events(run)}
     assert {"Crash", "Leave", "Join", "SendView", "InstallView", "StopFlush", "Block"} <= names

@@ -24,8 +24,6 @@ def run():
     return records
 
 
-
-
 def test_simulated_trace_with_faults_accepted_by_tlc_and_model(tmp_path, run):
     names = {e["name"] for e in events(run)}
     assert {"Crash", "Recover", "Join", "TokenLoss", "TokenDeliveryFailure", "911DeliveryFailure",

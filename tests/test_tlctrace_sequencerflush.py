@@ -22,8 +22,6 @@ def run():
     return records
 
 
-
-
 def test_coordinator_crash_accepted_by_tlc_and_model(tmp_path, run):
     names = {e["name"] for e in events(run)}
     assert {"Crash", "Send", "RecvData", "Multicast", "Deliver", "SendView", "InstallView"} <= names

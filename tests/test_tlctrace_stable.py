@@ -23,8 +23,6 @@ def run():
     return records
 
 
-
-
 def test_simulated_trace_with_join_accepted_by_tlc_and_model(tmp_path, run):
     names = {e["name"] for e in events(run)}
     assert {"Join", "InstallView", "SendStability", "ReceiveStability", "Retransmit"} <= names
