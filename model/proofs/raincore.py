@@ -417,31 +417,19 @@ class RaincoreEncoding(Encoding):
         return z3.And(*out)
 
     def Types(self, S):
-        """Every field within its type: statuses and states, rings are ring
-        numbers, node pointers are nodes or NULL, lengths are non-negative."""
-        R, Nn = self.R, self.nodes
-        nr = len(R.all)
-        ring = lambda l: z3.And(0 <= l, l < nr)  # noqa: E731
-        node0 = lambda x: z3.And(0 <= x, x <= self.N)  # noqa: E731
-        node = lambda x: z3.And(1 <= x, x <= self.N)  # noqa: E731
-        tok = lambda t: z3.And(Tok.seq(t) >= 0, ring(Tok.nl(t)), node0(Tok.cur(t)), node0(Tok.dest(t)),  # noqa: E731
-                               Tok.gvn(t) >= 0)
+        """Every per-node state within its type (status, view and token
+        states), globalView lengths non-negative, and the spec's TypeOK
+        clause that a live node holds a token iff it is Eating; a node that
+        is not up holds none.  (Ring numbers and seqnos of messages in flight
+        are not constrained: the ring tables read any number, and no lemma
+        here needs them.)"""
         out = []
-        for n in Nn:
+        for n in self.nodes:
             out += [0 <= S["status"][n], S["status"][n] <= 2, 0 <= S["vs"][n], S["vs"][n] <= 2,
-                    0 <= S["ts"][n], S["ts"][n] <= 2, ring(S["lv"][n]), S["gvlen"][n] >= 0,
-                    tok(S["last"][n]), tok(S["token"][n]),
-                    z3.Implies(S["status"][n] == UP,
-                               (S["ts"][n] == EATING) == (S["token"][n] != self.no_token()))]
-            j = z3.Int(f"{S['tag']}_tj_{n}")
-            out.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["gvlen"][n]), ring(S["gv"][n][j])),
-                                 patterns=[S["gv"][n][j]]))
-        m = z3.Const(f"{S['tag']}_ty_m", Tok)
-        x = z3.Const(f"{S['tag']}_ty_x", M9)
-        out.append(z3.ForAll([m], z3.Implies(S["tm"][m], tok(m)), patterns=[S["tm"][m]]))
-        out.append(z3.ForAll([x], z3.Implies(S["m9"][x], z3.And(
-            node(M9.orig(x)), node(M9.cur(x)), node(M9.dest(x)), ring(M9.nl(x)), M9.seq(x) >= 0,
-            0 <= M9.status(x), M9.status(x) <= 2)), patterns=[S["m9"][x]]))
+                    0 <= S["ts"][n], S["ts"][n] <= 2, S["gvlen"][n] >= 0,
+                    z3.If(S["status"][n] == UP,
+                          (S["ts"][n] == EATING) == (S["token"][n] != self.no_token()),
+                          S["token"][n] == self.no_token())]
         return z3.And(*out)
 
     @property
