@@ -543,8 +543,16 @@ class RaincoreEncoding(Encoding):
         return {k: repr(v) for k, v in state._asdict().items()}
 
 
-def from_manifest(name: str, **kw) -> RaincoreEncoding:
-    from .. import manifest
-    e = next(e for e in manifest.select(["raincore"], None) if e.name == name)
-    return RaincoreEncoding(e.constants(), **kw)
+# The lemmas proved inductive for the fixed protocol (docs/proofs.md); the
+# fixed variant adds AtMostOneToken, whose consecution is still open.
+LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates")
 
+
+def manifest_constants(name: str) -> dict:
+    """The constants of manifest model ``name`` (spec/Raincore/manifest.json)."""
+    from .. import manifest
+    return dict(next(e for e in manifest.select(["raincore"], None) if e.name == name).constants())
+
+
+def from_manifest(name: str, **kw) -> RaincoreEncoding:
+    return RaincoreEncoding(manifest_constants(name), **kw)
