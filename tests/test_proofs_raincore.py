@@ -1,5 +1,5 @@
 """Raincore's z3 encoding (model/proofs/raincore.py): the lemmas proved for
-the fixed protocol (Types, LastIndex, LegalStates) are inductive, the seed
+the fixed protocol (Types, LastIndex, LegalStates, HeldNotStale) are inductive, the seed
 as written (Faithful3) yields a reachable counterexample to induction of
 AtMostOneToken with its path, and the encoding agrees with the
 explicit-state model on the manifest models (issue 15 item 4): sampled edges
@@ -47,7 +47,7 @@ def _in_relation(enc, s, labels, t, S, T) -> bool:
     return False
 
 
-@pytest.mark.parametrize("name", ["FixedRing2", "Fixed3"])
+@pytest.mark.parametrize("name", ["FixedRing2", pytest.param("Fixed3", marks=pytest.mark.slow)])
 def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
     enc = _enc(name, lemma_names=LEMMAS_PROVED, properties=("LegalStates",))
     qs = run(enc, classify=False)
@@ -59,7 +59,7 @@ def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
     assert actions >= {"Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure",
                        "911DeliveryFailure", "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash",
                        "Recover", "TokenLoss"}   # Join: no node outside the initial ring here
-    assert len(qs) == 3 + len(actions) * 3 + 1
+    assert len(qs) == 4 + len(actions) * 4 + 1
 
 
 def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
@@ -76,7 +76,7 @@ def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     assert "'Eating', 'Hungry', 'Eating'" in q.post["tokenState"]
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Faithful3", 3000, 150), ("FixedRing2", 1500, 150),
+@pytest.mark.parametrize("name,max_states,k", [("Faithful3", 3000, 100), ("FixedRing2", 1500, 150),
                                                ("Fixed3", 1500, 100)])
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     enc, _, _, edges = _sample(name, max_states, k)

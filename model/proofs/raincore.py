@@ -435,13 +435,15 @@ class RaincoreEncoding(Encoding):
     @property
     def lemmas(self):
         allL = {"Types": self.Types, "LastIndex": self.LastIndex, "LegalStates": self.LegalStates,
-                "AtMostOneToken": self.AtMostOneToken}
-        allL.update(self._extra_lemmas())
+                "HeldNotStale": self.HeldNotStale, "AtMostOneToken": self.AtMostOneToken}
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
 
-    def _extra_lemmas(self) -> dict:
-        return {}
+    def HeldNotStale(self, S):
+        """A held token is never older than its holder's lastToken (it was
+        accepted above lastToken's number, or is lastToken's copy)."""
+        return z3.And(*[z3.Implies(z3.And(S["status"][n] == UP, S["ts"][n] == EATING),
+                                   Tok.seq(S["token"][n]) >= Tok.seq(S["last"][n])) for n in self.nodes])
 
     # --- the mapping between model states and z3 values ----------------------------------
     def _tok_val(self, t):
@@ -545,7 +547,7 @@ class RaincoreEncoding(Encoding):
 
 # The lemmas proved inductive for the fixed protocol (docs/proofs.md); the
 # fixed variant adds AtMostOneToken, whose consecution is still open.
-LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates")
+LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
 
 
 def manifest_constants(name: str) -> dict:
