@@ -435,9 +435,189 @@ class RaincoreEncoding(Encoding):
     @property
     def lemmas(self):
         allL = {"Types": self.Types, "LastIndex": self.LastIndex, "LegalStates": self.LegalStates,
-                "HeldNotStale": self.HeldNotStale, "AtMostOneToken": self.AtMostOneToken}
+                "HeldNotStale": self.HeldNotStale}
+        if self.ring_lemmas_apply:
+            allL.update({"RingUp": self.RingUp, "Lists": self.Lists, "Founder": self.Founder,
+                         "Alone": self.Alone, "Calls": self.Calls, "OneInFlight": self.OneInFlight,
+                         "OwnInFlight": self.OwnInFlight, "OneValid": self.OneValid, "Claims": self.Claims,
+                         "PendingClaims": self.PendingClaims, "ClaimsNoToken": self.ClaimsNoToken})
+        allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
+
+    # --- the two-node ring under the fixes (docs/proofs.md, Raincore) -------------------
+    @property
+    def ring_lemmas_apply(self) -> bool:
+        """The lemmas below are those of FixedRing2: two nodes, both in the
+        steady initial ring, every assumption and fix (node 1 the stable
+        founder).  They are stated for that size only."""
+        return (self.N == 2 and self.InitSize == 2 and not self.ColdStart
+                and all(getattr(self, k) for k in self.CONSTS))
+
+    def _L(self, S, n):
+        return Tok.seq(S["last"][n])
+
+    def _eat(self, S, n):
+        return z3.And(S["status"][n] == UP, S["ts"][n] == EATING)
+
+    def _valid(self, S, m):
+        """Token m is valid at its destination: its number is above the
+        destination's lastToken's (seed 004: "A token is valid when its
+        sequence number is bigger than the lastToken Sequence number")."""
+        return Tok.seq(m) > self.R.node_table(Tok.dest(m), lambda y: self._L(S, y))
+
+    def _ring_no(self, v):
+        return z3.And(0 < v, v < len(self.R.all))
+
+    def _live(self, S, n, x):
+        """x is a live claim of n: n's own YES 911 for its current claim, n up,
+        Starving and not recovered (what Regenerate needs, but for the
+        arrival)."""
+        return z3.And(M9.orig(x) == n, M9.status(x) == YES, S["status"][n] == UP, S["ts"][n] == STARVING,
+                      z3.Not(S["rec"][n]), M9.seq(x) == self._L(S, n))
+
+    def RingUp(self, S):
+        """Without ColdStart no node of the initial ring is ever Off."""
+        return z3.And(*[S["status"][n] != OFF for n in self.nodes if n in self.InitRing])
+
+    def Lists(self, S):
+        """A held token lists its holder; a lastToken lists its node and is a
+        ring (non-empty); lastToken numbers are >= 0; an Eating node is not
+        a recovered one, and its token's nodelist is a ring."""
+        out = []
+        for n in self.nodes:
+            lt, tk = S["last"][n], S["token"][n]
+            out += [self._L(S, n) >= 0, self._ring_no(Tok.nl(lt)), self.R.member_c(n, Tok.nl(lt)),
+                    z3.Implies(self._eat(S, n), z3.And(z3.Not(S["rec"][n]), self._ring_no(Tok.nl(tk)),
+                                                       self.R.member_c(n, Tok.nl(tk))))]
+        return z3.And(*out)
+
+    def Founder(self, S):
+        """Node 1 (StableFounder) is up and never a recovered node; another
+        node eats only a token numbered at least node 1's lastToken."""
+        return z3.And(S["status"][1] == UP, z3.Not(S["rec"][1]),
+                      *[z3.Implies(self._eat(S, n), Tok.seq(S["token"][n]) >= self._L(S, 1))
+                        for n in self.nodes if n != 1])
+
+    def Alone(self, S):
+        """The single-node ring: a node whose lastToken lists it alone eats
+        (unless recovered); only the founder is ever alone, and then the
+        other node is down or recovered; a node eating a token that lists it
+        alone has that lastToken."""
+        R, out = self.R, []
+        for n in self.nodes:
+            alone = R.of((n,))
+            out += [z3.Implies(z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]), Tok.nl(S["last"][n]) == alone),
+                               self._eat(S, n)),
+                    z3.Implies(z3.And(self._eat(S, n), Tok.nl(S["token"][n]) == alone),
+                               Tok.nl(S["last"][n]) == alone)]
+            if n != 1:
+                out += [Tok.nl(S["last"][n]) != alone,
+                        z3.Implies(self._eat(S, n), Tok.nl(S["token"][n]) != alone)]
+        out += [z3.Implies(Tok.nl(S["last"][1]) == R.of((1,)), z3.Or(S["status"][k] != UP, S["rec"][k]))
+                for k in self.nodes if k != 1]
+        return z3.And(*out)
+
+    def Calls(self, S):
+        """A 911 in flight: its originator, current and destination nodes are
+        nodes, its number is at most its originator's lastToken's, and its
+        nodelist is a ring of all N nodes."""
+        x = z3.Const(f"{S['tag']}_ca_x", M9)
+        node = lambda v: z3.And(1 <= v, v <= self.N)  # noqa: E731
+        return z3.ForAll([x], z3.Implies(S["m9"][x], z3.And(
+            node(M9.orig(x)), node(M9.cur(x)), node(M9.dest(x)), M9.seq(x) >= 0,
+            M9.seq(x) <= self.R.node_table(M9.orig(x), lambda y: self._L(S, y)),
+            self._ring_no(M9.nl(x)), self.R.length(M9.nl(x)) == self.N)), patterns=[S["m9"][x]])
+
+    def OneInFlight(self, S):
+        """At most one token is in flight (two nodes)."""
+        m, m2 = z3.Const(f"{S['tag']}_of_m", Tok), z3.Const(f"{S['tag']}_of_m2", Tok)
+        return z3.ForAll([m, m2], z3.Implies(z3.And(S["tm"][m], S["tm"][m2]), m == m2),
+                         patterns=[z3.MultiPattern(S["tm"][m], S["tm"][m2])])
+
+    def OwnInFlight(self, S):
+        """A token in flight was sent by its current node, which is up,
+        Hungry, not recovered, and whose lastToken has its number; it lists
+        its sender and its destination (another node); no other node eats;
+        a token sent by a node other than the founder is valid."""
+        m = z3.Const(f"{S['tag']}_oi_m", Tok)
+
+        def sent_by(n):
+            return z3.And(Tok.cur(m) == n, self._ring_no(Tok.nl(m)), S["status"][n] == UP, S["ts"][n] == HUNGRY,
+                          z3.Not(S["rec"][n]), Tok.seq(m) == self._L(S, n),
+                          *[z3.Not(self._eat(S, k)) for k in self.nodes if k != n],
+                          *([self._valid(S, m)] if n != 1 else []),
+                          1 <= Tok.dest(m), Tok.dest(m) <= self.N, Tok.dest(m) != n,
+                          self.R.member_c(n, Tok.nl(m)), self.R.member(Tok.dest(m), Tok.nl(m)))
+        return z3.ForAll([m], z3.Implies(S["tm"][m], z3.Or(*[sent_by(n) for n in self.nodes])),
+                         patterns=[S["tm"][m]])
+
+    def OneValid(self, S):
+        """An Eating live node excludes every valid token in flight, and two
+        valid tokens in flight are the same."""
+        m, m2 = z3.Const(f"{S['tag']}_ov_m", Tok), z3.Const(f"{S['tag']}_ov_m2", Tok)
+        eat = z3.Or(*[self._eat(S, n) for n in self.nodes])
+        return z3.And(
+            z3.ForAll([m], z3.Implies(z3.And(S["tm"][m], self._valid(S, m)), z3.Not(eat)), patterns=[S["tm"][m]]),
+            z3.ForAll([m, m2], z3.Implies(z3.And(S["tm"][m], S["tm"][m2], self._valid(S, m), self._valid(S, m2)),
+                                          m == m2), patterns=[z3.MultiPattern(S["tm"][m], S["tm"][m2])]))
+
+    def Claims(self, S):
+        """For a 911 of n for its current claim (YES, number = lastToken's,
+        n not recovered): n is not Hungry.  For a live claim of n: once the
+        other node k has passed it on, k is up, does not eat, and its claim
+        is lower (or the same and k's id lower: the seed's veto rule); once
+        it came back without k (k was down: 911DeliveryFailure), k is down
+        or recovered; while it is on its way to k, an Eating k holds a token
+        numbered at least the claim."""
+        x = z3.Const(f"{S['tag']}_cl_x", M9)
+        out = []
+        for n in self.nodes:
+            others = [k for k in self.nodes if k != n]
+            cs = [z3.Implies(z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
+                                    z3.Not(S["rec"][n]), S["status"][n] == UP), S["ts"][n] != HUNGRY)]
+            live = z3.And(S["m9"][x], self._live(S, n, x))
+            for k in others:
+                ck = self.claim_seq(S, k)
+                cs.append(z3.Implies(z3.And(live, M9.cur(x) == k), z3.And(
+                    S["status"][k] == UP, z3.Not(self._eat(S, k)),
+                    z3.Or(ck < M9.seq(x), z3.And(ck == M9.seq(x), k < n)))))
+                cs.append(z3.Implies(z3.And(live, M9.cur(x) == n, M9.dest(x) == k, self._eat(S, k)),
+                                     Tok.seq(S["token"][k]) >= M9.seq(x)))
+            cs.append(z3.Implies(z3.And(live, M9.cur(x) == n, M9.dest(x) == n),
+                                 z3.And(*[z3.Or(S["status"][k] != UP, S["rec"][k]) for k in others])))
+            out.append(z3.ForAll([x], z3.And(*cs), patterns=[S["m9"][x]]))
+        return z3.And(*out)
+
+    def PendingClaims(self, S):
+        """A live claim of n on its way to k while k's own token is in flight:
+        k will veto it (k's lastToken number is higher, or the same and k's
+        id higher)."""
+        out = []
+        for n in self.nodes:
+            for k in self.nodes:
+                if k == n:
+                    continue
+                x = z3.Const(f"{S['tag']}_pc_x_{n}_{k}", M9)
+                m = z3.Const(f"{S['tag']}_pc_m_{n}_{k}", Tok)
+                pend = z3.And(S["m9"][x], self._live(S, n, x), M9.cur(x) == n, M9.dest(x) == k)
+                out.append(z3.ForAll([x, m], z3.Implies(
+                    z3.And(pend, S["tm"][m], Tok.cur(m) == k),
+                    z3.Or(self._L(S, k) > M9.seq(x), z3.And(self._L(S, k) == M9.seq(x), k > n))),
+                    patterns=[z3.MultiPattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    def ClaimsNoToken(self, S):
+        """While a live claim has been passed on (or came back without the
+        other node), no token is in flight."""
+        out = []
+        for n in self.nodes:
+            x = z3.Const(f"{S['tag']}_cn_x_{n}", M9)
+            m = z3.Const(f"{S['tag']}_cn_m_{n}", Tok)
+            out.append(z3.ForAll([x, m], z3.Implies(
+                z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
+                z3.Not(S["tm"][m])), patterns=[z3.MultiPattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
 
     def HeldNotStale(self, S):
         """A held token is never older than its holder's lastToken (it was

@@ -28,33 +28,32 @@ def _stable(members: int | None) -> list[Encoding]:
 
 
 def _raincore(members: int | None) -> list[Encoding]:
-    """Raincore: the seed as written (Faithful3's constants, N = 3: a
-    reachable CTI to AtMostOneToken), the fixes (FixedRing2's, N = 2) with
-    AtMostOneToken as the property (NOT proved: its consecution queries
-    under TokenReceived and 911Received are open, docs/proofs.md), and the
-    fixes with LegalStates as the property (proved).  ``members``: N nodes,
-    all in the initial ring, InitSeq = N."""
+    """Raincore: the seed as written (Faithful3's constants, N = 3): a
+    reachable CTI to AtMostOneToken; the fixes (FixedRing2's constants,
+    N = 2): AtMostOneToken and LegalStates proved.  The fixed variant's
+    lemmas are those of the two-node ring; with ``members`` other than 2
+    the fixed variant is FixedLegalStates (LegalStates only, the lemmas
+    that hold at any N), and both variants have N nodes, all in the initial
+    ring, InitSeq = N (docs/proofs.md, Raincore)."""
     from .raincore import LEMMAS_PROVED, RaincoreEncoding, manifest_constants
     faithful, fixed = manifest_constants("Faithful3"), manifest_constants("FixedRing2")
-    if members is not None:
+    if members is not None and members != 2:
         for c in (faithful, fixed):
             c.update(N=members, InitSize=members, InitSeq=max(members, 2))
-    return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True),
-            RaincoreEncoding(fixed, variant="Fixed", expect_cti=False),
-            RaincoreEncoding(fixed, variant="FixedLegalStates", expect_cti=False,
-                             lemma_names=LEMMAS_PROVED, properties=("LegalStates",))]
+        return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True),
+                RaincoreEncoding(fixed, variant="FixedLegalStates", expect_cti=False,
+                                 lemma_names=LEMMAS_PROVED, properties=("LegalStates",))]
+    if members == 2:
+        faithful.update(N=2, InitSize=2, InitSeq=2)
+    return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True,
+                             lemma_names=LEMMAS_PROVED + ("AtMostOneToken",)),
+            RaincoreEncoding(fixed, variant="Fixed", expect_cti=False,
+                             properties=("AtMostOneToken", "LegalStates"))]
 
 
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
-    "stable": _stable,
-}
-
-# Encodings whose fixed variant is not proved yet: not in PROTOCOLS, so
-# neither the default `groupcheck prove` nor the audit runs them (issue 15's
-# rule: the default command exits 0 only if every fixed variant is proved).
-# Run them by hand: engine.run(enc) for enc in PENDING["raincore"](None).
-PENDING: dict[str, Callable[[int | None], list[Encoding]]] = {
     "raincore": _raincore,
+    "stable": _stable,
 }
 
 
