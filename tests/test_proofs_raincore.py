@@ -1,5 +1,7 @@
-"""Raincore's z3 encoding (model/proofs/raincore.py): the lemmas proved for
-the fixed protocol (Types, LastIndex, LegalStates, HeldNotStale) are inductive, the seed
+"""Raincore's z3 encoding (model/proofs/raincore.py): the fixed variant's
+invariant (FixedRing2's constants, N = 2) is inductive and implies
+AtMostOneToken and LegalStates; the lemmas that hold at any N (Types,
+LastIndex, LegalStates, HeldNotStale) are inductive at N = 3 too; the seed
 as written (Faithful3) yields a reachable counterexample to induction of
 AtMostOneToken with its path, and the encoding agrees with the
 explicit-state model on the manifest models (issue 15 item 4): sampled edges
@@ -8,8 +10,8 @@ of the reachable graph satisfy the z3 relation of the same action instance
 invariant and have no z3 successor the model lacks, decode inverts value,
 and wrong edges are refused.
 
-AtMostOneToken is NOT proved for the fixed protocol (docs/proofs.md, the
-Raincore section): no test here claims it."""
+AtMostOneToken is proved for two nodes only, and ConsistentHistory not at
+all (docs/proofs.md, the Raincore section)."""
 
 import random
 
@@ -18,7 +20,8 @@ import z3
 
 from groupcheck.model.core import Label, explore
 from groupcheck.model.proofs.engine import extra_successor, run, satisfies_invariant, verdict
-from groupcheck.model.proofs.raincore import LEMMAS_PROVED, RaincoreEncoding, manifest_constants
+from groupcheck.model.proofs import registry
+from groupcheck.model.proofs.raincore import FLAWED_LEMMAS, LEMMAS_PROVED, RaincoreEncoding, manifest_constants
 from groupcheck.model.raincore import Token
 
 
@@ -47,7 +50,25 @@ def _in_relation(enc, s, labels, t, S, T) -> bool:
     return False
 
 
-@pytest.mark.parametrize("name", ["FixedRing2", pytest.param("Fixed3", marks=pytest.mark.slow)])
+def test_fixed_invariant_is_inductive_and_implies_at_most_one_token():
+    enc = _enc("FixedRing2", properties=("AtMostOneToken", "LegalStates"))
+    assert enc.ring_lemmas_apply and "Claims" in enc.lemmas
+    qs = run(enc, classify=False)
+    bad = [(q.query, q.result) for q in qs if q.result != "proved"]
+    assert not bad, bad
+    assert verdict(qs)
+    assert {q.query for q in qs} >= {"implication:AtMostOneToken", "implication:LegalStates",
+                                     "consecution:911Received:AtMostOneToken"}
+
+
+def test_registry_variants():
+    encs = registry.select("raincore")
+    assert [(e.variant, e.members, e.expect_cti) for e in encs] == [("Faithful", 3, True), ("Fixed", 2, False)]
+    assert encs[1].properties == ("AtMostOneToken", "LegalStates")
+    assert [e.variant for e in registry.select("raincore", members=3)] == ["Faithful", "FixedLegalStates"]
+
+
+@pytest.mark.parametrize("name", [pytest.param("Fixed3", marks=pytest.mark.slow)])
 def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
     enc = _enc(name, lemma_names=LEMMAS_PROVED, properties=("LegalStates",))
     qs = run(enc, classify=False)
@@ -63,7 +84,9 @@ def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
 
 
 def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
-    qs = run(_enc("Faithful3", variant="Faithful", expect_cti=True), timeout_ms=2000)
+    enc = registry.select("raincore", "Faithful")[0]
+    assert tuple(enc.lemmas) == FLAWED_LEMMAS
+    qs = run(enc, timeout_ms=2000)
     real = [q for q in qs if q.result == "cti" and q.reachable]
     assert real, [(q.query, q.result, q.reachable) for q in qs if q.result != "proved"]
     assert verdict(qs)
@@ -107,6 +130,8 @@ def test_wrong_edges_are_rejected():
                                                      ("Faithful3", 3000, 20, False)])
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k, fixed):
     enc, model, res, _ = _sample(name, max_states, 0)
+    if name == "FixedRing2":
+        assert enc.ring_lemmas_apply    # the whole invariant of the proof
     states = sorted(res.parents, key=repr)
     random.Random(15).shuffle(states)
     S, T = enc.fresh("s"), enc.fresh("t")
@@ -135,9 +160,10 @@ def test_decode_inverts_value():
 def test_many_edges_and_states_of_whole_graphs(name, k):
     """The whole reachable graphs (FixedRing2: 41,491 states, Fixed3: 56,517):
     ``k`` sampled edges in the z3 relation; a fifth as many sampled states
-    satisfy the invariant of the proved lemmas and have no successor the
-    model lacks."""
-    enc, model, res, edges = _sample(name, None, k, lemma_names=LEMMAS_PROVED, properties=("LegalStates",))
+    satisfy the invariant (FixedRing2: the whole proof's, Fixed3: the
+    lemmas that hold at any N) and have no successor the model lacks."""
+    kw = {} if name == "FixedRing2" else dict(lemma_names=LEMMAS_PROVED, properties=("LegalStates",))
+    enc, model, res, edges = _sample(name, None, k, **kw)
     assert res.complete
     S, T = enc.fresh("s"), enc.fresh("t")
     bad = [(s, t) for s, t, labs in edges if not _in_relation(enc, s, labs, t, S, T)]

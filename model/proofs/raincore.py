@@ -728,6 +728,11 @@ class RaincoreEncoding(Encoding):
 # The lemmas proved inductive for the fixed protocol (docs/proofs.md); the
 # fixed variant adds AtMostOneToken, whose consecution is still open.
 LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
+# The seed as written is checked against those without LastIndex (its one
+# quantifier; no other lemma reads the views) and the property: every query
+# is then quantifier-free, and the open ones give CTIs at once instead of
+# spending their time-out on `unknown`.
+FLAWED_LEMMAS = ("Types", "LegalStates", "HeldNotStale", "AtMostOneToken")
 
 
 def manifest_constants(name: str) -> dict:
