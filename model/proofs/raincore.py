@@ -29,6 +29,12 @@ for FixedRing2) and leaves everything else the spec lets grow unbounded:
 The model checker's bounds (MCRaincore's MaxSeq, Max911, MaxDown) are
 dropped: the relation is the spec's Next.  They are kept by ``model()``,
 the bounded model the counterexamples are looked up in.
+
+The lemmas: four that hold at any N (Types, LastIndex, LegalStates,
+HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
+more on the ring, the tokens in flight and the 911 claims, whose
+conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
+states each in words).  ConsistentHistory is encoded but not proved.
 """
 
 from __future__ import annotations
@@ -225,9 +231,6 @@ class RaincoreEncoding(Encoding):
         return out
 
     # --- Init ---------------------------------------------------------------------------
-    def _init_node(self, n: int):
-        return self._model.InitNode(n)
-
     def init(self, S) -> z3.BoolRef:
         m0 = next(iter(self._model.init()))
         return self.value(S, m0)
