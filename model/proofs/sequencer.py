@@ -197,13 +197,13 @@ class SequencerEncoding(Encoding):
         """Coord(views[i]) = x: x is the least member of view i."""
         return z3.And(self._in_view(S, i, x), *[z3.Not(self._in_view(S, i, y)) for y in self.M if y < x])
 
-    def _mcast(self, S, ch: dict, c, s, q) -> dict:
-        """McastData(ch, c, s, q): DATA <<s, q>> appended on c -> r for every live r
-        in c's view."""
+    def _mcast(self, S, ch: dict, c, s, q, when=True) -> dict:
+        """McastData(ch, c, s, q) if ``when``: DATA <<s, q>> appended on c -> r for
+        every live r in c's view."""
         out = dict(ch)
         for r in self.M:
             cur = ch.get((c, r), S["chan"][c, r])
-            go = z3.And(self._in_view(S, S["vid"][c], r), z3.Not(S["cr"][r]))
+            go = z3.And(when, self._in_view(S, S["vid"][c], r), z3.Not(S["cr"][r]))
             out[c, r] = Chan.ite(go, cur.append(True, s, q), cur)
         return out
 
@@ -233,24 +233,21 @@ class SequencerEncoding(Encoding):
     # --- actions --------------------------------------------------------------------------
     def actions(self, S, T):
         M, fr, K = self.M, self._frame, self.K
-        for m in M:  # Send(m)
+        for m in M:  # Send(m): one frame, the branches as conditional updates
             q = S["sent"][m] + 1
             g = [z3.Not(S["cr"][m])]
             if self.max_seq is not None:
                 g.append(S["sent"][m] < self.max_seq)
-            alts = []
-            for c in M:
-                isc = self._coord_is(S, S["vid"][m], c)
-                if c == m:
-                    alts.append(z3.And(isc, fr(S, T, {"sent": {m: q},
-                                                      "chan": self._mcast(S, {}, m, m, q)})))
-                else:
-                    ch = S["chan"][m, c]
-                    alts.append(z3.And(isc, fr(S, T, {
-                        "sent": {m: q},
-                        "fwd": {m: z3.Store(S["fwd"][m], q, True)},
-                        "chan": {(m, c): Chan.ite(S["cr"][c], ch, ch.append(False, m, q))}})))
-            yield Label("Send", (m,)), z3.And(*g, z3.Or(*alts))
+            isc = self._coord_is(S, S["vid"][m], m)
+            chans = self._mcast(S, {}, m, m, q, isc)     # IsCoord(m): McastData
+            for c in M:                                  # else SendTo(Coord(View(m)))
+                if c != m:
+                    ch = chans[m, c]
+                    to_c = z3.And(z3.Not(isc), self._coord_is(S, S["vid"][m], c), z3.Not(S["cr"][c]))
+                    chans[m, c] = Chan.ite(to_c, ch.append(False, m, q), ch)
+            yield Label("Send", (m,)), z3.And(*g, fr(S, T, {
+                "sent": {m: q}, "fwd": {m: z3.If(isc, S["fwd"][m], z3.Store(S["fwd"][m], q, True))},
+                "chan": chans}))
         for c, p in product(M, M):  # RecvForward(c, p)
             ch = S["chan"][p, c]
             s, q = ch.sn[ch.hd], ch.sq[ch.hd]
@@ -258,7 +255,7 @@ class SequencerEncoding(Encoding):
             isc = self._coord_is(S, S["vid"][c], c)
             yield Label("RecvForward", (c, p)), z3.And(
                 z3.Not(S["cr"][c]), ch.nonempty(), z3.Not(ch.ty[ch.hd]),
-                z3.If(isc, fr(S, T, {"chan": self._mcast(S, rest, c, s, q)}), fr(S, T, {"chan": rest})))
+                fr(S, T, {"chan": self._mcast(S, rest, c, s, q, isc)}))
         for m, p in product(M, M):  # RecvData(m, p)
             ch = S["chan"][p, m]
             s, q = ch.sn[ch.hd], ch.sq[ch.hd]
@@ -271,7 +268,10 @@ class SequencerEncoding(Encoding):
                        "dq": {m: z3.Store(S["dq"][m], S["dlen"][m], q)}}
             # fwd' = fwd[m] \ {q} when s = m
             rem = {"fwd": {m: z3.If(s == m, z3.Store(S["fwd"][m], q, False), S["fwd"][m])}}
-            body = z3.If(dup, fr(S, T, {**rest, **rem}), fr(S, T, {**rest, **rem, **deliver}))
+            for f, u in deliver.items():   # unless dup
+                for key, v in u.items():
+                    u[key] = z3.If(dup, S[f][key], v)
+            body = fr(S, T, {**rest, **rem, **deliver})
             yield Label("RecvData", (m, p)), z3.And(z3.Not(S["cr"][m]), ch.nonempty(), ch.ty[ch.hd], body)
         for m in M:  # InstallView(m)
             # Ascending(fwd[m]) as a fresh array R[0 .. k-1], strictly increasing,
