@@ -336,7 +336,7 @@ class SequencerEncoding(Encoding):
             "InFlight": self.InFlight,
             "Received": self.Received,
             "DataChannels": self.DataChannels,
-            "ForwardChannels": self.ForwardChannels,
+            **{f"ForwardChannel{p}": (lambda S, p=p: self.ForwardChannels(S, p)) for p in self.M[1:]},
             "IdleChannels": self.IdleChannels,
             "Sequence": self.Sequence,
             "SequenceOrder": self.SequenceOrder,
@@ -403,9 +403,11 @@ class SequencerEncoding(Encoding):
                     z3.Implies(self._nocrash(S), S["rin"][m, x])]
         return z3.And(*out)
 
-    def _channels(self, S, kind):
+    def _channels(self, S, kind, only=None):
         out = []
         for (p, c), ch in S["chan"].items():
+            if only is not None and p != only:
+                continue
             i = z3.Int(f"{S['tag']}_i_ch_{p}_{c}")
             rng = z3.And(0 <= i, i < ch.tl)
             if p == 1 and kind == "data":
@@ -425,10 +427,11 @@ class SequencerEncoding(Encoding):
         consumed (hd = dlen[m])."""
         return self._channels(S, "data")
 
-    def ForwardChannels(self, S):
+    def ForwardChannels(self, S, only=None):
         """Without a crash, on p -> 1 (p # 1): p's FORWARDs of seqnos 1, 2, ...,
-        sent[p] at indices 0 .. sent[p] - 1 (p sends nothing else, and to no one else)."""
-        return self._channels(S, "forward")
+        sent[p] at indices 0 .. sent[p] - 1 (p sends nothing else, and to no one else).
+        One lemma per p (``ForwardChannel<p>``): smaller queries."""
+        return self._channels(S, "forward", only)
 
     def IdleChannels(self, S):
         """Without a crash, nothing travels between two members other than 1."""
