@@ -14,9 +14,10 @@ slots) and leaves seqnos, histories and channels unbounded:
 
 * ``sent``, received-table entries: one z3 Int per member (pair);
 * ``delivered[m]``: two arrays Int -> Int (sender, seqno) and a length;
-* ``fwd[m]`` (a set of seqnos): a strictly increasing array Int -> Int and
-  a length, so that ``Ascending(fwd[m])`` (the re-send at a view change) is
-  the array itself; removing an element shifts the tail (a z3 lambda);
+* ``fwd[m]`` (a set of seqnos): an array Int -> Bool; ``Ascending(fwd[m])``
+  (the re-send at a view change) is a fresh strictly increasing array
+  ``R[0 .. k-1]`` of its members with a rank ``rk[q]``, ``R[rk[q]] = q``, for
+  every member ``q`` (so R enumerates exactly the set);
 * ``chan[<<p, q>>]`` (a FIFO channel): arrays Int -> Bool (is DATA),
   Int -> Int (sender), Int -> Int (seqno) and head/tail indices; ``Head`` is
   the element at ``hd``, ``Tail`` increments ``hd``, ``Append`` stores at
@@ -36,7 +37,7 @@ bounded model.  Only the seed is encoded (``KeepForward``, ``ResendFirst``,
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import combinations, product
 from typing import Any
 
 import z3
@@ -184,10 +185,6 @@ class SequencerEncoding(Encoding):
             cs.append(T["chan"][k].eq(u.get(k, c)))
         return z3.And(*cs)
 
-    def _k_var(self, name: str):
-        self._k += 1
-        return z3.Int(f"k_{name}_{self._k}")
-
     # --- the spec's operators ---------------------------------------------------------
     def _in_view(self, S, i, x):
         """x \\in Range(views[i]) for a symbolic slot index i."""
@@ -316,7 +313,6 @@ class SequencerEncoding(Encoding):
         for m in M:  # Crash(m, lost)
             others = [x for x in M if x != m]
             for k in range(len(others) + 1):
-                from itertools import combinations
                 for lost in combinations(others, k):
                     lost = frozenset(lost)
                     chans = {(p, q): S["chan"][p, q].cleared() for p, q in product(M, M)
