@@ -149,6 +149,19 @@ def test_decode_inverts_value():
 
 
 @pytest.mark.slow
+def test_no_flush_at_two_members_breaks_the_uniform_total_order():
+    """At N = 2 (Pair) only the uniform TotalOrder breaks: NoFlush is judged on
+    it, and the reachable CTI is the manifest's Pair counterexample."""
+    enc = SequencerEncoding(2, 1)
+    assert enc.properties == ("TotalOrder",)
+    qs = run(enc)
+    assert verdict(qs)
+    real = [q for q in qs if q.result == "cti" and q.reachable]
+    assert [q.query for q in real] == ["consecution:RecvData:TotalOrder"]
+    assert real[0].action == "RecvData(2, 1)" and "Crash(1, {})" in real[0].path
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name,k", [("Pair", 2000), ("CoordCrash", 1000), ("FailureFree", 500)])
 def test_many_edges_and_states(name, k):
     """Whole graphs (Pair, CoordCrash) or a large prefix (FailureFree): ``k``

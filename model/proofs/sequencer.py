@@ -120,9 +120,11 @@ class SequencerEncoding(Encoding):
         self.reach_max_seq = reach_max_seq
         self.expect_cti = max_crashes > 0
         self.variant = variant or ("NoFlush" if max_crashes > 0 else "NoCrash")
-        # the property: survivors agree on order (uniform TotalOrder without crashes,
-        # where every member is a survivor)
-        self.properties = ("SurvivorTotalOrder",) if max_crashes > 0 else ("TotalOrder",)
+        # the property: survivors agree on order (uniform TotalOrder without
+        # crashes, where every member is a survivor; and at N = 2, where one
+        # survivor cannot disagree with itself and only the uniform property
+        # breaks: the manifest's Pair)
+        self.properties = ("SurvivorTotalOrder",) if max_crashes > 0 and N > 2 else ("TotalOrder",)
         # the manifest's CoordCrash (7,842 states) is explored whole
         self.reach_max_states = 20_000
         self._k = 0
@@ -340,7 +342,8 @@ class SequencerEncoding(Encoding):
             "Fresh": self.Fresh,
             "NoDuplicates": self.NoDuplicates,
         }
-        out[self.properties[0]] = self.SurvivorTotalOrder if self.MC > 0 else self.TotalOrder
+        out[self.properties[0]] = self.SurvivorTotalOrder if self.properties[0] == "SurvivorTotalOrder" \
+            else self.TotalOrder
         return out
 
     def _nocrash(self, S):
