@@ -27,8 +27,19 @@ def _stable(members: int | None) -> list[Encoding]:
             StableEncoding(members or 2, 1, coord_switches=False, reach_senders=frozenset({1}))]
 
 
+def _sequencerflush(members: int | None) -> list[Encoding]:
+    # plain SEQUENCER (Sequencer.tla) at the size of the manifest's CoordCrash
+    # (N = 3): NoCrash (MaxCrashes = 0, TotalOrder proved) and NoFlush (one
+    # crash, the coordinator's included: the flawed variant of SEQUENCER over
+    # FLUSH, a reachable CTI to SurvivorTotalOrder)
+    from .sequencer import SequencerEncoding
+    n = members or 3
+    return [SequencerEncoding(n, 0), SequencerEncoding(n, 1)]
+
+
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
     "stable": _stable,
+    "sequencerflush": _sequencerflush,
 }
 
 
