@@ -416,7 +416,7 @@ PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder
                                "VirtualSynchrony", "FlushEventOrder")}
 SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
            "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
-           "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
+           "GapFreeFIFO": "SenderFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
            "Flush.VirtualSynchrony": "VirtualSynchrony"}
 
 

@@ -314,7 +314,8 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
 
 # Safety first, then the end-of-run property (judged on quiescent runs only),
 # in the order the replay reports them.
-SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "EventualDelivery")
+SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "GapFreeFIFO",
+                        "EventualDelivery")
 
 
 def _quiescent(run: dict) -> bool:
@@ -342,11 +343,11 @@ def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
             if "sent" in st:
                 sent[r["nid"]] = st["sent"]
     delivered = {m: tuple(d) for m, d in hist.items()}
-    h = SimpleNamespace(delivered=delivered, sent=sent)
+    crashed = {r["nid"] for r in rows if r["name"] == "Crash"}
+    h = SimpleNamespace(delivered=delivered, sent=sent, crashed=frozenset(crashed))
     failed = [p for p in SEQUENCER_PROPERTIES[:-1] if not getattr(seqmodel, p)(h)]
     if _quiescent(run):
         from .sequencer import missing_deliveries
-        crashed = {r["nid"] for r in rows if r["name"] == "Crash"}
         if missing_deliveries(delivered, sent, crashed):
             failed.append("EventualDelivery")
     return failed
@@ -373,6 +374,9 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     * Integrity: a seqno below 1 or above the sender's ``sent``;
     * SenderFIFO: a delivery whose seqno is not above the previous one from
       the same sender at that member (``lag``), as the model's definition;
+    * GapFreeFIFO: a member's deliveries from a sender that never crashed
+      (no Crash record of it in the run), numbered in the member's order
+      (``row_number``), where a seqno differs from its number;
     * TotalOrder: for every two members a < b, a's deliveries of messages b
       delivered and b's of messages a delivered (duplicates kept), numbered
       in each member's order, differ at some number (a full outer join);
@@ -411,6 +415,11 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     # SenderFIFO: each delivery against the previous one from the same sender at the same member
     w = Window.partitionBy(*key, "nid", "x").orderBy("i", "k")
     flag(d.withColumn("prev", F.lag("q").over(w)).where(F.col("prev") >= F.col("q")), "SenderFIFO")
+    # GapFreeFIFO: the n-th delivery from a sender that never crashed must be its seqno n
+    crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
+                 .select(*key, F.col("nid").cast("bigint").alias("x")).distinct())
+    flag(d.join(crashed, key + ["x"], "left_anti")
+          .withColumn("n", F.row_number().over(w)).where(F.col("n") != F.col("q")), "GapFreeFIFO")
     # TotalOrder: a's list restricted to what b delivered against b's restricted to what a delivered
     have = d.select(*key, F.col("nid").alias("o"), "x", "q").distinct()
     both = (d.join(have, key + ["x", "q"]).where(F.col("nid") != F.col("o"))
@@ -425,9 +434,8 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     # EventualDelivery, on quiescent runs: live pairs (m, r) where r lacks some of m's seqnos 1..sent(m)
     if quiescent_keys:
         quiet = spark.createDataFrame(list(quiescent_keys), "source STRING, run_id STRING")
-        crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
-                     .select(*key, F.col("nid").cast("bigint").alias("nid")))
-        live = sent.join(F.broadcast(quiet), key, "left_semi").join(crashed, key + ["nid"], "left_anti")
+        live = (sent.join(F.broadcast(quiet), key, "left_semi")
+                    .join(crashed.withColumnRenamed("x", "nid"), key + ["nid"], "left_anti"))
         got = (dx.where((F.col("q") >= 1) & (F.col("q") <= F.col("xsent")))
                  .groupBy(*key, F.col("nid").alias("r"), F.col("x").alias("m"))
                  .agg(F.countDistinct("q").alias("got")))

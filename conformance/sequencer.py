@@ -189,7 +189,8 @@ class SequencerBinding(Binding):
         return None
 
     def histories(self) -> SimpleNamespace:
-        return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent))
+        return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent),
+                               crashed=frozenset(self.crashed))
 
     def properties(self, cands: set):
         h = self.histories()
@@ -249,7 +250,12 @@ def _witness(prop: str, h) -> str:
     return "(no witness found)"
 
 
-PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")
+# GapFreeFIFO (Sequencer.tla, issue 16): what a member delivered of a sender
+# that never crashed is 1, 2, ..., k -- judged on the final histories, with
+# the run's crashes; the seed as written breaks it after a coordinator crash
+# (loss 2, docs/sequencer.md), a known finding below.  After TotalOrder, so
+# that a run breaking both is reported as the seed's main finding.
+PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "GapFreeFIFO")
 
 
 def project(s, m: int) -> dict:
@@ -340,7 +346,10 @@ PROTOCOL = Protocol(
     # TLC shows it on the spec (manifest LiveCrash, Missing: loss 1), with
     # the other losses after a coordinator crash (LivePair, GapPair: loss 2;
     # MissingKeepResend: loss 3); the implementation runs none of the fixes.
-    known_violations=("TotalOrder", "EventualDelivery"),
+    # GapFreeFIFO: loss 2 seen as a hole in a live sender's sequence (the new
+    # coordinator's own multicast overtakes the forward-table it re-sent to
+    # itself, which everyone then discards as a duplicate; manifest GapPair).
+    known_violations=("TotalOrder", "GapFreeFIFO", "EventualDelivery"),
 )
 
 

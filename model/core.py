@@ -125,7 +125,10 @@ class ExploreResult:
     depth: int
     seconds: float
     violation: Violation | None = None
-    graph: nx.DiGraph | None = None
+    # build_graph: the edges as state numbers, (i, j) -> set of labels; the
+    # networkx ``graph`` is made from them on first use (the link compares
+    # numbers and never needs it)
+    edge_map: dict | None = field(default=None, repr=False)
     complete: bool = True
     init_states: list = field(default_factory=list)
     # The numbered search: the states in the order found, and per number the
@@ -135,6 +138,21 @@ class ExploreResult:
     numbered: list = field(default_factory=list, repr=False)
     parent_of: list = field(default_factory=list, repr=False)
     label_of: list = field(default_factory=list, repr=False)
+
+    @property
+    def graph(self) -> nx.DiGraph | None:
+        """The state graph (nodes are states, edges carry ``labels``), or None
+        without ``build_graph``; built on first use."""
+        if self.edge_map is None:
+            return None
+        cached = self.__dict__.get("_graph")
+        if cached is None:
+            st = self.numbered
+            cached = nx.DiGraph()
+            cached.add_nodes_from(st)
+            cached.add_edges_from((st[i], st[j], {"labels": labs}) for (i, j), labs in self.edge_map.items())
+            self.__dict__["_graph"] = cached
+        return cached
 
     @property
     def parents(self) -> dict:
@@ -224,18 +242,13 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
         return out
 
     def finish(violation: Violation | None, complete: bool = True) -> ExploreResult:
-        graph = None
-        if edges is not None:
-            graph = nx.DiGraph()
-            graph.add_nodes_from(states)
-            graph.add_edges_from((states[i], states[j], {"labels": labs}) for (i, j), labs in edges.items())
         return ExploreResult(
             distinct_states=len(states),
             states_generated=generated,
             depth=depth,
             seconds=time.perf_counter() - t0,
             violation=violation,
-            graph=graph,
+            edge_map=edges,
             complete=complete,
             init_states=inits,
             numbered=states,
@@ -316,6 +329,12 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
 
 def canonical_graph(model: Model, graph: nx.DiGraph) -> nx.DiGraph:
     """Relabel a model state graph with canonical states (TLC's encoding)."""
+    nodes = list(graph.nodes)
+    return nx.relabel_nodes(graph, dict(zip(nodes, canonical_states(model, nodes))), copy=True)
+
+
+def canonical_states(model: Model, states: Iterable[State]) -> list:
+    """The canonical form (TLC's encoding) of each state, in order."""
     if type(model).canonical is Model.canonical:
         # Successor states share the values of the variables an action leaves
         # UNCHANGED, so normalising each value object once (keyed by identity,
@@ -329,7 +348,5 @@ def canonical_graph(model: Model, graph: nx.DiGraph) -> nx.DiGraph:
                 hit = memo[id(v)] = (v, normalize(v))
             return hit[1]
 
-        mapping = {s: tuple((var, norm(getattr(s, var))) for var in variables) for s in graph.nodes}
-    else:
-        mapping = {s: model.canonical(s) for s in graph.nodes}
-    return nx.relabel_nodes(graph, mapping, copy=True)
+        return [tuple([(var, norm(getattr(s, var))) for var in variables]) for s in states]
+    return [model.canonical(s) for s in states]

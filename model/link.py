@@ -2,7 +2,7 @@
 
 For a manifest model, TLC runs with the model's config minus its
 INVARIANT/PROPERTY sections and ``-dump dot,actionlabels``; the dump is read
-into a networkx graph over canonical states (``tlc_dot.read_dot_graph``).
+into a graph over canonical states by numbers (``tlc_dot.read_dot``).
 The explorer builds the model's graph with invariants off, relabelled to the
 same canonical encoding.  Equal means: same states, same edges.
 """
@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .core import ExploreResult, canonical_graph, explore
+from .core import ExploreResult, canonical_states, explore
 from .manifest import ModelEntry
 from .registry import model_class
 from .tlc import run_tlc
 from .tlc_cfg import strip_checks
-from .tlc_dot import compare_graphs, read_dot_graph
+from .tlc_dot import StateGraph, compare_graphs, read_dot
 from .values import to_json
 
 
@@ -78,25 +79,33 @@ def _jsonable(x: Any) -> Any:
 
 def compare_entry(entry: ModelEntry, *, compare_tlc: bool = True, workers: int = 1) -> LinkReport:
     """Explore the whole reachable graph (invariants off); with ``compare_tlc``
-    also dump TLC's graph and compare."""
+    also dump TLC's graph and compare.  TLC runs in its own process while
+    the explorer works (a thread waits for it), so the two overlap."""
     model = build_model(entry)
-    t0 = time.perf_counter()
-    res = explore(model, check_invariants=False, build_graph=compare_tlc)
-    seconds = time.perf_counter() - t0
     if not compare_tlc:
-        return LinkReport(entry, res.distinct_states, None, None, None, seconds, None)
+        t0 = time.perf_counter()
+        res = explore(model, check_invariants=False)
+        return LinkReport(entry, res.distinct_states, None, None, None, time.perf_counter() - t0, None)
     cfg_text = strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory(prefix="groupcheck-dot-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="groupcheck-dot-") as tmp, ThreadPoolExecutor(1) as pool:
         dot = Path(tmp) / "graph.dot"
         t1 = time.perf_counter()
-        tlc = run_tlc(entry.spec_dir, entry.module, None, cfg_text=cfg_text, workers=workers,
-                      timeout=entry.timeout, dump_dot=dot)
+        pending = pool.submit(run_tlc, entry.spec_dir, entry.module, None, cfg_text=cfg_text, workers=workers,
+                              timeout=entry.timeout, dump_dot=dot)
+        t0 = time.perf_counter()
+        try:
+            res = explore(model, check_invariants=False, build_graph=True)
+        except BaseException:
+            pending.cancel()
+            raise
+        seconds = time.perf_counter() - t0
+        tlc = pending.result()
         tlc_seconds = tlc.seconds
         if tlc.outcome != "ok":
             return LinkReport(entry, res.distinct_states, tlc.distinct_states, False,
                               {"tlc_outcome": tlc.outcome, "error": tlc.error_message},
                               seconds, time.perf_counter() - t1, tlc.outcome)
-        g_tlc = read_dot_graph(dot, model.variables)
-    g_model = canonical_graph(model, res.graph)
+        g_tlc = read_dot(dot, model.variables)
+    g_model = StateGraph(canonical_states(model, res.numbered), res.edge_map)
     equal, diff = compare_graphs(g_model, g_tlc)
     return LinkReport(entry, res.distinct_states, tlc.distinct_states, equal, diff, seconds, tlc_seconds, tlc.outcome)

@@ -44,7 +44,7 @@ import networkx as nx
 from .tlc_values import TLAValueError, parse_state
 from .values import sort_key
 
-__all__ = ["DotError", "read_dot_graph", "compare_graphs", "unescape_dot"]
+__all__ = ["DotError", "StateGraph", "read_dot", "read_dot_graph", "compare_graphs", "unescape_dot"]
 
 
 class DotError(ValueError):
@@ -68,14 +68,11 @@ def unescape_dot(s: str) -> str:
     return s.replace(_SENTINEL, "\\")
 
 
-def read_dot_graph(path: str | Path, variables: Sequence[str]) -> nx.DiGraph:
-    """TLC's dumped state graph as a networkx DiGraph over canonical states.
-
-    Edges carry ``labels``: the set of action names.  Initial states carry the
-    node attribute ``initial=True`` and are listed in ``graph.graph["initial"]``;
-    ``graph.graph["dot_nodes"]`` is the number of distinct fingerprints read
-    (it exceeds the node count only if two fingerprints print the same state).
-    """
+def read_dot(path: str | Path, variables: Sequence[str]) -> "StateGraph":
+    """TLC's dumped state graph over canonical states, by numbers (see
+    :class:`StateGraph`; ``dot_nodes`` is the number of distinct
+    fingerprints read: it exceeds the state count only if two fingerprints
+    print the same state)."""
     path = Path(path)
     variables = tuple(variables)
     varset = set(variables)
@@ -118,8 +115,9 @@ def read_dot_graph(path: str | Path, variables: Sequence[str]) -> nx.DiGraph:
                 raise DotError(f"{path}:{lineno}: neither a node nor an edge: {line[:120]!r}")
 
     cache: dict[str, Any] = {}
-    state_of: dict[str, tuple] = {}
-    g = nx.DiGraph()
+    number: dict[tuple, int] = {}        # canonical state -> its number
+    states: list[tuple] = []
+    num_of: dict[str, int] = {}          # fingerprint -> number
     for fp, (lab, lineno) in node_label.items():
         try:
             d = parse_state(unescape_dot(lab), cache)
@@ -135,33 +133,76 @@ def read_dot_graph(path: str | Path, variables: Sequence[str]) -> nx.DiGraph:
         # parse_value's results are already normalised (tested), so the
         # normalize() of Model.canonical is the identity here and is skipped:
         # it dominated the run time on large dumps.
-        s = tuple([(v, d[v]) for v in variables])
-        state_of[fp] = s
-    g.add_nodes_from(state_of.values())
-    for fp in initial:
-        g.nodes[state_of[fp]]["initial"] = True
+        st = tuple([(v, d[v]) for v in variables])
+        i = number.setdefault(st, len(states))
+        if i == len(states):
+            states.append(st)
+        num_of[fp] = i
+    out: dict[tuple[int, int], set] = {}
+    for (a, b), labels in edges.items():
+        if a in excluded or b in excluded:
+            continue
+        try:
+            e = (num_of[a], num_of[b])
+        except KeyError as k:
+            raise DotError(f"{path}: edge {a} -> {b} names state {k.args[0]}, which has no node line") from None
+        have = out.get(e)
+        if have is None:
+            out[e] = labels
+        else:
+            have |= labels     # two fingerprints printing one state (never seen)
+    return StateGraph(states, out, {num_of[fp] for fp in initial}, len(node_label))
 
-    def resolved():
-        for (a, b), labels in edges.items():
-            if a in excluded or b in excluded:
-                continue
-            try:
-                yield state_of[a], state_of[b], labels
-            except KeyError as e:
-                raise DotError(f"{path}: edge {a} -> {b} names state {e.args[0]}, which has no node line") from None
 
-    if len(set(state_of.values())) == len(state_of):
-        # One fingerprint per state: every (u, v) pair is distinct already.
-        g.add_edges_from((u, v, {"labels": labels}) for u, v, labels in resolved())
-    else:
-        for u, v, labels in resolved():
-            if g.has_edge(u, v):
-                g[u][v]["labels"] |= labels
-            else:
-                g.add_edge(u, v, labels=set(labels))
-    g.graph["initial"] = {state_of[fp] for fp in initial}
-    g.graph["dot_nodes"] = len(node_label)
-    return g
+def read_dot_graph(path: str | Path, variables: Sequence[str]) -> nx.DiGraph:
+    """TLC's dumped state graph as a networkx DiGraph over canonical states.
+
+    Edges carry ``labels``: the set of action names.  Initial states carry the
+    node attribute ``initial=True`` and are listed in ``graph.graph["initial"]``;
+    ``graph.graph["dot_nodes"]`` is the number of distinct fingerprints read
+    (it exceeds the node count only if two fingerprints print the same state).
+    """
+    return read_dot(path, variables).to_networkx()
+
+
+class StateGraph:
+    """A state graph by numbers: ``states[i]`` is state i (canonical),
+    ``edges`` maps (i, j) to the set of action labels, ``initial`` holds the
+    numbers of initial states.  What the link compares: numbers hash and
+    compare in constant time, where deep state tuples are hashed anew at
+    every lookup (networkx keys its graphs by the states)."""
+
+    def __init__(self, states: list, edges: dict, initial: set | None = None, dot_nodes: int | None = None):
+        self.states, self.edges, self.initial = states, edges, initial or set()
+        self.dot_nodes = len(states) if dot_nodes is None else dot_nodes
+
+    @classmethod
+    def from_networkx(cls, g: nx.DiGraph) -> "StateGraph":
+        states = list(g.nodes)
+        num = {id(s): i for i, s in enumerate(states)}
+        by_value: dict = {}
+
+        def n(x):
+            # an adjacency key can be an equal object other than the node's
+            i = num.get(id(x))
+            if i is None:
+                if not by_value:
+                    by_value.update((s, i) for i, s in enumerate(states))
+                i = by_value[x]
+            return i
+
+        return cls(states, {(n(u), n(v)): labels for u, v, labels in g.edges(data="labels")})
+
+    def to_networkx(self) -> nx.DiGraph:
+        st = self.states
+        g = nx.DiGraph()
+        g.add_nodes_from(st)
+        for i in self.initial:
+            g.nodes[st[i]]["initial"] = True
+        g.add_edges_from((st[i], st[j], {"labels": labels}) for (i, j), labels in self.edges.items())
+        g.graph["initial"] = {st[i] for i in self.initial}
+        g.graph["dot_nodes"] = self.dot_nodes
+        return g
 
 
 def _state_key(s: Any) -> tuple:
@@ -172,86 +213,82 @@ def _label_names(labels: Any) -> list[str]:
     return sorted(str(x) for x in (labels or ()))
 
 
-def compare_graphs(g_model: nx.DiGraph, g_tlc: nx.DiGraph) -> tuple[bool, dict | None]:
-    """Compare two state graphs over canonical states: node sets, then edge
-    sets (edge labels are ignored for equality).
+def compare_graphs(g_model, g_tlc) -> tuple[bool, dict | None]:
+    """Compare two state graphs over canonical states (each a
+    :class:`StateGraph` or a networkx DiGraph): state sets, then edge sets
+    (edge labels are ignored for equality).
 
     Returns ``(True, None)`` or ``(False, difference)`` where ``difference``
     describes one state or edge present on one side only, chosen
     deterministically (the least in :func:`values.sort_key` order), with a
     predecessor on the side that has it, plus the counts on both sides."""
+    gm = g_model if isinstance(g_model, StateGraph) else StateGraph.from_networkx(g_model)
+    gt = g_tlc if isinstance(g_tlc, StateGraph) else StateGraph.from_networkx(g_tlc)
     counts = {
-        "nodes_model": g_model.number_of_nodes(),
-        "nodes_tlc": g_tlc.number_of_nodes(),
-        "edges_model": g_model.number_of_edges(),
-        "edges_tlc": g_tlc.number_of_edges(),
+        "nodes_model": len(gm.states),
+        "nodes_tlc": len(gt.states),
+        "edges_model": len(gm.edges),
+        "edges_tlc": len(gt.edges),
     }
-    # States are deep tuples whose hash Python does not cache, and every
-    # successful lookup of an equal (not identical) state compares it deeply.
-    # So each state is hashed and compared once here, given a number, and the
-    # edge sets are compared as pairs of numbers.
+    # Each state is hashed and compared once, here, and given one number
+    # common to both sides; the edge sets are then compared as pairs of
+    # numbers.
     gid: dict = {}
-    for s in g_tlc.nodes:
-        gid.setdefault(s, len(gid))
+    t_ids = [gid.setdefault(x, len(gid)) for x in gt.states]
     n_tlc = len(gid)
-    for s in g_model.nodes:
-        gid.setdefault(s, len(gid))
-    ids_t = {id(s): gid[s] for s in g_tlc.nodes}
-    ids_m = {id(s): gid[s] for s in g_model.nodes}
-    in_model = set(ids_m.values())
-    only_m = {s for s in g_model.nodes if gid[s] >= n_tlc}
-    only_t = {s for s in g_tlc.nodes if gid[s] not in in_model}
+    m_ids = [gid.setdefault(x, len(gid)) for x in gm.states]
+    in_model = set(m_ids)
+    only_m = {gm.states[i] for i, k in enumerate(m_ids) if k >= n_tlc}
+    only_t = {gt.states[i] for i, k in enumerate(t_ids) if k not in in_model}
+
+    def labels_of(g, u, v):
+        num = {id(x): i for i, x in enumerate(g.states)}
+        return g.edges.get((num[id(u)], num[id(v)]))
+
     if only_m or only_t:
-        cands = [(_state_key(s), "model", s) for s in _least(only_m)] + [
-            (_state_key(s), "tlc", s) for s in _least(only_t)
+        cands = [(_state_key(x), "model", x) for x in _least(only_m)] + [
+            (_state_key(x), "tlc", x) for x in _least(only_t)
         ]
-        _, side, s = min(cands, key=lambda c: (c[0], c[1]))
-        g = g_model if side == "model" else g_tlc
-        preds = sorted(g.predecessors(s), key=_state_key)
+        _, side, x = min(cands, key=lambda c: (c[0], c[1]))
+        g = gm if side == "model" else gt
+        j = next(i for i, y in enumerate(g.states) if y is x)
+        preds = sorted((g.states[a] for a, b in g.edges if b == j), key=_state_key)
         via = None
         if preds:
-            p = preds[0]
-            via = {"state": p, "labels": _label_names(g[p][s].get("labels"))}
+            via = {"state": preds[0], "labels": _label_names(labels_of(g, preds[0], x))}
         return False, {
             "kind": "state",
             "side": side,
-            "state": s,
+            "state": x,
             "via": via,
             "only_model_states": len(only_m),
             "only_tlc_states": len(only_t),
             **counts,
         }
-
-    def edge_ids(g, ids):
-        out = set()
-        for u, nbrs in g.adj.items():
-            iu = ids[id(u)]
-            for v in nbrs:
-                iv = ids.get(id(v))
-                out.add((iu, gid[v] if iv is None else iv))
-        return out
-
-    if edge_ids(g_model, ids_m) == edge_ids(g_tlc, ids_t):
+    em = {(m_ids[i], m_ids[j]) for i, j in gm.edges}
+    et = {(t_ids[i], t_ids[j]) for i, j in gt.edges}
+    if em == et:
         return True, None
-    em, et = set(g_model.edges), set(g_tlc.edges)
-    only_me, only_te = em - et, et - em
-    if only_me or only_te:
-        cands = [(_state_key(e), "model", e) for e in _least(only_me)] + [
-            (_state_key(e), "tlc", e) for e in _least(only_te)
-        ]
-        _, side, (u, v) = min(cands, key=lambda c: (c[0], c[1]))
-        g = g_model if side == "model" else g_tlc
-        return False, {
-            "kind": "edge",
-            "side": side,
-            "source": u,
-            "target": v,
-            "labels": _label_names(g[u][v].get("labels")),
-            "only_model_edges": len(only_me),
-            "only_tlc_edges": len(only_te),
-            **counts,
-        }
-    return True, None
+    state_of = {k: gm.states[i] for i, k in enumerate(m_ids)}
+    only_me = {(state_of[a], state_of[b]) for a, b in em - et}
+    only_te = {(state_of[a], state_of[b]) for a, b in et - em}
+    cands = [(_state_key(e), "model", e) for e in _least(only_me)] + [
+        (_state_key(e), "tlc", e) for e in _least(only_te)
+    ]
+    _, side, (u, v) = min(cands, key=lambda c: (c[0], c[1]))
+    g = gm if side == "model" else gt
+    # the edge's endpoints as that side's own objects (equal states)
+    num = {x: i for i, x in enumerate(g.states)}
+    return False, {
+        "kind": "edge",
+        "side": side,
+        "source": u,
+        "target": v,
+        "labels": _label_names(g.edges.get((num[u], num[v]))),
+        "only_model_edges": len(only_me),
+        "only_tlc_edges": len(only_te),
+        **counts,
+    }
 
 
 def _least(items: set) -> list:

@@ -62,8 +62,10 @@ def test_total_order_violation_across_coordinator_crash(tmp_path):
     bad = [r for r in verdicts.values() if r.verdict == "violation"]
     total = [r for r in bad if r.reason.startswith("TotalOrder: member")]
     assert total, "expected at least one TotalOrder violation in 20 crash runs"
-    # the rest are the other known finding, judged at the end of quiescent runs
-    assert all(r.reason.startswith("EventualDelivery: member") for r in bad if r not in total)
+    # the rest are the other known findings: a hole in a live sender's
+    # sequence (loss 2), or, at the end of quiescent runs, a missing delivery
+    assert all(r.reason.startswith(("GapFreeFIFO: member", "EventualDelivery: member"))
+               for r in bad if r not in total)
 
 
 def test_cli_simulate_then_conform(tmp_path):

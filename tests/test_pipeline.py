@@ -164,10 +164,14 @@ def test_engines_agree_on_generated_runs(spark, tmp_path):
     assert _comparable(rs["verdicts"]) == _comparable(rl["verdicts"])
     assert rs["disagreements"] == 0 and all(v["agree"] for v in rs["verdicts"])
     assert {v["properties_by"] for v in rs["verdicts"]} == {"dataframe"}
-    # the coordinator crash breaks TotalOrder in some runs: both sides saw it
+    # the coordinator crash breaks TotalOrder (or leaves a gap) in some runs: both sides saw it
     viol = [v for v in rs["verdicts"] if v["verdict"] == "violation"]
     assert viol and all(v["replay_verdict"] == "violation"
-                        and v["properties_failed"][0] in ("TotalOrder", "EventualDelivery") for v in viol)
+                        and v["properties_failed"][0] in ("TotalOrder", "GapFreeFIFO", "EventualDelivery")
+                        for v in viol)
+    # loss 2 (a hole in a live sender's sequence) is among them, seen by the
+    # DataFrame query as by the replay (3 of these 24 runs on 2026-11-23)
+    assert any("GapFreeFIFO" in v["properties_failed"] for v in rs["verdicts"])
 
 
 @SPARK

@@ -50,9 +50,20 @@ def _raincore(members: int | None) -> list[Encoding]:
                              properties=("AtMostOneToken", "LegalStates"))]
 
 
+def _sequencerflush(members: int | None) -> list[Encoding]:
+    # plain SEQUENCER (Sequencer.tla) at the size of the manifest's CoordCrash
+    # (N = 3): NoCrash (MaxCrashes = 0, TotalOrder proved) and NoFlush (one
+    # crash, the coordinator's included: the flawed variant of SEQUENCER over
+    # FLUSH, a reachable CTI to SurvivorTotalOrder)
+    from .sequencer import SequencerEncoding
+    n = members or 3
+    return [SequencerEncoding(n, 0), SequencerEncoding(n, 1)]
+
+
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
     "raincore": _raincore,
     "stable": _stable,
+    "sequencerflush": _sequencerflush,
 }
 
 
