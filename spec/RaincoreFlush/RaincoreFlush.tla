@@ -54,8 +54,17 @@ NoToken  == [nodelist |-> <<>>, cur |-> NULL, dest |-> NULL, gvn |-> 0]
 
 VARIABLES
     \* FLUSH (Flush.tla; crashed, joining, leaving are gone: the ring says)
-    views, vid, sent, delivered, chan, phase, blocked, flushInit, flushOks,
-    digest, completed,
+    views,      \* views[v]: the members of FLUSH view v (each a view the ring committed)
+    vid,        \* vid[p]: the FLUSH view p has installed (0: not joined yet)
+    sent,       \* sent[i]: sender and view of application multicast i (history)
+    delivered,  \* delivered[p]: ids of the application multicasts p delivered
+    chan,       \* chan[<<p, q>>]: the reliable FIFO channel from p to q
+    phase,      \* phase[p]: "Normal", "InBlock", "OkSent", "Completed"
+    blocked,    \* blocked[p]: the send latch is closed
+    flushInit,  \* flushInit[p]: the initiator p follows (NoInit: none)
+    flushOks,   \* flushOks[p]: members whose FLUSH_OK p has in its view
+    digest,     \* digest[p]: the digest p sent in its last FLUSH_COMPLETED
+    completed,  \* completed[c]: <<q, digest>> per FLUSH_COMPLETED initiator c recorded
     \* the ring (Raincore.tla)
     status,      \* [Node -> {"Off","Up","Down"}]
     viewState,   \* [Node -> {"Agreement","Chaos","Reserve"}]
