@@ -27,8 +27,8 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Label, Model, state_type
-from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushOkMsg, StartFlushMsg,
-                    StopFlushMsg, ViewMsg, _set)
+from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
+                    StartFlushMsg, StopFlushMsg, ViewMsg, _set)
 from .raincore import NULL, NULL_VIEW, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo, Remove
 from .values import Fn, record
 
@@ -564,6 +564,7 @@ class RaincoreFlushModel(Model):
             and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
             and all(d <= ids for d in s.delivered)
             and set(s.chan) == set(self.pairs)
+            and all(FlushModel._msg_ok(self, m) for e in self.pairs for m in s.chan[e])
             and all(ph in PHASES for ph in s.phase)
             and all(isinstance(b, bool) for b in s.blocked)
             and all(x == NO_INIT or x in M for x in s.flushInit)
