@@ -13,6 +13,7 @@ _MODELS = {
     "flush": "groupcheck.model.flush:FlushModel",
     "sequencerflush": "groupcheck.model.sequencerflush:SequencerFlushModel",
     "raincore": "groupcheck.model.raincore:RaincoreModel",
+    "raincoreflush": "groupcheck.model.raincoreflush:RaincoreFlushModel",
 }
 
 

@@ -1,0 +1,633 @@
+"""Python mirror of spec/RaincoreFlush/RaincoreFlush.tla.
+
+Theory of operation
+-------------------
+FLUSH (fixed variant: digest reconciliation) whose membership is the
+Raincore token ring instead of an oracle: the view FLUSH's coordinator
+installs is the ring's committed view (the last non-NULL entry of its
+node's globalView); a member counts gone exactly the members of its FLUSH
+view its ring ``localView`` no longer lists, which only TokenDeliveryFailure
+(or taking a token that carries the removal) changes; a joiner's 911 is
+queued by a ring node (911Received) and added to the token by its holder
+(EatingTimeout).  The ring is abstracted as the spec says (one token, never
+lost: no sequence numbers, timeouts or regeneration; a node crashes only
+while it neither holds the token nor has it in transit).
+
+This module is the spec transcribed variable for variable and action for
+action, so that the explorer's graph equals TLC's.  It reuses the ring
+helpers of :mod:`.raincore` and the message constructors of :mod:`.flush`;
+the actions are rewritten because every guard that used FLUSH's perfect
+failure detector (``crashed``) now reads the ring (``Gone``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import product
+from typing import Any, NamedTuple
+
+from .core import Label, Model, state_type
+from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
+                    StartFlushMsg, StopFlushMsg, ViewMsg, _set)
+from .raincore import NULL, NULL_VIEW, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo, Remove
+from .values import Fn, record
+
+
+def Token(nodelist: tuple, cur: int, dest: int, gvn: int) -> Fn:
+    """Raincore's token without the sequence number."""
+    return record(nodelist=nodelist, cur=cur, dest=dest, gvn=gvn)
+
+
+def Msg911(orig: int, cur: int, dest: int) -> Fn:
+    """A join request: all a 911 carries here."""
+    return record(orig=orig, cur=cur, dest=dest)
+
+
+NO_TOKEN = Token((), NULL, NULL, 0)
+
+
+@state_type
+class RaincoreFlushState(NamedTuple):
+    # FLUSH (Flush.tla without crashed, joining, leaving)
+    views: tuple
+    vid: tuple
+    sent: tuple
+    delivered: tuple
+    chan: Fn
+    phase: tuple
+    blocked: tuple
+    flushInit: tuple
+    flushOks: tuple
+    digest: tuple
+    completed: tuple
+    # the ring (Raincore.tla without tokenState, lastToken, recovered)
+    status: tuple
+    viewState: tuple
+    globalView: tuple
+    localView: tuple
+    newNodes: tuple
+    token: tuple
+    tokenMsgs: frozenset
+    msgs911: frozenset
+
+
+class RaincoreFlushModel(Model):
+    protocol = "raincoreflush"
+    variables = RaincoreFlushState._fields
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        super().__init__(constants)
+        c = self.constants
+        self.N = int(c["N"])
+        self.NInit = int(c["NInit"])
+        self.Founder = int(c["Founder"])
+        self.MaxMsgs = int(c["MaxMsgs"])
+        self.MaxCrashes = int(c["MaxCrashes"])
+        self.Crashable = frozenset(c["Crashable"])
+        if not (2 <= self.NInit <= self.N and 1 <= self.Founder <= self.NInit):
+            raise ValueError(f"raincoreflush: need 2 <= NInit <= N and Founder in 1..NInit, got {c}")
+        self.Members = tuple(range(1, self.N + 1))
+        self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
+        self.InitRing = tuple(range(1, self.NInit + 1))
+
+    # --- helpers (the spec's operators) -----------------------------------------
+    @staticmethod
+    def LastGlobalView(s, n: int) -> tuple:
+        return LastGlobalViewOf(s.globalView[n - 1])
+
+    def ViewOf(self, s, n: int) -> tuple:
+        v = self.LastGlobalView(s, n)
+        return self.InitRing if v == NULL_VIEW else v
+
+    @staticmethod
+    def Eating(s, n: int) -> bool:
+        return s.token[n - 1] != NO_TOKEN
+
+    def Dead(self, s) -> frozenset:
+        return frozenset(n for n in self.Members if s.status[n - 1] == "Down")
+
+    @staticmethod
+    def Alive(s, p: int) -> bool:
+        return s.status[p - 1] == "Up"
+
+    @staticmethod
+    def IsMember(s, p: int) -> bool:
+        v = s.vid[p - 1]
+        return v >= 1 and p in s.views[v - 1]
+
+    @staticmethod
+    def Gone(s, p: int) -> frozenset:
+        return s.views[s.vid[p - 1] - 1] - frozenset(s.localView[p - 1])
+
+    def IsCoord(self, s, c: int) -> bool:
+        return all(c <= q for q in s.views[s.vid[c - 1] - 1] - self.Gone(s, c))
+
+    def ViewChangePending(self, s, c: int) -> bool:
+        lgv = self.LastGlobalView(s, c)
+        return lgv != NULL_VIEW and frozenset(lgv) != s.views[-1]
+
+    @staticmethod
+    def DeliveredIn(s, p: int, v: int) -> frozenset:
+        return frozenset(i for i in s.delivered[p - 1] if s.sent[i - 1]["view"] == v)
+
+    @staticmethod
+    def SentIn(s, p: int, v: int) -> frozenset:
+        return frozenset(
+            i for i in range(1, len(s.sent) + 1) if s.sent[i - 1]["sender"] == p and s.sent[i - 1]["view"] == v
+        )
+
+    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
+        skip = self.Dead(s) | {p}
+        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
+
+    @staticmethod
+    def HasMsg(s, p: int, q: int) -> bool:
+        return len(s.chan[(q, p)]) > 0
+
+    @staticmethod
+    def In(s, p: int, q: int) -> Fn:
+        return s.chan[(q, p)][0]
+
+    @staticmethod
+    def Take(s, p: int, q: int) -> Fn:
+        return s.chan.set((q, p), s.chan[(q, p)][1:])
+
+    def CanReceive(self, s, p: int) -> bool:
+        return self.Alive(s, p) and self.IsMember(s, p)
+
+    @staticmethod
+    def LastView(seq: tuple) -> int:
+        last = 0
+        for i, m in enumerate(seq, start=1):
+            if m["type"] == "VIEW":
+                last = i
+        return last
+
+    # --- init -------------------------------------------------------------------
+    def init(self):
+        N, NI = self.N, self.NInit
+        ring = self.InitRing
+        yield RaincoreFlushState(
+            views=(frozenset(ring),),
+            vid=tuple(1 if p <= NI else 0 for p in self.Members),
+            sent=(),
+            delivered=(frozenset(),) * N,
+            chan=Fn({e: () for e in self.pairs}),
+            phase=("Normal",) * N,
+            blocked=(False,) * N,
+            flushInit=(NO_INIT,) * N,
+            flushOks=(frozenset(),) * N,
+            digest=(frozenset(),) * N,
+            completed=(frozenset(),) * N,
+            status=tuple("Up" if n <= NI else "Off" for n in self.Members),
+            viewState=tuple("Agreement" if n <= NI else "Chaos" for n in self.Members),
+            globalView=tuple((ring,) if n <= NI else () for n in self.Members),
+            localView=tuple(ring if n <= NI else () for n in self.Members),
+            newNodes=(frozenset(),) * N,
+            token=tuple(Token(ring, n, NextNode(ring, n), 1) if n == self.Founder else NO_TOKEN
+                        for n in self.Members),
+            tokenMsgs=frozenset(),
+            msgs911=frozenset(),
+        )
+
+    # --- the ring ---------------------------------------------------------------
+    def TokenReceived(self, s, n: int, m: Fn):
+        if not (self.Alive(s, n) and m["dest"] == n):
+            return None
+        vs0 = s.viewState[n - 1]
+        same = m["nodelist"] == s.localView[n - 1]
+        gv0 = s.globalView[n - 1]
+        reserve = vs0 == "Chaos" and same
+        commit = vs0 == "Reserve" and same
+        if vs0 == "Agreement":
+            vs = "Agreement" if same else "Chaos"
+        elif vs0 == "Chaos":
+            vs = "Reserve" if same else "Chaos"
+        else:
+            vs = "Agreement" if same else "Chaos"
+        if reserve:
+            gv1 = gv0 + (NULL_VIEW,)
+        elif commit:
+            gv1 = gv0[:-1] + (m["nodelist"],)
+        else:
+            gv1 = gv0
+        tgvn = len(gv1) if reserve else m["gvn"]
+        return s._replace(
+            tokenMsgs=s.tokenMsgs - {m},
+            viewState=_set(s.viewState, n, vs),
+            globalView=_set(s.globalView, n, PadTo(gv1, tgvn)),
+            localView=_set(s.localView, n, m["nodelist"]),
+            token=_set(s.token, n, m.set("cur", n).set("gvn", tgvn)),
+        )
+
+    def Received911(self, s, n: int, m: Fn):
+        if not (self.Alive(s, n) and m["dest"] == n and m["orig"] not in self.ViewOf(s, n)):
+            return None
+        return s._replace(
+            msgs911=s.msgs911 - {m},
+            newNodes=_set(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}),
+        )
+
+    def TokenDeliveryFailure(self, s, n: int, m: Fn):
+        if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
+            return None
+        nl = Remove(m["nodelist"], m["dest"])
+        t = m.set("nodelist", nl).set("dest", NextNode(nl, n))
+        lv = _set(s.localView, n, nl)
+        if nl == (n,):
+            t1 = t.set("gvn", len(s.globalView[n - 1]) + 1)
+            return s._replace(
+                localView=lv,
+                viewState=_set(s.viewState, n, "Agreement"),
+                globalView=_set(s.globalView, n, s.globalView[n - 1] + (nl,)),
+                token=_set(s.token, n, t1),
+                tokenMsgs=s.tokenMsgs - {m},
+            )
+        return s._replace(
+            localView=lv,
+            viewState=_set(s.viewState, n, "Chaos"),
+            tokenMsgs=(s.tokenMsgs - {m}) | {t},
+        )
+
+    def DeliveryFailure911(self, s, n: int, m: Fn):
+        if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
+            return None
+        return s._replace(msgs911=(s.msgs911 - {m}) | {m.set("dest", NextNode(self.InitRing, m["dest"]))})
+
+    def EatingTimeout(self, s, n: int):
+        if not (self.Alive(s, n) and self.Eating(s, n)):
+            return None
+        t = s.token[n - 1]
+        add = s.newNodes[n - 1] - frozenset(t["nodelist"])
+        nl = t["nodelist"] if not add else InsertAfter(t["nodelist"], n, tuple(sorted(add)))
+        u = s._replace(
+            newNodes=_set(s.newNodes, n, frozenset()),
+            viewState=s.viewState if not add else _set(s.viewState, n, "Chaos"),
+        )
+        if len(nl) > 1:
+            t2 = t.set("nodelist", nl).set("cur", n).set("dest", NextNode(nl, n))
+            return u._replace(tokenMsgs=s.tokenMsgs | {t2}, token=_set(s.token, n, NO_TOKEN))
+        return u
+
+    # --- FLUSH --------------------------------------------------------------------
+    def Multicast(self, s, p: int):
+        if not (self.CanReceive(s, p) and not s.blocked[p - 1] and len(s.sent) < self.MaxMsgs):
+            return None
+        i = len(s.sent) + 1
+        v = s.vid[p - 1]
+        return s._replace(
+            sent=s.sent + (record(sender=p, view=v),),
+            delivered=_set(s.delivered, p, s.delivered[p - 1] | {i}),
+            chan=self.Multi(s, s.chan, p, s.views[v - 1], Data(v, i)),
+        )
+
+    def Deliver(self, s, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        if m["type"] != "DATA" or m["view"] != s.vid[p - 1] or s.phase[p - 1] == "Completed":
+            return None
+        return s._replace(
+            delivered=_set(s.delivered, p, s.delivered[p - 1] | {m["id"]}),
+            chan=self.Take(s, p, q),
+        )
+
+    def Discard(self, s, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        v = s.vid[p - 1]
+        if not (
+            m["view"] < v
+            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
+            or (m["view"] == v and m["type"] == "DATA" and s.phase[p - 1] == "Completed")
+        ):
+            return None
+        return s._replace(chan=self.Take(s, p, q))
+
+    def StartFlush(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.vid[c - 1] == len(s.views) and self.IsCoord(s, c)):
+            return None
+        if s.flushInit[c - 1] == c or not self.ViewChangePending(s, c):
+            return None
+        v = s.vid[c - 1]
+        d = self.DeliveredIn(s, c, v)
+        ph = s.phase[c - 1]
+        t = s._replace(
+            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
+            flushInit=_set(s.flushInit, c, c),
+            phase=_set(s.phase, c, "InBlock" if ph == "Normal" else ph),
+        )
+        if ph == "Completed":
+            return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
+        return t._replace(completed=_set(s.completed, c, frozenset()))
+
+    def _start_flush_from(self, s, p: int, c: int) -> bool:
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
+            return False
+        m = self.In(s, p, c)
+        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
+
+    def Block(self, s, p: int, c: int):
+        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
+            return None
+        return s._replace(
+            phase=_set(s.phase, p, "InBlock"),
+            flushInit=_set(s.flushInit, p, c),
+            chan=self.Take(s, p, c),
+        )
+
+    def RestartFlush(self, s, p: int, c: int):
+        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] != "Normal"):
+            return None
+        v = s.vid[p - 1]
+        t = s._replace(flushInit=_set(s.flushInit, p, c))
+        if s.phase[p - 1] == "Completed":
+            d = self.DeliveredIn(s, p, v)
+            ch = self.Take(s, p, c)
+            ch = ch.set((p, c), ch[(p, c)] + (FlushCompletedMsg(v, d),))
+            return t._replace(digest=_set(s.digest, p, d), chan=ch)
+        return t._replace(chan=self.Take(s, p, c))
+
+    def FlushOk(self, s, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
+            return None
+        v = s.vid[p - 1]
+        return s._replace(
+            phase=_set(s.phase, p, "OkSent"),
+            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {p}),
+            chan=self.Multi(s, s.chan, p, s.views[v - 1], FlushOkMsg(v)),
+        )
+
+    def ReceiveFlushOk(self, s, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and q not in self.Gone(s, p)):
+            return None
+        return s._replace(
+            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
+            chan=self.Take(s, p, q),
+        )
+
+    def FlushCompleted(self, s, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p - 1] == "OkSent"):
+            return None
+        v = s.vid[p - 1]
+        if not (s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
+            return None
+        d = self.DeliveredIn(s, p, v)
+        c = s.flushInit[p - 1]
+        t = s._replace(
+            phase=_set(s.phase, p, "Completed"),
+            blocked=_set(s.blocked, p, True),
+            digest=_set(s.digest, p, d),
+        )
+        if c == p:
+            return t._replace(completed=_set(s.completed, p, s.completed[p - 1] | {(p, d)}))
+        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
+
+    def ReceiveFlushCompleted(self, s, c: int, q: int):
+        if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
+            return None
+        m = self.In(s, c, q)
+        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and q not in self.Gone(s, c)):
+            return None
+        return s._replace(
+            completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
+            chan=self.Take(s, c, q),
+        )
+
+    def SendView(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
+            return None
+        v = s.vid[c - 1]
+        members_v = s.views[v - 1]
+        gone = self.Gone(s, c)
+        if not (members_v - gone <= frozenset(r[0] for r in s.completed[c - 1])):
+            return None
+        new = frozenset(self.LastGlobalView(s, c))
+        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if r[0] not in gone))
+        return s._replace(
+            views=s.views + (new,),
+            chan=self.Multi(s, s.chan, c, members_v | new, ViewMsg(v, D)),
+            vid=_set(s.vid, c, v + 1),
+            delivered=_set(s.delivered, c, s.delivered[c - 1] | D),
+            phase=_set(s.phase, c, "Normal"),
+            flushOks=_set(s.flushOks, c, frozenset()),
+            digest=_set(s.digest, c, frozenset()),
+            completed=_set(s.completed, c, frozenset()),
+        )
+
+    def InstallView(self, s, p: int, c: int):
+        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
+            return None
+        m = self.In(s, p, c)
+        if m["type"] != "VIEW":
+            return None
+        vp = s.vid[p - 1]
+        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
+            return None
+        delivered = _set(s.delivered, p, s.delivered[p - 1] | m["digest"]) if vp != 0 else s.delivered
+        return s._replace(
+            vid=_set(s.vid, p, m["view"] + 1),
+            delivered=delivered,
+            flushInit=_set(s.flushInit, p, NO_INIT if vp == 0 else c),
+            phase=_set(s.phase, p, "Normal"),
+            flushOks=_set(s.flushOks, p, frozenset()),
+            digest=_set(s.digest, p, frozenset()),
+            completed=_set(s.completed, p, frozenset()),
+            chan=self.Take(s, p, c),
+        )
+
+    def StopFlush(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Normal"):
+            return None
+        v = s.vid[c - 1]
+        return s._replace(
+            chan=self.Multi(s, s.chan, c, s.views[v - 1] & s.views[v - 2], StopFlushMsg(v)),
+            blocked=_set(s.blocked, c, False),
+            flushInit=_set(s.flushInit, c, NO_INIT),
+        )
+
+    def Unblock(self, s, p: int, c: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
+            return None
+        m = self.In(s, p, c)
+        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)):
+            return None
+        return s._replace(
+            blocked=_set(s.blocked, p, False),
+            flushInit=_set(s.flushInit, p, NO_INIT),
+            chan=self.Take(s, p, c),
+        )
+
+    # --- environment ----------------------------------------------------------------
+    def CanCrash(self, s, p: int) -> bool:
+        dead = self.Dead(s)
+        return (
+            self.Alive(s, p)
+            and self.IsMember(s, p)
+            and p in self.Crashable
+            and len(dead) < self.MaxCrashes
+            and bool(s.views[-1] - dead - {p})
+            and not self.Eating(s, p)
+            and all(m["cur"] != p for m in s.tokenMsgs)
+        )
+
+    def Crash(self, s, p: int):
+        """All successors of Crash(p), one per cut of p's outgoing channels."""
+        if not self.CanCrash(s, p):
+            return []
+        ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
+        base = s._replace(
+            status=_set(s.status, p, "Down"),
+            msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
+        )
+        out = []
+        for cut in product(*ranges):
+            upd = {}
+            for e in self.pairs:
+                if e[1] == p:
+                    upd[e] = ()
+                elif e[0] == p:
+                    upd[e] = s.chan[e][: cut[e[1] - 1]]
+            out.append(base._replace(chan=s.chan.update(upd)))
+        return out
+
+    def Join(self, s, n: int):
+        if not (n > self.NInit and s.status[n - 1] == "Off"):
+            return None
+        return s._replace(
+            status=_set(s.status, n, "Up"),
+            msgs911=s.msgs911 | {Msg911(n, n, NextNode(self.InitRing, n))},
+        )
+
+    # --- next -----------------------------------------------------------------------
+    RECEIVE = ("Deliver", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
+               "ReceiveFlushCompleted", "InstallView", "Unblock")
+    SINGLE = ("EatingTimeout", "Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView",
+              "StopFlush", "Join")
+
+    def next(self, s):
+        for n in self.Members:
+            for m in s.tokenMsgs:
+                for name, fn in (("TokenReceived", self.TokenReceived),
+                                 ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
+            for m in s.msgs911:
+                for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
+            for name in self.SINGLE:
+                t = getattr(self, name)(s, n)
+                if t is not None:
+                    yield Label(name, (n,)), t
+            for t in self.Crash(s, n):
+                yield Label("Crash", (n,)), t
+        for p, q in self.pairs:
+            if not s.chan[(q, p)]:
+                continue
+            for name in self.RECEIVE:
+                t = getattr(self, name)(s, p, q)
+                if t is not None:
+                    yield Label(name, (p, q)), t
+
+    # --- invariants -------------------------------------------------------------------
+    @property
+    def invariants(self):
+        return {
+            "TypeOK": self.TypeOK,
+            "VirtualSynchrony": self.VirtualSynchrony,
+            "NoSendWhileBlocked": self.NoSendWhileBlocked,
+            "ViewAfterAllCompleted": self.ViewAfterAllCompleted,
+            "AtMostOneToken": self.AtMostOneToken,
+            "ConsistentHistory": self.ConsistentHistory,
+            "ViewsFromRing": self.ViewsFromRing,
+        }
+
+    def TypeOK(self, s) -> bool:
+        M = set(self.Members)
+        ids = set(range(1, self.MaxMsgs + 1))
+        L = len(s.views)
+        funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed,
+                 s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
+        return (
+            L >= 1
+            and all(isinstance(v, frozenset) and v <= M for v in s.views)
+            and all(len(f) == self.N for f in funcs)
+            and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
+            and len(s.sent) <= self.MaxMsgs
+            and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
+            and all(d <= ids for d in s.delivered)
+            and set(s.chan) == set(self.pairs)
+            and all(FlushModel._msg_ok(self, m) for e in self.pairs for m in s.chan[e])
+            and all(ph in PHASES for ph in s.phase)
+            and all(isinstance(b, bool) for b in s.blocked)
+            and all(x == NO_INIT or x in M for x in s.flushInit)
+            and all(o <= M for o in s.flushOks)
+            and all(d <= ids for d in s.digest)
+            and all(q in M and d <= ids for c in s.completed for q, d in c)
+            and all(x in ("Off", "Up", "Down") for x in s.status)
+            and all(x in VIEW_STATES for x in s.viewState)
+            and all(set(v) <= M for gv in s.globalView for v in gv)
+            and all(set(lv) <= M for lv in s.localView)
+            and all(nn <= M for nn in s.newNodes)
+            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.token)
+            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.tokenMsgs)
+            and all(set(m) == {"orig", "cur", "dest"} for m in s.msgs911)
+        )
+
+    def VirtualSynchrony(self, s) -> bool:
+        for v in range(1, len(s.views)):
+            both = s.views[v - 1] & s.views[v]
+            movers = [p for p in self.Members if s.vid[p - 1] > v and p in both]
+            if len({self.DeliveredIn(s, p, v) for p in movers}) > 1:
+                return False
+        return True
+
+    def NoSendWhileBlocked(self, s) -> bool:
+        return all(self.SentIn(s, p, s.vid[p - 1]) <= s.digest[p - 1] for p in self.Members if s.blocked[p - 1])
+
+    def ViewAfterAllCompleted(self, s) -> bool:
+        L = len(s.views)
+        for p in self.Members:
+            v = s.vid[p - 1]
+            if self.Alive(s, p) and self.IsMember(s, p) and v < L:
+                if s.phase[p - 1] != "Completed":
+                    return False
+                if p in s.views[v] and v != L - 1:
+                    return False
+        return True
+
+    def AtMostOneToken(self, s) -> bool:
+        eaters = sum(1 for n in self.Members if self.Alive(s, n) and self.Eating(s, n))
+        return eaters + len(s.tokenMsgs) <= 1
+
+    def ConsistentHistory(self, s) -> bool:
+        for gm in s.globalView:
+            for gn in s.globalView:
+                for a, b in zip(gm, gn):
+                    if a != NULL_VIEW and b != NULL_VIEW and a != b:
+                        return False
+        return True
+
+    def RingIndex(self, s, S: frozenset) -> set:
+        return {i for gv in s.globalView for i, v in enumerate(gv, start=1) if v != NULL_VIEW and frozenset(v) == S}
+
+    def ViewsFromRing(self, s) -> bool:
+        idx = [self.RingIndex(s, v) for v in s.views]
+        if any(not x for x in idx):
+            return False
+        return all(i < j for a, b in zip(idx, idx[1:]) for i in a for j in b)
+
+    # --- scripted runs (tests) --------------------------------------------------------
+    def step(self, s, action: str, *params: Any):
+        """The successor by the named action instance; raises if not enabled."""
+        for lab, t in self.next(s):
+            if lab.action == action and lab.params[: len(params)] == params:
+                return t
+        raise ValueError(f"{action}{params} is not enabled")

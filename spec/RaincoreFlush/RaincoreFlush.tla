@@ -1,0 +1,583 @@
+---------------------------- MODULE RaincoreFlush ----------------------------
+(***************************************************************************)
+(* FLUSH (spec/Flush, fixed variant: digest reconciliation) over the       *)
+(* Raincore token ring (spec/Raincore) as its membership: no oracle        *)
+(* decides views.                                                          *)
+(*   - The view FLUSH's coordinator installs is the ring's committed view: *)
+(*     the last non-NULL entry of its node's globalView (Raincore's        *)
+(*     Agreement).  A flush starts when that view differs from FLUSH's     *)
+(*     latest view; SendView installs the ring's view as it stands then,   *)
+(*     so a view the ring commits during a flush is folded into it.        *)
+(*   - A crash is noticed only through TokenDeliveryFailure: the crashed   *)
+(*     node leaves the token's nodelist, and a member treats as gone (in   *)
+(*     every FLUSH wait, and when it drops a flush message) exactly the    *)
+(*     members of its FLUSH view its ring localView no longer lists.       *)
+(*   - A joiner enters through the ring's 911 path: Join sends a 911, a    *)
+(*     ring node queues it (911Received), the token holder adds it         *)
+(*     (EatingTimeout), the ring commits, the flush installs.              *)
+(* FLUSH keeps its own consecutive view ids (VIEW sent in v installs       *)
+(* v + 1): the ring's view number may skip, since several ring views can   *)
+(* be folded into one flush.  Both choices: README.md, docs/impl.md        *)
+(* "Raincore as membership".                                               *)
+(*                                                                         *)
+(* The ring is abstracted to what membership needs (README.md): one token, *)
+(* never lost, so no sequence numbers, no Hungry/Starving timeouts and no  *)
+(* regeneration; a node crashes only while it neither holds the token nor  *)
+(* has it in transit (a crash of the holder is a token loss, which         *)
+(* Raincore's own models check); crash-stop, no recovery, no leave; 911s   *)
+(* are join requests only.  Raincore's action and variable names are kept  *)
+(* for what is kept; FLUSH's too.                                          *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets
+
+CONSTANTS
+    N,          \* members/nodes are 1..N
+    NInit,      \* nodes 1..NInit form the configured ring and FLUSH's first view
+    Founder,    \* the ring node holding the token at the start
+    MaxMsgs,    \* application multicasts, over all members
+    MaxCrashes, \* crashes the environment may inject
+    Crashable   \* the nodes the environment may crash (targets a model)
+
+ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
+       /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
+
+Members  == 1..N
+Node     == Members
+MsgIds   == 1..MaxMsgs
+NoInit   == 0
+Phases   == {"Normal", "InBlock", "OkSent", "Completed"}
+InitRing == [i \in 1..NInit |-> i]
+NULL     == 0
+NullView == <<>>
+\* A token: Raincore's without the sequence number (one token, never lost).
+NoToken  == [nodelist |-> <<>>, cur |-> NULL, dest |-> NULL, gvn |-> 0]
+
+VARIABLES
+    \* FLUSH (Flush.tla; crashed, joining, leaving are gone: the ring says)
+    views,      \* views[v]: the members of FLUSH view v (each a view the ring committed)
+    vid,        \* vid[p]: the FLUSH view p has installed (0: not joined yet)
+    sent,       \* sent[i]: sender and view of application multicast i (history)
+    delivered,  \* delivered[p]: ids of the application multicasts p delivered
+    chan,       \* chan[<<p, q>>]: the reliable FIFO channel from p to q
+    phase,      \* phase[p]: "Normal", "InBlock", "OkSent", "Completed"
+    blocked,    \* blocked[p]: the send latch is closed
+    flushInit,  \* flushInit[p]: the initiator p follows (NoInit: none)
+    flushOks,   \* flushOks[p]: members whose FLUSH_OK p has in its view
+    digest,     \* digest[p]: the digest p sent in its last FLUSH_COMPLETED
+    completed,  \* completed[c]: <<q, digest>> per FLUSH_COMPLETED initiator c recorded
+    \* the ring (Raincore.tla)
+    status,      \* [Node -> {"Off","Up","Down"}]
+    viewState,   \* [Node -> {"Agreement","Chaos","Reserve"}]
+    globalView,  \* [Node -> Seq(view or NullView)]: committed views
+    localView,   \* [Node -> Seq(Node)]: the last nodelist the node accepted
+    newNodes,    \* [Node -> SUBSET Node]: queued join requests
+    token,       \* [Node -> token]: the token held (NoToken if none)
+    tokenMsgs,   \* token messages in transit
+    msgs911      \* 911 join requests in transit
+
+flushVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
+               flushOks, digest, completed>>
+ringVars  == <<status, viewState, globalView, localView, newNodes, token,
+               tokenMsgs, msgs911>>
+vars == <<flushVars, ringVars>>
+
+-----------------------------------------------------------------------------
+(* Ring helpers (Raincore.tla) *)
+
+Range(s) == {s[i] : i \in DOMAIN s}
+Pos(s, x) == CHOOSE i \in DOMAIN s : s[i] = x
+NextNode(l, n) == IF n \in Range(l) THEN l[(Pos(l, n) % Len(l)) + 1] ELSE l[1]
+Remove(l, x) == SelectSeq(l, LAMBDA y : y # x)
+SortedSeq(S) == [i \in 1..Cardinality(S) |->
+                    CHOOSE x \in S : Cardinality({y \in S : y < x}) = i - 1]
+InsertAfter(l, n, s) == SubSeq(l, 1, Pos(l, n)) \o s \o SubSeq(l, Pos(l, n) + 1, Len(l))
+PadTo(gv, k) == gv \o [i \in 1..(k - Len(gv)) |-> NullView]
+GlobalViewNumber(n) == Len(globalView[n])
+LastGlobalView(n) ==
+    LET gv  == globalView[n]
+        idx == {i \in DOMAIN gv : gv[i] # NullView}
+    IN  IF idx = {} THEN NullView ELSE gv[CHOOSE i \in idx : \A j \in idx : j <= i]
+ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
+Eating(n) == token[n] # NoToken
+Dead == {n \in Node : status[n] = "Down"}
+
+-----------------------------------------------------------------------------
+(* FLUSH helpers (Flush.tla), membership from the ring *)
+
+Latest       == Len(views)
+Alive(p)     == status[p] = "Up"
+IsMember(p)  == vid[p] >= 1 /\ p \in views[vid[p]]
+\* The members of p's FLUSH view that p's ring has dropped from the token's
+\* nodelist: p's failure detector (TokenDeliveryFailure, seen by p when it
+\* takes the token or itself detects the failure).
+Gone(p)      == views[vid[p]] \ Range(localView[p])
+\* The coordinator: the smallest member of its view it does not count gone.
+IsCoord(c)   == \A q \in views[vid[c]] \ Gone(c) : c <= q
+\* The ring committed, at c, a view other than FLUSH's latest.
+ViewChangePending(c) ==
+    LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
+
+DeliveredIn(p, v) == {i \in delivered[p] : sent[i].view = v}
+SentIn(p, v)      == {i \in 1..Len(sent) : sent[i].sender = p /\ sent[i].view = v}
+
+Data(v, i)               == [type |-> "DATA", view |-> v, id |-> i]
+StartFlushMsg(v)         == [type |-> "START_FLUSH", view |-> v]
+FlushOkMsg(v)            == [type |-> "FLUSH_OK", view |-> v]
+FlushCompletedMsg(v, d)  == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
+ViewMsg(v, d)            == [type |-> "VIEW", view |-> v, digest |-> d]
+StopFlushMsg(v)          == [type |-> "STOP_FLUSH", view |-> v]
+FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
+
+\* Sends go to R minus the dead: the transport loses what is sent to a
+\* crashed node (that is not detection: the sender learns nothing).
+Multi(ch, p, R, msg) ==
+    [e \in Members \X Members |->
+        IF e[1] = p /\ e[2] \in R \ ({p} \cup Dead) THEN Append(ch[e], msg) ELSE ch[e]]
+
+HasMsg(p, q) == chan[<<q, p>>] # <<>>
+In(p, q)     == Head(chan[<<q, p>>])
+Take(p, q)   == [chan EXCEPT ![<<q, p>>] = Tail(@)]
+CanReceive(p) == Alive(p) /\ IsMember(p)
+
+LastView(s)   == IF \E i \in DOMAIN s : s[i].type = "VIEW"
+                   THEN CHOOSE i \in DOMAIN s : s[i].type = "VIEW" /\ \A j \in DOMAIN s : s[j].type = "VIEW" => j <= i
+                   ELSE 0
+MaxOut(p)     == CHOOSE k \in {Len(chan[<<p, q>>]) : q \in Members} :
+                       \A q \in Members : Len(chan[<<p, q>>]) <= k
+
+-----------------------------------------------------------------------------
+TokenRec == [nodelist : Seq(Node), cur : Node \cup {NULL}, dest : Node \cup {NULL}, gvn : Nat]
+Msg911Rec == [orig : Node, cur : Node, dest : Node]
+
+TypeOK ==
+    /\ views \in Seq(SUBSET Members) /\ Latest >= 1
+    /\ vid \in [Members -> 0..Latest]
+    /\ sent \in Seq([sender : Members, view : 1..Latest]) /\ Len(sent) <= MaxMsgs
+    /\ delivered \in [Members -> SUBSET MsgIds]
+    /\ phase \in [Members -> Phases]
+    /\ blocked \in [Members -> BOOLEAN]
+    /\ flushInit \in [Members -> Members \cup {NoInit}]
+    /\ flushOks \in [Members -> SUBSET Members]
+    /\ digest \in [Members -> SUBSET MsgIds]
+    /\ completed \in [Members -> SUBSET (Members \X SUBSET MsgIds)]
+    /\ status \in [Node -> {"Off", "Up", "Down"}]
+    /\ viewState \in [Node -> {"Agreement", "Chaos", "Reserve"}]
+    /\ globalView \in [Node -> Seq(Seq(Node))]
+    /\ localView \in [Node -> Seq(Node)]
+    /\ newNodes \in [Node -> SUBSET Node]
+    /\ token \in [Node -> TokenRec]
+    /\ tokenMsgs \subseteq TokenRec
+    /\ msgs911 \subseteq Msg911Rec
+
+\* The steady ring of Raincore.tla, the token held by Founder; FLUSH in its
+\* first view, the ring's first committed view.
+Init ==
+    /\ views = << 1..NInit >>
+    /\ vid = [p \in Members |-> IF p <= NInit THEN 1 ELSE 0]
+    /\ sent = << >>
+    /\ delivered = [p \in Members |-> {}]
+    /\ chan = [e \in Members \X Members |-> << >>]
+    /\ phase = [p \in Members |-> "Normal"]
+    /\ blocked = [p \in Members |-> FALSE]
+    /\ flushInit = [p \in Members |-> NoInit]
+    /\ flushOks = [p \in Members |-> {}]
+    /\ digest = [p \in Members |-> {}]
+    /\ completed = [p \in Members |-> {}]
+    /\ status = [n \in Node |-> IF n <= NInit THEN "Up" ELSE "Off"]
+    /\ viewState = [n \in Node |-> IF n <= NInit THEN "Agreement" ELSE "Chaos"]
+    /\ globalView = [n \in Node |-> IF n <= NInit THEN <<InitRing>> ELSE <<>>]
+    /\ localView = [n \in Node |-> IF n <= NInit THEN InitRing ELSE <<>>]
+    /\ newNodes = [n \in Node |-> {}]
+    /\ token = [n \in Node |-> IF n = Founder
+                                 THEN [nodelist |-> InitRing, cur |-> n,
+                                       dest |-> NextNode(InitRing, n), gvn |-> 1]
+                                 ELSE NoToken]
+    /\ tokenMsgs = {}
+    /\ msgs911 = {}
+
+-----------------------------------------------------------------------------
+(* The ring (Raincore.tla's events, abstracted as said above) *)
+
+\* 2. The token arrives: Eating, one step of the View State machine
+\*    (Agreement/Chaos/Reserve), commit in Reserve on the same nodelist.
+TokenReceived(n, m) ==
+    LET same    == m.nodelist = localView[n]
+        gv0     == globalView[n]
+        reserve == viewState[n] = "Chaos" /\ same
+        commit  == viewState[n] = "Reserve" /\ same
+        vs      == CASE viewState[n] = "Agreement" -> IF same THEN "Agreement" ELSE "Chaos"
+                     [] viewState[n] = "Chaos"     -> IF same THEN "Reserve" ELSE "Chaos"
+                     [] viewState[n] = "Reserve"   -> IF same THEN "Agreement" ELSE "Chaos"
+        gv1     == IF reserve THEN Append(gv0, NullView)
+                   ELSE IF commit THEN [gv0 EXCEPT ![Len(gv0)] = m.nodelist]
+                   ELSE gv0
+        tgvn    == IF reserve THEN Len(gv1) ELSE m.gvn
+    IN
+    /\ Alive(n)
+    /\ m \in tokenMsgs
+    /\ m.dest = n
+    /\ tokenMsgs' = tokenMsgs \ {m}
+    /\ viewState' = [viewState EXCEPT ![n] = vs]
+    /\ globalView' = [globalView EXCEPT ![n] = IF tgvn > Len(gv1) THEN PadTo(gv1, tgvn) ELSE gv1]
+    /\ localView' = [localView EXCEPT ![n] = m.nodelist]
+    /\ token' = [token EXCEPT ![n] = [m EXCEPT !.cur = n, !.gvn = tgvn]]
+    /\ UNCHANGED <<flushVars, status, newNodes, msgs911>>
+
+\* 3. A join request (911 from a node not on this node's view) is queued.
+\*    Members send no 911 here (no regeneration), so that is every 911.
+911Received(n, m) ==
+    /\ Alive(n)
+    /\ m \in msgs911
+    /\ m.dest = n
+    /\ m.orig \notin Range(ViewOf(n))
+    /\ msgs911' = msgs911 \ {m}
+    /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
+    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, token, tokenMsgs>>
+
+\* 4. The failure detector: the token n sent could not be delivered (its
+\*    destination is down).  Drop it from the nodelist, Chaos, resend;
+\*    alone, commit the single-node view and keep the token.
+TokenDeliveryFailure(n, m) ==
+    LET nl == Remove(m.nodelist, m.dest)
+        t  == [m EXCEPT !.nodelist = nl, !.dest = NextNode(nl, n)]
+        t1 == [t EXCEPT !.gvn = GlobalViewNumber(n) + 1]
+    IN
+    /\ Alive(n)
+    /\ m \in tokenMsgs
+    /\ m.cur = n
+    /\ status[m.dest] = "Down"
+    /\ localView' = [localView EXCEPT ![n] = nl]
+    /\ IF nl = <<n>>
+         THEN /\ viewState' = [viewState EXCEPT ![n] = "Agreement"]
+              /\ globalView' = [globalView EXCEPT ![n] = Append(@, nl)]
+              /\ token' = [token EXCEPT ![n] = t1]
+              /\ tokenMsgs' = tokenMsgs \ {m}
+         ELSE /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
+              /\ tokenMsgs' = (tokenMsgs \ {m}) \cup {t}
+              /\ UNCHANGED <<globalView, token>>
+    /\ UNCHANGED <<flushVars, status, newNodes, msgs911>>
+
+\* 5. A 911 could not be delivered: on to the next node of the configured ring.
+911DeliveryFailure(n, m) ==
+    /\ Alive(n)
+    /\ m \in msgs911
+    /\ m.cur = n
+    /\ status[m.dest] = "Down"
+    /\ msgs911' = (msgs911 \ {m}) \cup {[m EXCEPT !.dest = NextNode(InitRing, m.dest)]}
+    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
+                   token, tokenMsgs>>
+
+\* 6. Eating timeout: add the queued joiners right after n (Chaos) and pass
+\*    the token on; alone, keep it.
+EatingTimeout(n) ==
+    LET t   == token[n]
+        add == newNodes[n] \ Range(t.nodelist)
+        nl  == IF add = {} THEN t.nodelist ELSE InsertAfter(t.nodelist, n, SortedSeq(add))
+        t2  == [t EXCEPT !.nodelist = nl, !.cur = n, !.dest = NextNode(nl, n)]
+    IN
+    /\ Alive(n)
+    /\ Eating(n)
+    /\ newNodes' = [newNodes EXCEPT ![n] = {}]
+    /\ viewState' = IF add = {} THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
+    /\ IF Len(nl) > 1
+         THEN /\ tokenMsgs' = tokenMsgs \cup {t2}
+              /\ token' = [token EXCEPT ![n] = NoToken]
+         ELSE UNCHANGED <<tokenMsgs, token>>
+    /\ UNCHANGED <<flushVars, status, globalView, localView, msgs911>>
+
+-----------------------------------------------------------------------------
+(* FLUSH (Flush.tla with ReconcileDigests = TRUE); every use of the        *)
+(* perfect failure detector ("crashed") is now Gone(p), p's ring's view.   *)
+
+Multicast(p) ==
+    /\ CanReceive(p)
+    /\ ~blocked[p]
+    /\ Len(sent) < MaxMsgs
+    /\ LET i == Len(sent) + 1
+           v == vid[p]
+       IN /\ sent' = Append(sent, [sender |-> p, view |-> v])
+          /\ delivered' = [delivered EXCEPT ![p] = @ \cup {i}]
+          /\ chan' = Multi(chan, p, views[v], Data(v, i))
+    /\ UNCHANGED <<views, vid, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+
+Deliver(p, q) ==
+    /\ CanReceive(p) /\ HasMsg(p, q)
+    /\ In(p, q).type = "DATA"
+    /\ In(p, q).view = vid[p]
+    /\ phase[p] # "Completed"
+    /\ delivered' = [delivered EXCEPT ![p] = @ \cup {In(p, q).id}]
+    /\ chan' = Take(p, q)
+    /\ UNCHANGED <<views, vid, sent, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+
+\* Drop: a message of an earlier view; a flush message from a member p
+\* counts gone; a DATA after p's FLUSH_COMPLETED (the VIEW brings it).
+Discard(p, q) ==
+    /\ CanReceive(p) /\ HasMsg(p, q)
+    /\ LET m == In(p, q) IN
+         \/ m.view < vid[p]
+         \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in Gone(p)
+         \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
+    /\ chan' = Take(p, q)
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+
+\* The coordinator starts (or restarts, after the initiator is gone) a
+\* flush once its ring has committed a view other than FLUSH's latest.
+StartFlush(c) ==
+    /\ CanReceive(c) /\ vid[c] = Latest /\ IsCoord(c)
+    /\ flushInit[c] # c
+    /\ ViewChangePending(c)
+    /\ LET v == vid[c]
+           d == DeliveredIn(c, v)
+       IN /\ chan' = Multi(chan, c, views[v], StartFlushMsg(v))
+          /\ flushInit' = [flushInit EXCEPT ![c] = c]
+          /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
+          /\ IF phase[c] = "Completed"
+               THEN /\ digest' = [digest EXCEPT ![c] = d]
+                    /\ completed' = [completed EXCEPT ![c] = {<<c, d>>}]
+               ELSE /\ completed' = [completed EXCEPT ![c] = {}]
+                    /\ UNCHANGED digest
+    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushOks, ringVars>>
+
+Block(p, c) ==
+    /\ CanReceive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "START_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ c \notin Gone(p)
+    /\ phase[p] = "Normal"
+    /\ phase' = [phase EXCEPT ![p] = "InBlock"]
+    /\ flushInit' = [flushInit EXCEPT ![p] = c]
+    /\ chan' = Take(p, c)
+    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushOks, digest, completed, ringVars>>
+
+RestartFlush(p, c) ==
+    /\ CanReceive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "START_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ c \notin Gone(p)
+    /\ phase[p] # "Normal"
+    /\ flushInit' = [flushInit EXCEPT ![p] = c]
+    /\ LET v == vid[p]
+           d == DeliveredIn(p, v)
+       IN IF phase[p] = "Completed"
+            THEN /\ digest' = [digest EXCEPT ![p] = d]
+                 /\ chan' = [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(v, d))]
+            ELSE /\ chan' = Take(p, c)
+                 /\ UNCHANGED digest
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushOks, completed, ringVars>>
+
+FlushOk(p) ==
+    /\ CanReceive(p)
+    /\ phase[p] = "InBlock"
+    /\ phase' = [phase EXCEPT ![p] = "OkSent"]
+    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
+    /\ chan' = Multi(chan, p, views[vid[p]], FlushOkMsg(vid[p]))
+    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushInit, digest, completed, ringVars>>
+
+ReceiveFlushOk(p, q) ==
+    /\ CanReceive(p) /\ HasMsg(p, q)
+    /\ In(p, q).type = "FLUSH_OK"
+    /\ In(p, q).view = vid[p]
+    /\ q \notin Gone(p)
+    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
+    /\ chan' = Take(p, q)
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, digest, completed, ringVars>>
+
+\* p has the FLUSH_OK of every member of its view its ring has not dropped.
+FlushCompleted(p) ==
+    /\ CanReceive(p)
+    /\ phase[p] = "OkSent"
+    /\ views[vid[p]] \ Gone(p) \subseteq flushOks[p]
+    /\ LET v == vid[p]
+           d == DeliveredIn(p, v)
+           c == flushInit[p]
+       IN /\ phase' = [phase EXCEPT ![p] = "Completed"]
+          /\ blocked' = [blocked EXCEPT ![p] = TRUE]
+          /\ digest' = [digest EXCEPT ![p] = d]
+          /\ IF c = p
+               THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, d>>}]
+                    /\ UNCHANGED chan
+               ELSE /\ chan' = Multi(chan, p, {c}, FlushCompletedMsg(v, d))
+                    /\ UNCHANGED completed
+    /\ UNCHANGED <<views, vid, sent, delivered, flushInit, flushOks, ringVars>>
+
+ReceiveFlushCompleted(c, q) ==
+    /\ CanReceive(c) /\ HasMsg(c, q)
+    /\ In(c, q).type = "FLUSH_COMPLETED"
+    /\ In(c, q).view = vid[c]
+    /\ q \notin Gone(c)
+    /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
+    /\ chan' = Take(c, q)
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, ringVars>>
+
+\* The initiator has the FLUSH_COMPLETED of every member it does not count
+\* gone: it installs the ring's committed view as it stands now (a view
+\* committed during the flush is folded in) and sends it to the old view
+\* and to the joiners, with the union of the digests it holds from members
+\* not gone.
+SendView(c) ==
+    /\ CanReceive(c)
+    /\ flushInit[c] = c
+    /\ phase[c] = "Completed"
+    /\ views[vid[c]] \ Gone(c) \subseteq {r[1] : r \in completed[c]}
+    /\ LET v   == vid[c]
+           new == Range(LastGlobalView(c))
+           D   == UNION {r[2] : r \in {x \in completed[c] : x[1] \notin Gone(c)}}
+       IN /\ views' = Append(views, new)
+          /\ chan' = Multi(chan, c, views[v] \cup new, ViewMsg(v, D))
+          /\ vid' = [vid EXCEPT ![c] = v + 1]
+          /\ delivered' = [delivered EXCEPT ![c] = @ \cup D]
+    /\ phase' = [phase EXCEPT ![c] = "Normal"]
+    /\ flushOks' = [flushOks EXCEPT ![c] = {}]
+    /\ digest' = [digest EXCEPT ![c] = {}]
+    /\ completed' = [completed EXCEPT ![c] = {}]
+    /\ UNCHANGED <<sent, blocked, flushInit, ringVars>>
+
+InstallView(p, c) ==
+    /\ Alive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "VIEW"
+    /\ \/ IsMember(p) /\ In(p, c).view = vid[p]
+       \/ vid[p] = 0
+    /\ LET m == In(p, c) IN
+         /\ vid' = [vid EXCEPT ![p] = m.view + 1]
+         /\ delivered' = IF vid[p] # 0
+                           THEN [delivered EXCEPT ![p] = @ \cup m.digest]
+                           ELSE delivered
+    /\ flushInit' = [flushInit EXCEPT ![p] = IF vid[p] = 0 THEN NoInit ELSE c]
+    /\ phase' = [phase EXCEPT ![p] = "Normal"]
+    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
+    /\ digest' = [digest EXCEPT ![p] = {}]
+    /\ completed' = [completed EXCEPT ![p] = {}]
+    /\ chan' = Take(p, c)
+    /\ UNCHANGED <<views, sent, blocked, ringVars>>
+
+StopFlush(c) ==
+    /\ CanReceive(c)
+    /\ flushInit[c] = c
+    /\ phase[c] = "Normal"
+    /\ LET v == vid[c] IN
+         chan' = Multi(chan, c, views[v] \cap views[v - 1], StopFlushMsg(v))
+    /\ blocked' = [blocked EXCEPT ![c] = FALSE]
+    /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
+
+Unblock(p, c) ==
+    /\ CanReceive(p) /\ HasMsg(p, c)
+    /\ In(p, c).type = "STOP_FLUSH"
+    /\ In(p, c).view = vid[p]
+    /\ c \notin Gone(p)
+    /\ blocked' = [blocked EXCEPT ![p] = FALSE]
+    /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
+    /\ chan' = Take(p, c)
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
+
+-----------------------------------------------------------------------------
+(* Environment *)
+
+\* p crashes: a FLUSH member in Crashable, within the budget, not the last
+\* live member of the latest view, and neither holding the token nor having
+\* it in transit (the abstraction: no token loss).
+CanCrash(p) ==
+    /\ Alive(p) /\ IsMember(p)
+    /\ p \in Crashable
+    /\ Cardinality(Dead) < MaxCrashes
+    /\ (views[Latest] \ Dead) \ {p} # {}
+    /\ ~Eating(p)
+    /\ \A m \in tokenMsgs : m.cur # p
+
+Cuts(p) ==
+    {cut \in [Members -> 0..MaxOut(p)] :
+        \A q \in Members : LastView(chan[<<p, q>>]) <= cut[q] /\ cut[q] <= Len(chan[<<p, q>>])}
+
+\* As in Flush.tla (each channel from p keeps a prefix holding every VIEW)
+\* and Raincore.tla (the 911s p was sending are lost); nobody is told.
+Crash(p) ==
+    /\ CanCrash(p)
+    /\ \E cut \in Cuts(p) :
+         chan' = [e \in Members \X Members |->
+                    IF e[2] = p THEN << >>
+                    ELSE IF e[1] = p THEN SubSeq(chan[e], 1, cut[e[2]])
+                    ELSE chan[e]]
+    /\ status' = [status EXCEPT ![p] = "Down"]
+    /\ msgs911' = {m \in msgs911 : m.cur # p}
+    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks,
+                   digest, completed, viewState, globalView, localView, newNodes,
+                   token, tokenMsgs>>
+
+\* A new node starts and applies to join with a 911 to the configured ring.
+Join(n) ==
+    /\ n > NInit
+    /\ status[n] = "Off"
+    /\ status' = [status EXCEPT ![n] = "Up"]
+    /\ msgs911' = msgs911 \cup {[orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]}
+    /\ UNCHANGED <<flushVars, viewState, globalView, localView, newNodes, token, tokenMsgs>>
+
+-----------------------------------------------------------------------------
+Receive(p, q) ==
+    \/ Deliver(p, q)
+    \/ Discard(p, q)
+    \/ Block(p, q)
+    \/ RestartFlush(p, q)
+    \/ ReceiveFlushOk(p, q)
+    \/ ReceiveFlushCompleted(p, q)
+    \/ InstallView(p, q)
+    \/ Unblock(p, q)
+
+Next ==
+    \/ \E n \in Node : \E m \in tokenMsgs : TokenReceived(n, m)
+    \/ \E n \in Node : \E m \in msgs911 : 911Received(n, m)
+    \/ \E n \in Node : \E m \in tokenMsgs : TokenDeliveryFailure(n, m)
+    \/ \E n \in Node : \E m \in msgs911 : 911DeliveryFailure(n, m)
+    \/ \E n \in Node : EatingTimeout(n)
+    \/ \E p \in Members : Multicast(p)
+    \/ \E p, q \in Members : Receive(p, q)
+    \/ \E c \in Members : StartFlush(c)
+    \/ \E p \in Members : FlushOk(p)
+    \/ \E p \in Members : FlushCompleted(p)
+    \/ \E c \in Members : SendView(c)
+    \/ \E c \in Members : StopFlush(c)
+    \/ \E p \in Members : Crash(p)
+    \/ \E n \in Node : Join(n)
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Properties *)
+
+\* Flush.tla's, unchanged.
+VirtualSynchrony ==
+    \A p, q \in Members : \A v \in 1..(Latest - 1) :
+        ( /\ vid[p] > v /\ p \in views[v] \cap views[v + 1]
+          /\ vid[q] > v /\ q \in views[v] \cap views[v + 1] )
+        => DeliveredIn(p, v) = DeliveredIn(q, v)
+
+NoSendWhileBlocked ==
+    \A p \in Members : blocked[p] => SentIn(p, vid[p]) \subseteq digest[p]
+
+ViewAfterAllCompleted ==
+    \A p \in Members :
+        (Alive(p) /\ IsMember(p) /\ vid[p] < Latest)
+            => /\ phase[p] = "Completed"
+               /\ p \in views[vid[p] + 1] => vid[p] = Latest - 1
+
+\* Raincore.tla's (AtMostOneToken: at most one node Eating, or the token in
+\* transit while nobody eats).
+AtMostOneToken ==
+    Cardinality({n \in Node : Alive(n) /\ Eating(n)}) + Cardinality(tokenMsgs) <= 1
+
+ConsistentHistory ==
+    \A m, n \in Node :
+        \A i \in 1..Len(globalView[m]) :
+            (i <= Len(globalView[n]) /\ globalView[m][i] # NullView
+                /\ globalView[n][i] # NullView)
+            => globalView[m][i] = globalView[n][i]
+
+\* New: every view FLUSH installs is a view the ring committed, and FLUSH
+\* installs them in the ring's order (ring view numbers increase).
+RingIndex(S) == UNION {{i \in DOMAIN globalView[n] :
+                            globalView[n][i] # NullView /\ Range(globalView[n][i]) = S}
+                        : n \in Node}
+ViewsFromRing ==
+    /\ \A v \in 1..Latest : RingIndex(views[v]) # {}
+    /\ \A v \in 1..(Latest - 1) :
+          \A i \in RingIndex(views[v]), j \in RingIndex(views[v + 1]) : i < j
+=============================================================================

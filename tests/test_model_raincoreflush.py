@@ -1,0 +1,117 @@
+"""The RaincoreFlush model: FLUSH's views come from the ring.  A crash is
+noticed only through TokenDeliveryFailure, a view is installed only once the
+ring committed it, a joiner enters through the 911 path; pinned counts
+against the manifest."""
+
+import pytest
+
+from groupcheck.model import manifest
+from groupcheck.model.core import explore
+from groupcheck.model.link import build_model
+from groupcheck.model.raincoreflush import NO_TOKEN, RaincoreFlushModel
+
+RING = ("TokenReceived", "EatingTimeout", "TokenDeliveryFailure", "911Received", "911DeliveryFailure")
+
+
+def model(**kw):
+    c = {"N": 3, "NInit": 3, "Founder": 2, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": frozenset({1})}
+    c.update(kw)
+    return RaincoreFlushModel(c)
+
+
+def init(m):
+    (s,) = list(m.init())
+    return s
+
+
+def step(m, s, action, *params):
+    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params[: len(params)] == params]
+    assert len(succ) == 1, (action, params, sorted(str(lab) for lab, _ in m.next(s)))
+    return succ[0]
+
+
+def enabled(m, s, action):
+    return [lab for lab, _ in m.next(s) if lab.action == action]
+
+
+def ring_step(m, s):
+    """The one enabled ring action (a single token, no 911 in these runs)."""
+    (t,) = [t for lab, t in m.next(s) if lab.action in RING]
+    return t
+
+
+def test_crash_is_noticed_only_through_token_delivery_failure():
+    m = model()
+    s = init(m)
+    s = step(m, s, "EatingTimeout", 2)        # token 2 -> 3
+    s = step(m, s, "TokenReceived", 3)
+    s = step(m, s, "EatingTimeout", 3)        # token 3 -> 1
+    s = step(m, s, "Crash", 1)                # 1 is not holding nor sending the token
+    # Nobody knows: no member counts 1 gone, 2 is not coordinator, no flush.
+    assert all(m.Gone(s, p) == frozenset() for p in (2, 3))
+    assert not m.IsCoord(s, 2)
+    assert not enabled(m, s, "StartFlush")
+    # The transport hands the token back to 3: that is the detection.
+    (lab,) = enabled(m, s, "TokenDeliveryFailure")
+    assert lab.params[0] == 3
+    s = step(m, s, "TokenDeliveryFailure", 3)
+    assert m.Gone(s, 3) == {1} and m.Gone(s, 2) == frozenset()
+    assert s.localView[2] == (2, 3)
+    # 2 learns it when it takes the token carrying the removal.
+    s = step(m, s, "TokenReceived", 2)
+    assert m.Gone(s, 2) == {1} and m.IsCoord(s, 2)
+
+
+def test_view_installed_only_after_the_ring_committed_it():
+    m = model()
+    s = init(m)
+    for a, p in (("EatingTimeout", 2), ("TokenReceived", 3), ("EatingTimeout", 3), ("Crash", 1),
+                 ("TokenDeliveryFailure", 3)):
+        s = step(m, s, a, p)
+    # Drive the ring alone until node 2 commits {2, 3}: no flush starts before.
+    for _ in range(20):
+        if m.LastGlobalView(s, 2) == (2, 3):
+            break
+        assert not enabled(m, s, "StartFlush")
+        assert len(s.views) == 1
+        s = ring_step(m, s)
+    assert m.LastGlobalView(s, 2) == (2, 3) and s.viewState[1] == "Agreement"
+    s = step(m, s, "StartFlush", 2)
+    # The flush runs to the end; the view 2 installs is the ring's.
+    for a, *p in (("Block", 3, 2), ("FlushOk", 2), ("FlushOk", 3), ("ReceiveFlushOk", 2, 3),
+                  ("ReceiveFlushOk", 3, 2), ("FlushCompleted", 2), ("FlushCompleted", 3),
+                  ("ReceiveFlushCompleted", 2, 3), ("SendView", 2), ("InstallView", 3, 2)):
+        s = step(m, s, a, *p)
+    assert s.views == (frozenset({1, 2, 3}), frozenset({2, 3}))
+    assert s.vid[1:] == (2, 2)
+    assert all(f(s) for f in m.invariants.values())
+
+
+def test_joiner_enters_through_911():
+    m = model(NInit=2, Founder=1, MaxCrashes=0, Crashable=frozenset())
+    s = init(m)
+    assert s.status[2] == "Off" and s.vid[2] == 0
+    s = step(m, s, "Join", 3)
+    (msg,) = s.msgs911
+    assert (msg["orig"], msg["dest"]) == (3, 1)
+    s = step(m, s, "911Received", 1)
+    assert s.newNodes[0] == {3}
+    s = step(m, s, "EatingTimeout", 1)        # the holder adds 3 after itself
+    (tok,) = s.tokenMsgs
+    assert tok["nodelist"] == (1, 3, 2) and s.token[0] == NO_TOKEN
+    assert not enabled(m, s, "StartFlush")    # proposed, not committed
+    for _ in range(30):
+        if m.LastGlobalView(s, 1) == (1, 3, 2):
+            break
+        assert not enabled(m, s, "StartFlush")
+        s = ring_step(m, s)
+    assert enabled(m, s, "StartFlush")
+
+
+@pytest.mark.parametrize("name", ["CoordCrash", "FounderCrash", "Join"])
+def test_distinct_states_match_manifest(name):
+    (entry,) = manifest.select(["raincoreflush"], name)
+    m = build_model(entry)
+    res = explore(m, check_invariants=list(m.invariants))
+    assert res.violation is None
+    assert res.distinct_states == entry.distinct_states
