@@ -476,23 +476,29 @@ class SequencerFlushEncoding(Encoding):
             v = vid[c]
             g = [Alive(c), S["fi"][c] == c, phase[c] == PH["Completed"],
                  *[z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["comp"][c, x]) for x in M]]
-            alts = []
-            for d in M:   # D: the digest of live member d, a longest one
-                live = lambda x: z3.And(S["comp"][c, x], Alive(x))  # noqa: E731
-                longest = [live(d)] + [z3.Implies(live(x), S["compL"][c, x] <= S["compL"][c, d]) for x in M]
-                D = (S["compL"][c, d], S["compS"][c, d], S["compQ"][c, d])
-                new_in = lambda x, v=v: z3.And(self._in_view(S, x, v), Alive(x))  # noqa: E731
-                ch = self._multi(self._chan(S), c, new_in,
-                                 _mk("VIEW", view=v, dl=D[0], dS=D[1], dQ=D[2]))
-                cs: list = []
-                upd = self._moved(S, c, new_in, D, ch, cs, f"sv{c}{d}")
-                upd = self._join(upd, {
-                    "nv": {(): nv + 1}, "vin": {x: z3.Store(S["vin"][x], nv + 1, new_in(x)) for x in M},
-                    "vid": {c: v + 1}, "phase": {c: z3.IntVal(PH["Normal"])},
-                    "oks": {(c, x): z3.BoolVal(False) for x in M},
-                    "comp": {(c, x): z3.BoolVal(False) for x in M}})
-                alts.append(z3.And(*longest, *cs, fr(S, T, upd)))
-            yield Label("SendView", (c,)), z3.And(*g, z3.Or(*alts))
+            # D: the digest of a live member d whose digest is a longest one;
+            # d is a fresh choice (one set of Moved constraints, not one per d)
+            live = lambda x, c=c: z3.And(S["comp"][c, x], Alive(x))  # noqa: E731
+            d = self._aux(f"sv{c}_d", I)
+            choice = z3.Or(*[z3.And(d == y, live(y), *[z3.Implies(live(x), S["compL"][c, x] <= S["compL"][c, y])
+                                                       for x in M]) for y in M])
+
+            def pick(f, c=c, d=d):
+                t = S[f][c, M[-1]]
+                for y in reversed(M[:-1]):
+                    t = z3.If(d == y, S[f][c, y], t)
+                return t
+            D = (pick("compL"), pick("compS"), pick("compQ"))
+            new_in = lambda x, v=v: z3.And(self._in_view(S, x, v), Alive(x))  # noqa: E731
+            ch = self._multi(self._chan(S), c, new_in, _mk("VIEW", view=v, dl=D[0], dS=D[1], dQ=D[2]))
+            cs: list = []
+            upd = self._moved(S, c, new_in, D, ch, cs, f"sv{c}")
+            upd = self._join(upd, {
+                "nv": {(): nv + 1}, "vin": {x: z3.Store(S["vin"][x], nv + 1, new_in(x)) for x in M},
+                "vid": {c: v + 1}, "phase": {c: z3.IntVal(PH["Normal"])},
+                "oks": {(c, x): z3.BoolVal(False) for x in M},
+                "comp": {(c, x): z3.BoolVal(False) for x in M}})
+            yield Label("SendView", (c,)), z3.And(*g, choice, *cs, fr(S, T, upd))
         for p, c in product(M, M):   # InstallView(p, c)
             h = self._head(S, p, c)
             g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["VIEW"], Msg.view(h) == vid[p]]
