@@ -27,6 +27,16 @@ def _stable(members: int | None) -> list[Encoding]:
             StableEncoding(members or 2, 1, coord_switches=False, reach_senders=frozenset({1}))]
 
 
+def _sequencerflush(members: int | None) -> list[Encoding]:
+    """SEQUENCER over FLUSH, the Fixed variant's encoding (Pair's constants:
+    UniformDelivery, ResendAlways, ResentFirst FALSE, one crash) at N = 2 or
+    ``members``.  NOT in PROTOCOLS: its inductive invariant is not finished
+    (docs/proofs.md, "SEQUENCER over FLUSH"), and ``groupcheck prove`` must
+    exit 0 only on proofs."""
+    from .sequencerflush import SequencerFlushEncoding
+    return [SequencerFlushEncoding(members or 2)]
+
+
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
     "stable": _stable,
 }
