@@ -87,6 +87,10 @@ class Encoding:
     expect_cti = False   # a flawed variant: a reachable CTI is the expected outcome
     members: int | None = None   # the fixed member count (None: any number)
     reach_max_states = 5_000   # how far the bounded model is explored to classify a CTI
+    # z3 parameters for every solver of this encoding's queries and checks
+    # (empty: z3's defaults; an encoding with quantified sequence operators
+    # may turn E-matching off and rely on model-based instantiation)
+    solver_params: Mapping[str, Any] = {}
 
     def fresh(self, tag: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -130,10 +134,18 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
-def _solve(fs: list, timeout_ms: int) -> tuple[str, z3.ModelRef | None, float, float]:
+def _solver(enc: Encoding | None = None) -> z3.Solver:
+    """A z3 solver with the encoding's ``solver_params`` (none: the defaults)."""
+    s = z3.Solver()
+    for k, v in (getattr(enc, "solver_params", None) or {}).items():
+        s.set(k, v)
+    return s
+
+
+def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None) -> tuple[str, z3.ModelRef | None, float, float]:
     """(result, model or None, wall seconds, CPU seconds of this process: z3
     runs in it, so the CPU figure is the query's cost whatever the load)."""
-    s = z3.Solver()
+    s = _solver(enc)
     s.set("timeout", timeout_ms)
     s.add(*fs)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -205,7 +217,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
     for name, L in lemmas.items():
-        r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms)
+        r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
         out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
     inv_S = enc.inv(S)
     acts = list(enc.actions(S, T))
@@ -222,12 +234,12 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
             hit = pinned.get((action, name))
             if hit is not None:
                 pre_s, post_s, path = hit
-                r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms)
+                r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms, enc)
                 if m is not None:
                     q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
                               cpu_seconds=dc)
             if q is None:
-                r, m, dt, dc = _solve(fq, open_ms)
+                r, m, dt, dc = _solve(fq, open_ms, enc)
                 q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
                 if reach is not None and m is not None:
                     m = _classify(enc, reach, q, fq, S, timeout_ms) or m
@@ -241,7 +253,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
                     q.path = reach.path(pre)
             out.append(q)
     for name in enc.properties:
-        r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms)
+        r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms, enc)
         out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
     for q in out:
         q.expected_cti = enc.expect_cti
@@ -262,12 +274,12 @@ def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> di
     Ls = {name: L(S) for name, L in enc.lemmas.items()}
     inv_S = z3.And(*Ls.values())
     for i in range(len(trace) - 1):
-        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms)[0]
+        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms, enc)[0]
         if r != "proved":       # the pre-state is already outside the invariant
             return {}
         lab, t = trace[i + 1]
         broken = [name for name, L_S in Ls.items()
-                  if _solve([enc.value(S, t), z3.Not(L_S)], timeout_ms)[0] == "cti"]
+                  if _solve([enc.value(S, t), z3.Not(L_S)], timeout_ms, enc)[0] == "cti"]
         if broken:
             path = ["Init"] + [str(lb) for lb, _ in trace[1:i + 1]]
             return {(lab.action, name): (trace[i][1], t, path) for name in broken}
@@ -286,7 +298,7 @@ def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeo
         return None
     blocks: list = []
     for _ in range(tries):
-        r, m = _solve(fs + [dom] + blocks, timeout_ms)[:2]
+        r, m = _solve(fs + [dom] + blocks, timeout_ms, enc)[:2]
         if m is None:
             return None
         pre = enc.decode(m, S)
@@ -333,7 +345,7 @@ def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> 
           if (lab.action, tuple(lab.params)) in want]
     if not fs:
         return False
-    solver = z3.Solver()
+    solver = _solver(enc)
     solver.add(enc.value(S, s), enc.value(T, t), z3.Or(*fs))
     return solver.check() == z3.sat
 
@@ -342,7 +354,7 @@ def satisfies_invariant(enc: Encoding, s, S=None, inv=None) -> bool:
     """Does model state ``s`` satisfy the inductive invariant (every lemma)?
     ``inv``: ``enc.inv(S)``, built once by a caller checking many states."""
     S = S if S is not None else enc.fresh("s")
-    solver = z3.Solver()
+    solver = _solver(enc)
     solver.add(enc.value(S, s), z3.Not(inv if inv is not None else enc.inv(S)))
     return solver.check() == z3.unsat
 
@@ -353,7 +365,7 @@ def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
     ``enc.next(S, T)``, built once by a caller checking many states."""
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
-    solver = z3.Solver()
+    solver = _solver(enc)
     solver.add(enc.value(S, s), nxt if nxt is not None else enc.next(S, T),
                *[z3.Not(enc.value(T, t)) for t in successors])
     if solver.check() != z3.sat:

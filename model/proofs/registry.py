@@ -60,6 +60,16 @@ def _sequencerflush(members: int | None) -> list[Encoding]:
     return [SequencerEncoding(n, 0), SequencerEncoding(n, 1)]
 
 
+def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
+    """SEQUENCER over FLUSH, the Fixed variant's encoding (Pair's constants:
+    UniformDelivery, ResendAlways, ResentFirst FALSE, one crash) at N = 2 or
+    ``members``.  NOT in PROTOCOLS: its inductive invariant is not finished
+    (docs/proofs.md, "SEQUENCER over FLUSH"), and ``groupcheck prove`` must
+    exit 0 only on proofs."""
+    from .sequencerflush import SequencerFlushEncoding
+    return [SequencerFlushEncoding(members or 2)]
+
+
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
     "raincore": _raincore,
     "stable": _stable,

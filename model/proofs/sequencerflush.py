@@ -1,0 +1,737 @@
+"""SEQUENCER over FLUSH (spec/SequencerFlush/SequencerFlush.tla) as a z3
+transition relation.
+
+Theory of operation
+-------------------
+The spec's sixteen variables, at a fixed member set ``1..N``, with every
+sequence, set of seqnos and channel unbounded:
+
+* ``views``: a length ``nv`` and, per member x, an array Int -> Bool
+  (``x`` is in the i-th view).  Every view is a subsequence of the first view
+  ``<<1, ..., N>>`` (SendView's ``SelectSeq(views[v], Alive)``), so a view is
+  determined by its members; ``value`` refuses a view that is not ascending.
+  ``Coord(views[i])`` is the least member of view i;
+* ``delivered[m]``, ``log[m]``: two arrays Int -> Int (sender, seqno) and a
+  length; ``closed[m]``: an array and a length;
+* ``fwd[m]``: an array Int -> Bool (any set of seqnos);
+* ``recv[m]``: per sender a domain bit and a value (``(s :> q) @@ recv``
+  puts s back into the domain, ``Moved`` restricts it to the new view);
+* ``chan[<<p, q>>]``: a FIFO, an array Int -> Msg with head and tail indices
+  (the messages are at hd+1 .. tl).  Msg is a z3 datatype with every field of
+  every message type (type, sender, seqno, view, and a digest: a length and
+  two arrays); ``value`` fixes only the fields the message type has;
+* ``completed[c]``: per member q a presence bit and a digest.  The spec's set
+  of <<q, digest>> could hold two digests of one q; ``value`` refuses such a
+  state (none occurs in the manifest's models the tests explore) and
+  ReceiveFlushCompleted overwrites q's digest;
+* the rest (vid, crashed, sent, phase, blocked, flushInit, flushOks, ndel):
+  one z3 Int or Bool per member (per pair for flushOks).
+
+The sequence operators over unbounded sequences are encoded with fresh
+constants constrained by universally quantified formulas over positions:
+``SelectSeq`` (Purged, Crash) by a running count array (kept message i goes
+to position cnt[i]); ``Absorb`` (the digest taken through the duplicate
+check) by running arrays of the received-table and forward-table and a
+running count of delivered entries; ``Ascending(fwd)`` (the re-sent
+forward-table) by a strictly increasing segment and an index array that
+places every seqno of the set in it.  ``LastView`` is a fresh index whose
+message is a VIEW with no VIEW after it.  ``Longest`` (SendView's digest) is a
+choice among the live digests of maximal length (the spec's CHOOSE; the
+Python model refuses two different longest digests).
+
+MaxSeq is a model-checker bound: it is dropped (``max_seq=None``) for the
+proofs and kept when the encoding is compared with a bounded model.
+MaxCrashes is kept (crashes are bounded as in the model).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+import z3
+
+from ..core import Label
+from ..flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
+from ..sequencer import _subsets
+from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
+                              SequencerFlushState)
+from ..values import Fn
+from .engine import Encoding, z3_set
+
+I = z3.IntSort()
+AII = z3.ArraySort(I, I)
+AIB = z3.ArraySort(I, z3.BoolSort())
+
+Msg = z3.Datatype("SFMsg")
+Msg.declare("mk", ("ty", I), ("snd", I), ("seq", I), ("view", I), ("dl", I), ("dS", AII), ("dQ", AII))
+Msg = Msg.create()
+
+TYPES = ("FORWARD", "DATA", "VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH")
+TY = {t: i for i, t in enumerate(TYPES)}
+FLUSH_TY = (TY["START_FLUSH"], TY["FLUSH_OK"], TY["FLUSH_COMPLETED"], TY["STOP_FLUSH"])
+PH = {p: i for i, p in enumerate(PHASES)}     # Normal 0, InBlock 1, OkSent 2, Completed 3
+ZA = z3.K(I, z3.IntVal(0))
+
+
+def _mk(ty: str, snd=0, seq=0, view=0, dl=0, dS=ZA, dQ=ZA):
+    return Msg.mk(TY[ty], snd, seq, view, dl, dS, dQ)
+
+
+class SequencerFlushEncoding(Encoding):
+    protocol = "sequencerflush"
+    # The quantified sequence operators (running arrays indexed by i and
+    # i - 1) are matching loops for E-matching: even the edge checks of
+    # concrete states time out with it; model-based instantiation alone
+    # answers them in milliseconds.
+    solver_params = {"smt.ematching": False}
+
+    def __init__(self, N: int = 2, *, max_crashes: int = 1, senders: frozenset | None = None,
+                 uniform: bool = False, resend_always: bool = False, resent_first: bool = False,
+                 max_seq: int | None = None, variant: str = "Fixed",
+                 reach_senders: frozenset | None = None, reach_max_seq: int = 1) -> None:
+        self.N = N
+        self.members = N
+        self.M = tuple(range(1, N + 1))
+        self.MC = max_crashes
+        self.Senders = frozenset(self.M) if senders is None else frozenset(senders)
+        self.UD, self.RA, self.RF = uniform, resend_always, resent_first
+        self.max_seq = max_seq
+        self.variant = variant
+        self.expect_cti = False
+        self.reach_senders = self.Senders if reach_senders is None else frozenset(reach_senders)
+        self.reach_max_seq = reach_max_seq
+        self._k = 0
+
+    @classmethod
+    def from_constants(cls, c: dict) -> "SequencerFlushEncoding":
+        """The encoding of a manifest model's constants (MaxSeq kept)."""
+        return cls(int(c["N"]), max_crashes=int(c["MaxCrashes"]), senders=frozenset(c["Senders"]),
+                   uniform=bool(c["UniformDelivery"]), resend_always=bool(c["ResendAlways"]),
+                   resent_first=bool(c.get("ResentFirst", False)), max_seq=int(c["MaxSeq"]),
+                   reach_senders=frozenset(c["Senders"]), reach_max_seq=int(c["MaxSeq"]))
+
+    def constants(self, max_seq: int) -> dict:
+        return {"N": self.N, "MaxSeq": max_seq, "MaxCrashes": self.MC, "Senders": self.reach_senders,
+                "UniformDelivery": self.UD, "ResendAlways": self.RA, "ResentFirst": self.RF}
+
+    def model(self) -> SequencerFlushModel:
+        return SequencerFlushModel(self.constants(self.reach_max_seq))
+
+    def bounded(self, S):
+        return z3.And(*[S["sent"][p] <= (self.reach_max_seq if p in self.reach_senders else 0)
+                        for p in self.M])
+
+    # --- state ------------------------------------------------------------------
+    _per_member = {"vid": I, "crashed": z3.BoolSort(), "sent": I, "fwd": AIB, "dS": AII, "dQ": AII,
+                   "dL": I, "lS": AII, "lQ": AII, "lL": I, "cA": AII, "cL": I, "phase": I,
+                   "blocked": z3.BoolSort(), "fi": I, "ndel": I, "vin": AIB}
+    _per_pair = {"rdom": z3.BoolSort(), "rval": I, "oks": z3.BoolSort(), "comp": z3.BoolSort(),
+                 "compS": AII, "compQ": AII, "compL": I, "ch": z3.ArraySort(I, Msg), "hd": I, "tl": I}
+    _fields = ("nv",) + tuple(_per_member) + tuple(_per_pair)
+
+    def fresh(self, t: str) -> dict[str, Any]:
+        M = self.M
+        S: dict[str, Any] = {"tag": t, "nv": {(): z3.Int(f"{t}_nv")}}
+        for f, srt in self._per_member.items():
+            S[f] = {m: z3.Const(f"{t}_{f}_{m}", srt) for m in M}
+        for f, srt in self._per_pair.items():
+            S[f] = {(p, q): z3.Const(f"{t}_{f}_{p}_{q}", srt) for p in M for q in M}
+        return S
+
+    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
+        cs = []
+        for f in self._fields:
+            u = upd.get(f, {})
+            for k, v in S[f].items():
+                cs.append(T[f][k] == u.get(k, v))
+        return z3.And(*cs)
+
+    def _aux(self, name: str, srt):
+        self._k += 1
+        return z3.Const(f"aux_{name}_{self._k}", srt)
+
+    # --- helpers (the spec's operators) -----------------------------------------------
+    def _coord(self, S, i):
+        """Coord(views[i]): the least member of view i (0 if empty)."""
+        t = z3.IntVal(0)
+        for x in reversed(self.M):
+            t = z3.If(S["vin"][x][i], x, t)
+        return t
+
+    def _is_coord(self, S, m):
+        return self._coord(S, S["vid"][m]) == m
+
+    def _alive(self, S, x):
+        return z3.Not(S["crashed"][x])
+
+    def _in_view(self, S, x, i):
+        return S["vin"][x][i]
+
+    def _has(self, S, p, q):
+        """HasMsg(p, q): the channel q -> p is not empty."""
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    def _head(self, S, p, q):
+        return S["ch"][q, p][S["hd"][q, p] + 1]
+
+    # channels as a Python dict (p, q) -> (arr, hd, tl); ops return new dicts
+    def _chan(self, S) -> dict:
+        return {e: (S["ch"][e], S["hd"][e], S["tl"][e]) for e in S["ch"]}
+
+    @staticmethod
+    def _append(c, msg):
+        a, h, t = c
+        return (z3.Store(a, t + 1, msg), h, t + 1)
+
+    @staticmethod
+    def _ite(cond, c1, c2):
+        return tuple(z3.If(cond, x, y) for x, y in zip(c1, c2))
+
+    def _take(self, ch: dict, p, q) -> dict:
+        ch = dict(ch)
+        a, h, t = ch[q, p]
+        ch[q, p] = (a, h + 1, t)
+        return ch
+
+    def _multi(self, ch: dict, p, R, msg) -> dict:
+        """Multi(ch, p, R, msg); R(q) a formula."""
+        ch = dict(ch)
+        for q in self.M:
+            if q != p:
+                ch[p, q] = self._ite(R(q), self._append(ch[p, q], msg), ch[p, q])
+        return ch
+
+    def _mcast_data(self, S, ch: dict, c, s, q) -> dict:
+        ch = dict(ch)
+        msg = _mk("DATA", s, q, S["vid"][c])
+        for r in self.M:
+            cond = z3.And(self._in_view(S, r, S["vid"][c]), self._alive(S, r))
+            ch[c, r] = self._ite(cond, self._append(ch[c, r], msg), ch[c, r])
+        return ch
+
+    def _filter(self, c, keep, cs: list, name: str):
+        """SelectSeq of the FIFO c by keep(i, msg) (i: the array index),
+        as a fresh FIFO (arr, 0, k); constraints go to cs."""
+        a, h, t = c
+        b = self._aux(f"{name}_b", z3.ArraySort(I, Msg))
+        cnt = self._aux(f"{name}_cnt", AII)
+        i = z3.Int(f"i_{name}_{self._k}")
+        k = keep(i, a[i])
+        cs.append(cnt[h] == 0)
+        # 0 <= cnt[i] <= i - h follows from the recurrence by induction on i,
+        # which z3 does not do: stated, it bounds the result's length
+        cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), z3.And(
+            cnt[i] == cnt[i - 1] + z3.If(k, 1, 0), 0 <= cnt[i], cnt[i] <= i - h,
+            z3.Implies(k, b[cnt[i]] == a[i])))))
+        n = z3.If(h < t, cnt[t], 0)
+        return (b, z3.IntVal(0), n)
+
+    def _purged(self, S, ch: dict, p, v, cs: list) -> dict:
+        ch = dict(ch)
+        for q in self.M:
+            ch[q, p] = self._filter(ch[q, p], lambda i, x: z3.Or(Msg.ty(x) == TY["FORWARD"], Msg.view(x) > v),
+                                    cs, f"purge{q}{p}")
+        return ch
+
+    def _absorb(self, S, m, D, cs: list, name: str) -> dict:
+        """Absorb(m, st, D): the updates of recv (before Moved's restriction),
+        delivered and fwd after m takes the digest D = (dl, dS, dQ)."""
+        M = self.M
+        dl, dS, dQ = D
+        RH = {s: self._aux(f"{name}_rh{s}", AIB) for s in M}
+        RV = {s: self._aux(f"{name}_rv{s}", AII) for s in M}
+        F = self._aux(f"{name}_F", z3.ArraySort(I, AIB))
+        cnt = self._aux(f"{name}_cnt", AII)
+        dS2, dQ2 = self._aux(f"{name}_dS", AII), self._aux(f"{name}_dQ", AII)
+        L = S["dL"][m]
+        i = z3.Int(f"i_{name}_{self._k}")
+        si, qi = dS[i], dQ[i]
+        dup = z3.Or(*[z3.And(si == s, RH[s][i - 1], qi <= RV[s][i - 1]) for s in M])
+        new = z3.Not(dup)
+        cs += [RH[s][0] == S["rdom"][m, s] for s in M] + [RV[s][0] == S["rval"][m, s] for s in M]
+        cs += [F[0] == S["fwd"][m], cnt[0] == 0]
+        step = [cnt[i] == cnt[i - 1] + z3.If(new, 1, 0), 0 <= cnt[i], cnt[i] <= i,   # (the bound: by induction)
+                F[i] == z3.If(si == m, z3.Store(F[i - 1], qi, False), F[i - 1]),
+                z3.Implies(new, z3.And(dS2[L + cnt[i]] == si, dQ2[L + cnt[i]] == qi))]
+        for s in M:
+            step += [RH[s][i] == z3.Or(RH[s][i - 1], z3.And(si == s, new)),
+                     RV[s][i] == z3.If(z3.And(si == s, new), qi, RV[s][i - 1])]
+        cs.append(z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= dl), z3.And(*step))))
+        j = z3.Int(f"j_{name}_{self._k}")
+        cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
+                                            z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j]))))
+        n = z3.If(dl > 0, dl, 0)
+        return {"rdom": {s: RH[s][n] for s in M}, "rval": {s: RV[s][n] for s in M},
+                "dS": dS2, "dQ": dQ2, "dL": L + cnt[n], "fwd": F[n]}
+
+    def _ascending(self, fwd, cs: list, name: str):
+        """Ascending(fwd) as (seg, k): seg[1..k] strictly increasing, each in
+        fwd, and every member of fwd in it (idx places it)."""
+        seg, idx, k = self._aux(f"{name}_seg", AII), self._aux(f"{name}_idx", AII), self._aux(f"{name}_k", I)
+        j = z3.Int(f"j_{name}_{self._k}")
+        q = z3.Int(f"q_{name}_{self._k}")
+        cs.append(k >= 0)
+        cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= k), z3.And(
+            fwd[seg[j]], z3.Implies(j < k, seg[j] < seg[j + 1])))))
+        cs.append(z3.ForAll([q], z3.Implies(fwd[q], z3.And(1 <= idx[q], idx[q] <= k, seg[idx[q]] == q))))
+        return seg, k
+
+    def _moved(self, S, m, new_in, D, ch: dict, cs: list, name: str) -> dict:
+        """Moved(m, new, D, ch) as updates; new_in(x): x is in the new view."""
+        M = self.M
+        st = self._absorb(S, m, D, cs, name)
+        upd: dict = {
+            "rdom": {(m, s): z3.And(st["rdom"][s], new_in(s)) for s in M},
+            "rval": {(m, s): st["rval"][s] for s in M},
+            "dS": {m: st["dS"]}, "dQ": {m: st["dQ"]}, "dL": {m: st["dL"]},
+            "fwd": {m: st["fwd"]},
+            "cA": {m: z3.Store(S["cA"][m], S["cL"][m] + 1, st["dL"])}, "cL": {m: S["cL"][m] + 1},
+            "lL": {m: z3.IntVal(0)}, "ndel": {m: z3.IntVal(0)},
+        }
+        pch = self._purged(S, ch, m, S["vid"][m], cs)
+        nc = z3.IntVal(0)
+        for x in reversed(M):
+            nc = z3.If(new_in(x), x, nc)
+        cond = z3.Or(self._coord(S, S["vid"][m]) != nc, z3.BoolVal(self.RA))
+        seg, k = self._ascending(st["fwd"], cs, name)
+        for x in M:
+            a, h, t = pch[m, x]
+            c2 = self._aux(f"{name}_rs{x}", z3.ArraySort(I, Msg))
+            i = z3.Int(f"r_{name}_{x}_{self._k}")
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), c2[i] == a[i])))
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= k), c2[t + i] == _mk("FORWARD", m, seg[i]))))
+            go = z3.And(cond, nc == x, self._alive(S, x))
+            pch[m, x] = self._ite(go, (c2, h, t + k), (a, h, t))
+        upd.update(self._chan_upd(pch))
+        return upd
+
+    def _chan_upd(self, ch: dict) -> dict:
+        return {"ch": {e: c[0] for e, c in ch.items()}, "hd": {e: c[1] for e, c in ch.items()},
+                "tl": {e: c[2] for e, c in ch.items()}}
+
+    @staticmethod
+    def _join(*ds: dict) -> dict:
+        out: dict = {}
+        for d in ds:
+            for f, u in d.items():
+                out.setdefault(f, {}).update(u)
+        return out
+
+    def _ncrashed(self, S):
+        return z3.Sum(*[z3.If(S["crashed"][x], 1, 0) for x in self.M])
+
+    # --- Init -------------------------------------------------------------------
+    def init(self, S) -> z3.BoolRef:
+        M = self.M
+        cs = [S["nv"][()] == 1]
+        for m in M:
+            cs += [S["vin"][m][1], S["vid"][m] == 1, z3.Not(S["crashed"][m]), S["sent"][m] == 0,
+                   S["fwd"][m] == z3.K(I, z3.BoolVal(False)), S["dL"][m] == 0, S["lL"][m] == 0,
+                   S["cL"][m] == 0, S["phase"][m] == PH["Normal"], z3.Not(S["blocked"][m]),
+                   S["fi"][m] == NO_INIT, S["ndel"][m] == 0]
+            for x in M:
+                cs += [S["rdom"][m, x], S["rval"][m, x] == 0, z3.Not(S["oks"][m, x]),
+                       z3.Not(S["comp"][m, x]), S["hd"][m, x] == S["tl"][m, x]]
+        return z3.And(*cs)
+
+    # --- actions ----------------------------------------------------------------
+    def actions(self, S, T):
+        M, fr = self.M, self._frame
+        Alive, vid, phase = (lambda x: self._alive(S, x)), S["vid"], S["phase"]
+        for m in M:   # Send(m)
+            if m not in self.Senders:
+                continue
+            g = [Alive(m), z3.Not(S["blocked"][m])]
+            if self.RF:
+                a, h, t = S["ch"][m, m], S["hd"][m, m], S["tl"][m, m]
+                i = z3.Int(f"i_rf_{m}")
+                g.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), Msg.ty(a[i]) != TY["FORWARD"])))
+            if self.max_seq is not None:
+                g.append(S["sent"][m] < self.max_seq)
+            q = S["sent"][m] + 1
+            isc = self._is_coord(S, m)
+            mc = self._mcast_data(S, self._chan(S), m, m, q)
+            ch = self._chan(S)
+            nc = self._coord(S, vid[m])
+            for x in M:
+                ch[m, x] = self._ite(z3.And(nc == x, Alive(x)), self._append(ch[m, x], _mk("FORWARD", m, q)),
+                                     ch[m, x])
+            chan = {e: self._ite(isc, mc[e], ch[e]) for e in ch}
+            upd = self._join({"sent": {m: q}}, self._chan_upd(chan), {
+                "lS": {m: z3.If(isc, z3.Store(S["lS"][m], S["lL"][m] + 1, m), S["lS"][m])},
+                "lQ": {m: z3.If(isc, z3.Store(S["lQ"][m], S["lL"][m] + 1, q), S["lQ"][m])},
+                "lL": {m: z3.If(isc, S["lL"][m] + 1, S["lL"][m])},
+                "fwd": {m: z3.If(isc, S["fwd"][m], z3.Store(S["fwd"][m], q, True))}})
+            yield Label("Send", (m,)), z3.And(*g, fr(S, T, upd))
+        for c, p in product(M, M):   # RecvForward(c, p)
+            h = self._head(S, c, p)
+            g = [Alive(c), self._has(S, c, p), Msg.ty(h) == TY["FORWARD"]]
+            isc = self._is_coord(S, c)
+            taken = self._take(self._chan(S), c, p)
+            mc = self._mcast_data(S, taken, c, Msg.snd(h), Msg.seq(h))
+            chan = {e: self._ite(isc, mc[e], taken[e]) for e in taken}
+            L = S["lL"][c]
+            upd = self._join(self._chan_upd(chan), {
+                "lS": {c: z3.If(isc, z3.Store(S["lS"][c], L + 1, Msg.snd(h)), S["lS"][c])},
+                "lQ": {c: z3.If(isc, z3.Store(S["lQ"][c], L + 1, Msg.seq(h)), S["lQ"][c])},
+                "lL": {c: z3.If(isc, L + 1, L)}})
+            yield Label("RecvForward", (c, p)), z3.And(*g, fr(S, T, upd))
+        for m, p in product(M, M):   # RecvData(m, p)
+            h = self._head(S, m, p)
+            s, q = Msg.snd(h), Msg.seq(h)
+            g = [Alive(m), self._has(S, m, p), Msg.ty(h) == TY["DATA"], Msg.view(h) == vid[m],
+                 phase[m] != PH["Completed"]]
+            upd = self._chan_upd(self._take(self._chan(S), m, p))
+            if p != m:
+                L = S["lL"][m]
+                upd.update({"lS": {m: z3.Store(S["lS"][m], L + 1, s)}, "lQ": {m: z3.Store(S["lQ"][m], L + 1, q)},
+                            "lL": {m: L + 1}})
+            if not self.UD:
+                upd = self._join(upd, self._take_one(S, m, s, q))
+            yield Label("RecvData", (m, p)), z3.And(*g, fr(S, T, upd))
+        if self.UD:
+            for m in M:   # DeliverStable(m)
+                k = S["ndel"][m]
+                stable = [z3.Implies(z3.And(self._in_view(S, r, vid[m]), Alive(r)),
+                                     z3.And(vid[r] == vid[m], S["lL"][r] >= k + 1)) for r in M]
+                g = [Alive(m), phase[m] != PH["Completed"], k < S["lL"][m], *stable]
+                upd = self._join(self._take_one(S, m, S["lS"][m][k + 1], S["lQ"][m][k + 1]),
+                                 {"ndel": {m: k + 1}})
+                yield Label("DeliverStable", (m,)), z3.And(*g, fr(S, T, upd))
+        for p, q in product(M, M):   # Discard(p, q)
+            h = self._head(S, p, q)
+            v = vid[p]
+            isflush = z3.Or(*[Msg.ty(h) == t for t in FLUSH_TY])
+            g = [Alive(p), self._has(S, p, q), Msg.ty(h) != TY["FORWARD"],
+                 z3.Or(Msg.view(h) < v,
+                       z3.And(Msg.view(h) == v, isflush, S["crashed"][q]),
+                       z3.And(Msg.view(h) == v, Msg.ty(h) == TY["DATA"], phase[p] == PH["Completed"]))]
+            yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._chan_upd(self._take(self._chan(S), p, q))))
+        nv = S["nv"][()]
+        staying = {x: z3.And(self._in_view(S, x, nv), Alive(x)) for x in M}
+        pending = z3.Or(*[z3.And(self._in_view(S, x, nv), S["crashed"][x]) for x in M])
+        for c in M:   # StartFlush(c)
+            v = vid[c]
+            init_c = z3.And(staying[c], *[z3.Not(staying[y]) for y in M if y < c])
+            g = [Alive(c), v == nv, init_c, S["fi"][c] != c, pending]
+            chan = self._multi(self._chan(S), c, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
+                               _mk("START_FLUSH", view=v))
+            done = phase[c] == PH["Completed"]
+            upd = self._join(self._chan_upd(chan), {
+                "fi": {c: z3.IntVal(c)},
+                "phase": {c: z3.If(phase[c] == PH["Normal"], PH["InBlock"], phase[c])},
+                "comp": {(c, x): (z3.And(done) if x == c else z3.BoolVal(False)) for x in M},
+                "compS": {(c, c): S["lS"][c]}, "compQ": {(c, c): S["lQ"][c]}, "compL": {(c, c): S["lL"][c]}})
+            # the digest of c's own entry matters only when it is present
+            yield Label("StartFlush", (c,)), z3.And(*g, z3.Or(
+                z3.And(done, fr(S, T, upd)),
+                z3.And(z3.Not(done), fr(S, T, self._join(upd, {"compS": {(c, c): S["compS"][c, c]},
+                                                                 "compQ": {(c, c): S["compQ"][c, c]},
+                                                                 "compL": {(c, c): S["compL"][c, c]}})))))
+        for p, c in product(M, M):   # Block(p, c), RestartFlush(p, c)
+            h = self._head(S, p, c)
+            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["START_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
+            taken = self._take(self._chan(S), p, c)
+            yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, self._join(
+                self._chan_upd(taken), {"phase": {p: z3.IntVal(PH["InBlock"])}, "fi": {p: z3.IntVal(c)}})))
+            fc = _mk("FLUSH_COMPLETED", view=vid[p], dl=S["lL"][p], dS=S["lS"][p], dQ=S["lQ"][p])
+            re = dict(taken)
+            re[p, c] = self._ite(phase[p] == PH["Completed"], self._append(taken[p, c], fc), taken[p, c])
+            yield Label("RestartFlush", (p, c)), z3.And(*g, phase[p] != PH["Normal"], fr(S, T, self._join(
+                self._chan_upd(re), {"fi": {p: z3.IntVal(c)}})))
+        for p in M:   # FlushOk(p)
+            v = vid[p]
+            chan = self._multi(self._chan(S), p, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
+                               _mk("FLUSH_OK", view=v))
+            yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, self._join(
+                self._chan_upd(chan), {"phase": {p: z3.IntVal(PH["OkSent"])}, "oks": {(p, p): z3.BoolVal(True)}})))
+        for p, q in product(M, M):   # ReceiveFlushOk(p, q)
+            h = self._head(S, p, q)
+            g = [Alive(p), self._has(S, p, q), Msg.ty(h) == TY["FLUSH_OK"], Msg.view(h) == vid[p], Alive(q)]
+            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, self._join(
+                self._chan_upd(self._take(self._chan(S), p, q)), {"oks": {(p, q): z3.BoolVal(True)}})))
+        for p in M:   # FlushCompleted(p)
+            v, c = vid[p], S["fi"][p]
+            allok = [z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["oks"][p, x]) for x in M]
+            g = [Alive(p), phase[p] == PH["OkSent"], *allok]
+            base = {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}
+            own = self._join(base, {"comp": {(p, p): z3.BoolVal(True)}, "compS": {(p, p): S["lS"][p]},
+                                    "compQ": {(p, p): S["lQ"][p]}, "compL": {(p, p): S["lL"][p]}})
+            fc = _mk("FLUSH_COMPLETED", view=v, dl=S["lL"][p], dS=S["lS"][p], dQ=S["lQ"][p])
+            chan = self._chan(S)
+            for x in M:
+                if x != p:
+                    chan[p, x] = self._ite(z3.And(c == x, Alive(x)), self._append(chan[p, x], fc), chan[p, x])
+            other = self._join(base, self._chan_upd(chan))
+            yield Label("FlushCompleted", (p,)), z3.And(*g, z3.If(c == p, fr(S, T, own), fr(S, T, other)))
+        for c, q in product(M, M):   # ReceiveFlushCompleted(c, q)
+            h = self._head(S, c, q)
+            g = [Alive(c), self._has(S, c, q), Msg.ty(h) == TY["FLUSH_COMPLETED"], Msg.view(h) == vid[c], Alive(q)]
+            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, self._join(
+                self._chan_upd(self._take(self._chan(S), c, q)),
+                {"comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
+                 "compL": {(c, q): Msg.dl(h)}})))
+        for c in M:   # SendView(c)
+            v = vid[c]
+            g = [Alive(c), S["fi"][c] == c, phase[c] == PH["Completed"],
+                 *[z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["comp"][c, x]) for x in M]]
+            # D: the digest of a live member d whose digest is a longest one;
+            # d is a fresh choice (one set of Moved constraints, not one per d)
+            live = lambda x, c=c: z3.And(S["comp"][c, x], Alive(x))  # noqa: E731
+            d = self._aux(f"sv{c}_d", I)
+            choice = z3.Or(*[z3.And(d == y, live(y), *[z3.Implies(live(x), S["compL"][c, x] <= S["compL"][c, y])
+                                                       for x in M]) for y in M])
+
+            def pick(f, c=c, d=d):
+                t = S[f][c, M[-1]]
+                for y in reversed(M[:-1]):
+                    t = z3.If(d == y, S[f][c, y], t)
+                return t
+            D = (pick("compL"), pick("compS"), pick("compQ"))
+            new_in = lambda x, v=v: z3.And(self._in_view(S, x, v), Alive(x))  # noqa: E731
+            ch = self._multi(self._chan(S), c, new_in, _mk("VIEW", view=v, dl=D[0], dS=D[1], dQ=D[2]))
+            cs: list = []
+            upd = self._moved(S, c, new_in, D, ch, cs, f"sv{c}")
+            upd = self._join(upd, {
+                "nv": {(): nv + 1}, "vin": {x: z3.Store(S["vin"][x], nv + 1, new_in(x)) for x in M},
+                "vid": {c: v + 1}, "phase": {c: z3.IntVal(PH["Normal"])},
+                "oks": {(c, x): z3.BoolVal(False) for x in M},
+                "comp": {(c, x): z3.BoolVal(False) for x in M}})
+            yield Label("SendView", (c,)), z3.And(*g, choice, *cs, fr(S, T, upd))
+        for p, c in product(M, M):   # InstallView(p, c)
+            h = self._head(S, p, c)
+            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["VIEW"], Msg.view(h) == vid[p]]
+            w = Msg.view(h) + 1
+            new_in = lambda x, w=w: self._in_view(S, x, w)  # noqa: E731
+            cs = []
+            upd = self._moved(S, p, new_in, (Msg.dl(h), Msg.dS(h), Msg.dQ(h)),
+                              self._take(self._chan(S), p, c), cs, f"iv{p}{c}")
+            upd = self._join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
+                                   "oks": {(p, x): z3.BoolVal(False) for x in M},
+                                   "comp": {(p, x): z3.BoolVal(False) for x in M}})
+            yield Label("InstallView", (p, c)), z3.And(*g, *cs, fr(S, T, upd))
+        for c in M:   # StopFlush(c)
+            v = vid[c]
+            R = lambda q, v=v: z3.And(self._in_view(S, q, v), self._in_view(S, q, v - 1), Alive(q))  # noqa: E731
+            chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v))
+            yield Label("StopFlush", (c,)), z3.And(Alive(c), S["fi"][c] == c, phase[c] == PH["Normal"], fr(
+                S, T, self._join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
+                                                        "fi": {c: z3.IntVal(NO_INIT)}})))
+        for p, c in product(M, M):   # Unblock(p, c)
+            h = self._head(S, p, c)
+            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["STOP_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
+            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._join(
+                self._chan_upd(self._take(self._chan(S), p, c)),
+                {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
+        for m in M:   # Crash(m, lost)
+            for lost in _subsets(set(M) - {m}):
+                cs = []
+                chan = self._chan(S)
+                notflush = lambda x: z3.And(*[Msg.ty(x) != t for t in FLUSH_TY])  # noqa: E731
+                for e in chan:
+                    a, h, t = chan[e]
+                    if e[1] == m:
+                        chan[e] = (a, t, t)
+                    elif e[0] == m and e[1] in lost:
+                        lv = self._aux(f"lv{m}{e[1]}", I)
+                        j = z3.Int(f"j_lv_{self._k}")
+                        isv = lambda k: Msg.ty(a[k]) == TY["VIEW"]  # noqa: E731
+                        cs.append(z3.Or(lv == h, z3.And(h < lv, lv <= t, isv(lv))))
+                        cs.append(z3.ForAll([j], z3.Implies(z3.And(lv < j, j <= t), z3.Not(isv(j)))))
+                        chan[e] = self._filter(chan[e], lambda i, x, lv=lv: z3.And(i <= lv, notflush(x)), cs,
+                                               f"cr{m}{e[1]}")
+                    elif e[0] == m:
+                        chan[e] = self._filter(chan[e], lambda i, x: notflush(x), cs, f"cf{m}{e[1]}")
+                yield Label("Crash", (m, lost)), z3.And(
+                    Alive(m), self._ncrashed(S) < self.MC, *cs,
+                    fr(S, T, self._join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
+
+    def _take_one(self, S, m, s, q) -> dict:
+        """RecvData's delivery of <<s, q>> (Absorb of one entry): fwd, recv, delivered."""
+        M = self.M
+        dup = z3.Or(*[z3.And(s == x, S["rdom"][m, x], q <= S["rval"][m, x]) for x in M])
+        L = S["dL"][m]
+        return {"fwd": {m: z3.If(s == m, z3.Store(S["fwd"][m], q, False), S["fwd"][m])},
+                "rdom": {(m, x): z3.Or(S["rdom"][m, x], z3.And(s == x, z3.Not(dup))) for x in M},
+                "rval": {(m, x): z3.If(z3.And(s == x, z3.Not(dup)), q, S["rval"][m, x]) for x in M},
+                "dS": {m: z3.If(dup, S["dS"][m], z3.Store(S["dS"][m], L + 1, s))},
+                "dQ": {m: z3.If(dup, S["dQ"][m], z3.Store(S["dQ"][m], L + 1, q))},
+                "dL": {m: z3.If(dup, L, L + 1)}}
+
+    # --- the mapping between model states and z3 values ----------------------------------
+    def _msg_is(self, x, msg) -> z3.BoolRef:
+        ty = msg["type"]
+        cs = [Msg.ty(x) == TY[ty]]
+        if ty in ("FORWARD", "DATA"):
+            cs += [Msg.snd(x) == msg["sender"], Msg.seq(x) == msg["seqno"]]
+        if ty != "FORWARD":
+            cs.append(Msg.view(x) == msg["view"])
+        if ty in ("VIEW", "FLUSH_COMPLETED"):
+            d = tuple(msg["digest"])
+            cs.append(Msg.dl(x) == len(d))
+            for i, (s, q) in enumerate(d, start=1):
+                cs += [Msg.dS(x)[i] == s, Msg.dQ(x)[i] == q]
+        return z3.And(*cs)
+
+    @staticmethod
+    def _seq_is(A, B, L, seq) -> list:
+        cs = [L == len(seq)]
+        for i, (s, q) in enumerate(seq, start=1):
+            cs += [A[i] == s, B[i] == q]
+        return cs
+
+    def value(self, S, s: SequencerFlushState) -> z3.BoolRef:
+        M = self.M
+        cs = [S["nv"][()] == len(s.views)]
+        for i, v in enumerate(s.views, start=1):
+            if tuple(v) != tuple(sorted(v)):
+                raise ValueError(f"sequencerflush encoding: view {v} is not ascending")
+            cs += [S["vin"][x][i] == (x in v) for x in M]
+        for m in M:
+            cs += [S["vid"][m] == s.vid[m], S["crashed"][m] == (m in s.crashed), S["sent"][m] == s.sent[m],
+                   S["fwd"][m] == z3_set(s.fwd[m]), S["phase"][m] == PH[s.phase[m]],
+                   S["blocked"][m] == s.blocked[m], S["fi"][m] == s.flushInit[m], S["ndel"][m] == s.ndel[m]]
+            cs += self._seq_is(S["dS"][m], S["dQ"][m], S["dL"][m], s.delivered[m])
+            cs += self._seq_is(S["lS"][m], S["lQ"][m], S["lL"][m], s.log[m])
+            cs.append(S["cL"][m] == len(s.closed[m]))
+            cs += [S["cA"][m][i] == x for i, x in enumerate(s.closed[m], start=1)]
+            for x in M:
+                cs.append(S["rdom"][m, x] == (x in s.recv[m]))
+                if x in s.recv[m]:
+                    cs.append(S["rval"][m, x] == s.recv[m][x])
+                cs.append(S["oks"][m, x] == (x in s.flushOks[m]))
+            byq: dict = {}
+            for q, d in s.completed[m]:
+                if q in byq:
+                    raise ValueError(f"sequencerflush encoding: two digests of {q} in completed[{m}]")
+                byq[q] = tuple(d)
+            for x in M:
+                cs.append(S["comp"][m, x] == (x in byq))
+                if x in byq:
+                    cs += self._seq_is(S["compS"][m, x], S["compQ"][m, x], S["compL"][m, x], byq[x])
+        for e in s.chan:
+            a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
+            seq = s.chan[e]
+            cs.append(t - h == len(seq))
+            cs += [self._msg_is(a[h + i], msg) for i, msg in enumerate(seq, start=1)]
+        return z3.And(*cs)
+
+    def decode(self, mdl: z3.ModelRef, S) -> SequencerFlushState:
+        M = self.M
+        ev = lambda e: mdl.eval(e, model_completion=True)  # noqa: E731
+        n = lambda e: ev(e).as_long()  # noqa: E731
+        b = lambda e: z3.is_true(ev(e))  # noqa: E731
+
+        def seq(A, B, L):
+            return tuple((n(A[i]), n(B[i])) for i in range(1, max(n(L), 0) + 1))
+
+        def msg(x):
+            ty = TYPES[min(max(n(Msg.ty(x)), 0), len(TYPES) - 1)]
+            if ty == "FORWARD":
+                return Forward(n(Msg.snd(x)), n(Msg.seq(x)))
+            if ty == "DATA":
+                return Data(n(Msg.snd(x)), n(Msg.seq(x)), n(Msg.view(x)))
+            v = n(Msg.view(x))
+            if ty in ("VIEW", "FLUSH_COMPLETED"):
+                d = seq(Msg.dS(x), Msg.dQ(x), Msg.dl(x))
+                return (ViewMsg if ty == "VIEW" else FlushCompletedMsg)(v, d)
+            return {"START_FLUSH": StartFlushMsg, "FLUSH_OK": FlushOkMsg, "STOP_FLUSH": StopFlushMsg}[ty](v)
+
+        nv = max(n(S["nv"][()]), 1)
+        views = tuple(tuple(x for x in M if b(S["vin"][x][i])) for i in range(1, nv + 1))
+        fwd = {}
+        for m in M:
+            hi = max(n(S["sent"][m]), 0)
+            fwd[m] = frozenset(q for q in range(1, hi + 1) if b(S["fwd"][m][q]))
+        chan = {}
+        for e in S["ch"]:
+            h, t = n(S["hd"][e]), n(S["tl"][e])
+            chan[e] = tuple(msg(S["ch"][e][i]) for i in range(h + 1, t + 1))
+        return SequencerFlushState(
+            views=views,
+            vid=Fn((m, n(S["vid"][m])) for m in M),
+            crashed=frozenset(m for m in M if b(S["crashed"][m])),
+            sent=Fn((m, n(S["sent"][m])) for m in M),
+            fwd=Fn(fwd),
+            recv=Fn((m, Fn((x, n(S["rval"][m, x])) for x in M if b(S["rdom"][m, x]))) for m in M),
+            delivered=Fn((m, seq(S["dS"][m], S["dQ"][m], S["dL"][m])) for m in M),
+            chan=Fn(chan),
+            log=Fn((m, seq(S["lS"][m], S["lQ"][m], S["lL"][m])) for m in M),
+            closed=Fn((m, tuple(n(S["cA"][m][i]) for i in range(1, max(n(S["cL"][m]), 0) + 1))) for m in M),
+            phase=Fn((m, PHASES[min(max(n(S["phase"][m]), 0), 3)]) for m in M),
+            blocked=Fn((m, b(S["blocked"][m])) for m in M),
+            flushInit=Fn((m, n(S["fi"][m])) for m in M),
+            flushOks=Fn((m, frozenset(x for x in M if b(S["oks"][m, x]))) for m in M),
+            completed=Fn((c, frozenset((x, seq(S["compS"][c, x], S["compQ"][c, x], S["compL"][c, x]))
+                                       for x in M if b(S["comp"][c, x]))) for c in M),
+            ndel=Fn((m, n(S["ndel"][m])) for m in M),
+        )
+
+    # --- lemmas -------------------------------------------------------------------
+    # Not (yet) an inductive invariant: the structural lemmas below are the
+    # first layer (docs/proofs.md, "SEQUENCER over FLUSH", says which of
+    # their queries z3 proves); the two properties need the channel and log
+    # lemmas listed there, which are not written.
+    properties = ("NoDuplicates", "SurvivorTotalOrder")
+
+    @property
+    def lemmas(self):
+        return {"Chans": self.Chans, "Vids": self.Vids, "Lens": self.Lens, "Crashes": self.Crashes,
+                "MsgViews": self.MsgViews,
+                "NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder}
+
+    def Chans(self, S):
+        """Every channel's head index is at most its tail index."""
+        return z3.And(*[S["hd"][e] <= S["tl"][e] for e in S["hd"]])
+
+    def Vids(self, S):
+        """A member's view is one of the views decided, and closed has an
+        entry per view left (TypeOK)."""
+        return z3.And(*[z3.And(1 <= S["vid"][m], S["vid"][m] <= S["nv"][()], S["cL"][m] == S["vid"][m] - 1)
+                        for m in self.M])
+
+    def Lens(self, S):
+        return z3.And(*[z3.And(S["dL"][m] >= 0, S["lL"][m] >= 0, S["ndel"][m] >= 0) for m in self.M])
+
+    def Crashes(self, S):
+        return self._ncrashed(S) <= self.MC
+
+    def MsgViews(self, S):
+        """A message of a view names a view decided; a VIEW message one
+        before the latest (the view it replaces)."""
+        cs = []
+        nv = S["nv"][()]
+        for e in S["hd"]:
+            i = z3.Int(f"mv_{S['tag']}_{e[0]}_{e[1]}")
+            x = S["ch"][e][i]
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(S["hd"][e] < i, i <= S["tl"][e]), z3.And(
+                z3.Implies(Msg.ty(x) != TY["FORWARD"], z3.And(1 <= Msg.view(x), Msg.view(x) <= nv)),
+                z3.Implies(Msg.ty(x) == TY["VIEW"], Msg.view(x) < nv)))))
+        return z3.And(*cs)
+
+    def NoDuplicates(self, S):
+        cs = []
+        for m in self.M:
+            i, j = z3.Ints(f"nd_i_{m} nd_j_{m}")
+            dS, dQ, L = S["dS"][m], S["dQ"][m], S["dL"][m]
+            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L),
+                                                   z3.Or(dS[i] != dS[j], dQ[i] != dQ[j]))))
+        return z3.And(*cs)
+
+    def SurvivorTotalOrder(self, S):
+        """For two live members, two messages both delivered come in the same
+        order (with NoDuplicates, the spec's SelectSeq equality)."""
+        cs = []
+        for m1, m2 in product(self.M, self.M):
+            if m1 >= m2:
+                continue
+            a1, b1, a2, b2 = z3.Ints(f"to_a1_{m1}{m2} to_b1_{m1}{m2} to_a2_{m1}{m2} to_b2_{m1}{m2}")
+            d1 = lambda k: (S["dS"][m1][k], S["dQ"][m1][k])  # noqa: E731
+            d2 = lambda k: (S["dS"][m2][k], S["dQ"][m2][k])  # noqa: E731
+            eq = lambda x, y: z3.And(x[0] == y[0], x[1] == y[1])  # noqa: E731
+            rng = z3.And(1 <= a1, a1 < b1, b1 <= S["dL"][m1], 1 <= a2, 1 <= b2, a2 <= S["dL"][m2],
+                         b2 <= S["dL"][m2])
+            cs.append(z3.Implies(z3.And(self._alive(S, m1), self._alive(S, m2)), z3.ForAll(
+                [a1, b1, a2, b2], z3.Implies(z3.And(rng, eq(d1(a1), d2(a2)), eq(d1(b1), d2(b2))), a2 < b2))))
+        return z3.And(*cs)
