@@ -452,19 +452,24 @@ class FlushEncoding(Encoding):
         ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
         b = lambda e: z3.is_true(ev(e))  # noqa: E731
         n = lambda e: ev(e).as_long()  # noqa: E731
-        ns = max(n(S["ns"]), 0)
+        # A CTI's z3 model may pick huge lengths (the lemmas bound nothing
+        # there): a decoded state shows at most DECODE_CAP views, multicasts
+        # and messages per channel -- such a state is outside every bounded
+        # model anyway.
+        cap = self.DECODE_CAP
+        ns = min(max(n(S["ns"]), 0), cap)
 
         def ids(a):
             return frozenset(i for i in range(1, ns + 1) if b(a[i]))
 
-        L = max(n(S["L"]), 0)
+        L = min(max(n(S["L"]), 0), cap)
         chan = {}
         for p in M:
             chan[(p, p)] = ()
         for e in self.E:
             hd, tl = n(S["hd"][e]), n(S["tl"][e])
             msgs = []
-            for k in range(hd, max(tl, hd)):
+            for k in range(hd, min(max(tl, hd), hd + cap)):
                 t = n(S["ty"][e][k])
                 name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
                 v = n(S["cv"][e][k])
@@ -493,18 +498,295 @@ class FlushEncoding(Encoding):
             completed=tuple(frozenset((q, ids(S["cmpd"][p, q])) for q in M if b(S["cmp"][p, q])) for p in M),
         )
 
+    DECODE_CAP = 64
+
+    def bounded(self, S):
+        """The classifying model's domain: its MaxMsgs, crash and leave budgets,
+        a few views and short channels."""
+        r = self.reach
+        return z3.And(S["ns"] <= r["MaxMsgs"], self._count(S, "crashed") <= r["MaxCrashes"],
+                      self._count(S, "leaving") <= r["MaxLeaves"], S["L"] <= 1 + self.N,
+                      *[S["tl"][e] - S["hd"][e] <= 6 for e in self.E])
+
     def pretty(self, state) -> dict:
         return {k: repr(v) for k, v in state._asdict().items()}
 
     # --- invariant ------------------------------------------------------------------
+    # Quantifiers range over Int only (ids i, views v, channel positions k);
+    # members are expanded.  docs/proofs.md states each lemma in words.
     @property
     def lemmas(self):
-        return {"VirtualSynchrony": self.VirtualSynchrony}
+        return {
+            "Basics": self.Basics,
+            "Ids": self.Ids,
+            "MsgIds": self.MsgIds,
+            "ViewMsgs": self.ViewMsgs,
+            "Coordinator": self.Coordinator,
+            "QuietAfterView": self.QuietAfterView,
+            "Records": self.Records,
+            "CompletedDigest": self.CompletedDigest,
+            "Followers": self.Followers,
+            "StartMsgs": self.StartMsgs,
+            "StopMsgs": self.StopMsgs,
+            "StartBeforeStop": self.StartBeforeStop,
+            "FcMsgs": self.FcMsgs,
+            "Joiners": self.Joiners,
+            "ViewDigest": self.ViewDigest,
+            "ViewCovers": self.ViewCovers,
+            "VirtualSynchrony": self.VirtualSynchrony,
+        }
+
+    def _v(self, S, name):
+        return z3.Int(f"{S['tag']}_{name}")
+
+    def _din(self, S, p, v, i):
+        """i \\in DeliveredIn(p, v)"""
+        return z3.And(S["dl"][p][i], 1 <= i, i <= S["ns"], S["sview"][i] == v)
+
+    def _in_chan(self, S, e, body, name):
+        """Every message at positions hd .. tl-1 of channel e satisfies body(k)."""
+        k = self._v(S, f"k{name}_{e[0]}_{e[1]}")
+        return z3.ForAll([k], z3.Implies(z3.And(S["hd"][e] <= k, k < S["tl"][e]), body(k)),
+                         patterns=[S["ty"][e][k]])
+
+    def _ids_of(self, S, a, v, name):
+        """Every id in set a is a multicast of view v (any view if v is None)."""
+        i = self._v(S, f"i{name}")
+        ok = z3.And(1 <= i, i <= S["ns"]) if v is None else z3.And(1 <= i, i <= S["ns"], S["sview"][i] == v)
+        return z3.ForAll([i], z3.Implies(a[i], ok))
+
+    def Basics(self, S):
+        """Ranges; a member not yet joined is idle; Completed means blocked."""
+        M = self.M
+        cs = [S["L"] >= 1, S["ns"] >= 0]
+        for p in M:
+            vid, ph, fi = S["vid"][p], S["phase"][p], S["fi"][p]
+            cs += [0 <= vid, vid <= S["L"], 0 <= ph, ph <= 3, z3.Or(fi == NO_INIT, *[fi == c for c in M]),
+                   z3.Implies(vid == 0, z3.And(ph == NORMAL, z3.Not(S["blocked"][p]), fi == NO_INIT,
+                                               z3.Not(S["leaving"][p]))),
+                   z3.Implies(S["joining"][p], vid == 0),
+                   z3.Implies(ph == COMPLETED, S["blocked"][p]),
+                   z3.Implies(ph != NORMAL, z3.And(fi != NO_INIT, vid >= 1))]
+            if p <= self.NInit:
+                cs.append(vid >= 1)
+            else:
+                cs.append(z3.Implies(vid == 0, z3.Not(S["vm"][p][1])))
+        cs += [S["hd"][e] <= S["tl"][e] for e in self.E]
+        return z3.And(*cs)
+
+    def Ids(self, S):
+        """Multicast i has a view in 1..L; delivered sets, digests and recorded
+        digests hold multicasts only (a digest: of its member's view)."""
+        i = self._v(S, "ids")
+        cs = [z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= S["ns"]),
+                                        z3.And(1 <= S["sview"][i], S["sview"][i] <= S["L"])))]
+        for p in self.M:
+            cs.append(self._ids_of(S, S["dl"][p], None, f"dl{p}"))
+            cs.append(self._ids_of(S, S["dig"][p], S["vid"][p], f"dig{p}"))
+            for q in self.M:
+                cs.append(z3.Implies(S["cmp"][p, q], self._ids_of(S, S["cmpd"][p, q], S["vid"][p], f"cmpd{p}{q}")))
+        return z3.And(*cs)
+
+    def MsgIds(self, S):
+        """A message was sent in a view of its sender (1 <= view <= vid); a
+        DATA carries a multicast of its view; a digest in FLUSH_COMPLETED or
+        VIEW holds multicasts of its view only."""
+        cs = []
+        for e in self.E:
+            p = e[0]
+
+            def body(k, e=e, p=p):
+                ty, cv = S["ty"][e][k], S["cv"][e][k]
+                return z3.And(0 <= ty, ty <= 5, 1 <= cv, cv <= S["vid"][p],
+                              z3.Implies(ty == DATA, z3.And(1 <= S["ci"][e][k], S["ci"][e][k] <= S["ns"],
+                                                            S["sview"][S["ci"][e][k]] == cv)))
+            cs.append(self._in_chan(S, e, body, "mi"))
+            k, i = self._v(S, f"kmd{e[0]}{e[1]}"), self._v(S, f"imd{e[0]}{e[1]}")
+            cs.append(z3.ForAll([k, i], z3.Implies(
+                z3.And(S["hd"][e] <= k, k < S["tl"][e], z3.Or(S["ty"][e][k] == FC, S["ty"][e][k] == VIEW),
+                       S["cd"][e][k][i]),
+                z3.And(1 <= i, i <= S["ns"], S["sview"][i] == S["cv"][e][k])), patterns=[S["cd"][e][k][i]]))
+        return z3.And(*cs)
+
+    def ViewMsgs(self, S):
+        """A VIEW of view v exists only once view v+1 does (v < L), and its
+        sender moved with it: vid > v, in views v and v+1."""
+        cs = []
+        for e in self.E:
+            c = e[0]
+
+            def body(k, e=e, c=c):
+                cv = S["cv"][e][k]
+                return z3.Implies(S["ty"][e][k] == VIEW, z3.And(
+                    cv < S["L"], S["vid"][c] > cv, S["vm"][c][cv], S["vm"][c][cv + 1]))
+            cs.append(self._in_chan(S, e, body, "vm"))
+        return z3.And(*cs)
+
+    def Coordinator(self, S):
+        """A live member that initiated a flush (until its STOP_FLUSH) is in
+        the latest view and is its coordinator."""
+        return z3.And(*[z3.Implies(z3.And(self.alive(S, c), S["fi"][c] == c),
+                                   z3.And(S["vid"][c] == S["L"], self.is_coord(S, c))) for c in self.M])
+
+    def QuietAfterView(self, S):
+        """Between its SendView and its STOP_FLUSH, no live member of the
+        initiator's new view is in a flush."""
+        cs = []
+        for x, p in product(self.M, self.M):
+            if x == p:
+                continue
+            cs.append(z3.Implies(z3.And(self.alive(S, x), S["fi"][x] == x, S["phase"][x] == NORMAL,
+                                        self.alive(S, p), S["vid"][p] == S["vid"][x]),
+                                 S["phase"][p] == NORMAL))
+        return z3.And(*cs)
+
+    def Records(self, S):
+        """A live member holding FLUSH_COMPLETED records is the initiator in
+        its flush; the record of a live member is its current digest, in the
+        same view, and that member has completed."""
+        cs = []
+        for c, q in product(self.M, self.M):
+            cs.append(z3.Implies(z3.And(S["cmp"][c, q], self.alive(S, c)), z3.And(
+                S["fi"][c] == c, S["phase"][c] != NORMAL,
+                z3.Implies(self.alive(S, q), z3.And(S["cmpd"][c, q] == S["dig"][q],
+                                                    S["phase"][q] == COMPLETED, S["vid"][q] == S["vid"][c])))))
+        return z3.And(*cs)
+
+    def CompletedDigest(self, S):
+        """Once completed, a member's digest is what it delivered of its view."""
+        cs = []
+        for p in self.M:
+            i = self._v(S, f"icd{p}")
+            cs.append(z3.Implies(S["phase"][p] == COMPLETED, z3.ForAll([i], S["dig"][p][i] == self._din(
+                S, p, S["vid"][p], i))))
+        return z3.And(*cs)
+
+    def Followers(self, S):
+        """A live member in a flush follows an initiator that, if alive and in
+        the same view, is in its own flush as initiator."""
+        cs = []
+        for p, c in product(self.M, self.M):
+            if p == c:
+                continue
+            cs.append(z3.Implies(z3.And(self.alive(S, p), S["phase"][p] != NORMAL, S["fi"][p] == c,
+                                        self.alive(S, c), S["vid"][c] == S["vid"][p]),
+                                 z3.And(S["fi"][c] == c, S["phase"][c] != NORMAL)))
+            cs.append(z3.Implies(z3.And(S["phase"][p] != NORMAL, S["fi"][p] == c), S["vid"][c] >= S["vid"][p]))
+        return z3.And(*cs)
+
+    def StartMsgs(self, S):
+        """A START_FLUSH of the current view of its live sender: the sender is
+        in its own flush as initiator."""
+        cs = []
+        for e in self.E:
+            c = e[0]
+
+            def body(k, e=e, c=c):
+                return z3.Implies(z3.And(S["ty"][e][k] == START, self.alive(S, c), S["cv"][e][k] == S["vid"][c]),
+                                  z3.And(S["fi"][c] == c, S["phase"][c] != NORMAL))
+            cs.append(self._in_chan(S, e, body, "st"))
+        return z3.And(*cs)
+
+    def StopMsgs(self, S):
+        """A STOP_FLUSH of the latest view from a live sender: the sender is the
+        coordinator; one of the receiver's current view: the receiver is not in
+        a flush, and no other live member's START_FLUSH of that view is on its way to it."""
+        cs = []
+        for e in self.E:
+            x, p = e
+
+            def body(k, e=e, x=x, p=p):
+                cv = S["cv"][e][k]
+                return z3.Implies(z3.And(S["ty"][e][k] == STOP, self.alive(S, x)), z3.And(
+                    z3.Implies(cv == S["L"], self.is_coord(S, x)),
+                    z3.Implies(z3.And(self.alive(S, p), cv == S["vid"][p]), S["phase"][p] == NORMAL)))
+            cs.append(self._in_chan(S, e, body, "sp"))
+            for c in self.M:   # no START_FLUSH of that view from another live member to p
+                if c in (x, p):
+                    continue
+                f = (c, p)
+                k1, k2 = self._v(S, f"k1ss{x}{p}{c}"), self._v(S, f"k2ss{x}{p}{c}")
+                cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(
+                    S["hd"][e] <= k1, k1 < S["tl"][e], S["hd"][f] <= k2, k2 < S["tl"][f],
+                    S["ty"][e][k1] == STOP, S["ty"][f][k2] == START, S["cv"][e][k1] == S["cv"][f][k2]),
+                    z3.Or(S["crashed"][x], S["crashed"][c])), patterns=[z3.MultiPattern(S["ty"][e][k1], S["ty"][f][k2])]))
+        return z3.And(*cs)
+
+    def StartBeforeStop(self, S):
+        """FIFO: a STOP_FLUSH behind a START_FLUSH on a channel is of a later view."""
+        cs = []
+        for e in self.E:
+            k1, k2 = self._v(S, f"k1sb{e[0]}{e[1]}"), self._v(S, f"k2sb{e[0]}{e[1]}")
+            cs.append(z3.ForAll([k1, k2], z3.Implies(
+                z3.And(S["hd"][e] <= k1, k1 < k2, k2 < S["tl"][e], S["ty"][e][k1] == START, S["ty"][e][k2] == STOP),
+                S["cv"][e][k1] < S["cv"][e][k2])))
+        return z3.And(*cs)
+
+    def FcMsgs(self, S):
+        """A FLUSH_COMPLETED to a live initiator in its view: the initiator is
+        in its flush, and the sender, if alive, has completed in that view with
+        that digest."""
+        cs = []
+        for e in self.E:
+            q, c = e
+
+            def body(k, e=e, q=q, c=c):
+                return z3.Implies(
+                    z3.And(S["ty"][e][k] == FC, self.alive(S, c), S["cv"][e][k] == S["vid"][c]),
+                    z3.And(S["fi"][c] == c, S["phase"][c] != NORMAL,
+                           z3.Implies(self.alive(S, q), z3.And(
+                               S["cd"][e][k] == S["dig"][q], S["phase"][q] == COMPLETED,
+                               S["vid"][q] == S["cv"][e][k]))))
+            cs.append(self._in_chan(S, e, body, "fc"))
+        return z3.And(*cs)
+
+    def Joiners(self, S):
+        """A live member that has not installed a view is in no view before the latest."""
+        cs = []
+        for p in self.M:
+            if p <= self.NInit:
+                continue
+            w = self._v(S, f"wj{p}")
+            cs.append(z3.Implies(z3.And(self.alive(S, p), S["vid"][p] == 0), z3.ForAll(
+                [w], z3.Implies(z3.And(1 <= w, w < S["L"]), z3.Not(S["vm"][p][w])))))
+        return z3.And(*cs)
+
+    def ViewDigest(self, S):
+        """A VIEW of view v carries exactly what every member that moved from v
+        to v+1 delivered of view v."""
+        cs = []
+        for e in self.E:
+            for q in self.M:
+                def body(k, e=e, q=q):
+                    cv = S["cv"][e][k]
+                    i = self._v(S, f"ivd{e[0]}{e[1]}{q}")
+                    return z3.Implies(
+                        z3.And(S["ty"][e][k] == VIEW, S["vid"][q] > cv, S["vm"][q][cv], S["vm"][q][cv + 1]),
+                        z3.ForAll([i], S["cd"][e][k][i] == self._din(S, q, cv, i)))
+                cs.append(self._in_chan(S, e, body, f"vd{q}"))
+        return z3.And(*cs)
+
+    def ViewCovers(self, S):
+        """A VIEW of view v on its way to a live member still in v: that member
+        has completed the flush of v and its deliveries of v are in the VIEW's digest."""
+        cs = []
+        for e in self.E:
+            p = e[1]
+
+            def body(k, e=e, p=p):
+                cv = S["cv"][e][k]
+                i = self._v(S, f"ivc{e[0]}{e[1]}")
+                return z3.Implies(
+                    z3.And(S["ty"][e][k] == VIEW, self.alive(S, p), S["vid"][p] == cv),
+                    z3.And(S["phase"][p] == COMPLETED,
+                           z3.ForAll([i], z3.Implies(self._din(S, p, cv, i), S["cd"][e][k][i]))))
+            cs.append(self._in_chan(S, e, body, "vc"))
+        return z3.And(*cs)
 
     def VirtualSynchrony(self, S):
         """The spec's property, for every view v < L (a quantifier over v)."""
         M = self.M
-        v, i = z3.Int(f"{S['tag']}_vsv"), z3.Int(f"{S['tag']}_vsi")
+        v, i = self._v(S, "vsv"), self._v(S, "vsi")
         cs = []
         for p, q in product(M, M):
             if p >= q:
