@@ -66,7 +66,7 @@ class FlushEncoding(Encoding):
     properties = ("VirtualSynchrony",)
 
     def __init__(self, N: int = 3, NInit: int = 3, *, reconcile: bool = True, variant: str = "",
-                 bounds: dict | None = None, reach: dict | None = None) -> None:
+                 bounds: dict | None = None, reach: dict | None = None, property_only: bool = False) -> None:
         if not 1 <= NInit <= N:
             raise ValueError(f"flush encoding: need 1 <= NInit <= N, got N={N} NInit={NInit}")
         self.N, self.NInit, self.R = N, NInit, reconcile
@@ -80,6 +80,9 @@ class FlushEncoding(Encoding):
         # the bounded model that classifies counterexamples
         self.reach = reach or {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
         self._k = 0
+        # property_only: the property is the only lemma (for a flawed variant:
+        # its reachable CTI needs no other, and the run takes seconds, not minutes)
+        self.property_only = property_only
 
     @classmethod
     def from_constants(cls, c: dict) -> "FlushEncoding":
@@ -418,7 +421,8 @@ class FlushEncoding(Encoding):
             cs += [S["vid"][p] == s.vid[p - 1], S["crashed"][p] == (p in s.crashed),
                    S["joining"][p] == (p in s.joining), S["leaving"][p] == (p in s.leaving),
                    S["blocked"][p] == s.blocked[p - 1], S["dl"][p] == z3_set(s.delivered[p - 1]),
-                   S["dig"][p] == z3_set(s.digest[p - 1]), S["phase"][p] == PHASE_NO[s.phase[p - 1]],
+                   S["dig"][p] == z3_set(s.digest[p - 1]), S["phase"][p] == (PHASE_NO[s.phase[p - 1]] if s.phase[p - 1] in PHASE_NO
+                                                   else int(s.phase[p - 1][1:])),
                    S["fi"][p] == s.flushInit[p - 1]]
             for q in M:
                 cs.append(S["fok"][p, q] == (q in s.flushOks[p - 1]))
@@ -439,7 +443,7 @@ class FlushEncoding(Encoding):
             hd = S["hd"][e]
             cs.append(S["tl"][e] - hd == len(msgs))
             for k, m in enumerate(msgs):
-                t = TYPE_NO[m["type"]]
+                t = TYPE_NO.get(m["type"]) if m["type"] in TYPE_NO else int(m["type"][1:])
                 cs += [S["ty"][e][hd + k] == t, S["cv"][e][hd + k] == m["view"]]
                 if t == DATA:
                     cs.append(S["ci"][e][hd + k] == m["id"])
@@ -506,7 +510,11 @@ class FlushEncoding(Encoding):
         r = self.reach
         return z3.And(S["ns"] <= r["MaxMsgs"], self._count(S, "crashed") <= r["MaxCrashes"],
                       self._count(S, "leaving") <= r["MaxLeaves"], S["L"] <= 1 + self.N,
-                      *[S["tl"][e] - S["hd"][e] <= 6 for e in self.E])
+                      *[S["tl"][e] - S["hd"][e] <= 6 for e in self.E],
+                      *[z3.And(0 <= S["phase"][p], S["phase"][p] <= 3, 0 <= S["vid"][p], S["vid"][p] <= S["L"])
+                        for p in self.M],
+                      *[self._in_chan(S, e, lambda k, e=e: z3.And(0 <= S["ty"][e][k], S["ty"][e][k] <= 5), "bd")
+                        for e in self.E])
 
     def pretty(self, state) -> dict:
         return {k: repr(v) for k, v in state._asdict().items()}
@@ -516,6 +524,8 @@ class FlushEncoding(Encoding):
     # members are expanded.  docs/proofs.md states each lemma in words.
     @property
     def lemmas(self):
+        if self.property_only:
+            return {"VirtualSynchrony": self.VirtualSynchrony}
         return {
             "Basics": self.Basics,
             "Ids": self.Ids,
