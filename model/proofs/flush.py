@@ -530,6 +530,8 @@ class FlushEncoding(Encoding):
             "Basics": self.Basics,
             "Ids": self.Ids,
             "MsgIds": self.MsgIds,
+            "DataIds": self.DataIds,
+            "DigestIds": self.DigestIds,
             "ViewMsgs": self.ViewMsgs,
             "Coordinator": self.Coordinator,
             "QuietAfterView": self.QuietAfterView,
@@ -598,19 +600,30 @@ class FlushEncoding(Encoding):
         return z3.And(*cs)
 
     def MsgIds(self, S):
-        """A message was sent in a view of its sender (1 <= view <= vid); a
-        DATA carries a multicast of its view; a digest in FLUSH_COMPLETED or
-        VIEW holds multicasts of its view only."""
+        """A message was sent in a view of its sender (1 <= view <= vid)."""
         cs = []
         for e in self.E:
-            p = e[0]
+            k = self._v(S, f"kmi{e[0]}{e[1]}")
+            cv = S["cv"][e][k]
+            cs.append(z3.ForAll([k], z3.Implies(z3.And(S["hd"][e] <= k, k < S["tl"][e]),
+                                                z3.And(1 <= cv, cv <= S["vid"][e[0]])), patterns=[cv]))
+        return z3.And(*cs)
 
-            def body(k, e=e, p=p):
-                ty, cv = S["ty"][e][k], S["cv"][e][k]
-                return z3.And(0 <= ty, ty <= 5, 1 <= cv, cv <= S["vid"][p],
-                              z3.Implies(ty == DATA, z3.And(1 <= S["ci"][e][k], S["ci"][e][k] <= S["ns"],
-                                                            S["sview"][S["ci"][e][k]] == cv)))
-            cs.append(self._in_chan(S, e, body, "mi"))
+    def DataIds(self, S):
+        """A DATA carries a multicast of its view."""
+        cs = []
+        for e in self.E:
+            k = self._v(S, f"kdi{e[0]}{e[1]}")
+            ci = S["ci"][e][k]
+            cs.append(z3.ForAll([k], z3.Implies(
+                z3.And(S["hd"][e] <= k, k < S["tl"][e], S["ty"][e][k] == DATA),
+                z3.And(1 <= ci, ci <= S["ns"], S["sview"][ci] == S["cv"][e][k])), patterns=[ci]))
+        return z3.And(*cs)
+
+    def DigestIds(self, S):
+        """The digest of a FLUSH_COMPLETED or VIEW holds multicasts of its view only."""
+        cs = []
+        for e in self.E:
             k, i = self._v(S, f"kmd{e[0]}{e[1]}"), self._v(S, f"imd{e[0]}{e[1]}")
             cs.append(z3.ForAll([k, i], z3.Implies(
                 z3.And(S["hd"][e] <= k, k < S["tl"][e], z3.Or(S["ty"][e][k] == FC, S["ty"][e][k] == VIEW),
@@ -806,3 +819,21 @@ class FlushEncoding(Encoding):
                 z3.And(1 <= v, v < S["L"], mover(p), mover(q), 1 <= i, i <= S["ns"], S["sview"][i] == v),
                 S["dl"][p][i] == S["dl"][q][i])))
         return z3.And(*cs)
+
+
+def variants(members: int | None = None) -> list[FlushEncoding]:
+    """FLUSH's proof matrix at N = members (3, the manifest's, by default):
+    Fixed (first view 1..N: crashes, leaves), FixedJoin (first view 1..N-1:
+    joins too), FlawedLeave and FlawedCrash (the seed as written, classified
+    against the manifest's bounded models of those names)."""
+    n = members or 3
+    leave = {"MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 1}
+    crash = {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
+    out = [FlushEncoding(n, n, reach=crash)]
+    if n >= 2:
+        out.append(FlushEncoding(n, n - 1, variant="FixedJoin",
+                                 reach={"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}))
+    fl = FlushEncoding(n, n, reconcile=False, variant="FlawedLeave", reach=leave, property_only=True)
+    fl.reach_max_states = 8_000     # the bounded FlawedLeave model has 7,599 states
+    out += [fl, FlushEncoding(n, n, reconcile=False, variant="FlawedCrash", reach=crash, property_only=True)]
+    return out
