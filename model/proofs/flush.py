@@ -543,6 +543,7 @@ class FlushEncoding(Encoding):
             "StartBeforeStop": self.StartBeforeStop,
             "FcMsgs": self.FcMsgs,
             "Joiners": self.Joiners,
+            "OneViewChange": self.OneViewChange,
             "ViewDigest": self.ViewDigest,
             "ViewCovers": self.ViewCovers,
             "VirtualSynchrony": self.VirtualSynchrony,
@@ -746,8 +747,8 @@ class FlushEncoding(Encoding):
         return z3.And(*cs)
 
     def FcMsgs(self, S):
-        """A FLUSH_COMPLETED to a live initiator in its view: the initiator is
-        in its flush, and the sender, if alive, has completed in that view with
+        """A FLUSH_COMPLETED is of a view its receiver has reached; one to a
+        live initiator in its view: the initiator is in its flush, and the sender, if alive, has completed in that view with
         that digest."""
         cs = []
         for e in self.E:
@@ -760,6 +761,8 @@ class FlushEncoding(Encoding):
                            z3.Implies(self.alive(S, q), z3.And(
                                S["cd"][e][k] == S["dig"][q], S["phase"][q] == COMPLETED,
                                S["vid"][q] == S["cv"][e][k]))))
+            cs.append(self._in_chan(S, e, lambda k, e=e, c=c: z3.Implies(
+                S["ty"][e][k] == FC, S["cv"][e][k] <= S["vid"][c]), "fr"))
             cs.append(self._in_chan(S, e, body, "fc"))
         return z3.And(*cs)
 
@@ -772,6 +775,21 @@ class FlushEncoding(Encoding):
             w = self._v(S, f"wj{p}")
             cs.append(z3.Implies(z3.And(self.alive(S, p), S["vid"][p] == 0), z3.ForAll(
                 [w], z3.Implies(z3.And(1 <= w, w < S["L"]), z3.Not(S["vm"][p][w])))))
+        return z3.And(*cs)
+
+    def OneViewChange(self, S):
+        """All VIEW messages of one view come from one SendView: the same
+        sender, the same digest."""
+        cs = []
+        for a, e in enumerate(self.E):
+            for f in self.E[a:]:
+                k1, k2 = self._v(S, f"k1ov{e[0]}{e[1]}{f[0]}{f[1]}"), self._v(S, f"k2ov{e[0]}{e[1]}{f[0]}{f[1]}")
+                same = z3.BoolVal(e[0] == f[0])
+                cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(
+                    S["hd"][e] <= k1, k1 < S["tl"][e], S["hd"][f] <= k2, k2 < S["tl"][f],
+                    S["ty"][e][k1] == VIEW, S["ty"][f][k2] == VIEW, S["cv"][e][k1] == S["cv"][f][k2]),
+                    z3.And(same, S["cd"][e][k1] == S["cd"][f][k2])),
+                    patterns=[z3.MultiPattern(S["ty"][e][k1], S["ty"][f][k2])]))
         return z3.And(*cs)
 
     def ViewDigest(self, S):
