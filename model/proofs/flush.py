@@ -779,7 +779,7 @@ class FlushEncoding(Encoding):
 
     def OneViewChange(self, S):
         """All VIEW messages of one view come from one SendView: the same
-        sender, the same digest."""
+        sender, the same digest, one per channel."""
         cs = []
         for a, e in enumerate(self.E):
             for f in self.E[a:]:
@@ -788,7 +788,7 @@ class FlushEncoding(Encoding):
                 cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(
                     S["hd"][e] <= k1, k1 < S["tl"][e], S["hd"][f] <= k2, k2 < S["tl"][f],
                     S["ty"][e][k1] == VIEW, S["ty"][f][k2] == VIEW, S["cv"][e][k1] == S["cv"][f][k2]),
-                    z3.And(same, S["cd"][e][k1] == S["cd"][f][k2])),
+                    z3.And(same, S["cd"][e][k1] == S["cd"][f][k2], z3.BoolVal(e != f) if e != f else k1 == k2)),
                     patterns=[z3.MultiPattern(S["ty"][e][k1], S["ty"][f][k2])]))
         return z3.And(*cs)
 
@@ -808,8 +808,10 @@ class FlushEncoding(Encoding):
         return z3.And(*cs)
 
     def ViewCovers(self, S):
-        """A VIEW of view v on its way to a live member still in v: that member
-        has completed the flush of v and its deliveries of v are in the VIEW's digest."""
+        """A VIEW of view v on its way to a live member: the member is still
+        in v, or is a joiner of the latest view (and v + 1 is that view); if in v,
+        it has completed the flush of v and its deliveries of v are in the
+        VIEW's digest."""
         cs = []
         for e in self.E:
             p = e[1]
@@ -822,6 +824,10 @@ class FlushEncoding(Encoding):
                     z3.And(S["phase"][p] == COMPLETED,
                            z3.ForAll([i], z3.Implies(self._din(S, p, cv, i), S["cd"][e][k][i]))))
             cs.append(self._in_chan(S, e, body, "vc"))
+            cs.append(self._in_chan(S, e, lambda k, e=e, p=p: z3.Implies(
+                z3.And(S["ty"][e][k] == VIEW, self.alive(S, p)),
+                z3.Or(S["vid"][p] == S["cv"][e][k],
+                      z3.And(S["vid"][p] == 0, S["cv"][e][k] == S["L"] - 1, S["vm"][p][S["L"]]))), "vn"))
         return z3.And(*cs)
 
     def VirtualSynchrony(self, S):
