@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -594,8 +595,14 @@ def _end_spark_jvm(sig) -> None:
     if proc is not None and proc.poll() is None:
         try:
             proc.send_signal(sig)
+            proc.wait(timeout=20)
         except ProcessLookupError:
             pass
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    # what a task created while the JVM was going down (conformance/spark.py)
+    from groupcheck.conformance import spark
+    spark.remove_local_dir()
 
 
 def _stop_spark() -> None:

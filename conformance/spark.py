@@ -80,6 +80,8 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
             return SparkSession.builder.getOrCreate()
         active.stop()        # one SparkContext per process: switch masters
 
+    if not _under_spark_submit() and (master is None or master.startswith("local")):
+        _use_private_local_dir()
     b = SparkSession.builder.appName(app_name)
     if not _under_spark_submit():
         b = b.master(master or DEFAULT_MASTER)
@@ -113,6 +115,31 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# The local driver's scratch space: one folder of ours (under the user's
+# SPARK_LOCAL_DIRS, or the temp dir), given to the JVM as SPARK_LOCAL_DIRS and
+# removed when this process ends.  The JVM's own shutdown hooks remove what
+# they know of, but a folder a task creates while the JVM is being killed
+# (SIGTERM) can outlive it; removing ours afterwards leaves nothing behind.
+_LOCAL_DIR: str | None = None
+
+
+def _use_private_local_dir() -> None:
+    global _LOCAL_DIR
+    if _LOCAL_DIR is None:
+        import atexit
+        parent = (os.environ.get("SPARK_LOCAL_DIRS") or "").split(",")[0] or None
+        _LOCAL_DIR = tempfile.mkdtemp(prefix="groupcheck-spark-", dir=parent)
+        atexit.register(remove_local_dir)
+    os.environ["SPARK_LOCAL_DIRS"] = _LOCAL_DIR
+
+
+def remove_local_dir() -> None:
+    """Remove the driver's scratch folder (call once its JVM has exited)."""
+    if _LOCAL_DIR is not None:
+        import shutil
+        shutil.rmtree(_LOCAL_DIR, ignore_errors=True)
 
 
 def stop() -> None:

@@ -167,7 +167,8 @@ def test_sigterm_ends_the_spark_jvm_and_its_folders(tmp_path):
                              "--runs", "2000", "--out", str(tmp_path / "ds")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list(local.glob("blockmgr-*")):
+    # the driver's scratch folder is groupcheck's own, inside SPARK_LOCAL_DIRS
+    while time.monotonic() < deadline and not list(local.rglob("blockmgr-*")):
         time.sleep(0.5)
     jvms = _children(proc.pid)
     assert jvms and list(local.glob("*")), "Spark never started"
