@@ -11,24 +11,20 @@ import random
 
 import pytest
 
-from groupcheck.model import manifest
-from groupcheck.model.core import Label, explore
+from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.flush import FlushEncoding
+from proof_helpers import entry, sample
 
 
 def _entry(name):
-    return next(e for e in manifest.select(["flush"], None) if e.name == name)
+    return entry("flush", name)
 
 
 def _sample(name, max_states, k, seed=15):
     enc = FlushEncoding.from_constants(_entry(name).constants())
-    model = enc.model()
-    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
-    random.Random(seed).shuffle(edges)
-    return enc, model, res, edges[:k]
+    return sample(enc, max_states, k, seed)
 
 
 @pytest.mark.parametrize("name,max_states,k", [

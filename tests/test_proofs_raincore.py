@@ -18,11 +18,12 @@ import random
 import pytest
 import z3
 
-from groupcheck.model.core import Label, explore
+from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import extra_successor, run, satisfies_invariant, verdict
 from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.raincore import FLAWED_LEMMAS, LEMMAS_PROVED, RaincoreEncoding, manifest_constants
 from groupcheck.model.raincore import Token
+from proof_helpers import sample
 
 
 def _enc(name, **kw):
@@ -33,11 +34,7 @@ def _enc(name, **kw):
 
 def _sample(name, max_states, k, seed=15, **kw):
     enc = _enc(name, **kw)
-    model = enc.model()
-    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
-    random.Random(seed).shuffle(edges)
-    return enc, model, res, edges[:k]
+    return sample(enc, max_states, k, seed)
 
 
 def _in_relation(enc, s, labels, t, S, T) -> bool:

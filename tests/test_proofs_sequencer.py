@@ -14,28 +14,24 @@ import random
 import pytest
 import z3
 
-from groupcheck.model import manifest
-from groupcheck.model.core import Label, explore
+from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.sequencer import SequencerEncoding
+from proof_helpers import entry, sample
 
 ACTIONS = {"Send", "RecvForward", "RecvData", "InstallView", "NewView", "Crash"}
 
 
 def _entry(name):
-    return next(e for e in manifest.select(["sequencer"], None) if e.name == name)
+    return entry("sequencer", name)
 
 
 def _sample(name, max_states, k, seed=15):
     """The encoding of manifest model ``name`` (its MaxSeq kept), its model,
     the exploration and ``k`` sampled edges of its first ``max_states`` states."""
     enc = SequencerEncoding.from_constants(_entry(name).constants())
-    model = enc.model()
-    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
-    random.Random(seed).shuffle(edges)
-    return enc, model, res, edges[:k]
+    return sample(enc, max_states, k, seed)
 
 
 def test_crash_free_invariant_is_inductive():

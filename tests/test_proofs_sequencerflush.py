@@ -14,10 +14,10 @@ import random
 import pytest
 import z3
 
-from groupcheck.model import manifest
 from groupcheck.model.core import Label, explore
 from groupcheck.model.proofs.engine import _solver
 from groupcheck.model.proofs.sequencerflush import SequencerFlushEncoding
+from proof_helpers import entry, sample
 
 # The encoding has quantified constraints, so z3 may answer unknown: every
 # check below asks for a definite answer within this time (an unknown fails
@@ -64,16 +64,12 @@ def extra_successor(enc, s, successors, S=None, T=None, nxt=None):
 
 
 def _entry(name):
-    return next(e for e in manifest.select(["sequencerflush"], None) if e.name == name)
+    return entry("sequencerflush", name)
 
 
 def _sample(name, max_states, k, seed=15):
     enc = SequencerFlushEncoding.from_constants(_entry(name).constants())
-    model = enc.model()
-    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
-    random.Random(seed).shuffle(edges)
-    return enc, model, res, edges[:k]
+    return sample(enc, max_states, k, seed)
 
 
 def _every_action_once(edges):

@@ -10,26 +10,22 @@ import random
 
 import pytest
 
-from groupcheck.model import manifest
-from groupcheck.model.core import Label, explore
+from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.stable import StableEncoding
+from proof_helpers import entry, sample
 
 
 def _entry(name):
-    return next(e for e in manifest.select(["stable"], None) if e.name == name)
+    return entry("stable", name)
 
 
 def _sample(name, max_states, k, seed=15):
     """The encoding of manifest model ``name``, its model, and ``k`` sampled
     edges of the first ``max_states`` states of its breadth-first graph."""
     enc = StableEncoding.from_constants(_entry(name).constants())
-    model = enc.model()
-    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
-    random.Random(seed).shuffle(edges)
-    return enc, model, res, edges[:k]
+    return sample(enc, max_states, k, seed)
 
 
 def test_fixed_invariant_is_inductive():

@@ -1,0 +1,21 @@
+"""Shared by the tests of the z3 encodings (tests/test_proofs_*.py): a
+manifest model's entry, and a sample of its explored graph's edges."""
+
+import random
+
+from groupcheck.model import manifest
+from groupcheck.model.core import explore
+
+
+def entry(protocol, name):
+    return next(e for e in manifest.select([protocol], None) if e.name == name)
+
+
+def sample(enc, max_states, k, seed=15):
+    """``enc``'s bounded model, its exploration (the first ``max_states``
+    states, with the graph) and ``k`` of its edges drawn with ``seed``."""
+    model = enc.model()
+    res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
+    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
+    random.Random(seed).shuffle(edges)
+    return enc, model, res, edges[:k]
