@@ -321,12 +321,13 @@ def tracevalidation_check(name: str, run_seed: int):
                  "this trace differently (see the detail)"), (trace if v.ok else None)
 
 
-def prove_check(enc, timeout_ms: int = 10_000) -> Check:
-    """The prove stage for one encoding (see the module docstring)."""
+def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
+    """The prove stage for one encoding (see the module docstring);
+    ``queries``: its matrix already run (elsewhere), else run here."""
     from groupcheck.model.proofs import engine
     t0 = time.monotonic()
     try:
-        qs = engine.run(enc, timeout_ms=timeout_ms)
+        qs = queries if queries is not None else engine.run(enc, timeout_ms=timeout_ms)
     except Exception as e:      # an encoding that cannot be built is a failed check, not a crash
         return Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
                      name=enc.variant, expected="proved", observed="error", as_expected=False,
@@ -352,7 +353,7 @@ def prove_check(enc, timeout_ms: int = 10_000) -> Check:
     return Check(
         id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
         name=f"{enc.variant} (N={enc.members})", expected=expected, observed=observed, as_expected=ok,
-        seconds=round(time.monotonic() - t0, 3),
+        seconds=round(time.monotonic() - t0 if queries is None else sum(q.seconds for q in qs), 3),
         figures={"members": enc.members, "queries": len(qs), "proved": proved, "cti": len(ctis),
                  "reachable_cti": len(real), "unknown": unknown,
                  "max_query_seconds": round(max(q.seconds for q in qs), 3) if qs else None,
@@ -500,11 +501,15 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 tick(f"TLC trace validation {c.name}")
         extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
                                    for p in dict.fromkeys(p for p, _ in tv)}
-    for enc in encs:
+    if encs:
+        # each variant in a fresh process, ``jobs`` at once (engine.run_isolated: one z3
+        # context per process, and variants run one after another in it interfere)
+        from groupcheck.model.proofs import engine as prove_engine
         if progress:
-            progress(f"prove {enc.protocol}/{enc.variant}", done, todo)
-        checks.append(prove_check(enc))
-        tick(f"prove {enc.protocol}/{enc.variant}")
+            progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo)
+        for enc, qs in prove_engine.run_isolated(encs, jobs=jobs):
+            checks.append(prove_check(enc, queries=qs))
+            tick(f"prove {enc.protocol}/{enc.variant}")
     if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_):
         if progress:
             progress("cluster sequencerflush (3 processes, kill -9)", done, todo)

@@ -1,6 +1,7 @@
 """Raincore's z3 encoding (model/proofs/raincore.py): the fixed variant's
 invariant (FixedRing2's constants, N = 2) is inductive and implies
-AtMostOneToken and LegalStates; the lemmas that hold at any N (Types,
+AtMostOneToken, LegalStates and ConsistentHistory (and dropping the
+FreshView or FreshClaim fix breaks it); the lemmas that hold at any N (Types,
 LastIndex, LegalStates, HeldNotStale) are inductive at N = 3 too; the seed
 as written (Faithful3) yields a reachable counterexample to induction of
 AtMostOneToken with its path, and the encoding agrees with the
@@ -10,8 +11,8 @@ of the reachable graph satisfy the z3 relation of the same action instance
 invariant and have no z3 successor the model lacks, decode inverts value,
 and wrong edges are refused.
 
-AtMostOneToken is proved for two nodes only, and ConsistentHistory not at
-all (docs/proofs.md, the Raincore section)."""
+AtMostOneToken and ConsistentHistory are proved for two nodes only
+(docs/proofs.md, the Raincore section)."""
 
 import random
 
@@ -47,21 +48,46 @@ def _in_relation(enc, s, labels, t, S, T) -> bool:
     return False
 
 
-def test_fixed_invariant_is_inductive_and_implies_at_most_one_token():
-    enc = _enc("FixedRing2", properties=("AtMostOneToken", "LegalStates"))
-    assert enc.ring_lemmas_apply and "Claims" in enc.lemmas
+PROPS = ("AtMostOneToken", "LegalStates", "ConsistentHistory")
+
+
+def test_fixed_invariant_is_inductive_and_implies_the_properties():
+    enc = _enc("FixedRing2", properties=PROPS)
+    assert enc.ring_lemmas_apply and "Claims" in enc.lemmas and "ViewNumbers" in enc.lemmas
     qs = run(enc, classify=False)
     bad = [(q.query, q.result) for q in qs if q.result != "proved"]
     assert not bad, bad
     assert verdict(qs)
     assert {q.query for q in qs} >= {"implication:AtMostOneToken", "implication:LegalStates",
-                                     "consecution:911Received:AtMostOneToken"}
+                                     "implication:ConsistentHistory",
+                                     "consecution:911Received:AtMostOneToken",
+                                     "consecution:TokenReceived:ConsistentHistory"}
+
+
+class _Forced(RaincoreEncoding):
+    """The two-node ring's lemmas on constants they were not proved for."""
+    ring_lemmas_apply = True
+
+
+@pytest.mark.parametrize("fix,broken", [("FreshView", "consecution:TokenReceived:"),
+                                        ("FreshClaim", "consecution:911Received:")])
+def test_the_invariant_needs_the_fixes(fix, broken):
+    """Without FreshView (a recovered node's retained localView matches and
+    it reserves a slot at once) or FreshClaim (a YES for an old claim
+    regenerates) the same lemmas are no longer inductive: a CTI."""
+    c = manifest_constants("FixedRing2")
+    c[fix] = False
+    enc = _Forced(c, variant="Mutant", expect_cti=False, properties=PROPS)
+    qs = run(enc, classify=False)
+    assert not [q for q in qs if q.result == "unknown"]
+    ctis = [q.query for q in qs if q.result == "cti"]
+    assert ctis and all(q.startswith(broken) for q in ctis), ctis
 
 
 def test_registry_variants():
     encs = registry.select("raincore")
     assert [(e.variant, e.members, e.expect_cti) for e in encs] == [("Faithful", 3, True), ("Fixed", 2, False)]
-    assert encs[1].properties == ("AtMostOneToken", "LegalStates")
+    assert encs[1].properties == PROPS
     assert [e.variant for e in registry.select("raincore", members=3)] == ["Faithful", "FixedLegalStates"]
 
 

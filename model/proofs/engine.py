@@ -91,6 +91,18 @@ class Encoding:
     # (empty: z3's defaults; an encoding with quantified sequence operators
     # may turn E-matching off and rely on model-based instantiation)
     solver_params: Mapping[str, Any] = {}
+    # True: each consecution query (action, lemma) is solved once per action
+    # instance (Multicast(1), Multicast(2), ...) instead of once on their
+    # disjunction; the query's result is the worst of its parts (a CTI if
+    # any part has one, else unknown if any part is, else proved) and its
+    # seconds their sum.  Under a disjunction the post-state's frame
+    # equations cannot be solved away, and quantified lemmas then cost z3
+    # orders of magnitude more (FLUSH).  False keeps one query per action.
+    split_instances = False
+    # a floor for the caller's z3 time-out per query (ms), for an encoding
+    # whose slowest queries need more than the default on a loaded machine
+    # (z3's time-out is wall-clock); None: the caller's time-out as given
+    min_timeout_ms: int | None = None
 
     def fresh(self, tag: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -158,6 +170,22 @@ def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None) -> tuple[str,
     return "unknown", None, dt, dc
 
 
+def _solve_split(inv_S, fs: list, goal, timeout_ms: int, enc: Encoding | None = None):
+    r"""``inv_S /\ f /\ goal`` for each ``f`` of ``fs`` (the instances of one
+    action, ``Encoding.split_instances``): a CTI as soon as one part has one
+    (its model and that part), else unknown if one part is, else proved;
+    the seconds are the sums.  Returns (result, model, wall s, CPU s, part)."""
+    worst, dt, dc = "proved", 0.0, 0.0
+    for f in fs:
+        r, m, t, c = _solve([inv_S, f, goal], timeout_ms, enc)
+        dt, dc = dt + t, dc + c
+        if m is not None:
+            return "cti", m, dt, dc, f
+        if r != "proved":
+            worst = r
+    return worst, None, dt, dc, z3.Or(*fs)
+
+
 class Reachability:
     """The bounded model's reachable states, explored once (breadth first, up
     to ``max_states``), for CTI lookup.
@@ -213,6 +241,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     """All queries for one encoding, in order: initiation, consecution, implication."""
     out: list[Query] = []
     P, V = enc.protocol, enc.variant
+    timeout_ms = max(timeout_ms, getattr(enc, "min_timeout_ms", None) or 0)
     S, T = enc.fresh("s"), enc.fresh("t")
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
@@ -226,20 +255,23 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
         by_action.setdefault(lab.action, []).append(f)
     pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
     open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
+    split = getattr(enc, "split_instances", False)
     for action, fs in by_action.items():
-        A = z3.Or(*fs)
+        parts = [[f] for f in fs] if split and len(fs) > 1 else [fs]
         for name, L in lemmas.items():
-            fq = [inv_S, A, z3.Not(L(T))]
             q, m = None, None
             hit = pinned.get((action, name))
             if hit is not None:
                 pre_s, post_s, path = hit
+                fq = [inv_S, z3.Or(*fs), z3.Not(L(T))]
                 r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms, enc)
                 if m is not None:
                     q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
                               cpu_seconds=dc)
             if q is None:
-                r, m, dt, dc = _solve(fq, open_ms, enc)
+                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], z3.Not(L(T)),
+                                                  open_ms, enc)
+                fq = [inv_S, part, z3.Not(L(T))]
                 q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
                 if reach is not None and m is not None:
                     m = _classify(enc, reach, q, fq, S, timeout_ms) or m
@@ -379,3 +411,30 @@ def z3_set(vals) -> Any:
     for v in sorted(vals):
         a = z3.Store(a, v, True)
     return a
+
+
+def _run_variant(key: tuple) -> list[Query]:
+    protocol, variant, members, timeout_ms = key
+    from . import registry
+    [enc] = [e for e in registry.select(protocol, None, members) if e.variant == variant]
+    return run(enc, timeout_ms=timeout_ms)
+
+
+def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: int = 1,
+                 members: int | None = None):
+    """``run`` for each encoding in a fresh process (spawned, one variant per
+    process, ``jobs`` at once), yielding each encoding's queries in order.
+    Why a process per variant: z3's declarations live in one context per
+    process, and a variant run after another there can go slower or answer
+    ``unknown`` where it alone proves everything (seen: SEQUENCER's NoCrash,
+    113 queries in 1.5 s alone, 9.6 s after Raincore's Fixed, and one
+    ``unknown`` in the audit).  Encodings are named by protocol and variant
+    (re-selected from the registry in the child)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    encs = list(encs)
+    keys = [(e.protocol, e.variant, members, timeout_ms) for e in encs]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
+                             max_tasks_per_child=1) as pool:
+        yield from zip(encs, pool.map(_run_variant, keys))

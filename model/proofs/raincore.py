@@ -141,6 +141,12 @@ class RaincoreEncoding(Encoding):
         self._lemma_names = lemma_names
         self._k = 0
         self._model = RaincoreModel(self.c)
+        if self.ring_lemmas_apply:
+            # z3's solve-eqs preprocessing substitutes the frame's array
+            # equalities into the quantified view lemmas and the result loops
+            # (every query of the views `unknown`); without it each is proved
+            # in a fraction of a second
+            self.solver_params = {"smt.solve_eqs": False}
 
     # --- state ------------------------------------------------------------------------
     def fresh(self, t: str) -> dict[str, Any]:
@@ -443,7 +449,10 @@ class RaincoreEncoding(Encoding):
             allL.update({"RingUp": self.RingUp, "Lists": self.Lists, "Founder": self.Founder,
                          "Alone": self.Alone, "Calls": self.Calls, "OneInFlight": self.OneInFlight,
                          "OwnInFlight": self.OwnInFlight, "OneValid": self.OneValid, "Claims": self.Claims,
-                         "PendingClaims": self.PendingClaims, "ClaimsNoToken": self.ClaimsNoToken})
+                         "PendingClaims": self.PendingClaims, "ClaimsNoToken": self.ClaimsNoToken,
+                         "ViewRings": self.ViewRings, "Behind": self.Behind, "AloneSeen": self.AloneSeen,
+                         "ViewNumbers": self.ViewNumbers, "Reserved": self.Reserved,
+                         "ConsistentHistory": self.ConsistentHistory})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -621,6 +630,105 @@ class RaincoreEncoding(Encoding):
                 z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
                 z3.Not(S["tm"][m])), patterns=[z3.MultiPattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
+
+    # --- the views of the two-node ring (ConsistentHistory) ----------------------------
+    def _entries(self, S, n, f, tag):
+        """f(i, gv[n][i]) for every index i in 1..Len(globalView[n])."""
+        i = z3.Int(f"{S['tag']}_{tag}_{n}")
+        gv = S["gv"][n]
+        return z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= S["gvlen"][n]), f(i, gv[i])), patterns=[gv[i]])
+
+    def ViewRings(self, S):
+        """Every ring of the two-node ring is <<1, 2>> or the founder alone:
+        node 2's localView, lastToken nodelist, held token and committed
+        views are <<1, 2>> (or NULL); node 1's are <<1, 2>> or <<1>>; a
+        token in flight lists <<1, 2>>."""
+        R12, R1 = self.R.of((1, 2)), self.R.of((1,))
+        two = lambda v: z3.Or(v == R12, v == R1)  # noqa: E731
+        m = z3.Const(f"{S['tag']}_vr_m", Tok)
+        return z3.And(
+            *[z3.And(S["gvlen"][n] >= 1, S["gv"][n][1] == R12) for n in self.nodes],
+            z3.Implies(S["lv"][1] == R1, z3.And(S["li"][1] >= 1, S["gv"][1][S["li"][1]] == R1)),
+            S["lv"][2] == R12, Tok.nl(S["last"][2]) == R12, z3.Implies(self._eat(S, 2), Tok.nl(S["token"][2]) == R12),
+            two(S["lv"][1]), two(Tok.nl(S["last"][1])), z3.Implies(self._eat(S, 1), two(Tok.nl(S["token"][1]))),
+            z3.ForAll([m], z3.Implies(S["tm"][m], Tok.nl(m) == R12), patterns=[S["tm"][m]]),
+            self._entries(S, 2, lambda i, v: z3.Or(v == 0, v == R12), "vr"),
+            self._entries(S, 1, lambda i, v: z3.Or(v == 0, two(v)), "vr"))
+
+    def Behind(self, S):
+        """Node 2 has committed views only at indices node 1 has reached."""
+        return self._entries(S, 2, lambda i, v: z3.Implies(v != 0, i <= S["gvlen"][1]), "bh")
+
+    def AloneSeen(self, S):
+        """A single-node view node 1 committed (node 2 down) lies within node
+        2's globalView once node 2 is up and has held a token again."""
+        R1 = self.R.of((1,))
+        back = z3.And(S["status"][2] == UP, z3.Not(S["rec"][2]))
+        return self._entries(S, 1, lambda i, v: z3.Implies(z3.And(v == R1, back), i <= S["gvlen"][2]), "as")
+
+    def ViewNumbers(self, S):
+        """The token's globalViewNumber and the two globalView lengths l1, l2.
+        Node 1's token (held, in flight, or its lastToken while it does not
+        eat) carries l1; node 2's carries at least l1 and at most l2.  The
+        lengths differ by at most one.  Node 2 one ahead (it reserved a slot
+        node 1 has not reached): that slot is NULL, node 1's localView is
+        the ring, a token carrying less than l2 meets node 1 in Chaos (it
+        will reserve the same slot), and while node 2 is back (up, not
+        recovered) node 1 neither eats nor has a token in flight, and node
+        2's token is the newer.  Node 1 one ahead: the symmetric facts.
+        Node 1 still on its single-node view while node 2 is back: node 2
+        has taken node 1's rejoin token (the lengths are equal, node 2 is in
+        Chaos, and holds or sent the newer token)."""
+        m = z3.Const(f"{S['tag']}_vn_m", Tok)
+        l1, l2 = S["gvlen"][1], S["gvlen"][2]
+        back = z3.And(S["status"][2] == UP, z3.Not(S["rec"][2]))
+        eat1, eat2 = self._eat(S, 1), self._eat(S, 2)
+        L1, L2 = self._L(S, 1), self._L(S, 2)
+        chaos1 = S["vs"][1] == CHAOS
+        tok = lambda f: z3.ForAll([m], z3.Implies(S["tm"][m], f(m)), patterns=[S["tm"][m]])  # noqa: E731
+        newer2 = z3.Or(z3.And(eat2, Tok.seq(S["token"][2]) >= L1), L2 > L1)
+        return z3.And(
+            z3.If(eat1, Tok.gvn(S["token"][1]) == l1, Tok.gvn(S["last"][1]) == l1),
+            z3.Implies(eat2, z3.And(Tok.gvn(S["token"][2]) >= l1, Tok.gvn(S["token"][2]) <= l2)),
+            Tok.gvn(S["last"][2]) <= l2,
+            z3.Implies(z3.And(back, z3.Not(eat1), z3.Not(eat2), L2 >= L1), Tok.gvn(S["last"][2]) >= l1),
+            z3.Implies(z3.And(back, eat1), Tok.seq(S["token"][1]) >= L2),
+            tok(lambda m: z3.If(Tok.cur(m) == 1, Tok.gvn(m) == l1, z3.And(Tok.gvn(m) >= l1, Tok.gvn(m) <= l2))),
+            l2 <= l1 + 1,
+            z3.Implies(back, l1 <= l2 + 1),
+            z3.Implies(S["rec"][2], S["vs"][2] == CHAOS),
+            z3.Implies(l2 == l1 + 1, z3.And(
+                S["gv"][2][l2] == 0, S["lv"][1] == self.R.of((1, 2)),
+                z3.Implies(eat1, chaos1),
+                z3.Implies(z3.And(eat2, Tok.gvn(S["token"][2]) < l2), chaos1),
+                tok(lambda m: z3.Implies(z3.Or(Tok.cur(m) == 1, Tok.gvn(m) < l2), chaos1)))),
+            z3.Implies(z3.And(back, l2 == l1 + 1), z3.And(
+                z3.Not(eat1), z3.Or(eat2, L2 >= L1),
+                z3.Implies(z3.And(z3.Not(eat2), Tok.gvn(S["last"][2]) < l2), chaos1),
+                tok(lambda m: Tok.cur(m) != 1))),
+            z3.Implies(z3.And(back, l1 == l2 + 1), z3.And(
+                z3.Not(eat2), S["gv"][1][l1] == 0, z3.Or(eat1, L1 >= L2),
+                tok(lambda m: Tok.cur(m) != 2))),
+            z3.Implies(z3.And(back, S["lv"][1] == self.R.of((1,))), z3.And(
+                l1 == l2, S["vs"][2] == CHAOS, z3.Not(eat1), newer2,
+                tok(lambda m: Tok.cur(m) != 1))))
+
+    def Reserved(self, S):
+        """A node in Reserve has its last slot NULL (reserved); node 2's
+        reserved slot is not where node 1 committed the single-node view,
+        node 1 has reached it once node 1 has the token, and node 2's token
+        carries its index."""
+        R1 = self.R.of((1,))
+        m = z3.Const(f"{S['tag']}_rs_m", Tok)
+        l1, l2 = S["gvlen"][1], S["gvlen"][2]
+        res = lambda n: z3.And(S["status"][n] == UP, S["vs"][n] == RESERVE)  # noqa: E731
+        return z3.And(
+            z3.Implies(res(1), z3.And(l1 >= 1, S["gv"][1][l1] == 0)),
+            z3.Implies(res(2), z3.And(
+                l2 >= 1, S["gv"][2][l2] == 0, z3.Implies(l2 <= l1, S["gv"][1][l2] != R1),
+                z3.Implies(self._eat(S, 1), l1 >= l2), z3.Implies(self._eat(S, 2), Tok.gvn(S["token"][2]) == l2),
+                z3.ForAll([m], z3.Implies(S["tm"][m], z3.If(Tok.cur(m) == 1, l1 >= l2, Tok.gvn(m) == l2)),
+                          patterns=[S["tm"][m]]))))
 
     def HeldNotStale(self, S):
         """A held token is never older than its holder's lastToken (it was

@@ -30,7 +30,7 @@ def _stable(members: int | None) -> list[Encoding]:
 def _raincore(members: int | None) -> list[Encoding]:
     """Raincore: the seed as written (Faithful3's constants, N = 3): a
     reachable CTI to AtMostOneToken; the fixes (FixedRing2's constants,
-    N = 2): AtMostOneToken and LegalStates proved.  The fixed variant's
+    N = 2): AtMostOneToken, LegalStates and ConsistentHistory proved.  The fixed variant's
     lemmas are those of the two-node ring; with ``members`` other than 2
     the fixed variant is FixedLegalStates (LegalStates only, the lemmas
     that hold at any N), and both variants have N nodes, all in the initial
@@ -47,30 +47,46 @@ def _raincore(members: int | None) -> list[Encoding]:
         faithful.update(N=2, InitSize=2, InitSeq=2)
     return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True, lemma_names=FLAWED_LEMMAS),
             RaincoreEncoding(fixed, variant="Fixed", expect_cti=False,
-                             properties=("AtMostOneToken", "LegalStates"))]
+                             properties=("AtMostOneToken", "LegalStates", "ConsistentHistory"))]
 
 
 def _sequencerflush(members: int | None) -> list[Encoding]:
     # plain SEQUENCER (Sequencer.tla) at the size of the manifest's CoordCrash
     # (N = 3): NoCrash (MaxCrashes = 0, TotalOrder proved) and NoFlush (one
     # crash, the coordinator's included: the flawed variant of SEQUENCER over
-    # FLUSH, a reachable CTI to SurvivorTotalOrder)
+    # FLUSH, a reachable CTI to SurvivorTotalOrder); SequencerFlush.tla's
+    # Fixed variant at N = 2 (Pair's constants), the only N it is proved at
+    return [*_sequencer_plain(members), *(_sequencerflush_fixed(2) if members in (None, 2) else [])]
+
+
+def _sequencer_plain(members: int | None) -> list[Encoding]:
     from .sequencer import SequencerEncoding
     n = members or 3
     return [SequencerEncoding(n, 0), SequencerEncoding(n, 1)]
 
 
 def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
-    """SEQUENCER over FLUSH, the Fixed variant's encoding (Pair's constants:
+    """SEQUENCER over FLUSH, the Fixed variant (Pair's constants:
     UniformDelivery, ResendAlways, ResentFirst FALSE, one crash) at N = 2 or
-    ``members``.  NOT in PROTOCOLS: its inductive invariant is not finished
-    (docs/proofs.md, "SEQUENCER over FLUSH"), and ``groupcheck prove`` must
-    exit 0 only on proofs."""
+    ``members``.  Proved at N = 2 (NoDuplicates, SurvivorTotalOrder); at
+    other N its post-crash lemmas are not written (docs/proofs.md, "SEQUENCER
+    over FLUSH"), so ``_sequencerflush`` lists it only for N = 2."""
     from .sequencerflush import SequencerFlushEncoding
     return [SequencerFlushEncoding(members or 2)]
 
 
+def _flush(members: int | None) -> list[Encoding]:
+    """FLUSH at N = 3 or ``members``: Fixed (every query proved: crash and
+    leave, any number of views, multicasts, messages in flight), FlawedLeave
+    and FlawedCrash (the seed as written: reachable CTIs to VirtualSynchrony).
+    FixedJoin is proved too, by hand and in the slow tests (docs/proofs.md,
+    FLUSH)."""
+    from .flush import registered
+    return list(registered(members))
+
+
 PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
+    "flush": _flush,
     "raincore": _raincore,
     "stable": _stable,
     "sequencerflush": _sequencerflush,

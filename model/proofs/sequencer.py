@@ -105,6 +105,9 @@ class Chan:
 
 class SequencerEncoding(Encoding):
     protocol = "sequencerflush"
+    # z3's time-out is wall-clock: one query (RecvData:ForwardChannel2) went
+    # past 10 s once in a loaded audit; proved ones take well under a second
+    min_timeout_ms = 30_000
 
     def __init__(self, N: int = 3, max_crashes: int = 1, *, max_seq: int | None = None, variant: str = "",
                  reach_max_seq: int = 1) -> None:

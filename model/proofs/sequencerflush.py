@@ -81,10 +81,14 @@ def _mk(ty: str, snd=0, seq=0, view=0, dl=0, dS=ZA, dQ=ZA):
 class SequencerFlushEncoding(Encoding):
     protocol = "sequencerflush"
     # The quantified sequence operators (running arrays indexed by i and
-    # i - 1) are matching loops for E-matching: even the edge checks of
-    # concrete states time out with it; model-based instantiation alone
-    # answers them in milliseconds.
-    solver_params = {"smt.ematching": False}
+    # i - 1) are matching loops for E-matching under z3's default patterns:
+    # each of their quantifiers has an explicit pattern on a term its
+    # instances do not create (the source array at i), so E-matching stays
+    # finite and model-based instantiation does the rest.  Per instance:
+    # an action's disjunction of instances made z3 answer unknown where each
+    # instance alone is proved in milliseconds.
+    solver_params: dict = {}
+    split_instances = True
 
     def __init__(self, N: int = 2, *, max_crashes: int = 1, senders: frozenset | None = None,
                  uniform: bool = False, resend_always: bool = False, resent_first: bool = False,
@@ -213,7 +217,9 @@ class SequencerFlushEncoding(Encoding):
     def _filter(self, c, keep, cs: list, name: str):
         """SelectSeq of the FIFO c by keep(i, msg) (i: the array index),
         as a fresh FIFO (arr, 0, k); constraints go to cs."""
-        a, h, t = c
+        a0, h, t = c
+        a = self._aux(f"{name}_a", z3.ArraySort(I, Msg))   # named: the pattern below may not hold an If
+        cs.append(a == a0)
         b = self._aux(f"{name}_b", z3.ArraySort(I, Msg))
         cnt = self._aux(f"{name}_cnt", AII)
         i = z3.Int(f"i_{name}_{self._k}")
@@ -223,8 +229,27 @@ class SequencerFlushEncoding(Encoding):
         # which z3 does not do: stated, it bounds the result's length
         cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), z3.And(
             cnt[i] == cnt[i - 1] + z3.If(k, 1, 0), 0 <= cnt[i], cnt[i] <= i - h,
-            z3.Implies(k, b[cnt[i]] == a[i])))))
+            z3.Implies(k, b[cnt[i]] == a[i]))), patterns=[a[i]]))
         n = z3.If(h < t, cnt[t], 0)
+        cs.append(z3.Implies(h < t, z3.And(0 <= cnt[t], cnt[t] <= t - h)))   # the instance at t
+        # a filter that keeps every message is the identity, one that keeps
+        # none the empty sequence (by induction on i, stated)
+        # (as disjunctions with a witness: some message is dropped (kept), or
+        # the result is the source (empty); no quantifier in a premise)
+        k2 = z3.Int(f"k2_{name}_{self._k}")
+        d, e = self._aux(f"{name}_drop", I), self._aux(f"{name}_kept", I)
+        cs.append(z3.Or(z3.And(h < d, d <= t, z3.Not(keep(d, a[d]))), z3.And(
+            n == z3.If(h < t, t - h, 0),
+            z3.ForAll([k2], z3.Implies(z3.And(h < k2, k2 <= t), cnt[k2] == k2 - h), patterns=[a[k2]]))))
+        cs.append(z3.Or(z3.And(h < e, e <= t, keep(e, a[e])), n == 0))
+        # the inverse: every position k of the result holds a kept message
+        # src[k] of the source (by induction on i from the recurrence: cnt
+        # grows by one exactly at the kept i; stated, as z3 does no induction)
+        src = self._aux(f"{name}_src", AII)
+        k_ = z3.Int(f"k_{name}_{self._k}")
+        cs.append(z3.ForAll([k_], z3.Implies(z3.And(1 <= k_, k_ <= n), z3.And(
+            h < src[k_], src[k_] <= t, cnt[src[k_]] == k_, keep(src[k_], a[src[k_]]), b[k_] == a[src[k_]])),
+            patterns=[b[k_]]))
         return (b, z3.IntVal(0), n)
 
     def _purged(self, S, ch: dict, p, v, cs: list) -> dict:
@@ -238,7 +263,10 @@ class SequencerFlushEncoding(Encoding):
         """Absorb(m, st, D): the updates of recv (before Moved's restriction),
         delivered and fwd after m takes the digest D = (dl, dS, dQ)."""
         M = self.M
-        dl, dS, dQ = D
+        dl, dS0, dQ0 = D
+        # named arrays (a pattern may not contain the If of SendView's choice)
+        dS, dQ = self._aux(f"{name}_DS", AII), self._aux(f"{name}_DQ", AII)
+        cs += [dS == dS0, dQ == dQ0]
         RH = {s: self._aux(f"{name}_rh{s}", AIB) for s in M}
         RV = {s: self._aux(f"{name}_rv{s}", AII) for s in M}
         F = self._aux(f"{name}_F", z3.ArraySort(I, AIB))
@@ -257,24 +285,76 @@ class SequencerFlushEncoding(Encoding):
         for s in M:
             step += [RH[s][i] == z3.Or(RH[s][i - 1], z3.And(si == s, new)),
                      RV[s][i] == z3.If(z3.And(si == s, new), qi, RV[s][i - 1])]
-        cs.append(z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= dl), z3.And(*step))))
+        cs.append(z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= dl), z3.And(*step)), patterns=[si]))
+        n = z3.If(dl > 0, dl, 0)
+        cs.append(z3.Implies(dl > 0, z3.And(0 <= cnt[dl], cnt[dl] <= dl)))   # the instance at dl
+        # Stated consequences of the recurrence (each by induction on i; z3
+        # does no induction; tests/test_proofs_sequencerflush.py has z3 check
+        # the base cases and the induction steps):
+        # (1) the received-table value after the digest is the one before or
+        #     the seqno of some entry of that sender in the digest (w its index);
+        for s in M:
+            w = self._aux(f"{name}_w{s}", I)
+            cs.append(z3.Or(RV[s][n] == RV[s][0], z3.And(1 <= w, w <= dl, dS[w] == s, dQ[w] == RV[s][n])))
+        # (3) a sender in the received-table's domain stays in it;
+        cs += [z3.Implies(RH[s][0], RH[s][n]) for s in M]
+        # (2) if every sender is in the received-table's domain and the digest
+        #     names members only, every
+        #     delivered entry is at most the table's value for its sender and
+        #     nothing is delivered twice, both hold after the digest too.
+        k3 = z3.Int(f"k3_{name}_{self._k}")
+        cs.append(z3.Implies(z3.And(*[S["rdom"][m, s] for s in M],
+                                    z3.ForAll([k3], z3.Implies(z3.And(1 <= k3, k3 <= dl),
+                                                               z3.And(1 <= dS[k3], dS[k3] <= self.N))),
+                                    self._rb(S["dS"][m], S["dQ"][m], L, lambda x: self._pick(S["rval"], m, x), name + "0"),
+                                    self._nd(S["dS"][m], S["dQ"][m], L, name + "0")),
+                             z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: self._sel(RV, n, x), name + "n"),
+                                    self._nd(dS2, dQ2, L + cnt[n], name + "n"))))
         j = z3.Int(f"j_{name}_{self._k}")
         cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
-                                            z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j]))))
-        n = z3.If(dl > 0, dl, 0)
+                                            z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j])),
+                            patterns=[dS2[j]]))
         return {"rdom": {s: RH[s][n] for s in M}, "rval": {s: RV[s][n] for s in M},
                 "dS": dS2, "dQ": dQ2, "dL": L + cnt[n], "fwd": F[n]}
+
+    def _pick(self, F, m, x):
+        """F[m, x] for a term x (a member)."""
+        t = F[m, self.M[-1]]
+        for y in reversed(self.M[:-1]):
+            t = z3.If(x == y, F[m, y], t)
+        return t
+
+    def _sel(self, RV, n, x):
+        t = RV[self.M[-1]][n]
+        for y in reversed(self.M[:-1]):
+            t = z3.If(x == y, RV[y][n], t)
+        return t
+
+    @staticmethod
+    def _rb(A, B, L, bound, name):
+        """Every entry <<A[j], B[j]>> (1 <= j <= L) has B[j] <= bound(A[j])."""
+        j = z3.Int(f"rb_{name}")
+        return z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), B[j] <= bound(A[j])))
+
+    @staticmethod
+    def _nd(A, B, L, name):
+        """No two entries of <<A, B>>[1..L] are equal."""
+        i, j = z3.Ints(f"ndi_{name} ndj_{name}")
+        return z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L), z3.Or(A[i] != A[j], B[i] != B[j])))
 
     def _ascending(self, fwd, cs: list, name: str):
         """Ascending(fwd) as (seg, k): seg[1..k] strictly increasing, each in
         fwd, and every member of fwd in it (idx places it)."""
         seg, idx, k = self._aux(f"{name}_seg", AII), self._aux(f"{name}_idx", AII), self._aux(f"{name}_k", I)
+        fwd0, fwd = fwd, self._aux(f"{name}_fwd", AIB)   # named, for the patterns
+        cs.append(fwd == fwd0)
         j = z3.Int(f"j_{name}_{self._k}")
         q = z3.Int(f"q_{name}_{self._k}")
         cs.append(k >= 0)
         cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= k), z3.And(
-            fwd[seg[j]], z3.Implies(j < k, seg[j] < seg[j + 1])))))
-        cs.append(z3.ForAll([q], z3.Implies(fwd[q], z3.And(1 <= idx[q], idx[q] <= k, seg[idx[q]] == q))))
+            fwd[seg[j]], z3.Implies(j < k, seg[j] < seg[j + 1]))), patterns=[fwd[seg[j]]]))
+        cs.append(z3.ForAll([q], z3.Implies(fwd[q], z3.And(1 <= idx[q], idx[q] <= k, seg[idx[q]] == q)),
+                            patterns=[fwd[q]]))
         return seg, k
 
     def _moved(self, S, m, new_in, D, ch: dict, cs: list, name: str) -> dict:
@@ -299,8 +379,8 @@ class SequencerFlushEncoding(Encoding):
             a, h, t = pch[m, x]
             c2 = self._aux(f"{name}_rs{x}", z3.ArraySort(I, Msg))
             i = z3.Int(f"r_{name}_{x}_{self._k}")
-            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), c2[i] == a[i])))
-            cs.append(z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= k), c2[t + i] == _mk("FORWARD", m, seg[i]))))
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t + k), c2[i] == z3.If(
+                i <= t, a[i], _mk("FORWARD", m, seg[i - t]))), patterns=[c2[i]]))
             go = z3.And(cond, nc == x, self._alive(S, x))
             pch[m, x] = self._ite(go, (c2, h, t + k), (a, h, t))
         upd.update(self._chan_upd(pch))
@@ -538,7 +618,8 @@ class SequencerFlushEncoding(Encoding):
                         j = z3.Int(f"j_lv_{self._k}")
                         isv = lambda k: Msg.ty(a[k]) == TY["VIEW"]  # noqa: E731
                         cs.append(z3.Or(lv == h, z3.And(h < lv, lv <= t, isv(lv))))
-                        cs.append(z3.ForAll([j], z3.Implies(z3.And(lv < j, j <= t), z3.Not(isv(j)))))
+                        cs.append(z3.ForAll([j], z3.Implies(z3.And(lv < j, j <= t), z3.Not(isv(j))),
+                                            patterns=[a[j]]))
                         chan[e] = self._filter(chan[e], lambda i, x, lv=lv: z3.And(i <= lv, notflush(x)), cs,
                                                f"cr{m}{e[1]}")
                     elif e[0] == m:
@@ -598,8 +679,12 @@ class SequencerFlushEncoding(Encoding):
             cs += [S["cA"][m][i] == x for i, x in enumerate(s.closed[m], start=1)]
             for x in M:
                 cs.append(S["rdom"][m, x] == (x in s.recv[m]))
-                if x in s.recv[m]:
-                    cs.append(S["rval"][m, x] == s.recv[m][x])
+                # outside the domain rval is a history variable (the value
+                # the entry had when a view change removed it): here the
+                # highest seqno of x that m delivered, 0 if none (in the
+                # models' reachable states the table holds that value)
+                cs.append(S["rval"][m, x] == (s.recv[m][x] if x in s.recv[m] else
+                                              max([q for (y, q) in s.delivered[m] if y == x], default=0)))
                 cs.append(S["oks"][m, x] == (x in s.flushOks[m]))
             byq: dict = {}
             for q, d in s.completed[m]:
@@ -677,9 +762,241 @@ class SequencerFlushEncoding(Encoding):
 
     @property
     def lemmas(self):
-        return {"Chans": self.Chans, "Vids": self.Vids, "Lens": self.Lens, "Crashes": self.Crashes,
-                "MsgViews": self.MsgViews,
-                "NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder}
+        out = {"Chans": self.Chans, "Vids": self.Vids, "Lens": self.Lens, "Crashes": self.Crashes,
+               "MsgViews": self.MsgViews, "Quiet": self.Quiet, "Bounds": self.Bounds}
+        if not self.UD:
+            # plain SEQUENCER without a crash (RecvData delivers at once)
+            out.update({"Shapes": self.Shapes, "Forwards": self.Forwards,
+                        # one lemma per member: smaller queries (RecvData(1, 1) took 8-10 s with one)
+                        **{f"Sequence{m}": (lambda S, m=m: self.Sequence(S, m)) for m in self.M},
+                        "SequenceOrder": self.SequenceOrder, "Fresh": self.Fresh})
+        if self.N == 2 and self.MC <= 1 and not self.UD:
+            # after the crash (the plan of docs/proofs.md: one survivor)
+            out.update({"Alone": self.Alone, "Flush2": self.Flush2, "AfterView": self.AfterView,
+                        "Domain": self.Domain, "FwdSender": self.FwdSender, "DigestPrefix": self.DigestPrefix,
+                        "CrashedQuiet": self.CrashedQuiet, "Senders": self.SendersOk, "DataSource": self.DataSource,
+                        "RecvBound": self.RecvBound, "Candidates": self.Candidates})
+        out.update({"NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder})
+        return out
+
+    def _queued(self, S, e, body, name):
+        """body(msg) for every message queued on channel e."""
+        a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
+        i = self._q(S, name)
+        return z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), body(a[i])))
+
+    def Alone(self, S):
+        """N = 2, one crash: a flush runs only once the other member crashed,
+        so its messages (START_FLUSH, FLUSH_OK, FLUSH_COMPLETED, VIEW,
+        STOP_FLUSH) have no receiver: channels hold FORWARD and DATA only."""
+        return z3.And(*[self._queued(S, e, lambda x: z3.Or(Msg.ty(x) == TY["FORWARD"], Msg.ty(x) == TY["DATA"]),
+                                     f"al{e[0]}{e[1]}") for e in S["hd"]])
+
+    def Flush2(self, S):
+        """N = 2: a member's initiator is none or itself, and itself while it is
+        in a flush (only the survivor runs one)."""
+        return z3.And(*[z3.And(z3.Or(S["fi"][m] == NO_INIT, S["fi"][m] == m),
+                               z3.Implies(S["phase"][m] != PH["Normal"], S["fi"][m] == m)) for m in self.M])
+
+    def AfterView(self, S):
+        """N = 2, one crash: at most two views, the first is every member; the
+        second is the survivor, after which no flush runs: every phase Normal,
+        nothing recorded."""
+        M = self.M
+        nv = S["nv"][()]
+        after = z3.And(*[S["vin"][x][2] == z3.Not(S["crashed"][x]) for x in M],
+                       *[S["phase"][m] == PH["Normal"] for m in M],
+                       *[z3.Not(S["comp"][m, x]) for m in M for x in M])
+        return z3.And(nv <= 2, *[S["vin"][x][1] for x in M], z3.Implies(nv == 2, after))
+
+    def CrashedQuiet(self, S):
+        """N = 2, one crash: the crashed member crashed before any flush: it
+        is in view 1, phase Normal, recorded nothing."""
+        return z3.And(*[z3.Implies(S["crashed"][x], z3.And(
+            S["vid"][x] == 1, S["phase"][x] == PH["Normal"], S["fi"][x] == NO_INIT,
+            *[z3.Not(S["comp"][x, y]) for y in self.M])) for x in self.M])
+
+    def SendersOk(self, S):
+        """Every queued DATA or FORWARD, and every entry of a log, names a
+        member as its sender."""
+        cs = [self._queued(S, e, lambda x: z3.Implies(
+            z3.Or(Msg.ty(x) == TY["FORWARD"], Msg.ty(x) == TY["DATA"]), z3.And(1 <= Msg.snd(x), Msg.snd(x) <= self.N)),
+            f"so{e[0]}{e[1]}") for e in S["hd"]]
+        for m in self.M:
+            j = self._q(S, f"lo{m}")
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]),
+                                                z3.And(1 <= S["lS"][m][j], S["lS"][m][j] <= self.N))))
+        return z3.And(*cs)
+
+    def DataSource(self, S):
+        """A DATA on p -> q was multicast by p as the coordinator of the view it
+        names."""
+        return z3.And(*[self._queued(S, (p, q), lambda x, p=p: z3.Implies(
+            Msg.ty(x) == TY["DATA"], self._coord(S, Msg.view(x)) == p), f"ds{p}{q}") for (p, q) in S["hd"]])
+
+    def Domain(self, S):
+        """Before the view change every member has a received-table entry for
+        every member (only a view change removes entries); only a crashed
+        member's entry is ever removed (it is not in the new view)."""
+        return z3.And(z3.Implies(S["nv"][()] == 1, z3.And(*[S["rdom"][m, x] for m in self.M for x in self.M])),
+                      *[z3.Implies(z3.Not(S["rdom"][m, x]), S["crashed"][x]) for m in self.M for x in self.M])
+
+    def FwdSender(self, S):
+        """A FORWARD on p -> q carries p's own message, and p is not 1 (1 is the
+        coordinator of every view while it lives: it never forwards)."""
+        return z3.And(*[self._queued(S, (p, q), lambda x, p=p: z3.Implies(
+            Msg.ty(x) == TY["FORWARD"], z3.And(Msg.snd(x) == p, p != 1))
+            if p != 1 else Msg.ty(x) != TY["FORWARD"], f"fs{p}{q}") for (p, q) in S["hd"]])
+
+    def DigestPrefix(self, S):
+        """A member's own recorded FLUSH_COMPLETED digest is a prefix of its
+        log, and it is then in phase Completed (it takes no more DATA)."""
+        cs = []
+        for c in self.M:
+            j = self._q(S, f"dp{c}")
+            L = S["compL"][c, c]
+            cs.append(z3.Implies(S["comp"][c, c], z3.And(
+                S["phase"][c] == PH["Completed"], 0 <= L, L <= S["lL"][c],
+                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
+                    S["compS"][c, c][j] == S["lS"][c][j], S["compQ"][c, c][j] == S["lQ"][c][j]))))))
+        return z3.And(*cs)
+
+    def RecvBound(self, S):
+        """Every delivered entry <<s, q>> of m has q <= recv[m][s] (for a sender
+        outside the table's domain: the value it had when removed)."""
+        return z3.And(*[self._rb(S["dS"][m], S["dQ"][m], S["dL"][m], lambda x, m=m: self._pick(S["rval"], m, x),
+                                 f"{S['tag']}_RB{m}") for m in self.M])
+
+    def Candidates(self, S):
+        """For a sender s outside m's received-table domain (RecvData will not
+        check for duplicates): every DATA of s of m's view queued to m, and
+        every FORWARD of s queued to m, is above recv[m][s]."""
+        cs = []
+        for m, s in product(self.M, self.M):
+            body = lambda x, m=m, s=s: z3.Implies(z3.And(Msg.snd(x) == s, z3.Or(  # noqa: E731
+                Msg.ty(x) == TY["FORWARD"], z3.And(Msg.ty(x) == TY["DATA"], Msg.view(x) == S["vid"][m]))),
+                Msg.seq(x) > S["rval"][m, s])
+            cs.append(z3.Implies(z3.Not(S["rdom"][m, s]),
+                                 z3.And(*[self._queued(S, (p, m), body, f"cd{m}{s}{p}") for p in self.M])))
+        return z3.And(*cs)
+
+    # --- the crash-free lemmas: plain SEQUENCER with member 1 the coordinator ----------
+    def _nocrash(self, S):
+        return z3.And(*[z3.Not(S["crashed"][x]) for x in self.M])
+
+    def _q(self, S, name):
+        return z3.Int(f"{S['tag']}_{name}")
+
+    def Quiet(self, S):
+        """Without a crash no view change is pending, so no flush has started:
+        one view, every member in it at vid 1, phase Normal, latch open, no
+        initiator, no FLUSH_OK or FLUSH_COMPLETED recorded."""
+        M = self.M
+        cs = [S["nv"][()] == 1]
+        for m in M:
+            cs += [S["vin"][m][1], S["vid"][m] == 1, S["phase"][m] == PH["Normal"], z3.Not(S["blocked"][m]),
+                   S["fi"][m] == NO_INIT]
+            cs += [z3.Not(S["comp"][m, x]) for x in M]
+        return z3.Implies(self._nocrash(S), z3.And(*cs))
+
+    def Bounds(self, S):
+        """sent[m] >= 0; without a crash, m's received-table entry for x lies
+        in 0..sent[x]."""
+        cs = [S["sent"][m] >= 0 for m in self.M]
+        nc = [z3.And(0 <= S["rval"][m, x], S["rval"][m, x] <= S["sent"][x]) for m in self.M for x in self.M]
+        return z3.And(*cs, z3.Implies(self._nocrash(S), z3.And(*nc)))
+
+    def Shapes(self, S):
+        """Without a crash: the coordinator 1's channels carry DATA of view 1
+        only; a channel p -> 1 (p # 1) FORWARDs of p only; every other channel
+        is empty; every member has a received-table entry for every member."""
+        cs = []
+        for (p, q) in S["hd"]:
+            a, h, t = S["ch"][p, q], S["hd"][p, q], S["tl"][p, q]
+            i = self._q(S, f"sh{p}{q}")
+            if p == 1:
+                body = z3.And(Msg.ty(a[i]) == TY["DATA"], Msg.view(a[i]) == 1)
+            elif q == 1:
+                body = z3.And(Msg.ty(a[i]) == TY["FORWARD"], Msg.snd(a[i]) == p)
+            else:
+                cs.append(h == t)
+                continue
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), body)))
+        return z3.Implies(self._nocrash(S), z3.And(*cs))
+
+    def Forwards(self, S):
+        """While 1 lives (N = 2; else without a crash), the channel p -> 1 (p # 1) holds p's FORWARDs of the
+        seqnos F+1, ..., sent[p] in that order (F = sent[p] minus their
+        number); every entry of p in 1's log, every received-table value for
+        p, and every DATA of p queued from 1, is at most F (a FORWARD is
+        sequenced once, in FIFO order)."""
+        cs = []
+        G = (S["lS"][1], S["lQ"][1], S["lL"][1])
+        for p in self.M[1:]:
+            a, h, t = S["ch"][p, 1], S["hd"][p, 1], S["tl"][p, 1]
+            F = S["sent"][p] - (t - h)
+            i, j = self._q(S, f"fw_i{p}"), self._q(S, f"fw_j{p}")
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), z3.And(
+                Msg.ty(a[i]) == TY["FORWARD"], Msg.snd(a[i]) == p, Msg.seq(a[i]) == F + (i - h)))))
+            cs += [S["rval"][m, p] <= F for m in self.M]
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= G[2], G[0][j] == p), G[1][j] <= F)))
+            for m in self.M:
+                cs.append(self._queued(S, (1, m), lambda x, F=F, p=p: z3.Implies(
+                    z3.And(Msg.ty(x) == TY["DATA"], Msg.snd(x) == p), Msg.seq(x) <= F), f"fw_d{p}{m}"))
+        # at N = 2 (one crash) this holds while 1 lives; at other N only
+        # without a crash (there a channel p -> 1 also carries flush messages)
+        gate = z3.Not(S["crashed"][1]) if self.N == 2 and self.MC <= 1 else self._nocrash(S)
+        return z3.Implies(gate, z3.And(*cs))
+
+    def Sequence(self, S, only=None):
+        """Without a crash, G = log[1] is the total order: member 1 delivered
+        G[1..dL[1]] and the rest of G is queued on 1 -> 1; a member m # 1
+        logged and delivered G[1..lL[m]] and the rest of G is queued on 1 -> m."""
+        cs = []
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        for m in (self.M if only is None else (only,)):
+            a, h, t = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
+            base = S["dL"][1] if m == 1 else S["lL"][m]
+            i, j = self._q(S, f"sq_i{m}"), self._q(S, f"sq_j{m}")
+            cs += [base + (t - h) == gL]
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), z3.And(
+                Msg.snd(a[i]) == gS[base + i - h], Msg.seq(a[i]) == gQ[base + i - h])), patterns=[a[i]]))
+            conds = [S["dS"][m][j] == gS[j], S["dQ"][m][j] == gQ[j]]
+            if m != 1:
+                cs.append(S["dL"][m] == S["lL"][m])
+                conds += [S["lS"][m][j] == gS[j], S["lQ"][m][j] == gQ[j]]
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), z3.And(*conds)),
+                                patterns=[S["dS"][m][j]] + ([S["lS"][m][j]] if m != 1 else [])))
+        return z3.Implies(self._nocrash(S), z3.And(*cs))
+
+    def SequenceOrder(self, S):
+        """Without a crash, G holds each sender's messages in strictly
+        increasing seqno order, each seqno in 1..sent[sender]."""
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        i, j = self._q(S, "so_i"), self._q(S, "so_j")
+        ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
+                    *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
+        return z3.Implies(self._nocrash(S), z3.And(
+            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
+            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+
+    def Fresh(self, S):
+        """Without a crash, m's received-table entry for s is at least every
+        seqno of s that m delivered and below every one queued to m (so
+        RecvData never discards), and at least 0."""
+        cs = []
+        for m in self.M:
+            a, h, t = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
+            i, j = self._q(S, f"fr_i{m}"), self._q(S, f"fr_j{m}")
+            def rv_of(s, m=m):
+                t_ = z3.IntVal(0)
+                for x in reversed(self.M):
+                    t_ = z3.If(s == x, S["rval"][m, x], t_)
+                return t_
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), Msg.seq(a[i]) > rv_of(Msg.snd(a[i])))))
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), S["dQ"][m][j] <= rv_of(S["dS"][m][j]))))
+            cs += [S["rval"][m, x] >= 0 for x in self.M]
+        return z3.Implies(self._nocrash(S), z3.And(*cs))
 
     def Chans(self, S):
         """Every channel's head index is at most its tail index."""
