@@ -10,7 +10,10 @@ spec's CONSTANTS (parsed from the model's ``.cfg``) and exposes:
 * ``next(state)``: pairs ``(Label, successor)``, one per enabled action
   instance, where ``Label`` names the TLA+ action and its parameters;
 * ``invariants``: named state predicates, same names as the spec's;
-* ``constraint(state)``: the MC module's CONSTRAINT (True when absent).
+* ``constraint(state)``: the MC module's CONSTRAINT (True when absent);
+* optionally ``kernel()``: a :class:`Kernel`, the same transition system over
+  a leaner encoding of the states (plain tuples of ints), which the explorer
+  searches instead and decodes back (see below).
 
 States are ``typing.NamedTuple`` instances whose fields are the spec's
 variables and whose values use the canonical encoding of
@@ -22,12 +25,28 @@ every new state, so the counterexample it returns is a shortest one and has
 the same length as TLC's; and, like TLC, a successor that falls outside the
 CONSTRAINT is checked against the invariants but neither counted nor
 expanded (measured: TLC finds Raincore's F2 at depth 10 that way).
+
+Kernels.  The readable transcription (``next`` over ``Fn``-valued states)
+is what every consumer of model states uses (proofs, replay, lock-step,
+conformance).  Its cost per successor (an ``Fn`` built and hashed per
+EXCEPT, a ``Label`` per successor, guards evaluated through helper calls)
+bounds the search rate, so a model may also offer ``kernel()``: the same
+actions over states encoded as tuples of ints (member-indexed tuples for
+the fixed-domain functions, small integers for messages), with precomputed
+labels, and a ``decode`` back to the public state.  The explorer then
+searches kernel states (hashing a tuple of ints is C code) and decodes them
+when a consumer asks (``ExploreResult.numbered`` decodes on first use; the
+invariants are evaluated on decoded states).  A kernel must give the same
+graph as ``next``: each model with one has a test comparing the two on every
+reachable state of its manifest models, and the link compares the kernel's
+graph with TLC's.  ``explore(..., kernel=False)`` searches with ``next``.
 """
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -72,6 +91,50 @@ def state_type(cls: type) -> type:
     return cls
 
 
+class Kernel:
+    """The fast encoding of a model's transition system (see the module
+    docstring).  ``init()`` and ``next(k)`` mirror the model's over kernel
+    states (hashable, compared by value); ``decode(k)`` is the model's state
+    for kernel state ``k``; ``constraint(k)`` is the CONSTRAINT, or the
+    attribute is None when the model has none."""
+
+    constraint: Callable[[Any], bool] | None = None
+
+    def init(self) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def next(self, k: Any) -> Iterable[tuple[Label, Any]]:
+        raise NotImplementedError
+
+    def decode(self, k: Any) -> State:
+        raise NotImplementedError
+
+
+class DecodedStates(Sequence):
+    """The explorer's numbered kernel states, decoded to model states on
+    first use (all at once, then kept)."""
+
+    def __init__(self, raw: list, decode: Callable[[Any], State]) -> None:
+        self.raw = raw
+        self._decode = decode
+        self._list: list | None = None
+
+    def _states(self) -> list:
+        if self._list is None:
+            with no_cyclic_gc():
+                self._list = list(map(self._decode, self.raw))
+        return self._list
+
+    def __getitem__(self, i):
+        return self._states()[i]
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __iter__(self):
+        return iter(self._states())
+
+
 class Model:
     """Base class for protocol models.  Subclasses set ``protocol``,
     ``variables`` and ``invariants`` and implement ``init`` and ``next``."""
@@ -107,6 +170,11 @@ class Model:
     def enabled(self, s: State, action: str) -> list[tuple[Label, State]]:
         return [(lab, t) for lab, t in self.next(s) if lab.action == action]
 
+    def kernel(self) -> Kernel | None:
+        """The model's fast encoding, or None (the default: the explorer
+        searches with ``next``)."""
+        return None
+
 
 @dataclass
 class Violation:
@@ -134,7 +202,9 @@ class ExploreResult:
     # The numbered search: the states in the order found, and per number the
     # BFS parent's number (-1 for an initial state) and the label of the edge
     # from it.  Following it back gives a shortest path (used to show how a
-    # proof's counterexample to induction is reached).
+    # proof's counterexample to induction is reached).  After a search with
+    # a kernel, ``numbered`` is a DecodedStates (model states, decoded on
+    # first use; ``.raw`` holds the kernel states).
     numbered: list = field(default_factory=list, repr=False)
     parent_of: list = field(default_factory=list, repr=False)
     label_of: list = field(default_factory=list, repr=False)
@@ -186,18 +256,43 @@ def explore(
     check_invariants: bool | Iterable[str] = True,
     build_graph: bool = False,
     max_states: int | None = None,
+    kernel: bool = True,
 ) -> ExploreResult:
     """Breadth-first exploration of the model's reachable states.
 
     ``check_invariants``: True for all, False for none, or the names to check.
     ``build_graph``: also return the state graph (nodes are states, edges
     carry the set of action labels).  Stops at the first violated invariant.
+    ``kernel``: search with the model's kernel when it has one (the result
+    is the same; False searches with ``next``).
     """
-    with interning():
-        return _explore(model, check_invariants=check_invariants, build_graph=build_graph, max_states=max_states)
+    k = model.kernel() if kernel else None
+    with interning(), no_cyclic_gc():
+        return _explore(model, check_invariants=check_invariants, build_graph=build_graph, max_states=max_states,
+                        kern=k)
 
 
-def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: int | None) -> ExploreResult:
+class no_cyclic_gc:
+    """Context manager: the cyclic garbage collector off for the block (and
+    back to its previous setting after).  A search allocates millions of
+    tuples that form no cycles (states, messages, ``Fn`` values), and each
+    generation-2 collection walks all of them: measured, 30-40 % of
+    SEQUENCER's search time.  Reference counting still frees everything
+    that becomes unreachable; a cycle made during the block is collected
+    after it."""
+
+    def __enter__(self) -> "no_cyclic_gc":
+        self._was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._was:
+            gc.enable()
+
+
+def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: int | None,
+             kern: Kernel | None = None) -> ExploreResult:
     t0 = time.perf_counter()
     invs = model.invariants
     if check_invariants is True:
@@ -220,14 +315,25 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
     parents: list[int] = []
     labels: list[Label | None] = []
     edges: dict[tuple[int, int], set] | None = {} if build_graph else None
-    constrained = type(model).constraint is not Model.constraint
-    constraint = model.constraint
-    successors = model.next
+    if kern is None:
+        constrained = type(model).constraint is not Model.constraint
+        constraint = model.constraint
+        successors = model.next
+        initial = model.init()
+        decode = None
+    else:
+        constrained = kern.constraint is not None
+        constraint = kern.constraint if constrained else (lambda k: True)
+        successors = kern.next
+        initial = kern.init()
+        decode = kern.decode
     lookup = index.get
     generated = 0
     depth = 0
 
     def violated(s: State) -> str | None:
+        if decode is not None:
+            s = decode(s)
         for name, pred in active:
             if not pred(s):
                 return name
@@ -236,7 +342,7 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
     def trace_to(i: int) -> list[tuple[Label | None, State]]:
         out = []
         while i >= 0:
-            out.append((labels[i], states[i]))
+            out.append((labels[i], states[i] if decode is None else decode(states[i])))
             i = parents[i]
         out.reverse()
         return out
@@ -250,15 +356,15 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
             violation=violation,
             edge_map=edges,
             complete=complete,
-            init_states=inits,
-            numbered=states,
+            init_states=inits if decode is None else [decode(x) for x in inits],
+            numbered=states if decode is None else DecodedStates(states, decode),
             parent_of=parents,
             label_of=labels,
         )
 
     inits = []
     frontier: list[int] = []
-    for s in model.init():
+    for s in initial:
         generated += 1
         if s in index or not constraint(s):
             continue
@@ -291,7 +397,8 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
                             # state the spec reaches) but neither counts nor expands it.
                             bad = violated(t) if active else None
                             if bad:
-                                return finish(Violation(bad, trace_to(i) + [(lab, t)]))
+                                last = t if decode is None else decode(t)
+                                return finish(Violation(bad, trace_to(i) + [(lab, last)]))
                             continue
                         j = n = index[t] = len(states)
                     else:

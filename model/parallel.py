@@ -30,7 +30,10 @@ forked processes share (``Fn`` hashes its values and their types,
 variable values it sends to each destination and sends each value once, a
 state as a tuple of numbers; a worker ships a state at most once (it
 remembers what it sent); unpickled functions are re-interned
-(:func:`groupcheck.model.values.interning`) on arrival.
+(:func:`groupcheck.model.values.interning`) on arrival.  A model with a
+kernel (:class:`groupcheck.model.core.Kernel`) is searched, and its states
+shipped, in the kernel's encoding (tuples of ints hash alike in every
+forked process); the invariants are evaluated on decoded states.
 
 Scope: counting (distinct states, generated, depth) and, optionally,
 invariants; no graph and no counterexample path (the serial explorer gives
@@ -50,7 +53,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .core import Model, State
+from .core import Model, State, no_cyclic_gc
 from .values import interning
 
 _EXPAND, _STOP = "expand", "stop"
@@ -81,17 +84,31 @@ def _active(model: Model, check_invariants: bool | Iterable[str]):
 
 
 def _worker(model: Model, me: int, W: int, conn, active) -> None:
-    with interning():
+    with interning(), no_cyclic_gc():
         seen: set = set()     # the states this worker owns
         sent: set = set()     # states it has shipped to their owners
         frontier: list = []
         generated = 0
-        constrained = type(model).constraint is not Model.constraint
-        constraint = model.constraint
-        successors = model.next
+        kern = model.kernel()
+        if kern is None:
+            constrained = type(model).constraint is not Model.constraint
+            constraint = model.constraint
+            successors = model.next
+            initial = model.init()
+            decode = None
+        else:
+            # the model's fast encoding (core.Kernel): kernel states are
+            # searched and shipped, decoded only for the invariants
+            constrained = kern.constraint is not None
+            constraint = kern.constraint if constrained else (lambda k: True)
+            successors = kern.next
+            initial = kern.init()
+            decode = kern.decode
         bad: list = []   # (invariant index, state) violations found this level
 
         def check(t) -> None:
+            if decode is not None:
+                t = decode(t)
             for k, (_name, pred) in enumerate(active):
                 if not pred(t):
                     bad.append((k, t))
@@ -100,7 +117,7 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
         encoders: list[dict] = [{} for _ in range(W)]   # value -> number, per destination
         decoders: list[list] = [[] for _ in range(W)]   # number -> value, per source
         cls = None
-        for s in model.init():
+        for s in initial:
             cls = type(s)
             if me == 0:
                 generated += 1

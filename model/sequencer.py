@@ -21,7 +21,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import NamedTuple
 
-from .core import Label, Model, state_type
+from .core import Kernel, Label, Model, state_type
 from .values import Fn, record
 
 
@@ -213,6 +213,18 @@ class SequencerModel(Model):
                     if t is not None:
                         yield Label("Crash", (m, lost)), t
 
+    # --- the explorer's fast encoding ------------------------------------------
+    # The methods a kernel transcribes: a subclass that overrides one of them
+    # (a test's variant) is searched with ``next``.
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "SendTo", "McastData", "McastSeq",
+                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView")
+
+    def kernel(self):
+        cls = type(self)
+        if any(getattr(cls, n) is not getattr(SequencerModel, n) for n in self._KERNEL_TRANSCRIBES):
+            return None
+        return SequencerKernel(self)
+
     # --- properties -----------------------------------------------------------
     @property
     def invariants(self):
@@ -251,6 +263,228 @@ class SequencerModel(Model):
             and all(x in M and 1 <= q <= self.MaxSeq for m in M for x, q in s.delivered[m])
             and all(msg["type"] in ("FORWARD", "DATA") for e in self.pairs for msg in s.chan[e])
         )
+
+
+class SequencerKernel(Kernel):
+    """``SequencerModel``'s actions over a lean encoding (the explorer's;
+    :mod:`groupcheck.model.core`).  A kernel state is the tuple
+    ``(views, vid, crashed, sent, fwd, recv, delivered, chan)`` where
+    ``views``, ``crashed`` and each member's ``fwd`` set and ``delivered``
+    sequence are the model's own values, ``vid``/``sent`` are tuples indexed
+    by member - 1, ``recv`` is a tuple (per member) of tuples (per sender) of
+    the highest delivered seqno or -1 outside the table's domain, and
+    ``chan`` is a tuple over the pairs ``(p, q)`` (index (p-1)*N + q-1) of
+    tuples of message codes: ``2 * (sender * (MaxSeq + 1) + seqno)`` for DATA,
+    that plus 1 for FORWARD.  Same actions, guards and order as
+    ``SequencerModel.next``; ``decode`` gives its state."""
+
+    def __init__(self, model: SequencerModel) -> None:
+        self.model = model
+        N, MS = model.N, model.MaxSeq
+        self.N, self.MaxSeq = N, MS
+        M = model.Members
+        K = MS + 1
+        self.K = K
+        ncodes = 2 * ((N + 1) * K)
+        self.msg = [None] * ncodes          # code -> the model's record
+        for snd in M:
+            for q in range(K):
+                self.msg[2 * (snd * K + q)] = Data(snd, q)
+                self.msg[2 * (snd * K + q) + 1] = Forward(snd, q)
+        self.pair = {(snd, q): (snd, q) for snd in M for q in range(K + 1)}   # shared delivery pairs
+        self.ci = {(p, q): (p - 1) * N + (q - 1) for p in M for q in M}
+        self.L_send = [Label("Send", (m,)) for m in M]
+        self.L_rf = [(c, p, self.ci[(p, c)], Label("RecvForward", (c, p))) for c in M for p in M]
+        self.L_rd = [(m, p, self.ci[(p, m)], Label("RecvData", (m, p))) for m in M for p in M]
+        self.L_iv = [Label("InstallView", (m,)) for m in M]
+        self.L_nv = Label("NewView", ())
+        self.crash = []   # per m: [(label, channel indices emptied)]
+        for m in M:
+            rows = []
+            for lost in _subsets(set(M) - {m}):
+                gone = tuple(i for (p, q), i in sorted(self.ci.items()) if q == m or (p == m and q in lost))
+                rows.append((m, Label("Crash", (m, lost)), gone))
+            self.crash.append(rows)
+        self.pairs = tuple((p, q) for p in M for q in M)
+        # decoding memos: 0 recv rows, 1 vid, 2 channel contents, 3 sent,
+        # 4 fwd, 5 recv, 6 delivered, 7 chan
+        self._memo: list[dict] = [{} for _ in range(8)]
+
+    def encode(self, s: SequencerState) -> tuple:
+        """The kernel state of model state ``s``."""
+        M, K = self.model.Members, self.K
+        code = {}
+        for i, msg in enumerate(self.msg):
+            if msg is not None:
+                code[msg] = i
+        return (
+            s.views,
+            tuple(s.vid[m] for m in M),
+            s.crashed,
+            tuple(s.sent[m] for m in M),
+            tuple(s.fwd[m] for m in M),
+            tuple(tuple(s.recv[m].get(x, -1) for x in M) for m in M),
+            tuple(s.delivered[m] for m in M),
+            tuple(tuple(code[msg] for msg in s.chan[(p, q)]) for p in M for q in M),
+        )
+
+    def decode(self, k: tuple) -> SequencerState:
+        # Every dict below is built in key order (members ascending, pairs
+        # lexicographic: sort_key's order), so Fn._of skips the sort.
+        M = self.model.Members
+        memo = self._memo
+        views, vid, crashed, sent, fwd, recv, delivered, chan = k
+        out = [views]
+        for i, v in ((1, vid), (3, sent), (4, fwd), (6, delivered)):
+            f = memo[i].get(v)
+            if f is None:
+                f = memo[i][v] = Fn._of(dict(zip(M, v)))
+            out.append(f)
+        r = memo[5].get(recv)
+        if r is None:
+            rows = memo[0]
+            d = {}
+            for m, row in zip(M, recv):
+                g = rows.get(row)
+                if g is None:
+                    g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
+                d[m] = g
+            r = memo[5][recv] = Fn._of(d)
+        c = memo[7].get(chan)
+        if c is None:
+            msgs, seqs = self.msg, memo[2]
+            d = {}
+            for pq, ch in zip(self.pairs, chan):
+                t = seqs.get(ch)
+                if t is None:
+                    t = seqs[ch] = tuple(msgs[x] for x in ch)
+                d[pq] = t
+            c = memo[7][chan] = Fn._of(d)
+        return SequencerState(views, out[1], crashed, out[2], out[3], r, out[4], c)
+
+    def init(self):
+        return [self.encode(s) for s in self.model.init()]
+
+    def next(self, k: tuple):
+        views, vid, crashed, sent, fwd, recv, delivered, chan = k
+        model = self.model
+        N, K = self.N, self.K
+        MaxSeq = model.MaxSeq
+        out = []
+        add = out.append
+        nviews = len(views)
+        # Send(m)
+        for m in range(1, N + 1):
+            i = m - 1
+            q = sent[i]
+            if q >= MaxSeq or m in crashed:
+                continue
+            q += 1
+            sent2 = sent[:i] + (q,) + sent[i + 1:]
+            view = views[vid[i] - 1]
+            coord = view[0]
+            if coord == m:
+                ch = list(chan)
+                code = (m * K + q) << 1
+                base = (m - 1) * N - 1
+                for r in view:
+                    if r not in crashed:
+                        ch[base + r] += (code,)
+                add((self.L_send[i], (views, vid, crashed, sent2, fwd, recv, delivered, tuple(ch))))
+            else:
+                fwd2 = fwd[:i] + (fwd[i] | {q},) + fwd[i + 1:]
+                if coord in crashed:
+                    ch2 = chan
+                else:
+                    j = (m - 1) * N + coord - 1
+                    ch2 = chan[:j] + (chan[j] + (((m * K + q) << 1) | 1,),) + chan[j + 1:]
+                add((self.L_send[i], (views, vid, crashed, sent2, fwd2, recv, delivered, ch2)))
+        # RecvForward(c, p)
+        keep = model.KeepForward
+        for c, p, j, lab in self.L_rf:
+            ch = chan[j]
+            if not ch or not (ch[0] & 1) or c in crashed:
+                continue
+            view = views[vid[c - 1] - 1]
+            is_coord = view[0] == c
+            if keep and not is_coord:
+                continue
+            rest = list(chan)
+            rest[j] = ch[1:]
+            if is_coord:
+                code = ch[0] - 1   # the DATA code of the same <<sender, seqno>>
+                base = (c - 1) * N - 1
+                for r in view:
+                    if r not in crashed:
+                        rest[base + r] += (code,)
+            add((lab, (views, vid, crashed, sent, fwd, recv, delivered, tuple(rest))))
+        # RecvData(m, p)
+        retain = model.RetainForward
+        pair = self.pair
+        for m, p, j, lab in self.L_rd:
+            ch = chan[j]
+            if not ch or ch[0] & 1 or m in crashed:
+                continue
+            snd, q = divmod(ch[0] >> 1, K)
+            i = m - 1
+            table = recv[i]
+            old = table[snd - 1]
+            chan2 = chan[:j] + (ch[1:],) + chan[j + 1:]
+            fwd2 = fwd
+            if snd == m and not retain:
+                fwd2 = fwd[:i] + (fwd[i] - {q},) + fwd[i + 1:]
+            if old >= 0 and q <= old:   # dup
+                add((lab, (views, vid, crashed, sent, fwd2, recv, delivered, chan2)))
+            else:
+                t2 = table[:snd - 1] + (q,) + table[snd:]
+                recv2 = recv[:i] + (t2,) + recv[i + 1:]
+                del2 = delivered[:i] + (delivered[i] + (pair[(snd, q)],),) + delivered[i + 1:]
+                add((lab, (views, vid, crashed, sent, fwd2, recv2, del2, chan2)))
+        # InstallView(m)
+        resend_first = model.ResendFirst
+        for m in range(1, N + 1):
+            i = m - 1
+            v = vid[i]
+            if v >= nviews or m in crashed:
+                continue
+            new = views[v]
+            nc = new[0]
+            chan2 = chan
+            if views[v - 1][0] != nc and nc not in crashed:
+                qs = sorted(fwd[i])
+                if resend_first and nc == m:
+                    codes = tuple((m * K + q) << 1 for q in qs)
+                    ch = list(chan)
+                    base = (m - 1) * N - 1
+                    for r in new:
+                        if r not in crashed:
+                            ch[base + r] += codes
+                    chan2 = tuple(ch)
+                else:
+                    j = (m - 1) * N + nc - 1
+                    chan2 = chan[:j] + (chan[j] + tuple(((m * K + q) << 1) | 1 for q in qs),) + chan[j + 1:]
+            table = recv[i]
+            t2 = tuple(x if (n + 1) in new else -1 for n, x in enumerate(table))
+            add((self.L_iv[i], (views, vid[:i] + (v + 1,) + vid[i + 1:], crashed, sent, fwd,
+                                recv[:i] + (t2,) + recv[i + 1:], delivered, chan2)))
+        # NewView
+        if crashed:
+            last = views[-1]
+            if any(x in crashed for x in last):
+                add((self.L_nv, (views + (tuple(x for x in last if x not in crashed),), vid, crashed, sent, fwd,
+                                 recv, delivered, chan)))
+        # Crash(m, lost)
+        if len(crashed) < model.MaxCrashes:
+            for m in range(1, N + 1):
+                if m in crashed:
+                    continue
+                crashed2 = crashed | {m}
+                for _m, lab, gone in self.crash[m - 1]:
+                    ch = list(chan)
+                    for j in gone:
+                        ch[j] = ()
+                    add((lab, (views, vid, crashed2, sent, fwd, recv, delivered, tuple(ch))))
+        return out
 
 
 # Trace properties: functions of the delivery histories alone, so the

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .core import Label, Model, state_type
+from .core import Kernel, Label, Model, state_type
 from .values import Fn, record
 
 
@@ -308,6 +308,20 @@ class StableModel(Model):
     def constraint(self, s: StableState) -> bool:
         return self.MaxInFlight == 0 or len(s.net) <= self.MaxInFlight
 
+    # --- the explorer's fast encoding ------------------------------------------
+    # The methods the kernel transcribes: a subclass that overrides one of
+    # them is searched with ``next``.
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Fresh", "Vector", "Merge", "Others", "PostStable",
+                           "PostStability", "PurgeTo", "LearnFrom", "InFlight", "Multicast", "ReceiveData",
+                           "Retransmit", "LoseMessage", "SendStable", "ReceiveStable", "SendStability",
+                           "ReceiveStability", "Join", "InstallView")
+
+    def kernel(self):
+        cls = type(self)
+        if any(getattr(cls, n) is not getattr(StableModel, n) for n in self._KERNEL_TRANSCRIBES):
+            return None
+        return StableKernel(self)
+
     # --- properties -----------------------------------------------------------
     @property
     def invariants(self):
@@ -356,3 +370,267 @@ class StableModel(Model):
         return all(m["digest"][x]["low"] <= s.delivered[q][x]
                    for m in s.net if m["type"] == "stability"
                    for q in m["digest"] for x in m["digest"])
+
+
+_DATA, _STABLE, _STABILITY = 0, 1, 2
+
+
+class StableKernel(Kernel):
+    """``StableModel``'s actions over a lean encoding (the explorer's;
+    :mod:`groupcheck.model.core`).  A kernel state is the tuple
+    ``(group, view, sent, delivered, received, purged, digest, heardFrom,
+    net)``: ``group`` and each member's ``view`` and ``heardFrom`` set are
+    the model's frozensets; the functions over members are tuples indexed by
+    member - 1 (``delivered``/``received``/``purged`` tuples of tuples of
+    ints); a digest is a tuple over members of ``(low, high)`` or None
+    outside its domain, a vector a tuple of ints, -1 outside its domain;
+    ``net`` is a frozenset of tuples ``(kind, from, to, payload)`` with kind
+    0 data (payload the seqno), 1 stable (a vector), 2 stability (a digest).
+    Same actions, guards and label order as ``StableModel.next``; ``decode``
+    gives its state."""
+
+    def __init__(self, model: StableModel) -> None:
+        self.model = model
+        M = model.Members
+        self.M = M
+        self.N = len(M)
+        self.idx = range(self.N)
+        if model.MaxInFlight:
+            bound = model.MaxInFlight
+            self.constraint = lambda k: len(k[8]) <= bound
+        lab = {}
+        for name in ("Multicast", "SendStable", "SendStability", "Join", "InstallView"):
+            lab[name] = [Label(name, (p,)) for p in M]
+        for name in ("ReceiveData", "Retransmit", "LoseMessage", "ReceiveStable", "ReceiveStability"):
+            lab[name] = [(q, p, Label(name, (q, p))) for q, p in model.links]
+        self.lab = lab
+        self._memo: dict = {}
+        self._rows: dict = {}
+        self._digests: dict = {}
+        self._msgs: dict = {}
+
+    # --- encoding -------------------------------------------------------------
+    def _enc_digest(self, d: Fn) -> tuple:
+        return tuple((d[x]["low"], d[x]["high"]) if x in d else None for x in self.M)
+
+    def _enc_msg(self, m: Fn) -> tuple:
+        t = m["type"]
+        if t == "data":
+            return (_DATA, m["from"], m["to"], m["seq"])
+        if t == "stable":
+            v = m["vector"]
+            return (_STABLE, m["from"], m["to"], tuple(v[x] if x in v else -1 for x in self.M))
+        return (_STABILITY, m["from"], m["to"], self._enc_digest(m["digest"]))
+
+    def encode(self, s: StableState) -> tuple:
+        """The kernel state of model state ``s``."""
+        M = self.M
+
+        def rows(f: Fn) -> tuple:
+            return tuple(tuple(f[p][x] for x in M) for p in M)
+
+        return (
+            s.group,
+            tuple(s.view[p] for p in M),
+            tuple(s.sent[p] for p in M),
+            rows(s.delivered), rows(s.received), rows(s.purged),
+            tuple(self._enc_digest(s.digest[p]) for p in M),
+            tuple(s.heardFrom[p] for p in M),
+            frozenset(self._enc_msg(m) for m in s.net),
+        )
+
+    # Decoding: the dicts are built in key order (members ascending), so
+    # Fn._of skips the sort.
+    def _row(self, row: tuple) -> Fn:
+        f = self._rows.get(row)
+        if f is None:
+            f = self._rows[row] = Fn._of(dict(zip(self.M, row)))
+        return f
+
+    def _digest(self, d: tuple) -> Fn:
+        f = self._digests.get(d)
+        if f is None:
+            f = self._digests[d] = Fn._of({x: Entry(*e) for x, e in zip(self.M, d) if e is not None})
+        return f
+
+    def _msg(self, m: tuple) -> Fn:
+        f = self._msgs.get(m)
+        if f is None:
+            kind, p, q, x = m
+            if kind == _DATA:
+                f = DataMsg(p, q, x)
+            elif kind == _STABLE:
+                f = StableMsg(p, q, Fn._of({y: v for y, v in zip(self.M, x) if v >= 0}))
+            else:
+                f = StabilityMsg(p, q, self._digest(x))
+            self._msgs[m] = f
+        return f
+
+    def decode(self, k: tuple) -> StableState:
+        memo = self._memo
+        M = self.M
+        group, view, sent, delivered, received, purged, digest, heard, net = k
+        out = []
+        for i, (v, conv) in enumerate((
+                (view, None), (sent, None), (delivered, self._row), (received, self._row), (purged, self._row),
+                (digest, self._digest), (heard, None), (net, self._msg))):
+            key = (i, v)
+            f = memo.get(key)
+            if f is None:
+                if i == 7:
+                    f = frozenset(map(conv, v))
+                else:
+                    f = Fn._of(dict(zip(M, v if conv is None else map(conv, v))))
+                memo[key] = f
+            out.append(f)
+        return StableState(group, *out)
+
+    def init(self):
+        return [self.encode(s) for s in self.model.init()]
+
+    # --- actions --------------------------------------------------------------
+    def next(self, k: tuple):
+        group, view, sent, delivered, received, purged, digest, heard, net = k
+        model = self.model
+        lab = self.lab
+        idx = self.idx
+        out = []
+        add = out.append
+        # messages in flight by (kind, to, from) and by link (to, from)
+        inflight: dict = {}
+        onlink: dict = {}
+        for m in net:
+            key = (m[2], m[1])
+            inflight.setdefault((m[0],) + key, []).append(m)
+            onlink.setdefault(key, []).append(m)
+
+        def put(t: tuple, i: int, x) -> tuple:
+            return t[:i] + (x,) + t[i + 1:]
+
+        def put2(t: tuple, i: int, j: int, x) -> tuple:
+            row = t[i]
+            return t[:i] + (row[:j] + (x,) + row[j + 1:],) + t[i + 1:]
+
+        def fresh(V: frozenset, row: tuple) -> tuple:
+            return tuple((row[x], row[x]) if x + 1 in V else None for x in idx)
+
+        def merge(d: tuple, v: tuple) -> tuple:
+            return tuple(e if e is None or v[x] < 0 else
+                         (e[0] if e[0] < v[x] else v[x], e[1] if e[1] > v[x] else v[x])
+                         for x, e in enumerate(d))
+
+        def purge_to(rows: tuple, i: int, d: tuple) -> tuple:
+            row = rows[i]
+            return put(rows, i, tuple(r if e is None or e[0] <= r else e[0] for r, e in zip(row, d)))
+
+        def learn_from(rows: tuple, i: int, d: tuple) -> tuple:
+            row = rows[i]
+            return put(rows, i, tuple(r if e is None or e[1] <= r else e[1] for r, e in zip(row, d)))
+
+        # Multicast(p)
+        senders, max_seq = model.Senders, model.MaxSeq
+        for p in self.M:
+            i = p - 1
+            if p not in senders or not view[i] or sent[i] >= max_seq:
+                continue
+            n = sent[i] + 1
+            add((lab["Multicast"][i], (group, view, put(sent, i, n), put2(delivered, i, i, n),
+                                       put2(received, i, i, n), purged, digest, heard,
+                                       net | {(_DATA, p, q, n) for q in view[i] - {p}})))
+        # ReceiveData(q, p)
+        for q, p, lb in lab["ReceiveData"]:
+            for m in inflight.get((_DATA, q, p), ()):
+                seq = m[3]
+                qi, pi = q - 1, p - 1
+                d2 = put2(delivered, qi, pi, seq) if seq == delivered[qi][pi] + 1 else delivered
+                r = received[qi][pi]
+                add((lb, (group, view, sent, d2, put2(received, qi, pi, r if r > seq else seq), purged, digest,
+                          heard, net - {m})))
+        # Retransmit(q, p)
+        for q, p, lb in lab["Retransmit"]:
+            if q == p:
+                continue
+            qi, pi = q - 1, p - 1
+            d = delivered[qi][pi]
+            if not d < received[qi][pi] or not purged[pi][pi] < d + 1:
+                continue
+            add((lb, (group, view, sent, put2(delivered, qi, pi, d + 1), received, purged, digest, heard, net)))
+        # LoseMessage(q, p)
+        for q, p, lb in lab["LoseMessage"]:
+            for m in onlink.get((q, p), ()):
+                add((lb, (group, view, sent, delivered, received, purged, digest, heard, net - {m})))
+        # SendStable(p)
+        merged = model.GossipMergedDigest
+        for p in self.M:
+            i = p - 1
+            V = view[i]
+            if not V:
+                continue
+            if merged:
+                v = tuple(-1 if e is None else e[0] for e in digest[i])
+            else:
+                row = delivered[i]
+                v = tuple(row[x] if x + 1 in V else -1 for x in idx)
+            net2 = frozenset(m for m in net if m[0] != _STABLE or m[1] != p) | {(_STABLE, p, q, v) for q in V - {p}}
+            add((lab["SendStable"][i], (group, view, sent, delivered, received, purged,
+                                        put(digest, i, merge(digest[i], v)), put(heard, i, heard[i] - {p}), net2)))
+        # ReceiveStable(q, p)
+        reset = model.ResetOnDifferentMembers
+        for q, p, lb in lab["ReceiveStable"]:
+            for m in inflight.get((_STABLE, q, p), ()):
+                v = m[3]
+                qi = q - 1
+                dq = digest[qi]
+                if reset and any((x < 0) != (e is None) for x, e in zip(v, dq)):
+                    t = (group, view, sent, delivered, received, purged, digest, put(heard, qi, view[qi]), net - {m})
+                else:
+                    t = (group, view, sent, delivered, received, purged, put(digest, qi, merge(dq, v)),
+                         put(heard, qi, heard[qi] - {p}), net - {m})
+                add((lb, t))
+        # SendStability(p)
+        for p in self.M:
+            i = p - 1
+            V = view[i]
+            if not V or heard[i]:
+                continue
+            d = digest[i]
+            net2 = (frozenset(m for m in net if m[0] != _STABILITY or m[1] != p)
+                    | {(_STABILITY, p, q, d) for q in V - {p}})
+            add((lab["SendStability"][i], (group, view, sent, delivered, learn_from(received, i, d),
+                                           purge_to(purged, i, d), put(digest, i, fresh(V, delivered[i])),
+                                           put(heard, i, V), net2)))
+        # ReceiveStability(q, p)
+        for q, p, lb in lab["ReceiveStability"]:
+            for m in inflight.get((_STABILITY, q, p), ()):
+                d = m[3]
+                qi = q - 1
+                V = view[qi]
+                add((lb, (group, view, sent, delivered, learn_from(received, qi, d), purge_to(purged, qi, d),
+                          put(digest, qi, fresh(V, delivered[qi])), put(heard, qi, V), net - {m})))
+        # Join(j)
+        if all(view[p - 1] == group for p in group):
+            switches, reset_view = model.CoordSwitchesAtJoin, model.ResetOnViewChange
+            for j in self.M:
+                if j in group:
+                    continue
+                c = min(group)
+                V = group | {j}
+                installs = {j, c} if switches else {j}
+                fr = fresh(V, delivered[c - 1])
+                heard2 = tuple(V if p == j else (V if reset_view else heard[p - 1]) if switches and p == c
+                               else heard[p - 1] for p in self.M)
+                dc = delivered[c - 1]
+                add((lab["Join"][j - 1], (V, tuple(V if p in installs else view[p - 1] for p in self.M), sent,
+                                          put(delivered, j - 1, dc), put(received, j - 1, dc), purged,
+                                          tuple(fr if p in installs else digest[p - 1] for p in self.M),
+                                          heard2, net)))
+        # InstallView(p)
+        reset_view = model.ResetOnViewChange
+        for p in self.M:
+            i = p - 1
+            if not view[i] or p not in group or view[i] == group:
+                continue
+            add((lab["InstallView"][i], (group, put(view, i, group), sent, delivered, received, purged,
+                                         put(digest, i, fresh(group, delivered[i])),
+                                         put(heard, i, group) if reset_view else heard, net)))
+        return out

@@ -1,0 +1,137 @@
+"""Model kernels (model/core.py's ``Kernel``): the explorer's fast encoding
+of a model must be the same transition system as the model's ``next``.
+
+For every reachable state of the models below: the kernel state decodes to
+a model state and encodes back to itself, and the kernel's successors,
+decoded, are exactly ``next``'s (same labels, same states, same
+multiplicities).  The two searches agree on every count, on the set of
+states and on the labelled edges.  The link (tests/test_spec_model_link.py)
+compares the kernel's graph with TLC's; these tests tie it to ``next``,
+which the proofs, replay and lock-step use."""
+
+from collections import Counter
+
+import pytest
+
+from groupcheck.model import manifest
+from groupcheck.model.core import explore
+from groupcheck.model.link import build_model
+from groupcheck.model.parallel import explore_parallel
+from groupcheck.model.registry import model_class
+
+# Small models of each protocol with a kernel (a few thousand states at most,
+# both the seed and the fixed variants' constants).
+SMALL = [("sequencer", "Pair"), ("sequencer", "GapPair"), ("sequencer", "LivePairFixed")]
+# SEQUENCER's three fixes in every combination, on 2 members with a crash
+# (the manifest's models with them have 80-120k states).
+SMALL += [("sequencer", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "KeepForward": k, "ResendFirst": r,
+                         "RetainForward": t})
+          for k in (False, True) for r in (False, True) for t in (False, True)]
+# STABLE's four variant constants in every combination on 2 members (one
+# joins) with one message in flight, and two of them on 3 members.
+_FLAGS = ("ResetOnDifferentMembers", "ResetOnViewChange", "CoordSwitchesAtJoin", "GossipMergedDigest")
+SMALL += [("stable", {"N": 2, "NInit": 1, "Senders": {1}, "MaxSeq": 1, "MaxInFlight": 1,
+                      **{f: bool(b >> i & 1) for i, f in enumerate(_FLAGS)}}) for b in range(16)]
+SMALL += [("stable", {"N": 3, "NInit": 2, "Senders": {2}, "MaxSeq": 1, "MaxInFlight": 1,
+                      **dict(zip(_FLAGS, flags))})
+          for flags in ((True, True, True, False), (True, False, True, True))]
+# Whole manifest models over 10,000 states (slow).
+BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
+       ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
+       ("stable", "MergedGossip"), ("stable", "PairJoinFlawed"), ("stable", "PairJoinRace")]
+
+
+def _model(protocol, name):
+    if isinstance(name, dict):
+        return model_class(protocol)(name)
+    (entry,) = manifest.select([protocol], name)
+    return build_model(entry)
+
+
+def _check_same_system(model) -> int:
+    kern = model.kernel()
+    assert kern is not None
+    fast = explore(model, check_invariants=False, build_graph=True)
+    slow = explore(model, check_invariants=False, build_graph=True, kernel=False)
+    assert (fast.distinct_states, fast.states_generated, fast.depth) == \
+           (slow.distinct_states, slow.states_generated, slow.depth)
+    assert set(fast.numbered) == set(slow.numbered)
+    assert fast.init_states == slow.init_states
+
+    def edges(res):
+        st = res.numbered
+        return {(st[i], st[j], frozenset(labs)) for (i, j), labs in res.edge_map.items()}
+
+    assert edges(fast) == edges(slow)
+    for k in fast.numbered.raw:
+        s = kern.decode(k)
+        assert kern.encode(s) == k
+        want = Counter(model.next(s))
+        got = Counter((lab, kern.decode(t)) for lab, t in kern.next(k))
+        assert got == want, (s, want - got, got - want)
+    return fast.distinct_states
+
+
+@pytest.mark.parametrize("protocol,name", SMALL)
+def test_kernel_is_the_models_transition_system(protocol, name):
+    assert _check_same_system(_model(protocol, name)) > 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol,name", BIG)
+def test_kernel_is_the_models_transition_system_big(protocol, name):
+    assert _check_same_system(_model(protocol, name)) > 10_000
+
+
+@pytest.mark.parametrize("protocol,name", BIG)
+def test_kernel_on_the_first_states_of_big_models(protocol, name):
+    # the first 1500 states (breadth-first) of each big model: per
+    # state, the kernel's successors are next's (SEQUENCER's KeepForward
+    # needs 3 members to matter, which only these models have)
+    model = _model(protocol, name)
+    kern = model.kernel()
+    res = explore(model, check_invariants=False, max_states=1500)
+    assert not res.complete
+    for k in res.numbered.raw:
+        s = kern.decode(k)
+        assert kern.encode(s) == k
+        assert Counter((lab, kern.decode(t)) for lab, t in kern.next(k)) == Counter(model.next(s)), s
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencer", "CoordCrash"), ("stable", "Flawed")])
+def test_kernel_search_finds_the_same_violation(protocol, name):
+    (entry,) = manifest.select([protocol], name)
+    model = build_model(entry)
+    fast = explore(model, check_invariants=[entry.expected])
+    slow = explore(model, check_invariants=[entry.expected], kernel=False)
+    assert fast.violation is not None and slow.violation is not None
+    assert fast.violation.invariant == slow.violation.invariant == entry.expected
+    assert fast.violation.depth == slow.violation.depth
+    # the kernel's counterexample is a path of the model's (decoded) states
+    trace = fast.violation.trace
+    assert trace[0][0] is None and trace[0][1] in fast.init_states
+    for (_, s), (lab, t) in zip(trace, trace[1:]):
+        assert (lab, t) in list(model.next(s))
+    assert not model.invariants[entry.expected](trace[-1][1])
+
+
+def test_kernel_off_for_a_subclass_that_changes_an_action():
+    from groupcheck.model.sequencer import SequencerModel
+
+    class Variant(SequencerModel):
+        def Send(self, s, m):
+            return None
+
+    consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 0}
+    assert SequencerModel(consts).kernel() is not None
+    assert Variant(consts).kernel() is None
+    assert explore(Variant(consts), check_invariants=False).distinct_states == 1
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), SMALL[-1]])
+def test_parallel_search_with_a_kernel(protocol, name):
+    model = _model(protocol, name)
+    serial = explore(model, check_invariants=False, kernel=False)
+    par = explore_parallel(model, workers=2)
+    assert (par.distinct_states, par.states_generated, par.depth) == \
+           (serial.distinct_states, serial.states_generated, serial.depth)
