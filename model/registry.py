@@ -14,6 +14,7 @@ _MODELS = {
     "sequencerflush": "groupcheck.model.sequencerflush:SequencerFlushModel",
     "raincore": "groupcheck.model.raincore:RaincoreModel",
     "raincoreflush": "groupcheck.model.raincoreflush:RaincoreFlushModel",
+    "raincoresequencerflush": "groupcheck.model.raincoresequencerflush:RaincoreSequencerFlushModel",
 }
 
 

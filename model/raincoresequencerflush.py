@@ -1,0 +1,482 @@
+"""Python mirror of spec/RaincoreSequencerFlush/RaincoreSequencerFlush.tla.
+
+Theory of operation
+-------------------
+SEQUENCER over FLUSH (:mod:`.sequencerflush`) whose membership is the
+Raincore token ring, as :mod:`.raincoreflush` does it for FLUSH alone: the
+view the flush initiator installs is the ring's committed view (sorted, so
+that SEQUENCER's coordinator, the first member of a view, is its smallest
+member); a member counts gone exactly the members of its view its ring
+``localView`` no longer lists (``Gone``), which replaces every use of the
+perfect failure detector ``crashed``; a joiner enters through the 911 path.
+
+The ring part (variables as tuples over ``1..N``, the actions TokenReceived,
+911Received, TokenDeliveryFailure, 911DeliveryFailure, EatingTimeout, Join)
+is inherited unchanged from :class:`.raincoreflush.RaincoreFlushModel`; the
+SEQUENCER helpers (Absorb, Purged, Longest) are those of
+:class:`.sequencerflush.SequencerFlushModel`.  The SEQUENCER and FLUSH
+actions are the spec's, transcribed action for action so that the
+explorer's graph equals TLC's; their per-member variables are ``Fn`` over
+``1..N`` as in :mod:`.sequencerflush` (TLC prints them as tuples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from .core import Label, state_type
+from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
+from .raincore import NULL_VIEW
+from .raincoreflush import RaincoreFlushModel
+from .sequencer import Integrity, NoDuplicates, SenderFIFO, _subsets
+from .sequencerflush import (FLUSH_TYPES, MSG_TYPES, NO_INIT, PHASES, Data, DeliveredIn, Forward, LastView,
+                             LogsAgree, Longest, SequencerFlushModel, VirtualSynchrony)
+from .values import Fn
+
+
+@state_type
+class RaincoreSequencerFlushState(NamedTuple):
+    # SEQUENCER over FLUSH (SequencerFlush.tla without crashed and ndel)
+    views: tuple      # views[i-1]: the i-th view, a sorted tuple of members
+    vid: Fn           # member -> index of its installed view (0: not joined)
+    sent: Fn
+    fwd: Fn
+    recv: Fn
+    delivered: Fn
+    chan: Fn
+    log: Fn
+    closed: Fn
+    phase: Fn
+    blocked: Fn
+    flushInit: Fn
+    flushOks: Fn
+    completed: Fn
+    # the ring (RaincoreFlush.tla's)
+    status: tuple
+    viewState: tuple
+    globalView: tuple
+    localView: tuple
+    newNodes: tuple
+    token: tuple
+    tokenMsgs: frozenset
+    msgs911: frozenset
+
+
+class RaincoreSequencerFlushModel(RaincoreFlushModel):
+    protocol = "raincoresequencerflush"
+    variables = RaincoreSequencerFlushState._fields
+
+    # SequencerFlush's helpers and properties, reused as they are.
+    Absorb = staticmethod(SequencerFlushModel.Absorb)
+    Purged = SequencerFlushModel.Purged
+    DeliveredIn = staticmethod(DeliveredIn)
+    VirtualSynchrony = staticmethod(VirtualSynchrony)
+    LogsAgree = staticmethod(LogsAgree)
+    # RaincoreFlush's FLUSH-only actions and properties (DATA by id, set
+    # views, tuple variables) are not this spec's: hidden, so that nothing
+    # calls them on a SEQUENCER state.
+    Multicast = Deliver = Take = SentIn = NoSendWhileBlocked = ViewAfterAllCompleted = None
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        c = dict(constants)
+        c.setdefault("MaxMsgs", 0)  # RaincoreFlushModel's constructor reads it; unused here
+        super().__init__(c)
+        self.MaxSeq = int(c["MaxSeq"])
+        self.Senders = frozenset(c["Senders"])
+        self.ResendAlways = bool(c["ResendAlways"])
+        self.ResentFirst = bool(c["ResentFirst"])
+
+    # --- helpers (the spec's operators) -----------------------------------------
+    def Dead(self, s) -> frozenset:
+        return frozenset(n for n in self.Members if s.status[n - 1] == "Down")
+
+    @staticmethod
+    def View(s, m: int) -> tuple:
+        return s.views[s.vid[m] - 1]
+
+    def IsCoord(self, s, m: int) -> bool:
+        return self.View(s, m)[0] == m
+
+    @staticmethod
+    def IsMember(s, p: int) -> bool:
+        v = s.vid[p]
+        return v >= 1 and p in s.views[v - 1]
+
+    @staticmethod
+    def Gone(s, p: int) -> frozenset:
+        return frozenset(s.views[s.vid[p] - 1]) - frozenset(s.localView[p - 1])
+
+    def IsInitiator(self, s, c: int) -> bool:
+        return all(c <= q for q in frozenset(self.View(s, c)) - self.Gone(s, c))
+
+    def ViewChangePending(self, s, c: int) -> bool:
+        lgv = self.LastGlobalView(s, c)
+        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1])
+
+    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
+        skip = self.Dead(s) | {p}
+        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
+
+    def SendTo(self, s, ch: Fn, p: int, q: int, msg: Fn) -> Fn:
+        if q in self.Dead(s):
+            return ch
+        return ch.set((p, q), ch[(p, q)] + (msg,))
+
+    def McastData(self, s, ch: Fn, c: int, snd: int, q: int) -> Fn:
+        msg = Data(snd, q, s.vid[c])
+        dead = self.Dead(s)
+        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in self.View(s, c) if r not in dead})
+
+    @staticmethod
+    def TakeCh(ch: Fn, p: int, q: int) -> Fn:
+        return ch.set((q, p), ch[(q, p)][1:])
+
+    def Moved(self, s, m: int, new: tuple, D: tuple, ch: Fn) -> dict:
+        """The primed SEQUENCER variables of m's view change (SequencerFlush's Moved)."""
+        recv, delivered, fwd = self.Absorb(m, s.recv[m], s.delivered[m], s.fwd[m], D)
+        nc = new[0]
+        pch = self.Purged(ch, m, s.vid[m])
+        if (self.View(s, m)[0] != nc or self.ResendAlways) and nc not in self.Dead(s):
+            pch = pch.set((m, nc), pch[(m, nc)] + tuple(Forward(m, q) for q in sorted(fwd)))
+        return dict(
+            recv=s.recv.set(m, recv.restrict(set(recv) & set(new))),
+            delivered=s.delivered.set(m, delivered),
+            fwd=s.fwd.set(m, fwd),
+            closed=s.closed.set(m, s.closed[m] + (len(delivered),)),
+            log=s.log.set(m, ()),
+            chan=pch,
+        )
+
+    # --- init -------------------------------------------------------------------
+    def init(self):
+        (r,) = super().init()  # the ring's steady start, RaincoreFlush's
+        M = self.Members
+        yield RaincoreSequencerFlushState(
+            views=(self.InitRing,),
+            vid=Fn({m: 1 if m <= self.NInit else 0 for m in M}),
+            sent=Fn({m: 0 for m in M}),
+            fwd=Fn({m: frozenset() for m in M}),
+            recv=Fn({m: Fn({x: 0 for x in M}) for m in M}),
+            delivered=Fn({m: () for m in M}),
+            chan=Fn({e: () for e in self.pairs}),
+            log=Fn({m: () for m in M}),
+            closed=Fn({m: () for m in M}),
+            phase=Fn({m: "Normal" for m in M}),
+            blocked=Fn({m: False for m in M}),
+            flushInit=Fn({m: NO_INIT for m in M}),
+            flushOks=Fn({m: frozenset() for m in M}),
+            completed=Fn({m: frozenset() for m in M}),
+            status=r.status, viewState=r.viewState, globalView=r.globalView, localView=r.localView,
+            newNodes=r.newNodes, token=r.token, tokenMsgs=r.tokenMsgs, msgs911=r.msgs911,
+        )
+
+    # --- SEQUENCER ----------------------------------------------------------------
+    @staticmethod
+    def ResentPending(s, m: int) -> bool:
+        return any(x["type"] == "FORWARD" for x in s.chan[(m, m)])
+
+    def Send(self, s, m: int):
+        if m not in self.Senders or not self.CanReceive(s, m) or s.blocked[m] or s.sent[m] >= self.MaxSeq:
+            return None
+        if self.ResentFirst and self.ResentPending(s, m):
+            return None
+        q = s.sent[m] + 1
+        sent = s.sent.set(m, q)
+        if self.IsCoord(s, m):
+            return s._replace(sent=sent, chan=self.McastData(s, s.chan, m, m, q),
+                              log=s.log.set(m, s.log[m] + ((m, q),)))
+        return s._replace(sent=sent, fwd=s.fwd.set(m, s.fwd[m] | {q}),
+                          chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)))
+
+    def RecvForward(self, s, c: int, p: int):
+        if not (self.CanReceive(s, c) and self.HasMsg(s, c, p)):
+            return None
+        msg = self.In(s, c, p)
+        if msg["type"] != "FORWARD":
+            return None
+        rest = self.TakeCh(s.chan, c, p)
+        if self.IsCoord(s, c):
+            return s._replace(chan=self.McastData(s, rest, c, msg["sender"], msg["seqno"]),
+                              log=s.log.set(c, s.log[c] + ((msg["sender"], msg["seqno"]),)))
+        return s._replace(chan=rest)
+
+    def RecvData(self, s, m: int, p: int):
+        if not (self.CanReceive(s, m) and self.HasMsg(s, m, p)):
+            return None
+        msg = self.In(s, m, p)
+        if msg["type"] != "DATA" or msg["view"] != s.vid[m] or s.phase[m] == "Completed":
+            return None
+        snd, q = msg["sender"], msg["seqno"]
+        table = s.recv[m]
+        dup = snd in table and q <= table[snd]
+        t = s._replace(chan=self.TakeCh(s.chan, m, p))
+        if p != m:
+            t = t._replace(log=s.log.set(m, s.log[m] + ((snd, q),)))
+        if snd == m:
+            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
+        if not dup:
+            t = t._replace(recv=s.recv.set(m, table.set(snd, q)),
+                           delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
+        return t
+
+    def Discard(self, s, p: int, q: int):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+            return None
+        m = self.In(s, p, q)
+        if m["type"] == "FORWARD":
+            return None
+        v = s.vid[p]
+        if not (
+            m["view"] < v
+            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
+            or (m["view"] == v and m["type"] == "DATA" and s.phase[p] == "Completed")
+        ):
+            return None
+        return s._replace(chan=self.TakeCh(s.chan, p, q))
+
+    # --- FLUSH --------------------------------------------------------------------
+    def StartFlush(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.vid[c] == len(s.views) and self.IsInitiator(s, c)):
+            return None
+        if s.flushInit[c] == c or not self.ViewChangePending(s, c):
+            return None
+        v = s.vid[c]
+        ph = s.phase[c]
+        return s._replace(
+            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
+            flushInit=s.flushInit.set(c, c),
+            phase=s.phase.set(c, "InBlock" if ph == "Normal" else ph),
+            completed=s.completed.set(c, frozenset({(c, s.log[c])}) if ph == "Completed" else frozenset()),
+        )
+
+    def _flush_msg(self, s, p: int, c: int, typ: str) -> bool:
+        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p] /\\ c \\notin Gone(p)."""
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
+            return False
+        m = self.In(s, p, c)
+        return m["type"] == typ and m["view"] == s.vid[p] and c not in self.Gone(s, p)
+
+    def Block(self, s, p: int, c: int):
+        if not self._flush_msg(s, p, c, "START_FLUSH") or s.phase[p] != "Normal":
+            return None
+        return s._replace(phase=s.phase.set(p, "InBlock"), flushInit=s.flushInit.set(p, c),
+                          chan=self.TakeCh(s.chan, p, c))
+
+    def RestartFlush(self, s, p: int, c: int):
+        if not self._flush_msg(s, p, c, "START_FLUSH") or s.phase[p] == "Normal":
+            return None
+        ch = self.TakeCh(s.chan, p, c)
+        if s.phase[p] == "Completed":
+            ch = self.Multi(s, ch, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p]))
+        return s._replace(flushInit=s.flushInit.set(p, c), chan=ch)
+
+    def FlushOk(self, s, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p] == "InBlock"):
+            return None
+        return s._replace(
+            phase=s.phase.set(p, "OkSent"),
+            flushOks=s.flushOks.set(p, s.flushOks[p] | {p}),
+            chan=self.Multi(s, s.chan, p, self.View(s, p), FlushOkMsg(s.vid[p])),
+        )
+
+    def ReceiveFlushOk(self, s, p: int, q: int):
+        if not self._flush_msg(s, p, q, "FLUSH_OK"):
+            return None
+        return s._replace(flushOks=s.flushOks.set(p, s.flushOks[p] | {q}), chan=self.TakeCh(s.chan, p, q))
+
+    def FlushCompleted(self, s, p: int):
+        if not (self.CanReceive(s, p) and s.phase[p] == "OkSent"):
+            return None
+        if not frozenset(self.View(s, p)) - self.Gone(s, p) <= s.flushOks[p]:
+            return None
+        c = s.flushInit[p]
+        t = s._replace(phase=s.phase.set(p, "Completed"), blocked=s.blocked.set(p, True))
+        if c == p:
+            return t._replace(completed=s.completed.set(p, s.completed[p] | {(p, s.log[p])}))
+        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p])))
+
+    def ReceiveFlushCompleted(self, s, c: int, q: int):
+        if not self._flush_msg(s, c, q, "FLUSH_COMPLETED"):
+            return None
+        d = self.In(s, c, q)["digest"]
+        return s._replace(completed=s.completed.set(c, s.completed[c] | {(q, d)}),
+                          chan=self.TakeCh(s.chan, c, q))
+
+    def SendView(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Completed"):
+            return None
+        gone = self.Gone(s, c)
+        if not frozenset(self.View(s, c)) - gone <= {r[0] for r in s.completed[c]}:
+            return None
+        v = s.vid[c]
+        new = tuple(sorted(set(self.LastGlobalView(s, c))))
+        D = Longest({r[1] for r in s.completed[c] if r[0] not in gone})
+        ch = self.Multi(s, s.chan, c, set(s.views[v - 1]) | set(new), ViewMsg(v, D))
+        return s._replace(
+            views=s.views + (new,),
+            vid=s.vid.set(c, v + 1),
+            phase=s.phase.set(c, "Normal"),
+            flushOks=s.flushOks.set(c, frozenset()),
+            completed=s.completed.set(c, frozenset()),
+            **self.Moved(s, c, new, D, ch),
+        )
+
+    def InstallView(self, s, p: int, c: int):
+        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
+            return None
+        m = self.In(s, p, c)
+        if m["type"] != "VIEW":
+            return None
+        vp = s.vid[p]
+        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
+            return None
+        common = dict(
+            vid=s.vid.set(p, m["view"] + 1),
+            flushInit=s.flushInit.set(p, NO_INIT if vp == 0 else c),
+            phase=s.phase.set(p, "Normal"),
+            flushOks=s.flushOks.set(p, frozenset()),
+            completed=s.completed.set(p, frozenset()),
+        )
+        if vp == 0:  # a joiner: no digest, closed 0 for the views before it
+            return s._replace(closed=s.closed.set(p, (0,) * m["view"]), chan=self.TakeCh(s.chan, p, c), **common)
+        return s._replace(**common, **self.Moved(s, p, s.views[m["view"]], m["digest"], self.TakeCh(s.chan, p, c)))
+
+    def StopFlush(self, s, c: int):
+        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
+            return None
+        v = s.vid[c]
+        R = set(s.views[v - 1]) & set(s.views[v - 2])
+        return s._replace(chan=self.Multi(s, s.chan, c, R, StopFlushMsg(v)),
+                          blocked=s.blocked.set(c, False), flushInit=s.flushInit.set(c, NO_INIT))
+
+    def Unblock(self, s, p: int, c: int):
+        if not self._flush_msg(s, p, c, "STOP_FLUSH"):
+            return None
+        return s._replace(blocked=s.blocked.set(p, False), flushInit=s.flushInit.set(p, NO_INIT),
+                          chan=self.TakeCh(s.chan, p, c))
+
+    # --- environment ----------------------------------------------------------------
+    def CanCrash(self, s, p: int) -> bool:
+        dead = self.Dead(s)
+        return (
+            self.Alive(s, p)
+            and self.IsMember(s, p)
+            and p in self.Crashable
+            and len(dead) < self.MaxCrashes
+            and bool(frozenset(s.views[-1]) - dead - {p})
+            and not self.Eating(s, p)
+            and all(m["cur"] != p for m in s.tokenMsgs)
+        )
+
+    def Crash(self, s, m: int, lost: frozenset):
+        if not self.CanCrash(s, m):
+            return None
+        upd = {}
+        for e in self.pairs:
+            seq = s.chan[e]
+            if e[1] == m:
+                upd[e] = ()
+            elif e[0] == m and e[1] in lost:
+                upd[e] = seq[: LastView(seq)]
+        return s._replace(
+            status=s.status[: m - 1] + ("Down",) + s.status[m:],
+            chan=s.chan.update(upd),
+            msgs911=frozenset(x for x in s.msgs911 if x["cur"] != m),
+        )
+
+    # --- next -----------------------------------------------------------------------
+    SINGLE = ("EatingTimeout", "Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join")
+    PAIR = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
+            "ReceiveFlushCompleted", "InstallView", "Unblock")
+
+    def next(self, s):
+        M = self.Members
+        for n in M:
+            for m in s.tokenMsgs:
+                for name, fn in (("TokenReceived", self.TokenReceived),
+                                 ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
+            for m in s.msgs911:
+                for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
+            for name in self.SINGLE:
+                t = getattr(self, name)(s, n)
+                if t is not None:
+                    yield Label(name, (n,)), t
+            if self.CanCrash(s, n):
+                for lost in _subsets(set(M) - {n}):
+                    yield Label("Crash", (n, lost)), self.Crash(s, n, lost)
+        for p, q in self.pairs:
+            if not s.chan[(q, p)]:
+                continue  # every pair action takes from the channel q -> p
+            for name in self.PAIR:
+                t = getattr(self, name)(s, p, q)
+                if t is not None:
+                    yield Label(name, (p, q)), t
+
+    # --- properties -------------------------------------------------------------------
+    @property
+    def invariants(self):
+        return {
+            "TypeOK": self.TypeOK,
+            "NoDuplicates": NoDuplicates,
+            "Integrity": Integrity,
+            "SenderFIFO": SenderFIFO,
+            "SurvivorTotalOrder": self.SurvivorTotalOrder,
+            "VirtualSynchrony": self.VirtualSynchrony,
+            "LogsAgree": self.LogsAgree,
+            "AtMostOneToken": self.AtMostOneToken,
+            "ConsistentHistory": self.ConsistentHistory,
+            "ViewsFromRing": self.ViewsFromRing,
+        }
+
+    def SurvivorTotalOrder(self, s) -> bool:
+        dead = self.Dead(s)
+        live = [d for m, d in s.delivered.items() if m not in dead]
+        sets = [set(d) for d in live]
+        for i in range(len(live)):
+            for j in range(i + 1, len(live)):
+                if [x for x in live[i] if x in sets[j]] != [x for x in live[j] if x in sets[i]]:
+                    return False
+        return True
+
+    def ViewsFromRing(self, s) -> bool:
+        idx = [self.RingIndex(s, frozenset(v)) for v in s.views]
+        if any(not x for x in idx):
+            return False
+        return all(i < j for a, b in zip(idx, idx[1:]) for i in a for j in b)
+
+    def TypeOK(self, s) -> bool:
+        M = set(self.Members)
+        seqs = range(0, self.MaxSeq + 1)
+        ids = set(range(1, self.MaxSeq + 1))
+        L = len(s.views)
+        return (
+            L >= 1
+            and all(set(v) <= M for v in s.views)
+            and all(0 <= s.vid[m] <= L for m in M)
+            and all(s.sent[m] in seqs for m in M)
+            and all(s.fwd[m] <= ids for m in M)
+            and all(set(s.recv[m]) <= M and all(x in seqs for x in s.recv[m].values()) for m in M)
+            and all(x in M and q in ids for m in M for x, q in s.delivered[m])
+            and all(x in M and q in ids for m in M for x, q in s.log[m])
+            and all(len(s.closed[m]) == max(s.vid[m] - 1, 0) for m in M)
+            and all(msg["type"] in MSG_TYPES for e in self.pairs for msg in s.chan[e])
+            and all(s.phase[m] in PHASES for m in M)
+            and all(isinstance(s.blocked[m], bool) for m in M)
+            and all(s.flushInit[m] in M | {NO_INIT} for m in M)
+            and all(s.flushOks[m] <= M for m in M)
+            and all(r[0] in M for c in M for r in s.completed[c])
+            and all(x in ("Off", "Up", "Down") for x in s.status)
+            and all(set(v) <= M for gv in s.globalView for v in gv)
+            and all(set(lv) <= M for lv in s.localView)
+            and all(nn <= M for nn in s.newNodes)
+            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.token)
+            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.tokenMsgs)
+            and all(set(m) == {"orig", "cur", "dest"} for m in s.msgs911)
+        )
