@@ -36,7 +36,7 @@ def _kill(spec: str) -> tuple[int, float]:
 
 @app.command()
 def run(
-    protocol: str = typer.Option(..., "--protocol", help="sequencer or sequencerflush (SEQUENCER over FLUSH)"),
+    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH) or raincoreflush (FLUSH over the Raincore ring: no oracle)"),
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     messages: int = typer.Option(100, "--messages", callback=at_least(0), help="multicasts each node makes"),
     kill: Optional[List[str]] = typer.Option(None, "--kill", help="NODE@SECONDS: SIGKILL the node that long after the start (repeatable)"),
@@ -46,12 +46,22 @@ def run(
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
+    membership: str = typer.Option("oracle", "--membership", help="oracle (the runner decides views) or raincore (the Raincore ring does, no oracle: --protocol flush, i.e. raincoreflush)"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
     Exit 0 when every trace conforms and the survivors' history is clean, 1 otherwise."""
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted, Runner
+    if membership not in ("oracle", "raincore"):
+        fail(f"--membership {membership!r}: oracle or raincore")
+    if membership == "raincore":
+        if protocol not in ("flush", "raincoreflush"):
+            fail(f"--membership raincore runs FLUSH over the ring (--protocol flush); {protocol!r} over the "
+                 "ring is not on the cluster yet (docs/impl.md, 'Raincore as membership')")
+        protocol = "raincoreflush"
+    elif protocol == "raincoreflush":
+        membership = "raincore"
     kills = [_kill(k) for k in kill or []]
     try:
         who = [int(x) for x in senders.split(",")] if senders else None
@@ -112,7 +122,7 @@ def _alive(pid: int) -> bool:
 
 @app.command()
 def up(
-    protocol: str = typer.Option(..., "--protocol", help="sequencer or sequencerflush (SEQUENCER over FLUSH)"),
+    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH) or raincoreflush (FLUSH over the Raincore ring: no oracle)"),
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     messages: int = typer.Option(1000, "--messages", callback=at_least(0), help="multicasts each node makes"),
     out: Path = typer.Option(..., "--out", help="folder for the traces, node configs, logs and the result"),

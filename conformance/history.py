@@ -402,7 +402,7 @@ def check_paths(paths: Iterable) -> list[dict]:
 # protocols whose logged state the projection knows: SEQUENCER (append-only
 # ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set, ``blocked``,
 # VIEW messages naming the members)
-PROJECTABLE = ("sequencer", "flush", "sequencerflush")
+PROJECTABLE = ("sequencer", "flush", "sequencerflush", "raincoreflush")
 
 # What each protocol promises, in the history's terms (DESIGN §3; FLUSH
 # orders nothing, so TotalOrder is not its promise), and which history check
@@ -410,6 +410,8 @@ PROJECTABLE = ("sequencer", "flush", "sequencerflush")
 PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder",
                           "Agreement"),
             "flush": ("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
+            # FLUSH over the Raincore ring: FLUSH's promises (the ring's records carry no delivery)
+            "raincoreflush": ("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
             # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
             # own DATA and crash before anyone else gets it (docs/flush.md)
             "sequencerflush": ("Integrity", "NoDuplicates", "SenderFIFO", "SurvivorTotalOrder", "Agreement",
@@ -457,7 +459,7 @@ def from_trace(records: list[dict]) -> list[dict]:
         t = trace_from_records(records)
         records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
         head = records[0]
-    flush = head["protocol"] == "flush"
+    flush = head["protocol"] in ("flush", "raincoreflush")     # the ring's records deliver nothing
     composed = head["protocol"] == "sequencerflush"    # the application sees SEQUENCER; FLUSH blocks
     from groupcheck.impl.tracefile import layer_of
     out = [{"kind": "header", "format": FORMAT, "protocol": head.get("protocol"),

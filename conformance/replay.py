@@ -189,6 +189,14 @@ class Binding:
         """The state the step logged for its node (None: nothing)."""
         return ev.get("state") if ev.get("nid") is not None else None
 
+    def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
+        """The variables the step changes in the model but the record, whose
+        state is logged, does not name: for a protocol whose format says a
+        logged ``state`` holds every variable the step assigned (a complete
+        delta), each is a divergence.  Default: none (an unlogged variable
+        is unknown)."""
+        return []
+
     def reduce(self, t):
         """``t`` without what no guard reads (kept small: O(record) per step)."""
         return t
@@ -269,6 +277,7 @@ def explain(b: Binding, cands, ev: dict) -> str:
     order = [f for f in b.FIELDS if f in logged] + sorted(set(logged) - set(b.FIELDS))
     lines = [f"  {var}: model {b.observe(s, t, ev, var)!r} != logged {b.norm(var, logged[var])!r}"
              for var in order if b.observe(s, t, ev, var) != b.norm(var, logged[var])]
+    lines += [f"  {why}" for why in b.unlogged_changes(s, t, ev, logged)] if b.logged(ev) is not None else []
     return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
 
 
@@ -299,6 +308,8 @@ class Engine:
                 if t is None or b.message(s, t, ev) is not None:
                     continue
                 if logged and not _agrees(b, s, t, ev, logged):
+                    continue
+                if logged is not None and b.unlogged_changes(s, t, ev, logged):
                     continue
                 pairs.append((s, t))
                 nxt.add(b.reduce(t))

@@ -59,7 +59,8 @@ from typing import Callable, Optional
 from . import auth, tracefile
 from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 
-PROTOCOLS = ("sequencer", "sequencerflush")
+PROTOCOLS = ("sequencer", "sequencerflush", "raincoreflush")
+FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 
 
 class ClusterError(RuntimeError):
@@ -112,6 +113,8 @@ def _free_ports(n: int) -> list[int]:
 
 
 def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
+    if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
+        return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
     c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
     if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
         c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})
@@ -299,10 +302,28 @@ class Runner:
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
+            if self.protocol == "raincoreflush":
+                self._freeze(nid)
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
             self._crashed(nid, members, killed, t0)
         return killed
+
+    def _freeze(self, nid: int) -> None:
+        """FLUSH over the ring: the node stops at the first point where
+        spec/RaincoreFlush lets it crash (impl/runtime.py ``ring_safe``: not
+        holding the token, none of its ring messages unacknowledged), and
+        says so; then it is killed.  The abstraction has one token that is
+        never lost, so a kill while the node holds it is outside what the
+        model can judge (docs/impl.md)."""
+        self.status.pop(nid, None)
+        self._send(nid, {"cmd": "freeze"})
+        until = time.monotonic() + FREEZE_WAIT
+        while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
+            self._poll(min(until, time.monotonic() + 0.05))
+        if not self.status.get(nid, {}).get("frozen"):
+            raise ClusterError(f"node {nid} did not reach a point where it may crash within {FREEZE_WAIT} s "
+                               f"(its last report: {self.status.get(nid)})")
 
     def _serve(self, t0: float, members: list) -> list:
         """Until SIGUSR1: any node process that dies is a crash."""
@@ -322,6 +343,8 @@ class Runner:
         self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
         self._poll(time.monotonic() + self.detect)
         live = [m for m in members if m not in killed]
+        if self.protocol == "raincoreflush":
+            return                   # no oracle: the survivors' ring notices the crash itself
         if self.protocol == "sequencer":
             self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))
             for m in live:

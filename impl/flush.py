@@ -138,6 +138,17 @@ class Suspect:
 
 
 @dataclass(frozen=True, slots=True)
+class RingView:
+    """Event from the Raincore ring under FLUSH (``membership="ring"``,
+    spec/RaincoreFlush): the ring's ``localView`` at this node (the token's
+    nodelist as this node last saw it: a member it no longer lists is gone)
+    and its committed view (the last non-NULL globalView entry; ``()``
+    before the first commit)."""
+    local: tuple
+    committed: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class LeaveRequest:
     """Event from GMS: ``member`` asked to leave (the spec's Leave(member));
     the leaver logs it, everyone stops counting it as a coordinator and the
@@ -203,7 +214,8 @@ class Flush:
 
     def __init__(self, nid: int, members, *, top: bool = True, block_time: float | None = 0.002,
                  reconcile: bool = True, joiner: bool = False, tracing: bool = True,
-                 view_as_sent: bool = False, latch_multicasts: bool = True) -> None:
+                 view_as_sent: bool = False, latch_multicasts: bool = True,
+                 membership: str = "oracle") -> None:
         """``top``: the application sits right above (deliveries are
         ``Deliver`` effects, ``AppSend`` is a multicast); otherwise a layer
         does (deliveries go ``Up``).  ``block_time``: how long ``block()``
@@ -213,7 +225,19 @@ class Flush:
         and DATA is delivered whatever the phase; it breaks virtual
         synchrony, as TLC shows, and exists to show that in runs too.
         ``joiner``: ``nid`` is not in the first view ``members``; it is in
-        no view (vid 0) until a VIEW takes it in after its ``JoinRequest``."""
+        no view (vid 0) until a VIEW takes it in after its ``JoinRequest``.
+        ``membership="ring"``: views come from the Raincore ring below
+        (spec/RaincoreFlush, docs/impl.md "Raincore as membership") through
+        ``RingView`` events: a member is gone once the ring's localView
+        drops it, a flush starts when the ring's committed view differs
+        from this view, and the VIEW installs the committed view as it
+        stands when the flush ends; ``Suspect``/``JoinRequest``/
+        ``LeaveRequest`` are refused (counted)."""
+        if membership not in ("oracle", "ring"):
+            raise ValueError(f"membership must be 'oracle' or 'ring', not {membership!r}")
+        self.ring = membership == "ring"
+        self.ring_local: tuple = ()
+        self.ring_view: tuple = ()
         self.reconcile = reconcile
         self.view_as_sent = view_as_sent
         # latch_multicasts=False (SEQUENCER over FLUSH, where the stack holds the application's
@@ -341,6 +365,16 @@ class Flush:
                 self.inbox.setdefault(event.src, []).append(event.msg)
             else:
                 out.append(Up(event.src, event.msg))
+        elif isinstance(event, RingView):
+            if not self.ring:
+                bump(self.stats, "ring_view_ignored")
+                return out
+            self.ring_local, self.ring_view = tuple(event.local), tuple(event.committed)
+            if self._ring_gone():
+                out.append(Membership(self.below()))
+        elif self.ring and isinstance(event, (Suspect, JoinRequest, LeaveRequest)):
+            bump(self.stats, "oracle_event_refused")     # the ring decides membership
+            return out
         elif isinstance(event, Suspect):
             if event.member != self.nid and event.member not in self.suspected:
                 self.suspected.add(event.member)
@@ -511,7 +545,8 @@ class Flush:
             self._stop_flush(out)
             return True
         if (self.flush_init != self.nid and self.is_coord()
-                and (set(self.members) & (self.suspected | self.leaving) or self.joining)):
+                and (self._ring_pending() if self.ring
+                     else set(self.members) & (self.suspected | self.leaving) or self.joining)):
             self._start_flush(now, out)
             return True
         return False
@@ -554,9 +589,27 @@ class Flush:
             if c not in self.suspected:
                 out.append(Send(c, m))
 
+    def _ring_gone(self) -> bool:
+        """Ring mode: ``suspected`` := the members of this view the ring's
+        localView no longer lists (the spec's Gone), ``joining`` := the
+        committed view's nodes outside it (the layers below must reach
+        them: they get the VIEW).  True when either changed."""
+        was = (set(self.suspected), set(self.joining))
+        local = set(self.ring_local)
+        self.suspected = {m for m in self.members if m not in local and m != self.nid}
+        self.joining = set(self.ring_view) - set(self.members) if self.vid else set()
+        return was != (self.suspected, self.joining)
+
+    def _ring_pending(self) -> bool:
+        """The spec's ViewChangePending: the ring committed a view other than this one."""
+        return bool(self.ring_view) and set(self.ring_view) != set(self.members)
+
     def _send_view(self, out: list) -> None:
         v = self.vid
-        new = tuple(sorted(self.staying() | self.joining))
+        # ring mode: the ring's committed view as it stands now (a view committed during
+        # the flush is folded in); otherwise the oracle's survivors and joiners
+        new = (tuple(sorted(self.ring_view)) if self.ring
+               else tuple(sorted(self.staying() | self.joining)))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
         m = ViewMsg(v, new, self._entries(union))
         dests = sorted((self.live() | self.joining) - {self.nid})
@@ -584,6 +637,8 @@ class Flush:
         self.views[vid] = members
         self.vid = vid
         self.joining -= set(members)
+        if self.ring:
+            self._ring_gone()
         self.phase = "Normal"
         self.flush_oks, self.digest, self.completed = set(), frozenset(), set()
         self.bodies, self.completed_bodies = {}, {}

@@ -109,7 +109,11 @@ def spec_msg(msg) -> dict:
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """The node process starts (Initialization for a cold-start founder)."""
+    """The node process starts (Initialization for a cold-start founder).
+    ``token``: a configured node of a steady ring starts Eating the token
+    (its lastToken), as spec/RaincoreFlush's Init has its Founder; the
+    composed stack's simulator (impl/sim_raincoreflush.py) starts so."""
+    token: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +277,7 @@ class Raincore:
             bump(self.stats, "while_not_up")
             return []
         if isinstance(event, Start):
-            return self._start(now)
+            return self._start(event, now)
         if isinstance(event, Receive):
             if isinstance(event.msg, TokenMsg):
                 return self._token_received(event.msg, now)
@@ -303,8 +307,11 @@ class Raincore:
 
     # ------------------------------------------------------------ the eight events
 
-    def _start(self, now: float) -> list[Effect]:
+    def _start(self, event: Start, now: float) -> list[Effect]:
         if self.status == "Up":       # a configured node: its state is Init's
+            if event.token:
+                self.token = self.lastToken
+                return self._enter("Eating", now)
             return self._enter(self.tokenState, now)
         if self.nid not in self.init_ring:
             bump(self.stats, "start_not_configured")   # a new node starts by Join

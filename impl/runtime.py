@@ -97,12 +97,43 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
         # coordinator during a flush is held to the next view, which the spec never does
         # (divergence (a), docs/flush.md C4): a participant's kill made such runs nonconforming.
         return sequencer_flush_stack(nid, members, tracing="delta", pass_latch=True)
-    raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush)")
+    if protocol == "raincoreflush":
+        # FLUSH over the Raincore ring, no oracle: the ring on its own Transport
+        # Manager (acks, retries, the time-out that detects a crash) over this
+        # socket; Hungry and Starving time-outs far above a ring round, so that
+        # only the Eating one fires (spec/RaincoreFlush's abstraction)
+        from .raincore import Timing
+        from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack
+        ring = tuple(members)
+        # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
+        # loaded 2-core machine a live process can stall for a few hundred ms
+        return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=len(ring),
+                                   timing=Timing(eating=0.005, hungry=3.0, starving=3.0)),
+                        ring_flush_stack(nid, ring, tracing="delta"))
+    raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush, raincoreflush)")
+
+
+def ring_safe(stack) -> bool:
+    """Whether a node of FLUSH over the ring may crash now within
+    spec/RaincoreFlush's abstraction (its CanCrash): not eating, no ring
+    message of its own waiting for an ack (a token in transit), no join
+    request queued (the abstraction has no Starving time-out to ask again),
+    and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost)."""
+    from .flush import ViewMsg
+    ring, tm = stack.ring, stack.ring_part.layer("tm")
+    rel = stack.fstack.layer("reliable")
+    views = any(isinstance(b, ViewMsg) for u in rel.unacked.values() for b in u.values())
+    return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not ring.newNodes
+            and not views)
 
 
 def idle(stack) -> bool:
     """Nothing of this node is in flight: no frame unacknowledged, no
-    forward-table entry, no flush running, no send held."""
+    forward-table entry, no flush running, no send held.  FLUSH over the
+    ring: its FLUSH stack idle and its ring in Agreement (the token goes
+    round for ever: the ring is never idle otherwise)."""
+    if hasattr(stack, "fstack"):
+        return idle(stack.fstack) and stack.ring.viewState == "Agreement"
     names = {layer.name for layer in stack.layers}
     rel = stack.layer("reliable")
     if any(rel.unacked.get(d) for d in rel.unacked):
@@ -188,6 +219,7 @@ class Node(asyncio.DatagramProtocol):
         self.loop = asyncio.get_event_loop()
         self.done = asyncio.Event()
         self.started = False
+        self.freezing = self.frozen = False     # FLUSH over the ring: a kill waits for a safe point
 
     # -- time ----------------------------------------------------------------
     def now(self) -> float:
@@ -210,6 +242,8 @@ class Node(asyncio.DatagramProtocol):
         self.dropped["icmp"] = self.dropped.get("icmp", 0) + 1
 
     def datagram_received(self, data: bytes, addr) -> None:
+        if self.frozen:
+            return                                # the node has crashed in all but name: the runner kills it
         opened = self.verifier.open(data)
         if opened is None:
             return                                # counted by reason in verifier.counts
@@ -236,14 +270,23 @@ class Node(asyncio.DatagramProtocol):
             return
         self.transport.sendto(self.sealer.seal(frame(kind, self.writer.on_send(), body)), (HOST, port))
 
+    def stats(self) -> dict:
+        st = self.stack.stats if hasattr(self.stack, "stats") else {}
+        if hasattr(self.stack, "fstack"):
+            st = {**self.stack.fstack.stats, **self.stack.ring_part.stats}
+        return st
+
     def report(self, what: str, **more) -> None:
         body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
                            "idle": self.started and self.sent >= self.cfg.messages and idle(self.stack),
+                           "frozen": self.frozen,
                            "records": self.writer.records, **more}).encode()
         self._sendto(RUNNER, CONTROL, body)
 
     # -- the one funnel: an event in, its effects out --------------------------
     def _step(self, event) -> None:
+        if self.frozen:
+            return
         effects = self.stack.handle(event, self.now())
         for eff in effects:                        # records first: a datagram's clock counts them
             if isinstance(eff, Trace):
@@ -268,6 +311,18 @@ class Node(asyncio.DatagramProtocol):
                     old.cancel()
             elif isinstance(eff, Deliver):
                 self.delivered += 1
+        if self.freezing and ring_safe(self.stack):
+            self._freeze()
+
+    def _freeze(self) -> None:
+        """Stop taking any step (the crash point the runner asked for), say
+        so, and wait for the runner's SIGKILL."""
+        self.frozen = True
+        for t in self.timers.values():
+            t.cancel()
+        self.timers.clear()
+        self.out.commit()
+        self.report("frozen")
 
     def _fire(self, name: str) -> None:
         self.timers.pop(name, None)
@@ -287,7 +342,14 @@ class Node(asyncio.DatagramProtocol):
             return
         if what == "start" and not self.started:
             self.started = True
+            if hasattr(self.stack, "fstack"):        # the ring starts: its founder (last node) eats first
+                from .raincore import Start
+                self._step(Start(token=self.nid == self.members[-1]))
             self.loop.create_task(self._workload())
+        elif what == "freeze" and hasattr(self.stack, "fstack"):
+            self.freezing = True
+            if ring_safe(self.stack):
+                self._freeze()
         elif what == "view":                       # SEQUENCER: the oracle's next view
             self.writer.on_receive(vc)
             self._step(ViewChange(View(int(cmd["vid"]), tuple(int(m) for m in cmd["members"]))))
@@ -304,6 +366,8 @@ class Node(asyncio.DatagramProtocol):
         gap = 1.0 / self.cfg.rate if self.cfg.rate > 0 else 0.0
         t0 = self.loop.time()
         for k in range(self.cfg.messages):
+            if self.frozen:
+                return
             self._step(AppSend(f"{self.nid}.{k + 1}".encode()))
             self.sent += 1
             delay = t0 + (k + 1) * gap - self.loop.time()
@@ -320,7 +384,7 @@ class Node(asyncio.DatagramProtocol):
         reporter = self.loop.create_task(self._reports())
         await self.done.wait()
         reporter.cancel()
-        self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stack.stats)
+        self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stats())
         for t in self.timers.values():
             t.cancel()
         self.writer.close()

@@ -65,11 +65,20 @@ def append_vars(protocol: str, layer: str = "node") -> dict:
 SEQUENCER_ACTIONS = frozenset({"Send", "RecvForward", "RecvData"})
 
 
+RING_ACTIONS = frozenset({"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
+                          "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Initialization", "Recover",
+                          "TokenLoss", "Crash", "Join"})
+
+
 def layer_of(protocol: str, name: str, params: Optional[dict]) -> str:
     """Which of a node's state machines a record belongs to: ``"node"``,
-    except in SEQUENCER over FLUSH, where a SEQUENCER record (``Send``,
-    ``RecvForward``, ``RecvData``, ``InstallView`` without a ``c``
-    parameter) is ``"sequencer"`` and every other ``"flush"``."""
+    except in the composed stacks.  SEQUENCER over FLUSH: a SEQUENCER record
+    (``Send``, ``RecvForward``, ``RecvData``, ``InstallView`` without a
+    ``c`` parameter) is ``"sequencer"``, every other ``"flush"``.  FLUSH
+    over the ring (raincoreflush): a ring action (Crash and Join included)
+    is ``"ring"``, every other ``"flush"``."""
+    if protocol == "raincoreflush":
+        return "ring" if name in RING_ACTIONS else "flush"
     if protocol != "sequencerflush":
         return "node"
     if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in (params or {})):

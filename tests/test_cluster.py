@@ -201,3 +201,26 @@ def test_audit_cluster_stage(tmp_path):
     c = audit.cluster_check(tmp_path, messages=100, kill_at=0.1)
     assert c.as_expected, c.detail
     assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
+
+
+def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
+    """Issue 18 item 3 on the real cluster: FLUSH over the Raincore ring, no
+    oracle.  Node 1 (FLUSH's coordinator, the ring's head) is SIGKILLed
+    mid-workload, at the first point spec/RaincoreFlush lets it crash; the
+    survivors' ring notices it (the Transport Manager's time-out), commits
+    {2, 3}, and FLUSH installs that view.  Every record conforms to
+    model/raincoreflush.py, the survivors' history is clean, and the trace
+    holds no oracle record (no NewView, no Suspect)."""
+    res = Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100).run()
+    assert res.quiescent and res.killed == [1]
+    assert res.verdict == "ok", res.reason
+    assert res.history == []
+    assert res.delivered[2] == res.delivered[3] > res.delivered[1]
+    recs = [json.loads(x) for f in sorted((tmp_path / "traces").glob("*.ndjson"))
+            for x in f.read_text().splitlines()]
+    names = [r.get("name") for r in recs]
+    assert "NewView" not in names and "Suspect" not in names
+    assert "TokenDeliveryFailure" in names          # the ring's own failure detector saw the crash
+    views = [r["msg"]["members"] for r in recs if r.get("name") == "SendView"]
+    assert views == [[2, 3]]
+    assert not any(_alive(p) for p in _pids(tmp_path))

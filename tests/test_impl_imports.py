@@ -13,7 +13,7 @@ RUNTIME = {"sim.py", "runtime.py", "cluster.py"}   # cluster.py: the runner of r
 FORBIDDEN = {"socket", "asyncio", "time", "random", "threading"}
 MODULES = sorted(p for p in IMPL.rglob("*.py"))
 # the protocol layers: layer logic only (issue 13); their stacks and wire codecs live in impl/stacks/
-LAYERS = ("sequencer.py", "flush.py", "stable.py", "raincore.py", "reliable.py")
+LAYERS = ("sequencer.py", "flush.py", "stable.py", "raincore.py", "reliable.py", "ringtransport.py")
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -249,7 +249,7 @@ def _mutations(rec, rng):
     return out
 
 
-@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore"])
+@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore", "raincoreflush"])
 def test_compiled_validator_agrees_with_jsonschema(protocol):
     from groupcheck.conformance.protocols import get
     proto = get(protocol)

@@ -27,7 +27,8 @@ from typing import Any
 from .. import codec
 from ..events import AppSend, Effect, ViewChange
 from ..flush import (FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Flush, FlushCompleted, FlushOk, FData,
-                     Installed, JoinRequest, LeaveRequest, Membership, StartFlush, StopFlush, Suspect, ViewMsg)
+                     Installed, JoinRequest, LeaveRequest, Membership, RingView, StartFlush, StopFlush, Suspect,
+                     ViewMsg)
 from ..layer import bump
 from ..reliable import Reliable
 from ..stack import Stack, Transport
@@ -217,7 +218,7 @@ class FlushStack(Stack):
             self.held.append(event)
             bump(self.flush.stats, "held_sends")
             return []
-        if isinstance(event, (Suspect, BlockOk, LeaveRequest, JoinRequest)):
+        if isinstance(event, (Suspect, BlockOk, LeaveRequest, JoinRequest, RingView)):
             out: list[Effect] = []
             self._run(self.flush_index, event, now, out)
         elif isinstance(event, ViewChange):

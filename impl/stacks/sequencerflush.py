@@ -13,7 +13,8 @@ from .flush import FlushStack
 
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool | str = True,
                           hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
-                          pass_latch: bool = False, resent_first: bool = True, **reliable_opts) -> FlushStack:
+                          pass_latch: bool = False, resent_first: bool = True, membership: str = "oracle",
+                          **reliable_opts) -> FlushStack:
     """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
     ``hold_sends``: the application's sends wait while the latch is closed
     (spec/SequencerFlush's Send); False is the earlier coupling, where only
@@ -32,10 +33,13 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
     latch holds them and multicasts them in the next view (divergence
     (a)).  ``resent_first``: a new coordinator's application sends wait until
     the forward-table it re-sent to itself is sequenced (impl/sequencer.py);
-    False loses the re-sent message in some runs (EventualDelivery)."""
+    False loses the re-sent message in some runs (EventualDelivery).
+    ``membership="ring"``: FLUSH takes its views from the Raincore ring
+    (impl/sim_raincoreflush.py), no oracle."""
     return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
                             Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
-                                  view_as_sent=view_as_sent, latch_multicasts=not pass_latch),
+                                  view_as_sent=view_as_sent, latch_multicasts=not pass_latch,
+                                  membership=membership),
                             Sequencer(nid, members, tracing=tracing, self_channel=self_channel,
                                       resend_always=pass_latch, resent_first=resent_first and self_channel)],
                       hold_sends=hold_sends)

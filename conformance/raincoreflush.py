@@ -1,0 +1,501 @@
+"""FLUSH over the Raincore ring: replaying the composed stack's traces against
+model/raincoreflush.py (spec/RaincoreFlush; issue 18 item 3).
+
+Theory of operation
+-------------------
+A record of the composed stack is a FLUSH record (conformance/flush.py's
+actions, minus Crash, Join and Leave) or a ring record (conformance/raincore.py's
+actions); the action name tells which (impl/tracefile.py ``layer_of``).  The
+replay is FLUSH's (``FlushBinding``: the candidate set, the DATA ids learnt
+from the Multicast records, the channel heads, the digests) on the composed
+model, plus the ring's steps:
+
+* a ring record names the model's ring action with its message; the
+  implementation's token and 911 carry more than the abstraction's (a
+  sequence number; a 911's status, claim and nodelist), so a message is
+  compared on the fields the model keeps: the token's nodelist, current and
+  destination nodes and view number; the 911's originator, current and
+  destination nodes.  Those extra fields are for regeneration, which the
+  abstraction leaves out (spec/RaincoreFlush README: one token, never lost).
+* the ring state logged is compared on the variables the model keeps:
+  ``status``, ``viewState``, ``globalView``, ``localView``, ``newNodes`` and
+  ``token`` (without its sequence number); ``tokenState``, ``lastToken`` and
+  ``recovered`` belong to regeneration and timeouts.  A Crash record is
+  compared on ``status`` only: the model freezes a crashed node's ring
+  variables (nothing reads them: there is no recovery), the layer resets
+  its view and token state.
+* a ring action outside the abstraction (HungryTimeout, StarvingTimeout,
+  Recover, TokenLoss, Initialization) is no step of the model: the run is
+  nonconforming there, and the message says why.
+
+Properties, on the candidates after every step (a violation when none
+satisfies one): FLUSH's (VirtualSynchrony, NoSendWhileBlocked,
+ViewAfterAllCompleted), the ring's (AtMostOneToken, ConsistentHistory) and
+the composition's ViewsFromRing (every FLUSH view a view the ring committed,
+in the ring's order).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
+
+from . import flush as cf
+from .protocols import Protocol
+from .replay import HeaderError, RunReport, run_binding
+from .traces import Trace
+
+RING_ACTIONS = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
+                "Crash", "Join")
+OUTSIDE = ("Initialization", "HungryTimeout", "StarvingTimeout", "Recover", "TokenLoss")
+FLUSH_ACTIONS = tuple(a for a in cf.SPEC_ACTIONS if a not in ("Crash", "Join", "Leave"))
+ACTIONS = FLUSH_ACTIONS + RING_ACTIONS + OUTSIDE
+RING_FIELDS = ("status", "viewState", "globalView", "localView", "newNodes", "token")
+PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
+CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
+_WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
+             "911DeliveryFailure": "911"}
+
+
+def model_msg(msg: dict):
+    """The model's record for a logged TOKEN or 911 (the fields it keeps)."""
+    if msg.get("type") == "TOKEN":
+        return Token(tuple(msg["nodelist"]), msg["cur"], msg["dest"], msg["gvn"])
+    return Msg911(msg["orig"], msg["cur"], msg["dest"])
+
+
+def token_json(t) -> dict:
+    return {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
+
+
+def ring_project(s, n: int) -> dict:
+    """Node ``n``'s ring variables in model state ``s``, in the trace's shape."""
+    i = n - 1
+    return {"status": s.status[i], "viewState": s.viewState[i],
+            "globalView": [list(v) for v in s.globalView[i]], "localView": list(s.localView[i]),
+            "newNodes": sorted(s.newNodes[i]), "token": token_json(s.token[i])}
+
+
+class RaincoreFlushBinding(cf.FlushBinding):
+    """The composed stack's table for the replay engine: FLUSH's, plus the ring."""
+
+    protocol = "raincoreflush"
+    FIELDS = cf.FIELDS + RING_FIELDS
+
+    def __init__(self, trace: Trace, whole_states: bool = False) -> None:
+        h = trace.header
+        if h.get("protocol") != "raincoreflush":
+            raise HeaderError(f"not a raincoreflush trace ({h.get('protocol')!r})")
+        c = h.get("constants", {})
+        missing = [k for k in CONSTANTS if k not in c]
+        if missing:
+            raise HeaderError(f"header constants lack {missing}")
+        try:
+            # Crashable bounds TLC's models; a run may crash any node (the header's
+            # constants are scalars), within MaxCrashes
+            model = RaincoreFlushModel({**{k: c[k] for k in CONSTANTS}, "Crashable": range(1, int(c["N"]) + 1)})
+        except (ValueError, TypeError) as e:
+            raise HeaderError(f"bad constants: {e}") from None
+        super().__init__(trace, model, whole_states=whole_states)
+        self.check_header(model.Members, "RaincoreFlush")
+
+    def check(self, ev: dict) -> Optional[str]:
+        name = ev["name"]
+        if name not in ACTIONS:
+            return f"name: {name!r} is not an action of FLUSH over the ring"
+        if name in FLUSH_ACTIONS:
+            return cf._out_of_range(self.model, ev)
+        if name == "TokenLoss":
+            return None
+        if not isinstance(ev["nid"], int) or ev["nid"] not in self.model.Members:
+            return f"nid: {ev['nid']!r} is not a node 1..{self.model.N}"
+        want = _WITH_MSG.get(name)
+        if want:
+            msg = ev.get("msg")
+            if not isinstance(msg, dict) or msg.get("type") != want:
+                return f"{name} needs a {want} message"
+            for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
+                if x not in self.model.Members:
+                    return f"msg: node {x!r} is not a node 1..{self.model.N}"
+        return None
+
+    def successors(self, s, ev: dict):
+        name, n = ev["name"], ev["nid"]
+        if name in OUTSIDE:
+            return
+        if name in _WITH_MSG:
+            m = model_msg(ev["msg"])
+            fn = {"TokenReceived": self.model.TokenReceived, "911Received": self.model.Received911,
+                  "TokenDeliveryFailure": self.model.TokenDeliveryFailure,
+                  "911DeliveryFailure": self.model.DeliveryFailure911}[name]
+            bag = s.tokenMsgs if want_token(name) else s.msgs911
+            if m in bag:
+                yield fn(s, n, m)
+            return
+        if name == "EatingTimeout":
+            yield self.model.EatingTimeout(s, n)
+            return
+        yield from cf._successors(self.model, s, ev)      # FLUSH's actions, Crash (with its cuts), Join
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        if ev["name"] in RING_ACTIONS:
+            return None         # the message is the successor's parameter: checked in ``successors``
+        return super().message(s, t, ev)
+
+    def logged(self, ev: dict) -> Optional[dict]:
+        st = super().logged(ev)
+        if st is None or ev["name"] not in RING_ACTIONS:
+            return st
+        keep = ("status",) if ev["name"] == "Crash" else RING_FIELDS
+        return {k: v for k, v in st.items() if k in keep}
+
+    def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
+        """A logged state is a complete delta here (docs/trace-format.md,
+        raincoreflush): every variable of the record's layer it leaves out
+        must be one the model's step leaves alone (an append variable: the
+        step appends nothing).  Without it, an implementation that skipped
+        the reconciliation of a VIEW's digest would pass: the model's
+        ``delivered`` grows, the record says nothing of it."""
+        fields = (("status",) if ev["name"] == "Crash" else RING_FIELDS) if ev["name"] in RING_ACTIONS else cf.FIELDS
+        return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
+                for var in fields if var not in logged
+                and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
+
+    def observe(self, s, t, ev: dict, var: str):
+        if var in RING_FIELDS:
+            return ring_project(t, ev["nid"])[var]
+        return super().observe(s, t, ev, var)
+
+    def norm(self, var: str, value):
+        if var == "token":
+            return {k: (list(value[k]) if k == "nodelist" else value[k]) for k in ("nodelist", "cur", "dest", "gvn")}
+        if var == "newNodes":
+            return sorted(value)
+        if var in RING_FIELDS:
+            return value
+        return super().norm(var, value)
+
+    def head(self, ev: dict) -> str:
+        why = ""
+        if ev["name"] in OUTSIDE:
+            why = (" (outside spec/RaincoreFlush's abstraction of the ring: one token, never lost, so no "
+                   "timeout but the Eating one, no regeneration, no recovery)")
+        elif ev["name"] in _WITH_MSG:
+            why = " (no candidate has that message in transit, or its guard is false)"
+        return super().head(ev) + why
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        for prop in PROPERTIES:
+            if prop not in self.found:
+                inv = self.model.invariants[prop]
+                if not any(inv(t) for t in cands):
+                    w = (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
+                         else "fails in every model state consistent with the run so far")
+                    self.note(prop, ev["i"], w)
+        return None
+
+    def at_end(self, cands: set):
+        return None          # the ring never quiesces: the end is judged ``at_settled``
+
+    def at_settled(self, cands: set):
+        """At a settled end: every live node out of its flush and in the
+        ring's view of the live nodes.  A violation when no candidate is."""
+        m = self.model
+        for t in cands:
+            up = [n for n in m.Members if m.Alive(t, n)]
+            ring = {frozenset(m.LastGlobalView(t, n)) for n in up}
+            if (len(ring) == 1 and ring == {frozenset(up)}
+                    and all(m.IsMember(t, n) and t.views[t.vid[n - 1] - 1] == frozenset(up)
+                            and t.phase[n - 1] == "Normal" and not t.blocked[n - 1]
+                            and t.flushInit[n - 1] == 0 for n in up)):
+                return None
+        t = min(cands, key=repr)
+        up = [n for n in m.Members if m.Alive(t, n)]
+        return ("Settled", "the live nodes " + str(up) + " are not all in the ring's view of themselves, out of "
+                "their flush: " + ", ".join(f"node {n}: vid {t.vid[n - 1]} phase {t.phase[n - 1]} "
+                                             f"ring {list(m.LastGlobalView(t, n))}" for n in up))
+
+
+def want_token(name: str) -> bool:
+    return _WITH_MSG[name] == "TOKEN"
+
+
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one run of FLUSH over the ring."""
+    return run_binding(RaincoreFlushBinding, trace, visited=visited)
+
+
+# ---------------------------------------------------------------- simulated runs
+
+PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
+
+
+def parse_faults(spec: str, seed: int, ring: int, n: int):
+    """``crash=1@100,join=4@50,loss=0.1,dup=0.05,reorder=3`` (times in ms)
+    -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
+    from groupcheck.impl import tracefile
+    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    spec = (spec or "").strip()
+    if spec == "auto":
+        return draw_faults(random.Random(seed * 7919 + 31), ring, n)
+    rest, crashes, joins = [], [], []
+    for part in filter(None, (x.strip() for x in spec.split(","))):
+        key, _, val = part.partition("=")
+        if key in ("crash", "join"):
+            node, at_sep, t = val.partition("@")
+            try:
+                (crashes if key == "crash" else joins).append((int(node), float(t) / 1000 if at_sep else 0.0))
+            except ValueError:
+                raise ValueError(f"fault {part!r}: expected {key}=NODE@MS") from None
+        else:
+            rest.append(part)
+    net = tracefile.parse_faults(",".join(rest))
+    if net.crashes:
+        raise ValueError("crashes of FLUSH over the ring are crash=NODE@MS items")
+    return RingFlushFaults(crashes=tuple(crashes), joins=tuple(joins), network=net)
+
+
+def draw_faults(rng, ring: int, n: int):
+    """A random plan: a lossy network, no crash, one crash (the coordinator
+    in half the plans) or two, and each node outside the ring joining with
+    probability 0.7, at times in the first 0.3 s."""
+    from groupcheck.impl.sim import FaultPlan
+    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    k = rng.choice((0, 1, 1, 2))
+    first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
+    victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
+    crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
+    joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
+    return RingFlushFaults(crashes=crashes, joins=joins,
+                           network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+
+
+def simulate(seed: int, faults: str, options: dict):
+    """One simulated run of FLUSH over the ring (impl/sim_raincoreflush.py)
+    as groupcheck-trace/2 records, and a summary."""
+    from groupcheck.impl import tracefile
+    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
+    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
+    n, ring, per = int(opts["nodes"]), int(opts["ring"]), int(opts["messages"])
+    if not 2 <= ring <= n:
+        raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
+    plan = parse_faults(faults, seed, ring, n)
+    rng = random.Random(seed)
+    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, ring + 1)
+            for k in range(per)]
+    tm = cf._flag(opts.get("tm", False))
+    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm), seed, plan, msgs,
+                                          horizon=float(opts.get("horizon", 30.0)))
+    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
+                 "MaxCrashes": len(plan.crashes)}
+    run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "")
+    v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
+                         settled=s["settled"])
+    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"],
+            "live": s["live"], "crashed": s["crashed"], "crash_retries": s["crash_retries"],
+            "views": s["views"], "history": s["check"], "faults": plan.to_json(),
+            "delivered": sum(len(d) for d in s["delivered"].values()), "rescued": s["rescued"]}
+    return v2, line
+
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size from its seed: a ring of 2 or 3 nodes, a joiner
+    beside it in half the runs, 1 or 2 multicasts per ring node, the ring's
+    Transport Manager the simulator's (perfect) or impl/ringtransport.py on
+    the lossy network, half and half; faults drawn by ``auto``."""
+    rng = random.Random(seed * 7919 + 37)
+    ring = rng.choice((2, 3, 3))
+    opts = {"nodes": ring + rng.choice((0, 1)), "ring": ring, "messages": rng.choice((1, 2))}
+    # half the runs put the ring on the lossy network with its own Transport Manager
+    return "auto", {**opts, "tm": rng.random() < 0.5}
+
+
+PROTOCOL = Protocol(
+    name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
+    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm"),
+    draw=draw, campaign_faults="auto",
+)
+
+
+# ---------------------------------------------------------------- lock step
+
+def ring_abstract(st: dict) -> dict:
+    """A ring layer's ``state()`` on the variables spec/RaincoreFlush keeps."""
+    t = st["token"]
+    return {"status": st["status"], "viewState": st["viewState"],
+            "globalView": [list(v) for v in st["globalView"]], "localView": list(st["localView"]),
+            "newNodes": sorted(st["newNodes"]),
+            "token": {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}}
+
+
+def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: int = 1):
+    """A lock-step driver of FLUSH over the ring (issue 18 item 3): ``ring``
+    configured nodes (the founder, the last, eats the token first) and
+    ``joiners`` more.  The driver is the network: FLUSH's datagrams can be
+    delivered, lost or duplicated in any order; the ring's TOKEN and 911 go
+    through the Transport Manager of the spec (a set of messages, never lost;
+    one to a node that is down comes back to its sender as DeliveryFailed).
+    Timers: retransmission, block(), and the ring's Eating timer (the
+    abstraction has no Hungry or Starving timeout).  Crashes as the spec's
+    CanCrash allows (and not while the node holds a join request: the
+    abstraction has no Starving timeout to ask again), with FLUSH's I9 rescue
+    of the crashed node's VIEW frames.  After every step each record must be
+    a model step and the whole implementation (every node's FLUSH and ring
+    state, the ring's messages in flight) must equal a candidate."""
+    from groupcheck.impl import codec
+    from groupcheck.impl.events import AppSend, Receive
+    from groupcheck.impl.flush import ViewMsg
+    from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Msg911 as IMsg911, Start, TokenMsg, Timing
+    from groupcheck.impl.raincore import spec_msg as ring_spec_msg
+    from groupcheck.impl.stacks.raincore import raincore_layer
+    from groupcheck.impl.stacks.raincoreflush import RingNode, ring_flush_stack
+
+    from .lockstep import LockstepError, LockstepNetwork
+    from .replay import Engine
+
+    class Driver(LockstepNetwork):
+        checking = True
+
+        def __init__(self) -> None:
+            n = ring + joiners
+            self.ring_nodes = tuple(range(1, ring + 1))
+            members = tuple(range(1, n + 1))
+            self.constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": max_msgs,
+                              "MaxCrashes": max_crashes}
+            header = {"protocol": "raincoreflush", "nodes": list(members), "constants": self.constants,
+                      "options": {}, "run_id": "lockstep"}
+            b = RaincoreFlushBinding(Trace("<lockstep>", header, []), whole_states=True)
+            self.engine = Engine(b, visited=False)
+            self.ids = b.ids
+            self.model = b.model
+            timing = Timing(eating=0.005, hungry=0.5, starving=0.5)
+            self.nodes = {m: RingNode(raincore_layer(m, self.ring_nodes, init_seq=ring, timing=timing),
+                                      ring_flush_stack(m, self.ring_nodes)) for m in members}
+            super().__init__(members, self.nodes)
+            self.app_sends = 0
+            self.checking = False
+            for m in self.ring_nodes:
+                self._handle(m, Start(token=m == self.ring_nodes[-1]))
+            self.checking = True
+            self.check_abstraction()
+
+        # ------------------------------------------------ queries
+        def flush(self, m: int):
+            return self.nodes[m].fstack.flush
+
+        def ring(self, m: int):
+            return self.nodes[m].ring
+
+        def armed(self):
+            return [(m, t) for m, t in super().armed() if t not in ("hungry", "starving")]
+
+        def can_send(self, m: int) -> bool:
+            return (m not in self.crashed and self.app_sends < self.model.MaxMsgs and self.flush(m).is_member
+                    and not self.flush(m).blocked)
+
+        def can_crash(self, m: int) -> bool:
+            r, f = self.ring(m), self.flush(m)
+            latest = self.flush(max(self.members, key=lambda x: self.flush(x).vid)).members
+            return (m not in self.crashed and r.status == "Up" and f.is_member
+                    and len(self.crashed) < self.model.MaxCrashes and r.tokenState != "Eating"
+                    and not r.newNodes and not any(isinstance(d, TokenMsg) and d.cur == m for _, _, d in self.inflight)
+                    and bool(set(latest) - self.crashed - {m}))
+
+        def can_join(self, m: int) -> bool:
+            return m not in self.ring_nodes and self.ring(m).status == "Off"
+
+        # ------------------------------------------------ steps
+        def app_send(self, m: int) -> None:
+            self.app_sends += 1
+            self._handle(m, AppSend(f"m{self.app_sends}".encode()))
+
+        def drop(self, i: int) -> None:
+            if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):   # the ring's transport loses nothing
+                super().drop(i)
+
+        def duplicate(self, i: int) -> None:
+            if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):
+                super().duplicate(i)
+
+        def join(self, m: int) -> None:
+            assert self.can_join(m)
+            self._handle(m, Join())
+
+        def crash(self, m: int) -> None:
+            assert self.can_crash(m)
+            rel = self.nodes[m].fstack.layer("reliable")
+            for dest in self.live():
+                u = rel.unacked.get(dest) or {}
+                views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+                for q in sorted(x for x in u if views and x <= max(views)):
+                    if dest != m:
+                        self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
+            self.checking = False
+            self._handle(m, Crash())
+            to_m = [d for d in self.inflight if d[1] == m and isinstance(d[2], (TokenMsg, IMsg911))]
+            self._stop(m)
+            self.inflight += to_m      # they come back to their senders as DeliveryFailed
+            # the Transport Manager loses the 911s m was passing on (the model's Crash)
+            self.inflight = [d for d in self.inflight if not (isinstance(d[2], IMsg911) and d[0] == m)]
+            self.checking = True
+            self.check_abstraction()
+
+        # ------------------------------------------------ plumbing
+        def _receive(self, src: int, dest: int, data) -> None:
+            if isinstance(data, (TokenMsg, IMsg911)):
+                if self.ring(dest).status == "Up":
+                    self._handle(dest, Receive(src, data))
+                else:
+                    self._handle(src, DeliveryFailed(data))
+            else:
+                super()._receive(src, dest, data)
+
+        def _transmit(self, src: int, dest: int, data) -> None:
+            if isinstance(data, (TokenMsg, IMsg911)):
+                if (src, dest, data) not in self.inflight:      # the spec's message sets
+                    self.inflight.append((src, dest, data))
+            else:
+                super()._transmit(src, dest, data)
+
+        def _effect(self, m: int, eff) -> bool:
+            from groupcheck.impl.events import Up
+            if isinstance(eff, Up):
+                return True        # the ring's commits reach FLUSH as RingView; the application's Ups
+            return super()._effect(m, eff)
+
+        def _project(self, s, m: int) -> dict:
+            if m in self.crashed:
+                return {"status": s.status[m - 1]}
+            return {**cf.project(s, m, self.ids), **ring_project(s, m)}
+
+        def abstraction(self):
+            states = {}
+            for m in self.members:
+                rs = ring_abstract(self.ring(m).state())
+                states[m] = ({"status": rs["status"]} if m in self.crashed
+                             else {**cf._norm(self.flush(m).state()), **rs})
+            msgs = [d for _, _, d in self.inflight if isinstance(d, (TokenMsg, IMsg911))]
+            toks = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, TokenMsg))
+            m911 = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, IMsg911))
+            return states, toks, m911
+
+        def _matches(self, s, impl) -> bool:
+            states, toks, m911 = impl
+            return s.tokenMsgs == toks and s.msgs911 == m911 and super()._matches(s, states)
+
+        def _differences(self, s, impl) -> list[str]:
+            states, toks, m911 = impl
+            diff = super()._differences(s, states)
+            if s.tokenMsgs != toks or s.msgs911 != m911:
+                diff.append(f"ring messages: model {set(s.tokenMsgs) | set(s.msgs911)} != impl {set(toks) | set(m911)}")
+            return diff
+
+        def _model_step(self, ev: dict) -> None:
+            super()._model_step(ev)
+            if self.engine.b.found:
+                prop, (i, w) = next(iter(self.engine.b.found.items()))
+                raise LockstepError(f"violation: {prop}: {w}")
+
+    return Driver()

@@ -1,0 +1,424 @@
+"""The composed stack in the simulator: the Raincore ring as FLUSH's membership
+(issue 18 item 1; spec/RaincoreFlush, docs/impl.md "Raincore as membership").
+
+Theory of operation
+-------------------
+A node is two sans-I/O parts on one clock, one queue and one seeded RNG:
+
+* its **ring**: the unchanged ``Raincore`` layer on the Transport Manager of
+  impl/sim_raincore.py (reliable unicast that reports a failed delivery to
+  the sender: the ring's only failure detector);
+* its **FLUSH stack**: transport, reliable, ``Flush(membership="ring")``
+  (impl/stacks/flush.py), over the seeded lossy network of impl/sim.py.
+
+No oracle decides anything.  After every ring step the node hands its FLUSH
+layer a ``RingView(localView, lastGlobalView)`` when either changed: FLUSH
+counts gone the members the ring's localView dropped, its coordinator starts
+a flush once the ring commits a view other than FLUSH's, and the VIEW
+installs the ring's committed view as it stands when the flush ends.  A
+joiner enters by the ring's Join (a 911 to the configured ring); its FLUSH
+layer waits, in no view, for the VIEW that lists it.
+
+The environment keeps the spec's abstraction (spec/RaincoreFlush README): a
+crash happens only when the spec's CanCrash allows it (a FLUSH member, not
+the last of the latest view, neither eating nor with a token of its own in
+transit) and the node holds no queued join request (the abstraction has no
+Starving timeout, so a 911 lost with a crashed node is never sent again; the
+layer would send it again); otherwise it is retried ``CRASH_RETRY`` later, and the promise I9
+of FLUSH (a VIEW is never lost) is kept as impl/sim_flush.py keeps it: the
+crashed member's reliable frames up to its last VIEW reach every survivor.
+The ring's own faults (token loss, recovery) are impl/sim_raincore.py's and
+spec/Raincore's; they are not in this composition's spec, so not here.
+
+The run ends once it has settled: every planned event done, the ring agreed
+on the live nodes, and every live node's FLUSH in that view, unblocked, with
+nothing unacknowledged; or at the horizon.  ``check_run`` then judges the
+history with no help from the model: VirtualSynchrony (two members that both
+left view v for v + 1 delivered the same messages of v), no duplicate, every
+message a survivor multicast delivered by every survivor, and every FLUSH
+view a view the ring committed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import codec
+from .events import AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, Trace, Up, ViewChange
+from .flush import Flush, ViewMsg
+from .raincore import Raincore, Start, Timing, TokenMsg
+from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan
+from .sim_raincore import RaincoreSimulator
+from .stacks.flush import FlushStack
+from .stacks.raincore import raincore_layer
+from .stacks.raincoreflush import RingNode, RingStack, is_ring_frame, is_ring_message, ring_flush_stack, ring_stack
+
+CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
+
+
+@dataclass(frozen=True)
+class RingFlushFaults:
+    """Crashes and joins at planned times, and the FLUSH stack's lossy network."""
+    crashes: tuple[tuple[int, float], ...] = ()
+    joins: tuple[tuple[int, float], ...] = ()
+    network: FaultPlan = field(default_factory=FaultPlan)
+    ring_delay: tuple[float, float] = (0.001, 0.003)
+
+    @property
+    def last(self) -> float:
+        return max([t for _, t in self.crashes + self.joins], default=0.0)
+
+    def to_json(self) -> dict:
+        return {"crashes": [list(x) for x in self.crashes], "joins": [list(x) for x in self.joins],
+                "network": self.network.to_json(), "ring_delay": list(self.ring_delay)}
+
+
+class RingFlushSimulator(RaincoreSimulator):
+    """``RaincoreSimulator`` for the rings (``stacks`` are the ring layers,
+    as there), plus one FLUSH stack per node (``fstacks``) on the lossy
+    network of impl/sim.py."""
+
+    def __init__(self, rings: dict[int, Raincore], fstacks: dict[int, FlushStack], seed: int,
+                 faults: RingFlushFaults, horizon: float = 30.0, probe: float = 0.05,
+                 ring_parts: dict | None = None) -> None:
+        from .sim_raincore import RaincoreFaults
+        # crashes are this class's (CanCrash); joins are the ring's (Join)
+        super().__init__(rings, seed, RaincoreFaults(joins=faults.joins, delay=faults.ring_delay),
+                         horizon, probe)
+        self.faults = faults.network
+        self.plan = faults
+        self.fstacks = fstacks
+        self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
+        self.crashed_nodes: set[int] = set()
+        self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
+        self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
+        self.token_sent: set[int] = set()              # in-flight datagram ids that carry a token
+        self.skipped_crashes: list[int] = []
+        self.crash_retries = 0
+        self.rescued = 0
+        self.last_app = 0.0
+        for nid, at in faults.crashes:
+            if nid not in rings:
+                raise ValueError(f"crash of unknown node {nid}")
+            self._push(at, "fcrash", nid, None)
+
+    def start(self) -> None:
+        """The steady ring of spec/RaincoreFlush's Init: every configured node
+        in Agreement on the ring, the founder (its last node) eating the
+        token; each node's FLUSH hears the ring's view at once."""
+        ring = self.layer(next(iter(self.stacks))).init_ring
+        for n in ring:
+            self._handle(n, Start(token=n == ring[-1]))
+
+    def flush(self, nid: int) -> Flush:
+        return self.fstacks[nid].flush
+
+    def app_send(self, at: float, nid: int, payload: bytes) -> None:
+        self.last_app = max(self.last_app, at)
+        self._push(at, "fevent", nid, AppSend(payload))
+
+    # ------------------------------------------------------------ the queue
+
+    def run(self) -> bool:
+        while self._queue:
+            at, _, kind, nid, data = self._pop()
+            if at > self.horizon:
+                return False
+            self.now = at
+            if kind == "probe":
+                if self.settled():
+                    self.agreed = True
+                    return True
+                self._push(self.now + self.probe, "probe", None, None)
+                continue
+            self._step(kind, nid, data)
+        return self.settled()
+
+    def _step(self, kind: str, nid, data) -> None:
+        if kind == "fcrash":
+            return self._crash(nid)
+        if nid in self.crashed_nodes and kind in ("fevent", "fdatagram", "timer"):
+            if kind == "fdatagram":
+                self.net.to_crashed += 1
+            elif kind == "fevent":
+                self.app_dropped += 1
+            return
+        if kind == "fevent":
+            return self._handle(nid, data)
+        if kind == "fdatagram":
+            if data[0] in self.crashed_nodes and is_ring_frame(data[1]):
+                self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
+                return
+            return self._handle(nid, Receive(*data))
+        if kind == "datagram":
+            self.token_sent.discard(data[0])
+        super()._step(kind, nid, data)      # the ring's datagrams and every timer: into _handle
+
+    # ------------------------------------------------------------ the one funnel
+
+    def _handle(self, nid: int, event) -> None:
+        """Node ``nid`` takes ``event`` (impl/stacks/raincoreflush.py
+        ``RingNode`` routes it); its effects: records, the ring's sends to
+        its Transport Manager (after the records), FLUSH's datagrams to the
+        lossy network, timers, deliveries, the ring's commits."""
+        ring = self.layer(nid)
+        was = ring.tokenState
+        ring_sends = []
+        for eff in self.nodes[nid].handle(event, self.now):
+            if isinstance(eff, Trace):
+                ev = eff.event
+                self.records.append({"kind": "event", **ev.to_record(), "clock": self.now})
+                if ev.name == "Multicast":
+                    self.sent_in[(ev.msg["sender"], ev.msg["seqno"])] = ev.msg["view"]
+                elif ev.name == "Send":               # SEQUENCER's: an application message
+                    self.app_sent.setdefault((ev.msg["sender"], ev.msg["seqno"]), self.now)
+            elif isinstance(eff, Send):
+                if is_ring_message(eff.msg):
+                    ring_sends.append(eff.msg)
+                else:
+                    self._ftransmit(nid, eff.dest, eff.msg)
+            elif isinstance(eff, Multicast):
+                for dest in self.stacks:
+                    if dest not in self.crashed_nodes:
+                        self._ftransmit(nid, dest, eff.msg)
+            elif isinstance(eff, SetTimer):
+                self._n += 1
+                self._timers[(nid, eff.name)] = self._n
+                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
+            elif isinstance(eff, CancelTimer):
+                self._timers.pop((nid, eff.name), None)
+            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
+                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+            elif isinstance(eff, (Deliver, Up)):
+                self.deliveries[nid].append(eff)
+        if was != "Eating" and ring.tokenState == "Eating" and ring.status == "Up":
+            self.ate_at[nid] = self.now
+        for msg in ring_sends:
+            self._send(nid, msg)
+
+    def _send(self, src: int, msg) -> None:
+        before = set(self.inflight)
+        super()._send(src, msg)
+        if isinstance(msg, TokenMsg):
+            self.token_sent |= set(self.inflight) - before
+
+    def _ftransmit(self, src: int, dest: int, payload) -> None:
+        f = self.faults
+        self.net.datagrams += 1
+        if dest in self.crashed_nodes:
+            self.net.to_crashed += 1
+            return
+        if self.rng.random() < f.loss:
+            self.net.lost += 1
+            return
+        copies = 2 if self.rng.random() < f.duplicate else 1
+        self.net.duplicated += copies - 1
+        for _ in range(copies):
+            at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
+            self._push(at, "fdatagram", dest, (src, payload))
+
+    # ------------------------------------------------------------ the environment
+
+    def latest_view(self) -> tuple[int, tuple]:
+        best = max(self.fstacks, key=lambda n: self.flush(n).vid)
+        return self.flush(best).vid, self.flush(best).members
+
+    def can_crash(self, p: int) -> bool:
+        """The spec's CanCrash, but for the budget (the plan is the budget)."""
+        ring, f = self.layer(p), self.flush(p)
+        tm = self.nodes[p].ring_part.layer("tm") if isinstance(self.nodes[p].ring_part, RingStack) else None
+        own_token = (any(isinstance(m, TokenMsg) for _, m, _ in tm.pending.values()) if tm is not None
+                     else any(self.inflight.get(d) == p for d in self.token_sent))
+        # and not while p holds a queued join request: the abstraction has no
+        # StarvingTimeout, so a joiner whose 911 died with p would never ask
+        # again (the layer does ask again: seed 004's Starving timeout)
+        return (ring.status == "Up" and f.is_member and ring.tokenState != "Eating" and not own_token
+                and not ring.newNodes and bool(set(self.latest_view()[1]) - self.crashed_nodes - {p}))
+
+    def _crash(self, p: int) -> None:
+        if p in self.crashed_nodes or self.layer(p).status != "Up" or not self.flush(p).is_member:
+            self.skipped_crashes.append(p)
+            return
+        if not self.can_crash(p):
+            self.crash_retries += 1
+            self._push(self.now + CRASH_RETRY, "fcrash", p, None)
+            return
+        self._rescue_views(p)
+        self.crashed_nodes.add(p)
+        self.crashed.add(p)
+        # the ring's Crash (its record is the spec's Crash); the Transport
+        # Manager loses what p sent and was not delivered yet
+        super()._step("crash", p, None)
+
+    def _rescue_views(self, p: int) -> None:
+        """I9 (impl/sim_flush.py): p's unacknowledged reliable frames up to its
+        last VIEW reach every survivor before p goes."""
+        rel = self.fstacks[p].layer("reliable")
+        for dest in sorted(set(self.stacks) - self.crashed_nodes - {p}):
+            u = rel.unacked.get(dest) or {}
+            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+            if not views:
+                continue
+            for q in sorted(x for x in u if x <= max(views)):
+                self.rescued += 1
+                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+
+    def settled(self) -> bool:
+        if self.now < max(self.plan.last, self.last_app) or not self.is_agreed():
+            return False
+        live = set(self.live())
+        for n in live:
+            f, rel = self.flush(n), self.fstacks[n].layer("reliable")
+            if (set(f.members) != live or f.phase != "Normal" or f.blocked or f.flush_init
+                    or f.latched or any(rel.unacked.values())):
+                return False
+        return True
+
+
+@dataclass
+class RingFlushConfig:
+    n: int = 3                 # nodes 1..n
+    init_size: int = 3         # nodes 1..init_size: the configured ring and FLUSH's first view
+    # Hungry and Starving timeouts well above a ring round (a few ms) and an
+    # admission (two rounds): within spec/RaincoreFlush's abstraction only the
+    # Eating timeout fires (no token is lost; a joiner is admitted before it
+    # asks again)
+    timing: Timing = field(default_factory=lambda: Timing(eating=0.005, hungry=0.5, starving=0.5))
+    reconcile: bool = True
+    sequencer: bool = False    # SEQUENCER on top: ring, FLUSH, SEQUENCER (no joiner)
+    # tm: the ring on the lossy network with its own Transport Manager
+    # (impl/ringtransport.py: acks, retries, a time-out as failure detector)
+    # instead of the simulator's perfect one
+    tm: bool = False
+
+
+def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults | None = None,
+                        messages=(), *, horizon: float = 30.0
+                        ) -> tuple[list[dict], dict, RingFlushSimulator]:
+    """One run of FLUSH over the ring with the application multicasts
+    ``messages`` = ``(time, node, payload)``.  Returns ``(records, summary,
+    simulator)``; ``summary["check"]`` is ``check_run``'s verdict."""
+    faults = faults or RingFlushFaults()
+    ring = tuple(range(1, cfg.init_size + 1))
+    nodes = range(1, cfg.n + 1)
+    if cfg.tm:
+        parts = {n: ring_stack(n, ring, init_seq=cfg.init_size, timing=cfg.timing) for n in nodes}
+        rings = {n: parts[n].layer("raincore") for n in nodes}
+    else:
+        parts = rings = {n: raincore_layer(n, ring, init_seq=cfg.init_size, timing=cfg.timing) for n in nodes}
+    fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer) for n in nodes}
+    sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts)
+    for at, nid, payload in messages:
+        sim.app_send(at, nid, payload)
+    header = {"kind": "header", "protocol": "raincoreflush", "nodes": list(nodes), "seed": seed,
+              "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
+    sim.start()                         # each node's FLUSH learns the ring's view from its Start
+    settled = sim.run()
+    summary = {
+        "settled": settled, "end_clock": sim.now, "live": sim.live(),
+        "crashed": sorted(sim.crashed_nodes), "skipped_crashes": sim.skipped_crashes,
+        "crash_retries": sim.crash_retries, "rescued": sim.rescued,
+        "ring_views": {n: [list(v) for v in sim.layer(n).globalView] for n in nodes},
+        "views": {n: {v: list(m) for v, m in sim.flush(n).views.items()} for n in nodes},
+        "delivered": {n: [[d.sender, d.seqno] for d in sim.deliveries[n] if isinstance(d, Deliver)]
+                      for n in nodes},
+        "network": asdict(sim.net), "app_dropped": sim.app_dropped,
+        "stats": {n: {**sim.fstacks[n].stats, **{f"ring.{k}": v for k, v in sim.layer(n).stats.items()}}
+                  for n in nodes},
+    }
+    summary["check"] = check_run(sim) + (check_total_order(sim) if cfg.sequencer else [])
+    return [header] + sim.records, summary, sim
+
+
+def check_run(sim: RingFlushSimulator) -> list[str]:
+    """The run's history against FLUSH's promises, membership from the ring
+    (the spec's VirtualSynchrony and ViewsFromRing, plus no duplicate,
+    integrity and survivor delivery).  Returns the violations (empty: clean)."""
+    bad: list[str] = []
+    views: dict[int, tuple] = {}
+    for n in sim.fstacks:
+        for v, members in sim.flush(n).views.items():
+            if v >= 1 and views.setdefault(v, members) != members:
+                bad.append(f"views: node {n}'s view {v} is {members}, another node's {views[v]}")
+    delivered: dict[int, set] = {}
+    for n in sim.fstacks:         # FLUSH's own deliveries (under SEQUENCER they go up, not out)
+        seen = delivered.setdefault(n, set())
+        for key in sim.flush(n).delivered:
+            if key in seen:
+                bad.append(f"NoDuplicates: node {n} delivered {key} twice")
+            elif key not in sim.sent_in:
+                bad.append(f"Integrity: node {n} delivered {key}, which was never multicast")
+            seen.add(key)
+    for v in sorted(views):
+        if v + 1 not in views:
+            continue
+        movers = [n for n in sorted(sim.fstacks) if sim.flush(n).vid > v and n in views[v] and n in views[v + 1]]
+        got = {n: {k for k in delivered[n] if sim.sent_in.get(k) == v} for n in movers}
+        for n in movers[1:]:
+            if got[n] != got[movers[0]]:
+                diff = sorted(got[n] ^ got[movers[0]])[:4]
+                bad.append(f"VirtualSynchrony: nodes {movers[0]} and {n} left view {v} with different "
+                           f"deliveries (e.g. {diff})")
+    live = set(sim.live())
+    for key, v in sorted(sim.sent_in.items()):
+        if key[0] in live:
+            # a joiner delivers nothing of the views before its own
+            for n in sorted(m for m in live if m in views.get(v, ())):
+                if key not in delivered[n]:
+                    bad.append(f"SurvivorDelivery: survivor {n} never delivered {key} of survivor {key[0]}")
+                    break
+    committed = [tuple(sorted(v)) for n in sorted(sim.stacks) for v in sim.layer(n).globalView if v]
+    for v in sorted(views):
+        if v >= 2 and tuple(sorted(views[v])) not in committed:
+            bad.append(f"ViewsFromRing: view {v} {views[v]} was never committed by the ring")
+    if sim.agreed and live:
+        ring_view = tuple(sorted(sim.layer(min(live)).lastGlobalView or sim.layer(min(live)).init_ring))
+        for n in sorted(live):
+            if tuple(sorted(sim.flush(n).members)) != ring_view:
+                bad.append(f"settled: node {n}'s FLUSH view {sim.flush(n).members} is not the ring's {ring_view}")
+    return bad
+
+
+def check_total_order(sim: RingFlushSimulator) -> list[str]:
+    """SEQUENCER on top: what the survivors delivered to the application.
+    No duplicate; SurvivorTotalOrder (two survivors deliver their common
+    messages in one order); every message a survivor sent delivered by
+    every survivor, each sender's in seqno order with no gap (the spec's
+    GapFreeFIFO for senders that never crashed)."""
+    bad: list[str] = []
+    live = sorted(sim.live())
+    seqs = {n: [(d.sender, d.seqno) for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in live}
+    for n, seq in seqs.items():
+        if len(seq) != len(set(seq)):
+            bad.append(f"NoDuplicates: survivor {n} delivered a message twice")
+    for a in live:
+        for b in live:
+            if a < b:
+                common = set(seqs[a]) & set(seqs[b])
+                if [k for k in seqs[a] if k in common] != [k for k in seqs[b] if k in common]:
+                    bad.append(f"SurvivorTotalOrder: survivors {a} and {b} deliver their common messages "
+                               "in different orders")
+    for n in live:
+        for s in live:
+            got = [q for (x, q) in seqs[n] if x == s]
+            sent = sorted(q for (x, q) in sim.app_sent if x == s)
+            if got != sent:
+                missing = sorted(set(sent) - set(got))[:4]
+                bad.append(f"SurvivorDelivery: survivor {n} delivered survivor {s}'s seqnos {got[:8]}..., "
+                           f"not its {len(sent)} sent in order (missing {missing})")
+    return bad
+
+
+SEQUENCER_ACTIONS = ("Send", "RecvForward", "RecvData")
+
+
+def without_sequencer(records: list[dict]) -> list[dict]:
+    """The ring's and FLUSH's records of a run with SEQUENCER on top (a
+    SEQUENCER record: Send, RecvForward, RecvData, InstallView without
+    ``c``), for the replay against model/raincoreflush.py: FLUSH carries the
+    coordinator's DATA as its multicasts, whatever is above it."""
+    def seq(r):
+        args = r.get("args") or r.get("params") or {}
+        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView" and "c" not in args)
+    return [r for r in records if r.get("kind") != "event" or not seq(r)]

@@ -1,0 +1,156 @@
+"""FLUSH over the Raincore ring (issue 18): the node's two parts and its
+stack builder.  A node is its ring (the unchanged ``Raincore`` layer, on the
+ring's Transport Manager) and its FLUSH stack (transport, reliable,
+``Flush(membership="ring")``, maybe SEQUENCER on top, over the lossy
+network).  ``RingNode`` makes them one sans-I/O object: the simulator
+(impl/sim_raincoreflush.py) and the lock-step driver
+(conformance/raincoreflush.py) both drive it."""
+
+from __future__ import annotations
+
+import struct
+
+from .. import codec
+from ..events import Receive, TimerFired
+from ..flush import Flush, RingView
+from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg
+from ..reliable import Reliable
+from ..ringtransport import TMAck, TMFrame, TransportManager
+from ..stack import Stack, Transport
+from .flush import FlushStack
+
+RING_TIMERS = ("eating", "hungry", "starving")
+
+
+def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
+                     reconcile: bool = True, tracing: bool = True, sequencer: bool = False,
+                     **reliable_opts) -> FlushStack:
+    """FLUSH over the ring: transport, reliable, ``Flush(membership="ring")``.
+    A ``nid`` outside the configured ``ring`` is a joiner.  ``sequencer``:
+    SEQUENCER on top (impl/stacks/sequencerflush.py's stack, ring mode; no
+    joiners: SEQUENCER over FLUSH has none)."""
+    if sequencer:
+        if nid not in ring:
+            raise ValueError("SEQUENCER over FLUSH over the ring takes no joiner")
+        if not reconcile:
+            raise ValueError("SEQUENCER over FLUSH runs the fixed FLUSH")
+        from .sequencerflush import sequencer_flush_stack
+        return sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
+                                     **reliable_opts)
+    joiner = nid not in ring
+    return FlushStack(nid, [Transport(), Reliable(nid, tuple(ring) + ((nid,) if joiner else ()), **reliable_opts),
+                            Flush(nid, ring, top=True, block_time=block_time, reconcile=reconcile,
+                                  joiner=joiner, tracing=tracing, membership="ring")])
+
+
+def is_ring_message(msg) -> bool:
+    """A TOKEN or 911 (the ring's Transport Manager carries it), not FLUSH's bytes."""
+    return isinstance(msg, (TokenMsg, Msg911))
+
+
+class RingStack(Stack):
+    """The ring on a real (lossy) network: transport, ``TransportManager``,
+    ``Raincore``.  On top of ``Stack``'s routing: the ring's own events
+    (Start, Crash, Join) go to the ring; the Transport Manager's
+    ``DeliveryFailed`` effect becomes the ring's event of that name."""
+
+    def handle(self, event, now: float) -> list:
+        if isinstance(event, (Start, Crash, Join)):
+            out: list = []
+            self._run(len(self.layers) - 1, event, now, out)
+            return out
+        return super().handle(event, now)
+
+    def _route(self, i: int, eff, now: float, out: list) -> bool:
+        if isinstance(eff, DeliveryFailed) and i + 1 < len(self.layers):
+            self._run(i + 1, eff, now, out)
+            return True
+        return False
+
+
+def ring_stack(nid: int, ring: tuple, *, interval: float = 0.02, attempts: int = 10, **ring_opts) -> RingStack:
+    """Node ``nid`` of the configured ``ring`` on a lossy network."""
+    from .raincore import raincore_layer
+    return RingStack(nid, [Transport(), TransportManager(nid, interval=interval, attempts=attempts),
+                           raincore_layer(nid, ring, **ring_opts)])
+
+
+def is_ring_frame(data) -> bool:
+    """Bytes for the ring's stack (a Transport Manager frame or ack), by the codec type."""
+    return isinstance(data, (bytes, bytearray)) and len(data) >= 2 and data[1] in (T_FRAME, T_ACK)
+
+
+class RingNode:
+    """One node: ring events (Start, Crash, Join, DeliveryFailed, a TOKEN or
+    911 received, the ring's timers) go to the ring, and after a ring step
+    FLUSH is handed ``RingView(localView, lastGlobalView)`` when either
+    changed, in the same step; every other event goes to the FLUSH stack.
+    The effects of both come out in order (the ring's sends carry message
+    objects, FLUSH's carry bytes)."""
+
+    def __init__(self, ring, fstack: FlushStack) -> None:
+        """``ring``: the ``Raincore`` layer itself (its Transport Manager is
+        the environment's: the simulator's, the lock-step driver's), or a
+        ``RingStack`` (its own Transport Manager, on the network)."""
+        self.ring_part, self.fstack = ring, fstack
+        self.ring: Raincore = ring.layer("raincore") if isinstance(ring, RingStack) else ring
+        self.told: tuple | None = None
+
+    def to_ring(self, event) -> bool:
+        if isinstance(event, (Start, Crash, Join, DeliveryFailed)):
+            return True
+        if isinstance(event, Receive):
+            return is_ring_message(event.msg) or is_ring_frame(event.msg)
+        if isinstance(event, TimerFired):
+            return event.name in RING_TIMERS or event.name.startswith(("tm/", "raincore/"))
+        return False
+
+    def handle(self, event, now: float) -> list:
+        if not self.to_ring(event):
+            return self.fstack.handle(event, now)
+        out = self.ring_part.handle(event, now)
+        if self.ring.status == "Up":
+            rv = (tuple(self.ring.localView), tuple(self.ring.lastGlobalView))
+            if rv != self.told:
+                self.told = rv
+                out += self.fstack.handle(RingView(*rv), now)
+        return out
+
+
+# ---------------------------------------------------------------- wire format
+#
+#   TMFRAME (type 32)  id:u32 frame:bytes (the ring message's own codec frame)
+#   TMACK   (type 33)  id:u32
+
+T_FRAME, T_ACK = 32, 33
+_ID = struct.Struct(">I")
+
+
+def _enc_frame(m: TMFrame) -> bytes:
+    if not 0 < m.id <= 0xFFFF_FFFF:
+        raise ValueError(f"id out of range: {m.id!r}")
+    return _ID.pack(m.id) + codec.encode(m.msg)
+
+
+def _dec_frame(body: bytes) -> TMFrame:
+    (i,) = codec.unpack(_ID, body)
+    inner = codec.decode(body[_ID.size:])
+    if isinstance(inner, (TMFrame, TMAck)):
+        raise codec.DecodeError("a transport frame inside a transport frame")
+    return TMFrame(i, inner)
+
+
+def _enc_ack(m: TMAck) -> bytes:
+    if not 0 < m.id <= 0xFFFF_FFFF:
+        raise ValueError(f"id out of range: {m.id!r}")
+    return _ID.pack(m.id)
+
+
+def _dec_ack(body: bytes) -> TMAck:
+    if len(body) != _ID.size:
+        raise codec.DecodeError("bad TMACK length")
+    return TMAck(codec.unpack(_ID, body)[0])
+
+
+codec.register(T_FRAME, TMFrame, _enc_frame, _dec_frame)
+codec.register(T_ACK, TMAck, _enc_ack, _dec_ack)
