@@ -1,12 +1,14 @@
-"""FLUSH over the Raincore ring on a real cluster (issue 18 item 4): the time
-from a SIGKILL to the survivors' new view, and deliveries per second per
-member, with the ring as the membership (no oracle).
+"""FLUSH (or SEQUENCER over FLUSH) over the Raincore ring on a real cluster
+(issue 18 item 4): the time from a SIGKILL to the survivors' new view, and
+deliveries per second per member, with the ring as the membership (no
+oracle).
 
-    .venv/bin/python bench/ring_cluster.py [--runs 3] [--messages 1000] [--rate 500] [--out DIR]
+    .venv/bin/python bench/ring_cluster.py [--protocol raincoreflush|raincoresequencerflush]
+                                           [--runs 3] [--messages 1000] [--rate 500] [--out DIR]
 
-Each run: 3 node processes on 127.0.0.1 (impl/cluster.py, protocol
-raincoreflush), every node multicasting ``--messages`` at ``--rate`` per
-second, node 1 (FLUSH's coordinator, the ring's head) killed with SIGKILL
+Each run: 3 node processes on 127.0.0.1 (impl/cluster.py), every node
+multicasting ``--messages`` at ``--rate`` per second, node 1 (FLUSH's
+coordinator, SEQUENCER's too, the ring's head) killed with SIGKILL
 at a third of the workload, at the first point spec/RaincoreFlush lets it
 crash (docs/impl.md).  From the merged trace: crash -> the first
 TokenDeliveryFailure (the Transport Manager's time-out), crash -> the last
@@ -31,13 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runtime import _rates  # noqa: E402  (bench/runtime.py: deliveries per second from a history)
 
 
-def one(messages: int, rate: float, out: Path, kill_at: float | None) -> dict:
+def one(protocol: str, messages: int, rate: float, out: Path, kill_at: float | None) -> dict:
     from groupcheck.conformance import history
     from groupcheck.conformance.traces import load
     from groupcheck.impl.cluster import Runner
     kills = [(1, kill_at)] if kill_at is not None else []
     t0 = time.perf_counter()
-    res = Runner("raincoreflush", 3, messages, kills, out, rate=rate, timeout=300).run()
+    res = Runner(protocol, 3, messages, kills, out, rate=rate, timeout=300).run()
     wall = time.perf_counter() - t0
     trace = load(out / "traces")
     ev = trace.events
@@ -58,6 +60,7 @@ def one(messages: int, rate: float, out: Path, kill_at: float | None) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--protocol", choices=("raincoreflush", "raincoresequencerflush"), default="raincoreflush")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--messages", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=500.0)
@@ -65,9 +68,9 @@ def main() -> int:
     a = ap.parse_args()
     base = Path(a.out or tempfile.mkdtemp(prefix="ring-cluster-"))
     kill_at = a.messages / a.rate / 3
-    runs = [one(a.messages, a.rate, base / f"kill-{k}", kill_at) for k in range(a.runs)]
-    calm = one(a.messages, a.rate, base / "no-kill", None)
-    print(json.dumps({"bench": "ring_cluster", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    runs = [one(a.protocol, a.messages, a.rate, base / f"kill-{k}", kill_at) for k in range(a.runs)]
+    calm = one(a.protocol, a.messages, a.rate, base / "no-kill", None)
+    print(json.dumps({"bench": "ring_cluster", "protocol": a.protocol, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load": os.getloadavg(),
                       "messages": a.messages, "rate": a.rate, "kill_at_s": round(kill_at, 3),
                       "transport_manager": "20 sends 50 ms apart (a node silent for 1 s is taken as crashed)",

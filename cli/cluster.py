@@ -21,6 +21,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Run the stacks as a real cluster on 127.0.0.1 (UDP, HMAC, SIGKILL) and check its traces.")
 
 
+# --membership raincore: the protocol named, over the Raincore ring (no oracle)
+OVER_RING = {"flush": "raincoreflush", "raincoreflush": "raincoreflush",
+             "sequencerflush": "raincoresequencerflush", "raincoresequencerflush": "raincoresequencerflush"}
+
+
 def _kill(spec: str) -> tuple[int, float]:
     node, sep, at = spec.partition("@")
     try:
@@ -36,7 +41,7 @@ def _kill(spec: str) -> tuple[int, float]:
 
 @app.command()
 def run(
-    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH) or raincoreflush (FLUSH over the Raincore ring: no oracle)"),
+    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH), raincoreflush (FLUSH over the Raincore ring: no oracle) or raincoresequencerflush (SEQUENCER over that)"),
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     messages: int = typer.Option(100, "--messages", callback=at_least(0), help="multicasts each node makes"),
     kill: Optional[List[str]] = typer.Option(None, "--kill", help="NODE@SECONDS: SIGKILL the node that long after the start (repeatable)"),
@@ -46,7 +51,7 @@ def run(
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
-    membership: str = typer.Option("oracle", "--membership", help="oracle (the runner decides views) or raincore (the Raincore ring does, no oracle: --protocol flush, i.e. raincoreflush)"),
+    membership: str = typer.Option("oracle", "--membership", help="oracle (the runner decides views) or raincore (the Raincore ring does, no oracle: --protocol flush or sequencerflush)"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
@@ -56,11 +61,11 @@ def run(
     if membership not in ("oracle", "raincore"):
         fail(f"--membership {membership!r}: oracle or raincore")
     if membership == "raincore":
-        if protocol not in ("flush", "raincoreflush"):
-            fail(f"--membership raincore runs FLUSH over the ring (--protocol flush); {protocol!r} over the "
-                 "ring is not on the cluster yet (docs/impl.md, 'Raincore as membership')")
-        protocol = "raincoreflush"
-    elif protocol == "raincoreflush":
+        if protocol not in OVER_RING:
+            fail(f"--membership raincore: --protocol flush or sequencerflush (SEQUENCER over FLUSH) over the "
+                 f"ring; {protocol!r} has no FLUSH to take the ring's views")
+        protocol = OVER_RING[protocol]
+    elif protocol in OVER_RING.values():
         membership = "raincore"
     kills = [_kill(k) for k in kill or []]
     try:
@@ -122,7 +127,7 @@ def _alive(pid: int) -> bool:
 
 @app.command()
 def up(
-    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH) or raincoreflush (FLUSH over the Raincore ring: no oracle)"),
+    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH), raincoreflush (FLUSH over the Raincore ring: no oracle) or raincoresequencerflush (SEQUENCER over that)"),
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     messages: int = typer.Option(1000, "--messages", callback=at_least(0), help="multicasts each node makes"),
     out: Path = typer.Option(..., "--out", help="folder for the traces, node configs, logs and the result"),

@@ -216,7 +216,6 @@ def prove(
         fail(f"--members {members}: {e}")
     rows, verdicts = [], []
     t0 = time.perf_counter()
-    import os
     with progress("prove", total=len(encs), quiet=as_json) as prog:
         # each variant in its own process, one per core (engine.run_isolated says why)
         for i, (enc, qs) in enumerate(engine.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,

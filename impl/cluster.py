@@ -57,9 +57,9 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import auth, tracefile
-from .runtime import CONTROL, HOST, RUNNER, frame, unframe
+from .runtime import CONTROL, HOST, RING_PROTOCOLS, RUNNER, frame, unframe
 
-PROTOCOLS = ("sequencer", "sequencerflush", "raincoreflush")
+PROTOCOLS = ("sequencer", "sequencerflush", "raincoreflush", "raincoresequencerflush")
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 
 
@@ -115,6 +115,12 @@ def _free_ports(n: int) -> list[int]:
 def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
     if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
         return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
+    if protocol == "raincoresequencerflush":
+        # spec/RaincoreSequencerFlush with the stack's defaults (impl/stacks/raincoreflush.py
+        # ring_flush_stack(sequencer=True): no ResendAlways, ResentFirst); Senders and
+        # Crashable (sets, which a header's scalar constants cannot hold) are every node
+        return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": kills,
+                "ResendAlways": False, "ResentFirst": True}
     c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
     if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
         c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})
@@ -302,7 +308,7 @@ class Runner:
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
-            if self.protocol == "raincoreflush":
+            if self.protocol in RING_PROTOCOLS:
                 self._freeze(nid)
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
@@ -343,7 +349,7 @@ class Runner:
         self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
         self._poll(time.monotonic() + self.detect)
         live = [m for m in members if m not in killed]
-        if self.protocol == "raincoreflush":
+        if self.protocol in RING_PROTOCOLS:
             return                   # no oracle: the survivors' ring notices the crash itself
         if self.protocol == "sequencer":
             self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))

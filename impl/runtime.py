@@ -82,6 +82,11 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
     return kind, vc, data[_HEAD.size + n:]
 
 
+# the protocols whose views the Raincore ring decides (no oracle): FLUSH over
+# the ring, and SEQUENCER over FLUSH over the ring
+RING_PROTOCOLS = ("raincoreflush", "raincoresequencerflush")
+
+
 def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
     """The stack the simulator runs for ``protocol``, with its defaults."""
     # tracing="delta": the layers log format 2's deltas themselves, O(N) per record; a
@@ -97,11 +102,11 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
         # coordinator during a flush is held to the next view, which the spec never does
         # (divergence (a), docs/flush.md C4): a participant's kill made such runs nonconforming.
         return sequencer_flush_stack(nid, members, tracing="delta", pass_latch=True)
-    if protocol == "raincoreflush":
-        # FLUSH over the Raincore ring, no oracle: the ring on its own Transport
-        # Manager (acks, retries, the time-out that detects a crash) over this
-        # socket; Hungry and Starving time-outs far above a ring round, so that
-        # only the Eating one fires (spec/RaincoreFlush's abstraction)
+    if protocol in RING_PROTOCOLS:
+        # FLUSH (and SEQUENCER on top) over the Raincore ring, no oracle: the ring
+        # on its own Transport Manager (acks, retries, the time-out that detects a
+        # crash) over this socket; Hungry and Starving time-outs far above a ring
+        # round, so that only the Eating one fires (spec/RaincoreFlush's abstraction)
         from .raincore import Timing
         from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack
         ring = tuple(members)
@@ -109,8 +114,10 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
         # loaded 2-core machine a live process can stall for a few hundred ms
         return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=len(ring),
                                    timing=Timing(eating=0.005, hungry=3.0, starving=3.0)),
-                        ring_flush_stack(nid, ring, tracing="delta"))
-    raise ValueError(f"no cluster stack for protocol {protocol!r} (sequencer, sequencerflush, raincoreflush)")
+                        ring_flush_stack(nid, ring, tracing="delta",
+                                         sequencer=protocol == "raincoresequencerflush"))
+    raise ValueError(f"no cluster stack for protocol {protocol!r} "
+                     "(sequencer, sequencerflush, raincoreflush, raincoresequencerflush)")
 
 
 def ring_safe(stack) -> bool:

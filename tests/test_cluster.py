@@ -224,3 +224,36 @@ def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
     views = [r["msg"]["members"] for r in recs if r.get("name") == "SendView"]
     assert views == [[2, 3]]
     assert not any(_alive(p) for p in _pids(tmp_path))
+
+
+def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
+    """Issue 18 item 3's kill -9 run: SEQUENCER over FLUSH over the Raincore
+    ring (``cluster run --membership raincore --protocol sequencerflush``),
+    no oracle.  Node 1 (SEQUENCER's coordinator, FLUSH's, the ring's head)
+    is SIGKILLed mid-workload.  Every record, SEQUENCER's included, conforms
+    to model/raincoresequencerflush.py; the survivors' history keeps
+    SEQUENCER over FLUSH's promises (no duplicate, SurvivorTotalOrder,
+    SenderFIFO, agreement, virtual synchrony); every message a survivor
+    sent is delivered by every survivor; no oracle record."""
+    res = Runner("raincoresequencerflush", 3, 150, [(1, 0.8)], tmp_path, rate=100).run()
+    assert res.quiescent and res.killed == [1]
+    assert res.verdict == "ok", res.reason
+    assert res.history == []
+    recs = [json.loads(x) for f in sorted((tmp_path / "traces").glob("*.ndjson"))
+            for x in f.read_text().splitlines()]
+    names = [r.get("name") for r in recs]
+    assert "NewView" not in names and "Suspect" not in names
+    assert "TokenDeliveryFailure" in names
+    assert [r["msg"]["members"] for r in recs if r.get("name") == "SendView"] == [[2, 3]]
+    # the survivors' deliveries, from the run's own history: each survivor
+    # delivered every message of both survivors (150 each), in one order
+    from groupcheck.conformance import history
+    h = history.from_records([json.loads(x) for x in next((tmp_path / "history").glob("*.ndjson"))
+                              .read_text().splitlines()])
+    got = {m: [tuple(msg) for msg, _, _ in h.deliveries[m]] for m in (2, 3)}
+    common = set(got[2]) & set(got[3])
+    assert [x for x in got[2] if x in common] == [x for x in got[3] if x in common]
+    for m in (2, 3):
+        for s in (2, 3):
+            assert [q for (x, q) in got[m] if x == s] == list(range(1, 151)), (m, s)
+    assert not any(_alive(p) for p in _pids(tmp_path))
