@@ -402,7 +402,7 @@ def check_paths(paths: Iterable) -> list[dict]:
 # protocols whose logged state the projection knows: SEQUENCER (append-only
 # ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set, ``blocked``,
 # VIEW messages naming the members)
-PROJECTABLE = ("sequencer", "flush", "sequencerflush", "raincoreflush")
+PROJECTABLE = ("sequencer", "flush", "sequencerflush", "raincoreflush", "raincoresequencerflush")
 
 # What each protocol promises, in the history's terms (DESIGN §3; FLUSH
 # orders nothing, so TotalOrder is not its promise), and which history check
@@ -416,6 +416,8 @@ PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder
             # own DATA and crash before anyone else gets it (docs/flush.md)
             "sequencerflush": ("Integrity", "NoDuplicates", "SenderFIFO", "SurvivorTotalOrder", "Agreement",
                                "VirtualSynchrony", "FlushEventOrder")}
+# SEQUENCER over FLUSH over the ring: the same promises as over the oracle's views
+PROMISES["raincoresequencerflush"] = PROMISES["sequencerflush"]
 SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
            "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
            "GapFreeFIFO": "SenderFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
@@ -460,7 +462,8 @@ def from_trace(records: list[dict]) -> list[dict]:
         records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
         head = records[0]
     flush = head["protocol"] in ("flush", "raincoreflush")     # the ring's records deliver nothing
-    composed = head["protocol"] == "sequencerflush"    # the application sees SEQUENCER; FLUSH blocks
+    # the application sees SEQUENCER; FLUSH blocks; the ring's records deliver nothing
+    composed = head["protocol"] in ("sequencerflush", "raincoresequencerflush")
     from groupcheck.impl.tracefile import layer_of
     out = [{"kind": "header", "format": FORMAT, "protocol": head.get("protocol"),
             "nodes": list(head.get("nodes", [])), "run_id": head.get("run_id"),
@@ -494,8 +497,8 @@ def from_trace(records: list[dict]) -> list[dict]:
             out.append({"kind": "event", "name": "block" if st["blocked"] else "unblock", "nid": nid,
                         "params": {}, "clock": clock})
             blocked[nid] = st["blocked"]
-        if composed and layer_of("sequencerflush", r["name"], r.get("params")) == "flush":
-            continue
+        if composed and layer_of("sequencerflush", r["name"], r.get("params")) != "sequencer":
+            continue       # (a ring action is not a SEQUENCER one: layer_of of plain SEQUENCER over FLUSH)
         view_ev = None
         if "vid" in st and st["vid"] != vid.get(nid) and st["vid"] > 0:   # vid 0: a joiner not yet in
             members = (sorted(int(k) for k in st["recv"]) if "recv" in st
