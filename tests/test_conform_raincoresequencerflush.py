@@ -146,9 +146,14 @@ def test_a_changed_send_is_nonconforming():
 
 
 def test_a_reversed_token_nodelist_is_nonconforming():
+    """The token's nodelist reversed, in the message and, coherently, in
+    the state the record logs: no such token is in transit."""
     records = copy.deepcopy(_run())
     i = _events(records, lambda r: r["name"] == "TokenReceived" and len(r["msg"]["nodelist"]) > 1)[3]
-    records[i]["msg"]["nodelist"].reverse()
+    r = records[i]
+    for lst in [r["msg"]["nodelist"], (r["state"].get("token") or {}).get("nodelist", []),
+                (r["state"].get("lastToken") or {}).get("nodelist", []), r["state"].get("localView", [])]:
+        lst.reverse()
     rep = _replay(records)
     assert rep.verdict == "nonconforming" and rep.first_bad_event == i - 1, rep.reason
     assert "in transit" in rep.reason
@@ -279,3 +284,12 @@ def test_the_model_invariants_are_judged_on_the_candidates(monkeypatch):
     rep = _replay(records)
     assert rep.verdict == "violation" and rep.reason.startswith("ViewsFromRing"), rep.reason
     assert rep.first_bad_event == i - 1
+
+
+def test_a_token_received_twice_is_nonconforming():
+    """A copy of a TokenReceived record: the token it names is no longer in transit."""
+    records = _run()
+    i = _events(records, lambda r: r["name"] == "TokenReceived")[5]
+    rep = _replay(records[:i + 1] + [copy.deepcopy(records[i])] + records[i + 1:])
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == i, rep.reason
+    assert "in transit" in rep.reason
