@@ -89,7 +89,7 @@ ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
 RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing", "LogsAgree")
 PROPERTIES = csf.PROPERTIES + RING_INVARIANTS + ("EventualDelivery",)
 CONSTANTS = ("N", "NInit", "Founder", "MaxSeq", "MaxCrashes")
-RING = "raincoresequencerflush"
+NAME = "raincoresequencerflush"     # the trace header's protocol
 
 
 def model_of(constants: dict) -> RaincoreSequencerFlushModel:
@@ -109,7 +109,7 @@ def model_of(constants: dict) -> RaincoreSequencerFlushModel:
 class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
     """SEQUENCER over FLUSH's binding on the three-layer model, plus the ring's records."""
 
-    protocol = RING
+    protocol = NAME
     TITLE = "SEQUENCER over FLUSH over the ring"
     FIELDS = csf.SequencerFlushBinding.FIELDS + tuple(f"ring.{v}" for v in crf.RING_FIELDS)
 
@@ -123,7 +123,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         if ev["name"] == "Crash":
             return "both"
         from groupcheck.impl import tracefile
-        return tracefile.layer_of(RING, ev["name"], ev["params"])
+        return tracefile.layer_of(NAME, ev["name"], ev["params"])
 
     def state_layer(self, ev: dict) -> str:
         return "ring" if ev["name"] in crf.RING_ACTIONS + crf.OUTSIDE else self.layer(ev)
@@ -268,7 +268,7 @@ def simulate(seed: int, faults: str, options: dict):
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
     constants = {"N": n, "NInit": n, "Founder": n, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
                  "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False}
-    run_id = f"{RING}-n{n}-m{per}-s{seed}" + ("-tm" if tm else "")
+    run_id = f"{NAME}-n{n}-m{per}-s{seed}" + ("-tm" if tm else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
@@ -288,7 +288,7 @@ def draw(seed: int) -> tuple[str, dict]:
 
 
 PROTOCOL = Protocol(
-    name=RING, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
+    name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch"),
     draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
 )

@@ -129,7 +129,8 @@ def test_a_redelivered_seqno_is_nonconforming():
     """A later RecvData logging, as its delivery, what its member delivered before."""
     records = copy.deepcopy(_run())
     m = 3
-    got = _events(records, lambda r: r["name"] == "RecvData" and r["nid"] == m and (r.get("state") or {}).get("delivered"))
+    got = _events(records, lambda r: r["name"] == "RecvData" and r["nid"] == m
+                  and (r.get("state") or {}).get("delivered"))
     first, last = records[got[0]]["state"]["delivered"][0], got[-1]
     records[last]["state"]["delivered"] = [first]
     rep = _replay(records)
@@ -163,7 +164,8 @@ def test_a_ring_variable_left_out_is_nonconforming():
     """A ring record's state is a complete delta: a TokenReceived that
     commits a view and does not log ``globalView`` is a divergence."""
     records = copy.deepcopy(_run())
-    i = _events(records, lambda r: r["name"] == "TokenReceived" and len((r.get("state") or {}).get("globalView", [])) > 1)[0]
+    i = _events(records, lambda r: r["name"] == "TokenReceived"
+                and len((r.get("state") or {}).get("globalView", [])) > 1)[0]
     del records[i]["state"]["globalView"]
     rep = _replay(records)
     assert rep.verdict == "nonconforming" and "the record does not log it" in rep.reason, rep.reason
@@ -260,8 +262,9 @@ def test_replay_records_takes_a_record_list():
 
 def test_a_survivor_missing_a_delivery_at_a_settled_end_violates_eventual_delivery():
     """The last Deliver + RecvData of member 3 cut out of a run without a
-    crash (so no flush's digest names it): every step still conforms (the DATA stays in the channel), but the run says it ended
-    settled, and member 3 never delivered what the survivors sent."""
+    crash (so no flush's digest names it): every step still conforms (the
+    DATA stays in the channel), but the run says it ended settled, and
+    member 3 never delivered what the survivors sent."""
     records, line = rsf.simulate(2, "loss=0.1", {"nodes": 3, "messages": 2})
     assert line["crashed"] == [] and _replay(records).verdict == "ok"
     assert records[-1]["kind"] == "end" and records[-1]["settled"] is True
