@@ -70,6 +70,71 @@ def token_json(t) -> dict:
     return {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
 
 
+def ring_check(model, ev: dict) -> Optional[str]:
+    """A reason to reject a ring record outright (a node outside 1..N, a
+    TOKEN or 911 record without its message or naming a node outside
+    1..N), or None.  Shared with conformance/raincoresequencerflush.py."""
+    name = ev["name"]
+    if name == "TokenLoss":
+        return None
+    if not isinstance(ev["nid"], int) or ev["nid"] not in model.Members:
+        return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
+    want = _WITH_MSG.get(name)
+    if want:
+        msg = ev.get("msg")
+        if not isinstance(msg, dict) or msg.get("type") != want:
+            return f"{name} needs a {want} message"
+        for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
+            if x not in model.Members:
+                return f"msg: node {x!r} is not a node 1..{model.N}"
+    return None
+
+
+def ring_successors(model, s, ev: dict):
+    """The model's ring steps a ring record names (not Crash: each composed
+    binding has its own, with its cuts).  A TOKEN or 911 record is a step
+    only if that message (on the fields the model keeps) is in transit; an
+    action outside the abstraction (``OUTSIDE``) is none."""
+    name, n = ev["name"], ev["nid"]
+    if name in _WITH_MSG:
+        m = model_msg(ev["msg"])
+        fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
+              "TokenDeliveryFailure": model.TokenDeliveryFailure,
+              "911DeliveryFailure": model.DeliveryFailure911}[name]
+        if m in (s.tokenMsgs if want_token(name) else s.msgs911):
+            yield fn(s, n, m)
+    elif name == "EatingTimeout":
+        yield model.EatingTimeout(s, n)
+    elif name == "Join":
+        yield model.Join(s, n)
+
+
+def ring_logged_fields(name: str) -> tuple:
+    """The ring variables a ring record's state is compared on: a Crash on
+    ``status`` only (the model freezes a crashed node's ring variables, the
+    layer resets its view and token state)."""
+    return ("status",) if name == "Crash" else RING_FIELDS
+
+
+def ring_norm(var: str, value):
+    """A logged ring variable in ``ring_project``'s shape."""
+    if var == "token":
+        return {k: (list(value[k]) if k == "nodelist" else value[k]) for k in ("nodelist", "cur", "dest", "gvn")}
+    if var == "newNodes":
+        return sorted(value)
+    return value
+
+
+def outside_why(name: str, spec: str = "RaincoreFlush") -> str:
+    """What a replay's failure message adds for a ring record."""
+    if name in OUTSIDE:
+        return (f" (outside spec/{spec}'s abstraction of the ring: one token, never lost, so no "
+                "timeout but the Eating one, no regeneration, no recovery)")
+    if name in _WITH_MSG:
+        return " (no candidate has that message in transit, or its guard is false)"
+    return ""
+
+
 def ring_project(s, n: int) -> dict:
     """Node ``n``'s ring variables in model state ``s``, in the trace's shape."""
     i = n - 1
@@ -107,35 +172,14 @@ class RaincoreFlushBinding(cf.FlushBinding):
             return f"name: {name!r} is not an action of FLUSH over the ring"
         if name in FLUSH_ACTIONS:
             return cf._out_of_range(self.model, ev)
-        if name == "TokenLoss":
-            return None
-        if not isinstance(ev["nid"], int) or ev["nid"] not in self.model.Members:
-            return f"nid: {ev['nid']!r} is not a node 1..{self.model.N}"
-        want = _WITH_MSG.get(name)
-        if want:
-            msg = ev.get("msg")
-            if not isinstance(msg, dict) or msg.get("type") != want:
-                return f"{name} needs a {want} message"
-            for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
-                if x not in self.model.Members:
-                    return f"msg: node {x!r} is not a node 1..{self.model.N}"
-        return None
+        return ring_check(self.model, ev)
 
     def successors(self, s, ev: dict):
-        name, n = ev["name"], ev["nid"]
+        name = ev["name"]
         if name in OUTSIDE:
             return
-        if name in _WITH_MSG:
-            m = model_msg(ev["msg"])
-            fn = {"TokenReceived": self.model.TokenReceived, "911Received": self.model.Received911,
-                  "TokenDeliveryFailure": self.model.TokenDeliveryFailure,
-                  "911DeliveryFailure": self.model.DeliveryFailure911}[name]
-            bag = s.tokenMsgs if want_token(name) else s.msgs911
-            if m in bag:
-                yield fn(s, n, m)
-            return
-        if name == "EatingTimeout":
-            yield self.model.EatingTimeout(s, n)
+        if name in _WITH_MSG or name == "EatingTimeout":
+            yield from ring_successors(self.model, s, ev)
             return
         yield from cf._successors(self.model, s, ev)      # FLUSH's actions, Crash (with its cuts), Join
 
@@ -148,7 +192,7 @@ class RaincoreFlushBinding(cf.FlushBinding):
         st = super().logged(ev)
         if st is None or ev["name"] not in RING_ACTIONS:
             return st
-        keep = ("status",) if ev["name"] == "Crash" else RING_FIELDS
+        keep = ring_logged_fields(ev["name"])
         return {k: v for k, v in st.items() if k in keep}
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
@@ -158,7 +202,7 @@ class RaincoreFlushBinding(cf.FlushBinding):
         step appends nothing).  Without it, an implementation that skipped
         the reconciliation of a VIEW's digest would pass: the model's
         ``delivered`` grows, the record says nothing of it."""
-        fields = (("status",) if ev["name"] == "Crash" else RING_FIELDS) if ev["name"] in RING_ACTIONS else cf.FIELDS
+        fields = ring_logged_fields(ev["name"]) if ev["name"] in RING_ACTIONS else cf.FIELDS
         return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
                 for var in fields if var not in logged
                 and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
@@ -169,31 +213,18 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return super().observe(s, t, ev, var)
 
     def norm(self, var: str, value):
-        if var == "token":
-            return {k: (list(value[k]) if k == "nodelist" else value[k]) for k in ("nodelist", "cur", "dest", "gvn")}
-        if var == "newNodes":
-            return sorted(value)
         if var in RING_FIELDS:
-            return value
+            return ring_norm(var, value)
         return super().norm(var, value)
 
     def head(self, ev: dict) -> str:
-        why = ""
-        if ev["name"] in OUTSIDE:
-            why = (" (outside spec/RaincoreFlush's abstraction of the ring: one token, never lost, so no "
-                   "timeout but the Eating one, no regeneration, no recovery)")
-        elif ev["name"] in _WITH_MSG:
-            why = " (no candidate has that message in transit, or its guard is false)"
-        return super().head(ev) + why
+        return super().head(ev) + outside_why(ev["name"])
 
     def after(self, ev: dict, pairs: list, cands: set):
-        for prop in PROPERTIES:
-            if prop not in self.found:
-                inv = self.model.invariants[prop]
-                if not any(inv(t) for t in cands):
-                    w = (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
-                         else "fails in every model state consistent with the run so far")
-                    self.note(prop, ev["i"], w)
+        def witness(prop, cands):
+            return (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
+                    else "fails in every model state consistent with the run so far")
+        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants, witness)
         return None
 
     def at_end(self, cands: set):

@@ -143,6 +143,16 @@ class Binding:
         text = "; ".join(f"{p}: {w} (event {i})" for p, (i, w) in order)
         return first, self.found[first][0], text[len(first) + 2:]
 
+    def note_invariants(self, ev: dict, cands, props, invariants: dict, witness=None) -> None:
+        """Note each of ``props`` (names in ``invariants``, predicates on a
+        model state) that no candidate satisfies after the step ``ev``,
+        once; ``witness(prop, cands)`` says why (default: it fails in
+        every consistent state)."""
+        for prop in props:
+            if prop not in self.found and not any(invariants[prop](t) for t in cands):
+                self.note(prop, ev["i"], witness(prop, cands) if witness else
+                          "fails in every model state consistent with the run so far")
+
     def steps(self):
         return iter(self.trace.events)
 

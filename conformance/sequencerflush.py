@@ -183,19 +183,20 @@ class SequencerFlushBinding(Binding):
     ``sequencer.*``), in model terms."""
 
     protocol = "sequencerflush"
+    TITLE = "SEQUENCER over FLUSH"
     FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in S_VARS)
     APPEND = {"flush.delivered": "set", "sequencer.delivered": "sequence"}
 
     def __init__(self, trace: Trace, *, repair: bool = False) -> None:
         super().__init__(trace)
         h = trace.header
-        if h["protocol"] != "sequencerflush":
-            raise HeaderError(f"no SEQUENCER-over-FLUSH replay for protocol {h['protocol']!r}")
+        if h["protocol"] != self.protocol:
+            raise HeaderError(f"no {self.TITLE} replay for protocol {h['protocol']!r}")
         try:
-            self.model = composed_model(trace)
-        except (KeyError, ValueError) as e:
+            self.model = self.make_model(trace)
+        except (KeyError, ValueError, TypeError) as e:
             raise HeaderError(f"bad header constants: {e}") from None
-        self.check_header(self.model.Members, "SEQUENCER over FLUSH")
+        self.check_header(self.model.Members, self.TITLE)
         M = self.model.Members
         self.repair = repair                    # census mode: see ``repaired``
         self.divergences: list[tuple[str, int]] = []
@@ -216,6 +217,23 @@ class SequencerFlushBinding(Binding):
         self.fl_vid: dict[int, int] = {}
         self.fl_delivered: dict[int, set] = {}
         self.views = {1: set(M)}
+
+    # -- what a subclass (conformance/raincoresequencerflush.py) changes ------------
+    def make_model(self, trace: Trace):
+        return composed_model(trace)
+
+    def layer(self, ev: dict) -> str:
+        """"both" (Crash), "sequencer", "flush" (or, in a subclass, another
+        layer whose records the pre-pass passes on one by one)."""
+        return layer_of(ev)
+
+    def state_layer(self, ev: dict) -> str:
+        """The layer whose variables the record's ``state`` logs."""
+        return self.layer(ev)
+
+    def dead(self, s) -> frozenset:
+        """The members that crashed in model state ``s``."""
+        return s.crashed
 
     # -- the pre-pass ----------------------------------------------------------------
     def sid(self, key) -> tuple:
@@ -270,7 +288,7 @@ class SequencerFlushBinding(Binding):
                 continue
             ev = record(k)
             done.pop(k, None)
-            m, name, kind = ev["nid"], ev["name"], layer_of(ev)
+            m, name, kind = ev["nid"], ev["name"], self.layer(ev)
             if k in awaited and kind != "both":
                 yield dict(ev, step="stop", parts=[ev], stop=awaited.pop(k))
                 return
@@ -278,15 +296,19 @@ class SequencerFlushBinding(Binding):
             j = nxt[k]
             after = record(j) if j is not None else None
             nm = (after or {}).get("name")
-            ak = layer_of(after) if after is not None else None
+            ak = self.layer(after) if after is not None else None
             msg = ev.get("msg") or {}
             if m not in M:
                 yield dict(ev, step="crash", parts=[ev])          # check() rejects it
                 return
             if kind == "both":
-                recon[m].clear()
+                if recon[m]:
+                    yield self._unabsorbed(recon[m][0])
+                    return
                 undelivered[m].clear()
                 yield self._join("crash", [ev])
+            elif kind not in ("sequencer", "flush"):    # a layer below (the ring): its records as they are
+                yield self._join(kind, [ev])
             elif kind == "sequencer" and name in ("Send", "RecvForward"):
                 coord = name == "RecvForward" or msg.get("type") == "DATA"
                 if ev.get("msg") is not None and coord and ak == "flush" and nm == "Multicast":
@@ -351,13 +373,26 @@ class SequencerFlushBinding(Binding):
                 yield self._join("latched", [ev], own=key)
             else:
                 yield self._join("flush", [ev])
+        left = [recon[m][0] for m in M if recon[m]]
+        if left:
+            yield self._unabsorbed(min(left, key=lambda r: r["i"]))
+
+    def _unabsorbed(self, r: dict) -> dict:
+        """A SEQUENCER RecvData the pre-pass held for a view change of its
+        member (no FLUSH Deliver before it: a delivery from a VIEW's digest)
+        that never came (the member crashed, or the trace ended): no step
+        of the model takes it, so the run stops there rather than leave the
+        record unjudged (a forged second delivery would otherwise pass)."""
+        return dict(r, step="stop", parts=[r], stop=(
+            "nonconforming", f"{self.head(r)}: no FLUSH Deliver before it and no view change of member "
+                             f"{r['nid']} after it: no step of the model delivers it"))
 
     def _delta(self, ev: dict, prev: dict) -> dict:
         """A whole-state record (a test's ``states="full"`` trace) as a
         delta: an append variable as what it added to the last state of
         its member and layer (a rewritten history: from the first element
         that differs), every other variable as logged."""
-        key = (ev["nid"], layer_of(ev))
+        key = (ev["nid"], self.state_layer(ev))
         old, st = prev.get(key) or {}, ev["state"]
         prev[key] = st
         out = dict(st)
@@ -380,7 +415,7 @@ class SequencerFlushBinding(Binding):
         spans: list = []            # (record, length of the joined deliveries up to it)
         for r in parts:
             st = r.get("state")
-            layer = layer_of(r)
+            layer = self.state_layer(r)
             if layer == "flush":
                 if st is not None and "vid" in st:
                     self._set_view(m, st["vid"])
@@ -393,6 +428,9 @@ class SequencerFlushBinding(Binding):
                     self._own[m].add(own)
                 if st is not None:
                     self._log_flush(m, r, st, mine, logged, owner)
+            elif layer not in ("sequencer", "both") and st is not None:     # a layer below: as logged
+                for var, val in st.items():
+                    logged[f"{layer}.{var}"], owner[f"{layer}.{var}"] = val, r
             elif st is not None:
                 for var, val in st.items():
                     if var == "fwd":
@@ -514,7 +552,7 @@ class SequencerFlushBinding(Binding):
             elif name == "Discard" and msg is not None and not any(
                     x.get("view") == msg.get("view") and x["type"] == msg.get("type") for x in s.chan[(src, m)]):
                 # divergence (b): the spec already dropped it (Purged at the view change, or at src's Crash)
-                if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and src in s.crashed):
+                if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and src in self.dead(s)):
                     self.stats["discard_stutters"] += 1
                     yield s
 
@@ -646,7 +684,7 @@ class SequencerFlushBinding(Binding):
         if bad == ["sequencer.recv"] and kind == "view":
             exp, got = self.observe(s, t, ev, "sequencer.recv"), logged["sequencer.recv"]
             gone = {int(x) for x in exp} - {int(x) for x in got}
-            if set(got) < set(exp) and gone <= set(t.crashed):
+            if set(got) < set(exp) and gone <= set(self.dead(t)):
                 why = (f" (divergence (e): the VIEW names {sorted(gone)}, which crashed after the initiator sent "
                        f"it; the spec's SEQUENCER installs the VIEW's members (Moved keeps their received-table "
                        f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
@@ -698,7 +736,7 @@ class SequencerFlushBinding(Binding):
             keep = {int(x) for x in ev["state"]["sequencer.recv"]}
             for s in cands:
                 for t in self.successors(s, ev):
-                    if t is not None and self.message(s, t, ev) is None and set(t.recv[m]) - keep <= t.crashed:
+                    if t is not None and self.message(s, t, ev) is None and set(t.recv[m]) - keep <= self.dead(t):
                         out.append((s, t._replace(recv=t.recv.set(m, t.recv[m].restrict(set(t.recv[m]) & keep)))))
         if out:
             self._fix = (tags, sid)

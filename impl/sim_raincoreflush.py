@@ -287,6 +287,12 @@ class RingFlushConfig:
     timing: Timing = field(default_factory=lambda: Timing(eating=0.005, hungry=0.5, starving=0.5))
     reconcile: bool = True
     sequencer: bool = False    # SEQUENCER on top: ring, FLUSH, SEQUENCER (no joiner)
+    # SEQUENCER on top: the coordinator's DATA passes FLUSH's latch and every member re-sends
+    # its forward-table at each view change (spec ResendAlways; impl/stacks/sequencerflush.py);
+    # off, the latch holds the DATA into the next view (divergence (a) of docs/flush.md), which
+    # the FLUSH-only replay of ``without_sequencer`` needs (model/raincoreflush.py's Multicast
+    # requires an open latch)
+    pass_latch: bool = False
     # tm: the ring on the lossy network with its own Transport Manager
     # (impl/ringtransport.py: acks, retries, a time-out as failure detector)
     # instead of the simulator's perfect one
@@ -307,11 +313,15 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults
         rings = {n: parts[n].layer("raincore") for n in nodes}
     else:
         parts = rings = {n: raincore_layer(n, ring, init_seq=cfg.init_size, timing=cfg.timing) for n in nodes}
-    fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer) for n in nodes}
+    fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer,
+                                   pass_latch=cfg.pass_latch) for n in nodes}
     sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
-    header = {"kind": "header", "protocol": "raincoreflush", "nodes": list(nodes), "seed": seed,
+    # SEQUENCER on top: the three-layer stack's records (conformance/raincoresequencerflush.py);
+    # ``without_sequencer`` gives its ring's and FLUSH's as a raincoreflush trace
+    protocol = "raincoresequencerflush" if cfg.sequencer else "raincoreflush"
+    header = {"kind": "header", "protocol": protocol, "nodes": list(nodes), "seed": seed,
               "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}
     sim.start()                         # each node's FLUSH learns the ring's view from its Start
     settled = sim.run()
@@ -327,14 +337,19 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults
         "stats": {n: {**sim.fstacks[n].stats, **{f"ring.{k}": v for k, v in sim.layer(n).stats.items()}}
                   for n in nodes},
     }
-    summary["check"] = check_run(sim) + (check_total_order(sim) if cfg.sequencer else [])
+    # with pass_latch a DATA the coordinator multicasts after its FLUSH_COMPLETED is dropped by
+    # every member (the spec's old-view DATA) and re-sent through the forward-tables: FLUSH's own
+    # survivor delivery does not hold there, SEQUENCER's (check_total_order) does
+    summary["check"] = (check_run(sim, flush_delivery=not (cfg.sequencer and cfg.pass_latch))
+                        + (check_total_order(sim) if cfg.sequencer else []))
     return [header] + sim.records, summary, sim
 
 
-def check_run(sim: RingFlushSimulator) -> list[str]:
+def check_run(sim: RingFlushSimulator, flush_delivery: bool = True) -> list[str]:
     """The run's history against FLUSH's promises, membership from the ring
     (the spec's VirtualSynchrony and ViewsFromRing, plus no duplicate,
-    integrity and survivor delivery).  Returns the violations (empty: clean)."""
+    integrity and survivor delivery: FLUSH's own, unless ``flush_delivery``
+    is off).  Returns the violations (empty: clean)."""
     bad: list[str] = []
     views: dict[int, tuple] = {}
     for n in sim.fstacks:
@@ -362,7 +377,7 @@ def check_run(sim: RingFlushSimulator) -> list[str]:
                            f"deliveries (e.g. {diff})")
     live = set(sim.live())
     for key, v in sorted(sim.sent_in.items()):
-        if key[0] in live:
+        if key[0] in live and flush_delivery:
             # a joiner delivers nothing of the views before its own
             for n in sorted(m for m in live if m in views.get(v, ())):
                 if key not in delivered[n]:
@@ -417,8 +432,11 @@ def without_sequencer(records: list[dict]) -> list[dict]:
     """The ring's and FLUSH's records of a run with SEQUENCER on top (a
     SEQUENCER record: Send, RecvForward, RecvData, InstallView without
     ``c``), for the replay against model/raincoreflush.py: FLUSH carries the
-    coordinator's DATA as its multicasts, whatever is above it."""
+    coordinator's DATA as its multicasts, whatever is above it.  The header
+    (a raincoresequencerflush run's) names protocol raincoreflush: what is
+    left is a run of FLUSH over the ring."""
     def seq(r):
         args = r.get("args") or r.get("params") or {}
         return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView" and "c" not in args)
-    return [r for r in records if r.get("kind") != "event" or not seq(r)]
+    return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
+            for r in records if r.get("kind") != "event" or not seq(r)]

@@ -76,10 +76,14 @@ def layer_of(protocol: str, name: str, params: Optional[dict]) -> str:
     (``Send``, ``RecvForward``, ``RecvData``, ``InstallView`` without a
     ``c`` parameter) is ``"sequencer"``, every other ``"flush"``.  FLUSH
     over the ring (raincoreflush): a ring action (Crash and Join included)
-    is ``"ring"``, every other ``"flush"``."""
+    is ``"ring"``, every other ``"flush"``.  SEQUENCER over FLUSH over the
+    ring (raincoresequencerflush): a ring action is ``"ring"``, the others
+    as in SEQUENCER over FLUSH."""
     if protocol == "raincoreflush":
         return "ring" if name in RING_ACTIONS else "flush"
-    if protocol != "sequencerflush":
+    if protocol == "raincoresequencerflush" and name in RING_ACTIONS:
+        return "ring"
+    if protocol not in ("sequencerflush", "raincoresequencerflush"):
         return "node"
     if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in (params or {})):
         return "sequencer"

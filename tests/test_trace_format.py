@@ -249,7 +249,8 @@ def _mutations(rec, rng):
     return out
 
 
-@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore", "raincoreflush"])
+@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore", "raincoreflush",
+                                      "raincoresequencerflush"])
 def test_compiled_validator_agrees_with_jsonschema(protocol):
     from groupcheck.conformance.protocols import get
     proto = get(protocol)

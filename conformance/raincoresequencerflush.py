@@ -1,0 +1,294 @@
+"""SEQUENCER over FLUSH over the Raincore ring: replaying the three-layer
+stack's traces against model/raincoresequencerflush.py
+(spec/RaincoreSequencerFlush; issue 18).
+
+Theory of operation
+-------------------
+A record of the stack (impl/sim_raincoreflush.py with
+``RingFlushConfig(sequencer=True)``) is a ring record (conformance/raincore.py's
+actions; Crash and Join are the ring's), a FLUSH record or a SEQUENCER
+record, told apart by its action and parameters (impl/tracefile.py
+``layer_of``, protocol raincoresequencerflush).  Every record is judged,
+SEQUENCER's included; nothing is stripped.
+
+The binding is two existing ones composed, not copied:
+
+* SEQUENCER over FLUSH (``SequencerFlushBinding``, conformance/sequencerflush.py):
+  its pre-pass joins each member's half-steps into composed spec steps
+  (FLUSH Deliver + SEQUENCER RecvData, the coordinator's Send/RecvForward +
+  its FLUSH Multicast, FLUSH SendView/InstallView + SEQUENCER InstallView
+  with the digest's deliveries), the FLUSH keys mapped to SEQUENCER ids,
+  the channel heads, the observed variables, the history properties.  The
+  three-layer model has SequencerFlush's SEQUENCER and FLUSH variables, so
+  all of that applies as it is; what changes is ``make_model``, the layer
+  of a record (``layer``: a ring record passes the pre-pass alone, Crash is
+  the ring's and still cuts every layer) and ``dead`` (the model has no
+  ``crashed``: a node is dead when its ring ``status`` is Down).
+* the ring of FLUSH over the ring (conformance/raincoreflush.py): its
+  record check (``ring_check``), its steps (``ring_successors``: a TOKEN or
+  911 compared on the fields the abstraction keeps), the ring variables it
+  compares (``ring_project``, ``ring_norm``, ``ring_logged_fields``: a
+  Crash on ``status`` alone) as a complete delta (a ring variable the model
+  changes and the record does not log is a divergence), and its message
+  for an action outside the abstraction (HungryTimeout, StarvingTimeout,
+  Recover, TokenLoss, Initialization: nonconforming, with the reason).
+
+What the spec abstracts, and how the binding maps it:
+
+* **the view is the committed nodelist sorted** (spec README, "Choices").
+  The VIEW record's ``members`` is compared sorted with the model's view.
+  Without joiners (the stack takes none with SEQUENCER on top) the ring's
+  nodelist is the configured ring less the dropped nodes, already in
+  increasing order, so the implementation's coordinator (the first member)
+  is the spec's (the smallest); a joiner would sit after the token holder
+  and make the two differ, which is why the stack refuses joiners here.
+* **the ring's extra fields** (the token's sequence number, ``tokenState``,
+  ``lastToken``, ``recovered``) belong to regeneration and timeouts, which
+  the abstraction leaves out (one token, never lost): not compared, as in
+  conformance/raincoreflush.py.
+* **Crash** is the ring's record; the model's ``Crash(m, lost)`` also cuts
+  ``m``'s channels back to the last VIEW for the receivers in ``lost``
+  (every subset is a candidate: the records say which messages arrived).
+* a FLUSH **Discard** of a message the spec already dropped (purged at a
+  view change, or cut at the sender's crash) is a stutter, as in
+  SequencerFlush (divergence (b) of docs/flush.md).
+
+Properties: on the candidates after every step (a violation when none
+satisfies one) the model's invariants that read what the replay keeps:
+AtMostOneToken, ConsistentHistory, ViewsFromRing, LogsAgree; after the last
+record SequencerFlush's on the model's deliveries of the accepted steps
+(NoDuplicates, Integrity, SenderFIFO, GapFreeFIFO, SurvivorTotalOrder,
+VirtualSynchrony) and FLUSH's VirtualSynchrony on what members logged
+(``SequencerFlushBinding.properties``); at a settled end (the ring never
+quiesces) EventualDelivery among the members that did not crash.  The
+model's SurvivorTotalOrder, VirtualSynchrony and NoDuplicates read the
+delivery histories, which ``reduce`` drops from the candidates (so that a
+state does not grow with the run): they are judged on the accumulated
+histories instead, the same definitions (model/sequencer.py).
+
+Public entry points: ``replay(trace)`` (a loaded ``Trace``), ``replay_records(records)``
+(groupcheck-trace/2 records, header first: e.g. a real cluster's per-node
+files merged), ``simulate(seed, faults, options)`` and ``draw(seed)``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
+
+from . import flush as cflush
+from . import raincoreflush as crf
+from . import sequencerflush as csf
+from .protocols import Protocol
+from .replay import RunReport, explain, run_binding
+from .traces import Trace
+
+ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
+RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing", "LogsAgree")
+PROPERTIES = csf.PROPERTIES + RING_INVARIANTS + ("EventualDelivery",)
+CONSTANTS = ("N", "NInit", "Founder", "MaxSeq", "MaxCrashes")
+NAME = "raincoresequencerflush"     # the trace header's protocol
+
+
+def model_of(constants: dict) -> RaincoreSequencerFlushModel:
+    """The three-layer model for a header's constants (any node may crash,
+    within MaxCrashes; a fix absent from the header is FALSE, the seed)."""
+    missing = [k for k in CONSTANTS if k not in constants]
+    if missing:
+        raise KeyError(f"header constants lack {missing}")
+    n = int(constants["N"])
+    return RaincoreSequencerFlushModel({
+        **{k: int(constants[k]) for k in CONSTANTS}, "Crashable": range(1, n + 1),
+        "Senders": frozenset(range(1, n + 1)),
+        "ResendAlways": bool(constants.get("ResendAlways", False)),
+        "ResentFirst": bool(constants.get("ResentFirst", False))})
+
+
+class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
+    """SEQUENCER over FLUSH's binding on the three-layer model, plus the ring's records."""
+
+    protocol = NAME
+    TITLE = "SEQUENCER over FLUSH over the ring"
+    FIELDS = csf.SequencerFlushBinding.FIELDS + tuple(f"ring.{v}" for v in crf.RING_FIELDS)
+
+    def make_model(self, trace: Trace):
+        c = trace.header["constants"]
+        if c.get("UniformDelivery"):
+            raise ValueError("UniformDelivery: spec/RaincoreSequencerFlush leaves it out")
+        return model_of(c)
+
+    def layer(self, ev: dict) -> str:
+        if ev["name"] == "Crash":
+            return "both"
+        from groupcheck.impl import tracefile
+        return tracefile.layer_of(NAME, ev["name"], ev["params"])
+
+    def state_layer(self, ev: dict) -> str:
+        return "ring" if ev["name"] in crf.RING_ACTIONS + crf.OUTSIDE else self.layer(ev)
+
+    def dead(self, s) -> frozenset:
+        return self.model.Dead(s)
+
+    # -- the engine's hooks ----------------------------------------------------------
+    def check(self, ev: dict) -> Optional[str]:
+        if ev["name"] not in ACTIONS:
+            return f"name: {ev['name']!r} is not an action of SEQUENCER over FLUSH over the ring"
+        if ev["name"] in crf.RING_ACTIONS + crf.OUTSIDE:
+            return crf.ring_check(self.model, ev)
+        return super().check(ev)
+
+    def successors(self, s, ev: dict):
+        if ev["step"] == "ring":
+            yield from crf.ring_successors(self.model, s, ev)     # OUTSIDE: none
+        else:
+            yield from super().successors(s, ev)
+
+    def message(self, s, t, ev: dict) -> Optional[str]:
+        if ev["step"] == "ring":
+            return None          # the TOKEN or 911 is the step's parameter: checked in ``successors``
+        return super().message(s, t, ev)
+
+    def logged(self, ev: dict) -> Optional[dict]:
+        st = super().logged(ev)
+        if st is None:
+            return None
+        keep = {f"ring.{v}" for v in crf.ring_logged_fields(ev["name"])}
+        return {k: v for k, v in st.items() if not k.startswith("ring.") or k in keep}
+
+    def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
+        """A ring record's state is a complete delta (as in
+        conformance/raincoreflush.py): a ring variable the model's step
+        changes and the record leaves out is a divergence."""
+        if ev["step"] not in ("ring", "crash"):
+            return []
+        return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
+                for var in (f"ring.{v}" for v in crf.ring_logged_fields(ev["name"]))
+                if var not in logged and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
+
+    def observe(self, s, t, ev: dict, var: str):
+        layer, _, v = var.partition(".")
+        if layer == "ring":
+            return crf.ring_project(t, ev["nid"])[v]
+        return super().observe(s, t, ev, var)
+
+    def norm(self, var: str, value):
+        layer, _, v = var.partition(".")
+        return crf.ring_norm(v, value) if layer == "ring" else value
+
+    def explain(self, cands, ev: dict) -> str:
+        if ev["step"] == "ring":        # one record, no join: the engine's field-by-field explanation
+            self.blamed = None
+            return explain(self, cands, ev)
+        return super().explain(cands, ev)
+
+    def head(self, ev: dict) -> str:
+        return super().head(ev) + crf.outside_why(ev["name"], "RaincoreSequencerFlush")
+
+    def after(self, ev: dict, pairs: list, cands: set):
+        super().after(ev, pairs, cands)
+        self.note_invariants(ev, cands, RING_INVARIANTS, self.model.invariants)
+        return None
+
+    def properties(self, cands: set):
+        """The model's invariants noted while stepping (``after``) first,
+        then SEQUENCER over FLUSH's on the histories."""
+        return self.violated() or super().properties(cands)
+
+    def at_end(self, cands: set):
+        return None          # the ring never quiesces: the end is judged ``at_settled``
+
+    def at_settled(self, cands: set):
+        """EventualDelivery among the members that did not crash (every
+        message a survivor sent delivered by every survivor)."""
+        return super().at_end(cands)
+
+
+def replay(trace: Trace, *, visited: bool = True) -> RunReport:
+    """The verdict of one run of SEQUENCER over FLUSH over the ring."""
+    return run_binding(RaincoreSequencerFlushBinding, trace, visited=visited)
+
+
+def replay_records(records: list[dict], path: str = "<records>", *, visited: bool = False) -> RunReport:
+    """The verdict of a run given as groupcheck-trace/2 records (header
+    first, then events in a linear order, e.g. per-node files merged by
+    conformance/traces.py ``load``), validated as a file would be."""
+    from .traces import from_records
+    return replay(from_records(records, path), visited=visited)
+
+
+# ---------------------------------------------------------------- simulated runs
+
+PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2}
+
+
+def draw_faults(rng: random.Random, n: int):
+    """A lossy network and no crash, one crash (node 1, the coordinator and
+    the ring's first node, in half the plans) or two."""
+    from groupcheck.impl.sim import FaultPlan
+    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    k = rng.choice((0, 1, 1, 2))
+    first = 1 if k and rng.random() < 0.5 else rng.randint(1, n)
+    victims = [first] + rng.sample([x for x in range(1, n + 1) if x != first], k - 1) if k else []
+    crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
+    return RingFlushFaults(crashes=crashes, network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+
+
+def parse_faults(spec: str, seed: int, n: int):
+    """conformance/raincoreflush.py's fault spec (no joins: SEQUENCER over
+    FLUSH over the ring takes none); ``auto`` draws a plan from ``seed``."""
+    if (spec or "").strip() == "auto":
+        return draw_faults(random.Random(seed * 7919 + 41), n)
+    plan = crf.parse_faults(spec, seed, n, n)
+    if plan.joins:
+        raise ValueError("SEQUENCER over FLUSH over the ring takes no joiner")
+    return plan
+
+
+def simulate(seed: int, faults: str, options: dict):
+    """One simulated run of the three-layer stack (impl/sim_raincoreflush.py,
+    ``sequencer=True``) as groupcheck-trace/2 records, and a summary (with
+    the simulator's own history check, ``history``)."""
+    from groupcheck.impl import tracefile
+    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
+    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
+    n, per = int(opts["nodes"]), int(opts["messages"])
+    if n < 2:
+        raise ValueError(f"need 2 or more nodes, got {n}")
+    plan = parse_faults(faults, seed, n)
+    rng = random.Random(seed)
+    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
+    tm = cflush._flag(opts.get("tm", False))
+    pass_latch = cflush._flag(opts.get("pass_latch", True))
+    cfg = RingFlushConfig(n=n, init_size=n, tm=tm, sequencer=True, pass_latch=pass_latch)
+    records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
+    # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
+    # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
+    # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
+    constants = {"N": n, "NInit": n, "Founder": n, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
+                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False}
+    run_id = f"{NAME}-n{n}-m{per}-s{seed}" + ("-tm" if tm else "")
+    v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
+                         settled=s["settled"])
+    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
+            "crashed": s["crashed"], "crash_retries": s["crash_retries"], "views": s["views"],
+            "history": s["check"], "faults": plan.to_json(), "rescued": s["rescued"],
+            "delivered": {m: d for m, d in s["delivered"].items()}}
+    return v2, line
+
+
+def draw(seed: int) -> tuple[str, dict]:
+    """One audit run's size from its seed: 3 or 4 nodes, 1 or 2 multicasts
+    each, the ring's Transport Manager the simulator's (perfect) or
+    impl/ringtransport.py on the lossy network, half and half; faults
+    drawn by ``auto`` (node 1 crashing in about a third of the runs)."""
+    rng = random.Random(seed * 7919 + 43)
+    return "auto", {"nodes": rng.choice((3, 3, 4)), "messages": rng.choice((1, 2)), "tm": rng.random() < 0.5}
+
+
+PROTOCOL = Protocol(
+    name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
+    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch"),
+    draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
+)
