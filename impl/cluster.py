@@ -116,11 +116,11 @@ def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
     if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
         return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
     if protocol == "raincoresequencerflush":
-        # spec/RaincoreSequencerFlush with the stack's defaults (impl/stacks/raincoreflush.py
-        # ring_flush_stack(sequencer=True): no ResendAlways, ResentFirst); Senders and
-        # Crashable (sets, which a header's scalar constants cannot hold) are every node
+        # spec/RaincoreSequencerFlush as the cluster's stack runs it (impl/runtime.py:
+        # pass_latch, i.e. ResendAlways; ResentFirst); Senders and Crashable (sets,
+        # which a header's scalar constants cannot hold) are every node
         return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": kills,
-                "ResendAlways": False, "ResentFirst": True}
+                "ResendAlways": True, "ResentFirst": True}
     c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
     if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
         c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})
