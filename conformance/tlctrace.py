@@ -9,7 +9,8 @@ Each protocol's conformance module names its trace spec in
 tlaplus/Examples' ``EWD998ChanTrace.tla``.  A loaded trace
 (``conformance.traces.load``: format 2, deltas, per-node files merged) is
 written as the module ``TraceLog`` defining ``Log``, a sequence of records
-``[name, nid, params, msg, state]``, in a temporary directory beside copies of
+``[name, nid, params, msg, state, logged]`` (``logged``: the record's
+state is logged, even empty), in a temporary directory beside copies of
 the spec folder's modules (never into the repository).  The JSON values map
 one to one onto TLA+ values: numbers, strings and booleans as such; an object
 whose keys are all digits is a function on those numbers, any other object a
@@ -180,7 +181,12 @@ def record_tla(ev: dict, tt: TLATrace) -> str:
               "nid": int(e["nid"]) if e.get("nid") is not None else 0,
               "params": _value(e.get("params") or {}, None, tt.sets),
               "msg": _value(e.get("msg") or {}, None, tt.sets),
-              "state": _value(e.get("state") or {}, None, tt.sets)})
+              "state": _value(e.get("state") or {}, None, tt.sets),
+              # whether the state is logged at all: None and {} are both the
+              # empty record above, and a protocol whose logged state is a
+              # complete delta (raincoreflush) must tell "nothing changed"
+              # from "not logged"
+              "logged": e.get("state") is not None})
     return to_tla(rec)
 
 
