@@ -279,7 +279,7 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     v = TLCVerdict(False, len(events), ev["i"], 0.0,
                    f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
                    + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")",
-                   record={k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev},
+                   record=_reported(trace, ev),
                    unmatched_records=list(ev.get("parts") or [ev["i"]]))
     if diagnose:
         d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
@@ -292,6 +292,27 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
         v.enabled = sorted(enabled)
     v.seconds = time.monotonic() - t0
     return v
+
+
+def _plain(x: Any) -> Any:
+    """A log value as JSON: sets and tuples as lists, functions as objects."""
+    if isinstance(x, frozenset):
+        return sorted((_plain(y) for y in x), key=repr)
+    if isinstance(x, (tuple, list)):
+        return [_plain(y) for y in x]
+    if isinstance(x, (dict, Fn)):
+        return {k: _plain(y) for k, y in x.items()}
+    return x
+
+
+def _reported(trace, ev: dict) -> dict:
+    """The unmatched record as the user wrote it: the trace's own record when
+    the log entry stands for one record (a ``prepare`` that only reshapes,
+    as FLUSH's ids for DATA), else the entry, as JSON."""
+    src = ev
+    if "parts" not in ev:
+        src = next((e for e in trace.events if e["i"] == ev["i"]), ev)
+    return {k: _plain(src[k]) for k in ("i", "name", "nid", "params", "msg", "state") if k in src}
 
 
 def agrees(v: TLCVerdict, rep) -> bool:
