@@ -225,3 +225,30 @@ def test_audit_stage_check_agrees():
     c, accepted = audit.tracevalidation_check("raincoreflush", 3)
     assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
     assert accepted is not None
+
+
+
+def _forged_sent_digest(tmp_path, run, action):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == action and (e.get("msg") or {}).get("digest"))
+    evs[k]["msg"]["digest"] = []              # its receivers log (and the model sends) the true digest
+    return write(tmp_path / f"digest-{action}.ndjson", recs), k
+
+
+@pytest.mark.parametrize("action", ["FlushCompleted", "SendView"])
+def test_forged_sent_digest_rejected_by_tlc_at_the_send(tmp_path, run, action):
+    p, k = _forged_sent_digest(tmp_path, run, action)
+    v = tlctrace.validate(load(p), diagnose=False)
+    assert not v.ok and v.first_unmatched == k and v.record["msg"]["digest"] == []
+
+
+@pytest.mark.xfail(strict=True, reason="a finding: the replay does not compare the digest a FLUSH_COMPLETED "
+                   "or VIEW carries at its send (conformance/flush.py _check_event), only at its reception, "
+                   "and accepts the whole trace where TLC rejects the send (docs/tracevalidation.md, "
+                   "raincoreflush)")
+@pytest.mark.parametrize("action", ["FlushCompleted", "SendView"])
+def test_forged_sent_digest_rejected_by_the_replay_at_the_send(tmp_path, run, action):
+    p, k = _forged_sent_digest(tmp_path, run, action)
+    m = conform_file(p).to_json()
+    assert m["verdict"] == "nonconforming" and m["stops_conforming_at"] == k
