@@ -45,6 +45,7 @@ from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 from . import flush as cf
 from .protocols import Protocol
 from .replay import HeaderError, RunReport, run_binding
+from .tlctrace import TLATrace
 from .traces import Trace
 
 RING_ACTIONS = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
@@ -343,10 +344,32 @@ def draw(seed: int) -> tuple[str, dict]:
     return "auto", {**opts, "tm": rng.random() < 0.5}
 
 
+# ---------------------------------------------------------------- TLC trace validation
+
+def tla_constants(c: dict) -> dict:
+    """spec/RaincoreFlush/TraceRaincoreFlush.tla's constants from a header's:
+    the spec's, and Crashable = 1..N (as the replay: a run may crash any
+    node, within MaxCrashes)."""
+    return {**{k: c[k] for k in CONSTANTS}, "Crashable": frozenset(range(1, int(c["N"]) + 1))}
+
+
+def tla_log(trace: Trace) -> list:
+    """The records as TraceRaincoreFlush.tla reads them: FLUSH's records as
+    conformance/flush.py ``tla_log`` shapes them (a DATA message is the
+    spec's id, delivered and digest sets of ids, completed a set of
+    <<member, digest>>); a ring record as logged (the spec compares only the
+    fields the abstraction keeps, as ``RaincoreFlushBinding`` does)."""
+    return cf.tla_log(trace.events)
+
+
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm"),
     draw=draw, campaign_faults="auto",
+    # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
+    # newNodes, flushOks and a VIEW's members are sets
+    tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
+                       prepare=tla_log),
 )
 
 

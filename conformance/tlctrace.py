@@ -9,7 +9,8 @@ Each protocol's conformance module names its trace spec in
 tlaplus/Examples' ``EWD998ChanTrace.tla``.  A loaded trace
 (``conformance.traces.load``: format 2, deltas, per-node files merged) is
 written as the module ``TraceLog`` defining ``Log``, a sequence of records
-``[name, nid, params, msg, state]``, in a temporary directory beside copies of
+``[name, nid, params, msg, state, logged]`` (``logged``: the record's
+state is logged, even empty), in a temporary directory beside copies of
 the spec folder's modules (never into the repository).  The JSON values map
 one to one onto TLA+ values: numbers, strings and booleans as such; an object
 whose keys are all digits is a function on those numbers, any other object a
@@ -180,7 +181,12 @@ def record_tla(ev: dict, tt: TLATrace) -> str:
               "nid": int(e["nid"]) if e.get("nid") is not None else 0,
               "params": _value(e.get("params") or {}, None, tt.sets),
               "msg": _value(e.get("msg") or {}, None, tt.sets),
-              "state": _value(e.get("state") or {}, None, tt.sets)})
+              "state": _value(e.get("state") or {}, None, tt.sets),
+              # whether the state is logged at all: None and {} are both the
+              # empty record above, and a protocol whose logged state is a
+              # complete delta (raincoreflush) must tell "nothing changed"
+              # from "not logged"
+              "logged": e.get("state") is not None})
     return to_tla(rec)
 
 
@@ -273,7 +279,7 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     v = TLCVerdict(False, len(events), ev["i"], 0.0,
                    f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
                    + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")",
-                   record={k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev},
+                   record=_reported(trace, ev),
                    unmatched_records=list(ev.get("parts") or [ev["i"]]))
     if diagnose:
         d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
@@ -286,6 +292,27 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
         v.enabled = sorted(enabled)
     v.seconds = time.monotonic() - t0
     return v
+
+
+def _plain(x: Any) -> Any:
+    """A log value as JSON: sets and tuples as lists, functions as objects."""
+    if isinstance(x, frozenset):
+        return sorted((_plain(y) for y in x), key=repr)
+    if isinstance(x, (tuple, list)):
+        return [_plain(y) for y in x]
+    if isinstance(x, (dict, Fn)):
+        return {k: _plain(y) for k, y in x.items()}
+    return x
+
+
+def _reported(trace, ev: dict) -> dict:
+    """The unmatched record as the user wrote it: the trace's own record when
+    the log entry stands for one record (a ``prepare`` that only reshapes,
+    as FLUSH's ids for DATA), else the entry, as JSON."""
+    src = ev
+    if "parts" not in ev:
+        src = next((e for e in trace.events if e["i"] == ev["i"]), ev)
+    return {k: _plain(src[k]) for k in ("i", "name", "nid", "params", "msg", "state") if k in src}
 
 
 def agrees(v: TLCVerdict, rep) -> bool:

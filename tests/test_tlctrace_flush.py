@@ -4,6 +4,7 @@ traces alike: crashes, leaves and joins, forged messages, hidden state."""
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 
 import pytest
@@ -48,6 +49,9 @@ def test_forged_delivery_rejected_by_both_at_same_event(tmp_path, run):
     v, m = both(tmp_path, recs, "deliver")
     assert not v.ok and m["verdict"] == "nonconforming"
     assert v.first_unmatched == k == m["first_bad_event"]
+    # the rejection shows the record as written (not the log's ids and sets), as JSON
+    assert v.record["msg"] == evs[k]["msg"] and v.record["state"]["delivered"] == evs[k]["state"]["delivered"]
+    assert json.loads(json.dumps(v.to_json()))["record"]["i"] == k and "record: " in v.explain()
 
 
 def test_forged_view_members_rejected_byboth(tmp_path, run):

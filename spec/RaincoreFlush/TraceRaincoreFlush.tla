@@ -1,0 +1,349 @@
+-------------------------- MODULE TraceRaincoreFlush --------------------------
+(***************************************************************************)
+(* Trace validation of FLUSH over the Raincore ring (DESIGN.md section 1,  *)
+(* link (3); docs/tracevalidation.md): TLC checks that some behaviour of   *)
+(* RaincoreFlush.tla produces the logged trace of the composed stack.      *)
+(* conformance/tlctrace.py writes the trace as the module TraceLog (in a   *)
+(* temporary directory) defining Log, a sequence of records                *)
+(*   [name, nid, params, msg, state, logged]                               *)
+(* as shaped by conformance/raincoreflush.py tla_log (FLUSH's records as   *)
+(* conformance/flush.py tla_log shapes them: a DATA message is the spec's  *)
+(* id, delivered and digest are sets of ids, completed a set of            *)
+(* <<member, digest>>; newNodes, flushOks and a VIEW's members are sets).  *)
+(* logged is FALSE when the record's state is not logged (null or absent), *)
+(* TRUE when it is, even empty.                                            *)
+(*                                                                         *)
+(* A record is a FLUSH record or a ring record; the action tells which.    *)
+(* What is compared is exactly what the model replay compares              *)
+(* (conformance/raincoreflush.py):                                         *)
+(*  - A FLUSH record as TraceFlush.tla does: the message taken is the head *)
+(*    of the channel named by params (type, view, DATA id, digest), the    *)
+(*    message sent is the action's; its state is the member's FLUSH        *)
+(*    variables (vid, delivered as the ids the step added, phase, blocked, *)
+(*    flushInit, flushOks, digest, completed).                             *)
+(*  - A ring record's TOKEN or 911 on the fields the abstraction keeps: a  *)
+(*    token's nodelist, cur, dest and gvn; a 911's orig, cur and dest.     *)
+(*    The implementation's token also carries a sequence number and its    *)
+(*    911 a seq, a status (YES/NO/REJECT) and a nodelist: they serve token *)
+(*    regeneration, which the spec leaves out (README.md: one token, never *)
+(*    lost), and are not compared.  The "type" names the message set       *)
+(*    (TOKEN: tokenMsgs, 911: msgs911).                                    *)
+(*  - A ring record's state on the variables the spec keeps: status,       *)
+(*    viewState, globalView ([] is NullView), localView, newNodes and      *)
+(*    token (without its sequence number); tokenState, lastToken and       *)
+(*    recovered (timeouts, regeneration, recovery) are not compared.  A    *)
+(*    Crash record on status only: the spec freezes a crashed node's ring  *)
+(*    variables, the implementation resets its view and token state.       *)
+(*  - A logged state is a complete delta (docs/trace-format.md,            *)
+(*    raincoreflush): every variable of the record's layer it leaves out   *)
+(*    is one the step leaves unchanged (delivered: adds nothing).  A state *)
+(*    not logged constrains nothing.                                       *)
+(* A ring action outside the abstraction (Initialization, HungryTimeout,  *)
+(* StarvingTimeout, Recover, TokenLoss) has no predicate: no behaviour     *)
+(* matches such a record, as in the replay.                                *)
+(*                                                                         *)
+(* Left to TLC's non-determinism: everything not logged, i.e. the other    *)
+(* members and nodes, the FLUSH channels and the ring's messages in        *)
+(* flight, views and sent, and the cut of a crashed node's outgoing        *)
+(* channels (Crash: every cut that keeps each VIEW).  Bounded by the       *)
+(* header's constants N, NInit, Founder, MaxMsgs, MaxCrashes; Crashable is *)
+(* 1..N (the replay lets any node crash, within MaxCrashes).  No other     *)
+(* bound is needed: given the logged message every ring action is          *)
+(* deterministic, and a crash's cuts are at most the channel lengths.      *)
+(* Acceptance: TLC's search depth is Len(Log) + 1 (the whole log           *)
+(* consumed; each step advances l by one).  The cfg checks no invariant:   *)
+(* TraceMatched says the same, but its violation prints the behaviour.     *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
+
+CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable
+
+VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
+          flushOks, digest, completed,
+          status, viewState, globalView, localView, newNodes, token,
+          tokenMsgs, msgs911, l
+
+R == INSTANCE RaincoreFlush
+
+traceVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
+               flushOks, digest, completed,
+               status, viewState, globalView, localView, newNodes, token,
+               tokenMsgs, msgs911>>
+
+TraceInit == R!Init /\ l = 1
+
+Rec == Log[l]
+Logged(r, k) == k \in DOMAIN r
+P == Rec.nid
+
+-----------------------------------------------------------------------------
+(* Messages *)
+
+\* The logged FLUSH message (each field when logged) is m.
+MsgIs(m) ==
+    /\ Logged(Rec.msg, "type") => Rec.msg.type = m.type
+    /\ Logged(Rec.msg, "view") => Rec.msg.view = m.view
+    /\ Logged(Rec.msg, "id") => m.type = "DATA" /\ Rec.msg.id = m.id
+    /\ Logged(Rec.msg, "digest") => m.type \in {"FLUSH_COMPLETED", "VIEW"} /\ Rec.msg.digest = m.digest
+
+\* The spec's token or 911 the logged ring message is: the fields the
+\* abstraction keeps (the sequence number, a 911's status, seq and
+\* nodelist are not part of it).
+LoggedToken == [nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur,
+                dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
+Logged911 == [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest]
+
+\* A logged token (a node's token variable) is t on the same fields.
+TokenIs(t, r) == r.nodelist = t.nodelist /\ r.cur = t.cur /\ r.dest = t.dest /\ r.gvn = t.gvn
+
+-----------------------------------------------------------------------------
+(* State *)
+
+\* Member p's FLUSH variables: each logged one equals its post-state value
+\* (delivered: the ids the step added); each one not logged is unchanged.
+FlushVarsMatch(p) ==
+    /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid ELSE vid'[p] = vid[p]
+    /\ IF Logged(Rec.state, "delivered") THEN delivered'[p] \ delivered[p] = Rec.state.delivered
+                                          ELSE delivered'[p] = delivered[p]
+    /\ IF Logged(Rec.state, "phase") THEN phase'[p] = Rec.state.phase ELSE phase'[p] = phase[p]
+    /\ IF Logged(Rec.state, "blocked") THEN blocked'[p] = Rec.state.blocked ELSE blocked'[p] = blocked[p]
+    /\ IF Logged(Rec.state, "flushInit") THEN flushInit'[p] = Rec.state.flushInit
+                                          ELSE flushInit'[p] = flushInit[p]
+    /\ IF Logged(Rec.state, "flushOks") THEN flushOks'[p] = Rec.state.flushOks
+                                         ELSE flushOks'[p] = flushOks[p]
+    /\ IF Logged(Rec.state, "digest") THEN digest'[p] = Rec.state.digest ELSE digest'[p] = digest[p]
+    /\ IF Logged(Rec.state, "completed") THEN completed'[p] = Rec.state.completed
+                                          ELSE completed'[p] = completed[p]
+
+\* Node n's ring variables the record logs equal their post-state values.
+RingVarsMatch(n) ==
+    /\ Logged(Rec.state, "status") => status'[n] = Rec.state.status
+    /\ Logged(Rec.state, "viewState") => viewState'[n] = Rec.state.viewState
+    /\ Logged(Rec.state, "globalView") => globalView'[n] = Rec.state.globalView
+    /\ Logged(Rec.state, "localView") => localView'[n] = Rec.state.localView
+    /\ Logged(Rec.state, "newNodes") => newNodes'[n] = Rec.state.newNodes
+    /\ Logged(Rec.state, "token") => TokenIs(token'[n], Rec.state.token)
+
+\* ... and those it does not log are unchanged (a complete delta).
+RingUnloggedSame(n) ==
+    /\ ~Logged(Rec.state, "status") => status'[n] = status[n]
+    /\ ~Logged(Rec.state, "viewState") => viewState'[n] = viewState[n]
+    /\ ~Logged(Rec.state, "globalView") => globalView'[n] = globalView[n]
+    /\ ~Logged(Rec.state, "localView") => localView'[n] = localView[n]
+    /\ ~Logged(Rec.state, "newNodes") => newNodes'[n] = newNodes[n]
+    /\ ~Logged(Rec.state, "token") => token'[n] = token[n]
+
+\* A FLUSH record: FLUSH's layer is complete; a ring variable it logs
+\* (none, from the stack) is compared all the same, as the replay does.
+FlushStateMatches(p) == Rec.logged => FlushVarsMatch(p) /\ RingVarsMatch(p)
+
+\* A ring record: the ring's layer is complete; FLUSH variables are not
+\* the ring's to log.
+RingStateMatches(n) == Rec.logged => RingVarsMatch(n) /\ RingUnloggedSame(n)
+
+\* A Crash record: status only.
+CrashStateMatches(n) ==
+    Rec.logged => IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
+                                                  ELSE status'[n] = status[n]
+
+-----------------------------------------------------------------------------
+(* FLUSH's actions (TraceFlush.tla's predicates, on the composed spec) *)
+
+\* A receive of member p from the member logged as params.<key>: the
+\* spec's action A(p, src) taking the logged message from the head of the
+\* channel.
+ReceiveIfLogged(name, key, A(_, _)) ==
+    /\ Rec.name = name
+    /\ Logged(Rec.params, key)
+    /\ LET src == Rec.params[key] IN
+         /\ src \in R!Members
+         /\ A(P, src)
+         /\ MsgIs(Head(chan[<<src, P>>]))
+         /\ FlushStateMatches(P)
+
+MulticastIfLogged ==
+    /\ Rec.name = "Multicast"
+    /\ R!Multicast(P)
+    /\ MsgIs(R!Data(sent'[Len(sent')].view, Len(sent')))
+    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = P
+    /\ FlushStateMatches(P)
+
+DeliverIfLogged == ReceiveIfLogged("Deliver", "q", R!Deliver)
+DiscardIfLogged == ReceiveIfLogged("Discard", "q", R!Discard)
+BlockIfLogged == ReceiveIfLogged("Block", "c", R!Block)
+RestartFlushIfLogged == ReceiveIfLogged("RestartFlush", "c", R!RestartFlush)
+ReceiveFlushOkIfLogged == ReceiveIfLogged("ReceiveFlushOk", "q", R!ReceiveFlushOk)
+ReceiveFlushCompletedIfLogged == ReceiveIfLogged("ReceiveFlushCompleted", "q", R!ReceiveFlushCompleted)
+InstallViewIfLogged == ReceiveIfLogged("InstallView", "c", R!InstallView)
+UnblockIfLogged == ReceiveIfLogged("Unblock", "c", R!Unblock)
+
+StartFlushIfLogged ==
+    /\ Rec.name = "StartFlush"
+    /\ R!StartFlush(P)
+    /\ MsgIs(R!StartFlushMsg(vid[P]))
+    /\ FlushStateMatches(P)
+
+FlushOkIfLogged ==
+    /\ Rec.name = "FlushOk"
+    /\ R!FlushOk(P)
+    /\ MsgIs(R!FlushOkMsg(vid[P]))
+    /\ FlushStateMatches(P)
+
+FlushCompletedIfLogged ==
+    /\ Rec.name = "FlushCompleted"
+    /\ R!FlushCompleted(P)
+    /\ MsgIs(R!FlushCompletedMsg(vid[P], digest'[P]))
+    /\ FlushStateMatches(P)
+
+\* SendView: the VIEW of view vid[c] (installing vid[c] + 1) with the
+\* union of the digests of the members c does not count gone; a logged
+\* VIEW carries the new view's members (the ring's committed view), which
+\* the replay requires (VirtualSynchrony reads them).
+SendViewIfLogged ==
+    /\ Rec.name = "SendView"
+    /\ R!SendView(P)
+    /\ LET D == UNION {r[2] : r \in {x \in completed[P] : x[1] \notin R!Gone(P)}} IN
+         MsgIs(R!ViewMsg(vid[P], D))
+    /\ Logged(Rec.msg, "type") => /\ Logged(Rec.msg, "members")
+                                  /\ views'[Len(views')] = Rec.msg.members
+    /\ FlushStateMatches(P)
+
+StopFlushIfLogged ==
+    /\ Rec.name = "StopFlush"
+    /\ R!StopFlush(P)
+    /\ MsgIs(R!StopFlushMsg(vid[P]))
+    /\ FlushStateMatches(P)
+
+-----------------------------------------------------------------------------
+(* The ring's actions (TraceRaincore.tla's predicates, on the abstraction) *)
+
+TokenReceivedIfLogged ==
+    /\ Rec.name = "TokenReceived"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
+    /\ LoggedToken \in tokenMsgs
+    /\ R!TokenReceived(P, LoggedToken)
+    /\ RingStateMatches(P)
+
+911ReceivedIfLogged ==
+    /\ Rec.name = "911Received"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
+    /\ Logged911 \in msgs911
+    /\ R!911Received(P, Logged911)
+    /\ RingStateMatches(P)
+
+\* The token P sent came back undelivered (its destination is down).
+TokenDeliveryFailureIfLogged ==
+    /\ Rec.name = "TokenDeliveryFailure"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
+    /\ LoggedToken \in tokenMsgs
+    /\ R!TokenDeliveryFailure(P, LoggedToken)
+    /\ RingStateMatches(P)
+
+911DeliveryFailureIfLogged ==
+    /\ Rec.name = "911DeliveryFailure"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
+    /\ Logged911 \in msgs911
+    /\ R!911DeliveryFailure(P, Logged911)
+    /\ RingStateMatches(P)
+
+EatingTimeoutIfLogged ==
+    /\ Rec.name = "EatingTimeout"
+    /\ R!EatingTimeout(P)
+    /\ RingStateMatches(P)
+
+\* The environment, each logged by the node concerned: a crash (the cut of
+\* its channels is not logged: every cut), a new node's join by 911.
+CrashIfLogged ==
+    /\ Rec.name = "Crash"
+    /\ R!Crash(P)
+    /\ CrashStateMatches(P)
+
+JoinIfLogged ==
+    /\ Rec.name = "Join"
+    /\ R!Join(P)
+    /\ RingStateMatches(P)
+
+-----------------------------------------------------------------------------
+TraceNext ==
+    /\ l <= Len(Log)
+    /\ P \in R!Members
+    /\ \/ MulticastIfLogged
+       \/ DeliverIfLogged
+       \/ DiscardIfLogged
+       \/ StartFlushIfLogged
+       \/ BlockIfLogged
+       \/ RestartFlushIfLogged
+       \/ FlushOkIfLogged
+       \/ ReceiveFlushOkIfLogged
+       \/ FlushCompletedIfLogged
+       \/ ReceiveFlushCompletedIfLogged
+       \/ SendViewIfLogged
+       \/ InstallViewIfLogged
+       \/ StopFlushIfLogged
+       \/ UnblockIfLogged
+       \/ TokenReceivedIfLogged
+       \/ 911ReceivedIfLogged
+       \/ TokenDeliveryFailureIfLogged
+       \/ 911DeliveryFailureIfLogged
+       \/ EatingTimeoutIfLogged
+       \/ CrashIfLogged
+       \/ JoinIfLogged
+    /\ l' = l + 1
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
+
+\* Two states that agree on the spec's variables and the cursor are the same.
+TraceView == <<traceVars, l>>
+
+\* Violated exactly when the whole log was consumed (tlctrace.py reads the
+\* same from TLC's search depth, without printing the behaviour).
+TraceMatched == l <= Len(Log)
+
+-----------------------------------------------------------------------------
+(* Diagnostics (tlctrace.py runs them with DiagAt = the first unmatched    *)
+(* record; guarded: TLC evaluates constant definitions at start-up, where  *)
+(* DiagAt = 0 is outside the log): the record's node, its FLUSH and ring   *)
+(* state, the FLUSH channels into it, the ring messages to or from it, and *)
+(* every spec action enabled in a state that matched the line before.     *)
+
+DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in R!Members THEN Log[DiagAt].nid ELSE 1
+
+DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], views |-> views, phase |-> phase[DiagNode],
+             blocked |-> blocked[DiagNode], flushInit |-> flushInit[DiagNode],
+             flushOks |-> flushOks[DiagNode], delivered |-> delivered[DiagNode],
+             digest |-> digest[DiagNode], completed |-> completed[DiagNode],
+             status |-> status, viewState |-> viewState[DiagNode],
+             globalView |-> globalView[DiagNode], localView |-> localView[DiagNode],
+             newNodes |-> newNodes[DiagNode], token |-> token[DiagNode],
+             tokens |-> {m \in tokenMsgs : DiagNode \in {m.cur, m.dest}},
+             msgs911 |-> {m \in msgs911 : DiagNode \in {m.orig, m.cur, m.dest}},
+             into |-> [q \in R!Members |-> chan[<<q, DiagNode>>]]]
+
+Str(n) == ToString(n)
+One(name, A(_)) == {name \o "(" \o Str(p) \o ")" : p \in {p \in R!Members : ENABLED A(p)}}
+Two(name, A(_, _)) == {name \o "(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+                         e \in {e \in R!Members \X R!Members : ENABLED A(e[1], e[2])}}
+Named(name, Act(_)) == {name \o "(" \o Str(n) \o ")" : n \in {n \in R!Node : Act(n)}}
+
+DiagEnabled ==
+    One("Multicast", R!Multicast) \cup One("StartFlush", R!StartFlush) \cup One("FlushOk", R!FlushOk)
+    \cup One("FlushCompleted", R!FlushCompleted) \cup One("SendView", R!SendView)
+    \cup One("StopFlush", R!StopFlush)
+    \cup Two("Deliver", R!Deliver) \cup Two("Discard", R!Discard) \cup Two("Block", R!Block)
+    \cup Two("RestartFlush", R!RestartFlush) \cup Two("ReceiveFlushOk", R!ReceiveFlushOk)
+    \cup Two("ReceiveFlushCompleted", R!ReceiveFlushCompleted)
+    \cup Two("InstallView", R!InstallView) \cup Two("Unblock", R!Unblock)
+    \cup Named("TokenReceived", LAMBDA n : ENABLED (\E m \in tokenMsgs : R!TokenReceived(n, m)))
+    \cup Named("911Received", LAMBDA n : ENABLED (\E m \in msgs911 : R!911Received(n, m)))
+    \cup Named("TokenDeliveryFailure",
+               LAMBDA n : ENABLED (\E m \in tokenMsgs : R!TokenDeliveryFailure(n, m)))
+    \cup Named("911DeliveryFailure",
+               LAMBDA n : ENABLED (\E m \in msgs911 : R!911DeliveryFailure(n, m)))
+    \cup Named("EatingTimeout", LAMBDA n : ENABLED R!EatingTimeout(n))
+    \cup Named("Crash", LAMBDA n : ENABLED R!Crash(n))
+    \cup Named("Join", LAMBDA n : ENABLED R!Join(n))
+
+TraceDiagnostic ==
+    l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
+                  /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+=============================================================================

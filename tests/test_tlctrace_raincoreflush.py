@@ -1,0 +1,254 @@
+"""TLC trace validation of FLUSH over the Raincore ring (DESIGN.md link (3)):
+the TLA+ spec (spec/RaincoreFlush/TraceRaincoreFlush.tla) and the Python
+replay judge the same simulated traces of the composed stack alike (a crash
+of node 1, FLUSH's coordinator, and a joiner by 911 included); forged
+traces are rejected by TLC at the forged record, which the rejection names;
+the campaign exercises every action of the trace spec."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+
+from groupcheck.conformance import raincoreflush, tlctrace
+from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.traces import from_records, load
+from groupcheck.impl.tracefile import write
+from tlctrace_helpers import both, events
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
+
+
+@pytest.fixture(scope="module")
+def run():
+    # ring 1, 2, 3 (the token at 3), node 4 joins by 911 at 50 ms (queued by
+    # node 1, added to the token), node 1 crashes at 100 ms: the ring drops
+    # it (TokenDeliveryFailure) and node 2 flushes to the view {2, 3, 4}
+    records, _ = raincoreflush.simulate(1, "crash=1@100,join=4@50", {"nodes": 4, "ring": 3, "messages": 1})
+    return records
+
+
+def _rejects_at(tmp_path, recs, name, k):
+    """Both checkers stop at record ``k``; TLC's rejection names it."""
+    p = write(tmp_path / f"{name}.ndjson", recs)
+    v = tlctrace.validate(load(p), diagnose=False)
+    m = conform_file(p).to_json()
+    assert not v.ok and m["verdict"] == "nonconforming", (v.explain(), m)
+    assert v.first_unmatched == k == m["first_bad_event"] == m["stops_conforming_at"]
+    assert tlctrace.agrees(v, m)
+    ev = events(recs)[k]
+    assert v.record["i"] == k and v.record["name"] == ev["name"] and v.record["nid"] == ev["nid"]
+    assert v.record.get("msg") == ev.get("msg")          # the record as written (not the log's ids)
+    assert f"event {k} ({ev['name']} at node {ev['nid']})" in v.detail
+    return v, m
+
+
+def test_crash_of_node_1_and_a_joiner_accepted_by_tlc_and_model(tmp_path, run):
+    names = {e["name"] for e in events(run)}
+    assert {"Crash", "Join", "911Received", "TokenDeliveryFailure", "EatingTimeout", "TokenReceived",
+            "StartFlush", "SendView", "InstallView", "StopFlush", "Unblock"} <= names
+    assert next(e for e in events(run) if e["name"] == "Crash")["nid"] == 1
+    v, m = both(tmp_path, run, "good")
+    assert v.ok, v.explain()
+    assert v.first_unmatched is None and v.events == len(events(run))
+    assert m["verdict"] == "ok" and tlctrace.agrees(v, m)
+
+
+def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
+    # an audit draw: the ring's own Transport Manager on a lossy network, a
+    # ring of two; node 1 crashes, node 3's 911 to it comes back
+    # (911DeliveryFailure) and goes on to node 2, node 2 crashes in its
+    # turn: FLUSH views {1, 2}, {2}, {2, 3}, {3}
+    faults, opts = raincoreflush.draw(13)
+    assert opts["tm"]
+    records, line = raincoreflush.simulate(13, faults, {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
+    assert line["crashed"] == [1, 2] and line["live"] == [3] and line["settled"]
+    assert {"911DeliveryFailure", "TokenDeliveryFailure"} <= {e["name"] for e in events(records)}
+    v, m = both(tmp_path, records, "draw13")
+    assert v.ok, v.explain()
+    assert m["verdict"] == "ok" and tlctrace.agrees(v, m)
+
+
+def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    # the first token after the join: node 4 follows node 1; forge it last
+    k = next(j for j, e in enumerate(evs) if e["name"] == "TokenReceived" and 4 in e["msg"]["nodelist"])
+    nl = evs[k]["msg"]["nodelist"]
+    assert nl[-1] != 4
+    evs[k]["msg"]["nodelist"] = [x for x in nl if x != 4] + [4]
+    _rejects_at(tmp_path, recs, "nodelist", k)
+
+
+def test_forged_token_seq_is_not_compared(tmp_path, run):
+    # the sequence number serves regeneration, which the abstraction leaves
+    # out: neither checker compares it (TraceRaincore.tla does)
+    recs = copy.deepcopy(run)
+    for e in events(recs):
+        if e["name"] == "TokenReceived":
+            e["msg"]["seq"] += 1000
+    v, m = both(tmp_path, recs, "seq")
+    assert v.ok and m["verdict"] == "ok"
+
+
+def test_forged_view_members_rejected_at_that_record(tmp_path, run):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == "SendView")
+    assert sorted(evs[k]["msg"]["members"]) == [2, 3, 4]          # the ring's committed view
+    evs[k]["msg"]["members"] = [1, 2, 3]                          # the old view, crashed node 1 included
+    _rejects_at(tmp_path, recs, "members", k)
+
+
+@pytest.mark.parametrize("action, which", [("TokenReceived", 12), ("FlushOk", 0)])
+def test_record_dropped_from_the_middle_rejected(tmp_path, run, action, which):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    j = [x for x, e in enumerate(evs) if e["name"] == action][which]
+    dropped = evs[j]
+    recs.remove(dropped)
+    rest = events(recs)
+    # the first later record of the same node (the token's holder; the
+    # member sending FLUSH_OK) or of one it sends to can no longer happen
+    v, m = both(tmp_path, recs, f"drop-{action}")
+    assert not v.ok and m["verdict"] == "nonconforming"
+    assert v.first_unmatched == m["stops_conforming_at"] and v.first_unmatched >= j
+    bad = rest[v.first_unmatched]
+    assert v.record["name"] == bad["name"] and v.record["nid"] == bad["nid"]
+    if action == "TokenReceived":      # the holder's Eating timeout: it never ate
+        assert (bad["name"], bad["nid"]) == ("EatingTimeout", dropped["nid"]) and v.first_unmatched == j
+        assert f"TokenReceived({dropped['nid']})" in v.enabled
+    else:                              # a member receives the FLUSH_OK never sent
+        assert bad["name"] == "ReceiveFlushOk" and bad["params"]["q"] == dropped["nid"]
+    assert v.matched_count >= 1 and "actions enabled there" in v.explain()
+
+
+def test_complete_delta_unlogged_change_rejected(tmp_path, run):
+    # a logged state is a complete delta: a SendView that does not log the
+    # vid it installs claims vid unchanged
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == "SendView")
+    del evs[k]["state"]["vid"]
+    _rejects_at(tmp_path, recs, "vid", k)
+
+
+def test_complete_delta_of_the_ring_rejected(tmp_path, run):
+    # a TokenDeliveryFailure that does not log the localView it changes
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == "TokenDeliveryFailure")
+    del evs[k]["state"]["localView"]
+    _rejects_at(tmp_path, recs, "localView", k)
+
+
+def test_action_outside_the_abstraction_rejected(tmp_path, run):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = [j for j, e in enumerate(evs) if e["name"] == "EatingTimeout"][5]
+    evs[k]["name"] = "HungryTimeout"          # no such step: one token, never lost
+    _rejects_at(tmp_path, recs, "hungry", k)
+
+
+def test_trace_without_state_validated_by_tlc(tmp_path, run):
+    recs = copy.deepcopy(run)
+    for e in recs[1:]:
+        e.pop("state", None)                  # format 2: no variable logged at all
+    v, m = both(tmp_path, recs, "hidden")
+    assert v.ok, v.explain()
+    assert m["verdict"] == "ok"
+
+
+def test_generated_log_module():
+    log = raincoreflush.tla_log(from_records([
+        {"kind": "header", "format": "groupcheck-trace/2", "protocol": "raincoreflush", "nodes": [1, 2, 3],
+         "constants": {"N": 3, "NInit": 3, "Founder": 3, "MaxMsgs": 1, "MaxCrashes": 0}, "seed": 0,
+         "faults": {}, "impl": "x", "impl_version": "0", "run_id": "r", "options": {}},
+        {"kind": "event", "name": "Multicast", "nid": 1, "clock": 0.0,
+         "msg": {"type": "DATA", "view": 1, "sender": 1, "seqno": 1}, "state": {"delivered": [[1, 1]]}},
+        {"kind": "event", "name": "TokenReceived", "nid": 1, "clock": 0.1,
+         "msg": {"type": "TOKEN", "seq": 7, "nodelist": [1, 2, 3], "cur": 3, "dest": 1, "gvn": 1},
+         "state": {"newNodes": [], "globalView": [[1, 2, 3], []]}},
+        {"kind": "event", "name": "Discard", "nid": 2, "clock": 0.2, "params": {"q": 1},
+         "msg": {"type": "DATA", "view": 1, "sender": 1, "seqno": 1}, "state": {}}]))
+    text = tlctrace.tracelog_module(log, raincoreflush.PROTOCOL.tla_trace)
+    assert "id |-> 1" in text and "delivered |-> {1}" in text
+    assert "nodelist |-> <<1, 2, 3>>" in text and "newNodes |-> {}" in text
+    assert "globalView |-> <<<<1, 2, 3>>, <<>>>>" in text
+    # a state logged empty (a complete delta: nothing changed) is not a state not logged
+    assert text.count("logged |-> TRUE") == 3
+    assert "Crashable = {1, 2, 3}" in tlctrace.cfg_text("raincoreflush", {"N": 3, "NInit": 3, "Founder": 3,
+                                                                           "MaxMsgs": 1, "MaxCrashes": 0})
+
+
+def test_raincoreflush_actions():
+    assert tlctrace.supported("raincoreflush")
+    assert tlctrace.spec_actions("raincoreflush") == sorted(raincoreflush.FLUSH_ACTIONS
+                                                            + raincoreflush.RING_ACTIONS)
+
+
+def test_campaign_runs_cover_every_action(tmp_path):
+    # two of the campaign's drawn runs (seeds 7 and 42, of 0..99) exercise
+    # every action of the trace spec: RestartFlush (1 run in 100: a flush
+    # whose initiator dies needs two other members following the restart),
+    # 911DeliveryFailure (node 1, the configured ring's head, down when a
+    # joiner's 911 reaches it) and Discard (an old view's message) are rare
+    traces = []
+    for seed in (7, 42):
+        faults, opts = raincoreflush.draw(seed)
+        records, _ = raincoreflush.simulate(seed, faults, {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
+        t = load(write(tmp_path / f"s{seed}.ndjson", records))
+        v = tlctrace.validate(t)
+        assert v.ok, (seed, v.explain())
+        traces.append(t)
+    cov = tlctrace.coverage("raincoreflush", traces)
+    assert cov["never"] == [], cov
+    assert cov["actions"]["RestartFlush"] >= 1 and cov["actions"]["911DeliveryFailure"] >= 1
+    assert set(cov["actions"]) == set(tlctrace.spec_actions("raincoreflush"))
+
+
+def test_conform_checker_both_agrees(tmp_path, run):
+    from typer.testing import CliRunner
+
+    from groupcheck.cli.main import app
+    write(tmp_path / "good.ndjson", run)
+    r = CliRunner().invoke(app, ["conform", str(tmp_path / "good.ndjson"), "--checker", "both", "--json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)[0]
+    assert row["agree"] is True and row["tlc"]["ok"] and row["model"]["verdict"] == "ok"
+
+
+def test_audit_stage_check_agrees():
+    from groupcheck.conformance import audit
+    c, accepted = audit.tracevalidation_check("raincoreflush", 3)
+    assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
+    assert accepted is not None
+
+
+
+def _forged_sent_digest(tmp_path, run, action):
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == action and (e.get("msg") or {}).get("digest"))
+    evs[k]["msg"]["digest"] = []              # its receivers log (and the model sends) the true digest
+    return write(tmp_path / f"digest-{action}.ndjson", recs), k
+
+
+@pytest.mark.parametrize("action", ["FlushCompleted", "SendView"])
+def test_forged_sent_digest_rejected_by_tlc_at_the_send(tmp_path, run, action):
+    p, k = _forged_sent_digest(tmp_path, run, action)
+    v = tlctrace.validate(load(p), diagnose=False)
+    assert not v.ok and v.first_unmatched == k and v.record["msg"]["digest"] == []
+
+
+@pytest.mark.xfail(strict=True, reason="a finding: the replay does not compare the digest a FLUSH_COMPLETED "
+                   "or VIEW carries at its send (conformance/flush.py _check_event), only at its reception, "
+                   "and accepts the whole trace where TLC rejects the send (docs/tracevalidation.md, "
+                   "raincoreflush)")
+@pytest.mark.parametrize("action", ["FlushCompleted", "SendView"])
+def test_forged_sent_digest_rejected_by_the_replay_at_the_send(tmp_path, run, action):
+    p, k = _forged_sent_digest(tmp_path, run, action)
+    m = conform_file(p).to_json()
+    assert m["verdict"] == "nonconforming" and m["stops_conforming_at"] == k
