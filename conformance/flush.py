@@ -117,6 +117,16 @@ SENDS = {"Multicast": "DATA", "StartFlush": "START_FLUSH", "FlushOk": "FLUSH_OK"
          "FlushCompleted": "FLUSH_COMPLETED", "SendView": "VIEW", "StopFlush": "STOP_FLUSH"}
 
 
+def _sent(s, t, p: int, typ: str, field: str):
+    """``field`` of the message of type ``typ`` the step s -> t appended to one
+    of ``p``'s outgoing channels (a multicast appends the same one to each);
+    None when it sent none (a VIEW with no receiver but its sender)."""
+    for (a, b), ch in t.chan.items():
+        if a == p and len(ch) > len(s.chan[(a, b)]) and ch[-1]["type"] == typ:
+            return ch[-1][field]
+    return None
+
+
 def _check_event(s, t, ev: dict, ids: Ids) -> bool:
     """The logged message and state agree with the model's step s -> t.  Every
     message field a trace property reads is checked here: VirtualSynchrony
@@ -132,6 +142,13 @@ def _check_event(s, t, ev: dict, ids: Ids) -> bool:
             return False
     if name == "SendView" and msg is not None:
         if "members" not in msg or sorted(t.views[-1]) != sorted(msg["members"]):
+            return False
+    if name in ("FlushCompleted", "SendView") and msg is not None and "digest" in msg:
+        # the digest is what the receivers reconcile with: checked at the send too, not
+        # only where a receiver logs it (TLC's trace spec did; a forged digest passed here)
+        p = ev["nid"]
+        d = t.digest[p - 1] if name == "FlushCompleted" else _sent(s, t, p, "VIEW", "digest")
+        if d is not None and ids.keys(d) != sorted(list(x) for x in msg["digest"]):
             return False
     if ev.get("state") is not None and ev["nid"] is not None:
         return project(t, ev["nid"], ids) == _norm(ev["state"])

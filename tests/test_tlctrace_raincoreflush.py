@@ -243,12 +243,11 @@ def test_forged_sent_digest_rejected_by_tlc_at_the_send(tmp_path, run, action):
     assert not v.ok and v.first_unmatched == k and v.record["msg"]["digest"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="a finding: the replay does not compare the digest a FLUSH_COMPLETED "
-                   "or VIEW carries at its send (conformance/flush.py _check_event), only at its reception, "
-                   "and accepts the whole trace where TLC rejects the send (docs/tracevalidation.md, "
-                   "raincoreflush)")
 @pytest.mark.parametrize("action", ["FlushCompleted", "SendView"])
 def test_forged_sent_digest_rejected_by_the_replay_at_the_send(tmp_path, run, action):
+    """Found by TLC's trace spec: the replay compared a sent FLUSH_COMPLETED's
+    or VIEW's digest only where a receiver logged it, and accepted the trace;
+    conformance/flush.py now checks it at the send too."""
     p, k = _forged_sent_digest(tmp_path, run, action)
     m = conform_file(p).to_json()
     assert m["verdict"] == "nonconforming" and m["stops_conforming_at"] == k
