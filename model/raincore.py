@@ -36,6 +36,8 @@ silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView`` and
 
 from __future__ import annotations
 
+import ast
+
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -596,17 +598,22 @@ class RaincoreKernel(Kernel):
     :mod:`groupcheck.model.core`).
 
     Encoding.  A kernel state is the flat tuple ``(R_1, ..., R_N, tokenMsgs,
-    msgs911)``.  ``R_n`` is node n's *record*, the tuple of its entries in
-    the per-node variables: ``(status, viewState, tokenState, globalView,
-    lastToken, localView, newNodes, token, recovered)``, each the model's own
-    value (strings, tuples, a frozenset, a bool) except the two tokens, which
-    are plain tuples ``(seq, nodelist, cur, dest, gvn)`` instead of records
-    (``_NO_TOK`` for ``NO_TOKEN``).  ``tokenMsgs`` is a frozenset of such
-    token tuples, ``msgs911`` a frozenset of 911 tuples ``(orig, cur, dest,
-    nodelist, seq, status)``.  Everything is a value (no process-local
+    msgs911)``.  ``R_n`` is the *key* of node n's record: the record is the
+    tuple of n's entries in the per-node variables, ``(status, viewState,
+    tokenState, globalView, lastToken, localView, newNodes, token,
+    recovered)``, each the model's own value (strings, tuples, a frozenset, a
+    bool) except the two tokens, which are plain tuples ``(seq, nodelist,
+    cur, dest, gvn)`` instead of records (``_NO_TOK`` for ``NO_TOKEN``); its
+    key is its ``repr`` (newNodes as a sorted tuple), a string, which caches
+    its hash, so hashing a state never walks the nested records, and a memo
+    keyed by it is a cheap lookup.  The kernel keeps key <-> record in two
+    dicts; a key it has not built (a state shipped by another process) is
+    parsed back.  ``tokenMsgs`` is a frozenset of token tuples, ``msgs911``
+    a frozenset of 911 tuples ``(orig, cur, dest, nodelist, seq, status)``;
+    a frozenset caches its hash too, so the sets an action leaves UNCHANGED
+    cost nothing to rehash.  Everything is a value (no process-local
     numbering), so kernel states hash alike in the forked workers of
-    model/parallel.py; a frozenset caches its hash, so the message sets an
-    action leaves UNCHANGED cost nothing to rehash.
+    model/parallel.py.
 
     Why it is the same transition system.  Every action of ``next`` changes
     at most one node's entries (the node it is parameterised by: the
@@ -619,7 +626,8 @@ class RaincoreKernel(Kernel):
     (every Eating node's token and every token in flight).  The kernel
     therefore evaluates those guards on the whole state, per state, and
     computes each action's effect once per (node, record) or (node, record,
-    message), transcribing the model's action (same guards, same successor
+    message) (the successor record as its key, the message added),
+    transcribing the model's action (same guards, same successor
     values, same order of cases) over records, and keeps it in a memo.
     TokenReceived(n, m) and 911Received(n, m) are enabled only for n =
     m.dest and the two delivery failures only for n = m.cur, so the kernel
@@ -640,13 +648,15 @@ class RaincoreKernel(Kernel):
             self.Max911 = None if m911 is None else int(m911)
             self.MaxDown = None if md is None else int(md)
             self.constraint = self._constraint
-        self._local: list[dict] = [{} for _ in model.Node]   # per node: record -> local operations
-        self._tr: list[dict] = [{} for _ in model.Node]      # per node: (record, token) -> TokenReceived
-        self._tdf: list[dict] = [{} for _ in model.Node]     # per node: (record, token) -> TokenDeliveryFailure
-        self._r911: list[dict] = [{} for _ in model.Node]    # per node: (record, 911) -> 911Received
+        # per node: record key -> (record, local operations, and the memos
+        # token -> TokenReceived, token -> TokenDeliveryFailure, 911 -> 911Received)
+        self._nodes: list[dict] = [{} for _ in model.Node]
         self._df911: dict = {}                               # 911 -> 911DeliveryFailure
         self._loss: dict = {}                                # token -> TokenLoss label
-        self._records: dict = {}                             # interned records
+        self._keys: dict = {}                                # record -> its key
+        self._recs: dict = {}                                # key -> its record
+        self._bounds: dict = {}                              # key -> (within MaxSeq, Down)
+        self._outside: set = set()                           # states found outside the CONSTRAINT
         self._tok_fn: dict = {}                              # token tuple -> the model's record
         self._m911_fn: dict = {}                             # 911 tuple -> the model's record
         self._memo: list[dict] = [{} for _ in range(9)]      # decoding memos per variable
@@ -672,21 +682,39 @@ class RaincoreKernel(Kernel):
             f = self._m911_fn[m] = Msg911(*m)
         return f
 
-    def _intern(self, r: tuple) -> tuple:
-        return self._records.setdefault(r, r)
+    def _key(self, r: tuple) -> str:
+        """The key of record ``r``: its repr (newNodes as a sorted tuple), a
+        string, so its hash is computed once and cached by the string."""
+        key = self._keys.get(r)
+        if key is None:
+            key = repr(r[:_NN] + (tuple(sorted(r[_NN])),) + r[_NN + 1:])
+            self._keys[r] = key
+            self._recs[key] = r
+        return key
+
+    def _rec(self, key: str) -> tuple:
+        """The record of ``key`` (parsed when this process has not built it:
+        a state shipped by another worker of model/parallel.py)."""
+        r = self._recs.get(key)
+        if r is None:
+            t = ast.literal_eval(key)
+            r = t[:_NN] + (frozenset(t[_NN]),) + t[_NN + 1:]
+            self._keys[r] = key
+            self._recs[key] = r
+        return r
 
     def encode(self, s: RaincoreState) -> tuple:
         """The kernel state of model state ``s``."""
         et = self._enc_token
         recs = tuple(
-            self._intern((s.status[i], s.viewState[i], s.tokenState[i], s.globalView[i], et(s.lastToken[i]),
+            self._key((s.status[i], s.viewState[i], s.tokenState[i], s.globalView[i], et(s.lastToken[i]),
                           s.localView[i], s.newNodes[i], et(s.token[i]), s.recovered[i]))
             for i in range(self.N))
         return recs + (frozenset(map(et, s.tokenMsgs)), frozenset(map(self._enc_911, s.msgs911)))
 
     def decode(self, k: tuple) -> RaincoreState:
         N = self.N
-        recs = k[:N]
+        recs = tuple(map(self._rec, k[:N]))
         memo = self._memo
         cols = []
         for f in range(9):
@@ -739,7 +767,7 @@ class RaincoreKernel(Kernel):
         ``next``'s order."""
         model = self.model
         W = self._with
-        I = self._intern
+        I = self._key
         ops = []
         st, ts = r[_ST], r[_TS]
         # Initialization(n)
@@ -768,7 +796,7 @@ class RaincoreKernel(Kernel):
                             None, self.Call911(n, r), kind))
             # StarvingTimeout(n)
             if ts == "Starving":
-                ops.append((Label("StarvingTimeout", (n,)), r, None, self.Call911(n, r), kind))
+                ops.append((Label("StarvingTimeout", (n,)), I(r), None, self.Call911(n, r), kind))
             # Crash(n)
             if not (model.StableFounder and n == 1):
                 ops.append((Label("Crash", (n,)),
@@ -786,16 +814,14 @@ class RaincoreKernel(Kernel):
         if n not in self.InitRing and st == "Off":
             ops.append((Label("Join", (n,)), I(W(r, status="Up", tokenState="Starving", viewState="Chaos")),
                         None, self.Call911(n, r), _PLAIN))
-        ops = tuple(ops)
-        self._local[n - 1][r] = ops
-        return ops
+        return tuple(ops)
 
     # --- message actions: effect per (node, record, message) --------------------------
     def _token_received(self, n: int, r: tuple, m: tuple) -> tuple:
         """TokenReceived(n, m) for n = m.dest Up: ``(label, record')``."""
         lab = Label("TokenReceived", (n, self.token_fn(m)))
         if r[_TS] == "Eating" or m[0] <= r[_LT][0]:
-            out = (lab, r)   # dropped
+            out = (lab, self._key(r))   # dropped
         else:
             # AcceptToken
             vs0 = r[_VS]
@@ -817,10 +843,9 @@ class RaincoreKernel(Kernel):
                 gv1 = gv0
             tgvn = len(gv1) if reserve else m[4]
             gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
-            out = (lab, self._intern(self._with(
+            out = (lab, self._key(self._with(
                 r, tokenState="Eating", viewState=vs, globalView=gv2, localView=m[1],
                 token=(m[0], m[1], n, m[3], tgvn), recovered=False)))
-        self._tr[n - 1][(r, m)] = out
         return out
 
     def _received_911(self, n: int, r: tuple, m: tuple) -> tuple:
@@ -834,10 +859,10 @@ class RaincoreKernel(Kernel):
                           and (not model.FreshClaim or seq == c) and not r[_REC])
             if regenerate:
                 lt = r[_LT]
-                out = (lab, self._intern(self._with(r, token=(lt[0], lt[1], n, lt[3], lt[4]), tokenState="Eating",
-                                                    recovered=False)), None)
+                out = (lab, self._key(self._with(r, token=(lt[0], lt[1], n, lt[3], lt[4]), tokenState="Eating",
+                                                 recovered=False)), None)
             else:
-                out = (lab, r, None)
+                out = (lab, self._key(r), None)
         else:
             c = self.ClaimSeq(r)
             if r[_TS] == "Eating" or seq < c or (seq == c and n > orig):   # Veto
@@ -845,11 +870,10 @@ class RaincoreKernel(Kernel):
             else:
                 answer = (orig, n, NextNode(m[3], n), m[3], seq, m[5])
             if orig in self.ViewOf(r):
-                out = (lab, r, answer)
+                out = (lab, self._key(r), answer)
             else:
                 higher = model.TokenRingClaim and seq > c   # HigherClaim
-                out = (lab, self._intern(self._with(r, newNodes=r[_NN] | {orig})), answer if higher else None)
-        self._r911[n - 1][(r, m)] = out
+                out = (lab, self._key(self._with(r, newNodes=r[_NN] | {orig})), answer if higher else None)
         return out
 
     def _token_delivery_failure(self, n: int, r: tuple, m: tuple) -> tuple:
@@ -860,12 +884,11 @@ class RaincoreKernel(Kernel):
         t = (m[0] + 1, nl, m[2], NextNode(nl, n), m[4])
         if nl == (n,):
             t1 = t[:4] + (len(r[_GV]) + 1,)
-            out = (lab, self._intern(self._with(r, localView=nl, viewState="Agreement", tokenState="Eating",
-                                                globalView=r[_GV] + (nl,), lastToken=t1, token=t1)), None)
+            out = (lab, self._key(self._with(r, localView=nl, viewState="Agreement", tokenState="Eating",
+                                             globalView=r[_GV] + (nl,), lastToken=t1, token=t1)), None)
         else:
-            out = (lab, self._intern(self._with(r, localView=nl, viewState="Chaos", tokenState="Hungry",
-                                                lastToken=t, token=_NO_TOK)), t)
-        self._tdf[n - 1][(r, m)] = out
+            out = (lab, self._key(self._with(r, localView=nl, viewState="Chaos", tokenState="Hungry",
+                                             lastToken=t, token=_NO_TOK)), t)
         return out
 
     def _delivery_failure_911(self, m: tuple) -> tuple:
@@ -876,18 +899,26 @@ class RaincoreKernel(Kernel):
         return out
 
     # --- the search -------------------------------------------------------------------
+    def _entry(self, i: int, key: str) -> tuple:
+        r = self._rec(key)
+        e = self._nodes[i][key] = (r, self._local_ops(i + 1, r), {}, {}, {})
+        return e
+
     def next(self, k: tuple) -> list:
         N = self.N
         tm, m9 = k[N], k[N + 1]
+        nodes = self._nodes
         out = []
         add = out.append
         coming = None
+        recs = []
         for i in range(N):
-            r = k[i]
-            ops = self._local[i].get(r)
-            if ops is None:
-                ops = self._local_ops(i + 1, r)
-            for lab, r2, tadd, madd, kind in ops:
+            e = nodes[i].get(k[i])
+            if e is None:
+                e = self._entry(i, k[i])
+            recs.append(e)
+        for i in range(N):
+            for lab, r2, tadd, madd, kind in recs[i][1]:
                 if kind == _CRASH:
                     n = i + 1
                     tm2 = frozenset([m for m in tm if m[2] != n])
@@ -898,7 +929,7 @@ class RaincoreKernel(Kernel):
                             # TokenComing: the nodes on the nodelist of a token
                             # held by an Up Eating node or in flight
                             coming = set()
-                            for x in k[:N]:
+                            for x, *_ in recs:
                                 if x[_ST] == "Up" and x[_TS] == "Eating":
                                     coming.update(x[_TOK][1])
                             for m in tm:
@@ -915,24 +946,24 @@ class RaincoreKernel(Kernel):
         for m in tm:
             d = m[3]
             if 1 <= d <= N:
-                r = k[d - 1]
-                if r[_ST] == "Up":
+                e = recs[d - 1]
+                if e[0][_ST] == "Up":
                     # TokenReceived(d, m)
-                    hit = self._tr[d - 1].get((r, m))
+                    hit = e[2].get(m)
                     if hit is None:
-                        hit = self._token_received(d, r, m)
+                        hit = e[2][m] = self._token_received(d, e[0], m)
                     s2 = list(k)
                     s2[d - 1] = hit[1]
                     s2[N] = tm - {m}
                     add((hit[0], tuple(s2)))
             c = m[2]
             if 1 <= c <= N:
-                r = k[c - 1]
-                if r[_ST] == "Up" and k[d - 1][_ST] != "Up":
+                e = recs[c - 1]
+                if e[0][_ST] == "Up" and recs[d - 1][0][_ST] != "Up":
                     # TokenDeliveryFailure(c, m)
-                    hit = self._tdf[c - 1].get((r, m))
+                    hit = e[3].get(m)
                     if hit is None:
-                        hit = self._token_delivery_failure(c, r, m)
+                        hit = e[3][m] = self._token_delivery_failure(c, e[0], m)
                     s2 = list(k)
                     s2[c - 1] = hit[1]
                     rest = tm - {m}
@@ -945,18 +976,18 @@ class RaincoreKernel(Kernel):
             add((lab, k[:N] + (tm - {m}, m9)))
         for m in m9:
             d = m[2]
-            r = k[d - 1]
-            if r[_ST] == "Up":
+            e = recs[d - 1]
+            if e[0][_ST] == "Up":
                 # 911Received(d, m)
-                hit = self._r911[d - 1].get((r, m))
+                hit = e[4].get(m)
                 if hit is None:
-                    hit = self._received_911(d, r, m)
+                    hit = e[4][m] = self._received_911(d, e[0], m)
                 s2 = list(k)
                 s2[d - 1] = hit[1]
                 rest = m9 - {m}
                 s2[N + 1] = rest if hit[2] is None else rest | {hit[2]}
                 add((hit[0], tuple(s2)))
-            elif k[m[1] - 1][_ST] == "Up":
+            elif recs[m[1] - 1][0][_ST] == "Up":
                 # 911DeliveryFailure(m.cur, m)
                 hit = self._df911.get(m)
                 if hit is None:
@@ -964,19 +995,41 @@ class RaincoreKernel(Kernel):
                 add((hit[0], k[:N + 1] + ((m9 - {m}) | {hit[1]},)))
         return out
 
+    def _bound(self, key: str) -> tuple:
+        r = self._rec(key)
+        ms = self.MaxSeq
+        b = self._bounds[key] = (ms is None or (r[_TOK][0] <= ms and r[_LT][0] <= ms), r[_ST] == "Down")
+        return b
+
     def _constraint(self, k: tuple) -> bool:
+        # The explorer asks again each time it meets a state outside the
+        # CONSTRAINT (it keeps only the states inside): remembered here.
+        if k in self._outside:
+            return False
+        if self._inside(k):
+            return True
+        self._outside.add(k)
+        return False
+
+    def _inside(self, k: tuple) -> bool:
         N = self.N
+        bounds = self._bounds
+        down = 0
+        for i in range(N):
+            b = bounds.get(k[i])
+            if b is None:
+                b = self._bound(k[i])
+            if not b[0]:
+                return False
+            down += b[1]
         ms = self.MaxSeq
         if ms is not None:
-            for r in k[:N]:
-                if r[_TOK][0] > ms or r[_LT][0] > ms:
-                    return False
             for m in k[N]:
                 if m[0] > ms:
                     return False
         if self.Max911 is not None and len(k[N + 1]) > self.Max911:
             return False
-        if self.MaxDown is not None and sum(1 for r in k[:N] if r[_ST] == "Down") > self.MaxDown:
+        if self.MaxDown is not None and down > self.MaxDown:
             return False
         return True
 
