@@ -659,7 +659,8 @@ class RaincoreKernel(Kernel):
         self._outside: set = set()                           # states found outside the CONSTRAINT
         self._tok_fn: dict = {}                              # token tuple -> the model's record
         self._m911_fn: dict = {}                             # 911 tuple -> the model's record
-        self._memo: list[dict] = [{} for _ in range(9)]      # decoding memos per variable
+        self._dec: dict = {}                                 # key -> node's entries in the model state
+        self._dec_sets: dict = {}                            # message set -> the model's
 
     # --- encoding -------------------------------------------------------------------
     @staticmethod
@@ -712,25 +713,24 @@ class RaincoreKernel(Kernel):
             for i in range(self.N))
         return recs + (frozenset(map(et, s.tokenMsgs)), frozenset(map(self._enc_911, s.msgs911)))
 
+    def _decoded(self, key: str) -> tuple:
+        """Node n's entries of the model state, from its record's key."""
+        r = self._rec(key)
+        d = self._dec[key] = r[:_LT] + (self.token_fn(r[_LT]),) + r[_LT + 1:_TOK] + (self.token_fn(r[_TOK]), r[_REC])
+        return d
+
     def decode(self, k: tuple) -> RaincoreState:
         N = self.N
-        recs = tuple(map(self._rec, k[:N]))
-        memo = self._memo
-        cols = []
-        for f in range(9):
-            col = tuple(r[f] for r in recs)
-            if f == _LT or f == _TOK:
-                v = memo[f].get(col)
-                if v is None:
-                    v = memo[f][col] = tuple(map(self.token_fn, col))
-                col = v
-            cols.append(col)
-        return RaincoreState(
-            status=cols[_ST], viewState=cols[_VS], tokenState=cols[_TS], globalView=cols[_GV],
-            lastToken=cols[_LT], localView=cols[_LV], newNodes=cols[_NN], token=cols[_TOK],
-            tokenMsgs=frozenset(map(self.token_fn, k[N])), msgs911=frozenset(map(self.m911_fn, k[N + 1])),
-            recovered=cols[_REC],
-        )
+        dec = self._dec
+        cols = list(zip(*[dec.get(x) or self._decoded(x) for x in k[:N]]))
+        tm, m9 = k[N], k[N + 1]
+        tms = self._dec_sets.get(tm)
+        if tms is None:
+            tms = self._dec_sets[tm] = frozenset(map(self.token_fn, tm))
+        m9s = self._dec_sets.get(m9)
+        if m9s is None:
+            m9s = self._dec_sets[m9] = frozenset(map(self.m911_fn, m9))
+        return _new_state(RaincoreState, (*cols[:_REC], tms, m9s, cols[_REC]))
 
     def init(self):
         return [self.encode(s) for s in self.model.init()]
@@ -1034,5 +1034,6 @@ class RaincoreKernel(Kernel):
         return True
 
 
+_new_state = tuple.__new__
 _FIELD = {"status": _ST, "viewState": _VS, "tokenState": _TS, "globalView": _GV, "lastToken": _LT,
           "localView": _LV, "newNodes": _NN, "token": _TOK, "recovered": _REC}
