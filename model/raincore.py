@@ -20,7 +20,9 @@ sender as a delivery failure.  Timers carry no time.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards, same successor values), so
-that the explorer's state graph equals TLC's.  The encoding is TLC's after
+that the explorer's state graph equals TLC's (``RaincoreKernel``, at the
+end, is the same transition system over a leaner encoding, which the
+explorer searches; see its docstring).  The encoding is TLC's after
 ``values.normalize``: functions over ``1..N`` are tuples indexed ``n - 1``;
 tokens and 911 messages are records (``Fn``); rings and globalView vectors
 are tuples; the NULL entry of a globalView vector is the empty tuple, and
@@ -37,7 +39,6 @@ silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView`` and
 from __future__ import annotations
 
 import ast
-
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -632,7 +633,10 @@ class RaincoreKernel(Kernel):
     TokenReceived(n, m) and 911Received(n, m) are enabled only for n =
     m.dest and the two delivery failures only for n = m.cur, so the kernel
     looks at those nodes only instead of trying every n.  Labels are the
-    model's, built once per action instance.  ``decode`` rebuilds the model
+    model's, built once per action instance.  The successors come in
+    another order than ``next``'s (node by node, then message by message),
+    so the explorer numbers states differently; the counts, the states and
+    the labelled edges are the same.  ``decode`` rebuilds the model
     state and ``encode`` is its inverse; tests/test_explore_kernel.py checks,
     on every reachable state of small models and on the first states of the
     big ones, that the decoded successors are exactly ``next``'s."""
@@ -763,8 +767,7 @@ class RaincoreKernel(Kernel):
     def _local_ops(self, n: int, r: tuple) -> tuple:
         """The actions of node n that read only its record (and, for the
         timeouts under TimelyTimeouts, TokenComing, checked per state):
-        tuples ``(label, record', token added, 911 added, kind)``, in
-        ``next``'s order."""
+        tuples ``(label, key of record', token added, 911 added, kind)``."""
         model = self.model
         W = self._with
         I = self._key
