@@ -35,10 +35,34 @@ SMALL += [("stable", {"N": 2, "NInit": 1, "Senders": {1}, "MaxSeq": 1, "MaxInFli
 SMALL += [("stable", {"N": 3, "NInit": 2, "Senders": {2}, "MaxSeq": 1, "MaxInFlight": 1,
                       **dict(zip(_FLAGS, flags))})
           for flags in ((True, True, True, False), (True, False, True, True))]
+_STABLE_3 = SMALL[-1]
+# Raincore's six variant constants in every combination the spec's ASSUMEs
+# allow (FreshView and TokenRingClaim need NeutralRecovery: 40) on a 2-node
+# ring from a steady start, with a crash, a recovery and token loss; the
+# seed and the fixed variant from the cold start too (Initialization); and a
+# third node that joins by 911 (Join, newNodes, EatingTimeout's insertion)
+# on the seed and the fixed variants, with and without TokenRingClaim.
+_RC = ("TimelyTimeouts", "StableFounder", "NeutralRecovery", "FreshClaim", "FreshView", "TokenRingClaim")
+_RC_COMBOS = [dict(zip(_RC, (b >> i & 1 == 1 for i in range(6)))) for b in range(64)]
+_RC_COMBOS = [v for v in _RC_COMBOS if v["NeutralRecovery"] or not (v["FreshView"] or v["TokenRingClaim"])]
+_RC_SEED = dict.fromkeys(_RC, False)
+_RC_FIXED = dict.fromkeys(_RC, True)
+_RC_NO_RING = {**_RC_FIXED, "TokenRingClaim": False}
+_RC_PAIR = {"N": 2, "InitSize": 2, "InitSeq": 2, "MaxSeq": 3, "Max911": 1, "MaxDown": 1}
+_RC_JOIN = {"N": 3, "InitSize": 2, "InitSeq": 2, "MaxSeq": 3, "Max911": 1, "MaxDown": 0}
+SMALL += [("raincore", {**_RC_PAIR, "ColdStart": False, **v}) for v in _RC_COMBOS]
+SMALL += [("raincore", {**_RC_PAIR, "ColdStart": True, **v}) for v in (_RC_SEED, _RC_FIXED)]
+SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **v}) for c in (False, True)
+          for v in (_RC_SEED, _RC_NO_RING, _RC_FIXED)]
+SMALL += [("raincore", "Live4")]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
        ("stable", "MergedGossip"), ("stable", "PairJoinFlawed"), ("stable", "PairJoinRace")]
+# Raincore's: the link's models over 10,000 states (invariants off; the
+# manifest's other Raincore models have millions of states without them).
+BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fixed3", "Cold3", "Join3", "Live3",
+                                  "LiveJoin3", "LiveJoinAgree3", "LiveNoStable3")]
 
 
 def _model(protocol, name):
@@ -98,7 +122,8 @@ def test_kernel_on_the_first_states_of_big_models(protocol, name):
         assert Counter((lab, kern.decode(t)) for lab, t in kern.next(k)) == Counter(model.next(s)), s
 
 
-@pytest.mark.parametrize("protocol,name", [("sequencer", "CoordCrash"), ("stable", "Flawed")])
+@pytest.mark.parametrize("protocol,name", [("sequencer", "CoordCrash"), ("stable", "Flawed"), ("raincore", "Faithful3"),
+                                           ("raincore", "Timely3")])
 def test_kernel_search_finds_the_same_violation(protocol, name):
     (entry,) = manifest.select([protocol], name)
     model = build_model(entry)
@@ -128,7 +153,23 @@ def test_kernel_off_for_a_subclass_that_changes_an_action():
     assert explore(Variant(consts), check_invariants=False).distinct_states == 1
 
 
-@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), SMALL[-1]])
+def test_raincore_kernel_off_for_a_subclass_that_changes_an_action():
+    from groupcheck.model.raincore import RaincoreModel
+
+    class Variant(RaincoreModel):
+        def Crash(self, s, n):
+            return None
+
+    consts = {**_RC_PAIR, "ColdStart": False, **_RC_FIXED}
+    assert RaincoreModel(consts).kernel() is not None
+    assert Variant(consts).kernel() is None
+    with_crash = explore(RaincoreModel(consts), check_invariants=False)
+    without = explore(Variant(consts), check_invariants=False, build_graph=True)
+    assert without.distinct_states < with_crash.distinct_states
+    assert not any(lab.action == "Crash" for labs in without.edge_map.values() for lab in labs)
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4")])
 def test_parallel_search_with_a_kernel(protocol, name):
     model = _model(protocol, name)
     serial = explore(model, check_invariants=False, kernel=False)
