@@ -291,20 +291,38 @@ class no_cyclic_gc:
             gc.enable()
 
 
+def active_invariants(model: Model, check_invariants) -> list:
+    """The (name, predicate) pairs a search checks: all (True), none (False)
+    or the named ones (an unknown name is an error)."""
+    invs = model.invariants
+    if check_invariants is True:
+        return list(invs.items())
+    if check_invariants is False:
+        return []
+    names = list(check_invariants)
+    unknown = [n for n in names if n not in invs]
+    if unknown:
+        raise KeyError(f"{model.protocol}: unknown invariant(s) {unknown}; known: {sorted(invs)}")
+    return [(n, invs[n]) for n in names]
+
+
+def search_parts(model: Model, kern: Kernel | None):
+    """What a search needs of a model, in the kernel's encoding when ``kern``
+    is given: (whether there is a CONSTRAINT, the CONSTRAINT, the successor
+    function, the initial states, and the decoder to model states or None).
+    The serial explorer and model/parallel.py's workers share it."""
+    if kern is None:
+        return (type(model).constraint is not Model.constraint, model.constraint, model.next,
+                model.init(), None)
+    constrained = kern.constraint is not None
+    return (constrained, kern.constraint if constrained else (lambda k: True), kern.next,
+            kern.init(), kern.decode)
+
+
 def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: int | None,
              kern: Kernel | None = None) -> ExploreResult:
     t0 = time.perf_counter()
-    invs = model.invariants
-    if check_invariants is True:
-        active = list(invs.items())
-    elif check_invariants is False:
-        active = []
-    else:
-        names = list(check_invariants)
-        unknown = [n for n in names if n not in invs]
-        if unknown:
-            raise KeyError(f"{model.protocol}: unknown invariant(s) {unknown}; known: {sorted(invs)}")
-        active = [(n, invs[n]) for n in names]
+    active = active_invariants(model, check_invariants)
 
     # States are numbered in the order they are found (breadth-first, so the
     # numbering is also TLC's exploration order with one worker); the visited
@@ -315,18 +333,7 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
     parents: list[int] = []
     labels: list[Label | None] = []
     edges: dict[tuple[int, int], set] | None = {} if build_graph else None
-    if kern is None:
-        constrained = type(model).constraint is not Model.constraint
-        constraint = model.constraint
-        successors = model.next
-        initial = model.init()
-        decode = None
-    else:
-        constrained = kern.constraint is not None
-        constraint = kern.constraint if constrained else (lambda k: True)
-        successors = kern.next
-        initial = kern.init()
-        decode = kern.decode
+    constrained, constraint, successors, initial, decode = search_parts(model, kern)
     lookup = index.get
     generated = 0
     depth = 0
