@@ -105,8 +105,13 @@ def _counterexample_diagram(entry, result):
 
 def tlc_check(entry, workers: int = 1) -> Check:
     from groupcheck.model.manifest import check
-    o = check(entry, workers=workers)
-    r = o.result
+    return _tlc_check_of(check(entry, workers=workers))
+
+
+def _tlc_check_of(o, shared: bool = False) -> Check:
+    """The tlc stage's check of one TLC run (``manifest.CheckOutcome``);
+    ``shared``: the run also dumped the graph the link stage compared."""
+    entry, r = o.entry, o.result
     g = _counterexample_diagram(entry, r)
     detail = None
     if r.outcome in ("error", "timeout") and r.error_message:
@@ -118,21 +123,44 @@ def tlc_check(entry, workers: int = 1) -> Check:
         expected=entry.expected, observed=o.observed, as_expected=o.matches_expectation,
         seconds=round(r.seconds or 0.0, 3),
         figures={"distinct_states": r.distinct_states, "pinned": entry.distinct_states,
-                 "depth": r.depth, "states_generated": r.states_generated},
+                 "depth": r.depth, "states_generated": r.states_generated,
+                 **({"graph_dumped_for_link": True} if shared else {})},
         detail=detail, mermaid=g and g.mermaid, svg=g and g.svg, diagrams=[g] if g else [],
         explanation=_explanation(entry.description, entry.protocol, entry.expected),
         finding=o.matches_expectation and entry.expected != "ok")
 
 
 def link_check(entry, workers: int = 1) -> Check:
+    return _link_checks(entry, workers, with_tlc=False)[0]
+
+
+def tlc_and_link_checks(entry, workers: int = 1) -> list[Check]:
+    """The tlc and link stages' checks of a model expected ``ok`` and
+    compared, from one TLC run: TLC checks the model's invariants and
+    properties and dumps the graph the link compares (model/link.py
+    ``compare_entry(with_checks=True)``), instead of a second run."""
+    return _link_checks(entry, workers, with_tlc=True)
+
+
+def _link_checks(entry, workers: int, with_tlc: bool) -> list[Check]:
     from groupcheck.model.link import compare_entry
+    from groupcheck.model.manifest import CheckOutcome
     t0 = time.monotonic()
     try:
-        r = compare_entry(entry, compare_tlc=True, workers=workers)
+        r = compare_entry(entry, compare_tlc=True, workers=workers, with_checks=with_tlc)
     except Exception as e:      # a model that cannot be built or explored is a failed check, not a crash
-        return Check(id=f"link/{entry.protocol}/{entry.name}", kind="link", protocol=entry.protocol,
-                     name=entry.name, expected="graphs equal", observed="error", as_expected=False,
-                     seconds=round(time.monotonic() - t0, 3), detail=f"{type(e).__name__}: {e}")
+        failed = Check(id=f"link/{entry.protocol}/{entry.name}", kind="link", protocol=entry.protocol,
+                       name=entry.name, expected="graphs equal", observed="error", as_expected=False,
+                       seconds=round(time.monotonic() - t0, 3), detail=f"{type(e).__name__}: {e}")
+        return [tlc_check(entry, workers), failed] if with_tlc else [failed]
+    link = _link_check_of(entry, r, t0)
+    if not with_tlc:
+        return [link]
+    final = bool(entry.parsed_cfg().properties)
+    return [_tlc_check_of(CheckOutcome(entry, r.tlc_result, workers, liveness_final=final), shared=True), link]
+
+
+def _link_check_of(entry, r, t0: float) -> Check:
     observed = {True: "graphs equal", False: "graphs differ", None: f"TLC {r.tlc_outcome}"}[r.graphs_equal]
     return Check(
         id=f"link/{entry.protocol}/{entry.name}", kind="link", protocol=entry.protocol, name=entry.name,
@@ -434,19 +462,31 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
     # of them at once (default: one per core) shortens the audit's wall time;
     # the checks keep manifest order in the outputs.
-    work = ([("tlc", e) for e in tlc_entries] if "tlc" in stages else []) + \
-           ([("link", e) for e in link_entries] if "link" in stages else [])
+    # A model expected ok that both stages take is checked by one TLC run
+    # that also dumps the graph (tlc_and_link_checks): the second run was a
+    # third of the audit's TLC time.
+    tlc_on = tlc_entries if "tlc" in stages else []
+    link_on = link_entries if "link" in stages else []
+    both = [e for e in tlc_on if e in link_on and e.expected == "ok"]
+    work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
+        + [("both", e) for e in both]
     if work:
         from concurrent.futures import ThreadPoolExecutor, as_completed
-        fns = {"tlc": tlc_check, "link": link_check}
-        results: dict[int, Check] = {}
+        fns = {"tlc": lambda e, w: [tlc_check(e, w)], "link": lambda e, w: [link_check(e, w)],
+               "both": tlc_and_link_checks}
+        by_id: dict[str, Check] = {}
+        # the longest jobs first, so no long one is left alone at the end
+        order = sorted(range(len(work)), key=lambda i: -(work[i][1].distinct_states or 0))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futs = {pool.submit(fns[k], e, workers): i for i, (k, e) in enumerate(work)}
+            futs = {pool.submit(fns[work[i][0]], work[i][1], workers): i for i in order}
             for f in as_completed(futs):
                 k, e = work[futs[f]]
-                tick(f"{'TLC' if k == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
-                results[futs[f]] = f.result()
-        checks += [results[i] for i in range(len(work))]
+                for c in f.result():
+                    tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
+                    by_id[c.id] = c
+        # manifest order: the tlc stage's checks, then the link stage's
+        checks += [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on]
+        checks += [by_id[f"link/{e.protocol}/{e.name}"] for e in link_on]
     if "tlc" in stages:
         checks += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
                          expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,

@@ -47,6 +47,7 @@ class LinkReport:
     seconds: float
     tlc_seconds: float | None
     tlc_outcome: str | None = None
+    tlc_result: Any = None     # TLC's whole result (TLCResult), when it ran
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,21 +78,34 @@ def _jsonable(x: Any) -> Any:
         return repr(x)
 
 
-def compare_entry(entry: ModelEntry, *, compare_tlc: bool = True, workers: int = 1) -> LinkReport:
+def compare_entry(entry: ModelEntry, *, compare_tlc: bool = True, workers: int = 1,
+                  with_checks: bool = False) -> LinkReport:
     """Explore the whole reachable graph (invariants off); with ``compare_tlc``
     also dump TLC's graph and compare.  TLC runs in its own process while
-    the explorer works (a thread waits for it), so the two overlap."""
+    the explorer works (a thread waits for it), so the two overlap.
+
+    With ``with_checks`` TLC runs on the model's own config, its invariants
+    and properties in (as ``manifest.check`` runs it), so that one TLC run is
+    both the model check and the graph: for a model expected ``ok`` the
+    invariants stop nothing, and the graph is the one TLC checked.  The
+    report then carries TLC's whole result (``tlc_result``)."""
     model = build_model(entry)
     if not compare_tlc:
         t0 = time.perf_counter()
         res = explore(model, check_invariants=False)
         return LinkReport(entry, res.distinct_states, None, None, None, time.perf_counter() - t0, None)
-    cfg_text = strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
+    if with_checks:
+        from .manifest import LIVENESS_FINAL
+        cfg, cfg_text = entry.cfg, None
+        extra = LIVENESS_FINAL if entry.parsed_cfg().properties else ()
+    else:
+        cfg, cfg_text = None, strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
+        extra = ()
     with tempfile.TemporaryDirectory(prefix="groupcheck-dot-") as tmp, ThreadPoolExecutor(1) as pool:
         dot = Path(tmp) / "graph.dot"
         t1 = time.perf_counter()
-        pending = pool.submit(run_tlc, entry.spec_dir, entry.module, None, cfg_text=cfg_text, workers=workers,
-                              timeout=entry.timeout, dump_dot=dot)
+        pending = pool.submit(run_tlc, entry.spec_dir, entry.module, cfg, cfg_text=cfg_text, workers=workers,
+                              timeout=entry.timeout, dump_dot=dot, extra_args=extra)
         t0 = time.perf_counter()
         try:
             res = explore(model, check_invariants=False, build_graph=True)
@@ -104,8 +118,9 @@ def compare_entry(entry: ModelEntry, *, compare_tlc: bool = True, workers: int =
         if tlc.outcome != "ok":
             return LinkReport(entry, res.distinct_states, tlc.distinct_states, False,
                               {"tlc_outcome": tlc.outcome, "error": tlc.error_message},
-                              seconds, time.perf_counter() - t1, tlc.outcome)
+                              seconds, time.perf_counter() - t1, tlc.outcome, tlc)
         g_tlc = read_dot(dot, model.variables)
     g_model = StateGraph(canonical_states(model, res.numbered), res.edge_map)
     equal, diff = compare_graphs(g_model, g_tlc)
-    return LinkReport(entry, res.distinct_states, tlc.distinct_states, equal, diff, seconds, tlc_seconds, tlc.outcome)
+    return LinkReport(entry, res.distinct_states, tlc.distinct_states, equal, diff, seconds, tlc_seconds,
+                      tlc.outcome, tlc)

@@ -117,3 +117,60 @@ def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
     ran.clear()
     checks, _ = audit.run(tmp_path, protocols_=["raincore"], stages=("tlc",), full=True)
     assert heavy <= set(ran) and not any(c.skipped for c in checks)
+
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"), ("flush", "FixedJoin")])
+def test_one_tlc_run_serves_the_tlc_and_link_checks(monkeypatch, protocol, name):
+    """tlc_and_link_checks runs TLC once (invariants and properties in, the
+    graph dumped) and its two checks say what two separate runs say."""
+    from groupcheck.model import link, manifest as mf
+    e = mf.select([protocol], name)[0]
+    assert e.expected == "ok" and e.compare
+    alone = [audit.tlc_check(e), audit.link_check(e)]
+    calls = []
+    real = link.run_tlc
+
+    def spy(*a, **k):
+        calls.append((a[2], k.get("cfg_text"), tuple(k.get("extra_args") or ())))
+        return real(*a, **k)
+    monkeypatch.setattr(link, "run_tlc", spy)
+    monkeypatch.setattr(mf, "run_tlc", lambda *a, **k: pytest.fail("a second TLC run"))
+    both = audit.tlc_and_link_checks(e)
+    # one run, on the model's own cfg (not the stripped text)
+    assert [(c, t) for c, t, _ in calls] == [(e.cfg, None)]
+    assert (calls[0][2] == ("-lncheck", "final")) == bool(e.parsed_cfg().properties)
+    assert [c.id for c in both] == [c.id for c in alone]
+    for got, c in zip(both, alone):
+        assert (got.observed, got.as_expected) == (c.observed, c.as_expected) == (c.expected, True)
+        assert got.figures["distinct_states"] == c.figures["distinct_states"] == e.distinct_states
+    assert both[0].figures["graph_dumped_for_link"] is True
+
+
+def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, tmp_path):
+    """run() sends a compared model expected ok to tlc_and_link_checks, every
+    other model to its stage's own check, and keeps manifest order."""
+    from groupcheck.model import manifest as mf
+    seen = {"tlc": [], "link": [], "both": []}
+
+    def fake(kind):
+        def f(e, workers=1):
+            seen[kind].append(e.name)
+            kinds = ["tlc", "link"] if kind == "both" else [kind]
+            out = [audit.Check(id=f"{k}/{e.protocol}/{e.name}", kind=k, protocol=e.protocol, name=e.name,
+                               expected="x", observed="x", as_expected=True, seconds=0.0) for k in kinds]
+            return out if kind == "both" else out[0]
+        return f
+    for kind, attr in (("tlc", "tlc_check"), ("link", "link_check"), ("both", "tlc_and_link_checks")):
+        monkeypatch.setattr(audit, attr, fake(kind))
+    checks, _ = audit.run(tmp_path, protocols_=["sequencer"], stages=("tlc", "link"))
+    entries = mf.load("sequencer")
+    light = [e for e in entries if not e.extra.get("heavy")]
+    linked = [e for e in entries if e.compare and not e.extra.get("slow")]
+    shared = {e.name for e in light if e in linked and e.expected == "ok"}
+    assert shared and set(seen["both"]) == shared
+    assert set(seen["tlc"]) == {e.name for e in light} - shared
+    assert set(seen["link"]) == {e.name for e in linked} - shared
+    ran = [c for c in checks if not c.skipped]
+    assert [c.id for c in ran] == [f"tlc/sequencer/{e.name}" for e in light] + \
+        [f"link/sequencer/{e.name}" for e in linked]
