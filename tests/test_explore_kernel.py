@@ -56,14 +56,17 @@ SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **v}) for c in (False, True)
           for v in (_RC_SEED, _RC_NO_RING, _RC_FIXED)]
 SMALL += [("raincore", "Live4")]
 # SEQUENCER over FLUSH: its three variant constants in every combination on
-# 2 members, both sending, one crash; and the manifest's models under
-# 10,000 states (3 members and two crashes in DoubleCrashSender2 and
-# LiveDoubleCrashFixed, where RestartFlush and a second view change happen).
+# 2 members, both sending, one crash; the manifest's models under 10,000
+# states (two view changes in DoubleCrashSender2 and LiveDoubleCrashFixed);
+# and the FLUSH alone on 4 members with two crashes, where an initiator
+# crashes mid-flush and the next one restarts it (RestartFlush: no manifest
+# model reaches it, as a single crash never takes the initiator).
 _SF = ("UniformDelivery", "ResendAlways", "ResentFirst")
 SMALL += [("sequencerflush", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2},
                               **{f: bool(b >> i & 1) for i, f in enumerate(_SF)}}) for b in range(8)]
 SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSender2", "DoubleCrashSender2",
                                           "LiveDoubleCrashFixed")]
+SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
