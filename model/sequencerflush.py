@@ -20,7 +20,9 @@ change, for VirtualSynchrony.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards, same successor values),
-so that the explorer's state graph equals TLC's (``explore --compare-tlc``).
+so that the explorer's state graph equals TLC's (``explore --compare-tlc``;
+``SequencerFlushKernel``, at the end, is the same transition system over a
+leaner encoding, which the explorer searches; see its docstring).
 Per-member variables are ``Fn`` over ``1..N`` (TLC prints them as tuples;
 ``values.normalize`` does the same); ``chan`` is an ``Fn`` over pairs.
 """
