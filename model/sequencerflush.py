@@ -20,7 +20,9 @@ change, for VirtualSynchrony.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards, same successor values),
-so that the explorer's state graph equals TLC's (``explore --compare-tlc``).
+so that the explorer's state graph equals TLC's (``explore --compare-tlc``;
+``SequencerFlushKernel``, at the end, is the same transition system over a
+leaner encoding, which the explorer searches; see its docstring).
 Per-member variables are ``Fn`` over ``1..N`` (TLC prints them as tuples;
 ``values.normalize`` does the same); ``chan`` is an ``Fn`` over pairs.
 """
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .core import Label, Model, state_type
+from .core import Kernel, Label, Model, state_type
 from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
 from .sequencer import GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, Settled, TotalOrder, _subsets
 from .values import Fn, record
@@ -458,6 +460,19 @@ class SequencerFlushModel(Model):
                     if t is not None:
                         yield Label("Crash", (m, lost)), t
 
+    # --- the explorer's fast encoding ------------------------------------------
+    # The methods a kernel transcribes: a subclass that overrides one of them
+    # (a test's variant) is searched with ``next``.
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Staying", "IsInitiator",
+                           "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take", "Purged",
+                           "Absorb", "Moved", "ResentPending", "Stable", "_flush_msg", *SINGLE, *PAIR, "Crash")
+
+    def kernel(self):
+        cls = type(self)
+        if any(getattr(cls, n) is not getattr(SequencerFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
+            return None
+        return SequencerFlushKernel(self)
+
     # --- properties -----------------------------------------------------------
     @property
     def invariants(self):
@@ -546,3 +561,468 @@ def LogsAgree(s) -> bool:
             if s.vid[p] == s.vid[q] and not (IsPrefix(s.log[p], s.log[q]) or IsPrefix(s.log[q], s.log[p])):
                 return False
     return True
+
+
+# --- the explorer's fast encoding (model/core.py's Kernel) ------------------------
+# Message kinds in a kernel message (a plain tuple, first entry the kind):
+# (FWD, 0, sender, seqno), (DAT, view, sender, seqno), (VIEW/COMPLETED, view,
+# digest), (START/OK/STOP, view).  Kinds >= START are FLUSH's four types.
+FWD, DAT, VIEW, START, OK, COMPLETED, STOP = range(7)
+_KIND_NAMES = ("FORWARD", "DATA", "VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH")
+_KIND = {n: i for i, n in enumerate(_KIND_NAMES)}
+# kernel phases: PHASES' indices
+NORMAL, INBLOCK, OKSENT, COMPLETED_PH = range(4)
+# kernel state fields (SequencerFlushState's order)
+(_VIEWS, _VID, _CRASHED, _SENT, _FWD, _RECV, _DELIVERED, _CHAN, _LOG, _CLOSED, _PHASE, _BLOCKED,
+ _FLUSHINIT, _FLUSHOKS, _COMPLETED, _NDEL) = range(16)
+
+
+def _set(t: tuple, i: int, x) -> tuple:
+    return t[:i] + (x,) + t[i + 1:]
+
+
+class SequencerFlushKernel(Kernel):
+    """``SequencerFlushModel``'s actions over a lean encoding (the explorer's;
+    :mod:`groupcheck.model.core`).  A kernel state is a tuple with the
+    model's 16 variables in order: ``views``, ``crashed``, the ``fwd`` and
+    ``flushOks`` sets, the ``delivered``/``log``/``closed`` sequences and the
+    ``completed`` sets are the model's own values; each per-member function
+    is a tuple indexed by member - 1 (``phase`` as an index into PHASES);
+    ``recv`` is a tuple (per member) of tuples (per sender) of the highest
+    delivered seqno, -1 outside the table's domain; ``chan`` is a tuple over
+    the pairs ``(p, q)`` (index (p-1)*N + q-1) of tuples of messages, each a
+    plain tuple of ints (and a digest), interned, kind first (see FWD...).
+    Plain values only (no per-process codes), so model/parallel.py's workers
+    hash them alike.  Same actions, guards and order as
+    ``SequencerFlushModel.next``; ``decode`` gives its state."""
+
+    def __init__(self, model: SequencerFlushModel) -> None:
+        self.model = model
+        N = self.N = model.N
+        M = model.Members
+        self.ci = {(p, q): (p - 1) * N + (q - 1) for p in M for q in M}
+        self.pairs = model.pairs
+        self._msgs: dict = {}    # message tuple -> itself (one object per message)
+        self._recs: dict = {}    # message tuple -> the model's record
+        self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
+        # per channel q -> p (read by the pair actions (p, q)): (p, q, index, labels by action)
+        self.L_pair = [(p, q, self.ci[(q, p)], {name: Label(name, (p, q)) for name in model.PAIR})
+                       for p, q in model.pairs]
+        self.crash = []   # per m: [(label, channels emptied, channels m sends on to a lost member, others m sends on)]
+        for m in M:
+            rows = []
+            for lost in _subsets(set(M) - {m}):
+                into = tuple(self.ci[(p, m)] for p in M)
+                cut = tuple(self.ci[(m, q)] for q in M if q != m and q in lost)
+                keep = tuple(self.ci[(m, q)] for q in M if q != m and q not in lost)
+                rows.append((Label("Crash", (m, lost)), into, cut, keep))
+            self.crash.append(rows)
+        self._memo: list[dict] = [{} for _ in range(16)]
+        self._rows: dict = {}
+
+    # --- messages ---------------------------------------------------------------
+    def _m(self, *msg):
+        return self._msgs.setdefault(msg, msg)
+
+    def _record(self, msg: tuple) -> Fn:
+        r = self._recs.get(msg)
+        if r is None:
+            kind = msg[0]
+            if kind == FWD:
+                r = Forward(msg[2], msg[3])
+            elif kind == DAT:
+                r = Data(msg[2], msg[3], msg[1])
+            elif kind == VIEW:
+                r = ViewMsg(msg[1], msg[2])
+            elif kind == COMPLETED:
+                r = FlushCompletedMsg(msg[1], msg[2])
+            else:
+                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
+            self._recs[msg] = r
+        return r
+
+    def _encode_msg(self, r: Fn) -> tuple:
+        kind = _KIND[r["type"]]
+        if kind == FWD:
+            return self._m(FWD, 0, r["sender"], r["seqno"])
+        if kind == DAT:
+            return self._m(DAT, r["view"], r["sender"], r["seqno"])
+        if kind in (VIEW, COMPLETED):
+            return self._m(kind, r["view"], r["digest"])
+        return self._m(kind, r["view"])
+
+    # --- encoding ---------------------------------------------------------------
+    def encode(self, s: SequencerFlushState) -> tuple:
+        """The kernel state of model state ``s``."""
+        M = self.model.Members
+        return (
+            s.views,
+            tuple(s.vid[m] for m in M),
+            s.crashed,
+            tuple(s.sent[m] for m in M),
+            tuple(s.fwd[m] for m in M),
+            tuple(tuple(s.recv[m].get(x, -1) for x in M) for m in M),
+            tuple(s.delivered[m] for m in M),
+            tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs),
+            tuple(s.log[m] for m in M),
+            tuple(s.closed[m] for m in M),
+            tuple(PHASES.index(s.phase[m]) for m in M),
+            tuple(s.blocked[m] for m in M),
+            tuple(s.flushInit[m] for m in M),
+            tuple(s.flushOks[m] for m in M),
+            tuple(s.completed[m] for m in M),
+            tuple(s.ndel[m] for m in M),
+        )
+
+    def decode(self, k: tuple) -> SequencerFlushState:
+        # Every dict below is built in key order (members ascending, pairs
+        # lexicographic: sort_key's order), so Fn._of skips the sort.
+        M = self.model.Members
+        memo = self._memo
+        out = [k[_VIEWS], None, k[_CRASHED]]
+        for i in range(3, 16):
+            v = k[i]
+            f = memo[i].get(v)
+            if f is None:
+                if i == _RECV:
+                    rows = self._rows
+                    d = {}
+                    for m, row in zip(M, v):
+                        g = rows.get(row)
+                        if g is None:
+                            g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
+                        d[m] = g
+                    f = Fn._of(d)
+                elif i == _CHAN:
+                    rec = self._record
+                    f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
+                elif i == _PHASE:
+                    f = Fn._of({m: PHASES[x] for m, x in zip(M, v)})
+                else:
+                    f = Fn._of(dict(zip(M, v)))
+                memo[i][v] = f
+            out.append(f)
+        f = memo[_VID].get(k[_VID])
+        if f is None:
+            f = memo[_VID][k[_VID]] = Fn._of(dict(zip(M, k[_VID])))
+        out[1] = f
+        return SequencerFlushState(*out)
+
+    def init(self):
+        return [self.encode(s) for s in self.model.init()]
+
+    # --- helpers over kernel states ---------------------------------------------
+    def _multi(self, chan: list, p: int, R, msg: tuple) -> None:
+        """Multi(ch, p, R, msg) in place on the list ``chan``."""
+        base = (p - 1) * self.N - 1
+        for q in R:
+            if q != p:
+                chan[base + q] += (msg,)
+
+    def _absorb(self, m: int, row: tuple, dl: tuple, fw: frozenset, ds: tuple):
+        for snd, q in ds:
+            if q > row[snd - 1]:   # not a duplicate (-1: outside the table, 0: nothing yet; seqnos are >= 1)
+                row = row[:snd - 1] + (q,) + row[snd:]
+                dl = dl + ((snd, q),)
+            if snd == m:
+                fw = fw - {q}
+        return row, dl, fw
+
+    def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list) -> None:
+        """Moved(m, new, D, ch) in place on the list ``s`` (ch: the channels, a list)."""
+        i = m - 1
+        crashed = k[_CRASHED]
+        row, dl, fw = self._absorb(m, k[_RECV][i], k[_DELIVERED][i], k[_FWD][i], D)
+        nc = new[0]
+        v = k[_VID][i]
+        N = self.N
+        for j in range(i, N * N, N):   # the channels (q, m)
+            seq = ch[j]
+            if seq:
+                kept = tuple(x for x in seq if x[0] == FWD or x[1] > v)
+                if len(kept) != len(seq):
+                    ch[j] = kept
+        if (k[_VIEWS][v - 1][0] != nc or self.model.ResendAlways) and nc not in crashed:
+            j = i * N + nc - 1
+            m_ = self._m
+            ch[j] = ch[j] + tuple(m_(FWD, 0, m, q) for q in sorted(fw))
+        s[_RECV] = _set(k[_RECV], i, tuple(x if n in new else -1 for n, x in enumerate(row, start=1)))
+        s[_DELIVERED] = _set(k[_DELIVERED], i, dl)
+        s[_FWD] = _set(k[_FWD], i, fw)
+        s[_CLOSED] = _set(k[_CLOSED], i, k[_CLOSED][i] + (len(dl),))
+        s[_LOG] = _set(k[_LOG], i, ())
+        s[_NDEL] = _set(k[_NDEL], i, 0)
+        s[_CHAN] = tuple(ch)
+
+    # --- Next -----------------------------------------------------------------
+    def next(self, k: tuple):
+        (views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed, phase, blocked,
+         flushInit, flushOks, completed, ndel) = k
+        model = self.model
+        N = self.N
+        M = model.Members
+        m_ = self._m
+        L = self.L
+        out = []
+        add = out.append
+        nviews = len(views)
+        uniform = model.UniformDelivery
+        # Send(m)
+        for m in M:
+            i = m - 1
+            if m not in model.Senders or m in crashed or blocked[i] or sent[i] >= model.MaxSeq:
+                continue
+            if model.ResentFirst and any(x[0] == FWD for x in chan[i * N + i]):
+                continue
+            q = sent[i] + 1
+            s = list(k)
+            s[_SENT] = _set(sent, i, q)
+            view = views[vid[i] - 1]
+            if view[0] == m:
+                ch = list(chan)
+                msg = m_(DAT, vid[i], m, q)
+                base = i * N - 1
+                for r in view:
+                    if r not in crashed:
+                        ch[base + r] += (msg,)
+                s[_CHAN] = tuple(ch)
+                s[_LOG] = _set(log, i, log[i] + ((m, q),))
+            else:
+                s[_FWD] = _set(fwd, i, fwd[i] | {q})
+                c = view[0]
+                if c not in crashed:
+                    j = i * N + c - 1
+                    s[_CHAN] = _set(chan, j, chan[j] + (m_(FWD, 0, m, q),))
+            add((L["Send"][i], tuple(s)))
+        # DeliverStable(m)
+        if uniform:
+            for m in M:
+                i = m - 1
+                if m in crashed or phase[i] == COMPLETED_PH:
+                    continue
+                n = ndel[i]
+                if n >= len(log[i]):
+                    continue
+                v = vid[i]
+                if not all(vid[r - 1] == v and len(log[r - 1]) > n
+                           for r in views[v - 1] if r not in crashed):
+                    continue
+                row, dl, fw = self._absorb(m, recv[i], delivered[i], fwd[i], (log[i][n],))
+                s = list(k)
+                s[_RECV] = _set(recv, i, row)
+                s[_DELIVERED] = _set(delivered, i, dl)
+                s[_FWD] = _set(fwd, i, fw)
+                s[_NDEL] = _set(ndel, i, n + 1)
+                add((L["DeliverStable"][i], tuple(s)))
+        # StartFlush(c)
+        last = views[-1]
+        pending = any(x in crashed for x in last)
+        if pending:
+            staying = [x for x in last if x not in crashed]
+            for c in M:
+                i = c - 1
+                if c in crashed or vid[i] != nviews or c not in staying or c != min(staying) or flushInit[i] == c:
+                    continue
+                v = vid[i]
+                ch = list(chan)
+                self._multi(ch, c, [x for x in views[v - 1] if x not in crashed], m_(START, v))
+                s = list(k)
+                s[_CHAN] = tuple(ch)
+                s[_FLUSHINIT] = _set(flushInit, i, c)
+                ph = phase[i]
+                if ph == NORMAL:
+                    s[_PHASE] = _set(phase, i, INBLOCK)
+                s[_COMPLETED] = _set(completed, i, frozenset({(c, log[i])}) if ph == COMPLETED_PH else frozenset())
+                add((L["StartFlush"][i], tuple(s)))
+        # FlushOk(p)
+        for p in M:
+            i = p - 1
+            if p in crashed or phase[i] != INBLOCK:
+                continue
+            ch = list(chan)
+            self._multi(ch, p, [x for x in views[vid[i] - 1] if x not in crashed], m_(OK, vid[i]))
+            s = list(k)
+            s[_PHASE] = _set(phase, i, OKSENT)
+            s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {p})
+            s[_CHAN] = tuple(ch)
+            add((L["FlushOk"][i], tuple(s)))
+        # FlushCompleted(p)
+        for p in M:
+            i = p - 1
+            if p in crashed or phase[i] != OKSENT:
+                continue
+            oks = flushOks[i]
+            if not all(x in oks for x in views[vid[i] - 1] if x not in crashed):
+                continue
+            c = flushInit[i]
+            s = list(k)
+            s[_PHASE] = _set(phase, i, COMPLETED_PH)
+            s[_BLOCKED] = _set(blocked, i, True)
+            if c == p:
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(p, log[i])})
+            elif c not in crashed:
+                j = i * N + c - 1
+                s[_CHAN] = _set(chan, j, chan[j] + (m_(COMPLETED, vid[i], log[i]),))
+            add((L["FlushCompleted"][i], tuple(s)))
+        # SendView(c)
+        for c in M:
+            i = c - 1
+            if c in crashed or flushInit[i] != c or phase[i] != COMPLETED_PH:
+                continue
+            done = {r[0] for r in completed[i]}
+            v = vid[i]
+            old = views[v - 1]
+            if not all(x in done for x in old if x not in crashed):
+                continue
+            new = tuple(x for x in old if x not in crashed)
+            D = Longest({r[1] for r in completed[i] if r[0] not in crashed})
+            ch = list(chan)
+            self._multi(ch, c, new, m_(VIEW, v, D))
+            s = list(k)
+            s[_VIEWS] = views + (new,)
+            s[_VID] = _set(vid, i, v + 1)
+            s[_PHASE] = _set(phase, i, NORMAL)
+            s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+            s[_COMPLETED] = _set(completed, i, frozenset())
+            self._moved(s, k, c, new, D, ch)
+            add((L["SendView"][i], tuple(s)))
+        # StopFlush(c)
+        for c in M:
+            i = c - 1
+            if c in crashed or flushInit[i] != c or phase[i] != NORMAL:
+                continue
+            v = vid[i]
+            prev = views[v - 2]
+            ch = list(chan)
+            self._multi(ch, c, [x for x in views[v - 1] if x in prev and x not in crashed], m_(STOP, v))
+            s = list(k)
+            s[_CHAN] = tuple(ch)
+            s[_BLOCKED] = _set(blocked, i, False)
+            s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+            add((L["StopFlush"][i], tuple(s)))
+        # the pair actions (p, q): each takes the head of the channel q -> p
+        for p, q, j, lab in self.L_pair:
+            seq = chan[j]
+            if not seq or p in crashed:
+                continue   # every pair action needs Alive(p) and a message
+            msg = seq[0]
+            kind = msg[0]
+            i = p - 1
+            rest = _set(chan, j, seq[1:])
+            if kind == FWD:
+                # RecvForward(p, q)
+                s = list(k)
+                view = views[vid[i] - 1]
+                if view[0] == p:
+                    snd, n = msg[2], msg[3]
+                    ch = list(rest)
+                    d = m_(DAT, vid[i], snd, n)
+                    base = i * N - 1
+                    for r in view:
+                        if r not in crashed:
+                            ch[base + r] += (d,)
+                    s[_CHAN] = tuple(ch)
+                    s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                else:
+                    s[_CHAN] = rest
+                add((lab["RecvForward"], tuple(s)))
+                continue
+            v = vid[i]
+            mv = msg[1]
+            ph = phase[i]
+            if kind == DAT:
+                # RecvData(p, q)
+                if mv == v and ph != COMPLETED_PH:
+                    snd, n = msg[2], msg[3]
+                    s = list(k)
+                    s[_CHAN] = rest
+                    if q != p:
+                        s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                    if not uniform:
+                        if snd == p:
+                            s[_FWD] = _set(fwd, i, fwd[i] - {n})
+                        row = recv[i]
+                        if n > row[snd - 1]:
+                            s[_RECV] = _set(recv, i, row[:snd - 1] + (n,) + row[snd:])
+                            s[_DELIVERED] = _set(delivered, i, delivered[i] + ((snd, n),))
+                    add((lab["RecvData"], tuple(s)))
+            # Discard(p, q)
+            if mv < v or (mv == v and ((kind >= START and q in crashed) or (kind == DAT and ph == COMPLETED_PH))):
+                add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+            if kind == DAT or mv != v:
+                continue
+            # the FLUSH messages of p's view (_flush_msg)
+            if kind == START:
+                if q in crashed:
+                    continue
+                if ph == NORMAL:   # Block(p, q)
+                    s = list(k)
+                    s[_PHASE] = _set(phase, i, INBLOCK)
+                    s[_FLUSHINIT] = _set(flushInit, i, q)
+                    s[_CHAN] = rest
+                    add((lab["Block"], tuple(s)))
+                else:              # RestartFlush(p, q)
+                    s = list(k)
+                    s[_FLUSHINIT] = _set(flushInit, i, q)
+                    if ph == COMPLETED_PH:
+                        jj = i * N + q - 1
+                        rest = _set(rest, jj, rest[jj] + (m_(COMPLETED, v, log[i]),))
+                    s[_CHAN] = rest
+                    add((lab["RestartFlush"], tuple(s)))
+            elif kind == OK:       # ReceiveFlushOk(p, q)
+                if q in crashed:
+                    continue
+                s = list(k)
+                s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {q})
+                s[_CHAN] = rest
+                add((lab["ReceiveFlushOk"], tuple(s)))
+            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
+                if q in crashed:
+                    continue
+                s = list(k)
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(q, msg[2])})
+                s[_CHAN] = rest
+                add((lab["ReceiveFlushCompleted"], tuple(s)))
+            elif kind == VIEW:     # InstallView(p, q)
+                s = list(k)
+                s[_VID] = _set(vid, i, mv + 1)
+                s[_FLUSHINIT] = _set(flushInit, i, q)
+                s[_PHASE] = _set(phase, i, NORMAL)
+                s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+                s[_COMPLETED] = _set(completed, i, frozenset())
+                self._moved(s, k, p, views[mv], msg[2], list(rest))
+                add((lab["InstallView"], tuple(s)))
+            elif kind == STOP:     # Unblock(p, q)
+                if q in crashed:
+                    continue
+                s = list(k)
+                s[_BLOCKED] = _set(blocked, i, False)
+                s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+                s[_CHAN] = rest
+                add((lab["Unblock"], tuple(s)))
+        # Crash(m, lost)
+        if len(crashed) < model.MaxCrashes:
+            for m in M:
+                if m in crashed:
+                    continue
+                crashed2 = crashed | {m}
+                for lab, into, cut, keep in self.crash[m - 1]:
+                    ch = list(chan)
+                    for j in into:
+                        ch[j] = ()
+                    for j in cut:
+                        seq = ch[j]
+                        n = 0
+                        for x, msg in enumerate(seq, start=1):
+                            if msg[0] == VIEW:
+                                n = x
+                        ch[j] = tuple(x for x in seq[:n] if x[0] < START)
+                    for j in keep:
+                        seq = ch[j]
+                        if seq:
+                            ch[j] = tuple(x for x in seq if x[0] < START)
+                    s = list(k)
+                    s[_CRASHED] = crashed2
+                    s[_CHAN] = tuple(ch)
+                    add((lab, tuple(s)))
+        return out

@@ -55,6 +55,18 @@ SMALL += [("raincore", {**_RC_PAIR, "ColdStart": True, **v}) for v in (_RC_SEED,
 SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **v}) for c in (False, True)
           for v in (_RC_SEED, _RC_NO_RING, _RC_FIXED)]
 SMALL += [("raincore", "Live4")]
+# SEQUENCER over FLUSH: its three variant constants in every combination on
+# 2 members, both sending, one crash; the manifest's models under 10,000
+# states (two view changes in DoubleCrashSender2 and LiveDoubleCrashFixed);
+# and the FLUSH alone on 4 members with two crashes, where an initiator
+# crashes mid-flush and the next one restarts it (RestartFlush: no manifest
+# model reaches it, as a single crash never takes the initiator).
+_SF = ("UniformDelivery", "ResendAlways", "ResentFirst")
+SMALL += [("sequencerflush", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2},
+                              **{f: bool(b >> i & 1) for i, f in enumerate(_SF)}}) for b in range(8)]
+SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSender2", "DoubleCrashSender2",
+                                          "LiveDoubleCrashFixed")]
+SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
@@ -63,6 +75,7 @@ BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", 
 # manifest's other Raincore models have millions of states without them).
 BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fixed3", "Cold3", "Join3", "Live3",
                                   "LiveJoin3", "LiveJoinAgree3", "LiveNoStable3")]
+BIG += [("sequencerflush", n) for n in ("CoordCrash", "UniformSenders23", "UniformFixedSenders23", "Four")]
 
 
 def _model(protocol, name):
@@ -123,7 +136,8 @@ def test_kernel_on_the_first_states_of_big_models(protocol, name):
 
 
 @pytest.mark.parametrize("protocol,name", [("sequencer", "CoordCrash"), ("stable", "Flawed"), ("raincore", "Faithful3"),
-                                           ("raincore", "Timely3")])
+                                           ("raincore", "Timely3"), ("sequencerflush", "UniformSenders23"),
+                                           ("sequencerflush", "GapPair"), ("sequencerflush", "MissingSender2")])
 def test_kernel_search_finds_the_same_violation(protocol, name):
     (entry,) = manifest.select([protocol], name)
     model = build_model(entry)
@@ -169,7 +183,25 @@ def test_raincore_kernel_off_for_a_subclass_that_changes_an_action():
     assert not any(lab.action == "Crash" for labs in without.edge_map.values() for lab in labs)
 
 
-@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4")])
+def test_sequencerflush_kernel_off_for_a_subclass_that_changes_an_action():
+    from groupcheck.model.sequencerflush import SequencerFlushModel
+
+    class Variant(SequencerFlushModel):
+        def FlushOk(self, s, p):
+            return None
+
+    consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2}, "UniformDelivery": False,
+              "ResendAlways": False, "ResentFirst": False}
+    assert SequencerFlushModel(consts).kernel() is not None
+    assert Variant(consts).kernel() is None
+    full = explore(SequencerFlushModel(consts), check_invariants=False)
+    without = explore(Variant(consts), check_invariants=False, build_graph=True)
+    assert without.distinct_states < full.distinct_states
+    assert not any(lab.action in ("FlushOk", "SendView") for labs in without.edge_map.values() for lab in labs)
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4"),
+                                           ("sequencerflush", "DoubleCrashSender2")])
 def test_parallel_search_with_a_kernel(protocol, name):
     model = _model(protocol, name)
     serial = explore(model, check_invariants=False, kernel=False)
