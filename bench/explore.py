@@ -21,7 +21,7 @@ Prints one JSON object per model, then a summary object whose
 with more than 10,000 distinct states.
 
     .venv/bin/python bench/explore.py [--protocol P ...] [--model NAME]
-        [--all] [--min-states N] [--workers W]
+        [--all] [--min-states N] [--workers W] [--no-tlc]
 
 By default every protocol's models marked ``compare`` in its manifest are run
 (the link's models); ``--all`` takes every model.
@@ -53,7 +53,7 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def bench(entry, workers: int = 1) -> dict:
+def bench(entry, workers: int = 1, tlc: bool = True) -> dict:
     model = build_model(entry)
     load_before = _load()
     c0 = time.process_time()
@@ -69,6 +69,11 @@ def bench(entry, workers: int = 1) -> dict:
     if decoded:
         len(list(res.numbered))
     decode_s = time.perf_counter() - t3
+    if not tlc:
+        # the multi-process explorer's scaling alone (--no-tlc)
+        row = {"model": f"{entry.protocol}/{entry.name}", "distinct_states": res.distinct_states,
+               "python_seconds": round(py_s, 2), "kernel": decoded, "load_average_1min": [load_before]}
+        return _parallel(model, res, row, workers)
     cfg_text = strip_checks(entry.cfg_path.read_text(encoding="utf-8"))
     k0 = _children_cpu()
     t1 = time.perf_counter()
@@ -97,6 +102,13 @@ def bench(entry, workers: int = 1) -> dict:
         "tlc_cpu_seconds": round(tlc_cpu, 2),
         "cpu_ratio": round(tlc_cpu / py_cpu, 3) if py_cpu > 0 else None,
     }
+    return _parallel(model, res, row, workers)
+
+
+def _parallel(model, res, row: dict, workers: int) -> dict:
+    """With ``workers`` > 1: the multi-process explorer with 1 and with
+    ``workers`` processes, and its scaling (rate with W over rate with 1);
+    also the rate with W over the serial explorer's."""
     if workers > 1:
         rates = {}
         for w in (1, workers):
@@ -107,6 +119,7 @@ def bench(entry, workers: int = 1) -> dict:
             rates[w] = par.distinct_states / s
             row[f"parallel_{w}_seconds"] = round(s, 2)
         row["parallel_scaling"] = round(rates[workers] / rates[1], 3)
+        row["parallel_vs_serial"] = round(row["python_seconds"] / row[f"parallel_{workers}_seconds"], 3)
         row["load_average_1min"].append(_load())
     return row
 
@@ -119,6 +132,7 @@ def main() -> None:
     ap.add_argument("--min-states", type=int, default=0,
                     help="skip models whose manifest count is below this (the count with invariants on)")
     ap.add_argument("--workers", type=int, default=1, help="also time the multi-process explorer")
+    ap.add_argument("--no-tlc", action="store_true", help="skip TLC (with --workers: the scaling alone)")
     a = ap.parse_args()
     entries = manifest.select(a.protocol, a.model)
     if a.model is None and not a.all:
@@ -126,10 +140,10 @@ def main() -> None:
     entries = [e for e in entries if (e.distinct_states or 0) >= a.min_states or a.model]
     rows = []
     for e in entries:
-        row = bench(e, a.workers)
+        row = bench(e, a.workers, tlc=not a.no_tlc)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    big = [r["ratio"] for r in rows if r["distinct_states"] > 10_000]
+    big = [r["ratio"] for r in rows if r["distinct_states"] > 10_000 and "ratio" in r]
     print(json.dumps({
         "summary": rows,
         "min_ratio_over_10k": min(big) if big else None,
