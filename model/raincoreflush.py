@@ -628,6 +628,8 @@ class RaincoreFlushModel(Model):
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
+            "LegalStates": self.LegalStates,
+            "SingleRegenerator": self.SingleRegenerator,
         }
 
     def TypeOK(self, s) -> bool:
@@ -692,6 +694,12 @@ class RaincoreFlushModel(Model):
         eaters = sum(1 for n in self.Members if self.Alive(s, n) and self.Eating(s, n))
         # LossyRing: a stale token may be in transit (it will be dropped).
         return eaters <= 1 if self.LossyRing else eaters + len(s.tokenMsgs) <= 1
+
+    def LegalStates(self, s) -> bool:
+        return not self.LossyRing or self.ring.LegalStates(self.ring_state(s))
+
+    def SingleRegenerator(self, s) -> bool:
+        return not self.LossyRing or self.ring.SingleRegenerator(self.ring_state(s))
 
     def ConsistentHistory(self, s) -> bool:
         for gm in s.globalView:

@@ -715,6 +715,24 @@ AtMostOneToken ==
       THEN Cardinality({n \in Node : Alive(n) /\ Eating(n)}) <= 1
       ELSE Cardinality({n \in Node : Alive(n) /\ Eating(n)}) + Cardinality(tokenMsgs) <= 1
 
+\* Raincore.tla's, under LossyRing (TRUE without it, where tokenState and
+\* lastToken are frozen): only the 7 (token, view) pairs of the seed's
+\* Figure 11 occur at live nodes; at most one live node holds the right to
+\* regenerate (its own YES back while Starving) or a regenerated token it
+\* has not passed on.
+LegalPairs == {<<"Eating", "Agreement">>, <<"Hungry", "Agreement">>,
+               <<"Eating", "Reserve">>,   <<"Hungry", "Reserve">>,
+               <<"Eating", "Chaos">>,     <<"Hungry", "Chaos">>,
+               <<"Starving", "Chaos">>}
+LegalStates ==
+    LossyRing => \A n \in Node : status[n] = "Up" => <<tokenState[n], viewState[n]>> \in LegalPairs
+Granted(n) == \E m \in msgs911 : m.orig = n /\ m.dest = n /\ Regenerate(n, m)
+Regenerator(n) ==
+    \/ Granted(n)
+    \/ tokenState[n] = "Eating" /\ token[n].seq = lastToken[n].seq
+SingleRegenerator ==
+    LossyRing => Cardinality({n \in Node : status[n] = "Up" /\ Regenerator(n)}) <= 1
+
 ConsistentHistory ==
     \A m, n \in Node :
         \A i \in 1..Len(globalView[m]) :
