@@ -9,15 +9,20 @@ node's globalView); a member counts gone exactly the members of its FLUSH
 view its ring ``localView`` no longer lists, which only TokenDeliveryFailure
 (or taking a token that carries the removal) changes; a joiner's 911 is
 queued by a ring node (911Received) and added to the token by its holder
-(EatingTimeout).  The ring is abstracted as the spec says (one token, never
-lost: no sequence numbers, timeouts or regeneration; a node crashes only
-while it neither holds the token nor has it in transit).
+(EatingTimeout).  With ``LossyRing`` FALSE the ring is abstracted as the
+spec says (one token, never lost: no sequence numbers, timeouts or
+regeneration; a node crashes only while it neither holds the token nor has
+it in transit; ``tokenState`` and ``lastToken`` keep their initial values).
+With ``LossyRing`` TRUE the ring is Raincore's fixed variant, token loss and
+regeneration included: its transitions are those of
+:class:`.raincore.RaincoreModel` (TimelyTimeouts, FreshClaim, TokenRingClaim;
+no recovery), applied to the ring variables of this state, not restated.
 
 This module is the spec transcribed variable for variable and action for
 action, so that the explorer's graph equals TLC's.  It reuses the ring
 helpers of :mod:`.raincore` and the message constructors of :mod:`.flush`;
-the actions are rewritten because every guard that used FLUSH's perfect
-failure detector (``crashed``) now reads the ring (``Gone``).
+the FLUSH actions are rewritten because every guard that used FLUSH's
+perfect failure detector (``crashed``) now reads the ring (``Gone``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from typing import Any, NamedTuple
 from .core import Label, Model, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
                     StartFlushMsg, StopFlushMsg, ViewMsg, _set)
-from .raincore import NULL, NULL_VIEW, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo, Remove
+from . import raincore
+from .raincore import (NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo,
+                       RaincoreModel, RaincoreState, Remove)
 from .values import Fn, record
 
 
@@ -69,6 +76,13 @@ class RaincoreFlushState(NamedTuple):
     token: tuple
     tokenMsgs: frozenset
     msgs911: frozenset
+    tokenState: tuple   # LossyRing only (else its initial value)
+    lastToken: tuple    # LossyRing only (else NO_TOKEN)
+
+
+# The ring variables, shared with RaincoreState (which adds ``recovered``).
+RING_VARS = ("status", "viewState", "globalView", "localView", "newNodes", "token", "tokenMsgs", "msgs911",
+             "tokenState", "lastToken")
 
 
 class RaincoreFlushModel(Model):
@@ -89,6 +103,31 @@ class RaincoreFlushModel(Model):
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
         self.InitRing = tuple(range(1, self.NInit + 1))
+        self.LossyRing = bool(c.get("LossyRing", False))
+        self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
+        if self.LossyRing:
+            # Raincore's fixed variant (spec/Raincore Fixed* models) without
+            # recovery; Bounds is MCRaincore's without MaxDown.
+            self.ring = RaincoreModel({
+                "N": self.N, "InitSize": self.NInit, "InitSeq": self.NInit, "ColdStart": False,
+                "TimelyTimeouts": True, "StableFounder": False, "NeutralRecovery": True, "FreshClaim": True,
+                "FreshView": True, "TokenRingClaim": True,
+                "MaxSeq": c.get("MaxSeq"), "Max911": c.get("Max911"), "MaxDown": None})
+            self._not_recovered = (False,) * self.N
+
+    # --- the ring as Raincore's (LossyRing) -------------------------------------------
+    def ring_state(self, s) -> RaincoreState:
+        return RaincoreState(**{v: getattr(s, v) for v in RING_VARS}, recovered=self._not_recovered)
+
+    def ring_step(self, s, r: RaincoreState | None):
+        """``s`` with the ring variables of Raincore's successor ``r``."""
+        return None if r is None else s._replace(**{v: getattr(r, v) for v in RING_VARS})
+
+    def constraint(self, s) -> bool:
+        """MCRaincoreFlushLossy's Bounds (MCRaincoreFlush has no CONSTRAINT)."""
+        if not self.LossyRing:
+            return True
+        return self.ring.constraint(self.ring_state(s))
 
     # --- helpers (the spec's operators) -----------------------------------------
     @staticmethod
@@ -99,9 +138,8 @@ class RaincoreFlushModel(Model):
         v = self.LastGlobalView(s, n)
         return self.InitRing if v == NULL_VIEW else v
 
-    @staticmethod
-    def Eating(s, n: int) -> bool:
-        return s.token[n - 1] != NO_TOKEN
+    def Eating(self, s, n: int) -> bool:
+        return s.token[n - 1] != self.NoToken
 
     def Dead(self, s) -> frozenset:
         return frozenset(n for n in self.Members if s.status[n - 1] == "Down")
@@ -184,14 +222,27 @@ class RaincoreFlushModel(Model):
             globalView=tuple((ring,) if n <= NI else () for n in self.Members),
             localView=tuple(ring if n <= NI else () for n in self.Members),
             newNodes=(frozenset(),) * N,
-            token=tuple(Token(ring, n, NextNode(ring, n), 1) if n == self.Founder else NO_TOKEN
+            token=tuple(self.MkToken(NI, ring, n, NextNode(ring, n), 1) if n == self.Founder else self.NoToken
                         for n in self.Members),
             tokenMsgs=frozenset(),
             msgs911=frozenset(),
+            tokenState=tuple("Eating" if n == self.Founder else "Hungry" if n <= NI else "Starving"
+                             for n in self.Members),
+            lastToken=tuple(self.SteadyToken(n) if self.LossyRing and n <= NI else self.NoToken
+                            for n in self.Members),
         )
+
+    def MkToken(self, seq: int, nl: tuple, cur: int, dest: int, gvn: int) -> Fn:
+        return raincore.Token(seq, nl, cur, dest, gvn) if self.LossyRing else Token(nl, cur, dest, gvn)
+
+    def SteadyToken(self, n: int) -> Fn:
+        age = (self.Founder - 1 - n + self.NInit) % self.NInit
+        return self.MkToken(self.NInit - age, self.InitRing, n, NextNode(self.InitRing, n), 1)
 
     # --- the ring ---------------------------------------------------------------
     def TokenReceived(self, s, n: int, m: Fn):
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.TokenReceived(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["dest"] == n):
             return None
         vs0 = s.viewState[n - 1]
@@ -221,6 +272,8 @@ class RaincoreFlushModel(Model):
         )
 
     def Received911(self, s, n: int, m: Fn):
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.Received911(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["dest"] == n and m["orig"] not in self.ViewOf(s, n)):
             return None
         return s._replace(
@@ -229,6 +282,8 @@ class RaincoreFlushModel(Model):
         )
 
     def TokenDeliveryFailure(self, s, n: int, m: Fn):
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.TokenDeliveryFailure(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
             return None
         nl = Remove(m["nodelist"], m["dest"])
@@ -250,11 +305,15 @@ class RaincoreFlushModel(Model):
         )
 
     def DeliveryFailure911(self, s, n: int, m: Fn):
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.DeliveryFailure911(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
             return None
         return s._replace(msgs911=(s.msgs911 - {m}) | {m.set("dest", NextNode(self.InitRing, m["dest"]))})
 
     def EatingTimeout(self, s, n: int):
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.EatingTimeout(self.ring_state(s), n))
         if not (self.Alive(s, n) and self.Eating(s, n)):
             return None
         t = s.token[n - 1]
@@ -268,6 +327,15 @@ class RaincoreFlushModel(Model):
             t2 = t.set("nodelist", nl).set("cur", n).set("dest", NextNode(nl, n))
             return u._replace(tokenMsgs=s.tokenMsgs | {t2}, token=_set(s.token, n, NO_TOKEN))
         return u
+
+    def HungryTimeout(self, s, n: int):
+        return self.ring_step(s, self.ring.HungryTimeout(self.ring_state(s), n)) if self.LossyRing else None
+
+    def StarvingTimeout(self, s, n: int):
+        return self.ring_step(s, self.ring.StarvingTimeout(self.ring_state(s), n)) if self.LossyRing else None
+
+    def TokenLoss(self, s, m: Fn):
+        return self.ring_step(s, self.ring.TokenLoss(self.ring_state(s), m)) if self.LossyRing else None
 
     # --- FLUSH --------------------------------------------------------------------
     def Multicast(self, s, p: int):
@@ -471,8 +539,7 @@ class RaincoreFlushModel(Model):
             and p in self.Crashable
             and len(dead) < self.MaxCrashes
             and bool(s.views[-1] - dead - {p})
-            and not self.Eating(s, p)
-            and all(m["cur"] != p for m in s.tokenMsgs)
+            and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
         )
 
     def Crash(self, s, p: int):
@@ -480,10 +547,13 @@ class RaincoreFlushModel(Model):
         if not self.CanCrash(s, p):
             return []
         ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
-        base = s._replace(
-            status=_set(s.status, p, "Down"),
-            msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
-        )
+        if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
+            base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
+        else:
+            base = s._replace(
+                status=_set(s.status, p, "Down"),
+                msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
+            )
         out = []
         for cut in product(*ranges):
             upd = {}
@@ -498,6 +568,8 @@ class RaincoreFlushModel(Model):
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
             return None
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.Join(self.ring_state(s), n))
         return s._replace(
             status=_set(s.status, n, "Up"),
             msgs911=s.msgs911 | {Msg911(n, n, NextNode(self.InitRing, n))},
@@ -508,6 +580,7 @@ class RaincoreFlushModel(Model):
                "ReceiveFlushCompleted", "InstallView", "Unblock")
     SINGLE = ("EatingTimeout", "Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView",
               "StopFlush", "Join")
+    LOSSY = ("HungryTimeout", "StarvingTimeout")
 
     def next(self, s):
         for n in self.Members:
@@ -528,6 +601,14 @@ class RaincoreFlushModel(Model):
                     yield Label(name, (n,)), t
             for t in self.Crash(s, n):
                 yield Label("Crash", (n,)), t
+            if self.LossyRing:
+                for name in self.LOSSY:
+                    t = getattr(self, name)(s, n)
+                    if t is not None:
+                        yield Label(name, (n,)), t
+        if self.LossyRing:
+            for m in s.tokenMsgs:
+                yield Label("TokenLoss", (m,)), self.TokenLoss(s, m)
         for p, q in self.pairs:
             if not s.chan[(q, p)]:
                 continue
@@ -547,9 +628,13 @@ class RaincoreFlushModel(Model):
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
+            "LegalStates": self.LegalStates,
+            "SingleRegenerator": self.SingleRegenerator,
         }
 
     def TypeOK(self, s) -> bool:
+        tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
+        m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
         M = set(self.Members)
         ids = set(range(1, self.MaxMsgs + 1))
         L = len(s.views)
@@ -576,9 +661,11 @@ class RaincoreFlushModel(Model):
             and all(set(v) <= M for gv in s.globalView for v in gv)
             and all(set(lv) <= M for lv in s.localView)
             and all(nn <= M for nn in s.newNodes)
-            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.token)
-            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.tokenMsgs)
-            and all(set(m) == {"orig", "cur", "dest"} for m in s.msgs911)
+            and all(set(t) == tok for t in (*s.token, *s.tokenMsgs, *s.lastToken))
+            and all(set(m) == m911 for m in s.msgs911)
+            and all(x in TOKEN_STATES for x in s.tokenState)
+            and (not self.LossyRing or all((s.tokenState[n - 1] == "Eating") == self.Eating(s, n)
+                                           for n in self.Members if self.Alive(s, n)))
         )
 
     def VirtualSynchrony(self, s) -> bool:
@@ -605,7 +692,14 @@ class RaincoreFlushModel(Model):
 
     def AtMostOneToken(self, s) -> bool:
         eaters = sum(1 for n in self.Members if self.Alive(s, n) and self.Eating(s, n))
-        return eaters + len(s.tokenMsgs) <= 1
+        # LossyRing: a stale token may be in transit (it will be dropped).
+        return eaters <= 1 if self.LossyRing else eaters + len(s.tokenMsgs) <= 1
+
+    def LegalStates(self, s) -> bool:
+        return not self.LossyRing or self.ring.LegalStates(self.ring_state(s))
+
+    def SingleRegenerator(self, s) -> bool:
+        return not self.LossyRing or self.ring.SingleRegenerator(self.ring_state(s))
 
     def ConsistentHistory(self, s) -> bool:
         for gm in s.globalView:

@@ -115,3 +115,73 @@ def test_distinct_states_match_manifest(name):
     res = explore(m, check_invariants=list(m.invariants))
     assert res.violation is None
     assert res.distinct_states == entry.distinct_states
+
+
+# --- LossyRing: the ring is Raincore's, token loss and regeneration included ---
+
+def lossy(**kw):
+    c = {"LossyRing": True, "Founder": 1, "MaxSeq": 9, "Max911": 1}
+    c.update(kw)
+    return model(**c)
+
+
+def test_lossy_holder_crash_loses_the_token_and_a_claim_regenerates_it():
+    m = lossy()
+    s = init(m)
+    assert s.token[0]["seq"] == 3 and [t["seq"] for t in s.lastToken] == [1, 2, 3]
+    assert not enabled(m, s, "HungryTimeout")     # TimelyTimeouts: the token lists everyone
+    s = step(m, s, "Crash", 1)                    # FLUSH's coordinator crashes eating
+    assert not any(m.Eating(s, n) for n in (2, 3)) and not s.tokenMsgs
+    s = step(m, s, "HungryTimeout", 3)            # no token lists 3 any more: its claim
+    (c,) = s.msgs911
+    assert (c["orig"], c["dest"], c["seq"], c["status"]) == (3, 1, 3, "YES")
+    s = step(m, s, "911DeliveryFailure", 3)       # 1 is down: on to 2
+    s = step(m, s, "911Received", 2)              # 2 sent seq 2 < 3: no veto, forwarded
+    s = step(m, s, "911Received", 3)              # its own YES: 3 regenerates from lastToken
+    assert m.Eating(s, 3) and s.token[2]["seq"] == 3 and s.tokenState[2] == "Eating"
+    assert m.AtMostOneToken(s)
+    s = step(m, s, "EatingTimeout", 3)            # seq 4 to the dead node 1 ...
+    s = step(m, s, "TokenDeliveryFailure", 3)     # ... comes back: 1 leaves the nodelist
+    assert m.Gone(s, 3) == {1} and s.localView[2] == (2, 3)
+    assert all(f(s) for f in m.invariants.values())
+
+
+def test_lossy_veto_by_the_later_token():
+    m = lossy()
+    s = init(m)
+    s = step(m, s, "Crash", 1)
+    s = step(m, s, "HungryTimeout", 2)            # 2 claims with seq 2; 3 sent seq 3
+    s = step(m, s, "911Received", 3)              # vetoed: NO, straight back to 2
+    (c,) = s.msgs911
+    assert (c["status"], c["dest"]) == ("NO", 2)
+    s = step(m, s, "911Received", 2)
+    assert not m.Eating(s, 2)
+
+
+def test_lossy_false_keeps_the_abstract_states():
+    """LossyRing FALSE: tokens without sequence number, tokenState and
+    lastToken frozen at their initial values, no timeout, no TokenLoss."""
+    m = model()
+    s = init(m)
+    assert "seq" not in s.token[1] and s.lastToken == (NO_TOKEN,) * 3
+    seen = {s}
+    frontier = [s]
+    for _ in range(12):
+        nxt = []
+        for u in frontier:
+            for lab, t in m.next(u):
+                assert lab.action not in ("HungryTimeout", "StarvingTimeout", "TokenLoss")
+                assert t.tokenState == s.tokenState and t.lastToken == s.lastToken
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+
+
+@pytest.mark.parametrize("name", ["HolderCrash2", "TokenLoss"])
+def test_lossy_distinct_states_match_manifest(name):
+    (entry,) = manifest.select(["raincoreflush"], name)
+    m = build_model(entry)
+    res = explore(m, check_invariants=list(m.invariants))
+    assert res.violation is None
+    assert res.distinct_states == entry.distinct_states

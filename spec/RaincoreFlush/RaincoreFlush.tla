@@ -20,13 +20,22 @@
 (* be folded into one flush.  Both choices: README.md, docs/impl.md        *)
 (* "Raincore as membership".                                               *)
 (*                                                                         *)
-(* The ring is abstracted to what membership needs (README.md): one token, *)
-(* never lost, so no sequence numbers, no Hungry/Starving timeouts and no  *)
-(* regeneration; a node crashes only while it neither holds the token nor  *)
-(* has it in transit (a crash of the holder is a token loss, which         *)
-(* Raincore's own models check); crash-stop, no recovery, no leave; 911s   *)
-(* are join requests only.  Raincore's action and variable names are kept  *)
-(* for what is kept; FLUSH's too.                                          *)
+(* With LossyRing = FALSE the ring is abstracted to what membership needs *)
+(* (README.md): one token, never lost, so no sequence numbers, no          *)
+(* Hungry/Starving timeouts and no regeneration (tokenState and lastToken  *)
+(* stay at their initial values, unused); a node crashes only while it     *)
+(* neither holds the token nor has it in transit; 911s are join requests   *)
+(* only.  With LossyRing = TRUE the ring is Raincore's fixed variant       *)
+(* (spec/Raincore with TimelyTimeouts, FreshClaim and TokenRingClaim;      *)
+(* NeutralRecovery and FreshView are moot without recovery, StableFounder  *)
+(* is dropped: no total outage without recovery): tokens carry sequence    *)
+(* numbers, a stale token is dropped, HungryTimeout and StarvingTimeout    *)
+(* send 911 claims that are vetoed or come back to regenerate the token    *)
+(* from lastToken, TokenLoss loses a token in transit, and any Up member   *)
+(* may crash at any point, the token holder included (its token, and a     *)
+(* token it has in transit, are lost).  Either way: crash-stop, no         *)
+(* recovery, no leave.  Raincore's action and variable names are kept for  *)
+(* what is kept; FLUSH's too.                                              *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -36,10 +45,12 @@ CONSTANTS
     Founder,    \* the ring node holding the token at the start
     MaxMsgs,    \* application multicasts, over all members
     MaxCrashes, \* crashes the environment may inject
-    Crashable   \* the nodes the environment may crash (targets a model)
+    Crashable,  \* the nodes the environment may crash (targets a model)
+    LossyRing   \* TRUE: Raincore's ring with token loss and regeneration
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
+       /\ LossyRing \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -49,8 +60,12 @@ Phases   == {"Normal", "InBlock", "OkSent", "Completed"}
 InitRing == [i \in 1..NInit |-> i]
 NULL     == 0
 NullView == <<>>
-\* A token: Raincore's without the sequence number (one token, never lost).
-NoToken  == [nodelist |-> <<>>, cur |-> NULL, dest |-> NULL, gvn |-> 0]
+\* A token: Raincore's; without the sequence number when no token is lost
+\* (a record of another shape, so that LossyRing = FALSE keeps its states).
+MkToken(seq, nl, cur, dest, gvn) ==
+    IF LossyRing THEN [seq |-> seq, nodelist |-> nl, cur |-> cur, dest |-> dest, gvn |-> gvn]
+                 ELSE [nodelist |-> nl, cur |-> cur, dest |-> dest, gvn |-> gvn]
+NoToken  == MkToken(0, <<>>, NULL, NULL, 0)
 
 VARIABLES
     \* FLUSH (Flush.tla; crashed, joining, leaving are gone: the ring says)
@@ -73,12 +88,14 @@ VARIABLES
     newNodes,    \* [Node -> SUBSET Node]: queued join requests
     token,       \* [Node -> token]: the token held (NoToken if none)
     tokenMsgs,   \* token messages in transit
-    msgs911      \* 911 join requests in transit
+    msgs911,     \* 911 messages in transit (join requests only unless LossyRing)
+    tokenState,  \* [Node -> {"Eating","Hungry","Starving"}] (LossyRing only)
+    lastToken    \* [Node -> token]: the last token sent (LossyRing only)
 
 flushVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed>>
 ringVars  == <<status, viewState, globalView, localView, newNodes, token,
-               tokenMsgs, msgs911>>
+               tokenMsgs, msgs911, tokenState, lastToken>>
 vars == <<flushVars, ringVars>>
 
 -----------------------------------------------------------------------------
@@ -100,6 +117,41 @@ LastGlobalView(n) ==
 ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
 Eating(n) == token[n] # NoToken
 Dead == {n \in Node : status[n] = "Down"}
+
+\* Raincore's token machinery, effective only under LossyRing: without it
+\* tokenState and lastToken keep their initial values and a token's
+\* sequence number does not exist.
+SetTokenState(n, ts) == IF LossyRing THEN [tokenState EXCEPT ![n] = ts] ELSE tokenState
+SetLastToken(n, t)   == IF LossyRing THEN [lastToken EXCEPT ![n] = t] ELSE lastToken
+NextSeq(t)           == IF LossyRing THEN [t EXCEPT !.seq = @ + 1] ELSE t
+\* Raincore's claims under TokenRingClaim (and no recovery: ClaimSeq is
+\* lastTokenSeq).  A 911 without loss is a join request to the configured
+\* ring; with it, Raincore's claim (a joiner's: seq 0 along InitRing).
+ClaimRing(n) == IF lastToken[n].nodelist # <<>> THEN lastToken[n].nodelist ELSE ViewOf(n)
+ClaimSeq(n)  == lastToken[n].seq
+HigherClaim(n, m) == LossyRing /\ m.seq > ClaimSeq(n)
+Call911(n) ==
+    IF LossyRing
+      THEN [orig |-> n, cur |-> n, dest |-> NextNode(ClaimRing(n), n),
+            nodelist |-> ClaimRing(n), seq |-> ClaimSeq(n), status |-> "YES"]
+      ELSE [orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]
+\* The ring a 911 travels (911DeliveryFailure, forwarding).
+Ring911(m) == IF LossyRing THEN m.nodelist ELSE InitRing
+Veto(n, m) ==
+    \/ tokenState[n] = "Eating"
+    \/ m.seq < ClaimSeq(n)
+    \/ m.seq = ClaimSeq(n) /\ n > m.orig
+Regenerate(n, m) ==
+    /\ LossyRing
+    /\ m.status = "YES"
+    /\ tokenState[n] = "Starving"
+    /\ lastToken[n].nodelist # <<>>
+    /\ m.seq = ClaimSeq(n)
+\* TimelyTimeouts: a token that exists (held by a live Eating node or in
+\* transit) lists n, so a timeout of n would be premature.
+TokenComing(n) ==
+    \/ \E k \in Node : status[k] = "Up" /\ Eating(k) /\ n \in Range(token[k].nodelist)
+    \/ \E m \in tokenMsgs : n \in Range(m.nodelist)
 
 -----------------------------------------------------------------------------
 (* FLUSH helpers (Flush.tla), membership from the ring *)
@@ -146,8 +198,14 @@ MaxOut(p)     == CHOOSE k \in {Len(chan[<<p, q>>]) : q \in Members} :
                        \A q \in Members : Len(chan[<<p, q>>]) <= k
 
 -----------------------------------------------------------------------------
-TokenRec == [nodelist : Seq(Node), cur : Node \cup {NULL}, dest : Node \cup {NULL}, gvn : Nat]
-Msg911Rec == [orig : Node, cur : Node, dest : Node]
+TokenRec == IF LossyRing
+              THEN [seq : Nat, nodelist : Seq(Node), cur : Node \cup {NULL},
+                    dest : Node \cup {NULL}, gvn : Nat]
+              ELSE [nodelist : Seq(Node), cur : Node \cup {NULL}, dest : Node \cup {NULL}, gvn : Nat]
+Msg911Rec == IF LossyRing
+               THEN [orig : Node, cur : Node, dest : Node, nodelist : Seq(Node),
+                     seq : Nat, status : {"YES", "NO"}]
+               ELSE [orig : Node, cur : Node, dest : Node]
 
 TypeOK ==
     /\ views \in Seq(SUBSET Members) /\ Latest >= 1
@@ -168,9 +226,18 @@ TypeOK ==
     /\ token \in [Node -> TokenRec]
     /\ tokenMsgs \subseteq TokenRec
     /\ msgs911 \subseteq Msg911Rec
+    /\ tokenState \in [Node -> {"Eating", "Hungry", "Starving"}]
+    /\ lastToken \in [Node -> TokenRec]
+    /\ LossyRing => \A n \in Node : status[n] = "Up" => ((tokenState[n] = "Eating") <=> Eating(n))
 
 \* The steady ring of Raincore.tla, the token held by Founder; FLUSH in its
-\* first view, the ring's first committed view.
+\* first view, the ring's first committed view.  Under LossyRing the token
+\* has gone round once (Raincore.tla's SteadyToken): node n sent it last
+\* Age(n) hops before Founder's predecessor, so Founder eats sequence
+\* number NInit and every configured node has a lastToken to regenerate
+\* from.
+Age(n) == (Founder - 1 - n + NInit) % NInit
+SteadyToken(n) == MkToken(NInit - Age(n), InitRing, n, NextNode(InitRing, n), 1)
 Init ==
     /\ views = << 1..NInit >>
     /\ vid = [p \in Members |-> IF p <= NInit THEN 1 ELSE 0]
@@ -189,18 +256,22 @@ Init ==
     /\ localView = [n \in Node |-> IF n <= NInit THEN InitRing ELSE <<>>]
     /\ newNodes = [n \in Node |-> {}]
     /\ token = [n \in Node |-> IF n = Founder
-                                 THEN [nodelist |-> InitRing, cur |-> n,
-                                       dest |-> NextNode(InitRing, n), gvn |-> 1]
+                                 THEN MkToken(NInit, InitRing, n, NextNode(InitRing, n), 1)
                                  ELSE NoToken]
     /\ tokenMsgs = {}
     /\ msgs911 = {}
+    /\ tokenState = [n \in Node |-> IF n = Founder THEN "Eating"
+                                    ELSE IF n <= NInit THEN "Hungry" ELSE "Starving"]
+    /\ lastToken = [n \in Node |-> IF LossyRing /\ n <= NInit THEN SteadyToken(n) ELSE NoToken]
 
 -----------------------------------------------------------------------------
 (* The ring (Raincore.tla's events, abstracted as said above) *)
 
 \* 2. The token arrives: Eating, one step of the View State machine
 \*    (Agreement/Chaos/Reserve), commit in Reserve on the same nodelist.
-TokenReceived(n, m) ==
+\*    Under LossyRing a token is valid only above lastTokenSeq while not
+\*    Eating; otherwise it is dropped.
+AcceptToken(n, m) ==
     LET same    == m.nodelist = localView[n]
         gv0     == globalView[n]
         reserve == viewState[n] = "Chaos" /\ same
@@ -213,33 +284,59 @@ TokenReceived(n, m) ==
                    ELSE gv0
         tgvn    == IF reserve THEN Len(gv1) ELSE m.gvn
     IN
-    /\ Alive(n)
-    /\ m \in tokenMsgs
-    /\ m.dest = n
-    /\ tokenMsgs' = tokenMsgs \ {m}
     /\ viewState' = [viewState EXCEPT ![n] = vs]
     /\ globalView' = [globalView EXCEPT ![n] = IF tgvn > Len(gv1) THEN PadTo(gv1, tgvn) ELSE gv1]
     /\ localView' = [localView EXCEPT ![n] = m.nodelist]
     /\ token' = [token EXCEPT ![n] = [m EXCEPT !.cur = n, !.gvn = tgvn]]
-    /\ UNCHANGED <<flushVars, status, newNodes, msgs911>>
+    /\ tokenState' = SetTokenState(n, "Eating")
 
-\* 3. A join request (911 from a node not on this node's view) is queued.
-\*    Members send no 911 here (no regeneration), so that is every 911.
+TokenReceived(n, m) ==
+    /\ Alive(n)
+    /\ m \in tokenMsgs
+    /\ m.dest = n
+    /\ tokenMsgs' = tokenMsgs \ {m}
+    /\ IF LossyRing /\ (tokenState[n] = "Eating" \/ m.seq <= lastToken[n].seq)
+         THEN UNCHANGED <<viewState, globalView, localView, token, tokenState>>
+         ELSE AcceptToken(n, m)
+    /\ UNCHANGED <<flushVars, status, newNodes, msgs911, lastToken>>
+
+\* 3. A 911 from a node not on this node's view is a join request: queued
+\*    (under LossyRing also answered when it claims more than this node).
+\*    Without LossyRing members send no 911, so that is every 911.  Under
+\*    LossyRing, Raincore's claims: its own 911 back with YES lets a
+\*    Starving node regenerate the token from lastToken; a member's 911 is
+\*    vetoed (NO, straight back) or forwarded along its nodelist.
 911Received(n, m) ==
+    LET m1     == [m EXCEPT !.cur = n]
+        answer == IF Veto(n, m) THEN [m1 EXCEPT !.status = "NO", !.dest = m.orig]
+                                ELSE [m1 EXCEPT !.dest = NextNode(m.nodelist, n)]
+    IN
     /\ Alive(n)
     /\ m \in msgs911
     /\ m.dest = n
-    /\ m.orig \notin Range(ViewOf(n))
-    /\ msgs911' = msgs911 \ {m}
-    /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
-    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, token, tokenMsgs>>
+    /\ LossyRing \/ m.orig \notin Range(ViewOf(n))
+    /\ IF m.orig = n
+         THEN /\ msgs911' = msgs911 \ {m}
+              /\ IF Regenerate(n, m)
+                   THEN /\ token' = [token EXCEPT ![n] = [lastToken[n] EXCEPT !.cur = n]]
+                        /\ tokenState' = [tokenState EXCEPT ![n] = "Eating"]
+                   ELSE UNCHANGED <<token, tokenState>>
+              /\ UNCHANGED newNodes
+       ELSE IF m.orig \in Range(ViewOf(n))
+         THEN /\ msgs911' = (msgs911 \ {m}) \cup {answer}
+              /\ UNCHANGED <<token, tokenState, newNodes>>
+         ELSE /\ msgs911' = (msgs911 \ {m}) \cup (IF HigherClaim(n, m) THEN {answer} ELSE {})
+              /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
+              /\ UNCHANGED <<token, tokenState>>
+    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, tokenMsgs, lastToken>>
 
 \* 4. The failure detector: the token n sent could not be delivered (its
-\*    destination is down).  Drop it from the nodelist, Chaos, resend;
+\*    destination is down).  Drop it from the nodelist, Chaos, resend
+\*    (LossyRing: with the next sequence number, kept as lastToken, Hungry);
 \*    alone, commit the single-node view and keep the token.
 TokenDeliveryFailure(n, m) ==
     LET nl == Remove(m.nodelist, m.dest)
-        t  == [m EXCEPT !.nodelist = nl, !.dest = NextNode(nl, n)]
+        t  == NextSeq([m EXCEPT !.nodelist = nl, !.dest = NextNode(nl, n)])
         t1 == [t EXCEPT !.gvn = GlobalViewNumber(n) + 1]
     IN
     /\ Alive(n)
@@ -252,28 +349,34 @@ TokenDeliveryFailure(n, m) ==
               /\ globalView' = [globalView EXCEPT ![n] = Append(@, nl)]
               /\ token' = [token EXCEPT ![n] = t1]
               /\ tokenMsgs' = tokenMsgs \ {m}
+              /\ tokenState' = SetTokenState(n, "Eating")
+              /\ lastToken' = SetLastToken(n, t1)
          ELSE /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
               /\ tokenMsgs' = (tokenMsgs \ {m}) \cup {t}
+              /\ tokenState' = SetTokenState(n, "Hungry")
+              /\ lastToken' = SetLastToken(n, t)
               /\ UNCHANGED <<globalView, token>>
     /\ UNCHANGED <<flushVars, status, newNodes, msgs911>>
 
-\* 5. A 911 could not be delivered: on to the next node of the configured ring.
+\* 5. A 911 could not be delivered: on to the next node of the ring it
+\*    travels (the configured ring, or under LossyRing its nodelist).
 911DeliveryFailure(n, m) ==
     /\ Alive(n)
     /\ m \in msgs911
     /\ m.cur = n
     /\ status[m.dest] = "Down"
-    /\ msgs911' = (msgs911 \ {m}) \cup {[m EXCEPT !.dest = NextNode(InitRing, m.dest)]}
+    /\ msgs911' = (msgs911 \ {m}) \cup {[m EXCEPT !.dest = NextNode(Ring911(m), m.dest)]}
     /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
-                   token, tokenMsgs>>
+                   token, tokenMsgs, tokenState, lastToken>>
 
 \* 6. Eating timeout: add the queued joiners right after n (Chaos) and pass
-\*    the token on; alone, keep it.
+\*    the token on (LossyRing: the next sequence number, kept as lastToken,
+\*    Hungry); alone, keep it.
 EatingTimeout(n) ==
     LET t   == token[n]
         add == newNodes[n] \ Range(t.nodelist)
         nl  == IF add = {} THEN t.nodelist ELSE InsertAfter(t.nodelist, n, SortedSeq(add))
-        t2  == [t EXCEPT !.nodelist = nl, !.cur = n, !.dest = NextNode(nl, n)]
+        t2  == NextSeq([t EXCEPT !.nodelist = nl, !.cur = n, !.dest = NextNode(nl, n)])
     IN
     /\ Alive(n)
     /\ Eating(n)
@@ -282,8 +385,33 @@ EatingTimeout(n) ==
     /\ IF Len(nl) > 1
          THEN /\ tokenMsgs' = tokenMsgs \cup {t2}
               /\ token' = [token EXCEPT ![n] = NoToken]
-         ELSE UNCHANGED <<tokenMsgs, token>>
+              /\ tokenState' = SetTokenState(n, "Hungry")
+              /\ lastToken' = SetLastToken(n, t2)
+         ELSE UNCHANGED <<tokenMsgs, token, tokenState, lastToken>>
     /\ UNCHANGED <<flushVars, status, globalView, localView, msgs911>>
+
+\* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim.
+\*    TimelyTimeouts: never while a token that lists n exists.
+HungryTimeout(n) ==
+    /\ LossyRing
+    /\ Alive(n)
+    /\ tokenState[n] = "Hungry"
+    /\ ~TokenComing(n)
+    /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
+    /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
+    /\ msgs911' = msgs911 \cup {Call911(n)}
+    /\ UNCHANGED <<flushVars, status, globalView, localView, newNodes, token,
+                   tokenMsgs, lastToken>>
+
+\* 8. Starving timeout (LossyRing only): the same 911 again.
+StarvingTimeout(n) ==
+    /\ LossyRing
+    /\ Alive(n)
+    /\ tokenState[n] = "Starving"
+    /\ ~TokenComing(n)
+    /\ msgs911' = msgs911 \cup {Call911(n)}
+    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
+                   token, tokenMsgs, tokenState, lastToken>>
 
 -----------------------------------------------------------------------------
 (* FLUSH (Flush.tla with ReconcileDigests = TRUE); every use of the        *)
@@ -474,22 +602,24 @@ Unblock(p, c) ==
 (* Environment *)
 
 \* p crashes: a FLUSH member in Crashable, within the budget, not the last
-\* live member of the latest view, and neither holding the token nor having
-\* it in transit (the abstraction: no token loss).
+\* live member of the latest view; without LossyRing neither holding the
+\* token nor having it in transit (the abstraction: no token loss).
 CanCrash(p) ==
     /\ Alive(p) /\ IsMember(p)
     /\ p \in Crashable
     /\ Cardinality(Dead) < MaxCrashes
     /\ (views[Latest] \ Dead) \ {p} # {}
-    /\ ~Eating(p)
-    /\ \A m \in tokenMsgs : m.cur # p
+    /\ ~LossyRing => /\ ~Eating(p)
+                     /\ \A m \in tokenMsgs : m.cur # p
 
 Cuts(p) ==
     {cut \in [Members -> 0..MaxOut(p)] :
         \A q \in Members : LastView(chan[<<p, q>>]) <= cut[q] /\ cut[q] <= Len(chan[<<p, q>>])}
 
 \* As in Flush.tla (each channel from p keeps a prefix holding every VIEW)
-\* and Raincore.tla (the 911s p was sending are lost); nobody is told.
+\* and Raincore.tla (the 911s p was sending are lost; under LossyRing so
+\* are the token it holds and a token it has in transit, and its machines
+\* stop in Chaos and Starving); nobody is told.
 Crash(p) ==
     /\ CanCrash(p)
     /\ \E cut \in Cuts(p) :
@@ -499,17 +629,32 @@ Crash(p) ==
                     ELSE chan[e]]
     /\ status' = [status EXCEPT ![p] = "Down"]
     /\ msgs911' = {m \in msgs911 : m.cur # p}
+    /\ token' = [token EXCEPT ![p] = NoToken]
+    /\ tokenMsgs' = {m \in tokenMsgs : m.cur # p}
+    /\ viewState' = IF LossyRing THEN [viewState EXCEPT ![p] = "Chaos"] ELSE viewState
+    /\ tokenState' = SetTokenState(p, "Starving")
     /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks,
-                   digest, completed, viewState, globalView, localView, newNodes,
-                   token, tokenMsgs>>
+                   digest, completed, globalView, localView, newNodes, lastToken>>
 
-\* A new node starts and applies to join with a 911 to the configured ring.
+\* A new node starts and applies to join with a 911 to the configured ring
+\* (it starts in Chaos and, under LossyRing, Starving: StarvingTimeout
+\* repeats the request until a token lists it).
 Join(n) ==
     /\ n > NInit
     /\ status[n] = "Off"
     /\ status' = [status EXCEPT ![n] = "Up"]
-    /\ msgs911' = msgs911 \cup {[orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]}
-    /\ UNCHANGED <<flushVars, viewState, globalView, localView, newNodes, token, tokenMsgs>>
+    /\ msgs911' = msgs911 \cup {Call911(n)}
+    /\ tokenState' = SetTokenState(n, "Starving")
+    /\ UNCHANGED <<flushVars, viewState, globalView, localView, newNodes, token, tokenMsgs,
+                   lastToken>>
+
+\* The token is lost in transit (LossyRing only).
+TokenLoss(m) ==
+    /\ LossyRing
+    /\ m \in tokenMsgs
+    /\ tokenMsgs' = tokenMsgs \ {m}
+    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes, token,
+                   msgs911, tokenState, lastToken>>
 
 -----------------------------------------------------------------------------
 Receive(p, q) ==
@@ -528,6 +673,8 @@ Next ==
     \/ \E n \in Node : \E m \in tokenMsgs : TokenDeliveryFailure(n, m)
     \/ \E n \in Node : \E m \in msgs911 : 911DeliveryFailure(n, m)
     \/ \E n \in Node : EatingTimeout(n)
+    \/ \E n \in Node : HungryTimeout(n)
+    \/ \E n \in Node : StarvingTimeout(n)
     \/ \E p \in Members : Multicast(p)
     \/ \E p, q \in Members : Receive(p, q)
     \/ \E c \in Members : StartFlush(c)
@@ -537,6 +684,7 @@ Next ==
     \/ \E c \in Members : StopFlush(c)
     \/ \E p \in Members : Crash(p)
     \/ \E n \in Node : Join(n)
+    \/ \E m \in tokenMsgs : TokenLoss(m)
 
 Spec == Init /\ [][Next]_vars
 
@@ -560,9 +708,30 @@ ViewAfterAllCompleted ==
                /\ p \in views[vid[p] + 1] => vid[p] = Latest - 1
 
 \* Raincore.tla's (AtMostOneToken: at most one node Eating, or the token in
-\* transit while nobody eats).
+\* transit while nobody eats; under LossyRing, as in Raincore.tla, at most
+\* one live node Eating: a stale token may be in transit, to be dropped).
 AtMostOneToken ==
-    Cardinality({n \in Node : Alive(n) /\ Eating(n)}) + Cardinality(tokenMsgs) <= 1
+    IF LossyRing
+      THEN Cardinality({n \in Node : Alive(n) /\ Eating(n)}) <= 1
+      ELSE Cardinality({n \in Node : Alive(n) /\ Eating(n)}) + Cardinality(tokenMsgs) <= 1
+
+\* Raincore.tla's, under LossyRing (TRUE without it, where tokenState and
+\* lastToken are frozen): only the 7 (token, view) pairs of the seed's
+\* Figure 11 occur at live nodes; at most one live node holds the right to
+\* regenerate (its own YES back while Starving) or a regenerated token it
+\* has not passed on.
+LegalPairs == {<<"Eating", "Agreement">>, <<"Hungry", "Agreement">>,
+               <<"Eating", "Reserve">>,   <<"Hungry", "Reserve">>,
+               <<"Eating", "Chaos">>,     <<"Hungry", "Chaos">>,
+               <<"Starving", "Chaos">>}
+LegalStates ==
+    LossyRing => \A n \in Node : status[n] = "Up" => <<tokenState[n], viewState[n]>> \in LegalPairs
+Granted(n) == \E m \in msgs911 : m.orig = n /\ m.dest = n /\ Regenerate(n, m)
+Regenerator(n) ==
+    \/ Granted(n)
+    \/ tokenState[n] = "Eating" /\ token[n].seq = lastToken[n].seq
+SingleRegenerator ==
+    LossyRing => Cardinality({n \in Node : status[n] = "Up" /\ Regenerator(n)}) <= 1
 
 ConsistentHistory ==
     \A m, n \in Node :

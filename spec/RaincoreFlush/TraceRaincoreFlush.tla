@@ -61,14 +61,16 @@ CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable
 VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
           flushOks, digest, completed,
           status, viewState, globalView, localView, newNodes, token,
-          tokenMsgs, msgs911, l
+          tokenMsgs, msgs911, tokenState, lastToken, l
 
-R == INSTANCE RaincoreFlush
+\* The trace is the implementation's run of the abstraction (no token loss):
+\* tokenState and lastToken keep their initial values.
+R == INSTANCE RaincoreFlush WITH LossyRing <- FALSE
 
 traceVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed,
                status, viewState, globalView, localView, newNodes, token,
-               tokenMsgs, msgs911>>
+               tokenMsgs, msgs911, tokenState, lastToken>>
 
 TraceInit == R!Init /\ l = 1
 
