@@ -33,8 +33,9 @@ remembers what it sent); unpickled functions are re-interned
 (:func:`groupcheck.model.values.interning`) on arrival.  A model with a
 kernel (:class:`groupcheck.model.core.Kernel`) is searched, and its states
 shipped, in the kernel's encoding (plain values that hash alike in every
-forked process), pickled as they are; the invariants are evaluated on
-decoded states.  A worker leaves with ``os._exit`` once it has answered, so
+forked process; numbered like any other: shipping kernel states as plain
+pickles was no faster, docs/benchmarks.md); the invariants are evaluated
+on decoded states.  A worker leaves with ``os._exit`` once it has answered, so
 nobody waits for its visited set to be freed object by object.
 
 Scope: counting (distinct states, generated, depth) and, optionally,
@@ -83,11 +84,6 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
         # states are searched and shipped, decoded only for the invariants
         kern = model.kernel()
         constrained, constraint, successors, initial, decode = search_parts(model, kern)
-        # Model states share their (interned) values across states: a batch
-        # numbers them and sends each once.  Kernel states are tuples of
-        # strings, ints and frozensets that pickle's C code ships faster as
-        # they are (numbering them is a Python loop per value).
-        pack, unpack = (_encode, _decode) if kern is None else (_pickle, _unpickle)
         bad: list = []   # (invariant index, state) violations found this level
 
         def check(t) -> None:
@@ -147,12 +143,12 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
                         check(t)
             for o in range(W):
                 if o != me:
-                    conn.send_bytes(pack(outs[o], encoders[o]))
+                    conn.send_bytes(_encode(outs[o], encoders[o]))
             del outs
             for o in range(W):
                 if o == me:
                     continue
-                for t in unpack(conn.recv_bytes(), decoders[o], cls):
+                for t in _decode(conn.recv_bytes(), decoders[o], cls):
                     n = len(seen)
                     seen.add(t)
                     if len(seen) != n:
@@ -187,14 +183,6 @@ def _decode(payload: bytes, dec: list, cls: type) -> list:
     get = dec.__getitem__
     new = tuple.__new__
     return [new(cls, map(get, row)) for row in rows]
-
-
-def _pickle(states: list, _enc: dict) -> bytes:
-    return pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _unpickle(payload: bytes, _dec: list, _cls: type) -> list:
-    return pickle.loads(payload)
 
 
 def _first(bad: list, active) -> tuple[str, State] | None:
