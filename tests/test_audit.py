@@ -148,8 +148,9 @@ def test_one_tlc_run_serves_the_tlc_and_link_checks(monkeypatch, protocol, name)
 
 
 def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, tmp_path):
-    """run() sends a compared model expected ok to tlc_and_link_checks, every
-    other model to its stage's own check, and keeps manifest order."""
+    """run() sends a compared model expected ok and without PROPERTY to
+    tlc_and_link_checks, every other model to its stage's own check, and
+    keeps manifest order."""
     from groupcheck.model import manifest as mf
     seen = {"tlc": [], "link": [], "both": []}
 
@@ -163,14 +164,15 @@ def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, t
         return f
     for kind, attr in (("tlc", "tlc_check"), ("link", "link_check"), ("both", "tlc_and_link_checks")):
         monkeypatch.setattr(audit, attr, fake(kind))
-    checks, _ = audit.run(tmp_path, protocols_=["sequencer"], stages=("tlc", "link"))
-    entries = mf.load("sequencer")
+    checks, _ = audit.run(tmp_path, protocols_=["raincoreflush"], stages=("tlc", "link"))
+    entries = mf.load("raincoreflush")
     light = [e for e in entries if not e.extra.get("heavy")]
     linked = [e for e in entries if e.compare and not e.extra.get("slow")]
-    shared = {e.name for e in light if e in linked and e.expected == "ok"}
+    shared = {e.name for e in light if e in linked and e.expected == "ok" and not e.parsed_cfg().properties}
     assert shared and set(seen["both"]) == shared
+    # a compared ok model with a PROPERTY keeps its two runs (sequencer's all have one)
     assert set(seen["tlc"]) == {e.name for e in light} - shared
     assert set(seen["link"]) == {e.name for e in linked} - shared
     ran = [c for c in checks if not c.skipped]
-    assert [c.id for c in ran] == [f"tlc/sequencer/{e.name}" for e in light] + \
-        [f"link/sequencer/{e.name}" for e in linked]
+    assert [c.id for c in ran] == [f"tlc/raincoreflush/{e.name}" for e in light] + \
+        [f"link/raincoreflush/{e.name}" for e in linked]
