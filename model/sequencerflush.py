@@ -581,6 +581,17 @@ def _set(t: tuple, i: int, x) -> tuple:
     return t[:i] + (x,) + t[i + 1:]
 
 
+def _mcast(chan: tuple, i: int, N: int, view, crashed, msg: tuple) -> tuple:
+    """McastData over kernel channels: ``msg`` appended to the channel from
+    member i + 1 to every member of ``view`` that has not crashed."""
+    ch = list(chan)
+    base = i * N - 1
+    for r in view:
+        if r not in crashed:
+            ch[base + r] += (msg,)
+    return tuple(ch)
+
+
 class SequencerFlushKernel(Kernel):
     """``SequencerFlushModel``'s actions over a lean encoding (the explorer's;
     :mod:`groupcheck.model.core`).  A kernel state is a tuple with the
@@ -779,13 +790,7 @@ class SequencerFlushKernel(Kernel):
             s[_SENT] = _set(sent, i, q)
             view = views[vid[i] - 1]
             if view[0] == m:
-                ch = list(chan)
-                msg = m_(DAT, vid[i], m, q)
-                base = i * N - 1
-                for r in view:
-                    if r not in crashed:
-                        ch[base + r] += (msg,)
-                s[_CHAN] = tuple(ch)
+                s[_CHAN] = _mcast(chan, i, N, view, crashed, m_(DAT, vid[i], m, q))
                 s[_LOG] = _set(log, i, log[i] + ((m, q),))
             else:
                 s[_FWD] = _set(fwd, i, fwd[i] | {q})
@@ -915,13 +920,7 @@ class SequencerFlushKernel(Kernel):
                 view = views[vid[i] - 1]
                 if view[0] == p:
                     snd, n = msg[2], msg[3]
-                    ch = list(rest)
-                    d = m_(DAT, vid[i], snd, n)
-                    base = i * N - 1
-                    for r in view:
-                        if r not in crashed:
-                            ch[base + r] += (d,)
-                    s[_CHAN] = tuple(ch)
+                    s[_CHAN] = _mcast(rest, i, N, view, crashed, m_(DAT, vid[i], snd, n))
                     s[_LOG] = _set(log, i, log[i] + ((snd, n),))
                 else:
                     s[_CHAN] = rest
