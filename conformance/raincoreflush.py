@@ -43,6 +43,7 @@ from typing import Optional
 from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 
 from . import flush as cf
+from . import raincore as rc
 from .protocols import Protocol
 from .replay import HeaderError, RunReport, run_binding
 from .tlctrace import TLATrace
@@ -53,22 +54,45 @@ RING_ACTIONS = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911Deli
 OUTSIDE = ("Initialization", "HungryTimeout", "StarvingTimeout", "Recover", "TokenLoss")
 FLUSH_ACTIONS = tuple(a for a in cf.SPEC_ACTIONS if a not in ("Crash", "Join", "Leave"))
 ACTIONS = FLUSH_ACTIONS + RING_ACTIONS + OUTSIDE
+RING_RECORDS = RING_ACTIONS + OUTSIDE      # the ring layer's records
+# LossyRing: the ring records that are spec/Raincore's steps on the ring variables (Crash and
+# Join are the composition's: a crash cuts FLUSH's channels, a joiner enters FLUSH by a VIEW)
+LOSSY_RING = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
+              "HungryTimeout", "StarvingTimeout", "TokenLoss")
 RING_FIELDS = ("status", "viewState", "globalView", "localView", "newNodes", "token")
+# LossyRing: the ring's whole state but ``recovered`` (no recovery)
+LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
 PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
+# optional header constants, their value when absent (traces before the lossy ring lack them)
+OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
-             "911DeliveryFailure": "911"}
+             "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
 
-def model_msg(msg: dict):
-    """The model's record for a logged TOKEN or 911 (the fields it keeps)."""
+def model_msg(msg: dict, lossy: bool = False):
+    """The model's record for a logged TOKEN or 911 (the fields it keeps;
+    under LossyRing every field, as spec/Raincore's)."""
+    if lossy:
+        return rc.model_msg(msg)
     if msg.get("type") == "TOKEN":
         return Token(tuple(msg["nodelist"]), msg["cur"], msg["dest"], msg["gvn"])
     return Msg911(msg["orig"], msg["cur"], msg["dest"])
 
 
 def token_json(t) -> dict:
+    if "seq" in t:          # LossyRing: Raincore's token
+        return rc.token_json(t)
     return {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
+
+
+def lossy(model) -> bool:
+    return bool(getattr(model, "LossyRing", False))
+
+
+# the fields a logged message must carry for ``model_msg`` (LossyRing: Raincore's message)
+_MSG_KEYS = {"TOKEN": ("nodelist", "cur", "dest", "gvn"), "911": ("orig", "cur", "dest")}
+_LOSSY_KEYS = {"TOKEN": ("seq",), "911": ("nodelist", "seq", "status")}
 
 
 def ring_check(model, ev: dict) -> Optional[str]:
@@ -76,15 +100,17 @@ def ring_check(model, ev: dict) -> Optional[str]:
     TOKEN or 911 record without its message or naming a node outside
     1..N), or None.  Shared with conformance/raincoresequencerflush.py."""
     name = ev["name"]
-    if name == "TokenLoss":
-        return None
-    if not isinstance(ev["nid"], int) or ev["nid"] not in model.Members:
+    if name != "TokenLoss" and (not isinstance(ev["nid"], int) or ev["nid"] not in model.Members):
         return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
     want = _WITH_MSG.get(name)
     if want:
         msg = ev.get("msg")
         if not isinstance(msg, dict) or msg.get("type") != want:
             return f"{name} needs a {want} message"
+        keys = _MSG_KEYS[want] + (_LOSSY_KEYS[want] if lossy(model) else ())
+        absent = [k for k in keys if k not in msg]
+        if absent:
+            return f"msg: the {want} message lacks {absent}"
         for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
             if x not in model.Members:
                 return f"msg: node {x!r} is not a node 1..{model.N}"
@@ -95,8 +121,17 @@ def ring_successors(model, s, ev: dict):
     """The model's ring steps a ring record names (not Crash: each composed
     binding has its own, with its cuts).  A TOKEN or 911 record is a step
     only if that message (on the fields the model keeps) is in transit; an
-    action outside the abstraction (``OUTSIDE``) is none."""
+    action outside the abstraction (``OUTSIDE``) is none.  Under LossyRing
+    the step is spec/Raincore's (conformance/raincore.py ``successor`` on the
+    ring variables): timeouts and TokenLoss are steps, Initialization and
+    Recover are not (no cold start, no recovery)."""
     name, n = ev["name"], ev["nid"]
+    if lossy(model):
+        if name in LOSSY_RING:
+            yield model.ring_step(s, rc.successor(model.ring, model.ring_state(s), ev))
+        return
+    if name == "TokenLoss":
+        return
     if name in _WITH_MSG:
         m = model_msg(ev["msg"])
         fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
@@ -110,25 +145,31 @@ def ring_successors(model, s, ev: dict):
         yield model.Join(s, n)
 
 
-def ring_logged_fields(name: str) -> tuple:
+def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
     """The ring variables a ring record's state is compared on: a Crash on
     ``status`` only (the model freezes a crashed node's ring variables, the
-    layer resets its view and token state)."""
+    layer resets its view and token state); under LossyRing all of them,
+    a Crash included (spec/Raincore's Crash resets them as the layer does)."""
+    if is_lossy:
+        return LOSSY_FIELDS
     return ("status",) if name == "Crash" else RING_FIELDS
 
 
-def ring_norm(var: str, value):
+def ring_norm(var: str, value, is_lossy: bool = False):
     """A logged ring variable in ``ring_project``'s shape."""
-    if var == "token":
-        return {k: (list(value[k]) if k == "nodelist" else value[k]) for k in ("nodelist", "cur", "dest", "gvn")}
+    if var in ("token", "lastToken") and isinstance(value, dict):
+        keys = ("seq",) * is_lossy + ("nodelist", "cur", "dest", "gvn")
+        return {k: (list(value[k]) if k == "nodelist" else value.get(k)) for k in keys}
     if var == "newNodes":
         return sorted(value)
     return value
 
 
-def outside_why(name: str, spec: str = "RaincoreFlush") -> str:
+def outside_why(name: str, spec: str = "RaincoreFlush", is_lossy: bool = False) -> str:
     """What a replay's failure message adds for a ring record."""
-    if name in OUTSIDE:
+    if is_lossy and name in ("Initialization", "Recover"):
+        return f" (outside spec/{spec} with LossyRing: no cold start, no recovery)"
+    if name in OUTSIDE and not is_lossy:
         return (f" (outside spec/{spec}'s abstraction of the ring: one token, never lost, so no "
                 "timeout but the Eating one, no regeneration, no recovery)")
     if name in _WITH_MSG:
@@ -136,19 +177,23 @@ def outside_why(name: str, spec: str = "RaincoreFlush") -> str:
     return ""
 
 
-def ring_project(s, n: int) -> dict:
-    """Node ``n``'s ring variables in model state ``s``, in the trace's shape."""
+def ring_project(s, n: int, is_lossy: bool = False) -> dict:
+    """Node ``n``'s ring variables in model state ``s``, in the trace's shape
+    (under LossyRing also ``tokenState`` and ``lastToken``)."""
     i = n - 1
-    return {"status": s.status[i], "viewState": s.viewState[i],
-            "globalView": [list(v) for v in s.globalView[i]], "localView": list(s.localView[i]),
-            "newNodes": sorted(s.newNodes[i]), "token": token_json(s.token[i])}
+    out = {"status": s.status[i], "viewState": s.viewState[i],
+           "globalView": [list(v) for v in s.globalView[i]], "localView": list(s.localView[i]),
+           "newNodes": sorted(s.newNodes[i]), "token": token_json(s.token[i])}
+    if is_lossy:
+        out.update(tokenState=s.tokenState[i], lastToken=token_json(s.lastToken[i]))
+    return out
 
 
 class RaincoreFlushBinding(cf.FlushBinding):
     """The composed stack's table for the replay engine: FLUSH's, plus the ring."""
 
     protocol = "raincoreflush"
-    FIELDS = cf.FIELDS + RING_FIELDS
+    FIELDS = cf.FIELDS + LOSSY_FIELDS
 
     def __init__(self, trace: Trace, whole_states: bool = False) -> None:
         h = trace.header
@@ -158,13 +203,18 @@ class RaincoreFlushBinding(cf.FlushBinding):
         missing = [k for k in CONSTANTS if k not in c]
         if missing:
             raise HeaderError(f"header constants lack {missing}")
+        bad = [k for k in OPTIONAL if k in c and not isinstance(c[k], bool)]
+        if bad:
+            raise HeaderError(f"header constants {bad} must be true or false")
         try:
             # Crashable bounds TLC's models; a run may crash any node (the header's
             # constants are scalars), within MaxCrashes
-            model = RaincoreFlushModel({**{k: c[k] for k in CONSTANTS}, "Crashable": range(1, int(c["N"]) + 1)})
+            model = RaincoreFlushModel({**{k: c[k] for k in CONSTANTS}, **{k: c.get(k, d) for k, d in OPTIONAL.items()},
+                                        "Crashable": range(1, int(c["N"]) + 1)})
         except (ValueError, TypeError) as e:
             raise HeaderError(f"bad constants: {e}") from None
         super().__init__(trace, model, whole_states=whole_states)
+        self.lossy = model.LossyRing
         self.check_header(model.Members, "RaincoreFlush")
 
     def check(self, ev: dict) -> Optional[str]:
@@ -177,23 +227,21 @@ class RaincoreFlushBinding(cf.FlushBinding):
 
     def successors(self, s, ev: dict):
         name = ev["name"]
-        if name in OUTSIDE:
-            return
-        if name in _WITH_MSG or name == "EatingTimeout":
-            yield from ring_successors(self.model, s, ev)
+        if name in OUTSIDE + LOSSY_RING:
+            yield from ring_successors(self.model, s, ev)     # none outside the abstraction
             return
         yield from cf._successors(self.model, s, ev)      # FLUSH's actions, Crash (with its cuts), Join
 
     def message(self, s, t, ev: dict) -> Optional[str]:
-        if ev["name"] in RING_ACTIONS:
+        if ev["name"] in RING_RECORDS:
             return None         # the message is the successor's parameter: checked in ``successors``
         return super().message(s, t, ev)
 
     def logged(self, ev: dict) -> Optional[dict]:
         st = super().logged(ev)
-        if st is None or ev["name"] not in RING_ACTIONS:
+        if st is None or ev["name"] not in RING_RECORDS:
             return st
-        keep = ring_logged_fields(ev["name"])
+        keep = ring_logged_fields(ev["name"], self.lossy)
         return {k: v for k, v in st.items() if k in keep}
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
@@ -203,23 +251,23 @@ class RaincoreFlushBinding(cf.FlushBinding):
         step appends nothing).  Without it, an implementation that skipped
         the reconciliation of a VIEW's digest would pass: the model's
         ``delivered`` grows, the record says nothing of it."""
-        fields = ring_logged_fields(ev["name"]) if ev["name"] in RING_ACTIONS else cf.FIELDS
+        fields = ring_logged_fields(ev["name"], self.lossy) if ev["name"] in RING_RECORDS else cf.FIELDS
         return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
                 for var in fields if var not in logged
                 and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
 
     def observe(self, s, t, ev: dict, var: str):
-        if var in RING_FIELDS:
-            return ring_project(t, ev["nid"])[var]
+        if var in LOSSY_FIELDS:
+            return ring_project(t, ev["nid"], self.lossy).get(var)
         return super().observe(s, t, ev, var)
 
     def norm(self, var: str, value):
-        if var in RING_FIELDS:
-            return ring_norm(var, value)
+        if var in LOSSY_FIELDS:
+            return ring_norm(var, value, self.lossy)
         return super().norm(var, value)
 
     def head(self, ev: dict) -> str:
-        return super().head(ev) + outside_why(ev["name"])
+        return super().head(ev) + outside_why(ev["name"], is_lossy=self.lossy)
 
     def after(self, ev: dict, pairs: list, cands: set):
         def witness(prop, cands):
@@ -264,18 +312,24 @@ def replay(trace: Trace, *, visited: bool = True) -> RunReport:
 PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
 
 
-def parse_faults(spec: str, seed: int, ring: int, n: int):
-    """``crash=1@100,join=4@50,loss=0.1,dup=0.05,reorder=3`` (times in ms)
-    -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
+def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
+    """``crash=1@100,join=4@50,tokenloss=120,loss=0.1,dup=0.05,reorder=3``
+    (times in ms; ``tokenloss=T``: the next token sent after T is lost, the
+    lossy ring only) -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.sim_raincoreflush import RingFlushFaults
     spec = (spec or "").strip()
     if spec == "auto":
-        return draw_faults(random.Random(seed * 7919 + 31), ring, n)
-    rest, crashes, joins = [], [], []
+        return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy)
+    rest, crashes, joins, losses = [], [], [], []
     for part in filter(None, (x.strip() for x in spec.split(","))):
         key, _, val = part.partition("=")
-        if key in ("crash", "join"):
+        if key == "tokenloss":
+            try:
+                losses.append(float(val) / 1000)
+            except ValueError:
+                raise ValueError(f"fault {part!r}: expected tokenloss=MS") from None
+        elif key in ("crash", "join"):
             node, at_sep, t = val.partition("@")
             try:
                 (crashes if key == "crash" else joins).append((int(node), float(t) / 1000 if at_sep else 0.0))
@@ -286,13 +340,17 @@ def parse_faults(spec: str, seed: int, ring: int, n: int):
     net = tracefile.parse_faults(",".join(rest))
     if net.crashes:
         raise ValueError("crashes of FLUSH over the ring are crash=NODE@MS items")
-    return RingFlushFaults(crashes=tuple(crashes), joins=tuple(joins), network=net)
+    if losses and not lossy:
+        raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
+    return RingFlushFaults(crashes=tuple(crashes), joins=tuple(joins), network=net, token_losses=tuple(losses))
 
 
-def draw_faults(rng, ring: int, n: int):
+def draw_faults(rng, ring: int, n: int, lossy: bool = False):
     """A random plan: a lossy network, no crash, one crash (the coordinator
     in half the plans) or two, and each node outside the ring joining with
-    probability 0.7, at times in the first 0.3 s."""
+    probability 0.7, at times in the first 0.3 s; with the lossy ring also
+    a token loss in half the plans (its crashes land anywhere: the plan's
+    times are taken as they come)."""
     from groupcheck.impl.sim import FaultPlan
     from groupcheck.impl.sim_raincoreflush import RingFlushFaults
     k = rng.choice((0, 1, 1, 2))
@@ -300,7 +358,8 @@ def draw_faults(rng, ring: int, n: int):
     victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
     crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
     joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
-    return RingFlushFaults(crashes=crashes, joins=joins,
+    losses = (round(rng.uniform(0.0, 0.3), 4),) if lossy and rng.random() < 0.5 else ()
+    return RingFlushFaults(crashes=crashes, joins=joins, token_losses=losses,
                            network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
 
 
@@ -313,16 +372,19 @@ def simulate(seed: int, faults: str, options: dict):
     n, ring, per = int(opts["nodes"]), int(opts["ring"]), int(opts["messages"])
     if not 2 <= ring <= n:
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    plan = parse_faults(faults, seed, ring, n)
+    tm = cf._flag(opts.get("tm", False))
+    lossy = cf._flag(opts.get("lossy", False))
+    plan = parse_faults(faults, seed, ring, n, lossy and not tm)
     rng = random.Random(seed)
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, ring + 1)
             for k in range(per)]
-    tm = cf._flag(opts.get("tm", False))
-    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm), seed, plan, msgs,
-                                          horizon=float(opts.get("horizon", 30.0)))
+    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy), seed, plan,
+                                          msgs, horizon=float(opts.get("horizon", 30.0)))
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
                  "MaxCrashes": len(plan.crashes)}
-    run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "")
+    if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists)
+        constants.update(LossyRing=True, TimelyTimeouts=False)
+    run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"],
@@ -364,7 +426,7 @@ def tla_log(trace: Trace) -> list:
 
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm"),
+    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
     draw=draw, campaign_faults="auto",
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
@@ -404,7 +466,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Msg911 as IMsg911, Start, TokenMsg, Timing
     from groupcheck.impl.raincore import spec_msg as ring_spec_msg
     from groupcheck.impl.stacks.raincore import raincore_layer
-    from groupcheck.impl.stacks.raincoreflush import RingNode, ring_flush_stack
+    from groupcheck.impl.stacks.raincoreflush import RingNode, ring_flush_stack, steady_seq
 
     from .lockstep import LockstepError, LockstepNetwork
     from .replay import Engine
@@ -425,7 +487,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
             self.ids = b.ids
             self.model = b.model
             timing = Timing(eating=0.005, hungry=0.5, starving=0.5)
-            self.nodes = {m: RingNode(raincore_layer(m, self.ring_nodes, init_seq=ring, timing=timing),
+            self.nodes = {m: RingNode(raincore_layer(m, self.ring_nodes, init_seq=steady_seq(self.ring_nodes), timing=timing),
                                       ring_flush_stack(m, self.ring_nodes)) for m in members}
             super().__init__(members, self.nodes)
             self.app_sends = 0

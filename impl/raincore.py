@@ -310,7 +310,16 @@ class Raincore:
     def _start(self, event: Start, now: float) -> list[Effect]:
         if self.status == "Up":       # a configured node: its state is Init's
             if event.token:
-                self.token = self.lastToken
+                # spec/RaincoreFlush's SteadyToken (the token has gone round once):
+                # the founder eats the token its predecessor sent last (seq
+                # init_seq - 1, its predecessor's lastToken) and sent its own last
+                # token a round before; the composed stack starts each layer with
+                # init_seq = the ring's size + 1 so that every node's lastToken is
+                # the spec's (impl/stacks/raincoreflush.py STEADY_SEQ)
+                ring = self.init_ring
+                nxt = next_node(ring, self.nid)
+                self.token = TokenMsg(self.init_seq - 1, ring, self.nid, nxt, 1)
+                self.lastToken = TokenMsg(self.init_seq - len(ring), ring, self.nid, nxt, 1)
                 return self._enter("Eating", now)
             return self._enter(self.tokenState, now)
         if self.nid not in self.init_ring:

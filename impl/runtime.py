@@ -114,11 +114,11 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
         # crash) over this socket; Hungry and Starving time-outs far above a ring
         # round, so that only the Eating one fires (spec/RaincoreFlush's abstraction)
         from .raincore import Timing
-        from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack
+        from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack, steady_seq
         ring = tuple(members)
         # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
         # loaded 2-core machine a live process can stall for a few hundred ms
-        return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=len(ring),
+        return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
                                    timing=Timing(eating=0.005, hungry=3.0, starving=3.0)),
                         ring_flush_stack(nid, ring, tracing="delta", **_OVER_RING[protocol]))
     raise ValueError(f"no cluster stack for protocol {protocol!r} "

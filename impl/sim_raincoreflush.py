@@ -19,7 +19,8 @@ installs the ring's committed view as it stands when the flush ends.  A
 joiner enters by the ring's Join (a 911 to the configured ring); its FLUSH
 layer waits, in no view, for the VIEW that lists it.
 
-The environment keeps the spec's abstraction (spec/RaincoreFlush README): a
+With ``lossy`` off the environment keeps the spec's abstraction
+(spec/RaincoreFlush README, ``LossyRing = FALSE``): a
 crash happens only when the spec's CanCrash allows it (a FLUSH member, not
 the last of the latest view, neither eating nor with a token of its own in
 transit) and the node holds no queued join request (the abstraction has no
@@ -27,8 +28,13 @@ Starving timeout, so a 911 lost with a crashed node is never sent again; the
 layer would send it again); otherwise it is retried ``CRASH_RETRY`` later, and the promise I9
 of FLUSH (a VIEW is never lost) is kept as impl/sim_flush.py keeps it: the
 crashed member's reliable frames up to its last VIEW reach every survivor.
-The ring's own faults (token loss, recovery) are impl/sim_raincore.py's and
-spec/Raincore's; they are not in this composition's spec, so not here.
+With ``lossy`` on (``LossyRing = TRUE``, untimed timeouts) the ring is
+Raincore's own: a node crashes at any point, the token holder and a node
+with the token in transit included (the token dies with it and is
+regenerated after a Hungry timeout), tokens are lost as the plan says
+(``token_losses``: the next token handed to the Transport Manager after
+each time), and a joiner's 911 lost with a crashed node is sent again by
+its Starving timeout.  Recovery stays out (crash-stop, as the spec).
 
 The run ends once it has settled: every planned event done, the ring agreed
 on the live nodes, and every live node's FLUSH in that view, unblocked, with
@@ -52,7 +58,8 @@ from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
 from .stacks.raincore import raincore_layer
-from .stacks.raincoreflush import RingNode, RingStack, is_ring_frame, is_ring_message, ring_flush_stack, ring_stack
+from .stacks.raincoreflush import (RingNode, RingStack, is_ring_frame, is_ring_message, ring_flush_stack, ring_stack,
+                                  steady_seq)
 
 CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
 
@@ -64,14 +71,16 @@ class RingFlushFaults:
     joins: tuple[tuple[int, float], ...] = ()
     network: FaultPlan = field(default_factory=FaultPlan)
     ring_delay: tuple[float, float] = (0.001, 0.003)
+    token_losses: tuple[float, ...] = ()     # lossy ring only
 
     @property
     def last(self) -> float:
-        return max([t for _, t in self.crashes + self.joins], default=0.0)
+        return max([t for _, t in self.crashes + self.joins] + list(self.token_losses), default=0.0)
 
     def to_json(self) -> dict:
         return {"crashes": [list(x) for x in self.crashes], "joins": [list(x) for x in self.joins],
-                "network": self.network.to_json(), "ring_delay": list(self.ring_delay)}
+                "network": self.network.to_json(), "ring_delay": list(self.ring_delay),
+                "token_losses": list(self.token_losses)}
 
 
 class RingFlushSimulator(RaincoreSimulator):
@@ -81,11 +90,13 @@ class RingFlushSimulator(RaincoreSimulator):
 
     def __init__(self, rings: dict[int, Raincore], fstacks: dict[int, FlushStack], seed: int,
                  faults: RingFlushFaults, horizon: float = 30.0, probe: float = 0.05,
-                 ring_parts: dict | None = None) -> None:
+                 ring_parts: dict | None = None, lossy: bool = False) -> None:
         from .sim_raincore import RaincoreFaults
-        # crashes are this class's (CanCrash); joins are the ring's (Join)
-        super().__init__(rings, seed, RaincoreFaults(joins=faults.joins, delay=faults.ring_delay),
+        # crashes are this class's (CanCrash); joins and token losses are the ring's
+        super().__init__(rings, seed, RaincoreFaults(joins=faults.joins, delay=faults.ring_delay,
+                                                     token_losses=faults.token_losses),
                          horizon, probe)
+        self.lossy = lossy
         self.faults = faults.network
         self.plan = faults
         self.fstacks = fstacks
@@ -227,6 +238,14 @@ class RingFlushSimulator(RaincoreSimulator):
     def can_crash(self, p: int) -> bool:
         """The spec's CanCrash, but for the budget (the plan is the budget)."""
         ring, f = self.layer(p), self.flush(p)
+        others = bool(set(self.latest_view()[1]) - self.crashed_nodes - {p})
+        if self.lossy:            # Raincore's ring: any live member, at any point ...
+            # ... but, on impl/ringtransport.py's Transport Manager, not while another
+            # node's TM still waits for p's ack of a token: p may have taken it, and
+            # the TM would then report a failed delivery of a token the spec no longer
+            # has in transit (spec/RaincoreFlush's TokenDeliveryFailure needs it there;
+            # docs/impl.md "The lossy ring": a gap of the spec, not of the layer)
+            return ring.status == "Up" and f.is_member and others and not self._token_to(p)
         tm = self.nodes[p].ring_part.layer("tm") if isinstance(self.nodes[p].ring_part, RingStack) else None
         own_token = (any(isinstance(m, TokenMsg) for _, m, _ in tm.pending.values()) if tm is not None
                      else any(self.inflight.get(d) == p for d in self.token_sent))
@@ -234,7 +253,13 @@ class RingFlushSimulator(RaincoreSimulator):
         # StarvingTimeout, so a joiner whose 911 died with p would never ask
         # again (the layer does ask again: seed 004's Starving timeout)
         return (ring.status == "Up" and f.is_member and ring.tokenState != "Eating" and not own_token
-                and not ring.newNodes and bool(set(self.latest_view()[1]) - self.crashed_nodes - {p}))
+                and not ring.newNodes and others)
+
+    def _token_to(self, p: int) -> bool:
+        """A token to p waits for its ack in another node's Transport Manager."""
+        return any(isinstance(part, RingStack)
+                   and any(d == p and isinstance(m, TokenMsg) for d, m, _ in part.layer("tm").pending.values())
+                   for n, node in self.nodes.items() if n != p for part in (node.ring_part,))
 
     def _crash(self, p: int) -> None:
         if p in self.crashed_nodes or self.layer(p).status != "Up" or not self.flush(p).is_member:
@@ -280,11 +305,11 @@ class RingFlushSimulator(RaincoreSimulator):
 class RingFlushConfig:
     n: int = 3                 # nodes 1..n
     init_size: int = 3         # nodes 1..init_size: the configured ring and FLUSH's first view
-    # Hungry and Starving timeouts well above a ring round (a few ms) and an
-    # admission (two rounds): within spec/RaincoreFlush's abstraction only the
-    # Eating timeout fires (no token is lost; a joiner is admitted before it
-    # asks again)
-    timing: Timing = field(default_factory=lambda: Timing(eating=0.005, hungry=0.5, starving=0.5))
+    # Without ``lossy``, Hungry and Starving timeouts well above a ring round (a
+    # few ms) and an admission (two rounds): within spec/RaincoreFlush's
+    # abstraction only the Eating timeout fires (no token is lost; a joiner is
+    # admitted before it asks again)
+    timing: Timing | None = None    # None: ``ring_timing``'s default
     reconcile: bool = True
     sequencer: bool = False    # SEQUENCER on top: ring, FLUSH, SEQUENCER (no joiner)
     # SEQUENCER on top: the coordinator's DATA passes FLUSH's latch and every member re-sends
@@ -297,6 +322,19 @@ class RingFlushConfig:
     # (impl/ringtransport.py: acks, retries, a time-out as failure detector)
     # instead of the simulator's perfect one
     tm: bool = False
+    # lossy: Raincore's own ring (spec LossyRing = TRUE): crashes at any point, token
+    # losses, the Hungry and Starving timeouts of impl/raincore.py's Timing (``timing``
+    # is then ignored unless given: see ``ring_timing``)
+    lossy: bool = False
+
+    def ring_timing(self) -> Timing:
+        """``timing``, or by default: the lossy ring Raincore's own Timing,
+        short enough to regenerate a lost token within a run (a premature
+        timeout is a step of the model: its timeouts are untimed); the
+        abstraction the slow timeouts above."""
+        if self.timing is not None:
+            return self.timing
+        return Timing() if self.lossy else Timing(eating=0.005, hungry=0.5, starving=0.5)
 
 
 def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults | None = None,
@@ -308,14 +346,18 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults
     faults = faults or RingFlushFaults()
     ring = tuple(range(1, cfg.init_size + 1))
     nodes = range(1, cfg.n + 1)
+    if faults.token_losses and (cfg.tm or not cfg.lossy):
+        raise ValueError("token losses need the lossy ring on the simulator's Transport Manager "
+                         "(lossy on, tm off: with tm the network loses frames, not tokens)")
+    timing = cfg.ring_timing()
     if cfg.tm:
-        parts = {n: ring_stack(n, ring, init_seq=cfg.init_size, timing=cfg.timing) for n in nodes}
+        parts = {n: ring_stack(n, ring, init_seq=steady_seq(ring), timing=timing) for n in nodes}
         rings = {n: parts[n].layer("raincore") for n in nodes}
     else:
-        parts = rings = {n: raincore_layer(n, ring, init_seq=cfg.init_size, timing=cfg.timing) for n in nodes}
+        parts = rings = {n: raincore_layer(n, ring, init_seq=steady_seq(ring), timing=timing) for n in nodes}
     fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer,
                                    pass_latch=cfg.pass_latch) for n in nodes}
-    sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts)
+    sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts, lossy=cfg.lossy)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
     # SEQUENCER on top: the three-layer stack's records (conformance/raincoresequencerflush.py);

@@ -15,7 +15,9 @@ regeneration; a node crashes only while it neither holds the token nor has
 it in transit; ``tokenState`` and ``lastToken`` keep their initial values).
 With ``LossyRing`` TRUE the ring is Raincore's fixed variant, token loss and
 regeneration included: its transitions are those of
-:class:`.raincore.RaincoreModel` (TimelyTimeouts, FreshClaim, TokenRingClaim;
+:class:`.raincore.RaincoreModel` (FreshClaim, TokenRingClaim, and TimelyTimeouts
+as the constant says: TRUE in every model, FALSE for replaying the
+implementation, whose timers know nothing of tokens in flight;
 no recovery), applied to the ring variables of this state, not restated.
 
 This module is the spec transcribed variable for variable and action for
@@ -110,7 +112,7 @@ class RaincoreFlushModel(Model):
             # recovery; Bounds is MCRaincore's without MaxDown.
             self.ring = RaincoreModel({
                 "N": self.N, "InitSize": self.NInit, "InitSeq": self.NInit, "ColdStart": False,
-                "TimelyTimeouts": True, "StableFounder": False, "NeutralRecovery": True, "FreshClaim": True,
+                "TimelyTimeouts": bool(c.get("TimelyTimeouts", True)), "StableFounder": False, "NeutralRecovery": True, "FreshClaim": True,
                 "FreshView": True, "TokenRingClaim": True,
                 "MaxSeq": c.get("MaxSeq"), "Max911": c.get("Max911"), "MaxDown": None})
             self._not_recovered = (False,) * self.N

@@ -22,6 +22,13 @@ from .flush import FlushStack
 RING_TIMERS = ("eating", "hungry", "starving")
 
 
+def steady_seq(ring: tuple) -> int:
+    """The ``init_seq`` of a composed ring's layers: spec/RaincoreFlush's
+    steady ring has the founder (the last node) eat sequence number
+    ``len(ring)``, sent by its predecessor (Raincore's ``Start(token=True)``)."""
+    return len(ring) + 1
+
+
 def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
                      reconcile: bool = True, tracing: bool = True, sequencer: bool = False,
                      pass_latch: bool = False, **reliable_opts) -> FlushStack:

@@ -46,11 +46,12 @@ CONSTANTS
     MaxMsgs,    \* application multicasts, over all members
     MaxCrashes, \* crashes the environment may inject
     Crashable,  \* the nodes the environment may crash (targets a model)
-    LossyRing   \* TRUE: Raincore's ring with token loss and regeneration
+    LossyRing,  \* TRUE: Raincore's ring with token loss and regeneration
+    TimelyTimeouts \* LossyRing only: a timeout never fires while a token that lists its node exists
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
-       /\ LossyRing \in BOOLEAN
+       /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -391,12 +392,13 @@ EatingTimeout(n) ==
     /\ UNCHANGED <<flushVars, status, globalView, localView, msgs911>>
 
 \* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim.
-\*    TimelyTimeouts: never while a token that lists n exists.
+\*    TimelyTimeouts: never while a token that lists n exists (FALSE: the
+\*    implementation's timers, which know nothing of tokens in flight).
 HungryTimeout(n) ==
     /\ LossyRing
     /\ Alive(n)
     /\ tokenState[n] = "Hungry"
-    /\ ~TokenComing(n)
+    /\ TimelyTimeouts => ~TokenComing(n)
     /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
     /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
     /\ msgs911' = msgs911 \cup {Call911(n)}
@@ -408,7 +410,7 @@ StarvingTimeout(n) ==
     /\ LossyRing
     /\ Alive(n)
     /\ tokenState[n] = "Starving"
-    /\ ~TokenComing(n)
+    /\ TimelyTimeouts => ~TokenComing(n)
     /\ msgs911' = msgs911 \cup {Call911(n)}
     /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
                    token, tokenMsgs, tokenState, lastToken>>

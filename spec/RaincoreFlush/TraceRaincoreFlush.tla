@@ -65,7 +65,7 @@ VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
 
 \* The trace is the implementation's run of the abstraction (no token loss):
 \* tokenState and lastToken keep their initial values.
-R == INSTANCE RaincoreFlush WITH LossyRing <- FALSE
+R == INSTANCE RaincoreFlush WITH LossyRing <- FALSE, TimelyTimeouts <- TRUE
 
 traceVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed,

@@ -1,0 +1,148 @@
+"""FLUSH over Raincore's own ring (issue 18: spec/RaincoreFlush with
+``LossyRing = TRUE``): the composed stack in the simulator with crashes at
+any point (the token holder included), token losses and untimed Hungry and
+Starving timeouts, replayed against model/raincoreflush.py with the lossy
+ring (``TimelyTimeouts = FALSE``: the implementation's timers know nothing of
+tokens in flight).  Every run must conform and keep the history checks; the
+runs must reach what the abstraction kept out (a crash while eating, a lost
+token, a regeneration); mutants of the ring and forged records must not
+conform."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+
+import pytest
+
+from groupcheck.conformance import raincoreflush as crf
+from groupcheck.conformance.traces import from_records
+from groupcheck.impl import raincore as impl_raincore
+
+RUNS = 40
+
+
+def _runs(runs: int = RUNS, first: int = 0, tm: bool = False):
+    """Lossy-ring runs: (verdict counts, history violations, figures)."""
+    verdicts, bad, fig = Counter(), [], Counter()
+    for seed in range(first, first + runs):
+        opts = {"lossy": True, "tm": tm, "nodes": 3 + seed % 2, "ring": 3}
+        records, line = crf.simulate(seed, "auto", opts)
+        rep = crf.replay(from_records(records), visited=False)
+        verdicts[rep.verdict] += 1
+        if rep.verdict != "ok":
+            fig.setdefault("why", (seed, rep.reason))
+        if line["history"]:
+            bad.append((seed, line["history"][:2]))
+        fig["settled"] += line["settled"]
+        eating: set = set()
+        for r in records:
+            if r.get("kind") != "event":
+                continue
+            fig[r["name"]] += r["name"] in ("TokenLoss", "HungryTimeout", "StarvingTimeout")
+            if r["name"] == "Crash":
+                fig["crashes"] += 1
+                fig["crash_while_eating"] += r["nid"] in eating
+            st = r.get("state") or {}
+            if "tokenState" in st:
+                (eating.add if st["tokenState"] == "Eating" else eating.discard)(r["nid"])
+    return verdicts, bad, fig
+
+
+def test_lossy_ring_runs_conform_and_reach_token_loss():
+    verdicts, bad, fig = _runs()
+    assert verdicts == Counter(ok=RUNS), fig
+    assert bad == [] and fig["settled"] == RUNS, (bad, fig)
+    # what LossyRing = FALSE kept out: lost tokens, their regeneration, a holder's crash
+    assert fig["TokenLoss"] >= 5 and fig["HungryTimeout"] >= 10, fig
+    assert fig["crash_while_eating"] >= 1 and fig["crashes"] >= 30, fig
+
+
+def test_lossy_ring_on_its_transport_manager_conforms():
+    verdicts, bad, fig = _runs(20, first=100, tm=True)
+    assert verdicts == Counter(ok=20), fig
+    assert bad == [], bad
+
+
+def test_header_names_the_lossy_ring():
+    records, _ = crf.simulate(3, "crash=3@50", {"lossy": True})
+    c = records[0]["constants"]
+    assert c["LossyRing"] is True and c["TimelyTimeouts"] is False
+
+
+def test_token_losses_need_the_lossy_ring():
+    with pytest.raises(ValueError, match="lossy"):
+        crf.simulate(1, "tokenloss=50", {})
+
+
+def _lossy_records(seed: int = 0, faults: str = "tokenloss=60,crash=3@120"):
+    records, line = crf.simulate(seed, faults, {"lossy": True})
+    assert crf.replay(from_records(records), visited=False).verdict == "ok"
+    return records
+
+
+def _replay_changed(records, pick, change):
+    out = copy.deepcopy(records)
+    i = next(i for i, r in enumerate(out) if r.get("kind") == "event" and pick(r))
+    change(out[i])
+    return crf.replay(from_records(out), visited=False)
+
+
+def test_forged_token_sequence_number_is_nonconforming():
+    """Under LossyRing the token's seq is compared (it was not before)."""
+    def change(r):
+        r["msg"]["seq"] += 5
+    rep = _replay_changed(_lossy_records(), lambda r: r["name"] == "TokenReceived", change)
+    assert rep.verdict == "nonconforming"
+
+
+def test_forged_token_state_is_nonconforming():
+    def change(r):
+        r["state"]["tokenState"] = "Eating"
+    rep = _replay_changed(_lossy_records(), lambda r: r["name"] == "HungryTimeout" and r.get("state"), change)
+    assert rep.verdict == "nonconforming"
+
+
+def test_a_lossy_trace_read_as_the_abstraction_is_nonconforming():
+    """The same records under a header without LossyRing: the abstraction has
+    no timeout but the Eating one, no token loss."""
+    records = _lossy_records()
+    records[0] = dict(records[0], constants={k: v for k, v in records[0]["constants"].items()
+                                             if k not in ("LossyRing", "TimelyTimeouts")})
+    rep = crf.replay(from_records(records), visited=False)
+    assert rep.verdict != "ok"
+
+
+def test_bad_lossy_constant_is_a_header_error():
+    records = _lossy_records()
+    records[0] = dict(records[0], constants={**records[0]["constants"], "LossyRing": "yes"})
+    rep = crf.replay(from_records(records), visited=False)
+    assert rep.verdict == "rejected" and "LossyRing" in rep.reason
+
+
+def test_mutant_ring_without_veto_is_caught(monkeypatch):
+    """A ring node that never vetoes a 911 claim lets a node regenerate a
+    token while the old one lives (a premature Hungry timeout: untimed)."""
+    monkeypatch.setattr(impl_raincore.Raincore, "_veto", lambda self, m: False)
+    verdicts, bad, fig = _runs(RUNS)
+    assert verdicts["ok"] < RUNS or bad, fig
+
+
+def test_mutant_holder_crash_keeps_the_token_is_caught(monkeypatch):
+    """A crashed node's token must die with it: a layer that keeps its
+    token state across Crash diverges from spec/Raincore's Crash."""
+    orig = impl_raincore.Raincore.handle
+
+    def handle(self, event, now):
+        keep = (self.token, self.tokenState)
+        out = orig(self, event, now)
+        if isinstance(event, impl_raincore.Crash):
+            self.token, self.tokenState = keep
+            for eff in out:
+                ev = getattr(eff, "event", None)
+                if ev is not None and ev.name == "Crash" and isinstance(getattr(ev, "state", None), dict):
+                    ev.state.update(tokenState=keep[1])
+        return out
+    monkeypatch.setattr(impl_raincore.Raincore, "handle", handle)
+    verdicts, _, fig = _runs(RUNS)
+    assert verdicts["ok"] < RUNS, fig
