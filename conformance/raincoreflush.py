@@ -398,21 +398,26 @@ def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size from its seed: a ring of 2 or 3 nodes, a joiner
     beside it in half the runs, 1 or 2 multicasts per ring node, the ring's
     Transport Manager the simulator's (perfect) or impl/ringtransport.py on
-    the lossy network, half and half; faults drawn by ``auto``."""
+    the lossy network, half and half, the ring Raincore's own (LossyRing) in
+    a third of the runs; faults drawn by ``auto``."""
     rng = random.Random(seed * 7919 + 37)
     ring = rng.choice((2, 3, 3))
     opts = {"nodes": ring + rng.choice((0, 1)), "ring": ring, "messages": rng.choice((1, 2))}
-    # half the runs put the ring on the lossy network with its own Transport Manager
-    return "auto", {**opts, "tm": rng.random() < 0.5}
+    # half the runs put the ring on the lossy network with its own Transport Manager,
+    # a third run over Raincore's own ring (LossyRing: crashes at any point, token loss)
+    tm = rng.random() < 0.5
+    return "auto", {**opts, "tm": tm, "lossy": rng.random() < 1 / 3}
 
 
 # ---------------------------------------------------------------- TLC trace validation
 
 def tla_constants(c: dict) -> dict:
     """spec/RaincoreFlush/TraceRaincoreFlush.tla's constants from a header's:
-    the spec's, and Crashable = 1..N (as the replay: a run may crash any
-    node, within MaxCrashes)."""
-    return {**{k: c[k] for k in CONSTANTS}, "Crashable": frozenset(range(1, int(c["N"]) + 1))}
+    the spec's, Crashable = 1..N (as the replay: a run may crash any
+    node, within MaxCrashes), LossyRing and TimelyTimeouts (their defaults
+    when absent)."""
+    return {**{k: c[k] for k in CONSTANTS}, "Crashable": frozenset(range(1, int(c["N"]) + 1)),
+            **{k: bool(c.get(k, d)) for k, d in OPTIONAL.items()}}
 
 
 def tla_log(trace: Trace) -> list:

@@ -146,3 +146,40 @@ def test_mutant_holder_crash_keeps_the_token_is_caught(monkeypatch):
     monkeypatch.setattr(impl_raincore.Raincore, "handle", handle)
     verdicts, _, fig = _runs(RUNS)
     assert verdicts["ok"] < RUNS, fig
+
+
+# ---------------------------------------------------------------- TLC trace validation
+
+needs_java = pytest.mark.skipif(__import__("shutil").which("java") is None, reason="TLC needs java")
+
+
+@needs_java
+@pytest.mark.parametrize("seed,faults,opts", [
+    (0, "tokenloss=60,crash=3@120", {}),                    # a lost token regenerated, then a crash
+    (5, "auto", {"nodes": 4, "ring": 3}),                  # a joiner beside token loss
+    (7, "auto", {"tm": True}),                             # on the ring's own Transport Manager
+])
+def test_tlc_accepts_lossy_runs_as_the_replay_does(seed, faults, opts):
+    from groupcheck.conformance import tlctrace
+    records, _ = crf.simulate(seed, faults, {"lossy": True, **opts})
+    trace = from_records(records)
+    v = tlctrace.validate(trace, diagnose=False)
+    rep = crf.replay(trace, visited=False)
+    assert v.ok and rep.verdict == "ok", v.explain()
+    assert {"HungryTimeout", "Crash"} <= {e["name"] for e in trace.events}
+
+
+@needs_java
+def test_tlc_rejects_a_forged_sequence_number_where_the_replay_does():
+    from groupcheck.conformance import tlctrace
+    records = _lossy_records()
+    out = copy.deepcopy(records)
+    i = next(i for i, r in enumerate(out) if r.get("kind") == "event" and r["name"] == "TokenReceived"
+             and r["nid"] == 2)
+    out[i]["msg"]["seq"] += 1
+    trace = from_records(out)
+    v = tlctrace.validate(trace, diagnose=False)
+    rep = crf.replay(trace, visited=False)
+    assert not v.ok and rep.verdict == "nonconforming"
+    k = next(e["i"] for e in trace.events if e["name"] == "TokenReceived" and e["nid"] == 2)
+    assert v.first_unmatched == rep.stops_conforming_at == k

@@ -185,8 +185,10 @@ def test_generated_log_module():
 
 def test_raincoreflush_actions():
     assert tlctrace.supported("raincoreflush")
+    # the ring's timeouts and TokenLoss: steps under the header's LossyRing only
     assert tlctrace.spec_actions("raincoreflush") == sorted(raincoreflush.FLUSH_ACTIONS
-                                                            + raincoreflush.RING_ACTIONS)
+                                                            + raincoreflush.RING_ACTIONS
+                                                            + ("HungryTimeout", "StarvingTimeout", "TokenLoss"))
 
 
 def test_campaign_runs_cover_every_action(tmp_path):
@@ -196,8 +198,11 @@ def test_campaign_runs_cover_every_action(tmp_path):
     # 911DeliveryFailure (node 1, the configured ring's head, down when a
     # joiner's 911 reaches it) and Discard (an old view's message) are rare
     traces = []
-    for seed in (7, 42):
-        faults, opts = raincoreflush.draw(seed)
+    # and a run over the lossy ring (a lost token, its Hungry and Starving timeouts)
+    runs = [(seed, *raincoreflush.draw(seed)) for seed in (7, 42)] + [(0, "tokenloss=60,crash=3@120",
+                                                                      {"lossy": True}),
+                                                                  (7, "auto", {"lossy": True, "tm": True})]
+    for seed, faults, opts in runs:
         records, _ = raincoreflush.simulate(seed, faults, {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
         t = load(write(tmp_path / f"s{seed}.ndjson", records))
         v = tlctrace.validate(t)

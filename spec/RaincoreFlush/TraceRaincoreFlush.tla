@@ -39,8 +39,11 @@
 (*    is one the step leaves unchanged (delivered: adds nothing).  A state *)
 (*    not logged constrains nothing.                                       *)
 (* A ring action outside the abstraction (Initialization, HungryTimeout,  *)
-(* StarvingTimeout, Recover, TokenLoss) has no predicate: no behaviour     *)
-(* matches such a record, as in the replay.                                *)
+(* StarvingTimeout, Recover, TokenLoss) matches no behaviour, as in the    *)
+(* replay; with the header's LossyRing = TRUE (a run over Raincore's own   *)
+(* ring) the timeouts and TokenLoss are steps, messages and tokens are     *)
+(* compared whole (sequence numbers, a 911's claim), a ring state also on  *)
+(* tokenState and lastToken, and a Crash on the whole ring.                *)
 (*                                                                         *)
 (* Left to TLC's non-determinism: everything not logged, i.e. the other    *)
 (* members and nodes, the FLUSH channels and the ring's messages in        *)
@@ -56,16 +59,19 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable
+CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts
 
 VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
           flushOks, digest, completed,
           status, viewState, globalView, localView, newNodes, token,
           tokenMsgs, msgs911, tokenState, lastToken, l
 
-\* The trace is the implementation's run of the abstraction (no token loss):
-\* tokenState and lastToken keep their initial values.
-R == INSTANCE RaincoreFlush WITH LossyRing <- FALSE, TimelyTimeouts <- TRUE
+\* LossyRing and TimelyTimeouts come from the trace's header (FALSE and TRUE
+\* when it lacks them: the abstraction, where tokenState and lastToken keep
+\* their initial values).  A run over Raincore's own ring is LossyRing with
+\* TimelyTimeouts FALSE: the implementation's timers know nothing of tokens
+\* in flight.
+R == INSTANCE RaincoreFlush
 
 traceVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed,
@@ -90,13 +96,22 @@ MsgIs(m) ==
 
 \* The spec's token or 911 the logged ring message is: the fields the
 \* abstraction keeps (the sequence number, a 911's status, seq and
-\* nodelist are not part of it).
-LoggedToken == [nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur,
-                dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
-Logged911 == [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest]
+\* nodelist are not part of it); under LossyRing every field (Raincore's).
+LoggedToken ==
+    IF LossyRing
+      THEN [seq |-> Rec.msg.seq, nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur,
+            dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
+      ELSE [nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur,
+            dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
+Logged911 ==
+    IF LossyRing
+      THEN [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest,
+            nodelist |-> Rec.msg.nodelist, seq |-> Rec.msg.seq, status |-> Rec.msg.status]
+      ELSE [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest]
 
 \* A logged token (a node's token variable) is t on the same fields.
 TokenIs(t, r) == r.nodelist = t.nodelist /\ r.cur = t.cur /\ r.dest = t.dest /\ r.gvn = t.gvn
+                 /\ (LossyRing => r.seq = t.seq)
 
 -----------------------------------------------------------------------------
 (* State *)
@@ -125,6 +140,8 @@ RingVarsMatch(n) ==
     /\ Logged(Rec.state, "localView") => localView'[n] = Rec.state.localView
     /\ Logged(Rec.state, "newNodes") => newNodes'[n] = Rec.state.newNodes
     /\ Logged(Rec.state, "token") => TokenIs(token'[n], Rec.state.token)
+    /\ LossyRing /\ Logged(Rec.state, "tokenState") => tokenState'[n] = Rec.state.tokenState
+    /\ LossyRing /\ Logged(Rec.state, "lastToken") => TokenIs(lastToken'[n], Rec.state.lastToken)
 
 \* ... and those it does not log are unchanged (a complete delta).
 RingUnloggedSame(n) ==
@@ -134,6 +151,8 @@ RingUnloggedSame(n) ==
     /\ ~Logged(Rec.state, "localView") => localView'[n] = localView[n]
     /\ ~Logged(Rec.state, "newNodes") => newNodes'[n] = newNodes[n]
     /\ ~Logged(Rec.state, "token") => token'[n] = token[n]
+    /\ LossyRing /\ ~Logged(Rec.state, "tokenState") => tokenState'[n] = tokenState[n]
+    /\ LossyRing /\ ~Logged(Rec.state, "lastToken") => lastToken'[n] = lastToken[n]
 
 \* A FLUSH record: FLUSH's layer is complete; a ring variable it logs
 \* (none, from the stack) is compared all the same, as the replay does.
@@ -143,10 +162,12 @@ FlushStateMatches(p) == Rec.logged => FlushVarsMatch(p) /\ RingVarsMatch(p)
 \* the ring's to log.
 RingStateMatches(n) == Rec.logged => RingVarsMatch(n) /\ RingUnloggedSame(n)
 
-\* A Crash record: status only.
+\* A Crash record: status only (the abstraction freezes a crashed node's
+\* ring); under LossyRing all of the ring (Raincore's Crash resets it).
 CrashStateMatches(n) ==
-    Rec.logged => IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
-                                                  ELSE status'[n] = status[n]
+    IF LossyRing THEN RingStateMatches(n)
+    ELSE Rec.logged => IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
+                                                       ELSE status'[n] = status[n]
 
 -----------------------------------------------------------------------------
 (* FLUSH's actions (TraceFlush.tla's predicates, on the composed spec) *)
@@ -253,6 +274,24 @@ EatingTimeoutIfLogged ==
     /\ R!EatingTimeout(P)
     /\ RingStateMatches(P)
 
+\* LossyRing only (without it no behaviour matches these records): the
+\* timeouts, and the loss of the logged token in transit (nid null: 0).
+HungryTimeoutIfLogged ==
+    /\ Rec.name = "HungryTimeout"
+    /\ R!HungryTimeout(P)
+    /\ RingStateMatches(P)
+
+StarvingTimeoutIfLogged ==
+    /\ Rec.name = "StarvingTimeout"
+    /\ R!StarvingTimeout(P)
+    /\ RingStateMatches(P)
+
+TokenLossIfLogged ==
+    /\ Rec.name = "TokenLoss"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
+    /\ LoggedToken \in tokenMsgs
+    /\ R!TokenLoss(LoggedToken)
+
 \* The environment, each logged by the node concerned: a crash (the cut of
 \* its channels is not logged: every cut), a new node's join by 911.
 CrashIfLogged ==
@@ -268,7 +307,7 @@ JoinIfLogged ==
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
-    /\ P \in R!Members
+    /\ P \in R!Members \/ Rec.name = "TokenLoss"
     /\ \/ MulticastIfLogged
        \/ DeliverIfLogged
        \/ DiscardIfLogged
@@ -288,6 +327,9 @@ TraceNext ==
        \/ TokenDeliveryFailureIfLogged
        \/ 911DeliveryFailureIfLogged
        \/ EatingTimeoutIfLogged
+       \/ HungryTimeoutIfLogged
+       \/ StarvingTimeoutIfLogged
+       \/ TokenLossIfLogged
        \/ CrashIfLogged
        \/ JoinIfLogged
     /\ l' = l + 1
