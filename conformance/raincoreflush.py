@@ -65,7 +65,7 @@ LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
 PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring lack them)
-OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True}
+OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
              "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
@@ -127,7 +127,9 @@ def ring_successors(model, s, ev: dict):
     Recover are not (no cold start, no recovery)."""
     name, n = ev["name"], ev["nid"]
     if lossy(model):
-        if name in LOSSY_RING:
+        if name == "TokenDeliveryFailure":     # the composition's: LateFailure too
+            yield model.TokenDeliveryFailure(s, n, model_msg(ev["msg"], True))
+        elif name in LOSSY_RING:
             yield model.ring_step(s, rc.successor(model.ring, model.ring_state(s), ev))
         return
     if name == "TokenLoss":
@@ -382,8 +384,9 @@ def simulate(seed: int, faults: str, options: dict):
                                           msgs, horizon=float(opts.get("horizon", 30.0)))
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
                  "MaxCrashes": len(plan.crashes)}
-    if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists)
-        constants.update(LossyRing=True, TimelyTimeouts=False)
+    if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists);
+        # on the ring's own Transport Manager a token's receiver may die before its ack
+        constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
     run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])

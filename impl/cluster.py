@@ -112,9 +112,12 @@ def _free_ports(n: int) -> list[int]:
     return ports
 
 
-def constants(protocol: str, nodes: int, messages: int, kills: int) -> dict:
+def constants(protocol: str, nodes: int, messages: int, kills: int, lossy: bool = False) -> dict:
     if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
-        return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
+        c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
+        if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
+            c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
+        return c
     if protocol == "raincoresequencerflush":
         # spec/RaincoreSequencerFlush as the cluster's stack runs it (impl/runtime.py:
         # pass_latch, i.e. ResendAlways; ResentFirst); Senders and Crashable (sets,
@@ -145,9 +148,14 @@ class Runner:
     def __init__(self, protocol: str, nodes: int, messages: int, kills: list[tuple[int, float]], out: Path,
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
-                 checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None) -> None:
+                 checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
+                 lossy_ring: bool = False) -> None:
         if protocol not in PROTOCOLS:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
+        if lossy_ring and protocol != "raincoreflush":
+            raise ClusterError("--lossy-ring: FLUSH over the ring only (--membership raincore --protocol flush); "
+                               "spec/RaincoreSequencerFlush has no lossy ring yet")
+        self.lossy_ring = lossy_ring
         if checker not in ("model", "tlc", "both"):
             raise ClusterError(f"--checker {checker!r}: model, tlc or both")
         if checker != "model":
@@ -235,7 +243,8 @@ class Runner:
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
         # serving, any node but one may die: the header's crash bound is N - 1
         crashes = self.n - 1 if self.serve else len(self.kills)
-        header = tracefile.header(self.protocol, members, constants(self.protocol, self.n, self.messages, crashes),
+        header = tracefile.header(self.protocol, members,
+                                  constants(self.protocol, self.n, self.messages, crashes, self.lossy_ring),
                                   seed=None, faults={"kills": [list(k) for k in self.kills]},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
@@ -321,7 +330,9 @@ class Runner:
         holding the token, none of its ring messages unacknowledged), and
         says so; then it is killed.  The abstraction has one token that is
         never lost, so a kill while the node holds it is outside what the
-        model can judge (docs/impl.md)."""
+        model can judge (docs/impl.md).  With ``lossy_ring`` the spec is
+        Raincore's own ring and only FLUSH's I9 is waited for (no VIEW of
+        the node unacknowledged): the token holder is killed as it is."""
         self.status.pop(nid, None)
         self._send(nid, {"cmd": "freeze"})
         until = time.monotonic() + FREEZE_WAIT

@@ -93,7 +93,7 @@ RING_PROTOCOLS = ("raincoreflush", "raincoresequencerflush")
 _OVER_RING = {"raincoreflush": {}, "raincoresequencerflush": {"sequencer": True, "pass_latch": True}}
 
 
-def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
+def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False):
     """The stack the simulator runs for ``protocol``, with its defaults."""
     # tracing="delta": the layers log format 2's deltas themselves, O(N) per record; a
     # full state holds the whole delivery history, which made a node's step O(run)
@@ -111,30 +111,38 @@ def build_stack(protocol: str, nid: int, members: tuple[int, ...]):
     if protocol in RING_PROTOCOLS:
         # FLUSH (and SEQUENCER on top) over the Raincore ring, no oracle: the ring
         # on its own Transport Manager (acks, retries, the time-out that detects a
-        # crash) over this socket; Hungry and Starving time-outs far above a ring
-        # round, so that only the Eating one fires (spec/RaincoreFlush's abstraction)
+        # crash) over this socket.  Within the abstraction (LossyRing FALSE) the
+        # Hungry and Starving time-outs are far above a ring round, so that only the
+        # Eating one fires; the lossy ring (the header's LossyRing) regenerates a
+        # token that died with its holder, so its Hungry time-out is what a kill of
+        # the holder costs (a premature one is a step of the model: TimelyTimeouts FALSE)
         from .raincore import Timing
         from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack, steady_seq
         ring = tuple(members)
         # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
         # loaded 2-core machine a live process can stall for a few hundred ms
         return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
-                                   timing=Timing(eating=0.005, hungry=3.0, starving=3.0)),
+                                   timing=Timing(eating=0.005, hungry=1.0 if lossy else 3.0,
+                                                 starving=0.5 if lossy else 3.0)),
                         ring_flush_stack(nid, ring, tracing="delta", **_OVER_RING[protocol]))
     raise ValueError(f"no cluster stack for protocol {protocol!r} "
                      "(sequencer, sequencerflush, raincoreflush, raincoresequencerflush)")
 
 
-def ring_safe(stack) -> bool:
+def ring_safe(stack, lossy: bool = False) -> bool:
     """Whether a node of FLUSH over the ring may crash now within
     spec/RaincoreFlush's abstraction (its CanCrash): not eating, no ring
     message of its own waiting for an ack (a token in transit), no join
     request queued (the abstraction has no Starving time-out to ask again),
-    and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost)."""
+    and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost).
+    Over the lossy ring (``lossy``: the spec's LossyRing) only the last: the
+    ring's own state no longer matters, the holder may die with its token."""
     from .flush import ViewMsg
     ring, tm = stack.ring, stack.ring_part.layer("tm")
     rel = stack.fstack.layer("reliable")
     views = any(isinstance(b, ViewMsg) for u in rel.unacked.values() for b in u.values())
+    if lossy:
+        return ring.status == "Up" and not views
     return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not ring.newNodes
             and not views)
 
@@ -217,7 +225,9 @@ class Node(asyncio.DatagramProtocol):
         self.nid = cfg.nid
         self.members = tuple(cfg.members)
         self.ports = {int(k): int(v) for k, v in cfg.ports.items()}
-        self.stack = build_stack(cfg.protocol, self.nid, self.members)
+        # the header says which ring the run's spec has (LossyRing: Raincore's own)
+        self.lossy = bool(cfg.header.get("constants", {}).get("LossyRing", False))
+        self.stack = build_stack(cfg.protocol, self.nid, self.members, self.lossy)
         self.sealer = auth.Sealer(key, self.nid, cfg.incarnation)
         self.verifier = auth.Verifier(key)
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
@@ -323,7 +333,7 @@ class Node(asyncio.DatagramProtocol):
                     old.cancel()
             elif isinstance(eff, Deliver):
                 self.delivered += 1
-        if self.freezing and ring_safe(self.stack):
+        if self.freezing and ring_safe(self.stack, self.lossy):
             self._freeze()
 
     def _freeze(self) -> None:
@@ -360,7 +370,7 @@ class Node(asyncio.DatagramProtocol):
             self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True
-            if ring_safe(self.stack):
+            if ring_safe(self.stack, self.lossy):
                 self._freeze()
         elif what == "view":                       # SEQUENCER: the oracle's next view
             self.writer.on_receive(vc)

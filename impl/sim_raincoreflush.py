@@ -239,13 +239,10 @@ class RingFlushSimulator(RaincoreSimulator):
         """The spec's CanCrash, but for the budget (the plan is the budget)."""
         ring, f = self.layer(p), self.flush(p)
         others = bool(set(self.latest_view()[1]) - self.crashed_nodes - {p})
-        if self.lossy:            # Raincore's ring: any live member, at any point ...
-            # ... but, on impl/ringtransport.py's Transport Manager, not while another
-            # node's TM still waits for p's ack of a token: p may have taken it, and
-            # the TM would then report a failed delivery of a token the spec no longer
-            # has in transit (spec/RaincoreFlush's TokenDeliveryFailure needs it there;
-            # docs/impl.md "The lossy ring": a gap of the spec, not of the layer)
-            return ring.status == "Up" and f.is_member and others and not self._token_to(p)
+        if self.lossy:            # Raincore's ring: any live member, at any point (on
+            # impl/ringtransport.py's TM too: a token p took but whose ack died with it
+            # is the spec's LateFailure)
+            return ring.status == "Up" and f.is_member and others
         tm = self.nodes[p].ring_part.layer("tm") if isinstance(self.nodes[p].ring_part, RingStack) else None
         own_token = (any(isinstance(m, TokenMsg) for _, m, _ in tm.pending.values()) if tm is not None
                      else any(self.inflight.get(d) == p for d in self.token_sent))
@@ -254,12 +251,6 @@ class RingFlushSimulator(RaincoreSimulator):
         # again (the layer does ask again: seed 004's Starving timeout)
         return (ring.status == "Up" and f.is_member and ring.tokenState != "Eating" and not own_token
                 and not ring.newNodes and others)
-
-    def _token_to(self, p: int) -> bool:
-        """A token to p waits for its ack in another node's Transport Manager."""
-        return any(isinstance(part, RingStack)
-                   and any(d == p and isinstance(m, TokenMsg) for d, m, _ in part.layer("tm").pending.values())
-                   for n, node in self.nodes.items() if n != p for part in (node.ring_part,))
 
     def _crash(self, p: int) -> None:
         if p in self.crashed_nodes or self.layer(p).status != "Up" or not self.flush(p).is_member:

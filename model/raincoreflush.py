@@ -106,6 +106,7 @@ class RaincoreFlushModel(Model):
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
         self.InitRing = tuple(range(1, self.NInit + 1))
         self.LossyRing = bool(c.get("LossyRing", False))
+        self.LateFailures = bool(c.get("LateFailures", False))
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
         if self.LossyRing:
             # Raincore's fixed variant (spec/Raincore Fixed* models) without
@@ -283,9 +284,17 @@ class RaincoreFlushModel(Model):
             newNodes=_set(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}),
         )
 
+    def LateFailure(self, s, n: int, m: Fn) -> bool:
+        """LossyRing: the token n sent last, no longer in transit (its
+        receiver took it, then crashed before its ack got through)."""
+        return self.LossyRing and self.LateFailures and m == s.lastToken[n - 1] and m not in s.tokenMsgs
+
     def TokenDeliveryFailure(self, s, n: int, m: Fn):
         if self.LossyRing:
-            return self.ring_step(s, self.ring.TokenDeliveryFailure(self.ring_state(s), n, m))
+            r = self.ring_state(s)
+            if self.LateFailure(s, n, m):      # Raincore's step, the token put back in transit first
+                r = r._replace(tokenMsgs=r.tokenMsgs | {m})
+            return self.ring_step(s, self.ring.TokenDeliveryFailure(r, n, m))
         if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
             return None
         nl = Remove(m["nodelist"], m["dest"])
@@ -592,6 +601,10 @@ class RaincoreFlushModel(Model):
                     t = fn(s, n, m)
                     if t is not None:
                         yield Label(name, (n, m)), t
+            if self.LateFailure(s, n, s.lastToken[n - 1]):
+                t = self.TokenDeliveryFailure(s, n, s.lastToken[n - 1])
+                if t is not None:
+                    yield Label("TokenDeliveryFailure", (n, s.lastToken[n - 1])), t
             for m in s.msgs911:
                 for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
                     t = fn(s, n, m)

@@ -226,6 +226,31 @@ def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
     assert not any(_alive(p) for p in _pids(tmp_path))
 
 
+def test_flush_over_the_lossy_ring_takes_a_kill_wherever_it_lands(tmp_path):
+    """The same kill over Raincore's own ring (``--lossy-ring``: the header's
+    LossyRing): the node is killed whatever its ring is doing (holding the
+    token, a token of its own unacknowledged), waiting only for FLUSH's I9;
+    a token that died with it is regenerated.  Every record conforms to
+    model/raincoreflush.py with the lossy ring, the history is clean."""
+    res = Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True).run()
+    assert res.quiescent and res.killed == [1]
+    assert res.verdict == "ok", res.reason
+    assert res.history == []
+    recs = [json.loads(x) for f in sorted((tmp_path / "traces").glob("*.ndjson"))
+            for x in f.read_text().splitlines()]
+    header = next(r for r in recs if r.get("kind") == "header")
+    assert header["constants"]["LossyRing"] is True and header["constants"]["TimelyTimeouts"] is False
+    names = [r.get("name") for r in recs]
+    assert "NewView" not in names and "Suspect" not in names
+    assert [r["msg"]["members"] for r in recs if r.get("name") == "SendView"] == [[2, 3]]
+    assert not any(_alive(p) for p in _pids(tmp_path))
+
+
+def test_the_lossy_ring_is_flush_only(tmp_path):
+    with pytest.raises(ClusterError, match="lossy"):
+        Runner("raincoresequencerflush", 3, 1, [], tmp_path, lossy_ring=True)
+
+
 def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
     """Issue 18 item 3's kill -9 run: SEQUENCER over FLUSH over the Raincore
     ring (``cluster run --membership raincore --protocol sequencerflush``),

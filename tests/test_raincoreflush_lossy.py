@@ -154,19 +154,19 @@ needs_java = pytest.mark.skipif(__import__("shutil").which("java") is None, reas
 
 
 @needs_java
-@pytest.mark.parametrize("seed,faults,opts", [
-    (0, "tokenloss=60,crash=3@120", {}),                    # a lost token regenerated, then a crash
-    (5, "auto", {"nodes": 4, "ring": 3}),                  # a joiner beside token loss
-    (7, "auto", {"tm": True}),                             # on the ring's own Transport Manager
+@pytest.mark.parametrize("seed,faults,opts,reached", [
+    (0, "tokenloss=60,crash=3@120", {}, {"TokenLoss", "HungryTimeout"}),   # a lost token regenerated, a crash
+    (5, "auto", {"nodes": 4, "ring": 3}, {"HungryTimeout"}),               # a joiner beside token loss
+    (5, "auto", {"tm": True}, {"StarvingTimeout"}),                        # on the ring's own Transport Manager
 ])
-def test_tlc_accepts_lossy_runs_as_the_replay_does(seed, faults, opts):
+def test_tlc_accepts_lossy_runs_as_the_replay_does(seed, faults, opts, reached):
     from groupcheck.conformance import tlctrace
     records, _ = crf.simulate(seed, faults, {"lossy": True, **opts})
     trace = from_records(records)
     v = tlctrace.validate(trace, diagnose=False)
     rep = crf.replay(trace, visited=False)
     assert v.ok and rep.verdict == "ok", v.explain()
-    assert {"HungryTimeout", "Crash"} <= {e["name"] for e in trace.events}
+    assert reached | {"Crash"} <= {e["name"] for e in trace.events}
 
 
 @needs_java
@@ -183,3 +183,42 @@ def test_tlc_rejects_a_forged_sequence_number_where_the_replay_does():
     assert not v.ok and rep.verdict == "nonconforming"
     k = next(e["i"] for e in trace.events if e["name"] == "TokenReceived" and e["nid"] == 2)
     assert v.first_unmatched == rep.stops_conforming_at == k
+
+
+def _late_failures(records) -> list[int]:
+    """Indices of TokenDeliveryFailure records for a token its receiver took
+    (the receiver crashed before its ack got through: the spec's LateFailure)."""
+    got, late = set(), []
+    for k, r in enumerate(records):
+        if r.get("kind") != "event":
+            continue
+        key = repr(sorted(r["msg"].items())) if r.get("msg") else None
+        if r["name"] == "TokenReceived":
+            got.add(key)
+        elif r["name"] == "TokenDeliveryFailure" and key in got:
+            late.append(k)
+    return late
+
+
+def test_a_late_delivery_failure_conforms():
+    """On the ring's Transport Manager a crash lands even while a token to the
+    victim waits for its ack; the failure the sender's TM then reports is
+    spec/RaincoreFlush's LateFailure (TLC accepts it as the replay does)."""
+    records, line = crf.simulate(24, "auto", {"lossy": True, "tm": True, "nodes": 3})
+    assert _late_failures(records), "the run no longer has a late failure: pick another seed"
+    trace = from_records(records)
+    assert crf.replay(trace, visited=False).verdict == "ok" and not line["history"]
+    if __import__("shutil").which("java"):
+        from groupcheck.conformance import tlctrace
+        assert tlctrace.validate(trace, diagnose=False).ok
+
+
+def test_a_failure_reported_for_a_live_receiver_is_nonconforming():
+    """LateFailure needs the receiver down: the same record with the crash
+    taken out of the trace does not conform."""
+    records, _ = crf.simulate(24, "auto", {"lossy": True, "tm": True, "nodes": 3})
+    k = _late_failures(records)[0]
+    dest = records[k]["msg"]["dest"]
+    forged = [r for j, r in enumerate(records) if not (j < k and r.get("name") == "Crash" and r.get("nid") == dest)]
+    assert len(forged) == len(records) - 1
+    assert crf.replay(from_records(forged), visited=False).verdict != "ok"

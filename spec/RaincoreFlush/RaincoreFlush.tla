@@ -47,11 +47,12 @@ CONSTANTS
     MaxCrashes, \* crashes the environment may inject
     Crashable,  \* the nodes the environment may crash (targets a model)
     LossyRing,  \* TRUE: Raincore's ring with token loss and regeneration
-    TimelyTimeouts \* LossyRing only: a timeout never fires while a token that lists its node exists
+    TimelyTimeouts, \* LossyRing only: a timeout never fires while a token that lists its node exists
+    LateFailures    \* LossyRing only: the Transport Manager may report a token its receiver took (LateFailure)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
-       /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN
+       /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -335,13 +336,21 @@ TokenReceived(n, m) ==
 \*    destination is down).  Drop it from the nodelist, Chaos, resend
 \*    (LossyRing: with the next sequence number, kept as lastToken, Hungry);
 \*    alone, commit the single-node view and keep the token.
+\*    LossyRing: also for the token n sent last once it is no longer in
+\*    transit (LateFailure): the Transport Manager retries a frame until it
+\*    is acknowledged, so a receiver that took the token and crashed before
+\*    its ack got through leaves the sender's TM reporting a failed delivery
+\*    (a newer token supersedes an older one: only the last one sent).  The
+\*    step over-approximates (it may also fire after an ack): sound for the
+\*    safety properties, and every run of the Transport Manager is one.
+LateFailure(n, m) == LossyRing /\ LateFailures /\ m = lastToken[n] /\ m \notin tokenMsgs
 TokenDeliveryFailure(n, m) ==
     LET nl == Remove(m.nodelist, m.dest)
         t  == NextSeq([m EXCEPT !.nodelist = nl, !.dest = NextNode(nl, n)])
         t1 == [t EXCEPT !.gvn = GlobalViewNumber(n) + 1]
     IN
     /\ Alive(n)
-    /\ m \in tokenMsgs
+    /\ m \in tokenMsgs \/ LateFailure(n, m)
     /\ m.cur = n
     /\ status[m.dest] = "Down"
     /\ localView' = [localView EXCEPT ![n] = nl]
@@ -356,7 +365,9 @@ TokenDeliveryFailure(n, m) ==
               /\ tokenMsgs' = (tokenMsgs \ {m}) \cup {t}
               /\ tokenState' = SetTokenState(n, "Hungry")
               /\ lastToken' = SetLastToken(n, t)
-              /\ UNCHANGED <<globalView, token>>
+              \* (Raincore's: a token n holds is dropped; without LossyRing it holds none)
+              /\ token' = IF LossyRing THEN [token EXCEPT ![n] = NoToken] ELSE token
+              /\ UNCHANGED globalView
     /\ UNCHANGED <<flushVars, status, newNodes, msgs911>>
 
 \* 5. A 911 could not be delivered: on to the next node of the ring it
@@ -672,7 +683,7 @@ Receive(p, q) ==
 Next ==
     \/ \E n \in Node : \E m \in tokenMsgs : TokenReceived(n, m)
     \/ \E n \in Node : \E m \in msgs911 : 911Received(n, m)
-    \/ \E n \in Node : \E m \in tokenMsgs : TokenDeliveryFailure(n, m)
+    \/ \E n \in Node : \E m \in tokenMsgs \cup {lastToken[n]} : TokenDeliveryFailure(n, m)
     \/ \E n \in Node : \E m \in msgs911 : 911DeliveryFailure(n, m)
     \/ \E n \in Node : EatingTimeout(n)
     \/ \E n \in Node : HungryTimeout(n)

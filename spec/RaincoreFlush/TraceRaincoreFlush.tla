@@ -59,7 +59,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts
+CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts, LateFailures
 
 VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
           flushOks, digest, completed,
@@ -258,7 +258,7 @@ TokenReceivedIfLogged ==
 TokenDeliveryFailureIfLogged ==
     /\ Rec.name = "TokenDeliveryFailure"
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs
+    /\ LoggedToken \in tokenMsgs \cup {lastToken[P]}     \* LossyRing: R!LateFailure
     /\ R!TokenDeliveryFailure(P, LoggedToken)
     /\ RingStateMatches(P)
 
