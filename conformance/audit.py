@@ -134,6 +134,15 @@ def link_check(entry, workers: int = 1) -> Check:
     return _link_checks(entry, workers, with_tlc=False)[0]
 
 
+def shares_one_run(entry) -> bool:
+    """Whether one TLC run serves a compared model's tlc and link checks
+    (``tlc_and_link_checks``): expected ok, without a PROPERTY.  With a
+    PROPERTY the link's own run (properties stripped) is the cheap one and
+    the dump slows the liveness run (STABLE Pair: 47.6 s alone, 55.4 s with
+    the dump), so those keep two runs."""
+    return entry.compare and entry.expected == "ok" and not entry.parsed_cfg().properties
+
+
 def tlc_and_link_checks(entry, workers: int = 1) -> list[Check]:
     """The tlc and link stages' checks of a model expected ``ok`` and
     compared, from one TLC run: TLC checks the model's invariants and
@@ -464,12 +473,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     # the checks keep manifest order in the outputs.
     # A model expected ok, without PROPERTY, that both stages take is checked
     # by one TLC run that also dumps the graph (tlc_and_link_checks) instead
-    # of two.  With a PROPERTY the link's own run (properties stripped) is
-    # the cheap one and the dump slows the liveness run (STABLE Pair: 47.6 s
-    # alone, 55.4 s with the dump), so those keep two runs.
+    # of two (``shares_one_run``).
     tlc_on = tlc_entries if "tlc" in stages else []
     link_on = link_entries if "link" in stages else []
-    both = [e for e in tlc_on if e in link_on and e.expected == "ok" and not e.parsed_cfg().properties]
+    both = [e for e in tlc_on if e in link_on and shares_one_run(e)]
     work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
         + [("both", e) for e in both]
     if work:

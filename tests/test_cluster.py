@@ -203,6 +203,7 @@ def test_audit_cluster_stage(tmp_path):
     assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
 
 
+@pytest.mark.slow     # the lossy ring's test below makes the same kill without the safe-point wait
 def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
     """Issue 18 item 3 on the real cluster: FLUSH over the Raincore ring, no
     oracle.  Node 1 (FLUSH's coordinator, the ring's head) is SIGKILLed

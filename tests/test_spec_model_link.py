@@ -5,6 +5,7 @@ slow marker."""
 
 import pytest
 
+from groupcheck.conformance import audit
 from groupcheck.model import manifest
 from groupcheck.model.link import compare_entry
 
@@ -18,7 +19,9 @@ def _cases():
             out.append(pytest.param(proto, None, id=f"{proto}-manifest", marks=()))
             continue
         for e in entries:
-            if e.compare:
+            # a heavy model whose tlc and link checks share one TLC run is
+            # compared by tests/test_manifest_heavy.py (one run, not two)
+            if e.compare and not (e.extra.get("heavy") and audit.shares_one_run(e)):
                 marks = (pytest.mark.slow,) if e.extra.get("slow") else ()
                 out.append(pytest.param(proto, e.name, id=f"{proto}-{e.name}", marks=marks))
     return out
