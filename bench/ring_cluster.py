@@ -35,13 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runtime import _rates  # noqa: E402  (bench/runtime.py: deliveries per second from a history)
 
 
-def one(protocol: str, messages: int, rate: float, out: Path, kill_at: float | None, lossy: bool = False) -> dict:
+def one(protocol: str, messages: int, rate: float, out: Path, kill_at: float | None, lossy: bool = False,
+        holder: bool = False) -> dict:
     from groupcheck.conformance import history
     from groupcheck.conformance.traces import load
     from groupcheck.impl.cluster import Runner
     kills = [(1, kill_at)] if kill_at is not None else []
     t0 = time.perf_counter()
-    res = Runner(protocol, 3, messages, kills, out, rate=rate, timeout=300, lossy_ring=lossy).run()
+    res = Runner(protocol, 3, messages, kills, out, rate=rate, timeout=300, lossy_ring=lossy,
+                 kill_holder=holder and kill_at is not None).run()
     wall = time.perf_counter() - t0
     trace = load(out / "traces")
     ev = trace.events
@@ -73,14 +75,17 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=500.0)
     ap.add_argument("--out", default=None)
     ap.add_argument("--lossy-ring", action="store_true", help="FLUSH over Raincore's own ring (a kill wherever it lands)")
+    ap.add_argument("--kill-holder", action="store_true", help="with --lossy-ring: kill node 1 once it holds the token")
     a = ap.parse_args()
     base = Path(a.out or tempfile.mkdtemp(prefix="ring-cluster-"))
     kill_at = a.messages / a.rate / 3
-    runs = [one(a.protocol, a.messages, a.rate, base / f"kill-{k}", kill_at, a.lossy_ring) for k in range(a.runs)]
+    runs = [one(a.protocol, a.messages, a.rate, base / f"kill-{k}", kill_at, a.lossy_ring, a.kill_holder)
+            for k in range(a.runs)]
     calm = one(a.protocol, a.messages, a.rate, base / "no-kill", None, a.lossy_ring)
     print(json.dumps({"bench": "ring_cluster", "protocol": a.protocol, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load": os.getloadavg(),
                       "messages": a.messages, "rate": a.rate, "kill_at_s": round(kill_at, 3), "lossy_ring": a.lossy_ring,
+                      "kill_holder": a.kill_holder,
                       "transport_manager": "20 sends 50 ms apart (a node silent for 1 s is taken as crashed)",
                       "kill_runs": runs, "no_kill": calm}, indent=1))
     return 0 if all(r["verdict"] == "ok" and r["quiescent"] and not r["history_violations"] for r in runs + [calm]) else 1

@@ -53,6 +53,7 @@ def run(
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
     membership: str = typer.Option("oracle", "--membership", help="oracle (the runner decides views) or raincore (the Raincore ring does, no oracle: --protocol flush or sequencerflush)"),
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore --protocol flush: the ring is Raincore's own (spec LossyRing: a kill lands whatever the ring is doing, the token holder's too, and the token is regenerated), not the abstraction whose kill waits for the token to be elsewhere"),
+    kill_holder: bool = typer.Option(False, "--kill-holder", help="with --lossy-ring: each --kill waits until its node holds the token (Eating), so the token dies with it and the ring regenerates it"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
@@ -76,7 +77,8 @@ def run(
     log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
     try:
         res = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
-                     log=log, checker=checker, senders=who, lossy_ring=lossy_ring).run()
+                     log=log, checker=checker, senders=who, lossy_ring=lossy_ring,
+                     kill_holder=kill_holder).run()
     except ClusterError as e:
         fail(str(e))
     except (KeyError_, OSError) as e:

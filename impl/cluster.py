@@ -149,13 +149,15 @@ class Runner:
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
                  checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
-                 lossy_ring: bool = False) -> None:
+                 lossy_ring: bool = False, kill_holder: bool = False) -> None:
         if protocol not in PROTOCOLS:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
         if lossy_ring and protocol != "raincoreflush":
             raise ClusterError("--lossy-ring: FLUSH over the ring only (--membership raincore --protocol flush); "
                                "spec/RaincoreSequencerFlush has no lossy ring yet")
-        self.lossy_ring = lossy_ring
+        if kill_holder and not lossy_ring:
+            raise ClusterError("--kill-holder needs --lossy-ring (the abstraction never kills the token's holder)")
+        self.lossy_ring, self.kill_holder = lossy_ring, kill_holder
         if checker not in ("model", "tlc", "both"):
             raise ClusterError(f"--checker {checker!r}: model, tlc or both")
         if checker != "model":
@@ -332,9 +334,11 @@ class Runner:
         never lost, so a kill while the node holds it is outside what the
         model can judge (docs/impl.md).  With ``lossy_ring`` the spec is
         Raincore's own ring and only FLUSH's I9 is waited for (no VIEW of
-        the node unacknowledged): the token holder is killed as it is."""
+        the node unacknowledged): the token holder is killed as it is; with
+        ``kill_holder`` the node is killed only once it holds the token (the
+        case the abstraction leaves out: the token dies with it)."""
         self.status.pop(nid, None)
-        self._send(nid, {"cmd": "freeze"})
+        self._send(nid, {"cmd": "freeze", **({"when": "eating"} if self.kill_holder else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
             self._poll(min(until, time.monotonic() + 0.05))

@@ -242,6 +242,7 @@ class Node(asyncio.DatagramProtocol):
         self.done = asyncio.Event()
         self.started = False
         self.freezing = self.frozen = False     # FLUSH over the ring: a kill waits for a safe point
+        self.freeze_eating = False              # ... and, asked so, for the node to hold the token
 
     # -- time ----------------------------------------------------------------
     def now(self) -> float:
@@ -333,8 +334,11 @@ class Node(asyncio.DatagramProtocol):
                     old.cancel()
             elif isinstance(eff, Deliver):
                 self.delivered += 1
-        if self.freezing and ring_safe(self.stack, self.lossy):
+        if self.freezing and self._may_freeze():
             self._freeze()
+
+    def _may_freeze(self) -> bool:
+        return ring_safe(self.stack, self.lossy) and (not self.freeze_eating or self.stack.ring.tokenState == "Eating")
 
     def _freeze(self) -> None:
         """Stop taking any step (the crash point the runner asked for), say
@@ -370,7 +374,8 @@ class Node(asyncio.DatagramProtocol):
             self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True
-            if ring_safe(self.stack, self.lossy):
+            self.freeze_eating = cmd.get("when") == "eating"
+            if self._may_freeze():
                 self._freeze()
         elif what == "view":                       # SEQUENCER: the oracle's next view
             self.writer.on_receive(vc)

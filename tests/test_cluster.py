@@ -227,13 +227,15 @@ def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
     assert not any(_alive(p) for p in _pids(tmp_path))
 
 
-def test_flush_over_the_lossy_ring_takes_a_kill_wherever_it_lands(tmp_path):
+def test_flush_over_the_lossy_ring_survives_the_token_holders_kill(tmp_path):
     """The same kill over Raincore's own ring (``--lossy-ring``: the header's
-    LossyRing): the node is killed whatever its ring is doing (holding the
-    token, a token of its own unacknowledged), waiting only for FLUSH's I9;
-    a token that died with it is regenerated.  Every record conforms to
-    model/raincoreflush.py with the lossy ring, the history is clean."""
-    res = Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True).run()
+    LossyRing), made the case the abstraction leaves out (``kill_holder``):
+    node 1 is SIGKILLed while it holds the token, so the token dies with it;
+    a survivor's Hungry time-out starts the 911 claim that regenerates it,
+    the ring drops node 1 and FLUSH installs {2, 3}.  Every record conforms
+    to model/raincoreflush.py with the lossy ring, the history is clean."""
+    res = Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True,
+                 kill_holder=True).run()
     assert res.quiescent and res.killed == [1]
     assert res.verdict == "ok", res.reason
     assert res.history == []
@@ -241,6 +243,12 @@ def test_flush_over_the_lossy_ring_takes_a_kill_wherever_it_lands(tmp_path):
             for x in f.read_text().splitlines()]
     header = next(r for r in recs if r.get("kind") == "header")
     assert header["constants"]["LossyRing"] is True and header["constants"]["TimelyTimeouts"] is False
+    from groupcheck.conformance.traces import load
+    ev = load(tmp_path / "traces").events                      # merged, each record with its node
+    crash = next(k for k, e in enumerate(ev) if e["name"] == "Crash")
+    ring1 = [e for e in ev[:crash] if e["nid"] == 1 and "tokenState" in (e.get("state") or {})]
+    assert ring1[-1]["state"]["tokenState"] == "Eating"         # killed holding the token
+    assert "HungryTimeout" in [e["name"] for e in ev[crash:]]    # ... which was regenerated
     names = [r.get("name") for r in recs]
     assert "NewView" not in names and "Suspect" not in names
     assert [r["msg"]["members"] for r in recs if r.get("name") == "SendView"] == [[2, 3]]
@@ -250,6 +258,8 @@ def test_flush_over_the_lossy_ring_takes_a_kill_wherever_it_lands(tmp_path):
 def test_the_lossy_ring_is_flush_only(tmp_path):
     with pytest.raises(ClusterError, match="lossy"):
         Runner("raincoresequencerflush", 3, 1, [], tmp_path, lossy_ring=True)
+    with pytest.raises(ClusterError, match="lossy-ring"):
+        Runner("raincoreflush", 3, 1, [], tmp_path, kill_holder=True)
 
 
 def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
