@@ -37,8 +37,8 @@ from .core import Kernel, Label, Model, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
                     StartFlushMsg, StopFlushMsg, ViewMsg, _set)
 from . import raincore
-from .raincore import (NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo,
-                       RaincoreModel, RaincoreState, Remove)
+from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
+                       NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
 from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW
 from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
@@ -790,6 +790,11 @@ class RaincoreFlushKernel(Kernel):
         # per channel q -> p, read by the receive actions (p, q): (p, q, index, labels by action)
         self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in self.RECEIVE})
                        for p, q in model.pairs]
+        # LossyRing: the ring is Raincore's, and so is its encoding, searched
+        # by Raincore's kernel (its ring values hardly repeat across states,
+        # so the model's methods per ring value would cost as much as next).
+        self.rk = RaincoreKernel(model.ring) if model.LossyRing else None
+        self._ring_dec: dict = {}   # kernel ring -> the model's ring variables
         if model.LossyRing:
             self.constraint = lambda k: self._ring(k[-1])[-1]
 
@@ -828,7 +833,20 @@ class RaincoreFlushKernel(Kernel):
     # --- encoding ---------------------------------------------------------------
     def encode(self, s) -> tuple:
         chan = tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs)
-        return (*s[:self.CHAN], chan, *s[self.CHAN + 1:self.RING], tuple(s[self.RING:]))
+        ring = tuple(s[self.RING:])
+        if self.rk is not None:
+            ring = self.rk.encode(RaincoreState(**dict(zip(RING_VARS, ring)), recovered=self.model._not_recovered))
+        return (*s[:self.CHAN], chan, *s[self.CHAN + 1:self.RING], ring)
+
+    def _ring_values(self, ring: tuple) -> tuple:
+        """The model's ring variables of a kernel ring."""
+        if self.rk is None:
+            return ring
+        vals = self._ring_dec.get(ring)
+        if vals is None:
+            r = self.rk.decode(ring)
+            vals = self._ring_dec[ring] = tuple(getattr(r, v) for v in RING_VARS)
+        return vals
 
     def decode(self, k: tuple):
         ch = k[self.CHAN]
@@ -836,7 +854,8 @@ class RaincoreFlushKernel(Kernel):
         if f is None:
             rec = self._record
             f = self._chans[ch] = Fn._of({e: tuple(rec(x) for x in seq) for e, seq in zip(self.pairs, ch)})
-        return tuple.__new__(self._state_type, (*k[:self.CHAN], f, *k[self.CHAN + 1:self.RING], *k[self.RING]))
+        return tuple.__new__(self._state_type,
+                             (*k[:self.CHAN], f, *k[self.CHAN + 1:self.RING], *self._ring_values(k[self.RING])))
 
     _state_type = RaincoreFlushState
 
@@ -851,8 +870,43 @@ class RaincoreFlushKernel(Kernel):
     def _ring(self, ring: tuple) -> tuple:
         info = self._rings.get(ring)
         if info is None:
-            info = self._rings[ring] = self._ring_info(ring)
+            info = self._rings[ring] = self._ring_info(ring) if self.rk is None else self._ring_info_rk(ring)
         return info
+
+    def _ring_info_rk(self, ring: tuple) -> tuple:
+        """``_ring_info`` for LossyRing from Raincore's kernel: its successors
+        but Recover and Initialization (not actions of this spec; neither is
+        Crash alone: its ring part is kept for Crash(n))."""
+        model = self.model
+        rk = self.rk
+        N = self.N
+        msg_ops = [[] for _ in range(N)]
+        eat, join, crash_ring = [None] * N, [None] * N, [None] * N
+        lossy = [[] for _ in range(N)]
+        loss = []
+        for lab, r2 in rk.next(ring):
+            a = lab.action
+            if a in ("TokenReceived", "TokenDeliveryFailure", "911Received", "911DeliveryFailure"):
+                msg_ops[lab.params[0] - 1].append((lab, r2))
+            elif a == "EatingTimeout":
+                eat[lab.params[0] - 1] = (lab, r2)
+            elif a == "Join":
+                join[lab.params[0] - 1] = (lab, r2)
+            elif a in model.LOSSY:
+                lossy[lab.params[0] - 1].append((lab, r2))
+            elif a == "TokenLoss":
+                loss.append((lab, r2))
+            elif a == "Crash":
+                crash_ring[lab.params[0] - 1] = r2
+        recs = [rk._rec(x) for x in ring[:N]]
+        alive = tuple(r[_ST] == "Up" for r in recs)
+        dead = frozenset(n for n, r in enumerate(recs, start=1) if r[_ST] == "Down")
+        crash = [r2 if alive[n - 1] and n in model.Crashable and len(dead) < model.MaxCrashes else None
+                 for n, r2 in enumerate(crash_ring, start=1)]
+        lv = tuple(frozenset(r[_LV]) for r in recs)
+        lgv = tuple(LastGlobalViewOf(r[_GV]) for r in recs)
+        inside = rk.constraint is None or rk.constraint(ring)
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, inside
 
     def _ring_info(self, ring: tuple) -> tuple:
         """What the kernel needs of a ring value: per node the ring actions'
