@@ -758,19 +758,26 @@ class RaincoreFlushKernel(Kernel):
     own value except ``chan``, a tuple over the pairs ``(p, q)`` (index
     (p-1)*N + q-1) of tuples of plain message tuples (interned), then one
     last entry ``ring``: the tuple of the model's ring variables (RING_VARS
-    order, the state's tail), values unchanged.
+    order, the state's tail, values unchanged) or, with LossyRing, the ring
+    as :class:`.raincore.RaincoreKernel` encodes it.
 
     Why two halves.  No ring action (TokenReceived ... Join, the LossyRing
     timeouts, TokenLoss) reads or writes a FLUSH variable, and the FLUSH
     actions read the ring only through Alive, Dead, Gone's localView and the
-    LastGlobalView.  The states are nearly a product of few ring states and
-    many FLUSH states, so the kernel computes the ring's successors, those
-    projections, Crash's ring effect and the CONSTRAINT once per ring value,
-    by calling the model's own methods on a state whose FLUSH variables are
-    None (``_ring_info``), and transcribes only the FLUSH actions and Crash's
-    channel cuts, dispatching on the head of each channel.  Successors come
-    in ``next``'s order; tests/test_explore_kernel.py checks that they are
-    ``next``'s on every reachable state of small models."""
+    LastGlobalView.  Without LossyRing the states are nearly a product of
+    few ring values and many FLUSH states, so the kernel computes the ring's
+    successors, those projections and Crash's ring effect once per ring
+    value, by calling the model's own methods on a state whose FLUSH
+    variables are None (``_ring_info``).  With LossyRing the ring values
+    hardly repeat (sequence numbers), so they come from Raincore's kernel
+    (``_ring_info_rk``: the ring is Raincore's, see the model), and so does
+    the CONSTRAINT, which reads the ring alone.  The FLUSH actions and
+    Crash's channel cuts are transcribed, dispatching on the head of each
+    channel.  Successors come in ``next``'s order without LossyRing (with
+    it, the ring's per node in Raincore's kernel's order);
+    tests/test_explore_kernel.py checks that they are ``next``'s on every
+    reachable state of small models.  Plain values only, so
+    model/parallel.py's workers hash them alike."""
 
     def __init__(self, model: RaincoreFlushModel) -> None:
         self.model = model
@@ -795,8 +802,10 @@ class RaincoreFlushKernel(Kernel):
         # so the model's methods per ring value would cost as much as next).
         self.rk = RaincoreKernel(model.ring) if model.LossyRing else None
         self._ring_dec: dict = {}   # kernel ring -> the model's ring variables
-        if model.LossyRing:
-            self.constraint = lambda k: self._ring(k[-1])[-1]
+        self._proj: dict = {}       # LossyRing: the nodes' records -> Alive, Dead, localView, LastGlobalView, Crash
+        if self.rk is not None and self.rk.constraint is not None:
+            rc = self.rk.constraint
+            self.constraint = lambda k: rc(k[-1])
 
     RECEIVE = RaincoreFlushModel.RECEIVE
 
@@ -873,47 +882,57 @@ class RaincoreFlushKernel(Kernel):
             info = self._rings[ring] = self._ring_info(ring) if self.rk is None else self._ring_info_rk(ring)
         return info
 
+    # _ring_info_rk: where each of Raincore's actions goes (Recover and
+    # Initialization are not this spec's actions; Crash alone is not either:
+    # its ring part is kept for Crash(n))
+    _RK_SLOT = {"TokenReceived": 0, "TokenDeliveryFailure": 0, "911Received": 0, "911DeliveryFailure": 0,
+                "EatingTimeout": 1, "Join": 2, "HungryTimeout": 3, "StarvingTimeout": 3, "Crash": 4,
+                "Recover": None, "Initialization": None}
+
     def _ring_info_rk(self, ring: tuple) -> tuple:
-        """``_ring_info`` for LossyRing from Raincore's kernel: its successors
-        but Recover and Initialization (not actions of this spec; neither is
-        Crash alone: its ring part is kept for Crash(n))."""
-        model = self.model
-        rk = self.rk
+        """``_ring_info`` for LossyRing, from Raincore's kernel."""
         N = self.N
         msg_ops = [[] for _ in range(N)]
         eat, join, crash_ring = [None] * N, [None] * N, [None] * N
         lossy = [[] for _ in range(N)]
         loss = []
-        for lab, r2 in rk.next(ring):
-            a = lab.action
-            if a in ("TokenReceived", "TokenDeliveryFailure", "911Received", "911DeliveryFailure"):
+        slot = self._RK_SLOT
+        for lab, r2 in self.rk.next(ring):
+            x = slot.get(lab.action, 5)
+            if x == 0:
                 msg_ops[lab.params[0] - 1].append((lab, r2))
-            elif a == "EatingTimeout":
+            elif x == 1:
                 eat[lab.params[0] - 1] = (lab, r2)
-            elif a == "Join":
+            elif x == 2:
                 join[lab.params[0] - 1] = (lab, r2)
-            elif a in model.LOSSY:
+            elif x == 3:
                 lossy[lab.params[0] - 1].append((lab, r2))
-            elif a == "TokenLoss":
-                loss.append((lab, r2))
-            elif a == "Crash":
+            elif x == 4:
                 crash_ring[lab.params[0] - 1] = r2
-        recs = [rk._rec(x) for x in ring[:N]]
-        alive = tuple(r[_ST] == "Up" for r in recs)
-        dead = frozenset(n for n, r in enumerate(recs, start=1) if r[_ST] == "Down")
-        crash = [r2 if alive[n - 1] and n in model.Crashable and len(dead) < model.MaxCrashes else None
-                 for n, r2 in enumerate(crash_ring, start=1)]
-        lv = tuple(frozenset(r[_LV]) for r in recs)
-        lgv = tuple(LastGlobalViewOf(r[_GV]) for r in recs)
-        inside = rk.constraint is None or rk.constraint(ring)
-        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, inside
+            elif x == 5:   # TokenLoss
+                loss.append((lab, r2))
+        nodes = ring[:N]
+        proj = self._proj.get(nodes)
+        if proj is None:
+            model = self.model
+            recs = [self.rk._rec(x) for x in nodes]
+            alive = tuple(r[_ST] == "Up" for r in recs)
+            dead = frozenset(n for n, r in enumerate(recs, start=1) if r[_ST] == "Down")
+            crashable = tuple(alive[n - 1] and n in model.Crashable and len(dead) < model.MaxCrashes
+                              for n in model.Members)
+            proj = self._proj[nodes] = (alive, dead, tuple(frozenset(r[_LV]) for r in recs),
+                                        tuple(LastGlobalViewOf(r[_GV]) for r in recs), crashable)
+        alive, dead, lv, lgv, crashable = proj
+        crash = [r2 if ok else None for r2, ok in zip(crash_ring, crashable)]
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
 
     def _ring_info(self, ring: tuple) -> tuple:
         """What the kernel needs of a ring value: per node the ring actions'
         successors (the message actions, EatingTimeout, Join, the LossyRing
         timeouts) as (label, ring'), TokenLoss's, Alive, Dead, the localView
         as a set, the LastGlobalView, whether the ring allows Crash(n) and
-        the ring after it, and the CONSTRAINT."""
+        the ring after it.  (The CONSTRAINT reads the ring alone too: LossyRing's
+        is Raincore's kernel's.)"""
         model = self.model
         s = self._fake(ring)
         R = self.RING
@@ -947,8 +966,7 @@ class RaincoreFlushKernel(Kernel):
         alive = tuple(model.Alive(s, n) for n in model.Members)
         lv = tuple(frozenset(x) for x in s.localView)
         lgv = tuple(model.LastGlobalView(s, n) for n in model.Members)
-        inside = model.constraint(s)
-        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, inside
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
 
     def _ring_crash(self, s, p: int, dead: frozenset):
         """CanCrash(p)'s ring conjuncts and Crash(p)'s ring successor, or None."""
@@ -1005,7 +1023,7 @@ class RaincoreFlushKernel(Kernel):
     def next(self, k: tuple):
         (views, vid, sent, delivered, chan, phase, blocked, flushInit, flushOks, digest, completed, ring) = k
         model = self.model
-        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, _ = self._ring(ring)
+        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv = self._ring(ring)
         M = model.Members
         m_ = self._m
         L = self.L

@@ -616,7 +616,7 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
         (views, vid, sent, fwd, recv, delivered, chan, log, closed, phase, blocked, flushInit, flushOks,
          completed, ring) = k
         model = self.model
-        msg_ops, eat, join, _, crash, _, alive, dead, lv, lgv, _ = self._ring(ring)
+        msg_ops, eat, join, _, crash, _, alive, dead, lv, lgv = self._ring(ring)
         N = self.N
         M = model.Members
         m_ = self._m
