@@ -74,6 +74,10 @@ _RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, 
                "MaxSeq": 6, "Max911": 1}
 SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss")]
 SMALL += [("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False})]
+# two crashable members, one crash allowed (MaxCrashes is what stops the second)
+_RF_TWO = {"N": 3, "NInit": 3, "Founder": 2, "MaxCrashes": 1, "Crashable": {1, 3}}
+SMALL += [("raincoreflush", {**_RF_TWO, "MaxMsgs": 1}),
+          ("raincoreflush", {**_RF_TWO, "MaxMsgs": 0, "LossyRing": True, "MaxSeq": 5, "Max911": 1})]
 _RSF_JOIN = {"N": 3, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2, 3}, "MaxCrashes": 0, "Crashable": set()}
 SMALL += [("raincoresequencerflush", "Join")]
 SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "ResendAlways": True, "ResentFirst": True})]
