@@ -516,6 +516,8 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
     _record = SequencerFlushKernel._record
     _encode_msg = SequencerFlushKernel._encode_msg
     _absorb = SequencerFlushKernel._absorb
+    _field = SequencerFlushKernel._field   # phase stays the model's strings here
+    _F_RECV, _F_CHAN, _F_PHASE = _RECV, _CHAN, None
 
     def __init__(self, model: RaincoreSequencerFlushModel) -> None:
         super().__init__(model)
@@ -538,31 +540,9 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
         return (*out, tuple(s[_RING:]))
 
     def decode(self, k: tuple):
-        # dicts built in key order (members ascending, pairs lexicographic), so Fn._of
-        M = self.model.Members
-        memo = self._memo
-        out = [k[_VIEWS]]
-        for i in range(1, _RING):
-            v = k[i]
-            f = memo[i].get(v)
-            if f is None:
-                if i == _RECV:
-                    rows = self._rows
-                    d = {}
-                    for m, row in zip(M, v):
-                        g = rows.get(row)
-                        if g is None:
-                            g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                        d[m] = g
-                    f = Fn._of(d)
-                elif i == _CHAN:
-                    rec = self._record
-                    f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
-                else:
-                    f = Fn._of(dict(zip(M, v)))
-                memo[i][v] = f
-            out.append(f)
-        return tuple.__new__(RaincoreSequencerFlushState, (*out, *k[_RING]))
+        field = self._field
+        return tuple.__new__(RaincoreSequencerFlushState,
+                             (k[_VIEWS], *[field(i, k[i]) for i in range(1, _RING)], *k[_RING]))
 
     # --- helpers over kernel states ---------------------------------------------
     def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list, dead) -> None:
