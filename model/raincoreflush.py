@@ -33,12 +33,14 @@ from collections.abc import Mapping
 from itertools import product
 from typing import Any, NamedTuple
 
-from .core import Label, Model, state_type
+from .core import Kernel, Label, Model, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
                     StartFlushMsg, StopFlushMsg, ViewMsg, _set)
 from . import raincore
-from .raincore import (NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf, NextNode, PadTo,
-                       RaincoreModel, RaincoreState, Remove)
+from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
+                       NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
+from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW
+from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
 
 
@@ -632,6 +634,20 @@ class RaincoreFlushModel(Model):
                 if t is not None:
                     yield Label(name, (p, q)), t
 
+    # The methods RaincoreFlushKernel transcribes: a subclass that overrides
+    # one of them is searched with ``next`` instead.  (The ring actions are
+    # not transcribed: the kernel calls them, on ring values.)
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
+                           "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
+                           "LastView", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash",
+                           *SINGLE, *RECEIVE)
+
+    def kernel(self):
+        cls = type(self)
+        if any(getattr(cls, n) is not getattr(RaincoreFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
+            return None
+        return RaincoreFlushKernel(self)
+
     # --- invariants -------------------------------------------------------------------
     @property
     def invariants(self):
@@ -740,3 +756,449 @@ class RaincoreFlushModel(Model):
             if lab.action == action and lab.params[: len(params)] == params:
                 return t
         raise ValueError(f"{action}{params} is not enabled")
+
+
+# --- the explorer's fast encoding (model/core.py's Kernel) ------------------------
+# Kernel messages are sequencerflush's plain tuples, kind first: (DAT, view,
+# id), (START/OK/STOP, view), (COMPLETED/VIEW, view, digest).
+
+
+class RaincoreFlushKernel(Kernel):
+    """``RaincoreFlushModel``'s actions over a lean encoding (the explorer's;
+    :mod:`groupcheck.model.core`).
+
+    A kernel state is the model's FLUSH variables in order, each the model's
+    own value except ``chan``, a tuple over the pairs ``(p, q)`` (index
+    (p-1)*N + q-1) of tuples of plain message tuples (interned), then one
+    last entry ``ring``: the tuple of the model's ring variables (RING_VARS
+    order, the state's tail, values unchanged) or, with LossyRing, the ring
+    as :class:`.raincore.RaincoreKernel` encodes it.
+
+    Why two halves.  No ring action (TokenReceived ... Join, the LossyRing
+    timeouts, TokenLoss) reads or writes a FLUSH variable, and the FLUSH
+    actions read the ring only through Alive, Dead, Gone's localView and the
+    LastGlobalView.  Without LossyRing the states are nearly a product of
+    few ring values and many FLUSH states, so the kernel computes the ring's
+    successors, those projections and Crash's ring effect once per ring
+    value, by calling the model's own methods on a state whose FLUSH
+    variables are None (``_ring_info``).  With LossyRing the ring values
+    hardly repeat (sequence numbers), so they come from Raincore's kernel
+    (``_ring_info_rk``: the ring is Raincore's, see the model), and so does
+    the CONSTRAINT, which reads the ring alone.  The FLUSH actions and
+    Crash's channel cuts are transcribed, dispatching on the head of each
+    channel.  Successors come in ``next``'s order without LossyRing (with
+    it, the ring's per node in Raincore's kernel's order);
+    tests/test_explore_kernel.py checks that they are ``next``'s on every
+    reachable state of small models.  Plain values only, so
+    model/parallel.py's workers hash them alike."""
+
+    def __init__(self, model: RaincoreFlushModel) -> None:
+        self.model = model
+        N = self.N = model.N
+        M = model.Members
+        self.pairs = model.pairs
+        self.nvars = len(model.variables)
+        self.nring = sum(1 for v in model.variables if v in RING_VARS)
+        self.RING = self.nvars - self.nring      # index of ``ring`` in a kernel state
+        self.CHAN = model.variables.index("chan")
+        self._msgs: dict = {}    # message tuple -> itself
+        self._recs: dict = {}    # message tuple -> the model's record
+        self._chans: dict = {}   # kernel chan -> the model's Fn
+        self._rings: dict = {}   # ring value -> _ring_info
+        self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
+        self.L["Crash"] = [Label("Crash", (m,)) for m in M]
+        # per channel q -> p, read by the receive actions (p, q): (p, q, index, labels by action)
+        self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in self.RECEIVE})
+                       for p, q in model.pairs]
+        # LossyRing: the ring is Raincore's, and so is its encoding, searched
+        # by Raincore's kernel (its ring values hardly repeat across states,
+        # so the model's methods per ring value would cost as much as next).
+        self.rk = RaincoreKernel(model.ring) if model.LossyRing else None
+        self._ring_dec: dict = {}   # kernel ring -> the model's ring variables
+        self._proj: dict = {}       # LossyRing: the nodes' records -> Alive, Dead, localView, LastGlobalView, Crash
+        if self.rk is not None and self.rk.constraint is not None:
+            rc = self.rk.constraint
+            self.constraint = lambda k: rc(k[-1])
+
+    RECEIVE = RaincoreFlushModel.RECEIVE
+
+    # --- messages ---------------------------------------------------------------
+    def _m(self, *msg):
+        return self._msgs.setdefault(msg, msg)
+
+    def _record(self, msg: tuple) -> Fn:
+        r = self._recs.get(msg)
+        if r is None:
+            kind = msg[0]
+            if kind == DAT:
+                r = Data(msg[1], msg[2])
+            elif kind == VIEW:
+                r = ViewMsg(msg[1], msg[2])
+            elif kind == COMPLETED:
+                r = FlushCompletedMsg(msg[1], msg[2])
+            else:
+                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
+            self._recs[msg] = r
+        return r
+
+    _KINDS = {"DATA": DAT, "VIEW": VIEW, "START_FLUSH": START, "FLUSH_OK": OK, "FLUSH_COMPLETED": COMPLETED,
+              "STOP_FLUSH": STOP}
+
+    def _encode_msg(self, r: Fn) -> tuple:
+        kind = self._KINDS[r["type"]]
+        if kind == DAT:
+            return self._m(DAT, r["view"], r["id"])
+        if kind in (VIEW, COMPLETED):
+            return self._m(kind, r["view"], r["digest"])
+        return self._m(kind, r["view"])
+
+    # --- encoding ---------------------------------------------------------------
+    def encode(self, s) -> tuple:
+        chan = tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs)
+        ring = tuple(s[self.RING:])
+        if self.rk is not None:
+            ring = self.rk.encode(RaincoreState(**dict(zip(RING_VARS, ring)), recovered=self.model._not_recovered))
+        return (*s[:self.CHAN], chan, *s[self.CHAN + 1:self.RING], ring)
+
+    def _ring_values(self, ring: tuple) -> tuple:
+        """The model's ring variables of a kernel ring."""
+        if self.rk is None:
+            return ring
+        vals = self._ring_dec.get(ring)
+        if vals is None:
+            r = self.rk.decode(ring)
+            vals = self._ring_dec[ring] = tuple(getattr(r, v) for v in RING_VARS)
+        return vals
+
+    def decode(self, k: tuple):
+        ch = k[self.CHAN]
+        f = self._chans.get(ch)
+        if f is None:
+            rec = self._record
+            f = self._chans[ch] = Fn._of({e: tuple(rec(x) for x in seq) for e, seq in zip(self.pairs, ch)})
+        return tuple.__new__(self._state_type,
+                             (*k[:self.CHAN], f, *k[self.CHAN + 1:self.RING], *self._ring_values(k[self.RING])))
+
+    _state_type = RaincoreFlushState
+
+    def init(self):
+        return [self.encode(s) for s in self.model.init()]
+
+    # --- the ring, once per ring value ----------------------------------------------
+    def _fake(self, ring: tuple):
+        """A model state with this ring and no FLUSH variables (None)."""
+        return tuple.__new__(self._state_type, (None,) * self.RING + ring)
+
+    def _ring(self, ring: tuple) -> tuple:
+        info = self._rings.get(ring)
+        if info is None:
+            info = self._rings[ring] = self._ring_info(ring) if self.rk is None else self._ring_info_rk(ring)
+        return info
+
+    # _ring_info_rk: where each of Raincore's actions goes (Recover and
+    # Initialization are not this spec's actions; Crash alone is not either:
+    # its ring part is kept for Crash(n))
+    _RK_SLOT = {"TokenReceived": 0, "TokenDeliveryFailure": 0, "911Received": 0, "911DeliveryFailure": 0,
+                "EatingTimeout": 1, "Join": 2, "HungryTimeout": 3, "StarvingTimeout": 3, "Crash": 4,
+                "Recover": None, "Initialization": None}
+
+    def _ring_info_rk(self, ring: tuple) -> tuple:
+        """``_ring_info`` for LossyRing, from Raincore's kernel."""
+        N = self.N
+        msg_ops = [[] for _ in range(N)]
+        eat, join, crash_ring = [None] * N, [None] * N, [None] * N
+        lossy = [[] for _ in range(N)]
+        loss = []
+        slot = self._RK_SLOT
+        for lab, r2 in self.rk.next(ring):
+            x = slot.get(lab.action, 5)
+            if x == 0:
+                msg_ops[lab.params[0] - 1].append((lab, r2))
+            elif x == 1:
+                eat[lab.params[0] - 1] = (lab, r2)
+            elif x == 2:
+                join[lab.params[0] - 1] = (lab, r2)
+            elif x == 3:
+                lossy[lab.params[0] - 1].append((lab, r2))
+            elif x == 4:
+                crash_ring[lab.params[0] - 1] = r2
+            elif x == 5:   # TokenLoss
+                loss.append((lab, r2))
+        nodes = ring[:N]
+        proj = self._proj.get(nodes)
+        if proj is None:
+            model = self.model
+            recs = [self.rk._rec(x) for x in nodes]
+            alive = tuple(r[_ST] == "Up" for r in recs)
+            dead = frozenset(n for n, r in enumerate(recs, start=1) if r[_ST] == "Down")
+            crashable = tuple(alive[n - 1] and n in model.Crashable and len(dead) < model.MaxCrashes
+                              for n in model.Members)
+            proj = self._proj[nodes] = (alive, dead, tuple(frozenset(r[_LV]) for r in recs),
+                                        tuple(LastGlobalViewOf(r[_GV]) for r in recs), crashable)
+        alive, dead, lv, lgv, crashable = proj
+        crash = [r2 if ok else None for r2, ok in zip(crash_ring, crashable)]
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
+
+    def _ring_info(self, ring: tuple) -> tuple:
+        """What the kernel needs of a ring value: per node the ring actions'
+        successors (the message actions, EatingTimeout, Join, the LossyRing
+        timeouts) as (label, ring'), TokenLoss's, Alive, Dead, the localView
+        as a set, the LastGlobalView, whether the ring allows Crash(n) and
+        the ring after it.  (The CONSTRAINT reads the ring alone too: LossyRing's
+        is Raincore's kernel's.)"""
+        model = self.model
+        s = self._fake(ring)
+        R = self.RING
+
+        def succ(lab, t):
+            return None if t is None else (lab, tuple(t[R:]))
+
+        msg_ops, eat, join, lossy, crash = [], [], [], [], []
+        dead = model.Dead(s)
+        for n in model.Members:
+            ops = []
+            for m in s.tokenMsgs:
+                for name, fn in (("TokenReceived", model.TokenReceived),
+                                 ("TokenDeliveryFailure", model.TokenDeliveryFailure)):
+                    x = succ(Label(name, (n, m)), fn(s, n, m))
+                    if x:
+                        ops.append(x)
+            for m in s.msgs911:
+                for name, fn in (("911Received", model.Received911), ("911DeliveryFailure", model.DeliveryFailure911)):
+                    x = succ(Label(name, (n, m)), fn(s, n, m))
+                    if x:
+                        ops.append(x)
+            msg_ops.append(ops)
+            eat.append(succ(self.L["EatingTimeout"][n - 1], model.EatingTimeout(s, n)))
+            join.append(succ(self.L["Join"][n - 1], model.Join(s, n)))
+            lossy.append([x for name in model.LOSSY if model.LossyRing
+                          for x in [succ(Label(name, (n,)), getattr(model, name)(s, n))] if x])
+            crash.append(self._ring_crash(s, n, dead))
+        loss = [(Label("TokenLoss", (m,)), tuple(model.TokenLoss(s, m)[R:])) for m in s.tokenMsgs] \
+            if model.LossyRing else []
+        alive = tuple(model.Alive(s, n) for n in model.Members)
+        lv = tuple(frozenset(x) for x in s.localView)
+        lgv = tuple(model.LastGlobalView(s, n) for n in model.Members)
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
+
+    def _ring_crash(self, s, p: int, dead: frozenset):
+        """CanCrash(p)'s ring conjuncts and Crash(p)'s ring successor, or None."""
+        model = self.model
+        if not (model.Alive(s, p) and p in model.Crashable and len(dead) < model.MaxCrashes):
+            return None
+        if not (model.LossyRing or (not model.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs))):
+            return None
+        if model.LossyRing:
+            t = model.ring_step(s, model.ring.Crash(model.ring_state(s), p))
+        else:
+            t = s._replace(status=_set(s.status, p, "Down"),
+                           msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
+        return tuple(t[self.RING:])
+
+    # --- helpers over kernel states ---------------------------------------------
+    def _multi(self, chan: list, p: int, R, msg: tuple, dead) -> None:
+        """Multi(ch, p, R, msg) in place on the list ``chan``."""
+        base = (p - 1) * self.N - 1
+        for q in R:
+            if q != p and q not in dead:
+                chan[base + q] += (msg,)
+
+    def _crashes(self, k: tuple, p: int, ring2: tuple) -> list:
+        """Crash(p)'s successors, one per cut of p's outgoing channels (the
+        ring part given)."""
+        chan = k[self.CHAN]
+        N = self.N
+        ranges = []
+        for q in range(1, N + 1):
+            seq = chan[(p - 1) * N + q - 1]
+            last = 0
+            for x, msg in enumerate(seq, start=1):
+                if msg[0] == VIEW:
+                    last = x
+            ranges.append(range(last, len(seq) + 1))
+        base = list(chan)
+        for x in range(p - 1, N * N, N):   # every channel into p
+            base[x] = ()
+        lab = self.L["Crash"][p - 1]
+        head = k[:self.CHAN]
+        tail = k[self.CHAN + 1:self.RING] + (ring2,)
+        out = []
+        for cut in product(*ranges):
+            ch = base[:]
+            for q in range(1, N + 1):
+                if q != p:
+                    j = (p - 1) * N + q - 1
+                    ch[j] = chan[j][:cut[q - 1]]
+            out.append((lab, head + (tuple(ch),) + tail))
+        return out
+
+    # --- Next -----------------------------------------------------------------
+    def next(self, k: tuple):
+        (views, vid, sent, delivered, chan, phase, blocked, flushInit, flushOks, digest, completed, ring) = k
+        model = self.model
+        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv = self._ring(ring)
+        M = model.Members
+        m_ = self._m
+        L = self.L
+        out = []
+        add = out.append
+        nviews = len(views)
+        head = k[:self.RING]
+
+        def member(p):
+            v = vid[p - 1]
+            return v >= 1 and p in views[v - 1]
+
+        for n in M:
+            i = n - 1
+            for lab, r2 in msg_ops[i]:
+                add((lab, head + (r2,)))
+            if eat[i]:
+                add((eat[i][0], head + (eat[i][1],)))
+            canrecv = alive[i] and member(n)
+            v = vid[i]
+            ph = phase[i]
+            if canrecv:
+                view = views[v - 1]
+                # Multicast(n)
+                if not blocked[i] and len(sent) < model.MaxMsgs:
+                    x = len(sent) + 1
+                    ch = list(chan)
+                    self._multi(ch, n, view, m_(DAT, v, x), dead)
+                    add((L["Multicast"][i], (views, vid, sent + (record(sender=n, view=v),),
+                                             _kset(delivered, i, delivered[i] | {x}), tuple(ch)) + k[5:]))
+                # StartFlush(n): IsCoord, ViewChangePending
+                live = view & lv[i]
+                g = lgv[i]
+                if (v == nviews and all(n <= q for q in live) and flushInit[i] != n
+                        and g != NULL_VIEW and frozenset(g) != views[-1]):
+                    ch = list(chan)
+                    self._multi(ch, n, view, m_(START, v), dead)
+                    s = list(k)
+                    s[4] = tuple(ch)
+                    s[7] = _kset(flushInit, i, n)
+                    if ph == "Normal":
+                        s[5] = _kset(phase, i, "InBlock")
+                    if ph == "Completed":
+                        d = frozenset(x for x in delivered[i] if sent[x - 1]["view"] == v)
+                        s[9] = _kset(digest, i, d)
+                        s[10] = _kset(completed, i, frozenset({(n, d)}))
+                    else:
+                        s[10] = _kset(completed, i, frozenset())
+                    add((L["StartFlush"][i], tuple(s)))
+                # FlushOk(n)
+                if ph == "InBlock":
+                    ch = list(chan)
+                    self._multi(ch, n, view, m_(OK, v), dead)
+                    s = list(k)
+                    s[5] = _kset(phase, i, "OkSent")
+                    s[8] = _kset(flushOks, i, flushOks[i] | {n})
+                    s[4] = tuple(ch)
+                    add((L["FlushOk"][i], tuple(s)))
+                # FlushCompleted(n)
+                if ph == "OkSent" and live <= flushOks[i]:
+                    d = frozenset(x for x in delivered[i] if sent[x - 1]["view"] == v)
+                    c = flushInit[i]
+                    s = list(k)
+                    s[5] = _kset(phase, i, "Completed")
+                    s[6] = _kset(blocked, i, True)
+                    s[9] = _kset(digest, i, d)
+                    if c == n:
+                        s[10] = _kset(completed, i, completed[i] | {(n, d)})
+                    else:
+                        ch = list(chan)
+                        self._multi(ch, n, (c,), m_(COMPLETED, v, d), dead)
+                        s[4] = tuple(ch)
+                    add((L["FlushCompleted"][i], tuple(s)))
+                # SendView(n)
+                if flushInit[i] == n and ph == "Completed" and live <= {r[0] for r in completed[i]}:
+                    gone = view - lv[i]
+                    new = frozenset(g)
+                    D = frozenset().union(*(r[1] for r in completed[i] if r[0] not in gone))
+                    ch = list(chan)
+                    self._multi(ch, n, view | new, m_(VIEW, v, D), dead)
+                    add((L["SendView"][i], (views + (new,), _kset(vid, i, v + 1), sent,
+                                            _kset(delivered, i, delivered[i] | D), tuple(ch),
+                                            _kset(phase, i, "Normal"), blocked, flushInit,
+                                            _kset(flushOks, i, frozenset()), _kset(digest, i, frozenset()),
+                                            _kset(completed, i, frozenset()), ring)))
+                # StopFlush(n)
+                if flushInit[i] == n and ph == "Normal":
+                    ch = list(chan)
+                    self._multi(ch, n, view & views[v - 2], m_(STOP, v), dead)
+                    s = list(k)
+                    s[4] = tuple(ch)
+                    s[6] = _kset(blocked, i, False)
+                    s[7] = _kset(flushInit, i, NO_INIT)
+                    add((L["StopFlush"][i], tuple(s)))
+            if join[i]:
+                add((join[i][0], head + (join[i][1],)))
+            # Crash(n)
+            if crash[i] is not None and member(n) and views[-1] - dead - {n}:
+                out.extend(self._crashes(k, n, crash[i]))
+            for lab, r2 in lossy[i]:
+                add((lab, head + (r2,)))
+        for lab, r2 in loss:
+            add((lab, head + (r2,)))
+        # the receive actions (p, q): each reads the head of the channel q -> p
+        for p, q, j, lab in self.L_pair:
+            seq = chan[j]
+            if not seq or not alive[p - 1]:
+                continue   # every receive action needs Alive(p) and a message
+            msg = seq[0]
+            kind = msg[0]
+            i = p - 1
+            v = vid[i]
+            mv = msg[1]
+            canrecv = member(p)
+            rest = _kset(chan, j, seq[1:])
+            if kind == VIEW:
+                if canrecv and mv < v:   # Discard(p, q)
+                    add((lab["Discard"], k[:4] + (rest,) + k[5:]))
+                if (canrecv and mv == v) or v == 0:   # InstallView(p, q)
+                    add((lab["InstallView"], (views, _kset(vid, i, mv + 1), sent,
+                                              _kset(delivered, i, delivered[i] | msg[2]) if v != 0 else delivered,
+                                              rest, _kset(phase, i, "Normal"), blocked,
+                                              _kset(flushInit, i, NO_INIT if v == 0 else q),
+                                              _kset(flushOks, i, frozenset()), _kset(digest, i, frozenset()),
+                                              _kset(completed, i, frozenset()), ring)))
+                continue
+            if not canrecv:
+                continue
+            ph = phase[i]
+            if kind == DAT:
+                if mv == v and ph != "Completed":   # Deliver(p, q)
+                    add((lab["Deliver"], k[:3] + (_kset(delivered, i, delivered[i] | {msg[2]}), rest) + k[5:]))
+                elif mv < v or (mv == v and ph == "Completed"):   # Discard(p, q)
+                    add((lab["Discard"], k[:4] + (rest,) + k[5:]))
+                continue
+            gone = q in views[v - 1] and q not in lv[i]
+            if mv < v or (mv == v and gone):   # Discard(p, q)
+                add((lab["Discard"], k[:4] + (rest,) + k[5:]))
+            if mv != v or gone:
+                continue
+            s = list(k)
+            s[4] = rest
+            if kind == START:
+                s[7] = _kset(flushInit, i, q)
+                if ph == "Normal":   # Block(p, q)
+                    s[5] = _kset(phase, i, "InBlock")
+                    add((lab["Block"], tuple(s)))
+                else:                # RestartFlush(p, q)
+                    if ph == "Completed":
+                        d = frozenset(x for x in delivered[i] if sent[x - 1]["view"] == v)
+                        jj = i * self.N + q - 1
+                        s[4] = _kset(rest, jj, rest[jj] + (m_(COMPLETED, v, d),))
+                        s[9] = _kset(digest, i, d)
+                    add((lab["RestartFlush"], tuple(s)))
+            elif kind == OK:         # ReceiveFlushOk(p, q)
+                s[8] = _kset(flushOks, i, flushOks[i] | {q})
+                add((lab["ReceiveFlushOk"], tuple(s)))
+            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
+                s[10] = _kset(completed, i, completed[i] | {(q, msg[2])})
+                add((lab["ReceiveFlushCompleted"], tuple(s)))
+            else:                    # Unblock(p, q)
+                s[6] = _kset(blocked, i, False)
+                s[7] = _kset(flushInit, i, NO_INIT)
+                add((lab["Unblock"], tuple(s)))
+        return out

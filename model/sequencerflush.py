@@ -692,32 +692,39 @@ class SequencerFlushKernel(Kernel):
         memo = self._memo
         out = [k[_VIEWS], None, k[_CRASHED]]
         for i in range(3, 16):
-            v = k[i]
-            f = memo[i].get(v)
-            if f is None:
-                if i == _RECV:
-                    rows = self._rows
-                    d = {}
-                    for m, row in zip(M, v):
-                        g = rows.get(row)
-                        if g is None:
-                            g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                        d[m] = g
-                    f = Fn._of(d)
-                elif i == _CHAN:
-                    rec = self._record
-                    f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
-                elif i == _PHASE:
-                    f = Fn._of({m: PHASES[x] for m, x in zip(M, v)})
-                else:
-                    f = Fn._of(dict(zip(M, v)))
-                memo[i][v] = f
-            out.append(f)
+            out.append(self._field(i, k[i]))
         f = memo[_VID].get(k[_VID])
         if f is None:
             f = memo[_VID][k[_VID]] = Fn._of(dict(zip(M, k[_VID])))
         out[1] = f
         return SequencerFlushState(*out)
+
+    # the fields _field decodes apart (RaincoreSequencerFlushKernel's differ)
+    _F_RECV, _F_CHAN, _F_PHASE = _RECV, _CHAN, _PHASE
+
+    def _field(self, i: int, v):
+        """The model's Fn for value ``v`` of kernel field ``i`` (memoised)."""
+        f = self._memo[i].get(v)
+        if f is None:
+            M = self.model.Members
+            if i == self._F_RECV:
+                rows = self._rows
+                d = {}
+                for m, row in zip(M, v):
+                    g = rows.get(row)
+                    if g is None:
+                        g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
+                    d[m] = g
+                f = Fn._of(d)
+            elif i == self._F_CHAN:
+                rec = self._record
+                f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
+            elif i == self._F_PHASE:
+                f = Fn._of({m: PHASES[x] for m, x in zip(M, v)})
+            else:
+                f = Fn._of(dict(zip(M, v)))
+            self._memo[i][v] = f
+        return f
 
     def init(self):
         return [self.encode(s) for s in self.model.init()]

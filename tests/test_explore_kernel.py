@@ -67,6 +67,22 @@ SMALL += [("sequencerflush", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {
 SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSender2", "DoubleCrashSender2",
                                           "LiveDoubleCrashFixed")]
 SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
+# FLUSH over the Raincore ring: the manifest's models under 10,000 states
+# (with LossyRing: HolderCrash2, TokenLoss), LossyRing with untimed
+# timeouts (the replay's), and SEQUENCER over it with its two resend flags.
+_RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": {1}, "LossyRing": True,
+               "MaxSeq": 6, "Max911": 1}
+SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss")]
+SMALL += [("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False})]
+# two crashable members, one crash allowed (MaxCrashes is what stops the second)
+_RF_TWO = {"N": 3, "NInit": 3, "Founder": 2, "MaxCrashes": 1, "Crashable": {1, 3}}
+SMALL += [("raincoreflush", {**_RF_TWO, "MaxMsgs": 1}),
+          ("raincoreflush", {**_RF_TWO, "MaxMsgs": 0, "LossyRing": True, "MaxSeq": 5, "Max911": 1})]
+_RSF_JOIN = {"N": 3, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2, 3}, "MaxCrashes": 0, "Crashable": set()}
+SMALL += [("raincoresequencerflush", "Join")]
+SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "ResendAlways": True, "ResentFirst": True})]
+SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "NInit": 3, "Founder": 2, "Senders": {1, 2}, "MaxCrashes": 1,
+                                      "Crashable": {1}, "ResendAlways": True, "ResentFirst": False})]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
@@ -76,6 +92,12 @@ BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", 
 BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fixed3", "Cold3", "Join3", "Live3",
                                   "LiveJoin3", "LiveJoinAgree3", "LiveNoStable3")]
 BIG += [("sequencerflush", n) for n in ("CoordCrash", "UniformSenders23", "UniformFixedSenders23", "Four")]
+BIG += [("raincoreflush", n) for n in ("CoordCrash2", "JoinCoordCrash", "LossyJoin")]
+BIG += [("raincoresequencerflush", n) for n in ("CoordCrash", "FounderCrash")]
+# Too big for the whole check (150-210k states, next on each): their first
+# states only (RestartJoin4 is the one model with RestartFlush).
+FIRST = BIG + [("raincoreflush", "RestartJoin4"), ("raincoreflush", "HolderCrash"),
+               ("raincoresequencerflush", "JoinCoordCrash")]
 
 
 def _model(protocol, name):
@@ -120,7 +142,7 @@ def test_kernel_is_the_models_transition_system_big(protocol, name):
     assert _check_same_system(_model(protocol, name)) > 10_000
 
 
-@pytest.mark.parametrize("protocol,name", BIG)
+@pytest.mark.parametrize("protocol,name", FIRST)
 def test_kernel_on_the_first_states_of_big_models(protocol, name):
     # the first 1500 states (breadth-first) of each big model: per
     # state, the kernel's successors are next's (SEQUENCER's KeepForward
@@ -201,10 +223,27 @@ def test_sequencerflush_kernel_off_for_a_subclass_that_changes_an_action():
 
 
 @pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4"),
-                                           ("sequencerflush", "DoubleCrashSender2")])
+                                           ("sequencerflush", "DoubleCrashSender2"), ("raincoreflush", "CoordCrash"),
+                                           ("raincoreflush", "HolderCrash2"), ("raincoresequencerflush", "Join")])
 def test_parallel_search_with_a_kernel(protocol, name):
     model = _model(protocol, name)
     serial = explore(model, check_invariants=False, kernel=False)
     par = explore_parallel(model, workers=2)
     assert (par.distinct_states, par.states_generated, par.depth) == \
            (serial.distinct_states, serial.states_generated, serial.depth)
+
+
+@pytest.mark.parametrize("protocol,action", [("raincoreflush", "FlushOk"), ("raincoresequencerflush", "FlushOk"),
+                                             ("raincoreflush", "Crash"), ("raincoresequencerflush", "CanCrash")])
+def test_raincoreflush_kernels_off_for_a_subclass_that_changes_an_action(protocol, action):
+    base = model_class(protocol)
+    Variant = type("Variant", (base,), {action: lambda self, *a: None if action != "Crash" else []})
+    (entry,) = manifest.select([protocol], "CoordCrash")
+    consts = entry.constants()
+    assert base(consts).kernel() is not None
+    assert Variant(consts).kernel() is None
+    full = explore(base(consts), check_invariants=False)
+    without = explore(Variant(consts), check_invariants=False, build_graph=True)
+    assert without.distinct_states < full.distinct_states
+    gone = {"FlushOk": ("FlushOk", "SendView"), "Crash": ("Crash",), "CanCrash": ("Crash",)}[action]
+    assert not any(lab.action in gone for labs in without.edge_map.values() for lab in labs)
