@@ -924,6 +924,15 @@ class RaincoreFlushKernel(Kernel):
                 crash_ring[lab.params[0] - 1] = r2
             elif x == 5:   # TokenLoss
                 loss.append((lab, r2))
+        if self.model.LateFailures:     # LateFailure: not Raincore's, the composition's own step
+            model = self.model
+            rs = self.rk.decode(ring)
+            for n in model.Members:
+                m = rs.lastToken[n - 1]
+                if m not in rs.tokenMsgs:
+                    r2 = model.ring.TokenDeliveryFailure(rs._replace(tokenMsgs=rs.tokenMsgs | {m}), n, m)
+                    if r2 is not None:
+                        msg_ops[n - 1].append((Label("TokenDeliveryFailure", (n, m)), self.rk.encode(r2)))
         nodes = ring[:N]
         proj = self._proj.get(nodes)
         if proj is None:

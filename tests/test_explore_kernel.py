@@ -68,16 +68,20 @@ SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSende
                                           "LiveDoubleCrashFixed")]
 SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
 # FLUSH over the Raincore ring: the manifest's models under 10,000 states
-# (with LossyRing: HolderCrash2, TokenLoss), LossyRing with untimed
-# timeouts (the replay's), and SEQUENCER over it with its two resend flags.
+# (with LossyRing: HolderCrash2, TokenLoss; LateFailure and HolderCrash2 with
+# LateFailures), LossyRing with untimed timeouts (the replay's), and
+# SEQUENCER over it with its two resend flags.
 _RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": {1}, "LossyRing": True,
                "MaxSeq": 6, "Max911": 1}
-SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss")]
-SMALL += [("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False})]
+SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss",
+                                         "LateFailure")]
+SMALL += [("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False}),
+          ("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False, "LateFailures": True})]
 # two crashable members, one crash allowed (MaxCrashes is what stops the second)
 _RF_TWO = {"N": 3, "NInit": 3, "Founder": 2, "MaxCrashes": 1, "Crashable": {1, 3}}
 SMALL += [("raincoreflush", {**_RF_TWO, "MaxMsgs": 1}),
-          ("raincoreflush", {**_RF_TWO, "MaxMsgs": 0, "LossyRing": True, "MaxSeq": 5, "Max911": 1})]
+          ("raincoreflush", {**_RF_TWO, "MaxMsgs": 0, "LossyRing": True, "MaxSeq": 5, "Max911": 1,
+                             "LateFailures": True})]
 _RSF_JOIN = {"N": 3, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2, 3}, "MaxCrashes": 0, "Crashable": set()}
 SMALL += [("raincoresequencerflush", "Join")]
 SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "ResendAlways": True, "ResentFirst": True})]
