@@ -247,6 +247,7 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     case and step (for N = 2, any digest, any index); a broken step (the
     duplicate check dropped) is refused."""
     from groupcheck.model.proofs.engine import _solve
+    SOLVE_MS = 120_000     # wall-clock: each query takes well under a second, but CI's machine is shared
     M, m = (1, 2), 1
     I, AII = z3.IntSort(), z3.ArraySort(z3.IntSort(), z3.IntSort())
     AIB = z3.ArraySort(z3.IntSort(), z3.BoolSort())
@@ -276,12 +277,12 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     # (1): base (nothing absorbed: RV[s][0] itself) and step (the witness is
     # i if i's entry of s is new, else the one before)
     for s in M:
-        assert _solve([z3.Not(P1(s, 0, w))], 20_000)[0] == "proved"
+        assert _solve([z3.Not(P1(s, 0, w))], SOLVE_MS)[0] == "proved"
         w2 = z3.If(z3.And(dS[i] == s, new), i, w)
-        assert _solve([i >= 1, step, P1(s, i - 1, w), z3.Not(P1(s, i, w2))], 20_000)[0] == "proved"
+        assert _solve([i >= 1, step, P1(s, i - 1, w), z3.Not(P1(s, i, w2))], SOLVE_MS)[0] == "proved"
     # (3): a sender in the domain stays in it (the step; the base is trivial)
     for s in M:
-        assert _solve([i >= 1, step, RH[s][i - 1], z3.Not(RH[s][i])], 20_000)[0] == "proved"
+        assert _solve([i >= 1, step, RH[s][i - 1], z3.Not(RH[s][i])], SOLVE_MS)[0] == "proved"
     # (2): base (cnt 0: the delivered sequence copied, the premises) and step
     D0S, D0Q = z3.Const("D0S", AII), z3.Const("D0Q", AII)
     j, j2 = z3.Ints("j j2")
@@ -290,8 +291,8 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
                                                                      D0Q[j] <= rv(D0S[j], 0)))),
             z3.ForAll([j, j2], z3.Implies(z3.And(1 <= j, j < j2, j2 <= L),
                                           z3.Or(D0S[j] != D0S[j2], D0Q[j] != D0Q[j2])))]
-    assert _solve([*base, z3.Not(P2(0))], 20_000)[0] == "proved"
-    assert _solve([*rng, step, P2(i - 1), z3.Not(P2(i))], 30_000)[0] == "proved"
+    assert _solve([*base, z3.Not(P2(0))], SOLVE_MS)[0] == "proved"
+    assert _solve([*rng, step, P2(i - 1), z3.Not(P2(i))], SOLVE_MS)[0] == "proved"
     # the check can fail: with the duplicate check dropped the step breaks (2)
     broken, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L, check=False)
-    assert _solve([*rng, broken, P2(i - 1), z3.Not(P2(i))], 30_000)[0] == "cti"
+    assert _solve([*rng, broken, P2(i - 1), z3.Not(P2(i))], SOLVE_MS)[0] == "cti"
