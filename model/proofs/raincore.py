@@ -445,6 +445,14 @@ class RaincoreEncoding(Encoding):
     def lemmas(self):
         allL = {"Types": self.Types, "LastIndex": self.LastIndex, "LegalStates": self.LegalStates,
                 "HeldNotStale": self.HeldNotStale}
+        if not self.ring_lemmas_apply:
+            # the founder's ring at any N (on two nodes Lists, Founder and
+            # RingUp below say as much)
+            allL["EatersFresh"] = self.EatersFresh
+            if not self.ColdStart:
+                allL["RingUp"] = self.RingUp
+            if self.founder_lemmas_apply:
+                allL["FounderRing"] = self.FounderRing
         if self.ring_lemmas_apply:
             allL.update({"RingUp": self.RingUp, "Lists": self.Lists, "Founder": self.Founder,
                          "Alone": self.Alone, "Calls": self.Calls, "OneInFlight": self.OneInFlight,
@@ -503,6 +511,29 @@ class RaincoreEncoding(Encoding):
                     z3.Implies(self._eat(S, n), z3.And(z3.Not(S["rec"][n]), self._ring_no(Tok.nl(tk)),
                                                        self.R.member_c(n, Tok.nl(tk))))]
         return z3.And(*out)
+
+    @property
+    def founder_lemmas_apply(self) -> bool:
+        """FounderRing's premise, at any N: node 1 is the stable founder, in
+        the steady initial ring (no cold start)."""
+        return self.StableFounder and not self.ColdStart and 1 in self.InitRing
+
+    def FounderRing(self, S):
+        """The stable founder at any N: node 1 is up and never recovered, and
+        every ring a token carries lists it (each lastToken, an eater's
+        token, every token in flight): a delivery failure removes only a node
+        that is not up, and the founder never goes down."""
+        m = z3.Const(f"{S['tag']}_fr_m", Tok)
+        on1 = lambda t: self.R.member_c(1, Tok.nl(t))  # noqa: E731
+        return z3.And(S["status"][1] == UP, z3.Not(S["rec"][1]),
+                      *[on1(S["last"][n]) for n in self.nodes],
+                      *[z3.Implies(self._eat(S, n), on1(S["token"][n])) for n in self.nodes],
+                      z3.ForAll([m], z3.Implies(S["tm"][m], on1(m)), patterns=[S["tm"][m]]))
+
+    def EatersFresh(self, S):
+        """An Eating node is not a recovered one (it accepted a token, which
+        clears the mark, or regenerated, which needs it clear)."""
+        return z3.And(*[z3.Implies(self._eat(S, n), z3.Not(S["rec"][n])) for n in self.nodes])
 
     def Founder(self, S):
         """Node 1 (StableFounder) is up and never a recovered node; another
@@ -839,6 +870,10 @@ class RaincoreEncoding(Encoding):
 # The lemmas proved inductive for the fixed protocol (docs/proofs.md); the
 # fixed variant adds AtMostOneToken, whose consecution is still open.
 LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
+# Those and the N-node lemmas of the founder's ring under the fixes
+# (no cold start, StableFounder): proved at N = 3, 4 and 5 with LegalStates;
+# AtMostOneToken at N >= 3 is not (docs/proofs.md, Raincore, What remains).
+LEMMAS_PROVED_N = LEMMAS_PROVED + ("EatersFresh", "RingUp", "FounderRing")
 # The seed as written is checked against those without LastIndex (its one
 # quantifier; no other lemma reads the views) and the property: every query
 # is then quantifier-free, and the open ones give CTIs at once instead of

@@ -33,16 +33,18 @@ def _raincore(members: int | None) -> list[Encoding]:
     N = 2): AtMostOneToken, LegalStates and ConsistentHistory proved.  The fixed variant's
     lemmas are those of the two-node ring; with ``members`` other than 2
     the fixed variant is FixedLegalStates (LegalStates only, the lemmas
-    that hold at any N), and both variants have N nodes, all in the initial
-    ring, InitSeq = N (docs/proofs.md, Raincore)."""
-    from .raincore import FLAWED_LEMMAS, LEMMAS_PROVED, RaincoreEncoding, manifest_constants
+    that hold at any N and the founder's ring: proved at N = 3, 4, 5;
+    AtMostOneToken and ConsistentHistory are proved at N = 2 only), and
+    both variants have N nodes, all in the initial ring, InitSeq = N
+    (docs/proofs.md, Raincore)."""
+    from .raincore import FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding, manifest_constants
     faithful, fixed = manifest_constants("Faithful3"), manifest_constants("FixedRing2")
     if members is not None and members != 2:
         for c in (faithful, fixed):
             c.update(N=members, InitSize=members, InitSeq=max(members, 2))
         return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True, lemma_names=FLAWED_LEMMAS),
                 RaincoreEncoding(fixed, variant="FixedLegalStates", expect_cti=False,
-                                 lemma_names=LEMMAS_PROVED, properties=("LegalStates",))]
+                                 lemma_names=LEMMAS_PROVED_N, properties=("LegalStates",))]
     if members == 2:
         faithful.update(N=2, InitSize=2, InitSeq=2)
     return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True, lemma_names=FLAWED_LEMMAS),
