@@ -200,9 +200,32 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return None          # the ring never quiesces: the end is judged ``at_settled``
 
     def at_settled(self, cands: set):
-        """EventualDelivery among the members that did not crash (every
-        message a survivor sent delivered by every survivor)."""
-        return super().at_end(cands)
+        """EventualDelivery among the members that did not crash: every
+        message a survivor sent is delivered by every survivor that was a
+        member when it was sent (a joiner delivers nothing of the views
+        before its own; a node that never joined is no member)."""
+        witness = missing_since_joined(self.hist, self.sent_vid, self.vid, self.joined_at, self.crashed)
+        return ("EventualDelivery", witness) if witness else None
+
+
+def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: dict,
+                         crashed: set) -> Optional[str]:
+    """EventualDelivery with joiners: a member that did not crash delivers
+    every message ``(m, q)`` of a sender ``m`` that did not crash sent in a
+    view it had joined by then (``sent_vid[(m, q)] >= joined_at``, 1 for
+    the first view's members).  None, or the first missing delivery.
+    Without joiners this is conformance/sequencer.py's
+    ``missing_deliveries``."""
+    live = sorted(m for m in delivered if m not in crashed and vid.get(m, 0) >= 1)
+    have = {m: set(map(tuple, delivered[m])) for m in live}
+    for (m, q), v in sorted(sent_vid.items()):
+        if m not in live:
+            continue
+        lacking = [r for r in live if joined_at.get(r, 1) <= v and (m, q) not in have[r]]
+        if lacking:
+            return (f"member {m} (alive) sent {[m, q]} in view {v}; members {lacking} (alive, members "
+                    f"since view {min(joined_at.get(r, 1) for r in lacking)} or earlier) never delivered it")
+    return None
 
 
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
@@ -223,26 +246,32 @@ def replay_records(records: list[dict], path: str = "<records>", *, visited: boo
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2}
 
 
-def draw_faults(rng: random.Random, n: int):
+def draw_faults(rng: random.Random, ring: int, n: int):
     """A lossy network and no crash, one crash (node 1, the coordinator and
-    the ring's first node, in half the plans) or two."""
+    the ring's first node, in half the plans) or two, of the ring's nodes;
+    each node outside the ring joins (by 911) with probability 0.7 in the
+    first 0.3 s."""
     from groupcheck.impl.sim import FaultPlan
     from groupcheck.impl.sim_raincoreflush import RingFlushFaults
     k = rng.choice((0, 1, 1, 2))
-    first = 1 if k and rng.random() < 0.5 else rng.randint(1, n)
-    victims = [first] + rng.sample([x for x in range(1, n + 1) if x != first], k - 1) if k else []
+    first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
+    victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
     crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
-    return RingFlushFaults(crashes=crashes, network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+    joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
+    return RingFlushFaults(crashes=crashes, joins=joins,
+                           network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
 
 
-def parse_faults(spec: str, seed: int, n: int):
-    """conformance/raincoreflush.py's fault spec (no joins: SEQUENCER over
-    FLUSH over the ring takes none); ``auto`` draws a plan from ``seed``."""
+def parse_faults(spec: str, seed: int, ring: int, n: int):
+    """conformance/raincoreflush.py's fault spec (crash=NODE@MS, join=NODE@MS
+    for a node outside the ring; no token loss: the composition's ring is
+    the abstraction); ``auto`` draws a plan from ``seed``."""
     if (spec or "").strip() == "auto":
-        return draw_faults(random.Random(seed * 7919 + 41), n)
-    plan = crf.parse_faults(spec, seed, n, n)
-    if plan.joins:
-        raise ValueError("SEQUENCER over FLUSH over the ring takes no joiner")
+        return draw_faults(random.Random(seed * 7919 + 41), ring, n)
+    plan = crf.parse_faults(spec, seed, ring, n)
+    bad = [j for j, _ in plan.joins if not ring < j <= n]
+    if bad:
+        raise ValueError(f"join of node {bad[0]}: a joiner is a node outside the ring 1..{ring}, up to {n}")
     return plan
 
 
@@ -254,21 +283,23 @@ def simulate(seed: int, faults: str, options: dict):
     from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
-    if n < 2:
-        raise ValueError(f"need 2 or more nodes, got {n}")
-    plan = parse_faults(faults, seed, n)
+    ring = int(opts.get("ring", n))
+    if not 2 <= ring <= n:
+        raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
+    plan = parse_faults(faults, seed, ring, n)
     rng = random.Random(seed)
+    # every node's application multicasts, a joiner's too: its sends wait until it is a member
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
     tm = cflush._flag(opts.get("tm", False))
     pass_latch = cflush._flag(opts.get("pass_latch", True))
-    cfg = RingFlushConfig(n=n, init_size=n, tm=tm, sequencer=True, pass_latch=pass_latch)
+    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch)
     records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
     # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
     # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
-    constants = {"N": n, "NInit": n, "Founder": n, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
+    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
                  "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False}
-    run_id = f"{NAME}-n{n}-m{per}-s{seed}" + ("-tm" if tm else "")
+    run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
@@ -289,6 +320,6 @@ def draw(seed: int) -> tuple[str, dict]:
 
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch"),
+    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring"),
     draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
 )

@@ -226,12 +226,13 @@ def _witness(prop: str, h) -> str:
                 last[x] = q
     if prop == "GapFreeFIFO":
         crashed = getattr(h, "crashed", set())
+        joiners = getattr(h, "joiners", set())      # start anywhere (conformance/sequencerflush.py)
         for m, d in h.delivered.items():
             nxt: dict = {}
             for x, q in d:
                 if x in crashed:
                     continue
-                if q != nxt.get(x, 1):
+                if q != nxt.get(x, q if m in joiners else 1):
                     return (f"member {m} delivered {[x, q]} of member {x} (never crashed) "
                             f"where {[x, nxt.get(x, 1)]} was due")
                 nxt[x] = q + 1

@@ -103,6 +103,25 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
     return SimpleNamespace(delivered=delivered, sent=sent, in_view=in_view, vid=vid)
 
 
+def gap_free_fifo(h: SimpleNamespace) -> bool:
+    """Sequencer.tla's GapFreeFIFO (model/sequencer.py): what a member
+    delivered of a sender that has not crashed is 1, 2, ..., k in order.  A
+    joiner (``h.joiners``; spec/RaincoreSequencerFlush) delivers nothing of
+    the views before its own, so its run of each sender may start anywhere;
+    from there on, no gap.  Without joiners this is model/sequencer.py's
+    GapFreeFIFO."""
+    joiners = getattr(h, "joiners", set())
+    for m, d in h.delivered.items():
+        nxt: dict = {}
+        for x, q in d:
+            if x in h.crashed:
+                continue
+            if q != nxt.get(x, q if m in joiners else 1):
+                return False
+            nxt[x] = q + 1
+    return True
+
+
 def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
     return seqmodel.TotalOrder(SimpleNamespace(delivered={m: d for m, d in h.delivered.items()
                                                           if m not in crashed}))
@@ -212,11 +231,14 @@ class SequencerFlushBinding(Binding):
         self.hist = {m: [] for m in M}
         self.in_view: dict[int, dict[int, set]] = {m: {} for m in M}
         self.sent = {m: 0 for m in M}
-        self.vid = {m: 1 for m in M}
+        self.sent_vid: dict[tuple, int] = {}     # (sender, seqno) -> the sender's view at its Send
+        s0 = next(iter(self.model.init()))
+        self.vid = dict(s0.vid.items())          # 0 for a joiner (the ring's composition) until it joins
+        self.joined_at: dict[int, int] = {}      # joiner -> the first view it installed
         self.crashed: set[int] = set()
         self.fl_vid: dict[int, int] = {}
         self.fl_delivered: dict[int, set] = {}
-        self.views = {1: set(M)}
+        self.views = {1: set(s0.views[0])}
 
     # -- what a subclass (conformance/raincoresequencerflush.py) changes ------------
     def make_model(self, trace: Trace):
@@ -638,7 +660,11 @@ class SequencerFlushBinding(Binding):
         if add:
             self.hist[m].extend(add)
             self.in_view[m].setdefault(s.vid[m], set()).update(add)
+        if self.vid[m] == 0 and t.vid[m]:
+            self.joined_at[m] = t.vid[m]
         self.vid[m] = t.vid[m]
+        for q in range(s.sent[m] + 1, t.sent[m] + 1):
+            self.sent_vid[(m, q)] = s.vid[m]
         self.sent[m] = t.sent[m]
         if kind == "crash":
             self.crashed.add(m)
@@ -745,14 +771,13 @@ class SequencerFlushBinding(Binding):
     # -- the properties ----------------------------------------------------------------
     def histories(self) -> SimpleNamespace:
         return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent),
-                               in_view=self.in_view, vid=dict(self.vid), crashed=set(self.crashed))
+                               in_view=self.in_view, vid=dict(self.vid), crashed=set(self.crashed),
+                               joiners=set(self.joined_at))
 
     def properties(self, cands: set):
         from .sequencer import _witness
         sent_view = {k: v for k, v in self.fview.items()}
-        views = {1: set(self.model.Members)}
-        for v, members in self.views.items():
-            views[v] = members
+        views = dict(self.views)
         w = cflush.vs_witness(views, sent_view, self.fl_vid, self.fl_delivered)
         if w:
             return "Flush.VirtualSynchrony", None, w
@@ -762,6 +787,8 @@ class SequencerFlushBinding(Binding):
                 ok = survivor_total_order(h, self.crashed)
                 shown = SimpleNamespace(delivered={m: d for m, d in h.delivered.items() if m not in self.crashed},
                                         sent=h.sent)
+            elif prop == "GapFreeFIFO":
+                ok, shown = gap_free_fifo(h), h
             else:
                 ok, shown = getattr(seqmodel, prop)(h), h
             if not ok:

@@ -71,21 +71,33 @@ class Sequencer:
     name = "sequencer"
 
     def __init__(self, nid: int, members, *, tracing: bool | str = True, self_channel: bool = False,
-                 resend_always: bool = False, resent_first: bool = False) -> None:
+                 resend_always: bool = False, resent_first: bool = False, joiner: bool = False,
+                 universe=None) -> None:
+        """``joiner``: ``nid`` is not in the first view ``members``; it is in
+        no view (vid 0) until FLUSH installs the VIEW that takes it in (spec/
+        RaincoreSequencerFlush's joiner: that first view is no view change,
+        nothing is re-sent and the received-table is kept as it starts).
+        ``universe``: every node that may ever be a member (default: the first
+        view); the received-table starts with an entry 0 for each, as the
+        spec's does (``recv[m] = [Members -> 0]``); a view change drops the
+        entries of non-members."""
         members = tuple(members)
         # With tracing off no Trace effect (and no state snapshot) is built;
         # "delta": each record carries what changed (delta()), not state().
         self.tracing = tracing
         self._last_traced: dict | None = None
         self._traced_len = 0
-        if nid not in members:
-            raise ValueError(f"{nid} is not in the first view {members}")
+        if (nid in members) == joiner:
+            raise ValueError(f"{nid} {'is' if joiner else 'is not'} in the first view {members}")
+        universe = tuple(members) if universe is None else tuple(universe)
+        if not set(members) | {nid} <= set(universe):
+            raise ValueError(f"universe {universe} lacks a member of {members} or {nid}")
         self.nid = nid
-        self.view = View(1, members)
-        self.vid = 1
+        self.view = View(0, ()) if joiner else View(1, members)
+        self.vid = self.view.vid
         self.sent = 0
         self.fwd: dict[int, bytes] = {}      # seqno -> payload, not yet received back as DATA
-        self.recv: dict[int, int] = {s: 0 for s in members}
+        self.recv: dict[int, int] = {s: 0 for s in universe}
         self.delivered: list[tuple[int, int]] = []
         self.stats: dict[str, int] = {}
         self.self_channel = self_channel
@@ -96,7 +108,7 @@ class Sequencer:
 
     @property
     def is_coord(self) -> bool:
-        return self.view.coord == self.nid
+        return bool(self.view.members) and self.view.coord == self.nid
 
     def state(self) -> dict:
         """This member's part of the spec state, JSON-ready: ``fwd`` as a
@@ -135,6 +147,11 @@ class Sequencer:
 
     def _handle(self, event: Event) -> list[Effect]:
         if isinstance(event, AppSend):
+            if self.vid == 0:
+                # a joiner sends only once it is a member (spec Send: IsMember);
+                # the stack holds the application's sends until then
+                bump(self.stats, "send_before_joining")
+                return []
             if self.resent_first and (self.selfq or self.held):
                 self.held.append(event.payload)
                 return []
@@ -194,6 +211,15 @@ class Sequencer:
 
     # InstallView(m)
     def _install_view(self, view: View) -> list[Effect]:
+        if self.vid == 0:
+            # a joiner's first view (whatever its id): no view change, so no
+            # re-send (its forward-table is empty: it sends only as a member)
+            # and the received-table is kept (spec InstallView with vid[p] = 0)
+            if self.nid not in view.members or view.vid < 1:
+                bump(self.stats, "view_out_of_order")
+                return []
+            self.view, self.vid = view, view.vid
+            return [self._trace("InstallView")]
         if view.vid != self.vid + 1:
             # The oracle hands each member every view, in order; anything else
             # is a harness bug, counted rather than guessed around.

@@ -302,7 +302,7 @@ class RingFlushConfig:
     # admitted before it asks again)
     timing: Timing | None = None    # None: ``ring_timing``'s default
     reconcile: bool = True
-    sequencer: bool = False    # SEQUENCER on top: ring, FLUSH, SEQUENCER (no joiner)
+    sequencer: bool = False    # SEQUENCER on top: ring, FLUSH, SEQUENCER (a joiner sends once a member)
     # SEQUENCER on top: the coordinator's DATA passes FLUSH's latch and every member re-sends
     # its forward-table at each view change (spec ResendAlways; impl/stacks/sequencerflush.py);
     # off, the latch holds the DATA into the next view (divergence (a) of docs/flush.md), which
@@ -347,7 +347,8 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults
     else:
         parts = rings = {n: raincore_layer(n, ring, init_seq=steady_seq(ring), timing=timing) for n in nodes}
     fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer,
-                                   pass_latch=cfg.pass_latch) for n in nodes}
+                                   pass_latch=cfg.pass_latch, universe=tuple(nodes) if cfg.sequencer else None)
+               for n in nodes}
     sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts, lossy=cfg.lossy)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)

@@ -214,7 +214,7 @@ class FlushStack(Stack):
         return self.layers[self.flush_index]
 
     def handle(self, event, now: float) -> list[Effect]:
-        if self.hold_sends and isinstance(event, AppSend) and (self.flush.blocked or self.held):
+        if self.hold_sends and isinstance(event, AppSend) and self._holding():
             self.held.append(event)
             bump(self.flush.stats, "held_sends")
             return []
@@ -225,9 +225,17 @@ class FlushStack(Stack):
             raise TypeError("views of a FlushStack come through its flush layer")
         else:
             out = super().handle(event, now)
-        while self.held and not self.flush.blocked:
+        while self.held and not self._latched():
             out += super().handle(self.held.pop(0), now)
         return out
+
+    def _latched(self) -> bool:
+        """The latch is closed: a flush has blocked this member, or it is a
+        joiner in no view yet (spec Send: only a member multicasts)."""
+        return self.flush.blocked or self.flush.vid == 0
+
+    def _holding(self) -> bool:
+        return self._latched() or bool(self.held)
 
     def _route(self, i: int, eff, now: float, out: list) -> bool:
         if isinstance(eff, (AppBlock, AppUnblock)):

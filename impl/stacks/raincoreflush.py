@@ -31,11 +31,12 @@ def steady_seq(ring: tuple) -> int:
 
 def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
                      reconcile: bool = True, tracing: bool = True, sequencer: bool = False,
-                     pass_latch: bool = False, **reliable_opts) -> FlushStack:
+                     pass_latch: bool = False, universe=None, **reliable_opts) -> FlushStack:
     """FLUSH over the ring: transport, reliable, ``Flush(membership="ring")``.
     A ``nid`` outside the configured ``ring`` is a joiner.  ``sequencer``:
-    SEQUENCER on top (impl/stacks/sequencerflush.py's stack, ring mode; no
-    joiners: SEQUENCER over FLUSH has none); ``pass_latch``: its coupling
+    SEQUENCER on top (impl/stacks/sequencerflush.py's stack, ring mode; a
+    joiner's sends wait for its first view; ``universe``: every node that
+    may ever be a member, ring and joiners); ``pass_latch``: its coupling
     option of that name (the coordinator's DATA passes FLUSH's latch, every
     member re-sends its forward-table at each view change: spec
     ResendAlways), as sequencerflush's ``simulate`` and the real cluster
@@ -43,13 +44,12 @@ def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
     if pass_latch and not sequencer:
         raise ValueError("pass_latch is SEQUENCER over FLUSH's coupling option")
     if sequencer:
-        if nid not in ring:
-            raise ValueError("SEQUENCER over FLUSH over the ring takes no joiner")
         if not reconcile:
             raise ValueError("SEQUENCER over FLUSH runs the fixed FLUSH")
         from .sequencerflush import sequencer_flush_stack
         return sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
-                                     pass_latch=pass_latch, **reliable_opts)
+                                     pass_latch=pass_latch, universe=universe or tuple(ring) + ((nid,) if nid not in ring else ()),
+                                     **reliable_opts)
     joiner = nid not in ring
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(ring) + ((nid,) if joiner else ()), **reliable_opts),
                             Flush(nid, ring, top=True, block_time=block_time, reconcile=reconcile,

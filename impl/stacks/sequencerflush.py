@@ -14,7 +14,7 @@ from .flush import FlushStack
 def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002, tracing: bool | str = True,
                           hold_sends: bool = True, self_channel: bool = True, view_as_sent: bool = True,
                           pass_latch: bool = False, resent_first: bool = True, membership: str = "oracle",
-                          **reliable_opts) -> FlushStack:
+                          universe=None, **reliable_opts) -> FlushStack:
     """SEQUENCER over FLUSH: transport, reliable, flush, sequencer.
     ``hold_sends``: the application's sends wait while the latch is closed
     (spec/SequencerFlush's Send); False is the earlier coupling, where only
@@ -35,11 +35,21 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
     the forward-table it re-sent to itself is sequenced (impl/sequencer.py);
     False loses the re-sent message in some runs (EventualDelivery).
     ``membership="ring"``: FLUSH takes its views from the Raincore ring
-    (impl/sim_raincoreflush.py), no oracle."""
-    return FlushStack(nid, [Transport(), Reliable(nid, members, **reliable_opts),
+    (impl/sim_raincoreflush.py), no oracle; there a ``nid`` outside the first
+    view ``members`` is a joiner (it enters by the ring's 911 path; its
+    application's sends wait until FLUSH installs its first view), and
+    ``universe`` lists every node that may ever be a member (SEQUENCER's
+    received-table starts over it, as the spec's does)."""
+    joiner = nid not in members
+    if joiner and membership != "ring":
+        raise ValueError("SEQUENCER over FLUSH takes a joiner only with the ring as membership")
+    if joiner and not hold_sends:
+        raise ValueError("a joiner's sends must wait for its first view (hold_sends)")
+    return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
                             Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
                                   view_as_sent=view_as_sent, latch_multicasts=not pass_latch,
-                                  membership=membership),
+                                  joiner=joiner, membership=membership),
                             Sequencer(nid, members, tracing=tracing, self_channel=self_channel,
-                                      resend_always=pass_latch, resent_first=resent_first and self_channel)],
+                                      resend_always=pass_latch, resent_first=resent_first and self_channel,
+                                      joiner=joiner, universe=universe)],
                       hold_sends=hold_sends)
