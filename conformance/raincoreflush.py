@@ -64,8 +64,9 @@ RING_FIELDS = ("status", "viewState", "globalView", "localView", "newNodes", "to
 LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
 PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
-# optional header constants, their value when absent (traces before the lossy ring lack them)
-OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False}
+# optional header constants, their value when absent (traces before the lossy ring, or before
+# the VIEW carried the ring's number, lack them)
+OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
              "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
@@ -383,7 +384,7 @@ def simulate(seed: int, faults: str, options: dict):
     records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy), seed, plan,
                                           msgs, horizon=float(opts.get("horizon", 30.0)))
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
-                 "MaxCrashes": len(plan.crashes)}
+                 "MaxCrashes": len(plan.crashes), "NewerViewsOnly": True}
     if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists);
         # on the ring's own Transport Manager a token's receiver may die before its ack
         constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
@@ -487,7 +488,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
             self.ring_nodes = tuple(range(1, ring + 1))
             members = tuple(range(1, n + 1))
             self.constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": max_msgs,
-                              "MaxCrashes": max_crashes}
+                              "MaxCrashes": max_crashes, "NewerViewsOnly": True}
             header = {"protocol": "raincoreflush", "nodes": list(members), "constants": self.constants,
                       "options": {}, "run_id": "lockstep"}
             b = RaincoreFlushBinding(Trace("<lockstep>", header, []), whole_states=True)

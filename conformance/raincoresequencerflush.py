@@ -37,11 +37,16 @@ What the spec abstracts, and how the binding maps it:
 
 * **the view is the committed nodelist sorted** (spec README, "Choices").
   The VIEW record's ``members`` is compared sorted with the model's view.
-  Without joiners (the stack takes none with SEQUENCER on top) the ring's
-  nodelist is the configured ring less the dropped nodes, already in
-  increasing order, so the implementation's coordinator (the first member)
-  is the spec's (the smallest); a joiner would sit after the token holder
-  and make the two differ, which is why the stack refuses joiners here.
+  The implementation's FLUSH installs the committed nodelist sorted too
+  (impl/flush.py ``_send_view``), so its SEQUENCER coordinator (the first
+  member) is the spec's (the smallest) also when a joiner sits after the
+  token holder in the ring's order.
+* **a joiner** (a node outside the configured ring, ``ring`` option) enters
+  by the ring's 911; its SEQUENCER is in no view until its first VIEW,
+  which is no view change for it (impl/sequencer.py ``joiner``); its
+  application's sends wait until then.  GapFreeFIFO lets a joiner's run of
+  each sender start anywhere, and EventualDelivery asks it only for the
+  messages sent in a view it had joined (``missing_since_joined``).
 * **the ring's extra fields** (the token's sequence number, ``tokenState``,
   ``lastToken``, ``recovered``) belong to regeneration and timeouts, which
   the abstraction leaves out (one token, never lost): not compared, as in
@@ -103,7 +108,9 @@ def model_of(constants: dict) -> RaincoreSequencerFlushModel:
         **{k: int(constants[k]) for k in CONSTANTS}, "Crashable": range(1, n + 1),
         "Senders": frozenset(range(1, n + 1)),
         "ResendAlways": bool(constants.get("ResendAlways", False)),
-        "ResentFirst": bool(constants.get("ResentFirst", False))})
+        "ResentFirst": bool(constants.get("ResentFirst", False)),
+        # absent: a trace from before the VIEW carried the ring's number
+        "NewerViewsOnly": bool(constants.get("NewerViewsOnly", False))})
 
 
 class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
@@ -298,7 +305,7 @@ def simulate(seed: int, faults: str, options: dict):
     # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
-                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False}
+                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True}
     run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
@@ -310,12 +317,16 @@ def simulate(seed: int, faults: str, options: dict):
 
 
 def draw(seed: int) -> tuple[str, dict]:
-    """One audit run's size from its seed: 3 or 4 nodes, 1 or 2 multicasts
-    each, the ring's Transport Manager the simulator's (perfect) or
-    impl/ringtransport.py on the lossy network, half and half; faults
-    drawn by ``auto`` (node 1 crashing in about a third of the runs)."""
+    """One audit run's size from its seed: 3 or 4 nodes, in half the runs
+    the last of them outside the ring (a joiner, which joins in 70% of
+    those), 1 or 2 multicasts each, the ring's Transport Manager the
+    simulator's (perfect) or impl/ringtransport.py on the lossy network,
+    half and half; faults drawn by ``auto`` (node 1 crashing in about a
+    third of the runs)."""
     rng = random.Random(seed * 7919 + 43)
-    return "auto", {"nodes": rng.choice((3, 3, 4)), "messages": rng.choice((1, 2)), "tm": rng.random() < 0.5}
+    n = rng.choice((3, 3, 4))
+    return "auto", {"nodes": n, "ring": n - 1 if rng.random() < 0.5 else n, "messages": rng.choice((1, 2)),
+                    "tm": rng.random() < 0.5}
 
 
 PROTOCOL = Protocol(

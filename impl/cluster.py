@@ -114,7 +114,8 @@ def _free_ports(n: int) -> list[int]:
 
 def constants(protocol: str, nodes: int, messages: int, kills: int, lossy: bool = False) -> dict:
     if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
-        c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills}
+        c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills,
+             "NewerViewsOnly": True}
         if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
             c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
         return c
@@ -123,7 +124,7 @@ def constants(protocol: str, nodes: int, messages: int, kills: int, lossy: bool 
         # pass_latch, i.e. ResendAlways; ResentFirst); Senders and Crashable (sets,
         # which a header's scalar constants cannot hold) are every node
         return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": kills,
-                "ResendAlways": True, "ResentFirst": True}
+                "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True}
     c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
     if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
         c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})

@@ -109,10 +109,13 @@ class FlushCompleted:
 
 @dataclass(frozen=True, slots=True)
 class ViewMsg:
-    """Installs view ``view + 1`` = ``members``; ``entries`` is the union digest."""
+    """Installs view ``view + 1`` = ``members``; ``entries`` is the union digest;
+    ``ring``: with the ring as membership, the ring's number of the view (the
+    index of its commit in the initiator's globalView), 0 otherwise."""
     view: int
     members: tuple = ()
     entries: tuple = ()
+    ring: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +146,11 @@ class RingView:
     spec/RaincoreFlush): the ring's ``localView`` at this node (the token's
     nodelist as this node last saw it: a member it no longer lists is gone)
     and its committed view (the last non-NULL globalView entry; ``()``
-    before the first commit)."""
+    before the first commit), and that entry's index (the ring's number of
+    the commit; 0 before the first)."""
     local: tuple
     committed: tuple
+    index: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +211,8 @@ def spec_msg(m) -> dict:
         d["digest"] = [[s, q] for s, q, _ in m.entries]
         if isinstance(m, ViewMsg):
             d["members"] = list(m.members)
+            if m.ring:
+                d["ring"] = m.ring
     return d
 
 
@@ -238,6 +245,10 @@ class Flush:
         self.ring = membership == "ring"
         self.ring_local: tuple = ()
         self.ring_view: tuple = ()
+        self.ring_index = 0                 # the ring's number of ring_view
+        # the ring's number of each installed view (the VIEW carries it): a
+        # ring commit is a view change only if newer than the view's
+        self.view_ring: dict[int, int] = {0: 0} if joiner else {1: 1}
         self.reconcile = reconcile
         self.view_as_sent = view_as_sent
         # latch_multicasts=False (SEQUENCER over FLUSH, where the stack holds the application's
@@ -370,6 +381,7 @@ class Flush:
                 bump(self.stats, "ring_view_ignored")
                 return out
             self.ring_local, self.ring_view = tuple(event.local), tuple(event.committed)
+            self.ring_index = event.index
             if self._ring_gone():
                 out.append(Membership(self.below()))
         elif self.ring and isinstance(event, (Suspect, JoinRequest, LeaveRequest)):
@@ -538,7 +550,8 @@ class Flush:
             self._flush_completed(out)
             return True
         if (self.flush_init == self.nid and self.phase == "Completed"
-                and self.live() <= {q for q, _ in self.completed}):
+                and self.live() <= {q for q, _ in self.completed}
+                and (not self.ring or self._ring_newer())):
             self._send_view(out)
             return True
         if self.flush_init == self.nid and self.phase == "Normal":
@@ -600,9 +613,21 @@ class Flush:
         self.joining = set(self.ring_view) - set(self.members) if self.vid else set()
         return was != (self.suspected, self.joining)
 
+    def _ring_newer(self) -> bool:
+        """The spec's NewerRingView: the ring's last commit at this node is
+        newer than the one this view installed.  This node's ring may lag
+        behind its FLUSH view (installed from another node's VIEW), and its
+        last commit is then an older view (spec/RaincoreFlush, StaleView)."""
+        return self.ring_index > self.view_ring[self.vid]
+
     def _ring_pending(self) -> bool:
-        """The spec's ViewChangePending: the ring committed a view other than this one."""
-        return bool(self.ring_view) and set(self.ring_view) != set(self.members)
+        """The spec's ViewChangePending: the ring committed a newer view other than this one."""
+        if not self.ring_view or set(self.ring_view) == set(self.members):
+            return False
+        if not self._ring_newer():
+            bump(self.stats, "stale_ring_view")     # this node's ring lags behind its view
+            return False
+        return True
 
     def _send_view(self, out: list) -> None:
         v = self.vid
@@ -611,10 +636,10 @@ class Flush:
         new = (tuple(sorted(self.ring_view)) if self.ring
                else tuple(sorted(self.staying() | self.joining)))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        m = ViewMsg(v, new, self._entries(union))
+        m = ViewMsg(v, new, self._entries(union), self.ring_index if self.ring else 0)
         dests = sorted((self.live() | self.joining) - {self.nid})
         self._reconcile(m, out)
-        self._enter_view(v + 1, new)
+        self._enter_view(v + 1, new, m.ring)
         self.keep = set(dests) - set(new)
         self._trace(out, "SendView", m)
         for q in dests:
@@ -633,8 +658,9 @@ class Flush:
                 self._deliver_key((s, q), body)
                 out.append(self._up((s, q), body))
 
-    def _enter_view(self, vid: int, members: tuple) -> None:
+    def _enter_view(self, vid: int, members: tuple, ring: int = 0) -> None:
         self.views[vid] = members
+        self.view_ring[vid] = ring
         self.vid = vid
         self.joining -= set(members)
         if self.ring:
@@ -647,7 +673,7 @@ class Flush:
         joined = self.vid == 0
         if not joined:                 # a joiner delivers nothing of the views before its own
             self._reconcile(m, out)
-        self._enter_view(m.view + 1, tuple(m.members))
+        self._enter_view(m.view + 1, tuple(m.members), m.ring)
         self.flush_init = NO_INIT if joined else c
         self.keep = set()
         self._trace(out, "InstallView", m, c=c)

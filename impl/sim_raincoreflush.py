@@ -104,6 +104,7 @@ class RingFlushSimulator(RaincoreSimulator):
         self.crashed_nodes: set[int] = set()
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
+        self.send_vid: dict[tuple, int] = {}           # SEQUENCER on top: (sender, seqno) -> its view at Send
         self.token_sent: set[int] = set()              # in-flight datagram ids that carry a token
         self.skipped_crashes: list[int] = []
         self.crash_retries = 0
@@ -183,7 +184,9 @@ class RingFlushSimulator(RaincoreSimulator):
                 if ev.name == "Multicast":
                     self.sent_in[(ev.msg["sender"], ev.msg["seqno"])] = ev.msg["view"]
                 elif ev.name == "Send":               # SEQUENCER's: an application message
-                    self.app_sent.setdefault((ev.msg["sender"], ev.msg["seqno"]), self.now)
+                    key = (ev.msg["sender"], ev.msg["seqno"])
+                    self.app_sent.setdefault(key, self.now)
+                    self.send_vid.setdefault(key, self.fstacks[nid].layer("sequencer").vid)
             elif isinstance(eff, Send):
                 if is_ring_message(eff.msg):
                     ring_sends.append(eff.msg)
@@ -434,9 +437,13 @@ def check_total_order(sim: RingFlushSimulator) -> list[str]:
     No duplicate; SurvivorTotalOrder (two survivors deliver their common
     messages in one order); every message a survivor sent delivered by
     every survivor, each sender's in seqno order with no gap (the spec's
-    GapFreeFIFO for senders that never crashed)."""
+    GapFreeFIFO for senders that never crashed).  A joiner delivers nothing
+    of the views before its own: of each sender it delivers a run of
+    seqnos with no gap up to the last, which holds every message sent in a
+    view it had joined by then.  A node that never joined is no member."""
     bad: list[str] = []
-    live = sorted(sim.live())
+    live = sorted(n for n in sim.live() if sim.flush(n).is_member)
+    joined = {n: min(v for v, m in sim.flush(n).views.items() if n in m) for n in live}
     seqs = {n: [(d.sender, d.seqno) for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in live}
     for n, seq in seqs.items():
         if len(seq) != len(set(seq)):
@@ -452,10 +459,11 @@ def check_total_order(sim: RingFlushSimulator) -> list[str]:
         for s in live:
             got = [q for (x, q) in seqs[n] if x == s]
             sent = sorted(q for (x, q) in sim.app_sent if x == s)
-            if got != sent:
-                missing = sorted(set(sent) - set(got))[:4]
-                bad.append(f"SurvivorDelivery: survivor {n} delivered survivor {s}'s seqnos {got[:8]}..., "
-                           f"not its {len(sent)} sent in order (missing {missing})")
+            due = {q for q in sent if sim.send_vid[(s, q)] >= joined[n]}
+            if got != sent[len(sent) - len(got):] or not due <= set(got):
+                missing = sorted(due - set(got))[:4]
+                bad.append(f"SurvivorDelivery: survivor {n} (a member since view {joined[n]}) delivered survivor "
+                           f"{s}'s seqnos {got[:8]}..., not its {len(sent)} sent in order (missing {missing})")
     return bad
 
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
-                    StartFlushMsg, StopFlushMsg, ViewMsg, _set)
+                    StartFlushMsg, StopFlushMsg, _set)
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
                        NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
@@ -57,6 +57,20 @@ def Msg911(orig: int, cur: int, dest: int) -> Fn:
 NO_TOKEN = Token((), NULL, NULL, 0)
 
 
+def LastIdxOf(gv: tuple) -> int:
+    """The spec's LastIdx: the index (1-based) of the last non-NULL entry of
+    a globalView, 0 if none: the ring's number of its last commit."""
+    for i in range(len(gv), 0, -1):
+        if gv[i - 1] != NULL_VIEW:
+            return i
+    return 0
+
+
+def RingViewMsg(v: int, d: frozenset, r: int) -> Fn:
+    """The spec's ViewMsg(v, d, r): FLUSH's VIEW with the ring's number of the view it installs."""
+    return record(type="VIEW", view=v, digest=d, ring=r)
+
+
 @state_type
 class RaincoreFlushState(NamedTuple):
     # FLUSH (Flush.tla without crashed, joining, leaving)
@@ -71,6 +85,7 @@ class RaincoreFlushState(NamedTuple):
     flushOks: tuple
     digest: tuple
     completed: tuple
+    viewRing: tuple     # viewRing[v-1]: the ring's number of view v (its index in globalView); last of FLUSH's
     # the ring (Raincore.tla without tokenState, lastToken, recovered)
     status: tuple
     viewState: tuple
@@ -109,6 +124,8 @@ class RaincoreFlushModel(Model):
         self.InitRing = tuple(range(1, self.NInit + 1))
         self.LossyRing = bool(c.get("LossyRing", False))
         self.LateFailures = bool(c.get("LateFailures", False))
+        # NewerViewsOnly (the spec's): FLUSH acts only on a ring commit newer than its view's
+        self.NewerViewsOnly = bool(c.get("NewerViewsOnly", True))
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
         if self.LossyRing:
             # Raincore's fixed variant (spec/Raincore Fixed* models) without
@@ -139,6 +156,13 @@ class RaincoreFlushModel(Model):
     def LastGlobalView(s, n: int) -> tuple:
         return LastGlobalViewOf(s.globalView[n - 1])
 
+    @staticmethod
+    def LastIdx(s, n: int) -> int:
+        return LastIdxOf(s.globalView[n - 1])
+
+    def NewerRingView(self, s, c: int) -> bool:
+        return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c - 1] - 1]
+
     def ViewOf(self, s, n: int) -> tuple:
         v = self.LastGlobalView(s, n)
         return self.InitRing if v == NULL_VIEW else v
@@ -167,7 +191,7 @@ class RaincoreFlushModel(Model):
 
     def ViewChangePending(self, s, c: int) -> bool:
         lgv = self.LastGlobalView(s, c)
-        return lgv != NULL_VIEW and frozenset(lgv) != s.views[-1]
+        return lgv != NULL_VIEW and frozenset(lgv) != s.views[-1] and self.NewerRingView(s, c)
 
     @staticmethod
     def DeliveredIn(s, p: int, v: int) -> frozenset:
@@ -222,6 +246,7 @@ class RaincoreFlushModel(Model):
             flushOks=(frozenset(),) * N,
             digest=(frozenset(),) * N,
             completed=(frozenset(),) * N,
+            viewRing=(1,),
             status=tuple("Up" if n <= NI else "Off" for n in self.Members),
             viewState=tuple("Agreement" if n <= NI else "Chaos" for n in self.Members),
             globalView=tuple((ring,) if n <= NI else () for n in self.Members),
@@ -487,11 +512,15 @@ class RaincoreFlushModel(Model):
         gone = self.Gone(s, c)
         if not (members_v - gone <= frozenset(r[0] for r in s.completed[c - 1])):
             return None
+        if not self.NewerRingView(s, c):
+            return None
         new = frozenset(self.LastGlobalView(s, c))
         D = frozenset().union(*(r[1] for r in s.completed[c - 1] if r[0] not in gone))
+        idx = self.LastIdx(s, c)
         return s._replace(
             views=s.views + (new,),
-            chan=self.Multi(s, s.chan, c, members_v | new, ViewMsg(v, D)),
+            viewRing=s.viewRing + (idx,),
+            chan=self.Multi(s, s.chan, c, members_v | new, RingViewMsg(v, D, idx)),
             vid=_set(s.vid, c, v + 1),
             delivered=_set(s.delivered, c, s.delivered[c - 1] | D),
             phase=_set(s.phase, c, "Normal"),
@@ -663,6 +692,12 @@ class RaincoreFlushModel(Model):
             "SingleRegenerator": self.SingleRegenerator,
         }
 
+    def _msg_ok(self, m) -> bool:
+        """FLUSH's message shapes (model/flush.py), a VIEW with its ring number."""
+        if isinstance(m, Fn) and m.get("type") == "VIEW":
+            return isinstance(m.get("ring"), int) and FlushModel._msg_ok(self, m.restrict(set(m) - {"ring"}))
+        return FlushModel._msg_ok(self, m)
+
     def TypeOK(self, s) -> bool:
         tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
         m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
@@ -674,13 +709,14 @@ class RaincoreFlushModel(Model):
         return (
             L >= 1
             and all(isinstance(v, frozenset) and v <= M for v in s.views)
+            and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(len(f) == self.N for f in funcs)
             and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
             and len(s.sent) <= self.MaxMsgs
             and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
             and all(d <= ids for d in s.delivered)
             and set(s.chan) == set(self.pairs)
-            and all(FlushModel._msg_ok(self, m) for e in self.pairs for m in s.chan[e])
+            and all(self._msg_ok(m) for e in self.pairs for m in s.chan[e])
             and all(ph in PHASES for ph in s.phase)
             and all(isinstance(b, bool) for b in s.blocked)
             and all(x == NO_INIT or x in M for x in s.flushInit)
@@ -833,7 +869,7 @@ class RaincoreFlushKernel(Kernel):
             if kind == DAT:
                 r = Data(msg[1], msg[2])
             elif kind == VIEW:
-                r = ViewMsg(msg[1], msg[2])
+                r = RingViewMsg(msg[1], msg[2], msg[3])
             elif kind == COMPLETED:
                 r = FlushCompletedMsg(msg[1], msg[2])
             else:
@@ -848,7 +884,9 @@ class RaincoreFlushKernel(Kernel):
         kind = self._KINDS[r["type"]]
         if kind == DAT:
             return self._m(DAT, r["view"], r["id"])
-        if kind in (VIEW, COMPLETED):
+        if kind == VIEW:
+            return self._m(kind, r["view"], r["digest"], r["ring"])
+        if kind == COMPLETED:
             return self._m(kind, r["view"], r["digest"])
         return self._m(kind, r["view"])
 
@@ -943,10 +981,11 @@ class RaincoreFlushKernel(Kernel):
             crashable = tuple(alive[n - 1] and n in model.Crashable and len(dead) < model.MaxCrashes
                               for n in model.Members)
             proj = self._proj[nodes] = (alive, dead, tuple(frozenset(r[_LV]) for r in recs),
-                                        tuple(LastGlobalViewOf(r[_GV]) for r in recs), crashable)
-        alive, dead, lv, lgv, crashable = proj
+                                        tuple(LastGlobalViewOf(r[_GV]) for r in recs),
+                                        tuple(LastIdxOf(r[_GV]) for r in recs), crashable)
+        alive, dead, lv, lgv, lidx, crashable = proj
         crash = [r2 if ok else None for r2, ok in zip(crash_ring, crashable)]
-        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx
 
     def _ring_info(self, ring: tuple) -> tuple:
         """What the kernel needs of a ring value: per node the ring actions'
@@ -988,7 +1027,8 @@ class RaincoreFlushKernel(Kernel):
         alive = tuple(model.Alive(s, n) for n in model.Members)
         lv = tuple(frozenset(x) for x in s.localView)
         lgv = tuple(model.LastGlobalView(s, n) for n in model.Members)
-        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv
+        lidx = tuple(model.LastIdx(s, n) for n in model.Members)
+        return msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx
 
     def _ring_crash(self, s, p: int, dead: frozenset):
         """CanCrash(p)'s ring conjuncts and Crash(p)'s ring successor, or None."""
@@ -1043,9 +1083,11 @@ class RaincoreFlushKernel(Kernel):
 
     # --- Next -----------------------------------------------------------------
     def next(self, k: tuple):
-        (views, vid, sent, delivered, chan, phase, blocked, flushInit, flushOks, digest, completed, ring) = k
+        (views, vid, sent, delivered, chan, phase, blocked, flushInit, flushOks, digest, completed, viewRing,
+         ring) = k
         model = self.model
-        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv = self._ring(ring)
+        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx = self._ring(ring)
+        newer = not model.NewerViewsOnly
         M = model.Members
         m_ = self._m
         L = self.L
@@ -1079,8 +1121,9 @@ class RaincoreFlushKernel(Kernel):
                 # StartFlush(n): IsCoord, ViewChangePending
                 live = view & lv[i]
                 g = lgv[i]
+                fresh = newer or lidx[i] > viewRing[v - 1]     # NewerRingView(n)
                 if (v == nviews and all(n <= q for q in live) and flushInit[i] != n
-                        and g != NULL_VIEW and frozenset(g) != views[-1]):
+                        and g != NULL_VIEW and frozenset(g) != views[-1] and fresh):
                     ch = list(chan)
                     self._multi(ch, n, view, m_(START, v), dead)
                     s = list(k)
@@ -1120,17 +1163,18 @@ class RaincoreFlushKernel(Kernel):
                         s[4] = tuple(ch)
                     add((L["FlushCompleted"][i], tuple(s)))
                 # SendView(n)
-                if flushInit[i] == n and ph == "Completed" and live <= {r[0] for r in completed[i]}:
+                if (flushInit[i] == n and ph == "Completed" and live <= {r[0] for r in completed[i]}
+                        and fresh):
                     gone = view - lv[i]
                     new = frozenset(g)
                     D = frozenset().union(*(r[1] for r in completed[i] if r[0] not in gone))
                     ch = list(chan)
-                    self._multi(ch, n, view | new, m_(VIEW, v, D), dead)
+                    self._multi(ch, n, view | new, m_(VIEW, v, D, lidx[i]), dead)
                     add((L["SendView"][i], (views + (new,), _kset(vid, i, v + 1), sent,
                                             _kset(delivered, i, delivered[i] | D), tuple(ch),
                                             _kset(phase, i, "Normal"), blocked, flushInit,
                                             _kset(flushOks, i, frozenset()), _kset(digest, i, frozenset()),
-                                            _kset(completed, i, frozenset()), ring)))
+                                            _kset(completed, i, frozenset()), viewRing + (lidx[i],), ring)))
                 # StopFlush(n)
                 if flushInit[i] == n and ph == "Normal":
                     ch = list(chan)
@@ -1170,7 +1214,7 @@ class RaincoreFlushKernel(Kernel):
                                               rest, _kset(phase, i, "Normal"), blocked,
                                               _kset(flushInit, i, NO_INIT if v == 0 else q),
                                               _kset(flushOks, i, frozenset()), _kset(digest, i, frozenset()),
-                                              _kset(completed, i, frozenset()), ring)))
+                                              _kset(completed, i, frozenset()), viewRing, ring)))
                 continue
             if not canrecv:
                 continue

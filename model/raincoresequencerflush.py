@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .core import Label, state_type
-from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
+from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg
 from .raincore import NULL_VIEW
-from .raincoreflush import RaincoreFlushKernel, RaincoreFlushModel
+from .raincoreflush import RaincoreFlushKernel, RaincoreFlushModel, RingViewMsg
 from .sequencer import Integrity, NoDuplicates, SenderFIFO, _subsets
 from .sequencerflush import (COMPLETED, DAT, FLUSH_TYPES, FWD, MSG_TYPES, NO_INIT, OK, PHASES, START, STOP, VIEW,
                              Data, DeliveredIn, Forward, LastView, LogsAgree, Longest, SequencerFlushKernel,
@@ -54,6 +54,7 @@ class RaincoreSequencerFlushState(NamedTuple):
     flushInit: Fn
     flushOks: Fn
     completed: Fn
+    viewRing: tuple   # viewRing[i-1]: the ring's number of view i (RaincoreFlush's)
     # the ring (RaincoreFlush.tla's)
     status: tuple
     viewState: tuple
@@ -112,9 +113,12 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
     def IsInitiator(self, s, c: int) -> bool:
         return all(c <= q for q in frozenset(self.View(s, c)) - self.Gone(s, c))
 
+    def NewerRingView(self, s, c: int) -> bool:
+        return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c] - 1]
+
     def ViewChangePending(self, s, c: int) -> bool:
         lgv = self.LastGlobalView(s, c)
-        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1])
+        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1]) and self.NewerRingView(s, c)
 
     def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
         skip = self.Dead(s) | {p}
@@ -169,6 +173,7 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
             flushInit=Fn({m: NO_INIT for m in M}),
             flushOks=Fn({m: frozenset() for m in M}),
             completed=Fn({m: frozenset() for m in M}),
+            viewRing=(1,),
             status=r.status, viewState=r.viewState, globalView=r.globalView, localView=r.localView,
             newNodes=r.newNodes, token=r.token, tokenMsgs=r.tokenMsgs, msgs911=r.msgs911,
         )
@@ -311,12 +316,16 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
         gone = self.Gone(s, c)
         if not frozenset(self.View(s, c)) - gone <= {r[0] for r in s.completed[c]}:
             return None
+        if not self.NewerRingView(s, c):
+            return None
         v = s.vid[c]
         new = tuple(sorted(set(self.LastGlobalView(s, c))))
         D = Longest({r[1] for r in s.completed[c] if r[0] not in gone})
-        ch = self.Multi(s, s.chan, c, set(s.views[v - 1]) | set(new), ViewMsg(v, D))
+        idx = self.LastIdx(s, c)
+        ch = self.Multi(s, s.chan, c, set(s.views[v - 1]) | set(new), RingViewMsg(v, D, idx))
         return s._replace(
             views=s.views + (new,),
+            viewRing=s.viewRing + (idx,),
             vid=s.vid.set(c, v + 1),
             phase=s.phase.set(c, "Normal"),
             flushOks=s.flushOks.set(c, frozenset()),
@@ -473,6 +482,7 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
         return (
             L >= 1
             and all(set(v) <= M for v in s.views)
+            and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(0 <= s.vid[m] <= L for m in M)
             and all(s.sent[m] in seqs for m in M)
             and all(s.fwd[m] <= ids for m in M)
@@ -499,7 +509,7 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
 # --- the explorer's fast encoding (model/core.py's Kernel) ------------------------
 # kernel state fields (RaincoreSequencerFlushState's SEQUENCER/FLUSH order), then the ring
 (_VIEWS, _VID, _SENT, _FWD, _RECV, _DELIVERED, _CHAN, _LOG, _CLOSED, _PHASE, _BLOCKED, _FLUSHINIT, _FLUSHOKS,
- _COMPLETED, _RING) = range(15)
+ _COMPLETED, _VIEWRING, _RING) = range(16)
 
 
 class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
@@ -513,8 +523,22 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
 
     _state_type = RaincoreSequencerFlushState
     RECEIVE = RaincoreSequencerFlushModel.PAIR
-    _record = SequencerFlushKernel._record
-    _encode_msg = SequencerFlushKernel._encode_msg
+    _sf_record = SequencerFlushKernel._record
+    _sf_encode_msg = SequencerFlushKernel._encode_msg
+
+    def _record(self, msg: tuple) -> Fn:
+        """SequencerFlush's message records, a VIEW with its ring number: (VIEW, view, digest, ring)."""
+        if msg[0] == VIEW:
+            r = self._recs.get(msg)
+            if r is None:
+                r = self._recs[msg] = RingViewMsg(msg[1], msg[2], msg[3])
+            return r
+        return self._sf_record(msg)
+
+    def _encode_msg(self, r: Fn) -> tuple:
+        if r["type"] == "VIEW":
+            return self._m(VIEW, r["view"], r["digest"], r["ring"])
+        return self._sf_encode_msg(r)
     _absorb = SequencerFlushKernel._absorb
     _field = SequencerFlushKernel._field   # phase stays the model's strings here
     _F_RECV, _F_CHAN, _F_PHASE = _RECV, _CHAN, None
@@ -535,6 +559,8 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
                 out.append(tuple(tuple(f[m].get(x, -1) for x in M) for m in M))
             elif i == _CHAN:
                 out.append(tuple(tuple(self._encode_msg(r) for r in f[e]) for e in self.pairs))
+            elif i == _VIEWRING:
+                out.append(f)
             else:
                 out.append(tuple(f[m] for m in M))
         return (*out, tuple(s[_RING:]))
@@ -542,7 +568,7 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
     def decode(self, k: tuple):
         field = self._field
         return tuple.__new__(RaincoreSequencerFlushState,
-                             (k[_VIEWS], *[field(i, k[i]) for i in range(1, _RING)], *k[_RING]))
+                             (k[_VIEWS], *[field(i, k[i]) for i in range(1, _VIEWRING)], k[_VIEWRING], *k[_RING]))
 
     # --- helpers over kernel states ---------------------------------------------
     def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list, dead) -> None:
@@ -594,9 +620,10 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
     # --- Next -----------------------------------------------------------------
     def next(self, k: tuple):
         (views, vid, sent, fwd, recv, delivered, chan, log, closed, phase, blocked, flushInit, flushOks,
-         completed, ring) = k
+         completed, viewRing, ring) = k
         model = self.model
-        msg_ops, eat, join, _, crash, _, alive, dead, lv, lgv = self._ring(ring)
+        msg_ops, eat, join, _, crash, _, alive, dead, lv, lgv, lidx = self._ring(ring)
+        newer = not model.NewerViewsOnly
         N = self.N
         M = model.Members
         m_ = self._m
@@ -639,8 +666,9 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
                     add((L["Send"][i], tuple(s)))
                 # StartFlush(n): IsInitiator, ViewChangePending
                 g = lgv[i]
+                fresh = newer or lidx[i] > viewRing[v - 1]     # NewerRingView(n)
                 if (v == nviews and all(n <= q for q in live) and flushInit[i] != n
-                        and g != NULL_VIEW and frozenset(g) != frozenset(views[-1])):
+                        and g != NULL_VIEW and frozenset(g) != frozenset(views[-1]) and fresh):
                     ch = list(chan)
                     self._multi(ch, n, view, m_(START, v), dead)
                     s = list(k)
@@ -674,14 +702,16 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
                         s[_CHAN] = tuple(ch)
                     add((L["FlushCompleted"][i], tuple(s)))
                 # SendView(n)
-                if flushInit[i] == n and ph == "Completed" and live <= {r[0] for r in completed[i]}:
+                if (flushInit[i] == n and ph == "Completed" and live <= {r[0] for r in completed[i]}
+                        and fresh):
                     gone = frozenset(view) - lv[i]
                     new = tuple(sorted(set(g)))
                     D = Longest({r[1] for r in completed[i] if r[0] not in gone})
                     ch = list(chan)
-                    self._multi(ch, n, set(view) | set(new), m_(VIEW, v, D), dead)
+                    self._multi(ch, n, set(view) | set(new), m_(VIEW, v, D, lidx[i]), dead)
                     s = list(k)
                     s[_VIEWS] = views + (new,)
+                    s[_VIEWRING] = viewRing + (lidx[i],)
                     s[_VID] = _kset(vid, i, v + 1)
                     s[_PHASE] = _kset(phase, i, "Normal")
                     s[_FLUSHOKS] = _kset(flushOks, i, frozenset())

@@ -10,7 +10,9 @@ keeps the layer logic only).
     FDATA            view:u32 sender:u16 seqno:u64 body
     START_FLUSH, FLUSH_OK, STOP_FLUSH   view:u32
     FLUSH_COMPLETED  view:u32 count:u16 (sender:u16 seqno:u64 body)*count
-    VIEW             view:u32 n:u16 members:u16*n count:u16 entries as above
+    VIEW             view:u32 ring:u32 n:u16 members:u16*n count:u16 entries as above
+                     (ring: the ring's number of the view with the Raincore ring
+                     as membership, 0 otherwise)
     body             kind:u8 (0 raw, 1 frame) len:u32 bytes[len]
 
   Decoding is as strict as the base codec's: digest entries sorted and
@@ -41,6 +43,7 @@ _FDATA = struct.Struct(">IHQ")        # view, sender, seqno; then a body
 _BODYHDR = struct.Struct(">BI")       # kind (0 raw, 1 frame), len
 _ENTRY = struct.Struct(">HQ")         # sender, seqno; then a body
 _COUNT = struct.Struct(">H")
+_RING = _U32                          # a VIEW's ring number: u32
 MAX_VIEW = 0xFFFF_FFFF
 
 
@@ -151,24 +154,26 @@ def _dec_completed(buf: bytes) -> FlushCompleted:
 
 def _enc_view(m: ViewMsg) -> bytes:
     _check_view(m.view)
+    _check(type(m.ring) is int and 0 <= m.ring <= 0xFFFF_FFFF, f"ring number out of range: {m.ring!r}")
     _check(1 <= len(m.members) <= 0xFFFF, "a view needs 1..65535 members")
     _check(list(m.members) == sorted(set(m.members)), "view members must be sorted and distinct")
     for x in m.members:
         _check(type(x) is int and 1 <= x <= codec.MAX_NODE, f"member out of range: {x!r}")
-    return (_VIEW.pack(m.view) + _COUNT.pack(len(m.members))
+    return (_VIEW.pack(m.view) + _RING.pack(m.ring) + _COUNT.pack(len(m.members))
             + b"".join(struct.pack(">H", x) for x in m.members) + _enc_entries(m.entries))
 
 
 def _dec_view(buf: bytes) -> ViewMsg:
     v = _view_of(buf)
-    (n,) = codec.unpack(_COUNT, buf[_VIEW.size:])
-    at = _VIEW.size + _COUNT.size
+    (ring,) = codec.unpack(_RING, buf[_VIEW.size:])
+    (n,) = codec.unpack(_COUNT, buf[_VIEW.size + _RING.size:])
+    at = _VIEW.size + _RING.size + _COUNT.size
     codec.need(n >= 1 and len(buf) - at >= 2 * n, "truncated member list")
     members = struct.unpack_from(f">{n}H", buf, at)
     codec.need(list(members) == sorted(set(members)) and members[0] >= 1, "members not sorted, distinct, >= 1")
     entries, end = _dec_entries(buf, at + 2 * n)
     codec.need(end == len(buf), "trailing bytes")
-    return ViewMsg(v, tuple(members), entries)
+    return ViewMsg(v, tuple(members), entries, ring)
 
 
 def register() -> None:

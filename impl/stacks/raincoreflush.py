@@ -22,6 +22,15 @@ from .flush import FlushStack
 RING_TIMERS = ("eating", "hungry", "starving")
 
 
+def last_index(gv) -> int:
+    """The index (1-based) of a globalView's last non-NULL entry, 0 if none:
+    the ring's number of its last commit (spec/RaincoreFlush's LastIdx)."""
+    for i in range(len(gv), 0, -1):
+        if gv[i - 1]:
+            return i
+    return 0
+
+
 def steady_seq(ring: tuple) -> int:
     """The ``init_seq`` of a composed ring's layers: spec/RaincoreFlush's
     steady ring has the founder (the last node) eat sequence number
@@ -123,7 +132,7 @@ class RingNode:
             return self.fstack.handle(event, now)
         out = self.ring_part.handle(event, now)
         if self.ring.status == "Up":
-            rv = (tuple(self.ring.localView), tuple(self.ring.lastGlobalView))
+            rv = (tuple(self.ring.localView), tuple(self.ring.lastGlobalView), last_index(self.ring.globalView))
             if rv != self.told:
                 self.told = rv
                 out += self.fstack.handle(RingView(*rv), now)

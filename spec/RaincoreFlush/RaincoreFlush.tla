@@ -17,8 +17,13 @@
 (*     (EatingTimeout), the ring commits, the flush installs.              *)
 (* FLUSH keeps its own consecutive view ids (VIEW sent in v installs       *)
 (* v + 1): the ring's view number may skip, since several ring views can   *)
-(* be folded into one flush.  Both choices: README.md, docs/impl.md        *)
-(* "Raincore as membership".                                               *)
+(* be folded into one flush.  The VIEW carries the ring's number (the     *)
+(* index of the commit in globalView, viewRing), and under NewerViewsOnly *)
+(* a coordinator acts only on a commit newer than its own view's: its ring *)
+(* may lag behind the view it installed from another node's VIEW, and its *)
+(* last commit is then an older view (model StaleView, NewerViewsOnly =    *)
+(* FALSE: the view goes back to members the ring dropped).  The choices:  *)
+(* README.md, docs/impl.md "Raincore as membership".                       *)
 (*                                                                         *)
 (* With LossyRing = FALSE the ring is abstracted to what membership needs *)
 (* (README.md): one token, never lost, so no sequence numbers, no          *)
@@ -48,11 +53,13 @@ CONSTANTS
     Crashable,  \* the nodes the environment may crash (targets a model)
     LossyRing,  \* TRUE: Raincore's ring with token loss and regeneration
     TimelyTimeouts, \* LossyRing only: a timeout never fires while a token that lists its node exists
-    LateFailures    \* LossyRing only: the Transport Manager may report a token its receiver took (LateFailure)
+    LateFailures,   \* LossyRing only: the Transport Manager may report a token its receiver took (LateFailure)
+    NewerViewsOnly  \* TRUE: FLUSH acts only on a ring commit newer than its own view's (FALSE: StaleView)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
+       /\ NewerViewsOnly \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -72,6 +79,7 @@ NoToken  == MkToken(0, <<>>, NULL, NULL, 0)
 VARIABLES
     \* FLUSH (Flush.tla; crashed, joining, leaving are gone: the ring says)
     views,      \* views[v]: the members of FLUSH view v (each a view the ring committed)
+    viewRing,   \* viewRing[v]: the ring's number of view v (its index in the initiator's globalView)
     vid,        \* vid[p]: the FLUSH view p has installed (0: not joined yet)
     sent,       \* sent[i]: sender and view of application multicast i (history)
     delivered,  \* delivered[p]: ids of the application multicasts p delivered
@@ -94,7 +102,7 @@ VARIABLES
     tokenState,  \* [Node -> {"Eating","Hungry","Starving"}] (LossyRing only)
     lastToken    \* [Node -> token]: the last token sent (LossyRing only)
 
-flushVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
+flushVars == <<views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed>>
 ringVars  == <<status, viewState, globalView, localView, newNodes, token,
                tokenMsgs, msgs911, tokenState, lastToken>>
@@ -117,6 +125,11 @@ LastGlobalView(n) ==
         idx == {i \in DOMAIN gv : gv[i] # NullView}
     IN  IF idx = {} THEN NullView ELSE gv[CHOOSE i \in idx : \A j \in idx : j <= i]
 ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
+\* The ring's number of n's last commit (0: none): the index of LastGlobalView(n).
+LastIdx(n) ==
+    LET gv  == globalView[n]
+        idx == {i \in DOMAIN gv : gv[i] # NullView}
+    IN  IF idx = {} THEN 0 ELSE CHOOSE i \in idx : \A j \in idx : j <= i
 Eating(n) == token[n] # NoToken
 Dead == {n \in Node : status[n] = "Down"}
 
@@ -167,9 +180,14 @@ IsMember(p)  == vid[p] >= 1 /\ p \in views[vid[p]]
 Gone(p)      == views[vid[p]] \ Range(localView[p])
 \* The coordinator: the smallest member of its view it does not count gone.
 IsCoord(c)   == \A q \in views[vid[c]] \ Gone(c) : c <= q
+\* c's ring has committed a view newer than c's FLUSH view (NewerViewsOnly:
+\* c knows its view's ring number from the VIEW; without it c takes any
+\* commit, an older one too when its ring lags behind: StaleView).
+NewerRingView(c) == ~NewerViewsOnly \/ LastIdx(c) > viewRing[vid[c]]
 \* The ring committed, at c, a view other than FLUSH's latest.
 ViewChangePending(c) ==
-    LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
+    /\ LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
+    /\ NewerRingView(c)
 
 DeliveredIn(p, v) == {i \in delivered[p] : sent[i].view = v}
 SentIn(p, v)      == {i \in 1..Len(sent) : sent[i].sender = p /\ sent[i].view = v}
@@ -178,7 +196,7 @@ Data(v, i)               == [type |-> "DATA", view |-> v, id |-> i]
 StartFlushMsg(v)         == [type |-> "START_FLUSH", view |-> v]
 FlushOkMsg(v)            == [type |-> "FLUSH_OK", view |-> v]
 FlushCompletedMsg(v, d)  == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
-ViewMsg(v, d)            == [type |-> "VIEW", view |-> v, digest |-> d]
+ViewMsg(v, d, r)         == [type |-> "VIEW", view |-> v, digest |-> d, ring |-> r]
 StopFlushMsg(v)          == [type |-> "STOP_FLUSH", view |-> v]
 FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
 
@@ -211,6 +229,7 @@ Msg911Rec == IF LossyRing
 
 TypeOK ==
     /\ views \in Seq(SUBSET Members) /\ Latest >= 1
+    /\ viewRing \in Seq(Nat) /\ Len(viewRing) = Latest
     /\ vid \in [Members -> 0..Latest]
     /\ sent \in Seq([sender : Members, view : 1..Latest]) /\ Len(sent) <= MaxMsgs
     /\ delivered \in [Members -> SUBSET MsgIds]
@@ -242,6 +261,7 @@ Age(n) == (Founder - 1 - n + NInit) % NInit
 SteadyToken(n) == MkToken(NInit - Age(n), InitRing, n, NextNode(InitRing, n), 1)
 Init ==
     /\ views = << 1..NInit >>
+    /\ viewRing = << 1 >>
     /\ vid = [p \in Members |-> IF p <= NInit THEN 1 ELSE 0]
     /\ sent = << >>
     /\ delivered = [p \in Members |-> {}]
@@ -439,7 +459,7 @@ Multicast(p) ==
        IN /\ sent' = Append(sent, [sender |-> p, view |-> v])
           /\ delivered' = [delivered EXCEPT ![p] = @ \cup {i}]
           /\ chan' = Multi(chan, p, views[v], Data(v, i))
-    /\ UNCHANGED <<views, vid, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
 
 Deliver(p, q) ==
     /\ CanReceive(p) /\ HasMsg(p, q)
@@ -448,7 +468,7 @@ Deliver(p, q) ==
     /\ phase[p] # "Completed"
     /\ delivered' = [delivered EXCEPT ![p] = @ \cup {In(p, q).id}]
     /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, vid, sent, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
 
 \* Drop: a message of an earlier view; a flush message from a member p
 \* counts gone; a DATA after p's FLUSH_COMPLETED (the VIEW brings it).
@@ -459,7 +479,7 @@ Discard(p, q) ==
          \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in Gone(p)
          \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
     /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
 
 \* The coordinator starts (or restarts, after the initiator is gone) a
 \* flush once its ring has committed a view other than FLUSH's latest.
@@ -477,7 +497,7 @@ StartFlush(c) ==
                     /\ completed' = [completed EXCEPT ![c] = {<<c, d>>}]
                ELSE /\ completed' = [completed EXCEPT ![c] = {}]
                     /\ UNCHANGED digest
-    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushOks, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushOks, ringVars>>
 
 Block(p, c) ==
     /\ CanReceive(p) /\ HasMsg(p, c)
@@ -488,7 +508,7 @@ Block(p, c) ==
     /\ phase' = [phase EXCEPT ![p] = "InBlock"]
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
     /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushOks, digest, completed, ringVars>>
 
 RestartFlush(p, c) ==
     /\ CanReceive(p) /\ HasMsg(p, c)
@@ -504,7 +524,7 @@ RestartFlush(p, c) ==
                  /\ chan' = [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(v, d))]
             ELSE /\ chan' = Take(p, c)
                  /\ UNCHANGED digest
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushOks, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushOks, completed, ringVars>>
 
 FlushOk(p) ==
     /\ CanReceive(p)
@@ -512,7 +532,7 @@ FlushOk(p) ==
     /\ phase' = [phase EXCEPT ![p] = "OkSent"]
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
     /\ chan' = Multi(chan, p, views[vid[p]], FlushOkMsg(vid[p]))
-    /\ UNCHANGED <<views, vid, sent, delivered, blocked, flushInit, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushInit, digest, completed, ringVars>>
 
 ReceiveFlushOk(p, q) ==
     /\ CanReceive(p) /\ HasMsg(p, q)
@@ -521,7 +541,7 @@ ReceiveFlushOk(p, q) ==
     /\ q \notin Gone(p)
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
     /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, digest, completed, ringVars>>
 
 \* p has the FLUSH_OK of every member of its view its ring has not dropped.
 FlushCompleted(p) ==
@@ -539,7 +559,7 @@ FlushCompleted(p) ==
                     /\ UNCHANGED chan
                ELSE /\ chan' = Multi(chan, p, {c}, FlushCompletedMsg(v, d))
                     /\ UNCHANGED completed
-    /\ UNCHANGED <<views, vid, sent, delivered, flushInit, flushOks, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, flushInit, flushOks, ringVars>>
 
 ReceiveFlushCompleted(c, q) ==
     /\ CanReceive(c) /\ HasMsg(c, q)
@@ -548,23 +568,27 @@ ReceiveFlushCompleted(c, q) ==
     /\ q \notin Gone(c)
     /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
     /\ chan' = Take(c, q)
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, ringVars>>
 
 \* The initiator has the FLUSH_COMPLETED of every member it does not count
 \* gone: it installs the ring's committed view as it stands now (a view
 \* committed during the flush is folded in) and sends it to the old view
 \* and to the joiners, with the union of the digests it holds from members
-\* not gone.
+\* not gone and the view's ring number.  Under NewerViewsOnly it waits for
+\* a commit newer than its own view's (an initiator that took over a flush
+\* may have a ring that lags behind).
 SendView(c) ==
     /\ CanReceive(c)
     /\ flushInit[c] = c
     /\ phase[c] = "Completed"
     /\ views[vid[c]] \ Gone(c) \subseteq {r[1] : r \in completed[c]}
+    /\ NewerRingView(c)
     /\ LET v   == vid[c]
            new == Range(LastGlobalView(c))
            D   == UNION {r[2] : r \in {x \in completed[c] : x[1] \notin Gone(c)}}
        IN /\ views' = Append(views, new)
-          /\ chan' = Multi(chan, c, views[v] \cup new, ViewMsg(v, D))
+          /\ viewRing' = Append(viewRing, LastIdx(c))
+          /\ chan' = Multi(chan, c, views[v] \cup new, ViewMsg(v, D, LastIdx(c)))
           /\ vid' = [vid EXCEPT ![c] = v + 1]
           /\ delivered' = [delivered EXCEPT ![c] = @ \cup D]
     /\ phase' = [phase EXCEPT ![c] = "Normal"]
@@ -589,7 +613,7 @@ InstallView(p, c) ==
     /\ digest' = [digest EXCEPT ![p] = {}]
     /\ completed' = [completed EXCEPT ![p] = {}]
     /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, sent, blocked, ringVars>>
+    /\ UNCHANGED <<views, viewRing, sent, blocked, ringVars>>
 
 StopFlush(c) ==
     /\ CanReceive(c)
@@ -599,7 +623,7 @@ StopFlush(c) ==
          chan' = Multi(chan, c, views[v] \cap views[v - 1], StopFlushMsg(v))
     /\ blocked' = [blocked EXCEPT ![c] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
 
 Unblock(p, c) ==
     /\ CanReceive(p) /\ HasMsg(p, c)
@@ -609,7 +633,7 @@ Unblock(p, c) ==
     /\ blocked' = [blocked EXCEPT ![p] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
     /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
 
 -----------------------------------------------------------------------------
 (* Environment *)
@@ -646,7 +670,7 @@ Crash(p) ==
     /\ tokenMsgs' = {m \in tokenMsgs : m.cur # p}
     /\ viewState' = IF LossyRing THEN [viewState EXCEPT ![p] = "Chaos"] ELSE viewState
     /\ tokenState' = SetTokenState(p, "Starving")
-    /\ UNCHANGED <<views, vid, sent, delivered, phase, blocked, flushInit, flushOks,
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks,
                    digest, completed, globalView, localView, newNodes, lastToken>>
 
 \* A new node starts and applies to join with a 911 to the configured ring

@@ -59,9 +59,10 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts, LateFailures
+CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts, LateFailures,
+          NewerViewsOnly
 
-VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
+VARIABLES views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit,
           flushOks, digest, completed,
           status, viewState, globalView, localView, newNodes, token,
           tokenMsgs, msgs911, tokenState, lastToken, l
@@ -73,7 +74,7 @@ VARIABLES views, vid, sent, delivered, chan, phase, blocked, flushInit,
 \* in flight.
 R == INSTANCE RaincoreFlush
 
-traceVars == <<views, vid, sent, delivered, chan, phase, blocked, flushInit,
+traceVars == <<views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed,
                status, viewState, globalView, localView, newNodes, token,
                tokenMsgs, msgs911, tokenState, lastToken>>
@@ -93,6 +94,7 @@ MsgIs(m) ==
     /\ Logged(Rec.msg, "view") => Rec.msg.view = m.view
     /\ Logged(Rec.msg, "id") => m.type = "DATA" /\ Rec.msg.id = m.id
     /\ Logged(Rec.msg, "digest") => m.type \in {"FLUSH_COMPLETED", "VIEW"} /\ Rec.msg.digest = m.digest
+    /\ Logged(Rec.msg, "ring") => m.type = "VIEW" /\ Rec.msg.ring = m.ring
 
 \* The spec's token or 911 the logged ring message is: the fields the
 \* abstraction keeps (the sequence number, a 911's status, seq and
@@ -226,7 +228,7 @@ SendViewIfLogged ==
     /\ Rec.name = "SendView"
     /\ R!SendView(P)
     /\ LET D == UNION {r[2] : r \in {x \in completed[P] : x[1] \notin R!Gone(P)}} IN
-         MsgIs(R!ViewMsg(vid[P], D))
+         MsgIs(R!ViewMsg(vid[P], D, R!LastIdx(P)))
     /\ Logged(Rec.msg, "type") => /\ Logged(Rec.msg, "members")
                                   /\ views'[Len(views')] = Rec.msg.members
     /\ FlushStateMatches(P)

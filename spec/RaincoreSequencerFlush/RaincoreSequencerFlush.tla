@@ -40,12 +40,13 @@ CONSTANTS
     MaxCrashes, \* crashes the environment may inject
     Crashable,  \* the nodes the environment may crash (targets a model)
     ResendAlways, \* SequencerFlush's fix for EventualDelivery
-    ResentFirst   \* SequencerFlush's fix for loss 2
+    ResentFirst,  \* SequencerFlush's fix for loss 2
+    NewerViewsOnly \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxSeq \in Nat /\ Senders \subseteq 1..N
        /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
-       /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN
+       /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN /\ NewerViewsOnly \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -60,6 +61,7 @@ NoToken  == [nodelist |-> <<>>, cur |-> NULL, dest |-> NULL, gvn |-> 0]
 VARIABLES
     \* SEQUENCER over FLUSH (SequencerFlush.tla without crashed and ndel)
     views,      \* views[i]: the i-th view, a ring-committed view sorted
+    viewRing,   \* viewRing[i]: the ring's number of view i (its index in the initiator's globalView)
     vid,        \* vid[m]: index of the view m installed (0: not joined yet)
     sent,       \* sent[m]: seqno of m's last application multicast
     fwd,        \* fwd[m]: seqnos m forwarded and has not yet received as DATA
@@ -83,7 +85,7 @@ VARIABLES
     tokenMsgs,   \* token messages in transit
     msgs911      \* 911 join requests in transit
 
-flushVars == <<views, vid, sent, fwd, recv, delivered, chan, log, closed,
+flushVars == <<views, viewRing, vid, sent, fwd, recv, delivered, chan, log, closed,
                phase, blocked, flushInit, flushOks, completed>>
 ringVars  == <<status, viewState, globalView, localView, newNodes, token,
                tokenMsgs, msgs911>>
@@ -106,6 +108,10 @@ LastGlobalView(n) ==
         idx == {i \in DOMAIN gv : gv[i] # NullView}
     IN  IF idx = {} THEN NullView ELSE gv[CHOOSE i \in idx : \A j \in idx : j <= i]
 ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
+LastIdx(n) ==
+    LET gv  == globalView[n]
+        idx == {i \in DOMAIN gv : gv[i] # NullView}
+    IN  IF idx = {} THEN 0 ELSE CHOOSE i \in idx : \A j \in idx : j <= i
 Eating(n) == token[n] # NoToken
 Dead == {n \in Node : status[n] = "Down"}
 
@@ -126,16 +132,19 @@ Gone(p)     == Range(views[vid[p]]) \ Range(localView[p])
 \* The flush initiator: the smallest member of its view it does not count
 \* gone (RaincoreFlush's IsCoord; SequencerFlush's IsInitiator).
 IsInitiator(c) == \A q \in Range(View(c)) \ Gone(c) : c <= q
-\* The ring committed, at c, a view other than the latest.
+\* RaincoreFlush.tla's: c's ring committed a view newer than c's view (the
+\* VIEW carries its ring number), and other than the latest.
+NewerRingView(c) == ~NewerViewsOnly \/ LastIdx(c) > viewRing[vid[c]]
 ViewChangePending(c) ==
-    LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # Range(views[Latest])
+    /\ LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # Range(views[Latest])
+    /\ NewerRingView(c)
 
 Forward(s, q)           == [type |-> "FORWARD", sender |-> s, seqno |-> q]
 Data(s, q, v)           == [type |-> "DATA", sender |-> s, seqno |-> q, view |-> v]
 StartFlushMsg(v)        == [type |-> "START_FLUSH", view |-> v]
 FlushOkMsg(v)           == [type |-> "FLUSH_OK", view |-> v]
 FlushCompletedMsg(v, d) == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
-ViewMsg(v, d)           == [type |-> "VIEW", view |-> v, digest |-> d]
+ViewMsg(v, d, r)        == [type |-> "VIEW", view |-> v, digest |-> d, ring |-> r]
 StopFlushMsg(v)         == [type |-> "STOP_FLUSH", view |-> v]
 FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
 MsgTypes   == {"FORWARD", "DATA", "VIEW"} \cup FlushTypes
@@ -206,6 +215,7 @@ Msg911Rec == [orig : Node, cur : Node, dest : Node]
 TypeOK ==
     /\ \A i \in DOMAIN views : Range(views[i]) \subseteq Members
     /\ Latest >= 1
+    /\ viewRing \in Seq(Nat) /\ Len(viewRing) = Latest
     /\ vid \in [Members -> 0..Latest]
     /\ sent \in [Members -> 0..MaxSeq]
     /\ fwd \in [Members -> SUBSET (1..MaxSeq)]
@@ -232,6 +242,7 @@ TypeOK ==
 \* ring's first committed view; SEQUENCER as in SequencerFlush's Init.
 Init ==
     /\ views = << InitRing >>
+    /\ viewRing = << 1 >>
     /\ vid = [m \in Members |-> IF m <= NInit THEN 1 ELSE 0]
     /\ sent = [m \in Members |-> 0]
     /\ fwd = [m \in Members |-> {}]
@@ -368,7 +379,7 @@ Send(m) ==
              ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
                   /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
                   /\ UNCHANGED log
-    /\ UNCHANGED <<views, vid, recv, delivered, closed, phase, blocked, flushInit,
+    /\ UNCHANGED <<views, viewRing, vid, recv, delivered, closed, phase, blocked, flushInit,
                    flushOks, completed, ringVars>>
 
 RecvForward(c, p) ==
@@ -381,7 +392,7 @@ RecvForward(c, p) ==
                 /\ log' = [log EXCEPT ![c] = Append(@, <<msg.sender, msg.seqno>>)]
            ELSE /\ chan' = Take(c, p)
                 /\ UNCHANGED log
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, closed, phase, blocked,
                    flushInit, flushOks, completed, ringVars>>
 
 RecvData(m, p) ==
@@ -401,7 +412,7 @@ RecvData(m, p) ==
                THEN UNCHANGED <<recv, delivered>>
                ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
                     /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
-    /\ UNCHANGED <<views, vid, sent, closed, phase, blocked, flushInit, flushOks,
+    /\ UNCHANGED <<views, viewRing, vid, sent, closed, phase, blocked, flushInit, flushOks,
                    completed, ringVars>>
 
 \* p drops the next message from q: one of an earlier view; a flush message
@@ -415,7 +426,7 @@ Discard(p, q) ==
             \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in Gone(p)
             \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
     /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushInit, flushOks, completed, ringVars>>
 
 -----------------------------------------------------------------------------
@@ -433,7 +444,7 @@ StartFlush(c) ==
     /\ flushInit' = [flushInit EXCEPT ![c] = c]
     /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
     /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, log[c]>>} ELSE {}]
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, blocked,
                    flushOks, ringVars>>
 
 Block(p, c) ==
@@ -445,7 +456,7 @@ Block(p, c) ==
     /\ phase' = [phase EXCEPT ![p] = "InBlock"]
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
     /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, blocked,
                    flushOks, completed, ringVars>>
 
 RestartFlush(p, c) ==
@@ -458,7 +469,7 @@ RestartFlush(p, c) ==
     /\ chan' = IF phase[p] = "Completed"
                  THEN Multi(Take(p, c), p, {c}, FlushCompletedMsg(vid[p], log[p]))
                  ELSE Take(p, c)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushOks, completed, ringVars>>
 
 FlushOk(p) ==
@@ -467,7 +478,7 @@ FlushOk(p) ==
     /\ phase' = [phase EXCEPT ![p] = "OkSent"]
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
     /\ chan' = Multi(chan, p, Range(View(p)), FlushOkMsg(vid[p]))
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, blocked,
                    flushInit, completed, ringVars>>
 
 ReceiveFlushOk(p, q) ==
@@ -477,7 +488,7 @@ ReceiveFlushOk(p, q) ==
     /\ q \notin Gone(p)
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
     /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushInit, completed, ringVars>>
 
 \* p has the FLUSH_OK of every member of its view its ring has not dropped.
@@ -493,7 +504,7 @@ FlushCompleted(p) ==
                    /\ UNCHANGED chan
               ELSE /\ chan' = Multi(chan, p, {c}, FlushCompletedMsg(vid[p], log[p]))
                    /\ UNCHANGED completed
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, flushInit,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, flushInit,
                    flushOks, ringVars>>
 
 ReceiveFlushCompleted(c, q) ==
@@ -503,24 +514,28 @@ ReceiveFlushCompleted(c, q) ==
     /\ q \notin Gone(c)
     /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
     /\ chan' = Take(c, q)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushInit, flushOks, ringVars>>
 
 \* The initiator has the FLUSH_COMPLETED of every member it does not count
 \* gone: it installs the ring's committed view as it stands now, sorted
 \* (a view committed during the flush is folded in), and sends it to the
-\* old view and the joiners with the longest digest of a member not gone.
+\* old view and the joiners with the longest digest of a member not gone
+\* and the view's ring number; under NewerViewsOnly it waits for a commit
+\* newer than its own view's (RaincoreFlush.tla).
 SendView(c) ==
     /\ CanReceive(c)
     /\ flushInit[c] = c
     /\ phase[c] = "Completed"
     /\ Range(View(c)) \ Gone(c) \subseteq {r[1] : r \in completed[c]}
+    /\ NewerRingView(c)
     /\ LET v   == vid[c]
            new == SortedSeq(Range(LastGlobalView(c)))
            D   == Longest({r[2] : r \in {x \in completed[c] : x[1] \notin Gone(c)}})
        IN /\ views' = Append(views, new)
+          /\ viewRing' = Append(viewRing, LastIdx(c))
           /\ vid' = [vid EXCEPT ![c] = v + 1]
-          /\ Moved(c, new, D, Multi(chan, c, Range(views[v]) \cup Range(new), ViewMsg(v, D)))
+          /\ Moved(c, new, D, Multi(chan, c, Range(views[v]) \cup Range(new), ViewMsg(v, D, LastIdx(c))))
     /\ phase' = [phase EXCEPT ![c] = "Normal"]
     /\ flushOks' = [flushOks EXCEPT ![c] = {}]
     /\ completed' = [completed EXCEPT ![c] = {}]
@@ -546,7 +561,7 @@ InstallView(p, c) ==
     /\ phase' = [phase EXCEPT ![p] = "Normal"]
     /\ flushOks' = [flushOks EXCEPT ![p] = {}]
     /\ completed' = [completed EXCEPT ![p] = {}]
-    /\ UNCHANGED <<views, sent, blocked, ringVars>>
+    /\ UNCHANGED <<views, viewRing, sent, blocked, ringVars>>
 
 StopFlush(c) ==
     /\ CanReceive(c)
@@ -556,7 +571,7 @@ StopFlush(c) ==
          chan' = Multi(chan, c, Range(views[v]) \cap Range(views[v - 1]), StopFlushMsg(v))
     /\ blocked' = [blocked EXCEPT ![c] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase,
                    flushOks, completed, ringVars>>
 
 Unblock(p, c) ==
@@ -567,7 +582,7 @@ Unblock(p, c) ==
     /\ blocked' = [blocked EXCEPT ![p] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
     /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase,
                    flushOks, completed, ringVars>>
 
 -----------------------------------------------------------------------------
@@ -596,7 +611,7 @@ Crash(m, lost) ==
                   ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, LastView(chan[e]))
                   ELSE chan[e]]
     /\ msgs911' = {x \in msgs911 : x.cur # m}
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushInit, flushOks, completed, viewState, globalView, localView,
                    newNodes, token, tokenMsgs>>
 
