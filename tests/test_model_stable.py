@@ -254,10 +254,12 @@ def test_type_ok_on_a_mixed_network():
 # --- whole models against the manifest (TLC's measured figures) ---------------
 
 def _compared_ok_entries():
-    # Rounds4 (1.2 million states, minutes with the invariants on) runs
-    # under the slow marker; the others take a second or two
-    return [pytest.param(e, id=e.name, marks=(pytest.mark.slow,) if e.distinct_states > 100_000 else ())
-            for e in manifest.load("stable") if e.compare and e.expected == "ok"]
+    # Rounds4 (1.2 million states: 288 s here with the invariants on) is left
+    # to the slow tests/test_manifest_heavy.py, whose one TLC run checks its
+    # invariants and whose comparison pins the explorer's graph (count
+    # included) to TLC's; the others take a second or two
+    return [pytest.param(e, id=e.name) for e in manifest.load("stable")
+            if e.compare and e.expected == "ok" and e.distinct_states <= 100_000]
 
 
 @pytest.mark.parametrize("entry", _compared_ok_entries())
