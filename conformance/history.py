@@ -476,6 +476,10 @@ def from_trace(records: list[dict]) -> list[dict]:
     # the first view: the header's first NInit nodes (FLUSH's joiners are listed after them)
     first_view = sorted(head.get("nodes", []))[:(head.get("constants") or {}).get("NInit") or None]
     view_members = first_view
+    by_id = {1: first_view}        # view id -> members, from FLUSH's VIEWs (a VIEW sent in v installs v + 1)
+    # over the ring a SEQUENCER's received-table starts over every node that
+    # may join (the spec's), so its keys are not its first view's members
+    recv_is_view = head.get("protocol") != "raincoresequencerflush"
     clock = 0.0
     quiescent = True     # a trace without an end record: the simulator runs to quiescence
     for r in records[1:]:
@@ -491,6 +495,8 @@ def from_trace(records: list[dict]) -> list[dict]:
             view_members = sorted(r["params"]["view"])
         if (r.get("msg") or {}).get("type") == "VIEW" and "members" in r["msg"]:   # FLUSH's VIEW
             view_members = sorted(r["msg"]["members"])
+            if isinstance(r["msg"].get("view"), int):
+                by_id[r["msg"]["view"] + 1] = view_members
         if not st or nid is None:
             continue
         if "blocked" in st and st["blocked"] != blocked.get(nid, False):
@@ -501,8 +507,8 @@ def from_trace(records: list[dict]) -> list[dict]:
             continue       # (a ring action is not a SEQUENCER one: layer_of of plain SEQUENCER over FLUSH)
         view_ev = None
         if "vid" in st and st["vid"] != vid.get(nid) and st["vid"] > 0:   # vid 0: a joiner not yet in
-            members = (sorted(int(k) for k in st["recv"]) if "recv" in st
-                       else view_members if st["vid"] != 1 else first_view)
+            members = (sorted(int(k) for k in st["recv"]) if "recv" in st and recv_is_view
+                       else by_id.get(st["vid"], view_members))
             view_ev = {"kind": "event", "name": "view", "nid": nid,
                        "params": {"view": st["vid"], "members": members}, "clock": clock}
             if not flush or vid.get(nid) is None:

@@ -339,3 +339,25 @@ def test_a_token_received_twice_is_nonconforming():
     rep = _replay(records[:i + 1] + [copy.deepcopy(records[i])] + records[i + 1:])
     assert rep.verdict == "nonconforming" and rep.first_bad_event == i, rep.reason
     assert "in transit" in rep.reason
+
+
+def test_the_black_box_history_of_a_joiner_is_clean_and_names_its_first_view():
+    """The history projection (conformance/history.py ``from_trace``) takes a
+    joiner's first view from FLUSH's VIEW, not from its received-table
+    (which starts over every node, as the spec's): the joiner is judged as
+    one (its run of each sender may start late), and runs with joiners are
+    clean.  Before, the history flagged SenderFIFO on 2 of the audit's 40."""
+    from groupcheck.conformance import history
+    joined = 0
+    for seed in range(30):
+        records, line = rsf.simulate(seed, "auto", {"nodes": 3, "ring": 2, "messages": 2})
+        h = history.from_records(history.from_trace(records))
+        assert history.check(h) == [], (seed, history.check(h))
+        if 0 in line["views"][3] and len(line["views"][3]) > 1:
+            joined += 1
+            first = min(v for v, m in line["views"][3].items() if 3 in m)
+            # (the history's first view is the smallest any member logged: when
+            # nobody's SEQUENCER took a step in view 1, the joiner's is the first)
+            if any(vs and vs[0][0] == 1 for vs in h.views.values()):
+                assert history.joined_views(h, [1, 2, 3]) == {3: first}, seed
+    assert joined >= 10, joined
