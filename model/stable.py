@@ -386,7 +386,10 @@ class StableKernel(Kernel):
     outside its domain, a vector a tuple of ints, -1 outside its domain;
     ``net`` is a frozenset of tuples ``(kind, from, to, payload)`` with kind
     0 data (payload the seqno), 1 stable (a vector), 2 stability (a digest).
-    Same actions, guards and label order as ``StableModel.next``; ``decode``
+    Same actions and guards as ``StableModel.next``, its successors in
+    another order (the actions that take a message off a link in one pass
+    over the messages in flight, not link by link: 16 links of 4 members
+    times 4 actions were most of a state's cost on Rounds4); ``decode``
     gives its state."""
 
     def __init__(self, model: StableModel) -> None:
@@ -404,7 +407,14 @@ class StableKernel(Kernel):
         for name in ("ReceiveData", "Retransmit", "LoseMessage", "ReceiveStable", "ReceiveStability"):
             lab[name] = [(q, p, Label(name, (q, p))) for q, p in model.links]
         self.lab = lab
+        # per link (to, from): the labels of the actions that take a message off it
+        self.by_link = {(q, p): (Label("ReceiveData", (q, p)), Label("ReceiveStable", (q, p)),
+                                 Label("ReceiveStability", (q, p)), Label("LoseMessage", (q, p)))
+                        for q, p in model.links}
         self._memo: dict = {}
+        self._merges: dict = {}
+        self._vectors: dict = {}
+        self._taken: dict = {}
         self._rows: dict = {}
         self._digests: dict = {}
         self._msgs: dict = {}
@@ -496,13 +506,6 @@ class StableKernel(Kernel):
         idx = self.idx
         out = []
         add = out.append
-        # messages in flight by (kind, to, from) and by link (to, from)
-        inflight: dict = {}
-        onlink: dict = {}
-        for m in net:
-            key = (m[2], m[1])
-            inflight.setdefault((m[0],) + key, []).append(m)
-            onlink.setdefault(key, []).append(m)
 
         def put(t: tuple, i: int, x) -> tuple:
             return t[:i] + (x,) + t[i + 1:]
@@ -514,10 +517,17 @@ class StableKernel(Kernel):
         def fresh(V: frozenset, row: tuple) -> tuple:
             return tuple((row[x], row[x]) if x + 1 in V else None for x in idx)
 
+        merges = self._merges     # (digest, vector) -> merged: few distinct pairs, many states
+        vectors = self._vectors   # (p, view, delivered row, digest) -> SendStable's digest and messages
+        taken = self._taken       # (digest, vector) -> ReceiveStable's new digest, or False (the reset)
+
         def merge(d: tuple, v: tuple) -> tuple:
-            return tuple(e if e is None or v[x] < 0 else
-                         (e[0] if e[0] < v[x] else v[x], e[1] if e[1] > v[x] else v[x])
-                         for x, e in enumerate(d))
+            r = merges.get((d, v))
+            if r is None:
+                r = merges[(d, v)] = tuple(
+                    e if e is None or v[x] < 0 else
+                    (e[0] if e[0] < v[x] else v[x], e[1] if e[1] > v[x] else v[x]) for x, e in enumerate(d))
+            return r
 
         def purge_to(rows: tuple, i: int, d: tuple) -> tuple:
             row = rows[i]
@@ -537,17 +547,42 @@ class StableKernel(Kernel):
             add((lab["Multicast"][i], (group, view, put(sent, i, n), put2(delivered, i, i, n),
                                        put2(received, i, i, n), purged, digest, heard,
                                        net | {(_DATA, p, q, n) for q in view[i] - {p}})))
-        # ReceiveData(q, p)
-        for q, p, lb in lab["ReceiveData"]:
-            for m in inflight.get((_DATA, q, p), ()):
-                seq = m[3]
-                qi, pi = q - 1, p - 1
-                d2 = put2(delivered, qi, pi, seq) if seq == delivered[qi][pi] + 1 else delivered
+        # The actions that take a message off a link, one pass over the
+        # messages in flight (a successor per message, as next's per-link
+        # loops give): ReceiveData, ReceiveStable or ReceiveStability by its
+        # kind, and LoseMessage.
+        reset = model.ResetOnDifferentMembers
+        by_link = self.by_link
+        for m in net:
+            kind, p, q, x = m
+            qi = q - 1
+            rest = net - {m}
+            labs = by_link[(q, p)]
+            if kind == _DATA:       # ReceiveData(q, p)
+                pi = p - 1
+                d2 = put2(delivered, qi, pi, x) if x == delivered[qi][pi] + 1 else delivered
                 r = received[qi][pi]
-                add((lb, (group, view, sent, d2, put2(received, qi, pi, r if r > seq else seq), purged, digest,
-                          heard, net - {m})))
-        # Retransmit(q, p)
-        for q, p, lb in lab["Retransmit"]:
+                add((labs[0], (group, view, sent, d2, put2(received, qi, pi, r if r > x else x), purged, digest,
+                               heard, rest)))
+            elif kind == _STABLE:   # ReceiveStable(q, p)
+                dq = digest[qi]
+                got = taken.get((dq, x))      # False: the reset (the vector's members differ), else the merge
+                if got is None:
+                    got = taken[(dq, x)] = (False if reset and any((y < 0) != (e is None) for y, e in zip(x, dq))
+                                            else merge(dq, x))
+                if got is False:
+                    t = (group, view, sent, delivered, received, purged, digest, put(heard, qi, view[qi]), rest)
+                else:
+                    t = (group, view, sent, delivered, received, purged, put(digest, qi, got),
+                         put(heard, qi, heard[qi] - {p}), rest)
+                add((labs[1], t))
+            else:                   # ReceiveStability(q, p)
+                add((labs[2], (group, view, sent, delivered, learn_from(received, qi, x), purge_to(purged, qi, x),
+                               put(digest, qi, fresh(view[qi], delivered[qi])), put(heard, qi, view[qi]), rest)))
+            add((labs[3], (group, view, sent, delivered, received, purged, digest, heard, rest)))   # LoseMessage
+        # Retransmit(q, p): needs a member that knows of a message it has not
+        # delivered (delivered < received somewhere)
+        for q, p, lb in (lab["Retransmit"] if delivered != received else ()):
             if q == p:
                 continue
             qi, pi = q - 1, p - 1
@@ -555,38 +590,29 @@ class StableKernel(Kernel):
             if not d < received[qi][pi] or not purged[pi][pi] < d + 1:
                 continue
             add((lb, (group, view, sent, put2(delivered, qi, pi, d + 1), received, purged, digest, heard, net)))
-        # LoseMessage(q, p)
-        for q, p, lb in lab["LoseMessage"]:
-            for m in onlink.get((q, p), ()):
-                add((lb, (group, view, sent, delivered, received, purged, digest, heard, net - {m})))
         # SendStable(p)
         merged = model.GossipMergedDigest
+        send_stable = lab["SendStable"]
         for p in self.M:
             i = p - 1
             V = view[i]
             if not V:
                 continue
-            if merged:
-                v = tuple(-1 if e is None else e[0] for e in digest[i])
-            else:
-                row = delivered[i]
-                v = tuple(row[x] if x + 1 in V else -1 for x in idx)
-            net2 = frozenset(m for m in net if m[0] != _STABLE or m[1] != p) | {(_STABLE, p, q, v) for q in V - {p}}
-            add((lab["SendStable"][i], (group, view, sent, delivered, received, purged,
-                                        put(digest, i, merge(digest[i], v)), put(heard, i, heard[i] - {p}), net2)))
-        # ReceiveStable(q, p)
-        reset = model.ResetOnDifferentMembers
-        for q, p, lb in lab["ReceiveStable"]:
-            for m in inflight.get((_STABLE, q, p), ()):
-                v = m[3]
-                qi = q - 1
-                dq = digest[qi]
-                if reset and any((x < 0) != (e is None) for x, e in zip(v, dq)):
-                    t = (group, view, sent, delivered, received, purged, digest, put(heard, qi, view[qi]), net - {m})
+            # p's vector, its merged digest and the STABLE messages it sends
+            # depend on few values (memoised: the states repeat them)
+            key = (p, V, delivered[i], digest[i])
+            r = vectors.get(key)
+            if r is None:
+                if merged:
+                    v = tuple(-1 if e is None else e[0] for e in digest[i])
                 else:
-                    t = (group, view, sent, delivered, received, purged, put(digest, qi, merge(dq, v)),
-                         put(heard, qi, heard[qi] - {p}), net - {m})
-                add((lb, t))
+                    row = delivered[i]
+                    v = tuple(row[x] if x + 1 in V else -1 for x in idx)
+                r = vectors[key] = (merge(digest[i], v), frozenset({(_STABLE, p, q, v) for q in V - {p}}))
+            net2 = frozenset([m for m in net if m[0] != _STABLE or m[1] != p]) | r[1]
+            add((send_stable[i], (group, view, sent, delivered, received, purged,
+                                  digest[:i] + (r[0],) + digest[i + 1:], heard[:i] + (heard[i] - {p},) + heard[i + 1:],
+                                  net2)))
         # SendStability(p)
         for p in self.M:
             i = p - 1
@@ -599,14 +625,6 @@ class StableKernel(Kernel):
             add((lab["SendStability"][i], (group, view, sent, delivered, learn_from(received, i, d),
                                            purge_to(purged, i, d), put(digest, i, fresh(V, delivered[i])),
                                            put(heard, i, V), net2)))
-        # ReceiveStability(q, p)
-        for q, p, lb in lab["ReceiveStability"]:
-            for m in inflight.get((_STABILITY, q, p), ()):
-                d = m[3]
-                qi = q - 1
-                V = view[qi]
-                add((lb, (group, view, sent, delivered, learn_from(received, qi, d), purge_to(purged, qi, d),
-                          put(digest, qi, fresh(V, delivered[qi])), put(heard, qi, V), net - {m})))
         # Join(j)
         if all(view[p - 1] == group for p in group):
             switches, reset_view = model.CoordSwitchesAtJoin, model.ResetOnViewChange
