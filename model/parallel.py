@@ -106,21 +106,26 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
         seen: dict = {}       # hash -> state, the states this worker owns
         sent: dict = {}       # hash -> state, the states it has shipped to their owners
         clash: set = set()
+
+        def admit(h: int, t) -> bool:
+            """Own state ``t`` (hash ``h``) if it is new: True, and it is kept."""
+            x = seen.get(h)
+            if x is not None and (x == t or t in clash):
+                return False
+            if x is None:
+                seen[h] = t
+            else:
+                clash.add(t)
+            return True
+
         cls = None
         for s in initial:
             cls = type(s)
             if me == 0:
                 generated += 1
             h = hash(s)
-            if not constraint(s) or h % W != me:
+            if not constraint(s) or h % W != me or not admit(h, s):
                 continue
-            x = seen.get(h)
-            if x is not None and (x == s or s in clash):
-                continue
-            if x is None:
-                seen[h] = s
-            else:
-                clash.add(s)
             frontier.append(s)
             if active:
                 check(s)
@@ -171,13 +176,8 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
                 if o == me:
                     continue
                 for h, t in _decode(conn.recv_bytes(), decoders[o], cls):
-                    x = seen.get(h)
-                    if x is not None and (x == t or t in clash):
+                    if not admit(h, t):
                         continue
-                    if x is None:
-                        seen[h] = t
-                    else:
-                        clash.add(t)
                     nxt.append(t)
                     if active:
                         check(t)
