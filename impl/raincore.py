@@ -153,6 +153,15 @@ def last_global_view(gv) -> tuple:
     return NULL_VIEW
 
 
+def last_index(gv) -> int:
+    """The index (1-based) of a globalView's last non-NULL entry, 0 if none:
+    the ring's number of its last commit (spec/RaincoreFlush's LastIdx)."""
+    for i in range(len(gv), 0, -1):
+        if gv[i - 1] != NULL_VIEW:
+            return i
+    return 0
+
+
 @dataclass
 class Timing:
     """Timer lengths in seconds (the seed leaves them to configuration)."""

@@ -13,22 +13,13 @@ import struct
 from .. import codec
 from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
-from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg
+from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
 from ..reliable import Reliable
 from ..ringtransport import TMAck, TMFrame, TransportManager
 from ..stack import Stack, Transport
 from .flush import FlushStack
 
 RING_TIMERS = ("eating", "hungry", "starving")
-
-
-def last_index(gv) -> int:
-    """The index (1-based) of a globalView's last non-NULL entry, 0 if none:
-    the ring's number of its last commit (spec/RaincoreFlush's LastIdx)."""
-    for i in range(len(gv), 0, -1):
-        if gv[i - 1]:
-            return i
-    return 0
 
 
 def steady_seq(ring: tuple) -> int:
