@@ -9,7 +9,10 @@ not the absolute rates, across runs).  Each row also gives both sides' CPU
 seconds and their ratio (``cpu_ratio``: TLC's CPU over the explorer's), which
 a loaded machine disturbs less than wall-clock.  With ``--workers W`` (W > 1) the
 multi-process explorer also runs with 1 and with W processes, and the row
-gives its scaling (rate with W over rate with 1).
+gives its scaling (rate with W over rate with 1), the same by the busiest
+worker's CPU seconds (``parallel_cpu_scaling``), each worker's CPU seconds
+and peak memory, how many states were moved to balance the workers and the
+fingerprint collision probability.
 
 A model with a kernel (model/core.py) is searched in its lean encoding;
 ``python_decode_seconds`` is the time to decode every numbered state back
@@ -110,15 +113,24 @@ def _parallel(model, res, row: dict, workers: int) -> dict:
     ``workers`` processes, and its scaling (rate with W over rate with 1);
     also the rate with W over the serial explorer's."""
     if workers > 1:
-        rates = {}
+        rates, busiest = {}, {}
         for w in (1, workers):
             t2 = time.perf_counter()
             par = explore_parallel(model, workers=w)
             s = time.perf_counter() - t2
-            assert par.distinct_states == res.distinct_states, (w, par.distinct_states, res.distinct_states)
+            assert (par.distinct_states, par.states_generated, par.depth) == \
+                (res.distinct_states, res.states_generated, res.depth), (w, par, res.distinct_states)
             rates[w] = par.distinct_states / s
+            busiest[w] = max(par.worker_cpu_seconds)
             row[f"parallel_{w}_seconds"] = round(s, 2)
+            row[f"parallel_{w}_worker_cpu_seconds"] = list(par.worker_cpu_seconds)
+            row[f"parallel_{w}_worker_peak_mib"] = [round(k / 1024) for k in par.worker_peak_kib]
+        row["parallel_moved"] = par.moved
+        row["parallel_collision_probability"] = par.collision_probability
         row["parallel_scaling"] = round(rates[workers] / rates[1], 3)
+        # the same ratio by CPU seconds: the busiest worker's, 1 against W
+        # (what a loaded machine disturbs less than the wall clock)
+        row["parallel_cpu_scaling"] = round(busiest[1] / busiest[workers], 3)
         row["parallel_vs_serial"] = round(row["python_seconds"] / row[f"parallel_{workers}_seconds"], 3)
         row["load_average_1min"].append(_load())
     return row

@@ -1,47 +1,54 @@
-"""Multi-process breadth-first exploration: the state space partitioned by hash.
+"""Multi-process breadth-first exploration: each state expanded where it was
+found, its fingerprint kept by an owner.
 
 Theory of operation
 -------------------
-``explore_parallel(model, workers=W)`` forks W worker processes.  Worker
-``i`` owns the states whose ``hash(state) % W`` is ``i``: it alone keeps
-them in its visited set and expands them.  The search goes level by level
-(breadth-first, like :func:`groupcheck.model.core.explore`):
+``explore_parallel(model, workers=W)`` forks W worker processes and searches
+level by level (breadth-first, like :func:`groupcheck.model.core.explore`).
+A state's **fingerprint** is its hash (64 bits); worker ``i`` **owns** the
+fingerprints ``f`` with ``f % W == i`` and keeps them in its visited set.
+A state is expanded by the worker that **found** it, not by its owner, so a
+state travels between processes only as its fingerprint, and the successors
+of a state stay with the worker whose kernel memo already knows their parts
+(the ring of a composition, a STABLE member's merges).  One level:
 
-1. every worker expands its frontier (the new states it owns from the last
-   level); a successor it owns is deduplicated at once, a successor owned by
-   another worker goes into that worker's outbox;
-2. the outboxes are pickled, one batch per destination, and routed through
-   the parent process (a worker never writes to another, so no two
-   processes can block on each other's pipes);
-3. every worker deduplicates what it received; its new states are the next
-   frontier; it reports their number.
+1. every worker takes over the states the parent moves to it (below), then
+   expands its frontier; a successor it owns is deduplicated at once; for
+   a successor owned by another worker it sends the owner a **claim** (the
+   fingerprint), at most once per fingerprint;
+2. every owner answers the claims it received, in worker order, after its
+   own new states: a claim wins if the fingerprint is new (it is then
+   owned), and the claiming worker puts the state in its next frontier;
+3. every worker reports the size of its next frontier; the parent, seeing
+   them all, tells the larger frontiers to move states to the smaller ones
+   at the start of the next level (a moved state travels whole, each
+   variable's value numbered and sent once per destination), so the
+   workers stay balanced whoever found what.
 
-The search ends when a level adds no state anywhere.  Each level's set of
-states is a property of the model (breadth-first levels are unique), so the
-distinct-state count, the number of states generated and the depth are
-deterministic and equal :func:`explore`'s whatever the worker count and the
-timing; only which worker holds which state depends on W.
+Claims, answers and moves are routed through the parent (a worker never
+writes to another, so no two processes block on each other's pipes).  The
+search ends when a level adds no state anywhere.  Each level's set of
+states is a property of the model, so the distinct-state count, the number
+of states generated and the depth equal :func:`explore`'s whatever the
+worker count and the timing (tests/test_explore_engine.py); which worker
+expands which state depends on W and on the moves.
 
-Hashes must agree across processes: the workers are forked (the ``fork``
-start method, POSIX only), so they share the parent's string-hash seed, and
-every value's hash is a function of its content and of type objects the
-forked processes share (``Fn`` hashes its values and their types,
-``ModelValue`` its name).  Each successor is hashed once: a worker's
-visited and shipped sets are dicts keyed by the hash (a state whose hash
-another state already has goes into a small set beside them), and a
-shipped state travels with its hash, so its owner does not compute it
-again (a kernel state's hash is not cached and costs 0.15-0.8 us, a tenth
-to a quarter of a successor's cost).  A batch travels compactly: a worker
-numbers the variable values it sends to each destination and sends each
-value once, a state as a tuple of numbers; a worker ships a state at most
-once (it remembers what it sent); unpickled functions are re-interned
-(:func:`groupcheck.model.values.interning`) on arrival.  A model with a
-kernel (:class:`groupcheck.model.core.Kernel`) is searched, and its states
-shipped, in the kernel's encoding (plain values that hash alike in every
-forked process; numbered like any other: shipping kernel states as plain
-pickles was no faster, docs/benchmarks.md); the invariants are evaluated
-on decoded states.  A worker leaves with ``os._exit`` once it has answered, so
-nobody waits for its visited set to be freed object by object.
+Fingerprints, as TLC's.  Two distinct states with one hash would be taken
+for one: the parallel search counts fingerprints, the serial explorer (the
+one that builds graphs and counterexamples, DESIGN §1) compares states.
+Like TLC the result reports the chance of such a collision (``collision
+probability``: distinct x generated / 2^64, TLC's "optimistic" estimate
+of the same quantity), about 1e-8 for a million states.  The hashes agree
+across processes: the workers are forked (the ``fork`` start method, POSIX
+only), so they share the parent's string-hash seed, and every value's hash
+is a function of its content and of type objects the forked processes share.
+
+Why not ship each state to its owner (the design before): with the kernels
+a state is expanded in 5-20 us, and shipping one cost 2-5 us at each end,
+on about half the states; a worker's kernel memo was also rebuilt for
+every part of the space, since the owner of a state is unrelated to the
+worker that found its parent.  Measured in docs/benchmarks.md ("The
+multi-process explorer: fingerprints and claims").
 
 Scope: counting (distinct states, generated, depth) and, optionally,
 invariants; no graph and no counterexample path (the serial explorer gives
@@ -50,7 +57,10 @@ finished by every worker and the invariant violated by the state that comes
 first in a fixed order (the smallest by invariant order, then by the
 state's repr) is reported, so the answer is deterministic too; the counts
 then cover that whole level (the serial explorer stops at the violating
-state itself).
+state itself).  A model with a kernel (:class:`groupcheck.model.core.Kernel`)
+is searched in the kernel's encoding; the invariants are evaluated on
+decoded states.  A worker leaves with ``os._exit`` once it has answered, so
+nobody waits for its visited set to be freed object by object.
 """
 
 from __future__ import annotations
@@ -58,7 +68,9 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import pickle
+import resource
 import time
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -66,6 +78,7 @@ from .core import Model, State, active_invariants, no_cyclic_gc, search_parts
 from .values import interning
 
 _EXPAND, _STOP = "expand", "stop"
+_MIN_MOVE = 32      # a frontier this much above its share moves the excess
 
 
 @dataclass
@@ -77,14 +90,19 @@ class ParallelResult:
     workers: int
     violated: str | None = None          # name of a violated invariant, if any
     violating_state: State | None = None
+    moved: int = 0                       # states moved between workers to balance them
+    worker_cpu_seconds: tuple = ()       # each worker's CPU time (its balance; what the machine took)
+    worker_peak_kib: tuple = ()          # each worker's peak resident memory (ru_maxrss, KiB)
+
+    @property
+    def collision_probability(self) -> float:
+        """The chance that two distinct states shared a fingerprint (TLC's
+        optimistic estimate: distinct x generated / 2^64)."""
+        return self.distinct_states * self.states_generated / 2.0 ** 64
 
 
 def _worker(model: Model, me: int, W: int, conn, active) -> None:
     with interning(), no_cyclic_gc():
-        frontier: list = []
-        generated = 0
-        # the model's fast encoding (core.Kernel) when it has one: kernel
-        # states are searched and shipped, decoded only for the invariants
         kern = model.kernel()
         constrained, constraint, successors, initial, decode = search_parts(model, kern)
         bad: list = []   # (invariant index, state) violations found this level
@@ -97,35 +115,29 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
                     bad.append((k, t))
                     return
 
-        encoders: list[dict] = [{} for _ in range(W)]   # value -> number, per destination
+        def exchange(payloads: list) -> list:
+            """Send one payload per other worker (in worker order), receive one
+            from each (in worker order), through the parent."""
+            for o in range(W):
+                if o != me:
+                    conn.send_bytes(payloads[o])
+            return [conn.recv_bytes() if o != me else b"" for o in range(W)]
+
+        owned: set = set()      # the fingerprints this worker owns that were reached
+        claimed: set = set()    # fingerprints this worker has claimed from their owners
+        encoders: list[dict] = [{} for _ in range(W)]   # value -> number, per destination (moves)
         decoders: list[list] = [[] for _ in range(W)]   # number -> value, per source
-        # The visited and shipped sets are dicts keyed by the state's hash:
-        # the owner is a function of that hash, so each successor is hashed
-        # once (a set would hash it again).  A state whose hash another
-        # state already has (rare) is kept in ``clash`` instead.
-        seen: dict = {}       # hash -> state, the states this worker owns
-        sent: dict = {}       # hash -> state, the states it has shipped to their owners
-        clash: set = set()
-
-        def admit(h: int, t) -> bool:
-            """Own state ``t`` (hash ``h``) if it is new: True, and it is kept."""
-            x = seen.get(h)
-            if x is not None and (x == t or t in clash):
-                return False
-            if x is None:
-                seen[h] = t
-            else:
-                clash.add(t)
-            return True
-
+        generated = 0
+        frontier: list = []
         cls = None
         for s in initial:
             cls = type(s)
             if me == 0:
                 generated += 1
             h = hash(s)
-            if not constraint(s) or h % W != me or not admit(h, s):
+            if not constraint(s) or h % W != me or h in owned:
                 continue
+            owned.add(h)
             frontier.append(s)
             if active:
                 check(s)
@@ -133,63 +145,82 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
         while True:
             cmd = conn.recv()
             if cmd == _STOP:
-                conn.send(generated)
+                conn.send((generated, time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
                 conn.close()
                 # Leave without freeing the visited set object by object: for a
-                # big model that teardown took as long as a tenth of the search
-                # (Raincore Cold3, 0.8 s of 3.5 s), and the parent waits for it.
+                # big model that teardown took as long as a tenth of the search.
                 os._exit(0)
-            outs: list[list] = [[] for _ in range(W)]
-            hashes: list[list] = [[] for _ in range(W)]
+            _, moves = cmd
+            # 0. balance: move states as the parent says (moves[o]: how many to o)
+            out = [b""] * W
+            for o, n in enumerate(moves):
+                if n:
+                    out[o] = _encode(frontier[-n:], encoders[o])
+                    del frontier[-n:]
+            for o, payload in enumerate(exchange(out)):
+                if payload:
+                    frontier += _decode(payload, decoders[o], cls)
+            # 1. expand; own successors deduplicated here, the others claimed
             nxt: list = []
+            claims: list[list] = [[] for _ in range(W)]       # states claimed, per owner
+            claims_h: list[array] = [array("q") for _ in range(W)]   # and their fingerprints
             for s in frontier:
                 for _lab, t in successors(s):
                     generated += 1
                     h = hash(t)
                     o = h % W
-                    known = seen if o == me else sent
-                    x = known.get(h)
-                    # Visited and shipped states satisfy the CONSTRAINT (no other
-                    # is kept or shipped), so only a new one needs the check.
-                    if x is not None and (x == t or t in clash):
+                    if o == me:
+                        if h in owned:
+                            continue
+                    elif h in claimed:
                         continue
+                    # Reached states satisfy the CONSTRAINT (no other is kept
+                    # or claimed), so only a new one needs the check.
                     if constrained and not constraint(t):
                         if active:
                             check(t)
                         continue
-                    if x is None:
-                        known[h] = t
+                    if o == me:
+                        owned.add(h)
+                        nxt.append(t)
+                        if active:
+                            check(t)
                     else:
-                        clash.add(t)
-                    if o != me:
-                        outs[o].append(t)   # each foreign state is shipped once
-                        hashes[o].append(h)
-                        continue
-                    nxt.append(t)
-                    if active:
-                        check(t)
-            for o in range(W):
-                if o != me:
-                    conn.send_bytes(_encode(outs[o], hashes[o], encoders[o]))
-            del outs, hashes
-            for o in range(W):
+                        claimed.add(h)
+                        claims[o].append(t)
+                        claims_h[o].append(h)
+            frontier = []
+            # 2. claims to their owners; answer the others' (one byte each)
+            asked = exchange([c.tobytes() for c in claims_h])
+            answers = [b""] * W
+            for o, payload in enumerate(asked):
                 if o == me:
                     continue
-                for h, t in _decode(conn.recv_bytes(), decoders[o], cls):
-                    if not admit(h, t):
-                        continue
-                    nxt.append(t)
-                    if active:
-                        check(t)
+                verdict = bytearray()
+                for h in array("q", payload):
+                    if h in owned:
+                        verdict.append(0)
+                    else:
+                        owned.add(h)
+                        verdict.append(1)
+                answers[o] = bytes(verdict)
+            for o, payload in enumerate(exchange(answers)):
+                if o == me:
+                    continue
+                for t, won in zip(claims[o], payload):
+                    if won:
+                        nxt.append(t)
+                        if active:
+                            check(t)
+            del claims, claims_h
             frontier = nxt
             conn.send((len(frontier), _first(bad, active)))
 
 
-def _encode(states: list, hashes: list, enc: dict) -> bytes:
-    """A batch of states for one destination, with their hashes: each
-    variable's value is sent once per destination and numbered (``enc``,
-    kept across levels); a state travels as the tuple of its values'
-    numbers."""
+def _encode(states: list, enc: dict) -> bytes:
+    """States moved to one destination: each variable's value is sent once
+    per destination and numbered (``enc``, kept across levels); a state
+    travels as the tuple of its values' numbers."""
     fresh: list = []
     rows = []
     for t in states:
@@ -201,15 +232,15 @@ def _encode(states: list, hashes: list, enc: dict) -> bytes:
                 fresh.append(v)
             row.append(i)
         rows.append(tuple(row))
-    return pickle.dumps((fresh, hashes, rows), protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps((fresh, rows), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _decode(payload: bytes, dec: list, cls: type):
-    fresh, hashes, rows = pickle.loads(payload)
+def _decode(payload: bytes, dec: list, cls: type) -> list:
+    fresh, rows = pickle.loads(payload)
     dec.extend(fresh)
     get = dec.__getitem__
     new = tuple.__new__
-    return zip(hashes, [new(cls, map(get, row)) for row in rows])
+    return [new(cls, map(get, row)) for row in rows]
 
 
 def _first(bad: list, active) -> tuple[str, State] | None:
@@ -219,6 +250,29 @@ def _first(bad: list, active) -> tuple[str, State] | None:
         return None
     k, t = min(bad, key=lambda kt: (kt[0], repr(kt[1])))
     return active[k][0], t
+
+
+def _moves(sizes: list[int]) -> list[list[int]]:
+    """How many states each worker moves to each other so that every
+    frontier is within ``_MIN_MOVE`` of an even share: the largest surplus
+    fills the largest deficit first."""
+    W = len(sizes)
+    share, extra = divmod(sum(sizes), W)
+    target = [share + (i < extra) for i in range(W)]
+    moves = [[0] * W for _ in range(W)]
+    give = sorted(((sizes[i] - target[i], i) for i in range(W) if sizes[i] - target[i] > _MIN_MOVE), reverse=True)
+    need = sorted(((target[i] - sizes[i], i) for i in range(W) if target[i] > sizes[i]), reverse=True)
+    for surplus, i in give:
+        while surplus > 0 and need:
+            deficit, j = need[0]
+            n = min(surplus, deficit)
+            moves[i][j] += n
+            surplus -= n
+            if n == deficit:
+                need.pop(0)
+            else:
+                need[0] = (deficit - n, j)
+    return moves
 
 
 def explore_parallel(
@@ -233,6 +287,7 @@ def explore_parallel(
         raise ValueError("workers must be at least 1")
     t0 = time.perf_counter()
     active = active_invariants(model, check_invariants)
+    names = [n for n, _ in active]
     ctx = mp.get_context("fork")
     conns, procs = [], []
     try:
@@ -244,22 +299,18 @@ def explore_parallel(
             conns.append(parent_end)
             procs.append(p)
 
-        def gather() -> tuple[int, tuple | None]:
-            total, found = 0, []
+        def gather() -> tuple[list[int], tuple | None]:
+            sizes, found = [], []
             for c in conns:
                 n, v = c.recv()
-                total += n
+                sizes.append(n)
                 if v is not None:
                     found.append(v)
-            first = min(found, key=lambda v: ([n for n, _ in active].index(v[0]), repr(v[1]))) if found else None
-            return total, first
+            first = min(found, key=lambda v: (names.index(v[0]), repr(v[1]))) if found else None
+            return sizes, first
 
-        distinct, violation = gather()
-        depth = 1 if distinct else 0
-        new = distinct
-        while new and violation is None:
-            for c in conns:
-                c.send(_EXPAND)
+        def route() -> None:
+            """One all-to-all exchange: each worker's payload for each other."""
             inbox: list[list[bytes]] = [[] for _ in range(workers)]
             for i, c in enumerate(conns):
                 for o in range(workers):
@@ -268,14 +319,26 @@ def explore_parallel(
             for o, c in enumerate(conns):
                 for payload in inbox[o]:
                     c.send_bytes(payload)
-            del inbox
-            new, violation = gather()
-            distinct += new
-            if new:
+
+        sizes, violation = gather()
+        distinct = sum(sizes)
+        depth = 1 if distinct else 0
+        moved = 0
+        while sum(sizes) and violation is None:
+            plan = _moves(sizes)
+            moved += sum(map(sum, plan))
+            for c, row in zip(conns, plan):
+                c.send((_EXPAND, row))
+            for _ in range(3):      # moves, claims, answers
+                route()
+            sizes, violation = gather()
+            distinct += sum(sizes)
+            if sum(sizes):
                 depth += 1
         for c in conns:
             c.send(_STOP)
-        generated = sum(c.recv() for c in conns)
+        finals = [c.recv() for c in conns]
+        generated = sum(f[0] for f in finals)
         for p in procs:
             p.join()
     finally:
@@ -293,4 +356,7 @@ def explore_parallel(
         workers=workers,
         violated=violation[0] if violation else None,
         violating_state=violation[1] if violation else None,
+        moved=moved,
+        worker_cpu_seconds=tuple(round(f[1], 3) for f in finals),
+        worker_peak_kib=tuple(f[2] for f in finals),
     )

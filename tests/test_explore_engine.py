@@ -10,6 +10,7 @@ import pytest
 from groupcheck.model import manifest
 from groupcheck.model.core import explore, state_type
 from groupcheck.model.link import build_model
+from groupcheck.model import parallel
 from groupcheck.model.parallel import explore_parallel
 from groupcheck.model.values import Fn, ModelValue, interning, record
 
@@ -32,6 +33,38 @@ def test_parallel_counts_equal_serial(protocol, name, workers):
     assert (par.distinct_states, par.states_generated, par.depth) == \
            (serial.distinct_states, serial.states_generated, serial.depth)
     assert par.violated is None
+
+
+@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"), ("raincore", "Live4")])
+def test_parallel_counts_hold_when_every_imbalance_is_moved(protocol, name, monkeypatch):
+    # every surplus state moves (no threshold): moved states are expanded at
+    # their own level by the worker they move to, so depth and counts stay
+    monkeypatch.setattr(parallel, "_MIN_MOVE", 0)
+    _, model = _model(protocol, name)
+    serial = explore(model, check_invariants=False)
+    par = explore_parallel(model, workers=3)
+    assert par.moved > 0
+    assert (par.distinct_states, par.states_generated, par.depth) == \
+           (serial.distinct_states, serial.states_generated, serial.depth)
+    assert len(par.worker_cpu_seconds) == len(par.worker_peak_kib) == 3
+
+
+@pytest.mark.parametrize("sizes", [[0, 0], [100, 0], [0, 100, 7], [50, 51], [1000, 10, 10, 500], [5]])
+def test_parallel_moves_even_out_the_frontiers(sizes):
+    plan = parallel._moves(sizes)
+    after = [n - sum(plan[i]) + sum(row[i] for row in plan) for i, n in enumerate(sizes)]
+    assert sum(after) == sum(sizes)
+    assert all(plan[i][i] == 0 for i in range(len(sizes)))
+    assert all(plan[i][j] == 0 or sizes[i] > sum(sizes) // len(sizes) for i in range(len(sizes)) for j in range(len(sizes)))
+    # every frontier ends within the threshold of its share
+    assert max(after) - min(after) <= parallel._MIN_MOVE + 1
+
+
+def test_parallel_reports_its_fingerprint_collision_probability():
+    _, model = _model("flush", "FixedJoin")
+    par = explore_parallel(model, workers=2)
+    assert par.collision_probability == par.distinct_states * par.states_generated / 2.0 ** 64
+    assert 0 < par.collision_probability < 1e-12
 
 
 def test_parallel_count_is_the_pinned_count_of_an_ok_model():
