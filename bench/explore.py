@@ -125,6 +125,9 @@ def _parallel(model, res, row: dict, workers: int) -> dict:
             row[f"parallel_{w}_seconds"] = round(s, 2)
             row[f"parallel_{w}_worker_cpu_seconds"] = list(par.worker_cpu_seconds)
             row[f"parallel_{w}_worker_peak_mib"] = [round(k / 1024) for k in par.worker_peak_kib]
+            # what each worker added to the pages it shares with the parent
+            row[f"parallel_{w}_worker_growth_mib"] = [
+                round((k - k0) / 1024) for k, k0 in zip(par.worker_peak_kib, par.worker_start_kib)]
         row["parallel_moved"] = par.moved
         row["parallel_collision_probability"] = par.collision_probability
         row["parallel_scaling"] = round(rates[workers] / rates[1], 3)

@@ -92,7 +92,9 @@ class ParallelResult:
     violating_state: State | None = None
     moved: int = 0                       # states moved between workers to balance them
     worker_cpu_seconds: tuple = ()       # each worker's CPU time (its balance; what the machine took)
-    worker_peak_kib: tuple = ()          # each worker's peak resident memory (ru_maxrss, KiB)
+    worker_peak_kib: tuple = ()          # each worker's peak resident memory (KiB)
+    worker_start_kib: tuple = ()         # each worker's resident memory at its start (KiB):
+                                         # the pages it shares with the parent since the fork
 
     @property
     def collision_probability(self) -> float:
@@ -101,7 +103,26 @@ class ParallelResult:
         return self.distinct_states * self.states_generated / 2.0 ** 64
 
 
+def _resident_kib() -> tuple[int, int]:
+    """(resident now, peak resident) in KiB.  On Linux the peak is VmHWM,
+    which _worker resets at its start (a forked child otherwise inherits
+    the parent's high-water mark); elsewhere ru_maxrss for both."""
+    try:
+        with open("/proc/self/status") as f:
+            v = dict(line.split(":", 1) for line in f if line.startswith(("VmRSS", "VmHWM")))
+        return int(v["VmRSS"].split()[0]), int(v["VmHWM"].split()[0])
+    except (OSError, KeyError, ValueError):
+        k = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return k, k
+
+
 def _worker(model: Model, me: int, W: int, conn, active) -> None:
+    try:  # reset the peak resident size, so that it is this worker's own
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    start_kib = _resident_kib()[0]
     with interning(), no_cyclic_gc():
         kern = model.kernel()
         constrained, constraint, successors, initial, decode = search_parts(model, kern)
@@ -145,7 +166,7 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
         while True:
             cmd = conn.recv()
             if cmd == _STOP:
-                conn.send((generated, time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+                conn.send((generated, time.process_time(), _resident_kib()[1], start_kib))
                 conn.close()
                 # Leave without freeing the visited set object by object: for a
                 # big model that teardown took as long as a tenth of the search.
@@ -359,4 +380,5 @@ def explore_parallel(
         moved=moved,
         worker_cpu_seconds=tuple(round(f[1], 3) for f in finals),
         worker_peak_kib=tuple(f[2] for f in finals),
+        worker_start_kib=tuple(f[3] for f in finals),
     )
