@@ -238,31 +238,41 @@ def test_many_edges_and_states_of_whole_graphs(name, k):
 # 1, which forwards it (TokenRingClaim: a higher claim from a node off its
 # view), and then skips node 3: YES too.  Both regenerate (docs/raincore.md,
 # F8; docs/proofs.md, Raincore).
-# (action, node or None, the message's selector: field -> value, or None)
-F8_SCRIPT = (
-    ("TokenReceived", 1, {"dest": 1}), ("Crash", 2, None), ("EatingTimeout", 1, None),
-    ("TokenDeliveryFailure", 1, {"cur": 1}), ("TokenReceived", 3, {"dest": 3}), ("EatingTimeout", 3, None),
-    ("TokenReceived", 1, {"dest": 1}), ("EatingTimeout", 1, None), ("TokenReceived", 3, {"dest": 3}),
-    ("EatingTimeout", 3, None), ("TokenReceived", 1, {"dest": 1}), ("EatingTimeout", 1, None),
-    ("TokenReceived", 3, {"dest": 3}), ("Recover", 2, None), ("911Received", 3, {"orig": 2}),
-    ("EatingTimeout", 3, None), ("TokenReceived", 2, {"dest": 2}), ("EatingTimeout", 2, None),
-    ("TokenLoss", None, {"dest": 1}), ("Crash", 3, None), ("HungryTimeout", 1, None),
-    ("HungryTimeout", 2, None), ("911Received", 1, {"orig": 2}), ("911DeliveryFailure", 1, {"orig": 1}),
-    ("911DeliveryFailure", 1, {"orig": 2}), ("911Received", 1, {"orig": 1}), ("911Received", 2, {"orig": 2}),
-)
+# At N > 3 nodes 4..N crash at the start and node 3's delivery failures
+# drop them; the rest is the same.
+def f8_script(N: int = 3) -> tuple:
+    """F8's steps at N nodes: (action, node or None, the message's selector
+    field -> value, or None)."""
+    tr = lambda n: ("TokenReceived", n, {"dest": n})  # noqa: E731
+    et = lambda n: ("EatingTimeout", n, None)  # noqa: E731
+    return (
+        tr(1), *[("Crash", k, None) for k in range(4, N + 1)], ("Crash", 2, None), et(1),
+        ("TokenDeliveryFailure", 1, {"cur": 1}), tr(3), et(3),
+        *[("TokenDeliveryFailure", 3, {"cur": 3})] * (N - 3),
+        tr(1), et(1), tr(3), et(3), tr(1), et(1), tr(3),
+        ("Recover", 2, None), ("911Received", 3, {"orig": 2}), et(3), tr(2), et(2),
+        ("TokenLoss", None, {"dest": 1}), ("Crash", 3, None), ("HungryTimeout", 1, None),
+        ("HungryTimeout", 2, None), ("911Received", 1, {"orig": 2}), ("911DeliveryFailure", 1, {"orig": 1}),
+        ("911DeliveryFailure", 1, {"orig": 2}), ("911Received", 1, {"orig": 1}), ("911Received", 2, {"orig": 2}),
+    )
 
 
-def _f8_behaviour():
-    """FixedRing3's constants without the model checker's bounds, and the
-    states and labels of F8_SCRIPT from Init."""
+F8_SCRIPT = f8_script(3)
+
+
+def _f8_behaviour(N: int = 3):
+    """FixedRing3's constants at N nodes (all in the initial ring, InitSeq =
+    N) without the model checker's bounds, and the states and labels of
+    f8_script(N) from Init."""
     from groupcheck.model.raincore import RaincoreModel
     c = manifest_constants("FixedRing3")
     for k in ("MaxSeq", "Max911", "MaxDown"):
         c.pop(k)
+    c.update(N=N, InitSize=N, InitSeq=N)
     model = RaincoreModel(c)
     s = next(iter(model.init()))
     out = [(None, s)]
-    for action, n, sel in F8_SCRIPT:
+    for action, n, sel in f8_script(N):
         params = () if n is None else (n,)
         if sel is not None:
             pool = s.msgs911 if action.startswith("911") else s.tokenMsgs
@@ -294,6 +304,22 @@ def test_every_fix_at_three_nodes_still_allows_two_tokens():
     assert max(seqs) == 11
     assert max(len(s.msgs911) for _, s in beh) == 2
     assert max(s.status.count("Down") for _, s in beh) == 1
+
+
+@pytest.mark.parametrize("N", [4, 5])
+def test_every_fix_at_four_and_five_nodes_still_allows_two_tokens(N):
+    """F8 at N = 4 and 5: nodes 4..N crash at the start and are dropped by
+    node 3's delivery failures; the rest is the three-node behaviour (two
+    regenerated tokens, nodes 1 and 2 Eating); its last twelve steps (from
+    node 2's first token: the loss, the crash, the claims and the
+    regenerations) are edges of the z3 relation of the N-node encoding."""
+    c, model, beh = _f8_behaviour(N)
+    assert not model.AtMostOneToken(beh[-1][1]) and all(model.AtMostOneToken(s) for _, s in beh[:-1])
+    assert beh[-1][1].tokenState[:2] == ("Eating", "Eating")
+    enc = RaincoreEncoding(c, variant=f"FixedRing{N}", expect_cti=False)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    for (_, s), (lab, t) in list(zip(beh, beh[1:]))[-12:]:
+        assert _in_relation(enc, s, [lab], t, S, T), lab
 
 
 def test_the_three_node_counterexample_is_in_the_z3_relation():
