@@ -12,7 +12,10 @@ invariant and have no z3 successor the model lacks, decode inverts value,
 and wrong edges are refused.
 
 AtMostOneToken and ConsistentHistory are proved for two nodes only
-(docs/proofs.md, the Raincore section)."""
+(docs/proofs.md, the Raincore section); at three nodes and more the fixed
+protocol breaks AtMostOneToken (F8, docs/raincore.md): the behaviour is
+replayed on the Python model (N = 3, 4, 5), each of its steps is an edge of
+the z3 relation, and TLC finds the violation on the spec (N = 3)."""
 
 import random
 
@@ -222,3 +225,151 @@ def test_many_edges_and_states_of_whole_graphs(name, k):
     for s in states[: k // 5]:
         assert satisfies_invariant(enc, s, S, inv), s
         assert extra_successor(enc, s, [t for _, t in model.next(s)], S, T, nxt) is None, s
+
+
+# --- AtMostOneToken at N = 3 under every fix: a counterexample (F8) --------------------
+#
+# The fixed protocol (FixedRing3's constants, every assumption and fix,
+# TokenRingClaim included) breaks AtMostOneToken on three nodes, beyond the
+# bounded models' reach (MaxSeq 11 and two 911s in flight are needed;
+# FixedRing3 has MaxSeq 5, Max911 1).  Node 2 crashes, is dropped and
+# recovers; node 3 (not the founder) takes it back in after itself, ring
+# <<1, 3, 2>>; node 2 takes the token once and sends it to node 1, and the
+# token is lost; node 3 crashes.  Node 1's lastToken still lists <<1, 3>>
+# (it has not sent since node 2 came back), so its claim (9) asks node 3
+# only, which is down: it comes back YES.  Node 2's claim (11) goes to node
+# 1, which forwards it (TokenRingClaim: a higher claim from a node off its
+# view), and then skips node 3: YES too.  Both regenerate (docs/raincore.md,
+# F8; docs/proofs.md, Raincore).
+# At N > 3 nodes 4..N crash at the start and node 3's delivery failures
+# drop them; the rest is the same.
+def f8_script(N: int = 3) -> tuple:
+    """F8's steps at N nodes: (action, node or None, the message's selector
+    field -> value, or None)."""
+    tr = lambda n: ("TokenReceived", n, {"dest": n})  # noqa: E731
+    et = lambda n: ("EatingTimeout", n, None)  # noqa: E731
+    return (
+        tr(1), *[("Crash", k, None) for k in range(4, N + 1)], ("Crash", 2, None), et(1),
+        ("TokenDeliveryFailure", 1, {"cur": 1}), tr(3), et(3),
+        *[("TokenDeliveryFailure", 3, {"cur": 3})] * (N - 3),
+        tr(1), et(1), tr(3), et(3), tr(1), et(1), tr(3),
+        ("Recover", 2, None), ("911Received", 3, {"orig": 2}), et(3), tr(2), et(2),
+        ("TokenLoss", None, {"dest": 1}), ("Crash", 3, None), ("HungryTimeout", 1, None),
+        ("HungryTimeout", 2, None), ("911Received", 1, {"orig": 2}), ("911DeliveryFailure", 1, {"orig": 1}),
+        ("911DeliveryFailure", 1, {"orig": 2}), ("911Received", 1, {"orig": 1}), ("911Received", 2, {"orig": 2}),
+    )
+
+
+F8_SCRIPT = f8_script(3)
+
+
+def _f8_behaviour(N: int = 3):
+    """FixedRing3's constants at N nodes (all in the initial ring, InitSeq =
+    N) without the model checker's bounds, and the states and labels of
+    f8_script(N) from Init."""
+    from groupcheck.model.raincore import RaincoreModel
+    c = manifest_constants("FixedRing3")
+    for k in ("MaxSeq", "Max911", "MaxDown"):
+        c.pop(k)
+    c.update(N=N, InitSize=N, InitSeq=N)
+    model = RaincoreModel(c)
+    s = next(iter(model.init()))
+    out = [(None, s)]
+    for action, n, sel in f8_script(N):
+        params = () if n is None else (n,)
+        if sel is not None:
+            pool = s.msgs911 if action.startswith("911") else s.tokenMsgs
+            (m,) = [m for m in pool if all(m[k] == v for k, v in sel.items())]
+            params += (m,)
+        s = model.step(s, action, *params)
+        out.append((Label(action, params), s))
+    return c, model, out
+
+
+def test_every_fix_at_three_nodes_still_allows_two_tokens():
+    """F8 in the Python model (the spec's mirror): every state up to step 24
+    holds every invariant; after step 25 both claims are on their way back
+    YES (SingleRegenerator breaks), and the last state has nodes 1 and 2
+    Eating, each on a token it regenerated (node 1 from its <<1, 3>> copy
+    numbered 9, node 2 from its <<1, 3, 2>> copy numbered 11), the first
+    state that breaks AtMostOneToken.  The behaviour needs MaxSeq 11, two
+    911s in flight and one node down: beyond FixedRing3's bounds."""
+    _, model, beh = _f8_behaviour()
+    inv = model.invariants
+    broken = [(i, sorted(k for k, f in inv.items() if not f(s))) for i, (_, s) in enumerate(beh)]
+    assert [b for b in broken if b[1]] == [(25, ["SingleRegenerator"]), (26, ["SingleRegenerator"]),
+                                           (27, ["AtMostOneToken", "SingleRegenerator"])]
+    last = beh[-1][1]
+    assert not model.AtMostOneToken(last) and not model.SingleRegenerator(last)
+    assert last.status == ("Up", "Up", "Down") and last.tokenState[:2] == ("Eating", "Eating")
+    assert [(t["seq"], t["nodelist"]) for t in last.token[:2]] == [(9, (1, 3)), (11, (1, 3, 2))]
+    seqs = [m["seq"] for _, s in beh for m in s.tokenMsgs] + [t["seq"] for _, s in beh for t in s.lastToken]
+    assert max(seqs) == 11
+    assert max(len(s.msgs911) for _, s in beh) == 2
+    assert max(s.status.count("Down") for _, s in beh) == 1
+
+
+@pytest.mark.parametrize("N", [4, 5])
+def test_every_fix_at_four_and_five_nodes_still_allows_two_tokens(N):
+    """F8 at N = 4 and 5: nodes 4..N crash at the start and are dropped by
+    node 3's delivery failures; the rest is the three-node behaviour (two
+    regenerated tokens, nodes 1 and 2 Eating); its last twelve steps (from
+    node 2's first token: the loss, the crash, the claims and the
+    regenerations) are edges of the z3 relation of the N-node encoding."""
+    c, model, beh = _f8_behaviour(N)
+    assert not model.AtMostOneToken(beh[-1][1]) and all(model.AtMostOneToken(s) for _, s in beh[:-1])
+    assert beh[-1][1].tokenState[:2] == ("Eating", "Eating")
+    enc = RaincoreEncoding(c, variant=f"FixedRing{N}", expect_cti=False)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    for (_, s), (lab, t) in list(zip(beh, beh[1:]))[-12:]:
+        assert _in_relation(enc, s, [lab], t, S, T), lab
+
+
+def test_the_three_node_counterexample_is_in_the_z3_relation():
+    """Each F8 step is an edge of the z3 relation of the same action
+    instance (FixedRing3's constants), and the last state breaks the
+    encoding's AtMostOneToken: no inductive invariant of the encoding at
+    N = 3 implies the property."""
+    c, _, beh = _f8_behaviour()
+    enc = RaincoreEncoding(c, variant="FixedRing3", expect_cti=False)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    for (_, s), (lab, t) in zip(beh, beh[1:]):
+        assert _in_relation(enc, s, [lab], t, S, T), lab
+    sol = z3.Solver()
+    sol.add(enc.value(S, beh[-1][1]), z3.Not(enc.AtMostOneToken(S)))
+    assert sol.check() == z3.sat
+
+
+def _f8_tla_step(action, n, sel):
+    if sel is None:
+        return f"{action}({n})"
+    if action == "TokenLoss":
+        return "\\E m \\in tokenMsgs : TokenLoss(m)"
+    pool, (k, v) = ("msgs911" if action.startswith("911") else "tokenMsgs"), next(iter(sel.items()))
+    return f"\\E m \\in {pool} : m.{k} = {v} /\\ {action}({n}, m)"
+
+
+def test_tlc_finds_the_three_node_counterexample(tmp_path):
+    """TLC on the spec itself: a module that extends Raincore and allows, at
+    each depth, only F8's step (a disjunct of the spec's Next) reaches a
+    state with two Eating nodes at depth 28 (AtMostOneToken violated)."""
+    import shutil
+
+    from groupcheck.model.tlc import TLCError, check_java, find_tla2tools, run_tlc
+    from groupcheck.spec import spec_root
+    try:
+        find_tla2tools()
+        check_java()
+    except TLCError as e:  # pragma: no cover
+        pytest.skip(f"TLC cannot run here: {e}")
+    shutil.copy(spec_root() / "Raincore" / "Raincore.tla", tmp_path)
+    cases = "\n    [] ".join(f"i = {k + 1} -> {_f8_tla_step(*st)}" for k, st in enumerate(F8_SCRIPT))
+    (tmp_path / "F8Raincore.tla").write_text(
+        "---- MODULE F8Raincore ----\nEXTENDS Raincore, TLC\n"
+        f"F8Next == LET i == TLCGet(\"level\") IN\n    CASE {cases}\n    [] OTHER -> FALSE\n====\n")
+    c, _, _ = _f8_behaviour()
+    consts = "\n".join(f"    {k} = {str(v).upper() if isinstance(v, bool) else v}" for k, v in c.items())
+    r = run_tlc(tmp_path, "F8Raincore", None, cfg_text=f"CONSTANTS\n{consts}\nINIT Init\nNEXT F8Next\n"
+                "INVARIANT TypeOK LegalStates AtMostOneToken\n", timeout=120)
+    assert r.outcome == "invariant" and r.violated == "AtMostOneToken", r.raw_output
+    assert len(r.counterexample) == len(F8_SCRIPT) + 1

@@ -872,7 +872,8 @@ class RaincoreEncoding(Encoding):
 LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
 # Those and the N-node lemmas of the founder's ring under the fixes
 # (no cold start, StableFounder): proved at N = 3, 4 and 5 with LegalStates;
-# AtMostOneToken at N >= 3 is not (docs/proofs.md, Raincore, What remains).
+# AtMostOneToken at N >= 3 is not: the fixed protocol breaks it there (F8,
+# docs/raincore.md; docs/proofs.md, Raincore, What remains).
 LEMMAS_PROVED_N = LEMMAS_PROVED + ("EatersFresh", "RingUp", "FounderRing")
 # The seed as written is checked against those without LastIndex (its one
 # quantifier; no other lemma reads the views) and the property: every query

@@ -34,7 +34,8 @@ def _raincore(members: int | None) -> list[Encoding]:
     lemmas are those of the two-node ring; with ``members`` other than 2
     the fixed variant is FixedLegalStates (LegalStates only, the lemmas
     that hold at any N and the founder's ring: proved at N = 3, 4, 5;
-    AtMostOneToken and ConsistentHistory are proved at N = 2 only), and
+    AtMostOneToken and ConsistentHistory are proved at N = 2 only;
+    AtMostOneToken is false at N = 3, 4, 5 under the fixes, F8), and
     both variants have N nodes, all in the initial ring, InitSeq = N
     (docs/proofs.md, Raincore)."""
     from .raincore import FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding, manifest_constants
