@@ -163,12 +163,21 @@ def explore(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     compare_tlc: bool = typer.Option(False, "--compare-tlc", help="also dump TLC's graph and compare"),
     workers: int = typer.Option(1, "--workers", callback=at_least(1), help="TLC worker threads (with --compare-tlc)"),
+    processes: int = typer.Option(1, "--processes", callback=at_least(1),
+                                  help="count states with this many processes (model/parallel.py: fingerprints, "
+                                       "no graph; not with --compare-tlc)"),
 ):
     """Run the Python explorer on manifest models (compare:true ones unless --model)."""
     from groupcheck.model.link import compare_entry
     entries = _entries([protocol], model)
     if model is None:
         entries = [e for e in entries if e.compare]
+    if processes > 1:
+        if compare_tlc:
+            fail("--processes counts states by fingerprint and keeps no graph: it cannot be compared "
+                 "with TLC's (drop --compare-tlc or --processes)")
+        _explore_processes(entries, processes, as_json)
+        return
     if compare_tlc:
         need_java()
     reports = []
@@ -195,6 +204,40 @@ def explore(
                 console().print(f"{r['model']}: first difference: {json.dumps(r['first_difference'])}", markup=False)
     ok = all(r.graphs_equal is not False for r in reports)
     raise typer.Exit(0 if ok else 1)
+
+
+def _explore_processes(entries, processes: int, as_json: bool) -> None:
+    """``explore --processes P``: the multi-process explorer on each model,
+    invariants off as the serial explorer's rows; its counts, time, each
+    worker's CPU seconds and memory, and the chance of a fingerprint
+    collision (docs/architecture.md)."""
+    import time
+    from groupcheck.model.link import build_model
+    from groupcheck.model.parallel import explore_parallel
+    rows = []
+    with progress("explore", total=len(entries), quiet=as_json) as prog:
+        for i, e in enumerate(entries):
+            prog.update(f"explore {e.protocol}/{e.name} with {processes} processes", done=i)
+            t0 = time.perf_counter()
+            r = explore_parallel(build_model(e), workers=processes)
+            rows.append({"protocol": e.protocol, "model": e.name, "processes": processes,
+                         "distinct_states": r.distinct_states, "states_generated": r.states_generated,
+                         "depth": r.depth, "seconds": round(time.perf_counter() - t0, 3),
+                         "worker_cpu_seconds": list(r.worker_cpu_seconds),
+                         "worker_peak_mib": [round(k / 1024) for k in r.worker_peak_kib],
+                         "collision_probability": r.collision_probability})
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+    t = Table(title=f"groupcheck explore, {processes} processes")
+    for c in ("model", "distinct", "generated", "depth", "seconds", "worker CPU s", "collision probability"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(f"{r['protocol']}/{r['model']}", f"{r['distinct_states']:,}", f"{r['states_generated']:,}",
+                  str(r["depth"]), f"{r['seconds']:.1f}", ", ".join(f"{c:.1f}" for c in r["worker_cpu_seconds"]),
+                  f"{r['collision_probability']:.1e}")
+    console().print(t)
 
 
 @app.command()

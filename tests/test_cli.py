@@ -41,6 +41,20 @@ def test_explore_compare_json():
     assert row["distinct_states"] == row["tlc_distinct_states"]
 
 
+def test_explore_processes_counts_as_the_serial_explorer():
+    """``explore --processes 2`` (model/parallel.py) counts the same states as
+    the serial explorer, and refuses --compare-tlc (no graph to compare)."""
+    serial = gc("explore", "stable", "--model", "Pair", "--json")
+    multi = gc("explore", "stable", "--model", "Pair", "--processes", "2", "--json")
+    assert serial.returncode == 0 and multi.returncode == 0, (serial.stderr, multi.stderr)
+    (s,), (m,) = json.loads(serial.stdout), json.loads(multi.stdout)
+    assert m["processes"] == 2 and len(m["worker_cpu_seconds"]) == 2
+    assert m["distinct_states"] == s["distinct_states"] > 1000
+    assert 0 < m["collision_probability"] < 1e-6
+    p = gc("explore", "stable", "--model", "Pair", "--processes", "2", "--compare-tlc")
+    assert p.returncode == 2 and "--processes" in p.stderr
+
+
 def test_unknown_model_is_a_clear_error():
     p = gc("check", "sequencer", "--model", "NoSuchModel")
     assert p.returncode == 2 and "NoSuchModel" in p.stderr
