@@ -107,6 +107,16 @@ class Encoding:
     # whose slowest queries need more than the default on a loaded machine
     # (z3's time-out is wall-clock); None: the caller's time-out as given
     min_timeout_ms: int | None = None
+    # a z3 resource limit (z3's deterministic `rlimit`, per query) for a
+    # consecution query on a whole lemma; past it, z3 has given up and the
+    # query is asked again one conjunct of the lemma at a time (the post-
+    # state breaking any one conjunct breaks the lemma, so a CTI stays a
+    # CTI, and every conjunct unsat proves it).  A lemma that is a
+    # conjunction over channels and members grows with N faster than z3's
+    # effort on each conjunct does (FLUSH's ViewDigest: unknown after 80 s
+    # of CPU at N = 4; one conjunct at a time, 48 calls of at most 0.04 s).
+    # None: one query per lemma, no fallback.
+    split_goal_rlimit: int | None = None
 
     def fresh(self, tag: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -158,11 +168,14 @@ def _solver(enc: Encoding | None = None) -> z3.Solver:
     return s
 
 
-def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None) -> tuple[str, z3.ModelRef | None, float, float]:
+def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None,
+           rlimit: int | None = None) -> tuple[str, z3.ModelRef | None, float, float]:
     """(result, model or None, wall seconds, CPU seconds of this process: z3
     runs in it, so the CPU figure is the query's cost whatever the load)."""
     s = _solver(enc)
     s.set("timeout", timeout_ms)
+    if rlimit is not None:
+        s.set("rlimit", rlimit)
     s.add(*fs)
     t0, c0 = time.perf_counter(), time.process_time()
     r = s.check()
@@ -174,15 +187,28 @@ def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None) -> tuple[str,
     return "unknown", None, dt, dc
 
 
-def _solve_split(inv_S, fs: list, goal, timeout_ms: int, enc: Encoding | None = None):
-    r"""``inv_S /\ f /\ goal`` for each ``f`` of ``fs`` (the instances of one
-    action, ``Encoding.split_instances``): a CTI as soon as one part has one
-    (its model and that part), else unknown if one part is, else proved;
-    the seconds are the sums.  Returns (result, model, wall s, CPU s, part)."""
+def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None = None):
+    r"""``inv_S /\ f /\ ~lemma_T`` for each ``f`` of ``fs`` (the instances of
+    one action, ``Encoding.split_instances``): a CTI as soon as one part has
+    one (its model and that part), else unknown if one part is, else proved;
+    the seconds are the sums.  Under ``Encoding.split_goal_rlimit`` a part
+    z3 gives up on is asked again per conjunct of ``lemma_T``.  Returns
+    (result, model, wall s, CPU s, part)."""
     worst, dt, dc = "proved", 0.0, 0.0
+    rlimit = getattr(enc, "split_goal_rlimit", None)
+    conjuncts = lemma_T.children() if rlimit and z3.is_and(lemma_T) else []
     for f in fs:
-        r, m, t, c = _solve([inv_S, f, goal], timeout_ms, enc)
+        r, m, t, c = _solve([inv_S, f, z3.Not(lemma_T)], timeout_ms, enc, rlimit if conjuncts else None)
         dt, dc = dt + t, dc + c
+        if r == "unknown" and conjuncts:
+            r = "proved"
+            for goal in conjuncts:
+                rc, m, t, c = _solve([inv_S, f, z3.Not(goal)], timeout_ms, enc)
+                dt, dc = dt + t, dc + c
+                if m is not None:
+                    break
+                if rc != "proved":
+                    r = rc
         if m is not None:
             return "cti", m, dt, dc, f
         if r != "proved":
@@ -273,8 +299,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
                     q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
                               cpu_seconds=dc)
             if q is None:
-                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], z3.Not(L(T)),
-                                                  open_ms, enc)
+                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], L(T), open_ms, enc)
                 fq = [inv_S, part, z3.Not(L(T))]
                 q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
                 if reach is not None and m is not None:

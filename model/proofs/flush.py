@@ -71,6 +71,14 @@ class FlushEncoding(Encoding):
     # z3's time-out is wall-clock: the slowest instance queries (ViewDigest,
     # 1-4 s of CPU) can pass the default 10 s on a loaded 2-core machine
     min_timeout_ms = 60_000
+    # past 10 million units of z3's resource count (about 1-2 s of CPU) on a
+    # whole lemma, ask it one conjunct at a time (engine.Encoding.
+    # split_goal_rlimit).  At N = 3 the largest whole query, FlushOk:
+    # ViewDigest, takes about 8 million (one past the limit is still
+    # proved, a conjunct at a time); at N = 4 ViewDigest across StartFlush,
+    # FlushOk and StopFlush does not end within the time-out whole, and one
+    # conjunct takes at most 0.04 s
+    split_goal_rlimit = 10_000_000
 
     def __init__(self, N: int = 3, NInit: int = 3, *, reconcile: bool = True, variant: str = "",
                  bounds: dict | None = None, reach: dict | None = None, property_only: bool = False) -> None:
