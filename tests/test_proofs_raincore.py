@@ -15,7 +15,9 @@ AtMostOneToken and ConsistentHistory are proved for two nodes only
 (docs/proofs.md, the Raincore section); at three nodes and more the fixed
 protocol breaks AtMostOneToken (F8, docs/raincore.md): the behaviour is
 replayed on the Python model (N = 3, 4, 5), each of its steps is an edge of
-the z3 relation, and TLC finds the violation on the spec (N = 3)."""
+the z3 relation, and TLC finds the violation on the spec (N = 3).  The
+attempted fix YieldClaim stops F8 and F8b (scripted), but from F8's state
+after step 13 the explorer and TLC find two tokens with it too (F8c)."""
 
 import random
 
