@@ -43,9 +43,9 @@ ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailu
            "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")
 PROPERTIES = ("AtMostOneToken", "ConsistentHistory")
 CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableFounder",
-             "NeutralRecovery", "FreshClaim", "FreshView", "TokenRingClaim")
+             "NeutralRecovery", "FreshClaim", "FreshView", "TokenRingClaim", "YieldClaim")
 # constants added after traces were first written: their value when a header lacks them
-_ABSENT = {"TokenRingClaim": False}
+_ABSENT = {"TokenRingClaim": False, "YieldClaim": False}
 _WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
 
 

@@ -32,8 +32,8 @@ token held" and "no lastToken yet".
 The boolean constants select the variant (all FALSE: the seed as written,
 where TLC refutes AtMostOneToken; docs/raincore.md explains each one):
 ``TimelyTimeouts`` and ``StableFounder`` are assumptions the seed makes
-silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView`` and
-``TokenRingClaim`` are fixes.
+silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView``,
+``TokenRingClaim`` and ``YieldClaim`` are fixes.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class RaincoreModel(Model):
         self.FreshClaim = bool(c.get("FreshClaim", False))
         self.FreshView = bool(c.get("FreshView", False))
         self.TokenRingClaim = bool(c.get("TokenRingClaim", False))
+        self.YieldClaim = bool(c.get("YieldClaim", False))
         # MC bounds (absent: unbounded, for driving the model by hand)
         self.MaxSeq = c.get("MaxSeq")
         self.Max911 = c.get("Max911")
@@ -144,6 +145,9 @@ class RaincoreModel(Model):
             raise ValueError("raincore: FreshView needs NeutralRecovery (ASSUME FreshView => NeutralRecovery)")
         if self.TokenRingClaim and not self.NeutralRecovery:
             raise ValueError("raincore: TokenRingClaim needs NeutralRecovery (ASSUME TokenRingClaim => NeutralRecovery)")
+        if self.YieldClaim and not (self.TokenRingClaim and self.FreshClaim):
+            raise ValueError("raincore: YieldClaim needs TokenRingClaim and FreshClaim "
+                             "(ASSUME YieldClaim => TokenRingClaim /\\ FreshClaim)")
         if not (2 <= self.InitSize <= self.N and self.InitSeq >= self.InitSize):
             raise ValueError(
                 f"raincore: need 2 <= InitSize <= N and InitSeq >= InitSize, got "
@@ -165,11 +169,20 @@ class RaincoreModel(Model):
         lgv = self.LastGlobalView(s, n)
         return self.InitRing if lgv == NULL_VIEW else lgv
 
+    @staticmethod
+    def Queued(s: RaincoreState, l: tuple, n: int) -> tuple:
+        """l with n's queued nodes not on it added after n (EatingTimeout's nodelist)."""
+        add = s.newNodes[n - 1] - set(l)
+        return InsertAfter(l, n, tuple(sorted(add))) if add else l
+
     def ClaimRing(self, s: RaincoreState, n: int) -> tuple:
         """The ring n's 911s travel: ViewOf, or under TokenRingClaim its
-        lastToken's nodelist (which lists the joiners not committed yet)."""
+        lastToken's nodelist (which lists the joiners not committed yet),
+        under YieldClaim with the nodes n has queued (F8)."""
         nl = s.lastToken[n - 1]["nodelist"]
-        return nl if self.TokenRingClaim and nl != () else self.ViewOf(s, n)
+        if not (self.TokenRingClaim and nl != ()):
+            return self.ViewOf(s, n)
+        return self.Queued(s, nl, n) if self.YieldClaim else nl
 
     @staticmethod
     def ClaimSeq(s: RaincoreState, n: int) -> int:
@@ -275,7 +288,13 @@ class RaincoreModel(Model):
 
     def Veto(self, s: RaincoreState, n: int, m: Fn) -> bool:
         c = self.ClaimSeq(s, n)
-        return s.tokenState[n - 1] == "Eating" or m["seq"] < c or (m["seq"] == c and n > m["orig"])
+        ts = s.tokenState[n - 1]
+        return (ts == "Eating" or (self.YieldClaim and ts == "Hungry") or m["seq"] < c
+                or (m["seq"] == c and n > m["orig"]))
+
+    def Yields(self, s: RaincoreState, n: int, m: Fn) -> bool:
+        """YieldClaim: n lets m's claim pass, so it queues m's originator."""
+        return self.YieldClaim and not self.Veto(s, n, m)
 
     def Regenerate(self, s: RaincoreState, n: int, m: Fn) -> bool:
         return (
@@ -283,6 +302,7 @@ class RaincoreModel(Model):
             and s.tokenState[n - 1] == "Starving"
             and s.lastToken[n - 1]["nodelist"] != ()
             and (not self.FreshClaim or m["seq"] == self.ClaimSeq(s, n))
+            and (not self.YieldClaim or m["nodelist"] == self.ClaimRing(s, n))
             and not s.recovered[n - 1]
         )
 
@@ -305,6 +325,9 @@ class RaincoreModel(Model):
         else:
             answer = m.update({"cur": n, "dest": NextNode(m["nodelist"], n)})
         if m["orig"] in self.ViewOf(s, n):
+            if self.Yields(s, n, m):
+                return s._replace(msgs911=rest | {answer},
+                                  newNodes=_upd(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}))
             return s._replace(msgs911=rest | {answer})
         return s._replace(msgs911=rest | {answer} if self.HigherClaim(s, n, m) else rest,
                           newNodes=_upd(s.newNodes, n, s.newNodes[n - 1] | {m["orig"]}))
@@ -479,8 +502,8 @@ class RaincoreModel(Model):
     # The methods RaincoreKernel transcribes: a subclass that overrides one
     # of them (a test's variant) is searched with ``next`` instead.
     _KERNEL_TRANSCRIBES = (
-        "init", "next", "constraint", "GlobalViewNumber", "LastGlobalView", "ViewOf", "ClaimRing", "ClaimSeq",
-        "HigherClaim", "Call911", "UpNodes", "TokenLists", "TokenComing", "SteadyToken", "InitNode",
+        "init", "next", "constraint", "GlobalViewNumber", "LastGlobalView", "ViewOf", "Queued", "ClaimRing", "ClaimSeq",
+        "HigherClaim", "Yields", "Call911", "UpNodes", "TokenLists", "TokenComing", "SteadyToken", "InitNode",
         "Initialization", "AcceptToken", "TokenReceived", "Veto", "Regenerate", "Received911",
         "TokenDeliveryFailure", "DeliveryFailure911", "EatingTimeout", "HungryTimeout", "StarvingTimeout",
         "Crash", "Recover", "Join", "TokenLoss",
@@ -744,16 +767,21 @@ class RaincoreKernel(Kernel):
         lgv = LastGlobalViewOf(r[_GV])
         return self.InitRing if lgv == NULL_VIEW else lgv
 
-    def ClaimRing(self, r: tuple) -> tuple:
+    def ClaimRing(self, r: tuple, n: int) -> tuple:
         nl = r[_LT][1]
-        return nl if self.model.TokenRingClaim and nl != () else self.ViewOf(r)
+        if not (self.model.TokenRingClaim and nl != ()):
+            return self.ViewOf(r)
+        if self.model.YieldClaim:
+            add = r[_NN] - set(nl)   # Queued
+            return InsertAfter(nl, n, tuple(sorted(add))) if add else nl
+        return nl
 
     @staticmethod
     def ClaimSeq(r: tuple) -> int:
         return 0 if r[_REC] else r[_LT][0]
 
     def Call911(self, n: int, r: tuple) -> tuple:
-        ring = self.ClaimRing(r)
+        ring = self.ClaimRing(r, n)
         return (n, n, NextNode(ring, n), ring, self.ClaimSeq(r), "YES")
 
     @staticmethod
@@ -859,7 +887,8 @@ class RaincoreKernel(Kernel):
         if orig == n:
             c = self.ClaimSeq(r)
             regenerate = (m[5] == "YES" and r[_TS] == "Starving" and r[_LT][1] != ()
-                          and (not model.FreshClaim or seq == c) and not r[_REC])
+                          and (not model.FreshClaim or seq == c) and not r[_REC]
+                          and (not model.YieldClaim or m[3] == self.ClaimRing(r, n)))
             if regenerate:
                 lt = r[_LT]
                 out = (lab, self._key(self._with(r, token=(lt[0], lt[1], n, lt[3], lt[4]), tokenState="Eating",
@@ -868,12 +897,15 @@ class RaincoreKernel(Kernel):
                 out = (lab, self._key(r), None)
         else:
             c = self.ClaimSeq(r)
-            if r[_TS] == "Eating" or seq < c or (seq == c and n > orig):   # Veto
+            veto = (r[_TS] == "Eating" or (model.YieldClaim and r[_TS] == "Hungry") or seq < c
+                    or (seq == c and n > orig))
+            if veto:
                 answer = (orig, n, orig, m[3], seq, "NO")
             else:
                 answer = (orig, n, NextNode(m[3], n), m[3], seq, m[5])
             if orig in self.ViewOf(r):
-                out = (lab, self._key(r), answer)
+                yields = model.YieldClaim and not veto   # Yields
+                out = (lab, self._key(self._with(r, newNodes=r[_NN] | {orig}) if yields else r), answer)
             else:
                 higher = model.TokenRingClaim and seq > c   # HigherClaim
                 out = (lab, self._key(self._with(r, newNodes=r[_NN] | {orig})), answer if higher else None)

@@ -54,6 +54,14 @@ SMALL += [("raincore", {**_RC_PAIR, "ColdStart": False, **v}) for v in _RC_COMBO
 SMALL += [("raincore", {**_RC_PAIR, "ColdStart": True, **v}) for v in (_RC_SEED, _RC_FIXED)]
 SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **v}) for c in (False, True)
           for v in (_RC_SEED, _RC_NO_RING, _RC_FIXED)]
+# YieldClaim (F8; it needs TokenRingClaim and FreshClaim) on the fixed
+# variant: the pair from both starts, the joiner, and a 3-node ring with two
+# 911s in flight and token loss (a claim passes another node's pending claim).
+_RC_YIELD = {**_RC_FIXED, "YieldClaim": True}
+SMALL += [("raincore", {**_RC_PAIR, "ColdStart": c, **_RC_YIELD}) for c in (False, True)]
+SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **_RC_YIELD}) for c in (False, True)]
+SMALL += [("raincore", {"N": 3, "InitSize": 3, "InitSeq": 3, "MaxSeq": 3, "Max911": 2, "MaxDown": 0,
+                        "ColdStart": False, **_RC_YIELD})]
 SMALL += [("raincore", "Live4")]
 # SEQUENCER over FLUSH: its three variant constants in every combination on
 # 2 members, both sending, one crash; the manifest's models under 10,000

@@ -15,7 +15,9 @@ AtMostOneToken and ConsistentHistory are proved for two nodes only
 (docs/proofs.md, the Raincore section); at three nodes and more the fixed
 protocol breaks AtMostOneToken (F8, docs/raincore.md): the behaviour is
 replayed on the Python model (N = 3, 4, 5), each of its steps is an edge of
-the z3 relation, and TLC finds the violation on the spec (N = 3)."""
+the z3 relation, and TLC finds the violation on the spec (N = 3).  The
+attempted fix YieldClaim stops F8 and F8b (scripted), but from F8's state
+after step 13 the explorer and TLC find two tokens with it too (F8c)."""
 
 import random
 
@@ -263,19 +265,19 @@ def f8_script(N: int = 3) -> tuple:
 F8_SCRIPT = f8_script(3)
 
 
-def _f8_behaviour(N: int = 3):
+def _f8_behaviour(N: int = 3, script=None, **extra):
     """FixedRing3's constants at N nodes (all in the initial ring, InitSeq =
-    N) without the model checker's bounds, and the states and labels of
-    f8_script(N) from Init."""
+    N) without the model checker's bounds (``extra`` constants on top), and
+    the states and labels of ``script`` (default f8_script(N)) from Init."""
     from groupcheck.model.raincore import RaincoreModel
     c = manifest_constants("FixedRing3")
     for k in ("MaxSeq", "Max911", "MaxDown"):
         c.pop(k)
-    c.update(N=N, InitSize=N, InitSeq=N)
+    c.update(N=N, InitSize=N, InitSeq=N, **extra)
     model = RaincoreModel(c)
     s = next(iter(model.init()))
     out = [(None, s)]
-    for action, n, sel in f8_script(N):
+    for action, n, sel in (f8_script(N) if script is None else script):
         params = () if n is None else (n,)
         if sel is not None:
             pool = s.msgs911 if action.startswith("911") else s.tokenMsgs
@@ -373,3 +375,147 @@ def test_tlc_finds_the_three_node_counterexample(tmp_path):
                 "INVARIANT TypeOK LegalStates AtMostOneToken\n", timeout=120)
     assert r.outcome == "invariant" and r.violated == "AtMostOneToken", r.raw_output
     assert len(r.counterexample) == len(F8_SCRIPT) + 1
+
+
+# --- YieldClaim (docs/raincore.md, F8): what it stops, and what it does not ----------
+#
+# F8b: F8's first 22 steps, then node 1's own claim bounces off the dead
+# node 3 first: node 1 regenerates its <<1, 3>> copy (9) and sends it on
+# (to node 3, down), Hungry; node 2's claim (11) reaches it only then,
+# above node 1's new number (10): forwarded, it bounces back to node 2,
+# which regenerates, and node 1's delivery failure leaves it alone, Eating.
+F8B_SCRIPT = F8_SCRIPT[:22] + (
+    ("911DeliveryFailure", 1, {"orig": 1}), ("911Received", 1, {"orig": 1}), ("EatingTimeout", 1, None),
+    ("911Received", 1, {"orig": 2}), ("911DeliveryFailure", 1, {"orig": 2}), ("911Received", 2, {"orig": 2}),
+    ("TokenDeliveryFailure", 1, {"cur": 1}))
+
+
+def test_f8b_two_tokens_without_yield_claim():
+    _, model, beh = _f8_behaviour(script=F8B_SCRIPT)
+    assert [i for i, (_, s) in enumerate(beh) if not model.AtMostOneToken(s)] == [len(F8B_SCRIPT)]
+    assert beh[-1][1].tokenState[:2] == ("Eating", "Eating")
+
+
+def test_yield_claim_stops_f8():
+    """Under YieldClaim F8's steps all run, but at step 23 node 1, Starving on
+    its claim 9, lets node 2's claim 11 pass and queues node 2, so its
+    ClaimRing becomes <<1, 2, 3>>: at step 26 its YES for the claim along
+    <<1, 3>> is stale and dropped; only node 2 regenerates.  Without the fix
+    the same YES regenerates (F8)."""
+    _, model, beh = _f8_behaviour(YieldClaim=True)
+    assert all(model.AtMostOneToken(s) and model.SingleRegenerator(s) for _, s in beh)
+    s23, s25, last = beh[23][1], beh[25][1], beh[-1][1]
+    assert s23.newNodes[0] == {2} and model.ClaimRing(s23, 1) == (1, 2, 3)
+    (own,) = [m for m in s25.msgs911 if m["orig"] == 1]
+    assert own["status"] == "YES" and own["nodelist"] == (1, 3) and not model.Regenerate(s25, 1, own)
+    assert beh[26][1].tokenState[0] == "Starving"
+    assert last.tokenState == ("Starving", "Eating", "Starving") and last.token[1]["seq"] == 11
+    _, unfixed, ubeh = _f8_behaviour()
+    (own,) = [m for m in ubeh[25][1].msgs911 if m["orig"] == 1]
+    assert unfixed.Regenerate(ubeh[25][1], 1, own)
+
+
+def test_yield_claim_stops_f8b():
+    """Under YieldClaim node 1, Hungry with its regenerated token in flight,
+    vetoes node 2's claim (step 26): it goes back to node 2 with NO, and
+    F8b's step 27 (its delivery failure at node 1) is not enabled."""
+    with pytest.raises(ValueError, match="911DeliveryFailure"):
+        _f8_behaviour(script=F8B_SCRIPT, YieldClaim=True)
+    _, model, beh = _f8_behaviour(script=F8B_SCRIPT[:26], YieldClaim=True)
+    s = beh[-1][1]
+    (m,) = s.msgs911
+    assert s.tokenState[0] == "Hungry" and (m["orig"], m["status"], m["dest"]) == (2, "NO", 2)
+    assert all(model.AtMostOneToken(t) for _, t in beh)
+
+
+# From F8's state after step 13 (node 2 down and dropped, nodes 1 and 3 in
+# Agreement on <<1, 3>>, node 3 Eating the token numbered 9) every behaviour
+# within F8's bounds (MaxSeq 11, two 911s in flight, one node down at a
+# time): the whole reachable set from Init at these bounds is out of reach
+# (MaxSeq 7 alone runs past 200 s), from this state it is small.
+F8_FROM_STEP, F8_BOUNDS = 13, {"MaxSeq": 11, "Max911": 2, "MaxDown": 1}
+
+
+def _from_f8_state(**extra):
+    from groupcheck.model.raincore import RaincoreModel
+    c, _, beh = _f8_behaviour(**extra)
+    s0 = beh[F8_FROM_STEP][1]
+    c.update(F8_BOUNDS)
+
+    class FromF8(RaincoreModel):
+        def init(self):
+            yield s0
+    return c, s0, FromF8(c)
+
+
+def test_yield_claim_does_not_make_three_nodes_safe():
+    """F8c: from F8's state after step 13, with YieldClaim, two tokens again
+    (the fix is incomplete).  Node 1's claim (9, along <<1, 3>>) waits on its
+    way to node 3 while node 3's claim (10) passes node 1 and node 3
+    regenerates, takes node 2 back in and passes the token to it, then
+    crashes; node 1's claim then fails to reach node 3, comes back YES and
+    node 1 regenerates: it never met node 2, nor a node that knew of it.
+    Without the fix the explorer finds two tokens from there as well."""
+    from groupcheck.model.core import explore
+    for yc in (False, True):
+        _, _, model = _from_f8_state(YieldClaim=yc)
+        r = explore(model, check_invariants=["TypeOK", "LegalStates", "AtMostOneToken"])
+        assert r.violation is not None and r.violation.invariant == "AtMostOneToken", yc
+    labels = [str(lab) for lab, _ in r.violation.trace[1:]]
+    assert labels[-1].startswith("911Received(1, ") and "orig |-> 1" in labels[-1]
+    assert labels[-2].startswith("911DeliveryFailure(1, ") and "orig |-> 1" in labels[-2]
+    assert any(x.startswith("TokenReceived(2, ") for x in labels) and "Crash(3)" in labels
+    last = r.violation.trace[-1][1]
+    assert last.tokenState[:2] == ("Eating", "Eating") and last.token[0]["nodelist"] == (1, 3)
+
+
+def _tlc_from_f8_state(tmp_path, yield_claim):
+    """A module that extends MCRaincore with F8's state after step 13 as its
+    Init, the cfg text (without invariants) and the explorer's model."""
+    import shutil
+
+    from groupcheck.model.tlc import TLCError, check_java, find_tla2tools
+    from groupcheck.model.values import to_tla
+    from groupcheck.spec import spec_root
+    try:
+        find_tla2tools()
+        check_java()
+    except TLCError as e:  # pragma: no cover
+        pytest.skip(f"TLC cannot run here: {e}")
+    for f in ("Raincore.tla", "MCRaincore.tla"):
+        shutil.copy(spec_root() / "Raincore" / f, tmp_path)
+    c, s0, model = _from_f8_state(YieldClaim=yield_claim)
+    init = "\n".join(f"    /\\ {v} = {to_tla(getattr(s0, v))}" for v in s0._fields)
+    (tmp_path / "F8FromRaincore.tla").write_text(
+        f"---- MODULE F8FromRaincore ----\nEXTENDS MCRaincore\nF8Init ==\n{init}\n====\n")
+    consts = "\n".join(f"    {k} = {str(v).upper() if isinstance(v, bool) else v}" for k, v in c.items())
+    return f"CONSTANTS\n{consts}\nINIT F8Init\nNEXT Next\nCONSTRAINT Bounds\n", model
+
+
+@pytest.mark.parametrize("yield_claim", [False, True])
+def test_tlc_from_the_f8_state(tmp_path, yield_claim):
+    """TLC on the spec from the same state: AtMostOneToken violated at the
+    explorer's depth (14), with YieldClaim and without (F8c)."""
+    from groupcheck.model.core import explore
+    from groupcheck.model.tlc import run_tlc
+    cfg, model = _tlc_from_f8_state(tmp_path, yield_claim)
+    bad = run_tlc(tmp_path, "F8FromRaincore", None, cfg_text=cfg + "INVARIANT TypeOK LegalStates AtMostOneToken\n",
+                  timeout=300)
+    v = explore(model, check_invariants=["TypeOK", "LegalStates", "AtMostOneToken"]).violation
+    assert bad.outcome == "invariant" and bad.violated == "AtMostOneToken", bad.raw_output
+    assert len(bad.counterexample) == v.depth
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("yield_claim", [False, True])
+def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim):
+    """The whole graph from F8's state after step 13 (no invariant checked):
+    TLC and the explorer count the same distinct states (measured
+    2026-11-24: 460,480 without YieldClaim, explorer 28 s; 2,970,903 with
+    it, explorer 190 s, TLC and explorer together 323 s)."""
+    from groupcheck.model.core import explore
+    from groupcheck.model.tlc import run_tlc
+    cfg, model = _tlc_from_f8_state(tmp_path, yield_claim)
+    whole = run_tlc(tmp_path, "F8FromRaincore", None, cfg_text=cfg, timeout=900)
+    r = explore(model, check_invariants=False)
+    assert whole.outcome == "ok" and r.complete and whole.distinct_states == r.distinct_states, whole.raw_output

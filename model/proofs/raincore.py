@@ -121,7 +121,7 @@ class RaincoreEncoding(Encoding):
     properties = ("AtMostOneToken",)
 
     CONSTS = ("TimelyTimeouts", "StableFounder", "NeutralRecovery", "FreshClaim", "FreshView",
-              "TokenRingClaim")
+              "TokenRingClaim", "YieldClaim")
 
     def __init__(self, constants: dict, *, variant: str, expect_cti: bool, lemma_names=None,
                  properties=("AtMostOneToken",)) -> None:
@@ -189,10 +189,14 @@ class RaincoreEncoding(Encoding):
     def view_of(self, S, n):
         return z3.If(S["li"][n] == 0, self.init_ring, S["gv"][n][S["li"][n]])
 
+    def queued(self, S, l, n):
+        """Queued(l, n): l with n's queued nodes not on it added after n."""
+        return self._insert(l, n, {y: z3.And(S["new"][n, y], z3.Not(self.R.member_c(y, l))) for y in self.nodes})
+
     def claim_ring(self, S, n):
         if self.TokenRingClaim:
             nl = Tok.nl(S["last"][n])
-            return z3.If(nl != 0, nl, self.view_of(S, n))
+            return z3.If(nl != 0, self.queued(S, nl, n) if self.YieldClaim else nl, self.view_of(S, n))
         return self.view_of(S, n)
 
     def claim_seq(self, S, n):
@@ -217,11 +221,16 @@ class RaincoreEncoding(Encoding):
         out = [M9.status(x) == YES, S["ts"][n] == STARVING, Tok.nl(S["last"][n]) != 0, z3.Not(S["rec"][n])]
         if self.FreshClaim:
             out.append(M9.seq(x) == self.claim_seq(S, n))
+        if self.YieldClaim:
+            out.append(M9.nl(x) == self.claim_ring(S, n))
         return z3.And(*out)
 
     def veto(self, S, n, x):
         c = self.claim_seq(S, n)
-        return z3.Or(S["ts"][n] == EATING, M9.seq(x) < c, z3.And(M9.seq(x) == c, n > M9.orig(x)))
+        eat = S["ts"][n] == EATING
+        if self.YieldClaim:
+            eat = z3.Or(eat, S["ts"][n] == HUNGRY)
+        return z3.Or(eat, M9.seq(x) < c, z3.And(M9.seq(x) == c, n > M9.orig(x)))
 
     def _insert(self, l, n, add: dict):
         """InsertAfter(l, n, SortedSeq(add)) for the ring term l, concrete n, and
@@ -292,6 +301,11 @@ class RaincoreEncoding(Encoding):
                                       "ts": {n: EATING}, "rec": {n: False}}),
                             fr(S, T, {"m9": rest}))
                 member = fr(S, T, {"m9": z3.Store(rest, answer, True)})
+                if self.YieldClaim:   # Yields: the claimant queued
+                    yields = z3.Not(self.veto(S, n, x))
+                    member = fr(S, T, {"m9": z3.Store(rest, answer, True),
+                                       "new": {(n, y): z3.Or(S["new"][n, y], z3.And(yields, M9.orig(x) == y))
+                                               for y in Nn}})
                 higher = (z3.BoolVal(self.TokenRingClaim) and M9.seq(x) > self.claim_seq(S, n))
                 outsider = fr(S, T, {"m9": z3.If(higher, z3.Store(rest, answer, True), rest),
                                      "new": {(n, y): z3.Or(S["new"][n, y], M9.orig(x) == y) for y in Nn}})
@@ -470,9 +484,10 @@ class RaincoreEncoding(Encoding):
     def ring_lemmas_apply(self) -> bool:
         """The lemmas below are those of FixedRing2: two nodes, both in the
         steady initial ring, every assumption and fix (node 1 the stable
-        founder).  They are stated for that size only."""
-        return (self.N == 2 and self.InitSize == 2 and not self.ColdStart
-                and all(getattr(self, k) for k in self.CONSTS))
+        founder; YieldClaim off, they are not checked with it).  They are
+        stated for that size only."""
+        return (self.N == 2 and self.InitSize == 2 and not self.ColdStart and not self.YieldClaim
+                and all(getattr(self, k) for k in self.CONSTS if k != "YieldClaim"))
 
     def _L(self, S, n):
         return Tok.seq(S["last"][n])

@@ -25,9 +25,9 @@
 (* Variant constants.  All FALSE is the model faithful to the seed, and    *)
 (* TLC refutes AtMostOneToken on it.  TimelyTimeouts and StableFounder     *)
 (* state assumptions the seed makes without saying so; NeutralRecovery,    *)
-(* FreshClaim, FreshView and TokenRingClaim are the smallest fixes of the  *)
-(* flaws that remain under those assumptions.  docs/raincore.md gives each *)
-(* counterexample and the model that shows it.                             *)
+(* FreshClaim, FreshView, TokenRingClaim and YieldClaim are the smallest   *)
+(* fixes of the flaws that remain under those assumptions.                 *)
+(* docs/raincore.md gives each counterexample and the model that shows it. *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -47,11 +47,17 @@ CONSTANTS
     FreshView,       \* fix: a recovered node's retained localView does not
                      \* match until it holds a token again (needs
                      \* NeutralRecovery, which tracks "recovered")
-    TokenRingClaim   \* fix: a 911 travels the nodelist of its originator's
+    TokenRingClaim,  \* fix: a 911 travels the nodelist of its originator's
                      \* lastToken, and a non-member's 911 claiming a higher
                      \* number than the receiver's is answered as a claim as
                      \* well as queued (needs NeutralRecovery: only then does
                      \* a positive claim prove its originator is on the ring)
+    YieldClaim       \* fix: a Hungry node vetoes like an Eating one; a node
+                     \* that lets a claim pass queues its originator; a
+                     \* claim travels the nodelist its originator would
+                     \* regenerate (lastToken's with the queued nodes), and
+                     \* only a YES for a claim on that nodelist regenerates
+                     \* (F8; needs TokenRingClaim and FreshClaim)
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
@@ -59,6 +65,7 @@ ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ NeutralRecovery \in BOOLEAN /\ FreshClaim \in BOOLEAN
        /\ FreshView \in BOOLEAN /\ (FreshView => NeutralRecovery)
        /\ TokenRingClaim \in BOOLEAN /\ (TokenRingClaim => NeutralRecovery)
+       /\ YieldClaim \in BOOLEAN /\ (YieldClaim => TokenRingClaim /\ FreshClaim)
 
 Node == 1..N
 InitRing == [i \in 1..InitSize |-> i]
@@ -128,8 +135,17 @@ ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n
 \* the nodelist of its lastToken, which also lists the nodes the token took
 \* in that no view has committed yet: they may hold a later token and must
 \* get their chance to veto (F7).
+\* Under YieldClaim, it is the nodelist n would send the regenerated token
+\* with: the queued nodes (join requests, and claimants n let pass) are
+\* added after n as EatingTimeout will, so the claim asks every node the
+\* new token would visit, and learning of one more node makes the claim
+\* already in flight stale (F8).
+Queued(l, n) == LET add == newNodes[n] \ Range(l)
+                IN  IF add = {} THEN l ELSE InsertAfter(l, n, SortedSeq(add))
 ClaimRing(n) == IF TokenRingClaim /\ lastToken[n].nodelist # <<>>
-                  THEN lastToken[n].nodelist ELSE ViewOf(n)
+                  THEN IF YieldClaim THEN Queued(lastToken[n].nodelist, n)
+                                     ELSE lastToken[n].nodelist
+                  ELSE ViewOf(n)
 
 \* The sequence number a node claims with and compares claims against:
 \* lastTokenSeq, or 0 for a recovered node under the NeutralRecovery fix.
@@ -271,22 +287,34 @@ TokenReceived(n, m) ==
          ELSE AcceptToken(n, m)
     /\ UNCHANGED <<status, lastToken, newNodes, msgs911>>
 
-\* The veto of a 911 from a member: the token is not lost here (Eating), or
-\* this node has sent a token with a higher sequence number, or the same one
-\* and it has the higher node ID.
+\* The veto of a 911 from a member: the token is not lost here (Eating;
+\* under YieldClaim also Hungry: the node has not timed out, so as far as
+\* it knows the token it sent is still on its way, and it may be a token
+\* regenerated from an older copy than the claim's, F8), or this node has
+\* sent a token with a higher sequence number, or the same one and it has
+\* the higher node ID.
 Veto(n, m) ==
     \/ tokenState[n] = "Eating"
+    \/ YieldClaim /\ tokenState[n] = "Hungry"
     \/ m.seq < ClaimSeq(n)
     \/ m.seq = ClaimSeq(n) /\ n > m.orig
 
 \* Its own 911 back with YES gives a Starving node that has a copy of the
-\* token the right to regenerate (under FreshClaim: only for its current claim).
+\* token the right to regenerate (under FreshClaim: only for its current claim;
+\* under YieldClaim the current claim is also the current ClaimRing).
 Regenerate(n, m) ==
     /\ m.status = "YES"
     /\ tokenState[n] = "Starving"
     /\ lastToken[n].nodelist # <<>>
     /\ FreshClaim => m.seq = ClaimSeq(n)
+    /\ YieldClaim => m.nodelist = ClaimRing(n)
     /\ ~recovered[n]
+
+\* Under YieldClaim, a node that lets another's claim pass concedes that the
+\* claimant has the later copy: it queues the claimant (which is alive and
+\* belongs on the ring), and its own claim in flight, which does not ask the
+\* claimant, goes stale (ClaimRing changes).  A non-member is queued anyway.
+Yields(n, m) == YieldClaim /\ ~Veto(n, m)
 
 \* 3. A 911 arrives.  Its own 911 back with YES while Starving gives the
 \*    originator the right to regenerate the token from lastToken.  A 911
@@ -312,7 +340,9 @@ Regenerate(n, m) ==
               /\ UNCHANGED newNodes
        ELSE IF m.orig \in Range(ViewOf(n))
          THEN /\ msgs911' = (msgs911 \ {m}) \cup {answer}
-              /\ UNCHANGED <<token, tokenState, newNodes, recovered>>
+              /\ newNodes' = IF Yields(n, m) THEN [newNodes EXCEPT ![n] = @ \cup {m.orig}]
+                                              ELSE newNodes
+              /\ UNCHANGED <<token, tokenState, recovered>>
          ELSE /\ msgs911' = (msgs911 \ {m}) \cup (IF HigherClaim(n, m) THEN {answer} ELSE {})
               /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
               /\ UNCHANGED <<token, tokenState, recovered>>
