@@ -73,6 +73,7 @@ import time
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress
 
 from .core import Model, State, active_invariants, no_cyclic_gc, search_parts
 from .values import interning
@@ -217,22 +218,21 @@ def _worker(model: Model, me: int, W: int, conn, active) -> None:
             for o, payload in enumerate(asked):
                 if o == me:
                     continue
-                verdict = bytearray()
-                for h in array("q", payload):
-                    if h in owned:
-                        verdict.append(0)
-                    else:
-                        owned.add(h)
-                        verdict.append(1)
-                answers[o] = bytes(verdict)
+                # a worker claims a fingerprint once, so one claimant's list has
+                # no repeats: its new ones are a set difference (in C), and the
+                # claimants are answered in worker order (the first one wins)
+                hs = array("q", payload)
+                new = set(hs).difference(owned)
+                owned.update(new)
+                answers[o] = bytes(map(new.__contains__, hs))
             for o, payload in enumerate(exchange(answers)):
                 if o == me:
                     continue
-                for t, won in zip(claims[o], payload):
-                    if won:
-                        nxt.append(t)
-                        if active:
-                            check(t)
+                won = list(compress(claims[o], payload))
+                nxt += won
+                if active:
+                    for t in won:
+                        check(t)
             del claims, claims_h
             frontier = nxt
             conn.send((len(frontier), _first(bad, active)))
