@@ -776,8 +776,186 @@ class SequencerFlushEncoding(Encoding):
                         "Domain": self.Domain, "FwdSender": self.FwdSender, "DigestPrefix": self.DigestPrefix,
                         "CrashedQuiet": self.CrashedQuiet, "Senders": self.SendersOk, "DataSource": self.DataSource,
                         "RecvBound": self.RecvBound, "Candidates": self.Candidates})
+        if self.N >= 3 and self.MC <= 1 and not self.UD:
+            # after the crash, N >= 3 (docs/proofs.md, "SEQUENCER over FLUSH", N = 3)
+            out.update({"OneFlush": self.OneFlush, "FlushState": self.FlushState, "Oks": self.Oks,
+                        "Records": self.Records, "Once": self.Once, "StartMsgs": self.StartMsgs, "OkMsgs": self.OkMsgs,
+                        "FcMsgs": self.FcMsgs, "ViewMsgs1": self.ViewMsgs1, "StopMsgs": self.StopMsgs,
+                        # N-general lemmas of the N = 2 proof
+                        "Domain": self.Domain, "FwdSender": self.FwdSender, "Senders": self.SendersOk,
+                        "DataSource": self.DataSource, "DigestPrefix": self.DigestPrefix,
+                        "RecvBound": self.RecvBound, "Candidates": self.Candidates})
         out.update({"NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder})
         return out
+
+    # --- N >= 3, one crash: the flush after the crash (issue 15 item 1) -----------------
+    def _crash(self, S):
+        return z3.Or(*[S["crashed"][x] for x in self.M])
+
+    def _initiator(self, S):
+        """The flush initiator after the crash: the least live member."""
+        t = z3.IntVal(self.M[-1])
+        for x in reversed(self.M[:-1]):
+            t = z3.If(self._alive(S, x), x, t)
+        return t
+
+    def OneFlush(self, S):
+        """One crash: at most two views; the first is every member, the second
+        (once decided) the live members; the crashed member crashed before any
+        flush (view 1, phase Normal, no initiator, latch open, nothing
+        recorded)."""
+        M, nv = self.M, S["nv"][()]
+        cs = [nv >= 1, nv <= 2, *[S["vin"][x][1] for x in M],
+              z3.Implies(nv == 2, z3.And(self._crash(S), self._sel_m(S["vid"], self._initiator(S)) == 2,
+                                         *[S["vin"][x][2] == self._alive(S, x) for x in M]))]
+        for x in M:
+            cs.append(z3.Implies(S["crashed"][x], z3.And(
+                S["vid"][x] == 1, S["phase"][x] == PH["Normal"], S["fi"][x] == NO_INIT, z3.Not(S["blocked"][x]),
+                *[z3.Not(S["comp"][x, y]) for y in M], *[z3.Not(S["oks"][x, y]) for y in M])))
+        return z3.And(*cs)
+
+    def FlushState(self, S):
+        """One crash, the initiator a (the least live member): a live member
+        follows a or none; in a flush it is in view 1 and follows a; its
+        latch is closed iff it completed, or it installed view 2 and awaits
+        STOP_FLUSH; in view 2 its phase is Normal and a is in view 2 too; a
+        member other than a in a flush or completed finds a in its flush as
+        initiator (or in view 2); a that follows itself in view 1 is in its
+        flush."""
+        M, a = self.M, self._initiator(S)
+        vid, ph, fi = S["vid"], S["phase"], S["fi"]
+        a_vid = self._sel_m(vid, a)
+        a_ph = self._sel_m(ph, a)
+        a_fi = self._sel_m(fi, a)
+        cs = []
+        for m in M:
+            cs.append(z3.Implies(self._alive(S, m), z3.And(
+                z3.Or(fi[m] == NO_INIT, fi[m] == a),
+                z3.Implies(ph[m] != PH["Normal"], z3.And(vid[m] == 1, self._crash(S), fi[m] == a)),
+                S["blocked"][m] == z3.Or(ph[m] == PH["Completed"], z3.And(vid[m] == 2, fi[m] != NO_INIT)),
+                z3.Implies(vid[m] == 2, z3.And(ph[m] == PH["Normal"], a_vid == 2)),
+                z3.Implies(a_vid == 2, z3.Or(vid[m] == 2, ph[m] == PH["Completed"])),
+                z3.Implies(z3.And(a_vid == 2, a_fi == a), fi[m] == a),
+                z3.Implies(z3.And(m != a, ph[m] != PH["Normal"]),
+                           z3.Or(z3.And(a_fi == a, a_vid == 1, a_ph != PH["Normal"]), a_vid == 2)),
+                z3.Implies(z3.And(m == a, fi[m] == m, vid[m] == 1), ph[m] != PH["Normal"]))))
+        return z3.And(*cs)
+
+    def _sel_m(self, F, x):
+        """F[x] for a per-member field F and a term x (a member)."""
+        t = F[self.M[-1]]
+        for y in reversed(self.M[:-1]):
+            t = z3.If(x == y, F[y], t)
+        return t
+
+    def Oks(self, S):
+        """Recorded FLUSH_OKs: a member with any is in view 1 in a flush; each
+        recorded member is alive and has sent FLUSH_OK (or moved to view 2);
+        a member that sent FLUSH_OK recorded its own."""
+        M, vid, ph = self.M, S["vid"], S["phase"]
+        cs = []
+        for m in M:
+            for x in M:
+                cs.append(z3.Implies(S["oks"][m, x], z3.And(
+                    vid[m] == 1, self._alive(S, x),
+                    z3.Or(vid[x] == 2, ph[x] == PH["OkSent"], ph[x] == PH["Completed"]))))
+            cs.append(z3.Implies(z3.Or(ph[m] == PH["OkSent"], ph[m] == PH["Completed"]), S["oks"][m, m]))
+            cs.append(z3.Implies(ph[m] == PH["Completed"], z3.And(*[
+                z3.Implies(self._alive(S, x), S["oks"][m, x]) for x in M])))
+        return z3.And(*cs)
+
+    def Once(self, S):
+        """After the crash a channel holds at most one message of each flush
+        type and at most one VIEW (one flush, one view change)."""
+        cs = []
+        for e in S["hd"]:
+            a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
+            i, j = self._q(S, f"on_i{e[0]}{e[1]}"), self._q(S, f"on_j{e[0]}{e[1]}")
+            once = z3.Or(*[Msg.ty(a[i]) == ty for ty in FLUSH_TY + (TY["VIEW"],)])
+            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(h < i, i < j, j <= t, once),
+                                                   Msg.ty(a[j]) != Msg.ty(a[i]))))
+        return z3.And(*cs)
+
+    def Records(self, S):
+        """A member c holding FLUSH_COMPLETED records is the initiator, in view
+        1 in its flush; each record is of a live member in view 1 that
+        completed, and is its log (member 1, the coordinator, may have
+        logged more since: a prefix of its log)."""
+        M, a = self.M, self._initiator(S)
+        cs = []
+        for c in M:
+            for x in M:
+                L = S["compL"][c, x]
+                j = self._q(S, f"rc{c}{x}")
+                pre = z3.And(0 <= L, L <= S["lL"][x], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
+                    S["compS"][c, x][j] == S["lS"][x][j], S["compQ"][c, x][j] == S["lQ"][x][j]))))
+                cs.append(z3.Implies(S["comp"][c, x], z3.And(
+                    c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self._alive(S, x),
+                    S["vid"][x] == 1, S["phase"][x] == PH["Completed"], pre,
+                    *([L == S["lL"][x]] if x != 1 else []))))
+        return z3.And(*cs)
+
+    def _flushmsg(self, S, ty, body, name):
+        """body(p, q, x) for every message x of type ty on every channel p -> q;
+        such a message is between two live distinct members after the crash."""
+        cs = []
+        for (p, q) in S["hd"]:
+            def b(x, p=p, q=q):
+                if p == q:
+                    return Msg.ty(x) != TY[ty]
+                return z3.Implies(Msg.ty(x) == TY[ty], z3.And(
+                    self._crash(S), self._alive(S, p), self._alive(S, q), body(p, q, x)))
+            cs.append(self._queued(S, (p, q), b, f"{name}{p}{q}"))
+        return z3.And(*cs)
+
+    def StartMsgs(self, S):
+        """A START_FLUSH (view 1) is from the initiator, in view 1 in its own
+        flush, to a member in view 1 that has not blocked yet."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "START_FLUSH", lambda p, q, x: z3.And(
+            p == a, S["fi"][p] == p, S["vid"][p] == 1, Msg.view(x) == 1, S["phase"][q] == PH["Normal"],
+            S["vid"][q] == 1), "stm")
+
+    def OkMsgs(self, S):
+        """A FLUSH_OK (view 1) is from a member in view 1 that sent it (and
+        recorded its own) to a member in view 1 that has not completed and
+        has not recorded it."""
+        return self._flushmsg(S, "FLUSH_OK", lambda p, q, x: z3.And(
+            Msg.view(x) == 1, S["vid"][p] == 1, z3.Or(S["phase"][p] == PH["OkSent"], S["phase"][p] == PH["Completed"]),
+            S["vid"][q] == 1, S["phase"][q] != PH["Completed"], z3.Not(S["oks"][q, p])), "okm")
+
+    def FcMsgs(self, S):
+        """A FLUSH_COMPLETED (view 1) goes to the initiator, in view 1 in its
+        flush, which has not recorded its sender; the sender, in view 1,
+        completed following the initiator, and the digest is its log (a
+        prefix of it for member 1, the coordinator)."""
+        a = self._initiator(S)
+
+        def body(p, q, x):
+            j = self._q(S, f"fcd{p}{q}")
+            L = Msg.dl(x)
+            pre = z3.And(0 <= L, L <= S["lL"][p], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
+                Msg.dS(x)[j] == S["lS"][p][j], Msg.dQ(x)[j] == S["lQ"][p][j]))))
+            return z3.And(q == a, S["fi"][q] == q, S["vid"][q] == 1, S["phase"][q] != PH["Normal"],
+                          z3.Not(S["comp"][q, p]), S["vid"][p] == 1, S["phase"][p] == PH["Completed"],
+                          S["fi"][p] == q, Msg.view(x) == 1, pre, *([L == S["lL"][p]] if p != 1 else []))
+        return self._flushmsg(S, "FLUSH_COMPLETED", body, "fcm")
+
+    def ViewMsgs1(self, S):
+        """A VIEW (of view 1) is from the initiator, in view 2, to a member
+        still in view 1 that completed following it."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "VIEW", lambda p, q, x: z3.And(
+            p == a, S["vid"][p] == 2, Msg.view(x) == 1, S["vid"][q] == 1, S["phase"][q] == PH["Completed"],
+            S["fi"][q] == p), "vwm")
+
+    def StopMsgs(self, S):
+        """A STOP_FLUSH (view 2) is from the initiator, in view 2, to a member
+        that follows it with its latch closed (in view 2, or completed in view 1)."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "STOP_FLUSH", lambda p, q, x: z3.And(
+            p == a, S["vid"][p] == 2, S["fi"][p] == NO_INIT, Msg.view(x) == 2, S["fi"][q] == p, S["blocked"][q],
+            z3.Or(S["vid"][q] == 2, S["phase"][q] == PH["Completed"])), "spm")
 
     def _queued(self, S, e, body, name):
         """body(msg) for every message queued on channel e."""
