@@ -112,13 +112,14 @@ class Encoding:
     # FLUSH) such queries ran out of time where each part is proved in
     # well under a second.
     split_goals = False
-    # z3 parameters for a first, short attempt at each part of a query
-    # (``first_ms``, then the solver_params with the full time-out if it
-    # did not prove it); empty: one attempt.  E-matching alone
-    # (smt.mbqi off) proves most quantified parts at once, where
-    # model-based instantiation may wander; only the second attempt can
-    # return a CTI (a model).
-    first_params: Mapping[str, Any] = {}
+    # z3 parameters for first, short attempts at each part of a query
+    # (each up to ``first_ms``, in turn, then the solver_params with the
+    # full time-out if none proved it); empty: one attempt.  E-matching
+    # alone (smt.mbqi off) proves most quantified parts at once, where
+    # model-based instantiation may wander; z3's search also depends on the
+    # terms earlier queries of the process created, so a part may need
+    # another random seed.  Only the last attempt can return a CTI.
+    first_attempts: tuple[Mapping[str, Any], ...] = ()
     first_ms = 5_000
     # a floor for the caller's z3 time-out per query (ms), for an encoding
     # whose slowest queries need more than the default on a loaded machine
@@ -204,19 +205,21 @@ def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
 
 
 def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None):
-    """_solve, after a short attempt with the encoding's first_params (if
-    any) that counts only if it proves."""
-    first = getattr(enc, "first_params", None) or {}
+    """_solve, after short attempts with the encoding's first_attempts (if
+    any), each of which counts only if it proves."""
     dt0 = dc0 = 0.0
-    if first:
-        s = z3.Solver()
-        s.set("timeout", min(timeout_ms, getattr(enc, "first_ms", 5_000)))
-        for k, v in first.items():
-            s.set(k, v)
-        s.add(*fs)
+    for params in getattr(enc, "first_attempts", None) or ():
+        # in a context of its own: what earlier queries created does not
+        # steer the search (a proof needs no model to read back)
         t0, c0 = time.perf_counter(), time.process_time()
+        ctx = z3.Context()
+        s = z3.Solver(ctx=ctx)
+        s.set("timeout", min(timeout_ms, getattr(enc, "first_ms", 5_000)))
+        for k, v in params.items():
+            s.set(k, v)
+        s.add(*[f.translate(ctx) for f in fs])
         r = s.check()
-        dt0, dc0 = time.perf_counter() - t0, time.process_time() - c0
+        dt0, dc0 = dt0 + time.perf_counter() - t0, dc0 + time.process_time() - c0
         if r == z3.unsat:
             return "proved", None, dt0, dc0
     r, m, dt, dc = _solve(fs, timeout_ms, enc)

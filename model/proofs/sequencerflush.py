@@ -111,10 +111,12 @@ class SequencerFlushEncoding(Encoding):
             # are conjunctions over channels and members: at N = 3 their
             # negations ran out of time whole, and z3's model-based
             # instantiation wandered on parts E-matching alone proves at once
-            # (20 s: a part E-matching proves in 2 s alone took over 5 s
-            # with the rest of the matrix running beside it)
+            # (20 s each: a part E-matching proves in 2 s alone took over 5 s
+            # with the rest of the matrix running beside it; FlushCompleted(2)
+            # x Follow, 0.6 s alone, ran out of 20 s after other queries of
+            # the process, and was proved with another seed)
             self.split_goals = True
-            self.first_params = {"smt.mbqi": False}
+            self.first_attempts = tuple({"smt.mbqi": False, "smt.random_seed": k} for k in (0, 1, 2))
             self.first_ms = 20_000
 
     @classmethod
@@ -1011,7 +1013,8 @@ class SequencerFlushEncoding(Encoding):
                       Msg.view(x) == v)
 
     def Chain(self, S):
-        """On a channel from c, the coordinator of c's view v: a stamped
+        """In view 1 (v = 1; view 2 is the open part: docs/proofs.md, N = 3),
+        on a channel from c, the coordinator of c's view v: a stamped
         message of v carries a stamp k <= Len(log[c]) (a DATA: the entry
         log[c][k], k >= 1); the message after it is a stamped message of v
         whose stamp is k, plus one if it is a DATA; the last one carries
@@ -1031,11 +1034,12 @@ class SequencerFlushEncoding(Encoding):
                 z3.Implies(i == t, k == gL))), patterns=[x])
             two = z3.ForAll([i, j], z3.Implies(z3.And(h < i, j == i + 1, j <= t, self._stamped(x, v)), z3.And(
                 self._stamped(y, v), Msg.dl(y) == k + z3.If(Msg.ty(y) == TY["DATA"], 1, 0))), patterns=[z3.MultiPattern(x, y)])
-            cs.append(z3.Implies(self._is_coord(S, c), z3.And(one, two)))
+            cs.append(z3.Implies(z3.And(self._is_coord(S, c), v == 1), z3.And(one, two)))
         return z3.And(*cs)
 
     def Follow(self, S):
-        """A live member m in the view of its coordinator c (m # c): the
+        """In view 1 (as Chain), a live member m in the view of its
+        coordinator c (m # c): the
         channel c -> m holds stamped messages of the view only; m's log is
         a prefix of c's; unless m completed (it then discards DATA), the
         first message carries Len(log[m]) (plus one if a DATA), and with
@@ -1048,7 +1052,7 @@ class SequencerFlushEncoding(Encoding):
             v, gS, gQ, gL = S["vid"][c], S["lS"][c], S["lQ"][c], S["lL"][c]
             i, j = self._q(S, f"foi{c}{m}"), self._q(S, f"foj{c}{m}")
             x0 = a[h + 1]
-            cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v), z3.And(
+            cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v, v == 1), z3.And(
                 z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), self._stamped(a[i], v))),
                 S["lL"][m] <= gL,
                 z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]), z3.And(
@@ -1098,8 +1102,9 @@ class SequencerFlushEncoding(Encoding):
 
     def FwdOrder(self, S):
         """The FORWARDs of p on p -> 1 come in increasing seqno order, each at
-        most sent[p], above every entry of p in 1's log and above every
-        received-table value for p (1 sequences them once, in FIFO order, in
+        most sent[p], above every entry of p in 1's log, every
+        received-table value for p and every DATA of p queued on 1 -> m
+        (1 sequences them once, in FIFO order, in
         whichever view; nobody else forwards to 1 and without ResendAlways
         nothing is re-sent to it; after 1's crash the channel is empty)."""
         cs = []
@@ -1114,6 +1119,12 @@ class SequencerFlushEncoding(Encoding):
                 Msg.seq(a[i]) <= S["sent"][p], *[S["rval"][m, p] < Msg.seq(a[i]) for m in self.M]))))
             cs.append(z3.ForAll([i, k], z3.Implies(z3.And(h < i, i <= t, isf(a[i]), 1 <= k, k <= gL, gS[k] == p),
                                                    gQ[k] < Msg.seq(a[i]))))
+            for m in self.M:
+                b, hb, tb = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
+                j2 = self._q(S, f"fo_d{p}{m}")
+                cs.append(z3.ForAll([i, j2], z3.Implies(z3.And(
+                    h < i, i <= t, isf(a[i]), hb < j2, j2 <= tb, Msg.ty(b[j2]) == TY["DATA"], Msg.snd(b[j2]) == p),
+                    Msg.seq(b[j2]) < Msg.seq(a[i])), patterns=[z3.MultiPattern(a[i], b[j2])]))
         return z3.And(*cs)
 
     def FwdTarget(self, S):
