@@ -415,7 +415,8 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
 N3_PROVED_ROWS = ("Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "RecvSent", "FwdTarget", "ViewData",
                   "NoOne", "RecvBound", "Candidates", "Domain", "FwdSender", "Senders", "DataSource",
                   "DigestPrefix", "OneFlush", "FlushState", "Oks", "Records", "Once", "StartMsgs", "OkMsgs",
-                  "FcMsgs", "ViewMsgs1", "StopMsgs", "Chans", "Vids", "Lens", "Crashes", "MsgViews", "Quiet", "Bounds")
+                  "FcMsgs", "ViewMsgs1", "StopMsgs", "Chans", "Vids", "Lens", "Crashes", "MsgViews", "Quiet", "Bounds",
+                  "Shapes", "Forwards", "Sequence1", "Sequence2", "Sequence3", "SequenceOrder", "Fresh")
 
 
 @pytest.mark.slow
