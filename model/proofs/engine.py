@@ -103,6 +103,24 @@ class Encoding:
     # equations cannot be solved away, and quantified lemmas then cost z3
     # orders of magnitude more (FLUSH).  False keeps one query per action.
     split_instances = False
+    # True: each consecution query's goal ~L(T) is solved once per top-level
+    # conjunct of L(T) (``conjuncts``: a conjunction, or an implication whose
+    # conclusion is one, cut into its parts; ~(A /\ B) is unsat iff ~A and ~B
+    # are), the result the worst of the parts as with split_instances.  A
+    # lemma that is a conjunction over channels and members negates into a
+    # disjunction that z3 searches as a whole: at N = 3 (SEQUENCER over
+    # FLUSH) such queries ran out of time where each part is proved in
+    # well under a second.
+    split_goals = False
+    # z3 parameters for first, short attempts at each part of a query
+    # (each up to ``first_ms``, in turn, then the solver_params with the
+    # full time-out if none proved it); empty: one attempt.  E-matching
+    # alone (smt.mbqi off) proves most quantified parts at once, where
+    # model-based instantiation may wander; z3's search also depends on the
+    # terms earlier queries of the process created, so a part may need
+    # another random seed.  Only the last attempt can return a CTI.
+    first_attempts: tuple[Mapping[str, Any], ...] = ()
+    first_ms = 5_000
     # a floor for the caller's z3 time-out per query (ms), for an encoding
     # whose slowest queries need more than the default on a loaded machine
     # (z3's time-out is wall-clock); None: the caller's time-out as given
@@ -187,23 +205,66 @@ def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None,
     return "unknown", None, dt, dc
 
 
+def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
+    """The top-level conjuncts of f (Encoding.split_goals and
+    split_goal_rlimit): an And is flattened, an Implies(g, And(a, b))
+    becomes Implies(g, a), Implies(g, b)."""
+    if z3.is_and(f):
+        return [c for a in f.children() for c in conjuncts(a)]
+    if z3.is_implies(f):
+        g, b = f.children()
+        parts = conjuncts(b)
+        return [f] if len(parts) == 1 else [z3.Implies(g, c) for c in parts]
+    return [f]
+
+
+def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit: int | None = None):
+    """_solve, after short attempts with the encoding's first_attempts (if
+    any), each of which counts only if it proves."""
+    dt0 = dc0 = 0.0
+    for params in getattr(enc, "first_attempts", None) or ():
+        # in a context of its own: what earlier queries created does not
+        # steer the search (a proof needs no model to read back)
+        t0, c0 = time.perf_counter(), time.process_time()
+        ctx = z3.Context()
+        s = z3.Solver(ctx=ctx)
+        s.set("timeout", min(timeout_ms, getattr(enc, "first_ms", 5_000)))
+        for k, v in params.items():
+            s.set(k, v)
+        s.add(*[f.translate(ctx) for f in fs])
+        r = s.check()
+        dt0, dc0 = dt0 + time.perf_counter() - t0, dc0 + time.process_time() - c0
+        if r == z3.unsat:
+            return "proved", None, dt0, dc0
+    r, m, dt, dc = _solve(fs, timeout_ms, enc, rlimit)
+    return r, m, dt + dt0, dc + dc0
+
+
 def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None = None):
     r"""``inv_S /\ f /\ ~lemma_T`` for each ``f`` of ``fs`` (the instances of
     one action, ``Encoding.split_instances``): a CTI as soon as one part has
     one (its model and that part), else unknown if one part is, else proved;
-    the seconds are the sums.  Under ``Encoding.split_goal_rlimit`` a part
-    z3 gives up on is asked again per conjunct of ``lemma_T``.  Returns
-    (result, model, wall s, CPU s, part)."""
+    the seconds are the sums.  The goal is asked per conjunct of
+    ``lemma_T`` (``conjuncts``) always under ``Encoding.split_goals``, and
+    under ``Encoding.split_goal_rlimit`` when z3 gives up on it whole.
+    Returns (result, model, wall s, CPU s, part)."""
     worst, dt, dc = "proved", 0.0, 0.0
+    always = getattr(enc, "split_goals", False)
     rlimit = getattr(enc, "split_goal_rlimit", None)
-    conjuncts = lemma_T.children() if rlimit and z3.is_and(lemma_T) else []
+    goals = conjuncts(lemma_T) if always or rlimit else [lemma_T]
+    if len(goals) == 1:
+        always, rlimit = False, None
     for f in fs:
-        r, m, t, c = _solve([inv_S, f, z3.Not(lemma_T)], timeout_ms, enc, rlimit if conjuncts else None)
-        dt, dc = dt + t, dc + c
-        if r == "unknown" and conjuncts:
+        m = None
+        if always:
+            r = "unknown"
+        else:
+            r, m, t, c = _solve_first([inv_S, f, z3.Not(lemma_T)], timeout_ms, enc, rlimit)
+            dt, dc = dt + t, dc + c
+        if r == "unknown" and (always or rlimit):
             r = "proved"
-            for goal in conjuncts:
-                rc, m, t, c = _solve([inv_S, f, z3.Not(goal)], timeout_ms, enc)
+            for goal in goals:
+                rc, m, t, c = _solve_first([inv_S, f, z3.Not(goal)], timeout_ms, enc)
                 dt, dc = dt + t, dc + c
                 if m is not None:
                     break

@@ -106,6 +106,18 @@ class SequencerFlushEncoding(Encoding):
         self.reach_senders = self.Senders if reach_senders is None else frozenset(reach_senders)
         self.reach_max_seq = reach_max_seq
         self._k = 0
+        if N >= 3:
+            # (engine.Encoding.split_goals, first_params) the N >= 3 lemmas
+            # are conjunctions over channels and members: at N = 3 their
+            # negations ran out of time whole, and z3's model-based
+            # instantiation wandered on parts E-matching alone proves at once
+            # (20 s each: a part E-matching proves in 2 s alone took over 5 s
+            # with the rest of the matrix running beside it; FlushCompleted(2)
+            # x Follow, 0.6 s alone, ran out of 20 s after other queries of
+            # the process, and was proved with another seed)
+            self.split_goals = True
+            self.first_attempts = tuple({"smt.mbqi": False, "smt.random_seed": k} for k in (0, 1, 2))
+            self.first_ms = 20_000
 
     @classmethod
     def from_constants(cls, c: dict) -> "SequencerFlushEncoding":
@@ -208,7 +220,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _mcast_data(self, S, ch: dict, c, s, q) -> dict:
         ch = dict(ch)
-        msg = _mk("DATA", s, q, S["vid"][c])
+        msg = _mk("DATA", s, q, S["vid"][c], dl=S["lL"][c] + 1)   # dl: the stamp (ghost)
         for r in self.M:
             cond = z3.And(self._in_view(S, r, S["vid"][c]), self._alive(S, r))
             ch[c, r] = self._ite(cond, self._append(ch[c, r], msg), ch[c, r])
@@ -496,7 +508,7 @@ class SequencerFlushEncoding(Encoding):
             init_c = z3.And(staying[c], *[z3.Not(staying[y]) for y in M if y < c])
             g = [Alive(c), v == nv, init_c, S["fi"][c] != c, pending]
             chan = self._multi(self._chan(S), c, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
-                               _mk("START_FLUSH", view=v))
+                               _mk("START_FLUSH", view=v, dl=S["lL"][c]))
             done = phase[c] == PH["Completed"]
             upd = self._join(self._chan_upd(chan), {
                 "fi": {c: z3.IntVal(c)},
@@ -523,7 +535,7 @@ class SequencerFlushEncoding(Encoding):
         for p in M:   # FlushOk(p)
             v = vid[p]
             chan = self._multi(self._chan(S), p, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
-                               _mk("FLUSH_OK", view=v))
+                               _mk("FLUSH_OK", view=v, dl=S["lL"][p]))
             yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, self._join(
                 self._chan_upd(chan), {"phase": {p: z3.IntVal(PH["OkSent"])}, "oks": {(p, p): z3.BoolVal(True)}})))
         for p, q in product(M, M):   # ReceiveFlushOk(p, q)
@@ -594,7 +606,7 @@ class SequencerFlushEncoding(Encoding):
         for c in M:   # StopFlush(c)
             v = vid[c]
             R = lambda q, v=v: z3.And(self._in_view(S, q, v), self._in_view(S, q, v - 1), Alive(q))  # noqa: E731
-            chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v))
+            chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v, dl=S["lL"][c]))
             yield Label("StopFlush", (c,)), z3.And(Alive(c), S["fi"][c] == c, phase[c] == PH["Normal"], fr(
                 S, T, self._join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
                                                         "fi": {c: z3.IntVal(NO_INIT)}})))
@@ -641,9 +653,11 @@ class SequencerFlushEncoding(Encoding):
                 "dL": {m: z3.If(dup, L, L + 1)}}
 
     # --- the mapping between model states and z3 values ----------------------------------
-    def _msg_is(self, x, msg) -> z3.BoolRef:
+    def _msg_is(self, x, msg, stamp=None) -> z3.BoolRef:
         ty = msg["type"]
         cs = [Msg.ty(x) == TY[ty]]
+        if stamp is not None:
+            cs.append(Msg.dl(x) == stamp)
         if ty in ("FORWARD", "DATA"):
             cs += [Msg.snd(x) == msg["sender"], Msg.seq(x) == msg["seqno"]]
         if ty != "FORWARD":
@@ -699,8 +713,34 @@ class SequencerFlushEncoding(Encoding):
             a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
             seq = s.chan[e]
             cs.append(t - h == len(seq))
-            cs += [self._msg_is(a[h + i], msg) for i, msg in enumerate(seq, start=1)]
+            st = self._stamps(s, e)
+            cs += [self._msg_is(a[h + i], msg, st[i - 1]) for i, msg in enumerate(seq, start=1)]
         return z3.And(*cs)
+
+    @staticmethod
+    def _stamps(s: SequencerFlushState, e) -> list:
+        """The stamps (a ghost field, ``dl``) of the messages on channel e = (p, q)
+        in model state s: a DATA, START_FLUSH, FLUSH_OK or STOP_FLUSH that p
+        sent in view v carries the length of p's log after the send (a
+        DATA: its index in p's log).  Known, and returned, when p is the
+        coordinator of v and still in v: the last such message carries
+        p's log length (every later entry of its log went out as a DATA on
+        the channel, a crashed receiver's channel being empty), each one
+        before it that less the DATA between; None (no constraint) else."""
+        p = e[0]
+        seq = s.chan[e]
+        out: list = [None] * len(seq)
+        v = s.vid[p]
+        if s.views[v - 1][0] != p:
+            return out
+        k = len(s.log[p])
+        for i in range(len(seq) - 1, -1, -1):
+            x = seq[i]
+            if x["type"] in ("DATA", "START_FLUSH", "FLUSH_OK", "STOP_FLUSH") and x["view"] == v:
+                out[i] = k
+                if x["type"] == "DATA":
+                    k -= 1
+        return out
 
     def decode(self, mdl: z3.ModelRef, S) -> SequencerFlushState:
         M = self.M
@@ -754,10 +794,11 @@ class SequencerFlushEncoding(Encoding):
         )
 
     # --- lemmas -------------------------------------------------------------------
-    # Not (yet) an inductive invariant: the structural lemmas below are the
-    # first layer (docs/proofs.md, "SEQUENCER over FLUSH", says which of
-    # their queries z3 proves); the two properties need the channel and log
-    # lemmas listed there, which are not written.
+    # N = 2: an inductive invariant (every query proved).  N >= 3: not (yet):
+    # the lemmas below carry NoDuplicates and everything in view 1; the
+    # order of deliveries in the view after the crash (SurvivorTotalOrder
+    # across RecvData in view 2, SendView, InstallView) needs the lemmas
+    # docs/proofs.md ("SEQUENCER over FLUSH", N = 3) describes, not written.
     properties = ("NoDuplicates", "SurvivorTotalOrder")
 
     @property
@@ -776,8 +817,413 @@ class SequencerFlushEncoding(Encoding):
                         "Domain": self.Domain, "FwdSender": self.FwdSender, "DigestPrefix": self.DigestPrefix,
                         "CrashedQuiet": self.CrashedQuiet, "Senders": self.SendersOk, "DataSource": self.DataSource,
                         "RecvBound": self.RecvBound, "Candidates": self.Candidates})
+        if self.N >= 3 and self.MC <= 1 and not self.UD and not self.RA:
+            # after the crash, N >= 3 (docs/proofs.md, "SEQUENCER over FLUSH", N = 3;
+            # FwdOrder: without ResendAlways nothing is re-sent to an unchanged coordinator)
+            out.update({"OneFlush": self.OneFlush, "FlushState": self.FlushState, "Oks": self.Oks,
+                        "Records": self.Records, "Once": self.Once, "StartMsgs": self.StartMsgs, "OkMsgs": self.OkMsgs,
+                        "FcMsgs": self.FcMsgs, "ViewMsgs1": self.ViewMsgs1, "StopMsgs": self.StopMsgs,
+                        "Chain": self.Chain, "Follow": self.Follow, "ViewOne": self.ViewOne,
+                        "LogOrder": self.LogOrder, "FwdOrder": self.FwdOrder, "FreshOne": self.FreshOne, "RecvSent": self.RecvSent,
+                        "SentBound": self.SentBound, "FwdTarget": self.FwdTarget,
+                        "ViewData": self.ViewData, "NoOne": self.NoOne,
+                        # N-general lemmas of the N = 2 proof
+                        "Domain": self.Domain, "FwdSender": self.FwdSender, "Senders": self.SendersOk,
+                        "DataSource": self.DataSource, "DigestPrefix": self.DigestPrefix,
+                        "RecvBound": self.RecvBound, "Candidates": self.Candidates})
         out.update({"NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder})
         return out
+
+    # --- N >= 3, one crash: the flush after the crash (issue 15 item 1) -----------------
+    def _crash(self, S):
+        return z3.Or(*[S["crashed"][x] for x in self.M])
+
+    def _initiator(self, S):
+        """The flush initiator after the crash: the least live member."""
+        t = z3.IntVal(self.M[-1])
+        for x in reversed(self.M[:-1]):
+            t = z3.If(self._alive(S, x), x, t)
+        return t
+
+    def OneFlush(self, S):
+        """One crash: at most two views; the first is every member, the second
+        (once decided) the live members; the crashed member crashed before any
+        flush (view 1, phase Normal, no initiator, latch open, nothing
+        recorded)."""
+        M, nv = self.M, S["nv"][()]
+        cs = [nv >= 1, nv <= 2, *[S["vin"][x][1] for x in M],
+              z3.Implies(nv == 2, z3.And(self._crash(S), self._sel_m(S["vid"], self._initiator(S)) == 2,
+                                         *[S["vin"][x][2] == self._alive(S, x) for x in M]))]
+        # a channel to a crashed member is empty (the crash empties it, nothing is sent to it after)
+        cs += [z3.Implies(S["crashed"][q], S["hd"][p, q] == S["tl"][p, q]) for (p, q) in S["hd"]]
+        for x in M:
+            cs.append(z3.Implies(S["crashed"][x], z3.And(
+                S["vid"][x] == 1, S["phase"][x] == PH["Normal"], S["fi"][x] == NO_INIT, z3.Not(S["blocked"][x]),
+                *[z3.Not(S["comp"][x, y]) for y in M], *[z3.Not(S["oks"][x, y]) for y in M])))
+        return z3.And(*cs)
+
+    def FlushState(self, S):
+        """One crash, the initiator a (the least live member): a live member
+        follows a or none; in a flush it is in view 1 and follows a; its
+        latch is closed iff it completed, or it installed view 2 and awaits
+        STOP_FLUSH; in view 2 its phase is Normal and a is in view 2 too; a
+        member other than a in a flush or completed finds a in its flush as
+        initiator (or in view 2); a that follows itself in view 1 is in its
+        flush."""
+        M, a = self.M, self._initiator(S)
+        vid, ph, fi = S["vid"], S["phase"], S["fi"]
+        a_vid = self._sel_m(vid, a)
+        a_ph = self._sel_m(ph, a)
+        a_fi = self._sel_m(fi, a)
+        cs = []
+        for m in M:
+            cs.append(z3.Implies(self._alive(S, m), z3.And(
+                z3.Or(fi[m] == NO_INIT, fi[m] == a),
+                z3.Implies(ph[m] != PH["Normal"], z3.And(vid[m] == 1, self._crash(S), fi[m] == a)),
+                S["blocked"][m] == z3.Or(ph[m] == PH["Completed"], z3.And(vid[m] == 2, fi[m] != NO_INIT)),
+                z3.Implies(vid[m] == 2, z3.And(ph[m] == PH["Normal"], a_vid == 2)),
+                z3.Implies(a_vid == 2, z3.Or(vid[m] == 2, ph[m] == PH["Completed"])),
+                z3.Implies(z3.And(a_vid == 2, a_fi == a), fi[m] == a),
+                z3.Implies(z3.And(m != a, ph[m] != PH["Normal"]),
+                           z3.Or(z3.And(a_fi == a, a_vid == 1, a_ph != PH["Normal"]), a_vid == 2)),
+                z3.Implies(z3.And(m == a, fi[m] == m, vid[m] == 1), ph[m] != PH["Normal"]))))
+        return z3.And(*cs)
+
+    def _sel_m(self, F, x):
+        """F[x] for a per-member field F and a term x (a member)."""
+        t = F[self.M[-1]]
+        for y in reversed(self.M[:-1]):
+            t = z3.If(x == y, F[y], t)
+        return t
+
+    def Oks(self, S):
+        """Recorded FLUSH_OKs: a member with any is in view 1 in a flush; each
+        recorded member is alive and has sent FLUSH_OK (or moved to view 2);
+        a member that sent FLUSH_OK recorded its own."""
+        M, vid, ph = self.M, S["vid"], S["phase"]
+        cs = []
+        for m in M:
+            for x in M:
+                cs.append(z3.Implies(S["oks"][m, x], z3.And(
+                    vid[m] == 1, self._alive(S, x),
+                    z3.Or(vid[x] == 2, ph[x] == PH["OkSent"], ph[x] == PH["Completed"]))))
+            cs.append(z3.Implies(z3.Or(ph[m] == PH["OkSent"], ph[m] == PH["Completed"]), S["oks"][m, m]))
+            cs.append(z3.Implies(ph[m] == PH["Completed"], z3.And(*[
+                z3.Implies(self._alive(S, x), S["oks"][m, x]) for x in M])))
+        return z3.And(*cs)
+
+    def Once(self, S):
+        """After the crash a channel holds at most one message of each flush
+        type and at most one VIEW (one flush, one view change)."""
+        cs = []
+        for e in S["hd"]:
+            a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
+            i, j = self._q(S, f"on_i{e[0]}{e[1]}"), self._q(S, f"on_j{e[0]}{e[1]}")
+            once = z3.Or(*[Msg.ty(a[i]) == ty for ty in FLUSH_TY + (TY["VIEW"],)])
+            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(h < i, i < j, j <= t, once),
+                                                   Msg.ty(a[j]) != Msg.ty(a[i]))))
+        return z3.And(*cs)
+
+    def Records(self, S):
+        """A member c holding FLUSH_COMPLETED records is the initiator, in view
+        1 in its flush; each record is of a live member in view 1 that
+        completed, and is its log (member 1, the coordinator, may have
+        logged more since: a prefix of its log)."""
+        M, a = self.M, self._initiator(S)
+        cs = []
+        for c in M:
+            for x in M:
+                L = S["compL"][c, x]
+                j = self._q(S, f"rc{c}{x}")
+                pre = z3.And(0 <= L, L <= S["lL"][x], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
+                    S["compS"][c, x][j] == S["lS"][x][j], S["compQ"][c, x][j] == S["lQ"][x][j]))))
+                cs.append(z3.Implies(S["comp"][c, x], z3.And(
+                    c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self._alive(S, x),
+                    S["vid"][x] == 1, S["phase"][x] == PH["Completed"], pre,
+                    *([L == S["lL"][x]] if x != 1 else []))))
+        return z3.And(*cs)
+
+    def _flushmsg(self, S, ty, body, name):
+        """body(p, q, x) for every message x of type ty on every channel p -> q;
+        such a message is between two live distinct members after the crash."""
+        cs = []
+        for (p, q) in S["hd"]:
+            def b(x, p=p, q=q):
+                if p == q:
+                    return Msg.ty(x) != TY[ty]
+                return z3.Implies(Msg.ty(x) == TY[ty], z3.And(
+                    self._crash(S), self._alive(S, p), self._alive(S, q), body(p, q, x)))
+            cs.append(self._queued(S, (p, q), b, f"{name}{p}{q}"))
+        return z3.And(*cs)
+
+    def StartMsgs(self, S):
+        """A START_FLUSH (view 1) is from the initiator, in view 1 in its own
+        flush, to a member in view 1 that has not blocked yet."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "START_FLUSH", lambda p, q, x: z3.And(
+            p == a, S["fi"][p] == p, S["vid"][p] == 1, Msg.view(x) == 1, S["phase"][q] == PH["Normal"],
+            S["vid"][q] == 1), "stm")
+
+    def OkMsgs(self, S):
+        """A FLUSH_OK (view 1) is from a member in view 1 that sent it (and
+        recorded its own) to a member in view 1 that has not completed and
+        has not recorded it."""
+        return self._flushmsg(S, "FLUSH_OK", lambda p, q, x: z3.And(
+            Msg.view(x) == 1, S["vid"][p] == 1, z3.Or(S["phase"][p] == PH["OkSent"], S["phase"][p] == PH["Completed"]),
+            S["vid"][q] == 1, S["phase"][q] != PH["Completed"], z3.Not(S["oks"][q, p])), "okm")
+
+    def FcMsgs(self, S):
+        """A FLUSH_COMPLETED (view 1) goes to the initiator, in view 1 in its
+        flush, which has not recorded its sender; the sender, in view 1,
+        completed following the initiator, and the digest is its log (a
+        prefix of it for member 1, the coordinator)."""
+        a = self._initiator(S)
+
+        def body(p, q, x):
+            j = self._q(S, f"fcd{p}{q}")
+            L = Msg.dl(x)
+            pre = z3.And(0 <= L, L <= S["lL"][p], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
+                Msg.dS(x)[j] == S["lS"][p][j], Msg.dQ(x)[j] == S["lQ"][p][j]))))
+            return z3.And(q == a, S["fi"][q] == q, S["vid"][q] == 1, S["phase"][q] != PH["Normal"],
+                          z3.Not(S["comp"][q, p]), S["vid"][p] == 1, S["phase"][p] == PH["Completed"],
+                          S["fi"][p] == q, Msg.view(x) == 1, pre, *([L == S["lL"][p]] if p != 1 else []))
+        return self._flushmsg(S, "FLUSH_COMPLETED", body, "fcm")
+
+    def ViewMsgs1(self, S):
+        """A VIEW (of view 1) is from the initiator, in view 2, to a member
+        still in view 1 that completed following it."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "VIEW", lambda p, q, x: z3.And(
+            p == a, S["vid"][p] == 2, Msg.view(x) == 1, S["vid"][q] == 1, S["phase"][q] == PH["Completed"],
+            S["fi"][q] == p), "vwm")
+
+    def StopMsgs(self, S):
+        """A STOP_FLUSH (view 2) is from the initiator, in view 2, to a member
+        that follows it with its latch closed (in view 2, or completed in view 1)."""
+        a = self._initiator(S)
+        return self._flushmsg(S, "STOP_FLUSH", lambda p, q, x: z3.And(
+            p == a, S["vid"][p] == 2, S["fi"][p] == NO_INIT, Msg.view(x) == 2, S["fi"][q] == p, S["blocked"][q],
+            z3.Or(S["vid"][q] == 2, S["phase"][q] == PH["Completed"])), "spm")
+
+    # --- view 1 after the crash: the coordinator's log and its stamped channels ----------
+    @staticmethod
+    def _stamped(x, v):
+        """x is a DATA, START_FLUSH, FLUSH_OK or STOP_FLUSH of view v (it carries a stamp)."""
+        return z3.And(z3.Or(*[Msg.ty(x) == TY[t] for t in ("DATA", "START_FLUSH", "FLUSH_OK", "STOP_FLUSH")]),
+                      Msg.view(x) == v)
+
+    def Chain(self, S):
+        """In view 1 (v = 1; view 2 is the open part: docs/proofs.md, N = 3),
+        on a channel from c, the coordinator of c's view v: a stamped
+        message of v carries a stamp k <= Len(log[c]) (a DATA: the entry
+        log[c][k], k >= 1); the message after it is a stamped message of v
+        whose stamp is k, plus one if it is a DATA; the last one carries
+        Len(log[c]).  (NAKACK's per-view window: every DATA of c's view went
+        out to every live member, in log order.)"""
+        cs = []
+        for (c, m) in S["hd"]:
+            a, h, t = S["ch"][c, m], S["hd"][c, m], S["tl"][c, m]
+            v, gS, gQ, gL = S["vid"][c], S["lS"][c], S["lQ"][c], S["lL"][c]
+            i, j = self._q(S, f"chi{c}{m}"), self._q(S, f"chj{c}{m}")
+            x, y = a[i], a[j]
+            isd = Msg.ty(x) == TY["DATA"]
+            k = Msg.dl(x)
+            one = z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t, self._stamped(x, v)), z3.And(
+                z3.If(isd, z3.And(1 <= k, k <= gL, Msg.snd(x) == gS[k], Msg.seq(x) == gQ[k]),
+                      z3.And(0 <= k, k <= gL)),
+                z3.Implies(i == t, k == gL))), patterns=[x])
+            two = z3.ForAll([i, j], z3.Implies(z3.And(h < i, j == i + 1, j <= t, self._stamped(x, v)), z3.And(
+                self._stamped(y, v), Msg.dl(y) == k + z3.If(Msg.ty(y) == TY["DATA"], 1, 0))), patterns=[z3.MultiPattern(x, y)])
+            cs.append(z3.Implies(z3.And(self._is_coord(S, c), v == 1), z3.And(one, two)))
+        return z3.And(*cs)
+
+    def Follow(self, S):
+        """In view 1 (as Chain), a live member m in the view of its
+        coordinator c (m # c): the
+        channel c -> m holds stamped messages of the view only; m's log is
+        a prefix of c's; unless m completed (it then discards DATA), the
+        first message carries Len(log[m]) (plus one if a DATA), and with
+        the channel empty and c alive m's log is c's."""
+        cs = []
+        for (c, m) in S["hd"]:
+            if c == m:
+                continue
+            a, h, t = S["ch"][c, m], S["hd"][c, m], S["tl"][c, m]
+            v, gS, gQ, gL = S["vid"][c], S["lS"][c], S["lQ"][c], S["lL"][c]
+            i, j = self._q(S, f"foi{c}{m}"), self._q(S, f"foj{c}{m}")
+            x0 = a[h + 1]
+            cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v, v == 1), z3.And(
+                z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), self._stamped(a[i], v))),
+                S["lL"][m] <= gL,
+                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]), z3.And(
+                    S["lS"][m][j] == gS[j], S["lQ"][m][j] == gQ[j])), patterns=[S["lS"][m][j]]),
+                z3.Implies(S["phase"][m] != PH["Completed"], z3.And(
+                    z3.Implies(h < t, Msg.dl(x0) == S["lL"][m] + z3.If(Msg.ty(x0) == TY["DATA"], 1, 0)),
+                    z3.Implies(z3.And(h == t, self._alive(S, c)), S["lL"][m] == gL))))))
+        return z3.And(*cs)
+
+    def ViewOne(self, S):
+        """In view 1 the coordinator 1's log G is the order: 1 delivered
+        G[1..dL[1]] (the next one heads 1 -> 1 unless 1 completed; once
+        completed, its recorded digest covers what it delivered); a live
+        member m # 1 in view 1 delivered exactly its log, and has every
+        sender in its received-table."""
+        M = self.M
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        a, h, t = S["ch"][1, 1], S["hd"][1, 1], S["tl"][1, 1]
+        j = self._q(S, "vo_j")
+        cs = [z3.Implies(S["vid"][1] == 1, z3.And(
+            0 <= S["dL"][1], S["dL"][1] <= gL,
+            z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][1]), z3.And(
+                S["dS"][1][j] == gS[j], S["dQ"][1][j] == gQ[j])), patterns=[S["dS"][1][j]]),
+            z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] != PH["Completed"]), z3.And(
+                z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),
+                z3.Implies(h == t, S["dL"][1] == gL))),
+            z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] == PH["Completed"]), z3.And(
+                S["comp"][1, 1], S["dL"][1] <= S["compL"][1, 1]))))]
+        for m in M[1:]:
+            k = self._q(S, f"vo_k{m}")
+            cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
+                S["dL"][m] == S["lL"][m], *[S["rdom"][m, x] for x in M],
+                z3.ForAll([k], z3.Implies(z3.And(1 <= k, k <= S["dL"][m]), z3.And(
+                    S["dS"][m][k] == S["lS"][m][k], S["dQ"][m][k] == S["lQ"][m][k])), patterns=[S["dS"][m][k]]))))
+        return z3.And(*cs)
+
+    def LogOrder(self, S):
+        """In view 1, G = log[1] holds each sender's messages in strictly
+        increasing seqno order, each a member's, each seqno in 1..sent."""
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        i, j = self._q(S, "lo_i"), self._q(S, "lo_j")
+        ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
+                    *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
+        return z3.Implies(S["vid"][1] == 1, z3.And(
+            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
+            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+
+    def FwdOrder(self, S):
+        """The FORWARDs of p on p -> 1 come in increasing seqno order, each at
+        most sent[p], above every entry of p in 1's log, every
+        received-table value for p and every DATA of p queued on 1 -> m
+        (1 sequences them once, in FIFO order, in
+        whichever view; nobody else forwards to 1 and without ResendAlways
+        nothing is re-sent to it; after 1's crash the channel is empty)."""
+        cs = []
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        for p in self.M[1:]:
+            a, h, t = S["ch"][p, 1], S["hd"][p, 1], S["tl"][p, 1]
+            i, j, k = self._q(S, f"fo_i{p}"), self._q(S, f"fo_j{p}"), self._q(S, f"fo_k{p}")
+            isf = lambda x: Msg.ty(x) == TY["FORWARD"]  # noqa: E731
+            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(h < i, i < j, j <= t, isf(a[i]), isf(a[j])),
+                                                   Msg.seq(a[i]) < Msg.seq(a[j]))))
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t, isf(a[i])), z3.And(
+                Msg.seq(a[i]) <= S["sent"][p], *[S["rval"][m, p] < Msg.seq(a[i]) for m in self.M]))))
+            cs.append(z3.ForAll([i, k], z3.Implies(z3.And(h < i, i <= t, isf(a[i]), 1 <= k, k <= gL, gS[k] == p),
+                                                   gQ[k] < Msg.seq(a[i]))))
+            for m in self.M:
+                b, hb, tb = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
+                j2 = self._q(S, f"fo_d{p}{m}")
+                cs.append(z3.ForAll([i, j2], z3.Implies(z3.And(
+                    h < i, i <= t, isf(a[i]), hb < j2, j2 <= tb, Msg.ty(b[j2]) == TY["DATA"], Msg.snd(b[j2]) == p),
+                    Msg.seq(b[j2]) < Msg.seq(a[i])), patterns=[z3.MultiPattern(a[i], b[j2])]))
+        return z3.And(*cs)
+
+    def FwdTarget(self, S):
+        """A FORWARD on p -> q goes to the coordinator of p's view: p forwards
+        to it, and re-sends its forward-table to the new coordinator as it
+        installs the new view (without ResendAlways only when that changes);
+        what p sent to a coordinator that crashed went with it."""
+        return z3.And(*[self._queued(S, (p, q), lambda x, p=p, q=q: z3.Implies(
+            Msg.ty(x) == TY["FORWARD"], self._coord(S, S["vid"][p]) == q), f"ft{p}{q}") for (p, q) in S["hd"]])
+
+    def ViewData(self, S):
+        """While 1 coordinates both views (a member other than 1 crashed): on
+        1 -> m, a DATA queued behind the VIEW (1 multicasts in view 2 before
+        m installs it) is above m's received-table value for its sender and
+        above every entry of that sender in the VIEW's digest; every FORWARD
+        on p -> 1 is above every entry of p in the digest of a VIEW on
+        1 -> m (1 sequences FIFO; the digest is a prefix of its view-1 log)."""
+        cs = []
+        for m in self.M:
+            a, h, t = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
+            i, j, k = (self._q(S, f"vd_{n}{m}") for n in "ijk")
+            x, y = a[i], a[j]
+            pre = z3.And(h < i, i < j, j <= t, Msg.ty(x) == TY["VIEW"], Msg.ty(y) == TY["DATA"])
+            cs.append(z3.ForAll([i, j], z3.Implies(pre, Msg.seq(y) > self._pick(S["rval"], m, Msg.snd(y))),
+                                patterns=[z3.MultiPattern(x, y)]))
+            cs.append(z3.ForAll([i, j, k], z3.Implies(z3.And(pre, 1 <= k, k <= Msg.dl(x), Msg.dS(x)[k] == Msg.snd(y)),
+                                                      Msg.dQ(x)[k] < Msg.seq(y)),
+                                patterns=[z3.MultiPattern(x, y, Msg.dS(x)[k])]))
+            for p in self.M[1:]:
+                b, hb, tb = S["ch"][p, 1], S["hd"][p, 1], S["tl"][p, 1]
+                i2, j2, k2 = (self._q(S, f"vf_{n}{m}{p}") for n in "ijk")
+                f, v = b[i2], a[j2]
+                cs.append(z3.ForAll([i2, j2, k2], z3.Implies(z3.And(
+                    hb < i2, i2 <= tb, Msg.ty(f) == TY["FORWARD"], h < j2, j2 <= t, Msg.ty(v) == TY["VIEW"],
+                    1 <= k2, k2 <= Msg.dl(v), Msg.dS(v)[k2] == p), Msg.dQ(v)[k2] < Msg.seq(f)),
+                    patterns=[z3.MultiPattern(f, v, Msg.dS(v)[k2])]))
+        return z3.Implies(z3.Not(S["crashed"][1]), z3.And(*cs))
+
+    def NoOne(self, S):
+        """After 1's crash nothing of 1 is sequenced again: no DATA of view 2
+        names 1 as its sender, nor does an entry of a view-2 log (1 never
+        forwards; its own multicasts stopped with it)."""
+        cs = []
+        for e in S["hd"]:
+            cs.append(self._queued(S, e, lambda x: z3.Implies(z3.And(Msg.ty(x) == TY["DATA"], Msg.view(x) >= 2),
+                                                              Msg.snd(x) != 1), f"n1{e[0]}{e[1]}"))
+        for m in self.M:
+            j = self._q(S, f"n1l{m}")
+            cs.append(z3.Implies(S["vid"][m] >= 2, z3.ForAll([j], z3.Implies(
+                z3.And(1 <= j, j <= S["lL"][m]), S["lS"][m][j] != 1), patterns=[S["lS"][m][j]])))
+        return z3.Implies(S["crashed"][1], z3.And(*cs))
+
+    def RecvSent(self, S):
+        """Every received-table value (the history value outside the domain
+        included) lies in 0..sent of its sender."""
+        return z3.And(*[z3.And(0 <= S["rval"][m, x], S["rval"][m, x] <= S["sent"][x]) for m in self.M for x in self.M])
+
+    def _sent_ok(self, S, s, q):
+        """<<s, q>> names a member s and one of its multicasts so far."""
+        return z3.And(1 <= s, s <= self.N, 1 <= q, q <= self._sel_m(S["sent"], s))
+
+    def SentBound(self, S):
+        """Every FORWARD and DATA queued, every entry of a log, of a recorded
+        digest and of a digest in flight (FLUSH_COMPLETED, VIEW) names a
+        member and one of its multicasts so far: its seqno is in 1..sent."""
+        cs = []
+        for e in S["hd"]:
+            a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
+            i, j = self._q(S, f"sb_i{e[0]}{e[1]}"), self._q(S, f"sb_j{e[0]}{e[1]}")
+            x = a[i]
+            cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t, z3.Or(
+                Msg.ty(x) == TY["FORWARD"], Msg.ty(x) == TY["DATA"])), self._sent_ok(S, Msg.snd(x), Msg.seq(x))),
+                patterns=[x]))
+            dig = z3.Or(Msg.ty(x) == TY["VIEW"], Msg.ty(x) == TY["FLUSH_COMPLETED"])
+            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(h < i, i <= t, dig, 1 <= j, j <= Msg.dl(x)),
+                                                   self._sent_ok(S, Msg.dS(x)[j], Msg.dQ(x)[j])),
+                                patterns=[z3.MultiPattern(x, Msg.dS(x)[j])]))
+        for m in self.M:
+            j = self._q(S, f"sb_l{m}")
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]),
+                                                self._sent_ok(S, S["lS"][m][j], S["lQ"][m][j])),
+                                patterns=[S["lS"][m][j]]))
+            for x in self.M:
+                k = self._q(S, f"sb_c{m}{x}")
+                cs.append(z3.Implies(S["comp"][m, x], z3.ForAll([k], z3.Implies(
+                    z3.And(1 <= k, k <= S["compL"][m, x]), self._sent_ok(S, S["compS"][m, x][k], S["compQ"][m, x][k])),
+                    patterns=[S["compS"][m, x][k]])))
+        return z3.And(*cs)
+
+    def FreshOne(self, S):
+        """In view 1, for a live member m in view 1: every entry of G after
+        what m delivered is above m's received-table value for its sender."""
+        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
+        cs = []
+        for m in self.M:
+            j = self._q(S, f"f1_{m}")
+            cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.ForAll([j], z3.Implies(
+                z3.And(S["dL"][m] < j, j <= gL), gQ[j] > self._pick(S["rval"], m, gS[j])))))
+        return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
     def _queued(self, S, e, body, name):
         """body(msg) for every message queued on channel e."""
