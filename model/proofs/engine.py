@@ -254,12 +254,13 @@ def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None
     goals = conjuncts(lemma_T) if always or rlimit else [lemma_T]
     if len(goals) == 1:
         always, rlimit = False, None
+    goal = z3.Not(lemma_T)
     for f in fs:
         m = None
         if always:
             r = "unknown"
         else:
-            r, m, t, c = _solve_first([inv_S, f, z3.Not(lemma_T)], timeout_ms, enc, rlimit)
+            r, m, t, c = _solve_first([inv_S, f, goal], timeout_ms, enc, rlimit)
             dt, dc = dt + t, dc + c
         if r == "unknown" and (always or rlimit):
             r = "proved"
