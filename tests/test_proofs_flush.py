@@ -199,3 +199,15 @@ def test_reconciling_edges_satisfy_the_z3_relation():
         assert edge_in_relation(enc, s, labs, t, S, T, acts), (labs, s, t)
     s, t, labs = edges[0]
     assert not edge_in_relation(enc, s, labs, t._replace(delivered=s.delivered), S, T, acts)
+
+
+def test_two_members_are_proved_and_list_no_flawed_variant():
+    """N = 2 (issue 15: every N up to 5): both fixed matrices proved; the
+    seed's flaw needs two members moving to the next view together, which
+    two members cannot do after a leave or crash, so no flawed variant is
+    listed (its CTIs would be unreachable)."""
+    encs = registry.select("flush", None, 2)
+    assert [e.variant for e in encs] == ["Fixed", "FixedJoin"]
+    for enc in encs:
+        qs = run(enc, classify=False)
+        assert verdict(qs) and len(qs) == (341 if enc.variant == "Fixed" else 361)

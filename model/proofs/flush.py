@@ -876,7 +876,7 @@ def variants(members: int | None = None) -> list[FlushEncoding]:
     """FLUSH's proof matrix at N = members (3, the manifest's, by default):
     Fixed (first view 1..N: crashes, leaves), FixedJoin (first view 1..N-1:
     joins too), FlawedLeave and FlawedCrash (the seed as written, classified
-    against the manifest's bounded models of those names)."""
+    against the manifest's bounded models of those names; from N = 3)."""
     n = members or 3
     leave = {"MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 1}
     crash = {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
@@ -884,6 +884,11 @@ def variants(members: int | None = None) -> list[FlushEncoding]:
     if n >= 2:
         out.append(FlushEncoding(n, n - 1, variant="FixedJoin",
                                  reach={"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}))
+    if n < 3:
+        # the seed as written breaks VirtualSynchrony only with two members
+        # moving to the next view together: with two, a leave or a crash
+        # leaves one, and their CTIs are unreachable (none to expect)
+        return out
     fl = FlushEncoding(n, n, reconcile=False, variant="FlawedLeave", reach=leave, property_only=True)
     fl.reach_max_states = 8_000     # the bounded FlawedLeave model has 7,599 states
     out += [fl, FlushEncoding(n, n, reconcile=False, variant="FlawedCrash", reach=crash, property_only=True)]
