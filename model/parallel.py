@@ -38,7 +38,7 @@ for one: the parallel search counts fingerprints, the serial explorer (the
 one that builds graphs and counterexamples, DESIGN §1) compares states.
 Like TLC the result reports the chance of such a collision (``collision
 probability``: distinct x generated / 2^64, TLC's "optimistic" estimate
-of the same quantity), about 1e-8 for a million states.  The hashes agree
+of the same quantity): STABLE Rounds4, 1.18 million states, 5.9e-7.  The hashes agree
 across processes: the workers are forked (the ``fork`` start method, POSIX
 only), so they share the parent's string-hash seed, and every value's hash
 is a function of its content and of type objects the forked processes share.
