@@ -251,21 +251,22 @@ def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None
     worst, dt, dc = "proved", 0.0, 0.0
     always = getattr(enc, "split_goals", False)
     rlimit = getattr(enc, "split_goal_rlimit", None)
-    goals = conjuncts(lemma_T) if always or rlimit else [lemma_T]
-    if len(goals) == 1:
+    parts = conjuncts(lemma_T) if always or rlimit else [lemma_T]
+    if len(parts) == 1:
         always, rlimit = False, None
-    goal = z3.Not(lemma_T)
+    # every query below negates what it asks: the whole lemma, or one conjunct
+    whole = z3.Not(lemma_T)
     for f in fs:
         m = None
         if always:
             r = "unknown"
         else:
-            r, m, t, c = _solve_first([inv_S, f, goal], timeout_ms, enc, rlimit)
+            r, m, t, c = _solve_first([inv_S, f, whole], timeout_ms, enc, rlimit)
             dt, dc = dt + t, dc + c
         if r == "unknown" and (always or rlimit):
             r = "proved"
-            for goal in goals:
-                rc, m, t, c = _solve_first([inv_S, f, z3.Not(goal)], timeout_ms, enc)
+            for conj in parts:
+                rc, m, t, c = _solve_first([inv_S, f, z3.Not(conj)], timeout_ms, enc)
                 dt, dc = dt + t, dc + c
                 if m is not None:
                     break
