@@ -302,6 +302,53 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     assert _solve([*rng, broken, P2(i - 1), z3.Not(P2(i))], SOLVE_MS)[0] in ("cti", "unknown")
 
 
+def test_the_stated_consequences_for_n3_hold_by_induction():
+    """Two more stated consequences (N >= 3): (4) of _absorb, the
+    forward-table only loses entries over the digest; of _filter (the purge
+    of a channel at a view change), the kept positions src[1..n] are
+    increasing, because the running count cnt is non-decreasing (by
+    induction) and cnt[src[k]] = k.  z3 checks the inductions, base and
+    step, and the consequence; a broken step is refused each time."""
+    from groupcheck.model.proofs.engine import _solve
+    SOLVE_MS = 120_000
+    M, m = (1, 2), 1
+    AII, AIB = z3.ArraySort(z3.IntSort(), z3.IntSort()), z3.ArraySort(z3.IntSort(), z3.BoolSort())
+    dS, dQ, cnt, dS2, dQ2, src = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2", "src"))
+    RH = {s: z3.Const(f"RH{s}", AIB) for s in M}
+    RV = {s: z3.Const(f"RV{s}", AII) for s in M}
+    F = z3.Const("F", z3.ArraySort(z3.IntSort(), AIB))
+    L, i, q, h, t, j, k1, k2 = z3.Ints("L i q h t j k1 k2")
+
+    def Q4(k):      # (4) after k entries, the table is within the first one
+        qq = z3.Int(f"q4_{str(k).replace(' ', '')}")
+        return z3.ForAll([qq], z3.Implies(F[k][qq], F[0][qq]))
+
+    assert _solve([z3.Not(Q4(z3.IntVal(0)))], SOLVE_MS)[0] == "proved"
+    step, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L)
+    assert _solve([i >= 1, step, Q4(i - 1), z3.Not(Q4(i))], SOLVE_MS)[0] == "proved"
+    adds = F[i] == z3.Store(F[i - 1], dQ[i], True)      # a step that adds an entry
+    assert _solve([i >= 1, adds, Q4(i - 1), z3.Not(Q4(i))], SOLVE_MS)[0] == "cti"
+
+    # _filter: cnt[i] = cnt[i - 1] + (1 if kept else 0), cnt[h] = 0
+    K = z3.Const("K", AIB)
+
+    def mono(jj):   # cnt is non-decreasing on h..jj
+        ii = z3.Int(f"mi_{str(jj).replace(' ', '')}")
+        return z3.ForAll([ii], z3.Implies(z3.And(h <= ii, ii <= jj), cnt[ii] <= cnt[jj]))
+
+    rec = cnt[j] == cnt[j - 1] + z3.If(K[j], 1, 0)
+    assert _solve([z3.Not(mono(h))], SOLVE_MS)[0] == "proved"
+    assert _solve([j > h, rec, mono(j - 1), z3.Not(mono(j))], SOLVE_MS)[0] == "proved"
+    assert _solve([j > h, cnt[j] == cnt[j - 1] - z3.If(K[j], 1, 0), mono(j - 1), z3.Not(mono(j))],
+                  SOLVE_MS)[0] == "cti"
+    # the consequence: monotone cnt on h..t and cnt[src[k]] = k at two positions
+    jj, ii = z3.Ints("jj ii")
+    every_mono = z3.ForAll([ii, jj], z3.Implies(z3.And(h <= ii, ii <= jj, jj <= t), cnt[ii] <= cnt[jj]))
+    at = [z3.And(h < src[k], src[k] <= t, cnt[src[k]] == k) for k in (k1, k2)]
+    assert _solve([every_mono, *at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])], SOLVE_MS)[0] == "proved"
+    assert _solve([*at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])], SOLVE_MS)[0] == "cti"
+
+
 # --- N = 3 (CoordCrash's constants): the lemmas of the partial proof ----------------
 # CoordCrash's graph has 113,009 states and its view changes sit 15 to 25
 # steps deep, beyond any breadth-first prefix a test can afford: its states

@@ -262,6 +262,18 @@ class SequencerFlushEncoding(Encoding):
         cs.append(z3.ForAll([k_], z3.Implies(z3.And(1 <= k_, k_ <= n), z3.And(
             h < src[k_], src[k_] <= t, cnt[src[k_]] == k_, keep(src[k_], a[src[k_]]), b[k_] == a[src[k_]])),
             patterns=[b[k_]]))
+        if self.N >= 3:
+            # the filter keeps the source's order: src is increasing (cnt is
+            # non-decreasing, by induction on i, and cnt[src[k]] = k; stated,
+            # checked by z3 in tests/test_proofs_sequencerflush.py).  Only at
+            # N >= 3, where FwdOrder reads it: N = 2's queries stay as measured.
+            k1, k2 = z3.Ints(f"k1_{name}_{self._k} k2_{name}_{self._k}")
+            # (the pattern's terms held in names: z3.MultiPattern drops its
+            # own references before the C call, and a term nothing else holds
+            # is freed under it: "invalid argument")
+            b1, b2 = b[k1], b[k2]
+            cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(1 <= k1, k1 < k2, k2 <= n), src[k1] < src[k2]),
+                                patterns=[z3.MultiPattern(b1, b2)]))
         return (b, z3.IntVal(0), n)
 
     def _purged(self, S, ch: dict, p, v, cs: list) -> dict:
@@ -326,8 +338,15 @@ class SequencerFlushEncoding(Encoding):
         cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
                                             z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j])),
                             patterns=[dS2[j]]))
+        fwd = F[n]
+        if self.N >= 3:
+            # (4) the forward-table only loses entries (F[i] is F[i - 1] or it
+            #     less one seqno); at N >= 3, where SentBound reads it
+            fwd = self._aux(f"{name}_Fn", AIB)
+            q = z3.Int(f"q4_{name}_{self._k}")
+            cs += [fwd == F[n], z3.ForAll([q], z3.Implies(fwd[q], S["fwd"][m][q]), patterns=[fwd[q]])]
         return {"rdom": {s: RH[s][n] for s in M}, "rval": {s: RV[s][n] for s in M},
-                "dS": dS2, "dQ": dQ2, "dL": L + cnt[n], "fwd": F[n]}
+                "dS": dS2, "dQ": dQ2, "dL": L + cnt[n], "fwd": fwd}
 
     def _pick(self, F, m, x):
         """F[m, x] for a term x (a member)."""
@@ -367,6 +386,11 @@ class SequencerFlushEncoding(Encoding):
             fwd[seg[j]], z3.Implies(j < k, seg[j] < seg[j + 1]))), patterns=[fwd[seg[j]]]))
         cs.append(z3.ForAll([q], z3.Implies(fwd[q], z3.And(1 <= idx[q], idx[q] <= k, seg[idx[q]] == q)),
                             patterns=[fwd[q]]))
+        if self.N >= 3:
+            # the same membership triggered by seg[j] itself (no seg term in
+            # the body: no matching loop): a re-sent FORWARD's seqno seg[j]
+            # is then known to be in the table (SentBound at N >= 3)
+            cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= k), fwd[seg[j]]), patterns=[seg[j]]))
         return seg, k
 
     def _moved(self, S, m, new_in, D, ch: dict, cs: list, name: str) -> dict:
@@ -1188,9 +1212,14 @@ class SequencerFlushEncoding(Encoding):
 
     def SentBound(self, S):
         """Every FORWARD and DATA queued, every entry of a log, of a recorded
-        digest and of a digest in flight (FLUSH_COMPLETED, VIEW) names a
-        member and one of its multicasts so far: its seqno is in 1..sent."""
+        digest and of a digest in flight (FLUSH_COMPLETED, VIEW), and every
+        seqno in a forward-table (re-sent as FORWARDs at a view change) names
+        a member and one of its multicasts so far: its seqno is in 1..sent."""
         cs = []
+        for m in self.M:
+            q = self._q(S, f"sb_f{m}")
+            cs.append(z3.ForAll([q], z3.Implies(S["fwd"][m][q], z3.And(1 <= q, q <= S["sent"][m])),
+                                patterns=[S["fwd"][m][q]]))
         for e in S["hd"]:
             a, h, t = S["ch"][e], S["hd"][e], S["tl"][e]
             i, j = self._q(S, f"sb_i{e[0]}{e[1]}"), self._q(S, f"sb_j{e[0]}{e[1]}")
