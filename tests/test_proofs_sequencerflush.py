@@ -459,7 +459,8 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
 # The rows of the N = 3 matrix (lemmas but SurvivorTotalOrder assumed) that
 # the engine's way of asking proves whole (docs/proofs.md, N = 3); the
 # others are open or not yet run as a whole on the final lemma set.
-N3_PROVED_ROWS = ("Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "RecvSent", "FwdTarget", "ViewData",
+N3_PROVED_ROWS = ("Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "FwdOrder", "SentBound", "RecvSent",
+                  "FwdTarget", "ViewData",
                   "NoOne", "RecvBound", "Candidates", "Domain", "FwdSender", "Senders", "DataSource",
                   "DigestPrefix", "OneFlush", "FlushState", "Oks", "Records", "Once", "StartMsgs", "OkMsgs",
                   "FcMsgs", "ViewMsgs1", "StopMsgs", "Chans", "Vids", "Lens", "Crashes", "MsgViews", "Quiet", "Bounds",
@@ -472,5 +473,19 @@ def test_n3_rows_proved(lemma):
     """N = 3: every consecution query of these lemmas is proved (per
     instance, per conjunct; SurvivorTotalOrder not assumed)."""
     enc = SequencerFlushEncoding(3)
-    row = _n3_matrix_row(enc, lemma, timeout_ms=60_000)
+    row = _n3_matrix_row(enc, lemma, timeout_ms=120_000)
     assert len(row) == 16 and all(r == "proved" for r in row.values()), row
+
+
+def test_n3_registry_lists_no_duplicates_alone():
+    """--members 3 lists the Fixed variant at N = 3 for NoDuplicates alone:
+    SurvivorTotalOrder is neither its property nor among its 43 lemmas (not
+    inductive at N = 3, so nothing may rest on it); at other N it is absent."""
+    from groupcheck.model.proofs import registry
+    [enc] = registry.select("sequencerflush", "FixedNoDuplicates", members=3)
+    assert enc.members == 3 and enc.properties == ("NoDuplicates",) and not enc.expect_cti
+    assert "SurvivorTotalOrder" not in enc.lemmas and "NoDuplicates" in enc.lemmas and len(enc.lemmas) == 43
+    assert "SurvivorTotalOrder" in SequencerFlushEncoding(3).lemmas
+    for members in (None, 2, 4):
+        assert not [e for e in registry.select("sequencerflush", members=members) if e.members == 3
+                    and e.variant == "FixedNoDuplicates"]

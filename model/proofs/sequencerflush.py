@@ -93,7 +93,8 @@ class SequencerFlushEncoding(Encoding):
     def __init__(self, N: int = 2, *, max_crashes: int = 1, senders: frozenset | None = None,
                  uniform: bool = False, resend_always: bool = False, resent_first: bool = False,
                  max_seq: int | None = None, variant: str = "Fixed",
-                 reach_senders: frozenset | None = None, reach_max_seq: int = 1) -> None:
+                 reach_senders: frozenset | None = None, reach_max_seq: int = 1,
+                 properties: tuple[str, ...] | None = None) -> None:
         self.N = N
         self.members = N
         self.M = tuple(range(1, N + 1))
@@ -105,6 +106,10 @@ class SequencerFlushEncoding(Encoding):
         self.expect_cti = False
         self.reach_senders = self.Senders if reach_senders is None else frozenset(reach_senders)
         self.reach_max_seq = reach_max_seq
+        if properties is not None:
+            # (N = 3: NoDuplicates alone; SurvivorTotalOrder is then neither
+            # a property nor a lemma: not a premise anything rests on)
+            self.properties = tuple(properties)
         self._k = 0
         if N >= 3:
             # (engine.Encoding.split_goals, first_params) the N >= 3 lemmas
@@ -118,6 +123,9 @@ class SequencerFlushEncoding(Encoding):
             self.split_goals = True
             self.first_attempts = tuple({"smt.mbqi": False, "smt.random_seed": k} for k in (0, 1, 2))
             self.first_ms = 20_000
+            # a part proved in a second alone took 20-60 s beside a loaded
+            # machine's other jobs (the N = 3 rows were measured at 60 s)
+            self.min_timeout_ms = 60_000
 
     @classmethod
     def from_constants(cls, c: dict) -> "SequencerFlushEncoding":
@@ -856,6 +864,9 @@ class SequencerFlushEncoding(Encoding):
                         "DataSource": self.DataSource, "DigestPrefix": self.DigestPrefix,
                         "RecvBound": self.RecvBound, "Candidates": self.Candidates})
         out.update({"NoDuplicates": self.NoDuplicates, "SurvivorTotalOrder": self.SurvivorTotalOrder})
+        for name in ("NoDuplicates", "SurvivorTotalOrder"):
+            if name not in self.properties:
+                del out[name]
         return out
 
     # --- N >= 3, one crash: the flush after the crash (issue 15 item 1) -----------------
