@@ -205,6 +205,14 @@ def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None,
     return "unknown", None, dt, dc
 
 
+def multipattern(*terms: z3.ExprRef) -> z3.PatternRef:
+    """z3.MultiPattern with its terms held across the C call: z3.py rebinds
+    its argument tuple before Z3_mk_pattern, so a term nothing else holds
+    (b[k1] of a fresh bound k1) is freed under it ("invalid argument", or a
+    crash).  ``terms`` stays referenced by this frame until the call returns."""
+    return z3.MultiPattern(*terms)
+
+
 def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
     """The top-level conjuncts of f (Encoding.split_goals and
     split_goal_rlimit): an And is flattened, an Implies(g, And(a, b))

@@ -43,7 +43,7 @@ import z3
 from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
-from .engine import Encoding, z3_set
+from .engine import Encoding, multipattern, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -748,7 +748,7 @@ class FlushEncoding(Encoding):
                 cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(
                     S["hd"][e] <= k1, k1 < S["tl"][e], S["hd"][f] <= k2, k2 < S["tl"][f],
                     S["ty"][e][k1] == STOP, S["ty"][f][k2] == START, S["cv"][e][k1] == S["cv"][f][k2]),
-                    z3.Or(S["crashed"][x], S["crashed"][c])), patterns=[z3.MultiPattern(S["ty"][e][k1], S["ty"][f][k2])]))
+                    z3.Or(S["crashed"][x], S["crashed"][c])), patterns=[multipattern(S["ty"][e][k1], S["ty"][f][k2])]))
         return z3.And(*cs)
 
     def StartBeforeStop(self, S):
@@ -807,7 +807,7 @@ class FlushEncoding(Encoding):
                     S["hd"][e] <= k1, k1 < S["tl"][e], S["hd"][f] <= k2, k2 < S["tl"][f],
                     S["ty"][e][k1] == VIEW, S["ty"][f][k2] == VIEW, S["cv"][e][k1] == S["cv"][f][k2]),
                     z3.And(same, S["cd"][e][k1] == S["cd"][f][k2], z3.BoolVal(e != f) if e != f else k1 == k2)),
-                    patterns=[z3.MultiPattern(S["ty"][e][k1], S["ty"][f][k2])]))
+                    patterns=[multipattern(S["ty"][e][k1], S["ty"][f][k2])]))
         return z3.And(*cs)
 
     def ViewDigest(self, S):

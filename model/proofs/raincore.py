@@ -47,7 +47,7 @@ import z3
 from ..core import Label
 from ..raincore import (InsertAfter, LastGlobalViewOf, Msg911, NextNode, RaincoreModel, RaincoreState, Remove,
                         Token)
-from .engine import Encoding
+from .engine import Encoding, multipattern
 
 I = z3.IntSort()
 STATUS = ("Off", "Up", "Down")
@@ -591,7 +591,7 @@ class RaincoreEncoding(Encoding):
         """At most one token is in flight (two nodes)."""
         m, m2 = z3.Const(f"{S['tag']}_of_m", Tok), z3.Const(f"{S['tag']}_of_m2", Tok)
         return z3.ForAll([m, m2], z3.Implies(z3.And(S["tm"][m], S["tm"][m2]), m == m2),
-                         patterns=[z3.MultiPattern(S["tm"][m], S["tm"][m2])])
+                         patterns=[multipattern(S["tm"][m], S["tm"][m2])])
 
     def OwnInFlight(self, S):
         """A token in flight was sent by its current node, which is up,
@@ -618,7 +618,7 @@ class RaincoreEncoding(Encoding):
         return z3.And(
             z3.ForAll([m], z3.Implies(z3.And(S["tm"][m], self._valid(S, m)), z3.Not(eat)), patterns=[S["tm"][m]]),
             z3.ForAll([m, m2], z3.Implies(z3.And(S["tm"][m], S["tm"][m2], self._valid(S, m), self._valid(S, m2)),
-                                          m == m2), patterns=[z3.MultiPattern(S["tm"][m], S["tm"][m2])]))
+                                          m == m2), patterns=[multipattern(S["tm"][m], S["tm"][m2])]))
 
     def Claims(self, S):
         """For a 911 of n for its current claim (YES, number = lastToken's,
@@ -662,7 +662,7 @@ class RaincoreEncoding(Encoding):
                 out.append(z3.ForAll([x, m], z3.Implies(
                     z3.And(pend, S["tm"][m], Tok.cur(m) == k),
                     z3.Or(self._L(S, k) > M9.seq(x), z3.And(self._L(S, k) == M9.seq(x), k > n))),
-                    patterns=[z3.MultiPattern(S["m9"][x], S["tm"][m])]))
+                    patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     def ClaimsNoToken(self, S):
@@ -674,7 +674,7 @@ class RaincoreEncoding(Encoding):
             m = z3.Const(f"{S['tag']}_cn_m_{n}", Tok)
             out.append(z3.ForAll([x, m], z3.Implies(
                 z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
-                z3.Not(S["tm"][m])), patterns=[z3.MultiPattern(S["m9"][x], S["tm"][m])]))
+                z3.Not(S["tm"][m])), patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------

@@ -58,13 +58,10 @@ def _sequencerflush(members: int | None) -> list[Encoding]:
     # (N = 3): NoCrash (MaxCrashes = 0, TotalOrder proved) and NoFlush (one
     # crash, the coordinator's included: the flawed variant of SEQUENCER over
     # FLUSH, a reachable CTI to SurvivorTotalOrder); SequencerFlush.tla's
-    # Fixed variant at N = 2 (Pair's constants), the only N it is proved at
-    # and, asked for with --members 3 only (about half an hour of z3), the
-    # Fixed variant at N = 3 (CoordCrash's constants) for NoDuplicates alone
-    fixed = _sequencerflush_fixed(2) if members in (None, 2) else []
-    if members == 3:
-        from .sequencerflush import SequencerFlushEncoding
-        fixed = [SequencerFlushEncoding(3, properties=("NoDuplicates",), variant="FixedNoDuplicates")]
+    # Fixed variant at N = 2 (Pair's constants), the only N both properties
+    # are proved at; and, with --members 3 only (about half an hour of z3),
+    # the Fixed variant at N = 3 (CoordCrash's constants) for NoDuplicates alone
+    fixed = _sequencerflush_fixed(members) if members in (None, 2, 3) else []
     return [*_sequencer_plain(members), *fixed]
 
 
@@ -75,12 +72,15 @@ def _sequencer_plain(members: int | None) -> list[Encoding]:
 
 
 def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
-    """SEQUENCER over FLUSH, the Fixed variant (Pair's constants:
-    UniformDelivery, ResendAlways, ResentFirst FALSE, one crash) at N = 2 or
-    ``members``.  Proved at N = 2 (NoDuplicates, SurvivorTotalOrder); at
-    other N its post-crash lemmas are not written (docs/proofs.md, "SEQUENCER
-    over FLUSH"), so ``_sequencerflush`` lists it only for N = 2."""
+    """SEQUENCER over FLUSH, the Fixed variant (UniformDelivery, ResendAlways,
+    ResentFirst FALSE, one crash): at N = 2 (Pair's constants) both
+    NoDuplicates and SurvivorTotalOrder are proved; at N = 3 (CoordCrash's)
+    NoDuplicates alone (``FixedNoDuplicates``: SurvivorTotalOrder is neither
+    property nor lemma there); at other N the post-crash lemmas are not
+    written (docs/proofs.md, "SEQUENCER over FLUSH")."""
     from .sequencerflush import SequencerFlushEncoding
+    if members == 3:
+        return [SequencerFlushEncoding(3, properties=("NoDuplicates",), variant="FixedNoDuplicates")]
     return [SequencerFlushEncoding(members or 2)]
 
 

@@ -45,7 +45,7 @@ import z3
 from ..core import Label
 from ..sequencer import Data, Forward, SequencerModel, SequencerState, TotalOrder
 from ..values import Fn
-from .engine import Encoding, z3_set
+from .engine import Encoding, multipattern, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -476,7 +476,7 @@ class SequencerEncoding(Encoding):
         return z3.Implies(self._nocrash(S), z3.And(
             z3.ForAll([i, j], z3.Implies(z3.And(0 <= i, i < j, j < c1.tl, c1.sn[i] == c1.sn[j]),
                                          c1.sq[i] < c1.sq[j]),
-                      patterns=[z3.MultiPattern(c1.sn[i], c1.sn[j])]),
+                      patterns=[multipattern(c1.sn[i], c1.sn[j])]),
             z3.ForAll([i], z3.Implies(z3.And(0 <= i, i < c1.tl), c1.sq[i] <= bound), patterns=[c1.sq[i]])))
 
     def Fresh(self, S):
@@ -499,7 +499,7 @@ class SequencerEncoding(Encoding):
             ds, dq = S["ds"][m], S["dq"][m]
             out.append(z3.ForAll([i, j], z3.Implies(
                 z3.And(0 <= i, i < j, j < S["dlen"][m]), z3.Or(ds[i] != ds[j], dq[i] != dq[j])),
-                patterns=[z3.MultiPattern(ds[i], ds[j])]))
+                patterns=[multipattern(ds[i], ds[j])]))
         return z3.And(*out)
 
     def _agree(self, S, m1, m2):
@@ -510,7 +510,7 @@ class SequencerEncoding(Encoding):
         return z3.ForAll([i, j, k, l], z3.Implies(z3.And(
             0 <= i, i < j, j < S["dlen"][m1], 0 <= k, k < S["dlen"][m2], 0 <= l, l < S["dlen"][m2],
             d1s[i] == d2s[k], d1q[i] == d2q[k], d1s[j] == d2s[l], d1q[j] == d2q[l]), k < l),
-            patterns=[z3.MultiPattern(d1s[i], d1s[j], d2s[k], d2s[l])])
+            patterns=[multipattern(d1s[i], d1s[j], d2s[k], d2s[l])])
 
     def TotalOrder(self, S):
         return z3.And(*[self._agree(S, a, b) for a in self.M for b in self.M if a < b])

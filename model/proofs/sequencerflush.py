@@ -57,7 +57,7 @@ from ..sequencer import _subsets
 from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
                               SequencerFlushState)
 from ..values import Fn
-from .engine import Encoding, z3_set
+from .engine import Encoding, multipattern, z3_set
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -276,12 +276,8 @@ class SequencerFlushEncoding(Encoding):
             # checked by z3 in tests/test_proofs_sequencerflush.py).  Only at
             # N >= 3, where FwdOrder reads it: N = 2's queries stay as measured.
             k1, k2 = z3.Ints(f"k1_{name}_{self._k} k2_{name}_{self._k}")
-            # (the pattern's terms held in names: z3.MultiPattern drops its
-            # own references before the C call, and a term nothing else holds
-            # is freed under it: "invalid argument")
-            b1, b2 = b[k1], b[k2]
             cs.append(z3.ForAll([k1, k2], z3.Implies(z3.And(1 <= k1, k1 < k2, k2 <= n), src[k1] < src[k2]),
-                                patterns=[z3.MultiPattern(b1, b2)]))
+                                patterns=[multipattern(b[k1], b[k2])]))
         return (b, z3.IntVal(0), n)
 
     def _purged(self, S, ch: dict, p, v, cs: list) -> dict:
@@ -826,9 +822,9 @@ class SequencerFlushEncoding(Encoding):
         )
 
     # --- lemmas -------------------------------------------------------------------
-    # N = 2: an inductive invariant (every query proved).  N >= 3: not (yet):
-    # the lemmas below carry NoDuplicates and everything in view 1; the
-    # order of deliveries in the view after the crash (SurvivorTotalOrder
+    # N = 2: an inductive invariant (every query proved).  N = 3: the lemmas
+    # but SurvivorTotalOrder are one (NoDuplicates proved: FixedNoDuplicates);
+    # the order of deliveries in the view after the crash (SurvivorTotalOrder
     # across RecvData in view 2, SendView, InstallView) needs the lemmas
     # docs/proofs.md ("SEQUENCER over FLUSH", N = 3) describes, not written.
     properties = ("NoDuplicates", "SurvivorTotalOrder")
@@ -1068,7 +1064,7 @@ class SequencerFlushEncoding(Encoding):
                       z3.And(0 <= k, k <= gL)),
                 z3.Implies(i == t, k == gL))), patterns=[x])
             two = z3.ForAll([i, j], z3.Implies(z3.And(h < i, j == i + 1, j <= t, self._stamped(x, v)), z3.And(
-                self._stamped(y, v), Msg.dl(y) == k + z3.If(Msg.ty(y) == TY["DATA"], 1, 0))), patterns=[z3.MultiPattern(x, y)])
+                self._stamped(y, v), Msg.dl(y) == k + z3.If(Msg.ty(y) == TY["DATA"], 1, 0))), patterns=[multipattern(x, y)])
             cs.append(z3.Implies(z3.And(self._is_coord(S, c), v == 1), z3.And(one, two)))
         return z3.And(*cs)
 
@@ -1159,7 +1155,7 @@ class SequencerFlushEncoding(Encoding):
                 j2 = self._q(S, f"fo_d{p}{m}")
                 cs.append(z3.ForAll([i, j2], z3.Implies(z3.And(
                     h < i, i <= t, isf(a[i]), hb < j2, j2 <= tb, Msg.ty(b[j2]) == TY["DATA"], Msg.snd(b[j2]) == p),
-                    Msg.seq(b[j2]) < Msg.seq(a[i])), patterns=[z3.MultiPattern(a[i], b[j2])]))
+                    Msg.seq(b[j2]) < Msg.seq(a[i])), patterns=[multipattern(a[i], b[j2])]))
         return z3.And(*cs)
 
     def FwdTarget(self, S):
@@ -1184,10 +1180,10 @@ class SequencerFlushEncoding(Encoding):
             x, y = a[i], a[j]
             pre = z3.And(h < i, i < j, j <= t, Msg.ty(x) == TY["VIEW"], Msg.ty(y) == TY["DATA"])
             cs.append(z3.ForAll([i, j], z3.Implies(pre, Msg.seq(y) > self._pick(S["rval"], m, Msg.snd(y))),
-                                patterns=[z3.MultiPattern(x, y)]))
+                                patterns=[multipattern(x, y)]))
             cs.append(z3.ForAll([i, j, k], z3.Implies(z3.And(pre, 1 <= k, k <= Msg.dl(x), Msg.dS(x)[k] == Msg.snd(y)),
                                                       Msg.dQ(x)[k] < Msg.seq(y)),
-                                patterns=[z3.MultiPattern(x, y, Msg.dS(x)[k])]))
+                                patterns=[multipattern(x, y, Msg.dS(x)[k])]))
             for p in self.M[1:]:
                 b, hb, tb = S["ch"][p, 1], S["hd"][p, 1], S["tl"][p, 1]
                 i2, j2, k2 = (self._q(S, f"vf_{n}{m}{p}") for n in "ijk")
@@ -1195,7 +1191,7 @@ class SequencerFlushEncoding(Encoding):
                 cs.append(z3.ForAll([i2, j2, k2], z3.Implies(z3.And(
                     hb < i2, i2 <= tb, Msg.ty(f) == TY["FORWARD"], h < j2, j2 <= t, Msg.ty(v) == TY["VIEW"],
                     1 <= k2, k2 <= Msg.dl(v), Msg.dS(v)[k2] == p), Msg.dQ(v)[k2] < Msg.seq(f)),
-                    patterns=[z3.MultiPattern(f, v, Msg.dS(v)[k2])]))
+                    patterns=[multipattern(f, v, Msg.dS(v)[k2])]))
         return z3.Implies(z3.Not(S["crashed"][1]), z3.And(*cs))
 
     def NoOne(self, S):
@@ -1241,7 +1237,7 @@ class SequencerFlushEncoding(Encoding):
             dig = z3.Or(Msg.ty(x) == TY["VIEW"], Msg.ty(x) == TY["FLUSH_COMPLETED"])
             cs.append(z3.ForAll([i, j], z3.Implies(z3.And(h < i, i <= t, dig, 1 <= j, j <= Msg.dl(x)),
                                                    self._sent_ok(S, Msg.dS(x)[j], Msg.dQ(x)[j])),
-                                patterns=[z3.MultiPattern(x, Msg.dS(x)[j])]))
+                                patterns=[multipattern(x, Msg.dS(x)[j])]))
         for m in self.M:
             j = self._q(S, f"sb_l{m}")
             cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]),
