@@ -575,16 +575,24 @@ class SequencerFlushEncoding(Encoding):
             v, c = vid[p], S["fi"][p]
             allok = [z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["oks"][p, x]) for x in M]
             g = [Alive(p), phase[p] == PH["OkSent"], *allok]
-            base = {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}
-            own = self._join(base, {"comp": {(p, p): z3.BoolVal(True)}, "compS": {(p, p): S["lS"][p]},
-                                    "compQ": {(p, p): S["lQ"][p]}, "compL": {(p, p): S["lL"][p]}})
+            # one frame, the initiator's choice in its terms: as If(c = p,
+            # frame, frame) z3 split on c = p before it matched the frame's
+            # equalities (FlushCompleted(2) x Follow at N = 3: unknown at
+            # 120 s; as one frame 0.01 s); the channels p -> x change only
+            # for x = c # p, so the two relations are equal
+            own = c == p
+            rec = {"comp": {(p, p): z3.Or(own, S["comp"][p, p])},
+                   "compS": {(p, p): z3.If(own, S["lS"][p], S["compS"][p, p])},
+                   "compQ": {(p, p): z3.If(own, S["lQ"][p], S["compQ"][p, p])},
+                   "compL": {(p, p): z3.If(own, S["lL"][p], S["compL"][p, p])}}
             fc = _mk("FLUSH_COMPLETED", view=v, dl=S["lL"][p], dS=S["lS"][p], dQ=S["lQ"][p])
             chan = self._chan(S)
             for x in M:
                 if x != p:
                     chan[p, x] = self._ite(z3.And(c == x, Alive(x)), self._append(chan[p, x], fc), chan[p, x])
-            other = self._join(base, self._chan_upd(chan))
-            yield Label("FlushCompleted", (p,)), z3.And(*g, z3.If(c == p, fr(S, T, own), fr(S, T, other)))
+            yield Label("FlushCompleted", (p,)), z3.And(*g, fr(S, T, self._join(
+                {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}, rec,
+                self._chan_upd(chan))))
         for c, q in product(M, M):   # ReceiveFlushCompleted(c, q)
             h = self._head(S, c, q)
             g = [Alive(c), self._has(S, c, q), Msg.ty(h) == TY["FLUSH_COMPLETED"], Msg.view(h) == vid[c], Alive(q)]
