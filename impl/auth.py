@@ -6,8 +6,9 @@ Every datagram on the wire is ``envelope + frame + tag``:
     frame     the codec frame (opaque here)
     tag       HMAC-SHA256(key, envelope + frame), 32 bytes
 
-The key is a secret (a file or the environment), not a mode: nothing here
-changes what a checker accepts.  Replay protection: per sender, the highest
+The key is a secret, read from a file named on the command line (or the
+node's config), not a mode: nothing here changes what a checker accepts,
+and no environment variable is read.  Replay protection: per sender, the highest
 incarnation seen and a sliding window of ``WINDOW`` sequence numbers; an older
 incarnation, a sequence number below the window or one already seen is a
 replay.  ``Verifier.open`` never raises on any input: it returns the frame or
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import struct
 from collections import Counter
 
@@ -27,8 +27,6 @@ MAGIC = 0xA7
 _ENV = struct.Struct(">BHQQ")
 TAG = 32
 WINDOW = 1024
-KEY_ENV = "GROUPCHECK_CLUSTER_KEY"
-KEY_FILE_ENV = "GROUPCHECK_CLUSTER_KEY_FILE"
 MIN_KEY = 16
 
 REASONS = ("accepted", "truncated", "malformed", "forged", "replayed")
@@ -38,20 +36,15 @@ class KeyError_(ValueError):
     """No usable cluster key."""
 
 
-def load_key(path: str | None = None, environ=None) -> bytes | None:
-    """The cluster key from ``path``, else $GROUPCHECK_CLUSTER_KEY_FILE, else
-    $GROUPCHECK_CLUSTER_KEY; None when none is given.  Too short a key is refused."""
-    env = os.environ if environ is None else environ
-    path = path or env.get(KEY_FILE_ENV)
-    if path:
-        with open(path, "rb") as f:
-            key = f.read().strip()
-    elif env.get(KEY_ENV):
-        key = env[KEY_ENV].encode()
-    else:
+def load_key(path: str | None) -> bytes | None:
+    """The cluster key in the file ``path`` (surrounding whitespace
+    stripped); None when no path is given.  Too short a key is refused."""
+    if not path:
         return None
+    with open(path, "rb") as f:
+        key = f.read().strip()
     if len(key) < MIN_KEY:
-        raise KeyError_(f"cluster key shorter than {MIN_KEY} bytes")
+        raise KeyError_(f"{path}: cluster key shorter than {MIN_KEY} bytes")
     return key
 
 

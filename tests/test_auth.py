@@ -55,13 +55,13 @@ def test_random_bytes_never_raise():
 
 
 def test_key_sources_and_bind(tmp_path):
-    assert auth.load_key(environ={}) is None
-    assert auth.load_key(environ={auth.KEY_ENV: "s" * 20}) == b"s" * 20
+    assert auth.load_key(None) is None and auth.load_key("") is None
     p = tmp_path / "key"
     p.write_bytes(b"f" * 24 + b"\n")
-    assert auth.load_key(str(p), environ={}) == b"f" * 24
-    with pytest.raises(auth.KeyError_):
-        auth.load_key(environ={auth.KEY_ENV: "short"})
+    assert auth.load_key(str(p)) == b"f" * 24
+    p.write_bytes(b"short\n")
+    with pytest.raises(auth.KeyError_, match="key"):
+        auth.load_key(str(p))
     auth.check_bind("127.0.0.1", None)
     auth.check_bind("0.0.0.0", KEY)
     with pytest.raises(auth.KeyError_):
