@@ -111,7 +111,8 @@ class SequencerEncoding(Encoding):
     # every query first in a context of its own (engine.first_attempts):
     # in the process's shared context z3's search follows the terms earlier
     # queries created, and Send x ForwardChannel2 ran past 60 s once under
-    # load; asked fresh, N = 3's whole NoCrash matrix takes ~3 s
+    # load; asked fresh, N = 3's whole NoCrash matrix takes 1.2 s of z3 CPU
+    # (bench/prove.py, 2026-11-25; docs/proofs.md, SEQUENCER)
     first_attempts = ({},)
     first_ms = 30_000
 
