@@ -64,3 +64,69 @@ def test_every_instance_is_asked_the_negated_lemma_after_a_split(monkeypatch):
     asked.clear()
     r, m, _, _, part = _solve_split(INV, [STEP, x2 == x - 1], lemma, 10_000, enc(10_000_000))
     assert r == "cti" and part is not STEP and m.eval(x2).as_long() < 1
+
+
+# --- Frame: conjuncts an action leaves unchanged are proved without z3 ------------
+
+S = {"x": z3.Int("s_x"), "a": [z3.Array("s_a", z3.IntSort(), z3.IntSort())]}
+T = {"x": z3.Int("t_x"), "a": [z3.Array("t_a", z3.IntSort(), z3.IntSort())]}
+_names = iter(range(10**6))
+
+
+def pos_a(St):
+    """All of a is non-negative, its bound variable named afresh on every
+    call (as the encodings number theirs)."""
+    k = z3.Int(f"k{next(_names)}")
+    return z3.ForAll([k], St["a"][0][k] >= 0)
+
+
+def lemma(St):
+    return z3.And(St["x"] >= 0, pos_a(St))
+
+
+def same(got, want):
+    from groupcheck.model.proofs.engine import alpha_equal
+    return len(got) == len(want) and all(alpha_equal(a, b) for a, b in zip(got, want))
+
+
+def test_a_lemma_on_unchanged_variables_needs_no_solver(monkeypatch):
+    from groupcheck.model.proofs import engine
+    frame = engine.Frame(S, T)
+    bump_x = z3.And(T["x"] == S["x"] + 1, T["a"][0] == S["a"][0])
+    # a is framed, so only x's conjunct is left for z3 (bound names differ)
+    assert same(frame.residue([bump_x], lemma(T), lemma(S)), [T["x"] >= 0])
+    only_a = z3.And(T["x"] == S["x"], T["a"][0] == S["a"][0])
+    assert frame.residue([only_a], lemma(T), lemma(S)) == []
+    calls = []
+    monkeypatch.setattr(engine, "_solve_first", lambda *a, **k: calls.append(a) or ("unknown", None, 0, 0))
+    inv = lemma(S)
+    assert _solve_split(inv, [only_a], lemma(T), 10_000, enc(None), [[]])[0] == "proved" and calls == []
+
+
+def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
+    from groupcheck.model.proofs import engine
+    frame = engine.Frame(S, T)
+    inv = lemma(S)
+    # x may go negative: its conjunct is kept, z3 finds the CTI
+    drop_x = z3.And(T["x"] == S["x"] - 1, T["a"][0] == S["a"][0])
+    goals = [frame.residue([drop_x], lemma(T), lemma(S))]
+    r, m, *_ = _solve_split(inv, [drop_x], lemma(T), 10_000, enc(None), goals)
+    assert r == "cti" and m.eval(T["x"]).as_long() < 0
+    # a written below a guard is not a top-level frame: it counts as changed
+    guarded = z3.And(T["x"] == S["x"], z3.If(S["x"] > 3, T["a"][0] == S["a"][0], T["a"][0] == S["a"][0]))
+    assert len(frame.residue([guarded], lemma(T), lemma(S))) == 1
+    # a store into a is a change; a frame must hold for every instance asked together
+    store = z3.And(T["x"] == S["x"], T["a"][0] == z3.Store(S["a"][0], 1, -5))
+    framed_one = z3.And(T["x"] == S["x"], T["a"][0] == S["a"][0])
+    assert same(frame.residue([framed_one, store], lemma(T), lemma(S)), [pos_a(T)])
+    goals = [frame.residue([store], lemma(T), lemma(S))]
+    assert _solve_split(inv, [store], lemma(T), 10_000, enc(None), goals)[0] == "cti"
+
+
+def test_alpha_equal_is_up_to_bound_names_only():
+    from groupcheck.model.proofs.engine import alpha_equal
+    assert alpha_equal(pos_a(S), pos_a(S))
+    assert not alpha_equal(pos_a(S), pos_a(T))
+    k = z3.Int("k")
+    assert not alpha_equal(pos_a(S), z3.ForAll([k], S["a"][0][k] > 0))
+    assert not alpha_equal(pos_a(S), z3.Exists([k], S["a"][0][k] >= 0))

@@ -431,13 +431,17 @@ def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
     them (per action instance, per conjunct of the goal), assuming every
     lemma but SurvivorTotalOrder (not inductive at N = 3, so not a premise
     anything proved may rest on): action -> result."""
-    from groupcheck.model.proofs.engine import _solve_split
+    from groupcheck.model.proofs.engine import Frame, _solve_split
     S, T = enc.fresh("s"), enc.fresh("t")
-    inv = z3.And(*[L(S) for name, L in enc.lemmas.items() if name != "SurvivorTotalOrder"])
+    L_S = {name: L(S) for name, L in enc.lemmas.items() if name != "SurvivorTotalOrder"}
+    inv = z3.And(*L_S.values())
     acts: dict = {}
     for lab, f in enc.actions(S, T):
         acts.setdefault(lab.action, []).append(f)
-    return {a: _solve_split(inv, fs, enc.lemmas[lemma](T), timeout_ms, enc)[0] for a, fs in acts.items()}
+    # what the frame preserves is not asked (engine.Frame; the lemma's L(S) is in inv)
+    frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
+    return {a: _solve_split(inv, fs, L_T, timeout_ms, enc, [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
+            for a, fs in acts.items()}
 
 
 def test_n3_no_duplicates_is_preserved_by_every_action():

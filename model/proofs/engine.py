@@ -67,12 +67,15 @@ class Query:
     expected_cti: bool = False
     members: int | None = None
     cpu_seconds: float = 0.0
+    # proved by the frame alone: every action instance leaves unchanged all
+    # the lemma reads (Frame), no z3 call
+    by_frame: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "variant": self.variant, "query": self.query,
                "result": self.result, "seconds": round(self.seconds, 4),
                "cpu_seconds": round(self.cpu_seconds, 4), "flawed": self.expected_cti,
-               "members": self.members}
+               "members": self.members, "by_frame": self.by_frame}
         if self.result == "cti":
             out.update(action=self.action, pre=self.pre, post=self.post, reachable=self.reachable,
                        path=self.path)
@@ -226,6 +229,119 @@ def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
     return [f]
 
 
+def _leaves(state) -> list:
+    """A symbolic state's z3 terms in a fixed order (dicts, lists and tuples
+    walked in order): ``fresh(s)`` and ``fresh(t)`` give twins position by
+    position."""
+    if isinstance(state, Mapping):
+        return [x for k in state for x in _leaves(state[k])]
+    if isinstance(state, (list, tuple)):
+        return [x for v in state for x in _leaves(v)]
+    return [state] if z3.is_expr(state) else []
+
+
+def alpha_equal(a: z3.ExprRef, b: z3.ExprRef) -> bool:
+    """a and b are the same term up to the names of bound variables (z3
+    compares quantifiers with their names; the encodings number them)."""
+    seen: set[tuple[int, int]] = set()
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if x.eq(y) or (x.get_id(), y.get_id()) in seen:
+            continue
+        seen.add((x.get_id(), y.get_id()))
+        if z3.is_quantifier(x) or z3.is_quantifier(y):
+            if not (z3.is_quantifier(x) and z3.is_quantifier(y)):
+                return False
+            kind = lambda q: (q.is_forall(), q.is_exists(), q.is_lambda(), q.num_vars())   # noqa: E731
+            if kind(x) != kind(y) or any(x.var_sort(i) != y.var_sort(i) for i in range(x.num_vars())):
+                return False
+            todo.append((x.body(), y.body()))
+        elif z3.is_var(x) or z3.is_var(y):
+            if not (z3.is_var(x) and z3.is_var(y) and z3.get_var_index(x) == z3.get_var_index(y)
+                    and x.sort() == y.sort()):
+                return False
+        elif not (z3.is_app(x) and z3.is_app(y) and x.decl() == y.decl() and x.num_args() == y.num_args()):
+            return False
+        else:
+            todo += zip(x.children(), y.children())
+    return True
+
+
+class Frame:
+    r"""What the action instances leave unchanged, and the conjuncts of a
+    lemma that therefore need no solver.
+
+    An instance f whose top-level conjuncts include ``T.v = S.v`` leaves v
+    unchanged.  A conjunct c of L(T) whose post-state variables f all leaves
+    unchanged, and which with every post-state variable replaced by its
+    pre-state twin is the same conjunct of L(S) (term by term, up to bound
+    names: ``alpha_equal``), holds after f because L(S) is in the invariant:
+    ``Inv(S) /\ f /\ ~c(T)`` is unsat without asking z3.  ``residue``
+    keeps the other conjuncts, the goal z3 is asked.  Nothing is assumed of
+    an encoding beyond its formulas: a frame written ``If(g, frame1,
+    frame2)`` is no top-level equality, and its variables count as changed."""
+
+    def __init__(self, S, T) -> None:
+        pairs = [(s, t) for s, t in zip(_leaves(S), _leaves(T)) if s.sort() == t.sort() and not s.eq(t)]
+        self._twin = {t.get_id(): s for s, t in pairs}
+        self._back = [(t, s) for s, t in pairs]
+        self._kept: dict[int, frozenset[int]] = {}
+        self._lemma: dict[int, list] = {}
+
+    def unchanged(self, f: z3.BoolRef) -> frozenset[int]:
+        """The ids of the post-state terms f equates to their pre-state twins."""
+        k = f.get_id()
+        if k not in self._kept:
+            out, todo = set(), [f]
+            while todo:
+                c = todo.pop()
+                if z3.is_and(c):
+                    todo += c.children()
+                elif z3.is_eq(c):
+                    a, b = c.children()
+                    for x, y in ((a, b), (b, a)):
+                        if x.get_id() in self._twin and self._twin[x.get_id()].eq(y):
+                            out.add(x.get_id())
+            self._kept[k] = frozenset(out)
+        return self._kept[k]
+
+    def _reads(self, e: z3.ExprRef) -> frozenset[int]:
+        """The post-state terms e contains (quantifier bodies included)."""
+        out, seen, todo = set(), set(), [e]
+        while todo:
+            x = todo.pop()
+            if x.get_id() in seen:
+                continue
+            seen.add(x.get_id())
+            if x.get_id() in self._twin:
+                out.add(x.get_id())
+            elif z3.is_quantifier(x):
+                todo.append(x.body())
+            elif z3.is_app(x):
+                todo += x.children()
+        return frozenset(out)
+
+    def _parts(self, lemma_T, lemma_S) -> list:
+        """Per conjunct of lemma_T: (conjunct, its post-state terms, whether
+        it is lemma_S's conjunct once they are the pre-state's)."""
+        k = lemma_T.get_id()
+        if k not in self._lemma:
+            pT, pS = conjuncts(lemma_T), conjuncts(lemma_S)
+            if len(pT) != len(pS):
+                pT, pS = [lemma_T], [lemma_S]
+            self._lemma[k] = [(c, self._reads(c), alpha_equal(z3.substitute(c, *self._back), d))
+                              for c, d in zip(pT, pS)]
+        return self._lemma[k]
+
+    def residue(self, fs: list, lemma_T: z3.BoolRef, lemma_S: z3.BoolRef) -> list[z3.BoolRef]:
+        """The conjuncts of ``lemma_T`` (``conjuncts``) that some instance of
+        ``fs`` may change; [] when the frame alone preserves the lemma.  The
+        caller's premise must contain ``lemma_S``."""
+        kept = frozenset.intersection(*[self.unchanged(f) for f in fs]) if fs else frozenset()
+        return [c for c, reads, same in self._parts(lemma_T, lemma_S) if not (same and reads <= kept)]
+
+
 def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit: int | None = None):
     """_solve, after short attempts with the encoding's first_attempts (if
     any), each of which counts only if it proves."""
@@ -248,28 +364,36 @@ def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit:
     return r, m, dt + dt0, dc + dc0
 
 
-def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None = None):
+def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None = None,
+                 goals: list | None = None):
     r"""``inv_S /\ f /\ ~lemma_T`` for each ``f`` of ``fs`` (the instances of
     one action, ``Encoding.split_instances``): a CTI as soon as one part has
     one (its model and that part), else unknown if one part is, else proved;
     the seconds are the sums.  The goal is asked per conjunct of
     ``lemma_T`` (``conjuncts``) always under ``Encoding.split_goals``, and
     under ``Encoding.split_goal_rlimit`` when z3 gives up on it whole.
+    ``goals`` (parallel to ``fs``, ``Frame.residue``): the conjuncts of
+    ``lemma_T`` each ``f`` may change; [] asks nothing, None the whole lemma.
     Returns (result, model, wall s, CPU s, part)."""
     worst, dt, dc = "proved", 0.0, 0.0
-    always = getattr(enc, "split_goals", False)
-    rlimit = getattr(enc, "split_goal_rlimit", None)
-    parts = conjuncts(lemma_T) if always or rlimit else [lemma_T]
-    if len(parts) == 1:
-        always, rlimit = False, None
-    # every query below negates what it asks: the whole lemma, or one conjunct
-    whole = z3.Not(lemma_T)
-    for f in fs:
+    split_always = getattr(enc, "split_goals", False)
+    rlimit_all = getattr(enc, "split_goal_rlimit", None)
+    n_all = len(conjuncts(lemma_T))
+    for i, f in enumerate(fs):
+        residue = goals[i] if goals is not None else None
+        if residue == []:
+            continue        # the frame preserves every conjunct (Frame)
+        goal = lemma_T if residue is None or len(residue) == n_all else z3.And(*residue)
+        always, rlimit = split_always, rlimit_all
+        parts = conjuncts(goal) if always or rlimit else [goal]
+        if len(parts) == 1:
+            always, rlimit = False, None
         m = None
         if always:
             r = "unknown"
         else:
-            r, m, t, c = _solve_first([inv_S, f, whole], timeout_ms, enc, rlimit)
+            # every query below negates what it asks: the whole goal, or one conjunct
+            r, m, t, c = _solve_first([inv_S, f, z3.Not(goal)], timeout_ms, enc, rlimit)
             dt, dc = dt + t, dc + c
         if r == "unknown" and (always or rlimit):
             r = "proved"
@@ -349,7 +473,9 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     for name, L in lemmas.items():
         r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
         out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
-    inv_S = enc.inv(S)
+    L_S = {name: L(S) for name, L in lemmas.items()}
+    inv_S = z3.And(*L_S.values())
+    frame = Frame(S, T)
     acts = list(enc.actions(S, T))
     by_action: dict[str, list[z3.BoolRef]] = {}
     for lab, f in acts:
@@ -357,6 +483,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
     open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
     split = getattr(enc, "split_instances", False)
+    L_T = {name: L(T) for name, L in lemmas.items()}
     for action, fs in by_action.items():
         parts = [[f] for f in fs] if split and len(fs) > 1 else [fs]
         for name, L in lemmas.items():
@@ -370,9 +497,12 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
                     q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
                               cpu_seconds=dc)
             if q is None:
-                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], L(T), open_ms, enc)
-                fq = [inv_S, part, z3.Not(L(T))]
-                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc)
+                goals = [frame.residue(part, L_T[name], L_S[name]) for part in parts]
+                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], L_T[name], open_ms,
+                                                  enc, goals)
+                fq = [inv_S, part, z3.Not(L_T[name])]
+                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc,
+                          by_frame=all(g == [] for g in goals))
                 if reach is not None and m is not None:
                     m = _classify(enc, reach, q, fq, S, timeout_ms) or m
             if m is not None:
