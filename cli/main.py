@@ -281,7 +281,7 @@ def prove(
     for q in rows:
         reach = "" if q.result != "cti" else {True: "yes", False: "no", None: "unknown"}[q.reachable]
         t.add_row(escape(q.protocol), escape(q.variant), str(q.members or "any"), escape(q.query),
-                  f"[{style[q.result]}]{q.result}[/]", reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
+                  f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
     console().print(t)
     for enc, ok, secs, qs in verdicts:
         n = len(qs)
@@ -289,10 +289,11 @@ def prove(
         ctis = [q for q in qs if q.result == "cti"]
         real = [q for q in ctis if q.reachable]
         want = "a reachable counterexample to induction" if enc.expect_cti else "every query proved"
-        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {proved}/{n} proved, {len(ctis)} CTI "
+        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {proved}/{n} proved "
+                f"({sum(q.by_frame for q in qs)} by the frame alone), {len(ctis)} CTI "
                 f"({len(real)} reachable), {sum(q.result == 'unknown' for q in qs)} unknown in {secs:.1f} s; "
                 f"expected {want}: {'as expected' if ok else 'UNEXPECTED'}")
-        console().print(head, markup=False)
+        console().print(head, markup=False, soft_wrap=True)
         if real:
             q = min(real, key=lambda q: len(q.path or []))
             console().print(f"  reachable CTI of {q.query}, step {q.action}; shortest path to its pre-state:",

@@ -376,7 +376,9 @@ def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
     unknown = sum(q.result == "unknown" for q in qs)
     expected = ("a counterexample to induction the bounded model reaches" if enc.expect_cti
                 else "every query proved")
-    observed = (f"{proved} of {len(qs)} queries proved, {len(ctis)} CTI ({len(real)} reachable)"
+    framed = sum(q.by_frame for q in qs)
+    observed = (f"{proved} of {len(qs)} queries proved ({framed} by the frame alone), "
+                f"{len(ctis)} CTI ({len(real)} reachable)"
                 + (f", {unknown} unknown" if unknown else ""))
     detail = None
     if real:
@@ -392,7 +394,7 @@ def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
         name=f"{enc.variant} (N={enc.members})", expected=expected, observed=observed, as_expected=ok,
         seconds=round(time.monotonic() - t0 if queries is None else sum(q.seconds for q in qs), 3),
         figures={"members": enc.members, "queries": len(qs), "proved": proved, "cti": len(ctis),
-                 "reachable_cti": len(real), "unknown": unknown,
+                 "reachable_cti": len(real), "unknown": unknown, "by_frame": framed,
                  "max_query_seconds": round(max(q.seconds for q in qs), 3) if qs else None,
                  "solver_seconds": round(sum(q.seconds for q in qs), 3),
                  "max_query_cpu_seconds": round(max(q.cpu_seconds for q in qs), 3) if qs else None,

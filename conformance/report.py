@@ -233,7 +233,8 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     if mats:
         out += ["", "## Proof matrices (z3)", "",
                 "Per variant: one row per lemma; a cell is the query's seconds when proved (initiation, "
-                "consecution under each action, implication of the property), else its result "
+                "consecution under each action, implication of the property), `frame` when the action "
+                "leaves unchanged all the lemma reads (proved without z3), else its result "
                 "(docs/proofs.md).", ""]
         for mtx in mats:
             out += [f"### `{mtx['id']}`", "", _line(mtx["title"]), "",
@@ -277,7 +278,9 @@ def proof_matrices(checks: list[Check]) -> list[dict]:
                 col, lemma = kind, rest
             if col not in cols:
                 cols.append(col)
-            if q["result"] == "proved":
+            if q["result"] == "proved" and q.get("by_frame"):
+                cell = "frame"
+            elif q["result"] == "proved":
                 cell = f"{q['seconds']:.2f}"
             elif q["result"] == "cti":
                 cell = "CTI " + {True: "reachable", False: "unreachable", None: "unclassified"}[q.get("reachable")]

@@ -13,6 +13,9 @@ def test_fixed_pair_is_proved_and_its_matrix_is_reported():
     (m,) = report.proof_matrices([c])
     assert m["columns"][0] == "initiation" and m["columns"][-1] == "implication"
     assert "Join" in m["columns"] and len(m["rows"]) == len(StableEncoding(2, 1).lemmas)
+    # some queries need no solver (engine.Frame), and the matrix says which
+    assert 0 < c.figures["by_frame"] < c.figures["queries"]
+    assert any("frame" in r["cells"] for r in m["rows"])
     md = report.markdown([c])
     assert "## Proof matrices (z3)" in md and "| SafeGC |" in md
     assert "Proof matrices (z3)" in report.html([c])
