@@ -286,8 +286,10 @@ class Frame:
         pairs = [(s, t) for s, t in zip(_leaves(S), _leaves(T)) if s.sort() == t.sort() and not s.eq(t)]
         self._twin = {t.get_id(): s for s, t in pairs}
         self._back = [(t, s) for s, t in pairs]
-        self._kept: dict[int, frozenset[int]] = {}
-        self._lemma: dict[int, list] = {}
+        # memos keyed by z3 ids; each holds its terms, so that an id cannot
+        # be freed and reused by another term while the Frame lives
+        self._kept: dict[int, tuple] = {}
+        self._lemma: dict[tuple[int, int], tuple] = {}
 
     def unchanged(self, f: z3.BoolRef) -> frozenset[int]:
         """The ids of the post-state terms f equates to their pre-state twins."""
@@ -303,8 +305,8 @@ class Frame:
                     for x, y in ((a, b), (b, a)):
                         if x.get_id() in self._twin and self._twin[x.get_id()].eq(y):
                             out.add(x.get_id())
-            self._kept[k] = frozenset(out)
-        return self._kept[k]
+            self._kept[k] = (f, frozenset(out))
+        return self._kept[k][1]
 
     def _reads(self, e: z3.ExprRef) -> frozenset[int]:
         """The post-state terms e contains (quantifier bodies included)."""
@@ -325,14 +327,14 @@ class Frame:
     def _parts(self, lemma_T, lemma_S) -> list:
         """Per conjunct of lemma_T: (conjunct, its post-state terms, whether
         it is lemma_S's conjunct once they are the pre-state's)."""
-        k = lemma_T.get_id()
+        k = (lemma_T.get_id(), lemma_S.get_id())
         if k not in self._lemma:
             pT, pS = conjuncts(lemma_T), conjuncts(lemma_S)
             if len(pT) != len(pS):
                 pT, pS = [lemma_T], [lemma_S]
-            self._lemma[k] = [(c, self._reads(c), alpha_equal(z3.substitute(c, *self._back), d))
-                              for c, d in zip(pT, pS)]
-        return self._lemma[k]
+            self._lemma[k] = (lemma_T, lemma_S, [(c, self._reads(c), alpha_equal(z3.substitute(c, *self._back), d))
+                                                 for c, d in zip(pT, pS)])
+        return self._lemma[k][2]
 
     def residue(self, fs: list, lemma_T: z3.BoolRef, lemma_S: z3.BoolRef) -> list[z3.BoolRef]:
         """The conjuncts of ``lemma_T`` (``conjuncts``) that some instance of
