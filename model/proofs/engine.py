@@ -33,6 +33,10 @@ exploration was complete) means a lemma is missing, else unknown.  For a
 flawed variant the explorer's shortest counterexample to the property is
 searched first for the step that leaves the invariant (``_first_break``):
 that step answers its queries with a CTI pinned to two reachable states.
+A conjunct of a lemma that an action instance's frame preserves (every
+post-state variable it reads is equated to its pre-state twin, and it is
+then the same conjunct of L(S)) is not asked (``Frame``); a query with
+nothing left is reported ``by_frame``.
 ``verdict`` says when a variant holds; ``edge_in_relation``,
 ``satisfies_invariant`` and ``extra_successor`` compare an encoding with its
 explicit-state model (the tests of issue 15 item 4).  Rough spot: the encodings here fix the
