@@ -43,9 +43,10 @@ ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailu
            "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")
 PROPERTIES = ("AtMostOneToken", "ConsistentHistory")
 CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableFounder",
-             "NeutralRecovery", "FreshClaim", "FreshView", "TokenRingClaim", "YieldClaim")
+             "NeutralRecovery", "FreshClaim", "FreshView", "TokenRingClaim", "YieldClaim",
+             "Timely911")
 # constants added after traces were first written: their value when a header lacks them
-_ABSENT = {"TokenRingClaim": False, "YieldClaim": False}
+_ABSENT = {"TokenRingClaim": False, "YieldClaim": False, "Timely911": False}
 _WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
 
 

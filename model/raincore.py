@@ -31,8 +31,8 @@ token held" and "no lastToken yet".
 
 The boolean constants select the variant (all FALSE: the seed as written,
 where TLC refutes AtMostOneToken; docs/raincore.md explains each one):
-``TimelyTimeouts`` and ``StableFounder`` are assumptions the seed makes
-silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView``,
+``TimelyTimeouts``, ``Timely911`` and ``StableFounder`` are assumptions
+the seed makes silently, ``NeutralRecovery``, ``FreshClaim``, ``FreshView``,
 ``TokenRingClaim`` and ``YieldClaim`` are fixes.
 """
 
@@ -137,6 +137,7 @@ class RaincoreModel(Model):
         self.FreshView = bool(c.get("FreshView", False))
         self.TokenRingClaim = bool(c.get("TokenRingClaim", False))
         self.YieldClaim = bool(c.get("YieldClaim", False))
+        self.Timely911 = bool(c.get("Timely911", False))
         # MC bounds (absent: unbounded, for driving the model by hand)
         self.MaxSeq = c.get("MaxSeq")
         self.Max911 = c.get("Max911")
@@ -206,6 +207,10 @@ class RaincoreModel(Model):
 
     def TokenComing(self, s: RaincoreState, n: int) -> bool:
         return any(n in l for l in self.TokenLists(s))
+
+    def CallWaiting(self, s: RaincoreState, n: int) -> bool:
+        """A 911 is on its way to n: under Timely911 no timer of n fires."""
+        return any(m["dest"] == n for m in s.msgs911)
 
     # --- initial state ----------------------------------------------------------
     def SteadyToken(self, i: int) -> Fn:
@@ -370,6 +375,8 @@ class RaincoreModel(Model):
     def EatingTimeout(self, s: RaincoreState, n: int) -> RaincoreState | None:
         if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Eating":
             return None
+        if self.Timely911 and self.CallWaiting(s, n):
+            return None
         t = s.token[n - 1]
         add = s.newNodes[n - 1] - set(t["nodelist"])
         nl = InsertAfter(t["nodelist"], n, tuple(sorted(add))) if add else t["nodelist"]
@@ -392,6 +399,8 @@ class RaincoreModel(Model):
             return None
         if self.TimelyTimeouts and self.TokenComing(s, n):
             return None
+        if self.Timely911 and self.CallWaiting(s, n):
+            return None
         return s._replace(
             tokenState=_upd(s.tokenState, n, "Starving"),
             viewState=_upd(s.viewState, n, "Chaos"),
@@ -402,6 +411,8 @@ class RaincoreModel(Model):
         if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Starving":
             return None
         if self.TimelyTimeouts and self.TokenComing(s, n):
+            return None
+        if self.Timely911 and self.CallWaiting(s, n):
             return None
         return s._replace(msgs911=s.msgs911 | {self.Call911(s, n)})
 
@@ -503,7 +514,8 @@ class RaincoreModel(Model):
     # of them (a test's variant) is searched with ``next`` instead.
     _KERNEL_TRANSCRIBES = (
         "init", "next", "constraint", "GlobalViewNumber", "LastGlobalView", "ViewOf", "Queued", "ClaimRing", "ClaimSeq",
-        "HigherClaim", "Yields", "Call911", "UpNodes", "TokenLists", "TokenComing", "SteadyToken", "InitNode",
+        "HigherClaim", "Yields", "Call911", "UpNodes", "TokenLists", "TokenComing", "CallWaiting",
+        "SteadyToken", "InitNode",
         "Initialization", "AcceptToken", "TokenReceived", "Veto", "Regenerate", "Received911",
         "TokenDeliveryFailure", "DeliveryFailure911", "EatingTimeout", "HungryTimeout", "StarvingTimeout",
         "Crash", "Recover", "Join", "TokenLoss",
@@ -614,7 +626,9 @@ class RaincoreModel(Model):
 _ST, _VS, _TS, _GV, _LT, _LV, _NN, _TOK, _REC = range(9)
 _NO_TOK = (0, (), NULL, NULL, 0)   # NO_TOKEN as a kernel token
 # kinds of node-local operations
-_PLAIN, _TIMELY, _CRASH = 0, 1, 2
+# An op's kind: a crash, or flags of the guards checked per state (the
+# timeouts under TimelyTimeouts read TokenComing, under Timely911 CallWaiting).
+_PLAIN, _TIMELY, _CRASH, _CALL = 0, 1, 2, 4
 
 
 class RaincoreKernel(Kernel):
@@ -794,7 +808,8 @@ class RaincoreKernel(Kernel):
     # --- node-local actions: effect per (node, record) --------------------------------
     def _local_ops(self, n: int, r: tuple) -> tuple:
         """The actions of node n that read only its record (and, for the
-        timeouts under TimelyTimeouts, TokenComing, checked per state):
+        timeouts under TimelyTimeouts TokenComing and under Timely911
+        CallWaiting, checked per state):
         tuples ``(label, key of record', token added, 911 added, kind)``."""
         model = self.model
         W = self._with
@@ -808,6 +823,7 @@ class RaincoreKernel(Kernel):
                         I(W(r, status="Up", viewState="Chaos", tokenState="Hungry", localView=self.InitRing,
                             lastToken=t)), t, None, _PLAIN))
         if st == "Up":
+            call = _CALL if model.Timely911 else _PLAIN
             # EatingTimeout(n)
             if ts == "Eating":
                 t = r[_TOK]
@@ -817,10 +833,10 @@ class RaincoreKernel(Kernel):
                 if len(nl) > 1:
                     t2 = (t[0] + 1, nl, n, NextNode(nl, n), t[4])
                     ops.append((Label("EatingTimeout", (n,)),
-                                I(W(r1, lastToken=t2, tokenState="Hungry", token=_NO_TOK)), t2, None, _PLAIN))
+                                I(W(r1, lastToken=t2, tokenState="Hungry", token=_NO_TOK)), t2, None, call))
                 else:
-                    ops.append((Label("EatingTimeout", (n,)), I(r1), None, None, _PLAIN))
-            kind = _TIMELY if self.TimelyTimeouts else _PLAIN
+                    ops.append((Label("EatingTimeout", (n,)), I(r1), None, None, call))
+            kind = (_TIMELY if self.TimelyTimeouts else _PLAIN) | call
             # HungryTimeout(n)
             if ts == "Hungry":
                 ops.append((Label("HungryTimeout", (n,)), I(W(r, tokenState="Starving", viewState="Chaos")),
@@ -959,7 +975,9 @@ class RaincoreKernel(Kernel):
                     tm2 = frozenset([m for m in tm if m[2] != n])
                     m92 = frozenset([m for m in m9 if m[1] != n])
                 else:
-                    if kind == _TIMELY:
+                    if kind & _CALL and any(m[2] == i + 1 for m in m9):
+                        continue   # CallWaiting(n) under Timely911
+                    if kind & _TIMELY:
                         if coming is None:
                             # TokenComing: the nodes on the nodelist of a token
                             # held by an Up Eating node or in flight

@@ -121,7 +121,7 @@ class RaincoreEncoding(Encoding):
     properties = ("AtMostOneToken",)
 
     CONSTS = ("TimelyTimeouts", "StableFounder", "NeutralRecovery", "FreshClaim", "FreshView",
-              "TokenRingClaim", "YieldClaim")
+              "TokenRingClaim", "YieldClaim", "Timely911")
 
     def __init__(self, constants: dict, *, variant: str, expect_cti: bool, lemma_names=None,
                  properties=("AtMostOneToken",)) -> None:
@@ -216,6 +216,11 @@ class RaincoreEncoding(Encoding):
                 for k in self.nodes]
         inflight = z3.Exists([m], z3.And(S["tm"][m], self.R.member_c(n, Tok.nl(m))))
         return z3.Or(*held, inflight)
+
+    def call_waiting(self, S, n):
+        """CallWaiting(n): a 911 in flight is addressed to n (Timely911)."""
+        x = z3.Const(f"{S['tag']}_cw_{n}", M9)
+        return z3.Exists([x], z3.And(S["m9"][x], M9.dest(x) == n))
 
     def regenerate(self, S, n, x):
         out = [M9.status(x) == YES, S["ts"][n] == STARVING, Tok.nl(S["last"][n]) != 0, z3.Not(S["rec"][n])]
@@ -345,8 +350,9 @@ class RaincoreEncoding(Encoding):
                         "vs": {n: z3.If(anyadd, CHAOS, S["vs"][n])}}
                 send = dict(base, last={n: t2}, tm=z3.Store(tm, t2, True), ts={n: HUNGRY},
                             token={n: self.no_token()})
+                timely = [z3.Not(self.call_waiting(S, n))] if self.Timely911 else []
                 yield Label("EatingTimeout", (n,)), z3.And(
-                    S["status"][n] == UP, S["ts"][n] == EATING,
+                    S["status"][n] == UP, S["ts"][n] == EATING, *timely,
                     z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
             for name, st in (("HungryTimeout", HUNGRY), ("StarvingTimeout", STARVING)):
                 if not want(name):
@@ -354,6 +360,8 @@ class RaincoreEncoding(Encoding):
                 g = [S["status"][n] == UP, S["ts"][n] == st]
                 if self.TimelyTimeouts:
                     g.append(z3.Not(self.token_coming(S, n)))
+                if self.Timely911:
+                    g.append(z3.Not(self.call_waiting(S, n)))
                 upd = {"m9": z3.Store(m9, self.call911(S, n), True)}
                 if st == HUNGRY:
                     upd.update(ts={n: STARVING}, vs={n: CHAOS})
@@ -485,9 +493,11 @@ class RaincoreEncoding(Encoding):
         """The lemmas below are those of FixedRing2: two nodes, both in the
         steady initial ring, every assumption and fix (node 1 the stable
         founder; YieldClaim off, they are not checked with it).  They are
-        stated for that size only."""
+        stated for that size only.  Timely911 may be either: it only adds
+        guards to the timeouts, so an invariant inductive without it stays
+        inductive with it."""
         return (self.N == 2 and self.InitSize == 2 and not self.ColdStart and not self.YieldClaim
-                and all(getattr(self, k) for k in self.CONSTS if k != "YieldClaim"))
+                and all(getattr(self, k) for k in self.CONSTS if k not in ("YieldClaim", "Timely911")))
 
     def _L(self, S, n):
         return Tok.seq(S["last"][n])

@@ -23,8 +23,9 @@
 (* listed, with its justification from Figures 12-14, in docs/raincore.md. *)
 (*                                                                         *)
 (* Variant constants.  All FALSE is the model faithful to the seed, and    *)
-(* TLC refutes AtMostOneToken on it.  TimelyTimeouts and StableFounder     *)
-(* state assumptions the seed makes without saying so; NeutralRecovery,    *)
+(* TLC refutes AtMostOneToken on it.  TimelyTimeouts, Timely911 and       *)
+(* StableFounder state assumptions the seed makes without saying so;       *)
+(* NeutralRecovery,                                                        *)
 (* FreshClaim, FreshView, TokenRingClaim and YieldClaim are the smallest   *)
 (* fixes of the flaws that remain under those assumptions.                 *)
 (* docs/raincore.md gives each counterexample and the model that shows it. *)
@@ -52,12 +53,16 @@ CONSTANTS
                      \* number than the receiver's is answered as a claim as
                      \* well as queued (needs NeutralRecovery: only then does
                      \* a positive claim prove its originator is on the ring)
-    YieldClaim       \* fix: a Hungry node vetoes like an Eating one; a node
+    YieldClaim,      \* fix: a Hungry node vetoes like an Eating one; a node
                      \* that lets a claim pass queues its originator; a
                      \* claim travels the nodelist its originator would
                      \* regenerate (lastToken's with the queued nodes), and
                      \* only a YES for a claim on that nodelist regenerates
                      \* (F8; needs TokenRingClaim and FreshClaim)
+    Timely911        \* variant: a timing assumption like TimelyTimeouts, for
+                     \* 911s: a node's timers (Eating, Hungry, Starving) never
+                     \* fire while a 911 addressed to it is in flight; a 911
+                     \* hop is shorter than any timeout (F8c)
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
@@ -66,6 +71,7 @@ ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ FreshView \in BOOLEAN /\ (FreshView => NeutralRecovery)
        /\ TokenRingClaim \in BOOLEAN /\ (TokenRingClaim => NeutralRecovery)
        /\ YieldClaim \in BOOLEAN /\ (YieldClaim => TokenRingClaim /\ FreshClaim)
+       /\ Timely911 \in BOOLEAN
 
 Node == 1..N
 InitRing == [i \in 1..InitSize |-> i]
@@ -169,6 +175,11 @@ UpNodes == {n \in Node : status[n] = "Up"}
 TokenLists == {token[k].nodelist : k \in {j \in UpNodes : tokenState[j] = "Eating"}}
               \cup {m.nodelist : m \in tokenMsgs}
 TokenComing(n) == \E l \in TokenLists : n \in Range(l)
+\* A 911 is on its way to node n: under Timely911 none of n's timers fires
+\* before n has taken it (a 911 hop is shorter than any timeout, as a token
+\* round is under TimelyTimeouts; F8c needs a 911 that waits while its
+\* receiver eats, passes the token on and crashes).
+CallWaiting(n) == \E m \in msgs911 : m.dest = n
 
 -----------------------------------------------------------------------------
 TokenRec == [seq : Nat, nodelist : Seq(Node), cur : Node \cup {NULL},
@@ -402,6 +413,7 @@ EatingTimeout(n) ==
     IN
     /\ status[n] = "Up"
     /\ tokenState[n] = "Eating"
+    /\ Timely911 => ~CallWaiting(n)
     /\ newNodes' = [newNodes EXCEPT ![n] = {}]
     /\ viewState' = IF add = {} THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
     /\ IF Len(nl) > 1
@@ -417,6 +429,7 @@ HungryTimeout(n) ==
     /\ status[n] = "Up"
     /\ tokenState[n] = "Hungry"
     /\ TimelyTimeouts => ~TokenComing(n)
+    /\ Timely911 => ~CallWaiting(n)
     /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
     /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
     /\ msgs911' = msgs911 \cup {Call911(n)}
@@ -428,6 +441,7 @@ StarvingTimeout(n) ==
     /\ status[n] = "Up"
     /\ tokenState[n] = "Starving"
     /\ TimelyTimeouts => ~TokenComing(n)
+    /\ Timely911 => ~CallWaiting(n)
     /\ msgs911' = msgs911 \cup {Call911(n)}
     /\ UNCHANGED <<status, viewState, tokenState, globalView, lastToken,
                    localView, newNodes, token, tokenMsgs, recovered>>

@@ -13,9 +13,10 @@
 (* environment record).                                                    *)
 (*                                                                         *)
 (* The variants (TimelyTimeouts, StableFounder, NeutralRecovery,           *)
-(* FreshClaim, FreshView, TokenRingClaim, YieldClaim) and N, InitSize,    *)
-(* InitSeq, ColdStart come from the trace header (TokenRingClaim and      *)
-(* YieldClaim: FALSE when a header lacks them, as in the Python replay).  *)
+(* FreshClaim, FreshView, TokenRingClaim, YieldClaim, Timely911) and N,    *)
+(* InitSize, InitSeq, ColdStart come from the trace header (TokenRingClaim *)
+(* YieldClaim and Timely911: FALSE when a header lacks them, as in the     *)
+(* Python replay).                                                         *)
 (*                                                                         *)
 (* Every message an action takes is logged whole (the token or 911 it      *)
 (* receives, the one that came back undelivered, the token lost); its      *)
@@ -34,7 +35,8 @@
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 CONSTANTS N, InitSize, InitSeq, ColdStart, TimelyTimeouts, StableFounder,
-          NeutralRecovery, FreshClaim, FreshView, TokenRingClaim, YieldClaim
+          NeutralRecovery, FreshClaim, FreshView, TokenRingClaim, YieldClaim,
+          Timely911
 
 VARIABLES status, viewState, tokenState, globalView, lastToken, localView,
           newNodes, token, tokenMsgs, msgs911, recovered, l
