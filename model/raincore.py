@@ -209,7 +209,7 @@ class RaincoreModel(Model):
         return any(n in l for l in self.TokenLists(s))
 
     def CallWaiting(self, s: RaincoreState, n: int) -> bool:
-        """A 911 is on its way to n: under Timely911 no timer of n fires."""
+        """A 911 is on its way to n: under Timely911 n's Eating timeout waits."""
         return any(m["dest"] == n for m in s.msgs911)
 
     # --- initial state ----------------------------------------------------------
@@ -399,8 +399,6 @@ class RaincoreModel(Model):
             return None
         if self.TimelyTimeouts and self.TokenComing(s, n):
             return None
-        if self.Timely911 and self.CallWaiting(s, n):
-            return None
         return s._replace(
             tokenState=_upd(s.tokenState, n, "Starving"),
             viewState=_upd(s.viewState, n, "Chaos"),
@@ -411,8 +409,6 @@ class RaincoreModel(Model):
         if s.status[n - 1] != "Up" or s.tokenState[n - 1] != "Starving":
             return None
         if self.TimelyTimeouts and self.TokenComing(s, n):
-            return None
-        if self.Timely911 and self.CallWaiting(s, n):
             return None
         return s._replace(msgs911=s.msgs911 | {self.Call911(s, n)})
 
@@ -626,8 +622,9 @@ class RaincoreModel(Model):
 _ST, _VS, _TS, _GV, _LT, _LV, _NN, _TOK, _REC = range(9)
 _NO_TOK = (0, (), NULL, NULL, 0)   # NO_TOKEN as a kernel token
 # kinds of node-local operations
-# An op's kind: a crash, or flags of the guards checked per state (the
-# timeouts under TimelyTimeouts read TokenComing, under Timely911 CallWaiting).
+# An op's kind: a crash, or flags of the guards checked per state (the Hungry
+# and Starving timeouts under TimelyTimeouts read TokenComing, the Eating
+# timeout under Timely911 CallWaiting).
 _PLAIN, _TIMELY, _CRASH, _CALL = 0, 1, 2, 4
 
 
@@ -808,8 +805,9 @@ class RaincoreKernel(Kernel):
     # --- node-local actions: effect per (node, record) --------------------------------
     def _local_ops(self, n: int, r: tuple) -> tuple:
         """The actions of node n that read only its record (and, for the
-        timeouts under TimelyTimeouts TokenComing and under Timely911
-        CallWaiting, checked per state):
+        Hungry and Starving timeouts under TimelyTimeouts TokenComing, and
+        for the Eating timeout under Timely911 CallWaiting, checked per
+        state):
         tuples ``(label, key of record', token added, 911 added, kind)``."""
         model = self.model
         W = self._with
@@ -836,7 +834,7 @@ class RaincoreKernel(Kernel):
                                 I(W(r1, lastToken=t2, tokenState="Hungry", token=_NO_TOK)), t2, None, call))
                 else:
                     ops.append((Label("EatingTimeout", (n,)), I(r1), None, None, call))
-            kind = (_TIMELY if self.TimelyTimeouts else _PLAIN) | call
+            kind = _TIMELY if self.TimelyTimeouts else _PLAIN
             # HungryTimeout(n)
             if ts == "Hungry":
                 ops.append((Label("HungryTimeout", (n,)), I(W(r, tokenState="Starving", viewState="Chaos")),

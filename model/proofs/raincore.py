@@ -218,7 +218,8 @@ class RaincoreEncoding(Encoding):
         return z3.Or(*held, inflight)
 
     def call_waiting(self, S, n):
-        """CallWaiting(n): a 911 in flight is addressed to n (Timely911)."""
+        """CallWaiting(n): a 911 in flight is addressed to n (Timely911: the
+        Eating timeout waits)."""
         x = z3.Const(f"{S['tag']}_cw_{n}", M9)
         return z3.Exists([x], z3.And(S["m9"][x], M9.dest(x) == n))
 
@@ -360,8 +361,6 @@ class RaincoreEncoding(Encoding):
                 g = [S["status"][n] == UP, S["ts"][n] == st]
                 if self.TimelyTimeouts:
                     g.append(z3.Not(self.token_coming(S, n)))
-                if self.Timely911:
-                    g.append(z3.Not(self.call_waiting(S, n)))
                 upd = {"m9": z3.Store(m9, self.call911(S, n), True)}
                 if st == HUNGRY:
                     upd.update(ts={n: STARVING}, vs={n: CHAOS})

@@ -60,9 +60,10 @@ CONSTANTS
                      \* only a YES for a claim on that nodelist regenerates
                      \* (F8; needs TokenRingClaim and FreshClaim)
     Timely911        \* variant: a timing assumption like TimelyTimeouts, for
-                     \* 911s: a node's timers (Eating, Hungry, Starving) never
-                     \* fire while a 911 addressed to it is in flight; a 911
-                     \* hop is shorter than any timeout (F8c)
+                     \* 911s: a node's Eating timeout never fires while a 911
+                     \* addressed to it is in flight (a 911 hop is shorter
+                     \* than a node eats): it takes the 911s before it passes
+                     \* the token on (F8c)
 
 ASSUME /\ N \in Nat /\ InitSize \in 2..N
        /\ InitSeq \in Nat /\ InitSeq >= InitSize
@@ -175,10 +176,13 @@ UpNodes == {n \in Node : status[n] = "Up"}
 TokenLists == {token[k].nodelist : k \in {j \in UpNodes : tokenState[j] = "Eating"}}
               \cup {m.nodelist : m \in tokenMsgs}
 TokenComing(n) == \E l \in TokenLists : n \in Range(l)
-\* A 911 is on its way to node n: under Timely911 none of n's timers fires
-\* before n has taken it (a 911 hop is shorter than any timeout, as a token
-\* round is under TimelyTimeouts; F8c needs a 911 that waits while its
-\* receiver eats, passes the token on and crashes).
+\* A 911 is on its way to node n: under Timely911 n does not pass the token
+\* on before it has taken it (a 911 hop is shorter than the eating time, as
+\* a token round is shorter than the Hungry timeout under TimelyTimeouts;
+\* F8c needs a 911 that waits while its receiver eats, passes the token on
+\* and crashes).  Only the Eating timeout waits: the Hungry and Starving
+\* timeouts may fire with 911s in flight, or the other nodes' claims could
+\* keep a Hungry node from ever timing out (O3).
 CallWaiting(n) == \E m \in msgs911 : m.dest = n
 
 -----------------------------------------------------------------------------
@@ -429,7 +433,6 @@ HungryTimeout(n) ==
     /\ status[n] = "Up"
     /\ tokenState[n] = "Hungry"
     /\ TimelyTimeouts => ~TokenComing(n)
-    /\ Timely911 => ~CallWaiting(n)
     /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
     /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
     /\ msgs911' = msgs911 \cup {Call911(n)}
@@ -441,7 +444,6 @@ StarvingTimeout(n) ==
     /\ status[n] = "Up"
     /\ tokenState[n] = "Starving"
     /\ TimelyTimeouts => ~TokenComing(n)
-    /\ Timely911 => ~CallWaiting(n)
     /\ msgs911' = msgs911 \cup {Call911(n)}
     /\ UNCHANGED <<status, viewState, tokenState, globalView, lastToken,
                    localView, newNodes, token, tokenMsgs, recovered>>
@@ -513,15 +515,30 @@ Next == (\E n \in Node : ProtocolNext(n)) \/ Fault
 Spec == Init /\ [][Next]_vars
 
 \* Weak fairness on every protocol event of every node; none on the
-\* environment.
+\* environment.  The 911 events are fair per originator as well: with one
+\* fairness condition per node, a node that keeps taking other nodes' 911s
+\* satisfies it while one 911 addressed to it waits forever (O2: a claim's
+\* YES never reaches its Starving originator), which the Transport Manager,
+\* delivering every message to an up node, does not allow.
+\* Under Timely911 the Eating timeout waits for the 911s addressed to its
+\* node, so it may be enabled, disabled by a 911 arriving, enabled again:
+\* weak fairness would let the 911s postpone it forever, strong fairness
+\* says what the assumption means: the timer fires once the 911s in its
+\* way are taken.  (TLC takes neither an IF nor an implication on a
+\* constant inside a temporal formula, but it expands a quantifier over a
+\* constant set: the set is empty for the form that does not apply.)
+WFEating == IF Timely911 THEN {} ELSE {TRUE}
+SFEating == IF Timely911 THEN {TRUE} ELSE {}
+
 FairSpec ==
     /\ Spec
     /\ \A n \in Node :
         /\ WF_vars(\E m \in tokenMsgs : TokenReceived(n, m))
-        /\ WF_vars(\E m \in msgs911 : 911Received(n, m))
+        /\ \A o \in Node : WF_vars(\E m \in msgs911 : m.orig = o /\ 911Received(n, m))
         /\ WF_vars(\E m \in tokenMsgs : TokenDeliveryFailure(n, m))
-        /\ WF_vars(\E m \in msgs911 : 911DeliveryFailure(n, m))
-        /\ WF_vars(EatingTimeout(n))
+        /\ \A o \in Node : WF_vars(\E m \in msgs911 : m.orig = o /\ 911DeliveryFailure(n, m))
+        /\ \A x \in WFEating : WF_vars(EatingTimeout(n))
+        /\ \A x \in SFEating : SF_vars(EatingTimeout(n))
         /\ WF_vars(HungryTimeout(n))
         /\ WF_vars(StarvingTimeout(n))
         /\ WF_vars(Initialization(n))
