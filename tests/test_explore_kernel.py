@@ -62,7 +62,7 @@ SMALL += [("raincore", {**_RC_PAIR, "ColdStart": c, **_RC_YIELD}) for c in (Fals
 SMALL += [("raincore", {**_RC_JOIN, "ColdStart": c, **_RC_YIELD}) for c in (False, True)]
 SMALL += [("raincore", {"N": 3, "InitSize": 3, "InitSeq": 3, "MaxSeq": 3, "Max911": 2, "MaxDown": 0,
                         "ColdStart": False, **_RC_YIELD})]
-# Timely911 (F8c: no timer fires while a 911 is on its way to the node),
+# Timely911 (F8c: the Eating timeout waits while a 911 is on its way to the node),
 # alone on the seed and with every fix and YieldClaim, on the 3-node ring
 # with two 911s in flight.
 _RC_3RING = {"N": 3, "InitSize": 3, "InitSeq": 3, "MaxSeq": 3, "Max911": 2, "MaxDown": 0, "ColdStart": False}

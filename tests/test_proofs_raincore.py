@@ -153,7 +153,7 @@ def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
 
 
 @pytest.mark.parametrize("name,max_states,k", [("Faithful3", 3000, 100), ("FixedRing2", 1500, 150),
-                                               ("Fixed3", 1500, 100), ("TimelyYield3", 780, 100)])
+                                               ("Fixed3", 1500, 100), ("TimelyYield3", 937, 100)])
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     enc, _, _, edges = _sample(name, max_states, k)
     assert len(edges) == k
@@ -180,7 +180,7 @@ def test_wrong_edges_are_rejected():
 
 
 @pytest.mark.parametrize("name,max_states,k,fixed", [("FixedRing2", 1500, 40, True), ("Fixed3", 1500, 30, True),
-                                                     ("Faithful3", 3000, 20, False), ("TimelyYield3", 780, 60, True)])
+                                                     ("Faithful3", 3000, 20, False), ("TimelyYield3", 937, 60, True)])
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k, fixed):
     enc, model, res, _ = _sample(name, max_states, 0)
     if name == "FixedRing2":
@@ -469,9 +469,9 @@ def test_yield_claim_does_not_make_three_nodes_safe():
     assert last.tokenState[:2] == ("Eating", "Eating") and last.token[0]["nodelist"] == (1, 3)
 
 
-# --- Timely911 (docs/raincore.md, F8c): no timer of a node fires while a 911
-# is on its way to it.  With YieldClaim it closes F8's neighbourhood; alone
-# it does not.
+# --- Timely911 (docs/raincore.md, F8c): a node's Eating timeout does not
+# fire while a 911 is on its way to it.  With YieldClaim it closes F8's
+# neighbourhood; alone it does not.
 
 def test_timely911_alone_does_not_stop_f8():
     """F8 runs whole under Timely911 without YieldClaim: when a node of F8
@@ -501,10 +501,14 @@ def test_timely911_stops_f8c():
         s = t
     else:
         pytest.fail("F8c is a behaviour under Timely911")
-    assert lab.action == "EatingTimeout", lab
-    n = lab.params[0]
-    assert timely.CallWaiting(s, n) and not timely.CallWaiting(s._replace(msgs911=frozenset()), n)
+    assert lab == Label("EatingTimeout", (3,)) and len(f8c.trace) - 1 == 13, lab
+    (m,) = [m for m in s.msgs911 if m["dest"] == 3]
+    assert (m["orig"], m["status"]) == (1, "YES") and timely.CallWaiting(s, 3)
     assert any(l2 == lab for l2, _ in model.next(s))   # enabled without the assumption
+    # and with it once node 3 has taken node 1's claim (Eating: a veto)
+    u = timely.step(s, "911Received", 3, m)
+    assert not timely.CallWaiting(u, 3) and any(l2 == lab for l2, _ in timely.next(u))
+    assert {(x["orig"], x["status"], x["dest"]) for x in u.msgs911} >= {(1, "NO", 1)}
 
 
 def _tlc_from_f8_state(tmp_path, yield_claim, **extra):

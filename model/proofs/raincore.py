@@ -492,9 +492,9 @@ class RaincoreEncoding(Encoding):
         """The lemmas below are those of FixedRing2: two nodes, both in the
         steady initial ring, every assumption and fix (node 1 the stable
         founder; YieldClaim off, they are not checked with it).  They are
-        stated for that size only.  Timely911 may be either: it only adds
-        guards to the timeouts, so an invariant inductive without it stays
-        inductive with it."""
+        stated for that size only.  Timely911 may be either: it only adds a
+        guard to the Eating timeout (Init unchanged, the relation a subset),
+        so an invariant inductive without it stays inductive with it."""
         return (self.N == 2 and self.InitSize == 2 and not self.ColdStart and not self.YieldClaim
                 and all(getattr(self, k) for k in self.CONSTS if k not in ("YieldClaim", "Timely911")))
 

@@ -519,17 +519,11 @@ Spec == Init /\ [][Next]_vars
 \* fairness condition per node, a node that keeps taking other nodes' 911s
 \* satisfies it while one 911 addressed to it waits forever (O2: a claim's
 \* YES never reaches its Starving originator), which the Transport Manager,
-\* delivering every message to an up node, does not allow.
-\* Under Timely911 the Eating timeout waits for the 911s addressed to its
-\* node, so it may be enabled, disabled by a 911 arriving, enabled again:
-\* weak fairness would let the 911s postpone it forever, strong fairness
-\* says what the assumption means: the timer fires once the 911s in its
-\* way are taken.  (TLC takes neither an IF nor an implication on a
-\* constant inside a temporal formula, but it expands a quantifier over a
-\* constant set: the set is empty for the form that does not apply.)
-WFEating == IF Timely911 THEN {} ELSE {TRUE}
-SFEating == IF Timely911 THEN {TRUE} ELSE {}
-
+\* delivering every message to an up node, does not allow.  Under Timely911
+\* the Eating timeout waits for the 911s addressed to its node, so it may be
+\* enabled, disabled by a 911 arriving, enabled again: weak fairness would
+\* let the 911s postpone it forever; strong fairness says what the
+\* assumption means, that the timer fires once the 911s in its way are taken.
 FairSpec ==
     /\ Spec
     /\ \A n \in Node :
@@ -537,8 +531,7 @@ FairSpec ==
         /\ \A o \in Node : WF_vars(\E m \in msgs911 : m.orig = o /\ 911Received(n, m))
         /\ WF_vars(\E m \in tokenMsgs : TokenDeliveryFailure(n, m))
         /\ \A o \in Node : WF_vars(\E m \in msgs911 : m.orig = o /\ 911DeliveryFailure(n, m))
-        /\ \A x \in WFEating : WF_vars(EatingTimeout(n))
-        /\ \A x \in SFEating : SF_vars(EatingTimeout(n))
+        /\ IF Timely911 THEN SF_vars(EatingTimeout(n)) ELSE WF_vars(EatingTimeout(n))
         /\ WF_vars(HungryTimeout(n))
         /\ WF_vars(StarvingTimeout(n))
         /\ WF_vars(Initialization(n))

@@ -14,7 +14,7 @@
 (*                                                                         *)
 (* The variants (TimelyTimeouts, StableFounder, NeutralRecovery,           *)
 (* FreshClaim, FreshView, TokenRingClaim, YieldClaim, Timely911) and N,    *)
-(* InitSize, InitSeq, ColdStart come from the trace header (TokenRingClaim *)
+(* InitSize, InitSeq, ColdStart come from the trace header (TokenRingClaim,*)
 (* YieldClaim and Timely911: FALSE when a header lacks them, as in the     *)
 (* Python replay).                                                         *)
 (*                                                                         *)
