@@ -207,6 +207,26 @@ def test_kernel_off_for_a_subclass_that_changes_an_action():
     assert explore(Variant(consts), check_invariants=False).distinct_states == 1
 
 
+def test_raincore_kernel_kept_for_a_subclass_that_starts_elsewhere():
+    """The kernel encodes ``init()``'s states, so a subclass that starts from
+    another state (tests start from F8's) keeps it, and searches as ``next``."""
+    from groupcheck.model.raincore import RaincoreModel
+
+    consts = {**_RC_PAIR, "ColdStart": False, **_RC_FIXED}
+    base = RaincoreModel(consts)
+    s0 = next(iter(base.init()))
+    later = [t for _, t in base.next(s0)][-1]
+
+    class Elsewhere(RaincoreModel):
+        def init(self):
+            yield later
+    assert Elsewhere(consts).kernel() is not None
+    fast = explore(Elsewhere(consts), check_invariants=False)
+    slow = explore(Elsewhere(consts), check_invariants=False, kernel=False)
+    assert fast.distinct_states == slow.distinct_states and fast.complete and slow.complete
+    assert fast.distinct_states != explore(base, check_invariants=False).distinct_states
+
+
 def test_raincore_kernel_off_for_a_subclass_that_changes_an_action():
     from groupcheck.model.raincore import RaincoreModel
 
