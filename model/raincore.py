@@ -624,10 +624,10 @@ class RaincoreModel(Model):
 _ST, _VS, _TS, _GV, _LT, _LV, _NN, _TOK, _REC = range(9)
 _NO_TOK = (0, (), NULL, NULL, 0)   # NO_TOKEN as a kernel token
 # kinds of node-local operations
-# An op's kind: a crash, or flags of the guards checked per state (the Hungry
+# An op's kind: plain, a crash, or the one guard checked per state (the Hungry
 # and Starving timeouts under TimelyTimeouts read TokenComing, the Eating
 # timeout under Timely911 CallWaiting).
-_PLAIN, _TIMELY, _CRASH, _CALL = 0, 1, 2, 4
+_PLAIN, _TIMELY, _CRASH, _CALL = range(4)
 
 
 class RaincoreKernel(Kernel):
@@ -975,9 +975,10 @@ class RaincoreKernel(Kernel):
                     tm2 = frozenset([m for m in tm if m[2] != n])
                     m92 = frozenset([m for m in m9 if m[1] != n])
                 else:
-                    if kind & _CALL and any(m[2] == i + 1 for m in m9):
-                        continue   # CallWaiting(n) under Timely911
-                    if kind & _TIMELY:
+                    if kind == _CALL:
+                        if any(m[2] == i + 1 for m in m9):
+                            continue   # CallWaiting(n) under Timely911
+                    elif kind == _TIMELY:
                         if coming is None:
                             # TokenComing: the nodes on the nodelist of a token
                             # held by an Up Eating node or in flight
