@@ -349,6 +349,52 @@ def test_the_stated_consequences_for_n3_hold_by_induction():
     assert _solve([*at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])], SOLVE_MS)[0] == "cti"
 
 
+def test_absorb_delivers_exactly_the_digest_by_induction():
+    """_absorb's consequence (5) (N >= 3): if m's delivered sequence is a
+    prefix D[1..L] of the digest whose entries are duplicates for m's table,
+    D's later entries are not, and D holds each sender's seqnos increasing,
+    Absorb drops D[1..L] and appends D[L+1..]: m ends with D.  z3 checks the
+    induction on the digest's index: the hypothesis H(i) (the count is
+    max(0, i - L); every later entry beyond L is new for the running table;
+    every later entry up to L is a duplicate for it; D[L+1..i] is written),
+    its base and its step, and that H(dl) gives the consequence.  Without
+    the increasing order the step is refused (two entries of one sender
+    after L, the later one lower: a duplicate)."""
+    from groupcheck.model.proofs.engine import _solve
+    SOLVE_MS = 120_000
+    M, m = (1, 2), 1
+    I, AII = z3.IntSort(), z3.ArraySort(z3.IntSort(), z3.IntSort())
+    AIB = z3.ArraySort(z3.IntSort(), z3.BoolSort())
+    dS, dQ, cnt, dS2, dQ2 = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2"))
+    RH = {s: z3.Const(f"RH{s}", AIB) for s in M}
+    RV = {s: z3.Const(f"RV{s}", AII) for s in M}
+    F = z3.Const("F", z3.ArraySort(I, AIB))
+    L, i, dl, j, j2 = z3.Ints("L i dl j j2")
+    step, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L)
+
+    def dup(k, at):
+        return z3.Or(*[z3.And(dS[k] == s, RH[s][at], dQ[k] <= RV[s][at]) for s in M])
+
+    def H(k):
+        tag = str(k).replace(" ", "")
+        a, b = z3.Ints(f"a{tag} b{tag}")
+        return z3.And(cnt[k] == z3.If(k <= L, 0, k - L),
+                      z3.ForAll([a], z3.Implies(z3.And(L < a, k < a, a <= dl), z3.Not(dup(a, k)))),
+                      z3.ForAll([a], z3.Implies(z3.And(1 <= a, k < a, a <= L), dup(a, k))),
+                      z3.ForAll([b], z3.Implies(z3.And(L < b, b <= k), z3.And(dS2[b] == dS[b], dQ2[b] == dQ[b]))))
+
+    inc = z3.ForAll([j, j2], z3.Implies(z3.And(1 <= j, j < j2, j2 <= dl, dS[j] == dS[j2]), dQ[j] < dQ[j2]))
+    prem = [0 <= L, L <= dl, 1 <= dS[i], dS[i] <= 2, inc,
+            z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), dup(j, 0))),
+            z3.ForAll([j], z3.Implies(z3.And(L < j, j <= dl), z3.Not(dup(j, 0))))]
+    assert _solve([*prem, cnt[0] == 0, z3.Not(H(z3.IntVal(0)))], SOLVE_MS)[0] == "proved"
+    assert _solve([*prem, 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))], SOLVE_MS)[0] == "proved"
+    concl = z3.And(cnt[dl] == dl - L, z3.ForAll([j], z3.Implies(z3.And(L < j, j <= dl), z3.And(
+        dS2[j] == dS[j], dQ2[j] == dQ[j]))))
+    assert _solve([*prem, H(dl), z3.Not(concl)], SOLVE_MS)[0] == "proved"
+    assert _solve([*prem[:4], *prem[5:], 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))], SOLVE_MS)[0] == "cti"
+
+
 # --- N = 3 (CoordCrash's constants): the lemmas of the partial proof ----------------
 # CoordCrash's graph has 113,009 states and its view changes sit 15 to 25
 # steps deep, beyond any breadth-first prefix a test can afford: its states
@@ -479,6 +525,25 @@ def test_n3_rows_proved(lemma):
     enc = SequencerFlushEncoding(3)
     row = _n3_matrix_row(enc, lemma, timeout_ms=120_000)
     assert len(row) == 16 and all(r == "proved" for r in row.values()), row
+
+
+def test_n3_survivor_total_order_split_is_the_same_formula():
+    """At N >= 3 SurvivorTotalOrder is written as the conjunction of 16
+    cases (where each position lies against closed[.][1]); z3 proves it
+    equivalent to the one-case form N = 2 uses, both ways.  A case dropped
+    is no longer equivalent."""
+    from groupcheck.model.proofs.engine import _solve
+    enc = SequencerFlushEncoding(3)
+    S = enc.fresh("s")
+    split = enc.SurvivorTotalOrder(S)
+    enc.N = 2
+    whole = enc.SurvivorTotalOrder(S)
+    enc.N = 3
+    assert _solve([split, z3.Not(whole)], 60_000)[0] == "proved"
+    assert _solve([whole, z3.Not(split)], 60_000)[0] == "proved"
+    parts = split.children()
+    assert len(parts) == 3 * 16
+    assert _solve([z3.And(*parts[1:]), z3.Not(whole)], 60_000)[0] == "cti"
 
 
 def test_n3_registry_lists_no_duplicates_alone():
