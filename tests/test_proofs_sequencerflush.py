@@ -480,11 +480,10 @@ def test_n3_lemmas_hold_on_many_coordcrash_states():
 def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
     """The consecution queries of one lemma at N = 3, as the engine asks
     them (per action instance, per conjunct of the goal), assuming every
-    lemma but SurvivorTotalOrder (not inductive at N = 3, so not a premise
-    anything proved may rest on): action -> result."""
+    lemma of the encoding: action -> result."""
     from groupcheck.model.proofs.engine import Frame, _solve_split
     S, T = enc.fresh("s"), enc.fresh("t")
-    L_S = {name: L(S) for name, L in enc.lemmas.items() if name != "SurvivorTotalOrder"}
+    L_S = {name: L(S) for name, L in enc.lemmas.items()}
     inv = z3.And(*L_S.values())
     acts: dict = {}
     for lab, f in enc.actions(S, T):
@@ -498,9 +497,8 @@ def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
 def test_n3_no_duplicates_is_preserved_by_every_action():
     """N = 3, CoordCrash's constants: every lemma holds initially, and
     NoDuplicates is preserved by every action (the view change's Absorb and
-    Purged, RecvData in either view, the crash) under the N = 3 lemmas but
-    SurvivorTotalOrder (open: docs/proofs.md, N = 3).  Other rows proved
-    are the slow test below."""
+    Purged, RecvData in either view, the crash) under the N = 3 lemmas.
+    The other rows are the slow test below."""
     from groupcheck.model.proofs.engine import _solve
     enc = SequencerFlushEncoding(3)
     S = enc.fresh("s")
@@ -511,10 +509,11 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     assert all(r == "proved" for r in row.values()), row
 
 
-# The rows of the N = 3 matrix (lemmas but SurvivorTotalOrder assumed) that
-# the engine's way of asking proves whole (docs/proofs.md, N = 3); the
-# others are open or not yet run as a whole on the final lemma set.
-N3_PROVED_ROWS = ("Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "FwdOrder", "SentBound", "RecvSent",
+# The rows of the N = 3 matrix but NoDuplicates (a default test above):
+# every lemma is inductive relative to the others (docs/proofs.md, N = 3).
+N3_PROVED_ROWS = ("SurvivorTotalOrder", "Chain2", "Follow2", "DelG", "RecG", "V2Digest", "AfterView2", "NpLog",
+                  "ProcA", "Ord", "Covers",
+                  "Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "FwdOrder", "SentBound", "RecvSent",
                   "FwdTarget", "ViewData",
                   "NoOne", "RecvBound", "Candidates", "Domain", "FwdSender", "Senders", "DataSource",
                   "DigestPrefix", "OneFlush", "FlushState", "Oks", "Records", "Once", "StartMsgs", "OkMsgs",
@@ -526,7 +525,7 @@ N3_PROVED_ROWS = ("Follow", "Chain", "ViewOne", "FreshOne", "LogOrder", "FwdOrde
 @pytest.mark.parametrize("lemma", N3_PROVED_ROWS)
 def test_n3_rows_proved(lemma):
     """N = 3: every consecution query of these lemmas is proved (per
-    instance, per conjunct; SurvivorTotalOrder not assumed)."""
+    instance, per conjunct)."""
     enc = SequencerFlushEncoding(3)
     row = _n3_matrix_row(enc, lemma, timeout_ms=120_000)
     assert len(row) == 16 and all(r == "proved" for r in row.values()), row
@@ -551,15 +550,17 @@ def test_n3_survivor_total_order_split_is_the_same_formula():
     assert _solve([z3.And(*parts[1:]), z3.Not(whole)], 60_000)[0] == "cti"
 
 
-def test_n3_registry_lists_no_duplicates_alone():
-    """--members 3 lists the Fixed variant at N = 3 for NoDuplicates alone:
-    SurvivorTotalOrder is neither its property nor among its 43 lemmas (not
-    inductive at N = 3, so nothing may rest on it); at other N it is absent."""
+def test_n3_registry_lists_fixed_with_both_properties():
+    """--members 3 lists the Fixed variant at N = 3 with NoDuplicates and
+    SurvivorTotalOrder (both properties and lemmas, with the view-2 lemmas);
+    an encoding for NoDuplicates alone has neither SurvivorTotalOrder nor
+    the view-2 lemmas (nothing it proves rests on them)."""
     from groupcheck.model.proofs import registry
-    [enc] = registry.select("sequencerflush", "FixedNoDuplicates", members=3)
-    assert enc.members == 3 and enc.properties == ("NoDuplicates",) and not enc.expect_cti
-    assert "SurvivorTotalOrder" not in enc.lemmas and "NoDuplicates" in enc.lemmas and len(enc.lemmas) == 43
-    assert "SurvivorTotalOrder" in SequencerFlushEncoding(3).lemmas
+    [enc] = registry.select("sequencerflush", "Fixed", members=3)
+    assert enc.members == 3 and enc.properties == ("NoDuplicates", "SurvivorTotalOrder") and not enc.expect_cti
+    assert set(N3_PROVED_ROWS) | {"NoDuplicates"} == set(enc.lemmas)
+    nd = SequencerFlushEncoding(3, properties=("NoDuplicates",))
+    assert "SurvivorTotalOrder" not in nd.lemmas and "Ord" not in nd.lemmas and len(nd.lemmas) == 43
     for members in (None, 2, 4):
-        assert not [e for e in registry.select("sequencerflush", members=members) if e.members == 3
-                    and e.variant == "FixedNoDuplicates"]
+        assert not [e for e in registry.select("sequencerflush", members=members)
+                    if isinstance(e, SequencerFlushEncoding) and e.members == 3]

@@ -59,8 +59,8 @@ def _sequencerflush(members: int | None) -> list[Encoding]:
     # crash, the coordinator's included: the flawed variant of SEQUENCER over
     # FLUSH, a reachable CTI to SurvivorTotalOrder); SequencerFlush.tla's
     # Fixed variant at N = 2 (Pair's constants), the only N both properties
-    # are proved at; and, with --members 3 only (about half an hour of z3),
-    # the Fixed variant at N = 3 (CoordCrash's constants) for NoDuplicates alone
+    # are proved at by default; with --members 3 (about half an hour of z3)
+    # the Fixed variant at N = 3 (CoordCrash's constants), both properties
     fixed = _sequencerflush_fixed(members) if members in (None, 2, 3) else []
     return [*_sequencer_plain(members), *fixed]
 
@@ -73,14 +73,12 @@ def _sequencer_plain(members: int | None) -> list[Encoding]:
 
 def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
     """SEQUENCER over FLUSH, the Fixed variant (UniformDelivery, ResendAlways,
-    ResentFirst FALSE, one crash): at N = 2 (Pair's constants) both
-    NoDuplicates and SurvivorTotalOrder are proved; at N = 3 (CoordCrash's)
-    NoDuplicates alone (``FixedNoDuplicates``: SurvivorTotalOrder is neither
-    property nor lemma there); at other N the post-crash lemmas are not
+    ResentFirst FALSE, one crash): NoDuplicates and SurvivorTotalOrder, at
+    N = 2 (Pair's constants) and N = 3 (CoordCrash's; 2026-11-25, with the
+    view-2 lemmas and ghosts; before, ``FixedNoDuplicates`` proved
+    NoDuplicates alone there); at other N the post-crash lemmas are not
     written (docs/proofs.md, "SEQUENCER over FLUSH")."""
     from .sequencerflush import SequencerFlushEncoding
-    if members == 3:
-        return [SequencerFlushEncoding(3, properties=("NoDuplicates",), variant="FixedNoDuplicates")]
     return [SequencerFlushEncoding(members or 2)]
 
 
