@@ -509,6 +509,55 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     assert all(r == "proved" for r in row.values()), row
 
 
+def _n3_instance(enc, lemma, label, timeout_ms=60_000):
+    """One consecution query of the N = 3 matrix, the engine's way, for the
+    instance named ``label`` (every lemma assumed)."""
+    from groupcheck.model.proofs.engine import Frame, _solve_split
+    S, T = enc.fresh("s"), enc.fresh("t")
+    L_S = {name: L(S) for name, L in enc.lemmas.items()}
+    frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
+    fs = [f for lab, f in enc.actions(S, T) if str(lab) == label]
+    assert fs, label
+    return _solve_split(z3.And(*L_S.values()), fs, L_T, timeout_ms, enc,
+                        [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
+
+
+def test_n3_survivor_total_order_across_delivery_in_view_2():
+    """N = 3: SurvivorTotalOrder is preserved where the coordinator that
+    took over from 1 delivers in the view after the crash from its own
+    loopback channel (RecvData(2, 2): where Sequencer's loss 2 makes a
+    member skip a duplicate).  Every row is the slow test below."""
+    assert _n3_instance(SequencerFlushEncoding(3), "SurvivorTotalOrder", "RecvData(2, 2)") == "proved"
+
+
+class _NoCatchUp(SequencerFlushEncoding):
+    """A mutant: InstallView installs the view without taking the VIEW's
+    digest (an empty one)."""
+    def _moved(self, S, m, new_in, D, ch, cs, name):
+        if name.startswith("iv"):
+            D = (z3.IntVal(0), D[1], D[2])
+        return super()._moved(S, m, new_in, D, ch, cs, name)
+
+
+def test_n3_view_2_lemmas_need_the_catch_up():
+    """Mutation: with InstallView not taking the VIEW's digest, a member that
+    had not delivered all of D enters view 2 without it, and V2Digest breaks
+    in the successor (from reachable CoordCrash states where InstallView
+    catches a member up); with the real InstallView it holds there."""
+    enc, model = _coordcrash()
+    mut = _NoCatchUp.from_constants(_entry("CoordCrash").constants())
+    hits = [(s, lab) for s, lab, t in _walks(model, 60, seed=20) if lab.action == "InstallView"
+            and len(t.delivered[lab.params[0]]) > len(s.delivered[lab.params[0]])][:3]
+    assert hits
+    for e, broken in ((enc, False), (mut, True)):
+        S, T = e.fresh("s"), e.fresh("t")
+        acts = list(e.actions(S, T))
+        for s, lab in hits:
+            [f] = [f for l, f in acts if l == lab]
+            r, _ = _check(e, e.value(S, s), f, z3.Not(e.V2Digest(T)))
+            assert r == (z3.sat if broken else z3.unsat), (broken, lab)
+
+
 # The rows of the N = 3 matrix but NoDuplicates (a default test above):
 # every lemma is inductive relative to the others (docs/proofs.md, N = 3).
 N3_PROVED_ROWS = ("SurvivorTotalOrder", "Chain2", "Follow2", "DelG", "RecG", "V2Digest", "AfterView2", "NpLog",
