@@ -890,11 +890,9 @@ class SequencerFlushEncoding(Encoding):
         )
 
     # --- lemmas -------------------------------------------------------------------
-    # N = 2: an inductive invariant (every query proved).  N = 3: the lemmas
-    # but SurvivorTotalOrder are one (NoDuplicates proved: FixedNoDuplicates);
-    # the order of deliveries in the view after the crash (SurvivorTotalOrder
-    # across RecvData in view 2, SendView, InstallView) needs the lemmas
-    # docs/proofs.md ("SEQUENCER over FLUSH", N = 3) describes, not written.
+    # N = 2 and N = 3 (one crash): an inductive invariant (every query
+    # proved; at N = 3 with the view-2 lemmas and the ghosts np and dp,
+    # docs/proofs.md "SEQUENCER over FLUSH", N = 3).
     properties = ("NoDuplicates", "SurvivorTotalOrder")
 
     @property
@@ -930,7 +928,8 @@ class SequencerFlushEncoding(Encoding):
                         "RecvBound": self.RecvBound, "Candidates": self.Candidates})
             if "SurvivorTotalOrder" in self.properties:
                 # view 2: the order of deliveries after the view change (the
-                # ghosts np and dp; FixedNoDuplicates does without them)
+                # ghosts np and dp; an encoding for NoDuplicates alone does
+                # without them)
                 out.update({"Chain2": lambda S: self.Chain(S, 2), "Follow2": lambda S: self.Follow(S, 2),
                             "DelG": self.DelG, "RecG": self.RecG, "V2Digest": self.V2Digest, "AfterView2": self.AfterView2, "NpLog": self.NpLog,
                             "ProcA": self.ProcA, "Ord": self.Ord, "Covers": self.Covers})
@@ -1119,8 +1118,8 @@ class SequencerFlushEncoding(Encoding):
                       Msg.view(x) == v)
 
     def Chain(self, S, view=1):
-        """In view 1 (v = 1; view 2 is the open part: docs/proofs.md, N = 3),
-        on a channel from c, the coordinator of c's view v: a stamped
+        """In view ``view`` (1: Chain; 2: Chain2, with AfterView2 for what
+        follows the VIEW), on a channel from c, the coordinator of c's view v: a stamped
         message of v carries a stamp k <= Len(log[c]) (a DATA: the entry
         log[c][k], k >= 1); the message after it is a stamped message of v
         whose stamp is k, plus one if it is a DATA; the last one carries
@@ -1144,7 +1143,7 @@ class SequencerFlushEncoding(Encoding):
         return z3.And(*cs)
 
     def Follow(self, S, view=1):
-        """In view 1 (as Chain), a live member m in the view of its
+        """In view ``view`` (as Chain), a live member m in the view of its
         coordinator c (m # c): the
         channel c -> m holds stamped messages of the view only; m's log is
         a prefix of c's; unless m completed (it then discards DATA), the
