@@ -482,6 +482,12 @@ class RaincoreEncoding(Encoding):
                          "ViewRings": self.ViewRings, "Behind": self.Behind, "AloneSeen": self.AloneSeen,
                          "ViewNumbers": self.ViewNumbers, "Reserved": self.Reserved,
                          "ConsistentHistory": self.ConsistentHistory})
+        if self.yield_lemmas_apply:
+            allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
+                         "OneToken": self.OneToken, "HungryListed": self.HungryListed,
+                         "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
+                         "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
+                         "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -684,6 +690,164 @@ class RaincoreEncoding(Encoding):
             out.append(z3.ForAll([x, m], z3.Implies(
                 z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
                 z3.Not(S["tm"][m])), patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    # --- the N-node ring under YieldClaim and Timely911 (docs/proofs.md, Raincore) -----
+    @property
+    def yield_lemmas_apply(self) -> bool:
+        """The lemmas below are stated for N >= 3 nodes, all in the steady
+        initial ring, every assumption and fix with YieldClaim and
+        Timely911 (TimelyYield3's constants at any N)."""
+        return (self.N >= 3 and self.InitSize == self.N and not self.ColdStart
+                and all(getattr(self, k) for k in self.CONSTS))
+
+    def _live_y(self, S, n, x):
+        """x is a live claim of n under YieldClaim: its own YES for its current
+        claim (number and route), n up, Starving, not recovered."""
+        return z3.And(self._live(S, n, x), M9.nl(x) == self.claim_ring(S, n))
+
+    def _inflight_from(self, S, m, n):
+        """Token m in flight was sent by n: n's lastToken, n up, Hungry, not
+        recovered; it goes to another node on its nodelist."""
+        return z3.And(Tok.cur(m) == n, m == S["last"][n], S["status"][n] == UP, S["ts"][n] == HUNGRY,
+                      z3.Not(S["rec"][n]), Tok.dest(m) != n, 1 <= Tok.dest(m), Tok.dest(m) <= self.N,
+                      self.R.member(Tok.dest(m), Tok.nl(m)))
+
+    def SentInFlight(self, S):
+        """A token in flight is its sender's lastToken; the sender is up,
+        Hungry and not recovered, and the destination another node of its
+        nodelist."""
+        m = z3.Const(f"{S['tag']}_si_m", Tok)
+        return z3.ForAll([m], z3.Implies(S["tm"][m], z3.Or(*[self._inflight_from(S, m, n) for n in self.nodes])),
+                         patterns=[S["tm"][m]])
+
+    def OneToken(self, S):
+        """While a token is in flight no node eats."""
+        m = z3.Const(f"{S['tag']}_ot_m", Tok)
+        return z3.And(*[z3.ForAll([m], z3.Implies(S["tm"][m], z3.Not(self._eat(S, n))), patterns=[S["tm"][m]])
+                        for n in self.nodes])
+
+    def HungryListed(self, S):
+        """A Hungry node is on the nodelist of the token, if any: an eater's
+        token and every token in flight list it."""
+        m = z3.Const(f"{S['tag']}_hl_m", Tok)
+        out = []
+        for h in self.nodes:
+            hung = z3.And(S["status"][h] == UP, S["ts"][h] == HUNGRY)
+            out += [z3.Implies(z3.And(hung, self._eat(S, e)), self.R.member_c(h, Tok.nl(S["token"][e])))
+                    for e in self.nodes if e != h]
+            out.append(z3.ForAll([m], z3.Implies(z3.And(S["tm"][m], hung), self.R.member_c(h, Tok.nl(m))),
+                                 patterns=[S["tm"][m]]))
+        return z3.And(*out)
+
+    def RecStarving(self, S):
+        """A recovered node that is up is Starving (it holds no token and has
+        sent none)."""
+        return z3.And(*[z3.Implies(z3.And(S["status"][n] == UP, S["rec"][n]), S["ts"][n] == STARVING)
+                        for n in self.nodes])
+
+    def CurrentClaim(self, S):
+        """A 911 of n for its current claim (YES, n's number and route, n up
+        and not recovered): n is not Hungry."""
+        x = z3.Const(f"{S['tag']}_cc_x", M9)
+        return z3.And(*[z3.ForAll([x], z3.Implies(
+            z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
+                   M9.nl(x) == self.claim_ring(S, n), S["status"][n] == UP, z3.Not(S["rec"][n])),
+            S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
+
+    def HomeNoToken(self, S):
+        """A live claim on its way home (to its originator) meets no token:
+        no node eats and none is in flight."""
+        x = z3.Const(f"{S['tag']}_hn_x", M9)
+        m = z3.Const(f"{S['tag']}_hn_m", Tok)
+        out = []
+        for n in self.nodes:
+            home = z3.And(S["m9"][x], self._live_y(S, n, x), M9.dest(x) == n)
+            out.append(z3.ForAll([x], z3.Implies(home, z3.And(*[z3.Not(self._eat(S, e)) for e in self.nodes])),
+                                 patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(home, S["tm"][m]), z3.BoolVal(False)),
+                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    def _rem(self, v: int, x):
+        """Node v is on the rest of claim x's route: on its nodelist, from its
+        destination (inclusive) to its originator (exclusive), in ring order."""
+        R = self.R
+
+        def rest(r, o, d):
+            if o not in r or d not in r or v not in r:
+                return False
+            i, out = r.index(d), []
+            while r[i] != o:
+                out.append(r[i])
+                i = (i + 1) % len(r)
+            return v in out
+        return R.table(M9.nl(x), lambda r: R.node_table(M9.orig(x), lambda o: R.node_table(
+            M9.dest(x), lambda d: z3.BoolVal(rest(r, o, d)))))
+
+    def ClaimsMeetToken(self, S):
+        """A live claim meets the token before it comes home: an eater is on
+        the rest of its route, and so is the destination of a token in flight
+        (or that is the claimant itself)."""
+        x = z3.Const(f"{S['tag']}_cm_x", M9)
+        m = z3.Const(f"{S['tag']}_cm_m", Tok)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
+                z3.Implies(self._eat(S, e), self._rem(e, x)) for e in self.nodes if e != n])),
+                patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.Or(Tok.dest(m) == n, *[
+                z3.And(Tok.dest(m) == e, self._rem(e, x)) for e in self.nodes if e != n])),
+                patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    def ClaimsMeet(self, S):
+        """Two live claims: one of them has still to meet the other's
+        originator."""
+        out = []
+        for n, k in combinations(self.nodes, 2):
+            x = z3.Const(f"{S['tag']}_cx_x_{n}_{k}", M9)
+            y = z3.Const(f"{S['tag']}_cx_y_{n}_{k}", M9)
+            out.append(z3.ForAll([x, y], z3.Implies(
+                z3.And(S["m9"][x], S["m9"][y], self._live_y(S, n, x), self._live_y(S, k, y)),
+                z3.Or(self._rem(k, x), self._rem(n, y))), patterns=[multipattern(S["m9"][x], S["m9"][y])]))
+        return z3.And(*out)
+
+    def PassedYield(self, S):
+        """A node a live claim has passed (on its route, no longer ahead of
+        it) is down, recovered, or Starving with a lower claim and has queued
+        the claimant."""
+        x = z3.Const(f"{S['tag']}_py_x", M9)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            cs = []
+            for p in self.nodes:
+                if p == n:
+                    continue
+                cp = self.claim_seq(S, p)
+                cs.append(z3.Implies(z3.And(self.R.member_c(p, M9.nl(x)), z3.Not(self._rem(p, x))), z3.Or(
+                    S["status"][p] != UP, S["rec"][p],
+                    z3.And(S["ts"][p] == STARVING, S["new"][p, n],
+                           z3.Or(cp < M9.seq(x), z3.And(cp == M9.seq(x), p < n))))))
+            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*cs)), patterns=[S["m9"][x]]))
+        return z3.And(*out)
+
+    def Known(self, S):
+        """An up, not recovered node's claim ring lists every eater whose token
+        does not list it, and the destination of every token in flight that
+        does not list it (TimelyTimeouts: it claims only then)."""
+        m = z3.Const(f"{S['tag']}_kn_m", Tok)
+        out = []
+        for n in self.nodes:
+            fresh = z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]))
+            ring = self.claim_ring(S, n)
+            out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
+                               self.R.member_c(e, ring))
+                    for e in self.nodes if e != n]
+            out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
+                                                 self.R.member(Tok.dest(m), ring)), patterns=[S["tm"][m]]))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------
