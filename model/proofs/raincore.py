@@ -487,7 +487,8 @@ class RaincoreEncoding(Encoding):
                          "OneToken": self.OneToken, "HungryListed": self.HungryListed,
                          "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
                          "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
-                         "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known})
+                         "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
+                         "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -741,9 +742,9 @@ class RaincoreEncoding(Encoding):
         return z3.And(*out)
 
     def RecStarving(self, S):
-        """A recovered node that is up is Starving (it holds no token and has
-        sent none)."""
-        return z3.And(*[z3.Implies(z3.And(S["status"][n] == UP, S["rec"][n]), S["ts"][n] == STARVING)
+        """A node that is down, or recovered, is Starving (it holds no token
+        and has sent none since)."""
+        return z3.And(*[z3.Implies(z3.Or(S["status"][n] == DOWN, S["rec"][n]), S["ts"][n] == STARVING)
                         for n in self.nodes])
 
     def CurrentClaim(self, S):
@@ -787,8 +788,10 @@ class RaincoreEncoding(Encoding):
 
     def ClaimsMeetToken(self, S):
         """A live claim meets the token before it comes home: an eater is on
-        the rest of its route, and so is the destination of a token in flight
-        (or that is the claimant itself)."""
+        the rest of its route, and so is the destination of a token in flight,
+        unless the sender is on the rest of the route (Hungry: it will veto)
+        and the destination is the claimant or will drop the token (not
+        above its lastToken)."""
         x = z3.Const(f"{S['tag']}_cm_x", M9)
         m = z3.Const(f"{S['tag']}_cm_m", Tok)
         out = []
@@ -797,8 +800,11 @@ class RaincoreEncoding(Encoding):
             out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
                 z3.Implies(self._eat(S, e), self._rem(e, x)) for e in self.nodes if e != n])),
                 patterns=[S["m9"][x]]))
-            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.Or(Tok.dest(m) == n, *[
-                z3.And(Tok.dest(m) == e, self._rem(e, x)) for e in self.nodes if e != n])),
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.Or(*[
+                z3.And(Tok.dest(m) == e, self._rem(e, x)) for e in self.nodes if e != n], *[
+                z3.And(Tok.cur(m) == h, self._rem(h, x),
+                       z3.Or(Tok.dest(m) == n, Tok.seq(m) <= self.R.node_table(Tok.dest(m), lambda y: self._L(S, y))))
+                for h in self.nodes if h != n])),
                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
@@ -848,6 +854,44 @@ class RaincoreEncoding(Encoding):
                     for e in self.nodes if e != n]
             out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
                                                  self.R.member(Tok.dest(m), ring)), patterns=[S["tm"][m]]))
+        return z3.And(*out)
+
+    def TokenLists(self, S):
+        """A lastToken is its node's: sent by it (cur), to a node of its
+        nodelist; a node whose lastToken lists it alone (and that is up and
+        not recovered) eats."""
+        out = []
+        for n in self.nodes:
+            lt = S["last"][n]
+            out += [Tok.cur(lt) == n, 1 <= Tok.dest(lt), Tok.dest(lt) <= self.N,
+                    self.R.member(Tok.dest(lt), Tok.nl(lt)),
+                    z3.Implies(z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]), Tok.nl(lt) == self.R.of((n,))),
+                               self._eat(S, n))]
+        return z3.And(*out)
+
+    def CallSeqs(self, S):
+        """A 911 in flight: its originator, current and destination nodes are
+        nodes, its number at least 0 and at most its originator's claim
+        number (its lastToken's), its status YES or NO, its nodelist a ring
+        of at least two nodes that lists its originator and destination."""
+        x = z3.Const(f"{S['tag']}_cs_x", M9)
+        node = lambda v: z3.And(1 <= v, v <= self.N)  # noqa: E731
+        return z3.ForAll([x], z3.Implies(S["m9"][x], z3.And(
+            node(M9.orig(x)), node(M9.cur(x)), node(M9.dest(x)), M9.seq(x) >= 0,
+            M9.seq(x) <= self.R.node_table(M9.orig(x), lambda y: self._L(S, y)),
+            z3.Or(M9.status(x) == YES, M9.status(x) == NO),
+            self._ring_no(M9.nl(x)), self.R.length(M9.nl(x)) >= 2,
+            self.R.member(M9.orig(x), M9.nl(x)), self.R.member(M9.dest(x), M9.nl(x)))), patterns=[S["m9"][x]])
+
+    def Acquainted(self, S):
+        """Of two up, not recovered nodes one has the other on its claim
+        ring."""
+        out = []
+        for n, k in combinations(self.nodes, 2):
+            fresh = lambda v: z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))  # noqa: E731
+            out.append(z3.Implies(z3.And(fresh(n), fresh(k)),
+                                  z3.Or(self.R.member_c(n, self.claim_ring(S, k)),
+                                        self.R.member_c(k, self.claim_ring(S, n)))))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------
