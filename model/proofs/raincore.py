@@ -488,7 +488,8 @@ class RaincoreEncoding(Encoding):
                          "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
                          "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
                          "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
-                         "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted})
+                         "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
+                         "TokenOnRoute": self.TokenOnRoute})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -786,26 +787,28 @@ class RaincoreEncoding(Encoding):
         return R.table(M9.nl(x), lambda r: R.node_table(M9.orig(x), lambda o: R.node_table(
             M9.dest(x), lambda d: z3.BoolVal(rest(r, o, d)))))
 
+    def _blocker(self, S, v: int, x):
+        """Node v is ahead of claim x on its route and would veto it: up, not
+        recovered, and Eating, Hungry, or with a higher claim (or the same
+        and a higher id)."""
+        cv = self.claim_seq(S, v)
+        return z3.And(self._rem(v, x), S["status"][v] == UP, z3.Not(S["rec"][v]),
+                      z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, cv > M9.seq(x),
+                            z3.And(cv == M9.seq(x), v > M9.orig(x))))
+
     def ClaimsMeetToken(self, S):
-        """A live claim meets the token before it comes home: an eater is on
-        the rest of its route, and so is the destination of a token in flight,
-        unless the sender is on the rest of the route (Hungry: it will veto)
-        and the destination is the claimant or will drop the token (not
-        above its lastToken)."""
+        """A live claim meets a node that will veto it before it comes home
+        while a token exists (a node eats, or a token is in flight)."""
         x = z3.Const(f"{S['tag']}_cm_x", M9)
         m = z3.Const(f"{S['tag']}_cm_m", Tok)
         out = []
         for n in self.nodes:
             live = z3.And(S["m9"][x], self._live_y(S, n, x))
-            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
-                z3.Implies(self._eat(S, e), self._rem(e, x)) for e in self.nodes if e != n])),
-                patterns=[S["m9"][x]]))
-            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.Or(*[
-                z3.And(Tok.dest(m) == e, self._rem(e, x)) for e in self.nodes if e != n], *[
-                z3.And(Tok.cur(m) == h, self._rem(h, x),
-                       z3.Or(Tok.dest(m) == n, Tok.seq(m) <= self.R.node_table(Tok.dest(m), lambda y: self._L(S, y))))
-                for h in self.nodes if h != n])),
-                patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+            block = z3.Or(*[self._blocker(S, v, x) for v in self.nodes if v != n])
+            out.append(z3.ForAll([x], z3.Implies(z3.And(live, z3.Or(*[self._eat(S, e) for e in self.nodes])), block),
+                                 patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), block),
+                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     def ClaimsMeet(self, S):
@@ -821,9 +824,10 @@ class RaincoreEncoding(Encoding):
         return z3.And(*out)
 
     def PassedYield(self, S):
-        """A node a live claim has passed (on its route, no longer ahead of
-        it) is down, recovered, or Starving with a lower claim and has queued
-        the claimant."""
+        """A node a live claim has passed (its current node, or a node of its
+        route no longer ahead of it) is down, recovered, or Starving with a
+        lower claim and has queued the claimant; the current node is not
+        ahead of it."""
         x = z3.Const(f"{S['tag']}_py_x", M9)
         out = []
         for n in self.nodes:
@@ -833,7 +837,8 @@ class RaincoreEncoding(Encoding):
                 if p == n:
                     continue
                 cp = self.claim_seq(S, p)
-                cs.append(z3.Implies(z3.And(self.R.member_c(p, M9.nl(x)), z3.Not(self._rem(p, x))), z3.Or(
+                cs.append(z3.Implies(M9.cur(x) == p, z3.Not(self._rem(p, x))))
+                cs.append(z3.Implies(z3.Or(M9.cur(x) == p, z3.And(self.R.member_c(p, M9.nl(x)), z3.Not(self._rem(p, x)))), z3.Or(
                     S["status"][p] != UP, S["rec"][p],
                     z3.And(S["ts"][p] == STARVING, S["new"][p, n],
                            z3.Or(cp < M9.seq(x), z3.And(cp == M9.seq(x), p < n))))))
@@ -892,6 +897,22 @@ class RaincoreEncoding(Encoding):
             out.append(z3.Implies(z3.And(fresh(n), fresh(k)),
                                   z3.Or(self.R.member_c(n, self.claim_ring(S, k)),
                                         self.R.member_c(k, self.claim_ring(S, n)))))
+        return z3.And(*out)
+
+    def TokenOnRoute(self, S):
+        """A live claim's route (its claimant's claim ring) lists every eater
+        and the sender and destination of every token in flight."""
+        x = z3.Const(f"{S['tag']}_tr_x", M9)
+        m = z3.Const(f"{S['tag']}_tr_m", Tok)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
+                z3.Implies(self._eat(S, e), self.R.member_c(e, M9.nl(x))) for e in self.nodes if e != n])),
+                patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.And(
+                self.R.member(Tok.cur(m), M9.nl(x)), self.R.member(Tok.dest(m), M9.nl(x)))),
+                patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------
