@@ -749,12 +749,13 @@ class RaincoreEncoding(Encoding):
                         for n in self.nodes])
 
     def CurrentClaim(self, S):
-        """A 911 of n for its current claim (YES, n's number and route, n up
-        and not recovered): n is not Hungry."""
+        """A YES 911 of n for its current number (its lastToken's; n up and
+        not recovered): n is not Hungry (it has not passed a token on since:
+        passing one raises the number)."""
         x = z3.Const(f"{S['tag']}_cc_x", M9)
         return z3.And(*[z3.ForAll([x], z3.Implies(
             z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
-                   M9.nl(x) == self.claim_ring(S, n), S["status"][n] == UP, z3.Not(S["rec"][n])),
+                   S["status"][n] == UP, z3.Not(S["rec"][n])),
             S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
 
     def HomeNoToken(self, S):
