@@ -848,8 +848,10 @@ class RaincoreEncoding(Encoding):
 
     def Known(self, S):
         """An up, not recovered node's claim ring lists every eater whose token
-        does not list it, and the destination of every token in flight that
-        does not list it (TimelyTimeouts: it claims only then)."""
+        does not list it, and the sender and destination of every token in
+        flight that does not list it (TimelyTimeouts: it claims only then);
+        and then another node of that ring would veto its claim (up, not
+        recovered, Eating, Hungry or with a higher claim)."""
         m = z3.Const(f"{S['tag']}_kn_m", Tok)
         out = []
         for n in self.nodes:
@@ -858,8 +860,14 @@ class RaincoreEncoding(Encoding):
             out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
                                self.R.member_c(e, ring))
                     for e in self.nodes if e != n]
+            cn = self._L(S, n)
+            veto = z3.Or(*[z3.And(self.R.member_c(v, ring), S["status"][v] == UP, z3.Not(S["rec"][v]),
+                                  z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, self._L(S, v) > cn,
+                                        z3.And(self._L(S, v) == cn, v > n)))
+                           for v in self.nodes if v != n])
             out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
-                                                 self.R.member(Tok.dest(m), ring)), patterns=[S["tm"][m]]))
+                                                 z3.And(self.R.member(Tok.dest(m), ring), self.R.member(Tok.cur(m), ring),
+                                                        veto)), patterns=[S["tm"][m]]))
         return z3.And(*out)
 
     def TokenLists(self, S):
