@@ -34,7 +34,12 @@ The lemmas: four that hold at any N (Types, LastIndex, LegalStates,
 HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
 more on the ring, the tokens in flight and the 911 claims, whose
 conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
-states each in words).  ConsistentHistory is encoded but not proved.
+states each in words).  ConsistentHistory is encoded but not proved.  With
+YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) fifteen N-node
+lemmas on the tokens, the claims and their routes; every consecution query
+of AtMostOneToken at N = 3 is proved with them, but seven of their own rows
+are still ``unknown`` (docs/proofs.md, "N = 3 with YieldClaim and
+Timely911"): not a proof yet, and no variant registers them.
 """
 
 from __future__ import annotations
