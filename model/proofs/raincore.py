@@ -708,6 +708,14 @@ class RaincoreEncoding(Encoding):
         return (self.N >= 3 and self.InitSize == self.N and not self.ColdStart
                 and all(getattr(self, k) for k in self.CONSTS))
 
+    def _on_claim_ring(self, S, v: int, n: int):
+        """v is on ClaimRing(n) (TokenRingClaim, YieldClaim): on n's
+        lastToken's nodelist, or queued by n; the same as membership in
+        ``claim_ring`` wherever Lists holds (that nodelist is a ring listing
+        n), without its table of insertions."""
+        nl = Tok.nl(S["last"][n])
+        return z3.Or(self.R.member_c(v, nl), z3.And(S["new"][n, v], self.R.member_c(n, nl)))
+
     def _live_y(self, S, n, x):
         """x is a live claim of n under YieldClaim: its own YES for its current
         claim (number and route), n up, Starving, not recovered."""
@@ -861,18 +869,19 @@ class RaincoreEncoding(Encoding):
         out = []
         for n in self.nodes:
             fresh = z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]))
-            ring = self.claim_ring(S, n)
+            on = lambda v: self._on_claim_ring(S, v, n)  # noqa: E731
+            on_t = lambda t: self.R.node_table(t, on)  # noqa: E731
             out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
-                               self.R.member_c(e, ring))
+                               on(e))
                     for e in self.nodes if e != n]
             cn = self._L(S, n)
-            veto = z3.Or(*[z3.And(self.R.member_c(v, ring), S["status"][v] == UP, z3.Not(S["rec"][v]),
+            veto = z3.Or(*[z3.And(on(v), S["status"][v] == UP, z3.Not(S["rec"][v]),
                                   z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, self._L(S, v) > cn,
                                         z3.And(self._L(S, v) == cn, v > n)))
                            for v in self.nodes if v != n])
             out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
-                                                 z3.And(self.R.member(Tok.dest(m), ring), self.R.member(Tok.cur(m), ring),
-                                                        veto)), patterns=[S["tm"][m]]))
+                                                 z3.And(on_t(Tok.dest(m)), on_t(Tok.cur(m)), veto)),
+                                 patterns=[S["tm"][m]]))
         return z3.And(*out)
 
     def TokenLists(self, S):
@@ -909,8 +918,7 @@ class RaincoreEncoding(Encoding):
         for n, k in combinations(self.nodes, 2):
             fresh = lambda v: z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))  # noqa: E731
             out.append(z3.Implies(z3.And(fresh(n), fresh(k)),
-                                  z3.Or(self.R.member_c(n, self.claim_ring(S, k)),
-                                        self.R.member_c(k, self.claim_ring(S, n)))))
+                                  z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
         return z3.And(*out)
 
     def TokenOnRoute(self, S):
