@@ -567,3 +567,69 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
     whole = run_tlc(tmp_path, "F8FromRaincore", None, cfg_text=cfg, timeout=900)
     r = explore(model, check_invariants=False)
     assert whole.outcome == "ok" and r.complete and whole.distinct_states == r.distinct_states, whole.raw_output
+
+
+# --- N-node lemmas under YieldClaim and Timely911 (docs/proofs.md, Raincore,
+# "N = 3 with YieldClaim and Timely911"): not yet an inductive invariant, but
+# every lemma must hold on every reachable state we can reach.
+
+YIELD_LEMMAS = ("Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight",
+                "OneToken", "RecStarving", "CurrentClaim", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
+                "PassedYield", "Known")
+
+
+def _yield_states(which, max_states):
+    from groupcheck.model.core import explore
+    from groupcheck.model.raincore import RaincoreModel
+    c = manifest_constants("TimelyYield3")
+    if which == "TimelyYield3":
+        model = RaincoreModel(c)
+    elif which == "crash":      # TimelyYield3 with one node down at a time, MaxSeq 7
+        c.update(MaxDown=1, MaxSeq=7)
+        model = RaincoreModel(c)
+    else:                       # F8's state after step 13, F8's bounds (docs/raincore.md, Timely911)
+        _, _, model = _from_f8_state(YieldClaim=True, Timely911=True)
+    res = explore(model, check_invariants=["AtMostOneToken"], max_states=max_states)
+    assert res.violation is None
+    return sorted(res.parents, key=repr)
+
+
+def _lemmas_hold(states):
+    enc = _enc("TimelyYield3", lemma_names=(*LEMMAS_PROVED_N, *YIELD_LEMMAS, "AtMostOneToken"))
+    assert enc.yield_lemmas_apply
+    S = enc.fresh("s")
+    lemmas = {name: L(S) for name, L in enc.lemmas.items()}
+    for s in states:
+        sol = z3.Solver()
+        sol.add(enc.value(S, s))
+        for name, L in lemmas.items():
+            sol.push()
+            sol.add(z3.Not(L))
+            assert sol.check() == z3.unsat, (name, s)
+            sol.pop()
+
+
+def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
+    assert _enc("TimelyYield3").yield_lemmas_apply
+    for name in ("FixedRing2", "Fixed3", "Faithful3"):
+        assert not _enc(name).yield_lemmas_apply
+    for enc in registry.select("raincore", None, None) + registry.select("raincore", None, 3):
+        assert not (set(YIELD_LEMMAS) - {"Lists", "OneInFlight"}) & set(enc.lemmas)
+
+
+@pytest.mark.parametrize("which,max_states,k", [("TimelyYield3", 937, None), ("crash", 5000, 400),
+                                               ("F8", 5000, 400)])
+def test_yield_lemmas_hold_on_reachable_states(which, max_states, k):
+    """Every N-node lemma holds on every state of TimelyYield3 (937) and on
+    samples of a model with crashes and of F8's neighbourhood (MaxSeq 11)."""
+    states = _yield_states(which, max_states)
+    if k is not None:
+        states = random.Random(15).sample(states, k)
+    _lemmas_hold(states)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["crash", "F8"])
+def test_yield_lemmas_hold_on_many_reachable_states(which):
+    """The same on the first 30,000 states of each (about 5 minutes)."""
+    _lemmas_hold(_yield_states(which, 30_000))

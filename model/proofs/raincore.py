@@ -34,7 +34,12 @@ The lemmas: four that hold at any N (Types, LastIndex, LegalStates,
 HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
 more on the ring, the tokens in flight and the 911 claims, whose
 conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
-states each in words).  ConsistentHistory is encoded but not proved.
+states each in words).  ConsistentHistory is encoded but not proved.  With
+YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) fifteen N-node
+lemmas on the tokens, the claims and their routes; every consecution query
+of AtMostOneToken at N = 3 is proved with them, but seven of their own rows
+are still ``unknown`` (docs/proofs.md, "N = 3 with YieldClaim and
+Timely911"): not a proof yet, and no variant registers them.
 """
 
 from __future__ import annotations
@@ -482,6 +487,14 @@ class RaincoreEncoding(Encoding):
                          "ViewRings": self.ViewRings, "Behind": self.Behind, "AloneSeen": self.AloneSeen,
                          "ViewNumbers": self.ViewNumbers, "Reserved": self.Reserved,
                          "ConsistentHistory": self.ConsistentHistory})
+        if self.yield_lemmas_apply:
+            allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
+                         "OneToken": self.OneToken, "HungryListed": self.HungryListed,
+                         "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
+                         "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
+                         "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
+                         "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
+                         "TokenOnRoute": self.TokenOnRoute})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -684,6 +697,244 @@ class RaincoreEncoding(Encoding):
             out.append(z3.ForAll([x, m], z3.Implies(
                 z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
                 z3.Not(S["tm"][m])), patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    # --- the N-node ring under YieldClaim and Timely911 (docs/proofs.md, Raincore) -----
+    @property
+    def yield_lemmas_apply(self) -> bool:
+        """The lemmas below are stated for N >= 3 nodes, all in the steady
+        initial ring, every assumption and fix with YieldClaim and
+        Timely911 (TimelyYield3's constants at any N)."""
+        return (self.N >= 3 and self.InitSize == self.N and not self.ColdStart
+                and all(getattr(self, k) for k in self.CONSTS))
+
+    def _on_claim_ring(self, S, v: int, n: int):
+        """v is on ClaimRing(n) (TokenRingClaim, YieldClaim): on n's
+        lastToken's nodelist, or queued by n; the same as membership in
+        ``claim_ring`` wherever Lists holds (that nodelist is a ring listing
+        n), without its table of insertions."""
+        nl = Tok.nl(S["last"][n])
+        return z3.Or(self.R.member_c(v, nl), z3.And(S["new"][n, v], self.R.member_c(n, nl)))
+
+    def _live_y(self, S, n, x):
+        """x is a live claim of n under YieldClaim: its own YES for its current
+        claim (number and route), n up, Starving, not recovered."""
+        return z3.And(self._live(S, n, x), M9.nl(x) == self.claim_ring(S, n))
+
+    def _inflight_from(self, S, m, n):
+        """Token m in flight was sent by n: n's lastToken, n up, Hungry, not
+        recovered; it goes to another node on its nodelist."""
+        return z3.And(Tok.cur(m) == n, m == S["last"][n], S["status"][n] == UP, S["ts"][n] == HUNGRY,
+                      z3.Not(S["rec"][n]), Tok.dest(m) != n, 1 <= Tok.dest(m), Tok.dest(m) <= self.N,
+                      self.R.member(Tok.dest(m), Tok.nl(m)))
+
+    def SentInFlight(self, S):
+        """A token in flight is its sender's lastToken; the sender is up,
+        Hungry and not recovered, and the destination another node of its
+        nodelist."""
+        m = z3.Const(f"{S['tag']}_si_m", Tok)
+        return z3.ForAll([m], z3.Implies(S["tm"][m], z3.Or(*[self._inflight_from(S, m, n) for n in self.nodes])),
+                         patterns=[S["tm"][m]])
+
+    def OneToken(self, S):
+        """While a token is in flight no node eats."""
+        m = z3.Const(f"{S['tag']}_ot_m", Tok)
+        return z3.And(*[z3.ForAll([m], z3.Implies(S["tm"][m], z3.Not(self._eat(S, n))), patterns=[S["tm"][m]])
+                        for n in self.nodes])
+
+    def HungryListed(self, S):
+        """A Hungry node is on the nodelist of the token, if any: an eater's
+        token and every token in flight list it."""
+        m = z3.Const(f"{S['tag']}_hl_m", Tok)
+        out = []
+        for h in self.nodes:
+            hung = z3.And(S["status"][h] == UP, S["ts"][h] == HUNGRY)
+            out += [z3.Implies(z3.And(hung, self._eat(S, e)), self.R.member_c(h, Tok.nl(S["token"][e])))
+                    for e in self.nodes if e != h]
+            out.append(z3.ForAll([m], z3.Implies(z3.And(S["tm"][m], hung), self.R.member_c(h, Tok.nl(m))),
+                                 patterns=[S["tm"][m]]))
+        return z3.And(*out)
+
+    def RecStarving(self, S):
+        """A node that is down, or recovered, is Starving (it holds no token
+        and has sent none since)."""
+        return z3.And(*[z3.Implies(z3.Or(S["status"][n] == DOWN, S["rec"][n]), S["ts"][n] == STARVING)
+                        for n in self.nodes])
+
+    def CurrentClaim(self, S):
+        """A YES 911 of n for its current number (its lastToken's; n up and
+        not recovered): n is not Hungry (it has not passed a token on since:
+        passing one raises the number)."""
+        x = z3.Const(f"{S['tag']}_cc_x", M9)
+        return z3.And(*[z3.ForAll([x], z3.Implies(
+            z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
+                   S["status"][n] == UP, z3.Not(S["rec"][n])),
+            S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
+
+    def HomeNoToken(self, S):
+        """A live claim on its way home (to its originator) meets no token:
+        no node eats and none is in flight."""
+        x = z3.Const(f"{S['tag']}_hn_x", M9)
+        m = z3.Const(f"{S['tag']}_hn_m", Tok)
+        out = []
+        for n in self.nodes:
+            home = z3.And(S["m9"][x], self._live_y(S, n, x), M9.dest(x) == n)
+            out.append(z3.ForAll([x], z3.Implies(home, z3.And(*[z3.Not(self._eat(S, e)) for e in self.nodes])),
+                                 patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(home, S["tm"][m]), z3.BoolVal(False)),
+                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    def _rem(self, v: int, x):
+        """Node v is on the rest of claim x's route: on its nodelist, from its
+        destination (inclusive) to its originator (exclusive), in ring order."""
+        R = self.R
+
+        def rest(r, o, d):
+            if o not in r or d not in r or v not in r:
+                return False
+            i, out = r.index(d), []
+            while r[i] != o:
+                out.append(r[i])
+                i = (i + 1) % len(r)
+            return v in out
+        return R.table(M9.nl(x), lambda r: R.node_table(M9.orig(x), lambda o: R.node_table(
+            M9.dest(x), lambda d: z3.BoolVal(rest(r, o, d)))))
+
+    def _blocker(self, S, v: int, x):
+        """Node v is ahead of claim x on its route and would veto it: up, not
+        recovered, and Eating, Hungry, or with a higher claim (or the same
+        and a higher id)."""
+        cv = self.claim_seq(S, v)
+        return z3.And(self._rem(v, x), S["status"][v] == UP, z3.Not(S["rec"][v]),
+                      z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, cv > M9.seq(x),
+                            z3.And(cv == M9.seq(x), v > M9.orig(x))))
+
+    def ClaimsMeetToken(self, S):
+        """A live claim meets a node that will veto it before it comes home
+        while a token exists (a node eats, or a token is in flight)."""
+        x = z3.Const(f"{S['tag']}_cm_x", M9)
+        m = z3.Const(f"{S['tag']}_cm_m", Tok)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            block = z3.Or(*[self._blocker(S, v, x) for v in self.nodes if v != n])
+            out.append(z3.ForAll([x], z3.Implies(z3.And(live, z3.Or(*[self._eat(S, e) for e in self.nodes])), block),
+                                 patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), block),
+                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
+        return z3.And(*out)
+
+    def ClaimsMeet(self, S):
+        """Two live claims: one of them has still to meet the other's
+        originator."""
+        out = []
+        for n, k in combinations(self.nodes, 2):
+            x = z3.Const(f"{S['tag']}_cx_x_{n}_{k}", M9)
+            y = z3.Const(f"{S['tag']}_cx_y_{n}_{k}", M9)
+            out.append(z3.ForAll([x, y], z3.Implies(
+                z3.And(S["m9"][x], S["m9"][y], self._live_y(S, n, x), self._live_y(S, k, y)),
+                z3.Or(self._rem(k, x), self._rem(n, y))), patterns=[multipattern(S["m9"][x], S["m9"][y])]))
+        return z3.And(*out)
+
+    def PassedYield(self, S):
+        """A node a live claim has passed (its current node, or a node of its
+        route no longer ahead of it) is down, recovered, or Starving with a
+        lower claim and has queued the claimant; the current node is not
+        ahead of it."""
+        x = z3.Const(f"{S['tag']}_py_x", M9)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            cs = []
+            for p in self.nodes:
+                if p == n:
+                    continue
+                cp = self.claim_seq(S, p)
+                cs.append(z3.Implies(M9.cur(x) == p, z3.Not(self._rem(p, x))))
+                cs.append(z3.Implies(z3.Or(M9.cur(x) == p, z3.And(self.R.member_c(p, M9.nl(x)), z3.Not(self._rem(p, x)))), z3.Or(
+                    S["status"][p] != UP, S["rec"][p],
+                    z3.And(S["ts"][p] == STARVING, S["new"][p, n],
+                           z3.Or(cp < M9.seq(x), z3.And(cp == M9.seq(x), p < n))))))
+            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*cs)), patterns=[S["m9"][x]]))
+        return z3.And(*out)
+
+    def Known(self, S):
+        """An up, not recovered node's claim ring lists every eater whose token
+        does not list it, and the sender and destination of every token in
+        flight that does not list it (TimelyTimeouts: it claims only then);
+        and then another node of that ring would veto its claim (up, not
+        recovered, Eating, Hungry or with a higher claim)."""
+        m = z3.Const(f"{S['tag']}_kn_m", Tok)
+        out = []
+        for n in self.nodes:
+            fresh = z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]))
+            on = lambda v: self._on_claim_ring(S, v, n)  # noqa: E731
+            on_t = lambda t: self.R.node_table(t, on)  # noqa: E731
+            out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
+                               on(e))
+                    for e in self.nodes if e != n]
+            cn = self._L(S, n)
+            veto = z3.Or(*[z3.And(on(v), S["status"][v] == UP, z3.Not(S["rec"][v]),
+                                  z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, self._L(S, v) > cn,
+                                        z3.And(self._L(S, v) == cn, v > n)))
+                           for v in self.nodes if v != n])
+            out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
+                                                 z3.And(on_t(Tok.dest(m)), on_t(Tok.cur(m)), veto)),
+                                 patterns=[S["tm"][m]]))
+        return z3.And(*out)
+
+    def TokenLists(self, S):
+        """A lastToken is its node's: sent by it (cur), to a node of its
+        nodelist; a node whose lastToken lists it alone (and that is up and
+        not recovered) eats."""
+        out = []
+        for n in self.nodes:
+            lt = S["last"][n]
+            out += [Tok.cur(lt) == n, 1 <= Tok.dest(lt), Tok.dest(lt) <= self.N,
+                    self.R.member(Tok.dest(lt), Tok.nl(lt)),
+                    z3.Implies(z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]), Tok.nl(lt) == self.R.of((n,))),
+                               self._eat(S, n))]
+        return z3.And(*out)
+
+    def CallSeqs(self, S):
+        """A 911 in flight: its originator, current and destination nodes are
+        nodes, its number at least 0 and at most its originator's claim
+        number (its lastToken's), its status YES or NO, its nodelist a ring
+        of at least two nodes that lists its originator and destination."""
+        x = z3.Const(f"{S['tag']}_cs_x", M9)
+        node = lambda v: z3.And(1 <= v, v <= self.N)  # noqa: E731
+        return z3.ForAll([x], z3.Implies(S["m9"][x], z3.And(
+            node(M9.orig(x)), node(M9.cur(x)), node(M9.dest(x)), M9.seq(x) >= 0,
+            M9.seq(x) <= self.R.node_table(M9.orig(x), lambda y: self._L(S, y)),
+            z3.Or(M9.status(x) == YES, M9.status(x) == NO),
+            self._ring_no(M9.nl(x)), self.R.length(M9.nl(x)) >= 2,
+            self.R.member(M9.orig(x), M9.nl(x)), self.R.member(M9.dest(x), M9.nl(x)))), patterns=[S["m9"][x]])
+
+    def Acquainted(self, S):
+        """Of two up, not recovered nodes one has the other on its claim
+        ring."""
+        out = []
+        for n, k in combinations(self.nodes, 2):
+            fresh = lambda v: z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))  # noqa: E731
+            out.append(z3.Implies(z3.And(fresh(n), fresh(k)),
+                                  z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
+        return z3.And(*out)
+
+    def TokenOnRoute(self, S):
+        """A live claim's route (its claimant's claim ring) lists every eater
+        and the sender and destination of every token in flight."""
+        x = z3.Const(f"{S['tag']}_tr_x", M9)
+        m = z3.Const(f"{S['tag']}_tr_m", Tok)
+        out = []
+        for n in self.nodes:
+            live = z3.And(S["m9"][x], self._live_y(S, n, x))
+            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
+                z3.Implies(self._eat(S, e), self.R.member_c(e, M9.nl(x))) for e in self.nodes if e != n])),
+                patterns=[S["m9"][x]]))
+            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.And(
+                self.R.member(Tok.cur(m), M9.nl(x)), self.R.member(Tok.dest(m), M9.nl(x)))),
+                patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------
