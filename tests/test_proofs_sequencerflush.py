@@ -227,6 +227,18 @@ def test_fixed_invariant_is_inductive():
     assert not open_, open_
 
 
+def _absorb_symbols(M):
+    """The free symbols of one Absorb step over senders M: the digest's
+    senders and seqnos, the count, the next digest's, the running table
+    (has, value) per sender and the written flags."""
+    AII = z3.ArraySort(z3.IntSort(), z3.IntSort())
+    AIB = z3.ArraySort(z3.IntSort(), z3.BoolSort())
+    dS, dQ, cnt, dS2, dQ2 = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2"))
+    RH = {s: z3.Const(f"RH{s}", AIB) for s in M}
+    RV = {s: z3.Const(f"RV{s}", AII) for s in M}
+    return dS, dQ, cnt, dS2, dQ2, RH, RV, z3.Const("F", z3.ArraySort(z3.IntSort(), AIB))
+
+
 def _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L, check=True):
     """The recurrence of SequencerFlushEncoding._absorb at index i (as written
     there; check=False: without the duplicate check)."""
@@ -254,12 +266,7 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     from groupcheck.model.proofs.engine import _solve
     SOLVE_MS = 120_000     # wall-clock: each query takes well under a second, but CI's machine is shared
     M, m = (1, 2), 1
-    I, AII = z3.IntSort(), z3.ArraySort(z3.IntSort(), z3.IntSort())
-    AIB = z3.ArraySort(z3.IntSort(), z3.BoolSort())
-    dS, dQ, cnt, dS2, dQ2 = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2"))
-    RH = {s: z3.Const(f"RH{s}", AIB) for s in M}
-    RV = {s: z3.Const(f"RV{s}", AII) for s in M}
-    F = z3.Const("F", z3.ArraySort(I, AIB))
+    dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, w = z3.Ints("L i w")
     step, new = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L)
 
@@ -289,7 +296,7 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     for s in M:
         assert _solve([i >= 1, step, RH[s][i - 1], z3.Not(RH[s][i])], SOLVE_MS)[0] == "proved"
     # (2): base (cnt 0: the delivered sequence copied, the premises) and step
-    D0S, D0Q = z3.Const("D0S", AII), z3.Const("D0Q", AII)
+    D0S, D0Q = (z3.Array(n, z3.IntSort(), z3.IntSort()) for n in ("D0S", "D0Q"))
     j, j2 = z3.Ints("j j2")
     base = [cnt[0] == 0, *[RH[s][0] for s in M],
             z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(dS2[j] == D0S[j], dQ2[j] == D0Q[j],
@@ -368,12 +375,7 @@ def test_absorb_delivers_exactly_the_digest_by_induction():
     from groupcheck.model.proofs.engine import _solve
     SOLVE_MS = 120_000
     M, m = (1, 2), 1
-    I, AII = z3.IntSort(), z3.ArraySort(z3.IntSort(), z3.IntSort())
-    AIB = z3.ArraySort(z3.IntSort(), z3.BoolSort())
-    dS, dQ, cnt, dS2, dQ2 = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2"))
-    RH = {s: z3.Const(f"RH{s}", AIB) for s in M}
-    RV = {s: z3.Const(f"RV{s}", AII) for s in M}
-    F = z3.Const("F", z3.ArraySort(I, AIB))
+    dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, dl, j, j2 = z3.Ints("L i dl j j2")
     step, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L)
 
