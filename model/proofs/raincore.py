@@ -801,14 +801,20 @@ class RaincoreEncoding(Encoding):
         return R.table(M9.nl(x), lambda r: R.node_table(M9.orig(x), lambda o: R.node_table(
             M9.dest(x), lambda d: z3.BoolVal(rest(r, o, d)))))
 
+    def _active(self, S, v):
+        """v is up and not recovered (it may take part in a claim)."""
+        return z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))
+
+    def _would_veto(self, S, v: int, cv, seq, orig):
+        """The veto rule: v, active, vetoes a claim numbered seq of orig when
+        it is Eating, Hungry, or its own number cv is higher (or the same
+        and its id higher)."""
+        return z3.And(self._active(S, v), z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, cv > seq,
+                                                z3.And(cv == seq, v > orig)))
+
     def _blocker(self, S, v: int, x):
-        """Node v is ahead of claim x on its route and would veto it: up, not
-        recovered, and Eating, Hungry, or with a higher claim (or the same
-        and a higher id)."""
-        cv = self.claim_seq(S, v)
-        return z3.And(self._rem(v, x), S["status"][v] == UP, z3.Not(S["rec"][v]),
-                      z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, cv > M9.seq(x),
-                            z3.And(cv == M9.seq(x), v > M9.orig(x))))
+        """Node v is ahead of claim x on its route and would veto it."""
+        return z3.And(self._rem(v, x), self._would_veto(S, v, self.claim_seq(S, v), M9.seq(x), M9.orig(x)))
 
     def ClaimsMeetToken(self, S):
         """A live claim meets a node that will veto it before it comes home
@@ -868,16 +874,14 @@ class RaincoreEncoding(Encoding):
         m = z3.Const(f"{S['tag']}_kn_m", Tok)
         out = []
         for n in self.nodes:
-            fresh = z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]))
+            fresh = self._active(S, n)
             on = lambda v: self._on_claim_ring(S, v, n)  # noqa: E731
             on_t = lambda t: self.R.node_table(t, on)  # noqa: E731
             out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
                                on(e))
                     for e in self.nodes if e != n]
             cn = self._L(S, n)
-            veto = z3.Or(*[z3.And(on(v), S["status"][v] == UP, z3.Not(S["rec"][v]),
-                                  z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, self._L(S, v) > cn,
-                                        z3.And(self._L(S, v) == cn, v > n)))
+            veto = z3.Or(*[z3.And(on(v), self._would_veto(S, v, self._L(S, v), cn, n))
                            for v in self.nodes if v != n])
             out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
                                                  z3.And(on_t(Tok.dest(m)), on_t(Tok.cur(m)), veto)),
@@ -893,7 +897,7 @@ class RaincoreEncoding(Encoding):
             lt = S["last"][n]
             out += [Tok.cur(lt) == n, 1 <= Tok.dest(lt), Tok.dest(lt) <= self.N,
                     self.R.member(Tok.dest(lt), Tok.nl(lt)),
-                    z3.Implies(z3.And(S["status"][n] == UP, z3.Not(S["rec"][n]), Tok.nl(lt) == self.R.of((n,))),
+                    z3.Implies(z3.And(self._active(S, n), Tok.nl(lt) == self.R.of((n,))),
                                self._eat(S, n))]
         return z3.And(*out)
 
@@ -916,8 +920,7 @@ class RaincoreEncoding(Encoding):
         ring."""
         out = []
         for n, k in combinations(self.nodes, 2):
-            fresh = lambda v: z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))  # noqa: E731
-            out.append(z3.Implies(z3.And(fresh(n), fresh(k)),
+            out.append(z3.Implies(z3.And(self._active(S, n), self._active(S, k)),
                                   z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
         return z3.And(*out)
 
