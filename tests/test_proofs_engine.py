@@ -154,3 +154,23 @@ def test_what_the_frame_proves_z3_proves_too():
                     framed += 1
                     assert engine._solve([inv, z3.Or(*fs), z3.Not(L_T)], 30_000, e)[0] == "proved", (a, name)
         assert framed > 10, (e.protocol, framed)
+
+
+def test_sharded_run_asks_the_same_queries_in_the_same_order():
+    """With more cores than variants a fixed variant's lemmas are dealt out
+    to processes (run_isolated's shards): the queries, their order and
+    their results are those of one process."""
+    from groupcheck.model.proofs import engine, registry
+    [fixed] = registry.select("sequencerflush", "NoCrash")
+    [(_, whole)] = list(engine.run_isolated([fixed], jobs=1))
+    [(_, sharded)] = list(engine.run_isolated([fixed], jobs=3))
+    assert not fixed.expect_cti and len(whole) > 100
+    # three cores, one variant: twelve shards; a flawed variant stays whole
+    assert [k[4:] for k in engine._shard_keys([fixed], 3, 10_000, None)[0]] == [(k, 12) for k in range(12)]
+    flawed = registry.select("sequencerflush", "NoFlush")
+    assert [k[4:] for k in engine._shard_keys(flawed, 3, 10_000, None)[0]] == [(0, 1)]
+    assert len(engine._shard_keys(registry.select(), 2, 10_000, None)[0]) == len(registry.select())
+    assert [(q.query, q.result) for q in sharded] == [(q.query, q.result) for q in whole]
+    assert sum(q.query.startswith("implication:") for q in sharded) == len(fixed.properties)
+    assert engine.verdict(sharded)
+    assert engine._merge_shards(fixed, [sharded[1::2], sharded[::2]]) == sharded

@@ -468,15 +468,20 @@ class Reachability:
 FLAWED_TIMEOUT_MS = 2_000
 
 
-def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> list[Query]:
-    """All queries for one encoding, in order: initiation, consecution, implication."""
+def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
+        only: frozenset[str] | None = None, implication: bool = True) -> list[Query]:
+    """All queries for one encoding, in order: initiation, consecution, implication.
+    ``only``: ask initiation and consecution of these lemmas alone (every
+    lemma is still a premise); ``implication``: ask the properties (a shard
+    of ``run_isolated``)."""
     out: list[Query] = []
     P, V = enc.protocol, enc.variant
     timeout_ms = max(timeout_ms, getattr(enc, "min_timeout_ms", None) or 0)
     S, T = enc.fresh("s"), enc.fresh("t")
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
-    for name, L in lemmas.items():
+    asked = {name: L for name, L in lemmas.items() if only is None or name in only}
+    for name, L in asked.items():
         r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
         out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
     L_S = {name: L(S) for name, L in lemmas.items()}
@@ -492,7 +497,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
     L_T = {name: L(T) for name, L in lemmas.items()}
     for action, fs in by_action.items():
         parts = [[f] for f in fs] if split and len(fs) > 1 else [fs]
-        for name, L in lemmas.items():
+        for name, L in asked.items():
             q, m = None, None
             hit = pinned.get((action, name))
             if hit is not None:
@@ -520,7 +525,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True) -> li
                     q.reachable = reach.reachable(pre)
                     q.path = reach.path(pre)
             out.append(q)
-    for name in enc.properties:
+    for name in enc.properties if implication else ():
         r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms, enc)
         out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
     for q in out:
@@ -650,10 +655,46 @@ def z3_set(vals) -> Any:
 
 
 def _run_variant(key: tuple) -> list[Query]:
-    protocol, variant, members, timeout_ms = key
+    protocol, variant, members, timeout_ms, shard, shards = key
     from . import registry
     [enc] = [e for e in registry.select(protocol, None, members) if e.variant == variant]
-    return run(enc, timeout_ms=timeout_ms)
+    if shards == 1:
+        return run(enc, timeout_ms=timeout_ms)
+    only = frozenset(name for i, name in enumerate(enc.lemmas) if i % shards == shard)
+    return run(enc, timeout_ms=timeout_ms, only=only, implication=shard == 0)
+
+
+def _merge_shards(enc: Encoding, parts: list[list[Query]]) -> list[Query]:
+    """The shards' queries in ``run``'s order: initiation by lemma,
+    consecution by action (the order the shards met them) then lemma,
+    implication last."""
+    lemma = {name: i for i, name in enumerate(enc.lemmas)}
+    action: dict[str, int] = {}
+    qs = [q for part in parts for q in part]
+    for q in qs:
+        if q.query.startswith("consecution:"):
+            action.setdefault(q.query.split(":")[1], len(action))
+
+    def key(q: Query):
+        kind, *rest = q.query.split(":")
+        if kind == "initiation":
+            return (0, 0, lemma[rest[0]])
+        if kind == "consecution":
+            return (1, action[rest[0]], lemma[rest[1]])
+        return (2, 0, 0)
+    return sorted(qs, key=key)    # (stable: implications keep their order)
+
+
+def _shard_keys(encs: list[Encoding], jobs: int, timeout_ms: int, members: int | None):
+    """``_run_variant``'s keys, and the index of the encoding each is for."""
+    spare = max(1, jobs // max(1, len(encs)))
+    keys, owner = [], []
+    for i, e in enumerate(encs):
+        shards = 1 if spare == 1 or e.expect_cti else max(1, min(len(e.lemmas), 4 * spare))
+        for k in range(shards):
+            keys.append((e.protocol, e.variant, members, timeout_ms, k, shards))
+            owner.append(i)
+    return keys, owner
 
 
 def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: int = 1,
@@ -665,12 +706,28 @@ def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: in
     ``unknown`` where it alone proves everything (seen: SEQUENCER's NoCrash,
     113 queries in 1.5 s alone, 9.6 s after Raincore's Fixed, and one
     ``unknown`` in the audit).  Encodings are named by protocol and variant
-    (re-selected from the registry in the child)."""
+    (re-selected from the registry in the child).
+
+    With more cores than variants, a fixed variant's lemmas are dealt out
+    to shards (four per spare core, so the pool evens out rows of very
+    different cost: at N = 3 SEQUENCER over FLUSH's V2Digest row takes
+    five minutes and most rows seconds), each its own process asking
+    initiation and consecution of its lemmas under every lemma; the
+    queries are the same and come back in ``run``'s order.  A flawed
+    variant is not split: its pinned counterexample is searched once."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     encs = list(encs)
-    keys = [(e.protocol, e.variant, members, timeout_ms) for e in encs]
+    keys, owner = _shard_keys(encs, jobs, timeout_ms, members)
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
                              max_tasks_per_child=1) as pool:
-        yield from zip(encs, pool.map(_run_variant, keys))
+        parts: dict[int, list[list[Query]]] = {}
+        done = 0
+        for i, qs in zip(owner, pool.map(_run_variant, keys)):
+            parts.setdefault(i, []).append(qs)
+            # yield each encoding once all its shards are back (map keeps order)
+            while done < len(encs) and len(parts.get(done, [])) == owner.count(done):
+                got = parts.pop(done)
+                yield encs[done], got[0] if len(got) == 1 else _merge_shards(encs[done], got)
+                done += 1
