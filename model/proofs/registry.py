@@ -60,8 +60,9 @@ def _sequencerflush(members: int | None) -> list[Encoding]:
     # FLUSH, a reachable CTI to SurvivorTotalOrder); SequencerFlush.tla's
     # Fixed variant at N = 2 (Pair's constants), the only N both properties
     # are proved at by default; with --members 3 (about half an hour of z3)
-    # the Fixed variant at N = 3 (CoordCrash's constants), both properties
-    fixed = _sequencerflush_fixed(members) if members in (None, 2, 3) else []
+    # the Fixed variant at N = 3 (CoordCrash's constants), both properties;
+    # with --members 4 the same lemmas at N = 4 (about two hours of z3 CPU)
+    fixed = _sequencerflush_fixed(members) if members in (None, 2, 3, 4) else []
     return [*_sequencer_plain(members), *fixed]
 
 
@@ -74,10 +75,11 @@ def _sequencer_plain(members: int | None) -> list[Encoding]:
 def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
     """SEQUENCER over FLUSH, the Fixed variant (UniformDelivery, ResendAlways,
     ResentFirst FALSE, one crash): NoDuplicates and SurvivorTotalOrder, at
-    N = 2 (Pair's constants) and N = 3 (CoordCrash's; 2026-11-25, with the
+    N = 2 (Pair's constants), N = 3 (CoordCrash's; 2026-11-25, with the
     view-2 lemmas and ghosts; before, ``FixedNoDuplicates`` proved
-    NoDuplicates alone there); at other N the post-crash lemmas are not
-    written (docs/proofs.md, "SEQUENCER over FLUSH")."""
+    NoDuplicates alone there) and N = 4 (the same lemmas, written for any
+    N >= 3; every member a sender); N = 5 is not attempted (docs/proofs.md,
+    "SEQUENCER over FLUSH")."""
     from .sequencerflush import SequencerFlushEncoding
     return [SequencerFlushEncoding(members or 2)]
 
