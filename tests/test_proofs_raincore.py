@@ -574,7 +574,7 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
 # every lemma must hold on every reachable state we can reach.
 
 YIELD_LEMMAS = ("Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight",
-                "OneToken", "RecStarving", "CurrentClaim", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
+                "OneToken", "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
                 "PassedYield", "Known")
 
 
@@ -615,6 +615,24 @@ def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
         assert not _enc(name).yield_lemmas_apply
     for enc in registry.select("raincore", None, None) + registry.select("raincore", None, 3):
         assert not (set(YIELD_LEMMAS) - {"Lists", "OneInFlight"}) & set(enc.lemmas)
+
+
+def test_911_received_cases_are_the_whole_action():
+    """Under the N-node lemmas 911Received(n) is one instance per case
+    (_911_cases); their disjunction is the action's one formula."""
+    from groupcheck.model.proofs.raincore import M9
+    enc = _enc("TimelyYield3")
+    whole = _enc("TimelyYield3")
+    whole.__class__ = type("Whole", (RaincoreEncoding,), {"yield_lemmas_apply": False})
+    S, T = enc.fresh("s"), enc.fresh("t")
+    x = z3.Const("x", M9)
+    for n in enc.nodes:
+        cases = [f for lab, f in enc._actions(S, T, x, only="911Received") if lab.params == (n,)]
+        [w] = [f for lab, f in whole._actions(S, T, x, only="911Received") if lab.params == (n,)]
+        assert len(cases) == 2 + 5 * (enc.N - 1) + 1
+        sol = z3.Solver()
+        sol.add(z3.Not(z3.Or(*cases) == w))
+        assert sol.check() == z3.unsat, n
 
 
 @pytest.mark.parametrize("which,max_states,k", [("TimelyYield3", 937, None), ("crash", 5000, 400),

@@ -320,10 +320,13 @@ class RaincoreEncoding(Encoding):
                 higher = (z3.BoolVal(self.TokenRingClaim) and M9.seq(x) > self.claim_seq(S, n))
                 outsider = fr(S, T, {"m9": z3.If(higher, z3.Store(rest, answer, True), rest),
                                      "new": {(n, y): z3.Or(S["new"][n, y], M9.orig(x) == y) for y in Nn}})
-                yield Label("911Received", (n,)), z3.And(
-                    S["status"][n] == UP, m9[x], M9.dest(x) == n,
-                    z3.If(M9.orig(x) == n, own,
-                          z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider)))
+                g = [S["status"][n] == UP, m9[x], M9.dest(x) == n]
+                whole = z3.If(M9.orig(x) == n, own,
+                              z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider))
+                if self.yield_lemmas_apply:
+                    yield from self._911_cases(S, T, n, x, g, whole)
+                else:
+                    yield Label("911Received", (n,)), z3.And(*g, whole)
             if want("TokenDeliveryFailure"):
                 m = bound if bound is not None else self._var(f"{S['tag']}_tdm{n}", Tok)
                 nl = R.remove(Tok.nl(m), Tok.dest(m))
@@ -390,6 +393,43 @@ class RaincoreEncoding(Encoding):
         if want("TokenLoss"):
             m = bound if bound is not None else self._var(f"{S['tag']}_tlm", Tok)
             yield Label("TokenLoss", ()), z3.And(tm[m], fr(S, T, {"tm": z3.Store(tm, m, False)}))
+
+    def _911_cases(self, S, T, n, x, g, whole):
+        """911Received(n) as one instance per case, for the N-node lemmas: the
+        same relation (their disjunction is ``whole``), but each case's frame
+        is a top-level conjunction, so that Frame skips the conjuncts it keeps
+        and z3 is asked one case at a time (as SendView per digest choice in
+        sequencerflush): with the If of the three branches whole, z3 answered
+        unknown on four lemma rows.  Cases: its own claim (regenerate or
+        drop); another's, per originator o, from a member of its view (veto:
+        NO back; pass: forward, o queued) or an outsider (o queued; a higher
+        claim answered as a member would, a lower one dropped); and an
+        originator that is no node (never in flight: CallSeqs), as a whole."""
+        R, fr, m9, lab = self.R, self._frame, S["m9"], Label("911Received", (n,))
+        rest = z3.Store(m9, x, False)
+        orig, veto = M9.orig(x), self.veto(S, n, x)
+        no = M9.m911(orig, n, orig, M9.nl(x), M9.seq(x), NO)
+        fwd = M9.m911(orig, n, R.next_node(M9.nl(x), z3.IntVal(n)), M9.nl(x), M9.seq(x), M9.status(x))
+        last = S["last"][n]
+        regen = Tok.tok(Tok.seq(last), Tok.nl(last), n, Tok.dest(last), Tok.gvn(last))
+        own = [orig == n]
+        yield lab, z3.And(*g, *own, self.regenerate(S, n, x), fr(S, T, {
+            "m9": rest, "token": {n: regen}, "ts": {n: EATING}, "rec": {n: False}}))
+        yield lab, z3.And(*g, *own, z3.Not(self.regenerate(S, n, x)), fr(S, T, {"m9": rest}))
+        member = R.member(orig, self.view_of(S, n))
+        higher = M9.seq(x) > self.claim_seq(S, n)
+        for o in self.nodes:
+            if o == n:
+                continue
+            q = {"new": {(n, o): z3.BoolVal(True)}}
+            g_o = [*g, orig == o]
+            yield lab, z3.And(*g_o, member, veto, fr(S, T, {"m9": z3.Store(rest, no, True)}))
+            yield lab, z3.And(*g_o, member, z3.Not(veto), fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), higher, veto, fr(S, T, dict(q, m9=z3.Store(rest, no, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), higher, z3.Not(veto),
+                              fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), z3.Not(higher), fr(S, T, dict(q, m9=rest)))
+        yield lab, z3.And(*g, *[orig != v for v in self.nodes], whole)
 
     def _accept(self, S, T, n, m, rest):
         """AcceptToken(n, m) with tokenMsgs' = rest."""
@@ -491,7 +531,7 @@ class RaincoreEncoding(Encoding):
             allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
                          "OneToken": self.OneToken, "HungryListed": self.HungryListed,
                          "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
-                         "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
+                         "ClaimRoute": self.ClaimRoute, "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
                          "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
                          "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
                          "TokenOnRoute": self.TokenOnRoute})
@@ -770,6 +810,18 @@ class RaincoreEncoding(Encoding):
             z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
                    S["status"][n] == UP, z3.Not(S["rec"][n])),
             S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
+
+    def ClaimRoute(self, S):
+        """A 911 of n numbered its lastToken's number travels a ring of nodes
+        on n's claim ring: it was that ring when sent, and the ring only
+        grows (YieldClaim queues; a crash, a recovery keep both) until n's
+        number changes.  So a claim that is not live (an older, shorter
+        route) does not become live when n queues another node."""
+        x = z3.Const(f"{S['tag']}_cr_x", M9)
+        return z3.And(*[z3.ForAll([x], z3.Implies(
+            z3.And(S["m9"][x], M9.orig(x) == n, M9.seq(x) == self._L(S, n)),
+            z3.And(*[z3.Implies(self.R.member_c(v, M9.nl(x)), self._on_claim_ring(S, v, n))
+                     for v in self.nodes if v != n])), patterns=[S["m9"][x]]) for n in self.nodes])
 
     def HomeNoToken(self, S):
         """A live claim on its way home (to its originator) meets no token:
