@@ -574,7 +574,7 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
 # every lemma must hold on every reachable state we can reach.
 
 YIELD_LEMMAS = ("Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight",
-                "OneToken", "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
+                "OneToken", "RecStarving", "CurrentClaim", "ClaimRoute", "TokenNext", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
                 "PassedYield", "Known")
 
 
@@ -617,22 +617,45 @@ def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
         assert not (set(YIELD_LEMMAS) - {"Lists", "OneInFlight"}) & set(enc.lemmas)
 
 
-def test_911_received_cases_are_the_whole_action():
-    """Under the N-node lemmas 911Received(n) is one instance per case
-    (_911_cases); their disjunction is the action's one formula."""
-    from groupcheck.model.proofs.raincore import M9
+@pytest.mark.parametrize("action,count", [("TokenReceived", lambda N: 3), ("EatingTimeout", lambda N: 2 ** (N + 1)),
+                                          ("911Received", lambda N: 2 + 5 * (N - 1) + 1)])
+def test_split_actions_are_the_whole_action(action, count):
+    """Under the N-node lemmas TokenReceived(n), 911Received(n) and
+    EatingTimeout(n) are one instance per case; their disjunction is the
+    action's one formula."""
+    from groupcheck.model.proofs.raincore import M9, Tok
     enc = _enc("TimelyYield3")
     whole = _enc("TimelyYield3")
     whole.__class__ = type("Whole", (RaincoreEncoding,), {"yield_lemmas_apply": False})
     S, T = enc.fresh("s"), enc.fresh("t")
-    x = z3.Const("x", M9)
+    msg = z3.Const("msg", Tok if action == "TokenReceived" else M9) if action != "EatingTimeout" else None
     for n in enc.nodes:
-        cases = [f for lab, f in enc._actions(S, T, x, only="911Received") if lab.params == (n,)]
-        [w] = [f for lab, f in whole._actions(S, T, x, only="911Received") if lab.params == (n,)]
-        assert len(cases) == 2 + 5 * (enc.N - 1) + 1
-        sol = z3.Solver()
-        sol.add(z3.Not(z3.Or(*cases) == w))
-        assert sol.check() == z3.unsat, n
+        cases = [f for lab, f in enc._actions(S, T, msg, only=action) if lab.params == (n,)]
+        [w] = [f for lab, f in whole._actions(S, T, msg, only=action) if lab.params == (n,)]
+        assert len(cases) == count(enc.N)
+        # AcceptToken's choice of the ghost li (a fresh constant per formula)
+        # is existential: each side implies the other with its own choice
+        for a, b in ((z3.Or(*cases), w), (w, z3.Or(*cases))):
+            aux = [c for c in _consts(b) if "_li_acc" in str(c)]
+            sol = z3.Solver()
+            sol.add(a, z3.Not(z3.Exists(aux, b) if aux else b))
+            assert sol.check() == z3.unsat, n
+
+
+def _consts(f) -> list:
+    out, seen, todo = {}, set(), [f]
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[str(e)] = e
+        elif z3.is_app(e):
+            todo += e.children()
+        elif z3.is_quantifier(e):
+            todo.append(e.body())
+    return list(out.values())
 
 
 @pytest.mark.parametrize("which,max_states,k", [("TimelyYield3", 937, None), ("crash", 5000, 400),

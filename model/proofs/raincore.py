@@ -295,9 +295,19 @@ class RaincoreEncoding(Encoding):
                 m = bound if bound is not None else self._var(f"{S['tag']}_trm{n}", Tok)
                 rest = z3.Store(tm, m, False)
                 drop = z3.Or(S["ts"][n] == EATING, Tok.seq(m) <= Tok.seq(S["last"][n]))
-                yield Label("TokenReceived", (n,)), z3.And(
-                    S["status"][n] == UP, tm[m], Tok.dest(m) == n,
-                    z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
+                g = [S["status"][n] == UP, tm[m], Tok.dest(m) == n]
+                if self.yield_lemmas_apply:
+                    # one instance per case (as 911Received's): drop, accept
+                    # by a node not recovered (its mark kept: the frame then
+                    # keeps every lemma that reads only status, rec, lastToken
+                    # and the queues), accept by a recovered node
+                    lab, rec = Label("TokenReceived", (n,)), S["rec"][n]
+                    yield lab, z3.And(*g, drop, fr(S, T, {"tm": rest}))
+                    yield lab, z3.And(*g, z3.Not(drop), z3.Not(rec), self._accept(S, T, n, m, rest, keep_rec=True))
+                    yield lab, z3.And(*g, z3.Not(drop), rec, self._accept(S, T, n, m, rest))
+                else:
+                    yield Label("TokenReceived", (n,)), z3.And(
+                        *g, z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
             if want("911Received"):
                 x = bound if bound is not None else self._var(f"{S['tag']}_r9m{n}", M9)
                 rest = z3.Store(m9, x, False)
@@ -360,9 +370,12 @@ class RaincoreEncoding(Encoding):
                 send = dict(base, last={n: t2}, tm=z3.Store(tm, t2, True), ts={n: HUNGRY},
                             token={n: self.no_token()})
                 timely = [z3.Not(self.call_waiting(S, n))] if self.Timely911 else []
-                yield Label("EatingTimeout", (n,)), z3.And(
-                    S["status"][n] == UP, S["ts"][n] == EATING, *timely,
-                    z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
+                g = [S["status"][n] == UP, S["ts"][n] == EATING, *timely]
+                if self.yield_lemmas_apply:
+                    yield from self._eating_cases(S, T, n, g, add)
+                else:
+                    yield Label("EatingTimeout", (n,)), z3.And(
+                        *g, z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
             for name, st in (("HungryTimeout", HUNGRY), ("StarvingTimeout", STARVING)):
                 if not want(name):
                     continue
@@ -393,6 +406,27 @@ class RaincoreEncoding(Encoding):
         if want("TokenLoss"):
             m = bound if bound is not None else self._var(f"{S['tag']}_tlm", Tok)
             yield Label("TokenLoss", ()), z3.And(tm[m], fr(S, T, {"tm": z3.Store(tm, m, False)}))
+
+    def _eating_cases(self, S, T, n, g, add):
+        """EatingTimeout(n) as one instance per set of queued nodes it adds
+        (the new nodelist one table, not InsertAfter's chain over every
+        set) and per outcome (sent on, or kept: a nodelist of one); their
+        disjunction is the action (as _911_cases)."""
+        R, Nn, t = self.R, self.nodes, S["token"][n]
+        lab = Label("EatingTimeout", (n,))
+        for k in range(self.N + 1):
+            for sub in combinations(Nn, k):
+                in_sub = [add[y] if y in sub else z3.Not(add[y]) for y in Nn]
+                nl = Tok.nl(t) if not sub else R.table(Tok.nl(t), lambda r, sub=sub: z3.IntVal(
+                    R.id[InsertAfter(r, n, sub)] if n in r and not (set(sub) & set(r)) else 0))
+                t2 = Tok.tok(Tok.seq(t) + 1, nl, n, R.next_node(nl, z3.IntVal(n)), Tok.gvn(t))
+                base = {"new": {(n, y): z3.BoolVal(False) for y in Nn}}
+                if sub:
+                    base["vs"] = {n: z3.IntVal(CHAOS)}
+                send = dict(base, last={n: t2}, tm=z3.Store(S["tm"], t2, True), ts={n: HUNGRY},
+                            token={n: self.no_token()})
+                yield lab, z3.And(*g, *in_sub, R.length(nl) > 1, self._frame(S, T, send))
+                yield lab, z3.And(*g, *in_sub, R.length(nl) <= 1, self._frame(S, T, base))
 
     def _911_cases(self, S, T, n, x, g, whole):
         """911Received(n) as one instance per case, for the N-node lemmas: the
@@ -431,8 +465,9 @@ class RaincoreEncoding(Encoding):
             yield lab, z3.And(*g_o, z3.Not(member), z3.Not(higher), fr(S, T, dict(q, m9=rest)))
         yield lab, z3.And(*g, *[orig != v for v in self.nodes], whole)
 
-    def _accept(self, S, T, n, m, rest):
-        """AcceptToken(n, m) with tokenMsgs' = rest."""
+    def _accept(self, S, T, n, m, rest, keep_rec=False):
+        """AcceptToken(n, m) with tokenMsgs' = rest (keep_rec: the recovered
+        mark left as it is, for a caller whose guard says it is clear)."""
         vs0, lv, gv, ln, li = S["vs"][n], S["lv"][n], S["gv"][n], S["gvlen"][n], S["li"][n]
         same = Tok.nl(m) == lv
         if self.FreshView:
@@ -456,7 +491,8 @@ class RaincoreEncoding(Encoding):
         f = self._frame(S, T, {
             "tm": rest, "ts": {n: EATING}, "vs": {n: vs}, "gv": {n: gv2}, "gvlen": {n: len2},
             "li": {n: z3.If(weird, li2, li1)}, "lv": {n: Tok.nl(m)},
-            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)}, "rec": {n: False}})
+            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)},
+            **({} if keep_rec else {"rec": {n: z3.BoolVal(False)}})})
         return z3.And(f, z3.Implies(weird, self._last_index(T, n)))
 
     # --- lemmas --------------------------------------------------------------------------
@@ -534,7 +570,7 @@ class RaincoreEncoding(Encoding):
                          "ClaimRoute": self.ClaimRoute, "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
                          "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
                          "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
-                         "TokenOnRoute": self.TokenOnRoute})
+                         "TokenOnRoute": self.TokenOnRoute, "TokenNext": self.TokenNext})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -917,6 +953,16 @@ class RaincoreEncoding(Encoding):
             out.append(z3.ForAll([x], z3.Implies(live, z3.And(*cs)), patterns=[S["m9"][x]]))
         return z3.And(*out)
 
+    def TokenNext(self, S):
+        """A token in flight, and every lastToken, goes to the node after its
+        sender on its nodelist (EatingTimeout and a delivery failure's resend
+        address NextNode; a single-node delivery failure's copy is the
+        node's own)."""
+        m = z3.Const(f"{S['tag']}_tn_m", Tok)
+        nxt = lambda t: Tok.dest(t) == self.R.next_node(Tok.nl(t), Tok.cur(t))  # noqa: E731
+        return z3.And(*[nxt(S["last"][n]) for n in self.nodes],
+                      z3.ForAll([m], z3.Implies(S["tm"][m], nxt(m)), patterns=[S["tm"][m]]))
+
     def Known(self, S):
         """An up, not recovered node's claim ring lists every eater whose token
         does not list it, and the sender and destination of every token in
@@ -968,11 +1014,17 @@ class RaincoreEncoding(Encoding):
             self.R.member(M9.orig(x), M9.nl(x)), self.R.member(M9.dest(x), M9.nl(x)))), patterns=[S["m9"][x]])
 
     def Acquainted(self, S):
-        """Of two up, not recovered nodes one has the other on its claim
-        ring."""
+        """Of two up, not recovered nodes that do not eat, one has the other on
+        its claim ring.  (Not for an eater: a recovered node that accepts a
+        token eats with the lastToken it had before its crash, which may list
+        neither the other node nor be listed by it; its claim ring counts
+        again only once it passes the token on, and then the token's
+        nodelist lists the other node, or Known puts it on the other's
+        ring.)"""
         out = []
         for n, k in combinations(self.nodes, 2):
-            out.append(z3.Implies(z3.And(self._active(S, n), self._active(S, k)),
+            idle = lambda v: z3.And(self._active(S, v), S["ts"][v] != EATING)  # noqa: E731
+            out.append(z3.Implies(z3.And(idle(n), idle(k)),
                                   z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
         return z3.And(*out)
 
