@@ -35,11 +35,13 @@ HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
 more on the ring, the tokens in flight and the 911 claims, whose
 conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
 states each in words).  ConsistentHistory is encoded but not proved.  With
-YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) fifteen N-node
-lemmas on the tokens, the claims and their routes; every consecution query
-of AtMostOneToken at N = 3 is proved with them, but seven of their own rows
-are still ``unknown`` (docs/proofs.md, "N = 3 with YieldClaim and
-Timely911"): not a proof yet, and no variant registers them.
+YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) sixteen N-node
+lemmas on the tokens, the claims and their routes (``YIELD_LEMMAS_N``); at
+N = 3 every row is proved but TokenReceived x PassedYield and EatingTimeout
+x Known, both CTIs, the first reachable: PassedYield is false as stated
+(docs/proofs.md, "N = 3 with YieldClaim and Timely911").  Not a proof, and
+no variant registers them.  Under these lemmas TokenReceived, 911Received
+and EatingTimeout are one instance per case (the same relation).
 """
 
 from __future__ import annotations
@@ -565,12 +567,12 @@ class RaincoreEncoding(Encoding):
                          "ConsistentHistory": self.ConsistentHistory})
         if self.yield_lemmas_apply:
             allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
-                         "OneToken": self.OneToken, "HungryListed": self.HungryListed,
-                         "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
-                         "ClaimRoute": self.ClaimRoute, "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
+                         "OneToken": self.OneToken, "RecStarving": self.RecStarving,
+                         "CurrentClaim": self.CurrentClaim, "ClaimRoute": self.ClaimRoute,
+                         "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
                          "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
                          "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
-                         "TokenOnRoute": self.TokenOnRoute, "TokenNext": self.TokenNext})
+                         "TokenOnRoute": self.TokenOnRoute})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -820,7 +822,9 @@ class RaincoreEncoding(Encoding):
 
     def HungryListed(self, S):
         """A Hungry node is on the nodelist of the token, if any: an eater's
-        token and every token in flight list it."""
+        token and every token in flight list it.  FALSE on reachable states
+        (docs/proofs.md: F8's neighbourhood), so not among the lemmas; kept
+        for the record."""
         m = z3.Const(f"{S['tag']}_hl_m", Tok)
         out = []
         for h in self.nodes:
@@ -935,7 +939,10 @@ class RaincoreEncoding(Encoding):
         """A node a live claim has passed (its current node, or a node of its
         route no longer ahead of it) is down, recovered, or Starving with a
         lower claim and has queued the claimant; the current node is not
-        ahead of it."""
+        ahead of it.  FALSE on a reachable state (stop 35,
+        test_passed_yield_is_false_on_a_reachable_state): a recovered node
+        passes the claim on while the token of a node ahead is on its way
+        to it, then accepts it; to be restated."""
         x = z3.Const(f"{S['tag']}_py_x", M9)
         out = []
         for n in self.nodes:
@@ -952,16 +959,6 @@ class RaincoreEncoding(Encoding):
                            z3.Or(cp < M9.seq(x), z3.And(cp == M9.seq(x), p < n))))))
             out.append(z3.ForAll([x], z3.Implies(live, z3.And(*cs)), patterns=[S["m9"][x]]))
         return z3.And(*out)
-
-    def TokenNext(self, S):
-        """A token in flight, and every lastToken, goes to the node after its
-        sender on its nodelist (EatingTimeout and a delivery failure's resend
-        address NextNode; a single-node delivery failure's copy is the
-        node's own)."""
-        m = z3.Const(f"{S['tag']}_tn_m", Tok)
-        nxt = lambda t: Tok.dest(t) == self.R.next_node(Tok.nl(t), Tok.cur(t))  # noqa: E731
-        return z3.And(*[nxt(S["last"][n]) for n in self.nodes],
-                      z3.ForAll([m], z3.Implies(S["tm"][m], nxt(m)), patterns=[S["tm"][m]]))
 
     def Known(self, S):
         """An up, not recovered node's claim ring lists every eater whose token
@@ -1257,6 +1254,12 @@ LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
 # AtMostOneToken at N >= 3 is not: the fixed protocol breaks it there (F8,
 # docs/raincore.md; docs/proofs.md, Raincore, What remains).
 LEMMAS_PROVED_N = LEMMAS_PROVED + ("EatersFresh", "RingUp", "FounderRing")
+# The N-node lemmas under YieldClaim and Timely911 (yield_lemmas_apply), in
+# the order the N = 3 probe asks them, then the property.
+YIELD_LEMMAS_N = LEMMAS_PROVED_N + (
+    "Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight", "OneToken",
+    "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet", "PassedYield",
+    "Known", "AtMostOneToken")
 # The seed as written is checked against those without LastIndex (its one
 # quantifier; no other lemma reads the views) and the property: every query
 # is then quantifier-free, and the open ones give CTIs at once instead of
