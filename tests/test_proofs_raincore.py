@@ -574,7 +574,7 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
 # every lemma must hold on every reachable state we can reach.
 
 YIELD_LEMMAS = ("Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight",
-                "OneToken", "RecStarving", "CurrentClaim", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
+                "OneToken", "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
                 "PassedYield", "Known")
 
 
@@ -617,6 +617,47 @@ def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
         assert not (set(YIELD_LEMMAS) - {"Lists", "OneInFlight"}) & set(enc.lemmas)
 
 
+@pytest.mark.parametrize("action,count", [("TokenReceived", lambda N: 3), ("EatingTimeout", lambda N: 2 ** (N + 1)),
+                                          ("911Received", lambda N: 2 + 5 * (N - 1) + 1)])
+def test_split_actions_are_the_whole_action(action, count):
+    """Under the N-node lemmas TokenReceived(n), 911Received(n) and
+    EatingTimeout(n) are one instance per case; their disjunction is the
+    action's one formula."""
+    from groupcheck.model.proofs.raincore import M9, Tok
+    enc = _enc("TimelyYield3")
+    whole = _enc("TimelyYield3")
+    whole.__class__ = type("Whole", (RaincoreEncoding,), {"yield_lemmas_apply": False})
+    S, T = enc.fresh("s"), enc.fresh("t")
+    msg = z3.Const("msg", Tok if action == "TokenReceived" else M9) if action != "EatingTimeout" else None
+    for n in enc.nodes:
+        cases = [f for lab, f in enc._actions(S, T, msg, only=action) if lab.params == (n,)]
+        [w] = [f for lab, f in whole._actions(S, T, msg, only=action) if lab.params == (n,)]
+        assert len(cases) == count(enc.N)
+        # AcceptToken's choice of the ghost li (a fresh constant per formula)
+        # is existential: each side implies the other with its own choice
+        for a, b in ((z3.Or(*cases), w), (w, z3.Or(*cases))):
+            aux = [c for c in _consts(b) if "_li_acc" in str(c)]
+            sol = z3.Solver()
+            sol.add(a, z3.Not(z3.Exists(aux, b) if aux else b))
+            assert sol.check() == z3.unsat, n
+
+
+def _consts(f) -> list:
+    out, seen, todo = {}, set(), [f]
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[str(e)] = e
+        elif z3.is_app(e):
+            todo += e.children()
+        elif z3.is_quantifier(e):
+            todo.append(e.body())
+    return list(out.values())
+
+
 @pytest.mark.parametrize("which,max_states,k", [("TimelyYield3", 937, None), ("crash", 5000, 400),
                                                ("F8", 5000, 400)])
 def test_yield_lemmas_hold_on_reachable_states(which, max_states, k):
@@ -633,3 +674,86 @@ def test_yield_lemmas_hold_on_reachable_states(which, max_states, k):
 def test_yield_lemmas_hold_on_many_reachable_states(which):
     """The same on the first 30,000 states of each (about 5 minutes)."""
     _lemmas_hold(_yield_states(which, 30_000))
+
+
+# PassedYield is not an invariant (stop 35): the explorer, checking it in
+# Python over TimelyYield3 with one node down at a time and MaxSeq 7 (3,513,967
+# states), met this 35-step behaviour.  Node 1's claim (5, along <<1, 2, 3>>)
+# is passed on by node 2, recovered, while node 3's regenerated token (7) is
+# on its way to node 2; node 2 then accepts it and eats, the claim still live
+# (node 3, Hungry, ahead of it, will veto it).  A reachable CTI of
+# TokenReceived x PassedYield: the lemma must be restated (docs/proofs.md).
+PY_BREAK_SCRIPT = (
+    ('Crash', 3, None),
+    ('HungryTimeout', 1, None),
+    ('Recover', 3, None),
+    ('911Received', 1, {'orig': 3, 'cur': 3, 'seq': 0, 'status': 'YES'}),
+    ('911Received', 3, {'orig': 3, 'cur': 1, 'seq': 0, 'status': 'NO'}),
+    ('HungryTimeout', 2, None),
+    ('911Received', 3, {'orig': 2, 'cur': 2, 'seq': 2, 'status': 'YES'}),
+    ('Crash', 2, None),
+    ('911Received', 1, {'orig': 2, 'cur': 3, 'seq': 2, 'status': 'YES'}),
+    ('911DeliveryFailure', 1, {'orig': 2, 'cur': 1, 'seq': 2, 'status': 'YES'}),
+    ('911DeliveryFailure', 1, {'orig': 1, 'cur': 1, 'seq': 1, 'status': 'YES'}),
+    ('911Received', 3, {'orig': 1, 'cur': 1, 'seq': 1, 'status': 'YES'}),
+    ('911Received', 1, {'orig': 1, 'cur': 3, 'seq': 1, 'status': 'YES'}),
+    ('EatingTimeout', 1, None),
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 2}),
+    ('Recover', 2, None),
+    ('911Received', 3, {'orig': 2, 'cur': 2, 'seq': 0, 'status': 'YES'}),
+    ('Crash', 3, None),
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 3}),
+    ('Recover', 3, None),
+    ('911Received', 1, {'orig': 3, 'cur': 3, 'seq': 0, 'status': 'YES'}),
+    ('EatingTimeout', 1, None),
+    ('911Received', 3, {'orig': 2, 'cur': 1, 'seq': 2, 'status': 'YES'}),
+    ('TokenReceived', 3, {'cur': 1, 'seq': 5}),
+    ('EatingTimeout', 3, None),
+    ('TokenLoss', None, {'cur': 3, 'seq': 6}),
+    ('HungryTimeout', 3, None),
+    ('911Received', 1, {'orig': 2, 'cur': 3, 'seq': 2, 'status': 'YES'}),
+    ('HungryTimeout', 1, None),
+    ('911Received', 2, {'orig': 3, 'cur': 3, 'seq': 6, 'status': 'YES'}),
+    ('911Received', 1, {'orig': 3, 'cur': 2, 'seq': 6, 'status': 'YES'}),
+    ('911Received', 3, {'orig': 3, 'cur': 1, 'seq': 6, 'status': 'YES'}),
+    ('EatingTimeout', 3, None),
+    ('911Received', 2, {'orig': 1, 'cur': 1, 'seq': 5, 'status': 'YES'}),
+    ('TokenReceived', 2, {'cur': 3, 'seq': 7}),
+)
+
+
+def test_passed_yield_is_false_on_a_reachable_state():
+    from groupcheck.model.proofs.raincore import YIELD_LEMMAS_N
+    from groupcheck.model.raincore import RaincoreModel
+    c = manifest_constants("TimelyYield3")
+    c.update(MaxDown=1, MaxSeq=7)
+    model = RaincoreModel(c)
+    s = next(iter(model.init()))
+    beh = [(None, s)]
+    for action, n, sel in PY_BREAK_SCRIPT:
+        params = () if n is None else (n,)
+        if sel is not None:
+            pool = s.msgs911 if action.startswith("911") else s.tokenMsgs
+            (m,) = [m for m in pool if all(m[k] == v for k, v in sel.items())]
+            params += (m,)
+        s = model.step(s, action, *params)
+        assert model.constraint(s)
+        beh.append((Label(action, params), s))
+    enc = _enc("TimelyYield3", lemma_names=YIELD_LEMMAS_N)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    lemmas = {name: L(S) for name, L in enc.lemmas.items()}
+
+    def broken(st):
+        out = []
+        for name, L in lemmas.items():
+            sol = z3.Solver()
+            sol.add(enc.value(S, st), z3.Not(L))
+            if sol.check() != z3.unsat:
+                out.append(name)
+        return out
+    assert all(broken(st) == [] for _, st in beh[:-1])
+    assert broken(beh[-1][1]) == ["PassedYield"]
+    (lab, post), (_, pre) = beh[-1], beh[-2]
+    assert _in_relation(enc, pre, [lab], post, S, T)
+    assert post.tokenState[1] == "Eating" and not post.recovered[1]
+    assert [x["orig"] for x in post.msgs911] == [1]

@@ -35,11 +35,13 @@ HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
 more on the ring, the tokens in flight and the 911 claims, whose
 conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
 states each in words).  ConsistentHistory is encoded but not proved.  With
-YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) fifteen N-node
-lemmas on the tokens, the claims and their routes; every consecution query
-of AtMostOneToken at N = 3 is proved with them, but seven of their own rows
-are still ``unknown`` (docs/proofs.md, "N = 3 with YieldClaim and
-Timely911"): not a proof yet, and no variant registers them.
+YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) sixteen N-node
+lemmas on the tokens, the claims and their routes (``YIELD_LEMMAS_N``); at
+N = 3 every row is proved but TokenReceived x PassedYield and EatingTimeout
+x Known, both CTIs, the first reachable: PassedYield is false as stated
+(docs/proofs.md, "N = 3 with YieldClaim and Timely911").  Not a proof, and
+no variant registers them.  Under these lemmas TokenReceived, 911Received
+and EatingTimeout are one instance per case (the same relation).
 """
 
 from __future__ import annotations
@@ -295,9 +297,19 @@ class RaincoreEncoding(Encoding):
                 m = bound if bound is not None else self._var(f"{S['tag']}_trm{n}", Tok)
                 rest = z3.Store(tm, m, False)
                 drop = z3.Or(S["ts"][n] == EATING, Tok.seq(m) <= Tok.seq(S["last"][n]))
-                yield Label("TokenReceived", (n,)), z3.And(
-                    S["status"][n] == UP, tm[m], Tok.dest(m) == n,
-                    z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
+                g = [S["status"][n] == UP, tm[m], Tok.dest(m) == n]
+                if self.yield_lemmas_apply:
+                    # one instance per case (as 911Received's): drop, accept
+                    # by a node not recovered (its mark kept: the frame then
+                    # keeps every lemma that reads only status, rec, lastToken
+                    # and the queues), accept by a recovered node
+                    lab, rec = Label("TokenReceived", (n,)), S["rec"][n]
+                    yield lab, z3.And(*g, drop, fr(S, T, {"tm": rest}))
+                    yield lab, z3.And(*g, z3.Not(drop), z3.Not(rec), self._accept(S, T, n, m, rest, keep_rec=True))
+                    yield lab, z3.And(*g, z3.Not(drop), rec, self._accept(S, T, n, m, rest))
+                else:
+                    yield Label("TokenReceived", (n,)), z3.And(
+                        *g, z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
             if want("911Received"):
                 x = bound if bound is not None else self._var(f"{S['tag']}_r9m{n}", M9)
                 rest = z3.Store(m9, x, False)
@@ -320,10 +332,13 @@ class RaincoreEncoding(Encoding):
                 higher = (z3.BoolVal(self.TokenRingClaim) and M9.seq(x) > self.claim_seq(S, n))
                 outsider = fr(S, T, {"m9": z3.If(higher, z3.Store(rest, answer, True), rest),
                                      "new": {(n, y): z3.Or(S["new"][n, y], M9.orig(x) == y) for y in Nn}})
-                yield Label("911Received", (n,)), z3.And(
-                    S["status"][n] == UP, m9[x], M9.dest(x) == n,
-                    z3.If(M9.orig(x) == n, own,
-                          z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider)))
+                g = [S["status"][n] == UP, m9[x], M9.dest(x) == n]
+                whole = z3.If(M9.orig(x) == n, own,
+                              z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider))
+                if self.yield_lemmas_apply:
+                    yield from self._911_cases(S, T, n, x, g, whole)
+                else:
+                    yield Label("911Received", (n,)), z3.And(*g, whole)
             if want("TokenDeliveryFailure"):
                 m = bound if bound is not None else self._var(f"{S['tag']}_tdm{n}", Tok)
                 nl = R.remove(Tok.nl(m), Tok.dest(m))
@@ -357,9 +372,12 @@ class RaincoreEncoding(Encoding):
                 send = dict(base, last={n: t2}, tm=z3.Store(tm, t2, True), ts={n: HUNGRY},
                             token={n: self.no_token()})
                 timely = [z3.Not(self.call_waiting(S, n))] if self.Timely911 else []
-                yield Label("EatingTimeout", (n,)), z3.And(
-                    S["status"][n] == UP, S["ts"][n] == EATING, *timely,
-                    z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
+                g = [S["status"][n] == UP, S["ts"][n] == EATING, *timely]
+                if self.yield_lemmas_apply:
+                    yield from self._eating_cases(S, T, n, g, add)
+                else:
+                    yield Label("EatingTimeout", (n,)), z3.And(
+                        *g, z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
             for name, st in (("HungryTimeout", HUNGRY), ("StarvingTimeout", STARVING)):
                 if not want(name):
                     continue
@@ -391,8 +409,67 @@ class RaincoreEncoding(Encoding):
             m = bound if bound is not None else self._var(f"{S['tag']}_tlm", Tok)
             yield Label("TokenLoss", ()), z3.And(tm[m], fr(S, T, {"tm": z3.Store(tm, m, False)}))
 
-    def _accept(self, S, T, n, m, rest):
-        """AcceptToken(n, m) with tokenMsgs' = rest."""
+    def _eating_cases(self, S, T, n, g, add):
+        """EatingTimeout(n) as one instance per set of queued nodes it adds
+        (the new nodelist one table, not InsertAfter's chain over every
+        set) and per outcome (sent on, or kept: a nodelist of one); their
+        disjunction is the action (as _911_cases)."""
+        R, Nn, t = self.R, self.nodes, S["token"][n]
+        lab = Label("EatingTimeout", (n,))
+        for k in range(self.N + 1):
+            for sub in combinations(Nn, k):
+                in_sub = [add[y] if y in sub else z3.Not(add[y]) for y in Nn]
+                nl = Tok.nl(t) if not sub else R.table(Tok.nl(t), lambda r, sub=sub: z3.IntVal(
+                    R.id[InsertAfter(r, n, sub)] if n in r and not (set(sub) & set(r)) else 0))
+                t2 = Tok.tok(Tok.seq(t) + 1, nl, n, R.next_node(nl, z3.IntVal(n)), Tok.gvn(t))
+                base = {"new": {(n, y): z3.BoolVal(False) for y in Nn}}
+                if sub:
+                    base["vs"] = {n: z3.IntVal(CHAOS)}
+                send = dict(base, last={n: t2}, tm=z3.Store(S["tm"], t2, True), ts={n: HUNGRY},
+                            token={n: self.no_token()})
+                yield lab, z3.And(*g, *in_sub, R.length(nl) > 1, self._frame(S, T, send))
+                yield lab, z3.And(*g, *in_sub, R.length(nl) <= 1, self._frame(S, T, base))
+
+    def _911_cases(self, S, T, n, x, g, whole):
+        """911Received(n) as one instance per case, for the N-node lemmas: the
+        same relation (their disjunction is ``whole``), but each case's frame
+        is a top-level conjunction, so that Frame skips the conjuncts it keeps
+        and z3 is asked one case at a time (as SendView per digest choice in
+        sequencerflush): with the If of the three branches whole, z3 answered
+        unknown on four lemma rows.  Cases: its own claim (regenerate or
+        drop); another's, per originator o, from a member of its view (veto:
+        NO back; pass: forward, o queued) or an outsider (o queued; a higher
+        claim answered as a member would, a lower one dropped); and an
+        originator that is no node (never in flight: CallSeqs), as a whole."""
+        R, fr, m9, lab = self.R, self._frame, S["m9"], Label("911Received", (n,))
+        rest = z3.Store(m9, x, False)
+        orig, veto = M9.orig(x), self.veto(S, n, x)
+        no = M9.m911(orig, n, orig, M9.nl(x), M9.seq(x), NO)
+        fwd = M9.m911(orig, n, R.next_node(M9.nl(x), z3.IntVal(n)), M9.nl(x), M9.seq(x), M9.status(x))
+        last = S["last"][n]
+        regen = Tok.tok(Tok.seq(last), Tok.nl(last), n, Tok.dest(last), Tok.gvn(last))
+        own = [orig == n]
+        yield lab, z3.And(*g, *own, self.regenerate(S, n, x), fr(S, T, {
+            "m9": rest, "token": {n: regen}, "ts": {n: EATING}, "rec": {n: False}}))
+        yield lab, z3.And(*g, *own, z3.Not(self.regenerate(S, n, x)), fr(S, T, {"m9": rest}))
+        member = R.member(orig, self.view_of(S, n))
+        higher = M9.seq(x) > self.claim_seq(S, n)
+        for o in self.nodes:
+            if o == n:
+                continue
+            q = {"new": {(n, o): z3.BoolVal(True)}}
+            g_o = [*g, orig == o]
+            yield lab, z3.And(*g_o, member, veto, fr(S, T, {"m9": z3.Store(rest, no, True)}))
+            yield lab, z3.And(*g_o, member, z3.Not(veto), fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), higher, veto, fr(S, T, dict(q, m9=z3.Store(rest, no, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), higher, z3.Not(veto),
+                              fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
+            yield lab, z3.And(*g_o, z3.Not(member), z3.Not(higher), fr(S, T, dict(q, m9=rest)))
+        yield lab, z3.And(*g, *[orig != v for v in self.nodes], whole)
+
+    def _accept(self, S, T, n, m, rest, keep_rec=False):
+        """AcceptToken(n, m) with tokenMsgs' = rest (keep_rec: the recovered
+        mark left as it is, for a caller whose guard says it is clear)."""
         vs0, lv, gv, ln, li = S["vs"][n], S["lv"][n], S["gv"][n], S["gvlen"][n], S["li"][n]
         same = Tok.nl(m) == lv
         if self.FreshView:
@@ -416,7 +493,8 @@ class RaincoreEncoding(Encoding):
         f = self._frame(S, T, {
             "tm": rest, "ts": {n: EATING}, "vs": {n: vs}, "gv": {n: gv2}, "gvlen": {n: len2},
             "li": {n: z3.If(weird, li2, li1)}, "lv": {n: Tok.nl(m)},
-            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)}, "rec": {n: False}})
+            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)},
+            **({} if keep_rec else {"rec": {n: z3.BoolVal(False)}})})
         return z3.And(f, z3.Implies(weird, self._last_index(T, n)))
 
     # --- lemmas --------------------------------------------------------------------------
@@ -489,8 +567,8 @@ class RaincoreEncoding(Encoding):
                          "ConsistentHistory": self.ConsistentHistory})
         if self.yield_lemmas_apply:
             allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
-                         "OneToken": self.OneToken, "HungryListed": self.HungryListed,
-                         "RecStarving": self.RecStarving, "CurrentClaim": self.CurrentClaim,
+                         "OneToken": self.OneToken, "RecStarving": self.RecStarving,
+                         "CurrentClaim": self.CurrentClaim, "ClaimRoute": self.ClaimRoute,
                          "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
                          "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
                          "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
@@ -744,7 +822,9 @@ class RaincoreEncoding(Encoding):
 
     def HungryListed(self, S):
         """A Hungry node is on the nodelist of the token, if any: an eater's
-        token and every token in flight list it."""
+        token and every token in flight list it.  FALSE on reachable states
+        (docs/proofs.md: F8's neighbourhood), so not among the lemmas; kept
+        for the record."""
         m = z3.Const(f"{S['tag']}_hl_m", Tok)
         out = []
         for h in self.nodes:
@@ -770,6 +850,18 @@ class RaincoreEncoding(Encoding):
             z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
                    S["status"][n] == UP, z3.Not(S["rec"][n])),
             S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
+
+    def ClaimRoute(self, S):
+        """A 911 of n numbered its lastToken's number travels a ring of nodes
+        on n's claim ring: it was that ring when sent, and the ring only
+        grows (YieldClaim queues; a crash, a recovery keep both) until n's
+        number changes.  So a claim that is not live (an older, shorter
+        route) does not become live when n queues another node."""
+        x = z3.Const(f"{S['tag']}_cr_x", M9)
+        return z3.And(*[z3.ForAll([x], z3.Implies(
+            z3.And(S["m9"][x], M9.orig(x) == n, M9.seq(x) == self._L(S, n)),
+            z3.And(*[z3.Implies(self.R.member_c(v, M9.nl(x)), self._on_claim_ring(S, v, n))
+                     for v in self.nodes if v != n])), patterns=[S["m9"][x]]) for n in self.nodes])
 
     def HomeNoToken(self, S):
         """A live claim on its way home (to its originator) meets no token:
@@ -847,7 +939,10 @@ class RaincoreEncoding(Encoding):
         """A node a live claim has passed (its current node, or a node of its
         route no longer ahead of it) is down, recovered, or Starving with a
         lower claim and has queued the claimant; the current node is not
-        ahead of it."""
+        ahead of it.  FALSE on a reachable state (stop 35,
+        test_passed_yield_is_false_on_a_reachable_state): a recovered node
+        passes the claim on while the token of a node ahead is on its way
+        to it, then accepts it; to be restated."""
         x = z3.Const(f"{S['tag']}_py_x", M9)
         out = []
         for n in self.nodes:
@@ -916,11 +1011,17 @@ class RaincoreEncoding(Encoding):
             self.R.member(M9.orig(x), M9.nl(x)), self.R.member(M9.dest(x), M9.nl(x)))), patterns=[S["m9"][x]])
 
     def Acquainted(self, S):
-        """Of two up, not recovered nodes one has the other on its claim
-        ring."""
+        """Of two up, not recovered nodes that do not eat, one has the other on
+        its claim ring.  (Not for an eater: a recovered node that accepts a
+        token eats with the lastToken it had before its crash, which may list
+        neither the other node nor be listed by it; its claim ring counts
+        again only once it passes the token on, and then the token's
+        nodelist lists the other node, or Known puts it on the other's
+        ring.)"""
         out = []
         for n, k in combinations(self.nodes, 2):
-            out.append(z3.Implies(z3.And(self._active(S, n), self._active(S, k)),
+            idle = lambda v: z3.And(self._active(S, v), S["ts"][v] != EATING)  # noqa: E731
+            out.append(z3.Implies(z3.And(idle(n), idle(k)),
                                   z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
         return z3.And(*out)
 
@@ -1153,6 +1254,12 @@ LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
 # AtMostOneToken at N >= 3 is not: the fixed protocol breaks it there (F8,
 # docs/raincore.md; docs/proofs.md, Raincore, What remains).
 LEMMAS_PROVED_N = LEMMAS_PROVED + ("EatersFresh", "RingUp", "FounderRing")
+# The N-node lemmas under YieldClaim and Timely911 (yield_lemmas_apply), in
+# the order the N = 3 probe asks them, then the property.
+YIELD_LEMMAS_N = LEMMAS_PROVED_N + (
+    "Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight", "OneToken",
+    "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet", "PassedYield",
+    "Known", "AtMostOneToken")
 # The seed as written is checked against those without LastIndex (its one
 # quantifier; no other lemma reads the views) and the property: every query
 # is then quantifier-free, and the open ones give CTIs at once instead of
