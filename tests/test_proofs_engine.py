@@ -174,3 +174,18 @@ def test_sharded_run_asks_the_same_queries_in_the_same_order():
     assert sum(q.query.startswith("implication:") for q in sharded) == len(fixed.properties)
     assert engine.verdict(sharded)
     assert engine._merge_shards(fixed, [sharded[1::2], sharded[::2]]) == sharded
+
+
+def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
+    """With ``retry_fresh`` a query the process's context gives up on is
+    asked once more in a context of its own: proved there, it is proved; a
+    model found there comes back in the caller's context; without the flag
+    the unknown stands."""
+    from groupcheck.model.proofs import engine
+    monkeypatch.setattr(engine, "_solve", lambda fs, ms, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0))
+    x = z3.Int("x")
+    enc = types.SimpleNamespace(retry_fresh=True)
+    assert engine._solve_first([x > 1, x < 1], 5_000, enc)[0] == "proved"
+    r, m, _, _ = engine._solve_first([x > 1, x < 3], 5_000, enc)
+    assert r == "cti" and m.eval(x).as_long() == 2
+    assert engine._solve_first([x > 1, x < 1], 5_000, types.SimpleNamespace())[0] == "unknown"
