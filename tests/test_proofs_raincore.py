@@ -600,13 +600,21 @@ def _lemmas_hold(states):
     S = enc.fresh("s")
     lemmas = {name: L(S) for name, L in enc.lemmas.items()}
     for s in states:
-        sol = z3.Solver()
-        sol.add(enc.value(S, s))
-        for name, L in lemmas.items():
-            sol.push()
-            sol.add(z3.Not(L))
-            assert sol.check() == z3.unsat, (name, s)
-            sol.pop()
+        assert not _broken(enc, S, lemmas, s), (_broken(enc, S, lemmas, s), s)
+
+
+def _broken(enc, S, lemmas, s) -> list[str]:
+    """The names of the lemmas (terms over S) that state s breaks."""
+    sol = z3.Solver()
+    sol.add(enc.value(S, s))
+    out = []
+    for name, L in lemmas.items():
+        sol.push()
+        sol.add(z3.Not(L))
+        if sol.check() != z3.unsat:
+            out.append(name)
+        sol.pop()
+    return out
 
 
 def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
@@ -742,17 +750,8 @@ def test_passed_yield_is_false_on_a_reachable_state():
     enc = _enc("TimelyYield3", lemma_names=YIELD_LEMMAS_N)
     S, T = enc.fresh("s"), enc.fresh("t")
     lemmas = {name: L(S) for name, L in enc.lemmas.items()}
-
-    def broken(st):
-        out = []
-        for name, L in lemmas.items():
-            sol = z3.Solver()
-            sol.add(enc.value(S, st), z3.Not(L))
-            if sol.check() != z3.unsat:
-                out.append(name)
-        return out
-    assert all(broken(st) == [] for _, st in beh[:-1])
-    assert broken(beh[-1][1]) == ["PassedYield"]
+    assert all(_broken(enc, S, lemmas, st) == [] for _, st in beh[:-1])
+    assert _broken(enc, S, lemmas, beh[-1][1]) == ["PassedYield"]
     (lab, post), (_, pre) = beh[-1], beh[-2]
     assert _in_relation(enc, pre, [lab], post, S, T)
     assert post.tokenState[1] == "Eating" and not post.recovered[1]

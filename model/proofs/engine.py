@@ -348,22 +348,29 @@ class Frame:
         return [c for c, reads, same in self._parts(lemma_T, lemma_S) if not (same and reads <= kept)]
 
 
+def _check_fresh(fs: list, timeout_ms: int, params: dict):
+    """``fs`` in a z3 context of its own: (z3 result, solver, wall s, CPU s).
+    What earlier queries created in the process's context does not steer
+    the search."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    ctx = z3.Context()
+    s = z3.Solver(ctx=ctx)
+    for k, v in params.items():
+        s.set(k, v)
+    s.set("timeout", timeout_ms)
+    s.add(*[f.translate(ctx) for f in fs])
+    r = s.check()
+    return r, s, time.perf_counter() - t0, time.process_time() - c0
+
+
 def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit: int | None = None):
     """_solve, after short attempts with the encoding's first_attempts (if
     any), each of which counts only if it proves."""
     dt0 = dc0 = 0.0
     for params in getattr(enc, "first_attempts", None) or ():
-        # in a context of its own: what earlier queries created does not
-        # steer the search (a proof needs no model to read back)
-        t0, c0 = time.perf_counter(), time.process_time()
-        ctx = z3.Context()
-        s = z3.Solver(ctx=ctx)
-        s.set("timeout", min(timeout_ms, getattr(enc, "first_ms", 5_000)))
-        for k, v in params.items():
-            s.set(k, v)
-        s.add(*[f.translate(ctx) for f in fs])
-        r = s.check()
-        dt0, dc0 = dt0 + time.perf_counter() - t0, dc0 + time.process_time() - c0
+        # (a proof needs no model to read back)
+        r, _, t, c = _check_fresh(fs, min(timeout_ms, getattr(enc, "first_ms", 5_000)), params)
+        dt0, dc0 = dt0 + t, dc0 + c
         if r == z3.unsat:
             return "proved", None, dt0, dc0
     r, m, dt, dc = _solve(fs, timeout_ms, enc, rlimit)
@@ -373,15 +380,8 @@ def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit:
         # a fresh process proves in seconds (N = 4, SEQUENCER over FLUSH:
         # RecvData x V2Digest unknown at 120 s per conjunct in the one-command
         # run, every conjunct under 3 s in a process of its own)
-        t0, c0 = time.perf_counter(), time.process_time()
-        ctx = z3.Context()
-        s = z3.Solver(ctx=ctx)
-        for k, v in (getattr(enc, "solver_params", None) or {}).items():
-            s.set(k, v)
-        s.set("timeout", timeout_ms)
-        s.add(*[f.translate(ctx) for f in fs])
-        rr = s.check()
-        dt, dc = dt + time.perf_counter() - t0, dc + time.process_time() - c0
+        rr, s, t, c = _check_fresh(fs, timeout_ms, getattr(enc, "solver_params", None) or {})
+        dt, dc = dt + t, dc + c
         if rr == z3.unsat:
             return "proved", None, dt + dt0, dc + dc0
         if rr == z3.sat:
@@ -736,18 +736,19 @@ def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: in
     queries are the same and come back in ``run``'s order.  A flawed
     variant is not split: its pinned counterexample is searched once."""
     import multiprocessing
+    from collections import Counter
     from concurrent.futures import ProcessPoolExecutor
     encs = list(encs)
     keys, owner = _shard_keys(encs, jobs, timeout_ms, members)
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
                              max_tasks_per_child=1) as pool:
-        parts: dict[int, list[list[Query]]] = {}
-        done = 0
+        # map keeps the keys' order, and an encoding's shards are adjacent:
+        # yield each encoding once its last shard is back
+        shards = Counter(owner)
+        parts: list[list[Query]] = []
         for i, qs in zip(owner, pool.map(_run_variant, keys)):
-            parts.setdefault(i, []).append(qs)
-            # yield each encoding once all its shards are back (map keeps order)
-            while done < len(encs) and len(parts.get(done, [])) == owner.count(done):
-                got = parts.pop(done)
-                yield encs[done], got[0] if len(got) == 1 else _merge_shards(encs[done], got)
-                done += 1
+            parts.append(qs)
+            if len(parts) == shards[i]:
+                yield encs[i], parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
+                parts = []

@@ -313,16 +313,16 @@ class RaincoreEncoding(Encoding):
             if want("911Received"):
                 x = bound if bound is not None else self._var(f"{S['tag']}_r9m{n}", M9)
                 rest = z3.Store(m9, x, False)
-                answer = z3.If(self.veto(S, n, x),
-                               M9.m911(M9.orig(x), n, M9.orig(x), M9.nl(x), M9.seq(x), NO),
-                               M9.m911(M9.orig(x), n, R.next_node(M9.nl(x), z3.IntVal(n)), M9.nl(x),
-                                       M9.seq(x), M9.status(x)))
-                own = z3.If(self.regenerate(S, n, x),
-                            fr(S, T, {"m9": rest, "token": {n: Tok.tok(Tok.seq(S["last"][n]), Tok.nl(S["last"][n]),
-                                                                      n, Tok.dest(S["last"][n]),
-                                                                      Tok.gvn(S["last"][n]))},
-                                      "ts": {n: EATING}, "rec": {n: False}}),
-                            fr(S, T, {"m9": rest}))
+                # the answers: NO back to the originator, or passed on
+                no = M9.m911(M9.orig(x), n, M9.orig(x), M9.nl(x), M9.seq(x), NO)
+                fwd = M9.m911(M9.orig(x), n, R.next_node(M9.nl(x), z3.IntVal(n)), M9.nl(x), M9.seq(x),
+                              M9.status(x))
+                answer = z3.If(self.veto(S, n, x), no, fwd)
+                last = S["last"][n]
+                regen = {"m9": rest, "token": {n: Tok.tok(Tok.seq(last), Tok.nl(last), n, Tok.dest(last),
+                                                          Tok.gvn(last))},
+                         "ts": {n: EATING}, "rec": {n: False}}
+                own = z3.If(self.regenerate(S, n, x), fr(S, T, regen), fr(S, T, {"m9": rest}))
                 member = fr(S, T, {"m9": z3.Store(rest, answer, True)})
                 if self.YieldClaim:   # Yields: the claimant queued
                     yields = z3.Not(self.veto(S, n, x))
@@ -336,7 +336,7 @@ class RaincoreEncoding(Encoding):
                 whole = z3.If(M9.orig(x) == n, own,
                               z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider))
                 if self.yield_lemmas_apply:
-                    yield from self._911_cases(S, T, n, x, g, whole)
+                    yield from self._911_cases(S, T, n, x, g, whole, rest, no, fwd, regen)
                 else:
                     yield Label("911Received", (n,)), z3.And(*g, whole)
             if want("TokenDeliveryFailure"):
@@ -366,11 +366,7 @@ class RaincoreEncoding(Encoding):
                 add = {y: z3.And(S["new"][n, y], z3.Not(R.member_c(y, Tok.nl(t)))) for y in Nn}
                 anyadd = z3.Or(*add.values())
                 nl = self._insert(Tok.nl(t), n, add)
-                t2 = Tok.tok(Tok.seq(t) + 1, nl, n, R.next_node(nl, z3.IntVal(n)), Tok.gvn(t))
-                base = {"new": {(n, y): z3.BoolVal(False) for y in Nn},
-                        "vs": {n: z3.If(anyadd, CHAOS, S["vs"][n])}}
-                send = dict(base, last={n: t2}, tm=z3.Store(tm, t2, True), ts={n: HUNGRY},
-                            token={n: self.no_token()})
+                base, send = self._pass_on(S, n, nl, z3.If(anyadd, CHAOS, S["vs"][n]))
                 timely = [z3.Not(self.call_waiting(S, n))] if self.Timely911 else []
                 g = [S["status"][n] == UP, S["ts"][n] == EATING, *timely]
                 if self.yield_lemmas_apply:
@@ -409,6 +405,18 @@ class RaincoreEncoding(Encoding):
             m = bound if bound is not None else self._var(f"{S['tag']}_tlm", Tok)
             yield Label("TokenLoss", ()), z3.And(tm[m], fr(S, T, {"tm": z3.Store(tm, m, False)}))
 
+    def _pass_on(self, S, n, nl, vs):
+        """EatingTimeout(n)'s updates with the new nodelist nl: (kept, the
+        token stays: a nodelist of one; sent on, to the node after n).  The
+        queued nodes are cleared; vs is n's new view state (None: as is)."""
+        t = S["token"][n]
+        t2 = Tok.tok(Tok.seq(t) + 1, nl, n, self.R.next_node(nl, z3.IntVal(n)), Tok.gvn(t))
+        base = {"new": {(n, y): z3.BoolVal(False) for y in self.nodes}}
+        if vs is not None:
+            base["vs"] = {n: vs}
+        return base, dict(base, last={n: t2}, tm=z3.Store(S["tm"], t2, True), ts={n: HUNGRY},
+                          token={n: self.no_token()})
+
     def _eating_cases(self, S, T, n, g, add):
         """EatingTimeout(n) as one instance per set of queued nodes it adds
         (the new nodelist one table, not InsertAfter's chain over every
@@ -421,18 +429,15 @@ class RaincoreEncoding(Encoding):
                 in_sub = [add[y] if y in sub else z3.Not(add[y]) for y in Nn]
                 nl = Tok.nl(t) if not sub else R.table(Tok.nl(t), lambda r, sub=sub: z3.IntVal(
                     R.id[InsertAfter(r, n, sub)] if n in r and not (set(sub) & set(r)) else 0))
-                t2 = Tok.tok(Tok.seq(t) + 1, nl, n, R.next_node(nl, z3.IntVal(n)), Tok.gvn(t))
-                base = {"new": {(n, y): z3.BoolVal(False) for y in Nn}}
-                if sub:
-                    base["vs"] = {n: z3.IntVal(CHAOS)}
-                send = dict(base, last={n: t2}, tm=z3.Store(S["tm"], t2, True), ts={n: HUNGRY},
-                            token={n: self.no_token()})
+                base, send = self._pass_on(S, n, nl, z3.IntVal(CHAOS) if sub else None)
                 yield lab, z3.And(*g, *in_sub, R.length(nl) > 1, self._frame(S, T, send))
                 yield lab, z3.And(*g, *in_sub, R.length(nl) <= 1, self._frame(S, T, base))
 
-    def _911_cases(self, S, T, n, x, g, whole):
-        """911Received(n) as one instance per case, for the N-node lemmas: the
-        same relation (their disjunction is ``whole``), but each case's frame
+    def _911_cases(self, S, T, n, x, g, whole, rest, no, fwd, regen):
+        """911Received(n) as one instance per case, for the N-node lemmas, from
+        the pieces actions() builds (m9 without x, the NO and passed-on
+        answers, the regenerating update): the same relation (their
+        disjunction is ``whole``), but each case's frame
         is a top-level conjunction, so that Frame skips the conjuncts it keeps
         and z3 is asked one case at a time (as SendView per digest choice in
         sequencerflush): with the If of the three branches whole, z3 answered
@@ -441,16 +446,10 @@ class RaincoreEncoding(Encoding):
         NO back; pass: forward, o queued) or an outsider (o queued; a higher
         claim answered as a member would, a lower one dropped); and an
         originator that is no node (never in flight: CallSeqs), as a whole."""
-        R, fr, m9, lab = self.R, self._frame, S["m9"], Label("911Received", (n,))
-        rest = z3.Store(m9, x, False)
+        R, fr, lab = self.R, self._frame, Label("911Received", (n,))
         orig, veto = M9.orig(x), self.veto(S, n, x)
-        no = M9.m911(orig, n, orig, M9.nl(x), M9.seq(x), NO)
-        fwd = M9.m911(orig, n, R.next_node(M9.nl(x), z3.IntVal(n)), M9.nl(x), M9.seq(x), M9.status(x))
-        last = S["last"][n]
-        regen = Tok.tok(Tok.seq(last), Tok.nl(last), n, Tok.dest(last), Tok.gvn(last))
         own = [orig == n]
-        yield lab, z3.And(*g, *own, self.regenerate(S, n, x), fr(S, T, {
-            "m9": rest, "token": {n: regen}, "ts": {n: EATING}, "rec": {n: False}}))
+        yield lab, z3.And(*g, *own, self.regenerate(S, n, x), fr(S, T, regen))
         yield lab, z3.And(*g, *own, z3.Not(self.regenerate(S, n, x)), fr(S, T, {"m9": rest}))
         member = R.member(orig, self.view_of(S, n))
         higher = M9.seq(x) > self.claim_seq(S, n)
