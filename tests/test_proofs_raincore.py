@@ -17,7 +17,9 @@ protocol breaks AtMostOneToken (F8, docs/raincore.md): the behaviour is
 replayed on the Python model (N = 3, 4, 5), each of its steps is an edge of
 the z3 relation, and TLC finds the violation on the spec (N = 3).  The
 attempted fix YieldClaim stops F8 and F8b (scripted), but from F8's state
-after step 13 the explorer and TLC find two tokens with it too (F8c)."""
+after step 13 the explorer and TLC find two tokens with it too (F8c); with
+YieldClaim and Timely911 F8d (38 steps from Init) still ends with two
+tokens: the model, the z3 relation and TLC replay it."""
 
 import random
 
@@ -343,18 +345,19 @@ def test_the_three_node_counterexample_is_in_the_z3_relation():
 
 
 def _f8_tla_step(action, n, sel):
+    """One scripted step as a disjunct of the spec's Next: the message is
+    the one whose fields are ``sel``'s values."""
     if sel is None:
         return f"{action}({n})"
-    if action == "TokenLoss":
-        return "\\E m \\in tokenMsgs : TokenLoss(m)"
-    pool, (k, v) = ("msgs911" if action.startswith("911") else "tokenMsgs"), next(iter(sel.items()))
-    return f"\\E m \\in {pool} : m.{k} = {v} /\\ {action}({n}, m)"
+    pool = "msgs911" if action.startswith("911") else "tokenMsgs"
+    where = " /\\ ".join(f'm.{k} = {chr(34) + v + chr(34) if isinstance(v, str) else v}' for k, v in sel.items())
+    call = "TokenLoss(m)" if action == "TokenLoss" else f"{action}({n}, m)"
+    return f"\\E m \\in {pool} : {where} /\\ {call}"
 
 
-def test_tlc_finds_the_three_node_counterexample(tmp_path):
+def _tlc_replay(tmp_path, script, constants):
     """TLC on the spec itself: a module that extends Raincore and allows, at
-    each depth, only F8's step (a disjunct of the spec's Next) reaches a
-    state with two Eating nodes at depth 28 (AtMostOneToken violated)."""
+    each depth, only the script's step (a disjunct of the spec's Next)."""
     import shutil
 
     from groupcheck.model.tlc import TLCError, check_java, find_tla2tools, run_tlc
@@ -365,14 +368,20 @@ def test_tlc_finds_the_three_node_counterexample(tmp_path):
     except TLCError as e:  # pragma: no cover
         pytest.skip(f"TLC cannot run here: {e}")
     shutil.copy(spec_root() / "Raincore" / "Raincore.tla", tmp_path)
-    cases = "\n    [] ".join(f"i = {k + 1} -> {_f8_tla_step(*st)}" for k, st in enumerate(F8_SCRIPT))
-    (tmp_path / "F8Raincore.tla").write_text(
-        "---- MODULE F8Raincore ----\nEXTENDS Raincore, TLC\n"
-        f"F8Next == LET i == TLCGet(\"level\") IN\n    CASE {cases}\n    [] OTHER -> FALSE\n====\n")
+    cases = "\n    [] ".join(f"i = {k + 1} -> {_f8_tla_step(*st)}" for k, st in enumerate(script))
+    (tmp_path / "ReplayRaincore.tla").write_text(
+        "---- MODULE ReplayRaincore ----\nEXTENDS Raincore, TLC\n"
+        f"ReplayNext == LET i == TLCGet(\"level\") IN\n    CASE {cases}\n    [] OTHER -> FALSE\n====\n")
+    consts = "\n".join(f"    {k} = {str(v).upper() if isinstance(v, bool) else v}" for k, v in constants.items())
+    return run_tlc(tmp_path, "ReplayRaincore", None, cfg_text=f"CONSTANTS\n{consts}\nINIT Init\nNEXT ReplayNext\n"
+                   "INVARIANT TypeOK LegalStates AtMostOneToken\n", timeout=120)
+
+
+def test_tlc_finds_the_three_node_counterexample(tmp_path):
+    """TLC on the spec replays F8 and reaches a state with two Eating nodes
+    at depth 28 (AtMostOneToken violated)."""
     c, _, _ = _f8_behaviour()
-    consts = "\n".join(f"    {k} = {str(v).upper() if isinstance(v, bool) else v}" for k, v in c.items())
-    r = run_tlc(tmp_path, "F8Raincore", None, cfg_text=f"CONSTANTS\n{consts}\nINIT Init\nNEXT F8Next\n"
-                "INVARIANT TypeOK LegalStates AtMostOneToken\n", timeout=120)
+    r = _tlc_replay(tmp_path, F8_SCRIPT, c)
     assert r.outcome == "invariant" and r.violated == "AtMostOneToken", r.raw_output
     assert len(r.counterexample) == len(F8_SCRIPT) + 1
 
@@ -684,13 +693,17 @@ def test_yield_lemmas_hold_on_many_reachable_states(which):
     _lemmas_hold(_yield_states(which, 30_000))
 
 
-# PassedYield is not an invariant (stop 35): the explorer, checking it in
-# Python over TimelyYield3 with one node down at a time and MaxSeq 7 (3,513,967
-# states), met this 35-step behaviour.  Node 1's claim (5, along <<1, 2, 3>>)
-# is passed on by node 2, recovered, while node 3's regenerated token (7) is
-# on its way to node 2; node 2 then accepts it and eats, the claim still live
-# (node 3, Hungry, ahead of it, will veto it).  A reachable CTI of
-# TokenReceived x PassedYield: the lemma must be restated (docs/proofs.md).
+# F8d (stop 36, docs/raincore.md): YieldClaim and Timely911 do not make
+# three nodes safe either.  The explorer, checking PassedYield in Python over
+# TimelyYield3 with one node down at a time and MaxSeq 7, met its first 35
+# steps (stop 35).  Node 1's claim (5, along <<1, 2, 3>>) is passed on by
+# node 2, recovered, while node 3's regenerated token (7) is on its way to
+# node 2; node 2 accepts it and eats, the claim still live (node 3, Hungry,
+# ahead of it, would veto it): PassedYield breaks.  Then node 3 crashes,
+# node 2 (the claim's current node) redirects the claim past it to node 1,
+# and node 1, home with YES for its current claim and ring, regenerates
+# while node 2 eats.  So the lemmas of "N = 3 with YieldClaim and Timely911"
+# cannot exist: AtMostOneToken itself is false there.
 PY_BREAK_SCRIPT = (
     ('Crash', 3, None),
     ('HungryTimeout', 1, None),
@@ -730,23 +743,33 @@ PY_BREAK_SCRIPT = (
 )
 
 
-def test_passed_yield_is_false_on_a_reachable_state():
-    from groupcheck.model.proofs.raincore import YIELD_LEMMAS_N
+F8D_SCRIPT = PY_BREAK_SCRIPT + (
+    ('Crash', 3, None),
+    ('911DeliveryFailure', 2, {'orig': 1, 'cur': 2, 'seq': 5, 'status': 'YES'}),
+    ('911Received', 1, {'orig': 1, 'cur': 2, 'seq': 5, 'status': 'YES'}),
+)
+
+
+def _f8d_behaviour(script=F8D_SCRIPT):
+    """TimelyYield3's constants without the bounds, and the script's states:
+    every state is within TimelyYield3's bounds with one node down at a time
+    and MaxSeq 7 (where the explorer met it)."""
+    c, model, beh = _f8_behaviour(script=script, YieldClaim=True, Timely911=True)
+    assert c == {k: v for k, v in manifest_constants("TimelyYield3").items()
+                 if k not in ("MaxSeq", "Max911", "MaxDown")}
+    bounded = manifest_constants("TimelyYield3")
+    bounded.update(MaxDown=1, MaxSeq=7)
     from groupcheck.model.raincore import RaincoreModel
-    c = manifest_constants("TimelyYield3")
-    c.update(MaxDown=1, MaxSeq=7)
-    model = RaincoreModel(c)
-    s = next(iter(model.init()))
-    beh = [(None, s)]
-    for action, n, sel in PY_BREAK_SCRIPT:
-        params = () if n is None else (n,)
-        if sel is not None:
-            pool = s.msgs911 if action.startswith("911") else s.tokenMsgs
-            (m,) = [m for m in pool if all(m[k] == v for k, v in sel.items())]
-            params += (m,)
-        s = model.step(s, action, *params)
-        assert model.constraint(s)
-        beh.append((Label(action, params), s))
+    assert all(RaincoreModel(bounded).constraint(s) for _, s in beh)
+    return c, model, beh
+
+
+def test_passed_yield_is_false_on_a_reachable_state():
+    """F8d's first 35 steps: every state up to step 34 satisfies every
+    N-node lemma, step 35 (node 2 accepts node 3's token) is an edge of the
+    z3 relation and breaks PassedYield alone."""
+    from groupcheck.model.proofs.raincore import YIELD_LEMMAS_N
+    _, _, beh = _f8d_behaviour(PY_BREAK_SCRIPT)
     enc = _enc("TimelyYield3", lemma_names=YIELD_LEMMAS_N)
     S, T = enc.fresh("s"), enc.fresh("t")
     lemmas = {name: L(S) for name, L in enc.lemmas.items()}
@@ -756,3 +779,34 @@ def test_passed_yield_is_false_on_a_reachable_state():
     assert _in_relation(enc, pre, [lab], post, S, T)
     assert post.tokenState[1] == "Eating" and not post.recovered[1]
     assert [x["orig"] for x in post.msgs911] == [1]
+
+
+def test_yield_claim_and_timely911_still_allow_two_tokens():
+    """F8d whole: every invariant holds up to step 37; at step 38 node 1
+    regenerates while node 2 eats the token node 3 sent it (AtMostOneToken
+    broken, SingleRegenerator not: node 2 accepted its token).  Every step is
+    an edge of the z3 relation of the same action instance, and the last
+    state breaks the encoding's AtMostOneToken."""
+    c, model, beh = _f8d_behaviour()
+    inv = model.invariants
+    broken = [(i, sorted(k for k, f in inv.items() if not f(s))) for i, (_, s) in enumerate(beh)]
+    assert [b for b in broken if b[1]] == [(len(F8D_SCRIPT), ["AtMostOneToken"])]
+    last = beh[-1][1]
+    assert last.tokenState == ("Eating", "Eating", "Starving") and last.status == ("Up", "Up", "Down")
+    assert [(t["seq"], t["nodelist"]) for t in last.token[:2]] == [(5, (1, 3)), (7, (1, 3, 2))]
+    enc = RaincoreEncoding(c, variant="TimelyYield3", expect_cti=False)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    for (_, s), (lab, t) in zip(beh, beh[1:]):
+        assert _in_relation(enc, s, [lab], t, S, T), lab
+    sol = z3.Solver()
+    sol.add(enc.value(S, last), z3.Not(enc.AtMostOneToken(S)))
+    assert sol.check() == z3.sat
+
+
+def test_tlc_finds_f8d(tmp_path):
+    """TLC on the spec replays F8d (TimelyYield3's constants, no bounds) and
+    reports AtMostOneToken violated at depth 39."""
+    c, _, _ = _f8d_behaviour()
+    r = _tlc_replay(tmp_path, F8D_SCRIPT, c)
+    assert r.outcome == "invariant" and r.violated == "AtMostOneToken", r.raw_output
+    assert len(r.counterexample) == len(F8D_SCRIPT) + 1
