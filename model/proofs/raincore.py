@@ -38,10 +38,12 @@ states each in words).  ConsistentHistory is encoded but not proved.  With
 YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) sixteen N-node
 lemmas on the tokens, the claims and their routes (``YIELD_LEMMAS_N``); at
 N = 3 every row is proved but TokenReceived x PassedYield and EatingTimeout
-x Known, both CTIs, the first reachable: PassedYield is false as stated
-(docs/proofs.md, "N = 3 with YieldClaim and Timely911").  Not a proof, and
-no variant registers them.  Under these lemmas TokenReceived, 911Received
-and EatingTimeout are one instance per case (the same relation).
+x Known, both CTIs, the first reachable: PassedYield is false as stated,
+and AtMostOneToken itself is false there (F8d and F8e, docs/raincore.md:
+that state is three and four steps from two tokens).  Not a proof, and no
+variant registers them; they are kept as the record of the attempt.
+Under these lemmas TokenReceived, 911Received and EatingTimeout are one
+instance per case (the same relation).
 """
 
 from __future__ import annotations
@@ -941,7 +943,8 @@ class RaincoreEncoding(Encoding):
         ahead of it.  FALSE on a reachable state (stop 35,
         test_passed_yield_is_false_on_a_reachable_state): a recovered node
         passes the claim on while the token of a node ahead is on its way
-        to it, then accepts it; to be restated."""
+        to it, then accepts it; and from there two tokens follow (F8d, F8e),
+        so no restatement makes the lemmas inductive."""
         x = z3.Const(f"{S['tag']}_py_x", M9)
         out = []
         for n in self.nodes:
