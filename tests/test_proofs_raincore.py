@@ -19,7 +19,8 @@ the z3 relation, and TLC finds the violation on the spec (N = 3).  The
 attempted fix YieldClaim stops F8 and F8b (scripted), but from F8's state
 after step 13 the explorer and TLC find two tokens with it too (F8c); with
 YieldClaim and Timely911 F8d and F8e (38 and 39 steps from Init) still
-end with two tokens: the model, the z3 relation and TLC replay them."""
+end with two tokens, and from two tokens the views split (F9, F9d:
+ConsistentHistory): the model, the z3 relation and TLC replay each."""
 
 import random
 
@@ -356,7 +357,7 @@ def _f8_tla_step(action, n, sel):
     return f"\\E m \\in {pool} : {where} /\\ {call}"
 
 
-def _tlc_replay(tmp_path, script, constants):
+def _tlc_replay(tmp_path, script, constants, invariants="TypeOK LegalStates AtMostOneToken"):
     """TLC on the spec itself: a module that extends Raincore and allows, at
     each depth, only the script's step (a disjunct of the spec's Next)."""
     import shutil
@@ -375,7 +376,7 @@ def _tlc_replay(tmp_path, script, constants):
         f"ReplayNext == LET i == TLCGet(\"level\") IN\n    CASE {cases}\n    [] OTHER -> FALSE\n====\n")
     consts = "\n".join(f"    {k} = {str(v).upper() if isinstance(v, bool) else v}" for k, v in constants.items())
     return run_tlc(tmp_path, "ReplayRaincore", None, cfg_text=f"CONSTANTS\n{consts}\nINIT Init\nNEXT ReplayNext\n"
-                   "INVARIANT TypeOK LegalStates AtMostOneToken\n", timeout=120)
+                   f"INVARIANT {invariants}\n", timeout=120)
 
 
 def test_tlc_finds_the_three_node_counterexample(tmp_path):
@@ -831,3 +832,85 @@ def test_tlc_finds_f8d_and_f8e(tmp_path, script):
     assert r.outcome == "invariant" and r.violated == "AtMostOneToken", r.raw_output
     assert len(r.counterexample) == len(script) + 1
 
+
+
+# F9 (stop 36): with two tokens the views split too.  From F8's last state
+# (nodes 1 and 2 Eating, node 3 down) node 1 passes its token, takes node 2's
+# higher one and passes that; node 2 crashes; node 1 gets the delivery
+# failures of both tokens it sent: the newer leaves it alone (it commits <<1>>
+# at index 3), the older one, still in flight, is resent to node 3 along
+# <<1, 3>>, and nodes 1 and 3 go round until node 3 commits <<1, 3>> at index
+# 3.  ConsistentHistory breaks under the seed's fixes (FixedRing3's constants;
+# 45 steps from Init, MaxSeq 15, two 911s in flight, one node down at a time)
+# and, from F8d's state, with YieldClaim and Timely911 too (61 steps, MaxSeq
+# 12).  Each is the explorer's shortest from that two-token state.
+def _round(first: int, seqs) -> tuple:
+    """Nodes 1 and 3 pass the token back and forth along <<1, 3>>: each
+    takes the token numbered k (from the other) and passes it on, starting
+    with node ``first``; the last one only takes it."""
+    out, n = [], first
+    for i, k in enumerate(seqs):
+        if i:
+            out.append(('EatingTimeout', 4 - n, None))
+        out.append(('TokenReceived', n, {'cur': 4 - n, 'seq': k}))
+        n = 4 - n
+    return tuple(out)
+
+
+_F9_TAIL = (
+    ('EatingTimeout', 1, None),                            # node 1's token, 2 inserted, to node 2
+    ('EatingTimeout', 2, None),                            # node 2's, to node 1
+    ('TokenReceived', 1, {'cur': 2, 'dest': 1}),           # node 1 takes the higher one
+    ('EatingTimeout', 1, None),                            # and sends it to node 3 (down)
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'dest': 3}),    # resent to node 2
+    ('Recover', 3, None),
+    ('Crash', 2, None),
+)
+F9_SCRIPT = F8_SCRIPT + _F9_TAIL + (
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 14}),    # alone: commits <<1>> at index 3
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 10}),    # the older token: resent to node 3
+) + _round(3, range(11, 16))
+F9D_SCRIPT = F8D_SCRIPT + _F9_TAIL + (
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 10}),
+    ('TokenDeliveryFailure', 1, {'cur': 1, 'seq': 6}),
+    ('TokenReceived', 3, {'cur': 1, 'seq': 7}),            # dropped: node 3's lastToken is 7
+    ('HungryTimeout', 1, None),
+    ('911Received', 3, {'orig': 1, 'cur': 1, 'seq': 7, 'status': 'YES'}),
+    ('911Received', 1, {'orig': 1, 'cur': 3, 'seq': 7, 'status': 'YES'}),
+    ('EatingTimeout', 1, None),
+) + _round(3, range(8, 13))
+
+
+@pytest.mark.parametrize("script,extra", [(F9_SCRIPT, {}), (F9D_SCRIPT, {"YieldClaim": True, "Timely911": True})],
+                         ids=["F9", "F9d"])
+def test_two_tokens_split_the_views(script, extra):
+    """F9 and F9d in the Python model: ConsistentHistory holds up to the
+    last step and breaks there (node 1 committed <<1>> at index 3, node 3
+    <<1, 3>>); every step is an edge of the z3 relation of the same action
+    instance and the last state breaks the encoding's ConsistentHistory."""
+    c, model, beh = _f8_behaviour(script=script, **extra)
+    ch = model.invariants["ConsistentHistory"]
+    assert [i for i, (_, s) in enumerate(beh) if not ch(s)] == [len(script)]
+    last = beh[-1][1]
+    assert last.globalView[0][2] == (1,) and last.globalView[2][2] == (1, 3)
+    enc = RaincoreEncoding(c, variant="F9", expect_cti=False, properties=("ConsistentHistory",))
+    S, T = enc.fresh("s"), enc.fresh("t")
+    for (_, s), (lab, t) in zip(beh, beh[1:]):
+        assert _in_relation(enc, s, [lab], t, S, T), lab
+    sol = z3.Solver()
+    sol.add(enc.value(S, last), z3.Not(enc.ConsistentHistory(S)))
+    assert sol.check() == z3.sat
+    sol = z3.Solver()
+    sol.add(enc.value(S, beh[-2][1]), z3.Not(enc.ConsistentHistory(S)))
+    assert sol.check() == z3.unsat
+
+
+@pytest.mark.parametrize("script,extra", [(F9_SCRIPT, {}), (F9D_SCRIPT, {"YieldClaim": True, "Timely911": True})],
+                         ids=["F9", "F9d"])
+def test_tlc_finds_f9(tmp_path, script, extra):
+    """TLC on the spec replays F9 and F9d: ConsistentHistory violated at the
+    script's last step (depth 46 and 62)."""
+    c, _, _ = _f8_behaviour(script=(), **extra)
+    r = _tlc_replay(tmp_path, script, c, invariants="TypeOK LegalStates ConsistentHistory")
+    assert r.outcome == "invariant" and r.violated == "ConsistentHistory", r.raw_output
+    assert len(r.counterexample) == len(script) + 1
