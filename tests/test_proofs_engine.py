@@ -189,3 +189,33 @@ def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
     r, m, _, _ = engine._solve_first([x > 1, x < 3], 5_000, enc)
     assert r == "cti" and m.eval(x).as_long() == 2
     assert engine._solve_first([x > 1, x < 1], 5_000, types.SimpleNamespace())[0] == "unknown"
+
+
+def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
+    """``run(rows=...)`` asks just those consecution rows; under
+    ``retry_fresh`` run_isolated's ``_retry_rows`` re-asks each ``unknown``
+    consecution row in a process that asks nothing else: its answer
+    replaces the row's, the seconds add up, every other row (an unknown
+    initiation included) stands; without the flag nothing is re-asked."""
+    import dataclasses
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from groupcheck.model.proofs import engine, registry
+    [fixed] = registry.select("sequencerflush", "NoCrash")
+    qs = engine.run(fixed, classify=False)
+    k = next(i for i, q in enumerate(qs) if q.query.startswith("consecution:") and not q.by_frame)
+    row = tuple(qs[k].query.split(":")[1:])
+    [alone] = engine.run(fixed, classify=False, rows=frozenset({row}))
+    assert (alone.query, alone.result) == (qs[k].query, "proved")
+    forged = list(qs)
+    forged[k] = dataclasses.replace(qs[k], result="unknown", seconds=7.0, cpu_seconds=7.0)
+    forged[0] = dataclasses.replace(qs[0], result="unknown")
+    assert forged[0].query.startswith("initiation:")
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
+        assert engine._retry_rows(pool, fixed, forged, 10_000, None) is forged
+        monkeypatch.setattr(fixed, "retry_fresh", True, raising=False)
+        out = engine._retry_rows(pool, fixed, forged, 10_000, None)
+    assert (out[k].query, out[k].result) == (qs[k].query, "proved") and out[k].seconds > 7.0
+    assert out[k].cpu_seconds > 7.0
+    assert [q for i, q in enumerate(out) if i != k] == [q for i, q in enumerate(forged) if i != k]

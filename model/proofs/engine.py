@@ -489,19 +489,22 @@ FLAWED_TIMEOUT_MS = 2_000
 
 
 def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
-        only: frozenset[str] | None = None, implication: bool = True) -> list[Query]:
+        only: frozenset[str] | None = None, implication: bool = True,
+        rows: frozenset[tuple[str, str]] | None = None) -> list[Query]:
     """All queries for one encoding, in order: initiation, consecution, implication.
     ``only``: ask initiation and consecution of these lemmas alone (every
     lemma is still a premise); ``implication``: ask the properties (a shard
-    of ``run_isolated``)."""
+    of ``run_isolated``).  ``rows``: ask only these consecution rows
+    (action, lemma), nothing else (``run_isolated``'s retry)."""
     out: list[Query] = []
     P, V = enc.protocol, enc.variant
     timeout_ms = max(timeout_ms, getattr(enc, "min_timeout_ms", None) or 0)
     S, T = enc.fresh("s"), enc.fresh("t")
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
-    asked = {name: L for name, L in lemmas.items() if only is None or name in only}
-    for name, L in asked.items():
+    asked = {name: L for name, L in lemmas.items() if (only is None or name in only)
+             and (rows is None or any(name == b for _, b in rows))}
+    for name, L in asked.items() if rows is None else ():
         r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
         out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
     L_S = {name: L(S) for name, L in lemmas.items()}
@@ -514,10 +517,12 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
     pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
     open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
     split = getattr(enc, "split_instances", False)
-    L_T = {name: L(T) for name, L in lemmas.items()}
+    L_T = {name: L(T) for name, L in asked.items()}   # (only what is asked: every term steers z3)
     for action, fs in by_action.items():
         parts = [[f] for f in fs] if split and len(fs) > 1 else [fs]
         for name, L in asked.items():
+            if rows is not None and (action, name) not in rows:
+                continue
             q, m = None, None
             hit = pinned.get((action, name))
             if hit is not None:
@@ -545,7 +550,7 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
                     q.reachable = reach.reachable(pre)
                     q.path = reach.path(pre)
             out.append(q)
-    for name in enc.properties if implication else ():
+    for name in enc.properties if implication and rows is None else ():
         r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms, enc)
         out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
     for q in out:
@@ -675,9 +680,11 @@ def z3_set(vals) -> Any:
 
 
 def _run_variant(key: tuple) -> list[Query]:
-    protocol, variant, members, timeout_ms, shard, shards = key
+    protocol, variant, members, timeout_ms, shard, shards, *row = key
     from . import registry
     [enc] = [e for e in registry.select(protocol, None, members) if e.variant == variant]
+    if row:
+        return run(enc, timeout_ms=timeout_ms, rows=frozenset(row))
     if shards == 1:
         return run(enc, timeout_ms=timeout_ms)
     only = frozenset(name for i, name in enumerate(enc.lemmas) if i % shards == shard)
@@ -750,5 +757,28 @@ def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: in
         for i, qs in zip(owner, pool.map(_run_variant, keys)):
             parts.append(qs)
             if len(parts) == shards[i]:
-                yield encs[i], parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
+                qs = parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
+                yield encs[i], _retry_rows(pool, encs[i], qs, timeout_ms, members)
                 parts = []
+
+
+def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: int | None) -> list[Query]:
+    """Under ``retry_fresh``, each ``unknown`` consecution row asked once
+    more in a process that asks nothing else (the same premises, time-out
+    and attempts); its answer replaces the row's, the seconds add up.  z3's
+    search depends on every term the process has made: at N = 4 SEQUENCER
+    over FLUSH's RecvData x V2Digest and InstallView x Candidates stayed
+    ``unknown`` at 120 s per conjunct in a shard, even retried in a fresh
+    z3 context, and each conjunct was proved in seconds (41 s and 60 s for
+    two) in a process of their own."""
+    retry = [k for k, q in enumerate(qs) if q.result == "unknown" and q.query.startswith("consecution:")]
+    if not getattr(enc, "retry_fresh", False) or not retry:
+        return qs
+    keys = [(enc.protocol, enc.variant, members, timeout_ms, 0, 1, tuple(qs[k].query.split(":")[1:]))
+            for k in retry]
+    out = list(qs)
+    for k, (again,) in zip(retry, pool.map(_run_variant, keys)):
+        again.seconds += qs[k].seconds
+        again.cpu_seconds += qs[k].cpu_seconds
+        out[k] = again
+    return out
