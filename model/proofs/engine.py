@@ -502,8 +502,9 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
     S, T = enc.fresh("s"), enc.fresh("t")
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
+    row_lemmas = None if rows is None else {name for _, name in rows}
     asked = {name: L for name, L in lemmas.items() if (only is None or name in only)
-             and (rows is None or any(name == b for _, b in rows))}
+             and (row_lemmas is None or name in row_lemmas)}
     for name, L in asked.items() if rows is None else ():
         r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
         out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
