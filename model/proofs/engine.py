@@ -770,10 +770,12 @@ def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: 
     search depends on every term the process has made: at N = 4 SEQUENCER
     over FLUSH's RecvData x V2Digest and InstallView x Candidates stayed
     ``unknown`` at 120 s per conjunct in a shard, even retried in a fresh
-    z3 context, and each conjunct was proved in seconds (41 s and 60 s for
-    two) in a process of their own."""
+    z3 context of the shard's process; each alone in a process was proved
+    (151 s and 230 s, docs/proofs.md "N = 4")."""
+    if not getattr(enc, "retry_fresh", False):
+        return qs
     retry = [k for k, q in enumerate(qs) if q.result == "unknown" and q.query.startswith("consecution:")]
-    if not getattr(enc, "retry_fresh", False) or not retry:
+    if not retry:
         return qs
     keys = [(enc.protocol, enc.variant, members, timeout_ms, 0, 1, tuple(qs[k].query.split(":")[1:]))
             for k in retry]
