@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Four stages, each giving ``report.Check`` records (DESIGN §1, §7):
+Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The audit"):
 
 1. **tlc** — TLC on every manifest model; as expected when the outcome (ok or
    the named violated property) and the pinned distinct-state count match.

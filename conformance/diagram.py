@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A TLC counterexample is a list of (action, state) pairs; TLC does not say who
 acted or which message moved, so both are read off the state change, using
-only the shape the specs share (DESIGN §3): members are 1..N; a *per-member*
+only the shape the specs share (spec/README.md): members are 1..N; a *per-member*
 variable is a function on members (a tuple of length N once normalised, or a
 function whose domain is a set of members); a *channel* variable is a
 function on pairs <<p, q>> of members whose values are sequences.  At each

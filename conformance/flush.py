@@ -497,7 +497,7 @@ PROTOCOL = Protocol(
 
 class FlushLockstep(LockstepNetwork):
     """N FLUSH stacks (transport, reliable, flush) driven one step at a time,
-    each step checked against model/flush.py (issue 5 item 5, DESIGN §1 link 2).
+    each step checked against model/flush.py (docs/architecture.md, "The chain of evidence", link 2).
 
     The driver is the network (every datagram in flight can be delivered,
     lost or duplicated, in any order), the timers (retransmission; the block

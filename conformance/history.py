@@ -404,7 +404,7 @@ def check_paths(paths: Iterable) -> list[dict]:
 # VIEW messages naming the members)
 PROJECTABLE = ("sequencer", "flush", "sequencerflush", "raincoreflush", "raincoresequencerflush")
 
-# What each protocol promises, in the history's terms (DESIGN §3; FLUSH
+# What each protocol promises, in the history's terms (docs/<protocol>.md; FLUSH
 # orders nothing, so TotalOrder is not its promise), and which history check
 # sees each property the model replay reports.
 PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder",

@@ -1,6 +1,6 @@
 """The lock-step harness: drive an implementation one event at a time and
-check each step against the protocol's model (issue 3 item 8; DESIGN §1
-link 2, §8 "one lock-step harness").
+check each step against the protocol's model (docs/architecture.md, "The chain of
+evidence", link 2; "Style": one lock-step harness).
 
 Theory of operation
 -------------------

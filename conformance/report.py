@@ -1,4 +1,4 @@
-"""The audit's four outputs from one list of checks (DESIGN §7).
+"""The audit's four outputs from one list of checks (docs/architecture.md, "The audit").
 
 Theory of operation
 -------------------

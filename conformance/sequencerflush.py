@@ -1,4 +1,4 @@
-"""SEQUENCER over FLUSH conformance (issue 5 item 5; DESIGN §3 "Composition").
+"""SEQUENCER over FLUSH conformance (docs/flush.md, "SEQUENCER over FLUSH").
 
 Theory of operation
 -------------------
@@ -148,7 +148,7 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
 
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
     """The verdict of one run (conformance/replay.py's engine; no
-    environment variable changes it — DESIGN §8, no hidden modes)."""
+    environment variable changes it: docs/architecture.md, "Style", no hidden modes)."""
     return run_binding(SequencerFlushBinding, trace, visited=visited)
 
 

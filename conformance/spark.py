@@ -1,4 +1,4 @@
-"""The Spark session the conformance pipeline runs on (DESIGN §6).
+"""The Spark session the conformance pipeline runs on (docs/pipeline.md).
 
 Theory of operation
 -------------------

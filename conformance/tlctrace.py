@@ -1,4 +1,4 @@
-"""TLC trace validation (DESIGN.md section 1, link (3)): the TLA+ spec itself
+"""TLC trace validation (docs/architecture.md, "The chain of evidence", link (3)): the TLA+ spec itself
 judges an implementation trace.
 
 Theory of operation

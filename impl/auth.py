@@ -1,4 +1,4 @@
-"""Datagram authentication for the UDP runtime (DESIGN §4, issue 13 item 4).
+"""Datagram authentication for the UDP runtime (docs/impl.md, "The real cluster").
 
 Every datagram on the wire is ``envelope + frame + tag``:
 

@@ -1,4 +1,4 @@
-"""Wire codec: every message of the stack as real bytes (DESIGN §4).
+"""Wire codec: every message of the stack as real bytes (docs/impl.md, "Wire format").
 
 Theory of operation
 -------------------
@@ -22,7 +22,7 @@ Decoding is strict: ``decode`` either returns exactly the message that
 ``encode`` was given or raises ``DecodeError``, whatever the input (short,
 long, trailing bytes, unknown version or type, zero seqnos, NAK with lo > hi,
 frames above ``MAX_FRAME``, non-bytes input).  The runtime counts and drops
-such datagrams; they never reach a layer.  HMAC (DESIGN §4) is left for later.
+such datagrams; they never reach a layer.  HMAC is impl/auth.py's, around the frame.
 
 Other layers' messages (STABLE, FLUSH, Raincore) are added by ``register``:
 a type code (10-255; 1-9 are this module's), the message class and a pair of

@@ -1,4 +1,4 @@
-"""Events into and effects out of a sans-I/O protocol layer (DESIGN §4).
+"""Events into and effects out of a sans-I/O protocol layer (docs/impl.md, "The layer interface").
 
 Theory of operation
 -------------------
@@ -109,7 +109,7 @@ class CancelTimer:
 
 @dataclass(frozen=True, slots=True)
 class TraceEvent:
-    """One trace record (DESIGN §5): ``name`` is the TLA+ action name, ``nid``
+    """One trace record (docs/trace-format.md): ``name`` is the TLA+ action name, ``nid``
     the acting member, ``msg`` the message taken or sent (or None), ``args``
     the remaining action parameters (e.g. ``{"p": 2}`` for RecvData(m, p)) and
     ``state`` the member's post-state under the spec's variable names.

@@ -1,4 +1,4 @@
-"""The layer interface (DESIGN §4, sans-I/O).
+"""The layer interface (sans-I/O; docs/impl.md, "The layer interface").
 
 A layer is an object with a ``name`` and ``handle(event, now) -> list[Effect]``.
 Time arrives as ``now``; randomness, if a layer ever needs it, is injected by

@@ -1,4 +1,4 @@
-"""Raincore: the token-ring group membership layer (seed 004; DESIGN §3-§4).
+"""Raincore: the token-ring group membership layer (seed 004; docs/raincore.md).
 
 Theory of operation
 -------------------

@@ -1,5 +1,5 @@
 """The asyncio UDP runtime: the same sans-I/O stacks the simulator runs, on
-real sockets (DESIGN §4, issue 13).
+real sockets (docs/impl.md, "The real cluster").
 
 Theory of operation
 -------------------

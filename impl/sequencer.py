@@ -1,4 +1,4 @@
-"""SEQUENCER: total order through the coordinator (seed 000; DESIGN §3).
+"""SEQUENCER: total order through the coordinator (seed 000; docs/sequencer.md).
 
 Theory of operation
 -------------------

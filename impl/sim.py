@@ -6,7 +6,7 @@ Everything that happens is an entry in one priority queue ordered by
 (virtual time, insertion number), so ties resolve the same way on every run.
 All randomness comes from one ``random.Random(seed)`` drawn in a fixed order:
 the same seed, nodes, messages and fault plan give the same trace, record
-for record (DESIGN §4).  There are no threads, sockets or wall clocks here.
+for record (docs/impl.md, "The simulator").  There are no threads, sockets or wall clocks here.
 
 The network carries the bytes a stack emits.  Per datagram, the fault plan
 decides loss (probability ``loss``), duplication (``duplicate``, one extra

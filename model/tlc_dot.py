@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Link (1) of the chain of evidence (DESIGN §1) says a Python model's reachable
+Link (1) of the chain of evidence (docs/architecture.md) says a Python model's reachable
 graph equals TLC's.  TLC's side comes from ``-dump dot,actionlabels FILE``,
 which writes (measured on the bundled TLC 2.15, 2020-01-30)::
 

@@ -1,4 +1,4 @@
-"""impl/ layering rules, checked on the syntax tree (DESIGN §2, §4):
+"""impl/ layering rules, checked on the syntax tree (docs/architecture.md, "Layout"; docs/impl.md):
 protocol layers import no I/O, clock, randomness or threads, and no impl
 module imports groupcheck.model."""
 
