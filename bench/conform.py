@@ -4,7 +4,7 @@ reading, replay and properties, from 10^3 to 10^6 events.
     .venv/bin/python bench/conform.py [--sizes 1e3,1e4,1e5,1e6] [--spark local[1],local[2]] [--out DIR]
                                       [--pipeline-only]
 
-Each size is one SEQUENCER run of 3 members (impl/tracefile.py
+Each size is one SEQUENCER run of 3 members (impl/sim_sequencer.py
 ``simulate_to_file``: the round-robin workload, ``loss=0.01``, written to
 disk as it runs, the Sequencer layer logging deltas), about 4.7 events per
 multicast, so ``per_member`` = size / 14.  Then, on that file:

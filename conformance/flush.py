@@ -395,7 +395,7 @@ PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 def split_membership(spec: str) -> tuple[str, tuple, tuple]:
     """Take ``leave=M@MS`` and ``join=M@MS`` items (member M asks to leave,
     or to join, at MS milliseconds) out of a fault spec; the rest is
-    impl/tracefile.py's."""
+    impl/campaign.py's."""
     rest, found = [], {"leave": [], "join": []}
     for part in filter(None, (x.strip() for x in (spec or "").split(","))):
         key, _, val = part.partition("=")

@@ -5,7 +5,7 @@ Theory of operation
 -------------------
 A record of the composed stack is a FLUSH record (conformance/flush.py's
 actions, minus Crash, Join and Leave) or a ring record (conformance/raincore.py's
-actions); the action name tells which (impl/tracefile.py ``layer_of``).  The
+actions); the action name tells which (impl/stacks/raincoreflush.py ``layer_of``).  The
 replay is FLUSH's (``FlushBinding``: the candidate set, the DATA ids learnt
 from the Multicast records, the channel heads, the digests) on the composed
 model, plus the ring's steps:

@@ -7,9 +7,9 @@ Theory of operation
 A record of the stack (impl/sim_raincoreflush.py with
 ``RingFlushConfig(sequencer=True)``) is a ring record (conformance/raincore.py's
 actions; Crash and Join are the ring's), a FLUSH record or a SEQUENCER
-record, told apart by its action and parameters (impl/tracefile.py
-``layer_of``, protocol raincoresequencerflush).  Every record is judged,
-SEQUENCER's included; nothing is stripped.
+record, told apart by its action and parameters
+(impl/stacks/raincoresequencerflush.py ``layer_of``).  Every record is
+judged, SEQUENCER's included; nothing is stripped.
 
 The binding is two existing ones composed, not copied:
 

@@ -8,7 +8,7 @@ FLUSH layer, its FORWARDs pass the latch as unicasts, and it installs each
 view when FLUSH does, after FLUSH has delivered the messages the view's
 digest reconciles.  A trace interleaves the records of both layers: a record is SEQUENCER's
 (Send, RecvForward, RecvData, InstallView without ``c``) or FLUSH's (every
-other), by its action and parameters (impl/tracefile.py ``layer_of``), so
+other), by its action and parameters (impl/stacks/sequencerflush.py ``layer_of``), so
 with or without state; ``Crash`` belongs to both.
 
 The replay is a binding of the one engine (conformance/replay.py) on the
@@ -77,7 +77,7 @@ PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p i
 
 def layer_of(ev: dict) -> str:
     """"both" (Crash), "sequencer" or "flush": by the action and its
-    parameters (impl/tracefile.py ``layer_of``), so with or without state."""
+    parameters (impl/stacks/sequencerflush.py ``layer_of``), so with or without state."""
     if ev["name"] == "Crash":
         return "both"
     return impl_protocols.layer_of("sequencerflush", ev["name"], ev["params"])

@@ -21,11 +21,13 @@ which the writer keeps from ``on_send``/``on_receive``; the reader
 decisions: ``nid`` null).
 
 Serialisation is canonical (sorted keys, no spaces, ``\\n`` line ends), so
-the same run gives a byte-identical file.  What a protocol logs per layer
-(which layer a record is, which variables are appended) is its descriptor's
-(impl/protocols.py); the simulated campaigns that produce the records live
-with their protocols (impl/sim_<protocol>.py).  ``to_v1`` (the full-state format
+the same run gives a byte-identical file.  ``to_v1`` (the full-state format
 1) is kept for tests that build old files; the reader converts those.
+
+What a protocol logs per layer (which layer a record is, which variables
+are appended) is its descriptor's (impl/protocols.py); the simulated
+campaigns that produce the records live with their protocols
+(impl/sim_<protocol>.py, impl/campaign.py).
 """
 
 from __future__ import annotations
