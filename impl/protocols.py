@@ -83,6 +83,7 @@ class ClusterRun:
 
 @dataclass(frozen=True)
 class ImplProtocol:
+    """One protocol as the implementation's generic code sees it (see the module docstring)."""
     name: str
     schema: str
     layers: Optional[Callable[[str, dict], str]] = None
