@@ -4,7 +4,7 @@ reading, replay and properties, from 10^3 to 10^6 events.
     .venv/bin/python bench/conform.py [--sizes 1e3,1e4,1e5,1e6] [--spark local[1],local[2]] [--out DIR]
                                       [--pipeline-only]
 
-Each size is one SEQUENCER run of 3 members (impl/tracefile.py
+Each size is one SEQUENCER run of 3 members (impl/sim_sequencer.py
 ``simulate_to_file``: the round-robin workload, ``loss=0.01``, written to
 disk as it runs, the Sequencer layer logging deltas), about 4.7 events per
 multicast, so ``per_member`` = size / 14.  Then, on that file:
@@ -41,7 +41,7 @@ from pathlib import Path
 from groupcheck.conformance import sequencer as cseq
 from groupcheck.conformance.replay import Engine, conform_file, quiescent
 from groupcheck.conformance.traces import load
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 3), 3 RecvData, a few repeats
 
@@ -49,7 +49,7 @@ EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 
 def one(path: Path, size: int) -> dict:
     per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
     t0 = time.perf_counter()
-    line = tracefile.simulate_to_file(path, 3, per_member, 1, tracefile.parse_faults("loss=0.01"))
+    line = sim_sequencer.simulate_to_file(path, 3, per_member, 1, campaign.parse_faults("loss=0.01"))
     t_sim = time.perf_counter() - t0
     n = line["events"]
     t0 = time.perf_counter()
@@ -131,8 +131,8 @@ def main() -> int:
             if size != max(sizes):
                 continue
             per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
-            line = tracefile.simulate_to_file(work / f"seq-{size}.ndjson", 3, per_member, 1,
-                                              tracefile.parse_faults("loss=0.01"))
+            line = sim_sequencer.simulate_to_file(work / f"seq-{size}.ndjson", 3, per_member, 1,
+                                                  campaign.parse_faults("loss=0.01"))
             r = {"target": size, "events": line["events"], "bytes": line["bytes"], "quiescent": line["quiescent"]}
             res["runs"].append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)

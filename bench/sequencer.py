@@ -29,14 +29,14 @@ from pathlib import Path
 
 from groupcheck.conformance.sequencer import replay
 from groupcheck.conformance.traces import load
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, sim_sequencer, tracefile
 from groupcheck.impl.sim_sequencer import simulate
 
 
 def bench_nodes(n: int, runs: int, per_member: int, faults, out: Path) -> dict:
     nodes = list(range(1, n + 1))
-    msgs = tracefile.sequencer_workload(n, per_member)
-    consts = tracefile.sequencer_constants(nodes, msgs, faults.crashes)
+    msgs = campaign.sequencer_workload(n, per_member)
+    consts = sim_sequencer.sequencer_constants(nodes, msgs, faults.crashes)
     sim_s = write_s = conform_s = load_s = replay_s = 0.0
     delivered = events = checked = 0
     verdicts: dict[str, int] = {}
@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=20, help="multicasts per member")
     ap.add_argument("--faults", default="loss=0.05,dup=0.02,reorder=3")
     a = ap.parse_args()
-    faults = tracefile.parse_faults(a.faults)
+    faults = campaign.parse_faults(a.faults)
     with tempfile.TemporaryDirectory(prefix="gc-bench-") as d:
         rows = [bench_nodes(n, a.runs, a.messages, faults, Path(d)) for n in (3, 5)]
     print(json.dumps({

@@ -4,7 +4,7 @@ traces, from 10^2 to 10^5 events (issue 12 item 7).
     .venv/bin/python bench/tracevalidation.py [--sizes 1e2,1e3,1e4,1e5] [--timeout S]
 
 Each size is one simulated run of 3 members without faults, written to disk
-as it runs (impl/tracefile.py ``simulate_to_file``, no virtual-time horizon;
+as it runs (impl/sim_sequencer.py ``simulate_to_file``, no virtual-time horizon;
 about 4.7 events per multicast).  For each: the model
 replay (``conform_file``: read, replay, properties) and TLC
 (conformance/tlctrace.py ``validate``: write the log module, SANY, the
@@ -24,7 +24,8 @@ from pathlib import Path
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import parse_faults, simulate_to_file
+from groupcheck.impl.campaign import parse_faults
+from groupcheck.impl.sim_sequencer import simulate_to_file
 
 EVENTS_PER_MULTICAST = 4.67
 

@@ -21,9 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Run the stacks as a real cluster on 127.0.0.1 (UDP, HMAC, SIGKILL) and check its traces.")
 
 
-# --membership raincore: the protocol named, over the Raincore ring (no oracle)
-OVER_RING = {"flush": "raincoreflush", "raincoreflush": "raincoreflush",
-             "sequencerflush": "raincoresequencerflush", "raincoresequencerflush": "raincoresequencerflush"}
+MEMBERSHIPS = ("oracle", "raincore")      # who decides the views: the runner, or the Raincore ring
 
 
 def _kill(spec: str) -> tuple[int, float]:
@@ -58,17 +56,18 @@ def run(
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
     Exit 0 when every trace conforms and the survivors' history is clean, 1 otherwise."""
+    from groupcheck.impl import protocols
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted, Runner
-    if membership not in ("oracle", "raincore"):
-        fail(f"--membership {membership!r}: oracle or raincore")
-    if membership == "raincore":
-        if protocol not in OVER_RING:
+    if membership not in MEMBERSHIPS:
+        fail(f"--membership {membership!r}: {' or '.join(MEMBERSHIPS)}")
+    # --membership raincore: the protocol named, over the Raincore ring (no oracle)
+    over_ring = getattr(protocols.find(protocol), "over_ring", None)
+    if membership != "oracle":
+        if over_ring is None:
             fail(f"--membership raincore: --protocol flush or sequencerflush (SEQUENCER over FLUSH) over the "
                  f"ring; {protocol!r} has no FLUSH to take the ring's views")
-        protocol = OVER_RING[protocol]
-    elif protocol in OVER_RING.values():
-        membership = "raincore"
+        protocol = over_ring
     kills = [_kill(k) for k in kill or []]
     try:
         who = [int(x) for x in senders.split(",")] if senders else None
@@ -142,9 +141,9 @@ def up(
     """Start a cluster in the background and return: the nodes run their workload until `cluster down OUT`.
     Any node that dies meanwhile (`cluster kill OUT NODE`, or kill -9 from your shell) is a crash the runner
     reports to the survivors as the view oracle."""
-    from groupcheck.impl.cluster import PROTOCOLS
-    if protocol not in PROTOCOLS:
-        fail(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
+    from groupcheck.impl.protocols import cluster_protocols
+    if protocol not in cluster_protocols():
+        fail(f"--protocol {protocol!r}: the cluster runs {', '.join(cluster_protocols())}")
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: model, tlc or both")
     if checker != "model":

@@ -21,7 +21,7 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    nonconforming and every violation is one of the protocol's
    ``known_violations`` (a documented finding of the faithful spec).
 4. **history** — for each protocol a black-box history can be projected
-   from (conformance/history.py ``PROJECTABLE``), ``HISTORY_RUNS`` runs drawn
+   from (conformance/history.py ``projectable``), ``HISTORY_RUNS`` runs drawn
    as the conformance stage draws them, each checked twice: the history
    checker on the observable events only, the model replay on the trace.
    As expected when the two flag the same runs (``agrees_with_replay``);
@@ -43,9 +43,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    it yields a counterexample to induction that the bounded model reaches
    (a finding, drawn with its shortest path).  The matrix itself (lemma x
    query, result and seconds) is in the check's figures and in the report.
-7. **cluster** — a small real cluster (impl/cluster.py): SEQUENCER over
-   FLUSH, 3 node processes over UDP on 127.0.0.1, the coordinator killed
-   with SIGKILL mid-run; as expected when the run quiesces, its per-node
+7. **cluster** — a small real cluster (impl/cluster.py) of each protocol
+   whose descriptor asks for it (``audit_cluster``: SEQUENCER over FLUSH),
+   3 node processes over UDP on 127.0.0.1, the coordinator killed with
+   SIGKILL mid-run; as expected when the run quiesces, its per-node
    traces conform and the survivors' history is clean.
 
 The outputs are written by conformance/report.py.  ``run`` returns the
@@ -408,22 +409,22 @@ def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
         finding=ok and enc.expect_cti)
 
 
-def cluster_check(out_dir: Path, messages: int = 200, kill_at: float = 0.2) -> Check:
-    """The cluster stage (see the module docstring)."""
+def cluster_check(out_dir: Path, protocol: str, messages: int = 200, kill_at: float = 0.2) -> Check:
+    """The cluster stage for one protocol (see the module docstring)."""
     from groupcheck.impl.cluster import ClusterError, Runner
     t0 = time.monotonic()
     where = Path(out_dir) / "cluster"
     try:
-        res = Runner("sequencerflush", 3, messages, [(1, kill_at)], where).run()
+        res = Runner(protocol, 3, messages, [(1, kill_at)], where).run()
     except (ClusterError, OSError) as e:
-        return Check(id="cluster/sequencerflush", kind="cluster", protocol="sequencerflush",
+        return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                      name=f"3 nodes, kill 1@{kill_at}", expected="quiescent, traces conform, history clean",
                      observed="error", as_expected=False, seconds=round(time.monotonic() - t0, 3),
                      detail=f"{type(e).__name__}: {e}")
     problems = ([] if res.quiescent else ["not quiescent"]) + \
         ([] if res.verdict == "ok" else [f"replay: {res.verdict}: {res.reason}"]) + \
         [f"history {v['check']}: {v['text']}" for v in res.history]
-    return Check(id="cluster/sequencerflush", kind="cluster", protocol="sequencerflush",
+    return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                  name=f"3 nodes, {messages} multicasts each, kill 1@{kill_at}",
                  expected="quiescent, traces conform, history clean",
                  observed=f"{res.verdict}; quiescent {res.quiescent}; delivered {res.delivered}",
@@ -446,8 +447,9 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     tlc_entries = [e for e in entries if full or not e.extra.get("heavy")]
     link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
-    from .history import PROJECTABLE
-    hist = [p for p in PROJECTABLE if p in conf]
+    from .history import projectable
+    hist = [p for p in conf if p in projectable()]
+    clusters = [p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else []
     from . import tlctrace
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
           for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
@@ -457,7 +459,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     encs = [enc for enc in all_encs if full or not enc.heavy]
     todo = len(encs) + (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
         + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
-        + len(tv) + (1 if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_) else 0)
+        + len(tv) + len(clusters)
     done = 0
     checks: list[Check] = []
     t_start = time.monotonic()
@@ -568,10 +570,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         for enc, qs in prove_engine.run_isolated(encs, jobs=jobs):
             checks.append(prove_check(enc, queries=qs))
             tick(f"prove {enc.protocol}/{enc.variant}")
-    if "cluster" in stages and (protocols_ is None or "sequencerflush" in protocols_):
+    for p in clusters:
         if progress:
-            progress("cluster sequencerflush (3 processes, kill -9)", done, todo)
-        checks.append(cluster_check(Path(out_dir)))
-        tick("cluster sequencerflush")
+            progress(f"cluster {p} (3 processes, kill -9)", done, todo)
+        checks.append(cluster_check(Path(out_dir) / p if len(clusters) > 1 else Path(out_dir), p))
+        tick(f"cluster {p}")
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra

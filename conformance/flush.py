@@ -395,7 +395,7 @@ PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 def split_membership(spec: str) -> tuple[str, tuple, tuple]:
     """Take ``leave=M@MS`` and ``join=M@MS`` items (member M asks to leave,
     or to join, at MS milliseconds) out of a fault spec; the rest is
-    impl/tracefile.py's."""
+    impl/campaign.py's."""
     rest, found = [], {"leave": [], "join": []}
     for part in filter(None, (x.strip() for x in (spec or "").split(","))):
         key, _, val = part.partition("=")
@@ -423,7 +423,7 @@ def simulate(seed: int, faults: str, options: dict):
     """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/2
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import campaign, tracefile
     from groupcheck.impl.stacks.flush import flush_stack
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
@@ -432,13 +432,13 @@ def simulate(seed: int, faults: str, options: dict):
     if isinstance(faults, str):
         faults, more_leaves, more_joins = split_membership(faults)
         leaves, joins = leaves + more_leaves, joins + more_joins
-        plan = tracefile.parse_faults(faults)
+        plan = campaign.parse_faults(faults)
     else:
         plan = faults
     # members 1..n form the first view; a joiner M > n adds members up to M
     total = max([n] + [m for m, _ in joins])
     nodes = list(range(1, total + 1))
-    msgs = tracefile.sequencer_workload(n, per)
+    msgs = campaign.sequencer_workload(n, per)
     bt, rec = float(opts["block_time"]), _flag(opts.get("reconcile", True))
     records, s = simulate_flush(
         nodes, msgs, seed, plan, leaves=leaves, joins=joins, n_init=n,
@@ -465,9 +465,9 @@ def draw(seed: int) -> tuple[str, dict]:
     none, at drawn times; a leave and a joiner in a third of the runs each."""
     import random
 
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import campaign
     rng = random.Random(seed * 7919 + 13)
-    n, per, span = tracefile.draw_size(rng, (3, 4))
+    n, per, span = campaign.draw_size(rng, (3, 4))
     plan = rng.choice(("none", "coordinator", "other", "two", "two"))
     crashes: tuple = ()
     if plan != "none":
@@ -478,7 +478,7 @@ def draw(seed: int) -> tuple[str, dict]:
             crashes += ((rng.choice([m for m in range(1, n + 1) if m != first]), round(t1 + rng.uniform(0.0, 0.03), 4)),)
     leave = ((rng.randint(2, n), round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
     join = ((n + 1, round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
-    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes, leave=leave, join=join), {"nodes": n, "messages": per}
+    return campaign.fault_spec(0.1, 0.05, 0.003, crashes, leave=leave, join=join), {"nodes": n, "messages": per}
 
 
 PROTOCOL = Protocol(
@@ -490,6 +490,8 @@ PROTOCOL = Protocol(
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
+    # FLUSH orders nothing: TotalOrder is not its promise
+    promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
 )
 
 

@@ -399,25 +399,23 @@ def check_paths(paths: Iterable) -> list[dict]:
 
 # ---------------------------------------------------------------- from our traces
 
-# protocols whose logged state the projection knows: SEQUENCER (append-only
-# ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set, ``blocked``,
-# VIEW messages naming the members)
-PROJECTABLE = ("sequencer", "flush", "sequencerflush", "raincoreflush", "raincoresequencerflush")
+def projectable() -> list[str]:
+    """The protocols whose logged state the projection knows (their
+    descriptor's ``history``, impl/protocols.py): SEQUENCER (append-only
+    ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set,
+    ``blocked``, VIEW messages naming the members), alone or composed."""
+    from groupcheck.impl import protocols as impl_protocols
+    return [p for p in impl_protocols.names() if impl_protocols.get(p).history is not None]
 
-# What each protocol promises, in the history's terms (docs/<protocol>.md; FLUSH
-# orders nothing, so TotalOrder is not its promise), and which history check
-# sees each property the model replay reports.
-PROMISES = {"sequencer": ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder",
-                          "Agreement"),
-            "flush": ("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
-            # FLUSH over the Raincore ring: FLUSH's promises (the ring's records carry no delivery)
-            "raincoreflush": ("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
-            # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
-            # own DATA and crash before anyone else gets it (docs/flush.md)
-            "sequencerflush": ("Integrity", "NoDuplicates", "SenderFIFO", "SurvivorTotalOrder", "Agreement",
-                               "VirtualSynchrony", "FlushEventOrder")}
-# SEQUENCER over FLUSH over the ring: the same promises as over the oracle's views
-PROMISES["raincoresequencerflush"] = PROMISES["sequencerflush"]
+
+def promises(protocol: str) -> tuple[str, ...]:
+    """What ``protocol`` promises, in the history's terms (its conformance
+    descriptor's ``promises``, conformance/protocols.py)."""
+    from .protocols import get
+    return get(protocol).promises
+
+
+# which history check sees each property the model replay reports
 SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
            "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
            "GapFreeFIFO": "SenderFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
@@ -432,7 +430,8 @@ def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violatio
     (agree, the history's violations, why not)."""
     protocol = records[0]["protocol"]
     h = from_records(from_trace(records))
-    found = [v for v in check(h) if v.check in PROMISES[protocol]]
+    promised = promises(protocol)
+    found = [v for v in check(h) if v.check in promised]
     names = {v.check for v in found}
     if report.verdict == "ok":
         return (not found, found, "" if not found else
@@ -453,18 +452,18 @@ def from_trace(records: list[dict]) -> list[dict]:
     deliveries come from the growth of each member's logged ``sent`` and
     ``delivered``; views from ``vid`` changes; kills from ``Crash`` records."""
     head = records[0]
-    if head.get("protocol") not in PROJECTABLE:
+    from groupcheck.impl import protocols as impl_protocols
+    desc = impl_protocols.find(head.get("protocol"))
+    if desc is None or desc.history is None:
         raise HistoryError(f"header:protocol: no history projection for {head.get('protocol')!r} "
-                           f"(have: {', '.join(PROJECTABLE)})")
+                           f"(have: {', '.join(projectable())})")
+    how = desc.history
     if head.get("format") != "groupcheck-trace/2":     # format 1: whole states, made deltas on read
         from .traces import from_records as trace_from_records
         t = trace_from_records(records)
         records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
         head = records[0]
-    flush = head["protocol"] in ("flush", "raincoreflush")     # the ring's records deliver nothing
-    # the application sees SEQUENCER; FLUSH blocks; the ring's records deliver nothing
-    composed = head["protocol"] in ("sequencerflush", "raincoresequencerflush")
-    from groupcheck.impl.tracefile import layer_of
+    flush = how.deliveries == "set"     # FLUSH's delivered set (the ring's records deliver nothing)
     out = [{"kind": "header", "format": FORMAT, "protocol": head.get("protocol"),
             "nodes": list(head.get("nodes", [])), "run_id": head.get("run_id"),
             "seed": head.get("seed"), "faults": head.get("faults"), "impl": head.get("impl"),
@@ -479,7 +478,7 @@ def from_trace(records: list[dict]) -> list[dict]:
     by_id = {1: first_view}        # view id -> members, from FLUSH's VIEWs (a VIEW sent in v installs v + 1)
     # over the ring a SEQUENCER's received-table starts over every node that
     # may join (the spec's), so its keys are not its first view's members
-    recv_is_view = head.get("protocol") != "raincoresequencerflush"
+    recv_is_view = how.view_from_recv
     clock = 0.0
     quiescent = True     # a trace without an end record: the simulator runs to quiescence
     for r in records[1:]:
@@ -503,8 +502,8 @@ def from_trace(records: list[dict]) -> list[dict]:
             out.append({"kind": "event", "name": "block" if st["blocked"] else "unblock", "nid": nid,
                         "params": {}, "clock": clock})
             blocked[nid] = st["blocked"]
-        if composed and layer_of("sequencerflush", r["name"], r.get("params")) != "sequencer":
-            continue       # (a ring action is not a SEQUENCER one: layer_of of plain SEQUENCER over FLUSH)
+        if how.app_layer is not None and desc.layer_of(r["name"], r.get("params")) != how.app_layer:
+            continue       # the application sees its layer (SEQUENCER); FLUSH's blocks are read above
         view_ev = None
         if "vid" in st and st["vid"] != vid.get(nid) and st["vid"] > 0:   # vid 0: a joiner not yet in
             members = (sorted(int(k) for k in st["recv"]) if "recv" in st and recv_is_view

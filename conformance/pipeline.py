@@ -28,8 +28,8 @@ whose property verdict differs from its replay's is flagged
 (``agree = False``) and, if either side found a violation, is a violation.
 The DataFrame queries work on one row per delivery (aggregates, a window,
 joins; no Python UDF): see ``_sequencer_df_failed``.
-Other protocols' property verdicts are their replay's until they get
-queries here (``PROPERTY_QUERIES``).
+Other protocols' property verdicts are their replay's until their
+descriptor names queries (``property_queries``, conformance/protocols.py).
 
 Accounting: rows in = rows accepted + rows rejected, asserted per file and
 in total (an input row is a line of an NDJSON file; an unreadable or empty
@@ -191,7 +191,7 @@ def _ingested(path: str):
     Checks what ``traces.read_file`` checks, line by line, but keeps going
     after the first problem so every bad line is quarantined with its
     reason.  Format 1 files are converted on read, as ``traces.load`` does."""
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import protocols as impl_protocols, tracefile
     from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, _lines, parse_line, record_problem
     rejected: list[dict] = []
 
@@ -247,7 +247,7 @@ def _ingested(path: str):
         if problem is None and fmt == FORMAT_V1 and rec["i"] != len(rows):
             problem = f"event index {rec['i']}, expected {len(rows)}"
         if problem is None and fmt == FORMAT_V1 and rec["state"] is not None and rec["nid"] is not None:
-            key = (rec["nid"], tracefile.layer_of(protocol, rec["name"], rec["params"]))
+            key = (rec["nid"], impl_protocols.layer_of(protocol, rec["name"], rec["params"]))
             try:
                 delta = tracefile.state_delta(last_state.get(key), rec["state"],
                                               tracefile.append_vars(protocol, key[1]))
@@ -449,15 +449,34 @@ def _sequencer_df_failed(ev, quiescent_keys: list):
     return found.groupBy(*key).agg(F.collect_set("p").alias("failed"))
 
 
-# protocol -> (local Python function, Spark DataFrame query, property order)
-PROPERTY_QUERIES = {"sequencer": (_sequencer_py_failed, _sequencer_df_failed, SEQUENCER_PROPERTIES)}
+# SEQUENCER's (local Python function, Spark DataFrame query, property order),
+# named by its descriptor's ``property_queries`` (conformance/sequencer.py)
+SEQUENCER_QUERIES = (_sequencer_py_failed, _sequencer_df_failed, SEQUENCER_PROPERTIES)
+
+
+def property_queries(protocol: str) -> Optional[tuple]:
+    """The (Python, DataFrame, property order) queries of ``protocol``'s
+    descriptor (conformance/protocols.py), None where the replay's verdict
+    is the only one."""
+    from .protocols import UnknownProtocol, get, resolve
+    try:
+        ref = get(protocol).property_queries
+    except UnknownProtocol:
+        return None
+    return resolve(ref) if ref else None
+
+
+def queried_protocols() -> list[str]:
+    """The protocols whose trace properties the pipeline also computes apart from the replay."""
+    from .protocols import available, get
+    return [p for p in available() if get(p).property_queries]
 
 
 def _merge(v: dict, failed: Optional[list[str]], by: str) -> dict:
     """Fold the separate property verdicts into the run's verdict row."""
     if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or failed is None:
         return v
-    order = PROPERTY_QUERIES[v["protocol"]][2]
+    order = property_queries(v["protocol"])[2]
     failed = [p for p in order if p in set(failed)]
     replay_first = v["reason"].split(":", 1)[0] if v["verdict"] == "violation" else None
     v = {**v, "properties_failed": failed, "properties_by": by,
@@ -731,7 +750,7 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
         for key, run in by_key.items():
             rows = groups.get(key, [])
             results[key] = _check_run(run, rows, coverage)
-            q = PROPERTY_QUERIES.get(run["protocol"])
+            q = property_queries(run["protocol"])
             if q and results[key]["stage"] == "replay":
                 failed_by_key[key] = q[0](run, rows)
         by = "python"
@@ -749,15 +768,15 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
             if key not in results:
                 results[key] = _check_run(run, [], coverage)
         protos = {r["protocol"] for r in runs}
-        for p in sorted(protos & set(PROPERTY_QUERIES)):
+        for p in sorted(protos & set(queried_protocols())):
             quiet = [k for k, r in by_key.items() if r["protocol"] == p and _quiescent(r)]
-            for row in PROPERTY_QUERIES[p][1](ev.where(ev.protocol == p), quiet).collect():
+            for row in property_queries(p)[1](ev.where(ev.protocol == p), quiet).collect():
                 failed_by_key[(row["source"], row["run_id"])] = list(row["failed"])
         by = "dataframe"
     verdicts = []
     for key in sorted(results, key=lambda k: (str(k[1]), str(k[0]))):
         v = results[key]
-        if v["stage"] == "replay" and v["protocol"] in PROPERTY_QUERIES:
+        if v["stage"] == "replay" and property_queries(v["protocol"]) is not None:
             v = _merge(v, failed_by_key.get(key, []), by)
         verdicts.append(v)
     cov = coverage_of(verdicts, max_states) if coverage else {}
@@ -765,7 +784,7 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
     res = {"dataset": str(out), "engine": engine, "runs": len(rows),
            "counts": dict(Counter(v["verdict"] for v in rows)),
            "disagreements": sum(1 for v in rows if v["agree"] is False),
-           "property_queries": sorted(PROPERTY_QUERIES), "verdicts": rows, "coverage": cov,
+           "property_queries": queried_protocols(), "verdicts": rows, "coverage": cov,
            "seconds": round(time.perf_counter() - t0, 3)}
     if write:
         _write_table(rows, _arrow_schemas()[3], out / "_verdicts" / "part-00000.parquet")

@@ -1,20 +1,25 @@
-"""The protocols conformance knows, found by module name.
+"""The protocols conformance knows: one descriptor each, one registry.
 
 Theory of operation
 -------------------
 Each protocol with an implementation has a module ``groupcheck.conformance.<name>``
 (``conformance/sequencer.py``, ``conformance/stable.py``, ...) that defines
-``PROTOCOL = Protocol(...)``: how to simulate one run of the implementation and
-how to replay one trace against the model.  ``groupcheck simulate``,
-``groupcheck conform``, the Spark pipeline and the audit go through ``get`` and
-``available``, so a protocol plugs in by adding its module, with no change to
-the command line or the pipeline.  ``name`` is the trace header's ``protocol``.
+``PROTOCOL = Protocol(...)``: how to simulate one run of the implementation
+(its campaign), how to replay one trace against the model (its binding),
+which black-box history checks it promises, how TLC validates its traces
+(its trace spec), the findings the audit expects.  ``REGISTERED`` below
+names those modules, one line per protocol; ``groupcheck simulate``,
+``groupcheck conform``, the Spark pipeline, the history checker and the
+audit go through ``get`` and ``available`` and read the descriptor, so a
+protocol plugs in by adding its module and its line, with no change to the
+command line or the engines.  ``name`` is the trace header's ``protocol``;
+the implementation's registry (impl/protocols.py) and the model's
+(model/registry.py) name the same protocols (tests/test_protocols.py).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -49,6 +54,15 @@ class Protocol:
     # how TLC trace validation gives this protocol's traces to
     # spec/<spec>/Trace<spec>.tla (conformance/tlctrace.py TLATrace); None: no trace spec
     tla_trace: Any = None
+    # the history checks (conformance/history.py) the protocol promises: a run's
+    # black-box history is judged by these; the others only on request
+    promises: tuple[str, ...] = ()
+    # ``module:attribute`` of the (local Python, Spark DataFrame, property order)
+    # triple that computes the trace properties apart from the replay in the
+    # pipeline (conformance/pipeline.py); "": the replay's verdict alone
+    property_queries: str = ""
+    # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
+    audit_cluster: bool = False
 
     @property
     def option_keys(self) -> set[str]:
@@ -60,37 +74,26 @@ class UnknownProtocol(KeyError):
         return f"no conformance module for protocol {self.args[0]!r} (have: {', '.join(available()) or 'none'})"
 
 
-_NOT_PROTOCOLS = {"protocols", "replay", "traces", "lockstep", "pipeline", "spark", "spark_submit",
-                  "report", "audit", "diagram", "history", "jgroups", "schemacheck", "tlctrace"}
+# every protocol conformance knows: conformance/<name>.py defines its PROTOCOL
+REGISTERED = ("flush", "raincore", "raincoreflush", "raincoresequencerflush", "sequencer", "sequencerflush",
+              "stable")
 
 
 def get(name: str) -> Protocol:
-    if not name.isidentifier() or name in _NOT_PROTOCOLS:
+    if name not in REGISTERED:
         raise UnknownProtocol(name)
-    try:
-        mod = importlib.import_module(f"groupcheck.conformance.{name}")
-    except ModuleNotFoundError as e:
-        if e.name == f"groupcheck.conformance.{name}":
-            raise UnknownProtocol(name) from None
-        raise
-    proto = getattr(mod, "PROTOCOL", None)
-    if not isinstance(proto, Protocol):
-        raise UnknownProtocol(name)
-    if proto.name != name:
-        raise ValueError(f"conformance/{name}.py registers protocol {proto.name!r}")
+    proto = importlib.import_module(f"groupcheck.conformance.{name}").PROTOCOL
+    if not isinstance(proto, Protocol) or proto.name != name:
+        raise ValueError(f"conformance/{name}.py registers {getattr(proto, 'name', proto)!r}, not protocol {name!r}")
     return proto
 
 
 def available() -> list[str]:
-    """Every protocol whose conformance module defines PROTOCOL, sorted."""
-    import groupcheck.conformance as pkg
-    names = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_") or info.name in _NOT_PROTOCOLS:
-            continue
-        try:
-            get(info.name)
-        except UnknownProtocol:
-            continue
-        names.append(info.name)
-    return sorted(names)
+    """Every registered protocol, sorted."""
+    return sorted(REGISTERED)
+
+
+def resolve(ref: str) -> Any:
+    """The object a descriptor's ``module:attribute`` reference names."""
+    mod, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(mod), attr)

@@ -5,7 +5,7 @@ Theory of operation
 -------------------
 A record of the composed stack is a FLUSH record (conformance/flush.py's
 actions, minus Crash, Join and Leave) or a ring record (conformance/raincore.py's
-actions); the action name tells which (impl/tracefile.py ``layer_of``).  The
+actions); the action name tells which (impl/stacks/raincoreflush.py ``layer_of``).  The
 replay is FLUSH's (``FlushBinding``: the candidate set, the DATA ids learnt
 from the Multicast records, the channel heads, the digests) on the composed
 model, plus the ring's steps:
@@ -319,7 +319,7 @@ def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
     """``crash=1@100,join=4@50,tokenloss=120,loss=0.1,dup=0.05,reorder=3``
     (times in ms; ``tokenloss=T``: the next token sent after T is lost, the
     lossy ring only) -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import campaign
     from groupcheck.impl.sim_raincoreflush import RingFlushFaults
     spec = (spec or "").strip()
     if spec == "auto":
@@ -340,7 +340,7 @@ def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
                 raise ValueError(f"fault {part!r}: expected {key}=NODE@MS") from None
         else:
             rest.append(part)
-    net = tracefile.parse_faults(",".join(rest))
+    net = campaign.parse_faults(",".join(rest))
     if net.crashes:
         raise ValueError("crashes of FLUSH over the ring are crash=NODE@MS items")
     if losses and not lossy:
@@ -437,6 +437,7 @@ PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
     draw=draw, campaign_faults="auto",
+    promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,

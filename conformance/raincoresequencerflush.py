@@ -7,9 +7,9 @@ Theory of operation
 A record of the stack (impl/sim_raincoreflush.py with
 ``RingFlushConfig(sequencer=True)``) is a ring record (conformance/raincore.py's
 actions; Crash and Join are the ring's), a FLUSH record or a SEQUENCER
-record, told apart by its action and parameters (impl/tracefile.py
-``layer_of``, protocol raincoresequencerflush).  Every record is judged,
-SEQUENCER's included; nothing is stripped.
+record, told apart by its action and parameters
+(impl/stacks/raincoresequencerflush.py ``layer_of``).  Every record is
+judged, SEQUENCER's included; nothing is stripped.
 
 The binding is two existing ones composed, not copied:
 
@@ -129,8 +129,8 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
     def layer(self, ev: dict) -> str:
         if ev["name"] == "Crash":
             return "both"
-        from groupcheck.impl import tracefile
-        return tracefile.layer_of(NAME, ev["name"], ev["params"])
+        from groupcheck.impl import protocols as impl_protocols
+        return impl_protocols.layer_of(NAME, ev["name"], ev["params"])
 
     def state_layer(self, ev: dict) -> str:
         return "ring" if ev["name"] in crf.RING_ACTIONS + crf.OUTSIDE else self.layer(ev)
@@ -333,4 +333,5 @@ PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring"),
     draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
+    promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
 )

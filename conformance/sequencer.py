@@ -301,11 +301,11 @@ def replay(trace: Trace, *, visited: bool = True) -> RunReport:
 
 
 def simulate(seed: int, faults: str, options: dict):
-    """One simulated SEQUENCER run (impl/tracefile.py) for the registry."""
-    from groupcheck.impl import tracefile
+    """One simulated SEQUENCER run (impl/sim_sequencer.py) for the registry."""
+    from groupcheck.impl import campaign, sim_sequencer
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
-    records, line = tracefile.simulate_run(int(opts["nodes"]), int(opts["messages"]), seed,
-                                           tracefile.parse_faults(faults))
+    records, line = sim_sequencer.simulate_run(int(opts["nodes"]), int(opts["messages"]), seed,
+                                               campaign.parse_faults(faults))
     return records, line
 
 
@@ -319,13 +319,13 @@ def draw(seed: int) -> tuple[str, dict]:
     within the sends."""
     import random
 
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import campaign
     rng = random.Random(seed * 7919 + 11)
-    n, per, span = tracefile.draw_size(rng)
+    n, per, span = campaign.draw_size(rng)
     crash = rng.choice(("none", "coordinator", "other"))
     crashes = () if crash == "none" else \
         (((1 if crash == "coordinator" else rng.randint(2, n)), round(rng.uniform(0.0, span + 0.02), 4)),)
-    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
+    return campaign.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
 
 PROTOCOL = Protocol(
     name="sequencer", spec="Sequencer",
@@ -334,6 +334,8 @@ PROTOCOL = Protocol(
     simulate=simulate, replay=replay,
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
+    promises=("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder", "Agreement"),
+    property_queries="groupcheck.conformance.pipeline:SEQUENCER_QUERIES",
     reduce=reduce_state,
     draw=draw,
     # spec/Sequencer/TraceSequencer.tla: fwd and a crash's lost receivers are sets

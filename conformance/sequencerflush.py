@@ -8,7 +8,7 @@ FLUSH layer, its FORWARDs pass the latch as unicasts, and it installs each
 view when FLUSH does, after FLUSH has delivered the messages the view's
 digest reconciles.  A trace interleaves the records of both layers: a record is SEQUENCER's
 (Send, RecvForward, RecvData, InstallView without ``c``) or FLUSH's (every
-other), by its action and parameters (impl/tracefile.py ``layer_of``), so
+other), by its action and parameters (impl/stacks/sequencerflush.py ``layer_of``), so
 with or without state; ``Crash`` belongs to both.
 
 The replay is a binding of the one engine (conformance/replay.py) on the
@@ -56,7 +56,7 @@ from types import SimpleNamespace
 from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
 from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 from groupcheck.model.values import Fn
 
@@ -77,10 +77,10 @@ PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p i
 
 def layer_of(ev: dict) -> str:
     """"both" (Crash), "sequencer" or "flush": by the action and its
-    parameters (impl/tracefile.py ``layer_of``), so with or without state."""
+    parameters (impl/stacks/sequencerflush.py ``layer_of``), so with or without state."""
     if ev["name"] == "Crash":
         return "both"
-    return tracefile.layer_of("sequencerflush", ev["name"], ev["params"])
+    return impl_protocols.layer_of("sequencerflush", ev["name"], ev["params"])
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
@@ -905,14 +905,14 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
-    from groupcheck.impl import tracefile
+    from groupcheck.impl import campaign, sim_sequencer, tracefile
     from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
-    plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
+    plan = campaign.parse_faults(faults) if isinstance(faults, str) else faults
     nodes = list(range(1, n + 1))
-    msgs = tracefile.sequencer_workload(n, per)
+    msgs = campaign.sequencer_workload(n, per)
     # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
     # (c) / (d) / (e) (tests)
     bt = opts["block_time"]
@@ -922,7 +922,7 @@ def simulate(seed: int, faults, options: dict):
         nodes, msgs, seed, plan, protocol="sequencerflush",
         make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
-    consts = {**tracefile.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
+    consts = {**sim_sequencer.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"],
               # the stack holds a new coordinator's sends only with its self-channel
               "ResentFirst": coupling["resent_first"] and coupling["self_channel"]}
@@ -945,7 +945,7 @@ def draw(seed: int) -> tuple[str, dict]:
     in some), at drawn times."""
     import random
     rng = random.Random(seed * 7919 + 17)
-    n, per, span = tracefile.draw_size(rng, (3, 4))
+    n, per, span = campaign.draw_size(rng, (3, 4))
     plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
     crashes: tuple = ()
     if plan != "none":
@@ -953,7 +953,7 @@ def draw(seed: int) -> tuple[str, dict]:
         crashes = ((rng.randint(2, n) if plan == "other" else 1, t1),)
         if plan == "two":
             crashes += ((rng.randint(2, n), round(t1 + rng.uniform(0.0, 0.03), 4)),)
-    return tracefile.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
+    return campaign.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
 
 
 PROTOCOL = Protocol(
@@ -965,6 +965,11 @@ PROTOCOL = Protocol(
     more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
     draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
+    # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
+    # own DATA and crash before anyone else gets it (docs/flush.md)
+    promises=("Integrity", "NoDuplicates", "SenderFIFO", "SurvivorTotalOrder", "Agreement",
+              "VirtualSynchrony", "FlushEventOrder"),
+    audit_cluster=True,
     reduce=reduce_state,
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
     tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log),

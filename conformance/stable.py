@@ -294,11 +294,11 @@ def run_id(opts: dict, seed: int) -> str:
 def simulate(seed: int, faults: str, options: dict):
     """One simulated STABLE run: members 1..n-1 (or 1..n without ``join``),
     member n joining at 15 ms, ``messages`` multicasts each; the fault spec
-    as impl/tracefile.parse_faults reads it (no crashes)."""
-    from groupcheck.impl import sim_stable, tracefile
+    as impl/campaign.parse_faults reads it (no crashes)."""
+    from groupcheck.impl import campaign, sim_stable, tracefile
     opts = {**DEFAULTS, **(options or {})}
     opts["join"], opts["heard_from_reset"] = _flag(opts["join"]), _flag(opts["heard_from_reset"])
-    plan = tracefile.parse_faults(faults) if isinstance(faults, str) else faults
+    plan = campaign.parse_faults(faults) if isinstance(faults, str) else faults
     records, summary = sim_stable.simulate(int(opts["nodes"]), int(opts["messages"]), seed, plan,
                                            join=opts["join"], heard_from_reset=opts["heard_from_reset"],
                                            horizon=float(opts["horizon"]))

@@ -55,7 +55,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from groupcheck.impl import tracefile
+from groupcheck.impl import protocols as impl_protocols, tracefile
 
 from . import schemacheck
 
@@ -111,9 +111,11 @@ def _envelope(fmt: str) -> str:
 
 
 def _protocol_schema(protocol: str, fmt: str) -> Optional[str]:
-    if not protocol.replace("_", "").isalnum():
+    """The event schema of ``protocol``'s descriptor (impl/protocols.py), None for an unknown one."""
+    desc = impl_protocols.find(protocol)
+    if desc is None:
         return None
-    rel = f"schemas/{protocol}.json" if fmt == FORMAT else f"schemas/v1/{protocol}.json"
+    rel = f"schemas/{desc.schema}.json" if fmt == FORMAT else f"schemas/v1/{desc.schema}.json"
     return rel if _schema(rel) is not None else None
 
 
@@ -284,7 +286,7 @@ def read_file(path) -> _File:
                 raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
             state = rec["state"]
             if state is not None and rec["nid"] is not None:
-                key = (rec["nid"], tracefile.layer_of(protocol, rec["name"], rec["params"]))
+                key = (rec["nid"], impl_protocols.layer_of(protocol, rec["name"], rec["params"]))
                 try:
                     delta = tracefile.state_delta(last_state.get(key), state,
                                                   tracefile.append_vars(protocol, key[1]))
@@ -548,7 +550,7 @@ def full_states(trace: Trace) -> list[dict]:
     for ev in trace.events:
         st = ev["state"]
         if st is not None and ev["nid"] is not None:
-            key = (ev["nid"], tracefile.layer_of(protocol, ev["name"], ev["params"]))
+            key = (ev["nid"], impl_protocols.layer_of(protocol, ev["name"], ev["params"]))
             appends = tracefile.append_vars(protocol, key[1])
             cur = copy.deepcopy(full.get(key) or {})      # no sharing between events
             for k, v in st.items():

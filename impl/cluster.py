@@ -56,10 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import auth, tracefile
-from .runtime import CONTROL, HOST, RING_PROTOCOLS, RUNNER, frame, unframe
+from . import auth, protocols, tracefile
+from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 
-PROTOCOLS = ("sequencer", "sequencerflush", "raincoreflush", "raincoresequencerflush")
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 
 
@@ -112,25 +111,6 @@ def _free_ports(n: int) -> list[int]:
     return ports
 
 
-def constants(protocol: str, nodes: int, messages: int, kills: int, lossy: bool = False) -> dict:
-    if protocol == "raincoreflush":      # spec/RaincoreFlush: the ring is nodes 1..N, its last eats first
-        c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": kills,
-             "NewerViewsOnly": True}
-        if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
-            c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
-        return c
-    if protocol == "raincoresequencerflush":
-        # spec/RaincoreSequencerFlush as the cluster's stack runs it (impl/runtime.py:
-        # pass_latch, i.e. ResendAlways; ResentFirst); Senders and Crashable (sets,
-        # which a header's scalar constants cannot hold) are every node
-        return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": kills,
-                "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True}
-    c = {"N": nodes, "MaxSeq": messages, "MaxCrashes": kills}
-    if protocol == "sequencerflush":     # the stack's defaults (impl/stacks/sequencerflush.py sequencer_flush_stack)
-        c.update({"ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True})
-    return c
-
-
 def last_vc(path: Path) -> dict:
     """The vector clock of a killed node's last complete record; a partial
     last line (killed mid-write) is cut off the file."""
@@ -151,9 +131,10 @@ class Runner:
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
                  checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
                  lossy_ring: bool = False, kill_holder: bool = False) -> None:
-        if protocol not in PROTOCOLS:
-            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(PROTOCOLS)}")
-        if lossy_ring and protocol != "raincoreflush":
+        run = getattr(protocols.find(protocol), "cluster", None)
+        if run is None:
+            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
+        if lossy_ring and not run.lossy_ring:
             raise ClusterError("--lossy-ring: FLUSH over the ring only (--membership raincore --protocol flush); "
                                "spec/RaincoreSequencerFlush has no lossy ring yet")
         if kill_holder and not lossy_ring:
@@ -182,7 +163,7 @@ class Runner:
         bad = [s for s in self.senders if not 1 <= s <= nodes]
         if bad:
             raise ClusterError(f"--senders: no node {bad[0]} in 1..{nodes}")
-        self.protocol, self.n, self.messages = protocol, nodes, messages
+        self.protocol, self.run_as, self.n, self.messages = protocol, run, nodes, messages
         self.kills = sorted(kills, key=lambda k: k[1])
         self.out = Path(out)
         self.rate, self.detect, self.settle, self.timeout = rate, detect, settle, timeout
@@ -247,7 +228,7 @@ class Runner:
         # serving, any node but one may die: the header's crash bound is N - 1
         crashes = self.n - 1 if self.serve else len(self.kills)
         header = tracefile.header(self.protocol, members,
-                                  constants(self.protocol, self.n, self.messages, crashes, self.lossy_ring),
+                                  self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring),
                                   seed=None, faults={"kills": [list(k) for k in self.kills]},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
@@ -320,7 +301,7 @@ class Runner:
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
-            if self.protocol in RING_PROTOCOLS:
+            if self.run_as.views == "ring":
                 self._freeze(nid)
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
@@ -365,9 +346,9 @@ class Runner:
         self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
         self._poll(time.monotonic() + self.detect)
         live = [m for m in members if m not in killed]
-        if self.protocol in RING_PROTOCOLS:
+        if self.run_as.views == "ring":
             return                   # no oracle: the survivors' ring notices the crash itself
-        if self.protocol == "sequencer":
+        if self.run_as.views == "oracle":
             self.env.record("NewView", {"view": live}, None, None, round(time.time() - self.start, 6))
             for m in live:
                 self._send(m, {"cmd": "view", "vid": len(killed) + 1, "members": live})
@@ -409,7 +390,8 @@ class Runner:
         hist = history.from_trace(records)
         tracefile.write(self.out / "history" / f"{run_id}.ndjson", hist)   # the run's black-box history
         h = history.from_records(hist)
-        found = [v.to_json() for v in history.check(h) if v.check in history.PROMISES[self.protocol]]
+        promised = get(self.protocol).promises
+        found = [v.to_json() for v in history.check(h) if v.check in promised]
         for v in found:
             v.pop("svg", None)
         prop = (rep.reason or "").split(":", 1)[0]

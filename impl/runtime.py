@@ -51,7 +51,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from . import auth, tracefile
+from . import auth, protocols, tracefile
 from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, TimerFired,
                      Trace, View, ViewChange)
 
@@ -82,51 +82,13 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
     return kind, vc, data[_HEAD.size + n:]
 
 
-# the protocols whose views the Raincore ring decides (no oracle): FLUSH over
-# the ring, and SEQUENCER over FLUSH over the ring
-RING_PROTOCOLS = ("raincoreflush", "raincoresequencerflush")
-# what each runs on top of the ring's FLUSH stack.  SEQUENCER: pass_latch, the
-# coupling spec/SequencerFlush describes (ResendAlways; the coordinator's DATA
-# passes the latch), as over the oracle's views below: with the latch holding
-# DATA into the next view (divergence (a), docs/flush.md) 2 of 200 drawn runs
-# were nonconforming
-_OVER_RING = {"raincoreflush": {}, "raincoresequencerflush": {"sequencer": True, "pass_latch": True}}
-
-
 def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False):
-    """The stack the simulator runs for ``protocol``, with its defaults."""
-    # tracing="delta": the layers log format 2's deltas themselves, O(N) per record; a
-    # full state holds the whole delivery history, which made a node's step O(run)
-    if protocol == "sequencer":
-        from .stacks.sequencer import sequencer_stack
-        return sequencer_stack(nid, members, tracing="delta")
-    if protocol == "sequencerflush":
-        from .stacks.sequencerflush import sequencer_flush_stack
-        # pass_latch: the coupling spec/SequencerFlush describes and the simulator runs
-        # (the coordinator's DATA passes the latch; every member re-sends its forward-table
-        # at every view change: ResendAlways).  Without it a FORWARD reaching the
-        # coordinator during a flush is held to the next view, which the spec never does
-        # (divergence (a), docs/flush.md C4): a participant's kill made such runs nonconforming.
-        return sequencer_flush_stack(nid, members, tracing="delta", pass_latch=True)
-    if protocol in RING_PROTOCOLS:
-        # FLUSH (and SEQUENCER on top) over the Raincore ring, no oracle: the ring
-        # on its own Transport Manager (acks, retries, the time-out that detects a
-        # crash) over this socket.  Within the abstraction (LossyRing FALSE) the
-        # Hungry and Starving time-outs are far above a ring round, so that only the
-        # Eating one fires; the lossy ring (the header's LossyRing) regenerates a
-        # token that died with its holder, so its Hungry time-out is what a kill of
-        # the holder costs (a premature one is a step of the model: TimelyTimeouts FALSE)
-        from .raincore import Timing
-        from .stacks.raincoreflush import RingNode, ring_flush_stack, ring_stack, steady_seq
-        ring = tuple(members)
-        # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
-        # loaded 2-core machine a live process can stall for a few hundred ms
-        return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
-                                   timing=Timing(eating=0.005, hungry=1.0 if lossy else 3.0,
-                                                 starving=0.5 if lossy else 3.0)),
-                        ring_flush_stack(nid, ring, tracing="delta", **_OVER_RING[protocol]))
-    raise ValueError(f"no cluster stack for protocol {protocol!r} "
-                     "(sequencer, sequencerflush, raincoreflush, raincoresequencerflush)")
+    """The node's stack for ``protocol``: its descriptor's (impl/protocols.py
+    ``ClusterRun.stack``), the stack the simulator runs with its defaults."""
+    run = getattr(protocols.find(protocol), "cluster", None)
+    if run is None:
+        raise ValueError(f"no cluster stack for protocol {protocol!r} ({', '.join(protocols.cluster_protocols())})")
+    return run.stack(nid, tuple(members), lossy)
 
 
 def ring_safe(stack, lossy: bool = False) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from .events import Deliver, View, ViewChange
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.stable import stable_stack
-from .tracefile import SEND_INTERVAL
+from .campaign import SEND_INTERVAL
 
 
 def admit(stacks: dict, joiner: int, vid: int, handle, make_stack) -> View:

@@ -23,6 +23,11 @@ decisions: ``nid`` null).
 Serialisation is canonical (sorted keys, no spaces, ``\\n`` line ends), so
 the same run gives a byte-identical file.  ``to_v1`` (the full-state format
 1) is kept for tests that build old files; the reader converts those.
+
+What a protocol logs per layer (which layer a record is, which variables
+are appended) is its descriptor's (impl/protocols.py); the simulated
+campaigns that produce the records live with their protocols
+(impl/sim_<protocol>.py, impl/campaign.py).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterable, Optional
+
+from . import protocols
 
 FORMAT = "groupcheck-trace/2"
 FORMAT_V1 = "groupcheck-trace/1"
@@ -48,46 +55,20 @@ def _schema_text(rel: str) -> str:
 @lru_cache(maxsize=None)
 def append_vars(protocol: str, layer: str = "node") -> dict:
     """``{variable: "sequence" | "set"}``: the variables of ``protocol`` (of
-    one ``layer`` in SEQUENCER over FLUSH) that a format-2 record logs as the
-    list of elements appended (the protocol schema's ``x-append``, or
-    ``x-append-layers``); {} for an unknown protocol."""
-    if not protocol.replace("_", "").isalnum():
+    one ``layer`` in a composed stack) that a format-2 record logs as the
+    list of elements appended (the schema's ``x-append``, or
+    ``x-append-layers``; the schema is the protocol descriptor's,
+    impl/protocols.py); {} for an unknown protocol."""
+    desc = protocols.find(protocol)
+    if desc is None:
         return {}
     try:
-        schema = json.loads(_schema_text(f"schemas/{protocol}.json"))
+        schema = json.loads(_schema_text(f"schemas/{desc.schema}.json"))
     except (FileNotFoundError, OSError, ValueError):
         return {}
     if "x-append-layers" in schema:
         return dict(schema["x-append-layers"].get(layer, {}))
     return dict(schema.get("x-append", {}))
-
-
-SEQUENCER_ACTIONS = frozenset({"Send", "RecvForward", "RecvData"})
-
-
-RING_ACTIONS = frozenset({"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
-                          "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Initialization", "Recover",
-                          "TokenLoss", "Crash", "Join"})
-
-
-def layer_of(protocol: str, name: str, params: Optional[dict]) -> str:
-    """Which of a node's state machines a record belongs to: ``"node"``,
-    except in the composed stacks.  SEQUENCER over FLUSH: a SEQUENCER record
-    (``Send``, ``RecvForward``, ``RecvData``, ``InstallView`` without a
-    ``c`` parameter) is ``"sequencer"``, every other ``"flush"``.  FLUSH
-    over the ring (raincoreflush): a ring action (Crash and Join included)
-    is ``"ring"``, every other ``"flush"``.  SEQUENCER over FLUSH over the
-    ring (raincoresequencerflush): a ring action is ``"ring"``, the others
-    as in SEQUENCER over FLUSH."""
-    if protocol == "raincoreflush":
-        return "ring" if name in RING_ACTIONS else "flush"
-    if protocol == "raincoresequencerflush" and name in RING_ACTIONS:
-        return "ring"
-    if protocol not in ("sequencerflush", "raincoresequencerflush"):
-        return "node"
-    if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in (params or {})):
-        return "sequencer"
-    return "flush"
 
 
 def state_delta(prev: Optional[dict], new: dict, appends: dict) -> dict:
@@ -119,18 +100,6 @@ def state_delta(prev: Optional[dict], new: dict, appends: dict) -> dict:
 
 def _key(x):
     return json.dumps(x, sort_keys=True)
-
-
-def sequencer_constants(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]],
-                        crashes: Iterable) -> dict:
-    """The Sequencer model's constants for a simulated run: ``N`` members,
-    ``MaxSeq`` = the most multicasts any one member is asked for, and
-    ``MaxCrashes`` = the crashes planned."""
-    nodes = list(nodes)
-    per: dict[int, int] = {n: 0 for n in nodes}
-    for _, nid, _ in messages:
-        per[nid] = per.get(nid, 0) + 1
-    return {"N": len(nodes), "MaxSeq": max(per.values(), default=0), "MaxCrashes": len(list(crashes))}
 
 
 def header(protocol: str, nodes, constants: dict, *, seed: int, faults: dict, impl: str,
@@ -187,6 +156,7 @@ def _head_fields(head: dict, constants: dict, run_id: str, fmt: str) -> dict:
 
 
 def _params(r: dict) -> dict:
+    """A simulator record's parameters as format 2 names them."""
     params = dict(r.get("args") or r.get("params") or {})
     if r["name"] == "NewView" and "view" in r:
         params["view"] = list(r["view"])
@@ -215,7 +185,7 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
         st = st if deltas else (st or None)
         delta = st if deltas and r.get("nid") is not None else None
         if st is not None and not deltas and r.get("nid") is not None:
-            key = (r["nid"], layer_of(protocol, r["name"], params))
+            key = (r["nid"], protocols.layer_of(protocol, r["name"], params))
             delta = state_delta(last.get(key), st, append_vars(protocol, key[1]))
             last[key] = st
         clock = r["clock"]
@@ -358,118 +328,3 @@ class EnvTraceWriter(NodeTraceWriter):
 
     def __init__(self, path, header_record: dict) -> None:
         super().__init__(path, header_record, None)
-
-
-# ---------------------------------------------------------------- simulated runs
-
-def parse_faults(spec: str):
-    """``loss=0.1,dup=0.05,reorder=3,crash=1@20`` -> FaultPlan.  ``loss`` and
-    ``dup`` are probabilities per datagram; ``reorder`` is the reordering
-    window and ``crash=M@T`` crashes member M at time T, both in milliseconds
-    of virtual time; ``crash`` may be repeated."""
-    from .sim import FaultPlan
-    kw: dict = {}
-    crashes = []
-    for part in filter(None, (x.strip() for x in (spec or "").split(","))):
-        key, sep, val = part.partition("=")
-        if not sep:
-            raise ValueError(f"fault {part!r}: expected key=value")
-        try:
-            if key == "loss":
-                kw["loss"] = float(val)
-            elif key in ("dup", "duplicate"):
-                kw["duplicate"] = float(val)
-            elif key == "reorder":
-                kw["reorder_window"] = float(val) / 1000
-            elif key == "crash":
-                m, at_sep, t = val.partition("@")
-                crashes.append((int(m), float(t) / 1000 if at_sep else 0.0))
-            else:
-                raise ValueError(f"unknown fault {key!r} (loss, dup, reorder, crash)")
-            bad = (key in ("loss", "dup", "duplicate") and not 0 <= float(val) <= 1) \
-                or (key == "reorder" and float(val) < 0) \
-                or (key == "crash" and (crashes[-1][0] < 1 or crashes[-1][1] < 0))
-            if bad:
-                raise ValueError("loss and dup are probabilities in [0, 1], reorder a window >= 0 ms, "
-                                 "crash=M@T a member M >= 1 and a time T >= 0 ms")
-        except ValueError as e:
-            raise ValueError(f"fault {part!r}: {e}") from None
-    return FaultPlan(crashes=tuple(crashes), **kw)
-
-
-def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, crashes=(), **more) -> str:
-    """A fault spec string (``parse_faults``'s input) from values: ``crashes``
-    as ``(member, seconds)``; ``more`` adds ``key=M@MS`` items (FLUSH's
-    ``leave``/``join``: lists of ``(member, seconds)``)."""
-    parts = [f"loss={loss:g}", f"dup={dup:g}", f"reorder={reorder_s * 1000:g}"]
-    parts += [f"crash={m}@{t * 1000:g}" for m, t in crashes]
-    for key, items in more.items():
-        parts += [f"{key}={m}@{t * 1000:g}" for m, t in items]
-    return ",".join(parts)
-
-
-def draw_size(rng, n_choices=(3, 4, 5), messages=(1, 3)) -> tuple[int, int, float]:
-    """(members, multicasts per member, the time the last send is issued)."""
-    n = rng.choice(n_choices)
-    per = rng.randint(*messages)
-    return n, per, n * per * SEND_INTERVAL
-
-
-SEND_INTERVAL = 0.01   # one application multicast every 10 ms, members in turn
-
-
-def sequencer_workload(n: int, per_member: int) -> list[tuple[float, int, bytes]]:
-    """``per_member`` multicasts by each of members 1..n, round robin."""
-    return [(k * SEND_INTERVAL, 1 + k % n, f"m{1 + k % n}.{1 + k // n}".encode())
-            for k in range(n * per_member)]
-
-
-def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict], dict]:
-    """One simulated SEQUENCER run as groupcheck-trace/2 records, plus a
-    one-line summary (deliveries, retransmissions, dropped datagrams)."""
-    from functools import partial
-
-    from .sim_sequencer import simulate
-    from .stacks.sequencer import sequencer_stack
-    nodes = list(range(1, n + 1))
-    msgs = sequencer_workload(n, per_member)
-    records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
-                                states="delta")
-    run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
-    v2 = to_v2(records, sequencer_constants(nodes, msgs, faults.crashes), run_id,
-               quiescent=summary["quiescent"], end_clock=summary["end_clock"])
-    line = {
-        "run_id": run_id, "seed": seed, "events": len(v2) - 2,
-        "delivered": sum(len(d) for d in summary["delivered"].values()),
-        "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in summary["stats"].values()),
-        "dropped_datagrams": summary["network"]["lost"] + summary["network"]["to_crashed"],
-        "quiescent": summary["quiescent"], "crashed": summary["crashed"],
-    }
-    return v2, line
-
-
-def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizon: float = 1e9) -> dict:
-    """One simulated SEQUENCER run written to ``path`` as it goes (records
-    never held in memory; bench/conform.py's 10^6-event runs).  Returns the
-    summary line with ``events`` and ``bytes``."""
-    from functools import partial
-
-    from .sim import IMPL_NAME, IMPL_VERSION
-    from .sim_sequencer import simulate
-    from .stacks.sequencer import sequencer_stack
-    nodes = list(range(1, n + 1))
-    msgs = sequencer_workload(n, per_member)
-    run_id = f"sequencer-n{n}-m{per_member}-s{seed}"
-    head = header("sequencer", nodes, sequencer_constants(nodes, msgs, faults.crashes), seed=seed,
-                  faults=faults.to_json(), impl=IMPL_NAME, impl_version=IMPL_VERSION, run_id=run_id)
-    with TraceWriter(path, head) as w:
-        def sink(r: dict) -> None:
-            params = _params(r)
-            w.record(r["name"], params, r.get("msg"), r.get("state") if r.get("nid") is not None else None,
-                     r["clock"], nid=r.get("nid"))
-        _, summary = simulate(nodes, msgs, seed, faults, horizon=horizon, sink=sink,
-                              make_stack=partial(sequencer_stack, tracing="delta"), states="delta")
-        w.end(summary["quiescent"], summary["end_clock"])
-        events = w.records
-    return {"run_id": run_id, "events": events, "bytes": Path(path).stat().st_size,
-            "quiescent": summary["quiescent"]}

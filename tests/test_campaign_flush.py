@@ -29,7 +29,7 @@ import pytest
 
 from groupcheck.conformance import flush as cflush
 from groupcheck.conformance.traces import load, whole
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, tracefile
 from groupcheck.impl.sim import FaultPlan
 
 CAMPAIGN_SEED = 20261121
@@ -39,7 +39,7 @@ def draw_run(k: int) -> dict:
     rng = random.Random(CAMPAIGN_SEED * 1000 + 500 + k)
     n = rng.choice((3, 4))
     per_member = rng.randint(1, 3)
-    span = n * per_member * tracefile.SEND_INTERVAL
+    span = n * per_member * campaign.SEND_INTERVAL
     plan = rng.choice(("none", "coordinator", "other", "two", "two"))
     crashes: tuple = ()
     if plan != "none":
@@ -127,7 +127,7 @@ def draw_seqflush_run(k: int) -> dict:
     rng = random.Random(CAMPAIGN_SEED * 1000 + 900 + k)
     n = rng.choice((3, 4))
     per_member = rng.randint(1, 3)
-    span = n * per_member * tracefile.SEND_INTERVAL
+    span = n * per_member * campaign.SEND_INTERVAL
     plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
     crashes: tuple = ()
     if plan != "none":
@@ -174,7 +174,7 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
             failures.append((f"flush did not end at {s['unfinished']}", (k, p)))
         if compare_plain and p["plan"] != "none":
             from groupcheck.impl.sim_sequencer import simulate as plain
-            _, ps = plain(range(1, p["n"] + 1), tracefile.sequencer_workload(p["n"], p["per_member"]),
+            _, ps = plain(range(1, p["n"] + 1), campaign.sequencer_workload(p["n"], p["per_member"]),
                           p["seed"], p["faults"])
             live = {m: [tuple(x) for x in d] for m, d in ps["delivered"].items() if m not in ps["crashed"]}
             plain_breaks += not seqmodel.TotalOrder(SimpleNamespace(delivered=live))

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, whole
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, sim_sequencer, tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.model import sequencer as seqmodel
 
@@ -33,7 +33,7 @@ def draw_run(k: int) -> dict:
     rng = random.Random(CAMPAIGN_SEED * 1000 + k)
     n = rng.choice((3, 4))
     per_member = rng.randint(1, 3)
-    span = n * per_member * tracefile.SEND_INTERVAL      # when the last send is issued
+    span = n * per_member * campaign.SEND_INTERVAL      # when the last send is issued
     crash = rng.choice(("none", "coordinator", "other"))
     crashes: tuple = ()
     if crash != "none":
@@ -62,7 +62,7 @@ def run_campaign(runs: int, tmp_path) -> dict:
     failures = []
     for k in range(runs):
         p = draw_run(k)
-        records, _ = tracefile.simulate_run(p["n"], p["per_member"], p["seed"], p["faults"])
+        records, _ = sim_sequencer.simulate_run(p["n"], p["per_member"], p["seed"], p["faults"])
         path = tracefile.write(tmp_path / f"run{k}.ndjson", records)
         rep = conform_file(path)
         verdicts[rep.verdict] += 1

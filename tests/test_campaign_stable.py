@@ -25,7 +25,7 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance.replay import conform_file
-from groupcheck.impl import sim_stable, stable, tracefile
+from groupcheck.impl import campaign, sim_stable, stable, tracefile
 from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.sim import FaultPlan
 
@@ -36,7 +36,7 @@ def draw_run(k: int) -> dict:
     rng = random.Random(CAMPAIGN_SEED * 1000 + k)
     n = rng.choice((3, 4))
     per_member = rng.randint(1, 3)
-    span = n * per_member * tracefile.SEND_INTERVAL
+    span = n * per_member * campaign.SEND_INTERVAL
     faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
                        reorder_window=round(rng.uniform(0.0, 0.006), 4))
     return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "faults": faults,

@@ -46,10 +46,10 @@ def test_sequencer_over_flush_survives_a_coordinator_kill(tmp_path):
     assert files == ["env.ndjson", "node-1.ndjson", "node-2.ndjson", "node-3.ndjson"]
     env = [json.loads(x) for x in (tmp_path / "traces" / "env.ndjson").read_text().splitlines()]
     assert [r.get("name", r["kind"]) for r in env] == ["header", "Crash", "end"]
-    from groupcheck.conformance.history import PROMISES, check_paths
+    from groupcheck.conformance.history import check_paths, promises
     [row] = check_paths([tmp_path / "history"])       # the run's history, as groupcheck history reads it
     assert row["crashed"] == [1]
-    assert not {v["check"] for v in row["violations"]} & set(PROMISES["sequencerflush"]), row["violations"]
+    assert not {v["check"] for v in row["violations"]} & set(promises("sequencerflush")), row["violations"]
 
 
 def test_plain_sequencer_without_kills_conforms(tmp_path):
@@ -198,7 +198,7 @@ def test_plain_sequencer_kill_runs_report_only_the_known_findings(tmp_path, seed
 
 def test_audit_cluster_stage(tmp_path):
     from groupcheck.conformance import audit
-    c = audit.cluster_check(tmp_path, messages=100, kill_at=0.1)
+    c = audit.cluster_check(tmp_path, "sequencerflush", messages=100, kill_at=0.1)
     assert c.as_expected, c.detail
     assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
 

@@ -11,7 +11,7 @@ import pytest
 from groupcheck.conformance import flush as cflush
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import TraceError, load
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 
 def _write(tmp_path, name, records):
@@ -59,7 +59,7 @@ def test_flush_sendview_view_is_checked(tmp_path):
 
 
 def _sequencer_run():
-    records, _ = tracefile.simulate_run(3, 2, 5, tracefile.parse_faults("loss=0.1,reorder=3"))
+    records, _ = sim_sequencer.simulate_run(3, 2, 5, campaign.parse_faults("loss=0.1,reorder=3"))
     return records
 
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, tracefile
 from groupcheck.impl.events import (AppSend, Deliver, Multicast, Receive, Send, SetTimer, TimerFired, Trace,
                                     Up, View, ViewChange)
 from groupcheck.impl.flush import (AppBlock, AppUnblock, BlockOk, FData, Flush, FlushCompleted, FlushOk,
@@ -199,7 +199,7 @@ def test_the_stack_installs_the_flushs_view_in_every_layer():
 # ---------------------------------------------------------------- the simulator
 
 def test_same_seed_same_trace():
-    msgs = tracefile.sequencer_workload(3, 2)
+    msgs = campaign.sequencer_workload(3, 2)
     plan = FaultPlan(loss=0.2, duplicate=0.1, reorder_window=0.004, crashes=((1, 0.012),))
     a, _ = simulate_flush([1, 2, 3], msgs, 7, plan)
     b, _ = simulate_flush([1, 2, 3], msgs, 7, plan)
@@ -220,7 +220,7 @@ def test_a_view_sent_by_a_crashing_initiator_still_reaches_everyone():
     from groupcheck.conformance import flush as cflush
     from groupcheck.conformance.traces import from_records
     from groupcheck.impl.sim_flush import flush_constants
-    msgs = tracefile.sequencer_workload(4, 1)
+    msgs = campaign.sequencer_workload(4, 1)
     for seed in range(12):
         first, _ = simulate_flush([1, 2, 3, 4], msgs, seed, FaultPlan(loss=0.3, crashes=((1, 0.005),)))
         t = next(r["clock"] for r in first[1:] if r["name"] == "SendView")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.conformance import history, protocols
-from groupcheck.impl import tracefile
+from groupcheck.impl import sim_sequencer, tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.impl.sim_sequencer import simulate
 
@@ -22,7 +22,7 @@ def _run(msgs, crashes=(), seed=1, n=3):
     nodes = list(range(1, n + 1))
     recs, summary = simulate(nodes, msgs, seed, FaultPlan(crashes=crashes))
     assert summary["quiescent"]
-    v1 = tracefile.to_v1(recs, tracefile.sequencer_constants(nodes, msgs, crashes), f"scenario-s{seed}")
+    v1 = tracefile.to_v1(recs, sim_sequencer.sequencer_constants(nodes, msgs, crashes), f"scenario-s{seed}")
     h = history.from_records(history.from_trace(v1))
     return h, {v.check: v for v in history.check(h)}
 

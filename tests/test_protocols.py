@@ -56,3 +56,107 @@ def test_state_fields_are_the_protocols(tmp_path):
     records[i]["state"]["heard_from"] = [1]              # a STABLE variable in a SEQUENCER trace
     r = conform_file(tracefile.write(tmp_path / "s.ndjson", records))
     assert r.verdict == "rejected" and f"s.ndjson:{i + 1}:" in r.reason and "heard_from" in r.reason
+
+
+# ---------------------------------------------------------------- one descriptor per protocol
+
+def test_every_layer_registers_the_same_protocols():
+    """The implementation's, conformance's and the model's registries and the
+    spec folders name the same protocols; the proofs cover some of them."""
+    from groupcheck.impl import protocols as impl_protocols
+    from groupcheck.model import manifest, registry as models
+    from groupcheck.model.proofs import registry as proofs
+    names = impl_protocols.names()
+    assert names == protocols.available() == manifest.protocols()
+    for p in names:
+        assert models.model_class(p).__module__ == f"groupcheck.model.{p}"
+        d = impl_protocols.get(p)
+        assert d.name == p and (tracefile.Path(tracefile.__file__).parent / "schemas" / f"{d.schema}.json").is_file()
+        assert d.over_ring is None or impl_protocols.get(d.over_ring).cluster.views == "ring"
+    assert set(proofs.PROTOCOLS) <= set(names)
+
+
+def test_descriptors_agree_across_layers():
+    """A protocol the history projects promises checks the history checker
+    has, and only such a protocol promises any; named queries resolve."""
+    from groupcheck.conformance import history, pipeline
+    from groupcheck.impl import protocols as impl_protocols
+    checks = set(history.SEEN_AS.values())
+    for p in protocols.available():
+        promised = protocols.get(p).promises
+        assert bool(promised) == (impl_protocols.get(p).history is not None), p
+        assert set(promised) <= checks, p
+    assert pipeline.property_queries("sequencer")[2] == pipeline.SEQUENCER_PROPERTIES
+    assert pipeline.queried_protocols() == ["sequencer"]
+    with pytest.raises(impl_protocols.UnknownProtocol, match="no implementation"):
+        impl_protocols.get("paxos")
+    assert impl_protocols.layer_of("paxos", "Send", {}) == "node"
+
+
+# Modules that serve every protocol: none may compare a protocol's name (or
+# key a table by one); a protocol's own files and the registries may.
+_ROOT = tracefile.Path(tracefile.__file__).resolve().parents[1]
+_REGISTRIES = {"impl/protocols.py", "conformance/protocols.py", "model/registry.py", "model/proofs/registry.py"}
+# What the scan leaves, each for a reason: SEQUENCER's Spark property queries
+# (its own code, kept in the pipeline until the property catalogue holds
+# them); the runtime's ``idle``, which asks the stack for a layer by its
+# name (a layer, not a protocol, until each layer says whether it is idle)
+_NOT_DISPATCH = {("conformance/pipeline.py", "_sequencer_df_failed"), ("impl/runtime.py", "idle")}
+
+
+def _generic_modules(names):
+    for folder in ("cli", "impl", "conformance", "model"):
+        for path in sorted((_ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(_ROOT).as_posix()
+            stem = path.stem.removeprefix("sim_")
+            if rel in _REGISTRIES or stem in names:
+                continue        # a protocol's own module (impl/stacks/<p>.py, impl/sim_<p>.py, ...)
+            yield rel, path
+
+
+def _name_comparisons(tree, names):
+    """(line, function) of each comparison with, membership in a literal of,
+    or dict literal keyed by, a protocol name."""
+    import ast
+
+    def named(node):
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(named(e) for e in node.elts)
+        return False
+
+    found = []
+
+    def visit(node, func):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        if isinstance(node, ast.Compare) and any(named(x) for x in [node.left, *node.comparators]):
+            found.append((node.lineno, func))
+        if isinstance(node, ast.Dict) and any(k is not None and named(k) for k in node.keys):
+            found.append((node.lineno, func))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(tree, None)
+    return found
+
+
+def test_no_generic_module_compares_a_protocol_name():
+    import ast
+    from groupcheck.impl import protocols as impl_protocols
+    names = set(impl_protocols.names())
+    bad = []
+    for rel, path in _generic_modules(names):
+        for line, func in _name_comparisons(ast.parse(path.read_text(encoding="utf-8")), names):
+            if (rel, func) not in _NOT_DISPATCH:
+                bad.append(f"{rel}:{line} ({func})")
+    assert not bad, "ask the protocol's descriptor (impl/protocols.py, conformance/protocols.py) instead: " \
+        + ", ".join(bad)
+
+
+def test_the_scan_sees_a_comparison():
+    import ast
+    names = {"sequencer", "flush"}
+    src = 'def f(p):\n    if p == "flush":\n        return {"sequencer": 1}\n    return p in ("a", "sequencer")\n'
+    assert _name_comparisons(ast.parse(src), names) == [(2, "f"), (3, "f"), (4, "f")]

@@ -11,7 +11,9 @@ import pytest
 
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import parse_faults, simulate_run, write
+from groupcheck.impl.campaign import parse_faults
+from groupcheck.impl.sim_sequencer import simulate_run
+from groupcheck.impl.tracefile import write
 from tlctrace_helpers import both, events
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")

@@ -14,13 +14,13 @@ import pytest
 from groupcheck.conformance import schemacheck, traces
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import TraceError, load
-from groupcheck.impl import tracefile
+from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 FAULTS = "loss=0.1,dup=0.05,reorder=3,crash=1@20"
 
 
 def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson", per_member=2):
-    records, line = tracefile.simulate_run(3, per_member, seed, tracefile.parse_faults(faults))
+    records, line = sim_sequencer.simulate_run(3, per_member, seed, campaign.parse_faults(faults))
     return tracefile.write(tmp_path / name, records), records, line
 
 
@@ -72,11 +72,11 @@ def test_same_seed_same_bytes(tmp_path):
 
 
 def test_parse_faults():
-    p = tracefile.parse_faults("loss=0.1,dup=0.05,reorder=3,crash=1@20,crash=2@40")
+    p = campaign.parse_faults("loss=0.1,dup=0.05,reorder=3,crash=1@20,crash=2@40")
     assert (p.loss, p.duplicate, p.reorder_window) == (0.1, 0.05, 0.003)
     assert p.crashes == ((1, 0.02), (2, 0.04))
     with pytest.raises(ValueError):
-        tracefile.parse_faults("jitter=3")
+        campaign.parse_faults("jitter=3")
 
 
 def _lines(path):
@@ -189,10 +189,10 @@ def test_member_outside_1_to_n_is_rejected(tmp_path):
 
 def test_format_1_is_converted_on_read(tmp_path):
     from groupcheck.impl.sim_sequencer import simulate
-    nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 2)
-    plan = tracefile.parse_faults(FAULTS)
+    nodes, msgs = [1, 2, 3], campaign.sequencer_workload(3, 2)
+    plan = campaign.parse_faults(FAULTS)
     raw, summary = simulate(nodes, msgs, 3, plan)
-    consts = tracefile.sequencer_constants(nodes, msgs, plan.crashes)
+    consts = sim_sequencer.sequencer_constants(nodes, msgs, plan.crashes)
     p1 = tracefile.write(tmp_path / "v1.ndjson", tracefile.to_v1(raw, consts, "r"))
     p2 = tracefile.write(tmp_path / "v2.ndjson", tracefile.to_v2(raw, consts, "r"))
     t1, t2 = load(p1), load(p2)
@@ -204,9 +204,9 @@ def test_format_1_is_converted_on_read(tmp_path):
 
 def test_format_1_history_rewrite_is_rejected(tmp_path):
     from groupcheck.impl.sim_sequencer import simulate
-    nodes, msgs = [1, 2, 3], tracefile.sequencer_workload(3, 3)
+    nodes, msgs = [1, 2, 3], campaign.sequencer_workload(3, 3)
     raw, _ = simulate(nodes, msgs, 3, None)
-    recs = tracefile.to_v1(raw, tracefile.sequencer_constants(nodes, msgs, ()), "r")
+    recs = tracefile.to_v1(raw, sim_sequencer.sequencer_constants(nodes, msgs, ()), "r")
     i = max(k for k, r in enumerate(recs) if r["kind"] == "event" and r["state"]
             and len(r["state"]["delivered"]) >= 2)
     d = recs[i]["state"]["delivered"]

@@ -32,6 +32,7 @@ from ..flush import (FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Flush, Flush
                      Installed, JoinRequest, LeaveRequest, Membership, RingView, StartFlush, StopFlush, Suspect,
                      ViewMsg)
 from ..layer import bump
+from ..protocols import HistoryProjection, ImplProtocol
 from ..reliable import Reliable
 from ..stack import Stack, Transport
 
@@ -266,3 +267,10 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
                             Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
                                   joiner=joiner, tracing=tracing)])
+
+
+# ---------------------------------------------------------------- descriptor (impl/protocols.py)
+
+# the cluster runs FLUSH only with the ring deciding its views (raincoreflush)
+DESCRIPTOR = ImplProtocol(name="flush", schema="flush", history=HistoryProjection(deliveries="set"),
+                          over_ring="raincoreflush")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 
 from .. import codec
+from ..protocols import ImplProtocol
 from ..raincore import STATUS_911, Msg911, Raincore, TokenMsg
 
 
@@ -95,3 +96,8 @@ def decode_911(body: bytes) -> Msg911:
 
 codec.register(T_TOKEN, TokenMsg, encode_token, decode_token)
 codec.register(T_911, Msg911, encode_911, decode_911)
+
+
+# ---------------------------------------------------------------- descriptor (impl/protocols.py)
+
+DESCRIPTOR = ImplProtocol(name="raincore", schema="raincore")

@@ -13,6 +13,7 @@ import struct
 from .. import codec
 from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
+from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
 from ..reliable import Reliable
 from ..ringtransport import TMAck, TMFrame, TransportManager
@@ -167,3 +168,52 @@ def _dec_ack(body: bytes) -> TMAck:
 
 codec.register(T_FRAME, TMFrame, _enc_frame, _dec_frame)
 codec.register(T_ACK, TMAck, _enc_ack, _dec_ack)
+
+
+# ---------------------------------------------------------------- descriptor (impl/protocols.py)
+
+# the ring's actions: a record of one is the ring's (Crash and Join included), every other FLUSH's
+RING_ACTIONS = frozenset({"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
+                          "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Initialization", "Recover",
+                          "TokenLoss", "Crash", "Join"})
+
+
+def layer_of(name: str, params: dict) -> str:
+    return "ring" if name in RING_ACTIONS else "flush"
+
+
+def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> RingNode:
+    """A cluster node of FLUSH over the ring (``above``: what runs on top,
+    ``ring_flush_stack``'s ``sequencer`` and ``pass_latch``), no oracle: the
+    ring on its own Transport Manager (acks, retries, the time-out that
+    detects a crash) over the node's socket.  Within the abstraction
+    (LossyRing FALSE) the Hungry and Starving time-outs are far above a ring
+    round, so that only the Eating one fires; the lossy ring (the header's
+    LossyRing) regenerates a token that died with its holder, so its Hungry
+    time-out is what a kill of the holder costs (a premature one is a step
+    of the model: TimelyTimeouts FALSE)."""
+    from ..raincore import Timing
+    ring = tuple(members)
+    # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
+    # loaded 2-core machine a live process can stall for a few hundred ms
+    return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
+                               timing=Timing(eating=0.005, hungry=1.0 if lossy else 3.0,
+                                             starving=0.5 if lossy else 3.0)),
+                    ring_flush_stack(nid, ring, tracing="delta", **above))
+
+
+def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
+    """spec/RaincoreFlush's constants for a cluster run: the ring is nodes
+    1..N, its last eats first."""
+    c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": crashes,
+         "NewerViewsOnly": True}
+    if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
+        c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
+    return c
+
+
+DESCRIPTOR = ImplProtocol(name="raincoreflush", schema="raincoreflush", layers=layer_of,
+                          history=HistoryProjection(deliveries="set"),
+                          cluster=ClusterRun(stack=cluster_node, constants=cluster_constants, views="ring",
+                                             lossy_ring=True),
+                          over_ring="raincoreflush")

@@ -5,6 +5,7 @@ messages (SEQUENCER's FORWARD and DATA ride in FLUSH's FDATA bodies)."""
 from __future__ import annotations
 
 from ..flush import Flush
+from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..reliable import Reliable
 from ..sequencer import Sequencer
 from ..stack import Transport
@@ -53,3 +54,40 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
                                       resend_always=pass_latch, resent_first=resent_first and self_channel,
                                       joiner=joiner, universe=universe)],
                       hold_sends=hold_sends)
+
+
+# ---------------------------------------------------------------- descriptor (impl/protocols.py)
+
+SEQUENCER_ACTIONS = frozenset({"Send", "RecvForward", "RecvData"})
+
+
+def layer_of(name: str, params: dict) -> str:
+    """A SEQUENCER record (``Send``, ``RecvForward``, ``RecvData``,
+    ``InstallView`` without a ``c`` parameter) is ``"sequencer"``, every
+    other ``"flush"`` (Crash included: FLUSH's)."""
+    if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in params):
+        return "sequencer"
+    return "flush"
+
+
+def _cluster_stack(nid: int, members: tuple, lossy: bool = False) -> FlushStack:
+    # pass_latch: the coupling spec/SequencerFlush describes and the simulator runs
+    # (the coordinator's DATA passes the latch; every member re-sends its forward-table
+    # at every view change: ResendAlways).  Without it a FORWARD reaching the
+    # coordinator during a flush is held to the next view, which the spec never does
+    # (divergence (a), docs/flush.md C4): a participant's kill made such runs nonconforming.
+    return sequencer_flush_stack(nid, members, tracing="delta", pass_latch=True)
+
+
+def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
+    """spec/SequencerFlush's constants for a cluster run: the stack's
+    defaults (``sequencer_flush_stack`` with ``pass_latch``)."""
+    return {"N": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
+            "ReconcileDigests": True, "UniformDelivery": False, "ResendAlways": True, "ResentFirst": True}
+
+
+# FLUSH decides the views: the cluster's runner only tells it whom it killed (Suspect)
+DESCRIPTOR = ImplProtocol(name="sequencerflush", schema="sequencerflush", layers=layer_of,
+                          history=HistoryProjection(app_layer="sequencer"),
+                          cluster=ClusterRun(stack=_cluster_stack, constants=cluster_constants, views="suspect"),
+                          over_ring="raincoresequencerflush")

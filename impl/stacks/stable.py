@@ -17,6 +17,7 @@ from __future__ import annotations
 import struct
 
 from .. import codec
+from ..protocols import ImplProtocol
 from ..reliable import Reliable
 from ..stable import Stable, StabilityMsg, StableMsg
 from ..stack import Stack, Transport
@@ -96,3 +97,8 @@ def stable_stack(nid: int, members: tuple[int, ...], *, join_digest: dict | None
     st = Stable(nid, members, rel, join_digest=join_digest, heard_from_reset=heard_from_reset,
                 gossip_interval=gossip_interval, tracing=tracing, **stable_opts)
     return Stack(nid, [Transport(), rel, st])
+
+
+# ---------------------------------------------------------------- descriptor (impl/protocols.py)
+
+DESCRIPTOR = ImplProtocol(name="stable", schema="stable")

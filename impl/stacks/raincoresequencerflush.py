@@ -1,0 +1,37 @@
+"""SEQUENCER over FLUSH over the Raincore ring: the node is FLUSH over the
+ring's (impl/stacks/raincoreflush.py ``ring_flush_stack``, ``sequencer``),
+with SEQUENCER over FLUSH's wire types; this module holds its descriptor."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
+from . import raincoreflush, sequencerflush
+
+
+def layer_of(name: str, params: dict) -> str:
+    """A ring action is the ring's; the others as in SEQUENCER over FLUSH."""
+    return "ring" if name in raincoreflush.RING_ACTIONS else sequencerflush.layer_of(name, params)
+
+
+def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
+    """spec/RaincoreSequencerFlush as the cluster's stack runs it
+    (``pass_latch``, i.e. ResendAlways; ResentFirst); Senders and Crashable
+    (sets, which a header's scalar constants cannot hold) are every node."""
+    return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
+            "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True}
+
+
+# SEQUENCER on the ring's FLUSH with pass_latch, the coupling spec/SequencerFlush
+# describes (ResendAlways; the coordinator's DATA passes the latch), as over the
+# oracle's views: with the latch holding DATA into the next view (divergence (a),
+# docs/flush.md) 2 of 200 drawn runs were nonconforming.  Over the ring a
+# SEQUENCER's received-table starts over every node that may join, so its keys
+# are not a view's members.
+DESCRIPTOR = ImplProtocol(name="raincoresequencerflush", schema="raincoresequencerflush", layers=layer_of,
+                          history=HistoryProjection(app_layer="sequencer", view_from_recv=False),
+                          cluster=ClusterRun(stack=partial(raincoreflush.cluster_node, sequencer=True,
+                                                           pass_latch=True),
+                                             constants=cluster_constants, views="ring"),
+                          over_ring="raincoresequencerflush")
