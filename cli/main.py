@@ -496,6 +496,14 @@ def conform(
     raise typer.Exit(0 if len(good) == len(rows) else 1)
 
 
+def _tlc_verdict(tlctrace, trace):
+    """TLC's verdict on one trace, or the NoVerdict saying why it gave none."""
+    try:
+        return tlctrace.validate(trace)
+    except tlctrace.NoVerdict as e:
+        return e
+
+
 def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
     """--checker tlc|both: TLC trace validation (conformance/tlctrace.py),
     and with ``both`` the model replay too; the run fails when a trace is
@@ -526,10 +534,18 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
         loaded.append((f, row, trace))
     # one TLC process per core; each is a separate JVM, so threads suffice
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        verdicts = list(pool.map(lambda x: tlctrace.validate(x[2]) if x[2] is not None else None, loaded))
+        verdicts = list(pool.map(lambda x: _tlc_verdict(tlctrace, x[2]) if x[2] is not None else None, loaded))
     for (f, row, trace), v in zip(loaded, verdicts):
         if v is None:
             rows.append(row)
+            continue
+        if isinstance(v, tlctrace.NoVerdict):     # a limit TLC hit: one line, its output kept in a log
+            row.update(verdict="no-verdict", reason=str(v))
+            if both:
+                m = conform_file(f).to_json()
+                row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
+                                "stops_conforming_at": m["stops_conforming_at"]}
+            rows.append(row); bad += 1
             continue
         row["tlc"] = v.to_json()
         if not v.ok:

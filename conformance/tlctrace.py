@@ -51,9 +51,41 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from groupcheck.model.tlc import run_tlc
+from groupcheck.model.tlc import STACK, run_tlc
 from groupcheck.model.values import Fn, to_tla
 from groupcheck.spec import spec_root
+
+class NoVerdict(RuntimeError):
+    """TLC ended without accepting or rejecting the log (a limit it hit, a
+    tool error): ``reason`` is one line with the remedy; TLC's whole output
+    is kept in ``log``."""
+
+    def __init__(self, reason: str, log: Path | None) -> None:
+        self.reason, self.log = reason, log
+        super().__init__(reason + (f" (TLC's output: {log})" if log else ""))
+
+
+def _no_verdict(res, protocol: str, entries: int, timeout: float) -> NoVerdict:
+    """Why TLC gave no verdict, in one line, and where its output was kept."""
+    out = res.raw_output or ""
+    if res.outcome == "timeout":
+        why = f"TLC did not finish within {timeout:g} s on a log of {entries} entries"
+    elif "StackOverflowError" in out:
+        why = (f"TLC ran out of stack (java.lang.StackOverflowError) on a log of {entries} entries "
+               f"with -Xss{STACK}; split the run or raise groupcheck.model.tlc.STACK")
+    elif "OutOfMemoryError" in out:
+        why = f"TLC ran out of memory (java.lang.OutOfMemoryError) on a log of {entries} entries"
+    elif res.error_message:
+        first = res.error_message.strip().splitlines()[0] if res.error_message.strip() else "error"
+        loc = f" at {res.error_location}" if getattr(res, "error_location", None) else ""
+        why = f"TLC stopped with an error{loc}: {first[:200]}"
+    else:
+        why = f"TLC gave no verdict on the trace of {protocol} (exit code {res.exit_code})"
+    fd, name = tempfile.mkstemp(prefix=f"groupcheck-tlctrace-{protocol}-", suffix=".log")
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(out)
+    return NoVerdict(why, Path(name))
+
 
 DIAG_MAX_STATES = 5          # states shown in a diagnostic (the count says how many matched)
 
@@ -270,7 +302,7 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     out = res.raw_output
     m = _DEPTH.search(out)
     if not (m and "Model checking completed. No error has been found" in out):
-        raise RuntimeError(f"TLC did not give a verdict on the trace of {protocol}:\n{out[-3000:]}")
+        raise _no_verdict(res, protocol, len(events), timeout)
     depth = int(m.group(1))   # states at depth d have l = d: record d (1-based) is the first unmatched
     if depth == len(events) + 1:
         return TLCVerdict(True, len(events), None, time.monotonic() - t0, "TLC consumed the whole log")

@@ -116,6 +116,14 @@ _TRACE_FRAMING = {2121, 2264, EC.TLC_NESTED_EXPRESSION, EC.TLC_BACK_TO_STATE}
 OUTCOMES = ("ok", "invariant", "property", "deadlock", "error", "timeout")
 
 
+# Thread stack of TLC's JVM.  SANY and TLC recurse over a long sequence
+# literal, and a trace module holds the whole log as one: with Java's default
+# 1 MB a SEQUENCER over FLUSH log of about 17,500 records overflows the stack
+# (java.lang.StackOverflowError), the model replay having accepted it.  The
+# stack is reserved, not committed, so a large one costs nothing until used.
+STACK = "256m"
+
+
 class TLCError(RuntimeError):
     """TLC cannot be run here (no jar, no java, java too old)."""
 
@@ -271,6 +279,7 @@ def run_tlc(
     check_deadlock: bool = False,
     extra_args: Sequence[str] = (),
     java: str = "java",
+    stack: str = STACK,
 ) -> TLCResult:
     """Model-check ``module`` (``"MCX"`` or ``"MCX.tla"``) of ``spec_dir``.
 
@@ -314,6 +323,7 @@ def run_tlc(
         cmd = [
             java,
             "-XX:+UseParallelGC",
+            f"-Xss{stack}",
             f"-Djava.io.tmpdir={tmp}",
             "-cp",
             str(jar),

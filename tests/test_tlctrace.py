@@ -114,6 +114,32 @@ def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):
     assert r.exit_code != 0
 
 
+def test_tlc_without_a_verdict_is_one_line_and_keeps_its_output(tmp_path, run, monkeypatch):
+    """A limit TLC hits (here its time) is a row with a one-line reason and
+    TLC's output kept in a log file, never a traceback; --checker both still
+    reports the model replay's verdict."""
+    import functools
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    good = write(tmp_path / "good.ndjson", run)
+    monkeypatch.setattr(tlctrace, "validate", functools.partial(tlctrace.validate, timeout=0.001))
+    r = CliRunner().invoke(app, ["conform", str(good), "--checker", "both"])
+    assert r.exit_code == 1, r.output
+    assert "no-verdict" in r.output and "did not finish within 0.001 s" in r.output
+    assert "Traceback" not in r.output and "@!@!@" not in r.output
+    log = r.output.split("TLC's output: ")[1].split(")")[0]
+    assert log.endswith(".log") and open(log).read() is not None
+
+
+def test_stack_overflow_is_named_with_its_remedy():
+    from types import SimpleNamespace
+    res = SimpleNamespace(raw_output="Exception in thread main java.lang.StackOverflowError\n\tat tla2sany...",
+                          outcome="error", error_message=None, exit_code=1)
+    e = tlctrace._no_verdict(res, "sequencerflush", 17542, 600.0)
+    assert "ran out of stack" in e.reason and "17542 entries" in e.reason and "-Xss" in e.reason
+    assert "StackOverflowError" in e.log.read_text()
+
+
 # --- the audit's tracevalidation stage and its coverage ------------------------------------
 
 def test_audit_stage_validates_a_sample_and_merges_coverage(tmp_path):
