@@ -395,6 +395,19 @@ def _options(pairs: List[str], known=None) -> dict:
     return out
 
 
+def _brief(v) -> str:
+    """A summary value for a terminal line: a long list as its length, a
+    member-keyed table of lists as the length per member (--json has all)."""
+    text = str(v)
+    if len(text) <= 80:
+        return text
+    if isinstance(v, dict) and all(isinstance(x, (list, tuple, set, dict)) for x in v.values()):
+        return "{" + ", ".join(f"{k}: {len(x)}" for k, x in v.items()) + "} (counts; --json lists them)"
+    if isinstance(v, (list, tuple, set)):
+        return f"{len(v)} items (--json lists them)"
+    return text[:77] + "..."
+
+
 @app.command()
 def simulate(
     protocol: str = typer.Argument(..., help="protocol with an implementation, e.g. sequencer"),
@@ -406,9 +419,9 @@ def simulate(
     runs: int = typer.Option(1, "--runs", callback=at_least(1), help="number of runs"),
     out: str = typer.Option("traces", "--out", help="output folder for the NDJSON traces"),
     as_json: bool = typer.Option(False, "--json", help="print the summaries as a JSON list"),
-    history: bool = typer.Option(False, "--history", help="also write each run's history (<run_id>.history.ndjson, docs/history-format.md)"),
+    history: bool = typer.Option(False, "--history", help="also write each run's history (history/<run_id>.ndjson, docs/history-format.md)"),
 ):
-    """Simulate runs of the implementation and write one groupcheck-trace/1 file per run."""
+    """Simulate runs of the implementation and write one trace file (groupcheck-trace/2) per run."""
     import pathlib
     from groupcheck.conformance import protocols
     from groupcheck.impl import tracefile
@@ -431,7 +444,7 @@ def simulate(
                                                       from_trace(records)))
             rows.append(line)
             if not as_json:
-                print(f"{line['run_id']}: " + ", ".join(f"{k} {v}" for k, v in line.items()
+                print(f"{line['run_id']}: " + ", ".join(f"{k} {_brief(v)}" for k, v in line.items()
                                                         if k not in ("run_id", "file", "history")) + f" -> {line['file']}")
     except (protocols.UnknownProtocol, ValueError) as e:   # HistoryError is a ValueError
         fail(str(e).strip('"'))
