@@ -117,7 +117,12 @@ def _trace_files_or_fail(paths) -> list:
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         fail(f"{missing[0]}: no such file or folder")
-    files = trace_files(paths)
+    skipped: list = []
+    files = trace_files(paths, skipped)
+    if skipped:
+        where = sorted({str(f.parent) for f, _ in skipped})
+        console(stderr=True).print(f"skipped {len(skipped)} history file(s) in {', '.join(where)} "
+                                   f"(black-box histories: groupcheck history reads them)", markup=False)
     if not files:
         fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
     return files

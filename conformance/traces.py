@@ -498,22 +498,39 @@ def _header_of(path: Path) -> Optional[dict]:
         return None
 
 
-def trace_files(paths) -> list[Path]:
-    """Files named, plus every ``*.ndjson`` under the directories named, sorted."""
+HISTORY_FORMAT = "groupcheck-history/"     # conformance/history.py reads these: not traces
+
+
+def trace_files(paths, skipped: Optional[list] = None) -> list[Path]:
+    """Files named, plus every ``*.ndjson`` under the directories named, sorted.
+    Under a directory, a black-box history (``groupcheck history`` reads it:
+    the ``history/`` folder of ``cluster run`` or ``simulate --history``) is
+    not a trace: it is left out and, when ``skipped`` is given, appended to it
+    as ``(path, why)``.  A file named explicitly is always kept, so that a
+    history given to ``conform`` is rejected with its reason."""
     out: list[Path] = []
     for p in map(Path, paths):
-        out.extend(sorted(p.rglob("*.ndjson")) if p.is_dir() else [p])
+        if not p.is_dir():
+            out.append(p)
+            continue
+        for f in sorted(p.rglob("*.ndjson")):
+            fmt = str((_header_of(f) or {}).get("format", ""))
+            if fmt.startswith(HISTORY_FORMAT):
+                if skipped is not None:
+                    skipped.append((f, f"a history ({fmt}): groupcheck history reads it"))
+                continue
+            out.append(f)
     return out
 
 
-def trace_runs(paths) -> list[Union[Path, list[Path]]]:
+def trace_runs(paths, skipped: Optional[list] = None) -> list[Union[Path, list[Path]]]:
     """The runs among ``paths`` (files and directories, searched
     recursively): a global file is a run; per-node files (a header with
     ``node``) are grouped by directory and ``run_id`` into one run (a list
     of paths), with the environment's file of that run."""
     singles: list = []
     groups: dict = {}
-    for p in trace_files(paths):
+    for p in trace_files(paths, skipped):
         h = _header_of(p)
         if h is not None and h.get("format") == FORMAT and h.get("node") is not None:
             groups.setdefault((str(p.parent), h.get("run_id")), []).append(p)
