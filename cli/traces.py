@@ -6,6 +6,7 @@ cluster; ``--engine local`` runs them in this process."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -103,6 +104,20 @@ def ingest(
             print(f"  ... {s['rows_rejected'] - 10} more in {out}/_rejected")
 
 
+def _dataset_or_fail(dataset: str) -> None:
+    """One line and exit 2 unless ``dataset`` is a folder written by
+    ``traces generate`` or ``ingest``; a folder of trace files is pointed to
+    ``ingest`` and ``conform``."""
+    p = Path(dataset)
+    if not p.exists():
+        _fail(f"{dataset}: no such folder")
+    if not (p / "_runs").is_dir():
+        hint = ("it holds trace files: ingest them first (groupcheck traces ingest) or check them with "
+                "groupcheck conform" if p.is_dir() and any(p.rglob("*.ndjson")) else
+                "write one with groupcheck traces generate or ingest")
+        _fail(f"{dataset}: not a pipeline dataset (no _runs folder); {hint}")
+
+
 @app.command()
 def check(
     dataset: str = typer.Argument(..., help="a dataset written by generate or ingest"),
@@ -115,6 +130,7 @@ def check(
     """Replay every run against its model, check the global properties; one verdict per run, then coverage."""
     from rich.table import Table
     from groupcheck.conformance import pipeline
+    _dataset_or_fail(dataset)       # before Spark starts: a wrong path costs nothing
     try:
         engine = _engine(engine)
         with progress(f"traces check {dataset} ({engine})", quiet=as_json):

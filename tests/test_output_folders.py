@@ -30,3 +30,12 @@ def test_a_history_named_explicitly_is_still_rejected_with_its_reason(tmp_path):
     [h] = list((out / "history").glob("*.ndjson"))
     r = CliRunner().invoke(app, ["conform", str(h)])
     assert r.exit_code != 0
+
+
+def test_traces_check_refuses_a_wrong_folder_before_spark_starts(tmp_path):
+    r = CliRunner().invoke(app, ["traces", "check", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "no such folder" in r.output
+    out = tmp_path / "run"
+    CliRunner().invoke(app, ["simulate", "sequencer", "--messages", "2", "--out", str(out)])
+    r = CliRunner().invoke(app, ["traces", "check", str(out)])
+    assert r.exit_code == 2 and "not a pipeline dataset" in r.output and "groupcheck conform" in r.output
