@@ -71,15 +71,19 @@ class History:
     crashed: set = field(default_factory=set)
     quiescent: Optional[bool] = None
     events: int = 0
+    # member -> the view it joined in, when a binding knows it without views
+    joined: Optional[dict] = None
 
     @classmethod
     def of(cls, delivered: dict, sent: dict, crashed: Iterable = (), quiescent: Optional[bool] = None,
-           nodes: Iterable = ()) -> "History":
+           nodes: Iterable = (), joiners: Iterable = ()) -> "History":
         """The history of a run known by each member's delivery sequence
         (``delivered``: member -> [(sender, seq)]) and sent count (``sent``:
         member -> k, messages 1..k); a delivery's position is its place in
-        its member's sequence (1-based)."""
-        h = cls(nodes=sorted(set(nodes) | set(delivered), key=str), crashed=set(crashed), quiescent=quiescent)
+        its member's sequence (1-based).  ``joiners`` joined after the
+        first view (their run of each sender may start anywhere)."""
+        h = cls(nodes=sorted(set(nodes) | set(delivered), key=str), crashed=set(crashed), quiescent=quiescent,
+                joined={m: True for m in joiners})
         for m, k in sent.items():
             for q in range(1, k + 1):
                 h.sent[(m, q)] = True
@@ -104,6 +108,8 @@ def joined_views(h: History, members=None) -> dict:
     run's first view (the view with the smallest id any member installed);
     members of the first view, or every member when no view is logged, are
     absent (they owe every message)."""
+    if h.joined is not None:
+        return h.joined
     firsts = [vs[0] for vs in h.views.values() if vs]
     if not firsts:
         return {}
@@ -201,7 +207,9 @@ def no_duplicates(h: History) -> Optional[Violation]:
 
 def _fifo(h: History, gap_free: bool) -> Optional[Violation]:
     """The first delivery, in member order, that breaks a sender's order
-    (``gap_free`` False) or, from a sender never killed, leaves a gap."""
+    (``gap_free`` False) or, from a sender never killed, is not the one
+    after the last (1 first; a joiner's first one may be any: what came
+    before was delivered in views it was not in)."""
     joined = joined_views(h) if gap_free else {}
     for m in h.members():
         seen, last = set(), {}
@@ -210,23 +218,18 @@ def _fifo(h: History, gap_free: bool) -> Optional[Violation]:
                 continue
             seen.add(msg)
             x, q = msg
-            # a joiner's first message of each sender may be any: what came
-            # before was delivered in views it was not in
-            prev = last.get(x)
-            last[x] = q if prev is None else max(prev, q)
+            prev, last[x] = last.get(x), q
             if not gap_free:
                 if prev is not None and q <= prev:
                     return Violation("SenderFIFO", f"member {m} delivered {fmt(msg)} after {fmt((x, prev))}",
                                      [m], [(x, prev), msg], [_ev(m, msg, vid, i)])
                 continue
-            if x in h.crashed or (prev is not None and q <= prev):
-                continue
             due = (q if joined.get(m) else 1) if prev is None else prev + 1
-            if q != due:
+            if x not in h.crashed and q != due:
                 after = fmt((x, prev)) if prev is not None else "nothing"
+                why = f"skipping {fmt((x, due))}" if q > due else f"where {fmt((x, due))} was due"
                 return Violation("GapFreeFIFO", f"member {m} delivered {fmt(msg)} after {after} of member {x}, "
-                                 f"skipping {fmt((x, due))} (member {x} was never killed)",
-                                 [m], [(x, due), msg], [_ev(m, msg, vid, i)])
+                                 f"{why} (member {x} was never killed)", [m], [(x, due), msg], [_ev(m, msg, vid, i)])
     return None
 
 
@@ -439,6 +442,16 @@ def judge(h: History, names: Iterable[str]) -> list[Violation]:
     return out
 
 
+def first(h: History, names: Iterable[str]) -> Optional[Violation]:
+    """The first of ``names``, in that order, that ``h`` violates (a replay
+    reports one)."""
+    for n in names:
+        v = CATALOGUE[n].judge(h)
+        if v is not None:
+            return v
+    return None
+
+
 # What each protocol promises, in the history's terms (FLUSH orders nothing,
 # so TotalOrder is not its promise).  STABLE and the ring deliver nothing a
 # history sees: their replays judge their properties on model states.
@@ -457,6 +470,12 @@ PROMISES = {
 }
 # SEQUENCER over FLUSH over the ring: the same promises as over the oracle's views
 PROMISES["raincoresequencerflush"] = PROMISES["sequencerflush"]
+
+# What a protocol's replay judges on its members' delivery histories, in the
+# order it reports them (the end-of-run one last, on quiescent runs only);
+# the pipeline judges the same properties apart from the replay.
+JUDGED = {"sequencer": ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "GapFreeFIFO",
+                        "EventualDelivery")}
 
 # The name a replay reports -> the property here that sees it on the history.
 SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
