@@ -158,13 +158,17 @@ class Violation:
             out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
         return out
 
-    def mermaid(self) -> str:
+    def drawing(self, where: str = ""):
+        """The witness drawn (``diagram.Diagram``: Mermaid and SVG), titled
+        by ``where`` (a run) and the violation's text."""
         from . import diagram
-        return diagram.mermaid(self.steps(), None, str(self))
+        return diagram.draw(self.steps(), None, f"{where}: {self}" if where else str(self))
+
+    def mermaid(self) -> str:
+        return self.drawing().mermaid
 
     def svg(self) -> str:
-        from . import diagram
-        return diagram.svg(self.steps(), None, str(self))
+        return self.drawing().svg
 
     def to_json(self, drawings: bool = True) -> dict:
         out = {"check": self.property, "text": self.reason, "members": self.members,
