@@ -33,6 +33,7 @@ from typing import Optional
 
 from groupcheck.model.flush import FlushModel
 
+from . import properties
 from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
@@ -262,21 +263,18 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
 
 
 def vs_witness(views: dict, sent_view: dict, vid: dict, delivered: dict) -> Optional[str]:
-    """VirtualSynchrony on what members logged: ``views`` (view -> members),
-    ``sent_view`` (message -> the view it was multicast in), each member's
-    last logged ``vid`` and ``delivered`` set (members that logged nothing
-    are left out)."""
-    for v in sorted(views):
-        if v + 1 not in views:
-            continue
-        movers = sorted(p for p in vid if vid[p] > v and p in views[v] & views[v + 1])
-        sets = {p: sorted(x for x in delivered[p] if sent_view.get(x) == v) for p in movers}
-        for a in movers:
-            for b in movers:
-                if a < b and sets[a] != sets[b]:
-                    return (f"members {a} and {b} moved from view {v} to {v + 1}; of view {v}'s messages "
-                            f"{a} delivered {sets[a]}, {b} delivered {sets[b]}")
-    return None
+    """The catalogue's VirtualSynchrony (conformance/properties.py) on what
+    members logged: ``views`` (view -> members), ``sent_view`` (message ->
+    the view it was multicast in: FLUSH's messages of a view are those sent
+    in it), each member's last logged ``vid`` and ``delivered`` set
+    (members that logged nothing are left out).  A member's history holds
+    the views it was in up to its ``vid``, in order."""
+    h = properties.History(nodes=sorted(vid))
+    for p in sorted(vid):
+        h.views[p] = [(w, tuple(sorted(views[w])), None) for w in sorted(views) if w <= vid[p] and p in views[w]]
+        h.deliveries[p] = [(x, sent_view.get(x), None) for x in sorted(delivered.get(p, ()))]
+    v = properties.virtual_synchrony(h)
+    return v.reason if v else None
 
 
 class FlushBinding(Binding):
