@@ -73,20 +73,27 @@ class History:
     events: int = 0
     # member -> the view it joined in, when a binding knows it without views
     joined: Optional[dict] = None
+    # msg -> the view it was sent in, when a binding knows it without views
+    sent_view: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, delivered: dict, sent: dict, crashed: Iterable = (), quiescent: Optional[bool] = None,
-           nodes: Iterable = (), joiners: Iterable = ()) -> "History":
+           nodes: Iterable = (), joined: Optional[dict] = None, sent_view: Optional[dict] = None) -> "History":
         """The history of a run known by each member's delivery sequence
         (``delivered``: member -> [(sender, seq)]) and sent count (``sent``:
-        member -> k, messages 1..k); a delivery's position is its place in
-        its member's sequence (1-based).  ``joiners`` joined after the
-        first view (their run of each sender may start anywhere)."""
+        member -> k, messages 1..k; or ``sent_view``: each message sent ->
+        the view it was sent in); a delivery's position is its place in its
+        member's sequence (1-based).  ``joined``: member -> the view it
+        joined in, for members that joined after the first view (their run
+        of each sender may start anywhere; they owe only what was sent from
+        their view on)."""
         h = cls(nodes=sorted(set(nodes) | set(delivered), key=str), crashed=set(crashed), quiescent=quiescent,
-                joined={m: True for m in joiners})
+                joined=dict(joined or {}), sent_view=dict(sent_view or {}))
         for m, k in sent.items():
             for q in range(1, k + 1):
                 h.sent[(m, q)] = True
+        for msg in h.sent_view:
+            h.sent[msg] = True
         for m, d in delivered.items():
             h.deliveries[m] = [((x[0], x[1]), None, k) for k, x in enumerate(d, start=1)]
         return h
@@ -324,20 +331,24 @@ def agreement(h: History) -> Optional[Violation]:
 
 def eventual_delivery(h: History) -> Optional[Violation]:
     """EventualDelivery (Sequencer.tla), at a quiescent end: every message
-    sent by a member never killed is delivered by every member never killed."""
+    sent by a member never killed is delivered by every member never killed
+    (a joiner owes what was sent from its join view on, when the view a
+    message was sent in is known)."""
     if h.quiescent is False:
         return None
     live = [m for m in h.members() if m not in h.crashed]
     have = {m: {d[0] for d in h.deliveries.get(m, ())} for m in live}
-    live_set = set(live)
+    live_set, joined = set(live), joined_views(h)
     for msg in sorted(h.sent):
         if msg[0] not in live_set:
             continue
-        lacking = [r for r in live if msg not in have[r]]
+        v = h.sent_view.get(msg)
+        lacking = [r for r in live if msg not in have[r] and (v is None or joined.get(r, v) <= v)]
         if lacking:
-            return Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}; members "
+            when = "" if v is None else f" in view {v}"
+            return Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}{when}; members "
                              f"{lacking} (alive) never delivered it", [msg[0]] + lacking, [msg],
-                             [_ev(msg[0], msg, what="send")])
+                             [_ev(msg[0], msg, v, what="send")])
     return None
 
 

@@ -203,7 +203,7 @@ def _witness(prop: str, h) -> str:
     """The catalogue's witness of ``prop`` on ``h`` (delivered, sent and
     crashed per member, ``joiners`` optional), as the replay's reason."""
     v = properties.CATALOGUE[prop].judge(properties.History.of(
-        h.delivered, h.sent, getattr(h, "crashed", ()), joiners=getattr(h, "joiners", ())))
+        h.delivered, h.sent, getattr(h, "crashed", ()), joined={m: True for m in getattr(h, "joiners", ())}))
     return v.reason if v else "(no witness found)"
 
 
