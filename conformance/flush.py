@@ -267,10 +267,23 @@ def vs_witness(views: dict, sent_view: dict, vid: dict, delivered: dict) -> Opti
     in it), each member's last logged ``vid`` and ``delivered`` set
     (members that logged nothing are left out).  A member's history holds
     the views it was in up to its ``vid``, in order."""
+    in_view: dict = {}
+    for p in vid:
+        for x in delivered.get(p, ()):
+            in_view.setdefault(p, {}).setdefault(sent_view.get(x), set()).add(x)
+    return vs_on_logs(views, vid, in_view)
+
+
+def vs_on_logs(views: dict, vid: dict, in_view: dict) -> Optional[str]:
+    """The catalogue's VirtualSynchrony on logs: ``views`` (view ->
+    members), each member's last ``vid`` and what it delivered of each view
+    (``in_view``: member -> view -> set of messages).  A member's history
+    holds the views it was in up to its ``vid``, in order."""
     h = properties.History(nodes=sorted(vid))
     for p in sorted(vid):
         h.views[p] = [(w, tuple(sorted(views[w])), None) for w in sorted(views) if w <= vid[p] and p in views[w]]
-        h.deliveries[p] = [(x, sent_view.get(x), None) for x in sorted(delivered.get(p, ()))]
+        h.deliveries[p] = [(x, w, None) for w, xs in sorted((in_view.get(p) or {}).items(), key=lambda i: str(i[0]))
+                           for x in sorted(xs)]
     v = properties.virtual_synchrony(h)
     return v.reason if v else None
 

@@ -21,8 +21,9 @@ whatever the run's length, and the histories the properties judge are
 accumulated here from the appended elements of the accepted steps (the
 model's, which the logged ones, when logged, must equal; with no state
 logged at all they are still the model's deliveries of the logged
-messages).  NoDuplicates, Integrity, SenderFIFO, TotalOrder after the last
-record; EventualDelivery at the end of a quiescent run.
+messages).  NoDuplicates, Integrity, SenderFIFO, TotalOrder, GapFreeFIFO
+after the last record, EventualDelivery at the end of a quiescent run: the
+catalogue's definitions and witnesses (conformance/properties.py).
 """
 
 from __future__ import annotations
@@ -197,14 +198,6 @@ class SequencerBinding(Binding):
     def at_end(self, cands: set):
         v = properties.eventual_delivery(self.history(quiescent=True))
         return ("EventualDelivery", v.reason) if v else None
-
-
-def _witness(prop: str, h) -> str:
-    """The catalogue's witness of ``prop`` on ``h`` (delivered, sent and
-    crashed per member, ``joiners`` optional), as the replay's reason."""
-    v = properties.CATALOGUE[prop].judge(properties.History.of(
-        h.delivered, h.sent, getattr(h, "crashed", ()), joined={m: True for m in getattr(h, "joiners", ())}))
-    return v.reason if v else "(no witness found)"
 
 
 # The catalogue's properties the replay judges after the last record, in the
