@@ -36,7 +36,7 @@ CHECKS = {"Integrity": ("Integrity",), "NoDuplicates": ("NoDuplicates",),
           "SenderFIFO": ("SenderFIFO", "GapFreeFIFO"), "TotalOrder": ("TotalOrder",),
           "SurvivorTotalOrder": ("SurvivorTotalOrder",), "Agreement": ("Agreement",),
           "VirtualSynchrony": ("VirtualSynchrony",), "FlushEventOrder": ("FlushEventOrder",)}
-_FLUSH_LETTER = properties._FLUSH_LETTER
+_FLUSH_LETTER = {"block": "b", "unblock": "u", "view": "v", "get_state": "g", "set_state": "s"}
 
 
 class HistoryError(ValueError):

@@ -45,7 +45,6 @@ is unknown (None).
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import shutil
 import time

@@ -31,8 +31,10 @@ Conventions shared by the definitions:
   A member whose last view leaves it out has left (it is not a survivor).
 
 ``PROMISES`` says which protocols promise which of these properties (read
-by the history checker, the pipeline and the audit through
-``promised``); ``SEEN_AS`` maps the name a replay reports to the property
+by the history checker, the audit's history stage and the cluster runner);
+``JUDGED`` which of them a protocol's replay judges on its members'
+delivery histories (read by that replay's binding and by the pipeline,
+which judges them apart from the replay); ``SEEN_AS`` maps the name a replay reports to the property
 here that sees it on the history.  STABLE's SafeGC and the ring's token
 invariants are not here: purges and tokens are not observable events, so
 their replays judge them on model states.
@@ -43,8 +45,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
-
-_FLUSH_LETTER = {"block": "b", "unblock": "u", "view": "v", "get_state": "g", "set_state": "s"}
 
 
 def fmt(msg) -> str:
@@ -177,12 +177,11 @@ class Violation:
     def svg(self) -> str:
         return self.drawing().svg
 
-    def to_json(self, drawings: bool = True) -> dict:
-        out = {"check": self.property, "text": self.reason, "members": self.members,
-               "messages": [list(m) for m in self.messages], "events": self.events}
-        if drawings:
-            out.update(mermaid=self.mermaid(), svg=self.svg())
-        return out
+    def to_json(self) -> dict:
+        d = self.drawing()
+        return {"check": self.property, "text": self.reason, "members": self.members,
+                "messages": [list(m) for m in self.messages], "events": self.events,
+                "mermaid": d.mermaid, "svg": d.svg}
 
 
 def _ev(member, msg, view=None, index=None, what=None) -> dict:
@@ -428,10 +427,6 @@ class Property:
     judge: Callable[[History], Optional[Violation]]
     end_of_run: bool = False       # judged only at a quiescent end
 
-    @property
-    def doc(self) -> str:
-        return (self.judge.__doc__ or "").split(":", 1)[-1].strip()
-
 
 CATALOGUE = {p.name: p for p in (
     Property("Integrity", integrity),
@@ -497,7 +492,3 @@ SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "Virtual
            "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
            "GapFreeFIFO": "GapFreeFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
            "Flush.VirtualSynchrony": "VirtualSynchrony"}
-
-
-def promised(protocol: str) -> tuple:
-    return PROMISES.get(protocol, ())
