@@ -18,7 +18,8 @@ def history(
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
 ):
     """Check histories (send/deliver/view/block/unblock/crash) for Integrity, NoDuplicates,
-    SenderFIFO, TotalOrder, Agreement, VirtualSynchrony and FlushEventOrder."""
+    SenderFIFO, TotalOrder, SurvivorTotalOrder, Agreement, VirtualSynchrony and FlushEventOrder
+    (the property catalogue, conformance/properties.py)."""
     from groupcheck.conformance.history import HistoryError, check_paths, check_spark
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")

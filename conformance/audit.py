@@ -251,7 +251,7 @@ def conformance_check(proto, result: dict) -> Check:
         detail = (detail + "\n" if detail else "") + f"unexpected violated properties: {', '.join(unknown)}"
     if disagreements:
         detail = (detail + "\n" if detail else "") + \
-            f"{disagreements} run(s) where the DataFrame property queries and the replay disagree"
+            f"{disagreements} run(s) where the property catalogue and the replay disagree"
     rows = result.get("rows") or {}
     figs = {"runs": result.get("runs"), "events": result.get("events"),
             "rows_in": rows.get("in"), "rows_rejected": rows.get("rejected"),
@@ -278,7 +278,6 @@ def history_check(name: str, runs: int, seed: int) -> Check:
     from . import history, protocols as registry
     from .replay import replay
     from .traces import from_records
-    from .diagram import draw
     proto = registry.get(name)
     t0 = time.monotonic()
     flagged, disagree, drawn = 0, [], []
@@ -292,7 +291,7 @@ def history_check(name: str, runs: int, seed: int) -> Check:
             disagree.append(f"{records[0]['run_id']}: {why}")
         for v in found[:1]:
             if len(drawn) < DRAWN_RUNS:
-                drawn.append(draw(v.steps(), None, f"{name} {records[0]['run_id']}: {v.check}: {v.text}"))
+                drawn.append(v.drawing(f"{name} {records[0]['run_id']}"))
     return Check(id=f"history/{name}", kind="history", protocol=name, name=f"{runs} runs",
                  expected="the history checker flags exactly the runs the model replay flags",
                  observed=(f"{runs - len(disagree)} of {runs} runs agree; {flagged} flagged by the history"),

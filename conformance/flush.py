@@ -33,6 +33,7 @@ from typing import Optional
 
 from groupcheck.model.flush import FlushModel
 
+from . import properties
 from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, run_binding
@@ -215,16 +216,14 @@ def _out_of_range(model: FlushModel, ev: dict) -> Optional[str]:
 
 def _witness(model: FlushModel, prop: str, s, ids: Ids) -> str:
     """A counterexample to the model invariant ``prop`` in state ``s``."""
-    if prop == "VirtualSynchrony":
-        for v in range(1, model.Latest(s)):
-            both = s.views[v - 1] & s.views[v]
-            movers = [p for p in model.Members if s.vid[p - 1] > v and p in both]
-            sets = {p: ids.keys(model.DeliveredIn(s, p, v)) for p in movers}
-            for a in movers:
-                for b in movers:
-                    if a < b and sets[a] != sets[b]:
-                        return (f"members {a} and {b} moved from view {v} to {v + 1}; of view {v}'s messages "
-                                f"{a} delivered {sets[a]}, {b} delivered {sets[b]}")
+    if prop == "VirtualSynchrony":       # the catalogue's, on the model's views and sends
+        key = lambda i: tuple(ids.key(i))      # noqa: E731
+        w = vs_witness({v: s.views[v - 1] for v in range(1, model.Latest(s) + 1)},
+                       {key(i): m["view"] for i, m in enumerate(s.sent, start=1)},
+                       {p: s.vid[p - 1] for p in model.Members},
+                       {p: {key(i) for i in s.delivered[p - 1]} for p in model.Members})
+        if w:
+            return w
     if prop == "NoSendWhileBlocked":
         for p in model.Members:
             extra = model.SentIn(s, p, s.vid[p - 1]) - s.digest[p - 1]
@@ -262,21 +261,31 @@ def virtual_synchrony(trace: Trace) -> Optional[str]:
 
 
 def vs_witness(views: dict, sent_view: dict, vid: dict, delivered: dict) -> Optional[str]:
-    """VirtualSynchrony on what members logged: ``views`` (view -> members),
-    ``sent_view`` (message -> the view it was multicast in), each member's
-    last logged ``vid`` and ``delivered`` set (members that logged nothing
-    are left out)."""
-    for v in sorted(views):
-        if v + 1 not in views:
-            continue
-        movers = sorted(p for p in vid if vid[p] > v and p in views[v] & views[v + 1])
-        sets = {p: sorted(x for x in delivered[p] if sent_view.get(x) == v) for p in movers}
-        for a in movers:
-            for b in movers:
-                if a < b and sets[a] != sets[b]:
-                    return (f"members {a} and {b} moved from view {v} to {v + 1}; of view {v}'s messages "
-                            f"{a} delivered {sets[a]}, {b} delivered {sets[b]}")
-    return None
+    """The catalogue's VirtualSynchrony (conformance/properties.py) on what
+    members logged: ``views`` (view -> members), ``sent_view`` (message ->
+    the view it was multicast in: FLUSH's messages of a view are those sent
+    in it), each member's last logged ``vid`` and ``delivered`` set
+    (members that logged nothing are left out).  A member's history holds
+    the views it was in up to its ``vid``, in order."""
+    in_view: dict = {}
+    for p in vid:
+        for x in delivered.get(p, ()):
+            in_view.setdefault(p, {}).setdefault(sent_view.get(x), set()).add(x)
+    return vs_on_logs(views, vid, in_view)
+
+
+def vs_on_logs(views: dict, vid: dict, in_view: dict) -> Optional[str]:
+    """The catalogue's VirtualSynchrony on logs: ``views`` (view ->
+    members), each member's last ``vid`` and what it delivered of each view
+    (``in_view``: member -> view -> set of messages).  A member's history
+    holds the views it was in up to its ``vid``, in order."""
+    h = properties.History(nodes=sorted(vid))
+    for p in sorted(vid):
+        h.views[p] = [(w, tuple(sorted(views[w])), None) for w in sorted(views) if w <= vid[p] and p in views[w]]
+        h.deliveries[p] = [(x, w, None) for w, xs in sorted((in_view.get(p) or {}).items(), key=lambda i: str(i[0]))
+                           for x in sorted(xs)]
+    v = properties.virtual_synchrony(h)
+    return v.reason if v else None
 
 
 class FlushBinding(Binding):

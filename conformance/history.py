@@ -1,47 +1,41 @@
-"""Black-box history checking (issue 14, docs/history-format.md).
+"""Black-box history checking (docs/history-format.md).
 
 A history records only what a stack can observe about itself: multicasts
 sent, messages delivered, views installed, FLUSH's block/unblock, state
-transfer, and environment records for kills.  Every check below is linear in
-the history (one pass per file, then per-message indexes); none searches.
+transfer, and environment records for kills.  This module reads history
+files (and projects our traces onto histories); the properties themselves
+are conformance/properties.py's, each linear in the history, none searching.
 
-Checks, each named in the verdict:
+Checks, each named in the verdict (``CHECKS``), and the catalogue's
+properties each is made of:
 
-* ``Integrity``        -- only sent messages are delivered
-* ``NoDuplicates``     -- no member delivers a message twice
-* ``SenderFIFO``       -- a member delivers each sender's messages in order,
-                          gap-free for senders that were never killed
-* ``TotalOrder``       -- uniform: any two members (killed ones included)
-                          deliver their common messages in one order
-* ``SurvivorTotalOrder`` -- the same among members never killed
-* ``Agreement``        -- at a quiescent end, survivors (never killed, still in
-                          their last view) delivered the same set, and every
-                          message a member never killed sent was delivered by
-                          every survivor
-* ``VirtualSynchrony`` -- members that move together from view V to V'
-                          delivered the same set in V
-* ``FlushEventOrder``  -- per member, block/view/get-state/set-state/unblock
-                          follow JGroups's FlushTest pattern ``([b][vgs]*[u])+``
-                          (a killed member, or one that left, may stop
-                          inside a block)
+* ``Integrity``, ``NoDuplicates``, ``TotalOrder`` (uniform),
+  ``SurvivorTotalOrder``, ``Agreement`` (at a quiescent end),
+  ``VirtualSynchrony``, ``FlushEventOrder`` -- one property each;
+* ``SenderFIFO`` -- the catalogue's SenderFIFO and GapFreeFIFO (order
+  always; gap-free for senders that were never killed), the first witness.
 
-Each violation carries its smallest witness: the conflicting deliveries (or
-the offending event), the members and their views, as text, as JSON and as a
-Mermaid sequence diagram (``Violation.mermaid``) for the audit report.
+Each violation carries its smallest witness as data
+(``properties.Violation``): the members, the messages and the witnessing
+events, rendered as text, JSON and a Mermaid/SVG diagram for the audit.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable
+
+from . import properties
+from .properties import SEEN_AS, Violation, joined_views, promises  # noqa: F401  (the checker's names)
 
 FORMAT = "groupcheck-history/1"
 EVENTS = ("send", "deliver", "view", "block", "unblock", "get_state", "set_state", "crash")
-CHECKS = ("Integrity", "NoDuplicates", "SenderFIFO", "TotalOrder", "SurvivorTotalOrder",
-          "Agreement", "VirtualSynchrony", "FlushEventOrder")
+# check -> the catalogue's properties it reports (the first witness among them)
+CHECKS = {"Integrity": ("Integrity",), "NoDuplicates": ("NoDuplicates",),
+          "SenderFIFO": ("SenderFIFO", "GapFreeFIFO"), "TotalOrder": ("TotalOrder",),
+          "SurvivorTotalOrder": ("SurvivorTotalOrder",), "Agreement": ("Agreement",),
+          "VirtualSynchrony": ("VirtualSynchrony",), "FlushEventOrder": ("FlushEventOrder",)}
 _FLUSH_LETTER = {"block": "b", "unblock": "u", "view": "v", "get_state": "g", "set_state": "s"}
 
 
@@ -49,58 +43,9 @@ class HistoryError(ValueError):
     """Bad input, named file:line:field."""
 
 
-@dataclass
-class Violation:
-    check: str
-    text: str
-    members: list = field(default_factory=list)
-    # the witness deliveries: [{"member", "msg", "view", "index"}], in diagram order
-    events: list = field(default_factory=list)
-
-    def steps(self) -> list:
-        """The witness as diagram Steps (conformance/diagram.py): one per
-        witness event, in order, the conflicting ones marked."""
-        from .diagram import Step
-        out = []
-        for k, e in enumerate(self.events, start=1):
-            what = e.get("what", "deliver")
-            label = f"{what} {_fmt(e['msg'])}" if e.get("msg") is not None else what
-            at = [] if e.get("index") is None else [f"event {e['index']}"]
-            if e.get("view") is not None:
-                at.append(f"view {e['view']}")
-            out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
-        return out
-
-    def mermaid(self) -> str:
-        from . import diagram
-        return diagram.mermaid(self.steps(), None, f"{self.check}: {self.text}")
-
-    def svg(self) -> str:
-        from . import diagram
-        return diagram.svg(self.steps(), None, f"{self.check}: {self.text}")
-
-    def to_json(self) -> dict:
-        return {"check": self.check, "text": self.text, "members": self.members,
-                "events": self.events, "mermaid": self.mermaid(), "svg": self.svg()}
-
-
-def _fmt(msg) -> str:
-    return f"{msg[0]}.{msg[1]}" if isinstance(msg, (list, tuple)) else str(msg)
-
-
-@dataclass
-class History:
-    """One run: per-member event lists, built by ``load``/``from_records``."""
-    run_id: str
-    files: list = field(default_factory=list)
-    nodes: list = field(default_factory=list)
-    sent: dict = field(default_factory=dict)         # (sender, seq) -> where (file:line)
-    deliveries: dict = field(default_factory=lambda: defaultdict(list))  # member -> [(msg, vid, i)]
-    views: dict = field(default_factory=lambda: defaultdict(list))       # member -> [(vid, members, i)]
-    flush: dict = field(default_factory=lambda: defaultdict(list))       # member -> letters
-    crashed: set = field(default_factory=set)
-    quiescent: Optional[bool] = None
-    events: int = 0
+class History(properties.History):
+    """One run read from history records (``load``/``from_records``); ``sent``
+    maps a message to the file and line that sent it."""
 
     def add(self, rec: dict, file: str, line: int) -> None:
         name = rec.get("name")
@@ -203,186 +148,16 @@ def history_files(paths: Iterable) -> list[str]:
 
 # ---------------------------------------------------------------- the checks
 
-def _pair_order(h: History, a, b) -> Optional[Violation]:
-    """First inversion between a's and b's deliveries of their common messages."""
-    da, db = h.deliveries.get(a, []), h.deliveries.get(b, [])
-    pos_b = {}
-    for msg, vid, i in db:
-        pos_b.setdefault(msg, (len(pos_b), vid, i))
-    best = None            # the common message a delivered with the largest b-position so far
-    for msg, vid, i in da:
-        pb = pos_b.get(msg)
-        if pb is None:
-            continue
-        if best is not None and pb[0] < best[1][0]:
-            x, (px, vx, ix), (vax, iax) = best[0], best[1], best[2]
-            y = msg
-            return Violation(
-                "TotalOrder",
-                f"member {a} delivered {_fmt(x)} before {_fmt(y)}, member {b} delivered "
-                f"{_fmt(y)} before {_fmt(x)}",
-                [a, b],
-                [{"member": a, "msg": list(x), "view": vax, "index": iax},
-                 {"member": a, "msg": list(y), "view": vid, "index": i},
-                 {"member": b, "msg": list(y), "view": pb[1], "index": pb[2]},
-                 {"member": b, "msg": list(x), "view": vx, "index": ix}])
-        if best is None or pb[0] > best[1][0]:
-            best = (msg, pb, (vid, i))
-    return None
-
-
 def check(h: History) -> list[Violation]:
-    """Every check on one run; at most one (the smallest) witness per check."""
-    out: list[Violation] = []
-    members = sorted(set(h.nodes) | set(h.deliveries) | set(h.views) | set(h.flush), key=str)
-    # A member whose last installed view leaves it out has left the group (a
-    # graceful leave): it stops delivering there and may end blocked, so it
-    # is neither a survivor for Agreement nor held to end unblocked.  Its own
-    # messages still count: the members that stay must deliver them.
-    left = {m for m in members if h.views.get(m) and m not in h.views[m][-1][1]}
-    survivors = [m for m in members if m not in h.crashed and m not in left]
-    first = {}
-    # Integrity, NoDuplicates, SenderFIFO: one pass per member
-    joined = joined_views(h, members)
-    for m in members:
-        seen = set()
-        last: dict = {}
-        for msg, vid, i in h.deliveries.get(m, []):
-            ev = [{"member": m, "msg": list(msg), "view": vid, "index": i}]
-            if "Integrity" not in first and msg not in h.sent:
-                first["Integrity"] = Violation("Integrity", f"member {m} delivered {_fmt(msg)}, "
-                                               f"which member {msg[0]} never sent", [m], ev)
-            if msg in seen:
-                first.setdefault("NoDuplicates", Violation(
-                    "NoDuplicates", f"member {m} delivered {_fmt(msg)} twice", [m], ev))
-                continue
-            seen.add(msg)
-            x, q = msg
-            # a joiner's first message of each sender may be any: what came
-            # before was delivered in views it was not in (no state transfer)
-            prev = last.get(x, q - 1 if joined.get(m) else 0)
-            gap_ok = x in h.crashed
-            if "SenderFIFO" not in first and (q <= prev or (q != prev + 1 and not gap_ok)):
-                text = (f"member {m} delivered {_fmt(msg)} after {_fmt((x, prev))}" if q <= prev else
-                        f"member {m} delivered {_fmt(msg)} after {_fmt((x, prev)) if prev else 'nothing'} of "
-                        f"member {x}, skipping {_fmt((x, prev + 1))} (member {x} was never killed)")
-                first["SenderFIFO"] = Violation("SenderFIFO", text, [m], ev)
-            last[x] = max(prev, q)
-    out.extend(first[c] for c in ("Integrity", "NoDuplicates", "SenderFIFO") if c in first)
-    # TotalOrder: uniform (all members), then among survivors
-    uniform = survivor = None
-    for ia, a in enumerate(members):
-        for b in members[ia + 1:]:
-            v = _pair_order(h, a, b)
-            if v is None:
-                continue
-            if uniform is None:
-                uniform = v
-            if survivor is None and a not in h.crashed and b not in h.crashed:
-                survivor = Violation("SurvivorTotalOrder", v.text, v.members, v.events)
-    out.extend(v for v in (uniform, survivor) if v is not None)
-    # Agreement at a quiescent end
-    if h.quiescent is not False and survivors:
-        def got(m, since):      # what m delivered in views from ``since`` on
-            return {d[0] for d in h.deliveries.get(m, []) if (d[1] or 0) >= since}
-        base = survivors[0]
-        for m in survivors[1:]:
-            # a joiner owes only what was delivered in views it was in
-            since = max(joined.get(base, 0), joined.get(m, 0))
-            a, b = got(base, since), got(m, since)
-            if a != b:
-                diff = sorted(a ^ b)[0]
-                has, lacks = (base, m) if diff in a else (m, base)
-                out.append(Violation("Agreement", f"survivor {has} delivered {_fmt(diff)}, survivor "
-                                     f"{lacks} did not", [has, lacks],
-                                     [{"member": has, "msg": list(diff), "view": None, "index": None}]))
-                break
-        else:
-            anyone = set().union(*(got(m, 0) for m in survivors))
-            for msg in sorted(h.sent):
-                if msg[0] in h.crashed:
-                    continue
-                if msg not in anyone:
-                    out.append(Violation("Agreement", f"member {msg[0]} (never killed) sent {_fmt(msg)}; no survivor "
-                                         f"delivered it", [msg[0]],
-                                         [{"member": msg[0], "msg": list(msg), "view": None,
-                                           "index": None, "what": "send"}]))
-                    break
-    # VirtualSynchrony: per (V, V') transition, the set delivered in V
-    moved: dict = {}
-    for m in members:
-        vs = h.views.get(m, [])
-        if len(vs) < 2:
-            continue
-        ds = h.deliveries.get(m, [])
-        per_view = defaultdict(set)
-        for msg, vid, i in ds:
-            per_view[vid].add(msg)
-        for (v, _, _), (v2, _, _) in zip(vs, vs[1:]):
-            moved.setdefault((v, v2), []).append((m, per_view.get(v, set())))
-    vs_bad = None
-    for (v, v2), rows in moved.items():
-        m0, s0 = rows[0]
-        for m, s in rows[1:]:
-            if s != s0:
-                diff = sorted(s ^ s0)[0]
-                has, lacks = (m0, m) if diff in s0 else (m, m0)
-                cand = Violation("VirtualSynchrony", f"members {m0} and {m} both moved from view {v} to "
-                                 f"{v2}; {has} delivered {_fmt(diff)} in view {v}, {lacks} did not",
-                                 [has, lacks], [{"member": has, "msg": list(diff), "view": v, "index": None}])
-                vs_bad = vs_bad or cand
-                break
-    if vs_bad:
-        out.append(vs_bad)
-    # FlushEventOrder: ([b][vgs]*[u])+ per member that ever blocked
-    for m in members:
-        letters = h.flush.get(m, [])
-        if "b" not in letters and "u" not in letters:
-            continue
-        bad = _flush_order(letters, m in h.crashed or m in left)
-        if bad is not None:
-            k, why = bad
-            out.append(Violation("FlushEventOrder", f"member {m}: {why} (events {''.join(letters)})", [m],
-                                 [{"member": m, "msg": None, "view": None, "index": k,
-                                   "what": letters[k] if k < len(letters) else "end"}]))
-            break
+    """Every check on one run; at most one (the first) witness per check."""
+    out = []
+    for name, props in CHECKS.items():
+        found = properties.judge(h, props)
+        if found:
+            rank = {m: k for k, m in enumerate(h.members())}
+            first = min(found, key=lambda v: (rank.get(v.members[0], -1), v.events[0].get("index") or 0))
+            out.append(first if first.property == name else first.renamed(name))
     return out
-
-
-def joined_views(h: History, members) -> dict:
-    """member -> the view it joined in, for members that were not in the
-    run's first view (the view with the smallest id any member installed);
-    members of the first view, or every member when no view is logged, are
-    absent (they owe every message)."""
-    firsts = [vs[0] for vs in h.views.values() if vs]
-    if not firsts:
-        return {}
-    initial = set(min(firsts, key=lambda v: v[0])[1])
-    return {m: h.views[m][0][0] for m in members if m not in initial and h.views.get(m)}
-
-
-def _flush_order(letters: list, crashed: bool):
-    """The automaton of ([b][vgs]*[u])+ ; None when accepted, else (position, reason).
-    Views before the first block (the join) are allowed."""
-    k = 0
-    while k < len(letters) and letters[k] == "v":
-        k += 1
-    inside = False
-    for j in range(k, len(letters)):
-        c = letters[j]
-        if c == "b":
-            if inside:
-                return j, "a second block before unblock"
-            inside = True
-        elif c == "u":
-            if not inside:
-                return j, "unblock without block"
-            inside = False
-        elif not inside:
-            return j, f"{'view' if c == 'v' else 'state transfer'} outside a block"
-    if inside and not crashed:
-        return len(letters), "ends blocked"
-    return None
 
 
 def verdict(h: History) -> dict:
@@ -408,18 +183,10 @@ def projectable() -> list[str]:
     return [p for p in impl_protocols.names() if impl_protocols.get(p).history is not None]
 
 
-def promises(protocol: str) -> tuple[str, ...]:
-    """What ``protocol`` promises, in the history's terms (its conformance
-    descriptor's ``promises``, conformance/protocols.py)."""
-    from .protocols import get
-    return get(protocol).promises
-
-
-# which history check sees each property the model replay reports
-SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
-           "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
-           "GapFreeFIFO": "SenderFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
-           "Flush.VirtualSynchrony": "VirtualSynchrony"}
+def promised_checks(protocol: str) -> set[str]:
+    """The history checks (``CHECKS``) that see a property ``protocol`` promises."""
+    promised = set(promises(protocol))
+    return {name for name, props in CHECKS.items() if set(props) & promised}
 
 
 def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violation], str]:
@@ -430,8 +197,7 @@ def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violatio
     (agree, the history's violations, why not)."""
     protocol = records[0]["protocol"]
     h = from_records(from_trace(records))
-    promised = promises(protocol)
-    found = [v for v in check(h) if v.check in promised]
+    found = [v for v in check(h) if v.check in promised_checks(protocol)]
     names = {v.check for v in found}
     if report.verdict == "ok":
         return (not found, found, "" if not found else
@@ -440,7 +206,7 @@ def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violatio
         return False, found, f"the replay's verdict is {report.verdict}: {report.reason}"
     prop = (report.reason or "").split(":", 1)[0]
     want = SEEN_AS.get(prop)
-    if want is None or want not in names:
+    if want is None or not any(want in CHECKS[n] for n in names):
         return False, found, (f"the replay reports {prop}; the history flags "
                               f"{', '.join(sorted(names)) or 'nothing'}")
     return True, found, ""

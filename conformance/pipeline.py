@@ -1,4 +1,4 @@
-"""The conformance pipeline: generate / ingest -> Parquet -> check -> coverage (docs/pipeline.md).
+"""The conformance pipeline: generate / ingest -> Parquet -> check -> coverage (DESIGN §6).
 
 Theory of operation
 -------------------
@@ -20,16 +20,13 @@ over seeds as tasks, files over tasks, in ``mapInArrow``; runs grouped by
 ``(source, run_id)`` and each handed to its replay as one Arrow table by
 ``applyInArrow``, sorted by ``i`` there).
 Every run gets one verdict row.  The replay is the protocol's own
-(conformance/protocols.py).  For SEQUENCER the global properties are ALSO
-computed apart from the replay: on Spark as DataFrame queries over the
-members' last logged delivery lists (window functions and joins), on the
-local engine by the model's property functions on the same histories; a run
-whose property verdict differs from its replay's is flagged
-(``agree = False``) and, if either side found a violation, is a violation.
-The DataFrame queries work on one row per delivery (aggregates, a window,
-joins; no Python UDF): see ``_sequencer_df_failed``.
-Other protocols' property verdicts are their replay's until their
-descriptor names queries (``property_queries``, conformance/protocols.py).
+(conformance/protocols.py).  Where a protocol's replay judges properties on
+its members' delivery histories (its registration's ``judged``: SEQUENCER), the
+same properties are ALSO judged apart from the replay, by the catalogue
+(conformance/properties.py) on the history projected from the run's logged
+records, in the same task as the replay; a run whose property verdict
+differs from its replay's is flagged (``agree = False``) and, if either
+side found a violation, is a violation.
 
 Accounting: rows in = rows accepted + rows rejected, asserted per file and
 in total (an input row is a line of an NDJSON file; an unreadable or empty
@@ -48,15 +45,15 @@ is unknown (None).
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import shutil
 import time
 from collections import Counter, defaultdict
 from functools import lru_cache, partial
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Iterable, Optional
+
+from . import properties
 
 ENGINES = ("local", "spark")
 LAYOUT = "groupcheck-pipeline/1"
@@ -304,19 +301,14 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     end = json.loads(run["end"]) if run.get("end") else None
     rep = replay(Trace(run["source"], json.loads(run["header"]), events, end))
     visited = getattr(rep, "visited", None) or []
-    return {**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
-            "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,
-            "stage": "replay", "replay_verdict": rep.verdict,
-            "events": rep.events, "visited": sorted({_digest(s) for s in visited}) if want_visited else []}
+    return _merge({**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
+                   "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,
+                   "stage": "replay", "replay_verdict": rep.verdict, "events": rep.events,
+                   "visited": sorted({_digest(s) for s in visited}) if want_visited else []},
+                  _judged(run, rows) if rep.verdict in ("ok", "violation") else None)
 
 
-# ---------------------------------------------------------------- SEQUENCER properties apart from the replay
-
-# Safety first, then the end-of-run property (judged on quiescent runs only),
-# in the order the replay reports them.
-SEQUENCER_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder", "GapFreeFIFO",
-                        "EventualDelivery")
-
+# ---------------------------------------------------------------- properties apart from the replay
 
 def _quiescent(run: dict) -> bool:
     """The run's end record says it ended quiescent (format 1: its header did)."""
@@ -328,162 +320,40 @@ def _quiescent(run: dict) -> bool:
         return False
 
 
-def _sequencer_py_failed(run: dict, rows: list[dict]) -> list[str]:
-    """The local engine: the model's property functions on each member's
-    last logged delivery list and sent count."""
-    from groupcheck.model import sequencer as seqmodel
-    n = json.loads(run["constants"])["N"]
-    delivered = {m: () for m in range(1, n + 1)}
-    sent = {m: 0 for m in range(1, n + 1)}
-    hist = {m: [] for m in delivered}
-    for r in sorted(rows, key=lambda r: r["i"]):
-        if r["state"] is not None and r["nid"] is not None:
-            st = json.loads(r["state"])
-            hist[r["nid"]].extend(tuple(x) for x in st.get("delivered", ()))   # appended elements
-            if "sent" in st:
-                sent[r["nid"]] = st["sent"]
-    delivered = {m: tuple(d) for m, d in hist.items()}
-    crashed = {r["nid"] for r in rows if r["name"] == "Crash"}
-    h = SimpleNamespace(delivered=delivered, sent=sent, crashed=frozenset(crashed))
-    failed = [p for p in SEQUENCER_PROPERTIES[:-1] if not getattr(seqmodel, p)(h)]
-    if _quiescent(run):
-        from .sequencer import missing_deliveries
-        if missing_deliveries(delivered, sent, crashed):
-            failed.append("EventualDelivery")
-    return failed
+def _judging_protocols() -> list[str]:
+    """The protocols whose runs are judged apart from the replay too."""
+    from .protocols import available
+    return [p for p in available() if properties.judged(p)]
 
 
-def _sequencer_df_failed(ev, quiescent_keys: list):
-    """The Spark engine: (source, run_id, failed properties) for every
-    SEQUENCER run where some property fails, as DataFrame queries over the
-    deliveries, one row each.
-
-    Each logged state is parsed (``from_json``) and the rows partitioned by
-    run (``repartition``); every property's aggregates, windows and joins
-    are on the run and more keys, so they need no other shuffle of the
-    deliveries (Spark repeats the scan and that repartition per property
-    where the columns used differ, and reuses it where they are the same):
-    a member's history is the
-    concatenation of the ``delivered`` elements it logged, so a delivery's
-    place in it is (``i``, index in the record) and ``posexplode`` gives one
-    row per delivery; a member's ``sent`` is its last logged value (0 if
-    none).  Then each property is an aggregate, a window or a join over
-    those rows (no per-run arrays, no Python):
-
-    * NoDuplicates: a (member, sender, seqno) counted twice;
-    * Integrity: a seqno below 1 or above the sender's ``sent``;
-    * SenderFIFO: a delivery whose seqno is not above the previous one from
-      the same sender at that member (``lag``), as the model's definition;
-    * GapFreeFIFO: a member's deliveries from a sender that never crashed
-      (no Crash record of it in the run), numbered in the member's order
-      (``row_number``), where a seqno differs from its number;
-    * TotalOrder: for every two members a < b, a's deliveries of messages b
-      delivered and b's of messages a delivered (duplicates kept), numbered
-      in each member's order, differ at some number (a full outer join);
-    * EventualDelivery (quiescent runs): a live member r that delivered
-      fewer distinct seqnos 1..sent(m) of a live member m than sent(m).
-
-    Members are those that logged a state; crashed ones are left out of
-    EventualDelivery.  (A first version gathered each run's members into one
-    row and stated the properties as higher-order functions over the
-    delivery lists: cheap on many small runs, but on one run of 10^5 events
-    every property walked 21,000-element arrays in interpreted lambdas.)"""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    key = ["source", "run_id"]
-    spark = ev.sparkSession
-    st = (ev.where((F.col("protocol") == "sequencer") & F.col("state").isNotNull() & F.col("nid").isNotNull())
-            .select(*key, F.col("nid").cast("bigint").alias("nid"), "i",
-                    F.from_json("state", "sent BIGINT, delivered ARRAY<ARRAY<BIGINT>>").alias("s"))
-            .repartition(*key))
-    sent = (st.groupBy(*key, "nid")
-              .agg(F.max_by("s.sent", F.when(F.col("s.sent").isNotNull(), F.col("i"))).alias("sent"))
-              .select(*key, "nid", F.coalesce("sent", F.lit(0)).alias("sent")))
-    d = (st.select(*key, "nid", "i", F.posexplode("s.delivered").alias("k", "p"))
-           .select(*key, "nid", "i", "k", F.col("p")[0].alias("x"), F.col("p")[1].alias("q")))
-    flagged = []
-
-    def flag(df, name):
-        flagged.append(df.select(*key).distinct().withColumn("p", F.lit(name)))
-
-    # NoDuplicates
-    flag(d.groupBy(*key, "nid", "x", "q").count().where(F.col("count") > 1), "NoDuplicates")
-    # Integrity: 1 <= seqno <= the sender's last logged sent count (0 if it logged none)
-    xs = sent.select(*key, F.col("nid").alias("x"), F.col("sent").alias("xsent"))
-    dx = d.join(xs, key + ["x"], "left")
-    flag(dx.where((F.col("q") < 1) | (F.col("q") > F.coalesce("xsent", F.lit(0)))), "Integrity")
-    # SenderFIFO: each delivery against the previous one from the same sender at the same member
-    w = Window.partitionBy(*key, "nid", "x").orderBy("i", "k")
-    flag(d.withColumn("prev", F.lag("q").over(w)).where(F.col("prev") >= F.col("q")), "SenderFIFO")
-    # GapFreeFIFO: the n-th delivery from a sender that never crashed must be its seqno n
-    crashed = (ev.where((F.col("protocol") == "sequencer") & (F.col("name") == "Crash"))
-                 .select(*key, F.col("nid").cast("bigint").alias("x")).distinct())
-    flag(d.join(crashed, key + ["x"], "left_anti")
-          .withColumn("n", F.row_number().over(w)).where(F.col("n") != F.col("q")), "GapFreeFIFO")
-    # TotalOrder: a's list restricted to what b delivered against b's restricted to what a delivered
-    have = d.select(*key, F.col("nid").alias("o"), "x", "q").distinct()
-    both = (d.join(have, key + ["x", "q"]).where(F.col("nid") != F.col("o"))
-              .select(*key, F.least("nid", "o").alias("a"), F.greatest("nid", "o").alias("b"),
-                      (F.col("nid") < F.col("o")).alias("first"), "i", "k", "x", "q"))
-    ranked = both.withColumn("n", F.row_number().over(
-        Window.partitionBy(*key, "a", "b", "first").orderBy("i", "k")))
-    left = ranked.where("first").select(*key, "a", "b", "n", F.col("x").alias("xa"), F.col("q").alias("qa"))
-    right = ranked.where(~F.col("first")).select(*key, "a", "b", "n", F.col("x").alias("xb"), F.col("q").alias("qb"))
-    flag(left.join(right, key + ["a", "b", "n"], "full_outer")
-             .where(~(F.col("xa").eqNullSafe(F.col("xb")) & F.col("qa").eqNullSafe(F.col("qb")))), "TotalOrder")
-    # EventualDelivery, on quiescent runs: live pairs (m, r) where r lacks some of m's seqnos 1..sent(m)
-    if quiescent_keys:
-        quiet = spark.createDataFrame(list(quiescent_keys), "source STRING, run_id STRING")
-        live = (sent.join(F.broadcast(quiet), key, "left_semi")
-                    .join(crashed.withColumnRenamed("x", "nid"), key + ["nid"], "left_anti"))
-        got = (dx.where((F.col("q") >= 1) & (F.col("q") <= F.col("xsent")))
-                 .groupBy(*key, F.col("nid").alias("r"), F.col("x").alias("m"))
-                 .agg(F.countDistinct("q").alias("got")))
-        pairs = (live.where(F.col("sent") > 0).select(*key, F.col("nid").alias("m"), "sent")
-                     .join(live.select(*key, F.col("nid").alias("r")), key))
-        flag(pairs.join(got, key + ["m", "r"], "left")
-                  .where(F.coalesce("got", F.lit(0)) < F.col("sent")), "EventualDelivery")
-    found = flagged[0]
-    for f in flagged[1:]:
-        found = found.unionByName(f)
-    return found.groupBy(*key).agg(F.collect_set("p").alias("failed"))
-
-
-# SEQUENCER's (local Python function, Spark DataFrame query, property order),
-# named by its descriptor's ``property_queries`` (conformance/sequencer.py)
-SEQUENCER_QUERIES = (_sequencer_py_failed, _sequencer_df_failed, SEQUENCER_PROPERTIES)
-
-
-def property_queries(protocol: str) -> Optional[tuple]:
-    """The (Python, DataFrame, property order) queries of ``protocol``'s
-    descriptor (conformance/protocols.py), None where the replay's verdict
-    is the only one."""
-    from .protocols import UnknownProtocol, get, resolve
-    try:
-        ref = get(protocol).property_queries
-    except UnknownProtocol:
+def _judged(run: dict, rows: list[dict]) -> Optional[list]:
+    """The catalogue's violations (conformance/properties.py) of the
+    properties the run's protocol's replay judges (``judged``), on the
+    history projected from its logged records (conformance/history.py
+    ``from_trace``), the end-of-run ones on quiescent runs only; None when
+    its protocol's replay judges none there."""
+    from .history import from_records, from_trace
+    names = properties.judged(run["protocol"])
+    if not names:
         return None
-    return resolve(ref) if ref else None
+    header = json.loads(run["header"])
+    events = [{"kind": "event", **_record(r)} for r in sorted(rows, key=lambda r: r["i"])]
+    h = from_records(from_trace([header] + events))
+    h.quiescent = _quiescent(run)
+    return properties.judge(h, [n for n in names if h.quiescent or not properties.CATALOGUE[n].end_of_run])
 
 
-def queried_protocols() -> list[str]:
-    """The protocols whose trace properties the pipeline also computes apart from the replay."""
-    from .protocols import available, get
-    return [p for p in available() if get(p).property_queries]
-
-
-def _merge(v: dict, failed: Optional[list[str]], by: str) -> dict:
+def _merge(v: dict, found: Optional[list]) -> dict:
     """Fold the separate property verdicts into the run's verdict row."""
-    if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or failed is None:
+    if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or found is None:
         return v
-    order = property_queries(v["protocol"])[2]
-    failed = [p for p in order if p in set(failed)]
+    failed = [x.property for x in found]
     replay_first = v["reason"].split(":", 1)[0] if v["verdict"] == "violation" else None
-    v = {**v, "properties_failed": failed, "properties_by": by,
+    v = {**v, "properties_failed": failed, "properties_by": "catalogue",
          "agree": replay_first == (failed[0] if failed else None)}
     if v["verdict"] == "ok" and failed:
         v["verdict"] = "violation"
-        v["reason"] = f"{failed[0]}: found by the {by} property check, not by the replay"
+        v["reason"] = f"{found[0]} (found by the property check, not by the replay)"
     return v
 
 
@@ -744,16 +614,10 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
     runs = read_runs(out)
     by_key = {(r["source"], r["run_id"]): r for r in runs}
     results: dict = {}
-    failed_by_key: dict = {}
     if engine == "local":
         groups = _local_event_groups(out)
         for key, run in by_key.items():
-            rows = groups.get(key, [])
-            results[key] = _check_run(run, rows, coverage)
-            q = property_queries(run["protocol"])
-            if q and results[key]["stage"] == "replay":
-                failed_by_key[key] = q[0](run, rows)
-        by = "python"
+            results[key] = _check_run(run, groups.get(key, []), coverage)
     else:
         from pyspark.sql.pandas.types import from_arrow_schema
         ev = _spark_events(spark, out)
@@ -767,24 +631,13 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
         for key, run in by_key.items():       # runs without event rows never reach a task
             if key not in results:
                 results[key] = _check_run(run, [], coverage)
-        protos = {r["protocol"] for r in runs}
-        for p in sorted(protos & set(queried_protocols())):
-            quiet = [k for k, r in by_key.items() if r["protocol"] == p and _quiescent(r)]
-            for row in property_queries(p)[1](ev.where(ev.protocol == p), quiet).collect():
-                failed_by_key[(row["source"], row["run_id"])] = list(row["failed"])
-        by = "dataframe"
-    verdicts = []
-    for key in sorted(results, key=lambda k: (str(k[1]), str(k[0]))):
-        v = results[key]
-        if v["stage"] == "replay" and property_queries(v["protocol"]) is not None:
-            v = _merge(v, failed_by_key.get(key, []), by)
-        verdicts.append(v)
+    verdicts = [results[k] for k in sorted(results, key=lambda k: (str(k[1]), str(k[0])))]
     cov = coverage_of(verdicts, max_states) if coverage else {}
     rows = [{c: v[c] for c in VERDICT_COLUMNS} for v in verdicts]
     res = {"dataset": str(out), "engine": engine, "runs": len(rows),
            "counts": dict(Counter(v["verdict"] for v in rows)),
            "disagreements": sum(1 for v in rows if v["agree"] is False),
-           "property_queries": queried_protocols(), "verdicts": rows, "coverage": cov,
+           "property_queries": _judging_protocols(), "verdicts": rows, "coverage": cov,
            "seconds": round(time.perf_counter() - t0, 3)}
     if write:
         _write_table(rows, _arrow_schemas()[3], out / "_verdicts" / "part-00000.parquet")

@@ -54,13 +54,13 @@ class Protocol:
     # how TLC trace validation gives this protocol's traces to
     # spec/<spec>/Trace<spec>.tla (conformance/tlctrace.py TLATrace); None: no trace spec
     tla_trace: Any = None
-    # the history checks (conformance/history.py) the protocol promises: a run's
-    # black-box history is judged by these; the others only on request
+    # the properties (conformance/properties.py's names) the protocol promises:
+    # a run's black-box history is judged by these; the others only on request
     promises: tuple[str, ...] = ()
-    # ``module:attribute`` of the (local Python, Spark DataFrame, property order)
-    # triple that computes the trace properties apart from the replay in the
-    # pipeline (conformance/pipeline.py); "": the replay's verdict alone
-    property_queries: str = ""
+    # the catalogue's properties (conformance/properties.py) the replay judges on
+    # the members' delivery histories, in the order it reports them; the
+    # pipeline judges them apart from the replay too; (): the replay alone
+    judged: tuple[str, ...] = ()
     # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
     audit_cluster: bool = False
 
@@ -91,9 +91,3 @@ def get(name: str) -> Protocol:
 def available() -> list[str]:
     """Every registered protocol, sorted."""
     return sorted(REGISTERED)
-
-
-def resolve(ref: str) -> Any:
-    """The object a descriptor's ``module:attribute`` reference names."""
-    mod, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(mod), attr)

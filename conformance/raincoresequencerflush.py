@@ -84,6 +84,7 @@ from typing import Optional
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 
 from . import flush as cflush
+from . import properties
 from . import raincoreflush as crf
 from . import sequencerflush as csf
 from .protocols import Protocol
@@ -217,22 +218,15 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
 
 def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: dict,
                          crashed: set) -> Optional[str]:
-    """EventualDelivery with joiners: a member that did not crash delivers
-    every message ``(m, q)`` of a sender ``m`` that did not crash sent in a
-    view it had joined by then (``sent_vid[(m, q)] >= joined_at``, 1 for
-    the first view's members).  None, or the first missing delivery.
-    Without joiners this is conformance/sequencer.py's
-    ``missing_deliveries``."""
-    live = sorted(m for m in delivered if m not in crashed and vid.get(m, 0) >= 1)
-    have = {m: set(map(tuple, delivered[m])) for m in live}
-    for (m, q), v in sorted(sent_vid.items()):
-        if m not in live:
-            continue
-        lacking = [r for r in live if joined_at.get(r, 1) <= v and (m, q) not in have[r]]
-        if lacking:
-            return (f"member {m} (alive) sent {[m, q]} in view {v}; members {lacking} (alive, members "
-                    f"since view {min(joined_at.get(r, 1) for r in lacking)} or earlier) never delivered it")
-    return None
+    """The catalogue's EventualDelivery with joiners: a member that did not
+    crash delivers every message ``(m, q)`` of a sender ``m`` that did not
+    crash sent in a view it had joined by then (``sent_vid[(m, q)] >=
+    joined_at``); a node that never joined (``vid`` 0) is no member.  None,
+    or the first missing delivery."""
+    members = {m: d for m, d in delivered.items() if vid.get(m, 0) >= 1}
+    v = properties.eventual_delivery(properties.History.of(
+        members, {}, crashed, quiescent=True, joined=joined_at, sent_view=sent_vid))
+    return v.reason if v else None
 
 
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:

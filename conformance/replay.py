@@ -24,7 +24,9 @@ unknown, and every value it could have is in some candidate), and then lets
 the binding ``reduce`` the successor (drop what no guard reads, such as a
 delivery history, so a state does not grow with the run: per record the work
 is O(record), not O(history)).  No successor: *nonconforming*, explained
-field by field (``explain``).  More than ``MAX_CANDIDATES``: *rejected*
+field by field (``explain``: a ``Mismatch``, the step, the action, and
+each variable's model value against the logged one, as data rendered in one
+place and kept on the report).  More than ``MAX_CANDIDATES``: *rejected*
 (the guard against blow-up).  The candidates held are counted (``peak``)
 and, up to ``VISITED_MAX`` distinct ones, kept for the pipeline's coverage.
 After the last record the binding's trace properties are judged
@@ -63,9 +65,43 @@ class RunReport:
     # The model states the replay held as candidates (for the pipeline's
     # coverage); None when the protocol's replay does not record them.
     visited: Optional[list] = field(default=None, repr=False, compare=False)
+    # why the first bad step is no step of the model, as data (``reason`` is its text)
+    mismatch: Optional["Mismatch"] = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "visited"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("visited", "mismatch")}
+
+
+@dataclass
+class Mismatch:
+    """Why no candidate model state takes a step: ``kind`` is ``not
+    enabled`` (no candidate has the action enabled), ``message`` (the
+    logged message is not the model's: ``message`` says how) or ``state``
+    (the logged variables differ from the model's successor: ``fields``
+    holds (variable, model's value, logged value), ``unlogged`` the changes
+    the record should have logged).  ``str`` is the replay's explanation."""
+    event: int
+    action: str                 # the record, as ``Binding.head`` shows it
+    kind: str
+    candidates: int
+    message: Optional[str] = None
+    fields: list = field(default_factory=list)
+    unlogged: list = field(default_factory=list)
+    note: str = ""              # what the binding knows of the cause
+
+    def __str__(self) -> str:
+        if self.kind == "not enabled":
+            return f"{self.action}: not enabled in any of {self.candidates} candidate model state(s){self.note}"
+        if self.kind == "message":
+            return f"{self.action}: the logged message is not the model's: {self.message}"
+        lines = [f"  {var}: model {model!r} != logged {seen!r}" for var, model, seen in self.fields]
+        lines += [f"  {why}" for why in self.unlogged]
+        return f"{self.action}: logged state differs from the model's successor\n" + "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"event": self.event, "action": self.action, "kind": self.kind, "candidates": self.candidates,
+                "message": self.message, "fields": [list(f) for f in self.fields], "unlogged": self.unlogged,
+                "note": self.note, "text": str(self)}
 
 
 def settled(trace: Trace) -> bool:
@@ -232,7 +268,7 @@ class Binding:
     def head(self, ev: dict) -> str:
         return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
 
-    def explain(self, cands, ev: dict) -> str:
+    def explain(self, cands, ev: dict) -> "Mismatch | str":
         """Why no candidate takes the step (a binding may add what it knows
         of the cause)."""
         return explain(self, cands, ev)
@@ -273,22 +309,27 @@ def enabled_steps(b: Binding, cands, ev: dict) -> tuple[list, Optional[str], Opt
     return enabled, why_msg, bad
 
 
-def explain(b: Binding, cands, ev: dict) -> str:
+def explain(b: Binding, cands, ev: dict) -> Mismatch:
     """Why no candidate takes the step: not enabled, another message, or the
     logged variables against the model's, field by field."""
-    head = b.head(ev)
+    at = Mismatch(event=ev["i"], action=b.head(ev), kind="not enabled", candidates=len(cands))
     enabled, why_msg, _ = enabled_steps(b, cands, ev)
     if not enabled and why_msg is None:
-        return f"{head}: not enabled in any of {len(cands)} candidate model state(s)"
+        return at
     if not enabled:
-        return f"{head}: the logged message is not the model's: {why_msg}"
+        at.kind, at.message = "message", why_msg
+        return at
+    at.kind = "state"
     logged = b.logged(ev) or {}
     s, t = enabled[0]
     order = [f for f in b.FIELDS if f in logged] + sorted(set(logged) - set(b.FIELDS))
-    lines = [f"  {var}: model {b.observe(s, t, ev, var)!r} != logged {b.norm(var, logged[var])!r}"
-             for var in order if b.observe(s, t, ev, var) != b.norm(var, logged[var])]
-    lines += [f"  {why}" for why in b.unlogged_changes(s, t, ev, logged)] if b.logged(ev) is not None else []
-    return f"{head}: logged state differs from the model's successor\n" + "\n".join(lines)
+    for var in order:
+        model, seen = b.observe(s, t, ev, var), b.norm(var, logged[var])
+        if model != seen:
+            at.fields.append((var, model, seen))
+    if b.logged(ev) is not None:
+        at.unlogged = list(b.unlogged_changes(s, t, ev, logged))
+    return at
 
 
 class Engine:
@@ -301,6 +342,7 @@ class Engine:
         self.keep_visited = visited
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
+        self.mismatch: Optional[Mismatch] = None
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
         """Take one step; None, or (verdict, reason) when the run fails here."""
@@ -329,7 +371,9 @@ class Engine:
                     pairs.append((s, t))
                     nxt.add(b.reduce(t))
         if not nxt:
-            return "nonconforming", b.explain(self.cands, ev)
+            why = b.explain(self.cands, ev)
+            self.mismatch = why if isinstance(why, Mismatch) else None
+            return "nonconforming", str(why)
         if len(nxt) > MAX_CANDIDATES:
             self.peak = len(nxt)
             return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
@@ -363,7 +407,8 @@ class Engine:
                 bad = self.b.bad_event(ev)
                 return RunReport(**base, verdict=verdict, first_bad_event=bad, reason=reason,
                                  candidates_max=self.peak, visited=self._visited(),
-                                 stops_conforming_at=bad if verdict == "nonconforming" else None)
+                                 stops_conforming_at=bad if verdict == "nonconforming" else None,
+                                 mismatch=self.mismatch if verdict == "nonconforming" else None)
         found = self.b.properties(self.cands)
         if found:
             prop, at, witness = found

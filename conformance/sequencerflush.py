@@ -61,6 +61,7 @@ from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
 from groupcheck.model.values import Fn
 
 from . import flush as cflush
+from . import properties
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError, RunReport, enabled_steps, run_binding
 from .tlctrace import TLATrace
@@ -103,25 +104,6 @@ def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
     return SimpleNamespace(delivered=delivered, sent=sent, in_view=in_view, vid=vid)
 
 
-def gap_free_fifo(h: SimpleNamespace) -> bool:
-    """Sequencer.tla's GapFreeFIFO (model/sequencer.py): what a member
-    delivered of a sender that has not crashed is 1, 2, ..., k in order.  A
-    joiner (``h.joiners``; spec/RaincoreSequencerFlush) delivers nothing of
-    the views before its own, so its run of each sender may start anywhere;
-    from there on, no gap.  Without joiners this is model/sequencer.py's
-    GapFreeFIFO."""
-    joiners = getattr(h, "joiners", set())
-    for m, d in h.delivered.items():
-        nxt: dict = {}
-        for x, q in d:
-            if x in h.crashed:
-                continue
-            if q != nxt.get(x, q if m in joiners else 1):
-                return False
-            nxt[x] = q + 1
-    return True
-
-
 def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
     return seqmodel.TotalOrder(SimpleNamespace(delivered={m: d for m, d in h.delivered.items()
                                                           if m not in crashed}))
@@ -133,17 +115,9 @@ def uniform_total_order(h: SimpleNamespace) -> bool:
 
 
 def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str]:
-    for v in sorted(views):
-        if v + 1 not in views:
-            continue
-        movers = sorted(m for m in h.vid if h.vid[m] > v and m in views[v] & views[v + 1])
-        for a in movers:
-            for b in movers:
-                sa, sb = h.in_view[a].get(v, set()), h.in_view[b].get(v, set())
-                if a < b and sa != sb:
-                    return (f"members {a} and {b} moved from view {v} to {v + 1}; in view {v} {a} delivered "
-                            f"{sorted(sa)}, {b} delivered {sorted(sb)}")
-    return None
+    """The catalogue's VirtualSynchrony on SEQUENCER's deliveries, each in
+    the view it was delivered in (``h.in_view``: member -> view -> set)."""
+    return cflush.vs_on_logs(views, h.vid, h.in_view)
 
 
 def replay(trace: Trace, *, visited: bool = True) -> RunReport:
@@ -775,25 +749,19 @@ class SequencerFlushBinding(Binding):
                                joiners=set(self.joined_at))
 
     def properties(self, cands: set):
-        from .sequencer import _witness
-        sent_view = {k: v for k, v in self.fview.items()}
+        """The catalogue's properties (conformance/properties.py): FLUSH's
+        VirtualSynchrony on its messages' send views, SEQUENCER's on its
+        delivery histories (a joiner's run of each sender may start
+        anywhere), then VirtualSynchrony on the views SEQUENCER delivered in."""
         views = dict(self.views)
-        w = cflush.vs_witness(views, sent_view, self.fl_vid, self.fl_delivered)
+        w = cflush.vs_witness(views, dict(self.fview), self.fl_vid, self.fl_delivered)
         if w:
             return "Flush.VirtualSynchrony", None, w
-        h = self.histories()
-        for prop in SEQ_PROPERTIES:
-            if prop == "SurvivorTotalOrder":
-                ok = survivor_total_order(h, self.crashed)
-                shown = SimpleNamespace(delivered={m: d for m, d in h.delivered.items() if m not in self.crashed},
-                                        sent=h.sent)
-            elif prop == "GapFreeFIFO":
-                ok, shown = gap_free_fifo(h), h
-            else:
-                ok, shown = getattr(seqmodel, prop)(h), h
-            if not ok:
-                return prop, None, _witness(prop.replace("Survivor", ""), shown)
-        w = virtual_synchrony(h, views)
+        v = properties.first(properties.History.of(self.hist, self.sent, self.crashed,
+                                                   joined={m: True for m in self.joined_at}), SEQ_PROPERTIES)
+        if v:
+            return v.property, None, v.reason
+        w = virtual_synchrony(self.histories(), views)
         return ("VirtualSynchrony", None, w) if w else None
 
     def at_end(self, cands: set):
@@ -967,7 +935,7 @@ PROTOCOL = Protocol(
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15",
     # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
     # own DATA and crash before anyone else gets it (docs/flush.md)
-    promises=("Integrity", "NoDuplicates", "SenderFIFO", "SurvivorTotalOrder", "Agreement",
+    promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder", "Agreement",
               "VirtualSynchrony", "FlushEventOrder"),
     audit_cluster=True,
     reduce=reduce_state,

@@ -96,14 +96,10 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
-        # Run verdicts and property queries shuffle small data: 200 partitions
+        # Run verdicts shuffle small data: 200 partitions
         # (Spark's default) would be mostly empty tasks on 2 cores.
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.session.timeZone": "UTC",
-        # The SEQUENCER property queries partition the deliveries by run once; their
-        # joins on (run, more keys) then reuse that partitioning instead of
-        # shuffling every side again (Spark's default asks for all join keys).
-        "spark.sql.requireAllClusterKeysForCoPartition": "false",
     }
     if master and not master.startswith("local"):
         # On a cluster the executors must reach the driver: do not pin it to loopback.

@@ -390,7 +390,7 @@ class Runner:
         hist = history.from_trace(records)
         tracefile.write(self.out / "history" / f"{run_id}.ndjson", hist)   # the run's black-box history
         h = history.from_records(hist)
-        promised = get(self.protocol).promises
+        promised = history.promised_checks(self.protocol)
         found = [v.to_json() for v in history.check(h) if v.check in promised]
         for v in found:
             v.pop("svg", None)

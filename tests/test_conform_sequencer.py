@@ -38,6 +38,7 @@ def test_swapped_deliveries_are_nonconforming_at_that_event(tmp_path):
     assert rep.verdict == "nonconforming"
     assert rep.first_bad_event == idx[0] - 1              # records[0] is the header
     assert f"event {idx[0] - 1} RecvData" in rep.reason
+    assert rep.mismatch.event == idx[0] - 1 and rep.mismatch.kind in ("message", "not enabled", "state")
 
 
 def test_logged_state_mismatch_gives_diff(tmp_path):
@@ -48,6 +49,11 @@ def test_logged_state_mismatch_gives_diff(tmp_path):
     rep = conform_file(path)
     assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1
     assert "sent: model" in rep.reason and "logged" in rep.reason
+    # the same explanation as data: the step, the action, the variable, the model's value against the logged one
+    m = rep.mismatch
+    assert (m.event, m.kind, str(m)) == (k - 1, "state", rep.reason) and m.action.startswith(f"event {k - 1} Send")
+    assert m.fields == [("sent", records[k]["state"]["sent"] - 1, records[k]["state"]["sent"])]
+    assert m.to_json()["fields"] == [["sent", records[k]["state"]["sent"] - 1, records[k]["state"]["sent"]]]
 
 
 def test_total_order_violation_across_coordinator_crash(tmp_path):

@@ -1,7 +1,8 @@
 """The conformance pipeline (conformance/pipeline.py): row accounting on
 ingest, the local and Spark engines agreeing run for run, a seeded
-non-conforming run found by both, and the SEQUENCER property queries
-(DataFrame) agreeing with the replay and with the model's functions.
+non-conforming run found by both, and the properties judged apart from the
+replay (the catalogue, conformance/properties.py) agreeing with the replay,
+with the model's property functions and across engines.
 
 One Spark session serves the whole module (``spark`` fixture); the Spark
 tests carry ``xdist_group`` so ``-n 2 --dist loadgroup`` keeps them on one
@@ -163,14 +164,14 @@ def test_engines_agree_on_generated_runs(spark, tmp_path):
     rl = P.check(tmp_path / "spark", engine="local", coverage=False)
     assert _comparable(rs["verdicts"]) == _comparable(rl["verdicts"])
     assert rs["disagreements"] == 0 and all(v["agree"] for v in rs["verdicts"])
-    assert {v["properties_by"] for v in rs["verdicts"]} == {"dataframe"}
+    assert {v["properties_by"] for v in rs["verdicts"]} == {"catalogue"}
     # the coordinator crash breaks TotalOrder (or leaves a gap) in some runs: both sides saw it
     viol = [v for v in rs["verdicts"] if v["verdict"] == "violation"]
     assert viol and all(v["replay_verdict"] == "violation"
                         and v["properties_failed"][0] in ("TotalOrder", "GapFreeFIFO", "EventualDelivery")
                         for v in viol)
     # loss 2 (a hole in a live sender's sequence) is among them, seen by the
-    # DataFrame query as by the replay (3 of these 24 runs on 2026-11-23)
+    # catalogue as by the replay
     assert any("GapFreeFIFO" in v["properties_failed"] for v in rs["verdicts"])
 
 
@@ -192,56 +193,110 @@ def test_spark_ingest_accounting_and_conform_engines(spark, corpus, tmp_path):
     assert swapped["verdict"] == "nonconforming" and swapped["first_bad_event"] == info["swapped_at"]
 
 
-def _synthetic_rows(rng: random.Random, n_runs: int):
-    """Runs whose members' last states carry random delivery lists (with
-    duplicates, gaps and inversions), to compare the DataFrame property
-    queries with the model's functions well beyond what a simulation shows."""
-    runs, rows = {}, []
-    for k in range(n_runs):
-        rid = f"syn-{k}"
+def _synthetic_runs(rng: random.Random, n_runs: int):
+    """Runs as each member's delivery list (with duplicates, gaps and
+    inversions), sent counts and kills, to compare the catalogue with the
+    model's property functions well beyond what a simulation shows."""
+    for _ in range(n_runs):
         n = rng.choice((2, 3))
         msgs = [(x, q) for x in range(1, n + 1) for q in (0, 1, 2, 3)]
-        quiescent = rng.random() < 0.5        # only then is EventualDelivery judged
-        run = {"source": rid, "run_id": rid, "protocol": "sequencer", "constants": json.dumps({"N": n}),
-               "header": json.dumps({"quiescent": quiescent})}
-        runs[(rid, rid)] = run
-        i = 0
-        if rng.random() < 0.3:                   # a crashed member: EventualDelivery leaves it out
-            rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "name": "Crash",
-                         "nid": rng.randint(1, n), "state": None})
-            i += 1
+        delivered = {}
         for m in range(1, n + 1):
-            for _ in range(rng.choice((1, 1, 2))):        # some members log twice: the last state counts
-                base = rng.sample(msgs, rng.randint(0, 5))
-                if base and rng.random() < 0.3:
-                    base.insert(rng.randrange(len(base) + 1), rng.choice(base))
-                state = {"sent": rng.randint(0, 3), "delivered": [list(x) for x in base]}
-                rows.append({"source": rid, "run_id": rid, "protocol": "sequencer", "i": i, "name": "Step",
-                             "nid": m, "state": json.dumps(state)})
-                i += 1
-    return runs, rows
+            base = rng.sample(msgs, rng.randint(0, 5))
+            if base and rng.random() < 0.3:
+                base.insert(rng.randrange(len(base) + 1), rng.choice(base))
+            delivered[m] = tuple(base)
+        crashed = frozenset({rng.randint(1, n)}) if rng.random() < 0.3 else frozenset()
+        yield delivered, {m: rng.randint(0, 3) for m in delivered}, crashed
+
+
+def test_catalogue_equals_the_models_properties():
+    """The catalogue's SEQUENCER properties on delivery histories against
+    Sequencer.tla's (model/sequencer.py) and EventualDelivery stated here:
+    the same verdicts (the order properties judge first deliveries, so with
+    a repeat they agree under NoDuplicates), and each witness shows what it
+    claims."""
+    from types import SimpleNamespace
+    from groupcheck.conformance import properties as props
+    from groupcheck.model import sequencer as seqmodel
+    seen = set()
+    for delivered, sent, crashed in _synthetic_runs(random.Random(7), 400):
+        h = props.History.of(delivered, sent, crashed, quiescent=True)
+        s = SimpleNamespace(delivered=delivered, sent=sent, crashed=crashed)
+        dup = not seqmodel.NoDuplicates(s)
+        for name in props.judged("sequencer"):
+            v = props.CATALOGUE[name].judge(h)
+            if name == "EventualDelivery":
+                live = [m for m in delivered if m not in crashed]
+                model_ok = all((m, q) in delivered[r] for m in live for q in range(1, sent[m] + 1) for r in live)
+            else:
+                model_ok = getattr(seqmodel, name)(s)
+            if name in ("NoDuplicates", "Integrity", "EventualDelivery") or not dup:
+                assert (v is None) == model_ok, (name, delivered, sent, crashed)
+            else:
+                assert v is None or not model_ok, (name, delivered, sent, crashed)
+            if v is None:
+                continue
+            seen.add(name)
+            assert v.property == name and v.members and v.events
+            for e in v.events:      # each witnessing event is in its member's history where it says
+                if e.get("what", "deliver") == "deliver" and e["index"] is not None:
+                    assert delivered[e["member"]][e["index"] - 1] == tuple(e["msg"])
+            if name == "TotalOrder":
+                (a, b), (x, y) = v.members, v.messages
+                first = {m: [d for k, d in enumerate(delivered[m]) if d not in delivered[m][:k]] for m in (a, b)}
+                assert first[a].index(x) < first[a].index(y) and first[b].index(y) < first[b].index(x)
+    assert seen == set(props.judged("sequencer"))       # the sample exercises every property
+
+
+def _mixed_corpus(d: Path) -> dict:
+    """Traces of three protocols in one folder: SEQUENCER's campaign (its
+    findings among them), FLUSH as written and STABLE."""
+    d.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for name, seeds in (("sequencer", range(12)), ("flush", range(4)), ("stable", range(3))):
+        proto = get(name)
+        for seed in seeds:
+            recs = proto.simulate(seed, proto.campaign_faults, proto.default_options)[0]
+            runs[str(tracefile.write(d / f"{name}-{seed}.ndjson", recs))] = recs
+    return runs
 
 
 @SPARK
-def test_dataframe_properties_equal_model_functions(spark):
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-    rng = random.Random(7)
-    runs, rows = _synthetic_rows(rng, 300)
-    schema = StructType([StructField("source", StringType()), StructField("run_id", StringType()),
-                         StructField("protocol", StringType()), StructField("i", LongType()),
-                         StructField("name", StringType()),
-                         StructField("nid", LongType()), StructField("state", StringType())])
-    df = spark.createDataFrame([tuple(r[c] for c in schema.names) for r in rows], schema)
-    quiet = [k for k, r in runs.items() if json.loads(r["header"])["quiescent"]]
-    got = {(r["source"], r["run_id"]): sorted(r["failed"]) for r in P._sequencer_df_failed(df, quiet).collect()}
-    by_run = {}
-    for r in rows:
-        by_run.setdefault((r["source"], r["run_id"]), []).append(r)
-    want = {k: sorted(P._sequencer_py_failed(runs[k], v)) for k, v in by_run.items()}
-    want = {k: v for k, v in want.items() if v}
-    assert got == want
-    seen = {p for v in want.values() for p in v}
-    assert seen == set(P.SEQUENCER_PROPERTIES)       # the sample exercises every property
+def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
+    """One dataset of SEQUENCER, FLUSH and STABLE traces checked by the
+    local and the Spark engine: the same verdict rows; SEQUENCER's runs
+    judged by the catalogue (the properties its replay judges, on the
+    history projected from the trace) with the replay's first property,
+    and the history checker flags the same order properties on them."""
+    from groupcheck.conformance import history
+    from groupcheck.conformance import properties as props
+    runs = _mixed_corpus(tmp_path / "in")
+    P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
+    rl = P.check(tmp_path / "ds", engine="local", coverage=False)
+    rs = P.check(tmp_path / "ds", engine="spark", spark=spark, coverage=False)
+    assert rl["verdicts"] == rs["verdicts"] and rl["disagreements"] == 0
+    assert {v["protocol"] for v in rl["verdicts"]} == {"sequencer", "flush", "stable"}
+    flagged = 0
+    for v in rl["verdicts"]:
+        if v["protocol"] != "sequencer":
+            assert v["properties_by"] is None
+            continue
+        recs = runs[v["file"]]
+        h = history.from_records(history.from_trace(recs))
+        h.quiescent = recs[-1].get("quiescent") is True
+        names = [n for n in props.judged("sequencer") if h.quiescent or not props.CATALOGUE[n].end_of_run]
+        found = props.judge(h, names)
+        assert v["properties_by"] == "catalogue" and v["properties_failed"] == [x.property for x in found]
+        assert v["agree"] and (v["verdict"] == "violation") == bool(found)
+        if found:
+            flagged += 1
+            assert v["reason"].split(":", 1)[0] == found[0].property
+        checks = {x.check: x for x in history.check(h)}
+        for x in found:
+            if x.property in ("TotalOrder", "NoDuplicates", "Integrity"):
+                assert checks[x.property].members == x.members and checks[x.property].messages == x.messages
+    assert flagged > 0
 
 
 def test_traces_command_line_local(tmp_path):

@@ -79,15 +79,14 @@ def test_every_layer_registers_the_same_protocols():
 def test_descriptors_agree_across_layers():
     """A protocol the history projects promises checks the history checker
     has, and only such a protocol promises any; named queries resolve."""
-    from groupcheck.conformance import history, pipeline
+    from groupcheck.conformance import properties
     from groupcheck.impl import protocols as impl_protocols
-    checks = set(history.SEEN_AS.values())
     for p in protocols.available():
-        promised = protocols.get(p).promises
+        promised = properties.promises(p)
         assert bool(promised) == (impl_protocols.get(p).history is not None), p
-        assert set(promised) <= checks, p
-    assert pipeline.property_queries("sequencer")[2] == pipeline.SEQUENCER_PROPERTIES
-    assert pipeline.queried_protocols() == ["sequencer"]
+        assert set(promised) <= set(properties.CATALOGUE), p
+        assert set(properties.judged(p)) <= set(promised) | {"EventualDelivery"}, p
+    assert [p for p in protocols.available() if properties.judged(p)] == ["sequencer"]
     with pytest.raises(impl_protocols.UnknownProtocol, match="no implementation"):
         impl_protocols.get("paxos")
     assert impl_protocols.layer_of("paxos", "Send", {}) == "node"
@@ -97,11 +96,10 @@ def test_descriptors_agree_across_layers():
 # key a table by one); a protocol's own files and the registries may.
 _ROOT = tracefile.Path(tracefile.__file__).resolve().parents[1]
 _REGISTRIES = {"impl/protocols.py", "conformance/protocols.py", "model/registry.py", "model/proofs/registry.py"}
-# What the scan leaves, each for a reason: SEQUENCER's Spark property queries
-# (its own code, kept in the pipeline until the property catalogue holds
-# them); the runtime's ``idle``, which asks the stack for a layer by its
-# name (a layer, not a protocol, until each layer says whether it is idle)
-_NOT_DISPATCH = {("conformance/pipeline.py", "_sequencer_df_failed"), ("impl/runtime.py", "idle")}
+# What the scan leaves, for a reason: the runtime's ``idle``, which asks the
+# stack for a layer by its name (a layer, not a protocol, until each layer
+# says whether it is idle)
+_NOT_DISPATCH = {("impl/runtime.py", "idle")}
 
 
 def _generic_modules(names):

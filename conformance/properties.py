@@ -1,0 +1,489 @@
+"""The catalogue of observable properties: each defined once, over a history.
+
+Theory of operation
+-------------------
+A *history* (``History``) is what a member can observe about itself: the
+messages sent, each member's deliveries in its order, the views it
+installed, FLUSH's block/unblock/state-transfer letters, the members killed
+and whether the run ended quiescent (docs/history-format.md).  The history
+checker reads one from history files, the bindings and the pipeline build
+one from a member's delivery sequences (``History.of``); every property
+below is then judged the same way wherever it is asked.
+
+Each property is one function ``History -> Optional[Violation]``: None when
+it holds, else its smallest witness as data (``Violation``: the property,
+the members, the messages, the witnessing events with their positions, and a
+one-line reason).  ``Violation`` renders itself in one place: the text
+(``str``), a Mermaid sequence diagram and an SVG space-time diagram
+(conformance/diagram.py draws both from the same steps).
+
+Conventions shared by the definitions:
+
+* Members are judged in sorted order, pairs (a, b) with a < b, and each
+  property reports its first witness in that order, so a binding, the
+  history checker and the pipeline name the same members.
+* A repeated delivery is NoDuplicates' alone: the order properties
+  (SenderFIFO, GapFreeFIFO, TotalOrder, SurvivorTotalOrder) judge each
+  member's first delivery of each message.  A run with a repeat is flagged
+  by NoDuplicates either way, so no verdict depends on it.
+* A member joined in its first view when that view is not the run's first
+  (``joined_views``): it owes only what was delivered in views it was in.
+  A member whose last view leaves it out has left (it is not a survivor).
+
+``promises(protocol)`` says which properties a protocol promises (read
+by the history checker, the audit's history stage and the cluster runner);
+``judged(protocol)`` which of them a protocol's replay judges on its members'
+delivery histories (read by that replay's binding and by the pipeline,
+which judges them apart from the replay); ``SEEN_AS`` maps the name a replay reports to the property
+here that sees it on the history.  STABLE's SafeGC and the ring's token
+invariants are not here: purges and tokens are not observable events, so
+their replays judge them on model states.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+
+def fmt(msg) -> str:
+    """A message id as the texts write it: ``sender.seq``."""
+    return f"{msg[0]}.{msg[1]}" if isinstance(msg, (list, tuple)) else str(msg)
+
+
+# ---------------------------------------------------------------- the data
+
+@dataclass
+class History:
+    """One run's observable events.  ``deliveries``: member -> [(msg, view
+    id or None, position)]; ``views``: member -> [(view id, members,
+    position)]; ``flush``: member -> letters of ``([b][vgs]*[u])+``;
+    ``sent``: msg -> where it was sent (any truthy note); positions are the
+    events' indexes in the history (``index`` in a witness)."""
+    run_id: str = ""
+    files: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    sent: dict = field(default_factory=dict)
+    deliveries: dict = field(default_factory=lambda: defaultdict(list))
+    views: dict = field(default_factory=lambda: defaultdict(list))
+    flush: dict = field(default_factory=lambda: defaultdict(list))
+    crashed: set = field(default_factory=set)
+    quiescent: Optional[bool] = None
+    events: int = 0
+    # member -> the view it joined in, when a binding knows it without views
+    joined: Optional[dict] = None
+    # msg -> the view it was sent in, when a binding knows it without views
+    sent_view: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, delivered: dict, sent: dict, crashed: Iterable = (), quiescent: Optional[bool] = None,
+           nodes: Iterable = (), joined: Optional[dict] = None, sent_view: Optional[dict] = None) -> "History":
+        """The history of a run known by each member's delivery sequence
+        (``delivered``: member -> [(sender, seq)]) and sent count (``sent``:
+        member -> k, messages 1..k; or ``sent_view``: each message sent ->
+        the view it was sent in); a delivery's position is its place in its
+        member's sequence (1-based).  ``joined``: member -> the view it
+        joined in, for members that joined after the first view (their run
+        of each sender may start anywhere; they owe only what was sent from
+        their view on)."""
+        h = cls(nodes=sorted(set(nodes) | set(delivered), key=str), crashed=set(crashed), quiescent=quiescent,
+                joined=dict(joined or {}), sent_view=dict(sent_view or {}))
+        for m, k in sent.items():
+            for q in range(1, k + 1):
+                h.sent[(m, q)] = True
+        for msg in h.sent_view:
+            h.sent[msg] = True
+        for m, d in delivered.items():
+            h.deliveries[m] = [((x[0], x[1]), None, k) for k, x in enumerate(d, start=1)]
+        return h
+
+    def members(self) -> list:
+        return sorted(set(self.nodes) | set(self.deliveries) | set(self.views) | set(self.flush), key=str)
+
+    def left(self) -> set:
+        """Members whose last installed view leaves them out (a graceful leave)."""
+        return {m for m, vs in self.views.items() if vs and m not in vs[-1][1]}
+
+    def survivors(self) -> list:
+        gone = self.crashed | self.left()
+        return [m for m in self.members() if m not in gone]
+
+
+def joined_views(h: History, members=None) -> dict:
+    """member -> the view it joined in, for members that were not in the
+    run's first view (the view with the smallest id any member installed);
+    members of the first view, or every member when no view is logged, are
+    absent (they owe every message)."""
+    if h.joined is not None:
+        return h.joined
+    firsts = [vs[0] for vs in h.views.values() if vs]
+    if not firsts:
+        return {}
+    initial = set(min(firsts, key=lambda v: v[0])[1])
+    return {m: h.views[m][0][0] for m in (h.members() if members is None else members)
+            if m not in initial and h.views.get(m)}
+
+
+@dataclass
+class Violation:
+    """A property's witness as data.  ``events``: the witnessing events in
+    diagram order, each ``{"member", "what", "msg", "view", "index"}``
+    (``what`` defaults to deliver; ``index`` the position in the history)."""
+    property: str
+    reason: str
+    members: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+
+    # the history checker's and the audit's names for the same fields
+    @property
+    def check(self) -> str:
+        return self.property
+
+    @property
+    def text(self) -> str:
+        return self.reason
+
+    def __str__(self) -> str:
+        return f"{self.property}: {self.reason}"
+
+    def renamed(self, name: str) -> "Violation":
+        return Violation(name, self.reason, self.members, self.messages, self.events)
+
+    def steps(self) -> list:
+        """The witness as diagram Steps (conformance/diagram.py): one per
+        witness event, in order, each marked as part of the violation."""
+        from .diagram import Step
+        out = []
+        for k, e in enumerate(self.events, start=1):
+            what = e.get("what", "deliver")
+            label = f"{what} {fmt(e['msg'])}" if e.get("msg") is not None else what
+            at = [] if e.get("index") is None else [f"event {e['index']}"]
+            if e.get("view") is not None:
+                at.append(f"view {e['view']}")
+            out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
+        return out
+
+    def drawing(self, where: str = ""):
+        """The witness drawn (``diagram.Diagram``: Mermaid and SVG), titled
+        by ``where`` (a run) and the violation's text."""
+        from . import diagram
+        return diagram.draw(self.steps(), None, f"{where}: {self}" if where else str(self))
+
+    def mermaid(self) -> str:
+        return self.drawing().mermaid
+
+    def svg(self) -> str:
+        return self.drawing().svg
+
+    def to_json(self) -> dict:
+        d = self.drawing()
+        return {"check": self.property, "text": self.reason, "members": self.members,
+                "messages": [list(m) for m in self.messages], "events": self.events,
+                "mermaid": d.mermaid, "svg": d.svg}
+
+
+def _ev(member, msg, view=None, index=None, what=None) -> dict:
+    e = {"member": member, "msg": None if msg is None else list(msg), "view": view, "index": index}
+    if what is not None:
+        e["what"] = what
+    return e
+
+
+# ---------------------------------------------------------------- per-member properties
+
+def integrity(h: History) -> Optional[Violation]:
+    """Integrity: a member delivers only messages that were sent."""
+    for m in h.members():
+        for msg, vid, i in h.deliveries.get(m, ()):
+            if msg not in h.sent:
+                return Violation("Integrity", f"member {m} delivered {fmt(msg)}, which member {msg[0]} "
+                                 f"never sent", [m], [msg], [_ev(m, msg, vid, i)])
+    return None
+
+
+def no_duplicates(h: History) -> Optional[Violation]:
+    """NoDuplicates: no member delivers a message twice."""
+    for m in h.members():
+        seen = set()
+        for msg, vid, i in h.deliveries.get(m, ()):
+            if msg in seen:
+                return Violation("NoDuplicates", f"member {m} delivered {fmt(msg)} twice", [m], [msg],
+                                 [_ev(m, msg, vid, i)])
+            seen.add(msg)
+    return None
+
+
+def _fifo(h: History, gap_free: bool) -> Optional[Violation]:
+    """The first delivery, in member order, that breaks a sender's order
+    (``gap_free`` False) or, from a sender never killed, is not the one
+    after the last (1 first; a joiner's first one may be any: what came
+    before was delivered in views it was not in)."""
+    joined = joined_views(h) if gap_free else {}
+    for m in h.members():
+        seen, last = set(), {}
+        for msg, vid, i in h.deliveries.get(m, ()):
+            if msg in seen:
+                continue
+            seen.add(msg)
+            x, q = msg
+            prev, last[x] = last.get(x), q
+            if not gap_free:
+                if prev is not None and q <= prev:
+                    return Violation("SenderFIFO", f"member {m} delivered {fmt(msg)} after {fmt((x, prev))}",
+                                     [m], [(x, prev), msg], [_ev(m, msg, vid, i)])
+                continue
+            due = (q if joined.get(m) else 1) if prev is None else prev + 1
+            if x not in h.crashed and q != due:
+                after = fmt((x, prev)) if prev is not None else "nothing"
+                why = f"skipping {fmt((x, due))}" if q > due else f"where {fmt((x, due))} was due"
+                return Violation("GapFreeFIFO", f"member {m} delivered {fmt(msg)} after {after} of member {x}, "
+                                 f"{why} (member {x} was never killed)", [m], [(x, due), msg], [_ev(m, msg, vid, i)])
+    return None
+
+
+def sender_fifo(h: History) -> Optional[Violation]:
+    """SenderFIFO: a member delivers each sender's messages in increasing order."""
+    return _fifo(h, False)
+
+
+def gap_free_fifo(h: History) -> Optional[Violation]:
+    """GapFreeFIFO: of a sender never killed, a member delivers 1, 2, ...
+    with no gap (a joiner from its first one on)."""
+    return _fifo(h, True)
+
+
+# ---------------------------------------------------------------- total order
+
+def _firsts(h: History, m) -> list:
+    seen, out = set(), []
+    for d in h.deliveries.get(m, ()):
+        if d[0] not in seen:
+            seen.add(d[0])
+            out.append(d)
+    return out
+
+
+def _total_order(h: History, members: list, name: str) -> Optional[Violation]:
+    """The first pair a < b whose first deliveries of their common messages
+    come in different orders; the witness is the first place they differ:
+    a delivered x before y, b delivered y before x."""
+    firsts = {m: _firsts(h, m) for m in members}
+    ids = {m: {d[0] for d in firsts[m]} for m in members}
+    for ia, a in enumerate(members):
+        for b in members[ia + 1:]:
+            pa = [d for d in firsts[a] if d[0] in ids[b]]
+            pb = [d for d in firsts[b] if d[0] in ids[a]]
+            for da, db in zip(pa, pb):
+                if da[0] != db[0]:
+                    x, y = da[0], db[0]
+                    ay = next(d for d in pa if d[0] == y)
+                    bx = next(d for d in pb if d[0] == x)
+                    return Violation(name, f"member {a} delivered {fmt(x)} before {fmt(y)}, member {b} "
+                                     f"delivered {fmt(y)} before {fmt(x)}", [a, b], [x, y],
+                                     [_ev(a, x, da[1], da[2]), _ev(a, y, ay[1], ay[2]),
+                                      _ev(b, y, db[1], db[2]), _ev(b, x, bx[1], bx[2])])
+    return None
+
+
+def total_order(h: History) -> Optional[Violation]:
+    """TotalOrder (uniform): any two members, killed ones included, deliver
+    their common messages in one order."""
+    return _total_order(h, h.members(), "TotalOrder")
+
+
+def survivor_total_order(h: History) -> Optional[Violation]:
+    """SurvivorTotalOrder: the same among members never killed."""
+    return _total_order(h, [m for m in h.members() if m not in h.crashed], "SurvivorTotalOrder")
+
+
+# ---------------------------------------------------------------- end of run
+
+def agreement(h: History) -> Optional[Violation]:
+    """Agreement, at a quiescent end: survivors delivered the same set (a
+    joiner from its join view on), and every message a member never killed
+    sent was delivered by a survivor."""
+    survivors = h.survivors()
+    if h.quiescent is False or not survivors:
+        return None
+    joined = joined_views(h)
+
+    def got(m, since):      # what m delivered in views from ``since`` on
+        return {d[0] for d in h.deliveries.get(m, ()) if (d[1] or 0) >= since}
+    base = survivors[0]
+    for m in survivors[1:]:
+        since = max(joined.get(base, 0), joined.get(m, 0))
+        a, b = got(base, since), got(m, since)
+        if a != b:
+            diff = sorted(a ^ b)[0]
+            has, lacks = (base, m) if diff in a else (m, base)
+            return Violation("Agreement", f"survivor {has} delivered {fmt(diff)}, survivor {lacks} did not",
+                             [has, lacks], [diff], [_ev(has, diff)])
+    anyone = set().union(*(got(m, 0) for m in survivors))
+    for msg in sorted(h.sent):
+        if msg[0] not in h.crashed and msg not in anyone:
+            return Violation("Agreement", f"member {msg[0]} (never killed) sent {fmt(msg)}; no survivor "
+                             f"delivered it", [msg[0]], [msg], [_ev(msg[0], msg, what="send")])
+    return None
+
+
+def eventual_delivery(h: History) -> Optional[Violation]:
+    """EventualDelivery (Sequencer.tla), at a quiescent end: every message
+    sent by a member never killed is delivered by every member never killed
+    (a joiner owes what was sent from its join view on, when the view a
+    message was sent in is known)."""
+    if h.quiescent is False:
+        return None
+    live = [m for m in h.members() if m not in h.crashed]
+    have = {m: {d[0] for d in h.deliveries.get(m, ())} for m in live}
+    live_set, joined = set(live), joined_views(h)
+    for msg in sorted(h.sent):
+        if msg[0] not in live_set:
+            continue
+        v = h.sent_view.get(msg)
+        lacking = [r for r in live if msg not in have[r] and (v is None or joined.get(r, v) <= v)]
+        if lacking:
+            when = "" if v is None else f" in view {v}"
+            return Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}{when}; members "
+                             f"{lacking} (alive) never delivered it", [msg[0]] + lacking, [msg],
+                             [_ev(msg[0], msg, v, what="send")])
+    return None
+
+
+# ---------------------------------------------------------------- views and flushes
+
+def virtual_synchrony(h: History) -> Optional[Violation]:
+    """VirtualSynchrony: members that move together from view V to V'
+    delivered the same set in V."""
+    moved: dict = {}
+    for m in h.members():
+        vs = h.views.get(m, [])
+        if len(vs) < 2:
+            continue
+        per_view = defaultdict(set)
+        for msg, vid, _ in h.deliveries.get(m, ()):
+            per_view[vid].add(msg)
+        for (v, _, _), (v2, _, _) in zip(vs, vs[1:]):
+            moved.setdefault((v, v2), []).append((m, per_view.get(v, set())))
+    for (v, v2), rows in moved.items():
+        m0, s0 = rows[0]
+        for m, s in rows[1:]:
+            if s != s0:
+                diff = sorted(s ^ s0)[0]
+                has, lacks = (m0, m) if diff in s0 else (m, m0)
+                return Violation("VirtualSynchrony", f"members {m0} and {m} both moved from view {v} to "
+                                 f"{v2}; {has} delivered {fmt(diff)} in view {v}, {lacks} did not",
+                                 [has, lacks], [diff], [_ev(has, diff, v)])
+    return None
+
+
+def flush_letters(letters: list, may_stop_blocked: bool):
+    """The automaton of ``([b][vgs]*[u])+`` after the join views; None when
+    accepted, else (position, reason)."""
+    k = 0
+    while k < len(letters) and letters[k] == "v":
+        k += 1
+    inside = False
+    for j in range(k, len(letters)):
+        c = letters[j]
+        if c == "b":
+            if inside:
+                return j, "a second block before unblock"
+            inside = True
+        elif c == "u":
+            if not inside:
+                return j, "unblock without block"
+            inside = False
+        elif not inside:
+            return j, f"{'view' if c == 'v' else 'state transfer'} outside a block"
+    if inside and not may_stop_blocked:
+        return len(letters), "ends blocked"
+    return None
+
+
+def flush_event_order(h: History) -> Optional[Violation]:
+    """FlushEventOrder: per member that blocks, JGroups's FlushTest pattern
+    ``([b][vgs]*[u])+``; a killed member, or one that left, may stop inside
+    a block."""
+    left = h.left()
+    for m in h.members():
+        letters = h.flush.get(m, [])
+        if "b" not in letters and "u" not in letters:
+            continue
+        bad = flush_letters(letters, m in h.crashed or m in left)
+        if bad is not None:
+            k, why = bad
+            return Violation("FlushEventOrder", f"member {m}: {why} (events {''.join(letters)})", [m], [],
+                             [_ev(m, None, index=k, what=letters[k] if k < len(letters) else "end")])
+    return None
+
+
+# ---------------------------------------------------------------- the catalogue
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    judge: Callable[[History], Optional[Violation]]
+    end_of_run: bool = False       # judged only at a quiescent end
+
+
+CATALOGUE = {p.name: p for p in (
+    Property("Integrity", integrity),
+    Property("NoDuplicates", no_duplicates),
+    Property("SenderFIFO", sender_fifo),
+    Property("GapFreeFIFO", gap_free_fifo),
+    Property("TotalOrder", total_order),
+    Property("SurvivorTotalOrder", survivor_total_order),
+    Property("Agreement", agreement, end_of_run=True),
+    Property("EventualDelivery", eventual_delivery, end_of_run=True),
+    Property("VirtualSynchrony", virtual_synchrony),
+    Property("FlushEventOrder", flush_event_order),
+)}
+
+
+def judge(h: History, names: Iterable[str]) -> list[Violation]:
+    """The violated ones of ``names``, in that order, each with its witness."""
+    out = []
+    for n in names:
+        v = CATALOGUE[n].judge(h)
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def first(h: History, names: Iterable[str]) -> Optional[Violation]:
+    """The first of ``names``, in that order, that ``h`` violates (a replay
+    reports one)."""
+    for n in names:
+        v = CATALOGUE[n].judge(h)
+        if v is not None:
+            return v
+    return None
+
+
+# What a protocol promises, in the catalogue's names (FLUSH orders nothing,
+# so TotalOrder is not its promise; STABLE and the ring deliver nothing a
+# history sees), and which of them its replay judges on its members' delivery
+# histories: fields of its registration (conformance/protocols.py), read here.
+def promises(protocol: str) -> tuple[str, ...]:
+    from .protocols import get
+    return get(protocol).promises
+
+
+def judged(protocol: str) -> tuple[str, ...]:
+    """The properties ``protocol``'s replay judges on delivery histories, in
+    the order it reports them (the end-of-run one last); () if none or if
+    the protocol is unknown (a rejected run)."""
+    from .protocols import UnknownProtocol, get
+    try:
+        return get(protocol).judged
+    except UnknownProtocol:
+        return ()
+
+
+# The name a replay reports -> the property here that sees it on the history.
+SEEN_AS = {"TotalOrder": "TotalOrder", "EventualDelivery": "Agreement", "VirtualSynchrony": "VirtualSynchrony",
+           "NoDuplicates": "NoDuplicates", "Integrity": "Integrity", "SenderFIFO": "SenderFIFO",
+           "GapFreeFIFO": "GapFreeFIFO", "FlushEnds": "FlushEventOrder", "SurvivorTotalOrder": "SurvivorTotalOrder",
+           "Flush.VirtualSynchrony": "VirtualSynchrony"}
