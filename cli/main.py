@@ -511,7 +511,16 @@ def conform(
                 print("  " + r["reason"].replace("\n", "\n  "))
         n_ok = sum(r["verdict"] == "ok" for r in rows)
         print(f"{n_ok}/{len(rows)} runs ok" + (f", {len(good) - n_ok} expected violation(s)" if len(good) > n_ok else ""))
-    raise typer.Exit(0 if len(good) == len(rows) else 1)
+    raise typer.Exit(_exit_code(rows, len(good) == len(rows)))
+
+
+def _exit_code(rows: list[dict], all_good: bool) -> int:
+    """The one rule (README, 'Exit codes'): a malformed input (a rejected
+    run) is an input error, 2, whatever the other runs gave; otherwise 1 for
+    an unexpected result, 0 when every run is as expected."""
+    if any(r.get("verdict") == "rejected" for r in rows):
+        return 2
+    return 0 if all_good else 1
 
 
 def _tlc_verdict(tlctrace, trace):
@@ -609,7 +618,7 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
             if r.get("tlc_explain"):
                 print("  " + r["tlc_explain"].replace("\n", "\n  "))
         print(f"{len(rows) - bad}/{len(rows)} runs ok")
-    return 0 if bad == 0 else 1
+    return _exit_code(rows, bad == 0)
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702

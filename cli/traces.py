@@ -139,9 +139,11 @@ def check(
     except pipeline.PipelineError as e:
         _fail(str(e))
     ok = res["runs"] > 0 and res["counts"].get("ok", 0) == res["runs"] and res["disagreements"] == 0
+    # README, 'Exit codes': a malformed (rejected) run is an input error, 2
+    code = 2 if res["counts"].get("rejected") else 0 if ok else 1
     if as_json:
         print(json.dumps(res, indent=2))
-        raise typer.Exit(0 if ok else 1)
+        raise typer.Exit(code)
     out = console()
     for v in res["verdicts"]:
         if v["verdict"] != "ok" or v["agree"] is False:
@@ -168,4 +170,4 @@ def check(
                       f"visited by {s['runs']} runs, reachable {reach}{share}", markup=False)
     if res["disagreements"]:
         out.print(f"[red]{res['disagreements']} run(s) where the replay and the property check disagree[/]")
-    raise typer.Exit(0 if ok else 1)
+    raise typer.Exit(code)

@@ -88,5 +88,5 @@ def test_cli_simulate_then_conform(tmp_path):
     bad = out / "bad.ndjson"
     bad.write_text('{"kind": "header"\n')
     r = runner.invoke(app, ["conform", str(out), "--json"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2          # a malformed trace is an input error, whatever the others gave
     assert any(x["verdict"] == "rejected" and f"{bad}:1:" in x["reason"] for x in json.loads(r.output))

@@ -317,4 +317,4 @@ def test_traces_command_line_local(tmp_path):
     r = cli.invoke(app, ["traces", "ingest", str(tmp_path / "in"), "--engine", "local", "--out", str(tmp_path / "ing")])
     assert r.exit_code == 0 and "bad-lines.ndjson:4: invalid JSON" in r.output
     r = cli.invoke(app, ["traces", "check", str(tmp_path / "ing"), "--engine", "local", "--no-coverage"])
-    assert r.exit_code == 1 and "nonconforming" in r.output and "rejected" in r.output
+    assert r.exit_code == 2 and "nonconforming" in r.output and "rejected" in r.output   # a rejected run: input error
