@@ -1,14 +1,16 @@
-// groupcheck's JGroups adapter (issue 14, docs/jgroups.md): a protocol placed at
-// the top of a JGroups 2.12 stack that writes the groupcheck-history/1 format
+// groupcheck's JGroups adapter (docs/jgroups.md): a protocol placed at the top
+// of a JGroups 2.12 stack that writes the groupcheck-history/1 format
 // (docs/history-format.md), and a driver that runs one member.
 //
-//   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms>
+//   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s>
 //
-// The member joins, waits for a view of <members>, prints READY, multicasts
-// <messages> payloads "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>,
-// writes the end record and exits.  Messages are identified by their payload,
-// members by their logical name m<k>.
+// The member joins (then creates <marker>.joined), waits for a view of
+// <members> (then <marker>.ready), multicasts <messages> payloads
+// "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>, writes the end
+// record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
+// it is doing, so no member outlives a harness that died without killing it.
+// Messages are identified by their payload, members by their logical name m<k>.
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
@@ -83,19 +85,28 @@ public class HistoryDriver {
 
     public static void main(String[] args) throws Exception {
         me = Integer.parseInt(args[0]);
-        String run = args[2];
-        int members = Integer.parseInt(args[4]), messages = Integer.parseInt(args[5]);
-        long interval = Long.parseLong(args[6]), settle = Long.parseLong(args[7]);
+        String marker = args[2], run = args[3];
+        int members = Integer.parseInt(args[5]), messages = Integer.parseInt(args[6]);
+        long interval = Long.parseLong(args[7]), settle = Long.parseLong(args[8]);
+        final long bound = (long) (Double.parseDouble(args[10]) * 1000);
+        Thread watchdog = new Thread(() -> {
+            try { Thread.sleep(bound); } catch (InterruptedException e) { return; }
+            System.out.println("BOUND " + bound + " ms reached: halting");
+            System.out.flush();
+            Runtime.getRuntime().halt(4);
+        });
+        watchdog.setDaemon(true);
+        watchdog.start();
         out = new PrintWriter(new FileWriter(args[1]));
         record("{\"kind\":\"header\",\"format\":\"groupcheck-history/1\",\"run_id\":\"" + run + "\",\"node\":" + me
-               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"sequencer\",\"impl\":\"jgroups\","
+               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"" + args[9] + "\",\"impl\":\"jgroups\","
                + "\"impl_version\":\"" + Version.description + "\"}");
-        JChannel ch = new JChannel(new File(args[3]));
+        JChannel ch = new JChannel(new File(args[4]));
         ch.setName("m" + me);
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
-        new File(args[1] + ".joined").createNewFile();      // the harness starts the next member
+        new File(marker + ".joined").createNewFile();       // the harness starts the next member
         long deadline = System.currentTimeMillis() + 30000;
         while (ch.getView() == null || ch.getView().size() < members) {
             if (System.currentTimeMillis() > deadline) { System.out.println("NOVIEW"); System.exit(3); }
@@ -103,7 +114,7 @@ public class HistoryDriver {
         }
         System.out.println("READY");
         System.out.flush();
-        new File(args[1] + ".ready").createNewFile();
+        new File(marker + ".ready").createNewFile();
         Thread.sleep(300);
         for (int q = 1; q <= messages; q++) {
             try {
