@@ -64,13 +64,14 @@ class Stack:
     flush: bool
     promises: tuple        # the history checks this stack promises (conformance/history.py)
     about: str
+    steps: bool = False    # its members log white-box steps (the spec's actions) too
 
 
 # NAKACK (reliable per-sender FIFO) and STABLE are in every stack; without
 # SEQUENCER nothing orders senders, and without FLUSH nothing makes survivors
 # agree on a killed member's last messages.
 STACKS = {
-    "sequencer": Stack(True, False, history.PROMISES["sequencer"], "SEQUENCER (total order), no FLUSH"),
+    "sequencer": Stack(True, False, history.PROMISES["sequencer"], "SEQUENCER (total order), no FLUSH", steps=True),
     "sequencerflush": Stack(True, True, history.PROMISES["sequencerflush"], "SEQUENCER over pbcast.FLUSH"),
     "flush": Stack(False, True, history.PROMISES["flush"], "pbcast.FLUSH, no SEQUENCER"),
     "stable": Stack(False, False, ("Integrity", "NoDuplicates", "SenderFIFO"),
@@ -218,12 +219,14 @@ class Runner:
         t_wall = time.monotonic()
         out, hdir = self.out, self.out / "history"
         hdir.mkdir(parents=True, exist_ok=True)
-        for old in list(hdir.glob("*.ndjson")) + list(out.glob("node-*.*")) + [out / "result.json"]:
+        for old in (list(hdir.glob("*.ndjson")) + list(out.glob("traces/*.ndjson")) + list(out.glob("node-*.*"))
+                    + [out / "result.json"]):
             old.unlink(missing_ok=True)
         run_id = f"jgroups-{self.stack}-n{self.n}-m{self.messages}-{int(time.time())}"
         ports = _free_ports(self.n)
         procs: dict[int, subprocess.Popen] = {}
         killed: list[int] = []
+        killed_at: dict[int, float] = {}
         deadline = time.monotonic() + self.timeout
         old = self._trap_signals()
         try:
@@ -236,7 +239,8 @@ class Runner:
                          "-cp", f"{classes}{os.pathsep}{JAR}", MAIN, str(k), str(hdir / f"node-{k}.ndjson"),
                          str(out / f"node-{k}"), run_id, str(cfg), str(self.n),
                          str(self.messages if k in self.senders else 0), str(self.interval_ms),
-                         str(int(self.settle * 1000)), self.stack, str(self.timeout + 10)],
+                         str(int(self.settle * 1000)), self.stack, str(self.timeout + 10),
+                         str(out / f"node-{k}.steps") if STACKS[self.stack].steps else "-"],
                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
                 (out / "cluster.json").write_text(json.dumps(
                     {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in procs.items()},
@@ -253,6 +257,7 @@ class Runner:
                 procs[m].send_signal(signal.SIGKILL)
                 procs[m].wait()
                 killed.append(m)
+                killed_at[m] = time.time()
                 self.log(f"member {m} killed with SIGKILL at {time.monotonic() - t0:.2f} s")
             for k, p in procs.items():
                 try:
@@ -277,6 +282,8 @@ class Runner:
                     f.write(json.dumps({"kind": "event", "name": "crash", "nid": None, "params": {"member": m}})
                             + "\n")
         failed = [k for k, p in procs.items() if p.returncode != 0 and k not in killed]
+        if STACKS[self.stack].steps:
+            write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
         logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace")[-4000:] for k in procs}
         return RunResult(str(out), run_id, self.stack, killed, failed, {k: p.pid for k, p in procs.items()},
                          round(time.monotonic() - t_wall, 2), logs)
@@ -304,6 +311,50 @@ class Runner:
     def _restore_signals(old: dict) -> None:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+# ---------------------------------------------------------------- white-box traces
+
+def _steps(path: Path) -> list[dict]:
+    """A member's step lines; a partial last line (killed mid-write) is dropped."""
+    if not path.exists():
+        return []
+    data = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in data[:data.rfind("\n") + 1].splitlines()]
+
+
+def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, quiescent: bool) -> Path:
+    """The members' SEQUENCER steps merged into one format-2 trace,
+    ``traces/<run_id>.ndjson``: ordered by their wall-clock stamps (one host:
+    a send's stamp precedes its receive's), each kill a ``Crash`` at the
+    moment the harness killed, each view JGroups installed decided by a
+    ``NewView`` just before the first member installs it (the spec's views
+    come from an oracle; JGroups's GMS is that oracle here)."""
+    from groupcheck.impl import tracefile
+    recs = [(r.pop("ts"), r) for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
+    recs.sort(key=lambda x: x[0])
+    origin = recs[0][0] if recs else 0
+    impl_version = "unknown"
+    for f in sorted((out / "history").glob("node-*.ndjson")):
+        with open(f, encoding="utf-8") as fh:
+            impl_version = json.loads(fh.readline()).get("impl_version", impl_version)
+        break
+    events, decided = [], 1
+    for ts, r in recs:
+        clock = round((ts - origin) / 1e6, 6)
+        if r["name"] == "InstallView" and r["state"]["vid"] > decided:
+            decided = r["state"]["vid"]
+            events.append({"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
+                           "clock": clock})
+        r.pop("view", None)
+        events.append({"kind": "event", **r, "clock": clock})
+    head = tracefile.header("sequencer", list(range(1, n + 1)),
+                            {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at)}, seed=None,
+                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=impl_version,
+                            run_id=run_id)
+    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
 
 
 # ---------------------------------------------------------------- judging a run's folder

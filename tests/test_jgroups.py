@@ -47,8 +47,10 @@ def _run(classes, tmp_path, stack, kills=()):
 def test_crash_free_run_checks_clean(classes, tmp_path, stack):
     r, row = _run(classes, tmp_path, stack)
     assert row["events"] >= 3 * 50 + 3 * 150       # every send and every delivery logged
-    verdict = jgroups.check(tmp_path, stack)["history"]
-    assert verdict["verdict"] == "ok", verdict["violations"]
+    r = jgroups.check(tmp_path, stack)
+    assert r["history"]["verdict"] == "ok", r["history"]["violations"]
+    if jgroups.STACKS[stack].steps:          # white-box: JGroups's SEQUENCER steps conform to the spec
+        assert r["trace"]["verdict"] == "ok" and r["agree"], r["trace"]
 
 
 @pytest.mark.slow
@@ -80,11 +82,13 @@ def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
     head = p.stdout.splitlines()[0]
     assert re.match(r"jgroups-sequencer-n3-m30-\d+: (ok|NOT ok); killed \[1\]; delivered ", head), p.stdout
     assert re.search(r"^  history: (ok|violation) \(\d+ events", p.stdout, re.M), p.stdout
-    assert "trace: none" in p.stdout                  # no white-box traces: no agreement to judge
+    assert re.search(r"^  trace: (ok|nonconforming|violation)", p.stdout, re.M), p.stdout
+    assert re.search(r"^  agreement of history and trace verdicts: (yes|NO)$", p.stdout, re.M), p.stdout
     assert "member 1 killed with SIGKILL" in p.stderr and "3 members in one view" in p.stderr
     result = json.loads((out / "result.json").read_text())
-    assert (p.returncode == 0) == (result["history"]["verdict"] == "ok")
+    assert (p.returncode == 0) == (result["history"]["verdict"] == "ok" == result["trace"]["verdict"])
     assert result["killed"] == [1] and result["history"]["crashed"] == [1]
+    assert result["agree"] == ((result["history"]["verdict"] == "ok") == (result["trace"]["verdict"] == "ok"))
     for pid in result["pids"].values():              # every JVM the command started has ended
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -3,7 +3,7 @@
 // (docs/history-format.md), and a driver that runs one member.
 //
 //   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s>
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|->
 //
 // The member joins (then creates <marker>.joined), waits for a view of
 // <members> (then <marker>.ready), multicasts <messages> payloads
@@ -11,10 +11,13 @@
 // record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
 // it is doing, so no member outlives a harness that died without killing it.
 // Messages are identified by their payload, members by their logical name m<k>.
+// With a <steps> path (plain SEQUENCER), StepsAbove and StepsBelow log
+// SEQUENCER's steps there as well (white-box).
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
 import org.jgroups.stack.*;
+import org.jgroups.protocols.SEQUENCER;
 
 public class HistoryDriver {
     static PrintWriter out;
@@ -83,6 +86,151 @@ public class HistoryDriver {
         }
     }
 
+
+    /**
+     * White-box steps of SEQUENCER (docs/jgroups.md, "White-box traces"): two
+     * protocols around JGroups's SEQUENCER that write one JSON line per spec
+     * action of spec/Sequencer/Sequencer.tla.  Each step is taken under one
+     * node-wide lock and stamped, at its start, with the wall clock in
+     * microseconds (strictly increasing per member): a send's stamp precedes
+     * the transmission, a receive's follows the arrival, so on one host the
+     * stamps order every member's steps consistently with happens-before and
+     * the harness merges the files by stamp.  A step with effects outside the
+     * member (Send, RecvForward, InstallView) is written before SEQUENCER
+     * takes it, so a SIGKILL never leaves an effect without its step.
+     */
+    static final Object STEP = new Object();
+    static PrintWriter steps;
+    static long lastStamp = 0;
+    static boolean tracing = false;      // from the first view with every member on
+    static int vid = 0;
+    static Protocol sequencer;
+    static java.lang.reflect.Field isCoord, forwardTable, hdrType;
+    static final ThreadLocal<Boolean> delivered = new ThreadLocal<>();
+
+    static long stamp() {
+        java.time.Instant now = java.time.Instant.now();
+        long us = now.getEpochSecond() * 1000000L + now.getNano() / 1000;
+        lastStamp = Math.max(us, lastStamp + 1);
+        return lastStamp;
+    }
+
+    static void step(long ts, String name, String params, String msg, String state, String extra) {
+        steps.println("{\"ts\":" + ts + ",\"name\":\"" + name + "\",\"nid\":" + me
+                      + (params == null ? "" : ",\"params\":" + params) + (msg == null ? "" : ",\"msg\":" + msg)
+                      + ",\"state\":" + state + (extra == null ? "" : "," + extra) + "}");
+        steps.flush();
+    }
+
+    static String msgJson(String type, int sender, long seqno) {
+        return "{\"type\":\"" + type + "\",\"sender\":" + sender + ",\"seqno\":" + seqno + "}";
+    }
+
+    /** SEQUENCER's forward table, as the spec's fwd: the sender's seqnos, 1-based. */
+    @SuppressWarnings("unchecked")
+    static String fwd(Long plus) throws Exception {
+        TreeSet<Long> keys = new TreeSet<>(((Map<Long, byte[]>) forwardTable.get(sequencer)).keySet());
+        if (plus != null) keys.add(plus);
+        StringBuilder b = new StringBuilder("[");
+        for (Long k : keys) b.append(b.length() > 1 ? "," : "").append(k + 1);
+        return b.append("]").toString();
+    }
+
+    /** Above SEQUENCER: the application's multicasts (Send) and SEQUENCER's deliveries. */
+    public static class StepsAbove extends Protocol {
+        public String getName() { return "StepsAbove"; }
+
+        public Object up(Event evt) {
+            if (evt.getType() == Event.MSG && idOf((Message) evt.getArg()) != null) delivered.set(Boolean.TRUE);
+            return up_prot.up(evt);
+        }
+
+        public Object down(Event evt) {
+            if (evt.getType() != Event.MSG) return down_prot.down(evt);
+            Message m = (Message) evt.getArg();
+            String id = idOf(m);
+            if (id == null || m.getDest() != null) return down_prot.down(evt);
+            synchronized (STEP) {
+                if (tracing) {
+                    try {
+                        long q = Long.parseLong(new String(m.getBuffer()).split(":")[2]);
+                        boolean coord = isCoord.getBoolean(sequencer);
+                        step(stamp(), "Send", null, msgJson(coord ? "DATA" : "FORWARD", me, q),
+                             "{\"sent\":" + q + ",\"fwd\":" + fwd(coord ? null : q - 1) + "}", null);
+                    } catch (Exception e) { throw new RuntimeException(e); }
+                }
+                return down_prot.down(evt);
+            }
+        }
+    }
+
+    /** Below SEQUENCER: FORWARD and DATA arriving (RecvForward, RecvData) and views (InstallView). */
+    public static class StepsBelow extends Protocol {
+        public String getName() { return "StepsBelow"; }
+
+        public Object up(Event evt) {
+            synchronized (STEP) {
+                try {
+                    if (evt.getType() == Event.VIEW_CHANGE) return view((View) evt.getArg(), evt);
+                    if (evt.getType() != Event.MSG || !tracing) return up_prot.up(evt);
+                    Message m = (Message) evt.getArg();
+                    Header h = m.getHeader(sequencer.getId());
+                    if (h == null) return up_prot.up(evt);
+                    long ts = stamp();
+                    byte type = hdrType.getByte(h);
+                    int sender = memberOf(((SEQUENCER.SequencerHeader) h).getOriginalSender());
+                    long q = ((SEQUENCER.SequencerHeader) h).getSeqno() + 1;
+                    String p = "{\"p\":" + memberOf(m.getSrc()) + "}";
+                    if (type == 1) {                                    // FORWARD
+                        step(ts, "RecvForward", p, msgJson("FORWARD", sender, q), "{}", null);
+                        return up_prot.up(evt);
+                    }
+                    delivered.set(Boolean.FALSE);                       // BCAST or WRAPPED_BCAST: DATA
+                    Object r = up_prot.up(evt);
+                    boolean d = delivered.get() == Boolean.TRUE;
+                    step(ts, "RecvData", p, msgJson("DATA", sender, q),
+                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + ",\"fwd\":" + fwd(null) + "}",
+                         null);
+                    return r;
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }
+        }
+
+        Object view(View v, Event evt) {
+            if (!tracing && v.size() >= totalMembers) {     // the spec's first view: every member
+                tracing = true;
+                vid = 1;
+                return up_prot.up(evt);
+            }
+            if (tracing) {
+                StringBuilder ms = new StringBuilder();
+                for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
+                vid++;
+                step(stamp(), "InstallView", null, null, "{\"vid\":" + vid + "}", "\"view\":[" + ms + "]");
+            }
+            return up_prot.up(evt);
+        }
+    }
+
+    static int totalMembers;
+
+    static void traceSequencer(JChannel ch, String path) throws Exception {
+        steps = new PrintWriter(new FileWriter(path));
+        ProtocolStack st = ch.getProtocolStack();
+        sequencer = st.findProtocol(SEQUENCER.class);
+        isCoord = SEQUENCER.class.getDeclaredField("is_coord");
+        forwardTable = SEQUENCER.class.getDeclaredField("forward_table");
+        hdrType = SEQUENCER.SequencerHeader.class.getDeclaredField("type");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType})
+            f.setAccessible(true);
+        st.insertProtocol(new StepsAbove(), ProtocolStack.ABOVE, SEQUENCER.class);
+        st.insertProtocol(new StepsBelow(), ProtocolStack.BELOW, SEQUENCER.class);
+    }
+
     public static void main(String[] args) throws Exception {
         me = Integer.parseInt(args[0]);
         String marker = args[2], run = args[3];
@@ -104,6 +252,8 @@ public class HistoryDriver {
         JChannel ch = new JChannel(new File(args[4]));
         ch.setName("m" + me);
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
+        totalMembers = members;
+        if (!args[11].equals("-")) traceSequencer(ch, args[11]);
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
         new File(marker + ".joined").createNewFile();       // the harness starts the next member
