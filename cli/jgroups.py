@@ -96,6 +96,11 @@ def _report(r: dict, as_json: bool) -> None:
         print(f"  trace: none (no white-box traces under {r['out']}/traces); agreement: not judged")
     else:
         print(f"  trace: {t['verdict']}" + (f" ({t['reason'].splitlines()[0]})" if t.get("reason") else ""))
+        if t.get("jgroups_step"):
+            print(f"    the JGroups step: {t['jgroups_step']}")
+        if t.get("tlc"):
+            print(f"    tlc: {'accepts' if t['tlc']['ok'] else 'rejects at event ' + str(t['tlc']['first_unmatched'])}"
+                  f" ({t['tlc']['events']} events, {t['tlc']['seconds']} s)")
         print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}")
     print(f"  files: groupcheck history {r['out']}/history" + ("" if t is None else f"; groupcheck conform {r['out']}/traces"))
     raise typer.Exit(0 if ok else 1)

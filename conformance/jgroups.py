@@ -331,7 +331,9 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     ``NewView`` just before the first member installs it (the spec's views
     come from an oracle; JGroups's GMS is that oracle here)."""
     from groupcheck.impl import tracefile
-    recs = [(r.pop("ts"), r) for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    recs = [(r.pop("ts"), r) for r in lines if "note" not in r]
+    notes = [r for r in lines if "note" in r]
     recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
     recs.sort(key=lambda x: x[0])
     origin = recs[0][0] if recs else 0
@@ -354,6 +356,9 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
                             faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=impl_version,
                             run_id=run_id)
     end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    for note in notes:
+        note["clock"] = round((note.pop("ts") - origin) / 1e6, 6)
+    (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
     return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
 
 
@@ -408,4 +413,29 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
             out.update(verdict="ok" if v.ok else "nonconforming", reason=None if v.ok else v.explain())
         elif not tlctrace.agrees(v, rep):
             out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
+    bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
+    if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
+        out["jgroups_step"] = jgroups_step(trace.events[bad], tdir.parent / "notes.json")
     return out
+
+
+def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:
+    """The JGroups step behind a rejected record, where one is known: a
+    FORWARD taken by a member that JGroups's SEQUENCER.handleSuspect made
+    coordinator, re-sent on suspicion, before any view without the old
+    coordinator was installed (Sequencer.tla re-sends only in InstallView)."""
+    try:
+        notes = json.loads(notes_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if ev["name"] != "RecvForward":
+        return None
+    for n in notes:
+        if n["to"] == ev["nid"] and n["nid"] == ev["params"].get("p") and n["clock"] <= ev["clock"]:
+            to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
+            return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was "
+                    f"suspected at {n['clock']} s, so member {n['nid']} took {to} for the coordinator "
+                    f"and re-sent its forward table {n['resent']} to it before any view without member "
+                    f"{n['suspected']} was installed; Sequencer.tla re-sends the forward table only in "
+                    f"InstallView, so no channel of the spec holds the FORWARD member {ev['nid']} takes here")
+    return None
