@@ -420,22 +420,24 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
 
 
 def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:
-    """The JGroups step behind a rejected record, where one is known: a
-    FORWARD taken by a member that JGroups's SEQUENCER.handleSuspect made
-    coordinator, re-sent on suspicion, before any view without the old
-    coordinator was installed (Sequencer.tla re-sends only in InstallView)."""
+    """The JGroups step behind a rejected record, where one is known: JGroups's
+    SEQUENCER.handleSuspect moved the member's coordinator on suspicion and
+    re-sent its forward table, before any view without the suspected member
+    was installed; Sequencer.tla moves the coordinator and re-sends only in
+    InstallView.  The record is then a step of that member (a Send as the
+    coordinator it took itself for) or a FORWARD it re-sent being taken."""
     try:
         notes = json.loads(notes_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if ev["name"] != "RecvForward":
+    who = {ev["nid"]} | ({ev["params"].get("p")} if ev["name"] == "RecvForward" else set())
+    before = [n for n in notes if n["nid"] in who and n["clock"] <= ev["clock"]]
+    if not before:
         return None
-    for n in notes:
-        if n["to"] == ev["nid"] and n["nid"] == ev["params"].get("p") and n["clock"] <= ev["clock"]:
-            to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
-            return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was "
-                    f"suspected at {n['clock']} s, so member {n['nid']} took {to} for the coordinator "
-                    f"and re-sent its forward table {n['resent']} to it before any view without member "
-                    f"{n['suspected']} was installed; Sequencer.tla re-sends the forward table only in "
-                    f"InstallView, so no channel of the spec holds the FORWARD member {ev['nid']} takes here")
-    return None
+    n = before[-1]
+    to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
+    return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was suspected at "
+            f"{n['clock']} s, so member {n['nid']} took {to} for the coordinator and re-sent its forward table "
+            f"{n['resent']} to it, before any view without member {n['suspected']} was installed; Sequencer.tla "
+            f"moves the coordinator and re-sends the forward table only when a view is installed (InstallView), "
+            f"so the spec has no step for this record")
