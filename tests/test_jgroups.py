@@ -70,6 +70,10 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
         assert v["mermaid"].startswith("sequenceDiagram")
     if stack == "sequencerflush":
         assert "FlushEventOrder" not in {v["check"] for v in row["violations"]}
+    else:       # white-box: conforms, or is rejected at a step of handleSuspect's, said so (docs/jgroups.md)
+        t = jgroups.check(tmp_path, stack)["trace"]
+        print(f"  trace: {t['verdict']}; {t.get('jgroups_step')}")
+        assert t["verdict"] == "ok" or "SEQUENCER.handleSuspect" in (t.get("jgroups_step") or ""), t
 
 
 @pytest.mark.slow
@@ -89,6 +93,9 @@ def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
     assert (p.returncode == 0) == (result["history"]["verdict"] == "ok" == result["trace"]["verdict"])
     assert result["killed"] == [1] and result["history"]["crashed"] == [1]
     assert result["agree"] == ((result["history"]["verdict"] == "ok") == (result["trace"]["verdict"] == "ok"))
+    if result["trace"]["verdict"] != "ok":
+        assert "SEQUENCER.handleSuspect" in result["trace"]["jgroups_step"], result["trace"]
+        assert "the JGroups step: JGroups's SEQUENCER.handleSuspect" in p.stdout
     for pid in result["pids"].values():              # every JVM the command started has ended
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
