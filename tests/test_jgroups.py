@@ -147,3 +147,27 @@ def test_missing_jgroups_exits_3_naming_make_jgroups(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["jgroups", "run", "--stack", "sequencer", "--out", str(out)])
     assert r.exit_code == 3 and "make jgroups" in r.output and len(r.output.strip().splitlines()) == 1, r.output
     assert not out.exists()
+
+
+@pytest.mark.slow
+@needs_jgroups
+def test_sigterm_ends_every_jvm(tmp_path):
+    """SIGTERM while the members multicast: exit 128 + 15 with one line, and
+    every JVM the command started has ended."""
+    import signal
+    import time
+    out = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-m", "groupcheck.cli.main", "jgroups", "run", "--stack", "sequencer",
+                          "--messages", "2000", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (out / "node-3.ready").exists():
+        time.sleep(0.1)
+    assert (out / "node-3.ready").exists(), p.communicate(timeout=60)
+    pids = json.loads((out / "cluster.json").read_text())["pids"]
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM); every JVM was killed" in err, err
+    for pid in pids.values():
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
