@@ -1,6 +1,6 @@
 """JGroups 2.12 (Debian's libjgroups-java) as a target: its members run on
-127.0.0.1 and their histories are checked (``groupcheck jgroups run``,
-docs/jgroups.md).
+127.0.0.1, and their histories and (for SEQUENCER) their white-box steps
+are checked against our specs (``groupcheck jgroups run``, docs/jgroups.md).
 
 Theory of operation
 -------------------
@@ -19,6 +19,14 @@ ports (no multicast socket), failure detection, NAKACK, UNICAST, STABLE,
 GMS, then SEQUENCER and/or pbcast.FLUSH as the stack names.  Once every
 member has the full view (the time origin of ``--kill``), the members
 multicast; each kill is a SIGKILL and an environment ``crash`` record.
+
+White-box (stacks with ``steps``): two more protocols of the driver around
+JGroups's SEQUENCER write each member's steps under Sequencer.tla's action
+names, stamped with the wall clock in microseconds (``node-<k>.steps``);
+``write_trace`` merges them by stamp into one format-2 trace, adds the
+kills as ``Crash`` and JGroups's views as the oracle's ``NewView``, and
+keeps the JGroups steps that are no spec action (SEQUENCER.handleSuspect's
+re-send) in ``notes.json`` for ``jgroups_step`` to explain a rejection.
 
 Bounds: the run has a deadline; each JVM also halts itself a little after
 it (the driver's watchdog), so none outlives a harness killed with SIGKILL.
