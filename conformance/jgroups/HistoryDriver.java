@@ -102,7 +102,8 @@ public class HistoryDriver {
     static final Object STEP = new Object();
     static PrintWriter steps;
     static long lastStamp = 0;
-    static boolean tracing = false;      // from the first view with every member on
+    static boolean tracing = false;      // from the first view with every member, or the first
+    static boolean fullView = false;     // SEQUENCER message (its sender had that view already)
     static int vid = 0;
     static Protocol sequencer;
     static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField;
@@ -173,10 +174,11 @@ public class HistoryDriver {
                 try {
                     if (evt.getType() == Event.VIEW_CHANGE) return view((View) evt.getArg(), evt);
                     if (evt.getType() == Event.SUSPECT && tracing) return suspect((Address) evt.getArg(), evt);
-                    if (evt.getType() != Event.MSG || !tracing) return up_prot.up(evt);
+                    if (evt.getType() != Event.MSG) return up_prot.up(evt);
                     Message m = (Message) evt.getArg();
                     Header h = m.getHeader(sequencer.getId());
                     if (h == null) return up_prot.up(evt);
+                    if (!tracing) { tracing = true; vid = 1; }
                     long ts = stamp();
                     byte type = hdrType.getByte(h);
                     int sender = memberOf(((SEQUENCER.SequencerHeader) h).getOriginalSender());
@@ -218,12 +220,12 @@ public class HistoryDriver {
         }
 
         Object view(View v, Event evt) {
-            if (!tracing && v.size() >= totalMembers) {     // the spec's first view: every member
-                tracing = true;
+            if (!fullView && v.size() >= totalMembers) {    // the spec's first view: every member
+                fullView = tracing = true;
                 vid = 1;
                 return up_prot.up(evt);
             }
-            if (tracing) {
+            if (fullView) {
                 StringBuilder ms = new StringBuilder();
                 for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
                 vid++;
