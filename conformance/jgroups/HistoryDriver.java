@@ -106,7 +106,8 @@ public class HistoryDriver {
     static boolean fullView = false;     // SEQUENCER message (its sender had that view already)
     static int vid = 0;
     static Protocol sequencer;
-    static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField;
+    static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField, receivedTable, seqnoMap;
+    static View view;                    // the view SEQUENCER has (the spec's view of the member)
     static final ThreadLocal<Boolean> delivered = new ThreadLocal<>();
 
     static long stamp() {
@@ -125,6 +126,19 @@ public class HistoryDriver {
 
     static String msgJson(String type, int sender, long seqno) {
         return "{\"type\":\"" + type + "\",\"sender\":" + sender + ",\"seqno\":" + seqno + "}";
+    }
+
+    /** SEQUENCER's received table over the view's members, as the spec's recv: the
+     *  highest seqno delivered per original sender, 1-based, 0 for none yet. */
+    static String recv(View v) throws Exception {
+        Object table = receivedTable.get(sequencer);
+        Map<?, ?> entries = (Map<?, ?>) seqnoMap.get(table);
+        StringBuilder b = new StringBuilder("{");
+        for (Address a : v.getMembers()) {
+            long q = entries.containsKey(a) ? ((org.jgroups.util.SeqnoTable) table).getHighestReceived(a) + 1 : 0;
+            b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":").append(q);
+        }
+        return b.append("}").toString();
     }
 
     /** SEQUENCER's forward table, as the spec's fwd: the sender's seqnos, 1-based. */
@@ -192,7 +206,7 @@ public class HistoryDriver {
                     Object r = up_prot.up(evt);
                     boolean d = delivered.get() == Boolean.TRUE;
                     step(ts, "RecvData", p, msgJson("DATA", sender, q),
-                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + ",\"fwd\":" + fwd(null) + "}",
+                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + ",\"fwd\":" + fwd(null) + (fullView ? ",\"recv\":" + recv(view) : "") + "}",
                          null);
                     return r;
                 } catch (RuntimeException e) {
@@ -219,7 +233,8 @@ public class HistoryDriver {
             return r;
         }
 
-        Object view(View v, Event evt) {
+        Object view(View v, Event evt) throws Exception {
+            view = v;
             if (!fullView && v.size() >= totalMembers) {    // the spec's first view: every member
                 fullView = tracing = true;
                 vid = 1;
@@ -229,7 +244,8 @@ public class HistoryDriver {
                 StringBuilder ms = new StringBuilder();
                 for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
                 vid++;
-                step(stamp(), "InstallView", null, null, "{\"vid\":" + vid + "}", "\"view\":[" + ms + "]");
+                step(stamp(), "InstallView", null, null, "{\"vid\":" + vid + ",\"recv\":" + recv(v) + "}",
+                     "\"view\":[" + ms + "]");
             }
             return up_prot.up(evt);
         }
@@ -245,7 +261,10 @@ public class HistoryDriver {
         forwardTable = SEQUENCER.class.getDeclaredField("forward_table");
         hdrType = SEQUENCER.SequencerHeader.class.getDeclaredField("type");
         coordField = SEQUENCER.class.getDeclaredField("coord");
-        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType, coordField})
+        receivedTable = SEQUENCER.class.getDeclaredField("received_table");
+        seqnoMap = org.jgroups.util.SeqnoTable.class.getDeclaredField("map");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType, coordField,
+                                                                         receivedTable, seqnoMap})
             f.setAccessible(true);
         st.insertProtocol(new StepsAbove(), ProtocolStack.ABOVE, SEQUENCER.class);
         st.insertProtocol(new StepsBelow(), ProtocolStack.BELOW, SEQUENCER.class);
