@@ -53,8 +53,13 @@ def run(
         need_java()
     out_dir(str(out))
     log(f"compiling the driver ({jgroups.SOURCE.name}) unless cached")
+    import subprocess
     try:
         classes = jgroups.compile_driver()
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        why = (getattr(e, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()
+        fail(f"javac could not compile {jgroups.SOURCE}: {why[-1] if why else e}", ENVIRONMENT)
+    try:
         res = runner.run(classes)
     except jgroups.Interrupted as e:
         fail(f"interrupted ({e}); every JVM was killed", 128 + e.signum)
@@ -65,7 +70,7 @@ def run(
     try:
         r = jgroups.check(out, stack, checker)
     except HistoryError as e:
-        fail(f"{e}; see {out}/node-*.log")
+        fail(f"{e}; see {out}/node-*.log", 1)
     r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out))
     (out / "result.json").write_text(json.dumps(r, indent=2), encoding="utf-8")
     _report(r, as_json)
