@@ -8,7 +8,8 @@ Theory of operation
 (``conformance/jgroups/HistoryDriver.java``: a protocol at the top of the
 stack that logs sends, deliveries, views and block/unblock, and a driver for
 one member) with javac against ``/usr/share/java/jgroups.jar`` into a cache
-folder named by the source's hash, so a second run compiles nothing.
+folder named by the hash of the source and the jar's size and time, so a
+second run compiles nothing.
 
 ``Runner`` validates its options before touching the disk (``ValueError``:
 the command's usage error), then starts the members one at a time, each
@@ -116,8 +117,9 @@ def available() -> Optional[str]:
 
 
 def classes_dir() -> Path:
-    """Where the compiled driver is cached: one folder per source version."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    """Where the compiled driver is cached: one folder per source and jar version."""
+    jar = JAR.stat() if JAR.exists() else None
+    digest = hashlib.sha256(SOURCE.read_bytes() + repr(jar and (jar.st_size, jar.st_mtime_ns)).encode()).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "groupcheck" / f"jgroups-driver-{digest}"
 
