@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: audit test test-slow check bench clean java screenshot
+.PHONY: audit test test-slow check bench clean java screenshot jgroups
 
 $(STAMP): pyproject.toml
 	@sh .ci/check-java
@@ -37,6 +37,27 @@ screenshot:
 	@command -v chromium >/dev/null || { echo "screenshot: needs chromium (Debian: apt-get install chromium)"; exit 3; }
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1700 \
 		--screenshot=docs/report.png file://$(CURDIR)/audit/report.html
+
+# Debian packages that some tests need and pip cannot give: JGroups 2.12 and javac
+# (groupcheck jgroups, tests/test_jgroups*.py), chromium (tests/test_report_browser.py,
+# make screenshot).  As root it installs what is missing; otherwise it prints the
+# command.  Without them those tests skip, with the reason.
+JGROUPS_JAR := /usr/share/java/jgroups.jar
+jgroups:
+	@missing=""; \
+	test -f $(JGROUPS_JAR) || missing="$$missing libjgroups-java"; \
+	command -v javac >/dev/null || missing="$$missing default-jdk-headless"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -z "$$missing" ]; then echo "jgroups: JGroups ($(JGROUPS_JAR)), javac and chromium are installed"; \
+	elif ! command -v apt-get >/dev/null; then \
+		echo "jgroups: no apt-get here; install$$missing (Debian names) by hand; until then their tests skip"; \
+	elif [ "$$(id -u)" -ne 0 ]; then \
+		echo "jgroups: not root; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends$$missing"; \
+	else \
+		echo "jgroups: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing \
+			|| { echo "jgroups: apt-get failed; the tests that need$$missing skip with the reason"; exit 1; }; \
+	fi
 
 clean:
 	rm -rf $(VENV) audit build dist *.egg-info

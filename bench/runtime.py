@@ -61,16 +61,15 @@ def jgroups(flush: bool, messages: int, rate: float, out: Path) -> dict:
     name = "JGroups 2.12.2 SEQUENCER" + (" + FLUSH" if flush else "")
     if why:
         return {"stack": name, "skipped": why}
-    classes = jg.compile_driver(out / "classes")
-    r = jg.run(classes, out, "bench" + ("-flush" if flush else ""), flush=flush, messages=messages,
-               interval_ms=max(0, round(1000 / rate)), settle_ms=3000, timeout=300)
+    r = jg.Runner("sequencerflush" if flush else "sequencer", 3, messages, [], out,
+                  interval_ms=max(0, round(1000 / rate)), settle=3.0, timeout=300).run(jg.compile_driver())
     events = []
-    for f in r["files"]:
-        for line in Path(f).read_text().splitlines():
+    for f in sorted((out / "history").glob("*.ndjson")):
+        for line in f.read_text().splitlines():
             rec = json.loads(line)
             if rec.get("kind") == "event":
                 events.append(rec)
-    return {"stack": name, "failed_members": r["failed"], "members": _rates(events)}
+    return {"stack": name, "failed_members": r.failed, "members": _rates(events)}
 
 
 def main() -> int:

@@ -624,6 +624,7 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
 from .history import history as _history; app.command(name="history")(_history)  # noqa: E402,E702
 from .cluster import app as cluster_app; app.add_typer(cluster_app, name="cluster")  # noqa: E402,E702
+from .jgroups import app as jgroups_app; app.add_typer(jgroups_app, name="jgroups")  # noqa: E402,E702
 
 
 _SIGNALLED = 0       # the signal number once one arrived

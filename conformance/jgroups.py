@@ -1,74 +1,164 @@
-"""Run 3 JGroups members on 127.0.0.1 with the history logger
-(``conformance/jgroups/HistoryDriver.java``; docs/jgroups.md).
+"""JGroups 2.12 (Debian's libjgroups-java) as a target: its members run on
+127.0.0.1, and their histories and (for SEQUENCER) their white-box steps
+are checked against our specs (``groupcheck jgroups run``, docs/jgroups.md).
 
-``compile_driver`` compiles the Java adapter with javac against Debian's
-``/usr/share/java/jgroups.jar`` into a folder; ``run`` starts the members
-(TCP + TCPPING restricted to 127.0.0.1, SEQUENCER, optionally FLUSH), kills
-the coordinator (member 1) with SIGKILL when asked, bounds everything by a
-timeout, kills every JVM it started at the end, and returns the history
-files: one per member plus an environment file with the kill."""
+Theory of operation
+-------------------
+``compile_driver`` compiles the Java adapter
+(``conformance/jgroups/HistoryDriver.java``: a protocol at the top of the
+stack that logs sends, deliveries, views and block/unblock, and a driver for
+one member) with javac against ``/usr/share/java/jgroups.jar`` into a cache
+folder named by the hash of the source and the jar's size and time, so a
+second run compiles nothing.
+
+``Runner`` validates its options before touching the disk (``ValueError``:
+the command's usage error), then starts the members one at a time, each
+waiting for the previous one's ``connect``, so member 1 is the first
+coordinator (and SEQUENCER's sequencer).  The stack is generated per member
+from ``STACKS``: TCP and TCPPING restricted to the members' 127.0.0.1
+ports (no multicast socket), failure detection, NAKACK, UNICAST, STABLE,
+GMS, then SEQUENCER and/or pbcast.FLUSH as the stack names.  Once every
+member has the full view (the time origin of ``--kill``), the members
+multicast; each kill is a SIGKILL and an environment ``crash`` record.
+
+White-box (stacks with ``steps``): two more protocols of the driver around
+JGroups's SEQUENCER write each member's steps under Sequencer.tla's action
+names, stamped with the wall clock in microseconds (``node-<k>.steps``);
+``write_trace`` merges them by stamp into one format-2 trace, adds the
+kills as ``Crash`` and JGroups's views as the oracle's ``NewView``, and
+keeps the JGroups steps that are no spec action (SEQUENCER.handleSuspect's
+re-send) in ``notes.json`` for ``jgroups_step`` to explain a rejection.
+
+Bounds: the run has a deadline; each JVM also halts itself a little after
+it (the driver's watchdog), so none outlives a harness killed with SIGKILL.
+Every JVM still alive is killed in ``finally``: on the normal end, on an
+error, and on SIGTERM/SIGINT, which ``run`` turns into ``Interrupted`` for
+its duration (as impl/cluster.py's runner does).
+
+The output folder has the layout of ``groupcheck cluster run``'s:
+``history/`` (one file per member plus ``env.ndjson`` with the kills: the
+input of ``groupcheck history``), ``traces/`` (white-box traces, when a
+stack writes them: the input of ``groupcheck conform``), ``node-<k>.xml``
+and ``node-<k>.log`` per member, ``cluster.json`` (run id, pids, ports) and
+``result.json``.  ``check`` judges a folder: the history under the promises
+of the stack (``STACKS``), the traces with the model replay and/or TLC,
+and whether the two verdicts agree."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Optional
+
+from . import history
 
 JAR = Path("/usr/share/java/jgroups.jar")
 SOURCE = Path(__file__).with_name("jgroups") / "HistoryDriver.java"
+MAIN = "HistoryDriver"
 
 
-def available() -> str | None:
+@dataclass(frozen=True)
+class Stack:
+    sequencer: bool
+    flush: bool
+    protocol: Optional[str] = None   # the spec protocol whose promises the history is judged on
+    own_promises: tuple = ()         # without one: the history checks the stack promises
+    steps: bool = False              # its members log white-box steps (the spec's actions) too
+
+
+# NAKACK (reliable per-sender FIFO) and STABLE are in every stack; without
+# SEQUENCER nothing orders senders, and without FLUSH nothing makes survivors
+# agree on a killed member's last messages.
+STACKS = {
+    "sequencer": Stack(True, False, "sequencer", steps=True),
+    "sequencerflush": Stack(True, True, "sequencerflush"),             # SEQUENCER over pbcast.FLUSH
+    "flush": Stack(False, True, "flush"),
+    "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO")),   # NAKACK + STABLE
+}
+
+
+def promised(stack: str) -> tuple:
+    """The history checks ``stack`` promises: its spec protocol's
+    (conformance/history.py), or its own."""
+    s = STACKS[stack]
+    return history.PROMISES[s.protocol] if s.protocol else s.own_promises
+
+
+class JGroupsError(RuntimeError):
+    """A run could not be made (a member did not start or join)."""
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGINT reached the runner; every JVM was killed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def available() -> Optional[str]:
     """None when the adapter can run here, else the reason it cannot."""
     if not JAR.exists():
-        return f"{JAR} absent (apt-get install libjgroups-java; make does not install it)"
+        return f"{JAR} absent (Debian's libjgroups-java: run `make jgroups`)"
     for tool in ("java", "javac"):
         if shutil.which(tool) is None:
-            return f"{tool} not on PATH"
+            return f"{tool} not on PATH (a JDK: run `make jgroups`)"
     return None
 
 
-def compile_driver(dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-cp", str(JAR), "-d", str(dest), str(SOURCE)], check=True,
-                   timeout=180, capture_output=True)
+def classes_dir() -> Path:
+    """Where the compiled driver is cached: one folder per source and jar version."""
+    jar = JAR.stat() if JAR.exists() else None
+    digest = hashlib.sha256(SOURCE.read_bytes() + repr(jar and (jar.st_size, jar.st_mtime_ns)).encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "groupcheck" / f"jgroups-driver-{digest}"
+
+
+def compile_driver(dest: Optional[Path] = None) -> Path:
+    """The driver's classes (compiled once per source version)."""
+    dest = Path(dest) if dest is not None else classes_dir()
+    if (dest / f"{MAIN}.class").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".compiling-", dir=dest.parent))
+    try:
+        subprocess.run(["javac", "-nowarn", "-cp", str(JAR), "-d", str(tmp), str(SOURCE)], check=True,
+                       timeout=180, capture_output=True)
+        try:
+            tmp.rename(dest)           # atomic: a concurrent compile of the same source loses the race
+        except OSError:
+            if not (dest / f"{MAIN}.class").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 
 def _free_ports(n: int) -> list[int]:
-    """n consecutive free ports on 127.0.0.1 (TCPPING lists them)."""
-    for _ in range(50):
-        with socket.socket() as s:
+    """n free TCP ports on 127.0.0.1 (TCPPING lists them)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
             s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + n > 65000:
-            continue
-        ok = True
-        for p in range(base, base + n):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return list(range(base, base + n))
-    raise RuntimeError("no free ports on 127.0.0.1")
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
-def _wait_for(marker: Path, deadline: float, proc, what: str) -> None:
-    while not marker.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{what} (exit {proc.poll()})")
-        time.sleep(0.05)
-
-
-def config(port: int, ports: list[int], flush: bool) -> str:
+def config(port: int, ports: list[int], stack: Stack) -> str:
     hosts = ",".join(f"127.0.0.1[{p}]" for p in ports)
     return f"""<config xmlns="urn:org:jgroups">
   <TCP bind_addr="127.0.0.1" bind_port="{port}" port_range="0" loopback="true" enable_bundling="false"
@@ -82,63 +172,288 @@ def config(port: int, ports: list[int], flush: bool) -> str:
   <UNICAST timeout="300,600,1200"/>
   <pbcast.STABLE stability_delay="200" desired_avg_gossip="2000" max_bytes="400000"/>
   <pbcast.GMS print_local_addr="false" join_timeout="3000" view_bundling="true"/>
-  <SEQUENCER/>
+{'  <SEQUENCER/>' if stack.sequencer else ''}
   <FRAG2 frag_size="60000"/>
-{'  <pbcast.FLUSH timeout="4000"/>' if flush else ''}
+{'  <pbcast.FLUSH timeout="4000"/>' if stack.flush else ''}
 </config>
 """
 
 
-def run(classes: Path, out: Path, run_id: str, *, flush: bool, kill_coordinator_after: float | None = None,
-        members: int = 3, messages: int = 50, interval_ms: int = 10, settle_ms: int = 4000,
-        timeout: float = 90.0) -> dict:
-    """One run; returns {"files": [...], "killed": [...], "logs": {member: stdout+stderr}}."""
-    out.mkdir(parents=True, exist_ok=True)
-    ports = _free_ports(members)
-    procs = {}
-    files = []
-    killed = []
-    logs = {}
-    deadline = time.monotonic() + timeout
+def parse_kill(spec: str) -> tuple[int, float]:
+    """MEMBER@SECONDS, e.g. 1@0.25."""
+    member, sep, at = spec.partition("@")
     try:
-        for k, port in enumerate(ports, start=1):
-            cfg = out / f"{run_id}-m{k}.xml"
-            cfg.write_text(config(port, ports, flush))
-            f = out / f"{run_id}-m{k}.ndjson"
-            files.append(f)
-            procs[k] = subprocess.Popen(
-                ["java", "-Djava.net.preferIPv4Stack=true", "-Djgroups.bind_addr=127.0.0.1", "-Xmx128m",
-                 "-cp", f"{classes}:{JAR}", "HistoryDriver", str(k), str(f), run_id, str(cfg), str(members),
-                 str(messages), str(interval_ms), str(settle_ms)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            # one at a time, in order: member 1 becomes the coordinator, each joins its group
-            _wait_for(Path(f"{f}.joined"), deadline, procs[k], f"member {k} did not connect")
-        if kill_coordinator_after is not None:
-            _wait_for(Path(f"{files[0]}.ready"), deadline, procs[1], "member 1 did not get the full view")
-            time.sleep(kill_coordinator_after)
-            procs[1].send_signal(signal.SIGKILL)
-            killed.append(1)
-            env = out / f"{run_id}-env.ndjson"
-            env.write_text(json.dumps({"kind": "header", "format": "groupcheck-history/1", "run_id": run_id,
-                                       "nodes": list(range(1, members + 1))}) + "\n"
-                           + json.dumps({"kind": "event", "name": "crash", "nid": None,
-                                         "params": {"member": 1}}) + "\n")
-            files.append(env)
-        for k, p in procs.items():
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-    finally:
-        for k, p in procs.items():
-            if p.poll() is None:
-                p.kill()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-            logs[k] = p.stdout.read() if p.stdout else ""
-            if p.stdout:
-                p.stdout.close()
-    timed_out = [k for k, p in procs.items() if p.returncode not in (0,) and k not in killed]
-    return {"files": [str(f) for f in files], "killed": killed, "logs": logs, "failed": timed_out}
+        if not sep:
+            raise ValueError
+        m, t = int(member), float(at)
+    except ValueError:
+        raise ValueError(f"--kill {spec!r}: expected MEMBER@SECONDS, e.g. 1@0.25") from None
+    if t < 0:
+        raise ValueError(f"--kill {spec!r}: SECONDS must be at least 0")
+    return m, t
+
+
+@dataclass
+class RunResult:
+    out: str
+    run_id: str
+    stack: str
+    killed: list
+    failed: list                 # members that neither finished nor were killed
+    pids: dict
+    seconds: float
+    logs: dict = field(default_factory=dict)     # member -> its JVM's output (tail)
+
+
+class Runner:
+    def __init__(self, stack: str, members: int, messages: int, kills: list[tuple[int, float]], out: Path, *,
+                 senders: Optional[list[int]] = None, interval_ms: int = 10, settle: float = 4.0,
+                 timeout: float = 90.0, log: Callable[[str], None] = lambda s: None) -> None:
+        if stack not in STACKS:
+            raise ValueError(f"--stack {stack!r}: choose {', '.join(STACKS)}")
+        if members < 2:
+            raise ValueError(f"--members {members}: at least 2")
+        if messages < 0:
+            raise ValueError(f"--messages {messages}: at least 0")
+        for m, _ in kills:
+            if not 1 <= m <= members:
+                raise ValueError(f"--kill {m}@...: no member {m} in 1..{members}")
+        if len({m for m, _ in kills}) != len(kills) or len(kills) >= members:
+            raise ValueError("--kill: each member at most once, and one member must survive")
+        self.senders = sorted(set(senders)) if senders else list(range(1, members + 1))
+        bad = [s for s in self.senders if not 1 <= s <= members]
+        if bad:
+            raise ValueError(f"--senders: no member {bad[0]} in 1..{members}")
+        if interval_ms < 0 or settle < 0 or timeout <= 0:
+            raise ValueError("--interval, --settle: at least 0; --timeout: more than 0")
+        self.stack, self.n, self.messages = stack, members, messages
+        self.kills = sorted(kills, key=lambda k: k[1])
+        self.out = Path(out)
+        self.interval_ms, self.settle, self.timeout, self.log = interval_ms, settle, timeout, log
+
+    def run(self, classes: Path) -> RunResult:
+        t_wall = time.monotonic()
+        out, hdir = self.out, self.out / "history"
+        hdir.mkdir(parents=True, exist_ok=True)
+        for old in (list(hdir.glob("*.ndjson")) + list(out.glob("traces/*.ndjson")) + list(out.glob("node-*.*"))
+                    + [out / "result.json"]):
+            old.unlink(missing_ok=True)
+        run_id = f"jgroups-{self.stack}-n{self.n}-m{self.messages}-{int(time.time())}"
+        ports = _free_ports(self.n)
+        procs: dict[int, subprocess.Popen] = {}
+        killed: list[int] = []
+        killed_at: dict[int, float] = {}
+        deadline = time.monotonic() + self.timeout
+        old = self._trap_signals()
+        try:
+            for k, port in enumerate(ports, start=1):
+                cfg = out / f"node-{k}.xml"
+                cfg.write_text(config(port, ports, STACKS[self.stack]), encoding="utf-8")
+                with open(out / f"node-{k}.log", "wb") as log:
+                    procs[k] = subprocess.Popen(
+                        ["java", "-Djava.net.preferIPv4Stack=true", "-Djgroups.bind_addr=127.0.0.1", "-Xmx128m",
+                         "-cp", f"{classes}{os.pathsep}{JAR}", MAIN, str(k), str(hdir / f"node-{k}.ndjson"),
+                         str(out / f"node-{k}"), run_id, str(cfg), str(self.n),
+                         str(self.messages if k in self.senders else 0), str(self.interval_ms),
+                         str(int(self.settle * 1000)), self.stack, str(self.timeout + 10),
+                         str(out / f"node-{k}.steps") if STACKS[self.stack].steps else "-"],
+                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                (out / "cluster.json").write_text(json.dumps(
+                    {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in procs.items()},
+                     "ports": dict(enumerate(ports, start=1))}), encoding="utf-8")
+                # one at a time, in order: member 1 becomes the coordinator, each joins its group
+                self._wait_for(out / f"node-{k}.joined", deadline, procs[k], f"member {k} did not connect")
+                self.log(f"member {k} joined (pid {procs[k].pid}, port {port})")
+            for k in procs:
+                self._wait_for(out / f"node-{k}.ready", deadline, procs[k], f"member {k} did not see all {self.n}")
+            t0 = time.monotonic()
+            self.log(f"{self.n} members in one view ({self.stack}); multicasting")
+            for m, at in self.kills:
+                time.sleep(max(0.0, t0 + at - time.monotonic()))
+                procs[m].send_signal(signal.SIGKILL)
+                procs[m].wait()
+                killed.append(m)
+                killed_at[m] = time.time()
+                self.log(f"member {m} killed with SIGKILL at {time.monotonic() - t0:.2f} s")
+            for k, p in procs.items():
+                try:
+                    p.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    self.log(f"member {k} still running at the {self.timeout:.0f} s bound: killed")
+                    break
+        finally:
+            self._restore_signals(old)
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+            for p in procs.values():
+                p.wait()
+            for marker in list(out.glob("node-*.joined")) + list(out.glob("node-*.ready")):
+                marker.unlink(missing_ok=True)
+        if killed:
+            with open(hdir / "env.ndjson", "w", encoding="utf-8") as f:
+                f.write(json.dumps({"kind": "header", "format": history.FORMAT, "run_id": run_id,
+                                    "nodes": list(range(1, self.n + 1))}) + "\n")
+                for m in killed:
+                    f.write(json.dumps({"kind": "event", "name": "crash", "nid": None, "params": {"member": m}})
+                            + "\n")
+        failed = [k for k, p in procs.items() if p.returncode != 0 and k not in killed]
+        if STACKS[self.stack].steps:
+            write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
+        logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace")[-4000:] for k in procs}
+        return RunResult(str(out), run_id, self.stack, killed, failed, {k: p.pid for k, p in procs.items()},
+                         round(time.monotonic() - t_wall, 2), logs)
+
+    @staticmethod
+    def _wait_for(marker: Path, deadline: float, proc: subprocess.Popen, what: str) -> None:
+        while not marker.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise JGroupsError(f"{what} (exit {proc.poll()}; see {marker}.log)")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _trap_signals() -> dict:
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+
+        def interrupted(signum, _frame):
+            raise Interrupted(signum)
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        for s in old:
+            signal.signal(s, interrupted)
+        return old
+
+    @staticmethod
+    def _restore_signals(old: dict) -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+# ---------------------------------------------------------------- white-box traces
+
+def _steps(path: Path) -> list[dict]:
+    """A member's step lines; a partial last line (killed mid-write) is dropped."""
+    if not path.exists():
+        return []
+    data = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in data[:data.rfind("\n") + 1].splitlines()]
+
+
+def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, quiescent: bool) -> Path:
+    """The members' SEQUENCER steps merged into one format-2 trace,
+    ``traces/<run_id>.ndjson``: ordered by their wall-clock stamps (one host:
+    a send's stamp precedes its receive's), each kill a ``Crash`` at the
+    moment the harness killed, each view JGroups installed decided by a
+    ``NewView`` just before the first member installs it (the spec's views
+    come from an oracle; JGroups's GMS is that oracle here)."""
+    from groupcheck.impl import tracefile
+    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    recs = [(r.pop("ts"), r) for r in lines if "note" not in r]
+    notes = [r for r in lines if "note" in r]
+    recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
+    recs.sort(key=lambda x: x[0])
+    origin = recs[0][0] if recs else 0
+    impl_version = "unknown"
+    for f in sorted((out / "history").glob("node-*.ndjson")):
+        with open(f, encoding="utf-8") as fh:
+            impl_version = json.loads(fh.readline()).get("impl_version", impl_version)
+        break
+    events, decided = [], 1
+    for ts, r in recs:
+        clock = round((ts - origin) / 1e6, 6)
+        if r["name"] == "InstallView" and r["state"]["vid"] > decided:
+            decided = r["state"]["vid"]
+            events.append({"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
+                           "clock": clock})
+        r.pop("view", None)
+        events.append({"kind": "event", **r, "clock": clock})
+    head = tracefile.header("sequencer", list(range(1, n + 1)),
+                            {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at)}, seed=None,
+                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=impl_version,
+                            run_id=run_id)
+    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    for note in notes:
+        note["clock"] = round((note.pop("ts") - origin) / 1e6, 6)
+    (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+
+
+# ---------------------------------------------------------------- judging a run's folder
+
+def check(out: Path, stack: str, checker: str = "model") -> dict:
+    """The history verdict (the stack's promises), the trace verdict when
+    ``out/traces`` holds traces (the model replay, TLC or both), and whether
+    the two agree: both ok, or both not."""
+    files = history.history_files([Path(out) / "history"])
+    runs = history.load(files)
+    if len(runs) != 1:
+        raise history.HistoryError(f"{out}/history: expected one run, found {len(runs)}")
+    h = runs[0]
+    found = history.check(h)
+    promises = promised(stack)
+    hist = {"verdict": "ok" if not [v for v in found if v.check in promises] else "violation",
+            "events": h.events, "crashed": sorted(h.crashed),
+            "violations": [_brief(v) for v in found if v.check in promises],
+            "not_promised": [_brief(v) for v in found if v.check not in promises],
+            "delivered": {m: len(h.deliveries.get(m, [])) for m in sorted(h.nodes)}}
+    result = {"run_id": h.run_id, "stack": stack, "history": hist, "trace": None, "agree": None}
+    tdir = Path(out) / "traces"
+    if tdir.is_dir() and any(tdir.glob("*.ndjson")):
+        result["trace"] = _trace_verdict(tdir, checker)
+        result["agree"] = (hist["verdict"] == "ok") == (result["trace"]["verdict"] == "ok")
+    return result
+
+
+def _brief(v: history.Violation) -> dict:
+    return {"check": v.check, "text": v.text, "members": v.members}
+
+
+def _trace_verdict(tdir: Path, checker: str) -> dict:
+    """The per-node traces of the run, merged, judged as ``groupcheck conform``
+    judges them: stepwise by the replay and/or TLC, properties by the replay."""
+    from .replay import replay
+    from .traces import TraceError, load
+    try:
+        trace = load(tdir)
+    except TraceError as e:
+        return {"verdict": "rejected", "reason": str(e)}
+    out: dict = {}
+    if checker in ("model", "both"):
+        rep = replay(trace)
+        out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event)
+    if checker in ("tlc", "both"):
+        from . import tlctrace
+        v = tlctrace.validate(trace)
+        out["tlc"] = {**v.to_json(), **({} if v.ok else {"explain": v.explain()})}
+        if checker == "tlc":
+            out.update(verdict="ok" if v.ok else "nonconforming", reason=None if v.ok else v.explain())
+        elif not tlctrace.agrees(v, rep):
+            out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
+    bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
+    if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
+        out["jgroups_step"] = jgroups_step(trace.events[bad], tdir.parent / "notes.json")
+    return out
+
+
+def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:
+    """The JGroups step behind a rejected record, where one is known: JGroups's
+    SEQUENCER.handleSuspect moved the member's coordinator on suspicion and
+    re-sent its forward table, before any view without the suspected member
+    was installed; Sequencer.tla moves the coordinator and re-sends only in
+    InstallView.  The record is then a step of that member (a Send as the
+    coordinator it took itself for) or a FORWARD it re-sent being taken."""
+    try:
+        notes = json.loads(notes_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    who = {ev["nid"]} | ({ev["params"].get("p")} if ev["name"] == "RecvForward" else set())
+    before = [n for n in notes if n["nid"] in who and n["clock"] <= ev["clock"]]
+    if not before:
+        return None
+    n = before[-1]
+    to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
+    return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was suspected at "
+            f"{n['clock']} s, so member {n['nid']} took {to} for the coordinator and re-sent its forward table "
+            f"{n['resent']} to it, before any view without member {n['suspected']} was installed; Sequencer.tla "
+            f"moves the coordinator and re-sends the forward table only when a view is installed (InstallView), "
+            f"so the spec has no step for this record")

@@ -1,55 +1,173 @@
-"""JGroups 2.12 (Debian's libjgroups-java) through the history adapter
-(conformance/jgroups.py, docs/jgroups.md): 3 members on 127.0.0.1, SEQUENCER,
-with and without FLUSH.  Slow; skipped when the jar or a JDK is absent."""
+"""JGroups 2.12 (Debian's libjgroups-java) through the history adapter and
+``groupcheck jgroups run`` (conformance/jgroups.py, docs/jgroups.md): 3
+members on 127.0.0.1 per stack, with and without a coordinator kill.  The
+runs are slow and skipped, with the reason, when the jar or a JDK is absent
+(``make jgroups`` installs them); the option and folder checks are fast and
+need no JGroups."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
-from groupcheck.conformance import history, jgroups
-
-pytestmark = pytest.mark.slow
+from groupcheck.conformance import history, jgroups, protocols
+from groupcheck.impl import tracefile
 
 _WHY = jgroups.available()
 needs_jgroups = pytest.mark.skipif(_WHY is not None, reason=f"JGroups adapter cannot run: {_WHY}")
 
 
+def gc(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(scope="module")
-def classes(tmp_path_factory):
+def classes():
     if _WHY is not None:
         pytest.skip(f"JGroups adapter cannot run: {_WHY}")
-    return jgroups.compile_driver(tmp_path_factory.mktemp("jgroups-classes"))
+    return jgroups.compile_driver()
 
 
-def _run(classes, tmp_path, flush, kill):
-    r = jgroups.run(classes, tmp_path, f"jg-{'flush' if flush else 'plain'}-{'kill' if kill else 'clean'}",
-                    flush=flush, kill_coordinator_after=kill, messages=50, timeout=90)
-    assert not r["failed"], r["logs"]
-    [row] = history.check_paths(r["files"])
+def _run(classes, tmp_path, stack, kills=()):
+    r = jgroups.Runner(stack, 3, 50, list(kills), tmp_path, timeout=90).run(classes)
+    assert not r.failed, r.logs
+    [row] = history.check_paths([tmp_path / "history"])
     return r, row
 
 
+@pytest.mark.slow
 @needs_jgroups
-@pytest.mark.parametrize("flush", [False, True], ids=["sequencer", "sequencer+flush"])
-def test_crash_free_run_checks_clean(classes, tmp_path, flush):
-    r, row = _run(classes, tmp_path, flush, None)
-    assert row["verdict"] == "ok", row["violations"]
+@pytest.mark.parametrize("stack", ["sequencer", "sequencerflush", "flush", "stable"])
+def test_crash_free_run_checks_clean(classes, tmp_path, stack):
+    r, row = _run(classes, tmp_path, stack)
     assert row["events"] >= 3 * 50 + 3 * 150       # every send and every delivery logged
+    r = jgroups.check(tmp_path, stack)
+    assert r["history"]["verdict"] == "ok", r["history"]["violations"]
+    if jgroups.STACKS[stack].steps:          # white-box: JGroups's SEQUENCER steps conform to the spec
+        assert r["trace"]["verdict"] == "ok" and r["agree"], r["trace"]
 
 
+@pytest.mark.slow
 @needs_jgroups
-@pytest.mark.parametrize("flush", [False, True], ids=["sequencer", "sequencer+flush"])
-def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, flush):
-    r, row = _run(classes, tmp_path, flush, 0.25)
-    assert r["killed"] == [1] and row["crashed"] == [1]
-    h = history.load(r["files"])[0]
+@pytest.mark.parametrize("stack", ["sequencer", "sequencerflush"])
+def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack):
+    r, row = _run(classes, tmp_path, stack, [(1, 0.55)])
+    assert r.killed == [1] and row["crashed"] == [1]
+    h = history.load(history.history_files([tmp_path / "history"]))[0]
     # the survivors converge on the view without the killed coordinator
     last = {m: h.views[m][-1] for m in (2, 3)}
     assert last[2][:2] == last[3][:2] and sorted(last[2][1]) == [2, 3], last
-    print(f"\nJGroups {'SEQUENCER+FLUSH' if flush else 'SEQUENCER'}, coordinator SIGKILLed: {row['verdict']}")
+    print(f"\nJGroups {stack}, coordinator SIGKILLed: {row['verdict']}")
     for v in row["violations"]:
         print(f"  {v['check']}: {v['text']}")
         assert v["members"] and v["events"], v          # every anomaly has its witness
         assert v["mermaid"].startswith("sequenceDiagram")
-    if flush:
+    if stack == "sequencerflush":
         assert "FlushEventOrder" not in {v["check"] for v in row["violations"]}
+    else:       # white-box: conforms, or is rejected at a step of handleSuspect's, said so (docs/jgroups.md)
+        t = jgroups.check(tmp_path, stack)["trace"]
+        print(f"  trace: {t['verdict']}; {t.get('jgroups_step')}")
+        assert t["verdict"] == "ok" or "SEQUENCER.handleSuspect" in (t.get("jgroups_step") or ""), t
+
+
+@pytest.mark.slow
+@needs_jgroups
+def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
+    out = tmp_path / "run"
+    p = gc("jgroups", "run", "--stack", "sequencer", "--members", "3", "--messages", "30", "--kill", "1@0.5",
+           "--out", str(out))
+    assert p.returncode in (0, 1), p.stderr
+    head = p.stdout.splitlines()[0]
+    assert re.match(r"jgroups-sequencer-n3-m30-\d+: (ok|NOT ok); killed \[1\]; delivered ", head), p.stdout
+    assert re.search(r"^  history: (ok|violation) \(\d+ events", p.stdout, re.M), p.stdout
+    assert re.search(r"^  trace: (ok|nonconforming|violation)", p.stdout, re.M), p.stdout
+    assert re.search(r"^  agreement of history and trace verdicts: (yes|NO)$", p.stdout, re.M), p.stdout
+    assert "member 1 killed with SIGKILL" in p.stderr and "3 members in one view" in p.stderr
+    result = json.loads((out / "result.json").read_text())
+    assert (p.returncode == 0) == (result["history"]["verdict"] == "ok" == result["trace"]["verdict"])
+    assert result["killed"] == [1] and result["history"]["crashed"] == [1]
+    assert result["agree"] == ((result["history"]["verdict"] == "ok") == (result["trace"]["verdict"] == "ok"))
+    if result["trace"]["verdict"] != "ok":
+        assert "SEQUENCER.handleSuspect" in result["trace"]["jgroups_step"], result["trace"]
+        assert "the JGroups step: JGroups's SEQUENCER.handleSuspect" in p.stdout
+    for pid in result["pids"].values():              # every JVM the command started has ended
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert subprocess.run(["pgrep", "-f", f"HistoryDriver .*{out}"], capture_output=True).returncode == 1
+    # the folder is what `groupcheck history` reads
+    h = gc("history", str(out / "history"))       # every check, promised or not
+    clean = not result["history"]["violations"] and not result["history"]["not_promised"]
+    assert h.returncode == (0 if clean else 1) and f"{int(clean)}/1 runs ok" in h.stdout, h.stdout
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--stack", "paxos"], "--stack 'paxos'"),
+    (["--stack", "sequencer", "--members", "1"], "--members 1"),
+    (["--stack", "sequencer", "--kill", "1"], "--kill '1'"),
+    (["--stack", "sequencer", "--kill", "4@1"], "no member 4"),
+    (["--stack", "sequencer", "--kill", "1@1", "--kill", "2@1", "--kill", "3@1"], "one member must survive"),
+    (["--stack", "sequencer", "--senders", "2,x"], "--senders"),
+    (["--stack", "sequencer", "--checker", "z3"], "--checker 'z3'"),
+])
+def test_bad_options_exit_2_with_one_line_and_create_nothing(tmp_path, args, msg):
+    out = tmp_path / "never"
+    p = gc("jgroups", "run", *args, "--out", str(out), timeout=60)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1 and msg in p.stderr, p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("faults", ["", "crash=1@20"])
+def test_check_reads_the_run_folder_and_compares_history_and_trace(tmp_path, faults):
+    """The judging half of the command on a folder of the layout it writes
+    (history/ and traces/), filled by our simulator: the history verdict,
+    the replay's trace verdict, and their agreement."""
+    proto = protocols.get("sequencer")
+    recs, _ = proto.simulate(0, faults, dict(proto.default_options))
+    tracefile.write(tmp_path / "traces" / "run.ndjson", recs)
+    tracefile.write(tmp_path / "history" / "run.ndjson", history.from_trace(recs))
+    r = jgroups.check(tmp_path, "sequencer")
+    assert r["trace"]["verdict"] in ("ok", "violation") and r["history"]["verdict"] in ("ok", "violation")
+    assert r["agree"] == ((r["history"]["verdict"] == "ok") == (r["trace"]["verdict"] == "ok"))
+    assert r["agree"], r
+    assert r["history"]["crashed"] == ([1] if faults else [])
+
+
+def test_missing_jgroups_exits_3_naming_make_jgroups(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    monkeypatch.setattr(jgroups, "JAR", tmp_path / "absent.jar")
+    out = tmp_path / "never"
+    r = CliRunner().invoke(app, ["jgroups", "run", "--stack", "sequencer", "--out", str(out)])
+    assert r.exit_code == 3 and "make jgroups" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@needs_jgroups
+def test_sigterm_ends_every_jvm(tmp_path):
+    """SIGTERM while the members multicast: exit 128 + 15 with one line, and
+    every JVM the command started has ended."""
+    import signal
+    import time
+    out = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-m", "groupcheck.cli.main", "jgroups", "run", "--stack", "sequencer",
+                          "--messages", "2000", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (out / "node-3.ready").exists():
+        time.sleep(0.1)
+    assert (out / "node-3.ready").exists(), p.communicate(timeout=60)
+    pids = json.loads((out / "cluster.json").read_text())["pids"]
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM); every JVM was killed" in err, err
+    for pid in pids.values():
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -1,18 +1,23 @@
-// groupcheck's JGroups adapter (issue 14, docs/jgroups.md): a protocol placed at
-// the top of a JGroups 2.12 stack that writes the groupcheck-history/1 format
+// groupcheck's JGroups adapter (docs/jgroups.md): a protocol placed at the top
+// of a JGroups 2.12 stack that writes the groupcheck-history/1 format
 // (docs/history-format.md), and a driver that runs one member.
 //
-//   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms>
+//   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|->
 //
-// The member joins, waits for a view of <members>, prints READY, multicasts
-// <messages> payloads "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>,
-// writes the end record and exits.  Messages are identified by their payload,
-// members by their logical name m<k>.
+// The member joins (then creates <marker>.joined), waits for a view of
+// <members> (then <marker>.ready), multicasts <messages> payloads
+// "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>, writes the end
+// record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
+// it is doing, so no member outlives a harness that died without killing it.
+// Messages are identified by their payload, members by their logical name m<k>.
+// With a <steps> path (plain SEQUENCER), StepsAbove and StepsBelow log
+// SEQUENCER's steps there as well (white-box).
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
 import org.jgroups.stack.*;
+import org.jgroups.protocols.SEQUENCER;
 
 public class HistoryDriver {
     static PrintWriter out;
@@ -81,21 +86,216 @@ public class HistoryDriver {
         }
     }
 
+
+    /**
+     * White-box steps of SEQUENCER (docs/jgroups.md, "White-box traces"): two
+     * protocols around JGroups's SEQUENCER that write one JSON line per spec
+     * action of spec/Sequencer/Sequencer.tla.  Each step is taken under one
+     * node-wide lock and stamped, at its start, with the wall clock in
+     * microseconds (strictly increasing per member): a send's stamp precedes
+     * the transmission, a receive's follows the arrival, so on one host the
+     * stamps order every member's steps consistently with happens-before and
+     * the harness merges the files by stamp.  A step with effects outside the
+     * member (Send, RecvForward, InstallView) is written before SEQUENCER
+     * takes it, so a SIGKILL never leaves an effect without its step.
+     */
+    static final Object STEP = new Object();
+    static PrintWriter steps;
+    static long lastStamp = 0;
+    static boolean tracing = false;      // from the first view with every member, or the first
+    static boolean fullView = false;     // SEQUENCER message (its sender had that view already)
+    static int vid = 0;
+    static Protocol sequencer;
+    static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField, receivedTable, seqnoMap;
+    static View view;                    // the view SEQUENCER has (the spec's view of the member)
+    static final ThreadLocal<Boolean> delivered = new ThreadLocal<>();
+
+    static long stamp() {
+        java.time.Instant now = java.time.Instant.now();
+        long us = now.getEpochSecond() * 1000000L + now.getNano() / 1000;
+        lastStamp = Math.max(us, lastStamp + 1);
+        return lastStamp;
+    }
+
+    static void step(long ts, String name, String params, String msg, String state, String extra) {
+        steps.println("{\"ts\":" + ts + ",\"name\":\"" + name + "\",\"nid\":" + me
+                      + (params == null ? "" : ",\"params\":" + params) + (msg == null ? "" : ",\"msg\":" + msg)
+                      + ",\"state\":" + state + (extra == null ? "" : "," + extra) + "}");
+        steps.flush();
+    }
+
+    static String msgJson(String type, int sender, long seqno) {
+        return "{\"type\":\"" + type + "\",\"sender\":" + sender + ",\"seqno\":" + seqno + "}";
+    }
+
+    /** SEQUENCER's received table over the view's members, as the spec's recv: the
+     *  highest seqno delivered per original sender, 1-based, 0 for none yet. */
+    static String recv(View v) throws Exception {
+        Object table = receivedTable.get(sequencer);
+        Map<?, ?> entries = (Map<?, ?>) seqnoMap.get(table);
+        StringBuilder b = new StringBuilder("{");
+        for (Address a : v.getMembers()) {
+            long q = entries.containsKey(a) ? ((org.jgroups.util.SeqnoTable) table).getHighestReceived(a) + 1 : 0;
+            b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":").append(q);
+        }
+        return b.append("}").toString();
+    }
+
+    /** SEQUENCER's forward table, as the spec's fwd: the sender's seqnos, 1-based. */
+    @SuppressWarnings("unchecked")
+    static String fwd(Long plus) throws Exception {
+        TreeSet<Long> keys = new TreeSet<>(((Map<Long, byte[]>) forwardTable.get(sequencer)).keySet());
+        if (plus != null) keys.add(plus);
+        StringBuilder b = new StringBuilder("[");
+        for (Long k : keys) b.append(b.length() > 1 ? "," : "").append(k + 1);
+        return b.append("]").toString();
+    }
+
+    /** Above SEQUENCER: the application's multicasts (Send) and SEQUENCER's deliveries. */
+    public static class StepsAbove extends Protocol {
+        public String getName() { return "StepsAbove"; }
+
+        public Object up(Event evt) {
+            if (evt.getType() == Event.MSG && idOf((Message) evt.getArg()) != null) delivered.set(Boolean.TRUE);
+            return up_prot.up(evt);
+        }
+
+        public Object down(Event evt) {
+            if (evt.getType() != Event.MSG) return down_prot.down(evt);
+            Message m = (Message) evt.getArg();
+            String id = idOf(m);
+            if (id == null || m.getDest() != null) return down_prot.down(evt);
+            synchronized (STEP) {
+                if (tracing) {
+                    try {
+                        long q = Long.parseLong(new String(m.getBuffer()).split(":")[2]);
+                        boolean coord = isCoord.getBoolean(sequencer);
+                        step(stamp(), "Send", null, msgJson(coord ? "DATA" : "FORWARD", me, q),
+                             "{\"sent\":" + q + ",\"fwd\":" + fwd(coord ? null : q - 1) + "}", null);
+                    } catch (Exception e) { throw new RuntimeException(e); }
+                }
+                return down_prot.down(evt);
+            }
+        }
+    }
+
+    /** Below SEQUENCER: FORWARD and DATA arriving (RecvForward, RecvData) and views (InstallView). */
+    public static class StepsBelow extends Protocol {
+        public String getName() { return "StepsBelow"; }
+
+        public Object up(Event evt) {
+            synchronized (STEP) {
+                try {
+                    if (evt.getType() == Event.VIEW_CHANGE) return view((View) evt.getArg(), evt);
+                    if (evt.getType() == Event.SUSPECT && tracing) return suspect((Address) evt.getArg(), evt);
+                    if (evt.getType() != Event.MSG) return up_prot.up(evt);
+                    Message m = (Message) evt.getArg();
+                    Header h = m.getHeader(sequencer.getId());
+                    if (h == null) return up_prot.up(evt);
+                    if (!tracing) { tracing = true; vid = 1; }
+                    long ts = stamp();
+                    byte type = hdrType.getByte(h);
+                    int sender = memberOf(((SEQUENCER.SequencerHeader) h).getOriginalSender());
+                    long q = ((SEQUENCER.SequencerHeader) h).getSeqno() + 1;
+                    String p = "{\"p\":" + memberOf(m.getSrc()) + "}";
+                    if (type == 1) {                                    // FORWARD
+                        step(ts, "RecvForward", p, msgJson("FORWARD", sender, q), "{}", null);
+                        return up_prot.up(evt);
+                    }
+                    delivered.set(Boolean.FALSE);                       // BCAST or WRAPPED_BCAST: DATA
+                    Object r = up_prot.up(evt);
+                    boolean d = delivered.get() == Boolean.TRUE;
+                    step(ts, "RecvData", p, msgJson("DATA", sender, q),
+                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + ",\"fwd\":" + fwd(null) + (fullView ? ",\"recv\":" + recv(view) : "") + "}",
+                         null);
+                    return r;
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }
+        }
+
+        /** Not a spec action: SEQUENCER.handleSuspect moves to the next coordinator and
+         *  re-sends the forward table to it before any view is installed; noted so
+         *  that a trace rejected for it can say so. */
+        Object suspect(Address who, Event evt) throws Exception {
+            long ts = stamp();
+            Object before = coordField.get(sequencer);
+            String table = fwd(null);
+            Object r = up_prot.up(evt);
+            Object after = coordField.get(sequencer);
+            if (after != null && !after.equals(before))
+                steps.println("{\"ts\":" + ts + ",\"note\":\"handleSuspect\",\"nid\":" + me + ",\"suspected\":"
+                              + memberOf(who) + ",\"to\":" + memberOf((Address) after) + ",\"resent\":" + table + "}");
+            steps.flush();
+            return r;
+        }
+
+        Object view(View v, Event evt) throws Exception {
+            view = v;
+            if (!fullView && v.size() >= totalMembers) {    // the spec's first view: every member
+                fullView = tracing = true;
+                vid = 1;
+                return up_prot.up(evt);
+            }
+            if (fullView) {
+                StringBuilder ms = new StringBuilder();
+                for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
+                vid++;
+                step(stamp(), "InstallView", null, null, "{\"vid\":" + vid + ",\"recv\":" + recv(v) + "}",
+                     "\"view\":[" + ms + "]");
+            }
+            return up_prot.up(evt);
+        }
+    }
+
+    static int totalMembers;
+
+    static void traceSequencer(JChannel ch, String path) throws Exception {
+        steps = new PrintWriter(new FileWriter(path));
+        ProtocolStack st = ch.getProtocolStack();
+        sequencer = st.findProtocol(SEQUENCER.class);
+        isCoord = SEQUENCER.class.getDeclaredField("is_coord");
+        forwardTable = SEQUENCER.class.getDeclaredField("forward_table");
+        hdrType = SEQUENCER.SequencerHeader.class.getDeclaredField("type");
+        coordField = SEQUENCER.class.getDeclaredField("coord");
+        receivedTable = SEQUENCER.class.getDeclaredField("received_table");
+        seqnoMap = org.jgroups.util.SeqnoTable.class.getDeclaredField("map");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType, coordField,
+                                                                         receivedTable, seqnoMap})
+            f.setAccessible(true);
+        st.insertProtocol(new StepsAbove(), ProtocolStack.ABOVE, SEQUENCER.class);
+        st.insertProtocol(new StepsBelow(), ProtocolStack.BELOW, SEQUENCER.class);
+    }
+
     public static void main(String[] args) throws Exception {
         me = Integer.parseInt(args[0]);
-        String run = args[2];
-        int members = Integer.parseInt(args[4]), messages = Integer.parseInt(args[5]);
-        long interval = Long.parseLong(args[6]), settle = Long.parseLong(args[7]);
+        String marker = args[2], run = args[3];
+        int members = Integer.parseInt(args[5]), messages = Integer.parseInt(args[6]);
+        long interval = Long.parseLong(args[7]), settle = Long.parseLong(args[8]);
+        final long bound = (long) (Double.parseDouble(args[10]) * 1000);
+        Thread watchdog = new Thread(() -> {
+            try { Thread.sleep(bound); } catch (InterruptedException e) { return; }
+            System.out.println("BOUND " + bound + " ms reached: halting");
+            System.out.flush();
+            Runtime.getRuntime().halt(4);
+        });
+        watchdog.setDaemon(true);
+        watchdog.start();
         out = new PrintWriter(new FileWriter(args[1]));
         record("{\"kind\":\"header\",\"format\":\"groupcheck-history/1\",\"run_id\":\"" + run + "\",\"node\":" + me
-               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"sequencer\",\"impl\":\"jgroups\","
+               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"" + args[9] + "\",\"impl\":\"jgroups\","
                + "\"impl_version\":\"" + Version.description + "\"}");
-        JChannel ch = new JChannel(new File(args[3]));
+        JChannel ch = new JChannel(new File(args[4]));
         ch.setName("m" + me);
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
+        totalMembers = members;
+        if (!args[11].equals("-")) traceSequencer(ch, args[11]);
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
-        new File(args[1] + ".joined").createNewFile();      // the harness starts the next member
+        new File(marker + ".joined").createNewFile();       // the harness starts the next member
         long deadline = System.currentTimeMillis() + 30000;
         while (ch.getView() == null || ch.getView().size() < members) {
             if (System.currentTimeMillis() > deadline) { System.out.println("NOVIEW"); System.exit(3); }
@@ -103,7 +303,7 @@ public class HistoryDriver {
         }
         System.out.println("READY");
         System.out.flush();
-        new File(args[1] + ".ready").createNewFile();
+        new File(marker + ".ready").createNewFile();
         Thread.sleep(300);
         for (int q = 1; q <= messages; q++) {
             try {

@@ -1,0 +1,111 @@
+"""``groupcheck jgroups run``: JGroups 2.12 members on 127.0.0.1, killed as
+told, their history (and white-box traces, where the stack writes them)
+checked, the verdicts side by side (conformance/jgroups.py, docs/jgroups.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .render import ENVIRONMENT, console, fail, need_java, out_dir
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Run JGroups 2.12 (Debian's libjgroups-java) on 127.0.0.1 and check it against the specs.")
+
+
+@app.command()
+def run(
+    stack: str = typer.Option(..., "--stack", help="sequencer, sequencerflush (SEQUENCER over FLUSH), flush (FLUSH, no SEQUENCER) or stable (NAKACK and STABLE alone)"),
+    members: int = typer.Option(3, "--members", help="JGroups members (JVMs) 1..N; 1 is the first coordinator"),
+    messages: int = typer.Option(50, "--messages", help="multicasts each sender makes"),
+    kill: Optional[List[str]] = typer.Option(None, "--kill", help="MEMBER@SECONDS: SIGKILL the member that long after all N are in one view (repeatable)"),
+    senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated members that multicast (default: all)"),
+    out: Path = typer.Option(..., "--out", help="folder for history/, traces/, the members' configs and logs"),
+    checker: str = typer.Option("model", "--checker", help="what judges the traces: model (the Python replay), tlc or both"),
+    interval: int = typer.Option(10, "--interval", help="milliseconds between a sender's multicasts"),
+    settle: float = typer.Option(4.0, "--settle", help="seconds each member waits after its last multicast"),
+    timeout: float = typer.Option(90.0, "--timeout", help="seconds the whole run may take; every JVM is killed after it"),
+    as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
+):
+    """Run the members, kill as told, check the history under the stack's promises
+    and the traces with --checker; exit 0 when the run is clean, 1 otherwise."""
+    from groupcheck.conformance import jgroups
+    if checker not in ("model", "tlc", "both"):
+        fail(f"--checker {checker!r}: model, tlc or both")
+    try:
+        kills = [jgroups.parse_kill(k) for k in kill or []]
+        try:
+            who = [int(x) for x in senders.split(",")] if senders else None
+        except ValueError:
+            raise ValueError(f"--senders {senders!r}: expected comma-separated members, e.g. 2 or 2,3") from None
+        log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
+        runner = jgroups.Runner(stack, members, messages, kills, out, senders=who, interval_ms=interval,
+                                settle=settle, timeout=timeout, log=log)
+    except ValueError as e:
+        fail(str(e))
+    why = jgroups.available()
+    if why is not None:
+        fail(f"JGroups cannot run here: {why}", ENVIRONMENT)
+    if checker != "model":
+        need_java()
+    out_dir(str(out))
+    log(f"compiling the driver ({jgroups.SOURCE.name}) unless cached")
+    import subprocess
+    try:
+        classes = jgroups.compile_driver()
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        why = (getattr(e, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()
+        fail(f"javac could not compile {jgroups.SOURCE}: {why[-1] if why else e}", ENVIRONMENT)
+    try:
+        res = runner.run(classes)
+    except jgroups.Interrupted as e:
+        fail(f"interrupted ({e}); every JVM was killed", 128 + e.signum)
+    except (jgroups.JGroupsError, OSError) as e:
+        fail(str(e), ENVIRONMENT)
+    log(f"run done in {res.seconds} s; checking {out}/history")
+    from groupcheck.conformance.history import HistoryError
+    try:
+        r = jgroups.check(out, stack, checker)
+    except HistoryError as e:
+        fail(f"{e}; see {out}/node-*.log", 1)
+    r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out))
+    (out / "result.json").write_text(json.dumps(r, indent=2), encoding="utf-8")
+    _report(r, as_json)
+
+
+def _verdict(r: dict) -> str:
+    h, t = r["history"]["verdict"], (r["trace"] or {}).get("verdict")
+    return h if t is None else ("ok" if h == t == "ok" else "violation")
+
+
+def _report(r: dict, as_json: bool) -> None:
+    ok = _verdict(r) == "ok" and not r["failed"] and r["agree"] is not False
+    if as_json:
+        print(json.dumps(r, indent=2))
+        raise typer.Exit(0 if ok else 1)
+    h, t = r["history"], r["trace"]
+    print(f"{r['run_id']}: {'ok' if ok else 'NOT ok'}; killed {r['killed'] or 'none'}; "
+          f"delivered {h['delivered']}; {r['seconds']} s")
+    if r["failed"]:
+        print(f"  members that did not finish: {r['failed']} (see {r['out']}/node-*.log)")
+    print(f"  history: {h['verdict']} ({h['events']} events, the {r['stack']} stack's promises)")
+    for v in h["violations"]:
+        print(f"    {v['check']}: {v['text']}")
+    if h["not_promised"]:
+        print("    not promised by this stack, reported only: "
+              + ", ".join(sorted({v['check'] for v in h['not_promised']})))
+    if t is None:
+        print(f"  trace: none (no white-box traces under {r['out']}/traces); agreement: not judged")
+    else:
+        print(f"  trace: {t['verdict']}" + (f" ({t['reason'].splitlines()[0]})" if t.get("reason") else ""))
+        if t.get("jgroups_step"):
+            print(f"    the JGroups step: {t['jgroups_step']}")
+        if t.get("tlc"):
+            print(f"    tlc: {'accepts' if t['tlc']['ok'] else 'rejects at event ' + str(t['tlc']['first_unmatched'])}"
+                  f" ({t['tlc']['events']} events, {t['tlc']['seconds']} s)")
+        print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}")
+    print(f"  files: groupcheck history {r['out']}/history" + ("" if t is None else f"; groupcheck conform {r['out']}/traces"))
+    raise typer.Exit(0 if ok else 1)
