@@ -91,7 +91,7 @@ def promised(stack: str) -> tuple:
     """The history checks ``stack`` promises: its spec protocol's
     (conformance/history.py), or its own."""
     s = STACKS[stack]
-    return history.PROMISES[s.protocol] if s.protocol else s.own_promises
+    return tuple(sorted(history.promised_checks(s.protocol))) if s.protocol else s.own_promises
 
 
 class JGroupsError(RuntimeError):

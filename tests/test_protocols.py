@@ -95,7 +95,10 @@ def test_descriptors_agree_across_layers():
 # Modules that serve every protocol: none may compare a protocol's name (or
 # key a table by one); a protocol's own files and the registries may.
 _ROOT = tracefile.Path(tracefile.__file__).resolve().parents[1]
-_REGISTRIES = {"impl/protocols.py", "conformance/protocols.py", "model/registry.py", "model/proofs/registry.py"}
+# (conformance/jgroups.py registers the JGroups stacks, named after the spec
+# protocol each is judged against)
+_REGISTRIES = {"impl/protocols.py", "conformance/protocols.py", "model/registry.py", "model/proofs/registry.py",
+               "conformance/jgroups.py"}
 # What the scan leaves, for a reason: the runtime's ``idle``, which asks the
 # stack for a layer by its name (a layer, not a protocol, until each layer
 # says whether it is idle)
