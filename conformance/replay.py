@@ -242,13 +242,6 @@ class Binding:
         at fault, which ``explain`` may have found)."""
         return ev["i"]
 
-    def repaired(self, ev: dict, cands) -> list:
-        """(pre-state, successor) pairs to go on with when no candidate takes
-        the step; [] (the default) makes the step fail.  Only a diagnostic
-        mode may return any (SEQUENCER over FLUSH's divergence census): a
-        verdict never rests on them."""
-        return []
-
 
 def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
     for var, val in logged.items():
@@ -323,11 +316,6 @@ class Engine:
                     continue
                 pairs.append((s, t))
                 nxt.add(b.reduce(t))
-        if not nxt:
-            for s, t in b.repaired(ev, self.cands):
-                if not logged or _agrees(b, s, t, ev, logged):
-                    pairs.append((s, t))
-                    nxt.add(b.reduce(t))
         if not nxt:
             return "nonconforming", b.explain(self.cands, ev)
         if len(nxt) > MAX_CANDIDATES:
