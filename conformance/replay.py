@@ -42,7 +42,6 @@ from .traces import Trace, TraceError, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
-VERDICTS = ("ok", "nonconforming", "violation", "rejected")
 
 
 @dataclass
@@ -123,7 +122,6 @@ class Binding:
 
     protocol = ""
     FIELDS: tuple = ()          # the state variables, in the order an explanation lists them
-    APPEND: dict = {}           # variable -> "sequence" | "set": logged as appended elements
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
@@ -291,7 +289,6 @@ class Engine:
         self.b = binding
         self.cands = set(binding.reduce(s) for s in binding.init())
         self.peak = len(self.cands)
-        self.keep_visited = visited
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
 

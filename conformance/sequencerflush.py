@@ -186,7 +186,6 @@ class SequencerFlushBinding(Binding):
     protocol = "sequencerflush"
     TITLE = "SEQUENCER over FLUSH"
     FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in S_VARS)
-    APPEND = {"flush.delivered": "set", "sequencer.delivered": "sequence"}
 
     def __init__(self, trace: Trace) -> None:
         super().__init__(trace)

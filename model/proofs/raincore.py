@@ -126,7 +126,7 @@ class RaincoreEncoding(Encoding):
     CONSTS = ("TimelyTimeouts", "StableFounder", "NeutralRecovery", "FreshClaim", "FreshView",
               "TokenRingClaim", "YieldClaim", "Timely911")
 
-    def __init__(self, constants: dict, *, variant: str, expect_cti: bool, lemma_names=None,
+    def __init__(self, constants: dict, *, variant: str, expect_cti: bool = False, lemma_names=None,
                  properties=("AtMostOneToken",)) -> None:
         self.c = dict(constants)
         self.N = int(self.c["N"])
@@ -922,5 +922,15 @@ def manifest_constants(name: str) -> dict:
     return dict(next(e for e in manifest.select(["raincore"], None) if e.name == name).constants())
 
 
-def from_manifest(name: str, **kw) -> RaincoreEncoding:
-    return RaincoreEncoding(manifest_constants(name), **kw)
+def matrix_encoding(N: int, *, constants: str, **kw) -> RaincoreEncoding:
+    """A variant of the proof matrix (spec/Raincore/manifest.json, "proofs"):
+    manifest model ``constants``'s constants, at N nodes (all in the initial
+    ring, InitSeq = N, at least 2) when that model has another size.  The
+    fixed variant's lemmas are those of the two-node ring (FixedRing2); at
+    other N, FixedLegalStates proves LegalStates with the lemmas that hold
+    at any N and the founder's ring (N = 3, 4, 5); AtMostOneToken is false
+    at N = 3, 4, 5 under the fixes (F8; docs/proofs.md, Raincore)."""
+    c = manifest_constants(constants)
+    if int(c["N"]) != N:
+        c.update(N=N, InitSize=N, InitSeq=max(N, 2))
+    return RaincoreEncoding(c, **kw)
