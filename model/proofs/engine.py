@@ -611,15 +611,6 @@ def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeo
     return None
 
 
-def holds(q: Query) -> bool:
-    """A query holds when proved, or, for a flawed variant, when it found a
-    counterexample the bounded model reaches (the same rule as the audit's
-    expected violations: the flaw must be shown real)."""
-    if q.result == "proved":
-        return True
-    return q.result == "cti" and q.expected_cti and q.reachable is True
-
-
 def verdict(qs: list[Query]) -> bool:
     """A fixed variant holds when every query is proved.  A flawed variant
     holds when at least one consecution query yields a counterexample to
