@@ -113,8 +113,6 @@ _VIOLATION = {
 # Error-severity messages that are part of a counterexample, not errors.
 _TRACE_FRAMING = {2121, 2264, EC.TLC_NESTED_EXPRESSION, EC.TLC_BACK_TO_STATE}
 
-OUTCOMES = ("ok", "invariant", "property", "deadlock", "error", "timeout")
-
 
 class TLCError(RuntimeError):
     """TLC cannot be run here (no jar, no java, java too old)."""
@@ -152,7 +150,7 @@ class Message:
 
 @dataclass
 class TLCResult:
-    outcome: str
+    outcome: str                # ok | invariant | property | deadlock | error | timeout
     violated: str | None = None
     states_generated: int | None = None
     distinct_states: int | None = None
