@@ -5,7 +5,7 @@ Three wall-clock rates, each over the same seeded runs (``--runs`` seeds,
 
 * ``sim_delivered_per_s``: application deliveries (summed over members)
   per second of ``impl.sim_sequencer.simulate``, for 3 and for 5 members;
-* ``trace_events_written_per_s``: groupcheck-trace/1 event records
+* ``trace_events_written_per_s``: groupcheck-trace/2 event records
   serialised to NDJSON and written to a file, per second;
 * ``conform_events_checked_per_s``: events replayed against the model
   (what ``conform_file`` does: read and schema-check the file, replay,
@@ -45,12 +45,12 @@ def bench_nodes(n: int, runs: int, per_member: int, faults, out: Path) -> dict:
         records, summary = simulate(nodes, msgs, seed, faults)
         sim_s += time.perf_counter() - t0
         delivered += sum(len(d) for d in summary["delivered"].values())
-        v1 = tracefile.to_v1(records, consts, f"bench-n{n}-s{seed}")
+        v2 = tracefile.to_v2(records, consts, f"bench-n{n}-s{seed}")
         path = out / f"n{n}-s{seed}.ndjson"
         t1 = time.perf_counter()
-        tracefile.write(path, v1)
+        tracefile.write(path, v2)
         write_s += time.perf_counter() - t1
-        events += len(v1) - 1
+        events += len(v2) - 1
         t2 = time.perf_counter()
         trace = load(path)
         t3 = time.perf_counter()

@@ -265,8 +265,8 @@ def prove(
     rows, verdicts = [], []
     t0 = time.perf_counter()
     with progress("prove", total=len(encs), quiet=as_json) as prog:
-        # each variant in its own process, one per core (engine.run_isolated says why)
-        for i, (enc, qs) in enumerate(engine.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,
+        # each variant in its own process, one per core (registry.run_isolated says why)
+        for i, (enc, qs) in enumerate(registry.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,
                                                           members=members)):
             prog.update(f"prove {enc.protocol}/{enc.variant} (N={enc.members})", done=i + 1)
             ok = engine.verdict(qs)

@@ -453,7 +453,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
           for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
     from groupcheck.model.proofs import registry as proofs
-    all_encs = [enc for p in sorted(proofs.PROTOCOLS) if protocols_ is None or p in protocols_
+    all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
                 for enc in proofs.select(p)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
     todo = len(encs) + (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
@@ -561,12 +561,12 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
                                    for p in dict.fromkeys(p for p, _ in tv)}
     if encs:
-        # each variant in a fresh process, ``jobs`` at once (engine.run_isolated: one z3
+        # each variant in a fresh process, ``jobs`` at once (registry.run_isolated: one z3
         # context per process, and variants run one after another in it interfere)
-        from groupcheck.model.proofs import engine as prove_engine
+        from groupcheck.model.proofs import registry as prove_matrix
         if progress:
             progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo)
-        for enc, qs in prove_engine.run_isolated(encs, jobs=jobs):
+        for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
             checks.append(prove_check(enc, queries=qs))
             tick(f"prove {enc.protocol}/{enc.variant}")
     for p in clusters:

@@ -293,7 +293,6 @@ class FlushBinding(Binding):
 
     protocol = "flush"
     FIELDS = FIELDS
-    APPEND = {"delivered": "set"}
 
     def __init__(self, trace: Trace, model: Optional[FlushModel] = None, whole_states: bool = False) -> None:
         super().__init__(trace)

@@ -44,7 +44,6 @@ from .traces import Trace, TraceError, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
-VERDICTS = ("ok", "nonconforming", "violation", "rejected")
 
 
 @dataclass
@@ -159,7 +158,6 @@ class Binding:
 
     protocol = ""
     FIELDS: tuple = ()          # the state variables, in the order an explanation lists them
-    APPEND: dict = {}           # variable -> "sequence" | "set": logged as appended elements
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
@@ -278,13 +276,6 @@ class Binding:
         at fault, which ``explain`` may have found)."""
         return ev["i"]
 
-    def repaired(self, ev: dict, cands) -> list:
-        """(pre-state, successor) pairs to go on with when no candidate takes
-        the step; [] (the default) makes the step fail.  Only a diagnostic
-        mode may return any (SEQUENCER over FLUSH's divergence census): a
-        verdict never rests on them."""
-        return []
-
 
 def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
     for var, val in logged.items():
@@ -339,7 +330,6 @@ class Engine:
         self.b = binding
         self.cands = set(binding.reduce(s) for s in binding.init())
         self.peak = len(self.cands)
-        self.keep_visited = visited
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
         self.mismatch: Optional[Mismatch] = None
@@ -365,11 +355,6 @@ class Engine:
                     continue
                 pairs.append((s, t))
                 nxt.add(b.reduce(t))
-        if not nxt:
-            for s, t in b.repaired(ev, self.cands):
-                if not logged or _agrees(b, s, t, ev, logged):
-                    pairs.append((s, t))
-                    nxt.add(b.reduce(t))
         if not nxt:
             why = b.explain(self.cands, ev)
             self.mismatch = why if isinstance(why, Mismatch) else None

@@ -70,7 +70,6 @@ def reduce_state(s):
 class SequencerBinding(Binding):
     protocol = "sequencer"
     FIELDS = FIELDS
-    APPEND = {"delivered": "sequence"}
 
     def __init__(self, trace: Trace) -> None:
         super().__init__(trace)

@@ -46,8 +46,7 @@ The stack as ``simulate`` builds it conforms on every campaign run; the
 earlier couplings (options ``hold_sends``, ``self_channel``,
 ``view_as_sent``, ``pass_latch`` off) take steps the composed spec does not
 allow, divergences (c), (d), (e), (a) of docs/flush.md, "The composed
-replay", which the replay names; ``divergence_census`` (a diagnostic, never
-a verdict) lets them through to find every one in a run.
+replay", which the replay names.
 """
 
 from __future__ import annotations
@@ -63,7 +62,7 @@ from groupcheck.model.values import Fn
 from . import flush as cflush
 from . import properties
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError, RunReport, enabled_steps, run_binding
+from .replay import Binding, HeaderError, RunReport, enabled_steps, run_binding
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -126,23 +125,6 @@ def replay(trace: Trace, *, visited: bool = True) -> RunReport:
     return run_binding(SequencerFlushBinding, trace, visited=visited)
 
 
-def divergence_census(trace: Trace) -> tuple[list[tuple[str, int]], Optional[str]]:
-    """Every divergence of a run, not only the first: the replay with (a),
-    (c), (d), (e) let through (``SequencerFlushBinding.repaired``; (a): a
-    coordinator whose latch is closed takes the FORWARD without
-    multicasting, and the DATA goes into the channels of the view its
-    Multicast record names).  Returns the (tag, event) list and None if the
-    replay then reaches the end, else the reason it stops.  A diagnostic:
-    the run's verdict is ``replay``'s."""
-    b = SequencerFlushBinding(trace, repair=True)
-    engine = Engine(b, visited=False)
-    for step in b.steps():
-        failed = engine.step(step)
-        if failed:
-            return b.divergences, failed[1]
-    return b.divergences, None
-
-
 # ---------------------------------------------------------------- the binding
 
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
@@ -178,9 +160,8 @@ class SequencerFlushBinding(Binding):
     protocol = "sequencerflush"
     TITLE = "SEQUENCER over FLUSH"
     FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in S_VARS)
-    APPEND = {"flush.delivered": "set", "sequencer.delivered": "sequence"}
 
-    def __init__(self, trace: Trace, *, repair: bool = False) -> None:
+    def __init__(self, trace: Trace) -> None:
         super().__init__(trace)
         h = trace.header
         if h["protocol"] != self.protocol:
@@ -191,10 +172,6 @@ class SequencerFlushBinding(Binding):
             raise HeaderError(f"bad header constants: {e}") from None
         self.check_header(self.model.Members, self.TITLE)
         M = self.model.Members
-        self.repair = repair                    # census mode: see ``repaired``
-        self.divergences: list[tuple[str, int]] = []
-        self.latched: dict[int, list] = {m: [] for m in M}   # census: DATA held in the latch
-        self._fix: Optional[tuple] = None        # census: the repair the current step took
         self.fkey: dict[tuple, tuple] = {}      # FLUSH key -> SEQUENCER id of the DATA it carries
         self.fview: dict[tuple, int] = {}       # FLUSH key -> view it was multicast in
         self.stats = {"discard_stutters": 0, "digest_deliveries": 0}   # refinement steps taken (yields)
@@ -354,19 +331,10 @@ class SequencerFlushBinding(Binding):
                     "nonconforming", f"{self.head(ev)}: no FLUSH SendView/InstallView of member {m} before it"))
                 return
             elif name == "Multicast":
-                key = (msg.get("sender"), msg.get("seqno"))
-                if not (self.repair and self.latched[m]):
-                    yield dict(ev, step="stop", parts=[ev], stop=(
-                        "nonconforming", f"{self.head(ev)}: no DATA of member {m}'s SEQUENCER is waiting to be "
-                                         "multicast"))
-                    return
-                sid = self.latched[m].pop(0)    # census: the latched DATA goes out now, in this view
-                if key in self.fkey or key[0] != m:
-                    yield dict(ev, step="stop", parts=[ev], stop=(
-                        "nonconforming", f"{self.head(ev)}: {list(key)} is not a new FLUSH multicast of member {m}"))
-                    return
-                self.fkey[key], self.fview[key] = sid, msg.get("view")
-                yield self._join("latched", [ev], own=key)
+                yield dict(ev, step="stop", parts=[ev], stop=(
+                    "nonconforming", f"{self.head(ev)}: no DATA of member {m}'s SEQUENCER is waiting to be "
+                                     "multicast"))
+                return
             else:
                 yield self._join("flush", [ev])
         left = [recon[m][0] for m in M if recon[m]]
@@ -487,7 +455,7 @@ class SequencerFlushBinding(Binding):
         return None if m in self.model.Members else f"nid: {m!r} is not a member 1..{self.model.N}"
 
     def before(self, ev: dict, cands):
-        self.blamed, self._fix = None, None
+        self.blamed = None
         return ev.get("stop")
 
     def _head_ok(self, s, src: int, dest: int, msg: Optional[dict], flush_ids: bool) -> bool:
@@ -534,11 +502,6 @@ class SequencerFlushBinding(Binding):
             yield model.RecvForward(s, m, src)
         elif kind in ("own_data", "deliver"):
             yield model.RecvData(s, m, src)
-        elif kind == "latched":             # census: the DATA goes into the channels of this view
-            msg = ev.get("msg") or {}
-            sid = self.fkey[(msg.get("sender"), msg.get("seqno"))]
-            if s.vid[m] == msg.get("view"):
-                yield s._replace(chan=model.McastData(s, s.chan, m, *sid), log=s.log.set(m, s.log[m] + (sid,)))
         elif name in F_SINGLE:
             yield getattr(model, name)(s, m)
         elif name in F_PAIR:
@@ -625,11 +588,6 @@ class SequencerFlushBinding(Binding):
     def after(self, ev: dict, pairs: list, cands: set):
         kind, m = ev["step"], ev["nid"]
         s, t = pairs[0]
-        if self._fix:
-            tags, sid = self._fix
-            self.divergences += [(tag, ev["i"]) for tag in tags]
-            if sid is not None:
-                self.latched[m].append(sid)
         add = t.delivered[m][len(s.delivered[m]):]
         if add:
             self.hist[m].extend(add)
@@ -690,57 +648,6 @@ class SequencerFlushBinding(Binding):
                        f"entries until the next flush), the implementation's FLUSH hands its SEQUENCER the VIEW's "
                        f"members less those its failure detector suspects)")
         return f"{self.head(r)}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
-
-    def repaired(self, ev: dict, cands) -> list:
-        """Census only (``repair=True``; never a verdict): the steps the
-        record would take if divergence (a), (c), (d) or (e) were allowed,
-        so that the replay can go on and find what follows."""
-        if not self.repair:
-            return []
-        model, m, name, kind, msg = self.model, ev["nid"], ev["name"], ev["step"], ev.get("msg") or {}
-        out, tags, sid = [], (), None
-        if (kind in ("send", "forward") and not model.ResendAlways and msg.get("type") in ("DATA", "FORWARD")
-                and all(s.blocked[m] and model.IsCoord(s, m) for s in cands)
-                and (name == "RecvForward" or msg["type"] == "DATA")):
-            # (a): the coordinator sequences with its latch closed and its FLUSH holds the DATA
-            # (a Send here is divergence (c) as well)
-            tags, sid = ("c", "a") if name == "Send" else ("a",), (msg["sender"], msg["seqno"])
-            for s in cands:
-                if name == "Send":
-                    if s.sent[m] < model.MaxSeq:
-                        out.append((s, s._replace(sent=s.sent.set(m, s.sent[m] + 1))))
-                else:
-                    p = ev["params"].get("p")
-                    if p in model.Members and self._head_ok(s, p, m, msg, False):
-                        out.append((s, s._replace(chan=model.Take(s.chan, m, p))))
-        elif kind in ("send", "coord_send") and all(s.blocked[m] for s in cands):
-            tags = ("c",)                       # Send with the latch open, the latch then closed again
-            for s in cands:
-                t = model.Send(s._replace(blocked=s.blocked.set(m, False)), m)
-                if t is not None:
-                    t = t._replace(blocked=s.blocked)
-                    if self.message(s, t, ev) is None:
-                        out.append((s, t))
-        elif kind == "own_data":
-            tags = ("d",)                       # take the DATA from behind the FORWARD to itself
-            for s in cands:
-                ch = s.chan[(m, m)]
-                at = next((i for i, x in enumerate(ch) if x["type"] == "DATA"), None)
-                if at is not None and ch[at]["sender"] == msg.get("sender") and ch[at]["seqno"] == msg.get("seqno"):
-                    s2 = s._replace(chan=s.chan.set((m, m), (ch[at],) + ch[:at] + ch[at + 1:]))
-                    t = model.RecvData(s2, m, m)
-                    if t is not None:
-                        out.append((s, t))
-        elif kind == "view" and "sequencer.recv" in (ev.get("state") or {}):
-            tags = ("e",)                       # the received-table without the suspects
-            keep = {int(x) for x in ev["state"]["sequencer.recv"]}
-            for s in cands:
-                for t in self.successors(s, ev):
-                    if t is not None and self.message(s, t, ev) is None and set(t.recv[m]) - keep <= self.dead(t):
-                        out.append((s, t._replace(recv=t.recv.set(m, t.recv[m].restrict(set(t.recv[m]) & keep)))))
-        if out:
-            self._fix = (tags, sid)
-        return out
 
     # -- the properties ----------------------------------------------------------------
     def histories(self) -> SimpleNamespace:

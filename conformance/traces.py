@@ -27,9 +27,11 @@ file cannot be read at all).  Schemas are checked with compiled predicates
 (conformance/schemacheck.py); the reader never walks accumulated state, so
 reading is O(record) per line.
 
-A format-1 file (full post-states) is validated against the format-1
-schemas (impl/schemas/v1/) and its states turned into deltas against the
-member's previous record (impl/tracefile.py ``state_delta``).
+A format-1 file (full post-states; nothing writes it now) is read for
+compatibility: it is validated against the format-1 schemas
+(impl/schemas/v1/), its states are turned into deltas against the member's
+previous record (impl/tracefile.py ``state_delta``), and a ``FormatNotice``
+warning (shown on stderr) says so.
 
 Per-node files: each file's header names its ``node`` (null or absent: the
 environment's file, whose events have ``nid`` null or name the node they
@@ -49,6 +51,7 @@ from __future__ import annotations
 import copy
 import heapq
 import json
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -60,9 +63,13 @@ from groupcheck.impl import protocols as impl_protocols, tracefile
 from . import schemacheck
 
 FORMAT = tracefile.FORMAT
-FORMAT_V1 = tracefile.FORMAT_V1
+FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
 FORMATS = (FORMAT, FORMAT_V1)
 ENV = tracefile.ENV
+
+
+class FormatNotice(UserWarning):
+    """A trace file in format 1, read for compatibility."""
 
 
 class TraceError(ValueError):
@@ -312,6 +319,8 @@ def read_file(path) -> _File:
     if header is None:
         raise TraceError(path, 1, "empty trace (no header)")
     if fmt == FORMAT_V1:
+        warnings.warn(f"{path}: {FORMAT_V1} is read for compatibility (converted to {FORMAT} on read); "
+                      f"groupcheck writes {FORMAT} only", FormatNotice, stacklevel=2)
         header = {k: v for k, v in header.items()}
         header["format"] = FORMAT
         header.setdefault("options", {})

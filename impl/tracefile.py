@@ -21,8 +21,8 @@ which the writer keeps from ``on_send``/``on_receive``; the reader
 decisions: ``nid`` null).
 
 Serialisation is canonical (sorted keys, no spaces, ``\\n`` line ends), so
-the same run gives a byte-identical file.  ``to_v1`` (the full-state format
-1) is kept for tests that build old files; the reader converts those.
+the same run gives a byte-identical file.  Nothing writes format 1 (full
+post-states) any more; the reader (conformance/traces.py) still reads it.
 
 What a protocol logs per layer (which layer a record is, which variables
 are appended) is its descriptor's (impl/protocols.py); the simulated
@@ -40,7 +40,6 @@ from typing import IO, Iterable, Optional
 from . import protocols
 
 FORMAT = "groupcheck-trace/2"
-FORMAT_V1 = "groupcheck-trace/1"
 ENV = "env"     # the environment's component in a vector clock
 
 
@@ -148,13 +147,6 @@ def _clock(t: float) -> float:
     return round(float(t), 9)
 
 
-def _head_fields(head: dict, constants: dict, run_id: str, fmt: str) -> dict:
-    return {"kind": "header", "format": fmt, "protocol": head["protocol"], "nodes": list(head["nodes"]),
-            "constants": dict(constants), "seed": head["seed"], "faults": head["faults"],
-            "impl": head["impl"], "impl_version": head.get("impl_version", head.get("version", "")),
-            "run_id": run_id}
-
-
 def _params(r: dict) -> dict:
     """A simulator record's parameters as format 2 names them."""
     params = dict(r.get("args") or r.get("params") or {})
@@ -173,9 +165,10 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
     if head.get("kind") != "header":
         raise ValueError("first record is not a header")
     protocol = head["protocol"]
-    h = _head_fields(head, constants, run_id, FORMAT)
-    h["options"] = dict(options or {})
-    out = [h]
+    out = [{"kind": "header", "format": FORMAT, "protocol": protocol, "nodes": list(head["nodes"]),
+            "constants": dict(constants), "options": dict(options or {}), "seed": head["seed"],
+            "faults": head["faults"], "impl": head["impl"],
+            "impl_version": head.get("impl_version", head.get("version", "")), "run_id": run_id}]
     last: dict = {}
     clock = 0.0
     deltas = head.get("states") == "delta"      # the stacks traced deltas already
@@ -192,22 +185,6 @@ def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optiona
         out.append(event(r["name"], r.get("nid"), r["clock"], params=params, msg=r.get("msg"), state=delta))
     if quiescent is not None:
         out.append(end(quiescent, end_clock if end_clock is not None else clock, settled=settled))
-    return out
-
-
-def to_v1(records: list[dict], constants: dict, run_id: str, quiescent: Optional[bool] = None) -> list[dict]:
-    """Simulator records (header first) as groupcheck-trace/1 records (full
-    post-states; the reader converts them on read).  ``quiescent``, when
-    known, goes in the header (format 1's way of saying how the run ended)."""
-    head, events = records[0], records[1:]
-    if head.get("kind") != "header":
-        raise ValueError("first record is not a header")
-    out = [_head_fields(head, constants, run_id, FORMAT_V1)]
-    if quiescent is not None:
-        out[0]["quiescent"] = bool(quiescent)
-    for i, r in enumerate(events):
-        out.append({"kind": "event", "i": i, "name": r["name"], "nid": r.get("nid"), "params": _params(r),
-                    "msg": r.get("msg"), "state": r.get("state") or None, "clock": r["clock"]})
     return out
 
 

@@ -159,9 +159,6 @@ class Model:
         return True
 
     # --- encoding -----------------------------------------------------------
-    def as_dict(self, s: State) -> dict[str, Any]:
-        return {v: getattr(s, v) for v in self.variables}
-
     def canonical(self, s: State) -> tuple:
         """The state as TLC would print it, normalised: a tuple of
         ``(variable, value)`` pairs in variable order."""
@@ -439,12 +436,6 @@ def _explore(model: Model, *, check_invariants, build_graph: bool, max_states: i
             depth += 1
         frontier = nxt
     return finish(None)
-
-
-def canonical_graph(model: Model, graph: nx.DiGraph) -> nx.DiGraph:
-    """Relabel a model state graph with canonical states (TLC's encoding)."""
-    nodes = list(graph.nodes)
-    return nx.relabel_nodes(graph, dict(zip(nodes, canonical_states(model, nodes))), copy=True)
 
 
 def canonical_states(model: Model, states: Iterable[State]) -> list:

@@ -113,8 +113,6 @@ _VIOLATION = {
 # Error-severity messages that are part of a counterexample, not errors.
 _TRACE_FRAMING = {2121, 2264, EC.TLC_NESTED_EXPRESSION, EC.TLC_BACK_TO_STATE}
 
-OUTCOMES = ("ok", "invariant", "property", "deadlock", "error", "timeout")
-
 
 # Thread stack of TLC's JVM.  SANY and TLC recurse over a long sequence
 # literal, and a trace module holds the whole log as one: with Java's default
@@ -160,7 +158,7 @@ class Message:
 
 @dataclass
 class TLCResult:
-    outcome: str
+    outcome: str                # ok | invariant | property | deadlock | error | timeout
     violated: str | None = None
     states_generated: int | None = None
     distinct_states: int | None = None

@@ -8,7 +8,7 @@ one crash (the coordinator or another member), or two, the second drawn
 within the flush the first one starts, so it lands in its phases (block(),
 FLUSH_OK sent, FLUSH_COMPLETED sent, view installed but STOP_FLUSH not yet
 in) and hits the flush initiator itself in some runs.  The run is simulated
-over the FLUSH stack (impl/sim_flush.py), written as a groupcheck-trace/1
+over the FLUSH stack (impl/sim_flush.py), written as a groupcheck-trace/2
 file, read back (schema-validated) and replayed against model/flush.py with
 ReconcileDigests = TRUE.  Every run must conform with verdict ok
 (VirtualSynchrony, NoSendWhileBlocked, ViewAfterAllCompleted), and every

@@ -3,7 +3,7 @@
 Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
 datagram loss, duplication, a reordering window and at most one crash (none,
 the coordinator, or another member, at a drawn time).  The run is simulated,
-written as a groupcheck-trace/1 file, read back (schema-validated) and
+written as a groupcheck-trace/2 file, read back (schema-validated) and
 replayed against the model.  Every run must conform; NoDuplicates, Integrity
 and SenderFIFO must hold everywhere; TotalOrder must hold unless the
 coordinator crashed, where the faithful spec breaks it (docs/sequencer.md):

@@ -3,7 +3,7 @@
 Each run draws, from its own seed, 3 or 4 members (the last one joins at a
 drawn time, while digests are in flight), 1-3 multicasts per member,
 datagram loss, duplication and a reordering window.  The run is simulated,
-written as a groupcheck-trace/1 file, read back (schema-validated) and
+written as a groupcheck-trace/2 file, read back (schema-validated) and
 replayed against model/stable.py.  Every run must conform, SafeGC and
 StabilityBound (computed from the trace alone) must hold, the run must
 become quiescent, every member must end with every message delivered, and
@@ -48,7 +48,7 @@ def run_one(k: int, tmp_path, *, heard_from_reset: bool = True, horizon: float =
     records, summary = sim_stable.simulate(r["n"], r["per_member"], r["seed"], r["faults"], join_at=r["join_at"],
                                        heard_from_reset=heard_from_reset, horizon=horizon)
     rid = f"stable-campaign-{k}{'' if heard_from_reset else '-flawed'}"
-    path = tracefile.write(tmp_path / f"{rid}.ndjson", tracefile.to_v1(records, summary["constants"], rid))
+    path = tracefile.write(tmp_path / f"{rid}.ndjson", tracefile.to_v2(records, summary["constants"], rid))
     return r, summary, conform_file(path)
 
 

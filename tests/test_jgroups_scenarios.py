@@ -22,8 +22,8 @@ def _run(msgs, crashes=(), seed=1, n=3):
     nodes = list(range(1, n + 1))
     recs, summary = simulate(nodes, msgs, seed, FaultPlan(crashes=crashes))
     assert summary["quiescent"]
-    v1 = tracefile.to_v1(recs, sim_sequencer.sequencer_constants(nodes, msgs, crashes), f"scenario-s{seed}")
-    h = history.from_records(history.from_trace(v1))
+    v2 = tracefile.to_v2(recs, sim_sequencer.sequencer_constants(nodes, msgs, crashes), f"scenario-s{seed}")
+    h = history.from_records(history.from_trace(v2))
     return h, {v.check: v for v in history.check(h)}
 
 

@@ -162,18 +162,18 @@ def test_sharded_run_asks_the_same_queries_in_the_same_order():
     their results are those of one process."""
     from groupcheck.model.proofs import engine, registry
     [fixed] = registry.select("sequencerflush", "NoCrash")
-    [(_, whole)] = list(engine.run_isolated([fixed], jobs=1))
-    [(_, sharded)] = list(engine.run_isolated([fixed], jobs=2))
+    [(_, whole)] = list(registry.run_isolated([fixed], jobs=1))
+    [(_, sharded)] = list(registry.run_isolated([fixed], jobs=2))
     assert not fixed.expect_cti and len(whole) > 100
     # two cores, one variant: eight shards; a flawed variant stays whole
-    assert [k[4:] for k in engine._shard_keys([fixed], 2, 10_000, None)[0]] == [(k, 8) for k in range(8)]
+    assert [k[4:] for k in registry._shard_keys([fixed], 2, 10_000, None)[0]] == [(k, 8) for k in range(8)]
     flawed = registry.select("sequencerflush", "NoFlush")
-    assert [k[4:] for k in engine._shard_keys(flawed, 3, 10_000, None)[0]] == [(0, 1)]
-    assert len(engine._shard_keys(registry.select(), 2, 10_000, None)[0]) == len(registry.select())
+    assert [k[4:] for k in registry._shard_keys(flawed, 3, 10_000, None)[0]] == [(0, 1)]
+    assert len(registry._shard_keys(registry.select(), 2, 10_000, None)[0]) == len(registry.select())
     assert [(q.query, q.result) for q in sharded] == [(q.query, q.result) for q in whole]
     assert sum(q.query.startswith("implication:") for q in sharded) == len(fixed.properties)
     assert engine.verdict(sharded)
-    assert engine._merge_shards(fixed, [sharded[1::2], sharded[::2]]) == sharded
+    assert registry._merge_shards(fixed, [sharded[1::2], sharded[::2]]) == sharded
 
 
 def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
@@ -213,9 +213,29 @@ def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
     forged[0] = dataclasses.replace(qs[0], result="unknown")
     assert forged[0].query.startswith("initiation:")
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
-        assert engine._retry_rows(pool, fixed, forged, 10_000, None) is forged
+        assert registry._retry_rows(pool, fixed, forged, 10_000, None) is forged
         monkeypatch.setattr(fixed, "retry_fresh", True, raising=False)
-        out = engine._retry_rows(pool, fixed, forged, 10_000, None)
+        out = registry._retry_rows(pool, fixed, forged, 10_000, None)
     assert (out[k].query, out[k].result) == (qs[k].query, "proved") and out[k].seconds > 7.0
     assert out[k].cpu_seconds > 7.0
     assert [q for i, q in enumerate(out) if i != k] == [q for i, q in enumerate(forged) if i != k]
+
+
+def test_the_matrix_is_the_manifests_and_the_engine_does_not_import_the_registry():
+    """The protocols with proofs are those whose manifest has a matrix;
+    each default variant is built as its data says (name, N, expectation);
+    the engine imports no registry (the registry imports the engine)."""
+    import ast
+    import inspect
+
+    from groupcheck.model import manifest
+    from groupcheck.model.proofs import engine, registry
+    tree = ast.parse(inspect.getsource(engine))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not [n for n in names if "registry" in n]
+    assert registry.protocols() == ("flush", "raincore", "sequencerflush", "stable")
+    for p in manifest.protocols():
+        data = (registry._proofs(p) or {"variants": []})["variants"]
+        want = [(v["variant"], v["members"], v["expect"] == "cti") for v in data if v["members"] is not None]
+        assert [(e.variant, e.members, e.expect_cti) for e in registry.variants(p)] == want

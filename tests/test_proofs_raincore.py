@@ -575,132 +575,15 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
     assert whole.outcome == "ok" and r.complete and whole.distinct_states == r.distinct_states, whole.raw_output
 
 
-# --- N-node lemmas under YieldClaim and Timely911 (docs/proofs.md, Raincore,
-# "N = 3 with YieldClaim and Timely911"): not yet an inductive invariant, but
-# every lemma must hold on every reachable state we can reach.
-
-YIELD_LEMMAS = ("Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight",
-                "OneToken", "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet",
-                "PassedYield", "Known")
-
-
-def _yield_states(which, max_states):
-    from groupcheck.model.core import explore
-    from groupcheck.model.raincore import RaincoreModel
-    c = manifest_constants("TimelyYield3")
-    if which == "TimelyYield3":
-        model = RaincoreModel(c)
-    elif which == "crash":      # TimelyYield3 with one node down at a time, MaxSeq 7
-        c.update(MaxDown=1, MaxSeq=7)
-        model = RaincoreModel(c)
-    else:                       # F8's state after step 13, F8's bounds (docs/raincore.md, Timely911)
-        _, _, model = _from_f8_state(YieldClaim=True, Timely911=True)
-    res = explore(model, check_invariants=["AtMostOneToken"], max_states=max_states)
-    assert res.violation is None
-    return sorted(res.parents, key=repr)
-
-
-def _lemmas_hold(states):
-    enc = _enc("TimelyYield3", lemma_names=(*LEMMAS_PROVED_N, *YIELD_LEMMAS, "AtMostOneToken"))
-    assert enc.yield_lemmas_apply
-    S = enc.fresh("s")
-    lemmas = {name: L(S) for name, L in enc.lemmas.items()}
-    for s in states:
-        assert not _broken(enc, S, lemmas, s), (_broken(enc, S, lemmas, s), s)
-
-
-def _broken(enc, S, lemmas, s) -> list[str]:
-    """The names of the lemmas (terms over S) that state s breaks."""
-    sol = z3.Solver()
-    sol.add(enc.value(S, s))
-    out = []
-    for name, L in lemmas.items():
-        sol.push()
-        sol.add(z3.Not(L))
-        if sol.check() != z3.unsat:
-            out.append(name)
-        sol.pop()
-    return out
-
-
-def test_yield_lemmas_apply_only_with_yield_claim_and_timely911():
-    assert _enc("TimelyYield3").yield_lemmas_apply
-    for name in ("FixedRing2", "Fixed3", "Faithful3"):
-        assert not _enc(name).yield_lemmas_apply
-    for enc in registry.select("raincore", None, None) + registry.select("raincore", None, 3):
-        assert not (set(YIELD_LEMMAS) - {"Lists", "OneInFlight"}) & set(enc.lemmas)
-
-
-@pytest.mark.parametrize("action,count", [("TokenReceived", lambda N: 3), ("EatingTimeout", lambda N: 2 ** (N + 1)),
-                                          ("911Received", lambda N: 2 + 5 * (N - 1) + 1)])
-def test_split_actions_are_the_whole_action(action, count):
-    """Under the N-node lemmas TokenReceived(n), 911Received(n) and
-    EatingTimeout(n) are one instance per case; their disjunction is the
-    action's one formula."""
-    from groupcheck.model.proofs.raincore import M9, Tok
-    enc = _enc("TimelyYield3")
-    whole = _enc("TimelyYield3")
-    whole.__class__ = type("Whole", (RaincoreEncoding,), {"yield_lemmas_apply": False})
-    S, T = enc.fresh("s"), enc.fresh("t")
-    msg = z3.Const("msg", Tok if action == "TokenReceived" else M9) if action != "EatingTimeout" else None
-    for n in enc.nodes:
-        cases = [f for lab, f in enc._actions(S, T, msg, only=action) if lab.params == (n,)]
-        [w] = [f for lab, f in whole._actions(S, T, msg, only=action) if lab.params == (n,)]
-        assert len(cases) == count(enc.N)
-        # AcceptToken's choice of the ghost li (a fresh constant per formula)
-        # is existential: each side implies the other with its own choice
-        for a, b in ((z3.Or(*cases), w), (w, z3.Or(*cases))):
-            aux = [c for c in _consts(b) if "_li_acc" in str(c)]
-            sol = z3.Solver()
-            sol.add(a, z3.Not(z3.Exists(aux, b) if aux else b))
-            assert sol.check() == z3.unsat, n
-
-
-def _consts(f) -> list:
-    out, seen, todo = {}, set(), [f]
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out[str(e)] = e
-        elif z3.is_app(e):
-            todo += e.children()
-        elif z3.is_quantifier(e):
-            todo.append(e.body())
-    return list(out.values())
-
-
-@pytest.mark.parametrize("which,max_states,k", [("TimelyYield3", 937, None), ("crash", 5000, 400),
-                                               ("F8", 5000, 400)])
-def test_yield_lemmas_hold_on_reachable_states(which, max_states, k):
-    """Every N-node lemma holds on every state of TimelyYield3 (937) and on
-    samples of a model with crashes and of F8's neighbourhood (MaxSeq 11)."""
-    states = _yield_states(which, max_states)
-    if k is not None:
-        states = random.Random(15).sample(states, k)
-    _lemmas_hold(states)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("which", ["crash", "F8"])
-def test_yield_lemmas_hold_on_many_reachable_states(which):
-    """The same on the first 30,000 states of each (about 5 minutes)."""
-    _lemmas_hold(_yield_states(which, 30_000))
-
-
-# F8d (stop 36, docs/raincore.md): YieldClaim and Timely911 do not make
-# three nodes safe either.  The explorer, checking PassedYield in Python over
-# TimelyYield3 with one node down at a time and MaxSeq 7, met its first 35
-# steps (stop 35).  Node 1's claim (5, along <<1, 2, 3>>) is passed on by
-# node 2, recovered, while node 3's regenerated token (7) is on its way to
-# node 2; node 2 accepts it and eats, the claim still live (node 3, Hungry,
-# ahead of it, would veto it): PassedYield breaks.  Then node 3 crashes,
-# node 2 (the claim's current node) redirects the claim past it to node 1,
-# and node 1, home with YES for its current claim and ring, regenerates
-# while node 2 eats.  So the lemmas of "N = 3 with YieldClaim and Timely911"
-# cannot exist: AtMostOneToken itself is false there.
+# F8d (docs/raincore.md): YieldClaim and Timely911 do not make three nodes
+# safe either (TimelyYield3's constants, one node down at a time, MaxSeq 7).
+# In the first 35 steps node 1's claim (5, along <<1, 2, 3>>) is passed on
+# by node 2, recovered, while node 3's regenerated token (7) is on its way
+# to node 2; node 2 accepts it and eats, the claim still live (node 3,
+# Hungry, ahead of it, would veto it).  Then node 3 crashes, node 2 (the
+# claim's current node) redirects the claim past it to node 1, and node 1,
+# home with YES for its current claim and ring, regenerates while node 2
+# eats: AtMostOneToken is false there.
 PY_BREAK_SCRIPT = (
     ('Crash', 3, None),
     ('HungryTimeout', 1, None),
@@ -747,7 +630,7 @@ F8D_SCRIPT = PY_BREAK_SCRIPT + (
 )
 
 
-# F8e (stop 36): the same 35 steps, then node 3 crashes and recovers instead
+# F8e: the same 35 steps, then node 3 crashes and recovers instead
 # of staying down.  Recovered, it claims and vetoes with 0 (NeutralRecovery)
 # and no longer knows it sent the token numbered 7: node 1's claim (5) reaches
 # it, passes, and comes home YES.  No delivery failure: a node that judged
@@ -793,23 +676,6 @@ def _f8d_behaviour(script=F8D_SCRIPT):
     return c, model, beh
 
 
-def test_passed_yield_is_false_on_a_reachable_state():
-    """F8d's first 35 steps: every state up to step 34 satisfies every
-    N-node lemma, step 35 (node 2 accepts node 3's token) is an edge of the
-    z3 relation and breaks PassedYield alone."""
-    from groupcheck.model.proofs.raincore import YIELD_LEMMAS_N
-    _, _, beh = _f8d_behaviour(PY_BREAK_SCRIPT)
-    enc = _enc("TimelyYield3", lemma_names=YIELD_LEMMAS_N)
-    S, T = enc.fresh("s"), enc.fresh("t")
-    lemmas = {name: L(S) for name, L in enc.lemmas.items()}
-    assert all(_broken(enc, S, lemmas, st) == [] for _, st in beh[:-1])
-    assert _broken(enc, S, lemmas, beh[-1][1]) == ["PassedYield"]
-    (lab, post), (_, pre) = beh[-1], beh[-2]
-    assert _in_relation(enc, pre, [lab], post, S, T)
-    assert post.tokenState[1] == "Eating" and not post.recovered[1]
-    assert [x["orig"] for x in post.msgs911] == [1]
-
-
 @pytest.mark.parametrize("script,down", [(F8D_SCRIPT, True), (F8E_SCRIPT, False)], ids=["F8d", "F8e"])
 def test_yield_claim_and_timely911_still_allow_two_tokens(script, down):
     """F8d and F8e whole: every invariant holds up to the last step, where
@@ -841,7 +707,7 @@ def test_tlc_finds_f8d_and_f8e(tmp_path, script):
 
 
 
-# F9 (stop 36): with two tokens the views split too.  From F8's last state
+# F9: with two tokens the views split too.  From F8's last state
 # (nodes 1 and 2 Eating, node 3 down) node 1 passes its token, takes node 2's
 # higher one and passes that; node 2 crashes; node 1 gets the delivery
 # failures of both tokens it sent: the newer leaves it alone (it commits <<1>>

@@ -73,7 +73,7 @@ def test_every_layer_registers_the_same_protocols():
         d = impl_protocols.get(p)
         assert d.name == p and (tracefile.Path(tracefile.__file__).parent / "schemas" / f"{d.schema}.json").is_file()
         assert d.over_ring is None or impl_protocols.get(d.over_ring).cluster.views == "ring"
-    assert set(proofs.PROTOCOLS) <= set(names)
+    assert set(proofs.protocols()) <= set(names)
 
 
 def test_descriptors_agree_across_layers():

@@ -94,10 +94,13 @@ class Encoding:
     expect_cti = False   # a flawed variant: a reachable CTI is the expected outcome
     members: int | None = None   # the fixed member count (None: any number)
     reach_max_states = 5_000   # how far the bounded model is explored to classify a CTI
-    # True: a minute or more of z3 (the manifest's "heavy", for proofs): the
-    # default audit lists it as skipped; `groupcheck prove`, `audit --full`
-    # and the slow tests run it
+    # True: a minute or more of z3 (the matrix's "heavy", set by the
+    # registry): the default audit lists it as skipped; `groupcheck prove`,
+    # `audit --full` and the slow tests run it
     heavy = False
+    # processes a fixed variant's lemmas are dealt out to per spare core
+    # when the matrix runs (the matrix's "shards_per_core"; registry.run_isolated)
+    shards_per_core = 1
     # z3 parameters for every solver of this encoding's queries and checks
     # (empty: z3's defaults; an encoding with quantified sequence operators
     # may turn E-matching off and rely on model-based instantiation)
@@ -494,8 +497,8 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
     """All queries for one encoding, in order: initiation, consecution, implication.
     ``only``: ask initiation and consecution of these lemmas alone (every
     lemma is still a premise); ``implication``: ask the properties (a shard
-    of ``run_isolated``).  ``rows``: ask only these consecution rows
-    (action, lemma), nothing else (``run_isolated``'s retry)."""
+    of ``registry.run_isolated``).  ``rows``: ask only these consecution rows
+    (action, lemma), nothing else (``registry.run_isolated``'s retry)."""
     out: list[Query] = []
     P, V = enc.protocol, enc.variant
     timeout_ms = max(timeout_ms, getattr(enc, "min_timeout_ms", None) or 0)
@@ -608,15 +611,6 @@ def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeo
     return None
 
 
-def holds(q: Query) -> bool:
-    """A query holds when proved, or, for a flawed variant, when it found a
-    counterexample the bounded model reaches (the same rule as the audit's
-    expected violations: the flaw must be shown real)."""
-    if q.result == "proved":
-        return True
-    return q.result == "cti" and q.expected_cti and q.reachable is True
-
-
 def verdict(qs: list[Query]) -> bool:
     """A fixed variant holds when every query is proved.  A flawed variant
     holds when at least one consecution query yields a counterexample to
@@ -678,110 +672,3 @@ def z3_set(vals) -> Any:
     for v in sorted(vals):
         a = z3.Store(a, v, True)
     return a
-
-
-def _run_variant(key: tuple) -> list[Query]:
-    protocol, variant, members, timeout_ms, shard, shards, *row = key
-    from . import registry
-    [enc] = [e for e in registry.select(protocol, None, members) if e.variant == variant]
-    if row:
-        return run(enc, timeout_ms=timeout_ms, rows=frozenset(row))
-    if shards == 1:
-        return run(enc, timeout_ms=timeout_ms)
-    only = frozenset(name for i, name in enumerate(enc.lemmas) if i % shards == shard)
-    return run(enc, timeout_ms=timeout_ms, only=only, implication=shard == 0)
-
-
-def _merge_shards(enc: Encoding, parts: list[list[Query]]) -> list[Query]:
-    """The shards' queries in ``run``'s order: initiation by lemma,
-    consecution by action (the order the shards met them) then lemma,
-    implication last."""
-    lemma = {name: i for i, name in enumerate(enc.lemmas)}
-    action: dict[str, int] = {}
-    qs = [q for part in parts for q in part]
-    for q in qs:
-        if q.query.startswith("consecution:"):
-            action.setdefault(q.query.split(":")[1], len(action))
-
-    def key(q: Query):
-        kind, *rest = q.query.split(":")
-        if kind == "initiation":
-            return (0, 0, lemma[rest[0]])
-        if kind == "consecution":
-            return (1, action[rest[0]], lemma[rest[1]])
-        return (2, 0, 0)
-    return sorted(qs, key=key)    # (stable: implications keep their order)
-
-
-def _shard_keys(encs: list[Encoding], jobs: int, timeout_ms: int, members: int | None):
-    """``_run_variant``'s keys, and the index of the encoding each is for."""
-    spare = max(1, jobs // max(1, len(encs)))
-    keys, owner = [], []
-    for i, e in enumerate(encs):
-        shards = 1 if spare == 1 or e.expect_cti else max(1, min(len(e.lemmas), 4 * spare))
-        for k in range(shards):
-            keys.append((e.protocol, e.variant, members, timeout_ms, k, shards))
-            owner.append(i)
-    return keys, owner
-
-
-def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: int = 1,
-                 members: int | None = None):
-    """``run`` for each encoding in a fresh process (spawned, one variant per
-    process, ``jobs`` at once), yielding each encoding's queries in order.
-    Why a process per variant: z3's declarations live in one context per
-    process, and a variant run after another there can go slower or answer
-    ``unknown`` where it alone proves everything (seen: SEQUENCER's NoCrash,
-    113 queries in 1.5 s alone, 9.6 s after Raincore's Fixed, and one
-    ``unknown`` in the audit).  Encodings are named by protocol and variant
-    (re-selected from the registry in the child).
-
-    With more cores than variants, a fixed variant's lemmas are dealt out
-    to shards (four per spare core, so the pool evens out rows of very
-    different cost: at N = 3 SEQUENCER over FLUSH's V2Digest row takes
-    five minutes and most rows seconds), each its own process asking
-    initiation and consecution of its lemmas under every lemma; the
-    queries are the same and come back in ``run``'s order.  A flawed
-    variant is not split: its pinned counterexample is searched once."""
-    import multiprocessing
-    from collections import Counter
-    from concurrent.futures import ProcessPoolExecutor
-    encs = list(encs)
-    keys, owner = _shard_keys(encs, jobs, timeout_ms, members)
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
-                             max_tasks_per_child=1) as pool:
-        # map keeps the keys' order, and an encoding's shards are adjacent:
-        # yield each encoding once its last shard is back
-        shards = Counter(owner)
-        parts: list[list[Query]] = []
-        for i, qs in zip(owner, pool.map(_run_variant, keys)):
-            parts.append(qs)
-            if len(parts) == shards[i]:
-                qs = parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
-                yield encs[i], _retry_rows(pool, encs[i], qs, timeout_ms, members)
-                parts = []
-
-
-def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: int | None) -> list[Query]:
-    """Under ``retry_fresh``, each ``unknown`` consecution row asked once
-    more in a process that asks nothing else (the same premises, time-out
-    and attempts); its answer replaces the row's, the seconds add up.  z3's
-    search depends on every term the process has made: at N = 4 SEQUENCER
-    over FLUSH's RecvData x V2Digest and InstallView x Candidates stayed
-    ``unknown`` at 120 s per conjunct in a shard, even retried in a fresh
-    z3 context of the shard's process; each alone in a process was proved
-    (151 s and 230 s, docs/proofs.md "N = 4")."""
-    if not getattr(enc, "retry_fresh", False):
-        return qs
-    retry = [k for k, q in enumerate(qs) if q.result == "unknown" and q.query.startswith("consecution:")]
-    if not retry:
-        return qs
-    keys = [(enc.protocol, enc.variant, members, timeout_ms, 0, 1, tuple(qs[k].query.split(":")[1:]))
-            for k in retry]
-    out = list(qs)
-    for k, (again,) in zip(retry, pool.map(_run_variant, keys)):
-        again.seconds += qs[k].seconds
-        again.cpu_seconds += qs[k].cpu_seconds
-        out[k] = again
-    return out

@@ -888,35 +888,11 @@ class FlushEncoding(Encoding):
         return z3.And(*cs)
 
 
-def registered(members: int | None = None) -> list[FlushEncoding]:
-    """``groupcheck prove flush``: Fixed (first view 1..N: crashes and
-    leaves), FixedJoin (joins too), FlawedLeave and FlawedCrash.  At N = 3
-    the two fixed matrices take about 15-20 s of z3 CPU each, every row
-    (an action's instances summed) under 0.5 s of CPU, since ViewDigest is
-    stated for a VIEW's sender only (2026-11-25; before, 30-35 s, its
-    Multicast and SendView rows 2-6 s; before the conjunct fallback,
-    split_goal_rlimit, 70-85 s and a minute more)."""
-    return variants(members)
-
-
-def variants(members: int | None = None) -> list[FlushEncoding]:
-    """FLUSH's proof matrix at N = members (3, the manifest's, by default):
-    Fixed (first view 1..N: crashes, leaves), FixedJoin (first view 1..N-1:
-    joins too), FlawedLeave and FlawedCrash (the seed as written, classified
-    against the manifest's bounded models of those names; from N = 3)."""
-    n = members or 3
-    leave = {"MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 1}
-    crash = {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
-    out = [FlushEncoding(n, n, reach=crash)]
-    if n >= 2:
-        out.append(FlushEncoding(n, n - 1, variant="FixedJoin",
-                                 reach={"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}))
-    if n < 3:
-        # the seed as written breaks VirtualSynchrony only with two members
-        # moving to the next view together: with two, a leave or a crash
-        # leaves one, and their CTIs are unreachable (none to expect)
-        return out
-    fl = FlushEncoding(n, n, reconcile=False, variant="FlawedLeave", reach=leave, property_only=True)
-    fl.reach_max_states = 8_000     # the bounded FlawedLeave model has 7,599 states
-    out += [fl, FlushEncoding(n, n, reconcile=False, variant="FlawedCrash", reach=crash, property_only=True)]
-    return out
+def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
+    """A variant of the proof matrix (spec/Flush/manifest.json, "proofs"):
+    N members, the last ``joiners`` of them outside the first view.  At
+    N = 3 the two fixed matrices take about 15-20 s of z3 CPU each, every
+    row (an action's instances summed) under 0.5 s of CPU.  The seed as
+    written (FlawedLeave, FlawedCrash) is asked from N = 3: with two
+    members a leave or a crash leaves one, and their CTIs are unreachable."""
+    return FlushEncoding(N, N - joiners, **kw)

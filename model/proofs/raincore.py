@@ -34,16 +34,10 @@ The lemmas: four that hold at any N (Types, LastIndex, LegalStates,
 HeldNotStale) and, for the fixes on the two-node ring (FixedRing2), eleven
 more on the ring, the tokens in flight and the 911 claims, whose
 conjunction with AtMostOneToken is inductive (docs/proofs.md, Raincore,
-states each in words).  ConsistentHistory is encoded but not proved.  With
-YieldClaim and Timely911 at N >= 3 (``yield_lemmas_apply``) sixteen N-node
-lemmas on the tokens, the claims and their routes (``YIELD_LEMMAS_N``); at
-N = 3 every row is proved but TokenReceived x PassedYield and EatingTimeout
-x Known, both CTIs, the first reachable: PassedYield is false as stated,
-and AtMostOneToken itself is false there (F8d and F8e, docs/raincore.md:
-that state is three and four steps from two tokens).  Not a proof, and no
-variant registers them; they are kept as the record of the attempt.
-Under these lemmas TokenReceived, 911Received and EatingTimeout are one
-instance per case (the same relation).
+states each in words).  At N >= 3 the fixed protocol breaks
+AtMostOneToken (F8), with YieldClaim and Timely911 too (F8d, F8e), and
+then ConsistentHistory (F9, F9d; docs/raincore.md): the tests replay each
+on this relation.
 """
 
 from __future__ import annotations
@@ -132,7 +126,7 @@ class RaincoreEncoding(Encoding):
     CONSTS = ("TimelyTimeouts", "StableFounder", "NeutralRecovery", "FreshClaim", "FreshView",
               "TokenRingClaim", "YieldClaim", "Timely911")
 
-    def __init__(self, constants: dict, *, variant: str, expect_cti: bool, lemma_names=None,
+    def __init__(self, constants: dict, *, variant: str, expect_cti: bool = False, lemma_names=None,
                  properties=("AtMostOneToken",)) -> None:
         self.c = dict(constants)
         self.N = int(self.c["N"])
@@ -299,19 +293,9 @@ class RaincoreEncoding(Encoding):
                 m = bound if bound is not None else self._var(f"{S['tag']}_trm{n}", Tok)
                 rest = z3.Store(tm, m, False)
                 drop = z3.Or(S["ts"][n] == EATING, Tok.seq(m) <= Tok.seq(S["last"][n]))
-                g = [S["status"][n] == UP, tm[m], Tok.dest(m) == n]
-                if self.yield_lemmas_apply:
-                    # one instance per case (as 911Received's): drop, accept
-                    # by a node not recovered (its mark kept: the frame then
-                    # keeps every lemma that reads only status, rec, lastToken
-                    # and the queues), accept by a recovered node
-                    lab, rec = Label("TokenReceived", (n,)), S["rec"][n]
-                    yield lab, z3.And(*g, drop, fr(S, T, {"tm": rest}))
-                    yield lab, z3.And(*g, z3.Not(drop), z3.Not(rec), self._accept(S, T, n, m, rest, keep_rec=True))
-                    yield lab, z3.And(*g, z3.Not(drop), rec, self._accept(S, T, n, m, rest))
-                else:
-                    yield Label("TokenReceived", (n,)), z3.And(
-                        *g, z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
+                yield Label("TokenReceived", (n,)), z3.And(
+                    S["status"][n] == UP, tm[m], Tok.dest(m) == n,
+                    z3.If(drop, fr(S, T, {"tm": rest}), self._accept(S, T, n, m, rest)))
             if want("911Received"):
                 x = bound if bound is not None else self._var(f"{S['tag']}_r9m{n}", M9)
                 rest = z3.Store(m9, x, False)
@@ -334,13 +318,9 @@ class RaincoreEncoding(Encoding):
                 higher = (z3.BoolVal(self.TokenRingClaim) and M9.seq(x) > self.claim_seq(S, n))
                 outsider = fr(S, T, {"m9": z3.If(higher, z3.Store(rest, answer, True), rest),
                                      "new": {(n, y): z3.Or(S["new"][n, y], M9.orig(x) == y) for y in Nn}})
-                g = [S["status"][n] == UP, m9[x], M9.dest(x) == n]
-                whole = z3.If(M9.orig(x) == n, own,
-                              z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider))
-                if self.yield_lemmas_apply:
-                    yield from self._911_cases(S, T, n, x, g, whole, rest, no, fwd, regen)
-                else:
-                    yield Label("911Received", (n,)), z3.And(*g, whole)
+                yield Label("911Received", (n,)), z3.And(
+                    S["status"][n] == UP, m9[x], M9.dest(x) == n,
+                    z3.If(M9.orig(x) == n, own, z3.If(R.member(M9.orig(x), self.view_of(S, n)), member, outsider)))
             if want("TokenDeliveryFailure"):
                 m = bound if bound is not None else self._var(f"{S['tag']}_tdm{n}", Tok)
                 nl = R.remove(Tok.nl(m), Tok.dest(m))
@@ -370,12 +350,9 @@ class RaincoreEncoding(Encoding):
                 nl = self._insert(Tok.nl(t), n, add)
                 base, send = self._pass_on(S, n, nl, z3.If(anyadd, CHAOS, S["vs"][n]))
                 timely = [z3.Not(self.call_waiting(S, n))] if self.Timely911 else []
-                g = [S["status"][n] == UP, S["ts"][n] == EATING, *timely]
-                if self.yield_lemmas_apply:
-                    yield from self._eating_cases(S, T, n, g, add)
-                else:
-                    yield Label("EatingTimeout", (n,)), z3.And(
-                        *g, z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
+                yield Label("EatingTimeout", (n,)), z3.And(
+                    S["status"][n] == UP, S["ts"][n] == EATING, *timely,
+                    z3.If(R.length(nl) > 1, fr(S, T, send), fr(S, T, base)))
             for name, st in (("HungryTimeout", HUNGRY), ("StarvingTimeout", STARVING)):
                 if not want(name):
                     continue
@@ -419,58 +396,8 @@ class RaincoreEncoding(Encoding):
         return base, dict(base, last={n: t2}, tm=z3.Store(S["tm"], t2, True), ts={n: HUNGRY},
                           token={n: self.no_token()})
 
-    def _eating_cases(self, S, T, n, g, add):
-        """EatingTimeout(n) as one instance per set of queued nodes it adds
-        (the new nodelist one table, not InsertAfter's chain over every
-        set) and per outcome (sent on, or kept: a nodelist of one); their
-        disjunction is the action (as _911_cases)."""
-        R, Nn, t = self.R, self.nodes, S["token"][n]
-        lab = Label("EatingTimeout", (n,))
-        for k in range(self.N + 1):
-            for sub in combinations(Nn, k):
-                in_sub = [add[y] if y in sub else z3.Not(add[y]) for y in Nn]
-                nl = Tok.nl(t) if not sub else R.table(Tok.nl(t), lambda r, sub=sub: z3.IntVal(
-                    R.id[InsertAfter(r, n, sub)] if n in r and not (set(sub) & set(r)) else 0))
-                base, send = self._pass_on(S, n, nl, z3.IntVal(CHAOS) if sub else None)
-                yield lab, z3.And(*g, *in_sub, R.length(nl) > 1, self._frame(S, T, send))
-                yield lab, z3.And(*g, *in_sub, R.length(nl) <= 1, self._frame(S, T, base))
-
-    def _911_cases(self, S, T, n, x, g, whole, rest, no, fwd, regen):
-        """911Received(n) as one instance per case, for the N-node lemmas, from
-        the pieces actions() builds (m9 without x, the NO and passed-on
-        answers, the regenerating update): the same relation (their
-        disjunction is ``whole``), but each case's frame
-        is a top-level conjunction, so that Frame skips the conjuncts it keeps
-        and z3 is asked one case at a time (as SendView per digest choice in
-        sequencerflush): with the If of the three branches whole, z3 answered
-        unknown on four lemma rows.  Cases: its own claim (regenerate or
-        drop); another's, per originator o, from a member of its view (veto:
-        NO back; pass: forward, o queued) or an outsider (o queued; a higher
-        claim answered as a member would, a lower one dropped); and an
-        originator that is no node (never in flight: CallSeqs), as a whole."""
-        R, fr, lab = self.R, self._frame, Label("911Received", (n,))
-        orig, veto = M9.orig(x), self.veto(S, n, x)
-        own = [orig == n]
-        yield lab, z3.And(*g, *own, self.regenerate(S, n, x), fr(S, T, regen))
-        yield lab, z3.And(*g, *own, z3.Not(self.regenerate(S, n, x)), fr(S, T, {"m9": rest}))
-        member = R.member(orig, self.view_of(S, n))
-        higher = M9.seq(x) > self.claim_seq(S, n)
-        for o in self.nodes:
-            if o == n:
-                continue
-            q = {"new": {(n, o): z3.BoolVal(True)}}
-            g_o = [*g, orig == o]
-            yield lab, z3.And(*g_o, member, veto, fr(S, T, {"m9": z3.Store(rest, no, True)}))
-            yield lab, z3.And(*g_o, member, z3.Not(veto), fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
-            yield lab, z3.And(*g_o, z3.Not(member), higher, veto, fr(S, T, dict(q, m9=z3.Store(rest, no, True))))
-            yield lab, z3.And(*g_o, z3.Not(member), higher, z3.Not(veto),
-                              fr(S, T, dict(q, m9=z3.Store(rest, fwd, True))))
-            yield lab, z3.And(*g_o, z3.Not(member), z3.Not(higher), fr(S, T, dict(q, m9=rest)))
-        yield lab, z3.And(*g, *[orig != v for v in self.nodes], whole)
-
-    def _accept(self, S, T, n, m, rest, keep_rec=False):
-        """AcceptToken(n, m) with tokenMsgs' = rest (keep_rec: the recovered
-        mark left as it is, for a caller whose guard says it is clear)."""
+    def _accept(self, S, T, n, m, rest):
+        """AcceptToken(n, m) with tokenMsgs' = rest."""
         vs0, lv, gv, ln, li = S["vs"][n], S["lv"][n], S["gv"][n], S["gvlen"][n], S["li"][n]
         same = Tok.nl(m) == lv
         if self.FreshView:
@@ -494,8 +421,7 @@ class RaincoreEncoding(Encoding):
         f = self._frame(S, T, {
             "tm": rest, "ts": {n: EATING}, "vs": {n: vs}, "gv": {n: gv2}, "gvlen": {n: len2},
             "li": {n: z3.If(weird, li2, li1)}, "lv": {n: Tok.nl(m)},
-            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)},
-            **({} if keep_rec else {"rec": {n: z3.BoolVal(False)}})})
+            "token": {n: Tok.tok(Tok.seq(m), Tok.nl(m), n, Tok.dest(m), tgvn)}, "rec": {n: z3.BoolVal(False)}})
         return z3.And(f, z3.Implies(weird, self._last_index(T, n)))
 
     # --- lemmas --------------------------------------------------------------------------
@@ -566,14 +492,6 @@ class RaincoreEncoding(Encoding):
                          "ViewRings": self.ViewRings, "Behind": self.Behind, "AloneSeen": self.AloneSeen,
                          "ViewNumbers": self.ViewNumbers, "Reserved": self.Reserved,
                          "ConsistentHistory": self.ConsistentHistory})
-        if self.yield_lemmas_apply:
-            allL.update({"Lists": self.Lists, "SentInFlight": self.SentInFlight, "OneInFlight": self.OneInFlight,
-                         "OneToken": self.OneToken, "RecStarving": self.RecStarving,
-                         "CurrentClaim": self.CurrentClaim, "ClaimRoute": self.ClaimRoute,
-                         "HomeNoToken": self.HomeNoToken, "ClaimsMeetToken": self.ClaimsMeetToken,
-                         "ClaimsMeet": self.ClaimsMeet, "PassedYield": self.PassedYield, "Known": self.Known,
-                         "TokenLists": self.TokenLists, "CallSeqs": self.CallSeqs, "Acquainted": self.Acquainted,
-                         "TokenOnRoute": self.TokenOnRoute})
         allL["AtMostOneToken"] = self.AtMostOneToken
         names = self._lemma_names or list(allL)
         return {k: allL[k] for k in names}
@@ -776,271 +694,6 @@ class RaincoreEncoding(Encoding):
             out.append(z3.ForAll([x, m], z3.Implies(
                 z3.And(S["m9"][x], self._live(S, n, x), z3.Or(M9.cur(x) != n, M9.dest(x) == n)),
                 z3.Not(S["tm"][m])), patterns=[multipattern(S["m9"][x], S["tm"][m])]))
-        return z3.And(*out)
-
-    # --- the N-node ring under YieldClaim and Timely911 (docs/proofs.md, Raincore) -----
-    @property
-    def yield_lemmas_apply(self) -> bool:
-        """The lemmas below are stated for N >= 3 nodes, all in the steady
-        initial ring, every assumption and fix with YieldClaim and
-        Timely911 (TimelyYield3's constants at any N)."""
-        return (self.N >= 3 and self.InitSize == self.N and not self.ColdStart
-                and all(getattr(self, k) for k in self.CONSTS))
-
-    def _on_claim_ring(self, S, v: int, n: int):
-        """v is on ClaimRing(n) (TokenRingClaim, YieldClaim): on n's
-        lastToken's nodelist, or queued by n; the same as membership in
-        ``claim_ring`` wherever Lists holds (that nodelist is a ring listing
-        n), without its table of insertions."""
-        nl = Tok.nl(S["last"][n])
-        return z3.Or(self.R.member_c(v, nl), z3.And(S["new"][n, v], self.R.member_c(n, nl)))
-
-    def _live_y(self, S, n, x):
-        """x is a live claim of n under YieldClaim: its own YES for its current
-        claim (number and route), n up, Starving, not recovered."""
-        return z3.And(self._live(S, n, x), M9.nl(x) == self.claim_ring(S, n))
-
-    def _inflight_from(self, S, m, n):
-        """Token m in flight was sent by n: n's lastToken, n up, Hungry, not
-        recovered; it goes to another node on its nodelist."""
-        return z3.And(Tok.cur(m) == n, m == S["last"][n], S["status"][n] == UP, S["ts"][n] == HUNGRY,
-                      z3.Not(S["rec"][n]), Tok.dest(m) != n, 1 <= Tok.dest(m), Tok.dest(m) <= self.N,
-                      self.R.member(Tok.dest(m), Tok.nl(m)))
-
-    def SentInFlight(self, S):
-        """A token in flight is its sender's lastToken; the sender is up,
-        Hungry and not recovered, and the destination another node of its
-        nodelist."""
-        m = z3.Const(f"{S['tag']}_si_m", Tok)
-        return z3.ForAll([m], z3.Implies(S["tm"][m], z3.Or(*[self._inflight_from(S, m, n) for n in self.nodes])),
-                         patterns=[S["tm"][m]])
-
-    def OneToken(self, S):
-        """While a token is in flight no node eats."""
-        m = z3.Const(f"{S['tag']}_ot_m", Tok)
-        return z3.And(*[z3.ForAll([m], z3.Implies(S["tm"][m], z3.Not(self._eat(S, n))), patterns=[S["tm"][m]])
-                        for n in self.nodes])
-
-    def HungryListed(self, S):
-        """A Hungry node is on the nodelist of the token, if any: an eater's
-        token and every token in flight list it.  FALSE on reachable states
-        (docs/proofs.md: F8's neighbourhood), so not among the lemmas; kept
-        for the record."""
-        m = z3.Const(f"{S['tag']}_hl_m", Tok)
-        out = []
-        for h in self.nodes:
-            hung = z3.And(S["status"][h] == UP, S["ts"][h] == HUNGRY)
-            out += [z3.Implies(z3.And(hung, self._eat(S, e)), self.R.member_c(h, Tok.nl(S["token"][e])))
-                    for e in self.nodes if e != h]
-            out.append(z3.ForAll([m], z3.Implies(z3.And(S["tm"][m], hung), self.R.member_c(h, Tok.nl(m))),
-                                 patterns=[S["tm"][m]]))
-        return z3.And(*out)
-
-    def RecStarving(self, S):
-        """A node that is down, or recovered, is Starving (it holds no token
-        and has sent none since)."""
-        return z3.And(*[z3.Implies(z3.Or(S["status"][n] == DOWN, S["rec"][n]), S["ts"][n] == STARVING)
-                        for n in self.nodes])
-
-    def CurrentClaim(self, S):
-        """A YES 911 of n for its current number (its lastToken's; n up and
-        not recovered): n is not Hungry (it has not passed a token on since:
-        passing one raises the number)."""
-        x = z3.Const(f"{S['tag']}_cc_x", M9)
-        return z3.And(*[z3.ForAll([x], z3.Implies(
-            z3.And(S["m9"][x], M9.orig(x) == n, M9.status(x) == YES, M9.seq(x) == self._L(S, n),
-                   S["status"][n] == UP, z3.Not(S["rec"][n])),
-            S["ts"][n] != HUNGRY), patterns=[S["m9"][x]]) for n in self.nodes])
-
-    def ClaimRoute(self, S):
-        """A 911 of n numbered its lastToken's number travels a ring of nodes
-        on n's claim ring: it was that ring when sent, and the ring only
-        grows (YieldClaim queues; a crash, a recovery keep both) until n's
-        number changes.  So a claim that is not live (an older, shorter
-        route) does not become live when n queues another node."""
-        x = z3.Const(f"{S['tag']}_cr_x", M9)
-        return z3.And(*[z3.ForAll([x], z3.Implies(
-            z3.And(S["m9"][x], M9.orig(x) == n, M9.seq(x) == self._L(S, n)),
-            z3.And(*[z3.Implies(self.R.member_c(v, M9.nl(x)), self._on_claim_ring(S, v, n))
-                     for v in self.nodes if v != n])), patterns=[S["m9"][x]]) for n in self.nodes])
-
-    def HomeNoToken(self, S):
-        """A live claim on its way home (to its originator) meets no token:
-        no node eats and none is in flight."""
-        x = z3.Const(f"{S['tag']}_hn_x", M9)
-        m = z3.Const(f"{S['tag']}_hn_m", Tok)
-        out = []
-        for n in self.nodes:
-            home = z3.And(S["m9"][x], self._live_y(S, n, x), M9.dest(x) == n)
-            out.append(z3.ForAll([x], z3.Implies(home, z3.And(*[z3.Not(self._eat(S, e)) for e in self.nodes])),
-                                 patterns=[S["m9"][x]]))
-            out.append(z3.ForAll([x, m], z3.Implies(z3.And(home, S["tm"][m]), z3.BoolVal(False)),
-                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
-        return z3.And(*out)
-
-    def _rem(self, v: int, x):
-        """Node v is on the rest of claim x's route: on its nodelist, from its
-        destination (inclusive) to its originator (exclusive), in ring order."""
-        R = self.R
-
-        def rest(r, o, d):
-            if o not in r or d not in r or v not in r:
-                return False
-            i, out = r.index(d), []
-            while r[i] != o:
-                out.append(r[i])
-                i = (i + 1) % len(r)
-            return v in out
-        return R.table(M9.nl(x), lambda r: R.node_table(M9.orig(x), lambda o: R.node_table(
-            M9.dest(x), lambda d: z3.BoolVal(rest(r, o, d)))))
-
-    def _active(self, S, v):
-        """v is up and not recovered (it may take part in a claim)."""
-        return z3.And(S["status"][v] == UP, z3.Not(S["rec"][v]))
-
-    def _would_veto(self, S, v: int, cv, seq, orig):
-        """The veto rule: v, active, vetoes a claim numbered seq of orig when
-        it is Eating, Hungry, or its own number cv is higher (or the same
-        and its id higher)."""
-        return z3.And(self._active(S, v), z3.Or(S["ts"][v] == EATING, S["ts"][v] == HUNGRY, cv > seq,
-                                                z3.And(cv == seq, v > orig)))
-
-    def _blocker(self, S, v: int, x):
-        """Node v is ahead of claim x on its route and would veto it."""
-        return z3.And(self._rem(v, x), self._would_veto(S, v, self.claim_seq(S, v), M9.seq(x), M9.orig(x)))
-
-    def ClaimsMeetToken(self, S):
-        """A live claim meets a node that will veto it before it comes home
-        while a token exists (a node eats, or a token is in flight)."""
-        x = z3.Const(f"{S['tag']}_cm_x", M9)
-        m = z3.Const(f"{S['tag']}_cm_m", Tok)
-        out = []
-        for n in self.nodes:
-            live = z3.And(S["m9"][x], self._live_y(S, n, x))
-            block = z3.Or(*[self._blocker(S, v, x) for v in self.nodes if v != n])
-            out.append(z3.ForAll([x], z3.Implies(z3.And(live, z3.Or(*[self._eat(S, e) for e in self.nodes])), block),
-                                 patterns=[S["m9"][x]]))
-            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), block),
-                                 patterns=[multipattern(S["m9"][x], S["tm"][m])]))
-        return z3.And(*out)
-
-    def ClaimsMeet(self, S):
-        """Two live claims: one of them has still to meet the other's
-        originator."""
-        out = []
-        for n, k in combinations(self.nodes, 2):
-            x = z3.Const(f"{S['tag']}_cx_x_{n}_{k}", M9)
-            y = z3.Const(f"{S['tag']}_cx_y_{n}_{k}", M9)
-            out.append(z3.ForAll([x, y], z3.Implies(
-                z3.And(S["m9"][x], S["m9"][y], self._live_y(S, n, x), self._live_y(S, k, y)),
-                z3.Or(self._rem(k, x), self._rem(n, y))), patterns=[multipattern(S["m9"][x], S["m9"][y])]))
-        return z3.And(*out)
-
-    def PassedYield(self, S):
-        """A node a live claim has passed (its current node, or a node of its
-        route no longer ahead of it) is down, recovered, or Starving with a
-        lower claim and has queued the claimant; the current node is not
-        ahead of it.  FALSE on a reachable state (stop 35,
-        test_passed_yield_is_false_on_a_reachable_state): a recovered node
-        passes the claim on while the token of a node ahead is on its way
-        to it, then accepts it; and from there two tokens follow (F8d, F8e),
-        so no restatement makes the lemmas inductive."""
-        x = z3.Const(f"{S['tag']}_py_x", M9)
-        out = []
-        for n in self.nodes:
-            live = z3.And(S["m9"][x], self._live_y(S, n, x))
-            cs = []
-            for p in self.nodes:
-                if p == n:
-                    continue
-                cp = self.claim_seq(S, p)
-                cs.append(z3.Implies(M9.cur(x) == p, z3.Not(self._rem(p, x))))
-                cs.append(z3.Implies(z3.Or(M9.cur(x) == p, z3.And(self.R.member_c(p, M9.nl(x)), z3.Not(self._rem(p, x)))), z3.Or(
-                    S["status"][p] != UP, S["rec"][p],
-                    z3.And(S["ts"][p] == STARVING, S["new"][p, n],
-                           z3.Or(cp < M9.seq(x), z3.And(cp == M9.seq(x), p < n))))))
-            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*cs)), patterns=[S["m9"][x]]))
-        return z3.And(*out)
-
-    def Known(self, S):
-        """An up, not recovered node's claim ring lists every eater whose token
-        does not list it, and the sender and destination of every token in
-        flight that does not list it (TimelyTimeouts: it claims only then);
-        and then another node of that ring would veto its claim (up, not
-        recovered, Eating, Hungry or with a higher claim)."""
-        m = z3.Const(f"{S['tag']}_kn_m", Tok)
-        out = []
-        for n in self.nodes:
-            fresh = self._active(S, n)
-            on = lambda v: self._on_claim_ring(S, v, n)  # noqa: E731
-            on_t = lambda t: self.R.node_table(t, on)  # noqa: E731
-            out += [z3.Implies(z3.And(fresh, self._eat(S, e), z3.Not(self.R.member_c(n, Tok.nl(S["token"][e])))),
-                               on(e))
-                    for e in self.nodes if e != n]
-            cn = self._L(S, n)
-            veto = z3.Or(*[z3.And(on(v), self._would_veto(S, v, self._L(S, v), cn, n))
-                           for v in self.nodes if v != n])
-            out.append(z3.ForAll([m], z3.Implies(z3.And(fresh, S["tm"][m], z3.Not(self.R.member_c(n, Tok.nl(m)))),
-                                                 z3.And(on_t(Tok.dest(m)), on_t(Tok.cur(m)), veto)),
-                                 patterns=[S["tm"][m]]))
-        return z3.And(*out)
-
-    def TokenLists(self, S):
-        """A lastToken is its node's: sent by it (cur), to a node of its
-        nodelist; a node whose lastToken lists it alone (and that is up and
-        not recovered) eats."""
-        out = []
-        for n in self.nodes:
-            lt = S["last"][n]
-            out += [Tok.cur(lt) == n, 1 <= Tok.dest(lt), Tok.dest(lt) <= self.N,
-                    self.R.member(Tok.dest(lt), Tok.nl(lt)),
-                    z3.Implies(z3.And(self._active(S, n), Tok.nl(lt) == self.R.of((n,))),
-                               self._eat(S, n))]
-        return z3.And(*out)
-
-    def CallSeqs(self, S):
-        """A 911 in flight: its originator, current and destination nodes are
-        nodes, its number at least 0 and at most its originator's claim
-        number (its lastToken's), its status YES or NO, its nodelist a ring
-        of at least two nodes that lists its originator and destination."""
-        x = z3.Const(f"{S['tag']}_cs_x", M9)
-        node = lambda v: z3.And(1 <= v, v <= self.N)  # noqa: E731
-        return z3.ForAll([x], z3.Implies(S["m9"][x], z3.And(
-            node(M9.orig(x)), node(M9.cur(x)), node(M9.dest(x)), M9.seq(x) >= 0,
-            M9.seq(x) <= self.R.node_table(M9.orig(x), lambda y: self._L(S, y)),
-            z3.Or(M9.status(x) == YES, M9.status(x) == NO),
-            self._ring_no(M9.nl(x)), self.R.length(M9.nl(x)) >= 2,
-            self.R.member(M9.orig(x), M9.nl(x)), self.R.member(M9.dest(x), M9.nl(x)))), patterns=[S["m9"][x]])
-
-    def Acquainted(self, S):
-        """Of two up, not recovered nodes that do not eat, one has the other on
-        its claim ring.  (Not for an eater: a recovered node that accepts a
-        token eats with the lastToken it had before its crash, which may list
-        neither the other node nor be listed by it; its claim ring counts
-        again only once it passes the token on, and then the token's
-        nodelist lists the other node, or Known puts it on the other's
-        ring.)"""
-        out = []
-        for n, k in combinations(self.nodes, 2):
-            idle = lambda v: z3.And(self._active(S, v), S["ts"][v] != EATING)  # noqa: E731
-            out.append(z3.Implies(z3.And(idle(n), idle(k)),
-                                  z3.Or(self._on_claim_ring(S, n, k), self._on_claim_ring(S, k, n))))
-        return z3.And(*out)
-
-    def TokenOnRoute(self, S):
-        """A live claim's route (its claimant's claim ring) lists every eater
-        and the sender and destination of every token in flight."""
-        x = z3.Const(f"{S['tag']}_tr_x", M9)
-        m = z3.Const(f"{S['tag']}_tr_m", Tok)
-        out = []
-        for n in self.nodes:
-            live = z3.And(S["m9"][x], self._live_y(S, n, x))
-            out.append(z3.ForAll([x], z3.Implies(live, z3.And(*[
-                z3.Implies(self._eat(S, e), self.R.member_c(e, M9.nl(x))) for e in self.nodes if e != n])),
-                patterns=[S["m9"][x]]))
-            out.append(z3.ForAll([x, m], z3.Implies(z3.And(live, S["tm"][m]), z3.And(
-                self.R.member(Tok.cur(m), M9.nl(x)), self.R.member(Tok.dest(m), M9.nl(x)))),
-                patterns=[multipattern(S["m9"][x], S["tm"][m])]))
         return z3.And(*out)
 
     # --- the views of the two-node ring (ConsistentHistory) ----------------------------
@@ -1256,12 +909,6 @@ LEMMAS_PROVED = ("Types", "LastIndex", "LegalStates", "HeldNotStale")
 # AtMostOneToken at N >= 3 is not: the fixed protocol breaks it there (F8,
 # docs/raincore.md; docs/proofs.md, Raincore, What remains).
 LEMMAS_PROVED_N = LEMMAS_PROVED + ("EatersFresh", "RingUp", "FounderRing")
-# The N-node lemmas under YieldClaim and Timely911 (yield_lemmas_apply), in
-# the order the N = 3 probe asks them, then the property.
-YIELD_LEMMAS_N = LEMMAS_PROVED_N + (
-    "Lists", "TokenLists", "CallSeqs", "Acquainted", "TokenOnRoute", "SentInFlight", "OneInFlight", "OneToken",
-    "RecStarving", "CurrentClaim", "ClaimRoute", "HomeNoToken", "ClaimsMeetToken", "ClaimsMeet", "PassedYield",
-    "Known", "AtMostOneToken")
 # The seed as written is checked against those without LastIndex (its one
 # quantifier; no other lemma reads the views) and the property: every query
 # is then quantifier-free, and the open ones give CTIs at once instead of
@@ -1275,5 +922,15 @@ def manifest_constants(name: str) -> dict:
     return dict(next(e for e in manifest.select(["raincore"], None) if e.name == name).constants())
 
 
-def from_manifest(name: str, **kw) -> RaincoreEncoding:
-    return RaincoreEncoding(manifest_constants(name), **kw)
+def matrix_encoding(N: int, *, constants: str, **kw) -> RaincoreEncoding:
+    """A variant of the proof matrix (spec/Raincore/manifest.json, "proofs"):
+    manifest model ``constants``'s constants, at N nodes (all in the initial
+    ring, InitSeq = N, at least 2) when that model has another size.  The
+    fixed variant's lemmas are those of the two-node ring (FixedRing2); at
+    other N, FixedLegalStates proves LegalStates with the lemmas that hold
+    at any N and the founder's ring (N = 3, 4, 5); AtMostOneToken is false
+    at N = 3, 4, 5 under the fixes (F8; docs/proofs.md, Raincore)."""
+    c = manifest_constants(constants)
+    if int(c["N"]) != N:
+        c.update(N=N, InitSize=N, InitSeq=max(N, 2))
+    return RaincoreEncoding(c, **kw)

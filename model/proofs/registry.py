@@ -1,126 +1,217 @@
-"""The proof matrix: which encodings ``groupcheck prove`` runs, per protocol.
+"""The proof matrix: which encodings ``groupcheck prove`` and the audit run.
 
-Each entry is a protocol variant at one member count: a fixed variant must
-be proved (every query unsat), a flawed variant must yield a counterexample
-to induction that the bounded model of the same size reaches (see
-engine.verdict).  The member counts are the manifest's (for STABLE: N = 3, two
-in the first view and one joiner, for Fixed and Flawed; N = 2, one in the
-first view, for JoinRace, the size of PairJoinRace); ``members`` asks for
-another N.
+Theory of operation
+-------------------
+The matrix is data: the ``proofs`` object of each spec/<P>/manifest.json
+(spec/README.md, "manifest.json").  Each of its variants names its encoding
+(a class or function of model/proofs/<module>.py, called with the member
+count N, the variant's name and its ``args``), the N of the default matrix
+(``members``; null: asked only at an N given with ``--members``), the N's it
+may be asked at (``at``), what is expected (``proved``: every query; ``cti``:
+a counterexample to induction that the bounded model of the same size
+reaches, engine.verdict), its lemma set (the name of a tuple of lemma names
+in the module), and settings of the run: ``heavy`` (left out of the default
+audit), ``reach_max_states`` (how far the classifier explores) and the
+protocol's ``shards_per_core``.  The registry reads the data and looks its
+names up in the protocol's proofs module; it compares no protocol name.
+
+How each query is asked (time-out floors, resource limits, first
+attempts, retries in a fresh context) belongs to the encoding's formulas
+and stays with its class (engine.Encoding).
+
+The matrix is run one variant per process (``run_isolated``): a child
+rebuilds its encoding here by protocol, variant and N, so the engine never
+imports the registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
-from .engine import Encoding
-
-
-def _stable(members: int | None) -> list[Encoding]:
-    from .stable import StableEncoding
-    n = members or 3
-    ninit = min(2, n)
-    # JoinRace at the size of its smallest manifest witness (PairJoinRace:
-    # member 1 alone, 2 joins, 1 multicasts); the N = 3 model (JoinRace) finds
-    # it only after 120,183 states, beyond the classifier's prefix.
-    return [StableEncoding(n, ninit), StableEncoding(n, ninit, reset=False),
-            StableEncoding(members or 2, 1, coord_switches=False, reach_senders=frozenset({1}))]
-
-
-def _raincore(members: int | None) -> list[Encoding]:
-    """Raincore: the seed as written (Faithful3's constants, N = 3): a
-    reachable CTI to AtMostOneToken; the fixes (FixedRing2's constants,
-    N = 2): AtMostOneToken, LegalStates and ConsistentHistory proved.  The fixed variant's
-    lemmas are those of the two-node ring; with ``members`` other than 2
-    the fixed variant is FixedLegalStates (LegalStates only, the lemmas
-    that hold at any N and the founder's ring: proved at N = 3, 4, 5;
-    AtMostOneToken and ConsistentHistory are proved at N = 2 only;
-    AtMostOneToken is false at N = 3, 4, 5 under the fixes, F8), and
-    both variants have N nodes, all in the initial ring, InitSeq = N
-    (docs/proofs.md, Raincore)."""
-    from .raincore import FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding, manifest_constants
-    faithful, fixed = manifest_constants("Faithful3"), manifest_constants("FixedRing2")
-    if members is not None and members != 2:
-        for c in (faithful, fixed):
-            c.update(N=members, InitSize=members, InitSeq=max(members, 2))
-        return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True, lemma_names=FLAWED_LEMMAS),
-                RaincoreEncoding(fixed, variant="FixedLegalStates", expect_cti=False,
-                                 lemma_names=LEMMAS_PROVED_N, properties=("LegalStates",))]
-    if members == 2:
-        faithful.update(N=2, InitSize=2, InitSeq=2)
-    return [RaincoreEncoding(faithful, variant="Faithful", expect_cti=True, lemma_names=FLAWED_LEMMAS),
-            RaincoreEncoding(fixed, variant="Fixed", expect_cti=False,
-                             properties=("AtMostOneToken", "LegalStates", "ConsistentHistory"))]
-
-
-def _sequencerflush(members: int | None) -> list[Encoding]:
-    # plain SEQUENCER (Sequencer.tla) at the size of the manifest's CoordCrash
-    # (N = 3): NoCrash (MaxCrashes = 0, TotalOrder proved) and NoFlush (one
-    # crash, the coordinator's included: the flawed variant of SEQUENCER over
-    # FLUSH, a reachable CTI to SurvivorTotalOrder); SequencerFlush.tla's
-    # Fixed variant at N = 2 (Pair's constants), the only N both properties
-    # are proved at by default; with --members 3 (about half an hour of z3)
-    # the Fixed variant at N = 3 (CoordCrash's constants), both properties;
-    # with --members 4 the same lemmas at N = 4 (about two hours of z3 CPU)
-    fixed = _sequencerflush_fixed(members) if members in (None, 2, 3, 4) else []
-    return [*_sequencer_plain(members), *fixed]
-
-
-def _sequencer_plain(members: int | None) -> list[Encoding]:
-    from .sequencer import SequencerEncoding
-    n = members or 3
-    return [SequencerEncoding(n, 0), SequencerEncoding(n, 1)]
-
-
-def _sequencerflush_fixed(members: int | None) -> list[Encoding]:
-    """SEQUENCER over FLUSH, the Fixed variant (UniformDelivery, ResendAlways,
-    ResentFirst FALSE, one crash): NoDuplicates and SurvivorTotalOrder, at
-    N = 2 (Pair's constants), N = 3 (CoordCrash's; 2026-11-25, with the
-    view-2 lemmas and ghosts; before, ``FixedNoDuplicates`` proved
-    NoDuplicates alone there) and N = 4 (the same lemmas, written for any
-    N >= 3; every member a sender); N = 5 is not attempted (docs/proofs.md,
-    "SEQUENCER over FLUSH")."""
-    from .sequencerflush import SequencerFlushEncoding
-    return [SequencerFlushEncoding(members or 2)]
-
-
-def _flush(members: int | None) -> list[Encoding]:
-    """FLUSH at N = 3 or ``members``: Fixed (every query proved: crash and
-    leave, any number of views, multicasts, messages in flight), FlawedLeave
-    and FlawedCrash (the seed as written: reachable CTIs to VirtualSynchrony).
-    FixedJoin is proved too, by hand and in the slow tests (docs/proofs.md,
-    FLUSH)."""
-    from .flush import registered
-    return list(registered(members))
-
-
-PROTOCOLS: dict[str, Callable[[int | None], list[Encoding]]] = {
-    "flush": _flush,
-    "raincore": _raincore,
-    "stable": _stable,
-    "sequencerflush": _sequencerflush,
-}
+from .. import manifest
+from .engine import Encoding, Query, run
 
 
 class UnknownTarget(ValueError):
     pass
 
 
+@lru_cache(maxsize=None)
+def _proofs(protocol: str) -> dict[str, Any] | None:
+    path = manifest.spec_dir_of(protocol) / "manifest.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("proofs")
+
+
+def protocols() -> tuple[str, ...]:
+    """The protocols whose manifest has a proof matrix, sorted."""
+    return tuple(p for p in manifest.protocols() if _proofs(p) is not None)
+
+
+def _asked_at(v: dict, members: int | None) -> int | None:
+    """The N the variant is asked at (None: not asked)."""
+    if members is None:
+        return v.get("members")
+    at = v.get("at")
+    if isinstance(at, list):
+        return members if members in at else None
+    if isinstance(at, dict) and (members < at.get("min", members) or members in at.get("except", ())):
+        return None
+    return members
+
+
+def _value(x):
+    return tuple(_value(y) for y in x) if isinstance(x, list) else x
+
+
+def _build(protocol: str, proofs: dict, v: dict, n: int) -> Encoding:
+    module = importlib.import_module(f"{__package__}.{v.get('module', protocol)}")
+    kw = {k: _value(x) for k, x in v.get("args", {}).items()}
+    if "lemmas" in v:
+        kw["lemma_names"] = getattr(module, v["lemmas"])
+    enc = getattr(module, v["encoding"])(n, variant=v["variant"], **kw)
+    enc.expect_cti = v["expect"] == "cti"
+    enc.heavy = bool(v.get("heavy", False))
+    enc.shards_per_core = proofs.get("shards_per_core", 1)
+    if "reach_max_states" in v:
+        enc.reach_max_states = v["reach_max_states"]
+    return enc
+
+
+def variants(protocol: str, members: int | None = None) -> list[Encoding]:
+    """The protocol's matrix at N = ``members`` (None: the default matrix)."""
+    proofs = _proofs(protocol) or {"variants": []}
+    return [_build(protocol, proofs, v, n) for v in proofs["variants"]
+            if (n := _asked_at(v, members)) is not None]
+
+
 def select(protocol: str | None = None, variant: str | None = None,
            members: int | None = None) -> list[Encoding]:
     """The encodings to run: every protocol's (or one's), every variant's (or one's)."""
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise UnknownTarget(f"no proofs for protocol {protocol!r}; protocols with proofs: "
-                            f"{', '.join(sorted(PROTOCOLS))}")
+    known = protocols()
+    if protocol is not None and protocol not in known:
+        raise UnknownTarget(f"no proofs for protocol {protocol!r}; protocols with proofs: {', '.join(known)}")
     out: list[Encoding] = []
-    for name in ([protocol] if protocol else sorted(PROTOCOLS)):
-        encs = PROTOCOLS[name](members)
+    for name in ([protocol] if protocol else known):
+        encs = variants(name, members)
         if variant is not None:
             encs = [e for e in encs if e.variant.lower() == variant.lower()]
             if not encs and protocol is not None:
                 raise UnknownTarget(f"{name}: no variant {variant!r}; variants: "
-                                    f"{', '.join(e.variant for e in PROTOCOLS[name](members))}")
+                                    f"{', '.join(e.variant for e in variants(name, members))}")
         out += encs
     if not out:
         raise UnknownTarget(f"no variant {variant!r} in any protocol with proofs")
+    return out
+
+
+# ---------------------------------------------------------------- running the matrix
+
+def _run_variant(key: tuple) -> list[Query]:
+    protocol, variant, members, timeout_ms, shard, shards, *row = key
+    [enc] = [e for e in variants(protocol, members) if e.variant == variant]
+    if row:
+        return run(enc, timeout_ms=timeout_ms, rows=frozenset(row))
+    if shards == 1:
+        return run(enc, timeout_ms=timeout_ms)
+    only = frozenset(name for i, name in enumerate(enc.lemmas) if i % shards == shard)
+    return run(enc, timeout_ms=timeout_ms, only=only, implication=shard == 0)
+
+
+def _merge_shards(enc: Encoding, parts: list[list[Query]]) -> list[Query]:
+    """The shards' queries in ``run``'s order: initiation by lemma,
+    consecution by action (the order the shards met them) then lemma,
+    implication last."""
+    lemma = {name: i for i, name in enumerate(enc.lemmas)}
+    action: dict[str, int] = {}
+    qs = [q for part in parts for q in part]
+    for q in qs:
+        if q.query.startswith("consecution:"):
+            action.setdefault(q.query.split(":")[1], len(action))
+
+    def key(q: Query):
+        kind, *rest = q.query.split(":")
+        if kind == "initiation":
+            return (0, 0, lemma[rest[0]])
+        if kind == "consecution":
+            return (1, action[rest[0]], lemma[rest[1]])
+        return (2, 0, 0)
+    return sorted(qs, key=key)    # (stable: implications keep their order)
+
+
+def _shard_keys(encs: list[Encoding], jobs: int, timeout_ms: int, members: int | None):
+    """``_run_variant``'s keys, and the index of the encoding each is for."""
+    spare = max(1, jobs // max(1, len(encs)))
+    keys, owner = [], []
+    for i, e in enumerate(encs):
+        per_core = getattr(e, "shards_per_core", 1)
+        shards = 1 if spare == 1 or e.expect_cti else max(1, min(len(e.lemmas), per_core * spare))
+        for k in range(shards):
+            keys.append((e.protocol, e.variant, members, timeout_ms, k, shards))
+            owner.append(i)
+    return keys, owner
+
+
+def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: int = 1,
+                 members: int | None = None):
+    """``run`` for each encoding in a fresh process (spawned, one variant per
+    process, ``jobs`` at once), yielding each encoding's queries in order.
+    Why a process per variant: z3's declarations live in one context per
+    process, and a variant run after another there can go slower or answer
+    ``unknown`` where it alone proves everything (seen: SEQUENCER's NoCrash,
+    113 queries in 1.5 s alone, 9.6 s after Raincore's Fixed, and one
+    ``unknown`` in the audit).  Encodings are named by protocol and variant
+    (rebuilt from the matrix in the child).
+
+    With more cores than variants, a fixed variant's lemmas are dealt out
+    to shards (``shards_per_core`` per spare core, so the pool evens out
+    rows of very different cost: at N = 3 SEQUENCER over FLUSH's V2Digest
+    row takes five minutes and most rows seconds), each its own process
+    asking initiation and consecution of its lemmas under every lemma; the
+    queries are the same and come back in ``run``'s order.  A flawed
+    variant is not split: its pinned counterexample is searched once."""
+    import multiprocessing
+    from collections import Counter
+    from concurrent.futures import ProcessPoolExecutor
+    encs = list(encs)
+    keys, owner = _shard_keys(encs, jobs, timeout_ms, members)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
+                             max_tasks_per_child=1) as pool:
+        # map keeps the keys' order, and an encoding's shards are adjacent:
+        # yield each encoding once its last shard is back
+        shards = Counter(owner)
+        parts: list[list[Query]] = []
+        for i, qs in zip(owner, pool.map(_run_variant, keys)):
+            parts.append(qs)
+            if len(parts) == shards[i]:
+                qs = parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
+                yield encs[i], _retry_rows(pool, encs[i], qs, timeout_ms, members)
+                parts = []
+
+
+def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: int | None) -> list[Query]:
+    """Under ``retry_fresh``, each ``unknown`` consecution row asked once
+    more in a process that asks nothing else (the same premises, time-out
+    and attempts); its answer replaces the row's, the seconds add up.  z3's
+    search depends on every term the process has made: at N = 4 SEQUENCER
+    over FLUSH's RecvData x V2Digest and InstallView x Candidates stayed
+    ``unknown`` at 120 s per conjunct in a shard, even retried in a fresh
+    z3 context of the shard's process; each alone in a process was proved
+    (151 s and 230 s, docs/proofs.md "N = 4")."""
+    if not getattr(enc, "retry_fresh", False):
+        return qs
+    retry = [k for k, q in enumerate(qs) if q.result == "unknown" and q.query.startswith("consecution:")]
+    if not retry:
+        return qs
+    keys = [(enc.protocol, enc.variant, members, timeout_ms, 0, 1, tuple(qs[k].query.split(":")[1:]))
+            for k in retry]
+    out = list(qs)
+    for k, (again,) in zip(retry, pool.map(_run_variant, keys)):
+        again.seconds += qs[k].seconds
+        again.cpu_seconds += qs[k].cpu_seconds
+        out[k] = again
     return out

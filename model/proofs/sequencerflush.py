@@ -126,7 +126,7 @@ class SequencerFlushEncoding(Encoding):
             # a part proved in a second alone took 20-60 s beside a loaded
             # machine's other jobs (the N = 3 rows were measured at 60 s)
             self.min_timeout_ms = 60_000
-            self.retry_fresh = True    # (engine._solve_first and engine._retry_rows)
+            self.retry_fresh = True    # (engine._solve_first and registry._retry_rows)
 
     @classmethod
     def from_constants(cls, c: dict) -> "SequencerFlushEncoding":

@@ -517,3 +517,13 @@ class StableEncoding(Encoding):
             heardFrom=Fn((p, frozenset(x for x in M if b(S["heardFrom"][p, x]))) for p in M),
             net=frozenset(net),
         )
+
+
+def matrix_encoding(N: int, *, NInit: int, **kw) -> StableEncoding:
+    """A variant of the proof matrix (spec/Stable/manifest.json, "proofs"):
+    N members, the first ``NInit`` of them (at most N) in the first view.
+    JoinRace is asked at the size of its smallest manifest witness
+    (PairJoinRace: member 1 alone, 2 joins, 1 multicasts); the N = 3 model
+    (JoinRace) finds it only after 120,183 states, beyond the classifier's
+    prefix."""
+    return StableEncoding(N, min(NInit, N), **kw)
