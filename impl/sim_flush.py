@@ -47,6 +47,7 @@ from . import codec
 from .events import Deliver, Receive
 from .flush import JoinRequest, LeaveRequest, Suspect, ViewMsg
 from .stacks.flush import flush_stack
+from .engine import env_record
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 
 
@@ -139,21 +140,30 @@ class FlushSimulator(Simulator):
                                   "clock": self.now})
         self.crashed.add(p)
         self._rescue_views(p)
-        self.records.append({"kind": "event", "name": "Crash", "nid": p, "args": {}, "msg": None,
-                             "state": None, "clock": self.now})
+        self._record(env_record("Crash", self.now, p))
         for m in sorted(set(self.stacks) - self.crashed):
             self._handle(m, Suspect(p))
 
     def _rescue_views(self, p: int) -> None:
-        rel = self.stacks[p].layer("reliable")
-        for dest in sorted(set(self.stacks) - self.crashed):
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            if not views:
-                continue
-            for q in sorted(x for x in u if x <= max(views)):
-                self.rescued += 1
-                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+        self.rescued += rescue_views(self.stacks[p].layer("reliable"), p,
+                                     sorted(set(self.stacks) - self.crashed), self._handle)
+
+
+def rescue_views(rel, p: int, survivors, handle) -> int:
+    """I9, a VIEW is never lost: the crashed member ``p``'s reliable frames
+    not yet acknowledged (its layer ``rel``), up to its last frame carrying
+    a VIEW, reach each of ``survivors`` at once, in order (``handle(nid,
+    event)``).  Returns how many frames were handed over."""
+    n = 0
+    for dest in survivors:
+        u = rel.unacked.get(dest) or {}
+        views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+        if not views:
+            continue
+        for q in sorted(x for x in u if x <= max(views)):
+            n += 1
+            handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+    return n
 
 
 def flush_constants(nodes, messages, crashes, reconcile: bool = True, leaves=(), n_init: int | None = None) -> dict:

@@ -34,11 +34,11 @@ fault (a lost token is noticed only by a timeout), or at ``horizon``.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import asdict, dataclass, field
 
 from . import codec
-from .events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
+from .engine import env_record
+from .events import Receive, TimerFired, Up, ViewChange
 from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.raincore import raincore_layer
@@ -85,6 +85,7 @@ class RaincoreSimulator(Simulator):
         self.decode_errors = 0
         self.agreed = False
         self.ate_at: dict[int, float] = {}        # when each node last took a token (Eating)
+        self._held: list = []                     # the ring's messages of the step under way
         for kind, plan in (("crash", self.rf.crashes), ("recover", self.rf.recoveries), ("join", self.rf.joins)):
             for nid, at in plan:
                 if nid not in layers:
@@ -116,28 +117,21 @@ class RaincoreSimulator(Simulator):
             t = self.layer(ring[-1]).lastToken
             self._send(ring[-1], t)
 
-    def run(self) -> bool:
-        while self._queue:
-            at, _, kind, nid, data = self._pop()
-            if at > self.horizon:
-                return False
-            self.now = at
-            if kind == "probe":
-                # settled: agreement, and every live node has held a token since the last fault
-                if self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last
-                                            or self.layer(n).tokenState == "Eating" for n in self.live()):
-                    self.agreed = True
-                    return True
-                self._push(self.now + self.probe, "probe", None, None)
-                continue
-            self._step(kind, nid, data)
+    def settled(self) -> bool:
+        """Agreement, and every live node has held a token since the last fault."""
+        return self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last
+                                        or self.layer(n).tokenState == "Eating" for n in self.live())
+
+    def _drained(self) -> bool:
         return self.is_agreed()
 
-    def _pop(self):
-        return heapq.heappop(self._queue)
-
-    def _step(self, kind: str, nid, data) -> None:
-        if kind == "losetoken":
+    def _step(self, kind: str, nid, data) -> bool | None:
+        if kind == "probe":
+            if self.settled():
+                self.agreed = True
+                return True
+            self._push(self.now + self.probe, "probe", None, None)
+        elif kind == "losetoken":
             self.lose_token += 1
         elif kind == "crash":
             if self.layer(nid).status == "Up":
@@ -165,42 +159,40 @@ class RaincoreSimulator(Simulator):
                 self.net.to_crashed += 1
                 self._handle(src, DeliveryFailed(msg))
         elif kind == "timer":
-            name, gen = data
-            if self._timers.get((nid, name)) == gen:
-                del self._timers[(nid, name)]
-                self._handle(nid, TimerFired(name))
+            if self.engine.expire(nid, *data):
+                self._handle(nid, TimerFired(data[0]))
+
+    # ------------------------------------------------------------ the policy (impl/engine.py)
 
     def _handle(self, nid: int, event) -> None:
+        """The engine performs the node's effects; the ring's messages reach
+        the Transport Manager once the step is complete, after its timers."""
         was = self.layer(nid).tokenState
-        sends = []
-        for eff in self.layer(nid).handle(event, self.now):
-            if isinstance(eff, Trace):
-                self.records.append({"kind": "event", **eff.event.to_record(), "clock": self.now})
-            elif isinstance(eff, Send):
-                sends.append(eff.msg)            # after the action's own record
-            elif isinstance(eff, SetTimer):
-                self._n += 1
-                self._timers[(nid, eff.name)] = self._n
-                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
-            elif isinstance(eff, CancelTimer):
-                self._timers.pop((nid, eff.name), None)
-            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
-                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+        held, self._held = self._held, []
+        self.engine.handle(nid, event)
         if was != "Eating" and self.layer(nid).tokenState == "Eating" and self.layer(nid).status == "Up":
             self.ate_at[nid] = self.now
+        sends, self._held = self._held, held
         for msg in sends:
             self._send(nid, msg)
 
-    def _push_raw(self, at, kind, nid, data) -> None:
-        heapq.heappush(self._queue, (at, self._n, kind, nid, data))
+    def send(self, src: int, dest: int, msg) -> None:
+        self._held.append(msg)
+
+    def _deliver(self, nid: int, eff) -> None:
+        if isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
+            self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+        else:
+            super()._deliver(nid, eff)
 
     def _send(self, src: int, msg) -> None:
+        """The Transport Manager takes ``msg`` (a datagram to ``msg.dest``),
+        or loses it as the plan's next token loss."""
         self.net.datagrams += 1
         if isinstance(msg, TokenMsg) and self.lose_token:
             self.lose_token -= 1
             self.net.lost += 1
-            self.records.append({"kind": "event", "name": "TokenLoss", "nid": None, "msg": spec_msg(msg),
-                                 "args": {}, "state": None, "clock": self.now})
+            self._record(env_record("TokenLoss", self.now, msg=spec_msg(msg)))
             return
         self._n += 1
         self.inflight[self._n] = src

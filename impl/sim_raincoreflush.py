@@ -50,11 +50,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import codec
-from .events import AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, Trace, Up, ViewChange
-from .flush import Flush, ViewMsg
+from .engine import Engine
+from .events import AppSend, Deliver, Receive
+from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan
+from .sim_flush import rescue_views
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
 from .stacks.raincore import raincore_layer
@@ -84,6 +85,8 @@ class RingFlushFaults:
 
 
 class RingFlushSimulator(RaincoreSimulator):
+    DATAGRAM = "fdatagram"          # FLUSH's frames on the lossy network (the ring's are "datagram")
+
     """``RaincoreSimulator`` for the rings (``stacks`` are the ring layers,
     as there), plus one FLUSH stack per node (``fstacks``) on the lossy
     network of impl/sim.py."""
@@ -101,6 +104,7 @@ class RingFlushSimulator(RaincoreSimulator):
         self.plan = faults
         self.fstacks = fstacks
         self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
+        self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
         self.crashed_nodes: set[int] = set()
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
@@ -132,19 +136,7 @@ class RingFlushSimulator(RaincoreSimulator):
 
     # ------------------------------------------------------------ the queue
 
-    def run(self) -> bool:
-        while self._queue:
-            at, _, kind, nid, data = self._pop()
-            if at > self.horizon:
-                return False
-            self.now = at
-            if kind == "probe":
-                if self.settled():
-                    self.agreed = True
-                    return True
-                self._push(self.now + self.probe, "probe", None, None)
-                continue
-            self._step(kind, nid, data)
+    def _drained(self) -> bool:
         return self.settled()
 
     def _step(self, kind: str, nid, data) -> None:
@@ -165,72 +157,32 @@ class RingFlushSimulator(RaincoreSimulator):
             return self._handle(nid, Receive(*data))
         if kind == "datagram":
             self.token_sent.discard(data[0])
-        super()._step(kind, nid, data)      # the ring's datagrams and every timer: into _handle
+        return super()._step(kind, nid, data)      # the ring's datagrams, every timer, the probe
 
-    # ------------------------------------------------------------ the one funnel
+    # ------------------------------------------------------------ the policy (impl/engine.py)
 
-    def _handle(self, nid: int, event) -> None:
-        """Node ``nid`` takes ``event`` (impl/stacks/raincoreflush.py
-        ``RingNode`` routes it); its effects: records, the ring's sends to
-        its Transport Manager (after the records), FLUSH's datagrams to the
-        lossy network, timers, deliveries, the ring's commits."""
-        ring = self.layer(nid)
-        was = ring.tokenState
-        ring_sends = []
-        for eff in self.nodes[nid].handle(event, self.now):
-            if isinstance(eff, Trace):
-                ev = eff.event
-                self.records.append({"kind": "event", **ev.to_record(), "clock": self.now})
-                if ev.name == "Multicast":
-                    self.sent_in[(ev.msg["sender"], ev.msg["seqno"])] = ev.msg["view"]
-                elif ev.name == "Send":               # SEQUENCER's: an application message
-                    key = (ev.msg["sender"], ev.msg["seqno"])
-                    self.app_sent.setdefault(key, self.now)
-                    self.send_vid.setdefault(key, self.fstacks[nid].layer("sequencer").vid)
-            elif isinstance(eff, Send):
-                if is_ring_message(eff.msg):
-                    ring_sends.append(eff.msg)
-                else:
-                    self._ftransmit(nid, eff.dest, eff.msg)
-            elif isinstance(eff, Multicast):
-                for dest in self.stacks:
-                    if dest not in self.crashed_nodes:
-                        self._ftransmit(nid, dest, eff.msg)
-            elif isinstance(eff, SetTimer):
-                self._n += 1
-                self._timers[(nid, eff.name)] = self._n
-                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
-            elif isinstance(eff, CancelTimer):
-                self._timers.pop((nid, eff.name), None)
-            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
-                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
-            elif isinstance(eff, (Deliver, Up)):
-                self.deliveries[nid].append(eff)
-        if was != "Eating" and ring.tokenState == "Eating" and ring.status == "Up":
-            self.ate_at[nid] = self.now
-        for msg in ring_sends:
-            self._send(nid, msg)
+    def send(self, src: int, dest: int, msg) -> None:
+        """The ring's messages go to its Transport Manager once the step is
+        complete (impl/sim_raincore.py); FLUSH's frames to the lossy network."""
+        if is_ring_message(msg):
+            super().send(src, dest, msg)
+        else:
+            self._transmit(src, dest, msg, self.DATAGRAM)
+
+    def _record(self, rec: dict) -> None:
+        super()._record(rec)
+        if rec["name"] == "Multicast":
+            self.sent_in[(rec["msg"]["sender"], rec["msg"]["seqno"])] = rec["msg"]["view"]
+        elif rec["name"] == "Send":               # SEQUENCER's: an application message
+            key = (rec["msg"]["sender"], rec["msg"]["seqno"])
+            self.app_sent.setdefault(key, self.now)
+            self.send_vid.setdefault(key, self.fstacks[rec["nid"]].layer("sequencer").vid)
 
     def _send(self, src: int, msg) -> None:
         before = set(self.inflight)
         super()._send(src, msg)
         if isinstance(msg, TokenMsg):
             self.token_sent |= set(self.inflight) - before
-
-    def _ftransmit(self, src: int, dest: int, payload) -> None:
-        f = self.faults
-        self.net.datagrams += 1
-        if dest in self.crashed_nodes:
-            self.net.to_crashed += 1
-            return
-        if self.rng.random() < f.loss:
-            self.net.lost += 1
-            return
-        copies = 2 if self.rng.random() < f.duplicate else 1
-        self.net.duplicated += copies - 1
-        for _ in range(copies):
-            at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
-            self._push(at, "fdatagram", dest, (src, payload))
 
     # ------------------------------------------------------------ the environment
 
@@ -273,15 +225,8 @@ class RingFlushSimulator(RaincoreSimulator):
     def _rescue_views(self, p: int) -> None:
         """I9 (impl/sim_flush.py): p's unacknowledged reliable frames up to its
         last VIEW reach every survivor before p goes."""
-        rel = self.fstacks[p].layer("reliable")
-        for dest in sorted(set(self.stacks) - self.crashed_nodes - {p}):
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            if not views:
-                continue
-            for q in sorted(x for x in u if x <= max(views)):
-                self.rescued += 1
-                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+        self.rescued += rescue_views(self.fstacks[p].layer("reliable"), p,
+                                     sorted(set(self.stacks) - self.crashed_nodes - {p}), self._handle)
 
     def settled(self) -> bool:
         if self.now < max(self.plan.last, self.last_app) or not self.is_agreed():

@@ -122,12 +122,12 @@ class DropOnce(StableSimulator):
         super().__init__(*a, **kw)
         self.pred, self.dropped = pred, []
 
-    def _transmit(self, src, dest, payload):
+    def _transmit(self, src, dest, payload, kind):
         msg = codec.decode(payload)
         if not self.dropped and self.pred(src, dest, msg):
             self.dropped.append((src, dest, msg))
             return
-        super()._transmit(src, dest, payload)
+        super()._transmit(src, dest, payload, kind)
 
 
 def run_pair(pred, **opts):
