@@ -146,9 +146,7 @@ class LockstepNetwork:
         elif isinstance(eff, Deliver):
             self.deliveries[m].append((eff.sender, eff.seqno))
         elif isinstance(eff, Trace):
-            r = eff.event.to_record()
-            self._model_step({"name": r["name"], "nid": r["nid"], "params": dict(r["args"]),
-                              "msg": r["msg"], "state": r["state"]})
+            self._model_step(eff.event.to_record())
         else:
             return False
         return True

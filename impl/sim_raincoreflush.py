@@ -423,7 +423,7 @@ def without_sequencer(records: list[dict]) -> list[dict]:
     (a raincoresequencerflush run's) names protocol raincoreflush: what is
     left is a run of FLUSH over the ring."""
     def seq(r):
-        args = r.get("args") or r.get("params") or {}
-        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView" and "c" not in args)
+        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView"
+                                                       and "c" not in (r.get("params") or {}))
     return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
             for r in records if r.get("kind") != "event" or not seq(r)]

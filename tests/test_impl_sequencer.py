@@ -47,7 +47,7 @@ def test_coordinator_turns_forward_into_data():
     s = Sequencer(1, (1, 2, 3))
     effs = s.handle(Receive(2, Forward(2, 1, b"x")), 0.0)
     assert net(effs) == [Multicast(Data(2, 1, b"x"))]
-    assert traces(effs)[0].name == "RecvForward" and traces(effs)[0].args == {"p": 2}
+    assert traces(effs)[0].name == "RecvForward" and traces(effs)[0].params == {"p": 2}
 
 
 def test_non_coordinator_drops_forward():
