@@ -233,28 +233,16 @@ def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
 # ---------------------------------------------------------------- simulated runs
 
 def parse_faults(spec: str, seed: int, n: int, ring: int):
-    """``crash=2@100,recover=2@400,loss=@50,join=4@200`` (times in ms of
-    virtual time; each may repeat) -> RaincoreFaults.  ``auto`` draws a plan
-    from ``seed`` (``draw_faults``)."""
+    """The fault grammar's ``crash``, ``recover``, ``join`` and ``tokenloss``
+    items (impl/faults.py; e.g. ``crash=2@100,recover=2@400,tokenloss=50,
+    join=4@200``) -> RaincoreFaults.  ``auto`` draws a plan from ``seed``
+    (``draw_faults``)."""
+    from groupcheck.impl.faults import parse_faults as parse
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed), n, ring)
-    plan: dict[str, list] = {"crash": [], "recover": [], "join": [], "loss": []}
-    for part in filter(None, (x.strip() for x in spec.split(","))):
-        key, sep, val = part.partition("=")
-        node, at_sep, t = val.partition("@")
-        if not sep or not at_sep or key not in plan:
-            raise ValueError(f"fault {part!r}: expected crash|recover|join=NODE@MS or loss=@MS, or 'auto'")
-        try:
-            at = float(t) / 1000
-            if key == "loss":
-                plan[key].append(at)
-            else:
-                plan[key].append((int(node), at))
-        except ValueError:
-            raise ValueError(f"fault {part!r}: bad node or time") from None
-    return RaincoreFaults(crashes=tuple(plan["crash"]), recoveries=tuple(plan["recover"]),
-                          joins=tuple(plan["join"]), token_losses=tuple(plan["loss"]))
+    p = parse(spec, ("crash", "recover", "join", "tokenloss"), "raincore")
+    return RaincoreFaults(crashes=p.crashes, recoveries=p.recoveries, joins=p.joins, token_losses=p.token_losses)
 
 
 WINDOW = 0.5     # faults happen in the first half second of virtual time

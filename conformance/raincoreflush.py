@@ -316,36 +316,21 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
 
 
 def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
-    """``crash=1@100,join=4@50,tokenloss=120,loss=0.1,dup=0.05,reorder=3``
-    (times in ms; ``tokenloss=T``: the next token sent after T is lost, the
-    lossy ring only) -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
-    from groupcheck.impl import campaign
+    """The fault grammar's network, ``crash``, ``join`` and ``tokenloss``
+    items (impl/faults.py; e.g. ``crash=1@100,join=4@50,tokenloss=120,
+    loss=0.1,dup=0.05,reorder=3``; ``tokenloss=T``: the next token sent
+    after T is lost, the lossy ring only) -> RingFlushFaults; ``auto`` draws
+    a plan from ``seed``."""
+    from groupcheck.impl.faults import NETWORK, FaultPlan, parse_faults as parse
     from groupcheck.impl.sim_raincoreflush import RingFlushFaults
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy)
-    rest, crashes, joins, losses = [], [], [], []
-    for part in filter(None, (x.strip() for x in spec.split(","))):
-        key, _, val = part.partition("=")
-        if key == "tokenloss":
-            try:
-                losses.append(float(val) / 1000)
-            except ValueError:
-                raise ValueError(f"fault {part!r}: expected tokenloss=MS") from None
-        elif key in ("crash", "join"):
-            node, at_sep, t = val.partition("@")
-            try:
-                (crashes if key == "crash" else joins).append((int(node), float(t) / 1000 if at_sep else 0.0))
-            except ValueError:
-                raise ValueError(f"fault {part!r}: expected {key}=NODE@MS") from None
-        else:
-            rest.append(part)
-    net = campaign.parse_faults(",".join(rest))
-    if net.crashes:
-        raise ValueError("crashes of FLUSH over the ring are crash=NODE@MS items")
-    if losses and not lossy:
+    p = parse(spec, NETWORK + ("crash", "join", "tokenloss"), "raincoreflush")
+    if p.token_losses and not lossy:
         raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
-    return RingFlushFaults(crashes=tuple(crashes), joins=tuple(joins), network=net, token_losses=tuple(losses))
+    net = FaultPlan(loss=p.loss, duplicate=p.duplicate, reorder_window=p.reorder_window)
+    return RingFlushFaults(crashes=p.crashes, joins=p.joins, network=net, token_losses=p.token_losses)
 
 
 def draw_faults(rng, ring: int, n: int, lossy: bool = False):

@@ -38,38 +38,15 @@ from __future__ import annotations
 
 import heapq
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .engine import Engine, env_record
+from .faults import FaultPlan  # noqa: F401  (the simulators' plan, impl/faults.py)
 from .events import AppSend, Deliver, Receive, TimerFired, Up, View, ViewChange
 
 IMPL_NAME = "groupcheck.impl"
 IMPL_VERSION = "0.1.0"
-
-
-@dataclass(frozen=True)
-class FaultPlan:
-    loss: float = 0.0                       # probability a datagram is lost
-    duplicate: float = 0.0                  # probability it arrives twice
-    reorder_window: float = 0.0             # extra uniform jitter, seconds
-    delay: tuple[float, float] = (0.001, 0.005)   # base latency range
-    crashes: tuple[tuple[int, float], ...] = ()   # (member, time)
-    detect_delay: float = 0.05              # crash -> oracle decides the view
-    install_delay: tuple[float, float] = (0.0, 0.02)  # view decided -> installed at a member
-
-    def __post_init__(self):
-        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
-                and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
-                and 0 <= self.install_delay[0] <= self.install_delay[1]):
-            raise ValueError(f"bad fault plan: {self}")
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["delay"] = list(self.delay)
-        d["install_delay"] = list(self.install_delay)
-        d["crashes"] = [list(c) for c in self.crashes]
-        return d
 
 
 @dataclass

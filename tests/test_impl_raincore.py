@@ -352,7 +352,7 @@ def test_simulation_is_deterministic_and_settles():
 def test_registry_simulate_and_replay_agree():
     p = protocols.get("raincore")
     assert "raincore" in protocols.available() and p.spec == "Raincore"
-    records, line = p.simulate(3, "crash=2@50,recover=2@300,join=4@100,loss=@200", {"nodes": 4, "ring": 3})
+    records, line = p.simulate(3, "crash=2@50,recover=2@300,join=4@100,tokenloss=200", {"nodes": 4, "ring": 3})
     assert line["run_id"] == "raincore-n4-r3-s3" and line["agreed"] and records[0]["protocol"] == "raincore"
     assert replay_records(records).verdict == "ok"
     with pytest.raises(ValueError, match="expected"):
