@@ -319,18 +319,17 @@ def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
     """The fault grammar's network, ``crash``, ``join`` and ``tokenloss``
     items (impl/faults.py; e.g. ``crash=1@100,join=4@50,tokenloss=120,
     loss=0.1,dup=0.05,reorder=3``; ``tokenloss=T``: the next token sent
-    after T is lost, the lossy ring only) -> RingFlushFaults; ``auto`` draws
-    a plan from ``seed``."""
-    from groupcheck.impl.faults import NETWORK, FaultPlan, parse_faults as parse
-    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    after T is lost, the lossy ring only) -> FaultPlan; ``auto`` draws a
+    plan from ``seed``."""
+    from groupcheck.impl.faults import parse_faults as parse
+    from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy)
-    p = parse(spec, NETWORK + ("crash", "join", "tokenloss"), "raincoreflush")
+    p = parse(spec, RING_FLUSH_FAULTS, "raincoreflush")
     if p.token_losses and not lossy:
         raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
-    net = FaultPlan(loss=p.loss, duplicate=p.duplicate, reorder_window=p.reorder_window)
-    return RingFlushFaults(crashes=p.crashes, joins=p.joins, network=net, token_losses=p.token_losses)
+    return p
 
 
 def draw_faults(rng, ring: int, n: int, lossy: bool = False):
@@ -339,16 +338,15 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
     probability 0.7, at times in the first 0.3 s; with the lossy ring also
     a token loss in half the plans (its crashes land anywhere: the plan's
     times are taken as they come)."""
-    from groupcheck.impl.sim import FaultPlan
-    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    from groupcheck.impl.faults import FaultPlan
     k = rng.choice((0, 1, 1, 2))
     first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
     victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
     crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
     joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
     losses = (round(rng.uniform(0.0, 0.3), 4),) if lossy and rng.random() < 0.5 else ()
-    return RingFlushFaults(crashes=crashes, joins=joins, token_losses=losses,
-                           network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+    return FaultPlan(crashes=crashes, joins=joins, token_losses=losses, loss=0.1, duplicate=0.05,
+                     reorder_window=0.003)
 
 
 def simulate(seed: int, faults: str, options: dict):

@@ -3,12 +3,14 @@ campaigns and the cluster.
 
 Theory of operation
 -------------------
-A run's faults are a ``FaultPlan``: how the network treats each datagram
-(``loss``, ``duplicate``, ``reorder_window``, ``delay``), the membership
-oracle's delays, and the environment's actions at planned times
-(``crashes``, ``recoveries``, ``joins``, ``leaves``: ``(node, seconds)``;
-``token_losses``: seconds).  Each simulator takes what its spec has and
-refuses the rest (``FaultPlan.only``).
+A run's faults are a ``FaultPlan``, the one plan type of every simulator:
+how the network treats each datagram (``loss``, ``duplicate``,
+``reorder_window``, ``delay``), the membership oracle's delays, the ring's
+Transport Manager's latency, and the environment's actions at planned
+times (``crashes``, ``recoveries``, ``joins``, ``leaves``: ``(node,
+seconds)``; ``token_losses``: seconds).  Each simulator takes what its spec
+has and refuses the rest (``FaultPlan.only``); a trace header holds the
+whole plan (``to_json``).
 
 The text form, the same on the command line, in the campaigns and the
 tests, is a comma-separated list of items, times in milliseconds::
@@ -35,8 +37,6 @@ ITEMS = {
     "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"),
 }
 NETWORK = ("loss", "dup", "reorder")
-# the environment's actions: empty ones stay out of a trace header (headers keep their shape)
-ACTIONS = ("recoveries", "joins", "leaves", "token_losses")
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,14 @@ class FaultPlan:
     joins: tuple[tuple[int, float], ...] = ()         # (node, time): a node outside the group asks in
     leaves: tuple[tuple[int, float], ...] = ()        # (member, time): a graceful leave
     token_losses: tuple[float, ...] = ()              # the next token sent at or after each time is lost
+    ring_delay: tuple[float, float] = (0.001, 0.003)  # the ring's Transport Manager: a message's latency
 
     def __post_init__(self):
         times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
         if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
                 and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
-                and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)):
+                and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)
+                and 0 <= self.ring_delay[0] <= self.ring_delay[1]):
             raise ValueError(f"bad fault plan: {self}")
 
     @property
@@ -76,14 +78,9 @@ class FaultPlan:
         return self
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d["delay"] = list(self.delay)
-        d["install_delay"] = list(self.install_delay)
-        for f in ("crashes",) + ACTIONS:
-            d[f] = [list(x) if isinstance(x, tuple) else x for x in getattr(self, f)]
-            if f in ACTIONS and not d[f]:
-                del d[f]
-        return d
+        """The plan as a trace header's ``faults``: every field, one shape for every protocol."""
+        return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in asdict(self).items()}
 
 
 def node_at(item: str, text: str, unit: float = 0.001) -> tuple[int, float]:

@@ -44,28 +44,8 @@ from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.raincore import raincore_layer
 
 
-@dataclass(frozen=True)
-class RaincoreFaults:
-    crashes: tuple[tuple[int, float], ...] = ()
-    recoveries: tuple[tuple[int, float], ...] = ()
-    joins: tuple[tuple[int, float], ...] = ()
-    token_losses: tuple[float, ...] = ()
-    delay: tuple[float, float] = (0.001, 0.003)
-
-    def __post_init__(self):
-        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
-        if any(t < 0 for t in times) or not 0 <= self.delay[0] <= self.delay[1]:
-            raise ValueError(f"bad Raincore fault plan: {self}")
-
-    @property
-    def last(self) -> float:
-        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
-        return max(times, default=0.0)
-
-    def to_json(self) -> dict:
-        return {"crashes": [list(x) for x in self.crashes], "recoveries": [list(x) for x in self.recoveries],
-                "joins": [list(x) for x in self.joins], "token_losses": list(self.token_losses),
-                "delay": list(self.delay)}
+# the fault grammar's items the ring's environment has (impl/faults.py)
+RING_FAULTS = ("crash", "recover", "join", "tokenloss")
 
 
 # A run that reaches its horizon this long after the last planned fault has
@@ -74,10 +54,10 @@ SETTLE_AFTER = 10.0
 
 
 class RaincoreSimulator(Simulator):
-    def __init__(self, layers: dict[int, Raincore], seed: int, faults: RaincoreFaults | None = None,
-                 horizon: float = 30.0, probe: float = 0.05) -> None:
-        super().__init__(layers, seed, FaultPlan(), horizon)
-        self.rf = faults or RaincoreFaults()
+    def __init__(self, layers: dict[int, Raincore], seed: int, faults: FaultPlan | None = None,
+                 horizon: float = 30.0, probe: float = 0.05, items=RING_FAULTS) -> None:
+        super().__init__(layers, seed, FaultPlan(), horizon)     # no oracle crash: the ring's are below
+        self.rf = (faults or FaultPlan()).only(items, "the ring")
         self.probe = probe
         self.inflight: dict[int, int] = {}        # datagram id -> sender (cur), until delivered
         self.lose_token = 0                       # tokens still to lose
@@ -196,7 +176,7 @@ class RaincoreSimulator(Simulator):
             return
         self._n += 1
         self.inflight[self._n] = src
-        at = self.now + self.rng.uniform(*self.rf.delay)
+        at = self.now + self.rng.uniform(*self.rf.ring_delay)
         self._push(at, "datagram", msg.dest, (self._n, src, codec.encode(msg)))
 
 
@@ -229,11 +209,11 @@ def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore
             for n in range(1, cfg.n + 1)}
 
 
-def simulate(cfg: RaincoreConfig, seed: int, faults: RaincoreFaults | None = None, *,
+def simulate(cfg: RaincoreConfig, seed: int, faults: FaultPlan | None = None, *,
              horizon: float = 30.0, tracing: bool = True) -> tuple[list[dict], dict, RaincoreSimulator]:
     """One Raincore run.  Returns ``(records, summary, simulator)``: the
     records are the simulator's (a header, then one per spec action)."""
-    faults = faults or RaincoreFaults()
+    faults = faults or FaultPlan()
     sim = RaincoreSimulator(make_layers(cfg, tracing), seed, faults, horizon)
     header = {"kind": "header", "protocol": "raincore", "nodes": list(range(1, cfg.n + 1)), "seed": seed,
               "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}

@@ -47,14 +47,15 @@ view a view the ring committed.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .engine import Engine
 from .events import AppSend, Deliver, Receive
 from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
-from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan
+from .faults import NETWORK, FaultPlan
+from .sim import IMPL_NAME, IMPL_VERSION
 from .sim_flush import rescue_views
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
@@ -65,23 +66,9 @@ from .stacks.raincoreflush import (RingNode, RingStack, is_ring_frame, is_ring_m
 CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
 
 
-@dataclass(frozen=True)
-class RingFlushFaults:
-    """Crashes and joins at planned times, and the FLUSH stack's lossy network."""
-    crashes: tuple[tuple[int, float], ...] = ()
-    joins: tuple[tuple[int, float], ...] = ()
-    network: FaultPlan = field(default_factory=FaultPlan)
-    ring_delay: tuple[float, float] = (0.001, 0.003)
-    token_losses: tuple[float, ...] = ()     # lossy ring only
-
-    @property
-    def last(self) -> float:
-        return max([t for _, t in self.crashes + self.joins] + list(self.token_losses), default=0.0)
-
-    def to_json(self) -> dict:
-        return {"crashes": [list(x) for x in self.crashes], "joins": [list(x) for x in self.joins],
-                "network": self.network.to_json(), "ring_delay": list(self.ring_delay),
-                "token_losses": list(self.token_losses)}
+# the fault grammar's items FLUSH over the ring has (impl/faults.py): crashes and joins at planned
+# times, the token losses of the lossy ring, and the FLUSH stack's lossy network
+RING_FLUSH_FAULTS = NETWORK + ("crash", "join", "tokenloss")
 
 
 class RingFlushSimulator(RaincoreSimulator):
@@ -92,16 +79,14 @@ class RingFlushSimulator(RaincoreSimulator):
     network of impl/sim.py."""
 
     def __init__(self, rings: dict[int, Raincore], fstacks: dict[int, FlushStack], seed: int,
-                 faults: RingFlushFaults, horizon: float = 30.0, probe: float = 0.05,
+                 faults: FaultPlan, horizon: float = 30.0, probe: float = 0.05,
                  ring_parts: dict | None = None, lossy: bool = False) -> None:
-        from .sim_raincore import RaincoreFaults
+        faults.only(RING_FLUSH_FAULTS, "FLUSH over the ring")
         # crashes are this class's (CanCrash); joins and token losses are the ring's
-        super().__init__(rings, seed, RaincoreFaults(joins=faults.joins, delay=faults.ring_delay,
-                                                     token_losses=faults.token_losses),
-                         horizon, probe)
+        super().__init__(rings, seed, FaultPlan(joins=faults.joins, token_losses=faults.token_losses,
+                                                ring_delay=faults.ring_delay), horizon, probe)
         self.lossy = lossy
-        self.faults = faults.network
-        self.plan = faults
+        self.faults = self.plan = faults        # FLUSH's frames: its network
         self.fstacks = fstacks
         self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
         self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
@@ -276,13 +261,13 @@ class RingFlushConfig:
         return Timing() if self.lossy else Timing(eating=0.005, hungry=0.5, starving=0.5)
 
 
-def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults | None = None,
+def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | None = None,
                         messages=(), *, horizon: float = 30.0
                         ) -> tuple[list[dict], dict, RingFlushSimulator]:
     """One run of FLUSH over the ring with the application multicasts
     ``messages`` = ``(time, node, payload)``.  Returns ``(records, summary,
     simulator)``; ``summary["check"]`` is ``check_run``'s verdict."""
-    faults = faults or RingFlushFaults()
+    faults = faults or FaultPlan()
     ring = tuple(range(1, cfg.init_size + 1))
     nodes = range(1, cfg.n + 1)
     if faults.token_losses and (cfg.tm or not cfg.lossy):
