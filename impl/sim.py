@@ -120,7 +120,7 @@ class Simulator:
         if kind == "newview":
             return self._new_view()
         if nid in self.crashed:
-            if kind == "datagram":
+            if kind == self.DATAGRAM:
                 self.net.to_crashed += 1
             elif kind == "event":
                 self.app_dropped += 1
@@ -131,7 +131,7 @@ class Simulator:
             self._push(self.now + self.faults.detect_delay, "newview", None, None)
         elif kind == "event":
             self._handle(nid, data)
-        elif kind == "datagram":
+        elif kind == self.DATAGRAM:
             src, payload = data
             self._handle(nid, Receive(src, payload))
         elif kind == "timer":

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import codec
 from .engine import env_record
-from .events import Receive, TimerFired, Up, ViewChange
+from .events import Receive, Up, ViewChange
 from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.raincore import raincore_layer
@@ -54,6 +54,7 @@ SETTLE_AFTER = 10.0
 
 
 class RaincoreSimulator(Simulator):
+    RING = "ring"               # the queue entry of a ring message the Transport Manager carries
     def __init__(self, layers: dict[int, Raincore], seed: int, faults: FaultPlan | None = None,
                  horizon: float = 30.0, probe: float = 0.05, items=RING_FAULTS) -> None:
         super().__init__(layers, seed, FaultPlan(), horizon)     # no oracle crash: the ring's are below
@@ -124,7 +125,7 @@ class RaincoreSimulator(Simulator):
         elif kind == "join":
             if self.layer(nid).status == "Off":
                 self._handle(nid, Join())
-        elif kind == "datagram":
+        elif kind == self.RING:
             did, src, payload = data
             if self.inflight.pop(did, None) is None:
                 return                           # lost with its crashed sender
@@ -138,9 +139,8 @@ class RaincoreSimulator(Simulator):
             else:
                 self.net.to_crashed += 1
                 self._handle(src, DeliveryFailed(msg))
-        elif kind == "timer":
-            if self.engine.expire(nid, *data):
-                self._handle(nid, TimerFired(data[0]))
+        else:
+            return super()._step(kind, nid, data)     # timers, and whatever else a subclass queues
 
     # ------------------------------------------------------------ the policy (impl/engine.py)
 
@@ -177,7 +177,7 @@ class RaincoreSimulator(Simulator):
         self._n += 1
         self.inflight[self._n] = src
         at = self.now + self.rng.uniform(*self.rf.ring_delay)
-        self._push(at, "datagram", msg.dest, (self._n, src, codec.encode(msg)))
+        self._push(at, self.RING, msg.dest, (self._n, src, codec.encode(msg)))
 
 
 @dataclass

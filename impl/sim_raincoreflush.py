@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .engine import Engine
-from .events import AppSend, Deliver, Receive
+from .events import Deliver
 from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
 from .faults import NETWORK, FaultPlan
@@ -72,7 +72,6 @@ RING_FLUSH_FAULTS = NETWORK + ("crash", "join", "tokenloss")
 
 
 class RingFlushSimulator(RaincoreSimulator):
-    DATAGRAM = "fdatagram"          # FLUSH's frames on the lossy network (the ring's are "datagram")
 
     """``RaincoreSimulator`` for the rings (``stacks`` are the ring layers,
     as there), plus one FLUSH stack per node (``fstacks``) on the lossy
@@ -90,7 +89,6 @@ class RingFlushSimulator(RaincoreSimulator):
         self.fstacks = fstacks
         self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
         self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
-        self.crashed_nodes: set[int] = set()
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
         self.send_vid: dict[tuple, int] = {}           # SEQUENCER on top: (sender, seqno) -> its view at Send
@@ -117,32 +115,22 @@ class RingFlushSimulator(RaincoreSimulator):
 
     def app_send(self, at: float, nid: int, payload: bytes) -> None:
         self.last_app = max(self.last_app, at)
-        self._push(at, "fevent", nid, AppSend(payload))
+        super().app_send(at, nid, payload)
 
     # ------------------------------------------------------------ the queue
 
     def _drained(self) -> bool:
         return self.settled()
 
-    def _step(self, kind: str, nid, data) -> None:
+    def _step(self, kind: str, nid, data) -> bool | None:
         if kind == "fcrash":
             return self._crash(nid)
-        if nid in self.crashed_nodes and kind in ("fevent", "fdatagram", "timer"):
-            if kind == "fdatagram":
-                self.net.to_crashed += 1
-            elif kind == "fevent":
-                self.app_dropped += 1
-            return
-        if kind == "fevent":
-            return self._handle(nid, data)
-        if kind == "fdatagram":
-            if data[0] in self.crashed_nodes and is_ring_frame(data[1]):
-                self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
-                return
-            return self._handle(nid, Receive(*data))
-        if kind == "datagram":
+        if kind == self.RING:
             self.token_sent.discard(data[0])
-        return super()._step(kind, nid, data)      # the ring's datagrams, every timer, the probe
+        elif kind == self.DATAGRAM and nid not in self.crashed and data[0] in self.crashed and is_ring_frame(data[1]):
+            self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
+            return None
+        return super()._step(kind, nid, data)   # FLUSH's datagrams and events, the ring's, every timer, the probe
 
     # ------------------------------------------------------------ the policy (impl/engine.py)
 
@@ -178,7 +166,7 @@ class RingFlushSimulator(RaincoreSimulator):
     def can_crash(self, p: int) -> bool:
         """The spec's CanCrash, but for the budget (the plan is the budget)."""
         ring, f = self.layer(p), self.flush(p)
-        others = bool(set(self.latest_view()[1]) - self.crashed_nodes - {p})
+        others = bool(set(self.latest_view()[1]) - self.crashed - {p})
         if self.lossy:            # Raincore's ring: any live member, at any point (on
             # impl/ringtransport.py's TM too: a token p took but whose ack died with it
             # is the spec's LateFailure)
@@ -193,7 +181,7 @@ class RingFlushSimulator(RaincoreSimulator):
                 and not ring.newNodes and others)
 
     def _crash(self, p: int) -> None:
-        if p in self.crashed_nodes or self.layer(p).status != "Up" or not self.flush(p).is_member:
+        if p in self.crashed or self.layer(p).status != "Up" or not self.flush(p).is_member:
             self.skipped_crashes.append(p)
             return
         if not self.can_crash(p):
@@ -201,7 +189,6 @@ class RingFlushSimulator(RaincoreSimulator):
             self._push(self.now + CRASH_RETRY, "fcrash", p, None)
             return
         self._rescue_views(p)
-        self.crashed_nodes.add(p)
         self.crashed.add(p)
         # the ring's Crash (its record is the spec's Crash); the Transport
         # Manager loses what p sent and was not delivered yet
@@ -211,7 +198,7 @@ class RingFlushSimulator(RaincoreSimulator):
         """I9 (impl/sim_flush.py): p's unacknowledged reliable frames up to its
         last VIEW reach every survivor before p goes."""
         self.rescued += rescue_views(self.fstacks[p].layer("reliable"), p,
-                                     sorted(set(self.stacks) - self.crashed_nodes - {p}), self._handle)
+                                     sorted(set(self.stacks) - self.crashed - {p}), self._handle)
 
     def settled(self) -> bool:
         if self.now < max(self.plan.last, self.last_app) or not self.is_agreed():
@@ -294,7 +281,7 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | Non
     settled = sim.run()
     summary = {
         "settled": settled, "end_clock": sim.now, "live": sim.live(),
-        "crashed": sorted(sim.crashed_nodes), "skipped_crashes": sim.skipped_crashes,
+        "crashed": sorted(sim.crashed), "skipped_crashes": sim.skipped_crashes,
         "crash_retries": sim.crash_retries, "rescued": sim.rescued,
         "ring_views": {n: [list(v) for v in sim.layer(n).globalView] for n in nodes},
         "views": {n: {v: list(m) for v, m in sim.flush(n).views.items()} for n in nodes},

@@ -61,7 +61,7 @@ def stuck_without_token(sim) -> bool:
 def _inflight_msgs(sim):
     from groupcheck.impl import codec
     for _, _, kind, _, data in sim._queue:
-        if kind == "datagram" and data[0] in sim.inflight:
+        if kind == sim.RING and data[0] in sim.inflight:
             yield codec.decode(data[2])
 
 
