@@ -1,5 +1,5 @@
 """The composed stack in the simulator: the Raincore ring as FLUSH's membership
-(issue 18 item 1; spec/RaincoreFlush, docs/impl.md "Raincore as membership").
+(spec/RaincoreFlush, docs/impl.md "Raincore as membership").
 
 Theory of operation
 -------------------
