@@ -592,7 +592,7 @@ class FlushLockstep(LockstepNetwork):
             views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
             for q in sorted(x for x in u if views and x <= max(views)):
                 self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
-        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        self.env_step("Crash", m)
         for x in self.live():
             self._handle(x, Suspect(m))
         self.check_abstraction()

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.impl.engine import Engine
+from groupcheck.impl.engine import Engine, env_record
 from groupcheck.impl.events import Deliver, Receive, TimerFired
 
 
@@ -91,6 +91,11 @@ class LockstepNetwork:
         failed = self.engine.step(ev)
         if failed:
             raise LockstepError(failed[1] if failed[0] != "rejected" else f"event {ev['i']}: {failed[1]}")
+
+    def env_step(self, name: str, nid=None, msg=None, params=None) -> None:
+        """The environment's action (Crash, NewView, TokenLoss): its record, in
+        the layers' shape, replayed like theirs."""
+        self._model_step(env_record(name, self.now, nid, msg, params))
 
     def live(self) -> list[int]:
         return [m for m in self.members if m not in self.crashed]

@@ -397,7 +397,7 @@ class RaincoreLockstep(LockstepNetwork):
         m = self.msg(i)
         assert isinstance(m, TokenMsg)
         del self.inflight[i]
-        self._model_step({"name": "TokenLoss", "nid": None, "params": {}, "msg": spec_msg(m), "state": None})
+        self.env_step("TokenLoss", msg=spec_msg(m))
         self.check_abstraction()
 
     # ------------------------------------------------------------ plumbing
