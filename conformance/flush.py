@@ -581,17 +581,11 @@ class FlushLockstep(LockstepNetwork):
         self._handle(m, AppSend(f"m{self.app_sends}".encode()))
 
     def crash(self, m: int) -> None:
-        from groupcheck.impl import codec
-        from groupcheck.impl.events import Receive
-        from groupcheck.impl.flush import Suspect, ViewMsg
+        from groupcheck.impl.flush import Suspect
+        from groupcheck.impl.sim_flush import rescue_views
         assert self.can_crash(m)
         self._stop(m)
-        rel = self.stacks[m].layer("reliable")
-        for dest in self.live():
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            for q in sorted(x for x in u if views and x <= max(views)):
-                self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
+        rescue_views(self.stacks[m].layer("reliable"), m, self.live(), self._handle)     # I9, as the simulator
         self.env_step("Crash", m)
         for x in self.live():
             self._handle(x, Suspect(m))

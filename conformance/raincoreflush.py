@@ -453,9 +453,8 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     of the crashed node's VIEW frames.  After every step each record must be
     a model step and the whole implementation (every node's FLUSH and ring
     state, the ring's messages in flight) must equal a candidate."""
-    from groupcheck.impl import codec
     from groupcheck.impl.events import AppSend, Receive
-    from groupcheck.impl.flush import ViewMsg
+    from groupcheck.impl.sim_flush import rescue_views
     from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Msg911 as IMsg911, Start, TokenMsg, Timing
     from groupcheck.impl.raincore import spec_msg as ring_spec_msg
     from groupcheck.impl.stacks.raincore import raincore_layer
@@ -534,13 +533,8 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
 
         def crash(self, m: int) -> None:
             assert self.can_crash(m)
-            rel = self.nodes[m].fstack.layer("reliable")
-            for dest in self.live():
-                u = rel.unacked.get(dest) or {}
-                views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-                for q in sorted(x for x in u if views and x <= max(views)):
-                    if dest != m:
-                        self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
+            rescue_views(self.nodes[m].fstack.layer("reliable"), m, [d for d in self.live() if d != m],
+                         self._handle)     # I9, as the simulator
             self.checking = False
             self._handle(m, Crash())
             to_m = [d for d in self.inflight if d[1] == m and isinstance(d[2], (TokenMsg, IMsg911))]
