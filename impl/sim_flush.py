@@ -112,22 +112,20 @@ class FlushSimulator(Simulator):
                 and p not in self.join_requested)
 
     def _join(self, p: int) -> None:
-        if not self.can_join(p):
-            self.skipped_joins.append(p)
-            return
-        self.join_requested.add(p)
-        self._handle(p, JoinRequest(p))             # the joiner's own action first
-        for m in sorted(set(self.stacks) - self.crashed - {p}):
-            self._handle(m, JoinRequest(p))
+        self._announce(p, self.can_join(p), self.skipped_joins, self.join_requested, JoinRequest)
 
     def _leave(self, p: int) -> None:
-        if not self.can_leave(p):
-            self.skipped_leaves.append(p)
+        self._announce(p, self.can_leave(p), self.skipped_leaves, self.leaving, LeaveRequest)
+
+    def _announce(self, p: int, allowed: bool, skipped: list, asked: set, request) -> None:
+        """p's Join or Leave, if the spec allows it now (else skipped): p's
+        own action first, then every live member learns it in that instant."""
+        if not allowed:
+            skipped.append(p)
             return
-        self.leaving.add(p)
-        self._handle(p, LeaveRequest(p))            # the leaver's own action first
-        for m in sorted(set(self.stacks) - self.crashed - {p}):
-            self._handle(m, LeaveRequest(p))
+        asked.add(p)
+        for m in [p] + sorted(set(self.stacks) - self.crashed - {p}):
+            self._handle(m, request(p))
 
     def _crash(self, p: int) -> None:
         if not self.can_crash(p):
