@@ -48,10 +48,13 @@ def test_the_clusters_kill_reads_node_at_time_in_seconds():
         node_at("--kill 2@soon", "2@soon", unit=1.0)
 
 
-@pytest.mark.parametrize("text", ["crash=banana", "join=4@5"])
-def test_simulate_refuses_a_bad_plan_before_any_output(tmp_path, text):
+@pytest.mark.parametrize("command, text", [
+    (["simulate", "sequencer"], "crash=banana"), (["simulate", "sequencer"], "join=4@5"),
+    (["traces", "generate", "sequencer", "--engine", "local"], "crash=banana"),
+])
+def test_a_bad_plan_is_refused_before_any_output(tmp_path, command, text):
     from typer.testing import CliRunner
     from groupcheck.cli.main import app
-    r = CliRunner().invoke(app, ["simulate", "sequencer", "--faults", text, "--out", str(tmp_path / "out")])
+    r = CliRunner().invoke(app, command + ["--faults", text, "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and f"{text}: " in r.output
     assert not (tmp_path / "out").exists()
