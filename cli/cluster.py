@@ -25,16 +25,12 @@ MEMBERSHIPS = ("oracle", "raincore")      # who decides the views: the runner, o
 
 
 def _kill(spec: str) -> tuple[int, float]:
-    node, sep, at = spec.partition("@")
+    """NODE@SECONDS: the fault grammar's NODE@TIME (impl/faults.py), in seconds."""
+    from groupcheck.impl.faults import node_at
     try:
-        if not sep:
-            raise ValueError
-        n, t = int(node), float(at)
-        if t < 0:
-            raise ValueError
-        return n, t
-    except ValueError:
-        fail(f"--kill {spec!r}: expected NODE@SECONDS, e.g. 1@1.5")
+        return node_at(f"--kill {spec}", spec, unit=1.0)
+    except ValueError as e:
+        fail(f"{e}, e.g. 1@1.5 (seconds)")
 
 
 @app.command()

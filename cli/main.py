@@ -420,7 +420,7 @@ def simulate(
     messages: Optional[int] = typer.Option(None, "--messages", callback=at_least(0), help="multicasts per member (protocol default if absent)"),
     option: List[str] = typer.Option([], "--option", help="other protocol option, key=value (repeatable)"),
     seed: int = typer.Option(0, "--seed", help="seed of the first run; run i uses seed+i"),
-    faults: str = typer.Option("", "--faults", help="e.g. loss=0.1,dup=0.05,reorder=3,crash=1@20 (ms)"),
+    faults: str = typer.Option("", "--faults", help="e.g. loss=0.1,dup=0.05,reorder=3,crash=1@20 (ms; items: loss, dup, reorder, crash, recover, join, leave, tokenloss; or auto where the protocol draws plans)"),
     runs: int = typer.Option(1, "--runs", callback=at_least(1), help="number of runs"),
     out: str = typer.Option("traces", "--out", help="output folder for the NDJSON traces"),
     as_json: bool = typer.Option(False, "--json", help="print the summaries as a JSON list"),
@@ -430,10 +430,12 @@ def simulate(
     import pathlib
     from groupcheck.conformance import protocols
     from groupcheck.impl import tracefile
+    from groupcheck.impl.faults import parse_faults
     try:
         proto = protocols.get(protocol)
         opts = {**proto.default_options, **_options(option, proto.option_keys)}
-        out_dir(out)
+        if faults.strip() != "auto":
+            parse_faults(faults)            # the grammar's verdict before any output
         if nodes is not None:
             opts["nodes"] = nodes
         if messages is not None:
@@ -441,6 +443,8 @@ def simulate(
         rows = []
         for i in range(runs):
             records, line = proto.simulate(seed + i, faults, opts)
+            if i == 0:
+                out_dir(out)                # after the protocol took the plan: a refused one leaves nothing
             line = dict(line)
             line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
             if history:

@@ -65,9 +65,12 @@ def generate(
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
     from groupcheck.conformance.protocols import UnknownProtocol
+    from groupcheck.impl.faults import parse_faults
     try:
         engine = _engine(engine)
         opts = _options(option)
+        if faults and faults.strip() != "auto":
+            parse_faults(faults)            # the grammar's verdict before any output
         out_dir(out)
         with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):
             s = pipeline.generate(protocol, runs, seed, faults, out, engine=engine, options=opts, master=master)

@@ -400,24 +400,6 @@ def replay(trace: Trace, *, visited: bool = True) -> RunReport:
 PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
 
 
-def split_membership(spec: str) -> tuple[str, tuple, tuple]:
-    """Take ``leave=M@MS`` and ``join=M@MS`` items (member M asks to leave,
-    or to join, at MS milliseconds) out of a fault spec; the rest is
-    impl/campaign.py's."""
-    rest, found = [], {"leave": [], "join": []}
-    for part in filter(None, (x.strip() for x in (spec or "").split(","))):
-        key, _, val = part.partition("=")
-        if key not in found:
-            rest.append(part)
-            continue
-        m, at_sep, t = val.partition("@")
-        try:
-            found[key].append((int(m), float(t) / 1000 if at_sep else 0.0))
-        except ValueError:
-            raise ValueError(f"fault {part!r}: expected {key}=M@MS") from None
-    return ",".join(rest), tuple(found["leave"]), tuple(found["join"])
-
-
 def _flag(x) -> bool:
     """A boolean option, also from the command line's strings."""
     if isinstance(x, str):
@@ -432,15 +414,15 @@ def simulate(seed: int, faults: str, options: dict):
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
     from groupcheck.impl import campaign, tracefile
+    from groupcheck.impl.faults import NETWORK, parse_faults
     from groupcheck.impl.stacks.flush import flush_stack
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
     leaves, joins = tuple(opts.get("leaves", ())), tuple(opts.get("joins", ()))
     if isinstance(faults, str):
-        faults, more_leaves, more_joins = split_membership(faults)
-        leaves, joins = leaves + more_leaves, joins + more_joins
-        plan = campaign.parse_faults(faults)
+        plan = parse_faults(faults, NETWORK + ("crash", "leave", "join"), "flush")
+        leaves, joins = leaves + plan.leaves, joins + plan.joins
     else:
         plan = faults
     # members 1..n form the first view; a joiner M > n adds members up to M
@@ -598,18 +580,12 @@ class FlushLockstep(LockstepNetwork):
         self._handle(m, AppSend(f"m{self.app_sends}".encode()))
 
     def crash(self, m: int) -> None:
-        from groupcheck.impl import codec
-        from groupcheck.impl.events import Receive
-        from groupcheck.impl.flush import Suspect, ViewMsg
+        from groupcheck.impl.flush import Suspect
+        from groupcheck.impl.sim_flush import rescue_views
         assert self.can_crash(m)
         self._stop(m)
-        rel = self.stacks[m].layer("reliable")
-        for dest in self.live():
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            for q in sorted(x for x in u if views and x <= max(views)):
-                self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
-        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        rescue_views(self.stacks[m].layer("reliable"), m, self.live(), self._handle)     # I9, as the simulator
+        self.env_step("Crash", m)
         for x in self.live():
             self._handle(x, Suspect(m))
         self.check_abstraction()

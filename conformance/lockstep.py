@@ -9,9 +9,11 @@ that a test (a Hypothesis state machine, tests/lockstep_rules.py) picks
 every step: an application send, the delivery, loss or duplication of one
 chosen in-flight datagram, a timer firing, a crash.  The simulators have no
 such hook (their network and timers are a time-ordered queue), hence this
-separate harness.  It runs the effects a stack returns (send, multicast,
-arm or cancel a timer, deliver, trace) and hands every trace record to the
-protocol driver's ``_model_step``, which replays it on the one replay
+separate network policy.  The stacks' effects are performed by the one effect
+engine (impl/engine.py) with this class as its network: a send or multicast
+becomes a datagram in flight, a timer is armed in the engine's timer table
+until the test fires it, and every trace record goes to the protocol
+driver's ``_model_step``, which replays it on the one replay
 engine (conformance/replay.py): each record must be an enabled model step
 from some candidate state, leading to a state that agrees with what it
 logs.  Then the abstraction of the whole implementation must equal the
@@ -32,8 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.impl.events import (CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, TimerFired,
-                                    Trace)
+from groupcheck.impl.engine import Engine, env_record
+from groupcheck.impl.events import Deliver, Receive, TimerFired
 
 
 class LockstepError(AssertionError):
@@ -51,17 +53,25 @@ class LockstepNetwork:
     # checks once per compound step, or not while it sets a step up, says so)
     checking = True
     engine: Any = None          # the driver's replay engine (conformance/replay.py ``Engine``)
+    now = 0.0                   # the lock-step has no clock: the test orders the steps
 
     def __init__(self, members, stacks: dict) -> None:
         self.members = tuple(members)
-        self.stacks = stacks
+        self.effects = Engine(stacks, self, self._model_step, self._effect)
         self.inflight: list[tuple[int, int, Any]] = []      # (src, dest, datagram), oldest first
-        self.timers: dict[int, set[str]] = {m: set() for m in self.members}
-        self.armed_at: dict[tuple[int, str], int] = {}      # (node, timer) -> when armed (a count)
-        self._arms = 0
+        self._arms = 0                                       # a timer's token: when it was armed (a count)
         self.crashed: set[int] = set()
         self.deliveries: dict[int, list[tuple[int, int]]] = {m: [] for m in self.members}
         self.events: list[dict] = []       # every trace record, in the replay's shape
+
+    @property
+    def stacks(self) -> dict:
+        """The nodes' stacks, as the effect engine runs them (a test may swap them)."""
+        return self.effects.stacks
+
+    @stacks.setter
+    def stacks(self, stacks: dict) -> None:
+        self.effects.stacks = stacks
 
     @property
     def cands(self):
@@ -82,16 +92,26 @@ class LockstepNetwork:
         if failed:
             raise LockstepError(failed[1] if failed[0] != "rejected" else f"event {ev['i']}: {failed[1]}")
 
+    def env_step(self, name: str, nid=None, msg=None, params=None) -> None:
+        """The environment's action (Crash, NewView, TokenLoss): its record, in
+        the layers' shape, replayed like theirs."""
+        self._model_step(env_record(name, self.now, nid, msg, params))
+
     def live(self) -> list[int]:
         return [m for m in self.members if m not in self.crashed]
 
+    @property
+    def timers(self) -> dict[int, dict[str, int]]:
+        """Each member's armed timers, name -> token (the engine's table)."""
+        return {m: self.effects.armed(m) for m in self.members}
+
     def armed(self) -> list[tuple[int, str]]:
         """The timers that can fire, (node, name) in order."""
-        return [(m, t) for m in self.live() for t in sorted(self.timers[m])]
+        return [(m, t) for m in self.live() for t in sorted(self.effects.armed(m))]
 
     def oldest_timer(self) -> tuple[int, str]:
         """The armed timer armed longest ago (the one virtual time fires first)."""
-        return min(self.armed(), key=lambda x: self.armed_at.get(x, 0))
+        return min(self.armed(), key=lambda x: self.effects.armed(x[0])[x[1]])
 
     # ------------------------------------------------------------ the network's steps
 
@@ -106,9 +126,8 @@ class LockstepNetwork:
         self.inflight.append(self.inflight[i])
 
     def fire(self, m: int, name: str) -> None:
-        self.timers[m].discard(name)
-        self.armed_at.pop((m, name), None)
-        self._handle(m, TimerFired(name))
+        if self.effects.expire(m, name):
+            self._handle(m, TimerFired(name))
 
     # ------------------------------------------------------------ plumbing
 
@@ -118,40 +137,34 @@ class LockstepNetwork:
     def _stop(self, m: int) -> None:
         """m crashes: it takes no more steps, what is in flight to it is lost."""
         self.crashed.add(m)
-        for name in self.timers[m]:
-            self.armed_at.pop((m, name), None)
-        self.timers[m].clear()
+        self.effects.armed(m).clear()
         self.inflight = [d for d in self.inflight if d[1] != m]
 
     def _handle(self, m: int, event) -> None:
-        for eff in self.stacks[m].handle(event, 0.0):
-            self._effect(m, eff)
+        self.effects.handle(m, event)
         if self.checking:
             self.check_abstraction()
 
     def _effect(self, m: int, eff) -> bool:
-        """Run one effect of node m's stack; False if it is none the harness knows."""
-        if isinstance(eff, Send):
-            self._transmit(m, eff.dest, eff.msg)
-        elif isinstance(eff, Multicast):
-            for dest in self.live():
-                self._transmit(m, dest, eff.msg)
-        elif isinstance(eff, SetTimer):
-            self.timers[m].add(eff.name)
-            self._arms += 1
-            self.armed_at[(m, eff.name)] = self._arms
-        elif isinstance(eff, CancelTimer):
-            self.timers[m].discard(eff.name)
-            self.armed_at.pop((m, eff.name), None)
-        elif isinstance(eff, Deliver):
+        """What leaves node m other than datagrams, timers and records (the
+        engine's delivery sink); False if it is none the harness knows."""
+        if isinstance(eff, Deliver):
             self.deliveries[m].append((eff.sender, eff.seqno))
-        elif isinstance(eff, Trace):
-            r = eff.event.to_record()
-            self._model_step({"name": r["name"], "nid": r["nid"], "params": dict(r["args"]),
-                              "msg": r["msg"], "state": r["state"]})
-        else:
-            return False
-        return True
+            return True
+        return False
+
+    # ------------------------------------------------------------ the policy (impl/engine.py)
+
+    def send(self, src: int, dest: int, data) -> None:
+        self._transmit(src, dest, data)
+
+    def multicast(self, src: int, data) -> None:
+        for dest in self.live():
+            self._transmit(src, dest, data)
+
+    def schedule(self, at: float, nid: int, name: str) -> int:
+        self._arms += 1
+        return self._arms
 
     def _transmit(self, src: int, dest: int, data) -> None:
         if dest not in self.crashed:          # the network drops what goes to a crashed node

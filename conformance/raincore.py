@@ -29,7 +29,8 @@ from typing import Optional
 from groupcheck.impl import codec, tracefile
 from groupcheck.impl.events import Receive, Up
 from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, Start, TokenMsg, spec_msg
-from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, make_layers
+from groupcheck.impl.faults import FaultPlan
+from groupcheck.impl.sim_raincore import RING_FAULTS, RaincoreConfig, make_layers
 from groupcheck.impl.sim_raincore import simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
@@ -233,28 +234,15 @@ def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
 # ---------------------------------------------------------------- simulated runs
 
 def parse_faults(spec: str, seed: int, n: int, ring: int):
-    """``crash=2@100,recover=2@400,loss=@50,join=4@200`` (times in ms of
-    virtual time; each may repeat) -> RaincoreFaults.  ``auto`` draws a plan
-    from ``seed`` (``draw_faults``)."""
+    """The fault grammar's ``crash``, ``recover``, ``join`` and ``tokenloss``
+    items (impl/faults.py; e.g. ``crash=2@100,recover=2@400,tokenloss=50,
+    join=4@200``) -> FaultPlan.  ``auto`` draws a plan from ``seed``
+    (``draw_faults``)."""
+    from groupcheck.impl.faults import parse_faults as parse
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed), n, ring)
-    plan: dict[str, list] = {"crash": [], "recover": [], "join": [], "loss": []}
-    for part in filter(None, (x.strip() for x in spec.split(","))):
-        key, sep, val = part.partition("=")
-        node, at_sep, t = val.partition("@")
-        if not sep or not at_sep or key not in plan:
-            raise ValueError(f"fault {part!r}: expected crash|recover|join=NODE@MS or loss=@MS, or 'auto'")
-        try:
-            at = float(t) / 1000
-            if key == "loss":
-                plan[key].append(at)
-            else:
-                plan[key].append((int(node), at))
-        except ValueError:
-            raise ValueError(f"fault {part!r}: bad node or time") from None
-    return RaincoreFaults(crashes=tuple(plan["crash"]), recoveries=tuple(plan["recover"]),
-                          joins=tuple(plan["join"]), token_losses=tuple(plan["loss"]))
+    return parse(spec, RING_FAULTS, "raincore")
 
 
 WINDOW = 0.5     # faults happen in the first half second of virtual time
@@ -272,7 +260,7 @@ def draw_faults(rng, n: int, ring: int):
             recoveries.append((v, round(at + rng.uniform(0.02, 0.4), 4)))
     losses = tuple(sorted(round(rng.uniform(0.0, WINDOW), 4) for _ in range(rng.randint(0, 2))))
     joins = tuple((v, round(rng.uniform(0.0, WINDOW), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
-    return RaincoreFaults(crashes=tuple(crashes), recoveries=tuple(recoveries), joins=joins, token_losses=losses)
+    return FaultPlan(crashes=tuple(crashes), recoveries=tuple(recoveries), joins=joins, token_losses=losses)
 
 
 def simulate(seed: int, faults: str, options: dict):
@@ -409,7 +397,7 @@ class RaincoreLockstep(LockstepNetwork):
         m = self.msg(i)
         assert isinstance(m, TokenMsg)
         del self.inflight[i]
-        self._model_step({"name": "TokenLoss", "nid": None, "params": {}, "msg": spec_msg(m), "state": None})
+        self.env_step("TokenLoss", msg=spec_msg(m))
         self.check_abstraction()
 
     # ------------------------------------------------------------ plumbing

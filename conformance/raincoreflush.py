@@ -316,36 +316,20 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
 
 
 def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
-    """``crash=1@100,join=4@50,tokenloss=120,loss=0.1,dup=0.05,reorder=3``
-    (times in ms; ``tokenloss=T``: the next token sent after T is lost, the
-    lossy ring only) -> RingFlushFaults; ``auto`` draws a plan from ``seed``."""
-    from groupcheck.impl import campaign
-    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    """The fault grammar's network, ``crash``, ``join`` and ``tokenloss``
+    items (impl/faults.py; e.g. ``crash=1@100,join=4@50,tokenloss=120,
+    loss=0.1,dup=0.05,reorder=3``; ``tokenloss=T``: the next token sent
+    after T is lost, the lossy ring only) -> FaultPlan; ``auto`` draws a
+    plan from ``seed``."""
+    from groupcheck.impl.faults import parse_faults as parse
+    from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
     spec = (spec or "").strip()
     if spec == "auto":
         return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy)
-    rest, crashes, joins, losses = [], [], [], []
-    for part in filter(None, (x.strip() for x in spec.split(","))):
-        key, _, val = part.partition("=")
-        if key == "tokenloss":
-            try:
-                losses.append(float(val) / 1000)
-            except ValueError:
-                raise ValueError(f"fault {part!r}: expected tokenloss=MS") from None
-        elif key in ("crash", "join"):
-            node, at_sep, t = val.partition("@")
-            try:
-                (crashes if key == "crash" else joins).append((int(node), float(t) / 1000 if at_sep else 0.0))
-            except ValueError:
-                raise ValueError(f"fault {part!r}: expected {key}=NODE@MS") from None
-        else:
-            rest.append(part)
-    net = campaign.parse_faults(",".join(rest))
-    if net.crashes:
-        raise ValueError("crashes of FLUSH over the ring are crash=NODE@MS items")
-    if losses and not lossy:
+    p = parse(spec, RING_FLUSH_FAULTS, "raincoreflush")
+    if p.token_losses and not lossy:
         raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
-    return RingFlushFaults(crashes=tuple(crashes), joins=tuple(joins), network=net, token_losses=tuple(losses))
+    return p
 
 
 def draw_faults(rng, ring: int, n: int, lossy: bool = False):
@@ -354,16 +338,15 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
     probability 0.7, at times in the first 0.3 s; with the lossy ring also
     a token loss in half the plans (its crashes land anywhere: the plan's
     times are taken as they come)."""
-    from groupcheck.impl.sim import FaultPlan
-    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    from groupcheck.impl.faults import FaultPlan
     k = rng.choice((0, 1, 1, 2))
     first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
     victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
     crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
     joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
     losses = (round(rng.uniform(0.0, 0.3), 4),) if lossy and rng.random() < 0.5 else ()
-    return RingFlushFaults(crashes=crashes, joins=joins, token_losses=losses,
-                           network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+    return FaultPlan(crashes=crashes, joins=joins, token_losses=losses, loss=0.1, duplicate=0.05,
+                     reorder_window=0.003)
 
 
 def simulate(seed: int, faults: str, options: dict):
@@ -470,9 +453,8 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     of the crashed node's VIEW frames.  After every step each record must be
     a model step and the whole implementation (every node's FLUSH and ring
     state, the ring's messages in flight) must equal a candidate."""
-    from groupcheck.impl import codec
     from groupcheck.impl.events import AppSend, Receive
-    from groupcheck.impl.flush import ViewMsg
+    from groupcheck.impl.sim_flush import rescue_views
     from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Msg911 as IMsg911, Start, TokenMsg, Timing
     from groupcheck.impl.raincore import spec_msg as ring_spec_msg
     from groupcheck.impl.stacks.raincore import raincore_layer
@@ -551,13 +533,8 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
 
         def crash(self, m: int) -> None:
             assert self.can_crash(m)
-            rel = self.nodes[m].fstack.layer("reliable")
-            for dest in self.live():
-                u = rel.unacked.get(dest) or {}
-                views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-                for q in sorted(x for x in u if views and x <= max(views)):
-                    if dest != m:
-                        self._handle(dest, Receive(m, codec.encode(codec.XData(m, q, u[q]))))
+            rescue_views(self.nodes[m].fstack.layer("reliable"), m, [d for d in self.live() if d != m],
+                         self._handle)     # I9, as the simulator
             self.checking = False
             self._handle(m, Crash())
             to_m = [d for d in self.inflight if d[1] == m and isinstance(d[2], (TokenMsg, IMsg911))]

@@ -252,15 +252,13 @@ def draw_faults(rng: random.Random, ring: int, n: int):
     the ring's first node, in half the plans) or two, of the ring's nodes;
     each node outside the ring joins (by 911) with probability 0.7 in the
     first 0.3 s."""
-    from groupcheck.impl.sim import FaultPlan
-    from groupcheck.impl.sim_raincoreflush import RingFlushFaults
+    from groupcheck.impl.faults import FaultPlan
     k = rng.choice((0, 1, 1, 2))
     first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
     victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
     crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
     joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
-    return RingFlushFaults(crashes=crashes, joins=joins,
-                           network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+    return FaultPlan(crashes=crashes, joins=joins, loss=0.1, duplicate=0.05, reorder_window=0.003)
 
 
 def parse_faults(spec: str, seed: int, ring: int, n: int):

@@ -352,13 +352,12 @@ class LockstepCluster(LockstepNetwork):
     def crash(self, m: int) -> None:
         assert self.can_crash(m)
         self._stop(m)
-        self._model_step({"name": "Crash", "nid": m, "params": {}, "msg": None, "state": None})
+        self.env_step("Crash", m)
         last = self.views[-1]
         if any(x in self.crashed for x in last.members):     # the oracle decides at once
             view = View(last.vid + 1, tuple(x for x in last.members if x not in self.crashed))
             self.views.append(view)
-            self._model_step({"name": "NewView", "nid": None, "params": {"view": list(view.members)},
-                              "msg": None, "state": None})
+            self.env_step("NewView", params={"view": list(view.members)})
         self.check_abstraction()
 
     def install_view(self, m: int) -> None:

@@ -109,21 +109,22 @@ class CancelTimer:
 
 @dataclass(frozen=True, slots=True)
 class TraceEvent:
-    """One trace record (docs/trace-format.md): ``name`` is the TLA+ action name, ``nid``
-    the acting member, ``msg`` the message taken or sent (or None), ``args``
-    the remaining action parameters (e.g. ``{"p": 2}`` for RecvData(m, p)) and
-    ``state`` the member's post-state under the spec's variable names.
-    ``state`` and ``args`` hold JSON-ready plain values (ints, lists, dicts
-    with str keys), so a record serialises as it is."""
+    """One trace record (docs/trace-format.md): ``name`` is the TLA+ action
+    name, ``nid`` the acting member, ``msg`` the message taken or sent (or
+    None), ``params`` the remaining action parameters (e.g. ``{"p": 2}`` for
+    RecvData(m, p)) and ``state`` the member's post-state under the spec's
+    variable names.  ``state`` and ``params`` hold JSON-ready plain values
+    (ints, lists, dicts with str keys), so a record serialises as it is, with
+    the keys the trace format and the replay use."""
     name: str
     nid: int
     msg: Any = None
-    args: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
 
     def to_record(self) -> dict:
         return {"name": self.name, "nid": self.nid, "msg": self.msg,
-                "args": dict(self.args), "state": self.state}
+                "params": dict(self.params), "state": self.state}
 
 
 @dataclass(frozen=True, slots=True)

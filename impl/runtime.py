@@ -13,11 +13,13 @@ UDP socket bound to 127.0.0.1 only.  It turns
   ``Suspect`` (the runner is the membership oracle until the Raincore ring
   is; docs/impl.md),
 
-and performs the effects: ``Send``/``Multicast`` become ``sendto`` (a
-multicast goes to every node, itself included, as in the simulator),
-``SetTimer``/``CancelTimer`` become loop timers, ``Deliver`` is counted and
-``Trace`` is written to the node's own format-2 file with a vector clock
-(impl/tracefile.py ``NodeTraceWriter``).  Real time arrives as ``now``:
+and is the UDP network policy of the effect engine (impl/engine.py), which
+performs the stack's effects: ``Send``/``Multicast`` become ``sendto`` (a
+multicast goes to every node, itself included, as in the simulator), a
+timer armed in the engine's table is a loop timer that hands its token
+back when due, ``Deliver`` is counted and ``Trace`` is written to the
+node's own format-2 file with a vector clock (impl/tracefile.py
+``NodeTraceWriter``).  Real time arrives as ``now``:
 seconds since the run's start, which the runner hands every node, so the
 nodes' clocks are comparable.
 
@@ -52,8 +54,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from . import auth, protocols, tracefile
-from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, TimerFired,
-                     Trace, View, ViewChange)
+from .engine import Engine
+from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
 
 HOST = "127.0.0.1"
 RUNNER = 0                       # the runner's sender id on the wire
@@ -195,7 +197,9 @@ class Node(asyncio.DatagramProtocol):
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
         self.writer._f.close()                                # the header is on disk
         self.writer._f = self.out = StepWriter(cfg.trace)      # then one write per step: kill -9 safe
-        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.effects = Engine({self.nid: self.stack}, self, self._record, self._deliver)
+        self.timers: dict[str, asyncio.TimerHandle] = {}      # the loop's timer for each armed name
+        self._tokens = 0
         self.delivered = 0
         self.sent = 0
         self.dropped: dict[str, int] = {}
@@ -207,6 +211,7 @@ class Node(asyncio.DatagramProtocol):
         self.freeze_eating = False              # ... and, asked so, for the node to hold the token
 
     # -- time ----------------------------------------------------------------
+    @property
     def now(self) -> float:
         return max(0.0, time.time() - self.cfg.start)
 
@@ -268,36 +273,36 @@ class Node(asyncio.DatagramProtocol):
                            "records": self.writer.records, **more}).encode()
         self._sendto(RUNNER, CONTROL, body)
 
-    # -- the one funnel: an event in, its effects out --------------------------
+    # -- an event in, its effects out (impl/engine.py) -------------------------
     def _step(self, event) -> None:
         if self.frozen:
             return
-        effects = self.stack.handle(event, self.now())
-        for eff in effects:                        # records first: a datagram's clock counts them
-            if isinstance(eff, Trace):
-                self._record(eff.event.to_record())
-        self.out.commit()                          # the step's records in one write, before any datagram
-        for eff in effects:
-            if isinstance(eff, Send):
-                self._sendto(eff.dest, STACK, eff.msg)
-            elif isinstance(eff, Multicast):
-                for dest in self.ports:
-                    if dest != RUNNER:
-                        self._sendto(dest, STACK, eff.msg)
-            elif isinstance(eff, SetTimer):
-                old = self.timers.pop(eff.name, None)
-                if old:
-                    old.cancel()
-                delay = max(0.0, eff.at - self.now())
-                self.timers[eff.name] = self.loop.call_later(delay, self._fire, eff.name)
-            elif isinstance(eff, CancelTimer):
-                old = self.timers.pop(eff.name, None)
-                if old:
-                    old.cancel()
-            elif isinstance(eff, Deliver):
-                self.delivered += 1
+        self.effects.handle(self.nid, event)
+        self.out.commit()                          # a step that sent nothing: its records now
         if self.freezing and self._may_freeze():
             self._freeze()
+
+    def send(self, src: int, dest: int, msg) -> None:
+        self.out.commit()                          # the step's records in one write, before any datagram
+        self._sendto(dest, STACK, msg)
+
+    def multicast(self, src: int, msg) -> None:
+        self.out.commit()
+        for dest in self.ports:
+            if dest != RUNNER:
+                self._sendto(dest, STACK, msg)
+
+    def schedule(self, at: float, nid: int, name: str) -> int:
+        old = self.timers.pop(name, None)
+        if old:
+            old.cancel()                           # re-armed: the earlier one never fires
+        self._tokens += 1
+        self.timers[name] = self.loop.call_later(max(0.0, at - self.now), self._fire, name, self._tokens)
+        return self._tokens
+
+    def _deliver(self, nid: int, eff) -> None:
+        if isinstance(eff, Deliver):
+            self.delivered += 1
 
     def _may_freeze(self) -> bool:
         return ring_safe(self.stack, self.lossy) and (not self.freeze_eating or self.stack.ring.tokenState == "Eating")
@@ -306,19 +311,24 @@ class Node(asyncio.DatagramProtocol):
         """Stop taking any step (the crash point the runner asked for), say
         so, and wait for the runner's SIGKILL."""
         self.frozen = True
-        for t in self.timers.values():
-            t.cancel()
-        self.timers.clear()
+        self._cancel_timers()
         self.out.commit()
         self.report("frozen")
 
-    def _fire(self, name: str) -> None:
+    def _fire(self, name: str, token: int) -> None:
         self.timers.pop(name, None)
-        self._step(TimerFired(name))
+        if self.effects.expire(self.nid, name, token):     # not cancelled since
+            self._step(TimerFired(name))
+
+    def _cancel_timers(self) -> None:
+        for t in self.timers.values():
+            t.cancel()
+        self.timers.clear()
+        self.effects.armed(self.nid).clear()
 
     def _record(self, r: dict) -> None:
         # the layers trace deltas already (build_stack): the record is written as it is
-        self.writer.record(r["name"], tracefile._params(r), r.get("msg"), r.get("state"), round(self.now(), 6))
+        self.writer.record(r["name"], tracefile._params(r), r.get("msg"), r.get("state"), round(r["clock"], 6))
 
     # -- the runner's commands --------------------------------------------------
     def _command(self, vc: dict, body: bytes) -> None:
@@ -374,8 +384,7 @@ class Node(asyncio.DatagramProtocol):
         await self.done.wait()
         reporter.cancel()
         self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stats())
-        for t in self.timers.values():
-            t.cancel()
+        self._cancel_timers()
         self.writer.close()
         if self.transport:
             self.transport.close()

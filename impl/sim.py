@@ -22,8 +22,10 @@ those sent to it are dropped).  ``detect_delay`` later the membership oracle
 crashed members, and hands it to each live member after its own
 ``install_delay``, every member receiving every view in order.
 
-This is the one engine (issue 13): it knows no protocol.  A protocol's
-environment is a subclass that adds its own environment actions as queue
+The simulator is a network policy of impl/engine.py: the engine performs
+the stacks' effects (records, timers, deliveries) and hands it the
+datagrams and the timers to schedule on its queue.  It knows no protocol.
+A protocol's environment is a subclass that adds its own environment actions as queue
 entries (impl/sim_sequencer.py: none beyond the default oracle;
 impl/sim_stable.py: Join; impl/sim_flush.py: its own crash, Leave and Join
 with FLUSH's failure detector; impl/sim_raincore.py: the ring's faults),
@@ -36,38 +38,15 @@ from __future__ import annotations
 
 import heapq
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from .events import (AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer,
-                     TimerFired, Trace, Up, View, ViewChange)
+from .engine import Engine, env_record
+from .faults import FaultPlan  # noqa: F401  (the simulators' plan, impl/faults.py)
+from .events import AppSend, Deliver, Receive, TimerFired, Up, View, ViewChange
 
 IMPL_NAME = "groupcheck.impl"
 IMPL_VERSION = "0.1.0"
-
-
-@dataclass(frozen=True)
-class FaultPlan:
-    loss: float = 0.0                       # probability a datagram is lost
-    duplicate: float = 0.0                  # probability it arrives twice
-    reorder_window: float = 0.0             # extra uniform jitter, seconds
-    delay: tuple[float, float] = (0.001, 0.005)   # base latency range
-    crashes: tuple[tuple[int, float], ...] = ()   # (member, time)
-    detect_delay: float = 0.05              # crash -> oracle decides the view
-    install_delay: tuple[float, float] = (0.0, 0.02)  # view decided -> installed at a member
-
-    def __post_init__(self):
-        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
-                and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
-                and 0 <= self.install_delay[0] <= self.install_delay[1]):
-            raise ValueError(f"bad fault plan: {self}")
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["delay"] = list(self.delay)
-        d["install_delay"] = list(self.install_delay)
-        d["crashes"] = [list(c) for c in self.crashes]
-        return d
 
 
 @dataclass
@@ -81,6 +60,8 @@ class NetStats:
 class Simulator:
     """Runs stacks (``nid -> stack``) over the simulated network."""
 
+    DATAGRAM = "datagram"           # the queue entry of a datagram in flight
+
     def __init__(self, stacks: dict[int, Any], seed: int, faults: FaultPlan | None = None,
                  horizon: float = 60.0, sink: Callable[[dict], None] | None = None) -> None:
         self.stacks = dict(stacks)
@@ -90,7 +71,6 @@ class Simulator:
         self.now = 0.0
         self._queue: list = []
         self._n = 0
-        self._timers: dict[tuple[int, str], int] = {}
         self.crashed: set[int] = set()
         self.views: list[View] = [View(1, tuple(self.stacks))]
         self._install_at: dict[int, float] = {}
@@ -101,6 +81,7 @@ class Simulator:
         self.deliveries: dict[int, list] = {n: [] for n in self.stacks}
         self.net = NetStats()
         self.app_dropped = 0            # events (app sends) meant for crashed members
+        self.engine = Engine(self.stacks, self, self._record, self._deliver)
         for nid, at in self.faults.crashes:
             if nid not in self.stacks:
                 raise ValueError(f"crash of unknown member {nid}")
@@ -121,38 +102,41 @@ class Simulator:
         self._push(at, "event", nid, event)
 
     def run(self) -> bool:
-        """Run until the queue is empty (True) or the horizon is passed."""
+        """Run until the queue is empty (``_drained``'s verdict), a step says
+        the run is over (True) or the horizon is passed (False)."""
         while self._queue:
             at, _, kind, nid, data = heapq.heappop(self._queue)
             if at > self.horizon:
                 return False
             self.now = at
-            self._step(kind, nid, data)
+            if self._step(kind, nid, data):
+                return True
+        return self._drained()
+
+    def _drained(self) -> bool:
         return True
 
-    def _step(self, kind: str, nid, data) -> None:
+    def _step(self, kind: str, nid, data) -> bool | None:
         if kind == "newview":
             return self._new_view()
         if nid in self.crashed:
-            if kind == "datagram":
+            if kind == self.DATAGRAM:
                 self.net.to_crashed += 1
             elif kind == "event":
                 self.app_dropped += 1
             return
         if kind == "crash":
             self.crashed.add(nid)
-            self._emit({"kind": "event", "name": "Crash", "nid": nid, "clock": self.now})
+            self._record(env_record("Crash", self.now, nid))
             self._push(self.now + self.faults.detect_delay, "newview", None, None)
         elif kind == "event":
             self._handle(nid, data)
-        elif kind == "datagram":
+        elif kind == self.DATAGRAM:
             src, payload = data
             self._handle(nid, Receive(src, payload))
         elif kind == "timer":
-            name, gen = data
-            if self._timers.get((nid, name)) == gen:
-                del self._timers[(nid, name)]
-                self._handle(nid, TimerFired(name))
+            if self.engine.expire(nid, *data):
+                self._handle(nid, TimerFired(data[0]))
         elif kind == "view":
             self._handle(nid, ViewChange(data))
 
@@ -162,36 +146,40 @@ class Simulator:
             return
         view = View(last.vid + 1, tuple(m for m in last.members if m not in self.crashed))
         self.views.append(view)
-        self._emit({"kind": "event", "name": "NewView", "nid": None,
-                    "view": list(view.members), "clock": self.now})
+        self._record(env_record("NewView", self.now, params={"view": list(view.members)}))
         lo, hi = self.faults.install_delay
         for m in view.members:
             at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))
             self._install_at[m] = at
             self._push(at, "view", m, view)
 
-    # ------------------------------------------------------------ effects
+    # ------------------------------------------------------------ the policy (impl/engine.py)
 
     def _handle(self, nid: int, event) -> None:
-        for eff in self.stacks[nid].handle(event, self.now):
-            if isinstance(eff, Send):
-                self._transmit(nid, eff.dest, eff.msg)
-            elif isinstance(eff, Multicast):
-                for dest in self.stacks:
-                    if dest not in self.crashed:
-                        self._transmit(nid, dest, eff.msg)
-            elif isinstance(eff, SetTimer):
-                self._n += 1
-                self._timers[(nid, eff.name)] = self._n
-                heapq.heappush(self._queue, (eff.at, self._n, "timer", nid, (eff.name, self._n)))
-            elif isinstance(eff, CancelTimer):
-                self._timers.pop((nid, eff.name), None)
-            elif isinstance(eff, Trace):
-                self._emit({"kind": "event", **eff.event.to_record(), "clock": self.now})
-            elif isinstance(eff, (Deliver, Up)):
-                self.deliveries[nid].append(eff)
+        self.engine.handle(nid, event)
 
-    def _transmit(self, src: int, dest: int, payload) -> None:
+    def _record(self, rec: dict) -> None:
+        self._emit(rec)
+
+    def _deliver(self, nid: int, eff) -> None:
+        if isinstance(eff, (Deliver, Up)):
+            self.deliveries.setdefault(nid, []).append(eff)
+
+    def send(self, src: int, dest: int, msg) -> None:
+        self._transmit(src, dest, msg, self.DATAGRAM)
+
+    def multicast(self, src: int, msg) -> None:
+        for dest in self.stacks:
+            if dest not in self.crashed:
+                self._transmit(src, dest, msg, self.DATAGRAM)
+
+    def schedule(self, at: float, nid: int, name: str) -> int:
+        self._push(at, "timer", nid, (name, self._n + 1))
+        return self._n
+
+    def _transmit(self, src: int, dest: int, payload, kind: str) -> None:
+        """One datagram on the seeded network: lost, duplicated, delayed and
+        reordered as the fault plan says; queued as ``kind``."""
         f = self.faults
         self.net.datagrams += 1
         if dest in self.crashed:
@@ -204,4 +192,4 @@ class Simulator:
         self.net.duplicated += copies - 1
         for _ in range(copies):
             at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
-            self._push(at, "datagram", dest, (src, payload))
+            self._push(at, kind, dest, (src, payload))

@@ -47,6 +47,7 @@ from . import codec
 from .events import Deliver, Receive
 from .flush import JoinRequest, LeaveRequest, Suspect, ViewMsg
 from .stacks.flush import flush_stack
+from .engine import env_record
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 
 
@@ -111,22 +112,20 @@ class FlushSimulator(Simulator):
                 and p not in self.join_requested)
 
     def _join(self, p: int) -> None:
-        if not self.can_join(p):
-            self.skipped_joins.append(p)
-            return
-        self.join_requested.add(p)
-        self._handle(p, JoinRequest(p))             # the joiner's own action first
-        for m in sorted(set(self.stacks) - self.crashed - {p}):
-            self._handle(m, JoinRequest(p))
+        self._announce(p, self.can_join(p), self.skipped_joins, self.join_requested, JoinRequest)
 
     def _leave(self, p: int) -> None:
-        if not self.can_leave(p):
-            self.skipped_leaves.append(p)
+        self._announce(p, self.can_leave(p), self.skipped_leaves, self.leaving, LeaveRequest)
+
+    def _announce(self, p: int, allowed: bool, skipped: list, asked: set, request) -> None:
+        """p's Join or Leave, if the spec allows it now (else skipped): p's
+        own action first, then every live member learns it in that instant."""
+        if not allowed:
+            skipped.append(p)
             return
-        self.leaving.add(p)
-        self._handle(p, LeaveRequest(p))            # the leaver's own action first
-        for m in sorted(set(self.stacks) - self.crashed - {p}):
-            self._handle(m, LeaveRequest(p))
+        asked.add(p)
+        for m in [p] + sorted(set(self.stacks) - self.crashed - {p}):
+            self._handle(m, request(p))
 
     def _crash(self, p: int) -> None:
         if not self.can_crash(p):
@@ -139,21 +138,30 @@ class FlushSimulator(Simulator):
                                   "clock": self.now})
         self.crashed.add(p)
         self._rescue_views(p)
-        self.records.append({"kind": "event", "name": "Crash", "nid": p, "args": {}, "msg": None,
-                             "state": None, "clock": self.now})
+        self._record(env_record("Crash", self.now, p))
         for m in sorted(set(self.stacks) - self.crashed):
             self._handle(m, Suspect(p))
 
     def _rescue_views(self, p: int) -> None:
-        rel = self.stacks[p].layer("reliable")
-        for dest in sorted(set(self.stacks) - self.crashed):
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            if not views:
-                continue
-            for q in sorted(x for x in u if x <= max(views)):
-                self.rescued += 1
-                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+        self.rescued += rescue_views(self.stacks[p].layer("reliable"), p,
+                                     sorted(set(self.stacks) - self.crashed), self._handle)
+
+
+def rescue_views(rel, p: int, survivors, handle) -> int:
+    """I9, a VIEW is never lost: the crashed member ``p``'s reliable frames
+    not yet acknowledged (its layer ``rel``), up to its last frame carrying
+    a VIEW, reach each of ``survivors`` at once, in order (``handle(nid,
+    event)``).  Returns how many frames were handed over."""
+    n = 0
+    for dest in survivors:
+        u = rel.unacked.get(dest) or {}
+        views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
+        if not views:
+            continue
+        for q in sorted(x for x in u if x <= max(views)):
+            n += 1
+            handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+    return n
 
 
 def flush_constants(nodes, messages, crashes, reconcile: bool = True, leaves=(), n_init: int | None = None) -> dict:

@@ -34,38 +34,18 @@ fault (a lost token is noticed only by a timeout), or at ``horizon``.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import asdict, dataclass, field
 
 from . import codec
-from .events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
+from .engine import env_record
+from .events import Receive, Up, ViewChange
 from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.raincore import raincore_layer
 
 
-@dataclass(frozen=True)
-class RaincoreFaults:
-    crashes: tuple[tuple[int, float], ...] = ()
-    recoveries: tuple[tuple[int, float], ...] = ()
-    joins: tuple[tuple[int, float], ...] = ()
-    token_losses: tuple[float, ...] = ()
-    delay: tuple[float, float] = (0.001, 0.003)
-
-    def __post_init__(self):
-        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
-        if any(t < 0 for t in times) or not 0 <= self.delay[0] <= self.delay[1]:
-            raise ValueError(f"bad Raincore fault plan: {self}")
-
-    @property
-    def last(self) -> float:
-        times = [t for _, t in self.crashes + self.recoveries + self.joins] + list(self.token_losses)
-        return max(times, default=0.0)
-
-    def to_json(self) -> dict:
-        return {"crashes": [list(x) for x in self.crashes], "recoveries": [list(x) for x in self.recoveries],
-                "joins": [list(x) for x in self.joins], "token_losses": list(self.token_losses),
-                "delay": list(self.delay)}
+# the fault grammar's items the ring's environment has (impl/faults.py)
+RING_FAULTS = ("crash", "recover", "join", "tokenloss")
 
 
 # A run that reaches its horizon this long after the last planned fault has
@@ -74,10 +54,11 @@ SETTLE_AFTER = 10.0
 
 
 class RaincoreSimulator(Simulator):
-    def __init__(self, layers: dict[int, Raincore], seed: int, faults: RaincoreFaults | None = None,
-                 horizon: float = 30.0, probe: float = 0.05) -> None:
-        super().__init__(layers, seed, FaultPlan(), horizon)
-        self.rf = faults or RaincoreFaults()
+    RING = "ring"               # the queue entry of a ring message the Transport Manager carries
+    def __init__(self, layers: dict[int, Raincore], seed: int, faults: FaultPlan | None = None,
+                 horizon: float = 30.0, probe: float = 0.05, items=RING_FAULTS) -> None:
+        super().__init__(layers, seed, FaultPlan(), horizon)     # no oracle crash: the ring's are below
+        self.rf = (faults or FaultPlan()).only(items, "the ring")
         self.probe = probe
         self.inflight: dict[int, int] = {}        # datagram id -> sender (cur), until delivered
         self.lose_token = 0                       # tokens still to lose
@@ -85,6 +66,7 @@ class RaincoreSimulator(Simulator):
         self.decode_errors = 0
         self.agreed = False
         self.ate_at: dict[int, float] = {}        # when each node last took a token (Eating)
+        self._held: list = []                     # the ring's messages of the step under way
         for kind, plan in (("crash", self.rf.crashes), ("recover", self.rf.recoveries), ("join", self.rf.joins)):
             for nid, at in plan:
                 if nid not in layers:
@@ -116,28 +98,21 @@ class RaincoreSimulator(Simulator):
             t = self.layer(ring[-1]).lastToken
             self._send(ring[-1], t)
 
-    def run(self) -> bool:
-        while self._queue:
-            at, _, kind, nid, data = self._pop()
-            if at > self.horizon:
-                return False
-            self.now = at
-            if kind == "probe":
-                # settled: agreement, and every live node has held a token since the last fault
-                if self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last
-                                            or self.layer(n).tokenState == "Eating" for n in self.live()):
-                    self.agreed = True
-                    return True
-                self._push(self.now + self.probe, "probe", None, None)
-                continue
-            self._step(kind, nid, data)
+    def settled(self) -> bool:
+        """Agreement, and every live node has held a token since the last fault."""
+        return self.is_agreed() and all(self.ate_at.get(n, -1.0) > self.rf.last
+                                        or self.layer(n).tokenState == "Eating" for n in self.live())
+
+    def _drained(self) -> bool:
         return self.is_agreed()
 
-    def _pop(self):
-        return heapq.heappop(self._queue)
-
-    def _step(self, kind: str, nid, data) -> None:
-        if kind == "losetoken":
+    def _step(self, kind: str, nid, data) -> bool | None:
+        if kind == "probe":
+            if self.settled():
+                self.agreed = True
+                return True
+            self._push(self.now + self.probe, "probe", None, None)
+        elif kind == "losetoken":
             self.lose_token += 1
         elif kind == "crash":
             if self.layer(nid).status == "Up":
@@ -150,7 +125,7 @@ class RaincoreSimulator(Simulator):
         elif kind == "join":
             if self.layer(nid).status == "Off":
                 self._handle(nid, Join())
-        elif kind == "datagram":
+        elif kind == self.RING:
             did, src, payload = data
             if self.inflight.pop(did, None) is None:
                 return                           # lost with its crashed sender
@@ -164,48 +139,45 @@ class RaincoreSimulator(Simulator):
             else:
                 self.net.to_crashed += 1
                 self._handle(src, DeliveryFailed(msg))
-        elif kind == "timer":
-            name, gen = data
-            if self._timers.get((nid, name)) == gen:
-                del self._timers[(nid, name)]
-                self._handle(nid, TimerFired(name))
+        else:
+            return super()._step(kind, nid, data)     # timers, and whatever else a subclass queues
+
+    # ------------------------------------------------------------ the policy (impl/engine.py)
 
     def _handle(self, nid: int, event) -> None:
+        """The engine performs the node's effects; the ring's messages reach
+        the Transport Manager once the step is complete, after its timers."""
         was = self.layer(nid).tokenState
-        sends = []
-        for eff in self.layer(nid).handle(event, self.now):
-            if isinstance(eff, Trace):
-                self.records.append({"kind": "event", **eff.event.to_record(), "clock": self.now})
-            elif isinstance(eff, Send):
-                sends.append(eff.msg)            # after the action's own record
-            elif isinstance(eff, SetTimer):
-                self._n += 1
-                self._timers[(nid, eff.name)] = self._n
-                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
-            elif isinstance(eff, CancelTimer):
-                self._timers.pop((nid, eff.name), None)
-            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
-                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+        held, self._held = self._held, []
+        self.engine.handle(nid, event)
         if was != "Eating" and self.layer(nid).tokenState == "Eating" and self.layer(nid).status == "Up":
             self.ate_at[nid] = self.now
+        sends, self._held = self._held, held
         for msg in sends:
             self._send(nid, msg)
 
-    def _push_raw(self, at, kind, nid, data) -> None:
-        heapq.heappush(self._queue, (at, self._n, kind, nid, data))
+    def send(self, src: int, dest: int, msg) -> None:
+        self._held.append(msg)
+
+    def _deliver(self, nid: int, eff) -> None:
+        if isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
+            self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
+        else:
+            super()._deliver(nid, eff)
 
     def _send(self, src: int, msg) -> None:
+        """The Transport Manager takes ``msg`` (a datagram to ``msg.dest``),
+        or loses it as the plan's next token loss."""
         self.net.datagrams += 1
         if isinstance(msg, TokenMsg) and self.lose_token:
             self.lose_token -= 1
             self.net.lost += 1
-            self.records.append({"kind": "event", "name": "TokenLoss", "nid": None, "msg": spec_msg(msg),
-                                 "args": {}, "state": None, "clock": self.now})
+            self._record(env_record("TokenLoss", self.now, msg=spec_msg(msg)))
             return
         self._n += 1
         self.inflight[self._n] = src
-        at = self.now + self.rng.uniform(*self.rf.delay)
-        self._push(at, "datagram", msg.dest, (self._n, src, codec.encode(msg)))
+        at = self.now + self.rng.uniform(*self.rf.ring_delay)
+        self._push(at, self.RING, msg.dest, (self._n, src, codec.encode(msg)))
 
 
 @dataclass
@@ -237,11 +209,11 @@ def make_layers(cfg: RaincoreConfig, tracing: bool = True) -> dict[int, Raincore
             for n in range(1, cfg.n + 1)}
 
 
-def simulate(cfg: RaincoreConfig, seed: int, faults: RaincoreFaults | None = None, *,
+def simulate(cfg: RaincoreConfig, seed: int, faults: FaultPlan | None = None, *,
              horizon: float = 30.0, tracing: bool = True) -> tuple[list[dict], dict, RaincoreSimulator]:
     """One Raincore run.  Returns ``(records, summary, simulator)``: the
     records are the simulator's (a header, then one per spec action)."""
-    faults = faults or RaincoreFaults()
+    faults = faults or FaultPlan()
     sim = RaincoreSimulator(make_layers(cfg, tracing), seed, faults, horizon)
     header = {"kind": "header", "protocol": "raincore", "nodes": list(range(1, cfg.n + 1)), "seed": seed,
               "faults": faults.to_json(), "impl": IMPL_NAME, "version": IMPL_VERSION}

@@ -1,5 +1,5 @@
 """The composed stack in the simulator: the Raincore ring as FLUSH's membership
-(issue 18 item 1; spec/RaincoreFlush, docs/impl.md "Raincore as membership").
+(spec/RaincoreFlush, docs/impl.md "Raincore as membership").
 
 Theory of operation
 -------------------
@@ -47,14 +47,16 @@ view a view the ring committed.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import codec
-from .events import AppSend, CancelTimer, Deliver, Multicast, Receive, Send, SetTimer, Trace, Up, ViewChange
-from .flush import Flush, ViewMsg
+from .engine import Engine
+from .events import Deliver
+from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
-from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan
+from .faults import NETWORK, FaultPlan
+from .sim import IMPL_NAME, IMPL_VERSION
+from .sim_flush import rescue_views
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
 from .stacks.raincore import raincore_layer
@@ -64,44 +66,29 @@ from .stacks.raincoreflush import (RingNode, RingStack, is_ring_frame, is_ring_m
 CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
 
 
-@dataclass(frozen=True)
-class RingFlushFaults:
-    """Crashes and joins at planned times, and the FLUSH stack's lossy network."""
-    crashes: tuple[tuple[int, float], ...] = ()
-    joins: tuple[tuple[int, float], ...] = ()
-    network: FaultPlan = field(default_factory=FaultPlan)
-    ring_delay: tuple[float, float] = (0.001, 0.003)
-    token_losses: tuple[float, ...] = ()     # lossy ring only
-
-    @property
-    def last(self) -> float:
-        return max([t for _, t in self.crashes + self.joins] + list(self.token_losses), default=0.0)
-
-    def to_json(self) -> dict:
-        return {"crashes": [list(x) for x in self.crashes], "joins": [list(x) for x in self.joins],
-                "network": self.network.to_json(), "ring_delay": list(self.ring_delay),
-                "token_losses": list(self.token_losses)}
+# the fault grammar's items FLUSH over the ring has (impl/faults.py): crashes and joins at planned
+# times, the token losses of the lossy ring, and the FLUSH stack's lossy network
+RING_FLUSH_FAULTS = NETWORK + ("crash", "join", "tokenloss")
 
 
 class RingFlushSimulator(RaincoreSimulator):
+
     """``RaincoreSimulator`` for the rings (``stacks`` are the ring layers,
     as there), plus one FLUSH stack per node (``fstacks``) on the lossy
     network of impl/sim.py."""
 
     def __init__(self, rings: dict[int, Raincore], fstacks: dict[int, FlushStack], seed: int,
-                 faults: RingFlushFaults, horizon: float = 30.0, probe: float = 0.05,
+                 faults: FaultPlan, horizon: float = 30.0, probe: float = 0.05,
                  ring_parts: dict | None = None, lossy: bool = False) -> None:
-        from .sim_raincore import RaincoreFaults
+        faults.only(RING_FLUSH_FAULTS, "FLUSH over the ring")
         # crashes are this class's (CanCrash); joins and token losses are the ring's
-        super().__init__(rings, seed, RaincoreFaults(joins=faults.joins, delay=faults.ring_delay,
-                                                     token_losses=faults.token_losses),
-                         horizon, probe)
+        super().__init__(rings, seed, FaultPlan(joins=faults.joins, token_losses=faults.token_losses,
+                                                ring_delay=faults.ring_delay), horizon, probe)
         self.lossy = lossy
-        self.faults = faults.network
-        self.plan = faults
+        self.faults = self.plan = faults        # FLUSH's frames: its network
         self.fstacks = fstacks
         self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
-        self.crashed_nodes: set[int] = set()
+        self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
         self.send_vid: dict[tuple, int] = {}           # SEQUENCER on top: (sender, seqno) -> its view at Send
@@ -128,109 +115,47 @@ class RingFlushSimulator(RaincoreSimulator):
 
     def app_send(self, at: float, nid: int, payload: bytes) -> None:
         self.last_app = max(self.last_app, at)
-        self._push(at, "fevent", nid, AppSend(payload))
+        super().app_send(at, nid, payload)
 
     # ------------------------------------------------------------ the queue
 
-    def run(self) -> bool:
-        while self._queue:
-            at, _, kind, nid, data = self._pop()
-            if at > self.horizon:
-                return False
-            self.now = at
-            if kind == "probe":
-                if self.settled():
-                    self.agreed = True
-                    return True
-                self._push(self.now + self.probe, "probe", None, None)
-                continue
-            self._step(kind, nid, data)
+    def _drained(self) -> bool:
         return self.settled()
 
-    def _step(self, kind: str, nid, data) -> None:
+    def _step(self, kind: str, nid, data) -> bool | None:
         if kind == "fcrash":
             return self._crash(nid)
-        if nid in self.crashed_nodes and kind in ("fevent", "fdatagram", "timer"):
-            if kind == "fdatagram":
-                self.net.to_crashed += 1
-            elif kind == "fevent":
-                self.app_dropped += 1
-            return
-        if kind == "fevent":
-            return self._handle(nid, data)
-        if kind == "fdatagram":
-            if data[0] in self.crashed_nodes and is_ring_frame(data[1]):
-                self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
-                return
-            return self._handle(nid, Receive(*data))
-        if kind == "datagram":
+        if kind == self.RING:
             self.token_sent.discard(data[0])
-        super()._step(kind, nid, data)      # the ring's datagrams and every timer: into _handle
+        elif kind == self.DATAGRAM and nid not in self.crashed and data[0] in self.crashed and is_ring_frame(data[1]):
+            self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
+            return None
+        return super()._step(kind, nid, data)   # FLUSH's datagrams and events, the ring's, every timer, the probe
 
-    # ------------------------------------------------------------ the one funnel
+    # ------------------------------------------------------------ the policy (impl/engine.py)
 
-    def _handle(self, nid: int, event) -> None:
-        """Node ``nid`` takes ``event`` (impl/stacks/raincoreflush.py
-        ``RingNode`` routes it); its effects: records, the ring's sends to
-        its Transport Manager (after the records), FLUSH's datagrams to the
-        lossy network, timers, deliveries, the ring's commits."""
-        ring = self.layer(nid)
-        was = ring.tokenState
-        ring_sends = []
-        for eff in self.nodes[nid].handle(event, self.now):
-            if isinstance(eff, Trace):
-                ev = eff.event
-                self.records.append({"kind": "event", **ev.to_record(), "clock": self.now})
-                if ev.name == "Multicast":
-                    self.sent_in[(ev.msg["sender"], ev.msg["seqno"])] = ev.msg["view"]
-                elif ev.name == "Send":               # SEQUENCER's: an application message
-                    key = (ev.msg["sender"], ev.msg["seqno"])
-                    self.app_sent.setdefault(key, self.now)
-                    self.send_vid.setdefault(key, self.fstacks[nid].layer("sequencer").vid)
-            elif isinstance(eff, Send):
-                if is_ring_message(eff.msg):
-                    ring_sends.append(eff.msg)
-                else:
-                    self._ftransmit(nid, eff.dest, eff.msg)
-            elif isinstance(eff, Multicast):
-                for dest in self.stacks:
-                    if dest not in self.crashed_nodes:
-                        self._ftransmit(nid, dest, eff.msg)
-            elif isinstance(eff, SetTimer):
-                self._n += 1
-                self._timers[(nid, eff.name)] = self._n
-                self._push_raw(eff.at, "timer", nid, (eff.name, self._n))
-            elif isinstance(eff, CancelTimer):
-                self._timers.pop((nid, eff.name), None)
-            elif isinstance(eff, Up) and isinstance(eff.msg, ViewChange):
-                self.committed[nid].append((eff.msg.view.vid, eff.msg.view.members))
-            elif isinstance(eff, (Deliver, Up)):
-                self.deliveries[nid].append(eff)
-        if was != "Eating" and ring.tokenState == "Eating" and ring.status == "Up":
-            self.ate_at[nid] = self.now
-        for msg in ring_sends:
-            self._send(nid, msg)
+    def send(self, src: int, dest: int, msg) -> None:
+        """The ring's messages go to its Transport Manager once the step is
+        complete (impl/sim_raincore.py); FLUSH's frames to the lossy network."""
+        if is_ring_message(msg):
+            super().send(src, dest, msg)
+        else:
+            self._transmit(src, dest, msg, self.DATAGRAM)
+
+    def _record(self, rec: dict) -> None:
+        super()._record(rec)
+        if rec["name"] == "Multicast":
+            self.sent_in[(rec["msg"]["sender"], rec["msg"]["seqno"])] = rec["msg"]["view"]
+        elif rec["name"] == "Send":               # SEQUENCER's: an application message
+            key = (rec["msg"]["sender"], rec["msg"]["seqno"])
+            self.app_sent.setdefault(key, self.now)
+            self.send_vid.setdefault(key, self.fstacks[rec["nid"]].layer("sequencer").vid)
 
     def _send(self, src: int, msg) -> None:
         before = set(self.inflight)
         super()._send(src, msg)
         if isinstance(msg, TokenMsg):
             self.token_sent |= set(self.inflight) - before
-
-    def _ftransmit(self, src: int, dest: int, payload) -> None:
-        f = self.faults
-        self.net.datagrams += 1
-        if dest in self.crashed_nodes:
-            self.net.to_crashed += 1
-            return
-        if self.rng.random() < f.loss:
-            self.net.lost += 1
-            return
-        copies = 2 if self.rng.random() < f.duplicate else 1
-        self.net.duplicated += copies - 1
-        for _ in range(copies):
-            at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
-            self._push(at, "fdatagram", dest, (src, payload))
 
     # ------------------------------------------------------------ the environment
 
@@ -241,7 +166,7 @@ class RingFlushSimulator(RaincoreSimulator):
     def can_crash(self, p: int) -> bool:
         """The spec's CanCrash, but for the budget (the plan is the budget)."""
         ring, f = self.layer(p), self.flush(p)
-        others = bool(set(self.latest_view()[1]) - self.crashed_nodes - {p})
+        others = bool(set(self.latest_view()[1]) - self.crashed - {p})
         if self.lossy:            # Raincore's ring: any live member, at any point (on
             # impl/ringtransport.py's TM too: a token p took but whose ack died with it
             # is the spec's LateFailure)
@@ -256,7 +181,7 @@ class RingFlushSimulator(RaincoreSimulator):
                 and not ring.newNodes and others)
 
     def _crash(self, p: int) -> None:
-        if p in self.crashed_nodes or self.layer(p).status != "Up" or not self.flush(p).is_member:
+        if p in self.crashed or self.layer(p).status != "Up" or not self.flush(p).is_member:
             self.skipped_crashes.append(p)
             return
         if not self.can_crash(p):
@@ -264,7 +189,6 @@ class RingFlushSimulator(RaincoreSimulator):
             self._push(self.now + CRASH_RETRY, "fcrash", p, None)
             return
         self._rescue_views(p)
-        self.crashed_nodes.add(p)
         self.crashed.add(p)
         # the ring's Crash (its record is the spec's Crash); the Transport
         # Manager loses what p sent and was not delivered yet
@@ -273,15 +197,8 @@ class RingFlushSimulator(RaincoreSimulator):
     def _rescue_views(self, p: int) -> None:
         """I9 (impl/sim_flush.py): p's unacknowledged reliable frames up to its
         last VIEW reach every survivor before p goes."""
-        rel = self.fstacks[p].layer("reliable")
-        for dest in sorted(set(self.stacks) - self.crashed_nodes - {p}):
-            u = rel.unacked.get(dest) or {}
-            views = [q for q, body in u.items() if isinstance(body, ViewMsg)]
-            if not views:
-                continue
-            for q in sorted(x for x in u if x <= max(views)):
-                self.rescued += 1
-                self._handle(dest, Receive(p, codec.encode(codec.XData(p, q, u[q]))))
+        self.rescued += rescue_views(self.fstacks[p].layer("reliable"), p,
+                                     sorted(set(self.stacks) - self.crashed - {p}), self._handle)
 
     def settled(self) -> bool:
         if self.now < max(self.plan.last, self.last_app) or not self.is_agreed():
@@ -331,13 +248,13 @@ class RingFlushConfig:
         return Timing() if self.lossy else Timing(eating=0.005, hungry=0.5, starving=0.5)
 
 
-def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults | None = None,
+def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | None = None,
                         messages=(), *, horizon: float = 30.0
                         ) -> tuple[list[dict], dict, RingFlushSimulator]:
     """One run of FLUSH over the ring with the application multicasts
     ``messages`` = ``(time, node, payload)``.  Returns ``(records, summary,
     simulator)``; ``summary["check"]`` is ``check_run``'s verdict."""
-    faults = faults or RingFlushFaults()
+    faults = faults or FaultPlan()
     ring = tuple(range(1, cfg.init_size + 1))
     nodes = range(1, cfg.n + 1)
     if faults.token_losses and (cfg.tm or not cfg.lossy):
@@ -364,7 +281,7 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: RingFlushFaults
     settled = sim.run()
     summary = {
         "settled": settled, "end_clock": sim.now, "live": sim.live(),
-        "crashed": sorted(sim.crashed_nodes), "skipped_crashes": sim.skipped_crashes,
+        "crashed": sorted(sim.crashed), "skipped_crashes": sim.skipped_crashes,
         "crash_retries": sim.crash_retries, "rescued": sim.rescued,
         "ring_views": {n: [list(v) for v in sim.layer(n).globalView] for n in nodes},
         "views": {n: {v: list(m) for v, m in sim.flush(n).views.items()} for n in nodes},
@@ -478,7 +395,7 @@ def without_sequencer(records: list[dict]) -> list[dict]:
     (a raincoresequencerflush run's) names protocol raincoreflush: what is
     left is a run of FLUSH over the ring."""
     def seq(r):
-        args = r.get("args") or r.get("params") or {}
-        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView" and "c" not in args)
+        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView"
+                                                       and "c" not in (r.get("params") or {}))
     return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
             for r in records if r.get("kind") != "event" or not seq(r)]

@@ -1,4 +1,4 @@
-"""STABLE's simulator environment (issue 13: out of impl/stable.py): the
+"""STABLE's simulator environment (kept out of impl/stable.py): the
 engine of impl/sim.py plus the Join environment action, the membership
 oracle's admission of a joiner, and STABLE's round-robin workload."""
 

@@ -149,10 +149,7 @@ def _clock(t: float) -> float:
 
 def _params(r: dict) -> dict:
     """A simulator record's parameters as format 2 names them."""
-    params = dict(r.get("args") or r.get("params") or {})
-    if r["name"] == "NewView" and "view" in r:
-        params["view"] = list(r["view"])
-    return params
+    return dict(r.get("params") or {})
 
 
 def to_v2(records: list[dict], constants: dict, run_id: str, *, options: Optional[dict] = None,

@@ -39,7 +39,8 @@ from groupcheck.conformance import raincore as rc
 from groupcheck.conformance.traces import from_records, protocol_validator, whole
 from groupcheck.impl import tracefile
 from groupcheck.impl.raincore import TokenMsg
-from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, simulate
+from groupcheck.impl.faults import FaultPlan
+from groupcheck.impl.sim_raincore import RaincoreConfig, simulate
 
 CAMPAIGN_SEED = 20261121
 
@@ -60,7 +61,7 @@ def stuck_without_token(sim) -> bool:
 def _inflight_msgs(sim):
     from groupcheck.impl import codec
     for _, _, kind, _, data in sim._queue:
-        if kind == "datagram" and data[0] in sim.inflight:
+        if kind == sim.RING and data[0] in sim.inflight:
             yield codec.decode(data[2])
 
 
@@ -167,7 +168,7 @@ def test_founder_crash_counterexample_consistent_history():
     longer than its peers', so its next commit lands one index later than
     theirs; node 1 commits ring 5,2,1,4 at index 4 where node 4 has 5,2,4.
     The trace conforms to the model: the model allows it too."""
-    faults = RaincoreFaults(crashes=((3, 0.4641), (4, 0.2402), (1, 0.1896)),
+    faults = FaultPlan(crashes=((3, 0.4641), (4, 0.2402), (1, 0.1896)),
                             recoveries=((3, 0.8304), (4, 0.3725), (1, 0.3852)), joins=((5, 0.1227),))
     v1, summary, sim, rep = run_one(5, 4, 945, faults)
     assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[4]")
@@ -181,7 +182,7 @@ def test_founder_crash_counterexample_ring_stuck_without_token():
     vetoed by 5's higher number.  No node regenerates: all live nodes
     starve forever.  With the fix, 3 answers 5's higher claim as well as
     queueing it: 5 regenerates and the ring agrees."""
-    faults = RaincoreFaults(crashes=((4, 0.1347), (1, 0.308)), recoveries=((4, 0.235), (1, 0.6039)),
+    faults = FaultPlan(crashes=((4, 0.1347), (1, 0.308)), recoveries=((4, 0.235), (1, 0.6039)),
                             joins=((5, 0.3117),), token_losses=(0.0638, 0.4282))
     v1, summary, sim, rep = run_one(5, 4, 257, faults, token_ring_claim=False)
     assert rep.verdict == "ok" and not summary["agreed"] and stuck_without_token(sim)

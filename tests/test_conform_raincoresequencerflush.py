@@ -122,9 +122,8 @@ def test_the_flush_only_view_of_the_run_still_replays_against_raincoreflush():
     from groupcheck.conformance import raincoreflush as crf
     from groupcheck.impl import tracefile
     from groupcheck.impl.sim import FaultPlan
-    from groupcheck.impl.sim_raincoreflush import (RingFlushConfig, RingFlushFaults, simulate_ring_flush,
-                                                   without_sequencer)
-    plan = RingFlushFaults(crashes=((1, 0.1),), network=FaultPlan(loss=0.1))
+    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush, without_sequencer
+    plan = FaultPlan(crashes=((1, 0.1),), loss=0.1)
     msgs = [(0.01 * i, 1 + i % 3, b"x") for i in range(12)]
     records, s, sim = simulate_ring_flush(RingFlushConfig(sequencer=True), 4, plan, msgs)
     assert records[0]["protocol"] == "raincoresequencerflush"

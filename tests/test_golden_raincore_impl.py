@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.impl.events import Receive, Send, TimerFired, Up
+from groupcheck.impl.engine import Engine
+from groupcheck.impl.events import Receive, TimerFired, Up
 from groupcheck.impl.raincore import Crash, DeliveryFailed, Msg911, Raincore, Recover, Start, TokenMsg
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -36,6 +37,7 @@ class Harness:
         ring = tuple(self.ids[x] for x in table["initial"]["ring"])
         seq = table["initial"]["token"]["seq"]
         self.nodes = {n: Raincore(n, ring, init_seq=seq, **opts) for n in ring}
+        self.engine = Engine(self.nodes, self, lambda record: None, self._commit)
         self.inflight: list[tuple[int, object]] = []            # (sender, message)
         self.commits: dict[int, list] = {n: [] for n in ring}
         for n in ring:
@@ -45,12 +47,21 @@ class Harness:
         self.inflight.append((ring[-1], last.lastToken))     # the steady ring's token on its way
         assert last.lastToken.dest == self.ids[table["initial"]["token"]["dest"]]
 
+    # the effect engine's network policy (impl/engine.py): no clock, the script fires the timers
+    now = 0.0
+
     def run(self, n: int, event):
-        for eff in self.nodes[n].handle(event, 0.0):
-            if isinstance(eff, Send):
-                self.inflight.append((n, eff.msg))
-            elif isinstance(eff, Up):
-                self.commits[n].append((eff.msg.view.vid, eff.msg.view.members))
+        self.engine.handle(n, event)
+
+    def send(self, src: int, dest: int, msg) -> None:
+        self.inflight.append((src, msg))
+
+    def schedule(self, at: float, n: int, name: str) -> None:
+        return None
+
+    def _commit(self, n: int, eff) -> None:
+        if isinstance(eff, Up):
+            self.commits[n].append((eff.msg.view.vid, eff.msg.view.members))
 
     def take(self, kind, pred):
         hits = [i for i, (_, m) in enumerate(self.inflight) if isinstance(m, kind) and pred(m)]

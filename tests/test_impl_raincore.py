@@ -18,7 +18,8 @@ from groupcheck.impl.events import CancelTimer, Receive, Send, SetTimer, TimerFi
 from groupcheck.impl.raincore import (NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Recover, Start,
                                       TokenMsg)
 from groupcheck.impl.stacks.raincore import T_911, T_TOKEN
-from groupcheck.impl.sim_raincore import RaincoreConfig, RaincoreFaults, simulate
+from groupcheck.impl.faults import FaultPlan
+from groupcheck.impl.sim_raincore import RaincoreConfig, simulate
 
 RING = (1, 2, 3)
 
@@ -340,7 +341,7 @@ def test_malformed_fields_are_refused():
 
 def test_simulation_is_deterministic_and_settles():
     cfg = RaincoreConfig(n=4, init_size=3, init_seq=11)
-    plan = RaincoreFaults(crashes=((2, 0.05),), recoveries=((2, 0.2),), joins=((4, 0.1),), token_losses=(0.3,))
+    plan = FaultPlan(crashes=((2, 0.05),), recoveries=((2, 0.2),), joins=((4, 0.1),), token_losses=(0.3,))
     r1, s1, _ = simulate(cfg, 7, plan)
     r2, s2, _ = simulate(cfg, 7, plan)
     assert r1 == r2 and s1["agreed"] and s1["live"] == [1, 2, 3, 4]
@@ -352,7 +353,7 @@ def test_simulation_is_deterministic_and_settles():
 def test_registry_simulate_and_replay_agree():
     p = protocols.get("raincore")
     assert "raincore" in protocols.available() and p.spec == "Raincore"
-    records, line = p.simulate(3, "crash=2@50,recover=2@300,join=4@100,loss=@200", {"nodes": 4, "ring": 3})
+    records, line = p.simulate(3, "crash=2@50,recover=2@300,join=4@100,tokenloss=200", {"nodes": 4, "ring": 3})
     assert line["run_id"] == "raincore-n4-r3-s3" and line["agreed"] and records[0]["protocol"] == "raincore"
     assert replay_records(records).verdict == "ok"
     with pytest.raises(ValueError, match="expected"):

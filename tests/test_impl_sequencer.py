@@ -47,7 +47,7 @@ def test_coordinator_turns_forward_into_data():
     s = Sequencer(1, (1, 2, 3))
     effs = s.handle(Receive(2, Forward(2, 1, b"x")), 0.0)
     assert net(effs) == [Multicast(Data(2, 1, b"x"))]
-    assert traces(effs)[0].name == "RecvForward" and traces(effs)[0].args == {"p": 2}
+    assert traces(effs)[0].name == "RecvForward" and traces(effs)[0].params == {"p": 2}
 
 
 def test_non_coordinator_drops_forward():
@@ -293,7 +293,7 @@ def test_crash_run_records_environment_actions_in_order():
     crash, newview = names.index("Crash"), names.index("NewView")
     installs = [i for i, n in enumerate(names) if n == "InstallView"]
     assert crash < newview < min(installs) and len(installs) == 2
-    assert records[1 + newview]["view"] == [2, 3]
+    assert records[1 + newview]["params"]["view"] == [2, 3]
     assert not any(r.get("nid") == 1 for r in records[2 + crash:])    # crash-stop
     assert all(records[1 + i]["state"]["vid"] == 2 for i in installs)
     assert summary["app_dropped"] > 0                                  # sends at 1 after its crash

@@ -122,12 +122,12 @@ class DropOnce(StableSimulator):
         super().__init__(*a, **kw)
         self.pred, self.dropped = pred, []
 
-    def _transmit(self, src, dest, payload):
+    def _transmit(self, src, dest, payload, kind):
         msg = codec.decode(payload)
         if not self.dropped and self.pred(src, dest, msg):
             self.dropped.append((src, dest, msg))
             return
-        super()._transmit(src, dest, payload)
+        super()._transmit(src, dest, payload, kind)
 
 
 def run_pair(pred, **opts):
@@ -168,7 +168,7 @@ def test_gossip_stops_once_everything_is_stable():
 def test_a_joiner_starts_from_the_coordinators_delivered_vector():
     records, summary = sim_stable.simulate(3, 2, 1)
     join = next(r for r in records if r.get("name") == "Join")
-    assert join["nid"] == 3 and join["args"] == {"coord": 1} and join["state"]["view"] == [1, 2, 3]
+    assert join["nid"] == 3 and join["params"] == {"coord": 1} and join["state"]["view"] == [1, 2, 3]
     coord_before = [r for r in records[1:] if r["nid"] == 1 and r["clock"] <= join["clock"]][-1]
     assert join["state"]["delivered"] == coord_before["state"]["delivered"]
     assert join["state"]["heardFrom"] == [1, 2, 3]

@@ -19,8 +19,9 @@ import pytest
 from groupcheck.conformance import raincoreflush as crf
 from groupcheck.conformance.traces import from_records, protocol_validator, whole
 from groupcheck.impl import flush as impl_flush
+from groupcheck.impl.faults import FaultPlan
 from groupcheck.impl.flush import JoinRequest, RingView, Suspect
-from groupcheck.impl.sim_raincoreflush import RingFlushConfig, RingFlushFaults, simulate_ring_flush
+from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
 
 RUNS = 150
 
@@ -70,7 +71,7 @@ def test_records_match_the_composed_schema():
 
 def _coordinator_crash_run(seed: int = 1, **cfg):
     msgs = [(0.01 * i, 1 + i % 3, b"m%d" % i) for i in range(30)]
-    plan = RingFlushFaults(crashes=((1, 0.12),), joins=((4, 0.05),))
+    plan = FaultPlan(crashes=((1, 0.12),), joins=((4, 0.05),))
     return simulate_ring_flush(RingFlushConfig(n=4, init_size=3, **cfg), seed, plan, msgs, horizon=20)
 
 
@@ -217,7 +218,6 @@ def _sequencer_runs(runs: int, stack_opts: dict | None = None, monkeypatch=None)
     import random
 
     from groupcheck.impl import tracefile
-    from groupcheck.impl.sim import FaultPlan
     from groupcheck.impl.sim_raincoreflush import without_sequencer
     if stack_opts:
         import groupcheck.impl.stacks.sequencerflush as sf
@@ -228,7 +228,7 @@ def _sequencer_runs(runs: int, stack_opts: dict | None = None, monkeypatch=None)
         crashes = tuple((c, rng.uniform(0.02, 0.3)) for c in rng.sample([1, 2, 3], rng.choice((0, 1, 1, 2))))
         coord += any(c == 1 for c, _ in crashes)
         msgs = [(rng.uniform(0, 0.3), rng.randint(1, 3), b"x") for _ in range(20)]
-        plan = RingFlushFaults(crashes=crashes, network=FaultPlan(loss=0.1, duplicate=0.05, reorder_window=0.003))
+        plan = FaultPlan(crashes=crashes, loss=0.1, duplicate=0.05, reorder_window=0.003)
         records, summary, sim = simulate_ring_flush(RingFlushConfig(sequencer=True), seed, plan, msgs)
         assert summary["settled"]
         if summary["check"]:

@@ -13,7 +13,8 @@ import pytest
 from groupcheck.conformance import raincoreflush as crf
 from groupcheck.conformance.traces import from_records
 from groupcheck.impl import codec
-from groupcheck.impl.events import Receive, Send, SetTimer, TimerFired, Up
+from groupcheck.impl.engine import Engine
+from groupcheck.impl.events import Receive, Send, TimerFired, Up
 from groupcheck.impl.raincore import DeliveryFailed, Msg911, TokenMsg
 from groupcheck.impl.ringtransport import TIMER, TMAck, TMFrame, TransportManager
 from groupcheck.impl.stacks import raincoreflush as stacks  # noqa: F401  (registers codec 32, 33)
@@ -22,31 +23,39 @@ TOKEN = TokenMsg(5, (1, 2, 3), 1, 2, 1)
 
 
 class Link:
-    """Two Transport Managers over a lossy, duplicating, reordering link, driven step by step."""
+    """Two Transport Managers over a lossy, duplicating, reordering link, driven step by step:
+    the effect engine's network policy (impl/engine.py)."""
+
+    now = 0.0
 
     def __init__(self, seed: int, loss: float, dup: float, down: bool = False) -> None:
         self.rng = random.Random(seed)
         self.loss, self.dup, self.down = loss, dup, down
         self.tm = {1: TransportManager(1), 2: TransportManager(2)}
+        self.engine = Engine(self.tm, self, lambda record: None, self._deliver)
         self.wire: list = []
         self.up: dict[int, list] = {1: [], 2: []}
         self.failed: list = []
         self.timer = {1: False, 2: False}
 
     def run(self, node: int, event) -> None:
-        for eff in self.tm[node].handle(event, 0.0):
-            if isinstance(eff, Send):
-                frame = codec.encode(eff.msg)          # over the wire as bytes
-                if self.rng.random() >= self.loss:
-                    self.wire.append((node, eff.dest, frame))
-                    if self.rng.random() < self.dup:
-                        self.wire.append((node, eff.dest, frame))
-            elif isinstance(eff, Up):
-                self.up[node].append(eff.msg)
-            elif isinstance(eff, DeliveryFailed):
-                self.failed.append(eff.msg)
-            elif isinstance(eff, SetTimer):
-                self.timer[node] = True
+        self.engine.handle(node, event)
+
+    def send(self, src: int, dest: int, msg) -> None:
+        frame = codec.encode(msg)          # over the wire as bytes
+        if self.rng.random() >= self.loss:
+            self.wire.append((src, dest, frame))
+            if self.rng.random() < self.dup:
+                self.wire.append((src, dest, frame))
+
+    def schedule(self, at: float, node: int, name: str) -> None:
+        self.timer[node] = True
+
+    def _deliver(self, node: int, eff) -> None:
+        if isinstance(eff, Up):
+            self.up[node].append(eff.msg)
+        elif isinstance(eff, DeliveryFailed):
+            self.failed.append(eff.msg)
 
     def step(self) -> bool:
         # a datagram takes milliseconds, the retry timer 20 ms: the timer
@@ -60,7 +69,8 @@ class Link:
         if armed:
             n = self.rng.choice(armed)
             self.timer[n] = False
-            self.run(n, TimerFired(TIMER))
+            if self.engine.expire(n, TIMER):
+                self.run(n, TimerFired(TIMER))
             return True
         return bool(self.wire)
 

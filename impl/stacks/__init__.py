@@ -1,5 +1,5 @@
 """One module per protocol: the stack it is built of, the bytes its
-messages are on the wire (issue 13), and its ``DESCRIPTOR`` (what the
+messages are on the wire, and its ``DESCRIPTOR`` (what the
 trace writer, the cluster and the history projection need to know of it,
 impl/protocols.py).  The layers (impl/<protocol>.py) hold
 only layer logic; the simulator (impl/sim.py and impl/sim_<protocol>.py)

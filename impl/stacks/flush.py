@@ -1,5 +1,5 @@
-"""FLUSH's stack and wire codec (issue 13: the layer file, impl/flush.py,
-keeps the layer logic only).
+"""FLUSH's stack and wire codec (the layer file, impl/flush.py, keeps the
+layer logic only).
 
 * ``FlushStack``: a ``Stack`` whose views come through its flush layer;
   ``flush_stack`` builds FLUSH alone under the application (transport,

@@ -1,4 +1,4 @@
-"""The Raincore ring's stack and wire codec (issue 13: the layer file,
+"""The Raincore ring's stack and wire codec (the layer file,
 impl/raincore.py, keeps the layer logic only).  The ring runs directly on
 the Transport Manager: its "stack" is the one ``Raincore`` layer
 (``raincore_layer``), whose ``Send`` effects carry TOKEN and 911 messages,

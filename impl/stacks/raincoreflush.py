@@ -1,4 +1,4 @@
-"""FLUSH over the Raincore ring (issue 18): the node's two parts and its
+"""FLUSH over the Raincore ring: the node's two parts and its
 stack builder.  A node is its ring (the unchanged ``Raincore`` layer, on the
 ring's Transport Manager) and its FLUSH stack (transport, reliable,
 ``Flush(membership="ring")``, maybe SEQUENCER on top, over the lossy

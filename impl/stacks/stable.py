@@ -1,5 +1,5 @@
-"""pbcast.STABLE's stack and wire codec (issue 13: the layer file,
-impl/stable.py, keeps the layer logic only).
+"""pbcast.STABLE's stack and wire codec (the layer file, impl/stable.py,
+keeps the layer logic only).
 
 * ``stable_stack``: ``[Transport, Reliable(nakack), Stable]``.
 * The codec of STABLE's messages, type codes 10-11 (impl/codec.py

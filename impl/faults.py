@@ -1,0 +1,140 @@
+"""The fault plan and its one grammar, for every protocol, the CLI, the
+campaigns and the cluster.
+
+Theory of operation
+-------------------
+A run's faults are a ``FaultPlan``, the one plan type of every simulator:
+how the network treats each datagram (``loss``, ``duplicate``,
+``reorder_window``, ``delay``), the membership oracle's delays, the ring's
+Transport Manager's latency, and the environment's actions at planned
+times (``crashes``, ``recoveries``, ``joins``, ``leaves``: ``(node,
+seconds)``; ``token_losses``: seconds).  Each simulator takes what its spec
+has and refuses the rest (``FaultPlan.only``); a trace header holds the
+whole plan (``to_json``).
+
+The text form, the same on the command line, in the campaigns and the
+tests, is a comma-separated list of items, times in milliseconds::
+
+    loss=P  dup=P  reorder=MS  crash=N@MS  recover=N@MS  join=N@MS
+    leave=N@MS  tokenloss=MS
+
+``P`` is a probability in [0, 1]; ``N`` a node id >= 1; ``MS`` a time >= 0.
+The action items repeat.  A bad item is refused with one message naming
+it (``crash=banana: expected NODE@TIME``), before the caller does any work.
+``groupcheck cluster run --kill N@SECONDS`` reads the same ``NODE@TIME``
+form (``node_at``), in seconds of real time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+# item -> (the plan's field, the item's form)
+ITEMS = {
+    "loss": ("loss", "P"), "dup": ("duplicate", "P"), "reorder": ("reorder_window", "MS"),
+    "crash": ("crashes", "N@MS"), "recover": ("recoveries", "N@MS"), "join": ("joins", "N@MS"),
+    "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"),
+}
+NETWORK = ("loss", "dup", "reorder")
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    loss: float = 0.0                       # probability a datagram is lost
+    duplicate: float = 0.0                  # probability it arrives twice
+    reorder_window: float = 0.0             # extra uniform jitter, seconds
+    delay: tuple[float, float] = (0.001, 0.005)   # base latency range
+    crashes: tuple[tuple[int, float], ...] = ()   # (member, time)
+    detect_delay: float = 0.05              # crash -> oracle decides the view
+    install_delay: tuple[float, float] = (0.0, 0.02)  # view decided -> installed at a member
+    recoveries: tuple[tuple[int, float], ...] = ()    # (node, time): a crashed node restarts
+    joins: tuple[tuple[int, float], ...] = ()         # (node, time): a node outside the group asks in
+    leaves: tuple[tuple[int, float], ...] = ()        # (member, time): a graceful leave
+    token_losses: tuple[float, ...] = ()              # the next token sent at or after each time is lost
+    ring_delay: tuple[float, float] = (0.001, 0.003)  # the ring's Transport Manager: a message's latency
+
+    def __post_init__(self):
+        times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
+        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
+                and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
+                and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)
+                and 0 <= self.ring_delay[0] <= self.ring_delay[1]):
+            raise ValueError(f"bad fault plan: {self}")
+
+    @property
+    def last(self) -> float:
+        """The time of the last planned action (0 without any)."""
+        times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
+        return max(times, default=0.0)
+
+    def only(self, items: Iterable[str], protocol: str) -> "FaultPlan":
+        """Refuse the items ``protocol``'s environment does not have (``items``:
+        the grammar's names); the plan itself when all is well."""
+        items = set(items)
+        for key, (name, _) in ITEMS.items():
+            if key not in items and getattr(self, name) != getattr(FaultPlan, name):
+                raise ValueError(f"{key}: {protocol} has no such fault (it takes {', '.join(sorted(items))})")
+        return self
+
+    def to_json(self) -> dict:
+        """The plan as a trace header's ``faults``: every field, one shape for every protocol."""
+        return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in asdict(self).items()}
+
+
+def node_at(item: str, text: str, unit: float = 0.001) -> tuple[int, float]:
+    """``N@TIME`` (``text``, of the item ``item``) -> (node, seconds); TIME in
+    ``unit`` seconds (milliseconds by default)."""
+    node, sep, at = text.partition("@")
+    try:
+        n, t = int(node), float(at)
+    except ValueError:
+        raise ValueError(f"{item}: expected NODE@TIME") from None
+    if not sep or n < 1 or t < 0:
+        raise ValueError(f"{item}: expected NODE@TIME, a node >= 1 and a time >= 0")
+    return n, t * unit
+
+
+def parse_faults(text: str, items: Iterable[str] = tuple(ITEMS), protocol: str = "this protocol",
+                 **plan) -> FaultPlan:
+    """The grammar's text -> FaultPlan; ``items``: the ones ``protocol`` takes
+    (any other is refused, naming it); ``plan``: fields the text does not set
+    (e.g. a network's delay)."""
+    items = tuple(items)
+    kw: dict = {}
+    for item in filter(None, (x.strip() for x in (text or "").split(","))):
+        key, sep, val = item.partition("=")
+        if not sep or key not in ITEMS:
+            raise ValueError(f"{item}: expected KEY=VALUE, KEY one of {', '.join(ITEMS)}")
+        if key not in items:
+            raise ValueError(f"{item}: {protocol} has no such fault (it takes {', '.join(items)})")
+        name, form = ITEMS[key]
+        if form == "N@MS":
+            kw.setdefault(name, []).append(node_at(item, val))
+            continue
+        try:
+            x = float(val)
+        except ValueError:
+            raise ValueError(f"{item}: expected {key}={form}") from None
+        if form == "P" and not 0 <= x <= 1 or key == "loss" and x == 1 or form == "MS" and x < 0:
+            raise ValueError(f"{item}: expected {key}={form}, " + (
+                "a probability in [0, 1)" if key == "loss" else "a probability in [0, 1]" if form == "P"
+                else "a time >= 0 ms"))
+        if key == "tokenloss":
+            kw.setdefault(name, []).append(x / 1000)
+        else:
+            kw[name] = x / 1000 if form == "MS" else x
+    return FaultPlan(**{**plan, **{k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}})
+
+
+def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, crashes=(), **more) -> str:
+    """The grammar's text for values: ``crashes`` as ``(member, seconds)``;
+    ``more`` adds ``key=N@MS`` items (``leave=``, ``join=``: lists of
+    ``(member, seconds)``)."""
+    parts = [f"loss={loss:g}", f"dup={dup:g}", f"reorder={reorder_s * 1000:g}"]
+    parts += [f"crash={m}@{t * 1000:g}" for m, t in crashes]
+    for key, items in more.items():
+        parts += [f"{key}={m}@{t * 1000:g}" for m, t in items]
+    return ",".join(parts)
+

@@ -1,0 +1,60 @@
+"""The one fault grammar (impl/faults.py): what it reads, and one message
+naming the item it refuses, for every protocol and the cluster's --kill."""
+
+import pytest
+
+from groupcheck.conformance import protocols
+from groupcheck.impl.faults import FaultPlan, node_at, parse_faults
+
+
+def test_every_item_lands_in_the_one_plan():
+    p = parse_faults("loss=0.1,dup=0.05,reorder=3,crash=1@20,crash=2@40,recover=1@60,join=4@5,"
+                     "leave=3@7,tokenloss=50")
+    assert (p.loss, p.duplicate, p.reorder_window) == (0.1, 0.05, 0.003)
+    assert p.crashes == ((1, 0.02), (2, 0.04)) and p.recoveries == ((1, 0.06),)
+    assert p.joins == ((4, 0.005),) and p.leaves == ((3, 0.007),) and p.token_losses == (0.05,)
+    assert p.last == 0.06 and parse_faults("") == FaultPlan()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("crash=banana", "crash=banana: expected NODE@TIME"),
+    ("crash=2", "crash=2: expected NODE@TIME"),
+    ("join=0@5", "join=0@5: expected NODE@TIME"),
+    ("crash=1@-5", "crash=1@-5: expected NODE@TIME"),
+    ("loss=1", "loss=1: expected loss=P"),
+    ("dup=x", "dup=x: expected dup=P"),
+    ("reorder=-1", "reorder=-1: expected reorder=MS"),
+    ("jitter=3", "jitter=3: expected KEY=VALUE"),
+    ("loss", "loss: expected KEY=VALUE"),
+])
+def test_a_bad_item_is_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_faults(text)
+
+
+@pytest.mark.parametrize("protocol, text", [
+    ("sequencer", "join=4@5"), ("stable", "tokenloss=5"), ("flush", "recover=1@5"),
+    ("sequencerflush", "leave=2@5"), ("raincore", "loss=0.1"), ("raincoreflush", "recover=1@5"),
+    ("raincoresequencerflush", "leave=2@5"),
+])
+def test_each_protocol_refuses_what_its_environment_lacks(protocol, text):
+    with pytest.raises(ValueError, match=f"{text}: .*no such fault"):
+        protocols.get(protocol).simulate(0, text, {})
+
+
+def test_the_clusters_kill_reads_node_at_time_in_seconds():
+    assert node_at("--kill 2@1.5", "2@1.5", unit=1.0) == (2, 1.5)
+    with pytest.raises(ValueError, match="--kill 2@soon: expected NODE@TIME"):
+        node_at("--kill 2@soon", "2@soon", unit=1.0)
+
+
+@pytest.mark.parametrize("command, text", [
+    (["simulate", "sequencer"], "crash=banana"), (["simulate", "sequencer"], "join=4@5"),
+    (["traces", "generate", "sequencer", "--engine", "local"], "crash=banana"),
+])
+def test_a_bad_plan_is_refused_before_any_output(tmp_path, command, text):
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    r = CliRunner().invoke(app, command + ["--faults", text, "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2 and f"{text}: " in r.output
+    assert not (tmp_path / "out").exists()
