@@ -114,11 +114,14 @@ _VIOLATION = {
 _TRACE_FRAMING = {2121, 2264, EC.TLC_NESTED_EXPRESSION, EC.TLC_BACK_TO_STATE}
 
 
-# Thread stack of TLC's JVM.  SANY and TLC recurse over a long sequence
-# literal, and a trace module holds the whole log as one: with Java's default
-# 1 MB a SEQUENCER over FLUSH log of about 17,500 records overflows the stack
-# (java.lang.StackOverflowError), the model replay having accepted it.  The
-# stack is reserved, not committed, so a large one costs nothing until used.
+# Thread stack of TLC's JVM.  A trace module holds the whole log as one
+# sequence literal, which SANY and TLC walk recursively: a 17,542-entry log
+# of a 3-node SEQUENCER over FLUSH cluster run was reported to end in
+# java.lang.StackOverflowError with Java's default stack (an 18,730-entry
+# simulated log passes with the default too, in 5 minutes, so the depth
+# depends on the records' shape).  The stack is reserved, not committed, so
+# a large one costs nothing until used; when TLC still runs out, the trace
+# validation says so in one line (conformance/tlctrace.py, NoVerdict).
 STACK = "256m"
 
 
