@@ -452,6 +452,9 @@ def simulate(
                 line["history"] = str(tracefile.write(pathlib.Path(out) / "history" / f"{line['run_id']}.ndjson",
                                                       from_trace(records)))
             rows.append(line)
+            if line.get("quiescent") is False:      # say why it ended early, also with --json
+                console(stderr=True).print(f"{line['run_id']}: not quiescent: the simulation reached its horizon "
+                                           "of simulated time with messages still unsettled", markup=False)
             if not as_json:
                 print(f"{line['run_id']}: " + ", ".join(f"{k} {_brief(v)}" for k, v in line.items()
                                                         if k not in ("run_id", "file", "history")) + f" -> {line['file']}")

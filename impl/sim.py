@@ -68,6 +68,7 @@ class Simulator:
         self.faults = faults or FaultPlan()
         self.rng = random.Random(seed)
         self.horizon = horizon
+        self._settle = horizon / 2       # the least simulated time after the last application send
         self.now = 0.0
         self._queue: list = []
         self._n = 0
@@ -94,6 +95,11 @@ class Simulator:
         heapq.heappush(self._queue, (at, self._n, kind, nid, data))
 
     def app_send(self, at: float, nid: int, payload: bytes) -> None:
+        # The horizon follows the workload: a run keeps at least half its
+        # horizon after its last application send, so a large --messages is
+        # sent and settled, not cut off part-way (a workload that ends in the
+        # first half of the horizon leaves it as it was).
+        self.horizon = max(self.horizon, at + self._settle)
         self._push(at, "event", nid, AppSend(payload))
 
     def inject(self, at: float, nid: int, event) -> None:
