@@ -71,10 +71,16 @@ def _no_verdict(res, protocol: str, entries: int, timeout: float) -> NoVerdict:
     if res.outcome == "timeout":
         why = f"TLC did not finish within {timeout:g} s on a log of {entries} entries"
     elif "StackOverflowError" in out:
+        xss = next((a for a in (getattr(res, "command", None) or ()) if str(a).startswith("-Xss")), f"-Xss{STACK}")
         why = (f"TLC ran out of stack (java.lang.StackOverflowError) on a log of {entries} entries "
-               f"with -Xss{STACK}; split the run or raise groupcheck.model.tlc.STACK")
+               f"with {xss}; split the run or raise groupcheck.model.tlc.STACK")
     elif "OutOfMemoryError" in out:
         why = f"TLC ran out of memory (java.lang.OutOfMemoryError) on a log of {entries} entries"
+    elif "The exception was a" in out:      # TLC's own limit or an evaluation error, with its message
+        exc = out.split("The exception was a", 1)[1].strip().splitlines()
+        text = " ".join(x.strip() for x in exc[:2]).lstrip(": ").strip()
+        hint = ("; TLC's -maxSetSize bounds it" if "set with too many elements" in text else "")
+        why = f"TLC stopped on a log of {entries} entries: {text[:200]}{hint}"
     elif res.error_message:
         first = res.error_message.strip().splitlines()[0] if res.error_message.strip() else "error"
         loc = f" at {res.error_location}" if getattr(res, "error_location", None) else ""

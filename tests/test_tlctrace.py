@@ -138,6 +138,10 @@ def test_stack_overflow_is_named_with_its_remedy():
     e = tlctrace._no_verdict(res, "sequencerflush", 17542, 600.0)
     assert "ran out of stack" in e.reason and "17542 entries" in e.reason and "-Xss" in e.reason
     assert "StackOverflowError" in e.log.read_text()
+    res.raw_output = ("TLC threw an unexpected exception.\nThe exception was a util.WrongInvocationException\n"
+                      ": Attempted to construct a set with too many elements (>1000000).\n")
+    e = tlctrace._no_verdict(res, "sequencerflush", 17490, 600.0)
+    assert "set with too many elements" in e.reason and "-maxSetSize" in e.reason and "\n" not in e.reason
 
 
 # --- the audit's tracevalidation stage and its coverage ------------------------------------
