@@ -242,15 +242,18 @@ StartFlushStep(c, d) ==
     /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
     /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, d>>} ELSE {}]
 
+\* p's digest: what it delivered in its view.  A member that has sent
+\* FLUSH_COMPLETED and takes part in a restarted flush reports it again.
+Digest(p)   == DeliveredIn(p, vid[p])
+Redigest(p) == digest' = IF phase[p] = "Completed" THEN [digest EXCEPT ![p] = Digest(p)] ELSE digest
+
 \* The coordinator c of the latest view starts a flush for a pending view
-\* change, or restarts from scratch the flush of a crashed initiator; its
-\* digest is what it delivered in its view.
+\* change, or restarts from scratch the flush of a crashed initiator.
 StartFlush(c) ==
     /\ Alive(c) /\ vid[c] = Latest /\ IsCoord(c)
     /\ ViewChangePending
-    /\ LET d == DeliveredIn(c, vid[c]) IN
-         /\ StartFlushStep(c, d)
-         /\ digest' = IF phase[c] = "Completed" THEN [digest EXCEPT ![c] = d] ELSE digest
+    /\ StartFlushStep(c, Digest(c))
+    /\ Redigest(c)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    blocked, flushOks>>
 
@@ -285,9 +288,8 @@ RestartFlushStep(p, c, d) ==
 
 RestartFlush(p, c) ==
     /\ CanReceive(p) /\ Alive(c)
-    /\ LET d == DeliveredIn(p, vid[p]) IN
-         /\ RestartFlushStep(p, c, d)
-         /\ digest' = IF phase[p] = "Completed" THEN [digest EXCEPT ![p] = d] ELSE digest
+    /\ RestartFlushStep(p, c, Digest(p))
+    /\ Redigest(p)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, blocked, flushOks, completed>>
 
@@ -339,12 +341,10 @@ FlushCompletedStep(p, gone, d) ==
            ELSE /\ chan' = Multi(chan, p, {c} \ crashed, FlushCompletedMsg(vid[p], d))
                 /\ UNCHANGED completed
 
-\* p's digest is what it delivered in its view.
 FlushCompleted(p) ==
     /\ CanReceive(p)
-    /\ LET d == DeliveredIn(p, vid[p]) IN
-         /\ FlushCompletedStep(p, crashed, d)
-         /\ digest' = [digest EXCEPT ![p] = d]
+    /\ FlushCompletedStep(p, crashed, Digest(p))
+    /\ digest' = [digest EXCEPT ![p] = Digest(p)]
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    flushInit, flushOks>>
 
