@@ -1,10 +1,16 @@
 -------------------- MODULE MCRaincoreSequencerFlushRefines --------------------
 (***************************************************************************)
-(* Refinement: SEQUENCER over FLUSH over the ring runs RaincoreFlush.tla's *)
-(* flush over RaincoreFlush.tla's ring.  TLC checks that every behaviour   *)
-(* of RaincoreSequencerFlush is one of RaincoreFlush (its Spec without     *)
-(* token loss, a PROPERTY in the MCRaincoreSequencerFlushRefines_*.cfg     *)
-(* models) under this mapping of RaincoreFlush's variables:                *)
+(* Refinement, as PROPERTYs in the MCRaincoreSequencerFlushRefines_*.cfg   *)
+(* models: RaincoreSequencerFlush implies both compositions it is made of. *)
+(*                                                                         *)
+(* SequencerFlushRefined: SequencerFlush.tla's Spec (SF, as instantiated   *)
+(* in RaincoreSequencerFlush.tla: the dead nodes are its crashed), the     *)
+(* VIEW's ring number left out.  Where each view change follows one crash  *)
+(* and no node joins, SEQUENCER over FLUSH over the ring behaves as over   *)
+(* the perfect failure detector (model RefinesSequencerFlush).             *)
+(*                                                                         *)
+(* RaincoreFlushRefined: RaincoreFlush.tla's Spec without token loss, under *)
+(* this mapping of its variables (model RefinesRaincoreFlush):             *)
 (*   - the ring's variables: ours (tokenState and lastToken at their       *)
 (*     initial values, as they stay without token loss);                   *)
 (*   - views (as sets of members), viewRing, vid, phase, blocked,          *)
@@ -12,7 +18,7 @@
 (*   - FLUSH's own application traffic is none: SEQUENCER's FORWARD and   *)
 (*     DATA travel outside it, so sent, delivered and the digests in       *)
 (*     FLUSH_COMPLETED, VIEW, completed and digest map to empty ones;      *)
-(*   - chan: the flush messages and VIEWs (SequencerFlush's eager         *)
+(*   - chan: the flush messages and VIEWs (SequencerFlush's eager          *)
 (*     discarding at an install drops none that RaincoreFlush would take). *)
 (***************************************************************************)
 EXTENDS MCRaincoreSequencerFlush
@@ -35,4 +41,12 @@ Abstract == INSTANCE RaincoreFlush WITH
     lastToken <- [n \in Node |-> NoToken]
 
 RaincoreFlushRefined == Abstract!Spec
+
+\* SequencerFlush.tla's channels: ours, a VIEW without the ring's number.
+Plain(x) == IF x.type = "VIEW" THEN [type |-> "VIEW", view |-> x.view, digest |-> x.digest] ELSE x
+PlainChan == [e \in Members \X Members |-> [i \in DOMAIN chan[e] |-> Plain(chan[e][i])]]
+OverCrashes == INSTANCE SequencerFlush WITH
+    UniformDelivery <- FALSE, crashed <- Dead, ndel <- [m \in Members |-> 0], chan <- PlainChan
+
+SequencerFlushRefined == OverCrashes!Spec
 =============================================================================
