@@ -164,7 +164,6 @@ Call911(n) ==
                  ELSE [orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]
 \* The ring a 911 travels (911DeliveryFailure, forwarding).
 Ring911(m) == IF LossyRing THEN m.nodelist ELSE InitRing
-Regenerate(n, m) == LossyRing /\ Ring!Regenerate(n, m)
 \* TimelyTimeouts: a token that exists (held by a live Eating node or in
 \* transit) lists n, so a timeout of n would be premature.
 TokenComing(n) ==
@@ -194,8 +193,6 @@ ViewChangePending(c) ==
     /\ LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
     /\ NewerRingView(c)
 
-DeliveredIn(p, v) == F!DeliveredIn(p, v)
-SentIn(p, v)      == F!SentIn(p, v)
 
 Data(v, i)               == F!Data(v, i)
 StartFlushMsg(v)         == F!StartFlushMsg(v)
@@ -203,7 +200,6 @@ FlushOkMsg(v)            == F!FlushOkMsg(v)
 FlushCompletedMsg(v, d)  == F!FlushCompletedMsg(v, d)
 ViewMsg(v, d, r)         == [type |-> "VIEW", view |-> v, digest |-> d, ring |-> r]
 StopFlushMsg(v)          == F!StopFlushMsg(v)
-FlushTypes               == F!FlushTypes
 
 \* Sends go to R minus the dead: the transport loses what is sent to a
 \* crashed node (that is not detection: the sender learns nothing).

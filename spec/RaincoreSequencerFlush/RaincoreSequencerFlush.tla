@@ -128,7 +128,6 @@ LastIdx(n)        == RF!LastIdx(n)
 Eating(n)         == RF!Eating(n)
 
 Latest      == Len(views)
-View(m)     == SF!View(m)
 Alive(p)    == status[p] = "Up"
 IsMember(p) == RF!IsMember(p)
 CanReceive(p) == Alive(p) /\ IsMember(p)

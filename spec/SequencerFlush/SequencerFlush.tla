@@ -107,13 +107,8 @@ F == INSTANCE Flush WITH
 -----------------------------------------------------------------------------
 (* Messages and helpers *)
 
-Forward(s, q)           == S!Forward(s, q)
 Data(s, q, v)           == [type |-> "DATA", sender |-> s, seqno |-> q, view |-> v]
-StartFlushMsg(v)        == F!StartFlushMsg(v)
-FlushOkMsg(v)           == F!FlushOkMsg(v)
-FlushCompletedMsg(v, d) == F!FlushCompletedMsg(v, d)
 ViewMsg(v, d)           == F!ViewMsg(v, d)
-StopFlushMsg(v)         == F!StopFlushMsg(v)
 
 NoInit     == F!NoInit
 Phases     == F!Phases
@@ -457,7 +452,6 @@ FairSpec == Spec /\ Fairness
 -----------------------------------------------------------------------------
 (* Properties: Sequencer.tla's and Flush.tla's *)
 
-Delivers(m, x)   == S!Delivers(m, x)
 NoDuplicates     == S!NoDuplicates
 Integrity        == S!Integrity
 SenderFIFO       == S!SenderFIFO
