@@ -221,7 +221,7 @@ TokenDeliveryFailure(n, m) == UNCHANGED flushVars /\ RF!TokenDeliveryFailure(n, 
 EatingTimeout(n)          == UNCHANGED flushVars /\ RF!EatingTimeout(n)
 
 -----------------------------------------------------------------------------
-(* SEQUENCER (SequencerFlush.tla; a joiner takes part once it installed a *)
+(* SEQUENCER (SequencerFlush.tla; a joiner takes part once it installed a  *)
 (* view, and the ring's variables are kept first: SF's crashed is Dead)    *)
 
 Send(m) ==
@@ -406,8 +406,8 @@ Next ==
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
-(* Properties: SequencerFlush.tla's (crashed is now the dead nodes),        *)
-(* Raincore.tla's, and RaincoreFlush.tla's ViewsFromRing.                   *)
+(* Properties: SequencerFlush.tla's (crashed is now the dead nodes),       *)
+(* Raincore.tla's, and RaincoreFlush.tla's ViewsFromRing.                  *)
 
 NoDuplicates       == SF!NoDuplicates
 Integrity          == SF!Integrity

@@ -13,7 +13,7 @@
 (* steps used as they are.  SEQUENCER (S!SendStep, S!ForwardStep,          *)
 (* S!Took): a non-coordinator forwards, the coordinator (first member of   *)
 (* its installed view) multicasts DATA, receivers drop what their          *)
-(* received-table says they delivered, and a member re-sends its          *)
+(* received-table says they delivered, and a member re-sends its           *)
 (* forward-table, in seqno order (S!Resend), to a new coordinator when it  *)
 (* installs a view whose coordinator changed.  FLUSH: every F!<Action>Step *)
 (* with `crashed` as the failure detector and the log as the digest.       *)
