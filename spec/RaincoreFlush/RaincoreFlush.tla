@@ -140,7 +140,6 @@ Range(s)             == Ring!Range(s)
 NextNode(l, n)       == Ring!NextNode(l, n)
 Remove(l, x)         == Ring!Remove(l, x)
 SortedSeq(S)         == Ring!SortedSeq(S)
-InsertAfter(l, n, s) == Ring!InsertAfter(l, n, s)
 GlobalViewNumber(n)  == Ring!GlobalViewNumber(n)
 LastGlobalView(n)    == Ring!LastGlobalView(n)
 ViewOf(n)            == Ring!ViewOf(n)
@@ -164,12 +163,6 @@ Call911(n) ==
                  ELSE [orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]
 \* The ring a 911 travels (911DeliveryFailure, forwarding).
 Ring911(m) == IF LossyRing THEN m.nodelist ELSE InitRing
-\* TimelyTimeouts: a token that exists (held by a live Eating node or in
-\* transit) lists n, so a timeout of n would be premature.
-TokenComing(n) ==
-    \/ \E k \in Node : status[k] = "Up" /\ Eating(k) /\ n \in Range(token[k].nodelist)
-    \/ \E m \in tokenMsgs : n \in Range(m.nodelist)
-
 -----------------------------------------------------------------------------
 (* FLUSH helpers (Flush.tla), membership from the ring *)
 
@@ -364,14 +357,13 @@ TokenDeliveryFailure(n, m) ==
 \*    Hungry); alone, keep it.
 EatingTimeout(n) ==
     LET t   == token[n]
-        add == newNodes[n] \ Range(t.nodelist)
-        nl  == IF add = {} THEN t.nodelist ELSE InsertAfter(t.nodelist, n, SortedSeq(add))
+        nl  == Ring!Queued(t.nodelist, n)
         t2  == NextSeq([t EXCEPT !.nodelist = nl, !.cur = n, !.dest = NextNode(nl, n)])
     IN
     /\ Alive(n)
     /\ Eating(n)
     /\ newNodes' = [newNodes EXCEPT ![n] = {}]
-    /\ viewState' = IF add = {} THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
+    /\ viewState' = IF nl = t.nodelist THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
     /\ IF Len(nl) > 1
          THEN /\ tokenMsgs' = tokenMsgs \cup {t2}
               /\ token' = [token EXCEPT ![n] = NoToken]
@@ -380,29 +372,12 @@ EatingTimeout(n) ==
          ELSE UNCHANGED <<tokenMsgs, token, tokenState, lastToken>>
     /\ UNCHANGED <<flushVars, status, globalView, localView, msgs911>>
 
-\* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim.
-\*    TimelyTimeouts: never while a token that lists n exists (FALSE: the
+\* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim;
+\* 8. Starving timeout (LossyRing only): the same 911 again.  Raincore's:
+\*    TimelyTimeouts, never while a token that lists n exists (FALSE: the
 \*    implementation's timers, which know nothing of tokens in flight).
-HungryTimeout(n) ==
-    /\ LossyRing
-    /\ Alive(n)
-    /\ tokenState[n] = "Hungry"
-    /\ TimelyTimeouts => ~TokenComing(n)
-    /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
-    /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
-    /\ msgs911' = msgs911 \cup {Call911(n)}
-    /\ UNCHANGED <<flushVars, status, globalView, localView, newNodes, token,
-                   tokenMsgs, lastToken>>
-
-\* 8. Starving timeout (LossyRing only): the same 911 again.
-StarvingTimeout(n) ==
-    /\ LossyRing
-    /\ Alive(n)
-    /\ tokenState[n] = "Starving"
-    /\ TimelyTimeouts => ~TokenComing(n)
-    /\ msgs911' = msgs911 \cup {Call911(n)}
-    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
-                   token, tokenMsgs, tokenState, lastToken>>
+HungryTimeout(n)   == LossyRing /\ Ring!HungryTimeout(n) /\ UNCHANGED flushVars
+StarvingTimeout(n) == LossyRing /\ Ring!StarvingTimeout(n) /\ UNCHANGED flushVars
 
 -----------------------------------------------------------------------------
 (* FLUSH (Flush.tla with ReconcileDigests = TRUE); every use of the        *)
