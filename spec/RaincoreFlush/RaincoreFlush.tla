@@ -42,10 +42,11 @@
 (* recovery, no leave.  Raincore's action and variable names are kept for  *)
 (* what is kept; FLUSH's too.  Both parts are instantiated (Ring:          *)
 (* Raincore.tla, F: Flush.tla) and what is kept is theirs: the ring's      *)
-(* helpers, claims and View State step (Ring!TakeToken), 911Received and   *)
-(* properties; FLUSH's steps (F!<Action>Step) with Gone(p) as the failure  *)
-(* detector, and Multicast, Deliver, FlushOk, InstallView and StopFlush as *)
-(* they are, with the dead nodes as Flush.tla's crashed.                   *)
+(* helpers, claims and View State step (Ring!TakeToken), 911Received, the  *)
+(* Hungry and Starving timeouts and the properties; FLUSH's steps          *)
+(* (F!<Action>Step) with Gone(p) as the failure detector, and Multicast,   *)
+(* Deliver, FlushOk, InstallView and StopFlush as they are, with the dead  *)
+(* nodes as Flush.tla's crashed.                                           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
