@@ -204,15 +204,20 @@ Deliver(p, q) ==
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent,
                    phase, blocked, flushInit, flushOks, digest, completed>>
 
-\* p drops the next message from q: one sent in an earlier view; a flush
-\* message from a crashed member (the seed: expect no FLUSH message from a
-\* suspect); with reconciliation, a DATA arriving after p's FLUSH_COMPLETED.
+\* The next message from q is one p drops: one sent in an earlier view; a
+\* flush message from a member of gone, those p counts as crashed (the seed:
+\* expect no FLUSH message from a suspect); with reconciliation, a DATA
+\* arriving after p's FLUSH_COMPLETED.
+Stale(p, q, gone) ==
+    LET m == In(p, q) IN
+    \/ m.view < vid[p]
+    \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in gone
+    \/ m.view = vid[p] /\ m.type = "DATA" /\ ReconcileDigests /\ phase[p] = "Completed"
+
+\* p drops the next message from q.
 Discard(p, q) ==
     /\ CanReceive(p) /\ HasMsg(p, q)
-    /\ LET m == In(p, q) IN
-         \/ m.view < vid[p]
-         \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in crashed
-         \/ m.view = vid[p] /\ m.type = "DATA" /\ ReconcileDigests /\ phase[p] = "Completed"
+    /\ Stale(p, q, crashed)
     /\ chan' = Take(p, q)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, blocked, flushInit, flushOks, digest, completed>>
@@ -220,57 +225,71 @@ Discard(p, q) ==
 -----------------------------------------------------------------------------
 (* Flush, phase 1: START_FLUSH and block() *)
 
+\* Each step of the flush is written once, as <Action>Step: its guards on
+\* the flush's own state and its effect on it.  The actions add who may
+\* take it (here `crashed` is a perfect failure detector); a composition
+\* (SequencerFlush, RaincoreFlush, RaincoreSequencerFlush) adds its own:
+\* gone is then the members the stepping member counts as crashed, d its
+\* digest, and every send leaves out the members in `crashed`.
+
+\* The initiator c starts (or restarts) the flush of its view: it takes its
+\* own START_FLUSH at once, and if it had already sent FLUSH_COMPLETED to a
+\* crashed initiator it records its own again, with digest d.
+StartFlushStep(c, d) ==
+    /\ flushInit[c] # c
+    /\ chan' = Multi(chan, c, views[vid[c]] \ crashed, StartFlushMsg(vid[c]))
+    /\ flushInit' = [flushInit EXCEPT ![c] = c]
+    /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
+    /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, d>>} ELSE {}]
+
+\* p's digest: what it delivered in its view.  A member that has sent
+\* FLUSH_COMPLETED and takes part in a restarted flush reports it again.
+Digest(p)   == DeliveredIn(p, vid[p])
+Redigest(p) == digest' = IF phase[p] = "Completed" THEN [digest EXCEPT ![p] = Digest(p)] ELSE digest
+
 \* The coordinator c of the latest view starts a flush for a pending view
-\* change, or restarts from scratch the flush of a crashed initiator.  c
-\* takes its own START_FLUSH at once; if it had already sent FLUSH_COMPLETED
-\* to the crashed initiator it records its own again, with its digest now.
+\* change, or restarts from scratch the flush of a crashed initiator.
 StartFlush(c) ==
     /\ Alive(c) /\ vid[c] = Latest /\ IsCoord(c)
-    /\ flushInit[c] # c
     /\ ViewChangePending
-    /\ LET v == vid[c]
-           d == DeliveredIn(c, v)
-       IN /\ chan' = Multi(chan, c, views[v] \ crashed, StartFlushMsg(v))
-          /\ flushInit' = [flushInit EXCEPT ![c] = c]
-          /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
-          /\ IF phase[c] = "Completed"
-               THEN /\ digest' = [digest EXCEPT ![c] = d]
-                    /\ completed' = [completed EXCEPT ![c] = {<<c, d>>}]
-               ELSE /\ completed' = [completed EXCEPT ![c] = {}]
-                    /\ UNCHANGED digest
+    /\ StartFlushStep(c, Digest(c))
+    /\ Redigest(c)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    blocked, flushOks>>
 
 \* p takes START_FLUSH from c and invokes block().
-Block(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
+BlockStep(p, c) ==
+    /\ HasMsg(p, c)
     /\ In(p, c).type = "START_FLUSH"
     /\ In(p, c).view = vid[p]
-    /\ Alive(c)
     /\ phase[p] = "Normal"
     /\ phase' = [phase EXCEPT ![p] = "InBlock"]
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
     /\ chan' = Take(p, c)
+
+Block(p, c) ==
+    /\ CanReceive(p) /\ Alive(c)
+    /\ BlockStep(p, c)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    blocked, flushOks, digest, completed>>
 
 \* p, already in a flush whose initiator crashed, takes START_FLUSH from the
 \* new initiator c: it follows c from now on, and if it had sent its
-\* FLUSH_COMPLETED already it sends it again to c.
-RestartFlush(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
+\* FLUSH_COMPLETED already it sends it again to c, with digest d.
+RestartFlushStep(p, c, d) ==
+    /\ HasMsg(p, c)
     /\ In(p, c).type = "START_FLUSH"
     /\ In(p, c).view = vid[p]
-    /\ Alive(c)
     /\ phase[p] # "Normal"
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ LET v == vid[p]
-           d == DeliveredIn(p, v)
-       IN IF phase[p] = "Completed"
-            THEN /\ digest' = [digest EXCEPT ![p] = d]
-                 /\ chan' = [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(v, d))]
-            ELSE /\ chan' = Take(p, c)
-                 /\ UNCHANGED digest
+    /\ chan' = IF phase[p] = "Completed"
+                 THEN Multi(Take(p, c), p, {c} \ crashed, FlushCompletedMsg(vid[p], d))
+                 ELSE Take(p, c)
+
+RestartFlush(p, c) ==
+    /\ CanReceive(p) /\ Alive(c)
+    /\ RestartFlushStep(p, c, Digest(p))
+    /\ Redigest(p)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, blocked, flushOks, completed>>
 
@@ -278,77 +297,104 @@ RestartFlush(p, c) ==
 (* Flush, phase 2: FLUSH_OK *)
 
 \* block() returns at p: p multicasts FLUSH_OK (and counts its own).
-FlushOk(p) ==
-    /\ CanReceive(p)
+FlushOkStep(p) ==
     /\ phase[p] = "InBlock"
     /\ phase' = [phase EXCEPT ![p] = "OkSent"]
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
     /\ chan' = Multi(chan, p, views[vid[p]] \ crashed, FlushOkMsg(vid[p]))
+
+FlushOk(p) ==
+    /\ CanReceive(p)
+    /\ FlushOkStep(p)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    blocked, flushInit, digest, completed>>
 
 \* p takes FLUSH_OK from q.
-ReceiveFlushOk(p, q) ==
-    /\ CanReceive(p) /\ HasMsg(p, q)
+ReceiveFlushOkStep(p, q) ==
+    /\ HasMsg(p, q)
     /\ In(p, q).type = "FLUSH_OK"
     /\ In(p, q).view = vid[p]
-    /\ Alive(q)
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
     /\ chan' = Take(p, q)
+
+ReceiveFlushOk(p, q) ==
+    /\ CanReceive(p) /\ Alive(q)
+    /\ ReceiveFlushOkStep(p, q)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, blocked, flushInit, digest, completed>>
 
 -----------------------------------------------------------------------------
 (* Flush, phase 3: FLUSH_COMPLETED *)
 
-\* p has the FLUSH_OK of every live member of its view: it closes the latch
-\* and sends FLUSH_COMPLETED with its digest to the initiator (recorded at
-\* once if p is the initiator, lost if the initiator has crashed).
+\* p has the FLUSH_OK of every member of its view but those in gone: it
+\* closes the latch and sends FLUSH_COMPLETED with digest d to the initiator
+\* (recorded at once if p is the initiator, lost if the initiator crashed).
+FlushCompletedStep(p, gone, d) ==
+    /\ phase[p] = "OkSent"
+    /\ views[vid[p]] \ gone \subseteq flushOks[p]
+    /\ phase' = [phase EXCEPT ![p] = "Completed"]
+    /\ blocked' = [blocked EXCEPT ![p] = TRUE]
+    /\ LET c == flushInit[p] IN
+         IF c = p
+           THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, d>>}]
+                /\ UNCHANGED chan
+           ELSE /\ chan' = Multi(chan, p, {c} \ crashed, FlushCompletedMsg(vid[p], d))
+                /\ UNCHANGED completed
+
 FlushCompleted(p) ==
     /\ CanReceive(p)
-    /\ phase[p] = "OkSent"
-    /\ views[vid[p]] \ crashed \subseteq flushOks[p]
-    /\ LET v == vid[p]
-           d == DeliveredIn(p, v)
-           c == flushInit[p]
-       IN /\ phase' = [phase EXCEPT ![p] = "Completed"]
-          /\ blocked' = [blocked EXCEPT ![p] = TRUE]
-          /\ digest' = [digest EXCEPT ![p] = d]
-          /\ IF c = p
-               THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, d>>}]
-                    /\ UNCHANGED chan
-               ELSE /\ chan' = IF Alive(c)
-                                 THEN [chan EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(v, d))]
-                                 ELSE chan
-                    /\ UNCHANGED completed
+    /\ FlushCompletedStep(p, crashed, Digest(p))
+    /\ digest' = [digest EXCEPT ![p] = Digest(p)]
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    flushInit, flushOks>>
 
 \* The initiator c records q's FLUSH_COMPLETED in its vector.
-ReceiveFlushCompleted(c, q) ==
-    /\ CanReceive(c) /\ HasMsg(c, q)
+ReceiveFlushCompletedStep(c, q) ==
+    /\ HasMsg(c, q)
     /\ In(c, q).type = "FLUSH_COMPLETED"
     /\ In(c, q).view = vid[c]
-    /\ Alive(q)
     /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
     /\ chan' = Take(c, q)
+
+ReceiveFlushCompleted(c, q) ==
+    /\ CanReceive(c) /\ Alive(q)
+    /\ ReceiveFlushCompletedStep(c, q)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, blocked, flushInit, flushOks, digest>>
 
 -----------------------------------------------------------------------------
 (* Flush, phase 4: the view change, then STOP_FLUSH *)
 
-\* The initiator c has the FLUSH_COMPLETED of every live member of its view:
-\* it decides V2 = M - S - L + J and sends it, with the union of the live
-\* members' digests, to M - S and to the joiners; it installs V2 itself.
-SendView(c) ==
-    /\ Alive(c)
+\* The initiator c has the FLUSH_COMPLETED of every member of its view but
+\* those in gone; Digests are those it holds from the others.
+SendViewReady(c, gone) ==
     /\ flushInit[c] = c
     /\ phase[c] = "Completed"
-    /\ views[vid[c]] \ crashed \subseteq {r[1] : r \in completed[c]}
+    /\ views[vid[c]] \ gone \subseteq {r[1] : r \in completed[c]}
+Digests(c, gone) == {r[2] : r \in {x \in completed[c] : x[1] \notin gone}}
+
+\* p's flush state once it installs a view.
+FlushEnded(p) ==
+    /\ phase' = [phase EXCEPT ![p] = "Normal"]
+    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
+    /\ completed' = [completed EXCEPT ![p] = {}]
+
+\* The VIEW from c is next for p: of p's view, or p is a joiner.
+ViewArrives(p, c) ==
+    /\ HasMsg(p, c)
+    /\ In(p, c).type = "VIEW"
+    /\ \/ IsMember(p) /\ In(p, c).view = vid[p]
+       \/ vid[p] = 0
+
+\* The initiator c decides V2 = M - S - L + J and sends it, with the union of
+\* the live members' digests, to M - S and to the joiners; it installs V2
+\* itself.
+SendView(c) ==
+    /\ Alive(c)
+    /\ SendViewReady(c, crashed)
     /\ LET v   == vid[c]
            new == (views[v] \ (crashed \cup leaving)) \cup joining
-           D   == UNION {r[2] : r \in {x \in completed[c] : Alive(x[1])}}
+           D   == UNION Digests(c, crashed)
        IN /\ views' = Append(views, new)
           /\ chan' = Multi(chan, c, (views[v] \cup joining) \ crashed, ViewMsg(v, D))
           /\ vid' = [vid EXCEPT ![c] = v + 1]
@@ -356,10 +402,8 @@ SendView(c) ==
                             THEN [delivered EXCEPT ![c] = @ \cup D]
                             ELSE delivered
     /\ joining' = {}
-    /\ phase' = [phase EXCEPT ![c] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![c] = {}]
+    /\ FlushEnded(c)
     /\ digest' = [digest EXCEPT ![c] = {}]
-    /\ completed' = [completed EXCEPT ![c] = {}]
     /\ UNCHANGED <<crashed, leaving, sent, blocked, flushInit>>
 
 \* p takes the VIEW from c and installs view v + 1 (with reconciliation,
@@ -367,45 +411,47 @@ SendView(c) ==
 \* starts unblocked; a member that stays remains blocked until STOP_FLUSH;
 \* a member not in v + 1 has left.
 InstallView(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "VIEW"
-    /\ \/ IsMember(p) /\ In(p, c).view = vid[p]
-       \/ vid[p] = 0
+    /\ Alive(p)
+    /\ ViewArrives(p, c)
     /\ LET m == In(p, c) IN
          /\ vid' = [vid EXCEPT ![p] = m.view + 1]
          /\ delivered' = IF ReconcileDigests /\ vid[p] # 0
                            THEN [delivered EXCEPT ![p] = @ \cup m.digest]
                            ELSE delivered
     /\ flushInit' = [flushInit EXCEPT ![p] = IF vid[p] = 0 THEN NoInit ELSE c]
-    /\ phase' = [phase EXCEPT ![p] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
+    /\ FlushEnded(p)
     /\ digest' = [digest EXCEPT ![p] = {}]
-    /\ completed' = [completed EXCEPT ![p] = {}]
     /\ chan' = Take(p, c)
     /\ UNCHANGED <<views, crashed, joining, leaving, sent, blocked>>
 
 \* The initiator c, having installed the new view, multicasts STOP_FLUSH to
 \* the members that were in the flush and stay, and opens its own latch.
-StopFlush(c) ==
-    /\ CanReceive(c)
+StopFlushStep(c) ==
     /\ flushInit[c] = c
     /\ phase[c] = "Normal"
     /\ LET v == vid[c] IN
          chan' = Multi(chan, c, (views[v] \cap views[v - 1]) \ crashed, StopFlushMsg(v))
     /\ blocked' = [blocked EXCEPT ![c] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
+
+StopFlush(c) ==
+    /\ CanReceive(c)
+    /\ StopFlushStep(c)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, flushOks, digest, completed>>
 
 \* p takes STOP_FLUSH from c: it opens the latch (unblock()).
-Unblock(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
+UnblockStep(p, c) ==
+    /\ HasMsg(p, c)
     /\ In(p, c).type = "STOP_FLUSH"
     /\ In(p, c).view = vid[p]
-    /\ Alive(c)
     /\ blocked' = [blocked EXCEPT ![p] = FALSE]
     /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
     /\ chan' = Take(p, c)
+
+Unblock(p, c) ==
+    /\ CanReceive(p) /\ Alive(c)
+    /\ UnblockStep(p, c)
     /\ UNCHANGED <<views, vid, crashed, joining, leaving, sent, delivered,
                    phase, flushOks, digest, completed>>
 
@@ -425,16 +471,19 @@ Cuts(p) ==
     {cut \in [Members -> 0..MaxOut(p)] :
         \A q \in Members : LastView(chan[<<p, q>>]) <= cut[q] /\ cut[q] <= Len(chan[<<p, q>>])}
 
+\* The channels after p crashes with cut: each channel from p keeps its
+\* first cut[q] messages, the channels to p are gone.
+CutChan(p, cut) ==
+    chan' = [e \in Members \X Members |->
+               IF e[2] = p THEN << >>
+               ELSE IF e[1] = p THEN SubSeq(chan[e], 1, cut[e[2]])
+               ELSE chan[e]]
+
 \* p crashes.  Each channel from p keeps a prefix of its content that holds
-\* every VIEW in it (cut[q] messages to q, any cut in Cuts(p)); the channels
-\* to p are gone.
+\* every VIEW in it (any cut in Cuts(p)).
 Crash(p) ==
     /\ CanCrash(p)
-    /\ \E cut \in Cuts(p) :
-         chan' = [e \in Members \X Members |->
-                    IF e[2] = p THEN << >>
-                    ELSE IF e[1] = p THEN SubSeq(chan[e], 1, cut[e[2]])
-                    ELSE chan[e]]
+    /\ \E cut \in Cuts(p) : CutChan(p, cut)
     /\ crashed' = crashed \cup {p}
     /\ UNCHANGED <<views, vid, joining, leaving, sent, delivered,
                    phase, blocked, flushInit, flushOks, digest, completed>>

@@ -268,7 +268,9 @@ Initialization(n) ==
 \*    Hungry or Starving: Eating, and one step of the View State machine
 \*    comparing the token's nodelist with localView *before* localView takes
 \*    the new nodelist.  Otherwise the token is dropped.
-AcceptToken(n, m) ==
+\*    TakeToken is that step and the token n holds then (RaincoreFlush's
+\*    ring takes it as it is); AcceptToken adds the token state.
+TakeToken(n, m) ==
     LET same    == m.nodelist = localView[n] /\ ~(FreshView /\ recovered[n])
         gv0     == globalView[n]
         reserve == viewState[n] = "Chaos" /\ same
@@ -283,13 +285,16 @@ AcceptToken(n, m) ==
                    ELSE gv0
         tgvn    == IF reserve THEN Len(gv1) ELSE m.gvn
     IN
-    /\ tokenState' = [tokenState EXCEPT ![n] = "Eating"]
     /\ viewState' = [viewState EXCEPT ![n] = vs]
     \* last line of the seed's Token Received: catch up with the token's
     \* globalViewNumber (after the View State step), NULL-padding the gap
     /\ globalView' = [globalView EXCEPT ![n] = IF tgvn > Len(gv1) THEN PadTo(gv1, tgvn) ELSE gv1]
     /\ localView' = [localView EXCEPT ![n] = m.nodelist]
     /\ token' = [token EXCEPT ![n] = [m EXCEPT !.cur = n, !.gvn = tgvn]]
+
+AcceptToken(n, m) ==
+    /\ tokenState' = [tokenState EXCEPT ![n] = "Eating"]
+    /\ TakeToken(n, m)
     /\ recovered' = [recovered EXCEPT ![n] = FALSE]
 
 TokenReceived(n, m) ==

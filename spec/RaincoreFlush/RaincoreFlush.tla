@@ -40,7 +40,13 @@
 (* may crash at any point, the token holder included (its token, and a     *)
 (* token it has in transit, are lost).  Either way: crash-stop, no         *)
 (* recovery, no leave.  Raincore's action and variable names are kept for  *)
-(* what is kept; FLUSH's too.                                              *)
+(* what is kept; FLUSH's too.  Both parts are instantiated (Ring:          *)
+(* Raincore.tla, F: Flush.tla) and what is kept is theirs: the ring's      *)
+(* helpers, claims and View State step (Ring!TakeToken), 911Received, the  *)
+(* Hungry and Starving timeouts and the properties; FLUSH's steps          *)
+(* (F!<Action>Step) with Gone(p) as the failure detector, and Multicast,   *)
+(* Deliver, FlushOk, InstallView and StopFlush as they are, with the dead  *)
+(* nodes as Flush.tla's crashed.                                           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -64,8 +70,6 @@ ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
 Members  == 1..N
 Node     == Members
 MsgIds   == 1..MaxMsgs
-NoInit   == 0
-Phases   == {"Normal", "InBlock", "OkSent", "Completed"}
 InitRing == [i \in 1..NInit |-> i]
 NULL     == 0
 NullView == <<>>
@@ -109,29 +113,43 @@ ringVars  == <<status, viewState, globalView, localView, newNodes, token,
 vars == <<flushVars, ringVars>>
 
 -----------------------------------------------------------------------------
+(* The parts *)
+
+\* The ring: Raincore.tla's fixed variant under LossyRing (FreshClaim and
+\* TokenRingClaim, which asks NeutralRecovery), started steady with the
+\* token's sequence number NInit; no node recovers.
+Ring == INSTANCE Raincore WITH
+          InitSize <- NInit, InitSeq <- NInit, ColdStart <- FALSE, StableFounder <- FALSE,
+          NeutralRecovery <- LossyRing, FreshClaim <- TRUE, FreshView <- FALSE,
+          TokenRingClaim <- LossyRing, YieldClaim <- FALSE, Timely911 <- FALSE,
+          recovered <- [n \in Node |-> FALSE]
+
+Dead == {n \in Node : status[n] = "Down"}
+
+\* FLUSH with digest reconciliation, no leaves, joins through the ring, the
+\* dead nodes as its crashed.  The actions reused as they are (Multicast,
+\* Deliver, FlushOk, InstallView, StopFlush) state their UNCHANGED on
+\* crashed, that is on Dead: ours set the ring's variables first.
+F == INSTANCE Flush WITH
+       MaxLeaves <- 0, ReconcileDigests <- TRUE,
+       crashed <- Dead, joining <- {}, leaving <- {}
+
+-----------------------------------------------------------------------------
 (* Ring helpers (Raincore.tla) *)
 
-Range(s) == {s[i] : i \in DOMAIN s}
-Pos(s, x) == CHOOSE i \in DOMAIN s : s[i] = x
-NextNode(l, n) == IF n \in Range(l) THEN l[(Pos(l, n) % Len(l)) + 1] ELSE l[1]
-Remove(l, x) == SelectSeq(l, LAMBDA y : y # x)
-SortedSeq(S) == [i \in 1..Cardinality(S) |->
-                    CHOOSE x \in S : Cardinality({y \in S : y < x}) = i - 1]
-InsertAfter(l, n, s) == SubSeq(l, 1, Pos(l, n)) \o s \o SubSeq(l, Pos(l, n) + 1, Len(l))
-PadTo(gv, k) == gv \o [i \in 1..(k - Len(gv)) |-> NullView]
-GlobalViewNumber(n) == Len(globalView[n])
-LastGlobalView(n) ==
-    LET gv  == globalView[n]
-        idx == {i \in DOMAIN gv : gv[i] # NullView}
-    IN  IF idx = {} THEN NullView ELSE gv[CHOOSE i \in idx : \A j \in idx : j <= i]
-ViewOf(n) == IF LastGlobalView(n) = NullView THEN InitRing ELSE LastGlobalView(n)
+Range(s)             == Ring!Range(s)
+NextNode(l, n)       == Ring!NextNode(l, n)
+Remove(l, x)         == Ring!Remove(l, x)
+SortedSeq(S)         == Ring!SortedSeq(S)
+GlobalViewNumber(n)  == Ring!GlobalViewNumber(n)
+LastGlobalView(n)    == Ring!LastGlobalView(n)
+ViewOf(n)            == Ring!ViewOf(n)
 \* The ring's number of n's last commit (0: none): the index of LastGlobalView(n).
 LastIdx(n) ==
     LET gv  == globalView[n]
         idx == {i \in DOMAIN gv : gv[i] # NullView}
     IN  IF idx = {} THEN 0 ELSE CHOOSE i \in idx : \A j \in idx : j <= i
 Eating(n) == token[n] # NoToken
-Dead == {n \in Node : status[n] = "Down"}
 
 \* Raincore's token machinery, effective only under LossyRing: without it
 \* tokenState and lastToken keep their initial values and a token's
@@ -139,41 +157,21 @@ Dead == {n \in Node : status[n] = "Down"}
 SetTokenState(n, ts) == IF LossyRing THEN [tokenState EXCEPT ![n] = ts] ELSE tokenState
 SetLastToken(n, t)   == IF LossyRing THEN [lastToken EXCEPT ![n] = t] ELSE lastToken
 NextSeq(t)           == IF LossyRing THEN [t EXCEPT !.seq = @ + 1] ELSE t
-\* Raincore's claims under TokenRingClaim (and no recovery: ClaimSeq is
-\* lastTokenSeq).  A 911 without loss is a join request to the configured
-\* ring; with it, Raincore's claim (a joiner's: seq 0 along InitRing).
-ClaimRing(n) == IF lastToken[n].nodelist # <<>> THEN lastToken[n].nodelist ELSE ViewOf(n)
-ClaimSeq(n)  == lastToken[n].seq
-HigherClaim(n, m) == LossyRing /\ m.seq > ClaimSeq(n)
+\* Raincore's claims (under TokenRingClaim, no recovery).  A 911 without
+\* loss is a join request to the configured ring; with it, Raincore's claim.
 Call911(n) ==
-    IF LossyRing
-      THEN [orig |-> n, cur |-> n, dest |-> NextNode(ClaimRing(n), n),
-            nodelist |-> ClaimRing(n), seq |-> ClaimSeq(n), status |-> "YES"]
-      ELSE [orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]
+    IF LossyRing THEN Ring!Call911(n)
+                 ELSE [orig |-> n, cur |-> n, dest |-> NextNode(InitRing, n)]
 \* The ring a 911 travels (911DeliveryFailure, forwarding).
 Ring911(m) == IF LossyRing THEN m.nodelist ELSE InitRing
-Veto(n, m) ==
-    \/ tokenState[n] = "Eating"
-    \/ m.seq < ClaimSeq(n)
-    \/ m.seq = ClaimSeq(n) /\ n > m.orig
-Regenerate(n, m) ==
-    /\ LossyRing
-    /\ m.status = "YES"
-    /\ tokenState[n] = "Starving"
-    /\ lastToken[n].nodelist # <<>>
-    /\ m.seq = ClaimSeq(n)
-\* TimelyTimeouts: a token that exists (held by a live Eating node or in
-\* transit) lists n, so a timeout of n would be premature.
-TokenComing(n) ==
-    \/ \E k \in Node : status[k] = "Up" /\ Eating(k) /\ n \in Range(token[k].nodelist)
-    \/ \E m \in tokenMsgs : n \in Range(m.nodelist)
-
 -----------------------------------------------------------------------------
 (* FLUSH helpers (Flush.tla), membership from the ring *)
 
-Latest       == Len(views)
+NoInit       == F!NoInit
+Phases       == F!Phases
+Latest       == F!Latest
 Alive(p)     == status[p] = "Up"
-IsMember(p)  == vid[p] >= 1 /\ p \in views[vid[p]]
+IsMember(p)  == F!IsMember(p)
 \* The members of p's FLUSH view that p's ring has dropped from the token's
 \* nodelist: p's failure detector (TokenDeliveryFailure, seen by p when it
 \* takes the token or itself detects the failure).
@@ -189,35 +187,23 @@ ViewChangePending(c) ==
     /\ LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
     /\ NewerRingView(c)
 
-DeliveredIn(p, v) == {i \in delivered[p] : sent[i].view = v}
-SentIn(p, v)      == {i \in 1..Len(sent) : sent[i].sender = p /\ sent[i].view = v}
 
-Data(v, i)               == [type |-> "DATA", view |-> v, id |-> i]
-StartFlushMsg(v)         == [type |-> "START_FLUSH", view |-> v]
-FlushOkMsg(v)            == [type |-> "FLUSH_OK", view |-> v]
-FlushCompletedMsg(v, d)  == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
+Data(v, i)               == F!Data(v, i)
+StartFlushMsg(v)         == F!StartFlushMsg(v)
+FlushOkMsg(v)            == F!FlushOkMsg(v)
+FlushCompletedMsg(v, d)  == F!FlushCompletedMsg(v, d)
 ViewMsg(v, d, r)         == [type |-> "VIEW", view |-> v, digest |-> d, ring |-> r]
-StopFlushMsg(v)          == [type |-> "STOP_FLUSH", view |-> v]
-FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
+StopFlushMsg(v)          == F!StopFlushMsg(v)
 
 \* Sends go to R minus the dead: the transport loses what is sent to a
 \* crashed node (that is not detection: the sender learns nothing).
-Multi(ch, p, R, msg) ==
-    [e \in Members \X Members |->
-        IF e[1] = p /\ e[2] \in R \ ({p} \cup Dead) THEN Append(ch[e], msg) ELSE ch[e]]
+Multi(ch, p, R, msg) == F!Multi(ch, p, R \ Dead, msg)
 
-HasMsg(p, q) == chan[<<q, p>>] # <<>>
-In(p, q)     == Head(chan[<<q, p>>])
-Take(p, q)   == [chan EXCEPT ![<<q, p>>] = Tail(@)]
+HasMsg(p, q)  == F!HasMsg(p, q)
+In(p, q)      == F!In(p, q)
+Take(p, q)    == F!Take(p, q)
 CanReceive(p) == Alive(p) /\ IsMember(p)
 
-LastView(s)   == IF \E i \in DOMAIN s : s[i].type = "VIEW"
-                   THEN CHOOSE i \in DOMAIN s : s[i].type = "VIEW" /\ \A j \in DOMAIN s : s[j].type = "VIEW" => j <= i
-                   ELSE 0
-MaxOut(p)     == CHOOSE k \in {Len(chan[<<p, q>>]) : q \in Members} :
-                       \A q \in Members : Len(chan[<<p, q>>]) <= k
-
------------------------------------------------------------------------------
 TokenRec == IF LossyRing
               THEN [seq : Nat, nodelist : Seq(Node), cur : Node \cup {NULL},
                     dest : Node \cup {NULL}, gvn : Nat]
@@ -294,22 +280,7 @@ Init ==
 \*    Under LossyRing a token is valid only above lastTokenSeq while not
 \*    Eating; otherwise it is dropped.
 AcceptToken(n, m) ==
-    LET same    == m.nodelist = localView[n]
-        gv0     == globalView[n]
-        reserve == viewState[n] = "Chaos" /\ same
-        commit  == viewState[n] = "Reserve" /\ same
-        vs      == CASE viewState[n] = "Agreement" -> IF same THEN "Agreement" ELSE "Chaos"
-                     [] viewState[n] = "Chaos"     -> IF same THEN "Reserve" ELSE "Chaos"
-                     [] viewState[n] = "Reserve"   -> IF same THEN "Agreement" ELSE "Chaos"
-        gv1     == IF reserve THEN Append(gv0, NullView)
-                   ELSE IF commit THEN [gv0 EXCEPT ![Len(gv0)] = m.nodelist]
-                   ELSE gv0
-        tgvn    == IF reserve THEN Len(gv1) ELSE m.gvn
-    IN
-    /\ viewState' = [viewState EXCEPT ![n] = vs]
-    /\ globalView' = [globalView EXCEPT ![n] = IF tgvn > Len(gv1) THEN PadTo(gv1, tgvn) ELSE gv1]
-    /\ localView' = [localView EXCEPT ![n] = m.nodelist]
-    /\ token' = [token EXCEPT ![n] = [m EXCEPT !.cur = n, !.gvn = tgvn]]
+    /\ Ring!TakeToken(n, m)
     /\ tokenState' = SetTokenState(n, "Eating")
 
 TokenReceived(n, m) ==
@@ -329,28 +300,9 @@ TokenReceived(n, m) ==
 \*    Starving node regenerate the token from lastToken; a member's 911 is
 \*    vetoed (NO, straight back) or forwarded along its nodelist.
 911Received(n, m) ==
-    LET m1     == [m EXCEPT !.cur = n]
-        answer == IF Veto(n, m) THEN [m1 EXCEPT !.status = "NO", !.dest = m.orig]
-                                ELSE [m1 EXCEPT !.dest = NextNode(m.nodelist, n)]
-    IN
-    /\ Alive(n)
-    /\ m \in msgs911
-    /\ m.dest = n
     /\ LossyRing \/ m.orig \notin Range(ViewOf(n))
-    /\ IF m.orig = n
-         THEN /\ msgs911' = msgs911 \ {m}
-              /\ IF Regenerate(n, m)
-                   THEN /\ token' = [token EXCEPT ![n] = [lastToken[n] EXCEPT !.cur = n]]
-                        /\ tokenState' = [tokenState EXCEPT ![n] = "Eating"]
-                   ELSE UNCHANGED <<token, tokenState>>
-              /\ UNCHANGED newNodes
-       ELSE IF m.orig \in Range(ViewOf(n))
-         THEN /\ msgs911' = (msgs911 \ {m}) \cup {answer}
-              /\ UNCHANGED <<token, tokenState, newNodes>>
-         ELSE /\ msgs911' = (msgs911 \ {m}) \cup (IF HigherClaim(n, m) THEN {answer} ELSE {})
-              /\ newNodes' = [newNodes EXCEPT ![n] = @ \cup {m.orig}]
-              /\ UNCHANGED <<token, tokenState>>
-    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, tokenMsgs, lastToken>>
+    /\ Ring!911Received(n, m)
+    /\ UNCHANGED flushVars
 
 \* 4. The failure detector: the token n sent could not be delivered (its
 \*    destination is down).  Drop it from the nodelist, Chaos, resend
@@ -406,14 +358,13 @@ TokenDeliveryFailure(n, m) ==
 \*    Hungry); alone, keep it.
 EatingTimeout(n) ==
     LET t   == token[n]
-        add == newNodes[n] \ Range(t.nodelist)
-        nl  == IF add = {} THEN t.nodelist ELSE InsertAfter(t.nodelist, n, SortedSeq(add))
+        nl  == Ring!Queued(t.nodelist, n)
         t2  == NextSeq([t EXCEPT !.nodelist = nl, !.cur = n, !.dest = NextNode(nl, n)])
     IN
     /\ Alive(n)
     /\ Eating(n)
     /\ newNodes' = [newNodes EXCEPT ![n] = {}]
-    /\ viewState' = IF add = {} THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
+    /\ viewState' = IF nl = t.nodelist THEN viewState ELSE [viewState EXCEPT ![n] = "Chaos"]
     /\ IF Len(nl) > 1
          THEN /\ tokenMsgs' = tokenMsgs \cup {t2}
               /\ token' = [token EXCEPT ![n] = NoToken]
@@ -422,62 +373,30 @@ EatingTimeout(n) ==
          ELSE UNCHANGED <<tokenMsgs, token, tokenState, lastToken>>
     /\ UNCHANGED <<flushVars, status, globalView, localView, msgs911>>
 
-\* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim.
-\*    TimelyTimeouts: never while a token that lists n exists (FALSE: the
+\* 7. Hungry timeout (LossyRing only): Starving, Chaos, a 911 claim;
+\* 8. Starving timeout (LossyRing only): the same 911 again.  Raincore's:
+\*    TimelyTimeouts, never while a token that lists n exists (FALSE: the
 \*    implementation's timers, which know nothing of tokens in flight).
-HungryTimeout(n) ==
-    /\ LossyRing
-    /\ Alive(n)
-    /\ tokenState[n] = "Hungry"
-    /\ TimelyTimeouts => ~TokenComing(n)
-    /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
-    /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
-    /\ msgs911' = msgs911 \cup {Call911(n)}
-    /\ UNCHANGED <<flushVars, status, globalView, localView, newNodes, token,
-                   tokenMsgs, lastToken>>
-
-\* 8. Starving timeout (LossyRing only): the same 911 again.
-StarvingTimeout(n) ==
-    /\ LossyRing
-    /\ Alive(n)
-    /\ tokenState[n] = "Starving"
-    /\ TimelyTimeouts => ~TokenComing(n)
-    /\ msgs911' = msgs911 \cup {Call911(n)}
-    /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
-                   token, tokenMsgs, tokenState, lastToken>>
+HungryTimeout(n)   == LossyRing /\ Ring!HungryTimeout(n) /\ UNCHANGED flushVars
+StarvingTimeout(n) == LossyRing /\ Ring!StarvingTimeout(n) /\ UNCHANGED flushVars
 
 -----------------------------------------------------------------------------
 (* FLUSH (Flush.tla with ReconcileDigests = TRUE); every use of the        *)
 (* perfect failure detector ("crashed") is now Gone(p), p's ring's view.   *)
 
 Multicast(p) ==
-    /\ CanReceive(p)
-    /\ ~blocked[p]
-    /\ Len(sent) < MaxMsgs
-    /\ LET i == Len(sent) + 1
-           v == vid[p]
-       IN /\ sent' = Append(sent, [sender |-> p, view |-> v])
-          /\ delivered' = [delivered EXCEPT ![p] = @ \cup {i}]
-          /\ chan' = Multi(chan, p, views[v], Data(v, i))
-    /\ UNCHANGED <<views, viewRing, vid, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<viewRing, ringVars>>
+    /\ F!Multicast(p)
 
 Deliver(p, q) ==
-    /\ CanReceive(p) /\ HasMsg(p, q)
-    /\ In(p, q).type = "DATA"
-    /\ In(p, q).view = vid[p]
-    /\ phase[p] # "Completed"
-    /\ delivered' = [delivered EXCEPT ![p] = @ \cup {In(p, q).id}]
-    /\ chan' = Take(p, q)
-    /\ UNCHANGED <<views, viewRing, vid, sent, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<viewRing, ringVars>>
+    /\ F!Deliver(p, q)
 
 \* Drop: a message of an earlier view; a flush message from a member p
 \* counts gone; a DATA after p's FLUSH_COMPLETED (the VIEW brings it).
 Discard(p, q) ==
     /\ CanReceive(p) /\ HasMsg(p, q)
-    /\ LET m == In(p, q) IN
-         \/ m.view < vid[p]
-         \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in Gone(p)
-         \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
+    /\ F!Stale(p, q, Gone(p))
     /\ chan' = Take(p, q)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, completed, ringVars>>
 
@@ -485,89 +404,41 @@ Discard(p, q) ==
 \* flush once its ring has committed a view other than FLUSH's latest.
 StartFlush(c) ==
     /\ CanReceive(c) /\ vid[c] = Latest /\ IsCoord(c)
-    /\ flushInit[c] # c
     /\ ViewChangePending(c)
-    /\ LET v == vid[c]
-           d == DeliveredIn(c, v)
-       IN /\ chan' = Multi(chan, c, views[v], StartFlushMsg(v))
-          /\ flushInit' = [flushInit EXCEPT ![c] = c]
-          /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
-          /\ IF phase[c] = "Completed"
-               THEN /\ digest' = [digest EXCEPT ![c] = d]
-                    /\ completed' = [completed EXCEPT ![c] = {<<c, d>>}]
-               ELSE /\ completed' = [completed EXCEPT ![c] = {}]
-                    /\ UNCHANGED digest
+    /\ F!StartFlushStep(c, F!Digest(c))
+    /\ F!Redigest(c)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushOks, ringVars>>
 
 Block(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "START_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ c \notin Gone(p)
-    /\ phase[p] = "Normal"
-    /\ phase' = [phase EXCEPT ![p] = "InBlock"]
-    /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ chan' = Take(p, c)
+    /\ CanReceive(p) /\ c \notin Gone(p)
+    /\ F!BlockStep(p, c)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushOks, digest, completed, ringVars>>
 
 RestartFlush(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "START_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ c \notin Gone(p)
-    /\ phase[p] # "Normal"
-    /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ LET v == vid[p]
-           d == DeliveredIn(p, v)
-       IN IF phase[p] = "Completed"
-            THEN /\ digest' = [digest EXCEPT ![p] = d]
-                 /\ chan' = [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(v, d))]
-            ELSE /\ chan' = Take(p, c)
-                 /\ UNCHANGED digest
+    /\ CanReceive(p) /\ c \notin Gone(p)
+    /\ F!RestartFlushStep(p, c, F!Digest(p))
+    /\ F!Redigest(p)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushOks, completed, ringVars>>
 
 FlushOk(p) ==
-    /\ CanReceive(p)
-    /\ phase[p] = "InBlock"
-    /\ phase' = [phase EXCEPT ![p] = "OkSent"]
-    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
-    /\ chan' = Multi(chan, p, views[vid[p]], FlushOkMsg(vid[p]))
-    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushInit, digest, completed, ringVars>>
+    /\ UNCHANGED <<viewRing, ringVars>>
+    /\ F!FlushOk(p)
 
 ReceiveFlushOk(p, q) ==
-    /\ CanReceive(p) /\ HasMsg(p, q)
-    /\ In(p, q).type = "FLUSH_OK"
-    /\ In(p, q).view = vid[p]
-    /\ q \notin Gone(p)
-    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
-    /\ chan' = Take(p, q)
+    /\ CanReceive(p) /\ q \notin Gone(p)
+    /\ F!ReceiveFlushOkStep(p, q)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, digest, completed, ringVars>>
 
 \* p has the FLUSH_OK of every member of its view its ring has not dropped.
 FlushCompleted(p) ==
     /\ CanReceive(p)
-    /\ phase[p] = "OkSent"
-    /\ views[vid[p]] \ Gone(p) \subseteq flushOks[p]
-    /\ LET v == vid[p]
-           d == DeliveredIn(p, v)
-           c == flushInit[p]
-       IN /\ phase' = [phase EXCEPT ![p] = "Completed"]
-          /\ blocked' = [blocked EXCEPT ![p] = TRUE]
-          /\ digest' = [digest EXCEPT ![p] = d]
-          /\ IF c = p
-               THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, d>>}]
-                    /\ UNCHANGED chan
-               ELSE /\ chan' = Multi(chan, p, {c}, FlushCompletedMsg(v, d))
-                    /\ UNCHANGED completed
+    /\ F!FlushCompletedStep(p, Gone(p), F!Digest(p))
+    /\ digest' = [digest EXCEPT ![p] = F!Digest(p)]
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, flushInit, flushOks, ringVars>>
 
 ReceiveFlushCompleted(c, q) ==
-    /\ CanReceive(c) /\ HasMsg(c, q)
-    /\ In(c, q).type = "FLUSH_COMPLETED"
-    /\ In(c, q).view = vid[c]
-    /\ q \notin Gone(c)
-    /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
-    /\ chan' = Take(c, q)
+    /\ CanReceive(c) /\ q \notin Gone(c)
+    /\ F!ReceiveFlushCompletedStep(c, q)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks, digest, ringVars>>
 
 \* The initiator has the FLUSH_COMPLETED of every member it does not count
@@ -579,60 +450,31 @@ ReceiveFlushCompleted(c, q) ==
 \* may have a ring that lags behind).
 SendView(c) ==
     /\ CanReceive(c)
-    /\ flushInit[c] = c
-    /\ phase[c] = "Completed"
-    /\ views[vid[c]] \ Gone(c) \subseteq {r[1] : r \in completed[c]}
+    /\ F!SendViewReady(c, Gone(c))
     /\ NewerRingView(c)
     /\ LET v   == vid[c]
            new == Range(LastGlobalView(c))
-           D   == UNION {r[2] : r \in {x \in completed[c] : x[1] \notin Gone(c)}}
+           D   == UNION F!Digests(c, Gone(c))
        IN /\ views' = Append(views, new)
           /\ viewRing' = Append(viewRing, LastIdx(c))
           /\ chan' = Multi(chan, c, views[v] \cup new, ViewMsg(v, D, LastIdx(c)))
           /\ vid' = [vid EXCEPT ![c] = v + 1]
           /\ delivered' = [delivered EXCEPT ![c] = @ \cup D]
-    /\ phase' = [phase EXCEPT ![c] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![c] = {}]
+    /\ F!FlushEnded(c)
     /\ digest' = [digest EXCEPT ![c] = {}]
-    /\ completed' = [completed EXCEPT ![c] = {}]
     /\ UNCHANGED <<sent, blocked, flushInit, ringVars>>
 
 InstallView(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "VIEW"
-    /\ \/ IsMember(p) /\ In(p, c).view = vid[p]
-       \/ vid[p] = 0
-    /\ LET m == In(p, c) IN
-         /\ vid' = [vid EXCEPT ![p] = m.view + 1]
-         /\ delivered' = IF vid[p] # 0
-                           THEN [delivered EXCEPT ![p] = @ \cup m.digest]
-                           ELSE delivered
-    /\ flushInit' = [flushInit EXCEPT ![p] = IF vid[p] = 0 THEN NoInit ELSE c]
-    /\ phase' = [phase EXCEPT ![p] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
-    /\ digest' = [digest EXCEPT ![p] = {}]
-    /\ completed' = [completed EXCEPT ![p] = {}]
-    /\ chan' = Take(p, c)
-    /\ UNCHANGED <<views, viewRing, sent, blocked, ringVars>>
+    /\ UNCHANGED <<viewRing, ringVars>>
+    /\ F!InstallView(p, c)
 
 StopFlush(c) ==
-    /\ CanReceive(c)
-    /\ flushInit[c] = c
-    /\ phase[c] = "Normal"
-    /\ LET v == vid[c] IN
-         chan' = Multi(chan, c, views[v] \cap views[v - 1], StopFlushMsg(v))
-    /\ blocked' = [blocked EXCEPT ![c] = FALSE]
-    /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
-    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
+    /\ UNCHANGED <<viewRing, ringVars>>
+    /\ F!StopFlush(c)
 
 Unblock(p, c) ==
-    /\ CanReceive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "STOP_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ c \notin Gone(p)
-    /\ blocked' = [blocked EXCEPT ![p] = FALSE]
-    /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
-    /\ chan' = Take(p, c)
+    /\ CanReceive(p) /\ c \notin Gone(p)
+    /\ F!UnblockStep(p, c)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, flushOks, digest, completed, ringVars>>
 
 -----------------------------------------------------------------------------
@@ -649,21 +491,13 @@ CanCrash(p) ==
     /\ ~LossyRing => /\ ~Eating(p)
                      /\ \A m \in tokenMsgs : m.cur # p
 
-Cuts(p) ==
-    {cut \in [Members -> 0..MaxOut(p)] :
-        \A q \in Members : LastView(chan[<<p, q>>]) <= cut[q] /\ cut[q] <= Len(chan[<<p, q>>])}
-
 \* As in Flush.tla (each channel from p keeps a prefix holding every VIEW)
 \* and Raincore.tla (the 911s p was sending are lost; under LossyRing so
 \* are the token it holds and a token it has in transit, and its machines
 \* stop in Chaos and Starving); nobody is told.
 Crash(p) ==
     /\ CanCrash(p)
-    /\ \E cut \in Cuts(p) :
-         chan' = [e \in Members \X Members |->
-                    IF e[2] = p THEN << >>
-                    ELSE IF e[1] = p THEN SubSeq(chan[e], 1, cut[e[2]])
-                    ELSE chan[e]]
+    /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
     /\ status' = [status EXCEPT ![p] = "Down"]
     /\ msgs911' = {m \in msgs911 : m.cur # p}
     /\ token' = [token EXCEPT ![p] = NoToken]
@@ -729,20 +563,9 @@ Spec == Init /\ [][Next]_vars
 (* Properties *)
 
 \* Flush.tla's, unchanged.
-VirtualSynchrony ==
-    \A p, q \in Members : \A v \in 1..(Latest - 1) :
-        ( /\ vid[p] > v /\ p \in views[v] \cap views[v + 1]
-          /\ vid[q] > v /\ q \in views[v] \cap views[v + 1] )
-        => DeliveredIn(p, v) = DeliveredIn(q, v)
-
-NoSendWhileBlocked ==
-    \A p \in Members : blocked[p] => SentIn(p, vid[p]) \subseteq digest[p]
-
-ViewAfterAllCompleted ==
-    \A p \in Members :
-        (Alive(p) /\ IsMember(p) /\ vid[p] < Latest)
-            => /\ phase[p] = "Completed"
-               /\ p \in views[vid[p] + 1] => vid[p] = Latest - 1
+VirtualSynchrony      == F!VirtualSynchrony
+NoSendWhileBlocked    == F!NoSendWhileBlocked
+ViewAfterAllCompleted == F!ViewAfterAllCompleted
 
 \* Raincore.tla's (AtMostOneToken: at most one node Eating, or the token in
 \* transit while nobody eats; under LossyRing, as in Raincore.tla, at most
@@ -757,25 +580,9 @@ AtMostOneToken ==
 \* Figure 11 occur at live nodes; at most one live node holds the right to
 \* regenerate (its own YES back while Starving) or a regenerated token it
 \* has not passed on.
-LegalPairs == {<<"Eating", "Agreement">>, <<"Hungry", "Agreement">>,
-               <<"Eating", "Reserve">>,   <<"Hungry", "Reserve">>,
-               <<"Eating", "Chaos">>,     <<"Hungry", "Chaos">>,
-               <<"Starving", "Chaos">>}
-LegalStates ==
-    LossyRing => \A n \in Node : status[n] = "Up" => <<tokenState[n], viewState[n]>> \in LegalPairs
-Granted(n) == \E m \in msgs911 : m.orig = n /\ m.dest = n /\ Regenerate(n, m)
-Regenerator(n) ==
-    \/ Granted(n)
-    \/ tokenState[n] = "Eating" /\ token[n].seq = lastToken[n].seq
-SingleRegenerator ==
-    LossyRing => Cardinality({n \in Node : status[n] = "Up" /\ Regenerator(n)}) <= 1
-
-ConsistentHistory ==
-    \A m, n \in Node :
-        \A i \in 1..Len(globalView[m]) :
-            (i <= Len(globalView[n]) /\ globalView[m][i] # NullView
-                /\ globalView[n][i] # NullView)
-            => globalView[m][i] = globalView[n][i]
+LegalStates       == LossyRing => Ring!LegalStates
+SingleRegenerator == LossyRing => Ring!SingleRegenerator
+ConsistentHistory == Ring!ConsistentHistory
 
 \* New: every view FLUSH installs is a view the ring committed, and FLUSH
 \* installs them in the ring's order (ring view numbers increase).

@@ -117,17 +117,61 @@ Init ==
 -----------------------------------------------------------------------------
 (* Member actions *)
 
+\* The member steps are written once here and used as they are by the
+\* compositions (SequencerFlush, RaincoreSequencerFlush): each adds its own
+\* guards and variables around them, and passes its own multicast as Mcast
+\* (its DATA carries a view).
+
+\* m sends its next message q: as coordinator it multicasts q as DATA
+\* (Mcast), otherwise it keeps q in its forward-table and forwards it.
+SendStep(m, Mcast(_, _, _, _)) ==
+    LET q == sent[m] + 1 IN
+    /\ sent' = [sent EXCEPT ![m] = q]
+    /\ IF IsCoord(m)
+         THEN /\ chan' = Mcast(chan, m, m, q)
+              /\ UNCHANGED fwd
+         ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
+              /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
+
+\* c takes the FORWARD at the head of its channel from p: as coordinator of
+\* its view it multicasts it as DATA (Mcast), otherwise it drops it.
+ForwardStep(c, p, Mcast(_, _, _, _)) ==
+    /\ chan[<<p, c>>] # <<>>
+    /\ Head(chan[<<p, c>>]).type = "FORWARD"
+    /\ LET msg  == Head(chan[<<p, c>>])
+           rest == [chan EXCEPT ![<<p, c>>] = Tail(@)]
+       IN chan' = IF IsCoord(c) THEN Mcast(rest, c, msg.sender, msg.seqno) ELSE rest
+
+\* m's received-table, deliveries and forward-table, as a record st, after
+\* it takes DATA <<s, q>>: its own message leaves the forward-table, and the
+\* message is delivered unless the received-table says it was already.
+Took(m, st, s, q) ==
+    LET dup == s \in DOMAIN st.recv /\ q <= st.recv[s] IN
+    [recv      |-> IF dup THEN st.recv ELSE (s :> q) @@ st.recv,
+     delivered |-> IF dup THEN st.delivered ELSE Append(st.delivered, <<s, q>>),
+     fwd       |-> IF s = m /\ ~RetainForward THEN st.fwd \ {q} ELSE st.fwd]
+Tables(m) == [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]]
+
+\* The same as m's step.
+TakeData(m, s, q) ==
+    LET st == Took(m, Tables(m), s, q) IN
+    /\ recv' = [recv EXCEPT ![m] = st.recv]
+    /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
+    /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
+
+\* m's received-table r without the members that are not in view new.
+Pruned(r, new) == [s \in DOMAIN r \cap Range(new) |-> r[s]]
+
+\* Channels after m re-sends the seqnos of F, in increasing order, to nc.
+Resend(ch, m, nc, F) ==
+    LET resend == Ascending(F) IN
+    [ch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
+
 \* m's application multicasts its next message (seed: "On send(M)").
 Send(m) ==
     /\ Alive(m)
     /\ sent[m] < MaxSeq
-    /\ LET q == sent[m] + 1 IN
-        /\ sent' = [sent EXCEPT ![m] = q]
-        /\ IF IsCoord(m)
-             THEN /\ chan' = McastData(chan, m, m, q)
-                  /\ UNCHANGED fwd
-             ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
-                  /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
+    /\ SendStep(m, McastData)
     /\ UNCHANGED <<views, vid, crashed, recv, delivered>>
 
 \* c takes a FORWARD from p; as coordinator of its view it multicasts it as DATA,
@@ -138,12 +182,8 @@ Send(m) ==
 \* but FORWARDs travels from p to c while p is not coordinator.
 RecvForward(c, p) ==
     /\ Alive(c)
-    /\ chan[<<p, c>>] # <<>>
-    /\ Head(chan[<<p, c>>]).type = "FORWARD"
     /\ KeepForward => IsCoord(c)
-    /\ LET msg  == Head(chan[<<p, c>>])
-           rest == [chan EXCEPT ![<<p, c>>] = Tail(@)]
-       IN chan' = IF IsCoord(c) THEN McastData(rest, c, msg.sender, msg.seqno) ELSE rest
+    /\ ForwardStep(c, p, McastData)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered>>
 
 \* m takes a DATA from p: removes its own message from the forward-table, and
@@ -152,16 +192,8 @@ RecvData(m, p) ==
     /\ Alive(m)
     /\ chan[<<p, m>>] # <<>>
     /\ Head(chan[<<p, m>>]).type = "DATA"
-    /\ LET msg == Head(chan[<<p, m>>])
-           s   == msg.sender
-           q   == msg.seqno
-           dup == s \in DOMAIN recv[m] /\ q <= recv[m][s]
-       IN /\ chan' = [chan EXCEPT ![<<p, m>>] = Tail(@)]
-          /\ fwd' = IF s = m /\ ~RetainForward THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
-          /\ IF dup
-               THEN UNCHANGED <<recv, delivered>>
-               ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
-                    /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
+    /\ chan' = [chan EXCEPT ![<<p, m>>] = Tail(@)]
+    /\ TakeData(m, Head(chan[<<p, m>>]).sender, Head(chan[<<p, m>>]).seqno)
     /\ UNCHANGED <<views, vid, crashed, sent>>
 
 \* m installs the next view.  If the coordinator changed, m re-sends its
@@ -176,12 +208,11 @@ InstallView(m) ==
            nc  == Coord(new)
            resend == Ascending(fwd[m])
        IN /\ vid' = [vid EXCEPT ![m] = @ + 1]
-          /\ recv' = [recv EXCEPT ![m] = [s \in DOMAIN recv[m] \cap Range(new) |-> recv[m][s]]]
+          /\ recv' = [recv EXCEPT ![m] = Pruned(recv[m], new)]
           /\ chan' = IF Coord(View(m)) # nc /\ Alive(nc)
                        THEN IF ResendFirst /\ nc = m
                               THEN McastSeq(chan, m, new, m, resend)
-                              ELSE [chan EXCEPT ![<<m, nc>>] =
-                                      @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
+                              ELSE Resend(chan, m, nc, fwd[m])
                        ELSE chan
     /\ UNCHANGED <<views, crashed, sent, fwd, delivered>>
 
@@ -243,13 +274,16 @@ SenderFIFO ==
     \A m \in Members : \A i, j \in DOMAIN delivered[m] :
         (i < j /\ delivered[m][i][1] = delivered[m][j][1]) => delivered[m][i][2] < delivered[m][j][2]
 
-\* Any two members deliver the messages they both deliver in the same order:
-\* the common messages form the same subsequence of both delivery orders.
-TotalOrder ==
-    \A m1, m2 \in Members :
+\* Any two members of M deliver the messages they both deliver in the same
+\* order: the common messages form the same subsequence of both orders.
+OrderAgrees(M) ==
+    \A m1, m2 \in M :
         LET InM1(x) == Delivers(m1, x)
             InM2(x) == Delivers(m2, x)
         IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
+
+\* Any two members deliver the messages they both deliver in the same order.
+TotalOrder == OrderAgrees(Members)
 
 \* A message sent by a member that never crashes is eventually delivered by
 \* every member that never crashes.  Sends are bounded (MaxSeq) and deliveries

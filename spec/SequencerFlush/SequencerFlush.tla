@@ -9,12 +9,15 @@
 (* RestartFlush, FlushOk, ReceiveFlushOk, FlushCompleted,                  *)
 (* ReceiveFlushCompleted, SendView, StopFlush, Unblock, Discard).          *)
 (*                                                                         *)
-(* SEQUENCER part, unchanged from Sequencer.tla: a non-coordinator         *)
-(* forwards, the coordinator (first member of its installed view)          *)
-(* multicasts DATA, receivers drop what their received-table says they     *)
-(* delivered, and a member re-sends its forward-table, in seqno order, to  *)
-(* a new coordinator when it installs a view whose coordinator changed.    *)
-(* What the flush adds:                                                    *)
+(* Both parts are instantiated (S: Sequencer.tla, F: Flush.tla) and their  *)
+(* steps used as they are.  SEQUENCER (S!SendStep, S!ForwardStep,          *)
+(* S!Took): a non-coordinator forwards, the coordinator (first member of   *)
+(* its installed view) multicasts DATA, receivers drop what their          *)
+(* received-table says they delivered, and a member re-sends its           *)
+(* forward-table, in seqno order (S!Resend), to a new coordinator when it  *)
+(* installs a view whose coordinator changed.  FLUSH: every F!<Action>Step *)
+(* with `crashed` as the failure detector and the log as the digest.       *)
+(* What the composition adds:                                              *)
 (*  * views are no longer decided by an oracle: after a crash, the first   *)
 (*    live member of the latest view runs a flush and then sends the new   *)
 (*    view (SendView), which the others install (InstallView);             *)
@@ -62,8 +65,6 @@ CONSTANTS
     ResentFirst      \* TRUE: the fix for loss 2 (hold the application's sends while a re-sent FORWARD waits in the loopback channel)
 
 Members == 1..N
-NoInit  == 0                 \* flushInit value: no flush under way
-Phases  == {"Normal", "InBlock", "OkSent", "Completed"}
 
 VARIABLES
     views,      \* views[i]: the i-th view (a sequence of members), decided by the flush initiators
@@ -87,62 +88,60 @@ vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
           phase, blocked, flushInit, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
-(* Messages *)
+(* The parts *)
 
-Forward(s, q)           == [type |-> "FORWARD", sender |-> s, seqno |-> q]
-Data(s, q, v)           == [type |-> "DATA", sender |-> s, seqno |-> q, view |-> v]
-StartFlushMsg(v)        == [type |-> "START_FLUSH", view |-> v]
-FlushOkMsg(v)           == [type |-> "FLUSH_OK", view |-> v]
-FlushCompletedMsg(v, d) == [type |-> "FLUSH_COMPLETED", view |-> v, digest |-> d]
-ViewMsg(v, d)           == [type |-> "VIEW", view |-> v, digest |-> d]
-StopFlushMsg(v)         == [type |-> "STOP_FLUSH", view |-> v]
+\* SEQUENCER as in the seed (none of Sequencer.tla's fixes: the flush
+\* makes KeepForward and RetainForward moot; ResentFirst is this spec's).
+S == INSTANCE Sequencer WITH KeepForward <- FALSE, ResendFirst <- FALSE, RetainForward <- FALSE
 
-FlushTypes == {"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"}
-MsgTypes   == {"FORWARD", "DATA", "VIEW"} \cup FlushTypes
+\* FLUSH with digest reconciliation, its views the sets of members of ours,
+\* no joins or leaves, and as digest of a member that has sent
+\* FLUSH_COMPLETED its log.  Its sent and delivered are SEQUENCER's here:
+\* no operator used below reads them.
+F == INSTANCE Flush WITH
+        NInit <- N, MaxMsgs <- N * MaxSeq, MaxLeaves <- 0, ReconcileDigests <- TRUE,
+        views <- [i \in DOMAIN views |-> S!Range(views[i])],
+        joining <- {}, leaving <- {},
+        digest <- [m \in Members |-> IF phase[m] = "Completed" THEN S!Range(log[m]) ELSE {}]
 
 -----------------------------------------------------------------------------
-(* Helpers *)
+(* Messages and helpers *)
 
-Range(f)    == {f[i] : i \in DOMAIN f}
+Data(s, q, v)           == [type |-> "DATA", sender |-> s, seqno |-> q, view |-> v]
+ViewMsg(v, d)           == F!ViewMsg(v, d)
+
+NoInit     == F!NoInit
+Phases     == F!Phases
+FlushTypes == F!FlushTypes
+MsgTypes   == {"FORWARD", "DATA", "VIEW"} \cup FlushTypes
+
+Range(f)    == S!Range(f)
 Latest      == Len(views)
-View(m)     == views[vid[m]]
-Coord(v)    == v[1]                       \* SEQUENCER's coordinator: first member of a view
-IsCoord(m)  == Coord(View(m)) = m
-Alive(x)    == x \notin crashed
+View(m)     == S!View(m)
+Coord(v)    == S!Coord(v)
+IsCoord(m)  == S!IsCoord(m)
+Alive(x)    == S!Alive(x)
 
 \* The flush initiator: the first live member of the latest view.
 Staying        == Range(views[Latest]) \ crashed
 IsInitiator(c) == c \in Staying /\ \A q \in Staying : c <= q
 ViewChangePending == Range(views[Latest]) \cap crashed # {}
 
-\* The sequence of a finite set of naturals in increasing order.
-Ascending(S) == CHOOSE f \in [1..Cardinality(S) -> S] : \A i, j \in DOMAIN f : i < j => f[i] < f[j]
-
 \* The longest of a set of digests (they are prefixes of one another: LogsAgree).
-Longest(S) == CHOOSE d \in S : \A e \in S : Len(e) <= Len(d)
+Longest(Ds) == CHOOSE d \in Ds : \A e \in Ds : Len(e) <= Len(d)
 
-\* SEQUENCER's sends: to a crashed member the network drops the message.
-SendTo(ch, p, q, msg) == IF q \in crashed THEN ch ELSE [ch EXCEPT ![<<p, q>>] = Append(@, msg)]
-
-\* Coordinator c multicasts DATA <<s, q>> to the live members of its view, itself included.
+\* Coordinator c multicasts DATA <<s, q>> of its view to the live members
+\* of its view, itself included.
 McastData(ch, c, s, q) ==
     [e \in Members \X Members |->
         IF e[1] = c /\ e[2] \in Range(View(c)) /\ Alive(e[2])
             THEN Append(ch[e], Data(s, q, vid[c])) ELSE ch[e]]
 
-\* FLUSH's multicasts: to every member of R but the sender (it takes its own at once).
-Multi(ch, p, R, msg) ==
-    [e \in Members \X Members |->
-        IF e[1] = p /\ e[2] \in R \ {p} THEN Append(ch[e], msg) ELSE ch[e]]
-
-HasMsg(p, q) == chan[<<q, p>>] # <<>>
-In(p, q)     == Head(chan[<<q, p>>])
-Take(p, q)   == [chan EXCEPT ![<<q, p>>] = Tail(@)]
-
-\* Position of the last VIEW in a channel (0: none); a crash keeps up to it.
-LastView(s) == IF \E i \in DOMAIN s : s[i].type = "VIEW"
-                 THEN CHOOSE i \in DOMAIN s : s[i].type = "VIEW" /\ \A j \in DOMAIN s : s[j].type = "VIEW" => j <= i
-                 ELSE 0
+Multi(ch, p, R, msg) == F!Multi(ch, p, R, msg)
+HasMsg(p, q) == F!HasMsg(p, q)
+In(p, q)     == F!In(p, q)
+Take(p, q)   == F!Take(p, q)
+LastView(s)  == F!LastView(s)
 
 \* Eager discarding.  A flush message from a crashed member and, once p has
 \* installed view v + 1, every message of view v or older in a channel to p
@@ -155,18 +154,11 @@ Purged(ch, p, v) ==
         IF e[2] = p THEN SelectSeq(ch[e], LAMBDA x : x.type = "FORWARD" \/ x.view > v) ELSE ch[e]]
 
 \* Reconciliation: m's received-table, deliveries and forward-table after it
-\* takes the DATA <<sender, seqno>> of ds, in order, with RecvData's
-\* duplicate check (those it took already are duplicates by then).
+\* takes the DATA <<sender, seqno>> of ds, in order, as RecvData would
+\* (those it took already are duplicates by then).
 RECURSIVE Absorb(_, _, _)
 Absorb(m, st, ds) ==
-    IF ds = <<>> THEN st
-    ELSE LET s   == Head(ds)[1]
-             q   == Head(ds)[2]
-             dup == s \in DOMAIN st.recv /\ q <= st.recv[s]
-         IN Absorb(m, [recv      |-> IF dup THEN st.recv ELSE (s :> q) @@ st.recv,
-                       delivered |-> IF dup THEN st.delivered ELSE Append(st.delivered, <<s, q>>),
-                       fwd       |-> IF s = m THEN st.fwd \ {q} ELSE st.fwd],
-                   Tail(ds))
+    IF ds = <<>> THEN st ELSE Absorb(m, S!Took(m, st, Head(ds)[1], Head(ds)[2]), Tail(ds))
 
 \* m leaves its view for view new, taking the digest D first; ch is the
 \* channel state of the step.  SEQUENCER's part of the view change: entries
@@ -174,10 +166,9 @@ Absorb(m, st, ds) ==
 \* changed m re-sends its forward-table to the new one in seqno order (with
 \* ResendAlways: at every view change, to the coordinator of the new view).
 Moved(m, new, D, ch) ==
-    LET st     == Absorb(m, [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]], D)
-        nc     == Coord(new)
-        resend == Ascending(st.fwd)
-    IN /\ recv' = [recv EXCEPT ![m] = [s \in DOMAIN st.recv \cap Range(new) |-> st.recv[s]]]
+    LET st == Absorb(m, S!Tables(m), D)
+        nc == Coord(new)
+    IN /\ recv' = [recv EXCEPT ![m] = S!Pruned(st.recv, new)]
        /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
        /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
        /\ closed' = [closed EXCEPT ![m] = Append(@, Len(st.delivered))]
@@ -185,7 +176,7 @@ Moved(m, new, D, ch) ==
        /\ ndel' = [ndel EXCEPT ![m] = 0]
        /\ chan' = LET pch == Purged(ch, m, vid[m]) IN
                     IF (Coord(View(m)) # nc \/ ResendAlways) /\ Alive(nc)
-                      THEN [pch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
+                      THEN S!Resend(pch, m, nc, st.fwd)
                       ELSE pch
 
 -----------------------------------------------------------------------------
@@ -242,30 +233,18 @@ Send(m) ==
     /\ ~blocked[m]
     /\ ResentFirst => ~ResentPending(m)
     /\ sent[m] < MaxSeq
-    /\ LET q == sent[m] + 1 IN
-        /\ sent' = [sent EXCEPT ![m] = q]
-        /\ IF IsCoord(m)
-             THEN /\ chan' = McastData(chan, m, m, q)
-                  /\ log' = [log EXCEPT ![m] = Append(@, <<m, q>>)]
-                  /\ UNCHANGED fwd
-             ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
-                  /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
-                  /\ UNCHANGED log
+    /\ S!SendStep(m, McastData)
+    /\ log' = IF IsCoord(m) THEN [log EXCEPT ![m] = Append(@, <<m, sent[m] + 1>>)] ELSE log
     /\ UNCHANGED <<views, vid, crashed, recv, delivered, closed,
                    phase, blocked, flushInit, flushOks, completed, ndel>>
 
 \* c takes a FORWARD from p; as coordinator of its view it multicasts it as
-\* DATA, otherwise it drops it (the seed's "if not coord: error and return").
+\* DATA, and logs it, otherwise it drops it.
 RecvForward(c, p) ==
     /\ Alive(c)
-    /\ HasMsg(c, p)
-    /\ In(c, p).type = "FORWARD"
-    /\ LET msg == In(c, p) IN
-         IF IsCoord(c)
-           THEN /\ chan' = McastData(Take(c, p), c, msg.sender, msg.seqno)
-                /\ log' = [log EXCEPT ![c] = Append(@, <<msg.sender, msg.seqno>>)]
-           ELSE /\ chan' = Take(c, p)
-                /\ UNCHANGED log
+    /\ S!ForwardStep(c, p, McastData)
+    /\ log' = IF IsCoord(c) THEN [log EXCEPT ![c] = Append(@, <<In(c, p).sender, In(c, p).seqno>>)]
+                            ELSE log
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, closed,
                    phase, blocked, flushInit, flushOks, completed, ndel>>
 
@@ -280,19 +259,13 @@ RecvData(m, p) ==
     /\ In(m, p).type = "DATA"
     /\ In(m, p).view = vid[m]
     /\ phase[m] # "Completed"
-    /\ LET msg == In(m, p)
-           s   == msg.sender
-           q   == msg.seqno
-           dup == s \in DOMAIN recv[m] /\ q <= recv[m][s]
+    /\ LET s == In(m, p).sender
+           q == In(m, p).seqno
        IN /\ chan' = Take(m, p)
           /\ log' = IF p = m THEN log ELSE [log EXCEPT ![m] = Append(@, <<s, q>>)]
           /\ IF UniformDelivery
                THEN UNCHANGED <<fwd, recv, delivered>>
-               ELSE /\ fwd' = IF s = m THEN [fwd EXCEPT ![m] = @ \ {q}] ELSE fwd
-                    /\ IF dup
-                         THEN UNCHANGED <<recv, delivered>>
-                         ELSE /\ recv' = [recv EXCEPT ![m] = (s :> q) @@ @]
-                              /\ delivered' = [delivered EXCEPT ![m] = Append(@, <<s, q>>)]
+               ELSE S!TakeData(m, s, q)
     /\ UNCHANGED <<views, vid, crashed, sent, closed,
                    phase, blocked, flushInit, flushOks, completed, ndel>>
 
@@ -309,11 +282,7 @@ DeliverStable(m) ==
     /\ phase[m] # "Completed"
     /\ ndel[m] < Len(log[m])
     /\ Stable(m, ndel[m] + 1)
-    /\ LET st == Absorb(m, [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]],
-                        <<log[m][ndel[m] + 1]>>)
-       IN /\ recv' = [recv EXCEPT ![m] = st.recv]
-          /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
-          /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
+    /\ S!TakeData(m, log[m][ndel[m] + 1][1], log[m][ndel[m] + 1][2])
     /\ ndel' = [ndel EXCEPT ![m] = @ + 1]
     /\ UNCHANGED <<views, vid, crashed, sent, chan, log, closed,
                    phase, blocked, flushInit, flushOks, completed>>
@@ -323,176 +292,107 @@ DeliverStable(m) ==
 Discard(p, q) ==
     /\ Alive(p)
     /\ HasMsg(p, q)
-    /\ LET m == In(p, q) IN
-         /\ m.type # "FORWARD"
-         /\ \/ m.view < vid[p]
-            \/ m.view = vid[p] /\ m.type \in FlushTypes /\ q \in crashed
-            \/ m.view = vid[p] /\ m.type = "DATA" /\ phase[p] = "Completed"
+    /\ In(p, q).type # "FORWARD"
+    /\ F!Stale(p, q, crashed)
     /\ chan' = Take(p, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, blocked, flushInit, flushOks, completed, ndel>>
 
 -----------------------------------------------------------------------------
-(* FLUSH, phase 1: START_FLUSH and block() *)
+(* FLUSH: Flush.tla's steps, the digest of a member its log *)
 
 \* The initiator c starts a flush for a crash in the latest view, or
 \* restarts from scratch the flush of a crashed initiator.
 StartFlush(c) ==
     /\ Alive(c) /\ vid[c] = Latest /\ IsInitiator(c)
-    /\ flushInit[c] # c
     /\ ViewChangePending
-    /\ LET v == vid[c] IN
-         chan' = Multi(chan, c, Range(views[v]) \ crashed, StartFlushMsg(v))
-    /\ flushInit' = [flushInit EXCEPT ![c] = c]
-    /\ phase' = [phase EXCEPT ![c] = IF @ = "Normal" THEN "InBlock" ELSE @]
-    /\ completed' = [completed EXCEPT ![c] = IF phase[c] = "Completed" THEN {<<c, log[c]>>} ELSE {}]
+    /\ F!StartFlushStep(c, log[c])
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    blocked, flushOks, ndel>>
 
 \* p takes START_FLUSH from c and invokes block().
 Block(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "START_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ Alive(c)
-    /\ phase[p] = "Normal"
-    /\ phase' = [phase EXCEPT ![p] = "InBlock"]
-    /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ chan' = Take(p, c)
+    /\ Alive(p) /\ Alive(c)
+    /\ F!BlockStep(p, c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    blocked, flushOks, completed, ndel>>
 
 \* p, already in a flush whose initiator crashed, follows the new initiator
 \* c; if it had sent FLUSH_COMPLETED it sends it again, to c.
 RestartFlush(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "START_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ Alive(c)
-    /\ phase[p] # "Normal"
-    /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ chan' = IF phase[p] = "Completed"
-                 THEN [Take(p, c) EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(vid[p], log[p]))]
-                 ELSE Take(p, c)
+    /\ Alive(p) /\ Alive(c)
+    /\ F!RestartFlushStep(p, c, log[p])
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, blocked, flushOks, completed, ndel>>
-
------------------------------------------------------------------------------
-(* FLUSH, phase 2: FLUSH_OK *)
 
 \* block() returns at p: p multicasts FLUSH_OK (and counts its own).
 FlushOk(p) ==
     /\ Alive(p)
-    /\ phase[p] = "InBlock"
-    /\ phase' = [phase EXCEPT ![p] = "OkSent"]
-    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
-    /\ chan' = Multi(chan, p, Range(View(p)) \ crashed, FlushOkMsg(vid[p]))
+    /\ F!FlushOkStep(p)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    blocked, flushInit, completed, ndel>>
 
 \* p takes FLUSH_OK from q.
 ReceiveFlushOk(p, q) ==
-    /\ Alive(p) /\ HasMsg(p, q)
-    /\ In(p, q).type = "FLUSH_OK"
-    /\ In(p, q).view = vid[p]
-    /\ Alive(q)
-    /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {q}]
-    /\ chan' = Take(p, q)
+    /\ Alive(p) /\ Alive(q)
+    /\ F!ReceiveFlushOkStep(p, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, blocked, flushInit, completed, ndel>>
-
------------------------------------------------------------------------------
-(* FLUSH, phase 3: FLUSH_COMPLETED *)
 
 \* p has the FLUSH_OK of every live member of its view: it closes the latch
 \* and sends FLUSH_COMPLETED with its digest (its log) to the initiator.
 FlushCompleted(p) ==
     /\ Alive(p)
-    /\ phase[p] = "OkSent"
-    /\ Range(View(p)) \ crashed \subseteq flushOks[p]
-    /\ LET c == flushInit[p] IN
-         /\ phase' = [phase EXCEPT ![p] = "Completed"]
-         /\ blocked' = [blocked EXCEPT ![p] = TRUE]
-         /\ IF c = p
-              THEN /\ completed' = [completed EXCEPT ![p] = @ \cup {<<p, log[p]>>}]
-                   /\ UNCHANGED chan
-              ELSE /\ chan' = IF Alive(c)
-                                THEN [chan EXCEPT ![<<p, c>>] = Append(@, FlushCompletedMsg(vid[p], log[p]))]
-                                ELSE chan
-                   /\ UNCHANGED completed
+    /\ F!FlushCompletedStep(p, crashed, log[p])
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    flushInit, flushOks, ndel>>
 
 \* The initiator c records q's FLUSH_COMPLETED.
 ReceiveFlushCompleted(c, q) ==
-    /\ Alive(c) /\ HasMsg(c, q)
-    /\ In(c, q).type = "FLUSH_COMPLETED"
-    /\ In(c, q).view = vid[c]
-    /\ Alive(q)
-    /\ completed' = [completed EXCEPT ![c] = @ \cup {<<q, In(c, q).digest>>}]
-    /\ chan' = Take(c, q)
+    /\ Alive(c) /\ Alive(q)
+    /\ F!ReceiveFlushCompletedStep(c, q)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, blocked, flushInit, flushOks, ndel>>
-
------------------------------------------------------------------------------
-(* FLUSH, phase 4: the view change, then STOP_FLUSH *)
 
 \* The initiator c has the FLUSH_COMPLETED of every live member of its view:
 \* the new view is its view without the crashed members; c sends it with the
 \* longest live digest and installs it itself.
 SendView(c) ==
     /\ Alive(c)
-    /\ flushInit[c] = c
-    /\ phase[c] = "Completed"
-    /\ Range(View(c)) \ crashed \subseteq {r[1] : r \in completed[c]}
+    /\ F!SendViewReady(c, crashed)
     /\ LET v   == vid[c]
            new == SelectSeq(views[v], Alive)
-           D   == Longest({r[2] : r \in {x \in completed[c] : Alive(x[1])}})
+           D   == Longest(F!Digests(c, crashed))
        IN /\ views' = Append(views, new)
           /\ vid' = [vid EXCEPT ![c] = v + 1]
           /\ Moved(c, new, D, Multi(chan, c, Range(views[v]) \ crashed, ViewMsg(v, D)))
-    /\ phase' = [phase EXCEPT ![c] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![c] = {}]
-    /\ completed' = [completed EXCEPT ![c] = {}]
+    /\ F!FlushEnded(c)
     /\ UNCHANGED <<crashed, sent, blocked, flushInit>>
 
 \* p takes the VIEW from c: it takes the digest's DATA, then installs the
 \* view (SEQUENCER's view change); it stays blocked until STOP_FLUSH.
 InstallView(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "VIEW"
-    /\ In(p, c).view = vid[p]
+    /\ Alive(p)
+    /\ F!ViewArrives(p, c)
     /\ LET m == In(p, c) IN
          /\ vid' = [vid EXCEPT ![p] = m.view + 1]
          /\ Moved(p, views[m.view + 1], m.digest, Take(p, c))
     /\ flushInit' = [flushInit EXCEPT ![p] = c]
-    /\ phase' = [phase EXCEPT ![p] = "Normal"]
-    /\ flushOks' = [flushOks EXCEPT ![p] = {}]
-    /\ completed' = [completed EXCEPT ![p] = {}]
+    /\ F!FlushEnded(p)
     /\ UNCHANGED <<views, crashed, sent, blocked>>
 
 \* The initiator c, having installed the new view, multicasts STOP_FLUSH to
 \* the members that were in the flush and stay, and opens its own latch.
 StopFlush(c) ==
     /\ Alive(c)
-    /\ flushInit[c] = c
-    /\ phase[c] = "Normal"
-    /\ LET v == vid[c] IN
-         chan' = Multi(chan, c, (Range(views[v]) \cap Range(views[v - 1])) \ crashed, StopFlushMsg(v))
-    /\ blocked' = [blocked EXCEPT ![c] = FALSE]
-    /\ flushInit' = [flushInit EXCEPT ![c] = NoInit]
+    /\ F!StopFlushStep(c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, flushOks, completed, ndel>>
 
 \* p takes STOP_FLUSH from c: it opens the latch (unblock()).
 Unblock(p, c) ==
-    /\ Alive(p) /\ HasMsg(p, c)
-    /\ In(p, c).type = "STOP_FLUSH"
-    /\ In(p, c).view = vid[p]
-    /\ Alive(c)
-    /\ blocked' = [blocked EXCEPT ![p] = FALSE]
-    /\ flushInit' = [flushInit EXCEPT ![p] = NoInit]
-    /\ chan' = Take(p, c)
+    /\ Alive(p) /\ Alive(c)
+    /\ F!UnblockStep(p, c)
     /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, log, closed,
                    phase, flushOks, completed, ndel>>
 
@@ -550,51 +450,19 @@ Fairness ==
 FairSpec == Spec /\ Fairness
 
 -----------------------------------------------------------------------------
-(* Properties: those of Sequencer.tla, word for word, and of Flush.tla *)
+(* Properties: Sequencer.tla's and Flush.tla's *)
 
-Delivers(m, x) == \E i \in DOMAIN delivered[m] : delivered[m][i] = x
-
-NoDuplicates ==
-    \A m \in Members : \A i, j \in DOMAIN delivered[m] : i # j => delivered[m][i] # delivered[m][j]
-
-Integrity ==
-    \A m \in Members : \A i \in DOMAIN delivered[m] :
-        delivered[m][i][2] \in 1..sent[delivered[m][i][1]]
-
-SenderFIFO ==
-    \A m \in Members : \A i, j \in DOMAIN delivered[m] :
-        (i < j /\ delivered[m][i][1] = delivered[m][j][1]) => delivered[m][i][2] < delivered[m][j][2]
-
+NoDuplicates     == S!NoDuplicates
+Integrity        == S!Integrity
+SenderFIFO       == S!SenderFIFO
 \* Uniform, as in Sequencer.tla: crashed members' deliveries count too.
-TotalOrder ==
-    \A m1, m2 \in Members :
-        LET InM1(x) == Delivers(m1, x)
-            InM2(x) == Delivers(m2, x)
-        IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
-
+TotalOrder       == S!TotalOrder
 \* The same among the members that have not crashed (seeds/003: virtual
 \* synchrony is promised "in all non-faulty members").
-SurvivorTotalOrder ==
-    \A m1, m2 \in Members \ crashed :
-        LET InM1(x) == Delivers(m1, x)
-            InM2(x) == Delivers(m2, x)
-        IN SelectSeq(delivered[m1], InM2) = SelectSeq(delivered[m2], InM1)
-
-\* Sequencer.tla's EventualDelivery: a message sent by a member that never
-\* crashes is eventually delivered by every member that never crashes.
-Settled ==
-    \A s, r \in Members : \A q \in 1..sent[s] :
-        Delivers(r, <<s, q>>) \/ s \in crashed \/ r \in crashed
-
-EventualDelivery == []<>Settled
-
-\* Sequencer.tla's GapFreeFIFO: what a member delivered of a sender that has
-\* not crashed is that sender's messages 1, 2, ..., k, in order.
-GapFreeFIFO ==
-    \A m \in Members : \A s \in Members \ crashed :
-        LET From(x) == x[1] = s
-            d == SelectSeq(delivered[m], From)
-        IN \A i \in DOMAIN d : d[i][2] = i
+SurvivorTotalOrder == S!OrderAgrees(Members \ crashed)
+Settled          == S!Settled
+EventualDelivery == S!EventualDelivery
+GapFreeFIFO      == S!GapFreeFIFO
 
 \* No protocol action is enabled: every channel empty, every live member in
 \* the latest view with no flush under way and its latch open, no view

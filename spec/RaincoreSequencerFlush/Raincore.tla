@@ -1,0 +1,1 @@
+../Raincore/Raincore.tla

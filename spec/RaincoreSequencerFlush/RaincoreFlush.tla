@@ -1,0 +1,1 @@
+../RaincoreFlush/RaincoreFlush.tla

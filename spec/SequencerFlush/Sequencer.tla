@@ -1,0 +1,1 @@
+../Sequencer/Sequencer.tla
