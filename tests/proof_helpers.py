@@ -19,3 +19,14 @@ def sample(enc, max_states, k, seed=15):
     edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
     random.Random(seed).shuffle(edges)
     return enc, model, res, edges[:k]
+
+
+def edges_outside(enc, edges):
+    """The sampled edges ``(s, t, labels)`` of the model that are not steps of
+    ``enc``'s z3 relation under their own labels, as ``(label, s, t)``: the
+    model and the encoding must agree on every edge."""
+    from groupcheck.model.proofs.engine import edge_in_relation
+    S, T = enc.fresh("s"), enc.fresh("t")
+    acts = list(enc.actions(S, T))
+    return [(str(min(labs, key=str)), s, t) for s, t, labs in edges
+            if not edge_in_relation(enc, s, labs, t, S, T, acts)]
