@@ -202,7 +202,7 @@ class RaincoreFlushModel(FlushModel):
             return None
         new = frozenset(self.LastGlobalView(s, c))
         idx = self.LastIdx(s, c)
-        return new, s.views[v - 1] | new, RingViewMsg(v, D, idx), {"viewRing": s.viewRing + (idx,)}
+        return new, frozenset(s.views[v - 1]) | new, RingViewMsg(v, D, idx), {"viewRing": s.viewRing + (idx,)}
 
     # --- init -------------------------------------------------------------------
     def init(self):
@@ -535,7 +535,7 @@ class RaincoreFlushModel(FlushModel):
         return {i for gv in s.globalView for i, v in enumerate(gv, start=1) if v != NULL_VIEW and frozenset(v) == S}
 
     def ViewsFromRing(self, s) -> bool:
-        idx = [self.RingIndex(s, v) for v in s.views]
+        idx = [self.RingIndex(s, frozenset(v)) for v in s.views]
         if any(not x for x in idx):
             return False
         return all(i < j for a, b in zip(idx, idx[1:]) for i in a for j in b)
