@@ -511,6 +511,13 @@ class FlushModel(Model):
 
     def TypeOK(self, s: FlushState) -> bool:
         M = set(self.Members)
+        return self.FlushTypeOK(s) and s.crashed <= M and s.joining <= M and s.leaving <= M
+
+    def FlushTypeOK(self, s) -> bool:
+        """TypeOK's conjuncts over FLUSH's variables but the failure
+        detector's (crashed, joining, leaving): a composition's TypeOK
+        conjoins them with its own."""
+        M = set(self.Members)
         ids = set(range(1, self.MaxMsgs + 1))
         L = self.Latest(s)
         funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed)
@@ -519,7 +526,6 @@ class FlushModel(Model):
             and all(isinstance(v, frozenset) and v <= M for v in s.views)
             and all(len(f) == self.N for f in funcs)
             and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
-            and s.crashed <= M and s.joining <= M and s.leaving <= M
             and len(s.sent) <= self.MaxMsgs
             and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
             and all(d <= ids for d in s.delivered)

@@ -35,7 +35,7 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import (NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, StartFlushMsg, StopFlushMsg,
+from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, StartFlushMsg, StopFlushMsg,
                     _set)
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
@@ -449,10 +449,7 @@ class RaincoreFlushModel(FlushModel):
                            *SINGLE, *RECEIVE)
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(RaincoreFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return RaincoreFlushKernel(self)
+        return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
 
     # --- invariants -------------------------------------------------------------------
     @property
@@ -479,27 +476,12 @@ class RaincoreFlushModel(FlushModel):
         tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
         m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
         M = set(self.Members)
-        ids = set(range(1, self.MaxMsgs + 1))
         L = len(s.views)
-        funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed,
-                 s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
+        funcs = (s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
         return (
-            L >= 1
-            and all(isinstance(v, frozenset) and v <= M for v in s.views)
+            self.FlushTypeOK(s)
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(len(f) == self.N for f in funcs)
-            and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
-            and len(s.sent) <= self.MaxMsgs
-            and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
-            and all(d <= ids for d in s.delivered)
-            and set(s.chan) == set(self.pairs)
-            and all(self._msg_ok(m) for e in self.pairs for m in s.chan[e])
-            and all(ph in PHASES for ph in s.phase)
-            and all(isinstance(b, bool) for b in s.blocked)
-            and all(x == NO_INIT or x in M for x in s.flushInit)
-            and all(o <= M for o in s.flushOks)
-            and all(d <= ids for d in s.digest)
-            and all(q in M and d <= ids for c in s.completed for q, d in c)
             and all(x in ("Off", "Up", "Down") for x in s.status)
             and all(x in VIEW_STATES for x in s.viewState)
             and all(set(v) <= M for gv in s.globalView for v in gv)

@@ -232,10 +232,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
                            "ResentPending", "_flush_msg", "_flush_msg_from", "CanCrash", "Crash", *SINGLE, *PAIR)
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(RaincoreSequencerFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return RaincoreSequencerFlushKernel(self)
+        return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
 
     # --- properties -------------------------------------------------------------------
     @property

@@ -234,10 +234,7 @@ class SequencerModel(Model):
                            "Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView")
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(SequencerModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return SequencerKernel(self)
+        return self.transcribed_kernel(SequencerModel, SequencerKernel)
 
     # --- properties -----------------------------------------------------------
     @property

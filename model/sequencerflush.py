@@ -501,10 +501,7 @@ class SequencerFlushModel(Model):
                            "_flush_msg_from", *SINGLE, *PAIR, "Crash")
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(SequencerFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return SequencerFlushKernel(self)
+        return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
 
     # --- properties -----------------------------------------------------------
     @property
