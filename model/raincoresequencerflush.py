@@ -248,26 +248,13 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
 
     def TypeOK(self, s) -> bool:
         M = set(self.Members)
-        seqs = range(0, self.MaxSeq + 1)
-        ids = set(range(1, self.MaxSeq + 1))
         L = len(s.views)
         return (
             L >= 1
-            and all(set(v) <= M for v in s.views)
+            and self.SeqFlushTypeOK(s)
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(0 <= s.vid[m] <= L for m in M)
-            and all(s.sent[m] in seqs for m in M)
-            and all(s.fwd[m] <= ids for m in M)
-            and all(set(s.recv[m]) <= M and all(x in seqs for x in s.recv[m].values()) for m in M)
-            and all(x in M and q in ids for m in M for x, q in s.delivered[m])
-            and all(x in M and q in ids for m in M for x, q in s.log[m])
             and all(len(s.closed[m]) == max(s.vid[m] - 1, 0) for m in M)
-            and all(msg["type"] in MSG_TYPES for e in self.pairs for msg in s.chan[e])
-            and all(s.phase[m] in PHASES for m in M)
-            and all(isinstance(s.blocked[m], bool) for m in M)
-            and all(s.flushInit[m] in M | {NO_INIT} for m in M)
-            and all(s.flushOks[m] <= M for m in M)
-            and all(r[0] in M for c in M for r in s.completed[c])
             and all(x in ("Off", "Up", "Down") for x in s.status)
             and all(set(v) <= M for gv in s.globalView for v in gv)
             and all(set(lv) <= M for lv in s.localView)

@@ -540,25 +540,34 @@ class SequencerFlushModel(Model):
 
     def TypeOK(self, s) -> bool:
         M = set(self.Members)
+        return (
+            self.SeqFlushTypeOK(s)
+            and all(1 <= s.vid[m] <= len(s.views) for m in M)
+            and s.crashed <= M
+            and all(len(s.closed[m]) == s.vid[m] - 1 for m in M)
+            and all(isinstance(s.ndel[m], int) and s.ndel[m] >= 0 for m in M)
+        )
+
+    def SeqFlushTypeOK(self, s) -> bool:
+        """TypeOK's conjuncts over the SEQUENCER and FLUSH variables but
+        ``vid`` and ``closed`` (whose ranges a joiner changes): a
+        composition's TypeOK conjoins them with its own."""
+        M = set(self.Members)
         seqs = range(0, self.MaxSeq + 1)
         ids = set(range(1, self.MaxSeq + 1))
         return (
             all(set(v) <= M for v in s.views)
-            and all(1 <= s.vid[m] <= len(s.views) for m in M)
-            and s.crashed <= M
             and all(s.sent[m] in seqs for m in M)
             and all(s.fwd[m] <= ids for m in M)
             and all(set(s.recv[m]) <= M and all(x in seqs for x in s.recv[m].values()) for m in M)
             and all(x in M and q in ids for m in M for x, q in s.delivered[m])
             and all(x in M and q in ids for m in M for x, q in s.log[m])
-            and all(len(s.closed[m]) == s.vid[m] - 1 for m in M)
             and all(msg["type"] in MSG_TYPES for e in self.pairs for msg in s.chan[e])
             and all(s.phase[m] in PHASES for m in M)
             and all(isinstance(s.blocked[m], bool) for m in M)
             and all(s.flushInit[m] in M | {NO_INIT} for m in M)
             and all(s.flushOks[m] <= M for m in M)
             and all(r[0] in M for c in M for r in s.completed[c])
-            and all(isinstance(s.ndel[m], int) and s.ndel[m] >= 0 for m in M)
         )
 
 
