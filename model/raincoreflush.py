@@ -35,8 +35,8 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, StartFlushMsg, StopFlushMsg,
-                    _set)
+from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, FlushState, StartFlushMsg,
+                    StopFlushMsg, _set)
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
                        NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
@@ -208,18 +208,9 @@ class RaincoreFlushModel(FlushModel):
     def init(self):
         N, NI = self.N, self.NInit
         ring = self.InitRing
+        (f,) = FlushModel.init(self)   # FLUSH's start: view 1 is 1..NInit, the initial ring
         yield RaincoreFlushState(
-            views=(frozenset(ring),),
-            vid=tuple(1 if p <= NI else 0 for p in self.Members),
-            sent=(),
-            delivered=(frozenset(),) * N,
-            chan=Fn({e: () for e in self.pairs}),
-            phase=("Normal",) * N,
-            blocked=(False,) * N,
-            flushInit=(NO_INIT,) * N,
-            flushOks=(frozenset(),) * N,
-            digest=(frozenset(),) * N,
-            completed=(frozenset(),) * N,
+            **{v: getattr(f, v) for v in RaincoreFlushState._fields if v in FlushState._fields},
             viewRing=(1,),
             status=tuple("Up" if n <= NI else "Off" for n in self.Members),
             viewState=tuple("Agreement" if n <= NI else "Chaos" for n in self.Members),
