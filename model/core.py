@@ -158,6 +158,16 @@ class Model:
     def constraint(self, s: State) -> bool:
         return True
 
+    def transcribed_kernel(self, base: type, make: Callable[[Any], "Kernel"]) -> "Kernel | None":
+        """``make(self)``, unless this model's class overrides one of the
+        methods ``base``'s kernel transcribes (``base._KERNEL_TRANSCRIBES``):
+        a subclass that changes an action (a test's variant) is searched
+        with ``next``."""
+        cls = type(self)
+        if any(getattr(cls, n) is not getattr(base, n) for n in base._KERNEL_TRANSCRIBES):
+            return None
+        return make(self)
+
     # --- encoding -----------------------------------------------------------
     def canonical(self, s: State) -> tuple:
         """The state as TLC would print it, normalised: a tuple of

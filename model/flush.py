@@ -110,6 +110,17 @@ class FlushModel(Model):
     def Alive(s: FlushState, p: int) -> bool:
         return p not in s.crashed
 
+    # The failure detector, the one thing a composition replaces (RaincoreFlush
+    # reads the ring): Dead(s) are the members no message reaches, Gone(s, p)
+    # the members p counts out of its view.  Here both are ``crashed``.
+    @staticmethod
+    def Dead(s: FlushState) -> frozenset:
+        return s.crashed
+
+    @staticmethod
+    def Gone(s: FlushState, p: int) -> frozenset:
+        return s.crashed
+
     @staticmethod
     def IsMember(s: FlushState, p: int) -> bool:
         v = s.vid[p - 1]
@@ -137,11 +148,14 @@ class FlushModel(Model):
             i for i in range(1, len(s.sent) + 1) if s.sent[i - 1]["sender"] == p and s.sent[i - 1]["view"] == v
         )
 
-    def ViewChangePending(self, s: FlushState) -> bool:
+    def ViewChangePending(self, s: FlushState, c: int) -> bool:
         return bool(s.views[-1] & (s.crashed | s.leaving)) or bool(s.joining)
 
-    def Multi(self, ch: Fn, p: int, R, msg: Fn) -> Fn:
-        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q != p})
+    def Multi(self, s: FlushState, ch: Fn, p: int, R, msg: Fn) -> Fn:
+        """``msg`` from p to every member of R but p and the dead (the spec
+        writes ``R \\ crashed`` at each call; the same set)."""
+        skip = self.Dead(s) | {p}
+        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
 
     @staticmethod
     def HasMsg(s: FlushState, p: int, q: int) -> bool:
@@ -198,7 +212,7 @@ class FlushModel(Model):
         return s._replace(
             sent=s.sent + (record(sender=p, view=v),),
             delivered=_set(s.delivered, p, s.delivered[p - 1] | {i}),
-            chan=self.Multi(s.chan, p, s.views[v - 1] - s.crashed, Data(v, i)),
+            chan=self.Multi(s, s.chan, p, s.views[v - 1], Data(v, i)),
         )
 
     def Deliver(self, s: FlushState, p: int, q: int):
@@ -221,7 +235,7 @@ class FlushModel(Model):
         v = s.vid[p - 1]
         if not (
             m["view"] < v
-            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in s.crashed)
+            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
             or (m["view"] == v and m["type"] == "DATA" and self.ReconcileDigests and s.phase[p - 1] == "Completed")
         ):
             return None
@@ -229,15 +243,15 @@ class FlushModel(Model):
 
     # --- flush, phase 1 ---------------------------------------------------------
     def StartFlush(self, s: FlushState, c: int):
-        if not (self.Alive(s, c) and s.vid[c - 1] == self.Latest(s) and self.IsCoord(s, c)):
+        if not (self.CanReceive(s, c) and s.vid[c - 1] == self.Latest(s) and self.IsCoord(s, c)):
             return None
-        if s.flushInit[c - 1] == c or not self.ViewChangePending(s):
+        if s.flushInit[c - 1] == c or not self.ViewChangePending(s, c):
             return None
         v = s.vid[c - 1]
         d = self.DeliveredIn(s, c, v)
         ph = s.phase[c - 1]
         t = s._replace(
-            chan=self.Multi(s.chan, c, s.views[v - 1] - s.crashed, StartFlushMsg(v)),
+            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
             flushInit=_set(s.flushInit, c, c),
             phase=_set(s.phase, c, "InBlock" if ph == "Normal" else ph),
         )
@@ -249,7 +263,7 @@ class FlushModel(Model):
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return False
         m = self.In(s, p, c)
-        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and self.Alive(s, c)
+        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
 
     def Block(self, s: FlushState, p: int, c: int):
         if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
@@ -280,14 +294,14 @@ class FlushModel(Model):
         return s._replace(
             phase=_set(s.phase, p, "OkSent"),
             flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {p}),
-            chan=self.Multi(s.chan, p, s.views[v - 1] - s.crashed, FlushOkMsg(v)),
+            chan=self.Multi(s, s.chan, p, s.views[v - 1], FlushOkMsg(v)),
         )
 
     def ReceiveFlushOk(self, s: FlushState, p: int, q: int):
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
             return None
         m = self.In(s, p, q)
-        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and self.Alive(s, q)):
+        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and q not in self.Gone(s, p)):
             return None
         return s._replace(
             flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
@@ -299,7 +313,7 @@ class FlushModel(Model):
         if not (self.CanReceive(s, p) and s.phase[p - 1] == "OkSent"):
             return None
         v = s.vid[p - 1]
-        if not (s.views[v - 1] - s.crashed <= s.flushOks[p - 1]):
+        if not (s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
             return None
         d = self.DeliveredIn(s, p, v)
         c = s.flushInit[p - 1]
@@ -310,15 +324,13 @@ class FlushModel(Model):
         )
         if c == p:
             return t._replace(completed=_set(s.completed, p, s.completed[p - 1] | {(p, d)}))
-        if self.Alive(s, c):
-            return t._replace(chan=s.chan.set((p, c), s.chan[(p, c)] + (FlushCompletedMsg(v, d),)))
-        return t
+        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
 
     def ReceiveFlushCompleted(self, s: FlushState, c: int, q: int):
         if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
             return None
         m = self.In(s, c, q)
-        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and self.Alive(s, q)):
+        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and q not in self.Gone(s, c)):
             return None
         return s._replace(
             completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
@@ -327,26 +339,37 @@ class FlushModel(Model):
 
     # --- flush, phase 4 ---------------------------------------------------------
     def SendView(self, s: FlushState, c: int):
-        if not (self.Alive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
+        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
             return None
         v = s.vid[c - 1]
         members_v = s.views[v - 1]
-        if not (members_v - s.crashed <= frozenset(r[0] for r in s.completed[c - 1])):
+        gone = self.Gone(s, c)
+        if not (members_v - gone <= frozenset(r[0] for r in s.completed[c - 1])):
             return None
-        new = (members_v - (s.crashed | s.leaving)) | s.joining
-        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if self.Alive(s, r[0])))
+        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if r[0] not in gone))
+        nxt = self.NextView(s, c, v, D)
+        if nxt is None:
+            return None
+        new, R, msg, more = nxt
         delivered = _set(s.delivered, c, s.delivered[c - 1] | D) if self.ReconcileDigests else s.delivered
         return s._replace(
             views=s.views + (new,),
-            chan=self.Multi(s.chan, c, (members_v | s.joining) - s.crashed, ViewMsg(v, D)),
+            chan=self.Multi(s, s.chan, c, R, msg),
             vid=_set(s.vid, c, v + 1),
             delivered=delivered,
-            joining=frozenset(),
             phase=_set(s.phase, c, "Normal"),
             flushOks=_set(s.flushOks, c, frozenset()),
             digest=_set(s.digest, c, frozenset()),
             completed=_set(s.completed, c, frozenset()),
+            **more,
         )
+
+    def NextView(self, s: FlushState, c: int, v: int, D: frozenset):
+        """SendView's view: (the new view, whom the VIEW goes to, the VIEW,
+        the other variables it changes); None when SendView waits."""
+        members_v = s.views[v - 1]
+        return (members_v - (s.crashed | s.leaving)) | s.joining, members_v | s.joining, ViewMsg(v, D), \
+            {"joining": frozenset()}
 
     def InstallView(self, s: FlushState, p: int, c: int):
         if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
@@ -375,9 +398,8 @@ class FlushModel(Model):
         if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Normal"):
             return None
         v = s.vid[c - 1]
-        stay = (s.views[v - 1] & s.views[v - 2]) - s.crashed
         return s._replace(
-            chan=self.Multi(s.chan, c, stay, StopFlushMsg(v)),
+            chan=self.Multi(s, s.chan, c, s.views[v - 1] & s.views[v - 2], StopFlushMsg(v)),
             blocked=_set(s.blocked, c, False),
             flushInit=_set(s.flushInit, c, NO_INIT),
         )
@@ -386,7 +408,7 @@ class FlushModel(Model):
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return None
         m = self.In(s, p, c)
-        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and self.Alive(s, c)):
+        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)):
             return None
         return s._replace(
             blocked=_set(s.blocked, p, False),
@@ -489,6 +511,13 @@ class FlushModel(Model):
 
     def TypeOK(self, s: FlushState) -> bool:
         M = set(self.Members)
+        return self.FlushTypeOK(s) and s.crashed <= M and s.joining <= M and s.leaving <= M
+
+    def FlushTypeOK(self, s) -> bool:
+        """TypeOK's conjuncts over FLUSH's variables but the failure
+        detector's (crashed, joining, leaving): a composition's TypeOK
+        conjoins them with its own."""
+        M = set(self.Members)
         ids = set(range(1, self.MaxMsgs + 1))
         L = self.Latest(s)
         funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed)
@@ -497,7 +526,6 @@ class FlushModel(Model):
             and all(isinstance(v, frozenset) and v <= M for v in s.views)
             and all(len(f) == self.N for f in funcs)
             and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
-            and s.crashed <= M and s.joining <= M and s.leaving <= M
             and len(s.sent) <= self.MaxMsgs
             and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
             and all(d <= ids for d in s.delivered)

@@ -520,10 +520,7 @@ class RaincoreModel(Model):
     )
 
     def kernel(self) -> "RaincoreKernel | None":
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(RaincoreModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return RaincoreKernel(self)
+        return self.transcribed_kernel(RaincoreModel, RaincoreKernel)
 
     # --- MC constraint --------------------------------------------------------------------
     def constraint(self, s: RaincoreState) -> bool:

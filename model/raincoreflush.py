@@ -21,10 +21,11 @@ implementation, whose timers know nothing of tokens in flight;
 no recovery), applied to the ring variables of this state, not restated.
 
 This module is the spec transcribed variable for variable and action for
-action, so that the explorer's graph equals TLC's.  It reuses the ring
-helpers of :mod:`.raincore` and the message constructors of :mod:`.flush`;
-the FLUSH actions are rewritten because every guard that used FLUSH's
-perfect failure detector (``crashed``) now reads the ring (``Gone``).
+action, so that the explorer's graph equals TLC's.  The FLUSH actions and
+invariants are :class:`.flush.FlushModel`'s, inherited: every guard that
+reads FLUSH's perfect failure detector reads it through ``Dead`` and
+``Gone``, which here read the ring; SendView's view is the ring's commit
+(``NextView``).  Crash, Join and the ring actions are this spec's own.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import (FLUSH_TYPES, NO_INIT, PHASES, Data, FlushCompletedMsg, FlushModel, FlushOkMsg,
-                    StartFlushMsg, StopFlushMsg, _set)
+from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, FlushState, StartFlushMsg,
+                    StopFlushMsg, _set)
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
                        NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
@@ -104,12 +105,18 @@ RING_VARS = ("status", "viewState", "globalView", "localView", "newNodes", "toke
              "tokenState", "lastToken")
 
 
-class RaincoreFlushModel(Model):
+class RaincoreFlushModel(FlushModel):
+    """FLUSH's actions and invariants are :class:`.flush.FlushModel`'s, over
+    this state's FLUSH variables, with the failure detector read from the
+    ring (Dead, Gone), the coordinator and the pending view change the
+    ring's, and SendView's view the ring's commit (NextView)."""
+
     protocol = "raincoreflush"
     variables = RaincoreFlushState._fields
+    ReconcileDigests = True   # FLUSH's fixed variant
 
     def __init__(self, constants: Mapping[str, Any]) -> None:
-        super().__init__(constants)
+        Model.__init__(self, constants)   # not FLUSH's constants (no ReconcileDigests, MaxLeaves)
         c = self.constants
         self.N = int(c["N"])
         self.NInit = int(c["NInit"])
@@ -178,11 +185,6 @@ class RaincoreFlushModel(Model):
         return s.status[p - 1] == "Up"
 
     @staticmethod
-    def IsMember(s, p: int) -> bool:
-        v = s.vid[p - 1]
-        return v >= 1 and p in s.views[v - 1]
-
-    @staticmethod
     def Gone(s, p: int) -> frozenset:
         return s.views[s.vid[p - 1] - 1] - frozenset(s.localView[p - 1])
 
@@ -193,59 +195,22 @@ class RaincoreFlushModel(Model):
         lgv = self.LastGlobalView(s, c)
         return lgv != NULL_VIEW and frozenset(lgv) != s.views[-1] and self.NewerRingView(s, c)
 
-    @staticmethod
-    def DeliveredIn(s, p: int, v: int) -> frozenset:
-        return frozenset(i for i in s.delivered[p - 1] if s.sent[i - 1]["view"] == v)
-
-    @staticmethod
-    def SentIn(s, p: int, v: int) -> frozenset:
-        return frozenset(
-            i for i in range(1, len(s.sent) + 1) if s.sent[i - 1]["sender"] == p and s.sent[i - 1]["view"] == v
-        )
-
-    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
-        skip = self.Dead(s) | {p}
-        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
-
-    @staticmethod
-    def HasMsg(s, p: int, q: int) -> bool:
-        return len(s.chan[(q, p)]) > 0
-
-    @staticmethod
-    def In(s, p: int, q: int) -> Fn:
-        return s.chan[(q, p)][0]
-
-    @staticmethod
-    def Take(s, p: int, q: int) -> Fn:
-        return s.chan.set((q, p), s.chan[(q, p)][1:])
-
-    def CanReceive(self, s, p: int) -> bool:
-        return self.Alive(s, p) and self.IsMember(s, p)
-
-    @staticmethod
-    def LastView(seq: tuple) -> int:
-        last = 0
-        for i, m in enumerate(seq, start=1):
-            if m["type"] == "VIEW":
-                last = i
-        return last
+    def NextView(self, s, c: int, v: int, D: frozenset):
+        """SendView's view: the ring's commit, sent to the old view and the new
+        one with its ring number; it waits for a commit newer than its view's."""
+        if not self.NewerRingView(s, c):
+            return None
+        new = frozenset(self.LastGlobalView(s, c))
+        idx = self.LastIdx(s, c)
+        return new, frozenset(s.views[v - 1]) | new, RingViewMsg(v, D, idx), {"viewRing": s.viewRing + (idx,)}
 
     # --- init -------------------------------------------------------------------
     def init(self):
         N, NI = self.N, self.NInit
         ring = self.InitRing
+        (f,) = FlushModel.init(self)   # FLUSH's start: view 1 is 1..NInit, the initial ring
         yield RaincoreFlushState(
-            views=(frozenset(ring),),
-            vid=tuple(1 if p <= NI else 0 for p in self.Members),
-            sent=(),
-            delivered=(frozenset(),) * N,
-            chan=Fn({e: () for e in self.pairs}),
-            phase=("Normal",) * N,
-            blocked=(False,) * N,
-            flushInit=(NO_INIT,) * N,
-            flushOks=(frozenset(),) * N,
-            digest=(frozenset(),) * N,
-            completed=(frozenset(),) * N,
+            **{v: getattr(f, v) for v in RaincoreFlushState._fields if v in FlushState._fields},
             viewRing=(1,),
             status=tuple("Up" if n <= NI else "Off" for n in self.Members),
             viewState=tuple("Agreement" if n <= NI else "Chaos" for n in self.Members),
@@ -375,203 +340,6 @@ class RaincoreFlushModel(Model):
     def TokenLoss(self, s, m: Fn):
         return self.ring_step(s, self.ring.TokenLoss(self.ring_state(s), m)) if self.LossyRing else None
 
-    # --- FLUSH --------------------------------------------------------------------
-    def Multicast(self, s, p: int):
-        if not (self.CanReceive(s, p) and not s.blocked[p - 1] and len(s.sent) < self.MaxMsgs):
-            return None
-        i = len(s.sent) + 1
-        v = s.vid[p - 1]
-        return s._replace(
-            sent=s.sent + (record(sender=p, view=v),),
-            delivered=_set(s.delivered, p, s.delivered[p - 1] | {i}),
-            chan=self.Multi(s, s.chan, p, s.views[v - 1], Data(v, i)),
-        )
-
-    def Deliver(self, s, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        if m["type"] != "DATA" or m["view"] != s.vid[p - 1] or s.phase[p - 1] == "Completed":
-            return None
-        return s._replace(
-            delivered=_set(s.delivered, p, s.delivered[p - 1] | {m["id"]}),
-            chan=self.Take(s, p, q),
-        )
-
-    def Discard(self, s, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        v = s.vid[p - 1]
-        if not (
-            m["view"] < v
-            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
-            or (m["view"] == v and m["type"] == "DATA" and s.phase[p - 1] == "Completed")
-        ):
-            return None
-        return s._replace(chan=self.Take(s, p, q))
-
-    def StartFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.vid[c - 1] == len(s.views) and self.IsCoord(s, c)):
-            return None
-        if s.flushInit[c - 1] == c or not self.ViewChangePending(s, c):
-            return None
-        v = s.vid[c - 1]
-        d = self.DeliveredIn(s, c, v)
-        ph = s.phase[c - 1]
-        t = s._replace(
-            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
-            flushInit=_set(s.flushInit, c, c),
-            phase=_set(s.phase, c, "InBlock" if ph == "Normal" else ph),
-        )
-        if ph == "Completed":
-            return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
-        return t._replace(completed=_set(s.completed, c, frozenset()))
-
-    def _start_flush_from(self, s, p: int, c: int) -> bool:
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return False
-        m = self.In(s, p, c)
-        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
-
-    def Block(self, s, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
-            return None
-        return s._replace(
-            phase=_set(s.phase, p, "InBlock"),
-            flushInit=_set(s.flushInit, p, c),
-            chan=self.Take(s, p, c),
-        )
-
-    def RestartFlush(self, s, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] != "Normal"):
-            return None
-        v = s.vid[p - 1]
-        t = s._replace(flushInit=_set(s.flushInit, p, c))
-        if s.phase[p - 1] == "Completed":
-            d = self.DeliveredIn(s, p, v)
-            ch = self.Take(s, p, c)
-            ch = ch.set((p, c), ch[(p, c)] + (FlushCompletedMsg(v, d),))
-            return t._replace(digest=_set(s.digest, p, d), chan=ch)
-        return t._replace(chan=self.Take(s, p, c))
-
-    def FlushOk(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
-            return None
-        v = s.vid[p - 1]
-        return s._replace(
-            phase=_set(s.phase, p, "OkSent"),
-            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {p}),
-            chan=self.Multi(s, s.chan, p, s.views[v - 1], FlushOkMsg(v)),
-        )
-
-    def ReceiveFlushOk(self, s, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and q not in self.Gone(s, p)):
-            return None
-        return s._replace(
-            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
-            chan=self.Take(s, p, q),
-        )
-
-    def FlushCompleted(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p - 1] == "OkSent"):
-            return None
-        v = s.vid[p - 1]
-        if not (s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
-            return None
-        d = self.DeliveredIn(s, p, v)
-        c = s.flushInit[p - 1]
-        t = s._replace(
-            phase=_set(s.phase, p, "Completed"),
-            blocked=_set(s.blocked, p, True),
-            digest=_set(s.digest, p, d),
-        )
-        if c == p:
-            return t._replace(completed=_set(s.completed, p, s.completed[p - 1] | {(p, d)}))
-        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
-
-    def ReceiveFlushCompleted(self, s, c: int, q: int):
-        if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
-            return None
-        m = self.In(s, c, q)
-        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and q not in self.Gone(s, c)):
-            return None
-        return s._replace(
-            completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
-            chan=self.Take(s, c, q),
-        )
-
-    def SendView(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
-            return None
-        v = s.vid[c - 1]
-        members_v = s.views[v - 1]
-        gone = self.Gone(s, c)
-        if not (members_v - gone <= frozenset(r[0] for r in s.completed[c - 1])):
-            return None
-        if not self.NewerRingView(s, c):
-            return None
-        new = frozenset(self.LastGlobalView(s, c))
-        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if r[0] not in gone))
-        idx = self.LastIdx(s, c)
-        return s._replace(
-            views=s.views + (new,),
-            viewRing=s.viewRing + (idx,),
-            chan=self.Multi(s, s.chan, c, members_v | new, RingViewMsg(v, D, idx)),
-            vid=_set(s.vid, c, v + 1),
-            delivered=_set(s.delivered, c, s.delivered[c - 1] | D),
-            phase=_set(s.phase, c, "Normal"),
-            flushOks=_set(s.flushOks, c, frozenset()),
-            digest=_set(s.digest, c, frozenset()),
-            completed=_set(s.completed, c, frozenset()),
-        )
-
-    def InstallView(self, s, p: int, c: int):
-        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
-            return None
-        m = self.In(s, p, c)
-        if m["type"] != "VIEW":
-            return None
-        vp = s.vid[p - 1]
-        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
-            return None
-        delivered = _set(s.delivered, p, s.delivered[p - 1] | m["digest"]) if vp != 0 else s.delivered
-        return s._replace(
-            vid=_set(s.vid, p, m["view"] + 1),
-            delivered=delivered,
-            flushInit=_set(s.flushInit, p, NO_INIT if vp == 0 else c),
-            phase=_set(s.phase, p, "Normal"),
-            flushOks=_set(s.flushOks, p, frozenset()),
-            digest=_set(s.digest, p, frozenset()),
-            completed=_set(s.completed, p, frozenset()),
-            chan=self.Take(s, p, c),
-        )
-
-    def StopFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Normal"):
-            return None
-        v = s.vid[c - 1]
-        return s._replace(
-            chan=self.Multi(s, s.chan, c, s.views[v - 1] & s.views[v - 2], StopFlushMsg(v)),
-            blocked=_set(s.blocked, c, False),
-            flushInit=_set(s.flushInit, c, NO_INIT),
-        )
-
-    def Unblock(self, s, p: int, c: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return None
-        m = self.In(s, p, c)
-        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)):
-            return None
-        return s._replace(
-            blocked=_set(s.blocked, p, False),
-            flushInit=_set(s.flushInit, p, NO_INIT),
-            chan=self.Take(s, p, c),
-        )
-
     # --- environment ----------------------------------------------------------------
     def CanCrash(self, s, p: int) -> bool:
         dead = self.Dead(s)
@@ -668,14 +436,11 @@ class RaincoreFlushModel(Model):
     # not transcribed: the kernel calls them, on ring values.)
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
                            "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
-                           "LastView", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash",
+                           "LastView", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash", "NextView",
                            *SINGLE, *RECEIVE)
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(RaincoreFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return RaincoreFlushKernel(self)
+        return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
 
     # --- invariants -------------------------------------------------------------------
     @property
@@ -702,27 +467,12 @@ class RaincoreFlushModel(Model):
         tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
         m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
         M = set(self.Members)
-        ids = set(range(1, self.MaxMsgs + 1))
         L = len(s.views)
-        funcs = (s.vid, s.delivered, s.phase, s.blocked, s.flushInit, s.flushOks, s.digest, s.completed,
-                 s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
+        funcs = (s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
         return (
-            L >= 1
-            and all(isinstance(v, frozenset) and v <= M for v in s.views)
+            self.FlushTypeOK(s)
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(len(f) == self.N for f in funcs)
-            and all(isinstance(v, int) and 0 <= v <= L for v in s.vid)
-            and len(s.sent) <= self.MaxMsgs
-            and all(r["sender"] in M and 1 <= r["view"] <= L for r in s.sent)
-            and all(d <= ids for d in s.delivered)
-            and set(s.chan) == set(self.pairs)
-            and all(self._msg_ok(m) for e in self.pairs for m in s.chan[e])
-            and all(ph in PHASES for ph in s.phase)
-            and all(isinstance(b, bool) for b in s.blocked)
-            and all(x == NO_INIT or x in M for x in s.flushInit)
-            and all(o <= M for o in s.flushOks)
-            and all(d <= ids for d in s.digest)
-            and all(q in M and d <= ids for c in s.completed for q, d in c)
             and all(x in ("Off", "Up", "Down") for x in s.status)
             and all(x in VIEW_STATES for x in s.viewState)
             and all(set(v) <= M for gv in s.globalView for v in gv)
@@ -734,28 +484,6 @@ class RaincoreFlushModel(Model):
             and (not self.LossyRing or all((s.tokenState[n - 1] == "Eating") == self.Eating(s, n)
                                            for n in self.Members if self.Alive(s, n)))
         )
-
-    def VirtualSynchrony(self, s) -> bool:
-        for v in range(1, len(s.views)):
-            both = s.views[v - 1] & s.views[v]
-            movers = [p for p in self.Members if s.vid[p - 1] > v and p in both]
-            if len({self.DeliveredIn(s, p, v) for p in movers}) > 1:
-                return False
-        return True
-
-    def NoSendWhileBlocked(self, s) -> bool:
-        return all(self.SentIn(s, p, s.vid[p - 1]) <= s.digest[p - 1] for p in self.Members if s.blocked[p - 1])
-
-    def ViewAfterAllCompleted(self, s) -> bool:
-        L = len(s.views)
-        for p in self.Members:
-            v = s.vid[p - 1]
-            if self.Alive(s, p) and self.IsMember(s, p) and v < L:
-                if s.phase[p - 1] != "Completed":
-                    return False
-                if p in s.views[v] and v != L - 1:
-                    return False
-        return True
 
     def AtMostOneToken(self, s) -> bool:
         eaters = sum(1 for n in self.Members if self.Alive(s, n) and self.Eating(s, n))
@@ -780,7 +508,7 @@ class RaincoreFlushModel(Model):
         return {i for gv in s.globalView for i, v in enumerate(gv, start=1) if v != NULL_VIEW and frozenset(v) == S}
 
     def ViewsFromRing(self, s) -> bool:
-        idx = [self.RingIndex(s, v) for v in s.views]
+        idx = [self.RingIndex(s, frozenset(v)) for v in s.views]
         if any(not x for x in idx):
             return False
         return all(i < j for a, b in zip(idx, idx[1:]) for i in a for j in b)

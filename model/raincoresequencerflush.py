@@ -12,12 +12,14 @@ perfect failure detector ``crashed``; a joiner enters through the 911 path.
 
 The ring part (variables as tuples over ``1..N``, the actions TokenReceived,
 911Received, TokenDeliveryFailure, 911DeliveryFailure, EatingTimeout, Join)
-is inherited unchanged from :class:`.raincoreflush.RaincoreFlushModel`; the
-SEQUENCER helpers (Absorb, Purged, Longest) are those of
-:class:`.sequencerflush.SequencerFlushModel`.  The SEQUENCER and FLUSH
-actions are the spec's, transcribed action for action so that the
-explorer's graph equals TLC's; their per-member variables are ``Fn`` over
-``1..N`` as in :mod:`.sequencerflush` (TLC prints them as tuples).
+and its failure detector (Dead, Alive, Gone, ViewChangePending, the ring's
+view in NextView) are :class:`.raincoreflush.RaincoreFlushModel`'s; the
+SEQUENCER and FLUSH actions and properties are
+:class:`.sequencerflush.SequencerFlushModel`'s, which read the failure
+detector only through those operators.  What this spec adds is here: a
+joiner's first InstallView, Crash (the ring's), the order of Next, TypeOK.
+Per-member SEQUENCER and FLUSH variables are ``Fn`` over ``1..N`` as in
+:mod:`.sequencerflush` (TLC prints them as tuples).
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .core import Label, state_type
-from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg
+from .flush import FlushModel
 from .raincore import NULL_VIEW
 from .raincoreflush import RaincoreFlushKernel, RaincoreFlushModel, RingViewMsg
-from .sequencer import Integrity, NoDuplicates, SenderFIFO, _subsets
-from .sequencerflush import (COMPLETED, DAT, FLUSH_TYPES, FWD, MSG_TYPES, NO_INIT, OK, PHASES, START, STOP, VIEW,
-                             Data, DeliveredIn, Forward, LastView, LogsAgree, Longest, SequencerFlushKernel,
-                             SequencerFlushModel, VirtualSynchrony, _mcast)
+from .sequencer import _subsets
+from .sequencerflush import (COMPLETED, DAT, FWD, MSG_TYPES, NO_INIT, OK, PHASES, START, STOP, VIEW, LastView,
+                             Longest, SequencerFlushKernel, SequencerFlushModel, _mcast)
 from .sequencerflush import _set as _kset
 from .values import Fn
 
@@ -66,41 +67,34 @@ class RaincoreSequencerFlushState(NamedTuple):
     msgs911: frozenset
 
 
-class RaincoreSequencerFlushModel(RaincoreFlushModel):
+class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
+    """SequencerFlush's actions and properties over this state, with
+    RaincoreFlush's ring: the ring's actions, its failure detector (Dead,
+    Alive, Gone) and its view (NextView) replace SequencerFlush's."""
+
     protocol = "raincoresequencerflush"
     variables = RaincoreSequencerFlushState._fields
-
-    # SequencerFlush's helpers and properties, reused as they are.
-    Absorb = staticmethod(SequencerFlushModel.Absorb)
-    Purged = SequencerFlushModel.Purged
-    DeliveredIn = staticmethod(DeliveredIn)
-    VirtualSynchrony = staticmethod(VirtualSynchrony)
-    LogsAgree = staticmethod(LogsAgree)
+    UniformDelivery = False   # SequencerFlush's constant; not this spec's
+    # RaincoreFlush's failure detector and membership, not SequencerFlush's
+    Dead = RaincoreFlushModel.Dead
+    Alive = staticmethod(RaincoreFlushModel.Alive)
+    CanReceive = FlushModel.CanReceive
+    ViewChangePending = RaincoreFlushModel.ViewChangePending
     # RaincoreFlush's FLUSH-only actions and properties (DATA by id, set
     # views, tuple variables) are not this spec's: hidden, so that nothing
     # calls them on a SEQUENCER state.
-    Multicast = Deliver = Take = SentIn = NoSendWhileBlocked = ViewAfterAllCompleted = None
+    Multicast = Deliver = SentIn = NoSendWhileBlocked = ViewAfterAllCompleted = None
 
     def __init__(self, constants: Mapping[str, Any]) -> None:
         c = dict(constants)
         c.setdefault("MaxMsgs", 0)  # RaincoreFlushModel's constructor reads it; unused here
-        super().__init__(c)
+        RaincoreFlushModel.__init__(self, c)
         self.MaxSeq = int(c["MaxSeq"])
         self.Senders = frozenset(c["Senders"])
         self.ResendAlways = bool(c["ResendAlways"])
         self.ResentFirst = bool(c["ResentFirst"])
 
-    # --- helpers (the spec's operators) -----------------------------------------
-    def Dead(self, s) -> frozenset:
-        return frozenset(n for n in self.Members if s.status[n - 1] == "Down")
-
-    @staticmethod
-    def View(s, m: int) -> tuple:
-        return s.views[s.vid[m] - 1]
-
-    def IsCoord(self, s, m: int) -> bool:
-        return self.View(s, m)[0] == m
-
+    # --- helpers (the spec's operators over Fn-valued vid) ----------------------
     @staticmethod
     def IsMember(s, p: int) -> bool:
         v = s.vid[p]
@@ -116,47 +110,17 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
     def NewerRingView(self, s, c: int) -> bool:
         return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c] - 1]
 
-    def ViewChangePending(self, s, c: int) -> bool:
-        lgv = self.LastGlobalView(s, c)
-        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1]) and self.NewerRingView(s, c)
-
-    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
-        skip = self.Dead(s) | {p}
-        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
-
-    def SendTo(self, s, ch: Fn, p: int, q: int, msg: Fn) -> Fn:
-        if q in self.Dead(s):
-            return ch
-        return ch.set((p, q), ch[(p, q)] + (msg,))
-
-    def McastData(self, s, ch: Fn, c: int, snd: int, q: int) -> Fn:
-        msg = Data(snd, q, s.vid[c])
-        dead = self.Dead(s)
-        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in self.View(s, c) if r not in dead})
-
-    @staticmethod
-    def TakeCh(ch: Fn, p: int, q: int) -> Fn:
-        return ch.set((q, p), ch[(q, p)][1:])
-
-    def Moved(self, s, m: int, new: tuple, D: tuple, ch: Fn) -> dict:
-        """The primed SEQUENCER variables of m's view change (SequencerFlush's Moved)."""
-        recv, delivered, fwd = self.Absorb(m, s.recv[m], s.delivered[m], s.fwd[m], D)
-        nc = new[0]
-        pch = self.Purged(ch, m, s.vid[m])
-        if (self.View(s, m)[0] != nc or self.ResendAlways) and nc not in self.Dead(s):
-            pch = pch.set((m, nc), pch[(m, nc)] + tuple(Forward(m, q) for q in sorted(fwd)))
-        return dict(
-            recv=s.recv.set(m, recv.restrict(set(recv) & set(new))),
-            delivered=s.delivered.set(m, delivered),
-            fwd=s.fwd.set(m, fwd),
-            closed=s.closed.set(m, s.closed[m] + (len(delivered),)),
-            log=s.log.set(m, ()),
-            chan=pch,
-        )
+    def NextView(self, s, c: int, v: int, D: tuple):
+        """RaincoreFlush's: the ring's commit, sorted (SEQUENCER's coordinator is its smallest member)."""
+        nxt = RaincoreFlushModel.NextView(self, s, c, v, D)
+        if nxt is None:
+            return None
+        new, R, msg, more = nxt
+        return tuple(sorted(new)), R, msg, more
 
     # --- init -------------------------------------------------------------------
     def init(self):
-        (r,) = super().init()  # the ring's steady start, RaincoreFlush's
+        (r,) = RaincoreFlushModel.init(self)  # the ring's steady start, RaincoreFlush's
         M = self.Members
         yield RaincoreSequencerFlushState(
             views=(self.InitRing,),
@@ -178,196 +142,27 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
             newNodes=r.newNodes, token=r.token, tokenMsgs=r.tokenMsgs, msgs911=r.msgs911,
         )
 
-    # --- SEQUENCER ----------------------------------------------------------------
-    @staticmethod
-    def ResentPending(s, m: int) -> bool:
-        return any(x["type"] == "FORWARD" for x in s.chan[(m, m)])
-
-    def Send(self, s, m: int):
-        if m not in self.Senders or not self.CanReceive(s, m) or s.blocked[m] or s.sent[m] >= self.MaxSeq:
-            return None
-        if self.ResentFirst and self.ResentPending(s, m):
-            return None
-        q = s.sent[m] + 1
-        sent = s.sent.set(m, q)
-        if self.IsCoord(s, m):
-            return s._replace(sent=sent, chan=self.McastData(s, s.chan, m, m, q),
-                              log=s.log.set(m, s.log[m] + ((m, q),)))
-        return s._replace(sent=sent, fwd=s.fwd.set(m, s.fwd[m] | {q}),
-                          chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)))
-
-    def RecvForward(self, s, c: int, p: int):
-        if not (self.CanReceive(s, c) and self.HasMsg(s, c, p)):
-            return None
-        msg = self.In(s, c, p)
-        if msg["type"] != "FORWARD":
-            return None
-        rest = self.TakeCh(s.chan, c, p)
-        if self.IsCoord(s, c):
-            return s._replace(chan=self.McastData(s, rest, c, msg["sender"], msg["seqno"]),
-                              log=s.log.set(c, s.log[c] + ((msg["sender"], msg["seqno"]),)))
-        return s._replace(chan=rest)
-
-    def RecvData(self, s, m: int, p: int):
-        if not (self.CanReceive(s, m) and self.HasMsg(s, m, p)):
-            return None
-        msg = self.In(s, m, p)
-        if msg["type"] != "DATA" or msg["view"] != s.vid[m] or s.phase[m] == "Completed":
-            return None
-        snd, q = msg["sender"], msg["seqno"]
-        table = s.recv[m]
-        dup = snd in table and q <= table[snd]
-        t = s._replace(chan=self.TakeCh(s.chan, m, p))
-        if p != m:
-            t = t._replace(log=s.log.set(m, s.log[m] + ((snd, q),)))
-        if snd == m:
-            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
-        if not dup:
-            t = t._replace(recv=s.recv.set(m, table.set(snd, q)),
-                           delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
-        return t
-
-    def Discard(self, s, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        if m["type"] == "FORWARD":
-            return None
-        v = s.vid[p]
-        if not (
-            m["view"] < v
-            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
-            or (m["view"] == v and m["type"] == "DATA" and s.phase[p] == "Completed")
-        ):
-            return None
-        return s._replace(chan=self.TakeCh(s.chan, p, q))
-
-    # --- FLUSH --------------------------------------------------------------------
-    def StartFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.vid[c] == len(s.views) and self.IsInitiator(s, c)):
-            return None
-        if s.flushInit[c] == c or not self.ViewChangePending(s, c):
-            return None
-        v = s.vid[c]
-        ph = s.phase[c]
-        return s._replace(
-            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
-            flushInit=s.flushInit.set(c, c),
-            phase=s.phase.set(c, "InBlock" if ph == "Normal" else ph),
-            completed=s.completed.set(c, frozenset({(c, s.log[c])}) if ph == "Completed" else frozenset()),
-        )
-
-    def _flush_msg(self, s, p: int, c: int, typ: str) -> bool:
-        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p] /\\ c \\notin Gone(p)."""
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return False
-        m = self.In(s, p, c)
-        return m["type"] == typ and m["view"] == s.vid[p] and c not in self.Gone(s, p)
-
-    def Block(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "START_FLUSH") or s.phase[p] != "Normal":
-            return None
-        return s._replace(phase=s.phase.set(p, "InBlock"), flushInit=s.flushInit.set(p, c),
-                          chan=self.TakeCh(s.chan, p, c))
-
-    def RestartFlush(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "START_FLUSH") or s.phase[p] == "Normal":
-            return None
-        ch = self.TakeCh(s.chan, p, c)
-        if s.phase[p] == "Completed":
-            ch = self.Multi(s, ch, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p]))
-        return s._replace(flushInit=s.flushInit.set(p, c), chan=ch)
-
-    def FlushOk(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p] == "InBlock"):
-            return None
-        return s._replace(
-            phase=s.phase.set(p, "OkSent"),
-            flushOks=s.flushOks.set(p, s.flushOks[p] | {p}),
-            chan=self.Multi(s, s.chan, p, self.View(s, p), FlushOkMsg(s.vid[p])),
-        )
-
-    def ReceiveFlushOk(self, s, p: int, q: int):
-        if not self._flush_msg(s, p, q, "FLUSH_OK"):
-            return None
-        return s._replace(flushOks=s.flushOks.set(p, s.flushOks[p] | {q}), chan=self.TakeCh(s.chan, p, q))
-
-    def FlushCompleted(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p] == "OkSent"):
-            return None
-        if not frozenset(self.View(s, p)) - self.Gone(s, p) <= s.flushOks[p]:
-            return None
-        c = s.flushInit[p]
-        t = s._replace(phase=s.phase.set(p, "Completed"), blocked=s.blocked.set(p, True))
-        if c == p:
-            return t._replace(completed=s.completed.set(p, s.completed[p] | {(p, s.log[p])}))
-        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p])))
-
-    def ReceiveFlushCompleted(self, s, c: int, q: int):
-        if not self._flush_msg(s, c, q, "FLUSH_COMPLETED"):
-            return None
-        d = self.In(s, c, q)["digest"]
-        return s._replace(completed=s.completed.set(c, s.completed[c] | {(q, d)}),
-                          chan=self.TakeCh(s.chan, c, q))
-
-    def SendView(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Completed"):
-            return None
-        gone = self.Gone(s, c)
-        if not frozenset(self.View(s, c)) - gone <= {r[0] for r in s.completed[c]}:
-            return None
-        if not self.NewerRingView(s, c):
-            return None
-        v = s.vid[c]
-        new = tuple(sorted(set(self.LastGlobalView(s, c))))
-        D = Longest({r[1] for r in s.completed[c] if r[0] not in gone})
-        idx = self.LastIdx(s, c)
-        ch = self.Multi(s, s.chan, c, set(s.views[v - 1]) | set(new), RingViewMsg(v, D, idx))
-        return s._replace(
-            views=s.views + (new,),
-            viewRing=s.viewRing + (idx,),
-            vid=s.vid.set(c, v + 1),
-            phase=s.phase.set(c, "Normal"),
-            flushOks=s.flushOks.set(c, frozenset()),
-            completed=s.completed.set(c, frozenset()),
-            **self.Moved(s, c, new, D, ch),
-        )
-
+    # --- what the ring adds -------------------------------------------------------
     def InstallView(self, s, p: int, c: int):
+        """SequencerFlush's; a joiner (vid 0) installs its first view with no
+        digest, closed 0 for the views before it."""
+        if s.vid[p] != 0:
+            return super().InstallView(s, p, c)
         if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
             return None
         m = self.In(s, p, c)
         if m["type"] != "VIEW":
             return None
-        vp = s.vid[p]
-        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
-            return None
-        common = dict(
+        return s._replace(
             vid=s.vid.set(p, m["view"] + 1),
-            flushInit=s.flushInit.set(p, NO_INIT if vp == 0 else c),
+            flushInit=s.flushInit.set(p, NO_INIT),
             phase=s.phase.set(p, "Normal"),
             flushOks=s.flushOks.set(p, frozenset()),
             completed=s.completed.set(p, frozenset()),
+            closed=s.closed.set(p, (0,) * m["view"]),
+            chan=self.Take(s.chan, p, c),
         )
-        if vp == 0:  # a joiner: no digest, closed 0 for the views before it
-            return s._replace(closed=s.closed.set(p, (0,) * m["view"]), chan=self.TakeCh(s.chan, p, c), **common)
-        return s._replace(**common, **self.Moved(s, p, s.views[m["view"]], m["digest"], self.TakeCh(s.chan, p, c)))
 
-    def StopFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
-            return None
-        v = s.vid[c]
-        R = set(s.views[v - 1]) & set(s.views[v - 2])
-        return s._replace(chan=self.Multi(s, s.chan, c, R, StopFlushMsg(v)),
-                          blocked=s.blocked.set(c, False), flushInit=s.flushInit.set(c, NO_INIT))
-
-    def Unblock(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "STOP_FLUSH"):
-            return None
-        return s._replace(blocked=s.blocked.set(p, False), flushInit=s.flushInit.set(p, NO_INIT),
-                          chan=self.TakeCh(s.chan, p, c))
-
-    # --- environment ----------------------------------------------------------------
     def CanCrash(self, s, p: int) -> bool:
         dead = self.Dead(s)
         return (
@@ -432,70 +227,34 @@ class RaincoreSequencerFlushModel(RaincoreFlushModel):
 
     # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "View", "IsCoord", "IsMember", "Gone",
-                           "IsInitiator", "ViewChangePending", "Multi", "SendTo", "McastData", "TakeCh", "Moved",
-                           "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
-                           "ResentPending", "_flush_msg", "CanCrash", "Crash", *SINGLE, *PAIR)
+                           "IsInitiator", "ViewChangePending", "Multi", "SendTo", "McastData", "Take", "Moved",
+                           "NextView", "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
+                           "ResentPending", "_flush_msg", "_flush_msg_from", "CanCrash", "Crash", *SINGLE, *PAIR)
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(RaincoreSequencerFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return RaincoreSequencerFlushKernel(self)
+        return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
 
     # --- properties -------------------------------------------------------------------
     @property
     def invariants(self):
+        seq = SequencerFlushModel.invariants.fget(self)
         return {
-            "TypeOK": self.TypeOK,
-            "NoDuplicates": NoDuplicates,
-            "Integrity": Integrity,
-            "SenderFIFO": SenderFIFO,
-            "SurvivorTotalOrder": self.SurvivorTotalOrder,
-            "VirtualSynchrony": self.VirtualSynchrony,
-            "LogsAgree": self.LogsAgree,
+            **{name: seq[name] for name in ("TypeOK", "NoDuplicates", "Integrity", "SenderFIFO", "SurvivorTotalOrder",
+                                            "VirtualSynchrony", "LogsAgree")},
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
         }
 
-    def SurvivorTotalOrder(self, s) -> bool:
-        dead = self.Dead(s)
-        live = [d for m, d in s.delivered.items() if m not in dead]
-        sets = [set(d) for d in live]
-        for i in range(len(live)):
-            for j in range(i + 1, len(live)):
-                if [x for x in live[i] if x in sets[j]] != [x for x in live[j] if x in sets[i]]:
-                    return False
-        return True
-
-    def ViewsFromRing(self, s) -> bool:
-        idx = [self.RingIndex(s, frozenset(v)) for v in s.views]
-        if any(not x for x in idx):
-            return False
-        return all(i < j for a, b in zip(idx, idx[1:]) for i in a for j in b)
-
     def TypeOK(self, s) -> bool:
         M = set(self.Members)
-        seqs = range(0, self.MaxSeq + 1)
-        ids = set(range(1, self.MaxSeq + 1))
         L = len(s.views)
         return (
             L >= 1
-            and all(set(v) <= M for v in s.views)
+            and self.SeqFlushTypeOK(s)
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(0 <= s.vid[m] <= L for m in M)
-            and all(s.sent[m] in seqs for m in M)
-            and all(s.fwd[m] <= ids for m in M)
-            and all(set(s.recv[m]) <= M and all(x in seqs for x in s.recv[m].values()) for m in M)
-            and all(x in M and q in ids for m in M for x, q in s.delivered[m])
-            and all(x in M and q in ids for m in M for x, q in s.log[m])
             and all(len(s.closed[m]) == max(s.vid[m] - 1, 0) for m in M)
-            and all(msg["type"] in MSG_TYPES for e in self.pairs for msg in s.chan[e])
-            and all(s.phase[m] in PHASES for m in M)
-            and all(isinstance(s.blocked[m], bool) for m in M)
-            and all(s.flushInit[m] in M | {NO_INIT} for m in M)
-            and all(s.flushOks[m] <= M for m in M)
-            and all(r[0] in M for c in M for r in s.completed[c])
             and all(x in ("Off", "Up", "Down") for x in s.status)
             and all(set(v) <= M for gv in s.globalView for v in gv)
             and all(set(lv) <= M for lv in s.localView)

@@ -76,15 +76,28 @@ class SequencerModel(Model):
     def IsCoord(self, s: SequencerState, m: int) -> bool:
         return self.View(s, m)[0] == m
 
+    # The failure detector and who takes part, read through these so that a
+    # composition (SEQUENCER over FLUSH, over the ring) reuses the actions:
+    # Dead(s) are the members no message reaches, CanReceive(s, m) holds when
+    # m takes steps.  Here both read ``crashed``.
+    @staticmethod
+    def Dead(s: SequencerState) -> frozenset:
+        return s.crashed
+
+    @staticmethod
+    def CanReceive(s: SequencerState, m: int) -> bool:
+        return m not in s.crashed
+
     def SendTo(self, s: SequencerState, ch: Fn, p: int, q: int, msg: Fn) -> Fn:
-        if q in s.crashed:
+        if q in self.Dead(s):
             return ch
         return ch.set((p, q), ch[(p, q)] + (msg,))
 
     def McastData(self, s: SequencerState, ch: Fn, c: int, snd: int, q: int) -> Fn:
         view = self.View(s, c)
         msg = Data(snd, q)
-        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in view if r not in s.crashed})
+        dead = self.Dead(s)
+        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in view if r not in dead})
 
     def McastSeq(self, s: SequencerState, ch: Fn, c: int, v: tuple, snd: int, qs) -> Fn:
         msgs = tuple(Data(snd, q) for q in qs)
@@ -106,7 +119,7 @@ class SequencerModel(Model):
 
     # --- actions --------------------------------------------------------------
     def Send(self, s: SequencerState, m: int):
-        if m in s.crashed or s.sent[m] >= self.MaxSeq:
+        if not self.CanReceive(s, m) or s.sent[m] >= self.MaxSeq:
             return None
         q = s.sent[m] + 1
         sent = s.sent.set(m, q)
@@ -119,7 +132,7 @@ class SequencerModel(Model):
         )
 
     def RecvForward(self, s: SequencerState, c: int, p: int):
-        if c in s.crashed:
+        if not self.CanReceive(s, c):
             return None
         ch = s.chan[(p, c)]
         if not ch or ch[0]["type"] != "FORWARD":
@@ -133,7 +146,7 @@ class SequencerModel(Model):
         return s._replace(chan=rest)  # not coordinator: "error and return"
 
     def RecvData(self, s: SequencerState, m: int, p: int):
-        if m in s.crashed:
+        if not self.CanReceive(s, m):
             return None
         ch = s.chan[(p, m)]
         if not ch or ch[0]["type"] != "DATA":
@@ -216,14 +229,12 @@ class SequencerModel(Model):
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "SendTo", "McastData", "McastSeq",
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo",
+                           "McastData", "McastSeq",
                            "Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView")
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(SequencerModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return SequencerKernel(self)
+        return self.transcribed_kernel(SequencerModel, SequencerKernel)
 
     # --- properties -----------------------------------------------------------
     @property
@@ -534,7 +545,20 @@ def Settled(s) -> bool:
 
 
 def TotalOrder(s) -> bool:
-    hist = list(s.delivered.values())
+    return TotalOrderAmong(s.delivered.values())
+
+
+def SurvivorTotalOrder(s) -> bool:
+    """Members that have not crashed deliver their common messages in the
+    same order (SequencerFlush's property, on any state with ``crashed``)."""
+    return TotalOrderAmong(d for m, d in s.delivered.items() if m not in s.crashed)
+
+
+def TotalOrderAmong(hists) -> bool:
+    """The histories ``hists`` deliver their common messages in the same
+    order (TotalOrder over every member; SurvivorTotalOrder, in the
+    compositions, over the members that have not crashed)."""
+    hist = list(hists)
     sets = [set(d) for d in hist]
     for i in range(len(hist)):
         for j in range(i + 1, len(hist)):

@@ -20,7 +20,9 @@ change, for VirtualSynchrony.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards, same successor values),
-so that the explorer's state graph equals TLC's (``explore --compare-tlc``;
+SEQUENCER's actions called from :mod:`.sequencer` with what the
+composition adds, so that the explorer's state graph equals TLC's
+(``explore --compare-tlc``;
 ``SequencerFlushKernel``, at the end, is the same transition system over a
 leaner encoding, which the explorer searches; see its docstring).
 Per-member variables are ``Fn`` over ``1..N`` (TLC prints them as tuples;
@@ -32,13 +34,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
-from .sequencer import GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, Settled, TotalOrder, _subsets
+from .flush import FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
+from .sequencer import (Forward, GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, SequencerModel, Settled,
+                        TotalOrder, TotalOrderAmong, _subsets)
 from .values import Fn, record
 
-NO_INIT = 0
-PHASES = ("Normal", "InBlock", "OkSent", "Completed")
-FLUSH_TYPES = frozenset({"START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"})
 MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
@@ -63,10 +63,6 @@ class SequencerFlushState(NamedTuple):
 
 
 # --- messages (same constructors as the spec) -----------------------------------
-def Forward(s: int, q: int) -> Fn:
-    return record(type="FORWARD", sender=s, seqno=q)
-
-
 def Data(s: int, q: int, v: int) -> Fn:
     return record(type="DATA", sender=s, seqno=q, view=v)
 
@@ -94,9 +90,44 @@ def IsPrefix(a: tuple, b: tuple) -> bool:
     return len(a) <= len(b) and b[: len(a)] == a
 
 
+# --- properties (functions of the state, as in the spec) ----------------------------
+def DeliveredIn(s, m: int, v: int) -> frozenset:
+    lo = 0 if v == 1 else s.closed[m][v - 2]
+    return frozenset(s.delivered[m][lo: s.closed[m][v - 1]])
+
+
+def VirtualSynchrony(s) -> bool:
+    for v in range(1, len(s.views)):
+        both = set(s.views[v - 1]) & set(s.views[v])
+        movers = [m for m in both if s.vid[m] > v]
+        sets = {DeliveredIn(s, m, v) for m in movers}
+        if len(sets) > 1:
+            return False
+    return True
+
+
+def LogsAgree(s) -> bool:
+    ms = list(s.log)
+    for p in ms:
+        for q in ms:
+            if s.vid[p] == s.vid[q] and not (IsPrefix(s.log[p], s.log[q]) or IsPrefix(s.log[q], s.log[p])):
+                return False
+    return True
+
+
 class SequencerFlushModel(Model):
+    """SEQUENCER's Send, RecvForward and RecvData are
+    :class:`.sequencer.SequencerModel`'s, called on this state, plus what
+    the composition adds (the latch, the view in DATA, the log).  The
+    failure detector is read through ``Dead``, ``Gone`` and ``CanReceive``
+    and SendView's view through ``NextView``, which RaincoreSequencerFlush
+    replaces by the ring's."""
+
     protocol = "sequencerflush"
     variables = SequencerFlushState._fields
+    # SEQUENCER's fixes that are not this spec's (its RecvForward never waits,
+    # its RecvData always acknowledges the sender's own FORWARD)
+    KeepForward = RetainForward = False
 
     def __init__(self, constants):
         super().__init__(constants)
@@ -112,16 +143,22 @@ class SequencerFlushModel(Model):
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
     # --- helpers (same names as the spec's operators) -------------------------
+    View = SequencerModel.View
+    IsCoord = SequencerModel.IsCoord
+    Dead = staticmethod(SequencerModel.Dead)
+    CanReceive = staticmethod(SequencerModel.CanReceive)
+    SendTo = SequencerModel.SendTo
+    DeliveredIn = staticmethod(DeliveredIn)
+    VirtualSynchrony = staticmethod(VirtualSynchrony)
+    LogsAgree = staticmethod(LogsAgree)
+
     @staticmethod
     def Latest(s) -> int:
         return len(s.views)
 
     @staticmethod
-    def View(s, m: int) -> tuple:
-        return s.views[s.vid[m] - 1]
-
-    def IsCoord(self, s, m: int) -> bool:
-        return self.View(s, m)[0] == m
+    def Gone(s, p: int) -> frozenset:
+        return s.crashed
 
     @staticmethod
     def Staying(s) -> set:
@@ -132,22 +169,18 @@ class SequencerFlushModel(Model):
         return c in st and all(c <= q for q in st)
 
     @staticmethod
-    def ViewChangePending(s) -> bool:
+    def ViewChangePending(s, c: int | None = None) -> bool:
         return any(x in s.crashed for x in s.views[-1])
-
-    @staticmethod
-    def SendTo(s, ch: Fn, p: int, q: int, msg: Fn) -> Fn:
-        if q in s.crashed:
-            return ch
-        return ch.set((p, q), ch[(p, q)] + (msg,))
 
     def McastData(self, s, ch: Fn, c: int, snd: int, q: int) -> Fn:
         msg = Data(snd, q, s.vid[c])
-        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in set(self.View(s, c)) if r not in s.crashed})
+        dead = self.Dead(s)
+        return ch.update({(c, r): ch[(c, r)] + (msg,) for r in self.View(s, c) if r not in dead})
 
-    @staticmethod
-    def Multi(ch: Fn, p: int, R, msg: Fn) -> Fn:
-        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q != p})
+    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
+        """``msg`` from p to every member of R but p and the dead."""
+        skip = self.Dead(s) | {p}
+        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
 
     @staticmethod
     def HasMsg(s, p: int, q: int) -> bool:
@@ -186,17 +219,19 @@ class SequencerFlushModel(Model):
         recv, delivered, fwd = self.Absorb(m, s.recv[m], s.delivered[m], s.fwd[m], D)
         nc = new[0]
         pch = self.Purged(ch, m, s.vid[m])
-        if (self.View(s, m)[0] != nc or self.ResendAlways) and nc not in s.crashed:
+        if (self.View(s, m)[0] != nc or self.ResendAlways) and nc not in self.Dead(s):
             pch = pch.set((m, nc), pch[(m, nc)] + tuple(Forward(m, q) for q in sorted(fwd)))
-        return dict(
+        out = dict(
             recv=s.recv.set(m, recv.restrict(set(recv) & set(new))),
             delivered=s.delivered.set(m, delivered),
             fwd=s.fwd.set(m, fwd),
             closed=s.closed.set(m, s.closed[m] + (len(delivered),)),
             log=s.log.set(m, ()),
-            ndel=s.ndel.set(m, 0),
             chan=pch,
         )
+        if "ndel" in self.variables:   # UniformDelivery's (not in RaincoreSequencerFlush)
+            out["ndel"] = s.ndel.set(m, 0)
+        return out
 
     # --- Init -----------------------------------------------------------------
     def init(self):
@@ -226,60 +261,46 @@ class SequencerFlushModel(Model):
         return any(x["type"] == "FORWARD" for x in s.chan[(m, m)])
 
     def Send(self, s, m: int):
-        if m not in self.Senders or m in s.crashed or s.blocked[m] or s.sent[m] >= self.MaxSeq:
+        """SEQUENCER's Send, held while the latch is closed (and, ResentFirst,
+        while m's resent FORWARDs wait); the coordinator logs its DATA."""
+        if m not in self.Senders or s.blocked[m] or (self.ResentFirst and self.ResentPending(s, m)):
             return None
-        if self.ResentFirst and self.ResentPending(s, m):
-            return None
-        q = s.sent[m] + 1
-        sent = s.sent.set(m, q)
-        if self.IsCoord(s, m):
-            return s._replace(sent=sent, chan=self.McastData(s, s.chan, m, m, q),
-                              log=s.log.set(m, s.log[m] + ((m, q),)))
-        return s._replace(
-            sent=sent,
-            fwd=s.fwd.set(m, s.fwd[m] | {q}),
-            chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)),
-        )
+        t = SequencerModel.Send(self, s, m)
+        if t is not None and self.IsCoord(s, m):
+            t = t._replace(log=s.log.set(m, s.log[m] + ((m, t.sent[m]),)))
+        return t
 
     def RecvForward(self, s, c: int, p: int):
-        if c in s.crashed or not self.HasMsg(s, c, p):
-            return None
-        msg = self.In(s, c, p)
-        if msg["type"] != "FORWARD":
-            return None
-        rest = self.Take(s.chan, c, p)
-        if self.IsCoord(s, c):
-            return s._replace(chan=self.McastData(s, rest, c, msg["sender"], msg["seqno"]),
-                              log=s.log.set(c, s.log[c] + ((msg["sender"], msg["seqno"]),)))
-        return s._replace(chan=rest)  # not coordinator: "error and return"
+        """SEQUENCER's RecvForward; the coordinator logs the DATA it multicasts."""
+        t = SequencerModel.RecvForward(self, s, c, p)
+        if t is not None and self.IsCoord(s, c):
+            msg = self.In(s, c, p)
+            t = t._replace(log=s.log.set(c, s.log[c] + ((msg["sender"], msg["seqno"]),)))
+        return t
 
     def RecvData(self, s, m: int, p: int):
-        if m in s.crashed or not self.HasMsg(s, m, p):
+        """SEQUENCER's RecvData for DATA of m's view while m's flush has not
+        completed (UniformDelivery: taken into the log only, delivered by
+        DeliverStable); a member logs the DATA it takes from another."""
+        if not (self.CanReceive(s, m) and self.HasMsg(s, m, p)):
             return None
         msg = self.In(s, m, p)
         if msg["type"] != "DATA" or msg["view"] != s.vid[m] or s.phase[m] == "Completed":
             return None
-        snd, q = msg["sender"], msg["seqno"]
-        table = s.recv[m]
-        dup = snd in table and q <= table[snd]
-        t = s._replace(chan=self.Take(s.chan, m, p))
-        if p != m:
-            t = t._replace(log=s.log.set(m, s.log[m] + ((snd, q),)))
         if self.UniformDelivery:
-            return t  # delivery waits for stability (DeliverStable)
-        if snd == m:
-            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
-        if not dup:
-            t = t._replace(recv=s.recv.set(m, table.set(snd, q)),
-                           delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
+            t = s._replace(chan=self.Take(s.chan, m, p))
+        else:
+            t = SequencerModel.RecvData(self, s, m, p)
+        if p != m:
+            t = t._replace(log=s.log.set(m, s.log[m] + ((msg["sender"], msg["seqno"]),)))
         return t
 
     def Stable(self, s, m: int, i: int) -> bool:
-        return all(s.vid[r] == s.vid[m] and len(s.log[r]) >= i
-                   for r in set(self.View(s, m)) if r not in s.crashed)
+        dead = self.Dead(s)
+        return all(s.vid[r] == s.vid[m] and len(s.log[r]) >= i for r in self.View(s, m) if r not in dead)
 
     def DeliverStable(self, s, m: int):
-        if not self.UniformDelivery or m in s.crashed or s.phase[m] == "Completed":
+        if not self.UniformDelivery or not self.CanReceive(s, m) or s.phase[m] == "Completed":
             return None
         k = s.ndel[m]
         if k >= len(s.log[m]) or not self.Stable(s, m, k + 1):
@@ -289,7 +310,7 @@ class SequencerFlushModel(Model):
                           fwd=s.fwd.set(m, fwd), ndel=s.ndel.set(m, k + 1))
 
     def Discard(self, s, p: int, q: int):
-        if p in s.crashed or not self.HasMsg(s, p, q):
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
             return None
         m = self.In(s, p, q)
         if m["type"] == "FORWARD":
@@ -297,7 +318,7 @@ class SequencerFlushModel(Model):
         v = s.vid[p]
         if not (
             m["view"] < v
-            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in s.crashed)
+            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
             or (m["view"] == v and m["type"] == "DATA" and s.phase[p] == "Completed")
         ):
             return None
@@ -305,92 +326,103 @@ class SequencerFlushModel(Model):
 
     # --- FLUSH, phase 1 ---------------------------------------------------------
     def StartFlush(self, s, c: int):
-        if not (c not in s.crashed and s.vid[c] == self.Latest(s) and self.IsInitiator(s, c)):
+        if not (self.CanReceive(s, c) and s.vid[c] == self.Latest(s) and self.IsInitiator(s, c)):
             return None
-        if s.flushInit[c] == c or not self.ViewChangePending(s):
+        if s.flushInit[c] == c or not self.ViewChangePending(s, c):
             return None
         v = s.vid[c]
         return s._replace(
-            chan=self.Multi(s.chan, c, set(s.views[v - 1]) - s.crashed, StartFlushMsg(v)),
+            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
             flushInit=s.flushInit.set(c, c),
             phase=s.phase.set(c, "InBlock" if s.phase[c] == "Normal" else s.phase[c]),
             completed=s.completed.set(c, frozenset({(c, s.log[c])}) if s.phase[c] == "Completed" else frozenset()),
         )
 
     def _flush_msg(self, s, p: int, c: int, typ: str) -> bool:
-        """Alive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p]."""
-        if p in s.crashed or not self.HasMsg(s, p, c):
+        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p]."""
+        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return False
         m = self.In(s, p, c)
         return m["type"] == typ and m["view"] == s.vid[p]
 
+    def _flush_msg_from(self, s, p: int, c: int, typ: str) -> bool:
+        """_flush_msg from a member p does not count gone."""
+        return self._flush_msg(s, p, c, typ) and c not in self.Gone(s, p)
+
     def Block(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "START_FLUSH") or c in s.crashed or s.phase[p] != "Normal":
+        if not self._flush_msg_from(s, p, c, "START_FLUSH") or s.phase[p] != "Normal":
             return None
         return s._replace(phase=s.phase.set(p, "InBlock"), flushInit=s.flushInit.set(p, c),
                           chan=self.Take(s.chan, p, c))
 
     def RestartFlush(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "START_FLUSH") or c in s.crashed or s.phase[p] == "Normal":
+        if not self._flush_msg_from(s, p, c, "START_FLUSH") or s.phase[p] == "Normal":
             return None
         ch = self.Take(s.chan, p, c)
         if s.phase[p] == "Completed":
-            ch = ch.set((p, c), ch[(p, c)] + (FlushCompletedMsg(s.vid[p], s.log[p]),))
+            ch = self.Multi(s, ch, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p]))
         return s._replace(flushInit=s.flushInit.set(p, c), chan=ch)
 
     # --- FLUSH, phase 2 ---------------------------------------------------------
     def FlushOk(self, s, p: int):
-        if p in s.crashed or s.phase[p] != "InBlock":
+        if not (self.CanReceive(s, p) and s.phase[p] == "InBlock"):
             return None
         return s._replace(
             phase=s.phase.set(p, "OkSent"),
             flushOks=s.flushOks.set(p, s.flushOks[p] | {p}),
-            chan=self.Multi(s.chan, p, set(self.View(s, p)) - s.crashed, FlushOkMsg(s.vid[p])),
+            chan=self.Multi(s, s.chan, p, self.View(s, p), FlushOkMsg(s.vid[p])),
         )
 
     def ReceiveFlushOk(self, s, p: int, q: int):
-        if not self._flush_msg(s, p, q, "FLUSH_OK") or q in s.crashed:
+        if not self._flush_msg_from(s, p, q, "FLUSH_OK"):
             return None
         return s._replace(flushOks=s.flushOks.set(p, s.flushOks[p] | {q}), chan=self.Take(s.chan, p, q))
 
     # --- FLUSH, phase 3 ---------------------------------------------------------
     def FlushCompleted(self, s, p: int):
-        if p in s.crashed or s.phase[p] != "OkSent":
+        if not (self.CanReceive(s, p) and s.phase[p] == "OkSent"):
             return None
-        if not (set(self.View(s, p)) - s.crashed) <= s.flushOks[p]:
+        if not frozenset(self.View(s, p)) - self.Gone(s, p) <= s.flushOks[p]:
             return None
         c = s.flushInit[p]
         t = s._replace(phase=s.phase.set(p, "Completed"), blocked=s.blocked.set(p, True))
         if c == p:
             return t._replace(completed=s.completed.set(p, s.completed[p] | {(p, s.log[p])}))
-        if c not in s.crashed:
-            return t._replace(chan=s.chan.set((p, c), s.chan[(p, c)] + (FlushCompletedMsg(s.vid[p], s.log[p]),)))
-        return t
+        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p])))
 
     def ReceiveFlushCompleted(self, s, c: int, q: int):
-        if not self._flush_msg(s, c, q, "FLUSH_COMPLETED") or q in s.crashed:
+        if not self._flush_msg_from(s, c, q, "FLUSH_COMPLETED"):
             return None
         d = self.In(s, c, q)["digest"]
         return s._replace(completed=s.completed.set(c, s.completed[c] | {(q, d)}), chan=self.Take(s.chan, c, q))
 
     # --- FLUSH, phase 4 ---------------------------------------------------------
     def SendView(self, s, c: int):
-        if c in s.crashed or s.flushInit[c] != c or s.phase[c] != "Completed":
+        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Completed"):
             return None
-        if not (set(self.View(s, c)) - s.crashed) <= {r[0] for r in s.completed[c]}:
+        gone = self.Gone(s, c)
+        if not frozenset(self.View(s, c)) - gone <= {r[0] for r in s.completed[c]}:
             return None
         v = s.vid[c]
-        new = tuple(x for x in s.views[v - 1] if x not in s.crashed)
-        D = Longest({r[1] for r in s.completed[c] if r[0] not in s.crashed})
-        ch = self.Multi(s.chan, c, set(s.views[v - 1]) - s.crashed, ViewMsg(v, D))
+        D = Longest({r[1] for r in s.completed[c] if r[0] not in gone})
+        nxt = self.NextView(s, c, v, D)
+        if nxt is None:
+            return None
+        new, R, msg, more = nxt
         return s._replace(
             views=s.views + (new,),
             vid=s.vid.set(c, v + 1),
             phase=s.phase.set(c, "Normal"),
             flushOks=s.flushOks.set(c, frozenset()),
             completed=s.completed.set(c, frozenset()),
-            **self.Moved(s, c, new, D, ch),
+            **more,
+            **self.Moved(s, c, new, D, self.Multi(s, s.chan, c, R, msg)),
         )
+
+    def NextView(self, s, c: int, v: int, D: tuple):
+        """SendView's view: (the new view, whom the VIEW goes to, the VIEW,
+        the other variables it changes); None when SendView waits."""
+        return tuple(x for x in s.views[v - 1] if x not in s.crashed), s.views[v - 1], ViewMsg(v, D), {}
 
     def InstallView(self, s, p: int, c: int):
         if not self._flush_msg(s, p, c, "VIEW"):
@@ -406,15 +438,15 @@ class SequencerFlushModel(Model):
         )
 
     def StopFlush(self, s, c: int):
-        if c in s.crashed or s.flushInit[c] != c or s.phase[c] != "Normal":
+        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
             return None
         v = s.vid[c]
-        R = (set(s.views[v - 1]) & set(s.views[v - 2])) - s.crashed
-        return s._replace(chan=self.Multi(s.chan, c, R, StopFlushMsg(v)),
+        R = set(s.views[v - 1]) & set(s.views[v - 2])
+        return s._replace(chan=self.Multi(s, s.chan, c, R, StopFlushMsg(v)),
                           blocked=s.blocked.set(c, False), flushInit=s.flushInit.set(c, NO_INIT))
 
     def Unblock(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "STOP_FLUSH") or c in s.crashed:
+        if not self._flush_msg_from(s, p, c, "STOP_FLUSH"):
             return None
         return s._replace(blocked=s.blocked.set(p, False), flushInit=s.flushInit.set(p, NO_INIT),
                           chan=self.Take(s.chan, p, c))
@@ -463,15 +495,13 @@ class SequencerFlushModel(Model):
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Staying", "IsInitiator",
-                           "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take", "Purged",
-                           "Absorb", "Moved", "ResentPending", "Stable", "_flush_msg", *SINGLE, *PAIR, "Crash")
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "Gone", "CanReceive", "Staying",
+                           "IsInitiator", "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take",
+                           "Purged", "Absorb", "Moved", "NextView", "ResentPending", "Stable", "_flush_msg",
+                           "_flush_msg_from", *SINGLE, *PAIR, "Crash")
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(SequencerFlushModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return SequencerFlushKernel(self)
+        return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
 
     # --- properties -----------------------------------------------------------
     @property
@@ -482,7 +512,7 @@ class SequencerFlushModel(Model):
             "Integrity": Integrity,
             "SenderFIFO": SenderFIFO,
             "TotalOrder": TotalOrder,
-            "SurvivorTotalOrder": SurvivorTotalOrder,
+            "SurvivorTotalOrder": self.SurvivorTotalOrder,
             "VirtualSynchrony": VirtualSynchrony,
             "LogsAgree": LogsAgree,
             "GapFreeFIFO": GapFreeFIFO,
@@ -503,64 +533,42 @@ class SequencerFlushModel(Model):
     def NothingMissing(self, s) -> bool:
         return not self.Quiescent(s) or Settled(s)
 
+    def SurvivorTotalOrder(self, s) -> bool:
+        """SurvivorTotalOrder with the survivors this model's failure detector knows."""
+        dead = self.Dead(s)
+        return TotalOrderAmong(d for m, d in s.delivered.items() if m not in dead)
+
     def TypeOK(self, s) -> bool:
+        M = set(self.Members)
+        return (
+            self.SeqFlushTypeOK(s)
+            and all(1 <= s.vid[m] <= len(s.views) for m in M)
+            and s.crashed <= M
+            and all(len(s.closed[m]) == s.vid[m] - 1 for m in M)
+            and all(isinstance(s.ndel[m], int) and s.ndel[m] >= 0 for m in M)
+        )
+
+    def SeqFlushTypeOK(self, s) -> bool:
+        """TypeOK's conjuncts over the SEQUENCER and FLUSH variables but
+        ``vid`` and ``closed`` (whose ranges a joiner changes): a
+        composition's TypeOK conjoins them with its own."""
         M = set(self.Members)
         seqs = range(0, self.MaxSeq + 1)
         ids = set(range(1, self.MaxSeq + 1))
         return (
             all(set(v) <= M for v in s.views)
-            and all(1 <= s.vid[m] <= len(s.views) for m in M)
-            and s.crashed <= M
             and all(s.sent[m] in seqs for m in M)
             and all(s.fwd[m] <= ids for m in M)
             and all(set(s.recv[m]) <= M and all(x in seqs for x in s.recv[m].values()) for m in M)
             and all(x in M and q in ids for m in M for x, q in s.delivered[m])
             and all(x in M and q in ids for m in M for x, q in s.log[m])
-            and all(len(s.closed[m]) == s.vid[m] - 1 for m in M)
             and all(msg["type"] in MSG_TYPES for e in self.pairs for msg in s.chan[e])
             and all(s.phase[m] in PHASES for m in M)
             and all(isinstance(s.blocked[m], bool) for m in M)
             and all(s.flushInit[m] in M | {NO_INIT} for m in M)
             and all(s.flushOks[m] <= M for m in M)
             and all(r[0] in M for c in M for r in s.completed[c])
-            and all(isinstance(s.ndel[m], int) and s.ndel[m] >= 0 for m in M)
         )
-
-
-# --- properties (functions of the state, as in the spec) ----------------------------
-
-def SurvivorTotalOrder(s) -> bool:
-    live = [d for m, d in s.delivered.items() if m not in s.crashed]
-    sets = [set(d) for d in live]
-    for i in range(len(live)):
-        for j in range(i + 1, len(live)):
-            if [x for x in live[i] if x in sets[j]] != [x for x in live[j] if x in sets[i]]:
-                return False
-    return True
-
-
-def DeliveredIn(s, m: int, v: int) -> frozenset:
-    lo = 0 if v == 1 else s.closed[m][v - 2]
-    return frozenset(s.delivered[m][lo: s.closed[m][v - 1]])
-
-
-def VirtualSynchrony(s) -> bool:
-    for v in range(1, len(s.views)):
-        both = set(s.views[v - 1]) & set(s.views[v])
-        movers = [m for m in both if s.vid[m] > v]
-        sets = {DeliveredIn(s, m, v) for m in movers}
-        if len(sets) > 1:
-            return False
-    return True
-
-
-def LogsAgree(s) -> bool:
-    ms = list(s.log)
-    for p in ms:
-        for q in ms:
-            if s.vid[p] == s.vid[q] and not (IsPrefix(s.log[p], s.log[q]) or IsPrefix(s.log[q], s.log[p])):
-                return False
-    return True
 
 
 # --- the explorer's fast encoding (model/core.py's Kernel) ------------------------

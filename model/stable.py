@@ -317,10 +317,7 @@ class StableModel(Model):
                            "ReceiveStability", "Join", "InstallView")
 
     def kernel(self):
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(StableModel, n) for n in self._KERNEL_TRANSCRIBES):
-            return None
-        return StableKernel(self)
+        return self.transcribed_kernel(StableModel, StableKernel)
 
     # --- properties -----------------------------------------------------------
     @property

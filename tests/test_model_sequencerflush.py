@@ -10,8 +10,8 @@ from groupcheck.model.link import build_model
 from groupcheck.model.sequencer import SequencerModel
 from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg, Forward,
                                              SequencerFlushModel, StartFlushMsg, StopFlushMsg,
-                                             SurvivorTotalOrder, ViewMsg)
-from groupcheck.model.sequencer import GapFreeFIFO
+                                             ViewMsg)
+from groupcheck.model.sequencer import GapFreeFIFO, SurvivorTotalOrder
 
 
 def model(**kw):
