@@ -89,8 +89,12 @@ _RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, 
                "MaxSeq": 6, "Max911": 1}
 SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss",
                                          "LateFailure")]
-SMALL += [("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False}),
-          ("raincoreflush", {**_RF_HOLDER2, "TimelyTimeouts": False, "LateFailures": True})]
+# LossyRing with untimed timeouts (the replay's) on a shorter ring sequence
+# (MaxSeq 4: 4,670 and 7,519 states); at HolderCrash2's MaxSeq 6 (200-240k
+# states, minutes each) they are among the BIG ones below
+_RF_UNTIMED = {**_RF_HOLDER2, "TimelyTimeouts": False}
+SMALL += [("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4}),
+          ("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4, "LateFailures": True})]
 # two crashable members, one crash allowed (MaxCrashes is what stops the second)
 _RF_TWO = {"N": 3, "NInit": 3, "Founder": 2, "MaxCrashes": 1, "Crashable": {1, 3}}
 SMALL += [("raincoreflush", {**_RF_TWO, "MaxMsgs": 1}),
@@ -111,6 +115,7 @@ BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fi
                                   "LiveJoin3", "LiveJoinAgree3", "LiveNoStable3")]
 BIG += [("sequencerflush", n) for n in ("CoordCrash", "UniformSenders23", "UniformFixedSenders23", "Four")]
 BIG += [("raincoreflush", n) for n in ("CoordCrash2", "JoinCoordCrash", "LossyJoin")]
+BIG += [("raincoreflush", _RF_UNTIMED), ("raincoreflush", {**_RF_UNTIMED, "LateFailures": True})]
 BIG += [("raincoresequencerflush", n) for n in ("CoordCrash", "FounderCrash")]
 # Too big for the whole check (150-210k states, next on each): their first
 # states only (RestartJoin4 is the one model with RestartFlush).
