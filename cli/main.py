@@ -140,6 +140,9 @@ def check(
     """Run TLC on every manifest model and compare with its expectation."""
     entries = _own_entries(protocols or [], model, expect) if protocols else _entries(None, model)
     need_java()
+    if protocols:       # a PATH of the user's own: say which folder was checked (stderr, also with --json)
+        folders = sorted({str(e.spec_dir) for e in entries})
+        console(stderr=True).print(f"checking {len(entries)} model(s) in {', '.join(folders)}", markup=False)
     outcomes = run_checks(entries, workers, quiet=as_json)
     rows = [o.to_json() for o in outcomes]
     if as_json:

@@ -118,6 +118,7 @@ def test_check_a_copy_of_a_spec_outside_the_repo(tmp_path):
     shutil.copytree(REPO / "spec" / "Sequencer", mine)
     p = gc("check", str(mine), "--model", "Pair", "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+    assert f"checking 1 model(s) in {mine}" in p.stderr      # says which folder it checked
     import json
     (row,) = json.loads(p.stdout)
     assert row["violated"] == "TotalOrder" and row["matches_expectation"]
