@@ -215,15 +215,8 @@ class Runner:
             raise ValueError(f"--members {members}: at least 2")
         if messages < 0:
             raise ValueError(f"--messages {messages}: at least 0")
-        for m, _ in kills:
-            if not 1 <= m <= members:
-                raise ValueError(f"--kill {m}@...: no member {m} in 1..{members}")
-        if len({m for m, _ in kills}) != len(kills) or len(kills) >= members:
-            raise ValueError("--kill: each member at most once, and one member must survive")
-        self.senders = sorted(set(senders)) if senders else list(range(1, members + 1))
-        bad = [s for s in self.senders if not 1 <= s <= members]
-        if bad:
-            raise ValueError(f"--senders: no member {bad[0]} in 1..{members}")
+        from groupcheck.impl.faults import kills_and_senders
+        self.senders = kills_and_senders(members, kills, senders, who="member")
         if interval_ms < 0 or settle < 0 or timeout <= 0:
             raise ValueError("--interval, --settle: at least 0; --timeout: more than 0")
         self.stack, self.n, self.messages = stack, members, messages

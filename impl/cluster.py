@@ -62,6 +62,9 @@ from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 
 
+from .faults import kills_and_senders  # noqa: E402
+
+
 class ClusterError(RuntimeError):
     """The cluster could not be run (a node did not start, a bad option)."""
 
@@ -152,17 +155,12 @@ class Runner:
         self.stop_requested = False
         if nodes < 2:
             raise ClusterError("--nodes: at least 2")
-        for nid, _ in kills:
-            if not 1 <= nid <= nodes:
-                raise ClusterError(f"--kill {nid}@…: no node {nid} in 1..{nodes}")
-        if len({n for n, _ in kills}) != len(kills) or len(kills) >= nodes:
-            raise ClusterError("--kill: each node at most once, and one node must survive")
         # who multicasts (default: every node); the others only receive, as in
         # JGroups's SequencerFailoverTest where only B sends
-        self.senders = sorted(set(senders)) if senders else list(range(1, nodes + 1))
-        bad = [s for s in self.senders if not 1 <= s <= nodes]
-        if bad:
-            raise ClusterError(f"--senders: no node {bad[0]} in 1..{nodes}")
+        try:
+            self.senders = kills_and_senders(nodes, kills, senders)
+        except ValueError as e:
+            raise ClusterError(str(e)) from None
         self.protocol, self.run_as, self.n, self.messages = protocol, run, nodes, messages
         self.kills = sorted(kills, key=lambda k: k[1])
         self.out = Path(out)

@@ -138,3 +138,20 @@ def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, cras
         parts += [f"{key}={m}@{t * 1000:g}" for m, t in items]
     return ",".join(parts)
 
+
+
+def kills_and_senders(n: int, kills, senders, who: str = "node") -> list[int]:
+    """Check a real run's kill plan (``(member, time)`` pairs, each member at
+    most once, one left alive) and its senders against members 1..n, for our
+    cluster and JGroups's alike; the senders (default: every member), sorted.
+    Raises ValueError naming the option."""
+    for m, _ in kills:
+        if not 1 <= m <= n:
+            raise ValueError(f"--kill {m}@…: no {who} {m} in 1..{n}")
+    if len({m for m, _ in kills}) != len(kills) or len(kills) >= n:
+        raise ValueError(f"--kill: each {who} at most once, and one {who} must survive")
+    chosen = sorted(set(senders)) if senders else list(range(1, n + 1))
+    bad = [s for s in chosen if not 1 <= s <= n]
+    if bad:
+        raise ValueError(f"--senders: no {who} {bad[0]} in 1..{n}")
+    return chosen
