@@ -109,7 +109,7 @@ def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     random.Random(15).shuffle(edges)
     edges = _every_action_once(edges)[:k]
     assert len(edges) == k
-    bad = edges_outside(enc, edges)
+    bad = edges_outside(enc, edges, edge_in_relation)
     assert not bad, bad[0]
 
 
@@ -181,7 +181,7 @@ def test_whole_graphs(name, k):
     sampled edges, and every state (or k // 5) of the whole reachable graph."""
     enc, model, res, edges = _sample(name, None, k if k is not None else 10**9)
     assert res.complete
-    bad = edges_outside(enc, edges)
+    bad = edges_outside(enc, edges, edge_in_relation)
     assert not bad, bad[0]
     S, T = enc.fresh("s"), enc.fresh("t")
     acts = list(enc.actions(S, T))

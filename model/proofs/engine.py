@@ -640,7 +640,10 @@ def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> 
         return False
     solver = _solver(enc)
     solver.add(enc.value(S, s), enc.value(T, t), z3.Or(*fs))
-    return solver.check() == z3.sat
+    r = solver.check()
+    if r == z3.unknown:   # neither a yes nor a no: never count it as either
+        raise RuntimeError(f"z3 answered unknown on an edge labelled {sorted(map(str, labels))}")
+    return r == z3.sat
 
 
 def satisfies_invariant(enc: Encoding, s, S=None, inv=None) -> bool:
