@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .render import fail
+from .render import console, fail
 
 
 def history(
@@ -16,29 +16,45 @@ def history(
     as_json: bool = typer.Option(False, "--json", help="verdicts with witnesses and Mermaid diagrams as JSON"),
     engine: str = typer.Option("local", "--engine", help="local (in-process) or spark (one row per event, grouped per run)"),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="judge on what this protocol promises "
+                                           "(default: the header's protocol; none named: every check)"),
+    every: bool = typer.Option(False, "--all", help="also run the checks the protocol does not promise, "
+                               "reported as informational (they never change the verdict)"),
 ):
-    """Check histories (send/deliver/view/block/unblock/crash) for Integrity, NoDuplicates,
-    SenderFIFO, TotalOrder, SurvivorTotalOrder, Agreement, VirtualSynchrony and FlushEventOrder
-    (the property catalogue, conformance/properties.py)."""
-    from groupcheck.conformance.history import HistoryError, check_paths, check_spark
+    """Check histories (send/deliver/view/block/unblock/crash) for what their protocol promises
+    among Integrity, NoDuplicates, SenderFIFO, TotalOrder, SurvivorTotalOrder, Agreement,
+    VirtualSynchrony and FlushEventOrder (the property catalogue, conformance/properties.py).
+    Exit 0: every run ok; 1: a violation; 2: bad input (file:line:field)."""
+    from groupcheck.conformance.history import HistoryError, check_paths, check_spark, history_files
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
+    from groupcheck.conformance.protocols import available
+    if protocol is not None and protocol not in available():
+        fail(f"--protocol {protocol!r}: choose one of {', '.join(available())}")
+    skipped: list = []
     try:
+        files = history_files(paths, skipped)       # before Spark starts: a bad path is said at once
+        if skipped:
+            console(stderr=True).print(f"skipped {len(skipped)} trace file(s) under {', '.join(paths)} "
+                                       f"(groupcheck conform reads them)", markup=False)
+        if not files:
+            fail(f"no history files under {', '.join(paths)} (*.ndjson)")
         if engine == "spark":
             from groupcheck.conformance.spark import session
-            rows = check_spark(paths, session(master))
+            rows = check_spark(files, session(master), protocol, every)
         else:
-            rows = check_paths(paths)
+            rows = check_paths(files, protocol, every)
     except (HistoryError, OSError) as e:
         fail(str(e))
-    if not rows:
-        fail(f"no history files under {', '.join(paths)} (*.ndjson)")
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            print(f"{r['run_id']}: {r['verdict']} ({r['events']} events)")
+            print(f"{r['run_id']}: {r['verdict']} ({r['events']} events; judged on {r['judged_on']}: "
+                  f"{', '.join(r['checks']) or 'no check'})")
             for v in r["violations"]:
                 print(f"  {v['check']}: {v['text']}")
+            for v in r.get("informational", ()):
+                print(f"  informational, not promised: {v['check']}: {v['text']}")
         print(f"{sum(r['verdict'] == 'ok' for r in rows)}/{len(rows)} runs ok")
     raise typer.Exit(0 if rows and all(r["verdict"] == "ok" for r in rows) else 1)

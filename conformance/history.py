@@ -23,8 +23,9 @@ events, rendered as text, JSON and a Mermaid/SVG diagram for the audit.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from . import properties
 from .properties import SEEN_AS, Violation, joined_views, promises  # noqa: F401  (the checker's names)
@@ -43,21 +44,99 @@ class HistoryError(ValueError):
     """Bad input, named file:line:field."""
 
 
+# what each event may carry (params keys): anything else is an error
+PARAMS = {"send": {"id"}, "deliver": {"id"}, "view": {"view", "members"}, "block": set(), "unblock": set(),
+          "get_state": set(), "set_state": set(), "crash": {"member"}}
+FIELDS = {"event": {"kind", "name", "nid", "params", "clock"}, "end": {"kind", "quiescent", "clock"},
+          "header": {"kind", "format", "run_id", "nodes", "node", "protocol", "promises", "seed", "faults",
+                     "impl", "impl_version", "source"}}
+MAX_LINE = 1 << 20     # bytes: a history line is a few dozen; a larger one is not a history
+
+
+def _int(x) -> bool:
+    return type(x) is int     # never a bool, a float or a string
+
+
+@dataclass
 class History(properties.History):
     """One run read from history records (``load``/``from_records``); ``sent``
-    maps a message to the file and line that sent it."""
+    maps a message to the file and line that sent it.  Every field a check
+    reads is validated here, where its file and line are known."""
+    protocol: Optional[str] = None      # the header's (the same in every file of the run)
+    promised: Optional[list] = None     # the header's explicit ``promises``, if any
+    file_node: dict = field(default_factory=dict)   # file -> the member whose events it holds
+
+    def header(self, rec: dict, where: str) -> None:
+        """Take one file's header into the run: its members, protocol and promises."""
+        for k in rec:
+            if k not in FIELDS["header"]:
+                raise HistoryError(f"{where}:{k}: unknown header field ({', '.join(sorted(FIELDS['header']))})")
+        nodes = rec.get("nodes", [])
+        if type(nodes) is not list or not all(_int(n) for n in nodes):
+            raise HistoryError(f"{where}:nodes: expected a list of member ids (integers), got {nodes!r}")
+        if "node" in rec and rec["node"] not in nodes:
+            raise HistoryError(f"{where}:node: {rec['node']!r} is not one of the nodes {nodes}")
+        self.nodes = list(dict.fromkeys(self.nodes + nodes))
+        for key in ("protocol", "promises"):
+            if key in rec:
+                mine = getattr(self, "promised" if key == "promises" else key)
+                if mine is not None and mine != rec[key]:
+                    raise HistoryError(f"{where}:{key}: {rec[key]!r}, where another file of run "
+                                       f"{self.run_id!r} says {mine!r}")
+        if "protocol" in rec:
+            if not isinstance(rec["protocol"], str):
+                raise HistoryError(f"{where}:protocol: expected a protocol name, got {rec['protocol']!r}")
+            self.protocol = rec["protocol"]
+        if "promises" in rec:
+            bad = [c for c in rec["promises"] if c not in CHECKS] if type(rec["promises"]) is list else [rec["promises"]]
+            if bad:
+                raise HistoryError(f"{where}:promises: {bad[0]!r} is not a check ({', '.join(CHECKS)})")
+            self.promised = rec["promises"]
+
+    def _member(self, x, file: str, line: int, field: str) -> None:
+        if not _int(x):
+            raise HistoryError(f"{file}:{line}:{field}: expected a member id (an integer), got {x!r}")
+        if self.nodes and x not in self.nodes:
+            raise HistoryError(f"{file}:{line}:{field}: {x} is not a member of the run (nodes {self.nodes})")
 
     def add(self, rec: dict, file: str, line: int) -> None:
+        for k in rec:
+            if k not in FIELDS["event"]:
+                raise HistoryError(f"{file}:{line}:{k}: unknown field of an event "
+                                   f"({', '.join(sorted(FIELDS['event']))})")
         name = rec.get("name")
+        if name not in PARAMS:
+            raise HistoryError(f"{file}:{line}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
         nid = rec.get("nid")
-        params = rec.get("params") or {}
+        params = rec.get("params", {})
+        if type(params) is not dict:
+            raise HistoryError(f"{file}:{line}:params: expected an object, got {params!r}")
+        for k in params:
+            if k not in PARAMS[name]:
+                raise HistoryError(f"{file}:{line}:params.{k}: not a field of a {name} event "
+                                   f"({', '.join(sorted(PARAMS[name])) or 'it has none'})")
+        clock = rec.get("clock")
+        if clock is not None and (type(clock) not in (int, float)):
+            raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
+        if name == "crash":
+            if nid is not None:
+                raise HistoryError(f"{file}:{line}:nid: a crash is the environment's record (nid null)")
+            who = params.get("member")
+            if who is None:
+                raise HistoryError(f"{file}:{line}:params.member: a crash names no member")
+            self._member(who, file, line, "params.member")
+            self.events += 1
+            self.crashed.add(who)
+            return
+        if nid is None:
+            raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
+        self._member(nid, file, line, "nid")
         self.events += 1
         if name == "deliver" or name == "send":
             msg = params.get("id")
-            if type(msg) is not list or len(msg) != 2:
-                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq], got {msg!r}")
-            if nid is None:
-                raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
+            if type(msg) is not list or len(msg) != 2 or not all(_int(x) for x in msg) or msg[1] < 1:
+                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq] (integers, seq >= 1), "
+                                   f"got {msg!r}")
             msg = (msg[0], msg[1])
             if name == "deliver":
                 vs = self.views.get(nid)
@@ -65,85 +144,149 @@ class History(properties.History):
             else:
                 if msg[0] != nid:
                     raise HistoryError(f"{file}:{line}:params.id: member {nid} sends a message of {msg[0]}")
-                self.sent.setdefault(msg, (file, line))
+                if msg in self.sent:
+                    raise HistoryError(f"{file}:{line}:params.id: {msg[0]}.{msg[1]} was sent before, "
+                                       f"at {self.sent[msg][0]}:{self.sent[msg][1]}")
+                self.sent[msg] = (file, line)
+                self.sent_at[msg] = self.events
             return
-        if nid is None and name != "crash":
-            raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
         if name == "view":
-            try:
-                vid, members = params["view"], params["members"]
-            except KeyError as e:
-                raise HistoryError(f"{file}:{line}:params.{e.args[0]}: missing in a view event") from None
+            for k in ("view", "members"):
+                if k not in params:
+                    raise HistoryError(f"{file}:{line}:params.{k}: missing in a view event")
+            vid, members = params["view"], params["members"]
+            if type(vid) not in (int, str):
+                raise HistoryError(f"{file}:{line}:params.view: expected a view id (integer or string), got {vid!r}")
+            if type(members) is not list:
+                raise HistoryError(f"{file}:{line}:params.members: expected a list, got {members!r}")
+            for k, m in enumerate(members):
+                self._member(m, file, line, f"params.members[{k}]")
             self.views[nid].append((vid, tuple(members), self.events))
             self.flush[nid].append("v")
-        elif name in _FLUSH_LETTER:
-            self.flush[nid].append(_FLUSH_LETTER[name])
-        elif name == "crash":
-            who = params.get("member", nid)
-            if who is None:
-                raise HistoryError(f"{file}:{line}:params.member: a crash names no member")
-            self.crashed.add(who)
         else:
-            raise HistoryError(f"{file}:{line}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
+            self.flush[nid].append(_FLUSH_LETTER[name])
+
+    def end(self, rec: dict, file: str, line: int) -> None:
+        for k in rec:
+            if k not in FIELDS["end"]:
+                raise HistoryError(f"{file}:{line}:{k}: unknown field of an end record")
+        q = rec.get("quiescent")
+        if type(q) is not bool:
+            raise HistoryError(f"{file}:{line}:quiescent: expected true or false, got {q!r}")
+        self.quiescent = q if self.quiescent is None else (self.quiescent and q)
+
+    def read(self, file: str, lines: Iterable) -> None:
+        """One file's records after its header (``lines``: (line number,
+        text)), in the file's order: events of one member are in the order
+        that member logged them, so the order is checked (clocks never go
+        back, nothing after the end record)."""
+        node, last, ended = self.file_node.get(file), None, None
+        loads = json.loads
+        for ln, text in lines:
+            if len(text) > MAX_LINE:
+                raise HistoryError(f"{file}:{ln}: a line of {len(text)} bytes (at most {MAX_LINE})")
+            if text.endswith("\r\n") or text.endswith("\r"):
+                raise HistoryError(f"{file}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
+            if not text.strip():
+                raise HistoryError(f"{file}:{ln}: an empty line")
+            if ended is not None:
+                raise HistoryError(f"{file}:{ln}: a record after the end record (line {ended})")
+            try:
+                rec = loads(text)
+            except json.JSONDecodeError as e:
+                raise HistoryError(f"{file}:{ln}: not JSON ({e.msg})") from None
+            if type(rec) is not dict:
+                raise HistoryError(f"{file}:{ln}: expected a JSON object")
+            kind = rec.get("kind")
+            if kind == "event":
+                if node is not None and rec.get("nid") not in (node, None):
+                    raise HistoryError(f"{file}:{ln}:nid: {rec.get('nid')!r} in the file of member {node}")
+                clock = rec.get("clock")
+                self.add(rec, file, ln)
+                if clock is not None:
+                    if last is not None and clock < last[0]:
+                        raise HistoryError(f"{file}:{ln}:clock: {clock} is before line {last[1]}'s {last[0]} "
+                                           f"(a file's records are in the order they happened)")
+                    last = (clock, ln)
+            elif kind == "end":
+                self.end(rec, file, ln)
+                ended = ln
+            else:
+                raise HistoryError(f"{file}:{ln}:kind: {kind!r} (event or end)")
 
 
-def _header(rec: dict, where: str) -> dict:
-    if rec.get("kind") != "header":
+def _header(rec, where: str) -> dict:
+    if type(rec) is not dict or rec.get("kind") != "header":
         raise HistoryError(f"{where}:kind: first line must be a header")
     if rec.get("format") != FORMAT:
         raise HistoryError(f"{where}:format: expected {FORMAT!r}, got {rec.get('format')!r}")
     if "run_id" not in rec:
         raise HistoryError(f"{where}:run_id: missing")
+    if not isinstance(rec["run_id"], str):
+        raise HistoryError(f"{where}:run_id: expected a string, got {rec['run_id']!r}")
     return rec
+
+
+def _first(file: str, text: str) -> dict:
+    if len(text) > MAX_LINE:
+        raise HistoryError(f"{file}:1: a line of {len(text)} bytes (at most {MAX_LINE})")
+    try:
+        return _header(json.loads(text), f"{file}:1")
+    except json.JSONDecodeError as e:
+        raise HistoryError(f"{file}:1: not JSON ({e.msg})") from None
+
+
+def _open_file(runs: dict, file: str, head: dict) -> History:
+    h = runs.get(head["run_id"])
+    if h is None:
+        h = runs[head["run_id"]] = History(run_id=head["run_id"])
+    h.header(head, f"{file}:1")
+    h.files.append(file)
+    if "node" in head:
+        h.file_node[file] = head["node"]
+    return h
 
 
 def load(paths: Iterable) -> list[History]:
     """Read history files (one per member, or one per run); group by run_id."""
     runs: dict[str, History] = {}
-    loads = json.loads
     for p in paths:
         p = str(p)
-        with open(p, encoding="utf-8") as f:
-            first = f.readline()
-            try:
-                head = _header(loads(first), f"{p}:1")
-            except json.JSONDecodeError as e:
-                raise HistoryError(f"{p}:1: not JSON ({e.msg})") from None
-            h = runs.get(head["run_id"])
-            if h is None:
-                h = runs[head["run_id"]] = History(run_id=head["run_id"], nodes=list(head.get("nodes", [])))
-            h.files.append(p)
-            node = head.get("node")
-            add = h.add
-            for ln, line in enumerate(f, start=2):
-                try:
-                    rec = loads(line)
-                except json.JSONDecodeError as e:
-                    raise HistoryError(f"{p}:{ln}: not JSON ({e.msg})") from None
-                kind = rec.get("kind")
-                if kind == "event":
-                    if node is not None and rec.get("nid") not in (node, None):
-                        raise HistoryError(f"{p}:{ln}:nid: {rec.get('nid')} in the file of member {node}")
-                    add(rec, p, ln)
-                elif kind == "end":
-                    q = rec.get("quiescent")
-                    h.quiescent = q if h.quiescent is None else (h.quiescent and q)
-                else:
-                    raise HistoryError(f"{p}:{ln}:kind: {kind!r} (event or end)")
+        with open(p, encoding="utf-8", newline="") as f:
+            h = _open_file(runs, p, _first(p, f.readline()))
+            h.read(p, enumerate(f, start=2))
     return list(runs.values())
 
 
-def history_files(paths: Iterable) -> list[str]:
+def history_files(paths: Iterable, skipped: Optional[list] = None) -> list[str]:
+    """The history files named or under the folders named.  A file found in
+    a folder whose header is a trace's (a cluster's or simulate's ``traces/``
+    beside ``history/``) is not a history: it goes to ``skipped`` (when
+    given), and ``groupcheck conform`` reads it."""
     out = []
     for p in paths:
         q = Path(p)
         if q.is_dir():
-            out.extend(sorted(str(x) for x in q.rglob("*.ndjson")))
+            for x in sorted(q.rglob("*.ndjson")):
+                if skipped is not None and _is_trace(x):
+                    skipped.append(str(x))
+                else:
+                    out.append(str(x))
         elif q.exists():
             out.append(str(q))
         else:
             raise HistoryError(f"{p}: no such file or folder")
     return out
+
+
+def _is_trace(path: Path) -> bool:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        first = f.readline(MAX_LINE)
+    try:
+        head = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return type(head) is dict and str(head.get("format", "")).startswith("groupcheck-trace/")
 
 
 # ---------------------------------------------------------------- the checks
@@ -160,16 +303,44 @@ def check(h: History) -> list[Violation]:
     return out
 
 
-def verdict(h: History) -> dict:
+def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str], str]:
+    """The checks a run is judged on, and on what ground: ``protocol`` (the
+    command line's) or the header's ``promises`` or the header's protocol's
+    promises (its registration, conformance/protocols.py); a history that
+    names neither is judged on every check."""
+    from .protocols import UnknownProtocol, available
+    if protocol is None and h.promised is not None:
+        return [c for c in CHECKS if c in h.promised], "the header's promises"
+    p = protocol if protocol is not None else h.protocol
+    if p is None:
+        return list(CHECKS), "no protocol named: every check"
+    try:
+        promised = promised_checks(p)
+    except UnknownProtocol:
+        where = "--protocol" if protocol is not None else f"{h.files[0] if h.files else h.run_id}:1:protocol"
+        raise HistoryError(f"{where}: unknown protocol {p!r} (one of {', '.join(available())})") from None
+    return [c for c in CHECKS if c in promised], f"what {p} promises"
+
+
+def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> dict:
+    """One run's verdict on the checks it is judged on (``judged_checks``);
+    with ``every``, the other checks' violations too, as ``informational``
+    (they never change the verdict)."""
+    checks, ground = judged_checks(h, protocol)
     vs = check(h)
-    return {"run_id": h.run_id, "files": h.files, "events": h.events,
-            "verdict": "ok" if not vs else "violation",
-            "violations": [v.to_json() for v in vs], "crashed": sorted(h.crashed, key=str),
-            "checks": list(CHECKS)}
+    judged = [v for v in vs if v.check in checks]
+    row = {"run_id": h.run_id, "files": h.files, "events": h.events,
+           "verdict": "ok" if not judged else "violation",
+           "violations": [v.to_json() for v in judged], "crashed": sorted(h.crashed, key=str),
+           "checks": checks, "judged_on": ground}
+    if every:
+        row["informational"] = [v.to_json() for v in vs if v.check not in checks]
+    return row
 
 
-def check_paths(paths: Iterable) -> list[dict]:
-    return [verdict(h) for h in load(history_files(paths))]
+def check_paths(paths: Iterable, protocol: Optional[str] = None, every: bool = False,
+                skipped: Optional[list] = None) -> list[dict]:
+    return [verdict(h, protocol, every) for h in load(history_files(paths, skipped))]
 
 
 # ---------------------------------------------------------------- from our traces
@@ -307,57 +478,57 @@ def from_trace(records: list[dict]) -> list[dict]:
 
 
 def from_records(records: list[dict], where: str = "<memory>") -> History:
+    """A run from loaded records (header first), validated as a file is."""
     head = _header(records[0], f"{where}:1")
-    h = History(run_id=head["run_id"], files=[where], nodes=list(head.get("nodes", [])))
-    for k, r in enumerate(records[1:], start=2):
-        if r.get("kind") == "end":
-            h.quiescent = r.get("quiescent")
-        else:
-            h.add(r, where, k)
+    runs: dict = {}
+    h = _open_file(runs, where, head)
+    h.read(where, ((k, json.dumps(r)) for k, r in enumerate(records[1:], start=2)))
     return h
 
 
 # ---------------------------------------------------------------- Spark engine
 
-def _check_group(run_id: str, rows) -> str:
-    """One run's event rows (file, line, text) -> its verdict as JSON."""
-    h = History(run_id=run_id)
-    for file, line, text in sorted(rows):
-        try:
-            rec = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise HistoryError(f"{file}:{line}: not JSON ({e.msg})") from None
-        kind = rec.get("kind")
-        if kind == "header":
-            if file not in h.files:
-                h.files.append(file)
-            h.nodes = list(dict.fromkeys(h.nodes + list(rec.get("nodes", []))))
-        elif kind == "end":
-            q = rec.get("quiescent")
-            h.quiescent = q if h.quiescent is None else (h.quiescent and q)
-        elif kind == "event":
-            h.add(rec, file, line)
-        else:
-            raise HistoryError(f"{file}:{line}:kind: {kind!r} (event or end)")
-    return json.dumps(verdict(h))
+def _check_group(run_id: str, rows, protocol: Optional[str], every: bool) -> str:
+    """One run's rows (file, line, text), every file's header included ->
+    its verdict as JSON; each file read as ``load`` reads it."""
+    by_file: dict = {}
+    for file, line, text in rows:
+        by_file.setdefault(file, []).append((line, text))
+    runs: dict = {}
+    for file in sorted(by_file):
+        lines = sorted(by_file[file])
+        h = _open_file(runs, file, _first(file, lines[0][1]))
+        h.read(file, lines[1:])
+    return json.dumps(verdict(runs[run_id], protocol, every))
 
 
-def check_spark(paths: Iterable, spark) -> list[dict]:
+def check_spark(paths: Iterable, spark, protocol: Optional[str] = None, every: bool = False,
+                skipped: Optional[list] = None) -> list[dict]:
     """The same verdicts as ``check_paths``, on Spark: one row per record
     (run_id, (file, line, text)), each file's run_id read from its header on
     the driver, rows grouped per run and checked by the same ``History`` /
     ``check`` on the executors."""
-    files = history_files(paths)
+    files = history_files(paths, skipped)
     run_of = {}
     for f in files:     # headers are checked on the driver: errors name file:1:field
-        with open(f, encoding="utf-8") as fh:
-            try:
-                run_of[f] = _header(json.loads(fh.readline()), f"{f}:1")["run_id"]
-            except json.JSONDecodeError as e:
-                raise HistoryError(f"{f}:1: not JSON ({e.msg})") from None
+        with open(f, encoding="utf-8", newline="") as fh:
+            run_of[f] = _first(f, fh.readline())["run_id"]
     sc = spark.sparkContext
+    # textFile splits on \r\n too: a CRLF file is refused on the driver, as load refuses it
+    for f in files:
+        with open(f, "rb") as fh:
+            for ln, line in enumerate(fh, start=1):
+                if line.endswith(b"\r\n") or line.endswith(b"\r"):
+                    raise HistoryError(f"{f}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
     rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=run_of[f]: (r, (f, t[1] + 1, t[0])))
                     for f in files])
-    got = dict(rdd.groupByKey().map(lambda kv: (kv[0], _check_group(kv[0], kv[1]))).collect())
+    try:
+        got = dict(rdd.groupByKey().map(lambda kv: (kv[0], _check_group(kv[0], kv[1], protocol, every))).collect())
+    except Exception as e:      # an executor's HistoryError arrives wrapped in Spark's error
+        import re
+        m = re.search(r"HistoryError: (.*)", str(e))
+        if m is None:
+            raise
+        raise HistoryError(m.group(1).strip()) from None
     order = list(dict.fromkeys(run_of[f] for f in files))
     return [json.loads(got[k]) for k in order]

@@ -249,7 +249,8 @@ class Runner:
                          str(out / f"node-{k}"), run_id, str(cfg), str(self.n),
                          str(self.messages if k in self.senders else 0), str(self.interval_ms),
                          str(int(self.settle * 1000)), self.stack, str(self.timeout + 10),
-                         str(out / f"node-{k}.steps") if STACKS[self.stack].steps else "-"],
+                         str(out / f"node-{k}.steps") if STACKS[self.stack].steps else "-",
+                         ",".join(promised(self.stack))],
                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
                 (out / "cluster.json").write_text(json.dumps(
                     {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in procs.items()},

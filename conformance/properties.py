@@ -75,6 +75,8 @@ class History:
     joined: Optional[dict] = None
     # msg -> the view it was sent in, when a binding knows it without views
     sent_view: dict = field(default_factory=dict)
+    # msg -> the position of its send event, where the history logs sends
+    sent_at: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, delivered: dict, sent: dict, crashed: Iterable = (), quiescent: Optional[bool] = None,
@@ -200,6 +202,11 @@ def integrity(h: History) -> Optional[Violation]:
             if msg not in h.sent:
                 return Violation("Integrity", f"member {m} delivered {fmt(msg)}, which member {msg[0]} "
                                  f"never sent", [m], [msg], [_ev(m, msg, vid, i)])
+            if m == msg[0] and h.sent_at.get(msg, 0) > i:     # its own: the send is in the same log
+                j = h.sent_at[msg]
+                return Violation("Integrity", f"member {m} delivered its own {fmt(msg)} (event {i}) before "
+                                 f"it sent it (event {j})", [m], [msg],
+                                 [_ev(m, msg, vid, i), _ev(m, msg, None, j, what="send")])
     return None
 
 

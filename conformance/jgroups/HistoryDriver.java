@@ -3,7 +3,7 @@
 // (docs/history-format.md), and a driver that runs one member.
 //
 //   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|->
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|-> <promises>
 //
 // The member joins (then creates <marker>.joined), waits for a view of
 // <members> (then <marker>.ready), multicasts <messages> payloads
@@ -286,7 +286,8 @@ public class HistoryDriver {
         watchdog.start();
         out = new PrintWriter(new FileWriter(args[1]));
         record("{\"kind\":\"header\",\"format\":\"groupcheck-history/1\",\"run_id\":\"" + run + "\",\"node\":" + me
-               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"" + args[9] + "\",\"impl\":\"jgroups\","
+               + ",\"nodes\":" + nodes(members) + ",\"protocol\":\"" + args[9] + "\",\"promises\":" + promises(args[12])
+               + ",\"impl\":\"jgroups\","
                + "\"impl_version\":\"" + Version.description + "\"}");
         JChannel ch = new JChannel(new File(args[4]));
         ch.setName("m" + me);
@@ -322,6 +323,14 @@ public class HistoryDriver {
         System.out.println("DONE");
         System.out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    // the history checks the stack promises, comma-separated (conformance/jgroups.py promised)
+    static String promises(String checks) {
+        StringBuilder b = new StringBuilder("[");
+        String[] cs = checks.isEmpty() ? new String[0] : checks.split(",");
+        for (int k = 0; k < cs.length; k++) b.append(k > 0 ? "," : "").append('"').append(cs[k]).append('"');
+        return b.append("]").toString();
     }
 
     static String nodes(int n) {
