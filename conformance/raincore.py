@@ -308,7 +308,7 @@ PROTOCOL = Protocol(
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants),
-    # docs/impl.md (Raincore): view slots drift apart.  With the layer's
+    # docs/raincore.md section 7: view slots drift apart.  With the layer's
     # TokenRingClaim fix (docs/raincore.md F7) only in runs where the founder
     # crashes, outside the spec's StableFounder assumption (campaign: 0 of
     # 500 runs, 1 of 3000; tests/test_campaign_raincore.py pins one)

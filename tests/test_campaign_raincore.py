@@ -15,8 +15,8 @@ Expectations, checked run by run:
   (jsonschema costs ~3 ms a record here, more than the rest of a run);
 * AtMostOneToken holds in every run;
 * without the TokenRingClaim fix (``token_ring_claim=False``) the campaign
-  found two counterexamples of the protocol, pinned below (docs/impl.md,
-  Raincore; docs/raincore.md F7): ConsistentHistory broken by view slots
+  found two counterexamples of the protocol, pinned below (docs/raincore.md
+  section 7 and F7): ConsistentHistory broken by view slots
   that drift apart (even under the spec's Fixed assumptions), and a ring
   stuck with no token.  With the fix (the layer's default) the 500 runs
   show neither; ConsistentHistory still breaks in runs where the founder
