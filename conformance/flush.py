@@ -36,7 +36,7 @@ from groupcheck.model.flush import FlushModel
 from . import properties
 from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .replay import Binding, Engine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -390,9 +390,6 @@ def flush_ends(model: FlushModel, s):
     return None
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one FLUSH run (conformance/replay.py's engine)."""
-    return run_binding(FlushBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -477,12 +474,13 @@ PROTOCOL = Protocol(
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
     tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events)),
     properties=PROPERTIES,
-    simulate=simulate, replay=replay,
+    simulate=simulate, binding=FlushBinding,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
     # FLUSH orders nothing: TotalOrder is not its promise
     promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock-step driver

@@ -32,7 +32,10 @@ class Protocol:
     properties: tuple[str, ...]     # trace properties checked after the replay
     # one simulated run: (seed, fault spec, options) -> (groupcheck-trace/1 records, summary)
     simulate: Callable[[int, str, dict], tuple[list[dict], dict]]
-    replay: Callable[[Any], Any]    # Trace -> replay.RunReport
+    # the replay's table (a conformance.replay.Binding subclass): the engine
+    # steps the model through it; its FIELDS / observable() declare the
+    # variables the implementation logs (docs/trace-format.md)
+    binding: type
     default_options: dict = field(default_factory=dict)
     campaign_faults: str = ""       # the fault spec the audit and the campaign use
     # properties the protocol as the seed describes it is KNOWN to violate under
@@ -63,6 +66,12 @@ class Protocol:
     judged: tuple[str, ...] = ()
     # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
     audit_cluster: bool = False
+
+    def replay(self, trace, *, visited: bool = True):
+        """The verdict of one run (conformance/replay.py's engine): a
+        replay.RunReport."""
+        from .replay import run_binding
+        return run_binding(self.binding, trace, visited=visited)
 
     @property
     def option_keys(self) -> set[str]:

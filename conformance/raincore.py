@@ -36,7 +36,7 @@ from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
 from .protocols import Protocol
 from .lockstep import LockstepNetwork
-from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .replay import Binding, Engine, HeaderError, RunReport
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -219,9 +219,6 @@ class RaincoreBinding(Binding):
         return prop, i, w
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one Raincore run (conformance/replay.py's engine)."""
-    return run_binding(RaincoreBinding, trace, visited=visited)
 
 
 def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
@@ -303,7 +300,7 @@ def tla_constants(c: dict) -> dict:
 
 PROTOCOL = Protocol(
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS,
+    simulate=simulate, binding=RaincoreBinding, default_options=PROTOCOL_DEFAULTS,
     more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
@@ -314,6 +311,7 @@ PROTOCOL = Protocol(
     # 500 runs, 1 of 3000; tests/test_campaign_raincore.py pins one)
     known_violations=("ConsistentHistory",),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock step

@@ -45,7 +45,7 @@ from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 from . import flush as cf
 from . import raincore as rc
 from .protocols import Protocol
-from .replay import HeaderError, RunReport, run_binding
+from .replay import HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -247,17 +247,9 @@ class RaincoreFlushBinding(cf.FlushBinding):
         keep = ring_logged_fields(ev["name"], self.lossy)
         return {k: v for k, v in st.items() if k in keep}
 
-    def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
-        """A logged state is a complete delta here (docs/trace-format.md,
-        raincoreflush): every variable of the record's layer it leaves out
-        must be one the model's step leaves alone (an append variable: the
-        step appends nothing).  Without it, an implementation that skipped
-        the reconciliation of a VIEW's digest would pass: the model's
-        ``delivered`` grows, the record says nothing of it."""
-        fields = ring_logged_fields(ev["name"], self.lossy) if ev["name"] in RING_RECORDS else cf.FIELDS
-        return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
-                for var in fields if var not in logged
-                and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
+    def observable(self, ev: dict) -> tuple:
+        """A ring record's: the ring variables it is compared on; any other: FLUSH's."""
+        return ring_logged_fields(ev["name"], self.lossy) if ev["name"] in RING_RECORDS else cf.FIELDS
 
     def observe(self, s, t, ev: dict, var: str):
         if var in LOSSY_FIELDS:
@@ -305,9 +297,6 @@ def want_token(name: str) -> bool:
     return _WITH_MSG[name] == "TOKEN"
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one run of FLUSH over the ring."""
-    return run_binding(RaincoreFlushBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -418,7 +407,7 @@ def tla_log(trace: Trace) -> list:
 
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, replay=replay, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
+    simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
     draw=draw, campaign_faults="auto",
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
@@ -426,6 +415,7 @@ PROTOCOL = Protocol(
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
                        prepare=tla_log),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock step

@@ -233,13 +233,23 @@ class Binding:
         """The state the step logged for its node (None: nothing)."""
         return ev.get("state") if ev.get("nid") is not None else None
 
+    def observable(self, ev: dict) -> tuple:
+        """The variables the record's layer logs whenever its step changes
+        them (the spec's observable state; ``FIELDS``, declared once per
+        protocol): a logged ``state`` is a complete delta of these, so one
+        it leaves out is unchanged.  Everything else is internal (channels,
+        other members, the environment) and left to the model."""
+        return self.FIELDS
+
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
-        """The variables the step changes in the model but the record, whose
-        state is logged, does not name: for a protocol whose format says a
-        logged ``state`` holds every variable the step assigned (a complete
-        delta), each is a divergence.  Default: none (an unlogged variable
-        is unknown)."""
-        return []
+        """The observable variables the model's step changes but the record,
+        whose state is logged, leaves out: each is a divergence (absent means
+        unchanged; an append variable: the step appends nothing).  Without
+        it a layer that skips an update passes: its record says nothing of
+        the variable, whatever the model did to it."""
+        return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
+                for var in self.observable(ev) if var not in logged
+                and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
 
     def reduce(self, t):
         """``t`` without what no guard reads (kept small: O(record) per step)."""

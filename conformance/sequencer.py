@@ -38,7 +38,7 @@ from groupcheck.model.values import Fn
 from . import properties
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .replay import Binding, Engine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -239,9 +239,6 @@ def missing_deliveries(delivered: dict, sent: dict, crashed: set) -> Optional[st
     return v.reason if v else None
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one SEQUENCER run (conformance/replay.py's engine)."""
-    return run_binding(SequencerBinding, trace, visited=visited)
 
 
 def simulate(seed: int, faults: str, options: dict):
@@ -275,7 +272,7 @@ PROTOCOL = Protocol(
     name="sequencer", spec="Sequencer",
     actions=("Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView"),
     properties=PROPERTIES,
-    simulate=simulate, replay=replay,
+    simulate=simulate, binding=SequencerBinding,
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "TotalOrder", "SurvivorTotalOrder",
@@ -299,6 +296,7 @@ PROTOCOL = Protocol(
     # itself, which everyone then discards as a duplicate; manifest GapPair).
     known_violations=("TotalOrder", "GapFreeFIFO", "EventualDelivery"),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock-step driver

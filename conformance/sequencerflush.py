@@ -62,7 +62,7 @@ from groupcheck.model.values import Fn
 from . import flush as cflush
 from . import properties
 from .protocols import Protocol
-from .replay import Binding, HeaderError, RunReport, enabled_steps, run_binding
+from .replay import Binding, HeaderError, enabled_steps
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -119,10 +119,6 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
     return cflush.vs_on_logs(views, h.vid, h.in_view)
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one run (conformance/replay.py's engine; no
-    environment variable changes it: docs/architecture.md, "Style", no hidden modes)."""
-    return run_binding(SequencerFlushBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- the binding
@@ -406,7 +402,9 @@ class SequencerFlushBinding(Binding):
                         spans.append((r, len(val)))
                     logged[f"sequencer.{var}"] = val
                     owner[f"sequencer.{var}"] = r
-        return dict(at, step=kind, parts=parts, state=logged or None, owner=owner, spans=spans)
+        # {} (a part logged that nothing changed) is not None (nothing logged)
+        stated = logged or ({} if any(r.get("state") is not None for r in parts) else None)
+        return dict(at, step=kind, parts=parts, state=stated, owner=owner, spans=spans)
 
     def _set_view(self, m: int, v: int) -> None:
         if v != self._cur[m]:
@@ -835,7 +833,7 @@ PROTOCOL = Protocol(
     name="sequencerflush", spec="SequencerFlush",
     actions=ACTIONS,
     properties=PROPERTIES,
-    simulate=simulate, replay=replay,
+    simulate=simulate, binding=SequencerFlushBinding,
     default_options=PROTOCOL_DEFAULTS,
     more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
     draw=draw,
@@ -849,3 +847,4 @@ PROTOCOL = Protocol(
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
     tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)

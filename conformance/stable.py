@@ -37,7 +37,7 @@ from groupcheck.model.values import Fn
 
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError, RunReport, run_binding
+from .replay import Binding, Engine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -268,9 +268,6 @@ def end_of_run_state(model: StableModel, s):
     return None
 
 
-def replay(trace: Trace, *, visited: bool = True) -> RunReport:
-    """The verdict of one STABLE run (conformance/replay.py's engine)."""
-    return run_binding(StableBinding, trace, visited=visited)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -354,13 +351,14 @@ def tla_encode(ev: dict) -> dict:
 
 PROTOCOL = Protocol(
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, replay=replay, default_options=dict(DEFAULTS),
+    simulate=simulate, binding=StableBinding, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
     draw=draw,
     # spec/Stable/TraceStable.tla: views and heardFrom are sets of members
     tla_trace=TLATrace(sets=frozenset({"view", "heardFrom"}), constants=tla_constants,
                        encode=tla_encode),
 )
+replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock-step driver
