@@ -82,6 +82,7 @@ def test_there_are_temporal_expectations_to_check():
     assert {"MergedGossip", "LiveSender2", "LiveNoStable3"} <= names
 
 
+@pytest.mark.slow
 def test_small_liveness_violation_is_deterministic_under_load():
     """The cheapest temporal violation (SequencerFlush LiveSender2, about 3 s
     a run) in the default suite."""

@@ -153,6 +153,7 @@ def _comparable(rows):
     return [{k: v for k, v in r.items() if k != "properties_by"} for r in rows]
 
 
+@pytest.mark.slow
 @SPARK
 def test_engines_agree_on_generated_runs(spark, tmp_path):
     """Generate on Spark and locally: same rows; check both datasets with

@@ -5,6 +5,7 @@ a CTI."""
 
 import types
 
+import pytest
 import z3
 
 from groupcheck.model.proofs.engine import _solve_split
@@ -156,6 +157,7 @@ def test_what_the_frame_proves_z3_proves_too():
         assert framed > 10, (e.protocol, framed)
 
 
+@pytest.mark.slow
 def test_sharded_run_asks_the_same_queries_in_the_same_order():
     """With more cores than variants a fixed variant's lemmas are dealt out
     to processes (run_isolated's shards): the queries, their order and

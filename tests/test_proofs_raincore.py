@@ -314,7 +314,7 @@ def test_every_fix_at_three_nodes_still_allows_two_tokens():
     assert max(s.status.count("Down") for _, s in beh) == 1
 
 
-@pytest.mark.parametrize("N", [4, 5])
+@pytest.mark.parametrize("N", [4, pytest.param(5, marks=pytest.mark.slow)])
 def test_every_fix_at_four_and_five_nodes_still_allows_two_tokens(N):
     """F8 at N = 4 and 5: nodes 4..N crash at the start and are dropped by
     node 3's delivery failures; the rest is the three-node behaviour (two

@@ -493,6 +493,7 @@ def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
             for a, fs in acts.items()}
 
 
+@pytest.mark.slow
 def test_n3_no_duplicates_is_preserved_by_every_action():
     """N = 3, CoordCrash's constants: every lemma holds initially, and
     NoDuplicates is preserved by every action (the view change's Absorb and
@@ -521,6 +522,7 @@ def _n3_instance(enc, lemma, label, timeout_ms=60_000):
                         [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
 
 
+@pytest.mark.slow
 def test_n3_survivor_total_order_across_delivery_in_view_2():
     """N = 3: SurvivorTotalOrder is preserved where the coordinator that
     took over from 1 delivers in the view after the crash from its own

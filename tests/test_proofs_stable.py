@@ -70,6 +70,7 @@ def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name
         assert extra is None, (s, extra)
 
 
+@pytest.mark.slow
 def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     qs = run(StableEncoding(3, 2, reset=False))
     real = [q for q in qs if q.result == "cti" and q.reachable]
@@ -83,6 +84,7 @@ def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     assert q.pre is not None and q.post is not None and q.action.split("(")[0] in actions
 
 
+@pytest.mark.slow
 def test_seed_fix_alone_fails_induction_only_at_the_view_change():
     """ResetOnDifferentMembers without ResetOnViewChange (model SeedFix): the
     lemmas fail exactly at the two steps that set a digest over new members

@@ -1,13 +1,18 @@
 """Link (1): for every manifest model with ``compare: true``, the Python
 explorer's reachable graph equals TLC's ``-dump dot`` graph.  Models whose
-manifest entry says ``"slow": true`` (graphs of ~100k states) run under the
-slow marker."""
+manifest entry says ``"slow": true`` (graphs of ~100k states), and those
+over ``DEFAULT_STATES`` states, run under the slow marker: the default suite
+keeps the smaller models of every protocol (the audit's link stage compares
+the larger ones too)."""
 
 import pytest
 
 from groupcheck.conformance import audit
 from groupcheck.model import manifest
 from groupcheck.model.link import compare_entry
+
+
+DEFAULT_STATES = 7_000
 
 
 def _cases():
@@ -22,7 +27,8 @@ def _cases():
             # a heavy model whose tlc and link checks share one TLC run is
             # compared by tests/test_manifest_heavy.py (one run, not two)
             if e.compare and not (e.extra.get("heavy") and audit.shares_one_run(e)):
-                marks = (pytest.mark.slow,) if e.extra.get("slow") else ()
+                big = e.extra.get("slow") or (e.distinct_states or 0) > DEFAULT_STATES
+                marks = (pytest.mark.slow,) if big else ()
                 out.append(pytest.param(proto, e.name, id=f"{proto}-{e.name}", marks=marks))
     return out
 
