@@ -748,7 +748,9 @@ def tla_log(trace: Trace) -> list:
                 val = tuple(tuple(x) for x in val)
             state[key] = val
         out.append({"i": st["i"], "parts": [r["i"] for r in parts], "name": name, "nid": m,
-                    "params": params, "msg": msg or None, "state": state or None})
+                    "params": params, "msg": msg or None,
+                    # {} (logged, nothing changed) stays {}: the trace spec reads it as "unchanged"
+                    "state": state if st.get("state") is not None else None})
         if kind == "stop":
             break
     return out

@@ -94,3 +94,30 @@ def test_the_trace_format_table_lists_each_protocols_declaration():
         row = re.search(rf"^\| `{name}` \| ([^|]+) \|", text, re.M)
         assert row, name
         assert re.findall(r"`(\w+)`", row.group(1)) == list(protocols.get(name).binding.FIELDS), name
+
+
+def _tlc_cases():
+    from groupcheck.conformance import tlctrace
+    out = []
+    for p in protocols.available():
+        if tlctrace.supported(p):
+            # the default suite asks TLC about one protocol whole; the others under slow
+            out.append(pytest.param(p, marks=() if p == "sequencer" else (pytest.mark.slow,)))
+    return out
+
+
+@pytest.mark.parametrize("protocol", _tlc_cases())
+def test_tlc_rejects_a_skipped_update_of_any_observable_variable(protocol):
+    """The trace spec reads a logged state as the replay does: TLC rejects
+    each run of the test above, at the record that leaves the variable out
+    (or, for a step the replay joins, no later than the replay)."""
+    from groupcheck.conformance import tlctrace
+    proto = protocols.get(protocol)
+    found, _ = changed_records(proto)
+    assert found
+    for var, (recs, k, ev) in sorted(found.items()):
+        bad = from_records(_drop(recs, k, var, ev))
+        rep = proto.replay(bad, visited=False)
+        v = tlctrace.validate(bad, diagnose=False)
+        assert not v.ok, (var, v.detail)
+        assert v.first_unmatched <= max(ev["i"], rep.first_bad_event), (var, v.first_unmatched, ev["i"])

@@ -8,7 +8,8 @@
 (* Multicast record's message is id k), delivered and digest are sets of   *)
 (* ids, completed a set of <<member, digest>>.  state holds only the       *)
 (* variables member nid's step assigned; delivered holds the ids the step  *)
-(* added.  A field absent from a record is not logged.  Everything not     *)
+(* added.  A message field absent is not logged; a variable absent from    *)
+(* a logged state is unchanged (StateMatches).  Everything not             *)
 (* logged (other members, channels, views, joining, leaving, the cut of a  *)
 (* crashed member's channels) is left to TLC's non-determinism, bounded by *)
 (* the header's constants N, NInit, MaxMsgs, MaxCrashes, MaxLeaves (the    *)
@@ -43,15 +44,26 @@ MsgIs(m) ==
 
 \* Every logged variable of member p equals its post-state value; delivered
 \* is logged as the ids the step added.
+\* A logged state (Rec.logged) is a complete delta of the observable
+\* variables (conformance/flush.py FIELDS, docs/trace-format.md): one the record
+\* leaves out is unchanged by the step.
 StateMatches(p) ==
-    /\ Logged(Rec.state, "vid") => vid'[p] = Rec.state.vid
-    /\ Logged(Rec.state, "delivered") => delivered'[p] \ delivered[p] = Rec.state.delivered
-    /\ Logged(Rec.state, "phase") => phase'[p] = Rec.state.phase
-    /\ Logged(Rec.state, "blocked") => blocked'[p] = Rec.state.blocked
-    /\ Logged(Rec.state, "flushInit") => flushInit'[p] = Rec.state.flushInit
-    /\ Logged(Rec.state, "flushOks") => flushOks'[p] = Rec.state.flushOks
-    /\ Logged(Rec.state, "digest") => digest'[p] = Rec.state.digest
-    /\ Logged(Rec.state, "completed") => completed'[p] = Rec.state.completed
+    /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid
+       ELSE Rec.logged => vid'[p] = vid[p]
+    /\ IF Logged(Rec.state, "delivered") THEN delivered'[p] \ delivered[p] = Rec.state.delivered
+       ELSE Rec.logged => delivered'[p] = delivered[p]
+    /\ IF Logged(Rec.state, "phase") THEN phase'[p] = Rec.state.phase
+       ELSE Rec.logged => phase'[p] = phase[p]
+    /\ IF Logged(Rec.state, "blocked") THEN blocked'[p] = Rec.state.blocked
+       ELSE Rec.logged => blocked'[p] = blocked[p]
+    /\ IF Logged(Rec.state, "flushInit") THEN flushInit'[p] = Rec.state.flushInit
+       ELSE Rec.logged => flushInit'[p] = flushInit[p]
+    /\ IF Logged(Rec.state, "flushOks") THEN flushOks'[p] = Rec.state.flushOks
+       ELSE Rec.logged => flushOks'[p] = flushOks[p]
+    /\ IF Logged(Rec.state, "digest") THEN digest'[p] = Rec.state.digest
+       ELSE Rec.logged => digest'[p] = digest[p]
+    /\ IF Logged(Rec.state, "completed") THEN completed'[p] = Rec.state.completed
+       ELSE Rec.logged => completed'[p] = completed[p]
 
 \* A receive of member p from the member logged as params.<key>: the
 \* spec's action A(p, src) taking the logged message from the head of the channel.

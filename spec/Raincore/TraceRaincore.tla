@@ -58,16 +58,28 @@ MsgIs(m, type) ==
     /\ \A k \in DOMAIN Rec.msg \ {"type"} : k \in DOMAIN m /\ Rec.msg[k] = m[k]
 
 \* Every logged state variable of node n equals its post-state value.
+\* A logged state (Rec.logged) is a complete delta of the observable
+\* variables (conformance/raincore.py FIELDS, docs/trace-format.md): one the record
+\* leaves out is unchanged by the step.
 StateMatches(n) ==
-    /\ Logged(Rec.state, "status") => status'[n] = Rec.state.status
-    /\ Logged(Rec.state, "viewState") => viewState'[n] = Rec.state.viewState
-    /\ Logged(Rec.state, "tokenState") => tokenState'[n] = Rec.state.tokenState
-    /\ Logged(Rec.state, "globalView") => globalView'[n] = Rec.state.globalView
-    /\ Logged(Rec.state, "lastToken") => lastToken'[n] = Rec.state.lastToken
-    /\ Logged(Rec.state, "localView") => localView'[n] = Rec.state.localView
-    /\ Logged(Rec.state, "newNodes") => newNodes'[n] = Rec.state.newNodes
-    /\ Logged(Rec.state, "token") => token'[n] = Rec.state.token
-    /\ Logged(Rec.state, "recovered") => recovered'[n] = Rec.state.recovered
+    /\ IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
+       ELSE Rec.logged => status'[n] = status[n]
+    /\ IF Logged(Rec.state, "viewState") THEN viewState'[n] = Rec.state.viewState
+       ELSE Rec.logged => viewState'[n] = viewState[n]
+    /\ IF Logged(Rec.state, "tokenState") THEN tokenState'[n] = Rec.state.tokenState
+       ELSE Rec.logged => tokenState'[n] = tokenState[n]
+    /\ IF Logged(Rec.state, "globalView") THEN globalView'[n] = Rec.state.globalView
+       ELSE Rec.logged => globalView'[n] = globalView[n]
+    /\ IF Logged(Rec.state, "lastToken") THEN lastToken'[n] = Rec.state.lastToken
+       ELSE Rec.logged => lastToken'[n] = lastToken[n]
+    /\ IF Logged(Rec.state, "localView") THEN localView'[n] = Rec.state.localView
+       ELSE Rec.logged => localView'[n] = localView[n]
+    /\ IF Logged(Rec.state, "newNodes") THEN newNodes'[n] = Rec.state.newNodes
+       ELSE Rec.logged => newNodes'[n] = newNodes[n]
+    /\ IF Logged(Rec.state, "token") THEN token'[n] = Rec.state.token
+       ELSE Rec.logged => token'[n] = token[n]
+    /\ IF Logged(Rec.state, "recovered") THEN recovered'[n] = Rec.state.recovered
+       ELSE Rec.logged => recovered'[n] = recovered[n]
 
 n0 == Rec.nid
 

@@ -6,8 +6,9 @@
 (* temporary directory) defining Log, a sequence of records                *)
 (*   [name, nid, params, msg, state]                                       *)
 (* with state holding only the variables member nid's step assigned       *)
-(* (format 2's delta; delivered holds the elements appended).  A field    *)
-(* absent from a record is not logged.  Everything not logged (channels,  *)
+(* (format 2's delta; delivered holds the elements appended).  A message  *)
+(* field absent is not logged; a variable absent from a logged state is   *)
+(* unchanged (StateMatches).  Everything not logged (channels,            *)
 (* other members, the lost subset of a Crash without "lost") is left to   *)
 (* TLC's non-determinism, bounded by the header's constants N, MaxSeq and *)
 (* MaxCrashes (Sequencer.tla's own bounds: no other bound is needed).     *)
@@ -42,12 +43,20 @@ MsgIs(msg) ==
     /\ Logged(Rec.msg, "seqno") => Rec.msg.seqno = msg.seqno
 
 \* Every logged state variable of member m equals its post-state value.
+\* A logged state (Rec.logged) is a complete delta of the observable
+\* variables (conformance/sequencer.py FIELDS, docs/trace-format.md): one the record
+\* leaves out is unchanged by the step.
 StateMatches(m) ==
-    /\ Logged(Rec.state, "vid") => vid'[m] = Rec.state.vid
-    /\ Logged(Rec.state, "sent") => sent'[m] = Rec.state.sent
-    /\ Logged(Rec.state, "fwd") => fwd'[m] = Rec.state.fwd
-    /\ Logged(Rec.state, "recv") => recv'[m] = Rec.state.recv
-    /\ Logged(Rec.state, "delivered") => delivered'[m] = delivered[m] \o Rec.state.delivered
+    /\ IF Logged(Rec.state, "vid") THEN vid'[m] = Rec.state.vid
+       ELSE Rec.logged => vid'[m] = vid[m]
+    /\ IF Logged(Rec.state, "sent") THEN sent'[m] = Rec.state.sent
+       ELSE Rec.logged => sent'[m] = sent[m]
+    /\ IF Logged(Rec.state, "fwd") THEN fwd'[m] = Rec.state.fwd
+       ELSE Rec.logged => fwd'[m] = fwd[m]
+    /\ IF Logged(Rec.state, "recv") THEN recv'[m] = Rec.state.recv
+       ELSE Rec.logged => recv'[m] = recv[m]
+    /\ IF Logged(Rec.state, "delivered") THEN delivered'[m] = delivered[m] \o Rec.state.delivered
+       ELSE Rec.logged => delivered'[m] = delivered[m]
 
 \* The sender p of a receive: logged as params.p.
 P == Rec.params.p

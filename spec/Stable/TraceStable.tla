@@ -50,14 +50,24 @@ VecIs(f, v) == /\ DOMAIN v \subseteq S!Members
 MsgIs(m) == \A k \in DOMAIN Rec.msg : k \in DOMAIN m /\ Rec.msg[k] = m[k]
 
 \* Every logged state variable of member q equals its post-state value.
+\* A logged state (Rec.logged) is a complete delta of the observable
+\* variables (conformance/stable.py FIELDS, docs/trace-format.md): one the record
+\* leaves out is unchanged by the step.
 StateMatches(q) ==
-    /\ Logged(Rec.state, "view") => view'[q] = Rec.state.view
-    /\ Logged(Rec.state, "sent") => sent'[q] = Rec.state.sent
-    /\ Logged(Rec.state, "delivered") => VecIs(delivered'[q], Rec.state.delivered)
-    /\ Logged(Rec.state, "received") => VecIs(received'[q], Rec.state.received)
-    /\ Logged(Rec.state, "purged") => VecIs(purged'[q], Rec.state.purged)
-    /\ Logged(Rec.state, "digest") => digest'[q] = Rec.state.digest
-    /\ Logged(Rec.state, "heardFrom") => heardFrom'[q] = Rec.state.heardFrom
+    /\ IF Logged(Rec.state, "view") THEN view'[q] = Rec.state.view
+       ELSE Rec.logged => view'[q] = view[q]
+    /\ IF Logged(Rec.state, "sent") THEN sent'[q] = Rec.state.sent
+       ELSE Rec.logged => sent'[q] = sent[q]
+    /\ IF Logged(Rec.state, "delivered") THEN VecIs(delivered'[q], Rec.state.delivered)
+       ELSE Rec.logged => delivered'[q] = delivered[q]
+    /\ IF Logged(Rec.state, "received") THEN VecIs(received'[q], Rec.state.received)
+       ELSE Rec.logged => received'[q] = received[q]
+    /\ IF Logged(Rec.state, "purged") THEN VecIs(purged'[q], Rec.state.purged)
+       ELSE Rec.logged => purged'[q] = purged[q]
+    /\ IF Logged(Rec.state, "digest") THEN digest'[q] = Rec.state.digest
+       ELSE Rec.logged => digest'[q] = digest[q]
+    /\ IF Logged(Rec.state, "heardFrom") THEN heardFrom'[q] = Rec.state.heardFrom
+       ELSE Rec.logged => heardFrom'[q] = heardFrom[q]
 
 \* The sender p of a receive or retransmission: logged as params.p.
 P == Rec.params.p
