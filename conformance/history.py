@@ -178,9 +178,11 @@ class History(properties.History):
     def read(self, file: str, lines: Iterable) -> None:
         """One file's records after its header (``lines``: (line number,
         text)), in the file's order: events of one member are in the order
-        that member logged them, so the order is checked (clocks never go
-        back, nothing after the end record)."""
-        node, last, ended = self.file_node.get(file), None, None
+        that member logged them (its own sends before its deliveries of
+        them, nothing after the end record).  Clocks are informational: a
+        multi-threaded logger (JGroups's) reads its clock before it takes
+        the file's lock, so two records may carry clocks out of order."""
+        node, ended = self.file_node.get(file), None
         loads = json.loads
         for ln, text in lines:
             if len(text) > MAX_LINE:
@@ -201,13 +203,7 @@ class History(properties.History):
             if kind == "event":
                 if node is not None and rec.get("nid") not in (node, None):
                     raise HistoryError(f"{file}:{ln}:nid: {rec.get('nid')!r} in the file of member {node}")
-                clock = rec.get("clock")
                 self.add(rec, file, ln)
-                if clock is not None:
-                    if last is not None and clock < last[0]:
-                        raise HistoryError(f"{file}:{ln}:clock: {clock} is before line {last[1]}'s {last[0]} "
-                                           f"(a file's records are in the order they happened)")
-                    last = (clock, ln)
             elif kind == "end":
                 self.end(rec, file, ln)
                 ended = ln

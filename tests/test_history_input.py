@@ -70,10 +70,8 @@ def test_line_ends_size_and_order_within_a_file(tmp_path):
                                    "params": {"view": "x" * (history.MAX_LINE + 1), "members": [1]}}) + "\n")
     with pytest.raises(history.HistoryError, match=r"h.ndjson:4: a line of \d+ bytes"):
         history.check_paths([p])
-    back = _edit(_edit(recs, 2, clock=5.0), 3, clock=4.0)
-    _write(p, back)
-    with pytest.raises(history.HistoryError, match="h.ndjson:3:clock: 4.0 is before line 2's 5.0"):
-        history.check_paths([p])
+    back = _edit(_edit(recs, 2, clock=5.0), 3, clock=4.0)    # clocks are informational: no order
+    assert history.check_paths([_write(p, back)])[0]["verdict"] == "ok"
     after_end = recs + [recs[2]]
     _write(p, after_end)
     with pytest.raises(history.HistoryError, match="h.ndjson:6: a record after the end record"):
