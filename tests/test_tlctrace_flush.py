@@ -6,19 +6,14 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
-
 from groupcheck.conformance import flush
-from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, rejected_at
+from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, rejected_at, run_fixture
 
 pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    # 3 members, the coordinator crashes, member 3 leaves, member 4 joins, a lossy network
-    records, _ = flush.simulate(5, "loss=0.1,reorder=3,crash=1@25,leave=3@8,join=4@12", {"nodes": 3})
-    return records
+# 3 members, the coordinator crashes, member 3 leaves, member 4 joins, a lossy network
+run = run_fixture("flush", 5, "loss=0.1,reorder=3,crash=1@25,leave=3@8,join=4@12", {"nodes": 3})
 
 
 def test_crash_leave_join_accepted_by_tlc_and_model(tmp_path, run):

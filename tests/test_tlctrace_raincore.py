@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 from groupcheck.conformance import raincore, tlctrace
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
-                              explained_rejection, rejected_at)
+                              explained_rejection, rejected_at, run_fixture)
 
 pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    # ring 1,2,3 and node 4: crashes of 2 and 1, 1 recovers, 4 joins, two tokens lost
-    records, _ = raincore.simulate(6, raincore.PROTOCOL.campaign_faults, {})
-    return records
+# ring 1,2,3 and node 4: crashes of 2 and 1, 1 recovers, 4 joins, two tokens lost
+run = run_fixture("raincore", 6)
 
 
 def test_simulated_trace_with_faults_accepted_by_tlc_and_model(tmp_path, run):

@@ -15,18 +15,16 @@ from groupcheck.conformance import raincoreflush, tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
-from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at
+from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at,
+                              run_fixture)
 
 pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    # ring 1, 2, 3 (the token at 3), node 4 joins by 911 at 50 ms (queued by
-    # node 1, added to the token), node 1 crashes at 100 ms: the ring drops
-    # it (TokenDeliveryFailure) and node 2 flushes to the view {2, 3, 4}
-    records, _ = raincoreflush.simulate(1, "crash=1@100,join=4@50", {"nodes": 4, "ring": 3, "messages": 1})
-    return records
+# ring 1, 2, 3 (the token at 3), node 4 joins by 911 at 50 ms (queued by
+# node 1, added to the token), node 1 crashes at 100 ms: the ring drops it
+# (TokenDeliveryFailure) and node 2 flushes to the view {2, 3, 4}
+run = run_fixture("raincoreflush", 1, "crash=1@100,join=4@50", {"nodes": 4, "ring": 3, "messages": 1})
 
 
 def test_crash_of_node_1_and_a_joiner_accepted_by_tlc_and_model(tmp_path, run):

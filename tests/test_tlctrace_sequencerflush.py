@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 from groupcheck.conformance import sequencerflush as csf, tlctrace
-from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events
+from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, run_fixture
 
 pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    records, _ = csf.simulate(3, csf.PROTOCOL.campaign_faults, {"nodes": 3, "messages": 2})
-    return records
+run = run_fixture("sequencerflush", 3, options={"nodes": 3, "messages": 2})
 
 
 def test_coordinator_crash_accepted_by_tlc_and_model(tmp_path, run):

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 from groupcheck.conformance import stable, tlctrace
-from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection, rejected_at
+from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection,
+                              rejected_at, run_fixture)
 
 pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    # 3 members, 3 joining at 15 ms, the campaign's lossy network
-    records, _ = stable.simulate(1, stable.PROTOCOL.campaign_faults, {})
-    return records
+# 3 members, 3 joining at 15 ms, the campaign's lossy network
+run = run_fixture("stable", 1)
 
 
 def test_simulated_trace_with_join_accepted_by_tlc_and_model(tmp_path, run):

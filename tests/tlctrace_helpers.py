@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from groupcheck.conformance import tlctrace
+from groupcheck.conformance import protocols, tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
 from groupcheck.impl.tracefile import write
@@ -20,6 +20,16 @@ NEEDS_JAVA = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs 
 
 def events(recs: list) -> list:
     return [r for r in recs[1:] if r["kind"] == "event"]
+
+
+def run_fixture(protocol: str, seed: int, faults: str | None = None, options: dict | None = None):
+    """A module fixture: the records of one simulated run of ``protocol``,
+    under ``faults`` (the protocol's campaign faults unless given)."""
+    def run():
+        proto = protocols.get(protocol)
+        records, _ = proto.simulate(seed, proto.campaign_faults if faults is None else faults, options or {})
+        return records
+    return pytest.fixture(scope="module", name="run")(run)
 
 
 def both(tmp_path, records: list, name: str, *, diagnose: bool = True):
