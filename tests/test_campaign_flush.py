@@ -241,12 +241,8 @@ def test_the_seed_as_written_breaks_virtual_synchrony_in_runs_that_conform(tmp_p
 
 def test_command_line_simulate_and_conform(tmp_path):
     import json
-    import subprocess
-    import sys
 
-    def gc(*args):
-        return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
-                              capture_output=True, text=True, timeout=600)
+    from cli_helpers import gc
     out = tmp_path / "tr"
     p = gc("simulate", "flush", "--nodes", "3", "--runs", "3", "--faults",
            "loss=0.1,crash=1@12,join=4@5,leave=3@30", "--out", str(out))
