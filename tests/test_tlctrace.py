@@ -162,9 +162,9 @@ def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
     assert "TOOL FAILURE" in c.explanation
 
 
-@pytest.mark.parametrize("name, actions", [("raincore", raincore.ACTIONS), ("stable", stable.ACTIONS)])
-def test_spec_actions_are_the_protocols(name, actions):
-    assert tlctrace.spec_actions(name) == sorted(actions)
+@pytest.mark.parametrize("name", ["raincore", "stable"])
+def test_spec_actions_are_the_protocols(name):
+    assert tlctrace.spec_actions(name) == sorted({"raincore": raincore, "stable": stable}[name].ACTIONS)
     assert tlctrace.supported(name)
 
 
