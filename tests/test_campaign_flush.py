@@ -1,4 +1,4 @@
-"""FLUSH fault campaign (issue 5 item 5): seeded runs, crashes in every flush phase.
+"""FLUSH fault campaign: seeded runs, crashes in every flush phase.
 
 Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
 datagram loss, duplication, a reordering window, in a third of the runs a

@@ -1,4 +1,4 @@
-"""Lock-step conformance of the Raincore layer (issue 6 item 4).
+"""Lock-step conformance of the Raincore layer.
 
 A Hypothesis state machine drives a ring of 3 configured nodes plus one new
 node (conformance/raincore.py ``RaincoreLockstep``) one event at a time:

@@ -1,4 +1,4 @@
-"""Lock-step conformance of FLUSH over the Raincore ring (issue 18 item 3).
+"""Lock-step conformance of FLUSH over the Raincore ring.
 
 The driver (conformance/raincoreflush.py ``lockstep``) owns a ring of 3
 configured nodes and one joiner, each node its ring layer and its FLUSH

@@ -1,4 +1,4 @@
-"""FLUSH over Raincore's own ring (issue 18: spec/RaincoreFlush with
+"""FLUSH over Raincore's own ring (spec/RaincoreFlush with
 ``LossyRing = TRUE``): the composed stack in the simulator with crashes at
 any point (the token holder included), token losses and untimed Hungry and
 Starving timeouts, replayed against model/raincoreflush.py with the lossy

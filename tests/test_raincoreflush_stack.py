@@ -1,4 +1,4 @@
-"""FLUSH over the Raincore ring (issue 18 items 1 and 3): the composed stack in
+"""FLUSH over the Raincore ring: the composed stack in
 the simulator (impl/sim_raincoreflush.py), its history check and its replay
 against model/raincoreflush.py (conformance/raincoreflush.py).
 
