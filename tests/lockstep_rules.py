@@ -42,11 +42,31 @@ def deliver_all_but(c, src: int, dest: int, limit: int = 500) -> None:
         c.deliver(i)
 
 
+def token_rounds(c, rounds: int) -> None:
+    """Let a ring's token go round for up to ``rounds`` checked steps:
+    deliver the oldest datagram, else pass a held token on (fire an eating
+    timer); stop when neither is there."""
+    for _ in range(rounds):
+        if c.inflight:
+            c.deliver(0)
+            continue
+        eating = [x for x in c.armed() if x[1] == "eating"]
+        if not eating:
+            break
+        c.fire(*eating[0])
+
+
+def on_one_in_flight(op: str):
+    """A rule applying the driver's ``op`` (deliver, drop, duplicate) to one
+    datagram in flight, chosen by index."""
+    def apply(self, i):
+        getattr(self.c, op)(i % len(self.c.inflight))
+    apply.__name__ = apply.__qualname__ = op
+    return precondition(lambda self: self.c.inflight)(rule(i=INDEX)(apply))
+
+
 class NetworkRules(RuleBasedStateMachine):
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def deliver(self, i):
-        self.c.deliver(i % len(self.c.inflight))
+    deliver = on_one_in_flight("deliver")
 
     # Delivery is the common case; a second rule doubles its weight so runs
     # get somewhere before the step budget is spent on faults.
@@ -68,15 +88,8 @@ class NetworkRules(RuleBasedStateMachine):
 
 
 class LossRules(RuleBasedStateMachine):
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def drop(self, i):
-        self.c.drop(i % len(self.c.inflight))
-
-    @precondition(lambda self: self.c.inflight)
-    @rule(i=INDEX)
-    def duplicate(self, i):
-        self.c.duplicate(i % len(self.c.inflight))
+    drop = on_one_in_flight("drop")
+    duplicate = on_one_in_flight("duplicate")
 
 
 class SlowLinkRule(RuleBasedStateMachine):

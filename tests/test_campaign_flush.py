@@ -1,4 +1,4 @@
-"""FLUSH fault campaign (issue 5 item 5): seeded runs, crashes in every flush phase.
+"""FLUSH fault campaign: seeded runs, crashes in every flush phase.
 
 Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
 datagram loss, duplication, a reordering window, in a third of the runs a
@@ -35,22 +35,35 @@ from groupcheck.impl.sim import FaultPlan
 CAMPAIGN_SEED = 20261121
 
 
+def draw_crashes(rng, n: int, span: float, plans: tuple, first, second) -> tuple[str, tuple]:
+    """(plan, crashes): a plan drawn from ``plans`` ("none", or one crash by
+    ``first(rng, plan, n)`` at a drawn time, and for "two" a second one by
+    ``second(rng, first, n)`` within the 30 ms after it, in the flush the
+    first one starts)."""
+    plan = rng.choice(plans)
+    if plan == "none":
+        return plan, ()
+    victim, t1 = first(rng, plan, n), round(rng.uniform(0.0, span + 0.02), 4)
+    if plan != "two":
+        return plan, ((victim, t1),)
+    return plan, ((victim, t1), (second(rng, victim, n), round(t1 + rng.uniform(0.0, 0.03), 4)))
+
+
+def draw_network(rng, crashes: tuple) -> FaultPlan:
+    """Loss up to 30 %, duplication up to 15 %, reordering within 6 ms, and ``crashes``."""
+    return FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
+                     reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
+
+
 def draw_run(k: int) -> dict:
     rng = random.Random(CAMPAIGN_SEED * 1000 + 500 + k)
-    n = rng.choice((3, 4))
-    per_member = rng.randint(1, 3)
-    span = n * per_member * campaign.SEND_INTERVAL
-    plan = rng.choice(("none", "coordinator", "other", "two", "two"))
-    crashes: tuple = ()
-    if plan != "none":
-        first = 1 if plan in ("coordinator", "two") and rng.random() < 0.7 else rng.randint(2, n)
-        t1 = round(rng.uniform(0.0, span + 0.02), 4)
-        crashes = ((first, t1),)
-        if plan == "two":
-            second = rng.choice([m for m in range(1, n + 1) if m != first])
-            crashes += ((second, round(t1 + rng.uniform(0.0, 0.03), 4)),)
-    faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
-                       reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
+    n, per_member, span = campaign.draw_size(rng, (3, 4))
+    # the coordinator first in most plans that crash it; the second victim any other member
+    plan, crashes = draw_crashes(
+        rng, n, span, ("none", "coordinator", "other", "two", "two"),
+        lambda rng, plan, n: 1 if plan in ("coordinator", "two") and rng.random() < 0.7 else rng.randint(2, n),
+        lambda rng, first, n: rng.choice([m for m in range(1, n + 1) if m != first]))
+    faults = draw_network(rng, crashes)
     leaves = ((rng.randint(2, n), round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
     joins = ((n + 1, round(rng.uniform(0.0, span + 0.02), 4)),) if rng.random() < 1 / 3 else ()
     return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "plan": plan, "faults": faults,
@@ -125,19 +138,11 @@ def draw_seqflush_run(k: int) -> dict:
     """Like the SEQUENCER campaign's draws (tests/test_campaign_sequencer.py),
     with the coordinator crashing in most runs and a second crash in some."""
     rng = random.Random(CAMPAIGN_SEED * 1000 + 900 + k)
-    n = rng.choice((3, 4))
-    per_member = rng.randint(1, 3)
-    span = n * per_member * campaign.SEND_INTERVAL
-    plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))
-    crashes: tuple = ()
-    if plan != "none":
-        first = rng.randint(2, n) if plan == "other" else 1
-        t1 = round(rng.uniform(0.0, span + 0.02), 4)
-        crashes = ((first, t1),)
-        if plan == "two":
-            crashes += ((rng.randint(2, n), round(t1 + rng.uniform(0.0, 0.03), 4)),)
-    faults = FaultPlan(loss=round(rng.uniform(0.0, 0.3), 3), duplicate=round(rng.uniform(0.0, 0.15), 3),
-                       reorder_window=round(rng.uniform(0.0, 0.006), 4), crashes=crashes)
+    n, per_member, span = campaign.draw_size(rng, (3, 4))
+    plan, crashes = draw_crashes(rng, n, span, ("none", "coordinator", "coordinator", "other", "two"),
+                                 lambda rng, plan, n: rng.randint(2, n) if plan == "other" else 1,
+                                 lambda rng, first, n: rng.randint(2, n))
+    faults = draw_network(rng, crashes)
     return {"n": n, "per_member": per_member, "seed": rng.randrange(2**31), "plan": plan, "faults": faults}
 
 
@@ -241,12 +246,8 @@ def test_the_seed_as_written_breaks_virtual_synchrony_in_runs_that_conform(tmp_p
 
 def test_command_line_simulate_and_conform(tmp_path):
     import json
-    import subprocess
-    import sys
 
-    def gc(*args):
-        return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
-                              capture_output=True, text=True, timeout=600)
+    from cli_helpers import gc
     out = tmp_path / "tr"
     p = gc("simulate", "flush", "--nodes", "3", "--runs", "3", "--faults",
            "loss=0.1,crash=1@12,join=4@5,leave=3@30", "--out", str(out))

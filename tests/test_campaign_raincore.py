@@ -1,4 +1,4 @@
-"""Raincore fault campaign (issue 6 item 6): 500 seeded simulated runs with
+"""Raincore fault campaign: 500 seeded simulated runs with
 crashes, recoveries (with retained state), token losses and joins, each
 replayed against model/raincore.py.
 

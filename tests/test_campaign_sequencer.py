@@ -1,4 +1,4 @@
-"""Fault campaign (issue 3 item 9): many seeded SEQUENCER runs replayed.
+"""Fault campaign: many seeded SEQUENCER runs replayed.
 
 Each run draws, from its own seed, 3 or 4 members, 1-3 multicasts each,
 datagram loss, duplication, a reordering window and at most one crash (none,

@@ -1,4 +1,4 @@
-"""STABLE fault campaign (issue 4 item 6): seeded runs replayed.
+"""STABLE fault campaign: seeded runs replayed.
 
 Each run draws, from its own seed, 3 or 4 members (the last one joins at a
 drawn time, while digests are in flight), 1-3 multicasts per member,

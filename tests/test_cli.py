@@ -1,18 +1,13 @@
 """The command line: JSON shapes and exit statuses, on the small Pair model."""
 
 import json
-import subprocess
-import sys
+
+from cli_helpers import gc
 
 CHECK_KEYS = {"protocol", "model", "expected", "result", "violated", "distinct_states",
               "states_generated", "depth", "seconds", "matches_expectation", "counterexample"}
 EXPLORE_KEYS = {"protocol", "model", "distinct_states", "tlc_distinct_states", "graphs_equal",
                 "first_difference", "seconds", "tlc_seconds"}
-
-
-def gc(*args):
-    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
-                          capture_output=True, text=True, timeout=600)
 
 
 def test_check_json_reports_expected_violation():

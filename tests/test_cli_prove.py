@@ -2,16 +2,11 @@
 counterexample to induction, and usage errors."""
 
 import json
-import subprocess
-import sys
+
+from cli_helpers import gc
 
 KEYS = {"protocol", "variant", "query", "result", "seconds", "members", "flawed"}
 CTI_KEYS = {"action", "pre", "post", "reachable", "path"}
-
-
-def gc(*args):
-    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
-                          capture_output=True, text=True, timeout=900)
 
 
 def test_prove_joinrace_json_shows_a_reachable_cti():

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from groupcheck.impl import codec
 from groupcheck.impl.flush import FData, FlushCompleted, FlushOk, StartFlush, StopFlush, ViewMsg
 from groupcheck.impl.stacks.flush import T_COMPLETED, T_FDATA, T_OK, T_START, T_STOP, T_VIEW
+from codec_helpers import canonical_or_refused, cut_and_extended_refused
 
 nodes = st.integers(min_value=1, max_value=codec.MAX_NODE)
 seqnos = st.integers(min_value=1, max_value=codec.MAX_SEQNO)
@@ -55,12 +56,7 @@ def test_round_trip_nested_in_reliable_data(m, q):
 @settings(max_examples=300)
 @given(messages, st.data())
 def test_truncation_and_trailing_bytes_are_refused(m, data):
-    b = codec.encode(m)
-    cut = data.draw(st.integers(min_value=0, max_value=len(b) - 1))
-    with pytest.raises(codec.DecodeError):
-        codec.decode(b[:cut])
-    with pytest.raises(codec.DecodeError):
-        codec.decode(b + data.draw(st.binary(min_size=1, max_size=4)))
+    cut_and_extended_refused(codec.encode(m), data, 4)
 
 
 @settings(max_examples=500)
@@ -69,21 +65,13 @@ def test_mutated_frames_decode_to_a_faithful_message_or_raise(m, data):
     b = bytearray(codec.encode(m))
     for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
         b[data.draw(st.integers(min_value=0, max_value=len(b) - 1))] = data.draw(st.integers(0, 255))
-    try:
-        got = codec.decode(bytes(b))
-    except codec.DecodeError:
-        return
-    assert codec.encode(got) == bytes(b)       # whatever decodes re-encodes to the same bytes
+    canonical_or_refused(bytes(b))
 
 
 @given(st.binary(max_size=64))
 def test_random_bytes_after_a_flush_header_never_crash(tail):
     for code in range(20, 26):
-        try:
-            got = codec.decode(bytes([codec.VERSION, code]) + tail)
-        except codec.DecodeError:
-            continue
-        assert codec.encode(got) == bytes([codec.VERSION, code]) + tail
+        canonical_or_refused(bytes([codec.VERSION, code]) + tail)
 
 
 def _frame(code: int, body: bytes) -> bytes:

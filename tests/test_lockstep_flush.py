@@ -1,4 +1,4 @@
-"""Lock-step conformance of the FLUSH implementation (issue 5 item 5), alone and under SEQUENCER.
+"""Lock-step conformance of the FLUSH implementation, alone and under SEQUENCER.
 
 A Hypothesis state machine drives a 3-member FLUSH cluster one event at a
 time (conformance/flush.py ``FlushLockstep``): application multicasts

@@ -1,4 +1,4 @@
-"""Lock-step conformance of the Raincore layer (issue 6 item 4).
+"""Lock-step conformance of the Raincore layer.
 
 A Hypothesis state machine drives a ring of 3 configured nodes plus one new
 node (conformance/raincore.py ``RaincoreLockstep``) one event at a time:
@@ -20,7 +20,7 @@ assumptions) and asserts AtMostOneToken after every step.
 import pytest
 from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import invariant, precondition, rule
-from lockstep_rules import INDEX, NODES, CrashRule, NetworkRules
+from lockstep_rules import INDEX, NODES, CrashRule, NetworkRules, token_rounds
 
 from groupcheck.conformance.lockstep import LockstepError
 from groupcheck.conformance.raincore import RaincoreLockstep
@@ -40,14 +40,7 @@ class RaincoreMachine(NetworkRules, CrashRule):
     # dozen checked steps, so runs reach views committed after the faults.
     @rule(rounds=st.integers(min_value=1, max_value=40))
     def run_ring(self, rounds):
-        for _ in range(rounds):
-            if self.c.inflight:
-                self.c.deliver(0)
-                continue
-            eating = [(k, "eating") for k, t in self.c.armed() if t == "eating"]
-            if not eating:
-                break
-            self.c.fire(*eating[0])
+        token_rounds(self.c, rounds)
 
     def firing(self, k: int, name: str) -> None:
         self.kinds.add(name)

@@ -1,4 +1,4 @@
-"""Lock-step conformance of FLUSH over the Raincore ring (issue 18 item 3).
+"""Lock-step conformance of FLUSH over the Raincore ring.
 
 The driver (conformance/raincoreflush.py ``lockstep``) owns a ring of 3
 configured nodes and one joiner, each node its ring layer and its FLUSH
@@ -22,11 +22,11 @@ import random
 import pytest
 from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import rule
-from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules
+from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules, token_rounds
+from raincoreflush_helpers import mutate
 
 from groupcheck.conformance.lockstep import LockstepError
 from groupcheck.conformance.raincoreflush import lockstep
-from groupcheck.impl import flush as impl_flush
 
 
 def settled(c) -> bool:
@@ -70,15 +70,7 @@ class RingFlushMachine(NetworkRules, LossRules, CrashRule):
 
     @rule(rounds=st.integers(min_value=1, max_value=30))
     def run_ring(self, rounds):
-        """Let the token go round: deliver oldest first, pass held tokens on."""
-        for _ in range(rounds):
-            if self.c.inflight:
-                self.c.deliver(0)
-                continue
-            eating = [x for x in self.c.armed() if x[1] == "eating"]
-            if not eating:
-                break
-            self.c.fire(*eating[0])
+        token_rounds(self.c, rounds)
 
     def crashing(self, m: int) -> None:
         f = self.c.flush(m)
@@ -126,22 +118,7 @@ def test_random_walks_conform_and_settle():
 
 @pytest.mark.parametrize("mutant", ["oracle_view", "flush_on_suspicion", "no_reconcile"])
 def test_lockstep_catches_mutants(monkeypatch, mutant):
-    if mutant == "oracle_view":
-        orig = impl_flush.Flush._send_view
-
-        def send_view(self, out):
-            self.ring = False
-            try:
-                orig(self, out)
-            finally:
-                self.ring = True
-        monkeypatch.setattr(impl_flush.Flush, "_send_view", send_view)
-    elif mutant == "flush_on_suspicion":
-        monkeypatch.setattr(impl_flush.Flush, "_ring_pending",
-                            lambda self: bool(self.ring_view) and (set(self.ring_view) != set(self.members)
-                                                                   or bool(self.suspected)))
-    else:
-        monkeypatch.setattr(impl_flush.Flush, "_reconcile", lambda self, m, out: None)
+    mutate(monkeypatch, mutant)
     caught = 0
     for seed in range(60):
         try:

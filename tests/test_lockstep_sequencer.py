@@ -1,4 +1,4 @@
-"""Lock-step conformance of the SEQUENCER implementation (issue 3 item 8).
+"""Lock-step conformance of the SEQUENCER implementation.
 
 A Hypothesis state machine drives a 3-member simulated cluster one event at
 a time (conformance/sequencer.py ``LockstepCluster``); after every step each new trace event must

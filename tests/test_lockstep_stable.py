@@ -1,4 +1,4 @@
-"""Lock-step conformance of the STABLE implementation (issue 4 item 5).
+"""Lock-step conformance of the STABLE implementation.
 
 A Hypothesis state machine drives a cluster of STABLE stacks (impl/stable.py:
 transport, reliable in NAKACK mode, stable) one event at a time: multicasts,

@@ -1,6 +1,8 @@
 """The FLUSH model: per-transition behaviour, pinned counts against the
 manifest, and the flawed variant's counterexample at TLC's depth."""
 
+from itertools import permutations
+
 import pytest
 
 from groupcheck.model import manifest
@@ -9,6 +11,7 @@ from groupcheck.model.flush import (Data, FlushCompletedMsg, FlushModel, FlushOk
                                     StopFlushMsg, ViewMsg)
 from groupcheck.model.link import build_model
 from groupcheck.model.values import record
+from model_helpers import on
 
 
 def model(**kw):
@@ -18,45 +21,18 @@ def model(**kw):
 
 
 M = model()
-
-
-def init(m=M):
-    (s,) = list(m.init())
-    return s
-
-
-def labels(s, m=M):
-    return sorted(str(lab) for lab, _ in m.next(s))
-
-
-def step(s, action, *params, m=M):
-    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params == params]
-    assert len(succ) == 1, (action, params, labels(s, m))
-    return succ[0]
-
-
-def enabled(s, action, *params, m=M):
-    return any(lab.action == action and lab.params == params for lab, _ in m.next(s))
+init, step, enabled = on(M)
 
 
 def flush_to_completion(s, m=M, members=(1, 2, 3), coord=1):
     """StartFlush by coord, every member through Block, FlushOk, the FLUSH_OK
     exchange and FlushCompleted, and the initiator's records."""
-    s = step(s, "StartFlush", coord, m=m)
-    for p in members:
-        if p != coord:
-            s = step(s, "Block", p, coord, m=m)
-    for p in members:
-        s = step(s, "FlushOk", p, m=m)
-    for p in members:
-        for q in members:
-            if p != q:
-                s = step(s, "ReceiveFlushOk", p, q, m=m)
-    for p in members:
-        s = step(s, "FlushCompleted", p, m=m)
-    for p in members:
-        if p != coord:
-            s = step(s, "ReceiveFlushCompleted", coord, p, m=m)
+    others = [p for p in members if p != coord]
+    steps = ([("StartFlush", coord)] + [("Block", p, coord) for p in others] + [("FlushOk", p) for p in members]
+             + [("ReceiveFlushOk", p, q) for p, q in permutations(members, 2)]
+             + [("FlushCompleted", p) for p in members] + [("ReceiveFlushCompleted", coord, p) for p in others])
+    for action, *params in steps:
+        s = step(s, action, *params, m=m)
     return s
 
 

@@ -5,39 +5,14 @@ against the manifest."""
 
 import pytest
 
-from groupcheck.model import manifest
-from groupcheck.model.core import explore
-from groupcheck.model.link import build_model
 from groupcheck.model.raincoreflush import NO_TOKEN, RaincoreFlushModel
-
-RING = ("TokenReceived", "EatingTimeout", "TokenDeliveryFailure", "911Received", "911DeliveryFailure")
+from model_helpers import enabled, explores_as_pinned, init, ring_step, step
 
 
 def model(**kw):
     c = {"N": 3, "NInit": 3, "Founder": 2, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": frozenset({1})}
     c.update(kw)
     return RaincoreFlushModel(c)
-
-
-def init(m):
-    (s,) = list(m.init())
-    return s
-
-
-def step(m, s, action, *params):
-    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params[: len(params)] == params]
-    assert len(succ) == 1, (action, params, sorted(str(lab) for lab, _ in m.next(s)))
-    return succ[0]
-
-
-def enabled(m, s, action):
-    return [lab for lab, _ in m.next(s) if lab.action == action]
-
-
-def ring_step(m, s):
-    """The one enabled ring action (a single token, no 911 in these runs)."""
-    (t,) = [t for lab, t in m.next(s) if lab.action in RING]
-    return t
 
 
 def test_crash_is_noticed_only_through_token_delivery_failure():
@@ -110,11 +85,7 @@ def test_joiner_enters_through_911():
 
 @pytest.mark.parametrize("name", ["CoordCrash", "FounderCrash", "Join"])
 def test_distinct_states_match_manifest(name):
-    (entry,) = manifest.select(["raincoreflush"], name)
-    m = build_model(entry)
-    res = explore(m, check_invariants=list(m.invariants))
-    assert res.violation is None
-    assert res.distinct_states == entry.distinct_states
+    explores_as_pinned("raincoreflush", name)
 
 
 # --- LossyRing: the ring is Raincore's, token loss and regeneration included ---
@@ -180,8 +151,4 @@ def test_lossy_false_keeps_the_abstract_states():
 
 @pytest.mark.parametrize("name", ["HolderCrash2", "TokenLoss"])
 def test_lossy_distinct_states_match_manifest(name):
-    (entry,) = manifest.select(["raincoreflush"], name)
-    m = build_model(entry)
-    res = explore(m, check_invariants=list(m.invariants))
-    assert res.violation is None
-    assert res.distinct_states == entry.distinct_states
+    explores_as_pinned("raincoreflush", name)

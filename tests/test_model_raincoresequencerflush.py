@@ -6,12 +6,9 @@ counts against the manifest."""
 
 import pytest
 
-from groupcheck.model import manifest
 from groupcheck.model.core import explore
-from groupcheck.model.link import build_model
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
-
-RING = ("TokenReceived", "EatingTimeout", "TokenDeliveryFailure", "911Received", "911DeliveryFailure")
+from model_helpers import enabled, explores_as_pinned, init, ring_step, step
 
 
 def model(**kw):
@@ -19,27 +16,6 @@ def model(**kw):
          "Crashable": frozenset({1}), "ResendAlways": False, "ResentFirst": False}
     c.update(kw)
     return RaincoreSequencerFlushModel(c)
-
-
-def init(m):
-    (s,) = list(m.init())
-    return s
-
-
-def step(m, s, action, *params):
-    succ = {t for lab, t in m.next(s) if lab.action == action and lab.params[: len(params)] == params}
-    assert len(succ) == 1, (action, params, sorted(str(lab) for lab, _ in m.next(s)))
-    return succ.pop()
-
-
-def enabled(m, s, action):
-    return [lab for lab, _ in m.next(s) if lab.action == action]
-
-
-def ring_step(m, s):
-    """The one enabled ring action (a single token, no 911 in flight)."""
-    (t,) = [t for lab, t in m.next(s) if lab.action in RING]
-    return t
 
 
 def run(m, s, *steps):
@@ -139,8 +115,4 @@ def test_survivor_total_order_needs_the_digest():
 
 @pytest.mark.parametrize("name", ["FounderCrash", "Join"])
 def test_distinct_states_match_manifest(name):
-    (entry,) = manifest.select(["raincoresequencerflush"], name)
-    m = build_model(entry)
-    res = explore(m, check_invariants=list(m.invariants))
-    assert res.violation is None
-    assert res.distinct_states == entry.distinct_states
+    explores_as_pinned("raincoresequencerflush", name)

@@ -12,6 +12,7 @@ from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg
                                              SequencerFlushModel, StartFlushMsg, StopFlushMsg,
                                              ViewMsg)
 from groupcheck.model.sequencer import GapFreeFIFO, SurvivorTotalOrder
+from model_helpers import on
 
 
 def model(**kw):
@@ -21,25 +22,7 @@ def model(**kw):
 
 
 M = model()
-
-
-def init(m=M):
-    (s,) = list(m.init())
-    return s
-
-
-def labels(s, m=M):
-    return sorted(str(lab) for lab, _ in m.next(s))
-
-
-def step(s, action, *params, m=M):
-    succ = [t for lab, t in m.next(s) if lab.action == action and lab.params == params]
-    assert len(succ) == 1, (action, params, labels(s, m))
-    return succ[0]
-
-
-def enabled(s, action, *params, m=M):
-    return any(lab.action == action and lab.params == params for lab, _ in m.next(s))
+init, step, enabled = on(M)
 
 
 def two_forwards_sequenced():

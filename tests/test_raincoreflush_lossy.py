@@ -1,4 +1,4 @@
-"""FLUSH over Raincore's own ring (issue 18: spec/RaincoreFlush with
+"""FLUSH over Raincore's own ring (spec/RaincoreFlush with
 ``LossyRing = TRUE``): the composed stack in the simulator with crashes at
 any point (the token holder included), token losses and untimed Hungry and
 Starving timeouts, replayed against model/raincoreflush.py with the lossy
@@ -18,6 +18,7 @@ import pytest
 from groupcheck.conformance import raincoreflush as crf
 from groupcheck.conformance.traces import from_records
 from groupcheck.impl import raincore as impl_raincore
+from raincoreflush_helpers import conforming_run, replay_forged
 
 RUNS = 40
 
@@ -75,31 +76,22 @@ def test_token_losses_need_the_lossy_ring():
         crf.simulate(1, "tokenloss=50", {})
 
 
-def _lossy_records(seed: int = 0, faults: str = "tokenloss=60,crash=3@120"):
-    records, line = crf.simulate(seed, faults, {"lossy": True})
-    assert crf.replay(from_records(records), visited=False).verdict == "ok"
-    return records
-
-
-def _replay_changed(records, pick, change):
-    out = copy.deepcopy(records)
-    i = next(i for i, r in enumerate(out) if r.get("kind") == "event" and pick(r))
-    change(out[i])
-    return crf.replay(from_records(out), visited=False)
+def _lossy_records():
+    return conforming_run(0, "tokenloss=60,crash=3@120", {"lossy": True})
 
 
 def test_forged_token_sequence_number_is_nonconforming():
     """Under LossyRing the token's seq is compared (it was not before)."""
     def change(r):
         r["msg"]["seq"] += 5
-    rep = _replay_changed(_lossy_records(), lambda r: r["name"] == "TokenReceived", change)
+    rep = replay_forged(_lossy_records(), lambda r: r["name"] == "TokenReceived", change)
     assert rep.verdict == "nonconforming"
 
 
 def test_forged_token_state_is_nonconforming():
     def change(r):
         r["state"]["tokenState"] = "Eating"
-    rep = _replay_changed(_lossy_records(), lambda r: r["name"] == "HungryTimeout" and r.get("state"), change)
+    rep = replay_forged(_lossy_records(), lambda r: r["name"] == "HungryTimeout" and r.get("state"), change)
     assert rep.verdict == "nonconforming"
 
 

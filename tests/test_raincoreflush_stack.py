@@ -1,4 +1,4 @@
-"""FLUSH over the Raincore ring (issue 18 items 1 and 3): the composed stack in
+"""FLUSH over the Raincore ring: the composed stack in
 the simulator (impl/sim_raincoreflush.py), its history check and its replay
 against model/raincoreflush.py (conformance/raincoreflush.py).
 
@@ -11,7 +11,6 @@ FLUSH layer's ring mode and forged records must not."""
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 
 import pytest
@@ -22,6 +21,7 @@ from groupcheck.impl import flush as impl_flush
 from groupcheck.impl.faults import FaultPlan
 from groupcheck.impl.flush import JoinRequest, RingView, Suspect
 from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
+from raincoreflush_helpers import conforming_run, mutate, replay_forged
 
 RUNS = 150
 
@@ -118,14 +118,7 @@ def _verdicts(runs: int = 60) -> Counter:
 def test_mutant_views_from_the_failure_detector_is_caught(monkeypatch):
     """FLUSH installs survivors plus joiners (the oracle's rule), not the
     ring's committed view: the model's SendView installs the ring's."""
-    def send_view(self, out):
-        self.ring = False
-        try:
-            orig_send_view(self, out)
-        finally:
-            self.ring = True
-    orig_send_view = impl_flush.Flush._send_view
-    monkeypatch.setattr(impl_flush.Flush, "_send_view", send_view)
+    mutate(monkeypatch, "oracle_view")
     v = _verdicts()
     assert v["ok"] < 60 and v["nonconforming"] > 0, v
 
@@ -133,9 +126,7 @@ def test_mutant_views_from_the_failure_detector_is_caught(monkeypatch):
 def test_mutant_flush_on_suspicion_is_caught(monkeypatch):
     """A flush started as soon as the ring's localView drops a member,
     before the ring commits a view: not the spec's StartFlush guard."""
-    def pending(self):
-        return bool(self.ring_view) and (set(self.ring_view) != set(self.members) or bool(self.suspected))
-    monkeypatch.setattr(impl_flush.Flush, "_ring_pending", pending)
+    mutate(monkeypatch, "flush_on_suspicion")
     v = _verdicts()
     assert v["nonconforming"] > 0, v
 
@@ -162,30 +153,20 @@ def test_mutant_without_reconciliation_is_caught():
 
 
 def _run_records(seed: int = 5):
-    faults, opts = crf.draw(seed)
-    records, _ = crf.simulate(seed, faults, opts)
-    assert crf.replay(from_records(records), visited=False).verdict == "ok"
-    return records
-
-
-def _forge(records, pick, change):
-    out = copy.deepcopy(records)
-    i = next(i for i, r in enumerate(out) if r.get("kind") == "event" and pick(r))
-    change(out[i])
-    return crf.replay(from_records(out), visited=False)
+    return conforming_run(seed, *crf.draw(seed))
 
 
 def test_forged_token_nodelist_is_nonconforming():
     def change(r):
         r["msg"]["nodelist"] = list(reversed(r["msg"]["nodelist"]))
-    rep = _forge(_run_records(), lambda r: r["name"] == "TokenReceived" and len(r["msg"]["nodelist"]) > 1, change)
+    rep = replay_forged(_run_records(), lambda r: r["name"] == "TokenReceived" and len(r["msg"]["nodelist"]) > 1, change)
     assert rep.verdict == "nonconforming"
 
 
 def test_forged_ring_view_is_nonconforming():
     def change(r):
         r.setdefault("state", {})["localView"] = [1]
-    rep = _forge(_run_records(), lambda r: r["name"] == "TokenReceived" and r["nid"] != 1, change)
+    rep = replay_forged(_run_records(), lambda r: r["name"] == "TokenReceived" and r["nid"] != 1, change)
     assert rep.verdict == "nonconforming"
 
 

@@ -155,29 +155,27 @@ def _position_of(path: Path, needle: str) -> tuple[int, int]:
     raise AssertionError(f"{needle!r} not in {path}")
 
 
+def _error_at(module: str, needle: str):
+    """TLC's run of ``module`` ends in an error located at ``needle`` in its source."""
+    r = run_tlc(TLA, module, f"{module}.cfg")
+    assert r.outcome == "error", r.raw_output
+    line, col = _position_of(TLA / f"{module}.tla", needle)
+    assert tuple(r.error_location) == (module, line, col)
+    assert r.to_json()["error_location"] == {"module": module, "line": line, "column": col}
+    return r
+
+
 def test_sany_parse_error_location():
-    r = run_tlc(TLA, "ParseError", "ParseError.cfg")
-    assert r.outcome == "error"
     # SANY notices the unclosed parenthesis at the module's closing line.
-    line, col = _position_of(TLA / "ParseError.tla", "====")
-    assert tuple(r.error_location) == ("ParseError", line, col)
-    assert "Parse Error" in r.error_message
-    assert r.to_json()["error_location"] == {"module": "ParseError", "line": line, "column": col}
+    assert "Parse Error" in _error_at("ParseError", "====").error_message
 
 
 def test_semantic_error_location():
-    r = run_tlc(TLA, "SemanticError", "SemanticError.cfg")
-    assert r.outcome == "error"
-    line, col = _position_of(TLA / "SemanticError.tla", "Frobnicate")
-    assert tuple(r.error_location) == ("SemanticError", line, col)
-    assert "Unknown operator" in r.error_message
+    assert "Unknown operator" in _error_at("SemanticError", "Frobnicate").error_message
 
 
 def test_runtime_error_location_and_trace():
-    r = run_tlc(TLA, "RuntimeError", "RuntimeError.cfg")
-    assert r.outcome == "error", r.raw_output
-    line, col = _position_of(TLA / "RuntimeError.tla", "f[x + 1]")
-    assert tuple(r.error_location) == ("RuntimeError", line, col)
+    r = _error_at("RuntimeError", "f[x + 1]")
     assert "not in the domain" in r.error_message
     assert [st.state["x"] for st in r.counterexample] == [0, 10]
 

@@ -1,22 +1,21 @@
-"""TLC trace validation of SEQUENCER (issue 12, first slice): the TLA+ spec
+"""TLC trace validation of SEQUENCER: the TLA+ spec
 (spec/Sequencer/TraceSequencer.tla) and the Python replay judge the same
-simulated traces alike."""
+simulated traces alike; the audit's tracevalidation stage, and what every
+protocol's trace spec shares (its actions, the audit stage's check)."""
 from __future__ import annotations
 
 import copy
 import xml.etree.ElementTree as ET
-import shutil
 
 import pytest
 
-from groupcheck.conformance import tlctrace
-from groupcheck.conformance.traces import load
+from groupcheck.conformance import raincore, stable, tlctrace
 from groupcheck.impl.campaign import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_run
 from groupcheck.impl.tracefile import write
-from tlctrace_helpers import both, events
+from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection, rejected_at
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
+pytestmark = NEEDS_JAVA
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +25,12 @@ def run():
 
 
 def test_simulated_trace_accepted_by_tlc_and_model(tmp_path, run):
-    v, m = both(tmp_path, run, "good")
-    assert v.ok, v.detail
-    assert v.first_unmatched is None
-    assert m["verdict"] == "ok"
+    accepted(tmp_path, run)
 
 
 def test_swapped_deliveries_rejected_by_both_at_same_event(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = [r for r in recs[1:] if r["kind"] == "event"]
+    evs = events(recs)
     # member 2's first two deliveries of different messages: swap which message
     # each RecvData takes (and the channel it is taken from)
     idx = [k for k, e in enumerate(evs) if e["name"] == "RecvData" and e["nid"] == 2]
@@ -42,31 +38,20 @@ def test_swapped_deliveries_rejected_by_both_at_same_event(tmp_path, run):
     b = next(k for k in idx[1:] if evs[k]["msg"] != evs[a]["msg"])
     for key in ("msg", "params"):
         evs[a][key], evs[b][key] = evs[b][key], evs[a][key]
-    v, m = both(tmp_path, recs, "swapped")
-    assert not v.ok
-    assert m["verdict"] == "nonconforming"
-    assert v.first_unmatched == m["first_bad_event"]
-    assert v.first_unmatched == a          # format 2 numbers events from 0 after the header
+    rejected_at(tmp_path, recs, "swapped", a)     # format 2 numbers events from 0 after the header
 
 
 def test_later_corruption_located_by_search_depth(tmp_path, run):
     # the state of a late event lies (sent one too many): both reject exactly there
     recs = copy.deepcopy(run)
-    evs = [r for r in recs[1:] if r["kind"] == "event"]
+    evs = events(recs)
     k = max(j for j, e in enumerate(evs) if e["name"] == "Send")
     evs[k]["state"]["sent"] += 1
-    v, m = both(tmp_path, recs, "late")
-    assert not v.ok and m["verdict"] == "nonconforming"
-    assert v.first_unmatched == k == m["first_bad_event"]
+    rejected_at(tmp_path, recs, "late", k)
 
 
 def test_trace_without_state_validated_by_tlc(tmp_path, run):
-    recs = copy.deepcopy(run)
-    for e in recs[1:]:
-        e.pop("state", None)         # format 2: no variable logged at all
-    v, m = both(tmp_path, recs, "hidden")
-    assert v.ok, v.detail
-    assert m["verdict"] == "ok"
+    accepted_without_state(tmp_path, run)
 
 
 def test_generated_log_module_constrains_only_present_keys():
@@ -79,18 +64,11 @@ def test_generated_log_module_constrains_only_present_keys():
 
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
-    evs = [r for r in recs[1:] if r["kind"] == "event"]
+    evs = events(recs)
     k = max(j for j, e in enumerate(evs) if e["name"] == "Send")
     evs[k]["state"]["sent"] += 1
-    v = tlctrace.validate(load(write(tmp_path / "lie.ndjson", recs)))
-    assert not v.ok and v.first_unmatched == k
+    v = explained_rejection(tmp_path, recs, k)   # Send enabled; its logged state was not reachable
     assert v.record["name"] == "Send" and v.record["state"]["sent"] == evs[k]["state"]["sent"]
-    assert v.matched_count >= 1 and v.matched_before
-    node = evs[k]["nid"]
-    assert f"node |-> {node}" in v.matched_before[0]
-    assert f"Send({node})" in v.enabled          # the logged action was enabled, its logged state was not reachable
-    text = v.explain()
-    assert "matched the line before" in text and "actions enabled there" in text
 
 
 def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):
@@ -162,6 +140,14 @@ def test_audit_stage_validates_a_sample_and_merges_coverage(tmp_path):
     assert len(ET.parse(paths["junit.xml"]).getroot().findall(".//testcase")) == audit.TRACE_SAMPLE
 
 
+@pytest.mark.parametrize("name", ["raincore", "stable", "raincoreflush"])
+def test_audit_stage_check_agrees(name):
+    from groupcheck.conformance import audit
+    c, kept = audit.tracevalidation_check(name, 3)
+    assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
+    assert kept is not None
+
+
 def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
     from groupcheck.conformance import audit, replay as replay_mod
     real = replay_mod.replay
@@ -174,6 +160,12 @@ def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
     c, accepted = audit.tracevalidation_check("sequencer", 5)
     assert not c.as_expected and "TLC accepts, model rejects at event 0" in c.observed
     assert "TOOL FAILURE" in c.explanation
+
+
+@pytest.mark.parametrize("name", ["raincore", "stable"])
+def test_spec_actions_are_the_protocols(name):
+    assert tlctrace.spec_actions(name) == sorted({"raincore": raincore, "stable": stable}[name].ACTIONS)
+    assert tlctrace.supported(name)
 
 
 def test_sample_seeds_spread_over_the_campaign():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 
 import pytest
 
@@ -16,44 +15,23 @@ from groupcheck.conformance import raincoreflush, tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
-from tlctrace_helpers import both, events
+from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at,
+                              run_fixture)
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
-
-
-@pytest.fixture(scope="module")
-def run():
-    # ring 1, 2, 3 (the token at 3), node 4 joins by 911 at 50 ms (queued by
-    # node 1, added to the token), node 1 crashes at 100 ms: the ring drops
-    # it (TokenDeliveryFailure) and node 2 flushes to the view {2, 3, 4}
-    records, _ = raincoreflush.simulate(1, "crash=1@100,join=4@50", {"nodes": 4, "ring": 3, "messages": 1})
-    return records
+pytestmark = NEEDS_JAVA
 
 
-def _rejects_at(tmp_path, recs, name, k):
-    """Both checkers stop at record ``k``; TLC's rejection names it."""
-    p = write(tmp_path / f"{name}.ndjson", recs)
-    v = tlctrace.validate(load(p), diagnose=False)
-    m = conform_file(p).to_json()
-    assert not v.ok and m["verdict"] == "nonconforming", (v.explain(), m)
-    assert v.first_unmatched == k == m["first_bad_event"] == m["stops_conforming_at"]
-    assert tlctrace.agrees(v, m)
-    ev = events(recs)[k]
-    assert v.record["i"] == k and v.record["name"] == ev["name"] and v.record["nid"] == ev["nid"]
-    assert v.record.get("msg") == ev.get("msg")          # the record as written (not the log's ids)
-    assert f"event {k} ({ev['name']} at node {ev['nid']})" in v.detail
-    return v, m
+# ring 1, 2, 3 (the token at 3), node 4 joins by 911 at 50 ms (queued by
+# node 1, added to the token), node 1 crashes at 100 ms: the ring drops it
+# (TokenDeliveryFailure) and node 2 flushes to the view {2, 3, 4}
+run = run_fixture("raincoreflush", 1, "crash=1@100,join=4@50", {"nodes": 4, "ring": 3, "messages": 1})
 
 
 def test_crash_of_node_1_and_a_joiner_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in events(run)}
-    assert {"Crash", "Join", "911Received", "TokenDeliveryFailure", "EatingTimeout", "TokenReceived",
-            "StartFlush", "SendView", "InstallView", "StopFlush", "Unblock"} <= names
     assert next(e for e in events(run) if e["name"] == "Crash")["nid"] == 1
-    v, m = both(tmp_path, run, "good")
-    assert v.ok, v.explain()
-    assert v.first_unmatched is None and v.events == len(events(run))
-    assert m["verdict"] == "ok" and tlctrace.agrees(v, m)
+    accepted(tmp_path, run, actions={"Crash", "Join", "911Received", "TokenDeliveryFailure", "EatingTimeout",
+                                     "TokenReceived", "StartFlush", "SendView", "InstallView", "StopFlush",
+                                     "Unblock"})
 
 
 def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
@@ -65,10 +43,7 @@ def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
     assert opts["tm"]
     records, line = raincoreflush.simulate(13, faults, {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
     assert line["crashed"] == [1, 2] and line["live"] == [3] and line["settled"]
-    assert {"911DeliveryFailure", "TokenDeliveryFailure"} <= {e["name"] for e in events(records)}
-    v, m = both(tmp_path, records, "draw13")
-    assert v.ok, v.explain()
-    assert m["verdict"] == "ok" and tlctrace.agrees(v, m)
+    accepted(tmp_path, records, "draw13", actions={"911DeliveryFailure", "TokenDeliveryFailure"})
 
 
 def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):
@@ -79,7 +54,7 @@ def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):
     nl = evs[k]["msg"]["nodelist"]
     assert nl[-1] != 4
     evs[k]["msg"]["nodelist"] = [x for x in nl if x != 4] + [4]
-    _rejects_at(tmp_path, recs, "nodelist", k)
+    rejected_at(tmp_path, recs, "nodelist", k)
 
 
 def test_forged_token_seq_is_not_compared(tmp_path, run):
@@ -99,7 +74,7 @@ def test_forged_view_members_rejected_at_that_record(tmp_path, run):
     k = next(j for j, e in enumerate(evs) if e["name"] == "SendView")
     assert sorted(evs[k]["msg"]["members"]) == [2, 3, 4]          # the ring's committed view
     evs[k]["msg"]["members"] = [1, 2, 3]                          # the old view, crashed node 1 included
-    _rejects_at(tmp_path, recs, "members", k)
+    rejected_at(tmp_path, recs, "members", k)
 
 
 @pytest.mark.parametrize("action, which", [("TokenReceived", 12), ("FlushOk", 0)])
@@ -125,23 +100,15 @@ def test_record_dropped_from_the_middle_rejected(tmp_path, run, action, which):
     assert v.matched_count >= 1 and "actions enabled there" in v.explain()
 
 
-def test_complete_delta_unlogged_change_rejected(tmp_path, run):
-    # a logged state is a complete delta: a SendView that does not log the
-    # vid it installs claims vid unchanged
+# a logged state is a complete delta: a SendView that does not log the vid it
+# installs claims vid unchanged, a TokenDeliveryFailure the ring's localView
+@pytest.mark.parametrize("action, var", [("SendView", "vid"), ("TokenDeliveryFailure", "localView")])
+def test_complete_delta_unlogged_change_rejected(tmp_path, run, action, var):
     recs = copy.deepcopy(run)
     evs = events(recs)
-    k = next(j for j, e in enumerate(evs) if e["name"] == "SendView")
-    del evs[k]["state"]["vid"]
-    _rejects_at(tmp_path, recs, "vid", k)
-
-
-def test_complete_delta_of_the_ring_rejected(tmp_path, run):
-    # a TokenDeliveryFailure that does not log the localView it changes
-    recs = copy.deepcopy(run)
-    evs = events(recs)
-    k = next(j for j, e in enumerate(evs) if e["name"] == "TokenDeliveryFailure")
-    del evs[k]["state"]["localView"]
-    _rejects_at(tmp_path, recs, "localView", k)
+    k = next(j for j, e in enumerate(evs) if e["name"] == action)
+    del evs[k]["state"][var]
+    rejected_at(tmp_path, recs, var, k)
 
 
 def test_action_outside_the_abstraction_rejected(tmp_path, run):
@@ -149,16 +116,11 @@ def test_action_outside_the_abstraction_rejected(tmp_path, run):
     evs = events(recs)
     k = [j for j, e in enumerate(evs) if e["name"] == "EatingTimeout"][5]
     evs[k]["name"] = "HungryTimeout"          # no such step: one token, never lost
-    _rejects_at(tmp_path, recs, "hungry", k)
+    rejected_at(tmp_path, recs, "hungry", k)
 
 
 def test_trace_without_state_validated_by_tlc(tmp_path, run):
-    recs = copy.deepcopy(run)
-    for e in recs[1:]:
-        e.pop("state", None)                  # format 2: no variable logged at all
-    v, m = both(tmp_path, recs, "hidden")
-    assert v.ok, v.explain()
-    assert m["verdict"] == "ok"
+    accepted_without_state(tmp_path, run)
 
 
 def test_generated_log_module():
@@ -223,14 +185,6 @@ def test_conform_checker_both_agrees(tmp_path, run):
     assert r.exit_code == 0, r.output
     row = json.loads(r.output)[0]
     assert row["agree"] is True and row["tlc"]["ok"] and row["model"]["verdict"] == "ok"
-
-
-def test_audit_stage_check_agrees():
-    from groupcheck.conformance import audit
-    c, accepted = audit.tracevalidation_check("raincoreflush", 3)
-    assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
-    assert accepted is not None
-
 
 
 def _forged_sent_digest(tmp_path, run, action):

@@ -6,28 +6,19 @@ own pre-pass, so TLC judges the step and names its records."""
 from __future__ import annotations
 
 import copy
-import shutil
-
-import pytest
 
 from groupcheck.conformance import sequencerflush as csf, tlctrace
-from tlctrace_helpers import both, events
+from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, run_fixture
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
+pytestmark = NEEDS_JAVA
 
 
-@pytest.fixture(scope="module")
-def run():
-    records, _ = csf.simulate(3, csf.PROTOCOL.campaign_faults, {"nodes": 3, "messages": 2})
-    return records
+run = run_fixture("sequencerflush", 3, options={"nodes": 3, "messages": 2})
 
 
 def test_coordinator_crash_accepted_by_tlc_and_model(tmp_path, run):
-    names = {e["name"] for e in events(run)}
-    assert {"Crash", "Send", "RecvData", "Multicast", "Deliver", "SendView", "InstallView"} <= names
-    v, m = both(tmp_path, run, "good")
-    assert v.ok, v.explain()
-    assert m["verdict"] == "ok" and m["stops_conforming_at"] is None
+    accepted(tmp_path, run, actions={"Crash", "Send", "RecvData", "Multicast", "Deliver", "SendView", "InstallView"},
+             one_step_a_record=False)
 
 
 def test_forged_multicast_view_rejected_by_both_in_the_same_step(tmp_path, run):
@@ -35,7 +26,7 @@ def test_forged_multicast_view_rejected_by_both_in_the_same_step(tmp_path, run):
     evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "Multicast")
     evs[k]["msg"]["view"] += 1            # the coordinator's DATA said to go out in another view
-    v, m = both(tmp_path, recs, "view")
+    v, m = both(tmp_path, recs, "view", diagnose=False)
     assert not v.ok and m["verdict"] == "nonconforming"
     assert m["stops_conforming_at"] == k          # the replay blames the Multicast record
     assert k in v.unmatched_records               # TLC rejects the step that joins it ...
@@ -48,18 +39,13 @@ def test_forged_sequencer_delivery_rejected_byboth(tmp_path, run):
     evs = events(recs)
     k = next(j for j, e in enumerate(evs) if e["name"] == "RecvData" and e["params"]["p"] != e["nid"])
     evs[k]["msg"]["seqno"] += 5
-    v, m = both(tmp_path, recs, "deliver")
+    v, m = both(tmp_path, recs, "deliver", diagnose=False)
     assert not v.ok and m["verdict"] == "nonconforming"
     assert tlctrace.agrees(v, m), (v.unmatched_records, m["stops_conforming_at"])
 
 
 def test_trace_without_state_validated_by_tlc(tmp_path, run):
-    recs = copy.deepcopy(run)
-    for e in recs[1:]:
-        e.pop("state", None)
-    v, m = both(tmp_path, recs, "hidden")
-    assert v.ok, v.explain()
-    assert m["verdict"] == "ok"
+    accepted_without_state(tmp_path, run, one_step_a_record=False)
 
 
 def test_log_joins_half_steps_into_composed_actions(run):

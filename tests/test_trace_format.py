@@ -84,6 +84,13 @@ def _lines(path):
     return path.read_text().splitlines(keepends=True)
 
 
+def _set_fields(path, line, **fields):
+    """Set ``fields`` in the record on (1-based) ``line`` of the file."""
+    lines = _lines(path)
+    lines[line - 1] = json.dumps(json.loads(lines[line - 1]) | fields) + "\n"
+    path.write_text("".join(lines))
+
+
 def _rejected_at(path, line, text=""):
     with pytest.raises(TraceError) as e:
         load(path)
@@ -149,21 +156,13 @@ def test_unreadable_and_non_utf8_files(tmp_path):
 
 def test_schema_violation_is_rejected(tmp_path):
     path, _, _ = _run(tmp_path)
-    lines = _lines(path)
-    rec = json.loads(lines[3])
-    rec["name"] = "Teleport"
-    lines[3] = json.dumps(rec) + "\n"
-    path.write_text("".join(lines))
+    _set_fields(path, 4, name="Teleport")
     assert "Teleport" in _rejected_at(path, 4)
 
 
 def test_an_event_index_or_unknown_field_is_rejected(tmp_path):
     path, _, _ = _run(tmp_path)
-    lines = _lines(path)
-    rec = json.loads(lines[3])
-    rec["i"] = 2
-    lines[3] = json.dumps(rec) + "\n"
-    path.write_text("".join(lines))
+    _set_fields(path, 4, i=2)
     _rejected_at(path, 4, "Additional properties")
 
 
@@ -178,11 +177,7 @@ def test_header_must_come_first_and_end_must_be_last(tmp_path):
 
 def test_member_outside_1_to_n_is_rejected(tmp_path):
     path, _, _ = _run(tmp_path)
-    lines = _lines(path)
-    rec = json.loads(lines[6])
-    rec["nid"] = 9
-    lines[6] = json.dumps(rec) + "\n"
-    path.write_text("".join(lines))
+    _set_fields(path, 7, nid=9)
     _rejected_at(path, 7, "nid: 9")
 
 

@@ -1,0 +1,52 @@
+"""What the tests of FLUSH over the Raincore ring share: a run that
+conforms, the replay of a copy with one record forged, and the mutants of
+FLUSH's ring mode that the campaign and the lock-step driver must catch."""
+from __future__ import annotations
+
+import copy
+
+from groupcheck.conformance import raincoreflush as crf
+from groupcheck.conformance.traces import from_records
+from groupcheck.impl import flush as impl_flush
+
+
+def conforming_run(seed: int, faults: str, options: dict) -> list:
+    """The records of one simulated run, which the replay accepts."""
+    records, _ = crf.simulate(seed, faults, options)
+    assert crf.replay(from_records(records), visited=False).verdict == "ok"
+    return records
+
+
+def replay_forged(records: list, pick, change):
+    """The replay's report on a copy of ``records`` whose first event with
+    ``pick(record)`` is changed in place by ``change``."""
+    out = copy.deepcopy(records)
+    i = next(i for i, r in enumerate(out) if r.get("kind") == "event" and pick(r))
+    change(out[i])
+    return crf.replay(from_records(out), visited=False)
+
+
+def mutate(monkeypatch, mutant: str) -> None:
+    """Put FLUSH's ring mode wrong:
+    ``oracle_view``: install survivors plus joiners (the oracle's rule), not
+    the ring's committed view;
+    ``flush_on_suspicion``: flush as soon as the ring's localView drops a
+    member, before the ring commits a view;
+    ``no_reconcile``: no digest reconciliation (the seed as written)."""
+    if mutant == "oracle_view":
+        orig = impl_flush.Flush._send_view
+
+        def send_view(self, out):
+            self.ring = False
+            try:
+                orig(self, out)
+            finally:
+                self.ring = True
+        monkeypatch.setattr(impl_flush.Flush, "_send_view", send_view)
+    elif mutant == "flush_on_suspicion":
+        monkeypatch.setattr(impl_flush.Flush, "_ring_pending",
+                            lambda self: bool(self.ring_view) and (set(self.ring_view) != set(self.members)
+                                                                   or bool(self.suspected)))
+    else:
+        assert mutant == "no_reconcile", mutant
+        monkeypatch.setattr(impl_flush.Flush, "_reconcile", lambda self, m, out: None)
