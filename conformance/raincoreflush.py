@@ -249,7 +249,8 @@ class RaincoreFlushBinding(cf.FlushBinding):
 
     def observable(self, ev: dict) -> tuple:
         """A ring record's: the ring variables it is compared on; any other: FLUSH's."""
-        return ring_logged_fields(ev["name"], self.lossy) if ev["name"] in RING_RECORDS else cf.FIELDS
+        return self.declared(ring_logged_fields(ev["name"], self.lossy) if ev["name"] in RING_RECORDS
+                             else cf.FIELDS)
 
     def observe(self, s, t, ev: dict, var: str):
         if var in LOSSY_FIELDS:

@@ -169,14 +169,8 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         """A ring record's (and a crash's): the ring variables it is compared
         on; the other steps: SEQUENCER over FLUSH's."""
         if ev["step"] in ("ring", "crash"):
-            return tuple(f"ring.{v}" for v in crf.ring_logged_fields(ev["name"]))
-        # A declared exception, open (docs/trace-format.md, "Observable
-        # state"): over the ring, SEQUENCER over FLUSH's steps compare only
-        # what they log.  Compared whole, a coordinator's forward while it
-        # is blocked diverges: the model adds the message to its FLUSH
-        # digest, the layer logs no digest change (drawn run 12 of
-        # tests/test_conform_raincoresequencerflush.py).
-        return ()
+            return self.declared(f"ring.{v}" for v in crf.ring_logged_fields(ev["name"]))
+        return super().observable(ev)
 
     def observe(self, s, t, ev: dict, var: str):
         layer, _, v = var.partition(".")

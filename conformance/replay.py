@@ -158,12 +158,30 @@ class Binding:
 
     protocol = ""
     FIELDS: tuple = ()          # the state variables, in the order an explanation lists them
+    # declared exceptions: variables of FIELDS compared only where a record
+    # logs them (docs/trace-format.md, "Observable state", says why for each)
+    LAZY: tuple = ()
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         # property -> (event, witness): failures found while stepping (a
         # model invariant no candidate satisfies); ``violated`` reports them
         self.found: dict[str, tuple[int, str]] = {}
+        # the header's ``observed``: the observable variables this
+        # implementation logs (default: every one of FIELDS); the others it
+        # declares internal, unknown to the replay
+        obs = trace.header.get("observed")
+        if obs is not None and (type(obs) is not list or not all(isinstance(v, str) for v in obs)):
+            raise HeaderError(f"observed: expected a list of variable names, got {obs!r}")
+        bad = [v for v in obs or () if v not in self.FIELDS]
+        if bad:
+            raise HeaderError(f"observed: {bad[0]!r} is not a variable {self.protocol or 'the protocol'} logs "
+                              f"({', '.join(self.FIELDS)})")
+        self.observed = None if obs is None else frozenset(obs)
+
+    def declared(self, names) -> tuple:
+        """``names`` but those the header's ``observed`` leaves out."""
+        return tuple(names) if self.observed is None else tuple(v for v in names if v in self.observed)
 
     def note(self, prop: str, i: int, witness: str) -> None:
         self.found.setdefault(prop, (i, witness))
@@ -238,8 +256,9 @@ class Binding:
         them (the spec's observable state; ``FIELDS``, declared once per
         protocol): a logged ``state`` is a complete delta of these, so one
         it leaves out is unchanged.  Everything else is internal (channels,
-        other members, the environment) and left to the model."""
-        return self.FIELDS
+        other members, the environment) and left to the model; so is a
+        variable the header's ``observed`` leaves out."""
+        return self.declared(v for v in self.FIELDS if v not in self.LAZY)
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         """The observable variables the model's step changes but the record,

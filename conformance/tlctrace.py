@@ -108,6 +108,8 @@ class TLATrace:
     # records (SEQUENCER over FLUSH's half-steps); each entry keeps the `i` of
     # its first record and, as `parts`, the `i` of every record it joins
     prepare: Optional[Callable[[Any], list]] = None
+    # the binding's variable names -> the trace spec's, where they differ
+    var_names: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -228,10 +230,21 @@ def record_tla(ev: dict, tt: TLATrace) -> str:
     return to_tla(rec)
 
 
-def tracelog_module(events: list[dict], tt: TLATrace, diag_at: int = 0) -> str:
+def observed(trace, proto, tt: TLATrace) -> list[str]:
+    """The observable variables the run's implementation logs, under the
+    trace spec's names: the header's ``observed``, else every one the
+    protocol's binding declares (its FIELDS): the spec holds each one a
+    logged state leaves out unchanged, as the replay does."""
+    names = trace.header.get("observed")
+    names = proto.binding.FIELDS if names is None else names
+    return sorted({tt.var_names.get(v, v) for v in names if v not in proto.binding.LAZY})
+
+
+def tracelog_module(events: list[dict], tt: TLATrace, diag_at: int = 0, observed_vars=()) -> str:
     body = ",\n    ".join(record_tla(ev, tt) for ev in events)
     return ("---- MODULE TraceLog ----\nEXTENDS Naturals, Sequences, TLC\n"
             f"Log == <<\n    {body}\n    >>\n"
+            f"Observed == {to_tla(frozenset(observed_vars))}\n"
             f"DiagAt == {int(diag_at)}\n====\n")
 
 
@@ -284,8 +297,8 @@ def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, worker
         for f in (spec_root() / proto.spec).glob("*.tla"):
             if not f.name.startswith("MC"):
                 shutil.copy(f, tmp / f.name)
-        (tmp / "TraceLog.tla").write_text(tracelog_module(log_entries(trace, tt), tt, diag_at),
-                                           encoding="utf-8")
+        (tmp / "TraceLog.tla").write_text(tracelog_module(log_entries(trace, tt), tt, diag_at,
+                                                          observed(trace, proto, tt)), encoding="utf-8")
         return run_tlc(tmp, f"Trace{proto.spec}", None,
                        cfg_text=cfg_text(proto.name, trace.header["constants"], diagnose=bool(diag_at)),
                        timeout=timeout, check_deadlock=False, workers=workers)

@@ -59,27 +59,27 @@ MsgIs(m, type) ==
 
 \* Every logged state variable of node n equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables (conformance/raincore.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/raincore.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(n) ==
     /\ IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
-       ELSE Rec.logged => status'[n] = status[n]
+       ELSE Rec.logged /\ "status" \in Observed => status'[n] = status[n]
     /\ IF Logged(Rec.state, "viewState") THEN viewState'[n] = Rec.state.viewState
-       ELSE Rec.logged => viewState'[n] = viewState[n]
+       ELSE Rec.logged /\ "viewState" \in Observed => viewState'[n] = viewState[n]
     /\ IF Logged(Rec.state, "tokenState") THEN tokenState'[n] = Rec.state.tokenState
-       ELSE Rec.logged => tokenState'[n] = tokenState[n]
+       ELSE Rec.logged /\ "tokenState" \in Observed => tokenState'[n] = tokenState[n]
     /\ IF Logged(Rec.state, "globalView") THEN globalView'[n] = Rec.state.globalView
-       ELSE Rec.logged => globalView'[n] = globalView[n]
+       ELSE Rec.logged /\ "globalView" \in Observed => globalView'[n] = globalView[n]
     /\ IF Logged(Rec.state, "lastToken") THEN lastToken'[n] = Rec.state.lastToken
-       ELSE Rec.logged => lastToken'[n] = lastToken[n]
+       ELSE Rec.logged /\ "lastToken" \in Observed => lastToken'[n] = lastToken[n]
     /\ IF Logged(Rec.state, "localView") THEN localView'[n] = Rec.state.localView
-       ELSE Rec.logged => localView'[n] = localView[n]
+       ELSE Rec.logged /\ "localView" \in Observed => localView'[n] = localView[n]
     /\ IF Logged(Rec.state, "newNodes") THEN newNodes'[n] = Rec.state.newNodes
-       ELSE Rec.logged => newNodes'[n] = newNodes[n]
+       ELSE Rec.logged /\ "newNodes" \in Observed => newNodes'[n] = newNodes[n]
     /\ IF Logged(Rec.state, "token") THEN token'[n] = Rec.state.token
-       ELSE Rec.logged => token'[n] = token[n]
+       ELSE Rec.logged /\ "token" \in Observed => token'[n] = token[n]
     /\ IF Logged(Rec.state, "recovered") THEN recovered'[n] = Rec.state.recovered
-       ELSE Rec.logged => recovered'[n] = recovered[n]
+       ELSE Rec.logged /\ "recovered" \in Observed => recovered'[n] = recovered[n]
 
 n0 == Rec.nid
 

@@ -121,18 +121,18 @@ TokenIs(t, r) == r.nodelist = t.nodelist /\ r.cur = t.cur /\ r.dest = t.dest /\ 
 \* Member p's FLUSH variables: each logged one equals its post-state value
 \* (delivered: the ids the step added); each one not logged is unchanged.
 FlushVarsMatch(p) ==
-    /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid ELSE vid'[p] = vid[p]
+    /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid ELSE "vid" \in Observed => vid'[p] = vid[p]
     /\ IF Logged(Rec.state, "delivered") THEN delivered'[p] \ delivered[p] = Rec.state.delivered
-                                          ELSE delivered'[p] = delivered[p]
-    /\ IF Logged(Rec.state, "phase") THEN phase'[p] = Rec.state.phase ELSE phase'[p] = phase[p]
-    /\ IF Logged(Rec.state, "blocked") THEN blocked'[p] = Rec.state.blocked ELSE blocked'[p] = blocked[p]
+                                          ELSE "delivered" \in Observed => delivered'[p] = delivered[p]
+    /\ IF Logged(Rec.state, "phase") THEN phase'[p] = Rec.state.phase ELSE "phase" \in Observed => phase'[p] = phase[p]
+    /\ IF Logged(Rec.state, "blocked") THEN blocked'[p] = Rec.state.blocked ELSE "blocked" \in Observed => blocked'[p] = blocked[p]
     /\ IF Logged(Rec.state, "flushInit") THEN flushInit'[p] = Rec.state.flushInit
-                                          ELSE flushInit'[p] = flushInit[p]
+                                          ELSE "flushInit" \in Observed => flushInit'[p] = flushInit[p]
     /\ IF Logged(Rec.state, "flushOks") THEN flushOks'[p] = Rec.state.flushOks
-                                         ELSE flushOks'[p] = flushOks[p]
-    /\ IF Logged(Rec.state, "digest") THEN digest'[p] = Rec.state.digest ELSE digest'[p] = digest[p]
+                                         ELSE "flushOks" \in Observed => flushOks'[p] = flushOks[p]
+    /\ IF Logged(Rec.state, "digest") THEN digest'[p] = Rec.state.digest ELSE "digest" \in Observed => digest'[p] = digest[p]
     /\ IF Logged(Rec.state, "completed") THEN completed'[p] = Rec.state.completed
-                                          ELSE completed'[p] = completed[p]
+                                          ELSE "completed" \in Observed => completed'[p] = completed[p]
 
 \* Node n's ring variables the record logs equal their post-state values.
 RingVarsMatch(n) ==
@@ -147,14 +147,14 @@ RingVarsMatch(n) ==
 
 \* ... and those it does not log are unchanged (a complete delta).
 RingUnloggedSame(n) ==
-    /\ ~Logged(Rec.state, "status") => status'[n] = status[n]
-    /\ ~Logged(Rec.state, "viewState") => viewState'[n] = viewState[n]
-    /\ ~Logged(Rec.state, "globalView") => globalView'[n] = globalView[n]
-    /\ ~Logged(Rec.state, "localView") => localView'[n] = localView[n]
-    /\ ~Logged(Rec.state, "newNodes") => newNodes'[n] = newNodes[n]
-    /\ ~Logged(Rec.state, "token") => token'[n] = token[n]
-    /\ LossyRing /\ ~Logged(Rec.state, "tokenState") => tokenState'[n] = tokenState[n]
-    /\ LossyRing /\ ~Logged(Rec.state, "lastToken") => lastToken'[n] = lastToken[n]
+    /\ "status" \in Observed /\ ~Logged(Rec.state, "status") => status'[n] = status[n]
+    /\ "viewState" \in Observed /\ ~Logged(Rec.state, "viewState") => viewState'[n] = viewState[n]
+    /\ "globalView" \in Observed /\ ~Logged(Rec.state, "globalView") => globalView'[n] = globalView[n]
+    /\ "localView" \in Observed /\ ~Logged(Rec.state, "localView") => localView'[n] = localView[n]
+    /\ "newNodes" \in Observed /\ ~Logged(Rec.state, "newNodes") => newNodes'[n] = newNodes[n]
+    /\ "token" \in Observed /\ ~Logged(Rec.state, "token") => token'[n] = token[n]
+    /\ LossyRing /\ "tokenState" \in Observed /\ ~Logged(Rec.state, "tokenState") => tokenState'[n] = tokenState[n]
+    /\ LossyRing /\ "lastToken" \in Observed /\ ~Logged(Rec.state, "lastToken") => lastToken'[n] = lastToken[n]
 
 \* A FLUSH record: FLUSH's layer is complete; a ring variable it logs
 \* (none, from the stack) is compared all the same, as the replay does.
@@ -169,7 +169,7 @@ RingStateMatches(n) == Rec.logged => RingVarsMatch(n) /\ RingUnloggedSame(n)
 CrashStateMatches(n) ==
     IF LossyRing THEN RingStateMatches(n)
     ELSE Rec.logged => IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status
-                                                       ELSE status'[n] = status[n]
+                                                       ELSE "status" \in Observed => status'[n] = status[n]
 
 -----------------------------------------------------------------------------
 (* FLUSH's actions (TraceFlush.tla's predicates, on the composed spec) *)

@@ -44,19 +44,19 @@ MsgIs(msg) ==
 
 \* Every logged state variable of member m equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables (conformance/sequencer.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/sequencer.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(m) ==
     /\ IF Logged(Rec.state, "vid") THEN vid'[m] = Rec.state.vid
-       ELSE Rec.logged => vid'[m] = vid[m]
+       ELSE Rec.logged /\ "vid" \in Observed => vid'[m] = vid[m]
     /\ IF Logged(Rec.state, "sent") THEN sent'[m] = Rec.state.sent
-       ELSE Rec.logged => sent'[m] = sent[m]
+       ELSE Rec.logged /\ "sent" \in Observed => sent'[m] = sent[m]
     /\ IF Logged(Rec.state, "fwd") THEN fwd'[m] = Rec.state.fwd
-       ELSE Rec.logged => fwd'[m] = fwd[m]
+       ELSE Rec.logged /\ "fwd" \in Observed => fwd'[m] = fwd[m]
     /\ IF Logged(Rec.state, "recv") THEN recv'[m] = Rec.state.recv
-       ELSE Rec.logged => recv'[m] = recv[m]
+       ELSE Rec.logged /\ "recv" \in Observed => recv'[m] = recv[m]
     /\ IF Logged(Rec.state, "delivered") THEN delivered'[m] = delivered[m] \o Rec.state.delivered
-       ELSE Rec.logged => delivered'[m] = delivered[m]
+       ELSE Rec.logged /\ "delivered" \in Observed => delivered'[m] = delivered[m]
 
 \* The sender p of a receive: logged as params.p.
 P == Rec.params.p

@@ -58,14 +58,15 @@ HeadOk ==
 
 \* Every logged variable of member m against the step (as the replay's
 \* observe).  A logged state (Rec.logged) is a complete delta of the
-\* observable variables (conformance/sequencerflush.py FIELDS,
+\* observable variables the header declares (Observed; default
+\* conformance/sequencerflush.py FIELDS,
 \* docs/trace-format.md): one the record leaves out is unchanged as the
 \* replay observes it (FLUSH's digest as reported, its delivered log's
 \* additions none, SEQUENCER's delivered nothing appended).
 Digest(ph, lg) == IF ph = "Completed" THEN Range(lg) ELSE {}
 StateMatches(m) ==
     LET S == Rec.state
-        Same(k) == Rec.logged /\ ~Logged(S, k) IN
+        Same(k) == Rec.logged /\ k \in Observed /\ ~Logged(S, k) IN
     \* one spec variable, logged by each layer: either left out is unchanged
     /\ IF Logged(S, "fvid") THEN vid'[m] = S.fvid ELSE Same("fvid") => vid'[m] = vid[m]
     /\ IF Logged(S, "svid") THEN vid'[m] = S.svid ELSE Same("svid") => vid'[m] = vid[m]

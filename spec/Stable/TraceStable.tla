@@ -51,23 +51,23 @@ MsgIs(m) == \A k \in DOMAIN Rec.msg : k \in DOMAIN m /\ Rec.msg[k] = m[k]
 
 \* Every logged state variable of member q equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables (conformance/stable.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/stable.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(q) ==
     /\ IF Logged(Rec.state, "view") THEN view'[q] = Rec.state.view
-       ELSE Rec.logged => view'[q] = view[q]
+       ELSE Rec.logged /\ "view" \in Observed => view'[q] = view[q]
     /\ IF Logged(Rec.state, "sent") THEN sent'[q] = Rec.state.sent
-       ELSE Rec.logged => sent'[q] = sent[q]
+       ELSE Rec.logged /\ "sent" \in Observed => sent'[q] = sent[q]
     /\ IF Logged(Rec.state, "delivered") THEN VecIs(delivered'[q], Rec.state.delivered)
-       ELSE Rec.logged => delivered'[q] = delivered[q]
+       ELSE Rec.logged /\ "delivered" \in Observed => delivered'[q] = delivered[q]
     /\ IF Logged(Rec.state, "received") THEN VecIs(received'[q], Rec.state.received)
-       ELSE Rec.logged => received'[q] = received[q]
+       ELSE Rec.logged /\ "received" \in Observed => received'[q] = received[q]
     /\ IF Logged(Rec.state, "purged") THEN VecIs(purged'[q], Rec.state.purged)
-       ELSE Rec.logged => purged'[q] = purged[q]
+       ELSE Rec.logged /\ "purged" \in Observed => purged'[q] = purged[q]
     /\ IF Logged(Rec.state, "digest") THEN digest'[q] = Rec.state.digest
-       ELSE Rec.logged => digest'[q] = digest[q]
+       ELSE Rec.logged /\ "digest" \in Observed => digest'[q] = digest[q]
     /\ IF Logged(Rec.state, "heardFrom") THEN heardFrom'[q] = Rec.state.heardFrom
-       ELSE Rec.logged => heardFrom'[q] = heardFrom[q]
+       ELSE Rec.logged /\ "heardFrom" \in Observed => heardFrom'[q] = heardFrom[q]
 
 \* The sender p of a receive or retransmission: logged as params.p.
 P == Rec.params.p
