@@ -1,0 +1,63 @@
+"""The trace schemas' one registry (impl/tracefile.py schema_registry): every
+``$ref`` resolves when the schemas are loaded, and a bad one fails there."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groupcheck.conformance import schemacheck
+from groupcheck.impl import tracefile
+
+IMPL = Path(tracefile.__file__).resolve().parent
+
+
+@pytest.fixture
+def schema_copy(tmp_path, monkeypatch):
+    """A copy of impl/'s schema files that the loader reads instead."""
+    for d in tracefile.SCHEMA_DIRS:
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+        for f in (IMPL / d).glob("*.json"):
+            shutil.copy(f, tmp_path / d / f.name)
+    monkeypatch.setattr(tracefile, "_schema_dir", lambda: tmp_path)
+    tracefile._schemas.cache_clear()
+    yield tmp_path
+    tracefile._schemas.cache_clear()
+
+
+def _edit(path: Path, f) -> None:
+    s = json.loads(path.read_text())
+    f(s)
+    path.write_text(json.dumps(s))
+
+
+def test_every_schema_is_registered_by_its_id():
+    registry = tracefile.schema_registry()
+    for rel in ("trace_schema.json", "schemas/flush.json", "schemas/raincoresequencerflush.json",
+                "schemas/v1/sequencerflush.json"):
+        s = tracefile.schema(rel)
+        assert registry.contents(s["$id"]) is s
+    assert tracefile.schema("schemas/paxos.json") is None
+
+
+@pytest.mark.parametrize("ref", ["flush.json#/$defs/nosuch", "nosuch.json", "#/$defs/nosuch"])
+def test_a_bad_reference_fails_when_the_schemas_are_loaded(schema_copy, ref):
+    _edit(schema_copy / "schemas" / "raincoreflush.json", lambda s: s["anyOf"].append({"$ref": ref}))
+    with pytest.raises(tracefile.SchemaError, match=r"raincoreflush\.json: \$ref .* resolves to nothing"):
+        tracefile.schema_registry()
+
+
+def test_a_duplicate_id_fails_when_the_schemas_are_loaded(schema_copy):
+    flush_id = json.loads((schema_copy / "schemas" / "flush.json").read_text())["$id"]
+    _edit(schema_copy / "schemas" / "stable.json", lambda s: s.update({"$id": flush_id}))
+    with pytest.raises(tracefile.SchemaError, match="also"):
+        tracefile.schema("schemas/flush.json")
+
+
+def test_the_compiler_refuses_a_reference_it_cannot_resolve():
+    with pytest.raises(schemacheck.SchemaCompileError, match="resolves to nothing"):
+        schemacheck.compile_schema({"$ref": "flush.json#/$defs/nid"})      # no registry, no base
+    f = schemacheck.compile_schema({"$id": "https://groupcheck.invalid/trace/2/x.json", "$ref": "flush.json#/$defs/nid"},
+                                   tracefile.schema_registry())
+    assert f(1) and not f(0)
