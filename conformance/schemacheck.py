@@ -302,9 +302,23 @@ def explain(schema: dict, rec, registry: Optional[Registry] = None) -> str:
     errs = list(v.iter_errors(rec))
     if not errs:
         return "rejected by the compiled validator but not by jsonschema (please report)"
+    e = _choose(errs)
+    where = "/".join(str(x) for x in e.absolute_path)
+    return f"{where + ': ' if where else ''}{e.message}"
+
+
+def _choose(errs: list):
+    import jsonschema
     e = min(errs, key=lambda e: (len(list(e.absolute_path)), e.message))
     best = jsonschema.exceptions.best_match(errs)
     if best is not None and len(list(best.absolute_path)) >= len(list(e.absolute_path)):
         e = best
-    where = "/".join(str(x) for x in e.absolute_path)
-    return f"{where + ': ' if where else ''}{e.message}"
+    if e.validator == "anyOf" and e.context and not e.absolute_path:
+        # a composed protocol's record is one of its layers': explain it by
+        # the layers whose actions include its name (by all when none does)
+        layers: dict = {}
+        for c in e.context:
+            layers.setdefault(c.relative_schema_path[0], []).append(c)
+        own = [c for cs in layers.values() if not any(list(c.relative_path) == ["name"] for c in cs) for c in cs]
+        return _choose(own or [c for c in e.context if list(c.relative_path) == ["name"]] or e.context)
+    return e

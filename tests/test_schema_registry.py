@@ -61,3 +61,46 @@ def test_the_compiler_refuses_a_reference_it_cannot_resolve():
     f = schemacheck.compile_schema({"$id": "https://groupcheck.invalid/trace/2/x.json", "$ref": "flush.json#/$defs/nid"},
                                    tracefile.schema_registry())
     assert f(1) and not f(0)
+
+
+def _refs(s):
+    if isinstance(s, dict):
+        return [v for k, v in s.items() if k == "$ref"] + [r for v in s.values() for r in _refs(v)]
+    return [r for v in s for r in _refs(v)] if isinstance(s, list) else []
+
+
+@pytest.mark.parametrize("protocol, parts", [
+    ("sequencerflush", {"flush.json", "sequencer.json"}),
+    ("raincoreflush", {"flush.json#/$defs/event", "flush.json#/$defs/msgfields", "raincore.json"}),
+    ("raincoresequencerflush", {"raincoreflush.json", "sequencer.json"}),
+])
+def test_a_composed_schema_refers_to_its_parts(protocol, parts):
+    s = tracefile.schema(f"schemas/{protocol}.json")
+    assert {r for r in _refs(s) if not r.startswith("#")} == parts
+    assert set(s.get("$defs", {})) <= {"msg"}          # no copy of a part's definitions
+
+
+def _event(name, nid=1, **kw):
+    return {"kind": "event", "name": name, "nid": nid, "clock": 1.0, **kw}
+
+
+def test_the_ring_stack_adds_a_views_ring_to_flushs_message():
+    from groupcheck.conformance.traces import record_problem
+    view = {"type": "VIEW", "view": 2, "digest": [], "members": [1, 2], "ring": 3}
+    rec = _event("InstallView", params={"c": 1}, msg=view)
+    assert record_problem(rec, "raincoreflush") is None
+    assert record_problem(rec, "raincoresequencerflush") is None
+    assert "msg: Additional properties are not allowed ('ring' was unexpected)" in record_problem(rec, "flush")
+    assert record_problem(dict(rec, msg=dict(view, ring=0)), "raincoreflush").startswith("schema (raincoreflush): msg/ring:")
+
+
+def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
+    from groupcheck.conformance.traces import record_problem
+    ring = _event("EatingTimeout", state={"tokenState": 5})
+    assert record_problem(ring, "raincoreflush").startswith("schema (raincoreflush): state/tokenState:")
+    seq = _event("RecvData", params={"p": 0}, msg={"type": "DATA"})
+    assert record_problem(seq, "raincoresequencerflush").startswith("schema (raincoresequencerflush): params/p:")
+    # a SEQUENCER action is a member's, in the three-layer stack as in SEQUENCER
+    assert record_problem(_event("Send", None), "raincoresequencerflush").startswith(
+        "schema (raincoresequencerflush): nid:")
+    assert "name: 'Nope' is not one of" in record_problem(_event("Nope"), "raincoreflush")
