@@ -106,6 +106,8 @@ def _refs(s):
         for k, v in s.items():
             if k == "$ref" and isinstance(v, str):
                 yield v
+            elif k == "x-append-layers" and isinstance(v, dict):
+                yield from v.values()
             elif k not in ("properties", "patternProperties", "$defs") or not isinstance(v, dict):
                 yield from _refs(v)
             else:                       # a map of names to schemas: a name is never a keyword
@@ -130,8 +132,9 @@ def schema_registry() -> Registry:
 def append_vars(protocol: str, layer: str = "node") -> dict:
     """``{variable: "sequence" | "set"}``: the variables of ``protocol`` (of
     one ``layer`` in a composed stack) that a format-2 record logs as the
-    list of elements appended (the schema's ``x-append``, or
-    ``x-append-layers``; the schema is the protocol descriptor's,
+    list of elements appended (the schema's ``x-append``; a composed
+    protocol's ``x-append-layers`` names the schema whose ``x-append`` each
+    layer's records follow; the schema is the protocol descriptor's,
     impl/protocols.py); {} for an unknown protocol."""
     desc = protocols.find(protocol)
     if desc is None:
@@ -139,8 +142,11 @@ def append_vars(protocol: str, layer: str = "node") -> dict:
     s = schema(f"schemas/{desc.schema}.json")
     if s is None:
         return {}
-    if "x-append-layers" in s:
-        return dict(s["x-append-layers"].get(layer, {}))
+    if "x-append-layers" in s:           # layer -> the schema whose x-append it logs by
+        part = s["x-append-layers"].get(layer)
+        if part is None:
+            return {}
+        s = schema_registry().resolver(base_uri=s["$id"]).lookup(part).contents
     return dict(s.get("x-append", {}))
 
 

@@ -104,3 +104,15 @@ def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
     assert record_problem(_event("Send", None), "raincoresequencerflush").startswith(
         "schema (raincoresequencerflush): nid:")
     assert "name: 'Nope' is not one of" in record_problem(_event("Nope"), "raincoreflush")
+
+
+def test_a_composed_protocols_layers_log_appends_as_their_parts_do(schema_copy):
+    assert tracefile.append_vars("raincoresequencerflush", "sequencer") == tracefile.append_vars("sequencer")
+    assert tracefile.append_vars("raincoresequencerflush", "flush") == tracefile.append_vars("flush") == {"delivered": "set"}
+    assert tracefile.append_vars("raincoreflush", "ring") == {}
+    _edit(schema_copy / "schemas" / "sequencerflush.json", lambda s: s["x-append-layers"].update(flush="flsh.json"))
+    tracefile._schemas.cache_clear()
+    tracefile.append_vars.cache_clear()
+    with pytest.raises(tracefile.SchemaError, match=r"sequencerflush\.json: \$ref 'flsh.json' resolves to nothing"):
+        tracefile.append_vars("sequencerflush", "flush")
+    tracefile.append_vars.cache_clear()
