@@ -116,3 +116,9 @@ def test_a_composed_protocols_layers_log_appends_as_their_parts_do(schema_copy):
     with pytest.raises(tracefile.SchemaError, match=r"sequencerflush\.json: \$ref 'flsh.json' resolves to nothing"):
         tracefile.append_vars("sequencerflush", "flush")
     tracefile.append_vars.cache_clear()
+
+
+def test_the_ring_stacks_message_lists_every_field_of_flushs():
+    ring_msg = tracefile.schema("schemas/raincoreflush.json")["$defs"]["msg"]["properties"]
+    flush_msg = tracefile.schema("schemas/flush.json")["$defs"]["msgfields"]["properties"]
+    assert set(ring_msg) == set(flush_msg) | {"ring"}
