@@ -316,7 +316,25 @@ replay = PROTOCOL.replay      # the registration's replay (conformance/protocols
 
 # ---------------------------------------------------------------- lock step
 
-class RaincoreLockstep(LockstepNetwork):
+class RingMessages:
+    """Mixed into the lock-step driver of a stack over the ring (before
+    ``LockstepNetwork``): its ``abstraction`` is (the members' states, the
+    tokens in flight, the 911s in flight), and the two message sets must
+    equal the model's ``tokenMsgs`` and ``msgs911`` besides the states."""
+
+    def _matches(self, s, impl) -> bool:
+        states, toks, m911 = impl
+        return s.tokenMsgs == toks and s.msgs911 == m911 and super()._matches(s, states)
+
+    def _differences(self, s, impl) -> list[str]:
+        states, toks, m911 = impl
+        diff = super()._differences(s, states)
+        if s.tokenMsgs != toks or s.msgs911 != m911:
+            diff.append(f"ring messages: model {set(s.tokenMsgs) | set(s.msgs911)} != impl {set(toks) | set(m911)}")
+        return diff
+
+
+class RaincoreLockstep(RingMessages, LockstepNetwork):
     """Drive Raincore layers one event at a time and check every step
     against the model (issue 6 item 5; the harness is
     conformance/lockstep.py).
@@ -428,13 +446,3 @@ class RaincoreLockstep(LockstepNetwork):
         m911 = frozenset(model_msg(spec_msg(m)) for m in msgs if not isinstance(m, TokenMsg))
         return states, toks, m911
 
-    def _matches(self, s, impl) -> bool:
-        states, toks, m911 = impl
-        return s.tokenMsgs == toks and s.msgs911 == m911 and super()._matches(s, states)
-
-    def _differences(self, s, impl) -> list[str]:
-        states, toks, m911 = impl
-        diff = [f"node {k}: model {project(s, k)} != impl {v}" for k, v in states.items() if project(s, k) != v]
-        if s.tokenMsgs != toks or s.msgs911 != m911:
-            diff.append(f"messages: model {set(s.tokenMsgs) | set(s.msgs911)} != impl {set(toks) | set(m911)}")
-        return diff

@@ -454,7 +454,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     from .lockstep import LockstepError, LockstepNetwork
     from .replay import Engine
 
-    class Driver(LockstepNetwork):
+    class Driver(rc.RingMessages, LockstepNetwork):
         checking = True
 
         def __init__(self) -> None:
@@ -574,17 +574,6 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
             toks = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, TokenMsg))
             m911 = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, IMsg911))
             return states, toks, m911
-
-        def _matches(self, s, impl) -> bool:
-            states, toks, m911 = impl
-            return s.tokenMsgs == toks and s.msgs911 == m911 and super()._matches(s, states)
-
-        def _differences(self, s, impl) -> list[str]:
-            states, toks, m911 = impl
-            diff = super()._differences(s, states)
-            if s.tokenMsgs != toks or s.msgs911 != m911:
-                diff.append(f"ring messages: model {set(s.tokenMsgs) | set(s.msgs911)} != impl {set(toks) | set(m911)}")
-            return diff
 
         def _model_step(self, ev: dict) -> None:
             super()._model_step(ev)

@@ -4,15 +4,19 @@ Theory of operation
 -------------------
 The trace schemas (impl/trace_schema.json, impl/schemas/*.json) use a small
 subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into one
-Python predicate (nested closures, ``$ref`` resolved once at compile time),
-so checking a record costs a few function calls per field it has: O(record),
-about 20 times faster than jsonschema's interpreter.  A keyword outside the
-subset makes compilation fail (no keyword is silently ignored), except
-annotations (``title``, ``description``, ``$schema``, ``$id``,
-``$comment``, ``x-...``).  The predicate only answers yes or no; the
-message for a record it refuses comes from jsonschema (``explain``), which
-is only ever run on the one bad record.  tests/test_trace_format.py checks
-that the two agree on every record of a campaign and on mutations of them.
+Python predicate (nested closures, each ``$ref`` resolved once at compile
+time), so checking a record costs a few function calls per field it has:
+O(record), about 20 times faster than jsonschema's interpreter.  A keyword
+outside the subset makes compilation fail (no keyword is silently ignored),
+except annotations (``title``, ``description``, ``$schema``, ``$id``,
+``$comment``, ``x-...``).  A ``$ref`` to another schema (a composed
+protocol's to its parts') resolves by ``$id`` through the
+``referencing.Registry`` of the trace schemas (impl/tracefile.py
+``schema_registry``); one that resolves to nothing fails compilation.  The
+predicate only answers yes or no; the message for a record it refuses comes
+from jsonschema (``explain``, with the same registry), which is only ever
+run on the one bad record.  tests/test_trace_format.py checks that the two
+agree on every record of a campaign and on mutations of them.
 
 Semantics follow jsonschema's: ``integer`` accepts a float with no
 fractional part, booleans are not numbers, ``uniqueItems`` compares JSON
@@ -24,6 +28,11 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Callable, Optional
+from urllib.parse import urldefrag, urljoin
+
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 Pred = Callable[[Any], bool]
 
@@ -53,35 +62,40 @@ def _json_eq(a, b) -> bool:
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
-def compile_schema(schema: dict) -> Pred:
-    """The predicate of ``schema`` (its ``$defs`` resolve ``#/$defs/...``)."""
-    defs = schema.get("$defs", {})
+def compile_schema(schema: dict, registry: Optional[Registry] = None) -> Pred:
+    """The predicate of ``schema``; a ``$ref`` resolves against ``schema``
+    itself or, by ``$id``, any schema of ``registry``."""
+    root = DRAFT202012.create_resource(schema)
+    registry = (registry or Registry()).with_resource(root.id() or "", root)
     cache: dict[str, Pred] = {}
 
-    def ref(name: str) -> Pred:
-        if name not in cache:
-            if name not in defs:
-                raise SchemaCompileError(f"$ref to unknown $defs/{name}")
-            cache[name] = lambda x: cache[name + "!"](x)      # placeholder for recursion
-            cache[name + "!"] = comp(defs[name])
-            cache[name] = cache[name + "!"]
-        return cache[name]
+    def ref(r: str, base: str) -> Pred:
+        uri = urljoin(base, r)
+        if uri not in cache:
+            try:
+                target = registry.resolver(base_uri=base).lookup(r).contents
+            except Unresolvable as e:
+                raise SchemaCompileError(f"$ref {r!r} (in {base or 'the schema'}) resolves to nothing") from e
+            cache[uri] = lambda x: cache[uri + "!"](x)      # placeholder for recursion
+            cache[uri + "!"] = comp(target, urldefrag(uri).url)
+            cache[uri] = cache[uri + "!"]
+        return cache[uri]
 
-    def comp(s) -> Pred:
+    def comp(s, base: str) -> Pred:
         if s is True or s == {}:
             return lambda x: True
         if s is False:
             return lambda x: False
         if not isinstance(s, dict):
             raise SchemaCompileError(f"not a schema: {s!r}")
+        if isinstance(s.get("$id"), str):
+            base = urljoin(base, s["$id"])
         checks: list[Pred] = []
         for k, v in s.items():
             if k in ANNOTATIONS or k.startswith("x-"):
                 continue
             if k == "$ref":
-                if not v.startswith("#/$defs/"):
-                    raise SchemaCompileError(f"only local $refs: {v}")
-                checks.append(ref(v[len("#/$defs/"):]))
+                checks.append(ref(v, base))
             elif k == "type":
                 ts = [v] if isinstance(v, str) else list(v)
                 fs = [TYPES[t] for t in ts]
@@ -92,7 +106,7 @@ def compile_schema(schema: dict) -> Pred:
                 vals = list(v)
                 checks.append(lambda x, vals=vals: any(_json_eq(x, c) for c in vals))
             elif k == "properties":
-                props = {p: comp(ps) for p, ps in v.items()}
+                props = {p: comp(ps, base) for p, ps in v.items()}
 
                 def f(x, props=props):
                     if not isinstance(x, dict):
@@ -114,21 +128,21 @@ def compile_schema(schema: dict) -> Pred:
             elif k in ("additionalProperties", "patternProperties"):
                 if k == "patternProperties" and "additionalProperties" in s:
                     continue            # compiled together with additionalProperties
-                checks.append(_additional(s, comp))
+                checks.append(_additional(s, lambda x: comp(x, base)))
             elif k == "propertyNames":
-                pn = comp(v)
+                pn = comp(v, base)
                 checks.append(lambda x, pn=pn: not isinstance(x, dict) or all(pn(p) for p in x))
             elif k in ("maxProperties", "minProperties"):
                 n = int(v)
                 checks.append((lambda x, n=n: not isinstance(x, dict) or len(x) <= n) if k[1] == "a"
                               else (lambda x, n=n: not isinstance(x, dict) or len(x) >= n))
             elif k == "items":
-                it = comp(v)
+                it = comp(v, base)
                 start = len(s.get("prefixItems", []))
                 checks.append(lambda x, it=it, start=start: not isinstance(x, list)
                               or all(it(y) for y in x[start:]))
             elif k == "prefixItems":
-                pre = [comp(p) for p in v]
+                pre = [comp(p, base) for p in v]
                 checks.append(lambda x, pre=pre: not isinstance(x, list)
                               or all(f(y) for f, y in zip(pre, x)))
             elif k in ("minItems", "maxItems"):
@@ -148,25 +162,25 @@ def compile_schema(schema: dict) -> Pred:
                 rx = re.compile(v)
                 checks.append(lambda x, rx=rx: not isinstance(x, str) or rx.search(x) is not None)
             elif k == "allOf":
-                table = _dispatch(v, comp)
+                table = _dispatch(v, lambda x: comp(x, base))
                 if table is not None:
                     checks.append(table)
                 else:
-                    fs = [comp(p) for p in v]
+                    fs = [comp(p, base) for p in v]
                     checks.append(lambda x, fs=fs: all(f(x) for f in fs))
             elif k == "anyOf":
-                fs = [comp(p) for p in v]
+                fs = [comp(p, base) for p in v]
                 checks.append(lambda x, fs=fs: any(f(x) for f in fs))
             elif k == "oneOf":
-                fs = [comp(p) for p in v]
+                fs = [comp(p, base) for p in v]
                 checks.append(lambda x, fs=fs: sum(1 for f in fs if f(x)) == 1)
             elif k == "not":
-                f0 = comp(v)
+                f0 = comp(v, base)
                 checks.append(lambda x, f0=f0: not f0(x))
             elif k == "if":
-                fi = comp(v)
-                ft = comp(s.get("then", True))
-                fe = comp(s.get("else", True))
+                fi = comp(v, base)
+                ft = comp(s.get("then", True), base)
+                fe = comp(s.get("else", True), base)
                 checks.append(lambda x, fi=fi, ft=ft, fe=fe: ft(x) if fi(x) else fe(x))
             elif k in ("then", "else"):
                 continue
@@ -186,7 +200,7 @@ def compile_schema(schema: dict) -> Pred:
             return True
         return conj
 
-    return comp(schema)
+    return comp(schema, root.id() or "")
 
 
 _MISSING = object()
@@ -280,16 +294,31 @@ def _unique(xs: list) -> bool:
     return len(set(keys)) == len(keys)
 
 
-def explain(schema: dict, rec) -> str:
-    """jsonschema's message for the deepest-but-first error (slow path)."""
+def explain(schema: dict, rec, registry: Optional[Registry] = None) -> str:
+    """jsonschema's message for the deepest-but-first error (slow path);
+    ``registry`` resolves ``$ref`` to other schemas, as in ``compile_schema``."""
     import jsonschema
-    v = jsonschema.Draft202012Validator(schema)
+    v = jsonschema.Draft202012Validator(schema, registry=registry or Registry())
     errs = list(v.iter_errors(rec))
     if not errs:
         return "rejected by the compiled validator but not by jsonschema (please report)"
+    e = _choose(errs)
+    where = "/".join(str(x) for x in e.absolute_path)
+    return f"{where + ': ' if where else ''}{e.message}"
+
+
+def _choose(errs: list):
+    import jsonschema
     e = min(errs, key=lambda e: (len(list(e.absolute_path)), e.message))
     best = jsonschema.exceptions.best_match(errs)
     if best is not None and len(list(best.absolute_path)) >= len(list(e.absolute_path)):
         e = best
-    where = "/".join(str(x) for x in e.absolute_path)
-    return f"{where + ': ' if where else ''}{e.message}"
+    if e.validator == "anyOf" and e.context and not e.absolute_path:
+        # a composed protocol's record is one of its layers': explain it by
+        # the layers whose actions include its name (by all when none does)
+        layers: dict = {}
+        for c in e.context:
+            layers.setdefault(c.relative_schema_path[0], []).append(c)
+        own = [c for cs in layers.values() if not any(list(c.relative_path) == ["name"] for c in cs) for c in cs]
+        return _choose(own or [c for c in e.context if list(c.relative_path) == ["name"]] or e.context)
+    return e

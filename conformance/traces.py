@@ -95,22 +95,14 @@ class Trace:
 # ------------------------------------------------------------------ schemas
 
 @lru_cache(maxsize=None)
-def _schema(rel: str) -> Optional[dict]:
-    try:
-        return json.loads(tracefile._schema_text(rel))
-    except (FileNotFoundError, OSError):
-        return None
-
-
-@lru_cache(maxsize=None)
 def _compiled(rel: str, kind: Optional[str] = None):
     """(predicate, schema) for a schema file, or one of its ``$defs`` kinds."""
-    s = _schema(rel)
+    s = tracefile.schema(rel)
     if s is None:
         return None
     if kind is not None:
         s = {**s["$defs"][kind], "$defs": s["$defs"]}
-    return schemacheck.compile_schema(s), s
+    return schemacheck.compile_schema(s, tracefile.schema_registry()), s
 
 
 def _envelope(fmt: str) -> str:
@@ -123,14 +115,14 @@ def _protocol_schema(protocol: str, fmt: str) -> Optional[str]:
     if desc is None:
         return None
     rel = f"schemas/{desc.schema}.json" if fmt == FORMAT else f"schemas/v1/{desc.schema}.json"
-    return rel if _schema(rel) is not None else None
+    return rel if tracefile.schema(rel) is not None else None
 
 
 def _check(rel: str, rec, kind: Optional[str] = None, label: str = "schema") -> Optional[str]:
     pred, schema = _compiled(rel, kind)
     if pred(rec):
         return None
-    return f"{label}: {schemacheck.explain(schema, rec)}"
+    return f"{label}: {schemacheck.explain(schema, rec, tracefile.schema_registry())}"
 
 
 class _Validator:

@@ -37,37 +37,117 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterable, Optional
 
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
 from . import protocols
 
 FORMAT = "groupcheck-trace/2"
 ENV = "env"     # the environment's component in a vector clock
 
 
-def _schema_text(rel: str) -> str:
+def _schema_dir():
     try:
         from importlib.resources import files
-        return (files("groupcheck.impl").joinpath(*rel.split("/"))).read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError):   # package data not installed
-        return (Path(__file__).resolve().parent / rel).read_text(encoding="utf-8")
+        return files("groupcheck.impl")
+    except ModuleNotFoundError:     # package data not installed
+        return Path(__file__).resolve().parent
+
+
+SCHEMA_DIRS = ("", "schemas", "schemas/v1")     # trace_schema.json; format 2's; format 1's
+
+
+class SchemaError(ValueError):
+    """A schema file that cannot be loaded: invalid JSON, a missing or
+    duplicate ``$id``, or a ``$ref`` that resolves to nothing."""
+
+
+@lru_cache(maxsize=None)
+def _schemas() -> tuple[dict, Registry]:
+    """Every trace schema by its path under impl/, and one registry of them
+    ``$id``.  A composed protocol's schema refers to its parts' by ``$id``
+    (a protocol schema's ends in its file name: ``"flush.json#/$defs/msg"``);
+    every ``$ref`` is resolved here, so a bad one fails when the schemas are
+    loaded, not when a record happens to reach it."""
+    root = _schema_dir()
+    by_rel: dict[str, dict] = {}
+    for d in SCHEMA_DIRS:
+        folder = root.joinpath(*d.split("/")) if d else root
+        for f in sorted(folder.iterdir(), key=lambda f: f.name):
+            if f.name.endswith(".json"):
+                rel = f"{d}/{f.name}" if d else f.name
+                try:
+                    by_rel[rel] = json.loads(f.read_text(encoding="utf-8"))
+                except ValueError as e:
+                    raise SchemaError(f"impl/{rel}: {e}") from e
+    ids: dict[str, str] = {}
+    for rel, s in by_rel.items():
+        sid = s.get("$id") if isinstance(s, dict) else None
+        if not isinstance(sid, str):
+            raise SchemaError(f"impl/{rel}: no $id")
+        if sid in ids:
+            raise SchemaError(f"impl/{rel}: $id {sid} is also impl/{ids[sid]}'s")
+        ids[sid] = rel
+    registry = Registry().with_resources((s["$id"], DRAFT202012.create_resource(s))
+                                         for s in by_rel.values()).crawl()
+    for rel, s in by_rel.items():
+        resolver = registry.resolver(base_uri=s["$id"])
+        for ref in _refs(s):
+            try:
+                resolver.lookup(ref)
+            except Unresolvable as e:
+                raise SchemaError(f"impl/{rel}: $ref {ref!r} resolves to nothing ({e!r})") from e
+    return by_rel, registry
+
+
+def _refs(s):
+    if isinstance(s, dict):
+        for k, v in s.items():
+            if k == "$ref" and isinstance(v, str):
+                yield v
+            elif k == "x-append-layers" and isinstance(v, dict):
+                yield from v.values()
+            elif k not in ("properties", "patternProperties", "$defs") or not isinstance(v, dict):
+                yield from _refs(v)
+            else:                       # a map of names to schemas: a name is never a keyword
+                for sub in v.values():
+                    yield from _refs(sub)
+    elif isinstance(s, list):
+        for x in s:
+            yield from _refs(x)
+
+
+def schema(rel: str) -> Optional[dict]:
+    """The schema at impl/``rel`` (``"schemas/flush.json"``), None when there is none."""
+    return _schemas()[0].get(rel)
+
+
+def schema_registry() -> Registry:
+    """The one registry of every trace schema, by ``$id``."""
+    return _schemas()[1]
 
 
 @lru_cache(maxsize=None)
 def append_vars(protocol: str, layer: str = "node") -> dict:
     """``{variable: "sequence" | "set"}``: the variables of ``protocol`` (of
     one ``layer`` in a composed stack) that a format-2 record logs as the
-    list of elements appended (the schema's ``x-append``, or
-    ``x-append-layers``; the schema is the protocol descriptor's,
+    list of elements appended (the schema's ``x-append``; a composed
+    protocol's ``x-append-layers`` names the schema whose ``x-append`` each
+    layer's records follow; the schema is the protocol descriptor's,
     impl/protocols.py); {} for an unknown protocol."""
     desc = protocols.find(protocol)
     if desc is None:
         return {}
-    try:
-        schema = json.loads(_schema_text(f"schemas/{desc.schema}.json"))
-    except (FileNotFoundError, OSError, ValueError):
+    s = schema(f"schemas/{desc.schema}.json")
+    if s is None:
         return {}
-    if "x-append-layers" in schema:
-        return dict(schema["x-append-layers"].get(layer, {}))
-    return dict(schema.get("x-append", {}))
+    if "x-append-layers" in s:           # layer -> the schema whose x-append it logs by
+        part = s["x-append-layers"].get(layer)
+        if part is None:
+            return {}
+        s = schema_registry().resolver(base_uri=s["$id"]).lookup(part).contents
+    return dict(s.get("x-append", {}))
 
 
 def state_delta(prev: Optional[dict], new: dict, appends: dict) -> dict:

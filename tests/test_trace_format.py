@@ -26,13 +26,18 @@ def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson", per_member=2):
 
 
 def _schema(rel):
-    return json.loads(tracefile._schema_text(rel))
+    return tracefile.schema(rel)
+
+
+def _jsonschema(schema):
+    """jsonschema's validator, resolving ``$ref`` through the schemas' registry."""
+    return jsonschema.Draft202012Validator(schema, registry=tracefile.schema_registry())
 
 
 def test_written_trace_validates_and_loads(tmp_path):
     path, records, _ = _run(tmp_path)
-    env = jsonschema.Draft202012Validator(_schema("trace_schema.json"))
-    proto = jsonschema.Draft202012Validator(_schema("schemas/sequencer.json"))
+    env = _jsonschema(_schema("trace_schema.json"))
+    proto = _jsonschema(_schema("schemas/sequencer.json"))
     for r in records:
         assert not list(env.iter_errors(r)), r
         if r["kind"] == "event":
@@ -255,8 +260,9 @@ def test_compiled_validator_agrees_with_jsonschema(protocol):
     proto = get(protocol)
     rng = random.Random(7)
     env_s, proto_s = _schema("trace_schema.json"), _schema(f"schemas/{protocol}.json")
-    env_c, proto_c = schemacheck.compile_schema(env_s), schemacheck.compile_schema(proto_s)
-    env_j, proto_j = (jsonschema.Draft202012Validator(env_s), jsonschema.Draft202012Validator(proto_s))
+    registry = tracefile.schema_registry()
+    env_c, proto_c = schemacheck.compile_schema(env_s, registry), schemacheck.compile_schema(proto_s, registry)
+    env_j, proto_j = _jsonschema(env_s), _jsonschema(proto_s)
     records, _ = proto.simulate(1, proto.campaign_faults, {})
     seen = 0
     for rec in records:
