@@ -198,8 +198,12 @@ def parse_line(line: str):
         raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
 
 
+MAX_LINE = 1 << 20      # characters: a record is a few hundred; a longer line is refused, not parsed
+
+
 def _lines(path: Path):
-    """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only."""
+    """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
+    a line over ``MAX_LINE`` is refused."""
     try:
         f = open(path, "r", encoding="utf-8", newline="\n")
     except OSError as e:
@@ -209,6 +213,8 @@ def _lines(path: Path):
         try:
             for raw in f:
                 n += 1
+                if len(raw) > MAX_LINE:
+                    raise TraceError(path, n, f"a line of {len(raw)} characters (at most {MAX_LINE})")
                 yield n, raw[:-1] if raw.endswith("\n") else raw
         except UnicodeDecodeError as e:
             raise TraceError(path, n + 1, f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None

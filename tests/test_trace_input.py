@@ -1,0 +1,66 @@
+"""Trace input: every field a check reads is typed, SEQUENCER's messages
+and every action's parameters are closed, and a line has a size limit;
+``conform`` rejects a malformed file with one line naming the file, the
+line and the field, exit 2, under every checker, before TLC starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from groupcheck.cli.main import app
+from groupcheck.conformance import protocols
+from groupcheck.conformance.traces import MAX_LINE
+
+
+@pytest.fixture(scope="module")
+def run():
+    proto = protocols.get("sequencer")
+    recs, _ = proto.simulate(1, "", proto.default_options)
+    return recs
+
+
+def _first(recs, name):
+    return next(k for k, r in enumerate(recs) if r.get("name") == name and r.get("msg"))
+
+
+def _forge(recs, name, edit):
+    out = json.loads(json.dumps(recs))
+    k = _first(out, name)
+    edit(out[k])
+    return out, k + 1
+
+
+FORGERIES = [
+    ("RecvData", lambda r: r["msg"].update(seqno=True), "msg"),
+    ("RecvData", lambda r: r["msg"].update(sender="2"), "msg"),
+    ("RecvForward", lambda r: r["msg"].update(type="DATAX"), "msg"),
+    ("Send", lambda r: r["msg"].update(colour="red"), "msg"),
+    ("RecvData", lambda r: r["params"].update(extra=1), "params"),
+    ("Send", lambda r: r.update(params={"p": 1}), "params"),
+]
+
+
+@pytest.mark.parametrize("checker", ["model", "tlc", "both"])
+@pytest.mark.parametrize("name,edit,field", FORGERIES)
+def test_a_malformed_sequencer_record_is_one_line_and_exit_2(tmp_path, run, checker, name, edit, field):
+    recs, line = _forge(run, name, edit)
+    p = tmp_path / "t.ndjson"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = CliRunner().invoke(app, ["conform", str(p), "--checker", checker, "--engine", "local"])
+    out = res.stdout + res.stderr
+    assert res.exit_code == 2, out
+    assert f"t.ndjson:{line}" in out and field in out, out
+    assert "Traceback" not in out and "tlc" not in res.stderr.lower().replace("--checker", ""), out
+
+
+def test_a_line_over_the_limit_is_refused(tmp_path, run):
+    recs = json.loads(json.dumps(run))
+    recs[2]["params"]["p"] = "x" * (MAX_LINE + 1)
+    p = tmp_path / "t.ndjson"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = CliRunner().invoke(app, ["conform", str(p)])
+    out = res.stdout + res.stderr
+    assert res.exit_code == 2 and "t.ndjson:3" in out and "a line of" in out, out
