@@ -34,3 +34,46 @@ def edges_outside(enc, edges, in_relation=None):
     acts = list(enc.actions(S, T))
     return [(str(min(labs, key=str)), s, t) for s, t, labs in edges
             if not in_relation(enc, s, labs, t, S, T, acts)]
+
+
+_ENCODINGS = {"stable": ("stable", "StableEncoding"), "flush": ("flush", "FlushEncoding"),
+              "sequencer": ("sequencer", "SequencerEncoding"),
+              "sequencerflush": ("sequencerflush", "SequencerFlushEncoding")}
+
+
+def sample_model(protocol, name, max_states, k, seed=15):
+    """``sample`` of manifest model ``name``'s encoding (its constants)."""
+    import importlib
+    mod, cls = _ENCODINGS[protocol]
+    enc_class = getattr(importlib.import_module(f"groupcheck.model.proofs.{mod}"), cls)
+    return sample(enc_class.from_constants(entry(protocol, name).constants()), max_states, k, seed)
+
+
+def edges_agree(protocol, name, max_states, k, in_relation=None):
+    """``k`` sampled edges of manifest model ``name`` are all steps of the z3
+    relation under their labels; returns the encoding and the edges."""
+    enc, _, _, edges = sample_model(protocol, name, max_states, k)
+    assert len(edges) == k
+    bad = edges_outside(enc, edges, in_relation)
+    assert not bad, bad[0]
+    return enc, edges
+
+
+def states_agree(protocol, name, max_states, k, invariant=True):
+    """``k`` sampled reachable states of manifest model ``name`` satisfy the
+    encoding's inductive invariant (when ``invariant``, a predicate on the
+    encoding or a bool) and the z3 relation allows no successor of theirs
+    that the model lacks."""
+    from groupcheck.model.proofs.engine import extra_successor, satisfies_invariant
+    enc, model, res, _ = sample_model(protocol, name, max_states, 0)
+    states = sorted(res.parents, key=repr)
+    random.Random(15).shuffle(states)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    inv, nxt = enc.inv(S), enc.next(S, T)
+    check = invariant(enc) if callable(invariant) else invariant
+    for s in states[:k]:
+        if check:
+            assert satisfies_invariant(enc, s, S, inv), s
+        succ = [t for _, t in model.next(s)]
+        extra = extra_successor(enc, s, succ, S, T, nxt)
+        assert extra is None, (s, extra)

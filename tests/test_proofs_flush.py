@@ -18,7 +18,7 @@ from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.engine import (_solver, edge_in_relation, extra_successor, run,
                                             satisfies_invariant, verdict)
 from groupcheck.model.proofs.flush import FlushEncoding
-from proof_helpers import entry, sample, edges_outside
+from proof_helpers import edges_agree, edges_outside, entry, sample, states_agree
 
 
 def _entry(name):
@@ -35,10 +35,7 @@ def _sample(name, max_states, k, seed=15):
     ("FlawedCrash", 1199, 120),
     ("FixedTwoCrashes", 2000, 80)])
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
-    enc, _, _, edges = _sample(name, max_states, k)
-    assert len(edges) == k
-    bad = edges_outside(enc, edges)
-    assert not bad, bad[0]
+    edges_agree("flush", name, max_states, k)
 
 
 def test_a_wrong_edge_is_rejected():
@@ -59,17 +56,7 @@ def test_a_wrong_edge_is_rejected():
     ("FixedJoinCrash", 2000, 40), pytest.param("FixedLeaveCrash", 2000, 40, marks=pytest.mark.slow),
     ("FlawedCrash", 1199, 25)])
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k):
-    enc, model, res, _ = _sample(name, max_states, 0)
-    states = sorted(res.parents, key=repr)
-    random.Random(15).shuffle(states)
-    S, T = enc.fresh("s"), enc.fresh("t")
-    inv, nxt = enc.inv(S), enc.next(S, T)
-    for s in states[:k]:
-        if enc.R:
-            assert satisfies_invariant(enc, s, S, inv), s
-        succ = [t for _, t in model.next(s)]
-        extra = extra_successor(enc, s, succ, S, T, nxt)
-        assert extra is None, (s, extra)
+    states_agree("flush", name, max_states, k, invariant=lambda enc: enc.R)
 
 
 def test_the_invariant_is_not_vacuous():
