@@ -73,8 +73,13 @@ Coord(v) == v[1]                           \* the coordinator is the first membe
 IsCoord(m) == Coord(View(m)) = m
 Alive(x) == x \notin crashed
 
-\* The sequence of a finite set of naturals in increasing order.
-Ascending(S) == CHOOSE f \in [1..Cardinality(S) -> S] : \A i, j \in DOMAIN f : i < j => f[i] < f[j]
+\* The sequence of a finite set of naturals in increasing order (built one
+\* least element at a time: a CHOOSE over [1..n -> S] enumerates n^n
+\* functions, past TLC's set-size bound at n = 8, which a long trace's
+\* forward table reaches).
+RECURSIVE Ascending(_)
+Ascending(S) == IF S = {} THEN <<>>
+                ELSE LET m == CHOOSE x \in S : \A y \in S : x <= y IN <<m>> \o Ascending(S \ {m})
 
 \* Channels after p sends msg to q; the network drops what is sent to a crashed member.
 SendTo(ch, p, q, msg) == IF q \in crashed THEN ch ELSE [ch EXCEPT ![<<p, q>>] = Append(@, msg)]
