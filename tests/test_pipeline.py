@@ -263,6 +263,7 @@ def _mixed_corpus(d: Path) -> dict:
     return runs
 
 
+@pytest.mark.slow
 @SPARK
 def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
     """One dataset of SEQUENCER, FLUSH and STABLE traces checked by the

@@ -213,6 +213,7 @@ def test_reconciling_edges_satisfy_the_z3_relation():
     assert not edge_in_relation(enc, s, labs, t._replace(delivered=s.delivered), S, T, acts)
 
 
+@pytest.mark.slow
 def test_two_members_are_proved_and_list_no_flawed_variant():
     """N = 2 (issue 15: every N up to 5): both fixed matrices proved; the
     seed's flaw needs two members moving to the next view together, which

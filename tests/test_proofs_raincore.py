@@ -79,7 +79,8 @@ class _Forced(RaincoreEncoding):
 
 
 @pytest.mark.parametrize("fix,broken", [("FreshView", "consecution:TokenReceived:"),
-                                        ("FreshClaim", "consecution:911Received:")])
+                                        pytest.param("FreshClaim", "consecution:911Received:",
+                                                     marks=pytest.mark.slow)])
 def test_the_invariant_needs_the_fixes(fix, broken):
     """Without FreshView (a recovered node's retained localView matches and
     it reserves a slot at once) or FreshClaim (a YES for an old claim
@@ -100,7 +101,7 @@ def test_registry_variants():
     assert [e.variant for e in registry.select("raincore", members=3)] == ["Faithful", "FixedLegalStates"]
 
 
-@pytest.mark.parametrize("members", [3, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("members", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_the_n_node_lemmas_are_proved_by_the_registry(members):
     """`groupcheck prove raincore --members N`: FixedLegalStates (the lemmas
     that hold at any N, with the founder's ring) is proved at N nodes (N = 3:
@@ -139,6 +140,7 @@ def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
     assert len(qs) == len(LEMMAS_PROVED_N) * (1 + len(actions)) + 1
 
 
+@pytest.mark.slow
 def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     enc = registry.select("raincore", "Faithful")[0]
     assert tuple(enc.lemmas) == FLAWED_LEMMAS

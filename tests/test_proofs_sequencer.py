@@ -44,6 +44,7 @@ def test_crash_free_invariant_is_inductive():
     assert {q.query for q in qs} >= {"implication:TotalOrder", "consecution:RecvData:TotalOrder"}
 
 
+@pytest.mark.slow
 def test_no_flush_yields_a_reachable_cti_with_its_path():
     enc = SequencerEncoding(3, 1)
     assert enc.variant == "NoFlush" and enc.expect_cti and enc.protocol == "sequencerflush"

@@ -148,7 +148,7 @@ def test_a_wrong_edge_is_rejected():
 
 
 @pytest.mark.parametrize("name,max_states,k", [("Pair", 700, 40), ("PairUniform", 1300, 30),
-                                               ("DoubleCrashSender2", 1500, 15)])
+                                               pytest.param("DoubleCrashSender2", 1500, 15, marks=pytest.mark.slow)])
 def test_reachable_states_satisfy_the_properties_and_have_no_extra_successor(name, max_states, k):
     enc, model, res, _ = _sample(name, max_states, 0)
     states = sorted(res.parents, key=repr)
@@ -251,6 +251,7 @@ def _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L, check=True):
     return z3.And(*step), new
 
 
+@pytest.mark.slow
 def test_the_stated_consequences_of_absorb_hold_by_induction():
     """_absorb states two consequences of its recurrence that need induction
     on the digest's index (z3 does none): (1) the final received-table value
@@ -441,6 +442,7 @@ def _after_crash(edges, k, seed):
     return pick(view2, k // 3) + pick(crash, k // 3) + pick(rest, k - 2 * (k // 3))
 
 
+@pytest.mark.slow
 def test_n3_lemmas_hold_on_coordcrash_states():
     """The N = 3 lemma set (CoordCrash's constants: one crash, every member
     a sender) holds on reachable states of CoordCrash: after the crash in
