@@ -112,6 +112,27 @@ def PadTo(gv: tuple, k: int) -> tuple:
     return gv + (NULL_VIEW,) * (k - len(gv)) if k > len(gv) else gv
 
 
+def TakeToken(vs0: str, same: bool, gv0: tuple, nodelist: tuple, gvn: int) -> tuple:
+    """What taking a token does to the taker's View State machine (Figure
+    9) and globalView: ``(viewState', globalView', the token's gvn')``.
+    ``same``: the token's nodelist is the node's localView; a Chaos node
+    that sees it reserves a NULL entry, a Reserve node commits it there."""
+    reserve = vs0 == "Chaos" and same
+    commit = vs0 == "Reserve" and same
+    if vs0 == "Chaos":
+        vs = "Reserve" if same else "Chaos"
+    else:
+        vs = "Agreement" if same else "Chaos"
+    if reserve:
+        gv1 = gv0 + (NULL_VIEW,)
+    elif commit:
+        gv1 = gv0[:-1] + (nodelist,)
+    else:
+        gv1 = gv0
+    tgvn = len(gv1) if reserve else gvn
+    return vs, PadTo(gv1, tgvn), tgvn
+
+
 def LastGlobalViewOf(gv: tuple) -> tuple:
     for v in reversed(gv):
         if v != NULL_VIEW:
@@ -254,25 +275,8 @@ class RaincoreModel(Model):
         )
 
     def AcceptToken(self, s: RaincoreState, n: int, m: Fn, rest: frozenset) -> RaincoreState:
-        vs0 = s.viewState[n - 1]
         same = m["nodelist"] == s.localView[n - 1] and not (self.FreshView and s.recovered[n - 1])
-        gv0 = s.globalView[n - 1]
-        reserve = vs0 == "Chaos" and same
-        commit = vs0 == "Reserve" and same
-        if vs0 == "Agreement":
-            vs = "Agreement" if same else "Chaos"
-        elif vs0 == "Chaos":
-            vs = "Reserve" if same else "Chaos"
-        else:
-            vs = "Agreement" if same else "Chaos"
-        if reserve:
-            gv1 = gv0 + (NULL_VIEW,)
-        elif commit:
-            gv1 = gv0[:-1] + (m["nodelist"],)
-        else:
-            gv1 = gv0
-        tgvn = len(gv1) if reserve else m["gvn"]
-        gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
+        vs, gv2, tgvn = TakeToken(s.viewState[n - 1], same, s.globalView[n - 1], m["nodelist"], m["gvn"])
         return s._replace(
             tokenMsgs=rest,
             tokenState=_upd(s.tokenState, n, "Eating"),
@@ -868,25 +872,8 @@ class RaincoreKernel(Kernel):
             out = (lab, self._key(r))   # dropped
         else:
             # AcceptToken
-            vs0 = r[_VS]
             same = m[1] == r[_LV] and not (self.model.FreshView and r[_REC])
-            gv0 = r[_GV]
-            reserve = vs0 == "Chaos" and same
-            commit = vs0 == "Reserve" and same
-            if vs0 == "Agreement":
-                vs = "Agreement" if same else "Chaos"
-            elif vs0 == "Chaos":
-                vs = "Reserve" if same else "Chaos"
-            else:
-                vs = "Agreement" if same else "Chaos"
-            if reserve:
-                gv1 = gv0 + (NULL_VIEW,)
-            elif commit:
-                gv1 = gv0[:-1] + (m[1],)
-            else:
-                gv1 = gv0
-            tgvn = len(gv1) if reserve else m[4]
-            gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
+            vs, gv2, tgvn = TakeToken(r[_VS], same, r[_GV], m[1], m[4])
             out = (lab, self._key(self._with(
                 r, tokenState="Eating", viewState=vs, globalView=gv2, localView=m[1],
                 token=(m[0], m[1], n, m[3], tgvn), recovered=False)))

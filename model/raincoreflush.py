@@ -39,7 +39,7 @@ from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, Fl
                     StopFlushMsg, _set)
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
-                       NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
+                       NextNode, RaincoreKernel, RaincoreModel, RaincoreState, Remove, TakeToken)
 from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW
 from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
@@ -240,28 +240,12 @@ class RaincoreFlushModel(FlushModel):
             return self.ring_step(s, self.ring.TokenReceived(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["dest"] == n):
             return None
-        vs0 = s.viewState[n - 1]
         same = m["nodelist"] == s.localView[n - 1]
-        gv0 = s.globalView[n - 1]
-        reserve = vs0 == "Chaos" and same
-        commit = vs0 == "Reserve" and same
-        if vs0 == "Agreement":
-            vs = "Agreement" if same else "Chaos"
-        elif vs0 == "Chaos":
-            vs = "Reserve" if same else "Chaos"
-        else:
-            vs = "Agreement" if same else "Chaos"
-        if reserve:
-            gv1 = gv0 + (NULL_VIEW,)
-        elif commit:
-            gv1 = gv0[:-1] + (m["nodelist"],)
-        else:
-            gv1 = gv0
-        tgvn = len(gv1) if reserve else m["gvn"]
+        vs, gv, tgvn = TakeToken(s.viewState[n - 1], same, s.globalView[n - 1], m["nodelist"], m["gvn"])
         return s._replace(
             tokenMsgs=s.tokenMsgs - {m},
             viewState=_set(s.viewState, n, vs),
-            globalView=_set(s.globalView, n, PadTo(gv1, tgvn)),
+            globalView=_set(s.globalView, n, gv),
             localView=_set(s.localView, n, m["nodelist"]),
             token=_set(s.token, n, m.set("cur", n).set("gvn", tgvn)),
         )
