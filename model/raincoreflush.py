@@ -40,7 +40,7 @@ from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, Fl
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
                        NextNode, RaincoreKernel, RaincoreModel, RaincoreState, Remove, TakeToken)
-from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW
+from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW, _multi
 from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
 
@@ -757,13 +757,6 @@ class RaincoreFlushKernel(Kernel):
         return tuple(t[self.RING:])
 
     # --- helpers over kernel states ---------------------------------------------
-    def _multi(self, chan: list, p: int, R, msg: tuple, dead) -> None:
-        """Multi(ch, p, R, msg) in place on the list ``chan``."""
-        base = (p - 1) * self.N - 1
-        for q in R:
-            if q != p and q not in dead:
-                chan[base + q] += (msg,)
-
     def _crashes(self, k: tuple, p: int, ring2: tuple) -> list:
         """Crash(p)'s successors, one per cut of p's outgoing channels (the
         ring part given)."""
@@ -800,6 +793,7 @@ class RaincoreFlushKernel(Kernel):
         model = self.model
         msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx = self._ring(ring)
         newer = not model.NewerViewsOnly
+        N = self.N
         M = model.Members
         m_ = self._m
         L = self.L
@@ -827,7 +821,7 @@ class RaincoreFlushKernel(Kernel):
                 if not blocked[i] and len(sent) < model.MaxMsgs:
                     x = len(sent) + 1
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(DAT, v, x), dead)
+                    _multi(ch, N, n, view, m_(DAT, v, x), dead)
                     add((L["Multicast"][i], (views, vid, sent + (record(sender=n, view=v),),
                                              _kset(delivered, i, delivered[i] | {x}), tuple(ch)) + k[5:]))
                 # StartFlush(n): IsCoord, ViewChangePending
@@ -837,7 +831,7 @@ class RaincoreFlushKernel(Kernel):
                 if (v == nviews and all(n <= q for q in live) and flushInit[i] != n
                         and g != NULL_VIEW and frozenset(g) != views[-1] and fresh):
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(START, v), dead)
+                    _multi(ch, N, n, view, m_(START, v), dead)
                     s = list(k)
                     s[4] = tuple(ch)
                     s[7] = _kset(flushInit, i, n)
@@ -853,7 +847,7 @@ class RaincoreFlushKernel(Kernel):
                 # FlushOk(n)
                 if ph == "InBlock":
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(OK, v), dead)
+                    _multi(ch, N, n, view, m_(OK, v), dead)
                     s = list(k)
                     s[5] = _kset(phase, i, "OkSent")
                     s[8] = _kset(flushOks, i, flushOks[i] | {n})
@@ -871,7 +865,7 @@ class RaincoreFlushKernel(Kernel):
                         s[10] = _kset(completed, i, completed[i] | {(n, d)})
                     else:
                         ch = list(chan)
-                        self._multi(ch, n, (c,), m_(COMPLETED, v, d), dead)
+                        _multi(ch, N, n, (c,), m_(COMPLETED, v, d), dead)
                         s[4] = tuple(ch)
                     add((L["FlushCompleted"][i], tuple(s)))
                 # SendView(n)
@@ -881,7 +875,7 @@ class RaincoreFlushKernel(Kernel):
                     new = frozenset(g)
                     D = frozenset().union(*(r[1] for r in completed[i] if r[0] not in gone))
                     ch = list(chan)
-                    self._multi(ch, n, view | new, m_(VIEW, v, D, lidx[i]), dead)
+                    _multi(ch, N, n, view | new, m_(VIEW, v, D, lidx[i]), dead)
                     add((L["SendView"][i], (views + (new,), _kset(vid, i, v + 1), sent,
                                             _kset(delivered, i, delivered[i] | D), tuple(ch),
                                             _kset(phase, i, "Normal"), blocked, flushInit,
@@ -890,7 +884,7 @@ class RaincoreFlushKernel(Kernel):
                 # StopFlush(n)
                 if flushInit[i] == n and ph == "Normal":
                     ch = list(chan)
-                    self._multi(ch, n, view & views[v - 2], m_(STOP, v), dead)
+                    _multi(ch, N, n, view & views[v - 2], m_(STOP, v), dead)
                     s = list(k)
                     s[4] = tuple(ch)
                     s[6] = _kset(blocked, i, False)

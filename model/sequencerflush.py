@@ -589,15 +589,24 @@ def _set(t: tuple, i: int, x) -> tuple:
     return t[:i] + (x,) + t[i + 1:]
 
 
-def _mcast(chan: tuple, i: int, N: int, view, crashed, msg: tuple) -> tuple:
+def _mcast(chan: tuple, i: int, N: int, view, dead, msg: tuple) -> tuple:
     """McastData over kernel channels: ``msg`` appended to the channel from
-    member i + 1 to every member of ``view`` that has not crashed."""
+    member i + 1 to every member of ``view`` that is not dead."""
     ch = list(chan)
     base = i * N - 1
     for r in view:
-        if r not in crashed:
+        if r not in dead:
             ch[base + r] += (msg,)
     return tuple(ch)
+
+
+def _multi(chan: list, N: int, p: int, R, msg: tuple, dead) -> None:
+    """Multi(ch, p, R, msg) in place on the list ``chan``: ``msg`` from p to
+    every member of R but p and the dead."""
+    base = (p - 1) * N - 1
+    for q in R:
+        if q != p and q not in dead:
+            chan[base + q] += (msg,)
 
 
 class SequencerFlushKernel(Kernel):
@@ -613,7 +622,15 @@ class SequencerFlushKernel(Kernel):
     plain tuple of ints (and a digest), interned, kind first (see FWD...).
     Plain values only (no per-process codes), so model/parallel.py's workers
     hash them alike.  Same actions, guards and order as
-    ``SequencerFlushModel.next``; ``decode`` gives its state."""
+    ``SequencerFlushModel.next``; ``decode`` gives its state.
+
+    The SEQUENCER and FLUSH actions (``_steps``) read the failure detector
+    only through what ``next`` gives them, and SendView's view through
+    ``_next_view``: RaincoreSequencerFlushKernel calls them with the ring's."""
+
+    # the model's variable in each kernel slot (RaincoreSequencerFlushKernel's differ)
+    _SLOTS = SequencerFlushState._fields
+    _RAW = frozenset({"views", "crashed", "viewRing"})   # slots that hold the model's own value
 
     def __init__(self, model: SequencerFlushModel) -> None:
         self.model = model
@@ -671,51 +688,37 @@ class SequencerFlushKernel(Kernel):
         return self._m(kind, r["view"])
 
     # --- encoding ---------------------------------------------------------------
+    def _encode(self, name: str, f):
+        """The kernel value of the model's variable ``name`` (value ``f``)."""
+        if name in self._RAW:
+            return f
+        M = self.model.Members
+        if name == "recv":
+            return tuple(tuple(f[m].get(x, -1) for x in M) for m in M)
+        if name == "chan":
+            return tuple(tuple(self._encode_msg(r) for r in f[e]) for e in self.pairs)
+        if name == "phase":
+            return tuple(PHASES.index(f[m]) for m in M)
+        return tuple(f[m] for m in M)
+
     def encode(self, s: SequencerFlushState) -> tuple:
         """The kernel state of model state ``s``."""
-        M = self.model.Members
-        return (
-            s.views,
-            tuple(s.vid[m] for m in M),
-            s.crashed,
-            tuple(s.sent[m] for m in M),
-            tuple(s.fwd[m] for m in M),
-            tuple(tuple(s.recv[m].get(x, -1) for x in M) for m in M),
-            tuple(s.delivered[m] for m in M),
-            tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs),
-            tuple(s.log[m] for m in M),
-            tuple(s.closed[m] for m in M),
-            tuple(PHASES.index(s.phase[m]) for m in M),
-            tuple(s.blocked[m] for m in M),
-            tuple(s.flushInit[m] for m in M),
-            tuple(s.flushOks[m] for m in M),
-            tuple(s.completed[m] for m in M),
-            tuple(s.ndel[m] for m in M),
-        )
+        return tuple(self._encode(name, getattr(s, name)) for name in self._SLOTS)
 
     def decode(self, k: tuple) -> SequencerFlushState:
-        # Every dict below is built in key order (members ascending, pairs
-        # lexicographic: sort_key's order), so Fn._of skips the sort.
-        M = self.model.Members
-        memo = self._memo
-        out = [k[_VIEWS], None, k[_CRASHED]]
-        for i in range(3, 16):
-            out.append(self._field(i, k[i]))
-        f = memo[_VID].get(k[_VID])
-        if f is None:
-            f = memo[_VID][k[_VID]] = Fn._of(dict(zip(M, k[_VID])))
-        out[1] = f
-        return SequencerFlushState(*out)
-
-    # the fields _field decodes apart (RaincoreSequencerFlushKernel's differ)
-    _F_RECV, _F_CHAN, _F_PHASE = _RECV, _CHAN, _PHASE
+        return SequencerFlushState(*map(self._field, range(16), k))
 
     def _field(self, i: int, v):
-        """The model's Fn for value ``v`` of kernel field ``i`` (memoised)."""
+        """The model's value for value ``v`` of kernel slot ``i`` (memoised).
+        Every dict below is built in key order (members ascending, pairs
+        lexicographic: sort_key's order), so Fn._of skips the sort."""
+        name = self._SLOTS[i]
+        if name in self._RAW:
+            return v
         f = self._memo[i].get(v)
         if f is None:
             M = self.model.Members
-            if i == self._F_RECV:
+            if name == "recv":
                 rows = self._rows
                 d = {}
                 for m, row in zip(M, v):
@@ -724,10 +727,10 @@ class SequencerFlushKernel(Kernel):
                         g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
                     d[m] = g
                 f = Fn._of(d)
-            elif i == self._F_CHAN:
+            elif name == "chan":
                 rec = self._record
                 f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
-            elif i == self._F_PHASE:
+            elif name == "phase":
                 f = Fn._of({m: PHASES[x] for m, x in zip(M, v)})
             else:
                 f = Fn._of(dict(zip(M, v)))
@@ -738,13 +741,6 @@ class SequencerFlushKernel(Kernel):
         return [self.encode(s) for s in self.model.init()]
 
     # --- helpers over kernel states ---------------------------------------------
-    def _multi(self, chan: list, p: int, R, msg: tuple) -> None:
-        """Multi(ch, p, R, msg) in place on the list ``chan``."""
-        base = (p - 1) * self.N - 1
-        for q in R:
-            if q != p:
-                chan[base + q] += (msg,)
-
     def _absorb(self, m: int, row: tuple, dl: tuple, fw: frozenset, ds: tuple):
         for snd, q in ds:
             if q > row[snd - 1]:   # not a duplicate (-1: outside the table, 0: nothing yet; seqnos are >= 1)
@@ -754,21 +750,22 @@ class SequencerFlushKernel(Kernel):
                 fw = fw - {q}
         return row, dl, fw
 
-    def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list) -> None:
+    _HAS_NDEL = True   # UniformDelivery's counter (not RaincoreSequencerFlush's)
+
+    def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list, dead) -> None:
         """Moved(m, new, D, ch) in place on the list ``s`` (ch: the channels, a list)."""
         i = m - 1
-        crashed = k[_CRASHED]
         row, dl, fw = self._absorb(m, k[_RECV][i], k[_DELIVERED][i], k[_FWD][i], D)
         nc = new[0]
         v = k[_VID][i]
         N = self.N
-        for j in range(i, N * N, N):   # the channels (q, m)
+        for j in range(i, N * N, N):   # Purged: the channels (q, m)
             seq = ch[j]
             if seq:
                 kept = tuple(x for x in seq if x[0] == FWD or x[1] > v)
                 if len(kept) != len(seq):
                     ch[j] = kept
-        if (k[_VIEWS][v - 1][0] != nc or self.model.ResendAlways) and nc not in crashed:
+        if (k[_VIEWS][v - 1][0] != nc or self.model.ResendAlways) and nc not in dead:
             j = i * N + nc - 1
             m_ = self._m
             ch[j] = ch[j] + tuple(m_(FWD, 0, m, q) for q in sorted(fw))
@@ -777,246 +774,32 @@ class SequencerFlushKernel(Kernel):
         s[_FWD] = _set(k[_FWD], i, fw)
         s[_CLOSED] = _set(k[_CLOSED], i, k[_CLOSED][i] + (len(dl),))
         s[_LOG] = _set(k[_LOG], i, ())
-        s[_NDEL] = _set(k[_NDEL], i, 0)
+        if self._HAS_NDEL:
+            s[_NDEL] = _set(k[_NDEL], i, 0)
         s[_CHAN] = tuple(ch)
+
+    def _next_view(self, s: list, k: tuple, i: int, old: tuple, ctx):
+        """NextView for SendView by member i + 1 of view ``old``: sets the new
+        view in the successor ``s`` and gives (the new view, whom the VIEW
+        goes to, what the VIEW carries after its digest)."""
+        crashed = k[_CRASHED]
+        new = tuple(x for x in old if x not in crashed)
+        s[_VIEWS] = k[_VIEWS] + (new,)
+        return new, old, ()
 
     # --- Next -----------------------------------------------------------------
     def next(self, k: tuple):
-        (views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed, phase, blocked,
-         flushInit, flushOks, completed, ndel) = k
+        crashed = k[_CRASHED]
         model = self.model
         N = self.N
-        M = model.Members
-        m_ = self._m
-        L = self.L
+        up = tuple(m not in crashed for m in model.Members)
         out = []
-        add = out.append
-        nviews = len(views)
-        uniform = model.UniformDelivery
-        # Send(m)
-        for m in M:
-            i = m - 1
-            if m not in model.Senders or m in crashed or blocked[i] or sent[i] >= model.MaxSeq:
-                continue
-            if model.ResentFirst and any(x[0] == FWD for x in chan[i * N + i]):
-                continue
-            q = sent[i] + 1
-            s = list(k)
-            s[_SENT] = _set(sent, i, q)
-            view = views[vid[i] - 1]
-            if view[0] == m:
-                s[_CHAN] = _mcast(chan, i, N, view, crashed, m_(DAT, vid[i], m, q))
-                s[_LOG] = _set(log, i, log[i] + ((m, q),))
-            else:
-                s[_FWD] = _set(fwd, i, fwd[i] | {q})
-                c = view[0]
-                if c not in crashed:
-                    j = i * N + c - 1
-                    s[_CHAN] = _set(chan, j, chan[j] + (m_(FWD, 0, m, q),))
-            add((L["Send"][i], tuple(s)))
-        # DeliverStable(m)
-        if uniform:
-            for m in M:
-                i = m - 1
-                if m in crashed or phase[i] == COMPLETED_PH:
-                    continue
-                n = ndel[i]
-                if n >= len(log[i]):
-                    continue
-                v = vid[i]
-                if not all(vid[r - 1] == v and len(log[r - 1]) > n
-                           for r in views[v - 1] if r not in crashed):
-                    continue
-                row, dl, fw = self._absorb(m, recv[i], delivered[i], fwd[i], (log[i][n],))
-                s = list(k)
-                s[_RECV] = _set(recv, i, row)
-                s[_DELIVERED] = _set(delivered, i, dl)
-                s[_FWD] = _set(fwd, i, fw)
-                s[_NDEL] = _set(ndel, i, n + 1)
-                add((L["DeliverStable"][i], tuple(s)))
-        # StartFlush(c)
-        last = views[-1]
-        pending = any(x in crashed for x in last)
-        if pending:
-            staying = [x for x in last if x not in crashed]
-            for c in M:
-                i = c - 1
-                if c in crashed or vid[i] != nviews or c not in staying or c != min(staying) or flushInit[i] == c:
-                    continue
-                v = vid[i]
-                ch = list(chan)
-                self._multi(ch, c, [x for x in views[v - 1] if x not in crashed], m_(START, v))
-                s = list(k)
-                s[_CHAN] = tuple(ch)
-                s[_FLUSHINIT] = _set(flushInit, i, c)
-                ph = phase[i]
-                if ph == NORMAL:
-                    s[_PHASE] = _set(phase, i, INBLOCK)
-                s[_COMPLETED] = _set(completed, i, frozenset({(c, log[i])}) if ph == COMPLETED_PH else frozenset())
-                add((L["StartFlush"][i], tuple(s)))
-        # FlushOk(p)
-        for p in M:
-            i = p - 1
-            if p in crashed or phase[i] != INBLOCK:
-                continue
-            ch = list(chan)
-            self._multi(ch, p, [x for x in views[vid[i] - 1] if x not in crashed], m_(OK, vid[i]))
-            s = list(k)
-            s[_PHASE] = _set(phase, i, OKSENT)
-            s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {p})
-            s[_CHAN] = tuple(ch)
-            add((L["FlushOk"][i], tuple(s)))
-        # FlushCompleted(p)
-        for p in M:
-            i = p - 1
-            if p in crashed or phase[i] != OKSENT:
-                continue
-            oks = flushOks[i]
-            if not all(x in oks for x in views[vid[i] - 1] if x not in crashed):
-                continue
-            c = flushInit[i]
-            s = list(k)
-            s[_PHASE] = _set(phase, i, COMPLETED_PH)
-            s[_BLOCKED] = _set(blocked, i, True)
-            if c == p:
-                s[_COMPLETED] = _set(completed, i, completed[i] | {(p, log[i])})
-            elif c not in crashed:
-                j = i * N + c - 1
-                s[_CHAN] = _set(chan, j, chan[j] + (m_(COMPLETED, vid[i], log[i]),))
-            add((L["FlushCompleted"][i], tuple(s)))
-        # SendView(c)
-        for c in M:
-            i = c - 1
-            if c in crashed or flushInit[i] != c or phase[i] != COMPLETED_PH:
-                continue
-            done = {r[0] for r in completed[i]}
-            v = vid[i]
-            old = views[v - 1]
-            if not all(x in done for x in old if x not in crashed):
-                continue
-            new = tuple(x for x in old if x not in crashed)
-            D = Longest({r[1] for r in completed[i] if r[0] not in crashed})
-            ch = list(chan)
-            self._multi(ch, c, new, m_(VIEW, v, D))
-            s = list(k)
-            s[_VIEWS] = views + (new,)
-            s[_VID] = _set(vid, i, v + 1)
-            s[_PHASE] = _set(phase, i, NORMAL)
-            s[_FLUSHOKS] = _set(flushOks, i, frozenset())
-            s[_COMPLETED] = _set(completed, i, frozenset())
-            self._moved(s, k, c, new, D, ch)
-            add((L["SendView"][i], tuple(s)))
-        # StopFlush(c)
-        for c in M:
-            i = c - 1
-            if c in crashed or flushInit[i] != c or phase[i] != NORMAL:
-                continue
-            v = vid[i]
-            prev = views[v - 2]
-            ch = list(chan)
-            self._multi(ch, c, [x for x in views[v - 1] if x in prev and x not in crashed], m_(STOP, v))
-            s = list(k)
-            s[_CHAN] = tuple(ch)
-            s[_BLOCKED] = _set(blocked, i, False)
-            s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
-            add((L["StopFlush"][i], tuple(s)))
-        # the pair actions (p, q): each takes the head of the channel q -> p
-        for p, q, j, lab in self.L_pair:
-            seq = chan[j]
-            if not seq or p in crashed:
-                continue   # every pair action needs Alive(p) and a message
-            msg = seq[0]
-            kind = msg[0]
-            i = p - 1
-            rest = _set(chan, j, seq[1:])
-            if kind == FWD:
-                # RecvForward(p, q)
-                s = list(k)
-                view = views[vid[i] - 1]
-                if view[0] == p:
-                    snd, n = msg[2], msg[3]
-                    s[_CHAN] = _mcast(rest, i, N, view, crashed, m_(DAT, vid[i], snd, n))
-                    s[_LOG] = _set(log, i, log[i] + ((snd, n),))
-                else:
-                    s[_CHAN] = rest
-                add((lab["RecvForward"], tuple(s)))
-                continue
-            v = vid[i]
-            mv = msg[1]
-            ph = phase[i]
-            if kind == DAT:
-                # RecvData(p, q)
-                if mv == v and ph != COMPLETED_PH:
-                    snd, n = msg[2], msg[3]
-                    s = list(k)
-                    s[_CHAN] = rest
-                    if q != p:
-                        s[_LOG] = _set(log, i, log[i] + ((snd, n),))
-                    if not uniform:
-                        if snd == p:
-                            s[_FWD] = _set(fwd, i, fwd[i] - {n})
-                        row = recv[i]
-                        if n > row[snd - 1]:
-                            s[_RECV] = _set(recv, i, row[:snd - 1] + (n,) + row[snd:])
-                            s[_DELIVERED] = _set(delivered, i, delivered[i] + ((snd, n),))
-                    add((lab["RecvData"], tuple(s)))
-            # Discard(p, q)
-            if mv < v or (mv == v and ((kind >= START and q in crashed) or (kind == DAT and ph == COMPLETED_PH))):
-                add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
-            if kind == DAT or mv != v:
-                continue
-            # the FLUSH messages of p's view (_flush_msg)
-            if kind == START:
-                if q in crashed:
-                    continue
-                if ph == NORMAL:   # Block(p, q)
-                    s = list(k)
-                    s[_PHASE] = _set(phase, i, INBLOCK)
-                    s[_FLUSHINIT] = _set(flushInit, i, q)
-                    s[_CHAN] = rest
-                    add((lab["Block"], tuple(s)))
-                else:              # RestartFlush(p, q)
-                    s = list(k)
-                    s[_FLUSHINIT] = _set(flushInit, i, q)
-                    if ph == COMPLETED_PH:
-                        jj = i * N + q - 1
-                        rest = _set(rest, jj, rest[jj] + (m_(COMPLETED, v, log[i]),))
-                    s[_CHAN] = rest
-                    add((lab["RestartFlush"], tuple(s)))
-            elif kind == OK:       # ReceiveFlushOk(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {q})
-                s[_CHAN] = rest
-                add((lab["ReceiveFlushOk"], tuple(s)))
-            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_COMPLETED] = _set(completed, i, completed[i] | {(q, msg[2])})
-                s[_CHAN] = rest
-                add((lab["ReceiveFlushCompleted"], tuple(s)))
-            elif kind == VIEW:     # InstallView(p, q)
-                s = list(k)
-                s[_VID] = _set(vid, i, mv + 1)
-                s[_FLUSHINIT] = _set(flushInit, i, q)
-                s[_PHASE] = _set(phase, i, NORMAL)
-                s[_FLUSHOKS] = _set(flushOks, i, frozenset())
-                s[_COMPLETED] = _set(completed, i, frozenset())
-                self._moved(s, k, p, views[mv], msg[2], list(rest))
-                add((lab["InstallView"], tuple(s)))
-            elif kind == STOP:     # Unblock(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_BLOCKED] = _set(blocked, i, False)
-                s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
-                s[_CHAN] = rest
-                add((lab["Unblock"], tuple(s)))
+        self._steps(k, out.append, up, up, crashed, (crashed,) * N,
+                    (any(x in crashed for x in k[_VIEWS][-1]),) * N, (True,) * N, None)
         # Crash(m, lost)
         if len(crashed) < model.MaxCrashes:
-            for m in M:
+            chan = k[_CHAN]
+            for m in model.Members:
                 if m in crashed:
                     continue
                 crashed2 = crashed | {m}
@@ -1038,5 +821,232 @@ class SequencerFlushKernel(Kernel):
                     s = list(k)
                     s[_CRASHED] = crashed2
                     s[_CHAN] = tuple(ch)
-                    add((lab, tuple(s)))
+                    out.append((lab, tuple(s)))
         return out
+
+    def _steps(self, k: tuple, add, up, alive, dead, gone, pending, fresh, ctx) -> None:
+        """Every action but Crash, its successors given to ``add``, with the
+        failure detector as given per member i + 1: ``up[i]`` CanReceive,
+        ``alive[i]`` Alive (a joiner, alive and not a member, takes its first
+        VIEW), ``gone[i]`` Gone (read where up[i]), ``pending[i]``
+        ViewChangePending, ``fresh[i]`` NextView is not None; ``dead`` Dead;
+        ``ctx`` what ``_next_view`` reads."""
+        (views, vid, _, sent, fwd, recv, delivered, chan, log, closed, phase, blocked,
+         flushInit, flushOks, completed, ndel) = k
+        model = self.model
+        N = self.N
+        M = model.Members
+        m_ = self._m
+        L = self.L
+        nviews = len(views)
+        uniform = model.UniformDelivery
+        # Send(m)
+        for m in M:
+            i = m - 1
+            if not up[i] or m not in model.Senders or blocked[i] or sent[i] >= model.MaxSeq:
+                continue
+            if model.ResentFirst and any(x[0] == FWD for x in chan[i * N + i]):
+                continue
+            q = sent[i] + 1
+            s = list(k)
+            s[_SENT] = _set(sent, i, q)
+            view = views[vid[i] - 1]
+            if view[0] == m:
+                s[_CHAN] = _mcast(chan, i, N, view, dead, m_(DAT, vid[i], m, q))
+                s[_LOG] = _set(log, i, log[i] + ((m, q),))
+            else:
+                s[_FWD] = _set(fwd, i, fwd[i] | {q})
+                c = view[0]
+                if c not in dead:
+                    j = i * N + c - 1
+                    s[_CHAN] = _set(chan, j, chan[j] + (m_(FWD, 0, m, q),))
+            add((L["Send"][i], tuple(s)))
+        # DeliverStable(m)
+        if uniform:
+            for m in M:
+                i = m - 1
+                if not up[i] or phase[i] == COMPLETED_PH:
+                    continue
+                n = ndel[i]
+                if n >= len(log[i]):
+                    continue
+                v = vid[i]
+                if not all(vid[r - 1] == v and len(log[r - 1]) > n for r in views[v - 1] if r not in dead):
+                    continue
+                row, dl, fw = self._absorb(m, recv[i], delivered[i], fwd[i], (log[i][n],))
+                s = list(k)
+                s[_RECV] = _set(recv, i, row)
+                s[_DELIVERED] = _set(delivered, i, dl)
+                s[_FWD] = _set(fwd, i, fw)
+                s[_NDEL] = _set(ndel, i, n + 1)
+                add((L["DeliverStable"][i], tuple(s)))
+        # StartFlush(c)
+        for c in M:
+            i = c - 1
+            v = vid[i]
+            if not (up[i] and v == nviews and pending[i]) or flushInit[i] == c:
+                continue
+            view = views[v - 1]
+            if not all(c <= q for q in frozenset(view) - gone[i]):   # IsInitiator(c)
+                continue
+            ch = list(chan)
+            _multi(ch, N, c, view, m_(START, v), dead)
+            s = list(k)
+            s[_CHAN] = tuple(ch)
+            s[_FLUSHINIT] = _set(flushInit, i, c)
+            ph = phase[i]
+            if ph == NORMAL:
+                s[_PHASE] = _set(phase, i, INBLOCK)
+            s[_COMPLETED] = _set(completed, i, frozenset({(c, log[i])}) if ph == COMPLETED_PH else frozenset())
+            add((L["StartFlush"][i], tuple(s)))
+        # FlushOk(p)
+        for p in M:
+            i = p - 1
+            if not up[i] or phase[i] != INBLOCK:
+                continue
+            ch = list(chan)
+            _multi(ch, N, p, views[vid[i] - 1], m_(OK, vid[i]), dead)
+            s = list(k)
+            s[_PHASE] = _set(phase, i, OKSENT)
+            s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {p})
+            s[_CHAN] = tuple(ch)
+            add((L["FlushOk"][i], tuple(s)))
+        # FlushCompleted(p)
+        for p in M:
+            i = p - 1
+            if not up[i] or phase[i] != OKSENT or not frozenset(views[vid[i] - 1]) - gone[i] <= flushOks[i]:
+                continue
+            c = flushInit[i]
+            s = list(k)
+            s[_PHASE] = _set(phase, i, COMPLETED_PH)
+            s[_BLOCKED] = _set(blocked, i, True)
+            if c == p:
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(p, log[i])})
+            elif c not in dead:
+                j = i * N + c - 1
+                s[_CHAN] = _set(chan, j, chan[j] + (m_(COMPLETED, vid[i], log[i]),))
+            add((L["FlushCompleted"][i], tuple(s)))
+        # SendView(c)
+        for c in M:
+            i = c - 1
+            if not up[i] or flushInit[i] != c or phase[i] != COMPLETED_PH or not fresh[i]:
+                continue
+            v = vid[i]
+            old = views[v - 1]
+            g = gone[i]
+            if not frozenset(old) - g <= {r[0] for r in completed[i]}:
+                continue
+            D = Longest({r[1] for r in completed[i] if r[0] not in g})
+            s = list(k)
+            new, R, tail = self._next_view(s, k, i, old, ctx)
+            ch = list(chan)
+            _multi(ch, N, c, R, m_(VIEW, v, D, *tail), dead)
+            s[_VID] = _set(vid, i, v + 1)
+            s[_PHASE] = _set(phase, i, NORMAL)
+            s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+            s[_COMPLETED] = _set(completed, i, frozenset())
+            self._moved(s, k, c, new, D, ch, dead)
+            add((L["SendView"][i], tuple(s)))
+        # StopFlush(c)
+        for c in M:
+            i = c - 1
+            if not up[i] or flushInit[i] != c or phase[i] != NORMAL:
+                continue
+            v = vid[i]
+            prev = views[v - 2]
+            ch = list(chan)
+            _multi(ch, N, c, [x for x in views[v - 1] if x in prev], m_(STOP, v), dead)
+            s = list(k)
+            s[_CHAN] = tuple(ch)
+            s[_BLOCKED] = _set(blocked, i, False)
+            s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+            add((L["StopFlush"][i], tuple(s)))
+        # the pair actions (p, q): each takes the head of the channel q -> p
+        for p, q, j, lab in self.L_pair:
+            seq = chan[j]
+            i = p - 1
+            if not seq or not alive[i]:
+                continue   # every pair action needs Alive(p) and a message
+            msg = seq[0]
+            kind = msg[0]
+            v = vid[i]
+            mv = msg[1]
+            rest = _set(chan, j, seq[1:])
+            if kind == VIEW:
+                if up[i] and mv < v:   # Discard(p, q)
+                    add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+                if (up[i] and mv == v) or v == 0:   # InstallView(p, q)
+                    s = list(k)
+                    s[_VID] = _set(vid, i, mv + 1)
+                    s[_FLUSHINIT] = _set(flushInit, i, NO_INIT if v == 0 else q)
+                    s[_PHASE] = _set(phase, i, NORMAL)
+                    s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+                    s[_COMPLETED] = _set(completed, i, frozenset())
+                    if v == 0:   # a joiner (RaincoreSequencerFlush's): no digest, closed 0 for the views before it
+                        s[_CLOSED] = _set(closed, i, (0,) * mv)
+                        s[_CHAN] = rest
+                    else:
+                        self._moved(s, k, p, views[mv], msg[2], list(rest), dead)
+                    add((lab["InstallView"], tuple(s)))
+                continue
+            if not up[i]:
+                continue
+            if kind == FWD:   # RecvForward(p, q)
+                s = list(k)
+                view = views[v - 1]
+                if view[0] == p:
+                    snd, n = msg[2], msg[3]
+                    s[_CHAN] = _mcast(rest, i, N, view, dead, m_(DAT, v, snd, n))
+                    s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                else:
+                    s[_CHAN] = rest
+                add((lab["RecvForward"], tuple(s)))
+                continue
+            ph = phase[i]
+            if kind == DAT:
+                if mv == v and ph != COMPLETED_PH:   # RecvData(p, q)
+                    snd, n = msg[2], msg[3]
+                    s = list(k)
+                    s[_CHAN] = rest
+                    if q != p:
+                        s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                    if not uniform:
+                        if snd == p:
+                            s[_FWD] = _set(fwd, i, fwd[i] - {n})
+                        row = recv[i]
+                        if n > row[snd - 1]:
+                            s[_RECV] = _set(recv, i, row[:snd - 1] + (n,) + row[snd:])
+                            s[_DELIVERED] = _set(delivered, i, delivered[i] + ((snd, n),))
+                    add((lab["RecvData"], tuple(s)))
+                elif mv < v or (mv == v and ph == COMPLETED_PH):   # Discard(p, q)
+                    add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+                continue
+            # the FLUSH messages of p's view (_flush_msg_from)
+            g = q in gone[i]
+            if mv < v or (mv == v and g):   # Discard(p, q)
+                add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+            if mv != v or g:
+                continue
+            s = list(k)
+            s[_CHAN] = rest
+            if kind == START:
+                s[_FLUSHINIT] = _set(flushInit, i, q)
+                if ph == NORMAL:   # Block(p, q)
+                    s[_PHASE] = _set(phase, i, INBLOCK)
+                    add((lab["Block"], tuple(s)))
+                else:              # RestartFlush(p, q)
+                    if ph == COMPLETED_PH:
+                        ch = list(rest)
+                        _multi(ch, N, p, (q,), m_(COMPLETED, v, log[i]), dead)
+                        s[_CHAN] = tuple(ch)
+                    add((lab["RestartFlush"], tuple(s)))
+            elif kind == OK:         # ReceiveFlushOk(p, q)
+                s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {q})
+                add((lab["ReceiveFlushOk"], tuple(s)))
+            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(q, msg[2])})
+                add((lab["ReceiveFlushCompleted"], tuple(s)))
+            else:                    # Unblock(p, q)
+                s[_BLOCKED] = _set(blocked, i, False)
+                s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+                add((lab["Unblock"], tuple(s)))
