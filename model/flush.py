@@ -79,6 +79,15 @@ def StopFlushMsg(v: int) -> Fn:
     return record(type="STOP_FLUSH", view=v)
 
 
+def LastView(seq: tuple) -> int:
+    """The index (1-based) of the last VIEW in a channel, 0 if none."""
+    last = 0
+    for i, m in enumerate(seq, start=1):
+        if m["type"] == "VIEW":
+            last = i
+    return last
+
+
 def _set(t: tuple, p: int, x) -> tuple:
     """``[t EXCEPT ![p] = x]`` for a function over 1..N stored as a tuple."""
     return t[: p - 1] + (x,) + t[p:]
@@ -172,13 +181,7 @@ class FlushModel(Model):
     def CanReceive(self, s: FlushState, p: int) -> bool:
         return self.Alive(s, p) and self.IsMember(s, p)
 
-    @staticmethod
-    def LastView(seq: tuple) -> int:
-        last = 0
-        for i, m in enumerate(seq, start=1):
-            if m["type"] == "VIEW":
-                last = i
-        return last
+    LastView = staticmethod(LastView)
 
     def MaxOut(self, s: FlushState, p: int) -> int:
         return max(len(s.chan[(p, q)]) for q in self.Members)
@@ -434,16 +437,17 @@ class FlushModel(Model):
         """All successors of Crash(p), one per cut."""
         if not self.CanCrash(s, p):
             return []
-        out = []
-        for cut in self.Cuts(s, p):
-            upd = {}
-            for e in self.pairs:
-                if e[1] == p:
-                    upd[e] = ()
-                elif e[0] == p:
-                    upd[e] = s.chan[e][: cut[e[1] - 1]]
-            out.append(s._replace(chan=s.chan.update(upd), crashed=s.crashed | {p}))
-        return out
+        return [s._replace(chan=self.Cut(s, p, cut), crashed=s.crashed | {p}) for cut in self.Cuts(s, p)]
+
+    def Cut(self, s, p: int, cut: tuple) -> Fn:
+        """Crash(p)'s channels: every channel into p emptied, each channel p -> q cut to its first cut[q] messages."""
+        upd = {}
+        for e in self.pairs:
+            if e[1] == p:
+                upd[e] = ()
+            elif e[0] == p:
+                upd[e] = s.chan[e][: cut[e[1] - 1]]
+        return s.chan.update(upd)
 
     def Join(self, s: FlushState, p: int):
         if not (
@@ -470,12 +474,23 @@ class FlushModel(Model):
 
     def next(self, s: FlushState):
         for p in self.Members:
-            for name in self.SINGLE:
-                t = getattr(self, name)(s, p)
-                if t is not None:
-                    yield Label(name, (p,)), t
-            for t in self.Crash(s, p):
-                yield Label("Crash", (p,)), t
+            yield from self.Steps(s, p)
+        yield from self.Receives(s)
+
+    def Steps(self, s, p: int):
+        """p's SINGLE actions, then Crash(p)."""
+        for name in self.SINGLE:
+            t = getattr(self, name)(s, p)
+            if t is not None:
+                yield Label(name, (p,)), t
+        yield from self.CrashesOf(s, p)
+
+    def CrashesOf(self, s, p: int):
+        for t in self.Crash(s, p):
+            yield Label("Crash", (p,)), t
+
+    def Receives(self, s):
+        """The RECEIVE actions (p, q): each takes the head of the channel q -> p."""
         for p, q in self.pairs:
             if not s.chan[(q, p)]:
                 continue

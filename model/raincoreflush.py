@@ -35,12 +35,11 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, FlushState, StartFlushMsg,
-                    StopFlushMsg, _set)
+from .flush import NO_INIT, Data, FlushModel, FlushState, _set
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
                        NextNode, RaincoreKernel, RaincoreModel, RaincoreState, Remove, TakeToken)
-from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW, _multi
+from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW, SequencerFlushKernel, _multi
 from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
 
@@ -340,7 +339,6 @@ class RaincoreFlushModel(FlushModel):
         """All successors of Crash(p), one per cut of p's outgoing channels."""
         if not self.CanCrash(s, p):
             return []
-        ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
         if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
             base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
         else:
@@ -348,16 +346,7 @@ class RaincoreFlushModel(FlushModel):
                 status=_set(s.status, p, "Down"),
                 msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
             )
-        out = []
-        for cut in product(*ranges):
-            upd = {}
-            for e in self.pairs:
-                if e[1] == p:
-                    upd[e] = ()
-                elif e[0] == p:
-                    upd[e] = s.chan[e][: cut[e[1] - 1]]
-            out.append(base._replace(chan=s.chan.update(upd)))
-        return out
+        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p)]
 
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
@@ -378,27 +367,8 @@ class RaincoreFlushModel(FlushModel):
 
     def next(self, s):
         for n in self.Members:
-            for m in s.tokenMsgs:
-                for name, fn in (("TokenReceived", self.TokenReceived),
-                                 ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            if self.LateFailure(s, n, s.lastToken[n - 1]):
-                t = self.TokenDeliveryFailure(s, n, s.lastToken[n - 1])
-                if t is not None:
-                    yield Label("TokenDeliveryFailure", (n, s.lastToken[n - 1])), t
-            for m in s.msgs911:
-                for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            for name in self.SINGLE:
-                t = getattr(self, name)(s, n)
-                if t is not None:
-                    yield Label(name, (n,)), t
-            for t in self.Crash(s, n):
-                yield Label("Crash", (n,)), t
+            yield from self.RingMessages(s, n)
+            yield from self.Steps(s, n)
             if self.LossyRing:
                 for name in self.LOSSY:
                     t = getattr(self, name)(s, n)
@@ -407,21 +377,36 @@ class RaincoreFlushModel(FlushModel):
         if self.LossyRing:
             for m in s.tokenMsgs:
                 yield Label("TokenLoss", (m,)), self.TokenLoss(s, m)
-        for p, q in self.pairs:
-            if not s.chan[(q, p)]:
-                continue
-            for name in self.RECEIVE:
-                t = getattr(self, name)(s, p, q)
+        yield from self.Receives(s)
+
+    def RingMessages(self, s, n: int):
+        """n's ring message actions: TokenReceived and TokenDeliveryFailure
+        of each token in transit (and of a LateFailure's), 911Received and
+        911DeliveryFailure of each 911."""
+        for m in s.tokenMsgs:
+            for name, fn in (("TokenReceived", self.TokenReceived),
+                             ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
+                t = fn(s, n, m)
                 if t is not None:
-                    yield Label(name, (p, q)), t
+                    yield Label(name, (n, m)), t
+        if self.LateFailures and self.LateFailure(s, n, s.lastToken[n - 1]):
+            t = self.TokenDeliveryFailure(s, n, s.lastToken[n - 1])
+            if t is not None:
+                yield Label("TokenDeliveryFailure", (n, s.lastToken[n - 1])), t
+        for m in s.msgs911:
+            for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
+                t = fn(s, n, m)
+                if t is not None:
+                    yield Label(name, (n, m)), t
 
     # The methods RaincoreFlushKernel transcribes: a subclass that overrides
     # one of them is searched with ``next`` instead.  (The ring actions are
     # not transcribed: the kernel calls them, on ring values.)
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
                            "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
-                           "LastView", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash", "NextView",
-                           *SINGLE, *RECEIVE)
+                           "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash",
+                           "NextView",
+                           "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE, *RECEIVE)
 
     def kernel(self):
         return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
@@ -556,7 +541,7 @@ class RaincoreFlushKernel(Kernel):
         self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
         self.L["Crash"] = [Label("Crash", (m,)) for m in M]
         # per channel q -> p, read by the receive actions (p, q): (p, q, index, labels by action)
-        self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in self.RECEIVE})
+        self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in model.RECEIVE})
                        for p, q in model.pairs]
         # LossyRing: the ring is Raincore's, and so is its encoding, searched
         # by Raincore's kernel (its ring values hardly repeat across states,
@@ -568,39 +553,25 @@ class RaincoreFlushKernel(Kernel):
             rc = self.rk.constraint
             self.constraint = lambda k: rc(k[-1])
 
-    RECEIVE = RaincoreFlushModel.RECEIVE
-
     # --- messages ---------------------------------------------------------------
-    def _m(self, *msg):
-        return self._msgs.setdefault(msg, msg)
+    # SequencerFlushKernel's messages, but FLUSH's DATA (DAT, view, id) and
+    # the VIEW with its ring number (VIEW, view, digest, ring)
+    _m = SequencerFlushKernel._m
+    _record = SequencerFlushKernel._record
 
-    def _record(self, msg: tuple) -> Fn:
-        r = self._recs.get(msg)
-        if r is None:
-            kind = msg[0]
-            if kind == DAT:
-                r = Data(msg[1], msg[2])
-            elif kind == VIEW:
-                r = RingViewMsg(msg[1], msg[2], msg[3])
-            elif kind == COMPLETED:
-                r = FlushCompletedMsg(msg[1], msg[2])
-            else:
-                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
-            self._recs[msg] = r
-        return r
+    def _make(self, msg: tuple) -> Fn:
+        return Data(msg[1], msg[2]) if msg[0] == DAT else self._make_ring_view(msg)
 
-    _KINDS = {"DATA": DAT, "VIEW": VIEW, "START_FLUSH": START, "FLUSH_OK": OK, "FLUSH_COMPLETED": COMPLETED,
-              "STOP_FLUSH": STOP}
+    def _make_ring_view(self, msg: tuple) -> Fn:
+        return RingViewMsg(msg[1], msg[2], msg[3]) if msg[0] == VIEW else SequencerFlushKernel._make(self, msg)
 
     def _encode_msg(self, r: Fn) -> tuple:
-        kind = self._KINDS[r["type"]]
-        if kind == DAT:
-            return self._m(DAT, r["view"], r["id"])
-        if kind == VIEW:
-            return self._m(kind, r["view"], r["digest"], r["ring"])
-        if kind == COMPLETED:
-            return self._m(kind, r["view"], r["digest"])
-        return self._m(kind, r["view"])
+        return self._m(DAT, r["view"], r["id"]) if r["type"] == "DATA" else self._encode_ring_view(r)
+
+    def _encode_ring_view(self, r: Fn) -> tuple:
+        if r["type"] == "VIEW":
+            return self._m(VIEW, r["view"], r["digest"], r["ring"])
+        return SequencerFlushKernel._encode_msg(self, r)
 
     # --- encoding ---------------------------------------------------------------
     def encode(self, s) -> tuple:

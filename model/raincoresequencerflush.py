@@ -30,9 +30,9 @@ from typing import Any, NamedTuple
 from .core import Label, state_type
 from .flush import FlushModel
 from .raincore import NULL_VIEW
-from .raincoreflush import RaincoreFlushKernel, RaincoreFlushModel, RingViewMsg
+from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel
 from .sequencer import _subsets
-from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, MSG_TYPES, NO_INIT, PHASES, VIEW, LastView,
+from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW, LastView,
                              SequencerFlushKernel, SequencerFlushModel)
 from .values import Fn
 
@@ -120,26 +120,11 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     # --- init -------------------------------------------------------------------
     def init(self):
         (r,) = RaincoreFlushModel.init(self)  # the ring's steady start, RaincoreFlush's
-        M = self.Members
-        yield RaincoreSequencerFlushState(
-            views=(self.InitRing,),
-            vid=Fn({m: 1 if m <= self.NInit else 0 for m in M}),
-            sent=Fn({m: 0 for m in M}),
-            fwd=Fn({m: frozenset() for m in M}),
-            recv=Fn({m: Fn({x: 0 for x in M}) for m in M}),
-            delivered=Fn({m: () for m in M}),
-            chan=Fn({e: () for e in self.pairs}),
-            log=Fn({m: () for m in M}),
-            closed=Fn({m: () for m in M}),
-            phase=Fn({m: "Normal" for m in M}),
-            blocked=Fn({m: False for m in M}),
-            flushInit=Fn({m: NO_INIT for m in M}),
-            flushOks=Fn({m: frozenset() for m in M}),
-            completed=Fn({m: frozenset() for m in M}),
-            viewRing=(1,),
-            status=r.status, viewState=r.viewState, globalView=r.globalView, localView=r.localView,
-            newNodes=r.newNodes, token=r.token, tokenMsgs=r.tokenMsgs, msgs911=r.msgs911,
-        )
+        (f,) = SequencerFlushModel.init(self)
+        # SequencerFlush's start, its first view the initial ring (a joiner: vid 0)
+        f = f._replace(views=(self.InitRing,), vid=Fn({m: int(m <= self.NInit) for m in self.Members}))
+        yield RaincoreSequencerFlushState(**{v: getattr(r if v in RING_VARS or v == "viewRing" else f, v)
+                                             for v in RaincoreSequencerFlushState._fields})
 
     # --- what the ring adds -------------------------------------------------------
     def InstallView(self, s, p: int, c: int):
@@ -152,15 +137,8 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
         m = self.In(s, p, c)
         if m["type"] != "VIEW":
             return None
-        return s._replace(
-            vid=s.vid.set(p, m["view"] + 1),
-            flushInit=s.flushInit.set(p, NO_INIT),
-            phase=s.phase.set(p, "Normal"),
-            flushOks=s.flushOks.set(p, frozenset()),
-            completed=s.completed.set(p, frozenset()),
-            closed=s.closed.set(p, (0,) * m["view"]),
-            chan=self.Take(s.chan, p, c),
-        )
+        return s._replace(**self.Installed(s, p, m["view"], NO_INIT), closed=s.closed.set(p, (0,) * m["view"]),
+                          chan=self.Take(s.chan, p, c))
 
     def CanCrash(self, s, p: int) -> bool:
         dead = self.Dead(s)
@@ -192,43 +170,24 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
 
     # --- next -----------------------------------------------------------------------
     SINGLE = ("EatingTimeout", "Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join")
-    PAIR = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
-            "ReceiveFlushCompleted", "InstallView", "Unblock")
 
     def next(self, s):
-        M = self.Members
-        for n in M:
-            for m in s.tokenMsgs:
-                for name, fn in (("TokenReceived", self.TokenReceived),
-                                 ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            for m in s.msgs911:
-                for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            for name in self.SINGLE:
-                t = getattr(self, name)(s, n)
-                if t is not None:
-                    yield Label(name, (n,)), t
-            if self.CanCrash(s, n):
-                for lost in _subsets(set(M) - {n}):
-                    yield Label("Crash", (n, lost)), self.Crash(s, n, lost)
-        for p, q in self.pairs:
-            if not s.chan[(q, p)]:
-                continue  # every pair action takes from the channel q -> p
-            for name in self.PAIR:
-                t = getattr(self, name)(s, p, q)
-                if t is not None:
-                    yield Label(name, (p, q)), t
+        for n in self.Members:
+            yield from self.RingMessages(s, n)
+            yield from self.Steps(s, n)
+        yield from self.Receives(s)
+
+    def CrashesOf(self, s, n: int):
+        if self.CanCrash(s, n):
+            for lost in _subsets(set(self.Members) - {n}):
+                yield Label("Crash", (n, lost)), self.Crash(s, n, lost)
 
     # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "View", "IsCoord", "IsMember", "Gone",
                            "IsInitiator", "ViewChangePending", "Multi", "SendTo", "McastData", "Take", "Moved",
                            "NextView", "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
-                           "ResentPending", "_flush_msg", "_flush_msg_from", "CanCrash", "Crash", *SINGLE, *PAIR)
+                           "ResentPending", "_flush_msg", "_flush_msg_from", "Installed", "CanCrash", "Crash",
+                           "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE, *SequencerFlushModel.RECEIVE)
 
     def kernel(self):
         return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
@@ -279,32 +238,19 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
     pending view change) and SendView's view the ring's commit."""
 
     _state_type = RaincoreSequencerFlushState
-    RECEIVE = RaincoreSequencerFlushModel.PAIR
     _SLOTS = tuple("viewRing" if i == _VIEWRING else None if i == _RING else v
                    for i, v in enumerate(SequencerFlushKernel._SLOTS))
     _RAW = SequencerFlushKernel._RAW
     _HAS_NDEL = False
-    _sf_record = SequencerFlushKernel._record
-    _sf_encode_msg = SequencerFlushKernel._encode_msg
+    # SequencerFlush's messages, the VIEW with its ring number (RaincoreFlush's)
+    _make = RaincoreFlushKernel._make_ring_view
+    _encode_msg = RaincoreFlushKernel._encode_ring_view
     _encode = SequencerFlushKernel._encode
     _field = SequencerFlushKernel._field
     _absorb = SequencerFlushKernel._absorb
     _moved = SequencerFlushKernel._moved
     _steps = SequencerFlushKernel._steps
 
-    def _record(self, msg: tuple) -> Fn:
-        """SequencerFlush's message records, a VIEW with its ring number: (VIEW, view, digest, ring)."""
-        if msg[0] == VIEW:
-            r = self._recs.get(msg)
-            if r is None:
-                r = self._recs[msg] = RingViewMsg(msg[1], msg[2], msg[3])
-            return r
-        return self._sf_record(msg)
-
-    def _encode_msg(self, r: Fn) -> tuple:
-        if r["type"] == "VIEW":
-            return self._m(VIEW, r["view"], r["digest"], r["ring"])
-        return self._sf_encode_msg(r)
 
     def __init__(self, model: RaincoreSequencerFlushModel) -> None:
         super().__init__(model)

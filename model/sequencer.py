@@ -57,7 +57,7 @@ class SequencerModel(Model):
     variables = SequencerState._fields
 
     def __init__(self, constants):
-        super().__init__(constants)
+        Model.__init__(self, constants)   # not super(): SequencerFlush calls this on its own model
         self.N = int(constants["N"])
         self.MaxSeq = int(constants["MaxSeq"])
         self.MaxCrashes = int(constants["MaxCrashes"])
@@ -219,7 +219,12 @@ class SequencerModel(Model):
         t = self.NewView(s)
         if t is not None:
             yield Label("NewView", ()), t
+        yield from self.Crashes(s)
+
+    def Crashes(self, s):
+        """Crash(m, lost) for every m and every set ``lost`` of the others."""
         if len(s.crashed) < self.MaxCrashes:
+            M = self.Members
             for m in M:
                 for lost in _subsets(set(M) - {m}):
                     t = self.Crash(s, m, lost)
@@ -231,7 +236,7 @@ class SequencerModel(Model):
     # (a test's variant) is searched with ``next``.
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo",
                            "McastData", "McastSeq",
-                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView")
+                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerModel, SequencerKernel)

@@ -34,9 +34,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
-from .sequencer import (Forward, GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, SequencerModel, Settled,
-                        TotalOrder, TotalOrderAmong, _subsets)
+from .flush import (FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushModel, FlushOkMsg, LastView,
+                    StartFlushMsg, StopFlushMsg, ViewMsg)
+from .sequencer import Forward, SequencerModel, TotalOrderAmong, _subsets
 from .values import Fn, record
 
 MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
@@ -65,14 +65,6 @@ class SequencerFlushState(NamedTuple):
 # --- messages (same constructors as the spec) -----------------------------------
 def Data(s: int, q: int, v: int) -> Fn:
     return record(type="DATA", sender=s, seqno=q, view=v)
-
-
-def LastView(seq: tuple) -> int:
-    last = 0
-    for i, m in enumerate(seq, start=1):
-        if m["type"] == "VIEW":
-            last = i
-    return last
 
 
 def Longest(digests) -> tuple:
@@ -130,17 +122,13 @@ class SequencerFlushModel(Model):
     KeepForward = RetainForward = False
 
     def __init__(self, constants):
-        super().__init__(constants)
-        self.N = int(constants["N"])
-        self.MaxSeq = int(constants["MaxSeq"])
-        self.MaxCrashes = int(constants["MaxCrashes"])
+        SequencerModel.__init__(self, constants)   # N, MaxSeq, MaxCrashes, Members, pairs
+        del self.KeepForward, self.RetainForward   # this spec's: FALSE (above), whatever the constants say
         self.Senders = frozenset(constants["Senders"])
         self.UniformDelivery = bool(constants["UniformDelivery"])
         self.ResendAlways = bool(constants["ResendAlways"])
         # Absent (a header or test written before the fix) means the seed's behaviour.
         self.ResentFirst = bool(constants.get("ResentFirst", False))
-        self.Members = tuple(range(1, self.N + 1))
-        self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
     # --- helpers (same names as the spec's operators) -------------------------
     View = SequencerModel.View
@@ -235,16 +223,10 @@ class SequencerFlushModel(Model):
 
     # --- Init -----------------------------------------------------------------
     def init(self):
+        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan
         M = self.Members
         yield SequencerFlushState(
-            views=(tuple(M),),
-            vid=Fn({m: 1 for m in M}),
-            crashed=frozenset(),
-            sent=Fn({m: 0 for m in M}),
-            fwd=Fn({m: frozenset() for m in M}),
-            recv=Fn({m: Fn({x: 0 for x in M}) for m in M}),
-            delivered=Fn({m: () for m in M}),
-            chan=Fn({e: () for e in self.pairs}),
+            *s,
             log=Fn({m: () for m in M}),
             closed=Fn({m: () for m in M}),
             phase=Fn({m: "Normal" for m in M}),
@@ -428,14 +410,15 @@ class SequencerFlushModel(Model):
         if not self._flush_msg(s, p, c, "VIEW"):
             return None
         m = self.In(s, p, c)
-        return s._replace(
-            vid=s.vid.set(p, m["view"] + 1),
-            flushInit=s.flushInit.set(p, c),
-            phase=s.phase.set(p, "Normal"),
-            flushOks=s.flushOks.set(p, frozenset()),
-            completed=s.completed.set(p, frozenset()),
-            **self.Moved(s, p, s.views[m["view"]], m["digest"], self.Take(s.chan, p, c)),
-        )
+        return s._replace(**self.Installed(s, p, m["view"], c),
+                          **self.Moved(s, p, s.views[m["view"]], m["digest"], self.Take(s.chan, p, c)))
+
+    @staticmethod
+    def Installed(s, p: int, v: int, c: int) -> dict:
+        """InstallView's FLUSH variables at p (a dict for _replace): view
+        v + 1 installed from initiator c's VIEW, p follows c (NO_INIT: none)."""
+        return dict(vid=s.vid.set(p, v + 1), flushInit=s.flushInit.set(p, c), phase=s.phase.set(p, "Normal"),
+                    flushOks=s.flushOks.set(p, frozenset()), completed=s.completed.set(p, frozenset()))
 
     def StopFlush(self, s, c: int):
         if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
@@ -467,8 +450,10 @@ class SequencerFlushModel(Model):
         return s._replace(crashed=s.crashed | {m}, chan=s.chan.update(upd))
 
     SINGLE = ("Send", "DeliverStable", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
-    PAIR = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
-            "ReceiveFlushCompleted", "InstallView", "Unblock")
+    RECEIVE = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
+               "ReceiveFlushCompleted", "InstallView", "Unblock")
+    Receives = FlushModel.Receives
+    Crashes = SequencerModel.Crashes
 
     def next(self, s):
         M = self.Members
@@ -478,27 +463,16 @@ class SequencerFlushModel(Model):
                 t = act(s, m)
                 if t is not None:
                     yield Label(name, (m,)), t
-        for p, q in self.pairs:
-            if not s.chan[(q, p)]:
-                continue  # every pair action takes from the channel q -> p
-            for name in self.PAIR:
-                t = getattr(self, name)(s, p, q)
-                if t is not None:
-                    yield Label(name, (p, q)), t
-        if len(s.crashed) < self.MaxCrashes:
-            for m in M:
-                for lost in _subsets(set(M) - {m}):
-                    t = self.Crash(s, m, lost)
-                    if t is not None:
-                        yield Label("Crash", (m, lost)), t
+        yield from self.Receives(s)
+        yield from self.Crashes(s)
 
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "Gone", "CanReceive", "Staying",
                            "IsInitiator", "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take",
-                           "Purged", "Absorb", "Moved", "NextView", "ResentPending", "Stable", "_flush_msg",
-                           "_flush_msg_from", *SINGLE, *PAIR, "Crash")
+                           "Purged", "Absorb", "Moved", "Installed", "NextView", "ResentPending", "Stable", "_flush_msg",
+                           "_flush_msg_from", *SINGLE, *RECEIVE, "Receives", "Crash", "Crashes")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
@@ -506,17 +480,13 @@ class SequencerFlushModel(Model):
     # --- properties -----------------------------------------------------------
     @property
     def invariants(self):
+        seq = SequencerModel.invariants.fget(self)   # SEQUENCER's, over this state
         return {
-            "TypeOK": self.TypeOK,
-            "NoDuplicates": NoDuplicates,
-            "Integrity": Integrity,
-            "SenderFIFO": SenderFIFO,
-            "TotalOrder": TotalOrder,
+            **{n: seq[n] for n in ("TypeOK", "NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")},
             "SurvivorTotalOrder": self.SurvivorTotalOrder,
             "VirtualSynchrony": VirtualSynchrony,
             "LogsAgree": LogsAgree,
-            "GapFreeFIFO": GapFreeFIFO,
-            "NothingMissing": self.NothingMissing,
+            **{n: seq[n] for n in ("GapFreeFIFO", "NothingMissing")},
         }
 
     def Quiescent(self, s) -> bool:
@@ -530,8 +500,7 @@ class SequencerFlushModel(Model):
             and not self.ViewChangePending(s)
         )
 
-    def NothingMissing(self, s) -> bool:
-        return not self.Quiescent(s) or Settled(s)
+    NothingMissing = SequencerModel.NothingMissing
 
     def SurvivorTotalOrder(self, s) -> bool:
         """SurvivorTotalOrder with the survivors this model's failure detector knows."""
@@ -642,7 +611,7 @@ class SequencerFlushKernel(Kernel):
         self._recs: dict = {}    # message tuple -> the model's record
         self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
         # per channel q -> p (read by the pair actions (p, q)): (p, q, index, labels by action)
-        self.L_pair = [(p, q, self.ci[(q, p)], {name: Label(name, (p, q)) for name in model.PAIR})
+        self.L_pair = [(p, q, self.ci[(q, p)], {name: Label(name, (p, q)) for name in model.RECEIVE})
                        for p, q in model.pairs]
         self.crash = []   # per m: [(label, channels emptied, channels m sends on to a lost member, others m sends on)]
         for m in M:
@@ -661,21 +630,23 @@ class SequencerFlushKernel(Kernel):
         return self._msgs.setdefault(msg, msg)
 
     def _record(self, msg: tuple) -> Fn:
+        """The model's record of kernel message ``msg`` (memoised)."""
         r = self._recs.get(msg)
         if r is None:
-            kind = msg[0]
-            if kind == FWD:
-                r = Forward(msg[2], msg[3])
-            elif kind == DAT:
-                r = Data(msg[2], msg[3], msg[1])
-            elif kind == VIEW:
-                r = ViewMsg(msg[1], msg[2])
-            elif kind == COMPLETED:
-                r = FlushCompletedMsg(msg[1], msg[2])
-            else:
-                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
-            self._recs[msg] = r
+            r = self._recs[msg] = self._make(msg)
         return r
+
+    def _make(self, msg: tuple) -> Fn:
+        kind = msg[0]
+        if kind == FWD:
+            return Forward(msg[2], msg[3])
+        if kind == DAT:
+            return Data(msg[2], msg[3], msg[1])
+        if kind == VIEW:
+            return ViewMsg(msg[1], msg[2])
+        if kind == COMPLETED:
+            return FlushCompletedMsg(msg[1], msg[2])
+        return {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
 
     def _encode_msg(self, r: Fn) -> tuple:
         kind = _KIND[r["type"]]
