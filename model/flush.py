@@ -262,14 +262,15 @@ class FlushModel(Model):
             return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
         return t._replace(completed=_set(s.completed, c, frozenset()))
 
-    def _start_flush_from(self, s: FlushState, p: int, c: int) -> bool:
+    def _flush_msg_from(self, s: FlushState, p: int, c: int, typ: str) -> bool:
+        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p] /\\ c \\notin Gone(p)."""
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return False
         m = self.In(s, p, c)
-        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
+        return m["type"] == typ and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
 
     def Block(self, s: FlushState, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] == "Normal"):
             return None
         return s._replace(
             phase=_set(s.phase, p, "InBlock"),
@@ -278,7 +279,7 @@ class FlushModel(Model):
         )
 
     def RestartFlush(self, s: FlushState, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] != "Normal"):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] != "Normal"):
             return None
         v = s.vid[p - 1]
         t = s._replace(flushInit=_set(s.flushInit, p, c))
@@ -301,10 +302,7 @@ class FlushModel(Model):
         )
 
     def ReceiveFlushOk(self, s: FlushState, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and q not in self.Gone(s, p)):
+        if not self._flush_msg_from(s, p, q, "FLUSH_OK"):
             return None
         return s._replace(
             flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
@@ -330,13 +328,10 @@ class FlushModel(Model):
         return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
 
     def ReceiveFlushCompleted(self, s: FlushState, c: int, q: int):
-        if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
-            return None
-        m = self.In(s, c, q)
-        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and q not in self.Gone(s, c)):
+        if not self._flush_msg_from(s, c, q, "FLUSH_COMPLETED"):
             return None
         return s._replace(
-            completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
+            completed=_set(s.completed, c, s.completed[c - 1] | {(q, self.In(s, c, q)["digest"])}),
             chan=self.Take(s, c, q),
         )
 
@@ -408,10 +403,7 @@ class FlushModel(Model):
         )
 
     def Unblock(self, s: FlushState, p: int, c: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return None
-        m = self.In(s, p, c)
-        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)):
+        if not self._flush_msg_from(s, p, c, "STOP_FLUSH"):
             return None
         return s._replace(
             blocked=_set(s.blocked, p, False),

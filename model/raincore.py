@@ -462,26 +462,17 @@ class RaincoreModel(Model):
     # --- Next -------------------------------------------------------------------------
     def next(self, s: RaincoreState) -> Iterator[tuple[Label, RaincoreState]]:
         for n in self.Node:
-            for name, fn in (("Initialization", self.Initialization),):
-                t = fn(s, n)
-                if t is not None:
-                    yield Label(name, (n,)), t
-            for m in s.tokenMsgs:
-                t = self.TokenReceived(s, n, m)
-                if t is not None:
-                    yield Label("TokenReceived", (n, m)), t
-            for m in s.msgs911:
-                t = self.Received911(s, n, m)
-                if t is not None:
-                    yield Label("911Received", (n, m)), t
-            for m in s.tokenMsgs:
-                t = self.TokenDeliveryFailure(s, n, m)
-                if t is not None:
-                    yield Label("TokenDeliveryFailure", (n, m)), t
-            for m in s.msgs911:
-                t = self.DeliveryFailure911(s, n, m)
-                if t is not None:
-                    yield Label("911DeliveryFailure", (n, m)), t
+            t = self.Initialization(s, n)
+            if t is not None:
+                yield Label("Initialization", (n,)), t
+            for name, fn, msgs in (("TokenReceived", self.TokenReceived, s.tokenMsgs),
+                                   ("911Received", self.Received911, s.msgs911),
+                                   ("TokenDeliveryFailure", self.TokenDeliveryFailure, s.tokenMsgs),
+                                   ("911DeliveryFailure", self.DeliveryFailure911, s.msgs911)):
+                for m in msgs:
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
             for name, fn in (("EatingTimeout", self.EatingTimeout), ("HungryTimeout", self.HungryTimeout),
                              ("StarvingTimeout", self.StarvingTimeout)):
                 t = fn(s, n)

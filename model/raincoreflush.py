@@ -342,11 +342,13 @@ class RaincoreFlushModel(FlushModel):
         if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
             base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
         else:
-            base = s._replace(
-                status=_set(s.status, p, "Down"),
-                msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
-            )
+            base = s._replace(**self.RingDown(s, p))
         return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p)]
+
+    @staticmethod
+    def RingDown(s, p: int) -> dict:
+        """Crash(p)'s ring variables (without LossyRing): p down, the 911s it holds lost."""
+        return dict(status=_set(s.status, p, "Down"), msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
 
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
@@ -404,9 +406,9 @@ class RaincoreFlushModel(FlushModel):
     # not transcribed: the kernel calls them, on ring values.)
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
                            "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
-                           "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash",
-                           "NextView",
-                           "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE, *RECEIVE)
+                           "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_flush_msg_from", "CanCrash",
+                           "Crash", "RingDown", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
+                           *RECEIVE)
 
     def kernel(self):
         return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
@@ -415,10 +417,7 @@ class RaincoreFlushModel(FlushModel):
     @property
     def invariants(self):
         return {
-            "TypeOK": self.TypeOK,
-            "VirtualSynchrony": self.VirtualSynchrony,
-            "NoSendWhileBlocked": self.NoSendWhileBlocked,
-            "ViewAfterAllCompleted": self.ViewAfterAllCompleted,
+            **FlushModel.invariants.fget(self),   # FLUSH's, over this state (TypeOK: this model's)
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
@@ -723,8 +722,7 @@ class RaincoreFlushKernel(Kernel):
         if model.LossyRing:
             t = model.ring_step(s, model.ring.Crash(model.ring_state(s), p))
         else:
-            t = s._replace(status=_set(s.status, p, "Down"),
-                           msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
+            t = s._replace(**model.RingDown(s, p))
         return tuple(t[self.RING:])
 
     # --- helpers over kernel states ---------------------------------------------

@@ -32,7 +32,7 @@ from .flush import FlushModel
 from .raincore import NULL_VIEW
 from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel
 from .sequencer import _subsets
-from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW, LastView,
+from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW,
                              SequencerFlushKernel, SequencerFlushModel)
 from .values import Fn
 
@@ -155,18 +155,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     def Crash(self, s, m: int, lost: frozenset):
         if not self.CanCrash(s, m):
             return None
-        upd = {}
-        for e in self.pairs:
-            seq = s.chan[e]
-            if e[1] == m:
-                upd[e] = ()
-            elif e[0] == m and e[1] in lost:
-                upd[e] = seq[: LastView(seq)]
-        return s._replace(
-            status=s.status[: m - 1] + ("Down",) + s.status[m:],
-            chan=s.chan.update(upd),
-            msgs911=frozenset(x for x in s.msgs911 if x["cur"] != m),
-        )
+        return s._replace(chan=self.CrashChan(s, m, lost, ()), **self.RingDown(s, m))
 
     # --- next -----------------------------------------------------------------------
     SINGLE = ("EatingTimeout", "Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join")
@@ -184,10 +173,11 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
 
     # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "View", "IsCoord", "IsMember", "Gone",
-                           "IsInitiator", "ViewChangePending", "Multi", "SendTo", "McastData", "Take", "Moved",
+                           "IsInitiator", "ViewChangePending", "Multi", "SendTo", "Head", "McastData", "Take", "Moved",
                            "NextView", "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
                            "ResentPending", "_flush_msg", "_flush_msg_from", "Installed", "CanCrash", "Crash",
-                           "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE, *SequencerFlushModel.RECEIVE)
+                           "CrashChan", "RingDown", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
+                           *SequencerFlushModel.RECEIVE)
 
     def kernel(self):
         return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)

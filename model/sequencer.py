@@ -131,11 +131,14 @@ class SequencerModel(Model):
             chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)),
         )
 
+    def Head(self, s: SequencerState, m: int, p: int, typ: str):
+        """The channel p -> m if m takes steps and its head is a ``typ`` message, else None."""
+        ch = s.chan[(p, m)]
+        return ch if self.CanReceive(s, m) and ch and ch[0]["type"] == typ else None
+
     def RecvForward(self, s: SequencerState, c: int, p: int):
-        if not self.CanReceive(s, c):
-            return None
-        ch = s.chan[(p, c)]
-        if not ch or ch[0]["type"] != "FORWARD":
+        ch = self.Head(s, c, p, "FORWARD")
+        if ch is None:
             return None
         if self.KeepForward and not self.IsCoord(s, c):
             return None  # KeepForward: it waits in the channel until c is coordinator
@@ -146,10 +149,8 @@ class SequencerModel(Model):
         return s._replace(chan=rest)  # not coordinator: "error and return"
 
     def RecvData(self, s: SequencerState, m: int, p: int):
-        if not self.CanReceive(s, m):
-            return None
-        ch = s.chan[(p, m)]
-        if not ch or ch[0]["type"] != "DATA":
+        ch = self.Head(s, m, p, "DATA")
+        if ch is None:
             return None
         snd, q = ch[0]["sender"], ch[0]["seqno"]
         table = s.recv[m]
@@ -234,7 +235,7 @@ class SequencerModel(Model):
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo",
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo", "Head",
                            "McastData", "McastSeq",
                            "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView")
 

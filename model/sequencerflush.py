@@ -136,6 +136,7 @@ class SequencerFlushModel(Model):
     Dead = staticmethod(SequencerModel.Dead)
     CanReceive = staticmethod(SequencerModel.CanReceive)
     SendTo = SequencerModel.SendTo
+    Head = SequencerModel.Head
     DeliveredIn = staticmethod(DeliveredIn)
     VirtualSynchrony = staticmethod(VirtualSynchrony)
     LogsAgree = staticmethod(LogsAgree)
@@ -438,6 +439,12 @@ class SequencerFlushModel(Model):
     def Crash(self, s, m: int, lost: frozenset):
         if m in s.crashed or len(s.crashed) >= self.MaxCrashes:
             return None
+        return s._replace(crashed=s.crashed | {m}, chan=self.CrashChan(s, m, lost, FLUSH_TYPES))
+
+    def CrashChan(self, s, m: int, lost: frozenset, drop) -> Fn:
+        """Crash(m, lost)'s channels: every channel into m emptied, m's to a
+        member of ``lost`` cut after their last VIEW, and the message types
+        ``drop`` taken out of m's."""
         upd = {}
         for e in self.pairs:
             seq = s.chan[e]
@@ -446,8 +453,8 @@ class SequencerFlushModel(Model):
             elif e[0] == m:
                 if e[1] in lost:
                     seq = seq[: LastView(seq)]
-                upd[e] = tuple(x for x in seq if x["type"] not in FLUSH_TYPES)
-        return s._replace(crashed=s.crashed | {m}, chan=s.chan.update(upd))
+                upd[e] = tuple(x for x in seq if x["type"] not in drop) if drop else seq
+        return s.chan.update(upd)
 
     SINGLE = ("Send", "DeliverStable", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
     RECEIVE = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
@@ -470,9 +477,10 @@ class SequencerFlushModel(Model):
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "Gone", "CanReceive", "Staying",
-                           "IsInitiator", "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take",
-                           "Purged", "Absorb", "Moved", "Installed", "NextView", "ResentPending", "Stable", "_flush_msg",
-                           "_flush_msg_from", *SINGLE, *RECEIVE, "Receives", "Crash", "Crashes")
+                           "IsInitiator", "ViewChangePending", "SendTo", "Head", "McastData", "Multi", "HasMsg", "In",
+                           "Take", "Purged", "Absorb", "Moved", "Installed", "NextView", "ResentPending", "Stable",
+                           "_flush_msg", "_flush_msg_from", *SINGLE, *RECEIVE, "Receives", "Crash", "CrashChan",
+                           "Crashes")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
