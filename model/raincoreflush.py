@@ -331,7 +331,7 @@ class RaincoreFlushModel(FlushModel):
             and self.IsMember(s, p)
             and p in self.Crashable
             and len(dead) < self.MaxCrashes
-            and bool(s.views[-1] - dead - {p})
+            and bool(frozenset(s.views[-1]) - dead - {p})
             and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
         )
 

@@ -30,40 +30,21 @@ from typing import Any, NamedTuple
 from .core import Label, state_type
 from .flush import FlushModel
 from .raincore import NULL_VIEW
-from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel
+from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel, RaincoreFlushState
 from .sequencer import _subsets
 from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW,
-                             SequencerFlushKernel, SequencerFlushModel)
+                             SequencerFlushKernel, SequencerFlushModel, SequencerFlushState)
 from .values import Fn
 
 
-@state_type
-class RaincoreSequencerFlushState(NamedTuple):
-    # SEQUENCER over FLUSH (SequencerFlush.tla without crashed and ndel)
-    views: tuple      # views[i-1]: the i-th view, a sorted tuple of members
-    vid: Fn           # member -> index of its installed view (0: not joined)
-    sent: Fn
-    fwd: Fn
-    recv: Fn
-    delivered: Fn
-    chan: Fn
-    log: Fn
-    closed: Fn
-    phase: Fn
-    blocked: Fn
-    flushInit: Fn
-    flushOks: Fn
-    completed: Fn
-    viewRing: tuple   # viewRing[i-1]: the ring's number of view i (RaincoreFlush's)
-    # the ring (RaincoreFlush.tla's)
-    status: tuple
-    viewState: tuple
-    globalView: tuple
-    localView: tuple
-    newNodes: tuple
-    token: tuple
-    tokenMsgs: frozenset
-    msgs911: frozenset
+RaincoreSequencerFlushState = state_type(NamedTuple("RaincoreSequencerFlushState", [
+    # SEQUENCER over FLUSH (SequencerFlush.tla without crashed and ndel): views
+    # are sorted tuples, vid is 0 before a joiner's first view
+    *((v, t) for v, t in SequencerFlushState.__annotations__.items() if v not in ("crashed", "ndel")),
+    ("viewRing", tuple),   # viewRing[i-1]: the ring's number of view i (RaincoreFlush's)
+    # the ring (RaincoreFlush.tla's but LossyRing's tokenState and lastToken)
+    *((v, t) for v, t in RaincoreFlushState.__annotations__.items() if v in RING_VARS[:-2]),
+]))
 
 
 class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
@@ -139,18 +120,6 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             return None
         return s._replace(**self.Installed(s, p, m["view"], NO_INIT), closed=s.closed.set(p, (0,) * m["view"]),
                           chan=self.Take(s.chan, p, c))
-
-    def CanCrash(self, s, p: int) -> bool:
-        dead = self.Dead(s)
-        return (
-            self.Alive(s, p)
-            and self.IsMember(s, p)
-            and p in self.Crashable
-            and len(dead) < self.MaxCrashes
-            and bool(frozenset(s.views[-1]) - dead - {p})
-            and not self.Eating(s, p)
-            and all(m["cur"] != p for m in s.tokenMsgs)
-        )
 
     def Crash(self, s, m: int, lost: frozenset):
         if not self.CanCrash(s, m):

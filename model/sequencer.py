@@ -282,6 +282,19 @@ class SequencerModel(Model):
         )
 
 
+def decode_recv(rows: dict, M: tuple, recv: tuple) -> Fn:
+    """The model's ``recv`` of a kernel's (per member, the highest seqno
+    delivered per sender, -1 outside the table's domain); ``rows`` memoises
+    the tables."""
+    d = {}
+    for m, row in zip(M, recv):
+        g = rows.get(row)
+        if g is None:
+            g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
+        d[m] = g
+    return Fn._of(d)
+
+
 class SequencerKernel(Kernel):
     """``SequencerModel``'s actions over a lean encoding (the explorer's;
     :mod:`groupcheck.model.core`).  A kernel state is the tuple
@@ -359,14 +372,7 @@ class SequencerKernel(Kernel):
             out.append(f)
         r = memo[5].get(recv)
         if r is None:
-            rows = memo[0]
-            d = {}
-            for m, row in zip(M, recv):
-                g = rows.get(row)
-                if g is None:
-                    g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                d[m] = g
-            r = memo[5][recv] = Fn._of(d)
+            r = memo[5][recv] = decode_recv(memo[0], M, recv)
         c = memo[7].get(chan)
         if c is None:
             msgs, seqs = self.msg, memo[2]

@@ -36,30 +36,23 @@ from typing import NamedTuple
 from .core import Kernel, Label, Model, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushModel, FlushOkMsg, LastView,
                     StartFlushMsg, StopFlushMsg, ViewMsg)
-from .sequencer import Forward, SequencerModel, TotalOrderAmong, _subsets
+from .sequencer import Forward, SequencerModel, SequencerState, TotalOrderAmong, _subsets, decode_recv
 from .values import Fn, record
 
 MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
-@state_type
-class SequencerFlushState(NamedTuple):
-    views: tuple      # views[i-1]: the i-th view (a tuple of members)
-    vid: Fn           # member -> index (1-based) of its installed view
-    crashed: frozenset
-    sent: Fn          # member -> seqno of its last application multicast
-    fwd: Fn           # member -> frozenset of forwarded, unacknowledged seqnos
-    recv: Fn          # member -> Fn(original sender -> highest delivered seqno)
-    delivered: Fn     # member -> tuple of (sender, seqno) in delivery order
-    chan: Fn          # (p, q) -> tuple of message records (reliable FIFO)
-    log: Fn           # member -> tuple of (sender, seqno): DATA of its view it sent or took
-    closed: Fn        # member -> tuple: Len(delivered) at each view change
-    phase: Fn         # member -> one of PHASES
-    blocked: Fn       # member -> bool: the send latch is closed
-    flushInit: Fn     # member -> initiator it follows (0: none)
-    flushOks: Fn      # member -> frozenset of members
-    completed: Fn     # member -> frozenset of (member, digest tuple)
-    ndel: Fn          # member -> entries of its log taken through the duplicate check (UniformDelivery)
+SequencerFlushState = state_type(NamedTuple("SequencerFlushState", [
+    *SequencerState.__annotations__.items(),   # SEQUENCER's variables (DATA carries its view)
+    ("log", Fn),         # member -> tuple of (sender, seqno): DATA of its view it sent or took
+    ("closed", Fn),      # member -> tuple: Len(delivered) at each view change
+    ("phase", Fn),       # member -> one of PHASES
+    ("blocked", Fn),     # member -> bool: the send latch is closed
+    ("flushInit", Fn),   # member -> initiator it follows (0: none)
+    ("flushOks", Fn),    # member -> frozenset of members
+    ("completed", Fn),   # member -> frozenset of (member, digest tuple)
+    ("ndel", Fn),        # member -> entries of its log taken through the duplicate check (UniformDelivery)
+]))
 
 
 # --- messages (same constructors as the spec) -----------------------------------
@@ -698,14 +691,7 @@ class SequencerFlushKernel(Kernel):
         if f is None:
             M = self.model.Members
             if name == "recv":
-                rows = self._rows
-                d = {}
-                for m, row in zip(M, v):
-                    g = rows.get(row)
-                    if g is None:
-                        g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                    d[m] = g
-                f = Fn._of(d)
+                f = decode_recv(self._rows, M, v)
             elif name == "chan":
                 rec = self._record
                 f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
