@@ -857,17 +857,17 @@ class RaincoreKernel(Kernel):
 
     # --- message actions: effect per (node, record, message) --------------------------
     def _token_received(self, n: int, r: tuple, m: tuple) -> tuple:
-        """TokenReceived(n, m) for n = m.dest Up: ``(label, record')``."""
+        """TokenReceived(n, m) for n = m.dest Up: ``(label, record', None)``."""
         lab = Label("TokenReceived", (n, self.token_fn(m)))
         if r[_TS] == "Eating" or m[0] <= r[_LT][0]:
-            out = (lab, self._key(r))   # dropped
+            out = (lab, self._key(r), None)   # dropped
         else:
             # AcceptToken
             same = m[1] == r[_LV] and not (self.model.FreshView and r[_REC])
             vs, gv2, tgvn = TakeToken(r[_VS], same, r[_GV], m[1], m[4])
             out = (lab, self._key(self._with(
                 r, tokenState="Eating", viewState=vs, globalView=gv2, localView=m[1],
-                token=(m[0], m[1], n, m[3], tgvn), recovered=False)))
+                token=(m[0], m[1], n, m[3], tgvn), recovered=False)), None)
         return out
 
     def _received_911(self, n: int, r: tuple, m: tuple) -> tuple:
@@ -925,6 +925,20 @@ class RaincoreKernel(Kernel):
         return out
 
     # --- the search -------------------------------------------------------------------
+    @staticmethod
+    def _take(k: tuple, e: tuple, slot: int, effect, n: int, m: tuple, j: int) -> tuple:
+        """``(label, successor)`` of node n's action on message m, taken from
+        the set in slot j of kernel state k: ``effect(n, record, m)`` gives
+        (label, record', the message it sends or None), memoised in e[slot]
+        (e: n's entry)."""
+        hit = e[slot].get(m)
+        if hit is None:
+            hit = e[slot][m] = effect(n, e[0], m)
+        rest = k[j] - {m}
+        if hit[2] is not None:
+            rest = rest | {hit[2]}
+        return hit[0], k[:n - 1] + (hit[1],) + k[n:j] + (rest,) + k[j + 1:]
+
     def _entry(self, i: int, key: str) -> tuple:
         r = self._rec(key)
         e = self._nodes[i][key] = (r, self._local_ops(i + 1, r), {}, {}, {})
@@ -976,28 +990,13 @@ class RaincoreKernel(Kernel):
             d = m[3]
             if 1 <= d <= N:
                 e = recs[d - 1]
-                if e[0][_ST] == "Up":
-                    # TokenReceived(d, m)
-                    hit = e[2].get(m)
-                    if hit is None:
-                        hit = e[2][m] = self._token_received(d, e[0], m)
-                    s2 = list(k)
-                    s2[d - 1] = hit[1]
-                    s2[N] = tm - {m}
-                    add((hit[0], tuple(s2)))
+                if e[0][_ST] == "Up":   # TokenReceived(d, m)
+                    add(self._take(k, e, 2, self._token_received, d, m, N))
             c = m[2]
             if 1 <= c <= N:
                 e = recs[c - 1]
-                if e[0][_ST] == "Up" and recs[d - 1][0][_ST] != "Up":
-                    # TokenDeliveryFailure(c, m)
-                    hit = e[3].get(m)
-                    if hit is None:
-                        hit = e[3][m] = self._token_delivery_failure(c, e[0], m)
-                    s2 = list(k)
-                    s2[c - 1] = hit[1]
-                    rest = tm - {m}
-                    s2[N] = rest if hit[2] is None else rest | {hit[2]}
-                    add((hit[0], tuple(s2)))
+                if e[0][_ST] == "Up" and recs[d - 1][0][_ST] != "Up":   # TokenDeliveryFailure(c, m)
+                    add(self._take(k, e, 3, self._token_delivery_failure, c, m, N))
             # TokenLoss(m)
             lab = self._loss.get(m)
             if lab is None:
@@ -1006,16 +1005,8 @@ class RaincoreKernel(Kernel):
         for m in m9:
             d = m[2]
             e = recs[d - 1]
-            if e[0][_ST] == "Up":
-                # 911Received(d, m)
-                hit = e[4].get(m)
-                if hit is None:
-                    hit = e[4][m] = self._received_911(d, e[0], m)
-                s2 = list(k)
-                s2[d - 1] = hit[1]
-                rest = m9 - {m}
-                s2[N + 1] = rest if hit[2] is None else rest | {hit[2]}
-                add((hit[0], tuple(s2)))
+            if e[0][_ST] == "Up":   # 911Received(d, m)
+                add(self._take(k, e, 4, self._received_911, d, m, N + 1))
             elif recs[m[1] - 1][0][_ST] == "Up":
                 # 911DeliveryFailure(m.cur, m)
                 hit = self._df911.get(m)
