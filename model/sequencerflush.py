@@ -625,6 +625,7 @@ class SequencerFlushKernel(Kernel):
             self.crash.append(rows)
         self._memo: list[dict] = [{} for _ in range(16)]
         self._rows: dict = {}
+        self._fd: dict = {}
 
     # --- messages ---------------------------------------------------------------
     def _m(self, *msg):
@@ -756,11 +757,15 @@ class SequencerFlushKernel(Kernel):
     def next(self, k: tuple):
         crashed = k[_CRASHED]
         model = self.model
-        N = self.N
-        up = tuple(m not in crashed for m in model.Members)
+        key = (crashed, k[_VIEWS][-1])
+        fd = self._fd.get(key)
+        if fd is None:   # the failure detector's arguments to _steps, once per crashed and latest view
+            N = self.N
+            up = tuple(m not in crashed for m in model.Members)
+            fd = self._fd[key] = (up, up, crashed, (crashed,) * N, (any(x in crashed for x in key[1]),) * N,
+                                  (True,) * N, None)
         out = []
-        self._steps(k, out.append, up, up, crashed, (crashed,) * N,
-                    (any(x in crashed for x in k[_VIEWS][-1]),) * N, (True,) * N, None)
+        self._steps(k, out.append, *fd)
         # Crash(m, lost)
         if len(crashed) < model.MaxCrashes:
             chan = k[_CHAN]
