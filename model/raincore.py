@@ -113,10 +113,12 @@ def PadTo(gv: tuple, k: int) -> tuple:
 
 
 def TakeToken(vs0: str, same: bool, gv0: tuple, nodelist: tuple, gvn: int) -> tuple:
-    """What taking a token does to the taker's View State machine (Figure
-    9) and globalView: ``(viewState', globalView', the token's gvn')``.
-    ``same``: the token's nodelist is the node's localView; a Chaos node
-    that sees it reserves a NULL entry, a Reserve node commits it there."""
+    """The spec's TakeToken(n, m) on n's values (the model, its kernel and
+    RaincoreFlush's ring): n's View State step (Figure 9) and globalView,
+    ``(viewState', globalView', the token's gvn')``; the caller sets
+    localView and the token.  ``same``: the token's nodelist is n's
+    localView; a Chaos node that sees it reserves a NULL entry, a Reserve
+    node commits it there."""
     reserve = vs0 == "Chaos" and same
     commit = vs0 == "Reserve" and same
     if vs0 == "Chaos":
