@@ -79,6 +79,15 @@ def StopFlushMsg(v: int) -> Fn:
     return record(type="STOP_FLUSH", view=v)
 
 
+def LastView(seq: tuple) -> int:
+    """The index (1-based) of the last VIEW in a channel, 0 if none."""
+    last = 0
+    for i, m in enumerate(seq, start=1):
+        if m["type"] == "VIEW":
+            last = i
+    return last
+
+
 def _set(t: tuple, p: int, x) -> tuple:
     """``[t EXCEPT ![p] = x]`` for a function over 1..N stored as a tuple."""
     return t[: p - 1] + (x,) + t[p:]
@@ -172,13 +181,7 @@ class FlushModel(Model):
     def CanReceive(self, s: FlushState, p: int) -> bool:
         return self.Alive(s, p) and self.IsMember(s, p)
 
-    @staticmethod
-    def LastView(seq: tuple) -> int:
-        last = 0
-        for i, m in enumerate(seq, start=1):
-            if m["type"] == "VIEW":
-                last = i
-        return last
+    LastView = staticmethod(LastView)
 
     def MaxOut(self, s: FlushState, p: int) -> int:
         return max(len(s.chan[(p, q)]) for q in self.Members)
@@ -259,14 +262,15 @@ class FlushModel(Model):
             return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
         return t._replace(completed=_set(s.completed, c, frozenset()))
 
-    def _start_flush_from(self, s: FlushState, p: int, c: int) -> bool:
+    def _flush_msg_from(self, s: FlushState, p: int, c: int, typ: str) -> bool:
+        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p] /\\ c \\notin Gone(p)."""
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return False
         m = self.In(s, p, c)
-        return m["type"] == "START_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
+        return m["type"] == typ and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
 
     def Block(self, s: FlushState, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] == "Normal"):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] == "Normal"):
             return None
         return s._replace(
             phase=_set(s.phase, p, "InBlock"),
@@ -275,7 +279,7 @@ class FlushModel(Model):
         )
 
     def RestartFlush(self, s: FlushState, p: int, c: int):
-        if not (self._start_flush_from(s, p, c) and s.phase[p - 1] != "Normal"):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] != "Normal"):
             return None
         v = s.vid[p - 1]
         t = s._replace(flushInit=_set(s.flushInit, p, c))
@@ -298,10 +302,7 @@ class FlushModel(Model):
         )
 
     def ReceiveFlushOk(self, s: FlushState, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
-            return None
-        m = self.In(s, p, q)
-        if not (m["type"] == "FLUSH_OK" and m["view"] == s.vid[p - 1] and q not in self.Gone(s, p)):
+        if not self._flush_msg_from(s, p, q, "FLUSH_OK"):
             return None
         return s._replace(
             flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
@@ -327,13 +328,10 @@ class FlushModel(Model):
         return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
 
     def ReceiveFlushCompleted(self, s: FlushState, c: int, q: int):
-        if not (self.CanReceive(s, c) and self.HasMsg(s, c, q)):
-            return None
-        m = self.In(s, c, q)
-        if not (m["type"] == "FLUSH_COMPLETED" and m["view"] == s.vid[c - 1] and q not in self.Gone(s, c)):
+        if not self._flush_msg_from(s, c, q, "FLUSH_COMPLETED"):
             return None
         return s._replace(
-            completed=_set(s.completed, c, s.completed[c - 1] | {(q, m["digest"])}),
+            completed=_set(s.completed, c, s.completed[c - 1] | {(q, self.In(s, c, q)["digest"])}),
             chan=self.Take(s, c, q),
         )
 
@@ -405,10 +403,7 @@ class FlushModel(Model):
         )
 
     def Unblock(self, s: FlushState, p: int, c: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return None
-        m = self.In(s, p, c)
-        if not (m["type"] == "STOP_FLUSH" and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)):
+        if not self._flush_msg_from(s, p, c, "STOP_FLUSH"):
             return None
         return s._replace(
             blocked=_set(s.blocked, p, False),
@@ -434,16 +429,17 @@ class FlushModel(Model):
         """All successors of Crash(p), one per cut."""
         if not self.CanCrash(s, p):
             return []
-        out = []
-        for cut in self.Cuts(s, p):
-            upd = {}
-            for e in self.pairs:
-                if e[1] == p:
-                    upd[e] = ()
-                elif e[0] == p:
-                    upd[e] = s.chan[e][: cut[e[1] - 1]]
-            out.append(s._replace(chan=s.chan.update(upd), crashed=s.crashed | {p}))
-        return out
+        return [s._replace(chan=self.Cut(s, p, cut), crashed=s.crashed | {p}) for cut in self.Cuts(s, p)]
+
+    def Cut(self, s, p: int, cut: tuple) -> Fn:
+        """Crash(p)'s channels: every channel into p emptied, each channel p -> q cut to its first cut[q] messages."""
+        upd = {}
+        for e in self.pairs:
+            if e[1] == p:
+                upd[e] = ()
+            elif e[0] == p:
+                upd[e] = s.chan[e][: cut[e[1] - 1]]
+        return s.chan.update(upd)
 
     def Join(self, s: FlushState, p: int):
         if not (
@@ -470,12 +466,23 @@ class FlushModel(Model):
 
     def next(self, s: FlushState):
         for p in self.Members:
-            for name in self.SINGLE:
-                t = getattr(self, name)(s, p)
-                if t is not None:
-                    yield Label(name, (p,)), t
-            for t in self.Crash(s, p):
-                yield Label("Crash", (p,)), t
+            yield from self.Steps(s, p)
+        yield from self.Receives(s)
+
+    def Steps(self, s, p: int):
+        """p's SINGLE actions, then Crash(p)."""
+        for name in self.SINGLE:
+            t = getattr(self, name)(s, p)
+            if t is not None:
+                yield Label(name, (p,)), t
+        yield from self.CrashesOf(s, p)
+
+    def CrashesOf(self, s, p: int):
+        for t in self.Crash(s, p):
+            yield Label("Crash", (p,)), t
+
+    def Receives(self, s):
+        """The RECEIVE actions (p, q): each takes the head of the channel q -> p."""
         for p, q in self.pairs:
             if not s.chan[(q, p)]:
                 continue

@@ -112,6 +112,29 @@ def PadTo(gv: tuple, k: int) -> tuple:
     return gv + (NULL_VIEW,) * (k - len(gv)) if k > len(gv) else gv
 
 
+def TakeToken(vs0: str, same: bool, gv0: tuple, nodelist: tuple, gvn: int) -> tuple:
+    """The spec's TakeToken(n, m) on n's values (the model, its kernel and
+    RaincoreFlush's ring): n's View State step (Figure 9) and globalView,
+    ``(viewState', globalView', the token's gvn')``; the caller sets
+    localView and the token.  ``same``: the token's nodelist is n's
+    localView; a Chaos node that sees it reserves a NULL entry, a Reserve
+    node commits it there."""
+    reserve = vs0 == "Chaos" and same
+    commit = vs0 == "Reserve" and same
+    if vs0 == "Chaos":
+        vs = "Reserve" if same else "Chaos"
+    else:
+        vs = "Agreement" if same else "Chaos"
+    if reserve:
+        gv1 = gv0 + (NULL_VIEW,)
+    elif commit:
+        gv1 = gv0[:-1] + (nodelist,)
+    else:
+        gv1 = gv0
+    tgvn = len(gv1) if reserve else gvn
+    return vs, PadTo(gv1, tgvn), tgvn
+
+
 def LastGlobalViewOf(gv: tuple) -> tuple:
     for v in reversed(gv):
         if v != NULL_VIEW:
@@ -254,25 +277,8 @@ class RaincoreModel(Model):
         )
 
     def AcceptToken(self, s: RaincoreState, n: int, m: Fn, rest: frozenset) -> RaincoreState:
-        vs0 = s.viewState[n - 1]
         same = m["nodelist"] == s.localView[n - 1] and not (self.FreshView and s.recovered[n - 1])
-        gv0 = s.globalView[n - 1]
-        reserve = vs0 == "Chaos" and same
-        commit = vs0 == "Reserve" and same
-        if vs0 == "Agreement":
-            vs = "Agreement" if same else "Chaos"
-        elif vs0 == "Chaos":
-            vs = "Reserve" if same else "Chaos"
-        else:
-            vs = "Agreement" if same else "Chaos"
-        if reserve:
-            gv1 = gv0 + (NULL_VIEW,)
-        elif commit:
-            gv1 = gv0[:-1] + (m["nodelist"],)
-        else:
-            gv1 = gv0
-        tgvn = len(gv1) if reserve else m["gvn"]
-        gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
+        vs, gv2, tgvn = TakeToken(s.viewState[n - 1], same, s.globalView[n - 1], m["nodelist"], m["gvn"])
         return s._replace(
             tokenMsgs=rest,
             tokenState=_upd(s.tokenState, n, "Eating"),
@@ -458,26 +464,17 @@ class RaincoreModel(Model):
     # --- Next -------------------------------------------------------------------------
     def next(self, s: RaincoreState) -> Iterator[tuple[Label, RaincoreState]]:
         for n in self.Node:
-            for name, fn in (("Initialization", self.Initialization),):
-                t = fn(s, n)
-                if t is not None:
-                    yield Label(name, (n,)), t
-            for m in s.tokenMsgs:
-                t = self.TokenReceived(s, n, m)
-                if t is not None:
-                    yield Label("TokenReceived", (n, m)), t
-            for m in s.msgs911:
-                t = self.Received911(s, n, m)
-                if t is not None:
-                    yield Label("911Received", (n, m)), t
-            for m in s.tokenMsgs:
-                t = self.TokenDeliveryFailure(s, n, m)
-                if t is not None:
-                    yield Label("TokenDeliveryFailure", (n, m)), t
-            for m in s.msgs911:
-                t = self.DeliveryFailure911(s, n, m)
-                if t is not None:
-                    yield Label("911DeliveryFailure", (n, m)), t
+            t = self.Initialization(s, n)
+            if t is not None:
+                yield Label("Initialization", (n,)), t
+            for name, fn, msgs in (("TokenReceived", self.TokenReceived, s.tokenMsgs),
+                                   ("911Received", self.Received911, s.msgs911),
+                                   ("TokenDeliveryFailure", self.TokenDeliveryFailure, s.tokenMsgs),
+                                   ("911DeliveryFailure", self.DeliveryFailure911, s.msgs911)):
+                for m in msgs:
+                    t = fn(s, n, m)
+                    if t is not None:
+                        yield Label(name, (n, m)), t
             for name, fn in (("EatingTimeout", self.EatingTimeout), ("HungryTimeout", self.HungryTimeout),
                              ("StarvingTimeout", self.StarvingTimeout)):
                 t = fn(s, n)
@@ -862,34 +859,17 @@ class RaincoreKernel(Kernel):
 
     # --- message actions: effect per (node, record, message) --------------------------
     def _token_received(self, n: int, r: tuple, m: tuple) -> tuple:
-        """TokenReceived(n, m) for n = m.dest Up: ``(label, record')``."""
+        """TokenReceived(n, m) for n = m.dest Up: ``(label, record', None)``."""
         lab = Label("TokenReceived", (n, self.token_fn(m)))
         if r[_TS] == "Eating" or m[0] <= r[_LT][0]:
-            out = (lab, self._key(r))   # dropped
+            out = (lab, self._key(r), None)   # dropped
         else:
             # AcceptToken
-            vs0 = r[_VS]
             same = m[1] == r[_LV] and not (self.model.FreshView and r[_REC])
-            gv0 = r[_GV]
-            reserve = vs0 == "Chaos" and same
-            commit = vs0 == "Reserve" and same
-            if vs0 == "Agreement":
-                vs = "Agreement" if same else "Chaos"
-            elif vs0 == "Chaos":
-                vs = "Reserve" if same else "Chaos"
-            else:
-                vs = "Agreement" if same else "Chaos"
-            if reserve:
-                gv1 = gv0 + (NULL_VIEW,)
-            elif commit:
-                gv1 = gv0[:-1] + (m[1],)
-            else:
-                gv1 = gv0
-            tgvn = len(gv1) if reserve else m[4]
-            gv2 = PadTo(gv1, tgvn) if tgvn > len(gv1) else gv1
+            vs, gv2, tgvn = TakeToken(r[_VS], same, r[_GV], m[1], m[4])
             out = (lab, self._key(self._with(
                 r, tokenState="Eating", viewState=vs, globalView=gv2, localView=m[1],
-                token=(m[0], m[1], n, m[3], tgvn), recovered=False)))
+                token=(m[0], m[1], n, m[3], tgvn), recovered=False)), None)
         return out
 
     def _received_911(self, n: int, r: tuple, m: tuple) -> tuple:
@@ -947,6 +927,20 @@ class RaincoreKernel(Kernel):
         return out
 
     # --- the search -------------------------------------------------------------------
+    @staticmethod
+    def _take(k: tuple, e: tuple, slot: int, effect, n: int, m: tuple, j: int) -> tuple:
+        """``(label, successor)`` of node n's action on message m, taken from
+        the set in slot j of kernel state k: ``effect(n, record, m)`` gives
+        (label, record', the message it sends or None), memoised in e[slot]
+        (e: n's entry)."""
+        hit = e[slot].get(m)
+        if hit is None:
+            hit = e[slot][m] = effect(n, e[0], m)
+        rest = k[j] - {m}
+        if hit[2] is not None:
+            rest = rest | {hit[2]}
+        return hit[0], k[:n - 1] + (hit[1],) + k[n:j] + (rest,) + k[j + 1:]
+
     def _entry(self, i: int, key: str) -> tuple:
         r = self._rec(key)
         e = self._nodes[i][key] = (r, self._local_ops(i + 1, r), {}, {}, {})
@@ -998,28 +992,13 @@ class RaincoreKernel(Kernel):
             d = m[3]
             if 1 <= d <= N:
                 e = recs[d - 1]
-                if e[0][_ST] == "Up":
-                    # TokenReceived(d, m)
-                    hit = e[2].get(m)
-                    if hit is None:
-                        hit = e[2][m] = self._token_received(d, e[0], m)
-                    s2 = list(k)
-                    s2[d - 1] = hit[1]
-                    s2[N] = tm - {m}
-                    add((hit[0], tuple(s2)))
+                if e[0][_ST] == "Up":   # TokenReceived(d, m)
+                    add(self._take(k, e, 2, self._token_received, d, m, N))
             c = m[2]
             if 1 <= c <= N:
                 e = recs[c - 1]
-                if e[0][_ST] == "Up" and recs[d - 1][0][_ST] != "Up":
-                    # TokenDeliveryFailure(c, m)
-                    hit = e[3].get(m)
-                    if hit is None:
-                        hit = e[3][m] = self._token_delivery_failure(c, e[0], m)
-                    s2 = list(k)
-                    s2[c - 1] = hit[1]
-                    rest = tm - {m}
-                    s2[N] = rest if hit[2] is None else rest | {hit[2]}
-                    add((hit[0], tuple(s2)))
+                if e[0][_ST] == "Up" and recs[d - 1][0][_ST] != "Up":   # TokenDeliveryFailure(c, m)
+                    add(self._take(k, e, 3, self._token_delivery_failure, c, m, N))
             # TokenLoss(m)
             lab = self._loss.get(m)
             if lab is None:
@@ -1028,16 +1007,8 @@ class RaincoreKernel(Kernel):
         for m in m9:
             d = m[2]
             e = recs[d - 1]
-            if e[0][_ST] == "Up":
-                # 911Received(d, m)
-                hit = e[4].get(m)
-                if hit is None:
-                    hit = e[4][m] = self._received_911(d, e[0], m)
-                s2 = list(k)
-                s2[d - 1] = hit[1]
-                rest = m9 - {m}
-                s2[N + 1] = rest if hit[2] is None else rest | {hit[2]}
-                add((hit[0], tuple(s2)))
+            if e[0][_ST] == "Up":   # 911Received(d, m)
+                add(self._take(k, e, 4, self._received_911, d, m, N + 1))
             elif recs[m[1] - 1][0][_ST] == "Up":
                 # 911DeliveryFailure(m.cur, m)
                 hit = self._df911.get(m)

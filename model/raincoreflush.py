@@ -35,12 +35,11 @@ from itertools import product
 from typing import Any, NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import (NO_INIT, Data, FlushCompletedMsg, FlushModel, FlushOkMsg, FlushState, StartFlushMsg,
-                    StopFlushMsg, _set)
+from .flush import NO_INIT, Data, FlushModel, FlushState, _set
 from . import raincore
 from .raincore import (_GV, _LV, _ST, NULL, NULL_VIEW, TOKEN_STATES, VIEW_STATES, InsertAfter, LastGlobalViewOf,
-                       NextNode, PadTo, RaincoreKernel, RaincoreModel, RaincoreState, Remove)
-from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW
+                       NextNode, RaincoreKernel, RaincoreModel, RaincoreState, Remove, TakeToken)
+from .sequencerflush import COMPLETED, DAT, OK, START, STOP, VIEW, SequencerFlushKernel, _multi
 from .sequencerflush import _set as _kset  # 0-based index (the kernel's); _set is 1-based
 from .values import Fn, record
 
@@ -240,28 +239,12 @@ class RaincoreFlushModel(FlushModel):
             return self.ring_step(s, self.ring.TokenReceived(self.ring_state(s), n, m))
         if not (self.Alive(s, n) and m["dest"] == n):
             return None
-        vs0 = s.viewState[n - 1]
         same = m["nodelist"] == s.localView[n - 1]
-        gv0 = s.globalView[n - 1]
-        reserve = vs0 == "Chaos" and same
-        commit = vs0 == "Reserve" and same
-        if vs0 == "Agreement":
-            vs = "Agreement" if same else "Chaos"
-        elif vs0 == "Chaos":
-            vs = "Reserve" if same else "Chaos"
-        else:
-            vs = "Agreement" if same else "Chaos"
-        if reserve:
-            gv1 = gv0 + (NULL_VIEW,)
-        elif commit:
-            gv1 = gv0[:-1] + (m["nodelist"],)
-        else:
-            gv1 = gv0
-        tgvn = len(gv1) if reserve else m["gvn"]
+        vs, gv, tgvn = TakeToken(s.viewState[n - 1], same, s.globalView[n - 1], m["nodelist"], m["gvn"])
         return s._replace(
             tokenMsgs=s.tokenMsgs - {m},
             viewState=_set(s.viewState, n, vs),
-            globalView=_set(s.globalView, n, PadTo(gv1, tgvn)),
+            globalView=_set(s.globalView, n, gv),
             localView=_set(s.localView, n, m["nodelist"]),
             token=_set(s.token, n, m.set("cur", n).set("gvn", tgvn)),
         )
@@ -348,7 +331,7 @@ class RaincoreFlushModel(FlushModel):
             and self.IsMember(s, p)
             and p in self.Crashable
             and len(dead) < self.MaxCrashes
-            and bool(s.views[-1] - dead - {p})
+            and bool(frozenset(s.views[-1]) - dead - {p})
             and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
         )
 
@@ -356,24 +339,16 @@ class RaincoreFlushModel(FlushModel):
         """All successors of Crash(p), one per cut of p's outgoing channels."""
         if not self.CanCrash(s, p):
             return []
-        ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
         if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
             base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
         else:
-            base = s._replace(
-                status=_set(s.status, p, "Down"),
-                msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p),
-            )
-        out = []
-        for cut in product(*ranges):
-            upd = {}
-            for e in self.pairs:
-                if e[1] == p:
-                    upd[e] = ()
-                elif e[0] == p:
-                    upd[e] = s.chan[e][: cut[e[1] - 1]]
-            out.append(base._replace(chan=s.chan.update(upd)))
-        return out
+            base = s._replace(**self.RingDown(s, p))
+        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p)]
+
+    @staticmethod
+    def RingDown(s, p: int) -> dict:
+        """Crash(p)'s ring variables (without LossyRing): p down, the 911s it holds lost."""
+        return dict(status=_set(s.status, p, "Down"), msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
 
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
@@ -394,27 +369,8 @@ class RaincoreFlushModel(FlushModel):
 
     def next(self, s):
         for n in self.Members:
-            for m in s.tokenMsgs:
-                for name, fn in (("TokenReceived", self.TokenReceived),
-                                 ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            if self.LateFailure(s, n, s.lastToken[n - 1]):
-                t = self.TokenDeliveryFailure(s, n, s.lastToken[n - 1])
-                if t is not None:
-                    yield Label("TokenDeliveryFailure", (n, s.lastToken[n - 1])), t
-            for m in s.msgs911:
-                for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
-                    t = fn(s, n, m)
-                    if t is not None:
-                        yield Label(name, (n, m)), t
-            for name in self.SINGLE:
-                t = getattr(self, name)(s, n)
-                if t is not None:
-                    yield Label(name, (n,)), t
-            for t in self.Crash(s, n):
-                yield Label("Crash", (n,)), t
+            yield from self.RingMessages(s, n)
+            yield from self.Steps(s, n)
             if self.LossyRing:
                 for name in self.LOSSY:
                     t = getattr(self, name)(s, n)
@@ -423,21 +379,36 @@ class RaincoreFlushModel(FlushModel):
         if self.LossyRing:
             for m in s.tokenMsgs:
                 yield Label("TokenLoss", (m,)), self.TokenLoss(s, m)
-        for p, q in self.pairs:
-            if not s.chan[(q, p)]:
-                continue
-            for name in self.RECEIVE:
-                t = getattr(self, name)(s, p, q)
+        yield from self.Receives(s)
+
+    def RingMessages(self, s, n: int):
+        """n's ring message actions: TokenReceived and TokenDeliveryFailure
+        of each token in transit (and of a LateFailure's), 911Received and
+        911DeliveryFailure of each 911."""
+        for m in s.tokenMsgs:
+            for name, fn in (("TokenReceived", self.TokenReceived),
+                             ("TokenDeliveryFailure", self.TokenDeliveryFailure)):
+                t = fn(s, n, m)
                 if t is not None:
-                    yield Label(name, (p, q)), t
+                    yield Label(name, (n, m)), t
+        if self.LateFailures and self.LateFailure(s, n, s.lastToken[n - 1]):
+            t = self.TokenDeliveryFailure(s, n, s.lastToken[n - 1])
+            if t is not None:
+                yield Label("TokenDeliveryFailure", (n, s.lastToken[n - 1])), t
+        for m in s.msgs911:
+            for name, fn in (("911Received", self.Received911), ("911DeliveryFailure", self.DeliveryFailure911)):
+                t = fn(s, n, m)
+                if t is not None:
+                    yield Label(name, (n, m)), t
 
     # The methods RaincoreFlushKernel transcribes: a subclass that overrides
     # one of them is searched with ``next`` instead.  (The ring actions are
     # not transcribed: the kernel calls them, on ring values.)
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
                            "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
-                           "LastView", "LastGlobalView", "Eating", "_start_flush_from", "CanCrash", "Crash", "NextView",
-                           *SINGLE, *RECEIVE)
+                           "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_flush_msg_from", "CanCrash",
+                           "Crash", "RingDown", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
+                           *RECEIVE)
 
     def kernel(self):
         return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
@@ -446,10 +417,7 @@ class RaincoreFlushModel(FlushModel):
     @property
     def invariants(self):
         return {
-            "TypeOK": self.TypeOK,
-            "VirtualSynchrony": self.VirtualSynchrony,
-            "NoSendWhileBlocked": self.NoSendWhileBlocked,
-            "ViewAfterAllCompleted": self.ViewAfterAllCompleted,
+            **FlushModel.invariants.fget(self),   # FLUSH's, over this state (TypeOK: this model's)
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
@@ -572,7 +540,7 @@ class RaincoreFlushKernel(Kernel):
         self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
         self.L["Crash"] = [Label("Crash", (m,)) for m in M]
         # per channel q -> p, read by the receive actions (p, q): (p, q, index, labels by action)
-        self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in self.RECEIVE})
+        self.L_pair = [(p, q, (q - 1) * N + p - 1, {name: Label(name, (p, q)) for name in model.RECEIVE})
                        for p, q in model.pairs]
         # LossyRing: the ring is Raincore's, and so is its encoding, searched
         # by Raincore's kernel (its ring values hardly repeat across states,
@@ -584,39 +552,25 @@ class RaincoreFlushKernel(Kernel):
             rc = self.rk.constraint
             self.constraint = lambda k: rc(k[-1])
 
-    RECEIVE = RaincoreFlushModel.RECEIVE
-
     # --- messages ---------------------------------------------------------------
-    def _m(self, *msg):
-        return self._msgs.setdefault(msg, msg)
+    # SequencerFlushKernel's messages, but FLUSH's DATA (DAT, view, id) and
+    # the VIEW with its ring number (VIEW, view, digest, ring)
+    _m = SequencerFlushKernel._m
+    _record = SequencerFlushKernel._record
 
-    def _record(self, msg: tuple) -> Fn:
-        r = self._recs.get(msg)
-        if r is None:
-            kind = msg[0]
-            if kind == DAT:
-                r = Data(msg[1], msg[2])
-            elif kind == VIEW:
-                r = RingViewMsg(msg[1], msg[2], msg[3])
-            elif kind == COMPLETED:
-                r = FlushCompletedMsg(msg[1], msg[2])
-            else:
-                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
-            self._recs[msg] = r
-        return r
+    def _make(self, msg: tuple) -> Fn:
+        return Data(msg[1], msg[2]) if msg[0] == DAT else self._make_ring_view(msg)
 
-    _KINDS = {"DATA": DAT, "VIEW": VIEW, "START_FLUSH": START, "FLUSH_OK": OK, "FLUSH_COMPLETED": COMPLETED,
-              "STOP_FLUSH": STOP}
+    def _make_ring_view(self, msg: tuple) -> Fn:
+        return RingViewMsg(msg[1], msg[2], msg[3]) if msg[0] == VIEW else SequencerFlushKernel._make(self, msg)
 
     def _encode_msg(self, r: Fn) -> tuple:
-        kind = self._KINDS[r["type"]]
-        if kind == DAT:
-            return self._m(DAT, r["view"], r["id"])
-        if kind == VIEW:
-            return self._m(kind, r["view"], r["digest"], r["ring"])
-        if kind == COMPLETED:
-            return self._m(kind, r["view"], r["digest"])
-        return self._m(kind, r["view"])
+        return self._m(DAT, r["view"], r["id"]) if r["type"] == "DATA" else self._encode_ring_view(r)
+
+    def _encode_ring_view(self, r: Fn) -> tuple:
+        if r["type"] == "VIEW":
+            return self._m(VIEW, r["view"], r["digest"], r["ring"])
+        return SequencerFlushKernel._encode_msg(self, r)
 
     # --- encoding ---------------------------------------------------------------
     def encode(self, s) -> tuple:
@@ -768,18 +722,10 @@ class RaincoreFlushKernel(Kernel):
         if model.LossyRing:
             t = model.ring_step(s, model.ring.Crash(model.ring_state(s), p))
         else:
-            t = s._replace(status=_set(s.status, p, "Down"),
-                           msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
+            t = s._replace(**model.RingDown(s, p))
         return tuple(t[self.RING:])
 
     # --- helpers over kernel states ---------------------------------------------
-    def _multi(self, chan: list, p: int, R, msg: tuple, dead) -> None:
-        """Multi(ch, p, R, msg) in place on the list ``chan``."""
-        base = (p - 1) * self.N - 1
-        for q in R:
-            if q != p and q not in dead:
-                chan[base + q] += (msg,)
-
     def _crashes(self, k: tuple, p: int, ring2: tuple) -> list:
         """Crash(p)'s successors, one per cut of p's outgoing channels (the
         ring part given)."""
@@ -816,6 +762,7 @@ class RaincoreFlushKernel(Kernel):
         model = self.model
         msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx = self._ring(ring)
         newer = not model.NewerViewsOnly
+        N = self.N
         M = model.Members
         m_ = self._m
         L = self.L
@@ -843,7 +790,7 @@ class RaincoreFlushKernel(Kernel):
                 if not blocked[i] and len(sent) < model.MaxMsgs:
                     x = len(sent) + 1
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(DAT, v, x), dead)
+                    _multi(ch, N, n, view, m_(DAT, v, x), dead)
                     add((L["Multicast"][i], (views, vid, sent + (record(sender=n, view=v),),
                                              _kset(delivered, i, delivered[i] | {x}), tuple(ch)) + k[5:]))
                 # StartFlush(n): IsCoord, ViewChangePending
@@ -853,7 +800,7 @@ class RaincoreFlushKernel(Kernel):
                 if (v == nviews and all(n <= q for q in live) and flushInit[i] != n
                         and g != NULL_VIEW and frozenset(g) != views[-1] and fresh):
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(START, v), dead)
+                    _multi(ch, N, n, view, m_(START, v), dead)
                     s = list(k)
                     s[4] = tuple(ch)
                     s[7] = _kset(flushInit, i, n)
@@ -869,7 +816,7 @@ class RaincoreFlushKernel(Kernel):
                 # FlushOk(n)
                 if ph == "InBlock":
                     ch = list(chan)
-                    self._multi(ch, n, view, m_(OK, v), dead)
+                    _multi(ch, N, n, view, m_(OK, v), dead)
                     s = list(k)
                     s[5] = _kset(phase, i, "OkSent")
                     s[8] = _kset(flushOks, i, flushOks[i] | {n})
@@ -887,7 +834,7 @@ class RaincoreFlushKernel(Kernel):
                         s[10] = _kset(completed, i, completed[i] | {(n, d)})
                     else:
                         ch = list(chan)
-                        self._multi(ch, n, (c,), m_(COMPLETED, v, d), dead)
+                        _multi(ch, N, n, (c,), m_(COMPLETED, v, d), dead)
                         s[4] = tuple(ch)
                     add((L["FlushCompleted"][i], tuple(s)))
                 # SendView(n)
@@ -897,7 +844,7 @@ class RaincoreFlushKernel(Kernel):
                     new = frozenset(g)
                     D = frozenset().union(*(r[1] for r in completed[i] if r[0] not in gone))
                     ch = list(chan)
-                    self._multi(ch, n, view | new, m_(VIEW, v, D, lidx[i]), dead)
+                    _multi(ch, N, n, view | new, m_(VIEW, v, D, lidx[i]), dead)
                     add((L["SendView"][i], (views + (new,), _kset(vid, i, v + 1), sent,
                                             _kset(delivered, i, delivered[i] | D), tuple(ch),
                                             _kset(phase, i, "Normal"), blocked, flushInit,
@@ -906,7 +853,7 @@ class RaincoreFlushKernel(Kernel):
                 # StopFlush(n)
                 if flushInit[i] == n and ph == "Normal":
                     ch = list(chan)
-                    self._multi(ch, n, view & views[v - 2], m_(STOP, v), dead)
+                    _multi(ch, N, n, view & views[v - 2], m_(STOP, v), dead)
                     s = list(k)
                     s[4] = tuple(ch)
                     s[6] = _kset(blocked, i, False)

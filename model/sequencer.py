@@ -57,7 +57,7 @@ class SequencerModel(Model):
     variables = SequencerState._fields
 
     def __init__(self, constants):
-        super().__init__(constants)
+        Model.__init__(self, constants)   # not super(): SequencerFlush calls this on its own model
         self.N = int(constants["N"])
         self.MaxSeq = int(constants["MaxSeq"])
         self.MaxCrashes = int(constants["MaxCrashes"])
@@ -131,11 +131,14 @@ class SequencerModel(Model):
             chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)),
         )
 
+    def Head(self, s: SequencerState, m: int, p: int, typ: str):
+        """The channel p -> m if m takes steps and its head is a ``typ`` message, else None."""
+        ch = s.chan[(p, m)]
+        return ch if self.CanReceive(s, m) and ch and ch[0]["type"] == typ else None
+
     def RecvForward(self, s: SequencerState, c: int, p: int):
-        if not self.CanReceive(s, c):
-            return None
-        ch = s.chan[(p, c)]
-        if not ch or ch[0]["type"] != "FORWARD":
+        ch = self.Head(s, c, p, "FORWARD")
+        if ch is None:
             return None
         if self.KeepForward and not self.IsCoord(s, c):
             return None  # KeepForward: it waits in the channel until c is coordinator
@@ -146,10 +149,8 @@ class SequencerModel(Model):
         return s._replace(chan=rest)  # not coordinator: "error and return"
 
     def RecvData(self, s: SequencerState, m: int, p: int):
-        if not self.CanReceive(s, m):
-            return None
-        ch = s.chan[(p, m)]
-        if not ch or ch[0]["type"] != "DATA":
+        ch = self.Head(s, m, p, "DATA")
+        if ch is None:
             return None
         snd, q = ch[0]["sender"], ch[0]["seqno"]
         table = s.recv[m]
@@ -219,7 +220,12 @@ class SequencerModel(Model):
         t = self.NewView(s)
         if t is not None:
             yield Label("NewView", ()), t
+        yield from self.Crashes(s)
+
+    def Crashes(self, s):
+        """Crash(m, lost) for every m and every set ``lost`` of the others."""
         if len(s.crashed) < self.MaxCrashes:
+            M = self.Members
             for m in M:
                 for lost in _subsets(set(M) - {m}):
                     t = self.Crash(s, m, lost)
@@ -229,9 +235,9 @@ class SequencerModel(Model):
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo",
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo", "Head",
                            "McastData", "McastSeq",
-                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView")
+                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerModel, SequencerKernel)
@@ -274,6 +280,19 @@ class SequencerModel(Model):
             and all(x in M and 1 <= q <= self.MaxSeq for m in M for x, q in s.delivered[m])
             and all(msg["type"] in ("FORWARD", "DATA") for e in self.pairs for msg in s.chan[e])
         )
+
+
+def decode_recv(rows: dict, M: tuple, recv: tuple) -> Fn:
+    """The model's ``recv`` of a kernel's (per member, the highest seqno
+    delivered per sender, -1 outside the table's domain); ``rows`` memoises
+    the tables."""
+    d = {}
+    for m, row in zip(M, recv):
+        g = rows.get(row)
+        if g is None:
+            g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
+        d[m] = g
+    return Fn._of(d)
 
 
 class SequencerKernel(Kernel):
@@ -353,14 +372,7 @@ class SequencerKernel(Kernel):
             out.append(f)
         r = memo[5].get(recv)
         if r is None:
-            rows = memo[0]
-            d = {}
-            for m, row in zip(M, recv):
-                g = rows.get(row)
-                if g is None:
-                    g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                d[m] = g
-            r = memo[5][recv] = Fn._of(d)
+            r = memo[5][recv] = decode_recv(memo[0], M, recv)
         c = memo[7].get(chan)
         if c is None:
             msgs, seqs = self.msg, memo[2]

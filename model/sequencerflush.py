@@ -34,45 +34,30 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .flush import FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
-from .sequencer import (Forward, GapFreeFIFO, Integrity, NoDuplicates, SenderFIFO, SequencerModel, Settled,
-                        TotalOrder, TotalOrderAmong, _subsets)
+from .flush import (FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushModel, FlushOkMsg, LastView,
+                    StartFlushMsg, StopFlushMsg, ViewMsg)
+from .sequencer import Forward, SequencerModel, SequencerState, TotalOrderAmong, _subsets, decode_recv
 from .values import Fn, record
 
 MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
-@state_type
-class SequencerFlushState(NamedTuple):
-    views: tuple      # views[i-1]: the i-th view (a tuple of members)
-    vid: Fn           # member -> index (1-based) of its installed view
-    crashed: frozenset
-    sent: Fn          # member -> seqno of its last application multicast
-    fwd: Fn           # member -> frozenset of forwarded, unacknowledged seqnos
-    recv: Fn          # member -> Fn(original sender -> highest delivered seqno)
-    delivered: Fn     # member -> tuple of (sender, seqno) in delivery order
-    chan: Fn          # (p, q) -> tuple of message records (reliable FIFO)
-    log: Fn           # member -> tuple of (sender, seqno): DATA of its view it sent or took
-    closed: Fn        # member -> tuple: Len(delivered) at each view change
-    phase: Fn         # member -> one of PHASES
-    blocked: Fn       # member -> bool: the send latch is closed
-    flushInit: Fn     # member -> initiator it follows (0: none)
-    flushOks: Fn      # member -> frozenset of members
-    completed: Fn     # member -> frozenset of (member, digest tuple)
-    ndel: Fn          # member -> entries of its log taken through the duplicate check (UniformDelivery)
+SequencerFlushState = state_type(NamedTuple("SequencerFlushState", [
+    *SequencerState.__annotations__.items(),   # SEQUENCER's variables (DATA carries its view)
+    ("log", Fn),         # member -> tuple of (sender, seqno): DATA of its view it sent or took
+    ("closed", Fn),      # member -> tuple: Len(delivered) at each view change
+    ("phase", Fn),       # member -> one of PHASES
+    ("blocked", Fn),     # member -> bool: the send latch is closed
+    ("flushInit", Fn),   # member -> initiator it follows (0: none)
+    ("flushOks", Fn),    # member -> frozenset of members
+    ("completed", Fn),   # member -> frozenset of (member, digest tuple)
+    ("ndel", Fn),        # member -> entries of its log taken through the duplicate check (UniformDelivery)
+]))
 
 
 # --- messages (same constructors as the spec) -----------------------------------
 def Data(s: int, q: int, v: int) -> Fn:
     return record(type="DATA", sender=s, seqno=q, view=v)
-
-
-def LastView(seq: tuple) -> int:
-    last = 0
-    for i, m in enumerate(seq, start=1):
-        if m["type"] == "VIEW":
-            last = i
-    return last
 
 
 def Longest(digests) -> tuple:
@@ -130,17 +115,13 @@ class SequencerFlushModel(Model):
     KeepForward = RetainForward = False
 
     def __init__(self, constants):
-        super().__init__(constants)
-        self.N = int(constants["N"])
-        self.MaxSeq = int(constants["MaxSeq"])
-        self.MaxCrashes = int(constants["MaxCrashes"])
+        SequencerModel.__init__(self, constants)   # N, MaxSeq, MaxCrashes, Members, pairs
+        del self.KeepForward, self.RetainForward   # this spec's: FALSE (above), whatever the constants say
         self.Senders = frozenset(constants["Senders"])
         self.UniformDelivery = bool(constants["UniformDelivery"])
         self.ResendAlways = bool(constants["ResendAlways"])
         # Absent (a header or test written before the fix) means the seed's behaviour.
         self.ResentFirst = bool(constants.get("ResentFirst", False))
-        self.Members = tuple(range(1, self.N + 1))
-        self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
     # --- helpers (same names as the spec's operators) -------------------------
     View = SequencerModel.View
@@ -148,6 +129,7 @@ class SequencerFlushModel(Model):
     Dead = staticmethod(SequencerModel.Dead)
     CanReceive = staticmethod(SequencerModel.CanReceive)
     SendTo = SequencerModel.SendTo
+    Head = SequencerModel.Head
     DeliveredIn = staticmethod(DeliveredIn)
     VirtualSynchrony = staticmethod(VirtualSynchrony)
     LogsAgree = staticmethod(LogsAgree)
@@ -235,16 +217,10 @@ class SequencerFlushModel(Model):
 
     # --- Init -----------------------------------------------------------------
     def init(self):
+        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan
         M = self.Members
         yield SequencerFlushState(
-            views=(tuple(M),),
-            vid=Fn({m: 1 for m in M}),
-            crashed=frozenset(),
-            sent=Fn({m: 0 for m in M}),
-            fwd=Fn({m: frozenset() for m in M}),
-            recv=Fn({m: Fn({x: 0 for x in M}) for m in M}),
-            delivered=Fn({m: () for m in M}),
-            chan=Fn({e: () for e in self.pairs}),
+            *s,
             log=Fn({m: () for m in M}),
             closed=Fn({m: () for m in M}),
             phase=Fn({m: "Normal" for m in M}),
@@ -428,14 +404,15 @@ class SequencerFlushModel(Model):
         if not self._flush_msg(s, p, c, "VIEW"):
             return None
         m = self.In(s, p, c)
-        return s._replace(
-            vid=s.vid.set(p, m["view"] + 1),
-            flushInit=s.flushInit.set(p, c),
-            phase=s.phase.set(p, "Normal"),
-            flushOks=s.flushOks.set(p, frozenset()),
-            completed=s.completed.set(p, frozenset()),
-            **self.Moved(s, p, s.views[m["view"]], m["digest"], self.Take(s.chan, p, c)),
-        )
+        return s._replace(**self.Installed(s, p, m["view"], c),
+                          **self.Moved(s, p, s.views[m["view"]], m["digest"], self.Take(s.chan, p, c)))
+
+    @staticmethod
+    def Installed(s, p: int, v: int, c: int) -> dict:
+        """InstallView's FLUSH variables at p (a dict for _replace): view
+        v + 1 installed from initiator c's VIEW, p follows c (NO_INIT: none)."""
+        return dict(vid=s.vid.set(p, v + 1), flushInit=s.flushInit.set(p, c), phase=s.phase.set(p, "Normal"),
+                    flushOks=s.flushOks.set(p, frozenset()), completed=s.completed.set(p, frozenset()))
 
     def StopFlush(self, s, c: int):
         if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
@@ -455,6 +432,12 @@ class SequencerFlushModel(Model):
     def Crash(self, s, m: int, lost: frozenset):
         if m in s.crashed or len(s.crashed) >= self.MaxCrashes:
             return None
+        return s._replace(crashed=s.crashed | {m}, chan=self.CrashChan(s, m, lost, FLUSH_TYPES))
+
+    def CrashChan(self, s, m: int, lost: frozenset, drop) -> Fn:
+        """Crash(m, lost)'s channels: every channel into m emptied, m's to a
+        member of ``lost`` cut after their last VIEW, and the message types
+        ``drop`` taken out of m's."""
         upd = {}
         for e in self.pairs:
             seq = s.chan[e]
@@ -463,12 +446,14 @@ class SequencerFlushModel(Model):
             elif e[0] == m:
                 if e[1] in lost:
                     seq = seq[: LastView(seq)]
-                upd[e] = tuple(x for x in seq if x["type"] not in FLUSH_TYPES)
-        return s._replace(crashed=s.crashed | {m}, chan=s.chan.update(upd))
+                upd[e] = tuple(x for x in seq if x["type"] not in drop) if drop else seq
+        return s.chan.update(upd)
 
     SINGLE = ("Send", "DeliverStable", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
-    PAIR = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
-            "ReceiveFlushCompleted", "InstallView", "Unblock")
+    RECEIVE = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
+               "ReceiveFlushCompleted", "InstallView", "Unblock")
+    Receives = FlushModel.Receives
+    Crashes = SequencerModel.Crashes
 
     def next(self, s):
         M = self.Members
@@ -478,27 +463,17 @@ class SequencerFlushModel(Model):
                 t = act(s, m)
                 if t is not None:
                     yield Label(name, (m,)), t
-        for p, q in self.pairs:
-            if not s.chan[(q, p)]:
-                continue  # every pair action takes from the channel q -> p
-            for name in self.PAIR:
-                t = getattr(self, name)(s, p, q)
-                if t is not None:
-                    yield Label(name, (p, q)), t
-        if len(s.crashed) < self.MaxCrashes:
-            for m in M:
-                for lost in _subsets(set(M) - {m}):
-                    t = self.Crash(s, m, lost)
-                    if t is not None:
-                        yield Label("Crash", (m, lost)), t
+        yield from self.Receives(s)
+        yield from self.Crashes(s)
 
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "Gone", "CanReceive", "Staying",
-                           "IsInitiator", "ViewChangePending", "SendTo", "McastData", "Multi", "HasMsg", "In", "Take",
-                           "Purged", "Absorb", "Moved", "NextView", "ResentPending", "Stable", "_flush_msg",
-                           "_flush_msg_from", *SINGLE, *PAIR, "Crash")
+                           "IsInitiator", "ViewChangePending", "SendTo", "Head", "McastData", "Multi", "HasMsg", "In",
+                           "Take", "Purged", "Absorb", "Moved", "Installed", "NextView", "ResentPending", "Stable",
+                           "_flush_msg", "_flush_msg_from", *SINGLE, *RECEIVE, "Receives", "Crash", "CrashChan",
+                           "Crashes")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
@@ -506,17 +481,13 @@ class SequencerFlushModel(Model):
     # --- properties -----------------------------------------------------------
     @property
     def invariants(self):
+        seq = SequencerModel.invariants.fget(self)   # SEQUENCER's, over this state
         return {
-            "TypeOK": self.TypeOK,
-            "NoDuplicates": NoDuplicates,
-            "Integrity": Integrity,
-            "SenderFIFO": SenderFIFO,
-            "TotalOrder": TotalOrder,
+            **{n: seq[n] for n in ("TypeOK", "NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")},
             "SurvivorTotalOrder": self.SurvivorTotalOrder,
             "VirtualSynchrony": VirtualSynchrony,
             "LogsAgree": LogsAgree,
-            "GapFreeFIFO": GapFreeFIFO,
-            "NothingMissing": self.NothingMissing,
+            **{n: seq[n] for n in ("GapFreeFIFO", "NothingMissing")},
         }
 
     def Quiescent(self, s) -> bool:
@@ -530,8 +501,7 @@ class SequencerFlushModel(Model):
             and not self.ViewChangePending(s)
         )
 
-    def NothingMissing(self, s) -> bool:
-        return not self.Quiescent(s) or Settled(s)
+    NothingMissing = SequencerModel.NothingMissing
 
     def SurvivorTotalOrder(self, s) -> bool:
         """SurvivorTotalOrder with the survivors this model's failure detector knows."""
@@ -589,15 +559,24 @@ def _set(t: tuple, i: int, x) -> tuple:
     return t[:i] + (x,) + t[i + 1:]
 
 
-def _mcast(chan: tuple, i: int, N: int, view, crashed, msg: tuple) -> tuple:
+def _mcast(chan: tuple, i: int, N: int, view, dead, msg: tuple) -> tuple:
     """McastData over kernel channels: ``msg`` appended to the channel from
-    member i + 1 to every member of ``view`` that has not crashed."""
+    member i + 1 to every member of ``view`` that is not dead."""
     ch = list(chan)
     base = i * N - 1
     for r in view:
-        if r not in crashed:
+        if r not in dead:
             ch[base + r] += (msg,)
     return tuple(ch)
+
+
+def _multi(chan: list, N: int, p: int, R, msg: tuple, dead) -> None:
+    """Multi(ch, p, R, msg) in place on the list ``chan``: ``msg`` from p to
+    every member of R but p and the dead."""
+    base = (p - 1) * N - 1
+    for q in R:
+        if q != p and q not in dead:
+            chan[base + q] += (msg,)
 
 
 class SequencerFlushKernel(Kernel):
@@ -613,7 +592,15 @@ class SequencerFlushKernel(Kernel):
     plain tuple of ints (and a digest), interned, kind first (see FWD...).
     Plain values only (no per-process codes), so model/parallel.py's workers
     hash them alike.  Same actions, guards and order as
-    ``SequencerFlushModel.next``; ``decode`` gives its state."""
+    ``SequencerFlushModel.next``; ``decode`` gives its state.
+
+    The SEQUENCER and FLUSH actions (``_steps``) read the failure detector
+    only through what ``next`` gives them, and SendView's view through
+    ``_next_view``: RaincoreSequencerFlushKernel calls them with the ring's."""
+
+    # the model's variable in each kernel slot (RaincoreSequencerFlushKernel's differ)
+    _SLOTS = SequencerFlushState._fields
+    _RAW = frozenset({"views", "crashed", "viewRing"})   # slots that hold the model's own value
 
     def __init__(self, model: SequencerFlushModel) -> None:
         self.model = model
@@ -625,7 +612,7 @@ class SequencerFlushKernel(Kernel):
         self._recs: dict = {}    # message tuple -> the model's record
         self.L = {name: [Label(name, (m,)) for m in M] for name in model.SINGLE}
         # per channel q -> p (read by the pair actions (p, q)): (p, q, index, labels by action)
-        self.L_pair = [(p, q, self.ci[(q, p)], {name: Label(name, (p, q)) for name in model.PAIR})
+        self.L_pair = [(p, q, self.ci[(q, p)], {name: Label(name, (p, q)) for name in model.RECEIVE})
                        for p, q in model.pairs]
         self.crash = []   # per m: [(label, channels emptied, channels m sends on to a lost member, others m sends on)]
         for m in M:
@@ -638,27 +625,30 @@ class SequencerFlushKernel(Kernel):
             self.crash.append(rows)
         self._memo: list[dict] = [{} for _ in range(16)]
         self._rows: dict = {}
+        self._fd: dict = {}
 
     # --- messages ---------------------------------------------------------------
     def _m(self, *msg):
         return self._msgs.setdefault(msg, msg)
 
     def _record(self, msg: tuple) -> Fn:
+        """The model's record of kernel message ``msg`` (memoised)."""
         r = self._recs.get(msg)
         if r is None:
-            kind = msg[0]
-            if kind == FWD:
-                r = Forward(msg[2], msg[3])
-            elif kind == DAT:
-                r = Data(msg[2], msg[3], msg[1])
-            elif kind == VIEW:
-                r = ViewMsg(msg[1], msg[2])
-            elif kind == COMPLETED:
-                r = FlushCompletedMsg(msg[1], msg[2])
-            else:
-                r = {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
-            self._recs[msg] = r
+            r = self._recs[msg] = self._make(msg)
         return r
+
+    def _make(self, msg: tuple) -> Fn:
+        kind = msg[0]
+        if kind == FWD:
+            return Forward(msg[2], msg[3])
+        if kind == DAT:
+            return Data(msg[2], msg[3], msg[1])
+        if kind == VIEW:
+            return ViewMsg(msg[1], msg[2])
+        if kind == COMPLETED:
+            return FlushCompletedMsg(msg[1], msg[2])
+        return {START: StartFlushMsg, OK: FlushOkMsg, STOP: StopFlushMsg}[kind](msg[1])
 
     def _encode_msg(self, r: Fn) -> tuple:
         kind = _KIND[r["type"]]
@@ -671,63 +661,42 @@ class SequencerFlushKernel(Kernel):
         return self._m(kind, r["view"])
 
     # --- encoding ---------------------------------------------------------------
+    def _encode(self, name: str, f):
+        """The kernel value of the model's variable ``name`` (value ``f``)."""
+        if name in self._RAW:
+            return f
+        M = self.model.Members
+        if name == "recv":
+            return tuple(tuple(f[m].get(x, -1) for x in M) for m in M)
+        if name == "chan":
+            return tuple(tuple(self._encode_msg(r) for r in f[e]) for e in self.pairs)
+        if name == "phase":
+            return tuple(PHASES.index(f[m]) for m in M)
+        return tuple(f[m] for m in M)
+
     def encode(self, s: SequencerFlushState) -> tuple:
         """The kernel state of model state ``s``."""
-        M = self.model.Members
-        return (
-            s.views,
-            tuple(s.vid[m] for m in M),
-            s.crashed,
-            tuple(s.sent[m] for m in M),
-            tuple(s.fwd[m] for m in M),
-            tuple(tuple(s.recv[m].get(x, -1) for x in M) for m in M),
-            tuple(s.delivered[m] for m in M),
-            tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs),
-            tuple(s.log[m] for m in M),
-            tuple(s.closed[m] for m in M),
-            tuple(PHASES.index(s.phase[m]) for m in M),
-            tuple(s.blocked[m] for m in M),
-            tuple(s.flushInit[m] for m in M),
-            tuple(s.flushOks[m] for m in M),
-            tuple(s.completed[m] for m in M),
-            tuple(s.ndel[m] for m in M),
-        )
+        return tuple(self._encode(name, getattr(s, name)) for name in self._SLOTS)
 
     def decode(self, k: tuple) -> SequencerFlushState:
-        # Every dict below is built in key order (members ascending, pairs
-        # lexicographic: sort_key's order), so Fn._of skips the sort.
-        M = self.model.Members
-        memo = self._memo
-        out = [k[_VIEWS], None, k[_CRASHED]]
-        for i in range(3, 16):
-            out.append(self._field(i, k[i]))
-        f = memo[_VID].get(k[_VID])
-        if f is None:
-            f = memo[_VID][k[_VID]] = Fn._of(dict(zip(M, k[_VID])))
-        out[1] = f
-        return SequencerFlushState(*out)
-
-    # the fields _field decodes apart (RaincoreSequencerFlushKernel's differ)
-    _F_RECV, _F_CHAN, _F_PHASE = _RECV, _CHAN, _PHASE
+        return SequencerFlushState(*map(self._field, range(16), k))
 
     def _field(self, i: int, v):
-        """The model's Fn for value ``v`` of kernel field ``i`` (memoised)."""
+        """The model's value for value ``v`` of kernel slot ``i`` (memoised).
+        Every dict below is built in key order (members ascending, pairs
+        lexicographic: sort_key's order), so Fn._of skips the sort."""
+        name = self._SLOTS[i]
+        if name in self._RAW:
+            return v
         f = self._memo[i].get(v)
         if f is None:
             M = self.model.Members
-            if i == self._F_RECV:
-                rows = self._rows
-                d = {}
-                for m, row in zip(M, v):
-                    g = rows.get(row)
-                    if g is None:
-                        g = rows[row] = Fn._of({x: q for x, q in zip(M, row) if q >= 0})
-                    d[m] = g
-                f = Fn._of(d)
-            elif i == self._F_CHAN:
+            if name == "recv":
+                f = decode_recv(self._rows, M, v)
+            elif name == "chan":
                 rec = self._record
                 f = Fn._of({pq: tuple(rec(x) for x in ch) for pq, ch in zip(self.pairs, v)})
-            elif i == self._F_PHASE:
+            elif name == "phase":
                 f = Fn._of({m: PHASES[x] for m, x in zip(M, v)})
             else:
                 f = Fn._of(dict(zip(M, v)))
@@ -738,13 +707,6 @@ class SequencerFlushKernel(Kernel):
         return [self.encode(s) for s in self.model.init()]
 
     # --- helpers over kernel states ---------------------------------------------
-    def _multi(self, chan: list, p: int, R, msg: tuple) -> None:
-        """Multi(ch, p, R, msg) in place on the list ``chan``."""
-        base = (p - 1) * self.N - 1
-        for q in R:
-            if q != p:
-                chan[base + q] += (msg,)
-
     def _absorb(self, m: int, row: tuple, dl: tuple, fw: frozenset, ds: tuple):
         for snd, q in ds:
             if q > row[snd - 1]:   # not a duplicate (-1: outside the table, 0: nothing yet; seqnos are >= 1)
@@ -754,21 +716,22 @@ class SequencerFlushKernel(Kernel):
                 fw = fw - {q}
         return row, dl, fw
 
-    def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list) -> None:
+    _HAS_NDEL = True   # UniformDelivery's counter (not RaincoreSequencerFlush's)
+
+    def _moved(self, s: list, k: tuple, m: int, new: tuple, D: tuple, ch: list, dead) -> None:
         """Moved(m, new, D, ch) in place on the list ``s`` (ch: the channels, a list)."""
         i = m - 1
-        crashed = k[_CRASHED]
         row, dl, fw = self._absorb(m, k[_RECV][i], k[_DELIVERED][i], k[_FWD][i], D)
         nc = new[0]
         v = k[_VID][i]
         N = self.N
-        for j in range(i, N * N, N):   # the channels (q, m)
+        for j in range(i, N * N, N):   # Purged: the channels (q, m)
             seq = ch[j]
             if seq:
                 kept = tuple(x for x in seq if x[0] == FWD or x[1] > v)
                 if len(kept) != len(seq):
                     ch[j] = kept
-        if (k[_VIEWS][v - 1][0] != nc or self.model.ResendAlways) and nc not in crashed:
+        if (k[_VIEWS][v - 1][0] != nc or self.model.ResendAlways) and nc not in dead:
             j = i * N + nc - 1
             m_ = self._m
             ch[j] = ch[j] + tuple(m_(FWD, 0, m, q) for q in sorted(fw))
@@ -777,246 +740,36 @@ class SequencerFlushKernel(Kernel):
         s[_FWD] = _set(k[_FWD], i, fw)
         s[_CLOSED] = _set(k[_CLOSED], i, k[_CLOSED][i] + (len(dl),))
         s[_LOG] = _set(k[_LOG], i, ())
-        s[_NDEL] = _set(k[_NDEL], i, 0)
+        if self._HAS_NDEL:
+            s[_NDEL] = _set(k[_NDEL], i, 0)
         s[_CHAN] = tuple(ch)
+
+    def _next_view(self, s: list, k: tuple, i: int, old: tuple, ctx):
+        """NextView for SendView by member i + 1 of view ``old``: sets the new
+        view in the successor ``s`` and gives (the new view, whom the VIEW
+        goes to, what the VIEW carries after its digest)."""
+        crashed = k[_CRASHED]
+        new = tuple(x for x in old if x not in crashed)
+        s[_VIEWS] = k[_VIEWS] + (new,)
+        return new, old, ()
 
     # --- Next -----------------------------------------------------------------
     def next(self, k: tuple):
-        (views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed, phase, blocked,
-         flushInit, flushOks, completed, ndel) = k
+        crashed = k[_CRASHED]
         model = self.model
-        N = self.N
-        M = model.Members
-        m_ = self._m
-        L = self.L
+        key = (crashed, k[_VIEWS][-1])
+        fd = self._fd.get(key)
+        if fd is None:   # the failure detector's arguments to _steps, once per crashed and latest view
+            N = self.N
+            up = tuple(m not in crashed for m in model.Members)
+            fd = self._fd[key] = (up, up, crashed, (crashed,) * N, (any(x in crashed for x in key[1]),) * N,
+                                  (True,) * N, None)
         out = []
-        add = out.append
-        nviews = len(views)
-        uniform = model.UniformDelivery
-        # Send(m)
-        for m in M:
-            i = m - 1
-            if m not in model.Senders or m in crashed or blocked[i] or sent[i] >= model.MaxSeq:
-                continue
-            if model.ResentFirst and any(x[0] == FWD for x in chan[i * N + i]):
-                continue
-            q = sent[i] + 1
-            s = list(k)
-            s[_SENT] = _set(sent, i, q)
-            view = views[vid[i] - 1]
-            if view[0] == m:
-                s[_CHAN] = _mcast(chan, i, N, view, crashed, m_(DAT, vid[i], m, q))
-                s[_LOG] = _set(log, i, log[i] + ((m, q),))
-            else:
-                s[_FWD] = _set(fwd, i, fwd[i] | {q})
-                c = view[0]
-                if c not in crashed:
-                    j = i * N + c - 1
-                    s[_CHAN] = _set(chan, j, chan[j] + (m_(FWD, 0, m, q),))
-            add((L["Send"][i], tuple(s)))
-        # DeliverStable(m)
-        if uniform:
-            for m in M:
-                i = m - 1
-                if m in crashed or phase[i] == COMPLETED_PH:
-                    continue
-                n = ndel[i]
-                if n >= len(log[i]):
-                    continue
-                v = vid[i]
-                if not all(vid[r - 1] == v and len(log[r - 1]) > n
-                           for r in views[v - 1] if r not in crashed):
-                    continue
-                row, dl, fw = self._absorb(m, recv[i], delivered[i], fwd[i], (log[i][n],))
-                s = list(k)
-                s[_RECV] = _set(recv, i, row)
-                s[_DELIVERED] = _set(delivered, i, dl)
-                s[_FWD] = _set(fwd, i, fw)
-                s[_NDEL] = _set(ndel, i, n + 1)
-                add((L["DeliverStable"][i], tuple(s)))
-        # StartFlush(c)
-        last = views[-1]
-        pending = any(x in crashed for x in last)
-        if pending:
-            staying = [x for x in last if x not in crashed]
-            for c in M:
-                i = c - 1
-                if c in crashed or vid[i] != nviews or c not in staying or c != min(staying) or flushInit[i] == c:
-                    continue
-                v = vid[i]
-                ch = list(chan)
-                self._multi(ch, c, [x for x in views[v - 1] if x not in crashed], m_(START, v))
-                s = list(k)
-                s[_CHAN] = tuple(ch)
-                s[_FLUSHINIT] = _set(flushInit, i, c)
-                ph = phase[i]
-                if ph == NORMAL:
-                    s[_PHASE] = _set(phase, i, INBLOCK)
-                s[_COMPLETED] = _set(completed, i, frozenset({(c, log[i])}) if ph == COMPLETED_PH else frozenset())
-                add((L["StartFlush"][i], tuple(s)))
-        # FlushOk(p)
-        for p in M:
-            i = p - 1
-            if p in crashed or phase[i] != INBLOCK:
-                continue
-            ch = list(chan)
-            self._multi(ch, p, [x for x in views[vid[i] - 1] if x not in crashed], m_(OK, vid[i]))
-            s = list(k)
-            s[_PHASE] = _set(phase, i, OKSENT)
-            s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {p})
-            s[_CHAN] = tuple(ch)
-            add((L["FlushOk"][i], tuple(s)))
-        # FlushCompleted(p)
-        for p in M:
-            i = p - 1
-            if p in crashed or phase[i] != OKSENT:
-                continue
-            oks = flushOks[i]
-            if not all(x in oks for x in views[vid[i] - 1] if x not in crashed):
-                continue
-            c = flushInit[i]
-            s = list(k)
-            s[_PHASE] = _set(phase, i, COMPLETED_PH)
-            s[_BLOCKED] = _set(blocked, i, True)
-            if c == p:
-                s[_COMPLETED] = _set(completed, i, completed[i] | {(p, log[i])})
-            elif c not in crashed:
-                j = i * N + c - 1
-                s[_CHAN] = _set(chan, j, chan[j] + (m_(COMPLETED, vid[i], log[i]),))
-            add((L["FlushCompleted"][i], tuple(s)))
-        # SendView(c)
-        for c in M:
-            i = c - 1
-            if c in crashed or flushInit[i] != c or phase[i] != COMPLETED_PH:
-                continue
-            done = {r[0] for r in completed[i]}
-            v = vid[i]
-            old = views[v - 1]
-            if not all(x in done for x in old if x not in crashed):
-                continue
-            new = tuple(x for x in old if x not in crashed)
-            D = Longest({r[1] for r in completed[i] if r[0] not in crashed})
-            ch = list(chan)
-            self._multi(ch, c, new, m_(VIEW, v, D))
-            s = list(k)
-            s[_VIEWS] = views + (new,)
-            s[_VID] = _set(vid, i, v + 1)
-            s[_PHASE] = _set(phase, i, NORMAL)
-            s[_FLUSHOKS] = _set(flushOks, i, frozenset())
-            s[_COMPLETED] = _set(completed, i, frozenset())
-            self._moved(s, k, c, new, D, ch)
-            add((L["SendView"][i], tuple(s)))
-        # StopFlush(c)
-        for c in M:
-            i = c - 1
-            if c in crashed or flushInit[i] != c or phase[i] != NORMAL:
-                continue
-            v = vid[i]
-            prev = views[v - 2]
-            ch = list(chan)
-            self._multi(ch, c, [x for x in views[v - 1] if x in prev and x not in crashed], m_(STOP, v))
-            s = list(k)
-            s[_CHAN] = tuple(ch)
-            s[_BLOCKED] = _set(blocked, i, False)
-            s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
-            add((L["StopFlush"][i], tuple(s)))
-        # the pair actions (p, q): each takes the head of the channel q -> p
-        for p, q, j, lab in self.L_pair:
-            seq = chan[j]
-            if not seq or p in crashed:
-                continue   # every pair action needs Alive(p) and a message
-            msg = seq[0]
-            kind = msg[0]
-            i = p - 1
-            rest = _set(chan, j, seq[1:])
-            if kind == FWD:
-                # RecvForward(p, q)
-                s = list(k)
-                view = views[vid[i] - 1]
-                if view[0] == p:
-                    snd, n = msg[2], msg[3]
-                    s[_CHAN] = _mcast(rest, i, N, view, crashed, m_(DAT, vid[i], snd, n))
-                    s[_LOG] = _set(log, i, log[i] + ((snd, n),))
-                else:
-                    s[_CHAN] = rest
-                add((lab["RecvForward"], tuple(s)))
-                continue
-            v = vid[i]
-            mv = msg[1]
-            ph = phase[i]
-            if kind == DAT:
-                # RecvData(p, q)
-                if mv == v and ph != COMPLETED_PH:
-                    snd, n = msg[2], msg[3]
-                    s = list(k)
-                    s[_CHAN] = rest
-                    if q != p:
-                        s[_LOG] = _set(log, i, log[i] + ((snd, n),))
-                    if not uniform:
-                        if snd == p:
-                            s[_FWD] = _set(fwd, i, fwd[i] - {n})
-                        row = recv[i]
-                        if n > row[snd - 1]:
-                            s[_RECV] = _set(recv, i, row[:snd - 1] + (n,) + row[snd:])
-                            s[_DELIVERED] = _set(delivered, i, delivered[i] + ((snd, n),))
-                    add((lab["RecvData"], tuple(s)))
-            # Discard(p, q)
-            if mv < v or (mv == v and ((kind >= START and q in crashed) or (kind == DAT and ph == COMPLETED_PH))):
-                add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
-            if kind == DAT or mv != v:
-                continue
-            # the FLUSH messages of p's view (_flush_msg)
-            if kind == START:
-                if q in crashed:
-                    continue
-                if ph == NORMAL:   # Block(p, q)
-                    s = list(k)
-                    s[_PHASE] = _set(phase, i, INBLOCK)
-                    s[_FLUSHINIT] = _set(flushInit, i, q)
-                    s[_CHAN] = rest
-                    add((lab["Block"], tuple(s)))
-                else:              # RestartFlush(p, q)
-                    s = list(k)
-                    s[_FLUSHINIT] = _set(flushInit, i, q)
-                    if ph == COMPLETED_PH:
-                        jj = i * N + q - 1
-                        rest = _set(rest, jj, rest[jj] + (m_(COMPLETED, v, log[i]),))
-                    s[_CHAN] = rest
-                    add((lab["RestartFlush"], tuple(s)))
-            elif kind == OK:       # ReceiveFlushOk(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {q})
-                s[_CHAN] = rest
-                add((lab["ReceiveFlushOk"], tuple(s)))
-            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_COMPLETED] = _set(completed, i, completed[i] | {(q, msg[2])})
-                s[_CHAN] = rest
-                add((lab["ReceiveFlushCompleted"], tuple(s)))
-            elif kind == VIEW:     # InstallView(p, q)
-                s = list(k)
-                s[_VID] = _set(vid, i, mv + 1)
-                s[_FLUSHINIT] = _set(flushInit, i, q)
-                s[_PHASE] = _set(phase, i, NORMAL)
-                s[_FLUSHOKS] = _set(flushOks, i, frozenset())
-                s[_COMPLETED] = _set(completed, i, frozenset())
-                self._moved(s, k, p, views[mv], msg[2], list(rest))
-                add((lab["InstallView"], tuple(s)))
-            elif kind == STOP:     # Unblock(p, q)
-                if q in crashed:
-                    continue
-                s = list(k)
-                s[_BLOCKED] = _set(blocked, i, False)
-                s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
-                s[_CHAN] = rest
-                add((lab["Unblock"], tuple(s)))
+        self._steps(k, out.append, *fd)
         # Crash(m, lost)
         if len(crashed) < model.MaxCrashes:
-            for m in M:
+            chan = k[_CHAN]
+            for m in model.Members:
                 if m in crashed:
                     continue
                 crashed2 = crashed | {m}
@@ -1038,5 +791,232 @@ class SequencerFlushKernel(Kernel):
                     s = list(k)
                     s[_CRASHED] = crashed2
                     s[_CHAN] = tuple(ch)
-                    add((lab, tuple(s)))
+                    out.append((lab, tuple(s)))
         return out
+
+    def _steps(self, k: tuple, add, up, alive, dead, gone, pending, fresh, ctx) -> None:
+        """Every action but Crash, its successors given to ``add``, with the
+        failure detector as given per member i + 1: ``up[i]`` CanReceive,
+        ``alive[i]`` Alive (a joiner, alive and not a member, takes its first
+        VIEW), ``gone[i]`` Gone (read where up[i]), ``pending[i]``
+        ViewChangePending, ``fresh[i]`` NextView is not None; ``dead`` Dead;
+        ``ctx`` what ``_next_view`` reads."""
+        (views, vid, _, sent, fwd, recv, delivered, chan, log, closed, phase, blocked,
+         flushInit, flushOks, completed, ndel) = k
+        model = self.model
+        N = self.N
+        M = model.Members
+        m_ = self._m
+        L = self.L
+        nviews = len(views)
+        uniform = model.UniformDelivery
+        # Send(m)
+        for m in M:
+            i = m - 1
+            if not up[i] or m not in model.Senders or blocked[i] or sent[i] >= model.MaxSeq:
+                continue
+            if model.ResentFirst and any(x[0] == FWD for x in chan[i * N + i]):
+                continue
+            q = sent[i] + 1
+            s = list(k)
+            s[_SENT] = _set(sent, i, q)
+            view = views[vid[i] - 1]
+            if view[0] == m:
+                s[_CHAN] = _mcast(chan, i, N, view, dead, m_(DAT, vid[i], m, q))
+                s[_LOG] = _set(log, i, log[i] + ((m, q),))
+            else:
+                s[_FWD] = _set(fwd, i, fwd[i] | {q})
+                c = view[0]
+                if c not in dead:
+                    j = i * N + c - 1
+                    s[_CHAN] = _set(chan, j, chan[j] + (m_(FWD, 0, m, q),))
+            add((L["Send"][i], tuple(s)))
+        # DeliverStable(m)
+        if uniform:
+            for m in M:
+                i = m - 1
+                if not up[i] or phase[i] == COMPLETED_PH:
+                    continue
+                n = ndel[i]
+                if n >= len(log[i]):
+                    continue
+                v = vid[i]
+                if not all(vid[r - 1] == v and len(log[r - 1]) > n for r in views[v - 1] if r not in dead):
+                    continue
+                row, dl, fw = self._absorb(m, recv[i], delivered[i], fwd[i], (log[i][n],))
+                s = list(k)
+                s[_RECV] = _set(recv, i, row)
+                s[_DELIVERED] = _set(delivered, i, dl)
+                s[_FWD] = _set(fwd, i, fw)
+                s[_NDEL] = _set(ndel, i, n + 1)
+                add((L["DeliverStable"][i], tuple(s)))
+        # StartFlush(c)
+        for c in M:
+            i = c - 1
+            v = vid[i]
+            if not (up[i] and v == nviews and pending[i]) or flushInit[i] == c:
+                continue
+            view = views[v - 1]
+            if not all(c <= q for q in frozenset(view) - gone[i]):   # IsInitiator(c)
+                continue
+            ch = list(chan)
+            _multi(ch, N, c, view, m_(START, v), dead)
+            s = list(k)
+            s[_CHAN] = tuple(ch)
+            s[_FLUSHINIT] = _set(flushInit, i, c)
+            ph = phase[i]
+            if ph == NORMAL:
+                s[_PHASE] = _set(phase, i, INBLOCK)
+            s[_COMPLETED] = _set(completed, i, frozenset({(c, log[i])}) if ph == COMPLETED_PH else frozenset())
+            add((L["StartFlush"][i], tuple(s)))
+        # FlushOk(p)
+        for p in M:
+            i = p - 1
+            if not up[i] or phase[i] != INBLOCK:
+                continue
+            ch = list(chan)
+            _multi(ch, N, p, views[vid[i] - 1], m_(OK, vid[i]), dead)
+            s = list(k)
+            s[_PHASE] = _set(phase, i, OKSENT)
+            s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {p})
+            s[_CHAN] = tuple(ch)
+            add((L["FlushOk"][i], tuple(s)))
+        # FlushCompleted(p)
+        for p in M:
+            i = p - 1
+            if not up[i] or phase[i] != OKSENT or not frozenset(views[vid[i] - 1]) - gone[i] <= flushOks[i]:
+                continue
+            c = flushInit[i]
+            s = list(k)
+            s[_PHASE] = _set(phase, i, COMPLETED_PH)
+            s[_BLOCKED] = _set(blocked, i, True)
+            if c == p:
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(p, log[i])})
+            elif c not in dead:
+                j = i * N + c - 1
+                s[_CHAN] = _set(chan, j, chan[j] + (m_(COMPLETED, vid[i], log[i]),))
+            add((L["FlushCompleted"][i], tuple(s)))
+        # SendView(c)
+        for c in M:
+            i = c - 1
+            if not up[i] or flushInit[i] != c or phase[i] != COMPLETED_PH or not fresh[i]:
+                continue
+            v = vid[i]
+            old = views[v - 1]
+            g = gone[i]
+            if not frozenset(old) - g <= {r[0] for r in completed[i]}:
+                continue
+            D = Longest({r[1] for r in completed[i] if r[0] not in g})
+            s = list(k)
+            new, R, tail = self._next_view(s, k, i, old, ctx)
+            ch = list(chan)
+            _multi(ch, N, c, R, m_(VIEW, v, D, *tail), dead)
+            s[_VID] = _set(vid, i, v + 1)
+            s[_PHASE] = _set(phase, i, NORMAL)
+            s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+            s[_COMPLETED] = _set(completed, i, frozenset())
+            self._moved(s, k, c, new, D, ch, dead)
+            add((L["SendView"][i], tuple(s)))
+        # StopFlush(c)
+        for c in M:
+            i = c - 1
+            if not up[i] or flushInit[i] != c or phase[i] != NORMAL:
+                continue
+            v = vid[i]
+            prev = views[v - 2]
+            ch = list(chan)
+            _multi(ch, N, c, [x for x in views[v - 1] if x in prev], m_(STOP, v), dead)
+            s = list(k)
+            s[_CHAN] = tuple(ch)
+            s[_BLOCKED] = _set(blocked, i, False)
+            s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+            add((L["StopFlush"][i], tuple(s)))
+        # the pair actions (p, q): each takes the head of the channel q -> p
+        for p, q, j, lab in self.L_pair:
+            seq = chan[j]
+            i = p - 1
+            if not seq or not alive[i]:
+                continue   # every pair action needs Alive(p) and a message
+            msg = seq[0]
+            kind = msg[0]
+            v = vid[i]
+            mv = msg[1]
+            rest = _set(chan, j, seq[1:])
+            if kind == VIEW:
+                if up[i] and mv < v:   # Discard(p, q)
+                    add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+                if (up[i] and mv == v) or v == 0:   # InstallView(p, q)
+                    s = list(k)
+                    s[_VID] = _set(vid, i, mv + 1)
+                    s[_FLUSHINIT] = _set(flushInit, i, NO_INIT if v == 0 else q)
+                    s[_PHASE] = _set(phase, i, NORMAL)
+                    s[_FLUSHOKS] = _set(flushOks, i, frozenset())
+                    s[_COMPLETED] = _set(completed, i, frozenset())
+                    if v == 0:   # a joiner (RaincoreSequencerFlush's): no digest, closed 0 for the views before it
+                        s[_CLOSED] = _set(closed, i, (0,) * mv)
+                        s[_CHAN] = rest
+                    else:
+                        self._moved(s, k, p, views[mv], msg[2], list(rest), dead)
+                    add((lab["InstallView"], tuple(s)))
+                continue
+            if not up[i]:
+                continue
+            if kind == FWD:   # RecvForward(p, q)
+                s = list(k)
+                view = views[v - 1]
+                if view[0] == p:
+                    snd, n = msg[2], msg[3]
+                    s[_CHAN] = _mcast(rest, i, N, view, dead, m_(DAT, v, snd, n))
+                    s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                else:
+                    s[_CHAN] = rest
+                add((lab["RecvForward"], tuple(s)))
+                continue
+            ph = phase[i]
+            if kind == DAT:
+                if mv == v and ph != COMPLETED_PH:   # RecvData(p, q)
+                    snd, n = msg[2], msg[3]
+                    s = list(k)
+                    s[_CHAN] = rest
+                    if q != p:
+                        s[_LOG] = _set(log, i, log[i] + ((snd, n),))
+                    if not uniform:
+                        if snd == p:
+                            s[_FWD] = _set(fwd, i, fwd[i] - {n})
+                        row = recv[i]
+                        if n > row[snd - 1]:
+                            s[_RECV] = _set(recv, i, row[:snd - 1] + (n,) + row[snd:])
+                            s[_DELIVERED] = _set(delivered, i, delivered[i] + ((snd, n),))
+                    add((lab["RecvData"], tuple(s)))
+                elif mv < v or (mv == v and ph == COMPLETED_PH):   # Discard(p, q)
+                    add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+                continue
+            # the FLUSH messages of p's view (_flush_msg_from)
+            g = q in gone[i]
+            if mv < v or (mv == v and g):   # Discard(p, q)
+                add((lab["Discard"], k[:_CHAN] + (rest,) + k[_CHAN + 1:]))
+            if mv != v or g:
+                continue
+            s = list(k)
+            s[_CHAN] = rest
+            if kind == START:
+                s[_FLUSHINIT] = _set(flushInit, i, q)
+                if ph == NORMAL:   # Block(p, q)
+                    s[_PHASE] = _set(phase, i, INBLOCK)
+                    add((lab["Block"], tuple(s)))
+                else:              # RestartFlush(p, q)
+                    if ph == COMPLETED_PH:
+                        ch = list(rest)
+                        _multi(ch, N, p, (q,), m_(COMPLETED, v, log[i]), dead)
+                        s[_CHAN] = tuple(ch)
+                    add((lab["RestartFlush"], tuple(s)))
+            elif kind == OK:         # ReceiveFlushOk(p, q)
+                s[_FLUSHOKS] = _set(flushOks, i, flushOks[i] | {q})
+                add((lab["ReceiveFlushOk"], tuple(s)))
+            elif kind == COMPLETED:  # ReceiveFlushCompleted(p, q)
+                s[_COMPLETED] = _set(completed, i, completed[i] | {(q, msg[2])})
+                add((lab["ReceiveFlushCompleted"], tuple(s)))
+            else:                    # Unblock(p, q)
+                s[_BLOCKED] = _set(blocked, i, False)
+                s[_FLUSHINIT] = _set(flushInit, i, NO_INIT)
+                add((lab["Unblock"], tuple(s)))

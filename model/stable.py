@@ -275,35 +275,19 @@ class StableModel(Model):
             heardFrom=s.heardFrom.set(p, s.group if self.ResetOnViewChange else s.heardFrom[p]),
         )]
 
+    # Next's disjuncts in order: each action with whether it is per link
+    # (q, p) or per member
+    NEXT = (("Multicast", False), ("ReceiveData", True), ("Retransmit", True), ("LoseMessage", True),
+            ("SendStable", False), ("ReceiveStable", True), ("SendStability", False), ("ReceiveStability", True),
+            ("Join", False), ("InstallView", False))
+
     def next(self, s: StableState) -> Iterator[tuple[Label, StableState]]:
-        M = self.Members
-        for name in ("Multicast",):
-            for p in M:
-                for t in self.Multicast(s, p):
-                    yield Label(name, (p,)), t
-        for name, act in (("ReceiveData", self.ReceiveData), ("Retransmit", self.Retransmit),
-                          ("LoseMessage", self.LoseMessage)):
-            for q, p in self.links:
-                for t in act(s, q, p):
-                    yield Label(name, (q, p)), t
-        for p in M:
-            for t in self.SendStable(s, p):
-                yield Label("SendStable", (p,)), t
-        for q, p in self.links:
-            for t in self.ReceiveStable(s, q, p):
-                yield Label("ReceiveStable", (q, p)), t
-        for p in M:
-            for t in self.SendStability(s, p):
-                yield Label("SendStability", (p,)), t
-        for q, p in self.links:
-            for t in self.ReceiveStability(s, q, p):
-                yield Label("ReceiveStability", (q, p)), t
-        for j in M:
-            for t in self.Join(s, j):
-                yield Label("Join", (j,)), t
-        for p in M:
-            for t in self.InstallView(s, p):
-                yield Label("InstallView", (p,)), t
+        members = [(p,) for p in self.Members]
+        for name, per_link in self.NEXT:
+            act = getattr(self, name)
+            for params in (self.links if per_link else members):
+                for t in act(s, *params):
+                    yield Label(name, params), t
 
     def constraint(self, s: StableState) -> bool:
         return self.MaxInFlight == 0 or len(s.net) <= self.MaxInFlight

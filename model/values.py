@@ -128,13 +128,9 @@ class Fn(Mapping):
         t = type(data)
         # dict() takes a mapping (through its keys) or an iterable of pairs
         items = _sorted_items(data if t is dict else data._d if t is Fn else dict(data))
-        f = object.__new__(cls)
-        object.__setattr__(f, "_d", dict(items))
-        object.__setattr__(f, "_items", items)
-        object.__setattr__(f, "_hash", None)
-        table = _INTERN
-        if table is not None:
-            return table.setdefault(f, f)
+        f = cls._of(dict(items))
+        if f._items is None:   # keep the sorted items (f may be an equal Fn interned earlier)
+            object.__setattr__(f, "_items", items)
         return f
 
     def __setattr__(self, key: str, value: Any) -> None:  # pragma: no cover
