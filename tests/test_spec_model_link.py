@@ -12,7 +12,7 @@ from groupcheck.model import manifest
 from groupcheck.model.link import compare_entry
 
 
-DEFAULT_STATES = 7_000
+DEFAULT_STATES = 5_000
 
 
 def _cases():
