@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -182,21 +183,14 @@ class History(properties.History):
         them, nothing after the end record).  Clocks are informational: a
         multi-threaded logger (JGroups's) reads its clock before it takes
         the file's lock, so two records may carry clocks out of order."""
+        self.records(file, ((ln, _parse(file, ln, text)) for ln, text in lines))
+
+    def records(self, file: str, recs: Iterable) -> None:
+        """``read`` on parsed records (line number, record)."""
         node, ended = self.file_node.get(file), None
-        loads = json.loads
-        for ln, text in lines:
-            if len(text) > MAX_LINE:
-                raise HistoryError(f"{file}:{ln}: a line of {len(text)} bytes (at most {MAX_LINE})")
-            if text.endswith("\r\n") or text.endswith("\r"):
-                raise HistoryError(f"{file}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
-            if not text.strip():
-                raise HistoryError(f"{file}:{ln}: an empty line")
+        for ln, rec in recs:
             if ended is not None:
                 raise HistoryError(f"{file}:{ln}: a record after the end record (line {ended})")
-            try:
-                rec = loads(text)
-            except json.JSONDecodeError as e:
-                raise HistoryError(f"{file}:{ln}: not JSON ({e.msg})") from None
             if type(rec) is not dict:
                 raise HistoryError(f"{file}:{ln}: expected a JSON object")
             kind = rec.get("kind")
@@ -209,6 +203,21 @@ class History(properties.History):
                 ended = ln
             else:
                 raise HistoryError(f"{file}:{ln}:kind: {kind!r} (event or end)")
+
+
+def _parse(file: str, ln: int, text: str):
+    """One line's record: a line too long, with a CR, empty or not JSON is
+    refused, named."""
+    if len(text) > MAX_LINE:
+        raise HistoryError(f"{file}:{ln}: a line of {len(text)} bytes (at most {MAX_LINE})")
+    if text.endswith("\r\n") or text.endswith("\r"):
+        raise HistoryError(f"{file}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
+    if not text.strip():
+        raise HistoryError(f"{file}:{ln}: an empty line")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise HistoryError(f"{file}:{ln}: not JSON ({e.msg})") from None
 
 
 def _header(rec, where: str) -> dict:
@@ -478,7 +487,7 @@ def from_records(records: list[dict], where: str = "<memory>") -> History:
     head = _header(records[0], f"{where}:1")
     runs: dict = {}
     h = _open_file(runs, where, head)
-    h.read(where, ((k, json.dumps(r)) for k, r in enumerate(records[1:], start=2)))
+    h.records(where, enumerate(records[1:], start=2))
     return h
 
 
@@ -506,16 +515,17 @@ def check_spark(paths: Iterable, spark, protocol: Optional[str] = None, every: b
     ``check`` on the executors."""
     files = history_files(paths, skipped)
     run_of = {}
-    for f in files:     # headers are checked on the driver: errors name file:1:field
-        with open(f, encoding="utf-8", newline="") as fh:
-            run_of[f] = _first(f, fh.readline())["run_id"]
-    sc = spark.sparkContext
-    # textFile splits on \r\n too: a CRLF file is refused on the driver, as load refuses it
+    # one pass per file on the driver: its header (errors name file:1:field)
+    # and its line ends (textFile splits on \r\n too: a CRLF file is refused
+    # here, as load refuses it)
     for f in files:
         with open(f, "rb") as fh:
-            for ln, line in enumerate(fh, start=1):
+            first = fh.readline()
+            run_of[f] = _first(f, first.decode("utf-8", errors="replace"))["run_id"]
+            for ln, line in enumerate(chain([first], fh), start=1):
                 if line.endswith(b"\r\n") or line.endswith(b"\r"):
                     raise HistoryError(f"{f}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
+    sc = spark.sparkContext
     rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=run_of[f]: (r, (f, t[1] + 1, t[0])))
                     for f in files])
     try:
