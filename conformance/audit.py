@@ -18,8 +18,12 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    (conformance/protocols.py), ``runs`` simulated runs under the protocol's
    campaign faults, generated and checked by the pipeline (Spark by default,
    ``--engine local`` in-process).  As expected when no run is rejected or
-   nonconforming and every violation is one of the protocol's
-   ``known_violations`` (a documented finding of the faithful spec).
+   nonconforming, every violation has the shape of one of the protocol's
+   documented findings (conformance/findings.py: its witness matches) and
+   each finding's count per fault plan kind is inside the band its measured
+   rate gives.  A protocol whose findings name a fixed stack also runs the
+   same fault plans on that stack (``fixed_stack_check``): no violation
+   there.
 4. **history** — for each protocol a black-box history can be projected
    from (conformance/history.py ``projectable``), ``HISTORY_RUNS`` runs drawn
    as the conformance stage draws them, each checked twice: the history
@@ -59,6 +63,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from . import findings
 from .report import Check
 
 
@@ -222,16 +227,19 @@ def conformance_check(proto, result: dict) -> Check:
     def violated(r: dict) -> str:      # the pipeline names it; a bare reason starts with it
         return r.get("property") or (r.get("reason") or "").split(":")[0]
 
-    unknown = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation"}
-                     - set(proto.known_violations))
+    # a violation is a known finding only if a documented finding witnesses it (conformance/findings.py)
+    unknown = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and not r.get("finding")})
     failing = [r for r in bad_runs if r.get("verdict") in ("nonconforming", "rejected")
-               or (r.get("verdict") == "violation" and violated(r) not in proto.known_violations)]
+               or (r.get("verdict") == "violation" and not r.get("finding"))]
+    counts = result.get("findings") or {}
+    off_band = findings.out_of_band(proto, counts) if counts else []
     disagreements = result.get("disagreements") or 0
-    as_expected = (not failing and not disagreements
+    as_expected = (not failing and not disagreements and not off_band
                    and verdicts.get("ok", 0) + verdicts.get("violation", 0) > 0)
     observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
-    expected = "all runs conform" + (f"; violations only of {', '.join(proto.known_violations)} (known finding)"
-                                     if proto.known_violations else "; no violation")
+    expected = "all runs conform" + (f"; violations only in the shape of a documented finding "
+                                     f"({', '.join(f.id for f in proto.findings)}), at its measured rate"
+                                     if proto.findings else "; no violation")
     shown = (failing + [r for r in bad_runs if r not in failing])[:DRAWN_RUNS]
     mm = sv = detail = None
     drawn = []
@@ -248,15 +256,19 @@ def conformance_check(proto, result: dict) -> Check:
     if drawn:
         mm, sv = drawn[0].mermaid, drawn[0].svg
     if unknown:
-        detail = (detail + "\n" if detail else "") + f"unexpected violated properties: {', '.join(unknown)}"
+        detail = (detail + "\n" if detail else "") + \
+            f"violations in no documented finding's shape: {', '.join(unknown)}"
+    if off_band:
+        detail = (detail + "\n" if detail else "") + "finding rates outside their bands: " + "; ".join(off_band)
     if disagreements:
         detail = (detail + "\n" if detail else "") + \
             f"{disagreements} run(s) where the property catalogue and the replay disagree"
     rows = result.get("rows") or {}
     figs = {"runs": result.get("runs"), "events": result.get("events"),
             "rows_in": rows.get("in"), "rows_rejected": rows.get("rejected"),
-            "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults")}
-    seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation"})
+            "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults"),
+            "finding_rates": findings.rate_figures(proto, counts) if counts else None}
+    seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and r.get("finding")})
     why = []
     for prop in seen:
         if prop in proto.known_violations:
@@ -271,6 +283,33 @@ def conformance_check(proto, result: dict) -> Check:
                  diagrams_omitted=max(0, len(bad_runs) - len(shown)),
                  explanation=" ".join(w for w in why if w) or None,
                  finding=as_expected and bool(seen))
+
+
+def fixed_stack_check(name: str, fixed: str, runs: int, seed: int) -> Check:
+    """The campaign of a flawed stack on the stack that fixes its findings:
+    ``runs`` of ``name``'s drawn fault plans (seed, seed+1, ...) simulated on
+    ``fixed`` and replayed; as expected when every run conforms with no
+    violation at all (conformance/findings.py ``Finding.fixed_by``)."""
+    from . import protocols as registry
+    from .traces import from_records
+    proto, fx = registry.get(name), registry.get(fixed)
+    t0 = time.monotonic()
+    bad, verdicts = [], {}
+    for sd in range(seed, seed + runs):
+        faults, options = proto.draw(sd) if proto.draw else (proto.campaign_faults, {})
+        records, _ = fx.simulate(sd, faults, {**fx.default_options, **options})
+        rep = fx.replay(from_records(records), visited=False)
+        verdicts[rep.verdict] = verdicts.get(rep.verdict, 0) + 1
+        if rep.verdict != "ok":
+            bad.append(f"{rep.run_id} ({faults}): {rep.verdict}: {rep.reason}")
+    ids = ", ".join(f.id for f in proto.findings if f.fixed_by == fixed)
+    return Check(id=f"conformance/{name}-fixed-by-{fixed}", kind="conformance", protocol=name,
+                 name=f"{runs} runs on {fixed}", expected=f"no finding on the fixed stack ({ids})",
+                 observed=", ".join(f"{v} {k}" for k, v in sorted(verdicts.items())), as_expected=not bad,
+                 seconds=round(time.monotonic() - t0, 3), figures={"runs": runs, "fixed_by": fixed},
+                 detail="\n".join(bad[:10]) or None,
+                 explanation=f"{name}'s own fault plans, run on {fixed}, the stack whose design removes "
+                             f"{ids}: every run must conform with no violation")
 
 
 def history_check(name: str, runs: int, seed: int) -> Check:
@@ -537,6 +576,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 continue
             res.setdefault("seconds", time.monotonic() - t0)
             checks.append(conformance_check(proto, res))
+            for fixed in dict.fromkeys(f.fixed_by for f in proto.findings if f.fixed_by):
+                checks.append(fixed_stack_check(name, fixed, runs, seed))
             tick(f"conformance {name}")
             if res.get("coverage"):
                 extra["coverage"][name] = coverage_figures(res["coverage"])

@@ -53,7 +53,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Iterable, Optional
 
-from . import properties
+from . import findings, properties
 
 ENGINES = ("local", "spark")
 LAYOUT = "groupcheck-pipeline/1"
@@ -70,7 +70,8 @@ RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "fa
                "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
 VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
-                   "candidates_max", "stops_conforming_at", "stage", "replay_verdict", "properties_failed", "properties_by", "agree")
+                   "candidates_max", "stops_conforming_at", "stage", "replay_verdict", "properties_failed", "properties_by", "agree",
+                   "finding", "finding_why", "plan")
 
 
 class PipelineError(RuntimeError):
@@ -99,7 +100,8 @@ def _arrow_schemas():
         ("file", pa.string()), ("run_id", pa.string()), ("protocol", pa.string()), ("verdict", pa.string()),
         ("events", pa.int64()), ("first_bad_event", pa.int64()), ("reason", pa.string()),
         ("candidates_max", pa.int64()), ("stops_conforming_at", pa.int64()), ("stage", pa.string()),
-        ("replay_verdict", pa.string()), ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_())])
+        ("replay_verdict", pa.string()), ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_()),
+        ("finding", pa.string()), ("finding_why", pa.string()), ("plan", pa.string())])
     return events, runs, rejected, verdicts
 
 
@@ -289,6 +291,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
             "events": run["events"], "candidates_max": 0, "stops_conforming_at": None, "replay_verdict": None,
             "properties_failed": None, "properties_by": None, "agree": None,
+            "finding": None, "finding_why": None, "plan": None,
             "actions": sorted({r["name"] for r in rows}), "visited": [], "constants": run["constants"]}
     if run["reject_reason"] is not None:
         return {**base, "verdict": "rejected", "first_bad_event": None, "reason": run["reject_reason"],
@@ -304,6 +307,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
     return _merge({**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
                    "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,
                    "stage": "replay", "replay_verdict": rep.verdict, "events": rep.events,
+                   "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan,
                    "visited": sorted({_digest(s) for s in visited}) if want_visited else []},
                   _judged(run, rows) if rep.verdict in ("ok", "violation") else None)
 
@@ -720,11 +724,11 @@ def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Opt
         if v["stage"] == "ingest":   # as conform_file reports an unreadable trace
             rows.append({"file": f, "run_id": None, "protocol": None, "verdict": "rejected", "events": 0,
                          "first_bad_event": None, "reason": v["reason"], "candidates_max": 0,
-                         "stops_conforming_at": None})
+                         "stops_conforming_at": None, "finding": None, "finding_why": None, "plan": None})
         else:
             rows.append({k: v[k] for k in ("file", "run_id", "protocol", "verdict", "events",
                                             "first_bad_event", "reason", "candidates_max",
-                                            "stops_conforming_at")})
+                                            "stops_conforming_at", "finding", "finding_why", "plan")})
     return rows
 
 
@@ -766,9 +770,12 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
         report[p] = {
             "runs": res["runs"], "faults": gen["faults"], "options": gen["options"],
             "verdicts": res["counts"], "disagreements": res["disagreements"],
+            # runs per fault plan kind and per documented finding (conformance/findings.py)
+            "findings": findings.tally([v for v in res["verdicts"] if v.get("protocol") == p]),
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
                           "first_bad_event": v["first_bad_event"],
                           "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None,
+                          "finding": v.get("finding"), "finding_why": v.get("finding_why"), "plan": v.get("plan"),
                           **({"events": first_bad_events(ds_dir, v)} if id(v) in drawn and v.get("file") else {})}
                          for v in bad],
             "first_bad_run_events": first_bad_events(ds_dir, bad[0]) if bad else [],

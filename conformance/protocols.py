@@ -38,11 +38,13 @@ class Protocol:
     binding: type
     default_options: dict = field(default_factory=dict)
     campaign_faults: str = ""       # the fault spec the audit and the campaign use
-    # properties the protocol as the seed describes it is KNOWN to violate under
-    # campaign_faults (a finding, with its counterexample in docs/<name>.md): the
-    # audit counts such violations and does not fail on them; any other
-    # violation, a nonconforming run or a rejected trace fails it
-    known_violations: tuple[str, ...] = ()
+    # the documented findings of the protocol as the seed describes it, each with its
+    # shape and rates (conformance/findings.py; counterexamples in docs/<name>.md): a
+    # violation is a known finding only if one of these witnesses it; any other
+    # violation, a nonconforming run or a rejected trace fails the audit
+    findings: tuple = ()
+    # trace header -> the kind of its fault plan, as findings' rates are counted
+    plan_kind: Optional[Callable[[dict], str]] = None
     # simulation options accepted beyond default_options (those with a default
     # inside simulate); `groupcheck simulate --option` refuses any other key
     more_options: tuple[str, ...] = ()
@@ -71,7 +73,19 @@ class Protocol:
         """The verdict of one run (conformance/replay.py's engine): a
         replay.RunReport."""
         from .replay import run_binding
-        return run_binding(self.binding, trace, visited=visited)
+        rep = run_binding(self.binding, trace, visited=visited)
+        if self.plan_kind is not None:
+            rep.plan = self.plan_kind(trace.header)
+        if rep.verdict == "violation":
+            from .findings import classify
+            prop = (rep.reason or "").split(":", 1)[0]
+            rep.finding, rep.finding_why = classify(self, trace, prop, rep.reason or "", rep.first_bad_event)
+        return rep
+
+    @property
+    def known_violations(self) -> tuple[str, ...]:
+        """The properties some documented finding violates."""
+        return tuple(dict.fromkeys(p for f in self.findings for p in f.properties))
 
     @property
     def option_keys(self) -> set[str]:

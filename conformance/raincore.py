@@ -34,6 +34,7 @@ from groupcheck.impl.sim_raincore import RING_FAULTS, RaincoreConfig, make_layer
 from groupcheck.impl.sim_raincore import simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
+from . import findings
 from .protocols import Protocol
 from .lockstep import LockstepNetwork
 from .replay import Binding, Engine, HeaderError, RunReport
@@ -260,6 +261,48 @@ def draw_faults(rng, n: int, ring: int):
     return FaultPlan(crashes=tuple(crashes), recoveries=tuple(recoveries), joins=joins, token_losses=losses)
 
 
+# ---------------------------------------------------------------- findings with a shape
+
+FOUNDER = 1     # the cold start's founder (Initialization), the node StableFounder keeps up
+
+
+def _witness_regenerated(trace, prop: str, reason: str, at=None):
+    """F8/F9 (docs/raincore.md): with every fix the ring can still hold two
+    tokens, and then commit two views at one index; each such run has a node
+    crash followed by a 911 claim that regenerates the token (a
+    ``911Received`` that leaves its node Eating) before the violation.  The
+    founder's crash (outside StableFounder) is one way to get there."""
+    crash = regen = None
+    for k, ev in enumerate(trace.events):
+        i, name = ev.get("i", k), ev.get("name")
+        if at is not None and i > at:
+            break
+        if name == "Crash" and crash is None:
+            crash = (i, ev.get("nid"))
+        elif (name == "911Received" and crash is not None and regen is None
+              and (ev.get("state") or {}).get("tokenState") == "Eating"):
+            regen = (i, ev.get("nid"))
+    if crash is None or regen is None:
+        return None
+    founder = any(ev.get("name") == "Crash" and ev.get("nid") == FOUNDER for ev in trace.events)
+    return (f"{reason}, after node {crash[1]} crashed (event {crash[0]}) and node {regen[1]} regenerated the "
+            f"token on a 911 claim (event {regen[0]})" + (" in a run where the founder crashed" if founder else ""))
+
+
+def plan_kind(header: dict) -> str:
+    """A run's fault plan as the rates count it: the founder crashes or not."""
+    crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
+    return "founder crash" if FOUNDER in crashed else "founder stays"
+
+
+# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs).
+FINDINGS = (
+    findings.Finding("raincore/two-tokens", ("AtMostOneToken", "ConsistentHistory"),
+                     "docs/raincore.md#3-findings", _witness_regenerated,
+                     rates={"founder crash": (1, 2105), "founder stays": (4, 3895)}),
+)
+
+
 def simulate(seed: int, faults: str, options: dict):
     """One simulated Raincore run as groupcheck-trace/2 records, and a summary."""
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
@@ -305,11 +348,8 @@ PROTOCOL = Protocol(
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants),
-    # docs/raincore.md section 7: view slots drift apart.  With the layer's
-    # TokenRingClaim fix (docs/raincore.md F7) only in runs where the founder
-    # crashes, outside the spec's StableFounder assumption (campaign: 0 of
-    # 500 runs, 1 of 3000; tests/test_campaign_raincore.py pins one)
-    known_violations=("ConsistentHistory",),
+    # docs/raincore.md F8/F9, seen in the implementation (FINDINGS above)
+    findings=FINDINGS, plan_kind=plan_kind,
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

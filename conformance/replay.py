@@ -66,6 +66,12 @@ class RunReport:
     visited: Optional[list] = field(default=None, repr=False, compare=False)
     # why the first bad step is no step of the model, as data (``reason`` is its text)
     mismatch: Optional["Mismatch"] = field(default=None, repr=False, compare=False)
+    # a violation's documented finding (conformance/findings.py): its id when the
+    # run has that finding's shape, else None; ``finding_why`` the witness or why none
+    finding: Optional[str] = None
+    finding_why: Optional[str] = None
+    # the kind of the run's fault plan (the protocol's ``plan_kind``), for findings' rates
+    plan: Optional[str] = None
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("visited", "mismatch")}

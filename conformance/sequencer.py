@@ -35,7 +35,7 @@ from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel, _subsets
 from groupcheck.model.values import Fn
 
-from . import properties
+from . import findings, properties
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
 from .replay import Binding, Engine, HeaderError
@@ -241,6 +241,137 @@ def missing_deliveries(delivered: dict, sent: dict, crashed: set) -> Optional[st
 
 
 
+# ---------------------------------------------------------------- findings with a shape
+
+class _Run:
+    """What SEQUENCER's findings read off a trace: who was coordinator when,
+    which coordinators crashed, when each message was sent, and which
+    coordinator sequenced each delivery (``RecvData``'s ``p``)."""
+
+    def __init__(self, trace: Trace) -> None:
+        nodes = list(trace.header.get("nodes") or [])
+        self.views = {1: nodes}                      # vid -> members; the coordinator is the first
+        self.crashed_coords: list = []               # (event, member) of each coordinator that crashed
+        self.crashed: set = set()
+        self.sent_at: dict = {}                      # msg -> event of its Send
+        self.installs: dict = {}                     # member -> [(event, vid)]
+        self.seq: dict = {}                          # (member, msg) -> who sequenced its first delivery
+        self.dropped: dict = {}                      # msg -> (event, member) that dropped its FORWARD
+        installed = {m: 1 for m in nodes}
+        decided = nodes
+        full = trace.states == "full"
+        got: dict = {}
+        for k, ev in enumerate(trace.events):
+            i, name, m = ev.get("i", k), ev.get("name"), ev.get("nid")
+            if name == "NewView":
+                decided = list((ev.get("params") or {}).get("view") or [])
+                self.views[len(self.views) + 1] = decided
+            elif name == "Crash":
+                self.crashed.add(m)
+                if decided and m == decided[0]:
+                    self.crashed_coords.append((i, m))
+            elif name == "Send" and ev.get("msg"):
+                self.sent_at.setdefault((m, ev["msg"]["seqno"]), i)
+            elif name == "InstallView":
+                vid = (ev.get("state") or {}).get("vid")
+                self.installs.setdefault(m, []).append((i, vid))
+                installed[m] = vid if vid is not None else installed.get(m, 1) + 1
+            elif name == "RecvForward" and ev.get("msg"):
+                # "If not coord: error and return": taken by a member not coordinator of its installed view
+                if (self.views.get(installed.get(m, 1)) or [m])[0] != m:
+                    self.dropped.setdefault((ev["msg"]["sender"], ev["msg"]["seqno"]), (i, m))
+            elif name == "RecvData":
+                d = [tuple(x) for x in (ev.get("state") or {}).get("delivered") or []]
+                new = d[len(got.get(m, ())):] if full else d
+                got[m] = d if full else got.get(m, []) + d
+                for msg in new:
+                    self.seq.setdefault((m, msg), (ev.get("params") or {}).get("p"))
+
+    def history(self) -> properties.History:
+        """The members' first deliveries, the messages sent, the crashes, as
+        the replay judged them (a run judged at its end is quiescent)."""
+        delivered: dict = {}
+        for (m, msg) in self.seq:
+            delivered.setdefault(m, []).append(msg)
+        h = properties.History.of(delivered, {}, self.crashed, quiescent=True, nodes=self.views[1])
+        h.sent = dict.fromkeys(self.sent_at, True)
+        return h
+
+    def held(self, msg) -> Optional[str]:
+        """Why ``msg`` was lost to a coordinator crash: its sender sent it
+        before installing the first view without the crashed coordinator (a
+        FORWARD to it, or in the forward-table re-sent at the view change),
+        or its FORWARD reached a member before that member was coordinator
+        and was dropped (loss 1)."""
+        x = msg[0]
+        if tuple(msg) in self.dropped and self.crashed_coords:
+            i, r = self.dropped[tuple(msg)]
+            return (f"the FORWARD of {properties.fmt(msg)} was dropped at event {i} by member {r}, not yet "
+                    f"coordinator in its installed view (coordinator {self.crashed_coords[0][1]} crashed)")
+        sent = self.sent_at.get(tuple(msg))
+        for at, c in self.crashed_coords:
+            if c == x or sent is None:
+                continue
+            moved = next((i for i, vid in self.installs.get(x, ()) if c not in self.views.get(vid, [c])), None)
+            if moved is None or sent < moved:
+                return (f"{properties.fmt(msg)} was sent at event {sent}, before its sender {x} installed a view "
+                        f"without coordinator {c} (crashed at event {at})"
+                        + ("" if moved is None else f", at event {moved}"))
+        return None
+
+
+def _witness_crash_order(trace: Trace, prop: str, reason: str, at=None) -> Optional[str]:
+    """Finding 1 (docs/sequencer.md): two members order two messages
+    differently because one was sequenced by a coordinator that crashed and
+    the other by another coordinator."""
+    run = _Run(trace)
+    v = properties.total_order(run.history())
+    if v is None or not run.crashed_coords:
+        return None
+    (a, b), (x, y) = v.members, v.messages
+    by = {(m, msg): run.seq.get((m, tuple(msg))) for m in (a, b) for msg in (x, y)}
+    gone = {c for _, c in run.crashed_coords}
+    if not (set(by.values()) & gone) or len(set(by.values())) < 2:
+        return None
+    return (f"{v.reason}; sequenced by " + ", ".join(f"{properties.fmt(msg)} at {m}: {s}"
+                                                     for (m, msg), s in by.items())
+            + f" (coordinator {sorted(gone)[0]} crashed)")
+
+
+def _witness_lost_held(trace: Trace, prop: str, reason: str, at=None) -> Optional[str]:
+    """The losses after a coordinator crash (docs/sequencer.md, losses 1-3):
+    the message a live member lost, or skipped, is one the crashed
+    coordinator held."""
+    run = _Run(trace)
+    judge = properties.gap_free_fifo if prop == "GapFreeFIFO" else properties.eventual_delivery
+    v = judge(run.history())
+    # GapFreeFIFO's first message is the one skipped, EventualDelivery's the one lost
+    msg = v.messages[0] if v else None
+    return run.held(msg) if msg is not None else None
+
+
+def plan_kind(header: dict) -> str:
+    """A run's fault plan as the rates count it: the coordinator (the
+    first member) crashes, another member does, or none."""
+    crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
+    first = (header.get("nodes") or [None])[0]
+    return "coordinator crash" if first in crashed else "other crash" if crashed else "no crash"
+
+
+# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-13999 (4,000
+# runs, 1,284 with a coordinator crash), never the seeds an audit uses.
+FINDINGS = (
+    findings.Finding(
+        "sequencer/coordinator-crash-order", ("TotalOrder",),
+        "docs/sequencer.md#finding-total-order-does-not-survive-a-coordinator-crash",
+        _witness_crash_order, rates={"coordinator crash": (68, 1284)}, fixed_by="sequencerflush"),
+    findings.Finding(
+        "sequencer/lost-after-coordinator-crash", ("GapFreeFIFO", "EventualDelivery"),
+        "docs/sequencer.md#losses-after-a-coordinator-crash-three-findings-and-their-fixes",
+        _witness_lost_held, rates={"coordinator crash": (536, 1284)}, fixed_by="sequencerflush"),
+)
+
+
 def simulate(seed: int, faults: str, options: dict):
     """One simulated SEQUENCER run (impl/sim_sequencer.py) for the registry."""
     from groupcheck.impl import campaign, sim_sequencer
@@ -283,18 +414,8 @@ PROTOCOL = Protocol(
     # spec/Sequencer/TraceSequencer.tla: fwd and a crash's lost receivers are sets
     tla_trace=TLATrace(sets=frozenset({"fwd", "lost"}),
                        constants=spec_constants),
-    # docs/sequencer.md: finding 1 (TotalOrder, the coordinator crash) and the
-    # lost FORWARD (EventualDelivery: a FORWARD re-sent to the new coordinator
-    # before it has installed the view that makes it coordinator is dropped,
-    # "If not coord: error and return", and stays in the sender's
-    # forward-table for ever; about half of the campaign's quiescent runs).
-    # TLC shows it on the spec (manifest LiveCrash, Missing: loss 1), with
-    # the other losses after a coordinator crash (LivePair, GapPair: loss 2;
-    # MissingKeepResend: loss 3); the implementation runs none of the fixes.
-    # GapFreeFIFO: loss 2 seen as a hole in a live sender's sequence (the new
-    # coordinator's own multicast overtakes the forward-table it re-sent to
-    # itself, which everyone then discards as a duplicate; manifest GapPair).
-    known_violations=("TotalOrder", "GapFreeFIFO", "EventualDelivery"),
+    # docs/sequencer.md: finding 1 and the losses after a coordinator crash (FINDINGS above)
+    findings=FINDINGS, plan_kind=plan_kind,
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

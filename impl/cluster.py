@@ -376,7 +376,6 @@ class Runner:
 
     def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
         from groupcheck.conformance import history
-        from groupcheck.conformance.protocols import get
         from groupcheck.conformance.replay import replay
         from groupcheck.conformance.traces import TraceError, load
         try:
@@ -392,7 +391,6 @@ class Runner:
         found = [v.to_json() for v in history.check(h) if v.check in promised]
         for v in found:
             v.pop("svg", None)
-        prop = (rep.reason or "").split(":", 1)[0]
         tlc = None
         if self.checker != "model":     # the TLA+ spec judges the same merged trace
             from groupcheck.conformance import tlctrace
@@ -409,7 +407,7 @@ class Runner:
         return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      known=rep.verdict == "violation" and prop in get(self.protocol).known_violations,
+                      known=rep.verdict == "violation" and rep.finding is not None,
                       tlc=tlc)
 
 

@@ -75,8 +75,9 @@ def test_conformance_verdict_rules():
     seq = protocols.get("sequencer")
     ok = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
                                        "bad_runs": [{"run_id": "a", "verdict": "violation",
-                                                     "reason": "TotalOrder: 1 before 2"}]})
-    assert ok.as_expected                                   # a known finding
+                                                     "reason": "TotalOrder: 1 before 2",
+                                                     "finding": "sequencer/coordinator-crash-order"}]})
+    assert ok.as_expected                                   # a known finding, in its shape
     dup = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
                                         "bad_runs": [{"run_id": "b", "verdict": "violation",
                                                       "reason": "NoDuplicates: twice"}]})
