@@ -270,6 +270,14 @@ def conformance_check(proto, result: dict) -> Check:
             "finding_rates": findings.rate_figures(proto, counts) if counts else None}
     seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and r.get("finding")})
     why = []
+    for f in proto.findings:            # each finding seen: its count per plan kind and one witness
+        runs_f = [r for r in bad_runs if r.get("finding") == f.id]
+        if runs_f:
+            per = "; ".join(f"{c.get(f.id, 0)} of {c['runs']} '{kind}' runs (band {lo}-{hi})"
+                            for kind, c in sorted(counts.items()) if c.get(f.id)
+                            for lo, hi in [findings.band(f.rates.get(kind), c["runs"])])
+            why.append(f"{f.id} ({f.doc}): {per or len(runs_f)}; e.g. {runs_f[0].get('run_id')}: "
+                       f"{runs_f[0].get('finding_why')}.")
     for prop in seen:
         if prop in proto.known_violations:
             from groupcheck.model import manifest

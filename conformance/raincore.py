@@ -289,6 +289,17 @@ def _witness_regenerated(trace, prop: str, reason: str, at=None):
             f"token on a 911 claim (event {regen[0]})" + (" in a run where the founder crashed" if founder else ""))
 
 
+def _witness_founder_liveness(trace, prop: str, reason: str, at=None):
+    """F6 (docs/raincore.md, LiveNoStable3): without StableFounder a ring
+    can starve for ever; in the implementation's runs, a settled end with no
+    agreement follows a crash of the founder."""
+    at_f = next((ev.get("i", k) for k, ev in enumerate(trace.events)
+                 if ev.get("name") == "Crash" and ev.get("nid") == FOUNDER), None)
+    if at_f is None:
+        return None
+    return f"{reason}, in a run where the founder, node {FOUNDER}, crashed at event {at_f} (outside StableFounder)"
+
+
 def plan_kind(header: dict) -> str:
     """A run's fault plan as the rates count it: the founder crashes or not."""
     crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
@@ -300,6 +311,9 @@ FINDINGS = (
     findings.Finding("raincore/two-tokens", ("AtMostOneToken", "ConsistentHistory"),
                      "docs/raincore.md#3-findings", _witness_regenerated,
                      rates={"founder crash": (1, 2105), "founder stays": (4, 3895)}),
+    findings.Finding("raincore/founder-crash-starves", ("Agreed",),
+                     "docs/raincore.md#3-findings", _witness_founder_liveness,
+                     rates={"founder crash": (1, 2105)}),
 )
 
 

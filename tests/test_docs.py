@@ -49,3 +49,12 @@ def test_every_known_violation_has_its_documented_finding(name):
     p = protocols.get(name)
     missing = [v for v in p.known_violations if finding_ref(name, v) is None]
     assert not missing, f"docs/{name}.md has no Finding section naming {missing}"
+
+
+@pytest.mark.parametrize("name", protocols.REGISTERED)
+def test_every_registered_finding_links_to_its_section(name):
+    """A finding's ``doc`` (conformance/findings.py) is a page and anchor that exist."""
+    for f in protocols.get(name).findings:
+        page, _, anchor = f.doc.partition("#")
+        assert (ROOT / page).exists(), f.doc
+        assert not anchor or anchor in _anchors(ROOT / page), f"{f.id}: no #{anchor} in {page}"
