@@ -29,11 +29,19 @@ unacked frame (so progress never depends on a NAK that was lost) and its
 highest (the "last message dropped" case: a receiver cannot NAK a frame it
 never heard of), and every receiver re-NAKs its open gaps.
 
-Buffer limit: ``max_unacked`` bounds the frames retained over all
-destinations.  A send that would exceed it is refused: the frame is not
-sent, ``stats["buffer_full"]`` counts it, and the layer returns no effect.
-This layer has no flow control; the caller sizes the limit (the simulator
-counts refusals and reports them in its summary).
+Flow control (credits per destination, as JGroups's UFC and MFC give a
+sender): at most ``window`` frames to one destination are in flight
+(sent, not yet acknowledged), the receiver's own window, so a receiver never
+drops a frame for being too far ahead and nothing waits on the slow timer
+path.  A send beyond that is queued in ``pending[dest]``, in order, and
+goes out as Acks free credit (``stats["queued"]``); a multicast is one
+such send per member, each destination with its own credit.  Nothing is
+refused or dropped.  Backpressure: ``blocked`` is true while the frames
+retained and queued reach ``max_backlog``; the application's sender waits
+on it (impl/runtime.py, through ``Stack.blocked``), as a JGroups sender
+blocks without credits.  The seeds assume reliable FIFO channels with no
+bound; the credit window is how a bounded buffer keeps that promise: the
+protocol layers above still see every frame, in order, only later.
 
 NAKACK mode (``nakack=True``, the STABLE stack, seed 002): a ``Multicast``
 gets one seqno per sender, the same for every destination (the spec's
@@ -41,7 +49,7 @@ per-sender numbering), and is sent to the other members of the view; the
 layer above delivers its own copy.  The frame is kept once, in ``mbuf``,
 and is freed only by ``collect(upto)``, which the STABLE layer calls when a
 STABILITY digest says every member has delivered it: there are no ACKs, no
-sender-side retransmission timer and no ``max_unacked`` refusal; stability
+sender-side retransmission timer and no credit window; stability
 bounds the buffer instead.  Received frames go up as they are (XData with
 the sender's seqno): ordering, gap detection and the NAKs that fetch a
 missing frame are the STABLE layer's, since its digests are built from the
@@ -62,6 +70,8 @@ timer stops NAKing a member that cannot answer.
 
 from __future__ import annotations
 
+from collections import deque
+
 from .codec import Ack, Nak, XData
 from .events import Effect, Event, Multicast, Receive, Send, SetTimer, TimerFired, Up, ViewChange
 from .layer import bump
@@ -73,18 +83,19 @@ class Reliable:
     name = "reliable"
 
     def __init__(self, nid: int, members, *, retransmit_interval: float = 0.05,
-                 window: int = 64, max_unacked: int = 4096, nakack: bool = False) -> None:
-        if window < 1 or max_unacked < 1 or retransmit_interval <= 0:
-            raise ValueError("window, max_unacked and retransmit_interval must be positive")
+                 window: int = 64, max_backlog: int = 4096, nakack: bool = False) -> None:
+        if window < 1 or max_backlog < 1 or retransmit_interval <= 0:
+            raise ValueError("window, max_backlog and retransmit_interval must be positive")
         self.nid = nid
         self.members: tuple[int, ...] = tuple(members)
         self.departed: set[int] = set()     # members a view change removed
         self.retransmit_interval = retransmit_interval
         self.window = window
-        self.max_unacked = max_unacked
+        self.max_backlog = max_backlog
         self.stats: dict[str, int] = {}
         self.seq: dict[int, int] = {}                 # dest -> last seqno sent
         self.unacked: dict[int, dict[int, object]] = {}   # dest -> seqno -> body
+        self.pending: dict[int, deque] = {}           # dest -> bodies waiting for credit
         self.next: dict[int, int] = {}                # src -> next seqno to pass up
         self.buf: dict[int, dict[int, object]] = {}   # src -> early frames
         self.closed: set[int] = set()               # left srcs whose stream had a gap
@@ -98,6 +109,15 @@ class Reliable:
     @property
     def retained(self) -> int:
         return sum(len(u) for u in self.unacked.values()) + len(self.mbuf)
+
+    @property
+    def queued(self) -> int:
+        return sum(len(p) for p in self.pending.values())
+
+    @property
+    def blocked(self) -> bool:
+        """Backpressure: the application should wait before its next send."""
+        return self.retained + self.queued >= self.max_backlog
 
     @property
     def retained_bytes(self) -> int:
@@ -151,10 +171,14 @@ class Reliable:
             self.departed = (self.departed | (old - set(self.members))) - set(self.members)
             for dest in [d for d in self.unacked if d not in self.members]:
                 bump(self.stats, "released_left", len(self.unacked.pop(dest)))
+            for dest in [d for d in self.pending if d not in self.members]:
+                bump(self.stats, "released_left", len(self.pending.pop(dest)))
             for src in list(self.buf):
                 if src not in self.members and self.buf[src]:
                     self.closed.add(src)
                     bump(self.stats, "left_dropped", len(self.buf.pop(src)))
+        for dest in [d for d, p in self.pending.items() if p]:      # credit freed by an Ack or release
+            self._drain(dest, out)
         self._arm(now, out)
         return out
 
@@ -194,9 +218,20 @@ class Reliable:
         if dest in self.departed:
             bump(self.stats, "to_departed")
             return
-        if self.retained >= self.max_unacked:
-            bump(self.stats, "buffer_full")
+        if self.pending.get(dest) or len(self.unacked.get(dest, ())) >= self.window:
+            self.pending.setdefault(dest, deque()).append(body)     # no credit: wait in order
+            bump(self.stats, "queued")
             return
+        self._transmit(dest, body, out)
+
+    def _drain(self, dest: int, out: list[Effect]) -> None:
+        p, u = self.pending[dest], self.unacked.setdefault(dest, {})
+        while p and len(u) < self.window:
+            self._transmit(dest, p.popleft(), out)
+        if not p:
+            del self.pending[dest]
+
+    def _transmit(self, dest: int, body, out: list[Effect]) -> None:
         q = self.seq.get(dest, 0) + 1
         self.seq[dest] = q
         self.unacked.setdefault(dest, {})[q] = body

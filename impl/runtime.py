@@ -62,6 +62,7 @@ RUNNER = 0                       # the runner's sender id on the wire
 STACK, CONTROL = 0, 1
 _HEAD = struct.Struct(">BH")
 REPORT_EVERY = 0.1               # seconds between a node's status reports
+BACKPRESSURE_POLL = 0.001        # seconds a blocked sender waits before it looks again
 SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
 
 
@@ -104,7 +105,8 @@ def ring_safe(stack, lossy: bool = False) -> bool:
     from .flush import ViewMsg
     ring, tm = stack.ring, stack.ring_part.layer("tm")
     rel = stack.fstack.layer("reliable")
-    views = any(isinstance(b, ViewMsg) for u in rel.unacked.values() for b in u.values())
+    views = any(isinstance(b, ViewMsg) for u in (*rel.unacked.values(), *rel.pending.values()) for b in
+                (u.values() if isinstance(u, dict) else u))
     if lossy:
         return ring.status == "Up" and not views
     return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not ring.newNodes
@@ -120,7 +122,7 @@ def idle(stack) -> bool:
         return idle(stack.fstack) and stack.ring.viewState == "Agreement"
     names = {layer.name for layer in stack.layers}
     rel = stack.layer("reliable")
-    if any(rel.unacked.get(d) for d in rel.unacked):
+    if any(rel.unacked.get(d) for d in rel.unacked) or rel.queued:
         return False
     if "sequencer" in names:
         seq = stack.layer("sequencer")
@@ -202,6 +204,7 @@ class Node(asyncio.DatagramProtocol):
         self._tokens = 0
         self.delivered = 0
         self.sent = 0
+        self.backpressured = 0           # polls a sender spent waiting for credit
         self.dropped: dict[str, int] = {}
         self.transport: Optional[asyncio.DatagramTransport] = None
         self.loop = asyncio.get_event_loop()
@@ -264,7 +267,7 @@ class Node(asyncio.DatagramProtocol):
         st = self.stack.stats if hasattr(self.stack, "stats") else {}
         if hasattr(self.stack, "fstack"):
             st = {**self.stack.fstack.stats, **self.stack.ring_part.stats}
-        return st
+        return {**st, "runtime.backpressured": self.backpressured} if self.backpressured else st
 
     def report(self, what: str, **more) -> None:
         body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
@@ -361,10 +364,17 @@ class Node(asyncio.DatagramProtocol):
         elif what == "status":
             self.report("status")
 
+    def _blocked(self) -> bool:
+        """Backpressure from the stack (over the ring: its FLUSH stack's)."""
+        return getattr(getattr(self.stack, "fstack", self.stack), "blocked", False)
+
     async def _workload(self) -> None:
         gap = 1.0 / self.cfg.rate if self.cfg.rate > 0 else 0.0
         t0 = self.loop.time()
         for k in range(self.cfg.messages):
+            while self._blocked() and not self.frozen:
+                self.backpressured += 1          # flow control: wait for credit, as a JGroups sender blocks
+                await asyncio.sleep(BACKPRESSURE_POLL)
             if self.frozen:
                 return
             self._step(AppSend(f"{self.nid}.{k + 1}".encode()))

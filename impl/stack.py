@@ -80,6 +80,12 @@ class Stack:
     def layer(self, name: str) -> Layer:
         return self.layers[self._index[name]]
 
+    @property
+    def blocked(self) -> bool:
+        """Backpressure: some layer asks the application to wait before its
+        next send (the reliable layer's credits, impl/reliable.py)."""
+        return any(getattr(layer, "blocked", False) for layer in self.layers)
+
     def handle(self, event: Event, now: float) -> list[Effect]:
         out: list[Effect] = []
         if isinstance(event, Receive):

@@ -41,7 +41,7 @@ def test_multicast_delivers_locally_and_sends_one_numbered_frame_to_each_other_m
 
 
 def test_nakack_mode_has_no_buffer_limit_only_stability_frees_frames():
-    rel = Reliable(1, (1, 2), nakack=True, max_unacked=3)
+    rel = Reliable(1, (1, 2), nakack=True, max_backlog=3)
     for k in range(10):
         rel.handle(Multicast(b"%d" % k), 0.0)
     assert rel.retained == 10 and "buffer_full" not in rel.stats

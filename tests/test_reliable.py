@@ -71,14 +71,27 @@ def test_nothing_pending_means_no_timer():
     assert not [e for e in r.handle(TimerFired("retransmit"), 0.05) if isinstance(e, (Send, SetTimer))]
 
 
-def test_window_and_buffer_limit_are_counted():
-    r = Reliable(1, (1, 2), window=4, max_unacked=2)
+def test_window_drop_is_counted():
+    r = Reliable(1, (1, 2), window=4)
     assert r.handle(Receive(2, XData(2, 5, b"far")), 0.0) == []
     assert r.stats["window_drop"] == 1
-    r.handle(Send(2, b"a"), 0.0)
-    r.handle(Send(2, b"b"), 0.0)
-    assert sends(r.handle(Send(2, b"c"), 0.0)) == []
-    assert r.stats["buffer_full"] == 1 and r.retained == 2
+
+
+def test_a_send_without_credit_waits_in_order_and_nothing_is_refused():
+    """Flow control: at most ``window`` frames in flight per destination;
+    the rest queue and go out, in order, as Acks free credit; ``blocked``
+    asks the application to wait once the backlog reaches ``max_backlog``."""
+    r = Reliable(1, (1, 2), window=2, max_backlog=3)
+    assert sends(r.handle(Send(2, b"a"), 0.0)) == [(2, XData(1, 1, b"a"))]
+    assert sends(r.handle(Send(2, b"b"), 0.0)) == [(2, XData(1, 2, b"b"))]
+    assert not r.blocked
+    assert sends(r.handle(Send(2, b"c"), 0.0)) == [] and r.stats["queued"] == 1 and r.blocked
+    assert sends(r.handle(Send(2, b"d"), 0.0)) == [] and r.queued == 2
+    # the timer retransmits only what is in flight, never a queued frame
+    assert {x.seqno for _, x in sends(r.handle(TimerFired("retransmit"), 0.05))} == {1, 2}
+    assert sends(r.handle(Receive(2, Ack(2, 1)), 0.1)) == [(2, XData(1, 3, b"c"))]
+    assert sends(r.handle(Receive(2, Ack(2, 3)), 0.1)) == [(2, XData(1, 4, b"d"))]
+    assert r.queued == 0 and not r.blocked and "buffer_full" not in r.stats
 
 
 def test_bad_sender_is_dropped():
@@ -151,7 +164,9 @@ def test_small_window_still_completes():
     sim, stacks, expected = run_link(3, faults, window=2)
     for m, got in sim.deliveries.items():
         assert sorted((u.src, u.msg) for u in got) == sorted(expected[m])
-    assert sum(s.layer("reliable").stats.get("window_drop", 0) for s in stacks.values()) > 0
+    # flow control: senders queued for credit, and no frame ever landed beyond a receiver's window
+    assert sum(s.layer("reliable").stats.get("queued", 0) for s in stacks.values()) > 0
+    assert sum(s.layer("reliable").stats.get("window_drop", 0) for s in stacks.values()) == 0
 
 
 def test_corrupt_datagram_is_counted_and_dropped():
