@@ -77,15 +77,18 @@ from .events import Effect, Event, Multicast, Receive, Send, SetTimer, TimerFire
 from .layer import bump
 
 TIMER = "retransmit"
+ACK_TIMER = "ack"       # a delayed cumulative Ack (``ack_every`` > 1)
 
 
 class Reliable:
     name = "reliable"
 
     def __init__(self, nid: int, members, *, retransmit_interval: float = 0.05,
-                 window: int = 64, max_backlog: int = 4096, nakack: bool = False) -> None:
-        if window < 1 or max_backlog < 1 or retransmit_interval <= 0:
-            raise ValueError("window, max_backlog and retransmit_interval must be positive")
+                 window: int = 64, max_backlog: int = 4096, nakack: bool = False,
+                 ack_every: int = 1, ack_delay: float = 0.005) -> None:
+        if window < 1 or max_backlog < 1 or retransmit_interval <= 0 or not 1 <= ack_every <= window:
+            raise ValueError("window, max_backlog and retransmit_interval must be positive, "
+                             "ack_every within 1..window")
         self.nid = nid
         self.members: tuple[int, ...] = tuple(members)
         self.departed: set[int] = set()     # members a view change removed
@@ -96,10 +99,14 @@ class Reliable:
         self.seq: dict[int, int] = {}                 # dest -> last seqno sent
         self.unacked: dict[int, dict[int, object]] = {}   # dest -> seqno -> body
         self.pending: dict[int, deque] = {}           # dest -> bodies waiting for credit
+        self.ack_every, self.ack_delay = ack_every, ack_delay
+        self.owed: dict[int, int] = {}                # src -> frames passed up since its last Ack
+        self._ack_at: float | None = None
         self.next: dict[int, int] = {}                # src -> next seqno to pass up
         self.buf: dict[int, dict[int, object]] = {}   # src -> early frames
         self.closed: set[int] = set()               # left srcs whose stream had a gap
         self._timer_at: float | None = None
+        self._now = 0.0
         self.nakack = nakack
         self.mseq = 0                                 # NAKACK: last multicast seqno
         self.mbuf: dict[int, object] = {}             # NAKACK: seqno -> body, until collected
@@ -149,6 +156,7 @@ class Reliable:
 
     def handle(self, event: Event, now: float) -> list[Effect]:
         out: list[Effect] = []
+        self._now = now
         if self.nakack:
             self._handle_nakack(event, out)
             return out
@@ -162,6 +170,10 @@ class Reliable:
         elif isinstance(event, TimerFired) and event.name == TIMER:
             self._timer_at = None
             self._on_timer(out)
+        elif isinstance(event, TimerFired) and event.name == ACK_TIMER:
+            self._ack_at = None
+            for src in [s for s, k in self.owed.items() if k]:
+                self._ack(src, out)
         elif isinstance(event, ViewChange):
             old = set(self.members)
             self.members = tuple(event.view.members)
@@ -262,6 +274,10 @@ class Reliable:
         else:
             bump(self.stats, "unknown_message")
 
+    def _ack(self, src: int, out: list[Effect]) -> None:
+        self.owed[src] = 0
+        out.append(Send(src, Ack(self.nid, self.next.get(src, 1) - 1)))
+
     def _on_data(self, src: int, msg: XData, out: list[Effect]) -> None:
         nxt = self.next.get(src, 1)
         buf = self.buf.setdefault(src, {})
@@ -287,7 +303,12 @@ class Reliable:
         self.next[src] = nxt
         if passed:
             bump(self.stats, "received", passed)
-            out.append(Send(src, Ack(self.nid, nxt - 1)))
+            self.owed[src] = self.owed.get(src, 0) + passed
+            if self.owed[src] >= self.ack_every:
+                self._ack(src, out)
+            elif self._ack_at is None:          # delayed Ack: at most ack_delay late
+                self._ack_at = self._now + self.ack_delay
+                out.append(SetTimer(ACK_TIMER, self._ack_at))
         if q > highest + 1:
             # q opened a new gap above everything seen: ask for it now (a frame
             # inside a known gap opens none; the timer re-NAKs known gaps)

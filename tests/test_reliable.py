@@ -188,3 +188,17 @@ def test_any_fault_plan_gives_exactly_once_fifo(seed, loss, dup, reorder, window
         got = [(u.src, u.msg) for u in got]
         for src in stacks:
             assert [x for x in got if x[0] == src] == [x for x in expected[m] if x[0] == src]
+
+
+def test_delayed_cumulative_acks():
+    """``ack_every`` frames per Ack, or one ``ack_delay`` after the first
+    frame not yet acknowledged; a duplicate is still answered at once."""
+    r = Reliable(1, (1, 2), ack_every=3, ack_delay=0.01)
+    acks = lambda effs: [m for _, m in sends(effs) if isinstance(m, Ack)]   # noqa: E731
+    first = r.handle(Receive(2, XData(2, 1, b"a")), 0.0)
+    assert acks(first) == [] and SetTimer("ack", 0.01) in first
+    assert acks(r.handle(Receive(2, XData(2, 2, b"b")), 0.001)) == []
+    assert acks(r.handle(Receive(2, XData(2, 3, b"c")), 0.002)) == [Ack(1, 3)]      # the third: at once
+    r.handle(Receive(2, XData(2, 4, b"d")), 0.003)
+    assert acks(r.handle(TimerFired("ack"), 0.013)) == [Ack(1, 4)]                # the delay ran out
+    assert acks(r.handle(Receive(2, XData(2, 4, b"d")), 0.02)) == [Ack(1, 4)]     # a duplicate: at once
