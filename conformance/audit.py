@@ -105,7 +105,8 @@ def _counterexample_diagram(entry, result):
         return None
     n = entry.constants().get("N")
     n = n if isinstance(n, int) else None
-    steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0)
+    steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0,
+                                      violated=result.violated, loop_index=result.loop_index)
     return diagram.draw(steps, n, f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}")
 
 

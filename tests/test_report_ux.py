@@ -40,7 +40,7 @@ def test_mermaid_draws_each_message_at_its_receipt():
     assert f'g = "{long}"' in steps[-1].note and "got[3] = 2" in steps[-1].note
     svg = diagram.svg(steps, 3)
     assert "…" not in svg and svg.count("x") >= 150
-    assert svg.count('class="msg"') == 2
+    assert svg.count('class="msg received"') == 2
 
 
 def test_message_bags_give_arrows():
@@ -53,6 +53,48 @@ def test_message_bags_give_arrows():
     (a,) = steps[1].sends
     assert (a.src, a.dst, a.sent_at, a.received_at) == (2, 1, 2, 3)
     assert 'm2-)m1: ' in diagram.mermaid(steps, 2)
+
+
+def test_a_message_dropped_by_a_crash_is_lost_not_received():
+    """Sequencer's Crash(m) empties the channels to m: the message leaves
+    the network with no change at its receiver, so it is drawn lost at the
+    crash (a cross, "lost" in the text and Mermaid), never as a receipt; a
+    real receipt changes its receiver.  The last step is the violating state."""
+    trace = [(None, {"chan": _chan(), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("Send", {"chan": _chan(c1_1=("D",), c1_2=("D",)), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("RecvData", {"chan": _chan(c1_1=("D",)), "recv": (0, 1, 0), "crashed": frozenset()}),
+             ("Crash", {"chan": _chan(), "recv": (0, 1, 0), "crashed": frozenset({1})})]
+    steps = diagram.steps_from_states(trace, 3, violated="TotalOrder")
+    to2, to1 = steps[1].sends
+    assert (to2.received_at, to2.lost_at) == (3, None)
+    assert (to1.received_at, to1.lost_at) == (None, 4)
+    assert steps[3].actors == [1] and steps[3].bad and "TotalOrder" in steps[3].mark
+    txt = diagram.text(steps)
+    assert "1 receives from 1" not in txt and "1 → 1 lost" in txt
+    assert 'm1-xm1: "D" (lost)' in diagram.mermaid(steps, 3)
+    svg = diagram.svg(steps, 3, "t")
+    assert svg.count('class="msg lost"') == 1 and 'data-lost="4"' in svg and 'class="cross"' in svg
+    assert 'data-received="4"' not in svg
+
+
+def test_a_message_removed_from_a_bag_without_a_receiver_change_is_lost():
+    """STABLE's LoseMessage takes a record out of ``net`` and changes nothing else."""
+    m = Fn({"from": 2, "to": 1, "type": "data"})
+    trace = [(None, {"net": frozenset(), "x": (0, 0)}),
+             ("Send", {"net": frozenset({m}), "x": (0, 1)}),
+             ("LoseMessage", {"net": frozenset(), "x": (0, 1)})]
+    (a,) = diagram.steps_from_states(trace, 2)[1].sends
+    assert (a.received_at, a.lost_at) == (None, 3)
+
+
+def test_diagrams_use_no_glyph_that_needs_an_emoji_font():
+    """Every character of a diagram's labels is in the blocks a plain
+    monospace font covers (DejaVu): Latin, punctuation, arrows, math brackets."""
+    g = diagram.draw(diagram.steps_from_events(_violation_run("r1")["events"], 1), None, "r1: TotalOrder")
+    for s in (g.svg, g.text, g.mermaid):
+        assert all(ord(ch) < 0x2190 or 0x2190 <= ord(ch) <= 0x21FF or ch in "⟨⟩" for ch in s), \
+            sorted({ch for ch in s if ord(ch) >= 0x2190})
+    assert "the run stops conforming here" in g.text
 
 
 def _violation_run(run_id):
@@ -88,7 +130,7 @@ def test_junit_failure_holds_the_counterexample_and_time_is_wall_time(tmp_path):
     assert root.get("time") == "60.000" and root.get("skipped") == "1"
     (failure,) = root.iter("failure")
     assert "2. RecvData(p=1)" in failure.text and "2 receives from 1: DATA" in failure.text
-    assert "❌ 2. RecvData" in failure.text
+    assert "2. RecvData(p=1) [the run stops conforming here]" in failure.text
     md = paths["report.md"].read_text()
     assert "## Skipped" in md and "`link/x/B`: marked slow" in md
     html = paths["report.html"].read_text()
