@@ -10,27 +10,32 @@ function whose domain is a set of members); a *channel* variable is a
 function on pairs <<p, q>> of members whose values are sequences.  At each
 step the actors are the members whose entry of some per-member variable
 changed; a channel that grew carries a message from p to q, one that lost its
-head lost one for q (FIFO, so the k-th message out is the k-th in, and
-the space-time diagram can draw the arrow from its send to its end); a
-*message bag* is a set of records naming a sender and a receiver (fields
+head lost one for q (FIFO, so the k-th message out is the k-th in, and the
+space-time diagram can draw the arrow from its send to its end); a *message
+bag* is a set of records naming a sender and a receiver (fields
 ``from``/``src``/``sender``/``cur`` and ``to``/``dst``/``dest``): a record
-that appears is a send, one that disappears has left the network.  A message
-that left is a *receipt* only when its receiver acted in the same step (an
-entry of a per-member variable of q changed, or q sent); otherwise it was
-*lost*: dropped by a crash (Sequencer's ``Crash`` empties the channels to
-the crashed member), a fault (STABLE's ``LoseMessage``), or discarded
-without effect.  A lost message is drawn ending in a cross at the step that
-lost it, never as a receipt.  A variable holding a set of members (such as
-``crashed``) makes the members that enter or leave it actors.  Every variable that
-changed is listed in the step's note in full (per-member ones as
-``var[m]``); renderers wrap it, never cut it.  The last state of a
-counterexample is the violating one: its step is marked (``Step.bad`` and
-``mark``: the property, or where a liveness lasso loops back), and so are
-its actors, the members whose change broke the property.  Mermaid has no
-arrows that span time, so it draws each message at its receipt (what the
-violation is about), a lost one as a crossed arrow at the step that lost it,
-and one still in flight at the end as a crossed arrow at its send.  A trace's events name their actor (``nid``) and, for receipts, the
-sender (``params.p``), so a run needs no inference.
+that appears is a send, one that disappears has left the network.
+
+A message that left is a *receipt* only when its receiver acted in the same
+step (an entry of a per-member variable of q changed, or q sent) and did not
+enter a set of members (``crashed``); otherwise it was *lost*: dropped by a
+crash (Sequencer's ``Crash`` empties the channels to the crashed member), a
+fault (STABLE's ``LoseMessage``), a failed delivery (Raincore's
+``TokenDeliveryFailure``), or taken and discarded without effect.  Its label
+says "lost (no effect at q)", true of all four, and it is drawn ending in a
+cross at the step that lost it, never as a receipt.  A variable holding a
+set of members makes the members that enter or leave it actors.  Every
+variable that changed is listed in the step's note in full (per-member ones
+as ``var[m]``); renderers wrap it, never cut it.
+
+The last state of a counterexample is the violating one: its step is marked
+(``Step.bad`` and ``mark``: the property, or where a liveness lasso loops
+back), and so are its actors, the members whose change broke the property.
+Mermaid has no arrows that span time, so it draws each message at its
+receipt (what the violation is about), a lost one as a crossed arrow at the
+step that lost it, and one still in flight at the end as a crossed arrow at
+its send.  A trace's events name their actor (``nid``) and, for receipts,
+the sender (``params.p``), so a run needs no inference.
 
 ``steps_from_states`` and ``steps_from_events`` give the same neutral
 ``Step`` list; ``mermaid`` renders it as a Mermaid sequenceDiagram (for
@@ -306,7 +311,7 @@ def step_label(s: Step) -> str:
 
 
 def lost_label(a: Arrow) -> str:
-    return f"{a.src} → {a.dst} lost, never received: {a.label}"
+    return f"{a.src} → {a.dst} lost (no effect at {a.dst}): {a.label}"
 
 
 def text(steps: list[Step]) -> str:
