@@ -42,6 +42,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from html import escape
 from pathlib import Path
 from typing import Any, Optional
 
@@ -273,10 +274,14 @@ def _md_row(c: Check, linked: bool = False) -> str:
             f"{c.seconds:.1f} | {VERDICT_MD[c.verdict]} |")
 
 
+def code_spans(text: str) -> str:
+    """``text`` HTML-escaped, its `code` spans tagged: for report.html, and for
+    report.md's ``<summary>`` lines, where Markdown is not parsed."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text, quote=False))
+
+
 def _summary_md(text: str) -> str:
-    """Text for a ``<summary>`` line of report.md: Markdown is not parsed there, so code is tagged."""
-    from html import escape
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(_line(text), quote=False))
+    return code_spans(_line(text))
 
 
 MD_HEAD = ["| check | expected | observed | figures | s | result |", "| --- | --- | --- | --- | ---: | --- |"]
@@ -298,7 +303,7 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     out = ["# groupcheck audit", "", f"**{banner(checks)}**", ""]
     if bad:
         out += ["Unexpected: " + ", ".join(f"`{c.id}`" for c in bad), ""]
-    sections = ["Stages"] + [g["heading"] for g in groups] + (["Violations and why"] if findings else []) \
+    sections = ["Stages"] + (["Violations and why"] if findings else []) + [g["heading"] for g in groups] \
         + ([DIAGRAMS_HEADING] if drawn else []) + (["Coverage of the models by the traces"] if cov else []) \
         + (["Spec actions exercised by the TLC-validated traces"] if tcov else []) \
         + (["Proof matrices (z3)"] if mats else [])
@@ -309,6 +314,17 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
         n = g["count"]
         out.append(f"| [{g['title']}](#{gh_slug(g['heading'])}) | {g['checks']} | {n['pass']} | {n['finding']} | "
                    f"{n['skipped']} | {n['unexpected']} | {g['seconds']:.0f} |")
+    if findings:
+        out += ["", "## Violations and why", ""]
+
+        def item(c: Check) -> str:
+            link = f" ([diagram](#{gh_slug(_md_diagram_heading(c))}))" if c.all_diagrams() else ""
+            return f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}){link}: {why(c)}"
+        out += [item(c) for c in findings if c.verdict == "unexpected"]
+        known = [c for c in findings if c.verdict == "finding"]
+        if known:
+            out += ["", f"<details><summary>{len(known)} expected violations (documented findings): "
+                        "why each is expected</summary>", ""] + [item(c) for c in known] + ["", "</details>"]
     for g in groups:
         out += ["", f"## {g['heading']}", ""]
         if g["shown"]:
@@ -319,11 +335,6 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
         for reason, cs in g["skipped"]:
             out += [f"<details><summary>{len(cs)} skipped: {_summary_md(reason)}</summary>", "",
                     ", ".join(f"`{c.id}`" for c in cs), "", "</details>", ""]
-    if findings:
-        out += ["", "## Violations and why", ""]
-        for c in findings:
-            link = f" ([diagram](#{gh_slug(_md_diagram_heading(c))}))" if c.all_diagrams() else ""
-            out.append(f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}){link}: {why(c)}")
     if drawn:
         out += ["", f"## {DIAGRAMS_HEADING}", "",
                 "Each message is drawn where it is received; a crossed arrow was lost (dropped by a crash or a "
@@ -426,18 +437,20 @@ def coverage_svg(coverage: dict) -> str:
     if not rows:
         return ""
     h = 30 + 44 * len(rows)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="620" height="{h}" font-family="sans-serif" font-size="12">']
+    x0 = 10 + 7 * max(len(p) for p, _ in rows)     # the bars start right of the longest name (12 px: ~7 px a letter)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{x0 + 510}" height="{h}" font-family="sans-serif" '
+           f'font-size="12">']
     for i, (p, v) in enumerate(rows):
         y = 20 + 44 * i
-        out.append(f'<text x="0" y="{y + 14}">{p}</text>')
+        out.append(f'<text x="0" y="{y + 14}">{escape(p)}</text>')
         for j, (key, color, label) in enumerate((("action_share", "#2e86de", "actions"),
                                                 ("state_share", "#27ae60", "states"))):
             share = v.get(key)
             yy = y + 18 * j
-            out.append(f'<rect x="110" y="{yy}" width="400" height="14" fill="#eee"/>')
+            out.append(f'<rect x="{x0}" y="{yy}" width="400" height="14" fill="#eee"/>')
             if share is not None:
-                out.append(f'<rect x="110" y="{yy}" width="{400 * share:.1f}" height="14" fill="{color}"/>')
-            out.append(f'<text x="516" y="{yy + 11}">{label} '
+                out.append(f'<rect x="{x0}" y="{yy}" width="{400 * share:.1f}" height="14" fill="{color}"/>')
+            out.append(f'<text x="{x0 + 406}" y="{yy + 11}">{label} '
                        f'{"n/a" if share is None else f"{100 * share:.1f}%"}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -453,7 +466,7 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
         text = (Path(__file__).resolve().parent / "templates" / "report.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["figures"] = figures_text
-    env.filters["prose"] = lambda t: Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(Markup.escape(t))))
+    env.filters["prose"] = lambda t: Markup(code_spans(str(t)))
     env.filters["wbr"] = lambda t: Markup("<wbr>").join(Markup.escape(x) for x in _word_parts(str(t)))
     s = s or summary(checks, extra)
     cov = (extra or {}).get("coverage") or {}
