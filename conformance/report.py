@@ -187,7 +187,7 @@ FIGURE_WORDS = {
     "members": "members", "queries": "queries", "proved": "proved", "by_frame": "by the frame alone",
     "cti": "CTIs", "reachable_cti": "reachable CTIs", "unknown": "unknown", "solver_seconds": "solver s",
     "max_query_seconds": "slowest query s", "max_query_cpu_seconds": "slowest query CPU s",
-    "model_verdict": "model replay", "traces": "traces in",
+    "model_verdict": "model replay", "traces": "traces in", "fixed_by": "fixed by",
 }
 
 # section titles of the check kinds the audit has; any other kind is titled by its name

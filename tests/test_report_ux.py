@@ -106,7 +106,8 @@ def _violation_run(run_id):
     events = [{"i": 0, "name": "Send", "nid": 1, "params": {}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}},
               {"i": 1, "name": "RecvData", "nid": 2, "params": {"p": 1}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}}]
     return {"run_id": run_id, "verdict": "violation", "reason": "TotalOrder: 2 before 1",
-            "first_bad_event": 1, "events": events}
+            "property": "TotalOrder", "finding": "sequencer/coordinator-crash-order",
+            "finding_why": "2 before 1 across the failover", "first_bad_event": 1, "events": events}
 
 
 def test_every_violating_run_drawn_up_to_n_then_counted():
