@@ -32,11 +32,15 @@ test-slow: $(STAMP) java
 bench: $(STAMP) java
 	$(BIN)/python bench/explore.py
 
-# docs/report.png from audit/report.html at 1280 px (needs Debian's chromium; make never installs it).
+# docs/report.png: the top of audit/report.html at 1280 px (needs Debian's chromium; make
+# never installs it).  REPORT and PNG name another report and picture (the browser test does).
+REPORT ?= audit/report.html
+PNG    ?= docs/report.png
 screenshot:
 	@command -v chromium >/dev/null || { echo "screenshot: needs chromium (Debian: apt-get install chromium)"; exit 3; }
+	@test -f $(REPORT) || { echo "screenshot: no $(REPORT): run groupcheck audit (or groupcheck audit --from SUMMARY) first"; exit 2; }
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1700 \
-		--screenshot=docs/report.png file://$(CURDIR)/audit/report.html
+		--screenshot=$(abspath $(PNG)) file://$(abspath $(REPORT)) 2>/dev/null
 
 # Debian packages that some tests need and pip cannot give: JGroups 2.12 and javac
 # (groupcheck jgroups, tests/test_jgroups*.py), chromium (tests/test_report_browser.py,

@@ -105,7 +105,8 @@ def _counterexample_diagram(entry, result):
         return None
     n = entry.constants().get("N")
     n = n if isinstance(n, int) else None
-    steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0)
+    steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0,
+                                      violated=result.violated, loop_index=result.loop_index)
     return diagram.draw(steps, n, f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}")
 
 
@@ -473,7 +474,8 @@ def cluster_check(out_dir: Path, protocol: str, messages: int = 200, kill_at: fl
     return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                  name=f"3 nodes, {messages} multicasts each, kill 1@{kill_at}",
                  expected="quiescent, traces conform, history clean",
-                 observed=f"{res.verdict}; quiescent {res.quiescent}; delivered {res.delivered}",
+                 observed=f"{res.verdict}; {'quiescent' if res.quiescent else 'not quiescent'}; delivered "
+                 + ", ".join(f"{n} at node {k}" for k, n in sorted(res.delivered.items())),
                  as_expected=not problems, seconds=round(time.monotonic() - t0, 3),
                  figures={"delivered": res.delivered, "auth": res.auth, "traces": str(where / "traces")},
                  detail="\n".join(problems) or None)

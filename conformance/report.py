@@ -11,12 +11,20 @@ module only renders them, so the four files cannot disagree:
 * ``junit.xml``: one test case per check, grouped in one suite per kind, a
   ``<failure>`` for each unexpected result (Jenkins, GitLab, GitHub actions
   read it);
-* ``report.md``: a CI step summary: the table of checks, then each
+* ``report.md``: a CI step summary: contents, a summary per stage, then
+  per stage the findings and unexpected results in full, the passed rows
+  collapsed and the skipped ones grouped by reason, then each
   counterexample and each non-conforming run as a Mermaid sequenceDiagram;
 * ``report.html``: self-contained (inline CSS and SVG, no script, no
-  network): the same table, a space-time diagram per counterexample and the
-  coverage chart.  Rendered with jinja2 (autoescaping on) from
-  ``templates/report.html.j2``.
+  network), laid out the same way, with a space-time diagram per
+  counterexample and the coverage chart.  Rendered with jinja2 (autoescaping
+  on) from ``templates/report.html.j2``.
+
+Both are for a reader who starts at the verdict and follows links: every
+check has an anchor (``anchor``), every drawn check a diagram anchor that its
+row and its "why" line link to, and each stage a section the contents and
+the stage summary link to (``stage_groups``).  Figures are shown in words
+(``FIGURE_WORDS``), never by their summary.json keys.
 
 Every output opens with the same verdict (``banner``) and shows each check
 by its ``Check.verdict``: pass, finding (an expected violation: a documented
@@ -30,9 +38,11 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from html import escape
 from pathlib import Path
 from typing import Any, Optional
 
@@ -166,13 +176,75 @@ def junit(checks: list[Check], wall_seconds: Optional[float] = None) -> ET.Eleme
     return ET.ElementTree(root)
 
 
+# summary.json's figure keys in the report's words; True shows the words alone,
+# False and None nothing; a key missing here is shown with spaces for underscores
+FIGURE_WORDS = {
+    "distinct_states": "distinct states", "pinned": "pinned", "depth": "depth",
+    "states_generated": "states generated", "graph_dumped_for_link": "one TLC run served the link check too",
+    "tlc_distinct_states": "TLC distinct states", "explorer_seconds": "explorer s", "tlc_seconds": "TLC s",
+    "runs": "runs", "events": "events", "rows_in": "rows read", "rows_rejected": "rows rejected",
+    "disagreements": "disagreements", "engine": "engine", "faults": "faults", "flagged": "flagged",
+    "members": "members", "queries": "queries", "proved": "proved", "by_frame": "by the frame alone",
+    "cti": "CTIs", "reachable_cti": "reachable CTIs", "unknown": "unknown", "solver_seconds": "solver s",
+    "max_query_seconds": "slowest query s", "max_query_cpu_seconds": "slowest query CPU s",
+    "model_verdict": "model replay", "traces": "traces in", "fixed_by": "fixed by",
+}
+
+# section titles of the check kinds the audit has; any other kind is titled by its name
+KIND_TITLES = {
+    "tlc": "TLC on the manifest models", "link": "Spec and model graphs compared",
+    "conformance": "Conformance of simulated traces", "history": "Black-box histories",
+    "tracevalidation": "TLC trace validation", "prove": "Inductive invariants (z3)",
+    "cluster": "A real cluster",
+}
+
+
 def _cell(x: Any) -> str:
     s = "-" if x is None else (f"{x:,}" if isinstance(x, int) and not isinstance(x, bool) else str(x))
     return s.replace("|", "\\|").replace("\n", " ")
 
 
 def figures_text(c: Check) -> str:
-    return ", ".join(f"{k} {_cell(v)}" for k, v in c.figures.items() if v is not None and not isinstance(v, (dict, list)))
+    """The check's scalar figures in words (``FIGURE_WORDS``)."""
+    out = []
+    for k, v in c.figures.items():
+        if v is None or v is False or isinstance(v, (dict, list)):
+            continue
+        words = FIGURE_WORDS.get(k, k.replace("_", " "))
+        out.append(words if v is True else f"{words} {_cell(v)}")
+    return ", ".join(out)
+
+
+def anchor(check_id: str, what: str = "check") -> str:
+    """The HTML id of a check's row (``what`` = check), diagrams or proof matrix."""
+    return what + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", check_id).strip("-")
+
+
+def gh_slug(heading: str) -> str:
+    """The anchor GitHub and GitLab give a Markdown heading (report.md's links)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def stage_groups(checks: list[Check]) -> list[dict]:
+    """One group per check kind, in the order the checks come: counts per
+    verdict, seconds, the rows shown in full (unexpected first, then
+    findings), the passed rows (collapsed) and the skipped ones grouped by
+    their reason."""
+    out = []
+    for kind in dict.fromkeys(c.kind for c in checks):
+        cs = [c for c in checks if c.kind == kind]
+        count = {v: sum(c.verdict == v for c in cs) for v in VERDICT_TEXT}
+        reasons: dict[str, list[Check]] = {}
+        for c in cs:
+            if c.verdict == "skipped":
+                reasons.setdefault(c.explanation or "no reason given", []).append(c)
+        title = KIND_TITLES.get(kind, kind)
+        out.append({"kind": kind, "title": title, "heading": f"Stage {kind}: {title}", "id": f"stage-{kind}",
+                    "checks": len(cs), "count": count, "seconds": sum(c.seconds for c in cs),
+                    "shown": [c for c in cs if c.verdict == "unexpected"] + [c for c in cs if c.verdict == "finding"],
+                    "passed": [c for c in cs if c.verdict == "pass"],
+                    "skipped": list(reasons.items())})
+    return out
 
 
 def coverage_rows(coverage: dict) -> list[dict]:
@@ -196,58 +268,79 @@ def coverage_rows(coverage: dict) -> list[dict]:
     return rows
 
 
+def _md_row(c: Check, linked: bool = False) -> str:
+    link = f" ([diagram](#{gh_slug(_md_diagram_heading(c))}))" if linked and c.all_diagrams() else ""
+    return (f"| `{c.id}` | {_cell(c.expected)} | {_cell(c.observed)}{link} | {_cell(figures_text(c))} | "
+            f"{c.seconds:.1f} | {VERDICT_MD[c.verdict]} |")
+
+
+def code_spans(text: str) -> str:
+    """``text`` HTML-escaped, its `code` spans tagged: for report.html, and for
+    report.md's ``<summary>`` lines, where Markdown is not parsed."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text, quote=False))
+
+
+def _summary_md(text: str) -> str:
+    return code_spans(_line(text))
+
+
+MD_HEAD = ["| check | expected | observed | figures | s | result |", "| --- | --- | --- | --- | ---: | --- |"]
+DIAGRAMS_HEADING = "Counterexamples and violating runs"
+
+
+def _md_diagram_heading(c: Check) -> str:
+    return f"Diagram {c.id}"
+
+
 def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     bad = [c for c in checks if not c.as_expected]
+    groups = stage_groups(checks)
+    findings = explained(checks)
+    drawn = [c for c in checks if c.all_diagrams()]
+    cov = (extra or {}).get("coverage")
+    tcov = (extra or {}).get("trace_coverage")
+    mats = proof_matrices(checks)
     out = ["# groupcheck audit", "", f"**{banner(checks)}**", ""]
     if bad:
         out += ["Unexpected: " + ", ".join(f"`{c.id}`" for c in bad), ""]
-    out += ["| check | expected | observed | figures | s | result |",
-            "| --- | --- | --- | --- | ---: | --- |"]
-    for c in checks:
-        out.append(f"| `{c.id}` | {_cell(c.expected)} | {_cell(c.observed)} | {_cell(figures_text(c))} | "
-                   f"{c.seconds:.1f} | {VERDICT_MD[c.verdict]} |")
-    findings = explained(checks)
+    sections = ["Stages"] + (["Violations and why"] if findings else []) + [g["heading"] for g in groups] \
+        + ([DIAGRAMS_HEADING] if drawn else []) + (["Coverage of the models by the traces"] if cov else []) \
+        + (["Spec actions exercised by the TLC-validated traces"] if tcov else []) \
+        + (["Proof matrices (z3)"] if mats else [])
+    out += ["Contents: " + " · ".join(f"[{h}](#{gh_slug(h)})" for h in sections), "", "## Stages", "",
+            "| stage | checks | passed | expected violations | skipped | unexpected | s |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for g in groups:
+        n = g["count"]
+        out.append(f"| [{g['title']}](#{gh_slug(g['heading'])}) | {g['checks']} | {n['pass']} | {n['finding']} | "
+                   f"{n['skipped']} | {n['unexpected']} | {g['seconds']:.0f} |")
     if findings:
         out += ["", "## Violations and why", ""]
-        for c in findings:
-            out.append(f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}): {_line(c.explanation)}")
-    skipped = [c for c in checks if c.skipped]
-    if skipped:
-        out += ["", "## Skipped", ""] + [f"- `{c.id}`: {_line(c.explanation or '')}" for c in skipped]
-    cov = (extra or {}).get("coverage")
-    if cov:
-        out += ["", "## Coverage of the models by the traces", "",
-                "| protocol | actions reached | abstract states reached | reachable | share of reachable |",
-                "| --- | --- | ---: | ---: | --- |"]
-        for r in coverage_rows(cov):
-            out.append(f"| {r['protocol']} | {r['actions']} | {r['states_reached']} | {r['states_reachable']} | "
-                       f"{r['state_share']} |")
-    tcov = (extra or {}).get("trace_coverage")
-    if tcov:
-        out += ["", "## Spec actions exercised by the TLC-validated traces", "",
-                "| protocol | traces | actions exercised (count) | never exercised | action x shape |",
-                "| --- | ---: | --- | --- | ---: |"]
-        for r in trace_coverage_rows(tcov):
-            out.append(f"| {r['protocol']} | {r['traces']} | {r['actions']} | {r['never']} | {r['shapes']} |")
-    mats = proof_matrices(checks)
-    if mats:
-        out += ["", "## Proof matrices (z3)", "",
-                "Per variant: one row per lemma; a cell is the query's seconds when proved (initiation, "
-                "consecution under each action, implication of the property), `frame` when the action "
-                "leaves unchanged all the lemma reads (proved without z3), else its result "
-                "(docs/proofs.md).", ""]
-        for mtx in mats:
-            out += [f"### `{mtx['id']}`", "", _line(mtx["title"]), "",
-                    "| lemma | " + " | ".join(mtx["columns"]) + " |",
-                    "| --- |" + " ---: |" * len(mtx["columns"])]
-            out += [f"| {r['lemma']} | " + " | ".join(r["cells"]) + " |" for r in mtx["rows"]]
-            out.append("")
-    drawn = [c for c in checks if c.all_diagrams()]
+
+        def item(c: Check) -> str:
+            link = f" ([diagram](#{gh_slug(_md_diagram_heading(c))}))" if c.all_diagrams() else ""
+            return f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}){link}: {why(c)}"
+        out += [item(c) for c in findings if c.verdict == "unexpected"]
+        known = [c for c in findings if c.verdict == "finding"]
+        if known:
+            out += ["", f"<details><summary>{len(known)} expected violations (documented findings): "
+                        "why each is expected</summary>", ""] + [item(c) for c in known] + ["", "</details>"]
+    for g in groups:
+        out += ["", f"## {g['heading']}", ""]
+        if g["shown"]:
+            out += MD_HEAD + [_md_row(c, linked=True) for c in g["shown"]] + [""]
+        if g["passed"]:
+            out += [f"<details><summary>{len(g['passed'])} passed</summary>", ""] + MD_HEAD \
+                + [_md_row(c) for c in g["passed"]] + ["", "</details>", ""]
+        for reason, cs in g["skipped"]:
+            out += [f"<details><summary>{len(cs)} skipped: {_summary_md(reason)}</summary>", "",
+                    ", ".join(f"`{c.id}`" for c in cs), "", "</details>", ""]
     if drawn:
-        out += ["", "## Counterexamples and violating runs", "",
-                "Each message is drawn where it is received; a crossed arrow was sent and never received.", ""]
+        out += ["", f"## {DIAGRAMS_HEADING}", "",
+                "Each message is drawn where it is received; a crossed arrow was lost (dropped by a crash or a "
+                "fault) or still in flight at the end; the violating step is on a red band.", ""]
         for c in drawn:
-            out += [f"### `{c.id}`: {c.observed} ({VERDICT_TEXT[c.verdict]})", ""]
+            out += [f"### {_md_diagram_heading(c)}", "", f"`{c.id}`: {c.observed} ({VERDICT_TEXT[c.verdict]})", ""]
             if c.explanation:
                 out += [_line(c.explanation), ""]
             if c.detail:
@@ -256,6 +349,31 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
                 out += [f"**{g.title}**", "", "```mermaid", g.mermaid, "```", ""]
             if c.diagrams_omitted:
                 out += [f"({c.diagrams_omitted} more violating runs not drawn; see summary.json)", ""]
+    if cov:
+        out += ["", "## Coverage of the models by the traces", "",
+                "| protocol | actions reached | abstract states reached | reachable | share of reachable |",
+                "| --- | --- | ---: | ---: | --- |"]
+        for r in coverage_rows(cov):
+            out.append(f"| {r['protocol']} | {r['actions']} | {r['states_reached']} | {r['states_reachable']} | "
+                       f"{r['state_share']} |")
+    if tcov:
+        out += ["", "## Spec actions exercised by the TLC-validated traces", "",
+                "| protocol | traces | actions exercised (count) | never exercised | action x shape |",
+                "| --- | ---: | --- | --- | ---: |"]
+        for r in trace_coverage_rows(tcov):
+            out.append(f"| {r['protocol']} | {r['traces']} | {r['actions']} | {r['never']} | {r['shapes']} |")
+    if mats:
+        out += ["", "## Proof matrices (z3)", "",
+                "Per variant: one row per lemma; a cell is the query's seconds when proved (initiation, "
+                "consecution under each action, implication of the property), `frame` when the action "
+                "leaves unchanged all the lemma reads (proved without z3), else its result "
+                "(docs/proofs.md).", ""]
+        for mtx in mats:
+            out += [f"<details><summary>{_summary_md(mtx['id'] + ': ' + mtx['observed'])}</summary>", "", _line(mtx["title"]), "",
+                    "| lemma | " + " | ".join(mtx["columns"]) + " |",
+                    "| --- |" + " ---: |" * len(mtx["columns"])]
+            out += [f"| {r['lemma']} | " + " | ".join(r["cells"]) + " |" for r in mtx["rows"]]
+            out += ["", "</details>", ""]
     return "\n".join(out) + "\n"
 
 
@@ -291,6 +409,7 @@ def proof_matrices(checks: list[Check]) -> list[dict]:
             cols.remove("implication")
             cols.append("implication")
         out.append({"id": c.id, "title": f"{c.id} ({c.name}): {c.observed}", "columns": cols,
+                    "observed": c.observed, "verdict": c.verdict,
                     "rows": [{"lemma": lemma, "cells": [cells.get(col, "") for col in cols]}
                              for lemma, cells in rows.items()]})
     return out
@@ -318,18 +437,20 @@ def coverage_svg(coverage: dict) -> str:
     if not rows:
         return ""
     h = 30 + 44 * len(rows)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="620" height="{h}" font-family="sans-serif" font-size="12">']
+    x0 = 10 + 7 * max(len(p) for p, _ in rows)     # the bars start right of the longest name (12 px: ~7 px a letter)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{x0 + 510}" height="{h}" font-family="sans-serif" '
+           f'font-size="12">']
     for i, (p, v) in enumerate(rows):
         y = 20 + 44 * i
-        out.append(f'<text x="0" y="{y + 14}">{p}</text>')
+        out.append(f'<text x="0" y="{y + 14}">{escape(p)}</text>')
         for j, (key, color, label) in enumerate((("action_share", "#2e86de", "actions"),
                                                 ("state_share", "#27ae60", "states"))):
             share = v.get(key)
             yy = y + 18 * j
-            out.append(f'<rect x="110" y="{yy}" width="400" height="14" fill="#eee"/>')
+            out.append(f'<rect x="{x0}" y="{yy}" width="400" height="14" fill="#eee"/>')
             if share is not None:
-                out.append(f'<rect x="110" y="{yy}" width="{400 * share:.1f}" height="14" fill="{color}"/>')
-            out.append(f'<text x="516" y="{yy + 11}">{label} '
+                out.append(f'<rect x="{x0}" y="{yy}" width="{400 * share:.1f}" height="14" fill="{color}"/>')
+            out.append(f'<text x="{x0 + 406}" y="{yy + 11}">{label} '
                        f'{"n/a" if share is None else f"{100 * share:.1f}%"}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -345,21 +466,35 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
         text = (Path(__file__).resolve().parent / "templates" / "report.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["figures"] = figures_text
+    env.filters["prose"] = lambda t: Markup(code_spans(str(t)))
+    env.filters["wbr"] = lambda t: Markup("<wbr>").join(Markup.escape(x) for x in _word_parts(str(t)))
     s = s or summary(checks, extra)
     cov = (extra or {}).get("coverage") or {}
+    mats = proof_matrices(checks)
     return env.from_string(text).render(
-        s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT,
+        s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT, anchor=anchor,
+        groups=stage_groups(checks),
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
         trace_coverage=trace_coverage_rows((extra or {}).get("trace_coverage") or {}),
-        proof_matrices=proof_matrices(checks),
-        drawn=[c for c in checks if c.all_diagrams()], skipped=[c for c in checks if c.skipped],
-        explained=explained(checks))
+        proof_matrices=mats, matrix_ids={m["id"] for m in mats},
+        drawn=[c for c in checks if c.all_diagrams()], explained=explained(checks), why=why)
+
+
+def _word_parts(text: str) -> list[str]:
+    """``text`` split where a line may break without cutting a word: after a
+    slash, before a capital that follows a lower-case letter (``Token|Delivery|Failure``)."""
+    return re.split(r"(?<=/)|(?<=[a-z0-9])(?=[A-Z])", text)
 
 
 def explained(checks: list[Check]) -> list[Check]:
-    """Checks whose violation is explained, the unexpected ones first."""
-    return sorted((c for c in checks if c.verdict in ("finding", "unexpected") and c.explanation),
-                  key=lambda c: c.verdict != "unexpected")
+    """The unexpected checks, then the findings with their explanation."""
+    return [c for c in checks if c.verdict == "unexpected"] + \
+        [c for c in checks if c.verdict == "finding" and c.explanation]
+
+
+def why(c: Check) -> str:
+    """A check's line in "Violations and why": its explanation, else its detail."""
+    return _line(c.explanation or c.detail or "no explanation recorded")
 
 
 def write_all(out_dir: str | Path, checks: list[Check], extra: Optional[dict] = None) -> dict[str, Path]:

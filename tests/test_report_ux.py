@@ -1,10 +1,15 @@
-"""The audit report a release engineer reads (issue 17): the verdict banner,
-expected violations distinct and explained, messages drawn at their receipt,
-labels wrapped not cut, every violating run drawn, JUnit failures carrying the
-counterexample, the step summary, re-rendering from summary.json."""
+"""The audit report a release engineer reads: the verdict banner, expected
+violations distinct and explained, messages drawn at their receipt and lost
+ones never as receipts, labels wrapped not cut, every violating run drawn,
+JUnit failures carrying the counterexample, the step summary, re-rendering
+from summary.json, and a report navigable without a browser's help
+(contents, anchors, links to diagrams, collapsed passes and skips), read here
+with the standard library's html.parser."""
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 
 from typer.testing import CliRunner
 
@@ -40,7 +45,7 @@ def test_mermaid_draws_each_message_at_its_receipt():
     assert f'g = "{long}"' in steps[-1].note and "got[3] = 2" in steps[-1].note
     svg = diagram.svg(steps, 3)
     assert "…" not in svg and svg.count("x") >= 150
-    assert svg.count('class="msg"') == 2
+    assert svg.count('class="msg received"') == 2
 
 
 def test_message_bags_give_arrows():
@@ -55,11 +60,54 @@ def test_message_bags_give_arrows():
     assert 'm2-)m1: ' in diagram.mermaid(steps, 2)
 
 
+def test_a_message_dropped_by_a_crash_is_lost_not_received():
+    """Sequencer's Crash(m) empties the channels to m: the message leaves
+    the network with no change at its receiver, so it is drawn lost at the
+    crash (a cross, "lost" in the text and Mermaid), never as a receipt; a
+    real receipt changes its receiver.  The last step is the violating state."""
+    trace = [(None, {"chan": _chan(), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("Send", {"chan": _chan(c1_1=("D",), c1_2=("D",)), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("RecvData", {"chan": _chan(c1_1=("D",)), "recv": (0, 1, 0), "crashed": frozenset()}),
+             ("Crash", {"chan": _chan(), "recv": (0, 1, 0), "crashed": frozenset({1})})]
+    steps = diagram.steps_from_states(trace, 3, violated="TotalOrder")
+    to2, to1 = steps[1].sends
+    assert (to2.received_at, to2.lost_at) == (3, None)
+    assert (to1.received_at, to1.lost_at) == (None, 4)
+    assert steps[3].actors == [1] and steps[3].bad and "TotalOrder" in steps[3].mark
+    txt = diagram.text(steps)
+    assert "1 receives from 1" not in txt and "1 → 1 lost" in txt
+    assert 'm1-xm1: "D" (lost)' in diagram.mermaid(steps, 3)
+    svg = diagram.svg(steps, 3, "t")
+    assert svg.count('class="msg lost"') == 1 and 'data-lost="4"' in svg and 'class="cross"' in svg
+    assert 'data-received="4"' not in svg
+
+
+def test_a_message_removed_from_a_bag_without_a_receiver_change_is_lost():
+    """STABLE's LoseMessage takes a record out of ``net`` and changes nothing else."""
+    m = Fn({"from": 2, "to": 1, "type": "data"})
+    trace = [(None, {"net": frozenset(), "x": (0, 0)}),
+             ("Send", {"net": frozenset({m}), "x": (0, 1)}),
+             ("LoseMessage", {"net": frozenset(), "x": (0, 1)})]
+    (a,) = diagram.steps_from_states(trace, 2)[1].sends
+    assert (a.received_at, a.lost_at) == (None, 3)
+
+
+def test_diagrams_use_no_glyph_that_needs_an_emoji_font():
+    """Every character of a diagram's labels is in the blocks a plain
+    monospace font covers (DejaVu): Latin, punctuation, arrows, math brackets."""
+    g = diagram.draw(diagram.steps_from_events(_violation_run("r1")["events"], 1), None, "r1: TotalOrder")
+    for s in (g.svg, g.text, g.mermaid):
+        assert all(ord(ch) < 0x2190 or 0x2190 <= ord(ch) <= 0x21FF or ch in "⟨⟩" for ch in s), \
+            sorted({ch for ch in s if ord(ch) >= 0x2190})
+    assert "the run stops conforming here" in g.text
+
+
 def _violation_run(run_id):
     events = [{"i": 0, "name": "Send", "nid": 1, "params": {}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}},
               {"i": 1, "name": "RecvData", "nid": 2, "params": {"p": 1}, "msg": {"type": "DATA", "sender": 1, "seqno": 1}}]
     return {"run_id": run_id, "verdict": "violation", "reason": "TotalOrder: 2 before 1",
-            "first_bad_event": 1, "events": events}
+            "property": "TotalOrder", "finding": "sequencer/coordinator-crash-order",
+            "finding_why": "2 before 1 across the failover", "first_bad_event": 1, "events": events}
 
 
 def test_every_violating_run_drawn_up_to_n_then_counted():
@@ -88,11 +136,11 @@ def test_junit_failure_holds_the_counterexample_and_time_is_wall_time(tmp_path):
     assert root.get("time") == "60.000" and root.get("skipped") == "1"
     (failure,) = root.iter("failure")
     assert "2. RecvData(p=1)" in failure.text and "2 receives from 1: DATA" in failure.text
-    assert "❌ 2. RecvData" in failure.text
+    assert "2. RecvData(p=1) [the run stops conforming here]" in failure.text
     md = paths["report.md"].read_text()
-    assert "## Skipped" in md and "`link/x/B`: marked slow" in md
+    assert "<details><summary>1 skipped: marked slow</summary>" in md and "`link/x/B`" in md
     html = paths["report.html"].read_text()
-    assert 'class="banner fail"' in html and 'tr class="skipped"' in html
+    assert 'class="banner fail"' in html and '<code id="check-link-x-B">link/x/B</code>' in html
 
 
 def test_audit_from_summary_and_github_step_summary(tmp_path, monkeypatch):
@@ -135,3 +183,123 @@ def test_the_conformance_stage_draws_every_violating_run(tmp_path):
     assert len(c.diagrams) == len(with_events)
     assert c.diagrams_omitted == len(bad) - len(with_events)
     assert all("-)" in g.mermaid for g in c.diagrams)
+
+
+class _Page(HTMLParser):
+    """report.html as the tests read it: ids, links, the details each element
+    sits in, and the visible text."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.ids, self.links, self.stack, self.text = {}, [], [], []
+        self.details = []           # [summary text, [ids inside]]
+        self.in_summary = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag not in ("wbr", "br", "col", "circle", "line", "path", "rect", "meta", "marker"):
+            self.stack.append(tag)
+        if tag == "details":
+            self.details.append(["", []])
+        if tag == "summary":
+            self.in_summary = True
+        if "id" in a:
+            self.ids[a["id"]] = tag
+            for d in self._open_details():
+                d[1].append(a["id"])
+        if tag == "a" and "href" in a:
+            self.links.append((a["href"], "nav" in self.stack))
+
+    def _open_details(self):
+        depth = self.stack.count("details")
+        return self.details[len(self.details) - depth:] if depth else []
+
+    def handle_endtag(self, tag):
+        if tag == "summary":
+            self.in_summary = False
+        if tag in self.stack:
+            while self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data):
+        if "style" in self.stack or "title" in self.stack:
+            return
+        self.text.append(data)
+        if self.in_summary:
+            self.details[-1][0] += data
+
+    def collapsed(self, element_id):
+        return any(element_id in ids for _, ids in self.details)
+
+
+def _report_checks():
+    trace = [(None, {"chan": _chan(), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("Send", {"chan": _chan(c1_1=("D",), c1_2=("D",)), "recv": (0, 0, 0), "crashed": frozenset()}),
+             ("RecvData", {"chan": _chan(c1_1=("D",)), "recv": (0, 1, 0), "crashed": frozenset()}),
+             ("Crash", {"chan": _chan(), "recv": (0, 1, 0), "crashed": frozenset({1})})]
+    g = diagram.draw(diagram.steps_from_states(trace, 3, violated="TotalOrder"), 3, "x/Crash: TotalOrder")
+    finding = Check(id="tlc/x/Crash", kind="tlc", protocol="x", name="Crash", expected="TotalOrder",
+                    observed="TotalOrder", as_expected=True, seconds=1.0, finding=True, diagrams=[g],
+                    figures={"distinct_states": 10, "pinned": 10, "graph_dumped_for_link": True},
+                    explanation="A documented finding.")
+    ok = [Check(id=f"tlc/x/Ok{k}", kind="tlc", protocol="x", name=f"Ok{k}", expected="ok", observed="ok",
+                as_expected=True, seconds=1.0, figures={"distinct_states": 5, "states_generated": 9})
+          for k in range(3)]
+    skipped = [Check(id=f"link/x/S{k}", kind="link", protocol="x", name=f"S{k}", expected="graphs equal",
+                     observed="skipped", as_expected=True, seconds=0.0, skipped=True,
+                     explanation="marked slow" if k < 3 else "marked `heavy`") for k in range(5)]
+    bad = audit.conformance_check(protocols.get("sequencer"), {
+        "runs": 3, "verdicts": {"ok": 2, "nonconforming": 1}, "seconds": 0.5,
+        "bad_runs": [{**_violation_run("r7"), "verdict": "nonconforming"}]})
+    return [finding, *ok, *skipped, bad]
+
+
+def test_the_html_report_is_navigable(tmp_path):
+    """Contents and stage summary link to sections that exist; every check
+    has an anchor; each drawn check's row and "why" line link to its
+    diagram; passed rows and skips are collapsed, skips one group per
+    reason; figures in words, never summary.json's keys."""
+    checks = _report_checks()
+    paths = report.write_all(tmp_path, checks)
+    page = _Page(paths["report.html"].read_text(encoding="utf-8"))
+    nav = [h for h, in_nav in page.links if in_nav]
+    groups = report.stage_groups(checks)
+    assert [f"#{g['id']}" for g in groups] == [h for h in nav if h.startswith("#stage-")] == ["#stage-tlc",
+                                                                                                "#stage-link",
+                                                                                                "#stage-conformance"]
+    assert "#diagrams" in nav and "#violations" in nav
+    for href, _ in page.links:
+        assert href.startswith("#") and href[1:] in page.ids, href
+    for c in checks:
+        assert report.anchor(c.id) in page.ids
+        if c.all_diagrams():
+            target = report.anchor(c.id, "diagram")
+            assert target in page.ids
+            linked_from = [h for h, _ in page.links].count("#" + target)
+            assert linked_from >= 2, c.id          # its row and its "why" line (or the stage table)
+        assert page.collapsed(report.anchor(c.id)) == (c.verdict in ("pass", "skipped")), c.id
+    summaries = [s.split() for s, _ in page.details]
+    assert ["3", "passed"] in summaries
+    skip_groups = [s for s, _ in page.details if "skipped:" in s]
+    assert sorted(skip_groups) == ["2 skipped: marked heavy", "3 skipped: marked slow"]
+    text = " ".join(page.text)
+    for c in checks:
+        for key in c.figures:
+            if "_" in key:
+                assert key not in text, key
+    assert "one TLC run served the link check too" in text and "distinct states 10" in text
+
+
+def test_the_markdown_report_links_resolve():
+    """Every ``](#anchor)`` of report.md names a heading's GitHub anchor;
+    passed rows and skips sit in collapsed blocks."""
+    checks = _report_checks()
+    md = report.markdown(checks)
+    slugs = {report.gh_slug(m) for m in re.findall(r"^#+ (.+)$", md, re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", md)
+    assert links and set(links) <= slugs, set(links) - slugs
+    assert "#diagram-tlcxcrash" in {f"#{x}" for x in links}
+    assert "<details><summary>3 passed</summary>" in md
+    assert "<details><summary>2 skipped: marked <code>heavy</code></summary>" in md
+    assert "graph_dumped_for_link" not in md
