@@ -251,7 +251,13 @@ def conformance_check(proto, result: dict) -> Check:
         if not isinstance(events, list):
             events = None
         if events:
-            steps = diagram.steps_from_events(events, show.get("first_bad_event"))
+            at, mark = show.get("first_bad_event"), "the run stops conforming here"
+            if show.get("verdict") == "violation":
+                prop = violated(show)
+                mark = f"{prop} is broken here"
+                if at is None:              # judged at the run's end: its last event
+                    at, mark = events[-1].get("i"), f"the run ends here, breaking {prop}"
+            steps = diagram.steps_from_events(events, at, mark)
             drawn.append(diagram.draw(steps, None, f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
                                       f" — {show.get('reason')}"))
     if drawn:

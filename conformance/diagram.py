@@ -242,9 +242,11 @@ def steps_from_states(trace: list[tuple[Optional[str], dict[str, Any]]], n_membe
     return steps
 
 
-def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None) -> list[Step]:
+def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
+                      mark: str = "the run stops conforming here") -> list[Step]:
     """Steps of a trace's events (groupcheck-trace/1); receipts are drawn from
-    ``params.p`` to ``nid``, matched FIFO per (p, nid) and message type."""
+    ``params.p`` to ``nid``, matched FIFO per (p, nid) and message type.  The
+    event ``i == bad_index`` is marked with ``mark``."""
     steps: list[Step] = []
     for k, ev in enumerate(events, 1):
         nid = ev.get("nid")
@@ -253,8 +255,7 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None) -
         label = ev["name"] + ("" if not params else "(" + ", ".join(
             f"{k2}={v}" for k2, v in sorted(params.items())) + ")")
         bad = bad_index is not None and ev.get("i") == bad_index
-        step = Step(k, label, [nid] if isinstance(nid, int) else [], bad=bad,
-                    mark="the run stops conforming here" if bad else "")
+        step = Step(k, label, [nid] if isinstance(nid, int) else [], bad=bad, mark=mark if bad else "")
         if isinstance(nid, int) and isinstance(params.get("p"), int) and params["p"] != nid and msg:
             text = " ".join([str(msg.get("type", ""))] + [f"{k2}={v}" for k2, v in sorted(msg.items())
                                                           if k2 != "type"])
