@@ -82,6 +82,16 @@ def compile_schema(schema: dict, registry: Optional[Registry] = None) -> Pred:
         return cache[uri]
 
     def comp(s, base: str) -> Pred:
+        if isinstance(s, dict) and s.get("type") == "integer" and \
+                {k for k in s if k not in ANNOTATIONS and not k.startswith("x-")} <= {"type", "minimum", "maximum"}:
+            # the commonest leaf (ids, seqnos, members), often in long arrays:
+            # a plain int is judged in one step, anything else by the full check
+            slow = comp_full(s, base)
+            lo, hi = s.get("minimum"), s.get("maximum")
+            return lambda x: (lo is None or x >= lo) and (hi is None or x <= hi) if type(x) is int else slow(x)
+        return comp_full(s, base)
+
+    def comp_full(s, base: str) -> Pred:
         if s is True or s == {}:
             return lambda x: True
         if s is False:
@@ -140,7 +150,7 @@ def compile_schema(schema: dict, registry: Optional[Registry] = None) -> Pred:
                 it = comp(v, base)
                 start = len(s.get("prefixItems", []))
                 checks.append(lambda x, it=it, start=start: not isinstance(x, list)
-                              or all(it(y) for y in x[start:]))
+                              or all(map(it, x[start:] if start else x)))
             elif k == "prefixItems":
                 pre = [comp(p, base) for p in v]
                 checks.append(lambda x, pre=pre: not isinstance(x, list)
