@@ -5,8 +5,8 @@ Theory of operation
 -------------------
 A run's faults are a ``FaultPlan``, the one plan type of every simulator:
 how the network treats each datagram (``loss``, ``duplicate``,
-``reorder_window``, ``delay``), the membership oracle's delays, the ring's
-Transport Manager's latency, and the environment's actions at planned
+``reorder_window``, ``delay``, ``truncate``), the membership oracle's
+delays, the ring's Transport Manager's latency, and the environment's actions at planned
 times (``crashes``, ``recoveries``, ``joins``, ``leaves``: ``(node,
 seconds)``; ``token_losses``: seconds).  Each simulator takes what its spec
 has and refuses the rest (``FaultPlan.only``); a trace header holds the
@@ -15,11 +15,13 @@ whole plan (``to_json``).
 The text form, the same on the command line, in the campaigns and the
 tests, is a comma-separated list of items, times in milliseconds::
 
-    loss=P  dup=P  reorder=MS  crash=N@MS  recover=N@MS  join=N@MS
-    leave=N@MS  tokenloss=MS
+    loss=P  dup=P  reorder=MS  truncate=P  crash=N@MS  recover=N@MS
+    join=N@MS  leave=N@MS  tokenloss=MS
 
 ``P`` is a probability in [0, 1]; ``N`` a node id >= 1; ``MS`` a time >= 0.
-The action items repeat.  A bad item is refused with one message naming
+``truncate=P`` cuts a datagram short with probability P (it arrives with
+its tail missing): the receiver's codec must count and drop it, so to the
+protocol it is a lost datagram.  The action items repeat.  A bad item is refused with one message naming
 it (``crash=banana: expected NODE@TIME``), before the caller does any work.
 ``groupcheck cluster run --kill N@SECONDS`` reads the same ``NODE@TIME``
 form (``node_at``), in seconds of real time.
@@ -34,9 +36,9 @@ from typing import Iterable
 ITEMS = {
     "loss": ("loss", "P"), "dup": ("duplicate", "P"), "reorder": ("reorder_window", "MS"),
     "crash": ("crashes", "N@MS"), "recover": ("recoveries", "N@MS"), "join": ("joins", "N@MS"),
-    "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"),
+    "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"), "truncate": ("truncate", "P"),
 }
-NETWORK = ("loss", "dup", "reorder")
+NETWORK = ("loss", "dup", "reorder", "truncate")
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,12 @@ class FaultPlan:
     leaves: tuple[tuple[int, float], ...] = ()        # (member, time): a graceful leave
     token_losses: tuple[float, ...] = ()              # the next token sent at or after each time is lost
     ring_delay: tuple[float, float] = (0.001, 0.003)  # the ring's Transport Manager: a message's latency
+    truncate: float = 0.0                   # probability a datagram arrives cut short
 
     def __post_init__(self):
         times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
-        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
+        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and 0 <= self.truncate <= 1
+                and self.reorder_window >= 0
                 and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
                 and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)
                 and 0 <= self.ring_delay[0] <= self.ring_delay[1]):
