@@ -16,12 +16,15 @@ The text form, the same on the command line, in the campaigns and the
 tests, is a comma-separated list of items, times in milliseconds::
 
     loss=P  dup=P  reorder=MS  truncate=P  crash=N@MS  recover=N@MS
-    join=N@MS  leave=N@MS  tokenloss=MS
+    join=N@MS  leave=N@MS  tokenloss=MS  late911=MS
 
 ``P`` is a probability in [0, 1]; ``N`` a node id >= 1; ``MS`` a time >= 0.
 ``truncate=P`` cuts a datagram short with probability P (it arrives with
 its tail missing): the receiver's codec must count and drop it, so to the
-protocol it is a lost datagram.  The action items repeat.  A bad item is refused with one message naming
+protocol it is a lost datagram.  ``late911=MS`` is the ring's: each 911
+takes up to MS longer on its Transport Manager (uniform), so a claim can
+come home after its originator has held a newer token (the spec's
+Timely911 is not assumed).  The action items repeat.  A bad item is refused with one message naming
 it (``crash=banana: expected NODE@TIME``), before the caller does any work.
 ``groupcheck cluster run --kill N@SECONDS`` reads the same ``NODE@TIME``
 form (``node_at``), in seconds of real time.
@@ -29,7 +32,7 @@ form (``node_at``), in seconds of real time.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Iterable
 
 # item -> (the plan's field, the item's form)
@@ -37,8 +40,10 @@ ITEMS = {
     "loss": ("loss", "P"), "dup": ("duplicate", "P"), "reorder": ("reorder_window", "MS"),
     "crash": ("crashes", "N@MS"), "recover": ("recoveries", "N@MS"), "join": ("joins", "N@MS"),
     "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"), "truncate": ("truncate", "P"),
+    "late911": ("late_911", "MS"),
 }
 NETWORK = ("loss", "dup", "reorder", "truncate")
+ITEM_FIELDS = tuple(name for name, _ in ITEMS.values())
 
 
 @dataclass(frozen=True)
@@ -56,11 +61,12 @@ class FaultPlan:
     token_losses: tuple[float, ...] = ()              # the next token sent at or after each time is lost
     ring_delay: tuple[float, float] = (0.001, 0.003)  # the ring's Transport Manager: a message's latency
     truncate: float = 0.0                   # probability a datagram arrives cut short
+    late_911: float = 0.0                   # the ring: a 911's extra uniform delay, seconds
 
     def __post_init__(self):
         times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
         if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and 0 <= self.truncate <= 1
-                and self.reorder_window >= 0
+                and self.reorder_window >= 0 and self.late_911 >= 0
                 and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
                 and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)
                 and 0 <= self.ring_delay[0] <= self.ring_delay[1]):
@@ -80,6 +86,18 @@ class FaultPlan:
             if key not in items and getattr(self, name) != getattr(FaultPlan, name):
                 raise ValueError(f"{key}: {protocol} has no such fault (it takes {', '.join(sorted(items))})")
         return self
+
+    def plus(self, other: "FaultPlan") -> "FaultPlan":
+        """This plan with ``other``'s items added: its actions after these,
+        each network value it sets (not its default) in place of this one's."""
+        kw = {}
+        for name in ITEM_FIELDS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, tuple):
+                kw[name] = mine + theirs
+            elif theirs != getattr(FaultPlan, name):
+                kw[name] = theirs
+        return replace(self, **kw)
 
     def to_json(self) -> dict:
         """The plan as a trace header's ``faults``: every field, one shape for every protocol."""
