@@ -105,6 +105,21 @@ class FaultPlan:
                 for k, v in asdict(self).items()}
 
 
+def fault_kinds(faults: dict) -> set[str]:
+    """The kinds of fault a plan holds, from its JSON form (a trace header's
+    ``faults``): ``crash:coordinator`` (node 1, every protocol's first
+    coordinator, founder or sequencer), ``crash:other``, ``crash:none``,
+    and the name of every other item it uses (``recover``, ``join``,
+    ``leave``, ``tokenloss``, ``truncate``, ``late911``; ``loss``, ``dup``,
+    ``reorder``).  The audit stratifies its TLC sample by them."""
+    crashed = {int(m) for m, _ in faults.get("crashes", ())}
+    kinds = {"crash:coordinator"} if 1 in crashed else set()
+    kinds |= {"crash:other"} if crashed - {1} else set() if crashed else {"crash:none"}
+    default = FaultPlan().to_json()
+    return kinds | {key for key, (name, _) in ITEMS.items()
+                    if key != "crash" and faults.get(name, default[name]) != default[name]}
+
+
 def node_at(item: str, text: str, unit: float = 0.001) -> tuple[int, float]:
     """``N@TIME`` (``text``, of the item ``item``) -> (node, seconds); TIME in
     ``unit`` seconds (milliseconds by default)."""
