@@ -61,6 +61,7 @@ class NetStats:
     duplicated: int = 0
     to_crashed: int = 0
     truncated: int = 0
+    merged: int = 0         # a message equal to one in flight, held once (the ring's sets)
 
 
 class Simulator:

@@ -14,7 +14,7 @@ environment with the ones the Raincore spec assumes:
   is taken.  There is no other loss, no duplication.  As the spec's message
   sets, a message equal to one still in flight between the same nodes (a
   Starving node's repeated 911 while the last is late) is that message, not
-  a second copy (``NetStats.duplicated`` counts them as merged).
+  a second copy (``NetStats.merged`` counts them).
 * ``crashes`` ``(node, t)``: the node crashes (the layer keeps its data) and
   the Transport Manager loses every message it has sent and not yet
   delivered (the spec's Crash drops the messages whose ``cur`` is the node).
@@ -183,7 +183,7 @@ class RaincoreSimulator(Simulator):
             return
         key = (src, msg.dest, codec.encode(msg))
         if any(self._frames[d] == key for d in self.inflight):
-            self.net.duplicated += 1             # the spec's set holds it once
+            self.net.merged += 1                 # the spec's set holds it once
             return
         self._n += 1
         self.inflight[self._n] = src
