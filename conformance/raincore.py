@@ -302,19 +302,24 @@ def _witness_founder_liveness(trace, prop: str, reason: str, at=None):
 
 
 def plan_kind(header: dict) -> str:
-    """A run's fault plan as the rates count it: the founder crashes or not."""
-    crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
+    """A run's fault plan as the rates count it: the aimed plan (late 911s,
+    ``AIMED``), else the founder crashes or not."""
+    faults = header.get("faults") or {}
+    if faults.get("late_911"):
+        return "late 911s"
+    crashed = {c[0] for c in (faults.get("crashes") or [])}
     return "founder crash" if FOUNDER in crashed else "founder stays"
 
 
-# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs).
+# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs);
+# "late 911s": every seed's drawn plan with AIMED's items, seeds 10000-13999 (4,000 runs).
 FINDINGS = (
     findings.Finding("raincore/two-tokens", ("AtMostOneToken", "ConsistentHistory"),
                      "docs/raincore.md#3-findings", _witness_regenerated,
-                     rates={"founder crash": (1, 2105), "founder stays": (4, 3895)}),
+                     rates={"founder crash": (1, 2105), "founder stays": (4, 3895), "late 911s": (5, 4000)}),
     findings.Finding("raincore/founder-crash-starves", ("Agreed",),
                      "docs/raincore.md#3-findings", _witness_founder_liveness,
-                     rates={"founder crash": (1, 2105)}),
+                     rates={"founder crash": (1, 2105), "late 911s": (0, 4000)}),
 )
 
 
