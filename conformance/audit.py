@@ -32,8 +32,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    the history's witnesses are drawn.
 5. **tracevalidation** — for every protocol with a trace spec
    (conformance/tlctrace.py), TLC validates ``TRACE_SAMPLE`` runs of the
-   conformance campaign (``--full``: every run), spread evenly over its
-   seeds and regenerated from them (a run is a function of its seed), and
+   conformance campaign (``--full``: every run), regenerated from their
+   seeds (a run is a function of its seed): a stratified sample, a run of
+   every verdict and every kind of fault the campaign holds first, then
+   spread evenly over its seeds (``sample_seeds``, ``run_classes``); and
    the model replay checks the same trace: one check per trace, as expected
    when the two give the same stepwise verdict at the same event.  One TLC
    process per core.  The spec actions the accepted traces exercised, per
@@ -60,6 +62,8 @@ checks; the command exits non-zero when any is unexpected.
 from __future__ import annotations
 
 import time
+from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -360,12 +364,52 @@ def history_check(name: str, runs: int, seed: int) -> Check:
                  finding=not disagree and flagged > 0)
 
 
-def sample_seeds(runs: int, seed: int, sample: Optional[int]) -> list[int]:
-    """``sample`` seeds spread evenly over the campaign's seed..seed+runs-1
-    (all of them when sample is None or not smaller)."""
+def sample_seeds(runs: int, seed: int, sample: Optional[int],
+                 strata: Optional[Callable[[int], set]] = None) -> list[int]:
+    """``sample`` seeds of the campaign's seed..seed+runs-1 (all of them when
+    sample is None or not smaller).  With ``strata`` (a run's seed -> its
+    classes: its verdict, its kinds of fault), first a run of every class,
+    the rarest class first, each time the run of that class that adds the
+    most classes not yet covered (the earliest on a tie), as long as the
+    sample has room; then the rest spread evenly over the campaign."""
     if sample is None or sample >= runs:
         return list(range(seed, seed + runs))
-    return sorted({seed + (k * runs) // sample for k in range(sample)})
+    seeds = range(seed, seed + runs)
+    chosen: list[int] = []
+    if strata is not None:
+        classes = {s: set(strata(s)) for s in seeds}
+        count = Counter(c for cs in classes.values() for c in cs)
+        for c in sorted(count, key=lambda c: (count[c], c)):
+            covered = set().union(*(classes[s] for s in chosen))
+            if len(chosen) == sample:
+                break
+            if c not in covered:
+                chosen.append(max((s for s in seeds if c in classes[s]),
+                                  key=lambda s: (len(classes[s] - covered), -s)))
+    even = [seed + (k * runs) // sample for k in range(sample)]
+    for s in even + list(seeds):
+        if len(chosen) == sample:
+            break
+        if s not in chosen:
+            chosen.append(s)
+    return sorted(chosen)
+
+
+def run_classes(name: str, run_seed: int) -> set[str]:
+    """A campaign run's classes for the stratified TLC sample: its verdict
+    (``verdict:ok``, ``verdict:violation:<property>``, ...) and the kinds of
+    fault of its plan (impl/faults.py ``fault_kinds``), from the run
+    regenerated from its seed and replayed (a few hundredths of a second)."""
+    from groupcheck.impl.faults import fault_kinds
+    from . import protocols as registry
+    from .replay import replay
+    from .traces import from_records
+    proto = registry.get(name)
+    faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
+    records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
+    rep = replay(from_records(records))
+    verdict = rep.verdict + (":" + rep.reason.split(":", 1)[0] if rep.verdict == "violation" and rep.reason else "")
+    return {f"verdict:{verdict}"} | fault_kinds(records[0].get("faults") or {})
 
 
 def tracevalidation_check(name: str, run_seed: int):
@@ -506,7 +550,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     clusters = [p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else []
     from . import tlctrace
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
-          for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE)] if "tracevalidation" in stages else []
+          for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE, partial(run_classes, p))] \
+        if "tracevalidation" in stages else []
     from groupcheck.model.proofs import registry as proofs
     all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
                 for enc in proofs.select(p)] if "prove" in stages else []

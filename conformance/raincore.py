@@ -232,14 +232,15 @@ def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
 # ---------------------------------------------------------------- simulated runs
 
 def parse_faults(spec: str, seed: int, n: int, ring: int):
-    """The fault grammar's ``crash``, ``recover``, ``join`` and ``tokenloss``
-    items (impl/faults.py; e.g. ``crash=2@100,recover=2@400,tokenloss=50,
-    join=4@200``) -> FaultPlan.  ``auto`` draws a plan from ``seed``
-    (``draw_faults``)."""
+    """The fault grammar's ``crash``, ``recover``, ``join``, ``tokenloss``
+    and ``late911`` items (impl/faults.py; e.g. ``crash=2@100,recover=2@400,
+    tokenloss=50,join=4@200``) -> FaultPlan.  ``auto`` draws a plan from
+    ``seed`` (``draw_faults``); ``auto,ITEMS`` adds the items to it (an
+    aimed plan, ``AIMED``)."""
     from groupcheck.impl.faults import parse_faults as parse
-    spec = (spec or "").strip()
-    if spec == "auto":
-        return draw_faults(random.Random(seed), n, ring)
+    head, _, rest = (spec or "").strip().partition(",")
+    if head == "auto":
+        return draw_faults(random.Random(seed), n, ring).plus(parse(rest, RING_FAULTS, "raincore"))
     return parse(spec, RING_FAULTS, "raincore")
 
 
@@ -301,19 +302,24 @@ def _witness_founder_liveness(trace, prop: str, reason: str, at=None):
 
 
 def plan_kind(header: dict) -> str:
-    """A run's fault plan as the rates count it: the founder crashes or not."""
-    crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
+    """A run's fault plan as the rates count it: the aimed plan (late 911s,
+    ``AIMED``), else the founder crashes or not."""
+    faults = header.get("faults") or {}
+    if faults.get("late_911"):
+        return "late 911s"
+    crashed = {c[0] for c in (faults.get("crashes") or [])}
     return "founder crash" if FOUNDER in crashed else "founder stays"
 
 
-# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs).
+# Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs);
+# "late 911s": every seed's drawn plan with AIMED's items, seeds 10000-13999 (4,000 runs).
 FINDINGS = (
     findings.Finding("raincore/two-tokens", ("AtMostOneToken", "ConsistentHistory"),
                      "docs/raincore.md#3-findings", _witness_regenerated,
-                     rates={"founder crash": (1, 2105), "founder stays": (4, 3895)}),
+                     rates={"founder crash": (1, 2105), "founder stays": (4, 3895), "late 911s": (5, 4000)}),
     findings.Finding("raincore/founder-crash-starves", ("Agreed",),
                      "docs/raincore.md#3-findings", _witness_founder_liveness,
-                     rates={"founder crash": (1, 2105)}),
+                     rates={"founder crash": (1, 2105), "late 911s": (0, 4000)}),
 )
 
 
@@ -339,13 +345,24 @@ def simulate(seed: int, faults: str, options: dict):
 
 PROTOCOL_DEFAULTS = {"nodes": 4, "ring": 3}
 
+# Plans aimed at a guard the drawn faults alone never reach, added to the
+# drawn plan of AIMED_SHARE of the audit's runs (docs/raincore.md section 7).
+# stale911: 911s up to 1 s late and two token losses 600 ms apart, so a
+# claim comes home after its originator has held a newer token and starves
+# again: the layer must not regenerate on it (fresh_claim, F4).
+AIMED = {"stale911": "late911=1000,tokenloss=100,tokenloss=700"}
+AIMED_SHARE = 1 / 3
+
+
 def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size from its seed: a ring of 3 or 4 nodes and one
     node outside it; the fault plan (crashes, recoveries, token losses,
-    joins) is drawn from the seed by ``auto``."""
-    import random
-    ring = random.Random(seed * 7919 + 23).choice((3, 4))
-    return "auto", {"nodes": ring + 1, "ring": ring}
+    joins) is drawn from the seed by ``auto``, in a third of the runs with
+    the aimed ``stale911`` items added."""
+    rng = random.Random(seed * 7919 + 23)
+    ring = rng.choice((3, 4))
+    faults = "auto," + AIMED["stale911"] if rng.random() < AIMED_SHARE else "auto"
+    return faults, {"nodes": ring + 1, "ring": ring}
 
 
 def tla_constants(c: dict) -> dict:

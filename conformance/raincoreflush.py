@@ -308,18 +308,17 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
 def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
     """The fault grammar's network, ``crash``, ``join`` and ``tokenloss``
     items (impl/faults.py; e.g. ``crash=1@100,join=4@50,tokenloss=120,
-    loss=0.1,dup=0.05,reorder=3``; ``tokenloss=T``: the next token sent
-    after T is lost, the lossy ring only) -> FaultPlan; ``auto`` draws a
-    plan from ``seed``."""
+    loss=0.1,dup=0.05,reorder=3,truncate=0.1``; ``tokenloss=T``: the next
+    token sent after T is lost, the lossy ring only) -> FaultPlan; ``auto``
+    draws a plan from ``seed``, ``auto,ITEMS`` adds the items to it."""
     from groupcheck.impl.faults import parse_faults as parse
     from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
-    spec = (spec or "").strip()
-    if spec == "auto":
-        return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy)
-    p = parse(spec, RING_FLUSH_FAULTS, "raincoreflush")
+    head, _, rest = (spec or "").strip().partition(",")
+    auto = head == "auto"
+    p = parse(rest if auto else spec, RING_FLUSH_FAULTS, "raincoreflush")
     if p.token_losses and not lossy:
         raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
-    return p
+    return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy).plus(p) if auto else p
 
 
 def draw_faults(rng, ring: int, n: int, lossy: bool = False):
@@ -371,19 +370,48 @@ def simulate(seed: int, faults: str, options: dict):
     return v2, line
 
 
+def stale_view_plan(rng) -> str:
+    """A plan aimed at a ring lagging FLUSH's view (the StaleView finding's
+    situation, tests/test_raincoreflush_staleview.py), for nodes 4, ring 3:
+    member 2 crashes, node 4 joins 30-40 ms later and the coordinator 1
+    crashes 20-30 ms after that, so the survivor 3 installs a VIEW with 4
+    from node 1 before its own ring has committed it."""
+    from groupcheck.impl.faults import fault_spec
+    t0 = round(rng.uniform(0.1, 0.15), 4)
+    t1 = round(t0 + rng.uniform(0.03, 0.04), 4)
+    t2 = round(t1 + rng.uniform(0.02, 0.03), 4)
+    return fault_spec(0.1, 0.05, 0.003, crashes=((2, t0), (1, t2)), join=((4, t1),))
+
+
+# The share of the audit's runs aimed at a guard the drawn faults alone never
+# reach (docs/flush.md, "Aimed plans"): staleview (``stale_view_plan``, on the
+# ring abstraction) and truncate (the drawn plan with datagrams cut short).
+AIMED_SHARE = {"staleview": 0.25, "truncate": 0.25}
+TRUNCATE = "truncate=0.1"
+
+
 def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size from its seed: a ring of 2 or 3 nodes, a joiner
     beside it in half the runs, 1 or 2 multicasts per ring node, the ring's
     Transport Manager the simulator's (perfect) or impl/ringtransport.py on
     the lossy network, half and half, the ring Raincore's own (LossyRing) in
-    a third of the runs; faults drawn by ``auto``."""
+    a third of the runs; faults drawn by ``auto``.  A quarter of the runs
+    are aimed at a ring lagging FLUSH's view instead (``stale_view_plan``:
+    nodes 4, ring 3, the simulator's Transport Manager, the abstraction's
+    ring), a quarter get truncated datagrams added to the drawn faults."""
     rng = random.Random(seed * 7919 + 37)
     ring = rng.choice((2, 3, 3))
     opts = {"nodes": ring + rng.choice((0, 1)), "ring": ring, "messages": rng.choice((1, 2))}
     # half the runs put the ring on the lossy network with its own Transport Manager,
     # a third run over Raincore's own ring (LossyRing: crashes at any point, token loss)
     tm = rng.random() < 0.5
-    return "auto", {**opts, "tm": tm, "lossy": rng.random() < 1 / 3}
+    opts = {**opts, "tm": tm, "lossy": rng.random() < 1 / 3}
+    aim = random.Random(seed * 7919 + 41).random()      # its own stream: the drawn runs stay as drawn
+    if aim < AIMED_SHARE["staleview"]:
+        return stale_view_plan(rng), {**opts, "nodes": 4, "ring": 3, "tm": False, "lossy": False}
+    if aim < AIMED_SHARE["staleview"] + AIMED_SHARE["truncate"]:
+        return "auto," + TRUNCATE, opts
+    return "auto", opts
 
 
 # ---------------------------------------------------------------- TLC trace validation

@@ -5,8 +5,8 @@ Theory of operation
 -------------------
 A run's faults are a ``FaultPlan``, the one plan type of every simulator:
 how the network treats each datagram (``loss``, ``duplicate``,
-``reorder_window``, ``delay``), the membership oracle's delays, the ring's
-Transport Manager's latency, and the environment's actions at planned
+``reorder_window``, ``delay``, ``truncate``), the membership oracle's
+delays, the ring's Transport Manager's latency, and the environment's actions at planned
 times (``crashes``, ``recoveries``, ``joins``, ``leaves``: ``(node,
 seconds)``; ``token_losses``: seconds).  Each simulator takes what its spec
 has and refuses the rest (``FaultPlan.only``); a trace header holds the
@@ -15,11 +15,16 @@ whole plan (``to_json``).
 The text form, the same on the command line, in the campaigns and the
 tests, is a comma-separated list of items, times in milliseconds::
 
-    loss=P  dup=P  reorder=MS  crash=N@MS  recover=N@MS  join=N@MS
-    leave=N@MS  tokenloss=MS
+    loss=P  dup=P  reorder=MS  truncate=P  crash=N@MS  recover=N@MS
+    join=N@MS  leave=N@MS  tokenloss=MS  late911=MS
 
 ``P`` is a probability in [0, 1]; ``N`` a node id >= 1; ``MS`` a time >= 0.
-The action items repeat.  A bad item is refused with one message naming
+``truncate=P`` cuts a datagram short with probability P (it arrives with
+its tail missing): the receiver's codec must count and drop it, so to the
+protocol it is a lost datagram.  ``late911=MS`` is the ring's: each 911
+takes up to MS longer on its Transport Manager (uniform), so a claim can
+come home after its originator has held a newer token (the spec's
+Timely911 is not assumed).  The action items repeat.  A bad item is refused with one message naming
 it (``crash=banana: expected NODE@TIME``), before the caller does any work.
 ``groupcheck cluster run --kill N@SECONDS`` reads the same ``NODE@TIME``
 form (``node_at``), in seconds of real time.
@@ -27,16 +32,18 @@ form (``node_at``), in seconds of real time.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Iterable
 
 # item -> (the plan's field, the item's form)
 ITEMS = {
     "loss": ("loss", "P"), "dup": ("duplicate", "P"), "reorder": ("reorder_window", "MS"),
     "crash": ("crashes", "N@MS"), "recover": ("recoveries", "N@MS"), "join": ("joins", "N@MS"),
-    "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"),
+    "leave": ("leaves", "N@MS"), "tokenloss": ("token_losses", "MS"), "truncate": ("truncate", "P"),
+    "late911": ("late_911", "MS"),
 }
-NETWORK = ("loss", "dup", "reorder")
+NETWORK = ("loss", "dup", "reorder", "truncate")
+ITEM_FIELDS = tuple(name for name, _ in ITEMS.values())
 
 
 @dataclass(frozen=True)
@@ -53,10 +60,13 @@ class FaultPlan:
     leaves: tuple[tuple[int, float], ...] = ()        # (member, time): a graceful leave
     token_losses: tuple[float, ...] = ()              # the next token sent at or after each time is lost
     ring_delay: tuple[float, float] = (0.001, 0.003)  # the ring's Transport Manager: a message's latency
+    truncate: float = 0.0                   # probability a datagram arrives cut short
+    late_911: float = 0.0                   # the ring: a 911's extra uniform delay, seconds
 
     def __post_init__(self):
         times = [t for _, t in self.crashes + self.recoveries + self.joins + self.leaves] + list(self.token_losses)
-        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and self.reorder_window >= 0
+        if not (0 <= self.loss < 1 and 0 <= self.duplicate <= 1 and 0 <= self.truncate <= 1
+                and self.reorder_window >= 0 and self.late_911 >= 0
                 and 0 <= self.delay[0] <= self.delay[1] and self.detect_delay >= 0
                 and 0 <= self.install_delay[0] <= self.install_delay[1] and all(t >= 0 for t in times)
                 and 0 <= self.ring_delay[0] <= self.ring_delay[1]):
@@ -77,10 +87,37 @@ class FaultPlan:
                 raise ValueError(f"{key}: {protocol} has no such fault (it takes {', '.join(sorted(items))})")
         return self
 
+    def plus(self, other: "FaultPlan") -> "FaultPlan":
+        """This plan with ``other``'s items added: its actions after these,
+        each network value it sets (not its default) in place of this one's."""
+        kw = {}
+        for name in ITEM_FIELDS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, tuple):
+                kw[name] = mine + theirs
+            elif theirs != getattr(FaultPlan, name):
+                kw[name] = theirs
+        return replace(self, **kw)
+
     def to_json(self) -> dict:
         """The plan as a trace header's ``faults``: every field, one shape for every protocol."""
         return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
                 for k, v in asdict(self).items()}
+
+
+def fault_kinds(faults: dict) -> set[str]:
+    """The kinds of fault a plan holds, from its JSON form (a trace header's
+    ``faults``): ``crash:coordinator`` (node 1, every protocol's first
+    coordinator, founder or sequencer), ``crash:other``, ``crash:none``,
+    and the name of every other item it uses (``recover``, ``join``,
+    ``leave``, ``tokenloss``, ``truncate``, ``late911``; ``loss``, ``dup``,
+    ``reorder``).  The audit stratifies its TLC sample by them."""
+    crashed = {int(m) for m, _ in faults.get("crashes", ())}
+    kinds = {"crash:coordinator"} if 1 in crashed else set()
+    kinds |= {"crash:other"} if crashed - {1} else set() if crashed else {"crash:none"}
+    default = FaultPlan().to_json()
+    return kinds | {key for key, (name, _) in ITEMS.items()
+                    if key != "crash" and faults.get(name, default[name]) != default[name]}
 
 
 def node_at(item: str, text: str, unit: float = 0.001) -> tuple[int, float]:

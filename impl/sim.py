@@ -11,7 +11,12 @@ for record (docs/impl.md, "The simulator").  There are no threads, sockets or wa
 The network carries the bytes a stack emits.  Per datagram, the fault plan
 decides loss (probability ``loss``), duplication (``duplicate``, one extra
 copy) and delivery time: ``now + uniform(delay) + uniform(0, reorder_window)``
-so datagrams overtake each other within that window.  A ``Multicast`` from a
+so datagrams overtake each other within that window.  A datagram (bytes)
+that goes through is cut short with probability ``truncate``: it arrives
+with a tail of 1 byte to all of its length missing, for the receiver's codec to
+count and drop (``NetStats.truncated``).  The draws for ``truncate`` are
+made only when it is above 0, so a plan without it gives the runs it always
+gave.  A ``Multicast`` from a
 stack (one that no layer expanded) goes to every live node.
 
 Crash and NewView, the spec's environment actions, are the simulator's.
@@ -55,6 +60,8 @@ class NetStats:
     lost: int = 0
     duplicated: int = 0
     to_crashed: int = 0
+    truncated: int = 0
+    merged: int = 0         # a message equal to one in flight, held once (the ring's sets)
 
 
 class Simulator:
@@ -198,4 +205,13 @@ class Simulator:
         self.net.duplicated += copies - 1
         for _ in range(copies):
             at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
-            self._push(at, kind, dest, (src, payload))
+            self._push(at, kind, dest, (src, self._cut(payload)))
+
+    def _cut(self, payload):
+        """``payload`` as it arrives: with probability ``truncate`` a bytes
+        datagram loses a tail of 1 byte to all of it."""
+        if self.faults.truncate and isinstance(payload, (bytes, bytearray)) and payload \
+                and self.rng.random() < self.faults.truncate:
+            self.net.truncated += 1
+            return bytes(payload[:self.rng.randrange(len(payload))])
+        return payload

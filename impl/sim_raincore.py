@@ -11,7 +11,10 @@ environment with the ones the Raincore spec assumes:
   the destination is not up when it arrives (crashed, or a new node that has
   not started), the sender's layer gets ``DeliveryFailed(msg)`` in the same
   step, so the spec's guard ``status[m.dest] # "Up"`` holds when the failure
-  is taken.  There is no other loss, no duplication.
+  is taken.  There is no other loss, no duplication.  As the spec's message
+  sets, a message equal to one still in flight between the same nodes (a
+  Starving node's repeated 911 while the last is late) is that message, not
+  a second copy (``NetStats.merged`` counts them).
 * ``crashes`` ``(node, t)``: the node crashes (the layer keeps its data) and
   the Transport Manager loses every message it has sent and not yet
   delivered (the spec's Crash drops the messages whose ``cur`` is the node).
@@ -22,6 +25,8 @@ environment with the ones the Raincore spec assumes:
 * ``token_losses`` ``t``: the next token handed to the Transport Manager at
   or after ``t`` is lost in transit (the spec's TokenLoss, logged right after
   the action that sent it).
+* ``late_911`` ``w``: each 911 takes up to ``w`` longer (uniform), the
+  spec's Timely911 not assumed: a claim may come home stale.
 
 The run starts in the spec's steady ring (every configured node in
 Agreement, the token on its way from the last node to the first) or, with
@@ -39,13 +44,13 @@ from dataclasses import asdict, dataclass, field
 from . import codec
 from .engine import env_record
 from .events import Receive, Up, ViewChange
-from .raincore import Crash, DeliveryFailed, Join, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
+from .raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Recover, Start, Timing, TokenMsg, spec_msg
 from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
 from .stacks.raincore import raincore_layer
 
 
 # the fault grammar's items the ring's environment has (impl/faults.py)
-RING_FAULTS = ("crash", "recover", "join", "tokenloss")
+RING_FAULTS = ("crash", "recover", "join", "tokenloss", "late911")
 
 
 # A run that reaches its horizon this long after the last planned fault has
@@ -61,6 +66,7 @@ class RaincoreSimulator(Simulator):
         self.rf = (faults or FaultPlan()).only(items, "the ring")
         self.probe = probe
         self.inflight: dict[int, int] = {}        # datagram id -> sender (cur), until delivered
+        self._frames: dict[int, tuple] = {}       # datagram id -> (sender, dest, frame), the same
         self.lose_token = 0                       # tokens still to lose
         self.committed: dict[int, list] = {n: [] for n in layers}   # views each node emitted upward
         self.decode_errors = 0
@@ -127,6 +133,7 @@ class RaincoreSimulator(Simulator):
                 self._handle(nid, Join())
         elif kind == self.RING:
             did, src, payload = data
+            self._frames.pop(did, None)
             if self.inflight.pop(did, None) is None:
                 return                           # lost with its crashed sender
             try:
@@ -174,10 +181,17 @@ class RaincoreSimulator(Simulator):
             self.net.lost += 1
             self._record(env_record("TokenLoss", self.now, msg=spec_msg(msg)))
             return
+        key = (src, msg.dest, codec.encode(msg))
+        if any(self._frames[d] == key for d in self.inflight):
+            self.net.merged += 1                 # the spec's set holds it once
+            return
         self._n += 1
         self.inflight[self._n] = src
+        self._frames[self._n] = key
         at = self.now + self.rng.uniform(*self.rf.ring_delay)
-        self._push(at, self.RING, msg.dest, (self._n, src, codec.encode(msg)))
+        if self.rf.late_911 and isinstance(msg, Msg911):
+            at += self.rng.uniform(0, self.rf.late_911)
+        self._push(at, self.RING, msg.dest, (self._n, src, key[2]))
 
 
 @dataclass

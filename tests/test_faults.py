@@ -14,6 +14,16 @@ def test_every_item_lands_in_the_one_plan():
     assert p.crashes == ((1, 0.02), (2, 0.04)) and p.recoveries == ((1, 0.06),)
     assert p.joins == ((4, 0.005),) and p.leaves == ((3, 0.007),) and p.token_losses == (0.05,)
     assert p.last == 0.06 and parse_faults("") == FaultPlan()
+    q = parse_faults("truncate=0.2,late911=300")
+    assert (q.truncate, q.late_911) == (0.2, 0.3) and q.to_json()["truncate"] == 0.2
+
+
+def test_plus_adds_the_actions_and_sets_the_values_given():
+    drawn = parse_faults("loss=0.1,dup=0.05,crash=2@10,tokenloss=5")
+    p = drawn.plus(parse_faults("truncate=0.1,tokenloss=50,crash=1@20"))
+    assert (p.loss, p.duplicate, p.truncate) == (0.1, 0.05, 0.1)
+    assert p.crashes == ((2, 0.01), (1, 0.02)) and p.token_losses == (0.005, 0.05)
+    assert drawn.plus(FaultPlan()) == drawn
 
 
 @pytest.mark.parametrize("text, message", [
@@ -24,6 +34,8 @@ def test_every_item_lands_in_the_one_plan():
     ("loss=1", "loss=1: expected loss=P"),
     ("dup=x", "dup=x: expected dup=P"),
     ("reorder=-1", "reorder=-1: expected reorder=MS"),
+    ("truncate=1.5", "truncate=1.5: expected truncate=P"),
+    ("late911=-3", "late911=-3: expected late911=MS"),
     ("jitter=3", "jitter=3: expected KEY=VALUE"),
     ("loss", "loss: expected KEY=VALUE"),
 ])
@@ -35,7 +47,8 @@ def test_a_bad_item_is_named(text, message):
 @pytest.mark.parametrize("protocol, text", [
     ("sequencer", "join=4@5"), ("stable", "tokenloss=5"), ("flush", "recover=1@5"),
     ("sequencerflush", "leave=2@5"), ("raincore", "loss=0.1"), ("raincoreflush", "recover=1@5"),
-    ("raincoresequencerflush", "leave=2@5"),
+    ("raincoresequencerflush", "leave=2@5"), ("raincore", "truncate=0.1"), ("flush", "late911=5"),
+    ("raincoreflush", "late911=5"),
 ])
 def test_each_protocol_refuses_what_its_environment_lacks(protocol, text):
     with pytest.raises(ValueError, match=f"{text}: .*no such fault"):

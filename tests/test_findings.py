@@ -123,6 +123,9 @@ def test_the_fixed_stack_runs_the_same_plans_without_a_finding():
 def test_raincore_two_tokens_needs_a_crash_then_a_regeneration():
     rc = protocols.get("raincore")
     f = rc.findings[0]
-    trace, rep = _run(rc, 805)      # a drawn run with two nodes Eating (docs/raincore.md)
+    _, options = rc.draw(805)       # a drawn run with two nodes Eating (docs/raincore.md), its drawn plan
+    records, _ = rc.simulate(805, "auto", {**rc.default_options, **options})    # (the draw aims it: late 911s)
+    trace = from_records(records)
+    rep = rc.replay(trace, visited=False)
     assert rep.verdict == "violation" and rep.finding == f.id, rep
     assert f.witness(_without(trace, lambda e: e.get("name") != "Crash"), "AtMostOneToken", rep.reason) is None
