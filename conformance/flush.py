@@ -66,12 +66,23 @@ class Ids:
         return sorted(self.key(i) for i in ids)
 
 
+# Member p's part of a model state, variable by variable, in the trace's JSON shape
+# (one variable at a time: ``observe`` asks for one, and ``delivered`` grows with the run)
+_PROJECT = {
+    "vid": lambda s, p, ids: s.vid[p - 1],
+    "delivered": lambda s, p, ids: ids.keys(s.delivered[p - 1]),
+    "phase": lambda s, p, ids: s.phase[p - 1],
+    "blocked": lambda s, p, ids: s.blocked[p - 1],
+    "flushInit": lambda s, p, ids: s.flushInit[p - 1],
+    "flushOks": lambda s, p, ids: sorted(s.flushOks[p - 1]),
+    "digest": lambda s, p, ids: ids.keys(s.digest[p - 1]),
+    "completed": lambda s, p, ids: sorted([q, ids.keys(d)] for q, d in s.completed[p - 1]),
+}
+
+
 def project(s, p: int, ids: Ids) -> dict:
     """Member ``p``'s part of model state ``s`` in the trace's JSON shape."""
-    return {"vid": s.vid[p - 1], "delivered": ids.keys(s.delivered[p - 1]), "phase": s.phase[p - 1],
-            "blocked": s.blocked[p - 1], "flushInit": s.flushInit[p - 1],
-            "flushOks": sorted(s.flushOks[p - 1]), "digest": ids.keys(s.digest[p - 1]),
-            "completed": sorted([q, ids.keys(d)] for q, d in s.completed[p - 1])}
+    return {var: f(s, p, ids) for var, f in _PROJECT.items()}
 
 
 def _norm(st: dict) -> dict:
@@ -349,7 +360,7 @@ class FlushBinding(Binding):
             if self.whole_states:
                 return self.ids.keys(t.delivered[p - 1])
             return self.ids.keys(t.delivered[p - 1] - s.delivered[p - 1])
-        return project(t, p, self.ids).get(var) if var in FIELDS else None
+        return _PROJECT[var](t, p, self.ids) if var in FIELDS and var in _PROJECT else None
 
     def norm(self, var: str, value):
         if var in ("delivered", "digest"):
