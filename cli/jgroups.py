@@ -12,7 +12,7 @@ import typer
 
 from .render import ENVIRONMENT, console, fail, need_java, out_dir
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run JGroups 2.12 (Debian's libjgroups-java) on 127.0.0.1 and check it against the specs.")
 
 

@@ -19,10 +19,11 @@ from typing import List, Optional
 
 import typer
 
+from .findings import Gate, expect_option, known_option, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
                      out_dir, progress)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
                        "Engines: commands on single traces (simulate, conform) run in this process "
                        "(--engine local); commands whose data is a dataset (traces, audit's "
@@ -473,16 +474,17 @@ def conform(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     engine: str = typer.Option("local", "--engine", help="local (the default: in-process) or spark (the Parquet pipeline on PySpark)"),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
-    expect: List[str] = typer.Option([], "--expect", help="a property whose violations are expected (repeatable)"),
-    known: bool = typer.Option(False, "--known", help="expect the protocol's documented findings (e.g. SEQUENCER's TotalOrder)"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module, spec/<P>/Trace<P>.tla; every protocol) or both (any disagreement is a failure of the tool)"),
 ):
     """Replay traces against the model; then check the global properties.
-    Exit 0 when every run conforms and every violation is expected."""
+    Exit 0 when every run conforms or its violation is a documented finding
+    (or --expect'ed)."""
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: choose model, tlc or both")
     if checker != "model":
-        raise typer.Exit(_conform_tlc(paths, as_json, both=checker == "both"))
+        raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
     from groupcheck.conformance.replay import conform_file
     from groupcheck.conformance.traces import trace_files, trace_runs
     if engine not in ("local", "spark"):
@@ -496,41 +498,27 @@ def conform(
     else:
         rows = [conform_file(p).to_json() for p in trace_runs(paths)]    # per-node files: one run
 
-    def expected_violation(r: dict) -> bool:
-        if r["verdict"] != "violation":
-            return False
-        prop = r.get("property") or (r.get("reason") or "").split(":")[0]
-        ok = set(expect)
-        if known:
-            from groupcheck.conformance import protocols
-            try:
-                ok |= set(protocols.get(r.get("protocol") or "").known_violations)
-            except protocols.UnknownProtocol:
-                pass
-        return prop in ok
-
-    good = [r for r in rows if r["verdict"] == "ok" or expected_violation(r)]
+    gate = Gate(expect, known)
+    bad = [r for r in rows if r["verdict"] != "ok" and not gate.accepted(r)]
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            bad = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
-            note = " (expected)" if r["verdict"] != "ok" and expected_violation(r) else ""
-            print(f"{r['run_id'] or r['file']}: {r['verdict']}{note}{bad} ({r['events']} events)")
+            at = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
+            print(f"{r['run_id'] or r['file']}: {r['verdict']}{gate.note(r)}{at} ({r['events']} events)")
             if r["reason"]:
                 print("  " + r["reason"].replace("\n", "\n  "))
         n_ok = sum(r["verdict"] == "ok" for r in rows)
-        print(f"{n_ok}/{len(rows)} runs ok" + (f", {len(good) - n_ok} expected violation(s)" if len(good) > n_ok else ""))
-    raise typer.Exit(_exit_code(rows, len(good) == len(rows)))
+        n_exp = len(rows) - n_ok - len(bad)
+        print(f"{n_ok}/{len(rows)} runs ok" + (f", {n_exp} documented or expected violation(s)" if n_exp else ""))
+    _say_missing(gate, rows)
+    raise typer.Exit(gate.exit_code(rows, len(bad)))
 
 
-def _exit_code(rows: list[dict], all_good: bool) -> int:
-    """The one rule (README, 'Exit codes'): a malformed input (a rejected
-    run) is an input error, 2, whatever the other runs gave; otherwise 1 for
-    an unexpected result, 0 when every run is as expected."""
-    if any(r.get("verdict") == "rejected" for r in rows):
-        return 2
-    return 0 if all_good else 1
+def _say_missing(gate: Gate, rows: list[dict]) -> None:
+    """The demanded violations (--known, --expect) that no run showed, on stderr."""
+    for m in gate.missing(rows):
+        console(stderr=True).print(m, markup=False)
 
 
 def _tlc_verdict(tlctrace, trace):
@@ -541,7 +529,7 @@ def _tlc_verdict(tlctrace, trace):
         return e
 
 
-def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
+def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     """--checker tlc|both: TLC trace validation (conformance/tlctrace.py),
     and with ``both`` the model replay too; the run fails when a trace is
     rejected or when the two checkers disagree (verdict or first bad event)."""
@@ -606,15 +594,16 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
         elif not v.ok:
             row["verdict"] = "nonconforming"
         else:   # both accept the steps; the replay's global/end-of-run properties failed
-            row["verdict"] = "violation"
-            row["reason"] = "the steps conform (both checkers); the model replay reports a property violation (groupcheck conform --checker model for details)"
-        bad += not ok
+            row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m))
+            row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
+                             f"{row['property']} (groupcheck conform --checker model for details)")
+        bad += not ok and not gate.accepted(row)
         rows.append(row)
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            line = f"{r.get('run_id') or r['file']}: {r['verdict']}"
+            line = f"{r.get('run_id') or r['file']}: {r['verdict']}{gate.note(r)}"
             if "tlc" in r:
                 t = r["tlc"]
                 line += f" [tlc: {'ok' if t['ok'] else 'rejected at event ' + str(t['first_unmatched'])}, {t['seconds']} s"
@@ -627,8 +616,9 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
                 print("  " + r["reason"])
             if r.get("tlc_explain"):
                 print("  " + r["tlc_explain"].replace("\n", "\n  "))
-        print(f"{len(rows) - bad}/{len(rows)} runs ok")
-    return _exit_code(rows, bad == 0)
+        print(f"{len(rows) - bad}/{len(rows)} runs ok or as expected")
+    _say_missing(gate, rows)
+    return gate.exit_code(rows, bad)
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702

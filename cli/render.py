@@ -158,6 +158,14 @@ class _Progress:
         return False
 
 
+def positive(value):
+    """A typer callback: the option's value must be above 0."""
+    import typer
+    if value is not None and value <= 0:
+        raise typer.BadParameter(f"{value} (must be above 0)")
+    return value
+
+
 def at_least(lo: int):
     """A typer callback: the option's value must be >= ``lo``; the message
     names the bad value."""

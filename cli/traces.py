@@ -13,7 +13,7 @@ import typer
 
 from .render import at_least, console, fail, need_java, out_dir, progress
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
 
 ENGINE_HELP = "spark (PySpark; local[*] unless --master) or local (in-process, pyarrow)"
