@@ -21,7 +21,7 @@ import typer
 
 from .findings import Gate, expect_option, known_option, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
-                     out_dir, progress)
+                     out_dir, progress, trace_files_or_fail)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
@@ -110,23 +110,6 @@ def run_checks(entries, workers: int, quiet: bool):
     return outcomes
 
 
-
-def _trace_files_or_fail(paths) -> list:
-    """The *.ndjson traces named by ``paths``; one line and exit 2 when a path
-    is missing or there is no trace."""
-    from groupcheck.conformance.traces import trace_files
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        fail(f"{missing[0]}: no such file or folder")
-    skipped: list = []
-    files = trace_files(paths, skipped)
-    if skipped:
-        where = sorted({str(f.parent) for f, _ in skipped})
-        console(stderr=True).print(f"skipped {len(skipped)} history file(s) in {', '.join(where)} "
-                                   f"(black-box histories: groupcheck history reads them)", markup=False)
-    if not files:
-        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
-    return files
 
 @app.command()
 def check(
@@ -440,10 +423,12 @@ def simulate(
         opts = {**proto.default_options, **_options(option, proto.option_keys)}
         if faults.strip() != "auto":
             parse_faults(faults)            # the grammar's verdict before any output
-        if nodes is not None:
-            opts["nodes"] = nodes
-        if messages is not None:
-            opts["messages"] = messages
+        for key, value in (("nodes", nodes), ("messages", messages)):
+            if value is not None:
+                if key not in proto.option_keys:      # never silently ignored
+                    raise ValueError(f"--{key}: {protocol} has no {key} option (its options: "
+                                     f"{', '.join(sorted(proto.option_keys))})")
+                opts[key] = value
         rows = []
         for i in range(runs):
             records, line = proto.simulate(seed + i, faults, opts)
@@ -456,9 +441,11 @@ def simulate(
                 line["history"] = str(tracefile.write(pathlib.Path(out) / "history" / f"{line['run_id']}.ndjson",
                                                       from_trace(records)))
             rows.append(line)
-            if line.get("quiescent") is False:      # say why it ended early, also with --json
+            if line.get("quiescent", line.get("settled")) is False:     # say why it ended early, also with --json
+                more = " (raise it with --option horizon=SECONDS)" if "horizon" in proto.option_keys else ""
                 console(stderr=True).print(f"{line['run_id']}: not quiescent: the simulation reached its horizon "
-                                           "of simulated time with messages still unsettled", markup=False)
+                                           f"of simulated time with messages still unsettled{more}", markup=False,
+                                           soft_wrap=True)
             if not as_json:
                 print(f"{line['run_id']}: " + ", ".join(f"{k} {_brief(v)}" for k, v in line.items()
                                                         if k not in ("run_id", "file", "history")) + f" -> {line['file']}")
@@ -489,7 +476,7 @@ def conform(
     from groupcheck.conformance.traces import trace_files, trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
-    files = _trace_files_or_fail(paths)
+    files = trace_files_or_fail(paths)
     if engine == "spark":
         need_java()
         from groupcheck.conformance.pipeline import conform_rows
@@ -516,9 +503,14 @@ def conform(
 
 
 def _say_missing(gate: Gate, rows: list[dict]) -> None:
-    """The demanded violations (--known, --expect) that no run showed, on stderr."""
+    """The demanded violations (--known, --expect) that no run showed, and
+    the malformed traces (the input error), on stderr."""
     for m in gate.missing(rows):
         console(stderr=True).print(m, markup=False)
+    rejected = [r for r in rows if r.get("verdict") == "rejected"]
+    if rejected:
+        console(stderr=True).print(f"error: {len(rejected)} malformed trace(s), first {rejected[0]['file']} "
+                                   f"(file:line: reason above)", style="red", markup=False, soft_wrap=True)
 
 
 def _tlc_verdict(tlctrace, trace):
@@ -537,7 +529,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     from groupcheck.conformance.replay import conform_file
     from concurrent.futures import ThreadPoolExecutor
     from groupcheck.conformance.traces import TraceError, load, trace_runs
-    _trace_files_or_fail(paths)
+    trace_files_or_fail(paths)
     need_java()
     runs = trace_runs(paths)      # per-node files of one run are one run, as for --checker model
     rows, bad = [], 0
@@ -650,26 +642,67 @@ def _on_signal(signum, frame):
 
 
 def main() -> None:
+    from typer import Abort
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError   # typer vendors click
     from groupcheck.model.tlc import TLCError
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _on_signal)
+    code = 0
     try:
-        app()
+        code = app(standalone_mode=False) or 0     # typer.Exit(n) returns n
+    except NoArgsIsHelpError as e:
+        e.show()
+        code = 2
+    except ClickException as e:     # a usage error: one line, and where the help is
+        console(stderr=True).print(f"error: {e.format_message()} ({_help_for(getattr(e, 'ctx', None))})",
+                                   style="red", markup=False, soft_wrap=True)
+        code = e.exit_code
+    except Abort:
+        code = 128 + (_SIGNALLED or signal.SIGINT)
     except TLCError as e:       # the environment: no jar, no java, too old
         if _SIGNALLED:
             sys.exit(128 + _SIGNALLED)
         console(stderr=True).print(f"error: {e}", style="red", markup=False, soft_wrap=True)
-        sys.exit(ENVIRONMENT)
+        code = ENVIRONMENT
     except Exception:
         # A signal's SystemExit unwinding through PySpark: its JVM (same process
         # group under ``timeout`` or a CI runner) died too, and each cleanup
         # call raises; the signal is the story, not these.
         if _SIGNALLED:
             sys.exit(128 + _SIGNALLED)
-        raise
+        log = _write_traceback()
+        console(stderr=True).print(f"error: {_last_line()} (an unexpected failure of groupcheck; "
+                                   f"the traceback is in {log})", style="red", markup=False, soft_wrap=True)
+        code = 1
     finally:
         if not _SIGNALLED:
             _stop_spark()
+    sys.exit(code)
+
+
+def _help_for(ctx) -> str:
+    """``groupcheck SUB COMMAND --help`` for the command a usage error is in."""
+    names = []
+    while ctx is not None and ctx.parent is not None:       # the root's name is however we were started
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["groupcheck", *reversed(names), "--help"])
+
+
+def _last_line() -> str:
+    e = sys.exc_info()[1]
+    return f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+
+
+def _write_traceback() -> str:
+    """The current exception's traceback in a file of its own (the terminal
+    gets one line naming it)."""
+    import tempfile
+    import traceback
+    fd, path = tempfile.mkstemp(prefix="groupcheck-error-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("groupcheck " + " ".join(sys.argv[1:]) + "\n\n" + traceback.format_exc())
+    return path
 
 
 def _end_spark_jvm(sig) -> None:

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from .render import at_least, console, fail, need_java, out_dir, progress
+from .render import at_least, console, fail, need_java, out_dir, progress, trace_files_or_fail
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
@@ -64,9 +64,10 @@ def generate(
 ):
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
-    from groupcheck.conformance.protocols import UnknownProtocol
+    from groupcheck.conformance.protocols import UnknownProtocol, get
     from groupcheck.impl.faults import parse_faults
     try:
+        get(protocol)                       # a known protocol before any output
         engine = _engine(engine)
         opts = _options(option)
         if faults and faults.strip() != "auto":
@@ -89,6 +90,7 @@ def ingest(
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance import pipeline
+    trace_files_or_fail(paths)      # before Spark starts and OUT is made
     try:
         engine = _engine(engine)
         out_dir(out)

@@ -1,0 +1,192 @@
+"""One error and exit-code rule for every command (README "Exit codes",
+cli/findings.py): a bad invocation of any command is exit 2 with one
+``error:`` line, no traceback and no output folder; documented findings are
+exit 0 and ``--known``/``--no-known``/``--expect`` demand or forbid them on
+every checking command; an unexpected failure is one line naming the file
+that holds its traceback."""
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+
+from cli_helpers import gc, main_in_process
+
+BAD = '{"bad json\n'
+
+# (arguments, a word the error line must name); X and A are output folders
+# that must not be created
+BAD_INVOCATIONS = [
+    (["check", "sequencer", "--model", "Nope"], "Nope"),
+    (["check", "--workers", "0"], "--workers"),
+    (["check", "nosuch/dir"], "nosuch/dir"),
+    (["explore", "nope"], "nope"),
+    (["explore", "sequencer", "--processes", "0"], "--processes"),
+    (["prove", "nope"], "nope"),
+    (["prove", "stable", "--members", "0"], "--members"),
+    (["audit", "--stage", "nope", "--out", "A"], "--stage"),
+    (["audit", "--runs", "0", "--out", "A"], "--runs"),
+    (["simulate", "nope", "--out", "X"], "nope"),
+    (["simulate", "sequencer", "--faults", "crash=banana", "--out", "X"], "crash=banana"),
+    (["simulate", "raincore", "--messages", "3", "--out", "X"], "--messages"),   # never silently ignored
+    (["simulate", "sequencer", "--option", "nodez=3", "--out", "X"], "nodez"),
+    (["simulate"], "protocol"),
+    (["simulate", "sequencer", "--bogus"], "--bogus"),
+    (["bogus"], "bogus"),
+    (["conform", "missing"], "missing"),
+    (["conform", "bad.ndjson"], "malformed"),              # a malformed trace is an input error
+    (["conform", "--checker", "nope", "bad.ndjson"], "--checker"),
+    (["conform", "--engine", "nope", "bad.ndjson"], "--engine"),
+    (["history", "missing"], "missing"),
+    (["history", "bad.ndjson"], "bad.ndjson:1"),            # so is a malformed history
+    (["history", "--engine", "nope", "bad.ndjson"], "--engine"),
+    (["history", "bad.ndjson", "--protocol", "nope"], "--protocol"),
+    (["traces", "generate", "nope", "--out", "X", "--engine", "local"], "nope"),
+    (["traces", "generate", "sequencer", "--faults", "crash=banana", "--out", "X", "--engine", "local"], "banana"),
+    (["traces", "ingest", "missing", "--out", "X", "--engine", "local"], "missing"),
+    (["traces", "check", "missing"], "missing"),
+    (["cluster", "run", "--protocol", "sequencer", "--out", "/proc/x"], "--out"),
+    (["cluster", "run", "--protocol", "nope", "--out", "X"], "nope"),
+    (["cluster", "run", "--protocol", "sequencer", "--rate", "0", "--out", "X"], "--rate"),
+    (["cluster", "run", "--protocol", "sequencer", "--kill", "banana", "--out", "X"], "banana"),
+    (["cluster", "run", "--protocol", "sequencer", "--senders", "a", "--out", "X"], "--senders"),
+    (["cluster", "run", "--protocol", "sequencer", "--key-file", "missing", "--out", "X"], "--key-file"),
+    (["cluster", "run", "--protocol", "sequencer", "--checker", "nope", "--out", "X"], "--checker"),
+    (["cluster", "up", "--protocol", "sequencer", "--out", "/proc/x"], "--out"),
+    (["cluster", "up", "--protocol", "nope", "--out", "X"], "nope"),
+    (["cluster", "down", "missing"], "missing"),
+    (["cluster", "kill", "missing", "1"], "missing"),
+    (["jgroups", "run", "--stack", "nope", "--out", "X"], "--stack"),
+    (["jgroups", "run", "--stack", "sequencer", "--kill", "banana", "--out", "X"], "banana"),
+]
+
+
+@pytest.mark.parametrize("args, needle", BAD_INVOCATIONS, ids=[" ".join(a) for a, _ in BAD_INVOCATIONS])
+def test_a_bad_invocation_is_exit_2_one_error_line_and_no_output(args, needle, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.ndjson").write_text(BAD)
+    code, out, err = main_in_process(*args, capsys=capsys)
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "X").exists() and not (tmp_path / "A").exists()
+
+
+@pytest.mark.parametrize("args", [["cluster", "up", "--protocol", "sequencer", "--out", "/proc/x"],
+                                  ["cluster", "run", "--protocol", "sequencer", "--rate", "0", "--out", "x"]])
+def test_the_real_command_line_too(args):
+    p = gc(*args)
+    assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: ")
+
+
+def test_an_unexpected_failure_is_one_line_naming_its_log(monkeypatch, capsys):
+    from groupcheck.conformance import protocols
+
+    def broken(name):
+        raise RuntimeError("boom\nsecond line")
+    monkeypatch.setattr(protocols, "get", broken)
+    code, out, err = main_in_process("simulate", "sequencer", capsys=capsys)
+    assert code == 1 and "Traceback" not in out + err
+    (line,) = err.strip().splitlines()
+    assert "RuntimeError: boom" in line
+    log = Path(line.rsplit(" ", 1)[1].rstrip(")"))
+    try:
+        text = log.read_text()
+        assert "Traceback" in text and "second line" in text and "groupcheck simulate sequencer" in text
+    finally:
+        log.unlink()
+
+
+def test_a_run_that_ends_at_its_horizon_says_why(tmp_path, capsys):
+    code, out, err = main_in_process("simulate", "raincoreflush", "--messages", "5", "--option", "horizon=0.02",
+                                     "--out", str(tmp_path), "--json", capsys=capsys)
+    (row,) = json.loads(out)
+    assert code == 0 and row["settled"] is False
+    assert "not quiescent" in err and "--option horizon=SECONDS" in err
+
+
+def _crash_runs(path: Path, history: bool = False, runs: int = 12):
+    from groupcheck.conformance import protocols
+    from groupcheck.conformance.history import from_trace
+    from groupcheck.impl import tracefile
+    proto = protocols.get("sequencer")
+    for seed in range(runs):      # the coordinator crash under loss (docs/sequencer.md's findings)
+        records, line = proto.simulate(seed, "crash=1@15,loss=0.2", dict(proto.default_options))
+        tracefile.write(path / f"{line['run_id']}.ndjson", from_trace(records) if history else records)
+
+
+def test_history_known_and_expect(tmp_path, capsys):
+    _crash_runs(tmp_path, history=True)
+    code, out, err = main_in_process("history", str(tmp_path), "--json", capsys=capsys)
+    found = sorted({v["check"] for r in json.loads(out) for v in r["violations"]})
+    assert "TotalOrder" in found
+    code, out, _ = main_in_process("history", str(tmp_path), capsys=capsys)
+    assert "TotalOrder (documented finding)" in out
+    expect = [a for c in found for a in ("--expect", c)]
+    assert main_in_process("history", str(tmp_path), *expect, capsys=capsys)[0] == 0
+    assert main_in_process("history", str(tmp_path), *expect, "--no-known", capsys=capsys)[0] == 0
+    code, _, err = main_in_process("history", str(tmp_path), *expect, "--expect", "Integrity", capsys=capsys)
+    assert code == 1 and "--expect Integrity: no run violates Integrity" in err
+
+
+def _cluster_result(verdict: str, reason, history=()):
+    from groupcheck.impl.cluster import Result
+    r = Result("run", "sequencer-n3", True, [1], verdict, reason, list(history), {2: 10, 3: 10}, 1.0)
+    return json.loads(json.dumps(r.to_json()))      # as `cluster down` reads it back
+
+
+@pytest.mark.parametrize("flags, code", [([], 0), (["--known"], 0), (["--no-known"], 1),
+                                         (["--expect", "Agreement"], 1)])
+def test_cluster_report_documented_finding(flags, code, capsys):
+    """Plain SEQUENCER, the coordinator killed: TotalOrder broken, a documented finding."""
+    from groupcheck.cli import cluster
+    from groupcheck.cli.findings import Gate
+    r = _cluster_result("violation", "TotalOrder: member 2 delivered 3.1 before 2.1",
+                        [{"check": "TotalOrder", "text": "member 2 delivered 3.1 before 2.1"}])
+    known = {"--known": True, "--no-known": False}.get(flags[0]) if flags else None
+    with pytest.raises(typer.Exit) as e:
+        cluster._report(r, "sequencer", Path("run"), False, Gate(flags[1:] if flags[:1] == ["--expect"] else [],
+                                                                   known))
+    assert e.value.exit_code == code
+    out = capsys.readouterr().out
+    assert "{2: 10, 3: 10}" in out            # member numbers as `run` prints them, after a JSON round trip
+    assert ("(documented finding)" in out) == (flags != ["--no-known"])
+
+
+def test_cluster_report_other_violation_and_clean_run(capsys):
+    from groupcheck.cli import cluster
+    from groupcheck.cli.findings import Gate
+    with pytest.raises(typer.Exit) as e:
+        cluster._report(_cluster_result("violation", "Agreement: survivor 3 delivered 1.1"), "sequencer",
+                        Path("run"), False, Gate())
+    assert e.value.exit_code == 1
+    with pytest.raises(typer.Exit) as e:       # --known demands a documented finding a clean run lacks
+        cluster._report(_cluster_result("ok", None), "sequencer", Path("run"), False, Gate([], True))
+    assert e.value.exit_code == 1
+    assert "--known: no run reproduces a documented finding" in capsys.readouterr().err
+
+
+def test_check_table_is_readable_at_80_columns():
+    from rich.console import Console
+    from groupcheck.cli.render import check_table
+    rows = [{"protocol": "sequencerflush", "model": "CoordCrashNoFlush", "expected": "SurvivorTotalOrder",
+             "violated": "SurvivorTotalOrder", "result": "violation", "distinct_states": 1234567,
+             "expected_distinct_states": 1234000, "depth": 27, "seconds": 123.4, "matches_expectation": True},
+            {"protocol": "stable", "model": "Rounds4", "expected": "ok", "violated": None, "result": "ok",
+             "distinct_states": 12345, "expected_distinct_states": 12345, "depth": 12, "seconds": 3.2,
+             "matches_expectation": False}]
+    c = Console(width=80, record=True)
+    c.print(check_table(rows))
+    text = c.export_text()
+    assert "…" not in text and max(map(len, text.splitlines())) <= 80
+    for word in ("UNEXPECTED", "violation", "1,234,567", "1,234,000", "pinned"):
+        assert word in text
+
+
+def test_help_has_no_type_clutter():
+    p = gc("simulate", "--help")
+    assert p.returncode == 0
+    assert "<bool>" not in p.stdout and "--json" in p.stdout
