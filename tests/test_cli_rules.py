@@ -190,3 +190,12 @@ def test_help_has_no_type_clutter():
     p = gc("simulate", "--help")
     assert p.returncode == 0
     assert "<bool>" not in p.stdout and "--json" in p.stdout
+
+
+def test_the_license_is_an_spdx_expression():
+    """A TOML table there makes setuptools print a deprecation banner on every install."""
+    import tomllib
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert isinstance(meta["project"]["license"], str)
+    assert any(r.startswith("setuptools>=") and int(r.split(">=")[1].split(".")[0]) >= 77
+               for r in meta["build-system"]["requires"])
