@@ -261,8 +261,9 @@ def prove(
             rows += qs
     total = time.perf_counter() - t0
     ok_all = all(ok for _, ok, _, _ in verdicts)
-    if as_json:
-        print(json.dumps([q.as_json() for q in rows], indent=2))
+    if as_json:     # a summary per variant first, then every query
+        print(json.dumps({"variants": [_prove_summary(enc, ok, secs, qs) for enc, ok, secs, qs in verdicts],
+                          "queries": [q.as_json() for q in rows]}, indent=2))
         raise typer.Exit(0 if ok_all else 1)
     from rich.markup import escape
     from rich.table import Table
@@ -276,15 +277,12 @@ def prove(
                   f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
     console().print(t)
     for enc, ok, secs, qs in verdicts:
-        n = len(qs)
-        proved = sum(q.result == "proved" for q in qs)
-        ctis = [q for q in qs if q.result == "cti"]
-        real = [q for q in ctis if q.reachable]
-        want = "a reachable counterexample to induction" if enc.expect_cti else "every query proved"
-        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {proved}/{n} proved "
-                f"({sum(q.by_frame for q in qs)} by the frame alone), {len(ctis)} CTI "
-                f"({len(real)} reachable), {sum(q.result == 'unknown' for q in qs)} unknown in {secs:.1f} s; "
-                f"expected {want}: {'as expected' if ok else 'UNEXPECTED'}")
+        v = _prove_summary(enc, ok, secs, qs)
+        real = [q for q in qs if q.result == "cti" and q.reachable]
+        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {v['proved']}/{v['queries']} proved "
+                f"({v['by_frame']} by the frame alone), {v['cti']} CTI ({v['reachable_cti']} reachable), "
+                f"{v['unknown']} unknown in {secs:.1f} s; expected {v['expected']}: "
+                f"{'as expected' if ok else 'UNEXPECTED'}")
         console().print(head, markup=False, soft_wrap=True)
         if real:
             q = min(real, key=lambda q: len(q.path or []))
@@ -293,6 +291,17 @@ def prove(
             console().print("    " + " -> ".join(q.path or []), markup=False)
     console().print(f"total {total:.1f} s for {len(rows)} queries", markup=False)
     raise typer.Exit(0 if ok_all else 1)
+
+
+def _prove_summary(enc, ok: bool, seconds: float, qs) -> dict:
+    """One variant's counts and verdict (the human line and --json's ``variants``)."""
+    ctis = [q for q in qs if q.result == "cti"]
+    return {"protocol": enc.protocol, "variant": enc.variant, "members": enc.members, "queries": len(qs),
+            "proved": sum(q.result == "proved" for q in qs), "by_frame": sum(q.by_frame for q in qs),
+            "cti": len(ctis), "reachable_cti": sum(bool(q.reachable) for q in ctis),
+            "unknown": sum(q.result == "unknown" for q in qs), "seconds": round(seconds, 3),
+            "expected": "a reachable counterexample to induction" if enc.expect_cti else "every query proved",
+            "as_expected": ok}
 
 
 @app.command()
