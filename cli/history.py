@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from .findings import Gate, expect_option, known_option
-from .render import console, fail
+from .render import console, fail, spark_session
 
 
 def history(
@@ -44,8 +44,7 @@ def history(
         if not files:
             fail(f"no history files under {', '.join(paths)} (*.ndjson)")
         if engine == "spark":
-            from groupcheck.conformance.spark import session
-            rows = check_spark(files, session(master), protocol, every)
+            rows = check_spark(files, spark_session(master), protocol, every)
         else:
             rows = check_paths(files, protocol, every)
     except (HistoryError, OSError) as e:

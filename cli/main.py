@@ -21,14 +21,14 @@ import typer
 
 from .findings import Gate, expect_option, known_option, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
-                     out_dir, progress, trace_files_or_fail)
+                     out_dir, progress, spark_session, trace_files_or_fail)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
                        "Engines: commands on single traces (simulate, conform) run in this process "
                        "(--engine local); commands whose data is a dataset (traces, audit's "
                        "conformance stage) run on Spark (--engine spark, local[*] unless --master).\n\n"
-                       "Exit codes: 0 as expected, 1 an unexpected result, 2 a usage or input "
+                       "Exit codes: 0 as expected (documented findings included), 1 an unexpected result, 2 a usage or input "
                        "error, 3 the environment (e.g. Java missing).")
 
 JSON_HELP = "print JSON for machines instead of tables"
@@ -343,13 +343,27 @@ def audit(
 def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
     if {"tlc", "link", "tracevalidation"} & set(stages) or engine == "spark":
         need_java()
-    with progress("audit", quiet=quiet) as prog:
-        def on_progress(what: str, done: int, total: int) -> None:
-            prog.update(what, done=done, total=total)
+    if engine == "spark" and {"conformance", "history"} & set(stages):
+        spark_session(master)
+    fresh = [p for p in (Path(out) / "traces",) if not p.exists()]     # what this run creates
+    try:
+        with progress("audit", quiet=quiet) as prog:
+            def on_progress(what: str, done: int, total: int) -> None:
+                if _SIGNALLED:      # a stage that caught the signal's unwinding as its own failure: stop
+                    raise SystemExit(128 + _SIGNALLED)
+                prog.update(what, done=done, total=total)
 
-        checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
-                                      workers=workers, full=full, protocols_=protocols, stages=stages,
-                                      progress=on_progress, jobs=jobs)
+            checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
+                                          workers=workers, full=full, protocols_=protocols, stages=stages,
+                                          progress=on_progress, jobs=jobs)
+    except BaseException:
+        if _SIGNALLED:      # interrupted: no partial traces left behind
+            import shutil
+            for p in fresh:
+                shutil.rmtree(p, ignore_errors=True)
+        raise
+    if _SIGNALLED:
+        raise SystemExit(128 + _SIGNALLED)
     return checks, extra
 
 
@@ -488,6 +502,7 @@ def conform(
     files = trace_files_or_fail(paths)
     if engine == "spark":
         need_java()
+        spark_session(master)
         from groupcheck.conformance.pipeline import conform_rows
         with progress(f"conform {len(files)} traces (spark)", quiet=as_json):
             rows = conform_rows(paths, engine="spark", master=master)

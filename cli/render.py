@@ -92,6 +92,37 @@ def trace_files_or_fail(paths) -> list:
     return files
 
 
+def spark_session(master=None):
+    """Start the process's Spark session with the driver JVM's stderr (JVM
+    warnings such as "Using incubator modules", log4j, the Python workers'
+    output) in a log file, named on stderr; the session is then reused by
+    every later ``conformance.spark.session`` call of this process."""
+    import os
+    import sys
+    import tempfile
+    from groupcheck.conformance import spark
+    from pyspark import SparkContext
+    if SparkContext._active_spark_context is not None:
+        return spark.session(master)
+    import signal
+    ours = signal.getsignal(signal.SIGINT)
+    fd, path = tempfile.mkstemp(prefix="groupcheck-spark-", suffix=".log")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(fd, 2)          # the JVM inherits fd 2 when it starts; we take ours back after
+    try:
+        s = spark.session(master)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+        # PySpark's SparkContext installs a SIGINT handler of its own (cancel
+        # the jobs, raise KeyboardInterrupt mid-call): ours stays (cli/main.py)
+        signal.signal(signal.SIGINT, ours)
+    console(stderr=True).print(f"Spark's own messages: {path}", markup=False, soft_wrap=True)
+    return s
+
+
 def need_java() -> None:
     """Exit 3 with one line when no usable Java runtime is on PATH."""
     from groupcheck.model.tlc import TLCError, check_java

@@ -6,6 +6,11 @@ every checking command; an unexpected failure is one line naming the file
 that holds its traceback."""
 
 import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +204,40 @@ def test_the_license_is_an_spdx_expression():
     assert isinstance(meta["project"]["license"], str)
     assert any(r.startswith("setuptools>=") and int(r.split(">=")[1].split(".")[0]) >= 77
                for r in meta["build-system"]["requires"])
+
+
+def _spark_log(stderr: str) -> Path:
+    (line,) = [ln for ln in stderr.splitlines() if ln.startswith("Spark's own messages: ")]
+    return Path(line.split(": ", 1)[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs java for Spark")
+def test_spark_noise_goes_to_a_log_file_named_on_stderr(tmp_path):
+    p = gc("traces", "generate", "sequencer", "--runs", "1", "--out", str(tmp_path / "ds"))
+    assert p.returncode == 0, p.stderr
+    log = _spark_log(p.stderr)
+    assert log.is_file()
+    assert "WARNING" not in p.stderr and "incubator" not in p.stderr
+    log.unlink()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs java for Spark")
+def test_ctrl_c_in_the_audits_spark_stage_is_quiet_and_removes_the_partial_traces(tmp_path):
+    out = tmp_path / "au"
+    proc = subprocess.Popen([sys.executable, "-m", "groupcheck.cli.main", "audit", "--stage", "conformance",
+                             "--protocol", "sequencer", "--runs", "400", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not (out / "traces").exists() and proc.poll() is None:
+        time.sleep(0.2)
+    assert (out / "traces").exists(), "the Spark stage never started"
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert "Traceback" not in err and "interrupted (SIGINT)" in err
+    assert len(err.splitlines()) <= 6, err
+    assert not (out / "traces").exists()
+    _spark_log(err).unlink()
