@@ -241,3 +241,18 @@ def test_ctrl_c_in_the_audits_spark_stage_is_quiet_and_removes_the_partial_trace
     assert len(err.splitlines()) <= 6, err
     assert not (out / "traces").exists()
     _spark_log(err).unlink()
+
+
+@pytest.mark.parametrize("known, code", [(None, 0), (False, 1)])
+def test_jgroups_report_documented_finding(known, code, capsys):
+    """JGroups's SEQUENCER with its coordinator killed: the same documented finding."""
+    from groupcheck.cli import jgroups
+    from groupcheck.cli.findings import Gate
+    v = {"check": "TotalOrder", "text": "member 2 delivered 3.1 before 2.1"}
+    r = {"run_id": "jg", "stack": "sequencer", "out": "jg", "killed": [1], "failed": [], "seconds": 1.0,
+         "history": {"verdict": "violation", "violations": [v], "events": 10, "delivered": 4, "not_promised": []},
+         "trace": None, "agree": None}
+    with pytest.raises(typer.Exit) as e:
+        jgroups._report(r, False, Gate([], known))
+    assert e.value.exit_code == code
+    assert ("TotalOrder (documented finding)" in capsys.readouterr().out) == (code == 0)
