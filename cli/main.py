@@ -21,7 +21,7 @@ import typer
 
 from .findings import Gate, expect_option, known_option, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
-                     out_dir, progress, spark_session, trace_files_or_fail)
+                     out_dir, progress, spark_session, table, trace_files_or_fail)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
@@ -266,15 +266,19 @@ def prove(
                           "queries": [q.as_json() for q in rows]}, indent=2))
         raise typer.Exit(0 if ok_all else 1)
     from rich.markup import escape
-    from rich.table import Table
-    t = Table(title="groupcheck prove")
-    for c in ("protocol", "variant", "N", "query", "result", "reachable", "seconds", "cpu s"):
-        t.add_column(c, justify="right" if c in ("N", "seconds", "cpu s") else "left")
+    t = table("groupcheck prove")
+    t.add_column("variant", overflow="fold", min_width=10)
+    t.add_column("query", overflow="fold", min_width=16)
+    t.add_column("result", min_width=6)
+    t.add_column("reachable", min_width=7)
+    for c in ("s", "cpu s"):
+        t.add_column(c, justify="right", no_wrap=True)
     style = {"proved": "green", "cti": "yellow", "unknown": "bold red"}
     for q in rows:
         reach = "" if q.result != "cti" else {True: "yes", False: "no", None: "unknown"}[q.reachable]
-        t.add_row(escape(q.protocol), escape(q.variant), str(q.members or "any"), escape(q.query),
-                  f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
+        t.add_row(escape(f"{q.protocol}/{q.variant} N={q.members or 'any'}"), escape(q.query),
+                  f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach,
+                  f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
     console().print(t)
     for enc, ok, secs, qs in verdicts:
         v = _prove_summary(enc, ok, secs, qs)
@@ -378,10 +382,9 @@ def _report_audit(report, out, checks, extra, as_json=False):
         print(paths["summary.json"].read_text(encoding="utf-8"), end="")
         raise typer.Exit(1 if bad else 0)
     from rich.markup import escape
-    from rich.table import Table
-    t = Table(title="groupcheck audit")
-    for c in ("check", "expected", "observed", "seconds", "result"):
-        t.add_column(c, justify="right" if c == "seconds" else "left")
+    t = table("groupcheck audit")
+    for c in ("check", "expected", "observed", "s", "result"):
+        t.add_column(c, justify="right" if c == "s" else "left", overflow="fold", min_width=5 if c == "s" else 10)
     style = {"pass": "green", "finding": "yellow", "skipped": "dim", "unexpected": "bold red"}
     for c in checks:
         t.add_row(escape(c.id), escape(c.expected), escape(c.observed), f"{c.seconds:.1f}",

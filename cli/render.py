@@ -29,11 +29,17 @@ def counterexample_steps(trace: list[tuple[str | None, dict[str, Any]]]) -> list
     return lines
 
 
+def table(title: str) -> Table:
+    """A results table that stays readable at 80 columns: a rule under the
+    header and no side borders (cells fold rather than end in an ellipsis)."""
+    from rich import box
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+
+
 def check_table(rows: list[dict[str, Any]]) -> Table:
     """One row per model; readable at 80 columns: protocol and model in one
     cell, the pinned count only where it differs, text that wraps whole."""
-    from rich import box
-    t = Table(title="groupcheck check", box=box.SIMPLE_HEAD, pad_edge=False)
+    t = table("groupcheck check")
     t.add_column("model", overflow="fold", min_width=12)
     t.add_column("expected", overflow="fold", min_width=8)
     t.add_column("observed", overflow="fold", min_width=8)

@@ -256,3 +256,16 @@ def test_jgroups_report_documented_finding(known, code, capsys):
         jgroups._report(r, False, Gate([], known))
     assert e.value.exit_code == code
     assert ("TotalOrder (documented finding)" in capsys.readouterr().out) == (code == 0)
+
+
+def test_prove_table_is_readable_at_80_columns(monkeypatch):
+    from rich.console import Console
+    from typer.testing import CliRunner
+    from groupcheck.cli import main
+    shown = Console(width=80, record=True)
+    monkeypatch.setattr(main, "console", lambda stderr=False: Console(width=80, stderr=True) if stderr else shown)
+    r = CliRunner().invoke(main.app, ["prove", "stable", "--variant", "JoinRace"])
+    assert r.exit_code == 0, r.output
+    text = shown.export_text().split("stable/JoinRace (N=2):")[0]      # the table, before the summary lines
+    assert "…" not in text and max(map(len, text.splitlines())) <= 80
+    assert "stable/JoinRace" in text and "proved" in text
