@@ -88,7 +88,7 @@ def run(
     except OSError as e:        # OUT was writable: ports, processes, the disk
         fail(str(e), ENVIRONMENT)
     except Interrupted as e:
-        fail(f"interrupted ({e}); every node process was killed", 130)
+        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
     _report(res.to_json(), protocol, out, as_json, Gate(expect, known))
 
 
