@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from .findings import Gate, expect_option, known_option
-from .render import console, fail, spark_session
+from .render import console, fail, need_java, spark_session
 
 
 def history(
@@ -44,6 +44,7 @@ def history(
         if not files:
             fail(f"no history files under {', '.join(paths)} (*.ndjson)")
         if engine == "spark":
+            need_java()
             rows = check_spark(files, spark_session(master), protocol, every)
         else:
             rows = check_paths(files, protocol, every)

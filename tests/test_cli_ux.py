@@ -72,12 +72,13 @@ def gc(*args, env=None, **kw):
     ["explore", "sequencer", "--model", "Pair", "--compare-tlc"],
     ["audit", "--stage", "tlc"],
     ["conform", "--engine", "spark", str(REPO / "tests")],
+    ["history", "--engine", "spark", str(REPO / "tests")],
     ["traces", "generate", "sequencer", "--runs", "1", "--out", "ds"],
 ])
 def test_without_java_every_command_is_one_line_and_exit_3(args, tmp_path):
     env = {**os.environ, "PATH": str(tmp_path)}      # an empty PATH: no java
     (tmp_path / "x.ndjson").write_text("")
-    if args[0] == "conform":
+    if args[0] in ("conform", "history"):
         args = args[:-1] + [str(tmp_path)]
     p = gc(*args, env=env, cwd=tmp_path)
     assert p.returncode == 3, p.stderr
