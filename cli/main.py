@@ -646,6 +646,25 @@ from .cluster import app as cluster_app; app.add_typer(cluster_app, name="cluste
 from .jgroups import app as jgroups_app; app.add_typer(jgroups_app, name="jgroups")  # noqa: E402,E702
 
 
+def _metavars(typer_app) -> None:
+    """Help without type clutter: every valued option and argument shows a
+    name (``--engine ENGINE``, ``PATHS``), not its Python type (``<str>``)."""
+    import inspect
+    from typer.models import ArgumentInfo, OptionInfo
+    for cmd in typer_app.registered_commands:
+        for name, p in inspect.signature(cmd.callback).parameters.items():
+            info = p.default
+            if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar is not None or p.annotation in (bool, "bool"):
+                continue
+            decl = next((d for d in info.param_decls or () if d.startswith("--")), None)
+            info.metavar = (decl.lstrip("-").split("/")[0] if decl else name).upper().replace("-", "_")
+    for group in typer_app.registered_groups:
+        _metavars(group.typer_instance)
+
+
+_metavars(app)
+
+
 _SIGNALLED = 0       # the signal number once one arrived
 
 
