@@ -695,7 +695,8 @@ def main() -> None:
         signal.signal(sig, _on_signal)
     code = 0
     try:
-        code = app(standalone_mode=False) or 0     # typer.Exit(n) returns n
+        rv = app(standalone_mode=False)     # typer.Exit(n) returns n; a command that ends returns None
+        code = rv if isinstance(rv, int) else 0
     except NoArgsIsHelpError as e:
         e.show()
         code = 2
