@@ -271,3 +271,18 @@ def test_prove_table_is_readable_at_80_columns(monkeypatch):
     text = shown.export_text().split("stable/JoinRace (N=2):")[0]      # the table, before the summary lines
     assert "…" not in text and max(map(len, text.splitlines())) <= 80
     assert "stable/JoinRace" in text and "proved" in text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs java for TLC")
+def test_conform_checker_both_judges_documented_findings_by_the_same_rule(tmp_path, capsys):
+    _crash_runs(tmp_path)
+    code, out, _ = main_in_process("conform", str(tmp_path), "--json", capsys=capsys)
+    bad = [r for r in json.loads(out) if r["verdict"] == "violation" and r["reason"].startswith("TotalOrder")]
+    assert bad, "no seed broke TotalOrder"
+    for f in tmp_path.glob("*.ndjson"):
+        if f.name != Path(bad[0]["file"]).name:
+            f.unlink()
+    code, out, _ = main_in_process("conform", str(tmp_path), "--checker", "both", capsys=capsys)
+    assert code == 0 and "violation (documented finding)" in out
+    assert main_in_process("conform", str(tmp_path), "--checker", "both", "--no-known", capsys=capsys)[0] == 1
