@@ -15,9 +15,10 @@ from typing import List, Optional
 
 import typer
 
-from .render import ENVIRONMENT, at_least, console, fail
+from .findings import Gate, expect_option, known_option
+from .render import ENVIRONMENT, at_least, console, fail, out_dir, positive
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run the stacks as a real cluster on 127.0.0.1 (UDP, HMAC, SIGKILL) and check its traces.")
 
 
@@ -40,8 +41,8 @@ def run(
     messages: int = typer.Option(100, "--messages", callback=at_least(0), help="multicasts each node makes"),
     kill: Optional[List[str]] = typer.Option(None, "--kill", help="NODE@SECONDS: SIGKILL the node that long after the start (repeatable)"),
     out: Path = typer.Option(..., "--out", help="folder for the traces, node configs and logs"),
-    rate: float = typer.Option(500.0, "--rate", help="multicasts per second per node"),
-    timeout: float = typer.Option(60.0, "--timeout", help="seconds to wait for quiescence"),
+    rate: float = typer.Option(500.0, "--rate", callback=positive, help="multicasts per second per node"),
+    timeout: float = typer.Option(60.0, "--timeout", callback=positive, help="seconds to wait for quiescence"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
@@ -49,9 +50,12 @@ def run(
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore --protocol flush: the ring is Raincore's own (spec LossyRing: a kill lands whatever the ring is doing, the token holder's too, and the token is regenerated), not the abstraction whose kill waits for the token to be elsewhere"),
     kill_holder: bool = typer.Option(False, "--kill-holder", help="with --lossy-ring: each --kill waits until its node holds the token (Eating), so the token dies with it and the ring regenerates it"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
-    Exit 0 when every trace conforms and the survivors' history is clean, 1 otherwise."""
+    Exit 0 when every trace conforms and the survivors' history is clean, or what breaks them is a
+    documented finding (or --expect'ed); 1 otherwise."""
     from groupcheck.impl import protocols
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted, Runner
@@ -69,32 +73,52 @@ def run(
         who = [int(x) for x in senders.split(",")] if senders else None
     except ValueError:
         fail(f"--senders {senders!r}: expected comma-separated node numbers, e.g. 2 or 2,3")
+    _key_file_or_fail(key_file)
     log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
-    try:
-        res = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
-                     log=log, checker=checker, senders=who, lossy_ring=lossy_ring,
-                     kill_holder=kill_holder).run()
+    try:        # every option judged before OUT is created
+        runner = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
+                        log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder)
     except ClusterError as e:
         fail(str(e))
-    except (KeyError_, OSError) as e:
+    out_dir(str(out))
+    try:
+        res = runner.run()
+    except (ClusterError, KeyError_) as e:
+        fail(str(e))
+    except OSError as e:        # OUT was writable: ports, processes, the disk
         fail(str(e), ENVIRONMENT)
     except Interrupted as e:
-        fail(f"interrupted ({e}); every node process was killed", 130)
-    _report(res.to_json(), protocol, out, as_json)
+        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
+    _report(res.to_json(), protocol, out, as_json, Gate(expect, known))
 
 
-def _report(r: dict, protocol: str, out: Path, as_json: bool) -> None:
-    """Print a run's result (Result.to_json()) and exit 0 when it is ok and quiescent."""
+def _key_file_or_fail(key_file: Optional[str]) -> None:
+    if key_file is not None and not Path(key_file).is_file():
+        fail(f"--key-file {key_file}: no such file (leave it out for a fresh key in OUT/cluster.key)")
+
+
+def _report(r: dict, protocol: str, out: Path, as_json: bool, gate: Gate) -> None:
+    """Print a run's result (Result.to_json(), or its JSON read back by
+    ``down``) and exit by the one rule (cli/findings.py): 0 when it is ok and
+    quiescent, or every violation is accepted."""
+    replay = {**r, "protocol": protocol}
+    # the survivors' history violations, one verdict row each (as `history` judges them)
+    found = [{**v, "verdict": "violation", "protocol": protocol, "property": v["check"]} for v in r["history"]]
+    rows = [replay] + found
+    tlc_ok = r.get("tlc") is None or (r["tlc"]["ok"] and r["tlc"].get("agree", True))
+    unexpected = (not r["quiescent"] or not tlc_ok or (r["verdict"] != "ok" and not gate.accepted(replay))
+                  or any(not gate.accepted(v) for v in found))
     if as_json:
         print(json.dumps(r, indent=2, default=str))
     else:
-        label = "ok" if r["ok"] else (f"{r['verdict']} (known finding of {protocol})" if r["known"] else r["verdict"])
+        label = "ok" if r["ok"] else r["verdict"] + gate.note(replay)
+        delivered = {int(k): v for k, v in r["delivered"].items()}      # keys are strings once read back
         print(f"{r['run_id']}: {label}; quiescent {r['quiescent']}; killed {r['killed'] or 'none'}; "
-              f"delivered {r['delivered']}; {r['seconds']} s")
+              f"delivered {delivered}; {r['seconds']} s")
         if r["reason"]:
             print(f"  replay: {r['reason']}")
-        for v in r["history"]:
-            print(f"  history {v['check']}: {v['text']}")
+        for v in found:
+            print(f"  history {v['check']}{gate.note(v)}: {v['text']}")
         if r.get("tlc") is not None:
             t = r["tlc"]
             print(f"  tlc: {'accepts' if t['ok'] else 'rejects at event ' + str(t['first_unmatched'])} "
@@ -103,7 +127,9 @@ def _report(r: dict, protocol: str, out: Path, as_json: bool) -> None:
             if t.get("explain"):
                 print("    " + t["explain"].replace("\n", "\n    "))
         print(f"  traces: {out}/traces (groupcheck conform {out}/traces)")
-    raise typer.Exit(0 if r["ok"] and r["quiescent"] else 1)
+    for m in gate.missing(rows):
+        console(stderr=True).print(m, markup=False)
+    raise typer.Exit(gate.exit_code(rows, unexpected))
 
 
 def _cluster_json(out: Path) -> dict:
@@ -129,8 +155,8 @@ def up(
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     messages: int = typer.Option(1000, "--messages", callback=at_least(0), help="multicasts each node makes"),
     out: Path = typer.Option(..., "--out", help="folder for the traces, node configs, logs and the result"),
-    rate: float = typer.Option(100.0, "--rate", help="multicasts per second per node"),
-    timeout: float = typer.Option(60.0, "--timeout", help="seconds `down` waits for quiescence"),
+    rate: float = typer.Option(100.0, "--rate", callback=positive, help="multicasts per second per node"),
+    timeout: float = typer.Option(60.0, "--timeout", callback=positive, help="seconds `down` waits for quiescence"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="what `down` checks the traces with: model, tlc or both"),
 ):
@@ -147,7 +173,8 @@ def up(
         if not tlctrace.supported(protocol):
             fail(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
                  f"(have: {', '.join(tlctrace.supported_protocols())})")
-    out.mkdir(parents=True, exist_ok=True)
+    _key_file_or_fail(key_file)
+    out_dir(str(out))
     if (out / "cluster.json").exists() and _alive(_cluster_json(out).get("runner", 0) or 0) \
             and not (out / "result.json").exists():
         fail(f"{out}: a cluster is already up here (groupcheck cluster down {out})")
@@ -194,9 +221,11 @@ def kill_node(
 def down(
     out: Path = typer.Argument(..., help="the folder given to `cluster up`"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
 ):
     """Stop a cluster started with `cluster up`: wait for quiescence, stop the nodes, check the traces.
-    Exit 0 when every trace conforms and the survivors' history is clean, 1 otherwise."""
+    Exit as `cluster run`."""
     info = _cluster_json(out)
     pid = int(info["runner"])
     up_opts = json.loads((out / "up.json").read_text(encoding="utf-8"))
@@ -214,4 +243,4 @@ def down(
         fail(f"{out}: the supervisor left no result (see {out}/supervisor.log)")
     if "error" in r:
         fail(f"the cluster failed: {r['error']} (see {out}/supervisor.log)")
-    _report(r, up_opts["protocol"], out, as_json)
+    _report(r, up_opts["protocol"], out, as_json, Gate(expect, known))

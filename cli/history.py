@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from .render import console, fail
+from .findings import Gate, expect_option, known_option
+from .render import console, fail, need_java, spark_session
 
 
 def history(
@@ -20,11 +21,14 @@ def history(
                                            "(default: the header's protocol; none named: every check)"),
     every: bool = typer.Option(False, "--all", help="also run the checks the protocol does not promise, "
                                "reported as informational (they never change the verdict)"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
 ):
     """Check histories (send/deliver/view/block/unblock/crash) for what their protocol promises
     among Integrity, NoDuplicates, SenderFIFO, TotalOrder, SurvivorTotalOrder, Agreement,
     VirtualSynchrony and FlushEventOrder (the property catalogue, conformance/properties.py).
-    Exit 0: every run ok; 1: a violation; 2: bad input (file:line:field)."""
+    Exit 0: every run ok or its violations documented findings (or --expect'ed); 1: another
+    violation; 2: bad input (file:line:field)."""
     from groupcheck.conformance.history import HistoryError, check_paths, check_spark, history_files
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
@@ -40,21 +44,35 @@ def history(
         if not files:
             fail(f"no history files under {', '.join(paths)} (*.ndjson)")
         if engine == "spark":
-            from groupcheck.conformance.spark import session
-            rows = check_spark(files, session(master), protocol, every)
+            need_java()
+            rows = check_spark(files, spark_session(master), protocol, every)
         else:
             rows = check_paths(files, protocol, every)
     except (HistoryError, OSError) as e:
         fail(str(e))
+    gate = Gate(expect, known)
+    # one verdict row per violation, as conform's: the gate judges each
+    found = [{**v, "verdict": "violation", "protocol": r.get("protocol"), "property": v["check"]}
+             for r in rows for v in r["violations"]]
+    bad = [v for v in found if not gate.accepted(v)]
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
-        for r in rows:
+        for r, notes in zip(rows, _notes(rows, found, gate)):
             print(f"{r['run_id']}: {r['verdict']} ({r['events']} events; judged on {r['judged_on']}: "
                   f"{', '.join(r['checks']) or 'no check'})")
-            for v in r["violations"]:
-                print(f"  {v['check']}: {v['text']}")
+            for v, note in zip(r["violations"], notes):
+                print(f"  {v['check']}{note}: {v['text']}")
             for v in r.get("informational", ()):
                 print(f"  informational, not promised: {v['check']}: {v['text']}")
-        print(f"{sum(r['verdict'] == 'ok' for r in rows)}/{len(rows)} runs ok")
-    raise typer.Exit(0 if rows and all(r["verdict"] == "ok" for r in rows) else 1)
+        print(f"{sum(r['verdict'] == 'ok' for r in rows)}/{len(rows)} runs ok"
+              + (f", {len(found) - len(bad)} documented or expected violation(s)" if len(found) > len(bad) else ""))
+    for m in gate.missing(found):
+        console(stderr=True).print(m, markup=False)
+    raise typer.Exit(gate.exit_code(found, len(bad)))
+
+
+def _notes(rows, found, gate):
+    """Per row, the gate's note for each of its violations (``found`` is them in order)."""
+    it = iter(found)
+    return [[gate.note(next(it)) for _ in r["violations"]] for r in rows]

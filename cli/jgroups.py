@@ -10,9 +10,10 @@ from typing import List, Optional
 
 import typer
 
+from .findings import Gate, expect_option, known_option
 from .render import ENVIRONMENT, console, fail, need_java, out_dir
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run JGroups 2.12 (Debian's libjgroups-java) on 127.0.0.1 and check it against the specs.")
 
 
@@ -29,9 +30,12 @@ def run(
     settle: float = typer.Option(4.0, "--settle", help="seconds each member waits after its last multicast"),
     timeout: float = typer.Option(90.0, "--timeout", help="seconds the whole run may take; every JVM is killed after it"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
 ):
     """Run the members, kill as told, check the history under the stack's promises
-    and the traces with --checker; exit 0 when the run is clean, 1 otherwise."""
+    and the traces with --checker; exit 0 when the run is clean or what breaks it is a
+    documented finding (or --expect'ed), 1 otherwise."""
     from groupcheck.conformance import jgroups
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: model, tlc or both")
@@ -73,7 +77,7 @@ def run(
         fail(f"{e}; see {out}/node-*.log", 1)
     r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out))
     (out / "result.json").write_text(json.dumps(r, indent=2), encoding="utf-8")
-    _report(r, as_json)
+    _report(r, as_json, Gate(expect, known))
 
 
 def _verdict(r: dict) -> str:
@@ -81,26 +85,37 @@ def _verdict(r: dict) -> str:
     return h if t is None else ("ok" if h == t == "ok" else "violation")
 
 
-def _report(r: dict, as_json: bool) -> None:
+def _report(r: dict, as_json: bool, gate: Gate) -> None:
+    # the stack's own protocol judges which violations are its documented findings (cli/findings.py)
+    found = [{**v, "verdict": "violation", "protocol": r["stack"], "property": v["check"]}
+             for v in r["history"]["violations"]]
+    trace = {**r["trace"], "protocol": r["stack"]} if r["trace"] else None
+    rows = found + ([trace] if trace else [])
     ok = _verdict(r) == "ok" and not r["failed"] and r["agree"] is not False
+    unexpected = bool(r["failed"]) or r["agree"] is False or any(
+        x["verdict"] != "ok" and not gate.accepted(x) for x in rows)
+    code = gate.exit_code(rows, unexpected)
+    for m in gate.missing(rows):
+        console(stderr=True).print(m, markup=False)
     if as_json:
         print(json.dumps(r, indent=2))
-        raise typer.Exit(0 if ok else 1)
+        raise typer.Exit(code)
     h, t = r["history"], r["trace"]
-    print(f"{r['run_id']}: {'ok' if ok else 'NOT ok'}; killed {r['killed'] or 'none'}; "
+    label = "ok" if ok else "as expected" if code == 0 else "NOT ok"
+    print(f"{r['run_id']}: {label}; killed {r['killed'] or 'none'}; "
           f"delivered {h['delivered']}; {r['seconds']} s")
     if r["failed"]:
         print(f"  members that did not finish: {r['failed']} (see {r['out']}/node-*.log)")
     print(f"  history: {h['verdict']} ({h['events']} events, the {r['stack']} stack's promises)")
-    for v in h["violations"]:
-        print(f"    {v['check']}: {v['text']}")
+    for v in found:
+        print(f"    {v['check']}{gate.note(v)}: {v['text']}")
     if h["not_promised"]:
         print("    not promised by this stack, reported only: "
               + ", ".join(sorted({v['check'] for v in h['not_promised']})))
     if t is None:
         print(f"  trace: none (no white-box traces under {r['out']}/traces); agreement: not judged")
     else:
-        print(f"  trace: {t['verdict']}" + (f" ({t['reason'].splitlines()[0]})" if t.get("reason") else ""))
+        print(f"  trace: {t['verdict']}{gate.note(trace)}" + (f" ({t['reason'].splitlines()[0]})" if t.get("reason") else ""))
         if t.get("jgroups_step"):
             print(f"    the JGroups step: {t['jgroups_step']}")
         if t.get("tlc"):
@@ -108,4 +123,4 @@ def _report(r: dict, as_json: bool) -> None:
                   f" ({t['tlc']['events']} events, {t['tlc']['seconds']} s)")
         print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}")
     print(f"  files: groupcheck history {r['out']}/history" + ("" if t is None else f"; groupcheck conform {r['out']}/traces"))
-    raise typer.Exit(0 if ok else 1)
+    raise typer.Exit(code)

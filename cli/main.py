@@ -19,15 +19,16 @@ from typing import List, Optional
 
 import typer
 
+from .findings import Gate, expect_option, known_option, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
-                     out_dir, progress)
+                     out_dir, progress, spark_session, table, trace_files_or_fail)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
                        "Engines: commands on single traces (simulate, conform) run in this process "
                        "(--engine local); commands whose data is a dataset (traces, audit's "
                        "conformance stage) run on Spark (--engine spark, local[*] unless --master).\n\n"
-                       "Exit codes: 0 as expected, 1 an unexpected result, 2 a usage or input "
+                       "Exit codes: 0 as expected (documented findings included), 1 an unexpected result, 2 a usage or input "
                        "error, 3 the environment (e.g. Java missing).")
 
 JSON_HELP = "print JSON for machines instead of tables"
@@ -109,23 +110,6 @@ def run_checks(entries, workers: int, quiet: bool):
     return outcomes
 
 
-
-def _trace_files_or_fail(paths) -> list:
-    """The *.ndjson traces named by ``paths``; one line and exit 2 when a path
-    is missing or there is no trace."""
-    from groupcheck.conformance.traces import trace_files
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        fail(f"{missing[0]}: no such file or folder")
-    skipped: list = []
-    files = trace_files(paths, skipped)
-    if skipped:
-        where = sorted({str(f.parent) for f, _ in skipped})
-        console(stderr=True).print(f"skipped {len(skipped)} history file(s) in {', '.join(where)} "
-                                   f"(black-box histories: groupcheck history reads them)", markup=False)
-    if not files:
-        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
-    return files
 
 @app.command()
 def check(
@@ -277,30 +261,32 @@ def prove(
             rows += qs
     total = time.perf_counter() - t0
     ok_all = all(ok for _, ok, _, _ in verdicts)
-    if as_json:
-        print(json.dumps([q.as_json() for q in rows], indent=2))
+    if as_json:     # a summary per variant first, then every query
+        print(json.dumps({"variants": [_prove_summary(enc, ok, secs, qs) for enc, ok, secs, qs in verdicts],
+                          "queries": [q.as_json() for q in rows]}, indent=2))
         raise typer.Exit(0 if ok_all else 1)
     from rich.markup import escape
-    from rich.table import Table
-    t = Table(title="groupcheck prove")
-    for c in ("protocol", "variant", "N", "query", "result", "reachable", "seconds", "cpu s"):
-        t.add_column(c, justify="right" if c in ("N", "seconds", "cpu s") else "left")
+    t = table("groupcheck prove")
+    t.add_column("variant", overflow="fold", min_width=10)
+    t.add_column("query", overflow="fold", min_width=16)
+    t.add_column("result", min_width=6)
+    t.add_column("reachable", min_width=7)
+    for c in ("s", "cpu s"):
+        t.add_column(c, justify="right", no_wrap=True)
     style = {"proved": "green", "cti": "yellow", "unknown": "bold red"}
     for q in rows:
         reach = "" if q.result != "cti" else {True: "yes", False: "no", None: "unknown"}[q.reachable]
-        t.add_row(escape(q.protocol), escape(q.variant), str(q.members or "any"), escape(q.query),
-                  f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach, f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
+        t.add_row(escape(f"{q.protocol}/{q.variant} N={q.members or 'any'}"), escape(q.query),
+                  f"[{style[q.result]}]{q.result}[/]" + (" (frame)" if q.by_frame else ""), reach,
+                  f"{q.seconds:.3f}", f"{q.cpu_seconds:.3f}")
     console().print(t)
     for enc, ok, secs, qs in verdicts:
-        n = len(qs)
-        proved = sum(q.result == "proved" for q in qs)
-        ctis = [q for q in qs if q.result == "cti"]
-        real = [q for q in ctis if q.reachable]
-        want = "a reachable counterexample to induction" if enc.expect_cti else "every query proved"
-        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {proved}/{n} proved "
-                f"({sum(q.by_frame for q in qs)} by the frame alone), {len(ctis)} CTI "
-                f"({len(real)} reachable), {sum(q.result == 'unknown' for q in qs)} unknown in {secs:.1f} s; "
-                f"expected {want}: {'as expected' if ok else 'UNEXPECTED'}")
+        v = _prove_summary(enc, ok, secs, qs)
+        real = [q for q in qs if q.result == "cti" and q.reachable]
+        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {v['proved']}/{v['queries']} proved "
+                f"({v['by_frame']} by the frame alone), {v['cti']} CTI ({v['reachable_cti']} reachable), "
+                f"{v['unknown']} unknown in {secs:.1f} s; expected {v['expected']}: "
+                f"{'as expected' if ok else 'UNEXPECTED'}")
         console().print(head, markup=False, soft_wrap=True)
         if real:
             q = min(real, key=lambda q: len(q.path or []))
@@ -309,6 +295,17 @@ def prove(
             console().print("    " + " -> ".join(q.path or []), markup=False)
     console().print(f"total {total:.1f} s for {len(rows)} queries", markup=False)
     raise typer.Exit(0 if ok_all else 1)
+
+
+def _prove_summary(enc, ok: bool, seconds: float, qs) -> dict:
+    """One variant's counts and verdict (the human line and --json's ``variants``)."""
+    ctis = [q for q in qs if q.result == "cti"]
+    return {"protocol": enc.protocol, "variant": enc.variant, "members": enc.members, "queries": len(qs),
+            "proved": sum(q.result == "proved" for q in qs), "by_frame": sum(q.by_frame for q in qs),
+            "cti": len(ctis), "reachable_cti": sum(bool(q.reachable) for q in ctis),
+            "unknown": sum(q.result == "unknown" for q in qs), "seconds": round(seconds, 3),
+            "expected": "a reachable counterexample to induction" if enc.expect_cti else "every query proved",
+            "as_expected": ok}
 
 
 @app.command()
@@ -350,13 +347,27 @@ def audit(
 def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
     if {"tlc", "link", "tracevalidation"} & set(stages) or engine == "spark":
         need_java()
-    with progress("audit", quiet=quiet) as prog:
-        def on_progress(what: str, done: int, total: int) -> None:
-            prog.update(what, done=done, total=total)
+    if engine == "spark" and {"conformance", "history"} & set(stages):
+        spark_session(master)
+    fresh = [p for p in (Path(out) / "traces",) if not p.exists()]     # what this run creates
+    try:
+        with progress("audit", quiet=quiet) as prog:
+            def on_progress(what: str, done: int, total: int) -> None:
+                if _SIGNALLED:      # a stage that caught the signal's unwinding as its own failure: stop
+                    raise SystemExit(128 + _SIGNALLED)
+                prog.update(what, done=done, total=total)
 
-        checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
-                                      workers=workers, full=full, protocols_=protocols, stages=stages,
-                                      progress=on_progress, jobs=jobs)
+            checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
+                                          workers=workers, full=full, protocols_=protocols, stages=stages,
+                                          progress=on_progress, jobs=jobs)
+    except BaseException:
+        if _SIGNALLED:      # interrupted: no partial traces left behind
+            import shutil
+            for p in fresh:
+                shutil.rmtree(p, ignore_errors=True)
+        raise
+    if _SIGNALLED:
+        raise SystemExit(128 + _SIGNALLED)
     return checks, extra
 
 
@@ -371,10 +382,9 @@ def _report_audit(report, out, checks, extra, as_json=False):
         print(paths["summary.json"].read_text(encoding="utf-8"), end="")
         raise typer.Exit(1 if bad else 0)
     from rich.markup import escape
-    from rich.table import Table
-    t = Table(title="groupcheck audit")
-    for c in ("check", "expected", "observed", "seconds", "result"):
-        t.add_column(c, justify="right" if c == "seconds" else "left")
+    t = table("groupcheck audit")
+    for c in ("check", "expected", "observed", "s", "result"):
+        t.add_column(c, justify="right" if c == "s" else "left", overflow="fold", min_width=5 if c == "s" else 10)
     style = {"pass": "green", "finding": "yellow", "skipped": "dim", "unexpected": "bold red"}
     for c in checks:
         t.add_row(escape(c.id), escape(c.expected), escape(c.observed), f"{c.seconds:.1f}",
@@ -439,10 +449,12 @@ def simulate(
         opts = {**proto.default_options, **_options(option, proto.option_keys)}
         if faults.strip() != "auto":
             parse_faults(faults)            # the grammar's verdict before any output
-        if nodes is not None:
-            opts["nodes"] = nodes
-        if messages is not None:
-            opts["messages"] = messages
+        for key, value in (("nodes", nodes), ("messages", messages)):
+            if value is not None:
+                if key not in proto.option_keys:      # never silently ignored
+                    raise ValueError(f"--{key}: {protocol} has no {key} option (its options: "
+                                     f"{', '.join(sorted(proto.option_keys))})")
+                opts[key] = value
         rows = []
         for i in range(runs):
             records, line = proto.simulate(seed + i, faults, opts)
@@ -455,9 +467,11 @@ def simulate(
                 line["history"] = str(tracefile.write(pathlib.Path(out) / "history" / f"{line['run_id']}.ndjson",
                                                       from_trace(records)))
             rows.append(line)
-            if line.get("quiescent") is False:      # say why it ended early, also with --json
+            if line.get("quiescent", line.get("settled")) is False:     # say why it ended early, also with --json
+                more = " (raise it with --option horizon=SECONDS)" if "horizon" in proto.option_keys else ""
                 console(stderr=True).print(f"{line['run_id']}: not quiescent: the simulation reached its horizon "
-                                           "of simulated time with messages still unsettled", markup=False)
+                                           f"of simulated time with messages still unsettled{more}", markup=False,
+                                           soft_wrap=True)
             if not as_json:
                 print(f"{line['run_id']}: " + ", ".join(f"{k} {_brief(v)}" for k, v in line.items()
                                                         if k not in ("run_id", "file", "history")) + f" -> {line['file']}")
@@ -473,64 +487,57 @@ def conform(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     engine: str = typer.Option("local", "--engine", help="local (the default: in-process) or spark (the Parquet pipeline on PySpark)"),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
-    expect: List[str] = typer.Option([], "--expect", help="a property whose violations are expected (repeatable)"),
-    known: bool = typer.Option(False, "--known", help="expect the protocol's documented findings (e.g. SEQUENCER's TotalOrder)"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module, spec/<P>/Trace<P>.tla; every protocol) or both (any disagreement is a failure of the tool)"),
 ):
     """Replay traces against the model; then check the global properties.
-    Exit 0 when every run conforms and every violation is expected."""
+    Exit 0 when every run conforms or its violation is a documented finding
+    (or --expect'ed)."""
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: choose model, tlc or both")
     if checker != "model":
-        raise typer.Exit(_conform_tlc(paths, as_json, both=checker == "both"))
+        raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
     from groupcheck.conformance.replay import conform_file
     from groupcheck.conformance.traces import trace_files, trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
-    files = _trace_files_or_fail(paths)
+    files = trace_files_or_fail(paths)
     if engine == "spark":
         need_java()
+        spark_session(master)
         from groupcheck.conformance.pipeline import conform_rows
         with progress(f"conform {len(files)} traces (spark)", quiet=as_json):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
         rows = [conform_file(p).to_json() for p in trace_runs(paths)]    # per-node files: one run
 
-    def expected_violation(r: dict) -> bool:
-        if r["verdict"] != "violation":
-            return False
-        prop = r.get("property") or (r.get("reason") or "").split(":")[0]
-        ok = set(expect)
-        if known:
-            from groupcheck.conformance import protocols
-            try:
-                ok |= set(protocols.get(r.get("protocol") or "").known_violations)
-            except protocols.UnknownProtocol:
-                pass
-        return prop in ok
-
-    good = [r for r in rows if r["verdict"] == "ok" or expected_violation(r)]
+    gate = Gate(expect, known)
+    bad = [r for r in rows if r["verdict"] != "ok" and not gate.accepted(r)]
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            bad = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
-            note = " (expected)" if r["verdict"] != "ok" and expected_violation(r) else ""
-            print(f"{r['run_id'] or r['file']}: {r['verdict']}{note}{bad} ({r['events']} events)")
+            at = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
+            print(f"{r['run_id'] or r['file']}: {r['verdict']}{gate.note(r)}{at} ({r['events']} events)")
             if r["reason"]:
                 print("  " + r["reason"].replace("\n", "\n  "))
         n_ok = sum(r["verdict"] == "ok" for r in rows)
-        print(f"{n_ok}/{len(rows)} runs ok" + (f", {len(good) - n_ok} expected violation(s)" if len(good) > n_ok else ""))
-    raise typer.Exit(_exit_code(rows, len(good) == len(rows)))
+        n_exp = len(rows) - n_ok - len(bad)
+        print(f"{n_ok}/{len(rows)} runs ok" + (f", {n_exp} documented or expected violation(s)" if n_exp else ""))
+    _say_missing(gate, rows)
+    raise typer.Exit(gate.exit_code(rows, len(bad)))
 
 
-def _exit_code(rows: list[dict], all_good: bool) -> int:
-    """The one rule (README, 'Exit codes'): a malformed input (a rejected
-    run) is an input error, 2, whatever the other runs gave; otherwise 1 for
-    an unexpected result, 0 when every run is as expected."""
-    if any(r.get("verdict") == "rejected" for r in rows):
-        return 2
-    return 0 if all_good else 1
+def _say_missing(gate: Gate, rows: list[dict]) -> None:
+    """The demanded violations (--known, --expect) that no run showed, and
+    the malformed traces (the input error), on stderr."""
+    for m in gate.missing(rows):
+        console(stderr=True).print(m, markup=False)
+    rejected = [r for r in rows if r.get("verdict") == "rejected"]
+    if rejected:
+        console(stderr=True).print(f"error: {len(rejected)} malformed trace(s), first {rejected[0]['file']} "
+                                   f"(file:line: reason above)", style="red", markup=False, soft_wrap=True)
 
 
 def _tlc_verdict(tlctrace, trace):
@@ -541,7 +548,7 @@ def _tlc_verdict(tlctrace, trace):
         return e
 
 
-def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
+def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     """--checker tlc|both: TLC trace validation (conformance/tlctrace.py),
     and with ``both`` the model replay too; the run fails when a trace is
     rejected or when the two checkers disagree (verdict or first bad event)."""
@@ -549,7 +556,7 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
     from groupcheck.conformance.replay import conform_file
     from concurrent.futures import ThreadPoolExecutor
     from groupcheck.conformance.traces import TraceError, load, trace_runs
-    _trace_files_or_fail(paths)
+    trace_files_or_fail(paths)
     need_java()
     runs = trace_runs(paths)      # per-node files of one run are one run, as for --checker model
     rows, bad = [], 0
@@ -606,15 +613,16 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
         elif not v.ok:
             row["verdict"] = "nonconforming"
         else:   # both accept the steps; the replay's global/end-of-run properties failed
-            row["verdict"] = "violation"
-            row["reason"] = "the steps conform (both checkers); the model replay reports a property violation (groupcheck conform --checker model for details)"
-        bad += not ok
+            row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m))
+            row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
+                             f"{row['property']} (groupcheck conform --checker model for details)")
+        bad += not ok and not gate.accepted(row)
         rows.append(row)
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            line = f"{r.get('run_id') or r['file']}: {r['verdict']}"
+            line = f"{r.get('run_id') or r['file']}: {r['verdict']}{gate.note(r)}"
             if "tlc" in r:
                 t = r["tlc"]
                 line += f" [tlc: {'ok' if t['ok'] else 'rejected at event ' + str(t['first_unmatched'])}, {t['seconds']} s"
@@ -627,14 +635,34 @@ def _conform_tlc(paths, as_json: bool, *, both: bool) -> int:
                 print("  " + r["reason"])
             if r.get("tlc_explain"):
                 print("  " + r["tlc_explain"].replace("\n", "\n  "))
-        print(f"{len(rows) - bad}/{len(rows)} runs ok")
-    return _exit_code(rows, bad == 0)
+        print(f"{len(rows) - bad}/{len(rows)} runs ok or as expected")
+    _say_missing(gate, rows)
+    return gate.exit_code(rows, bad)
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702
 from .history import history as _history; app.command(name="history")(_history)  # noqa: E402,E702
 from .cluster import app as cluster_app; app.add_typer(cluster_app, name="cluster")  # noqa: E402,E702
 from .jgroups import app as jgroups_app; app.add_typer(jgroups_app, name="jgroups")  # noqa: E402,E702
+
+
+def _metavars(typer_app) -> None:
+    """Help without type clutter: every valued option and argument shows a
+    name (``--engine ENGINE``, ``PATHS``), not its Python type (``<str>``)."""
+    import inspect
+    from typer.models import ArgumentInfo, OptionInfo
+    for cmd in typer_app.registered_commands:
+        for name, p in inspect.signature(cmd.callback).parameters.items():
+            info = p.default
+            if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar is not None or p.annotation in (bool, "bool"):
+                continue
+            decl = next((d for d in info.param_decls or () if d.startswith("--")), None)
+            info.metavar = (decl.lstrip("-").split("/")[0] if decl else name).upper().replace("-", "_")
+    for group in typer_app.registered_groups:
+        _metavars(group.typer_instance)
+
+
+_metavars(app)
 
 
 _SIGNALLED = 0       # the signal number once one arrived
@@ -660,26 +688,68 @@ def _on_signal(signum, frame):
 
 
 def main() -> None:
+    from typer import Abort
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError   # typer vendors click
     from groupcheck.model.tlc import TLCError
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _on_signal)
+    code = 0
     try:
-        app()
+        rv = app(standalone_mode=False)     # typer.Exit(n) returns n; a command that ends returns None
+        code = rv if isinstance(rv, int) else 0
+    except NoArgsIsHelpError as e:
+        e.show()
+        code = 2
+    except ClickException as e:     # a usage error: one line, and where the help is
+        console(stderr=True).print(f"error: {e.format_message()} ({_help_for(getattr(e, 'ctx', None))})",
+                                   style="red", markup=False, soft_wrap=True)
+        code = e.exit_code
+    except Abort:
+        code = 128 + (_SIGNALLED or signal.SIGINT)
     except TLCError as e:       # the environment: no jar, no java, too old
         if _SIGNALLED:
             sys.exit(128 + _SIGNALLED)
         console(stderr=True).print(f"error: {e}", style="red", markup=False, soft_wrap=True)
-        sys.exit(ENVIRONMENT)
+        code = ENVIRONMENT
     except Exception:
         # A signal's SystemExit unwinding through PySpark: its JVM (same process
         # group under ``timeout`` or a CI runner) died too, and each cleanup
         # call raises; the signal is the story, not these.
         if _SIGNALLED:
             sys.exit(128 + _SIGNALLED)
-        raise
+        log = _write_traceback()
+        console(stderr=True).print(f"error: {_last_line()} (an unexpected failure of groupcheck; "
+                                   f"the traceback is in {log})", style="red", markup=False, soft_wrap=True)
+        code = 1
     finally:
         if not _SIGNALLED:
             _stop_spark()
+    sys.exit(code)
+
+
+def _help_for(ctx) -> str:
+    """``groupcheck SUB COMMAND --help`` for the command a usage error is in."""
+    names = []
+    while ctx is not None and ctx.parent is not None:       # the root's name is however we were started
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["groupcheck", *reversed(names), "--help"])
+
+
+def _last_line() -> str:
+    e = sys.exc_info()[1]
+    return f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+
+
+def _write_traceback() -> str:
+    """The current exception's traceback in a file of its own (the terminal
+    gets one line naming it)."""
+    import tempfile
+    import traceback
+    fd, path = tempfile.mkstemp(prefix="groupcheck-error-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("groupcheck " + " ".join(sys.argv[1:]) + "\n\n" + traceback.format_exc())
+    return path
 
 
 def _end_spark_jvm(sig) -> None:

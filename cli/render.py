@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -28,17 +29,31 @@ def counterexample_steps(trace: list[tuple[str | None, dict[str, Any]]]) -> list
     return lines
 
 
+def table(title: str) -> Table:
+    """A results table that stays readable at 80 columns: a rule under the
+    header and no side borders (cells fold rather than end in an ellipsis)."""
+    from rich import box
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+
+
 def check_table(rows: list[dict[str, Any]]) -> Table:
-    t = Table(title="groupcheck check", show_lines=False)
-    for col in ("protocol", "model", "expected", "result", "distinct", "pinned", "depth", "seconds", "verdict"):
-        t.add_column(col, justify="right" if col in ("distinct", "pinned", "depth", "seconds") else "left")
+    """One row per model; readable at 80 columns: protocol and model in one
+    cell, the pinned count only where it differs, text that wraps whole."""
+    t = table("groupcheck check")
+    t.add_column("model", overflow="fold", min_width=12)
+    t.add_column("expected", overflow="fold", min_width=8)
+    t.add_column("observed", overflow="fold", min_width=8)
+    for col in ("states", "depth", "s"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", min_width=10)
     for r in rows:
         observed = r["violated"] or r["result"]
         verdict = ("[bold red]UNEXPECTED[/]" if not r["matches_expectation"] else
                    "[green]as expected[/]" if r["expected"] == "ok" else "[yellow]expected violation[/]")
-        t.add_row(escape(r["protocol"]), escape(r["model"]), escape(r["expected"]), escape(observed),
-                  _n(r["distinct_states"]), _n(r.get("expected_distinct_states")), _n(r["depth"]),
-                  f"{r['seconds']:.1f}", verdict)
+        pinned = r.get("expected_distinct_states")
+        states = _n(r["distinct_states"]) + ("" if pinned in (None, r["distinct_states"]) else f"\npinned\n{_n(pinned)}")
+        t.add_row(escape(f"{r['protocol']}/{r['model']}"), escape(r["expected"]), escape(observed),
+                  states, _n(r["depth"]), f"{r['seconds']:.1f}", verdict)
     return t
 
 
@@ -63,6 +78,55 @@ def fail(msg: str, code: int = USAGE):
     import typer
     console(stderr=True).print(f"error: {msg}", style="red", markup=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def trace_files_or_fail(paths) -> list:
+    """The *.ndjson traces named by ``paths``; one line and exit 2 when a path
+    is missing or there is no trace."""
+    from groupcheck.conformance.traces import trace_files
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        fail(f"{missing[0]}: no such file or folder")
+    skipped: list = []
+    files = trace_files(paths, skipped)
+    if skipped:
+        where = sorted({str(f.parent) for f, _ in skipped})
+        console(stderr=True).print(f"skipped {len(skipped)} history file(s) in {', '.join(where)} "
+                                   f"(black-box histories: groupcheck history reads them)", markup=False)
+    if not files:
+        fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
+    return files
+
+
+def spark_session(master=None):
+    """Start the process's Spark session with the driver JVM's stderr (JVM
+    warnings such as "Using incubator modules", log4j, the Python workers'
+    output) in a log file, named on stderr; the session is then reused by
+    every later ``conformance.spark.session`` call of this process."""
+    import os
+    import sys
+    import tempfile
+    from groupcheck.conformance import spark
+    from pyspark import SparkContext
+    if SparkContext._active_spark_context is not None:
+        return spark.session(master)
+    import signal
+    ours = signal.getsignal(signal.SIGINT)
+    fd, path = tempfile.mkstemp(prefix="groupcheck-spark-", suffix=".log")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(fd, 2)          # the JVM inherits fd 2 when it starts; we take ours back after
+    try:
+        s = spark.session(master)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+        # PySpark's SparkContext installs a SIGINT handler of its own (cancel
+        # the jobs, raise KeyboardInterrupt mid-call): ours stays (cli/main.py)
+        signal.signal(signal.SIGINT, ours)
+    console(stderr=True).print(f"Spark's own messages: {path}", markup=False, soft_wrap=True)
+    return s
 
 
 def need_java() -> None:
@@ -156,6 +220,14 @@ class _Progress:
         if self._bar is not None:
             self._bar.__exit__(*exc)
         return False
+
+
+def positive(value):
+    """A typer callback: the option's value must be above 0."""
+    import typer
+    if value is not None and value <= 0:
+        raise typer.BadParameter(f"{value} (must be above 0)")
+    return value
 
 
 def at_least(lo: int):

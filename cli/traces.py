@@ -11,9 +11,9 @@ from typing import List, Optional
 
 import typer
 
-from .render import at_least, console, fail, need_java, out_dir, progress
+from .render import at_least, console, fail, need_java, out_dir, progress, spark_session, trace_files_or_fail
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
 
 ENGINE_HELP = "spark (PySpark; local[*] unless --master) or local (in-process, pyarrow)"
@@ -29,6 +29,12 @@ def _engine(engine: str) -> str:
     if engine == "spark":
         need_java()
     return engine
+
+
+def _start(engine: str, master: Optional[str]) -> None:
+    """With Spark, its session now, its JVM's messages in a log file (render.spark_session)."""
+    if engine == "spark":
+        spark_session(master)
 
 
 def _options(pairs: List[str]) -> dict:
@@ -64,14 +70,16 @@ def generate(
 ):
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
-    from groupcheck.conformance.protocols import UnknownProtocol
+    from groupcheck.conformance.protocols import UnknownProtocol, get
     from groupcheck.impl.faults import parse_faults
     try:
+        get(protocol)                       # a known protocol before any output
         engine = _engine(engine)
         opts = _options(option)
         if faults and faults.strip() != "auto":
             parse_faults(faults)            # the grammar's verdict before any output
         out_dir(out)
+        _start(engine, master)
         with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):
             s = pipeline.generate(protocol, runs, seed, faults, out, engine=engine, options=opts, master=master)
     except (UnknownProtocol, pipeline.PipelineError, ValueError) as e:
@@ -89,9 +97,11 @@ def ingest(
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance import pipeline
+    trace_files_or_fail(paths)      # before Spark starts and OUT is made
     try:
         engine = _engine(engine)
         out_dir(out)
+        _start(engine, master)
         with progress(f"traces ingest ({engine})", quiet=as_json):
             s = pipeline.ingest(paths, out, engine=engine, master=master)
     except pipeline.PipelineError as e:
@@ -136,6 +146,7 @@ def check(
     _dataset_or_fail(dataset)       # before Spark starts: a wrong path costs nothing
     try:
         engine = _engine(engine)
+        _start(engine, master)
         with progress(f"traces check {dataset} ({engine})", quiet=as_json):
             res = pipeline.check(dataset, engine=engine, master=master, coverage=coverage,
                                  max_states=max_states)

@@ -334,7 +334,7 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
     checks, ground = judged_checks(h, protocol)
     vs = check(h)
     judged = [v for v in vs if v.check in checks]
-    row = {"run_id": h.run_id, "files": h.files, "events": h.events,
+    row = {"run_id": h.run_id, "files": h.files, "events": h.events, "protocol": protocol or h.protocol,
            "verdict": "ok" if not judged else "violation",
            "violations": [v.to_json() for v in judged], "crashed": sorted(h.crashed, key=str),
            "checks": checks, "judged_on": ground}

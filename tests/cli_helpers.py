@@ -9,3 +9,27 @@ import sys
 def gc(*args, timeout: float = 900):
     return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
                           capture_output=True, text=True, timeout=timeout)
+
+
+def main_in_process(*args, capsys) -> tuple[int, str, str]:
+    """``groupcheck ARGS`` through cli.main.main() in this interpreter (its
+    error handling included, without a fresh interpreter's start-up): the
+    exit status, stdout and stderr.  The signal handlers main() installs are
+    put back."""
+    import signal
+    from groupcheck.cli import main as cli
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    argv = sys.argv
+    sys.argv = ["groupcheck", *args]
+    capsys.readouterr()
+    try:
+        cli.main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    finally:
+        sys.argv = argv
+        for s, h in saved.items():
+            signal.signal(s, h)
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -12,7 +12,11 @@ CTI_KEYS = {"action", "pre", "post", "reachable", "path"}
 def test_prove_joinrace_json_shows_a_reachable_cti():
     p = gc("prove", "stable", "--variant", "JoinRace", "--json")
     assert p.returncode == 0, p.stderr
-    rows = json.loads(p.stdout)
+    out = json.loads(p.stdout)
+    (summary,) = out["variants"]           # one summary per variant, then every query
+    rows = out["queries"]
+    assert summary["variant"] == "JoinRace" and summary["queries"] == len(rows) and summary["as_expected"]
+    assert summary["cti"] == sum(r["result"] == "cti" for r in rows) >= summary["reachable_cti"] >= 1
     assert rows and all(KEYS <= set(r) for r in rows)
     assert {r["protocol"] for r in rows} == {"stable"} and {r["variant"] for r in rows} == {"JoinRace"}
     assert all(r["result"] in ("proved", "cti", "unknown") for r in rows)

@@ -72,12 +72,13 @@ def gc(*args, env=None, **kw):
     ["explore", "sequencer", "--model", "Pair", "--compare-tlc"],
     ["audit", "--stage", "tlc"],
     ["conform", "--engine", "spark", str(REPO / "tests")],
+    ["history", "--engine", "spark", str(REPO / "tests")],
     ["traces", "generate", "sequencer", "--runs", "1", "--out", "ds"],
 ])
 def test_without_java_every_command_is_one_line_and_exit_3(args, tmp_path):
     env = {**os.environ, "PATH": str(tmp_path)}      # an empty PATH: no java
     (tmp_path / "x.ndjson").write_text("")
-    if args[0] == "conform":
+    if args[0] in ("conform", "history"):
         args = args[:-1] + [str(tmp_path)]
     p = gc(*args, env=env, cwd=tmp_path)
     assert p.returncode == 3, p.stderr
@@ -130,7 +131,7 @@ def test_check_a_copy_of_a_spec_outside_the_repo(tmp_path):
     assert gc("check", tla, cwd=tmp_path).returncode == 2       # --expect is required
 
 
-def test_conform_expect_and_known(tmp_path):
+def test_conform_documented_findings_exit_0_and_known_expect_demand_or_forbid_them(tmp_path):
     from groupcheck.impl import tracefile
     from groupcheck.conformance import protocols
     proto = protocols.get("sequencer")
@@ -141,14 +142,19 @@ def test_conform_expect_and_known(tmp_path):
         if "TotalOrder" in run("conform", str(tmp_path))[1]:
             break
     code, out = run("conform", str(tmp_path))
-    assert code == 1 and "TotalOrder" in out
-    # the same runs also lose messages (the other known findings: a hole in a
-    # live sender's sequence, GapFreeFIFO; a missing delivery, EventualDelivery)
-    expect = ["--expect", "TotalOrder"] + [a for p in ("GapFreeFIFO", "EventualDelivery") if p in out
-                                           for a in ("--expect", p)]
-    assert run("conform", str(tmp_path), *expect)[0] == 0
-    assert run("conform", str(tmp_path), "--known")[0] == 0
-    assert run("conform", str(tmp_path), "--expect", "Agreement")[0] == 1
+    assert code == 0 and "TotalOrder" in out and "(documented finding)" in out
+    assert run("conform", str(tmp_path), "--known")[0] == 0          # demanded, and there
+    assert run("conform", str(tmp_path), "--no-known")[0] == 1       # forbidden
+    assert run("conform", str(tmp_path), "--expect", "TotalOrder")[0] == 0
+    code, out = run("conform", str(tmp_path), "--expect", "Agreement")   # demanded, absent
+    assert code == 1 and "--expect Agreement: no run violates Agreement" in out
+    # a clean run cannot satisfy --known
+    clean = tmp_path / "clean"
+    records, line = proto.simulate(0, "", dict(proto.default_options))
+    tracefile.write(clean / f"{line['run_id']}.ndjson", records)
+    assert run("conform", str(clean))[0] == 0
+    code, out = run("conform", str(clean), "--known")
+    assert code == 1 and "no run reproduces a documented finding" in out
 
 
 def _children(pid: int) -> list[int]:
