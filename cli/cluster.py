@@ -103,7 +103,10 @@ def _report(r: dict, protocol: str, out: Path, as_json: bool, gate: Gate) -> Non
     quiescent, or every violation is accepted."""
     replay = {**r, "protocol": protocol}
     # the survivors' history violations, one verdict row each (as `history` judges them)
-    found = [{**v, "verdict": "violation", "protocol": protocol, "property": v["check"]} for v in r["history"]]
+    # (the black-box view of the same run: a documented finding when the replay found one in its shape)
+    finding = r.get("finding") if r["verdict"] == "violation" else None
+    found = [{**v, "verdict": "violation", "protocol": protocol, "property": v["check"], "finding": finding}
+             for v in r["history"]]
     rows = [replay] + found
     tlc_ok = r.get("tlc") is None or (r["tlc"]["ok"] and r["tlc"].get("agree", True))
     unexpected = (not r["quiescent"] or not tlc_ok or (r["verdict"] != "ok" and not gate.accepted(replay))

@@ -1,9 +1,10 @@
 """Documented findings and the exit rule of every checking command
 (``conform``, ``history``, ``cluster run``/``down``; README "Exit codes").
 
-A documented finding is a violation the protocol's docs describe (SEQUENCER
-losing TotalOrder when the coordinator crashes without a flush): a result as
-expected, exit 0, labelled as such.  ``--known`` demands one (exit 1 when no
+A documented finding is a violation the protocol's docs describe, in the
+shape they describe (SEQUENCER losing TotalOrder because the crashed
+coordinator and its successor sequenced two messages): a result as expected,
+exit 0, labelled as such.  ``--known`` demands one (exit 1 when no
 run reproduces a documented finding: a CI job that must keep seeing the flaw),
 ``--no-known`` forbids them (each is then unexpected, 1).  ``--expect
 PROPERTY`` accepts violations of PROPERTY and demands one, as ``check FILE.tla
@@ -37,17 +38,13 @@ def violated(row: dict) -> Optional[str]:
 
 
 def documented(row: dict) -> bool:
-    """Is this verdict row (``verdict``, ``protocol``, ``property`` or
-    ``reason``) a documented finding of its protocol?  The one place that
-    decides it, for every command."""
-    prop = violated(row)
-    if prop is None:
-        return False
-    from groupcheck.conformance import protocols
-    try:
-        return prop in protocols.get(row.get("protocol") or "").known_violations
-    except protocols.UnknownProtocol:
-        return False
+    """Is this verdict row a documented finding of its protocol?  The one
+    place that decides it, for every command: only when the run has a
+    finding's shape (the row's ``finding``, which the replay sets when a
+    documented finding's witness matches the trace, conformance/findings.py).
+    A black-box history row carries none: a history alone shows no witness,
+    so its violations are never taken for a finding."""
+    return violated(row) is not None and bool(row.get("finding"))
 
 
 class Gate:

@@ -87,6 +87,7 @@ class Result:
     auth: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)      # node -> its layers' counters at the stop (survivors)
     known: bool = False          # the replay's violation is a documented finding of the protocol
+    finding: Optional[str] = None  # its id, when its witness matches the run (conformance/findings.py)
     # TLC trace validation of the merged trace (checker tlc or both): conformance/tlctrace.py's
     # verdict as JSON, and with both whether it agrees with the model replay's
     tlc: Optional[dict] = None
@@ -407,7 +408,7 @@ class Runner:
         return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      known=rep.verdict == "violation" and rep.finding is not None,
+                      known=rep.verdict == "violation" and rep.finding is not None, finding=rep.finding,
                       tlc=tlc)
 
 
