@@ -265,7 +265,7 @@ class Flush:
         self.suspected: set[int] = set()
         self.leaving: set[int] = set()
         self.joining: set[int] = set()     # JOINs not yet in a view this member installed
-        self.keep: set[int] = set()        # leavers the layers below still send to (their VIEW)
+        self.keep: set[int] = set()        # leavers sent a VIEW here: the layers below keep sending to them
         self.phase = "Normal"
         self.blocked = False
         self.flush_init = NO_INIT
@@ -640,7 +640,11 @@ class Flush:
         dests = sorted((self.live() | self.joining) - {self.nid})
         self._reconcile(m, out)
         self._enter_view(v + 1, new, m.ring)
-        self.keep = set(dests) - set(new)
+        # every leaver sent a VIEW stays reachable below, those of earlier flushes too:
+        # this layer cannot see a VIEW acknowledged, and forgetting a leaver drops its
+        # VIEW if that was lost, leaving it blocked for good while the spec's
+        # InstallView stays enabled (docs/flush.md, "Joins and leaves", "Leavers")
+        self.keep = (self.keep | set(dests)) - set(new)
         self._trace(out, "SendView", m)
         for q in dests:
             out.append(Send(q, m))
