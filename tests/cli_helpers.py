@@ -6,9 +6,24 @@ import subprocess
 import sys
 
 
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def no_traceback(where: str, *texts) -> None:
+    """Fail when a CLI run printed a Python traceback: the CLI prints one
+    line and names a log file instead (README, "Exit codes")."""
+    for t in texts:
+        if isinstance(t, (bytes, bytearray)):
+            t = t.decode("utf-8", "replace")
+        if isinstance(t, str) and TRACEBACK in t:
+            raise AssertionError(f"{where} printed a Python traceback:\n{t[-2000:]}")
+
+
 def gc(*args, timeout: float = 900):
-    return subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *args],
+                       capture_output=True, text=True, timeout=timeout)
+    no_traceback("groupcheck " + " ".join(map(str, args)), r.stdout, r.stderr)
+    return r
 
 
 def main_in_process(*args, capsys) -> tuple[int, str, str]:
@@ -32,4 +47,5 @@ def main_in_process(*args, capsys) -> tuple[int, str, str]:
         for s, h in saved.items():
             signal.signal(s, h)
     out = capsys.readouterr()
+    no_traceback("groupcheck " + " ".join(map(str, args)), out.out, out.err)
     return code, out.out, out.err

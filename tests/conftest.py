@@ -7,6 +7,7 @@ HYPOTHESIS_PROFILE=ci.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -15,3 +16,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# ---------------------------------------------------------------- no traceback, ever
+
+@pytest.fixture(autouse=True)
+def cli_never_prints_a_traceback(monkeypatch):
+    """Every in-process CLI run of every test (typer's CliRunner) fails the
+    test if it printed a Python traceback; tests/cli_helpers.py checks the
+    runs in a fresh interpreter and through main() the same way."""
+    from typer.testing import CliRunner
+    from cli_helpers import no_traceback
+    real_invoke = CliRunner.invoke
+
+    def invoke(self, *a, **k):
+        r = real_invoke(self, *a, **k)
+        no_traceback("groupcheck (CliRunner)", r.stdout, r.stderr_bytes)
+        return r
+    monkeypatch.setattr(CliRunner, "invoke", invoke)

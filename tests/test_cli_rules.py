@@ -295,3 +295,11 @@ def test_conform_checker_both_judges_documented_findings_by_the_same_rule(tmp_pa
     code, out, _ = main_in_process("conform", str(tmp_path), "--checker", "both", capsys=capsys)
     assert code == 0 and "violation (documented finding)" in out
     assert main_in_process("conform", str(tmp_path), "--checker", "both", "--no-known", capsys=capsys)[0] == 1
+
+
+def test_the_suite_fails_a_cli_run_that_prints_a_traceback():
+    """tests/conftest.py and tests/cli_helpers.py apply this to every CLI run of the suite."""
+    from cli_helpers import no_traceback
+    no_traceback("x", "error: one line", b"fine")
+    with pytest.raises(AssertionError, match="traceback"):
+        no_traceback("x", 'Traceback (most recent call last):\n  File "x.py"')
