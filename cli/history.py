@@ -51,8 +51,11 @@ def history(
     except (HistoryError, OSError) as e:
         fail(str(e))
     gate = Gate(expect, known)
+    # a history shows no finding's witness; the run's own trace, when it lies beside it, does
+    shape = _findings_of_traces(skipped) if any(r["violations"] for r in rows) else {}
     # one verdict row per violation, as conform's: the gate judges each
-    found = [{**v, "verdict": "violation", "protocol": r.get("protocol"), "property": v["check"]}
+    found = [{**v, "verdict": "violation", "protocol": r.get("protocol"), "property": v["check"],
+              "finding": shape.get(r.get("run_id"))}
              for r in rows for v in r["violations"]]
     bad = [v for v in found if not gate.accepted(v)]
     if as_json:
@@ -70,6 +73,23 @@ def history(
     for m in gate.missing(found):
         console(stderr=True).print(m, markup=False)
     raise typer.Exit(gate.exit_code(found, len(bad)))
+
+
+def _findings_of_traces(trace_files: list) -> dict:
+    """run id -> the documented finding its trace has the shape of (the
+    model replay's ``finding``), for the runs whose traces were found beside
+    their histories (``simulate --history``, ``cluster run``).  A run's
+    history violations are then that finding seen from outside."""
+    if not trace_files:
+        return {}
+    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.traces import trace_runs
+    out = {}
+    for run in trace_runs(trace_files):
+        rep = conform_file(run)
+        if rep.verdict == "violation" and rep.finding:
+            out[rep.run_id] = rep.finding
+    return out
 
 
 def _notes(rows, found, gate):
