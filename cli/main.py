@@ -106,7 +106,11 @@ def run_checks(entries, workers: int, quiet: bool):
     with progress("model checking", total=len(entries), quiet=quiet) as prog:
         for i, e in enumerate(entries):
             prog.update(f"TLC {e.protocol}/{e.name}", done=i)
-            outcomes.append(check(e, workers=workers))
+            o = check(e, workers=workers)
+            outcomes.append(o)
+            prog.finished(f"TLC {e.protocol}/{e.name}: {o.observed} "
+                          f"({'as expected' if o.matches_expectation else 'UNEXPECTED: expected ' + str(o.entry.expected)})",
+                          done=i + 1)
     return outcomes
 
 
@@ -127,7 +131,7 @@ def check(
     if protocols:       # a PATH of the user's own: say which folder was checked (stderr, also with --json)
         folders = sorted({str(e.spec_dir) for e in entries})
         console(stderr=True).print(f"checking {len(entries)} model(s) in {', '.join(folders)}", markup=False)
-    outcomes = run_checks(entries, workers, quiet=as_json)
+    outcomes = run_checks(entries, workers, quiet=False)      # progress on stderr, also with --json
     rows = [o.to_json() for o in outcomes]
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -173,10 +177,14 @@ def explore(
     if compare_tlc:
         need_java()
     reports = []
-    with progress("explore", total=len(entries), quiet=as_json) as prog:
+    with progress("explore", total=len(entries)) as prog:
         for i, e in enumerate(entries):
             prog.update(f"explore {e.protocol}/{e.name}" + (" and TLC -dump" if compare_tlc else ""), done=i)
-            reports.append(compare_entry(e, compare_tlc=compare_tlc, workers=workers))
+            r = compare_entry(e, compare_tlc=compare_tlc, workers=workers)
+            reports.append(r)
+            verdict = {True: "graphs equal", False: "GRAPHS DIFFER", None: "no TLC graph"}[r.graphs_equal] \
+                if compare_tlc else f"{r.distinct_states:,} states"
+            prog.finished(f"explore {e.protocol}/{e.name}: {verdict}", done=i + 1)
     rows = [r.to_json() for r in reports]
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -207,7 +215,7 @@ def _explore_processes(entries, processes: int, as_json: bool) -> None:
     from groupcheck.model.link import build_model
     from groupcheck.model.parallel import explore_parallel
     rows = []
-    with progress("explore", total=len(entries), quiet=as_json) as prog:
+    with progress("explore", total=len(entries)) as prog:
         for i, e in enumerate(entries):
             prog.update(f"explore {e.protocol}/{e.name} with {processes} processes", done=i)
             t0 = time.perf_counter()
@@ -251,12 +259,14 @@ def prove(
         fail(f"--members {members}: {e}")
     rows, verdicts = [], []
     t0 = time.perf_counter()
-    with progress("prove", total=len(encs), quiet=as_json) as prog:
+    with progress("prove", total=len(encs)) as prog:
         # each variant in its own process, one per core (registry.run_isolated says why)
         for i, (enc, qs) in enumerate(registry.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,
                                                           members=members)):
-            prog.update(f"prove {enc.protocol}/{enc.variant} (N={enc.members})", done=i + 1)
             ok = engine.verdict(qs)
+            prog.finished(f"prove {enc.protocol}/{enc.variant} (N={enc.members}): "
+                          f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
+                          f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
             verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
             rows += qs
     total = time.perf_counter() - t0
@@ -340,7 +350,7 @@ def audit(
             fail(f"--from {from_summary}: not a readable summary.json ({e})")
     else:
         checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
-                                   stages, jobs, quiet=as_json)
+                                   stages, jobs, quiet=False)     # progress on stderr, also with --json
     _report_audit(report, out, checks, extra, as_json)
 
 
@@ -352,10 +362,14 @@ def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protoc
     fresh = [p for p in (Path(out) / "traces",) if not p.exists()]     # what this run creates
     try:
         with progress("audit", quiet=quiet) as prog:
-            def on_progress(what: str, done: int, total: int) -> None:
+            def on_progress(what: str, done: int, total: int, verdict: Optional[str] = None) -> None:
                 if _SIGNALLED:      # a stage that caught the signal's unwinding as its own failure: stop
                     raise SystemExit(128 + _SIGNALLED)
-                prog.update(what, done=done, total=total)
+                prog.total = total
+                if verdict is None:             # what starts now
+                    prog.update(what, done=done, total=total)
+                else:                           # an item finished, with its verdict
+                    prog.finished(f"{what}: {verdict}", done=done)
 
             checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
                                           workers=workers, full=full, protocols_=protocols, stages=stages,
@@ -507,7 +521,7 @@ def conform(
         need_java()
         spark_session(master)
         from groupcheck.conformance.pipeline import conform_rows
-        with progress(f"conform {len(files)} traces (spark)", quiet=as_json):
+        with progress(f"conform {len(files)} traces (spark)"):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
         rows = [conform_file(p).to_json() for p in trace_runs(paths)]    # per-node files: one run

@@ -155,7 +155,9 @@ def out_dir(path: str, option: str = "--out"):
 def progress(description: str = "", total=None, quiet: bool = False):
     """A progress bar on a terminal; off a terminal (CI logs, pipes) a plain
     line per update, at least one a minute while work goes on (a heartbeat
-    thread repeats the last line)."""
+    thread repeats the last line).  Always on stderr (``--json`` writes
+    stdout only); ``finished`` prints each item's verdict with the count
+    and the time left."""
     return _Progress(description, total, quiet)
 
 
@@ -174,18 +176,18 @@ class _Progress:
     def __enter__(self):
         import threading
         import time
+        self.t0 = time.monotonic()
         if self.quiet:
             return self
         if self.tty:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                                 console=self.err, transient=True)
+                                 TimeRemainingColumn(), console=self.err, transient=True)
             self._bar.__enter__()
             self._task = self._bar.add_task(self.desc, total=self.total)
         else:
-            self.t0 = time.monotonic()
-
             def beat():
                 while not self._stop.wait(self.HEARTBEAT):
                     self._line("still working:")
@@ -195,11 +197,35 @@ class _Progress:
                 self._line()
         return self
 
+    def _eta(self) -> str:
+        """The time left at the pace so far, once an item has finished."""
+        import time
+        if not self.total or not self.done or self.done >= self.total:
+            return ""
+        left = (time.monotonic() - self.t0) / self.done * (self.total - self.done)
+        return f"; about {left / 60:.0f} min left" if left >= 90 else f"; about {left:.0f} s left"
+
     def _line(self, prefix: str = "") -> None:
         import time
         count = f" [{self.done}/{self.total}]" if self.total else ""
         self.err.print(f"{prefix + ' ' if prefix else ''}{self.desc}{count} "
-                       f"({time.monotonic() - self.t0:.0f} s)", markup=False, highlight=False, soft_wrap=True)
+                       f"({time.monotonic() - self.t0:.0f} s{self._eta()})", markup=False, highlight=False,
+                       soft_wrap=True)
+
+    def finished(self, text: str, done=None) -> None:
+        """One item finished, with its verdict: a line of its own, on a
+        terminal above the bar, in a log as ``[done/total] text``."""
+        import time
+        if self.quiet:
+            return
+        self.done = self.done + 1 if done is None else done
+        count = f"[{self.done}/{self.total}] " if self.total else ""
+        line = f"{count}{text} ({time.monotonic() - self.t0:.0f} s{self._eta()})"
+        if self._bar is not None:
+            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self._bar.update(self._task, completed=self.done, total=self.total)
+        else:
+            self.err.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def update(self, description: str, done=None, total=None) -> None:
         if self.quiet:

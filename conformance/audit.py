@@ -331,6 +331,13 @@ def fixed_stack_check(name: str, fixed: str, runs: int, seed: int) -> Check:
                              f"{ids}: every run must conform with no violation")
 
 
+def _said(c: Check) -> str:
+    """A finished check's verdict, for the progress lines."""
+    if c.as_expected:
+        return f"{c.observed} (expected violation)" if c.finding else c.observed
+    return f"UNEXPECTED: {c.observed}, expected {c.expected}"
+
+
 def history_check(name: str, runs: int, seed: int) -> Check:
     """The history stage for one protocol (see the module docstring)."""
     from . import history, protocols as registry
@@ -534,7 +541,7 @@ def cluster_check(out_dir: Path, protocol: str, messages: int = 200, kill_at: fl
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
         protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
-        progress: Optional[Callable[[str, int, int], None]] = None,
+        progress: Optional[Callable[..., None]] = None,
         jobs: Optional[int] = None) -> tuple[list[Check], dict]:
     """Run the stages; return (checks, extra) where extra holds coverage."""
     import os
@@ -556,20 +563,26 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
                 for enc in proofs.select(p)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
+    fixed = {p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf}
+    skipped = ((len(entries) - len(tlc_entries)) if "tlc" in stages else 0) \
+        + (sum(1 for e in entries if e.compare and e not in link_entries) if "link" in stages else 0) \
+        + len(all_encs) - len(encs)
+    # the same total as the summary's checks: the skipped ones are counted done at once
     todo = len(encs) + (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
-        + (len(conf) if "conformance" in stages else 0) + (len(hist) if "history" in stages else 0) \
-        + len(tv) + len(clusters)
+        + ((len(conf) + sum(map(len, fixed.values()))) if "conformance" in stages else 0) \
+        + (len(hist) if "history" in stages else 0) + len(tv) + len(clusters) + skipped
     done = 0
     checks: list[Check] = []
     t_start = time.monotonic()
     extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
                                                           if e.compare and e not in link_entries]}
 
-    def tick(what: str):
+    def tick(what: str, c: Optional[Check] = None):
+        """One check finished: ``what`` with its verdict."""
         nonlocal done
         done += 1
         if progress:
-            progress(what, done, todo)
+            progress(what, done, todo, _said(c) if c is not None else "done")
 
     # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
     # of them at once (default: one per core) shortens the audit's wall time;
@@ -594,7 +607,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             for f in as_completed(futs):
                 k, e = work[futs[f]]
                 for c in f.result():
-                    tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}")
+                    tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}", c)
                     by_id[c.id] = c
         # manifest order: the tlc stage's checks, then the link stage's
         checks += [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on]
@@ -617,6 +630,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                      explanation="marked heavy (a minute or more of z3): proved by `groupcheck prove`, "
                      "`groupcheck audit --full` and the slow tests, not by the default audit")
                for enc in all_encs if enc not in encs]
+    done += skipped          # listed below as skipped: nothing to wait for
     if "conformance" in stages and conf:
         from . import pipeline
         for name in conf:
@@ -633,13 +647,15 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                                     name=f"{runs} runs", expected="all runs conform", observed="error",
                                     as_expected=False, seconds=round(time.monotonic() - t0, 3),
                                     detail=f"{type(e).__name__}: {e}"))
-                tick(f"conformance {name}")
+                tick(f"conformance {name}", checks[-1])
+                done += len(fixed[name])
                 continue
             res.setdefault("seconds", time.monotonic() - t0)
             checks.append(conformance_check(proto, res))
-            for fixed in dict.fromkeys(f.fixed_by for f in proto.findings if f.fixed_by):
-                checks.append(fixed_stack_check(name, fixed, runs, seed))
-            tick(f"conformance {name}")
+            tick(f"conformance {name}", checks[-1])
+            for fx in fixed[name]:
+                checks.append(fixed_stack_check(name, fx, runs, seed))
+                tick(f"conformance {name} on {fx}", checks[-1])
             if res.get("coverage"):
                 extra["coverage"][name] = coverage_figures(res["coverage"])
     if "history" in stages:
@@ -647,7 +663,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             if progress:
                 progress(f"history {name}", done, todo)
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
-            tick(f"history {name}")
+            tick(f"history {name}", checks[-1])
     if tv:
         from collections import defaultdict
         from concurrent.futures import ThreadPoolExecutor
@@ -659,7 +675,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 checks.append(c)
                 if trace is not None:
                     accepted[p].append(trace)
-                tick(f"TLC trace validation {c.name}")
+                tick(f"TLC trace validation {c.name}", c)
         extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
                                    for p in dict.fromkeys(p for p, _ in tv)}
     if encs:
@@ -670,11 +686,11 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo)
         for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
             checks.append(prove_check(enc, queries=qs))
-            tick(f"prove {enc.protocol}/{enc.variant}")
+            tick(f"prove {enc.protocol}/{enc.variant}", checks[-1])
     for p in clusters:
         if progress:
             progress(f"cluster {p} (3 processes, kill -9)", done, todo)
         checks.append(cluster_check(Path(out_dir) / p if len(clusters) > 1 else Path(out_dir), p))
-        tick(f"cluster {p}")
+        tick(f"cluster {p}", checks[-1])
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra

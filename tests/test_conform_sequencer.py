@@ -83,10 +83,10 @@ def test_cli_simulate_then_conform(tmp_path):
     assert "retransmissions" in r.output and len(list(out.glob("*.ndjson"))) == 3
     r = runner.invoke(app, ["conform", str(out), "--json"])
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.output)
+    rows = json.loads(r.stdout)
     assert [x["verdict"] for x in rows] == ["ok"] * 3
     bad = out / "bad.ndjson"
     bad.write_text('{"kind": "header"\n')
     r = runner.invoke(app, ["conform", str(out), "--json"])
     assert r.exit_code == 2          # a malformed trace is an input error, whatever the others gave
-    assert any(x["verdict"] == "rejected" and f"{bad}:1:" in x["reason"] for x in json.loads(r.output))
+    assert any(x["verdict"] == "rejected" and f"{bad}:1:" in x["reason"] for x in json.loads(r.stdout))

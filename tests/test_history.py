@@ -131,7 +131,7 @@ def test_cli_simulate_history_then_check(tmp_path):
                          "--faults", protocols.get("sequencer").campaign_faults, "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     res = r.invoke(app, ["history", str(tmp_path / "history"), "--json"])
-    rows = json.loads(res.output)
+    rows = json.loads(res.stdout)
     assert res.exit_code == (0 if all(x["verdict"] == "ok" for x in rows) else 1) and len(rows) == 2
     for row in rows:
         for v in row["violations"]:

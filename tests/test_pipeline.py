@@ -310,9 +310,9 @@ def test_traces_command_line_local(tmp_path):
                          "--option", "nodes=2", "--option", "messages=1", "--engine", "local",
                          "--out", str(tmp_path / "gen"), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["runs"] == 3
+    assert json.loads(r.stdout)["runs"] == 3
     r = cli.invoke(app, ["traces", "check", str(tmp_path / "gen"), "--engine", "local", "--json"])
-    res = json.loads(r.output)
+    res = json.loads(r.stdout)
     assert r.exit_code == 0 and res["counts"] == {"ok": 3}
     assert res["coverage"]["sequencer"]["states"][0]["reachable"]
     _write_ndjson_corpus(tmp_path / "in")

@@ -78,7 +78,7 @@ def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):
     good = write(tmp_path / "good.ndjson", run)
     r = CliRunner().invoke(app, ["conform", str(good), "--checker", "both", "--json"])
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output)[0]
+    row = json.loads(r.stdout)[0]
     assert row["agree"] and row["tlc"]["ok"] and row["model"]["verdict"] == "ok"
     recs = copy.deepcopy(run)
     for e in recs[1:]:

@@ -183,7 +183,7 @@ def test_conform_checker_both_agrees(tmp_path, run):
     write(tmp_path / "good.ndjson", run)
     r = CliRunner().invoke(app, ["conform", str(tmp_path / "good.ndjson"), "--checker", "both", "--json"])
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output)[0]
+    row = json.loads(r.stdout)[0]
     assert row["agree"] is True and row["tlc"]["ok"] and row["model"]["verdict"] == "ok"
 
 
