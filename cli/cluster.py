@@ -89,7 +89,10 @@ def run(
         fail(str(e), ENVIRONMENT)
     except Interrupted as e:
         fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
-    _report(res.to_json(), protocol, out, as_json, Gate(expect, known))
+    result = res.to_json()
+    # the run's folder describes itself: its verdict beside its traces and history (as `cluster down` writes it)
+    (out / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    _report(result, protocol, out, as_json, Gate(expect, known))
 
 
 def _key_file_or_fail(key_file: Optional[str]) -> None:

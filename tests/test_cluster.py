@@ -293,3 +293,20 @@ def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
         for s in (2, 3):
             assert [q for (x, q) in got[m] if x == s] == list(range(1, 151)), (m, s)
     assert not any(_alive(p) for p in _pids(tmp_path))
+
+
+def test_cluster_run_writes_its_result_beside_its_traces(tmp_path):
+    """A run's folder describes itself: result.json (the verdict, as `run
+    --json` prints it), traces/ and history/, which conform and history take
+    whole."""
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "cluster", "run", "--protocol", "sequencer",
+                        "--nodes", "3", "--messages", "20", "--out", str(out), "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    saved = json.loads((out / "result.json").read_text())
+    assert saved == json.loads(r.stdout) and saved["verdict"] == "ok"
+    for cmd in (["conform", str(out)], ["history", str(out)]):
+        c = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *cmd], capture_output=True, text=True,
+                           timeout=300)
+        assert c.returncode == 0 and "1/1 runs ok" in c.stdout, c.stdout + c.stderr
