@@ -49,6 +49,10 @@ SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "S
 FIELDS = ("vid", "delivered", "phase", "blocked", "flushInit", "flushOks", "digest", "completed")
 MODEL_INVARIANTS = ("NoSendWhileBlocked", "ViewAfterAllCompleted")
 PROPERTIES = ("VirtualSynchrony",) + MODEL_INVARIANTS     # the model's invariants, judged on the candidates
+# VirtualSynchrony compares what members delivered in the views they left: a
+# member delivers only in its current view (Deliver, Multicast), so its value
+# changes only at a step that moves some member to a new view (Binding.note_invariants)
+SAME = {"VirtualSynchrony": lambda s, t: s.vid == t.vid and s.views == t.views}
 
 
 class Ids:
@@ -375,11 +379,9 @@ class FlushBinding(Binding):
         """VirtualSynchrony, NoSendWhileBlocked, ViewAfterAllCompleted, the
         model's invariants, on the states consistent with the run so far: a
         violation when no candidate satisfies one (with a witness)."""
-        for prop in PROPERTIES:
-            if prop not in self.found:
-                inv = self.model.invariants[prop]
-                if not any(inv(t) for t in cands):
-                    self.note(prop, ev["i"], _witness(self.model, prop, next(iter(cands)), self.ids))
+        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants,
+                             lambda prop, cands: _witness(self.model, prop, next(iter(cands)), self.ids),
+                             pairs, SAME)
         return None
 
     def at_end(self, cands: set):

@@ -302,7 +302,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
         return {**base, "verdict": "rejected", "first_bad_event": None, "stage": "check",
                 "reason": f"{run['source']}: event rows are not indexed 0..{len(events) - 1}"}
     end = json.loads(run["end"]) if run.get("end") else None
-    rep = replay(Trace(run["source"], json.loads(run["header"]), events, end))
+    rep = replay(Trace(run["source"], json.loads(run["header"]), events, end), visited=want_visited)
     visited = getattr(rep, "visited", None) or []
     return _merge({**base, "verdict": rep.verdict, "first_bad_event": rep.first_bad_event, "reason": rep.reason,
                    "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,

@@ -269,7 +269,7 @@ class RaincoreFlushBinding(cf.FlushBinding):
         def witness(prop, cands):
             return (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
                     else "fails in every model state consistent with the run so far")
-        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants, witness)
+        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants, witness, pairs, cf.SAME)
         return None
 
     def at_end(self, cands: set):

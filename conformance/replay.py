@@ -123,8 +123,10 @@ def quiescent(trace: Trace) -> bool:
     return trace.header.get("quiescent") is True
 
 
-def replay(trace: Trace) -> RunReport:
-    """The verdict for a loaded trace, by its header's protocol."""
+def replay(trace: Trace, *, visited: bool = False) -> RunReport:
+    """The verdict for a loaded trace, by its header's protocol.
+    ``visited``: keep the model states the replay held, for coverage (the
+    pipeline); they grow with the run, so a single check goes without."""
     from .protocols import UnknownProtocol, get
     h = trace.header
     try:
@@ -133,7 +135,7 @@ def replay(trace: Trace) -> RunReport:
         return RunReport(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"),
                          verdict="rejected", events=len(trace.events), first_bad_event=None,
                          reason=f"{trace.path}:1: {e}")
-    return proto.replay(trace)   # liveness at a quiescent end too: the engine's Binding.at_end
+    return proto.replay(trace, visited=visited)   # liveness at a quiescent end too: Binding.at_end
 
 
 def conform_file(path) -> RunReport:
@@ -173,6 +175,7 @@ class Binding:
         # property -> (event, witness): failures found while stepping (a
         # model invariant no candidate satisfies); ``violated`` reports them
         self.found: dict[str, tuple[int, str]] = {}
+        self._held: dict[str, dict] = {}     # note_invariants: prop -> {id(state): (state, value)}
         # the header's ``observed``: the observable variables this
         # implementation logs (default: every one of FIELDS); the others it
         # declares internal, unknown to the replay
@@ -201,13 +204,32 @@ class Binding:
         text = "; ".join(f"{p}: {w} (event {i})" for p, (i, w) in order)
         return first, self.found[first][0], text[len(first) + 2:]
 
-    def note_invariants(self, ev: dict, cands, props, invariants: dict, witness=None) -> None:
+    def note_invariants(self, ev: dict, cands, props, invariants: dict, witness=None,
+                        pairs=None, same: Optional[dict] = None) -> None:
         """Note each of ``props`` (names in ``invariants``, predicates on a
         model state) that no candidate satisfies after the step ``ev``,
         once; ``witness(prop, cands)`` says why (default: it fails in
-        every consistent state)."""
+        every consistent state).  ``same[prop](s, t)``: the step from s to t
+        cannot change prop's value (it reads nothing the step changed), so t
+        inherits s's value instead of a new evaluation: an invariant over a
+        run's whole history then costs O(1) on the steps that leave it
+        alone, not O(run) on every step (``pairs`` the step's (s, t))."""
         for prop in props:
-            if prop not in self.found and not any(invariants[prop](t) for t in cands):
+            if prop in self.found:
+                continue
+            inv, keep = invariants[prop], (same or {}).get(prop)
+            if keep is None or pairs is None:
+                ok = any(inv(t) for t in cands)
+            else:
+                memo = self._held.setdefault(prop, {})
+                new = {}
+                for s, t in pairs:
+                    if id(t) not in new:
+                        was = memo.get(id(s))
+                        new[id(t)] = (t, was[1] if was is not None and was[0] is s and keep(s, t) else inv(t))
+                ok = any(new[id(t)][1] if id(t) in new else inv(t) for t in cands)
+                self._held[prop] = new
+            if not ok:
                 self.note(prop, ev["i"], witness(prop, cands) if witness else
                           "fails in every model state consistent with the run so far")
 
