@@ -172,8 +172,7 @@ class Tree:
         for name in self.PACKAGES:
             (pkg / name).symlink_to(self.root / name, target_is_directory=True)
         self._mtime = int(time.time()) + 10
-        self.env = {**os.environ, "PYTHONPATH": str(self.dir / "shim"), "HYPOTHESIS_PROFILE": "ci",
-                    "PYTHONPYCACHEPREFIX": str(self.dir / "pycache")}
+        self.env = {**os.environ, "PYTHONPATH": str(self.dir / "shim"), "HYPOTHESIS_PROFILE": "ci"}
 
     def write(self, module: str, text: str) -> None:
         path = self.root / module
