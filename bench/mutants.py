@@ -46,6 +46,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -301,6 +302,14 @@ def child(a) -> None:
 
 # ---------------------------------------------------------------- runner (parent side)
 
+def _end(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
+
+
 def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a, timeout: float) -> dict:
     """One layer on the tree as it is now: {"outcome": killed|survived|timeout, "why", "seconds"}."""
     py = sys.executable
@@ -311,22 +320,29 @@ def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a,
         cmd = [py, str(tree.root / "bench" / "mutants.py"), "--layer", layer, "--protocols", ",".join(protocols),
                "--runs", str(a.runs), "--seed", str(a.run_seed), "--tlc-runs", str(a.tlc_runs)]
     t0 = time.monotonic()
+    # its own session, so a timeout ends the layer's children too (TLC's JVM, a cluster's nodes)
+    p = subprocess.Popen(cmd, cwd=tree.root, env=tree.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=tree.root, env=tree.env, capture_output=True, text=True, timeout=timeout,
-                           start_new_session=True)
+        stdout, stderr = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _end(p)
         return {"outcome": "timeout", "why": f"over {timeout:.0f} s", "seconds": round(time.monotonic() - t0, 1)}
+    except BaseException:
+        _end(p)
+        raise
+    _end(p)         # anything the layer left running
     secs = round(time.monotonic() - t0, 1)
     if layer in TEST_LAYERS:
         if p.returncode == 0:
             return {"outcome": "survived", "why": "", "seconds": secs}
-        failed = [ln for ln in p.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-        return {"outcome": "killed", "why": (failed[:1] or p.stdout.strip().splitlines()[-1:] or [""])[0][:300],
+        failed = [ln for ln in stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        return {"outcome": "killed", "why": (failed[:1] or stdout.strip().splitlines()[-1:] or [""])[0][:300],
                 "seconds": secs}
     try:
-        res = json.loads(p.stdout.strip().splitlines()[-1])
+        res = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
         return {"outcome": "killed", "why": f"crashed: {tail[:300]}", "seconds": secs}
     return {"outcome": "killed" if res["killed"] else "survived", "why": res.get("why", ""), "seconds": secs}
 
@@ -423,12 +439,16 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=60, help="mutants measured (0: all)")
     ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
     ap.add_argument("--only", nargs="*", default=[], help="mutant keys (module:operator:occurrence) to run")
-    ap.add_argument("--runs", type=int, default=100, help="drawn runs per protocol (campaign, history)")
+    ap.add_argument("--runs", type=int, default=50, help="drawn runs per protocol (campaign, history)")
     ap.add_argument("--run-seed", type=int, default=0, help="the campaign's first seed")
-    ap.add_argument("--tlc-runs", type=int, default=2, help="runs per protocol validated by TLC")
+    ap.add_argument("--tlc-runs", type=int, default=1, help="runs per protocol validated by TLC")
     ap.add_argument("--layers", default="unit,lockstep,campaign,tlc,history")
     ap.add_argument("--cluster", action="store_true", help="add the (slow) cluster layer")
-    ap.add_argument("--timeout", type=float, default=3.0, help="a layer's timeout, times its unmutated time")
+    ap.add_argument("--timeout", type=float, default=2.0,
+                    help="a layer's timeout, times its unmutated time (at least --min-timeout)")
+    ap.add_argument("--min-timeout", type=float, default=20.0)
+    ap.add_argument("--tree", default=str(ROOT), help="the source tree to measure (a checkout of another "
+                    "commit, e.g. before and after a change to the tests); it is copied, never changed")
     ap.add_argument("--out", default="mutants.json")
     ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
     # child side: one layer on the tree this file is in
@@ -440,9 +460,11 @@ def main() -> None:
         child(a)
         return
     require_cosmic_ray()
+    # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     layers = [n for n in a.layers.split(",") if n] + (["cluster"] if a.cluster else [])
     out = Path(a.out)
-    tree = Tree(ROOT)
+    tree = Tree(Path(a.tree).resolve())
     try:
         mutants = enumerate_mutants(tree.root, a.modules)
         chosen = ([m for m in mutants if m.key in set(a.only)] if a.only else
@@ -486,7 +508,7 @@ def main() -> None:
                 results = {}
                 if imp.returncode == 0:
                     for layer, what in layout[m.module].items():
-                        limit = max(60.0, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
+                        limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
                         results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
             finally:
                 tree.write(m.module, original)
