@@ -152,6 +152,34 @@ def changed_line(original: str, mutated: str, m: Mutant) -> None:
     m.before, m.after = "", ""
 
 
+ANNOTATION_ONLY = ("changes a type annotation only, which `from __future__ import annotations` keeps as a "
+                   "string nothing evaluates")
+
+
+def annotation_only(original: str, mutated: str) -> bool:
+    """Whether the mutant differs from the original in annotations alone,
+    in a module whose annotations are never evaluated: equivalent by
+    construction, so no layer is run."""
+    import ast
+
+    def bare(src: str):
+        tree = ast.parse(src)
+        if not any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                   and any(a.name == "annotations" for a in n.names) for n in tree.body):
+            return None
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.arg, ast.AnnAssign)):
+                n.annotation = None
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n.returns = None
+        return ast.dump(tree)
+    try:
+        a = bare(original)
+        return a is not None and a == bare(mutated)
+    except SyntaxError:
+        return False
+
+
 class Tree:
     """A copy of the source tree whose ``groupcheck`` package a child process
     imports (through ``shim/groupcheck``, found on PYTHONPATH before the
@@ -409,6 +437,9 @@ def classify(rec: dict) -> None:
     layers and ``EQUIVALENT`` as it is now (so a resumed file is re-judged)."""
     if rec["status"] == "incompetent":
         return
+    if rec.get("annotation_only"):
+        rec["status"], rec["why"] = "equivalent", ANNOTATION_ONLY
+        return
     if any(v["outcome"] in ("killed", "timeout") for v in rec["layers"].values()):
         rec["status"] = "killed"
         return
@@ -479,6 +510,10 @@ def main() -> None:
         if a.resume and out.exists():
             old = json.loads(out.read_text())
             doc["results"], doc["baseline"] = old.get("results", []), old.get("baseline", {})
+            for rec in doc["results"]:      # re-judged with this version's rules
+                m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
+                original = (tree.root / m.module).read_text()
+                rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
         done = {r["key"] for r in doc["results"]}
         # the unmutated tree must pass every layer; its times set the timeouts
         for mod, lay in layout.items():
@@ -500,22 +535,27 @@ def main() -> None:
                 continue
             changed_line(original, mutated, m)
             t0 = time.monotonic()
-            try:
-                tree.write(m.module, mutated)
-                imp = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer", "import",
-                                      "--module-name", module_name(m.module)], cwd=tree.root, env=tree.env,
-                                     capture_output=True, text=True, timeout=60)
-                results = {}
-                if imp.returncode == 0:
-                    for layer, what in layout[m.module].items():
-                        limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
-                        results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
-            finally:
-                tree.write(m.module, original)
-            rec = {"key": m.key, **asdict(m), "status": "incompetent" if imp.returncode else "", "layers": results,
+            results, imp_error = {}, None
+            only_annotations = annotation_only(original, mutated)
+            if not only_annotations:        # equivalent by construction: nothing to run
+                try:
+                    tree.write(m.module, mutated)
+                    imp = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer",
+                                          "import", "--module-name", module_name(m.module)], cwd=tree.root,
+                                         env=tree.env, capture_output=True, text=True, timeout=60)
+                    if imp.returncode:
+                        imp_error = (imp.stderr.strip().splitlines() or [""])[-1][:300]
+                    else:
+                        for layer, what in layout[m.module].items():
+                            limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
+                            results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
+                finally:
+                    tree.write(m.module, original)
+            rec = {"key": m.key, **asdict(m), "status": "incompetent" if imp_error else "", "layers": results,
                    "seconds": round(time.monotonic() - t0, 1)}
-            if imp.returncode:
-                rec["why"] = (imp.stderr.strip().splitlines() or [""])[-1][:300]
+            if imp_error:
+                rec["why"] = imp_error
+            rec["annotation_only"] = only_annotations
             doc["results"].append(rec)
             finish(out, doc, layers)
             killers = ",".join(n for n, v in results.items() if v["outcome"] != "survived") or "-"

@@ -54,3 +54,13 @@ def test_campaign_layer_kills_a_sequencer_mutant_and_passes_the_original():
         tree.cleanup()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert not tree.dir.exists()
+
+
+def test_a_mutant_of_annotations_alone_is_equivalent_only_when_they_are_never_evaluated():
+    M = _bench()
+    lazy = "from __future__ import annotations\n\ndef f(x: int | None) -> int | None:\n    return x\n"
+    assert M.annotation_only(lazy, lazy.replace("int | None)", "int >> None)"))
+    assert M.annotation_only(lazy, lazy.replace("-> int | None", "-> int & None"))
+    assert not M.annotation_only(lazy, lazy.replace("return x", "return -x"))
+    eager = lazy.split("\n", 2)[2]
+    assert not M.annotation_only(eager, eager.replace("int | None)", "int >> None)"))
