@@ -474,6 +474,30 @@ def finish(out: Path, doc: dict, layers) -> None:
     write(out, doc)
 
 
+def markdown(doc: dict) -> str:
+    """The figures of a results file as the Markdown tables of docs/benchmarks.md
+    (its survivors judged by ``EQUIVALENT`` as it is now)."""
+    for rec in doc["results"]:
+        classify(rec)
+    args = doc["args"]
+    sm = summarise(doc["results"], [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else []))
+    pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
+    lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
+    lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
+    lines += [f"| **default tests** (unit, lockstep) | {pct(sm['default_tests'])} |",
+              f"| **default audit** (campaign, tlc, history) | {pct(sm['default_audit'])} |",
+              f"| **any layer** | {pct(sm['any_layer'])} |", "",
+              "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(r['default_audit'])} | {pct(r['any'])} |"
+              for mod, r in sorted(sm["per_module"].items())]
+    rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
+    if rows:
+        lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
+        lines += [f"| {r['key']} | {r['line']} | `{r['before']}` → `{r['after']}` | {r['status']} | "
+                  f"{r.get('why', '')} |" for r in rows]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--modules", nargs="*", default=list(MODULES))
@@ -492,6 +516,7 @@ def main() -> None:
                     "commit, e.g. before and after a change to the tests); it is copied, never changed")
     ap.add_argument("--out", default="mutants.json")
     ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
+    ap.add_argument("--markdown", metavar="RESULTS", help="print a results file's figures as Markdown, run nothing")
     # child side: one layer on the tree this file is in
     ap.add_argument("--layer", help=argparse.SUPPRESS)
     ap.add_argument("--protocols", default="", help=argparse.SUPPRESS)
@@ -499,6 +524,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.layer:
         child(a)
+        return
+    if a.markdown:
+        print(markdown(json.loads(Path(a.markdown).read_text())))
         return
     require_cosmic_ray()
     # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
