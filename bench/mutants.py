@@ -66,13 +66,15 @@ MODULES = ("impl/sequencer.py", "impl/flush.py", "impl/stable.py", "impl/raincor
 # raincoreflush stack's) are left to the campaign layer, which runs the same
 # simulations through the audit's judgment
 TESTS = {
-    "impl/sequencer.py": (["test_impl_sequencer.py", "test_impl_edges.py", "test_end_of_run.py"], ["test_lockstep_sequencer.py"]),
-    "impl/flush.py": (["test_impl_flush.py", "test_codec_flush.py", "test_raincoreflush_staleview.py"],
+    "impl/sequencer.py": (["test_impl_sequencer.py", "test_impl_edges.py", "test_end_of_run.py"],
+                          ["test_lockstep_sequencer.py"]),
+    "impl/flush.py": (["test_impl_flush.py", "test_impl_edges.py", "test_codec_flush.py",
+                       "test_raincoreflush_staleview.py"],
                       ["test_lockstep_flush.py", "test_lockstep_raincoreflush.py"]),
     "impl/stable.py": (["test_impl_stable.py", "test_codec_stable.py"], ["test_lockstep_stable.py"]),
     "impl/raincore.py": (["test_impl_raincore.py", "test_golden_raincore_impl.py", "test_ringtransport.py"],
                          ["test_lockstep_raincore.py", "test_lockstep_raincoreflush.py"]),
-    "impl/reliable.py": (["test_reliable.py"], ["test_lockstep_flush.py", "test_lockstep_sequencer.py"]),
+    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py"], ["test_lockstep_flush.py", "test_lockstep_sequencer.py"]),
     "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
     "conformance/properties.py": (["test_history.py", "test_findings.py"], []),
 }
