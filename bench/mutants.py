@@ -74,7 +74,8 @@ TESTS = {
     "impl/stable.py": (["test_impl_stable.py", "test_codec_stable.py"], ["test_lockstep_stable.py"]),
     "impl/raincore.py": (["test_impl_raincore.py", "test_golden_raincore_impl.py", "test_ringtransport.py"],
                          ["test_lockstep_raincore.py", "test_lockstep_raincoreflush.py"]),
-    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py"], ["test_lockstep_flush.py", "test_lockstep_sequencer.py"]),
+    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py"],
+                         ["test_lockstep_flush.py", "test_lockstep_sequencer.py"]),
     "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
     "conformance/properties.py": (["test_history.py", "test_findings.py"], []),
 }
@@ -482,7 +483,8 @@ def markdown(doc: dict) -> str:
     for rec in doc["results"]:
         classify(rec)
     args = doc["args"]
-    sm = summarise(doc["results"], [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else []))
+    sm = summarise(doc["results"],
+                   [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else []))
     pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
     lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
     lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
