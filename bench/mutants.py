@@ -31,7 +31,8 @@ the competent, non-equivalent mutants of the modules a layer covers.
 
 The sample is deterministic (``--sample K --seed S``, spread evenly over
 the modules); results are written to ``--out`` after every mutant, and
-``--resume`` skips the mutants already there.
+``--resume`` skips the mutants already there, except those named by
+``--only``, whose ``--layers`` are measured again (after a test is added).
 
     .venv/bin/python -m pip install -e '.[bench]'     # cosmic-ray
     nice -n 10 .venv/bin/python bench/mutants.py --sample 60 --seed 1 --out mutants.json
@@ -71,11 +72,12 @@ TESTS = {
     "impl/flush.py": (["test_impl_flush.py", "test_impl_edges.py", "test_codec_flush.py",
                        "test_raincoreflush_staleview.py"],
                       ["test_lockstep_flush.py", "test_lockstep_raincoreflush.py"]),
-    "impl/stable.py": (["test_impl_stable.py", "test_codec_stable.py"], ["test_lockstep_stable.py"]),
+    "impl/stable.py": (["test_impl_stable.py", "test_impl_edges.py", "test_codec_stable.py"],
+                       ["test_lockstep_stable.py"]),
     "impl/raincore.py": (["test_impl_raincore.py", "test_golden_raincore_impl.py", "test_ringtransport.py"],
                          ["test_lockstep_raincore.py", "test_lockstep_raincoreflush.py"]),
-    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py"],
-                         ["test_lockstep_flush.py", "test_lockstep_sequencer.py"]),
+    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py", "test_impl_stable.py"],
+                         ["test_lockstep_flush.py", "test_lockstep_sequencer.py", "test_lockstep_stable.py"]),
     "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
     "conformance/properties.py": (["test_history.py", "test_findings.py"], []),
 }
@@ -468,10 +470,16 @@ def write(out: Path, doc: dict) -> None:
     tmp.replace(out)
 
 
+def run_layers(doc: dict) -> list[str]:
+    """The layers a results file measured."""
+    args = doc["args"]
+    return doc.get("layers") or [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else [])
+
+
 def finish(out: Path, doc: dict, layers) -> None:
     for rec in doc["results"]:
         classify(rec)
-    doc["summary"] = summarise(doc["results"], layers)
+    doc["summary"] = summarise(doc["results"], doc.get("layers", layers))
     doc["equivalent"] = [{k: r[k] for k in ("key", "line", "before", "after", "why")}
                          for r in doc["results"] if r["status"] == "equivalent"]
     write(out, doc)
@@ -482,9 +490,7 @@ def markdown(doc: dict) -> str:
     (its survivors judged by ``EQUIVALENT`` as it is now)."""
     for rec in doc["results"]:
         classify(rec)
-    args = doc["args"]
-    sm = summarise(doc["results"],
-                   [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else []))
+    sm = summarise(doc["results"], run_layers(doc))
     pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
     lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
     lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
@@ -548,15 +554,26 @@ def main() -> None:
                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "args": {k: v for k, v in vars(a).items() if k not in ("layer", "protocols", "module_name")},
                "enumerated": {mod: sum(m.module == mod for m in mutants) for mod in a.modules},
-               "plan": layout, "baseline": {}, "results": []}
+               "layers": layers, "plan": layout, "baseline": {}, "results": []}
         if a.resume and out.exists():
             old = json.loads(out.read_text())
             doc["results"], doc["baseline"] = old.get("results", []), old.get("baseline", {})
+            if a.only:                  # a re-measurement: the file stays the run it was
+                doc["remeasured"] = doc.pop("args")
+                doc["args"], doc["started"] = old["args"], old["started"]
+                doc["layers"] = list(dict.fromkeys(run_layers(old) + layers))
+                doc["plan"] = {mod: {**old.get("plan", {}).get(mod, {}), **lay} for mod, lay in layout.items()}
+            # a layer whose files or protocols changed is measured on the unmutated tree again
+            for mod, lay in layout.items():
+                for layer, what in lay.items():
+                    if old.get("plan", {}).get(mod, {}).get(layer) != what:
+                        doc["baseline"].pop(f"{mod}:{layer}", None)
             for rec in doc["results"]:      # re-judged with this version's rules
                 m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
                 original = (tree.root / m.module).read_text()
                 rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
-        done = {r["key"] for r in doc["results"]}
+        done = {r["key"]: r for r in doc["results"]}
+        redo = set(a.only) if a.resume else set()     # re-measure these mutants' --layers
         # the unmutated tree must pass every layer; its times set the timeouts
         for mod, lay in layout.items():
             for layer, what in lay.items():
@@ -568,7 +585,7 @@ def main() -> None:
                 doc["baseline"][f"{mod}:{layer}"] = r["seconds"]
                 write(out, doc)
         for k, m in enumerate(chosen):
-            if m.key in done:
+            if m.key in done and m.key not in redo:
                 continue
             path = tree.root / m.module
             original = path.read_text()
@@ -593,15 +610,21 @@ def main() -> None:
                             results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
                 finally:
                     tree.write(m.module, original)
+            secs = round(time.monotonic() - t0, 1)
             rec = {"key": m.key, **asdict(m), "status": "incompetent" if imp_error else "", "layers": results,
-                   "seconds": round(time.monotonic() - t0, 1)}
+                   "seconds": secs}
             if imp_error:
                 rec["why"] = imp_error
             rec["annotation_only"] = only_annotations
-            doc["results"].append(rec)
+            if m.key in done:           # re-measured: these layers replace the old ones
+                done[m.key]["layers"].update(results)
+                done[m.key]["remeasured"] = sorted(results)
+                rec = done[m.key]
+            else:
+                doc["results"].append(rec)
             finish(out, doc, layers)
             killers = ",".join(n for n, v in results.items() if v["outcome"] != "survived") or "-"
-            print(f"[{k + 1}/{len(chosen)}] {m.key} line {m.line}: {rec['status']} ({killers}) {rec['seconds']} s",
+            print(f"[{k + 1}/{len(chosen)}] {m.key} line {m.line}: {rec['status']} ({killers}) {secs} s",
                   flush=True)
         doc["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         finish(out, doc, layers)

@@ -9,6 +9,7 @@ from groupcheck.impl.events import AppSend, Multicast, Receive, Send, SetTimer, 
 from groupcheck.impl.flush import Flush, Membership, RingView
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sequencer import SELF_TIMER, Sequencer
+from groupcheck.impl.stable import Stable, StableMsg
 
 
 def test_the_self_channel_takes_one_message_a_firing_and_rearms_until_empty():
@@ -51,3 +52,11 @@ def test_ring_mode_tells_the_layers_below_only_when_the_ring_changes_whom_to_rea
     out = f.handle(RingView((2, 3), (1, 2, 3), 1), 0.0)          # 1 left the ring: gone
     assert Membership(View(1, (2, 3))) in out and f.suspected == {1}
     assert not any(isinstance(e, Membership) for e in f.handle(RingView((2, 3), (1, 2, 3), 1), 0.0))
+
+
+def test_stable_gossip_older_than_the_last_from_its_sender_is_stale_too():
+    rel = Reliable(1, (1, 2), nakack=True)
+    st = Stable(1, (1, 2), rel)
+    st.handle(Receive(2, StableMsg(2, 2, ((1, 0), (2, 3)))), 0.0)
+    out = st.handle(Receive(2, StableMsg(2, 1, ((1, 0), (2, 4)))), 0.0)   # overtaken on the way: dropped
+    assert out == [] and st.stats["stale_gossip"] == 1 and st.digest[2] == (0, 3)
