@@ -91,6 +91,14 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
     ("impl/sequencer.py", "core/NumberReplacer", "self._traced_len = 0", "self._traced_len = -1"):
         "the first record then carries `delivered: []` (an empty append, read as no change) or, "
         "after the one delivery a traced step can make, the slice from -1, the same one element",
+    ("impl/sequencer.py", "core/ReplaceComparisonOperator_Lt_LtE",
+     "if self.nid not in view.members or view.vid < 1:", "if self.nid not in view.members or view.vid <= 1:"):
+        "differs only for a joiner handed view 1 with itself in it, which cannot happen: view 1 is the "
+        "first view, which a joiner is not in (the constructor refuses it), and views only grow",
+    ("impl/stable.py", "core/ReplaceBinaryOperator_Add_BitOr",
+     "elif k > d + 1 and k > r:", "elif k > d | 1 and k > r:"):
+        "d | 1 is d + 1 for an even d and d for an odd one; the branch before took k == d + 1, so "
+        "k > d | 1 holds exactly when k > d + 1",
     ("impl/flush.py", "core/NumberReplacer",
      "self.view_ring: dict[int, int] = {0: 0} if joiner else {1: 1}",
      "self.view_ring: dict[int, int] = { -1: 0} if joiner else {1: 1}"):
