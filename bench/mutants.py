@@ -493,11 +493,20 @@ def finish(out: Path, doc: dict, layers) -> None:
     write(out, doc)
 
 
+def rejudge(doc: dict, root: Path) -> None:
+    """Judge a results file's mutants with this version's rules (the
+    annotation test on the sources under ``root``, ``EQUIVALENT``)."""
+    for rec in doc["results"]:
+        m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
+        original = (root / m.module).read_text()
+        rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
+        classify(rec)
+
+
 def markdown(doc: dict) -> str:
     """The figures of a results file as the Markdown tables of docs/benchmarks.md
-    (its survivors judged by ``EQUIVALENT`` as it is now)."""
-    for rec in doc["results"]:
-        classify(rec)
+    (judged by ``rejudge`` first)."""
+    rejudge(doc, ROOT)
     sm = summarise(doc["results"], run_layers(doc))
     pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
     lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
@@ -511,8 +520,9 @@ def markdown(doc: dict) -> str:
     rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
     if rows:
         lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
-        lines += [f"| {r['key']} | {r['line']} | `{r['before']}` → `{r['after']}` | {r['status']} | "
-                  f"{r.get('why', '')} |" for r in rows]
+        cell = lambda t: t.replace("|", "\\|")  # noqa: E731
+        lines += [f"| {r['key']} | {r['line']} | `{cell(r['before'])}` → `{cell(r['after'])}` | {r['status']} | "
+                  f"{cell(r.get('why', ''))} |" for r in rows]
     return "\n".join(lines)
 
 
@@ -576,10 +586,7 @@ def main() -> None:
                 for layer, what in lay.items():
                     if old.get("plan", {}).get(mod, {}).get(layer) != what:
                         doc["baseline"].pop(f"{mod}:{layer}", None)
-            for rec in doc["results"]:      # re-judged with this version's rules
-                m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
-                original = (tree.root / m.module).read_text()
-                rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
+            rejudge(doc, tree.root)
         done = {r["key"]: r for r in doc["results"]}
         redo = set(a.only) if a.resume else set()     # re-measure these mutants' --layers
         # the unmutated tree must pass every layer; its times set the timeouts
