@@ -9,7 +9,7 @@ and runs each layer of checks against it in a fresh process with a timeout:
 * ``unit``: the module's unit and golden test files (``TESTS`` below);
 * ``lockstep``: its Hypothesis lock-step files (tests/test_lockstep_*.py);
 * ``campaign``: the audit's conformance stage on ``--runs`` drawn runs of
-  each protocol whose simulation loads the module, judged by the audit's own
+  each protocol whose simulated run calls the module's code, judged by the audit's own
   ``conformance_check`` (a run that does not conform, a violation no
   documented finding witnesses, a finding rate outside its band) and its
   fixed-stack campaigns;
@@ -22,9 +22,11 @@ and runs each layer of checks against it in a fresh process with a timeout:
 
 A mutant is *killed* by a layer when the layer fails, times out or crashes,
 *incompetent* when the mutated module no longer imports, and *survives*
-when every layer passes.  A survivor listed in ``EQUIVALENT`` (matched by
-module, operator and the changed line before and after) has been read and
-judged to behave like the original; any other survivor is a gap.  The
+when every layer passes.  A mutant of annotations alone is equivalent by
+construction (they are never evaluated: no layer is run); a survivor
+listed in ``EQUIVALENT`` (matched by module, operator and the changed line
+before and after) has been read and judged to behave like the original;
+any other survivor is a gap.  The
 default tests are ``unit`` and ``lockstep``; the default audit is
 ``campaign``, ``tlc``, ``history`` (and ``cluster`` when run).  Rates count
 the competent, non-equivalent mutants of the modules a layer covers.
@@ -33,9 +35,12 @@ The sample is deterministic (``--sample K --seed S``, spread evenly over
 the modules); results are written to ``--out`` after every mutant, and
 ``--resume`` skips the mutants already there, except those named by
 ``--only``, whose ``--layers`` are measured again (after a test is added).
+``--markdown FILE`` prints a results file as the tables of
+docs/benchmarks.md.
 
     .venv/bin/python -m pip install -e '.[bench]'     # cosmic-ray
-    nice -n 10 .venv/bin/python bench/mutants.py --sample 60 --seed 1 --out mutants.json
+    nice -n 10 .venv/bin/python bench/mutants.py --sample 72 --seed 1 --out mutants.json
+    .venv/bin/python bench/mutants.py --markdown mutants.json
 """
 
 from __future__ import annotations
