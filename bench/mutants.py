@@ -84,7 +84,7 @@ TESTS = {
     "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py", "test_impl_stable.py"],
                          ["test_lockstep_flush.py", "test_lockstep_sequencer.py", "test_lockstep_stable.py"]),
     "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
-    "conformance/properties.py": (["test_history.py", "test_findings.py"], []),
+    "conformance/properties.py": (["test_history.py", "test_findings.py", "test_properties_witness.py"], []),
 }
 
 TEST_LAYERS = ("unit", "lockstep")
