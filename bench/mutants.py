@@ -534,7 +534,7 @@ def markdown(doc: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--modules", nargs="*", default=list(MODULES))
-    ap.add_argument("--sample", type=int, default=60, help="mutants measured (0: all)")
+    ap.add_argument("--sample", type=int, default=72, help="mutants measured (0: all)")
     ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
     ap.add_argument("--only", nargs="*", default=[], help="mutant keys (module:operator:occurrence) to run")
     ap.add_argument("--runs", type=int, default=50, help="drawn runs per protocol (campaign, history)")
