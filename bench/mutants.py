@@ -1,0 +1,657 @@
+"""Mutation benchmark: which layer of checks kills which fault in impl/.
+
+cosmic-ray enumerates the mutation sites of the chosen modules (its operators
+and its ``init`` work list) and makes each mutant's source
+(``cosmic_ray.mutating.mutate_code``); this runner applies one mutant at a
+time to a copy of the source tree, never to the tree it was started from,
+and runs each layer of checks against it in a fresh process with a timeout:
+
+* ``unit``: the module's unit and golden test files (``TESTS`` below);
+* ``lockstep``: its Hypothesis lock-step files (tests/test_lockstep_*.py);
+* ``campaign``: the audit's conformance stage on ``--runs`` drawn runs of
+  each protocol whose simulated run calls the module's code, judged by the audit's own
+  ``conformance_check`` (a run that does not conform, a violation no
+  documented finding witnesses, a finding rate outside its band) and its
+  fixed-stack campaigns;
+* ``tlc``: TLC trace validation of ``--tlc-runs`` of those runs (the audit's
+  ``tracevalidation_check``); killed when TLC rejects a run or disagrees
+  with the replay;
+* ``history``: the audit's history stage (``history_check``);
+* ``cluster`` (only with ``--cluster``): the audit's cluster stage, a
+  3-node UDP run.
+
+A mutant is *killed* by a layer when the layer fails, times out or crashes,
+*incompetent* when the mutated module no longer imports, and *survives*
+when every layer passes.  A mutant of annotations alone is equivalent by
+construction (they are never evaluated: no layer is run); a survivor
+listed in ``EQUIVALENT`` (matched by module, operator and the changed line
+before and after) has been read and judged to behave like the original;
+any other survivor is a gap.  The
+default tests are ``unit`` and ``lockstep``; the default audit is
+``campaign``, ``tlc``, ``history`` (and ``cluster`` when run).  Rates count
+the competent, non-equivalent mutants of the modules a layer covers.
+
+The sample is deterministic (``--sample K --seed S``, spread evenly over
+the modules); results are written to ``--out`` after every mutant, and
+``--resume`` skips the mutants already there, except those named by
+``--only``, whose ``--layers`` are measured again (after a test is added).
+``--markdown FILE`` prints a results file as the tables of
+docs/benchmarks.md.
+
+    .venv/bin/python -m pip install -e '.[bench]'     # cosmic-ray
+    nice -n 10 .venv/bin/python bench/mutants.py --sample 72 --seed 1 --out mutants.json
+    .venv/bin/python bench/mutants.py --markdown mutants.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALL = "pip install -e '.[bench]'"
+
+# the impl/ modules measured by default (the protocols' layers and their wire)
+MODULES = ("impl/sequencer.py", "impl/flush.py", "impl/stable.py", "impl/raincore.py", "impl/reliable.py",
+           "impl/codec.py")
+
+# module -> (unit test files, lock-step test files) of the default suite that
+# exercise it; the campaign-sized test files (test_campaign_*, the
+# raincoreflush stack's) are left to the campaign layer, which runs the same
+# simulations through the audit's judgment
+TESTS = {
+    "impl/sequencer.py": (["test_impl_sequencer.py", "test_impl_edges.py", "test_end_of_run.py"],
+                          ["test_lockstep_sequencer.py"]),
+    "impl/flush.py": (["test_impl_flush.py", "test_impl_edges.py", "test_codec_flush.py",
+                       "test_raincoreflush_staleview.py"],
+                      ["test_lockstep_flush.py", "test_lockstep_raincoreflush.py"]),
+    "impl/stable.py": (["test_impl_stable.py", "test_impl_edges.py", "test_codec_stable.py"],
+                       ["test_lockstep_stable.py"]),
+    "impl/raincore.py": (["test_impl_raincore.py", "test_golden_raincore_impl.py", "test_ringtransport.py"],
+                         ["test_lockstep_raincore.py", "test_lockstep_raincoreflush.py"]),
+    "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py", "test_impl_stable.py"],
+                         ["test_lockstep_flush.py", "test_lockstep_sequencer.py", "test_lockstep_stable.py"]),
+    "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
+    "conformance/properties.py": (["test_history.py", "test_findings.py", "test_properties_witness.py"], []),
+}
+
+TEST_LAYERS = ("unit", "lockstep")
+AUDIT_LAYERS = ("campaign", "tlc", "history", "cluster")
+
+# Survivors read and judged equivalent: (module, operator, line before, line
+# after) -> why the mutant cannot change any observable behaviour.
+EQUIVALENT: dict[tuple[str, str, str, str], str] = {
+    ("impl/sequencer.py", "core/NumberReplacer", "self._traced_len = 0", "self._traced_len = -1"):
+        "the first record then carries `delivered: []` (an empty append, read as no change) or, "
+        "after the one delivery a traced step can make, the slice from -1, the same one element",
+    ("impl/sequencer.py", "core/ReplaceComparisonOperator_Lt_LtE",
+     "if self.nid not in view.members or view.vid < 1:", "if self.nid not in view.members or view.vid <= 1:"):
+        "differs only for a joiner handed view 1 with itself in it, which cannot happen: view 1 is the "
+        "first view, which a joiner is not in (the constructor refuses it), and views only grow",
+    ("impl/stable.py", "core/ReplaceBinaryOperator_Add_BitOr",
+     "elif k > d + 1 and k > r:", "elif k > d | 1 and k > r:"):
+        "d | 1 is d + 1 for an even d and d for an odd one; the branch before took k == d + 1, so "
+        "k > d | 1 holds exactly when k > d + 1",
+    ("impl/flush.py", "core/NumberReplacer",
+     "self.view_ring: dict[int, int] = {0: 0} if joiner else {1: 1}",
+     "self.view_ring: dict[int, int] = { -1: 0} if joiner else {1: 1}"):
+        "a joiner's entry for view 0 is never read: view_ring is read only by a member "
+        "(_internal returns early for a node outside its view), and the joiner's VIEW "
+        "writes the entry of the view it installs",
+}
+
+
+@dataclass
+class Mutant:
+    module: str           # path relative to the tree, e.g. impl/sequencer.py
+    operator: str         # cosmic-ray operator name
+    occurrence: int       # the operator's n-th site in the module (cosmic-ray's numbering)
+    line: int
+    before: str = ""      # the changed line, stripped
+    after: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.module}:{self.operator}:{self.occurrence}"
+
+
+def require_cosmic_ray():
+    try:
+        import cosmic_ray.mutating  # noqa: F401
+    except ImportError:
+        print(f"bench/mutants.py needs cosmic-ray: {INSTALL}", file=sys.stderr)
+        sys.exit(3)
+
+
+def enumerate_mutants(tree: Path, modules) -> list[Mutant]:
+    """Every mutation cosmic-ray's ``init`` lists for ``modules`` (operators
+    without arguments), in a stable order."""
+    from cosmic_ray.commands.init import init
+    from cosmic_ray.work_db import WorkDB, use_db
+    with tempfile.TemporaryDirectory() as d, use_db(Path(d) / "session.sqlite", WorkDB.Mode.create) as db:
+        init([tree / m for m in modules], db, {})
+        specs = [w.mutations[0] for w in db.work_items]
+    out = [Mutant(str(Path(s.module_path).relative_to(tree)), s.operator_name, s.occurrence, s.start_pos[0])
+           for s in specs]
+    return sorted(out, key=lambda m: (m.module, m.line, m.operator, m.occurrence))
+
+
+def sample(mutants: list[Mutant], k: int, seed: int) -> list[Mutant]:
+    """``k`` mutants spread evenly over the modules (round robin over each
+    module's mutants shuffled by ``seed``)."""
+    rng = random.Random(seed)
+    per: dict[str, list[Mutant]] = {}
+    for m in mutants:
+        per.setdefault(m.module, []).append(m)
+    for ms in per.values():
+        rng.shuffle(ms)
+    out, rank = [], 0
+    while len(out) < k and any(rank < len(ms) for ms in per.values()):
+        out += [ms[rank] for ms in per.values() if rank < len(ms)]
+        rank += 1
+    return out[:k]
+
+
+def mutated_source(original: str, m: Mutant) -> str | None:
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+    return mutate_code(original, get_operator(m.operator)(), m.occurrence)
+
+
+def changed_line(original: str, mutated: str, m: Mutant) -> None:
+    """Fill ``m.before``/``m.after`` with the first line that differs."""
+    a, b = original.splitlines(), mutated.splitlines()
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            m.line, m.before, m.after = k + 1, x.strip(), y.strip()
+            return
+    m.before, m.after = "", ""
+
+
+ANNOTATION_ONLY = ("changes a type annotation only, which `from __future__ import annotations` keeps as a "
+                   "string nothing evaluates")
+
+
+def annotation_only(original: str, mutated: str) -> bool:
+    """Whether the mutant differs from the original in annotations alone,
+    in a module whose annotations are never evaluated: equivalent by
+    construction, so no layer is run."""
+    import ast
+
+    def bare(src: str):
+        tree = ast.parse(src)
+        if not any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                   and any(a.name == "annotations" for a in n.names) for n in tree.body):
+            return None
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.arg, ast.AnnAssign)):
+                n.annotation = None
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n.returns = None
+        return ast.dump(tree)
+    try:
+        a = bare(original)
+        return a is not None and a == bare(mutated)
+    except SyntaxError:
+        return False
+
+
+class Tree:
+    """A copy of the source tree whose ``groupcheck`` package a child process
+    imports (through ``shim/groupcheck``, found on PYTHONPATH before the
+    editable install's finder).  ``apply`` writes one mutant, ``restore``
+    puts the original back; each write gets a fresh modification time so
+    no cached bytecode of another version is ever reused."""
+
+    PACKAGES = ("impl", "conformance", "model", "spec", "cli")
+
+    def __init__(self, src: Path):
+        self.dir = Path(tempfile.mkdtemp(prefix="groupcheck-mutants-"))
+        self.root = self.dir / "tree"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        for name in self.PACKAGES + ("tests", "bench"):
+            shutil.copytree(src / name, self.root / name, ignore=ignore)
+        shutil.copy2(src / "pyproject.toml", self.root / "pyproject.toml")
+        pkg = self.dir / "shim" / "groupcheck"
+        pkg.mkdir(parents=True)
+        for name in self.PACKAGES:
+            (pkg / name).symlink_to(self.root / name, target_is_directory=True)
+        self._mtime = int(time.time()) + 10
+        self.env = {**os.environ, "PYTHONPATH": str(self.dir / "shim"), "HYPOTHESIS_PROFILE": "ci"}
+
+    def write(self, module: str, text: str) -> None:
+        path = self.root / module
+        path.write_text(text)
+        self._mtime += 2
+        os.utime(path, (self._mtime, self._mtime))
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- layers (child side)
+
+def _campaign(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
+    """The audit's conformance stage without the Spark/Parquet pipeline:
+    the same drawn runs, replayed, judged by ``audit.conformance_check``."""
+    from groupcheck.conformance import audit, findings
+    from groupcheck.conformance import protocols as registry
+    from groupcheck.conformance.traces import from_records
+    why = []
+    for name in protocols:
+        proto = registry.get(name)
+        verdicts: dict[str, int] = {}
+        rows, bad = [], []
+        for sd in range(seed, seed + runs):
+            faults, options = proto.draw(sd) if proto.draw else (proto.campaign_faults, {})
+            records, _ = proto.simulate(sd, faults, {**proto.default_options, **options})
+            rep = proto.replay(from_records(records), visited=False)
+            verdicts[rep.verdict] = verdicts.get(rep.verdict, 0) + 1
+            rows.append({"plan": rep.plan, "finding": rep.finding})
+            if rep.verdict != "ok":
+                bad.append({"run_id": rep.run_id, "verdict": rep.verdict, "reason": rep.reason,
+                            "first_bad_event": rep.first_bad_event,
+                            "property": (rep.reason or "").split(":", 1)[0] if rep.verdict == "violation" else None,
+                            "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan})
+        res = {"runs": runs, "verdicts": verdicts, "bad_runs": bad, "findings": findings.tally(rows),
+               "disagreements": 0}
+        checks = [audit.conformance_check(proto, res)]
+        checks += [audit.fixed_stack_check(name, fixed, runs, seed)
+                   for fixed in dict.fromkeys(f.fixed_by for f in proto.findings if f.fixed_by)]
+        why += [f"{c.id}: {c.observed}; {(c.detail or '').splitlines()[0] if c.detail else ''}"
+                for c in checks if not c.as_expected]
+    return bool(why), "; ".join(why)
+
+
+def _tlc(protocols: list[str], runs: int, seed: int, tlc_runs: int) -> tuple[bool, str]:
+    from groupcheck.conformance import audit, tlctrace
+    why = []
+    for name in protocols:
+        if not tlctrace.supported(name):
+            continue
+        for sd in audit.sample_seeds(runs, seed, tlc_runs):
+            c, _ = audit.tracevalidation_check(name, sd)
+            # TLC's own observation: a rejection (even one the replay shares) or a disagreement
+            if not c.as_expected or not c.observed.startswith("both accept"):
+                why.append(f"{c.id}: {c.observed}")
+    return bool(why), "; ".join(why)
+
+
+def _history(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
+    from groupcheck.conformance import audit
+    from groupcheck.conformance.history import projectable
+    why = []
+    for name in protocols:
+        if name in projectable():
+            c = audit.history_check(name, min(runs, audit.HISTORY_RUNS), seed)
+            if not c.as_expected:
+                why.append(f"{c.id}: {c.observed}; {(c.detail or '').splitlines()[0] if c.detail else ''}")
+    return bool(why), "; ".join(why)
+
+
+def _cluster(protocols: list[str]) -> tuple[bool, str]:
+    from groupcheck.conformance import audit
+    from groupcheck.conformance import protocols as registry
+    why = []
+    with tempfile.TemporaryDirectory() as d:
+        for name in protocols:
+            if registry.get(name).audit_cluster:
+                c = audit.cluster_check(Path(d), name, messages=50)
+                if not c.as_expected:
+                    why.append(f"{c.id}: {c.observed}; {c.detail or ''}")
+    return bool(why), "; ".join(why)
+
+
+def _runs_code_of(protocol: str) -> list[str]:
+    """The files (relative to the tree) whose functions one simulated and
+    replayed run of ``protocol`` calls: importing is not enough (the stack
+    registry imports every layer), so module and class bodies do not count."""
+    from groupcheck.conformance import protocols as registry
+    from groupcheck.conformance.traces import from_records
+    root = str(Path(__file__).resolve().parent.parent) + os.sep
+    proto = registry.get(protocol)
+    faults, options = proto.draw(0) if proto.draw else (proto.campaign_faults, {})
+    seen: set[str] = set()
+
+    def prof(frame, event, arg):
+        if event == "call" and frame.f_code.co_flags & inspect.CO_NEWLOCALS:
+            seen.add(frame.f_code.co_filename)
+    sys.setprofile(prof)
+    try:
+        records, _ = proto.simulate(0, faults, {**proto.default_options, **options})
+        proto.replay(from_records(records), visited=False)
+    finally:
+        sys.setprofile(None)
+    return sorted(os.path.relpath(os.path.realpath(f), root) for f in seen
+                  if os.path.realpath(f).startswith(root))
+
+
+def child(a) -> None:
+    protocols = a.protocols.split(",") if a.protocols else []
+    if a.layer == "loads":
+        print(json.dumps(_runs_code_of(protocols[0])))
+        return
+    if a.layer == "import":
+        import importlib
+        importlib.import_module(a.module_name)
+        print(json.dumps({"killed": False}))
+        return
+    fn = {"campaign": lambda: _campaign(protocols, a.runs, a.seed),
+          "tlc": lambda: _tlc(protocols, a.runs, a.seed, a.tlc_runs),
+          "history": lambda: _history(protocols, a.runs, a.seed),
+          "cluster": lambda: _cluster(protocols)}[a.layer]
+    killed, why = fn()
+    print(json.dumps({"killed": killed, "why": why[:2000]}))
+
+
+# ---------------------------------------------------------------- runner (parent side)
+
+def _end(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
+
+
+def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a, timeout: float) -> dict:
+    """One layer on the tree as it is now: {"outcome": killed|survived|timeout, "why", "seconds"}."""
+    py = sys.executable
+    if layer in TEST_LAYERS:
+        cmd = [py, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not slow",
+               *[f"tests/{f}" for f in files]]
+    else:
+        cmd = [py, str(tree.root / "bench" / "mutants.py"), "--layer", layer, "--protocols", ",".join(protocols),
+               "--runs", str(a.runs), "--seed", str(a.run_seed), "--tlc-runs", str(a.tlc_runs)]
+    t0 = time.monotonic()
+    # its own session, so a timeout ends the layer's children too (TLC's JVM, a cluster's nodes)
+    p = subprocess.Popen(cmd, cwd=tree.root, env=tree.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end(p)
+        return {"outcome": "timeout", "why": f"over {timeout:.0f} s", "seconds": round(time.monotonic() - t0, 1)}
+    except BaseException:
+        _end(p)
+        raise
+    _end(p)         # anything the layer left running
+    secs = round(time.monotonic() - t0, 1)
+    if layer in TEST_LAYERS:
+        if p.returncode == 0:
+            return {"outcome": "survived", "why": "", "seconds": secs}
+        failed = [ln for ln in stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        return {"outcome": "killed", "why": (failed[:1] or stdout.strip().splitlines()[-1:] or [""])[0][:300],
+                "seconds": secs}
+    try:
+        res = json.loads(stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {"outcome": "killed", "why": f"crashed: {tail[:300]}", "seconds": secs}
+    return {"outcome": "killed" if res["killed"] else "survived", "why": res.get("why", ""), "seconds": secs}
+
+
+def module_name(module: str) -> str:
+    return "groupcheck." + module[:-3].replace("/", ".")
+
+
+def protocols_running(tree: Tree) -> dict[str, list[str]]:
+    """protocol -> the files whose code its run calls (each in a fresh process)."""
+    from groupcheck.conformance import protocols as registry
+    out = {}
+    for p in registry.available():
+        r = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer", "loads",
+                            "--protocols", p], cwd=tree.root, env=tree.env, capture_output=True, text=True,
+                           check=True)
+        out[p] = json.loads(r.stdout.strip().splitlines()[-1])
+    return out
+
+
+def plan(tree: Tree, modules, layers) -> dict[str, dict]:
+    """module -> {layer: (test files, protocols)}: what each layer runs for a mutant of it."""
+    runs = protocols_running(tree)
+    out = {}
+    for mod in modules:
+        unit, lock = TESTS.get(mod, ([], []))
+        protos = [p for p, files in runs.items() if mod in files]
+        out[mod] = {layer: {"files": {"unit": unit, "lockstep": lock}.get(layer, []),
+                            "protocols": [] if layer in TEST_LAYERS else protos}
+                    for layer in layers
+                    if (unit if layer == "unit" else lock if layer == "lockstep" else protos)}
+    return out
+
+
+def summarise(results: list[dict], layers) -> dict:
+    competent = [r for r in results if r["status"] != "incompetent"]
+    equivalent = [r for r in competent if r["status"] == "equivalent"]
+    counted = [r for r in competent if r["status"] != "equivalent"]
+
+    def rate(rs, names):
+        rs = [r for r in rs if any(n in r["layers"] for n in names)]
+        k = sum(any(r["layers"].get(n, {}).get("outcome") in ("killed", "timeout") for n in names) for r in rs)
+        return {"killed": k, "of": len(rs), "rate": round(k / len(rs), 3) if rs else None}
+
+    per_module = {}
+    for mod in dict.fromkeys(r["module"] for r in counted):
+        rs = [r for r in counted if r["module"] == mod]
+        per_module[mod] = {"default_tests": rate(rs, TEST_LAYERS), "default_audit": rate(rs, AUDIT_LAYERS),
+                           "any": rate(rs, layers)}
+    return {
+        "mutants": len(results), "incompetent": len(results) - len(competent), "equivalent": len(equivalent),
+        "counted": len(counted),
+        "per_layer": {n: rate(counted, [n]) for n in layers},
+        "default_tests": rate(counted, TEST_LAYERS),
+        "default_audit": rate(counted, AUDIT_LAYERS),
+        "any_layer": rate(counted, layers),
+        "per_module": per_module,
+        "survivors": [r["key"] for r in counted if r["status"] == "survived"],
+    }
+
+
+def classify(rec: dict) -> None:
+    """Set a competent mutant's status (and an equivalent's why) from its
+    layers and ``EQUIVALENT`` as it is now (so a resumed file is re-judged)."""
+    if rec["status"] == "incompetent":
+        return
+    if rec.get("annotation_only"):
+        rec["status"], rec["why"] = "equivalent", ANNOTATION_ONLY
+        return
+    if any(v["outcome"] in ("killed", "timeout") for v in rec["layers"].values()):
+        rec["status"] = "killed"
+        return
+    why = EQUIVALENT.get((rec["module"], rec["operator"], rec["before"], rec["after"]))
+    rec["status"] = "equivalent" if why else "survived"
+    if why:
+        rec["why"] = why
+
+
+def write(out: Path, doc: dict) -> None:
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(out)
+
+
+def run_layers(doc: dict) -> list[str]:
+    """The layers a results file measured."""
+    args = doc["args"]
+    return doc.get("layers") or [n for n in args["layers"].split(",") if n] + (["cluster"] if args["cluster"] else [])
+
+
+def finish(out: Path, doc: dict, layers) -> None:
+    for rec in doc["results"]:
+        classify(rec)
+    doc["summary"] = summarise(doc["results"], doc.get("layers", layers))
+    doc["equivalent"] = [{k: r[k] for k in ("key", "line", "before", "after", "why")}
+                         for r in doc["results"] if r["status"] == "equivalent"]
+    write(out, doc)
+
+
+def rejudge(doc: dict, root: Path) -> None:
+    """Judge a results file's mutants with this version's rules (the
+    annotation test on the sources under ``root``, ``EQUIVALENT``)."""
+    for rec in doc["results"]:
+        m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
+        original = (root / m.module).read_text()
+        rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
+        classify(rec)
+
+
+def markdown(doc: dict) -> str:
+    """The figures of a results file as the Markdown tables of docs/benchmarks.md
+    (judged by ``rejudge`` first)."""
+    rejudge(doc, ROOT)
+    sm = summarise(doc["results"], run_layers(doc))
+    pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
+    lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
+    lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
+    lines += [f"| **default tests** (unit, lockstep) | {pct(sm['default_tests'])} |",
+              f"| **default audit** (campaign, tlc, history) | {pct(sm['default_audit'])} |",
+              f"| **any layer** | {pct(sm['any_layer'])} |", "",
+              "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(r['default_audit'])} | {pct(r['any'])} |"
+              for mod, r in sorted(sm["per_module"].items())]
+    rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
+    if rows:
+        lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
+        cell = lambda t: t.replace("|", "\\|")  # noqa: E731
+        lines += [f"| {r['key']} | {r['line']} | `{cell(r['before'])}` → `{cell(r['after'])}` | {r['status']} | "
+                  f"{cell(r.get('why', ''))} |" for r in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--modules", nargs="*", default=list(MODULES))
+    ap.add_argument("--sample", type=int, default=72, help="mutants measured (0: all)")
+    ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
+    ap.add_argument("--only", nargs="*", default=[], help="mutant keys (module:operator:occurrence) to run")
+    ap.add_argument("--runs", type=int, default=50, help="drawn runs per protocol (campaign, history)")
+    ap.add_argument("--run-seed", type=int, default=0, help="the campaign's first seed")
+    ap.add_argument("--tlc-runs", type=int, default=1, help="runs per protocol validated by TLC")
+    ap.add_argument("--layers", default="unit,lockstep,campaign,tlc,history")
+    ap.add_argument("--cluster", action="store_true", help="add the (slow) cluster layer")
+    ap.add_argument("--timeout", type=float, default=2.0,
+                    help="a layer's timeout, times its unmutated time (at least --min-timeout)")
+    ap.add_argument("--min-timeout", type=float, default=20.0)
+    ap.add_argument("--tree", default=str(ROOT), help="the source tree to measure (a checkout of another "
+                    "commit, e.g. before and after a change to the tests); it is copied, never changed")
+    ap.add_argument("--out", default="mutants.json")
+    ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
+    ap.add_argument("--markdown", metavar="RESULTS", help="print a results file's figures as Markdown, run nothing")
+    # child side: one layer on the tree this file is in
+    ap.add_argument("--layer", help=argparse.SUPPRESS)
+    ap.add_argument("--protocols", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--module-name", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.layer:
+        child(a)
+        return
+    if a.markdown:
+        print(markdown(json.loads(Path(a.markdown).read_text())))
+        return
+    require_cosmic_ray()
+    # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    layers = [n for n in a.layers.split(",") if n] + (["cluster"] if a.cluster else [])
+    out = Path(a.out)
+    tree = Tree(Path(a.tree).resolve())
+    try:
+        mutants = enumerate_mutants(tree.root, a.modules)
+        chosen = ([m for m in mutants if m.key in set(a.only)] if a.only else
+                  sample(mutants, a.sample, a.seed) if a.sample else mutants)
+        layout = plan(tree, a.modules, layers)
+        doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                           "load": os.getloadavg()[0]},
+               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "args": {k: v for k, v in vars(a).items() if k not in ("layer", "protocols", "module_name")},
+               "enumerated": {mod: sum(m.module == mod for m in mutants) for mod in a.modules},
+               "layers": layers, "plan": layout, "baseline": {}, "results": []}
+        if a.resume and out.exists():
+            old = json.loads(out.read_text())
+            doc["results"], doc["baseline"] = old.get("results", []), old.get("baseline", {})
+            if a.only:                  # a re-measurement: the file stays the run it was
+                doc["remeasured"] = doc.pop("args")
+                doc["args"], doc["started"] = old["args"], old["started"]
+                doc["layers"] = list(dict.fromkeys(run_layers(old) + layers))
+                doc["plan"] = {mod: {**old.get("plan", {}).get(mod, {}), **lay} for mod, lay in layout.items()}
+            # a layer whose files or protocols changed is measured on the unmutated tree again
+            for mod, lay in layout.items():
+                for layer, what in lay.items():
+                    if old.get("plan", {}).get(mod, {}).get(layer) != what:
+                        doc["baseline"].pop(f"{mod}:{layer}", None)
+            rejudge(doc, tree.root)
+        done = {r["key"]: r for r in doc["results"]}
+        redo = set(a.only) if a.resume else set()     # re-measure these mutants' --layers
+        # the unmutated tree must pass every layer; its times set the timeouts
+        for mod, lay in layout.items():
+            for layer, what in lay.items():
+                if f"{mod}:{layer}" in doc["baseline"]:
+                    continue
+                r = run_layer(tree, layer, what["files"], what["protocols"], a, timeout=1800)
+                if r["outcome"] != "survived":
+                    sys.exit(f"the unmutated tree fails layer {layer} for {mod}: {r['why']}")
+                doc["baseline"][f"{mod}:{layer}"] = r["seconds"]
+                write(out, doc)
+        for k, m in enumerate(chosen):
+            if m.key in done and m.key not in redo:
+                continue
+            path = tree.root / m.module
+            original = path.read_text()
+            mutated = mutated_source(original, m)
+            if mutated is None:
+                continue
+            changed_line(original, mutated, m)
+            t0 = time.monotonic()
+            results, imp_error = {}, None
+            only_annotations = annotation_only(original, mutated)
+            if not only_annotations:        # equivalent by construction: nothing to run
+                try:
+                    tree.write(m.module, mutated)
+                    imp = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer",
+                                          "import", "--module-name", module_name(m.module)], cwd=tree.root,
+                                         env=tree.env, capture_output=True, text=True, timeout=60)
+                    if imp.returncode:
+                        imp_error = (imp.stderr.strip().splitlines() or [""])[-1][:300]
+                    else:
+                        for layer, what in layout[m.module].items():
+                            limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
+                            results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
+                finally:
+                    tree.write(m.module, original)
+            secs = round(time.monotonic() - t0, 1)
+            rec = {"key": m.key, **asdict(m), "status": "incompetent" if imp_error else "", "layers": results,
+                   "seconds": secs}
+            if imp_error:
+                rec["why"] = imp_error
+            rec["annotation_only"] = only_annotations
+            if m.key in done:           # re-measured: these layers replace the old ones
+                done[m.key]["layers"].update(results)
+                done[m.key]["remeasured"] = sorted(results)
+                rec = done[m.key]
+            else:
+                doc["results"].append(rec)
+            finish(out, doc, layers)
+            killers = ",".join(n for n, v in results.items() if v["outcome"] != "survived") or "-"
+            print(f"[{k + 1}/{len(chosen)}] {m.key} line {m.line}: {rec['status']} ({killers}) {secs} s",
+                  flush=True)
+        doc["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        finish(out, doc, layers)
+        print(json.dumps(doc["summary"], indent=1))
+    finally:
+        tree.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Per-transition edges of the layers that no other unit test reaches
+(found by the mutation benchmark, bench/mutants.py: each test kills a
+mutant that every other layer let through)."""
+
+import pytest
+
+from groupcheck.impl.codec import Data, Nak, XData
+from groupcheck.impl.events import AppSend, Multicast, Receive, Send, SetTimer, TimerFired, View, ViewChange
+from groupcheck.impl.flush import Flush, Membership, RingView
+from groupcheck.impl.reliable import Reliable
+from groupcheck.impl.sequencer import SELF_TIMER, Sequencer
+from groupcheck.impl.stable import Stable, StableMsg
+
+
+def test_the_self_channel_takes_one_message_a_firing_and_rearms_until_empty():
+    # 2 becomes coordinator holding two of its own FORWARDs: they go round its
+    # self channel (selfq), one per firing of the zero-delay timer
+    s = Sequencer(2, (1, 2, 3), self_channel=True)
+    s.handle(AppSend(b"a"), 0.0)
+    s.handle(AppSend(b"b"), 0.0)
+    effs = s.handle(ViewChange(View(2, (2, 3))), 1.0)
+    assert SetTimer(SELF_TIMER, 1.0) in effs and len(s.selfq) == 2
+    first = s.handle(TimerFired(SELF_TIMER), 2.0)
+    assert [e for e in first if isinstance(e, Multicast)] == [Multicast(Data(2, 1, b"a"))]
+    assert SetTimer(SELF_TIMER, 2.0) in first          # one left: the timer goes again
+    second = s.handle(TimerFired(SELF_TIMER), 3.0)
+    assert [e for e in second if isinstance(e, Multicast)] == [Multicast(Data(2, 2, b"b"))]
+    assert not any(isinstance(e, SetTimer) for e in second) and s.selfq == []
+    assert s.handle(TimerFired(SELF_TIMER), 4.0) == [] and s.fwd == {1: b"a", 2: b"b"}
+
+
+def test_a_universe_larger_than_the_first_view_is_accepted_and_one_lacking_a_member_refused():
+    s = Sequencer(4, (1, 2, 3), joiner=True, universe=(1, 2, 3, 4))
+    assert s.vid == 0 and s.recv == {1: 0, 2: 0, 3: 0, 4: 0}
+    assert Sequencer(1, (1, 2), universe=(1, 2, 3)).recv == {1: 0, 2: 0, 3: 0}
+    with pytest.raises(ValueError, match="lacks"):
+        Sequencer(1, (1, 2, 3), universe=(1, 2))
+
+
+def test_nakack_serves_every_seqno_a_nak_asks_for_up_to_the_last_sent():
+    r = Reliable(1, (1, 2, 3), nakack=True)
+    for body in (b"a", b"b", b"c"):
+        r.handle(Multicast(body), 0.0)
+    out = r.handle(Receive(2, Nak(2, 1, 9)), 0.0)      # asks past the last seqno sent: 1..3 served
+    assert [(e.dest, e.msg) for e in out if isinstance(e, Send)] == \
+        [(2, XData(1, 1, b"a")), (2, XData(1, 2, b"b")), (2, XData(1, 3, b"c"))]
+
+
+def test_ring_mode_tells_the_layers_below_only_when_the_ring_changes_whom_to_reach():
+    f = Flush(2, (1, 2, 3), membership="ring")
+    assert not any(isinstance(e, Membership) for e in f.handle(RingView((1, 2, 3), (1, 2, 3), 1), 0.0))
+    out = f.handle(RingView((2, 3), (1, 2, 3), 1), 0.0)          # 1 left the ring: gone
+    assert Membership(View(1, (2, 3))) in out and f.suspected == {1}
+    assert not any(isinstance(e, Membership) for e in f.handle(RingView((2, 3), (1, 2, 3), 1), 0.0))
+
+
+def test_stable_gossip_older_than_the_last_from_its_sender_is_stale_too():
+    rel = Reliable(1, (1, 2), nakack=True)
+    st = Stable(1, (1, 2), rel)
+    st.handle(Receive(2, StableMsg(2, 2, ((1, 0), (2, 3)))), 0.0)
+    out = st.handle(Receive(2, StableMsg(2, 1, ((1, 0), (2, 4)))), 0.0)   # overtaken on the way: dropped
+    assert out == [] and st.stats["stale_gossip"] == 1 and st.digest[2] == (0, 3)
