@@ -627,7 +627,8 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
         elif not v.ok:
             row["verdict"] = "nonconforming"
         else:   # both accept the steps; the replay's global/end-of-run properties failed
-            row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m))
+            row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m),
+                       finding=m.get("finding"), finding_why=m.get("finding_why"))
             row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
                              f"{row['property']} (groupcheck conform --checker model for details)")
         bad += not ok and not gate.accepted(row)
