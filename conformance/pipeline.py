@@ -66,6 +66,9 @@ COVERAGE_MAX_MODELS = 3
 # Event rows: the run's header fields, then the event's.  ``protocol`` is the partition column.
 EVENT_COLUMNS = ("run_id", "protocol", "seed", "nodes", "constants", "faults", "impl", "impl_version",
                  "source", "i", "name", "nid", "params", "msg", "state", "clock")
+# What the replay reads of an event row: the run's key and the event's own
+# fields (the header columns repeated on every row are in the run row).
+CHECK_COLUMNS = ("source", "run_id", "i", "name", "nid", "params", "msg", "state", "clock")
 RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "faults", "impl",
                "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
@@ -457,7 +460,7 @@ def _write_spark(spark, out: Path, work, items: list, meta: dict, may_reject: bo
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
-    from .spark import parallelism
+    from .spark import parallelism, progress
     _, run_schema, rej_schema, _ = _arrow_schemas()
     _prepare_out(out)
     n = max(1, min(len(items), 4 * parallelism(spark)))
@@ -465,13 +468,14 @@ def _write_spark(spark, out: Path, work, items: list, meta: dict, may_reject: bo
                    .mapInArrow(partial(_staged_batches, work, items), from_arrow_schema(_stage_schema()))
                    .persist(StorageLevel.MEMORY_AND_DISK))
     try:
-        kind = F.col("_kind")
-        staged.where(kind == "event").select(*EVENT_COLUMNS).write.mode("overwrite") \
-              .partitionBy("protocol").parquet(str(out))
-        runs = staged.where(kind == "run").select(*RUN_COLUMNS).toArrow().to_pylist()
-        if may_reject:
-            staged.where(kind == "rejected").select(*REJECT_COLUMNS).coalesce(1) \
-                  .write.mode("overwrite").parquet(str(out / "_rejected"))
+        with progress(spark, meta["stage"]):
+            kind = F.col("_kind")
+            staged.where(kind == "event").select(*EVENT_COLUMNS).write.mode("overwrite") \
+                  .partitionBy("protocol").parquet(str(out))
+            runs = staged.where(kind == "run").select(*RUN_COLUMNS).toArrow().to_pylist()
+            if may_reject:
+                staged.where(kind == "rejected").select(*REJECT_COLUMNS).coalesce(1) \
+                      .write.mode("overwrite").parquet(str(out / "_rejected"))
     finally:
         staged.unpersist()
     _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
@@ -507,19 +511,17 @@ def read_rejected(out) -> list[dict]:
     return ds.dataset(str(Path(out) / "_rejected"), format="parquet").to_table().to_pylist()
 
 
-def _local_event_groups(out: Path, protocols: Optional[set] = None) -> dict:
-    """Event rows grouped by (source, run_id), via pyarrow."""
+def _local_event_groups(out: Path) -> dict:
+    """Event rows (``CHECK_COLUMNS``) grouped by (source, run_id), via pyarrow."""
     import pyarrow.dataset as ds
     parts = [p for p in out.glob("protocol=*") if p.is_dir()]
     groups: dict = defaultdict(list)
     if not parts:
         return groups
     data = ds.dataset(str(out), format="parquet", partitioning="hive")
-    for batch in data.to_batches():
+    for batch in data.to_batches(columns=list(CHECK_COLUMNS)):
         for r in batch.to_pylist():
-            r["protocol"] = str(r["protocol"])
-            if protocols is None or r["protocol"] in protocols:
-                groups[(r["source"], r["run_id"])].append(r)
+            groups[(r["source"], r["run_id"])].append(r)
     return groups
 
 
@@ -592,16 +594,39 @@ def _verdict_schema():
                                pa.field("visited", pa.list_(pa.binary())), pa.field("constants", pa.string())])
 
 
-def _replay_group(runs: dict, want_visited: bool, table):
-    """Spark task (``applyInArrow``): the Arrow table of one run's event rows
-    in, its verdict row out (``_check_run`` orders the rows by ``i``)."""
+_VERDICT_BATCH = 64
+
+
+def _replay_partition(runs: dict, want_visited: bool, batches):
+    """Spark task (``mapInArrow``): one partition's event rows, sorted by
+    (source, run_id, i), in; one verdict row per run out.  A run's rows are
+    contiguous, so runs are cut where the key changes, and the rows stream
+    through in Arrow batches: one Python call per partition, not per run."""
     import pyarrow as pa
     schema = _verdict_schema()
-    rows = table.to_pylist()
-    run = runs.get((rows[0]["source"], rows[0]["run_id"])) if rows else None
-    if run is None:     # rows with no run row: a dataset written by something else
-        return schema.empty_table()
-    return pa.Table.from_pylist([_check_run(run, rows, want_visited)], schema=schema)
+    done: list[dict] = []
+    key, rows = None, []
+
+    def verdict():
+        run = runs.get(key)
+        if run is not None:     # rows with no run row: a dataset written by something else
+            done.append(_check_run(run, rows, want_visited))
+
+    for b in batches:
+        for r in b.to_pylist():
+            k = (r["source"], r["run_id"])
+            if k != key:
+                if rows:
+                    verdict()
+                key, rows = k, []
+            rows.append(r)
+        if len(done) >= _VERDICT_BATCH:
+            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            done = []
+    if rows:
+        verdict()
+    if done:
+        yield pa.RecordBatch.from_pylist(done, schema=schema)
 
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
@@ -624,12 +649,18 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
             results[key] = _check_run(run, groups.get(key, []), coverage)
     else:
         from pyspark.sql.pandas.types import from_arrow_schema
-        ev = _spark_events(spark, out)
+        from .spark import parallelism, progress
+        with_events = sum(1 for r in runs if r["events"])
+        n = max(1, min(with_events, 4 * parallelism(spark)))
+        # each run's rows in one partition, in order: hash on the run's key, sorted in the partition
+        ev = (_spark_events(spark, out).select(*CHECK_COLUMNS)
+              .repartition(n, "source", "run_id").sortWithinPartitions("source", "run_id", "i"))
         bc = spark.sparkContext.broadcast(by_key)
-        # one group per run, handed to Python as one Arrow table (no per-row pickling)
-        replayed = ev.groupBy("source", "run_id").applyInArrow(
-            lambda t: _replay_group(bc.value, coverage, t), from_arrow_schema(_verdict_schema()))
-        for v in replayed.toArrow().to_pylist():
+        replayed = ev.mapInArrow(lambda it: _replay_partition(bc.value, coverage, it),
+                                 from_arrow_schema(_verdict_schema()))
+        with progress(spark, "check"):
+            table = replayed.toArrow()
+        for v in table.to_pylist():
             results[(v["file"], v["run_id"])] = v
         bc.unpersist()
         for key, run in by_key.items():       # runs without event rows never reach a task
