@@ -416,73 +416,63 @@ def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
     return _finish_write(out, runs, len(rejected), n_events, meta)
 
 
-# The Spark side of a write: each task turns its inputs (seeds or files) into
-# Arrow record batches of one staging schema, the union of the event, run
-# and rejected columns plus ``_kind``; the staged rows are kept
-# (MEMORY_AND_DISK) while the events are written, partitioned by protocol,
-# and the run and rejected rows collected, so each input is simulated or read
-# once.  Arrow batches cross the Python worker and the JVM in bulk
-# (``mapInArrow``) instead of one pickled tuple per row.
-_STAGE_EXTRA = ("header", "events", "rows_in", "rejected", "reject_reason", "summary", "end",
-                "file", "line", "reason", "raw", "_kind")
+# The Spark side of a write: each task turns its inputs (seeds or files)
+# into event rows, streamed to the JVM as Arrow record batches
+# (``mapInArrow``, not one pickled tuple per row) and written as they come,
+# partitioned by protocol, in one job; the task's run and rejected rows come
+# back to the driver in an accumulator (small: one run row per input, and
+# the quarantined lines), which writes them with pyarrow as the local engine
+# does.  So each input is simulated or read once, and nothing is cached
+# between jobs.  A task that Spark re-runs adds its rows again: the driver
+# keeps one per input.
 _STAGE_BATCH = 20_000
 
 
-def _stage_schema():
-    import pyarrow as pa
-    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
-    fields = {f.name: f for f in ev_schema}
-    for s in (run_schema, rej_schema):
-        for f in s:
-            fields.setdefault(f.name, f)
-    fields["_kind"] = pa.field("_kind", pa.string())
-    return pa.schema(list(fields.values()))
+class _RowsParam:
+    """A PySpark ``AccumulatorParam``: lists of (input index, run row,
+    rejected rows), concatenated."""
+
+    def zero(self, value):
+        return []
+
+    def addInPlace(self, a, b):
+        a.extend(b)
+        return a
 
 
-def _staged_batches(work, items: list, batches):
-    """``mapInArrow`` body: the ids of ``items`` in, staged rows out."""
+def _event_batches(work, items: list, acc, batches):
+    """``mapInArrow`` body: the ids of ``items`` in, event rows out; the run
+    and rejected rows of each input into ``acc``."""
     import pyarrow as pa
-    schema = _stage_schema()
+    ev_schema = _arrow_schemas()[0]
     for b in batches:
         for k in b.column("id").to_pylist():
             run, rows, rej = work(items[k])
-            tagged = ([{**run, "_kind": "run"}] + [{**r, "_kind": "rejected"} for r in rej])
-            yield pa.RecordBatch.from_pylist(tagged, schema=schema)
+            acc.add([(k, run, rej)])
             for n in range(0, len(rows), _STAGE_BATCH):
-                chunk = rows[n:n + _STAGE_BATCH]
-                for r in chunk:
-                    r["_kind"] = "event"
-                yield pa.RecordBatch.from_pylist(chunk, schema=schema)
+                yield pa.RecordBatch.from_pylist(rows[n:n + _STAGE_BATCH], schema=ev_schema)
             del rows
 
 
-def _write_spark(spark, out: Path, work, items: list, meta: dict, may_reject: bool = True) -> dict:
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
     from pyspark.sql.pandas.types import from_arrow_schema
     from .spark import parallelism, progress
-    _, run_schema, rej_schema, _ = _arrow_schemas()
+    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
     _prepare_out(out)
     n = max(1, min(len(items), 4 * parallelism(spark)))
-    staged = (spark.range(len(items), numPartitions=n)
-                   .mapInArrow(partial(_staged_batches, work, items), from_arrow_schema(_stage_schema()))
-                   .persist(StorageLevel.MEMORY_AND_DISK))
-    try:
-        with progress(spark, meta["stage"]):
-            kind = F.col("_kind")
-            staged.where(kind == "event").select(*EVENT_COLUMNS).write.mode("overwrite") \
-                  .partitionBy("protocol").parquet(str(out))
-            runs = staged.where(kind == "run").select(*RUN_COLUMNS).toArrow().to_pylist()
-            if may_reject:
-                staged.where(kind == "rejected").select(*REJECT_COLUMNS).coalesce(1) \
-                      .write.mode("overwrite").parquet(str(out / "_rejected"))
-    finally:
-        staged.unpersist()
+    acc = spark.sparkContext.accumulator([], _RowsParam())
+    events = spark.range(len(items), numPartitions=n).mapInArrow(
+        partial(_event_batches, work, items, acc), from_arrow_schema(ev_schema))
+    with progress(spark, meta["stage"]):
+        events.write.mode("overwrite").partitionBy("protocol").parquet(str(out))
+    got = {k: (run, rej) for k, run, rej in acc.value}        # one per input, in input order
+    runs = [got[k][0] for k in sorted(got)]
+    rejected = [r for k in sorted(got) for r in got[k][1]]
+    if len(runs) != len(items):
+        raise PipelineError(f"{len(items)} inputs, {len(runs)} run rows came back from Spark")
     _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
-    if not may_reject:      # simulated runs: an empty quarantine, without a Spark job
-        _write_table([], rej_schema, out / "_rejected" / "part-00000.parquet")
-    n_rejected = sum(r["rejected"] for r in runs)
-    return _finish_write(out, runs, n_rejected, sum(r["events"] for r in runs), meta)
+    _write_table(rejected, rej_schema, out / "_rejected" / "part-00000.parquet")
+    return _finish_write(out, runs, len(rejected), sum(r["events"] for r in runs), meta)
 
 
 def _finish_write(out: Path, runs: list[dict], n_rejected: int, n_events: int, meta: dict) -> dict:
@@ -565,7 +555,7 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     if engine == "local":
         summary = _write_local(out, map(work, seeds), meta)
     else:
-        summary = _write_spark(spark, out, work, list(seeds), meta, may_reject=False)
+        summary = _write_spark(spark, out, work, list(seeds), meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return summary
 
