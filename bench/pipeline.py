@@ -9,9 +9,14 @@ duplication 2 %, reordering 3 ms: the bench/sequencer.py faults), seeds
 ``--events`` events.  Every engine generates the same corpus (the same
 seeds; the event counts must match); every engine then checks the dataset
 the local engine wrote (replay + the SEQUENCER property checks, coverage
-off), and their verdict counts must match.  Spark session start-up is not
-timed (it is reported apart).  Prints one JSON object; with ``--progress
-FILE`` it also appends each figure as a JSON line as soon as it is measured.
+off), and their verdict counts must match.  Spark start-up is not timed
+(it is reported apart): the session, then one generate and one check of the
+20-run pilot, so each master's figures are taken with the JVM's code
+compiled (the first Parquet write, shuffle and Arrow exchange of a fresh
+JVM cost seconds).  ``ratios``: each Spark master's events/s against the
+local engine's and against the first master's.  Prints one JSON object;
+with ``--progress FILE`` it also appends each figure as a JSON line as soon
+as it is measured.
 """
 
 from __future__ import annotations
@@ -67,7 +72,8 @@ def main() -> int:
         if e != "local":
             t0 = time.perf_counter()
             spark = S.session(e)
-            spark.range(1).count()
+            P.generate("sequencer", 20, 0, FAULTS, out / "warm", engine="spark", options=OPTIONS, spark=spark)
+            P.check(out / "warm", engine="spark", spark=spark, coverage=False, write=False)
             res["spark_startup_seconds"][e] = round(time.perf_counter() - t0, 1)
         cpu0 = time.process_time()
         g = P.generate("sequencer", runs, 0, FAULTS, out / e.replace("[", "").replace("]", ""),
@@ -91,6 +97,13 @@ def main() -> int:
                "driver_cpu_s": round(time.process_time() - cpu0, 1), "load_average": os.getloadavg()}
         res["check"][e] = rec
         note({"stage": "check", "engine": e, **rec})
+    masters = [e for e in engines if e != "local"]
+    res["ratios"] = {
+        stage: {e: {"vs_local": round(res[stage][e]["events_per_s"] / res[stage]["local"]["events_per_s"], 2)
+                    if "local" in engines else None,
+                    f"vs_{masters[0]}": round(res[stage][e]["events_per_s"] / res[stage][masters[0]]["events_per_s"], 2)}
+                for e in masters}
+        for stage in ("generate", "check")}
     counts = {json.dumps(v["verdicts"], sort_keys=True) for v in res["check"].values()}
     if len(counts) > 1:
         raise SystemExit(f"engines disagree on verdict counts: {counts}")

@@ -286,9 +286,10 @@ def _digest(state) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=8).digest()
 
 
-def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
+def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bool = True) -> dict:
     """The verdict of one run from its run row and its event rows; also the
-    actions it took and the model states its replay visited."""
+    actions it took and the model states its replay visited.  ``judge``:
+    the catalogue's properties too (False: judged apart, then ``_merge``d)."""
     from .replay import replay
     from .traces import Trace
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
@@ -312,7 +313,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
                    "stage": "replay", "replay_verdict": rep.verdict, "events": rep.events,
                    "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan,
                    "visited": sorted({_digest(s) for s in visited}) if want_visited else []},
-                  _judged(run, rows) if rep.verdict in ("ok", "violation") else None)
+                  _judged(run, rows) if judge and rep.verdict in ("ok", "violation") else None)
 
 
 # ---------------------------------------------------------------- properties apart from the replay
@@ -587,36 +588,106 @@ def _verdict_schema():
 _VERDICT_BATCH = 64
 
 
-def _replay_partition(runs: dict, want_visited: bool, batches):
-    """Spark task (``mapInArrow``): one partition's event rows, sorted by
-    (source, run_id, i), in; one verdict row per run out.  A run's rows are
-    contiguous, so runs are cut where the key changes, and the rows stream
-    through in Arrow batches: one Python call per partition, not per run."""
-    import pyarrow as pa
-    schema = _verdict_schema()
-    done: list[dict] = []
+def _runs_of(batches):
+    """A partition's event rows, sorted by (source, run_id, i), cut into runs:
+    ((source, run_id), rows) as the key changes.  The rows stream through in
+    Arrow batches, so a partition is one Python call, not one per run."""
     key, rows = None, []
-
-    def verdict():
-        run = runs.get(key)
-        if run is not None:     # rows with no run row: a dataset written by something else
-            done.append(_check_run(run, rows, want_visited))
-
     for b in batches:
         for r in b.to_pylist():
             k = (r["source"], r["run_id"])
             if k != key:
                 if rows:
-                    verdict()
+                    yield key, rows
                 key, rows = k, []
             rows.append(r)
+    if rows:
+        yield key, rows
+
+
+def _replay_partition(runs: dict, want_visited: bool, apart: frozenset, batches):
+    """Spark task (``mapInArrow``): one partition's event rows, sorted by
+    (source, run_id, i), in; one verdict row per run out.  The runs in
+    ``apart`` have their catalogue properties judged by another task."""
+    import pyarrow as pa
+    schema = _verdict_schema()
+    done: list[dict] = []
+    for key, rows in _runs_of(batches):
+        run = runs.get(key)
+        if run is not None:     # rows with no run row: a dataset written by something else
+            done.append(_check_run(run, rows, want_visited, judge=key not in apart))
         if len(done) >= _VERDICT_BATCH:
             yield pa.RecordBatch.from_pylist(done, schema=schema)
             done = []
-    if rows:
-        verdict()
     if done:
         yield pa.RecordBatch.from_pylist(done, schema=schema)
+
+
+def _judged_schema():
+    import pyarrow as pa
+    return pa.schema([("source", pa.string()), ("run_id", pa.string()), ("found", pa.binary())])
+
+
+def _judge_partition(runs: dict, batches):
+    """Spark task (``mapInArrow``): the catalogue's judgement of each run of
+    the partition (``_judged``), pickled (a list of ``properties.Violation``)."""
+    import pickle
+    import pyarrow as pa
+    for (source, run_id), rows in _runs_of(batches):
+        run = runs.get((source, run_id))
+        if run is not None:
+            found = pickle.dumps(_judged(run, rows))
+            yield pa.RecordBatch.from_pylist([{"source": source, "run_id": run_id, "found": found}],
+                                             schema=_judged_schema())
+
+
+# A run of at least SPLIT_EVENTS events whose protocol has catalogue
+# properties gets them judged by a task of their own, in a second job that
+# runs beside the replays: on a corpus of few long runs that is a second core
+# at work (the replay of one run is sequential, see docs/pipeline.md); on a
+# corpus of many runs both jobs share the cores.
+SPLIT_EVENTS = 20_000
+
+
+def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
+    """The Spark check: every run's verdict row (without the runs that have
+    no event rows), keyed by (source, run_id)."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from .spark import parallelism, progress
+    runs = list(by_key.values())
+    apart = frozenset(k for k, r in by_key.items()
+                      if r["events"] >= SPLIT_EVENTS and r["reject_reason"] is None and properties.judged(r["protocol"]))
+    cores = parallelism(spark)
+    events = _spark_events(spark, out).select(*CHECK_COLUMNS)
+
+    def by_run(df, runs: int):
+        # each run's rows in one partition, in order: hashed on the run's
+        # key, sorted in the partition; a few partitions per core
+        return (df.repartition(max(1, min(runs, 4 * cores)), "source", "run_id")
+                  .sortWithinPartitions("source", "run_id", "i"))
+
+    bc = spark.sparkContext.broadcast(by_key)
+    replayed = by_run(events, sum(1 for r in runs if r["events"])).mapInArrow(
+        lambda it: _replay_partition(bc.value, coverage, apart, it), from_arrow_schema(_verdict_schema()))
+    judged = None
+    if apart:
+        sources = sorted({k[0] for k in apart})
+        judged = by_run(events.where(F.col("source").isin(sources)), len(apart)).mapInArrow(
+            lambda it: _judge_partition({k: bc.value[k] for k in apart}, it), from_arrow_schema(_judged_schema()))
+    with progress(spark, "check"), ThreadPoolExecutor(2) as pool:
+        # two jobs at once: Spark's scheduler gives the judging tasks the cores the replays leave free
+        fj = pool.submit(judged.toArrow) if judged is not None else None
+        table = pool.submit(replayed.toArrow).result()
+        found = {(j["source"], j["run_id"]): pickle.loads(j["found"]) for j in fj.result().to_pylist()} if fj else {}
+    bc.unpersist()
+    results = {}
+    for v in table.to_pylist():
+        key = (v["file"], v["run_id"])
+        results[key] = _merge(v, found.get(key)) if key in apart else v
+    return results
 
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
@@ -638,21 +709,7 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
         for key, run in by_key.items():
             results[key] = _check_run(run, groups.get(key, []), coverage)
     else:
-        from pyspark.sql.pandas.types import from_arrow_schema
-        from .spark import parallelism, progress
-        with_events = sum(1 for r in runs if r["events"])
-        n = max(1, min(with_events, 4 * parallelism(spark)))
-        # each run's rows in one partition, in order: hash on the run's key, sorted in the partition
-        ev = (_spark_events(spark, out).select(*CHECK_COLUMNS)
-              .repartition(n, "source", "run_id").sortWithinPartitions("source", "run_id", "i"))
-        bc = spark.sparkContext.broadcast(by_key)
-        replayed = ev.mapInArrow(lambda it: _replay_partition(bc.value, coverage, it),
-                                 from_arrow_schema(_verdict_schema()))
-        with progress(spark, "check"):
-            table = replayed.toArrow()
-        for v in table.to_pylist():
-            results[(v["file"], v["run_id"])] = v
-        bc.unpersist()
+        results = _check_spark(spark, out, by_key, coverage)
         for key, run in by_key.items():       # runs without event rows never reach a task
             if key not in results:
                 results[key] = _check_run(run, [], coverage)

@@ -16,10 +16,12 @@ from groupcheck.conformance import spark as S
 from groupcheck.conformance.protocols import get
 
 
-@pytest.mark.parametrize("batch", [1, 7, 10_000])
-def test_partition_replay_equals_local_check(tmp_path, batch):
+@pytest.mark.parametrize("batch,apart", [(1, False), (7, True), (10_000, False)])
+def test_partition_replay_equals_local_check(tmp_path, batch, apart):
     """Runs cut out of sorted partitions (a run split over batches, several
-    runs in one batch) get the verdict rows the local engine gives."""
+    runs in one batch) get the verdict rows the local engine gives, also
+    when their properties are judged by another task and merged after."""
+    import pickle
     import pyarrow as pa
     import pyarrow.dataset as ds
     P.generate("sequencer", 5, 3, get("sequencer").campaign_faults, tmp_path, engine="local",
@@ -28,8 +30,14 @@ def test_partition_replay_equals_local_check(tmp_path, batch):
     runs = {(r["source"], r["run_id"]): r for r in P.read_runs(tmp_path)}
     t = ds.dataset(str(tmp_path), format="parquet", partitioning="hive").to_table(columns=list(P.CHECK_COLUMNS))
     t = t.sort_by([("source", "ascending"), ("run_id", "ascending"), ("i", "ascending")])
-    out = pa.Table.from_batches(list(P._replay_partition(runs, True, t.to_batches(max_chunksize=batch))))
+    keys = frozenset(runs) if apart else frozenset()
+    out = pa.Table.from_batches(list(P._replay_partition(runs, True, keys, t.to_batches(max_chunksize=batch))))
     got = sorted(out.to_pylist(), key=lambda v: (v["run_id"], v["file"]))
+    if apart:
+        found = {(j["source"], j["run_id"]): pickle.loads(j["found"])
+                 for b in P._judge_partition(runs, t.to_batches(max_chunksize=batch)) for j in b.to_pylist()}
+        assert set(found) == set(runs)
+        got = [P._merge(v, found[(v["file"], v["run_id"])]) for v in got]
     assert len(got) == len(runs) == 5
     assert [{c: v[c] for c in P.VERDICT_COLUMNS} for v in got] == local["verdicts"]
     assert any(v["visited"] for v in got)
