@@ -16,15 +16,18 @@ input line) and, after a check, ``_verdicts``.
 
 Two engines run the same stages on the same per-run functions: ``local``
 (this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
-over seeds as tasks, files over tasks, in ``mapInArrow``; runs grouped by
-``(source, run_id)`` and each handed to its replay as one Arrow table by
-``applyInArrow``, sorted by ``i`` there).
+over seeds as tasks, files over tasks, in ``mapInArrow``, their run rows
+back in an accumulator; for the check, event rows hashed on
+``(source, run_id)`` into a few partitions per core, sorted by
+``(source, run_id, i)`` there, and each partition streamed to one
+``mapInArrow`` call that cuts it into runs).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  Where a protocol's replay judges properties on
 its members' delivery histories (its registration's ``judged``: SEQUENCER), the
 same properties are ALSO judged apart from the replay, by the catalogue
 (conformance/properties.py) on the history projected from the run's logged
-records, in the same task as the replay; a run whose property verdict
+records, in the same task as the replay (on Spark, a run of
+``SPLIT_EVENTS`` or more in a task of its own); a run whose property verdict
 differs from its replay's is flagged (``agree = False``) and, if either
 side found a violation, is a violation.
 
