@@ -433,7 +433,7 @@ def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
 # does.  So each input is simulated or read once, and nothing is cached
 # between jobs.  A task that Spark re-runs adds its rows again: the driver
 # keeps one per input.
-_STAGE_BATCH = 20_000
+_EVENT_BATCH = 20_000
 
 
 class _RowsParam:
@@ -457,8 +457,8 @@ def _event_batches(work, items: list, acc, batches):
         for k in b.column("id").to_pylist():
             run, rows, rej = work(items[k])
             acc.add([(k, run, rej)])
-            for n in range(0, len(rows), _STAGE_BATCH):
-                yield pa.RecordBatch.from_pylist(rows[n:n + _STAGE_BATCH], schema=ev_schema)
+            for n in range(0, len(rows), _EVENT_BATCH):
+                yield pa.RecordBatch.from_pylist(rows[n:n + _EVENT_BATCH], schema=ev_schema)
             del rows
 
 
@@ -643,7 +643,10 @@ def _judge_partition(runs: dict, batches):
     for (source, run_id), rows in _runs_of(batches):
         run = runs.get((source, run_id))
         if run is not None:
-            found = pickle.dumps(_judged(run, rows))
+            try:
+                found = pickle.dumps(_judged(run, rows))
+            except Exception as e:      # raised in the driver only if the replay's verdict needs it
+                found = pickle.dumps(PipelineError(f"{source}: the property check failed: {e!r}"))
             yield pa.RecordBatch.from_pylist([{"source": source, "run_id": run_id, "found": found}],
                                              schema=_judged_schema())
 
@@ -670,10 +673,10 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
     cores = parallelism(spark)
     events = _spark_events(spark, out).select(*CHECK_COLUMNS)
 
-    def by_run(df, runs: int):
+    def by_run(df, n_runs: int):
         # each run's rows in one partition, in order: hashed on the run's
         # key, sorted in the partition; a few partitions per core
-        return (df.repartition(max(1, min(runs, 4 * cores)), "source", "run_id")
+        return (df.repartition(max(1, min(n_runs, 4 * cores)), "source", "run_id")
                   .sortWithinPartitions("source", "run_id", "i"))
 
     bc = spark.sparkContext.broadcast(by_key)
@@ -693,7 +696,14 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
     results = {}
     for v in table.to_pylist():
         key = (v["file"], v["run_id"])
-        results[key] = _merge(v, found.get(key)) if key in apart else v
+        if key in apart:
+            f = found.get(key)
+            if isinstance(f, Exception):    # the task in one piece would have raised it
+                if v["stage"] == "replay" and v["verdict"] in ("ok", "violation"):
+                    raise f
+                f = None
+            v = _merge(v, f)
+        results[key] = v
     return results
 
 
