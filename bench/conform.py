@@ -19,8 +19,10 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
 
 For the largest size, also the pipeline (conformance/pipeline.py
 ``conform_rows``: ingest to Parquet, then check) on the local engine and on
-Spark with each master of ``--spark`` (session start-up timed apart; the
-load average before and after each).  ``--pipeline-only``: simulate only the
+Spark with each master of ``--spark`` (start-up timed apart: the session,
+then the pipeline on a 1,000-event run, so the JVM's code is compiled; the
+load average before and after each; ``cpu_s``: the CPU seconds of the
+process and its descendants, the JVM and its Python workers).  ``--pipeline-only``: simulate only the
 largest size and run only the pipeline on it.
 Linearity: ``events_per_s`` at 10^5 against 10^3 for each stage.  Prints one
 JSON object.
@@ -42,6 +44,9 @@ from groupcheck.conformance import sequencer as cseq
 from groupcheck.conformance.replay import Engine, conform_file, quiescent
 from groupcheck.conformance.traces import load
 from groupcheck.impl import campaign, sim_sequencer, tracefile
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline import tree_cpu_seconds  # noqa: E402  (bench/pipeline.py)
 
 EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 3), 3 RecvData, a few repeats
 
@@ -83,6 +88,9 @@ def one(path: Path, size: int) -> dict:
 def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
     from groupcheck.conformance import pipeline as P
     out = []
+    warm = work / "warm.ndjson"
+    sim_sequencer.simulate_to_file(warm, 3, round(1000 / (3 * EVENTS_PER_MULTICAST)), 1,
+                                   campaign.parse_faults("loss=0.01"))
     for engine, master in [("local", None)] + [("spark", m) for m in masters]:
         d = work / (master or "local").replace("[", "").replace("]", "")
         shutil.rmtree(d, ignore_errors=True)
@@ -92,19 +100,24 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
             from groupcheck.conformance import spark as S
             t0 = time.perf_counter()
             spark = S.session(master)
+            P.conform_rows([warm], engine=engine, spark=spark, work_dir=d)
             t_session = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), tree_cpu_seconds()
         load = [round(x, 1) for x in os.getloadavg()]
         rows = P.conform_rows([path], engine=engine, spark=spark, work_dir=d)
-        t = time.perf_counter() - t0
+        t, cpu = time.perf_counter() - t0, tree_cpu_seconds() - cpu0
         if spark is not None:
             spark.stop()
         events = rows[0]["events"]
         out.append({"engine": engine, "master": master, "verdict": rows[0]["verdict"], "events": events,
-                    "session_seconds": round(t_session, 1), "seconds": round(t, 1),
-                    "events_per_s": round(events / t), "load_average_start": load,
+                    "startup_seconds": round(t_session, 1), "seconds": round(t, 1),
+                    "events_per_s": round(events / t), "cpu_s": round(cpu, 1),
+                    "events_per_cpu_s": round(events / cpu), "load_average_start": load,
                     "load_average_end": [round(x, 1) for x in os.getloadavg()]})
         print(json.dumps(out[-1]), file=sys.stderr, flush=True)
+    for r in out[1:]:
+        r["vs_local"] = round(r["events_per_s"] / out[0]["events_per_s"], 2)
+        r[f"vs_{out[1]['master']}"] = round(r["events_per_s"] / out[1]["events_per_s"], 2)
     return out
 
 

@@ -16,15 +16,18 @@ input line) and, after a check, ``_verdicts``.
 
 Two engines run the same stages on the same per-run functions: ``local``
 (this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
-over seeds as tasks, files over tasks, in ``mapInArrow``; runs grouped by
-``(source, run_id)`` and each handed to its replay as one Arrow table by
-``applyInArrow``, sorted by ``i`` there).
+over seeds as tasks, files over tasks, in ``mapInArrow``, their run rows
+back in an accumulator; for the check, event rows hashed on
+``(source, run_id)`` into a few partitions per core, sorted by
+``(source, run_id, i)`` there, and each partition streamed to one
+``mapInArrow`` call that cuts it into runs).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  Where a protocol's replay judges properties on
 its members' delivery histories (its registration's ``judged``: SEQUENCER), the
 same properties are ALSO judged apart from the replay, by the catalogue
 (conformance/properties.py) on the history projected from the run's logged
-records, in the same task as the replay; a run whose property verdict
+records, in the same task as the replay (on Spark, a run of
+``SPLIT_EVENTS`` or more in a task of its own); a run whose property verdict
 differs from its replay's is flagged (``agree = False``) and, if either
 side found a violation, is a violation.
 
@@ -66,6 +69,9 @@ COVERAGE_MAX_MODELS = 3
 # Event rows: the run's header fields, then the event's.  ``protocol`` is the partition column.
 EVENT_COLUMNS = ("run_id", "protocol", "seed", "nodes", "constants", "faults", "impl", "impl_version",
                  "source", "i", "name", "nid", "params", "msg", "state", "clock")
+# What the replay reads of an event row: the run's key and the event's own
+# fields (the header columns repeated on every row are in the run row).
+CHECK_COLUMNS = ("source", "run_id", "i", "name", "nid", "params", "msg", "state", "clock")
 RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "faults", "impl",
                "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
@@ -275,17 +281,22 @@ def _finish_file(path, header, rows, rejected, rows_in, end=None):
     return _run_row(header, path, len(rows), rows_in, len(rejected), reason, end=end), rows, rejected
 
 
+@lru_cache(maxsize=1 << 16)
 def _digest(state) -> bytes:
     """A process-independent name for a model state (a NamedTuple of TLA+
-    values): str hashes differ between Spark's Python workers, so no repr."""
+    values): str hashes differ between Spark's Python workers, so no repr.
+    Cached: runs of one constant set pass through the same states (on 300
+    SEQUENCER runs, 42,300 visits of 4,052 distinct states), and printing a
+    state costs about 90 us."""
     from groupcheck.model.values import normalize, to_tla
     text = "\x1f".join(to_tla(normalize(getattr(state, f))) for f in state._fields)
     return hashlib.blake2b(text.encode(), digest_size=8).digest()
 
 
-def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
+def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bool = True) -> dict:
     """The verdict of one run from its run row and its event rows; also the
-    actions it took and the model states its replay visited."""
+    actions it took and the model states its replay visited.  ``judge``:
+    the catalogue's properties too (False: judged apart, then ``_merge``d)."""
     from .replay import replay
     from .traces import Trace
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
@@ -309,7 +320,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True) -> dict:
                    "stage": "replay", "replay_verdict": rep.verdict, "events": rep.events,
                    "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan,
                    "visited": sorted({_digest(s) for s in visited}) if want_visited else []},
-                  _judged(run, rows) if rep.verdict in ("ok", "violation") else None)
+                  _judged(run, rows) if judge and rep.verdict in ("ok", "violation") else None)
 
 
 # ---------------------------------------------------------------- properties apart from the replay
@@ -413,72 +424,63 @@ def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
     return _finish_write(out, runs, len(rejected), n_events, meta)
 
 
-# The Spark side of a write: each task turns its inputs (seeds or files) into
-# Arrow record batches of one staging schema, the union of the event, run
-# and rejected columns plus ``_kind``; the staged rows are kept
-# (MEMORY_AND_DISK) while the events are written, partitioned by protocol,
-# and the run and rejected rows collected, so each input is simulated or read
-# once.  Arrow batches cross the Python worker and the JVM in bulk
-# (``mapInArrow``) instead of one pickled tuple per row.
-_STAGE_EXTRA = ("header", "events", "rows_in", "rejected", "reject_reason", "summary", "end",
-                "file", "line", "reason", "raw", "_kind")
-_STAGE_BATCH = 20_000
+# The Spark side of a write: each task turns its inputs (seeds or files)
+# into event rows, streamed to the JVM as Arrow record batches
+# (``mapInArrow``, not one pickled tuple per row) and written as they come,
+# partitioned by protocol, in one job; the task's run and rejected rows come
+# back to the driver in an accumulator (small: one run row per input, and
+# the quarantined lines), which writes them with pyarrow as the local engine
+# does.  So each input is simulated or read once, and nothing is cached
+# between jobs.  A task that Spark re-runs adds its rows again: the driver
+# keeps one per input.
+_EVENT_BATCH = 20_000
 
 
-def _stage_schema():
+class _RowsParam:
+    """A PySpark ``AccumulatorParam``: lists of (input index, run row,
+    rejected rows), concatenated."""
+
+    def zero(self, value):
+        return []
+
+    def addInPlace(self, a, b):
+        a.extend(b)
+        return a
+
+
+def _event_batches(work, items: list, acc, batches):
+    """``mapInArrow`` body: the ids of ``items`` in, event rows out; the run
+    and rejected rows of each input into ``acc``."""
     import pyarrow as pa
-    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
-    fields = {f.name: f for f in ev_schema}
-    for s in (run_schema, rej_schema):
-        for f in s:
-            fields.setdefault(f.name, f)
-    fields["_kind"] = pa.field("_kind", pa.string())
-    return pa.schema(list(fields.values()))
-
-
-def _staged_batches(work, items: list, batches):
-    """``mapInArrow`` body: the ids of ``items`` in, staged rows out."""
-    import pyarrow as pa
-    schema = _stage_schema()
+    ev_schema = _arrow_schemas()[0]
     for b in batches:
         for k in b.column("id").to_pylist():
             run, rows, rej = work(items[k])
-            tagged = ([{**run, "_kind": "run"}] + [{**r, "_kind": "rejected"} for r in rej])
-            yield pa.RecordBatch.from_pylist(tagged, schema=schema)
-            for n in range(0, len(rows), _STAGE_BATCH):
-                chunk = rows[n:n + _STAGE_BATCH]
-                for r in chunk:
-                    r["_kind"] = "event"
-                yield pa.RecordBatch.from_pylist(chunk, schema=schema)
+            acc.add([(k, run, rej)])
+            for n in range(0, len(rows), _EVENT_BATCH):
+                yield pa.RecordBatch.from_pylist(rows[n:n + _EVENT_BATCH], schema=ev_schema)
             del rows
 
 
-def _write_spark(spark, out: Path, work, items: list, meta: dict, may_reject: bool = True) -> dict:
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
     from pyspark.sql.pandas.types import from_arrow_schema
-    from .spark import parallelism
-    _, run_schema, rej_schema, _ = _arrow_schemas()
+    from .spark import parallelism, progress
+    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
     _prepare_out(out)
     n = max(1, min(len(items), 4 * parallelism(spark)))
-    staged = (spark.range(len(items), numPartitions=n)
-                   .mapInArrow(partial(_staged_batches, work, items), from_arrow_schema(_stage_schema()))
-                   .persist(StorageLevel.MEMORY_AND_DISK))
-    try:
-        kind = F.col("_kind")
-        staged.where(kind == "event").select(*EVENT_COLUMNS).write.mode("overwrite") \
-              .partitionBy("protocol").parquet(str(out))
-        runs = staged.where(kind == "run").select(*RUN_COLUMNS).toArrow().to_pylist()
-        if may_reject:
-            staged.where(kind == "rejected").select(*REJECT_COLUMNS).coalesce(1) \
-                  .write.mode("overwrite").parquet(str(out / "_rejected"))
-    finally:
-        staged.unpersist()
+    acc = spark.sparkContext.accumulator([], _RowsParam())
+    events = spark.range(len(items), numPartitions=n).mapInArrow(
+        partial(_event_batches, work, items, acc), from_arrow_schema(ev_schema))
+    with progress(spark, meta["stage"]):
+        events.write.mode("overwrite").partitionBy("protocol").parquet(str(out))
+    got = {k: (run, rej) for k, run, rej in acc.value}        # one per input, in input order
+    runs = [got[k][0] for k in sorted(got)]
+    rejected = [r for k in sorted(got) for r in got[k][1]]
+    if len(runs) != len(items):
+        raise PipelineError(f"{len(items)} inputs, {len(runs)} run rows came back from Spark")
     _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
-    if not may_reject:      # simulated runs: an empty quarantine, without a Spark job
-        _write_table([], rej_schema, out / "_rejected" / "part-00000.parquet")
-    n_rejected = sum(r["rejected"] for r in runs)
-    return _finish_write(out, runs, n_rejected, sum(r["events"] for r in runs), meta)
+    _write_table(rejected, rej_schema, out / "_rejected" / "part-00000.parquet")
+    return _finish_write(out, runs, len(rejected), sum(r["events"] for r in runs), meta)
 
 
 def _finish_write(out: Path, runs: list[dict], n_rejected: int, n_events: int, meta: dict) -> dict:
@@ -507,19 +509,17 @@ def read_rejected(out) -> list[dict]:
     return ds.dataset(str(Path(out) / "_rejected"), format="parquet").to_table().to_pylist()
 
 
-def _local_event_groups(out: Path, protocols: Optional[set] = None) -> dict:
-    """Event rows grouped by (source, run_id), via pyarrow."""
+def _local_event_groups(out: Path) -> dict:
+    """Event rows (``CHECK_COLUMNS``) grouped by (source, run_id), via pyarrow."""
     import pyarrow.dataset as ds
     parts = [p for p in out.glob("protocol=*") if p.is_dir()]
     groups: dict = defaultdict(list)
     if not parts:
         return groups
     data = ds.dataset(str(out), format="parquet", partitioning="hive")
-    for batch in data.to_batches():
+    for batch in data.to_batches(columns=list(CHECK_COLUMNS)):
         for r in batch.to_pylist():
-            r["protocol"] = str(r["protocol"])
-            if protocols is None or r["protocol"] in protocols:
-                groups[(r["source"], r["run_id"])].append(r)
+            groups[(r["source"], r["run_id"])].append(r)
     return groups
 
 
@@ -563,7 +563,7 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     if engine == "local":
         summary = _write_local(out, map(work, seeds), meta)
     else:
-        summary = _write_spark(spark, out, work, list(seeds), meta, may_reject=False)
+        summary = _write_spark(spark, out, work, list(seeds), meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return summary
 
@@ -592,16 +592,119 @@ def _verdict_schema():
                                pa.field("visited", pa.list_(pa.binary())), pa.field("constants", pa.string())])
 
 
-def _replay_group(runs: dict, want_visited: bool, table):
-    """Spark task (``applyInArrow``): the Arrow table of one run's event rows
-    in, its verdict row out (``_check_run`` orders the rows by ``i``)."""
+_VERDICT_BATCH = 64
+
+
+def _runs_of(batches):
+    """A partition's event rows, sorted by (source, run_id, i), cut into runs:
+    ((source, run_id), rows) as the key changes.  The rows stream through in
+    Arrow batches, so a partition is one Python call, not one per run."""
+    key, rows = None, []
+    for b in batches:
+        for r in b.to_pylist():
+            k = (r["source"], r["run_id"])
+            if k != key:
+                if rows:
+                    yield key, rows
+                key, rows = k, []
+            rows.append(r)
+    if rows:
+        yield key, rows
+
+
+def _replay_partition(runs: dict, want_visited: bool, apart: frozenset, batches):
+    """Spark task (``mapInArrow``): one partition's event rows, sorted by
+    (source, run_id, i), in; one verdict row per run out.  The runs in
+    ``apart`` have their catalogue properties judged by another task."""
     import pyarrow as pa
     schema = _verdict_schema()
-    rows = table.to_pylist()
-    run = runs.get((rows[0]["source"], rows[0]["run_id"])) if rows else None
-    if run is None:     # rows with no run row: a dataset written by something else
-        return schema.empty_table()
-    return pa.Table.from_pylist([_check_run(run, rows, want_visited)], schema=schema)
+    done: list[dict] = []
+    for key, rows in _runs_of(batches):
+        run = runs.get(key)
+        if run is not None:     # rows with no run row: a dataset written by something else
+            done.append(_check_run(run, rows, want_visited, judge=key not in apart))
+        if len(done) >= _VERDICT_BATCH:
+            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            done = []
+    if done:
+        yield pa.RecordBatch.from_pylist(done, schema=schema)
+
+
+def _judged_schema():
+    import pyarrow as pa
+    return pa.schema([("source", pa.string()), ("run_id", pa.string()), ("found", pa.binary())])
+
+
+def _judge_partition(runs: dict, batches):
+    """Spark task (``mapInArrow``): the catalogue's judgement of each run of
+    the partition (``_judged``), pickled (a list of ``properties.Violation``)."""
+    import pickle
+    import pyarrow as pa
+    for (source, run_id), rows in _runs_of(batches):
+        run = runs.get((source, run_id))
+        if run is not None:
+            try:
+                found = pickle.dumps(_judged(run, rows))
+            except Exception as e:      # raised in the driver only if the replay's verdict needs it
+                found = pickle.dumps(PipelineError(f"{source}: the property check failed: {e!r}"))
+            yield pa.RecordBatch.from_pylist([{"source": source, "run_id": run_id, "found": found}],
+                                             schema=_judged_schema())
+
+
+# A run of at least SPLIT_EVENTS events whose protocol has catalogue
+# properties gets them judged by a task of their own, in a second job that
+# runs beside the replays: on a corpus of few long runs that is a second core
+# at work (the replay of one run is sequential, see docs/pipeline.md); on a
+# corpus of many runs both jobs share the cores.
+SPLIT_EVENTS = 20_000
+
+
+def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
+    """The Spark check: every run's verdict row (without the runs that have
+    no event rows), keyed by (source, run_id)."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from .spark import parallelism, progress
+    runs = list(by_key.values())
+    apart = frozenset(k for k, r in by_key.items()
+                      if r["events"] >= SPLIT_EVENTS and r["reject_reason"] is None and properties.judged(r["protocol"]))
+    cores = parallelism(spark)
+    events = _spark_events(spark, out).select(*CHECK_COLUMNS)
+
+    def by_run(df, n_runs: int):
+        # each run's rows in one partition, in order: hashed on the run's
+        # key, sorted in the partition; a few partitions per core
+        return (df.repartition(max(1, min(n_runs, 4 * cores)), "source", "run_id")
+                  .sortWithinPartitions("source", "run_id", "i"))
+
+    bc = spark.sparkContext.broadcast(by_key)
+    replayed = by_run(events, sum(1 for r in runs if r["events"])).mapInArrow(
+        lambda it: _replay_partition(bc.value, coverage, apart, it), from_arrow_schema(_verdict_schema()))
+    judged = None
+    if apart:
+        sources = sorted({k[0] for k in apart})
+        judged = by_run(events.where(F.col("source").isin(sources)), len(apart)).mapInArrow(
+            lambda it: _judge_partition({k: bc.value[k] for k in apart}, it), from_arrow_schema(_judged_schema()))
+    with progress(spark, "check"), ThreadPoolExecutor(2) as pool:
+        # two jobs at once: Spark's scheduler gives the judging tasks the cores the replays leave free
+        fj = pool.submit(judged.toArrow) if judged is not None else None
+        table = pool.submit(replayed.toArrow).result()
+        found = {(j["source"], j["run_id"]): pickle.loads(j["found"]) for j in fj.result().to_pylist()} if fj else {}
+    bc.unpersist()
+    results = {}
+    for v in table.to_pylist():
+        key = (v["file"], v["run_id"])
+        if key in apart:
+            f = found.get(key)
+            if isinstance(f, Exception):    # the task in one piece would have raised it
+                if v["stage"] == "replay" and v["verdict"] in ("ok", "violation"):
+                    raise f
+                f = None
+            v = _merge(v, f)
+        results[key] = v
+    return results
 
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
@@ -623,15 +726,7 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
         for key, run in by_key.items():
             results[key] = _check_run(run, groups.get(key, []), coverage)
     else:
-        from pyspark.sql.pandas.types import from_arrow_schema
-        ev = _spark_events(spark, out)
-        bc = spark.sparkContext.broadcast(by_key)
-        # one group per run, handed to Python as one Arrow table (no per-row pickling)
-        replayed = ev.groupBy("source", "run_id").applyInArrow(
-            lambda t: _replay_group(bc.value, coverage, t), from_arrow_schema(_verdict_schema()))
-        for v in replayed.toArrow().to_pylist():
-            results[(v["file"], v["run_id"])] = v
-        bc.unpersist()
+        results = _check_spark(spark, out, by_key, coverage)
         for key, run in by_key.items():       # runs without event rows never reach a task
             if key not in results:
                 results[key] = _check_run(run, [], coverage)

@@ -5,7 +5,8 @@ Theory of operation
 PySpark starts a JVM driver on first use.  ``session`` builds it for this
 project's habits: ``local[*]`` unless a master URL is given (or the job was
 started by ``spark-submit``, whose ``--master`` then wins), no web UI, no
-console progress bars, the driver bound to 127.0.0.1, and log4j quiet (its
+console progress bars (``progress`` writes plain lines instead), the
+driver bound to 127.0.0.1, a local JVM that only compiles with C1, and log4j quiet (its
 configuration is a small properties file written to a temporary folder at
 start-up and handed over as SPARK_CONF_DIR, because the one bundled with Spark
 logs at WARN and announces itself).
@@ -23,6 +24,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_MASTER = "local[*]"
@@ -89,6 +93,12 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
         # finds our log4j2.properties (a user's own SPARK_CONF_DIR wins).
         os.environ.setdefault("SPARK_CONF_DIR", str(_log4j_file().parent))
         b = b.config("spark.driver.memory", "2g")
+        if master is None or master.startswith("local"):
+            # The local JVM is driver and executor, and its work (Parquet, the
+            # shuffle, Arrow) is small beside the Python tasks': the C1
+            # compiler alone halves start-up here (12 -> 6 s) and leaves the
+            # cores to the tasks instead of C2's compiler threads.
+            b = b.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     elif master:
         b = b.master(master)
     settings = {
@@ -148,3 +158,78 @@ def stop() -> None:
 
 def parallelism(spark) -> int:
     return max(1, int(spark.sparkContext.defaultParallelism))
+
+
+# Progress of long jobs.  Spark's console bar is off (it redraws over our
+# output, and over the command's own progress bar, and fills CI logs with
+# carriage returns); instead a driver thread polls the status tracker and,
+# once the block has run PROGRESS_AFTER seconds, writes a plain line with the
+# stages done and the running stages' tasks done whenever that changed: at
+# most one per PROGRESS_EVERY seconds on a terminal, per PROGRESS_LOG_EVERY
+# otherwise.  Plain lines, never redrawn, because the command's rich bar
+# (cli/render.py) owns the terminal's last line and prints what is written
+# to stderr above it.  A SparkListener would be pushed the same events, but
+# it lives in the JVM; polling needs nothing but PySpark.
+PROGRESS_AFTER = 10.0
+PROGRESS_EVERY = 5.0
+PROGRESS_LOG_EVERY = 15.0
+
+
+def progress_line(tracker, label: str, elapsed: float, jobs) -> str:
+    """One progress line, from a ``StatusTracker``, for the jobs ``jobs``."""
+    stages = set()
+    for j in jobs:
+        info = tracker.getJobInfo(j)
+        if info is not None:
+            stages.update(info.stageIds)
+    active = set(tracker.getActiveStageIds())
+    done, parts = 0, []
+    for sid in sorted(stages | active):
+        info = tracker.getStageInfo(sid)
+        if info is None:
+            continue
+        if sid in active:
+            running = f", {info.numActiveTasks} running" if info.numActiveTasks else ""
+            parts.append(f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks done{running}")
+        elif info.numTasks and info.numCompletedTasks >= info.numTasks:
+            done += 1
+    now = "; ".join(parts) or "between stages"
+    return f"spark {label}: {elapsed:.0f} s; stages done {done}; {now}"
+
+
+@contextmanager
+def progress(spark, label: str, stream=None, after: float = PROGRESS_AFTER):
+    """Report the Spark jobs run inside the block on ``stream`` (stderr), if
+    the block lasts longer than ``after`` seconds."""
+    stream = stream or sys.stderr
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    stop = threading.Event()
+    t0 = time.monotonic()
+
+    def poll():
+        if stop.wait(after):
+            return
+        last = None
+        while True:
+            try:
+                line = progress_line(tracker, label, time.monotonic() - t0,
+                                     set(tracker.getJobIdsForGroup()) - before)
+            except Exception:       # the context stopping under us: no more progress to tell
+                break
+            news = line.split("; ", 1)[1]       # the elapsed time alone is no news
+            if news != last:
+                stream.write(line + "\n")
+                stream.flush()
+            last = news
+            if stop.wait(PROGRESS_EVERY if tty else PROGRESS_LOG_EVERY):
+                break
+
+    th = threading.Thread(target=poll, name=f"spark-progress-{label}", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()

@@ -177,6 +177,19 @@ def test_engines_agree_on_generated_runs(spark, tmp_path):
 
 
 @SPARK
+def test_properties_judged_apart_on_spark_equal_the_local_check(spark, tmp_path, monkeypatch):
+    """Every run long enough to have its catalogue properties judged by a
+    task of their own (SPLIT_EVENTS lowered to 1): the Spark verdict rows,
+    merged in the driver, are the local engine's, violations included."""
+    P.generate("sequencer", 24, 0, FAULTS, tmp_path / "ds", engine="local", options=OPTS)
+    rl = P.check(tmp_path / "ds", engine="local", coverage=False, write=False)
+    monkeypatch.setattr(P, "SPLIT_EVENTS", 1)
+    rs = P.check(tmp_path / "ds", engine="spark", spark=spark, coverage=False, write=False)
+    assert rs["verdicts"] == rl["verdicts"]
+    assert any(v["properties_failed"] for v in rs["verdicts"]) and all(v["agree"] for v in rs["verdicts"])
+
+
+@SPARK
 def test_spark_ingest_accounting_and_conform_engines(spark, corpus, tmp_path):
     d, info = corpus
     s = P.ingest([d / "in"], tmp_path / "ds", engine="spark", spark=spark)
