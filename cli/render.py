@@ -170,6 +170,7 @@ class _Progress:
         self.quiet, self.tty = quiet, self.err.is_terminal
         self.desc, self.done, self.total = description, 0, total
         self._stop = threading.Event()
+        self._done0 = None
         self._bar = None
         self._thread = None
 
@@ -200,9 +201,10 @@ class _Progress:
     def _eta(self) -> str:
         """The time left at the pace so far, once an item has finished."""
         import time
-        if not self.total or not self.done or self.done >= self.total:
+        ran = self.done - (self._done0 or 0)       # items that took time here (not counted done at once)
+        if not self.total or ran <= 0 or self.done >= self.total:
             return ""
-        left = (time.monotonic() - self.t0) / self.done * (self.total - self.done)
+        left = (time.monotonic() - self.t0) / ran * (self.total - self.done)
         return f"; about {left / 60:.0f} min left" if left >= 90 else f"; about {left:.0f} s left"
 
     def _line(self, prefix: str = "") -> None:
@@ -218,7 +220,10 @@ class _Progress:
         import time
         if self.quiet:
             return
-        self.done = self.done + 1 if done is None else done
+        done = self.done + 1 if done is None else done
+        if self._done0 is None:                     # what was done before the first item finished here
+            self._done0 = done - 1
+        self.done = done
         count = f"[{self.done}/{self.total}] " if self.total else ""
         line = f"{count}{text} ({time.monotonic() - self.t0:.0f} s{self._eta()})"
         if self._bar is not None:
