@@ -36,7 +36,7 @@ the modules); results are written to ``--out`` after every mutant, and
 ``--resume`` skips the mutants already there, except those named by
 ``--only``, whose ``--layers`` are measured again (after a test is added).
 ``--markdown FILE`` prints a results file as the tables of
-docs/benchmarks.md.
+docs/mutants.md.
 
     .venv/bin/python -m pip install -e '.[bench]'     # cosmic-ray
     nice -n 10 .venv/bin/python bench/mutants.py --sample 72 --seed 1 --out mutants.json
@@ -509,7 +509,7 @@ def rejudge(doc: dict, root: Path) -> None:
 
 
 def markdown(doc: dict) -> str:
-    """The figures of a results file as the Markdown tables of docs/benchmarks.md
+    """The figures of a results file as the Markdown tables of docs/mutants.md
     (judged by ``rejudge`` first)."""
     rejudge(doc, ROOT)
     sm = summarise(doc["results"], run_layers(doc))
