@@ -16,6 +16,8 @@ from typing import Iterable, List, Optional
 
 import typer
 
+from groupcheck.conformance.findings import violated
+
 KNOWN_HELP = ("documented findings (e.g. SEQUENCER's TotalOrder after a coordinator crash) are accepted by "
               "default; --known demands one, --no-known forbids them")
 EXPECT_HELP = "a property whose violation is expected and must occur (repeatable)"
@@ -27,14 +29,6 @@ def known_option():
 
 def expect_option():
     return typer.Option([], "--expect", metavar="PROPERTY", help=EXPECT_HELP)
-
-
-def violated(row: dict) -> Optional[str]:
-    """The property a violation row names (its ``property``, or its reason's
-    ``Property: ...`` prefix); None when the row is not a violation."""
-    if row.get("verdict") != "violation":
-        return None
-    return row.get("property") or (row.get("reason") or "").split(":")[0] or None
 
 
 def documented(row: dict) -> bool:

@@ -52,7 +52,7 @@ def history(
         fail(str(e))
     gate = Gate(expect, known)
     # a history shows no finding's witness; the run's own trace, when it lies beside it, does
-    shape = _findings_of_traces(skipped) if any(r["violations"] for r in rows) else {}
+    shape = _findings_of_traces(skipped, {r.get("run_id") for r in rows if r["violations"]})
     # one verdict row per violation, as conform's: the gate judges each
     found = [{**v, "verdict": "violation", "protocol": r.get("protocol"), "property": v["check"],
               "finding": shape.get(r.get("run_id"))}
@@ -75,17 +75,20 @@ def history(
     raise typer.Exit(gate.exit_code(found, len(bad)))
 
 
-def _findings_of_traces(trace_files: list) -> dict:
+def _findings_of_traces(trace_files: list, run_ids: set) -> dict:
     """run id -> the documented finding its trace has the shape of (the
-    model replay's ``finding``), for the runs whose traces were found beside
-    their histories (``simulate --history``, ``cluster run``).  A run's
-    history violations are then that finding seen from outside."""
-    if not trace_files:
+    model replay's ``finding``), for the runs of ``run_ids`` (those with a
+    history violation) whose traces were found beside their histories
+    (``simulate --history``, ``cluster run``).  A run's history violations
+    are then that finding seen from outside."""
+    if not trace_files or not run_ids:
         return {}
     from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import trace_runs
+    from groupcheck.conformance.traces import _header_of, trace_runs
     out = {}
     for run in trace_runs(trace_files):
+        if (_header_of(run[0] if isinstance(run, list) else run) or {}).get("run_id") not in run_ids:
+            continue                      # a clean history: its trace need not be replayed
         rep = conform_file(run)
         if rep.verdict == "violation" and rep.finding:
             out[rep.run_id] = rep.finding

@@ -226,11 +226,9 @@ def coverage_figures(cov: dict) -> dict:
 def conformance_check(proto, result: dict) -> Check:
     """A Check from one protocol's pipeline result (see pipeline.run_audit_stage)."""
     from . import diagram
+    from .findings import violated
     verdicts = result.get("verdicts", {})
     bad_runs = result.get("bad_runs", [])
-
-    def violated(r: dict) -> str:      # the pipeline names it; a bare reason starts with it
-        return r.get("property") or (r.get("reason") or "").split(":")[0]
 
     # a violation is a known finding only if a documented finding witnesses it (conformance/findings.py)
     unknown = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and not r.get("finding")})

@@ -55,11 +55,20 @@ class Finding:
     fixed_by: Optional[str] = None
 
 
+def violated(row: dict) -> Optional[str]:
+    """The property a verdict row's violation names (its ``property``, or
+    its reason's ``Property: ...`` prefix); None when the row is not a
+    violation.  Every consumer of verdict rows (the audit, the CLI) reads it here."""
+    if row.get("verdict") != "violation":
+        return None
+    return row.get("property") or (row.get("reason") or "").split(":")[0] or None
+
+
 def classify(proto, trace, prop: str, reason: str, at: Optional[int] = None) -> tuple[Optional[str], str]:
     """(the id of the documented finding a violation of ``prop`` in
     ``trace`` has the shape of, or None; the witness, or why none matched)."""
     tried = []
-    for f in getattr(proto, "findings", ()):
+    for f in proto.findings:
         if prop not in f.properties:
             continue
         try:
@@ -135,7 +144,7 @@ def out_of_band(proto, counts: dict) -> list[str]:
     """Why ``counts`` (``tally``'s) is outside some finding's band, one
     line each; [] when every finding's count is inside its band."""
     bad = []
-    for f in getattr(proto, "findings", ()):
+    for f in proto.findings:
         for kind, c in sorted(counts.items()):
             n, hits = c["runs"], c.get(f.id, 0)
             lo, hi = band(f.rates.get(kind), n)
@@ -150,4 +159,4 @@ def rate_figures(proto, counts: dict) -> dict:
     """The report's figures: per finding and plan kind, hits / runs and the band."""
     return {f.id: {kind: {"hits": c.get(f.id, 0), "runs": c["runs"], "band": list(band(f.rates.get(kind), c["runs"]))}
                    for kind, c in sorted(counts.items())}
-            for f in getattr(proto, "findings", ())}
+            for f in proto.findings}

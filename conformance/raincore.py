@@ -267,6 +267,12 @@ def draw_faults(rng, n: int, ring: int):
 FOUNDER = 1     # the cold start's founder (Initialization), the node StableFounder keeps up
 
 
+def _founder_crash(trace):
+    """The event at which the founder crashed, or None."""
+    return next((ev.get("i", k) for k, ev in enumerate(trace.events)
+                 if ev.get("name") == "Crash" and ev.get("nid") == FOUNDER), None)
+
+
 def _witness_regenerated(trace, prop: str, reason: str, at=None):
     """F8/F9 (docs/raincore.md): with every fix the ring can still hold two
     tokens, and then commit two views at one index; each such run has a node
@@ -285,7 +291,7 @@ def _witness_regenerated(trace, prop: str, reason: str, at=None):
             regen = (i, ev.get("nid"))
     if crash is None or regen is None:
         return None
-    founder = any(ev.get("name") == "Crash" and ev.get("nid") == FOUNDER for ev in trace.events)
+    founder = _founder_crash(trace) is not None
     return (f"{reason}, after node {crash[1]} crashed (event {crash[0]}) and node {regen[1]} regenerated the "
             f"token on a 911 claim (event {regen[0]})" + (" in a run where the founder crashed" if founder else ""))
 
@@ -294,8 +300,7 @@ def _witness_founder_liveness(trace, prop: str, reason: str, at=None):
     """F6 (docs/raincore.md, LiveNoStable3): without StableFounder a ring
     can starve for ever; in the implementation's runs, a settled end with no
     agreement follows a crash of the founder."""
-    at_f = next((ev.get("i", k) for k, ev in enumerate(trace.events)
-                 if ev.get("name") == "Crash" and ev.get("nid") == FOUNDER), None)
+    at_f = _founder_crash(trace)
     if at_f is None:
         return None
     return f"{reason}, in a run where the founder, node {FOUNDER}, crashed at event {at_f} (outside StableFounder)"

@@ -86,8 +86,7 @@ class Result:
     seconds: float
     auth: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)      # node -> its layers' counters at the stop (survivors)
-    known: bool = False          # the replay's violation is a documented finding of the protocol
-    finding: Optional[str] = None  # its id, when its witness matches the run (conformance/findings.py)
+    finding: Optional[str] = None  # the documented finding whose witness the replay's violation matches
     # TLC trace validation of the merged trace (checker tlc or both): conformance/tlctrace.py's
     # verdict as JSON, and with both whether it agrees with the model replay's
     tlc: Optional[dict] = None
@@ -97,9 +96,14 @@ class Result:
         tlc_ok = self.tlc is None or (self.tlc["ok"] and self.tlc.get("agree", True))
         return self.verdict == "ok" and not self.history and tlc_ok
 
+    @property
+    def known(self) -> bool:
+        """The replay's violation is a documented finding of the protocol."""
+        return self.verdict == "violation" and self.finding is not None
+
     def to_json(self) -> dict:
         d = dict(self.__dict__)
-        d["ok"] = self.ok
+        d["ok"], d["known"] = self.ok, self.known
         return d
 
 
@@ -408,7 +412,7 @@ class Runner:
         return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      known=rep.verdict == "violation" and rep.finding is not None, finding=rep.finding,
+                      finding=rep.finding,
                       tlc=tlc)
 
 

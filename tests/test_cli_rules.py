@@ -141,7 +141,7 @@ def test_history_known_and_expect(tmp_path, capsys):
 def _cluster_result(verdict: str, reason, history=(), finding=None):
     from groupcheck.impl.cluster import Result
     r = Result("run", "sequencer-n3", True, [1], verdict, reason, list(history), {2: 10, 3: 10}, 1.0,
-               known=finding is not None, finding=finding)
+               finding=finding)
     return json.loads(json.dumps(r.to_json()))      # as `cluster down` reads it back
 
 
