@@ -121,7 +121,7 @@ def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
 
 
 
-@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"), ("flush", "FixedJoin")])
+@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"), ("sequencerflush", "LivePairFixed")])
 def test_one_tlc_run_serves_the_tlc_and_link_checks(monkeypatch, protocol, name):
     """tlc_and_link_checks runs TLC once (invariants and properties in, the
     graph dumped) and its two checks say what two separate runs say."""

@@ -175,7 +175,8 @@ def _entry(name):
     return e
 
 
-@pytest.mark.parametrize("name", ["CoordCrash", "Pair", "GapPair", "Missing", "MissingKeepResend", "MissingResendRetain"])
+@pytest.mark.parametrize("name", [pytest.param("CoordCrash", marks=pytest.mark.slow), "Pair", "GapPair", "Missing",
+                                  pytest.param("MissingKeepResend", marks=pytest.mark.slow), "MissingResendRetain"])
 def test_explorer_finds_the_expected_violation_at_tlc_depth(name):
     from groupcheck.model.manifest import check
     entry = _entry(name)

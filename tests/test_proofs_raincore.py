@@ -542,6 +542,7 @@ def _tlc_from_f8_state(tmp_path, yield_claim, **extra):
     return f"CONSTANTS\n{consts}\nINIT F8Init\nNEXT Next\nCONSTRAINT Bounds\n", model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("yield_claim", [False, True])
 def test_tlc_from_the_f8_state(tmp_path, yield_claim):
     """TLC on the spec from the same state: AtMostOneToken violated at the
@@ -565,7 +566,7 @@ def test_tlc_from_the_f8_state_whole_graph(tmp_path, yield_claim, timely911):
     checks every safety invariant on every state and finds none broken.
     Measured: 460,480 states without YieldClaim (2026-11-24, explorer 28 s);
     2,970,903 with YieldClaim alone (explorer 190 s, not run here: its
-    F8c is in the default suite); 2,886,409 with YieldClaim and Timely911
+    F8c is test_tlc_from_the_f8_state[True]); 2,886,409 with YieldClaim and Timely911
     (2026-11-25, the explorer with the invariants 635 s)."""
     from groupcheck.model.core import explore
     from groupcheck.model.tlc import run_tlc
@@ -698,6 +699,7 @@ def test_yield_claim_and_timely911_still_allow_two_tokens(script, down):
     assert _z3_replays(enc, beh, "AtMostOneToken") == [len(script)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", [F8D_SCRIPT, F8E_SCRIPT], ids=["F8d", "F8e"])
 def test_tlc_finds_f8d_and_f8e(tmp_path, script):
     """TLC on the spec replays F8d and F8e (TimelyYield3's constants, no
@@ -756,6 +758,7 @@ F9D_SCRIPT = F8D_SCRIPT + _F9_TAIL + (
 ) + _round(3, range(8, 13))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script,extra", [(F9_SCRIPT, {}), (F9D_SCRIPT, {"YieldClaim": True, "Timely911": True})],
                          ids=["F9", "F9d"])
 def test_two_tokens_split_the_views(script, extra):

@@ -77,7 +77,7 @@ def test_forged_view_members_rejected_at_that_record(tmp_path, run):
     rejected_at(tmp_path, recs, "members", k)
 
 
-@pytest.mark.parametrize("action, which", [("TokenReceived", 12), ("FlushOk", 0)])
+@pytest.mark.parametrize("action, which", [pytest.param("TokenReceived", 12, marks=pytest.mark.slow), ("FlushOk", 0)])
 def test_record_dropped_from_the_middle_rejected(tmp_path, run, action, which):
     recs = copy.deepcopy(run)
     evs = events(recs)
@@ -153,6 +153,7 @@ def test_raincoreflush_actions():
                                                             + ("HungryTimeout", "StarvingTimeout", "TokenLoss"))
 
 
+@pytest.mark.slow
 def test_campaign_runs_cover_every_action(tmp_path):
     # two of the campaign's drawn runs (seeds 7 and 42, of 0..99) exercise
     # every action of the trace spec: RestartFlush (1 run in 100: a flush
