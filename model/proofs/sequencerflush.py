@@ -57,7 +57,7 @@ from ..sequencer import _subsets
 from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
                               SequencerFlushState)
 from ..values import Fn
-from .engine import Encoding, multipattern, z3_set
+from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -168,12 +168,7 @@ class SequencerFlushEncoding(Encoding):
         return S
 
     def _frame(self, S, T, upd: dict) -> z3.BoolRef:
-        cs = []
-        for f in self._fields:
-            u = upd.get(f, {})
-            for k, v in S[f].items():
-                cs.append(T[f][k] == u.get(k, v))
-        return z3.And(*cs)
+        return z3.And(*unchanged(S, T, upd, self._fields))
 
     def _aux(self, name: str, srt):
         self._k += 1
@@ -182,10 +177,7 @@ class SequencerFlushEncoding(Encoding):
     # --- helpers (the spec's operators) -----------------------------------------------
     def _coord(self, S, i):
         """Coord(views[i]): the least member of view i (0 if empty)."""
-        t = z3.IntVal(0)
-        for x in reversed(self.M):
-            t = z3.If(S["vin"][x][i], x, t)
-        return t
+        return first(((S["vin"][x][i], x) for x in self.M), z3.IntVal(0))
 
     def _is_coord(self, S, m):
         return self._coord(S, S["vid"][m]) == m
@@ -340,7 +332,7 @@ class SequencerFlushEncoding(Encoding):
                                                                z3.And(1 <= dS[k3], dS[k3] <= self.N))),
                                     self._rb(S["dS"][m], S["dQ"][m], L, lambda x: self._pick(S["rval"], m, x), name + "0"),
                                     self._nd(S["dS"][m], S["dQ"][m], L, name + "0")),
-                             z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: self._sel(RV, n, x), name + "n"),
+                             z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: select(x, ((y, RV[y][n]) for y in M)), name + "n"),
                                     self._nd(dS2, dQ2, L + cnt[n], name + "n"))))
         j = z3.Int(f"j_{name}_{self._k}")
         cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
@@ -375,16 +367,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _pick(self, F, m, x):
         """F[m, x] for a term x (a member)."""
-        t = F[m, self.M[-1]]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, F[m, y], t)
-        return t
-
-    def _sel(self, RV, n, x):
-        t = RV[self.M[-1]][n]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, RV[y][n], t)
-        return t
+        return select(x, ((y, F[m, y]) for y in self.M))
 
     @staticmethod
     def _rb(A, B, L, bound, name):
@@ -431,9 +414,7 @@ class SequencerFlushEncoding(Encoding):
             "lL": {m: z3.IntVal(0)}, "ndel": {m: z3.IntVal(0)}, "np": {m: z3.IntVal(0)},
         }
         pch = self._purged(S, ch, m, S["vid"][m], cs)
-        nc = z3.IntVal(0)
-        for x in reversed(M):
-            nc = z3.If(new_in(x), x, nc)
+        nc = first(((new_in(x), x) for x in M), z3.IntVal(0))
         cond = z3.Or(self._coord(S, S["vid"][m]) != nc, z3.BoolVal(self.RA))
         seg, k = self._ascending(st["fwd"], cs, name)
         for x in M:
@@ -450,14 +431,6 @@ class SequencerFlushEncoding(Encoding):
     def _chan_upd(self, ch: dict) -> dict:
         return {"ch": {e: c[0] for e, c in ch.items()}, "hd": {e: c[1] for e, c in ch.items()},
                 "tl": {e: c[2] for e, c in ch.items()}}
-
-    @staticmethod
-    def _join(*ds: dict) -> dict:
-        out: dict = {}
-        for d in ds:
-            for f, u in d.items():
-                out.setdefault(f, {}).update(u)
-        return out
 
     def _ncrashed(self, S):
         return z3.Sum(*[z3.If(S["crashed"][x], 1, 0) for x in self.M])
@@ -499,7 +472,7 @@ class SequencerFlushEncoding(Encoding):
                 ch[m, x] = self._ite(z3.And(nc == x, Alive(x)), self._append(ch[m, x], _mk("FORWARD", m, q)),
                                      ch[m, x])
             chan = {e: self._ite(isc, mc[e], ch[e]) for e in ch}
-            upd = self._join({"sent": {m: q}}, self._chan_upd(chan), {
+            upd = join({"sent": {m: q}}, self._chan_upd(chan), {
                 "lS": {m: z3.If(isc, z3.Store(S["lS"][m], S["lL"][m] + 1, m), S["lS"][m])},
                 "lQ": {m: z3.If(isc, z3.Store(S["lQ"][m], S["lL"][m] + 1, q), S["lQ"][m])},
                 "lL": {m: z3.If(isc, S["lL"][m] + 1, S["lL"][m])},
@@ -513,7 +486,7 @@ class SequencerFlushEncoding(Encoding):
             mc = self._mcast_data(S, taken, c, Msg.snd(h), Msg.seq(h))
             chan = {e: self._ite(isc, mc[e], taken[e]) for e in taken}
             L = S["lL"][c]
-            upd = self._join(self._chan_upd(chan), {
+            upd = join(self._chan_upd(chan), {
                 "lS": {c: z3.If(isc, z3.Store(S["lS"][c], L + 1, Msg.snd(h)), S["lS"][c])},
                 "lQ": {c: z3.If(isc, z3.Store(S["lQ"][c], L + 1, Msg.seq(h)), S["lQ"][c])},
                 "lL": {c: z3.If(isc, L + 1, L)}})
@@ -530,7 +503,7 @@ class SequencerFlushEncoding(Encoding):
                 upd.update({"lS": {m: z3.Store(S["lS"][m], L + 1, s)}, "lQ": {m: z3.Store(S["lQ"][m], L + 1, q)},
                             "lL": {m: L + 1}})
             if not self.UD:
-                upd = self._join(upd, self._take_one(S, m, s, q, stamp=Msg.dl(h)))
+                upd = join(upd, self._take_one(S, m, s, q, stamp=Msg.dl(h)))
             yield Label("RecvData", (m, p)), z3.And(*g, fr(S, T, upd))
         if self.UD:
             for m in M:   # DeliverStable(m)
@@ -538,7 +511,7 @@ class SequencerFlushEncoding(Encoding):
                 stable = [z3.Implies(z3.And(self._in_view(S, r, vid[m]), Alive(r)),
                                      z3.And(vid[r] == vid[m], S["lL"][r] >= k + 1)) for r in M]
                 g = [Alive(m), phase[m] != PH["Completed"], k < S["lL"][m], *stable]
-                upd = self._join(self._take_one(S, m, S["lS"][m][k + 1], S["lQ"][m][k + 1]),
+                upd = join(self._take_one(S, m, S["lS"][m][k + 1], S["lQ"][m][k + 1]),
                                  {"ndel": {m: k + 1}})
                 yield Label("DeliverStable", (m,)), z3.And(*g, fr(S, T, upd))
         for p, q in product(M, M):   # Discard(p, q)
@@ -560,7 +533,7 @@ class SequencerFlushEncoding(Encoding):
             chan = self._multi(self._chan(S), c, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
                                _mk("START_FLUSH", view=v, dl=S["lL"][c]))
             done = phase[c] == PH["Completed"]
-            upd = self._join(self._chan_upd(chan), {
+            upd = join(self._chan_upd(chan), {
                 "fi": {c: z3.IntVal(c)},
                 "phase": {c: z3.If(phase[c] == PH["Normal"], PH["InBlock"], phase[c])},
                 "comp": {(c, x): (z3.And(done) if x == c else z3.BoolVal(False)) for x in M},
@@ -568,30 +541,30 @@ class SequencerFlushEncoding(Encoding):
             # the digest of c's own entry matters only when it is present
             yield Label("StartFlush", (c,)), z3.And(*g, z3.Or(
                 z3.And(done, fr(S, T, upd)),
-                z3.And(z3.Not(done), fr(S, T, self._join(upd, {"compS": {(c, c): S["compS"][c, c]},
+                z3.And(z3.Not(done), fr(S, T, join(upd, {"compS": {(c, c): S["compS"][c, c]},
                                                                  "compQ": {(c, c): S["compQ"][c, c]},
                                                                  "compL": {(c, c): S["compL"][c, c]}})))))
         for p, c in product(M, M):   # Block(p, c), RestartFlush(p, c)
             h = self._head(S, p, c)
             g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["START_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
             taken = self._take(self._chan(S), p, c)
-            yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, self._join(
+            yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, join(
                 self._chan_upd(taken), {"phase": {p: z3.IntVal(PH["InBlock"])}, "fi": {p: z3.IntVal(c)}})))
             fc = _mk("FLUSH_COMPLETED", view=vid[p], dl=S["lL"][p], dS=S["lS"][p], dQ=S["lQ"][p])
             re = dict(taken)
             re[p, c] = self._ite(phase[p] == PH["Completed"], self._append(taken[p, c], fc), taken[p, c])
-            yield Label("RestartFlush", (p, c)), z3.And(*g, phase[p] != PH["Normal"], fr(S, T, self._join(
+            yield Label("RestartFlush", (p, c)), z3.And(*g, phase[p] != PH["Normal"], fr(S, T, join(
                 self._chan_upd(re), {"fi": {p: z3.IntVal(c)}})))
         for p in M:   # FlushOk(p)
             v = vid[p]
             chan = self._multi(self._chan(S), p, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
                                _mk("FLUSH_OK", view=v, dl=S["lL"][p]))
-            yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, self._join(
+            yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, join(
                 self._chan_upd(chan), {"phase": {p: z3.IntVal(PH["OkSent"])}, "oks": {(p, p): z3.BoolVal(True)}})))
         for p, q in product(M, M):   # ReceiveFlushOk(p, q)
             h = self._head(S, p, q)
             g = [Alive(p), self._has(S, p, q), Msg.ty(h) == TY["FLUSH_OK"], Msg.view(h) == vid[p], Alive(q)]
-            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, self._join(
+            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, join(
                 self._chan_upd(self._take(self._chan(S), p, q)), {"oks": {(p, q): z3.BoolVal(True)}})))
         for p in M:   # FlushCompleted(p)
             v, c = vid[p], S["fi"][p]
@@ -612,13 +585,13 @@ class SequencerFlushEncoding(Encoding):
             for x in M:
                 if x != p:
                     chan[p, x] = self._ite(z3.And(c == x, Alive(x)), self._append(chan[p, x], fc), chan[p, x])
-            yield Label("FlushCompleted", (p,)), z3.And(*g, fr(S, T, self._join(
+            yield Label("FlushCompleted", (p,)), z3.And(*g, fr(S, T, join(
                 {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}, rec,
                 self._chan_upd(chan))))
         for c, q in product(M, M):   # ReceiveFlushCompleted(c, q)
             h = self._head(S, c, q)
             g = [Alive(c), self._has(S, c, q), Msg.ty(h) == TY["FLUSH_COMPLETED"], Msg.view(h) == vid[c], Alive(q)]
-            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, self._join(
+            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, join(
                 self._chan_upd(self._take(self._chan(S), c, q)),
                 {"comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
                  "compL": {(c, q): Msg.dl(h)}})))
@@ -638,18 +611,13 @@ class SequencerFlushEncoding(Encoding):
                                                            for x in M]) for y in (ys or M)])
 
                 def pick(f, c=c, d=d, ys=ys):
-                    if ys:
-                        return S[f][c, ys[0]]
-                    t = S[f][c, M[-1]]
-                    for y in reversed(M[:-1]):
-                        t = z3.If(d == y, S[f][c, y], t)
-                    return t
+                    return S[f][c, ys[0]] if ys else select(d, ((y, S[f][c, y]) for y in M))
                 D = (pick("compL"), pick("compS"), pick("compQ"))
                 new_in = lambda x, v=v: z3.And(self._in_view(S, x, v), Alive(x))  # noqa: E731
                 ch = self._multi(self._chan(S), c, new_in, _mk("VIEW", view=v, dl=D[0], dS=D[1], dQ=D[2]))
                 cs: list = []
                 upd = self._moved(S, c, new_in, D, ch, cs, f"sv{c}")
-                upd = self._join(upd, {
+                upd = join(upd, {
                     "nv": {(): nv + 1}, "vin": {x: z3.Store(S["vin"][x], nv + 1, new_in(x)) for x in M},
                     "vid": {c: v + 1}, "phase": {c: z3.IntVal(PH["Normal"])},
                     "oks": {(c, x): z3.BoolVal(False) for x in M},
@@ -663,7 +631,7 @@ class SequencerFlushEncoding(Encoding):
             cs = []
             upd = self._moved(S, p, new_in, (Msg.dl(h), Msg.dS(h), Msg.dQ(h)),
                               self._take(self._chan(S), p, c), cs, f"iv{p}{c}")
-            upd = self._join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
+            upd = join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
                                    "oks": {(p, x): z3.BoolVal(False) for x in M},
                                    "comp": {(p, x): z3.BoolVal(False) for x in M}})
             yield Label("InstallView", (p, c)), z3.And(*g, *cs, fr(S, T, upd))
@@ -672,12 +640,12 @@ class SequencerFlushEncoding(Encoding):
             R = lambda q, v=v: z3.And(self._in_view(S, q, v), self._in_view(S, q, v - 1), Alive(q))  # noqa: E731
             chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v, dl=S["lL"][c]))
             yield Label("StopFlush", (c,)), z3.And(Alive(c), S["fi"][c] == c, phase[c] == PH["Normal"], fr(
-                S, T, self._join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
+                S, T, join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
                                                         "fi": {c: z3.IntVal(NO_INIT)}})))
         for p, c in product(M, M):   # Unblock(p, c)
             h = self._head(S, p, c)
             g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["STOP_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
-            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._join(
+            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, join(
                 self._chan_upd(self._take(self._chan(S), p, c)),
                 {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
         for m in M:   # Crash(m, lost)
@@ -702,7 +670,7 @@ class SequencerFlushEncoding(Encoding):
                         chan[e] = self._filter(chan[e], lambda i, x: notflush(x), cs, f"cf{m}{e[1]}")
                 yield Label("Crash", (m, lost)), z3.And(
                     Alive(m), self._ncrashed(S) < self.MC, *cs,
-                    fr(S, T, self._join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
+                    fr(S, T, join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
 
     def _take_one(self, S, m, s, q, stamp=None) -> dict:
         """RecvData's delivery of <<s, q>> (Absorb of one entry): fwd, recv,
@@ -946,10 +914,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _initiator(self, S):
         """The flush initiator after the crash: the least live member."""
-        t = z3.IntVal(self.M[-1])
-        for x in reversed(self.M[:-1]):
-            t = z3.If(self._alive(S, x), x, t)
-        return t
+        return first(((self._alive(S, x), x) for x in self.M[:-1]), z3.IntVal(self.M[-1]))
 
     def OneFlush(self, S):
         """One crash: at most two views; the first is every member, the second
@@ -997,10 +962,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _sel_m(self, F, x):
         """F[x] for a per-member field F and a term x (a member)."""
-        t = F[self.M[-1]]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, F[y], t)
-        return t
+        return select(x, ((y, F[y]) for y in self.M))
 
     def Oks(self, S):
         """Recorded FLUSH_OKs: a member with any is in view 1 in a flush; each
@@ -1714,10 +1676,7 @@ class SequencerFlushEncoding(Encoding):
             a, h, t = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
             i, j = self._q(S, f"fr_i{m}"), self._q(S, f"fr_j{m}")
             def rv_of(s, m=m):
-                t_ = z3.IntVal(0)
-                for x in reversed(self.M):
-                    t_ = z3.If(s == x, S["rval"][m, x], t_)
-                return t_
+                return select(s, ((x, S["rval"][m, x]) for x in self.M), z3.IntVal(0))
             cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), Msg.seq(a[i]) > rv_of(Msg.snd(a[i])))))
             cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), S["dQ"][m][j] <= rv_of(S["dS"][m][j]))))
             cs += [S["rval"][m, x] >= 0 for x in self.M]
