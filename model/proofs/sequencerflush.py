@@ -335,9 +335,7 @@ class SequencerFlushEncoding(Encoding):
                              z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: select(x, ((y, RV[y][n]) for y in M)), name + "n"),
                                     self._nd(dS2, dQ2, L + cnt[n], name + "n"))))
         j = z3.Int(f"j_{name}_{self._k}")
-        cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
-                                            z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j])),
-                            patterns=[dS2[j]]))
+        cs.append(self._prefix(j, L, (dS2, dQ2), (S["dS"][m], S["dQ"][m]), trigger=True))
         fwd = F[n]
         if self.N >= 3:
             # (5) Absorb delivers exactly D when m's delivered sequence is a
@@ -368,6 +366,14 @@ class SequencerFlushEncoding(Encoding):
     def _pick(self, F, m, x):
         """F[m, x] for a term x (a member)."""
         return select(x, ((y, F[m, y]) for y in self.M))
+
+    @staticmethod
+    def _prefix(j, L, AB, G, trigger=False):
+        """The sequence <<A, B>> (AB) agrees with G on positions 1..L (j: the
+        bound position; trigger: E-matching on A[j])."""
+        (A, B), (gA, gB) = AB, G
+        return z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(A[j] == gA[j], B[j] == gB[j])),
+                         patterns=[A[j]] if trigger else [])
 
     @staticmethod
     def _rb(A, B, L, bound, name):
@@ -1003,8 +1009,8 @@ class SequencerFlushEncoding(Encoding):
             for x in M:
                 L = S["compL"][c, x]
                 j = self._q(S, f"rc{c}{x}")
-                pre = z3.And(0 <= L, L <= S["lL"][x], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                    S["compS"][c, x][j] == S["lS"][x][j], S["compQ"][c, x][j] == S["lQ"][x][j]))))
+                pre = z3.And(0 <= L, L <= S["lL"][x], self._prefix(j, L, (S["compS"][c, x], S["compQ"][c, x]),
+                                                                 (S["lS"][x], S["lQ"][x])))
                 cs.append(z3.Implies(S["comp"][c, x], z3.And(
                     c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self._alive(S, x),
                     S["vid"][x] == 1, S["phase"][x] == PH["Completed"], pre,
@@ -1050,8 +1056,7 @@ class SequencerFlushEncoding(Encoding):
         def body(p, q, x):
             j = self._q(S, f"fcd{p}{q}")
             L = Msg.dl(x)
-            pre = z3.And(0 <= L, L <= S["lL"][p], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                Msg.dS(x)[j] == S["lS"][p][j], Msg.dQ(x)[j] == S["lQ"][p][j]))))
+            pre = z3.And(0 <= L, L <= S["lL"][p], self._prefix(j, L, (Msg.dS(x), Msg.dQ(x)), (S["lS"][p], S["lQ"][p])))
             return z3.And(q == a, S["fi"][q] == q, S["vid"][q] == 1, S["phase"][q] != PH["Normal"],
                           z3.Not(S["comp"][q, p]), S["vid"][p] == 1, S["phase"][p] == PH["Completed"],
                           S["fi"][p] == q, Msg.view(x) == 1, pre, *([L == S["lL"][p]] if p != 1 else []))
@@ -1123,8 +1128,7 @@ class SequencerFlushEncoding(Encoding):
             cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v, v == view), z3.And(
                 z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), self._stamped(a[i], v))),
                 S["lL"][m] <= gL,
-                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]), z3.And(
-                    S["lS"][m][j] == gS[j], S["lQ"][m][j] == gQ[j])), patterns=[S["lS"][m][j]]),
+                self._prefix(j, S["lL"][m], (S["lS"][m], S["lQ"][m]), (gS, gQ), trigger=True),
                 z3.Implies(S["phase"][m] != PH["Completed"], z3.And(
                     z3.Implies(h < t, Msg.dl(x0) == S["lL"][m] + z3.If(Msg.ty(x0) == TY["DATA"], 1, 0)),
                     z3.Implies(z3.And(h == t, self._alive(S, c)), S["lL"][m] == gL))))))
@@ -1142,8 +1146,7 @@ class SequencerFlushEncoding(Encoding):
         j = self._q(S, "vo_j")
         cs = [z3.Implies(S["vid"][1] == 1, z3.And(
             0 <= S["dL"][1], S["dL"][1] <= gL,
-            z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][1]), z3.And(
-                S["dS"][1][j] == gS[j], S["dQ"][1][j] == gQ[j])), patterns=[S["dS"][1][j]]),
+            self._prefix(j, S["dL"][1], (S["dS"][1], S["dQ"][1]), (gS, gQ), trigger=True),
             z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] != PH["Completed"]), z3.And(
                 z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),
                 z3.Implies(h == t, S["dL"][1] == gL))),
@@ -1153,20 +1156,13 @@ class SequencerFlushEncoding(Encoding):
             k = self._q(S, f"vo_k{m}")
             cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
                 S["dL"][m] == S["lL"][m], *[S["rdom"][m, x] for x in M],
-                z3.ForAll([k], z3.Implies(z3.And(1 <= k, k <= S["dL"][m]), z3.And(
-                    S["dS"][m][k] == S["lS"][m][k], S["dQ"][m][k] == S["lQ"][m][k])), patterns=[S["dS"][m][k]]))))
+                self._prefix(k, S["dL"][m], (S["dS"][m], S["dQ"][m]), (S["lS"][m], S["lQ"][m]), trigger=True))))
         return z3.And(*cs)
 
     def LogOrder(self, S):
         """In view 1, G = log[1] holds each sender's messages in strictly
         increasing seqno order, each a member's, each seqno in 1..sent."""
-        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
-        i, j = self._q(S, "lo_i"), self._q(S, "lo_j")
-        ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
-                    *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
-        return z3.Implies(S["vid"][1] == 1, z3.And(
-            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
-            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+        return z3.Implies(S["vid"][1] == 1, self._ordered(S, "lo"))
 
     def FwdOrder(self, S):
         """The FORWARDs of p on p -> 1 come in increasing seqno order, each at
@@ -1326,8 +1322,7 @@ class SequencerFlushEncoding(Encoding):
         for m in self.M:
             j = self._q(S, f"dg_{m}")
             cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
-                S["dL"][m] <= gL, z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), z3.And(
-                    S["dS"][m][j] == gS[j], S["dQ"][m][j] == gQ[j])), patterns=[S["dS"][m][j]]))))
+                S["dL"][m] <= gL, self._prefix(j, S["dL"][m], (S["dS"][m], S["dQ"][m]), (gS, gQ), trigger=True))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
     def RecG(self, S):
@@ -1339,9 +1334,8 @@ class SequencerFlushEncoding(Encoding):
             for x in self.M:
                 L = S["compL"][c, x]
                 j = self._q(S, f"rg{c}{x}")
-                cs.append(z3.Implies(S["comp"][c, x], z3.And(L <= gL, z3.ForAll([j], z3.Implies(
-                    z3.And(1 <= j, j <= L), z3.And(S["compS"][c, x][j] == gS[j], S["compQ"][c, x][j] == gQ[j])),
-                    patterns=[S["compS"][c, x][j]]))))
+                cs.append(z3.Implies(S["comp"][c, x], z3.And(L <= gL, self._prefix(
+                    j, L, (S["compS"][c, x], S["compQ"][c, x]), (gS, gQ), trigger=True))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
     def NpLog(self, S):
@@ -1544,8 +1538,7 @@ class SequencerFlushEncoding(Encoding):
             L = S["compL"][c, c]
             cs.append(z3.Implies(S["comp"][c, c], z3.And(
                 S["phase"][c] == PH["Completed"], 0 <= L, L <= S["lL"][c],
-                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                    S["compS"][c, c][j] == S["lS"][c][j], S["compQ"][c, c][j] == S["lQ"][c][j]))))))
+                self._prefix(j, L, (S["compS"][c, c], S["compQ"][c, c]), (S["lS"][c], S["lQ"][c])))))
         return z3.And(*cs)
 
     def RecvBound(self, S):
@@ -1659,13 +1652,17 @@ class SequencerFlushEncoding(Encoding):
     def SequenceOrder(self, S):
         """Without a crash, G holds each sender's messages in strictly
         increasing seqno order, each seqno in 1..sent[sender]."""
+        return z3.Implies(self._nocrash(S), self._ordered(S, "so"))
+
+    def _ordered(self, S, name):
+        """G = log[1] holds each sender's messages in strictly increasing
+        seqno order, each a member's, each seqno in 1..sent."""
         gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
-        i, j = self._q(S, "so_i"), self._q(S, "so_j")
+        i, j = self._q(S, f"{name}_i"), self._q(S, f"{name}_j")
         ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
                     *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
-        return z3.Implies(self._nocrash(S), z3.And(
-            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
-            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+        return z3.And(z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
+                      z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok)))
 
     def Fresh(self, S):
         """Without a crash, m's received-table entry for s is at least every
