@@ -208,6 +208,17 @@ class SequencerFlushEncoding(Encoding):
     def _ite(cond, c1, c2):
         return tuple(z3.If(cond, x, y) for x, y in zip(c1, c2))
 
+    def _flush_msg(self, S, p, c, ty: str, from_member=True):
+        """In(p, c) and the guard that it is a message of type ty of p's
+        view (from_member: from a c not gone, _flush_msg_from)."""
+        h = self._head(S, p, c)
+        g = [self._alive(S, p), self._has(S, p, c), Msg.ty(h) == TY[ty], Msg.view(h) == S["vid"][p]]
+        return h, g + ([self._alive(S, c)] if from_member else [])
+
+    def _taken(self, S, p, q, upd: dict | None = None) -> dict:
+        """The updates ``upd`` and Take(p, q): the head of q -> p taken."""
+        return join(self._chan_upd(self._take(self._chan(S), p, q)), upd or {})
+
     def _take(self, ch: dict, p, q) -> dict:
         ch = dict(ch)
         a, h, t = ch[q, p]
@@ -498,11 +509,10 @@ class SequencerFlushEncoding(Encoding):
                 "lL": {c: z3.If(isc, L + 1, L)}})
             yield Label("RecvForward", (c, p)), z3.And(*g, fr(S, T, upd))
         for m, p in product(M, M):   # RecvData(m, p)
-            h = self._head(S, m, p)
+            h, g = self._flush_msg(S, m, p, "DATA", from_member=False)
             s, q = Msg.snd(h), Msg.seq(h)
-            g = [Alive(m), self._has(S, m, p), Msg.ty(h) == TY["DATA"], Msg.view(h) == vid[m],
-                 phase[m] != PH["Completed"]]
-            upd = self._chan_upd(self._take(self._chan(S), m, p))
+            g.append(phase[m] != PH["Completed"])
+            upd = self._taken(S, m, p)
             upd["np"] = {m: S["np"][m] + 1}
             if p != m:
                 L = S["lL"][m]
@@ -528,7 +538,7 @@ class SequencerFlushEncoding(Encoding):
                  z3.Or(Msg.view(h) < v,
                        z3.And(Msg.view(h) == v, isflush, S["crashed"][q]),
                        z3.And(Msg.view(h) == v, Msg.ty(h) == TY["DATA"], phase[p] == PH["Completed"]))]
-            yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._chan_upd(self._take(self._chan(S), p, q))))
+            yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._taken(S, p, q)))
         nv = S["nv"][()]
         staying = {x: z3.And(self._in_view(S, x, nv), Alive(x)) for x in M}
         pending = z3.Or(*[z3.And(self._in_view(S, x, nv), S["crashed"][x]) for x in M])
@@ -547,12 +557,10 @@ class SequencerFlushEncoding(Encoding):
             # the digest of c's own entry matters only when it is present
             yield Label("StartFlush", (c,)), z3.And(*g, z3.Or(
                 z3.And(done, fr(S, T, upd)),
-                z3.And(z3.Not(done), fr(S, T, join(upd, {"compS": {(c, c): S["compS"][c, c]},
-                                                                 "compQ": {(c, c): S["compQ"][c, c]},
-                                                                 "compL": {(c, c): S["compL"][c, c]}})))))
+                z3.And(z3.Not(done), fr(S, T, join(upd, {f: {(c, c): S[f][c, c]}
+                                                         for f in ("compS", "compQ", "compL")})))))
         for p, c in product(M, M):   # Block(p, c), RestartFlush(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["START_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
+            h, g = self._flush_msg(S, p, c, "START_FLUSH")
             taken = self._take(self._chan(S), p, c)
             yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, join(
                 self._chan_upd(taken), {"phase": {p: z3.IntVal(PH["InBlock"])}, "fi": {p: z3.IntVal(c)}})))
@@ -568,10 +576,9 @@ class SequencerFlushEncoding(Encoding):
             yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, join(
                 self._chan_upd(chan), {"phase": {p: z3.IntVal(PH["OkSent"])}, "oks": {(p, p): z3.BoolVal(True)}})))
         for p, q in product(M, M):   # ReceiveFlushOk(p, q)
-            h = self._head(S, p, q)
-            g = [Alive(p), self._has(S, p, q), Msg.ty(h) == TY["FLUSH_OK"], Msg.view(h) == vid[p], Alive(q)]
-            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, join(
-                self._chan_upd(self._take(self._chan(S), p, q)), {"oks": {(p, q): z3.BoolVal(True)}})))
+            h, g = self._flush_msg(S, p, q, "FLUSH_OK")
+            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, self._taken(
+                S, p, q, {"oks": {(p, q): z3.BoolVal(True)}})))
         for p in M:   # FlushCompleted(p)
             v, c = vid[p], S["fi"][p]
             allok = [z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["oks"][p, x]) for x in M]
@@ -595,12 +602,10 @@ class SequencerFlushEncoding(Encoding):
                 {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}, rec,
                 self._chan_upd(chan))))
         for c, q in product(M, M):   # ReceiveFlushCompleted(c, q)
-            h = self._head(S, c, q)
-            g = [Alive(c), self._has(S, c, q), Msg.ty(h) == TY["FLUSH_COMPLETED"], Msg.view(h) == vid[c], Alive(q)]
-            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, join(
-                self._chan_upd(self._take(self._chan(S), c, q)),
-                {"comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
-                 "compL": {(c, q): Msg.dl(h)}})))
+            h, g = self._flush_msg(S, c, q, "FLUSH_COMPLETED")
+            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, self._taken(S, c, q, {
+                "comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
+                "compL": {(c, q): Msg.dl(h)}})))
         for c in M:   # SendView(c)
             v = vid[c]
             g = [Alive(c), S["fi"][c] == c, phase[c] == PH["Completed"],
@@ -630,30 +635,26 @@ class SequencerFlushEncoding(Encoding):
                     "comp": {(c, x): z3.BoolVal(False) for x in M}})
                 yield Label("SendView", (c,)), z3.And(*g, choice, *cs, fr(S, T, upd))
         for p, c in product(M, M):   # InstallView(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["VIEW"], Msg.view(h) == vid[p]]
+            h, g = self._flush_msg(S, p, c, "VIEW", from_member=False)
             w = Msg.view(h) + 1
             new_in = lambda x, w=w: self._in_view(S, x, w)  # noqa: E731
             cs = []
             upd = self._moved(S, p, new_in, (Msg.dl(h), Msg.dS(h), Msg.dQ(h)),
                               self._take(self._chan(S), p, c), cs, f"iv{p}{c}")
             upd = join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
-                                   "oks": {(p, x): z3.BoolVal(False) for x in M},
-                                   "comp": {(p, x): z3.BoolVal(False) for x in M}})
+                             "oks": {(p, x): z3.BoolVal(False) for x in M},
+                             "comp": {(p, x): z3.BoolVal(False) for x in M}})
             yield Label("InstallView", (p, c)), z3.And(*g, *cs, fr(S, T, upd))
         for c in M:   # StopFlush(c)
             v = vid[c]
             R = lambda q, v=v: z3.And(self._in_view(S, q, v), self._in_view(S, q, v - 1), Alive(q))  # noqa: E731
             chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v, dl=S["lL"][c]))
             yield Label("StopFlush", (c,)), z3.And(Alive(c), S["fi"][c] == c, phase[c] == PH["Normal"], fr(
-                S, T, join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
-                                                        "fi": {c: z3.IntVal(NO_INIT)}})))
+                S, T, join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)}, "fi": {c: z3.IntVal(NO_INIT)}})))
         for p, c in product(M, M):   # Unblock(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["STOP_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
-            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, join(
-                self._chan_upd(self._take(self._chan(S), p, c)),
-                {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
+            h, g = self._flush_msg(S, p, c, "STOP_FLUSH")
+            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._taken(
+                S, p, c, {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
         for m in M:   # Crash(m, lost)
             for lost in _subsets(set(M) - {m}):
                 cs = []
