@@ -398,7 +398,7 @@ class SequencerFlushBinding(Binding):
                     logged[f"{layer}.{var}"], owner[f"{layer}.{var}"] = val, r
             elif st is not None:
                 for var, val in st.items():
-                    val = cseq.SequencerBinding.norm(self, var, val)
+                    val = cseq.SequencerBinding.norm(var, val)
                     if var == "delivered":
                         val = logged.get("sequencer.delivered", []) + val
                         spans.append((r, len(val)))
@@ -561,7 +561,7 @@ class SequencerFlushBinding(Binding):
         m = ev["nid"]
         layer, _, v = var.partition(".")
         if layer == "sequencer":
-            return cseq.SequencerBinding.observe(self, s, t, ev, v)
+            return cseq.SequencerBinding.observe(s, t, ev, v)
         if v == "delivered":                # the log's additions (all of it after a view change)
             # within a view the model's log only grows at its end: the additions are its tail
             # (a set difference here made a run's check quadratic in its length)
