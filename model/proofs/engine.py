@@ -19,6 +19,10 @@ conjunct), an :class:`Encoding` gives, for one protocol variant:
   tests of the encoding and to classify counterexamples);
 * ``decode(z3_model, S)``: the reverse, a model state for the explorer.
 
+The encodings share their term builders: an action's updates (``join``)
+and frame (``unchanged``), a function of members applied to a symbolic one
+or the first member that satisfies a condition (``select``, ``first``).
+
 Queries (each timed):
 
 * initiation per lemma L:      Init(S) /\\ ~L(S)              unsat
