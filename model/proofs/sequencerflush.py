@@ -393,9 +393,9 @@ class SequencerFlushEncoding(Encoding):
         return z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), B[j] <= bound(A[j])))
 
     @staticmethod
-    def _nd(A, B, L, name):
-        """No two entries of <<A, B>>[1..L] are equal."""
-        i, j = z3.Ints(f"ndi_{name} ndj_{name}")
+    def _nd(A, B, L, name, ij=None):
+        """No two entries of <<A, B>>[1..L] are equal (ij: the bound positions' names)."""
+        i, j = z3.Ints(ij or f"ndi_{name} ndj_{name}")
         return z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L), z3.Or(A[i] != A[j], B[i] != B[j])))
 
     def _ascending(self, fwd, cs: list, name: str):
@@ -1710,13 +1710,7 @@ class SequencerFlushEncoding(Encoding):
         return z3.And(*cs)
 
     def NoDuplicates(self, S):
-        cs = []
-        for m in self.M:
-            i, j = z3.Ints(f"nd_i_{m} nd_j_{m}")
-            dS, dQ, L = S["dS"][m], S["dQ"][m], S["dL"][m]
-            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L),
-                                                   z3.Or(dS[i] != dS[j], dQ[i] != dQ[j]))))
-        return z3.And(*cs)
+        return z3.And(*[self._nd(S["dS"][m], S["dQ"][m], S["dL"][m], None, f"nd_i_{m} nd_j_{m}") for m in self.M])
 
     def SurvivorTotalOrder(self, S):
         """For two live members, two messages both delivered come in the same
