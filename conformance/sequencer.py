@@ -150,7 +150,8 @@ class SequencerBinding(Binding):
         got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
         return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
 
-    def observe(self, s, t, ev: dict, var: str):
+    @staticmethod
+    def observe(s, t, ev: dict, var: str):
         m = ev["nid"]
         if var == "vid":
             return t.vid[m]
@@ -164,7 +165,8 @@ class SequencerBinding(Binding):
             return [list(x) for x in t.delivered[m][len(s.delivered[m]):]]
         return None
 
-    def norm(self, var: str, value):
+    @staticmethod
+    def norm(var: str, value):
         if var == "fwd":
             return sorted(value)
         if var == "recv":

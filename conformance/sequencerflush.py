@@ -61,6 +61,7 @@ from groupcheck.model.values import Fn
 
 from . import flush as cflush
 from . import properties
+from . import sequencer as cseq
 from .protocols import Protocol
 from .replay import Binding, HeaderError, enabled_steps
 from .tlctrace import TLATrace
@@ -128,7 +129,6 @@ F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
 F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
           "InstallView": "c", "Unblock": "c", "Discard": "q"}
 F_VARS = ("vid", "phase", "blocked", "flushInit", "flushOks", "digest", "completed", "delivered")
-S_VARS = ("vid", "sent", "fwd", "recv", "delivered")
 # kinds of joined steps whose record takes a message from a channel: (parameter, FLUSH ids?)
 TAKES = {"forward": ("p", False), "coord_forward": ("p", False), "own_data": (None, False),
          "deliver": ("q", True)}
@@ -155,7 +155,7 @@ class SequencerFlushBinding(Binding):
 
     protocol = "sequencerflush"
     TITLE = "SEQUENCER over FLUSH"
-    FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in S_VARS)
+    FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in cseq.FIELDS)
     # The model has no digest variable: it observes FLUSH's digest as the
     # member's log while it is Completed, so a coordinator that relays a
     # FORWARD after its FLUSH_COMPLETED grows the model's digest, while the
@@ -398,12 +398,9 @@ class SequencerFlushBinding(Binding):
                     logged[f"{layer}.{var}"], owner[f"{layer}.{var}"] = val, r
             elif st is not None:
                 for var, val in st.items():
-                    if var == "fwd":
-                        val = sorted(val)
-                    elif var == "recv":
-                        val = {str(x): q for x, q in val.items()}
-                    elif var == "delivered":
-                        val = logged.get("sequencer.delivered", []) + [list(x) for x in val]
+                    val = cseq.SequencerBinding.norm(var, val)
+                    if var == "delivered":
+                        val = logged.get("sequencer.delivered", []) + val
                         spans.append((r, len(val)))
                     logged[f"sequencer.{var}"] = val
                     owner[f"sequencer.{var}"] = r
@@ -564,13 +561,7 @@ class SequencerFlushBinding(Binding):
         m = ev["nid"]
         layer, _, v = var.partition(".")
         if layer == "sequencer":
-            if v == "delivered":
-                return [list(x) for x in t.delivered[m][len(s.delivered[m]):]]
-            if v == "fwd":
-                return sorted(t.fwd[m])
-            if v == "recv":
-                return {str(x): q for x, q in t.recv[m].items()}
-            return getattr(t, v)[m] if v in ("vid", "sent") else None
+            return cseq.SequencerBinding.observe(s, t, ev, v)
         if v == "delivered":                # the log's additions (all of it after a view change)
             # within a view the model's log only grows at its end: the additions are its tail
             # (a set difference here made a run's check quadratic in its length)
@@ -679,8 +670,7 @@ class SequencerFlushBinding(Binding):
         """EventualDelivery among the members that did not crash (the
         composed spec's LiveSender2Fixed property), at the end of a
         quiescent run."""
-        from .sequencer import missing_deliveries
-        witness = missing_deliveries(self.hist, self.sent, self.crashed)
+        witness = cseq.missing_deliveries(self.hist, self.sent, self.crashed)
         return ("EventualDelivery", witness) if witness else None
 
 
@@ -773,12 +763,10 @@ def _tla_constants(c: dict) -> dict:
 
 
 def composed_model(trace: Trace) -> SequencerFlushModel:
-    h, nodes = trace.header, list(trace.header["nodes"])
-    c = h["constants"]
-    return SequencerFlushModel({"N": len(nodes), "MaxSeq": c["MaxSeq"], "MaxCrashes": c["MaxCrashes"],
-                                "Senders": frozenset(nodes), "UniformDelivery": bool(c.get("UniformDelivery", False)),
-                                "ResendAlways": bool(c.get("ResendAlways", False)),
-                                "ResentFirst": bool(c.get("ResentFirst", False))})
+    """The spec's model of the trace's members (every one a sender; the
+    binding's check_header refuses nodes other than 1..N)."""
+    h = trace.header
+    return SequencerFlushModel(_tla_constants({**h["constants"], "N": len(h["nodes"])}))
 
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
@@ -786,7 +774,6 @@ PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
-    from groupcheck.impl import campaign, sim_sequencer, tracefile
     from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}

@@ -134,21 +134,17 @@ class SequencerFlushModel(Model):
     VirtualSynchrony = staticmethod(VirtualSynchrony)
     LogsAgree = staticmethod(LogsAgree)
 
-    @staticmethod
-    def Latest(s) -> int:
-        return len(s.views)
-
-    @staticmethod
-    def Gone(s, p: int) -> frozenset:
-        return s.crashed
+    # FLUSH's operators, on this state (Gone: the crashed members)
+    Latest = staticmethod(FlushModel.Latest)
+    Gone = staticmethod(FlushModel.Gone)
+    IsInitiator = FlushModel.IsCoord   # the least member of Staying
+    Multi = FlushModel.Multi           # ``msg`` from p to every member of R but p and the dead
+    HasMsg = staticmethod(FlushModel.HasMsg)
+    In = staticmethod(FlushModel.In)
 
     @staticmethod
     def Staying(s) -> set:
         return set(s.views[-1]) - s.crashed
-
-    def IsInitiator(self, s, c: int) -> bool:
-        st = self.Staying(s)
-        return c in st and all(c <= q for q in st)
 
     @staticmethod
     def ViewChangePending(s, c: int | None = None) -> bool:
@@ -158,19 +154,6 @@ class SequencerFlushModel(Model):
         msg = Data(snd, q, s.vid[c])
         dead = self.Dead(s)
         return ch.update({(c, r): ch[(c, r)] + (msg,) for r in self.View(s, c) if r not in dead})
-
-    def Multi(self, s, ch: Fn, p: int, R, msg: Fn) -> Fn:
-        """``msg`` from p to every member of R but p and the dead."""
-        skip = self.Dead(s) | {p}
-        return ch.update({(p, q): ch[(p, q)] + (msg,) for q in R if q not in skip})
-
-    @staticmethod
-    def HasMsg(s, p: int, q: int) -> bool:
-        return len(s.chan[(q, p)]) > 0
-
-    @staticmethod
-    def In(s, p: int, q: int) -> Fn:
-        return s.chan[(q, p)][0]
 
     @staticmethod
     def Take(ch: Fn, p: int, q: int) -> Fn:

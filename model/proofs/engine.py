@@ -19,6 +19,10 @@ conjunct), an :class:`Encoding` gives, for one protocol variant:
   tests of the encoding and to classify counterexamples);
 * ``decode(z3_model, S)``: the reverse, a model state for the explorer.
 
+The encodings share their term builders: an action's updates (``join``)
+and frame (``unchanged``), a function of members applied to a symbolic one
+or the first member that satisfies a condition (``select``, ``first``).
+
 Queries (each timed):
 
 * initiation per lemma L:      Init(S) /\\ ~L(S)              unsat
@@ -675,3 +679,50 @@ def z3_set(vals) -> Any:
     for v in sorted(vals):
         a = z3.Store(a, v, True)
     return a
+
+
+def first(cases: Iterable[tuple[Any, Any]], default) -> Any:
+    """The value of the first (condition, value) pair whose condition holds,
+    else ``default``: an If chain, the spec's CHOOSE over an ordered set."""
+    t = default
+    for cond, val in reversed(list(cases)):
+        t = z3.If(cond, val, t)
+    return t
+
+
+def select(x, cases: Iterable[tuple[Any, Any]], default=None) -> Any:
+    """The value of the (key, value) pair whose key is the term x (a member:
+    a function of members applied to a symbolic one).  ``default`` where x
+    is none of the keys; None: the last pair's value (x ranges over the
+    keys, so the chain need not test the last one)."""
+    cases = list(cases)
+    if default is None:
+        *cases, (_, default) = cases
+    return first(((x == k, v) for k, v in cases), default)
+
+
+def join(*ds: dict) -> dict:
+    """The updates of ``ds`` in one (field -> {key: term}, or field -> term;
+    a later update of a key wins), for an encoding's frame."""
+    out: dict = {}
+    for d in ds:
+        for f, u in d.items():
+            if isinstance(u, dict):
+                out.setdefault(f, {}).update(u)
+            else:
+                out[f] = u
+    return out
+
+
+def unchanged(S, T, upd: dict, fields: Iterable[str]) -> list:
+    """T's ``fields`` equal S's updated by ``upd`` (field -> {key: term} for a
+    field that is a dict of terms, field -> term for one term): the spec's
+    primed values, every one not updated UNCHANGED."""
+    cs = []
+    for f in fields:
+        if isinstance(S[f], dict):
+            u = upd.get(f, {})
+            cs += [T[f][k] == u.get(k, v) for k, v in S[f].items()]
+        else:
+            cs.append(T[f] == upd.get(f, S[f]))
+    return cs

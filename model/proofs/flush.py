@@ -43,7 +43,7 @@ import z3
 from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
-from .engine import Encoding, multipattern, z3_set
+from .engine import Encoding, join, multipattern, unchanged, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -148,25 +148,7 @@ class FlushEncoding(Encoding):
 
     def _frame(self, S, T, upd: dict) -> z3.BoolRef:
         """T equals S updated by ``upd`` (field -> term, or field -> {key: term}); the rest UNCHANGED."""
-        cs = []
-        for f in self._scalars:
-            cs.append(T[f] == upd.get(f, S[f]))
-        for f in self._maps:
-            u = upd.get(f, {})
-            for k, v in S[f].items():
-                cs.append(T[f][k] == u.get(k, v))
-        return z3.And(*cs)
-
-    @staticmethod
-    def _join(*ds: dict) -> dict:
-        out: dict = {}
-        for d in ds:
-            for f, u in d.items():
-                if isinstance(u, dict):
-                    out.setdefault(f, {}).update(u)
-                else:
-                    out[f] = u
-        return out
+        return z3.And(*unchanged(S, T, upd, self._scalars + self._maps))
 
     def _k_var(self, name: str):
         self._k += 1
@@ -243,14 +225,14 @@ class FlushEncoding(Encoding):
 
     def multi(self, S, p, R, msg: dict) -> dict:
         """Multi(chan, p, R, msg): R(q) says whether q is a recipient."""
-        return self._join(*[self._append(S, (p, q), msg, R(q)) for q in self.M if q != p])
+        return join(*[self._append(S, (p, q), msg, R(q)) for q in self.M if q != p])
 
     def live_view(self, S, v):
         return lambda q: z3.And(self.in_view(S, v, q), self.alive(S, q))
 
     # --- actions ----------------------------------------------------------------
     def actions(self, S, T):
-        M, fr, J = self.M, self._frame, self._join
+        M, fr, J = self.M, self._frame, join
         R = self.R
         bd = self.bounds
         for p in M:  # Multicast(p)

@@ -45,7 +45,7 @@ import z3
 from ..core import Label
 from ..sequencer import Data, Forward, SequencerModel, SequencerState, TotalOrder
 from ..values import Fn
-from .engine import Encoding, multipattern, z3_set
+from .engine import Encoding, multipattern, select, unchanged, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -186,18 +186,9 @@ class SequencerEncoding(Encoding):
     def _frame(self, S, T, upd: dict) -> z3.BoolRef:
         """T equals S updated by ``upd`` (field -> {key: term}, or "nv" -> term);
         every other constant UNCHANGED."""
-        cs = []
-        for f in self._fields:
-            if f == "nv":
-                cs.append(T["nv"] == upd.get("nv", S["nv"]))
-                continue
-            u = upd.get(f, {})
-            for k, v in S[f].items():
-                cs.append(T[f][k] == u.get(k, v))
         u = upd.get("chan", {})
-        for k, c in S["chan"].items():
-            cs.append(T["chan"][k].eq(u.get(k, c)))
-        return z3.And(*cs)
+        return z3.And(*unchanged(S, T, upd, self._fields),
+                      *[T["chan"][k].eq(u.get(k, c)) for k, c in S["chan"].items()])
 
     # --- the spec's operators ---------------------------------------------------------
     def _in_view(self, S, i, x):
@@ -220,10 +211,7 @@ class SequencerEncoding(Encoding):
 
     def _rv_of(self, S, m, s):
         """recv[m][s] for a symbolic sender s (0 outside 1..N: unreachable)."""
-        e = z3.IntVal(0)
-        for x in reversed(self.M):
-            e = z3.If(s == x, S["rv"][m, x], e)
-        return e
+        return select(s, ((x, S["rv"][m, x]) for x in self.M), z3.IntVal(0))
 
     def _rin_of(self, S, m, s):
         return z3.Or(*[z3.And(s == x, S["rin"][m, x]) for x in self.M])
@@ -477,9 +465,8 @@ class SequencerEncoding(Encoding):
         order, the coordinator's up to sent[1], p's up to the FORWARDs it consumed."""
         c1 = S["chan"][1, 1]
         i, j = z3.Int(f"{S['tag']}_i_so"), z3.Int(f"{S['tag']}_j_so")
-        bound = z3.IntVal(0)
-        for p in reversed(self.M):
-            bound = z3.If(c1.sn[i] == p, S["sent"][1] if p == 1 else S["chan"][p, 1].hd, bound)
+        bound = select(c1.sn[i], ((p, S["sent"][1] if p == 1 else S["chan"][p, 1].hd) for p in self.M),
+                       z3.IntVal(0))
         return z3.Implies(self._nocrash(S), z3.And(
             z3.ForAll([i, j], z3.Implies(z3.And(0 <= i, i < j, j < c1.tl, c1.sn[i] == c1.sn[j]),
                                          c1.sq[i] < c1.sq[j]),

@@ -57,7 +57,7 @@ from ..sequencer import _subsets
 from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
                               SequencerFlushState)
 from ..values import Fn
-from .engine import Encoding, multipattern, z3_set
+from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -168,12 +168,7 @@ class SequencerFlushEncoding(Encoding):
         return S
 
     def _frame(self, S, T, upd: dict) -> z3.BoolRef:
-        cs = []
-        for f in self._fields:
-            u = upd.get(f, {})
-            for k, v in S[f].items():
-                cs.append(T[f][k] == u.get(k, v))
-        return z3.And(*cs)
+        return z3.And(*unchanged(S, T, upd, self._fields))
 
     def _aux(self, name: str, srt):
         self._k += 1
@@ -182,10 +177,7 @@ class SequencerFlushEncoding(Encoding):
     # --- helpers (the spec's operators) -----------------------------------------------
     def _coord(self, S, i):
         """Coord(views[i]): the least member of view i (0 if empty)."""
-        t = z3.IntVal(0)
-        for x in reversed(self.M):
-            t = z3.If(S["vin"][x][i], x, t)
-        return t
+        return first(((S["vin"][x][i], x) for x in self.M), z3.IntVal(0))
 
     def _is_coord(self, S, m):
         return self._coord(S, S["vid"][m]) == m
@@ -215,6 +207,17 @@ class SequencerFlushEncoding(Encoding):
     @staticmethod
     def _ite(cond, c1, c2):
         return tuple(z3.If(cond, x, y) for x, y in zip(c1, c2))
+
+    def _flush_msg(self, S, p, c, ty: str, from_member=True):
+        """In(p, c) and the guard that it is a message of type ty of p's
+        view (from_member: from a c not gone, _flush_msg_from)."""
+        h = self._head(S, p, c)
+        g = [self._alive(S, p), self._has(S, p, c), Msg.ty(h) == TY[ty], Msg.view(h) == S["vid"][p]]
+        return h, g + ([self._alive(S, c)] if from_member else [])
+
+    def _taken(self, S, p, q, upd: dict | None = None) -> dict:
+        """The updates ``upd`` and Take(p, q): the head of q -> p taken."""
+        return join(self._chan_upd(self._take(self._chan(S), p, q)), upd or {})
 
     def _take(self, ch: dict, p, q) -> dict:
         ch = dict(ch)
@@ -340,12 +343,10 @@ class SequencerFlushEncoding(Encoding):
                                                                z3.And(1 <= dS[k3], dS[k3] <= self.N))),
                                     self._rb(S["dS"][m], S["dQ"][m], L, lambda x: self._pick(S["rval"], m, x), name + "0"),
                                     self._nd(S["dS"][m], S["dQ"][m], L, name + "0")),
-                             z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: self._sel(RV, n, x), name + "n"),
+                             z3.And(self._rb(dS2, dQ2, L + cnt[n], lambda x: select(x, ((y, RV[y][n]) for y in M)), name + "n"),
                                     self._nd(dS2, dQ2, L + cnt[n], name + "n"))))
         j = z3.Int(f"j_{name}_{self._k}")
-        cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L),
-                                            z3.And(dS2[j] == S["dS"][m][j], dQ2[j] == S["dQ"][m][j])),
-                            patterns=[dS2[j]]))
+        cs.append(self._prefix(j, L, (dS2, dQ2), (S["dS"][m], S["dQ"][m]), trigger=True))
         fwd = F[n]
         if self.N >= 3:
             # (5) Absorb delivers exactly D when m's delivered sequence is a
@@ -375,16 +376,15 @@ class SequencerFlushEncoding(Encoding):
 
     def _pick(self, F, m, x):
         """F[m, x] for a term x (a member)."""
-        t = F[m, self.M[-1]]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, F[m, y], t)
-        return t
+        return select(x, ((y, F[m, y]) for y in self.M))
 
-    def _sel(self, RV, n, x):
-        t = RV[self.M[-1]][n]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, RV[y][n], t)
-        return t
+    @staticmethod
+    def _prefix(j, L, AB, G, trigger=False):
+        """The sequence <<A, B>> (AB) agrees with G on positions 1..L (j: the
+        bound position; trigger: E-matching on A[j])."""
+        (A, B), (gA, gB) = AB, G
+        return z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(A[j] == gA[j], B[j] == gB[j])),
+                         patterns=[A[j]] if trigger else [])
 
     @staticmethod
     def _rb(A, B, L, bound, name):
@@ -393,9 +393,9 @@ class SequencerFlushEncoding(Encoding):
         return z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), B[j] <= bound(A[j])))
 
     @staticmethod
-    def _nd(A, B, L, name):
-        """No two entries of <<A, B>>[1..L] are equal."""
-        i, j = z3.Ints(f"ndi_{name} ndj_{name}")
+    def _nd(A, B, L, name, ij=None):
+        """No two entries of <<A, B>>[1..L] are equal (ij: the bound positions' names)."""
+        i, j = z3.Ints(ij or f"ndi_{name} ndj_{name}")
         return z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L), z3.Or(A[i] != A[j], B[i] != B[j])))
 
     def _ascending(self, fwd, cs: list, name: str):
@@ -431,9 +431,7 @@ class SequencerFlushEncoding(Encoding):
             "lL": {m: z3.IntVal(0)}, "ndel": {m: z3.IntVal(0)}, "np": {m: z3.IntVal(0)},
         }
         pch = self._purged(S, ch, m, S["vid"][m], cs)
-        nc = z3.IntVal(0)
-        for x in reversed(M):
-            nc = z3.If(new_in(x), x, nc)
+        nc = first(((new_in(x), x) for x in M), z3.IntVal(0))
         cond = z3.Or(self._coord(S, S["vid"][m]) != nc, z3.BoolVal(self.RA))
         seg, k = self._ascending(st["fwd"], cs, name)
         for x in M:
@@ -450,14 +448,6 @@ class SequencerFlushEncoding(Encoding):
     def _chan_upd(self, ch: dict) -> dict:
         return {"ch": {e: c[0] for e, c in ch.items()}, "hd": {e: c[1] for e, c in ch.items()},
                 "tl": {e: c[2] for e, c in ch.items()}}
-
-    @staticmethod
-    def _join(*ds: dict) -> dict:
-        out: dict = {}
-        for d in ds:
-            for f, u in d.items():
-                out.setdefault(f, {}).update(u)
-        return out
 
     def _ncrashed(self, S):
         return z3.Sum(*[z3.If(S["crashed"][x], 1, 0) for x in self.M])
@@ -499,7 +489,7 @@ class SequencerFlushEncoding(Encoding):
                 ch[m, x] = self._ite(z3.And(nc == x, Alive(x)), self._append(ch[m, x], _mk("FORWARD", m, q)),
                                      ch[m, x])
             chan = {e: self._ite(isc, mc[e], ch[e]) for e in ch}
-            upd = self._join({"sent": {m: q}}, self._chan_upd(chan), {
+            upd = join({"sent": {m: q}}, self._chan_upd(chan), {
                 "lS": {m: z3.If(isc, z3.Store(S["lS"][m], S["lL"][m] + 1, m), S["lS"][m])},
                 "lQ": {m: z3.If(isc, z3.Store(S["lQ"][m], S["lL"][m] + 1, q), S["lQ"][m])},
                 "lL": {m: z3.If(isc, S["lL"][m] + 1, S["lL"][m])},
@@ -513,24 +503,23 @@ class SequencerFlushEncoding(Encoding):
             mc = self._mcast_data(S, taken, c, Msg.snd(h), Msg.seq(h))
             chan = {e: self._ite(isc, mc[e], taken[e]) for e in taken}
             L = S["lL"][c]
-            upd = self._join(self._chan_upd(chan), {
+            upd = join(self._chan_upd(chan), {
                 "lS": {c: z3.If(isc, z3.Store(S["lS"][c], L + 1, Msg.snd(h)), S["lS"][c])},
                 "lQ": {c: z3.If(isc, z3.Store(S["lQ"][c], L + 1, Msg.seq(h)), S["lQ"][c])},
                 "lL": {c: z3.If(isc, L + 1, L)}})
             yield Label("RecvForward", (c, p)), z3.And(*g, fr(S, T, upd))
         for m, p in product(M, M):   # RecvData(m, p)
-            h = self._head(S, m, p)
+            h, g = self._flush_msg(S, m, p, "DATA", from_member=False)
             s, q = Msg.snd(h), Msg.seq(h)
-            g = [Alive(m), self._has(S, m, p), Msg.ty(h) == TY["DATA"], Msg.view(h) == vid[m],
-                 phase[m] != PH["Completed"]]
-            upd = self._chan_upd(self._take(self._chan(S), m, p))
+            g.append(phase[m] != PH["Completed"])
+            upd = self._taken(S, m, p)
             upd["np"] = {m: S["np"][m] + 1}
             if p != m:
                 L = S["lL"][m]
                 upd.update({"lS": {m: z3.Store(S["lS"][m], L + 1, s)}, "lQ": {m: z3.Store(S["lQ"][m], L + 1, q)},
                             "lL": {m: L + 1}})
             if not self.UD:
-                upd = self._join(upd, self._take_one(S, m, s, q, stamp=Msg.dl(h)))
+                upd = join(upd, self._take_one(S, m, s, q, stamp=Msg.dl(h)))
             yield Label("RecvData", (m, p)), z3.And(*g, fr(S, T, upd))
         if self.UD:
             for m in M:   # DeliverStable(m)
@@ -538,7 +527,7 @@ class SequencerFlushEncoding(Encoding):
                 stable = [z3.Implies(z3.And(self._in_view(S, r, vid[m]), Alive(r)),
                                      z3.And(vid[r] == vid[m], S["lL"][r] >= k + 1)) for r in M]
                 g = [Alive(m), phase[m] != PH["Completed"], k < S["lL"][m], *stable]
-                upd = self._join(self._take_one(S, m, S["lS"][m][k + 1], S["lQ"][m][k + 1]),
+                upd = join(self._take_one(S, m, S["lS"][m][k + 1], S["lQ"][m][k + 1]),
                                  {"ndel": {m: k + 1}})
                 yield Label("DeliverStable", (m,)), z3.And(*g, fr(S, T, upd))
         for p, q in product(M, M):   # Discard(p, q)
@@ -549,7 +538,7 @@ class SequencerFlushEncoding(Encoding):
                  z3.Or(Msg.view(h) < v,
                        z3.And(Msg.view(h) == v, isflush, S["crashed"][q]),
                        z3.And(Msg.view(h) == v, Msg.ty(h) == TY["DATA"], phase[p] == PH["Completed"]))]
-            yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._chan_upd(self._take(self._chan(S), p, q))))
+            yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._taken(S, p, q)))
         nv = S["nv"][()]
         staying = {x: z3.And(self._in_view(S, x, nv), Alive(x)) for x in M}
         pending = z3.Or(*[z3.And(self._in_view(S, x, nv), S["crashed"][x]) for x in M])
@@ -560,7 +549,7 @@ class SequencerFlushEncoding(Encoding):
             chan = self._multi(self._chan(S), c, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
                                _mk("START_FLUSH", view=v, dl=S["lL"][c]))
             done = phase[c] == PH["Completed"]
-            upd = self._join(self._chan_upd(chan), {
+            upd = join(self._chan_upd(chan), {
                 "fi": {c: z3.IntVal(c)},
                 "phase": {c: z3.If(phase[c] == PH["Normal"], PH["InBlock"], phase[c])},
                 "comp": {(c, x): (z3.And(done) if x == c else z3.BoolVal(False)) for x in M},
@@ -568,31 +557,28 @@ class SequencerFlushEncoding(Encoding):
             # the digest of c's own entry matters only when it is present
             yield Label("StartFlush", (c,)), z3.And(*g, z3.Or(
                 z3.And(done, fr(S, T, upd)),
-                z3.And(z3.Not(done), fr(S, T, self._join(upd, {"compS": {(c, c): S["compS"][c, c]},
-                                                                 "compQ": {(c, c): S["compQ"][c, c]},
-                                                                 "compL": {(c, c): S["compL"][c, c]}})))))
+                z3.And(z3.Not(done), fr(S, T, join(upd, {f: {(c, c): S[f][c, c]}
+                                                         for f in ("compS", "compQ", "compL")})))))
         for p, c in product(M, M):   # Block(p, c), RestartFlush(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["START_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
+            h, g = self._flush_msg(S, p, c, "START_FLUSH")
             taken = self._take(self._chan(S), p, c)
-            yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, self._join(
+            yield Label("Block", (p, c)), z3.And(*g, phase[p] == PH["Normal"], fr(S, T, join(
                 self._chan_upd(taken), {"phase": {p: z3.IntVal(PH["InBlock"])}, "fi": {p: z3.IntVal(c)}})))
             fc = _mk("FLUSH_COMPLETED", view=vid[p], dl=S["lL"][p], dS=S["lS"][p], dQ=S["lQ"][p])
             re = dict(taken)
             re[p, c] = self._ite(phase[p] == PH["Completed"], self._append(taken[p, c], fc), taken[p, c])
-            yield Label("RestartFlush", (p, c)), z3.And(*g, phase[p] != PH["Normal"], fr(S, T, self._join(
+            yield Label("RestartFlush", (p, c)), z3.And(*g, phase[p] != PH["Normal"], fr(S, T, join(
                 self._chan_upd(re), {"fi": {p: z3.IntVal(c)}})))
         for p in M:   # FlushOk(p)
             v = vid[p]
             chan = self._multi(self._chan(S), p, lambda q, v=v: z3.And(self._in_view(S, q, v), Alive(q)),
                                _mk("FLUSH_OK", view=v, dl=S["lL"][p]))
-            yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, self._join(
+            yield Label("FlushOk", (p,)), z3.And(Alive(p), phase[p] == PH["InBlock"], fr(S, T, join(
                 self._chan_upd(chan), {"phase": {p: z3.IntVal(PH["OkSent"])}, "oks": {(p, p): z3.BoolVal(True)}})))
         for p, q in product(M, M):   # ReceiveFlushOk(p, q)
-            h = self._head(S, p, q)
-            g = [Alive(p), self._has(S, p, q), Msg.ty(h) == TY["FLUSH_OK"], Msg.view(h) == vid[p], Alive(q)]
-            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, self._join(
-                self._chan_upd(self._take(self._chan(S), p, q)), {"oks": {(p, q): z3.BoolVal(True)}})))
+            h, g = self._flush_msg(S, p, q, "FLUSH_OK")
+            yield Label("ReceiveFlushOk", (p, q)), z3.And(*g, fr(S, T, self._taken(
+                S, p, q, {"oks": {(p, q): z3.BoolVal(True)}})))
         for p in M:   # FlushCompleted(p)
             v, c = vid[p], S["fi"][p]
             allok = [z3.Implies(z3.And(self._in_view(S, x, v), Alive(x)), S["oks"][p, x]) for x in M]
@@ -612,16 +598,14 @@ class SequencerFlushEncoding(Encoding):
             for x in M:
                 if x != p:
                     chan[p, x] = self._ite(z3.And(c == x, Alive(x)), self._append(chan[p, x], fc), chan[p, x])
-            yield Label("FlushCompleted", (p,)), z3.And(*g, fr(S, T, self._join(
+            yield Label("FlushCompleted", (p,)), z3.And(*g, fr(S, T, join(
                 {"phase": {p: z3.IntVal(PH["Completed"])}, "blocked": {p: z3.BoolVal(True)}}, rec,
                 self._chan_upd(chan))))
         for c, q in product(M, M):   # ReceiveFlushCompleted(c, q)
-            h = self._head(S, c, q)
-            g = [Alive(c), self._has(S, c, q), Msg.ty(h) == TY["FLUSH_COMPLETED"], Msg.view(h) == vid[c], Alive(q)]
-            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, self._join(
-                self._chan_upd(self._take(self._chan(S), c, q)),
-                {"comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
-                 "compL": {(c, q): Msg.dl(h)}})))
+            h, g = self._flush_msg(S, c, q, "FLUSH_COMPLETED")
+            yield Label("ReceiveFlushCompleted", (c, q)), z3.And(*g, fr(S, T, self._taken(S, c, q, {
+                "comp": {(c, q): z3.BoolVal(True)}, "compS": {(c, q): Msg.dS(h)}, "compQ": {(c, q): Msg.dQ(h)},
+                "compL": {(c, q): Msg.dl(h)}})))
         for c in M:   # SendView(c)
             v = vid[c]
             g = [Alive(c), S["fi"][c] == c, phase[c] == PH["Completed"],
@@ -638,48 +622,39 @@ class SequencerFlushEncoding(Encoding):
                                                            for x in M]) for y in (ys or M)])
 
                 def pick(f, c=c, d=d, ys=ys):
-                    if ys:
-                        return S[f][c, ys[0]]
-                    t = S[f][c, M[-1]]
-                    for y in reversed(M[:-1]):
-                        t = z3.If(d == y, S[f][c, y], t)
-                    return t
+                    return S[f][c, ys[0]] if ys else select(d, ((y, S[f][c, y]) for y in M))
                 D = (pick("compL"), pick("compS"), pick("compQ"))
                 new_in = lambda x, v=v: z3.And(self._in_view(S, x, v), Alive(x))  # noqa: E731
                 ch = self._multi(self._chan(S), c, new_in, _mk("VIEW", view=v, dl=D[0], dS=D[1], dQ=D[2]))
                 cs: list = []
                 upd = self._moved(S, c, new_in, D, ch, cs, f"sv{c}")
-                upd = self._join(upd, {
+                upd = join(upd, {
                     "nv": {(): nv + 1}, "vin": {x: z3.Store(S["vin"][x], nv + 1, new_in(x)) for x in M},
                     "vid": {c: v + 1}, "phase": {c: z3.IntVal(PH["Normal"])},
                     "oks": {(c, x): z3.BoolVal(False) for x in M},
                     "comp": {(c, x): z3.BoolVal(False) for x in M}})
                 yield Label("SendView", (c,)), z3.And(*g, choice, *cs, fr(S, T, upd))
         for p, c in product(M, M):   # InstallView(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["VIEW"], Msg.view(h) == vid[p]]
+            h, g = self._flush_msg(S, p, c, "VIEW", from_member=False)
             w = Msg.view(h) + 1
             new_in = lambda x, w=w: self._in_view(S, x, w)  # noqa: E731
             cs = []
             upd = self._moved(S, p, new_in, (Msg.dl(h), Msg.dS(h), Msg.dQ(h)),
                               self._take(self._chan(S), p, c), cs, f"iv{p}{c}")
-            upd = self._join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
-                                   "oks": {(p, x): z3.BoolVal(False) for x in M},
-                                   "comp": {(p, x): z3.BoolVal(False) for x in M}})
+            upd = join(upd, {"vid": {p: w}, "fi": {p: z3.IntVal(c)}, "phase": {p: z3.IntVal(PH["Normal"])},
+                             "oks": {(p, x): z3.BoolVal(False) for x in M},
+                             "comp": {(p, x): z3.BoolVal(False) for x in M}})
             yield Label("InstallView", (p, c)), z3.And(*g, *cs, fr(S, T, upd))
         for c in M:   # StopFlush(c)
             v = vid[c]
             R = lambda q, v=v: z3.And(self._in_view(S, q, v), self._in_view(S, q, v - 1), Alive(q))  # noqa: E731
             chan = self._multi(self._chan(S), c, R, _mk("STOP_FLUSH", view=v, dl=S["lL"][c]))
             yield Label("StopFlush", (c,)), z3.And(Alive(c), S["fi"][c] == c, phase[c] == PH["Normal"], fr(
-                S, T, self._join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)},
-                                                        "fi": {c: z3.IntVal(NO_INIT)}})))
+                S, T, join(self._chan_upd(chan), {"blocked": {c: z3.BoolVal(False)}, "fi": {c: z3.IntVal(NO_INIT)}})))
         for p, c in product(M, M):   # Unblock(p, c)
-            h = self._head(S, p, c)
-            g = [Alive(p), self._has(S, p, c), Msg.ty(h) == TY["STOP_FLUSH"], Msg.view(h) == vid[p], Alive(c)]
-            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._join(
-                self._chan_upd(self._take(self._chan(S), p, c)),
-                {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
+            h, g = self._flush_msg(S, p, c, "STOP_FLUSH")
+            yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._taken(
+                S, p, c, {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
         for m in M:   # Crash(m, lost)
             for lost in _subsets(set(M) - {m}):
                 cs = []
@@ -702,7 +677,7 @@ class SequencerFlushEncoding(Encoding):
                         chan[e] = self._filter(chan[e], lambda i, x: notflush(x), cs, f"cf{m}{e[1]}")
                 yield Label("Crash", (m, lost)), z3.And(
                     Alive(m), self._ncrashed(S) < self.MC, *cs,
-                    fr(S, T, self._join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
+                    fr(S, T, join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
 
     def _take_one(self, S, m, s, q, stamp=None) -> dict:
         """RecvData's delivery of <<s, q>> (Absorb of one entry): fwd, recv,
@@ -946,10 +921,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _initiator(self, S):
         """The flush initiator after the crash: the least live member."""
-        t = z3.IntVal(self.M[-1])
-        for x in reversed(self.M[:-1]):
-            t = z3.If(self._alive(S, x), x, t)
-        return t
+        return first(((self._alive(S, x), x) for x in self.M[:-1]), z3.IntVal(self.M[-1]))
 
     def OneFlush(self, S):
         """One crash: at most two views; the first is every member, the second
@@ -997,10 +969,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _sel_m(self, F, x):
         """F[x] for a per-member field F and a term x (a member)."""
-        t = F[self.M[-1]]
-        for y in reversed(self.M[:-1]):
-            t = z3.If(x == y, F[y], t)
-        return t
+        return select(x, ((y, F[y]) for y in self.M))
 
     def Oks(self, S):
         """Recorded FLUSH_OKs: a member with any is in view 1 in a flush; each
@@ -1041,8 +1010,8 @@ class SequencerFlushEncoding(Encoding):
             for x in M:
                 L = S["compL"][c, x]
                 j = self._q(S, f"rc{c}{x}")
-                pre = z3.And(0 <= L, L <= S["lL"][x], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                    S["compS"][c, x][j] == S["lS"][x][j], S["compQ"][c, x][j] == S["lQ"][x][j]))))
+                pre = z3.And(0 <= L, L <= S["lL"][x], self._prefix(j, L, (S["compS"][c, x], S["compQ"][c, x]),
+                                                                 (S["lS"][x], S["lQ"][x])))
                 cs.append(z3.Implies(S["comp"][c, x], z3.And(
                     c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self._alive(S, x),
                     S["vid"][x] == 1, S["phase"][x] == PH["Completed"], pre,
@@ -1088,8 +1057,7 @@ class SequencerFlushEncoding(Encoding):
         def body(p, q, x):
             j = self._q(S, f"fcd{p}{q}")
             L = Msg.dl(x)
-            pre = z3.And(0 <= L, L <= S["lL"][p], z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                Msg.dS(x)[j] == S["lS"][p][j], Msg.dQ(x)[j] == S["lQ"][p][j]))))
+            pre = z3.And(0 <= L, L <= S["lL"][p], self._prefix(j, L, (Msg.dS(x), Msg.dQ(x)), (S["lS"][p], S["lQ"][p])))
             return z3.And(q == a, S["fi"][q] == q, S["vid"][q] == 1, S["phase"][q] != PH["Normal"],
                           z3.Not(S["comp"][q, p]), S["vid"][p] == 1, S["phase"][p] == PH["Completed"],
                           S["fi"][p] == q, Msg.view(x) == 1, pre, *([L == S["lL"][p]] if p != 1 else []))
@@ -1161,8 +1129,7 @@ class SequencerFlushEncoding(Encoding):
             cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v, v == view), z3.And(
                 z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), self._stamped(a[i], v))),
                 S["lL"][m] <= gL,
-                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["lL"][m]), z3.And(
-                    S["lS"][m][j] == gS[j], S["lQ"][m][j] == gQ[j])), patterns=[S["lS"][m][j]]),
+                self._prefix(j, S["lL"][m], (S["lS"][m], S["lQ"][m]), (gS, gQ), trigger=True),
                 z3.Implies(S["phase"][m] != PH["Completed"], z3.And(
                     z3.Implies(h < t, Msg.dl(x0) == S["lL"][m] + z3.If(Msg.ty(x0) == TY["DATA"], 1, 0)),
                     z3.Implies(z3.And(h == t, self._alive(S, c)), S["lL"][m] == gL))))))
@@ -1180,8 +1147,7 @@ class SequencerFlushEncoding(Encoding):
         j = self._q(S, "vo_j")
         cs = [z3.Implies(S["vid"][1] == 1, z3.And(
             0 <= S["dL"][1], S["dL"][1] <= gL,
-            z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][1]), z3.And(
-                S["dS"][1][j] == gS[j], S["dQ"][1][j] == gQ[j])), patterns=[S["dS"][1][j]]),
+            self._prefix(j, S["dL"][1], (S["dS"][1], S["dQ"][1]), (gS, gQ), trigger=True),
             z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] != PH["Completed"]), z3.And(
                 z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),
                 z3.Implies(h == t, S["dL"][1] == gL))),
@@ -1191,20 +1157,13 @@ class SequencerFlushEncoding(Encoding):
             k = self._q(S, f"vo_k{m}")
             cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
                 S["dL"][m] == S["lL"][m], *[S["rdom"][m, x] for x in M],
-                z3.ForAll([k], z3.Implies(z3.And(1 <= k, k <= S["dL"][m]), z3.And(
-                    S["dS"][m][k] == S["lS"][m][k], S["dQ"][m][k] == S["lQ"][m][k])), patterns=[S["dS"][m][k]]))))
+                self._prefix(k, S["dL"][m], (S["dS"][m], S["dQ"][m]), (S["lS"][m], S["lQ"][m]), trigger=True))))
         return z3.And(*cs)
 
     def LogOrder(self, S):
         """In view 1, G = log[1] holds each sender's messages in strictly
         increasing seqno order, each a member's, each seqno in 1..sent."""
-        gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
-        i, j = self._q(S, "lo_i"), self._q(S, "lo_j")
-        ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
-                    *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
-        return z3.Implies(S["vid"][1] == 1, z3.And(
-            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
-            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+        return z3.Implies(S["vid"][1] == 1, self._ordered(S, "lo"))
 
     def FwdOrder(self, S):
         """The FORWARDs of p on p -> 1 come in increasing seqno order, each at
@@ -1364,8 +1323,7 @@ class SequencerFlushEncoding(Encoding):
         for m in self.M:
             j = self._q(S, f"dg_{m}")
             cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
-                S["dL"][m] <= gL, z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), z3.And(
-                    S["dS"][m][j] == gS[j], S["dQ"][m][j] == gQ[j])), patterns=[S["dS"][m][j]]))))
+                S["dL"][m] <= gL, self._prefix(j, S["dL"][m], (S["dS"][m], S["dQ"][m]), (gS, gQ), trigger=True))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
     def RecG(self, S):
@@ -1377,9 +1335,8 @@ class SequencerFlushEncoding(Encoding):
             for x in self.M:
                 L = S["compL"][c, x]
                 j = self._q(S, f"rg{c}{x}")
-                cs.append(z3.Implies(S["comp"][c, x], z3.And(L <= gL, z3.ForAll([j], z3.Implies(
-                    z3.And(1 <= j, j <= L), z3.And(S["compS"][c, x][j] == gS[j], S["compQ"][c, x][j] == gQ[j])),
-                    patterns=[S["compS"][c, x][j]]))))
+                cs.append(z3.Implies(S["comp"][c, x], z3.And(L <= gL, self._prefix(
+                    j, L, (S["compS"][c, x], S["compQ"][c, x]), (gS, gQ), trigger=True))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
     def NpLog(self, S):
@@ -1582,8 +1539,7 @@ class SequencerFlushEncoding(Encoding):
             L = S["compL"][c, c]
             cs.append(z3.Implies(S["comp"][c, c], z3.And(
                 S["phase"][c] == PH["Completed"], 0 <= L, L <= S["lL"][c],
-                z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), z3.And(
-                    S["compS"][c, c][j] == S["lS"][c][j], S["compQ"][c, c][j] == S["lQ"][c][j]))))))
+                self._prefix(j, L, (S["compS"][c, c], S["compQ"][c, c]), (S["lS"][c], S["lQ"][c])))))
         return z3.And(*cs)
 
     def RecvBound(self, S):
@@ -1697,13 +1653,17 @@ class SequencerFlushEncoding(Encoding):
     def SequenceOrder(self, S):
         """Without a crash, G holds each sender's messages in strictly
         increasing seqno order, each seqno in 1..sent[sender]."""
+        return z3.Implies(self._nocrash(S), self._ordered(S, "so"))
+
+    def _ordered(self, S, name):
+        """G = log[1] holds each sender's messages in strictly increasing
+        seqno order, each a member's, each seqno in 1..sent."""
         gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]
-        i, j = self._q(S, "so_i"), self._q(S, "so_j")
+        i, j = self._q(S, f"{name}_i"), self._q(S, f"{name}_j")
         ok = z3.And(1 <= gS[i], gS[i] <= self.N, 1 <= gQ[i],
                     *[z3.Implies(gS[i] == x, gQ[i] <= S["sent"][x]) for x in self.M])
-        return z3.Implies(self._nocrash(S), z3.And(
-            z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
-            z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok))))
+        return z3.And(z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= gL, gS[i] == gS[j]), gQ[i] < gQ[j])),
+                      z3.ForAll([i], z3.Implies(z3.And(1 <= i, i <= gL), ok)))
 
     def Fresh(self, S):
         """Without a crash, m's received-table entry for s is at least every
@@ -1714,10 +1674,7 @@ class SequencerFlushEncoding(Encoding):
             a, h, t = S["ch"][1, m], S["hd"][1, m], S["tl"][1, m]
             i, j = self._q(S, f"fr_i{m}"), self._q(S, f"fr_j{m}")
             def rv_of(s, m=m):
-                t_ = z3.IntVal(0)
-                for x in reversed(self.M):
-                    t_ = z3.If(s == x, S["rval"][m, x], t_)
-                return t_
+                return select(s, ((x, S["rval"][m, x]) for x in self.M), z3.IntVal(0))
             cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), Msg.seq(a[i]) > rv_of(Msg.snd(a[i])))))
             cs.append(z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= S["dL"][m]), S["dQ"][m][j] <= rv_of(S["dS"][m][j]))))
             cs += [S["rval"][m, x] >= 0 for x in self.M]
@@ -1753,13 +1710,7 @@ class SequencerFlushEncoding(Encoding):
         return z3.And(*cs)
 
     def NoDuplicates(self, S):
-        cs = []
-        for m in self.M:
-            i, j = z3.Ints(f"nd_i_{m} nd_j_{m}")
-            dS, dQ, L = S["dS"][m], S["dQ"][m], S["dL"][m]
-            cs.append(z3.ForAll([i, j], z3.Implies(z3.And(1 <= i, i < j, j <= L),
-                                                   z3.Or(dS[i] != dS[j], dQ[i] != dQ[j]))))
-        return z3.And(*cs)
+        return z3.And(*[self._nd(S["dS"][m], S["dQ"][m], S["dL"][m], None, f"nd_i_{m} nd_j_{m}") for m in self.M])
 
     def SurvivorTotalOrder(self, S):
         """For two live members, two messages both delivered come in the same
