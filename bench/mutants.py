@@ -366,6 +366,9 @@ def _end(p: subprocess.Popen) -> None:
     p.communicate()
 
 
+IMPORT_TIMEOUT = 300
+
+
 def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a, timeout: float) -> dict:
     """One layer on the tree as it is now: {"outcome": killed|survived|timeout, "why", "seconds"}."""
     py = sys.executable
@@ -619,12 +622,16 @@ def main() -> None:
             if not only_annotations:        # equivalent by construction: nothing to run
                 try:
                     tree.write(m.module, mutated)
-                    imp = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer",
-                                          "import", "--module-name", module_name(m.module)], cwd=tree.root,
-                                         env=tree.env, capture_output=True, text=True, timeout=60)
-                    if imp.returncode:
-                        imp_error = (imp.stderr.strip().splitlines() or [""])[-1][:300]
-                    else:
+                    # generous: on a loaded machine the import alone has taken over a minute
+                    try:
+                        imp = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer",
+                                              "import", "--module-name", module_name(m.module)], cwd=tree.root,
+                                             env=tree.env, capture_output=True, text=True, timeout=IMPORT_TIMEOUT)
+                        if imp.returncode:
+                            imp_error = (imp.stderr.strip().splitlines() or [""])[-1][:300]
+                    except subprocess.TimeoutExpired:
+                        imp_error = f"the mutated module did not import within {IMPORT_TIMEOUT} s"
+                    if not imp_error:
                         for layer, what in layout[m.module].items():
                             limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
                             results[layer] = run_layer(tree, layer, what["files"], what["protocols"], a, limit)
