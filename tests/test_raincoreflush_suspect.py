@@ -1,0 +1,44 @@
+"""A finding of the ring compositions (spec/RaincoreFlush, model Suspect): a
+false suspicion (the Transport Manager reports a live node unreachable)
+drops a live member from the ring, and FLUSH installs the ring's view
+without it before it has completed the flush.  The reading that holds
+(``ShunSuspected``, model SuspectShun): a member the latest view leaves out
+has failed for the group (docs/raincore.md, section 8)."""
+
+from groupcheck.model import manifest
+from groupcheck.model.core import explore
+from groupcheck.model.link import build_model
+from groupcheck.model.raincoreflush import RaincoreFlushModel
+
+
+def suspect_model(**kw) -> RaincoreFlushModel:
+    (entry,) = manifest.select(["raincoreflush"], "Suspect")
+    return RaincoreFlushModel({**build_model(entry).constants, **kw})
+
+
+def test_the_model_finds_the_false_suspicion_and_shunning_reads_it_as_a_failure():
+    m = suspect_model()
+    res = explore(m, check_invariants=["ViewAfterAllCompleted"])
+    assert res.violation is not None and res.violation.invariant == "ViewAfterAllCompleted"
+    trace = res.violation.trace
+    assert len(trace) == 24                        # TLC's counterexample is as long
+    # the suspicion: a TokenDeliveryFailure for a token to a node that is up
+    fails = [(lab, prev) for (_, prev), (lab, _) in zip(trace, trace[1:]) if lab.action == "TokenDeliveryFailure"]
+    assert fails and all(prev.status[lab.params[1]["dest"] - 1] == "Up" for lab, prev in fails)
+    last = trace[-1][1]
+    assert set(last.status) == {"Up"} and last.views[-1] == frozenset({2, 3}) and last.vid[0] == 1
+    # the same state under ShunSuspected: node 1, excluded, has failed for the group
+    shun = suspect_model(ShunSuspected=True)
+    assert shun.Failed(last) == frozenset({1}) and shun.ViewAfterAllCompleted(last)
+    # and without FalseSuspicion no delivery failure is reported for a live node
+    honest = suspect_model(FalseSuspicion=False)
+    lab, prev = fails[0]
+    assert lab not in {l for l, _ in honest.next(prev)}
+
+
+def test_the_manifest_keeps_the_false_suspicion_as_an_expected_violation():
+    (entry,) = manifest.select(["raincoreflush"], "Suspect")
+    (shun,) = manifest.select(["raincoreflush"], "SuspectShun")
+    assert entry.expected == "ViewAfterAllCompleted" and shun.expected == "ok"
+    assert build_model(entry).FalseSuspicion and not build_model(entry).ShunSuspected
+    assert build_model(shun).ShunSuspected
