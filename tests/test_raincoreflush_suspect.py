@@ -1,14 +1,18 @@
-"""A finding of the ring compositions (spec/RaincoreFlush, model Suspect): a
+"""A finding of the ring compositions (spec/RaincoreFlush and
+spec/RaincoreSequencerFlush, models Suspect): a
 false suspicion (the Transport Manager reports a live node unreachable)
 drops a live member from the ring, and FLUSH installs the ring's view
 without it before it has completed the flush.  The reading that holds
 (``ShunSuspected``, model SuspectShun): a member the latest view leaves out
 has failed for the group (docs/raincore.md, section 8)."""
 
+import pytest
+
 from groupcheck.model import manifest
 from groupcheck.model.core import explore
 from groupcheck.model.link import build_model
 from groupcheck.model.raincoreflush import RaincoreFlushModel
+from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 
 
 def suspect_model(**kw) -> RaincoreFlushModel:
@@ -42,3 +46,22 @@ def test_the_manifest_keeps_the_false_suspicion_as_an_expected_violation():
     assert entry.expected == "ViewAfterAllCompleted" and shun.expected == "ok"
     assert build_model(entry).FalseSuspicion and not build_model(entry).ShunSuspected
     assert build_model(shun).ShunSuspected
+
+
+@pytest.mark.slow
+def test_over_sequencer_the_suspected_coordinators_order_parts_from_the_survivors():
+    """RaincoreSequencerFlush's Suspect: node 1, SEQUENCER's coordinator, is
+    reported unreachable while alive; it delivered (2, 1), (3, 1), and the
+    members that stay deliver them the other way round (explorer: about
+    440,000 states, the same 35 steps as TLC)."""
+    (entry,) = manifest.select(["raincoresequencerflush"], "Suspect")
+    m = build_model(entry)
+    res = explore(m, check_invariants=["SurvivorTotalOrder"])
+    assert res.violation is not None and res.violation.invariant == "SurvivorTotalOrder"
+    trace = res.violation.trace
+    assert len(trace) == 35
+    last = trace[-1][1]
+    assert set(last.status) == {"Up"} and last.views[-1] == (2, 3)
+    assert last.delivered[1] == ((2, 1), (3, 1)) and last.delivered[2] == ((3, 1), (2, 1))
+    shun = RaincoreSequencerFlushModel({**m.constants, "ShunSuspected": True})
+    assert shun.Failed(last) == frozenset({1}) and shun.SurvivorTotalOrder(last)
