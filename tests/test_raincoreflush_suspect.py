@@ -65,3 +65,28 @@ def test_over_sequencer_the_suspected_coordinators_order_parts_from_the_survivor
     assert last.delivered[1] == ((2, 1), (3, 1)) and last.delivered[2] == ((3, 1), (2, 1))
     shun = RaincoreSequencerFlushModel({**m.constants, "ShunSuspected": True})
     assert shun.Failed(last) == frozenset({1}) and shun.SurvivorTotalOrder(last)
+
+
+def test_the_replay_takes_a_delivery_failure_to_a_live_node_only_under_false_suspicion():
+    """conformance/raincoreflush.py ``ring_successors``: the record of
+    Suspect's TokenDeliveryFailure (node 3 reports node 1, alive) is a step
+    of the model the header's FalseSuspicion builds, and none without it."""
+    from groupcheck.conformance import raincoreflush as crf
+    res = explore(suspect_model(), check_invariants=["ViewAfterAllCompleted"])
+    trace = res.violation.trace
+    lab, prev = next((lab, prev) for (_, prev), (lab, _) in zip(trace, trace[1:])
+                     if lab.action == "TokenDeliveryFailure")
+    n, m = lab.params
+    ev = {"name": "TokenDeliveryFailure", "nid": n,
+          "msg": {"type": "TOKEN", "seq": 9, **{k: m[k] for k in ("nodelist", "cur", "dest", "gvn")}}}
+    assert prev.status[m["dest"] - 1] == "Up"
+    assert [t for t in crf.ring_successors(suspect_model(), prev, ev) if t is not None]
+    assert not [t for t in crf.ring_successors(suspect_model(FalseSuspicion=False), prev, ev) if t is not None]
+
+
+def test_cluster_runs_declare_false_suspicion_without_the_lossy_ring():
+    from groupcheck.conformance.raincoresequencerflush import model_of
+    from groupcheck.impl.stacks import raincoreflush, raincoresequencerflush
+    c = raincoreflush.cluster_constants(3, 10, 1)
+    assert c["FalseSuspicion"] and "FalseSuspicion" not in raincoreflush.cluster_constants(3, 10, 1, lossy=True)
+    assert model_of(raincoresequencerflush.cluster_constants(3, 10, 1)).FalseSuspicion
