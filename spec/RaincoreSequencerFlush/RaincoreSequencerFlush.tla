@@ -412,10 +412,9 @@ Spec == Init /\ [][Next]_vars
 (* Properties: SequencerFlush.tla's (crashed is now the dead nodes),       *)
 (* Raincore.tla's, and RaincoreFlush.tla's ViewsFromRing.                  *)
 
-\* The members the guarantees are to (RaincoreFlush.tla's Failed): the dead
-\* nodes, and under ShunSuspected the members the latest view leaves out.
-Failed == IF ShunSuspected THEN Dead \cup {p \in Members : vid[p] >= 1 /\ p \notin Range(views[Latest])}
-                           ELSE Dead
+\* The members the guarantees are to (RaincoreFlush.tla's): the dead nodes,
+\* and under ShunSuspected the members the latest view leaves out.
+Failed == RF!Failed
 SP == INSTANCE SequencerFlush WITH
         UniformDelivery <- FALSE, crashed <- Failed, ndel <- [m \in Members |-> 0]
 
