@@ -65,8 +65,9 @@ LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
 PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring, or before
-# the VIEW carried the ring's number, lack them)
-OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False}
+# the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
+OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False,
+            "FalseSuspicion": False, "ShunSuspected": False}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
              "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 

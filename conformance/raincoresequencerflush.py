@@ -89,6 +89,7 @@ from . import raincoreflush as crf
 from . import sequencerflush as csf
 from .protocols import Protocol
 from .replay import RunReport, explain
+from .tlctrace import TLATrace
 from .traces import Trace
 
 ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
@@ -111,7 +112,9 @@ def model_of(constants: dict) -> RaincoreSequencerFlushModel:
         "ResendAlways": bool(constants.get("ResendAlways", False)),
         "ResentFirst": bool(constants.get("ResentFirst", False)),
         # absent: a trace from before the VIEW carried the ring's number
-        "NewerViewsOnly": bool(constants.get("NewerViewsOnly", False))})
+        "NewerViewsOnly": bool(constants.get("NewerViewsOnly", False)),
+        "FalseSuspicion": bool(constants.get("FalseSuspicion", False)),
+        "ShunSuspected": bool(constants.get("ShunSuspected", False))})
 
 
 class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
@@ -315,10 +318,43 @@ def draw(seed: int) -> tuple[str, dict]:
                     "tm": rng.random() < 0.5}
 
 
+def tla_log(trace: Trace) -> list:
+    """The trace as TraceRaincoreSequencerFlush.tla reads it: SEQUENCER over
+    FLUSH's entries (conformance/sequencerflush.py ``tla_log``) with this
+    binding's pre-pass, where a ring record passes alone; a ring entry (and
+    a Crash) also gets the ring variables the replay compares
+    (``crf.ring_logged_fields``), under their spec names."""
+    out = csf.tla_log(trace, RaincoreSequencerFlushBinding)
+    ring = {st["i"]: st for st in RaincoreSequencerFlushBinding(trace).steps() if st["step"] in ("ring", "crash")}
+    for e in out:
+        st = ring.get(e["i"])
+        if st is None or st.get("state") is None:
+            continue
+        logged = {f"ring.{v}": v for v in crf.ring_logged_fields(st["name"])}
+        e["state"] = {**(e["state"] or {}),
+                      **{logged[k]: v for k, v in st["state"].items() if k in logged}}
+    return out
+
+
+def tla_constants(c: dict) -> dict:
+    """The trace spec's constants: ``model_of``'s (any node may crash or be
+    falsely suspected, every member sends; a fix absent from the header is
+    FALSE)."""
+    m = model_of(c)
+    return {"N": m.N, "NInit": m.NInit, "Founder": m.Founder, "MaxSeq": m.MaxSeq, "Senders": m.Senders,
+            "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
+            "ResentFirst": m.ResentFirst, "NewerViewsOnly": m.NewerViewsOnly,
+            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected}
+
+
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring"),
     draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
+    # spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla: one entry per joined
+    # step or ring record (tla_log); newNodes is a set
+    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, prepare=tla_log,
+                       var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.RING_FIELDS}}),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)

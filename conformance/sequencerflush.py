@@ -692,7 +692,7 @@ def _pairs(xs) -> frozenset:
     return frozenset(tuple(x) for x in xs)
 
 
-def tla_log(trace: Trace) -> list:
+def tla_log(trace: Trace, binding: Optional[type] = None) -> list:
     """The trace as TraceSequencerFlush.tla reads it: the replay's pre-pass
     (``SequencerFlushBinding.steps``) joins each member's half-steps into
     composed steps, and each becomes one log entry: the composed action, the
@@ -704,8 +704,9 @@ def tla_log(trace: Trace) -> list:
     (``fvid``, ``flog`` for FLUSH's vid and delivered, ``svid`` for
     SEQUENCER's vid, the others by their names).  ``i`` is the step's first
     record, ``parts`` every record it joins.  A run the pre-pass cannot join
-    ends with a ``Stop`` entry, which no action matches."""
-    b = SequencerFlushBinding(trace)
+    ends with a ``Stop`` entry, which no action matches.  ``binding``: a
+    subclass whose pre-pass is used instead (the three-layer stack's)."""
+    b = (binding or SequencerFlushBinding)(trace)
     out = []
     for st in b.steps():
         kind, m = st["step"], st["nid"]

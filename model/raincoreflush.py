@@ -132,6 +132,12 @@ class RaincoreFlushModel(FlushModel):
         self.LateFailures = bool(c.get("LateFailures", False))
         # NewerViewsOnly (the spec's): FLUSH acts only on a ring commit newer than its view's
         self.NewerViewsOnly = bool(c.get("NewerViewsOnly", True))
+        # FalseSuspicion: the Transport Manager may report a live node of Crashable
+        # unreachable; ShunSuspected: a member the latest view leaves out has failed
+        self.FalseSuspicion = bool(c.get("FalseSuspicion", False))
+        self.ShunSuspected = bool(c.get("ShunSuspected", False))
+        if self.FalseSuspicion and self.LossyRing:
+            raise ValueError("raincoreflush: FalseSuspicion over the lossy ring is the spec's alone (TLC)")
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
         if self.LossyRing:
             # Raincore's fixed variant (spec/Raincore Fixed* models) without
@@ -182,6 +188,12 @@ class RaincoreFlushModel(FlushModel):
     @staticmethod
     def Alive(s, p: int) -> bool:
         return s.status[p - 1] == "Up"
+
+    def Unreachable(self, s, d: int) -> bool:
+        """The Transport Manager reports d unreachable: down, or (FalseSuspicion)
+        a live node of Crashable that is slow."""
+        st = s.status[d - 1]
+        return st == "Down" or (self.FalseSuspicion and st == "Up" and d in self.Crashable)
 
     @staticmethod
     def Gone(s, p: int) -> frozenset:
@@ -270,7 +282,7 @@ class RaincoreFlushModel(FlushModel):
             if self.LateFailure(s, n, m):      # Raincore's step, the token put back in transit first
                 r = r._replace(tokenMsgs=r.tokenMsgs | {m})
             return self.ring_step(s, self.ring.TokenDeliveryFailure(r, n, m))
-        if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
+        if not (self.Alive(s, n) and m["cur"] == n and self.Unreachable(s, m["dest"])):
             return None
         nl = Remove(m["nodelist"], m["dest"])
         t = m.set("nodelist", nl).set("dest", NextNode(nl, n))
@@ -293,7 +305,7 @@ class RaincoreFlushModel(FlushModel):
     def DeliveryFailure911(self, s, n: int, m: Fn):
         if self.LossyRing:
             return self.ring_step(s, self.ring.DeliveryFailure911(self.ring_state(s), n, m))
-        if not (self.Alive(s, n) and m["cur"] == n and s.status[m["dest"] - 1] == "Down"):
+        if not (self.Alive(s, n) and m["cur"] == n and self.Unreachable(s, m["dest"])):
             return None
         return s._replace(msgs911=(s.msgs911 - {m}) | {m.set("dest", NextNode(self.InitRing, m["dest"]))})
 
@@ -463,6 +475,20 @@ class RaincoreFlushModel(FlushModel):
 
     def SingleRegenerator(self, s) -> bool:
         return not self.LossyRing or self.ring.SingleRegenerator(self.ring_state(s))
+
+    def Failed(self, s) -> frozenset:
+        """The members the properties count as crashed (the spec's Failed): the
+        dead, and under ShunSuspected the members the latest view leaves out."""
+        if not self.ShunSuspected:
+            return self.Dead(s)
+        return self.Dead(s) | {p for p in self.Members if s.vid[p - 1] >= 1 and p not in s.views[-1]}
+
+    def ViewAfterAllCompleted(self, s) -> bool:
+        """Flush.tla's with the failed members as its crashed (the spec's FP)."""
+        failed = self.Failed(s)
+        if failed != self.Dead(s):
+            s = s._replace(status=tuple("Down" if p in failed else x for p, x in enumerate(s.status, start=1)))
+        return FlushModel.ViewAfterAllCompleted(self, s)
 
     def ConsistentHistory(self, s) -> bool:
         for gm in s.globalView:

@@ -31,7 +31,7 @@ from .core import Label, state_type
 from .flush import FlushModel
 from .raincore import NULL_VIEW
 from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel, RaincoreFlushState
-from .sequencer import _subsets
+from .sequencer import TotalOrderAmong, _subsets
 from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW,
                              SequencerFlushKernel, SequencerFlushModel, SequencerFlushState)
 from .values import Fn
@@ -97,6 +97,17 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             return None
         new, R, msg, more = nxt
         return tuple(sorted(new)), R, msg, more
+
+    def Failed(self, s) -> frozenset:
+        """RaincoreFlush's: the dead, and under ShunSuspected the members the latest view leaves out."""
+        if not self.ShunSuspected:
+            return self.Dead(s)
+        return self.Dead(s) | {p for p in self.Members if s.vid[p] >= 1 and p not in s.views[-1]}
+
+    def SurvivorTotalOrder(self, s) -> bool:
+        """SequencerFlush's among the members not failed (the spec's SP)."""
+        failed = self.Failed(s)
+        return TotalOrderAmong(d for m, d in s.delivered.items() if m not in failed)
 
     # --- init -------------------------------------------------------------------
     def init(self):

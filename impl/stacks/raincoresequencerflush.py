@@ -18,9 +18,11 @@ def layer_of(name: str, params: dict) -> str:
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
     """spec/RaincoreSequencerFlush as the cluster's stack runs it
     (``pass_latch``, i.e. ResendAlways; ResentFirst); Senders and Crashable
-    (sets, which a header's scalar constants cannot hold) are every node."""
+    (sets, which a header's scalar constants cannot hold) are every node; the
+    Transport Manager may time out on a live node (FalseSuspicion, as
+    raincoreflush's ``cluster_constants``)."""
     return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
-            "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True}
+            "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True, "FalseSuspicion": True}
 
 
 # SEQUENCER on the ring's FLUSH with pass_latch, the coupling spec/SequencerFlush

@@ -39,8 +39,11 @@
 (* from lastToken, TokenLoss loses a token in transit, and any Up member   *)
 (* may crash at any point, the token holder included (its token, and a     *)
 (* token it has in transit, are lost).  Either way: crash-stop, no         *)
-(* recovery, no leave.  Raincore's action and variable names are kept for  *)
-(* what is kept; FLUSH's too.  Both parts are instantiated (Ring:          *)
+(* recovery, no leave.  FalseSuspicion: the Transport Manager may report   *)
+(* a live node unreachable (model Suspect); ShunSuspected: the properties  *)
+(* count a member the latest view leaves out as failed (SuspectShun).      *)
+(* Raincore's action and variable names are kept for what is kept;        *)
+(* FLUSH's too.  Both parts are instantiated (Ring:          *)
 (* Raincore.tla, F: Flush.tla) and what is kept is theirs: the ring's      *)
 (* helpers, claims and View State step (Ring!TakeToken), 911Received, the  *)
 (* Hungry and Starving timeouts and the properties; FLUSH's steps          *)
@@ -60,12 +63,14 @@ CONSTANTS
     LossyRing,  \* TRUE: Raincore's ring with token loss and regeneration
     TimelyTimeouts, \* LossyRing only: a timeout never fires while a token that lists its node exists
     LateFailures,   \* LossyRing only: the Transport Manager may report a token its receiver took (LateFailure)
-    NewerViewsOnly  \* TRUE: FLUSH acts only on a ring commit newer than its own view's (FALSE: StaleView)
+    NewerViewsOnly, \* TRUE: FLUSH acts only on a ring commit newer than its own view's (FALSE: StaleView)
+    FalseSuspicion, \* the Transport Manager may report a live node in Crashable (slow, not dead) unreachable
+    ShunSuspected   \* FalseSuspicion only: a node reported unreachable stops there (rejoins, if ever, as a new node)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
-       /\ NewerViewsOnly \in BOOLEAN
+       /\ NewerViewsOnly \in BOOLEAN /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -150,6 +155,11 @@ LastIdx(n) ==
         idx == {i \in DOMAIN gv : gv[i] # NullView}
     IN  IF idx = {} THEN 0 ELSE CHOOSE i \in idx : \A j \in idx : j <= i
 Eating(n) == token[n] # NoToken
+
+\* The Transport Manager reports d unreachable (TokenDeliveryFailure,
+\* 911DeliveryFailure): d is down, or (FalseSuspicion) d is a live node of
+\* Crashable whose acknowledgement did not come in time: slow, not dead.
+Unreachable(d) == status[d] = "Down" \/ (FalseSuspicion /\ status[d] = "Up" /\ d \in Crashable)
 
 \* Raincore's token machinery, effective only under LossyRing: without it
 \* tokenState and lastToken keep their initial values and a token's
@@ -305,7 +315,8 @@ TokenReceived(n, m) ==
     /\ UNCHANGED flushVars
 
 \* 4. The failure detector: the token n sent could not be delivered (its
-\*    destination is down).  Drop it from the nodelist, Chaos, resend
+\*    destination is Unreachable: down, or under FalseSuspicion slow; the
+\*    frame is not delivered, and the node so reported is not told).  Drop it from the nodelist, Chaos, resend
 \*    (LossyRing: with the next sequence number, kept as lastToken, Hungry);
 \*    alone, commit the single-node view and keep the token.
 \*    LossyRing: also for the token n sent last once it is no longer in
@@ -324,7 +335,7 @@ TokenDeliveryFailure(n, m) ==
     /\ Alive(n)
     /\ m \in tokenMsgs \/ LateFailure(n, m)
     /\ m.cur = n
-    /\ status[m.dest] = "Down"
+    /\ Unreachable(m.dest)
     /\ localView' = [localView EXCEPT ![n] = nl]
     /\ IF nl = <<n>>
          THEN /\ viewState' = [viewState EXCEPT ![n] = "Agreement"]
@@ -348,7 +359,7 @@ TokenDeliveryFailure(n, m) ==
     /\ Alive(n)
     /\ m \in msgs911
     /\ m.cur = n
-    /\ status[m.dest] = "Down"
+    /\ Unreachable(m.dest)
     /\ msgs911' = (msgs911 \ {m}) \cup {[m EXCEPT !.dest = NextNode(Ring911(m), m.dest)]}
     /\ UNCHANGED <<flushVars, status, viewState, globalView, localView, newNodes,
                    token, tokenMsgs, tokenState, lastToken>>
@@ -562,10 +573,23 @@ Spec == Init /\ [][Next]_vars
 -----------------------------------------------------------------------------
 (* Properties *)
 
-\* Flush.tla's, unchanged.
-VirtualSynchrony      == F!VirtualSynchrony
-NoSendWhileBlocked    == F!NoSendWhileBlocked
-ViewAfterAllCompleted == F!ViewAfterAllCompleted
+\* The members the guarantees are to.  A false suspicion leaves a live node
+\* out of the views (FalseSuspicion), and the properties as written count
+\* it as live: ViewAfterAllCompleted fails (model Suspect).  ShunSuspected
+\* reads the exclusion as JGroups's shunning: a member the latest view
+\* leaves out has failed for the group (it stops taking part once it
+\* installs that view, FLUSH's Departed, and comes back, if ever, as a new
+\* node), so the properties count it as crashed (model SuspectShun).
+Excluded == {p \in Members : vid[p] >= 1 /\ p \notin views[Latest]}
+Failed   == IF ShunSuspected THEN Dead \cup Excluded ELSE Dead
+FP == INSTANCE Flush WITH
+        MaxLeaves <- 0, ReconcileDigests <- TRUE,
+        crashed <- Failed, joining <- {}, leaving <- {}
+
+\* Flush.tla's, with the failed members as its crashed.
+VirtualSynchrony      == FP!VirtualSynchrony
+NoSendWhileBlocked    == FP!NoSendWhileBlocked
+ViewAfterAllCompleted == FP!ViewAfterAllCompleted
 
 \* Raincore.tla's (AtMostOneToken: at most one node Eating, or the token in
 \* transit while nobody eats; under LossyRing, as in Raincore.tla, at most

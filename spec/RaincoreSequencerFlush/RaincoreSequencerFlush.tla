@@ -47,12 +47,15 @@ CONSTANTS
     Crashable,  \* the nodes the environment may crash (targets a model)
     ResendAlways, \* SequencerFlush's fix for EventualDelivery
     ResentFirst,  \* SequencerFlush's fix for loss 2
-    NewerViewsOnly \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
+    NewerViewsOnly, \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
+    FalseSuspicion, \* RaincoreFlush's: the Transport Manager may report a live node of Crashable unreachable
+    ShunSuspected   \* RaincoreFlush's: a node reported unreachable stops there
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxSeq \in Nat /\ Senders \subseteq 1..N
        /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN /\ NewerViewsOnly \in BOOLEAN
+       /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -409,12 +412,18 @@ Spec == Init /\ [][Next]_vars
 (* Properties: SequencerFlush.tla's (crashed is now the dead nodes),       *)
 (* Raincore.tla's, and RaincoreFlush.tla's ViewsFromRing.                  *)
 
-NoDuplicates       == SF!NoDuplicates
-Integrity          == SF!Integrity
-SenderFIFO         == SF!SenderFIFO
-SurvivorTotalOrder == SF!SurvivorTotalOrder
-VirtualSynchrony   == SF!VirtualSynchrony
-LogsAgree          == SF!LogsAgree
+\* The members the guarantees are to (RaincoreFlush.tla's): the dead nodes,
+\* and under ShunSuspected the members the latest view leaves out.
+Failed == RF!Failed
+SP == INSTANCE SequencerFlush WITH
+        UniformDelivery <- FALSE, crashed <- Failed, ndel <- [m \in Members |-> 0]
+
+NoDuplicates       == SP!NoDuplicates
+Integrity          == SP!Integrity
+SenderFIFO         == SP!SenderFIFO
+SurvivorTotalOrder == SP!SurvivorTotalOrder
+VirtualSynchrony   == SP!VirtualSynchrony
+LogsAgree          == SP!LogsAgree
 AtMostOneToken     == RF!AtMostOneToken
 ConsistentHistory  == RF!ConsistentHistory
 \* Every view installed is a view the ring committed, in the ring's order.
