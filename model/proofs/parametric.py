@@ -77,6 +77,23 @@ def members_of(m: z3.ModelRef) -> list[z3.ExprRef]:
     return sorted(els, key=lambda e: below[e.sexpr()])
 
 
+def int_literals(e: z3.ExprRef) -> set[int]:
+    """The integer literals of a term (a model's value of an array)."""
+    out, seen, todo = set(), set(), [e]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_int_value(x):
+            out.add(x.as_long())
+        elif z3.is_quantifier(x):
+            todo.append(x.body())
+        elif z3.is_app(x):
+            todo += x.children()
+    return out
+
+
 class Z3Ops:
     """Connectives and quantifiers as z3 terms (the proofs)."""
 

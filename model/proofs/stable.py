@@ -36,7 +36,8 @@ from ..core import Label
 from ..stable import DataMsg, Entry, StableModel, StableMsg, StabilityMsg, StableState
 from ..values import Fn
 from .engine import Encoding, z3_set
-from .parametric import Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms, universe
+from .parametric import (Node, PyOps, Table, Z3Ops, ground, int_literals, le, members_of, node, one, order_axioms,
+                         universe)
 
 I = z3.IntSort()
 
@@ -961,9 +962,12 @@ class StableAnyEncoding(Encoding):
         b = lambda f, *k: z3.is_true(ev(S[f][tuple(u[i] for i in k)]))  # noqa: E731
         n = lambda f, *k: ev(S[f][tuple(u[i] for i in k)]).as_long()  # noqa: E731
         net = set()
+        # the seqnos where the model's data array may be true: the integers
+        # of its value (a Store chain; z3 may choose seqnos in the millions)
+        ks = sorted(int_literals(ev(S["data"])))
         for p, q in product(M, M):
-            for k in range(1, max(n("sent", p), 0) + 1):
-                if z3.is_true(ev(S["data"][u[p], u[q], k])):
+            for k in ks:
+                if 1 <= k <= n("sent", p) and z3.is_true(ev(S["data"][u[p], u[q], k])):
                     net.add(DataMsg(p, q, k))
             if b("st", p, q):
                 net.add(StableMsg(p, q, Fn((x, n("st_v", p, q, x)) for x in M if b("st_in", p, q, x))))
