@@ -308,7 +308,7 @@ def prove(
 
 
 def _members(enc):
-    """The N a variant's result holds for: "any" for a parametric encoding."""
+    """The N a variant's result holds for ("any": a parametric encoding)."""
     return "any" if enc.members is None else enc.members
 
 

@@ -69,7 +69,7 @@ class Query:
     reachable: bool | None = None
     path: list[str] | None = None
     expected_cti: bool = False
-    members: int | None = None
+    members: int | str | None = None
     cpu_seconds: float = 0.0
     # proved by the frame alone: every action instance leaves unchanged all
     # the lemma reads (Frame), no z3 call
@@ -92,7 +92,7 @@ class Encoding:
     protocol = ""
     variant = ""
     expect_cti = False   # a flawed variant: a reachable CTI is the expected outcome
-    members: int | None = None   # the fixed member count (None: any number)
+    members: int | str | None = None   # the fixed member count ("any": every number)
     reach_max_states = 5_000   # how far the bounded model is explored to classify a CTI
     # True: a minute or more of z3 (the matrix's "heavy", set by the
     # registry): the default audit lists it as skipped; `groupcheck prove`,
