@@ -264,7 +264,7 @@ def prove(
         for i, (enc, qs) in enumerate(registry.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,
                                                           members=members)):
             ok = engine.verdict(qs)
-            prog.finished(f"prove {enc.protocol}/{enc.variant} (N={enc.members}): "
+            prog.finished(f"prove {enc.protocol}/{enc.variant} (N={_members(enc)}): "
                           f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
                           f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
             verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
@@ -293,7 +293,7 @@ def prove(
     for enc, ok, secs, qs in verdicts:
         v = _prove_summary(enc, ok, secs, qs)
         real = [q for q in qs if q.result == "cti" and q.reachable]
-        head = (f"{enc.protocol}/{enc.variant} (N={enc.members}): {v['proved']}/{v['queries']} proved "
+        head = (f"{enc.protocol}/{enc.variant} (N={_members(enc)}): {v['proved']}/{v['queries']} proved "
                 f"({v['by_frame']} by the frame alone), {v['cti']} CTI ({v['reachable_cti']} reachable), "
                 f"{v['unknown']} unknown in {secs:.1f} s; expected {v['expected']}: "
                 f"{'as expected' if ok else 'UNEXPECTED'}")
@@ -307,10 +307,19 @@ def prove(
     raise typer.Exit(0 if ok_all else 1)
 
 
+def _members(enc):
+    """The N a variant's result holds for ("any": a parametric encoding)."""
+    return "any" if enc.members is None else enc.members
+
+
 def _prove_summary(enc, ok: bool, seconds: float, qs) -> dict:
-    """One variant's counts and verdict (the human line and --json's ``variants``)."""
+    """One variant's counts and verdict (the human line and --json's
+    ``variants``), and per safety property what was shown for which N."""
     ctis = [q for q in qs if q.result == "cti"]
-    return {"protocol": enc.protocol, "variant": enc.variant, "members": enc.members, "queries": len(qs),
+    shown = ("a reachable counterexample" if enc.expect_cti else "proved") if ok else "open"
+    return {"protocol": enc.protocol, "variant": enc.variant, "members": _members(enc),
+            "properties": [{"property": p, "members": _members(enc), "result": shown} for p in enc.properties],
+            "queries": len(qs),
             "proved": sum(q.result == "proved" for q in qs), "by_frame": sum(q.by_frame for q in qs),
             "cti": len(ctis), "reachable_cti": sum(bool(q.reachable) for q in ctis),
             "unknown": sum(q.result == "unknown" for q in qs), "seconds": round(seconds, 3),

@@ -1,0 +1,288 @@
+"""Members as an uninterpreted sort: what a parametric encoding shares.
+
+Theory of operation
+-------------------
+A fixed-N encoding (model/proofs/stable.py's ``StableEncoding``) has one z3
+constant per member; its proof holds for that N.  A parametric encoding
+declares the sort ``Node`` and keeps per-member state in z3 arrays indexed
+by it (``delivered[p, x]`` is ``Array(Node, Node, Int)``); its lemmas are
+``ForAll`` over ``Node``.  z3 places no bound on the sort, so an ``unsat``
+answer holds in every interpretation of it: for every N >= 1.  The
+fragment is kept EPR-like: no function returns a ``Node`` (only constants
+do), so instantiating the quantifiers over the ``Node`` terms of a query
+terminates; per-member values are unbounded integers compared and
+incremented, which z3's arithmetic decides once the ``Node`` quantifiers
+are instantiated.  A quantifier over integers (messages in flight) is
+kept under a trigger on the array that holds it.
+
+A lemma is written once, as a function of a state ``S`` whose ``"o"`` entry
+(:class:`Z3Ops` or :class:`PyOps`) gives the connectives and quantifiers:
+
+* under :class:`Z3Ops` it is a z3 formula over the arrays of ``fresh``;
+* under :class:`PyOps` over members ``1..N`` it is the same lemma
+  instantiated at N and evaluated in Python on an explorer state, fast
+  enough to be checked on every reachable state of a manifest model.
+
+Members are ordered (``le``, total with least element ``one``, member
+1) so that ``min(group)`` keeps the spec's meaning.
+:func:`universe` pins the sort to ``n1..nN`` to compare an encoding with
+an N-member explorer state (``value``), and :func:`members_of` reads a z3
+model's universe back as members ``1..N`` in ``le`` order (``decode``).
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import count, product
+
+import z3
+
+Node = z3.DeclareSort("Node")
+one = z3.Const("one", Node)                       # member 1, the least
+le = z3.Function("le", Node, Node, z3.BoolSort())  # the members' order
+
+_fresh = count()
+
+
+def order_axioms() -> list[z3.BoolRef]:
+    """``le`` is total and antisymmetric with least element ``one``: enough
+    for ``min(group)`` to name one member (two least members are each
+    ``le`` the other).  Transitivity is left out: no query needs it, and its
+    instances grow with the cube of a query's members; a proof without it
+    holds for every order."""
+    x, y = z3.Consts("ox oy", Node)
+    return [z3.ForAll([x], le(one, x)),
+            z3.ForAll([x, y], z3.Or(le(x, y), le(y, x))),
+            z3.ForAll([x, y], z3.Implies(z3.And(le(x, y), le(y, x)), x == y))]
+
+
+def node(i: int) -> z3.ExprRef:
+    """Member i of a pinned universe."""
+    return z3.Const(f"n{i}", Node)
+
+
+def universe(n: int) -> z3.BoolRef:
+    """The sort is exactly members 1..n, ordered by number, member 1 = one."""
+    us = [node(i) for i in range(1, n + 1)]
+    x = z3.Const("ux", Node)
+    return z3.And(z3.Distinct(*us) if n > 1 else z3.BoolVal(True), one == us[0],
+                  z3.ForAll([x], z3.Or(*[x == u for u in us])),
+                  *[le(us[i], us[j]) == (i <= j) for i in range(n) for j in range(n)])
+
+
+def members_of(m: z3.ModelRef) -> list[z3.ExprRef]:
+    """The elements of ``Node`` in model ``m``, in ``le`` order (member 1 first)."""
+    els = list(m.get_universe(Node) or [m.eval(one, model_completion=True)])
+    below = {e.sexpr(): sum(z3.is_true(m.eval(le(f, e), model_completion=True)) for f in els) for e in els}
+    return sorted(els, key=lambda e: below[e.sexpr()])
+
+
+def int_literals(e: z3.ExprRef) -> set[int]:
+    """The integer literals of a term (a model's value of an array)."""
+    out, seen, todo = set(), set(), [e]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_int_value(x):
+            out.add(x.as_long())
+        elif z3.is_quantifier(x):
+            todo.append(x.body())
+        elif z3.is_app(x):
+            todo += x.children()
+    return out
+
+
+class Z3Ops:
+    """Connectives and quantifiers as z3 terms (the proofs)."""
+
+    symbolic = True
+    And, Or, Not, Implies, If = staticmethod(z3.And), staticmethod(z3.Or), staticmethod(z3.Not), \
+        staticmethod(z3.Implies), staticmethod(z3.If)
+    one, le = one, staticmethod(le)
+
+    @staticmethod
+    def forall(arity: int, body) -> z3.BoolRef:
+        """For all members x1..xk: body(x1, .., xk)."""
+        k = next(_fresh)
+        xs = [z3.Const(f"x{k}_{i}", Node) for i in range(arity)]
+        return z3.ForAll(xs, body(*xs))
+
+    @staticmethod
+    def forall_in(table, body) -> z3.BoolRef:
+        """For every (p, q, k) with table[p, q, k] (k an integer, e.g. the
+        data messages in flight): body(p, q, k); triggered on the table."""
+        n = next(_fresh)
+        p, q = z3.Const(f"x{n}_p", Node), z3.Const(f"x{n}_q", Node)
+        k = z3.Int(f"x{n}_k")
+        return z3.ForAll([p, q, k], z3.Implies(table[p, q, k], body(p, q, k)), patterns=[table[p, q, k]])
+
+
+class PyOps:
+    """The same over members 1..N, on Python values (a lemma instantiated at N)."""
+
+    symbolic = False
+    one, le = 1, staticmethod(operator.le)
+
+    def __init__(self, N: int) -> None:
+        self.M = range(1, N + 1)
+
+    @staticmethod
+    def And(*xs):
+        return all(xs)
+
+    @staticmethod
+    def Or(*xs):
+        return any(xs)
+
+    @staticmethod
+    def Not(a):
+        return not a
+
+    @staticmethod
+    def Implies(a, b):
+        return (not a) or b
+
+    @staticmethod
+    def If(c, a, b):
+        return a if c else b
+
+    def forall(self, arity: int, body) -> bool:
+        return all(body(*xs) for xs in product(self.M, repeat=arity))
+
+    @staticmethod
+    def forall_in(table, body) -> bool:
+        return all(body(*key) for key, v in table.items() if v)
+
+
+class Table(dict):
+    """A Python state's function: a value for every key read (``default`` for
+    one outside its domain, read only under a guard that is false there)."""
+
+    def __init__(self, items=(), default=0) -> None:
+        super().__init__(items)
+        self.default = default
+
+    def __missing__(self, key):
+        return self.default
+
+
+# --- EPR: quantifiers over Node instantiated with the query's members -------------
+
+def _open(q: z3.QuantifierRef, args: list) -> z3.ExprRef:
+    """q's body with its bound variables replaced by args (args[0] for the first)."""
+    return z3.substitute_vars(q.body(), *reversed(args))
+
+
+def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
+    r"""``fs`` with every quantifier over ``Node`` alone eliminated, the
+    same answer guaranteed: one in a negative position (``~L(t)``, a
+    consecution goal) is skolemised by fresh constants; then one in a
+    positive position is replaced by its instances over every ``Node``
+    constant of the query.  With no function into ``Node`` the formulas are
+    EPR in the members: a model of the instances restricted to the
+    constants' values is a model of the quantified formulas, so unsat and
+    sat both carry over.  When the query pins the universe to n1..nN
+    (``universe``), the instances are over those N alone.  What stays quantified is an integer variable (a
+    data message's seqno, one quantifier per pair of members) and lambdas,
+    for z3 (E-matching on the array that holds the variable)."""
+    sk = count()
+
+    def skolem(f, pos: bool):
+        if z3.is_quantifier(f):
+            if f.is_lambda() or pos == f.is_forall():
+                return f
+            n = next(sk)
+            return skolem(_open(f, [z3.Const(f"sk{n}_{i}", f.var_sort(i)) for i in range(f.num_vars())]), pos)
+        return _polar(f, pos, skolem)
+
+    fs = [skolem(f, True) for f in fs]
+    consts: dict[int, z3.ExprRef] = {}
+    for f in fs:
+        _constants(f, consts)
+    cs = list(consts.values()) or [one]
+    us = _closed(fs)
+    if us is not None:
+        # each constant is one of u1..uN; the rest is instantiated over those
+        fs = fs + [z3.Or(*[c == u for u in us]) for c in cs]
+        cs = us
+    memo: dict[tuple[int, bool], z3.ExprRef] = {}
+
+    def inst(f, pos: bool):
+        key = (f.get_id(), pos)
+        if key not in memo:
+            if z3.is_quantifier(f) and not f.is_lambda():
+                out = z3.And(*_instances(f, cs))
+            else:
+                out = _polar(f, pos, inst)
+            memo[key] = (f, out)
+        return memo[key][1]
+
+    return [inst(f, True) for f in fs]
+
+
+def _closed(fs: list) -> list | None:
+    """The members u1..uN of a universe the query pins (``universe``: a
+    top-level ``ForAll x. x = u1 \/ .. \/ x = uN``): every constant is one
+    of them, so instantiating over them alone is complete.  None: no pin."""
+    todo = list(fs)
+    while todo:
+        f = todo.pop()
+        if z3.is_and(f):
+            todo += f.children()
+        elif z3.is_quantifier(f) and f.is_forall() and f.num_vars() == 1 and f.var_sort(0) == Node:
+            body = f.body()
+            alts = body.children() if z3.is_or(body) else [body]
+            if all(z3.is_eq(a) and z3.is_var(a.arg(0)) for a in alts):
+                return [a.arg(1) for a in alts]
+    return None
+
+
+def _instances(q: z3.QuantifierRef, cs: list) -> list:
+    """q's instances with its Node variables replaced by the constants cs,
+    each a quantifier over q's other (integer) variables, if any."""
+    n = q.num_vars()
+    nodes = [i for i in range(n) if q.var_sort(i) == Node]
+    if not nodes:
+        return [q]
+    k = next(_fresh)
+    rest = {i: z3.Const(f"r{k}_{i}", q.var_sort(i)) for i in range(n) if i not in nodes}
+    out = []
+    for xs in product(cs, repeat=len(nodes)):
+        args = dict(zip(nodes, xs)) | rest
+        body = _open(q, [args[i] for i in range(n)])
+        out.append(z3.ForAll(list(rest.values()), body) if rest else body)
+    return out
+
+
+def _polar(f, pos: bool, go):
+    """f rebuilt with ``go(child, polarity)`` on its Boolean structure
+    (And, Or, Not, Implies); anything else is left as it is (an equation or
+    If between formulas holds no quantifier here)."""
+    if z3.is_and(f):
+        return z3.And(*[go(c, pos) for c in f.children()])
+    if z3.is_or(f):
+        return z3.Or(*[go(c, pos) for c in f.children()])
+    if z3.is_not(f):
+        return z3.Not(go(f.arg(0), not pos))
+    if z3.is_implies(f):
+        return z3.Implies(go(f.arg(0), not pos), go(f.arg(1), pos))
+    return f
+
+
+def _constants(f, out: dict, seen: set | None = None) -> None:
+    """The Node constants of f (outside quantifier and lambda bodies too)."""
+    seen = set() if seen is None else seen
+    todo = [f]
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_quantifier(e):
+            todo.append(e.body())
+        elif z3.is_app(e):
+            if e.num_args() == 0 and e.sort() == Node and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out.setdefault(e.get_id(), e)
+            todo += e.children()
