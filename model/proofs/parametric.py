@@ -224,7 +224,7 @@ def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
 
 def _closed(fs: list) -> list | None:
     """The members u1..uN of a universe the query pins (``universe``: a
-    top-level ``ForAll x. x = u1 \/ .. \/ x = uN``): every constant is one
+    top-level ``ForAll x. x = u1 or .. or x = uN``): every constant is one
     of them, so instantiating over them alone is complete.  None: no pin."""
     todo = list(fs)
     while todo:
