@@ -62,6 +62,10 @@ def test_truncation_and_trailing_bytes_are_errors():
             decode(frame[:n])
     with pytest.raises(DecodeError):
         decode(frame + b"\0")
+    # every fixed-size frame too: a byte past its end is refused, not ignored
+    for m in (Ack(2, 9), Nak(2, 3, 4), Data(2, 1, b"x")):
+        with pytest.raises(DecodeError):
+            decode(encode(m) + b"\0")
 
 
 @pytest.mark.parametrize("bad, why", [
