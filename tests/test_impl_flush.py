@@ -60,6 +60,9 @@ def test_block_then_multicast_inside_block_is_allowed():
     assert traces(out) == ["Block"] and AppBlock() in out and SetTimer("block_ok", 5.002) in out
     assert (f.phase, f.flush_init, f.blocked) == ("InBlock", 1, False)
     assert traces(f.handle(AppSend(b"in block"), 5.001)) == ["Multicast"]
+    # another layer's timer (names sort either side of "block_ok") is not the block's end
+    for other in ("ack", "retransmit"):
+        assert f.handle(TimerFired(other), 5.001) == [] and f.phase == "InBlock"
     out = f.handle(TimerFired("block_ok"), 5.002)
     assert traces(out) == ["FlushOk"] and sends(out) == [(1, FlushOk(1)), (3, FlushOk(1))]
 
