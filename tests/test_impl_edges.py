@@ -60,3 +60,19 @@ def test_stable_gossip_older_than_the_last_from_its_sender_is_stale_too():
     st.handle(Receive(2, StableMsg(2, 2, ((1, 0), (2, 3)))), 0.0)
     out = st.handle(Receive(2, StableMsg(2, 1, ((1, 0), (2, 4)))), 0.0)   # overtaken on the way: dropped
     assert out == [] and st.stats["stale_gossip"] == 1 and st.digest[2] == (0, 3)
+
+
+def test_held_sends_leave_in_the_order_the_application_made_them():
+    """resent_first: sends made while the self-queue is not empty wait in
+    `held` and go one per self-timer firing, oldest first."""
+    s = Sequencer(2, (1, 2, 3), tracing=False, self_channel=True, resent_first=True)
+    s.selfq.append(object())                  # something of its own still to take
+    for p in (b"first", b"second", b"third"):
+        s.handle(AppSend(p), 0.0)
+    assert s.held == [b"first", b"second", b"third"]
+    s.selfq.clear()
+    sent = []
+    for _ in range(3):
+        out = s.handle(TimerFired(SELF_TIMER), 0.0)
+        sent += [e.msg for e in out if isinstance(e, Send)]
+    assert [(m.seqno, m.payload) for m in sent] == [(1, b"first"), (2, b"second"), (3, b"third")]
