@@ -227,6 +227,15 @@ def test_hungry_then_starving_timeouts_send_911_along_last_global_view():
 def test_a_timer_of_another_token_state_is_counted_not_taken():
     a = node(1)
     assert a.handle(TimerFired("eating"), 0.0) == [] and a.stats["stale_timer"] == 1
+    # in every token state, each other state's timer (a runtime that fired a
+    # cancelled one) is ignored, whichever way the names sort
+    for state in ("Eating", "Hungry", "Starving"):
+        b = node(1)
+        b._enter(state, 0.0)
+        others = [t for t in ("eating", "hungry", "starving") if t != state.lower()]
+        for t in others:
+            assert b.handle(TimerFired(t), 0.0) == [] and b.tokenState == state, (state, t)
+        assert b.stats["stale_timer"] == len(others)
 
 
 # ---------------------------------------------------------------- environment
