@@ -111,6 +111,31 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "a joiner's entry for view 0 is never read: view_ring is read only by a member "
         "(_internal returns early for a node outside its view), and the joiner's VIEW "
         "writes the entry of the view it installs",
+    ("impl/codec.py", "core/ReplaceComparisonOperator_NotEq_IsNot", "if version != VERSION:",
+     "if version is not VERSION:"):
+        "version is one unsigned byte and VERSION 1: CPython keeps one object per small int "
+        "(-5..256), so identity and equality agree on every value a byte can hold",
+    ("impl/codec.py", "core/ReplaceComparisonOperator_Eq_Is", '_need(len(body) == _NAK.size, "trailing bytes")',
+     '_need(len(body) is _NAK.size, "trailing bytes")'):
+        "_NAK.size is 18, a cached small int: a length equal to it is the same object, any other "
+        "length is a different value, so `is` and `==` agree",
+    ("impl/codec.py", "core/ReplaceComparisonOperator_Eq_LtE", '_need(len(body) == _ACK.size, "trailing bytes")',
+     '_need(len(body) <= _ACK.size, "trailing bytes")'):
+        "unpack refuses a body shorter than _ACK.size the line before, so only the length "
+        "equal to it reaches the check, where <= and == agree (tests/test_codec.py pins the longer one)",
+    ("impl/flush.py", "core/ReplaceTrueWithFalse", "@dataclass(frozen=True, slots=True)",
+     "@dataclass(frozen=True, slots=False)"):
+        "slots only saves memory here: a frozen dataclass refuses attribute writes either way, and "
+        "equality, hashing and repr are generated the same",
+    ("impl/raincore.py", "core/ReplaceTrueWithFalse", "@dataclass(frozen=True, slots=True)",
+     "@dataclass(frozen=True, slots=False)"):
+        "slots only saves memory here: a frozen dataclass refuses attribute writes either way, and "
+        "equality, hashing and repr are generated the same",
+    ("impl/flush.py", "core/ReplaceComparisonOperator_Eq_LtE",
+     'if self.phase == "Completed" and self.reconcile:   # the VIEW\'s digest brings it',
+     'if self.phase <= "Completed" and self.reconcile:   # the VIEW\'s digest brings it'):
+        "the phases are Normal, InBlock and Completed, and neither other name sorts at or before "
+        "\"Completed\"",
 }
 
 
