@@ -136,6 +136,15 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
      'if self.phase <= "Completed" and self.reconcile:   # the VIEW\'s digest brings it'):
         "the phases are Normal, InBlock and Completed, and neither other name sorts at or before "
         "\"Completed\"",
+    ("impl/reliable.py", "core/NumberReplacer", "self._now = 0.0", "self._now = 1.0"):
+        "the first value is never read: _now is read only by _receive, which only handle calls, "
+        "and handle sets _now first",
+    ("impl/sequencer.py", "core/ReplaceBinaryOperator_Mul_Div",
+     "def __init__(self, nid: int, members, *, tracing: bool | str = True, self_channel: bool = False,",
+     "def __init__(self, nid: int, members, /, tracing: bool | str = True, self_channel: bool = False,"):
+        "every caller in the tree passes nid and members by position and the options by keyword, "
+        "which both signatures accept alike (a third positional argument, refused by the original, "
+        "is passed by none)",
 }
 
 
