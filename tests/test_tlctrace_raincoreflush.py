@@ -15,8 +15,8 @@ from groupcheck.conformance import raincoreflush, tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
-from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at,
-                              run_fixture)
+from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
+                              joiner_moved_last_rejected, rejected_at, run_fixture)
 
 pytestmark = NEEDS_JAVA
 
@@ -47,14 +47,7 @@ def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
 
 
 def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):
-    recs = copy.deepcopy(run)
-    evs = events(recs)
-    # the first token after the join: node 4 follows node 1; forge it last
-    k = next(j for j, e in enumerate(evs) if e["name"] == "TokenReceived" and 4 in e["msg"]["nodelist"])
-    nl = evs[k]["msg"]["nodelist"]
-    assert nl[-1] != 4
-    evs[k]["msg"]["nodelist"] = [x for x in nl if x != 4] + [4]
-    rejected_at(tmp_path, recs, "nodelist", k)
+    joiner_moved_last_rejected(tmp_path, run, 4)      # node 4 follows node 1 after the join
 
 
 def test_forged_token_seq_is_not_compared(tmp_path, run):

@@ -73,6 +73,19 @@ def rejected_at(tmp_path, records: list, name: str, k: int, *, diagnose: bool = 
     return v, m
 
 
+def joiner_moved_last_rejected(tmp_path, run: list, joiner: int):
+    """A ring run with a joiner: the first token naming the joiner has it
+    moved to the end of its nodelist (a forged ring order); both checkers
+    must reject the run at that record."""
+    recs = copy.deepcopy(run)
+    evs = events(recs)
+    k = next(j for j, e in enumerate(evs) if e["name"] == "TokenReceived" and joiner in e["msg"]["nodelist"])
+    nl = evs[k]["msg"]["nodelist"]
+    assert nl[-1] != joiner
+    evs[k]["msg"]["nodelist"] = [x for x in nl if x != joiner] + [joiner]
+    rejected_at(tmp_path, recs, "nodelist", k)
+
+
 def explained_rejection(tmp_path, records: list, k: int):
     """TLC rejects ``records`` at event ``k``, whose logged state is a lie,
     and says why: the states matched the line before (at that node) and the

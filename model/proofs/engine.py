@@ -308,6 +308,22 @@ def alpha_equal(a: z3.ExprRef, b: z3.ExprRef) -> bool:
     return True
 
 
+def subterms(e: z3.ExprRef):
+    """Every distinct subterm of e once (a term DAG), quantifier and lambda
+    bodies included: the one walk the frame and the parametric encodings use."""
+    seen, todo = set(), [e]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        yield x
+        if z3.is_quantifier(x):
+            todo.append(x.body())
+        elif z3.is_app(x):
+            todo += x.children()
+
+
 class Frame:
     r"""What the action instances leave unchanged, and the conjuncts of a
     lemma that therefore need no solver.
@@ -350,19 +366,7 @@ class Frame:
 
     def _reads(self, e: z3.ExprRef) -> frozenset[int]:
         """The post-state terms e contains (quantifier bodies included)."""
-        out, seen, todo = set(), set(), [e]
-        while todo:
-            x = todo.pop()
-            if x.get_id() in seen:
-                continue
-            seen.add(x.get_id())
-            if x.get_id() in self._twin:
-                out.add(x.get_id())
-            elif z3.is_quantifier(x):
-                todo.append(x.body())
-            elif z3.is_app(x):
-                todo += x.children()
-        return frozenset(out)
+        return frozenset(x.get_id() for x in subterms(e) if x.get_id() in self._twin)
 
     def _parts(self, lemma_T, lemma_S) -> list:
         """Per conjunct of lemma_T: (conjunct, its post-state terms, whether

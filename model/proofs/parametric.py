@@ -37,6 +37,8 @@ from itertools import count, product
 
 import z3
 
+from .engine import subterms
+
 Node = z3.DeclareSort("Node")
 one = z3.Const("one", Node)                       # member 1, the least
 le = z3.Function("le", Node, Node, z3.BoolSort())  # the members' order
@@ -79,19 +81,7 @@ def members_of(m: z3.ModelRef) -> list[z3.ExprRef]:
 
 def int_literals(e: z3.ExprRef) -> set[int]:
     """The integer literals of a term (a model's value of an array)."""
-    out, seen, todo = set(), set(), [e]
-    while todo:
-        x = todo.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if z3.is_int_value(x):
-            out.add(x.as_long())
-        elif z3.is_quantifier(x):
-            todo.append(x.body())
-        elif z3.is_app(x):
-            todo += x.children()
-    return out
+    return {x.as_long() for x in subterms(e) if z3.is_int_value(x)}
 
 
 class Z3Ops:
@@ -271,18 +261,9 @@ def _polar(f, pos: bool, go):
     return f
 
 
-def _constants(f, out: dict, seen: set | None = None) -> None:
+def _constants(f, out: dict) -> None:
     """The Node constants of f (outside quantifier and lambda bodies too)."""
-    seen = set() if seen is None else seen
-    todo = [f]
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_quantifier(e):
-            todo.append(e.body())
-        elif z3.is_app(e):
-            if e.num_args() == 0 and e.sort() == Node and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.setdefault(e.get_id(), e)
-            todo += e.children()
+    for e in subterms(f):
+        if (z3.is_app(e) and e.num_args() == 0 and e.sort() == Node
+                and e.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+            out.setdefault(e.get_id(), e)
