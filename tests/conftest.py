@@ -34,3 +34,30 @@ def cli_never_prints_a_traceback(monkeypatch):
         no_traceback("groupcheck (CliRunner)", r.stdout, r.stderr_bytes)
         return r
     monkeypatch.setattr(CliRunner, "invoke", invoke)
+
+
+# ---------------------------------------------------------------- a time budget
+
+# GROUPCHECK_TEST_DEADLINE (seconds since the epoch): a test not yet started by
+# then is skipped with that reason, so a suite given a budget (CI's slow suite,
+# .ci/run) ends on its own with every started test finished and judged, instead
+# of being interrupted mid-test. Unset, nothing is skipped.
+_DEADLINE = os.environ.get("GROUPCHECK_TEST_DEADLINE")
+_BUDGET_REASON = "not started: the time budget (GROUPCHECK_TEST_DEADLINE) was spent"
+
+
+def pytest_runtest_setup(item):
+    if _DEADLINE is not None:
+        import time
+        if time.time() > float(_DEADLINE):
+            pytest.skip(_BUDGET_REASON)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _DEADLINE is None:
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    n = sum(1 for r in skipped
+            if isinstance(r.longrepr, tuple) and _BUDGET_REASON in str(r.longrepr[2]))
+    ran = sum(len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "error", "xfailed", "xpassed"))
+    terminalreporter.write_line(f"time budget: {ran} tests ran, {n} not started")
