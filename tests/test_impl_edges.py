@@ -4,12 +4,15 @@ mutant that every other layer let through)."""
 
 import pytest
 
-from groupcheck.impl.codec import Data, Nak, XData
-from groupcheck.impl.events import AppSend, Multicast, Receive, Send, SetTimer, TimerFired, View, ViewChange
+from groupcheck.impl import codec, tracefile
+from groupcheck.impl.codec import Data, Forward, Nak, XData
+from groupcheck.impl.events import (AppSend, Multicast, Receive, Send, SetTimer, TimerFired, Trace, View,
+                                    ViewChange)
 from groupcheck.impl.flush import Flush, Membership, RingView
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sequencer import SELF_TIMER, Sequencer
 from groupcheck.impl.stable import Stable, StableMsg
+from groupcheck.impl.stacks.stable import stable_stack
 
 
 def test_the_self_channel_takes_one_message_a_firing_and_rearms_until_empty():
@@ -27,6 +30,31 @@ def test_the_self_channel_takes_one_message_a_firing_and_rearms_until_empty():
     assert [e for e in second if isinstance(e, Multicast)] == [Multicast(Data(2, 2, b"b"))]
     assert not any(isinstance(e, SetTimer) for e in second) and s.selfq == []
     assert s.handle(TimerFired(SELF_TIMER), 4.0) == [] and s.fwd == {1: b"a", 2: b"b"}
+
+
+def test_a_new_coordinator_with_a_node_id_above_256_resends_to_its_self_channel():
+    # ids go to 65535 on the wire; an id decoded from a VIEW or read from the
+    # runner's command is a new int object, equal to the layer's nid, not the same
+    me = int("300")
+    s = Sequencer(me, (int("299"), me, int("301")), self_channel=True)
+    s.handle(AppSend(b"a"), 0.0)
+    effs = s.handle(ViewChange(View(2, (int("300"), int("301")))), 1.0)
+    assert not [e for e in effs if isinstance(e, Send)]
+    assert s.selfq == [Forward(me, 1, b"a")] and SetTimer(SELF_TIMER, 1.0) in effs
+
+
+def test_delta_records_are_the_trace_formats_deltas_of_the_full_states():
+    # tracing="delta" must log what tracefile.state_delta (format 2's definition)
+    # makes of successive full states: a step that delivers nothing logs no `delivered`
+    full, delta = Sequencer(2, (1, 2, 3)), Sequencer(2, (1, 2, 3), tracing="delta")
+    steps = [AppSend(b"a"), Receive(1, Data(1, 1, b"x")), Receive(1, Data(1, 1, b"x")),
+             Receive(1, Data(2, 1, b"a")), ViewChange(View(2, (2, 3))), AppSend(b"b")]
+    prev, appends = None, tracefile.append_vars("sequencer")
+    for ev in steps:
+        (f,) = [e.event for e in full.handle(ev, 0.0) if isinstance(e, Trace)]
+        (d,) = [e.event for e in delta.handle(ev, 0.0) if isinstance(e, Trace)]
+        assert d.state == tracefile.state_delta(prev, f.state, appends), (ev, d.state)
+        prev = f.state
 
 
 def test_a_universe_larger_than_the_first_view_is_accepted_and_one_lacking_a_member_refused():
@@ -60,6 +88,16 @@ def test_stable_gossip_older_than_the_last_from_its_sender_is_stale_too():
     st.handle(Receive(2, StableMsg(2, 2, ((1, 0), (2, 3)))), 0.0)
     out = st.handle(Receive(2, StableMsg(2, 1, ((1, 0), (2, 4)))), 0.0)   # overtaken on the way: dropped
     assert out == [] and st.stats["stale_gossip"] == 1 and st.digest[2] == (0, 3)
+
+
+def test_the_nak_timer_nakks_an_open_gap_again_through_the_stack():
+    # the stack hands the layer its timer by name ("stable/nak" less the prefix)
+    s = stable_stack(2, (1, 2))
+    s.handle(Receive(1, codec.encode(XData(1, 1, b"a"))), 0.0)
+    out = s.handle(Receive(1, codec.encode(XData(1, 3, b"c"))), 0.0)   # 2 is missing: NAKed, timer set
+    (t,) = [e for e in out if isinstance(e, SetTimer) and e.name == "stable/nak"]
+    again = s.handle(TimerFired(t.name), t.at)
+    assert [codec.decode(e.msg) for e in again if isinstance(e, Send)] == [Nak(2, 2, 3)]
 
 
 def test_held_sends_leave_in_the_order_the_application_made_them():

@@ -65,6 +65,15 @@ def test_cold_start_founder_initialises_and_sends_the_token():
     assert (a.status, a.viewState, a.tokenState) == ("Up", "Chaos", "Hungry")
 
 
+def test_a_ring_of_more_than_256_nodes_starts_like_a_small_one():
+    # a nodelist on the wire holds up to tens of thousands of nodes
+    ring = tuple(range(1, 301))
+    last = node(300, ring, init_seq=400)
+    assert (last.status, last.viewState, last.tokenState) == ("Up", "Agreement", "Hungry")
+    assert last.lastToken == TokenMsg(400, ring, 300, 1, 1) and last.globalView == [ring]
+    assert codec.decode(codec.encode(last.lastToken)) == last.lastToken
+
+
 def test_a_new_node_is_off_until_it_joins():
     d = node(4)
     assert d.status == "Off" and d.handle(Start(), 0.0) == [] and d.stats["start_not_configured"] == 1

@@ -57,6 +57,15 @@ def test_non_coordinator_drops_forward():
     assert s.stats["forward_not_coord"] == 1
 
 
+def test_the_coordinator_is_the_first_member_of_the_view_not_the_smallest():
+    # spec Coord(v) == v[1]; the cluster runner's first view lists its coordinator first
+    s = Sequencer(2, (3, 1, 2))
+    effs = s.handle(AppSend(b"a"), 0.0)
+    assert net(effs) == [Send(3, Forward(2, 1, b"a"))] and s.fwd == {1: b"a"}
+    effs = s.handle(Receive(1, Forward(1, 1, b"x")), 0.0)
+    assert net(effs) == [] and s.stats["forward_not_coord"] == 1
+
+
 # ---------------------------------------------------------------- RecvData(m, p)
 
 def test_data_delivers_once_and_clears_own_fwd():
