@@ -94,9 +94,6 @@ AUDIT_LAYERS = ("campaign", "tlc", "history", "cluster")
 # Survivors read and judged equivalent: (module, operator, line before, line
 # after) -> why the mutant cannot change any observable behaviour.
 EQUIVALENT: dict[tuple[str, str, str, str], str] = {
-    ("impl/sequencer.py", "core/NumberReplacer", "self._traced_len = 0", "self._traced_len = -1"):
-        "the first record then carries `delivered: []` (an empty append, read as no change) or, "
-        "after the one delivery a traced step can make, the slice from -1, the same one element",
     ("impl/sequencer.py", "core/ReplaceComparisonOperator_Lt_LtE",
      "if self.nid not in view.members or view.vid < 1:", "if self.nid not in view.members or view.vid <= 1:"):
         "differs only for a joiner handed view 1 with itself in it, which cannot happen: view 1 is the "
@@ -145,6 +142,20 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "every caller in the tree passes nid and members by position and the options by keyword, "
         "which both signatures accept alike (a third positional argument, refused by the original, "
         "is passed by none)",
+    ("impl/sequencer.py", "core/ReplaceComparisonOperator_Eq_Is", "if (nid in members) == joiner:",
+     "if (nid in members) is joiner:"):
+        "`in` yields one of the two bool singletons and every caller passes joiner as a bool (the "
+        "default False, or sequencer_flush_stack's `nid not in members`), so `is` and `==` agree",
+    ("impl/sequencer.py", "core/NumberReplacer",
+     "if self.nid not in view.members or view.vid < 1:", "if self.nid not in view.members or view.vid < 0:"):
+        "differs only for a joiner handed a view 0, which cannot happen: a joiner's layer is built only "
+        "by sequencer_flush_stack, whose FlushStack refuses outside views and hands up FLUSH's installs, "
+        "numbered the VIEW's view (at least 1) plus one",
+    ("impl/stable.py", "core/NumberReplacer", "if self.purged.get(self.nid, 0):",
+     "if self.purged.get(self.nid, -1):"):
+        "the default is never taken: the digest _apply_stability gets is keyed by a view holding this "
+        "member (its own view, which always holds it, or that of the STABILITY's sender, which sends "
+        "only to its view), so the loop before has set purged[self.nid]",
 }
 
 
