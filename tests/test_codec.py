@@ -105,6 +105,15 @@ def test_encode_rejects_unrepresentable():
         encode(Data(1, 1, b"x" * codec.MAX_FRAME))
 
 
+def test_a_frame_of_exactly_max_frame_bytes_is_the_largest_sent_and_received():
+    # MAX_FRAME is the largest UDP payload: a frame of that size must go out and come back
+    head = len(encode(Data(1, 1, b"")))
+    full = Data(1, 1, b"x" * (codec.MAX_FRAME - head))
+    assert len(encode(full)) == codec.MAX_FRAME and decode(encode(full)) == full
+    with pytest.raises(ValueError, match="exceeds MAX_FRAME"):
+        encode(Data(1, 1, b"x" * (codec.MAX_FRAME - head + 1)))
+
+
 # ---------------------------------------------------------------- extension registry
 
 import struct as _struct
