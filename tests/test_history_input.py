@@ -35,14 +35,17 @@ def _edit(recs, line, **changes):
     return out
 
 
-@pytest.mark.parametrize("line,change,field", [
+FIELD_CASES = [
     (2, {"nid": "1"}, "nid"), (2, {"nid": 9}, "nid"), (2, {"nid": True}, "nid"), (3, {"nid": 1.0}, "nid"),
     (3, {"params": {"id": [True, 1]}}, "params.id"), (3, {"params": {"id": [1, 1.0]}}, "params.id"),
     (3, {"params": {"id": [1, 0]}}, "params.id"), (3, {"params": {"id": [1, 1], "x": 1}}, "params.x"),
     (3, {"extra": 1}, "extra"), (2, {"clock": "now"}, "clock"), (2, {"params": [1]}, "params"),
     (5, {"quiescent": "yes"}, "quiescent"), (1, {"nodes": [1, "2"]}, "nodes"), (1, {"colour": "red"}, "colour"),
     (1, {"protocol": "paxos"}, "protocol"), (1, {"run_id": 7}, "run_id"),
-])
+]
+
+
+@pytest.mark.parametrize("line,change,field", FIELD_CASES)
 def test_every_field_is_typed_and_named(tmp_path, line, change, field):
     p = _write(tmp_path / "h.ndjson", _edit(_run(), line, **change))
     with pytest.raises(history.HistoryError, match=rf"h.ndjson:{line}:{field}:"):
@@ -141,3 +144,20 @@ def test_a_run_folder_is_read_whole_with_its_traces_skipped(tmp_path):
     res = CliRunner().invoke(app, ["history", str(tmp_path)])
     assert res.exit_code == 0, res.stdout + res.stderr
     assert "skipped 1 trace file(s)" in res.stderr and "1/1 runs ok" in res.stdout
+
+
+@pytest.mark.slow
+def test_spark_names_every_field_as_the_local_engine_does(tmp_path):
+    """Each malformed file of the field cases, checked on Spark (one session
+    for all): the same file:line:field rejection as the local engine."""
+    pytest.importorskip("pyspark")
+    from groupcheck.conformance.spark import session
+    spark = session("local[1]")
+    for k, (line, change, field) in enumerate(FIELD_CASES):
+        p = _write(tmp_path / f"h{k}.ndjson", _edit(_run(), line, **change))
+        with pytest.raises(history.HistoryError) as local:
+            history.check_paths([p])
+        with pytest.raises(history.HistoryError) as remote:
+            history.check_spark([p], spark)
+        assert str(remote.value) == str(local.value), (field, str(remote.value), str(local.value))
+        assert f"h{k}.ndjson:{line}:{field}:" in str(local.value)

@@ -6,6 +6,7 @@ line and the field, exit 2, under every checker, before TLC starts."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -64,3 +65,21 @@ def test_a_line_over_the_limit_is_refused(tmp_path, run):
     res = CliRunner().invoke(app, ["conform", str(p)])
     out = res.stdout + res.stderr
     assert res.exit_code == 2 and "t.ndjson:3" in out and "a line of" in out, out
+
+
+@pytest.mark.slow
+def test_spark_rejects_each_malformed_file_with_the_local_engines_line(tmp_path, run):
+    """The same forgeries in one folder: `conform --engine spark` names every
+    file, line and field exactly as the local engine does, exit 2 both."""
+    from cli_helpers import gc
+    for i, (name, edit, _) in enumerate(FORGERIES):
+        recs, _line = _forge(run, name, edit)
+        (tmp_path / f"f{i}.ndjson").write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    lines = {}
+    for engine in ("local", "spark"):
+        r = gc("conform", str(tmp_path), "--engine", engine)
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines[engine] = sorted(ln.strip() for ln in r.stdout.splitlines() if re.search(r"\.ndjson:\d+:", ln))
+    assert len(lines["local"]) == len(FORGERIES) and lines["spark"] == lines["local"]
+    for i, (_, _, field) in enumerate(FORGERIES):
+        assert any(f"f{i}.ndjson:" in ln and field in ln for ln in lines["local"])
