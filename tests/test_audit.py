@@ -91,13 +91,13 @@ def test_cli_audit_exits_1_on_an_unexpected_check(tmp_path, monkeypatch):
     bad = Check(id="tlc/x/Y", kind="tlc", protocol="x", name="Y", expected="ok", observed="Inv",
                 as_expected=False, seconds=0.1)
     monkeypatch.setattr(audit, "run", lambda *a, **k: ([bad], {}))
-    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path)])
+    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path), "--engine", "local"])
     assert r.exit_code == 1 and "UNEXPECTED tlc/x/Y" in r.output
     assert json.loads((tmp_path / "summary.json").read_text())["ok"] is False
     good = Check(id="tlc/x/Z", kind="tlc", protocol="x", name="Z", expected="ok", observed="ok",
                  as_expected=True, seconds=0.1)
     monkeypatch.setattr(audit, "run", lambda *a, **k: ([good], {}))
-    assert CliRunner().invoke(app, ["audit", "--out", str(tmp_path)]).exit_code == 0
+    assert CliRunner().invoke(app, ["audit", "--out", str(tmp_path), "--engine", "local"]).exit_code == 0
 
 
 def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):

@@ -147,7 +147,8 @@ def test_a_wrong_edge_is_rejected():
     assert not edge_in_relation(enc, s, labs, short)
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Pair", 700, 40), ("PairUniform", 1300, 30),
+@pytest.mark.parametrize("name,max_states,k", [("Pair", 700, 40),
+                                               pytest.param("PairUniform", 1300, 30, marks=pytest.mark.slow),
                                                pytest.param("DoubleCrashSender2", 1500, 15, marks=pytest.mark.slow)])
 def test_reachable_states_satisfy_the_properties_and_have_no_extra_successor(name, max_states, k):
     enc, model, res, _ = _sample(name, max_states, 0)

@@ -28,6 +28,7 @@ def _sample(name, max_states, k, seed=15):
     return sample(enc, max_states, k, seed)
 
 
+@pytest.mark.slow      # the default suite proves SafeGC for every N (test_proofs_parametric.py)
 def test_fixed_invariant_is_inductive():
     qs = run(StableEncoding(3, 2), classify=False)
     bad = [q.query for q in qs if q.result != "proved"]
@@ -35,7 +36,8 @@ def test_fixed_invariant_is_inductive():
     assert verdict(qs)
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Pair", 1500, 200), ("Flawed", 1500, 200)])
+@pytest.mark.parametrize("name,max_states,k", [("Pair", 1500, 200),
+                                               pytest.param("Flawed", 1500, 200, marks=pytest.mark.slow)])
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     edges_agree("stable", name, max_states, k)
 

@@ -16,7 +16,7 @@ from groupcheck.model import manifest
 from groupcheck.model.link import compare_entry
 
 
-DEFAULT_STATES = 2_500
+DEFAULT_STATES = 1_500
 
 
 def _cases():
