@@ -687,6 +687,10 @@ def _metavars(typer_app) -> None:
 
 
 _metavars(app)
+# typer prints an argument's Python type beside its name (``PATHS <list[str]>``)
+# whatever its metavar; the argument's help says what it takes
+from typer.core import TyperArgument  # noqa: E402
+TyperArgument.display_type_rich = lambda self, ctx: None
 
 
 _SIGNALLED = 0       # the signal number once one arrived

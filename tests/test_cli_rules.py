@@ -207,6 +207,19 @@ def test_help_options_have_no_type_clutter(command, capsys):
     assert not [ln for ln in options if "<" in ln.split("  ")[1 if ln.startswith("  ") else 0]], options
 
 
+COMMANDS = [["check"], ["explore"], ["simulate"], ["conform"], ["history"], ["prove"], ["audit"],
+            ["traces", "generate"], ["traces", "ingest"], ["traces", "check"], ["cluster", "run"],
+            ["cluster", "up"], ["cluster", "kill"], ["cluster", "down"], ["jgroups", "run"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_arguments_have_no_type_clutter(command, capsys):
+    code, out, _ = main_in_process(*command, "--help", capsys=capsys)
+    names = [ln.strip().split("  ")[0] for ln in out.splitlines() if ln.startswith("  ") and ln.strip()[:1].isupper()
+             or ln.lstrip().startswith("--")]
+    assert code == 0 and names and not [n for n in names if "<" in n], names
+
+
 def test_the_license_is_an_spdx_expression():
     """A TOML table there makes setuptools print a deprecation banner on every install."""
     import tomllib
