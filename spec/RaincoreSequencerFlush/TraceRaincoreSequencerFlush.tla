@@ -78,7 +78,15 @@ StateMatches(m) ==
        ELSE Same("completed") => completed'[m] = completed[m]
     /\ IF Logged(S, "digest") THEN Digest(phase'[m], log'[m]) = S.digest
        ELSE Same("digest") => Digest(phase'[m], log'[m]) = Digest(phase[m], log[m])
-    /\ LET added == Range(log'[m]) \ (IF vid'[m] = vid[m] THEN Range(log[m]) ELSE {}) IN
+    /\ LET n == Len(log[m])
+           \* the additions to the log, Range(log'[m]) \ Range(log[m]) within a view;
+           \* where the log grew at its end (every step of the spec), only its new tail
+           \* is searched: the whole difference costs TLC a linear search per entry
+           \* (quadratic over a long trace; 4x slower on an 11,300-event run)
+           added == IF vid'[m] # vid[m] THEN Range(log'[m])
+                    ELSE IF Len(log'[m]) >= n /\ SubSeq(log'[m], 1, n) = log[m]
+                    THEN {e \in Range(SubSeq(log'[m], n + 1, Len(log'[m]))) : e \notin Range(log[m])}
+                    ELSE Range(log'[m]) \ Range(log[m]) IN
          IF Logged(S, "flog") THEN added = S.flog ELSE Same("flog") => added = {}
     /\ IF Logged(S, "sent") THEN sent'[m] = S.sent ELSE Same("sent") => sent'[m] = sent[m]
     /\ IF Logged(S, "fwd") THEN fwd'[m] = S.fwd ELSE Same("fwd") => fwd'[m] = fwd[m]
