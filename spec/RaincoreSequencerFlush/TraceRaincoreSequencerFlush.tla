@@ -264,7 +264,13 @@ TraceNext ==
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
 
-TraceView == <<traceVars, l>>
+\* Two states that agree on these match the same rest of the log: `delivered`
+\* and `closed` are left out, history the spec only appends to (no action reads
+\* them but for closed's Len(delivered)) and StateMatches compares only what a
+\* step appends.  Fingerprinting them made TLC's step k cost O(k).
+TraceView == <<views, viewRing, vid, sent, fwd, recv, chan, log,
+               phase, blocked, flushInit, flushOks, completed,
+               status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911, l>>
 
 \* Violated exactly when the whole log was consumed (tlctrace.py reads the
 \* same from TLC's search depth, without printing the behaviour).
