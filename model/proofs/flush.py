@@ -923,6 +923,15 @@ class FlushAnyEncoding(Encoding):
         self.reach_N = reach_N
         self.reach = reach or {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
 
+    @classmethod
+    def from_constants(cls, c: dict) -> "FlushAnyEncoding":
+        """The encoding of a manifest model's constants (its N and bounds the
+        bounded model's); its first view must be every member."""
+        if int(c["NInit"]) != int(c["N"]):
+            raise ValueError("flush encoding for every N: the first view is every member (NInit = N)")
+        return cls(reconcile=bool(c["ReconcileDigests"]), reach_N=int(c["N"]),
+                   reach={k: int(c[k]) for k in ("MaxMsgs", "MaxCrashes", "MaxLeaves")})
+
     def query(self, fs: list) -> list:
         return ground(order_axioms() + fs)
 
@@ -1522,6 +1531,9 @@ class FlushAnyEncoding(Encoding):
 
     def pretty(self, state) -> dict:
         return {k: repr(v) for k, v in state._asdict().items()}
+
+    def fits(self, state: FlushState) -> bool:
+        return len(state.vid) == self.reach_N
 
     def pin(self, label: Label) -> z3.BoolRef:
         """The action's parameters bound to the members a model label names."""
