@@ -44,8 +44,8 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
-from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, order_axioms, universe,
-                         update)
+from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms,
+                         universe, update)
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -911,11 +911,19 @@ class FlushAnyEncoding(Encoding):
     # every query under z3's deterministic resource limit, no wall-clock
     # time-out (engine._solver): the same answers on every run and machine
     rlimit = 20_000_000
-    first_rlimit = 2_000_000
+    # z3's own instantiation first, up to 10 million units: it proves
+    # every query of both variants in our runs.  At 2 million, a few
+    # SendView rows of the joiner variant passed to the grounded query,
+    # where z3 gave up on one (its union digest, \E q in a Lambda, is not
+    # grounded) and which one depended on the terms the process had made
+    first_rlimit = 10_000_000
 
-    def __init__(self, *, reconcile: bool = True, variant: str = "", reach_N: int = 3,
+    def __init__(self, *, reconcile: bool = True, joiner: bool = False, variant: str = "", reach_N: int = 3,
                  reach: dict | None = None, property_only: bool = False) -> None:
         self.R = reconcile
+        # joiner: the first view is every member but one, ``jn``, the
+        # greatest (FixedJoin's member N); N >= 2
+        self.jn = z3.Const("jn", Node) if joiner else None
         self.variant = variant or ("AnyFixed" if reconcile else "AnyFlawed")
         self.expect_cti = not reconcile
         self.property_only = property_only
@@ -927,20 +935,31 @@ class FlushAnyEncoding(Encoding):
     def from_constants(cls, c: dict) -> "FlushAnyEncoding":
         """The encoding of a manifest model's constants (its N and bounds the
         bounded model's); its first view must be every member."""
-        if int(c["NInit"]) != int(c["N"]):
-            raise ValueError("flush encoding for every N: the first view is every member (NInit = N)")
-        return cls(reconcile=bool(c["ReconcileDigests"]), reach_N=int(c["N"]),
+        joiners = int(c["N"]) - int(c["NInit"])
+        if joiners not in (0, 1):
+            raise ValueError("flush encoding for every N: the first view is every member, or all but the last")
+        return cls(reconcile=bool(c["ReconcileDigests"]), joiner=joiners == 1, reach_N=int(c["N"]),
                    reach={k: int(c[k]) for k in ("MaxMsgs", "MaxCrashes", "MaxLeaves")})
 
+    def axioms(self) -> list:
+        """The members' order; the joiner is not member 1 and is the greatest."""
+        x = z3.Const("jx", Node)
+        return order_axioms() + ([] if self.jn is None else [self.jn != one, z3.ForAll([x], le(x, self.jn))])
+
     def query(self, fs: list) -> list:
-        return ground(order_axioms() + fs)
+        return ground(self.axioms() + fs)
 
     def first_query(self, fs: list):
         """z3's own quantifier instantiation first (as StableAnyEncoding)."""
-        return order_axioms() + fs, self.first_rlimit
+        return self.axioms() + fs, self.first_rlimit
+
+    def V0(self, x):
+        """x is in the first view."""
+        return z3.BoolVal(True) if self.jn is None else x != self.jn
 
     def model(self) -> FlushModel:
-        return FlushModel({"N": self.reach_N, "NInit": self.reach_N, "ReconcileDigests": self.R, **self.reach})
+        return FlushModel({"N": self.reach_N, "NInit": self.reach_N - (self.jn is not None),
+                           "ReconcileDigests": self.R, **self.reach})
 
     # --- state ------------------------------------------------------------------
     _shape = {"L": ((), I), "ns": ((), I),
@@ -953,7 +972,7 @@ class FlushAnyEncoding(Encoding):
               "cd": ((Node, Node, I), SET)}
 
     def fresh(self, t: str) -> dict[str, Any]:
-        S: dict[str, Any] = {"o": Z3Ops, "tag": t}
+        S: dict[str, Any] = {"o": Z3Ops, "tag": t, "V0": self.V0}
         for f, (dom, rng) in self._shape.items():
             S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
         return S
@@ -966,7 +985,8 @@ class FlushAnyEncoding(Encoding):
         a, b = z3.Consts("ia ib", Node)
         no = z3.Lambda([a, b], z3.BoolVal(False))
         return z3.And(
-            S["L"] == 1, S["ns"] == 0, z3.ForAll([a], S["vm"][a][1]), S["vid"] == z3.K(Node, z3.IntVal(1)),
+            S["L"] == 1, S["ns"] == 0, z3.ForAll([a], S["vm"][a][1] == self.V0(a)),
+            S["vid"] == z3.Lambda([a], z3.If(self.V0(a), 1, 0)),
             *[S[f] == z3.K(Node, z3.BoolVal(False)) for f in ("crashed", "joining", "leaving", "blocked")],
             S["dl"] == z3.K(Node, EMPTY), S["dig"] == z3.K(Node, EMPTY), S["phase"] == z3.K(Node, z3.IntVal(NORMAL)),
             S["fi"] == no, S["fok"] == no, S["cmp"] == no,
@@ -1187,6 +1207,12 @@ class FlushAnyEncoding(Encoding):
                       patterns=[S["ty"][p, y, j]]),
             fr(S, T, upd))
 
+        if self.jn is not None:
+            p, = P("Join", "p")
+            yield Label("Join", ("p",)), z3.And(
+                p == self.jn, self.alive(S, p), S["vid"][p] == 0, z3.Not(S["vm"][p][S["L"]]),
+                z3.Not(S["joining"][p]), fr(S, T, {"joining": z3.Store(S["joining"], p, True)}))
+
         # Leave(p): not the coordinator (not staying, or a staying member w below it)
         p, = P("Leave", "p")
         w = z3.Const("Leave_w", Node)
@@ -1201,15 +1227,17 @@ class FlushAnyEncoding(Encoding):
         return z3.Lambda([i], z3.Exists([q], z3.And(S["cmp"][c, q], self.alive(S, q), S["cmpd"][c, q][i])))
 
     # --- invariant: FlushEncoding's lemmas, quantified over members -------------------
-    # The first view is every member, so a member has always installed a view
-    # (vid >= 1) and never joins: FlushEncoding's clauses for vid = 0 and its
-    # Joiners lemma (empty when NInit = N) have no counterpart here.
+    # Without a joiner every member has installed a view (vid >= 1) and none
+    # joins: Basics says so in place of its clauses for vid = 0, and there is
+    # no Joiners lemma (FlushEncoding's is empty when NInit = N); the
+    # vacuous clauses cost z3 about half again as much.
     @property
     def lemmas(self):
         names = ("VirtualSynchrony",) if self.property_only else (
             "Basics", "Ids", "MsgIds", "DataIds", "DigestIds", "ViewMsgs", "Coordinator", "QuietAfterView",
             "Records", "CompletedDigest", "Followers", "StartMsgs", "StopMsgs", "StartBeforeStop", "FcMsgs",
-            "OneViewChange", "ViewDigest", "ViewCovers", "VirtualSynchrony")
+            *(("Joiners",) if self.jn is not None else ()), "OneViewChange", "ViewDigest", "ViewCovers",
+            "VirtualSynchrony")
         return {name: getattr(self, name) for name in names}
 
     @staticmethod
@@ -1242,17 +1270,37 @@ class FlushAnyEncoding(Encoding):
                      lambda *xs: product(self._positions(S, *e(*xs)), self._positions(S, *f(*xs))))
 
     def Basics(self, S):
-        """Ranges; a member has installed a view; Completed means blocked;
-        flushInit is a member or none; the channel to oneself is empty."""
+        """Ranges; a member not yet joined is idle and not leaving, and
+        follows no initiator; Completed means blocked; flushInit is a
+        member or none; the channel to oneself is empty."""
         o = S["o"]
 
         def one(p):
             vid, ph = S["vid"][p], S["phase"][p]
-            return o.And(1 <= vid, vid <= S["L"], 0 <= ph, ph <= 3, o.Not(S["joining"][p]),
-                         o.Implies(ph == COMPLETED, S["blocked"][p]), S["hd"][p, p] == S["tl"][p, p])
+            common = (vid <= S["L"], 0 <= ph, ph <= 3, o.Implies(ph == COMPLETED, S["blocked"][p]),
+                      S["hd"][p, p] == S["tl"][p, p])
+            if self.jn is None:
+                return o.And(1 <= vid, o.Not(S["joining"][p]), *common)
+            return o.And(0 <= vid, *common,
+                         o.Implies(vid == 0, o.And(ph == NORMAL, o.Not(S["blocked"][p]), o.Not(S["leaving"][p]))),
+                         o.Implies(S["joining"][p], vid == 0), o.Implies(ph != NORMAL, vid >= 1),
+                         o.Implies(S["V0"](p), vid >= 1),
+                         o.Implies(o.And(o.Not(S["V0"](p)), vid == 0), o.Not(S["vm"][p][1])))
+        idle = (lambda p, c: True) if self.jn is None else (  # noqa: E731
+            lambda p, c: o.Implies(S["vid"][p] == 0, o.Not(S["fi"][p, c])))
         return o.And(S["L"] >= 1, S["ns"] >= 0, o.forall(1, one),
-                     o.forall(2, lambda p, q: S["hd"][p, q] <= S["tl"][p, q]),
+                     o.forall(2, lambda p, c: o.And(S["hd"][p, c] <= S["tl"][p, c], idle(p, c))),
                      o.forall(3, lambda p, c, d: o.Implies(o.And(S["fi"][p, c], S["fi"][p, d]), c == d)))
+
+    def Joiners(self, S):
+        """A live member that has not installed a view is in no view before
+        the latest; a joining member is not in the latest view."""
+        o = S["o"]
+        return o.And(
+            o.forall(1, lambda p: o.Implies(o.And(o.Not(S["V0"](p)), S["joining"][p]), o.Not(S["vm"][p][S["L"]]))),
+            o.all(1, 1, lambda p, w: o.Implies(
+                o.And(o.Not(S["V0"](p)), self.alive(S, p), S["vid"][p] == 0, 1 <= w, w < S["L"]),
+                o.Not(S["vm"][p][w])), dom=lambda p: ((w,) for w in range(1, S["L"]))))
 
     def Ids(self, S):
         o = S["o"]
@@ -1417,7 +1465,8 @@ class FlushAnyEncoding(Encoding):
         ids = lambda xs: IdSet(xs)  # noqa: E731
         top = max([len(s.views), len(s.sent), *(len(c) for c in s.chan.values()),
                    *(i for d in s.delivered for i in d)], default=0)
-        S: dict[str, Any] = {"o": PyOps(N, range(0, top + 2)), "L": len(s.views), "ns": len(s.sent)}
+        S: dict[str, Any] = {"o": PyOps(N, range(0, top + 2)), "L": len(s.views), "ns": len(s.sent),
+                             "V0": s.views[0].__contains__}
         S["vm"] = Table(((x, ids(v for v in range(1, len(s.views) + 1) if x in s.views[v - 1])) for x in M), IdSet())
         S["ssnd"] = Table((((i, r["sender"]), True) for i, r in enumerate(s.sent, 1)), False)
         S["sview"] = Table((i, r["view"]) for i, r in enumerate(s.sent, 1))
@@ -1457,6 +1506,8 @@ class FlushAnyEncoding(Encoding):
         N = len(s.vid)
         n = {i: node(i) for i in range(1, N + 1)}
         cs = [universe(N), S["L"] == P["L"], S["ns"] == P["ns"]]
+        if self.jn is not None:
+            cs.append(self.jn == n[N])
         for i in range(1, P["ns"] + 1):
             cs.append(S["sview"][i] == P["sview"][i])
             cs += [S["ssnd"][i, n[x]] == P["ssnd"][i, x] for x in n]
@@ -1538,7 +1589,7 @@ class FlushAnyEncoding(Encoding):
     def pin(self, label: Label) -> z3.BoolRef:
         """The action's parameters bound to the members a model label names."""
         names = {"Multicast": "p", "StartFlush": "c", "FlushOk": "p", "FlushCompleted": "p", "SendView": "c",
-                 "StopFlush": "c", "Crash": "p", "Leave": "p", "ReceiveFlushCompleted": "cq"}.get(label.action, "pc")
+                 "StopFlush": "c", "Crash": "p", "Leave": "p", "Join": "p", "ReceiveFlushCompleted": "cq"}.get(label.action, "pc")
         if label.action in ("Deliver", "Discard", "ReceiveFlushOk"):
             names = "pq"
         return z3.And(*[c == node(i) for c, i in zip(self.params(label.action, names), label.params)])
