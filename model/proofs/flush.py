@@ -44,7 +44,7 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
-from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms,
+from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms, row,
                          universe, update)
 
 I = z3.IntSort()
@@ -888,8 +888,9 @@ class FlushAnyEncoding(Encoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
-    ``Node``, the first view every member (the manifest's fixed models
-    without a join: crash and leave).  Per-member fields are arrays over
+    ``Node``, the first view every member (crash and leave), or with
+    ``joiner`` every member but ``jn``, the greatest, which may join
+    (FixedJoin's shape: one joiner, numbered last).  Per-member fields are arrays over
     ``Node``: ``vm[x]`` (x's views, ``Int -> Bool``), ``vid``, ``phase``,
     the flags, ``dl`` and ``dig`` (sets); ``fok``, ``cmp`` over two
     members, ``cmpd[c, q]`` a set; the channel from q to p is
@@ -1046,11 +1047,6 @@ class FlushAnyEncoding(Encoding):
     def live_view(self, S, v):
         return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
 
-    @staticmethod
-    def row(arr, p, val):
-        """arr with p's row (the entries [p, x]) replaced by val(x)."""
-        return update(arr, lambda a, x: a == p, lambda a, x: val(x))
-
     def params(self, action: str, names: str) -> list:
         return [z3.Const(f"{action}_{n}", Node) for n in names]
 
@@ -1094,10 +1090,10 @@ class FlushAnyEncoding(Encoding):
         ph = S["phase"][c]
         done = ph == COMPLETED
         upd = join(self.send(S, c, self.live_view(S, v), {"ty": START, "cv": v}),
-                   {"fi": self.row(S["fi"], c, lambda x: x == c),
+                   {"fi": row(S["fi"], c, lambda x: x == c),
                     "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph)),
                     "dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
-                    "cmp": self.row(S["cmp"], c, lambda x: z3.And(done, x == c)),
+                    "cmp": row(S["cmp"], c, lambda x: z3.And(done, x == c)),
                     "cmpd": z3.Store(S["cmpd"], c, c, z3.If(done, d, S["cmpd"][c, c]))})
         pending = z3.Or(z3.And(S["vm"][w][S["L"]], z3.Or(S["crashed"][w], S["leaving"][w])), S["joining"][w])
         yield Label("StartFlush", ("c",)), z3.And(
@@ -1107,14 +1103,15 @@ class FlushAnyEncoding(Encoding):
         p, c = P("Block", "pc")
         yield Label("Block", ("p", "c")), z3.And(
             self._start_from(S, p, c), S["phase"][p] == NORMAL,
-            fr(S, T, join({"phase": z3.Store(S["phase"], p, INBLOCK), "fi": self.row(S["fi"], p, lambda x: x == c)},
+            fr(S, T, join({"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c)},
                           self.take(S, p, c))))
 
         p, c = P("RestartFlush", "pc")
         v = S["vid"][p]
         d = self.delivered_in(S, p, v)
         done = S["phase"][p] == COMPLETED
-        upd = join({"fi": self.row(S["fi"], p, lambda x: x == c), "dig": z3.Store(S["dig"], p, z3.If(done, d, S["dig"][p]))},
+        upd = join({"fi": row(S["fi"], p, lambda x: x == c),
+                    "dig": z3.Store(S["dig"], p, z3.If(done, d, S["dig"][p]))},
                    self.take(S, p, c), self.send(S, p, lambda x: z3.And(x == c, done), {"ty": FC, "cv": v, "cd": d}))
         yield Label("RestartFlush", ("p", "c")), z3.And(self._start_from(S, p, c), S["phase"][p] != NORMAL,
                                                         fr(S, T, upd))
@@ -1155,10 +1152,11 @@ class FlushAnyEncoding(Encoding):
         new = lambda y: z3.Or(z3.And(S["vm"][y][v], self.alive(S, y), z3.Not(S["leaving"][y])),  # noqa: E731
                               S["joining"][y])
         D = self.union_digest(S, c)
-        upd = join({"L": L + 1, "vm": update(S["vm"], lambda y: z3.BoolVal(True), lambda y: z3.Store(S["vm"][y], L + 1, new(y))),
+        upd = join({"L": L + 1,
+                    "vm": update(S["vm"], lambda y: z3.BoolVal(True), lambda y: z3.Store(S["vm"][y], L + 1, new(y))),
                     "vid": z3.Store(S["vid"], c, v + 1), "joining": z3.K(Node, z3.BoolVal(False)),
-                    "phase": z3.Store(S["phase"], c, NORMAL), "fok": self.row(S["fok"], c, NOFI),
-                    "dig": z3.Store(S["dig"], c, EMPTY), "cmp": self.row(S["cmp"], c, NOFI)},
+                    "phase": z3.Store(S["phase"], c, NORMAL), "fok": row(S["fok"], c, NOFI),
+                    "dig": z3.Store(S["dig"], c, EMPTY), "cmp": row(S["cmp"], c, NOFI)},
                    self.send(S, c, lambda q: z3.And(z3.Or(S["vm"][q][v], S["joining"][q]), self.alive(S, q)),
                              {"ty": VIEW, "cv": v, "cd": D}))
         if R:
@@ -1169,11 +1167,12 @@ class FlushAnyEncoding(Encoding):
 
         p, c = P("InstallView", "pc")
         cv, vp = self.head(S, p, c, "cv"), S["vid"][p]
-        upd = join({"vid": z3.Store(S["vid"], p, cv + 1), "fi": self.row(S["fi"], p, lambda x: z3.And(x == c, vp != 0)),
-                    "phase": z3.Store(S["phase"], p, NORMAL), "fok": self.row(S["fok"], p, NOFI),
-                    "dig": z3.Store(S["dig"], p, EMPTY), "cmp": self.row(S["cmp"], p, NOFI)}, self.take(S, p, c))
+        upd = join({"vid": z3.Store(S["vid"], p, cv + 1), "fi": row(S["fi"], p, lambda x: z3.And(x == c, vp != 0)),
+                    "phase": z3.Store(S["phase"], p, NORMAL), "fok": row(S["fok"], p, NOFI),
+                    "dig": z3.Store(S["dig"], p, EMPTY), "cmp": row(S["cmp"], p, NOFI)}, self.take(S, p, c))
         if R:
-            upd["dl"] = z3.Store(S["dl"], p, z3.If(vp != 0, z3.SetUnion(S["dl"][p], self.head(S, p, c, "cd")), S["dl"][p]))
+            upd["dl"] = z3.Store(S["dl"], p, z3.If(vp != 0, z3.SetUnion(S["dl"][p], self.head(S, p, c, "cd")),
+                                                   S["dl"][p]))
         yield Label("InstallView", ("p", "c")), z3.And(
             p != c, self.alive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == VIEW,
             z3.Or(z3.And(self.is_member(S, p), cv == vp), vp == 0), fr(S, T, upd))
@@ -1181,7 +1180,7 @@ class FlushAnyEncoding(Encoding):
         c, = P("StopFlush", "c")
         v = S["vid"][c]
         stay = lambda q: z3.And(S["vm"][q][v], S["vm"][q][v - 1], self.alive(S, q))  # noqa: E731
-        upd = join({"blocked": z3.Store(S["blocked"], c, False), "fi": self.row(S["fi"], c, NOFI)},
+        upd = join({"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, NOFI)},
                    self.send(S, c, stay, {"ty": STOP, "cv": v}))
         yield Label("StopFlush", ("c",)), z3.And(self.can_receive(S, c), S["fi"][c, c], S["phase"][c] == NORMAL,
                                                  fr(S, T, upd))
@@ -1190,7 +1189,7 @@ class FlushAnyEncoding(Encoding):
         yield Label("Unblock", ("p", "c")), z3.And(
             p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == STOP,
             self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c),
-            fr(S, T, join({"blocked": z3.Store(S["blocked"], p, False), "fi": self.row(S["fi"], p, NOFI)},
+            fr(S, T, join({"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, NOFI)},
                           self.take(S, p, c))))
 
         # Crash(p): each channel from p keeps a prefix (to cut[q]) holding every VIEW
@@ -1264,8 +1263,8 @@ class FlushAnyEncoding(Encoding):
         """Every two messages, at k1 on channel e(xs) and k2 on f(xs), for
         every ``nodes`` members xs: body(*xs, k1, k2)."""
         o = S["o"]
-        return o.all(nodes, 2, lambda *r: o.Implies(o.And(self._in(S, *e(*r[:-2]), r[-2]), self._in(S, *f(*r[:-2]), r[-1])),
-                                                    body(*r)),
+        return o.all(nodes, 2, lambda *r: o.Implies(
+                         o.And(self._in(S, *e(*r[:-2]), r[-2]), self._in(S, *f(*r[:-2]), r[-1])), body(*r)),
                      (lambda *r: [S["ty"][(*e(*r[:-2]), r[-2])], S["ty"][(*f(*r[:-2]), r[-1])]]) if trigger else None,
                      lambda *xs: product(self._positions(S, *e(*xs)), self._positions(S, *f(*xs))))
 
@@ -1561,7 +1560,7 @@ class FlushAnyEncoding(Encoding):
                 else:
                     msgs.append(record(type=name, view=v))
             chan[(p, q)] = tuple(msgs)
-        ph = lambda p: PHASES[n(S["phase"][u[p]])] if 0 <= n(S["phase"][u[p]]) < 4 else f"?{n(S['phase'][u[p]])}"  # noqa: E731
+        ph = lambda k: PHASES[k] if 0 <= k < 4 else f"?{k}"  # noqa: E731
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][u[p]]) for p in M),
@@ -1572,7 +1571,7 @@ class FlushAnyEncoding(Encoding):
                        for i in range(1, ns + 1)),
             delivered=tuple(ids(S["dl"][u[p]]) for p in M),
             chan=Fn(chan),
-            phase=tuple(ph(p) for p in M),
+            phase=tuple(ph(n(S["phase"][u[p]])) for p in M),
             blocked=tuple(b(S["blocked"][u[p]]) for p in M),
             flushInit=tuple(next((c for c in M if b(S["fi"][u[p], u[c]])), NO_INIT) for p in M),
             flushOks=tuple(frozenset(q for q in M if b(S["fok"][u[p], u[q]])) for p in M),
@@ -1586,12 +1585,15 @@ class FlushAnyEncoding(Encoding):
     def fits(self, state: FlushState) -> bool:
         return len(state.vid) == self.reach_N
 
+    # each action's parameters, as ``actions`` names them
+    _params = {"Multicast": "p", "Deliver": "pq", "Discard": "pq", "StartFlush": "c", "Block": "pc",
+               "RestartFlush": "pc", "FlushOk": "p", "ReceiveFlushOk": "pq", "FlushCompleted": "p",
+               "ReceiveFlushCompleted": "cq", "SendView": "c", "InstallView": "pc", "StopFlush": "c",
+               "Unblock": "pc", "Crash": "p", "Join": "p", "Leave": "p"}
+
     def pin(self, label: Label) -> z3.BoolRef:
         """The action's parameters bound to the members a model label names."""
-        names = {"Multicast": "p", "StartFlush": "c", "FlushOk": "p", "FlushCompleted": "p", "SendView": "c",
-                 "StopFlush": "c", "Crash": "p", "Leave": "p", "Join": "p", "ReceiveFlushCompleted": "cq"}.get(label.action, "pc")
-        if label.action in ("Deliver", "Discard", "ReceiveFlushOk"):
-            names = "pq"
+        names = self._params[label.action]
         return z3.And(*[c == node(i) for c, i in zip(self.params(label.action, names), label.params)])
 
 

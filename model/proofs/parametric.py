@@ -184,6 +184,12 @@ def update(arr: z3.ArrayRef, cond, val) -> z3.ArrayRef:
     return z3.Lambda(xs, z3.If(cond(*xs), val(*xs), arr[tuple(xs) if len(xs) > 1 else xs[0]]))
 
 
+def row(arr: z3.ArrayRef, p, val) -> z3.ArrayRef:
+    """arr (indexed by two members or more) with p's row replaced:
+    [arr EXCEPT ![p] = [xs |-> val(*xs)]]."""
+    return update(arr, lambda a, *xs: a == p, lambda a, *xs: val(*xs))
+
+
 class Table(dict):
     """A Python state's function: a value for every key read (``default`` for
     one outside its domain, read only under a guard that is false there)."""
