@@ -63,6 +63,22 @@ PHASE_NO = {p: i for i, p in enumerate(PHASES)}
 EMPTY = z3.K(I, z3.BoolVal(False))
 
 
+def decoded_msg(t: int, v: int, id_, digest) -> Fn:
+    """The message of a z3 model's type t and view v (``id_()``,
+    ``digest()``: its other fields, read when its type has them); a type
+    outside TYPES shows as ``?t``."""
+    name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
+    if t == DATA:
+        return record(type=name, view=v, id=id_())
+    if t in (FC, VIEW):
+        return record(type=name, view=v, digest=digest())
+    return record(type=name, view=v)
+
+
+def decoded_phase(k: int) -> str:
+    return PHASES[k] if 0 <= k < len(PHASES) else f"?{k}"
+
+
 class FlushEncoding(Encoding):
     protocol = "flush"
     properties = ("VirtualSynchrony",)
@@ -476,17 +492,10 @@ class FlushEncoding(Encoding):
             hd, tl = n(S["hd"][e]), n(S["tl"][e])
             msgs = []
             for k in range(hd, min(max(tl, hd), hd + cap)):
-                t = n(S["ty"][e][k])
-                name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
-                v = n(S["cv"][e][k])
-                if t == DATA:
-                    msgs.append(record(type=name, view=v, id=n(S["ci"][e][k])))
-                elif t in (FC, VIEW):
-                    msgs.append(record(type=name, view=v, digest=ids(S["cd"][e][k])))
-                else:
-                    msgs.append(record(type=name, view=v))
+                msgs.append(decoded_msg(n(S["ty"][e][k]), n(S["cv"][e][k]), lambda: n(S["ci"][e][k]),
+                                        lambda: ids(S["cd"][e][k])))
             chan[e] = tuple(msgs)
-        ph = lambda p: PHASES[n(S["phase"][p])] if 0 <= n(S["phase"][p]) < 4 else f"?{n(S['phase'][p])}"  # noqa: E731
+        ph = lambda p: decoded_phase(n(S["phase"][p]))  # noqa: E731
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][x][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][p]) for p in M),
@@ -1551,16 +1560,9 @@ class FlushAnyEncoding(Encoding):
             msgs = []
             for k in range(hd, min(max(tl, hd), hd + cap)):
                 key = (u[p], u[q], k)
-                t, v = n(S["ty"][key]), n(S["cv"][key])
-                name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
-                if t == DATA:
-                    msgs.append(record(type=name, view=v, id=n(S["ci"][key])))
-                elif t in (FC, VIEW):
-                    msgs.append(record(type=name, view=v, digest=ids(S["cd"][key])))
-                else:
-                    msgs.append(record(type=name, view=v))
+                msgs.append(decoded_msg(n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]),
+                                        lambda: ids(S["cd"][key])))
             chan[(p, q)] = tuple(msgs)
-        ph = lambda k: PHASES[k] if 0 <= k < 4 else f"?{k}"  # noqa: E731
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][u[p]]) for p in M),
@@ -1571,16 +1573,13 @@ class FlushAnyEncoding(Encoding):
                        for i in range(1, ns + 1)),
             delivered=tuple(ids(S["dl"][u[p]]) for p in M),
             chan=Fn(chan),
-            phase=tuple(ph(n(S["phase"][u[p]])) for p in M),
+            phase=tuple(decoded_phase(n(S["phase"][u[p]])) for p in M),
             blocked=tuple(b(S["blocked"][u[p]]) for p in M),
             flushInit=tuple(next((c for c in M if b(S["fi"][u[p], u[c]])), NO_INIT) for p in M),
             flushOks=tuple(frozenset(q for q in M if b(S["fok"][u[p], u[q]])) for p in M),
             digest=tuple(ids(S["dig"][u[p]]) for p in M),
             completed=tuple(frozenset((q, ids(S["cmpd"][u[p], u[q]])) for q in M if b(S["cmp"][u[p], u[q]]))
                             for p in M))
-
-    def pretty(self, state) -> dict:
-        return {k: repr(v) for k, v in state._asdict().items()}
 
     def fits(self, state: FlushState) -> bool:
         return len(state.vid) == self.reach_N
