@@ -11,6 +11,14 @@ def entry(protocol, name):
     return next(e for e in manifest.select([protocol], None) if e.name == name)
 
 
+def lemmas_broken(enc, max_states=None):
+    """A parametric encoding's lemmas instantiated at the N of its bounded
+    model (``enc.holds``, evaluated in Python) on every state the model
+    reaches: the exploration, and the (lemma, state) pairs that fail."""
+    res = explore(enc.model(), check_invariants=False, max_states=max_states)
+    return res, [(n, s) for s in res.parents for n in enc.lemmas if not enc.holds(n, s)]
+
+
 def sample(enc, max_states, k, seed=15):
     """``enc``'s bounded model, its exploration (the first ``max_states``
     states, with the graph) and ``k`` of its edges drawn with ``seed``."""

@@ -225,7 +225,8 @@ def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
 
 def test_the_matrix_is_the_manifests_and_the_engine_does_not_import_the_registry():
     """The protocols with proofs are those whose manifest has a matrix;
-    each default variant is built as its data says (name, N, expectation);
+    each default variant is built as its data says (name, N, expectation),
+    one marked ``"default": false`` only when named;
     the engine imports no registry (the registry imports the engine)."""
     import ast
     import inspect
@@ -239,5 +240,9 @@ def test_the_matrix_is_the_manifests_and_the_engine_does_not_import_the_registry
     assert registry.protocols() == ("flush", "raincore", "sequencerflush", "stable")
     for p in manifest.protocols():
         data = (registry._proofs(p) or {"variants": []})["variants"]
-        want = [(v["variant"], v["members"], v["expect"] == "cti") for v in data if v["members"] is not None]
+        want = [(v["variant"], v["members"], v["expect"] == "cti") for v in data
+                if v["members"] is not None and v.get("default", True)]
         assert [(e.variant, e.members, e.expect_cti) for e in registry.variants(p)] == want
+        for v in data:   # a variant outside the default matrix is asked when named
+            if v.get("default", True) is False:
+                assert [e.variant for e in registry.select(p, v["variant"])] == [v["variant"]]

@@ -15,7 +15,7 @@ from groupcheck.model.core import explore
 from groupcheck.model.proofs import engine
 from groupcheck.model.proofs.engine import run, verdict
 from groupcheck.model.proofs.stable import StableAnyEncoding
-from proof_helpers import entry
+from proof_helpers import entry, lemmas_broken
 
 
 def _answers(qs):
@@ -63,9 +63,7 @@ def _reachable(name, max_states=None):
 
 
 def _lemmas_hold_everywhere(name, max_states=None):
-    enc = StableAnyEncoding.from_constants(entry("stable", name).constants())
-    res = _reachable(name, max_states)
-    bad = [(n, s) for s in res.parents for n in enc.lemmas if not enc.holds(n, s)]
+    res, bad = lemmas_broken(StableAnyEncoding.from_constants(entry("stable", name).constants()), max_states)
     assert not bad, bad[0]
     return res
 

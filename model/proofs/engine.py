@@ -199,6 +199,12 @@ class Encoding:
     def pretty(self, state) -> dict:
         return {k: repr(v) for k, v in state._asdict().items()}
 
+    def fits(self, state) -> bool:
+        """Can ``state`` be a state of ``model()``?  A parametric encoding's
+        CTI may have another number of members than the bounded model:
+        then its reachability is unknown, not False."""
+        return True
+
     # --- derived ---------------------------------------------------------------
     def inv(self, S) -> z3.BoolRef:
         return z3.And(*[f(S) for f in self.lemmas.values()])
@@ -519,6 +525,8 @@ class Reachability:
         res = self._explored()
         if state in res.parents:
             return True
+        if not self.enc.fits(state):
+            return None     # a state the bounded model cannot hold (another N)
         return False if res.complete else None
 
 

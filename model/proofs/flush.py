@@ -44,6 +44,8 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
+from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms, row,
+                         universe, update)
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -59,6 +61,22 @@ PHASES = ("Normal", "InBlock", "OkSent", "Completed")
 PHASE_NO = {p: i for i, p in enumerate(PHASES)}
 
 EMPTY = z3.K(I, z3.BoolVal(False))
+
+
+def decoded_msg(t: int, v: int, id_, digest) -> Fn:
+    """The message of a z3 model's type t and view v (``id_()``,
+    ``digest()``: its other fields, read when its type has them); a type
+    outside TYPES shows as ``?t``."""
+    name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
+    if t == DATA:
+        return record(type=name, view=v, id=id_())
+    if t in (FC, VIEW):
+        return record(type=name, view=v, digest=digest())
+    return record(type=name, view=v)
+
+
+def decoded_phase(k: int) -> str:
+    return PHASES[k] if 0 <= k < len(PHASES) else f"?{k}"
 
 
 class FlushEncoding(Encoding):
@@ -474,17 +492,10 @@ class FlushEncoding(Encoding):
             hd, tl = n(S["hd"][e]), n(S["tl"][e])
             msgs = []
             for k in range(hd, min(max(tl, hd), hd + cap)):
-                t = n(S["ty"][e][k])
-                name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
-                v = n(S["cv"][e][k])
-                if t == DATA:
-                    msgs.append(record(type=name, view=v, id=n(S["ci"][e][k])))
-                elif t in (FC, VIEW):
-                    msgs.append(record(type=name, view=v, digest=ids(S["cd"][e][k])))
-                else:
-                    msgs.append(record(type=name, view=v))
+                msgs.append(decoded_msg(n(S["ty"][e][k]), n(S["cv"][e][k]), lambda: n(S["ci"][e][k]),
+                                        lambda: ids(S["cd"][e][k])))
             chan[e] = tuple(msgs)
-        ph = lambda p: PHASES[n(S["phase"][p])] if 0 <= n(S["phase"][p]) < 4 else f"?{n(S['phase'][p])}"  # noqa: E731
+        ph = lambda p: decoded_phase(n(S["phase"][p]))  # noqa: E731
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][x][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][p]) for p in M),
@@ -878,3 +889,714 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
     written (FlawedLeave, FlawedCrash) is asked from N = 3: with two
     members a leave or a crash leaves one, and their CTIs are unreachable."""
     return FlushEncoding(N, N - joiners, **kw)
+
+
+# --- every N: members as an uninterpreted sort ---------------------------------------
+
+class FlushAnyEncoding(Encoding):
+    """FLUSH for every number of members (model/proofs/parametric.py).
+
+    The actions and lemmas of ``FlushEncoding`` with members as the sort
+    ``Node``, the first view every member (crash and leave), or with
+    ``joiner`` every member but ``jn``, the greatest, which may join
+    (FixedJoin's shape: one joiner, numbered last).  Per-member fields are arrays over
+    ``Node``: ``vm[x]`` (x's views, ``Int -> Bool``), ``vid``, ``phase``,
+    the flags, ``dl`` and ``dig`` (sets); ``fok``, ``cmp`` over two
+    members, ``cmpd[c, q]`` a set; the channel from q to p is
+    ``hd[q, p] .. tl[q, p] - 1`` of ``ty``, ``cv``, ``ci``, ``cd`` over
+    ``Node x Node x Int``.  Two of the spec's functions into members are
+    relations, so that no function returns a ``Node``: ``flushInit`` is
+    ``fi[p, c]`` (p follows c; at most one c, none is ``NO_INIT``) and a
+    multicast's sender ``ssnd[i, x]``.  The coordinator is the least
+    staying member in ``le``; an ``\\E x`` guard is a witness constant, a
+    crash's cut of each channel from it an array ``Node -> Int``.
+
+    One operator is not EPR: SendView's digest, the union of the live
+    members' records, is ``\\E q`` under a set comprehension (a Lambda);
+    ``ground`` leaves it to z3's own instantiation (docs/proofs.md)."""
+
+    protocol = "flush"
+    properties = ("VirtualSynchrony",)
+    members = "any"
+    # every query under z3's deterministic resource limit, no wall-clock
+    # time-out (engine._solver): the same answers on every run and machine
+    rlimit = 20_000_000
+    # z3's own instantiation first, up to 10 million units: it proves
+    # every query of both variants in our runs.  At 2 million, a few
+    # SendView rows of the joiner variant passed to the grounded query,
+    # where z3 gave up on one (its union digest, \E q in a Lambda, is not
+    # grounded) and which one depended on the terms the process had made
+    first_rlimit = 10_000_000
+
+    def __init__(self, *, reconcile: bool = True, joiner: bool = False, variant: str = "", reach_N: int = 3,
+                 reach: dict | None = None, property_only: bool = False) -> None:
+        self.R = reconcile
+        # joiner: the first view is every member but one, ``jn``, the
+        # greatest (FixedJoin's member N); N >= 2
+        self.jn = z3.Const("jn", Node) if joiner else None
+        self.variant = variant or ("AnyFixed" if reconcile else "AnyFlawed")
+        self.expect_cti = not reconcile
+        self.property_only = property_only
+        # the bounded model whose shortest counterexample pins a CTI
+        self.reach_N = reach_N
+        self.reach = reach or {"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}
+
+    @classmethod
+    def from_constants(cls, c: dict) -> "FlushAnyEncoding":
+        """The encoding of a manifest model's constants (its N and bounds the
+        bounded model's); its first view must be every member."""
+        joiners = int(c["N"]) - int(c["NInit"])
+        if joiners not in (0, 1):
+            raise ValueError("flush encoding for every N: the first view is every member, or all but the last")
+        return cls(reconcile=bool(c["ReconcileDigests"]), joiner=joiners == 1, reach_N=int(c["N"]),
+                   reach={k: int(c[k]) for k in ("MaxMsgs", "MaxCrashes", "MaxLeaves")})
+
+    def axioms(self) -> list:
+        """The members' order; the joiner is not member 1 and is the greatest."""
+        x = z3.Const("jx", Node)
+        return order_axioms() + ([] if self.jn is None else [self.jn != one, z3.ForAll([x], le(x, self.jn))])
+
+    def query(self, fs: list) -> list:
+        return ground(self.axioms() + fs)
+
+    def first_query(self, fs: list):
+        """z3's own quantifier instantiation first (as StableAnyEncoding)."""
+        return self.axioms() + fs, self.first_rlimit
+
+    def V0(self, x):
+        """x is in the first view."""
+        return z3.BoolVal(True) if self.jn is None else x != self.jn
+
+    def model(self) -> FlushModel:
+        return FlushModel({"N": self.reach_N, "NInit": self.reach_N - (self.jn is not None),
+                           "ReconcileDigests": self.R, **self.reach})
+
+    # --- state ------------------------------------------------------------------
+    _shape = {"L": ((), I), "ns": ((), I),
+              "vm": ((Node,), SET), "vid": ((Node,), I), "phase": ((Node,), I),
+              "crashed": ((Node,), B), "joining": ((Node,), B), "leaving": ((Node,), B), "blocked": ((Node,), B),
+              "ssnd": ((I, Node), B), "sview": ((I,), I), "dl": ((Node,), SET), "dig": ((Node,), SET),
+              "fi": ((Node, Node), B), "fok": ((Node, Node), B), "cmp": ((Node, Node), B),
+              "cmpd": ((Node, Node), SET), "hd": ((Node, Node), I), "tl": ((Node, Node), I),
+              "ty": ((Node, Node, I), I), "cv": ((Node, Node, I), I), "ci": ((Node, Node, I), I),
+              "cd": ((Node, Node, I), SET)}
+
+    def fresh(self, t: str) -> dict[str, Any]:
+        S: dict[str, Any] = {"o": Z3Ops, "tag": t, "V0": self.V0}
+        for f, (dom, rng) in self._shape.items():
+            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
+        return S
+
+    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
+        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
+        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
+
+    def init(self, S) -> z3.BoolRef:
+        a, b = z3.Consts("ia ib", Node)
+        no = z3.Lambda([a, b], z3.BoolVal(False))
+        return z3.And(
+            S["L"] == 1, S["ns"] == 0, z3.ForAll([a], S["vm"][a][1] == self.V0(a)),
+            S["vid"] == z3.Lambda([a], z3.If(self.V0(a), 1, 0)),
+            *[S[f] == z3.K(Node, z3.BoolVal(False)) for f in ("crashed", "joining", "leaving", "blocked")],
+            S["dl"] == z3.K(Node, EMPTY), S["dig"] == z3.K(Node, EMPTY), S["phase"] == z3.K(Node, z3.IntVal(NORMAL)),
+            S["fi"] == no, S["fok"] == no, S["cmp"] == no,
+            S["hd"] == z3.Lambda([a, b], z3.IntVal(0)), S["tl"] == z3.Lambda([a, b], z3.IntVal(0)))
+
+    # --- the spec's operators (o: Z3Ops for proofs, PyOps on explorer states) ----------
+    @staticmethod
+    def alive(S, p):
+        return S["o"].Not(S["crashed"][p])
+
+    def is_member(self, S, p):
+        return S["o"].And(S["vid"][p] >= 1, S["vm"][p][S["vid"][p]])
+
+    def can_receive(self, S, p):
+        return S["o"].And(self.alive(S, p), self.is_member(S, p))
+
+    def staying(self, S, x):
+        o = S["o"]
+        return o.And(S["vm"][x][S["L"]], o.Not(S["crashed"][x]), o.Not(S["leaving"][x]))
+
+    def coord_below(self, S, c, y):
+        """IsCoord(c)'s part for member y: y staying is not below c (IsCoord:
+        c staying, and this for every y)."""
+        o = S["o"]
+        return o.Implies(self.staying(S, y), o.le(c, y))
+
+    def din(self, S, p, v, i):
+        """i \\in DeliveredIn(p, v)"""
+        return S["o"].And(S["dl"][p][i], 1 <= i, i <= S["ns"], S["sview"][i] == v)
+
+    def delivered_in(self, S, p, v):
+        i = z3.Int("dii")
+        return z3.Lambda([i], self.din(S, p, v, i))
+
+    @staticmethod
+    def has(S, p, q):
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    @staticmethod
+    def head(S, p, q, f):
+        return S[f][q, p, S["hd"][q, p]]
+
+    @staticmethod
+    def take(S, p, q) -> dict:
+        return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
+
+    @staticmethod
+    def send(S, p, R, msg: dict) -> dict:
+        """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
+        from p to every other member q with R(q)."""
+        to = lambda a, b: z3.And(a == p, b != p, R(b))  # noqa: E731
+        out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
+        for f, v in msg.items():
+            out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
+        return out
+
+    def live_view(self, S, v):
+        return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
+
+    def params(self, action: str, names: str) -> list:
+        return [z3.Const(f"{action}_{n}", Node) for n in names]
+
+    def _start_from(self, S, p, c):
+        return z3.And(p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == START,
+                      self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c))
+
+    # --- actions ----------------------------------------------------------------
+    def actions(self, S, T):
+        fr, P, R = self._frame, self.params, self.R
+        NOFI = lambda x: z3.BoolVal(False)  # noqa: E731
+
+        p, = P("Multicast", "p")
+        i, v = S["ns"] + 1, S["vid"][p]
+        upd = join({"ns": i, "ssnd": update(S["ssnd"], lambda j, x: j == i, lambda j, x: x == p),
+                    "sview": z3.Store(S["sview"], i, v), "dl": z3.Store(S["dl"], p, z3.Store(S["dl"][p], i, True))},
+                   self.send(S, p, self.live_view(S, v), {"ty": DATA, "cv": v, "ci": i}))
+        yield Label("Multicast", ("p",)), z3.And(self.can_receive(S, p), z3.Not(S["blocked"][p]), fr(S, T, upd))
+
+        p, q = P("Deliver", "pq")
+        g = [p != q, self.can_receive(S, p), self.has(S, p, q), self.head(S, p, q, "ty") == DATA,
+             self.head(S, p, q, "cv") == S["vid"][p]]
+        if R:
+            g.append(S["phase"][p] != COMPLETED)
+        upd = join({"dl": z3.Store(S["dl"], p, z3.Store(S["dl"][p], self.head(S, p, q, "ci"), True))},
+                   self.take(S, p, q))
+        yield Label("Deliver", ("p", "q")), z3.And(*g, fr(S, T, upd))
+
+        p, q = P("Discard", "pq")
+        ty, cv, v = self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p]
+        why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TYPES]), S["crashed"][q])]
+        if R:
+            why.append(z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
+        yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), z3.Or(*why),
+                                                   fr(S, T, self.take(S, p, q)))
+
+        c, y = P("StartFlush", "cy")
+        w = z3.Const("StartFlush_w", Node)
+        v = S["vid"][c]
+        d = self.delivered_in(S, c, v)
+        ph = S["phase"][c]
+        done = ph == COMPLETED
+        upd = join(self.send(S, c, self.live_view(S, v), {"ty": START, "cv": v}),
+                   {"fi": row(S["fi"], c, lambda x: x == c),
+                    "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph)),
+                    "dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
+                    "cmp": row(S["cmp"], c, lambda x: z3.And(done, x == c)),
+                    "cmpd": z3.Store(S["cmpd"], c, c, z3.If(done, d, S["cmpd"][c, c]))})
+        pending = z3.Or(z3.And(S["vm"][w][S["L"]], z3.Or(S["crashed"][w], S["leaving"][w])), S["joining"][w])
+        yield Label("StartFlush", ("c",)), z3.And(
+            self.alive(S, c), v == S["L"], self.staying(S, c), z3.ForAll([y], self.coord_below(S, c, y)),
+            z3.Not(S["fi"][c, c]), pending, fr(S, T, upd))
+
+        p, c = P("Block", "pc")
+        yield Label("Block", ("p", "c")), z3.And(
+            self._start_from(S, p, c), S["phase"][p] == NORMAL,
+            fr(S, T, join({"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c)},
+                          self.take(S, p, c))))
+
+        p, c = P("RestartFlush", "pc")
+        v = S["vid"][p]
+        d = self.delivered_in(S, p, v)
+        done = S["phase"][p] == COMPLETED
+        upd = join({"fi": row(S["fi"], p, lambda x: x == c),
+                    "dig": z3.Store(S["dig"], p, z3.If(done, d, S["dig"][p]))},
+                   self.take(S, p, c), self.send(S, p, lambda x: z3.And(x == c, done), {"ty": FC, "cv": v, "cd": d}))
+        yield Label("RestartFlush", ("p", "c")), z3.And(self._start_from(S, p, c), S["phase"][p] != NORMAL,
+                                                        fr(S, T, upd))
+
+        p, = P("FlushOk", "p")
+        v = S["vid"][p]
+        upd = join({"phase": z3.Store(S["phase"], p, OKSENT), "fok": z3.Store(S["fok"], p, p, True)},
+                   self.send(S, p, self.live_view(S, v), {"ty": OK, "cv": v}))
+        yield Label("FlushOk", ("p",)), z3.And(self.can_receive(S, p), S["phase"][p] == INBLOCK, fr(S, T, upd))
+
+        p, q = P("ReceiveFlushOk", "pq")
+        yield Label("ReceiveFlushOk", ("p", "q")), z3.And(
+            p != q, self.can_receive(S, p), self.has(S, p, q), self.head(S, p, q, "ty") == OK,
+            self.head(S, p, q, "cv") == S["vid"][p], self.alive(S, q),
+            fr(S, T, join({"fok": z3.Store(S["fok"], p, q, True)}, self.take(S, p, q))))
+
+        p, x = P("FlushCompleted", "px")
+        v = S["vid"][p]
+        d = self.delivered_in(S, p, v)
+        mine = S["fi"][p, p]
+        upd = join({"phase": z3.Store(S["phase"], p, COMPLETED), "blocked": z3.Store(S["blocked"], p, True),
+                    "dig": z3.Store(S["dig"], p, d), "cmp": z3.Store(S["cmp"], p, p, z3.Or(mine, S["cmp"][p, p])),
+                    "cmpd": z3.Store(S["cmpd"], p, p, z3.If(mine, d, S["cmpd"][p, p]))},
+                   self.send(S, p, lambda y: z3.And(S["fi"][p, y], self.alive(S, y)), {"ty": FC, "cv": v, "cd": d}))
+        yield Label("FlushCompleted", ("p",)), z3.And(
+            self.can_receive(S, p), S["phase"][p] == OKSENT,
+            z3.ForAll([x], z3.Implies(z3.And(S["vm"][x][v], self.alive(S, x)), S["fok"][p, x])), fr(S, T, upd))
+
+        c, q = P("ReceiveFlushCompleted", "cq")
+        yield Label("ReceiveFlushCompleted", ("c", "q")), z3.And(
+            c != q, self.can_receive(S, c), self.has(S, c, q), self.head(S, c, q, "ty") == FC,
+            self.head(S, c, q, "cv") == S["vid"][c], self.alive(S, q),
+            fr(S, T, join({"cmp": z3.Store(S["cmp"], c, q, True),
+                           "cmpd": z3.Store(S["cmpd"], c, q, self.head(S, c, q, "cd"))}, self.take(S, c, q))))
+
+        c, x = P("SendView", "cx")
+        v, L = S["vid"][c], S["L"]
+        new = lambda y: z3.Or(z3.And(S["vm"][y][v], self.alive(S, y), z3.Not(S["leaving"][y])),  # noqa: E731
+                              S["joining"][y])
+        D = self.union_digest(S, c)
+        upd = join({"L": L + 1,
+                    "vm": update(S["vm"], lambda y: z3.BoolVal(True), lambda y: z3.Store(S["vm"][y], L + 1, new(y))),
+                    "vid": z3.Store(S["vid"], c, v + 1), "joining": z3.K(Node, z3.BoolVal(False)),
+                    "phase": z3.Store(S["phase"], c, NORMAL), "fok": row(S["fok"], c, NOFI),
+                    "dig": z3.Store(S["dig"], c, EMPTY), "cmp": row(S["cmp"], c, NOFI)},
+                   self.send(S, c, lambda q: z3.And(z3.Or(S["vm"][q][v], S["joining"][q]), self.alive(S, q)),
+                             {"ty": VIEW, "cv": v, "cd": D}))
+        if R:
+            upd["dl"] = z3.Store(S["dl"], c, z3.SetUnion(S["dl"][c], D))
+        yield Label("SendView", ("c",)), z3.And(
+            self.alive(S, c), S["fi"][c, c], S["phase"][c] == COMPLETED,
+            z3.ForAll([x], z3.Implies(z3.And(S["vm"][x][v], self.alive(S, x)), S["cmp"][c, x])), fr(S, T, upd))
+
+        p, c = P("InstallView", "pc")
+        cv, vp = self.head(S, p, c, "cv"), S["vid"][p]
+        upd = join({"vid": z3.Store(S["vid"], p, cv + 1), "fi": row(S["fi"], p, lambda x: z3.And(x == c, vp != 0)),
+                    "phase": z3.Store(S["phase"], p, NORMAL), "fok": row(S["fok"], p, NOFI),
+                    "dig": z3.Store(S["dig"], p, EMPTY), "cmp": row(S["cmp"], p, NOFI)}, self.take(S, p, c))
+        if R:
+            upd["dl"] = z3.Store(S["dl"], p, z3.If(vp != 0, z3.SetUnion(S["dl"][p], self.head(S, p, c, "cd")),
+                                                   S["dl"][p]))
+        yield Label("InstallView", ("p", "c")), z3.And(
+            p != c, self.alive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == VIEW,
+            z3.Or(z3.And(self.is_member(S, p), cv == vp), vp == 0), fr(S, T, upd))
+
+        c, = P("StopFlush", "c")
+        v = S["vid"][c]
+        stay = lambda q: z3.And(S["vm"][q][v], S["vm"][q][v - 1], self.alive(S, q))  # noqa: E731
+        upd = join({"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, NOFI)},
+                   self.send(S, c, stay, {"ty": STOP, "cv": v}))
+        yield Label("StopFlush", ("c",)), z3.And(self.can_receive(S, c), S["fi"][c, c], S["phase"][c] == NORMAL,
+                                                 fr(S, T, upd))
+
+        p, c = P("Unblock", "pc")
+        yield Label("Unblock", ("p", "c")), z3.And(
+            p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == STOP,
+            self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c),
+            fr(S, T, join({"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, NOFI)},
+                          self.take(S, p, c))))
+
+        # Crash(p): each channel from p keeps a prefix (to cut[q]) holding every VIEW
+        p, w, y = P("Crash", "pwy")
+        cut = z3.Array("Crash_cut", Node, I)
+        j = z3.Int("Crash_j")
+        upd = {"crashed": z3.Store(S["crashed"], p, True),
+               "tl": update(S["tl"], lambda a, b: z3.And(a == p, b != p), lambda a, b: cut[b]),
+               "hd": update(S["hd"], lambda a, b: z3.And(b == p, a != p), lambda a, b: S["tl"][a, b])}
+        yield Label("Crash", ("p",)), z3.And(
+            self.alive(S, p), self.is_member(S, p), w != p, self.staying(S, w),
+            z3.ForAll([y], z3.Implies(y != p, z3.And(S["hd"][p, y] <= cut[y], cut[y] <= S["tl"][p, y]))),
+            z3.ForAll([y, j], z3.Implies(z3.And(y != p, cut[y] <= j, j < S["tl"][p, y]), S["ty"][p, y, j] != VIEW),
+                      patterns=[S["ty"][p, y, j]]),
+            fr(S, T, upd))
+
+        if self.jn is not None:
+            p, = P("Join", "p")
+            yield Label("Join", ("p",)), z3.And(
+                p == self.jn, self.alive(S, p), S["vid"][p] == 0, z3.Not(S["vm"][p][S["L"]]),
+                z3.Not(S["joining"][p]), fr(S, T, {"joining": z3.Store(S["joining"], p, True)}))
+
+        # Leave(p): not the coordinator (not staying, or a staying member w below it)
+        p, = P("Leave", "p")
+        w = z3.Const("Leave_w", Node)
+        yield Label("Leave", ("p",)), z3.And(
+            self.can_receive(S, p), S["vid"][p] == S["L"], z3.Not(S["leaving"][p]),
+            z3.Or(z3.Not(self.staying(S, p)), z3.And(self.staying(S, w), z3.Not(le(p, w)))),
+            fr(S, T, {"leaving": z3.Store(S["leaving"], p, True)}))
+
+    def union_digest(self, S, c):
+        """UNION {r[2] : r \\in {x \\in completed[c] : Alive(x[1])}}: \\E q in a Lambda."""
+        i, q = z3.Int("udi"), z3.Const("udq", Node)
+        return z3.Lambda([i], z3.Exists([q], z3.And(S["cmp"][c, q], self.alive(S, q), S["cmpd"][c, q][i])))
+
+    # --- invariant: FlushEncoding's lemmas, quantified over members -------------------
+    # Without a joiner every member has installed a view (vid >= 1) and none
+    # joins: Basics says so in place of its clauses for vid = 0, and there is
+    # no Joiners lemma (FlushEncoding's is empty when NInit = N); the
+    # vacuous clauses cost z3 about half again as much.
+    @property
+    def lemmas(self):
+        names = ("VirtualSynchrony",) if self.property_only else (
+            "Basics", "Ids", "MsgIds", "DataIds", "DigestIds", "ViewMsgs", "Coordinator", "QuietAfterView",
+            "Records", "CompletedDigest", "Followers", "StartMsgs", "StopMsgs", "StartBeforeStop", "FcMsgs",
+            *(("Joiners",) if self.jn is not None else ()), "OneViewChange", "ViewDigest", "ViewCovers",
+            "VirtualSynchrony")
+        return {name: getattr(self, name) for name in names}
+
+    @staticmethod
+    def _in(S, a, b, k):
+        """k is a position of a message on the channel from a to b."""
+        return S["o"].And(S["hd"][a, b] <= k, k < S["tl"][a, b])
+
+    @staticmethod
+    def _positions(S, a, b):
+        return range(S["hd"][a, b], S["tl"][a, b])
+
+    def _msgs(self, S, body, nodes: int = 0, trigger=None):
+        """Every message, at position k of the channel from a to b (and every
+        ``nodes`` more members xs): body(a, b, *xs, k).  Its pattern is
+        ``trigger(a, b, k)`` (the message's type by default), none with more
+        members (a pattern holds every variable)."""
+        o = S["o"]
+        trigger = trigger or (lambda a, b, k: [S["ty"][a, b, k]])
+        return o.all(2 + nodes, 1, lambda a, b, *r: o.Implies(self._in(S, a, b, r[-1]), body(a, b, *r)),
+                     None if nodes else lambda a, b, *r: trigger(a, b, r[-1]),
+                     lambda a, b, *xs: ((k,) for k in self._positions(S, a, b)))
+
+    def _pairs(self, S, body, nodes: int, e, f, trigger=True):
+        """Every two messages, at k1 on channel e(xs) and k2 on f(xs), for
+        every ``nodes`` members xs: body(*xs, k1, k2)."""
+        o = S["o"]
+        return o.all(nodes, 2, lambda *r: o.Implies(
+                         o.And(self._in(S, *e(*r[:-2]), r[-2]), self._in(S, *f(*r[:-2]), r[-1])), body(*r)),
+                     (lambda *r: [S["ty"][(*e(*r[:-2]), r[-2])], S["ty"][(*f(*r[:-2]), r[-1])]]) if trigger else None,
+                     lambda *xs: product(self._positions(S, *e(*xs)), self._positions(S, *f(*xs))))
+
+    def Basics(self, S):
+        """Ranges; a member not yet joined is idle and not leaving, and
+        follows no initiator; Completed means blocked; flushInit is a
+        member or none; the channel to oneself is empty."""
+        o = S["o"]
+
+        def one(p):
+            vid, ph = S["vid"][p], S["phase"][p]
+            common = (vid <= S["L"], 0 <= ph, ph <= 3, o.Implies(ph == COMPLETED, S["blocked"][p]),
+                      S["hd"][p, p] == S["tl"][p, p])
+            if self.jn is None:
+                return o.And(1 <= vid, o.Not(S["joining"][p]), *common)
+            return o.And(0 <= vid, *common,
+                         o.Implies(vid == 0, o.And(ph == NORMAL, o.Not(S["blocked"][p]), o.Not(S["leaving"][p]))),
+                         o.Implies(S["joining"][p], vid == 0), o.Implies(ph != NORMAL, vid >= 1),
+                         o.Implies(S["V0"](p), vid >= 1),
+                         o.Implies(o.And(o.Not(S["V0"](p)), vid == 0), o.Not(S["vm"][p][1])))
+        idle = (lambda p, c: True) if self.jn is None else (  # noqa: E731
+            lambda p, c: o.Implies(S["vid"][p] == 0, o.Not(S["fi"][p, c])))
+        return o.And(S["L"] >= 1, S["ns"] >= 0, o.forall(1, one),
+                     o.forall(2, lambda p, c: o.And(S["hd"][p, c] <= S["tl"][p, c], idle(p, c))),
+                     o.forall(3, lambda p, c, d: o.Implies(o.And(S["fi"][p, c], S["fi"][p, d]), c == d)))
+
+    def Joiners(self, S):
+        """A live member that has not installed a view is in no view before
+        the latest; a joining member is not in the latest view."""
+        o = S["o"]
+        return o.And(
+            o.forall(1, lambda p: o.Implies(o.And(o.Not(S["V0"](p)), S["joining"][p]), o.Not(S["vm"][p][S["L"]]))),
+            o.all(1, 1, lambda p, w: o.Implies(
+                o.And(o.Not(S["V0"](p)), self.alive(S, p), S["vid"][p] == 0, 1 <= w, w < S["L"]),
+                o.Not(S["vm"][p][w])), dom=lambda p: ((w,) for w in range(1, S["L"]))))
+
+    def Ids(self, S):
+        o = S["o"]
+        ok = lambda i: o.And(1 <= i, i <= S["ns"])  # noqa: E731
+        return o.And(
+            o.all(0, 1, lambda i: o.Implies(ok(i), o.And(1 <= S["sview"][i], S["sview"][i] <= S["L"]))),
+            o.all(1, 1, lambda p, i: o.And(
+                o.Implies(S["dl"][p][i], ok(i)),
+                o.Implies(S["dig"][p][i], o.And(ok(i), S["sview"][i] == S["vid"][p])))),
+            o.all(2, 1, lambda p, q, i: o.Implies(o.And(S["cmp"][p, q], S["cmpd"][p, q][i]),
+                                                  o.And(ok(i), S["sview"][i] == S["vid"][p]))))
+
+    def MsgIds(self, S):
+        return self._msgs(S, lambda a, b, k: S["o"].And(1 <= S["cv"][a, b, k], S["cv"][a, b, k] <= S["vid"][a]),
+                          trigger=lambda a, b, k: [S["cv"][a, b, k]])
+
+    def DataIds(self, S):
+        o = S["o"]
+
+        def body(a, b, k):
+            ci = S["ci"][a, b, k]
+            return o.Implies(S["ty"][a, b, k] == DATA,
+                             o.And(1 <= ci, ci <= S["ns"], S["sview"][ci] == S["cv"][a, b, k]))
+        return self._msgs(S, body, trigger=lambda a, b, k: [S["ci"][a, b, k]])
+
+    def DigestIds(self, S):
+        o = S["o"]
+
+        def body(a, b, k):
+            ty = S["ty"][a, b, k]
+            return o.Implies(o.Or(ty == FC, ty == VIEW), o.all(0, 1, lambda i: o.Implies(
+                S["cd"][a, b, k][i], o.And(1 <= i, i <= S["ns"], S["sview"][i] == S["cv"][a, b, k]))))
+        return self._msgs(S, body)
+
+    def ViewMsgs(self, S):
+        o = S["o"]
+
+        def body(a, b, k):
+            cv = S["cv"][a, b, k]
+            return o.Implies(S["ty"][a, b, k] == VIEW, o.And(cv < S["L"], S["vid"][a] > cv, S["vm"][a][cv],
+                                                             S["vm"][a][cv + 1]))
+        return self._msgs(S, body)
+
+    def Coordinator(self, S):
+        o = S["o"]
+        return o.forall(2, lambda c, y: o.Implies(o.And(self.alive(S, c), S["fi"][c, c]), o.And(
+            S["vid"][c] == S["L"], self.staying(S, c), self.coord_below(S, c, y))))
+
+    def QuietAfterView(self, S):
+        o = S["o"]
+        return o.forall(2, lambda x, p: o.Implies(
+            o.And(x != p, self.alive(S, x), S["fi"][x, x], S["phase"][x] == NORMAL, self.alive(S, p),
+                  S["vid"][p] == S["vid"][x]), S["phase"][p] == NORMAL))
+
+    def Records(self, S):
+        o = S["o"]
+        return o.forall(2, lambda c, q: o.Implies(o.And(S["cmp"][c, q], self.alive(S, c)), o.And(
+            S["fi"][c, c], S["phase"][c] != NORMAL,
+            o.Implies(self.alive(S, q), o.And(S["cmpd"][c, q] == S["dig"][q], S["phase"][q] == COMPLETED,
+                                              S["vid"][q] == S["vid"][c])))))
+
+    def CompletedDigest(self, S):
+        o = S["o"]
+        return o.all(1, 1, lambda p, i: o.Implies(S["phase"][p] == COMPLETED,
+                                                  S["dig"][p][i] == self.din(S, p, S["vid"][p], i)))
+
+    def Followers(self, S):
+        o = S["o"]
+        return o.forall(2, lambda p, c: o.And(
+            o.Implies(o.And(p != c, self.alive(S, p), S["phase"][p] != NORMAL, S["fi"][p, c], self.alive(S, c),
+                            S["vid"][c] == S["vid"][p]),
+                      o.And(S["fi"][c, c], S["phase"][c] != NORMAL)),
+            o.Implies(o.And(p != c, S["phase"][p] != NORMAL, S["fi"][p, c]), S["vid"][c] >= S["vid"][p])))
+
+    def StartMsgs(self, S):
+        o = S["o"]
+        return self._msgs(S, lambda a, b, k: o.Implies(
+            o.And(S["ty"][a, b, k] == START, self.alive(S, a), S["cv"][a, b, k] == S["vid"][a]),
+            o.And(S["fi"][a, a], S["phase"][a] != NORMAL)))
+
+    def StopMsgs(self, S):
+        o = S["o"]
+
+        def body(x, p, y, k):
+            cv = S["cv"][x, p, k]
+            return o.Implies(o.And(S["ty"][x, p, k] == STOP, self.alive(S, x)), o.And(
+                o.Implies(cv == S["L"], o.And(self.staying(S, x), self.coord_below(S, x, y))),
+                o.Implies(o.And(self.alive(S, p), cv == S["vid"][p]), S["phase"][p] == NORMAL)))
+
+        def other(x, p, c, k1, k2):   # no START_FLUSH of that view from another live member to p
+            return o.Implies(o.And(c != x, c != p, S["ty"][x, p, k1] == STOP, S["ty"][c, p, k2] == START,
+                                   S["cv"][x, p, k1] == S["cv"][c, p, k2]),
+                             o.Or(S["crashed"][x], S["crashed"][c]))
+        return o.And(self._msgs(S, body, nodes=1),
+                     self._pairs(S, other, 3, lambda x, p, c: (x, p), lambda x, p, c: (c, p)))
+
+    def StartBeforeStop(self, S):
+        o = S["o"]
+        return self._pairs(S, lambda a, b, k1, k2: o.Implies(
+            o.And(k1 < k2, S["ty"][a, b, k1] == START, S["ty"][a, b, k2] == STOP),
+            S["cv"][a, b, k1] < S["cv"][a, b, k2]), 2, lambda a, b: (a, b), lambda a, b: (a, b), trigger=False)
+
+    def FcMsgs(self, S):
+        o = S["o"]
+
+        def body(q, c, k):
+            cv = S["cv"][q, c, k]
+            return o.Implies(o.And(S["ty"][q, c, k] == FC, self.alive(S, c), cv == S["vid"][c]), o.And(
+                S["fi"][c, c], S["phase"][c] != NORMAL,
+                o.Implies(self.alive(S, q), o.And(S["cd"][q, c, k] == S["dig"][q], S["phase"][q] == COMPLETED,
+                                                  S["vid"][q] == cv))))
+        return o.And(self._msgs(S, lambda q, c, k: o.Implies(S["ty"][q, c, k] == FC, S["cv"][q, c, k] <= S["vid"][c])),
+                     self._msgs(S, body))
+
+    def OneViewChange(self, S):
+        o = S["o"]
+
+        def body(a, b, c, d, k1, k2):
+            return o.Implies(o.And(S["ty"][a, b, k1] == VIEW, S["ty"][c, d, k2] == VIEW,
+                                   S["cv"][a, b, k1] == S["cv"][c, d, k2]),
+                             o.And(a == c, S["cd"][a, b, k1] == S["cd"][c, d, k2], o.Implies(b == d, k1 == k2)))
+        return self._pairs(S, body, 4, lambda a, b, c, d: (a, b), lambda a, b, c, d: (c, d))
+
+    def ViewDigest(self, S):
+        o = S["o"]
+        return self._msgs(S, lambda a, b, k: o.Implies(S["ty"][a, b, k] == VIEW, o.all(0, 1, lambda i: (
+            S["cd"][a, b, k][i] == self.din(S, a, S["cv"][a, b, k], i)))))
+
+    def ViewCovers(self, S):
+        o = S["o"]
+
+        def body(a, p, k):
+            cv = S["cv"][a, p, k]
+            return o.Implies(o.And(S["ty"][a, p, k] == VIEW, self.alive(S, p), S["vid"][p] == cv), o.And(
+                S["phase"][p] == COMPLETED,
+                o.all(0, 1, lambda i: o.Implies(self.din(S, p, cv, i), S["cd"][a, p, k][i]))))
+
+        def moved(a, p, k):
+            cv = S["cv"][a, p, k]
+            return o.Implies(o.And(S["ty"][a, p, k] == VIEW, self.alive(S, p)),
+                             o.Or(S["vid"][p] == cv, o.And(S["vid"][p] == 0, cv == S["L"] - 1, S["vm"][p][S["L"]])))
+        return o.And(self._msgs(S, body), self._msgs(S, moved))
+
+    def VirtualSynchrony(self, S):
+        """The spec's property, for every two members and view v < L."""
+        o = S["o"]
+
+        def mover(x, v):
+            return o.And(S["vid"][x] > v, S["vm"][x][v], S["vm"][x][v + 1])
+        return o.all(2, 2, lambda p, q, v, i: o.Implies(
+            o.And(1 <= v, v < S["L"], mover(p, v), mover(q, v), 1 <= i, i <= S["ns"], S["sview"][i] == v),
+            S["dl"][p][i] == S["dl"][q][i]),
+            dom=lambda p, q: product(range(1, S["L"]), range(1, S["ns"] + 1)))
+
+    # --- explorer states -----------------------------------------------------------------
+    def py_state(self, s: FlushState) -> dict[str, Any]:
+        """An N-member explorer state as Python tables (PyOps), each channel
+        at positions 0 .. len - 1: a lemma of this encoding evaluated on it
+        is the lemma instantiated at N."""
+        N = len(s.vid)
+        M = range(1, N + 1)
+        ids = lambda xs: IdSet(xs)  # noqa: E731
+        top = max([len(s.views), len(s.sent), *(len(c) for c in s.chan.values()),
+                   *(i for d in s.delivered for i in d)], default=0)
+        S: dict[str, Any] = {"o": PyOps(N, range(0, top + 2)), "L": len(s.views), "ns": len(s.sent),
+                             "V0": s.views[0].__contains__}
+        S["vm"] = Table(((x, ids(v for v in range(1, len(s.views) + 1) if x in s.views[v - 1])) for x in M), IdSet())
+        S["ssnd"] = Table((((i, r["sender"]), True) for i, r in enumerate(s.sent, 1)), False)
+        S["sview"] = Table((i, r["view"]) for i, r in enumerate(s.sent, 1))
+        for f, of in (("vid", s.vid), ("blocked", s.blocked)):
+            S[f] = Table((p, of[p - 1]) for p in M)
+        S["phase"] = Table((p, PHASE_NO[s.phase[p - 1]]) for p in M)
+        for f in ("crashed", "joining", "leaving"):
+            S[f] = Table(((p, p in getattr(s, f)) for p in M), False)
+        S["dl"] = Table(((p, ids(s.delivered[p - 1])) for p in M), IdSet())
+        S["dig"] = Table(((p, ids(s.digest[p - 1])) for p in M), IdSet())
+        S["fi"] = Table((((p, c), s.flushInit[p - 1] == c) for p in M for c in M), False)
+        S["fok"] = Table((((p, q), q in s.flushOks[p - 1]) for p in M for q in M), False)
+        S["cmp"] = Table((((p, q), True) for p in M for q, _ in s.completed[p - 1]), False)
+        S["cmpd"] = Table((((p, q), ids(d)) for p in M for q, d in s.completed[p - 1]), IdSet())
+        S["hd"] = Table()
+        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
+        for f in ("ty", "cv", "ci"):
+            S[f] = Table()
+        S["cd"] = Table(default=IdSet())
+        for (p, q), msgs in s.chan.items():
+            for k, m in enumerate(msgs):
+                S["ty"][p, q, k], S["cv"][p, q, k] = TYPE_NO[m["type"]], m["view"]
+                if "id" in m:
+                    S["ci"][p, q, k] = m["id"]
+                if "digest" in m:
+                    S["cd"][p, q, k] = ids(m["digest"])
+        return S
+
+    def holds(self, name: str, s: FlushState) -> bool:
+        """Lemma ``name`` instantiated at s's N, on s."""
+        return self.lemmas[name](self.py_state(s))
+
+    def value(self, S, s: FlushState) -> z3.BoolRef:
+        """s as z3 equalities, the sort pinned to s's N members; each
+        channel's head is free (its messages from there on)."""
+        P = self.py_state(s)
+        N = len(s.vid)
+        n = {i: node(i) for i in range(1, N + 1)}
+        cs = [universe(N), S["L"] == P["L"], S["ns"] == P["ns"]]
+        if self.jn is not None:
+            cs.append(self.jn == n[N])
+        for i in range(1, P["ns"] + 1):
+            cs.append(S["sview"][i] == P["sview"][i])
+            cs += [S["ssnd"][i, n[x]] == P["ssnd"][i, x] for x in n]
+        for x in n:
+            cs += [S["vm"][n[x]][v] == P["vm"][x][v] for v in range(1, P["L"] + 1)]
+            for f in ("vid", "phase", "crashed", "joining", "leaving", "blocked"):
+                cs.append(S[f][n[x]] == P[f][x])
+            for f in ("dl", "dig"):
+                cs.append(S[f][n[x]] == z3_set(P[f][x]))
+            for y in n:
+                cs += [S[f][n[x], n[y]] == P[f][x, y] for f in ("fi", "fok", "cmp")]
+                if P["cmp"][x, y]:
+                    cs.append(S["cmpd"][n[x], n[y]] == z3_set(P["cmpd"][x, y]))
+                e, hd = (n[x], n[y]), S["hd"][n[x], n[y]]
+                cs.append(S["tl"][e] - hd == P["tl"][x, y])
+                for k in range(P["tl"][x, y]):
+                    t = P["ty"][x, y, k]
+                    cs += [S["ty"][(*e, hd + k)] == t, S["cv"][(*e, hd + k)] == P["cv"][x, y, k]]
+                    if t == DATA:
+                        cs.append(S["ci"][(*e, hd + k)] == P["ci"][x, y, k])
+                    if t in (FC, VIEW):
+                        cs.append(S["cd"][(*e, hd + k)] == z3_set(P["cd"][x, y, k]))
+        return z3.And(*cs)
+
+    DECODE_CAP = FlushEncoding.DECODE_CAP
+
+    def decode(self, m: z3.ModelRef, S) -> FlushState:
+        """The state of a z3 model, its universe read as members 1..N (at
+        most DECODE_CAP views, multicasts and messages per channel)."""
+        us = members_of(m)
+        M = range(1, len(us) + 1)
+        u = dict(zip(M, us))
+        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+        b = lambda e: z3.is_true(ev(e))  # noqa: E731
+        n = lambda e: ev(e).as_long()  # noqa: E731
+        cap = self.DECODE_CAP
+        ns, L = min(max(n(S["ns"]), 0), cap), min(max(n(S["L"]), 0), cap)
+        ids = lambda a: frozenset(i for i in range(1, ns + 1) if b(a[i]))  # noqa: E731
+        chan = {}
+        for p, q in product(M, M):
+            hd, tl = n(S["hd"][u[p], u[q]]), n(S["tl"][u[p], u[q]])
+            msgs = []
+            for k in range(hd, min(max(tl, hd), hd + cap)):
+                key = (u[p], u[q], k)
+                msgs.append(decoded_msg(n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]),
+                                        lambda: ids(S["cd"][key])))
+            chan[(p, q)] = tuple(msgs)
+        return FlushState(
+            views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
+            vid=tuple(n(S["vid"][u[p]]) for p in M),
+            crashed=frozenset(p for p in M if b(S["crashed"][u[p]])),
+            joining=frozenset(p for p in M if b(S["joining"][u[p]])),
+            leaving=frozenset(p for p in M if b(S["leaving"][u[p]])),
+            sent=tuple(record(sender=next((x for x in M if b(S["ssnd"][i, u[x]])), 0), view=n(S["sview"][i]))
+                       for i in range(1, ns + 1)),
+            delivered=tuple(ids(S["dl"][u[p]]) for p in M),
+            chan=Fn(chan),
+            phase=tuple(decoded_phase(n(S["phase"][u[p]])) for p in M),
+            blocked=tuple(b(S["blocked"][u[p]]) for p in M),
+            flushInit=tuple(next((c for c in M if b(S["fi"][u[p], u[c]])), NO_INIT) for p in M),
+            flushOks=tuple(frozenset(q for q in M if b(S["fok"][u[p], u[q]])) for p in M),
+            digest=tuple(ids(S["dig"][u[p]]) for p in M),
+            completed=tuple(frozenset((q, ids(S["cmpd"][u[p], u[q]])) for q in M if b(S["cmp"][u[p], u[q]]))
+                            for p in M))
+
+    def fits(self, state: FlushState) -> bool:
+        return len(state.vid) == self.reach_N
+
+    # each action's parameters, as ``actions`` names them
+    _params = {"Multicast": "p", "Deliver": "pq", "Discard": "pq", "StartFlush": "c", "Block": "pc",
+               "RestartFlush": "pc", "FlushOk": "p", "ReceiveFlushOk": "pq", "FlushCompleted": "p",
+               "ReceiveFlushCompleted": "cq", "SendView": "c", "InstallView": "pc", "StopFlush": "c",
+               "Unblock": "pc", "Crash": "p", "Join": "p", "Leave": "p"}
+
+    def pin(self, label: Label) -> z3.BoolRef:
+        """The action's parameters bound to the members a model label names."""
+        names = self._params[label.action]
+        return z3.And(*[c == node(i) for c, i in zip(self.params(label.action, names), label.params)])
+
+
+def any_encoding(_n=None, *, variant: str, **kw) -> FlushAnyEncoding:
+    """A variant of the proof matrix proved for every N (the manifest's
+    ``members: "any"``)."""
+    return FlushAnyEncoding(variant=variant, **kw)

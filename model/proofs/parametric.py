@@ -37,7 +37,7 @@ from itertools import count, product
 
 import z3
 
-from .engine import subterms
+from .engine import multipattern, subterms
 
 Node = z3.DeclareSort("Node")
 one = z3.Const("one", Node)                       # member 1, the least
@@ -108,6 +108,17 @@ class Z3Ops:
         k = z3.Int(f"x{n}_k")
         return z3.ForAll([p, q, k], z3.Implies(table[p, q, k], body(p, q, k)), patterns=[table[p, q, k]])
 
+    @staticmethod
+    def all(nodes: int, ints: int, body, trigger=None, dom=None) -> z3.BoolRef:
+        """For all members x1..x_nodes and integers k1..k_ints: body(*xs,
+        *ks), one quantifier (``ground`` instantiates its members and keeps
+        the integers quantified); ``trigger(*xs, *ks)``: the terms of its
+        one pattern.  ``dom`` is PyOps' (the integers worth trying)."""
+        n = next(_fresh)
+        xs = [z3.Const(f"x{n}_{i}", Node) for i in range(nodes)] + [z3.Int(f"x{n}_k{i}") for i in range(ints)]
+        pats = [multipattern(*trigger(*xs))] if trigger is not None else []
+        return z3.ForAll(xs, body(*xs), patterns=pats)
+
 
 class PyOps:
     """The same over members 1..N, on Python values (a lemma instantiated at N)."""
@@ -115,8 +126,11 @@ class PyOps:
     symbolic = False
     one, le = 1, staticmethod(operator.le)
 
-    def __init__(self, N: int) -> None:
+    def __init__(self, N: int, ints=range(0)) -> None:
         self.M = range(1, N + 1)
+        # the integers a quantifier over Int tries (``all`` without ``dom``):
+        # every value the state holds, and one past them
+        self.I = ints
 
     @staticmethod
     def And(*xs):
@@ -144,6 +158,36 @@ class PyOps:
     @staticmethod
     def forall_in(table, body) -> bool:
         return all(body(*key) for key, v in table.items() if v)
+
+    def all(self, nodes: int, ints: int, body, trigger=None, dom=None) -> bool:
+        """``dom(*xs)``: the integer tuples to try for members xs (those the
+        body's guard can hold for, e.g. a channel's positions); None: every
+        tuple of ``I``."""
+        return all(body(*xs, *ks) for xs in product(self.M, repeat=nodes)
+                   for ks in (dom(*xs) if dom is not None else product(self.I, repeat=ints)))
+
+
+class IdSet(frozenset):
+    """A Python state's set of integers, read as a z3 array Int -> Bool is:
+    ``a[i]`` is membership."""
+
+    __getitem__ = frozenset.__contains__
+
+
+def update(arr: z3.ArrayRef, cond, val) -> z3.ArrayRef:
+    """arr with its entries at the indices xs where ``cond(*xs)`` holds
+    replaced by ``val(*xs)``: the spec's EXCEPT over a set of indices (a
+    member's row, every channel from a member), as one z3 Lambda."""
+    s = arr.sort()
+    n = next(_fresh)
+    xs = [z3.Const(f"u{n}_{i}", s.domain_n(i)) for i in range(z3.Z3_get_array_arity(s.ctx_ref(), s.ast))]
+    return z3.Lambda(xs, z3.If(cond(*xs), val(*xs), arr[tuple(xs) if len(xs) > 1 else xs[0]]))
+
+
+def row(arr: z3.ArrayRef, p, val) -> z3.ArrayRef:
+    """arr (indexed by two members or more) with p's row replaced:
+    [arr EXCEPT ![p] = [xs |-> val(*xs)]]."""
+    return update(arr, lambda a, *xs: a == p, lambda a, *xs: val(*xs))
 
 
 class Table(dict):
@@ -241,8 +285,12 @@ def _instances(q: z3.QuantifierRef, cs: list) -> list:
     out = []
     for xs in product(cs, repeat=len(nodes)):
         args = dict(zip(nodes, xs)) | rest
-        body = _open(q, [args[i] for i in range(n)])
-        out.append(z3.ForAll(list(rest.values()), body) if rest else body)
+        vals = list(reversed([args[i] for i in range(n)]))
+        body = z3.substitute_vars(q.body(), *vals)
+        # the patterns kept, on the instance's terms
+        pats = [multipattern(*[z3.substitute_vars(p.arg(j), *vals) for j in range(p.num_args())])
+                for p in (q.pattern(i) for i in range(q.num_patterns()))]
+        out.append(z3.ForAll(list(rest.values()), body, patterns=pats) if rest else body)
     return out
 
 

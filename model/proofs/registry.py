@@ -11,7 +11,8 @@ may be asked at (``at``), what is expected (``proved``: every query; ``cti``:
 a counterexample to induction that the bounded model of the same size
 reaches, engine.verdict), its lemma set (the name of a tuple of lemma names
 in the module), and settings of the run: ``heavy`` (left out of the default
-audit), ``reach_max_states`` (how far the classifier explores) and the
+audit), ``default`` (false: left out of the default matrix, asked when
+named with ``--variant``), ``reach_max_states`` (how far the classifier explores) and the
 protocol's ``shards_per_core``.  The registry reads the data and looks its
 names up in the protocol's proofs module; it compares no protocol name.
 
@@ -51,9 +52,12 @@ def protocols() -> tuple[str, ...]:
     return tuple(p for p in manifest.protocols() if _proofs(p) is not None)
 
 
-def _asked_at(v: dict, members: int | None) -> int | None:
-    """The N the variant is asked at (None: not asked)."""
+def _asked_at(v: dict, members: int | None, named: str | None = None) -> int | None:
+    """The N the variant is asked at (None: not asked); ``named``: the
+    variant the caller names (one outside the default matrix is asked)."""
     if members is None:
+        if v.get("default", True) is False and (named or "").lower() != v["variant"].lower():
+            return None
         return v.get("members")
     at = v.get("at")
     if isinstance(at, list):
@@ -81,11 +85,12 @@ def _build(protocol: str, proofs: dict, v: dict, n: int) -> Encoding:
     return enc
 
 
-def variants(protocol: str, members: int | None = None) -> list[Encoding]:
-    """The protocol's matrix at N = ``members`` (None: the default matrix)."""
+def variants(protocol: str, members: int | None = None, named: str | None = None) -> list[Encoding]:
+    """The protocol's matrix at N = ``members`` (None: the default matrix,
+    and the variant ``named`` if it is outside it)."""
     proofs = _proofs(protocol) or {"variants": []}
     return [_build(protocol, proofs, v, n) for v in proofs["variants"]
-            if (n := _asked_at(v, members)) is not None]
+            if (n := _asked_at(v, members, named)) is not None]
 
 
 def select(protocol: str | None = None, variant: str | None = None,
@@ -96,7 +101,7 @@ def select(protocol: str | None = None, variant: str | None = None,
         raise UnknownTarget(f"no proofs for protocol {protocol!r}; protocols with proofs: {', '.join(known)}")
     out: list[Encoding] = []
     for name in ([protocol] if protocol else known):
-        encs = variants(name, members)
+        encs = variants(name, members, variant)
         if variant is not None:
             encs = [e for e in encs if e.variant.lower() == variant.lower()]
             if not encs and protocol is not None:
@@ -112,7 +117,7 @@ def select(protocol: str | None = None, variant: str | None = None,
 
 def _run_variant(key: tuple) -> list[Query]:
     protocol, variant, members, timeout_ms, shard, shards, *row = key
-    [enc] = [e for e in variants(protocol, members) if e.variant == variant]
+    [enc] = [e for e in variants(protocol, members, variant) if e.variant == variant]
     if row:
         return run(enc, timeout_ms=timeout_ms, rows=frozenset(row))
     if shards == 1:

@@ -37,7 +37,7 @@ from ..stable import DataMsg, Entry, StableModel, StableMsg, StabilityMsg, Stabl
 from ..values import Fn
 from .engine import Encoding, z3_set
 from .parametric import (Node, PyOps, Table, Z3Ops, ground, int_literals, le, members_of, node, one, order_axioms,
-                         universe)
+                         row, universe)
 
 I = z3.IntSort()
 
@@ -642,30 +642,18 @@ class StableAnyEncoding(Encoding):
             *[S[f] == z3.Lambda([a, x], z3.BoolVal(False)) for f in ("st", "sy")])
 
     # --- helpers (the spec's operators) ---------------------------------------------
-    @staticmethod
-    def _row(arr, p, row):
-        """arr with p's row replaced: [arr EXCEPT ![p] = [x |-> row(x)]]."""
-        a, x = z3.Consts("ra rx", Node)
-        return z3.Lambda([a, x], z3.If(a == p, row(x), arr[a, x]))
-
-    @staticmethod
-    def _link(arr, p, row):
-        """arr with every link from p replaced: arr[p, q, x] = row(q, x)."""
-        a, b, x = z3.Consts("la lb lx", Node)
-        return z3.Lambda([a, b, x], z3.If(a == p, row(b, x), arr[a, b, x]))
-
     def _merge(self, S, p, vin, v) -> dict:
         take = lambda x: z3.And(S["dom"][p, x], vin(x))  # noqa: E731
-        return {"low": self._row(S["low"], p, lambda x: z3.If(take(x), _min(S["low"][p, x], v(x)), S["low"][p, x])),
-                "high": self._row(S["high"], p, lambda x: z3.If(take(x), _max(S["high"][p, x], v(x)),
+        return {"low": row(S["low"], p, lambda x: z3.If(take(x), _min(S["low"][p, x], v(x)), S["low"][p, x])),
+                "high": row(S["high"], p, lambda x: z3.If(take(x), _max(S["high"][p, x], v(x)),
                                                                   S["high"][p, x]))}
 
     def _fresh_digest(self, S, p, Vin, vec) -> dict:
-        return {"dom": self._row(S["dom"], p, Vin), "low": self._row(S["low"], p, vec),
-                "high": self._row(S["high"], p, vec)}
+        return {"dom": row(S["dom"], p, Vin), "low": row(S["low"], p, vec),
+                "high": row(S["high"], p, vec)}
 
     def _purge_learn(self, S, q, din, dlo, dhi) -> dict:
-        return {f: self._row(S[f], q, lambda x, f=f, d=d: z3.If(din(x), _max(S[f][q, x], d(x)), S[f][q, x]))
+        return {f: row(S[f], q, lambda x, f=f, d=d: z3.If(din(x), _max(S[f][q, x], d(x)), S[f][q, x]))
                 for f, d in (("purged", dlo), ("received", dhi))}
 
     def _post(self, S, kind, p, payload: dict) -> dict:
@@ -673,8 +661,8 @@ class StableAnyEncoding(Encoding):
         new message replaces the one of that kind in flight on each link."""
         a, b = z3.Consts("ka kb", Node)
         out = {kind: z3.Lambda([a, b], z3.If(a == p, z3.And(S["view"][p, b], b != p), S[kind][a, b]))}
-        for f, row in payload.items():
-            out[f] = self._link(S[f], p, lambda _, x, row=row: row(x))
+        for f, val in payload.items():
+            out[f] = row(S[f], p, lambda _, x, val=val: val(x))
         return out
 
     def _nonempty(self, S, p, action):
@@ -739,7 +727,7 @@ class StableAnyEncoding(Encoding):
             # or not: \A x (universal in the premise)
             w = z3.Const("ReceiveStable_w", Node)
             x = z3.Const("rsx", Node)
-            reset = fr(S, T, {**consumed, "heardFrom": self._row(S["heardFrom"], q, lambda y: S["view"][q, y])})
+            reset = fr(S, T, {**consumed, "heardFrom": row(S["heardFrom"], q, lambda y: S["view"][q, y])})
             body = z3.Or(z3.And(S["dom"][q, w] != vin(w), reset),
                          z3.And(z3.ForAll([x], S["dom"][q, x] == vin(x)), accept))
         else:
@@ -754,7 +742,7 @@ class StableAnyEncoding(Encoding):
         upd = self._post(S, "sy", p, {"sy_in": din, "sy_lo": dlo, "sy_hi": dhi})
         upd.update(self._purge_learn(S, p, din, dlo, dhi),
                    **self._fresh_digest(S, p, lambda y: S["view"][p, y], lambda y: S["delivered"][p, y]),
-                   heardFrom=self._row(S["heardFrom"], p, lambda y: S["view"][p, y]))
+                   heardFrom=row(S["heardFrom"], p, lambda y: S["view"][p, y]))
         yield Label("SendStability", ("p",)), z3.And(
             self._nonempty(S, p, "SendStability"), z3.ForAll([x], z3.Not(S["heardFrom"][p, x])), fr(S, T, upd))
 
@@ -763,7 +751,7 @@ class StableAnyEncoding(Encoding):
         dlo = lambda y: S["sy_lo"][p, q, y]  # noqa: E731
         dhi = lambda y: S["sy_hi"][p, q, y]  # noqa: E731
         upd = {"sy": z3.Store(S["sy"], p, q, False),
-               "heardFrom": self._row(S["heardFrom"], q, lambda y: S["view"][q, y]),
+               "heardFrom": row(S["heardFrom"], q, lambda y: S["view"][q, y]),
                **self._purge_learn(S, q, din, dlo, dhi),
                **self._fresh_digest(S, q, lambda y: S["view"][q, y], lambda y: S["delivered"][q, y])}
         yield Label("ReceiveStability", ("q", "p")), z3.And(S["sy"][p, q], fr(S, T, upd))
@@ -776,10 +764,10 @@ class StableAnyEncoding(Encoding):
         hf_c = (lambda r: z3.Or(r == j, r == c)) if self.C and self.V else (lambda r: r == j)
         fromc = lambda y: S["delivered"][c, y]  # noqa: E731
         upd = {"group": z3.Store(S["group"], j, True),
-               "delivered": self._row(S["delivered"], j, fromc), "received": self._row(S["received"], j, fromc),
+               "delivered": row(S["delivered"], j, fromc), "received": row(S["received"], j, fromc),
                "heardFrom": z3.Lambda([a, x], z3.If(hf_c(a), Vin(x), S["heardFrom"][a, x]))}
-        for f, row in (("view", Vin), ("dom", Vin), ("low", fromc), ("high", fromc)):
-            upd[f] = z3.Lambda([a, x], z3.If(ins(a), row(x), S[f][a, x]))
+        for f, val in (("view", Vin), ("dom", Vin), ("low", fromc), ("high", fromc)):
+            upd[f] = z3.Lambda([a, x], z3.If(ins(a), val(x), S[f][a, x]))
         yield Label("Join", ("j",)), z3.And(
             z3.Not(S["group"][j]),
             z3.ForAll([a, x], z3.Implies(S["group"][a], S["view"][a, x] == S["group"][x])),
@@ -789,10 +777,10 @@ class StableAnyEncoding(Encoding):
         p, = P("InstallView", "p")
         w = z3.Const("InstallView_v", Node)
         g = lambda y: S["group"][y]  # noqa: E731
-        upd = {"view": self._row(S["view"], p, g),
+        upd = {"view": row(S["view"], p, g),
                **self._fresh_digest(S, p, g, lambda y: S["delivered"][p, y])}
         if self.V:
-            upd["heardFrom"] = self._row(S["heardFrom"], p, g)
+            upd["heardFrom"] = row(S["heardFrom"], p, g)
         yield Label("InstallView", ("p",)), z3.And(
             self._nonempty(S, p, "InstallView"), S["group"][p], S["view"][p, w] != g(w), fr(S, T, upd))
 
