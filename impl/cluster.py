@@ -172,6 +172,7 @@ class Runner:
         self.rate, self.detect, self.settle, self.timeout = rate, detect, settle, timeout
         self.key_file = key_file
         self.log = log
+        self.crash_bound = len(self.kills)     # the header's MaxCrashes
         self.procs: dict[int, subprocess.Popen] = {}
         self.status: dict[int, dict] = {}
         self.stopped: dict[int, dict] = {}
@@ -229,7 +230,7 @@ class Runner:
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
         # serving, any node but one may die: the header's crash bound is N - 1
-        crashes = self.n - 1 if self.serve else len(self.kills)
+        crashes = self.n - 1 if self.serve else self.crash_bound
         header = tracefile.header(self.protocol, members,
                                   self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring),
                                   seed=None, faults={"kills": [list(k) for k in self.kills]},
@@ -311,7 +312,7 @@ class Runner:
             self._crashed(nid, members, killed, t0)
         return killed
 
-    def _freeze(self, nid: int) -> None:
+    def _freeze(self, nid: int, eating: Optional[bool] = None) -> None:
         """FLUSH over the ring: the node stops at the first point where
         spec/RaincoreFlush lets it crash (impl/runtime.py ``ring_safe``: not
         holding the token, none of its ring messages unacknowledged), and
@@ -320,10 +321,11 @@ class Runner:
         model can judge (docs/impl.md).  With ``lossy_ring`` the spec is
         Raincore's own ring and only FLUSH's I9 is waited for (no VIEW of
         the node unacknowledged): the token holder is killed as it is; with
-        ``kill_holder`` the node is killed only once it holds the token (the
-        case the abstraction leaves out: the token dies with it)."""
+        ``kill_holder`` (or ``eating``) the node is killed only once it holds
+        the token (the case the abstraction leaves out: the token dies with it)."""
         self.status.pop(nid, None)
-        self._send(nid, {"cmd": "freeze", **({"when": "eating"} if self.kill_holder else {})})
+        eating = self.kill_holder if eating is None else eating
+        self._send(nid, {"cmd": "freeze", **({"when": "eating"} if eating else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
             self._poll(min(until, time.monotonic() + 0.05))
