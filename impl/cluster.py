@@ -62,7 +62,7 @@ from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 
 
-from .faults import kills_and_senders  # noqa: E402
+from .faults import NETWORK, kills_and_senders, parse_faults  # noqa: E402
 
 
 class ClusterError(RuntimeError):
@@ -138,7 +138,8 @@ class Runner:
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
                  checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
-                 lossy_ring: bool = False, kill_holder: bool = False) -> None:
+                 lossy_ring: bool = False, kill_holder: bool = False, faults: str = "", seed: int = 0,
+                 hog: bool = False) -> None:
         run = getattr(protocols.find(protocol), "cluster", None)
         if run is None:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
@@ -156,6 +157,11 @@ class Runner:
                 raise ClusterError(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
                                    f"(have: {', '.join(tlctrace.supported_protocols())})")
         self.checker = checker
+        try:        # the network items of the fault grammar, on every node's datagrams (runtime.FaultyNetwork)
+            self.plan = parse_faults(faults, NETWORK, "the cluster", delay=(0.0, 0.0))
+        except ValueError as e:
+            raise ClusterError(f"--faults: {e}") from None
+        self.faults, self.seed, self.hog = faults, seed, hog
         self.serve = serve
         self.stop_requested = False
         if nodes < 2:
@@ -233,7 +239,9 @@ class Runner:
         crashes = self.n - 1 if self.serve else self.crash_bound
         header = tracefile.header(self.protocol, members,
                                   self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring),
-                                  seed=None, faults={"kills": [list(k) for k in self.kills]},
+                                  seed=self.seed if self.faults else None,
+                                  faults={"kills": [list(k) for k in self.kills],
+                                          **({"network": self.faults} if self.faults else {})},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
         self.start = start = time.time()
@@ -253,7 +261,7 @@ class Runner:
                        "ports": {str(k): v for k, v in self.ports.items()},
                        "messages": self.messages if nid in self.senders else 0,
                        "rate": self.rate, "trace": str(tdir / f"node-{nid}.ndjson"), "header": header,
-                       "start": start, "key_file": key_file}
+                       "start": start, "key_file": key_file, "faults": self.faults, "seed": self.seed}
                 path = self.out / f"node-{nid}.json"
                 path.write_text(json.dumps(cfg), encoding="utf-8")
                 err = open(self.out / f"node-{nid}.log", "wb")

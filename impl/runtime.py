@@ -23,6 +23,11 @@ node's own format-2 file with a vector clock (impl/tracefile.py
 seconds since the run's start, which the runner hands every node, so the
 nodes' clocks are comparable.
 
+With ``--faults`` (the cluster's network items of the fault grammar) the
+policy is ``FaultyNetwork`` around the node: the simulator's draws
+(impl/faults.py ``fates``) on the real datagrams, seeded from the run's
+seed and the node id.
+
 Wire: every datagram is sealed by impl/auth.py (HMAC-SHA256, sender,
 incarnation, sequence window) around ``kind:u8 vclen:u16 vc body``:
 ``kind`` 0 is a stack frame (``body`` the codec frame), 1 a runner command
@@ -45,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import struct
@@ -55,6 +61,7 @@ from typing import Any, Callable, Optional
 
 from . import auth, protocols, tracefile
 from .engine import Engine
+from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
 
 HOST = "127.0.0.1"
@@ -153,6 +160,46 @@ class Config:
     key_file: str
     incarnation: int = 1
     extra: dict = field(default_factory=dict)
+    faults: str = ""             # network faults of the fault grammar (loss, dup, reorder, truncate)
+    seed: int = 0                # the run's seed: this node's faults draw from (seed, nid)
+
+
+class FaultyNetwork:
+    """The fault plan's network faults on a node's real datagrams: a network
+    policy (impl/engine.py) around the node's UDP one.  On the sending side,
+    each stack datagram meets impl/faults.py's ``fates``, the simulator's own
+    draws: lost, sent twice, held back up to ``reorder`` (a loop timer, so
+    later datagrams overtake it) or cut short before it is sealed, so the
+    receiver authenticates it and its codec counts and drops it.  The real
+    network's own latency stands for the plan's base ``delay`` (0 here).
+    The runner's commands and the nodes' reports are not touched."""
+
+    def __init__(self, node: "Node", plan, rng) -> None:
+        self.node, self.plan, self.rng = node, plan, rng
+        self.counts = {"net.lost": 0, "net.duplicated": 0, "net.truncated": 0, "net.delayed": 0}
+
+    @property
+    def now(self) -> float:
+        return self.node.now
+
+    def schedule(self, at: float, nid: int, name: str):
+        return self.node.schedule(at, nid, name)
+
+    def send(self, src: int, dest: int, msg) -> None:
+        copies = fates(self.rng, self.plan, msg)
+        self.counts["net.lost"] += not copies
+        self.counts["net.duplicated"] += max(0, len(copies) - 1)
+        for delay, data, cut in copies:
+            self.counts["net.truncated"] += cut
+            if delay > 0:
+                self.counts["net.delayed"] += 1
+                self.node.loop.call_later(delay, self.node.send, src, dest, data)
+            else:
+                self.node.send(src, dest, data)
+
+    def multicast(self, src: int, msg) -> None:
+        for dest in self.node.peers:
+            self.send(src, dest, msg)
 
 
 class StepWriter:
@@ -208,7 +255,11 @@ class Node(asyncio.DatagramProtocol):
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
         self.writer._f.close()                                # the header is on disk
         self.writer._f = self.out = StepWriter(cfg.trace)      # then one write per step: kill -9 safe
-        self.effects = Engine({self.nid: self.stack}, self, self._record, self._deliver)
+        self.net = self                                        # the UDP policy, or the faults' around it
+        if cfg.faults:
+            self.net = FaultyNetwork(self, parse_faults(cfg.faults, NETWORK, "the cluster", delay=(0.0, 0.0)),
+                                     random.Random(f"{cfg.seed}:{self.nid}"))
+        self.effects = Engine({self.nid: self.stack}, self.net, self._record, self._deliver)
         self.timers: dict[str, asyncio.TimerHandle] = {}      # the loop's timer for each armed name
         self._tokens = 0
         self.delivered = 0
@@ -279,10 +330,17 @@ class Node(asyncio.DatagramProtocol):
             return
         self.transport.sendto(data, (HOST, port))
 
+    @property
+    def peers(self) -> list[int]:
+        """Every node, itself included (a multicast's destinations)."""
+        return [d for d in self.ports if d != RUNNER]
+
     def stats(self) -> dict:
         st = self.stack.stats if hasattr(self.stack, "stats") else {}
         if hasattr(self.stack, "fstack"):
             st = {**self.stack.fstack.stats, **self.stack.ring_part.stats}
+        if self.net is not self:
+            st = {**st, **{k: v for k, v in self.net.counts.items() if v}}
         return {**st, "runtime.backpressured": self.backpressured} if self.backpressured else st
 
     def report(self, what: str, **more) -> None:
@@ -307,9 +365,8 @@ class Node(asyncio.DatagramProtocol):
 
     def multicast(self, src: int, msg) -> None:
         self.out.commit()
-        for dest in self.ports:
-            if dest != RUNNER:
-                self._sendto(dest, STACK, msg)
+        for dest in self.peers:
+            self._sendto(dest, STACK, msg)
 
     def schedule(self, at: float, nid: int, name: str) -> int:
         old = self.timers.pop(name, None)

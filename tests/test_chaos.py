@@ -68,3 +68,89 @@ def test_a_schedule_refuses_what_it_cannot_keep():
         schedule(1, 0.0, 3)
     assert schedule(1, 0.1, 3) == []                 # too short for any action
     assert Action(1.0, "pause", 2, 1.5).end == 2.5
+
+
+# -- the network faults on real datagrams (impl/runtime.py FaultyNetwork) ------------------------
+
+class _Node:
+    """What FaultyNetwork needs of a node: its sends are recorded, its loop
+    timers too (a held-back datagram)."""
+
+    def __init__(self):
+        self.sent, self.later, self.now, self.peers = [], [], 0.0, [1, 2, 3]
+        self.loop = self
+
+    def send(self, src, dest, msg):
+        self.sent.append((dest, msg))
+
+    def call_later(self, delay, fn, *args):
+        self.later.append((delay, args))
+
+
+def _faulty(text, seed=1):
+    import random
+    from groupcheck.impl.faults import NETWORK, parse_faults
+    from groupcheck.impl.runtime import FaultyNetwork
+    node = _Node()
+    return node, FaultyNetwork(node, parse_faults(text, NETWORK, delay=(0.0, 0.0)), random.Random(seed))
+
+
+def _traffic(net, k=200):
+    for i in range(k):
+        net.multicast(1, b"frame-%d" % i)
+
+
+def test_the_faulty_network_is_its_seed_alone():
+    runs = []
+    for seed in (5, 5, 6):
+        node, net = _faulty("loss=0.2,dup=0.2,reorder=5,truncate=0.1", seed)
+        _traffic(net)
+        runs.append((node.sent, node.later, net.counts))
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    sent, later, counts = runs[0]
+    assert all(c > 0 for c in counts.values()), counts
+    # each datagram's copies, whether sent now or held back, add up to the draws' counts
+    assert len(sent) + len(later) == 600 - counts["net.lost"] + counts["net.duplicated"]
+    assert all(0 < d <= 0.005 for d, _ in later) and len(later) == counts["net.delayed"]
+
+
+def test_the_faulty_network_loses_duplicates_and_passes():
+    node, net = _faulty("loss=0.999999")         # the grammar refuses loss=1: a run would never end
+    _traffic(net)
+    assert node.sent == [] and node.later == [] and net.counts["net.lost"] == 600
+    node, net = _faulty("dup=1")
+    _traffic(net, 10)
+    assert node.sent == [(d, b"frame-%d" % i) for i in range(10) for d in (1, 2, 3) for _ in range(2)]
+    node, net = _faulty("")
+    _traffic(net, 10)
+    assert node.sent == [(d, b"frame-%d" % i) for i in range(10) for d in (1, 2, 3)]
+    assert not any(net.counts.values())
+
+
+def test_a_truncated_datagram_is_counted_and_dropped_by_the_receivers_codec(tmp_path):
+    """truncate=1: every frame leaves cut short, sealed as it is; the
+    receiver's authentication accepts it, its codec counts and drops it."""
+    import random
+    from groupcheck.impl import auth, runtime
+    from groupcheck.impl.events import AppSend, Send
+    from groupcheck.impl.faults import NETWORK, parse_faults
+    from groupcheck.impl.stacks.sequencer import sequencer_stack
+    key = b"k" * 32
+    data = next(e.msg for e in sequencer_stack(1, (1, 2, 3)).handle(AppSend(b"x"), 0.0)
+                if isinstance(e, Send) and e.dest == 2)
+    for truncate, decoded in ((1.0, False), (0.0, True)):
+        (tmp_path / str(truncate)).mkdir()
+        sender = runtime.offline_node(tmp_path / str(truncate), key)
+        sender.sealer = auth.Sealer(key, 1, 1)            # the coordinator's DATA, from the coordinator
+        wire = []
+        sender.transport = type("Wire", (), {"sendto": lambda self, d, addr: wire.append(d)})()
+        net = runtime.FaultyNetwork(sender, parse_faults(f"truncate={truncate}", NETWORK, delay=(0.0, 0.0)),
+                                    random.Random(3))
+        net.send(1, 3, data)                              # (to 2 it would stay in the process)
+        [datagram] = wire
+        receiver = runtime.offline_node(tmp_path / str(truncate), key)
+        receiver.datagram_received(datagram, None)
+        assert receiver.verifier.counts == {"accepted": 1}
+        assert (receiver.stack.stats.get("transport.decode_errors", 0) == 0) == decoded
+        assert (receiver.writer.records > 0) == decoded
+        assert net.counts["net.truncated"] == (not decoded)
