@@ -28,8 +28,9 @@ replayed against the model (``conform``), and the survivors' history
 (conformance/history.py: integrity, no duplicates, FIFO, total order among
 survivors, agreement) under the protocol's promises.
 
-No process outlives ``run``: every child is killed in ``finally``, also on
-Ctrl-C and SIGTERM (which the runner turns into an exception).
+No process outlives ``run``: every child (the nodes, ``hog``'s busy loops,
+one per core) is killed in ``finally``, also on Ctrl-C and SIGTERM (which
+the runner turns into an exception).
 
 Interactive use (``groupcheck cluster up`` / ``kill`` / ``down``): ``up``
 starts this module as a detached supervisor (``python -m
@@ -60,6 +61,11 @@ from . import auth, protocols, tracefile
 from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
+# --hog: one busy loop per core beside the nodes.  Each also ends itself once its
+# runner is gone, should the runner die without its ``finally`` (SIGKILL): its
+# stdin is a pipe only the runner holds, whose end it then reads
+HOG = ("import select, sys\nwhile not select.select([sys.stdin], [], [], 0)[0]:\n"
+       "    for _ in range(1000000):\n        pass\n")
 
 
 from .faults import NETWORK, kills_and_senders, parse_faults  # noqa: E402
@@ -180,6 +186,7 @@ class Runner:
         self.log = log
         self.crash_bound = len(self.kills)     # the header's MaxCrashes
         self.procs: dict[int, subprocess.Popen] = {}
+        self.hogs: list[subprocess.Popen] = []
         self.status: dict[int, dict] = {}
         self.stopped: dict[int, dict] = {}
 
@@ -256,6 +263,10 @@ class Runner:
         for s in old:
             signal.signal(s, stop_serving if s == signal.SIGUSR1 else interrupted)
         try:
+            if self.hog:
+                self.hogs = [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.PIPE,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             for _ in range(os.cpu_count() or 1)]
             for nid in members:
                 cfg = {"nid": nid, "protocol": self.protocol, "members": members,
                        "ports": {str(k): v for k, v in self.ports.items()},
@@ -270,7 +281,7 @@ class Runner:
             # who runs where, for a user (and a test) checking that nothing outlives the run
             (self.out / "cluster.json").write_text(json.dumps(
                 {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
-                 "ports": self.ports}), encoding="utf-8")
+                 "ports": self.ports, "hogs": [p.pid for p in self.hogs]}), encoding="utf-8")
             deadline = time.monotonic() + 30
             while len(self.status) < self.n and time.monotonic() < deadline:
                 self._poll(min(deadline, time.monotonic() + 0.2))
@@ -299,10 +310,10 @@ class Runner:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            for p in self.procs.values():
+            for p in [*self.procs.values(), *self.hogs]:
                 if p.poll() is None:
                     p.kill()
-            for p in self.procs.values():
+            for p in [*self.procs.values(), *self.hogs]:
                 p.wait()
             self.env.close()
             self.sock.close()

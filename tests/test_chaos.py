@@ -154,3 +154,74 @@ def test_a_truncated_datagram_is_counted_and_dropped_by_the_receivers_codec(tmp_
         assert (receiver.stack.stats.get("transport.decode_errors", 0) == 0) == decoded
         assert (receiver.writer.records > 0) == decoded
         assert net.counts["net.truncated"] == (not decoded)
+
+
+# -- the CPU hog: no process left, whatever ends the run ---------------------------------------
+
+def _alive(pid):
+    from test_cluster import _alive as alive
+    return alive(pid)
+
+
+def _hogs(out):
+    import json
+    return json.loads((out / "cluster.json").read_text())["hogs"]
+
+
+def test_the_hog_ends_with_the_run_and_with_its_error(tmp_path):
+    import os
+    from groupcheck.impl.cluster import Runner
+    res = Runner("sequencer", 3, 5, [], tmp_path / "ok", hog=True).run()
+    assert res.ok and len(_hogs(tmp_path / "ok")) == (os.cpu_count() or 1)
+    assert not any(_alive(p) for p in _hogs(tmp_path / "ok"))
+
+    class Broken(Runner):
+        def _kills(self, t0, members):
+            raise RuntimeError("a bug mid-run")
+    with pytest.raises(RuntimeError):
+        Broken("sequencer", 3, 5, [], tmp_path / "err", hog=True).run()
+    assert _hogs(tmp_path / "err") and not any(_alive(p) for p in _hogs(tmp_path / "err"))
+
+
+def test_a_hog_whose_runner_dies_ends_itself():
+    """SIGKILL leaves the runner no ``finally``: each busy loop sees it is
+    orphaned and ends."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from groupcheck.impl.cluster import HOG
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                               f"p = subprocess.Popen([sys.executable, '-c', {HOG!r}], stdin=subprocess.PIPE)\n"
+                               "print(p.pid, flush=True)\ntime.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
+    hog = int(parent.stdout.readline())
+    assert _alive(hog)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while _alive(hog) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(hog)
+
+
+def test_sigterm_to_a_chaos_run_leaves_no_node_and_no_hog(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+    p = subprocess.Popen([sys.executable, "-m", "groupcheck.cli.main", "cluster", "chaos", "--protocol", "sequencer",
+                          "--seconds", "60", "--hog", "--out", str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "cluster.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    info = json.loads((tmp_path / "cluster.json").read_text())
+    pids = [*info["pids"].values(), *info["hogs"]]
+    assert info["hogs"] and all(_alive(x) for x in pids)
+    assert json.loads((tmp_path / "schedule.json").read_text())["seed"] == 0
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM and b"interrupted" in err
+    assert not any(_alive(x) for x in pids)
