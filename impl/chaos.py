@@ -118,13 +118,13 @@ class ChaosRunner(Runner):
         super().__init__(protocol, nodes, messages, [], out, **kw)
         self.plan, self.seed = list(plan), seed
         self.done: list[dict] = []          # what each action became
-        self._last_progress = 0.0
         if any(a.when for a in plan) and not self.lossy_ring:
             raise ClusterError("a kill of the token's holder needs --lossy-ring (the abstraction never kills it)")
         # the header's crash bound: every kill of the plan may land
         self.crash_bound = sum(a.action == "kill" for a in plan)
 
     def run(self) -> Result:
+        self._t0 = self._last_progress = time.monotonic()     # progress from the start (the nodes' too)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "schedule.json").write_text(json.dumps(
             {"seed": self.seed, "actions": [asdict(a) for a in self.plan]}, indent=2), encoding="utf-8")
@@ -133,14 +133,13 @@ class ChaosRunner(Runner):
     def _poll(self, until: float) -> None:
         super()._poll(until)
         now = time.monotonic()
-        if getattr(self, "_t0", None) is not None and now - self._last_progress >= PROGRESS:
+        if now - self._last_progress >= PROGRESS:
             self._last_progress = now
             live = sorted(self.status)
             self.log(f"chaos {now - self._t0:.0f} s: {len(self.done)}/{len(self.plan)} actions done; "
                      f"delivered {({n: self.status[n].get('delivered') for n in live})}")
 
     def _kills(self, t0: float, members: list) -> list:
-        self._t0 = self._last_progress = t0
         killed: list[int] = []
         for act in self.plan:
             while time.monotonic() < t0 + act.at:
