@@ -110,6 +110,7 @@ def chaos(
     checker: str = typer.Option("model", "--checker", help="model, tlc or both, as for `cluster run`"),
     membership: str = typer.Option("oracle", "--membership", help="oracle or raincore, as for `cluster run`"),
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore --protocol flush: Raincore's own ring, whose token holder a kill may hit"),
+    rejoin: bool = typer.Option(False, "--rejoin", help="with --membership raincore: a killed node may come back as a new node (a new id asking to join by the ring's 911)"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON (progress still goes to stderr)"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -134,7 +135,7 @@ def chaos(
         if getattr(protocols.find(protocol), "cluster", None) is None:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
         plan = chaos_mod.schedule(seed, seconds, nodes, suspect=chaos_mod.suspicion_after(protocol, lossy_ring),
-                                  holder=lossy_ring)
+                                  holder=lossy_ring, rejoin=rejoin)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
                                        timeout=seconds + timeout, key_file=key_file, checker=checker,
                                        lossy_ring=lossy_ring, faults=faults, hog=hog,

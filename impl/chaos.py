@@ -51,6 +51,7 @@ from .cluster import ClusterError, Result, Runner
 FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
 GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
 KILL_SHARE = 0.4          # the chance an action is a kill (while kills are left)
+JOIN_SHARE = 0.5          # with rejoin: the chance a killed node comes back next, as a new node
 PAUSE_OVER = (1.5, 2.5)   # a pause: this many times the detector's time-out
 STALL = (0.2, 1.0)        # a pause's seconds where no time-out suspects (the oracle stacks)
 PROGRESS = 5.0            # seconds between progress lines (at most)
@@ -59,7 +60,7 @@ PROGRESS = 5.0            # seconds between progress lines (at most)
 @dataclass(frozen=True)
 class Action:
     at: float                       # seconds after the workload's start
-    action: str                     # "kill" | "pause"
+    action: str                     # "kill" | "pause" | "join"
     target: Union[int, str]         # a node id, or "coordinator"
     seconds: float = 0.0            # a pause's length
     when: str = ""                  # a kill: "eating", once the node holds the ring's token
@@ -82,22 +83,29 @@ def suspicion_after(protocol: str, lossy: bool = False) -> Optional[float]:
 
 
 def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] = None,
-             holder: bool = False) -> list[Action]:
+             holder: bool = False, rejoin: bool = False) -> list[Action]:
     """The actions of a chaos run, from ``seed`` alone: over ``seconds``, on
     members 1..``nodes``; ``suspect``: the detector's time-out (None: no
     time-out, the pauses are stalls); ``holder``: the ring's token holder
-    may be a kill's target."""
+    may be a kill's target; ``rejoin``: a killed node may come back as a new
+    node (``join`` of ids ``nodes`` + 1, + 2...; the kills stay among the
+    first members, the joiners may be paused)."""
     if nodes < 2 or seconds <= 0:
         raise ValueError("a chaos schedule needs 2 nodes or more and seconds > 0")
     rng = random.Random(seed)
     live = list(range(1, nodes + 1))
-    kills, out = 0, []
+    kills, joins, out = 0, 0, []
     t = rng.uniform(*FIRST)
     while True:
-        if kills < nodes - 1 and rng.random() < KILL_SHARE:
+        if rejoin and joins < kills and rng.random() < JOIN_SHARE:
+            joins += 1
+            act = Action(round(t, 3), "join", nodes + joins)
+            live.append(act.target)
+        elif kills < nodes - 1 and rng.random() < KILL_SHARE:
             roles = ["coordinator", "member"] + (["holder"] if holder else [])
             role = rng.choice(roles)
-            target: Union[int, str] = "coordinator" if role == "coordinator" else rng.choice(live)
+            first = [m for m in live if m <= nodes]
+            target: Union[int, str] = "coordinator" if role == "coordinator" else rng.choice(first)
             live.remove(min(live) if role == "coordinator" else target)
             act = Action(round(t, 3), "kill", target, when="eating" if role == "holder" else "")
             kills += 1
@@ -120,8 +128,12 @@ class ChaosRunner(Runner):
         self.done: list[dict] = []          # what each action became
         if any(a.when for a in plan) and not self.lossy_ring:
             raise ClusterError("a kill of the token's holder needs --lossy-ring (the abstraction never kills it)")
-        # the header's crash bound: every kill of the plan may land
+        # the header's crash bound: every kill of the plan may land; its joiners' ids
         self.crash_bound = sum(a.action == "kill" for a in plan)
+        self.joiners = sum(a.action == "join" for a in plan)
+        if self.joiners and not self.run_as.joins:
+            raise ClusterError(f"a node joins only over the ring ({protocol} has no join)")
+        self.env_faults = {"chaos": {"seed": seed, "actions": [asdict(a) for a in plan]}}
 
     def run(self) -> Result:
         self._t0 = self._last_progress = time.monotonic()     # progress from the start (the nodes' too)
@@ -144,13 +156,15 @@ class ChaosRunner(Runner):
         for act in self.plan:
             while time.monotonic() < t0 + act.at:
                 self._poll(min(t0 + act.at, time.monotonic() + 0.05))
-            live = [m for m in members if m not in killed]
+            live = [m for m in (*members, *self.joined) if m not in killed]
             nid = self._resolve(act.target, live)
             row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}
-            if nid not in live or (act.action == "kill" and len(live) == 1):
+            if act.action != "join" and nid not in live or (act.action == "kill" and len(live) == 1):
                 self.done.append({**row, "skipped": "its node is dead"})
                 continue
-            if act.action == "kill":
+            if act.action == "join":
+                self._join(nid, t0)
+            elif act.action == "kill":
                 if self.run_as.views == "ring":
                     self._freeze(nid, eating=act.when == "eating")
                 self.procs[nid].send_signal(signal.SIGKILL)
@@ -165,6 +179,23 @@ class ChaosRunner(Runner):
                     self.procs[nid].send_signal(signal.SIGCONT)
             self.done.append({**row, "ended": round(time.monotonic() - t0, 3)})
         return killed
+
+    def _join(self, nid: int, t0: float) -> None:
+        """A new node: its process started (a joiner: outside the first
+        ring, it asks in by the ring's 911), its workload what is left of
+        the others' (at the same rate)."""
+        left = max(0.0, self.messages / self.rate - (time.monotonic() - t0))
+        self._spawn(nid, min(self.messages, int(left * self.rate)))
+        until = time.monotonic() + 30
+        while nid not in self.status and time.monotonic() < until:
+            if self.procs[nid].poll() is not None:
+                raise ClusterError(f"node {nid} exited at start (see {self.out}/node-{nid}.log)")
+            self._poll(min(until, time.monotonic() + 0.05))
+        if nid not in self.status:
+            raise ClusterError(f"node {nid} did not report ready within 30 s")
+        self._send(nid, {"cmd": "start"})
+        self.joined.append(nid)
+        self.log(f"node {nid} started at {time.monotonic() - t0:.2f} s, asking to join")
 
     @staticmethod
     def _resolve(target, live: list) -> int:

@@ -185,6 +185,9 @@ class Runner:
         self.key_file = key_file
         self.log = log
         self.crash_bound = len(self.kills)     # the header's MaxCrashes
+        self.joiners = 0                       # nodes n + 1.. that may join (the ring's stacks)
+        self.joined: list[int] = []            # ... and those that were started
+        self.env_faults: dict = {}             # more of the run's faults for its header
         self.procs: dict[int, subprocess.Popen] = {}
         self.hogs: list[subprocess.Popen] = []
         self.status: dict[int, dict] = {}
@@ -236,7 +239,7 @@ class Runner:
             os.close(fd)
         key = auth.load_key(key_file)
         self.sealer, self.verifier = auth.Sealer(key, RUNNER, 1), auth.Verifier(key)
-        ports = _free_ports(self.n + 1)
+        ports = _free_ports(self.n + self.joiners + 1)
         self.ports = {i: p for i, p in enumerate(ports)}          # 0: the runner
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((HOST, self.ports[RUNNER]))
@@ -244,11 +247,12 @@ class Runner:
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
         # serving, any node but one may die: the header's crash bound is N - 1
         crashes = self.n - 1 if self.serve else self.crash_bound
-        header = tracefile.header(self.protocol, members,
-                                  self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring),
+        joiners = {"joiners": self.joiners} if self.joiners else {}
+        header = tracefile.header(self.protocol, list(range(1, self.n + self.joiners + 1)),   # joiners too
+                                  self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring, **joiners),
                                   seed=self.seed if self.faults else None,
                                   faults={"kills": [list(k) for k in self.kills],
-                                          **({"network": self.faults} if self.faults else {})},
+                                          **({"network": self.faults} if self.faults else {}), **self.env_faults},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
         self.start = start = time.time()
@@ -267,21 +271,13 @@ class Runner:
                 self.hogs = [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.PIPE,
                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                              for _ in range(os.cpu_count() or 1)]
+            self._node = {"protocol": self.protocol, "members": members,
+                          "ports": {str(k): v for k, v in self.ports.items()}, "rate": self.rate,
+                          "header": header, "start": start, "key_file": key_file, "faults": self.faults,
+                          "seed": self.seed, "universe": list(range(1, self.n + self.joiners + 1)) if self.joiners else []}
+            self.run_id = run_id
             for nid in members:
-                cfg = {"nid": nid, "protocol": self.protocol, "members": members,
-                       "ports": {str(k): v for k, v in self.ports.items()},
-                       "messages": self.messages if nid in self.senders else 0,
-                       "rate": self.rate, "trace": str(tdir / f"node-{nid}.ndjson"), "header": header,
-                       "start": start, "key_file": key_file, "faults": self.faults, "seed": self.seed}
-                path = self.out / f"node-{nid}.json"
-                path.write_text(json.dumps(cfg), encoding="utf-8")
-                err = open(self.out / f"node-{nid}.log", "wb")
-                self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
-                                                   stdout=err, stderr=subprocess.STDOUT)
-            # who runs where, for a user (and a test) checking that nothing outlives the run
-            (self.out / "cluster.json").write_text(json.dumps(
-                {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
-                 "ports": self.ports, "hogs": [p.pid for p in self.hogs]}), encoding="utf-8")
+                self._spawn(nid, self.messages if nid in self.senders else 0)
             deadline = time.monotonic() + 30
             while len(self.status) < self.n and time.monotonic() < deadline:
                 self._poll(min(deadline, time.monotonic() + 0.2))
@@ -299,7 +295,7 @@ class Runner:
                 (self.out / "ready").write_text(run_id, encoding="utf-8")
             killed = self._serve(t0, members) if self.serve else self._kills(t0, members)
             quiescent = self._quiesce(t0, killed)
-            live = [m for m in members if m not in killed]
+            live = [m for m in (*members, *self.joined) if m not in killed]
             for nid in live:
                 self._send(nid, {"cmd": "stop"})
             end_by = time.monotonic() + 5
@@ -318,6 +314,20 @@ class Runner:
             self.env.close()
             self.sock.close()
         return self._check(run_id, quiescent, killed, time.monotonic() - t_wall)
+
+    def _spawn(self, nid: int, messages: int) -> None:
+        """Start node ``nid``'s process (its config, log and trace in OUT)."""
+        cfg = {**self._node, "nid": nid, "messages": messages,
+               "trace": str(self.out / "traces" / f"node-{nid}.ndjson")}
+        path = self.out / f"node-{nid}.json"
+        path.write_text(json.dumps(cfg), encoding="utf-8")
+        err = open(self.out / f"node-{nid}.log", "wb")
+        self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
+                                           stdout=err, stderr=subprocess.STDOUT)
+        # who runs where, for a user (and a test) checking that nothing outlives the run
+        (self.out / "cluster.json").write_text(json.dumps(
+            {"run_id": self.run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
+             "ports": self.ports, "hogs": [p.pid for p in self.hogs]}), encoding="utf-8")
 
     def _kills(self, t0: float, members: list) -> list:
         killed: list[int] = []
@@ -381,7 +391,7 @@ class Runner:
                 self._send(m, {"cmd": "suspect", "member": nid})
 
     def _quiesce(self, t0: float, killed: list) -> bool:
-        live = [m for m in range(1, self.n + 1) if m not in killed]
+        live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
         deadline = t0 + self.timeout
         stable_since, last = None, None
         while time.monotonic() < deadline:

@@ -94,13 +94,15 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
     return kind, vc, data[_HEAD.size + n:]
 
 
-def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False):
+def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False, universe=()):
     """The node's stack for ``protocol``: its descriptor's (impl/protocols.py
-    ``ClusterRun.stack``), the stack the simulator runs with its defaults."""
+    ``ClusterRun.stack``), the stack the simulator runs with its defaults.
+    ``universe``: every node that may ever be a member, when nodes may join
+    (a ``nid`` outside ``members`` is a joiner)."""
     run = getattr(protocols.find(protocol), "cluster", None)
     if run is None:
         raise ValueError(f"no cluster stack for protocol {protocol!r} ({', '.join(protocols.cluster_protocols())})")
-    return run.stack(nid, tuple(members), lossy)
+    return run.stack(nid, tuple(members), lossy, **({"universe": tuple(universe)} if universe else {}))
 
 
 def ring_safe(stack, lossy: bool = False) -> bool:
@@ -160,6 +162,7 @@ class Config:
     key_file: str
     incarnation: int = 1
     extra: dict = field(default_factory=dict)
+    universe: list = field(default_factory=list)   # every node that may join too (nid outside members: a joiner)
     faults: str = ""             # network faults of the fault grammar (loss, dup, reorder, truncate)
     seed: int = 0                # the run's seed: this node's faults draw from (seed, nid)
 
@@ -242,7 +245,7 @@ class Node(asyncio.DatagramProtocol):
         self.ports = {int(k): int(v) for k, v in cfg.ports.items()}
         # the header says which ring the run's spec has (LossyRing: Raincore's own)
         self.lossy = bool(cfg.header.get("constants", {}).get("LossyRing", False))
-        self.stack = build_stack(cfg.protocol, self.nid, self.members, self.lossy)
+        self.stack = build_stack(cfg.protocol, self.nid, self.members, self.lossy, cfg.universe)
         rel = getattr(self.stack, "fstack", self.stack).layer("reliable")
         if not rel.nakack:
             # a datagram costs two system calls here: one cumulative Ack per
@@ -311,7 +314,7 @@ class Node(asyncio.DatagramProtocol):
                 self.dropped["control_from_node"] = self.dropped.get("control_from_node", 0) + 1
                 return
             self._command(vc, body)
-        elif src in self.members:              # the runner (0) sends commands, never stack frames
+        elif src in self.ports and src != RUNNER:   # the runner sends commands, never stack frames
             self.writer.on_receive(vc)
             self._step(Receive(src, body))
         else:
@@ -417,8 +420,9 @@ class Node(asyncio.DatagramProtocol):
         if what == "start" and not self.started:
             self.started = True
             if hasattr(self.stack, "fstack"):        # the ring starts: its founder (last node) eats first
-                from .raincore import Start
-                self._step(Start(token=self.nid == self.members[-1]))
+                from .raincore import Join, Start
+                # a node outside the first ring asks in (its 911 to the ring)
+                self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())
             self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True

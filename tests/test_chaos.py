@@ -55,6 +55,39 @@ def test_the_schedule_follows_the_live_members():
     assert not any(a.when for s in range(50) for a in schedule(s, 30.0, 4))   # holder kills: asked for only
 
 
+def test_a_rejoin_is_a_new_node_after_a_kill():
+    """With rejoin a killed node comes back under the next new id (FLUSH is
+    crash-stop: never its old one); no more joins than kills; the kills stay
+    among the first members; a joiner may be paused."""
+    joined = set()
+    for seed in range(100):
+        plan = schedule(seed, 30.0, 3, suspect=1.0, rejoin=True)
+        assert plan == schedule(seed, 30.0, 3, suspect=1.0, rejoin=True)
+        _check_bounds(plan, 30.0, 3)
+        kills = joins = 0
+        for a in plan:
+            if a.action == "join":
+                joins += 1
+                assert a.target == 3 + joins and joins <= kills
+            elif a.action == "kill":
+                kills += 1
+                assert a.target == "coordinator" or a.target <= 3
+            elif a.target > 3:
+                joined.add(a.target)
+    assert joined                                    # joiners are paused too
+    assert not any(a.action == "join" for s in range(50) for a in schedule(s, 30.0, 3))
+
+
+def test_what_a_stack_cannot_do_is_refused(tmp_path):
+    from groupcheck.impl.chaos import ChaosRunner
+    from groupcheck.impl.cluster import ClusterError
+    with pytest.raises(ClusterError, match="join"):
+        ChaosRunner("sequencerflush", 3, 1, [Action(1.0, "kill", 2), Action(2.0, "join", 4)], tmp_path, seed=0)
+    with pytest.raises(ClusterError, match="lossy-ring"):
+        ChaosRunner("raincoreflush", 3, 1, [Action(1.0, "kill", 2, when="eating")], tmp_path, seed=0)
+    assert not tmp_path.joinpath("schedule.json").exists()      # refused before anything is written
+
+
 def test_a_pause_outlasts_the_stacks_detector():
     assert suspicion_after("sequencerflush") is None and suspicion_after("sequencer") is None
     for p in ("raincoreflush", "raincoresequencerflush"):
@@ -229,13 +262,19 @@ def test_sigterm_to_a_chaos_run_leaves_no_node_and_no_hog(tmp_path):
 
 # -- short chaos runs of the composed stacks (slow) ---------------------------------------------
 
-def _first_seed(seconds, nodes, suspect):
-    """The first seed whose schedule both kills and pauses."""
-    return next(s for s in range(100)
-                if {a.action for a in schedule(s, seconds, nodes, suspect=suspect)} == {"kill", "pause"})
+def info_pids(out):
+    import json
+    return json.loads((out / "cluster.json").read_text())["pids"]
 
 
-def _chaos_run(out, protocol, seconds, *args, membership="oracle"):
+def _first_seed(seconds, nodes, suspect, rejoin=False):
+    """The first seed whose schedule kills and pauses (and, with ``rejoin``, joins)."""
+    want = {"kill", "pause"} | ({"join"} if rejoin else set())
+    return next(s for s in range(200)
+                if {a.action for a in schedule(s, seconds, nodes, suspect=suspect, rejoin=rejoin)} == want)
+
+
+def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False):
     """``cluster chaos`` on a seed whose schedule kills and pauses; checks the
     command's machinery (the schedule obeyed, every process ended, the
     verdict the checks' own) and returns its result."""
@@ -249,21 +288,23 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle"):
     from groupcheck.impl import protocols
     full = protocols.find(protocol).over_ring if membership == "raincore" else protocol
     suspect = suspicion_after(full)
-    seed = _first_seed(seconds, 3, suspect)
+    seed = _first_seed(seconds, 3, suspect, rejoin)
     r = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "cluster", "chaos", "--protocol", protocol,
                         "--membership", membership, "--seconds", str(seconds), "--seed", str(seed), "--timeout", "8",
-                        "--out", str(out), "--json", *args], capture_output=True, text=True, timeout=600)
+                        "--out", str(out), "--json", *(["--rejoin"] if rejoin else []), *args],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert json.loads((out / "result.json").read_text()) == res
     # the schedule: the seed's, written first, every action played in order, none early
-    plan = schedule(seed, seconds, 3, suspect=suspect)
+    plan = schedule(seed, seconds, 3, suspect=suspect, rejoin=rejoin)
     assert json.loads((out / "schedule.json").read_text()) == {"seed": seed, "actions": [asdict(a) for a in plan]}
     done = res["schedule"]
     assert [{k: d[k] for k in asdict(plan[0])} for d in done] == [asdict(a) for a in plan]
     assert all(d["started"] >= d["at"] and ("skipped" in d or d["ended"] >= d["started"] + d["seconds"])
                for d in done)
     assert res["killed"] == [d["node"] for d in done if d["action"] == "kill" and "skipped" not in d]
+    assert sorted(int(n) for n in info_pids(out)) == [1, 2, 3] + [a.target for a in plan if a.action == "join"]
     env = [json.loads(x) for x in (out / "traces" / "env.ndjson").read_text().splitlines()]
     assert [e["nid"] for e in env if e.get("name") == "Crash"] == res["killed"]
     # every process ended
@@ -299,4 +340,26 @@ def test_chaos_over_the_ring(tmp_path, protocol):
     """Over the ring a pause outlasts the Transport Manager's time-out: the
     survivors may drop a live node (the documented false suspicion), so the
     run is judged, not assumed clean."""
-    _chaos_run(tmp_path, protocol, 6, "--faults", "loss=0.02,dup=0.02,reorder=2", membership="raincore")
+    _chaos_run(tmp_path, protocol, 8, "--faults", "loss=0.02,dup=0.02,reorder=2", membership="raincore",
+               rejoin=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", ["raincoreflush", "raincoresequencerflush"])
+def test_a_killed_node_comes_back_as_a_new_member_over_the_ring(tmp_path, protocol):
+    """Kills and a rejoin without pauses: the ring survives them.  Node 1 is
+    killed, node 4 (new) asks in by the ring's 911 and becomes a member,
+    then node 2 is killed: every record conforms, the history is clean and
+    the new node delivers."""
+    import json
+    from groupcheck.impl.chaos import ChaosRunner
+    plan = [Action(1.0, "kill", "coordinator"), Action(2.5, "join", 4), Action(4.0, "kill", 2)]
+    res = ChaosRunner(protocol, 3, 600, plan, tmp_path, seed=0, rate=100, timeout=30).run()
+    assert res.quiescent and res.killed == [1, 2]
+    assert res.verdict == "ok" and res.history == [], (res.reason, res.history)
+    assert res.delivered[4] > 0
+    views = [json.loads(x)["msg"]["members"] for f in (tmp_path / "traces").glob("*.ndjson")
+             for x in f.read_text().splitlines() if '"SendView"' in x]
+    assert any(4 in v for v in views)
+    info = json.loads((tmp_path / "cluster.json").read_text())
+    assert not any(_alive(p) for p in info["pids"].values())
