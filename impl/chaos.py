@@ -29,7 +29,10 @@ layers ride out with retransmissions (50 ms), never a suspicion.
 ``--kill``: it writes ``schedule.json`` first, then plays it, recording what
 each action became (the node it hit, when; ``skipped`` when its node was
 already dead), and logs a progress line at least every ``PROGRESS`` seconds.
-The network faults are each node's (impl/runtime.py ``FaultyNetwork``,
+With ``rejoin`` (the ring's stacks: ``ClusterRun.joins``) a kill may be
+followed by a ``join``: a new node, the next id after the first N, started
+outside the first ring so that it asks in by the ring's 911; a killed node
+never comes back under its own id (FLUSH is crash-stop).  The network faults are each node's (impl/runtime.py ``FaultyNetwork``,
 seeded from the run's seed and the node id); the CPU hog (``Hog``) is
 ``Runner``'s own.  The check is ``Runner._check``'s.
 """
