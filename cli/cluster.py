@@ -134,6 +134,8 @@ def chaos(
     try:        # every option judged before OUT is created
         if getattr(protocols.find(protocol), "cluster", None) is None:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
+        if rejoin and not protocols.find(protocol).cluster.joins:
+            raise ClusterError("--rejoin: over the ring only (--membership raincore): the oracle has no join")
         plan = chaos_mod.schedule(seed, seconds, nodes, suspect=chaos_mod.suspicion_after(protocol, lossy_ring),
                                   holder=lossy_ring, rejoin=rejoin)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,

@@ -88,6 +88,20 @@ def test_what_a_stack_cannot_do_is_refused(tmp_path):
     assert not tmp_path.joinpath("schedule.json").exists()      # refused before anything is written
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--protocol", "sequencerflush", "--rejoin"], "--rejoin"),
+    (["--protocol", "raincore"], "--protocol"),
+    (["--protocol", "sequencer", "--faults", "crash=1@5"], "crash=1@5"),
+    (["--protocol", "sequencer", "--seconds", "0"], "--seconds"),
+])
+def test_the_command_refuses_bad_options_before_any_output(tmp_path, capsys, args, message):
+    from cli_helpers import main_in_process
+    out = tmp_path / "soak"
+    code, _, err = main_in_process("cluster", "chaos", *args, "--out", str(out), capsys=capsys)
+    assert code == 2 and message in err, err
+    assert not out.exists()
+
+
 def test_a_pause_outlasts_the_stacks_detector():
     assert suspicion_after("sequencerflush") is None and suspicion_after("sequencer") is None
     for p in ("raincoreflush", "raincoresequencerflush"):
