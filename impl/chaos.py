@@ -15,7 +15,9 @@ next time that node holds the token (Raincore's own ring only,
 ``--lossy-ring``: the abstraction's kill waits until the node has passed
 the token on).  The actions are sequential (one ends before the next begins), all
 end by ``seconds``, and at most N - 1 are kills (FLUSH is crash-stop: a
-killed node never comes back, and one must be left).
+killed node never comes back, and one must be left), spread over the run
+(the chance of a kill is the kills left over the actions the time left
+holds).
 
 A pause lasts longer than the stack's failure detector's time-out
 (``suspicion_after``): over the ring the Transport Manager's (its resend
@@ -53,7 +55,6 @@ from .cluster import ClusterError, Result, Runner
 
 FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
 GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
-KILL_SHARE = 0.4          # the chance an action is a kill (while kills are left)
 JOIN_SHARE = 0.5          # with rejoin: the chance a killed node comes back next, as a new node
 PAUSE_OVER = (1.5, 2.5)   # a pause: this many times the detector's time-out
 STALL = (0.2, 1.0)        # a pause's seconds where no time-out suspects (the oracle stacks)
@@ -96,6 +97,8 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
     if nodes < 2 or seconds <= 0:
         raise ValueError("a chaos schedule needs 2 nodes or more and seconds > 0")
     rng = random.Random(seed)
+    pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
+    step = (sum(GAP) + sum(pause)) / 2            # an action's mean length, with the gap after it
     live = list(range(1, nodes + 1))
     kills, joins, out = 0, 0, []
     t = rng.uniform(*FIRST)
@@ -104,7 +107,9 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
             joins += 1
             act = Action(round(t, 3), "join", nodes + joins)
             live.append(act.target)
-        elif kills < nodes - 1 and rng.random() < KILL_SHARE:
+        # the kills spread over the run: the chance of one is the kills left
+        # over the actions the time left holds, as many as it takes
+        elif rng.random() < (nodes - 1 - kills) / max(1.0, (seconds - t) / step):
             roles = ["coordinator", "member"] + (["holder"] if holder else [])
             role = rng.choice(roles)
             first = [m for m in live if m <= nodes]
@@ -113,8 +118,7 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
             act = Action(round(t, 3), "kill", target, when="eating" if role == "holder" else "")
             kills += 1
         else:
-            lo, hi = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
-            act = Action(round(t, 3), "pause", rng.choice(live), round(rng.uniform(lo, hi), 3))
+            act = Action(round(t, 3), "pause", rng.choice(live), round(rng.uniform(*pause), 3))
         if act.end > seconds:
             return out
         out.append(act)
