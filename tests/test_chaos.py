@@ -353,9 +353,10 @@ def test_chaos_sequencerflush_with_network_faults_and_a_hog_stays_clean(tmp_path
 def test_chaos_over_the_ring(tmp_path, protocol):
     """Over the ring a pause outlasts the Transport Manager's time-out: the
     survivors may drop a live node (the documented false suspicion), so the
-    run is judged, not assumed clean."""
-    _chaos_run(tmp_path, protocol, 8, "--faults", "loss=0.02,dup=0.02,reorder=2", membership="raincore",
-               rejoin=True)
+    run is judged, not assumed clean.  (Without --rejoin: with joiners and
+    false suspicions the replay's candidate sets can grow for many minutes,
+    docs/impl.md; the join has its own test below.)"""
+    _chaos_run(tmp_path, protocol, 6, "--faults", "loss=0.02,dup=0.02,reorder=2", membership="raincore")
 
 
 @pytest.mark.slow
