@@ -17,7 +17,7 @@ the token on).  The actions are sequential (one ends before the next begins), al
 end by ``seconds``, and at most N - 1 are kills (FLUSH is crash-stop: a
 killed node never comes back, and one must be left), spread over the run
 (the chance of a kill is the kills left over the actions the time left
-holds).
+holds, at most one half).
 
 A pause lasts longer than the stack's failure detector's time-out
 (``suspicion_after``): over the ring the Transport Manager's (its resend
@@ -55,6 +55,7 @@ from .cluster import ClusterError, Result, Runner
 
 FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
 GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
+KILL_MAX = 0.5            # the most an action's chance of being a kill is
 JOIN_SHARE = 0.5          # with rejoin: the chance a killed node comes back next, as a new node
 PAUSE_OVER = (1.5, 2.5)   # a pause: this many times the detector's time-out
 STALL = (0.2, 1.0)        # a pause's seconds where no time-out suspects (the oracle stacks)
@@ -108,8 +109,8 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
             act = Action(round(t, 3), "join", nodes + joins)
             live.append(act.target)
         # the kills spread over the run: the chance of one is the kills left
-        # over the actions the time left holds, as many as it takes
-        elif rng.random() < (nodes - 1 - kills) / max(1.0, (seconds - t) / step):
+        # over the actions the time left holds, at most KILL_MAX (pauses too)
+        elif rng.random() < min(KILL_MAX, (nodes - 1 - kills) / max(1.0, (seconds - t) / step)):
             roles = ["coordinator", "member"] + (["holder"] if holder else [])
             role = rng.choice(roles)
             first = [m for m in live if m <= nodes]

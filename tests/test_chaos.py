@@ -281,10 +281,11 @@ def info_pids(out):
 
 
 def _first_seed(seconds, nodes, suspect, rejoin=False):
-    """The first seed whose schedule kills and pauses (and, with ``rejoin``, joins)."""
+    """The first seed whose schedule pauses a node while all are alive, then
+    kills (and, with ``rejoin``, joins)."""
     want = {"kill", "pause"} | ({"join"} if rejoin else set())
-    return next(s for s in range(200)
-                if {a.action for a in schedule(s, seconds, nodes, suspect=suspect, rejoin=rejoin)} == want)
+    plans = ((s, schedule(s, seconds, nodes, suspect=suspect, rejoin=rejoin)) for s in range(200))
+    return next(s for s, plan in plans if {a.action for a in plan} == want and plan[0].action == "pause")
 
 
 def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False):
