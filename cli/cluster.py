@@ -95,6 +95,73 @@ def run(
     _report(result, protocol, out, as_json, Gate(expect, known))
 
 
+@app.command()
+def chaos(
+    protocol: str = typer.Option(..., "--protocol", help="sequencer, sequencerflush (SEQUENCER over FLUSH); with --membership raincore: flush or sequencerflush over the ring"),
+    out: Path = typer.Option(..., "--out", help="folder for schedule.json, the traces, logs and result.json"),
+    seconds: float = typer.Option(10.0, "--seconds", callback=positive, help="the schedule's length: every kill and pause lands within it, and the workload lasts as long"),
+    seed: int = typer.Option(0, "--seed", help="the schedule, and each node's network faults, are this seed's"),
+    nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
+    faults: str = typer.Option("", "--faults", help="network faults on the real datagrams, the fault grammar's loss=P,dup=P,reorder=MS,truncate=P"),
+    hog: bool = typer.Option(False, "--hog", help="a CPU-bound busy loop per core beside the nodes for the whole run"),
+    rate: float = typer.Option(100.0, "--rate", callback=positive, help="multicasts per second per node"),
+    timeout: float = typer.Option(30.0, "--timeout", callback=positive, help="seconds to wait for quiescence after the schedule"),
+    key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
+    checker: str = typer.Option("model", "--checker", help="model, tlc or both, as for `cluster run`"),
+    membership: str = typer.Option("oracle", "--membership", help="oracle or raincore, as for `cluster run`"),
+    lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore --protocol flush: Raincore's own ring, whose token holder a kill may hit"),
+    rejoin: bool = typer.Option(False, "--rejoin", help="with --membership raincore: a killed node may come back as a new node (a new id asking to join by the ring's 911)"),
+    as_json: bool = typer.Option(False, "--json", help="the result as JSON (progress still goes to stderr)"),
+    expect: List[str] = expect_option(),
+    known: Optional[bool] = known_option(),
+):
+    """A seeded soak: kills (the coordinator, the ring's token holder, any member; never the last) and
+    SIGSTOP pauses drawn from --seed over --seconds (OUT/schedule.json), the --faults on every datagram,
+    optionally a CPU hog; then the run is checked as `cluster run`'s and exits by the same rule."""
+    import math
+    from groupcheck.impl import chaos as chaos_mod, protocols
+    from groupcheck.impl.auth import KeyError_
+    from groupcheck.impl.cluster import ClusterError, Interrupted
+    if membership not in MEMBERSHIPS:
+        fail(f"--membership {membership!r}: {' or '.join(MEMBERSHIPS)}")
+    if membership != "oracle":
+        over_ring = getattr(protocols.find(protocol), "over_ring", None)
+        if over_ring is None:
+            fail(f"--membership raincore: --protocol flush or sequencerflush; {protocol!r} has no FLUSH")
+        protocol = over_ring
+    _key_file_or_fail(key_file)
+    say = console(stderr=True)
+    try:        # every option judged before OUT is created
+        if getattr(protocols.find(protocol), "cluster", None) is None:
+            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
+        if rejoin and not protocols.find(protocol).cluster.joins:
+            raise ClusterError("--rejoin: over the ring only (--membership raincore): the oracle has no join")
+        plan = chaos_mod.schedule(seed, seconds, nodes, suspect=chaos_mod.suspicion_after(protocol, lossy_ring),
+                                  holder=lossy_ring, rejoin=rejoin)
+        runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
+                                       timeout=seconds + timeout, key_file=key_file, checker=checker,
+                                       lossy_ring=lossy_ring, faults=faults, hog=hog,
+                                       log=lambda s: say.print(s, markup=False))
+    except (ClusterError, ValueError) as e:
+        fail(str(e))
+    out_dir(str(out))
+    try:
+        res = runner.run()
+    except (ClusterError, KeyError_) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(str(e), ENVIRONMENT)
+    except Interrupted as e:
+        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
+    result = {**res.to_json(), "seed": seed, "faults": faults, "hog": hog, "schedule": runner.done}
+    (out / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    if not as_json:
+        skipped = sum("skipped" in a for a in runner.done)
+        print(f"chaos seed {seed}: {len(runner.done) - skipped} of {len(plan)} actions played"
+              + (f", {skipped} skipped (their node was dead)" if skipped else "") + f" ({out}/schedule.json)")
+    _report(result, protocol, out, as_json, Gate(expect, known))
+
+
 def _key_file_or_fail(key_file: Optional[str]) -> None:
     if key_file is not None and not Path(key_file).is_file():
         fail(f"--key-file {key_file}: no such file (leave it out for a fresh key in OUT/cluster.key)")

@@ -28,8 +28,9 @@ replayed against the model (``conform``), and the survivors' history
 (conformance/history.py: integrity, no duplicates, FIFO, total order among
 survivors, agreement) under the protocol's promises.
 
-No process outlives ``run``: every child is killed in ``finally``, also on
-Ctrl-C and SIGTERM (which the runner turns into an exception).
+No process outlives ``run``: every child (the nodes, ``hog``'s busy loops,
+one per core) is killed in ``finally``, also on Ctrl-C and SIGTERM (which
+the runner turns into an exception).
 
 Interactive use (``groupcheck cluster up`` / ``kill`` / ``down``): ``up``
 starts this module as a detached supervisor (``python -m
@@ -60,9 +61,14 @@ from . import auth, protocols, tracefile
 from .runtime import CONTROL, HOST, RUNNER, frame, unframe
 
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
+# --hog: one busy loop per core beside the nodes.  Each also ends itself once its
+# runner is gone, should the runner die without its ``finally`` (SIGKILL): its
+# stdin is a pipe only the runner holds, whose end it then reads
+HOG = ("import select, sys\nwhile not select.select([sys.stdin], [], [], 0)[0]:\n"
+       "    for _ in range(1000000):\n        pass\n")
 
 
-from .faults import kills_and_senders  # noqa: E402
+from .faults import NETWORK, kills_and_senders, parse_faults  # noqa: E402
 
 
 class ClusterError(RuntimeError):
@@ -138,7 +144,8 @@ class Runner:
                  *, rate: float = 500.0, detect: float = 0.05, settle: float = 0.5, timeout: float = 60.0,
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
                  checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
-                 lossy_ring: bool = False, kill_holder: bool = False) -> None:
+                 lossy_ring: bool = False, kill_holder: bool = False, faults: str = "", seed: int = 0,
+                 hog: bool = False) -> None:
         run = getattr(protocols.find(protocol), "cluster", None)
         if run is None:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
@@ -156,6 +163,11 @@ class Runner:
                 raise ClusterError(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
                                    f"(have: {', '.join(tlctrace.supported_protocols())})")
         self.checker = checker
+        try:        # the network items of the fault grammar, on every node's datagrams (runtime.FaultyNetwork)
+            self.plan = parse_faults(faults, NETWORK, "the cluster", delay=(0.0, 0.0))
+        except ValueError as e:
+            raise ClusterError(f"--faults: {e}") from None
+        self.faults, self.seed, self.hog = faults, seed, hog
         self.serve = serve
         self.stop_requested = False
         if nodes < 2:
@@ -172,7 +184,12 @@ class Runner:
         self.rate, self.detect, self.settle, self.timeout = rate, detect, settle, timeout
         self.key_file = key_file
         self.log = log
+        self.crash_bound = len(self.kills)     # the header's MaxCrashes
+        self.joiners = 0                       # nodes n + 1.. that may join (the ring's stacks)
+        self.joined: list[int] = []            # ... and those that were started
+        self.env_faults: dict = {}             # more of the run's faults for its header
         self.procs: dict[int, subprocess.Popen] = {}
+        self.hogs: list[subprocess.Popen] = []
         self.status: dict[int, dict] = {}
         self.stopped: dict[int, dict] = {}
 
@@ -222,17 +239,20 @@ class Runner:
             os.close(fd)
         key = auth.load_key(key_file)
         self.sealer, self.verifier = auth.Sealer(key, RUNNER, 1), auth.Verifier(key)
-        ports = _free_ports(self.n + 1)
+        ports = _free_ports(self.n + self.joiners + 1)
         self.ports = {i: p for i, p in enumerate(ports)}          # 0: the runner
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((HOST, self.ports[RUNNER]))
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
         # serving, any node but one may die: the header's crash bound is N - 1
-        crashes = self.n - 1 if self.serve else len(self.kills)
-        header = tracefile.header(self.protocol, members,
-                                  self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring),
-                                  seed=None, faults={"kills": [list(k) for k in self.kills]},
+        crashes = self.n - 1 if self.serve else self.crash_bound
+        joiners = {"joiners": self.joiners} if self.joiners else {}
+        header = tracefile.header(self.protocol, list(range(1, self.n + self.joiners + 1)),   # joiners too
+                                  self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring, **joiners),
+                                  seed=self.seed if self.faults else None,
+                                  faults={"kills": [list(k) for k in self.kills],
+                                          **({"network": self.faults} if self.faults else {}), **self.env_faults},
                                   impl="groupcheck.impl.runtime", impl_version=IMPL_VERSION, run_id=run_id)
         self.env = tracefile.EnvTraceWriter(tdir / "env.ndjson", header)
         self.start = start = time.time()
@@ -247,21 +267,17 @@ class Runner:
         for s in old:
             signal.signal(s, stop_serving if s == signal.SIGUSR1 else interrupted)
         try:
+            if self.hog:
+                self.hogs = [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.PIPE,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             for _ in range(os.cpu_count() or 1)]
+            self._node = {"protocol": self.protocol, "members": members,
+                          "ports": {str(k): v for k, v in self.ports.items()}, "rate": self.rate,
+                          "header": header, "start": start, "key_file": key_file, "faults": self.faults,
+                          "seed": self.seed, "universe": list(range(1, self.n + self.joiners + 1)) if self.joiners else []}
+            self.run_id = run_id
             for nid in members:
-                cfg = {"nid": nid, "protocol": self.protocol, "members": members,
-                       "ports": {str(k): v for k, v in self.ports.items()},
-                       "messages": self.messages if nid in self.senders else 0,
-                       "rate": self.rate, "trace": str(tdir / f"node-{nid}.ndjson"), "header": header,
-                       "start": start, "key_file": key_file}
-                path = self.out / f"node-{nid}.json"
-                path.write_text(json.dumps(cfg), encoding="utf-8")
-                err = open(self.out / f"node-{nid}.log", "wb")
-                self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
-                                                   stdout=err, stderr=subprocess.STDOUT)
-            # who runs where, for a user (and a test) checking that nothing outlives the run
-            (self.out / "cluster.json").write_text(json.dumps(
-                {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
-                 "ports": self.ports}), encoding="utf-8")
+                self._spawn(nid, self.messages if nid in self.senders else 0)
             deadline = time.monotonic() + 30
             while len(self.status) < self.n and time.monotonic() < deadline:
                 self._poll(min(deadline, time.monotonic() + 0.2))
@@ -279,7 +295,7 @@ class Runner:
                 (self.out / "ready").write_text(run_id, encoding="utf-8")
             killed = self._serve(t0, members) if self.serve else self._kills(t0, members)
             quiescent = self._quiesce(t0, killed)
-            live = [m for m in members if m not in killed]
+            live = [m for m in (*members, *self.joined) if m not in killed]
             for nid in live:
                 self._send(nid, {"cmd": "stop"})
             end_by = time.monotonic() + 5
@@ -290,14 +306,28 @@ class Runner:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            for p in self.procs.values():
+            for p in [*self.procs.values(), *self.hogs]:
                 if p.poll() is None:
                     p.kill()
-            for p in self.procs.values():
+            for p in [*self.procs.values(), *self.hogs]:
                 p.wait()
             self.env.close()
             self.sock.close()
         return self._check(run_id, quiescent, killed, time.monotonic() - t_wall)
+
+    def _spawn(self, nid: int, messages: int) -> None:
+        """Start node ``nid``'s process (its config, log and trace in OUT)."""
+        cfg = {**self._node, "nid": nid, "messages": messages,
+               "trace": str(self.out / "traces" / f"node-{nid}.ndjson")}
+        path = self.out / f"node-{nid}.json"
+        path.write_text(json.dumps(cfg), encoding="utf-8")
+        err = open(self.out / f"node-{nid}.log", "wb")
+        self.procs[nid] = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.runtime", str(path)],
+                                           stdout=err, stderr=subprocess.STDOUT)
+        # who runs where, for a user (and a test) checking that nothing outlives the run
+        (self.out / "cluster.json").write_text(json.dumps(
+            {"run_id": self.run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in self.procs.items()},
+             "ports": self.ports, "hogs": [p.pid for p in self.hogs]}), encoding="utf-8")
 
     def _kills(self, t0: float, members: list) -> list:
         killed: list[int] = []
@@ -311,7 +341,7 @@ class Runner:
             self._crashed(nid, members, killed, t0)
         return killed
 
-    def _freeze(self, nid: int) -> None:
+    def _freeze(self, nid: int, eating: Optional[bool] = None) -> None:
         """FLUSH over the ring: the node stops at the first point where
         spec/RaincoreFlush lets it crash (impl/runtime.py ``ring_safe``: not
         holding the token, none of its ring messages unacknowledged), and
@@ -320,10 +350,11 @@ class Runner:
         model can judge (docs/impl.md).  With ``lossy_ring`` the spec is
         Raincore's own ring and only FLUSH's I9 is waited for (no VIEW of
         the node unacknowledged): the token holder is killed as it is; with
-        ``kill_holder`` the node is killed only once it holds the token (the
-        case the abstraction leaves out: the token dies with it)."""
+        ``kill_holder`` (or ``eating``) the node is killed only once it holds
+        the token (the case the abstraction leaves out: the token dies with it)."""
         self.status.pop(nid, None)
-        self._send(nid, {"cmd": "freeze", **({"when": "eating"} if self.kill_holder else {})})
+        eating = self.kill_holder if eating is None else eating
+        self._send(nid, {"cmd": "freeze", **({"when": "eating"} if eating else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
             self._poll(min(until, time.monotonic() + 0.05))
@@ -360,7 +391,7 @@ class Runner:
                 self._send(m, {"cmd": "suspect", "member": nid})
 
     def _quiesce(self, t0: float, killed: list) -> bool:
-        live = [m for m in range(1, self.n + 1) if m not in killed]
+        live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
         deadline = t0 + self.timeout
         stable_since, last = None, None
         while time.monotonic() < deadline:

@@ -33,7 +33,7 @@ form (``node_at``), in seconds of real time.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Iterable
+from typing import Any, Iterable
 
 # item -> (the plan's field, the item's form)
 ITEMS = {
@@ -103,6 +103,26 @@ class FaultPlan:
         """The plan as a trace header's ``faults``: every field, one shape for every protocol."""
         return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
                 for k, v in asdict(self).items()}
+
+
+def fates(rng, plan: FaultPlan, payload, now: float = 0.0) -> list[tuple[float, Any, bool]]:
+    """One datagram's fate under ``plan``'s network faults, for the simulated
+    network (impl/sim.py) and the real one (impl/runtime.py ``FaultyNetwork``)
+    alike: the copies that arrive, each ``(when, payload as it arrives, cut
+    short)``, ``when`` being ``now`` plus its delay; none when it is lost.  ``rng``'s draws come in one fixed order:
+    loss, duplication, then per copy its delay (``uniform(delay)`` then
+    ``uniform(0, reorder_window)``) and, only with ``truncate`` above 0 and a
+    bytes payload, whether it is cut and where (a tail of 1 byte to all of it
+    goes), so a plan without ``truncate`` draws what it always drew."""
+    if rng.random() < plan.loss:
+        return []
+    out = []
+    for _ in range(2 if rng.random() < plan.duplicate else 1):
+        when = now + rng.uniform(*plan.delay) + rng.uniform(0, plan.reorder_window)
+        cut = bool(plan.truncate and isinstance(payload, (bytes, bytearray)) and payload
+                   and rng.random() < plan.truncate)
+        out.append((when, bytes(payload[:rng.randrange(len(payload))]) if cut else payload, cut))
+    return out
 
 
 def fault_kinds(faults: dict) -> set[str]:

@@ -70,8 +70,9 @@ class ClusterRun:
     """How ``groupcheck cluster`` runs the protocol (impl/cluster.py, impl/runtime.py)."""
     # (nid, members, lossy) -> the node's stack, tracing format 2's deltas
     stack: Callable[[int, tuple, bool], Any]
-    # (nodes, messages per node, crashes, lossy) -> the header's model constants
-    constants: Callable[[int, int, int, bool], dict]
+    # (nodes, messages per node, crashes, lossy) -> the header's model constants;
+    # the ring's also take ``joiners=J`` (ids nodes + 1..nodes + J may join)
+    constants: Callable[..., dict]
     # who decides the views after a kill: "oracle" (the runner, which writes
     # the NewView record and tells the survivors), "suspect" (FLUSH, told by
     # the runner's Suspect), "ring" (the Raincore ring itself; a node is
@@ -79,6 +80,8 @@ class ClusterRun:
     views: str
     # --lossy-ring: the ring is Raincore's own (spec LossyRing), not the abstraction
     lossy_ring: bool = False
+    # a new node may join (the ring's 911 path): a killed node comes back as one
+    joins: bool = False
 
 
 @dataclass(frozen=True)

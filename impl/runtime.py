@@ -23,6 +23,11 @@ node's own format-2 file with a vector clock (impl/tracefile.py
 seconds since the run's start, which the runner hands every node, so the
 nodes' clocks are comparable.
 
+With ``--faults`` (the cluster's network items of the fault grammar) the
+policy is ``FaultyNetwork`` around the node: the simulator's draws
+(impl/faults.py ``fates``) on the real datagrams, seeded from the run's
+seed and the node id.
+
 Wire: every datagram is sealed by impl/auth.py (HMAC-SHA256, sender,
 incarnation, sequence window) around ``kind:u8 vclen:u16 vc body``:
 ``kind`` 0 is a stack frame (``body`` the codec frame), 1 a runner command
@@ -45,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import struct
@@ -55,6 +61,7 @@ from typing import Any, Callable, Optional
 
 from . import auth, protocols, tracefile
 from .engine import Engine
+from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
 
 HOST = "127.0.0.1"
@@ -87,13 +94,15 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
     return kind, vc, data[_HEAD.size + n:]
 
 
-def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False):
+def build_stack(protocol: str, nid: int, members: tuple[int, ...], lossy: bool = False, universe=()):
     """The node's stack for ``protocol``: its descriptor's (impl/protocols.py
-    ``ClusterRun.stack``), the stack the simulator runs with its defaults."""
+    ``ClusterRun.stack``), the stack the simulator runs with its defaults.
+    ``universe``: every node that may ever be a member, when nodes may join
+    (a ``nid`` outside ``members`` is a joiner)."""
     run = getattr(protocols.find(protocol), "cluster", None)
     if run is None:
         raise ValueError(f"no cluster stack for protocol {protocol!r} ({', '.join(protocols.cluster_protocols())})")
-    return run.stack(nid, tuple(members), lossy)
+    return run.stack(nid, tuple(members), lossy, **({"universe": tuple(universe)} if universe else {}))
 
 
 def ring_safe(stack, lossy: bool = False) -> bool:
@@ -153,6 +162,47 @@ class Config:
     key_file: str
     incarnation: int = 1
     extra: dict = field(default_factory=dict)
+    universe: list = field(default_factory=list)   # every node that may join too (nid outside members: a joiner)
+    faults: str = ""             # network faults of the fault grammar (loss, dup, reorder, truncate)
+    seed: int = 0                # the run's seed: this node's faults draw from (seed, nid)
+
+
+class FaultyNetwork:
+    """The fault plan's network faults on a node's real datagrams: a network
+    policy (impl/engine.py) around the node's UDP one.  On the sending side,
+    each stack datagram meets impl/faults.py's ``fates``, the simulator's own
+    draws: lost, sent twice, held back up to ``reorder`` (a loop timer, so
+    later datagrams overtake it) or cut short before it is sealed, so the
+    receiver authenticates it and its codec counts and drops it.  The real
+    network's own latency stands for the plan's base ``delay`` (0 here).
+    The runner's commands and the nodes' reports are not touched."""
+
+    def __init__(self, node: "Node", plan, rng) -> None:
+        self.node, self.plan, self.rng = node, plan, rng
+        self.counts = {"net.lost": 0, "net.duplicated": 0, "net.truncated": 0, "net.delayed": 0}
+
+    @property
+    def now(self) -> float:
+        return self.node.now
+
+    def schedule(self, at: float, nid: int, name: str):
+        return self.node.schedule(at, nid, name)
+
+    def send(self, src: int, dest: int, msg) -> None:
+        copies = fates(self.rng, self.plan, msg)
+        self.counts["net.lost"] += not copies
+        self.counts["net.duplicated"] += max(0, len(copies) - 1)
+        for delay, data, cut in copies:
+            self.counts["net.truncated"] += cut
+            if delay > 0:
+                self.counts["net.delayed"] += 1
+                self.node.loop.call_later(delay, self.node.send, src, dest, data)
+            else:
+                self.node.send(src, dest, data)
+
+    def multicast(self, src: int, msg) -> None:
+        for dest in self.node.peers:
+            self.send(src, dest, msg)
 
 
 class StepWriter:
@@ -195,7 +245,7 @@ class Node(asyncio.DatagramProtocol):
         self.ports = {int(k): int(v) for k, v in cfg.ports.items()}
         # the header says which ring the run's spec has (LossyRing: Raincore's own)
         self.lossy = bool(cfg.header.get("constants", {}).get("LossyRing", False))
-        self.stack = build_stack(cfg.protocol, self.nid, self.members, self.lossy)
+        self.stack = build_stack(cfg.protocol, self.nid, self.members, self.lossy, cfg.universe)
         rel = getattr(self.stack, "fstack", self.stack).layer("reliable")
         if not rel.nakack:
             # a datagram costs two system calls here: one cumulative Ack per
@@ -208,7 +258,11 @@ class Node(asyncio.DatagramProtocol):
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
         self.writer._f.close()                                # the header is on disk
         self.writer._f = self.out = StepWriter(cfg.trace)      # then one write per step: kill -9 safe
-        self.effects = Engine({self.nid: self.stack}, self, self._record, self._deliver)
+        self.net = self                                        # the UDP policy, or the faults' around it
+        if cfg.faults:
+            self.net = FaultyNetwork(self, parse_faults(cfg.faults, NETWORK, "the cluster", delay=(0.0, 0.0)),
+                                     random.Random(f"{cfg.seed}:{self.nid}"))
+        self.effects = Engine({self.nid: self.stack}, self.net, self._record, self._deliver)
         self.timers: dict[str, asyncio.TimerHandle] = {}      # the loop's timer for each armed name
         self._tokens = 0
         self.delivered = 0
@@ -260,7 +314,7 @@ class Node(asyncio.DatagramProtocol):
                 self.dropped["control_from_node"] = self.dropped.get("control_from_node", 0) + 1
                 return
             self._command(vc, body)
-        elif src in self.members:              # the runner (0) sends commands, never stack frames
+        elif src in self.ports and src != RUNNER:   # the runner sends commands, never stack frames
             self.writer.on_receive(vc)
             self._step(Receive(src, body))
         else:
@@ -279,10 +333,17 @@ class Node(asyncio.DatagramProtocol):
             return
         self.transport.sendto(data, (HOST, port))
 
+    @property
+    def peers(self) -> list[int]:
+        """Every node, itself included (a multicast's destinations)."""
+        return [d for d in self.ports if d != RUNNER]
+
     def stats(self) -> dict:
         st = self.stack.stats if hasattr(self.stack, "stats") else {}
         if hasattr(self.stack, "fstack"):
             st = {**self.stack.fstack.stats, **self.stack.ring_part.stats}
+        if self.net is not self:
+            st = {**st, **{k: v for k, v in self.net.counts.items() if v}}
         return {**st, "runtime.backpressured": self.backpressured} if self.backpressured else st
 
     def report(self, what: str, **more) -> None:
@@ -307,9 +368,8 @@ class Node(asyncio.DatagramProtocol):
 
     def multicast(self, src: int, msg) -> None:
         self.out.commit()
-        for dest in self.ports:
-            if dest != RUNNER:
-                self._sendto(dest, STACK, msg)
+        for dest in self.peers:
+            self._sendto(dest, STACK, msg)
 
     def schedule(self, at: float, nid: int, name: str) -> int:
         old = self.timers.pop(name, None)
@@ -360,8 +420,9 @@ class Node(asyncio.DatagramProtocol):
         if what == "start" and not self.started:
             self.started = True
             if hasattr(self.stack, "fstack"):        # the ring starts: its founder (last node) eats first
-                from .raincore import Start
-                self._step(Start(token=self.nid == self.members[-1]))
+                from .raincore import Join, Start
+                # a node outside the first ring asks in (its 911 to the ring)
+                self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())
             self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True

@@ -14,9 +14,10 @@ copy) and delivery time: ``now + uniform(delay) + uniform(0, reorder_window)``
 so datagrams overtake each other within that window.  A datagram (bytes)
 that goes through is cut short with probability ``truncate``: it arrives
 with a tail of 1 byte to all of its length missing, for the receiver's codec to
-count and drop (``NetStats.truncated``).  The draws for ``truncate`` are
-made only when it is above 0, so a plan without it gives the runs it always
-gave.  A ``Multicast`` from a
+count and drop (``NetStats.truncated``).  The draws are impl/faults.py's
+``fates``, the real cluster's too (impl/runtime.py ``FaultyNetwork``); those
+for ``truncate`` are made only when it is above 0, so a plan without it
+gives the runs it always gave.  A ``Multicast`` from a
 stack (one that no layer expanded) goes to every live node.
 
 Crash and NewView, the spec's environment actions, are the simulator's.
@@ -47,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .engine import Engine, env_record
-from .faults import FaultPlan  # noqa: F401  (the simulators' plan, impl/faults.py)
+from .faults import FaultPlan, fates  # noqa: F401  (the simulators' plan, impl/faults.py)
 from .events import AppSend, Deliver, Receive, TimerFired, Up, View, ViewChange
 
 IMPL_NAME = "groupcheck.impl"
@@ -198,20 +199,11 @@ class Simulator:
         if dest in self.crashed:
             self.net.to_crashed += 1
             return
-        if self.rng.random() < f.loss:
+        copies = fates(self.rng, f, payload, self.now)
+        if not copies:
             self.net.lost += 1
             return
-        copies = 2 if self.rng.random() < f.duplicate else 1
-        self.net.duplicated += copies - 1
-        for _ in range(copies):
-            at = self.now + self.rng.uniform(*f.delay) + self.rng.uniform(0, f.reorder_window)
-            self._push(at, kind, dest, (src, self._cut(payload)))
-
-    def _cut(self, payload):
-        """``payload`` as it arrives: with probability ``truncate`` a bytes
-        datagram loses a tail of 1 byte to all of it."""
-        if self.faults.truncate and isinstance(payload, (bytes, bytearray)) and payload \
-                and self.rng.random() < self.faults.truncate:
-            self.net.truncated += 1
-            return bytes(payload[:self.rng.randrange(len(payload))])
-        return payload
+        self.net.duplicated += len(copies) - 1
+        for at, data, cut in copies:
+            self.net.truncated += cut
+            self._push(at, kind, dest, (src, data))

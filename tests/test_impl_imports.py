@@ -9,7 +9,7 @@ import pytest
 
 IMPL = Path(__file__).resolve().parent.parent / "impl"
 # The simulator and the runtimes own time, randomness and I/O.
-RUNTIME = {"sim.py", "runtime.py", "cluster.py"}   # cluster.py: the runner of runtime.py processes
+RUNTIME = {"sim.py", "runtime.py", "cluster.py", "chaos.py"}   # cluster.py, chaos.py: the runners of runtime.py processes
 FORBIDDEN = {"socket", "asyncio", "time", "random", "threading"}
 MODULES = sorted(p for p in IMPL.rglob("*.py"))
 # the protocol layers: layer logic only (issue 13); their stacks and wire codecs live in impl/stacks/

@@ -32,6 +32,7 @@ CUTS = [
     (r"^simulate ", {"--runs": "5"}),
     (r"^traces generate ", {"--runs": "20"}),
     (r"^cluster run .*--messages 2000", {"--messages": "200"}),
+    (r"^cluster chaos ", {"--seconds": "8"}),
     (r"^jgroups run ", {"--messages": "60"}),
 ]
 # commands no size option bounds: what runs instead, and why

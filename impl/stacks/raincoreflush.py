@@ -202,10 +202,12 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
                     ring_flush_stack(nid, ring, tracing="delta", **above))
 
 
-def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
+def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
     """spec/RaincoreFlush's constants for a cluster run: the ring is nodes
-    1..N, its last eats first."""
-    c = {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxMsgs": nodes * messages, "MaxCrashes": crashes,
+    1..NInit, its last eats first; ``joiners`` more nodes may join (ids
+    NInit + 1..N)."""
+    n = nodes + joiners
+    c = {"N": n, "NInit": nodes, "Founder": nodes, "MaxMsgs": n * messages, "MaxCrashes": crashes,
          "NewerViewsOnly": True}
     if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
         c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
@@ -221,5 +223,5 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
 DESCRIPTOR = ImplProtocol(name="raincoreflush", schema="raincoreflush", layers=layer_of,
                           history=HistoryProjection(deliveries="set"),
                           cluster=ClusterRun(stack=cluster_node, constants=cluster_constants, views="ring",
-                                             lossy_ring=True),
+                                             lossy_ring=True, joins=True),
                           over_ring="raincoreflush")

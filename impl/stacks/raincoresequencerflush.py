@@ -15,13 +15,13 @@ def layer_of(name: str, params: dict) -> str:
     return "ring" if name in raincoreflush.RING_ACTIONS else sequencerflush.layer_of(name, params)
 
 
-def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False) -> dict:
+def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
     """spec/RaincoreSequencerFlush as the cluster's stack runs it
     (``pass_latch``, i.e. ResendAlways; ResentFirst); Senders and Crashable
     (sets, which a header's scalar constants cannot hold) are every node; the
     Transport Manager may time out on a live node (FalseSuspicion, as
-    raincoreflush's ``cluster_constants``)."""
-    return {"N": nodes, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
+    raincoreflush's ``cluster_constants``); ``joiners`` as there."""
+    return {"N": nodes + joiners, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
             "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True, "FalseSuspicion": True}
 
 
@@ -35,5 +35,5 @@ DESCRIPTOR = ImplProtocol(name="raincoresequencerflush", schema="raincoresequenc
                           history=HistoryProjection(app_layer="sequencer", view_from_recv=False),
                           cluster=ClusterRun(stack=partial(raincoreflush.cluster_node, sequencer=True,
                                                            pass_latch=True),
-                                             constants=cluster_constants, views="ring"),
+                                             constants=cluster_constants, views="ring", joins=True),
                           over_ring="raincoresequencerflush")

@@ -1,0 +1,226 @@
+"""The chaos soak of the real cluster (``groupcheck cluster chaos``):
+kills and pauses drawn from a seed, the fault plan's network faults on the
+real datagrams, an optional CPU hog, the run checked as ``cluster run``'s.
+
+Theory of operation
+-------------------
+``schedule`` is a pure function: (seed, seconds, nodes, stack) -> the list
+of ``Action``: at ``at`` seconds after the workload starts, ``kill``
+(SIGKILL) or ``pause`` (SIGSTOP, then SIGCONT ``seconds`` later) of a
+target, a node id or ``coordinator``, which the runner resolves when the
+action is due (the smallest live member: every stack's coordinator is the
+first member of its view, and the views keep the members' order).  A kill
+of the ring's token holder is a node's kill ``when="eating"``: it lands the
+next time that node holds the token (Raincore's own ring only,
+``--lossy-ring``: the abstraction's kill waits until the node has passed
+the token on).  The actions are sequential (one ends before the next begins), all
+end by ``seconds``, and at most N - 1 are kills (FLUSH is crash-stop: a
+killed node never comes back, and one must be left), spread over the run
+(the chance of a kill is the kills left over the actions the time left
+holds, at most one half).
+
+A pause lasts longer than the stack's failure detector's time-out
+(``suspicion_after``): over the ring the Transport Manager's (its resend
+interval times its attempts, 1 s), so the survivors may drop the paused
+node while it is alive (the false suspicion of docs/raincore.md).  The
+oracle stacks' detector is the runner, which suspects only the nodes it
+killed: there a pause is a stall of the node that the others' reliable
+layers ride out with retransmissions (50 ms), never a suspicion.
+
+``ChaosRunner`` is the cluster's ``Runner`` with the schedule in place of
+``--kill``: it writes ``schedule.json`` first, then plays it, recording what
+each action became (the node it hit, when; ``skipped`` when its node was
+already dead), and logs a progress line at least every ``PROGRESS`` seconds.
+With ``rejoin`` (the ring's stacks: ``ClusterRun.joins``) a kill may be
+followed by a ``join``: a new node, the next id after the first N, started
+outside the first ring so that it asks in by the ring's 911; a killed node
+never comes back under its own id (FLUSH is crash-stop).  The network faults are each node's (impl/runtime.py ``FaultyNetwork``,
+seeded from the run's seed and the node id); the CPU hog (``Hog``) is
+``Runner``'s own.  The check is ``Runner._check``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+from . import protocols
+from .cluster import ClusterError, Result, Runner
+
+FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
+GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
+KILL_MAX = 0.5            # the most an action's chance of being a kill is
+JOIN_SHARE = 0.5          # with rejoin: the chance a killed node comes back next, as a new node
+PAUSE_OVER = (1.5, 2.5)   # a pause: this many times the detector's time-out
+STALL = (0.2, 1.0)        # a pause's seconds where no time-out suspects (the oracle stacks)
+PROGRESS = 5.0            # seconds between progress lines (at most)
+
+
+@dataclass(frozen=True)
+class Action:
+    at: float                       # seconds after the workload's start
+    action: str                     # "kill" | "pause" | "join"
+    target: Union[int, str]         # a node id, or "coordinator"
+    seconds: float = 0.0            # a pause's length
+    when: str = ""                  # a kill: "eating", once the node holds the ring's token
+
+    @property
+    def end(self) -> float:
+        return self.at + self.seconds
+
+
+def suspicion_after(protocol: str, lossy: bool = False) -> Optional[float]:
+    """Seconds of silence after which the stack's failure detector suspects
+    a live node: over the ring the Transport Manager's resend interval times
+    its attempts; None for the oracle stacks (the runner suspects only the
+    nodes it killed)."""
+    run = protocols.find(protocol).cluster
+    if run.views != "ring":
+        return None
+    tm = run.stack(1, (1, 2), lossy).ring_part.layer("tm")
+    return tm.interval * tm.attempts
+
+
+def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] = None,
+             holder: bool = False, rejoin: bool = False) -> list[Action]:
+    """The actions of a chaos run, from ``seed`` alone: over ``seconds``, on
+    members 1..``nodes``; ``suspect``: the detector's time-out (None: no
+    time-out, the pauses are stalls); ``holder``: the ring's token holder
+    may be a kill's target; ``rejoin``: a killed node may come back as a new
+    node (``join`` of ids ``nodes`` + 1, + 2...; the kills stay among the
+    first members, the joiners may be paused)."""
+    if nodes < 2 or seconds <= 0:
+        raise ValueError("a chaos schedule needs 2 nodes or more and seconds > 0")
+    rng = random.Random(seed)
+    pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
+    step = (sum(GAP) + sum(pause)) / 2            # an action's mean length, with the gap after it
+    live = list(range(1, nodes + 1))
+    kills, joins, out = 0, 0, []
+    t = rng.uniform(*FIRST)
+    while True:
+        if rejoin and joins < kills and rng.random() < JOIN_SHARE:
+            joins += 1
+            act = Action(round(t, 3), "join", nodes + joins)
+            live.append(act.target)
+        # the kills spread over the run: the chance of one is the kills left
+        # over the actions the time left holds, at most KILL_MAX (pauses too)
+        elif rng.random() < min(KILL_MAX, (nodes - 1 - kills) / max(1.0, (seconds - t) / step)):
+            roles = ["coordinator", "member"] + (["holder"] if holder else [])
+            role = rng.choice(roles)
+            first = [m for m in live if m <= nodes]
+            target: Union[int, str] = "coordinator" if role == "coordinator" else rng.choice(first)
+            live.remove(min(live) if role == "coordinator" else target)
+            act = Action(round(t, 3), "kill", target, when="eating" if role == "holder" else "")
+            kills += 1
+        else:
+            act = Action(round(t, 3), "pause", rng.choice(live), round(rng.uniform(*pause), 3))
+        if act.end > seconds:
+            return out
+        out.append(act)
+        t = act.end + rng.uniform(*GAP)
+
+
+class ChaosRunner(Runner):
+    """``Runner`` playing ``plan`` (a ``schedule``) in place of ``--kill``."""
+
+    def __init__(self, protocol: str, nodes: int, messages: int, plan: list[Action], out: Path, *,
+                 seed: int, **kw) -> None:
+        super().__init__(protocol, nodes, messages, [], out, **kw)
+        self.plan, self.seed = list(plan), seed
+        self.done: list[dict] = []          # what each action became
+        if any(a.when for a in plan) and not self.lossy_ring:
+            raise ClusterError("a kill of the token's holder needs --lossy-ring (the abstraction never kills it)")
+        # the header's crash bound: every kill of the plan may land; its joiners' ids
+        self.crash_bound = sum(a.action == "kill" for a in plan)
+        self.joiners = sum(a.action == "join" for a in plan)
+        if self.joiners and not self.run_as.joins:
+            raise ClusterError(f"a node joins only over the ring ({protocol} has no join)")
+        self.env_faults = {"chaos": {"seed": seed, "actions": [asdict(a) for a in plan]}}
+
+    def run(self) -> Result:
+        self._t0 = self._last_progress = time.monotonic()     # progress from the start (the nodes' too)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "schedule.json").write_text(json.dumps(
+            {"seed": self.seed, "actions": [asdict(a) for a in self.plan]}, indent=2), encoding="utf-8")
+        return super().run()
+
+    def _poll(self, until: float) -> None:
+        super()._poll(until)
+        now = time.monotonic()
+        if now - self._last_progress >= PROGRESS:
+            self._last_progress = now
+            live = sorted(self.status)
+            self.log(f"chaos {now - self._t0:.0f} s: {len(self.done)}/{len(self.plan)} actions done; "
+                     f"delivered {({n: self.status[n].get('delivered') for n in live})}")
+
+    def _kills(self, t0: float, members: list) -> list:
+        killed: list[int] = []
+        for act in self.plan:
+            while time.monotonic() < t0 + act.at:
+                self._poll(min(t0 + act.at, time.monotonic() + 0.05))
+            live = [m for m in (*members, *self.joined) if m not in killed]
+            nid = self._resolve(act.target, live)
+            row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}
+            if act.action != "join" and nid not in live or (act.action == "kill" and len(live) == 1):
+                self.done.append({**row, "skipped": "its node is dead"})
+                continue
+            if act.action == "join":
+                self._join(nid, t0)
+            elif act.action == "kill":
+                if self.run_as.views == "ring":
+                    self._freeze(nid, eating=act.when == "eating")
+                self.procs[nid].send_signal(signal.SIGKILL)
+                self.procs[nid].wait()
+                self._crashed(nid, members, killed, t0)
+            else:
+                self.procs[nid].send_signal(signal.SIGSTOP)
+                self.log(f"node {nid} paused at {time.monotonic() - t0:.2f} s for {act.seconds} s")
+                try:
+                    self._poll(time.monotonic() + act.seconds)
+                finally:
+                    self.procs[nid].send_signal(signal.SIGCONT)
+            self.done.append({**row, "ended": round(time.monotonic() - t0, 3)})
+        return killed
+
+    def _join(self, nid: int, t0: float) -> None:
+        """A new node: its process started (a joiner: outside the first
+        ring, it asks in by the ring's 911), its workload what is left of
+        the others' (at the same rate)."""
+        left = max(0.0, self.messages / self.rate - (time.monotonic() - t0))
+        self._spawn(nid, min(self.messages, int(left * self.rate)))
+        until = time.monotonic() + 30
+        while nid not in self.status and time.monotonic() < until:
+            if self.procs[nid].poll() is not None:
+                raise ClusterError(f"node {nid} exited at start (see {self.out}/node-{nid}.log)")
+            self._poll(min(until, time.monotonic() + 0.05))
+        if nid not in self.status:
+            raise ClusterError(f"node {nid} did not report ready within 30 s")
+        self._send(nid, {"cmd": "start"})
+        self.joined.append(nid)
+        self.log(f"node {nid} started at {time.monotonic() - t0:.2f} s, asking to join")
+
+    @staticmethod
+    def _resolve(target, live: list) -> int:
+        return min(live) if target == "coordinator" else int(target)
+
+    def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
+        """``Runner._check``, with a progress line while it runs (TLC may take a while)."""
+        stop = threading.Event()
+        t = time.monotonic()
+
+        def tick():
+            while not stop.wait(PROGRESS):
+                self.log(f"chaos: checking the traces, {time.monotonic() - t:.0f} s")
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            return super()._check(run_id, quiescent, killed, seconds)
+        finally:
+            stop.set()
+            ticker.join()
