@@ -78,6 +78,7 @@ def test_lemmas_at_N2_N3_hold_on_every_reachable_state(name):
     assert _lemmas_hold_everywhere(name).complete
 
 
+@pytest.mark.slow
 def test_instantiation_can_fail_and_agrees_with_z3():
     """On the flawed model (N = 3) some reachable state breaks a lemma; on
     sampled states of it and of Pair the Python instantiation and z3 (the

@@ -25,6 +25,7 @@ def _enc(name, **change):
     return FlushAnyEncoding.from_constants(dict(entry("flush", name).constants(), **change))
 
 
+@pytest.mark.slow      # the default audit proves it too (its prove stage runs flush AnyFixed)
 def test_fixed_invariant_is_inductive_for_every_N():
     [enc] = registry.select("flush", "AnyFixed")
     assert enc.members == "any" and enc.rlimit is not None and not enc.expect_cti
@@ -102,6 +103,7 @@ def test_lemmas_at_N3_hold_on_every_reachable_state_of(name):
     assert res.complete and not bad, bad[:1]
 
 
+@pytest.mark.slow
 def test_instantiation_can_fail_and_agrees_with_z3():
     """On the flawed crash model some reachable state breaks a lemma (the
     property among them); on sampled states of it and of a fixed model the
