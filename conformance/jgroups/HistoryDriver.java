@@ -46,7 +46,11 @@ public class HistoryDriver {
         return "[" + Integer.parseInt(p[1]) + "," + Integer.parseInt(p[2]) + "]";
     }
 
+    // A member's address carries its id (the UUID's low bits, set by the
+    // address generator below): a member's logical name reaches the others
+    // after its address may already be in a view, so a name is not enough.
     static int memberOf(Address a) {
+        if (a instanceof org.jgroups.util.UUID) return (int) ((org.jgroups.util.UUID) a).getLeastSignificantBits();
         String s = String.valueOf(a);
         return s.startsWith("m") ? Integer.parseInt(s.substring(1)) : -1;
     }
@@ -291,6 +295,10 @@ public class HistoryDriver {
                + "\"impl_version\":\"" + Version.description + "\"}");
         JChannel ch = new JChannel(new File(args[4]));
         ch.setName("m" + me);
+        final long high = new Random().nextLong();       // unique per start, as a random UUID's
+        ch.setAddressGenerator(new AddressGenerator() {
+            public Address generateAddress() { return new org.jgroups.util.UUID(high, me); }
+        });
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
         totalMembers = members;
         if (!args[11].equals("-")) traceSequencer(ch, args[11]);
