@@ -10,7 +10,7 @@
 // "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>, writes the end
 // record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
 // it is doing, so no member outlives a harness that died without killing it.
-// Messages are identified by their payload, members by their logical name m<k>.
+// Messages are identified by their payload, members by the id in their address.
 // With a <steps> path (plain SEQUENCER), StepsAbove and StepsBelow log
 // SEQUENCER's steps there as well (white-box).
 import java.io.*;
