@@ -11,7 +11,9 @@ $(STAMP): pyproject.toml
 	@sh .ci/check-java
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@# setuptools prints a generic notice on every editable install ("Editable installation ... careful
+	@# with folders"): nothing to act on here (the packages map to spec/, model/, ...), so it is filtered
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
 java:
