@@ -56,18 +56,8 @@ def run(
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
     Exit 0 when every trace conforms and the survivors' history is clean, or what breaks them is a
     documented finding (or --expect'ed); 1 otherwise."""
-    from groupcheck.impl import protocols
-    from groupcheck.impl.auth import KeyError_
-    from groupcheck.impl.cluster import ClusterError, Interrupted, Runner
-    if membership not in MEMBERSHIPS:
-        fail(f"--membership {membership!r}: {' or '.join(MEMBERSHIPS)}")
-    # --membership raincore: the protocol named, over the Raincore ring (no oracle)
-    over_ring = getattr(protocols.find(protocol), "over_ring", None)
-    if membership != "oracle":
-        if over_ring is None:
-            fail(f"--membership raincore: --protocol flush or sequencerflush (SEQUENCER over FLUSH) over the "
-                 f"ring; {protocol!r} has no FLUSH to take the ring's views")
-        protocol = over_ring
+    from groupcheck.impl.cluster import ClusterError, Runner
+    protocol = _with_membership(protocol, membership)
     kills = [_kill(k) for k in kill or []]
     try:
         who = [int(x) for x in senders.split(",")] if senders else None
@@ -80,18 +70,7 @@ def run(
                         log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder)
     except ClusterError as e:
         fail(str(e))
-    out_dir(str(out))
-    try:
-        res = runner.run()
-    except (ClusterError, KeyError_) as e:
-        fail(str(e))
-    except OSError as e:        # OUT was writable: ports, processes, the disk
-        fail(str(e), ENVIRONMENT)
-    except Interrupted as e:
-        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
-    result = res.to_json()
-    # the run's folder describes itself: its verdict beside its traces and history (as `cluster down` writes it)
-    (out / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    result = _run_and_keep(runner, out)
     _report(result, protocol, out, as_json, Gate(expect, known))
 
 
@@ -120,15 +99,8 @@ def chaos(
     optionally a CPU hog; then the run is checked as `cluster run`'s and exits by the same rule."""
     import math
     from groupcheck.impl import chaos as chaos_mod, protocols
-    from groupcheck.impl.auth import KeyError_
-    from groupcheck.impl.cluster import ClusterError, Interrupted
-    if membership not in MEMBERSHIPS:
-        fail(f"--membership {membership!r}: {' or '.join(MEMBERSHIPS)}")
-    if membership != "oracle":
-        over_ring = getattr(protocols.find(protocol), "over_ring", None)
-        if over_ring is None:
-            fail(f"--membership raincore: --protocol flush or sequencerflush; {protocol!r} has no FLUSH")
-        protocol = over_ring
+    from groupcheck.impl.cluster import ClusterError
+    protocol = _with_membership(protocol, membership)
     _key_file_or_fail(key_file)
     say = console(stderr=True)
     try:        # every option judged before OUT is created
@@ -144,22 +116,47 @@ def chaos(
                                        log=lambda s: say.print(s, markup=False))
     except (ClusterError, ValueError) as e:
         fail(str(e))
-    out_dir(str(out))
-    try:
-        res = runner.run()
-    except (ClusterError, KeyError_) as e:
-        fail(str(e))
-    except OSError as e:
-        fail(str(e), ENVIRONMENT)
-    except Interrupted as e:
-        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
-    result = {**res.to_json(), "seed": seed, "faults": faults, "hog": hog, "schedule": runner.done}
-    (out / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    result = _run_and_keep(runner, out, seed=seed, faults=faults, hog=hog, schedule=runner.done)
     if not as_json:
         skipped = sum("skipped" in a for a in runner.done)
         print(f"chaos seed {seed}: {len(runner.done) - skipped} of {len(plan)} actions played"
               + (f", {skipped} skipped (their node was dead)" if skipped else "") + f" ({out}/schedule.json)")
     _report(result, protocol, out, as_json, Gate(expect, known))
+
+
+def _with_membership(protocol: str, membership: str) -> str:
+    """The protocol the nodes run: with --membership raincore, the named one
+    over the Raincore ring (no oracle)."""
+    from groupcheck.impl import protocols
+    if membership not in MEMBERSHIPS:
+        fail(f"--membership {membership!r}: {' or '.join(MEMBERSHIPS)}")
+    if membership == "oracle":
+        return protocol
+    over_ring = getattr(protocols.find(protocol), "over_ring", None)
+    if over_ring is None:
+        fail(f"--membership raincore: --protocol flush or sequencerflush (SEQUENCER over FLUSH) over the "
+             f"ring; {protocol!r} has no FLUSH to take the ring's views")
+    return over_ring
+
+
+def _run_and_keep(runner, out: Path, **more) -> dict:
+    """Create OUT, run, and keep the result beside the traces and history
+    (result.json, as `cluster down` writes it): the run's folder describes
+    itself.  ``more``: what the command adds to the result."""
+    from groupcheck.impl.auth import KeyError_
+    from groupcheck.impl.cluster import ClusterError, Interrupted
+    out_dir(str(out))
+    try:
+        res = runner.run()
+    except (ClusterError, KeyError_) as e:
+        fail(str(e))
+    except OSError as e:        # OUT was writable: ports, processes, the disk
+        fail(str(e), ENVIRONMENT)
+    except Interrupted as e:
+        fail(f"interrupted ({e}); every node process was killed", 128 + signal.Signals[str(e)])
+    result = {**res.to_json(), **more}
+    (out / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    return result
 
 
 def _key_file_or_fail(key_file: Optional[str]) -> None:
