@@ -23,6 +23,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
 
 
 MEMBERSHIPS = ("oracle", "raincore")      # who decides the views: the runner, or the Raincore ring
+HOG = typer.Option(False, "--hog", help="a CPU-bound busy loop per core beside the nodes for the whole run "
+                   "(the stress regime: suspicions of live nodes, late timers)")
 
 
 def _kill(spec: str) -> tuple[int, float]:
@@ -49,6 +51,7 @@ def run(
     membership: str = typer.Option("oracle", "--membership", help="oracle (the runner decides views) or raincore (the Raincore ring does, no oracle: --protocol flush or sequencerflush)"),
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore --protocol flush: the ring is Raincore's own (spec LossyRing: a kill lands whatever the ring is doing, the token holder's too, and the token is regenerated), not the abstraction whose kill waits for the token to be elsewhere"),
     kill_holder: bool = typer.Option(False, "--kill-holder", help="with --lossy-ring: each --kill waits until its node holds the token (Eating), so the token dies with it and the ring regenerates it"),
+    hog: bool = HOG,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -67,10 +70,10 @@ def run(
     log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
     try:        # every option judged before OUT is created
         runner = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
-                        log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder)
+                        log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder, hog=hog)
     except ClusterError as e:
         fail(str(e))
-    result = _run_and_keep(runner, out)
+    result = _run_and_keep(runner, out, hog=hog)
     _report(result, protocol, out, as_json, Gate(expect, known))
 
 
@@ -82,7 +85,7 @@ def chaos(
     seed: int = typer.Option(0, "--seed", help="the schedule, and each node's network faults, are this seed's"),
     nodes: int = typer.Option(3, "--nodes", callback=at_least(2), help="node processes (members 1..N; 1 is the coordinator)"),
     faults: str = typer.Option("", "--faults", help="network faults on the real datagrams, the fault grammar's loss=P,dup=P,reorder=MS,truncate=P"),
-    hog: bool = typer.Option(False, "--hog", help="a CPU-bound busy loop per core beside the nodes for the whole run"),
+    hog: bool = HOG,
     rate: float = typer.Option(100.0, "--rate", callback=positive, help="multicasts per second per node"),
     timeout: float = typer.Option(30.0, "--timeout", callback=positive, help="seconds to wait for quiescence after the schedule"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),

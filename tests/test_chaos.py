@@ -379,3 +379,26 @@ def test_a_killed_node_comes_back_as_a_new_member_over_the_ring(tmp_path, protoc
     assert any(4 in v for v in views)
     info = json.loads((tmp_path / "cluster.json").read_text())
     assert not any(_alive(p) for p in info["pids"].values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", ["sequencerflush", "raincoreflush", "raincoresequencerflush"])
+def test_a_coordinator_kill_under_a_hog_is_clean(tmp_path, protocol):
+    """The stress regime's acceptance run, reduced (bench/killruns.py runs 50
+    per stack): `cluster run --hog`, node 1 killed wherever the run is; the
+    trace conforms, the survivors quiesce, their history is clean and every
+    multicast of a survivor reached every survivor (nothing lost)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "cluster", "run", "--protocol", protocol,
+                        "--messages", "500", "--kill", "1@0.4", "--hog", "--json", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    res = json.loads(r.stdout)
+    assert res["verdict"] == "ok" and res["quiescent"] and not res["history"], (res["reason"], res["history"])
+    assert r.returncode == 0 and res["killed"] == [1]
+    assert res["hog"] and len(_hogs(tmp_path)) == (os.cpu_count() or 1)
+    assert not any(_alive(p) for p in _hogs(tmp_path))
+    delivered = {int(k): v for k, v in res["delivered"].items()}
+    assert delivered[2] == delivered[3] >= 2 * 500
