@@ -398,7 +398,8 @@ class Runner:
             self._poll(time.monotonic() + 0.1)
             for m in live:
                 if self.procs[m].poll() is not None:
-                    raise ClusterError(f"node {m} died (see {self.out}/node-{m}.log)")
+                    raise ClusterError(f"node {m} died, exit status {self.procs[m].returncode} "
+                                       f"(see {self.out}/node-{m}.log)")
             reps = [self.status.get(m, {}) for m in live]
             now = tuple(r.get("delivered") for r in reps)
             if all(r.get("idle") for r in reps):

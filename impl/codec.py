@@ -30,7 +30,8 @@ body functions.  The body decoder gets the bytes after the two-byte header
 and must be as strict as the built-in ones (``unpack``, ``exact_tail`` and
 ``need`` help); anything else it raises becomes a DecodeError.  A registered
 message may ride inside XDATA as a nested frame.  Blocks of codes: STABLE
-10-19, FLUSH 20-29, Raincore 30-39, SEQUENCER over FLUSH 40-49.
+10-19, FLUSH 20-29, Raincore 30-39, SEQUENCER over FLUSH 40-49,
+fragments (impl/frag.py) 50-59.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class _Ext:
     cls: type
     encode_body: Callable[[Any], bytes]
     decode_body: Callable[[bytes], Any]
+    bounded: bool = True
 
 
 _EXT_BY_CODE: dict[int, _Ext] = {}
@@ -114,18 +116,26 @@ _EXT_BY_CLS: dict[type, _Ext] = {}
 
 
 def register(code: int, cls: type, encode_body: Callable[[Any], bytes],
-             decode_body: Callable[[bytes], Any]) -> None:
+             decode_body: Callable[[bytes], Any], bounded: bool = True) -> None:
     """Add message type ``code`` (10..255) carried as ``cls``.  Registering
-    the same class under the same code again is a no-op (module reloads)."""
+    the same class under the same code again is a no-op (module reloads).
+    ``bounded=False``: a message of this type may outgrow a datagram (a
+    digest of a whole view); impl/frag.py fragments it."""
     if type(code) is not int or not 10 <= code <= 255:
         raise ValueError(f"type code {code!r} outside 10..255")
     old = _EXT_BY_CODE.get(code)
     if old is not None and old.cls is not cls:
         if old.cls.__qualname__ != cls.__qualname__ or old.cls.__module__ != cls.__module__:
             raise ValueError(f"type code {code} already taken by {old.cls.__name__}")
-    ext = _Ext(code, cls, encode_body, decode_body)
+    ext = _Ext(code, cls, encode_body, decode_body, bounded)
     _EXT_BY_CODE[code] = ext
     _EXT_BY_CLS[cls] = ext
+
+
+def unbounded(msg) -> bool:
+    """``msg`` is of a type registered with ``bounded=False``."""
+    ext = _EXT_BY_CLS.get(type(msg))
+    return ext is not None and not ext.bounded
 
 
 def registered() -> dict[int, type]:
@@ -143,9 +153,10 @@ def _check_seq(q, lo: int = 1) -> None:
         raise ValueError(f"seqno out of range: {q!r}")
 
 
-def encode(msg: Message) -> bytes:
+def encode(msg: Message, limit: int | None = MAX_FRAME) -> bytes:
     """The frame for ``msg``.  Raises ValueError on a message that cannot be
-    represented (it is a bug in the caller, not bad input from the wire)."""
+    represented (it is a bug in the caller, not bad input from the wire),
+    a frame above ``limit`` included (None: no bound, for impl/frag.py)."""
     if isinstance(msg, (Forward, Data)):
         _check_node(msg.sender)
         _check_seq(msg.seqno)
@@ -177,18 +188,19 @@ def encode(msg: Message) -> bytes:
         out = _HEADER.pack(VERSION, ext.code) + bytes(ext.encode_body(msg))
     else:
         raise ValueError(f"not a codec message: {msg!r}")
-    if len(out) > MAX_FRAME:
+    if limit is not None and len(out) > limit:
         raise ValueError(f"frame of {len(out)} bytes exceeds MAX_FRAME")
     return out
 
 
-def decode(data: bytes) -> Message:
-    """The message in ``data``; raises DecodeError and nothing else."""
+def decode(data: bytes, limit: int | None = MAX_FRAME) -> Message:
+    """The message in ``data``; raises DecodeError and nothing else.
+    ``limit``: the largest frame taken (None: a reassembled one, impl/frag.py)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise DecodeError(f"not bytes: {type(data).__name__}")
     data = bytes(data)
-    if len(data) > MAX_FRAME:
-        raise DecodeError(f"oversized frame: {len(data)} > {MAX_FRAME}")
+    if limit is not None and len(data) > limit:
+        raise DecodeError(f"oversized frame: {len(data)} > {limit}")
     return _decode(data, nested=False)
 
 
@@ -243,10 +255,11 @@ def need(cond: bool, why: str) -> None:
         raise DecodeError(why)
 
 
-def unpack(st: struct.Struct, body: bytes) -> tuple:
-    if len(body) < st.size:
+def unpack(st: struct.Struct, body: bytes, at: int = 0) -> tuple:
+    """``st`` at offset ``at`` of ``body`` (no copy of the rest: a digest is read entry by entry)."""
+    if len(body) - at < st.size:
         raise DecodeError("truncated body")
-    return st.unpack_from(body, 0)
+    return st.unpack_from(body, at)
 
 
 def exact_tail(body: bytes, start: int, n: int) -> bytes:

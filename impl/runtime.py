@@ -496,6 +496,23 @@ def offline_node(workdir, key: bytes) -> Node:
     return node
 
 
+def fail_stop(loop: asyncio.AbstractEventLoop, node) -> list:
+    """An error in any callback of ``loop`` stops ``node`` (its ``done``
+    set) and is appended to the returned list.  A step that raised left the
+    stack half-applied, its effects and records partly lost: going on, as
+    asyncio's default handler does after logging, would run a node the
+    traces no longer describe.  The node exits with status 4 instead, and
+    the runner reports the run as failed (impl/cluster.py)."""
+    failed: list = []
+
+    def handler(loop, context) -> None:
+        loop.default_exception_handler(context)        # the traceback, in the node's log
+        failed.append(context.get("message"))
+        node.done.set()
+    loop.set_exception_handler(handler)
+    return failed
+
+
 def run_node(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = Config(**json.load(f))
@@ -507,11 +524,12 @@ def run_node(config_path: str) -> int:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     node = Node(cfg, key)
+    failed = fail_stop(loop, node)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, node.done.set)
     loop.run_until_complete(node.serve())
     loop.close()
-    return 0
+    return 4 if failed else 0
 
 
 if __name__ == "__main__":

@@ -82,10 +82,10 @@ def _frame(code: int, body: bytes) -> bytes:
     (_frame(T_START, b"\0\0\0\0"), "view 0"),
     (_frame(T_FDATA, bytes.fromhex("00000001" "0000" "0000000000000001" "00" "00000000")), "sender or seqno 0"),
     (_frame(T_FDATA, bytes.fromhex("00000001" "0001" "0000000000000001" "07" "00000000")), "unknown body kind"),
-    (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0002" "0003" "0002" "0000")), "not sorted"),
+    (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0002" "0003" "0002" "00000000")), "not sorted"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0000" "0000")), "truncated member list"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "0000")), "truncated"),
-    (_frame(T_COMPLETED, bytes.fromhex("00000001" "0002" "0001" "0000000000000002" "00" "00000000" "0001" "0000000000000001" "00" "00000000")),
+    (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000002" "0001" "0000000000000002" "00" "00000000" "0001" "0000000000000001" "00" "00000000")),
      "not sorted and distinct"),
 ])
 def test_specific_malformed_frames(frame, why):

@@ -33,6 +33,7 @@ from ..flush import (FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Flush, Flush
                      ViewMsg)
 from ..layer import bump
 from ..protocols import HistoryProjection, ImplProtocol
+from ..frag import Frag
 from ..reliable import Reliable
 from ..stack import Stack, Transport
 
@@ -43,7 +44,8 @@ _VIEW = _U32                          # view: u32
 _FDATA = struct.Struct(">IHQ")        # view, sender, seqno; then a body
 _BODYHDR = struct.Struct(">BI")       # kind (0 raw, 1 frame), len
 _ENTRY = struct.Struct(">HQ")         # sender, seqno; then a body
-_COUNT = struct.Struct(">H")
+_COUNT = struct.Struct(">H")            # a VIEW's members
+_ENTRIES = _U32                       # a digest's entries: a view may hold more than 65,535 messages
 _RING = _U32                          # a VIEW's ring number: u32
 MAX_VIEW = 0xFFFF_FFFF
 
@@ -58,7 +60,7 @@ def _enc_body(body) -> bytes:
 
 
 def _dec_body(buf: bytes, at: int) -> tuple[Any, int]:
-    kind, n = codec.unpack(_BODYHDR, buf[at:])
+    kind, n = codec.unpack(_BODYHDR, buf, at)
     start = at + _BODYHDR.size
     codec.need(len(buf) - start >= n, "truncated body")
     raw = buf[start:start + n]
@@ -86,10 +88,10 @@ def _check_key(s, q) -> None:
 
 
 def _enc_entries(entries) -> bytes:
-    _check(len(entries) <= 0xFFFF, "too many digest entries")
+    _check(len(entries) <= 0xFFFF_FFFF, "too many digest entries")
     keys = [(s, q) for s, q, _ in entries]
     _check(keys == sorted(set(keys)), "digest entries must be sorted and distinct")
-    out = [_COUNT.pack(len(entries))]
+    out = [_ENTRIES.pack(len(entries))]
     for s, q, body in entries:
         _check_key(s, q)
         out.append(_ENTRY.pack(s, q) + _enc_body(body))
@@ -97,11 +99,11 @@ def _enc_entries(entries) -> bytes:
 
 
 def _dec_entries(buf: bytes, at: int) -> tuple[tuple, int]:
-    (n,) = codec.unpack(_COUNT, buf[at:])
-    at += _COUNT.size
+    (n,) = codec.unpack(_ENTRIES, buf, at)
+    at += _ENTRIES.size
     out = []
     for _ in range(n):
-        s, q = codec.unpack(_ENTRY, buf[at:])
+        s, q = codec.unpack(_ENTRY, buf, at)
         codec.need(s >= 1 and q >= 1, "digest entry with sender or seqno 0")
         body, at = _dec_body(buf, at + _ENTRY.size)
         out.append((s, q, body))
@@ -182,8 +184,9 @@ def register() -> None:
     codec.register(T_FDATA, FData, _enc_fdata, _dec_fdata)
     codec.register(T_START, StartFlush, *_simple(StartFlush))
     codec.register(T_OK, FlushOk, *_simple(FlushOk))
-    codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed)
-    codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view)
+    # a digest holds every message of the view: impl/frag.py fragments these past a datagram
+    codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed, bounded=False)
+    codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view, bounded=False)
     codec.register(T_STOP, StopFlush, *_simple(StopFlush))
 
 
@@ -265,6 +268,7 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
     ``nid`` not in ``members`` (the first view) is a joiner."""
     joiner = nid not in members
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
+                            Frag(nid),
                             Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
                                   joiner=joiner, tracing=tracing)])
 

@@ -15,6 +15,7 @@ from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
+from ..frag import Frag
 from ..reliable import Reliable
 from ..ringtransport import TMAck, TMFrame, TransportManager
 from ..stack import Stack, Transport
@@ -53,6 +54,7 @@ def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
                                      **reliable_opts)
     joiner = nid not in ring
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(ring) + ((nid,) if joiner else ()), **reliable_opts),
+                            Frag(nid),
                             Flush(nid, ring, top=True, block_time=block_time, reconcile=reconcile,
                                   joiner=joiner, tracing=tracing, membership="ring")])
 

@@ -5,6 +5,7 @@ messages (SEQUENCER's FORWARD and DATA ride in FLUSH's FDATA bodies)."""
 from __future__ import annotations
 
 from ..flush import Flush
+from ..frag import Frag
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..reliable import Reliable
 from ..sequencer import Sequencer
@@ -47,6 +48,7 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
     if joiner and not hold_sends:
         raise ValueError("a joiner's sends must wait for its first view (hold_sends)")
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
+                            Frag(nid),
                             Flush(nid, members, top=False, block_time=block_time, tracing=tracing,
                                   view_as_sent=view_as_sent, latch_multicasts=not pass_latch,
                                   joiner=joiner, membership=membership),
