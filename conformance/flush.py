@@ -442,7 +442,8 @@ def simulate(seed: int, faults: str, options: dict):
     bt, rec = float(opts["block_time"]), _flag(opts.get("reconcile", True))
     records, s = simulate_flush(
         nodes, msgs, seed, plan, leaves=leaves, joins=joins, n_init=n,
-        make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec))
+        make_stack=lambda nid, members: flush_stack(nid, members, block_time=bt, reconcile=rec, tracing="delta"),
+        states="delta")
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
     v2 = tracefile.to_v2(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id,
                          quiescent=s["quiescent"], end_clock=s.get("end_clock"))

@@ -789,7 +789,8 @@ def simulate(seed: int, faults, options: dict):
                 for k in ("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first")}
     records, s = simulate_flush(
         nodes, msgs, seed, plan, protocol="sequencerflush",
-        make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, **coupling))
+        make_stack=lambda nid, members: sequencer_flush_stack(nid, members, block_time=bt, tracing="delta", **coupling),
+        states="delta")
     run_id = f"sequencerflush-n{n}-m{per}-s{seed}"
     consts = {**sim_sequencer.sequencer_constants(nodes, msgs, plan.crashes), "ReconcileDigests": True,
               "UniformDelivery": False, "ResendAlways": coupling["pass_latch"],

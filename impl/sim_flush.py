@@ -178,11 +178,14 @@ def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, by
                    faults: FaultPlan | None = None, *, horizon: float = 60.0, protocol: str = "flush",
                    make_stack: Callable[..., Any] = flush_stack,
                    leaves: tuple[tuple[int, float], ...] = (), n_init: int | None = None,
-                   joins: tuple[tuple[int, float], ...] = ()) -> tuple[list[dict], dict]:
+                   joins: tuple[tuple[int, float], ...] = (), states: str = "full") -> tuple[list[dict], dict]:
     """Run FLUSH stacks on ``nodes`` with the application multicasts
     ``messages`` = ``(time, member, payload)``: the first ``n_init`` (all by
     default) form the first view, the others may join (``joins`` =
-    ``(member, time)``); ``leaves`` = ``(member, time)`` graceful leaves."""
+    ``(member, time)``); ``leaves`` = ``(member, time)`` graceful leaves.
+    ``states="delta"``: the stacks trace format 2's deltas themselves
+    (``tracing="delta"``), which ``tracefile.to_v2`` then takes as they are;
+    diffing full states there costs a pass over every delivery per record."""
     members = tuple(nodes)
     first = members[:len(members) if n_init is None else n_init]
     messages = list(messages)
@@ -194,7 +197,7 @@ def simulate_flush(nodes: Iterable[int], messages: Iterable[tuple[float, int, by
     header = {"kind": "header", "protocol": protocol, "nodes": list(members), "seed": seed,
               "faults": {**faults.to_json(), "leaves": [list(x) for x in leaves],
                          "joins": [list(x) for x in joins]},
-              "impl": IMPL_NAME, "version": IMPL_VERSION}
+              "impl": IMPL_NAME, "version": IMPL_VERSION, "states": states}
     quiescent = sim.run()
     live = [n for n in members if n not in sim.crashed and sim.flush(n).is_member]
     waiting = [n for n in members if n in sim.join_requested and n not in sim.crashed and sim.flush(n).vid == 0]
