@@ -44,8 +44,8 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
-from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms, row,
-                         universe, update)
+from .parametric import (Channels, IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one,
+                         order_axioms, row, universe, update)
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -893,7 +893,7 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
 
 # --- every N: members as an uninterpreted sort ---------------------------------------
 
-class FlushAnyEncoding(Encoding):
+class FlushAnyEncoding(Channels, Encoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
@@ -1030,28 +1030,6 @@ class FlushAnyEncoding(Encoding):
     def delivered_in(self, S, p, v):
         i = z3.Int("dii")
         return z3.Lambda([i], self.din(S, p, v, i))
-
-    @staticmethod
-    def has(S, p, q):
-        return S["hd"][q, p] < S["tl"][q, p]
-
-    @staticmethod
-    def head(S, p, q, f):
-        return S[f][q, p, S["hd"][q, p]]
-
-    @staticmethod
-    def take(S, p, q) -> dict:
-        return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
-
-    @staticmethod
-    def send(S, p, R, msg: dict) -> dict:
-        """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
-        from p to every other member q with R(q)."""
-        to = lambda a, b: z3.And(a == p, b != p, R(b))  # noqa: E731
-        out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
-        for f, v in msg.items():
-            out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
-        return out
 
     def live_view(self, S, v):
         return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
@@ -1247,26 +1225,6 @@ class FlushAnyEncoding(Encoding):
             *(("Joiners",) if self.jn is not None else ()), "OneViewChange", "ViewDigest", "ViewCovers",
             "VirtualSynchrony")
         return {name: getattr(self, name) for name in names}
-
-    @staticmethod
-    def _in(S, a, b, k):
-        """k is a position of a message on the channel from a to b."""
-        return S["o"].And(S["hd"][a, b] <= k, k < S["tl"][a, b])
-
-    @staticmethod
-    def _positions(S, a, b):
-        return range(S["hd"][a, b], S["tl"][a, b])
-
-    def _msgs(self, S, body, nodes: int = 0, trigger=None):
-        """Every message, at position k of the channel from a to b (and every
-        ``nodes`` more members xs): body(a, b, *xs, k).  Its pattern is
-        ``trigger(a, b, k)`` (the message's type by default), none with more
-        members (a pattern holds every variable)."""
-        o = S["o"]
-        trigger = trigger or (lambda a, b, k: [S["ty"][a, b, k]])
-        return o.all(2 + nodes, 1, lambda a, b, *r: o.Implies(self._in(S, a, b, r[-1]), body(a, b, *r)),
-                     None if nodes else lambda a, b, *r: trigger(a, b, r[-1]),
-                     lambda a, b, *xs: ((k,) for k in self._positions(S, a, b)))
 
     def _pairs(self, S, body, nodes: int, e, f, trigger=True):
         """Every two messages, at k1 on channel e(xs) and k2 on f(xs), for

@@ -190,6 +190,59 @@ def row(arr: z3.ArrayRef, p, val) -> z3.ArrayRef:
     return update(arr, lambda a, *xs: a == p, lambda a, *xs: val(*xs))
 
 
+class Channels:
+    """FIFO channels between members, the one from a to b at positions
+    ``hd[a, b] .. tl[a, b] - 1`` of one array per message field over
+    ``Node x Node x Int`` (any number of messages in flight); FLUSH's and
+    SEQUENCER over FLUSH's parametric encodings.  The methods take the
+    spec's arguments: ``has(S, p, q)`` is HasMsg(p, q), the channel from q
+    to p; lemmas over messages read positions through ``_msgs``."""
+
+    @staticmethod
+    def has(S, p, q):
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    @staticmethod
+    def head(S, p, q, f):
+        return S[f][q, p, S["hd"][q, p]]
+
+    @staticmethod
+    def take(S, p, q) -> dict:
+        return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
+
+    @staticmethod
+    def send(S, p, R, msg: dict, loopback: bool = False) -> dict:
+        """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
+        from p to every member q with R(q), p itself only with ``loopback``
+        (FLUSH never sends to oneself; a SEQUENCER coordinator's DATA does)."""
+        to = ((lambda a, b: z3.And(a == p, R(b))) if loopback  # noqa: E731
+              else (lambda a, b: z3.And(a == p, b != p, R(b))))
+        out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
+        for f, v in msg.items():
+            out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
+        return out
+
+    @staticmethod
+    def _in(S, a, b, k):
+        """k is a position of a message on the channel from a to b."""
+        return S["o"].And(S["hd"][a, b] <= k, k < S["tl"][a, b])
+
+    @staticmethod
+    def _positions(S, a, b):
+        return range(S["hd"][a, b], S["tl"][a, b])
+
+    def _msgs(self, S, body, nodes: int = 0, trigger=None):
+        """Every message, at position k of the channel from a to b (and every
+        ``nodes`` more members xs): body(a, b, *xs, k).  Its pattern is
+        ``trigger(a, b, k)`` (the message's type by default), none with more
+        members (a pattern holds every variable)."""
+        o = S["o"]
+        trigger = trigger or (lambda a, b, k: [S["ty"][a, b, k]])
+        return o.all(2 + nodes, 1, lambda a, b, *r: o.Implies(self._in(S, a, b, r[-1]), body(a, b, *r)),
+                     None if nodes else lambda a, b, *r: trigger(a, b, r[-1]),
+                     lambda a, b, *xs: ((k,) for k in self._positions(S, a, b)))
+
+
 class Table(dict):
     """A Python state's function: a value for every key read (``default`` for
     one outside its domain, read only under a guard that is false there)."""
