@@ -44,8 +44,8 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
-from .parametric import (Channels, IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one,
-                         order_axioms, row, universe, update)
+from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, order_axioms,
+                         row, universe, update)
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -893,7 +893,7 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
 
 # --- every N: members as an uninterpreted sort ---------------------------------------
 
-class FlushAnyEncoding(Channels, Encoding):
+class FlushAnyEncoding(Channels, SortEncoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
@@ -917,7 +917,6 @@ class FlushAnyEncoding(Channels, Encoding):
 
     protocol = "flush"
     properties = ("VirtualSynchrony",)
-    members = "any"
     # every query under z3's deterministic resource limit, no wall-clock
     # time-out (engine._solver): the same answers on every run and machine
     rlimit = 20_000_000
@@ -956,13 +955,6 @@ class FlushAnyEncoding(Channels, Encoding):
         x = z3.Const("jx", Node)
         return order_axioms() + ([] if self.jn is None else [self.jn != one, z3.ForAll([x], le(x, self.jn))])
 
-    def query(self, fs: list) -> list:
-        return ground(self.axioms() + fs)
-
-    def first_query(self, fs: list):
-        """z3's own quantifier instantiation first (as StableAnyEncoding)."""
-        return self.axioms() + fs, self.first_rlimit
-
     def V0(self, x):
         """x is in the first view."""
         return z3.BoolVal(True) if self.jn is None else x != self.jn
@@ -982,14 +974,7 @@ class FlushAnyEncoding(Channels, Encoding):
               "cd": ((Node, Node, I), SET)}
 
     def fresh(self, t: str) -> dict[str, Any]:
-        S: dict[str, Any] = {"o": Z3Ops, "tag": t, "V0": self.V0}
-        for f, (dom, rng) in self._shape.items():
-            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
-        return S
-
-    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
-        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
-        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
+        return {**super().fresh(t), "V0": self.V0}
 
     def init(self, S) -> z3.BoolRef:
         a, b = z3.Consts("ia ib", Node)
@@ -1033,9 +1018,6 @@ class FlushAnyEncoding(Channels, Encoding):
 
     def live_view(self, S, v):
         return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
-
-    def params(self, action: str, names: str) -> list:
-        return [z3.Const(f"{action}_{n}", Node) for n in names]
 
     def _start_from(self, S, p, c):
         return z3.And(p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == START,

@@ -37,7 +37,7 @@ from itertools import count, product
 
 import z3
 
-from .engine import multipattern, subterms
+from .engine import Encoding, multipattern, subterms
 
 Node = z3.DeclareSort("Node")
 one = z3.Const("one", Node)                       # member 1, the least
@@ -188,6 +188,41 @@ def row(arr: z3.ArrayRef, p, val) -> z3.ArrayRef:
     """arr (indexed by two members or more) with p's row replaced:
     [arr EXCEPT ![p] = [xs |-> val(*xs)]]."""
     return update(arr, lambda a, *xs: a == p, lambda a, *xs: val(*xs))
+
+
+class SortEncoding(Encoding):
+    """What a parametric encoding's state and queries share: each field of
+    ``_shape`` (name -> (argument sorts, value sort)) is a z3 array over
+    them (a constant without arguments); a query is asked as written first
+    (``first_rlimit``), then grounded, with the members' order (``axioms``)."""
+
+    members = "any"
+    _shape: dict = {}
+    first_rlimit = 10_000_000
+
+    def axioms(self) -> list:
+        return order_axioms()
+
+    def query(self, fs: list) -> list:
+        return ground(self.axioms() + fs)
+
+    def first_query(self, fs: list):
+        """z3's own quantifier instantiation first (as StableAnyEncoding)."""
+        return self.axioms() + fs, self.first_rlimit
+
+    def fresh(self, t: str) -> dict:
+        S: dict = {"o": Z3Ops, "tag": t}
+        for f, (dom, rng) in self._shape.items():
+            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
+        return S
+
+    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
+        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
+        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
+
+    def params(self, action: str, names: str) -> list:
+        """An action's parameters, one Node constant each."""
+        return [z3.Const(f"{action}_{n}", Node) for n in names]
 
 
 class Channels:

@@ -50,9 +50,7 @@ import z3
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
 from ..values import Fn, record
-from .engine import Encoding
-from .parametric import (Channels, IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one,
-                         order_axioms, universe)
+from .parametric import Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, universe
 from .sequencerflush import FLUSH_TY, PH, TY, TYPES
 
 I = z3.IntSort()
@@ -62,13 +60,12 @@ NORMAL, COMPLETED = PH["Normal"], PH["Completed"]
 FORWARD, DATA = TY["FORWARD"], TY["DATA"]
 
 
-class SequencerFlushAnyEncoding(Channels, Encoding):
+class SequencerFlushAnyEncoding(Channels, SortEncoding):
     """SEQUENCER over FLUSH without a crash, for every N (the module's
     docstring; docs/proofs.md, "SEQUENCER over FLUSH")."""
 
     protocol = "sequencerflush"
     properties = ("NoDuplicates", "SurvivorTotalOrder")
-    members = "any"
     # every query under z3's deterministic resource limit, none under a
     # wall-clock time-out (engine._solver): the same answers on every run
     rlimit = 20_000_000
@@ -118,15 +115,6 @@ class SequencerFlushAnyEncoding(Channels, Encoding):
                       *[z3.And(S["dL"][x] <= total, S["lL"][x] <= total) for x in n],
                       *[S["tl"][x, y] - S["hd"][x, y] <= total for x in n for y in n])
 
-    def axioms(self) -> list:
-        return order_axioms()
-
-    def query(self, fs: list) -> list:
-        return ground(self.axioms() + fs)
-
-    def first_query(self, fs: list):
-        return self.axioms() + fs, self.first_rlimit
-
     # --- state ------------------------------------------------------------------
     _shape = {"nv": ((), I), "vin": ((Node,), SET), "vid": ((Node,), I), "crashed": ((Node,), B),
               "sent": ((Node,), I), "rdom": ((Node, Node), B), "rval": ((Node, Node), I),
@@ -136,16 +124,6 @@ class SequencerFlushAnyEncoding(Channels, Encoding):
               "hd": ((Node, Node), I), "tl": ((Node, Node), I),
               "ty": ((Node, Node, I), I), "snd": ((Node, Node, I), Node), "seq": ((Node, Node, I), I),
               "view": ((Node, Node, I), I)}
-
-    def fresh(self, t: str) -> dict[str, Any]:
-        S: dict[str, Any] = {"o": Z3Ops, "tag": t}
-        for f, (dom, rng) in self._shape.items():
-            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
-        return S
-
-    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
-        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
-        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
 
     def init(self, S) -> z3.BoolRef:
         a, b = z3.Consts("ia ib", Node)
@@ -187,9 +165,6 @@ class SequencerFlushAnyEncoding(Channels, Encoding):
         n = S["lL"][c] + 1
         return {"lS": z3.Store(S["lS"], c, n, s), "lQ": z3.Store(S["lQ"], c, n, q),
                 "lL": z3.Store(S["lL"], c, n)}
-
-    def params(self, action: str, names: str) -> list:
-        return [z3.Const(f"{action}_{n}", Node) for n in names]
 
     # --- actions ----------------------------------------------------------------
     def actions(self, S, T):
