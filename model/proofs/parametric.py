@@ -28,6 +28,9 @@ Members are ordered (``le``, total with least element ``one``, member
 :func:`universe` pins the sort to ``n1..nN`` to compare an encoding with
 an N-member explorer state (``value``), and :func:`members_of` reads a z3
 model's universe back as members ``1..N`` in ``le`` order (``decode``).
+:class:`SortEncoding` is what the encodings share (state arrays from a
+table of shapes, frame, parameters, the query as written then grounded),
+:class:`Channels` their FIFO channels between members.
 """
 
 from __future__ import annotations
