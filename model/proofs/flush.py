@@ -44,8 +44,8 @@ from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
 from .engine import Encoding, join, multipattern, unchanged, z3_set
-from .parametric import (IdSet, Node, PyOps, Table, Z3Ops, ground, le, members_of, node, one, order_axioms, row,
-                         universe, update)
+from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, order_axioms,
+                         row, universe, update)
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -893,7 +893,7 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
 
 # --- every N: members as an uninterpreted sort ---------------------------------------
 
-class FlushAnyEncoding(Encoding):
+class FlushAnyEncoding(Channels, SortEncoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
@@ -917,7 +917,6 @@ class FlushAnyEncoding(Encoding):
 
     protocol = "flush"
     properties = ("VirtualSynchrony",)
-    members = "any"
     # every query under z3's deterministic resource limit, no wall-clock
     # time-out (engine._solver): the same answers on every run and machine
     rlimit = 20_000_000
@@ -956,13 +955,6 @@ class FlushAnyEncoding(Encoding):
         x = z3.Const("jx", Node)
         return order_axioms() + ([] if self.jn is None else [self.jn != one, z3.ForAll([x], le(x, self.jn))])
 
-    def query(self, fs: list) -> list:
-        return ground(self.axioms() + fs)
-
-    def first_query(self, fs: list):
-        """z3's own quantifier instantiation first (as StableAnyEncoding)."""
-        return self.axioms() + fs, self.first_rlimit
-
     def V0(self, x):
         """x is in the first view."""
         return z3.BoolVal(True) if self.jn is None else x != self.jn
@@ -982,14 +974,7 @@ class FlushAnyEncoding(Encoding):
               "cd": ((Node, Node, I), SET)}
 
     def fresh(self, t: str) -> dict[str, Any]:
-        S: dict[str, Any] = {"o": Z3Ops, "tag": t, "V0": self.V0}
-        for f, (dom, rng) in self._shape.items():
-            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
-        return S
-
-    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
-        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
-        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
+        return {**super().fresh(t), "V0": self.V0}
 
     def init(self, S) -> z3.BoolRef:
         a, b = z3.Consts("ia ib", Node)
@@ -1031,33 +1016,8 @@ class FlushAnyEncoding(Encoding):
         i = z3.Int("dii")
         return z3.Lambda([i], self.din(S, p, v, i))
 
-    @staticmethod
-    def has(S, p, q):
-        return S["hd"][q, p] < S["tl"][q, p]
-
-    @staticmethod
-    def head(S, p, q, f):
-        return S[f][q, p, S["hd"][q, p]]
-
-    @staticmethod
-    def take(S, p, q) -> dict:
-        return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
-
-    @staticmethod
-    def send(S, p, R, msg: dict) -> dict:
-        """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
-        from p to every other member q with R(q)."""
-        to = lambda a, b: z3.And(a == p, b != p, R(b))  # noqa: E731
-        out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
-        for f, v in msg.items():
-            out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
-        return out
-
     def live_view(self, S, v):
         return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
-
-    def params(self, action: str, names: str) -> list:
-        return [z3.Const(f"{action}_{n}", Node) for n in names]
 
     def _start_from(self, S, p, c):
         return z3.And(p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == START,
@@ -1247,26 +1207,6 @@ class FlushAnyEncoding(Encoding):
             *(("Joiners",) if self.jn is not None else ()), "OneViewChange", "ViewDigest", "ViewCovers",
             "VirtualSynchrony")
         return {name: getattr(self, name) for name in names}
-
-    @staticmethod
-    def _in(S, a, b, k):
-        """k is a position of a message on the channel from a to b."""
-        return S["o"].And(S["hd"][a, b] <= k, k < S["tl"][a, b])
-
-    @staticmethod
-    def _positions(S, a, b):
-        return range(S["hd"][a, b], S["tl"][a, b])
-
-    def _msgs(self, S, body, nodes: int = 0, trigger=None):
-        """Every message, at position k of the channel from a to b (and every
-        ``nodes`` more members xs): body(a, b, *xs, k).  Its pattern is
-        ``trigger(a, b, k)`` (the message's type by default), none with more
-        members (a pattern holds every variable)."""
-        o = S["o"]
-        trigger = trigger or (lambda a, b, k: [S["ty"][a, b, k]])
-        return o.all(2 + nodes, 1, lambda a, b, *r: o.Implies(self._in(S, a, b, r[-1]), body(a, b, *r)),
-                     None if nodes else lambda a, b, *r: trigger(a, b, r[-1]),
-                     lambda a, b, *xs: ((k,) for k in self._positions(S, a, b)))
 
     def _pairs(self, S, body, nodes: int, e, f, trigger=True):
         """Every two messages, at k1 on channel e(xs) and k2 on f(xs), for

@@ -28,6 +28,9 @@ Members are ordered (``le``, total with least element ``one``, member
 :func:`universe` pins the sort to ``n1..nN`` to compare an encoding with
 an N-member explorer state (``value``), and :func:`members_of` reads a z3
 model's universe back as members ``1..N`` in ``le`` order (``decode``).
+:class:`SortEncoding` is what the encodings share (state arrays from a
+table of shapes, frame, parameters, the query as written then grounded),
+:class:`Channels` their FIFO channels between members.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from itertools import count, product
 
 import z3
 
-from .engine import multipattern, subterms
+from .engine import Encoding, multipattern, subterms
 
 Node = z3.DeclareSort("Node")
 one = z3.Const("one", Node)                       # member 1, the least
@@ -188,6 +191,94 @@ def row(arr: z3.ArrayRef, p, val) -> z3.ArrayRef:
     """arr (indexed by two members or more) with p's row replaced:
     [arr EXCEPT ![p] = [xs |-> val(*xs)]]."""
     return update(arr, lambda a, *xs: a == p, lambda a, *xs: val(*xs))
+
+
+class SortEncoding(Encoding):
+    """What a parametric encoding's state and queries share: each field of
+    ``_shape`` (name -> (argument sorts, value sort)) is a z3 array over
+    them (a constant without arguments); a query is asked as written first
+    (``first_rlimit``), then grounded, with the members' order (``axioms``)."""
+
+    members = "any"
+    _shape: dict = {}
+    first_rlimit = 10_000_000
+
+    def axioms(self) -> list:
+        return order_axioms()
+
+    def query(self, fs: list) -> list:
+        return ground(self.axioms() + fs)
+
+    def first_query(self, fs: list):
+        """z3's own quantifier instantiation first (as StableAnyEncoding)."""
+        return self.axioms() + fs, self.first_rlimit
+
+    def fresh(self, t: str) -> dict:
+        S: dict = {"o": Z3Ops, "tag": t}
+        for f, (dom, rng) in self._shape.items():
+            S[f] = z3.Array(f"{t}_{f}", *dom, rng) if dom else z3.Const(f"{t}_{f}", rng)
+        return S
+
+    def _frame(self, S, T, upd: dict) -> z3.BoolRef:
+        """T is S with the fields of ``upd`` replaced; the others UNCHANGED."""
+        return z3.And(*[T[f] == upd.get(f, S[f]) for f in self._shape])
+
+    def params(self, action: str, names: str) -> list:
+        """An action's parameters, one Node constant each."""
+        return [z3.Const(f"{action}_{n}", Node) for n in names]
+
+
+class Channels:
+    """FIFO channels between members, the one from a to b at positions
+    ``hd[a, b] .. tl[a, b] - 1`` of one array per message field over
+    ``Node x Node x Int`` (any number of messages in flight); FLUSH's and
+    SEQUENCER over FLUSH's parametric encodings.  The methods take the
+    spec's arguments: ``has(S, p, q)`` is HasMsg(p, q), the channel from q
+    to p; lemmas over messages read positions through ``_msgs``."""
+
+    @staticmethod
+    def has(S, p, q):
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    @staticmethod
+    def head(S, p, q, f):
+        return S[f][q, p, S["hd"][q, p]]
+
+    @staticmethod
+    def take(S, p, q) -> dict:
+        return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
+
+    @staticmethod
+    def send(S, p, R, msg: dict, loopback: bool = False) -> dict:
+        """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
+        from p to every member q with R(q), p itself only with ``loopback``
+        (FLUSH never sends to oneself; a SEQUENCER coordinator's DATA does)."""
+        to = ((lambda a, b: z3.And(a == p, R(b))) if loopback  # noqa: E731
+              else (lambda a, b: z3.And(a == p, b != p, R(b))))
+        out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
+        for f, v in msg.items():
+            out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
+        return out
+
+    @staticmethod
+    def _in(S, a, b, k):
+        """k is a position of a message on the channel from a to b."""
+        return S["o"].And(S["hd"][a, b] <= k, k < S["tl"][a, b])
+
+    @staticmethod
+    def _positions(S, a, b):
+        return range(S["hd"][a, b], S["tl"][a, b])
+
+    def _msgs(self, S, body, nodes: int = 0, trigger=None):
+        """Every message, at position k of the channel from a to b (and every
+        ``nodes`` more members xs): body(a, b, *xs, k).  Its pattern is
+        ``trigger(a, b, k)`` (the message's type by default), none with more
+        members (a pattern holds every variable)."""
+        o = S["o"]
+        trigger = trigger or (lambda a, b, k: [S["ty"][a, b, k]])
+        return o.all(2 + nodes, 1, lambda a, b, *r: o.Implies(self._in(S, a, b, r[-1]), body(a, b, *r)),
+                     None if nodes else lambda a, b, *r: trigger(a, b, r[-1]),
+                     lambda a, b, *xs: ((k,) for k in self._positions(S, a, b)))
 
 
 class Table(dict):

@@ -1,0 +1,563 @@
+"""SEQUENCER over FLUSH (spec/SequencerFlush/SequencerFlush.tla) for every
+number of members, without a crash: NoDuplicates and SurvivorTotalOrder.
+
+Theory of operation
+-------------------
+Members are the sort ``Node`` of model/proofs/parametric.py; member 1, the
+least (``one``), coordinates the first view.  The state is the fixed-N
+encoding's (model/proofs/sequencerflush.py), same names, as z3 arrays over
+``Node``: ``vin[x]`` (x's views, ``Int -> Bool``), ``vid``, ``crashed``,
+``sent``, ``phase``, ``blocked``; the received-table ``rdom[m, s]`` (s is
+in its domain) and ``rval[m, s]``; ``delivered[m]`` and ``log[m]`` as a
+sender array ``dS[m, j]`` / ``lS[m, j]`` (``Node``), a seqno array and a
+length; ``flushInit`` the relation ``fi[p, c]``; the channel from a to b
+(parametric.Channels) with the fields ``ty``, ``snd``, ``seq``, ``view``.
+
+The variant is the manifest's Fixed one (UniformDelivery, ResendAlways,
+ResentFirst FALSE, every member a sender, MaxSeq dropped) with
+``MaxCrashes = 0``.  Without a crash no view change is pending, so no
+flush starts: the lemma Quiet says so, and the actions that need a flush
+under way (or a crash) are kept as a **guard alone** (one conjunct of the
+spec's guard, any successor): StartFlush (ViewChangePending), Block,
+RestartFlush, ReceiveFlushOk, ReceiveFlushCompleted, InstallView, Unblock
+(the head's type), FlushOk, FlushCompleted (the phase), SendView and
+StopFlush (``flushInit[c] = c``).  A weaker guard and any successor allow
+more steps than the spec, so an invariant of this relation is one of the
+spec; the lemmas refute each such guard, so its consecution queries ask
+nothing of its successor.  DeliverStable (UniformDelivery FALSE) and Crash
+(``MaxCrashes = 0``) take no step.  The variables only those actions read
+or write (``fwd``, ``closed``, ``flushOks``, ``completed``, ``ndel``, the
+digests of messages) are left out: no kept action reads them.  Send,
+RecvForward, RecvData and Discard are the spec's, guards and successors.
+
+Fragment: the senders of log, delivered and channel entries are functions
+from positions into ``Node`` (``lS[one, j]``), and a received-table is read
+at one (``rval[m, lS[one, j]]``): outside EPR.  Every query is asked first
+as written, under z3's resource limit (``first_query``); the grounded form
+(parametric.ground, the members of the query's constants) is the fallback,
+whose unsat answers hold all the same.  IsCoord's ``\\A y`` is a positive
+guard (Send and RecvForward of a coordinator); its negation is a witness
+constant (RecvForward of a member that is not).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+import z3
+
+from ..core import Label
+from ..sequencerflush import SequencerFlushModel, SequencerFlushState
+from ..values import Fn, record
+from .parametric import Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, universe
+from .sequencerflush import FLUSH_TY, PH, TY, TYPES
+
+I = z3.IntSort()
+B = z3.BoolSort()
+SET = z3.ArraySort(I, B)
+NORMAL, COMPLETED = PH["Normal"], PH["Completed"]
+FORWARD, DATA = TY["FORWARD"], TY["DATA"]
+
+
+class SequencerFlushAnyEncoding(Channels, SortEncoding):
+    """SEQUENCER over FLUSH without a crash, for every N (the module's
+    docstring; docs/proofs.md, "SEQUENCER over FLUSH")."""
+
+    protocol = "sequencerflush"
+    properties = ("NoDuplicates", "SurvivorTotalOrder")
+    # every query under z3's deterministic resource limit, none under a
+    # wall-clock time-out (engine._solver): the same answers on every run
+    rlimit = 20_000_000
+    # z3's own instantiation first, briefly (the senders are terms, not
+    # constants: E-matching instantiates the lemmas at them, grounding does
+    # not), then the grounded query.  Every query was proved with 0.5, 2
+    # and 10 million units here, alone, in a shard and in the matrix; the
+    # larger limits cost 6 and 13 s of z3 CPU instead of 3
+    first_rlimit = 500_000
+    # one conjunct of a lemma at a time (engine.Encoding.split_goals):
+    # Sequence whole gave up (20 million units) on Send, RecvForward and
+    # RecvData; each conjunct is proved in well under a second
+    split_goals = True
+    # Send and RecvForward are two instances each (as coordinator or not):
+    # one query per instance (engine.Encoding.split_instances), its frame
+    # solved away; on their disjunction Sequence's conjuncts gave up
+    split_instances = True
+
+    def __init__(self, *, variant: str = "AnyNoCrash", reach: dict | None = None) -> None:
+        self.variant = variant
+        self.expect_cti = False
+        # the bounded model a CTI is looked up in (its N, senders, MaxSeq)
+        self.reach = {"N": 3, "MaxSeq": 1, "MaxCrashes": 0, "Senders": frozenset({1, 2, 3}),
+                      "UniformDelivery": False, "ResendAlways": False, "ResentFirst": False, **(reach or {})}
+        if self.reach["MaxCrashes"] != 0 or self.reach["UniformDelivery"] or self.reach["ResentFirst"]:
+            raise ValueError("sequencerflush for every N: MaxCrashes = 0, UniformDelivery and ResentFirst FALSE")
+
+    @classmethod
+    def from_constants(cls, c: dict) -> "SequencerFlushAnyEncoding":
+        """The encoding whose lemmas are checked on a manifest model's
+        constants (MaxCrashes must be 0)."""
+        return cls(reach=dict(c))
+
+    def model(self) -> SequencerFlushModel:
+        return SequencerFlushModel(self.reach)
+
+    def fits(self, state) -> bool:
+        return len(state.vid) == self.reach["N"]
+
+    def bounded(self, S):
+        """The classifying model's domain: its N members (the sort pinned),
+        its senders' MaxSeq, channels and sequences no longer than every
+        multicast."""
+        r = self.reach
+        N, total = r["N"], r["N"] * r["MaxSeq"]
+        n = [node(i) for i in range(1, N + 1)]
+        return z3.And(universe(N), *[S["sent"][n[i - 1]] <= (r["MaxSeq"] if i in r["Senders"] else 0)
+                                     for i in range(1, N + 1)],
+                      *[z3.And(S["dL"][x] <= total, S["lL"][x] <= total) for x in n],
+                      *[S["tl"][x, y] - S["hd"][x, y] <= total for x in n for y in n])
+
+    # --- state ------------------------------------------------------------------
+    _shape = {"nv": ((), I), "vin": ((Node,), SET), "vid": ((Node,), I), "crashed": ((Node,), B),
+              "sent": ((Node,), I), "rdom": ((Node, Node), B), "rval": ((Node, Node), I),
+              "dS": ((Node, I), Node), "dQ": ((Node, I), I), "dL": ((Node,), I),
+              "lS": ((Node, I), Node), "lQ": ((Node, I), I), "lL": ((Node,), I),
+              "phase": ((Node,), I), "blocked": ((Node,), B), "fi": ((Node, Node), B),
+              "hd": ((Node, Node), I), "tl": ((Node, Node), I),
+              "ty": ((Node, Node, I), I), "snd": ((Node, Node, I), Node), "seq": ((Node, Node, I), I),
+              "view": ((Node, Node, I), I)}
+
+    def init(self, S) -> z3.BoolRef:
+        a, b = z3.Consts("ia ib", Node)
+        return z3.And(
+            S["nv"] == 1, z3.ForAll([a], S["vin"][a][1]), S["vid"] == z3.K(Node, z3.IntVal(1)),
+            S["crashed"] == z3.K(Node, z3.BoolVal(False)), S["sent"] == z3.K(Node, z3.IntVal(0)),
+            S["rdom"] == z3.Lambda([a, b], z3.BoolVal(True)), S["rval"] == z3.Lambda([a, b], z3.IntVal(0)),
+            S["dL"] == z3.K(Node, z3.IntVal(0)), S["lL"] == z3.K(Node, z3.IntVal(0)),
+            S["phase"] == z3.K(Node, z3.IntVal(NORMAL)), S["blocked"] == z3.K(Node, z3.BoolVal(False)),
+            S["fi"] == z3.Lambda([a, b], z3.BoolVal(False)),
+            S["hd"] == z3.Lambda([a, b], z3.IntVal(0)), S["tl"] == z3.Lambda([a, b], z3.IntVal(0)))
+
+    # --- the spec's operators -----------------------------------------------------
+    @staticmethod
+    def alive(S, p):
+        return S["o"].Not(S["crashed"][p])
+
+    @staticmethod
+    def coord(S, c, v):
+        """c = Coord(views[v]): c is the least member of view v (a positive
+        guard: its \\A y stays a quantifier z3 instantiates).  Its instance
+        at ``one`` with the order axioms (``one`` least, antisymmetry) is
+        stated too: if ``one`` is in view v, c is ``one``.  Left to z3 (it
+        follows), one query of the matrix ended unknown and the rest took 9 s
+        of z3 CPU instead of 3."""
+        y = z3.Const("cy", Node)
+        return z3.And(S["vin"][c][v], z3.Implies(S["vin"][one][v], c == one),
+                      z3.ForAll([y], z3.Implies(S["vin"][y][v], le(c, y))))
+
+    def mcast(self, S, c, s, q) -> dict:
+        """McastData(chan, c, s, q): DATA <<s, q>> of c's view to every live
+        member of it, c included."""
+        v = S["vid"][c]
+        return self.send(S, c, lambda r: z3.And(S["vin"][r][v], self.alive(S, r)),
+                         {"ty": DATA, "snd": s, "seq": q, "view": v}, loopback=True)
+
+    @staticmethod
+    def logged(S, c, s, q) -> dict:
+        """log[c] with <<s, q>> appended."""
+        n = S["lL"][c] + 1
+        return {"lS": z3.Store(S["lS"], c, n, s), "lQ": z3.Store(S["lQ"], c, n, q),
+                "lL": z3.Store(S["lL"], c, n)}
+
+    # --- actions ----------------------------------------------------------------
+    def actions(self, S, T):
+        fr, P = self._frame, self.params
+        hd = lambda p, q, f: self.head(S, p, q, f)  # noqa: E731
+
+        # Send(m): as coordinator of its view, or forwarding to the coordinator c
+        m, = P("Send", "m")
+        q = S["sent"][m] + 1
+        sent = {"sent": z3.Store(S["sent"], m, q)}
+        yield Label("Send", ("m",)), z3.And(
+            self.alive(S, m), z3.Not(S["blocked"][m]), self.coord(S, m, S["vid"][m]),
+            fr(S, T, {**sent, **self.mcast(S, m, m, q), **self.logged(S, m, m, q)}))
+        m, c = P("SendTo", "mc")
+        q = S["sent"][m] + 1
+        yield Label("Send", ("m",)), z3.And(
+            self.alive(S, m), z3.Not(S["blocked"][m]), c != m, self.coord(S, c, S["vid"][m]),
+            fr(S, T, {"sent": z3.Store(S["sent"], m, q),
+                      **self.send(S, m, lambda b: z3.And(b == c, self.alive(S, c)),
+                                  {"ty": FORWARD, "snd": m, "seq": q})}))
+
+        # RecvForward(c, p): as coordinator (multicast and log), or dropped (w: a
+        # member of c's view below c, if c is in its view)
+        c, p = P("RecvForward", "cp")
+        g = [self.alive(S, c), self.has(S, c, p), hd(c, p, "ty") == FORWARD]
+        s, q = hd(c, p, "snd"), hd(c, p, "seq")
+        yield Label("RecvForward", ("c", "p")), z3.And(
+            *g, self.coord(S, c, S["vid"][c]),
+            fr(S, T, {**self.take(S, c, p), **self.mcast(S, c, s, q), **self.logged(S, c, s, q)}))
+        c, p, w = P("RecvForwardDrop", "cpw")
+        v = S["vid"][c]
+        yield Label("RecvForward", ("c", "p")), z3.And(
+            self.alive(S, c), self.has(S, c, p), hd(c, p, "ty") == FORWARD,
+            z3.Or(z3.Not(S["vin"][c][v]), z3.And(S["vin"][w][v], z3.Not(le(c, w)))), fr(S, T, self.take(S, c, p)))
+
+        # RecvData(m, p): logs it (if p # m) and takes it through the duplicate check
+        m, p = P("RecvData", "mp")
+        s, q = hd(m, p, "snd"), hd(m, p, "seq")
+        dup = z3.And(S["rdom"][m, s], q <= S["rval"][m, s])
+        n = S["lL"][m] + 1
+        upd = {**self.take(S, m, p),
+               "lS": z3.If(p != m, z3.Store(S["lS"], m, n, s), S["lS"]),
+               "lQ": z3.If(p != m, z3.Store(S["lQ"], m, n, q), S["lQ"]),
+               "lL": z3.If(p != m, z3.Store(S["lL"], m, n), S["lL"]),
+               "rdom": z3.Store(S["rdom"], m, s, True),
+               "rval": z3.Store(S["rval"], m, s, z3.If(dup, S["rval"][m, s], q))}
+        k = S["dL"][m] + 1
+        upd.update({"dS": z3.If(dup, S["dS"], z3.Store(S["dS"], m, k, s)),
+                    "dQ": z3.If(dup, S["dQ"], z3.Store(S["dQ"], m, k, q)),
+                    "dL": z3.If(dup, S["dL"], z3.Store(S["dL"], m, k))})
+        yield Label("RecvData", ("m", "p")), z3.And(
+            self.alive(S, m), self.has(S, m, p), hd(m, p, "ty") == DATA, hd(m, p, "view") == S["vid"][m],
+            S["phase"][m] != COMPLETED, fr(S, T, upd))
+
+        # Discard(p, q): a stale message (F!Stale)
+        p, q = P("Discard", "pq")
+        ty, cv, v = hd(p, q, "ty"), hd(p, q, "view"), S["vid"][p]
+        stale = z3.Or(cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TY]), S["crashed"][q]),
+                      z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
+        yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale,
+                                                   fr(S, T, self.take(S, p, q)))
+
+        # the flush: a guard alone, any successor (the module's docstring)
+        c, x = P("StartFlush", "cx")
+        yield Label("StartFlush", ("c",)), z3.And(S["vin"][x][S["nv"]], S["crashed"][x])
+        for action, ty in (("Block", "START_FLUSH"), ("RestartFlush", "START_FLUSH"),
+                           ("ReceiveFlushOk", "FLUSH_OK"), ("ReceiveFlushCompleted", "FLUSH_COMPLETED"),
+                           ("InstallView", "VIEW"), ("Unblock", "STOP_FLUSH")):
+            p, c = P(action, "pc")
+            yield Label(action, ("p", "c")), z3.And(self.has(S, p, c), hd(p, c, "ty") == TY[ty])
+        for action, ph in (("FlushOk", "InBlock"), ("FlushCompleted", "OkSent")):
+            p, = P(action, "p")
+            yield Label(action, ("p",)), S["phase"][p] == PH[ph]
+        for action in ("SendView", "StopFlush"):
+            c, = P(action, "c")
+            yield Label(action, ("c",)), S["fi"][c, c]
+
+    # --- invariant ----------------------------------------------------------------
+    # G, the total order, is log[one]: the coordinator's log.
+    @property
+    def lemmas(self):
+        return {name: getattr(self, name) for name in (
+            "Crashes", "Quiet", "Chans", "Lens", "Bounds", "Shapes", "Forwards", "Sequence", "SequenceOrder",
+            "Fresh", "NoDuplicates", "SurvivorTotalOrder")}
+
+    def Crashes(self, S):
+        """No member crashed (MaxCrashes = 0)."""
+        o = S["o"]
+        return o.forall(1, lambda x: o.Not(S["crashed"][x]))
+
+    def Quiet(self, S):
+        """Without a crash no view change is pending, so no flush has started:
+        one view, every member in it at vid 1, phase Normal, latch open, no
+        initiator."""
+        o = S["o"]
+        return o.And(S["nv"] == 1, o.forall(1, lambda x: o.And(
+            S["vin"][x][1], S["vid"][x] == 1, S["phase"][x] == NORMAL, o.Not(S["blocked"][x]))),
+            o.forall(2, lambda x, y: o.Not(S["fi"][x, y])))
+
+    def Chans(self, S):
+        """Every channel's head index is at most its tail index."""
+        o = S["o"]
+        return o.forall(2, lambda p, q: S["hd"][p, q] <= S["tl"][p, q])
+
+    def Lens(self, S):
+        o = S["o"]
+        return o.forall(1, lambda m: o.And(S["dL"][m] >= 0, S["lL"][m] >= 0))
+
+    def Bounds(self, S):
+        """sent[m] >= 0; every received-table holds every sender, its value in
+        0..sent[sender]."""
+        o = S["o"]
+        return o.And(o.forall(1, lambda m: S["sent"][m] >= 0), o.forall(2, lambda m, x: o.And(
+            S["rdom"][m, x], 0 <= S["rval"][m, x], S["rval"][m, x] <= S["sent"][x])))
+
+    def Shapes(self, S):
+        """The coordinator's channels carry DATA of view 1, a channel p -> one
+        (p # one) FORWARDs of p; every other channel is empty."""
+        o = S["o"]
+        return self._msgs(S, lambda a, b, k: o.And(
+            o.Implies(a == o.one, o.And(S["ty"][a, b, k] == DATA, S["view"][a, b, k] == 1)),
+            o.Implies(a != o.one, o.And(b == o.one, S["ty"][a, b, k] == FORWARD, S["snd"][a, b, k] == a))))
+
+    def _to(self, S, b, body, field="snd"):
+        """body(a, k) for every message at position k of a channel from a to
+        b (a fixed end: one member quantified, not two); its pattern the
+        message's ``field``."""
+        o = S["o"]
+        return o.all(1, 1, lambda a, k: o.Implies(self._in(S, a, b, k), body(a, k)),
+                     lambda a, k: [S[field][a, b, k]], lambda a: ((k,) for k in self._positions(S, a, b)))
+
+    def _from(self, S, a, body, field="snd"):
+        """body(b, k) for every message at position k of a channel from a."""
+        o = S["o"]
+        return o.all(1, 1, lambda b, k: o.Implies(self._in(S, a, b, k), body(b, k)),
+                     lambda b, k: [S[field][a, b, k]], lambda b: ((k,) for k in self._positions(S, a, b)))
+
+    def forwarded(self, S, p):
+        """F(p): the seqnos of p the coordinator has taken, sent[p] less the
+        FORWARDs of p still on their way to it."""
+        return S["sent"][p] - (S["tl"][p, S["o"].one] - S["hd"][p, S["o"].one])
+
+    def Forwards(self, S):
+        """The channel p -> one (p # one) holds p's FORWARDs F(p) + 1 ..
+        sent[p], in that order; G's entries of p, every received-table value
+        for p and every DATA of p queued from one are at most F(p) (a FORWARD
+        is sequenced once, in FIFO order)."""
+        o = S["o"]
+        fifo = self._to(S, o.one, lambda a, k: o.Implies(
+            a != o.one, S["seq"][a, o.one, k] == S["sent"][a] - (S["tl"][a, o.one] - k) + 1), "seq")
+        rv = o.forall(2, lambda m, p: o.Implies(p != o.one, S["rval"][m, p] <= self.forwarded(S, p)))
+        gS, gQ, gL = self.G(S)
+        log = o.all(0, 1, lambda j: o.Implies(o.And(1 <= j, j <= gL, gS(j) != o.one),
+                                              gQ(j) <= self.forwarded(S, gS(j))),
+                    lambda j: [gQ(j)], lambda: ((j,) for j in range(1, gL + 1)))
+        data = self._from(S, o.one, lambda b, k: o.Implies(
+            o.And(S["ty"][o.one, b, k] == DATA, S["snd"][o.one, b, k] != o.one),
+            S["seq"][o.one, b, k] <= self.forwarded(S, S["snd"][o.one, b, k])))
+        return o.And(fifo, rv, log, data)
+
+    @staticmethod
+    def G(S):
+        """The coordinator's log: (senders, seqnos, length)."""
+        o = S["o"]
+        return (lambda j: S["lS"][o.one, j]), (lambda j: S["lQ"][o.one, j]), S["lL"][o.one]
+
+    def Sequence(self, S):
+        """G is the total order: m delivered G[1..dL[m]], m # one logged
+        G[1..lL[m]] (= dL[m]) too, and the rest of G is queued on one -> m in
+        order after what m has consumed: its log (m # one), its deliveries
+        (one, whose own DATA come back on one -> one).  The two cases are
+        separate conjuncts: as one term with an If on m = one, RecvData's
+        query on the queued messages took 3 million units grounded (one
+        shard of the sharded run gave up at 20 million), the cases a few
+        hundred thousand."""
+        o = S["o"]
+        gS, gQ, gL = self.G(S)
+        hd, tl = (lambda b: S["hd"][o.one, b]), (lambda b: S["tl"][o.one, b])  # noqa: E731
+
+        def queued(b, k, base):
+            j = base + (k - hd(b)) + 1
+            return o.And(S["snd"][o.one, b, k] == gS(j), S["seq"][o.one, b, k] == gQ(j))
+        lens_one = S["dL"][o.one] + tl(o.one) - hd(o.one) == gL
+        lens = o.forall(1, lambda m: o.Implies(m != o.one, o.And(S["lL"][m] + tl(m) - hd(m) == gL,
+                                                                 S["dL"][m] == S["lL"][m])))
+        chan_one = o.all(0, 1, lambda k: o.Implies(self._in(S, o.one, o.one, k), queued(o.one, k, S["dL"][o.one])),
+                         lambda k: [S["snd"][o.one, o.one, k]], lambda: ((k,) for k in self._positions(S, o.one, o.one)))
+        chan = self._from(S, o.one, lambda b, k: o.Implies(b != o.one, queued(b, k, S["lL"][b])))
+        dl = o.all(1, 1, lambda m, j: o.Implies(o.And(1 <= j, j <= S["dL"][m]), o.And(
+            S["dS"][m, j] == gS(j), S["dQ"][m, j] == gQ(j))),
+            lambda m, j: [S["dS"][m, j]], lambda m: ((j,) for j in range(1, S["dL"][m] + 1)))
+        lg = o.all(1, 1, lambda m, j: o.Implies(o.And(1 <= j, j <= S["lL"][m], m != o.one), o.And(
+            S["lS"][m, j] == gS(j), S["lQ"][m, j] == gQ(j))),
+            lambda m, j: [S["lS"][m, j]], lambda m: ((j,) for j in range(1, S["lL"][m] + 1)))
+        return o.And(lens_one, lens, chan_one, chan, dl, lg)
+
+    def SequenceOrder(self, S):
+        """G holds each sender's seqnos strictly increasing, each in
+        1..sent[sender]."""
+        o = S["o"]
+        gS, gQ, gL = self.G(S)
+        inc = o.all(0, 2, lambda i, j: o.Implies(o.And(1 <= i, i < j, j <= gL, gS(i) == gS(j)), gQ(i) < gQ(j)),
+                    lambda i, j: [gS(i), gS(j)], lambda: product(range(1, gL + 1), repeat=2))
+        sent = o.all(0, 1, lambda j: o.Implies(o.And(1 <= j, j <= gL), o.And(1 <= gQ(j), gQ(j) <= S["sent"][gS(j)])),
+                     lambda j: [gQ(j)], lambda: ((j,) for j in range(1, gL + 1)))
+        return o.And(inc, sent)
+
+    def Fresh(self, S):
+        """What is queued to m is above m's received-table value for its
+        sender (so RecvData never discards), and what m delivered is at most
+        it."""
+        o = S["o"]
+        chan = self._from(S, o.one, lambda b, k: S["seq"][o.one, b, k] > S["rval"][b, S["snd"][o.one, b, k]])
+        dl = o.all(1, 1, lambda m, j: o.Implies(o.And(1 <= j, j <= S["dL"][m]),
+                                                S["dQ"][m, j] <= S["rval"][m, S["dS"][m, j]]),
+                   lambda m, j: [S["dQ"][m, j]], lambda m: ((j,) for j in range(1, S["dL"][m] + 1)))
+        return o.And(chan, dl)
+
+    def NoDuplicates(self, S):
+        """No member delivers a message twice (the spec's property)."""
+        o = S["o"]
+        return o.all(1, 2, lambda m, i, j: o.Implies(o.And(1 <= i, i < j, j <= S["dL"][m]), o.Or(
+            S["dS"][m, i] != S["dS"][m, j], S["dQ"][m, i] != S["dQ"][m, j])),
+            lambda m, i, j: [S["dS"][m, i], S["dS"][m, j]],
+            lambda m: product(range(1, S["dL"][m] + 1), repeat=2))
+
+    def SurvivorTotalOrder(self, S):
+        """Two live members deliver the messages both deliver in the same
+        order (with NoDuplicates, the spec's SelectSeq equality)."""
+        o = S["o"]
+
+        def body(m1, m2, a1, b1, a2, b2):
+            eq = lambda x, y: o.And(S["dS"][m1, x] == S["dS"][m2, y], S["dQ"][m1, x] == S["dQ"][m2, y])  # noqa: E731
+            return o.Implies(o.And(self.alive(S, m1), self.alive(S, m2), 1 <= a1, a1 < b1, b1 <= S["dL"][m1],
+                                   1 <= a2, a2 <= S["dL"][m2], 1 <= b2, b2 <= S["dL"][m2], eq(a1, a2), eq(b1, b2)),
+                             a2 < b2)
+        return o.all(2, 4, body, lambda m1, m2, a1, b1, a2, b2: [S["dS"][m1, a1], S["dS"][m1, b1],
+                                                                  S["dS"][m2, a2], S["dS"][m2, b2]],
+                     lambda m1, m2: product(range(1, S["dL"][m1] + 1), range(1, S["dL"][m1] + 1),
+                                            range(1, S["dL"][m2] + 1), range(1, S["dL"][m2] + 1)))
+
+    # --- explorer states ------------------------------------------------------------
+    def py_state(self, s: SequencerFlushState) -> dict[str, Any]:
+        """An N-member explorer state as Python tables (PyOps): a lemma
+        evaluated on it is the lemma instantiated at N."""
+        N = len(s.vid)
+        M = range(1, N + 1)
+        S: dict[str, Any] = {"o": PyOps(N), "nv": len(s.views)}
+        S["vin"] = Table(((x, IdSet(i for i, v in enumerate(s.views, 1) if x in v)) for x in M), IdSet())
+        for f in ("vid", "sent", "blocked"):
+            S[f] = Table((m, getattr(s, f)[m]) for m in M)
+        S["crashed"] = Table(((m, m in s.crashed) for m in M), False)
+        # (a decoded CTI may hold a phase outside the spec's, "?k")
+        S["phase"] = Table((m, PH.get(s.phase[m]) if s.phase[m] in PH else int(s.phase[m][1:])) for m in M)
+        S["fi"] = Table((((p, c), s.flushInit[p] == c) for p in M for c in M), False)
+        S["rdom"] = Table((((m, x), x in s.recv[m]) for m in M for x in M), False)
+        S["rval"] = Table(((m, x), s.recv[m][x]) for m in M for x in s.recv[m])
+        for f, of in (("d", s.delivered), ("l", s.log)):
+            S[f + "S"] = Table(((m, j), e[0]) for m in M for j, e in enumerate(of[m], 1))
+            S[f + "Q"] = Table(((m, j), e[1]) for m in M for j, e in enumerate(of[m], 1))
+            S[f + "L"] = Table((m, len(of[m])) for m in M)
+        S["hd"] = Table()
+        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
+        for f in ("ty", "snd", "seq", "view"):
+            S[f] = Table()
+        for (p, q), msgs in s.chan.items():
+            for k, x in enumerate(msgs):
+                S["ty"][p, q, k] = TY[x["type"]] if x["type"] in TY else int(x["type"][1:])
+                for f, g in (("snd", "sender"), ("seq", "seqno"), ("view", "view")):
+                    if g in x:
+                        S[f][p, q, k] = x[g]
+        return S
+
+    def holds(self, name: str, s: SequencerFlushState) -> bool:
+        """Lemma ``name`` instantiated at s's N, on s."""
+        return self.lemmas[name](self.py_state(s))
+
+    def value(self, S, s: SequencerFlushState) -> z3.BoolRef:
+        """s as z3 equalities, the sort pinned to s's members; each channel's
+        head is free (its messages from there on)."""
+        P = self.py_state(s)
+        N = len(s.vid)
+        n = {i: node(i) for i in range(1, N + 1)}
+        cs = [universe(N), S["nv"] == P["nv"]]
+        for x in n:
+            cs += [S["vin"][n[x]][i] == P["vin"][x][i] for i in range(1, P["nv"] + 1)]
+            cs += [S[f][n[x]] == P[f][x] for f in ("vid", "sent", "blocked", "crashed", "phase", "dL", "lL")]
+            for f in ("d", "l"):
+                for j in range(1, P[f + "L"][x] + 1):
+                    cs.append(S[f + "Q"][n[x], j] == P[f + "Q"][x, j])
+                    if P[f + "S"][x, j] in n:     # (a decoded CTI's sender may be no member: 0)
+                        cs.append(S[f + "S"][n[x], j] == n[P[f + "S"][x, j]])
+            for y in n:
+                cs += [S["fi"][n[x], n[y]] == P["fi"][x, y], S["rdom"][n[x], n[y]] == P["rdom"][x, y]]
+                if P["rdom"][x, y]:
+                    cs.append(S["rval"][n[x], n[y]] == P["rval"][x, y])
+                e, h = (n[x], n[y]), S["hd"][n[x], n[y]]
+                cs.append(S["tl"][e] - h == P["tl"][x, y])
+                for k in range(P["tl"][x, y]):
+                    key = (*e, h + k)
+                    cs.append(S["ty"][key] == P["ty"][x, y, k])
+                    if (x, y, k) in P["snd"]:
+                        cs.append(S["seq"][key] == P["seq"][x, y, k])
+                        if P["snd"][x, y, k] in n:
+                            cs.append(S["snd"][key] == n[P["snd"][x, y, k]])
+                    if (x, y, k) in P["view"]:
+                        cs.append(S["view"][key] == P["view"][x, y, k])
+        return z3.And(*cs)
+
+    DECODE_CAP = 16
+
+    @staticmethod
+    def forward_table(chan, m) -> frozenset:
+        """fwd[m], which the encoding leaves out, as it is in every reachable
+        state without a crash: the seqnos of m's FORWARDs on their way to
+        member 1 and of its DATA on their way back from 1 (RecvData removes
+        them); member 1 forwards nothing.  A decoded state carries it, so
+        that the explorer can find it."""
+        return frozenset(x["seqno"] for e in ((m, 1), (1, m)) if m != 1 for x in chan.get(e, ())
+                         if x["type"] in ("FORWARD", "DATA") and x.get("sender") == m)
+
+    def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
+        """The state of a z3 model, its named members read as 1..N (at most
+        DECODE_CAP views, entries and messages per channel); of the
+        variables the encoding leaves out, fwd as ``forward_table`` says,
+        the others as they are without a view change (empty, 0)."""
+        # the members some constant of the query names: outside EPR a
+        # grounded model is a model on those alone (the rest of its universe
+        # is whatever z3 left there)
+        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
+                 if d.arity() == 0 and d.range() == Node}
+        us = [e for e in members_of(m) if e.sexpr() in named] or members_of(m)
+        M = range(1, len(us) + 1)
+        u = dict(zip(M, us))
+        num = {e.sexpr(): i for i, e in u.items()}
+        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+        b = lambda e: z3.is_true(ev(e))  # noqa: E731
+        n = lambda e: ev(e).as_long()  # noqa: E731
+        who = lambda e: num.get(ev(e).sexpr(), 0)  # noqa: E731
+        cap = self.DECODE_CAP
+        bound = lambda e: min(max(n(e), 0), cap)  # noqa: E731
+        seq = lambda A, Q, L, x: tuple((who(A[u[x], j]), n(Q[u[x], j])) for j in range(1, bound(L[u[x]]) + 1))  # noqa: E731
+        chan = {}
+        for p, q in product(M, M):
+            h, t = n(S["hd"][u[p], u[q]]), n(S["tl"][u[p], u[q]])
+            msgs = []
+            for k in range(h, min(max(t, h), h + cap)):
+                key = (u[p], u[q], k)
+                ty = n(S["ty"][key])
+                name = TYPES[ty] if 0 <= ty < len(TYPES) else f"?{ty}"
+                f = {"type": name}
+                if name in ("FORWARD", "DATA"):
+                    f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
+                if name != "FORWARD":
+                    f["view"] = n(S["view"][key])
+                msgs.append(record(**f))
+            chan[(p, q)] = tuple(msgs)
+        nv = bound(S["nv"])
+        phases = {i: x for x, i in PH.items()}
+        return SequencerFlushState(
+            views=tuple(tuple(x for x in M if b(S["vin"][u[x]][i])) for i in range(1, nv + 1)),
+            vid=Fn((x, n(S["vid"][u[x]])) for x in M),
+            crashed=frozenset(x for x in M if b(S["crashed"][u[x]])),
+            sent=Fn((x, n(S["sent"][u[x]])) for x in M),
+            fwd=Fn((x, self.forward_table(chan, x)) for x in M),
+            recv=Fn((x, Fn((y, n(S["rval"][u[x], u[y]])) for y in M if b(S["rdom"][u[x], u[y]]))) for x in M),
+            delivered=Fn((x, seq(S["dS"], S["dQ"], S["dL"], x)) for x in M),
+            chan=Fn(chan),
+            log=Fn((x, seq(S["lS"], S["lQ"], S["lL"], x)) for x in M),
+            closed=Fn((x, ()) for x in M),
+            phase=Fn((x, phases.get(k, f"?{k}")) for x in M for k in [n(S["phase"][u[x]])]),
+            blocked=Fn((x, b(S["blocked"][u[x]])) for x in M),
+            flushInit=Fn((x, next((c for c in M if b(S["fi"][u[x], u[c]])), 0)) for x in M),
+            flushOks=Fn((x, frozenset()) for x in M),
+            completed=Fn((x, frozenset()) for x in M),
+            ndel=Fn((x, 0) for x in M))
+
+
+    # the instances of each action the model's labels name, and their parameters
+    _pins = {"Send": (("Send", "m"), ("SendTo", "m")), "RecvForward": (("RecvForward", "cp"), ("RecvForwardDrop", "cp")),
+             "RecvData": (("RecvData", "mp"),), "Discard": (("Discard", "pq"),)}
+
+    def pin(self, label: Label) -> z3.BoolRef:
+        """The parameters of the action's instances bound to the members a
+        model label names (the exact actions: those a run without a crash takes)."""
+        return z3.And(*[c == node(i) for prefix, names in self._pins[label.action]
+                        for c, i in zip(self.params(prefix, names), label.params)])
+
+
+def any_encoding(_n=None, *, variant: str, **kw) -> SequencerFlushAnyEncoding:
+    """A variant of the proof matrix proved for every N (the manifest's
+    ``members: "any"``)."""
+    return SequencerFlushAnyEncoding(variant=variant, **kw)
