@@ -478,8 +478,36 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
             out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
     bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
-        out["jgroups_step"] = jgroups_step(trace.events[bad], tdir.parent / "notes.json")
+        ev = trace.events[bad]
+        out["jgroups_step"] = (stable_step(ev) if trace.header["protocol"] == "stable"
+                               else jgroups_step(ev, tdir.parent / "notes.json"))
     return out
+
+
+# The JGroups 2.12 step behind each Stable.tla action of a STABLE trace
+# (docs/jgroups.md, "White-box traces of JGroups's STABLE").
+STABLE_STEPS = {
+    "Multicast": "NAKACK.send numbering its multicast",
+    "ReceiveData": "NAKACK.handleMessage taking a multicast of member {p} (NakReceiverWindow.add, removeMany)",
+    "Retransmit": "NAKACK delivering a message of member {p} from its window, where it waited above a gap",
+    "SendStable": "STABLE.sendStableMessage multicasting a STABLE_GOSSIP header with the digest it took from "
+                  "NAKACK (GET_DIGEST: each sender's highest delivered seqno)",
+    "ReceiveStable": "STABLE.handleStableMessage of member {p}'s STABLE_GOSSIP (updateLocalDigest, addVote)",
+    "SendStability": "STABLE's StabilitySendTask multicasting a STABILITY header with the digest copied when every "
+                     "vote was in, then, on its own copy, handleStabilityMessage: resetDigest and NAKACK.stable "
+                     "(the purge)",
+    "ReceiveStability": "STABLE.handleStabilityMessage of member {p}'s STABILITY: stopStabilityTask, resetDigest "
+                        "and NAKACK.stable, which purges each window up to the digest's highest delivered seqno",
+}
+
+
+def stable_step(ev: dict) -> Optional[str]:
+    """The JGroups step behind a rejected record of a STABLE trace."""
+    what = STABLE_STEPS.get(ev["name"])
+    if what is None:
+        return None
+    return (f"JGroups's {what.format(p=ev['params'].get('p'))} at member {ev['nid']}; Stable.tla has no step "
+            f"that logs this here")
 
 
 def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:

@@ -281,6 +281,7 @@ public class HistoryDriver {
     static java.lang.reflect.Field suspended, windowLow;
     static Map<Integer, Long> base;                      // null until startStable
     static final Map<Integer, Long> known = new HashMap<>();   // delivered, as the steps logged so far tell
+    static final Map<Integer, TreeSet<Long>> arrived = new HashMap<>();   // arrived, not yet delivered
     static final Map<Digest, Long> digestTaken = new IdentityHashMap<>();   // a gossip's digest: when taken
     static final ThreadLocal<Boolean> ownCopy = new ThreadLocal<>();        // this thread brings up an own copy
     static Address local;
@@ -301,12 +302,14 @@ public class HistoryDriver {
         st.insertProtocol(new StableSteps(), ProtocolStack.BELOW, STABLE.class);
     }
 
-    /** Every member in the full view, STABLE suspended: the base line (each sender's
-     *  window at this member, which the harness checks is the same at every
-     *  member), then, once the harness says every member has written it, STABLE
-     *  resumes (which resets its digest and votes: the spec's Init). */
+    /** Every member in the full view, STABLE suspended since it joined: STABLE
+     *  resumes, which resets its digest and votes (the spec's Init), and the base
+     *  line (each sender's window at this member, which the harness checks is the
+     *  same at every member) is written; the member multicasts once the harness
+     *  says every member has written it. */
     static void startStable(JChannel ch, String marker) throws Exception {
         synchronized (STEP) {
+            ch.getProtocolStack().down(new Event(Event.RESUME_STABLE));   // resets its digest: the round of Init
             group = new ArrayList<>(ch.getView().getMembers());
             local = ch.getAddress();
             base = new TreeMap<>();
@@ -316,6 +319,7 @@ public class HistoryDriver {
                 long hd = w.getHighestDelivered();
                 base.put(memberOf(a), hd);
                 known.put(memberOf(a), 0L);
+                arrived.put(memberOf(a), new TreeSet<>());
                 b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":{\"hd\":").append(hd)
                  .append(",\"hr\":").append(w.getHighestReceived()).append(",\"low\":").append(windowLow.getLong(w))
                  .append(a.equals(ch.getAddress()) ? ",\"seqno\":" + nakack.getCurrentSeqno() : "").append("}");
@@ -326,7 +330,6 @@ public class HistoryDriver {
         new File(marker + ".based").createNewFile();
         File go = new File(marker + ".go");
         while (!go.exists()) Thread.sleep(5);
-        synchronized (STEP) { ch.getProtocolStack().down(new Event(Event.RESUME_STABLE)); }
     }
 
     static long rel(int member, long seqno) { return seqno - base.get(member); }
@@ -417,39 +420,38 @@ public class HistoryDriver {
                 catchUp();
                 NakAckHeader nh = (NakAckHeader) h;
                 int p = memberOf(m.getSrc());
-                long q = rel(p, nh.getSeqno()), ts = stamp();
-                boolean data = nh.getType() == NakAckHeader.MSG && q > 0
-                               && q > rel(p, nakack.getWindow(m.getSrc()).getHighestReceived());
-                // NAKACK hands an out-of-band message (STABLE's) up before it counts it
-                // delivered, a regular one after: the OOB one's ReceiveData is the later
-                boolean oob = m.isFlagSet(Message.OOB);
-                if (data && !oob && q == known.get(p) + 1) known.put(p, q);   // in order: the spec delivers it
+                long q = rel(p, nh.getSeqno());
+                if (nh.getType() == NakAckHeader.MSG && q > known.get(p)) arrived.get(p).add(q);
                 Object r = up_prot.up(evt);
-                if (data) {
-                    if (oob) {
-                        ts = stamp();
-                        if (q == known.get(p) + 1) known.put(p, q);
-                    }
-                    step(ts, "ReceiveData", "{\"p\":" + p + "}",
-                         "{\"type\":\"data\",\"from\":" + p + ",\"to\":" + me + ",\"seq\":" + q + "}", "{}", null);
-                }
                 catchUp();
                 return r;
             }
         }
     }
 
-    /** NAKACK delivered from its window messages the spec has not delivered (it
-     *  buffers a message above a gap, the spec drops it and fetches it again):
-     *  one Retransmit each, before any step that reads delivered. */
+    /** The messages NAKACK counts delivered (its window's highest delivered) that
+     *  the steps have not: a ReceiveData for each that arrived, a Retransmit for
+     *  each it got again (XMIT_RSP), in seqno order, before any step that reads
+     *  delivered.  A ReceiveData is logged when NAKACK counts the message
+     *  delivered, not when it arrives: NAKACK hands an out-of-band message
+     *  (STABLE's) up first and counts it delivered after, and keeps one that
+     *  arrived above a gap until the gap is filled, where the spec drops it and
+     *  has it retransmitted; logged at delivery, it is the spec's ReceiveData
+     *  taken in order. */
     static void catchUp() {
         for (Address a : group) {
             int x = memberOf(a);
             if (x == me) continue;                               // own: delivered in Multicast
             for (long hd = rel(x, nakack.getWindow(a).getHighestDelivered()); known.get(x) < hd; ) {
-                known.put(x, known.get(x) + 1);
-                step(stamp(), "Retransmit", "{\"p\":" + x + "}", null, "{}", null);
+                long k = known.get(x) + 1;
+                known.put(x, k);
+                if (arrived.get(x).remove(k))
+                    step(stamp(), "ReceiveData", "{\"p\":" + x + "}",
+                         "{\"type\":\"data\",\"from\":" + x + ",\"to\":" + me + ",\"seq\":" + k + "}", "{}", null);
+                else
+                    step(stamp(), "Retransmit", "{\"p\":" + x + "}", null, "{}", null);
             }
+            arrived.get(x).headSet(known.get(x) + 1).clear();   // duplicates: no step
         }
     }
 
