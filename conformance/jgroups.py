@@ -1,5 +1,5 @@
 """JGroups 2.12 (Debian's libjgroups-java) as a target: its members run on
-127.0.0.1, and their histories and (for SEQUENCER) their white-box steps
+127.0.0.1, and their histories and (for SEQUENCER and STABLE) their white-box steps
 are checked against our specs (``groupcheck jgroups run``, docs/jgroups.md).
 
 Theory of operation
@@ -28,6 +28,12 @@ names, stamped with the wall clock in microseconds (``node-<k>.steps``);
 kills as ``Crash`` and JGroups's views as the oracle's ``NewView``, and
 keeps the JGroups steps that are no spec action (SEQUENCER.handleSuspect's
 re-send) in ``notes.json`` for ``jgroups_step`` to explain a rejection.
+On the ``stable`` stack two protocols below NAKACK and STABLE write
+Stable.tla's steps instead, from a base every member takes once all have
+the full view (STABLE suspended until then, so the base is the spec's
+Init); ``write_stable_trace`` checks that the bases agree and merges the
+steps by stamp (crash-free runs only: Stable.tla has no crash), and
+``stable_step`` names the JGroups step behind a rejected record.
 
 Bounds: the run has a deadline; each JVM also halts itself a little after
 it (the driver's watchdog), so none outlives a harness killed with SIGKILL.

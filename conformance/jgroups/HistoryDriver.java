@@ -279,6 +279,7 @@ public class HistoryDriver {
     static NAKACK nakack;
     static Protocol stable;
     static java.lang.reflect.Field suspended, windowLow;
+    static java.util.concurrent.locks.ReentrantLock stableLock;   // STABLE's lock over its digest and votes
     static Map<Integer, Long> base;                      // null until startStable
     static final Map<Integer, Long> known = new HashMap<>();   // delivered, as the steps logged so far tell
     static final Map<Integer, TreeSet<Long>> arrived = new HashMap<>();   // arrived, not yet delivered
@@ -298,6 +299,9 @@ public class HistoryDriver {
         suspended = STABLE.class.getDeclaredField("suspended");
         windowLow = NakReceiverWindow.class.getDeclaredField("low");
         for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow}) f.setAccessible(true);
+        java.lang.reflect.Field lock = STABLE.class.getDeclaredField("lock");
+        lock.setAccessible(true);
+        stableLock = (java.util.concurrent.locks.ReentrantLock) lock.get(stable);
         st.insertProtocol(new NakSteps(), ProtocolStack.BELOW, NAKACK.class);
         st.insertProtocol(new StableSteps(), ProtocolStack.BELOW, STABLE.class);
     }
@@ -338,20 +342,22 @@ public class HistoryDriver {
      *  delivered vector at once, JGroups when its own copy comes up: until then
      *  (50 ms at most) no other message is taken up nor multicast, so that the
      *  vector is the same (a delay any run may have; the STABILITY's own thread,
-     *  which multicasts it, passes). */
+     *  which multicasts it, and the thread bringing its copy up pass). */
     static volatile boolean gated = false;
     static volatile Thread gateOwner;
     static volatile long gateUntil;
 
-    static void gate(boolean on) {
+    static void gate(boolean on) {                       // under STEP
         gated = on;
         gateOwner = on ? Thread.currentThread() : null;
         gateUntil = System.nanoTime() + 50_000_000L;
+        if (!on) STEP.notifyAll();
     }
 
+    /** Under STEP: wait (releasing STEP) while the gate is shut to this thread. */
     static void awaitGate() {
         while (gated && Thread.currentThread() != gateOwner && ownCopy.get() == null && System.nanoTime() < gateUntil)
-            Thread.yield();
+            try { STEP.wait(1); } catch (InterruptedException e) { return; }
     }
 
     /** The state StableSteps logs: purged, the window lows above the base (0 left out). */
@@ -389,8 +395,8 @@ public class HistoryDriver {
                 Message m = (Message) evt.getArg();
                 Header h = m.getHeader(nakack.getId());
                 if (m.getDest() == null && h instanceof NakAckHeader && ((NakAckHeader) h).getType() == NakAckHeader.MSG) {
-                    awaitGate();
                     synchronized (STEP) {
+                        awaitGate();
                         // NAKACK numbers a multicast under its own lock but passes it down after:
                         // two sending threads may come here out of order, so log up to this one
                         if (base != null)
@@ -414,8 +420,8 @@ public class HistoryDriver {
                 ownCopy.set(Boolean.TRUE);
                 try { return up_prot.up(evt); } finally { ownCopy.remove(); }
             }
-            awaitGate();
             synchronized (STEP) {
+                awaitGate();
                 if (base == null) return up_prot.up(evt);
                 catchUp();
                 NakAckHeader nh = (NakAckHeader) h;
@@ -466,11 +472,14 @@ public class HistoryDriver {
                 synchronized (STEP) {
                     if (base == null) return down_prot.down(evt);
                     // The spec delivers a member's own multicast in Multicast, JGroups when
-                    // its loopback copy comes up: let those copies come up (20 ms at most;
-                    // wait releases STEP, which the thread bringing them up may need)
-                    // before the digest is taken, unless this thread is bringing one up.
+                    // its loopback copy comes up: before a gossip's digest is taken, let
+                    // those copies come up (20 ms at most; wait releases STEP, which the
+                    // thread bringing them up may need).  Not in the thread bringing one
+                    // up, nor under STABLE's lock (resetDigest), which a thread holding
+                    // STEP may be waiting for.
                     NakReceiverWindow own = nakack.getWindow(local);
-                    for (long until = System.nanoTime() + 20_000_000L; ownCopy.get() == null
+                    boolean mayWait = ownCopy.get() == null && !stableLock.isHeldByCurrentThread();
+                    for (long until = System.nanoTime() + 20_000_000L; mayWait
                          && own.getHighestDelivered() < nakack.getCurrentSeqno() && System.nanoTime() < until; )
                         try { STEP.wait(1); } catch (InterruptedException e) { break; }
                     catchUp();
