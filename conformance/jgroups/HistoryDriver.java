@@ -278,7 +278,7 @@ public class HistoryDriver {
      */
     static NAKACK nakack;
     static Protocol stable;
-    static java.lang.reflect.Field suspended, windowLow;
+    static java.lang.reflect.Field suspended, windowLow, stableType, stableDigest;
     static java.util.concurrent.locks.ReentrantLock stableLock;   // STABLE's lock over its digest and votes
     static Map<Integer, Long> base;                      // null until startStable
     static final Map<Integer, Long> known = new HashMap<>();   // delivered, as the steps logged so far tell
@@ -288,8 +288,8 @@ public class HistoryDriver {
     static Address local;
     static List<Address> group;
     static long sentLogged = 0;                          // the last Multicast logged
-    static final long[] pendingTs = new long[3];         // own STABILITY (2) sent, not yet handled
-    static final String[] pendingMsg = new String[3];
+    static long pendingTs;                               // the own STABILITY sent, its copy not yet handled
+    static String pendingMsg;
 
     static void traceStable(JChannel ch, String path) throws Exception {
         steps = new PrintWriter(new FileWriter(path));
@@ -298,7 +298,10 @@ public class HistoryDriver {
         stable = st.findProtocol(STABLE.class);
         suspended = STABLE.class.getDeclaredField("suspended");
         windowLow = NakReceiverWindow.class.getDeclaredField("low");
-        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow}) f.setAccessible(true);
+        stableType = STABLE.StableHeader.class.getDeclaredField("type");
+        stableDigest = STABLE.StableHeader.class.getDeclaredField("stableDigest");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest})
+            f.setAccessible(true);
         java.lang.reflect.Field lock = STABLE.class.getDeclaredField("lock");
         lock.setAccessible(true);
         stableLock = (java.util.concurrent.locks.ReentrantLock) lock.get(stable);
@@ -337,6 +340,21 @@ public class HistoryDriver {
     }
 
     static long rel(int member, long seqno) { return seqno - base.get(member); }
+
+    /** Under STEP.  The spec delivers a member's own multicast in Multicast,
+     *  JGroups when its loopback copy comes up: before STABLE reads the own
+     *  delivered seqnos (a digest for a gossip, a STABILITY sent or taken, where
+     *  the round restarts from them), let those copies come up (20 ms at most;
+     *  wait releases STEP, which the thread bringing them up may need).  Not in
+     *  the thread bringing one up, nor under STABLE's lock (resetDigest), which a
+     *  thread holding STEP may be waiting for. */
+    static void awaitOwnCopies() {
+        if (ownCopy.get() != null || stableLock.isHeldByCurrentThread()) return;
+        NakReceiverWindow own = nakack.getWindow(local);
+        for (long until = System.nanoTime() + 20_000_000L;
+             own.getHighestDelivered() < nakack.getCurrentSeqno() && System.nanoTime() < until; )
+            try { STEP.wait(1); } catch (InterruptedException e) { return; }
+    }
 
     /** The spec's SendStability purges and starts the next round from the own
      *  delivered vector at once, JGroups when its own copy comes up: until then
@@ -471,17 +489,7 @@ public class HistoryDriver {
                 // (from the timer): its SendStable is stamped here
                 synchronized (STEP) {
                     if (base == null) return down_prot.down(evt);
-                    // The spec delivers a member's own multicast in Multicast, JGroups when
-                    // its loopback copy comes up: before a gossip's digest is taken, let
-                    // those copies come up (20 ms at most; wait releases STEP, which the
-                    // thread bringing them up may need).  Not in the thread bringing one
-                    // up, nor under STABLE's lock (resetDigest), which a thread holding
-                    // STEP may be waiting for.
-                    NakReceiverWindow own = nakack.getWindow(local);
-                    boolean mayWait = ownCopy.get() == null && !stableLock.isHeldByCurrentThread();
-                    for (long until = System.nanoTime() + 20_000_000L; mayWait
-                         && own.getHighestDelivered() < nakack.getCurrentSeqno() && System.nanoTime() < until; )
-                        try { STEP.wait(1); } catch (InterruptedException e) { break; }
+                    awaitOwnCopies();
                     catchUp();
                     long ts = stamp();
                     Object d = down_prot.down(evt);
@@ -494,8 +502,9 @@ public class HistoryDriver {
                 if (h instanceof STABLE.StableHeader) {
                     synchronized (STEP) {
                         if (base != null) {
-                            int type = hdrInt(h, "type");
+                            int type = hdrType(h);
                             Digest d = hdrDigest(h);
+                            if (type == 2) awaitOwnCopies();
                             Long taken = digestTaken.remove(d);
                             digestTaken.clear();                        // digests taken for no gossip (resetDigest)
                             if (taken == null) catchUp();
@@ -503,9 +512,9 @@ public class HistoryDriver {
                             if (type == 1)                              // changes no variable JGroups shows
                                 step(ts, "SendStable", null, stableMsg(type, me, d), "{}", null);
                             else {                                      // purges: written once the own copy did
-                                if (pendingMsg[type] != null) flushPending(type);   // an earlier copy never came up
-                                pendingTs[type] = ts;
-                                pendingMsg[type] = stableMsg(type, me, d);
+                                if (pendingMsg != null) flushPending();     // an earlier copy never came up
+                                pendingTs = ts;
+                                pendingMsg = stableMsg(type, me, d);
                                 gate(true);
                             }
                         }
@@ -523,13 +532,14 @@ public class HistoryDriver {
             synchronized (STEP) {
                 try {
                     if (base == null) return up_prot.up(evt);
-                    int type = hdrInt(h, "type");
+                    int type = hdrType(h);
                     int p = memberOf(m.getSrc());
                     if (p == me) {                                           // the own copy: the Send step
                         Object r = up_prot.up(evt);
-                        if (pendingMsg[type] != null) flushPending(type);
+                        if (type == 2 && pendingMsg != null) flushPending();
                         return r;
                     }
+                    if (type == 2) awaitOwnCopies();
                     catchUp();
                     long ts = stamp();
                     boolean ignored = suspended.getBoolean(stable);         // JGroups drops it: as if lost
@@ -542,28 +552,21 @@ public class HistoryDriver {
             }
         }
 
-        static void flushPending(int type) {
+        static void flushPending() {
             try {
-                step(pendingTs[type], "SendStability", null, pendingMsg[type], stableState(), null);
+                step(pendingTs, "SendStability", null, pendingMsg, stableState(), null);
             } catch (Exception e) { throw new RuntimeException(e); }
-            pendingMsg[type] = null;
+            pendingMsg = null;
             gate(false);
         }
 
-        static int hdrInt(Header h, String f) {
-            try {
-                java.lang.reflect.Field x = STABLE.StableHeader.class.getDeclaredField(f);
-                x.setAccessible(true);
-                return x.getInt(h);
-            } catch (Exception e) { throw new RuntimeException(e); }
+        /** The header's type: 1 STABLE_GOSSIP, 2 STABILITY. */
+        static int hdrType(Header h) {
+            try { return stableType.getInt(h); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
         }
 
         static Digest hdrDigest(Header h) {
-            try {
-                java.lang.reflect.Field x = STABLE.StableHeader.class.getDeclaredField("stableDigest");
-                x.setAccessible(true);
-                return (Digest) x.get(h);
-            } catch (Exception e) { throw new RuntimeException(e); }
+            try { return (Digest) stableDigest.get(h); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
         }
     }
 
