@@ -1,5 +1,5 @@
 """JGroups 2.12 (Debian's libjgroups-java) as a target: its members run on
-127.0.0.1, and their histories and (for SEQUENCER) their white-box steps
+127.0.0.1, and their histories and (for SEQUENCER and STABLE) their white-box steps
 are checked against our specs (``groupcheck jgroups run``, docs/jgroups.md).
 
 Theory of operation
@@ -28,6 +28,12 @@ names, stamped with the wall clock in microseconds (``node-<k>.steps``);
 kills as ``Crash`` and JGroups's views as the oracle's ``NewView``, and
 keeps the JGroups steps that are no spec action (SEQUENCER.handleSuspect's
 re-send) in ``notes.json`` for ``jgroups_step`` to explain a rejection.
+On the ``stable`` stack two protocols below NAKACK and STABLE write
+Stable.tla's steps instead, from a base every member takes once all have
+the full view (STABLE suspended until then, so the base is the spec's
+Init); ``write_stable_trace`` checks that the bases agree and merges the
+steps by stamp (crash-free runs only: Stable.tla has no crash), and
+``stable_step`` names the JGroups step behind a rejected record.
 
 Bounds: the run has a deadline; each JVM also halts itself a little after
 it (the driver's watchdog), so none outlives a harness killed with SIGKILL.
@@ -74,6 +80,8 @@ class Stack:
     protocol: Optional[str] = None   # the spec protocol whose promises the history is judged on
     own_promises: tuple = ()         # without one: the history checks the stack promises
     steps: bool = False              # its members log white-box steps (the spec's actions) too
+    gossip_ms: int = 2000            # STABLE's desired_avg_gossip
+    gossip_bytes: int = 400000       # STABLE's max_bytes: a member gossips once it received that many
 
 
 # NAKACK (reliable per-sender FIFO) and STABLE are in every stack; without
@@ -83,7 +91,11 @@ STACKS = {
     "sequencer": Stack(True, False, "sequencer", steps=True),
     "sequencerflush": Stack(True, True, "sequencerflush"),             # SEQUENCER over pbcast.FLUSH
     "flush": Stack(False, True, "flush"),
-    "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO")),   # NAKACK + STABLE
+    # NAKACK + STABLE.  STABLE's timer gossips first 10 s after the start (its
+    # first interval is drawn while it has no members), so a short run gossips
+    # by bytes received: every 200 bytes, about 30 of our messages
+    "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO"), steps=True,
+                    gossip_ms=500, gossip_bytes=200),
 }
 
 
@@ -170,7 +182,7 @@ def config(port: int, ports: list[int], stack: Stack) -> str:
   <VERIFY_SUSPECT timeout="500"/>
   <pbcast.NAKACK use_mcast_xmit="false" gc_lag="0" retransmit_timeout="300,600,1200" discard_delivered_msgs="false"/>
   <UNICAST timeout="300,600,1200"/>
-  <pbcast.STABLE stability_delay="200" desired_avg_gossip="2000" max_bytes="400000"/>
+  <pbcast.STABLE stability_delay="200" desired_avg_gossip="{stack.gossip_ms}" max_bytes="{stack.gossip_bytes}"/>
   <pbcast.GMS print_local_addr="false" join_timeout="3000" view_bundling="true"/>
 {'  <SEQUENCER/>' if stack.sequencer else ''}
   <FRAG2 frag_size="60000"/>
@@ -260,6 +272,11 @@ class Runner:
                 self.log(f"member {k} joined (pid {procs[k].pid}, port {port})")
             for k in procs:
                 self._wait_for(out / f"node-{k}.ready", deadline, procs[k], f"member {k} did not see all {self.n}")
+            if self.stack == "stable":        # every member takes its base before any multicasts (startStable)
+                for k in procs:
+                    self._wait_for(out / f"node-{k}.based", deadline, procs[k], f"member {k} took no base")
+                for k in procs:
+                    (out / f"node-{k}.go").touch()
             t0 = time.monotonic()
             self.log(f"{self.n} members in one view ({self.stack}); multicasting")
             for m, at in self.kills:
@@ -282,7 +299,7 @@ class Runner:
                     p.kill()
             for p in procs.values():
                 p.wait()
-            for marker in list(out.glob("node-*.joined")) + list(out.glob("node-*.ready")):
+            for marker in [f for suffix in ("joined", "ready", "based", "go") for f in out.glob(f"node-*.{suffix}")]:
                 marker.unlink(missing_ok=True)
         if killed:
             with open(hdir / "env.ndjson", "w", encoding="utf-8") as f:
@@ -292,7 +309,10 @@ class Runner:
                     f.write(json.dumps({"kind": "event", "name": "crash", "nid": None, "params": {"member": m}})
                             + "\n")
         failed = [k for k, p in procs.items() if p.returncode != 0 and k not in killed]
-        if STACKS[self.stack].steps:
+        if self.stack == "stable":
+            if not killed:            # Stable.tla has no crash: a kill run is judged by its history alone
+                write_stable_trace(out, run_id, self.n)
+        elif STACKS[self.stack].steps:
             write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
         logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace")[-4000:] for k in procs}
         return RunResult(str(out), run_id, self.stack, killed, failed, {k: p.pid for k, p in procs.items()},
@@ -347,11 +367,7 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
     recs.sort(key=lambda x: x[0])
     origin = recs[0][0] if recs else 0
-    impl_version = "unknown"
-    for f in sorted((out / "history").glob("node-*.ndjson")):
-        with open(f, encoding="utf-8") as fh:
-            impl_version = json.loads(fh.readline()).get("impl_version", impl_version)
-        break
+    impl_version = _impl_version(out)
     events, decided = [], 1
     for ts, r in recs:
         clock = round((ts - origin) / 1e6, 6)
@@ -369,6 +385,49 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     for note in notes:
         note["clock"] = round((note.pop("ts") - origin) / 1e6, 6)
     (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+
+
+def _impl_version(out: Path) -> str:
+    for f in sorted((out / "history").glob("node-*.ndjson")):
+        with open(f, encoding="utf-8") as fh:
+            return json.loads(fh.readline()).get("impl_version", "unknown")
+    return "unknown"
+
+
+# Stable.tla's variables the STABLE adapter logs: the window lows (purged) and
+# the multicasts numbered (sent); the view never changes in a crash-free run.
+# delivered, received, digest and heardFrom are left to the spec
+# (docs/jgroups.md says why each).
+STABLE_OBSERVED = ["view", "sent", "purged"]
+
+
+def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
+    """The members' STABLE steps merged by stamp into one format-2 trace of
+    Stable.tla with every member in the first view (NInit = N).  Its Init
+    (nothing sent) is the base every member took with STABLE suspended; the
+    bases must agree (each sender's highest delivered and received seqno the
+    same at every member and equal to the sender's own seqno), else no
+    behaviour of the spec starts there and the run is an error."""
+    from groupcheck.impl import tracefile
+    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    bases = {r["nid"]: r["base"] for r in lines if "base" in r}
+    own = {s: bases.get(int(s), {}).get(s, {}).get("seqno") for s in map(str, range(1, n + 1))}
+    bad = [f"member {k} has sender {s} at delivered {b['hd']}, received {b['hr']}, the sender at {own[s]}"
+           for k, base in sorted(bases.items()) for s, b in sorted(base.items()) if not b["hd"] == b["hr"] == own[s]]
+    if len(bases) != n or bad:
+        raise JGroupsError(f"the members' STABLE bases differ: {'; '.join(bad) or f'{len(bases)} of {n} bases'}")
+    recs = sorted(((r.pop("ts"), r) for r in lines if "base" not in r), key=lambda x: x[0])
+    origin = recs[0][0] if recs else 0
+    events = [{"kind": "event", **r, "clock": round((ts - origin) / 1e6, 6)} for ts, r in recs]
+    max_seq = max([e["msg"]["seq"] for e in events if e["name"] == "Multicast"], default=0)
+    head = tracefile.header("stable", list(range(1, n + 1)),
+                            {"N": n, "NInit": n, "MaxSeq": max_seq, "ResetOnDifferentMembers": True,
+                             "ResetOnViewChange": True, "CoordSwitchesAtJoin": True, "GossipMergedDigest": False},
+                            seed=None, faults={}, impl="jgroups", impl_version=_impl_version(out), run_id=run_id)
+    head["observed"] = STABLE_OBSERVED
+    # STABLE gossips for ever: the run stops, it never quiesces, so it is judged on safety
+    end = {"kind": "end", "quiescent": False, "clock": events[-1]["clock"] if events else 0.0}
     return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
 
 
@@ -425,8 +484,36 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
             out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
     bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
-        out["jgroups_step"] = jgroups_step(trace.events[bad], tdir.parent / "notes.json")
+        ev = trace.events[bad]
+        out["jgroups_step"] = (stable_step(ev) if trace.header["protocol"] == "stable"
+                               else jgroups_step(ev, tdir.parent / "notes.json"))
     return out
+
+
+# The JGroups 2.12 step behind each Stable.tla action of a STABLE trace
+# (docs/jgroups.md, "White-box traces of JGroups's STABLE").
+STABLE_STEPS = {
+    "Multicast": "NAKACK.send numbering its multicast",
+    "ReceiveData": "NAKACK.handleMessage taking a multicast of member {p} (NakReceiverWindow.add, removeMany)",
+    "Retransmit": "NAKACK delivering a message of member {p} from its window, where it waited above a gap",
+    "SendStable": "STABLE.sendStableMessage multicasting a STABLE_GOSSIP header with the digest it took from "
+                  "NAKACK (GET_DIGEST: each sender's highest delivered seqno)",
+    "ReceiveStable": "STABLE.handleStableMessage of member {p}'s STABLE_GOSSIP (updateLocalDigest, addVote)",
+    "SendStability": "STABLE's StabilitySendTask multicasting a STABILITY header with the digest copied when every "
+                     "vote was in, then, on its own copy, handleStabilityMessage: resetDigest and NAKACK.stable "
+                     "(the purge)",
+    "ReceiveStability": "STABLE.handleStabilityMessage of member {p}'s STABILITY: stopStabilityTask, resetDigest "
+                        "and NAKACK.stable, which purges each window up to the digest's highest delivered seqno",
+}
+
+
+def stable_step(ev: dict) -> Optional[str]:
+    """The JGroups step behind a rejected record of a STABLE trace."""
+    what = STABLE_STEPS.get(ev["name"])
+    if what is None:
+        return None
+    return (f"JGroups's {what.format(p=ev['params'].get('p'))} at member {ev['nid']}; Stable.tla has no step "
+            f"that logs this here")
 
 
 def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:

@@ -49,7 +49,7 @@ def test_crash_free_run_checks_clean(classes, tmp_path, stack):
     assert row["events"] >= 3 * 50 + 3 * 150       # every send and every delivery logged
     r = jgroups.check(tmp_path, stack)
     assert r["history"]["verdict"] == "ok", r["history"]["violations"]
-    if jgroups.STACKS[stack].steps:          # white-box: JGroups's SEQUENCER steps conform to the spec
+    if jgroups.STACKS[stack].steps:          # white-box: JGroups's SEQUENCER or STABLE steps conform to the spec
         assert r["trace"]["verdict"] == "ok" and r["agree"], r["trace"]
 
 
@@ -74,6 +74,54 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
         t = jgroups.check(tmp_path, stack)["trace"]
         print(f"  trace: {t['verdict']}; {t.get('jgroups_step')}")
         assert t["verdict"] == "ok" or "SEQUENCER.handleSuspect" in (t.get("jgroups_step") or ""), t
+
+
+@pytest.fixture(scope="module")
+def stable_run(classes, tmp_path_factory):
+    """One crash-free run of the stable stack with its white-box trace: 3
+    members, 60 multicasts each, two STABLE rounds or more (about 8 s)."""
+    out = tmp_path_factory.mktemp("jgroups-stable")
+    r = jgroups.Runner("stable", 3, 60, [], out, settle=1.0, timeout=60).run(classes)
+    assert not r.failed, r.logs
+    return out
+
+
+def _stable_events(out):
+    [path] = (out / "traces").glob("*.ndjson")
+    return path, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@needs_jgroups
+def test_jgroups_stable_conforms_step_by_step_in_the_replay_and_tlc(stable_run):
+    """JGroups's pbcast.STABLE, white-box: every gossip, stability digest and
+    purge of a crash-free run is a step of Stable.tla (the replay and TLC
+    agree), and SafeGC and StabilityBound hold on it."""
+    r = jgroups.check(stable_run, "stable", "both")
+    assert r["history"]["verdict"] == "ok", r["history"]["violations"]
+    t = r["trace"]
+    assert t["verdict"] == "ok" and t["tlc"]["ok"] and r["agree"], t
+    _, events = _stable_events(stable_run)
+    names = {e.get("name") for e in events}
+    assert {"Multicast", "ReceiveData", "SendStable", "ReceiveStable", "SendStability", "ReceiveStability"} <= names
+    # the run purged: SafeGC was judged on JGroups's purges, not on an empty run
+    assert any(e["state"]["purged"] for e in events if e.get("name") in ("SendStability", "ReceiveStability"))
+
+
+@needs_jgroups
+def test_a_forged_purge_past_the_stable_point_is_rejected_naming_the_jgroups_step(stable_run, tmp_path):
+    """The run's trace with one member's purge raised one message past the
+    lows of the STABILITY digest it applied: the replay and TLC reject that
+    record, and the verdict names JGroups's step."""
+    path, events = _stable_events(stable_run)
+    i, ev = next((i, e) for i, e in enumerate(events) if e.get("name") == "ReceiveStability")
+    sender = next(iter(ev["msg"]["lows"]))
+    ev["state"]["purged"][sender] = ev["msg"]["lows"][sender] + 1
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / path.name).write_text("".join(json.dumps(e) + "\n" for e in events))
+    t = jgroups._trace_verdict(tmp_path / "traces", "both")
+    assert t["verdict"] == "nonconforming" and t["first_bad_event"] == i - 1, t     # events count from 0 after the header
+    assert not t["tlc"]["ok"] and t["tlc"]["first_unmatched"] == i - 1, t["tlc"]
+    assert "purged" in t["reason"] and "STABLE.handleStabilityMessage" in t["jgroups_step"], t
 
 
 @pytest.mark.slow

@@ -11,13 +11,19 @@
 // record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
 // it is doing, so no member outlives a harness that died without killing it.
 // Messages are identified by their payload, members by the id in their address.
-// With a <steps> path (plain SEQUENCER), StepsAbove and StepsBelow log
-// SEQUENCER's steps there as well (white-box).
+// With a <steps> path, the white-box protocols of the stack log its steps there
+// as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer),
+// NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
 import org.jgroups.stack.*;
 import org.jgroups.protocols.SEQUENCER;
+import org.jgroups.protocols.pbcast.NAKACK;
+import org.jgroups.protocols.pbcast.NakAckHeader;
+import org.jgroups.protocols.pbcast.STABLE;
+import org.jgroups.stack.NakReceiverWindow;
+import org.jgroups.util.Digest;
 
 public class HistoryDriver {
     static PrintWriter out;
@@ -255,6 +261,315 @@ public class HistoryDriver {
         }
     }
 
+    /**
+     * White-box steps of pbcast.STABLE (docs/jgroups.md, "White-box traces of
+     * JGroups's STABLE"): NakSteps below NAKACK logs the multicasts under
+     * spec/Stable/Stable.tla's data actions (Multicast, ReceiveData and, for a
+     * message NAKACK delivers from its window, Retransmit); StableSteps below
+     * STABLE logs its gossip (SendStable, ReceiveStable, SendStability,
+     * ReceiveStability) with purged, each sender's window low (NAKACK's purge
+     * point).  Seqnos are NAKACK's less the sender's base, its seqno when every
+     * member took its base (startStable), so that the spec's Init, where nothing
+     * was sent, is the state at the base.  Same lock and stamps as SEQUENCER's
+     * steps; a step with effects outside the member is written before JGroups
+     * takes it, except SendStability's purge: JGroups purges when the own copy
+     * of its STABILITY comes up, so the step keeps the stamp of the send and is
+     * written with the state after the own copy was handled.
+     */
+    static NAKACK nakack;
+    static Protocol stable;
+    static java.lang.reflect.Field suspended, windowLow, stableType, stableDigest;
+    static java.util.concurrent.locks.ReentrantLock stableLock;   // STABLE's lock over its digest and votes
+    static Map<Integer, Long> base;                      // null until startStable
+    static final Map<Integer, Long> known = new HashMap<>();   // delivered, as the steps logged so far tell
+    static final Map<Integer, TreeSet<Long>> arrived = new HashMap<>();   // arrived, not yet delivered
+    static final Map<Digest, Long> digestTaken = new IdentityHashMap<>();   // a gossip's digest: when taken
+    static final ThreadLocal<Boolean> ownCopy = new ThreadLocal<>();        // this thread brings up an own copy
+    static Address local;
+    static List<Address> group;
+    static long sentLogged = 0;                          // the last Multicast logged
+    static long pendingTs;                               // the own STABILITY sent, its copy not yet handled
+    static String pendingMsg;
+
+    static void traceStable(JChannel ch, String path) throws Exception {
+        steps = new PrintWriter(new FileWriter(path));
+        ProtocolStack st = ch.getProtocolStack();
+        nakack = (NAKACK) st.findProtocol(NAKACK.class);
+        stable = st.findProtocol(STABLE.class);
+        suspended = STABLE.class.getDeclaredField("suspended");
+        windowLow = NakReceiverWindow.class.getDeclaredField("low");
+        stableType = STABLE.StableHeader.class.getDeclaredField("type");
+        stableDigest = STABLE.StableHeader.class.getDeclaredField("stableDigest");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest})
+            f.setAccessible(true);
+        java.lang.reflect.Field lock = STABLE.class.getDeclaredField("lock");
+        lock.setAccessible(true);
+        stableLock = (java.util.concurrent.locks.ReentrantLock) lock.get(stable);
+        st.insertProtocol(new NakSteps(), ProtocolStack.BELOW, NAKACK.class);
+        st.insertProtocol(new StableSteps(), ProtocolStack.BELOW, STABLE.class);
+    }
+
+    /** Every member in the full view, STABLE suspended since it joined: STABLE
+     *  resumes, which resets its digest and votes (the spec's Init), and the base
+     *  line (each sender's window at this member, which the harness checks is the
+     *  same at every member) is written; the member multicasts once the harness
+     *  says every member has written it. */
+    static void startStable(JChannel ch, String marker) throws Exception {
+        synchronized (STEP) {
+            ch.getProtocolStack().down(new Event(Event.RESUME_STABLE));   // resets its digest: the round of Init
+            group = new ArrayList<>(ch.getView().getMembers());
+            local = ch.getAddress();
+            base = new TreeMap<>();
+            StringBuilder b = new StringBuilder("{");
+            for (Address a : group) {
+                NakReceiverWindow w = nakack.getWindow(a);
+                long hd = w.getHighestDelivered();
+                base.put(memberOf(a), hd);
+                known.put(memberOf(a), 0L);
+                arrived.put(memberOf(a), new TreeSet<>());
+                b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":{\"hd\":").append(hd)
+                 .append(",\"hr\":").append(w.getHighestReceived()).append(",\"low\":").append(windowLow.getLong(w))
+                 .append(a.equals(ch.getAddress()) ? ",\"seqno\":" + nakack.getCurrentSeqno() : "").append("}");
+            }
+            steps.println("{\"ts\":" + stamp() + ",\"base\":" + b.append("}") + ",\"nid\":" + me + "}");
+            steps.flush();
+        }
+        new File(marker + ".based").createNewFile();
+        File go = new File(marker + ".go");
+        while (!go.exists()) Thread.sleep(5);
+    }
+
+    static long rel(int member, long seqno) { return seqno - base.get(member); }
+
+    /** Under STEP.  The spec delivers a member's own multicast in Multicast,
+     *  JGroups when its loopback copy comes up: before STABLE reads the own
+     *  delivered seqnos (a digest for a gossip, a STABILITY sent or taken, where
+     *  the round restarts from them), let those copies come up (20 ms at most;
+     *  wait releases STEP, which the thread bringing them up may need).  Not in
+     *  the thread bringing one up, nor under STABLE's lock (resetDigest), which a
+     *  thread holding STEP may be waiting for. */
+    static void awaitOwnCopies() {
+        if (ownCopy.get() != null || stableLock.isHeldByCurrentThread()) return;
+        NakReceiverWindow own = nakack.getWindow(local);
+        for (long until = System.nanoTime() + 20_000_000L;
+             own.getHighestDelivered() < nakack.getCurrentSeqno() && System.nanoTime() < until; )
+            try { STEP.wait(1); } catch (InterruptedException e) { return; }
+    }
+
+    /** The spec's SendStability purges and starts the next round from the own
+     *  delivered vector at once, JGroups when its own copy comes up: until then
+     *  (50 ms at most) no other message is taken up nor multicast, so that the
+     *  vector is the same (a delay any run may have; the STABILITY's own thread,
+     *  which multicasts it, and the thread bringing its copy up pass). */
+    static volatile boolean gated = false;
+    static volatile Thread gateOwner;
+    static volatile long gateUntil;
+
+    static void gate(boolean on) {                       // under STEP
+        gated = on;
+        gateOwner = on ? Thread.currentThread() : null;
+        gateUntil = System.nanoTime() + 50_000_000L;
+        if (!on) STEP.notifyAll();
+    }
+
+    /** Under STEP: wait (releasing STEP) while the gate is shut to this thread. */
+    static void awaitGate() {
+        while (gated && Thread.currentThread() != gateOwner && ownCopy.get() == null && System.nanoTime() < gateUntil)
+            try { STEP.wait(1); } catch (InterruptedException e) { return; }
+    }
+
+    /** The state StableSteps logs: purged, the window lows above the base (0 left out). */
+    static String stableState() throws Exception {
+        StringBuilder p = new StringBuilder("{");
+        for (Address a : group) {
+            long q = rel(memberOf(a), windowLow.getLong(nakack.getWindow(a)));
+            if (q > 0) p.append(p.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":").append(q);
+        }
+        return "{\"purged\":" + p.append("}") + "}";
+    }
+
+    /** A STABLE header's message as the spec's: a gossip's vector (each sender's
+     *  highest delivered seqno), a STABILITY digest by its lows (its highest
+     *  delivered seqnos; its highs are NAKACK's highest received, not the spec's). */
+    static String stableMsg(int type, int from, Digest d) {
+        StringBuilder v = new StringBuilder("{");
+        for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
+            int x = memberOf(e.getKey());
+            v.append(v.length() > 1 ? "," : "").append("\"").append(x).append("\":")
+             .append(rel(x, e.getValue().getHighestDeliveredSeqno()));
+        }
+        v.append("}");
+        return type == 1 ? "{\"type\":\"stable\",\"from\":" + from + ",\"vector\":" + v + "}"
+                         : "{\"type\":\"stability\",\"from\":" + from + ",\"lows\":" + v + "}";
+    }
+
+    /** Below NAKACK: multicasts going out (Multicast) and arriving (ReceiveData, and
+     *  Retransmit for each further message NAKACK delivers from its window). */
+    public static class NakSteps extends Protocol {
+        public String getName() { return "NakSteps"; }
+
+        public Object down(Event evt) {
+            if (evt.getType() == Event.MSG) {
+                Message m = (Message) evt.getArg();
+                Header h = m.getHeader(nakack.getId());
+                if (m.getDest() == null && h instanceof NakAckHeader && ((NakAckHeader) h).getType() == NakAckHeader.MSG) {
+                    synchronized (STEP) {
+                        awaitGate();
+                        // NAKACK numbers a multicast under its own lock but passes it down after:
+                        // two sending threads may come here out of order, so log up to this one
+                        if (base != null)
+                            for (long q = rel(me, ((NakAckHeader) h).getSeqno()); sentLogged < q; ) {
+                                sentLogged++;
+                                step(stamp(), "Multicast", null, "{\"type\":\"data\",\"from\":" + me + ",\"seq\":" + sentLogged + "}",
+                                     "{\"sent\":" + sentLogged + "}", null);
+                            }
+                    }
+                }
+            }
+            return down_prot.down(evt);
+        }
+
+        public Object up(Event evt) {
+            if (evt.getType() != Event.MSG) return up_prot.up(evt);
+            Message m = (Message) evt.getArg();
+            Header h = m.getHeader(nakack.getId());
+            if (!(h instanceof NakAckHeader) || m.getSrc() == null) return up_prot.up(evt);
+            if (memberOf(m.getSrc()) == me) {                        // the own copy: no step (Multicast delivered it)
+                ownCopy.set(Boolean.TRUE);
+                try { return up_prot.up(evt); } finally { ownCopy.remove(); }
+            }
+            synchronized (STEP) {
+                awaitGate();
+                if (base == null) return up_prot.up(evt);
+                catchUp();
+                NakAckHeader nh = (NakAckHeader) h;
+                int p = memberOf(m.getSrc());
+                long q = rel(p, nh.getSeqno());
+                if (nh.getType() == NakAckHeader.MSG && q > known.get(p)) arrived.get(p).add(q);
+                Object r = up_prot.up(evt);
+                catchUp();
+                return r;
+            }
+        }
+    }
+
+    /** The messages NAKACK counts delivered (its window's highest delivered) that
+     *  the steps have not: a ReceiveData for each that arrived, a Retransmit for
+     *  each it got again (XMIT_RSP), in seqno order, before any step that reads
+     *  delivered.  A ReceiveData is logged when NAKACK counts the message
+     *  delivered, not when it arrives: NAKACK hands an out-of-band message
+     *  (STABLE's) up first and counts it delivered after, and keeps one that
+     *  arrived above a gap until the gap is filled, where the spec drops it and
+     *  has it retransmitted; logged at delivery, it is the spec's ReceiveData
+     *  taken in order. */
+    static void catchUp() {
+        for (Address a : group) {
+            int x = memberOf(a);
+            if (x == me) continue;                               // own: delivered in Multicast
+            for (long hd = rel(x, nakack.getWindow(a).getHighestDelivered()); known.get(x) < hd; ) {
+                long k = known.get(x) + 1;
+                known.put(x, k);
+                if (arrived.get(x).remove(k))
+                    step(stamp(), "ReceiveData", "{\"p\":" + x + "}",
+                         "{\"type\":\"data\",\"from\":" + x + ",\"to\":" + me + ",\"seq\":" + k + "}", "{}", null);
+                else
+                    step(stamp(), "Retransmit", "{\"p\":" + x + "}", null, "{}", null);
+            }
+            arrived.get(x).headSet(known.get(x) + 1).clear();   // duplicates: no step
+        }
+    }
+
+    /** Below STABLE: its gossip going out and, once NAKACK delivered it, coming up. */
+    public static class StableSteps extends Protocol {
+        public String getName() { return "StableSteps"; }
+
+        public Object down(Event evt) {
+            if (evt.getType() == Event.GET_DIGEST) {
+                // a gossip carries NAKACK's digest as STABLE took it, and leaves later
+                // (from the timer): its SendStable is stamped here
+                synchronized (STEP) {
+                    if (base == null) return down_prot.down(evt);
+                    awaitOwnCopies();
+                    catchUp();
+                    long ts = stamp();
+                    Object d = down_prot.down(evt);
+                    if (d != null) digestTaken.put((Digest) d, ts);
+                    return d;
+                }
+            }
+            if (evt.getType() == Event.MSG) {
+                Header h = ((Message) evt.getArg()).getHeader(stable.getId());
+                if (h instanceof STABLE.StableHeader) {
+                    synchronized (STEP) {
+                        if (base != null) {
+                            int type = hdrType(h);
+                            Digest d = hdrDigest(h);
+                            if (type == 2) awaitOwnCopies();
+                            Long taken = digestTaken.remove(d);
+                            digestTaken.clear();                        // digests taken for no gossip (resetDigest)
+                            if (taken == null) catchUp();
+                            long ts = taken != null ? taken : stamp();
+                            if (type == 1)                              // changes no variable JGroups shows
+                                step(ts, "SendStable", null, stableMsg(type, me, d), "{}", null);
+                            else {                                      // purges: written once the own copy did
+                                if (pendingMsg != null) flushPending();     // an earlier copy never came up
+                                pendingTs = ts;
+                                pendingMsg = stableMsg(type, me, d);
+                                gate(true);
+                            }
+                        }
+                    }
+                }
+            }
+            return down_prot.down(evt);
+        }
+
+        public Object up(Event evt) {
+            if (evt.getType() != Event.MSG) return up_prot.up(evt);
+            Message m = (Message) evt.getArg();
+            Header h = m.getHeader(stable.getId());
+            if (!(h instanceof STABLE.StableHeader)) return up_prot.up(evt);
+            synchronized (STEP) {
+                try {
+                    if (base == null) return up_prot.up(evt);
+                    int type = hdrType(h);
+                    int p = memberOf(m.getSrc());
+                    if (p == me) {                                           // the own copy: the Send step
+                        Object r = up_prot.up(evt);
+                        if (type == 2 && pendingMsg != null) flushPending();
+                        return r;
+                    }
+                    if (type == 2) awaitOwnCopies();
+                    catchUp();
+                    long ts = stamp();
+                    boolean ignored = suspended.getBoolean(stable);         // JGroups drops it: as if lost
+                    String msg = stableMsg(type, p, hdrDigest(h)).replaceFirst(",", ",\"to\":" + me + ",");
+                    Object r = up_prot.up(evt);
+                    if (!ignored)
+                        step(ts, type == 1 ? "ReceiveStable" : "ReceiveStability", "{\"p\":" + p + "}", msg, stableState(), null);
+                    return r;
+                } catch (RuntimeException e) { throw e; } catch (Exception e) { throw new RuntimeException(e); }
+            }
+        }
+
+        static void flushPending() {
+            try {
+                step(pendingTs, "SendStability", null, pendingMsg, stableState(), null);
+            } catch (Exception e) { throw new RuntimeException(e); }
+            pendingMsg = null;
+            gate(false);
+        }
+
+        /** The header's type: 1 STABLE_GOSSIP, 2 STABILITY. */
+        static int hdrType(Header h) {
+            try { return stableType.getInt(h); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
+        }
+
+        static Digest hdrDigest(Header h) {
+            try { return (Digest) stableDigest.get(h); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
+        }
+    }
+
     static int totalMembers;
 
     static void traceSequencer(JChannel ch, String path) throws Exception {
@@ -301,9 +616,13 @@ public class HistoryDriver {
         });
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
         totalMembers = members;
-        if (!args[11].equals("-")) traceSequencer(ch, args[11]);
+        boolean white = !args[11].equals("-"), stableSteps = white && args[9].equals("stable");
+        if (white && !stableSteps) traceSequencer(ch, args[11]);
+        if (stableSteps) traceStable(ch, args[11]);
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
+        // STABLE gossips nothing until every member has taken its base (startStable)
+        if (stableSteps) ch.getProtocolStack().down(new Event(Event.SUSPEND_STABLE, bound));
         new File(marker + ".joined").createNewFile();       // the harness starts the next member
         long deadline = System.currentTimeMillis() + 30000;
         while (ch.getView() == null || ch.getView().size() < members) {
@@ -314,6 +633,7 @@ public class HistoryDriver {
         System.out.flush();
         new File(marker + ".ready").createNewFile();
         Thread.sleep(300);
+        if (stableSteps) startStable(ch, marker);
         for (int q = 1; q <= messages; q++) {
             try {
                 ch.send(new Message(null, null, ("gc:" + me + ":" + q).getBytes()));
