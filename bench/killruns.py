@@ -15,7 +15,8 @@ quiescent and their history has no violation at all (a documented finding
 counts against it here, unlike the command's exit status, which accepts
 one); the exit status is kept beside it.  The folder of a clean run is
 removed; an unclean one is kept under OUT for its traces.  The load average
-is read as each run ends.  Prints one JSON object (docs/benchmarks.md).
+is read as each run ends; a run whose run and check pass ``--limit`` seconds is
+stopped (its process group) and counted not clean.  Prints one JSON object (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,19 +43,28 @@ def kill_time(i: int) -> float:
     return round(0.2 + (i * 0.37) % 1.4, 2)
 
 
-def one(protocol: str, i: int, messages: int, rate: float, out: Path) -> dict:
+def one(protocol: str, i: int, messages: int, rate: float, out: Path, limit: float) -> dict:
     folder = out / protocol / f"run{i:03d}"
     cmd = [str(ROOT / ".venv/bin/groupcheck"), "cluster", "run", "--protocol", protocol, "--messages",
            str(messages), "--rate", str(rate), "--kill", f"1@{kill_time(i)}", "--hog", "--json",
            "--out", str(folder)]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    # its own session, so a run past --limit goes whole (runner, nodes, hogs)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"run": i, "kill_at": kill_time(i), "exit": None, "seconds": round(time.monotonic() - t0, 1),
+                "load1": os.getloadavg()[0], "clean": False, "kept": str(folder),
+                "error": f"not finished in {limit} s (run and check)"}
     row = {"run": i, "kill_at": kill_time(i), "exit": p.returncode, "seconds": round(time.monotonic() - t0, 1),
            "load1": os.getloadavg()[0]}
     try:
-        r = json.loads(p.stdout)
+        r = json.loads(stdout)
     except ValueError:
-        row.update(clean=False, error=(p.stderr or p.stdout).strip()[-400:])
+        row.update(clean=False, error=(stderr or stdout).strip()[-400:])
         return row
     row.update(verdict=r["verdict"], quiescent=r["quiescent"], history=[v["check"] for v in r["history"]],
                delivered=r["delivered"], reason=r.get("reason"), finding=r.get("finding"))
@@ -71,6 +82,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--messages", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=500.0)
+    ap.add_argument("--limit", type=float, default=600.0, help="seconds a run and its check may take")
     ap.add_argument("--hogs", type=int, default=2, help="busy loops for the whole campaign")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
@@ -92,7 +104,7 @@ def report(a, hogs) -> None:
             sys.exit(f"--stacks: {protocol!r} is not one of {', '.join(STACKS)}")
         rows = []
         for i in range(a.runs):
-            rows.append(one(protocol, i, a.messages, a.rate, out))
+            rows.append(one(protocol, i, a.messages, a.rate, out, a.limit))
             r = rows[-1]
             print(f"{protocol} run {i}: {'clean' if r['clean'] else 'NOT clean'} exit {r['exit']} "
                   f"{r['seconds']} s load {r['load1']:.1f}", file=sys.stderr, flush=True)
