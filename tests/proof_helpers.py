@@ -19,6 +19,22 @@ def lemmas_broken(enc, max_states=None):
     return res, [(n, s) for s in res.parents for n in enc.lemmas if not enc.holds(n, s)]
 
 
+def proved_for_every_n(protocol, variant, properties):
+    """The registered every-N variant: each query proved, every row for
+    members "any", one consecution row per lemma and the implication of each
+    property."""
+    from groupcheck.model.proofs import registry
+    from groupcheck.model.proofs.engine import run, verdict
+    [enc] = registry.select(protocol, variant)
+    assert enc.members == "any" and enc.rlimit is not None and not enc.expect_cti
+    qs = run(enc, classify=False)
+    bad = [q.query for q in qs if q.result != "proved"]
+    assert not bad, bad
+    assert verdict(qs) and {q.as_json()["members"] for q in qs} == {"any"}
+    assert {q.query.split(":")[-1] for q in qs} == set(enc.lemmas)
+    assert {f"implication:{p}" for p in properties} <= {q.query for q in qs}
+
+
 def sample(enc, max_states, k, seed=15):
     """``enc``'s bounded model, its exploration (the first ``max_states``
     states, with the graph) and ``k`` of its edges drawn with ``seed``."""

@@ -18,7 +18,7 @@ from groupcheck.model.core import explore
 from groupcheck.model.proofs import engine, registry
 from groupcheck.model.proofs.engine import run, verdict
 from groupcheck.model.proofs.flush import FlushAnyEncoding
-from proof_helpers import entry, lemmas_broken
+from proof_helpers import entry, lemmas_broken, proved_for_every_n
 
 
 def _enc(name, **change):
@@ -27,14 +27,7 @@ def _enc(name, **change):
 
 @pytest.mark.slow      # the default audit proves it too (its prove stage runs flush AnyFixed)
 def test_fixed_invariant_is_inductive_for_every_N():
-    [enc] = registry.select("flush", "AnyFixed")
-    assert enc.members == "any" and enc.rlimit is not None and not enc.expect_cti
-    qs = run(enc, classify=False)
-    bad = [q.query for q in qs if q.result != "proved"]
-    assert not bad, bad
-    assert verdict(qs) and {q.as_json()["members"] for q in qs} == {"any"}
-    assert {q.query.split(":")[-1] for q in qs} == set(enc.lemmas) and "implication:VirtualSynchrony" in {
-        q.query for q in qs}
+    proved_for_every_n("flush", "AnyFixed", ["VirtualSynchrony"])
 
 
 def test_flawed_variant_yields_a_reachable_cti():

@@ -18,7 +18,7 @@ from groupcheck.model.core import explore
 from groupcheck.model.proofs import engine, registry
 from groupcheck.model.proofs.engine import run, verdict
 from groupcheck.model.proofs.sequencerflush_any import SequencerFlushAnyEncoding
-from proof_helpers import entry, lemmas_broken
+from proof_helpers import entry, lemmas_broken, proved_for_every_n
 
 
 def _enc(name, **change):
@@ -27,14 +27,7 @@ def _enc(name, **change):
 
 
 def test_invariant_is_inductive_for_every_N():
-    [enc] = registry.select("sequencerflush", "AnyNoCrash")
-    assert enc.members == "any" and enc.rlimit is not None and not enc.expect_cti
-    qs = run(enc, classify=False)
-    bad = [q.query for q in qs if q.result != "proved"]
-    assert not bad, bad
-    assert verdict(qs) and {q.as_json()["members"] for q in qs} == {"any"}
-    assert {q.query.split(":")[-1] for q in qs} == set(enc.lemmas)
-    assert {"implication:NoDuplicates", "implication:SurvivorTotalOrder"} <= {q.query for q in qs}
+    proved_for_every_n("sequencerflush", "AnyNoCrash", ["NoDuplicates", "SurvivorTotalOrder"])
 
 
 @pytest.mark.parametrize("name,change,N", [
