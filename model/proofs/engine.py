@@ -213,9 +213,9 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
-def _solver(enc: Encoding | None = None, ctx: z3.Context | None = None) -> z3.Solver:
+def _solver(enc: Encoding | None = None) -> z3.Solver:
     """A z3 solver with the encoding's ``solver_params`` (none: the defaults)."""
-    s = z3.Solver(ctx=ctx)
+    s = z3.Solver()
     for k, v in (getattr(enc, "solver_params", None) or {}).items():
         s.set(k, v)
     if getattr(enc, "rlimit", None) is not None:
@@ -228,36 +228,29 @@ def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None,
     """(result, model or None, wall seconds, CPU seconds of this process: z3
     runs in it, so the CPU figure is the query's cost whatever the load)."""
     first = enc.first_query(fs) if hasattr(enc, "first_query") else None
-    # fresh_context: the query in a z3 context of its own, so that what
-    # earlier queries created in the process's context cannot steer z3's
-    # search: under a resource limit the answer is then the query's alone,
-    # whatever ran before it in the process (a test worker, a shard)
-    ctx = z3.Context() if getattr(enc, "fresh_context", False) else None
-    into = (lambda xs: [x.translate(ctx) for x in xs]) if ctx is not None else list
     dt0 = dc0 = 0.0
     if first is not None:
-        s = _solver(enc, ctx)
+        s = _solver(enc)
         s.set("rlimit", first[1])
-        s.add(*into(first[0]))
+        s.add(*first[0])
         t0, c0 = time.perf_counter(), time.process_time()
         r = s.check()
         dt0, dc0 = time.perf_counter() - t0, time.process_time() - c0
         if r == z3.unsat:
             return "proved", None, dt0, dc0
-    s = _solver(enc, ctx)
+    s = _solver(enc)
     if getattr(enc, "rlimit", None) is None:
         s.set("timeout", timeout_ms)
     if rlimit is not None:
         s.set("rlimit", rlimit)
     t0, c0 = time.perf_counter(), time.process_time()
-    s.add(*into(enc.query(fs) if hasattr(enc, "query") else fs))
+    s.add(*(enc.query(fs) if hasattr(enc, "query") else fs))
     r = s.check()
     dt, dc = time.perf_counter() - t0 + dt0, time.process_time() - c0 + dc0
     if r == z3.unsat:
         return "proved", None, dt, dc
     if r == z3.sat:
-        m = s.model()       # read back in the caller's context, where its decoder works
-        return "cti", (m.translate(fs[0].ctx) if ctx is not None else m), dt, dc
+        return "cti", s.model(), dt, dc
     return "unknown", None, dt, dc
 
 

@@ -75,10 +75,6 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
     # and 10 million units here, alone, in a shard and in the matrix; the
     # larger limits cost 6 and 13 s of z3 CPU instead of 3
     first_rlimit = 500_000
-    # each query in a z3 context of its own (engine._solve): in a process
-    # that had asked other encodings' queries first (a test worker),
-    # RecvData x Sequence came back unknown under the same limits
-    fresh_context = True
     # one conjunct of a lemma at a time (engine.Encoding.split_goals):
     # Sequence whole gave up (20 million units) on Send, RecvForward and
     # RecvData; each conjunct is proved in well under a second
