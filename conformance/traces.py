@@ -198,7 +198,8 @@ def parse_line(line: str):
         raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
 
 
-MAX_LINE = 1 << 20      # characters: a record is a few hundred; a longer line is refused, not parsed
+MAX_LINE = 1 << 26      # characters: most records are a few hundred, but a FLUSH record carries its view's digest
+                        # (a 5-minute chaos soak wrote one of 1.3 MB); a longer line is refused, not parsed
 
 
 def _lines(path: Path):
