@@ -1494,15 +1494,8 @@ class FlushAnyEncoding(Channels, SortEncoding):
         cap = self.DECODE_CAP
         ns, L = min(max(n(S["ns"]), 0), cap), min(max(n(S["L"]), 0), cap)
         ids = lambda a: frozenset(i for i in range(1, ns + 1) if b(a[i]))  # noqa: E731
-        chan = {}
-        for p, q in product(M, M):
-            hd, tl = n(S["hd"][u[p], u[q]]), n(S["tl"][u[p], u[q]])
-            msgs = []
-            for k in range(hd, min(max(tl, hd), hd + cap)):
-                key = (u[p], u[q], k)
-                msgs.append(decoded_msg(n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]),
-                                        lambda: ids(S["cd"][key])))
-            chan[(p, q)] = tuple(msgs)
+        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(
+            n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]), lambda: ids(S["cd"][key])))
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][u[p]]) for p in M),

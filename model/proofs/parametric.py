@@ -237,6 +237,18 @@ class Channels:
     to p; lemmas over messages read positions through ``_msgs``."""
 
     @staticmethod
+    def decoded_channels(S, u: dict, members, n, cap: int, message) -> dict:
+        """A z3 model's channels as the explorer's: ``(p, q) -> tuple`` of
+        ``message(key)`` for the first ``cap`` positions in flight, ``n``
+        reading an integer term of the model, ``u`` a member's element."""
+        chan = {}
+        for p in members:
+            for q in members:
+                hd, tl = n(S["hd"][u[p], u[q]]), n(S["tl"][u[p], u[q]])
+                chan[(p, q)] = tuple(message((u[p], u[q], k)) for k in range(hd, min(max(tl, hd), hd + cap)))
+        return chan
+
+    @staticmethod
     def has(S, p, q):
         return S["hd"][q, p] < S["tl"][q, p]
 

@@ -510,21 +510,16 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         cap = self.DECODE_CAP
         bound = lambda e: min(max(n(e), 0), cap)  # noqa: E731
         seq = lambda A, Q, L, x: tuple((who(A[u[x], j]), n(Q[u[x], j])) for j in range(1, bound(L[u[x]]) + 1))  # noqa: E731
-        chan = {}
-        for p, q in product(M, M):
-            h, t = n(S["hd"][u[p], u[q]]), n(S["tl"][u[p], u[q]])
-            msgs = []
-            for k in range(h, min(max(t, h), h + cap)):
-                key = (u[p], u[q], k)
-                ty = n(S["ty"][key])
-                name = TYPES[ty] if 0 <= ty < len(TYPES) else f"?{ty}"
-                f = {"type": name}
-                if name in ("FORWARD", "DATA"):
-                    f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
-                if name != "FORWARD":
-                    f["view"] = n(S["view"][key])
-                msgs.append(record(**f))
-            chan[(p, q)] = tuple(msgs)
+        def message(key):
+            ty = n(S["ty"][key])
+            name = TYPES[ty] if 0 <= ty < len(TYPES) else f"?{ty}"
+            f = {"type": name}
+            if name in ("FORWARD", "DATA"):
+                f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
+            if name != "FORWARD":
+                f["view"] = n(S["view"][key])
+            return record(**f)
+        chan = self.decoded_channels(S, u, M, n, cap, message)
         nv = bound(S["nv"])
         phases = {i: x for x, i in PH.items()}
         return SequencerFlushState(
