@@ -80,6 +80,8 @@ class Stack:
     protocol: Optional[str] = None   # the spec protocol whose promises the history is judged on
     own_promises: tuple = ()         # without one: the history checks the stack promises
     steps: bool = False              # its members log white-box steps (the spec's actions) too
+    based: bool = False              # ... from a base all members take before any multicast (STABLE's
+                                     # Init); its spec has no crash, so a kill run has no trace
     gossip_ms: int = 2000            # STABLE's desired_avg_gossip
     gossip_bytes: int = 400000       # STABLE's max_bytes: a member gossips once it received that many
 
@@ -95,7 +97,7 @@ STACKS = {
     # first interval is drawn while it has no members), so a short run gossips
     # by bytes received: every 200 bytes, about 30 of our messages
     "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO"), steps=True,
-                    gossip_ms=500, gossip_bytes=200),
+                    based=True, gossip_ms=500, gossip_bytes=200),
 }
 
 
@@ -272,7 +274,7 @@ class Runner:
                 self.log(f"member {k} joined (pid {procs[k].pid}, port {port})")
             for k in procs:
                 self._wait_for(out / f"node-{k}.ready", deadline, procs[k], f"member {k} did not see all {self.n}")
-            if self.stack == "stable":        # every member takes its base before any multicasts (startStable)
+            if STACKS[self.stack].based:      # every member takes its base before any multicasts (startStable)
                 for k in procs:
                     self._wait_for(out / f"node-{k}.based", deadline, procs[k], f"member {k} took no base")
                 for k in procs:
@@ -309,7 +311,7 @@ class Runner:
                     f.write(json.dumps({"kind": "event", "name": "crash", "nid": None, "params": {"member": m}})
                             + "\n")
         failed = [k for k, p in procs.items() if p.returncode != 0 and k not in killed]
-        if self.stack == "stable":
+        if STACKS[self.stack].based:
             if not killed:            # Stable.tla has no crash: a kill run is judged by its history alone
                 write_stable_trace(out, run_id, self.n)
         elif STACKS[self.stack].steps:
