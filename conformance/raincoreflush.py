@@ -234,7 +234,7 @@ class RaincoreFlushBinding(cf.FlushBinding):
         if name in OUTSIDE + LOSSY_RING:
             yield from ring_successors(self.model, s, ev)     # none outside the abstraction
             return
-        yield from cf._successors(self.model, s, ev)      # FLUSH's actions, Crash (with its cuts), Join
+        yield from cf._successors(self.model, s, ev, self.all_cuts)   # FLUSH's actions, Crash, Join
 
     def message(self, s, t, ev: dict) -> Optional[str]:
         if ev["name"] in RING_RECORDS:

@@ -420,16 +420,29 @@ class FlushModel(Model):
             and bool(self.Staying(s) - {p})
         )
 
-    def Cuts(self, s: FlushState, p: int):
-        """Every cut[q] in LastView(chan[p, q]) .. Len(chan[p, q]), as a tuple over 1..N."""
+    def Cuts(self, s: FlushState, p: int, greatest: bool = False):
+        """Every cut[q] in LastView(chan[p, q]) .. Len(chan[p, q]), as a tuple over 1..N;
+        with ``greatest``, only the cut that keeps every message.
+
+        The greatest cut simulates every other, which is why the replay asks
+        for it alone: a smaller cut differs only by messages missing at the
+        tails of the dead member's outgoing channels; nothing is appended to
+        those (Multi skips the dead) and no guard reads them but the receive
+        that takes their head, so every run from a smaller cut is a run from
+        the greatest one with every variable outside those tails equal.  The
+        replay, which never sees a channel, then keeps one candidate where
+        the spec branches into the product of the cuts (thousands after a
+        crash of a member that was many messages ahead)."""
+        if greatest:
+            return [tuple(len(s.chan[(p, q)]) for q in self.Members)]
         ranges = [range(self.LastView(s.chan[(p, q)]), len(s.chan[(p, q)]) + 1) for q in self.Members]
         return product(*ranges)
 
-    def Crash(self, s: FlushState, p: int):
-        """All successors of Crash(p), one per cut."""
+    def Crash(self, s: FlushState, p: int, greatest: bool = False):
+        """All successors of Crash(p), one per cut (with ``greatest``, the greatest cut's: see Cuts)."""
         if not self.CanCrash(s, p):
             return []
-        return [s._replace(chan=self.Cut(s, p, cut), crashed=s.crashed | {p}) for cut in self.Cuts(s, p)]
+        return [s._replace(chan=self.Cut(s, p, cut), crashed=s.crashed | {p}) for cut in self.Cuts(s, p, greatest)]
 
     def Cut(self, s, p: int, cut: tuple) -> Fn:
         """Crash(p)'s channels: every channel into p emptied, each channel p -> q cut to its first cut[q] messages."""

@@ -347,15 +347,16 @@ class RaincoreFlushModel(FlushModel):
             and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
         )
 
-    def Crash(self, s, p: int):
-        """All successors of Crash(p), one per cut of p's outgoing channels."""
+    def Crash(self, s, p: int, greatest: bool = False):
+        """All successors of Crash(p), one per cut of p's outgoing channels
+        (with ``greatest``, the greatest cut's: see FlushModel.Cuts)."""
         if not self.CanCrash(s, p):
             return []
         if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
             base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
         else:
             base = s._replace(**self.RingDown(s, p))
-        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p)]
+        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p, greatest)]
 
     @staticmethod
     def RingDown(s, p: int) -> dict:
