@@ -366,8 +366,14 @@ class FlushBinding(Binding):
         if var == "delivered":      # append: the messages this step delivered
             if self.whole_states:
                 return self.ids.keys(t.delivered[p - 1])
-            return self.ids.keys(t.delivered[p - 1] - s.delivered[p - 1])
+            before, after = s.delivered[p - 1], t.delivered[p - 1]
+            return [] if after is before else self.ids.keys(after - before)
         return _PROJECT[var](t, p, self.ids) if var in FIELDS and var in _PROJECT else None
+
+    def untouched(self, s, t, ev: dict, var: str) -> bool:
+        # the model's steps rebuild only what they change (``_set``), so a
+        # member's value that is the same object is unchanged
+        return var in _PROJECT and getattr(t, var)[ev["nid"] - 1] is getattr(s, var)[ev["nid"] - 1]
 
     def norm(self, var: str, value):
         if var in ("delivered", "digest"):

@@ -271,6 +271,13 @@ class Binding:
         the trace's JSON shape (an append variable: the elements appended)."""
         raise NotImplementedError
 
+    def untouched(self, s, t, ev: dict, var: str) -> bool:
+        """The step leaves ``var`` of the acting node alone, known without
+        projecting it (True only when certain; a binding whose per-node
+        values grow with the run answers by identity, so a step that does
+        not touch them costs nothing)."""
+        return False
+
     def norm(self, var: str, value):
         """A logged value in the shape ``observe`` returns."""
         return value
@@ -295,7 +302,7 @@ class Binding:
         it a layer that skips an update passes: its record says nothing of
         the variable, whatever the model did to it."""
         return [f"{var}: the model's step changes it to {self.observe(s, t, ev, var)!r}, the record does not log it"
-                for var in self.observable(ev) if var not in logged
+                for var in self.observable(ev) if var not in logged and not self.untouched(s, t, ev, var)
                 and self.observe(s, t, ev, var) != self.observe(s, s, ev, var)]
 
     def reduce(self, t):
@@ -401,7 +408,7 @@ class Engine:
         if stop:
             return stop
         logged = b.logged(ev)
-        nxt, pairs = set(), []
+        out, pairs = [], []
         for s in self.cands:
             for t in b.successors(s, ev):
                 if t is None or b.message(s, t, ev) is not None:
@@ -411,7 +418,11 @@ class Engine:
                 if logged is not None and b.unlogged_changes(s, t, ev, logged):
                     continue
                 pairs.append((s, t))
-                nxt.add(b.reduce(t))
+                out.append(b.reduce(t))
+        # A state's hash walks all of it (the sent messages grow with the run),
+        # so the one successor of the usual step is not hashed: deduplicating
+        # it would make a run's replay quadratic in its length.
+        nxt = set(out) if len(out) > 1 else out
         if not nxt:
             why = b.explain(self.cands, ev)
             self.mismatch = why if isinstance(why, Mismatch) else None
@@ -424,7 +435,7 @@ class Engine:
         self.peak = max(self.peak, len(nxt))
         self.steps += 1
         if self.seen is not None:
-            self.seen |= nxt
+            self.seen.update(nxt)
             if len(self.seen) > VISITED_MAX:
                 self.seen = None            # coverage of this run unknown (too many states)
         return stop
