@@ -65,6 +65,7 @@ def spec_msg(msg) -> dict:
 
 
 SELF_TIMER = "self"
+MAX_FORWARDED = 128     # a sender's messages out with the sequencer before it waits (``Sequencer.blocked``)
 
 
 class Sequencer:
@@ -72,7 +73,7 @@ class Sequencer:
 
     def __init__(self, nid: int, members, *, tracing: bool | str = True, self_channel: bool = False,
                  resend_always: bool = False, resent_first: bool = False, joiner: bool = False,
-                 universe=None) -> None:
+                 universe=None, max_forwarded: int = MAX_FORWARDED) -> None:
         """``joiner``: ``nid`` is not in the first view ``members``; it is in
         no view (vid 0) until FLUSH installs the VIEW that takes it in (spec/
         RaincoreSequencerFlush's joiner: that first view is no view change,
@@ -80,8 +81,11 @@ class Sequencer:
         ``universe``: every node that may ever be a member (default: the first
         view); the received-table starts with an entry 0 for each, as the
         spec's does (``recv[m] = [Members -> 0]``); a view change drops the
-        entries of non-members."""
+        entries of non-members.  ``max_forwarded``: see ``blocked``."""
         members = tuple(members)
+        if max_forwarded < 1:
+            raise ValueError(f"max_forwarded must be positive, got {max_forwarded}")
+        self.max_forwarded = max_forwarded
         # With tracing off no Trace effect (and no state snapshot) is built;
         # "delta": each record carries what changed (delta()), not state().
         self.tracing = tracing
@@ -105,6 +109,16 @@ class Sequencer:
         self.selfq: list = []                # self_channel: FORWARD/DATA to itself, FIFO
         self.resent_first = resent_first     # hold application sends while selfq is not empty
         self.held: list[bytes] = []          # resent_first: application payloads waiting for selfq
+
+    @property
+    def blocked(self) -> bool:
+        """Backpressure (impl/stack.py): the application waits while
+        ``max_forwarded`` of its messages are out with the sequencer, not yet
+        back as DATA.  The spec never obliges a member to send, so waiting
+        conforms; it bounds the forward table, hence a sender's memory and
+        every record that logs ``fwd`` (whole), however far the sequencer
+        lags behind an unpaced sender."""
+        return len(self.fwd) >= self.max_forwarded
 
     @property
     def is_coord(self) -> bool:

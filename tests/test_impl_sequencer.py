@@ -25,6 +25,22 @@ def net(effs):
 
 # ---------------------------------------------------------------- Send(m)
 
+def test_a_sender_with_max_forwarded_messages_out_waits_until_one_comes_back():
+    """Backpressure: the forward table (and every record logging it) stays
+    bounded however far the sequencer lags; the stack passes it up."""
+    s = Sequencer(2, (1, 2, 3), max_forwarded=2)
+    stack = Stack(2, [s])
+    s.handle(AppSend(b"a"), 0.0)
+    assert not s.blocked and not stack.blocked
+    s.handle(AppSend(b"b"), 0.0)
+    assert s.blocked and stack.blocked and sorted(s.fwd) == [1, 2]
+    s.handle(Receive(1, Data(2, 1, b"a")), 0.0)
+    assert not s.blocked and sorted(s.fwd) == [2]
+    assert not Sequencer(1, (1, 2, 3), max_forwarded=1).blocked      # the coordinator forwards nothing
+    with pytest.raises(ValueError, match="max_forwarded"):
+        Sequencer(2, (1, 2, 3), max_forwarded=0)
+
+
 def test_coordinator_send_multicasts_data():
     s = Sequencer(1, (1, 2, 3))
     effs = s.handle(AppSend(b"m"), 0.0)
