@@ -354,7 +354,7 @@ def _cluster(protocols: list[str]) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory() as d:
         for name in protocols:
             if registry.get(name).audit_cluster:
-                c = audit.cluster_check(Path(d), name, messages=50)
+                c = audit.cluster_check(Path(d) / name, name, seconds=3.0)
                 if not c.as_expected:
                     why.append(f"{c.id}: {c.observed}; {c.detail or ''}")
     return bool(why), "; ".join(why)

@@ -438,7 +438,7 @@ def tla_log(trace: Trace) -> list:
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
-    draw=draw, campaign_faults="auto",
+    draw=draw, campaign_faults="auto", audit_cluster=True,
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets

@@ -350,7 +350,7 @@ def tla_constants(c: dict) -> dict:
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring"),
-    draw=draw, campaign_faults="auto", reduce=csf.reduce_state,
+    draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
     # spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla: one entry per joined
     # step or ring record (tla_log); newNodes is a set

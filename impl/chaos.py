@@ -22,7 +22,9 @@ holds, at most one half).
 A pause lasts longer than the stack's failure detector's time-out
 (``suspicion_after``): over the ring the Transport Manager's (its resend
 interval times its attempts, 1 s), so the survivors may drop the paused
-node while it is alive (the false suspicion of docs/raincore.md).  The
+node while it is alive (the false suspicion of docs/raincore.md); with
+``stalls`` it stays under half the time-out (the soak of everything but
+false suspicion: the audit's and the long soaks over the ring).  The
 oracle stacks' detector is the runner, which suspects only the nodes it
 killed: there a pause is a stall of the node that the others' reliable
 layers ride out with retransmissions (50 ms), never a suspicion.
@@ -88,17 +90,21 @@ def suspicion_after(protocol: str, lossy: bool = False) -> Optional[float]:
 
 
 def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] = None,
-             holder: bool = False, rejoin: bool = False) -> list[Action]:
+             holder: bool = False, rejoin: bool = False, stalls: bool = False) -> list[Action]:
     """The actions of a chaos run, from ``seed`` alone: over ``seconds``, on
     members 1..``nodes``; ``suspect``: the detector's time-out (None: no
     time-out, the pauses are stalls); ``holder``: the ring's token holder
     may be a kill's target; ``rejoin``: a killed node may come back as a new
     node (``join`` of ids ``nodes`` + 1, + 2...; the kills stay among the
-    first members, the joiners may be paused)."""
+    first members, the joiners may be paused); ``stalls``: every pause
+    stays under half the time-out, so no live node is suspected."""
     if nodes < 2 or seconds <= 0:
         raise ValueError("a chaos schedule needs 2 nodes or more and seconds > 0")
     rng = random.Random(seed)
-    pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
+    if suspect and stalls:
+        pause = (min(STALL[0], suspect / 4), min(STALL[1], suspect / 2))
+    else:
+        pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
     step = (sum(GAP) + sum(pause)) / 2            # an action's mean length, with the gap after it
     live = list(range(1, nodes + 1))
     kills, joins, out = 0, 0, []

@@ -35,6 +35,15 @@ def test_a_schedule_is_its_seed_alone_and_keeps_its_bounds(nodes):
     assert len(plans) == 30                          # different seeds, different schedules
 
 
+def test_stalls_keep_every_pause_under_half_the_time_out():
+    for seed in range(30):
+        plan = schedule(seed, 20.0, 3, suspect=1.0, stalls=True)
+        _check_bounds(plan, 20.0, 3)
+        pauses = [a.seconds for a in plan if a.action == "pause"]
+        assert pauses and all(0 < p <= 0.5 for p in pauses)
+    assert schedule(4, 20.0, 3, stalls=True) == schedule(4, 20.0, 3)      # no time-out: stalls anyway
+
+
 def test_the_schedule_follows_the_live_members():
     """A kill of the coordinator takes the smallest member the schedule knows
     alive; a later named target is never a member it has killed."""
