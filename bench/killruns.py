@@ -15,7 +15,7 @@ quiescent and their history has no violation at all (a documented finding
 counts against it here, unlike the command's exit status, which accepts
 one); the exit status is kept beside it.  The folder of a clean run is
 removed; an unclean one is kept under OUT for its traces.  The load average
-is read as each run ends; a run whose run and check pass ``--limit`` seconds is
+is read as each run ends (the first run waits for ``--warmup-load``); a run whose run and check pass ``--limit`` seconds is
 stopped (its process group) and counted not clean.  Prints one JSON object (docs/benchmarks.md).
 """
 
@@ -85,10 +85,17 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=600.0, help="seconds a run and its check may take")
     ap.add_argument("--hogs", type=int, default=2, help="busy loops for the whole campaign")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--warmup-load", type=float, default=6.0,
+                    help="before the first run, wait (at most 120 s) for the 1-minute load average to reach this")
     a = ap.parse_args()
     from groupcheck.impl.cluster import HOG     # ends itself when its stdin (our pipe) closes
     hogs = [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.PIPE) for _ in range(a.hogs)]
     try:
+        # the 1-minute average lags the hogs: without the wait the first runs
+        # read a low load although the machine is as busy as later
+        until = time.monotonic() + 120
+        while os.getloadavg()[0] < a.warmup_load and time.monotonic() < until:
+            time.sleep(2)
         report(a, hogs)
     finally:
         for h in hogs:
