@@ -550,8 +550,19 @@ def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:
         return None
     n = before[-1]
     to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
+    msg = ev.get("msg") or {}
+    this = ""
+    if ev["name"] == "Send" and msg.get("type") == "DATA" and n["to"] == ev["nid"] and (ev.get("state") or {}).get("fwd"):
+        # JGRP-1449's first step: the new message overtakes the re-sent ones
+        this = (f"; this record is member {ev['nid']}'s next multicast {msg['sender']}.{msg['seqno']}, which it "
+                f"now sequences itself (a BCAST) while the older messages it re-sent to itself as FORWARDs "
+                f"{ev['state']['fwd']} are still on their way back through its loopback, so it is sequenced and "
+                f"delivered ahead of them (JGRP-1449)")
+    elif ev["name"] == "RecvForward":
+        this = (f"; this record is member {ev['nid']} taking a FORWARD of that re-send "
+                f"({msg.get('sender')}.{msg.get('seqno')}), which no channel of the spec holds")
     return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was suspected at "
             f"{n['clock']} s, so member {n['nid']} took {to} for the coordinator and re-sent its forward table "
             f"{n['resent']} to it, before any view without member {n['suspected']} was installed; Sequencer.tla "
             f"moves the coordinator and re-sends the forward table only when a view is installed (InstallView), "
-            f"so the spec has no step for this record")
+            f"so the spec has no step for this record{this}")
