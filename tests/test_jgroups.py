@@ -217,6 +217,31 @@ def test_check_reads_the_run_folder_and_compares_history_and_trace(tmp_path, fau
     assert r["history"]["crashed"] == ([1] if faults else [])
 
 
+def test_sequencer_flush_agreement_compares_the_sequencer_layers_checks_only(tmp_path):
+    """On SEQUENCER + FLUSH the trace is SEQUENCER's alone: a history that
+    breaks only FLUSH's FlushEventOrder fails the run but still agrees with
+    a conforming trace; one that breaks SenderFIFO, a SEQUENCER-layer check,
+    does not."""
+    proto = protocols.get("sequencer")
+    recs, _ = proto.simulate(0, "", dict(proto.default_options))
+    tracefile.write(tmp_path / "traces" / "run.ndjson", recs)
+    h = history.from_trace(recs)
+    # member 2 unblocks with no block before it: FLUSH's event order only
+    flush_only = h[:-1] + [{"kind": "event", "name": "unblock", "nid": 2, "params": {}, "clock": h[-2]["clock"]},
+                           h[-1]]
+    tracefile.write(tmp_path / "history" / "run.ndjson", flush_only)
+    r = jgroups.check(tmp_path, "sequencerflush")
+    assert r["trace"]["verdict"] == "ok" and r["history"]["verdict"] == "violation", r
+    assert {v["check"] for v in r["history"]["violations"]} == {"FlushEventOrder"} and r["agree"], r
+    # member 2 delivers two messages of one sender the other way round
+    i, j = [k for k, e in enumerate(h) if e.get("name") == "deliver" and e["nid"] == 2
+            and e["params"]["id"][0] == 1][:2]
+    h[i]["params"], h[j]["params"] = h[j]["params"], h[i]["params"]
+    tracefile.write(tmp_path / "history" / "run.ndjson", h)
+    r = jgroups.check(tmp_path, "sequencerflush")
+    assert "SenderFIFO" in {v["check"] for v in r["history"]["violations"]} and r["agree"] is False, r
+
+
 def test_missing_jgroups_exits_3_naming_make_jgroups(tmp_path, monkeypatch):
     from typer.testing import CliRunner
     from groupcheck.cli.main import app
