@@ -121,6 +121,8 @@ def _report(r: dict, as_json: bool, gate: Gate) -> None:
         if t.get("tlc"):
             print(f"    tlc: {'accepts' if t['tlc']['ok'] else 'rejects at event ' + str(t['tlc']['first_unmatched'])}"
                   f" ({t['tlc']['events']} events, {t['tlc']['seconds']} s)")
-        print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}")
+        print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}"
+              + (f" (the trace is the {r['layer']} layer's: compared on {', '.join(r['agree_on'])})"
+                 if r.get("layer") else ""))
     print(f"  files: groupcheck history {r['out']}/history" + ("" if t is None else f"; groupcheck conform {r['out']}/traces"))
     raise typer.Exit(code)

@@ -70,10 +70,11 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
         assert v["mermaid"].startswith("sequenceDiagram")
     if stack == "sequencerflush":
         assert "FlushEventOrder" not in {v["check"] for v in row["violations"]}
-    else:       # white-box: conforms, or is rejected at a step of handleSuspect's, said so (docs/jgroups.md)
-        t = jgroups.check(tmp_path, stack)["trace"]
-        print(f"  trace: {t['verdict']}; {t.get('jgroups_step')}")
-        assert t["verdict"] == "ok" or "SEQUENCER.handleSuspect" in (t.get("jgroups_step") or ""), t
+    # white-box (SEQUENCER's layer on both stacks): conforms, or is rejected at a
+    # step of handleSuspect's, said so (docs/jgroups.md)
+    t = jgroups.check(tmp_path, stack)["trace"]
+    print(f"  trace: {t['verdict']}; {t.get('jgroups_step')}")
+    assert t["verdict"] == "ok" or "SEQUENCER.handleSuspect" in (t.get("jgroups_step") or ""), t
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +155,34 @@ def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
     assert h.returncode == (0 if clean else 1) and f"{int(clean)}/1 runs ok" in h.stdout, h.stdout
 
 
+@needs_jgroups          # one kill run, 13-20 s
+def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_reported(tmp_path):
+    """SEQUENCER + FLUSH with the coordinator killed: the SEQUENCER layer's
+    steps make a Sequencer.tla trace that the replay judges, and the command
+    compares it with the history on the checks that layer promises, not on
+    FLUSH's VirtualSynchrony and FlushEventOrder, which it cannot see."""
+    out = tmp_path / "run"
+    p = gc("jgroups", "run", "--stack", "sequencerflush", "--members", "3", "--messages", "60", "--kill",
+           "1@0.5", "--out", str(out))
+    assert p.returncode in (0, 1), p.stderr
+    [path] = (out / "traces").glob("*.ndjson")
+    head = json.loads(path.read_text().splitlines()[0])
+    assert head["protocol"] == "sequencer" and head["constants"] == {"N": 3, "MaxSeq": 60, "MaxCrashes": 1}, head
+    result = json.loads((out / "result.json").read_text())
+    t, h = result["trace"], result["history"]
+    assert t["verdict"] in ("ok", "nonconforming", "violation"), t       # judged by the replay, step by step
+    if t["verdict"] == "nonconforming":
+        assert "SEQUENCER.handleSuspect" in t["jgroups_step"], t
+    on = set(result["agree_on"])
+    assert on == set(jgroups.promised("sequencerflush")) & set(jgroups.promised("sequencer")), on
+    assert not on & {"VirtualSynchrony", "FlushEventOrder"}
+    layer_clean = not [v for v in h["violations"] if v["check"] in on]
+    assert result["agree"] == (layer_clean == (t["verdict"] == "ok")), result
+    line = re.search(r"^  agreement of history and trace verdicts: (yes|NO) \(the trace is the sequencer layer's: "
+                     r"compared on ([A-Za-z, ]+)\)$", p.stdout, re.M)
+    assert line and line[1] == ("yes" if result["agree"] else "NO") and set(line[2].split(", ")) == on, p.stdout
+
+
 @pytest.mark.parametrize("args,msg", [
     (["--stack", "paxos"], "--stack 'paxos'"),
     (["--stack", "sequencer", "--members", "1"], "--members 1"),
@@ -185,6 +214,31 @@ def test_check_reads_the_run_folder_and_compares_history_and_trace(tmp_path, fau
     assert r["agree"] == ((r["history"]["verdict"] == "ok") == (r["trace"]["verdict"] == "ok"))
     assert r["agree"], r
     assert r["history"]["crashed"] == ([1] if faults else [])
+
+
+def test_sequencer_flush_agreement_compares_the_sequencer_layers_checks_only(tmp_path):
+    """On SEQUENCER + FLUSH the trace is SEQUENCER's alone: a history that
+    breaks only FLUSH's FlushEventOrder fails the run but still agrees with
+    a conforming trace; one that breaks SenderFIFO, a SEQUENCER-layer check,
+    does not."""
+    proto = protocols.get("sequencer")
+    recs, _ = proto.simulate(0, "", dict(proto.default_options))
+    tracefile.write(tmp_path / "traces" / "run.ndjson", recs)
+    h = history.from_trace(recs)
+    # member 2 unblocks with no block before it: FLUSH's event order only
+    flush_only = h[:-1] + [{"kind": "event", "name": "unblock", "nid": 2, "params": {}, "clock": h[-2]["clock"]},
+                           h[-1]]
+    tracefile.write(tmp_path / "history" / "run.ndjson", flush_only)
+    r = jgroups.check(tmp_path, "sequencerflush")
+    assert r["trace"]["verdict"] == "ok" and r["history"]["verdict"] == "violation", r
+    assert {v["check"] for v in r["history"]["violations"]} == {"FlushEventOrder"} and r["agree"], r
+    # member 2 delivers two messages of one sender the other way round
+    i, j = [k for k, e in enumerate(h) if e.get("name") == "deliver" and e["nid"] == 2
+            and e["params"]["id"][0] == 1][:2]
+    h[i]["params"], h[j]["params"] = h[j]["params"], h[i]["params"]
+    tracefile.write(tmp_path / "history" / "run.ndjson", h)
+    r = jgroups.check(tmp_path, "sequencerflush")
+    assert "SenderFIFO" in {v["check"] for v in r["history"]["violations"]} and r["agree"] is False, r
 
 
 def test_missing_jgroups_exits_3_naming_make_jgroups(tmp_path, monkeypatch):

@@ -12,7 +12,8 @@
 // it is doing, so no member outlives a harness that died without killing it.
 // Messages are identified by their payload, members by the id in their address.
 // With a <steps> path, the white-box protocols of the stack log its steps there
-// as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer),
+// as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer or
+// sequencerflush),
 // NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
 import java.io.*;
 import java.util.*;
@@ -113,7 +114,7 @@ public class HistoryDriver {
     static PrintWriter steps;
     static long lastStamp = 0;
     static boolean tracing = false;      // from the first view with every member, or the first
-    static boolean fullView = false;     // SEQUENCER message (its sender had that view already)
+    static boolean fullView = false;     // application message through SEQUENCER (its sender had that view)
     static int vid = 0;
     static Protocol sequencer;
     static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField, receivedTable, seqnoMap;
@@ -138,26 +139,63 @@ public class HistoryDriver {
         return "{\"type\":\"" + type + "\",\"sender\":" + sender + ",\"seqno\":" + seqno + "}";
     }
 
+    /*
+     * The spec's seqno of a message is its payload's ("gc:<sender>:<seq>"), not
+     * JGroups's seqno + 1: SEQUENCER also numbers the multicasts of the protocols
+     * above it (pbcast.FLUSH's START_FLUSH and STOP_FLUSH, which are not
+     * NO_TOTAL_ORDER), and those are no messages of the spec.  Without FLUSH the
+     * two numberings coincide.  A FORWARD, WRAPPED_BCAST or forward-table entry
+     * carries the original message serialized (Util.objectToByteBuffer).
+     */
+    static final Map<Integer, TreeMap<Long, Long>> specSeq = new HashMap<>();   // sender -> JGroups seqno -> spec's
+
+    /** The payload's seq of an application message, or -1 (another protocol's multicast). */
+    static long payloadSeq(byte[] b) {
+        if (b == null) return -1;
+        String s = new String(b);
+        return s.startsWith("gc:") ? Long.parseLong(s.split(":")[2]) : -1;
+    }
+
+    /** The spec's seqno of a message SEQUENCER handles (header type 2 BCAST: the raw
+     *  payload; 1 FORWARD and 3 WRAPPED_BCAST: the serialized original), remembered
+     *  per sender against JGroups's seqno, for recv and fwd. */
+    static long specSeqOf(Message m, int sender, long jgSeqno, byte type) throws Exception {
+        long q = payloadSeq(type == 2 ? m.getBuffer() : inner(m.getBuffer()));
+        if (q > 0) specSeq.computeIfAbsent(sender, k -> new TreeMap<>()).put(jgSeqno, q);
+        return q;
+    }
+
+    static byte[] inner(byte[] serialized) throws Exception {
+        return serialized == null ? null : ((Message) org.jgroups.util.Util.objectFromByteBuffer(serialized)).getBuffer();
+    }
+
     /** SEQUENCER's received table over the view's members, as the spec's recv: the
-     *  highest seqno delivered per original sender, 1-based, 0 for none yet. */
+     *  spec's seqno of the highest message delivered per original sender, 0 for none. */
     static String recv(View v) throws Exception {
         Object table = receivedTable.get(sequencer);
         Map<?, ?> entries = (Map<?, ?>) seqnoMap.get(table);
         StringBuilder b = new StringBuilder("{");
         for (Address a : v.getMembers()) {
-            long q = entries.containsKey(a) ? ((org.jgroups.util.SeqnoTable) table).getHighestReceived(a) + 1 : 0;
-            b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(a)).append("\":").append(q);
+            int s = memberOf(a);
+            Map.Entry<Long, Long> e = !entries.containsKey(a) || !specSeq.containsKey(s) ? null
+                : specSeq.get(s).floorEntry(((org.jgroups.util.SeqnoTable) table).getHighestReceived(a));
+            b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(e == null ? 0 : e.getValue());
         }
         return b.append("}").toString();
     }
 
-    /** SEQUENCER's forward table, as the spec's fwd: the sender's seqnos, 1-based. */
+    /** SEQUENCER's forward table, as the spec's fwd: the application's messages in it, by the spec's seqno. */
     @SuppressWarnings("unchecked")
     static String fwd(Long plus) throws Exception {
-        TreeSet<Long> keys = new TreeSet<>(((Map<Long, byte[]>) forwardTable.get(sequencer)).keySet());
-        if (plus != null) keys.add(plus);
+        TreeMap<Long, Long> mine = specSeq.computeIfAbsent(me, k -> new TreeMap<>());
+        TreeSet<Long> qs = new TreeSet<>();
+        for (Map.Entry<Long, byte[]> e : ((Map<Long, byte[]>) forwardTable.get(sequencer)).entrySet()) {
+            if (!mine.containsKey(e.getKey())) mine.put(e.getKey(), payloadSeq(inner(e.getValue())));
+            if (mine.get(e.getKey()) > 0) qs.add(mine.get(e.getKey()));
+        }
+        if (plus != null) qs.add(plus);
         StringBuilder b = new StringBuilder("[");
-        for (Long k : keys) b.append(b.length() > 1 ? "," : "").append(k + 1);
+        for (Long q : qs) b.append(b.length() > 1 ? "," : "").append(q);
         return b.append("]").toString();
     }
 
@@ -181,7 +219,7 @@ public class HistoryDriver {
                         long q = Long.parseLong(new String(m.getBuffer()).split(":")[2]);
                         boolean coord = isCoord.getBoolean(sequencer);
                         step(stamp(), "Send", null, msgJson(coord ? "DATA" : "FORWARD", me, q),
-                             "{\"sent\":" + q + ",\"fwd\":" + fwd(coord ? null : q - 1) + "}", null);
+                             "{\"sent\":" + q + ",\"fwd\":" + fwd(coord ? null : q) + "}", null);
                     } catch (Exception e) { throw new RuntimeException(e); }
                 }
                 return down_prot.down(evt);
@@ -194,19 +232,22 @@ public class HistoryDriver {
         public String getName() { return "StepsBelow"; }
 
         public Object up(Event evt) {
+            int t = evt.getType();
+            Header h = t == Event.MSG ? ((Message) evt.getArg()).getHeader(sequencer.getId()) : null;
+            // only SEQUENCER's steps take the lock: GMS sends FLUSH's SUSPEND up through
+            // here and waits in FLUSH for the flush, whose messages come up through here too
+            if (t != Event.VIEW_CHANGE && t != Event.SUSPECT && h == null) return up_prot.up(evt);
             synchronized (STEP) {
                 try {
-                    if (evt.getType() == Event.VIEW_CHANGE) return view((View) evt.getArg(), evt);
-                    if (evt.getType() == Event.SUSPECT && tracing) return suspect((Address) evt.getArg(), evt);
-                    if (evt.getType() != Event.MSG) return up_prot.up(evt);
+                    if (t == Event.VIEW_CHANGE) return view((View) evt.getArg(), evt);
+                    if (t == Event.SUSPECT) return tracing ? suspect((Address) evt.getArg(), evt) : up_prot.up(evt);
                     Message m = (Message) evt.getArg();
-                    Header h = m.getHeader(sequencer.getId());
-                    if (h == null) return up_prot.up(evt);
-                    if (!tracing) { tracing = true; vid = 1; }
                     long ts = stamp();
                     byte type = hdrType.getByte(h);
                     int sender = memberOf(((SEQUENCER.SequencerHeader) h).getOriginalSender());
-                    long q = ((SEQUENCER.SequencerHeader) h).getSeqno() + 1;
+                    long q = specSeqOf(m, sender, ((SEQUENCER.SequencerHeader) h).getSeqno(), type);
+                    if (q < 0) return up_prot.up(evt);                 // FLUSH's multicast: no message of the spec
+                    if (!tracing) { tracing = true; vid = 1; }
                     String p = "{\"p\":" + memberOf(m.getSrc()) + "}";
                     if (type == 1) {                                    // FORWARD
                         step(ts, "RecvForward", p, msgJson("FORWARD", sender, q), "{}", null);
