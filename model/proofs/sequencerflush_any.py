@@ -499,6 +499,11 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     DECODE_CAP = 16
 
+    def decoded_fields(self, S, key, name: str, n, who) -> dict:
+        """A decoded message's fields beyond type, sender, seqno and view
+        (none: this encoding keeps no digest)."""
+        return {}
+
     @staticmethod
     def forward_table(chan, m) -> frozenset:
         """fwd[m], which the encoding leaves out, as it is in every reachable
@@ -538,7 +543,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
                 f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
             if name != "FORWARD":
                 f["view"] = n(S["view"][key])
-            return record(**f)
+            return record(**f, **self.decoded_fields(S, key, name, n, who))
         chan = self.decoded_channels(S, u, M, n, cap, message)
         nv = bound(S["nv"])
         phases = {i: x for x, i in PH.items()}
@@ -820,6 +825,92 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
             yield Label("Crash", ("m",)), z3.And(
                 alive(m), first, new_ini, cut,
                 fr(S, T, {**out, "crashed": z3.Store(S["crashed"], m, True), "ini": rest}))
+
+    # --- explorer states ------------------------------------------------------------
+    def py_state(self, s: SequencerFlushState) -> dict[str, Any]:
+        """AnyNoCrash's tables and: ini the least live member; fs[x] below
+        x's first FORWARD on its way to member 1 (sent[x] without one, or
+        once 1 crashed); the table value of a sender m's table lost at the
+        view change, the highest seqno of it m delivered; the digests of
+        messages and records.  Two records of one member in a ``completed``
+        have no such tables (the lemma Msgs excludes them): ValueError."""
+        S = super().py_state(s)
+        M = range(1, len(s.vid) + 1)
+        S["ini"] = min((m for m in M if m not in s.crashed), default=1)
+        for m in M:
+            for x in set(M) - set(s.recv[m]):
+                S["rval"][m, x] = max((q for y, q in s.delivered[m] if y == x), default=0)
+        fwd = {x: [f["seqno"] for f in s.chan[(x, 1)] if f["type"] == "FORWARD"] for x in M}
+        S["fs"] = Table((x, min(fwd[x]) - 1 if fwd[x] and 1 not in s.crashed else s.sent[x]) for x in M)
+        for f in ("gS", "gQ", "gL", "rS", "rQ", "rL"):
+            S[f] = Table()
+        for (p, q), msgs in s.chan.items():
+            for k, x in enumerate(msgs):
+                if "digest" in x:
+                    S["gL"][p, q, k] = len(x["digest"])
+                    for i, (y, n) in enumerate(x["digest"], 1):
+                        S["gS"][p, q, k, i], S["gQ"][p, q, k, i] = y, n
+        S["rd"] = Table((), False)
+        for c in M:
+            for q, d in s.completed[c]:
+                if S["rd"][c, q]:
+                    raise ValueError(f"two records of {q} at {c}")
+                S["rd"][c, q], S["rL"][c, q] = True, len(d)
+                for i, (y, n) in enumerate(d, 1):
+                    S["rS"][c, q, i], S["rQ"][c, q, i] = y, n
+        return S
+
+    def value(self, S, s: SequencerFlushState, ghosts: bool = True) -> z3.BoolRef:
+        """AnyNoCrash's, with ini, the digests and the records, and with
+        ``ghosts`` fs and the table value of a sender a table lost as
+        ``py_state`` has them (the lemmas evaluated in Python read them);
+        without, free (a model edge is a step for some ghost values)."""
+        P = self.py_state(s)
+        N = len(s.vid)
+        n = {i: node(i) for i in range(1, N + 1)}
+        cs = [super().value(S, s), S["ini"] == n[P["ini"]]]
+        if ghosts:
+            cs += [S["fs"][n[x]] == P["fs"][x] for x in n]
+            cs += [S["rval"][n[m], n[x]] == P["rval"][m, x] for m in n for x in n if not P["rdom"][m, x]]
+        for (x, y, k), L in P["gL"].items():
+            key = (n[x], n[y], S["hd"][n[x], n[y]] + k)
+            cs.append(S["gL"][key] == L)
+            for i in range(1, L + 1):
+                cs.append(S["gQ"][(*key, i)] == P["gQ"][x, y, k, i])
+                if P["gS"][x, y, k, i] in n:     # (a decoded CTI's sender may be no member: 0)
+                    cs.append(S["gS"][(*key, i)] == n[P["gS"][x, y, k, i]])
+        for c in n:
+            for q in n:
+                cs.append(S["rd"][n[c], n[q]] == P["rd"][c, q])
+                if P["rd"][c, q]:
+                    cs.append(S["rL"][n[c], n[q]] == P["rL"][c, q])
+                    for i in range(1, P["rL"][c, q] + 1):
+                        cs.append(S["rQ"][n[c], n[q], i] == P["rQ"][c, q, i])
+                        if P["rS"][c, q, i] in n:
+                            cs.append(S["rS"][n[c], n[q], i] == n[P["rS"][c, q, i]])
+        return z3.And(*cs)
+
+    def decoded_fields(self, S, key, name: str, n, who) -> dict:
+        if name not in ("VIEW", "FLUSH_COMPLETED"):
+            return {}
+        L = min(max(n(S["gL"][key]), 0), self.DECODE_CAP)
+        return {"digest": tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L + 1))}
+
+    def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
+        """AnyNoCrash's, with the digests and records (fs and ini are ghosts,
+        not decoded)."""
+        st = super().decode(m, S)
+        us = {e.sexpr(): e for e in members_of(m)}
+        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
+                 if d.arity() == 0 and d.range() == Node}
+        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or list(us.values()), 1))
+        num = {e.sexpr(): i for i, e in u.items()}
+        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+        cap = self.DECODE_CAP
+        rec = lambda c, q: tuple((num.get(ev(S["rS"][u[c], u[q], i]).sexpr(), 0), ev(S["rQ"][u[c], u[q], i]).as_long())  # noqa: E731
+                                 for i in range(1, min(max(ev(S["rL"][u[c], u[q]]).as_long(), 0), cap) + 1))
+        return st._replace(completed=Fn((c, frozenset((q, rec(c, q)) for q in u if z3.is_true(ev(S["rd"][u[c], u[q]]))))
+                                        for c in u))
 
     # --- invariant ----------------------------------------------------------------
     @property
