@@ -1,5 +1,7 @@
 """SEQUENCER over FLUSH (spec/SequencerFlush/SequencerFlush.tla) for every
-number of members, without a crash: NoDuplicates and SurvivorTotalOrder.
+number of members: without a crash NoDuplicates and SurvivorTotalOrder
+(``SequencerFlushAnyEncoding``, AnyNoCrash, below); with one crash
+NoDuplicates (``SequencerFlushCrashEncoding``, AnyFixed: its docstring).
 
 Theory of operation
 -------------------
