@@ -206,8 +206,11 @@ class SortEncoding(Encoding):
     def axioms(self) -> list:
         return order_axioms()
 
+    # instantiate at the query's Node terms too (``ground``'s ``terms``)
+    ground_terms = False
+
     def query(self, fs: list) -> list:
-        return ground(self.axioms() + fs)
+        return ground(self.axioms() + fs, self.ground_terms)
 
     def first_query(self, fs: list):
         """z3's own quantifier instantiation first (as StableAnyEncoding)."""
@@ -261,16 +264,55 @@ class Channels:
         return {"hd": z3.Store(S["hd"], q, p, S["hd"][q, p] + 1)}
 
     @staticmethod
-    def send(S, p, R, msg: dict, loopback: bool = False) -> dict:
+    def send(S, p, R, msg: dict, loopback: bool = False, seqs: dict | None = None) -> dict:
         """Multi(chan, p, R, msg): msg (field -> term) appended to the channel
         from p to every member q with R(q), p itself only with ``loopback``
-        (FLUSH never sends to oneself; a SEQUENCER coordinator's DATA does)."""
+        (FLUSH never sends to oneself; a SEQUENCER coordinator's DATA does).
+        ``seqs``: fields with one more index (a digest's entries), field ->
+        the entry at index i as a function of i."""
         to = ((lambda a, b: z3.And(a == p, R(b))) if loopback  # noqa: E731
               else (lambda a, b: z3.And(a == p, b != p, R(b))))
         out = {"tl": update(S["tl"], to, lambda a, b: S["tl"][a, b] + 1)}
         for f, v in msg.items():
             out[f] = update(S[f], lambda a, b, k: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, v=v: v)
+        for f, v in (seqs or {}).items():
+            out[f] = update(S[f], lambda a, b, k, i: z3.And(to(a, b), k == S["tl"][a, b]), lambda a, b, k, i, v=v: v(i))
         return out
+
+    @staticmethod
+    def subsequence(S, tag: str, which, keep, fields, seqs=()) -> tuple[dict, z3.BoolRef]:
+        """Each channel (a, b) with ``which(a, b)`` replaced by any
+        order-preserving subsequence of its messages at positions k with
+        ``keep(a, b, k)``: the spec's SelectSeq (Purged, a crash's cuts)
+        is one of them, so a relation with this in its place allows every
+        step of the spec's and more.  Returns the channel fields' updates
+        (``fields`` indexed by a, b, k; ``seqs`` by a, b, k, i) and the
+        constraints on the fresh position map ``sel`` (new position k of
+        channel (a, b) holds the message at old position sel[a, b, k]) and
+        lengths ``nl``."""
+        sel = z3.Array(f"{tag}_sel", Node, Node, z3.IntSort(), z3.IntSort())
+        nl = z3.Array(f"{tag}_nl", Node, Node, z3.IntSort())
+        n = next(_fresh)
+        a, b = z3.Const(f"ss{n}_a", Node), z3.Const(f"ss{n}_b", Node)
+        k, k2 = z3.Int(f"ss{n}_k"), z3.Int(f"ss{n}_k2")
+        old = lambda a, b, k: z3.And(S["hd"][a, b] <= k, k < S["tl"][a, b])  # noqa: E731
+        new = lambda a, b, k: z3.And(0 <= k, k < nl[a, b])  # noqa: E731
+        cons = z3.And(
+            z3.ForAll([a, b], z3.Implies(which(a, b), nl[a, b] >= 0)),
+            z3.ForAll([a, b, k], z3.Implies(z3.And(which(a, b), new(a, b, k)),
+                                            z3.And(old(a, b, sel[a, b, k]), keep(a, b, sel[a, b, k]))),
+                      patterns=[sel[a, b, k]]),
+            z3.ForAll([a, b, k, k2], z3.Implies(z3.And(which(a, b), new(a, b, k), new(a, b, k2), k < k2),
+                                                sel[a, b, k] < sel[a, b, k2]),
+                      patterns=[multipattern(sel[a, b, k], sel[a, b, k2])]))
+        out = {"hd": update(S["hd"], which, lambda a, b: z3.IntVal(0)),
+               "tl": update(S["tl"], which, lambda a, b: nl[a, b])}
+        for f in fields:
+            out[f] = update(S[f], lambda a, b, k: which(a, b), lambda a, b, k, f=f: S[f][a, b, sel[a, b, k]])
+        for f in seqs:
+            out[f] = update(S[f], lambda a, b, k, i: which(a, b),
+                            lambda a, b, k, i, f=f: S[f][a, b, sel[a, b, k], i])
+        return out, cons
 
     @staticmethod
     def _in(S, a, b, k):
@@ -312,7 +354,7 @@ def _open(q: z3.QuantifierRef, args: list) -> z3.ExprRef:
     return z3.substitute_vars(q.body(), *reversed(args))
 
 
-def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
+def ground(fs: list[z3.BoolRef], terms: bool = False) -> list[z3.BoolRef]:
     r"""``fs`` with every quantifier over ``Node`` alone eliminated, the
     same answer guaranteed: one in a negative position (``~L(t)``, a
     consecution goal) is skolemised by fresh constants; then one in a
@@ -323,7 +365,14 @@ def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
     sat both carry over.  When the query pins the universe to n1..nN
     (``universe``), the instances are over those N alone.  What stays quantified is an integer variable (a
     data message's seqno, one quantifier per pair of members) and lambdas,
-    for z3 (E-matching on the array that holds the variable)."""
+    for z3 (E-matching on the array that holds the variable).
+
+    ``terms``: the ``Node`` terms that are not constants (an array read
+    outside every quantifier, e.g. the sender of a channel's head) are
+    instantiated at too.  An encoding outside EPR (functions into ``Node``)
+    then has its lemmas at the members its query reads; unsat still holds
+    (instances of true formulas), a model may be no CTI (a term the
+    instances missed)."""
     sk = count()
 
     def skolem(f, pos: bool):
@@ -339,6 +388,8 @@ def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
     for f in fs:
         _constants(f, consts)
     cs = list(consts.values()) or [one]
+    if terms:
+        cs += _node_terms(fs)
     us = _closed(fs)
     if us is not None:
         # each constant is one of u1..uN; the rest is instantiated over those
@@ -357,6 +408,21 @@ def ground(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
         return memo[key][1]
 
     return [inst(f, True) for f in fs]
+
+
+def _node_terms(fs: list) -> list:
+    """The ground ``Node`` terms of fs with arguments (array reads, no bound
+    variable: quantifier and lambda bodies are not entered), once each."""
+    seen, out, todo = set(), [], list(fs)
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen or z3.is_quantifier(x) or not z3.is_app(x):
+            continue
+        seen.add(x.get_id())
+        if x.num_args() > 0 and x.sort() == Node:
+            out.append(x)
+        todo += x.children()
+    return out
 
 
 def _closed(fs: list) -> list | None:

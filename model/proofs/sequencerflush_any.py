@@ -1,5 +1,7 @@
 """SEQUENCER over FLUSH (spec/SequencerFlush/SequencerFlush.tla) for every
-number of members, without a crash: NoDuplicates and SurvivorTotalOrder.
+number of members: without a crash NoDuplicates and SurvivorTotalOrder
+(``SequencerFlushAnyEncoding``, AnyNoCrash, below); with one crash
+NoDuplicates (``SequencerFlushCrashEncoding``, AnyFixed: its docstring).
 
 Theory of operation
 -------------------
@@ -50,7 +52,9 @@ import z3
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
 from ..values import Fn, record
-from .parametric import Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, universe
+from .engine import multipattern
+from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
+                         universe, update)
 from .sequencerflush import FLUSH_TY, PH, TY, TYPES
 
 I = z3.IntSort()
@@ -83,20 +87,23 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
     # one query per instance (engine.Encoding.split_instances), its frame
     # solved away; on their disjunction Sequence's conjuncts gave up
     split_instances = True
+    max_crashes = 0
 
     def __init__(self, *, variant: str = "AnyNoCrash", reach: dict | None = None) -> None:
         self.variant = variant
         self.expect_cti = False
         # the bounded model a CTI is looked up in (its N, senders, MaxSeq)
-        self.reach = {"N": 3, "MaxSeq": 1, "MaxCrashes": 0, "Senders": frozenset({1, 2, 3}),
+        self.reach = {"N": 3, "MaxSeq": 1, "MaxCrashes": self.max_crashes, "Senders": frozenset({1, 2, 3}),
                       "UniformDelivery": False, "ResendAlways": False, "ResentFirst": False, **(reach or {})}
-        if self.reach["MaxCrashes"] != 0 or self.reach["UniformDelivery"] or self.reach["ResentFirst"]:
-            raise ValueError("sequencerflush for every N: MaxCrashes = 0, UniformDelivery and ResentFirst FALSE")
+        r = self.reach
+        if r["MaxCrashes"] != self.max_crashes or r["UniformDelivery"] or r["ResendAlways"] or r["ResentFirst"]:
+            raise ValueError(f"sequencerflush for every N ({variant}): MaxCrashes = {self.max_crashes}, "
+                             "UniformDelivery, ResendAlways and ResentFirst FALSE")
 
     @classmethod
     def from_constants(cls, c: dict) -> "SequencerFlushAnyEncoding":
         """The encoding whose lemmas are checked on a manifest model's
-        constants (MaxCrashes must be 0)."""
+        constants (MaxCrashes must be the variant's)."""
         return cls(reach=dict(c))
 
     def model(self) -> SequencerFlushModel:
@@ -171,6 +178,17 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     # --- actions ----------------------------------------------------------------
     def actions(self, S, T):
+        yield from self.sequencer_actions(S, T)
+        yield from self.flush_actions(S, T)
+
+    def sequenced(self, S, s, q) -> dict:
+        """Ghost updates when a coordinator sequences <<s, q>> from a FORWARD
+        (none here)."""
+        return {}
+
+    def sequencer_actions(self, S, T):
+        """Send, RecvForward, RecvData and Discard: the spec's guards and
+        successors."""
         fr, P = self._frame, self.params
         hd = lambda p, q, f: self.head(S, p, q, f)  # noqa: E731
 
@@ -196,7 +214,8 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         s, q = hd(c, p, "snd"), hd(c, p, "seq")
         yield Label("RecvForward", ("c", "p")), z3.And(
             *g, self.coord(S, c, S["vid"][c]),
-            fr(S, T, {**self.take(S, c, p), **self.mcast(S, c, s, q), **self.logged(S, c, s, q)}))
+            fr(S, T, {**self.take(S, c, p), **self.mcast(S, c, s, q), **self.logged(S, c, s, q),
+                      **self.sequenced(S, s, q)}))
         c, p, w = P("RecvForwardDrop", "cpw")
         v = S["vid"][c]
         yield Label("RecvForward", ("c", "p")), z3.And(
@@ -230,7 +249,10 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale,
                                                    fr(S, T, self.take(S, p, q)))
 
-        # the flush: a guard alone, any successor (the module's docstring)
+    def flush_actions(self, S, T):
+        """The flush without a crash: a guard alone, any successor (the
+        module's docstring)."""
+        hd, P = (lambda p, q, f: self.head(S, p, q, f)), self.params  # noqa: E731
         c, x = P("StartFlush", "cx")
         yield Label("StartFlush", ("c",)), z3.And(S["vin"][x][S["nv"]], S["crashed"][x])
         for action, ty in (("Block", "START_FLUSH"), ("RestartFlush", "START_FLUSH"),
@@ -479,6 +501,11 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     DECODE_CAP = 16
 
+    def decoded_fields(self, S, key, name: str, n, who) -> dict:
+        """A decoded message's fields beyond type, sender, seqno and view
+        (none: this encoding keeps no digest)."""
+        return {}
+
     @staticmethod
     def forward_table(chan, m) -> frozenset:
         """fwd[m], which the encoding leaves out, as it is in every reachable
@@ -518,7 +545,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
                 f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
             if name != "FORWARD":
                 f["view"] = n(S["view"][key])
-            return record(**f)
+            return record(**f, **self.decoded_fields(S, key, name, n, who))
         chan = self.decoded_channels(S, u, M, n, cap, message)
         nv = bound(S["nv"])
         phases = {i: x for x, i in PH.items()}
@@ -552,7 +579,513 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
                         for c, i in zip(self.params(prefix, names), label.params)])
 
 
+INBLOCK, OKSENT = PH["InBlock"], PH["OkSent"]
+VIEW, START, FLUSH_OK, FC, STOP = (TY[t] for t in ("VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"))
+
+
+class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
+    """SEQUENCER over FLUSH with one crash, for every N: NoDuplicates
+    (docs/proofs.md, "SEQUENCER over FLUSH", "Every N").
+
+    The state is AnyNoCrash's and: the VIEW's and FLUSH_COMPLETED's digest
+    on each message (``gS``, ``gQ`` at index 1..``gL``), ``completed`` as a
+    record ``rd[c, q]`` with its digest (``rS``, ``rQ``, ``rL``: one per q,
+    which the lemma Msgs makes exact: a FLUSH_COMPLETED is on its way only
+    while its initiator holds no record of its sender), and two ghosts:
+    ``ini``, the least live member (the flush initiator), and ``fs[s]``,
+    the highest seqno of s member 1 has sequenced.  ``fwd``, ``closed``,
+    ``flushOks`` and ``ndel`` are left out (no kept guard reads them).
+
+    Every action is the spec's but for these, each allowing more steps
+    than the spec's (so an invariant of this relation is one of the
+    spec's), in the states the lemmas allow:
+
+    * Absorb (the VIEW's digest through the duplicate check) is the facts
+      of it with a full received-table (which Tables gives at a view
+      change): the new deliveries of a sender are increasing, above its
+      old table value and at most its new one, which is the old one or an
+      entry of the digest;
+    * Purged and a crash's cuts are any order-preserving subsequence of
+      the messages the spec keeps (parametric.Channels.subsequence), so
+      LastView and the crash's set ``lost`` are not needed;
+    * Resend (a new coordinator) appends any number of FORWARDs of the
+      member, with any seqnos;
+    * SendView's Longest is any live record; FlushCompleted does not wait
+      for the FLUSH_OKs; RestartFlush is its guard alone (refuted: a
+      START_FLUSH finds its receiver in phase Normal).
+
+    Fragment: AnyNoCrash's, and the initiator and the coordinators of the
+    views are constants with positive \\A guards; ``ini`` is a constant of
+    the state, so every lemma is universal (no \\E nested in a \\A).
+    """
+
+    properties = ("NoDuplicates",)
+    max_crashes = 1
+    ground_terms = True
+    _shape = {**SequencerFlushAnyEncoding._shape, "ini": ((), Node), "fs": ((Node,), I),
+              "gS": ((Node, Node, I, I), Node), "gQ": ((Node, Node, I, I), I), "gL": ((Node, Node, I), I),
+              "rd": ((Node, Node), B), "rS": ((Node, Node, I), Node), "rQ": ((Node, Node, I), I),
+              "rL": ((Node, Node), I)}
+    CHAN, DIGEST = ("ty", "snd", "seq", "view", "gL"), ("gS", "gQ")
+
+    def __init__(self, *, variant: str = "AnyFixed", reach: dict | None = None) -> None:
+        super().__init__(variant=variant, reach=reach)
+
+    def init(self, S) -> z3.BoolRef:
+        a, b = z3.Consts("ja jb", Node)
+        return z3.And(super().init(S), S["ini"] == one, S["fs"] == z3.K(Node, z3.IntVal(0)),
+                      S["rd"] == z3.Lambda([a, b], z3.BoolVal(False)))
+
+    def sequenced(self, S, s, q) -> dict:
+        return {"fs": z3.Store(S["fs"], s, q)}
+
+    # --- the spec's operators -----------------------------------------------------
+    @staticmethod
+    def least(c, inview):
+        """c is the least member of the set ``inview`` (Coord, IsInitiator):
+        a positive guard, as ``coord``."""
+        y = z3.Const("ly", Node)
+        return z3.And(inview(c), z3.Implies(inview(one), c == one),
+                      z3.ForAll([y], z3.Implies(inview(y), le(c, y))))
+
+    def flush_msg(self, S, p, c, ty) -> z3.BoolRef:
+        """Alive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = ty /\\ In(p, c).view = vid[p]."""
+        return z3.And(self.alive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == ty,
+                      self.head(S, p, c, "view") == S["vid"][p])
+
+    @staticmethod
+    def log_of(S, p):
+        return (lambda i: S["lS"][p, i]), (lambda i: S["lQ"][p, i]), S["lL"][p]
+
+    @staticmethod
+    def recorded(S, c, q, D) -> dict:
+        """completed[c] holding <<q, D>> (D: sender and seqno at index i, length)."""
+        DS, DQ, DL = D
+        at = lambda a, b, i: z3.And(a == c, b == q)  # noqa: E731
+        return {"rd": z3.Store(S["rd"], c, q, True), "rL": z3.Store(S["rL"], c, q, DL),
+                "rS": update(S["rS"], at, lambda a, b, i: DS(i)), "rQ": update(S["rQ"], at, lambda a, b, i: DQ(i))}
+
+    def send_digest(self, S, p, R, ty, v, D) -> dict:
+        DS, DQ, DL = D
+        return self.send(S, p, R, {"ty": ty, "view": v, "gL": DL}, seqs={"gS": DS, "gQ": DQ})
+
+    @staticmethod
+    def absorbed(S, m, D, tag: str):
+        """Absorb(m, Tables(m), D) as the relation of the class docstring:
+        (updates, constraints)."""
+        DS, DQ, DL = D
+        nS, nQ = z3.Array(f"{tag}_nS", I, Node), z3.Array(f"{tag}_nQ", I, I)
+        nr, w = z3.Array(f"{tag}_nr", Node, I), z3.Array(f"{tag}_w", Node, I)
+        nL = z3.Int(f"{tag}_nL")
+        s = z3.Const(f"{tag}_s", Node)
+        j, j2 = z3.Ints(f"{tag}_j {tag}_j2")
+        dL = S["dL"][m]
+        rv = lambda x: S["rval"][m, x]  # noqa: E731
+        new = lambda j: z3.And(dL < j, j <= nL)  # noqa: E731
+        cons = z3.And(
+            nL >= dL,
+            z3.ForAll([s], z3.And(nr[s] >= rv(s), z3.Or(nr[s] == rv(s), z3.And(
+                1 <= w[s], w[s] <= DL, DS(w[s]) == s, DQ(w[s]) == nr[s])))),
+            z3.ForAll([j], z3.Implies(new(j), z3.And(nQ[j] > rv(nS[j]), nQ[j] <= nr[nS[j]])), patterns=[nS[j]]),
+            z3.ForAll([j, j2], z3.Implies(z3.And(new(j), new(j2), j < j2, nS[j] == nS[j2]), nQ[j] < nQ[j2]),
+                      patterns=[multipattern(nS[j], nS[j2])]))
+        at = lambda x, j: z3.And(x == m, dL < j)  # noqa: E731
+        return {"dS": update(S["dS"], at, lambda x, j: nS[j]), "dQ": update(S["dQ"], at, lambda x, j: nQ[j]),
+                "dL": z3.Store(S["dL"], m, nL), "rval": row(S["rval"], m, lambda x: nr[x])}, cons
+
+    def moved(self, S, m, in_new, D, tag: str, oc, nc):
+        """Moved(m, new, D, ch), S's channels being ch: Absorb, the table
+        restricted to the new view (``in_new``), the log emptied, the
+        channels into m purged, and m's forward-table re-sent to nc (any
+        FORWARDs of m) when the coordinator oc of m's view is not nc and nc
+        lives: (updates, constraints)."""
+        upd, cons = self.absorbed(S, m, D, tag)
+        upd["rdom"] = row(S["rdom"], m, lambda x: z3.And(S["rdom"][m, x], in_new(x)))
+        upd["lL"] = z3.Store(S["lL"], m, 0)
+        v = S["vid"][m]
+        ch, kept = self.subsequence(S, f"{tag}_pu", lambda a, b: b == m,
+                                    lambda a, b, k: z3.Or(S["ty"][a, b, k] == FORWARD, S["view"][a, b, k] > v),
+                                    self.CHAN, self.DIGEST)
+        W = {**S, **ch}
+        r, rs = z3.Int(f"{tag}_r"), z3.Array(f"{tag}_rs", I, I)
+        at = lambda a, b: z3.And(a == m, b == nc)  # noqa: E731
+        new = lambda a, b, k: z3.And(at(a, b), W["tl"][a, b] <= k, k < W["tl"][a, b] + r)  # noqa: E731
+        again = z3.And(oc != nc, self.alive(S, nc))
+        resent = {"tl": update(W["tl"], at, lambda a, b: W["tl"][a, b] + r),
+                  "ty": update(W["ty"], new, lambda a, b, k: z3.IntVal(FORWARD)),
+                  "snd": update(W["snd"], new, lambda a, b, k: m),
+                  "seq": update(W["seq"], new, lambda a, b, k: rs[k - W["tl"][a, b]])}
+        for f, x in resent.items():
+            ch[f] = z3.If(again, x, W[f])
+        return {**upd, **ch}, z3.And(cons, kept, r >= 0)
+
+    # --- actions ----------------------------------------------------------------
+    def flush_actions(self, S, T):
+        fr, P, tag = self._frame, self.params, T["tag"]
+        alive = lambda x: self.alive(S, x)  # noqa: E731
+        hd = lambda p, q, f: self.head(S, p, q, f)  # noqa: E731
+        ph, fi, vid, nv = S["phase"], S["fi"], S["vid"], S["nv"]
+
+        c, x = P("StartFlush", "cx")
+        v = vid[c]
+        yield Label("StartFlush", ("c",)), z3.And(
+            alive(c), v == nv, self.least(c, lambda y: z3.And(S["vin"][y][nv], alive(y))),
+            S["vin"][x][nv], S["crashed"][x], z3.Not(fi[c, c]),
+            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], alive(b)), {"ty": START, "view": v}),
+                      "fi": row(fi, c, lambda y: y == c),
+                      "phase": z3.Store(ph, c, z3.If(ph[c] == NORMAL, INBLOCK, ph[c])),
+                      **self.recorded(S, c, c, self.log_of(S, c)),
+                      "rd": row(S["rd"], c, lambda y: z3.And(y == c, ph[c] == COMPLETED))}))
+        p, c = P("Block", "pc")
+        yield Label("Block", ("p", "c")), z3.And(
+            alive(c), self.flush_msg(S, p, c, START), ph[p] == NORMAL,
+            fr(S, T, {"phase": z3.Store(ph, p, INBLOCK), "fi": row(fi, p, lambda y: y == c), **self.take(S, p, c)}))
+        p, c = P("RestartFlush", "pc")
+        yield Label("RestartFlush", ("p", "c")), z3.And(alive(c), self.flush_msg(S, p, c, START), ph[p] != NORMAL)
+        p, = P("FlushOk", "p")
+        yield Label("FlushOk", ("p",)), z3.And(
+            alive(p), ph[p] == INBLOCK,
+            fr(S, T, {"phase": z3.Store(ph, p, OKSENT),
+                      **self.send(S, p, lambda b: z3.And(S["vin"][b][vid[p]], alive(b)),
+                                  {"ty": FLUSH_OK, "view": vid[p]})}))
+        p, q = P("ReceiveFlushOk", "pq")
+        yield Label("ReceiveFlushOk", ("p", "q")), z3.And(
+            alive(q), self.flush_msg(S, p, q, FLUSH_OK), fr(S, T, self.take(S, p, q)))
+        # FlushCompleted(p): as initiator (its record), to its initiator c, or with none
+        done = lambda p: {"phase": z3.Store(ph, p, COMPLETED), "blocked": z3.Store(S["blocked"], p, True)}  # noqa: E731
+        p, = P("FlushCompletedSelf", "p")
+        yield Label("FlushCompleted", ("p",)), z3.And(
+            alive(p), ph[p] == OKSENT, fi[p, p], fr(S, T, {**done(p), **self.recorded(S, p, p, self.log_of(S, p))}))
+        p, c = P("FlushCompletedTo", "pc")
+        yield Label("FlushCompleted", ("p",)), z3.And(
+            alive(p), ph[p] == OKSENT, fi[p, c], c != p,
+            fr(S, T, {**done(p), **self.send_digest(S, p, lambda b: z3.And(b == c, alive(c)), FC, vid[p],
+                                                    self.log_of(S, p))}))
+        p, = P("FlushCompletedNone", "p")
+        y = z3.Const("fcy", Node)
+        yield Label("FlushCompleted", ("p",)), z3.And(
+            alive(p), ph[p] == OKSENT, z3.ForAll([y], z3.Not(fi[p, y])), fr(S, T, done(p)))
+        c, q = P("ReceiveFlushCompleted", "cq")
+        h = S["hd"][q, c]
+        yield Label("ReceiveFlushCompleted", ("c", "q")), z3.And(
+            alive(q), self.flush_msg(S, c, q, FC),
+            fr(S, T, {**self.take(S, c, q), **self.recorded(S, c, q, (
+                lambda i: S["gS"][q, c, h, i], lambda i: S["gQ"][q, c, h, i], S["gL"][q, c, h]))}))
+
+        # SendView(c): the view of the live members of c's, D the record of a live w
+        c, w, oc, nc = P("SendView", "cwon")
+        v = vid[c]
+        in_new = lambda y: z3.And(S["vin"][y][v], alive(y))  # noqa: E731
+        y = z3.Const("svy", Node)
+        D = (lambda i: S["rS"][c, w, i]), (lambda i: S["rQ"][c, w, i]), S["rL"][c, w]
+        ch = self.send_digest(S, c, in_new, VIEW, v, D)
+        mv, cons = self.moved({**S, **ch}, c, in_new, D, f"{tag}_sv", oc, nc)
+        yield Label("SendView", ("c",)), z3.And(
+            alive(c), fi[c, c], ph[c] == COMPLETED, z3.ForAll([y], z3.Implies(in_new(y), S["rd"][c, y])),
+            S["rd"][c, w], alive(w), self.coord(S, oc, v), self.least(nc, in_new), cons,
+            fr(S, T, {**ch, **mv, "nv": nv + 1,
+                      "vin": update(S["vin"], lambda x: z3.BoolVal(True),
+                                    lambda x: z3.Store(S["vin"][x], nv + 1, in_new(x))),
+                      "vid": z3.Store(vid, c, v + 1), "phase": z3.Store(ph, c, NORMAL),
+                      "rd": row(S["rd"], c, lambda y: z3.BoolVal(False))}))
+        # InstallView(p, c): the VIEW at the head of c -> p
+        p, c, oc, nc = P("InstallView", "pcon")
+        h = S["hd"][c, p]
+        v = S["view"][c, p, h]
+        D = (lambda i: S["gS"][c, p, h, i]), (lambda i: S["gQ"][c, p, h, i]), S["gL"][c, p, h]
+        in_new = lambda y: S["vin"][y][v + 1]  # noqa: E731
+        tk = self.take(S, p, c)
+        mv, cons = self.moved({**S, **tk}, p, in_new, D, f"{tag}_iv", oc, nc)
+        yield Label("InstallView", ("p", "c")), z3.And(
+            self.flush_msg(S, p, c, VIEW), S["vin"][p][vid[p]], self.coord(S, oc, vid[p]), self.least(nc, in_new),
+            cons, fr(S, T, {**tk, **mv, "vid": z3.Store(vid, p, v + 1), "fi": row(fi, p, lambda y: y == c),
+                            "phase": z3.Store(ph, p, NORMAL), "rd": row(S["rd"], p, lambda y: z3.BoolVal(False))}))
+        c, = P("StopFlush", "c")
+        v = vid[c]
+        yield Label("StopFlush", ("c",)), z3.And(
+            alive(c), fi[c, c], ph[c] == NORMAL,
+            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], S["vin"][b][v - 1], alive(b)),
+                                  {"ty": STOP, "view": v}),
+                      "blocked": z3.Store(S["blocked"], c, False), "fi": row(fi, c, lambda y: z3.BoolVal(False))}))
+        p, c = P("Unblock", "pc")
+        yield Label("Unblock", ("p", "c")), z3.And(
+            alive(c), self.flush_msg(S, p, c, STOP),
+            fr(S, T, {"blocked": z3.Store(S["blocked"], p, False), "fi": row(fi, p, lambda y: z3.BoolVal(False)),
+                      **self.take(S, p, c)}))
+
+        # Crash(m, lost): the first crash (MaxCrashes = 1); ini the least
+        # member left (any, when m was the last)
+        y = z3.Const("cry", Node)
+        first = z3.ForAll([y], z3.Not(S["crashed"][y]))
+        for name, m, rest in (("Crash", *P("Crash", "mw")), ("CrashLast", *P("CrashLast", "mw"))):
+            out, cut = self.subsequence(S, f"{tag}_{name}", lambda a, b: z3.And(a == m, b != m),
+                                        lambda a, b, k: z3.Not(z3.Or(*[S["ty"][a, b, k] == t for t in FLUSH_TY])),
+                                        self.CHAN, self.DIGEST)
+            out["hd"] = update(out["hd"], lambda a, b: b == m, lambda a, b: S["tl"][a, b])
+            new_ini = (z3.And(rest != m, z3.ForAll([y], z3.Implies(y != m, le(rest, y)))) if name == "Crash"
+                       else z3.ForAll([y], y == m))
+            yield Label("Crash", ("m",)), z3.And(
+                alive(m), first, new_ini, cut,
+                fr(S, T, {**out, "crashed": z3.Store(S["crashed"], m, True), "ini": rest}))
+
+    # --- explorer states ------------------------------------------------------------
+    def py_state(self, s: SequencerFlushState) -> dict[str, Any]:
+        """AnyNoCrash's tables and: ini the least live member; fs[x] below
+        x's first FORWARD on its way to member 1 (sent[x] without one, or
+        once 1 crashed); the table value of a sender m's table lost at the
+        view change, the highest seqno of it m delivered; the digests of
+        messages and records.  Two records of one member in a ``completed``
+        have no such tables (the lemma Msgs excludes them): ValueError."""
+        S = super().py_state(s)
+        M = range(1, len(s.vid) + 1)
+        S["ini"] = min((m for m in M if m not in s.crashed), default=1)
+        for m in M:
+            for x in set(M) - set(s.recv[m]):
+                S["rval"][m, x] = max((q for y, q in s.delivered[m] if y == x), default=0)
+        fwd = {x: [f["seqno"] for f in s.chan[(x, 1)] if f["type"] == "FORWARD"] for x in M}
+        S["fs"] = Table((x, min(fwd[x]) - 1 if fwd[x] and 1 not in s.crashed else s.sent[x]) for x in M)
+        for f in ("gS", "gQ", "gL", "rS", "rQ", "rL"):
+            S[f] = Table()
+        for (p, q), msgs in s.chan.items():
+            for k, x in enumerate(msgs):
+                if "digest" in x:
+                    S["gL"][p, q, k] = len(x["digest"])
+                    for i, (y, n) in enumerate(x["digest"], 1):
+                        S["gS"][p, q, k, i], S["gQ"][p, q, k, i] = y, n
+        S["rd"] = Table((), False)
+        for c in M:
+            for q, d in s.completed[c]:
+                if S["rd"][c, q]:
+                    raise ValueError(f"two records of {q} at {c}")
+                S["rd"][c, q], S["rL"][c, q] = True, len(d)
+                for i, (y, n) in enumerate(d, 1):
+                    S["rS"][c, q, i], S["rQ"][c, q, i] = y, n
+        return S
+
+    def value(self, S, s: SequencerFlushState, ghosts: bool = True) -> z3.BoolRef:
+        """AnyNoCrash's, with ini, the digests and the records, and with
+        ``ghosts`` fs and the table value of a sender a table lost as
+        ``py_state`` has them (the lemmas evaluated in Python read them);
+        without, free (a model edge is a step for some ghost values)."""
+        P = self.py_state(s)
+        N = len(s.vid)
+        n = {i: node(i) for i in range(1, N + 1)}
+        cs = [super().value(S, s), S["ini"] == n[P["ini"]]]
+        if ghosts:
+            cs += [S["fs"][n[x]] == P["fs"][x] for x in n]
+            cs += [S["rval"][n[m], n[x]] == P["rval"][m, x] for m in n for x in n if not P["rdom"][m, x]]
+        for (x, y, k), L in P["gL"].items():
+            key = (n[x], n[y], S["hd"][n[x], n[y]] + k)
+            cs.append(S["gL"][key] == L)
+            for i in range(1, L + 1):
+                cs.append(S["gQ"][(*key, i)] == P["gQ"][x, y, k, i])
+                if P["gS"][x, y, k, i] in n:     # (a decoded CTI's sender may be no member: 0)
+                    cs.append(S["gS"][(*key, i)] == n[P["gS"][x, y, k, i]])
+        for c in n:
+            for q in n:
+                cs.append(S["rd"][n[c], n[q]] == P["rd"][c, q])
+                if P["rd"][c, q]:
+                    cs.append(S["rL"][n[c], n[q]] == P["rL"][c, q])
+                    for i in range(1, P["rL"][c, q] + 1):
+                        cs.append(S["rQ"][n[c], n[q], i] == P["rQ"][c, q, i])
+                        if P["rS"][c, q, i] in n:
+                            cs.append(S["rS"][n[c], n[q], i] == n[P["rS"][c, q, i]])
+        return z3.And(*cs)
+
+    def decoded_fields(self, S, key, name: str, n, who) -> dict:
+        if name not in ("VIEW", "FLUSH_COMPLETED"):
+            return {}
+        L = min(max(n(S["gL"][key]), 0), self.DECODE_CAP)
+        return {"digest": tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L + 1))}
+
+    def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
+        """AnyNoCrash's, with the digests and records (fs and ini are ghosts,
+        not decoded)."""
+        st = super().decode(m, S)
+        us = {e.sexpr(): e for e in members_of(m)}
+        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
+                 if d.arity() == 0 and d.range() == Node}
+        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or list(us.values()), 1))
+        num = {e.sexpr(): i for i, e in u.items()}
+        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+        cap = self.DECODE_CAP
+        rec = lambda c, q: tuple((num.get(ev(S["rS"][u[c], u[q], i]).sexpr(), 0), ev(S["rQ"][u[c], u[q], i]).as_long())  # noqa: E731
+                                 for i in range(1, min(max(ev(S["rL"][u[c], u[q]]).as_long(), 0), cap) + 1))
+        return st._replace(completed=Fn((c, frozenset((q, rec(c, q)) for q in u if z3.is_true(ev(S["rd"][u[c], u[q]]))))
+                                        for c in u))
+
+    # --- invariant ----------------------------------------------------------------
+    @property
+    def lemmas(self):
+        return {name: getattr(self, name) for name in (
+            "OneCrash", "Before", "Chans", "Lens", "Ini", "Views", "Tables", "Flush", "Msgs", "Coords", "Once",
+            "Fs", "DataOrder", "ViewData", "RecvBound", "NoDuplicates")}
+
+    def OneCrash(self, S):
+        """At most one member crashed (MaxCrashes = 1)."""
+        o = S["o"]
+        return o.forall(2, lambda x, y: o.Implies(o.And(S["crashed"][x], S["crashed"][y]), x == y))
+
+    def Before(self, S):
+        """Before the crash no flush runs (Quiet) and no FLUSH_COMPLETED is
+        recorded."""
+        o = S["o"]
+        return o.Implies(o.forall(1, lambda x: o.Not(S["crashed"][x])),
+                         o.And(self.Quiet(S), o.forall(2, lambda c, q: o.Not(S["rd"][c, q]))))
+
+    def Ini(self, S):
+        """ini is the least live member."""
+        o, ini = S["o"], S["ini"]
+        return o.forall(1, lambda y: o.Implies(o.Not(S["crashed"][y]),
+                                               o.And(o.Not(S["crashed"][ini]), o.le(ini, y))))
+
+    def Views(self, S):
+        """At most two views: the first every member, the second the live
+        ones; a member in view 2 is in it, in phase Normal."""
+        o, nv = S["o"], S["nv"]
+        return o.And(1 <= nv, nv <= 2, o.forall(1, lambda y: o.And(
+            S["vin"][y][1], 1 <= S["vid"][y], S["vid"][y] <= nv,
+            o.Implies(S["vid"][y] == 2, S["phase"][y] == NORMAL),
+            o.Implies(nv == 2, S["vin"][y][2] == o.Not(S["crashed"][y])))))
+
+    def Tables(self, S):
+        """A received-table lacks only the crashed member, after the view change."""
+        o = S["o"]
+        return o.forall(2, lambda m, s: o.Implies(o.Not(S["rdom"][m, s]),
+                                                  o.And(S["crashed"][s], S["vid"][m] == 2)))
+
+    def Flush(self, S):
+        """Only ini initiates, once, in view 1; a member in a flush is in view
+        1 and follows ini (and no other); once view 2 is decided a live
+        member still in view 1 is Completed; a record is ini's, of a
+        Completed member, in view 1."""
+        o, ini, nv = S["o"], S["ini"], S["nv"]
+        fi, ph, vid = S["fi"], S["phase"], S["vid"]
+        return o.forall(2, lambda b, c: o.And(
+            o.Implies(fi[c, c], o.And(c == ini, o.Implies(nv == 2, vid[c] == 2),
+                                      o.Implies(vid[c] == 1, ph[c] != NORMAL))),
+            o.Implies(ph[b] != NORMAL, o.And(vid[b] == 1, fi[b, ini], o.Or(fi[ini, ini], nv == 2))),
+            o.Implies(o.And(fi[b, c], b != c), o.And(o.Or(fi[c, c], nv == 2), o.Not(fi[b, b]))),
+            o.Implies(o.And(fi[b, c], fi[b, ini]), c == ini),
+            o.Implies(o.And(nv == 2, vid[b] == 1, o.Not(S["crashed"][b])), ph[b] == COMPLETED),
+            o.Implies(S["rd"][c, b], o.And(ph[b] == COMPLETED, c == ini, fi[c, c], vid[c] == 1))))
+
+    def Msgs(self, S):
+        """Each message in flight, by type: FORWARDs are their sender's, not
+        1's, to 1 while it lives; a DATA is of a view its sender is in, at
+        most the sender's, and names 1 only if 1 sent it; flush messages are
+        of view 1 (STOP_FLUSH of view 2); a VIEW is ini's, after view 2 is
+        decided; a START_FLUSH finds its receiver in phase Normal, not yet
+        following ini; a FLUSH_COMPLETED goes to ini, which holds no record
+        of its Completed sender."""
+        o, ini, nv = S["o"], S["ini"], S["nv"]
+
+        def body(a, b, k):
+            ty, v, s = S["ty"][a, b, k], S["view"][a, b, k], S["snd"][a, b, k]
+            return o.And(
+                o.Implies(ty == FORWARD, o.And(s == a, a != o.one, o.Implies(o.Not(S["crashed"][o.one]), b == o.one))),
+                o.Implies(ty == DATA, o.And(S["vin"][a][v], 1 <= v, v <= S["vid"][a], o.Or(s == a, s != o.one))),
+                o.Implies(ty == VIEW, o.And(v == 1, nv == 2, a == ini, a != b, S["vid"][a] == 2)),
+                o.Implies(ty == START, o.And(v == 1, nv == 1, a == ini, S["fi"][a, a], a != b,
+                                             o.Not(S["crashed"][b]), S["phase"][b] == NORMAL,
+                                             o.Not(S["fi"][b, a]))),
+                o.Implies(ty == FLUSH_OK, v == 1),
+                o.Implies(ty == FC, o.And(v == 1, nv == 1, b == ini, a != b, o.Not(S["crashed"][a]),
+                                          S["phase"][a] == COMPLETED,
+                                          S["fi"][a, b], o.Not(S["rd"][b, a]))),
+                o.Implies(ty == STOP, v == 2))
+        return self._msgs(S, body)
+
+    def Coords(self, S):
+        """A DATA is multicast by the least member of its view."""
+        o = S["o"]
+        return self._msgs(S, lambda a, b, y, k: o.Implies(
+            o.And(S["ty"][a, b, k] == DATA, S["vin"][y][S["view"][a, b, k]]), o.le(a, y)), nodes=1)
+
+    def Once(self, S):
+        """At most one START_FLUSH and one FLUSH_COMPLETED per channel."""
+        o = S["o"]
+        return o.all(2, 2, lambda a, b, i, j: o.Implies(
+            o.And(self._in(S, a, b, i), self._in(S, a, b, j), i < j, S["ty"][a, b, i] == S["ty"][a, b, j]),
+            o.And(S["ty"][a, b, i] != START, S["ty"][a, b, i] != FC)),
+            lambda a, b, i, j: [S["ty"][a, b, i], S["ty"][a, b, j]],
+            lambda a, b: product(self._positions(S, a, b), repeat=2))
+
+    def Fs(self, S):
+        """While 1 lives: fs[s] (s # 1) is at most sent[s]; s's FORWARDs to 1
+        are above it, increasing; every seqno of s anywhere else (tables,
+        DATA, logs, digests, records) is at most it."""
+        o, fs, one_ = S["o"], S["fs"], S["o"].one
+        low = lambda s, q: o.Implies(s != one_, q <= fs[s])  # noqa: E731
+        sent = o.forall(1, lambda s: o.Implies(s != one_, fs[s] <= S["sent"][s]))
+        fwd = self._to(S, one_, lambda a, k: o.Implies(S["ty"][a, one_, k] == FORWARD, o.And(
+            fs[a] < S["seq"][a, one_, k], S["seq"][a, one_, k] <= S["sent"][a])), "seq")
+        order = o.all(1, 2, lambda a, i, j: o.Implies(
+            o.And(self._in(S, a, one_, i), self._in(S, a, one_, j), i < j,
+                  S["ty"][a, one_, i] == FORWARD, S["ty"][a, one_, j] == FORWARD),
+            S["seq"][a, one_, i] < S["seq"][a, one_, j]),
+            lambda a, i, j: [S["seq"][a, one_, i], S["seq"][a, one_, j]],
+            lambda a: product(self._positions(S, a, one_), repeat=2))
+        rv = o.forall(2, lambda m, s: low(s, S["rval"][m, s]))
+        data = self._msgs(S, lambda a, b, k: o.Implies(S["ty"][a, b, k] == DATA, low(S["snd"][a, b, k], S["seq"][a, b, k])),
+                          trigger=lambda a, b, k: [S["snd"][a, b, k]])
+        log = o.all(1, 1, lambda m, j: o.Implies(o.And(1 <= j, j <= S["lL"][m]), low(S["lS"][m, j], S["lQ"][m, j])),
+                    lambda m, j: [S["lS"][m, j]], lambda m: ((j,) for j in range(1, S["lL"][m] + 1)))
+        dig = o.all(2, 2, lambda a, b, k, i: o.Implies(
+            o.And(self._in(S, a, b, k), o.Or(S["ty"][a, b, k] == VIEW, S["ty"][a, b, k] == FC),
+                  1 <= i, i <= S["gL"][a, b, k]), low(S["gS"][a, b, k, i], S["gQ"][a, b, k, i])),
+            lambda a, b, k, i: [S["gS"][a, b, k, i]],
+            lambda a, b: ((k, i) for k in self._positions(S, a, b) for i in range(1, S["gL"][a, b, k] + 1)))
+        rec = o.all(2, 1, lambda c, q, i: o.Implies(o.And(S["rd"][c, q], 1 <= i, i <= S["rL"][c, q]),
+                                                    low(S["rS"][c, q, i], S["rQ"][c, q, i])),
+                    lambda c, q, i: [S["rS"][c, q, i]], lambda c, q: ((i,) for i in range(1, S["rL"][c, q] + 1)))
+        return o.Implies(o.Not(S["crashed"][one_]), o.And(sent, fwd, order, rv, data, log, dig, rec))
+
+    def DataOrder(self, S):
+        """While 1 lives, the DATA of one sender (not 1) on 1 -> b are in
+        increasing seqno order."""
+        o = S["o"]
+        one_ = o.one
+
+        def body(b, i, j):
+            x, y = (one_, b, i), (one_, b, j)
+            return o.Implies(o.And(self._in(S, one_, b, i), self._in(S, one_, b, j), i < j,
+                                   S["ty"][x] == DATA, S["ty"][y] == DATA, S["snd"][x] == S["snd"][y],
+                                   S["snd"][x] != one_), S["seq"][x] < S["seq"][y])
+        return o.Implies(o.Not(S["crashed"][one_]), o.all(
+            1, 2, body, lambda b, i, j: [S["snd"][one_, b, i], S["snd"][one_, b, j]],
+            lambda b: product(self._positions(S, one_, b), repeat=2)))
+
+    def ViewData(self, S):
+        """While 1 lives, a DATA of view 2 of s (not 1) on 1 -> b is above
+        b's table value for s and above the entries of s in the digest of a
+        VIEW on that channel."""
+        o = S["o"]
+        one_ = o.one
+        d2 = lambda b, k: o.And(self._in(S, one_, b, k), S["ty"][one_, b, k] == DATA,  # noqa: E731
+                                S["view"][one_, b, k] == 2, S["snd"][one_, b, k] != one_)
+        tab = o.all(1, 1, lambda b, k: o.Implies(d2(b, k), S["seq"][one_, b, k] > S["rval"][b, S["snd"][one_, b, k]]),
+                    lambda b, k: [S["snd"][one_, b, k]], lambda b: ((k,) for k in self._positions(S, one_, b)))
+        dig = o.all(1, 3, lambda b, k, h, i: o.Implies(
+            o.And(d2(b, k), self._in(S, one_, b, h), S["ty"][one_, b, h] == VIEW, 1 <= i, i <= S["gL"][one_, b, h],
+                  S["gS"][one_, b, h, i] == S["snd"][one_, b, k]),
+            S["gQ"][one_, b, h, i] < S["seq"][one_, b, k]),
+            lambda b, k, h, i: [S["snd"][one_, b, k], S["gS"][one_, b, h, i]],
+            lambda b: ((k, h, i) for k in self._positions(S, one_, b) for h in self._positions(S, one_, b)
+                       for i in range(1, S["gL"][one_, b, h] + 1)))
+        return o.Implies(o.Not(S["crashed"][one_]), o.And(tab, dig))
+
+    def RecvBound(self, S):
+        """Every <<s, q>> m delivered has q at most m's table value for s
+        (kept after s leaves the table: ``rval``)."""
+        o = S["o"]
+        return o.all(1, 1, lambda m, j: o.Implies(o.And(1 <= j, j <= S["dL"][m]),
+                                                  S["dQ"][m, j] <= S["rval"][m, S["dS"][m, j]]),
+                     lambda m, j: [S["dS"][m, j]], lambda m: ((j,) for j in range(1, S["dL"][m] + 1)))
+
+
 def any_encoding(_n=None, *, variant: str, **kw) -> SequencerFlushAnyEncoding:
     """A variant of the proof matrix proved for every N (the manifest's
     ``members: "any"``)."""
-    return SequencerFlushAnyEncoding(variant=variant, **kw)
+    cls = SequencerFlushCrashEncoding if variant == "AnyFixed" else SequencerFlushAnyEncoding
+    return cls(variant=variant, **kw)
