@@ -22,6 +22,7 @@ from ..stack import Stack, Transport
 from .flush import FlushStack
 
 RING_TIMERS = ("eating", "hungry", "starving")
+QUIET = 30.0    # seconds: the Hungry and Starving time-outs within the abstraction (``cluster_node``)
 
 
 def steady_seq(ring: tuple) -> int:
@@ -197,10 +198,15 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
     from ..raincore import Timing
     ring = tuple(members)
     # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
-    # loaded 2-core machine a live process can stall for a few hundred ms
+    # loaded 2-core machine a live process can stall for a few hundred ms.
+    # Without LossyRing no token is lost and no 911 goes unanswered (the
+    # Transport Manager passes one on past a dead node), so Hungry and
+    # Starving must never fire: 30 s, since a 30-minute soak at load 15 saw
+    # a joiner wait over 3 s for admission right after a kill and re-send its
+    # 911 on a Starving time-out the abstraction has no step for
     return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
-                               timing=Timing(eating=0.005, hungry=1.0 if lossy else 3.0,
-                                             starving=0.5 if lossy else 3.0)),
+                               timing=Timing(eating=0.005, hungry=1.0 if lossy else QUIET,
+                                             starving=0.5 if lossy else QUIET)),
                     ring_flush_stack(nid, ring, tracing="delta", **above))
 
 
