@@ -155,7 +155,8 @@ def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
     assert h.returncode == (0 if clean else 1) and f"{int(clean)}/1 runs ok" in h.stdout, h.stdout
 
 
-@needs_jgroups          # one kill run, 13-20 s
+@pytest.mark.slow       # one kill run, 13-20 s; the default suite keeps the agreement rule's fast test below
+@needs_jgroups
 def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_reported(tmp_path):
     """SEQUENCER + FLUSH with the coordinator killed: the SEQUENCER layer's
     steps make a Sequencer.tla trace that the replay judges, and the command
