@@ -461,13 +461,13 @@ def tracevalidation_check(name: str, run_seed: int):
                  "this trace differently (see the detail)"), (trace if v.ok else None)
 
 
-def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
+def prove_check(enc, queries=None) -> Check:
     """The prove stage for one encoding (see the module docstring);
     ``queries``: its matrix already run (elsewhere), else run here."""
     from groupcheck.model.proofs import engine
     t0 = time.monotonic()
     try:
-        qs = queries if queries is not None else engine.run(enc, timeout_ms=timeout_ms)
+        qs = queries if queries is not None else engine.run(enc)
     except Exception as e:      # an encoding that cannot be built is a failed check, not a crash
         return Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
                      name=enc.variant, expected="proved", observed="error", as_expected=False,

@@ -78,7 +78,7 @@ def test_the_flawed_variant_yields_a_reachable_cti_with_its_path(property_only):
     (the registry's), and with the fixed variant's lemmas (slow: ~290 queries)."""
     enc = FlushEncoding(3, 3, reconcile=False, variant="FlawedCrash",
                         reach={"MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0}, property_only=property_only)
-    qs = run(enc, timeout_ms=2_000)
+    qs = run(enc)
     real = [q for q in qs if q.result == "cti" and q.reachable]
     assert real, [(q.query, q.result, q.reachable) for q in qs if q.result != "proved"]
     assert verdict(qs)
