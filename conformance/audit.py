@@ -49,6 +49,8 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    it yields a counterexample to induction that the bounded model reaches
    (a finding, drawn with its shortest path).  The matrix itself (lemma x
    query, result and seconds) is in the check's figures and in the report.
+   The default matrix (``groupcheck prove``); with ``--full`` every variant
+   (``groupcheck prove --all``).
 7. **cluster** — a small real cluster (impl/cluster.py) of each protocol
    whose descriptor asks for it (``audit_cluster``: SEQUENCER over FLUSH),
    3 node processes over UDP on 127.0.0.1, the coordinator killed with
@@ -559,7 +561,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         if "tracevalidation" in stages else []
     from groupcheck.model.proofs import registry as proofs
     all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
-                for enc in proofs.select(p)] if "prove" in stages else []
+                for enc in proofs.select(p, every=full)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
     fixed = {p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf}
     skipped = ((len(entries) - len(tlc_entries)) if "tlc" in stages else 0) \
