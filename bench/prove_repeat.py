@@ -12,7 +12,7 @@ reaches it); then ``identical`` (every run's verdicts and query results
 are the first run's), the first query that differs if not, and
 ``rlimit_identical`` (the resource units too).
 
-    .venv/bin/python bench/prove_repeat.py --runs 10 [-- --all]
+    .venv/bin/python bench/prove_repeat.py --runs 10 [--out FILE] [-- --all]
 """
 
 from __future__ import annotations
@@ -64,24 +64,14 @@ def first_difference(a: dict, b: dict, units: bool) -> str | None:
     return None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("extra", nargs="*", help="arguments for groupcheck prove (after --)")
-    a = ap.parse_args()
-    runs = []
-    for i in range(a.runs):
-        runs.append(one_run(a.extra))
-        r = runs[-1]
-        print(f"run {i + 1}: {r['wall_seconds']} s wall, {r['cpu_seconds']} s CPU, load {r['load_at_start']}, "
-              f"exit {r['exit']}", file=sys.stderr)
+def summary(runs: list[dict], extra: list[str]) -> dict:
     diffs = [(i + 1, d) for i, r in enumerate(runs[1:], 1) if (d := first_difference(runs[0], r, False))]
     unit_diffs = [(i + 1, d) for i, r in enumerate(runs[1:], 1) if (d := first_difference(runs[0], r, True))]
-    print(json.dumps({
+    return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                    f"z3 {z3.get_version_string()}",
-        "arguments": a.extra, "runs": a.runs,
+        "arguments": extra, "runs": len(runs),
         "wall_seconds": [r["wall_seconds"] for r in runs],
         "cpu_seconds": [r["cpu_seconds"] for r in runs],
         "load_at_start": [r["load_at_start"] for r in runs],
@@ -90,7 +80,24 @@ def main() -> None:
         "rlimit_identical": not unit_diffs,
         "first_rlimit_difference": {"run": unit_diffs[0][0], "query": unit_diffs[0][1]} if unit_diffs else None,
         "per_run": runs,
-    }))
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--out", help="also write the summary of the runs so far here after each run")
+    ap.add_argument("extra", nargs="*", help="arguments for groupcheck prove (after --)")
+    a = ap.parse_args()
+    runs = []
+    for i in range(a.runs):
+        runs.append(one_run(a.extra))
+        r = runs[-1]
+        print(f"run {i + 1}: {r['wall_seconds']} s wall, {r['cpu_seconds']} s CPU, load {r['load_at_start']}, "
+              f"exit {r['exit']}", file=sys.stderr)
+        if a.out:
+            Path(a.out).write_text(json.dumps(summary(runs, a.extra)))
+    print(json.dumps(summary(runs, a.extra)))
 
 
 if __name__ == "__main__":
