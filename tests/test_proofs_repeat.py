@@ -24,3 +24,13 @@ def test_the_same_answers_after_another_encoding_and_in_a_process_of_its_own():
     assert not [q.query for q in here if q.result != "proved"] and len(here) > 100
     # the resource units each query used are counted, within the limit
     assert all(0 < q.rlimit <= 2 * enc.rlimit for q in fresh if not q.by_frame)
+
+
+def test_the_old_timeout_option_is_refused_with_the_reason():
+    """No query is bounded by time: `--timeout` says so and names --rlimit."""
+    from typer.testing import CliRunner
+
+    from groupcheck.cli import main
+    r = CliRunner().invoke(main.app, ["prove", "stable", "--variant", "JoinRace", "--timeout", "120000"])
+    assert r.exit_code == 2
+    assert "--rlimit" in r.output and "resource limit" in r.output
