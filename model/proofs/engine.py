@@ -230,10 +230,10 @@ class SolverHung(RuntimeError):
     """z3 ran into the wall-clock safety net (SAFETY_NET_MS)."""
 
 
-def _solver(enc: Encoding | None = None, ctx: z3.Context | None = None) -> z3.Solver:
+def _solver(enc: Encoding | None = None) -> z3.Solver:
     """A z3 solver with the encoding's ``solver_params`` (none: the
     defaults), bounded by its ``rlimit`` when it has one."""
-    s = z3.Solver(ctx=ctx)
+    s = z3.Solver()
     for k, v in (getattr(enc, "solver_params", None) or {}).items():
         s.set(k, v)
     if getattr(enc, "rlimit", None) is not None:

@@ -14,7 +14,7 @@ in the module), and settings of the run: ``heavy`` (left out of the default
 audit), ``default`` (false: left out of the default matrix, asked when
 named with ``--variant`` or with ``--all``), ``rlimit`` (z3's resource
 limit per query at that N, calibrated: docs/proofs.md, "Resource
-limits"), ``reach_max_states`` (how far the classifier explores) and the
+limits, not time"), ``reach_max_states`` (how far the classifier explores) and the
 protocol's ``shards_per_core``.  The registry reads the data and looks its
 names up in the protocol's proofs module; it compares no protocol name.
 
