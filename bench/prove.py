@@ -28,14 +28,14 @@ def main() -> None:
     ap.add_argument("--protocol")
     ap.add_argument("--variant")
     ap.add_argument("--members", type=int)
-    ap.add_argument("--timeout", type=int, default=10_000, help="z3 timeout per query, ms")
+    ap.add_argument("--rlimit", type=int, help="z3's resource limit per query (default: the variant's)")
     a = ap.parse_args()
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     variants = []
     for enc in registry.select(a.protocol, a.variant, a.members):
         t1, c1 = time.perf_counter(), time.process_time()
-        qs = engine.run(enc, timeout_ms=a.timeout)
+        qs = engine.run(enc, rlimit=a.rlimit)
         secs = [q.seconds for q in qs]
         variants.append({
             "protocol": enc.protocol, "variant": enc.variant, "members": enc.members,

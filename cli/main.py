@@ -245,30 +245,40 @@ def prove(
     protocol: Optional[str] = typer.Argument(None, help="protocol name (default: every protocol with proofs)"),
     variant: Optional[str] = typer.Option(None, "--variant", help="only this variant, e.g. Fixed or Flawed"),
     members: Optional[int] = typer.Option(None, "--members", callback=at_least(1), help="member count N of the encodings (default: the manifest models' size)"),
-    timeout: int = typer.Option(10_000, "--timeout", callback=at_least(1), help="z3 timeout per query, in milliseconds"),
+    rlimit: Optional[int] = typer.Option(None, "--rlimit", callback=at_least(1), help="z3's resource limit per query (its deterministic \"rlimit count\"; default: each variant's calibrated limit in its manifest, else 50,000,000)"),
+    every: bool = typer.Option(False, "--all", help="every variant with a default N, those outside the default matrix too"),
+    timeout: Optional[str] = typer.Option(None, "--timeout", hidden=True),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
     """Inductive invariants with z3: initiation, consecution for every action x lemma, implication of the safety property; counterexamples to induction are classified by the explorer. Exit 0 only if every fixed variant is proved and every flawed variant yields a reachable counterexample."""
     import time
     from groupcheck.model.proofs import engine, registry
+    if timeout is not None:
+        fail("--timeout is gone: every query is bounded by z3's resource limit, the same on every run and "
+             "machine, not by wall-clock time; give --rlimit N (z3's rlimit count per query) instead")
     try:
-        encs = registry.select(protocol, variant, members)
+        encs = registry.select(protocol, variant, members, every)
     except registry.UnknownTarget as e:
         fail(str(e))
     except ValueError as e:
         fail(f"--members {members}: {e}")
+    for e in encs:      # (each child rebuilds its encoding; this is the limit it reports)
+        e.rlimit = engine.limit_of(e, rlimit)
     rows, verdicts = [], []
     t0 = time.perf_counter()
     with progress("prove", total=len(encs)) as prog:
         # each variant in its own process, one per core (registry.run_isolated says why)
-        for i, (enc, qs) in enumerate(registry.run_isolated(encs, timeout_ms=timeout, jobs=os.cpu_count() or 1,
-                                                          members=members)):
-            ok = engine.verdict(qs)
-            prog.finished(f"prove {enc.protocol}/{enc.variant} (N={_members(enc)}): "
-                          f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
-                          f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
-            verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
-            rows += qs
+        try:
+            for i, (enc, qs) in enumerate(registry.run_isolated(encs, rlimit=rlimit, jobs=os.cpu_count() or 1,
+                                                              members=members)):
+                ok = engine.verdict(qs)
+                prog.finished(f"prove {enc.protocol}/{enc.variant} (N={_members(enc)}): "
+                              f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
+                              f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
+                verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
+                rows += qs
+        except engine.SolverHung as e:
+            fail(f"{e} (the wall-clock safety net, engine.SAFETY_NET_MS)", 1)
     total = time.perf_counter() - t0
     ok_all = all(ok for _, ok, _, _ in verdicts)
     if as_json:     # a summary per variant first, then every query
@@ -323,6 +333,8 @@ def _prove_summary(enc, ok: bool, seconds: float, qs) -> dict:
             "proved": sum(q.result == "proved" for q in qs), "by_frame": sum(q.by_frame for q in qs),
             "cti": len(ctis), "reachable_cti": sum(bool(q.reachable) for q in ctis),
             "unknown": sum(q.result == "unknown" for q in qs), "seconds": round(seconds, 3),
+            # z3's resource units: the limit of each query, the most one used
+            "rlimit": enc.rlimit, "rlimit_used_max": max((q.rlimit for q in qs), default=0),
             "expected": "a reachable counterexample to induction" if enc.expect_cti else "every query proved",
             "as_expected": ok}
 

@@ -49,6 +49,8 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    it yields a counterexample to induction that the bounded model reaches
    (a finding, drawn with its shortest path).  The matrix itself (lemma x
    query, result and seconds) is in the check's figures and in the report.
+   The default matrix (``groupcheck prove``); with ``--full`` every variant
+   (``groupcheck prove --all``).
 7. **cluster** — a small real cluster (impl/cluster.py) of each protocol
    whose descriptor asks for it (``audit_cluster``: the composed stacks),
    3 node processes over UDP on 127.0.0.1 playing a short seeded chaos
@@ -463,13 +465,13 @@ def tracevalidation_check(name: str, run_seed: int):
                  "this trace differently (see the detail)"), (trace if v.ok else None)
 
 
-def prove_check(enc, timeout_ms: int = 10_000, queries=None) -> Check:
+def prove_check(enc, queries=None) -> Check:
     """The prove stage for one encoding (see the module docstring);
     ``queries``: its matrix already run (elsewhere), else run here."""
     from groupcheck.model.proofs import engine
     t0 = time.monotonic()
     try:
-        qs = queries if queries is not None else engine.run(enc, timeout_ms=timeout_ms)
+        qs = queries if queries is not None else engine.run(enc)
     except Exception as e:      # an encoding that cannot be built is a failed check, not a crash
         return Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
                      name=enc.variant, expected="proved", observed="error", as_expected=False,
@@ -573,7 +575,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         if "tracevalidation" in stages else []
     from groupcheck.model.proofs import registry as proofs
     all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
-                for enc in proofs.select(p)] if "prove" in stages else []
+                for enc in proofs.select(p, every=full)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
     fixed = {p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf}
     skipped = ((len(entries) - len(tlc_entries)) if "tlc" in stages else 0) \

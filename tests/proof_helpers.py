@@ -21,11 +21,11 @@ def lemmas_broken(enc, max_states=None):
 
 def proved_for_every_n(protocol, variant, properties):
     """The registered every-N variant, run as `groupcheck prove` runs it (a
-    process of its own: in a test worker that has asked other encodings'
-    queries, z3 answered SEQUENCER over FLUSH's RecvData x Sequence
-    ``unknown`` under the same resource limit): each query proved, every row
-    for members "any", one consecution row per lemma and the implication of
-    each property."""
+    process of its own, its encoding built alone: the answers are then
+    the matrix's; in a test worker that has asked other encodings' queries
+    z3 starts from other terms and names, docs/proofs.md "What else an
+    answer depends on"): each query proved, every row for members "any",
+    one consecution row per lemma and the implication of each property."""
     from groupcheck.model.proofs import registry
     from groupcheck.model.proofs.engine import verdict
     [enc] = registry.select(protocol, variant)

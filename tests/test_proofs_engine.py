@@ -22,48 +22,48 @@ def enc(rlimit):
 def test_a_lemma_given_up_on_whole_is_proved_by_its_conjuncts():
     lemma = z3.And(x2 >= 0, x2 >= 1, x2 != -7)
     # a resource limit of 1 makes z3 give up on the whole query at once
-    assert _solve_split(INV, [STEP], lemma, 10_000, enc(1))[0] == "proved"
-    r = _solve_split(INV, [STEP], lemma, 10_000, enc(None))
+    assert _solve_split(INV, [STEP], lemma, enc(1))[0] == "proved"
+    r = _solve_split(INV, [STEP], lemma, enc(None))
     assert r[0] == "proved" and r[1] is None
 
 
 def test_a_conjunct_that_breaks_gives_a_cti_with_its_model():
     lemma = z3.And(x2 >= 0, x2 >= 5)
-    r, m, _, _, part = _solve_split(INV, [STEP], lemma, 10_000, enc(1))
+    r, m, *_, part = _solve_split(INV, [STEP], lemma, enc(1))
     assert r == "cti" and m is not None and part is STEP
     assert m.eval(x2).as_long() < 5 and m.eval(x).as_long() >= 0
 
 
 def test_a_lemma_that_is_no_conjunction_is_asked_whole_without_the_limit():
     """Nothing to split: the resource limit is not applied, z3 decides."""
-    assert _solve_split(INV, [STEP], z3.Or(x2 >= 1, x2 == -3), 10_000, enc(1))[0] == "proved"
-    assert _solve_split(INV, [STEP], z3.Or(x2 >= 2, x2 == -3), 10_000, enc(1))[0] == "cti"
+    assert _solve_split(INV, [STEP], z3.Or(x2 >= 1, x2 == -3), enc(1))[0] == "proved"
+    assert _solve_split(INV, [STEP], z3.Or(x2 >= 2, x2 == -3), enc(1))[0] == "cti"
 
 
 def test_every_instance_is_asked_the_negated_lemma_after_a_split(monkeypatch):
-    """Regression (CI of stop 29, FLUSH at N = 4 under load): once the first
+    """Regression (FLUSH at N = 4): once the first
     action instance was split into conjuncts, the second was asked
     ``inv /\\ f /\\ last conjunct`` (not negated), a spurious CTI on a lemma
     that holds, or a spurious proof.  Here the first instance's whole query
-    gives up (as a wall-clock time-out does under load) and the second is
+    gives up (as at its resource limit) and the second is
     decided whole."""
     from groupcheck.model.proofs import engine
     real, asked = engine._solve_first, []
 
-    def first_whole_gives_up(fs, timeout_ms, enc=None, rlimit=None):
+    def first_whole_gives_up(fs, enc=None, rlimit=None):
         asked.append(rlimit)
         if rlimit is not None and asked.count(rlimit) == 1:
-            return "unknown", None, 0.0, 0.0
-        return real(fs, timeout_ms, enc, rlimit)
+            return "unknown", None, 0.0, 0.0, 0
+        return real(fs, enc, rlimit)
 
     monkeypatch.setattr(engine, "_solve_first", first_whole_gives_up)
     lemma = z3.And(x2 >= 0, x2 >= 1)
     second = x2 == x + 2
-    assert _solve_split(INV, [STEP, second], lemma, 10_000, enc(10_000_000))[0] == "proved"
+    assert _solve_split(INV, [STEP, second], lemma, enc(10_000_000))[0] == "proved"
     assert asked == [10_000_000, None, None, 10_000_000]
     # and a lemma the second instance breaks is still caught there
     asked.clear()
-    r, m, _, _, part = _solve_split(INV, [STEP, x2 == x - 1], lemma, 10_000, enc(10_000_000))
+    r, m, *_, part = _solve_split(INV, [STEP, x2 == x - 1], lemma, enc(10_000_000))
     assert r == "cti" and part is not STEP and m.eval(x2).as_long() < 1
 
 
@@ -99,9 +99,9 @@ def test_a_lemma_on_unchanged_variables_needs_no_solver(monkeypatch):
     only_a = z3.And(T["x"] == S["x"], T["a"][0] == S["a"][0])
     assert frame.residue([only_a], lemma(T), lemma(S)) == []
     calls = []
-    monkeypatch.setattr(engine, "_solve_first", lambda *a, **k: calls.append(a) or ("unknown", None, 0, 0))
+    monkeypatch.setattr(engine, "_solve_first", lambda *a, **k: calls.append(a) or ("unknown", None, 0, 0, 0))
     inv = lemma(S)
-    assert _solve_split(inv, [only_a], lemma(T), 10_000, enc(None), [[]])[0] == "proved" and calls == []
+    assert _solve_split(inv, [only_a], lemma(T), enc(None), [[]])[0] == "proved" and calls == []
 
 
 def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
@@ -111,7 +111,7 @@ def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
     # x may go negative: its conjunct is kept, z3 finds the CTI
     drop_x = z3.And(T["x"] == S["x"] - 1, T["a"][0] == S["a"][0])
     goals = [frame.residue([drop_x], lemma(T), lemma(S))]
-    r, m, *_ = _solve_split(inv, [drop_x], lemma(T), 10_000, enc(None), goals)
+    r, m, *_ = _solve_split(inv, [drop_x], lemma(T), enc(None), goals)
     assert r == "cti" and m.eval(T["x"]).as_long() < 0
     # a written below a guard is not a top-level frame: it counts as changed
     guarded = z3.And(T["x"] == S["x"], z3.If(S["x"] > 3, T["a"][0] == S["a"][0], T["a"][0] == S["a"][0]))
@@ -121,7 +121,7 @@ def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
     framed_one = z3.And(T["x"] == S["x"], T["a"][0] == S["a"][0])
     assert same(frame.residue([framed_one, store], lemma(T), lemma(S)), [pos_a(T)])
     goals = [frame.residue([store], lemma(T), lemma(S))]
-    assert _solve_split(inv, [store], lemma(T), 10_000, enc(None), goals)[0] == "cti"
+    assert _solve_split(inv, [store], lemma(T), enc(None), goals)[0] == "cti"
 
 
 def test_alpha_equal_is_up_to_bound_names_only():
@@ -153,7 +153,7 @@ def test_what_the_frame_proves_z3_proves_too():
             for a, fs in acts.items():
                 if frame.residue(fs, L_T, L_S) == []:
                     framed += 1
-                    assert engine._solve([inv, z3.Or(*fs), z3.Not(L_T)], 30_000, e)[0] == "proved", (a, name)
+                    assert engine._solve([inv, z3.Or(*fs), z3.Not(L_T)], e)[0] == "proved", (a, name)
         assert framed > 10, (e.protocol, framed)
 
 
@@ -168,10 +168,10 @@ def test_sharded_run_asks_the_same_queries_in_the_same_order():
     [(_, sharded)] = list(registry.run_isolated([fixed], jobs=2))
     assert not fixed.expect_cti and len(whole) > 100
     # two cores, one variant: eight shards; a flawed variant stays whole
-    assert [k[4:] for k in registry._shard_keys([fixed], 2, 10_000, None)[0]] == [(k, 8) for k in range(8)]
+    assert [k[4:] for k in registry._shard_keys([fixed], 2, None, None)[0]] == [(k, 8) for k in range(8)]
     flawed = registry.select("sequencerflush", "NoFlush")
-    assert [k[4:] for k in registry._shard_keys(flawed, 3, 10_000, None)[0]] == [(0, 1)]
-    assert len(registry._shard_keys(registry.select(), 2, 10_000, None)[0]) == len(registry.select())
+    assert [k[4:] for k in registry._shard_keys(flawed, 3, None, None)[0]] == [(0, 1)]
+    assert len(registry._shard_keys(registry.select(), 2, None, None)[0]) == len(registry.select())
     assert [(q.query, q.result) for q in sharded] == [(q.query, q.result) for q in whole]
     assert sum(q.query.startswith("implication:") for q in sharded) == len(fixed.properties)
     assert engine.verdict(sharded)
@@ -184,13 +184,13 @@ def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
     model found there comes back in the caller's context; without the flag
     the unknown stands."""
     from groupcheck.model.proofs import engine
-    monkeypatch.setattr(engine, "_solve", lambda fs, ms, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0))
+    monkeypatch.setattr(engine, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
     x = z3.Int("x")
     enc = types.SimpleNamespace(retry_fresh=True)
-    assert engine._solve_first([x > 1, x < 1], 5_000, enc)[0] == "proved"
-    r, m, _, _ = engine._solve_first([x > 1, x < 3], 5_000, enc)
+    assert engine._solve_first([x > 1, x < 1], enc)[0] == "proved"
+    r, m, *_ = engine._solve_first([x > 1, x < 3], enc)
     assert r == "cti" and m.eval(x).as_long() == 2
-    assert engine._solve_first([x > 1, x < 1], 5_000, types.SimpleNamespace())[0] == "unknown"
+    assert engine._solve_first([x > 1, x < 1], types.SimpleNamespace())[0] == "unknown"
 
 
 def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
@@ -215,9 +215,9 @@ def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
     forged[0] = dataclasses.replace(qs[0], result="unknown")
     assert forged[0].query.startswith("initiation:")
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
-        assert registry._retry_rows(pool, fixed, forged, 10_000, None) is forged
+        assert registry._retry_rows(pool, fixed, forged, None, None) is forged
         monkeypatch.setattr(fixed, "retry_fresh", True, raising=False)
-        out = registry._retry_rows(pool, fixed, forged, 10_000, None)
+        out = registry._retry_rows(pool, fixed, forged, None, None)
     assert (out[k].query, out[k].result) == (qs[k].query, "proved") and out[k].seconds > 7.0
     assert out[k].cpu_seconds > 7.0
     assert [q for i, q in enumerate(out) if i != k] == [q for i, q in enumerate(forged) if i != k]

@@ -100,5 +100,5 @@ def test_instantiation_can_fail_and_agrees_with_z3():
         pick = random.Random(7).sample(states, k) + broken[:k]
         for s in pick:
             for n, L in enc.lemmas.items():
-                r = engine._solve([enc.value(S, s), z3.Not(L(S))], 0, enc)[0]
+                r = engine._solve([enc.value(S, s), z3.Not(L(S))], enc)[0]
                 assert (r == "proved") == enc.holds(n, s), (n, s, r)

@@ -144,7 +144,7 @@ def test_the_proved_lemmas_are_inductive_for_the_fixes(name):
 def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     enc = registry.select("raincore", "Faithful")[0]
     assert tuple(enc.lemmas) == FLAWED_LEMMAS
-    qs = run(enc, timeout_ms=2000)
+    qs = run(enc)
     real = [q for q in qs if q.result == "cti" and q.reachable]
     assert real, [(q.query, q.result, q.reachable) for q in qs if q.result != "proved"]
     assert verdict(qs)

@@ -203,16 +203,16 @@ def test_fixed_invariant_initially_and_across_the_delivering_steps():
     enc = SequencerFlushEncoding(2)
     S, T = enc.fresh("s"), enc.fresh("t")
     for name, L in enc.lemmas.items():
-        assert _solve([enc.init(S), z3.Not(L(S))], 10_000, enc)[0] == "proved", name
+        assert _solve([enc.init(S), z3.Not(L(S))], enc)[0] == "proved", name
     inv = enc.inv(S)
     for p in enc.properties:
-        assert _solve([inv, z3.Not(enc.lemmas[p](S))], 10_000, enc)[0] == "proved", p
+        assert _solve([inv, z3.Not(enc.lemmas[p](S))], enc)[0] == "proved", p
     acts = {}
     for lab, f in enc.actions(S, T):
         acts.setdefault(lab.action, []).append(f)
     for action in ("RecvData", "SendView"):
         for lemma in ("NoDuplicates", "SurvivorTotalOrder", "RecvBound", "Candidates", "Domain"):
-            r = _solve_split(inv, acts[action], enc.lemmas[lemma](T), 30_000, enc)[0]
+            r = _solve_split(inv, acts[action], enc.lemmas[lemma](T), enc)[0]
             assert r == "proved", (action, lemma, r)
 
 
@@ -220,7 +220,7 @@ def test_fixed_invariant_initially_and_across_the_delivering_steps():
 def test_fixed_invariant_is_inductive():
     """The whole matrix at N = 2: every query proved (no CTI, nothing open)."""
     from groupcheck.model.proofs import engine
-    qs = engine.run(SequencerFlushEncoding(2), timeout_ms=30_000, classify=False)
+    qs = engine.run(SequencerFlushEncoding(2), classify=False)
     open_ = [(q.query, q.result) for q in qs if q.result != "proved"]
     assert not open_, open_
 
@@ -263,7 +263,6 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     case and step (for N = 2, any digest, any index); a broken step (the
     duplicate check dropped) is refused."""
     from groupcheck.model.proofs.engine import _solve
-    SOLVE_MS = 120_000     # wall-clock: each query takes well under a second, but CI's machine is shared
     M, m = (1, 2), 1
     dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, w = z3.Ints("L i w")
@@ -288,12 +287,12 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     # (1): base (nothing absorbed: RV[s][0] itself) and step (the witness is
     # i if i's entry of s is new, else the one before)
     for s in M:
-        assert _solve([z3.Not(P1(s, 0, w))], SOLVE_MS)[0] == "proved"
+        assert _solve([z3.Not(P1(s, 0, w))])[0] == "proved"
         w2 = z3.If(z3.And(dS[i] == s, new), i, w)
-        assert _solve([i >= 1, step, P1(s, i - 1, w), z3.Not(P1(s, i, w2))], SOLVE_MS)[0] == "proved"
+        assert _solve([i >= 1, step, P1(s, i - 1, w), z3.Not(P1(s, i, w2))])[0] == "proved"
     # (3): a sender in the domain stays in it (the step; the base is trivial)
     for s in M:
-        assert _solve([i >= 1, step, RH[s][i - 1], z3.Not(RH[s][i])], SOLVE_MS)[0] == "proved"
+        assert _solve([i >= 1, step, RH[s][i - 1], z3.Not(RH[s][i])])[0] == "proved"
     # (2): base (cnt 0: the delivered sequence copied, the premises) and step
     D0S, D0Q = (z3.Array(n, z3.IntSort(), z3.IntSort()) for n in ("D0S", "D0Q"))
     j, j2 = z3.Ints("j j2")
@@ -302,15 +301,15 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
                                                                      D0Q[j] <= rv(D0S[j], 0)))),
             z3.ForAll([j, j2], z3.Implies(z3.And(1 <= j, j < j2, j2 <= L),
                                           z3.Or(D0S[j] != D0S[j2], D0Q[j] != D0Q[j2])))]
-    assert _solve([*base, z3.Not(P2(0))], SOLVE_MS)[0] == "proved"
-    assert _solve([*rng, step, P2(i - 1), z3.Not(P2(i))], SOLVE_MS)[0] == "proved"
+    assert _solve([*base, z3.Not(P2(0))])[0] == "proved"
+    assert _solve([*rng, step, P2(i - 1), z3.Not(P2(i))])[0] == "proved"
     # the check can fail: with the duplicate check dropped the step no longer
     # proves (2).  z3 usually finds the counterexample ("cti"), but on this
     # quantified query it may also give up ("unknown"): its search depends on
     # the terms other tests created earlier in the same process (seen once in
     # a full run under load 6, never alone); either way (2) is not proved.
     broken, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L, check=False)
-    assert _solve([*rng, broken, P2(i - 1), z3.Not(P2(i))], SOLVE_MS)[0] in ("cti", "unknown")
+    assert _solve([*rng, broken, P2(i - 1), z3.Not(P2(i))])[0] in ("cti", "unknown")
 
 
 def test_the_stated_consequences_for_n3_hold_by_induction():
@@ -321,7 +320,6 @@ def test_the_stated_consequences_for_n3_hold_by_induction():
     induction) and cnt[src[k]] = k.  z3 checks the inductions, base and
     step, and the consequence; a broken step is refused each time."""
     from groupcheck.model.proofs.engine import _solve
-    SOLVE_MS = 120_000
     M, m = (1, 2), 1
     AII, AIB = z3.ArraySort(z3.IntSort(), z3.IntSort()), z3.ArraySort(z3.IntSort(), z3.BoolSort())
     dS, dQ, cnt, dS2, dQ2, src = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2", "src"))
@@ -334,11 +332,11 @@ def test_the_stated_consequences_for_n3_hold_by_induction():
         qq = z3.Int(f"q4_{str(k).replace(' ', '')}")
         return z3.ForAll([qq], z3.Implies(F[k][qq], F[0][qq]))
 
-    assert _solve([z3.Not(Q4(z3.IntVal(0)))], SOLVE_MS)[0] == "proved"
+    assert _solve([z3.Not(Q4(z3.IntVal(0)))])[0] == "proved"
     step, _ = _absorb_step(M, i, m, dS, dQ, RH, RV, F, cnt, dS2, dQ2, L)
-    assert _solve([i >= 1, step, Q4(i - 1), z3.Not(Q4(i))], SOLVE_MS)[0] == "proved"
+    assert _solve([i >= 1, step, Q4(i - 1), z3.Not(Q4(i))])[0] == "proved"
     adds = F[i] == z3.Store(F[i - 1], dQ[i], True)      # a step that adds an entry
-    assert _solve([i >= 1, adds, Q4(i - 1), z3.Not(Q4(i))], SOLVE_MS)[0] == "cti"
+    assert _solve([i >= 1, adds, Q4(i - 1), z3.Not(Q4(i))])[0] == "cti"
 
     # _filter: cnt[i] = cnt[i - 1] + (1 if kept else 0), cnt[h] = 0
     K = z3.Const("K", AIB)
@@ -348,16 +346,15 @@ def test_the_stated_consequences_for_n3_hold_by_induction():
         return z3.ForAll([ii], z3.Implies(z3.And(h <= ii, ii <= jj), cnt[ii] <= cnt[jj]))
 
     rec = cnt[j] == cnt[j - 1] + z3.If(K[j], 1, 0)
-    assert _solve([z3.Not(mono(h))], SOLVE_MS)[0] == "proved"
-    assert _solve([j > h, rec, mono(j - 1), z3.Not(mono(j))], SOLVE_MS)[0] == "proved"
-    assert _solve([j > h, cnt[j] == cnt[j - 1] - z3.If(K[j], 1, 0), mono(j - 1), z3.Not(mono(j))],
-                  SOLVE_MS)[0] == "cti"
+    assert _solve([z3.Not(mono(h))])[0] == "proved"
+    assert _solve([j > h, rec, mono(j - 1), z3.Not(mono(j))])[0] == "proved"
+    assert _solve([j > h, cnt[j] == cnt[j - 1] - z3.If(K[j], 1, 0), mono(j - 1), z3.Not(mono(j))])[0] == "cti"
     # the consequence: monotone cnt on h..t and cnt[src[k]] = k at two positions
     jj, ii = z3.Ints("jj ii")
     every_mono = z3.ForAll([ii, jj], z3.Implies(z3.And(h <= ii, ii <= jj, jj <= t), cnt[ii] <= cnt[jj]))
     at = [z3.And(h < src[k], src[k] <= t, cnt[src[k]] == k) for k in (k1, k2)]
-    assert _solve([every_mono, *at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])], SOLVE_MS)[0] == "proved"
-    assert _solve([*at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])], SOLVE_MS)[0] == "cti"
+    assert _solve([every_mono, *at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])])[0] == "proved"
+    assert _solve([*at, 1 <= k1, k1 < k2, z3.Not(src[k1] < src[k2])])[0] == "cti"
 
 
 def test_absorb_delivers_exactly_the_digest_by_induction():
@@ -372,7 +369,6 @@ def test_absorb_delivers_exactly_the_digest_by_induction():
     the increasing order the step is refused (two entries of one sender
     after L, the later one lower: a duplicate)."""
     from groupcheck.model.proofs.engine import _solve
-    SOLVE_MS = 120_000
     M, m = (1, 2), 1
     dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, dl, j, j2 = z3.Ints("L i dl j j2")
@@ -393,12 +389,12 @@ def test_absorb_delivers_exactly_the_digest_by_induction():
     prem = [0 <= L, L <= dl, 1 <= dS[i], dS[i] <= 2, inc,
             z3.ForAll([j], z3.Implies(z3.And(1 <= j, j <= L), dup(j, 0))),
             z3.ForAll([j], z3.Implies(z3.And(L < j, j <= dl), z3.Not(dup(j, 0))))]
-    assert _solve([*prem, cnt[0] == 0, z3.Not(H(z3.IntVal(0)))], SOLVE_MS)[0] == "proved"
-    assert _solve([*prem, 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))], SOLVE_MS)[0] == "proved"
+    assert _solve([*prem, cnt[0] == 0, z3.Not(H(z3.IntVal(0)))])[0] == "proved"
+    assert _solve([*prem, 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))])[0] == "proved"
     concl = z3.And(cnt[dl] == dl - L, z3.ForAll([j], z3.Implies(z3.And(L < j, j <= dl), z3.And(
         dS2[j] == dS[j], dQ2[j] == dQ[j]))))
-    assert _solve([*prem, H(dl), z3.Not(concl)], SOLVE_MS)[0] == "proved"
-    assert _solve([*prem[:4], *prem[5:], 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))], SOLVE_MS)[0] == "cti"
+    assert _solve([*prem, H(dl), z3.Not(concl)])[0] == "proved"
+    assert _solve([*prem[:4], *prem[5:], 1 <= i, i <= dl, step, H(i - 1), z3.Not(H(i))])[0] == "cti"
 
 
 # --- N = 3 (CoordCrash's constants): the lemmas of the partial proof ----------------
@@ -479,7 +475,7 @@ def test_n3_lemmas_hold_on_many_coordcrash_states():
         assert satisfies_invariant(enc, s, S, inv), s
 
 
-def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
+def _n3_matrix_row(enc, lemma):
     """The consecution queries of one lemma at N = 3, as the engine asks
     them (per action instance, per conjunct of the goal), assuming every
     lemma of the encoding: action -> result."""
@@ -492,7 +488,7 @@ def _n3_matrix_row(enc, lemma, timeout_ms=30_000):
         acts.setdefault(lab.action, []).append(f)
     # what the frame preserves is not asked (engine.Frame; the lemma's L(S) is in inv)
     frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
-    return {a: _solve_split(inv, fs, L_T, timeout_ms, enc, [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
+    return {a: _solve_split(inv, fs, L_T, enc, [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
             for a, fs in acts.items()}
 
 
@@ -506,13 +502,13 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     enc = SequencerFlushEncoding(3)
     S = enc.fresh("s")
     for name, L in enc.lemmas.items():
-        assert _solve([enc.init(S), z3.Not(L(S))], 10_000, enc)[0] == "proved", name
+        assert _solve([enc.init(S), z3.Not(L(S))], enc)[0] == "proved", name
     row = _n3_matrix_row(enc, "NoDuplicates")
     assert set(row) >= {"RecvData", "SendView", "InstallView", "Crash"}
     assert all(r == "proved" for r in row.values()), row
 
 
-def _n3_instance(enc, lemma, label, timeout_ms=60_000):
+def _n3_instance(enc, lemma, label):
     """One consecution query of the N = 3 matrix, the engine's way, for the
     instance named ``label`` (every lemma assumed)."""
     from groupcheck.model.proofs.engine import Frame, _solve_split
@@ -521,7 +517,7 @@ def _n3_instance(enc, lemma, label, timeout_ms=60_000):
     frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
     fs = [f for lab, f in enc.actions(S, T) if str(lab) == label]
     assert fs, label
-    return _solve_split(z3.And(*L_S.values()), fs, L_T, timeout_ms, enc,
+    return _solve_split(z3.And(*L_S.values()), fs, L_T, enc,
                         [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
 
 
@@ -580,7 +576,7 @@ def test_n3_rows_proved(lemma):
     """N = 3: every consecution query of these lemmas is proved (per
     instance, per conjunct)."""
     enc = SequencerFlushEncoding(3)
-    row = _n3_matrix_row(enc, lemma, timeout_ms=120_000)
+    row = _n3_matrix_row(enc, lemma)
     assert len(row) == 16 and all(r == "proved" for r in row.values()), row
 
 
@@ -596,11 +592,11 @@ def test_n3_survivor_total_order_split_is_the_same_formula():
     enc.N = 2
     whole = enc.SurvivorTotalOrder(S)
     enc.N = 3
-    assert _solve([split, z3.Not(whole)], 60_000)[0] == "proved"
-    assert _solve([whole, z3.Not(split)], 60_000)[0] == "proved"
+    assert _solve([split, z3.Not(whole)])[0] == "proved"
+    assert _solve([whole, z3.Not(split)])[0] == "proved"
     parts = split.children()
     assert len(parts) == 3 * 16
-    assert _solve([z3.And(*parts[1:]), z3.Not(whole)], 60_000)[0] == "cti"
+    assert _solve([z3.And(*parts[1:]), z3.Not(whole)])[0] == "cti"
 
 
 def test_n3_registry_lists_fixed_with_both_properties():

@@ -45,7 +45,7 @@ INSTEAD = {
                                                      "Rounds4 is a minutes-long reach model"),
     "prove sequencerflush --members 3": ("prove sequencerflush --members 2",
                                          "N = 3 takes about 15 minutes of z3"),
-    "prove sequencerflush --members 4 --timeout 120000": (None, "N = 4 takes about 85 minutes and 14 GB"),
+    "prove sequencerflush --members 4": (None, "N = 4 takes about 85 minutes and 14 GB"),
     "audit --full --runs 500": ("audit --runs 20 --protocol stable --out audit",
                                 "the full audit takes about an hour; one protocol's default audit runs every stage"),
 }

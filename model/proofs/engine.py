@@ -23,7 +23,8 @@ The encodings share their term builders: an action's updates (``join``)
 and frame (``unchanged``), a function of members applied to a symbolic one
 or the first member that satisfies a condition (``select``, ``first``).
 
-Queries (each timed):
+Queries (each bounded by z3's resource limit, ``rlimit``: the answer is
+the same whatever the load; timed, and its resource units counted):
 
 * initiation per lemma L:      Init(S) /\\ ~L(S)              unsat
 * consecution per (A, L):      Inv(S) /\\ A(S, T) /\\ ~L(T)    unsat
@@ -43,9 +44,8 @@ then the same conjunct of L(S)) is not asked (``Frame``); a query with
 nothing left is reported ``by_frame``.
 ``verdict`` says when a variant holds; ``edge_in_relation``,
 ``satisfies_invariant`` and ``extra_successor`` compare an encoding with its
-explicit-state model (the tests of issue 15 item 4).  Rough spot: the encodings here fix the
-number of members (every N up to the manifest's), seqnos are unbounded
-integers; see docs/proofs.md.
+explicit-state model (tests/test_proofs_<protocol>.py).  See
+docs/proofs.md.
 """
 
 from __future__ import annotations
@@ -75,6 +75,9 @@ class Query:
     expected_cti: bool = False
     members: int | str | None = None
     cpu_seconds: float = 0.0
+    # z3's resource units the query used (its "rlimit count", every check
+    # summed): the same on every run, where the seconds follow the load
+    rlimit: int = 0
     # proved by the frame alone: every action instance leaves unchanged all
     # the lemma reads (Frame), no z3 call
     by_frame: bool = False
@@ -82,7 +85,7 @@ class Query:
     def as_json(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "variant": self.variant, "query": self.query,
                "result": self.result, "seconds": round(self.seconds, 4),
-               "cpu_seconds": round(self.cpu_seconds, 4), "flawed": self.expected_cti,
+               "cpu_seconds": round(self.cpu_seconds, 4), "rlimit": self.rlimit, "flawed": self.expected_cti,
                "members": "any" if self.members is None else self.members, "by_frame": self.by_frame}
         if self.result == "cti":
             out.update(action=self.action, pre=self.pre, post=self.post, reachable=self.reachable,
@@ -126,33 +129,34 @@ class Encoding:
     # FLUSH) such queries ran out of time where each part is proved in
     # well under a second.
     split_goals = False
-    # z3 parameters for first, short attempts at each part of a query
-    # (each up to ``first_ms``, in turn, then the solver_params with the
-    # full time-out if none proved it); empty: one attempt.  E-matching
-    # alone (smt.mbqi off) proves most quantified parts at once, where
-    # model-based instantiation may wander; z3's search also depends on the
-    # terms earlier queries of the process created, so a part may need
-    # another random seed.  Only the last attempt can return a CTI.
+    # z3 parameters for first, cheaper attempts at each part of a query,
+    # each in a z3 context of its own under ``first_rlimit``, in turn, then
+    # the solver_params under the query's ``rlimit`` if none proved it;
+    # empty: one attempt.  E-matching alone (smt.mbqi off) proves most
+    # quantified parts at once, where model-based instantiation may wander;
+    # z3's search also depends on the terms earlier queries of the process
+    # created, which a context of its own does not see.  Only the last
+    # attempt can return a CTI.
     first_attempts: tuple[Mapping[str, Any], ...] = ()
-    first_ms = 5_000
-    # a floor for the caller's z3 time-out per query (ms), for an encoding
-    # whose slowest queries need more than the default on a loaded machine
-    # (z3's time-out is wall-clock); None: the caller's time-out as given
-    min_timeout_ms: int | None = None
-    # a z3 resource limit (z3's deterministic `rlimit`, per query) for a
-    # consecution query on a whole lemma; past it, z3 has given up and the
-    # query is asked again one conjunct of the lemma at a time (the post-
-    # state breaking any one conjunct breaks the lemma, so a CTI stays a
-    # CTI, and every conjunct unsat proves it).  A lemma that is a
-    # conjunction over channels and members grows with N faster than z3's
-    # effort on each conjunct does (FLUSH's ViewDigest: unknown after 80 s
-    # of CPU at N = 4; one conjunct at a time, 48 calls of at most 0.04 s).
-    # None: one query per lemma, no fallback.
-    split_goal_rlimit: int | None = None
-    # z3's deterministic resource limit for every query and check of this
-    # encoding, in place of the wall-clock time-out: the same answer on
-    # every run and machine.  None: the caller's time-out.
+    # z3's resource limit of each first attempt (``first_attempts``, or the
+    # cheaper formulation of ``first_query``)
+    first_rlimit = 10_000_000
+    # z3's resource limit (its deterministic "rlimit count") for every query
+    # of this encoding: a query that reaches it is ``unknown``, the same on
+    # every run and machine whatever the load.  The matrix sets it per
+    # variant from the manifest ("rlimit", calibrated: docs/proofs.md);
+    # None: ``DEFAULT_RLIMIT``.  The conformance checks (edge_in_relation
+    # and the like) are bounded by it when it is set.
     rlimit: int | None = None
+    # a z3 resource limit for a consecution query on a whole lemma; past it,
+    # z3 has given up and the query is asked again one conjunct of the lemma
+    # at a time (the post-state breaking any one conjunct breaks the lemma,
+    # so a CTI stays a CTI, and every conjunct unsat proves it).  A lemma
+    # that is a conjunction over channels and members grows with N faster
+    # than z3's effort on each conjunct does (FLUSH's ViewDigest: unknown
+    # after 80 s of CPU at N = 4; one conjunct at a time, 48 calls of at
+    # most 0.04 s).  None: one query per lemma, no fallback.
+    split_goal_rlimit: int | None = None
 
     def query(self, fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
         """The formulas z3 is given for a query or check of ``fs`` (a
@@ -213,8 +217,22 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
+# a query's resource limit when neither the caller, the matrix nor the
+# encoding gives one (z3's "rlimit count" units; a few seconds of CPU)
+DEFAULT_RLIMIT = 50_000_000
+# z3's wall-clock time-out on every query, far past any resource limit
+# here: a safety net for a hung solver.  Reaching it is an error
+# (SolverHung), never an answer: a verdict rests on resource limits alone.
+SAFETY_NET_MS = 1_800_000
+
+
+class SolverHung(RuntimeError):
+    """z3 ran into the wall-clock safety net (SAFETY_NET_MS)."""
+
+
 def _solver(enc: Encoding | None = None) -> z3.Solver:
-    """A z3 solver with the encoding's ``solver_params`` (none: the defaults)."""
+    """A z3 solver with the encoding's ``solver_params`` (none: the
+    defaults), bounded by its ``rlimit`` when it has one."""
     s = z3.Solver()
     for k, v in (getattr(enc, "solver_params", None) or {}).items():
         s.set(k, v)
@@ -223,35 +241,58 @@ def _solver(enc: Encoding | None = None) -> z3.Solver:
     return s
 
 
-def _solve(fs: list, timeout_ms: int, enc: Encoding | None = None,
-           rlimit: int | None = None) -> tuple[str, z3.ModelRef | None, float, float]:
+def _units(s: z3.Solver) -> int:
+    """z3's resource count so far in the solver's context (it accumulates
+    over the context's checks; a limit is counted from the check's start)."""
+    st = s.statistics()
+    return int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else 0
+
+
+def _check(s: z3.Solver, rlimit: int):
+    """s.check() under z3's resource limit ``rlimit``: (z3 result, wall s,
+    CPU s of this process, resource units used)."""
+    s.set("rlimit", rlimit)
+    s.set("timeout", SAFETY_NET_MS)
+    u0, t0, c0 = _units(s), time.perf_counter(), time.process_time()
+    r = s.check()
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    if r == z3.unknown and dt * 1000 >= SAFETY_NET_MS:
+        raise SolverHung(f"z3 ran {dt:.0f} s without reaching its resource limit {rlimit:,}")
+    return r, dt, dc, _units(s) - u0
+
+
+def limit_of(enc: Encoding | None, rlimit: int | None = None) -> int:
+    """A query's resource limit: the caller's, else the encoding's, else
+    DEFAULT_RLIMIT."""
+    return rlimit or getattr(enc, "rlimit", None) or DEFAULT_RLIMIT
+
+
+def _solve(fs: list, enc: Encoding | None = None,
+           rlimit: int | None = None) -> tuple[str, z3.ModelRef | None, float, float, int]:
     """(result, model or None, wall seconds, CPU seconds of this process: z3
-    runs in it, so the CPU figure is the query's cost whatever the load)."""
+    runs in it, so the CPU figure is the query's cost whatever the load,
+    resource units).  ``rlimit``: the check's limit (``limit_of``)."""
     first = enc.first_query(fs) if hasattr(enc, "first_query") else None
     dt0 = dc0 = 0.0
+    u0 = 0
     if first is not None:
         s = _solver(enc)
-        s.set("rlimit", first[1])
         s.add(*first[0])
-        t0, c0 = time.perf_counter(), time.process_time()
-        r = s.check()
-        dt0, dc0 = time.perf_counter() - t0, time.process_time() - c0
+        r, dt0, dc0, u0 = _check(s, first[1])
         if r == z3.unsat:
-            return "proved", None, dt0, dc0
+            return "proved", None, dt0, dc0, u0
     s = _solver(enc)
-    if getattr(enc, "rlimit", None) is None:
-        s.set("timeout", timeout_ms)
-    if rlimit is not None:
-        s.set("rlimit", rlimit)
     t0, c0 = time.perf_counter(), time.process_time()
     s.add(*(enc.query(fs) if hasattr(enc, "query") else fs))
-    r = s.check()
-    dt, dc = time.perf_counter() - t0 + dt0, time.process_time() - c0 + dc0
+    # (building the query, e.g. grounding it, counts in its seconds)
+    t1, c1 = time.perf_counter() - t0, time.process_time() - c0
+    r, dt, dc, u = _check(s, limit_of(enc, rlimit))
+    dt, dc, u = dt + t1 + dt0, dc + c1 + dc0, u + u0
     if r == z3.unsat:
-        return "proved", None, dt, dc
+        return "proved", None, dt, dc, u
     if r == z3.sat:
-        return "cti", s.model(), dt, dc
-    return "unknown", None, dt, dc
+        return "cti", s.model(), dt, dc, u
+    return "unknown", None, dt, dc, u
 
 
 def multipattern(*terms: z3.ExprRef) -> z3.PatternRef:
@@ -394,60 +435,61 @@ class Frame:
         return [c for c, reads, same in self._parts(lemma_T, lemma_S) if not (same and reads <= kept)]
 
 
-def _check_fresh(fs: list, timeout_ms: int, params: dict):
-    """``fs`` in a z3 context of its own: (z3 result, solver, wall s, CPU s).
-    What earlier queries created in the process's context does not steer
-    the search."""
+def _check_fresh(fs: list, rlimit: int, params: Mapping[str, Any]):
+    """``fs`` in a z3 context of its own: (z3 result, solver, wall s, CPU s,
+    resource units).  What earlier queries created in the process's context
+    does not steer the search."""
     t0, c0 = time.perf_counter(), time.process_time()
     ctx = z3.Context()
     s = z3.Solver(ctx=ctx)
     for k, v in params.items():
         s.set(k, v)
-    s.set("timeout", timeout_ms)
     s.add(*[f.translate(ctx) for f in fs])
-    r = s.check()
-    return r, s, time.perf_counter() - t0, time.process_time() - c0
+    r, _, _, u = _check(s, rlimit)
+    return r, s, time.perf_counter() - t0, time.process_time() - c0, u
 
 
-def _solve_first(fs: list, timeout_ms: int, enc: Encoding | None = None, rlimit: int | None = None):
-    """_solve, after short attempts with the encoding's first_attempts (if
+def _solve_first(fs: list, enc: Encoding | None = None, rlimit: int | None = None):
+    """_solve, after cheaper attempts with the encoding's first_attempts (if
     any), each of which counts only if it proves."""
     dt0 = dc0 = 0.0
+    u0 = 0
     for params in getattr(enc, "first_attempts", None) or ():
         # (a proof needs no model to read back)
-        r, _, t, c = _check_fresh(fs, min(timeout_ms, getattr(enc, "first_ms", 5_000)), params)
-        dt0, dc0 = dt0 + t, dc0 + c
+        r, _, t, c, u = _check_fresh(fs, getattr(enc, "first_rlimit", None) or limit_of(enc, rlimit), params)
+        dt0, dc0, u0 = dt0 + t, dc0 + c, u0 + u
         if r == z3.unsat:
-            return "proved", None, dt0, dc0
-    r, m, dt, dc = _solve(fs, timeout_ms, enc, rlimit)
+            return "proved", None, dt0, dc0, u0
+    r, m, dt, dc, u = _solve(fs, enc, rlimit)
     if r == "unknown" and getattr(enc, "retry_fresh", False):
-        # once more in a context of its own, the same parameters: in a
-        # process that has asked hundreds of queries z3 gave up on queries
-        # a fresh process proves in seconds (N = 4, SEQUENCER over FLUSH:
-        # RecvData x V2Digest unknown at 120 s per conjunct in the one-command
-        # run, every conjunct under 3 s in a process of its own)
-        rr, s, t, c = _check_fresh(fs, timeout_ms, getattr(enc, "solver_params", None) or {})
-        dt, dc = dt + t, dc + c
+        # once more in a context of its own, the same parameters and limit:
+        # in a process that has asked hundreds of queries z3 gave up on
+        # queries a fresh process proves in seconds (N = 4, SEQUENCER over
+        # FLUSH: RecvData x V2Digest unknown at 120 s per conjunct in the
+        # one-command run, every conjunct under 3 s in a process of its own)
+        rr, s, t, c, uu = _check_fresh(fs, limit_of(enc, rlimit), getattr(enc, "solver_params", None) or {})
+        dt, dc, u = dt + t, dc + c, u + uu
         if rr == z3.unsat:
-            return "proved", None, dt + dt0, dc + dc0
+            return "proved", None, dt + dt0, dc + dc0, u + u0
         if rr == z3.sat:
             # the model in the caller's context (its decoder reads it there)
-            return "cti", s.model().translate(fs[0].ctx), dt + dt0, dc + dc0
-    return r, m, dt + dt0, dc + dc0
+            return "cti", s.model().translate(fs[0].ctx), dt + dt0, dc + dc0, u + u0
+    return r, m, dt + dt0, dc + dc0, u + u0
 
 
-def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None = None,
-                 goals: list | None = None):
+def _solve_split(inv_S, fs: list, lemma_T, enc: Encoding | None = None, goals: list | None = None,
+                 rlimit: int | None = None):
     r"""``inv_S /\ f /\ ~lemma_T`` for each ``f`` of ``fs`` (the instances of
     one action, ``Encoding.split_instances``): a CTI as soon as one part has
     one (its model and that part), else unknown if one part is, else proved;
-    the seconds are the sums.  The goal is asked per conjunct of
-    ``lemma_T`` (``conjuncts``) always under ``Encoding.split_goals``, and
-    under ``Encoding.split_goal_rlimit`` when z3 gives up on it whole.
-    ``goals`` (parallel to ``fs``, ``Frame.residue``): the conjuncts of
-    ``lemma_T`` each ``f`` may change; [] asks nothing, None the whole lemma.
-    Returns (result, model, wall s, CPU s, part)."""
-    worst, dt, dc = "proved", 0.0, 0.0
+    the seconds and resource units are the sums.  The goal is asked per
+    conjunct of ``lemma_T`` (``conjuncts``) always under
+    ``Encoding.split_goals``, and past ``Encoding.split_goal_rlimit`` on it
+    whole.  ``goals`` (parallel to ``fs``, ``Frame.residue``): the
+    conjuncts of ``lemma_T`` each ``f`` may change; [] asks nothing, None
+    the whole lemma.  ``rlimit``: each check's limit (``limit_of``).
+    Returns (result, model, wall s, CPU s, resource units, part)."""
+    worst, dt, dc, du = "proved", 0.0, 0.0, 0
     split_always = getattr(enc, "split_goals", False)
     rlimit_all = getattr(enc, "split_goal_rlimit", None)
     n_all = len(conjuncts(lemma_T))
@@ -456,31 +498,31 @@ def _solve_split(inv_S, fs: list, lemma_T, timeout_ms: int, enc: Encoding | None
         if residue == []:
             continue        # the frame preserves every conjunct (Frame)
         goal = lemma_T if residue is None or len(residue) == n_all else z3.And(*residue)
-        always, rlimit = split_always, rlimit_all
-        parts = conjuncts(goal) if always or rlimit else [goal]
+        always, whole = split_always, rlimit_all
+        parts = conjuncts(goal) if always or whole else [goal]
         if len(parts) == 1:
-            always, rlimit = False, None
+            always, whole = False, None
         m = None
         if always:
             r = "unknown"
         else:
             # every query below negates what it asks: the whole goal, or one conjunct
-            r, m, t, c = _solve_first([inv_S, f, z3.Not(goal)], timeout_ms, enc, rlimit)
-            dt, dc = dt + t, dc + c
-        if r == "unknown" and (always or rlimit):
+            r, m, t, c, u = _solve_first([inv_S, f, z3.Not(goal)], enc, whole or rlimit)
+            dt, dc, du = dt + t, dc + c, du + u
+        if r == "unknown" and (always or whole):
             r = "proved"
             for conj in parts:
-                rc, m, t, c = _solve_first([inv_S, f, z3.Not(conj)], timeout_ms, enc)
-                dt, dc = dt + t, dc + c
+                rc, m, t, c, u = _solve_first([inv_S, f, z3.Not(conj)], enc, rlimit)
+                dt, dc, du = dt + t, dc + c, du + u
                 if m is not None:
                     break
                 if rc != "proved":
                     r = rc
         if m is not None:
-            return "cti", m, dt, dc, f
+            return "cti", m, dt, dc, du, f
         if r != "proved":
             worst = r
-    return worst, None, dt, dc, z3.Or(*fs)
+    return worst, None, dt, dc, du, z3.Or(*fs)
 
 
 class Reachability:
@@ -530,23 +572,25 @@ class Reachability:
         return False if res.complete else None
 
 
-# A flawed variant's open consecution queries are answered within this time
-# (or the caller's, if smaller): their reachable CTI comes from the pinned
-# search (_first_break), and a query z3 gives up on is reported as unknown.
-FLAWED_TIMEOUT_MS = 2_000
+# A flawed variant's open consecution queries are answered within this
+# resource limit (or the query's, if smaller): their reachable CTI comes
+# from the pinned search (_first_break), and a query z3 gives up on is
+# reported as unknown.
+FLAWED_RLIMIT = 5_000_000
 
 
-def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
+def run(enc: Encoding, *, rlimit: int | None = None, classify: bool = True,
         only: frozenset[str] | None = None, implication: bool = True,
         rows: frozenset[tuple[str, str]] | None = None) -> list[Query]:
     """All queries for one encoding, in order: initiation, consecution, implication.
     ``only``: ask initiation and consecution of these lemmas alone (every
     lemma is still a premise); ``implication``: ask the properties (a shard
     of ``registry.run_isolated``).  ``rows``: ask only these consecution rows
-    (action, lemma), nothing else (``registry.run_isolated``'s retry)."""
+    (action, lemma), nothing else (``registry.run_isolated``'s retry).
+    ``rlimit``: every query's resource limit (None: ``limit_of(enc)``)."""
     out: list[Query] = []
     P, V = enc.protocol, enc.variant
-    timeout_ms = max(timeout_ms, getattr(enc, "min_timeout_ms", None) or 0)
+    rlimit = limit_of(enc, rlimit)
     S, T = enc.fresh("s"), enc.fresh("t")
     reach = Reachability(enc) if classify else None
     lemmas = enc.lemmas
@@ -554,8 +598,8 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
     asked = {name: L for name, L in lemmas.items() if (only is None or name in only)
              and (row_lemmas is None or name in row_lemmas)}
     for name, L in asked.items() if rows is None else ():
-        r, _, dt, dc = _solve([enc.init(S), z3.Not(L(S))], timeout_ms, enc)
-        out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc))
+        r, _, dt, dc, du = _solve([enc.init(S), z3.Not(L(S))], enc, rlimit)
+        out.append(Query(P, V, f"initiation:{name}", r, dt, cpu_seconds=dc, rlimit=du))
     L_S = {name: L(S) for name, L in lemmas.items()}
     inv_S = z3.And(*L_S.values())
     frame = Frame(S, T)
@@ -563,8 +607,8 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
     by_action: dict[str, list[z3.BoolRef]] = {}
     for lab, f in acts:
         by_action.setdefault(lab.action, []).append(f)
-    pinned = _first_break(enc, reach, S, timeout_ms) if reach is not None and enc.expect_cti else {}
-    open_ms = min(timeout_ms, FLAWED_TIMEOUT_MS) if enc.expect_cti else timeout_ms
+    pinned = _first_break(enc, reach, S, rlimit) if reach is not None and enc.expect_cti else {}
+    open_rlimit = min(rlimit, FLAWED_RLIMIT) if enc.expect_cti else rlimit
     split = getattr(enc, "split_instances", False)
     L_T = {name: L(T) for name, L in asked.items()}   # (only what is asked: every term steers z3)
     for action, fs in by_action.items():
@@ -577,19 +621,19 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
             if hit is not None:
                 pre_s, post_s, path = hit
                 fq = [inv_S, z3.Or(*fs), z3.Not(L(T))]
-                r, m, dt, dc = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], timeout_ms, enc)
+                r, m, dt, dc, du = _solve(fq + [enc.value(S, pre_s), enc.value(T, post_s)], enc, rlimit)
                 if m is not None:
                     q = Query(P, V, f"consecution:{action}:{name}", "cti", dt, reachable=True, path=path,
-                              cpu_seconds=dc)
+                              cpu_seconds=dc, rlimit=du)
             if q is None:
                 goals = [frame.residue(part, L_T[name], L_S[name]) for part in parts]
-                r, m, dt, dc, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], L_T[name], open_ms,
-                                                  enc, goals)
+                r, m, dt, dc, du, part = _solve_split(inv_S, [z3.Or(*part) for part in parts], L_T[name], enc,
+                                                      goals, open_rlimit)
                 fq = [inv_S, part, z3.Not(L_T[name])]
-                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc,
+                q = Query(P, V, f"consecution:{action}:{name}", r, dt, cpu_seconds=dc, rlimit=du,
                           by_frame=all(g == [] for g in goals))
                 if reach is not None and m is not None:
-                    m = _classify(enc, reach, q, fq, S, timeout_ms) or m
+                    m = _classify(enc, reach, q, fq, S, rlimit) or m
             if m is not None:
                 pre, post = enc.decode(m, S), enc.decode(m, T)
                 lab = next((str(l) for l, f in acts if l.action == action
@@ -600,15 +644,15 @@ def run(enc: Encoding, *, timeout_ms: int = 10_000, classify: bool = True,
                     q.path = reach.path(pre)
             out.append(q)
     for name in enc.properties if implication and rows is None else ():
-        r, _, dt, dc = _solve([inv_S, z3.Not(lemmas[name](S))], timeout_ms, enc)
-        out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc))
+        r, _, dt, dc, du = _solve([inv_S, z3.Not(lemmas[name](S))], enc, rlimit)
+        out.append(Query(P, V, f"implication:{name}", r, dt, cpu_seconds=dc, rlimit=du))
     for q in out:
         q.expected_cti = enc.expect_cti
         q.members = enc.members
     return out
 
 
-def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> dict:
+def _first_break(enc: Encoding, reach: "Reachability", S, rlimit: int) -> dict:
     """Where the explorer's shortest counterexample to the property (in the
     bounded model) first leaves the invariant: the step s -> t whose
     pre-state satisfies every lemma and whose post-state breaks some.  Those
@@ -621,19 +665,19 @@ def _first_break(enc: Encoding, reach: "Reachability", S, timeout_ms: int) -> di
     Ls = {name: L(S) for name, L in enc.lemmas.items()}
     inv_S = z3.And(*Ls.values())
     for i in range(len(trace) - 1):
-        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], timeout_ms, enc)[0]
+        r = _solve([enc.value(S, trace[i][1]), z3.Not(inv_S)], enc, rlimit)[0]
         if r != "proved":       # the pre-state is already outside the invariant
             return {}
         lab, t = trace[i + 1]
         broken = [name for name, L_S in Ls.items()
-                  if _solve([enc.value(S, t), z3.Not(L_S)], timeout_ms, enc)[0] == "cti"]
+                  if _solve([enc.value(S, t), z3.Not(L_S)], enc, rlimit)[0] == "cti"]
         if broken:
             path = ["Init"] + [str(lb) for lb, _ in trace[1:i + 1]]
             return {(lab.action, name): (trace[i][1], t, path) for name in broken}
     return {}
 
 
-def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeout_ms: int,
+def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, rlimit: int,
               tries: int = 4) -> z3.ModelRef | None:
     """Look, a few times, for a CTI of the same query within the bounded
     model's domain whose pre-state the bounded model reaches, blocking each
@@ -645,7 +689,7 @@ def _classify(enc: Encoding, reach: "Reachability", q: Query, fs: list, S, timeo
         return None
     blocks: list = []
     for _ in range(tries):
-        r, m = _solve(fs + [dom] + blocks, timeout_ms, enc)[:2]
+        r, m = _solve(fs + [dom] + blocks, enc, rlimit)[:2]
         if m is None:
             return None
         pre = enc.decode(m, S)
@@ -670,7 +714,7 @@ def verdict(qs: list[Query]) -> bool:
     return all(q.result == "proved" for q in qs)
 
 
-# --- the encoding against the explicit-state model (issue 15 item 4) -------------
+# --- the encoding against the explicit-state model --------------------------------
 
 def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> bool:
     """Does the z3 action named by one of ``labels`` relate model state ``s``

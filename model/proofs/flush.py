@@ -86,11 +86,6 @@ class FlushEncoding(Encoding):
     # disjunction of Multicast(1..3), ViewDigest took 30-60 s; per instance
     # a fraction of a second
     split_instances = True
-    # z3's time-out is wall-clock: instance queries of 1-4 s of CPU (ViewDigest
-    # over every member that moved, before it was stated for the sender
-    # only) could pass the default 10 s on a loaded 2-core machine; the
-    # floor stays for larger N and heavier load
-    min_timeout_ms = 60_000
     # past 10 million units of z3's resource count (about 1-2 s of CPU) on a
     # whole lemma, ask it one conjunct at a time (engine.Encoding.
     # split_goal_rlimit).  It was needed at N = 4 for ViewDigest over every

@@ -201,7 +201,6 @@ class SortEncoding(Encoding):
 
     members = "any"
     _shape: dict = {}
-    first_rlimit = 10_000_000
 
     def axioms(self) -> list:
         return order_axioms()

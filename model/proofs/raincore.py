@@ -848,6 +848,22 @@ class RaincoreEncoding(Encoding):
                       ST911[st] if 0 <= st < 3 else st)
 
     @staticmethod
+    def _int_array(m, arr):
+        """An Int -> Int array's model value read once, as a function of the
+        index (its stores over a constant default); None when it has another
+        shape.  A CTI's global view may be tens of thousands long: read
+        entry by entry through z3 it took seconds to decode."""
+        v = m.eval(arr, model_completion=True)
+        entries: dict = {}
+        while z3.is_store(v) and z3.is_int_value(v.arg(1)) and z3.is_int_value(v.arg(2)):
+            entries.setdefault(v.arg(1).as_long(), v.arg(2).as_long())   # (the outermost store wins)
+            v = v.arg(0)
+        if not (z3.is_const_array(v) and z3.is_int_value(v.arg(0))):
+            return None
+        default = v.arg(0).as_long()
+        return lambda k: entries.get(k, default)
+
+    @staticmethod
     def _members(m, arr) -> list:
         """The elements an array's model value maps to True (its Store entries
         and, for an as-array value, its function's entries).  A default of
@@ -877,7 +893,8 @@ class RaincoreEncoding(Encoding):
         gvs = []
         for n in Nn:
             ln = ev(S["gvlen"][n])
-            gvs.append(tuple(self._ring(ev(S["gv"][n][k])) for k in range(1, max(ln, 0) + 1)))
+            at = self._int_array(m, S["gv"][n]) or (lambda k, a=S["gv"][n]: ev(a[k]))
+            gvs.append(tuple(self._ring(at(k)) for k in range(1, max(ln, 0) + 1)))
         pick = lambda seq, v: seq[v] if 0 <= v < len(seq) else v  # noqa: E731
         return RaincoreState(
             status=tuple(pick(STATUS, ev(S["status"][n])) for n in Nn),

@@ -12,13 +12,15 @@ a counterexample to induction that the bounded model of the same size
 reaches, engine.verdict), its lemma set (the name of a tuple of lemma names
 in the module), and settings of the run: ``heavy`` (left out of the default
 audit), ``default`` (false: left out of the default matrix, asked when
-named with ``--variant``), ``reach_max_states`` (how far the classifier explores) and the
+named with ``--variant`` or with ``--all``), ``rlimit`` (z3's resource
+limit per query at that N, calibrated: docs/proofs.md, "Resource
+limits, not time"), ``reach_max_states`` (how far the classifier explores) and the
 protocol's ``shards_per_core``.  The registry reads the data and looks its
 names up in the protocol's proofs module; it compares no protocol name.
 
-How each query is asked (time-out floors, resource limits, first
-attempts, retries in a fresh context) belongs to the encoding's formulas
-and stays with its class (engine.Encoding).
+How each query is asked (first attempts, splits, retries in a fresh
+context) belongs to the encoding's formulas and stays with its class
+(engine.Encoding).
 
 The matrix is run one variant per process (``run_isolated``): a child
 rebuilds its encoding here by protocol, variant and N, so the engine never
@@ -52,11 +54,12 @@ def protocols() -> tuple[str, ...]:
     return tuple(p for p in manifest.protocols() if _proofs(p) is not None)
 
 
-def _asked_at(v: dict, members: int | None, named: str | None = None) -> int | None:
+def _asked_at(v: dict, members: int | None, named: str | None = None, every: bool = False) -> int | None:
     """The N the variant is asked at (None: not asked); ``named``: the
-    variant the caller names (one outside the default matrix is asked)."""
+    variant the caller names, and ``every`` (``--all``): one outside the
+    default matrix is asked too."""
     if members is None:
-        if v.get("default", True) is False and (named or "").lower() != v["variant"].lower():
+        if v.get("default", True) is False and not every and (named or "").lower() != v["variant"].lower():
             return None
         return v.get("members")
     at = v.get("at")
@@ -82,26 +85,35 @@ def _build(protocol: str, proofs: dict, v: dict, n: int) -> Encoding:
     enc.shards_per_core = proofs.get("shards_per_core", 1)
     if "reach_max_states" in v:
         enc.reach_max_states = v["reach_max_states"]
+    limit = v.get("rlimit")     # one number: at the default N; an object: by N
+    limit = limit.get(str(n)) if isinstance(limit, dict) else limit if n == v.get("members") else None
+    if limit is not None:
+        enc.rlimit = limit
     return enc
 
 
-def variants(protocol: str, members: int | None = None, named: str | None = None) -> list[Encoding]:
+def variants(protocol: str, members: int | None = None, named: str | None = None,
+             every: bool = False, only: str | None = None) -> list[Encoding]:
     """The protocol's matrix at N = ``members`` (None: the default matrix,
-    and the variant ``named`` if it is outside it)."""
+    and the variant ``named`` if it is outside it; ``every``: each variant
+    with a default N); ``only``: that variant's encoding alone (no other
+    is built: building one names z3 terms, and the names steer z3)."""
     proofs = _proofs(protocol) or {"variants": []}
     return [_build(protocol, proofs, v, n) for v in proofs["variants"]
-            if (n := _asked_at(v, members, named)) is not None]
+            if (n := _asked_at(v, members, named, every)) is not None
+            and (only is None or v["variant"] == only)]
 
 
 def select(protocol: str | None = None, variant: str | None = None,
-           members: int | None = None) -> list[Encoding]:
-    """The encodings to run: every protocol's (or one's), every variant's (or one's)."""
+           members: int | None = None, every: bool = False) -> list[Encoding]:
+    """The encodings to run: every protocol's (or one's), every variant's
+    (or one's); ``every``: those outside the default matrix too."""
     known = protocols()
     if protocol is not None and protocol not in known:
         raise UnknownTarget(f"no proofs for protocol {protocol!r}; protocols with proofs: {', '.join(known)}")
     out: list[Encoding] = []
     for name in ([protocol] if protocol else known):
-        encs = variants(name, members, variant)
+        encs = variants(name, members, variant, every)
         if variant is not None:
             encs = [e for e in encs if e.variant.lower() == variant.lower()]
             if not encs and protocol is not None:
@@ -116,14 +128,14 @@ def select(protocol: str | None = None, variant: str | None = None,
 # ---------------------------------------------------------------- running the matrix
 
 def _run_variant(key: tuple) -> list[Query]:
-    protocol, variant, members, timeout_ms, shard, shards, *row = key
-    [enc] = [e for e in variants(protocol, members, variant) if e.variant == variant]
+    protocol, variant, members, rlimit, shard, shards, *row = key
+    [enc] = variants(protocol, members, variant, only=variant)
     if row:
-        return run(enc, timeout_ms=timeout_ms, rows=frozenset(row))
+        return run(enc, rlimit=rlimit, rows=frozenset(row))
     if shards == 1:
-        return run(enc, timeout_ms=timeout_ms)
+        return run(enc, rlimit=rlimit)
     only = frozenset(name for i, name in enumerate(enc.lemmas) if i % shards == shard)
-    return run(enc, timeout_ms=timeout_ms, only=only, implication=shard == 0)
+    return run(enc, rlimit=rlimit, only=only, implication=shard == 0)
 
 
 def _merge_shards(enc: Encoding, parts: list[list[Query]]) -> list[Query]:
@@ -147,7 +159,7 @@ def _merge_shards(enc: Encoding, parts: list[list[Query]]) -> list[Query]:
     return sorted(qs, key=key)    # (stable: implications keep their order)
 
 
-def _shard_keys(encs: list[Encoding], jobs: int, timeout_ms: int, members: int | None):
+def _shard_keys(encs: list[Encoding], jobs: int, rlimit: int | None, members: int | None):
     """``_run_variant``'s keys, and the index of the encoding each is for."""
     spare = max(1, jobs // max(1, len(encs)))
     keys, owner = [], []
@@ -155,12 +167,12 @@ def _shard_keys(encs: list[Encoding], jobs: int, timeout_ms: int, members: int |
         per_core = getattr(e, "shards_per_core", 1)
         shards = 1 if spare == 1 or e.expect_cti else max(1, min(len(e.lemmas), per_core * spare))
         for k in range(shards):
-            keys.append((e.protocol, e.variant, members, timeout_ms, k, shards))
+            keys.append((e.protocol, e.variant, members, rlimit, k, shards))
             owner.append(i)
     return keys, owner
 
 
-def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: int = 1,
+def run_isolated(encs: Iterable[Encoding], *, rlimit: int | None = None, jobs: int = 1,
                  members: int | None = None):
     """``run`` for each encoding in a fresh process (spawned, one variant per
     process, ``jobs`` at once), yielding each encoding's queries in order.
@@ -182,7 +194,7 @@ def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: in
     from collections import Counter
     from concurrent.futures import ProcessPoolExecutor
     encs = list(encs)
-    keys, owner = _shard_keys(encs, jobs, timeout_ms, members)
+    keys, owner = _shard_keys(encs, jobs, rlimit, members)
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(keys))), mp_context=ctx,
                              max_tasks_per_child=1) as pool:
@@ -194,11 +206,11 @@ def run_isolated(encs: Iterable[Encoding], *, timeout_ms: int = 10_000, jobs: in
             parts.append(qs)
             if len(parts) == shards[i]:
                 qs = parts[0] if len(parts) == 1 else _merge_shards(encs[i], parts)
-                yield encs[i], _retry_rows(pool, encs[i], qs, timeout_ms, members)
+                yield encs[i], _retry_rows(pool, encs[i], qs, rlimit, members)
                 parts = []
 
 
-def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: int | None) -> list[Query]:
+def _retry_rows(pool, enc: Encoding, qs: list[Query], rlimit: int | None, members: int | None) -> list[Query]:
     """Under ``retry_fresh``, each ``unknown`` consecution row asked once
     more in a process that asks nothing else (the same premises, time-out
     and attempts); its answer replaces the row's, the seconds add up.  z3's
@@ -212,11 +224,12 @@ def _retry_rows(pool, enc: Encoding, qs: list[Query], timeout_ms: int, members: 
     retry = [k for k, q in enumerate(qs) if q.result == "unknown" and q.query.startswith("consecution:")]
     if not retry:
         return qs
-    keys = [(enc.protocol, enc.variant, members, timeout_ms, 0, 1, tuple(qs[k].query.split(":")[1:]))
+    keys = [(enc.protocol, enc.variant, members, rlimit, 0, 1, tuple(qs[k].query.split(":")[1:]))
             for k in retry]
     out = list(qs)
     for k, (again,) in zip(retry, pool.map(_run_variant, keys)):
         again.seconds += qs[k].seconds
         again.cpu_seconds += qs[k].cpu_seconds
+        again.rlimit += qs[k].rlimit
         out[k] = again
     return out

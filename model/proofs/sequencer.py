@@ -105,16 +105,13 @@ class Chan:
 
 class SequencerEncoding(Encoding):
     protocol = "sequencerflush"
-    # z3's time-out is wall-clock: one query (RecvData:ForwardChannel2) went
-    # past 10 s once in a loaded audit; proved ones take well under a second
-    min_timeout_ms = 30_000
     # every query first in a context of its own (engine.first_attempts):
     # in the process's shared context z3's search follows the terms earlier
-    # queries created, and Send x ForwardChannel2 ran past 60 s once under
-    # load; asked fresh, N = 3's whole NoCrash matrix takes 1.2 s of z3 CPU
-    # (bench/prove.py, 2026-11-25; docs/proofs.md, SEQUENCER)
+    # queries created, and Send x ForwardChannel2 ran past 60 s once; asked
+    # fresh, N = 3's whole NoCrash matrix takes 1.2 s of z3 CPU
+    # (bench/prove.py; docs/proofs.md, SEQUENCER).  Its limit is the query's.
     first_attempts = ({},)
-    first_ms = 30_000
+    first_rlimit = None
 
     def __init__(self, N: int = 3, max_crashes: int = 1, *, max_seq: int | None = None, variant: str = "",
                  reach_max_seq: int = 1) -> None:

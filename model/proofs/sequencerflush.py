@@ -122,10 +122,7 @@ class SequencerFlushEncoding(Encoding):
             # the process, and was proved with another seed)
             self.split_goals = True
             self.first_attempts = tuple({"smt.mbqi": False, "smt.random_seed": k} for k in (0, 1, 2))
-            self.first_ms = 20_000
-            # a part proved in a second alone took 20-60 s beside a loaded
-            # machine's other jobs (the N = 3 rows were measured at 60 s)
-            self.min_timeout_ms = 60_000
+            self.first_rlimit = 100_000_000
             self.retry_fresh = True    # (engine._solve_first and registry._retry_rows)
 
     @classmethod
