@@ -99,7 +99,7 @@ def test_crash_instantiation_agrees_with_z3_and_can_fail():
     S = enc.fresh("s")
     for x in sample + [twice, lost]:
         for n, L in enc.lemmas.items():
-            r = engine._solve([enc.value(S, x), z3.Not(L(S))], 0, enc)[0]
+            r = engine._solve([enc.value(S, x), z3.Not(L(S))], enc)[0]
             assert (r == "proved") == enc.holds(n, x), (n, x, r)
 
 
