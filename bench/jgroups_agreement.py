@@ -24,12 +24,14 @@ import json
 import os
 import platform
 import random
-import signal
-import subprocess
+import sys
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bounded import run_json  # noqa: E402  (bench/bounded.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,21 +51,10 @@ def one(stack: str, i: int, kill_at: float, messages: int, out: Path, limit: flo
            "--messages", str(messages), "--kill", f"1@{kill_at}", "--checker", "both", "--json",
            "--out", str(folder)]
     row = {"stack": stack, "run": i, "kill_at": kill_at, "out": str(folder)}
-    t0 = time.monotonic()
-    # its own session: a run past --limit goes whole (the command and its JVMs)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = p.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return {**row, "exit": None, "seconds": round(time.monotonic() - t0, 1), "load1": os.getloadavg()[0],
-                "error": f"past the {limit:.0f} s limit"}
-    row.update(exit=p.returncode, seconds=round(time.monotonic() - t0, 1), load1=os.getloadavg()[0])
-    try:
-        r = json.loads(stdout)
-    except ValueError:
-        return {**row, "error": (stderr.strip().splitlines() or ["no output"])[-1]}
+    facts, r, error = run_json(cmd, limit)
+    row.update(facts)
+    if r is None:
+        return {**row, "error": error}
     h, t = r["history"], r["trace"] or {}
     tlc = t.get("tlc") or {}
     row.update(

@@ -26,13 +26,15 @@ import json
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bounded import run_json  # noqa: E402  (bench/bounded.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("sequencerflush", "raincoreflush", "raincoresequencerflush")
@@ -48,23 +50,10 @@ def one(protocol: str, i: int, messages: int, rate: float, out: Path, limit: flo
     cmd = [str(ROOT / ".venv/bin/groupcheck"), "cluster", "run", "--protocol", protocol, "--messages",
            str(messages), "--rate", str(rate), "--kill", f"1@{kill_time(i)}", "--hog", "--json",
            "--out", str(folder)]
-    t0 = time.monotonic()
-    # its own session, so a run past --limit goes whole (runner, nodes, hogs)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = p.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return {"run": i, "kill_at": kill_time(i), "exit": None, "seconds": round(time.monotonic() - t0, 1),
-                "load1": os.getloadavg()[0], "clean": False, "kept": str(folder),
-                "error": f"not finished in {limit} s (run and check)"}
-    row = {"run": i, "kill_at": kill_time(i), "exit": p.returncode, "seconds": round(time.monotonic() - t0, 1),
-           "load1": os.getloadavg()[0]}
-    try:
-        r = json.loads(stdout)
-    except ValueError:
-        row.update(clean=False, error=(stderr or stdout).strip()[-400:])
+    facts, r, error = run_json(cmd, limit)
+    row = {"run": i, "kill_at": kill_time(i), **facts}
+    if r is None:
+        row.update(clean=False, kept=str(folder), error=error)
         return row
     row.update(verdict=r["verdict"], quiescent=r["quiescent"], history=[v["check"] for v in r["history"]],
                delivered=r["delivered"], reason=r.get("reason"), finding=r.get("finding"))
