@@ -100,6 +100,29 @@ def LogsAgree(s) -> bool:
     return True
 
 
+def LogsAgreeKept(s, t) -> bool:
+    """LogsAgree(t) is LogsAgree(s), known without walking the logs (for a
+    replay that judges it after every step of a long run).  True when no
+    vid changed and the step appended one entry ``x`` at index ``k`` to one
+    member's log (the model's steps only append to a log, or empty it with
+    a new vid) and every other log of that vid long enough to hold an
+    entry ``k`` holds ``x`` there: an agreement then stays one and a
+    disagreement, which appends cannot mend, stays too."""
+    if s.vid != t.vid:
+        return False
+    if s.log is t.log:
+        return True
+    changed = [p for p in t.log if t.log[p] is not s.log[p]]
+    if len(changed) != 1:
+        return False
+    p = changed[0]
+    k = len(s.log[p])
+    if len(t.log[p]) != k + 1:
+        return False
+    x = t.log[p][k]
+    return all(len(t.log[q]) <= k or t.log[q][k] == x for q in t.log if q != p and t.vid[q] == t.vid[p])
+
+
 class SequencerFlushModel(Model):
     """SEQUENCER's Send, RecvForward and RecvData are
     :class:`.sequencer.SequencerModel`'s, called on this state, plus what

@@ -116,3 +116,31 @@ def test_survivor_total_order_needs_the_digest():
 @pytest.mark.parametrize("name", ["FounderCrash", "Join"])
 def test_distinct_states_match_manifest(name):
     explores_as_pinned("raincoresequencerflush", name)
+
+
+def test_logs_agree_kept_only_where_the_step_cannot_change_it():
+    """The replay carries LogsAgree over a step where ``LogsAgreeKept`` says
+    so (conformance/raincoresequencerflush.py): on every edge of the first
+    20,000 states it must then equal the full evaluation, and an append
+    that disagrees with another log of the view must not be carried over."""
+    from collections import deque
+    from groupcheck.model.sequencerflush import LogsAgree, LogsAgreeKept
+    m = model()
+    seen, todo, kept = set(), deque(m.init()), 0
+    while todo and len(seen) < 20_000:
+        s = todo.popleft()
+        if s in seen:
+            continue
+        seen.add(s)
+        for _, t in m.next(s):
+            if LogsAgreeKept(s, t):
+                kept += 1
+                assert LogsAgree(s) == LogsAgree(t)
+            todo.append(t)
+    assert kept > 1000
+    s = next(iter(m.init()))
+    a = s._replace(log=s.log.set(2, ((2, 1),)).set(3, ((2, 1),)))
+    assert LogsAgree(a) and LogsAgreeKept(a, a._replace(log=a.log.set(2, ((2, 1), (3, 1)))))
+    bad = a._replace(log=a.log.set(3, ((2, 1), (3, 1))))
+    wrong = bad._replace(log=bad.log.set(2, ((2, 1), (2, 2))))
+    assert not LogsAgree(wrong) and not LogsAgreeKept(bad, wrong)
