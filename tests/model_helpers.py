@@ -62,3 +62,17 @@ def explores_as_pinned(protocol: str, name: str) -> None:
     res = explore(m, check_invariants=list(m.invariants))
     assert res.violation is None
     assert res.distinct_states == entry.distinct_states
+
+
+def edges(m, limit: int):
+    """(state, label, successor) over the first ``limit`` states ``m``
+    reaches (depth first)."""
+    seen, frontier = set(), list(m.init())
+    while frontier and len(seen) < limit:
+        s = frontier.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        for lab, t in m.next(s):
+            yield s, lab, t
+            frontier.append(t)

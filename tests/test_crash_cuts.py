@@ -50,21 +50,19 @@ def _agree(binding_type, records):
     return fast, every
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_flush_greatest_cut_agrees_with_every_cut(seed):
-    records, _ = cf.simulate(seed, "loss=0.2,reorder=3,crash=1@9.9,crash=2@30.3", {"messages": 6})
-    fast, _ = _agree(cf.FlushBinding, records)
-    assert fast.verdict == "ok"
-    verdicts = [_agree(cf.FlushBinding, forged)[0].verdict for forged in _forgeries(records)]
-    assert "nonconforming" in verdicts      # the forgeries reach the crash's channels
+# (protocol module, binding, faults): FLUSH with two crashes on a lossy
+# network (6 seeds), FLUSH over the ring with its coordinator's (4 seeds)
+CASES = [(cf, cf.FlushBinding, "loss=0.2,reorder=3,crash=1@9.9,crash=2@30.3", seed) for seed in range(6)] + \
+    [(crf, crf.RaincoreFlushBinding, "crash=1@20", seed) for seed in range(4)]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_ring_flush_greatest_cut_agrees_with_every_cut(seed):
-    records, _ = crf.simulate(seed, "crash=1@20", {"messages": 6})
-    fast, _ = _agree(crf.RaincoreFlushBinding, records)
+@pytest.mark.parametrize("proto,binding,faults,seed", CASES,
+                         ids=[f"{b.protocol}-{seed}" for _, b, _, seed in CASES])
+def test_the_greatest_cut_agrees_with_every_cut(proto, binding, faults, seed):
+    records, _ = proto.simulate(seed, faults, {"messages": 6})
+    fast, _ = _agree(binding, records)
     assert fast.verdict == "ok"
-    verdicts = [_agree(crf.RaincoreFlushBinding, forged)[0].verdict for forged in _forgeries(records)]
+    verdicts = [_agree(binding, forged)[0].verdict for forged in _forgeries(records)]
     assert "nonconforming" in verdicts      # the forgeries reach the crash's channels
 
 

@@ -10,6 +10,7 @@ from groupcheck.model import manifest
 from groupcheck.model.core import Label, explore
 from groupcheck.model.link import build_model
 from groupcheck.model.raincore import NO_TOKEN, NULL_VIEW, Msg911, RaincoreModel, Token
+from model_helpers import edges
 
 FAITHFUL = dict(TimelyTimeouts=False, StableFounder=False, NeutralRecovery=False, FreshClaim=False,
                 FreshView=False)
@@ -409,15 +410,8 @@ def test_next_and_step_agree():
     """Every label ``next`` yields names an action instance that ``step``
     reproduces, over the first few thousand states of the faithful model."""
     m = model()
-    seen, frontier = set(), list(m.init())
-    while frontier and len(seen) < 3000:
-        s = frontier.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        for lab, t in m.next(s):
-            assert m.step(s, lab.action, *lab.params) == t, lab
-            frontier.append(t)
+    for s, lab, t in edges(m, 3000):
+        assert m.step(s, lab.action, *lab.params) == t, lab
 
 
 # --- explorer vs manifest ------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from groupcheck.model.core import explore
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
-from model_helpers import enabled, explores_as_pinned, init, ring_step, step
+from model_helpers import edges, enabled, explores_as_pinned, init, ring_step, step
 
 
 def model(**kw):
@@ -123,20 +123,13 @@ def test_logs_agree_kept_only_where_the_step_cannot_change_it():
     so (conformance/raincoresequencerflush.py): on every edge of the first
     20,000 states it must then equal the full evaluation, and an append
     that disagrees with another log of the view must not be carried over."""
-    from collections import deque
     from groupcheck.model.sequencerflush import LogsAgree, LogsAgreeKept
     m = model()
-    seen, todo, kept = set(), deque(m.init()), 0
-    while todo and len(seen) < 20_000:
-        s = todo.popleft()
-        if s in seen:
-            continue
-        seen.add(s)
-        for _, t in m.next(s):
-            if LogsAgreeKept(s, t):
-                kept += 1
-                assert LogsAgree(s) == LogsAgree(t)
-            todo.append(t)
+    kept = 0
+    for s, _, t in edges(m, 20_000):
+        if LogsAgreeKept(s, t):
+            kept += 1
+            assert LogsAgree(s) == LogsAgree(t)
     assert kept > 1000
     s = next(iter(m.init()))
     a = s._replace(log=s.log.set(2, ((2, 1),)).set(3, ((2, 1),)))
