@@ -197,30 +197,11 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
 
     def after(self, ev: dict, pairs: list, cands: set):
         super().after(ev, pairs, cands)
-        self.note_invariants(ev, cands, tuple(p for p in RING_INVARIANTS if p != "LogsAgree"), self.model.invariants)
-        self._logs_agree(ev, pairs, cands)
+        # LogsAgree carried over the steps that cannot change it: walking every
+        # pair of logs after every step made a long run's check quadratic
+        self.note_invariants(ev, cands, RING_INVARIANTS, self.model.invariants, pairs=pairs,
+                             same={"LogsAgree": LogsAgreeKept})
         return None
-
-    def _logs_agree(self, ev: dict, pairs: list, cands) -> None:
-        """LogsAgree on the candidates, each value carried over from the
-        step's pre-state where ``LogsAgreeKept`` shows the step cannot
-        change it: walking every pair of logs after every step made a long
-        run's check quadratic (a 30-minute soak's logs hold 10^5 entries).
-        Values are keyed by the (log, vid) objects, which ``reduce`` keeps."""
-        if "LogsAgree" in self.found:
-            return
-        memo, full = getattr(self, "_logs_memo", {}), self.model.invariants["LogsAgree"]
-        new = {}
-        for s, t in pairs:
-            key = (id(t.log), id(t.vid))
-            if key in new:
-                continue
-            was = memo.get((id(s.log), id(s.vid)))
-            known = was is not None and was[0] is s.log and was[1] is s.vid and LogsAgreeKept(s, t)
-            new[key] = (t.log, t.vid, was[2] if known else full(t))
-        self._logs_memo = new
-        if not any(new[k][2] if (k := (id(c.log), id(c.vid))) in new else full(c) for c in cands):
-            self.note("LogsAgree", ev["i"], "fails in every model state consistent with the run so far")
 
     def properties(self, cands: set):
         """The model's invariants noted while stepping (``after``) first,

@@ -175,6 +175,7 @@ class Binding:
         # property -> (event, witness): failures found while stepping (a
         # model invariant no candidate satisfies); ``violated`` reports them
         self.found: dict[str, tuple[int, str]] = {}
+        self.reduced: list = []     # the engine's: the last step's successors as candidates
         self._held: dict[str, dict] = {}     # note_invariants: prop -> {id(state): (state, value)}
         # the header's ``observed``: the observable variables this
         # implementation logs (default: every one of FIELDS); the others it
@@ -221,12 +222,15 @@ class Binding:
             if keep is None or pairs is None:
                 ok = any(inv(t) for t in cands)
             else:
+                # keyed by the candidates (the successors as ``reduce`` left
+                # them), which the next step's pairs start from
                 memo = self._held.setdefault(prop, {})
                 new = {}
-                for s, t in pairs:
-                    if id(t) not in new:
+                reduced = self.reduced if len(self.reduced) == len(pairs) else [t for _, t in pairs]
+                for (s, t), r in zip(pairs, reduced):
+                    if id(r) not in new:
                         was = memo.get(id(s))
-                        new[id(t)] = (t, was[1] if was is not None and was[0] is s and keep(s, t) else inv(t))
+                        new[id(r)] = (r, was[1] if was is not None and was[0] is s and keep(s, t) else inv(t))
                 ok = any(new[id(t)][1] if id(t) in new else inv(t) for t in cands)
                 self._held[prop] = new
             if not ok:
@@ -430,6 +434,7 @@ class Engine:
         if len(nxt) > MAX_CANDIDATES:
             self.peak = len(nxt)
             return "rejected", f"event {ev['i']}: more than {MAX_CANDIDATES} candidate states"
+        b.reduced = out        # pairs[k]'s successor as a candidate (``note_invariants``' memo)
         stop = b.after(ev, pairs, nxt)
         self.cands = nxt
         self.peak = max(self.peak, len(nxt))
