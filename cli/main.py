@@ -252,6 +252,7 @@ def prove(
 ):
     """Inductive invariants with z3: initiation, consecution for every action x lemma, implication of the safety property; counterexamples to induction are classified by the explorer. Exit 0 only if every fixed variant is proved and every flawed variant yields a reachable counterexample."""
     import time
+    import z3
     from groupcheck.model.proofs import engine, registry
     if timeout is not None:
         fail("--timeout is gone: every query is bounded by z3's resource limit, the same on every run and "
@@ -262,6 +263,8 @@ def prove(
         fail(str(e))
     except ValueError as e:
         fail(f"--members {members}: {e}")
+    if (note := engine.solver_note()) is not None:
+        console(stderr=True).print(f"warning: {note}", markup=False, soft_wrap=True)
     for e in encs:      # (each child rebuilds its encoding; this is the limit it reports)
         e.rlimit = engine.limit_of(e, rlimit)
     rows, verdicts = [], []
@@ -282,7 +285,8 @@ def prove(
     total = time.perf_counter() - t0
     ok_all = all(ok for _, ok, _, _ in verdicts)
     if as_json:     # a summary per variant first, then every query
-        print(json.dumps({"variants": [_prove_summary(enc, ok, secs, qs) for enc, ok, secs, qs in verdicts],
+        print(json.dumps({"z3": z3.get_version_string(), "calibrated_z3": engine.CALIBRATED_Z3,
+                          "variants": [_prove_summary(enc, ok, secs, qs) for enc, ok, secs, qs in verdicts],
                           "queries": [q.as_json() for q in rows]}, indent=2))
         raise typer.Exit(0 if ok_all else 1)
     from rich.markup import escape

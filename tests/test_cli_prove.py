@@ -14,6 +14,8 @@ def test_prove_joinrace_json_shows_a_reachable_cti():
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     (summary,) = out["variants"]           # one summary per variant, then every query
+    import z3
+    assert out["z3"] == z3.get_version_string() and out["calibrated_z3"] == "5.4.1"
     rows = out["queries"]
     assert summary["variant"] == "JoinRace" and summary["queries"] == len(rows) and summary["as_expected"]
     assert summary["cti"] == sum(r["result"] == "cti" for r in rows) >= summary["reachable_cti"] >= 1
@@ -43,3 +45,14 @@ def test_prove_human_output_shows_the_matrix_and_the_path():
     assert "stable/JoinRace (N=2)" in p.stdout and "as expected" in p.stdout
     assert "shortest path to its pre-state" in p.stdout and "Init -> " in p.stdout
     assert "total" in p.stdout
+
+
+def test_prove_names_its_z3_and_warns_on_another(monkeypatch):
+    """The limits are counted in the pinned z3's units: --json says which z3
+    answered, and another version is named on stderr, not silently used."""
+    import z3
+    from groupcheck.model.proofs import engine
+    assert (engine.solver_note() is None) == (z3.get_version_string() == engine.CALIBRATED_Z3)
+    monkeypatch.setattr(z3, "get_version_string", lambda: "4.12.0")
+    note = engine.solver_note()
+    assert note is not None and "4.12.0" in note and engine.CALIBRATED_Z3 in note

@@ -217,6 +217,21 @@ class Encoding:
         return z3.Or(*[f for _, f in self.actions(S, T)])
 
 
+# the z3 whose "rlimit count" units the manifests' limits were calibrated in
+# (pyproject pins it); another z3 may count otherwise, and `prove` says so
+CALIBRATED_Z3 = "5.4.1"
+
+
+def solver_note() -> str | None:
+    """A warning when this z3 is not the one the limits were calibrated
+    with: its answers may then differ (a query giving up sooner or later)."""
+    have = z3.get_version_string()
+    if have == CALIBRATED_Z3:
+        return None
+    return (f"z3 {have} is not {CALIBRATED_Z3}, whose resource units the manifests' limits were "
+            f"calibrated in: a query may give up sooner or later than recorded (pip install z3-solver=={CALIBRATED_Z3}.0)")
+
+
 # a query's resource limit when neither the caller, the matrix nor the
 # encoding gives one (z3's "rlimit count" units; a few seconds of CPU)
 DEFAULT_RLIMIT = 50_000_000
