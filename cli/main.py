@@ -549,7 +549,22 @@ def conform(
         with progress(f"conform {len(files)} traces (spark)"):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
-        rows = [conform_file(p).to_json() for p in trace_runs(paths)]    # per-node files: one run
+        import time
+        from groupcheck.conformance.progress import reporting
+        runs = trace_runs(paths)      # per-node files: one run
+        rows: list = []
+        t0 = said = time.monotonic()
+
+        def report(stage, done, total):     # a line at most every 10 s, once a run takes that long
+            nonlocal said
+            if time.monotonic() - said >= 10:
+                said = time.monotonic()
+                console(stderr=True).print(
+                    f"conform: run {len(rows) + 1} of {len(runs)}, {stage}, record {done:,}"
+                    + (f" of {total:,}" if total else "") + f" ({said - t0:.0f} s)", markup=False, soft_wrap=True)
+        with reporting(report):
+            for p in runs:
+                rows.append(conform_file(p).to_json())
 
     gate = Gate(expect, known)
     bad = [r for r in rows if r["verdict"] != "ok" and not gate.accepted(r)]

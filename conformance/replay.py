@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
+from . import progress
 from .traces import Trace, TraceError, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
@@ -448,7 +449,10 @@ class Engine:
     def run(self, trace: Trace) -> RunReport:
         h = trace.header
         base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
+        total = len(trace.events)
         for ev in self.b.steps():
+            if ev["i"] % progress.EVERY == 0:
+                progress.tick("replaying", ev["i"], total)
             failed = self.step(ev)
             if failed:
                 verdict, reason = failed

@@ -58,6 +58,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from . import progress
+
 from groupcheck.impl import protocols as impl_protocols, tracefile
 
 from . import schemacheck
@@ -250,6 +252,8 @@ def read_file(path) -> _File:
     prev_vc: Optional[dict] = None
     own = None
     for n, line in _lines(path):
+        if n % progress.EVERY == 0:
+            progress.tick(f"reading {Path(path).name}", n)
         try:
             rec = parse_line(line)
         except ValueError as e:

@@ -217,16 +217,22 @@ class ChaosRunner(Runner):
 
     def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
         """``Runner._check``, with a progress line while it runs (TLC may take a while)."""
+        from groupcheck.conformance.progress import reporting
         stop = threading.Event()
         t = time.monotonic()
+        where = [""]            # the reader's and the replay's last report
 
         def tick():
             while not stop.wait(PROGRESS):
-                self.log(f"chaos: checking the traces, {time.monotonic() - t:.0f} s")
+                self.log(f"chaos: checking the traces{where[0]}, {time.monotonic() - t:.0f} s")
+
+        def report(stage, done, total):
+            where[0] = f" ({stage}, record {done:,}" + (f" of {total:,})" if total else ")")
         ticker = threading.Thread(target=tick, daemon=True)
         ticker.start()
         try:
-            return super()._check(run_id, quiescent, killed, seconds)
+            with reporting(report):
+                return super()._check(run_id, quiescent, killed, seconds)
         finally:
             stop.set()
             ticker.join()
