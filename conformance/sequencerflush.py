@@ -57,7 +57,7 @@ from typing import Optional
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
 from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
-from groupcheck.model.values import Fn
+from groupcheck.model.values import Fn, Seq
 
 from . import flush as cflush
 from . import properties
@@ -576,9 +576,12 @@ class SequencerFlushBinding(Binding):
 
     def reduce(self, t):
         # reduce_state, sharing one empty Fn; the properties judge the histories ``after`` accumulates
-        if t.delivered is self.empty and t.closed is self.empty:
-            return t
-        return t._replace(delivered=self.empty, closed=self.empty)
+        if t.delivered is not self.empty or t.closed is not self.empty:
+            t = t._replace(delivered=self.empty, closed=self.empty)
+        # a view's log grows with the view and the model appends to it with ``+``: as a Seq from its
+        # first entry on, each append shares the log's storage (O(1), not a copy of the whole view's)
+        grown = {m: Seq(x) for m, x in t.log.items() if x and type(x) is tuple}
+        return t._replace(log=t.log.update(grown)) if grown else t
 
     def after(self, ev: dict, pairs: list, cands: set):
         kind, m = ev["step"], ev["nid"]

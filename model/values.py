@@ -28,6 +28,7 @@ build a function over ``1..N`` as an ``Fn`` and still compare equal to TLC's
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from typing import Any
 
 
@@ -66,7 +67,7 @@ def sort_key(v: Any) -> tuple:
         return (2, v)
     if isinstance(v, ModelValue):
         return (3, v.name)
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, Seq)):
         return (4, len(v), tuple(sort_key(x) for x in v))
     if isinstance(v, frozenset):
         items = sorted((sort_key(x) for x in v))
@@ -228,6 +229,80 @@ class Fn(Mapping):
         return Fn._of({k: v for k, v in self._d.items() if k in dom})
 
 
+class Seq:
+    """An immutable sequence that equals the tuple of its elements (and
+    hashes alike, so the two mix in sets and states), whose append shares
+    storage with the sequence it extends: appending to the longest version
+    of a buffer costs O(1) where ``tuple + (x,)`` copies the whole tuple; an
+    append to an older version copies its prefix (a branch).  The replay
+    keeps a long view's SEQUENCER-over-FLUSH log in one, which made every
+    receive O(view) and a soak's check quadratic (conformance/sequencerflush.py,
+    ``reduce``).  Elements below a version's length never change, so a
+    version's hash, once computed, stays right."""
+
+    __slots__ = ("_buf", "_n", "_hash")
+
+    def __init__(self, items: Iterable = ()) -> None:
+        self._buf = list(items)
+        self._n = len(self._buf)
+        self._hash: int | None = None
+
+    @classmethod
+    def _at(cls, buf: list, n: int) -> "Seq":
+        o = object.__new__(cls)
+        o._buf, o._n, o._hash = buf, n, None
+        return o
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator:
+        return islice(self._buf, self._n)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self._buf[slice(*k.indices(self._n))])
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError("Seq index out of range")
+        return self._buf[k]
+
+    def __add__(self, other):
+        if not isinstance(other, (tuple, Seq)):
+            return NotImplemented
+        if not other:
+            return self
+        buf = self._buf if len(self._buf) == self._n else self._buf[: self._n]
+        buf.extend(other)
+        return Seq._at(buf, len(buf))
+
+    def __radd__(self, other):
+        if isinstance(other, tuple):
+            return other + tuple(self)
+        return NotImplemented
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, Seq):
+            return self._n == other._n and (self._buf is other._buf or self._buf[: self._n] == other._buf[: other._n])
+        if isinstance(other, tuple):
+            return self._n == len(other) and tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(tuple(self))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self):
+        return (Seq, (tuple(self),))
+
+
 def _fn_of_items(items: tuple) -> Fn:
     """Unpickling: the items of a pickled Fn are in key order already."""
     return Fn._of(dict(items))
@@ -245,7 +320,7 @@ def normalize(v: Any) -> Any:
     tuples, sets become frozensets, dicts become ``Fn``."""
     if isinstance(v, (bool, int, str, ModelValue)):
         return v
-    if isinstance(v, (tuple, list)):
+    if isinstance(v, (tuple, list, Seq)):
         return tuple(normalize(x) for x in v)
     if isinstance(v, (frozenset, set)):
         return frozenset(normalize(x) for x in v)
@@ -269,7 +344,7 @@ def to_tla(v: Any) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     if isinstance(v, ModelValue):
         return v.name
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, Seq)):
         return "<<" + ", ".join(to_tla(x) for x in v) + ">>"
     if isinstance(v, frozenset):
         return "{" + ", ".join(to_tla(x) for x in sorted(v, key=sort_key)) + "}"
@@ -289,7 +364,7 @@ def to_json(v: Any) -> Any:
         return v
     if isinstance(v, ModelValue):
         return v.name
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, Seq)):
         return [to_json(x) for x in v]
     if isinstance(v, frozenset):
         return [to_json(x) for x in sorted(v, key=sort_key)]

@@ -1,0 +1,43 @@
+"""``Seq``: the sequence the replay keeps a view's log in.  It must be the
+tuple it stands for in every way a model or a property can observe (equality
+and hash both ways, indexing, slicing, iteration, the canonical-value
+helpers), and an append must share the storage of the version it extends
+(what makes a long view's replay linear), while a branch copies."""
+
+import pickle
+
+from hypothesis import given, strategies as st
+
+from groupcheck.model.values import Fn, Seq, normalize, sort_key, to_json, to_tla
+
+items = st.lists(st.tuples(st.integers(1, 4), st.integers(0, 50)), max_size=12)
+
+
+@given(items, items)
+def test_a_seq_is_the_tuple_of_its_elements(xs, ys):
+    a, t = Seq(xs) + tuple(ys), tuple(xs) + tuple(ys)
+    assert a == t and t == a and hash(a) == hash(t) and len(a) == len(t) and list(a) == list(t)
+    assert {a} == {t} and frozenset({(1, a)}) == frozenset({(1, t)}) and Fn({1: a}) == Fn({1: t})
+    for k in range(-len(t), len(t)):
+        assert a[k] == t[k]
+    for i in range(len(t) + 1):
+        assert a[i:] == t[i:] and a[:i] == t[:i] and a[i::2] == t[i::2] and type(a[:i]) is tuple
+    assert sort_key(a) == sort_key(t) and to_json(a) == to_json(t) and to_tla(a) == to_tla(t)
+    assert normalize(a) == t and type(normalize(a)) is tuple and repr(a) == repr(t)
+    assert pickle.loads(pickle.dumps(a)) == t and (() + a) == t and (a != t + ((9, 9),))
+
+
+def test_an_append_shares_storage_and_a_branch_copies():
+    a = Seq([(1, 1)])
+    b = a + ((1, 2),)
+    c = b + ((2, 1),)
+    assert b._buf is a._buf is c._buf and (a, b, c) == (((1, 1),), ((1, 1), (1, 2)), ((1, 1), (1, 2), (2, 1)))
+    d = b + ((3, 3),)                   # b is no longer the newest version: a branch
+    assert d._buf is not c._buf and d == ((1, 1), (1, 2), (3, 3)) and c == ((1, 1), (1, 2), (2, 1))
+    assert a + () is a and len(a) == 1
+    try:
+        a[1]
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("a version reads past its own length")
