@@ -219,3 +219,26 @@ def test_a_forged_multicast_view_is_nonconforming_at_the_multicast(tmp_path):
         rep = csf.replay(_load_delta(tracefile.write(tmp_path / f"v{strip}.ndjson", forged)))
         assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason
         assert "goes out in view" in rep.reason
+
+
+def test_the_replay_appends_to_a_views_log_without_copying_it(tmp_path):
+    """A receive appends to its view's log: the candidate's log is a Seq
+    whose append shares the storage of the log it extends, so a long view
+    costs O(1) per receive, not a copy of the whole view's log (what made
+    a 30-minute soak's check quadratic)."""
+    from groupcheck.model.values import Seq
+    tr = campaign_trace(2, tmp_path)
+    b = csf.SequencerFlushBinding(tr)
+    engine = Engine(b)
+    shared = grew = 0
+    for step in b.steps():
+        before = {m: x for s in engine.cands for m, x in s.log.items()}
+        assert engine.step(step) is None
+        (t,) = engine.cands
+        for m, x in t.log.items():
+            assert not x or type(x) is Seq, (m, type(x))
+            old = before.get(m)
+            if type(old) is Seq and len(x) == len(old) + 1:
+                grew += 1
+                shared += x._buf is old._buf
+    assert grew >= 5 and shared == grew
