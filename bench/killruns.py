@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/killruns.py [--stacks sequencerflush,raincoreflush,raincoresequencerflush]
                                        [--runs 50] [--messages 1000] [--rate 500] [--hogs 2] [--out DIR]
+                                       [--lossy-ring]
 
 Each run is ``groupcheck cluster run --protocol P --messages M --kill 1@T
 --hog --json``: 3 node processes on 127.0.0.1, every node multicasting, a
@@ -45,11 +46,11 @@ def kill_time(i: int) -> float:
     return round(0.2 + (i * 0.37) % 1.4, 2)
 
 
-def one(protocol: str, i: int, messages: int, rate: float, out: Path, limit: float) -> dict:
+def one(protocol: str, i: int, messages: int, rate: float, out: Path, limit: float, lossy: bool = False) -> dict:
     folder = out / protocol / f"run{i:03d}"
     cmd = [str(ROOT / ".venv/bin/groupcheck"), "cluster", "run", "--protocol", protocol, "--messages",
            str(messages), "--rate", str(rate), "--kill", f"1@{kill_time(i)}", "--hog", "--json",
-           "--out", str(folder)]
+           "--out", str(folder)] + (["--lossy-ring"] if lossy and protocol.startswith("raincore") else [])
     facts, r, error = run_json(cmd, limit)
     row = {"run": i, "kill_at": kill_time(i), **facts}
     if r is None:
@@ -74,6 +75,9 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=600.0, help="seconds a run and its check may take")
     ap.add_argument("--hogs", type=int, default=2, help="busy loops for the whole campaign")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--lossy-ring", action="store_true",
+                    help="the ring stacks on Raincore's own ring: the kill lands wherever node 1 is, "
+                         "the token's holder included (no wait for a safe point)")
     ap.add_argument("--warmup-load", type=float, default=6.0,
                     help="before the first run, wait (at most 120 s) for the 1-minute load average to reach this")
     a = ap.parse_args()
@@ -100,7 +104,7 @@ def report(a, hogs) -> None:
             sys.exit(f"--stacks: {protocol!r} is not one of {', '.join(STACKS)}")
         rows = []
         for i in range(a.runs):
-            rows.append(one(protocol, i, a.messages, a.rate, out, a.limit))
+            rows.append(one(protocol, i, a.messages, a.rate, out, a.limit, a.lossy_ring))
             r = rows[-1]
             print(f"{protocol} run {i}: {'clean' if r['clean'] else 'NOT clean'} exit {r['exit']} "
                   f"{r['seconds']} s load {r['load1']:.1f}", file=sys.stderr, flush=True)
@@ -114,6 +118,7 @@ def report(a, hogs) -> None:
                       "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
                       "messages": a.messages, "rate": a.rate, "campaign_hogs": len(hogs), "out": str(out),
+                      "lossy_ring": a.lossy_ring,
                       "stacks": stacks}, indent=2))
 
 
