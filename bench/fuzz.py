@@ -1,4 +1,4 @@
-"""Receive-path fuzz throughput (issue 13 item 5): datagrams/s through
+"""Receive-path fuzz throughput: datagrams/s through
 authentication and decoding (default), or with ``--live`` through a live
 runtime node's receive path into its stack (impl/fuzz.py ``run_live``),
 every one counted by reason.  Prints JSON.

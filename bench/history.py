@@ -1,4 +1,4 @@
-"""Black-box history checking speed (issue 14): events checked per second.
+"""Black-box history checking speed: events checked per second.
 
 Writes one synthetic run of ``--members`` per-member history files (each
 member multicasts, every member delivers every message in one total order,

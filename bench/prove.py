@@ -1,4 +1,4 @@
-"""``groupcheck prove`` speed (issue 15 item 6): seconds per z3 query and in all.
+"""``groupcheck prove`` speed: seconds per z3 query and in all.
 
 Runs the proof matrix (model/proofs/registry.py) for every protocol with
 encodings, or ``--protocol``, at the default sizes or ``--members N``, and

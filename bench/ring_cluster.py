@@ -1,5 +1,5 @@
-"""FLUSH (or SEQUENCER over FLUSH) over the Raincore ring on a real cluster
-(issue 18 item 4): the time from a SIGKILL to the survivors' new view, and
+"""FLUSH (or SEQUENCER over FLUSH) over the Raincore ring on a real cluster:
+the time from a SIGKILL to the survivors' new view, and
 deliveries per second per member, with the ring as the membership (no
 oracle).
 

@@ -1,5 +1,5 @@
 """Memory held in retransmission buffers over a long run, with and without
-STABLE (issue 4 item 7).
+STABLE.
 
 The same seeded run twice on the STABLE stack (impl/stable.py: transport,
 reliable in NAKACK mode, stable): once with STABLE gossip on, once with it

@@ -1,5 +1,5 @@
 """TLC trace validation against the Python replay on the same SEQUENCER
-traces, from 10^2 to 10^5 events (issue 12 item 7).
+traces, from 10^2 to 10^5 events.
 
     .venv/bin/python bench/tracevalidation.py [--sizes 1e2,1e3,1e4,1e5] [--timeout S]
 

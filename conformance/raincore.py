@@ -412,7 +412,7 @@ class RingMessages:
 
 class RaincoreLockstep(RingMessages, LockstepNetwork):
     """Drive Raincore layers one event at a time and check every step
-    against the model (issue 6 item 5; the harness is
+    against the model (the harness is
     conformance/lockstep.py).
 
     The driver is the environment: it holds the messages handed to the

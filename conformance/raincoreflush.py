@@ -1,5 +1,5 @@
 """FLUSH over the Raincore ring: replaying the composed stack's traces against
-model/raincoreflush.py (spec/RaincoreFlush; issue 18 item 3).
+model/raincoreflush.py (spec/RaincoreFlush).
 
 Theory of operation
 -------------------
@@ -460,7 +460,7 @@ def ring_abstract(st: dict) -> dict:
 
 
 def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: int = 1):
-    """A lock-step driver of FLUSH over the ring (issue 18 item 3): ``ring``
+    """A lock-step driver of FLUSH over the ring: ``ring``
     configured nodes (the founder, the last, eats the token first) and
     ``joiners`` more.  The driver is the network: FLUSH's datagrams can be
     delivered, lost or duplicated in any order; the ring's TOKEN and 911 go

@@ -1,6 +1,6 @@
 """SEQUENCER over FLUSH over the Raincore ring: replaying the three-layer
 stack's traces against model/raincoresequencerflush.py
-(spec/RaincoreSequencerFlush; issue 18).
+(spec/RaincoreSequencerFlush).
 
 Theory of operation
 -------------------

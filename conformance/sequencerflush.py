@@ -70,7 +70,7 @@ from .traces import Trace
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
 # GapFreeFIFO: what a member delivers of a sender that never crashed is that
-# sender's 1, 2, ..., k (issue 16's second loss; the stack's resent_first fix
+# sender's 1, 2, ..., k (the second loss after a coordinator crash; the stack's resent_first fix
 # is what keeps it, docs/sequencer.md "Losses after a coordinator crash")
 SEQ_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder")
 PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p in cflush.PROPERTIES)

@@ -379,8 +379,8 @@ replay = PROTOCOL.replay      # the registration's replay (conformance/protocols
 
 class StableCluster(LockstepNetwork):
     """STABLE stacks (impl/stable.py: transport, reliable in NAKACK mode,
-    stable) driven one event at a time (conformance/lockstep.py; issue 4
-    item 5), each record checked against model/stable.py (``StableBinding``).
+    stable) driven one event at a time (conformance/lockstep.py),
+    each record checked against model/stable.py (``StableBinding``).
 
     Members 1..n_init form the first view; member n_init + 1 joins through
     the membership oracle (``join``: impl/stable.py ``admit``) and the other

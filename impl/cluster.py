@@ -1,5 +1,5 @@
 """The cluster runner: N node processes on 127.0.0.1, SIGKILL as told, the
-per-node traces checked (issue 13; ``groupcheck cluster run``).
+per-node traces checked (``groupcheck cluster run``).
 
 Theory of operation
 -------------------
@@ -9,7 +9,7 @@ them all to start their workload (``messages`` multicasts each at ``rate``
 per second), and kills the nodes it was told to with SIGKILL at their times.
 
 It is the membership oracle (until the Raincore ring is the stack's
-membership, issue 18; docs/impl.md): it knows whom it killed, and after
+membership; docs/impl.md): it knows whom it killed, and after
 ``detect`` seconds it tells the survivors, over the same authenticated
 channel as everything else.  SEQUENCER gets the next view (the last one
 without the killed node), as the simulator's oracle decides it, and the

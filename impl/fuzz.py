@@ -1,4 +1,4 @@
-"""Receive-path fuzz harness (issue 13 item 5, first part): authenticated
+"""Receive-path fuzz harness: authenticated
 envelope then codec decode, exactly as a node's receive path would before an
 event reaches a layer.  Every datagram ends in ``counts`` under one reason:
 accepted, or dropped as truncated / malformed / forged / replayed / undecodable.

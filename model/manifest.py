@@ -179,8 +179,8 @@ class CheckOutcome:
 
 
 # TLC checks temporal properties at intervals set by the wall clock while it
-# searches, so where it stops on a liveness violation depended on load (issue
-# 19: MergedGossip stopped at 4,536 or 23,509 distinct states on the same
+# searches, so where it stops on a liveness violation depended on load
+# (MergedGossip stopped at 4,536 or 23,509 distinct states on the same
 # model).  -lncheck final defers the liveness check to the end of the search:
 # the whole reachable graph is built first, so the verdict and the count are
 # the model's.  Safety invariants are still checked on every state.

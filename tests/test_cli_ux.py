@@ -1,4 +1,4 @@
-"""The command line never surprises (issue 17): one-line errors with the
+"""The command line never surprises: one-line errors with the
 documented exit codes, every option validated naming the bad value, Java
 checked up front, a real SIGTERM/SIGINT cleaning up every TLC JVM and
 temporary folder, a user's own spec checked by path."""

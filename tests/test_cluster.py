@@ -1,4 +1,4 @@
-"""The real cluster (issue 13): node processes over UDP on 127.0.0.1, SIGKILL,
+"""The real cluster: node processes over UDP on 127.0.0.1, SIGKILL,
 the runner as view oracle, the per-node traces merged and checked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SEQUENCER over FLUSH over the Raincore ring (issue 18): every record of a
+"""SEQUENCER over FLUSH over the Raincore ring: every record of a
 simulated run of the three-layer stack (impl/sim_raincoreflush.py with
 ``sequencer=True``), SEQUENCER's included, replayed against
 model/raincoresequencerflush.py (conformance/raincoresequencerflush.py).

@@ -1,4 +1,4 @@
-"""Liveness at the end of a run (issue 11 item 5): a run whose end record
+"""Liveness at the end of a run: a run whose end record
 says it ended quiescent is judged on its protocol's eventual property too."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Black-box history checker (issue 14): unit checks on hand-built histories,
+"""Black-box history checker: unit checks on hand-built histories,
 bad input named file:line:field, and agreement with the model replay on the
 SEQUENCER campaign."""
 

@@ -12,7 +12,7 @@ IMPL = Path(__file__).resolve().parent.parent / "impl"
 RUNTIME = {"sim.py", "runtime.py", "cluster.py", "chaos.py"}   # cluster.py, chaos.py: the runners of runtime.py processes
 FORBIDDEN = {"socket", "asyncio", "time", "random", "threading"}
 MODULES = sorted(p for p in IMPL.rglob("*.py"))
-# the protocol layers: layer logic only (issue 13); their stacks and wire codecs live in impl/stacks/
+# the protocol layers: layer logic only; their stacks and wire codecs live in impl/stacks/
 LAYERS = ("sequencer.py", "flush.py", "stable.py", "raincore.py", "reliable.py", "ringtransport.py")
 
 

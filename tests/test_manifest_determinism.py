@@ -1,4 +1,4 @@
-"""The release gate must not flake (issue 19).
+"""The release gate must not flake.
 
 An expectation in a manifest is pinned exactly only where it is a property of
 the model: a full search, a temporal violation (liveness runs once the search

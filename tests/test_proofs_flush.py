@@ -1,5 +1,5 @@
 """FLUSH's z3 encoding (model/proofs/flush.py) against the explicit-state
-model (model/flush.py) on the manifest models (issue 15 item 4): sampled
+model (model/flush.py) on the manifest models: sampled
 edges of the reachable graph satisfy the z3 relation under the same action
 label, sampled reachable states of the fixed models satisfy the invariant,
 and the z3 relation allows no successor of a sampled reachable state that
@@ -218,7 +218,7 @@ def test_reconciling_edges_satisfy_the_z3_relation():
 
 @pytest.mark.slow
 def test_two_members_are_proved_and_list_no_flawed_variant():
-    """N = 2 (issue 15: every N up to 5): both fixed matrices proved; the
+    """N = 2 (every N up to 5): both fixed matrices proved; the
     seed's flaw needs two members moving to the next view together, which
     two members cannot do after a leave or crash, so no flawed variant is
     listed (its CTIs would be unreachable)."""

@@ -5,7 +5,7 @@ FreshView or FreshClaim fix breaks it); the lemmas that hold at any N (Types,
 LastIndex, LegalStates, HeldNotStale) are inductive at N = 3 too; the seed
 as written (Faithful3) yields a reachable counterexample to induction of
 AtMostOneToken with its path, and the encoding agrees with the
-explicit-state model on the manifest models (issue 15 item 4): sampled edges
+explicit-state model on the manifest models: sampled edges
 of the reachable graph satisfy the z3 relation of the same action instance
 (its message bound to the label's), sampled reachable states satisfy the
 invariant and have no z3 successor the model lacks, decode inverts value,

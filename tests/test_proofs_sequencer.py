@@ -3,7 +3,7 @@ the invariant is inductive (TotalOrder proved for unbounded seqnos and
 histories); with one crash and no flush (NoFlush, the flawed variant of
 SEQUENCER over FLUSH) the engine yields a counterexample to induction whose
 pre-state the bounded model reaches; and the encoding agrees with the
-explicit-state model on the manifest models (issue 15 item 4): sampled edges
+explicit-state model on the manifest models: sampled edges
 of the reachable graph satisfy the z3 relation under the same action label,
 sampled reachable states of the crash-free model satisfy the invariant, and
 the z3 relation allows no successor of a sampled reachable state that the

@@ -1,5 +1,5 @@
 """SEQUENCER over FLUSH's z3 encoding (model/proofs/sequencerflush.py)
-against the explicit-state model on the manifest models (issue 15 item 4):
+against the explicit-state model on the manifest models:
 sampled edges of the reachable graph satisfy the z3 relation under the same
 action label, a wrong edge is refused, sampled reachable states satisfy the
 encoded properties (NoDuplicates, SurvivorTotalOrder) and the z3 relation

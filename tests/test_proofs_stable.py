@@ -1,7 +1,7 @@
 """STABLE's z3 encoding (model/proofs/stable.py): the fixed variant's
 invariant is inductive, the flawed variant yields a reachable counterexample
 to induction, and the encoding agrees with the explicit-state model on the
-manifest models (issue 15 item 4): sampled edges of the reachable graph
+manifest models: sampled edges of the reachable graph
 satisfy the z3 relation under the same action label, sampled reachable
 states of the fixed models satisfy the invariant, and the z3 relation allows
 no successor of a sampled reachable state that the model lacks."""

@@ -1,1 +1,1 @@
-"""Inductive-invariant proofs with z3 (issue 15); see docs/proofs.md."""
+"""Inductive-invariant proofs with z3 see docs/proofs.md."""

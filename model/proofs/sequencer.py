@@ -1,6 +1,6 @@
 """Plain SEQUENCER (spec/Sequencer/Sequencer.tla) as a z3 transition
-relation: the flawed variant of "SEQUENCER over FLUSH" (issue 15 item 3,
-"SEQUENCER coordinator crash without FLUSH"), and the same protocol without
+relation: the flawed variant of "SEQUENCER over FLUSH"
+("SEQUENCER coordinator crash without FLUSH"), and the same protocol without
 crashes, where total order holds.
 
 Theory of operation
@@ -32,7 +32,7 @@ slots) and leaves seqnos, histories and channels unbounded:
 is always enabled), kept (``max_seq``) when the encoding is compared with a
 bounded model.  Only the seed is encoded (``KeepForward``, ``ResendFirst``,
 ``RetainForward`` all FALSE).  The lemmas are explained in docs/proofs.md,
-"SEQUENCER without FLUSH (the flawed variant)".
+"SEQUENCER without FLUSH (seed 000)".
 """
 
 from __future__ import annotations

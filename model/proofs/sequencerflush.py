@@ -912,7 +912,7 @@ class SequencerFlushEncoding(Encoding):
                 del out[name]
         return out
 
-    # --- N >= 3, one crash: the flush after the crash (issue 15 item 1) -----------------
+    # --- N >= 3, one crash: the flush after the crash -----------------------------------
     def _crash(self, S):
         return z3.Or(*[S["crashed"][x] for x in self.M])
 
