@@ -1,4 +1,4 @@
-"""The conformance pipeline: generate / ingest -> Parquet -> check -> coverage (DESIGN §6).
+"""The conformance pipeline: generate / ingest -> Parquet -> check -> coverage (docs/pipeline.md).
 
 Theory of operation
 -------------------

@@ -1,4 +1,4 @@
-"""TLC trace validation of FLUSH (DESIGN.md link (3)): the TLA+ spec
+"""TLC trace validation of FLUSH (docs/architecture.md, link (3)): the TLA+ spec
 (spec/Flush/TraceFlush.tla) and the Python replay judge the same simulated
 traces alike: crashes, leaves and joins, forged messages, hidden state."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TLC trace validation of the Raincore token ring (DESIGN.md link (3)): the
+"""TLC trace validation of the Raincore token ring (docs/architecture.md, link (3)): the
 TLA+ spec (spec/Raincore/TraceRaincore.tla) and the Python replay judge the
 same simulated traces alike, crashes, a recovery, a join and token losses
 included; the header's variant flags select the spec's variant."""

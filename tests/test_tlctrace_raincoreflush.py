@@ -1,4 +1,4 @@
-"""TLC trace validation of FLUSH over the Raincore ring (DESIGN.md link (3)):
+"""TLC trace validation of FLUSH over the Raincore ring (docs/architecture.md, link (3)):
 the TLA+ spec (spec/RaincoreFlush/TraceRaincoreFlush.tla) and the Python
 replay judge the same simulated traces of the composed stack alike (a crash
 of node 1, FLUSH's coordinator, and a joiner by 911 included); forged

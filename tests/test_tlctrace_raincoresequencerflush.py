@@ -1,5 +1,5 @@
 """TLC trace validation of SEQUENCER over FLUSH over the Raincore ring
-(DESIGN.md link (3)): the TLA+ spec
+(docs/architecture.md, link (3)): the TLA+ spec
 (spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla) and the
 Python replay judge the same simulated traces of the three-layer stack
 alike (a crash of node 1, SEQUENCER's coordinator, and a joiner by 911);

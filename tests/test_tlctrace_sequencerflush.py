@@ -1,4 +1,4 @@
-"""TLC trace validation of SEQUENCER over FLUSH (DESIGN.md link (3)): the
+"""TLC trace validation of SEQUENCER over FLUSH (docs/architecture.md, link (3)): the
 composed spec (spec/SequencerFlush/TraceSequencerFlush.tla) and the Python
 replay judge the same simulated traces alike.  The implementation logs a
 composed step as one record per layer; the log joins them with the replay's

@@ -1,4 +1,4 @@
-"""TLC trace validation of pbcast.STABLE (DESIGN.md link (3)): the TLA+ spec
+"""TLC trace validation of pbcast.STABLE (docs/architecture.md, link (3)): the TLA+ spec
 (spec/Stable/TraceStable.tla) and the Python replay judge the same simulated
 traces alike, a join included."""
 from __future__ import annotations

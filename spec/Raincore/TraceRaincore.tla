@@ -1,6 +1,6 @@
 ---------------------------- MODULE TraceRaincore ----------------------------
 (***************************************************************************)
-(* Trace validation of the Raincore token ring (DESIGN.md section 1, link  *)
+(* Trace validation of the Raincore token ring (docs/architecture.md, link *)
 (* (3)): TLC checks that some behaviour of Raincore.tla produces the       *)
 (* logged trace.  conformance/tlctrace.py writes the trace as the module   *)
 (* TraceLog (in a temporary directory) defining Log, a sequence of records *)

@@ -1,6 +1,6 @@
 -------------------------- MODULE TraceRaincoreFlush --------------------------
 (***************************************************************************)
-(* Trace validation of FLUSH over the Raincore ring (DESIGN.md section 1,  *)
+(* Trace validation of FLUSH over the Raincore ring (docs/architecture.md, *)
 (* link (3); docs/tracevalidation.md): TLC checks that some behaviour of   *)
 (* RaincoreFlush.tla produces the logged trace of the composed stack.      *)
 (* conformance/tlctrace.py writes the trace as the module TraceLog (in a   *)

@@ -1,6 +1,6 @@
 ----------------------------- MODULE TraceStable -----------------------------
 (***************************************************************************)
-(* Trace validation of pbcast.STABLE (DESIGN.md section 1, link (3)): TLC  *)
+(* Trace validation of pbcast.STABLE (docs/architecture.md, link (3)): TLC *)
 (* checks that some behaviour of Stable.tla produces the logged trace.     *)
 (* conformance/tlctrace.py writes the trace as the module TraceLog (in a   *)
 (* temporary directory) defining Log, a sequence of records                *)
