@@ -56,6 +56,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from sys import intern
 from typing import Iterable, Optional, Union
 
 from . import progress
@@ -170,11 +171,14 @@ class _Bad(ValueError):
 
 
 def _pairs(pairs):
+    # keys, and string values (action names, message types, phases), interned:
+    # a long run holds millions of records, each with a dozen of the same
+    # short strings, which the JSON decoder makes anew for every line
     d = {}
     for k, v in pairs:
         if k in d:
             raise _Bad(f"duplicate key {k!r}")
-        d[k] = v
+        d[intern(k)] = intern(v) if type(v) is str else v
     return d
 
 
