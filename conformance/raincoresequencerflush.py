@@ -112,10 +112,10 @@ def model_of(constants: dict) -> RaincoreSequencerFlushModel:
         "Senders": frozenset(range(1, n + 1)),
         "ResendAlways": bool(constants.get("ResendAlways", False)),
         "ResentFirst": bool(constants.get("ResentFirst", False)),
-        # absent: a trace from before the VIEW carried the ring's number
-        "NewerViewsOnly": bool(constants.get("NewerViewsOnly", False)),
-        "FalseSuspicion": bool(constants.get("FalseSuspicion", False)),
-        "ShunSuspected": bool(constants.get("ShunSuspected", False))})
+        # FLUSH over the ring's optional constants, their defaults when absent (LossyRing:
+        # Raincore's own ring; NewerViewsOnly: absent from a trace from before the VIEW
+        # carried the ring's number)
+        **{k: bool(constants.get(k, d)) for k, d in crf.OPTIONAL.items()}})
 
 
 class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
@@ -347,7 +347,8 @@ def tla_constants(c: dict) -> dict:
     m = model_of(c)
     return {"N": m.N, "NInit": m.NInit, "Founder": m.Founder, "MaxSeq": m.MaxSeq, "Senders": m.Senders,
             "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
-            "ResentFirst": m.ResentFirst, "NewerViewsOnly": m.NewerViewsOnly,
+            "ResentFirst": m.ResentFirst, "LossyRing": m.LossyRing, "TimelyTimeouts": m.TimelyTimeouts,
+            "LateFailures": m.LateFailures, "NewerViewsOnly": m.NewerViewsOnly,
             "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected}
 
 

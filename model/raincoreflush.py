@@ -445,15 +445,21 @@ class RaincoreFlushModel(FlushModel):
         return FlushModel._msg_ok(self, m)
 
     def TypeOK(self, s) -> bool:
-        tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
-        m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
-        M = set(self.Members)
         L = len(s.views)
-        funcs = (s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
         return (
             self.FlushTypeOK(s)
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
-            and all(len(f) == self.N for f in funcs)
+            and self.RingTypeOK(s)
+        )
+
+    def RingTypeOK(self, s) -> bool:
+        """The spec's RingTypeOK: the ring's part of TypeOK (RaincoreSequencerFlush's too)."""
+        tok = {"nodelist", "cur", "dest", "gvn"} | ({"seq"} if self.LossyRing else set())
+        m911 = {"orig", "cur", "dest"} | ({"nodelist", "seq", "status"} if self.LossyRing else set())
+        M = set(self.Members)
+        funcs = (s.status, s.viewState, s.globalView, s.localView, s.newNodes, s.token)
+        return (
+            all(len(f) == self.N for f in funcs)
             and all(x in ("Off", "Up", "Down") for x in s.status)
             and all(x in VIEW_STATES for x in s.viewState)
             and all(set(v) <= M for gv in s.globalView for v in gv)
@@ -602,10 +608,14 @@ class RaincoreFlushKernel(Kernel):
     # --- encoding ---------------------------------------------------------------
     def encode(self, s) -> tuple:
         chan = tuple(tuple(self._encode_msg(r) for r in s.chan[e]) for e in self.pairs)
+        return (*s[:self.CHAN], chan, *s[self.CHAN + 1:self.RING], self._encode_ring(s))
+
+    def _encode_ring(self, s) -> tuple:
+        """The kernel ring of model state ``s`` (RaincoreSequencerFlushKernel's too)."""
         ring = tuple(s[self.RING:])
         if self.rk is not None:
             ring = self.rk.encode(RaincoreState(**dict(zip(RING_VARS, ring)), recovered=self.model._not_recovered))
-        return (*s[:self.CHAN], chan, *s[self.CHAN + 1:self.RING], ring)
+        return ring
 
     def _ring_values(self, ring: tuple) -> tuple:
         """The model's ring variables of a kernel ring."""

@@ -11,8 +11,10 @@ member); a member counts gone exactly the members of its view its ring
 perfect failure detector ``crashed``; a joiner enters through the 911 path.
 
 The ring part (variables as tuples over ``1..N``, the actions TokenReceived,
-911Received, TokenDeliveryFailure, 911DeliveryFailure, EatingTimeout, Join)
-and its failure detector (Dead, Alive, Gone, ViewChangePending, the ring's
+911Received, TokenDeliveryFailure, 911DeliveryFailure, EatingTimeout, Join,
+under ``LossyRing`` Raincore's timeouts, TokenLoss and the bound on token
+sequence numbers, ``MaxTokenSeq`` here since ``MaxSeq`` is SEQUENCER's) and
+its failure detector (Dead, Alive, Gone, ViewChangePending, the ring's
 view in NextView) are :class:`.raincoreflush.RaincoreFlushModel`'s; the
 SEQUENCER and FLUSH actions and properties are
 :class:`.sequencerflush.SequencerFlushModel`'s, which read the failure
@@ -42,8 +44,8 @@ RaincoreSequencerFlushState = state_type(NamedTuple("RaincoreSequencerFlushState
     # are sorted tuples, vid is 0 before a joiner's first view
     *((v, t) for v, t in SequencerFlushState.__annotations__.items() if v not in ("crashed", "ndel")),
     ("viewRing", tuple),   # viewRing[i-1]: the ring's number of view i (RaincoreFlush's)
-    # the ring (RaincoreFlush.tla's but LossyRing's tokenState and lastToken)
-    *((v, t) for v, t in RaincoreFlushState.__annotations__.items() if v in RING_VARS[:-2]),
+    # the ring (RaincoreFlush.tla's)
+    *((v, t) for v, t in RaincoreFlushState.__annotations__.items() if v in RING_VARS),
 ]))
 
 
@@ -68,7 +70,11 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     def __init__(self, constants: Mapping[str, Any]) -> None:
         c = dict(constants)
         c.setdefault("MaxMsgs", 0)  # RaincoreFlushModel's constructor reads it; unused here
-        RaincoreFlushModel.__init__(self, c)
+        # MCRaincoreSequencerFlushLossy's bound on token sequence numbers is
+        # MCRaincoreFlushLossy's MaxSeq, here SEQUENCER's sends per sender
+        RaincoreFlushModel.__init__(self, {**c, "MaxSeq": c.get("MaxTokenSeq")})
+        self.constants = dict(constants)
+        self.TimelyTimeouts = bool(c.get("TimelyTimeouts", True))   # LossyRing's (the ring reads it)
         self.MaxSeq = int(c["MaxSeq"])
         self.Senders = frozenset(c["Senders"])
         self.ResendAlways = bool(c["ResendAlways"])
@@ -135,16 +141,15 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     def Crash(self, s, m: int, lost: frozenset):
         if not self.CanCrash(s, m):
             return None
-        return s._replace(chan=self.CrashChan(s, m, lost, ()), **self.RingDown(s, m))
+        if self.LossyRing:   # RingCrash: Raincore's, the token held or in transit lost too
+            ring = self.ring_step(s, self.ring.Crash(self.ring_state(s), m))
+        else:
+            ring = s._replace(**self.RingDown(s, m))
+        return ring._replace(chan=self.CrashChan(s, m, lost, ()))
 
     # --- next -----------------------------------------------------------------------
     SINGLE = ("EatingTimeout", "Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join")
-
-    def next(self, s):
-        for n in self.Members:
-            yield from self.RingMessages(s, n)
-            yield from self.Steps(s, n)
-        yield from self.Receives(s)
+    next = RaincoreFlushModel.next   # the ring's messages and, per node, its steps, LossyRing's timeouts
 
     def CrashesOf(self, s, n: int):
         if self.CanCrash(s, n):
@@ -172,6 +177,8 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             "AtMostOneToken": self.AtMostOneToken,
             "ConsistentHistory": self.ConsistentHistory,
             "ViewsFromRing": self.ViewsFromRing,
+            "LegalStates": self.LegalStates,
+            "SingleRegenerator": self.SingleRegenerator,
         }
 
     def TypeOK(self, s) -> bool:
@@ -183,13 +190,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             and len(s.viewRing) == L and all(isinstance(i, int) and i >= 1 for i in s.viewRing)
             and all(0 <= s.vid[m] <= L for m in M)
             and all(len(s.closed[m]) == max(s.vid[m] - 1, 0) for m in M)
-            and all(x in ("Off", "Up", "Down") for x in s.status)
-            and all(set(v) <= M for gv in s.globalView for v in gv)
-            and all(set(lv) <= M for lv in s.localView)
-            and all(nn <= M for nn in s.newNodes)
-            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.token)
-            and all(set(t) == {"nodelist", "cur", "dest", "gvn"} for t in s.tokenMsgs)
-            and all(set(m) == {"orig", "cur", "dest"} for m in s.msgs911)
+            and self.RingTypeOK(s)
         )
 
 
@@ -231,12 +232,12 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
 
     # --- encoding ---------------------------------------------------------------
     def encode(self, s) -> tuple:
-        return (*(self._encode(name, getattr(s, name)) for name in self._SLOTS[:_RING]), tuple(s[self.RING:]))
+        return (*(self._encode(name, getattr(s, name)) for name in self._SLOTS[:_RING]), self._encode_ring(s))
 
     def decode(self, k: tuple):
         return tuple.__new__(RaincoreSequencerFlushState,
                              (*(self._field(i, k[i]) for i in range(_RING) if i != _VIEWRING), k[_VIEWRING],
-                              *k[_RING]))
+                              *self._ring_values(k[_RING])))
 
     # --- helpers over kernel states ---------------------------------------------
     def _next_view(self, s: list, k: tuple, i: int, old: tuple, ctx):
@@ -273,7 +274,7 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
     def next(self, k: tuple):
         views, vid, viewRing = k[_VIEWS], k[_VID], k[_VIEWRING]
         model = self.model
-        msg_ops, eat, join, _, crash, _, alive, dead, lv, lgv, lidx = self._ring(k[_RING])
+        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx = self._ring(k[_RING])
         out = []
         add = out.append
         head = k[:_RING]
@@ -292,11 +293,15 @@ class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
             # Crash(n, lost)
             if crash[i] is not None and member and last - dead - {n}:
                 out.extend(self._crashes(k, n, crash[i]))
+            for lab, r2 in lossy[i]:   # LossyRing's timeouts
+                add((lab, head + (r2,)))
             u = alive[i] and member   # CanReceive(n)
             up.append(u)
             gone.append(frozenset(views[v - 1]) - lv[i] if u else None)
             f = u and (not model.NewerViewsOnly or lidx[i] > viewRing[v - 1])   # NewerRingView(n)
             fresh.append(f)
             pending.append(f and lgv[i] != NULL_VIEW and frozenset(lgv[i]) != last)
+        for lab, r2 in loss:   # LossyRing's TokenLoss
+            add((lab, head + (r2,)))
         self._steps(k, add, up, alive, dead, gone, pending, fresh, (lgv, lidx))
         return out

@@ -105,6 +105,11 @@ SMALL += [("raincoresequencerflush", "Join")]
 SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "ResendAlways": True, "ResentFirst": True})]
 SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "NInit": 3, "Founder": 2, "Senders": {1, 2}, "MaxCrashes": 1,
                                       "Crashable": {1}, "ResendAlways": True, "ResentFirst": False})]
+# LossyRing: the coordinator and token holder may crash anywhere, a token may be lost
+SMALL += [("raincoresequencerflush", {"N": 2, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2},
+                                      "MaxCrashes": 1, "Crashable": {1}, "ResendAlways": False,
+                                      "ResentFirst": False, "LossyRing": True, "LateFailures": True,
+                                      "MaxTokenSeq": 4, "Max911": 1})]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
@@ -116,7 +121,7 @@ BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fi
 BIG += [("sequencerflush", n) for n in ("CoordCrash", "UniformSenders23", "UniformFixedSenders23", "Four")]
 BIG += [("raincoreflush", n) for n in ("CoordCrash2", "JoinCoordCrash", "LossyJoin")]
 BIG += [("raincoreflush", _RF_UNTIMED), ("raincoreflush", {**_RF_UNTIMED, "LateFailures": True})]
-BIG += [("raincoresequencerflush", n) for n in ("CoordCrash", "FounderCrash")]
+BIG += [("raincoresequencerflush", n) for n in ("CoordCrash", "FounderCrash", "HolderCrash2")]
 # Too big for the whole check (150-210k states, next on each): their first
 # states only (RestartJoin4 is the one model with RestartFlush).
 FIRST = BIG + [("raincoreflush", "RestartJoin4"), ("raincoreflush", "HolderCrash"),

@@ -4,9 +4,12 @@ survivors keep one total order across a coordinator crash the ring
 detects, a joiner enters through the 911 path and becomes a sender; pinned
 counts against the manifest."""
 
+import networkx as nx
 import pytest
 
+from groupcheck.model import manifest
 from groupcheck.model.core import explore
+from groupcheck.model.link import build_model
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 from model_helpers import edges, enabled, explores_as_pinned, init, ring_step, step
 
@@ -113,9 +116,44 @@ def test_survivor_total_order_needs_the_digest():
     assert res.violation is not None and res.violation.invariant == "SurvivorTotalOrder"
 
 
-@pytest.mark.parametrize("name", ["FounderCrash", "Join"])
+@pytest.mark.parametrize("name", ["FounderCrash", "Join", "TokenLoss", "HolderCrash2"])
 def test_distinct_states_match_manifest(name):
     explores_as_pinned("raincoresequencerflush", name)
+
+
+def _after(name: str, fired, then) -> bool:
+    """On manifest model ``name``'s graph: some edge ``fired(model, s, label)``
+    leads to a state from which a state ``then(model, t)`` is reachable."""
+    (entry,) = manifest.select(["raincoresequencerflush"], name)
+    m = build_model(entry)
+    res = explore(m, check_invariants=False, build_graph=True)
+    st = res.numbered
+    g = nx.DiGraph(list(res.edge_map))
+    for (i, j), labs in res.edge_map.items():
+        if any(fired(m, st[i], lab) for lab in labs):
+            if any(then(m, st[k]) for k in nx.descendants(g, j) | {j}):
+                return True
+    return False
+
+
+def test_lossy_ring_crash_of_the_token_holder_is_survived():
+    """HolderCrash2 (LossyRing): node 1, SEQUENCER's coordinator, crashes
+    while it eats the token; node 2 regenerates the token, its ring commits
+    <<2>>, the flush installs it and node 2 delivers its own multicast as
+    the new coordinator."""
+    assert _after("HolderCrash2",
+                  lambda m, s, lab: lab.action == "Crash" and m.Eating(s, 1),
+                  lambda m, t: t.views[-1] == (2,) and t.vid[2] == 2 and (2, 1) in t.delivered[2])
+
+
+def test_lossy_ring_token_loss_is_survived():
+    """TokenLoss (LossyRing): after a token is lost in transit, the ring
+    regenerates it and commits again, and every member delivers member 3's
+    multicast in the same view."""
+    assert _after("TokenLoss",
+                  lambda m, s, lab: lab.action == "TokenLoss",
+                  lambda m, t: (all(t.delivered[p] == ((3, 1),) for p in m.Members)
+                                and all(len(gv) > 1 for gv in t.globalView) and len(t.views) == 1))
 
 
 def test_logs_agree_kept_only_where_the_step_cannot_change_it():

@@ -223,18 +223,8 @@ Msg911Rec == IF LossyRing
                      seq : Nat, status : {"YES", "NO"}]
                ELSE [orig : Node, cur : Node, dest : Node]
 
-TypeOK ==
-    /\ views \in Seq(SUBSET Members) /\ Latest >= 1
-    /\ viewRing \in Seq(Nat) /\ Len(viewRing) = Latest
-    /\ vid \in [Members -> 0..Latest]
-    /\ sent \in Seq([sender : Members, view : 1..Latest]) /\ Len(sent) <= MaxMsgs
-    /\ delivered \in [Members -> SUBSET MsgIds]
-    /\ phase \in [Members -> Phases]
-    /\ blocked \in [Members -> BOOLEAN]
-    /\ flushInit \in [Members -> Members \cup {NoInit}]
-    /\ flushOks \in [Members -> SUBSET Members]
-    /\ digest \in [Members -> SUBSET MsgIds]
-    /\ completed \in [Members -> SUBSET (Members \X SUBSET MsgIds)]
+\* The ring's part of TypeOK (RaincoreSequencerFlush.tla's too).
+RingTypeOK ==
     /\ status \in [Node -> {"Off", "Up", "Down"}]
     /\ viewState \in [Node -> {"Agreement", "Chaos", "Reserve"}]
     /\ globalView \in [Node -> Seq(Seq(Node))]
@@ -247,6 +237,20 @@ TypeOK ==
     /\ lastToken \in [Node -> TokenRec]
     /\ LossyRing => \A n \in Node : status[n] = "Up" => ((tokenState[n] = "Eating") <=> Eating(n))
 
+TypeOK ==
+    /\ views \in Seq(SUBSET Members) /\ Latest >= 1
+    /\ viewRing \in Seq(Nat) /\ Len(viewRing) = Latest
+    /\ vid \in [Members -> 0..Latest]
+    /\ sent \in Seq([sender : Members, view : 1..Latest]) /\ Len(sent) <= MaxMsgs
+    /\ delivered \in [Members -> SUBSET MsgIds]
+    /\ phase \in [Members -> Phases]
+    /\ blocked \in [Members -> BOOLEAN]
+    /\ flushInit \in [Members -> Members \cup {NoInit}]
+    /\ flushOks \in [Members -> SUBSET Members]
+    /\ digest \in [Members -> SUBSET MsgIds]
+    /\ completed \in [Members -> SUBSET (Members \X SUBSET MsgIds)]
+    /\ RingTypeOK
+
 \* The steady ring of Raincore.tla, the token held by Founder; FLUSH in its
 \* first view, the ring's first committed view.  Under LossyRing the token
 \* has gone round once (Raincore.tla's SteadyToken): node n sent it last
@@ -255,19 +259,8 @@ TypeOK ==
 \* from.
 Age(n) == (Founder - 1 - n + NInit) % NInit
 SteadyToken(n) == MkToken(NInit - Age(n), InitRing, n, NextNode(InitRing, n), 1)
-Init ==
-    /\ views = << 1..NInit >>
-    /\ viewRing = << 1 >>
-    /\ vid = [p \in Members |-> IF p <= NInit THEN 1 ELSE 0]
-    /\ sent = << >>
-    /\ delivered = [p \in Members |-> {}]
-    /\ chan = [e \in Members \X Members |-> << >>]
-    /\ phase = [p \in Members |-> "Normal"]
-    /\ blocked = [p \in Members |-> FALSE]
-    /\ flushInit = [p \in Members |-> NoInit]
-    /\ flushOks = [p \in Members |-> {}]
-    /\ digest = [p \in Members |-> {}]
-    /\ completed = [p \in Members |-> {}]
+\* The ring's part of Init (RaincoreSequencerFlush.tla's too).
+RingInit ==
     /\ status = [n \in Node |-> IF n <= NInit THEN "Up" ELSE "Off"]
     /\ viewState = [n \in Node |-> IF n <= NInit THEN "Agreement" ELSE "Chaos"]
     /\ globalView = [n \in Node |-> IF n <= NInit THEN <<InitRing>> ELSE <<>>]
@@ -281,6 +274,20 @@ Init ==
     /\ tokenState = [n \in Node |-> IF n = Founder THEN "Eating"
                                     ELSE IF n <= NInit THEN "Hungry" ELSE "Starving"]
     /\ lastToken = [n \in Node |-> IF LossyRing /\ n <= NInit THEN SteadyToken(n) ELSE NoToken]
+Init ==
+    /\ views = << 1..NInit >>
+    /\ viewRing = << 1 >>
+    /\ vid = [p \in Members |-> IF p <= NInit THEN 1 ELSE 0]
+    /\ sent = << >>
+    /\ delivered = [p \in Members |-> {}]
+    /\ chan = [e \in Members \X Members |-> << >>]
+    /\ phase = [p \in Members |-> "Normal"]
+    /\ blocked = [p \in Members |-> FALSE]
+    /\ flushInit = [p \in Members |-> NoInit]
+    /\ flushOks = [p \in Members |-> {}]
+    /\ digest = [p \in Members |-> {}]
+    /\ completed = [p \in Members |-> {}]
+    /\ RingInit
 
 -----------------------------------------------------------------------------
 (* The ring (Raincore.tla's events, abstracted as said above) *)
@@ -502,21 +509,27 @@ CanCrash(p) ==
     /\ ~LossyRing => /\ ~Eating(p)
                      /\ \A m \in tokenMsgs : m.cur # p
 
-\* As in Flush.tla (each channel from p keeps a prefix holding every VIEW)
-\* and Raincore.tla (the 911s p was sending are lost; under LossyRing so
+\* The ring's part of Crash(p), as in Raincore.tla (RaincoreSequencerFlush.tla's
+\* Crash takes it too): the 911s p was sending are lost; under LossyRing so
 \* are the token it holds and a token it has in transit, and its machines
-\* stop in Chaos and Starving); nobody is told.
-Crash(p) ==
-    /\ CanCrash(p)
-    /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
+\* stop in Chaos and Starving.
+RingCrash(p) ==
     /\ status' = [status EXCEPT ![p] = "Down"]
     /\ msgs911' = {m \in msgs911 : m.cur # p}
     /\ token' = [token EXCEPT ![p] = NoToken]
     /\ tokenMsgs' = {m \in tokenMsgs : m.cur # p}
     /\ viewState' = IF LossyRing THEN [viewState EXCEPT ![p] = "Chaos"] ELSE viewState
     /\ tokenState' = SetTokenState(p, "Starving")
+    /\ UNCHANGED <<globalView, localView, newNodes, lastToken>>
+
+\* As in Flush.tla (each channel from p keeps a prefix holding every VIEW),
+\* the ring's part RingCrash; nobody is told.
+Crash(p) ==
+    /\ CanCrash(p)
+    /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
+    /\ RingCrash(p)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks,
-                   digest, completed, globalView, localView, newNodes, lastToken>>
+                   digest, completed>>
 
 \* A new node starts and applies to join with a 911 to the configured ring
 \* (it starts in Chaos and, under LossyRing, Starving: StarvingTimeout

@@ -10,10 +10,9 @@
 (* and no node joins, SEQUENCER over FLUSH over the ring behaves as over   *)
 (* the perfect failure detector.                                           *)
 (*                                                                         *)
-(* RaincoreFlushRefined: RaincoreFlush.tla's Spec without token loss,      *)
-(* under this mapping of its variables:                                    *)
-(*   - the ring's variables: ours (tokenState and lastToken at their       *)
-(*     initial values, as they stay without token loss);                   *)
+(* RaincoreFlushRefined: RaincoreFlush.tla's Spec, its ring lossy or not  *)
+(* as ours, under this mapping of its variables:                           *)
+(*   - the ring's variables: ours;                                         *)
 (*   - views (as sets of members), viewRing, vid, phase, blocked,          *)
 (*     flushInit, flushOks: ours;                                          *)
 (*   - FLUSH's own application traffic is none: SEQUENCER's FORWARD and    *)
@@ -33,13 +32,11 @@ FlushChan ==
         LET s == SelectSeq(chan[e], FlushMsg) IN [i \in 1..Len(s) |-> Emptied(s[i])]]
 
 Abstract == INSTANCE RaincoreFlush WITH
-    MaxMsgs <- 0, LossyRing <- FALSE, TimelyTimeouts <- FALSE, LateFailures <- FALSE,
+    MaxMsgs <- 0,
     views <- [i \in DOMAIN views |-> Range(views[i])],
     sent <- <<>>, delivered <- [m \in Members |-> {}], digest <- [m \in Members |-> {}],
     chan <- FlushChan,
-    completed <- [c \in Members |-> {<<r[1], {}>> : r \in completed[c]}],
-    tokenState <- [n \in Node |-> IF n = Founder THEN "Eating" ELSE IF n <= NInit THEN "Hungry" ELSE "Starving"],
-    lastToken <- [n \in Node |-> NoToken]
+    completed <- [c \in Members |-> {<<r[1], {}>> : r \in completed[c]}]
 
 RaincoreFlushRefined == Abstract!Spec
 

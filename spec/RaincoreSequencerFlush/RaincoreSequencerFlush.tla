@@ -6,7 +6,12 @@
 (* with views no oracle decides.  From RaincoreFlush, unchanged:           *)
 (*   - the ring part (variables, helpers, TokenReceived, 911Received,      *)
 (*     TokenDeliveryFailure, 911DeliveryFailure, EatingTimeout, Join,      *)
-(*     CanCrash: one token, never lost; crash-stop; 911s join only);       *)
+(*     CanCrash, the ring's part of Crash; crash-stop): with LossyRing =   *)
+(*     FALSE one token, never lost, a node crashes only while it neither   *)
+(*     holds the token nor has it in transit, 911s are join requests; with *)
+(*     LossyRing = TRUE Raincore's ring with token loss and regeneration   *)
+(*     (HungryTimeout, StarvingTimeout, 911 claims, TokenLoss) and a crash *)
+(*     anywhere, the token holder's included;                              *)
 (*   - the view the flush initiator installs is the ring's committed view  *)
 (*     as it stands at SendView (a view committed during a flush is folded *)
 (*     in); FLUSH keeps consecutive view ids (not the ring's numbers);     *)
@@ -29,8 +34,8 @@
 (*     refutes; ResendAlways and ResentFirst are kept.                     *)
 (* README.md and docs/impl.md "Raincore as membership" give the reasons.   *)
 (* What is unchanged is taken from the two compositions, instantiated: RF  *)
-(* (RaincoreFlush.tla without token loss; its views the sets of members of *)
-(* ours) for the ring's actions, the failure detector and the ring's       *)
+(* (RaincoreFlush.tla, its LossyRing ours; its views the sets of members   *)
+(* of ours) for the ring's actions, the failure detector and the ring's    *)
 (* properties; SF (SequencerFlush.tla with the dead nodes as its crashed)  *)
 (* for SEQUENCER's actions, the view change (Moved), Flush.tla's steps     *)
 (* (SF!F) and the properties.                                              *)
@@ -47,6 +52,9 @@ CONSTANTS
     Crashable,  \* the nodes the environment may crash (targets a model)
     ResendAlways, \* SequencerFlush's fix for EventualDelivery
     ResentFirst,  \* SequencerFlush's fix for loss 2
+    LossyRing,      \* RaincoreFlush's: Raincore's ring with token loss and regeneration
+    TimelyTimeouts, \* RaincoreFlush's (LossyRing only): no timeout while a token that lists its node exists
+    LateFailures,   \* RaincoreFlush's (LossyRing only): a token its receiver took may be reported undelivered
     NewerViewsOnly, \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
     FalseSuspicion, \* RaincoreFlush's: the Transport Manager may report a live node of Crashable unreachable
     ShunSuspected   \* RaincoreFlush's: a node reported unreachable stops there
@@ -55,6 +63,7 @@ ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxSeq \in Nat /\ Senders \subseteq 1..N
        /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN /\ NewerViewsOnly \in BOOLEAN
+       /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
        /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
 
 Members  == 1..N
@@ -62,8 +71,6 @@ Node     == Members
 InitRing == [i \in 1..NInit |-> i]
 NULL     == 0
 NullView == <<>>
-\* A token: Raincore's without the sequence number (one token, never lost).
-NoToken  == [nodelist |-> <<>>, cur |-> NULL, dest |-> NULL, gvn |-> 0]
 
 VARIABLES
     \* SEQUENCER over FLUSH (SequencerFlush.tla without crashed and ndel)
@@ -90,29 +97,27 @@ VARIABLES
     newNodes,    \* [Node -> SUBSET Node]: queued join requests
     token,       \* [Node -> token]: the token held (NoToken if none)
     tokenMsgs,   \* token messages in transit
-    msgs911      \* 911 join requests in transit
+    msgs911,     \* 911 messages in transit (join requests only unless LossyRing)
+    tokenState,  \* [Node -> {"Eating","Hungry","Starving"}] (LossyRing only)
+    lastToken    \* [Node -> token]: the last token sent (LossyRing only)
 
 flushVars == <<views, viewRing, vid, sent, fwd, recv, delivered, chan, log, closed,
                phase, blocked, flushInit, flushOks, completed>>
 ringVars  == <<status, viewState, globalView, localView, newNodes, token,
-               tokenMsgs, msgs911>>
+               tokenMsgs, msgs911, tokenState, lastToken>>
 vars == <<flushVars, ringVars>>
 
 -----------------------------------------------------------------------------
 (* The parts *)
 
-\* FLUSH over the ring without token loss; its views are the sets of
-\* members of ours, its digest of a member that has sent FLUSH_COMPLETED
-\* the member's log, and its token machinery (tokenState, lastToken) stays
-\* at its initial values as it does without loss.  Its sent and delivered
-\* are SEQUENCER's here: the operators used below only keep them unchanged.
+\* FLUSH over the ring, its ring lossy or not as ours; its views are the
+\* sets of members of ours, its digest of a member that has sent
+\* FLUSH_COMPLETED the member's log.  Its sent and delivered are
+\* SEQUENCER's here: the operators used below only keep them unchanged.
 RF == INSTANCE RaincoreFlush WITH
-        MaxMsgs <- MaxSeq * Cardinality(Senders), LossyRing <- FALSE,
-        TimelyTimeouts <- FALSE, LateFailures <- FALSE,
+        MaxMsgs <- MaxSeq * Cardinality(Senders),
         views <- [i \in DOMAIN views |-> {views[i][j] : j \in DOMAIN views[i]}],
-        digest <- [m \in Members |-> IF phase[m] = "Completed" THEN {log[m][i] : i \in DOMAIN log[m]} ELSE {}],
-        tokenState <- [n \in Node |-> IF n = Founder THEN "Eating" ELSE IF n <= NInit THEN "Hungry" ELSE "Starving"],
-        lastToken <- [n \in Node |-> NoToken]
+        digest <- [m \in Members |-> IF phase[m] = "Completed" THEN {log[m][i] : i \in DOMAIN log[m]} ELSE {}]
 
 Dead == RF!Dead
 
@@ -129,6 +134,7 @@ SortedSeq(S)      == RF!SortedSeq(S)
 LastGlobalView(n) == RF!LastGlobalView(n)
 LastIdx(n)        == RF!LastIdx(n)
 Eating(n)         == RF!Eating(n)
+NoToken           == RF!NoToken
 
 Latest      == Len(views)
 Alive(p)    == status[p] = "Up"
@@ -154,9 +160,6 @@ In(p, q)     == SF!In(p, q)
 Take(p, q)   == SF!Take(p, q)
 
 -----------------------------------------------------------------------------
-TokenRec == [nodelist : Seq(Node), cur : Node \cup {NULL}, dest : Node \cup {NULL}, gvn : Nat]
-Msg911Rec == [orig : Node, cur : Node, dest : Node]
-
 TypeOK ==
     /\ \A i \in DOMAIN views : Range(views[i]) \subseteq Members
     /\ Latest >= 1
@@ -174,14 +177,7 @@ TypeOK ==
     /\ flushInit \in [Members -> Members \cup {SF!NoInit}]
     /\ flushOks \in [Members -> SUBSET Members]
     /\ \A c \in Members : \A r \in completed[c] : r[1] \in Members
-    /\ status \in [Node -> {"Off", "Up", "Down"}]
-    /\ viewState \in [Node -> {"Agreement", "Chaos", "Reserve"}]
-    /\ globalView \in [Node -> Seq(Seq(Node))]
-    /\ localView \in [Node -> Seq(Node)]
-    /\ newNodes \in [Node -> SUBSET Node]
-    /\ token \in [Node -> TokenRec]
-    /\ tokenMsgs \subseteq TokenRec
-    /\ msgs911 \subseteq Msg911Rec
+    /\ RF!RingTypeOK
 
 \* RaincoreFlush's steady ring, the token at Founder; the first view is the
 \* ring's first committed view; SEQUENCER as in SequencerFlush's Init.
@@ -201,27 +197,20 @@ Init ==
     /\ flushInit = [m \in Members |-> SF!NoInit]
     /\ flushOks = [m \in Members |-> {}]
     /\ completed = [m \in Members |-> {}]
-    /\ status = [n \in Node |-> IF n <= NInit THEN "Up" ELSE "Off"]
-    /\ viewState = [n \in Node |-> IF n <= NInit THEN "Agreement" ELSE "Chaos"]
-    /\ globalView = [n \in Node |-> IF n <= NInit THEN <<InitRing>> ELSE <<>>]
-    /\ localView = [n \in Node |-> IF n <= NInit THEN InitRing ELSE <<>>]
-    /\ newNodes = [n \in Node |-> {}]
-    /\ token = [n \in Node |-> IF n = Founder
-                                 THEN [nodelist |-> InitRing, cur |-> n,
-                                       dest |-> NextNode(InitRing, n), gvn |-> 1]
-                                 ELSE NoToken]
-    /\ tokenMsgs = {}
-    /\ msgs911 = {}
+    /\ RF!RingInit
 
 -----------------------------------------------------------------------------
-(* The ring: RaincoreFlush.tla's events (no token loss); SEQUENCER's       *)
-(* variables are kept first, since RF's views and digest are ours mapped.  *)
+(* The ring: RaincoreFlush.tla's events (under LossyRing its timeouts and  *)
+(* token loss too); SEQUENCER's variables are kept first, since RF's views *)
+(* and digest are ours mapped.                                             *)
 
 TokenReceived(n, m)       == UNCHANGED flushVars /\ RF!TokenReceived(n, m)
 911Received(n, m)         == UNCHANGED flushVars /\ RF!911Received(n, m)
 TokenDeliveryFailure(n, m) == UNCHANGED flushVars /\ RF!TokenDeliveryFailure(n, m)
 911DeliveryFailure(n, m)  == UNCHANGED flushVars /\ RF!911DeliveryFailure(n, m)
 EatingTimeout(n)          == UNCHANGED flushVars /\ RF!EatingTimeout(n)
+HungryTimeout(n)          == UNCHANGED flushVars /\ RF!HungryTimeout(n)
+StarvingTimeout(n)        == UNCHANGED flushVars /\ RF!StarvingTimeout(n)
 
 -----------------------------------------------------------------------------
 (* SEQUENCER (SequencerFlush.tla; a joiner takes part once it installed a  *)
@@ -358,36 +347,42 @@ Unblock(p, c) ==
 (* Environment *)
 
 \* RaincoreFlush's: a member in Crashable, within the budget, not the last
-\* live member of the latest view, neither holding the token nor having it
-\* in transit (the abstraction: no token loss).
+\* live member of the latest view; without LossyRing neither holding the
+\* token nor having it in transit (the abstraction: no token loss), with
+\* it anywhere, the token holder included.
 CanCrash(p) == RF!CanCrash(p)
 
 \* SequencerFlush's Crash(m, lost): for each r in lost, what m sent r and r
 \* has not taken is lost up to the last VIEW; what was sent to m is gone.
 \* m's flush messages are kept (the receivers take them until their ring
-\* drops m, then Discard them); its 911s are lost (RaincoreFlush).
+\* drops m, then Discard them).  The ring's part is RaincoreFlush's
+\* RingCrash: its 911s are lost, and under LossyRing the token it holds
+\* or has in transit.
 Crash(m, lost) ==
     /\ CanCrash(m)
-    /\ status' = [status EXCEPT ![m] = "Down"]
     /\ chan' = [e \in Members \X Members |->
                   IF e[2] = m THEN <<>>
                   ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, SF!LastView(chan[e]))
                   ELSE chan[e]]
-    /\ msgs911' = {x \in msgs911 : x.cur # m}
+    /\ RF!RingCrash(m)
     /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
-                   flushInit, flushOks, completed, viewState, globalView, localView,
-                   newNodes, token, tokenMsgs>>
+                   flushInit, flushOks, completed>>
 
 \* RaincoreFlush's: a new node starts and applies to join with a 911.
 Join(n) == UNCHANGED flushVars /\ RF!Join(n)
+
+\* RaincoreFlush's (LossyRing only): a token is lost in transit.
+TokenLoss(m) == UNCHANGED flushVars /\ RF!TokenLoss(m)
 
 -----------------------------------------------------------------------------
 Next ==
     \/ \E n \in Node : \E m \in tokenMsgs : TokenReceived(n, m)
     \/ \E n \in Node : \E m \in msgs911 : 911Received(n, m)
-    \/ \E n \in Node : \E m \in tokenMsgs : TokenDeliveryFailure(n, m)
+    \/ \E n \in Node : \E m \in tokenMsgs \cup {lastToken[n]} : TokenDeliveryFailure(n, m)
     \/ \E n \in Node : \E m \in msgs911 : 911DeliveryFailure(n, m)
     \/ \E n \in Node : EatingTimeout(n)
+    \/ \E n \in Node : HungryTimeout(n)
+    \/ \E n \in Node : StarvingTimeout(n)
     \/ \E m \in Members : Send(m)
     \/ \E c, p \in Members : RecvForward(c, p)
     \/ \E m, p \in Members : RecvData(m, p)
@@ -405,6 +400,7 @@ Next ==
     \/ \E p, c \in Members : Unblock(p, c)
     \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : Crash(m, lost)
     \/ \E n \in Node : Join(n)
+    \/ \E m \in tokenMsgs : TokenLoss(m)
 
 Spec == Init /\ [][Next]_vars
 
@@ -426,6 +422,8 @@ VirtualSynchrony   == SP!VirtualSynchrony
 LogsAgree          == SP!LogsAgree
 AtMostOneToken     == RF!AtMostOneToken
 ConsistentHistory  == RF!ConsistentHistory
+LegalStates        == RF!LegalStates
+SingleRegenerator  == RF!SingleRegenerator
 \* Every view installed is a view the ring committed, in the ring's order.
 ViewsFromRing      == RF!ViewsFromRing
 =============================================================================

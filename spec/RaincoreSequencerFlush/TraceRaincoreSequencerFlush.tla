@@ -25,17 +25,19 @@
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 CONSTANTS N, NInit, Founder, MaxSeq, Senders, MaxCrashes, Crashable, ResendAlways, ResentFirst,
-          NewerViewsOnly, FalseSuspicion, ShunSuspected
+          LossyRing, TimelyTimeouts, LateFailures, NewerViewsOnly, FalseSuspicion, ShunSuspected
 
 VARIABLES views, viewRing, vid, sent, fwd, recv, delivered, chan, log, closed,
           phase, blocked, flushInit, flushOks, completed,
-          status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911, l
+          status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911,
+          tokenState, lastToken, l
 
 R == INSTANCE RaincoreSequencerFlush
 
 traceVars == <<views, viewRing, vid, sent, fwd, recv, delivered, chan, log, closed,
                phase, blocked, flushInit, flushOks, completed,
-               status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911>>
+               status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911,
+               tokenState, lastToken>>
 
 TraceInit == R!Init /\ l = 1
 
@@ -270,7 +272,8 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
 \* step appends.  Fingerprinting them made TLC's step k cost O(k).
 TraceView == <<views, viewRing, vid, sent, fwd, recv, chan, log,
                phase, blocked, flushInit, flushOks, completed,
-               status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911, l>>
+               status, viewState, globalView, localView, newNodes, token, tokenMsgs, msgs911,
+               tokenState, lastToken, l>>
 
 \* Violated exactly when the whole log was consumed (tlctrace.py reads the
 \* same from TLC's search depth, without printing the behaviour).
