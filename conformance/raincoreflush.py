@@ -133,6 +133,8 @@ def ring_successors(model, s, ev: dict):
             yield model.TokenDeliveryFailure(s, n, model_msg(ev["msg"], True))
         elif name in LOSSY_RING:
             yield model.ring_step(s, rc.successor(model.ring, model.ring_state(s), ev))
+        elif name == "Join":    # (RaincoreFlushBinding's goes through FLUSH's Join)
+            yield model.Join(s, n)
         return
     if name == "TokenLoss":
         return

@@ -50,7 +50,11 @@ What the spec abstracts, and how the binding maps it:
 * **the ring's extra fields** (the token's sequence number, ``tokenState``,
   ``lastToken``, ``recovered``) belong to regeneration and timeouts, which
   the abstraction leaves out (one token, never lost): not compared, as in
-  conformance/raincoreflush.py.
+  conformance/raincoreflush.py.  With the header's ``LossyRing`` (Raincore's
+  own ring) they are, but ``recovered``: the timeouts and TokenLoss are
+  steps, a message is compared whole, a Crash on the whole ring, as
+  conformance/raincoreflush.py does it (``ring_successors`` and the rest
+  take the flag).
 * **Crash** is the ring's record; the model's ``Crash(m, lost)`` also cuts
   ``m``'s channels back to the last VIEW for the receivers in ``lost``
   (every subset is a candidate: the records say which messages arrived).
@@ -123,13 +127,15 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
 
     protocol = NAME
     TITLE = "SEQUENCER over FLUSH over the ring"
-    FIELDS = csf.SequencerFlushBinding.FIELDS + tuple(f"ring.{v}" for v in crf.RING_FIELDS)
+    FIELDS = csf.SequencerFlushBinding.FIELDS + tuple(f"ring.{v}" for v in crf.LOSSY_FIELDS)
 
     def make_model(self, trace: Trace):
         c = trace.header["constants"]
         if c.get("UniformDelivery"):
             raise ValueError("UniformDelivery: spec/RaincoreSequencerFlush leaves it out")
-        return model_of(c)
+        model = model_of(c)
+        self.lossy = model.LossyRing
+        return model
 
     def layer(self, ev: dict) -> str:
         if ev["name"] == "Crash":
@@ -166,25 +172,25 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         st = super().logged(ev)
         if st is None:
             return None
-        keep = {f"ring.{v}" for v in crf.ring_logged_fields(ev["name"])}
+        keep = {f"ring.{v}" for v in crf.ring_logged_fields(ev["name"], self.lossy)}
         return {k: v for k, v in st.items() if not k.startswith("ring.") or k in keep}
 
     def observable(self, ev: dict) -> tuple:
         """A ring record's (and a crash's): the ring variables it is compared
         on; the other steps: SEQUENCER over FLUSH's."""
         if ev["step"] in ("ring", "crash"):
-            return self.declared(f"ring.{v}" for v in crf.ring_logged_fields(ev["name"]))
+            return self.declared(f"ring.{v}" for v in crf.ring_logged_fields(ev["name"], self.lossy))
         return super().observable(ev)
 
     def observe(self, s, t, ev: dict, var: str):
         layer, _, v = var.partition(".")
         if layer == "ring":
-            return crf.ring_project(t, ev["nid"])[v]
+            return crf.ring_project(t, ev["nid"], self.lossy).get(v)   # (tokenState, lastToken: LossyRing only)
         return super().observe(s, t, ev, var)
 
     def norm(self, var: str, value):
         layer, _, v = var.partition(".")
-        return crf.ring_norm(v, value) if layer == "ring" else value
+        return crf.ring_norm(v, value, self.lossy) if layer == "ring" else value
 
     def explain(self, cands, ev: dict) -> str:
         if ev["step"] == "ring":        # one record, no join: the engine's field-by-field explanation
@@ -193,10 +199,11 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return super().explain(cands, ev)
 
     def head(self, ev: dict) -> str:
-        return super().head(ev) + crf.outside_why(ev["name"], "RaincoreSequencerFlush")
+        return super().head(ev) + crf.outside_why(ev["name"], "RaincoreSequencerFlush", self.lossy)
 
     def after(self, ev: dict, pairs: list, cands: set):
-        super().after(ev, pairs, cands)
+        if ev["step"] != "ring":    # a ring step changes no history SEQUENCER over FLUSH's accumulates
+            super().after(ev, pairs, cands)
         # LogsAgree carried over the steps that cannot change it: walking every
         # pair of logs after every step made a long run's check quadratic
         self.note_invariants(ev, cands, RING_INVARIANTS, self.model.invariants, pairs=pairs,
@@ -248,27 +255,15 @@ def replay_records(records: list[dict], path: str = "<records>", *, visited: boo
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2}
 
 
-def draw_faults(rng: random.Random, ring: int, n: int):
-    """A lossy network and no crash, one crash (node 1, the coordinator and
-    the ring's first node, in half the plans) or two, of the ring's nodes;
-    each node outside the ring joins (by 911) with probability 0.7 in the
-    first 0.3 s."""
-    from groupcheck.impl.faults import FaultPlan
-    k = rng.choice((0, 1, 1, 2))
-    first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
-    victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
-    crashes = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in victims)
-    joins = tuple((v, round(rng.uniform(0.0, 0.3), 4)) for v in range(ring + 1, n + 1) if rng.random() < 0.7)
-    return FaultPlan(crashes=crashes, joins=joins, loss=0.1, duplicate=0.05, reorder_window=0.003)
-
-
-def parse_faults(spec: str, seed: int, ring: int, n: int):
+def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
     """conformance/raincoreflush.py's fault spec (crash=NODE@MS, join=NODE@MS
-    for a node outside the ring; no token loss: the composition's ring is
-    the abstraction); ``auto`` draws a plan from ``seed``."""
+    for a node outside the ring; tokenloss=MS with the lossy ring only);
+    ``auto`` draws a plan from ``seed`` as conformance/raincoreflush.py's
+    ``draw_faults`` does (node 1, the coordinator, in half the crashing
+    plans; with the lossy ring a token loss in half the plans)."""
     if (spec or "").strip() == "auto":
-        return draw_faults(random.Random(seed * 7919 + 41), ring, n)
-    plan = crf.parse_faults(spec, seed, ring, n)
+        return crf.draw_faults(random.Random(seed * 7919 + 41), ring, n, lossy)
+    plan = crf.parse_faults(spec, seed, ring, n, lossy)
     bad = [j for j, _ in plan.joins if not ring < j <= n]
     if bad:
         raise ValueError(f"join of node {bad[0]}: a joiner is a node outside the ring 1..{ring}, up to {n}")
@@ -286,20 +281,23 @@ def simulate(seed: int, faults: str, options: dict):
     ring = int(opts.get("ring", n))
     if not 2 <= ring <= n:
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    plan = parse_faults(faults, seed, ring, n)
+    tm = cflush._flag(opts.get("tm", False))
+    lossy = cflush._flag(opts.get("lossy", False))
+    plan = parse_faults(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
     rng = random.Random(seed)
     # every node's application multicasts, a joiner's too: its sends wait until it is a member
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
-    tm = cflush._flag(opts.get("tm", False))
     pass_latch = cflush._flag(opts.get("pass_latch", True))
-    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch)
+    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch, lossy=lossy)
     records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
     # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
     # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
                  "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True}
-    run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "")
+    if lossy:   # Raincore's ring, its timers untimed; on its own Transport Manager a token's receiver may die unacked
+        constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
+    run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
@@ -329,12 +327,13 @@ def tla_log(trace: Trace) -> list:
     a Crash) also gets the ring variables the replay compares
     (``crf.ring_logged_fields``), under their spec names."""
     out = csf.tla_log(trace, RaincoreSequencerFlushBinding)
-    ring = {st["i"]: st for st in RaincoreSequencerFlushBinding(trace).steps() if st["step"] in ("ring", "crash")}
+    b = RaincoreSequencerFlushBinding(trace)
+    ring = {st["i"]: st for st in b.steps() if st["step"] in ("ring", "crash")}
     for e in out:
         st = ring.get(e["i"])
         if st is None or st.get("state") is None:
             continue
-        logged = {f"ring.{v}": v for v in crf.ring_logged_fields(st["name"])}
+        logged = {f"ring.{v}": v for v in crf.ring_logged_fields(st["name"], b.lossy)}
         e["state"] = {**(e["state"] or {}),
                       **{logged[k]: v for k, v in st["state"].items() if k in logged}}
     return out
@@ -354,12 +353,12 @@ def tla_constants(c: dict) -> dict:
 
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring"),
+    simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy"),
     draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
     # spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla: one entry per joined
     # step or ring record (tla_log); newNodes is a set
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, prepare=tla_log,
-                       var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.RING_FIELDS}}),
+                       var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.LOSSY_FIELDS}}),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)

@@ -272,7 +272,7 @@ class SequencerFlushBinding(Binding):
             nm = (after or {}).get("name")
             ak = self.layer(after) if after is not None else None
             msg = ev.get("msg") or {}
-            if m not in M:
+            if m not in M and kind in ("sequencer", "flush", "both"):   # (a ring's TokenLoss names no node)
                 yield dict(ev, step="crash", parts=[ev])          # check() rejects it
                 return
             if kind == "both":

@@ -50,3 +50,18 @@ def mutate(monkeypatch, mutant: str) -> None:
     else:
         assert mutant == "no_reconcile", mutant
         monkeypatch.setattr(impl_flush.Flush, "_reconcile", lambda self, m, out: None)
+
+
+def crashed_eating(records: list) -> list:
+    """The nodes whose Crash record comes while they hold the token (their
+    last logged tokenState Eating): a kill of the holder, on the lossy ring."""
+    eating, out = set(), []
+    for e in records[1:]:
+        if e.get("kind") != "event":
+            continue
+        if e["name"] == "Crash" and e["nid"] in eating:
+            out.append(e["nid"])
+        st = e.get("state") or {}
+        if "tokenState" in st:
+            (eating.add if st["tokenState"] == "Eating" else eating.discard)(e["nid"])
+    return out

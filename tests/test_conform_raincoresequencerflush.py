@@ -21,6 +21,7 @@ from groupcheck.conformance import protocols
 from groupcheck.conformance import raincoresequencerflush as rsf
 from groupcheck.conformance.traces import from_records, protocol_validator
 from groupcheck.impl import flush as impl_flush
+from raincoreflush_helpers import crashed_eating
 
 RUNS = 60
 
@@ -41,6 +42,8 @@ def campaign(runs: int = RUNS, first: int = 0, **opts):
         fig["tm"] += o["tm"]
         fig["seq_records"] += sum(r.get("name") in ("Send", "RecvForward", "RecvData") for r in records)
         fig["view_changes"] += sum(r.get("name") == "SendView" for r in records)
+        fig["token_losses"] += sum(r.get("name") == "TokenLoss" for r in records)
+        fig["holder_crashes"] += len(crashed_eating(records))
         joiners = [n for n, v in line["views"].items() if 0 in v and len(v) > 1]
         fig["joined"] += len(joiners)
         # a joiner that installed a view and then multicast: each survivor delivered its messages
@@ -66,6 +69,16 @@ def test_drawn_runs_conform():
     assert fig["coordinator_crashes"] >= 10 and fig["view_changes"] >= 30 and 15 <= fig["tm"] <= 45, fig
     assert fig["seq_records"] > 15 * RUNS, fig      # half the runs have a joiner, which may not join
     assert fig["joined"] >= 10 and fig["joiner_sends_delivered"] >= 5, fig
+
+
+def test_lossy_ring_runs_conform_and_reach_what_the_abstraction_kept_out():
+    """Raincore's own ring (LossyRing): a kill lands wherever the run is, the
+    token holder included, and a token may be lost; every run conforms, its
+    history clean, and the runs reach both."""
+    verdicts, fig, bad = campaign(lossy=True)
+    assert verdicts == Counter(ok=RUNS), bad
+    assert fig["history_bad"] == 0 and fig["coordinator_crashes"] >= 10, fig
+    assert fig["holder_crashes"] >= 3 and fig["token_losses"] >= 3, fig
 
 
 def test_joiners_enter_by_911_and_conform():

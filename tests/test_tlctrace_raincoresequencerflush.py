@@ -13,6 +13,7 @@ import pytest
 from groupcheck.conformance import raincoresequencerflush as rsf
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.traces import from_records
+from raincoreflush_helpers import crashed_eating
 from tlctrace_helpers import (NEEDS_JAVA, accepted, both, events, joiner_moved_last_rejected, rejected_at,
                               run_fixture)
 
@@ -60,3 +61,28 @@ def test_drawn_campaign_runs_judged_alike(tmp_path, seed):
     records, _ = rsf.simulate(seed, faults, {**rsf.PROTOCOL_DEFAULTS, **opts})
     v, m = both(tmp_path, records, f"draw{seed}")
     assert tlctrace.agrees(v, m), (v.explain(), m)
+
+
+# Raincore's own ring (LossyRing): a drawn plan in which node 1, SEQUENCER's
+# coordinator, is killed while it holds the token, after a token loss
+lossy_run = pytest.fixture(scope="module", name="lossy_run")(
+    lambda: rsf.simulate(12, "auto", {"lossy": True, "nodes": 3, "messages": 1})[0])
+
+
+def test_lossy_ring_holder_crash_accepted_by_tlc_and_model(tmp_path, lossy_run):
+    assert crashed_eating(lossy_run) == [1]
+    accepted(tmp_path, lossy_run, "lossy", actions={"Crash", "TokenLoss", "HungryTimeout", "StarvingTimeout",
+                                                    "TokenDeliveryFailure", "SendView", "InstallView"},
+             one_step_a_record=False)
+
+
+def test_lossy_run_read_as_the_abstraction_rejected_by_both(tmp_path, lossy_run):
+    # without LossyRing the ring has no timeout but the Eating one: the first
+    # Hungry or Starving time-out (or token loss) matches no behaviour
+    recs = copy.deepcopy(lossy_run)
+    for k in ("LossyRing", "TimelyTimeouts", "LateFailures"):
+        recs[0]["constants"].pop(k, None)
+    k = next(j for j, e in enumerate(events(recs)) if e["name"] in ("HungryTimeout", "StarvingTimeout", "TokenLoss"))
+    v, m = both(tmp_path, recs, "abstraction")
+    assert not v.ok and m["verdict"] == "nonconforming" and tlctrace.agrees(v, m)
+    assert m["first_bad_event"] <= k

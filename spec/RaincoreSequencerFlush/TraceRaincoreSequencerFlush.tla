@@ -18,7 +18,12 @@
 (* (conformance/raincoresequencerflush.py) compares.  A logged state is a  *)
 (* complete delta of its layer.  A ring action outside the abstraction     *)
 (* (HungryTimeout, StarvingTimeout, Recover, TokenLoss, Initialization)    *)
-(* matches no behaviour, as in the replay.  Constants from the header,     *)
+(* matches no behaviour, as in the replay; with the header's LossyRing =   *)
+(* TRUE (Raincore's own ring) the timeouts and TokenLoss are steps, as in  *)
+(* TraceRaincoreFlush.tla: messages and tokens compared whole, a ring      *)
+(* state also on tokenState and lastToken, a Crash on the whole ring, a    *)
+(* TokenDeliveryFailure also of the token its node sent last (LateFailure) *)
+(* and a TokenLoss logged without a node.  Constants from the header,      *)
 (* Crashable = 1..N, Senders = 1..N; no other bound.  Acceptance: TLC's    *)
 (* search depth is Len(Log) + 1.                                           *)
 (***************************************************************************)
@@ -169,11 +174,22 @@ DiscardIfLogged ==
        \/ ~HeadOk /\ Dropped /\ UNCHANGED traceVars
 
 -----------------------------------------------------------------------------
-(* The ring (TraceRaincoreFlush.tla's predicates without LossyRing)        *)
+(* The ring (TraceRaincoreFlush.tla's predicates)                          *)
 
-LoggedToken == [nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
-Logged911 == [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest]
+\* The spec's token or 911 the logged message is: the fields the
+\* abstraction keeps; under LossyRing every field (Raincore's).
+LoggedToken ==
+    IF LossyRing
+      THEN [seq |-> Rec.msg.seq, nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur,
+            dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
+      ELSE [nodelist |-> Rec.msg.nodelist, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest, gvn |-> Rec.msg.gvn]
+Logged911 ==
+    IF LossyRing
+      THEN [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest,
+            nodelist |-> Rec.msg.nodelist, seq |-> Rec.msg.seq, status |-> Rec.msg.status]
+      ELSE [orig |-> Rec.msg.orig, cur |-> Rec.msg.cur, dest |-> Rec.msg.dest]
 TokenIs(t, r) == r.nodelist = t.nodelist /\ r.cur = t.cur /\ r.dest = t.dest /\ r.gvn = t.gvn
+                 /\ (LossyRing => r.seq = t.seq)
 
 \* Node n's ring variables: those logged equal their post-state values,
 \* the others are unchanged (a complete delta of the ring's layer).
@@ -188,6 +204,9 @@ RingStateMatches(n) ==
       /\ RingVar("newNodes", newNodes'[n], newNodes[n])
       /\ IF Logged(Rec.state, "token") THEN TokenIs(token'[n], Rec.state.token)
                                         ELSE "token" \in Observed => token'[n] = token[n]
+      /\ LossyRing => RingVar("tokenState", tokenState'[n], tokenState[n])
+      /\ LossyRing => IF Logged(Rec.state, "lastToken") THEN TokenIs(lastToken'[n], Rec.state.lastToken)
+                                                        ELSE "lastToken" \in Observed => lastToken'[n] = lastToken[n]
 
 TokenReceivedIfLogged ==
     /\ Rec.name = "TokenReceived"
@@ -208,7 +227,7 @@ TokenReceivedIfLogged ==
 TokenDeliveryFailureIfLogged ==
     /\ Rec.name = "TokenDeliveryFailure"
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs
+    /\ LoggedToken \in tokenMsgs \cup {lastToken[P]}     \* LossyRing: RaincoreFlush's LateFailure
     /\ R!TokenDeliveryFailure(P, LoggedToken)
     /\ RingStateMatches(P)
 
@@ -229,17 +248,36 @@ JoinIfLogged ==
     /\ R!Join(P)
     /\ RingStateMatches(P)
 
+\* LossyRing only (without it no behaviour matches these records): the
+\* timeouts, and the loss of the logged token in transit (nid null: 0).
+HungryTimeoutIfLogged ==
+    /\ Rec.name = "HungryTimeout"
+    /\ R!HungryTimeout(P)
+    /\ RingStateMatches(P)
+
+StarvingTimeoutIfLogged ==
+    /\ Rec.name = "StarvingTimeout"
+    /\ R!StarvingTimeout(P)
+    /\ RingStateMatches(P)
+
+TokenLossIfLogged ==
+    /\ Rec.name = "TokenLoss"
+    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
+    /\ LoggedToken \in tokenMsgs
+    /\ R!TokenLoss(LoggedToken)
+
 \* A crash (the cut of its channels is not logged: every cut), compared on
-\* status alone (the spec freezes a crashed node's ring).
+\* status alone (the spec freezes a crashed node's ring); under LossyRing
+\* on the whole ring (Raincore's Crash resets it, as the layer does).
 CrashIfLogged ==
     /\ Rec.name = "Crash"
     /\ \E lost \in SUBSET (R!Members \ {P}) : R!Crash(P, lost)
-    /\ Rec.logged => RingVar("status", status'[P], status[P])
+    /\ IF LossyRing THEN RingStateMatches(P) ELSE Rec.logged => RingVar("status", status'[P], status[P])
 
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
-    /\ P \in R!Members
+    /\ P \in R!Members \/ Rec.name = "TokenLoss"
     /\ \/ SendIfLogged
        \/ RecvForwardIfLogged
        \/ RecvDataIfLogged
@@ -261,6 +299,9 @@ TraceNext ==
        \/ 911DeliveryFailureIfLogged
        \/ EatingTimeoutIfLogged
        \/ JoinIfLogged
+       \/ HungryTimeoutIfLogged
+       \/ StarvingTimeoutIfLogged
+       \/ TokenLossIfLogged
        \/ CrashIfLogged
     /\ l' = l + 1
 
@@ -291,7 +332,8 @@ DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], views |-> views,
              completed |-> completed[DiagNode], status |-> status,
              viewState |-> viewState[DiagNode], globalView |-> globalView[DiagNode],
              localView |-> localView[DiagNode], newNodes |-> newNodes[DiagNode],
-             token |-> token[DiagNode],
+             token |-> token[DiagNode], tokenState |-> tokenState[DiagNode],
+             lastToken |-> lastToken[DiagNode],
              tokens |-> {m \in tokenMsgs : DiagNode \in {m.cur, m.dest}},
              msgs911 |-> {m \in msgs911 : DiagNode \in {m.orig, m.cur, m.dest}},
              into |-> [q \in R!Members |-> chan[<<q, DiagNode>>]]]
@@ -313,11 +355,13 @@ DiagEnabled ==
     \cup Named("TokenReceived", LAMBDA n : ENABLED (\E m \in tokenMsgs : R!TokenReceived(n, m)))
     \cup Named("911Received", LAMBDA n : ENABLED (\E m \in msgs911 : R!911Received(n, m)))
     \cup Named("TokenDeliveryFailure",
-               LAMBDA n : ENABLED (\E m \in tokenMsgs : R!TokenDeliveryFailure(n, m)))
+               LAMBDA n : ENABLED (\E m \in tokenMsgs \cup {lastToken[n]} : R!TokenDeliveryFailure(n, m)))
     \cup Named("911DeliveryFailure",
                LAMBDA n : ENABLED (\E m \in msgs911 : R!911DeliveryFailure(n, m)))
     \cup Named("EatingTimeout", LAMBDA n : ENABLED R!EatingTimeout(n))
     \cup Named("Join", LAMBDA n : ENABLED R!Join(n))
+    \cup Named("HungryTimeout", LAMBDA n : ENABLED R!HungryTimeout(n))
+    \cup Named("StarvingTimeout", LAMBDA n : ENABLED R!StarvingTimeout(n))
     \cup {"Crash(" \o Str(p) \o ")" : p \in {p \in R!Members : ENABLED R!Crash(p, {})}}
 
 TraceDiagnostic ==
