@@ -150,8 +150,8 @@ class Runner:
         if run is None:
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
         if lossy_ring and not run.lossy_ring:
-            raise ClusterError("--lossy-ring: FLUSH over the ring only (--membership raincore --protocol flush); "
-                               "spec/RaincoreSequencerFlush has no lossy ring yet")
+            raise ClusterError("--lossy-ring: over the ring only (--membership raincore, --protocol flush or "
+                               "sequencerflush)")
         if kill_holder and not lossy_ring:
             raise ClusterError("--kill-holder needs --lossy-ring (the abstraction never kills the token's holder)")
         self.lossy_ring, self.kill_holder = lossy_ring, kill_holder

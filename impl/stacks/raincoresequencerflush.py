@@ -18,11 +18,14 @@ def layer_of(name: str, params: dict) -> str:
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
     """spec/RaincoreSequencerFlush as the cluster's stack runs it
     (``pass_latch``, i.e. ResendAlways; ResentFirst); Senders and Crashable
-    (sets, which a header's scalar constants cannot hold) are every node; the
-    Transport Manager may time out on a live node (FalseSuspicion, as
-    raincoreflush's ``cluster_constants``); ``joiners`` as there."""
-    return {"N": nodes + joiners, "NInit": nodes, "Founder": nodes, "MaxSeq": messages, "MaxCrashes": crashes,
-            "ResendAlways": True, "ResentFirst": True, "NewerViewsOnly": True, "FalseSuspicion": True}
+    (sets, which a header's scalar constants cannot hold) are every node;
+    the ring's constants are raincoreflush's ``cluster_constants``' (the
+    lossy ring, ``lossy``: Raincore's own; else the abstraction, whose
+    Transport Manager may time out on a live node: FalseSuspicion);
+    ``joiners`` as there."""
+    ring = raincoreflush.cluster_constants(nodes, messages, crashes, lossy, joiners)
+    return {**{k: v for k, v in ring.items() if k != "MaxMsgs"}, "MaxSeq": messages,
+            "ResendAlways": True, "ResentFirst": True}
 
 
 # SEQUENCER on the ring's FLUSH with pass_latch, the coupling spec/SequencerFlush
@@ -35,5 +38,6 @@ DESCRIPTOR = ImplProtocol(name="raincoresequencerflush", schema="raincoresequenc
                           history=HistoryProjection(app_layer="sequencer", view_from_recv=False),
                           cluster=ClusterRun(stack=partial(raincoreflush.cluster_node, sequencer=True,
                                                            pass_latch=True),
-                                             constants=cluster_constants, views="ring", joins=True),
+                                             constants=cluster_constants, views="ring", lossy_ring=True,
+                                             joins=True),
                           over_ring="raincoresequencerflush")
