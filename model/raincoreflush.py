@@ -204,7 +204,8 @@ class RaincoreFlushModel(FlushModel):
 
     def ViewChangePending(self, s, c: int) -> bool:
         lgv = self.LastGlobalView(s, c)
-        return lgv != NULL_VIEW and frozenset(lgv) != s.views[-1] and self.NewerRingView(s, c)
+        # (frozenset: RaincoreSequencerFlush's views are sorted tuples)
+        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1]) and self.NewerRingView(s, c)
 
     def NextView(self, s, c: int, v: int, D: frozenset):
         """SendView's view: the ring's commit, sent to the old view and the new
