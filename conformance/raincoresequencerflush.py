@@ -312,12 +312,13 @@ def draw(seed: int) -> tuple[str, dict]:
     the last of them outside the ring (a joiner, which joins in 70% of
     those), 1 or 2 multicasts each, the ring's Transport Manager the
     simulator's (perfect) or impl/ringtransport.py on the lossy network,
-    half and half; faults drawn by ``auto`` (node 1 crashing in about a
-    third of the runs)."""
+    half and half, the ring Raincore's own (LossyRing) in a third of the
+    runs, as raincoreflush's ``draw``; faults drawn by ``auto`` (node 1
+    crashing in about a third of the runs)."""
     rng = random.Random(seed * 7919 + 43)
     n = rng.choice((3, 3, 4))
     return "auto", {"nodes": n, "ring": n - 1 if rng.random() < 0.5 else n, "messages": rng.choice((1, 2)),
-                    "tm": rng.random() < 0.5}
+                    "tm": rng.random() < 0.5, "lossy": rng.random() < 1 / 3}
 
 
 def tla_log(trace: Trace) -> list:
