@@ -192,6 +192,10 @@ def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_report
     (["--stack", "sequencer", "--kill", "1@1", "--kill", "2@1", "--kill", "3@1"], "one member must survive"),
     (["--stack", "sequencer", "--senders", "2,x"], "--senders"),
     (["--stack", "sequencer", "--checker", "z3"], "--checker 'z3'"),
+    (["--stack", "sequencer", "--flush", "2@1"], "has no FLUSH"),
+    (["--stack", "flush", "--flush", "2@1:shut"], "--flush '2@1:shut'"),
+    (["--stack", "flush", "--flush", "4@1"], "no member 4"),
+    (["--stack", "flush", "--flush", "2@1", "--flush", "2@3"], "one flush per member"),
 ])
 def test_bad_options_exit_2_with_one_line_and_create_nothing(tmp_path, args, msg):
     out = tmp_path / "never"

@@ -3,7 +3,7 @@
 // (docs/history-format.md), and a driver that runs one member.
 //
 //   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|-> <promises>
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|-> <promises> <flush|->
 //
 // The member joins (then creates <marker>.joined), waits for a view of
 // <members> (then <marker>.ready), multicasts <messages> payloads
@@ -15,6 +15,8 @@
 // as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer or
 // sequencerflush),
 // NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
+// With <flush> "run" or "open", the member starts a flush of its own when the
+// harness creates <marker>.flush (startFlush).
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
@@ -673,6 +675,7 @@ public class HistoryDriver {
         System.out.println("READY");
         System.out.flush();
         new File(marker + ".ready").createNewFile();
+        if (!args[13].equals("-")) startFlushOnMarker(ch, marker, args[13].equals("open"));
         Thread.sleep(300);
         if (stableSteps) startStable(ch, marker);
         for (int q = 1; q <= messages; q++) {
@@ -692,6 +695,36 @@ public class HistoryDriver {
         System.out.println("DONE");
         System.out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    /**
+     * A flush the member starts itself, as FlushTest's members do, once the
+     * harness creates <marker>.flush: "run" is a whole flush (Util.startFlush,
+     * which retries a refused flush up to 4 times, then stopFlush); "open" only
+     * multicasts START_FLUSH and leaves the flush under way (SUSPEND_BUT_FAIL),
+     * so that a kill of this member lands while it is the flush coordinator.
+     * The outcome goes to the member's log as a FLUSH line (Runner.flushes).
+     */
+    static void startFlushOnMarker(JChannel ch, String marker, boolean open) {
+        Thread t = new Thread(() -> {
+            try {
+                File go = new File(marker + ".flush");
+                while (!go.exists()) Thread.sleep(5);
+                if (open) {
+                    ch.down(new Event(Event.SUSPEND_BUT_FAIL));
+                    System.out.println("FLUSH open");
+                } else {
+                    boolean ok = org.jgroups.util.Util.startFlush(ch);
+                    if (ok) ch.stopFlush();
+                    System.out.println("FLUSH " + (ok ? "ok" : "failed"));
+                }
+                System.out.flush();
+            } catch (InterruptedException e) {
+                return;
+            }
+        });
+        t.setDaemon(true);
+        t.start();
     }
 
     // the history checks the stack promises, comma-separated (conformance/jgroups.py promised)
