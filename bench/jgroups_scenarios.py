@@ -102,6 +102,15 @@ def on_simulator(sc, out: Path) -> dict:
     return _judged(row, sc, folder, {"quiescent": s["quiescent"]}, h)
 
 
+def scenarios_table(names: list) -> str:
+    """What each JGroups test does and asserts, and how our runs differ."""
+    lines = ["| scenario | JGroups test | what it does | what it asserts | our runs differ |",
+             "|---|---|---|---|---|"]
+    lines += [f"| `{s.name}` | {s.test} | {s.does} | {s.asserts} | {s.ours_note or '—'} |"
+              for s in SCENARIOS if s.name in names]
+    return "\n".join(lines)
+
+
 def markdown(rows: list) -> str:
     lines = ["| scenario (JGroups test) | target | command | the test's assertion | history (promised checks "
              "broken) | trace | finding / JGroups step |", "|---|---|---|---|---|---|---|"]
@@ -141,7 +150,7 @@ def main() -> None:
             runs.append(on_cluster(sc, out, a.limit) if sc.ours is not None else on_simulator(sc, out))
         rows += [{"scenario": sc.name, **r} for r in runs]
     if a.markdown:
-        print(markdown(rows))
+        print(scenarios_table(a.only.split(",")) + "\n\n" + markdown(rows))
         return
     print(json.dumps({
         "machine": {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version()},
