@@ -42,11 +42,16 @@ def _history(folder: Path) -> history.History:
 
 
 def _judged(row: dict, sc, folder: Path, run: dict, h=None) -> dict:
+    views = None
     try:
-        failures = sc.judge(h or _history(folder), run, folder)
+        h = h or _history(folder)
+        failures = sc.judge(h, run, folder)
+        # each survivor's views and flush events: whether a kill landed inside a flush shows here
+        views = {m: {"views": [list(v[1]) for v in h.views.get(m, [])], "flush": "".join(h.flush.get(m, []))}
+                 for m in h.nodes if m not in h.crashed}
     except (history.HistoryError, OSError, ValueError) as e:
         failures = [f"not judged: {e}"]
-    return {**row, "test_holds": not failures, "test_failures": failures}
+    return {**row, "test_holds": not failures, "test_failures": failures, "survivors": views}
 
 
 def on_jgroups(sc, out: Path, limit: float) -> dict:

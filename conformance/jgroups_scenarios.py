@@ -204,11 +204,13 @@ SCENARIOS = [
         ("--stack", "flush", "--members", "3", "--messages", "50", "--interval", "20",
          "--flush", "2@0.9:open", "--kill", "2@1.1", "--settle", "6", "--timeout", "60"),
         ("--protocol", "sequencerflush", "--nodes", "4", "--messages", "50", "--rate", "50",
-         "--kill", "4@0.6", "--kill", "1@0.67"),
+         "--kill", "4@0.6", "--kill", "1@0.66"),
         flush_survives(),
         "our FLUSH flushes only to change views, and the coordinator runs the flush: of 4 members, member 4 "
-        "is killed to start one and the coordinator 70 ms later (the oracle tells the survivors 50 ms after a kill), while that flush is under way or about to "
-        "be, so members 2 and 3 survive (SEQUENCER over FLUSH: the cluster's FLUSH with the oracle's views)"),
+        "is killed to start one and the coordinator 60 ms later, inside that flush (the oracle tells the "
+        "survivors 50 ms after a kill; at 100 ms the flush has ended and the survivors install [1, 2, 3] "
+        "first), so members 2 and 3 survive (SEQUENCER over FLUSH: the cluster's FLUSH with the oracle's "
+        "views)"),
     Scenario(
         "flush-participant-crash", "FlushTest.testFlushWithCrashedParticipant",
         "C1, C2, C3 on FLUSH; C3 is shut down, then C2 runs a flush (startFlush, retried if refused, then "
