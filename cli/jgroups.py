@@ -29,7 +29,7 @@ def run(
     out: Path = typer.Option(..., "--out", help="folder for history/, traces/, the members' configs and logs"),
     checker: str = typer.Option("model", "--checker", help="what judges the traces: model (the Python replay), tlc or both"),
     interval: int = typer.Option(10, "--interval", help="milliseconds between a sender's multicasts"),
-    settle: float = typer.Option(4.0, "--settle", help="seconds each member waits after its last multicast"),
+    settle: float = typer.Option(4.0, "--settle", help="after its last multicast, each member waits until it has delivered nothing for this many seconds"),
     timeout: float = typer.Option(90.0, "--timeout", help="seconds the whole run may take; every JVM is killed after it"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
