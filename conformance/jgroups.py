@@ -54,6 +54,7 @@ and whether the two verdicts agree."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -390,12 +391,28 @@ class Runner:
 
 # ---------------------------------------------------------------- white-box traces
 
-def _steps(path: Path) -> list[dict]:
-    """A member's step lines; a partial last line (killed mid-write) is dropped."""
+def _iter_steps(path: Path):
+    """A member's step lines one at a time (a partial last line, killed
+    mid-write, is dropped): a run of 10^5 messages per member writes
+    gigabytes of steps, which are never all in memory."""
     if not path.exists():
-        return []
-    data = path.read_text(encoding="utf-8")
-    return [json.loads(line) for line in data[:data.rfind("\n") + 1].splitlines()]
+        return
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.endswith("\n"):
+                yield json.loads(line)
+
+
+def _by_stamp(path: Path):
+    """A member's steps as (stamp, step), checked to be in stamp order: each
+    step is stamped and written under the member's step lock, so its file is
+    in stamp order and the members' files merge without sorting."""
+    last = None
+    for r in _iter_steps(path):
+        if last is not None and r["ts"] <= last:
+            raise JGroupsError(f"{path}: step stamped {r['ts']} after one stamped {last}")
+        last = r["ts"]
+        yield r["ts"], r
 
 
 def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, quiescent: bool) -> Path:
@@ -404,33 +421,44 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     a send's stamp precedes its receive's), each kill a ``Crash`` at the
     moment the harness killed, each view JGroups installed decided by a
     ``NewView`` just before the first member installs it (the spec's views
-    come from an oracle; JGroups's GMS is that oracle here)."""
+    come from an oracle; JGroups's GMS is that oracle here).  The files are
+    merged as they are read, so the run's size bounds no memory."""
+    import heapq
     from groupcheck.impl import tracefile
-    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
-    recs = [(r.pop("ts"), r) for r in lines if "note" not in r]
-    notes = [r for r in lines if "note" in r]
-    recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
-    recs.sort(key=lambda x: x[0])
-    origin = recs[0][0] if recs else 0
-    impl_version = _impl_version(out)
-    events, decided = [], 1
-    for ts, r in recs:
-        clock = round((ts - origin) / 1e6, 6)
-        if r["name"] == "InstallView" and r["state"]["vid"] > decided:
-            decided = r["state"]["vid"]
-            events.append({"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
-                           "clock": clock})
-        r.pop("view", None)
-        events.append({"kind": "event", **r, "clock": clock})
+    crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
+                     for m, at in killed_at.items())
+    merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
+                         key=lambda x: x[0])
+    notes: list = []                              # JGroups steps that are no spec action (notes.json)
+    seen = {"origin": None, "clock": 0.0}
+
+    def events():
+        decided = 1
+        for ts, r in merged:
+            if "note" in r:
+                notes.append(r)
+                continue
+            seen["origin"] = ts if seen["origin"] is None else seen["origin"]
+            clock = round((ts - seen["origin"]) / 1e6, 6)
+            r.pop("ts", None)
+            if r["name"] == "InstallView" and r["state"]["vid"] > decided:
+                decided = r["state"]["vid"]
+                yield {"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
+                       "clock": clock}
+            r.pop("view", None)
+            seen["clock"] = clock
+            yield {"kind": "event", **r, "clock": clock}
+        yield {"kind": "end", "quiescent": quiescent, "clock": seen["clock"]}
+
     head = tracefile.header("sequencer", list(range(1, n + 1)),
                             {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at)}, seed=None,
-                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=impl_version,
+                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=_impl_version(out),
                             run_id=run_id)
-    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    path = tracefile.write(out / "traces" / f"{run_id}.ndjson", itertools.chain([head], events()))
     for note in notes:
-        note["clock"] = round((note.pop("ts") - origin) / 1e6, 6)
+        note["clock"] = round((note.pop("ts") - (seen["origin"] or 0)) / 1e6, 6)
     (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
-    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+    return path
 
 
 def _impl_version(out: Path) -> str:
@@ -455,7 +483,7 @@ def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
     same at every member and equal to the sender's own seqno), else no
     behaviour of the spec starts there and the run is an error."""
     from groupcheck.impl import tracefile
-    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    lines = [r for k in range(1, n + 1) for r in _iter_steps(out / f"node-{k}.steps")]
     bases = {r["nid"]: r["base"] for r in lines if "base" in r}
     own = {s: bases.get(int(s), {}).get(s, {}).get("seqno") for s in map(str, range(1, n + 1))}
     bad = [f"member {k} has sender {s} at delivered {b['hd']}, received {b['hr']}, the sender at {own[s]}"
