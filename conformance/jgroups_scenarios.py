@@ -217,7 +217,7 @@ SCENARIOS = [
         "stopFlush) while C3 may still be in the view",
         "C2's flush succeeds, and C1 and C2 each end with a view of 2",
         ("--stack", "flush", "--members", "3", "--messages", "50", "--interval", "20",
-         "--kill", "3@0.6", "--flush", "2@0.9", "--settle", "6", "--timeout", "60"),
+         "--kill", "3@0.6", "--flush", "2@0.6", "--settle", "6", "--timeout", "60"),
         ("--protocol", "sequencerflush", "--nodes", "3", "--messages", "50", "--rate", "50", "--kill", "3@0.3"),
         flush_survives(flusher=2),
         "no flush of a member's own: the coordinator's flush that removes the killed participant is the one"),
