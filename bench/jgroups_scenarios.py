@@ -3,6 +3,7 @@ of docs/jgroups.md ("JGroups's own test scenarios").
 
     .venv/bin/python bench/jgroups_scenarios.py [--only NAME,...] [--targets jgroups,ours]
                                                [--out DIR] [--markdown]
+    .venv/bin/python bench/jgroups_scenarios.py --table RESULT.json   # the table of a saved run
 
 Each scenario of conformance/jgroups_scenarios.py runs as ``groupcheck
 jgroups run ARGS --json`` and ``groupcheck cluster run ARGS --json`` (the
@@ -139,7 +140,12 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=300.0, help="seconds a run and its checks may take")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--markdown", action="store_true", help="print the table, not the JSON")
+    ap.add_argument("--table", type=Path, default=None, help="print the table of this saved JSON output and stop")
     a = ap.parse_args()
+    if a.table is not None:
+        saved = json.loads(a.table.read_text(encoding="utf-8"))
+        print(scenarios_table(list(saved["scenarios"])) + "\n\n" + markdown(saved["runs"]))
+        return
     unknown = [n for n in a.only.split(",") if n not in BY_NAME]
     if unknown:
         ap.error(f"--only: no scenario {unknown[0]!r} ({', '.join(BY_NAME)})")

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import tempfile
 from datetime import datetime, timezone
@@ -32,7 +31,8 @@ GC = str(ROOT / ".venv/bin/groupcheck")
 def timed(cmd: list[str], limit: float) -> dict:
     """The command under /usr/bin/time -v: exit, wall and CPU seconds, peak RSS (MB), stdout."""
     p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, timeout=limit)
-    stats = dict(re.findall(r"^\s*([^:\n]+): (.*)$", p.stderr, re.M))
+    # "Key: value" lines; a key may hold colons itself ("(h:mm:ss or m:ss)")
+    stats = dict(line.strip().rpartition(": ")[::2] for line in p.stderr.splitlines() if ": " in line)
     h, m, s = (["0"] + stats["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":"))[-3:]
     return {"exit": p.returncode, "wall_s": round(int(h) * 3600 + int(m) * 60 + float(s), 1),
             "cpu_s": round(float(stats["User time (seconds)"]) + float(stats["System time (seconds)"]), 1),
