@@ -19,7 +19,10 @@ from ``STACKS``: TCP and TCPPING restricted to the members' 127.0.0.1
 ports (no multicast socket), failure detection, NAKACK, UNICAST, STABLE,
 GMS, then SEQUENCER and/or pbcast.FLUSH as the stack names.  Once every
 member has the full view (the time origin of ``--kill``), the members
-multicast; each kill is a SIGKILL and an environment ``crash`` record.
+multicast; each kill is a SIGKILL and an environment ``crash`` record, and
+each ``--flush`` a marker file on which that member starts a flush of its
+own (FlushTest's), on the same clock.  A member leaves once it has
+delivered nothing for ``settle`` seconds after its last multicast.
 
 White-box (stacks with ``steps``): two more protocols of the driver around
 JGroups's SEQUENCER write each member's steps under Sequencer.tla's action

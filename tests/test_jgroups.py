@@ -301,3 +301,14 @@ def test_write_trace_merges_the_members_steps_by_stamp_as_it_reads_them(tmp_path
     steps(1, [send(30, 1, 1), send(10, 1, 2)])
     with pytest.raises(jgroups.JGroupsError, match="stamped 10 after one stamped 30"):
         jgroups.write_trace(tmp_path, "r", 2, 2, {}, quiescent=True)
+
+
+def test_shuffle_puts_jgroups_shuffle_right_below_nakack():
+    """SequencerOrderTest's SHUFFLE sits directly below NAKACK, reordering
+    what comes up; without --shuffle there is none."""
+    import xml.etree.ElementTree as ET
+    names = lambda xml: [e.tag.split("}")[-1] for e in ET.fromstring(xml)]
+    stack = jgroups.STACKS["sequencer"]
+    plain, shuffled = names(jgroups.config(1, [1, 2], stack)), names(jgroups.config(1, [1, 2], stack, shuffle=True))
+    assert "SHUFFLE" not in plain
+    assert shuffled.index("SHUFFLE") + 1 == shuffled.index("pbcast.NAKACK") and len(shuffled) == len(plain) + 1
