@@ -303,3 +303,26 @@ def test_flushtest_on_jgroups_through_the_command(tmp_path, name, outcome):
     (h,) = history.load(history.history_files([tmp_path / "history"]))
     assert sc.judge(h, r, tmp_path) == []
     assert r["history"]["verdict"] == "ok" and p.returncode == 0, r["history"]["violations"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_WHY is not None, reason=f"JGroups adapter cannot run: {_WHY}")
+def test_the_scenario_table_runs_sequencerordertest_on_both_targets(tmp_path):
+    """bench/jgroups_scenarios.py end to end on SequencerOrderTest: JGroups
+    (with SHUFFLE) and our cluster each deliver the 501 messages in one order
+    everywhere, and the table says so from the JSON it printed."""
+    import json
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, str(root / "bench" / "jgroups_scenarios.py"), "--only", "sequencer-order",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    out = json.loads(p.stdout)
+    assert [r["target"] for r in out["runs"]] == ["jgroups", "cluster"]
+    for r in out["runs"]:
+        assert r["test_holds"] and r["history"]["verdict"] == "ok" and r["trace"] == "ok", r
+        assert set(r["delivered"].values()) == {501}
+    (tmp_path / "saved.json").write_text(p.stdout)
+    table = subprocess.run([sys.executable, str(root / "bench" / "jgroups_scenarios.py"), "--table",
+                            str(tmp_path / "saved.json")], capture_output=True, text=True, timeout=60).stdout
+    assert table.count("| holds | ok | ok |") == 2, table
