@@ -2,7 +2,8 @@
 2.12 itself) and ``groupcheck cluster run`` (our stacks), judged by the same
 checkers (docs/jgroups.md, "JGroups's own test scenarios").
 
-Each ``Scenario`` names the JGroups 2.12 test it follows, what that test
+Each ``Scenario`` names the JGroups test it follows (2.12's; STABLE_Test
+is 5.2's, 2.12 has none), what that test
 does and asserts (in our words), the two commands that reproduce it, and
 ``judge``: the test's assertion computed from the run's black-box history
 (and, for STABLE, its white-box trace), so the same function says whether
@@ -23,14 +24,10 @@ from typing import Callable, Optional
 
 from . import history
 
-# the JGroups harness's senders start this long after the full view (HistoryDriver.main)
-JGROUPS_SEND_DELAY = 0.3
-
-
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    test: str                    # the JGroups 2.12 test (class.method) it follows
+    test: str                    # the JGroups test (class.method) it follows
     does: str
     asserts: str
     jgroups: tuple               # `groupcheck jgroups run` arguments (no --out, --json)
