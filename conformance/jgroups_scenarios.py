@@ -4,9 +4,10 @@ checkers (docs/jgroups.md, "JGroups's own test scenarios").
 
 Each ``Scenario`` names the JGroups test it follows (2.12's; STABLE_Test
 is 5.2's, 2.12 has none), what that test does and asserts (in our words),
-the two commands that reproduce it, and ``judge``: the test's assertion computed from the run's black-box history
-(and, for STABLE, its white-box trace), so the same function says whether
-JGroups's own test would pass on either target.  The history and trace
+the two commands that reproduce it, and ``judge``: the test's assertion
+computed from the run's black-box history (and, for STABLE, its white-box
+trace), so the same function says whether JGroups's own test would pass
+on either target.  The history and trace
 verdicts come from the commands themselves.  bench/jgroups_scenarios.py
 runs the table and prints it.
 
