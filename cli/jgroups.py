@@ -24,10 +24,12 @@ def run(
     messages: int = typer.Option(50, "--messages", help="multicasts each sender makes"),
     kill: Optional[List[str]] = typer.Option(None, "--kill", help="MEMBER@SECONDS: SIGKILL the member that long after all N are in one view (repeatable)"),
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated members that multicast (default: all)"),
+    flush: Optional[List[str]] = typer.Option(None, "--flush", help="MEMBER@SECONDS[:open]: the member starts a flush of its own that long after all N are in one view (startFlush then stopFlush; :open sends START_FLUSH only and leaves the flush under way); stacks with FLUSH (repeatable, one per member)"),
+    shuffle: bool = typer.Option(False, "--shuffle", help="JGroups's SHUFFLE below NAKACK: messages coming up are passed on in a random order (up to 10, or 1 s of them)"),
     out: Path = typer.Option(..., "--out", help="folder for history/, traces/, the members' configs and logs"),
     checker: str = typer.Option("model", "--checker", help="what judges the traces: model (the Python replay), tlc or both"),
     interval: int = typer.Option(10, "--interval", help="milliseconds between a sender's multicasts"),
-    settle: float = typer.Option(4.0, "--settle", help="seconds each member waits after its last multicast"),
+    settle: float = typer.Option(4.0, "--settle", help="after its last multicast, each member waits until it has delivered nothing for this many seconds"),
     timeout: float = typer.Option(90.0, "--timeout", help="seconds the whole run may take; every JVM is killed after it"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
@@ -41,13 +43,14 @@ def run(
         fail(f"--checker {checker!r}: model, tlc or both")
     try:
         kills = [jgroups.parse_kill(k) for k in kill or []]
+        flushes = [jgroups.parse_flush(f) for f in flush or []]
         try:
             who = [int(x) for x in senders.split(",")] if senders else None
         except ValueError:
             raise ValueError(f"--senders {senders!r}: expected comma-separated members, e.g. 2 or 2,3") from None
         log = (lambda s: None) if as_json else (lambda s: console(stderr=True).print(s, markup=False))
         runner = jgroups.Runner(stack, members, messages, kills, out, senders=who, interval_ms=interval,
-                                settle=settle, timeout=timeout, log=log)
+                                settle=settle, timeout=timeout, flushes=flushes, shuffle=shuffle, log=log)
     except ValueError as e:
         fail(str(e))
     why = jgroups.available()
@@ -75,7 +78,8 @@ def run(
         r = jgroups.check(out, stack, checker)
     except HistoryError as e:
         fail(f"{e}; see {out}/node-*.log", 1)
-    r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out))
+    r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out),
+             flushes=res.flushes, shuffle=shuffle)
     (out / "result.json").write_text(json.dumps(r, indent=2), encoding="utf-8")
     _report(r, as_json, Gate(expect, known))
 
@@ -104,6 +108,8 @@ def _report(r: dict, as_json: bool, gate: Gate) -> None:
     label = "ok" if ok else "as expected" if code == 0 else "NOT ok"
     print(f"{r['run_id']}: {label}; killed {r['killed'] or 'none'}; "
           f"delivered {h['delivered']}; {r['seconds']} s")
+    if r["flushes"]:
+        print("  own flushes: " + ", ".join(f"member {m} {v}" for m, v in sorted(r["flushes"].items())))
     if r["failed"]:
         print(f"  members that did not finish: {r['failed']} (see {r['out']}/node-*.log)")
     print(f"  history: {h['verdict']} ({h['events']} events, the {r['stack']} stack's promises)")

@@ -19,7 +19,10 @@ from ``STACKS``: TCP and TCPPING restricted to the members' 127.0.0.1
 ports (no multicast socket), failure detection, NAKACK, UNICAST, STABLE,
 GMS, then SEQUENCER and/or pbcast.FLUSH as the stack names.  Once every
 member has the full view (the time origin of ``--kill``), the members
-multicast; each kill is a SIGKILL and an environment ``crash`` record.
+multicast; each kill is a SIGKILL and an environment ``crash`` record, and
+each ``--flush`` a marker file on which that member starts a flush of its
+own (FlushTest's), on the same clock.  A member leaves once it has
+delivered nothing for ``settle`` seconds after its last multicast.
 
 White-box (stacks with ``steps``): two more protocols of the driver around
 JGroups's SEQUENCER write each member's steps under Sequencer.tla's action
@@ -54,6 +57,7 @@ and whether the two verdicts agree."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -175,7 +179,10 @@ def _free_ports(n: int) -> list[int]:
             s.close()
 
 
-def config(port: int, ports: list[int], stack: Stack) -> str:
+def config(port: int, ports: list[int], stack: Stack, shuffle: bool = False) -> str:
+    """A member's stack.  ``shuffle`` puts JGroups's SHUFFLE below NAKACK, as
+    SequencerOrderTest does: up to 10 messages coming up (or 1 s of them)
+    are passed on in a random order, so NAKACK and SEQUENCER must restore it."""
     hosts = ",".join(f"127.0.0.1[{p}]" for p in ports)
     return f"""<config xmlns="urn:org:jgroups">
   <TCP bind_addr="127.0.0.1" bind_port="{port}" port_range="0" loopback="true" enable_bundling="false"
@@ -185,6 +192,7 @@ def config(port: int, ports: list[int], stack: Stack) -> str:
   <FD_SOCK bind_addr="127.0.0.1"/>
   <FD timeout="1000" max_tries="2"/>
   <VERIFY_SUSPECT timeout="500"/>
+{'  <SHUFFLE up="true" down="false" max_size="10" max_time="1000"/>' if shuffle else ''}
   <pbcast.NAKACK use_mcast_xmit="false" gc_lag="0" retransmit_timeout="300,600,1200" discard_delivered_msgs="false"/>
   <UNICAST timeout="300,600,1200"/>
   <pbcast.STABLE stability_delay="200" desired_avg_gossip="{stack.gossip_ms}" max_bytes="{stack.gossip_bytes}"/>
@@ -196,18 +204,32 @@ def config(port: int, ports: list[int], stack: Stack) -> str:
 """
 
 
-def parse_kill(spec: str) -> tuple[int, float]:
-    """MEMBER@SECONDS, e.g. 1@0.25."""
+def _member_at(option: str, spec: str, form: str) -> tuple[int, float]:
     member, sep, at = spec.partition("@")
     try:
         if not sep:
             raise ValueError
         m, t = int(member), float(at)
     except ValueError:
-        raise ValueError(f"--kill {spec!r}: expected MEMBER@SECONDS, e.g. 1@0.25") from None
+        raise ValueError(f"{option} {spec!r}: expected {form}") from None
     if t < 0:
-        raise ValueError(f"--kill {spec!r}: SECONDS must be at least 0")
+        raise ValueError(f"{option} {spec!r}: SECONDS must be at least 0")
     return m, t
+
+
+def parse_kill(spec: str) -> tuple[int, float]:
+    """MEMBER@SECONDS, e.g. 1@0.25."""
+    return _member_at("--kill", spec, "MEMBER@SECONDS, e.g. 1@0.25")
+
+
+def parse_flush(spec: str) -> tuple[int, float, bool]:
+    """MEMBER@SECONDS[:open], e.g. 2@1 (a whole flush) or 2@1:open (START_FLUSH only)."""
+    at, _, mode = spec.partition(":")
+    form = "MEMBER@SECONDS or MEMBER@SECONDS:open, e.g. 2@1.5"
+    if mode not in ("", "open"):
+        raise ValueError(f"--flush {spec!r}: expected {form}")
+    m, t = _member_at("--flush", at, form)
+    return m, t, mode == "open"
 
 
 @dataclass
@@ -220,12 +242,14 @@ class RunResult:
     pids: dict
     seconds: float
     logs: dict = field(default_factory=dict)     # member -> its JVM's output (tail)
+    flushes: dict = field(default_factory=dict)  # member -> its own flush's outcome: ok, failed, open, or none
 
 
 class Runner:
     def __init__(self, stack: str, members: int, messages: int, kills: list[tuple[int, float]], out: Path, *,
                  senders: Optional[list[int]] = None, interval_ms: int = 10, settle: float = 4.0,
-                 timeout: float = 90.0, log: Callable[[str], None] = lambda s: None) -> None:
+                 timeout: float = 90.0, flushes: Optional[list[tuple[int, float, bool]]] = None,
+                 shuffle: bool = False, log: Callable[[str], None] = lambda s: None) -> None:
         if stack not in STACKS:
             raise ValueError(f"--stack {stack!r}: choose {', '.join(STACKS)}")
         if members < 2:
@@ -236,6 +260,15 @@ class Runner:
         self.senders = kills_and_senders(members, kills, senders, who="member")
         if interval_ms < 0 or settle < 0 or timeout <= 0:
             raise ValueError("--interval, --settle: at least 0; --timeout: more than 0")
+        flushes = list(flushes or [])
+        if flushes and not STACKS[stack].flush:
+            raise ValueError(f"--flush: the {stack} stack has no FLUSH (flush or sequencerflush)")
+        for m, _, _ in flushes:
+            if not 1 <= m <= members:
+                raise ValueError(f"--flush {m}@...: no member {m} (1..{members})")
+        if len({m for m, _, _ in flushes}) < len(flushes):
+            raise ValueError("--flush: one flush per member")
+        self.flushes, self.shuffle = flushes, shuffle
         self.stack, self.n, self.messages = stack, members, messages
         self.kills = sorted(kills, key=lambda k: k[1])
         self.out = Path(out)
@@ -254,11 +287,12 @@ class Runner:
         killed: list[int] = []
         killed_at: dict[int, float] = {}
         deadline = time.monotonic() + self.timeout
+        flush_mode = {m: "open" if is_open else "run" for m, _, is_open in self.flushes}
         old = self._trap_signals()
         try:
             for k, port in enumerate(ports, start=1):
                 cfg = out / f"node-{k}.xml"
-                cfg.write_text(config(port, ports, STACKS[self.stack]), encoding="utf-8")
+                cfg.write_text(config(port, ports, STACKS[self.stack], self.shuffle), encoding="utf-8")
                 with open(out / f"node-{k}.log", "wb") as log:
                     procs[k] = subprocess.Popen(
                         ["java", "-Djava.net.preferIPv4Stack=true", "-Djgroups.bind_addr=127.0.0.1", "-Xmx128m",
@@ -267,7 +301,7 @@ class Runner:
                          str(self.messages if k in self.senders else 0), str(self.interval_ms),
                          str(int(self.settle * 1000)), self.stack, str(self.timeout + 10),
                          str(out / f"node-{k}.steps") if STACKS[self.stack].steps else "-",
-                         ",".join(promised(self.stack))],
+                         ",".join(promised(self.stack)), flush_mode.get(k, "-")],
                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
                 (out / "cluster.json").write_text(json.dumps(
                     {"run_id": run_id, "runner": os.getpid(), "pids": {n: p.pid for n, p in procs.items()},
@@ -284,8 +318,15 @@ class Runner:
                     (out / f"node-{k}.go").touch()
             t0 = time.monotonic()
             self.log(f"{self.n} members in one view ({self.stack}); multicasting")
-            for m, at in self.kills:
+            # kills and flushes in time order (a kill first at the same time)
+            for at, flush, m in sorted([(at, False, m) for m, at in self.kills]
+                                       + [(at, True, m) for m, at, _ in self.flushes]):
                 time.sleep(max(0.0, t0 + at - time.monotonic()))
+                if flush:
+                    if m not in killed:
+                        (out / f"node-{m}.flush").touch()
+                        self.log(f"member {m} starts a flush ({flush_mode[m]}) at {time.monotonic() - t0:.2f} s")
+                    continue
                 procs[m].send_signal(signal.SIGKILL)
                 procs[m].wait()
                 killed.append(m)
@@ -304,7 +345,8 @@ class Runner:
                     p.kill()
             for p in procs.values():
                 p.wait()
-            for marker in [f for suffix in ("joined", "ready", "based", "go") for f in out.glob(f"node-*.{suffix}")]:
+            for marker in [f for suffix in ("joined", "ready", "based", "go", "flush")
+                           for f in out.glob(f"node-*.{suffix}")]:
                 marker.unlink(missing_ok=True)
         if killed:
             with open(hdir / "env.ndjson", "w", encoding="utf-8") as f:
@@ -319,9 +361,11 @@ class Runner:
                 write_stable_trace(out, run_id, self.n)
         elif STACKS[self.stack].steps:
             write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
-        logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace")[-4000:] for k in procs}
+        logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace") for k in procs}
+        flushes = {m: next((line.split()[1] for line in logs[m].splitlines() if line.startswith("FLUSH ")), "none")
+                   for m in flush_mode}
         return RunResult(str(out), run_id, self.stack, killed, failed, {k: p.pid for k, p in procs.items()},
-                         round(time.monotonic() - t_wall, 2), logs)
+                         round(time.monotonic() - t_wall, 2), {k: v[-4000:] for k, v in logs.items()}, flushes)
 
     @staticmethod
     def _wait_for(marker: Path, deadline: float, proc: subprocess.Popen, what: str) -> None:
@@ -350,12 +394,28 @@ class Runner:
 
 # ---------------------------------------------------------------- white-box traces
 
-def _steps(path: Path) -> list[dict]:
-    """A member's step lines; a partial last line (killed mid-write) is dropped."""
+def _iter_steps(path: Path):
+    """A member's step lines one at a time (a partial last line, killed
+    mid-write, is dropped): a run of 10^5 messages per member writes
+    gigabytes of steps, which are never all in memory."""
     if not path.exists():
-        return []
-    data = path.read_text(encoding="utf-8")
-    return [json.loads(line) for line in data[:data.rfind("\n") + 1].splitlines()]
+        return
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.endswith("\n"):
+                yield json.loads(line)
+
+
+def _by_stamp(path: Path):
+    """A member's steps as (stamp, step), checked to be in stamp order: each
+    step is stamped and written under the member's step lock, so its file is
+    in stamp order and the members' files merge without sorting."""
+    last = None
+    for r in _iter_steps(path):
+        if last is not None and r["ts"] <= last:
+            raise JGroupsError(f"{path}: step stamped {r['ts']} after one stamped {last}")
+        last = r["ts"]
+        yield r["ts"], r
 
 
 def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, quiescent: bool) -> Path:
@@ -364,33 +424,44 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     a send's stamp precedes its receive's), each kill a ``Crash`` at the
     moment the harness killed, each view JGroups installed decided by a
     ``NewView`` just before the first member installs it (the spec's views
-    come from an oracle; JGroups's GMS is that oracle here)."""
+    come from an oracle; JGroups's GMS is that oracle here).  The files are
+    merged as they are read, so the run's size bounds no memory."""
+    import heapq
     from groupcheck.impl import tracefile
-    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
-    recs = [(r.pop("ts"), r) for r in lines if "note" not in r]
-    notes = [r for r in lines if "note" in r]
-    recs += [(int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None}) for m, at in killed_at.items()]
-    recs.sort(key=lambda x: x[0])
-    origin = recs[0][0] if recs else 0
-    impl_version = _impl_version(out)
-    events, decided = [], 1
-    for ts, r in recs:
-        clock = round((ts - origin) / 1e6, 6)
-        if r["name"] == "InstallView" and r["state"]["vid"] > decided:
-            decided = r["state"]["vid"]
-            events.append({"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
-                           "clock": clock})
-        r.pop("view", None)
-        events.append({"kind": "event", **r, "clock": clock})
+    crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
+                     for m, at in killed_at.items())
+    merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
+                         key=lambda x: x[0])
+    notes: list = []                              # JGroups steps that are no spec action (notes.json)
+    seen = {"origin": None, "clock": 0.0}
+
+    def events():
+        decided = 1
+        for ts, r in merged:
+            if "note" in r:
+                notes.append(r)
+                continue
+            seen["origin"] = ts if seen["origin"] is None else seen["origin"]
+            clock = round((ts - seen["origin"]) / 1e6, 6)
+            r.pop("ts", None)
+            if r["name"] == "InstallView" and r["state"]["vid"] > decided:
+                decided = r["state"]["vid"]
+                yield {"kind": "event", "name": "NewView", "nid": None, "params": {"view": r["view"]},
+                       "clock": clock}
+            r.pop("view", None)
+            seen["clock"] = clock
+            yield {"kind": "event", **r, "clock": clock}
+        yield {"kind": "end", "quiescent": quiescent, "clock": seen["clock"]}
+
     head = tracefile.header("sequencer", list(range(1, n + 1)),
                             {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at)}, seed=None,
-                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=impl_version,
+                            faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=_impl_version(out),
                             run_id=run_id)
-    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    path = tracefile.write(out / "traces" / f"{run_id}.ndjson", itertools.chain([head], events()))
     for note in notes:
-        note["clock"] = round((note.pop("ts") - origin) / 1e6, 6)
+        note["clock"] = round((note.pop("ts") - (seen["origin"] or 0)) / 1e6, 6)
     (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
-    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+    return path
 
 
 def _impl_version(out: Path) -> str:
@@ -415,7 +486,7 @@ def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
     same at every member and equal to the sender's own seqno), else no
     behaviour of the spec starts there and the run is an error."""
     from groupcheck.impl import tracefile
-    lines = [r for k in range(1, n + 1) for r in _steps(out / f"node-{k}.steps")]
+    lines = [r for k in range(1, n + 1) for r in _iter_steps(out / f"node-{k}.steps")]
     bases = {r["nid"]: r["base"] for r in lines if "base" in r}
     own = {s: bases.get(int(s), {}).get(s, {}).get("seqno") for s in map(str, range(1, n + 1))}
     bad = [f"member {k} has sender {s} at delivered {b['hd']}, received {b['hr']}, the sender at {own[s]}"

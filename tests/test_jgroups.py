@@ -192,6 +192,10 @@ def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_report
     (["--stack", "sequencer", "--kill", "1@1", "--kill", "2@1", "--kill", "3@1"], "one member must survive"),
     (["--stack", "sequencer", "--senders", "2,x"], "--senders"),
     (["--stack", "sequencer", "--checker", "z3"], "--checker 'z3'"),
+    (["--stack", "sequencer", "--flush", "2@1"], "has no FLUSH"),
+    (["--stack", "flush", "--flush", "2@1:shut"], "--flush '2@1:shut'"),
+    (["--stack", "flush", "--flush", "4@1"], "no member 4"),
+    (["--stack", "flush", "--flush", "2@1", "--flush", "2@3"], "one flush per member"),
 ])
 def test_bad_options_exit_2_with_one_line_and_create_nothing(tmp_path, args, msg):
     out = tmp_path / "never"
@@ -274,3 +278,37 @@ def test_sigterm_ends_every_jvm(tmp_path):
     for pid in pids.values():
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_write_trace_merges_the_members_steps_by_stamp_as_it_reads_them(tmp_path):
+    """The members' step files merge by stamp (each is in stamp order), a
+    kill becomes a Crash at its time and a view a NewView before its first
+    InstallView; a file out of stamp order is an error, not a trace."""
+    def steps(k, rows):
+        (tmp_path / f"node-{k}.steps").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    send = lambda ts, k, q: {"ts": ts, "name": "Send", "nid": k, "msg": {"type": "FORWARD", "sender": k, "seqno": q},
+                             "state": {"sent": q}}
+    view = {"ts": 40, "name": "InstallView", "nid": 2, "state": {"vid": 2, "recv": {}}, "view": [2]}
+    steps(1, [send(10, 1, 1), send(30, 1, 2)])
+    steps(2, [send(20, 2, 1), view, {"ts": 50, "note": "handleSuspect", "nid": 2, "suspected": 1, "to": 2,
+                                     "resent": []}])
+    path = jgroups.write_trace(tmp_path, "r", 2, 2, {1: 35e-6}, quiescent=True)
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r.get("name"), r.get("nid")) for r in recs[1:-1]] == [
+        ("Send", 1), ("Send", 2), ("Send", 1), ("Crash", 1), ("NewView", None), ("InstallView", 2)]
+    assert [r["clock"] for r in recs[1:-1]] == [0.0, 1e-05, 2e-05, 2.5e-05, 3e-05, 3e-05] and recs[-1]["clock"] == 3e-05
+    assert json.loads((tmp_path / "notes.json").read_text())[0]["clock"] == 4e-05
+    steps(1, [send(30, 1, 1), send(10, 1, 2)])
+    with pytest.raises(jgroups.JGroupsError, match="stamped 10 after one stamped 30"):
+        jgroups.write_trace(tmp_path, "r", 2, 2, {}, quiescent=True)
+
+
+def test_shuffle_puts_jgroups_shuffle_right_below_nakack():
+    """SequencerOrderTest's SHUFFLE sits directly below NAKACK, reordering
+    what comes up; without --shuffle there is none."""
+    import xml.etree.ElementTree as ET
+    names = lambda xml: [e.tag.split("}")[-1] for e in ET.fromstring(xml)]
+    stack = jgroups.STACKS["sequencer"]
+    plain, shuffled = names(jgroups.config(1, [1, 2], stack)), names(jgroups.config(1, [1, 2], stack, shuffle=True))
+    assert "SHUFFLE" not in plain
+    assert shuffled.index("SHUFFLE") + 1 == shuffled.index("pbcast.NAKACK") and len(shuffled) == len(plain) + 1

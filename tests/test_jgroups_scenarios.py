@@ -217,3 +217,112 @@ def test_flush_crash_on_the_real_cluster(tmp_path, victim, label):
     assert res.verdict == "ok", res.reason
     assert not ({"FlushEventOrder", "VirtualSynchrony", "Agreement", "Integrity", "NoDuplicates"} & set(bad)), \
         {c: v.text for c, v in bad.items()}
+
+
+# ---------------------------------------------------------------- the same scenarios on JGroups and on our cluster
+# conformance/jgroups_scenarios.py: each JGroups test's assertion, computed
+# from a run's history, so one function judges JGroups's run and ours.
+
+from dataclasses import replace  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from groupcheck.conformance import jgroups, jgroups_scenarios  # noqa: E402
+
+_WHY = jgroups.available()
+
+
+def test_the_failover_assertion_holds_on_a_clean_failover_and_fails_on_a_loss_or_a_reorder():
+    msgs = [(k * 0.002, B, f"b{k}".encode()) for k in range(50)]
+    h, _ = _run(msgs, crashes=((A, 0.05),), seed=0)
+    judge = jgroups_scenarios.failover(B, 50)
+    assert judge(h, {}, Path(".")) == []
+    lost = replace(h, deliveries={**h.deliveries, C: h.deliveries[C][:-1]})
+    assert judge(lost, {}, Path(".")) == [f"member {C} delivered 49 messages, not {B}'s 50"]
+    d = list(h.deliveries[C])
+    d[3], d[4] = d[4], d[3]
+    (why,) = judge(replace(h, deliveries={**h.deliveries, C: d}), {}, Path("."))
+    assert why.startswith(f"members {B} and {C} deliver in different orders from position 4"), why
+    assert judge(h, {"failed": [B]}, Path(".")) == [f"members {[B]} did not finish (a hang)"]
+
+
+def test_the_order_assertion_holds_on_one_total_order_and_fails_on_two():
+    msgs = sorted((k * 0.0007 + t * 0.0001, 1 + t % 3, f"t{t}.{k}".encode()) for t in range(10) for k in range(50))
+    h, _ = _run(msgs)
+    judge = jgroups_scenarios.same_order(500)
+    assert judge(h, {}, Path(".")) == []
+    d = list(h.deliveries[B])
+    d[10], d[11] = d[11], d[10]
+    (why,) = judge(replace(h, deliveries={**h.deliveries, B: d}), {}, Path("."))
+    assert why.startswith(f"members {A} and {B} deliver in different orders from position 11"), why
+
+
+def test_the_flush_assertion_fails_on_a_survivor_left_blocked_or_a_failed_flush():
+    proto = protocols.get("flush")
+    recs, _ = proto.simulate(0, "crash=2@15", dict(proto.default_options))
+    h = history.from_records(history.from_trace(recs))
+    judge = jgroups_scenarios.flush_survives(flusher=1)
+    assert judge(h, {"flushes": {"1": "ok"}}, Path(".")) == []
+    survivor = next(m for m in h.nodes if m not in h.crashed)
+    blocked = replace(h, flush={**h.flush, survivor: h.flush[survivor] + ["b"]})
+    assert judge(blocked, {}, Path(".")) == [f"members {[survivor]} end blocked (a flush never finished)"]
+    assert judge(h, {"flushes": {"1": "failed"}}, Path(".")) == ["member 1's own flush: failed"]
+
+
+def test_the_stable_assertion_reads_the_purges_from_the_trace_and_fails_when_one_falls_short(tmp_path):
+    from groupcheck.impl import sim_stable
+    recs, s = sim_stable.simulate(3, 10, 1, join=False)
+    v2 = tracefile.to_v2(recs, s["constants"], "sim-stable")
+    tracefile.write(tmp_path / "traces" / "t.ndjson", v2)
+    h = history.History.of(s["delivered"], {m: 10 for m in s["delivered"]}, nodes=list(s["delivered"]))
+    assert jgroups_scenarios.all_purged(h, {}, tmp_path) == []
+    # member 3's last purge of sender 1 forged one short of sender 1's last message
+    last = max(i for i, r in enumerate(v2) if r.get("nid") == 3 and "purged" in (r.get("state") or {}))
+    assert v2[last]["state"]["purged"]["1"] == 10
+    v2[last]["state"]["purged"]["1"] = 9
+    tracefile.write(tmp_path / "traces" / "t.ndjson", v2)
+    assert jgroups_scenarios.all_purged(h, {}, tmp_path) == [
+        "member 3 purged sender 1's window to 9, below its last message 10"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_WHY is not None, reason=f"JGroups adapter cannot run: {_WHY}")
+@pytest.mark.parametrize("name,outcome", [("flush-coordinator-crash", "open"), ("flush-participant-crash", "ok")])
+def test_flushtest_on_jgroups_through_the_command(tmp_path, name, outcome):
+    """FlushTest's crashed flush coordinator and crashed participant, on
+    JGroups 2.12 through ``groupcheck jgroups run --flush``: the member's own
+    flush is started (and, for the participant case, succeeds), no member
+    hangs, the survivors' views converge, and the history checks clean."""
+    import json
+    import subprocess
+    import sys
+    sc = jgroups_scenarios.BY_NAME[name]
+    p = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "jgroups", "run", *sc.jgroups, "--json",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=180)
+    r = json.loads(p.stdout)
+    assert r["flushes"] == {"2": outcome}, r["flushes"]
+    (h,) = history.load(history.history_files([tmp_path / "history"]))
+    assert sc.judge(h, r, tmp_path) == []
+    assert r["history"]["verdict"] == "ok" and p.returncode == 0, r["history"]["violations"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_WHY is not None, reason=f"JGroups adapter cannot run: {_WHY}")
+def test_the_scenario_table_runs_sequencerordertest_on_both_targets(tmp_path):
+    """bench/jgroups_scenarios.py end to end on SequencerOrderTest: JGroups
+    (with SHUFFLE) and our cluster each deliver the 501 messages in one order
+    everywhere, and the table says so from the JSON it printed."""
+    import json
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, str(root / "bench" / "jgroups_scenarios.py"), "--only", "sequencer-order",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    out = json.loads(p.stdout)
+    assert [r["target"] for r in out["runs"]] == ["jgroups", "cluster"]
+    for r in out["runs"]:
+        assert r["test_holds"] and r["history"]["verdict"] == "ok" and r["trace"] == "ok", r
+        assert set(r["delivered"].values()) == {501}
+    (tmp_path / "saved.json").write_text(p.stdout)
+    table = subprocess.run([sys.executable, str(root / "bench" / "jgroups_scenarios.py"), "--table",
+                            str(tmp_path / "saved.json")], capture_output=True, text=True, timeout=60).stdout
+    assert table.count("| holds | ok | ok |") == 2, table

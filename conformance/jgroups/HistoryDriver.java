@@ -3,18 +3,21 @@
 // (docs/history-format.md), and a driver that runs one member.
 //
 //   java -cp jgroups.jar:. HistoryDriver <member> <out.ndjson> <marker> <run_id> <config.xml>
-//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|-> <promises>
+//        <members> <messages> <interval_ms> <settle_ms> <protocol> <bound_s> <steps|-> <promises> <flush|->
 //
 // The member joins (then creates <marker>.joined), waits for a view of
 // <members> (then <marker>.ready), multicasts <messages> payloads
-// "gc:<member>:<seq>" every <interval_ms>, waits <settle_ms>, writes the end
-// record and exits.  A watchdog halts the JVM after <bound_s> seconds whatever
-// it is doing, so no member outlives a harness that died without killing it.
+// "gc:<member>:<seq>" every <interval_ms>, waits until it has delivered
+// nothing for <settle_ms>, writes the end record and exits.  A watchdog halts
+// the JVM after <bound_s> seconds whatever it is doing, so no member outlives
+// a harness that died without killing it.
 // Messages are identified by their payload, members by the id in their address.
 // With a <steps> path, the white-box protocols of the stack log its steps there
 // as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer or
 // sequencerflush),
 // NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
+// With <flush> "run" or "open", the member starts a flush of its own when the
+// harness creates <marker>.flush (startFlush).
 import java.io.*;
 import java.util.*;
 import org.jgroups.*;
@@ -30,6 +33,7 @@ public class HistoryDriver {
     static PrintWriter out;
     static int me;
     static boolean closed = false;
+    static volatile long lastDelivery = 0;   // when the member last delivered an application message
     static final long t0 = System.currentTimeMillis();
 
     static synchronized void record(String json) {
@@ -70,7 +74,10 @@ public class HistoryDriver {
             switch (evt.getType()) {
                 case Event.MSG: {
                     String id = idOf((Message) evt.getArg());
-                    if (id != null) event("deliver", "{\"id\":" + id + "}");
+                    if (id != null) {
+                        event("deliver", "{\"id\":" + id + "}");
+                        lastDelivery = System.currentTimeMillis();
+                    }
                     break;
                 }
                 case Event.VIEW_CHANGE: {
@@ -184,6 +191,20 @@ public class HistoryDriver {
         return b.append("}").toString();
     }
 
+    /*
+     * A record's state is a delta (docs/trace-format.md): fwd is logged only when
+     * the step changed it.  It is the forward table whole, so logging it on every
+     * step made each record as long as the messages in flight, and a run without
+     * pauses (thousands in flight) wrote hundreds of megabytes per 10^4 messages.
+     */
+    static String lastFwd = null;
+
+    static String fwdIfChanged(String now) {
+        if (now.equals(lastFwd)) return "";
+        lastFwd = now;
+        return ",\"fwd\":" + now;
+    }
+
     /** SEQUENCER's forward table, as the spec's fwd: the application's messages in it, by the spec's seqno. */
     @SuppressWarnings("unchecked")
     static String fwd(Long plus) throws Exception {
@@ -219,7 +240,7 @@ public class HistoryDriver {
                         long q = Long.parseLong(new String(m.getBuffer()).split(":")[2]);
                         boolean coord = isCoord.getBoolean(sequencer);
                         step(stamp(), "Send", null, msgJson(coord ? "DATA" : "FORWARD", me, q),
-                             "{\"sent\":" + q + ",\"fwd\":" + fwd(coord ? null : q) + "}", null);
+                             "{\"sent\":" + q + fwdIfChanged(fwd(coord ? null : q)) + "}", null);
                     } catch (Exception e) { throw new RuntimeException(e); }
                 }
                 return down_prot.down(evt);
@@ -257,7 +278,8 @@ public class HistoryDriver {
                     Object r = up_prot.up(evt);
                     boolean d = delivered.get() == Boolean.TRUE;
                     step(ts, "RecvData", p, msgJson("DATA", sender, q),
-                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + ",\"fwd\":" + fwd(null) + (fullView ? ",\"recv\":" + recv(view) : "") + "}",
+                         "{\"delivered\":" + (d ? "[[" + sender + "," + q + "]]" : "[]") + fwdIfChanged(fwd(null))
+                         + (fullView ? ",\"recv\":" + recv(view) : "") + "}",
                          null);
                     return r;
                 } catch (RuntimeException e) {
@@ -673,6 +695,7 @@ public class HistoryDriver {
         System.out.println("READY");
         System.out.flush();
         new File(marker + ".ready").createNewFile();
+        if (!args[13].equals("-")) startFlushOnMarker(ch, marker, args[13].equals("open"));
         Thread.sleep(300);
         if (stableSteps) startStable(ch, marker);
         for (int q = 1; q <= messages; q++) {
@@ -683,7 +706,11 @@ public class HistoryDriver {
             }
             Thread.sleep(interval);
         }
-        Thread.sleep(settle);
+        // then until nothing was delivered for <settle_ms>: a member that stopped sending
+        // first (the sequencer's own multicasts need no forward) must not leave while
+        // the others' messages still come
+        long sentAll = System.currentTimeMillis();
+        while (System.currentTimeMillis() - Math.max(sentAll, lastDelivery) < settle) Thread.sleep(20);
         synchronized (HistoryDriver.class) {
             out.println("{\"kind\":\"end\",\"quiescent\":true,\"clock\":" + (System.currentTimeMillis() - t0) / 1000.0 + "}");
             out.flush();
@@ -692,6 +719,36 @@ public class HistoryDriver {
         System.out.println("DONE");
         System.out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    /**
+     * A flush the member starts itself, as FlushTest's members do, once the
+     * harness creates <marker>.flush: "run" is a whole flush (Util.startFlush,
+     * which retries a refused flush up to 4 times, then stopFlush); "open" only
+     * multicasts START_FLUSH and leaves the flush under way (SUSPEND_BUT_FAIL),
+     * so that a kill of this member lands while it is the flush coordinator.
+     * The outcome goes to the member's log as a FLUSH line (Runner.flushes).
+     */
+    static void startFlushOnMarker(JChannel ch, String marker, boolean open) {
+        Thread t = new Thread(() -> {
+            try {
+                File go = new File(marker + ".flush");
+                while (!go.exists()) Thread.sleep(5);
+                if (open) {
+                    ch.down(new Event(Event.SUSPEND_BUT_FAIL));
+                    System.out.println("FLUSH open");
+                } else {
+                    boolean ok = org.jgroups.util.Util.startFlush(ch);
+                    if (ok) ch.stopFlush();
+                    System.out.println("FLUSH " + (ok ? "ok" : "failed"));
+                }
+                System.out.flush();
+            } catch (InterruptedException e) {
+                return;
+            }
+        });
+        t.setDaemon(true);
+        t.start();
     }
 
     // the history checks the stack promises, comma-separated (conformance/jgroups.py promised)
