@@ -108,7 +108,7 @@ def _report(r: dict, as_json: bool, gate: Gate) -> None:
     label = "ok" if ok else "as expected" if code == 0 else "NOT ok"
     print(f"{r['run_id']}: {label}; killed {r['killed'] or 'none'}; "
           f"delivered {h['delivered']}; {r['seconds']} s")
-    if r["flushes"]:
+    if r.get("flushes"):         # only runs with --flush have them
         print("  own flushes: " + ", ".join(f"member {m} {v}" for m, v in sorted(r["flushes"].items())))
     if r["failed"]:
         print(f"  members that did not finish: {r['failed']} (see {r['out']}/node-*.log)")
