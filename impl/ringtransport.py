@@ -12,36 +12,63 @@ layer is it: a sans-I/O layer under the ``Raincore`` layer, events in,
 effects out, no clock of its own.
 
 * ``Send(dest, msg)`` from the ring: the message goes out as
-  ``TMFrame(id, msg)`` (ids count up per node) and waits in ``pending``
-  until ``TMAck(id)`` comes back.  A message equal to one still pending to
-  the same node is not sent twice: the spec's messages in flight are a set
-  (a Starving node's repeated 911).
-* ``TimerFired("retry")``: every pending frame is sent again; one sent
-  ``attempts`` times without an ack is given up, and the ring is told:
-  ``DeliveryFailed(msg)``, an effect (the node hands it to the ring as the
-  event of the same name).  So a node is suspected after ``attempts *
-  interval`` seconds of silence, which is what the failure detector costs.
-* A newer token supersedes the older ones still pending: they are no longer
-  retried and never reported.  Without this a token that was delivered but
-  whose acks were lost before its receiver crashed is reported as not
-  delivered after the newer token has gone round (the Transport Manager
-  cannot tell "not delivered" from "delivered, then crashed"), and the ring
-  re-sends a stale token; the layer drops it by its sequence number, but
-  spec/RaincoreFlush, which has no sequence numbers, cannot (found by the
-  campaign on the lossy network, seeds 27 and 38).  A stale token is never
-  valid ("A token is valid when its sequence number is bigger than the
-  lastToken Sequence number"), so nothing is lost.  Likewise a token taken
-  answers the node's own pending 911s (a joiner's request was granted, a
-  claim is moot): they are dropped, not reported (campaign seeds 46, 157).
-* ``Receive(src, TMFrame)``: always acked (the ack may have been lost); the
-  first copy goes up as ``Up(src, msg)``, a repeat is counted and dropped.
-  ``Receive(src, TMAck)`` ends the wait.
+  ``TMFrame(id, msg)`` (ids count up per node) and waits in ``pending``.
+  A message equal to one still pending to the same node (and not yet
+  confirmed) is not sent twice: the spec's messages in flight are a set (a
+  Starving node's repeated 911).
+* The take handshake.  The receiver does not pass a first copy up: it acks
+  it (``TMAck``) and holds it.  The sender decides, once: on the first ack
+  of a frame it has not given up on it answers ``TMConfirm`` (delivered);
+  on an ack of one it has reported undelivered, ``TMAbort``.  The receiver
+  takes the message (``Up``) on the confirm and answers ``TMTaken``, which
+  ends the sender's wait; on the abort it drops the message and has been
+  suspected (below).  Every repeated ack gets the same answer (``decided``,
+  the last ``DEDUP`` decisions), every repeated confirm another
+  ``TMTaken``.  So of "the receiver takes it" and "the sender reports it
+  undelivered" exactly one happens, as spec/RaincoreFlush assumes: under
+  ``FalseSuspicion`` a node reported unreachable never takes the frame.
+* ``TimerFired("retry")``: every pending frame is sent again (a confirmed
+  one: its ``TMConfirm``); one sent ``attempts`` times without an ack is
+  given up, and the ring is told: ``DeliveryFailed(msg)``, an effect (the
+  node hands it to the ring as the event of the same name).  So a node is
+  suspected after ``attempts * interval`` seconds of silence, which is
+  what the failure detector costs.  A confirmed frame whose ``TMTaken``
+  never comes (its receiver died after its ack) is dropped unreported:
+  the decision was "delivered".  Each held frame is acked again; one held
+  for twice the sender's give-up time without a decision (the sender is
+  dead or cut off) is dropped.
+* ``Suspected(by, msg)``: an effect, out of the stack to the runtime, when
+  a held frame is aborted or dropped undecided: ``by`` has (or may have)
+  reported this node unreachable, so it must stop taking part; on the
+  cluster it leaves (impl/runtime.py, exit status ``SHUNNED``) and comes
+  back, if ever, as a new node (the spec's ``ShunSuspected`` reading).
+* A newer token supersedes the older ones still pending unconfirmed: they
+  are no longer retried and never reported (a late ack of one is
+  confirmed).  Without this a token whose acks were all lost before its
+  receiver crashed is reported as not delivered after the newer token has
+  gone round, and the ring re-sends a stale token; the layer drops it by
+  its sequence number, but spec/RaincoreFlush, which has no sequence
+  numbers, cannot (found by the campaign on the lossy network, seeds 27
+  and 38).  A stale token is never valid ("A token is valid when its
+  sequence number is bigger than the lastToken Sequence number"), so
+  nothing is lost.  Likewise a token taken answers the node's own pending
+  911s (a joiner's request was granted, a claim is moot): they are
+  dropped, not reported (campaign seeds 46, 157).
 
 Limits, said plainly: a node that is alive but silent for the whole
-time-out (overloaded, a partition) is reported as failed, which the spec's
-TokenDeliveryFailure forbids (its guard: the destination is down); a trace
-replay then shows the run nonconforming at that step.  The wire format of
-the two frames is at the end of this module (codec types 32 and 33).
+time-out (paused, overloaded, a partition) is still reported as failed;
+the handshake only makes that verdict final, so the run stays within the
+spec's ``FalseSuspicion`` (the node never takes the frame; it leaves),
+and what the history then shows is docs/raincore.md's finding on a false
+suspicion unless ``ShunSuspected`` is declared.  The price is two more
+datagrams per hop (confirm and taken: four in all, against frame and
+ack) and a round trip more before the receiver takes the token; the
+sender's wait now also ends only with ``TMTaken``, so a kill at a safe
+point (impl/runtime.py ``ring_safe``) waits for it, and for any frame the
+node holds undecided.  A sender that dies between its confirm and the
+receiver's take loses the message (a token: the lossy ring regenerates
+it, the abstraction's kill never lands there).  The wire format of the
+frames is in impl/stacks/raincoreflush.py (codec types 32 to 36).
 """
 
 from __future__ import annotations

@@ -115,15 +115,17 @@ def ring_safe(stack, lossy: bool = False) -> bool:
     and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost).
     Over the lossy ring (``lossy``: the spec's LossyRing) only the last: the
     ring's own state no longer matters, the holder may die with its token.
-    In both, no frame held for its sender's decision (impl/ringtransport.py:
-    acked but not taken, the sender would count it delivered)."""
+    In both, the Transport Manager's handshakes done (impl/ringtransport.py):
+    no frame held for its sender's decision (the sender would count it
+    delivered), none of its own undecided or untaken (its receiver would
+    wait for a decision in vain and take itself for suspected)."""
     from .flush import ViewMsg
     ring, tm = stack.ring, stack.ring_part.layer("tm")
     rel = stack.fstack.layer("reliable")
     views = any(isinstance(b, ViewMsg) for u in (*rel.unacked.values(), *rel.pending.values()) for b in
                 (u.values() if isinstance(u, dict) else u))
     if lossy:
-        return ring.status == "Up" and not tm.held and not views
+        return ring.status == "Up" and not tm.pending and not tm.held and not views
     return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not tm.held
             and not ring.newNodes and not views)
 
