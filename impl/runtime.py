@@ -278,6 +278,7 @@ class Node(asyncio.DatagramProtocol):
         self.transport: Optional[asyncio.DatagramTransport] = None
         self.loop = asyncio.get_event_loop()
         self.done = asyncio.Event()
+        self.workload: Optional[asyncio.Task] = None
         self.started = False
         self.freezing = self.frozen = False     # FLUSH over the ring: a kill waits for a safe point
         self.freeze_eating = False              # ... and, asked so, for the node to hold the token
@@ -443,7 +444,7 @@ class Node(asyncio.DatagramProtocol):
                 from .raincore import Join, Start
                 # a node outside the first ring asks in (its 911 to the ring)
                 self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())
-            self.loop.create_task(self._workload())
+            self.workload = self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True
             self.freeze_eating = cmd.get("when") == "eating"
@@ -490,6 +491,11 @@ class Node(asyncio.DatagramProtocol):
         reporter = self.loop.create_task(self._reports())
         await self.done.wait()
         reporter.cancel()
+        if self.workload is not None and not self.workload.done():
+            # a node that leaves mid-workload (SHUNNED): its sender ends with it,
+            # not as a task destroyed pending (which fail_stop would count)
+            self.workload.cancel()
+            await asyncio.gather(self.workload, return_exceptions=True)
         self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stats())
         self._cancel_timers()
         self.writer.close()
