@@ -65,9 +65,10 @@ datagrams per hop (confirm and taken: four in all, against frame and
 ack) and a round trip more before the receiver takes the token; the
 sender's wait now also ends only with ``TMTaken``, so a kill at a safe
 point (impl/runtime.py ``ring_safe``) waits for it, and for any frame the
-node holds undecided.  A sender that dies between its confirm and the
-receiver's take loses the message (a token: the lossy ring regenerates
-it, the abstraction's kill never lands there).  The wire format of the
+node holds undecided.  A sender that dies mid-handshake (a real crash,
+never a kill at a safe point) before its receiver has a decision loses
+the message (a token: the lossy ring regenerates it) and its receiver,
+which leaves as suspected after twice the give-up time.  The wire format of the
 frames is in impl/stacks/raincoreflush.py (codec types 32 to 36).
 """
 
