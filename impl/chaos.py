@@ -142,9 +142,13 @@ class ChaosRunner(Runner):
         self.done: list[dict] = []          # what each action became
         if any(a.when for a in plan) and not self.lossy_ring:
             raise ClusterError("a kill of the token's holder needs --lossy-ring (the abstraction never kills it)")
-        # the header's crash bound: every kill of the plan may land; its joiners' ids
-        self.crash_bound = sum(a.action == "kill" for a in plan)
+        # the header's crash bound: every kill of the plan may land, and where a
+        # pause outlasts the ring's failure detector every node but one may be
+        # suspected and leave (impl/runtime.py SHUNNED); its joiners' ids
         self.joiners = sum(a.action == "join" for a in plan)
+        detector = suspicion_after(protocol, self.lossy_ring)
+        shuns = detector is not None and any(a.action == "pause" and a.seconds > detector for a in plan)
+        self.crash_bound = nodes + self.joiners - 1 if shuns else sum(a.action == "kill" for a in plan)
         if self.joiners and not self.run_as.joins:
             raise ClusterError(f"a node joins only over the ring ({protocol} has no join)")
         self.env_faults = {"chaos": {"seed": seed, "actions": [asdict(a) for a in plan]}}
@@ -170,6 +174,7 @@ class ChaosRunner(Runner):
         for act in self.plan:
             while time.monotonic() < t0 + act.at:
                 self._poll(min(t0 + act.at, time.monotonic() + 0.05))
+                self._reap(killed, t0)
             live = [m for m in (*members, *self.joined) if m not in killed]
             nid = self._resolve(act.target, live)
             row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import auth, protocols, tracefile
-from .runtime import CONTROL, HOST, RUNNER, frame, unframe
+from .runtime import CONTROL, HOST, RUNNER, SHUNNED, frame, unframe
 
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 # --hog: one busy loop per core beside the nodes.  Each also ends itself once its
@@ -96,6 +96,7 @@ class Result:
     # TLC trace validation of the merged trace (checker tlc or both): conformance/tlctrace.py's
     # verdict as JSON, and with both whether it agrees with the model replay's
     tlc: Optional[dict] = None
+    shunned: list = field(default_factory=list)    # of ``killed``, the nodes that left, suspected by their ring
 
     @property
     def ok(self) -> bool:
@@ -191,6 +192,7 @@ class Runner:
         self.procs: dict[int, subprocess.Popen] = {}
         self.hogs: list[subprocess.Popen] = []
         self.status: dict[int, dict] = {}
+        self.shunned: list[int] = []           # nodes that left on their own (impl/runtime.py SHUNNED)
         self.stopped: dict[int, dict] = {}
 
     # -- the control channel ----------------------------------------------------------
@@ -357,6 +359,8 @@ class Runner:
         self._send(nid, {"cmd": "freeze", **({"when": "eating"} if eating else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
+            if self.procs[nid].poll() == SHUNNED:
+                return                   # it has left on its own (suspected): the kill finds it gone
             self._poll(min(until, time.monotonic() + 0.05))
         if not self.status.get(nid, {}).get("frozen"):
             raise ClusterError(f"node {nid} did not reach a point where it may crash within {FREEZE_WAIT} s "
@@ -390,16 +394,26 @@ class Runner:
             for m in live:
                 self._send(m, {"cmd": "suspect", "member": nid})
 
+    def _reap(self, killed: list, t0: float) -> None:
+        """A node its ring suspected has left (exit status SHUNNED,
+        impl/runtime.py): its crash, as if killed; any other exit is an error."""
+        for m in [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]:
+            if self.procs[m].poll() is None:
+                continue
+            if self.procs[m].returncode != SHUNNED:
+                raise ClusterError(f"node {m} died, exit status {self.procs[m].returncode} "
+                                   f"(see {self.out}/node-{m}.log)")
+            self.log(f"node {m} left, suspected by its ring")
+            self.shunned.append(m)
+            self._crashed(m, list(range(1, self.n + 1)), killed, t0)
+
     def _quiesce(self, t0: float, killed: list) -> bool:
-        live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
         deadline = t0 + self.timeout
         stable_since, last = None, None
         while time.monotonic() < deadline:
             self._poll(time.monotonic() + 0.1)
-            for m in live:
-                if self.procs[m].poll() is not None:
-                    raise ClusterError(f"node {m} died, exit status {self.procs[m].returncode} "
-                                       f"(see {self.out}/node-{m}.log)")
+            self._reap(killed, t0)
+            live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
             reps = [self.status.get(m, {}) for m in live]
             now = tuple(r.get("delivered") for r in reps)
             if all(r.get("idle") for r in reps):
@@ -445,7 +459,7 @@ class Runner:
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
                       finding=rep.finding,
-                      tlc=tlc)
+                      tlc=tlc, shunned=list(self.shunned))
 
 
 def serve_main(out: str) -> int:

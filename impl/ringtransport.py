@@ -12,36 +12,64 @@ layer is it: a sans-I/O layer under the ``Raincore`` layer, events in,
 effects out, no clock of its own.
 
 * ``Send(dest, msg)`` from the ring: the message goes out as
-  ``TMFrame(id, msg)`` (ids count up per node) and waits in ``pending``
-  until ``TMAck(id)`` comes back.  A message equal to one still pending to
-  the same node is not sent twice: the spec's messages in flight are a set
-  (a Starving node's repeated 911).
-* ``TimerFired("retry")``: every pending frame is sent again; one sent
-  ``attempts`` times without an ack is given up, and the ring is told:
-  ``DeliveryFailed(msg)``, an effect (the node hands it to the ring as the
-  event of the same name).  So a node is suspected after ``attempts *
-  interval`` seconds of silence, which is what the failure detector costs.
-* A newer token supersedes the older ones still pending: they are no longer
-  retried and never reported.  Without this a token that was delivered but
-  whose acks were lost before its receiver crashed is reported as not
-  delivered after the newer token has gone round (the Transport Manager
-  cannot tell "not delivered" from "delivered, then crashed"), and the ring
-  re-sends a stale token; the layer drops it by its sequence number, but
-  spec/RaincoreFlush, which has no sequence numbers, cannot (found by the
-  campaign on the lossy network, seeds 27 and 38).  A stale token is never
-  valid ("A token is valid when its sequence number is bigger than the
-  lastToken Sequence number"), so nothing is lost.  Likewise a token taken
-  answers the node's own pending 911s (a joiner's request was granted, a
-  claim is moot): they are dropped, not reported (campaign seeds 46, 157).
-* ``Receive(src, TMFrame)``: always acked (the ack may have been lost); the
-  first copy goes up as ``Up(src, msg)``, a repeat is counted and dropped.
-  ``Receive(src, TMAck)`` ends the wait.
+  ``TMFrame(id, msg)`` (ids count up per node) and waits in ``pending``.
+  A message equal to one still pending to the same node (and not yet
+  confirmed) is not sent twice: the spec's messages in flight are a set (a
+  Starving node's repeated 911).
+* The take handshake.  The receiver does not pass a first copy up: it acks
+  it (``TMAck``) and holds it.  The sender decides, once: on the first ack
+  of a frame it has not given up on it answers ``TMConfirm`` (delivered);
+  on an ack of one it has reported undelivered, ``TMAbort``.  The receiver
+  takes the message (``Up``) on the confirm and answers ``TMTaken``, which
+  ends the sender's wait; on the abort it drops the message and has been
+  suspected (below).  Every repeated ack gets the same answer (``decided``,
+  the last ``DEDUP`` decisions), every repeated confirm another
+  ``TMTaken``.  So of "the receiver takes it" and "the sender reports it
+  undelivered" exactly one happens, as spec/RaincoreFlush assumes: under
+  ``FalseSuspicion`` a node reported unreachable never takes the frame.
+* ``TimerFired("retry")``: every pending frame is sent again (a confirmed
+  one: its ``TMConfirm``); one sent ``attempts`` times without an ack is
+  given up, and the ring is told: ``DeliveryFailed(msg)``, an effect (the
+  node hands it to the ring as the event of the same name).  So a node is
+  suspected after ``attempts * interval`` seconds of silence, which is
+  what the failure detector costs.  A confirmed frame whose ``TMTaken``
+  never comes (its receiver died after its ack) is dropped unreported:
+  the decision was "delivered".  Each held frame is acked again; one held
+  for twice the sender's give-up time without a decision (the sender is
+  dead or cut off) is dropped.
+* ``Suspected(by, msg)``: an effect, out of the stack to the runtime, when
+  a held frame is aborted or dropped undecided: ``by`` has (or may have)
+  reported this node unreachable, so it must stop taking part; on the
+  cluster it leaves (impl/runtime.py, exit status ``SHUNNED``) and comes
+  back, if ever, as a new node (the spec's ``ShunSuspected`` reading).
+* A newer token supersedes the older ones still pending unconfirmed: they
+  are no longer retried and never reported (a late ack of one is
+  confirmed).  Without this a token whose acks were all lost before its
+  receiver crashed is reported as not delivered after the newer token has
+  gone round, and the ring re-sends a stale token; the layer drops it by
+  its sequence number, but spec/RaincoreFlush, which has no sequence
+  numbers, cannot (found by the campaign on the lossy network, seeds 27
+  and 38).  A stale token is never valid ("A token is valid when its
+  sequence number is bigger than the lastToken Sequence number"), so
+  nothing is lost.  Likewise a token taken answers the node's own pending
+  911s (a joiner's request was granted, a claim is moot): they are
+  dropped, not reported (campaign seeds 46, 157).
 
 Limits, said plainly: a node that is alive but silent for the whole
-time-out (overloaded, a partition) is reported as failed, which the spec's
-TokenDeliveryFailure forbids (its guard: the destination is down); a trace
-replay then shows the run nonconforming at that step.  The wire format of
-the two frames is at the end of this module (codec types 32 and 33).
+time-out (paused, overloaded, a partition) is still reported as failed;
+the handshake only makes that verdict final, so the run stays within the
+spec's ``FalseSuspicion`` (the node never takes the frame; it leaves),
+and what the history then shows is docs/raincore.md's finding on a false
+suspicion unless ``ShunSuspected`` is declared.  The price is two more
+datagrams per hop (confirm and taken: four in all, against frame and
+ack) and a round trip more before the receiver takes the token; the
+sender's wait now also ends only with ``TMTaken``, so a kill at a safe
+point (impl/runtime.py ``ring_safe``) waits for it, and for any frame the
+node holds undecided.  A sender that dies mid-handshake (a real crash,
+never a kill at a safe point) before its receiver has a decision loses
+the message (a token: the lossy ring regenerates it) and its receiver,
+which leaves as suspected after twice the give-up time.  The wire format of the
+frames is in impl/stacks/raincoreflush.py (codec types 32 to 36).
 """
 
 from __future__ import annotations
@@ -53,7 +81,7 @@ from .layer import bump
 from .raincore import DeliveryFailed, Msg911, TokenMsg
 
 TIMER = "retry"
-DEDUP = 4096                  # ids remembered per sender (older repeats are dropped by the window)
+DEDUP = 4096                  # ids remembered per sender, and decisions remembered (older ones are forgotten)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +92,34 @@ class TMFrame:
 
 @dataclass(frozen=True, slots=True)
 class TMAck:
+    """The receiver holds frame ``id`` and asks the sender's decision."""
     id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TMConfirm:
+    """The sender's decision: take frame ``id``."""
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TMAbort:
+    """The sender's decision: frame ``id`` was reported undelivered; drop it."""
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TMTaken:
+    """The receiver took frame ``id``: the sender's wait ends."""
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Suspected:
+    """An effect: ``by`` has reported this node unreachable (its frame ``msg``
+    was aborted, or no decision came); the node must stop taking part."""
+    by: int
+    msg: object
 
 
 class TransportManager:
@@ -76,64 +131,132 @@ class TransportManager:
         self.nid, self.interval, self.attempts = nid, interval, attempts
         self.next_id = 0
         self.pending: dict[int, list] = {}         # id -> [dest, msg, times sent]
-        self.seen: dict[int, set[int]] = {}        # src -> ids taken
+        self.confirmed: set[int] = set()           # ids of pending frames confirmed, waiting for TMTaken
+        self.decided: dict[int, bool] = {}         # id -> confirmed (True) or aborted (False), oldest first
+        # receiver
+        self.held: dict[tuple[int, int], list] = {}   # (src, id) -> [msg, times acked]: waiting for the decision
+        self.seen: dict[int, set[int]] = {}        # src -> ids received
         self.low: dict[int, int] = {}              # src -> ids below this are old
         self.armed = False
         self.stats: dict[str, int] = {}
 
+    def _decide(self, i: int, confirmed: bool) -> None:
+        self.decided[i] = confirmed
+        if len(self.decided) > DEDUP:
+            del self.decided[next(iter(self.decided))]
+
+    def _drop_unconfirmed(self, which) -> None:
+        """Pending frames no longer worth sending (``which(msg)``): not
+        retried, never reported; a late ack of one is confirmed."""
+        for i in [i for i, (_, m, _) in self.pending.items() if i not in self.confirmed and which(m)]:
+            del self.pending[i]
+            self._decide(i, True)
+            bump(self.stats, "superseded")
+
     def handle(self, event, now: float) -> list[Effect]:
         out: list[Effect] = []
+        msg = event.msg if isinstance(event, (Send, Receive)) else None
         if isinstance(event, Send):
-            if isinstance(event.msg, TokenMsg):
+            if isinstance(msg, TokenMsg):
                 # a newer token supersedes every older one still waiting for its ack
-                for i in [i for i, (_, m, _) in self.pending.items()
-                          if isinstance(m, TokenMsg) and m.seq < event.msg.seq]:
-                    del self.pending[i]
-                    bump(self.stats, "superseded")
-            if any(d == event.dest and m == event.msg for d, m, _ in self.pending.values()):
+                self._drop_unconfirmed(lambda m: isinstance(m, TokenMsg) and m.seq < msg.seq)
+            if any(d == event.dest and m == msg and i not in self.confirmed
+                   for i, (d, m, _) in self.pending.items()):
                 bump(self.stats, "coalesced")
             else:
                 self.next_id += 1
-                self.pending[self.next_id] = [event.dest, event.msg, 1]
-                out.append(Send(event.dest, TMFrame(self.next_id, event.msg)))
-        elif isinstance(event, Receive) and isinstance(event.msg, TMAck):
-            if self.pending.pop(event.msg.id, None) is None:
+                self.pending[self.next_id] = [event.dest, msg, 1]
+                out.append(Send(event.dest, TMFrame(self.next_id, msg)))
+        elif isinstance(msg, TMAck):
+            entry = self.pending.get(msg.id)
+            if entry is not None and msg.id not in self.confirmed:
+                # the first ack before the give-up: delivered, final
+                entry[2] = 1
+                self.confirmed.add(msg.id)
+                self._decide(msg.id, True)
+                bump(self.stats, "confirmed")
+            if msg.id in self.decided:
+                # the decision, again if the receiver asks again (its copy was lost)
+                out.append(Send(event.src, (TMConfirm if self.decided[msg.id] else TMAbort)(msg.id)))
+                bump(self.stats, "aborted" if not self.decided[msg.id] else "answered")
+            else:
                 bump(self.stats, "stale_acks")
-        elif isinstance(event, Receive) and isinstance(event.msg, TMFrame):
-            src, i = event.src, event.msg.id
-            out.append(Send(src, TMAck(i)))
+        elif isinstance(msg, TMTaken):
+            if self.pending.pop(msg.id, None) is None:
+                bump(self.stats, "stale_taken")
+            self.confirmed.discard(msg.id)
+        elif isinstance(msg, TMFrame):
+            src, i = event.src, msg.id
             seen = self.seen.setdefault(src, set())
-            if i in seen or i < self.low.get(src, 0):
+            if (src, i) in self.held:
+                out.append(Send(src, TMAck(i)))           # a retransmission: our ack was lost
                 bump(self.stats, "duplicates")
+            elif i in seen or i < self.low.get(src, 0):
+                bump(self.stats, "duplicates")            # decided already: the sender has our ack
             else:
                 seen.add(i)
                 if len(seen) > DEDUP:
                     self.low[src] = min(seen)
                     seen.discard(self.low[src])
-                if isinstance(event.msg.msg, TokenMsg):
+                self.held[(src, i)] = [msg.msg, 1]
+                out.append(Send(src, TMAck(i)))
+        elif isinstance(msg, TMConfirm):
+            src, i = event.src, msg.id
+            held = self.held.pop((src, i), None)
+            if held is not None or i in self.seen.get(src, ()):
+                out.append(Send(src, TMTaken(i)))         # again if our first TMTaken was lost
+            if held is None:
+                bump(self.stats, "stale_decisions")
+            else:
+                if isinstance(held[0], TokenMsg):
                     # a token reached this node: its own 911s (a join request, a
                     # claim to regenerate) are answered; one delivered whose ack
                     # was lost must not come back as a failure
-                    for k in [k for k, (_, m, _) in self.pending.items()
-                              if isinstance(m, Msg911) and m.orig == self.nid]:
-                        del self.pending[k]
-                        bump(self.stats, "superseded")
-                out.append(Up(src, event.msg.msg))
+                    self._drop_unconfirmed(lambda m: isinstance(m, Msg911) and m.orig == self.nid)
+                out.append(Up(src, held[0]))
+        elif isinstance(msg, TMAbort):
+            held = self.held.pop((event.src, msg.id), None)
+            if held is None:
+                bump(self.stats, "stale_decisions")
+            else:
+                bump(self.stats, "suspected")
+                out.append(Suspected(event.src, held[0]))
         elif isinstance(event, TimerFired) and event.name == TIMER:
             self.armed = False
-            for i, entry in list(self.pending.items()):
-                dest, msg, sent = entry
-                if sent >= self.attempts:
-                    del self.pending[i]
-                    bump(self.stats, "delivery_failures")
-                    out.append(DeliveryFailed(msg))
-                else:
-                    entry[2] += 1
-                    bump(self.stats, "retransmitted")
-                    out.append(Send(dest, TMFrame(i, msg)))
+            self._retry(out)
         else:
             bump(self.stats, "unknown_event")
-        if self.pending and not self.armed:
+        if (self.pending or self.held) and not self.armed:
             self.armed = True
             out.append(SetTimer(TIMER, now + self.interval))
         return out
+
+    def _retry(self, out: list) -> None:
+        for i, entry in list(self.pending.items()):
+            dest, msg, sent = entry
+            confirmed = i in self.confirmed
+            if sent < self.attempts:
+                entry[2] += 1
+                bump(self.stats, "retransmitted")
+                out.append(Send(dest, TMConfirm(i) if confirmed else TMFrame(i, msg)))
+                continue
+            del self.pending[i]
+            self.confirmed.discard(i)
+            if confirmed:
+                bump(self.stats, "untaken")           # the receiver died after its ack: nothing to report
+            else:
+                self._decide(i, False)
+                bump(self.stats, "delivery_failures")
+                out.append(DeliveryFailed(msg))
+        for key, entry in list(self.held.items()):
+            # twice the sender's give-up time: a live sender has answered by then
+            if entry[1] < 2 * self.attempts:
+                entry[1] += 1
+                bump(self.stats, "reacked")
+                out.append(Send(key[0], TMAck(key[1])))
+            else:
+                # no decision: the sender is dead, or cut off from us (its abort
+                # lost); either way the frame may not be taken
+                del self.held[key]
+                bump(self.stats, "suspected")
+                out.append(Suspected(key[0], entry[0]))

@@ -63,6 +63,7 @@ from . import auth, protocols, tracefile
 from .engine import Engine
 from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
+from .ringtransport import Suspected
 
 HOST = "127.0.0.1"
 RUNNER = 0                       # the runner's sender id on the wire
@@ -73,6 +74,7 @@ BACKPRESSURE_POLL = 0.001        # seconds a blocked sender waits before it look
 ACK_EVERY = 16                   # frames per cumulative Ack on the real network (impl/reliable.py)
 MAX_BACKLOG = 256                # frames held or queued before the sender waits: bounds its latency
 SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
+SHUNNED = 5                      # exit status of a node its ring has suspected (impl/ringtransport.py)
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -112,16 +114,20 @@ def ring_safe(stack, lossy: bool = False) -> bool:
     request queued (the abstraction has no Starving time-out to ask again),
     and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost).
     Over the lossy ring (``lossy``: the spec's LossyRing) only the last: the
-    ring's own state no longer matters, the holder may die with its token."""
+    ring's own state no longer matters, the holder may die with its token.
+    In both, the Transport Manager's handshakes done (impl/ringtransport.py):
+    no frame held for its sender's decision (the sender would count it
+    delivered), none of its own undecided or untaken (its receiver would
+    wait for a decision in vain and take itself for suspected)."""
     from .flush import ViewMsg
     ring, tm = stack.ring, stack.ring_part.layer("tm")
     rel = stack.fstack.layer("reliable")
     views = any(isinstance(b, ViewMsg) for u in (*rel.unacked.values(), *rel.pending.values()) for b in
                 (u.values() if isinstance(u, dict) else u))
     if lossy:
-        return ring.status == "Up" and not views
-    return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not ring.newNodes
-            and not views)
+        return ring.status == "Up" and not tm.pending and not tm.held and not views
+    return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not tm.held
+            and not ring.newNodes and not views)
 
 
 def idle(stack) -> bool:
@@ -272,9 +278,11 @@ class Node(asyncio.DatagramProtocol):
         self.transport: Optional[asyncio.DatagramTransport] = None
         self.loop = asyncio.get_event_loop()
         self.done = asyncio.Event()
+        self.workload: Optional[asyncio.Task] = None
         self.started = False
         self.freezing = self.frozen = False     # FLUSH over the ring: a kill waits for a safe point
         self.freeze_eating = False              # ... and, asked so, for the node to hold the token
+        self.shunned = False                    # the ring suspected this node: it has left
 
     # -- time ----------------------------------------------------------------
     @property
@@ -382,6 +390,19 @@ class Node(asyncio.DatagramProtocol):
     def _deliver(self, nid: int, eff) -> None:
         if isinstance(eff, Deliver):
             self.delivered += 1
+        elif isinstance(eff, Suspected) and not self.shunned:
+            self._shun(eff)
+
+    def _shun(self, eff) -> None:
+        """The ring has suspected this node (seed 004's failure detector, made
+        final by the Transport Manager): it takes no further step and exits
+        with SHUNNED, which the runner takes as its crash; it comes back, if
+        ever, as a new node (spec/RaincoreFlush's ShunSuspected)."""
+        self.shunned = self.frozen = True
+        self._cancel_timers()
+        print(f"node {self.nid}: suspected by node {eff.by} (its {type(eff.msg).__name__} not taken): leaving",
+              file=sys.stderr, flush=True)
+        self.done.set()
 
     def _may_freeze(self) -> bool:
         return ring_safe(self.stack, self.lossy) and (not self.freeze_eating or self.stack.ring.tokenState == "Eating")
@@ -423,7 +444,7 @@ class Node(asyncio.DatagramProtocol):
                 from .raincore import Join, Start
                 # a node outside the first ring asks in (its 911 to the ring)
                 self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())
-            self.loop.create_task(self._workload())
+            self.workload = self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
             self.freezing = True
             self.freeze_eating = cmd.get("when") == "eating"
@@ -470,6 +491,11 @@ class Node(asyncio.DatagramProtocol):
         reporter = self.loop.create_task(self._reports())
         await self.done.wait()
         reporter.cancel()
+        if self.workload is not None and not self.workload.done():
+            # a node that leaves mid-workload (SHUNNED): its sender ends with it,
+            # not as a task destroyed pending (which fail_stop would count)
+            self.workload.cancel()
+            await asyncio.gather(self.workload, return_exceptions=True)
         self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stats())
         self._cancel_timers()
         self.writer.close()
@@ -529,7 +555,7 @@ def run_node(config_path: str) -> int:
         loop.add_signal_handler(sig, node.done.set)
     loop.run_until_complete(node.serve())
     loop.close()
-    return 4 if failed else 0
+    return 4 if failed else SHUNNED if node.shunned else 0
 
 
 if __name__ == "__main__":

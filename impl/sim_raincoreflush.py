@@ -172,8 +172,9 @@ class RingFlushSimulator(RaincoreSimulator):
             # is the spec's LateFailure)
             return ring.status == "Up" and f.is_member and others
         tm = self.nodes[p].ring_part.layer("tm") if isinstance(self.nodes[p].ring_part, RingStack) else None
-        own_token = (any(isinstance(m, TokenMsg) for _, m, _ in tm.pending.values()) if tm is not None
-                     else any(self.inflight.get(d) == p for d in self.token_sent))
+        # (or a frame p acked and waits to be told to take: its sender counts it delivered)
+        own_token = (any(isinstance(m, TokenMsg) for _, m, _ in tm.pending.values()) or bool(tm.held)
+                     if tm is not None else any(self.inflight.get(d) == p for d in self.token_sent))
         # and not while p holds a queued join request: the abstraction has no
         # StarvingTimeout, so a joiner whose 911 died with p would never ask
         # again (the layer does ask again: seed 004's Starving timeout)

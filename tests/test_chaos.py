@@ -87,6 +87,42 @@ def test_a_rejoin_is_a_new_node_after_a_kill():
     assert not any(a.action == "join" for s in range(50) for a in schedule(s, 30.0, 3))
 
 
+def test_a_node_its_ring_suspected_leaves_as_a_crash_and_any_other_exit_is_an_error(tmp_path, monkeypatch):
+    """impl/runtime.py's SHUNNED exit is the node's crash (its Crash record,
+    as a kill's); any other exit of a node stops the run."""
+    import subprocess
+    import sys
+    from groupcheck.impl.cluster import ClusterError, Runner
+    from groupcheck.impl.runtime import SHUNNED
+    runner = Runner("raincoreflush", 3, 1, [], tmp_path, log=lambda s: None)
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    runner.procs = {1: subprocess.Popen(sleep), 2: subprocess.Popen([sys.executable, "-c", f"exit({SHUNNED})"]),
+                    3: subprocess.Popen(sleep)}
+    monkeypatch.setattr(runner, "_crashed", lambda nid, members, killed, t0: killed.append(nid))
+    try:
+        runner.procs[2].wait()
+        killed: list = []
+        runner._reap(killed, 0.0)
+        assert killed == [2] and runner.shunned == [2]
+        runner.procs[3].kill()
+        runner.procs[3].wait()
+        with pytest.raises(ClusterError, match="node 3 died"):
+            runner._reap(killed, 0.0)
+    finally:
+        for p in runner.procs.values():
+            p.kill()
+            p.wait()
+
+
+def test_a_suspected_node_stops_and_exits_shunned(tmp_path):
+    from groupcheck.impl.raincore import TokenMsg
+    from groupcheck.impl.ringtransport import Suspected
+    from groupcheck.impl.runtime import offline_node
+    node = offline_node(tmp_path, b"k" * 32)
+    node._deliver(2, Suspected(1, TokenMsg(5, (1, 2, 3), 1, 2, 1)))
+    assert node.shunned and node.frozen and node.done.is_set()
+
+
 def test_what_a_stack_cannot_do_is_refused(tmp_path):
     from groupcheck.impl.chaos import ChaosRunner
     from groupcheck.impl.cluster import ClusterError
@@ -326,7 +362,9 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     assert [{k: d[k] for k in asdict(plan[0])} for d in done] == [asdict(a) for a in plan]
     assert all(d["started"] >= d["at"] and ("skipped" in d or d["ended"] >= d["started"] + d["seconds"])
                for d in done)
-    assert res["killed"] == [d["node"] for d in done if d["action"] == "kill" and "skipped" not in d]
+    # killed: the schedule's kills, and the nodes their ring suspected, which left on their own
+    assert [n for n in res["killed"] if n not in res["shunned"]] == [
+        d["node"] for d in done if d["action"] == "kill" and "skipped" not in d]
     assert sorted(int(n) for n in info_pids(out)) == [1, 2, 3] + [a.target for a in plan if a.action == "join"]
     env = [json.loads(x) for x in (out / "traces" / "env.ndjson").read_text().splitlines()]
     assert [e["nid"] for e in env if e.get("name") == "Crash"] == res["killed"]

@@ -1,7 +1,7 @@
 """The Raincore Transport Manager on a lossy network (impl/ringtransport.py):
 reliable unicast of the ring's messages and the failure detector of seed
-004, and the composed stack running on it (impl/sim_raincoreflush.py with
-``tm=True``)."""
+004 made final by the take handshake, and the composed stack running on it
+(impl/sim_raincoreflush.py with ``tm=True``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from groupcheck.impl import codec
 from groupcheck.impl.engine import Engine
 from groupcheck.impl.events import Receive, Send, TimerFired, Up
 from groupcheck.impl.raincore import DeliveryFailed, Msg911, TokenMsg
-from groupcheck.impl.ringtransport import TIMER, TMAck, TMFrame, TransportManager
-from groupcheck.impl.stacks import raincoreflush as stacks  # noqa: F401  (registers codec 32, 33)
+from groupcheck.impl.ringtransport import (DEDUP, TIMER, Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken,
+                                           TransportManager)
+from groupcheck.impl.stacks import raincoreflush as stacks  # noqa: F401  (registers codec 32-36)
 
 TOKEN = TokenMsg(5, (1, 2, 3), 1, 2, 1)
 
@@ -31,11 +32,14 @@ class Link:
     def __init__(self, seed: int, loss: float, dup: float, down: bool = False) -> None:
         self.rng = random.Random(seed)
         self.loss, self.dup, self.down = loss, dup, down
+        self.paused = False            # node 2 stopped: what reaches it waits in ``queued``
+        self.queued: list = []
         self.tm = {1: TransportManager(1), 2: TransportManager(2)}
         self.engine = Engine(self.tm, self, lambda record: None, self._deliver)
         self.wire: list = []
         self.up: dict[int, list] = {1: [], 2: []}
         self.failed: list = []
+        self.suspected: list = []
         self.timer = {1: False, 2: False}
 
     def run(self, node: int, event) -> None:
@@ -56,16 +60,20 @@ class Link:
             self.up[node].append(eff.msg)
         elif isinstance(eff, DeliveryFailed):
             self.failed.append(eff.msg)
+        elif isinstance(eff, Suspected):
+            self.suspected.append(eff.msg)
 
     def step(self) -> bool:
         # a datagram takes milliseconds, the retry timer 20 ms: the timer
         # fires only once the wire is quiet (any order of delivery)
         if self.wire:
             src, dest, frame = self.wire.pop(self.rng.randrange(len(self.wire)))
-            if not (self.down and dest == 2):
+            if self.paused and dest == 2:
+                self.queued.append((src, frame))
+            elif not (self.down and dest == 2):
                 self.run(dest, Receive(src, codec.decode(frame)))
             return True
-        armed = [n for n, on in self.timer.items() if on]
+        armed = [n for n, on in self.timer.items() if on and not (self.paused and n == 2)]
         if armed:
             n = self.rng.choice(armed)
             self.timer[n] = False
@@ -73,6 +81,18 @@ class Link:
                 self.run(n, TimerFired(TIMER))
             return True
         return bool(self.wire)
+
+    def resume(self) -> None:
+        """Node 2 runs again: its socket's backlog first, in order."""
+        self.paused = False
+        for src, frame in self.queued:
+            self.run(2, Receive(src, codec.decode(frame)))
+        self.queued.clear()
+
+    def settle(self, steps: int = 20000) -> None:
+        for _ in range(steps):
+            if not self.step():
+                return
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -118,7 +138,120 @@ def test_a_token_taken_answers_the_nodes_own_911():
     tm.handle(Send(1, Msg911(3, 3, 1, (1, 2), 0, "YES")), 0.0)
     tm.handle(Send(1, Msg911(2, 3, 1, (1, 2), 0, "YES")), 0.0)      # one it passes on: kept
     tm.handle(Receive(1, TMFrame(1, TokenMsg(9, (1, 3, 2), 1, 3, 1))), 0.0)
+    assert len(tm.pending) == 2                                     # held, not taken yet
+    tm.handle(Receive(1, TMConfirm(1)), 0.0)
     assert [m.orig for _, m, _ in tm.pending.values()] == [2]
+
+
+def sends(effects, cls):
+    return [e.msg for e in effects if isinstance(e, Send) and isinstance(e.msg, cls)]
+
+
+def test_a_frame_goes_up_only_on_its_senders_confirm():
+    a, b = TransportManager(1), TransportManager(2)
+    (frame,) = sends(a.handle(Send(2, TOKEN), 0.0), TMFrame)
+    out = b.handle(Receive(1, frame), 0.0)
+    assert sends(out, TMAck) == [TMAck(frame.id)] and not [e for e in out if isinstance(e, Up)]
+    assert sends(a.handle(Receive(2, TMAck(frame.id)), 0.0), TMConfirm) == [TMConfirm(frame.id)]
+    out = b.handle(Receive(1, TMConfirm(frame.id)), 0.0)
+    assert [e.msg for e in out if isinstance(e, Up)] == [TOKEN] and sends(out, TMTaken) == [TMTaken(frame.id)]
+    assert a.pending and a.handle(Receive(2, TMTaken(frame.id)), 0.0) == [] and not a.pending
+    assert not b.held and a.stats["confirmed"] == 1
+
+
+def give_up(tm):
+    failed = []
+    for _ in range(tm.attempts):
+        failed += [e.msg for e in tm.handle(TimerFired(TIMER), 0.0) if isinstance(e, DeliveryFailed)]
+    return failed
+
+
+def test_an_ack_after_the_give_up_is_aborted_and_the_receiver_is_suspected():
+    a, b = TransportManager(1, attempts=3), TransportManager(2, attempts=3)
+    (frame,) = sends(a.handle(Send(2, TOKEN), 0.0), TMFrame)
+    assert give_up(a) == [TOKEN]                       # b was slow: reported undelivered
+    (ack,) = sends(b.handle(Receive(1, frame), 0.0), TMAck)
+    (abort,) = sends(a.handle(Receive(2, ack), 0.0), TMAbort)
+    out = b.handle(Receive(1, abort), 0.0)
+    assert out == [Suspected(1, TOKEN)] and not b.held
+    # the same ack again (a duplicate): the same decision
+    assert sends(a.handle(Receive(2, ack), 0.0), TMAbort) == [abort]
+
+
+def test_a_lost_confirm_is_answered_again_and_never_reported():
+    a, b = TransportManager(1), TransportManager(2)
+    (frame,) = sends(a.handle(Send(2, TOKEN), 0.0), TMFrame)
+    (ack,) = sends(b.handle(Receive(1, frame), 0.0), TMAck)
+    a.handle(Receive(2, ack), 0.0)                     # its confirm is lost
+    reack = sends(b.handle(TimerFired(TIMER), 0.0), TMAck)
+    assert reack == [ack]                              # b asks again
+    for _ in range(3):                                 # so does a's timer, and each ack
+        assert sends(a.handle(TimerFired(TIMER), 0.0), TMConfirm) == [TMConfirm(frame.id)]
+        assert sends(a.handle(Receive(2, ack), 0.0), TMConfirm) == [TMConfirm(frame.id)]
+    ups = []
+    for _ in range(2):                                 # the confirm arrives twice: taken once
+        out = b.handle(Receive(1, TMConfirm(frame.id)), 0.0)
+        ups += [e.msg for e in out if isinstance(e, Up)]
+        assert sends(out, TMTaken) == [TMTaken(frame.id)]
+    assert ups == [TOKEN]
+    assert give_up(a) == [] and a.stats["untaken"] == 1 and "delivery_failures" not in a.stats
+
+
+def test_a_retransmission_of_a_held_frame_is_acked_again_and_held_once():
+    a, b = TransportManager(1), TransportManager(2)
+    (frame,) = sends(a.handle(Send(2, TOKEN), 0.0), TMFrame)
+    for _ in range(3):
+        assert sends(b.handle(Receive(1, frame), 0.0), TMAck) == [TMAck(frame.id)]
+    assert list(b.held) == [(1, frame.id)]
+
+
+def test_a_held_frame_without_decision_ends_in_suspicion():
+    b = TransportManager(2, attempts=3)
+    b.handle(Receive(1, TMFrame(7, TOKEN)), 0.0)
+    out = [e for _ in range(2 * b.attempts) for e in b.handle(TimerFired(TIMER), 0.0)]
+    assert len(sends(out, TMAck)) == 2 * b.attempts - 1
+    assert [e for e in out if isinstance(e, Suspected)] == [Suspected(1, TOKEN)] and not b.held
+
+
+def test_decisions_are_remembered_within_a_bound():
+    a = TransportManager(1)
+    for k in range(DEDUP + 10):
+        (frame,) = sends(a.handle(Send(2, TokenMsg(k + 1, (1, 2), 1, 2, 1)), 0.0), TMFrame)
+        a.handle(Receive(2, TMAck(frame.id)), 0.0)
+        a.handle(Receive(2, TMTaken(frame.id)), 0.0)
+    assert len(a.decided) == DEDUP and not a.pending and not a.confirmed
+    assert sends(a.handle(Receive(2, TMAck(1)), 0.0), TMConfirm) == []      # forgotten: no answer
+    assert sends(a.handle(Receive(2, TMAck(DEDUP + 10)), 0.0), TMConfirm) == [TMConfirm(DEDUP + 10)]
+
+
+def test_a_paused_receiver_takes_a_message_or_is_reported_never_both():
+    """Node 2 stops for a while (SIGSTOP on the cluster) with frames to it
+    on the wire, then runs its backlog: for every message, exactly one of
+    "node 2 takes it" and "node 1 reports it undelivered" (then node 2 is
+    suspected and takes nothing more of it).  Short pauses and long ones:
+    both outcomes occur over the seeds."""
+    outcomes = Counter()
+    for seed in range(12):
+        link = Link(seed, loss=0.1, dup=0.1)
+        msgs = [Msg911(1, 1, 2, (1, 2), k, "YES") for k in range(6)]
+        for m in msgs[:3]:
+            link.run(1, Send(2, m))
+        link.paused = True
+        pause = random.Random(seed).randrange(0, 40)
+        for _ in range(pause):
+            link.step()
+        for m in msgs[3:]:
+            link.run(1, Send(2, m))
+        for _ in range(pause):
+            link.step()
+        link.resume()
+        link.settle()
+        taken, failed = set(link.up[2]), set(link.failed)
+        assert len(link.up[2]) == len(taken) and not taken & failed and taken | failed == set(msgs), seed
+        assert bool(link.suspected) == bool(failed) and not set(link.suspected) & taken, seed
+        assert not link.tm[1].pending and not link.tm[2].held, seed
+        outcomes["suspected" if failed else "clean"] += 1
+    assert outcomes["suspected"] and outcomes["clean"], outcomes
 
 
 def test_garbage_is_a_decode_error():

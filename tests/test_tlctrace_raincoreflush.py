@@ -39,11 +39,11 @@ def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
     # ring of two; node 1 crashes, node 3's 911 to it comes back
     # (911DeliveryFailure) and goes on to node 2, node 2 crashes in its
     # turn: FLUSH views {1, 2}, {2}, {2, 3}, {3}
-    _, opts = raincoreflush.draw(13)      # its size, with the drawn plan (the draw adds truncation)
+    _, opts = raincoreflush.draw(308)     # its size, with the drawn plan (the draw adds truncation)
     assert opts["tm"]
-    records, line = raincoreflush.simulate(13, "auto", {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
+    records, line = raincoreflush.simulate(308, "auto", {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
     assert line["crashed"] == [1, 2] and line["live"] == [3] and line["settled"]
-    accepted(tmp_path, records, "draw13", actions={"911DeliveryFailure", "TokenDeliveryFailure"})
+    accepted(tmp_path, records, "draw308", actions={"911DeliveryFailure", "TokenDeliveryFailure"})
 
 
 def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):

@@ -17,7 +17,7 @@ from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
 from ..frag import Frag
 from ..reliable import Reliable
-from ..ringtransport import TMAck, TMFrame, TransportManager
+from ..ringtransport import Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken, TransportManager
 from ..stack import Stack, Transport
 from .flush import FlushStack
 
@@ -69,7 +69,8 @@ class RingStack(Stack):
     """The ring on a real (lossy) network: transport, ``TransportManager``,
     ``Raincore``.  On top of ``Stack``'s routing: the ring's own events
     (Start, Crash, Join) go to the ring; the Transport Manager's
-    ``DeliveryFailed`` effect becomes the ring's event of that name."""
+    ``DeliveryFailed`` effect becomes the ring's event of that name; its
+    ``Suspected`` goes out to the runtime (the node leaves)."""
 
     def handle(self, event, now: float) -> list:
         if isinstance(event, (Start, Crash, Join)):
@@ -82,6 +83,9 @@ class RingStack(Stack):
         if isinstance(eff, DeliveryFailed) and i + 1 < len(self.layers):
             self._run(i + 1, eff, now, out)
             return True
+        if isinstance(eff, Suspected):
+            out.append(eff)
+            return True
         return False
 
 
@@ -93,8 +97,8 @@ def ring_stack(nid: int, ring: tuple, *, interval: float = 0.02, attempts: int =
 
 
 def is_ring_frame(data) -> bool:
-    """Bytes for the ring's stack (a Transport Manager frame or ack), by the codec type."""
-    return isinstance(data, (bytes, bytearray)) and len(data) >= 2 and data[1] in (T_FRAME, T_ACK)
+    """Bytes for the ring's stack (a Transport Manager frame, by the codec type)."""
+    return isinstance(data, (bytes, bytearray)) and len(data) >= 2 and data[1] in _TM_CODES
 
 
 class RingNode:
@@ -138,39 +142,43 @@ class RingNode:
 #
 #   TMFRAME (type 32)  id:u32 frame:bytes (the ring message's own codec frame)
 #   TMACK   (type 33)  id:u32
+#   TMCONFIRM (34), TMABORT (35), TMTAKEN (36)  id:u32
 
-T_FRAME, T_ACK = 32, 33
+T_FRAME, T_ACK, T_CONFIRM, T_ABORT, T_TAKEN = 32, 33, 34, 35, 36
 _ID = struct.Struct(">I")
+_ID_ONLY = {T_ACK: TMAck, T_CONFIRM: TMConfirm, T_ABORT: TMAbort, T_TAKEN: TMTaken}
+_TM_CODES = frozenset((T_FRAME, *_ID_ONLY))
 
 
 def _enc_frame(m: TMFrame) -> bytes:
-    if not 0 < m.id <= 0xFFFF_FFFF:
-        raise ValueError(f"id out of range: {m.id!r}")
-    return _ID.pack(m.id) + codec.encode(m.msg)
+    return _enc_id(m) + codec.encode(m.msg)
 
 
 def _dec_frame(body: bytes) -> TMFrame:
     (i,) = codec.unpack(_ID, body)
     inner = codec.decode(body[_ID.size:])
-    if isinstance(inner, (TMFrame, TMAck)):
+    if type(inner) in (TMFrame, *_ID_ONLY.values()):
         raise codec.DecodeError("a transport frame inside a transport frame")
     return TMFrame(i, inner)
 
 
-def _enc_ack(m: TMAck) -> bytes:
+def _enc_id(m) -> bytes:
     if not 0 < m.id <= 0xFFFF_FFFF:
         raise ValueError(f"id out of range: {m.id!r}")
     return _ID.pack(m.id)
 
 
-def _dec_ack(body: bytes) -> TMAck:
-    if len(body) != _ID.size:
-        raise codec.DecodeError("bad TMACK length")
-    return TMAck(codec.unpack(_ID, body)[0])
+def _dec_id(cls):
+    def dec(body: bytes):
+        if len(body) != _ID.size:
+            raise codec.DecodeError(f"bad {cls.__name__} length")
+        return cls(codec.unpack(_ID, body)[0])
+    return dec
 
 
 codec.register(T_FRAME, TMFrame, _enc_frame, _dec_frame)
-codec.register(T_ACK, TMAck, _enc_ack, _dec_ack)
+for _code, _cls in _ID_ONLY.items():
+    codec.register(_code, _cls, _enc_id, _dec_id(_cls))
 
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
