@@ -274,6 +274,7 @@ class Node(asyncio.DatagramProtocol):
         self.delivered = 0
         self.sent = 0
         self.backpressured = 0           # polls a sender spent waiting for credit
+        self.after_leaving = 0           # datagrams dropped: due after the node left (SHUNNED)
         self.dropped: dict[str, int] = {}
         self.transport: Optional[asyncio.DatagramTransport] = None
         self.loop = asyncio.get_event_loop()
@@ -331,6 +332,11 @@ class Node(asyncio.DatagramProtocol):
     def _sendto(self, dest: int, kind: int, body: bytes) -> None:
         port = self.ports.get(dest)
         if port is None or self.transport is None:
+            return
+        if self.shunned or getattr(self.transport, "is_closing", lambda: False)():
+            # a copy the fault shim delayed past the node's leaving (or its socket's
+            # closing): lost with the node, as a crashed node's datagrams in flight are
+            self.after_leaving += 1
             return
         data = self.sealer.seal(frame(kind, self.writer.on_send(), body))
         if dest == self.nid:
