@@ -147,6 +147,13 @@ def reduce_state(s):
     return s._replace(delivered=empty, closed=empty)
 
 
+def _same(x, msg: dict) -> bool:
+    """Channel entry x is the logged message: its view and type, and its
+    sender and seqno where the message has them (DATA, FORWARD)."""
+    return (x.get("view") == msg.get("view") and x["type"] == msg.get("type")
+            and all(x.get(k) == msg[k] for k in ("sender", "seqno") if k in msg))
+
+
 class SequencerFlushBinding(Binding):
     """SEQUENCER over FLUSH's table for the replay engine: the pre-pass
     (``steps``) joins the two layers' records into model steps, each with
@@ -508,9 +515,10 @@ class SequencerFlushBinding(Binding):
             msg = ev.get("msg")
             if self._head_ok(s, src, m, msg, True):
                 yield getattr(model, name)(s, m, src)
-            elif name == "Discard" and msg is not None and not any(
-                    x.get("view") == msg.get("view") and x["type"] == msg.get("type") for x in s.chan[(src, m)]):
-                # divergence (b): the spec already dropped it (Purged at the view change, or at src's Crash)
+            elif name == "Discard" and msg is not None and not any(_same(x, msg) for x in s.chan[(src, m)]):
+                # divergence (b): the spec already dropped it (Purged at the view change, or at src's Crash);
+                # matched by identity, so that newer messages of that view in the channel (a suspected,
+                # still-live sender's) do not hide that this one is gone
                 if msg.get("view", 0) < s.vid[m] or (msg.get("type") in FLUSH_TYPES and src in self.dead(s)):
                     self.stats["discard_stutters"] += 1
                     yield s

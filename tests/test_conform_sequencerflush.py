@@ -242,3 +242,17 @@ def test_the_replay_appends_to_a_views_log_without_copying_it(tmp_path):
                 grew += 1
                 shared += x._buf is old._buf
     assert grew >= 5 and shared == grew
+
+
+def test_a_discard_stutter_matches_the_message_itself():
+    """The replay takes a Discard of a message the spec already purged as a
+    stutter only if that very message is gone from the channel: a newer
+    DATA of the same view from the same (suspected, still live) sender does
+    not hide it, and the message itself still in the channel does."""
+    from groupcheck.conformance.sequencerflush import _same
+    gone = {"type": "DATA", "view": 1, "sender": 1, "seqno": 103}
+    newer = {"type": "DATA", "view": 1, "sender": 1, "seqno": 140}
+    assert not _same(newer, gone) and _same(dict(gone), gone)
+    assert not _same({**gone, "view": 2}, gone) and not _same({**gone, "type": "FORWARD"}, gone)
+    flush = {"type": "FLUSH_COMPLETED", "view": 1}
+    assert _same({"type": "FLUSH_COMPLETED", "view": 1, "digest": []}, flush)
