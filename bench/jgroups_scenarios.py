@@ -55,14 +55,21 @@ def _judged(row: dict, sc, folder: Path, run: dict, h=None) -> dict:
     return {**row, "test_holds": not failures, "test_failures": failures, "survivors": views}
 
 
-def on_jgroups(sc, out: Path, limit: float) -> dict:
-    folder = out / sc.name / "jgroups"
-    cmd = [GC, "jgroups", "run", *sc.jgroups, "--json", "--out", str(folder)]
-    row = {"target": "jgroups", "command": "groupcheck jgroups run " + " ".join(sc.jgroups), "out": str(folder)}
-    facts, r, error = run_json(cmd, limit)
+def _run(sc, out: Path, limit: float, target: str, argv: tuple):
+    """One scenario's command on ``target`` (jgroups or cluster): its row so
+    far and the command's JSON result (None, with the row's error, if it gave none)."""
+    folder = out / sc.name / target
+    sub = ["jgroups", "run"] if target == "jgroups" else ["cluster", "run"]
+    row = {"target": target, "command": f"groupcheck {' '.join(sub)} " + " ".join(argv), "out": str(folder)}
+    facts, r, error = run_json([GC, *sub, *argv, "--json", "--out", str(folder)], limit)
     row.update(facts)
+    return folder, (row if r is not None else {**row, "error": error}), r
+
+
+def on_jgroups(sc, out: Path, limit: float) -> dict:
+    folder, row, r = _run(sc, out, limit, "jgroups", sc.jgroups)
     if r is None:
-        return {**row, "error": error}
+        return row
     h, t = r["history"], r["trace"] or {}
     row.update(delivered=h["delivered"], killed=r["killed"], failed=r["failed"], flushes=r.get("flushes"),
                history={"verdict": h["verdict"], "broken": sorted({v["check"] for v in h["violations"]}),
@@ -72,13 +79,9 @@ def on_jgroups(sc, out: Path, limit: float) -> dict:
 
 
 def on_cluster(sc, out: Path, limit: float) -> dict:
-    folder = out / sc.name / "cluster"
-    cmd = [GC, "cluster", "run", *sc.ours, "--json", "--out", str(folder)]
-    row = {"target": "cluster", "command": "groupcheck cluster run " + " ".join(sc.ours), "out": str(folder)}
-    facts, r, error = run_json(cmd, limit)
-    row.update(facts)
+    folder, row, r = _run(sc, out, limit, "cluster", sc.ours)
     if r is None:
-        return {**row, "error": error}
+        return row
     broken = sorted({v["check"] for v in r["history"]})
     row.update(delivered=r["delivered"], killed=r["killed"], quiescent=r["quiescent"],
                history={"verdict": "violation" if broken else "ok", "broken": broken},

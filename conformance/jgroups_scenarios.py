@@ -162,26 +162,27 @@ def all_purged(h: history.History, run: dict, out: Path) -> list:
     return bad + _finished(run)
 
 
+def _failover(stack: str, name: str, test: str, does: str, asserts: str) -> Scenario:
+    """SequencerFailoverTest on ``stack``: B multicasts 50, one every 300 ms; A killed 3 s in."""
+    return Scenario(
+        name, test, does, asserts,
+        ("--stack", stack, "--members", "3", "--senders", "2", "--messages", "50", "--interval", "300",
+         "--kill", "1@3.3", "--settle", "4", "--timeout", "60"),
+        ("--protocol", stack, "--nodes", "3", "--senders", "2", "--messages", "50", "--rate", "3.33",
+         "--kill", "1@3"),
+        failover(2, 50))
+
+
 SCENARIOS = [
-    Scenario(
-        "sequencer-failover", "SequencerFailoverTest.testBroadcastSequence",
+    _failover(
+        "sequencer", "sequencer-failover", "SequencerFailoverTest.testBroadcastSequence",
         "A, B, C on SEQUENCER (A the coordinator and sequencer); B multicasts 50 messages, one every 300 ms; "
         "3 s in, A is shut down and suspected",
-        "B and C end in one view of 2 and each receive exactly B's 50 messages, in the same order",
-        ("--stack", "sequencer", "--members", "3", "--senders", "2", "--messages", "50", "--interval", "300",
-         "--kill", "1@3.3", "--settle", "4", "--timeout", "60"),
-        ("--protocol", "sequencer", "--nodes", "3", "--senders", "2", "--messages", "50", "--rate", "3.33",
-         "--kill", "1@3"),
-        failover(2, 50)),
-    Scenario(
-        "sequencer-failover-flush", "SequencerFailoverTest.testBroadcastSequence, over FLUSH",
+        "B and C end in one view of 2 and each receive exactly B's 50 messages, in the same order"),
+    _failover(
+        "sequencerflush", "sequencer-failover-flush", "SequencerFailoverTest.testBroadcastSequence, over FLUSH",
         "the same, with pbcast.FLUSH above SEQUENCER (the stack that should close the failover gap)",
-        "as above",
-        ("--stack", "sequencerflush", "--members", "3", "--senders", "2", "--messages", "50", "--interval", "300",
-         "--kill", "1@3.3", "--settle", "4", "--timeout", "60"),
-        ("--protocol", "sequencerflush", "--nodes", "3", "--senders", "2", "--messages", "50", "--rate", "3.33",
-         "--kill", "1@3"),
-        failover(2, 50)),
+        "as above"),
     Scenario(
         "sequencer-order", "SequencerOrderTest.testBroadcastSequence",
         "A, B, C on SEQUENCER with SHUFFLE below NAKACK (messages coming up reordered); 10 threads multicast "
