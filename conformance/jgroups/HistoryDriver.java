@@ -351,6 +351,7 @@ public class HistoryDriver {
     static Address local;
     static List<Address> group;
     static long sentLogged = 0;                          // the last Multicast logged
+    static int ownInFlight = 0;                          // own multicasts passed down whose copy has not come all the way up
     static long pendingTs;                               // the own STABILITY sent, its copy not yet handled
     static String pendingMsg;
 
@@ -363,7 +364,8 @@ public class HistoryDriver {
         windowLow = NakReceiverWindow.class.getDeclaredField("low");
         stableType = STABLE.StableHeader.class.getDeclaredField("type");
         stableDigest = STABLE.StableHeader.class.getDeclaredField("stableDigest");
-        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest})
+        stabilityFuture = STABLE.class.getDeclaredField("stability_task_future");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest, stabilityFuture})
             f.setAccessible(true);
         java.lang.reflect.Field lock = STABLE.class.getDeclaredField("lock");
         lock.setAccessible(true);
@@ -378,6 +380,7 @@ public class HistoryDriver {
      *  same at every member) is written; the member multicasts once the harness
      *  says every member has written it. */
     static void startStable(JChannel ch, String marker) throws Exception {
+        decideStabilityUnderStep();
         synchronized (STEP) {
             ch.getProtocolStack().down(new Event(Event.RESUME_STABLE));   // resets its digest: the round of Init
             group = new ArrayList<>(ch.getView().getMembers());
@@ -407,21 +410,43 @@ public class HistoryDriver {
     /** Under STEP.  The spec delivers a member's own multicast in Multicast,
      *  JGroups when its loopback copy comes up: before STABLE reads the own
      *  delivered seqnos (a digest for a gossip, a STABILITY sent or taken, where
-     *  the round restarts from them), let those copies come up (20 ms at most;
+     *  the round restarts from them), let those copies come up (1 s at most;
      *  wait releases STEP, which the thread bringing them up may need).  Not in
      *  the thread bringing one up, nor under STABLE's lock (resetDigest), which a
      *  thread holding STEP may be waiting for. */
     static void awaitOwnCopies() {
         if (ownCopy.get() != null || stableLock.isHeldByCurrentThread()) return;
         NakReceiverWindow own = nakack.getWindow(local);
-        for (long until = System.nanoTime() + 20_000_000L;
+        for (long until = System.nanoTime() + OWN_COPY_WAIT;
              own.getHighestDelivered() < nakack.getCurrentSeqno() && System.nanoTime() < until; )
             try { STEP.wait(1); } catch (InterruptedException e) { return; }
     }
 
+    /** A loaded machine can hold a loopback copy back for tens of ms: long enough
+     *  that a bound which only guards against a copy that never comes is never the
+     *  reason a step is logged early. */
+    static final long OWN_COPY_WAIT = 1_000_000_000L;
+
+    /** Under STEP, as a multicast passes down above NAKACK: wait until the previous
+     *  own copy has come all the way up (1 s at most; not in the thread bringing one
+     *  up), then count this one in flight.  STABLE takes a digest in the thread
+     *  bringing an own copy up once max_bytes were received, where awaitOwnCopies
+     *  cannot wait (that thread delivers the own window); and NAKACK puts a multicast
+     *  into its own window before passing it down, so a copy coming up delivers the
+     *  next one too if it is already numbered.  Waiting above NAKACK, with one own
+     *  multicast in flight at a time, no multicast is numbered between NAKACK
+     *  counting a copy delivered and STABLE reading it: the digest's own entry is
+     *  the spec's (a sender delayed by one loopback, a delay any run may have). */
+    static void awaitOwnInFlight() {
+        if (ownCopy.get() != null) { ownInFlight++; return; }
+        for (long until = System.nanoTime() + OWN_COPY_WAIT; ownInFlight > 0 && System.nanoTime() < until; )
+            try { STEP.wait(1); } catch (InterruptedException e) { return; }
+        ownInFlight = 1;                                 // a copy that never came up is not waited for again
+    }
+
     /** The spec's SendStability purges and starts the next round from the own
      *  delivered vector at once, JGroups when its own copy comes up: until then
-     *  (50 ms at most) no other message is taken up nor multicast, so that the
+     *  (1 s at most) no other message is taken up nor multicast, so that the
      *  vector is the same (a delay any run may have; the STABILITY's own thread,
      *  which multicasts it, and the thread bringing its copy up pass). */
     static volatile boolean gated = false;
@@ -431,7 +456,7 @@ public class HistoryDriver {
     static void gate(boolean on) {                       // under STEP
         gated = on;
         gateOwner = on ? Thread.currentThread() : null;
-        gateUntil = System.nanoTime() + 50_000_000L;
+        gateUntil = System.nanoTime() + OWN_COPY_WAIT;
         if (!on) STEP.notifyAll();
     }
 
@@ -439,6 +464,76 @@ public class HistoryDriver {
     static void awaitGate() {
         while (gated && Thread.currentThread() != gateOwner && ownCopy.get() == null && System.nanoTime() < gateUntil)
             try { STEP.wait(1); } catch (InterruptedException e) { return; }
+    }
+
+    static java.lang.reflect.Field stabilityFuture;
+
+    /** StabilitySendTasks that have decided to send (DecidedTask) and not yet passed down. */
+    static final java.util.concurrent.atomic.AtomicInteger stabilitySending = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Under STEP, before another member's STABILITY goes up to STABLE (whose
+     *  stopStabilityTask cancels this member's pending one), and holding STEP from
+     *  here to that cancel: a STABILITY this member has decided to send is sent and
+     *  its own copy handled first (1 s at most).  Otherwise JGroups may send it after
+     *  the other's reset the round (a StabilitySendTask's run, once begun, is not
+     *  stopped by a cancel), where the spec's SendStability needs the round's votes;
+     *  taking the other's a moment later (a delay any run may have) makes JGroups's
+     *  order the spec's. */
+    static boolean awaitOwnStability() {
+        boolean waited = false;
+        for (long until = System.nanoTime() + OWN_COPY_WAIT;
+             (stabilitySending.get() > 0 || gated && System.nanoTime() < gateUntil) && System.nanoTime() < until; waited = true)
+            try { STEP.wait(1); } catch (InterruptedException e) { return waited; }
+        return waited;
+    }
+
+    /** A StabilitySendTask run by STABLE's timer decides under STEP: cancelled by
+     *  then (stopStabilityTask, under STABLE's stability_lock), it does not send, as
+     *  if the timer had run it a moment later; else it counts in stabilitySending
+     *  until its STABILITY has passed down, so that awaitOwnStability waits for it. */
+    static final class DecidedTask implements Runnable {
+        final Runnable task;
+        volatile java.util.concurrent.Future<?> future;        // set by schedule, under stability_lock
+        DecidedTask(Runnable task) { this.task = task; }
+
+        public void run() {
+            synchronized (STEP) {
+                stabilityLock.lock();
+                try {
+                    if (future != null && future.isCancelled()) return;
+                } finally { stabilityLock.unlock(); }
+                stabilitySending.incrementAndGet();
+            }
+            try { task.run(); } finally {
+                synchronized (STEP) { stabilitySending.decrementAndGet(); STEP.notifyAll(); }
+            }
+        }
+    }
+
+    static java.util.concurrent.locks.Lock stabilityLock;
+
+    /** STABLE's timer, as STABLE sees it: StabilitySendTasks go through DecidedTask. */
+    static void decideStabilityUnderStep() throws Exception {
+        java.lang.reflect.Field lockField = STABLE.class.getDeclaredField("stability_lock");
+        java.lang.reflect.Field timerField = STABLE.class.getDeclaredField("timer");
+        lockField.setAccessible(true);
+        timerField.setAccessible(true);
+        stabilityLock = (java.util.concurrent.locks.Lock) lockField.get(stable);
+        final org.jgroups.util.TimeScheduler real = (org.jgroups.util.TimeScheduler) timerField.get(stable);
+        Object proxy = java.lang.reflect.Proxy.newProxyInstance(
+            org.jgroups.util.TimeScheduler.class.getClassLoader(), new Class<?>[] {org.jgroups.util.TimeScheduler.class},
+            (self, method, args) -> {
+                if (method.getName().equals("schedule") && args[0] instanceof Runnable
+                        && args[0].getClass().getName().endsWith("$StabilitySendTask")) {
+                    DecidedTask w = new DecidedTask((Runnable) args[0]);
+                    java.util.concurrent.Future<?> f = real.schedule(w, (Long) args[1], (java.util.concurrent.TimeUnit) args[2]);
+                    w.future = f;
+                    return f;
+                }
+                try { return method.invoke(real, args); }
+                catch (java.lang.reflect.InvocationTargetException e) { throw e.getCause(); }
+            });
+        timerField.set(stable, proxy);
     }
 
     /** The state StableSteps logs: purged, the window lows above the base (0 left out). */
@@ -499,7 +594,10 @@ public class HistoryDriver {
             if (!(h instanceof NakAckHeader) || m.getSrc() == null) return up_prot.up(evt);
             if (memberOf(m.getSrc()) == me) {                        // the own copy: no step (Multicast delivered it)
                 ownCopy.set(Boolean.TRUE);
-                try { return up_prot.up(evt); } finally { ownCopy.remove(); }
+                try { return up_prot.up(evt); } finally {
+                    ownCopy.remove();
+                    synchronized (STEP) { if (ownInFlight > 0) ownInFlight--; STEP.notifyAll(); }
+                }
             }
             synchronized (STEP) {
                 awaitGate();
@@ -525,6 +623,8 @@ public class HistoryDriver {
      *  arrived above a gap until the gap is filled, where the spec drops it and
      *  has it retransmitted; logged at delivery, it is the spec's ReceiveData
      *  taken in order. */
+    static final Map<Integer, Long> aboveGap = new HashMap<>();   // per sender: the last ReceiveData logged above a gap
+
     static void catchUp() {
         for (Address a : group) {
             int x = memberOf(a);
@@ -535,8 +635,20 @@ public class HistoryDriver {
                 if (arrived.get(x).remove(k))
                     step(stamp(), "ReceiveData", "{\"p\":" + x + "}",
                          "{\"type\":\"data\",\"from\":" + x + ",\"to\":" + me + ",\"seq\":" + k + "}", "{}", null);
-                else
+                else {
+                    // k came again (XMIT_RSP): NAKACK asked for it because a later one
+                    // arrived, which it keeps; the spec's Retransmit needs to know of
+                    // that one, so it is logged first as the spec's ReceiveData above
+                    // a gap (dropped, received raised) and is itself retransmitted
+                    Long above = arrived.get(x).higher(k);
+                    if (above != null && aboveGap.getOrDefault(x, 0L) < k) {
+                        arrived.get(x).remove(above);
+                        aboveGap.put(x, above);
+                        step(stamp(), "ReceiveData", "{\"p\":" + x + "}",
+                             "{\"type\":\"data\",\"from\":" + x + ",\"to\":" + me + ",\"seq\":" + above + "}", "{}", null);
+                    }
                     step(stamp(), "Retransmit", "{\"p\":" + x + "}", null, "{}", null);
+                }
             }
             arrived.get(x).headSet(known.get(x) + 1).clear();   // duplicates: no step
         }
@@ -556,35 +668,45 @@ public class HistoryDriver {
                     catchUp();
                     long ts = stamp();
                     Object d = down_prot.down(evt);
-                    if (d != null) digestTaken.put((Digest) d, ts);
+                    // a gossip's digest (taken outside STABLE's lock: the timer's and
+                    // handleRegularMessage's); resetDigest takes one under it, for no gossip
+                    if (d != null && !stableLock.isHeldByCurrentThread()) {
+                        digestTaken.values().removeIf(t -> ts - t > 10_000_000L);  // taken for no gossip (GMS)
+                        digestTaken.put((Digest) d, ts);
+                    }
                     return d;
                 }
             }
             if (evt.getType() == Event.MSG) {
-                Header h = ((Message) evt.getArg()).getHeader(stable.getId());
-                if (h instanceof STABLE.StableHeader) {
-                    synchronized (STEP) {
-                        if (base != null) {
-                            int type = hdrType(h);
-                            Digest d = hdrDigest(h);
-                            if (type == 2) awaitOwnCopies();
-                            Long taken = digestTaken.remove(d);
-                            digestTaken.clear();                        // digests taken for no gossip (resetDigest)
-                            if (taken == null) catchUp();
-                            long ts = taken != null ? taken : stamp();
-                            if (type == 1)                              // changes no variable JGroups shows
-                                step(ts, "SendStable", null, stableMsg(type, me, d), "{}", null);
-                            else {                                      // purges: written once the own copy did
-                                if (pendingMsg != null) flushPending();     // an earlier copy never came up
-                                pendingTs = ts;
-                                pendingMsg = stableMsg(type, me, d);
-                                gate(true);
-                            }
-                        }
-                    }
-                }
+                Message m = (Message) evt.getArg();
+                Header h = m.getHeader(stable.getId());
+                if (m.getDest() == null && base != null)
+                    synchronized (STEP) { awaitOwnInFlight(); }
+                stableDown(h);
             }
             return down_prot.down(evt);
+        }
+
+        /** A STABLE message passing down: its Send step (a STABILITY's written once its own copy came up). */
+        static void stableDown(Header h) {
+            if (!(h instanceof STABLE.StableHeader)) return;
+            synchronized (STEP) {
+                if (base == null) return;
+                int type = hdrType(h);
+                Digest d = hdrDigest(h);
+                if (type == 2) awaitOwnCopies();
+                Long taken = digestTaken.remove(d);         // another gossip's may be pending still
+                if (taken == null) catchUp();
+                long ts = taken != null ? taken : stamp();
+                if (type == 1)                              // changes no variable JGroups shows
+                    step(ts, "SendStable", null, stableMsg(type, me, d), "{}", null);
+                else {                                      // purges: written once the own copy did
+                    if (pendingMsg != null) flushPending();     // an earlier copy never came up
+                    pendingTs = ts;
+                    pendingMsg = stableMsg(type, me, d);
+                    gate(true);
+                }
+            }
         }
 
         public Object up(Event evt) {
@@ -602,7 +724,8 @@ public class HistoryDriver {
                         if (type == 2 && pendingMsg != null) flushPending();
                         return r;
                     }
-                    if (type == 2) awaitOwnCopies();
+                    if (type == 2)                      // own copies again after a wait: it released STEP
+                        do awaitOwnCopies(); while (awaitOwnStability());
                     catchUp();
                     long ts = stamp();
                     boolean ignored = suspended.getBoolean(stable);         // JGroups drops it: as if lost
