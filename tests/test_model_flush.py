@@ -388,3 +388,33 @@ def test_flawed_leave_counterexample_and_its_fix(reconcile):
     else:
         assert s.delivered[0] == {1} and s.delivered[2] == frozenset()
         assert not m.VirtualSynchrony(s)
+
+
+@pytest.mark.parametrize("cons", [dict(MaxMsgs=2, MaxCrashes=0, MaxLeaves=0, NInit=2),
+                                  dict(MaxMsgs=1, NInit=2, MaxLeaves=0)])
+def test_the_replays_no_send_kept_is_exact_on_every_edge(cons):
+    """conformance/flush.py ``_no_send_kept(s, t)`` lets the replay carry
+    NoSendWhileBlocked over a step instead of walking ``sent``: on every edge
+    of the model's reachable graph where it says so, the invariant's value is
+    the same at both ends; and a multicast by a blocked member (which the
+    model never takes) is never carried over."""
+    from groupcheck.conformance.flush import _no_send_kept
+    m = model(**cons)
+    seen, todo, kept, blocked_sends = set(), list(m.init()), 0, 0
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        for _, t in m.next(s):
+            if _no_send_kept(s, t):
+                kept += 1
+                assert m.NoSendWhileBlocked(s) == m.NoSendWhileBlocked(t), (s, t)
+            todo.append(t)
+        for p in m.Members:
+            if s.blocked[p - 1] and s.vid[p - 1]:
+                blocked_sends += 1
+                forged = s._replace(sent=s.sent + (record(sender=p, view=s.vid[p - 1]),))
+                assert not _no_send_kept(s, forged)
+                assert not m.NoSendWhileBlocked(forged)
+    assert kept > 100 and blocked_sends > 10, (kept, blocked_sends)
