@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from collections import Counter, defaultdict
@@ -191,11 +192,13 @@ def _simulated_drawn(protocol: str, seed: int):
     return _simulated(protocol, faults, {**get(protocol).default_options, **options}, seed)
 
 
-def _ingested(path: str):
+def _ingested(path: str, cwd: Optional[str] = None):
     """One NDJSON trace file -> (run row, accepted event rows, rejected rows).
     Checks what ``traces.read_file`` checks, line by line, but keeps going
     after the first problem so every bad line is quarantined with its
-    reason.  Format 1 files are converted on read, as ``traces.load`` does."""
+    reason.  Format 1 files are converted on read, as ``traces.load`` does.
+    A relative ``path`` is read from ``cwd`` (the driver's folder: a cluster's
+    executors run elsewhere) and named as given."""
     from groupcheck.impl import protocols as impl_protocols, tracefile
     from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, _lines, parse_line, record_problem
     rejected: list[dict] = []
@@ -205,7 +208,7 @@ def _ingested(path: str):
                          "run_id": run_id, "protocol": protocol})
 
     try:
-        lines = [t for _, t in _lines(Path(path))]
+        lines = [t for _, t in _lines(Path(cwd or "", path))]
     except TraceError as e:
         reject(e.line or 0, e.problem, None)
         return _finish_file(path, None, [], rejected, 1)
@@ -579,7 +582,7 @@ def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: O
     if engine == "local":
         summary = _write_local(out, map(_ingested, files), meta)
     else:
-        summary = _write_spark(spark, out, _ingested, files, meta)
+        summary = _write_spark(spark, out, partial(_ingested, cwd=os.getcwd()), files, meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return summary
 

@@ -6,12 +6,16 @@ PySpark starts a JVM driver on first use.  ``session`` builds it for this
 project's habits: ``local[*]`` unless a master URL is given (or the job was
 started by ``spark-submit``, whose ``--master`` then wins), no web UI, no
 console progress bars (``progress`` writes plain lines instead), the
-driver bound to 127.0.0.1, a local JVM that only compiles with C1, and log4j quiet (its
+driver bound to 127.0.0.1 when the master is on this machine (``local``, or a
+standalone master on a loopback address: nothing outside needs to reach it),
+a local JVM that only compiles with C1, and log4j quiet (its
 configuration is a small properties file written to a temporary folder at
 start-up and handed over as SPARK_CONF_DIR, because the one bundled with Spark
 logs at WARN and announces itself).
 Python workers run the interpreter that runs us, so the venv's groupcheck
-is the one the tasks import.
+is the one the tasks import (on a cluster: the same path on every worker).
+Under ``spark-submit`` the settings below are defaults: a ``--conf`` given
+there wins.
 
 One session per process: Spark allows a single active SparkContext, so a
 different master (bench/pipeline.py switches local[1] -> local[2]) stops the
@@ -65,13 +69,44 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def _submitted_conf():
+    """The configuration ``spark-submit`` started the driver JVM with."""
+    from pyspark import SparkConf, SparkContext
+    SparkContext._ensure_initialized()      # connects to spark-submit's JVM; starts none
+    return SparkConf()
+
+
+def on_loopback(master: str | None) -> bool:
+    """Whether every executor of ``master`` runs on this machine: a local
+    master, or a standalone one (``spark://h1:p1,h2:p2``) whose hosts are all
+    loopback addresses.  Only then may the driver listen on 127.0.0.1 alone."""
+    import ipaddress
+    if master is None or master.startswith("local"):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    for hostport in master[len("spark://"):].split(","):
+        host = hostport.rsplit(":", 1)[0].strip("[]")
+        if host == "localhost":
+            continue
+        try:
+            if not ipaddress.ip_address(host).is_loopback:
+                return False
+        except ValueError:      # a host name: it may resolve to anything
+            return False
+    return True
+
+
 def session(master: str | None = None, app_name: str = "groupcheck", conf: dict | None = None):
     """The process's SparkSession, created on first call.
 
     ``master``: a Spark master URL (``local[2]``, ``spark://host:7077``); None
     means ``local[*]``, or whatever ``spark-submit --master`` chose."""
-    if master is None or master.startswith("local"):
-        # Loopback only for local masters: a cluster's executors must reach the driver.
+    submitted = _submitted_conf() if _under_spark_submit() else None
+    effective = master or (submitted.get("spark.master", None) if submitted is not None else None)
+    loopback = on_loopback(effective)
+    if loopback:
+        # A cluster elsewhere must reach the driver: loopback only when it is all here.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -111,10 +146,12 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.session.timeZone": "UTC",
     }
-    if master and not master.startswith("local"):
-        # On a cluster the executors must reach the driver: do not pin it to loopback.
+    if not loopback:
+        # The executors are elsewhere and must reach the driver.
         settings.pop("spark.driver.host")
         settings.pop("spark.driver.bindAddress")
+    if submitted is not None:
+        settings = {k: v for k, v in settings.items() if not submitted.contains(k)}
     settings.update(conf or {})
     for k, v in settings.items():
         b = b.config(k, v)

@@ -5,9 +5,11 @@ Theory of operation
 ``spark-submit`` starts the driver JVM with the cluster's master, then runs
 this file as the Python driver; ``spark.session()`` picks that master up.
 The stages are the ones ``groupcheck traces`` runs (conformance/pipeline.py),
-with the Spark engine: the executors import ``groupcheck`` (install it on
-every worker, or ship it with ``--py-files``) and the dataset folder must be
-on a file system the driver and every executor share.
+with the Spark engine: the executors import ``groupcheck`` from the
+driver's ``PYSPARK_PYTHON`` (install it at the same path on every worker),
+and the dataset folder and the trace files must be on a file system the
+driver and every executor share (docs/pipeline.md, "On a Spark cluster";
+tests/test_spark_cluster.py runs it on a standalone cluster).
 
     spark-submit --master spark://HOST:7077 conformance/spark_submit.py \\
         generate sequencer --runs 10000 --out /shared/gc/seq

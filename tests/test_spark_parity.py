@@ -88,3 +88,13 @@ def test_progress_quiet_for_short_blocks():
     with S.progress(spark, "check", stream=out, after=5):
         pass
     assert out.getvalue() == ""
+
+
+@pytest.mark.parametrize("master,loopback", [
+    (None, True), ("local[2]", True), ("spark://127.0.0.1:7077", True), ("spark://localhost:7077", True),
+    ("spark://[::1]:7077", True), ("spark://127.0.0.1:7077,127.0.0.2:7078", True),
+    ("spark://127.0.0.1:7077,10.1.2.3:7077", False), ("spark://head:7077", False),
+    ("spark://10.1.2.3:7077", False), ("yarn", False), ("k8s://https://127.0.0.1:6443", False)])
+def test_driver_pinned_to_loopback_only_for_masters_here(master, loopback):
+    """The driver listens on 127.0.0.1 alone only when every executor runs on this machine."""
+    assert S.on_loopback(master) is loopback
