@@ -121,7 +121,8 @@ def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
 
 
 
-@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"), ("sequencerflush", "LivePairFixed")])
+@pytest.mark.parametrize("protocol,name", [("sequencerflush", "Pair"),
+                                           pytest.param("sequencerflush", "LivePairFixed", marks=pytest.mark.slow)])
 def test_one_tlc_run_serves_the_tlc_and_link_checks(monkeypatch, protocol, name):
     """tlc_and_link_checks runs TLC once (invariants and properties in, the
     graph dumped) and its two checks say what two separate runs say."""

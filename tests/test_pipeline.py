@@ -176,6 +176,7 @@ def test_engines_agree_on_generated_runs(spark, tmp_path):
     assert any("GapFreeFIFO" in v["properties_failed"] for v in rs["verdicts"])
 
 
+@pytest.mark.slow
 @SPARK
 def test_properties_judged_apart_on_spark_equal_the_local_check(spark, tmp_path, monkeypatch):
     """Every run long enough to have its catalogue properties judged by a

@@ -3,6 +3,8 @@ time: its answer does not depend on the load, nor, within the limit's
 margin, on what the process asked before (docs/proofs.md, "Resource
 limits, not time")."""
 
+import pytest
+
 from groupcheck.model.proofs import engine, registry
 
 
@@ -10,6 +12,7 @@ def answers(qs):
     return [(q.query, q.result, q.reachable) for q in qs]
 
 
+@pytest.mark.slow
 def test_the_same_answers_after_another_encoding_and_in_a_process_of_its_own():
     """SEQUENCER's NoCrash (113 queries) asked in this process after
     STABLE's JoinRace (other terms in z3's context, another encoding's
