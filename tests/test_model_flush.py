@@ -112,6 +112,29 @@ def test_flush_completed_waits_for_every_live_flush_ok_then_blocks_and_reports_d
     assert not enabled(s, "Multicast", 2)
 
 
+def test_without_the_round_flush_completed_follows_block_and_no_flush_ok_is_sent():
+    # FlushOkRound = FALSE (JGroups 2.12): once block() returns the member
+    # closes its latch and reports at once; FlushOk is never enabled.
+    m = model(FlushOkRound=False)
+    s = step(init(m), "Multicast", 2, m=m)
+    s = step(s, "Leave", 3, m=m)
+    s = step(s, "StartFlush", 1, m=m)
+    assert not enabled(s, "FlushOk", 1, m=m)
+    assert not enabled(s, "FlushCompleted", 2, m=m)     # no START_FLUSH taken yet
+    s = step(s, "Block", 2, 1, m=m)
+    assert not enabled(s, "FlushOk", 2, m=m)
+    assert enabled(s, "Multicast", 2, m=m)               # block() is still running
+    s = step(s, "FlushCompleted", 2, m=m)
+    assert s.phase[1] == "Completed" and s.blocked[1] and s.digest[1] == {1}
+    assert s.chan[(2, 1)] == (Data(1, 1), FlushCompletedMsg(1, frozenset({1})))
+    assert FlushOkMsg(1) not in {x for e in m.pairs for x in s.chan[e]}
+    assert not enabled(s, "Multicast", 2, m=m)
+
+
+def test_the_round_defaults_to_on():
+    assert M.FlushOkRound is True and model(FlushOkRound=False).FlushOkRound is False
+
+
 def test_crashed_members_are_not_waited_for_and_their_flush_messages_are_dropped():
     m = model(MaxLeaves=0)
     s = step(init(m), "Multicast", 3, m=m)  # 3 -> 1, 2 : DATA
