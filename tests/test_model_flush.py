@@ -441,3 +441,34 @@ def test_the_replays_no_send_kept_is_exact_on_every_edge(cons):
                 assert not _no_send_kept(s, forged)
                 assert not m.NoSendWhileBlocked(forged)
     assert kept > 100 and blocked_sends > 10, (kept, blocked_sends)
+
+
+# TLC's counterexample for NoOkFlawedLeave (docs/flush.md, Finding 3): no
+# FLUSH_OK round, no reconciliation.  Member 2 multicasts before any flush;
+# member 3 reports an empty digest while that message is still on its way.
+NO_OK_FLAWED_LEAVE_PATH = [
+    ("Multicast", 2), ("Deliver", 1, 2), ("Leave", 2), ("StartFlush", 1), ("Block", 2, 1), ("Block", 3, 1),
+    ("FlushCompleted", 1), ("FlushCompleted", 2), ("ReceiveFlushCompleted", 1, 2), ("FlushCompleted", 3),
+    ("ReceiveFlushCompleted", 1, 3), ("SendView", 1), ("InstallView", 3, 1),
+]
+
+
+@pytest.mark.parametrize("reconcile", [False, True])
+def test_no_flush_ok_round_counterexample_and_its_fix(reconcile):
+    c = ENTRIES["NoOkFlawedLeave"].constants()
+    assert c["FlushOkRound"] is False
+    c["ReconcileDigests"] = reconcile
+    m = FlushModel(c)
+    s = init(m)
+    for i, (action, *params) in enumerate(NO_OK_FLAWED_LEAVE_PATH):
+        s = step(s, action, *params, m=m)
+        if i < len(NO_OK_FLAWED_LEAVE_PATH) - 1:
+            assert m.VirtualSynchrony(s)
+    assert len(NO_OK_FLAWED_LEAVE_PATH) + 1 == ENTRIES["NoOkFlawedLeave"].extra["violation_depth"]
+    assert s.views[1] == {1, 3} and s.vid[0] == s.vid[2] == 2
+    assert s.chan[(2, 3)] == (Data(1, 1),)  # sent before the flush, still on its way to 3
+    if reconcile:
+        assert s.delivered[2] == {1} and m.VirtualSynchrony(s)
+    else:
+        assert s.delivered[0] == {1} and s.delivered[2] == frozenset()
+        assert not m.VirtualSynchrony(s)
