@@ -334,6 +334,8 @@ class FlushBinding(Binding):
             if h["protocol"] != "flush":
                 raise HeaderError(f"no FLUSH replay for protocol {h['protocol']!r}")
             c = h["constants"]
+            if not isinstance(c.get("FlushOkRound", True), bool):
+                raise HeaderError(f"bad header constants: FlushOkRound {c['FlushOkRound']!r} is not a boolean")
             try:
                 # FlushOkRound is optional: absent, the trace is of the four-phase flush
                 model = FlushModel({**{k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",

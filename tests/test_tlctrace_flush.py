@@ -103,7 +103,7 @@ def _path_records(constants: dict, path: list) -> list:
         return out
 
     recs = [{"kind": "header", "format": "groupcheck-trace/2", "protocol": "flush", "nodes": list(m.Members),
-             "constants": constants, "options": {}, "seed": None, "faults": {}, "impl": "model/flush.py",
+             "constants": dict(constants), "options": {}, "seed": None, "faults": {}, "impl": "model/flush.py",
              "impl_version": "0", "run_id": "flush-model-path"}]
     for name, p, *rest in path:
         params = {flush.RECEIVE[name]: rest[0]} if name in flush.RECEIVE else {}
@@ -145,3 +145,16 @@ def test_flush_completed_right_after_block_rejected_when_the_round_is_on(tmp_pat
     del recs[0]["constants"]["FlushOkRound"]
     k = next(j for j, e in enumerate(events(recs)) if e["name"] == "FlushCompleted")
     rejected_at(tmp_path, recs, "withround", k)
+
+
+def test_the_replay_reads_flush_ok_round_from_the_header():
+    import pytest
+    from groupcheck.conformance.replay import HeaderError
+    from groupcheck.conformance.traces import Trace
+    header = {"protocol": "flush", "nodes": [1, 2, 3], "constants": dict(NO_OK)}
+    assert flush.FlushBinding(Trace("t", header, [])).model.FlushOkRound is False
+    del header["constants"]["FlushOkRound"]
+    assert flush.FlushBinding(Trace("t", header, [])).model.FlushOkRound is True
+    header["constants"]["FlushOkRound"] = "false"
+    with pytest.raises(HeaderError, match="FlushOkRound"):
+        flush.FlushBinding(Trace("t", header, []))
