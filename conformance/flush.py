@@ -334,9 +334,13 @@ class FlushBinding(Binding):
             if h["protocol"] != "flush":
                 raise HeaderError(f"no FLUSH replay for protocol {h['protocol']!r}")
             c = h["constants"]
+            if not isinstance(c.get("FlushOkRound", True), bool):
+                raise HeaderError(f"bad header constants: FlushOkRound {c['FlushOkRound']!r} is not a boolean")
             try:
-                model = FlushModel({k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",
-                                                       "ReconcileDigests")})
+                # FlushOkRound is optional: absent, the trace is of the four-phase flush
+                model = FlushModel({**{k: c[k] for k in ("N", "NInit", "MaxMsgs", "MaxCrashes", "MaxLeaves",
+                                                         "ReconcileDigests")},
+                                    "FlushOkRound": c.get("FlushOkRound", True)})
             except (KeyError, ValueError) as e:
                 raise HeaderError(f"bad header constants: {e}") from None
             self.check_header(model.Members, "FLUSH")
@@ -505,11 +509,17 @@ def draw(seed: int) -> tuple[str, dict]:
     return campaign.fault_spec(0.1, 0.05, 0.003, crashes, leave=leave, join=join), {"nodes": n, "messages": per}
 
 
+def tla_constants(constants: dict) -> dict:
+    """The header's constants for TraceFlush, FlushOkRound defaulting to TRUE."""
+    return {**constants, "FlushOkRound": constants.get("FlushOkRound", True)}
+
+
 PROTOCOL = Protocol(
     name="flush", spec="Flush",
     actions=SPEC_ACTIONS,
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
-    tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events)),
+    tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events),
+                       constants=tla_constants),
     properties=PROPERTIES,
     simulate=simulate, binding=FlushBinding,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,

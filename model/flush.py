@@ -21,6 +21,8 @@ are records; ``completed[c]`` is a frozenset of ``(q, digest)`` pairs.
 
 ``ReconcileDigests`` selects the variant: FALSE is the seed as written
 (TLC refutes VirtualSynchrony), TRUE the fix (docs/flush.md).
+``FlushOkRound`` (default TRUE) FALSE drops the FLUSH_OK round, as JGroups
+2.12 does: FlushCompleted follows Block directly and FlushOk never fires.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ def _set(t: tuple, p: int, x) -> tuple:
 class FlushModel(Model):
     protocol = "flush"
     variables = FlushState._fields
+    # Compositions that skip this __init__ keep the FLUSH_OK round.
+    FlushOkRound = True
 
     def __init__(self, constants):
         super().__init__(constants)
@@ -105,6 +109,7 @@ class FlushModel(Model):
         self.MaxCrashes = int(constants["MaxCrashes"])
         self.MaxLeaves = int(constants["MaxLeaves"])
         self.ReconcileDigests = bool(constants["ReconcileDigests"])
+        self.FlushOkRound = bool(constants.get("FlushOkRound", True))
         if not (self.N >= 1 and 1 <= self.NInit <= self.N):
             raise ValueError(f"flush: need 1 <= NInit <= N, got N={self.N}, NInit={self.NInit}")
         self.Members = tuple(range(1, self.N + 1))
@@ -292,7 +297,7 @@ class FlushModel(Model):
 
     # --- flush, phase 2 ---------------------------------------------------------
     def FlushOk(self, s: FlushState, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
+        if not (self.FlushOkRound and self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
             return None
         v = s.vid[p - 1]
         return s._replace(
@@ -311,10 +316,13 @@ class FlushModel(Model):
 
     # --- flush, phase 3 ---------------------------------------------------------
     def FlushCompleted(self, s: FlushState, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p - 1] == "OkSent"):
+        if not self.CanReceive(s, p):
             return None
         v = s.vid[p - 1]
-        if not (s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
+        if not self.FlushOkRound:
+            if s.phase[p - 1] != "InBlock":
+                return None
+        elif not (s.phase[p - 1] == "OkSent" and s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
             return None
         d = self.DeliveredIn(s, p, v)
         c = s.flushInit[p - 1]

@@ -112,6 +112,29 @@ def test_flush_completed_waits_for_every_live_flush_ok_then_blocks_and_reports_d
     assert not enabled(s, "Multicast", 2)
 
 
+def test_without_the_round_flush_completed_follows_block_and_no_flush_ok_is_sent():
+    # FlushOkRound = FALSE (JGroups 2.12): once block() returns the member
+    # closes its latch and reports at once; FlushOk is never enabled.
+    m = model(FlushOkRound=False)
+    s = step(init(m), "Multicast", 2, m=m)
+    s = step(s, "Leave", 3, m=m)
+    s = step(s, "StartFlush", 1, m=m)
+    assert not enabled(s, "FlushOk", 1, m=m)
+    assert not enabled(s, "FlushCompleted", 2, m=m)     # no START_FLUSH taken yet
+    s = step(s, "Block", 2, 1, m=m)
+    assert not enabled(s, "FlushOk", 2, m=m)
+    assert enabled(s, "Multicast", 2, m=m)               # block() is still running
+    s = step(s, "FlushCompleted", 2, m=m)
+    assert s.phase[1] == "Completed" and s.blocked[1] and s.digest[1] == {1}
+    assert s.chan[(2, 1)] == (Data(1, 1), FlushCompletedMsg(1, frozenset({1})))
+    assert FlushOkMsg(1) not in {x for e in m.pairs for x in s.chan[e]}
+    assert not enabled(s, "Multicast", 2, m=m)
+
+
+def test_the_round_defaults_to_on():
+    assert M.FlushOkRound is True and model(FlushOkRound=False).FlushOkRound is False
+
+
 def test_crashed_members_are_not_waited_for_and_their_flush_messages_are_dropped():
     m = model(MaxLeaves=0)
     s = step(init(m), "Multicast", 3, m=m)  # 3 -> 1, 2 : DATA
@@ -418,3 +441,34 @@ def test_the_replays_no_send_kept_is_exact_on_every_edge(cons):
                 assert not _no_send_kept(s, forged)
                 assert not m.NoSendWhileBlocked(forged)
     assert kept > 100 and blocked_sends > 10, (kept, blocked_sends)
+
+
+# TLC's counterexample for NoOkFlawedLeave (docs/flush.md, Finding 3): no
+# FLUSH_OK round, no reconciliation.  Member 2 multicasts before any flush;
+# member 3 reports an empty digest while that message is still on its way.
+NO_OK_FLAWED_LEAVE_PATH = [
+    ("Multicast", 2), ("Deliver", 1, 2), ("Leave", 2), ("StartFlush", 1), ("Block", 2, 1), ("Block", 3, 1),
+    ("FlushCompleted", 1), ("FlushCompleted", 2), ("ReceiveFlushCompleted", 1, 2), ("FlushCompleted", 3),
+    ("ReceiveFlushCompleted", 1, 3), ("SendView", 1), ("InstallView", 3, 1),
+]
+
+
+@pytest.mark.parametrize("reconcile", [False, True])
+def test_no_flush_ok_round_counterexample_and_its_fix(reconcile):
+    c = ENTRIES["NoOkFlawedLeave"].constants()
+    assert c["FlushOkRound"] is False
+    c["ReconcileDigests"] = reconcile
+    m = FlushModel(c)
+    s = init(m)
+    for i, (action, *params) in enumerate(NO_OK_FLAWED_LEAVE_PATH):
+        s = step(s, action, *params, m=m)
+        if i < len(NO_OK_FLAWED_LEAVE_PATH) - 1:
+            assert m.VirtualSynchrony(s)
+    assert len(NO_OK_FLAWED_LEAVE_PATH) + 1 == ENTRIES["NoOkFlawedLeave"].extra["violation_depth"]
+    assert s.views[1] == {1, 3} and s.vid[0] == s.vid[2] == 2
+    assert s.chan[(2, 3)] == (Data(1, 1),)  # sent before the flush, still on its way to 3
+    if reconcile:
+        assert s.delivered[2] == {1} and m.VirtualSynchrony(s)
+    else:
+        assert s.delivered[0] == {1} and s.delivered[2] == frozenset()
+        assert not m.VirtualSynchrony(s)

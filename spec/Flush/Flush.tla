@@ -46,6 +46,12 @@
 (* message, every member delivers the messages of that union it lacks      *)
 (* before installing the view, and after its FLUSH_COMPLETED a member      *)
 (* delivers messages of the old view only through that reconciliation.     *)
+(*                                                                         *)
+(* FlushOkRound = TRUE is the four-phase flush above.  FALSE drops phase   *)
+(* 2, as in the seed's earlier sections ("FLUSH protocol (view             *)
+(* installation for join/crash/leave)") and in JGroups 2.12: once block()  *)
+(* returns a member closes the latch and sends FLUSH_COMPLETED at once     *)
+(* (FlushCompleted right after Block; no FLUSH_OK is ever sent).           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -55,11 +61,12 @@ CONSTANTS
     MaxMsgs,          \* application multicasts, over all members
     MaxCrashes,       \* crashes the environment may inject
     MaxLeaves,        \* graceful leaves the environment may request
-    ReconcileDigests  \* TRUE: the fix (digest reconciliation); FALSE: the seed as written
+    ReconcileDigests, \* TRUE: the fix (digest reconciliation); FALSE: the seed as written
+    FlushOkRound      \* TRUE: the FLUSH_OK round of the design change; FALSE: JGroups 2.12's flush
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 1..N
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ MaxLeaves \in Nat
-       /\ ReconcileDigests \in BOOLEAN
+       /\ ReconcileDigests \in BOOLEAN /\ FlushOkRound \in BOOLEAN
 
 Members == 1..N
 MsgIds  == 1..MaxMsgs
@@ -297,7 +304,9 @@ RestartFlush(p, c) ==
 (* Flush, phase 2: FLUSH_OK *)
 
 \* block() returns at p: p multicasts FLUSH_OK (and counts its own).
+\* Without the round there is no FLUSH_OK, so none is ever received either.
 FlushOkStep(p) ==
+    /\ FlushOkRound
     /\ phase[p] = "InBlock"
     /\ phase' = [phase EXCEPT ![p] = "OkSent"]
     /\ flushOks' = [flushOks EXCEPT ![p] = @ \cup {p}]
@@ -326,12 +335,15 @@ ReceiveFlushOk(p, q) ==
 -----------------------------------------------------------------------------
 (* Flush, phase 3: FLUSH_COMPLETED *)
 
-\* p has the FLUSH_OK of every member of its view but those in gone: it
-\* closes the latch and sends FLUSH_COMPLETED with digest d to the initiator
-\* (recorded at once if p is the initiator, lost if the initiator crashed).
+\* p has the FLUSH_OK of every member of its view but those in gone (without
+\* the round: block() has returned at p): it closes the latch and sends
+\* FLUSH_COMPLETED with digest d to the initiator (recorded at once if p is
+\* the initiator, lost if the initiator crashed).
 FlushCompletedStep(p, gone, d) ==
-    /\ phase[p] = "OkSent"
-    /\ views[vid[p]] \ gone \subseteq flushOks[p]
+    /\ IF FlushOkRound
+         THEN /\ phase[p] = "OkSent"
+              /\ views[vid[p]] \ gone \subseteq flushOks[p]
+         ELSE phase[p] = "InBlock"
     /\ phase' = [phase EXCEPT ![p] = "Completed"]
     /\ blocked' = [blocked EXCEPT ![p] = TRUE]
     /\ LET c == flushInit[p] IN

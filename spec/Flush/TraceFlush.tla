@@ -19,7 +19,9 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, NInit, MaxMsgs, MaxCrashes, MaxLeaves, ReconcileDigests
+\* FlushOkRound: conformance/flush.py tla_constants gives TRUE when the header
+\* has none (a trace of the four-phase flush).
+CONSTANTS N, NInit, MaxMsgs, MaxCrashes, MaxLeaves, ReconcileDigests, FlushOkRound
 
 VARIABLES views, vid, crashed, joining, leaving, sent, delivered, chan,
           phase, blocked, flushInit, flushOks, digest, completed, l

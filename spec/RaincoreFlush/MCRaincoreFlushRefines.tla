@@ -31,7 +31,7 @@ RaincoreSteps == [][Ring!Next]_(Ring!vars)
 Plain(x) == IF x.type = "VIEW" THEN [type |-> "VIEW", view |-> x.view, digest |-> x.digest] ELSE x
 FlushChan == [e \in Members \X Members |-> [i \in DOMAIN chan[e] |-> Plain(chan[e][i])]]
 Abstract == INSTANCE Flush WITH
-    MaxLeaves <- 0, ReconcileDigests <- TRUE, crashed <- Dead, joining <- {}, leaving <- {},
+    MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE, crashed <- Dead, joining <- {}, leaving <- {},
     chan <- FlushChan
 
 FlushRefined == Abstract!Spec

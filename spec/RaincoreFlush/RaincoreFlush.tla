@@ -136,7 +136,7 @@ Dead == {n \in Node : status[n] = "Down"}
 \* Deliver, FlushOk, InstallView, StopFlush) state their UNCHANGED on
 \* crashed, that is on Dead: ours set the ring's variables first.
 F == INSTANCE Flush WITH
-       MaxLeaves <- 0, ReconcileDigests <- TRUE,
+       MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE,
        crashed <- Dead, joining <- {}, leaving <- {}
 
 -----------------------------------------------------------------------------
@@ -596,7 +596,7 @@ Spec == Init /\ [][Next]_vars
 Excluded == {p \in Members : vid[p] >= 1 /\ p \notin views[Latest]}
 Failed   == IF ShunSuspected THEN Dead \cup Excluded ELSE Dead
 FP == INSTANCE Flush WITH
-        MaxLeaves <- 0, ReconcileDigests <- TRUE,
+        MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE,
         crashed <- Failed, joining <- {}, leaving <- {}
 
 \* Flush.tla's, with the failed members as its crashed.

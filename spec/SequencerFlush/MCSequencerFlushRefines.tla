@@ -29,7 +29,7 @@ FlushChan ==
         LET s == SelectSeq(chan[e], FlushMsg) IN [i \in 1..Len(s) |-> Emptied(s[i])]]
 
 Abstract == INSTANCE Flush WITH
-    NInit <- N, MaxMsgs <- 0, MaxLeaves <- 0, ReconcileDigests <- TRUE,
+    NInit <- N, MaxMsgs <- 0, MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE,
     views <- [i \in DOMAIN views |-> Range(views[i])],
     joining <- {}, leaving <- {}, sent <- <<>>,
     delivered <- [m \in Members |-> {}], digest <- [m \in Members |-> {}],

@@ -99,7 +99,7 @@ S == INSTANCE Sequencer WITH KeepForward <- FALSE, ResendFirst <- FALSE, RetainF
 \* FLUSH_COMPLETED its log.  Its sent and delivered are SEQUENCER's here:
 \* no operator used below reads them.
 F == INSTANCE Flush WITH
-        NInit <- N, MaxMsgs <- N * MaxSeq, MaxLeaves <- 0, ReconcileDigests <- TRUE,
+        NInit <- N, MaxMsgs <- N * MaxSeq, MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE,
         views <- [i \in DOMAIN views |-> S!Range(views[i])],
         joining <- {}, leaving <- {},
         digest <- [m \in Members |-> IF phase[m] = "Completed" THEN S!Range(log[m]) ELSE {}]
