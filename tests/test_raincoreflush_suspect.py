@@ -90,3 +90,6 @@ def test_cluster_runs_declare_false_suspicion_without_the_lossy_ring():
     c = raincoreflush.cluster_constants(3, 10, 1)
     assert c["FalseSuspicion"] and "FalseSuspicion" not in raincoreflush.cluster_constants(3, 10, 1, lossy=True)
     assert model_of(raincoresequencerflush.cluster_constants(3, 10, 1)).FalseSuspicion
+    # a node its ring leaves out exits (impl/runtime.py SHUNNED): no survivor, over either ring
+    assert all(raincoreflush.cluster_constants(3, 10, 1, lossy)["ShunSuspected"] for lossy in (False, True))
+    assert model_of(raincoresequencerflush.cluster_constants(3, 10, 1)).ShunSuspected

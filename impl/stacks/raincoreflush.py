@@ -223,8 +223,11 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
     1..NInit, its last eats first; ``joiners`` more nodes may join (ids
     NInit + 1..N)."""
     n = nodes + joiners
+    # ShunSuspected: a node the latest view leaves out has failed, as the runtime
+    # makes it (it exits SHUNNED on learning it was left out, and the runner
+    # logs its Crash), so a shunned node is no survivor in between either
     c = {"N": n, "NInit": nodes, "Founder": nodes, "MaxMsgs": n * messages, "MaxCrashes": crashes,
-         "NewerViewsOnly": True}
+         "NewerViewsOnly": True, "ShunSuspected": True}
     if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
         c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
     else:
