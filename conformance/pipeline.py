@@ -712,11 +712,13 @@ def _slices(by_key: dict, tasks: int) -> Optional[list]:
     out = []
     for part in sorted(by_part):
         cur: list = []
+        n = 0
         for r in sorted(by_part[part], key=lambda r: r["part_row"]):
             cur.append(r)
-            if sum(x["events"] for x in cur) >= target:
+            n += r["events"]
+            if n >= target:
                 out.append(cur)
-                cur = []
+                cur, n = [], 0
         if cur:
             out.append(cur)
     out.sort(key=lambda rs: -sum(r["events"] for r in rs))
@@ -740,9 +742,9 @@ def _read_slice(root: str, part: str, start: int, stop: int):
             groups.append(g)
         row += n
     t = f.read_row_groups(groups, columns=list(CHECK_COLUMNS))
-    if t.num_rows < stop - start + (start - (first or 0)):
+    if first is None or first + t.num_rows < stop:
         raise PipelineError(f"{part} has no rows {start}..{stop - 1}, which _runs places there")
-    return t.slice(start - (first or 0), stop - start)
+    return t.slice(start - first, stop - start)
 
 
 def _runs_in_slice(root: str, sl):

@@ -169,3 +169,5 @@ def test_a_slice_that_does_not_hold_its_runs_is_refused(tmp_path, monkeypatch):
     part, start, stop, runs = P._slices(by_key, 1000)[0]
     with pytest.raises(P.PipelineError, match="not the runs"):
         list(P._replay_slices(str(d), False, frozenset(), [(part, start + 1, stop + 1, runs)]))
+    with pytest.raises(P.PipelineError, match="has no rows"):      # past the end of its file
+        list(P._replay_slices(str(d), False, frozenset(), [(part, start + 10_000, stop + 10_000, runs)]))
