@@ -725,6 +725,19 @@ def _slices(by_key: dict, tasks: int) -> Optional[list]:
     return [(rs[0]["part"], rs[0]["part_row"], rs[-1]["part_row"] + rs[-1]["events"], rs) for rs in out]
 
 
+def _pack(slices: list, tasks: int) -> list:
+    """Slices (largest first) into at most ``tasks`` groups of about equal
+    events, each slice into the least loaded group: one group a task, so
+    event files smaller than a slice share tasks instead of one each."""
+    import heapq
+    heap = [(0, k, []) for k in range(min(tasks, len(slices)))]
+    for sl in slices:
+        n, k, group = heapq.heappop(heap)
+        group.append(sl)
+        heapq.heappush(heap, (n + sl[2] - sl[1], k, group))
+    return [g for _, _, g in sorted(heap, key=lambda x: (-x[0], x[1]))]
+
+
 def _run_slice(run: dict) -> tuple:
     return run["part"], run["part_row"], run["part_row"] + run["events"], [run]
 
@@ -788,7 +801,8 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = T
     """The Spark check: every run's verdict row (without the runs that have
     no event rows), keyed by (source, run_id).  ``files``: read each task's
     runs from the event files where ``_runs`` places them (the layout
-    written by ``generate`` and ``ingest``); otherwise, and on a dataset
+    written by ``generate`` and ``ingest``; slices of whole runs, packed
+    into four tasks per core); otherwise, and on a dataset
     whose run rows do not say where their events are, bring each run's rows
     together with a shuffle and a sort."""
     from concurrent.futures import ThreadPoolExecutor
@@ -801,8 +815,9 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = T
         table, found = _check_spark_shuffled(spark, out, by_key, coverage, apart, tasks)
     else:
         sc, root = spark.sparkContext, str(out)
-        replayed = sc.parallelize(slices, len(slices)).mapPartitions(
-            partial(_replay_slices, root, coverage, apart)) if slices else None
+        groups = _pack(slices, tasks)
+        replayed = sc.parallelize(groups, len(groups)).mapPartitions(
+            lambda it: _replay_slices(root, coverage, apart, (sl for g in it for sl in g))) if groups else None
         long = [_run_slice(by_key[k]) for k in sorted(apart)]
         judged = sc.parallelize(long, len(long)).mapPartitions(partial(_judge_slices, root)) if long else None
         with progress(spark, "check"), ThreadPoolExecutor(2) as pool:

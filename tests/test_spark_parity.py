@@ -150,6 +150,10 @@ def test_slices_replayed_in_process_equal_local_check(tmp_path, monkeypatch, tas
         assert all(sl[2] - sl[1] == sum(r["events"] for r in sl[3]) for sl in slices)
         assert len(slices) == {1: files, 1000: len(with_events)}.get(tasks, len(slices))
         assert 1 < len(slices) <= tasks + files
+        groups = P._pack(slices, 4)
+        assert len(groups) == min(4, len(slices)) and sorted(sl for g in groups for sl in g) == sorted(slices)
+        loads = [sum(sl[2] - sl[1] for sl in g) for g in groups]
+        assert max(loads) - min(loads) <= max(sl[2] - sl[1] for sl in slices)     # no group a slice above another
         apart = frozenset(with_events[::2])
         got = {(v["file"], v["run_id"]): v for v in P._replay_slices(str(d), True, apart, slices)}
         found = dict(P._judge_slices(str(d), [P._run_slice(by_key[k]) for k in sorted(apart)]))
