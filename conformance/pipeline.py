@@ -8,19 +8,23 @@ the run's header fields are columns of every row (``run_id``, ``protocol``,
 ``impl_version``, and ``source``: the file a row came from, or the seed for
 a simulated run), then the event's fields (``i``, ``name``, ``nid``, and
 ``params``/``msg``/``state`` as JSON strings, ``clock``); the dataset is
-partitioned by ``protocol`` (``DIR/protocol=sequencer/*.parquet``).  Beside
-it, in folders Spark and pyarrow both skip (leading ``_``): ``_runs`` (one
-row per run: the whole header, counts, and the first reason a row of it was
-rejected), ``_rejected`` (file, line, reason, raw text of every quarantined
-input line) and, after a check, ``_verdicts``.
+partitioned by ``protocol`` (``DIR/protocol=sequencer/*.parquet``), each
+run's rows in one file in one piece, in event order.  Beside it, in folders
+Spark and pyarrow both skip (leading ``_``): ``_runs`` (one row per run: the
+whole header, counts, the first reason a row of it was rejected, and where
+its event rows are: ``part``, ``part_row``), ``_rejected`` (file, line,
+reason, raw text of every quarantined input line) and, after a check,
+``_verdicts``.
 
 Two engines run the same stages on the same per-run functions: ``local``
-(this process, pyarrow) and ``spark`` (PySpark: simulation runs fanned out
-over seeds as tasks, files over tasks, in ``mapInArrow``, their run rows
-back in an accumulator; for the check, event rows hashed on
-``(source, run_id)`` into a few partitions per core, sorted by
-``(source, run_id, i)`` there, and each partition streamed to one
-``mapInArrow`` call that cuts it into runs).
+(this process, pyarrow) and ``spark`` (PySpark: seeds or files spread over
+a few tasks per core, each task writing its runs' event files with pyarrow
+and sending its run rows back; for the check, the runs cut into slices of
+whole runs of one file, about four per core, and each task reading its
+slices with pyarrow, so no shuffle and no sort.  A dataset whose run rows
+do not say where their events are (an older layout) is checked the old
+way: event rows hashed on ``(source, run_id)``, sorted within each
+partition, and streamed to ``mapInArrow``).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  Where a protocol's replay judges properties on
 its members' delivery histories (its registration's ``judged``: SEQUENCER), the
@@ -60,7 +64,7 @@ from typing import Iterable, Optional
 from . import findings, properties
 
 ENGINES = ("local", "spark")
-LAYOUT = "groupcheck-pipeline/1"
+LAYOUT = "groupcheck-pipeline/2"
 COVERAGE_MAX_STATES = 20_000
 # Runs draw their sizes from the seed, so a campaign spreads over many
 # constant sets; exploring each one's reachable set cost minutes per protocol.
@@ -74,7 +78,8 @@ EVENT_COLUMNS = ("run_id", "protocol", "seed", "nodes", "constants", "faults", "
 # fields (the header columns repeated on every row are in the run row).
 CHECK_COLUMNS = ("source", "run_id", "i", "name", "nid", "params", "msg", "state", "clock")
 RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "faults", "impl",
-               "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end")
+               "impl_version", "header", "events", "rows_in", "rejected", "reject_reason", "summary", "end",
+               "part", "part_row")
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
 VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
                    "candidates_max", "stops_conforming_at", "stage", "replay_verdict", "properties_failed", "properties_by", "agree",
@@ -100,7 +105,8 @@ def _arrow_schemas():
         ("nodes", pa.list_(pa.int64())), ("constants", pa.string()), ("faults", pa.string()),
         ("impl", pa.string()), ("impl_version", pa.string()), ("header", pa.string()),
         ("events", pa.int64()), ("rows_in", pa.int64()), ("rejected", pa.int64()),
-        ("reject_reason", pa.string()), ("summary", pa.string()), ("end", pa.string())])
+        ("reject_reason", pa.string()), ("summary", pa.string()), ("end", pa.string()),
+        ("part", pa.string()), ("part_row", pa.int64())])
     rejected = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()),
                           ("raw", pa.string()), ("run_id", pa.string()), ("protocol", pa.string())])
     verdicts = pa.schema([
@@ -117,12 +123,6 @@ def _spark_event_schema():
     types = {"seed": LongType(), "nodes": ArrayType(LongType()), "i": LongType(), "nid": LongType(),
              "clock": DoubleType()}
     return StructType([StructField(c, types.get(c, StringType()), True) for c in EVENT_COLUMNS])
-
-
-def _spark_reject_schema():
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-    return StructType([StructField(c, LongType() if c == "line" else StringType(), True)
-                       for c in REJECT_COLUMNS])
 
 
 # ---------------------------------------------------------------- records <-> rows
@@ -395,92 +395,122 @@ def _write_table(rows: list[dict], schema, path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
 
-def _write_local(out: Path, results: Iterable[tuple], meta: dict) -> dict:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
-    _prepare_out(out)
-    out.mkdir(parents=True, exist_ok=True)
-    runs, rejected, buf, n_part, n_events = [], [], defaultdict(list), Counter(), 0
-
-    def flush(protocol):
-        rows = buf.pop(protocol)
-        d = out / f"protocol={protocol}"
-        d.mkdir(parents=True, exist_ok=True)
-        cols = [c for c in EVENT_COLUMNS if c != "protocol"]
-        table = pa.Table.from_pylist(rows, schema=pa.schema([ev_schema.field(c) for c in cols]))
-        pq.write_table(table, d / f"part-{n_part[protocol]:05d}.parquet")
-        n_part[protocol] += 1
-
-    for run, rows, rej in results:
-        runs.append(run)
-        rejected.extend(rej)
-        n_events += len(rows)
-        for r in rows:
-            buf[r["protocol"]].append(r)
-            if len(buf[r["protocol"]]) >= 200_000:
-                flush(r["protocol"])
-    for p in list(buf):
-        flush(p)
-    _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
-    _write_table(rejected, rej_schema, out / "_rejected" / "part-00000.parquet")
-    return _finish_write(out, runs, len(rejected), n_events, meta)
-
-
-# The Spark side of a write: each task turns its inputs (seeds or files)
-# into event rows, streamed to the JVM as Arrow record batches
-# (``mapInArrow``, not one pickled tuple per row) and written as they come,
-# partitioned by protocol, in one job; the task's run and rejected rows come
-# back to the driver in an accumulator (small: one run row per input, and
-# the quarantined lines), which writes them with pyarrow as the local engine
-# does.  So each input is simulated or read once, and nothing is cached
-# between jobs.  A task that Spark re-runs adds its rows again: the driver
-# keeps one per input.
+# Event files.  Whichever engine writes them, a run's event rows go into
+# one file in one piece, in event order, and its run row records where
+# (``part``: the file, relative to the dataset; ``part_row``: its first row):
+# the Spark check then reads each task's runs straight from the files, with
+# no shuffle and no sort (``_check_spark``).  A file is closed at a run
+# boundary once it holds PART_ROWS rows; its row groups hold up to
+# _EVENT_BATCH rows, so a task reading a slice of a file reads little more.
+PART_ROWS = 200_000
 _EVENT_BATCH = 20_000
 
 
-class _RowsParam:
-    """A PySpark ``AccumulatorParam``: lists of (input index, run row,
-    rejected rows), concatenated."""
+class _PartWriter:
+    """Writes runs' event rows into ``out/protocol=P/PREFIX-NNN.parquet``
+    files with pyarrow, each run whole, and stamps its run row with where."""
 
-    def zero(self, value):
-        return []
+    def __init__(self, out: Path, prefix: str):
+        self.out, self.prefix = out, prefix
+        self.open: dict = {}        # protocol -> [ParquetWriter, relative path, rows written, buffered rows]
+        self.n_files = Counter()
 
-    def addInPlace(self, a, b):
-        a.extend(b)
-        return a
+    def add(self, run: dict, rows: list) -> None:
+        run["part"], run["part_row"] = None, None
+        if not rows:
+            return
+        protocol = rows[0]["protocol"]
+        f = self.open.get(protocol)
+        if f is not None and f[2] + len(f[3]) >= PART_ROWS:
+            self._close(protocol)
+            f = None
+        if f is None:
+            import pyarrow.parquet as pq
+            rel = f"protocol={protocol}/{self.prefix}-{self.n_files[protocol]:03d}.parquet"
+            self.n_files[protocol] += 1
+            (self.out / rel).parent.mkdir(parents=True, exist_ok=True)
+            f = self.open[protocol] = [pq.ParquetWriter(str(self.out / rel), _part_schema()), rel, 0, []]
+        run["part"], run["part_row"] = f[1], f[2] + len(f[3])
+        f[3].extend(rows)
+        if len(f[3]) >= _EVENT_BATCH:
+            self._flush(f)
+
+    def _flush(self, f) -> None:
+        import pyarrow as pa
+        if f[3]:
+            f[0].write_table(pa.Table.from_pylist(f[3], schema=_part_schema()), row_group_size=_EVENT_BATCH)
+            f[2] += len(f[3])
+            f[3] = []
+
+    def _close(self, protocol) -> None:
+        f = self.open.pop(protocol)
+        self._flush(f)
+        f[0].close()
+
+    def close(self) -> None:
+        for protocol in list(self.open):
+            self._close(protocol)
 
 
-def _event_batches(work, items: list, acc, batches):
-    """``mapInArrow`` body: the ids of ``items`` in, event rows out; the run
-    and rejected rows of each input into ``acc``."""
+def _part_schema():
     import pyarrow as pa
-    ev_schema = _arrow_schemas()[0]
-    for b in batches:
-        for k in b.column("id").to_pylist():
-            run, rows, rej = work(items[k])
-            acc.add([(k, run, rej)])
-            for n in range(0, len(rows), _EVENT_BATCH):
-                yield pa.RecordBatch.from_pylist(rows[n:n + _EVENT_BATCH], schema=ev_schema)
+    ev = _arrow_schemas()[0]
+    return pa.schema([ev.field(c) for c in EVENT_COLUMNS if c != "protocol"])   # the partition column is the folder
+
+
+def _write_parts(out: Path, prefix: str, work, items: Iterable) -> list[tuple]:
+    """Run ``work`` on each (index, input) and write its event rows;
+    returns (index, run row, rejected rows) per input."""
+    w = _PartWriter(out, prefix)
+    got = []
+    try:
+        for k, item in items:
+            run, rows, rej = work(item)
+            w.add(run, rows)
+            got.append((k, run, rej))
             del rows
+    finally:
+        w.close()
+    return got
 
 
-def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
-    from pyspark.sql.pandas.types import from_arrow_schema
-    from .spark import parallelism, progress
-    ev_schema, run_schema, rej_schema, _ = _arrow_schemas()
+def _write_local(out: Path, work, items: list, meta: dict) -> dict:
     _prepare_out(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return _write_meta(out, _write_parts(out, "part-00000", work, enumerate(items)), len(items), meta)
+
+
+# The Spark side of a write: the inputs (seeds or files) are spread over a
+# few tasks per core; each task runs the per-input function and writes its
+# runs' event rows with pyarrow into files of its own, named after the task
+# (a task Spark runs again rewrites the same files), and sends its run rows
+# and quarantined lines back to the driver, which writes ``_runs`` and
+# ``_rejected`` as the local engine does.  On a cluster the executors write
+# into the dataset's folder, so it must be on a file system they share with
+# the driver (docs/pipeline.md).
+def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
+    from .spark import parallelism, progress
+    _prepare_out(out)
+    out.mkdir(parents=True, exist_ok=True)
     n = max(1, min(len(items), 4 * parallelism(spark)))
-    acc = spark.sparkContext.accumulator([], _RowsParam())
-    events = spark.range(len(items), numPartitions=n).mapInArrow(
-        partial(_event_batches, work, items, acc), from_arrow_schema(ev_schema))
+    where = str(out)
+
+    def task(index, ks):
+        return _write_parts(Path(where), f"part-{index:05d}", work, ((k, items[k]) for k in ks))
+
     with progress(spark, meta["stage"]):
-        events.write.mode("overwrite").partitionBy("protocol").parquet(str(out))
-    got = {k: (run, rej) for k, run, rej in acc.value}        # one per input, in input order
-    runs = [got[k][0] for k in sorted(got)]
-    rejected = [r for k in sorted(got) for r in got[k][1]]
-    if len(runs) != len(items):
-        raise PipelineError(f"{len(items)} inputs, {len(runs)} run rows came back from Spark")
+        got = spark.sparkContext.parallelize(range(len(items)), n).mapPartitionsWithIndex(task).collect()
+    return _write_meta(out, got, len(items), meta)
+
+
+def _write_meta(out: Path, got: list, n_items: int, meta: dict) -> dict:
+    """``_runs`` and ``_rejected`` from (index, run row, rejected rows), one per input."""
+    _, run_schema, rej_schema, _ = _arrow_schemas()
+    by = {k: (run, rej) for k, run, rej in got}
+    if len(by) != n_items:
+        raise PipelineError(f"{n_items} inputs, {len(by)} run rows came back")
+    runs = [by[k][0] for k in sorted(by)]
+    rejected = [r for k in sorted(by) for r in by[k][1]]
     _write_table(runs, run_schema, out / "_runs" / "part-00000.parquet")
     _write_table(rejected, rej_schema, out / "_rejected" / "part-00000.parquet")
     return _finish_write(out, runs, len(rejected), sum(r["events"] for r in runs), meta)
@@ -505,6 +535,14 @@ def read_runs(out) -> list[dict]:
     if not p.is_dir():
         raise PipelineError(f"{out}: not a pipeline dataset (no _runs folder); run `groupcheck traces generate` or `ingest`")
     return pq.read_table(p).to_pylist()
+
+
+def read_layout(out) -> Optional[str]:
+    """The layout the dataset was written in (``LAYOUT`` or an older one), if it says."""
+    try:
+        return json.loads((Path(out) / "_pipeline.json").read_text()).get("layout")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def read_rejected(out) -> list[dict]:
@@ -564,7 +602,7 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     else:
         work = partial(_simulated, protocol, faults, options)
     if engine == "local":
-        summary = _write_local(out, map(work, seeds), meta)
+        summary = _write_local(out, work, list(seeds), meta)
     else:
         summary = _write_spark(spark, out, work, list(seeds), meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
@@ -580,7 +618,7 @@ def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: O
     t0 = time.perf_counter()
     meta = {"stage": "ingest", "engine": engine, "files": len(files)}
     if engine == "local":
-        summary = _write_local(out, map(_ingested, files), meta)
+        summary = _write_local(out, _ingested, files, meta)
     else:
         summary = _write_spark(spark, out, partial(_ingested, cwd=os.getcwd()), files, meta)
     summary["seconds"] = round(time.perf_counter() - t0, 3)
@@ -599,7 +637,8 @@ _VERDICT_BATCH = 64
 
 
 def _runs_of(batches):
-    """A partition's event rows, sorted by (source, run_id, i), cut into runs:
+    """Event rows in which each run's rows are contiguous and ordered by
+    ``i`` (a sorted partition, or a slice of an event file) cut into runs:
     ((source, run_id), rows) as the key changes.  The rows stream through in
     Arrow batches, so a partition is one Python call, not one per run."""
     key, rows = None, []
@@ -633,6 +672,13 @@ def _replay_partition(runs: dict, want_visited: bool, apart: frozenset, batches)
         yield pa.RecordBatch.from_pylist(done, schema=schema)
 
 
+def _judged_or_error(run: dict, rows: list):
+    try:
+        return _judged(run, rows)
+    except Exception as e:      # raised in the driver only if the replay's verdict needs it
+        return PipelineError(f"{run['source']}: the property check failed: {e!r}")
+
+
 def _judged_schema():
     import pyarrow as pa
     return pa.schema([("source", pa.string()), ("run_id", pa.string()), ("found", pa.binary())])
@@ -646,58 +692,144 @@ def _judge_partition(runs: dict, batches):
     for (source, run_id), rows in _runs_of(batches):
         run = runs.get((source, run_id))
         if run is not None:
-            try:
-                found = pickle.dumps(_judged(run, rows))
-            except Exception as e:      # raised in the driver only if the replay's verdict needs it
-                found = pickle.dumps(PipelineError(f"{source}: the property check failed: {e!r}"))
-            yield pa.RecordBatch.from_pylist([{"source": source, "run_id": run_id, "found": found}],
-                                             schema=_judged_schema())
+            yield pa.RecordBatch.from_pylist(
+                [{"source": source, "run_id": run_id, "found": pickle.dumps(_judged_or_error(run, rows))}],
+                schema=_judged_schema())
+
+
+# ---------------------------------------------------------------- the Spark check on whole runs in files
+
+def _slices(by_key: dict, tasks: int) -> Optional[list]:
+    """The runs with event rows, cut into slices of whole runs of one event
+    file, of about 1/``tasks`` of the events each (a run longer than that is
+    a slice of its own): ``(file, first row, end row, run rows)``, the
+    largest first, so the longest tasks start first.  None when the run rows
+    do not say where their events are (a dataset of an older layout)."""
+    runs = [r for r in by_key.values() if r["events"]]
+    if any(r.get("part") is None for r in runs):
+        return None
+    by_part: dict = defaultdict(list)
+    for r in runs:
+        by_part[r["part"]].append(r)
+    target = max(1, -(-sum(r["events"] for r in runs) // max(1, tasks)))
+    out = []
+    for part in sorted(by_part):
+        cur: list = []
+        n = 0
+        for r in sorted(by_part[part], key=lambda r: r["part_row"]):
+            cur.append(r)
+            n += r["events"]
+            if n >= target:
+                out.append(cur)
+                cur, n = [], 0
+        if cur:
+            out.append(cur)
+    out.sort(key=lambda rs: -sum(r["events"] for r in rs))
+    return [(rs[0]["part"], rs[0]["part_row"], rs[-1]["part_row"] + rs[-1]["events"], rs) for rs in out]
+
+
+def _pack(slices: list, tasks: int) -> list:
+    """Slices (largest first) into at most ``tasks`` groups of about equal
+    events, each slice into the least loaded group: one group a task, so
+    event files smaller than a slice share tasks instead of one each."""
+    import heapq
+    heap = [(0, k, []) for k in range(min(tasks, len(slices)))]
+    for sl in slices:
+        n, k, group = heapq.heappop(heap)
+        group.append(sl)
+        heapq.heappush(heap, (n + sl[2] - sl[1], k, group))
+    return [g for _, _, g in sorted(heap, key=lambda x: (-x[0], x[1]))]
+
+
+def _run_slice(run: dict) -> tuple:
+    return run["part"], run["part_row"], run["part_row"] + run["events"], [run]
+
+
+def _read_slice(root: str, part: str, start: int, stop: int):
+    """Rows ``start``..``stop``-1 of an event file (``CHECK_COLUMNS``),
+    reading only the row groups that hold them."""
+    import pyarrow.parquet as pq
+    f = pq.ParquetFile(str(Path(root) / part))
+    groups, first, row = [], None, 0
+    for g in range(f.metadata.num_row_groups):
+        n = f.metadata.row_group(g).num_rows
+        if row < stop and row + n > start:
+            first = row if first is None else first
+            groups.append(g)
+        row += n
+    t = f.read_row_groups(groups, columns=list(CHECK_COLUMNS))
+    if first is None or first + t.num_rows < stop:
+        raise PipelineError(f"{part} has no rows {start}..{stop - 1}, which _runs places there")
+    return t.slice(start - first, stop - start)
+
+
+def _runs_in_slice(root: str, sl):
+    """(run row, its event rows) of each run of a slice, checked against
+    what ``_runs`` says of them (in this order, this many rows each)."""
+    part, start, stop, runs = sl
+    want = iter(runs)
+    for key, rows in _runs_of(_read_slice(root, part, start, stop).to_batches(max_chunksize=_EVENT_BATCH)):
+        run = next(want, None)
+        if run is None or (run["source"], run["run_id"]) != key or run["events"] != len(rows):
+            raise PipelineError(f"{part}: rows {start}..{stop - 1} are not the runs _runs places there "
+                                f"(at {key[0]} {key[1]})")
+        yield run, rows
+    if next(want, None) is not None:
+        raise PipelineError(f"{part}: rows {start}..{stop - 1} hold fewer runs than _runs places there")
+
+
+def _replay_slices(root: str, want_visited: bool, apart: frozenset, slices):
+    """Spark task: the verdict rows of the runs of its slices."""
+    for sl in slices:
+        for run, rows in _runs_in_slice(root, sl):
+            yield _check_run(run, rows, want_visited, judge=(run["source"], run["run_id"]) not in apart)
+
+
+def _judge_slices(root: str, slices):
+    """Spark task: ((source, run_id), the catalogue's judgement) of the runs of its slices."""
+    for sl in slices:
+        for run, rows in _runs_in_slice(root, sl):
+            yield (run["source"], run["run_id"]), _judged_or_error(run, rows)
 
 
 # A run of at least SPLIT_EVENTS events whose protocol has catalogue
-# properties gets them judged by a task of their own, in a second job that
+# properties gets them judged by a task of its own, in a second job that
 # runs beside the replays: on a corpus of few long runs that is a second core
 # at work (the replay of one run is sequential, see docs/pipeline.md); on a
 # corpus of many runs both jobs share the cores.
 SPLIT_EVENTS = 20_000
 
 
-def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
+def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = True) -> dict:
     """The Spark check: every run's verdict row (without the runs that have
-    no event rows), keyed by (source, run_id)."""
-    import pickle
+    no event rows), keyed by (source, run_id).  ``files``: read each task's
+    runs from the event files where ``_runs`` places them (the layout
+    written by ``generate`` and ``ingest``; slices of whole runs, packed
+    into four tasks per core); otherwise, and on a dataset
+    whose run rows do not say where their events are, bring each run's rows
+    together with a shuffle and a sort."""
     from concurrent.futures import ThreadPoolExecutor
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
     from .spark import parallelism, progress
-    runs = list(by_key.values())
     apart = frozenset(k for k, r in by_key.items()
                       if r["events"] >= SPLIT_EVENTS and r["reject_reason"] is None and properties.judged(r["protocol"]))
-    cores = parallelism(spark)
-    events = _spark_events(spark, out).select(*CHECK_COLUMNS)
-
-    def by_run(df, n_runs: int):
-        # each run's rows in one partition, in order: hashed on the run's
-        # key, sorted in the partition; a few partitions per core
-        return (df.repartition(max(1, min(n_runs, 4 * cores)), "source", "run_id")
-                  .sortWithinPartitions("source", "run_id", "i"))
-
-    bc = spark.sparkContext.broadcast(by_key)
-    replayed = by_run(events, sum(1 for r in runs if r["events"])).mapInArrow(
-        lambda it: _replay_partition(bc.value, coverage, apart, it), from_arrow_schema(_verdict_schema()))
-    judged = None
-    if apart:
-        sources = sorted({k[0] for k in apart})
-        judged = by_run(events.where(F.col("source").isin(sources)), len(apart)).mapInArrow(
-            lambda it: _judge_partition({k: bc.value[k] for k in apart}, it), from_arrow_schema(_judged_schema()))
-    with progress(spark, "check"), ThreadPoolExecutor(2) as pool:
-        # two jobs at once: Spark's scheduler gives the judging tasks the cores the replays leave free
-        fj = pool.submit(judged.toArrow) if judged is not None else None
-        table = pool.submit(replayed.toArrow).result()
-        found = {(j["source"], j["run_id"]): pickle.loads(j["found"]) for j in fj.result().to_pylist()} if fj else {}
-    bc.unpersist()
+    tasks = 4 * parallelism(spark)
+    slices = _slices(by_key, tasks) if files else None
+    if slices is None:
+        table, found = _check_spark_shuffled(spark, out, by_key, coverage, apart, tasks)
+    else:
+        sc, root = spark.sparkContext, str(out)
+        groups = _pack(slices, tasks)
+        replayed = sc.parallelize(groups, len(groups)).mapPartitions(
+            lambda it: _replay_slices(root, coverage, apart, (sl for g in it for sl in g))) if groups else None
+        long = [_run_slice(by_key[k]) for k in sorted(apart)]
+        judged = sc.parallelize(long, len(long)).mapPartitions(partial(_judge_slices, root)) if long else None
+        with progress(spark, "check"), ThreadPoolExecutor(2) as pool:
+            # two jobs at once: Spark's scheduler gives the judging tasks the cores the replays leave free
+            fj = pool.submit(judged.collect) if judged is not None else None
+            table = replayed.collect() if replayed is not None else []
+            found = dict(fj.result()) if fj else {}
     results = {}
-    for v in table.to_pylist():
+    for v in table:
         key = (v["file"], v["run_id"])
         if key in apart:
             f = found.get(key)
@@ -708,6 +840,39 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool) -> dict:
             v = _merge(v, f)
         results[key] = v
     return results
+
+
+def _check_spark_shuffled(spark, out: Path, by_key: dict, coverage: bool, apart: frozenset, tasks: int):
+    """The Spark check of a dataset whose layout does not place each run in
+    one file in one piece: event rows hashed on (source, run_id) into a few
+    partitions per core, sorted within each, each partition streamed to one
+    ``mapInArrow`` call that cuts it into runs.  Returns (verdict rows,
+    {key: the catalogue's judgement} of the runs in ``apart``)."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from .spark import progress
+    events = _spark_events(spark, out).select(*CHECK_COLUMNS)
+
+    def by_run(df, n_runs: int):
+        return (df.repartition(max(1, min(n_runs, tasks)), "source", "run_id")
+                  .sortWithinPartitions("source", "run_id", "i"))
+
+    bc = spark.sparkContext.broadcast(by_key)
+    replayed = by_run(events, sum(1 for r in by_key.values() if r["events"])).mapInArrow(
+        lambda it: _replay_partition(bc.value, coverage, apart, it), from_arrow_schema(_verdict_schema()))
+    judged = None
+    if apart:
+        sources = sorted({k[0] for k in apart})
+        judged = by_run(events.where(F.col("source").isin(sources)), len(apart)).mapInArrow(
+            lambda it: _judge_partition({k: bc.value[k] for k in apart}, it), from_arrow_schema(_judged_schema()))
+    with progress(spark, "check"), ThreadPoolExecutor(2) as pool:
+        fj = pool.submit(judged.toArrow) if judged is not None else None
+        table = pool.submit(replayed.toArrow).result()
+        found = {(j["source"], j["run_id"]): pickle.loads(j["found"]) for j in fj.result().to_pylist()} if fj else {}
+    bc.unpersist()
+    return table.to_pylist(), found
 
 
 def check(out, *, engine: str = "local", spark=None, master: Optional[str] = None,
@@ -729,7 +894,7 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
         for key, run in by_key.items():
             results[key] = _check_run(run, groups.get(key, []), coverage)
     else:
-        results = _check_spark(spark, out, by_key, coverage)
+        results = _check_spark(spark, out, by_key, coverage, files=read_layout(out) == LAYOUT)
         for key, run in by_key.items():       # runs without event rows never reach a task
             if key not in results:
                 results[key] = _check_run(run, [], coverage)

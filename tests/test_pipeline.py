@@ -208,6 +208,44 @@ def test_spark_ingest_accounting_and_conform_engines(spark, corpus, tmp_path):
     assert swapped["verdict"] == "nonconforming" and swapped["first_bad_event"] == info["swapped_at"]
 
 
+@pytest.mark.slow
+@SPARK
+def test_spark_check_from_files_equals_the_shuffled_check_and_local(spark, corpus, tmp_path, monkeypatch):
+    """Datasets written by Spark (generate, and ingest with rejected rows
+    and an empty file): the check that reads each task's runs from the event
+    files gives the verdict rows of the check that shuffles and sorts, and
+    of the local engine; a dataset of the older layout (its run rows do not
+    say where their events are) is checked the shuffled way, with the same rows."""
+    d, _ = corpus
+    P.generate("sequencer", 24, 0, FAULTS, tmp_path / "gen", engine="spark", options=OPTS, spark=spark)
+    P.ingest([d / "in"], tmp_path / "ing", engine="spark", spark=spark)
+    shuffled = []
+    real = P._check_spark_shuffled
+    monkeypatch.setattr(P, "_check_spark_shuffled", lambda *a: shuffled.append(a[1]) or real(*a))
+    for ds in (tmp_path / "gen", tmp_path / "ing"):
+        assert len({r["part"] for r in P.read_runs(ds) if r["part"]}) > 1      # a file per task
+        rl = P.check(ds, engine="local", coverage=True, write=False)
+        rf = P.check(ds, engine="spark", spark=spark, coverage=True, write=False)
+        assert shuffled == []
+        by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(ds)}
+        rows = lambda res: {k: {c: v[c] for c in P.VERDICT_COLUMNS} for k, v in res.items()}   # noqa: E731
+        assert rows(P._check_spark(spark, ds, by_key, True, files=False)) == \
+            rows(P._check_spark(spark, ds, by_key, True, files=True))
+        assert shuffled == [ds]
+        shuffled.clear()
+        assert rf["verdicts"] == rl["verdicts"] and rf["coverage"] == rl["coverage"]
+    assert {v["verdict"] for v in rf["verdicts"]} >= {"ok", "rejected", "nonconforming"}
+    # the older layout: no part/part_row in _runs, layout /1
+    import pyarrow.parquet as pq
+    old = tmp_path / "ing"
+    t = pq.read_table(old / "_runs")
+    pq.write_table(t.drop_columns(["part", "part_row"]), old / "_runs" / "part-00000.parquet")
+    meta = json.loads((old / "_pipeline.json").read_text())
+    (old / "_pipeline.json").write_text(json.dumps({**meta, "layout": "groupcheck-pipeline/1"}))
+    assert P.check(old, engine="spark", spark=spark, coverage=True, write=False)["verdicts"] == rl["verdicts"]
+    assert shuffled == [old]
+
+
 def _synthetic_runs(rng: random.Random, n_runs: int):
     """Runs as each member's delivery list (with duplicates, gaps and
     inversions), sent counts and kills, to compare the catalogue with the
