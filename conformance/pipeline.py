@@ -493,7 +493,7 @@ def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
     _prepare_out(out)
     out.mkdir(parents=True, exist_ok=True)
     n = max(1, min(len(items), 4 * parallelism(spark)))
-    where = str(out)
+    where = str(out.absolute())         # a cluster's executors run in folders of their own
 
     def task(index, ks):
         return _write_parts(Path(where), f"part-{index:05d}", work, ((k, items[k]) for k in ks))
@@ -817,7 +817,7 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = T
     if slices is None:
         table, found = _check_spark_shuffled(spark, out, by_key, coverage, apart, tasks)
     else:
-        sc, root = spark.sparkContext, str(out)
+        sc, root = spark.sparkContext, str(out.absolute())     # the executors' folders are not ours
         groups = _pack(slices, tasks)
         replayed = sc.parallelize(groups, len(groups)).mapPartitions(
             lambda it: _replay_slices(root, coverage, apart, (sl for g in it for sl in g))) if groups else None
