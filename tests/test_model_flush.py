@@ -390,17 +390,25 @@ FLAWED_LEAVE_PATH = [
 ]
 
 
-@pytest.mark.parametrize("reconcile", [False, True])
-def test_flawed_leave_counterexample_and_its_fix(reconcile):
-    c = ENTRIES["FlawedLeave"].constants()
+def walk_to_violation(name: str, path, reconcile: bool):
+    """The manifest model ``name`` (its ReconcileDigests set to ``reconcile``)
+    along ``path``: VirtualSynchrony holds before the last step, and the path
+    is as long as the manifest's violation depth.  The model and the last state."""
+    c = ENTRIES[name].constants()
     c["ReconcileDigests"] = reconcile
     m = FlushModel(c)
     s = init(m)
-    for i, (action, *params) in enumerate(FLAWED_LEAVE_PATH):
+    for i, (action, *params) in enumerate(path):
         s = step(s, action, *params, m=m)
-        if i < len(FLAWED_LEAVE_PATH) - 1:
+        if i < len(path) - 1:
             assert m.VirtualSynchrony(s)
-    assert len(FLAWED_LEAVE_PATH) + 1 == ENTRIES["FlawedLeave"].extra["violation_depth"]
+    assert len(path) + 1 == ENTRIES[name].extra["violation_depth"]
+    return m, s
+
+
+@pytest.mark.parametrize("reconcile", [False, True])
+def test_flawed_leave_counterexample_and_its_fix(reconcile):
+    m, s = walk_to_violation("FlawedLeave", FLAWED_LEAVE_PATH, reconcile)
     # 1 and 3 moved together from view 1 to view 2 = {1, 3}
     assert s.views[1] == {1, 3} and s.vid[0] == s.vid[2] == 2
     assert s.chan[(2, 3)] == (Data(1, 1),)  # the multicast is still on its way to 3
@@ -455,16 +463,8 @@ NO_OK_FLAWED_LEAVE_PATH = [
 
 @pytest.mark.parametrize("reconcile", [False, True])
 def test_no_flush_ok_round_counterexample_and_its_fix(reconcile):
-    c = ENTRIES["NoOkFlawedLeave"].constants()
-    assert c["FlushOkRound"] is False
-    c["ReconcileDigests"] = reconcile
-    m = FlushModel(c)
-    s = init(m)
-    for i, (action, *params) in enumerate(NO_OK_FLAWED_LEAVE_PATH):
-        s = step(s, action, *params, m=m)
-        if i < len(NO_OK_FLAWED_LEAVE_PATH) - 1:
-            assert m.VirtualSynchrony(s)
-    assert len(NO_OK_FLAWED_LEAVE_PATH) + 1 == ENTRIES["NoOkFlawedLeave"].extra["violation_depth"]
+    assert ENTRIES["NoOkFlawedLeave"].constants()["FlushOkRound"] is False
+    m, s = walk_to_violation("NoOkFlawedLeave", NO_OK_FLAWED_LEAVE_PATH, reconcile)
     assert s.views[1] == {1, 3} and s.vid[0] == s.vid[2] == 2
     assert s.chan[(2, 3)] == (Data(1, 1),)  # sent before the flush, still on its way to 3
     if reconcile:
