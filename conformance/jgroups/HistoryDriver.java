@@ -364,8 +364,7 @@ public class HistoryDriver {
         windowLow = NakReceiverWindow.class.getDeclaredField("low");
         stableType = STABLE.StableHeader.class.getDeclaredField("type");
         stableDigest = STABLE.StableHeader.class.getDeclaredField("stableDigest");
-        stabilityFuture = STABLE.class.getDeclaredField("stability_task_future");
-        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest, stabilityFuture})
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {suspended, windowLow, stableType, stableDigest})
             f.setAccessible(true);
         java.lang.reflect.Field lock = STABLE.class.getDeclaredField("lock");
         lock.setAccessible(true);
@@ -466,10 +465,8 @@ public class HistoryDriver {
             try { STEP.wait(1); } catch (InterruptedException e) { return; }
     }
 
-    static java.lang.reflect.Field stabilityFuture;
-
-    /** StabilitySendTasks that have decided to send (DecidedTask) and not yet passed down. */
-    static final java.util.concurrent.atomic.AtomicInteger stabilitySending = new java.util.concurrent.atomic.AtomicInteger();
+    /** Under STEP: StabilitySendTasks that have decided to send (DecidedTask) and not yet passed down. */
+    static int stabilitySending = 0;
 
     /** Under STEP, before another member's STABILITY goes up to STABLE (whose
      *  stopStabilityTask cancels this member's pending one), and holding STEP from
@@ -482,7 +479,7 @@ public class HistoryDriver {
     static boolean awaitOwnStability() {
         boolean waited = false;
         for (long until = System.nanoTime() + OWN_COPY_WAIT;
-             (stabilitySending.get() > 0 || gated && System.nanoTime() < gateUntil) && System.nanoTime() < until; waited = true)
+             (stabilitySending > 0 || gated && System.nanoTime() < gateUntil) && System.nanoTime() < until; waited = true)
             try { STEP.wait(1); } catch (InterruptedException e) { return waited; }
         return waited;
     }
@@ -502,10 +499,10 @@ public class HistoryDriver {
                 try {
                     if (future != null && future.isCancelled()) return;
                 } finally { stabilityLock.unlock(); }
-                stabilitySending.incrementAndGet();
+                stabilitySending++;
             }
             try { task.run(); } finally {
-                synchronized (STEP) { stabilitySending.decrementAndGet(); STEP.notifyAll(); }
+                synchronized (STEP) { stabilitySending--; STEP.notifyAll(); }
             }
         }
     }
