@@ -37,6 +37,25 @@ def test_fixed_invariant_is_inductive_for_every_N():
     _fixed()
 
 
+def test_the_specs_stability_bound_is_implied_and_the_query_can_fail():
+    """StabilityBound as Stable.tla writes it is an implication query of its
+    own (the lemma of that name is stronger); a stricter bound is a CTI."""
+    enc = StableAnyEncoding()
+    assert enc.properties == ("SafeGC", "StabilityBound")
+    qs = run(enc, only=frozenset(), classify=False)
+    assert [(q.query, q.result) for q in qs] == [("implication:SafeGC", "proved"),
+                                                 ("implication:StabilityBound", "proved")]
+
+    def stricter(S):
+        o = S["o"]
+        return o.forall(4, lambda p, q, x, z: o.Implies(
+            o.And(S["sy"][p, q], S["sy_in"][p, q, x], S["sy_in"][p, q, z]),
+            S["sy_lo"][p, q, x] < S["delivered"][z, x]))
+    enc.property_formulas = {"StabilityBound": stricter}
+    assert [q.result for q in run(enc, only=frozenset(), classify=False)] == ["proved", "cti"]
+    assert StableAnyEncoding(reset=False).properties == ("SafeGC",)
+
+
 @pytest.mark.slow
 def test_the_answers_are_the_same_on_every_run():
     assert _answers(_fixed()) == _answers(_fixed()) == _answers(_fixed())

@@ -73,6 +73,10 @@ class StableEncoding(Encoding):
                                    "Flawed" if not reset and not self.V else
                                    "SeedFix" if not self.V else "JoinRace")
         self.expect_cti = not (reset and self.V and coord_switches)
+        # a flawed variant is judged on SafeGC alone (its CTI); a fixed one
+        # also proves the spec's StabilityBound (implied by the lemma of that name)
+        self.properties = ("SafeGC",) if self.expect_cti else ("SafeGC", "StabilityBound")
+        self.property_formulas = {"StabilityBound": self.SpecStabilityBound}
         self._k = 0
         # the bounded model that classifies counterexamples: the manifest's
         # (Senders {2}, MaxSeq 1, unbounded network)
@@ -405,6 +409,14 @@ class StableEncoding(Encoding):
                            S["sy_lo"][p, q, x] <= S["delivered"][z, x])))
         return self._all(f, 4)
 
+    def SpecStabilityBound(self, S):
+        """Stable.tla's StabilityBound as written (the lemma above adds the
+        coordinator): the property the implication query asks."""
+        def f(p, q, x, z):
+            return z3.Implies(z3.And(S["sy"][p, q], S["sy_in"][p, q, x], S["sy_in"][p, q, z]),
+                              S["sy_lo"][p, q, x] <= S["delivered"][z, x])
+        return self._all(f, 4)
+
     def JoinDigest(self, S):
         """Once a digest of an older view has merged the coordinator's vector,
         its lows are at most the delivered vector of any later joiner (the
@@ -573,6 +585,10 @@ class StableAnyEncoding(Encoding):
         self.V = reset if view_reset is None else view_reset
         self.variant = variant or ("AnyFixed" if reset and self.V and coord_switches else "AnyFlawed")
         self.expect_cti = not (reset and self.V and coord_switches)
+        # a flawed variant is judged on SafeGC alone (its CTI); a fixed one
+        # also proves the spec's StabilityBound (implied by the lemma of that name)
+        self.properties = ("SafeGC",) if self.expect_cti else ("SafeGC", "StabilityBound")
+        self.property_formulas = {"StabilityBound": self.SpecStabilityBound}
         # what z3 compares with an explorer: the senders and MaxSeq of a
         # manifest model (None: any set of senders, unbounded seqnos)
         self.senders, self.max_seq = senders, max_seq
@@ -848,9 +864,15 @@ class StableAnyEncoding(Encoding):
         o = S["o"]
         return o.And(
             o.forall(2, lambda p, q: o.Implies(S["sy"][p, q], S["sy_in"][p, q, o.one])),
-            o.forall(4, lambda p, q, x, z: o.Implies(
-                o.And(S["sy"][p, q], S["sy_in"][p, q, x], S["sy_in"][p, q, z]),
-                S["sy_lo"][p, q, x] <= S["delivered"][z, x])))
+            self.SpecStabilityBound(S))
+
+    def SpecStabilityBound(self, S):
+        """Stable.tla's StabilityBound as written (the lemma above adds the
+        coordinator): the property the implication query asks."""
+        o = S["o"]
+        return o.forall(4, lambda p, q, x, z: o.Implies(
+            o.And(S["sy"][p, q], S["sy_in"][p, q, x], S["sy_in"][p, q, z]),
+            S["sy_lo"][p, q, x] <= S["delivered"][z, x]))
 
     def JoinDigest(self, S):
         o = S["o"]
