@@ -3,10 +3,14 @@
 Theory of operation
 -------------------
 The trace schemas (impl/trace_schema.json, impl/schemas/*.json) use a small
-subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into one
-Python predicate (nested closures, each ``$ref`` resolved once at compile
-time), so checking a record costs a few function calls per field it has:
-O(record), about 20 times faster than jsonschema's interpreter.  A keyword
+subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into
+Python source, one function per schema node (each ``$ref`` resolved once,
+at generation; leaves such as a bounded integer written inline where they
+are used; an ``allOf`` of "if name is X then ..." a table from the name to
+the one function of its branches), and compiles it: checking a record costs
+a few lines per field it has, O(record) (the approach of fastjsonschema,
+which stops at draft 7: no ``prefixItems``, no ``$ref`` by ``$id`` across
+schemas, so it cannot read these schemas).  A keyword
 outside the subset makes compilation fail (no keyword is silently ignored),
 except annotations (``title``, ``description``, ``$schema``, ``$id``,
 ``$comment``, ``x-...``).  A ``$ref`` to another schema (a composed
@@ -47,17 +51,6 @@ def _is_int(x) -> bool:
     return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
 
 
-TYPES: dict[str, Pred] = {
-    "object": lambda x: isinstance(x, dict),
-    "array": lambda x: isinstance(x, list),
-    "string": lambda x: isinstance(x, str),
-    "integer": _is_int,
-    "number": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
-    "boolean": lambda x: isinstance(x, bool),
-    "null": lambda x: x is None,
-}
-
-
 def _json_eq(a, b) -> bool:
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
@@ -67,153 +60,284 @@ def compile_schema(schema: dict, registry: Optional[Registry] = None) -> Pred:
     itself or, by ``$id``, any schema of ``registry``."""
     root = DRAFT202012.create_resource(schema)
     registry = (registry or Registry()).with_resource(root.id() or "", root)
-    cache: dict[str, Pred] = {}
+    return _Gen(registry).build(schema, root.id() or "")
 
-    def ref(r: str, base: str) -> Pred:
-        uri = urljoin(base, r)
-        if uri not in cache:
-            try:
-                target = registry.resolver(base_uri=base).lookup(r).contents
-            except Unresolvable as e:
-                raise SchemaCompileError(f"$ref {r!r} (in {base or 'the schema'}) resolves to nothing") from e
-            cache[uri] = lambda x: cache[uri + "!"](x)      # placeholder for recursion
-            cache[uri + "!"] = comp(target, urldefrag(uri).url)
-            cache[uri] = cache[uri + "!"]
-        return cache[uri]
 
-    def comp(s, base: str) -> Pred:
-        if isinstance(s, dict) and s.get("type") == "integer" and \
-                {k for k in s if k not in ANNOTATIONS and not k.startswith("x-")} <= {"type", "minimum", "maximum"}:
-            # the commonest leaf (ids, seqnos, members), often in long arrays:
-            # a plain int is judged in one step, anything else by the full check
-            slow = comp_full(s, base)
-            lo, hi = s.get("minimum"), s.get("maximum")
-            return lambda x: (lo is None or x >= lo) and (hi is None or x <= hi) if type(x) is int else slow(x)
-        return comp_full(s, base)
+_MISSING = object()
 
-    def comp_full(s, base: str) -> Pred:
+
+def _is_num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _enum(x, vals) -> bool:
+    return any(_json_eq(x, c) for c in vals)
+
+
+def _keywords(s: dict) -> list:
+    return [k for k in s if k not in ANNOTATIONS and not k.startswith("x-")]
+
+
+class _Gen:
+    """Python source for a schema: one function per schema node (``$ref``
+    targets shared, so recursion works), each keyword a guarded
+    ``return False``; a keyword that constrains one JSON type sits under
+    that type's test, so a record pays one ``isinstance`` per node, not one
+    per keyword.  Leaves (an integer with bounds, a type, a string enum)
+    are inlined as expressions where their parent uses them."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.src: list[str] = []
+        self.env: dict[str, Any] = {"_M": _MISSING, "_is_int": _is_int, "_is_num": _is_num, "_enum": _enum,
+                                    "_json_eq": _json_eq, "_unique": _unique}
+        self.refs: dict[str, str] = {}
+        self.n = 0
+
+    def build(self, schema, base: str) -> Pred:
+        top = self.node(schema, base)
+        exec(compile("\n".join(self.src), "<compiled schema>", "exec"), self.env)
+        return self.env[top]
+
+    def const(self, v) -> str:
+        self.n += 1
+        name = f"_c{self.n}"
+        self.env[name] = v
+        return name
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"_f{self.n}"
+
+    # -- a schema as an expression over ``var`` (inline when it is a leaf)
+    def expr(self, s, base: str, var: str) -> str:
         if s is True or s == {}:
-            return lambda x: True
+            return "True"
         if s is False:
-            return lambda x: False
+            return "False"
+        if isinstance(s, dict):
+            ks = _keywords(s)
+            if s.get("type") == "integer" and set(ks) <= {"type", "minimum", "maximum"}:
+                lo, hi = s.get("minimum"), s.get("maximum")
+                fast = " and ".join(["type(%s) is int" % var] + ([f"{var} >= {lo!r}"] if lo is not None else [])
+                                    + ([f"{var} <= {hi!r}"] if hi is not None else []))
+                # a plain int in one step; a float or a bool by the full check
+                return f"(({fast}) if type({var}) is int else {self.node(s, base)}({var}))"
+            if ks == ["type"] and isinstance(s["type"], str) and s["type"] in _TYPE_EXPR:
+                return "(" + _TYPE_EXPR[s["type"]].format(x=var) + ")"
+            if ks == ["enum"] and all(type(c) is str for c in s["enum"]):
+                return f"(type({var}) is str and {var} in {self.const(frozenset(s['enum']))})"
+            if ks == ["const"] and type(s["const"]) is str:
+                return f"({var} == {s['const']!r} and type({var}) is str)"
+            if ks == ["$ref"]:
+                target, tbase = self.lookup(s["$ref"], base)
+                if self.leaf(target):
+                    return self.expr(target, tbase, var)
+                return f"{self.ref(s['$ref'], base)}({var})"
+        return f"{self.node(s, base)}({var})"
+
+    @staticmethod
+    def leaf(s) -> bool:
+        """A schema ``expr`` writes inline whatever it is used on."""
+        if s is True or s is False or s == {}:
+            return True
+        if not isinstance(s, dict):
+            return False
+        ks = _keywords(s)
+        return ((s.get("type") == "integer" and set(ks) <= {"type", "minimum", "maximum"})
+                or (ks == ["type"] and isinstance(s["type"], str) and s["type"] in _TYPE_EXPR)
+                or (ks == ["enum"] and all(type(c) is str for c in s["enum"]))
+                or (ks == ["const"] and type(s["const"]) is str))
+
+    def lookup(self, r: str, base: str):
+        """(the schema ``r`` names from ``base``, its base URI)."""
+        try:
+            target = self.registry.resolver(base_uri=base).lookup(r).contents
+        except Unresolvable as e:
+            raise SchemaCompileError(f"$ref {r!r} (in {base or 'the schema'}) resolves to nothing") from e
+        return target, urldefrag(urljoin(base, r)).url
+
+    def ref(self, r: str, base: str) -> str:
+        uri = urljoin(base, r)
+        if uri not in self.refs:
+            target, tbase = self.lookup(r, base)
+            name = self.refs[uri] = self.fresh()          # named before its body: recursion
+            self.node(target, tbase, name)
+        return self.refs[uri]
+
+    # -- a schema as a function; returns its name
+    def node(self, s, base: str, name: Optional[str] = None) -> str:
+        name = name or self.fresh()
+        if s is True or s == {}:
+            self.src.append(f"def {name}(x):\n    return True")
+            return name
+        if s is False:
+            self.src.append(f"def {name}(x):\n    return False")
+            return name
         if not isinstance(s, dict):
             raise SchemaCompileError(f"not a schema: {s!r}")
         if isinstance(s.get("$id"), str):
             base = urljoin(base, s["$id"])
-        checks: list[Pred] = []
-        for k, v in s.items():
-            if k in ANNOTATIONS or k.startswith("x-"):
-                continue
+        anywhere: list[str] = []                      # lines at the function's top level
+        typed: dict[str, list[str]] = {"dict": [], "list": [], "str": [], "num": []}
+        for k in _keywords(s):
+            v = s[k]
             if k == "$ref":
-                checks.append(ref(v, base))
+                anywhere.append(f"if not {self.ref(v, base)}(x): return False")
             elif k == "type":
                 ts = [v] if isinstance(v, str) else list(v)
-                fs = [TYPES[t] for t in ts]
-                checks.append(fs[0] if len(fs) == 1 else (lambda x, fs=fs: any(f(x) for f in fs)))
+                for t in ts:
+                    if t not in _TYPE_EXPR:
+                        raise SchemaCompileError(f"unknown type {t!r}")
+                anywhere.append("if not (" + " or ".join(_TYPE_EXPR[t].format(x="x") for t in ts) + "): return False")
             elif k == "const":
-                checks.append(lambda x, c=v: _json_eq(x, c))
+                anywhere.append(f"if not _json_eq(x, {self.const(v)}): return False")
             elif k == "enum":
-                vals = list(v)
-                checks.append(lambda x, vals=vals: any(_json_eq(x, c) for c in vals))
+                anywhere.append(f"if not _enum(x, {self.const(list(v))}): return False")
             elif k == "properties":
-                props = {p: comp(ps, base) for p, ps in v.items()}
-
-                def f(x, props=props):
-                    if not isinstance(x, dict):
-                        return True
-                    if len(x) < len(props):
-                        for p, v in x.items():
-                            pf = props.get(p)
-                            if pf is not None and not pf(v):
-                                return False
-                        return True
-                    for p, pf in props.items():
-                        if p in x and not pf(x[p]):
-                            return False
-                    return True
-                checks.append(f)
+                for p, ps in v.items():
+                    e = self.expr(ps, base, "v")
+                    if e != "True":
+                        typed["dict"] += [f"v = x.get({p!r}, _M)", f"if v is not _M and not {e}: return False"]
             elif k == "required":
-                req = list(v)
-                checks.append(lambda x, req=req: not isinstance(x, dict) or all(p in x for p in req))
+                if v:
+                    typed["dict"].append("if " + " or ".join(f"{p!r} not in x" for p in v) + ": return False")
             elif k in ("additionalProperties", "patternProperties"):
                 if k == "patternProperties" and "additionalProperties" in s:
-                    continue            # compiled together with additionalProperties
-                checks.append(_additional(s, lambda x: comp(x, base)))
+                    continue            # generated together with additionalProperties
+                typed["dict"] += self.additional(s, base)
             elif k == "propertyNames":
-                pn = comp(v, base)
-                checks.append(lambda x, pn=pn: not isinstance(x, dict) or all(pn(p) for p in x))
-            elif k in ("maxProperties", "minProperties"):
-                n = int(v)
-                checks.append((lambda x, n=n: not isinstance(x, dict) or len(x) <= n) if k[1] == "a"
-                              else (lambda x, n=n: not isinstance(x, dict) or len(x) >= n))
+                typed["dict"].append(f"if not all({self.node(v, base)}(p) for p in x): return False")
+            elif k == "maxProperties":
+                typed["dict"].append(f"if len(x) > {int(v)}: return False")
+            elif k == "minProperties":
+                typed["dict"].append(f"if len(x) < {int(v)}: return False")
             elif k == "items":
-                it = comp(v, base)
                 start = len(s.get("prefixItems", []))
-                checks.append(lambda x, it=it, start=start: not isinstance(x, list)
-                              or all(map(it, x[start:] if start else x)))
+                e = self.expr(v, base, "y")
+                if e != "True":
+                    typed["list"].append(f"for y in (x[{start}:] if {start} else x):\n"
+                                         f"    if not {e}: return False")
             elif k == "prefixItems":
-                pre = [comp(p, base) for p in v]
-                checks.append(lambda x, pre=pre: not isinstance(x, list)
-                              or all(f(y) for f, y in zip(pre, x)))
-            elif k in ("minItems", "maxItems"):
-                n = int(v)
-                checks.append((lambda x, n=n: not isinstance(x, list) or len(x) >= n) if k == "minItems"
-                              else (lambda x, n=n: not isinstance(x, list) or len(x) <= n))
+                for i, ps in enumerate(v):
+                    e = self.expr(ps, base, "y")
+                    if e != "True":
+                        typed["list"] += [f"if len(x) > {i}:", f"    y = x[{i}]", f"    if not {e}: return False"]
+            elif k == "minItems":
+                typed["list"].append(f"if len(x) < {int(v)}: return False")
+            elif k == "maxItems":
+                typed["list"].append(f"if len(x) > {int(v)}: return False")
             elif k == "uniqueItems":
                 if v:
-                    checks.append(lambda x: not isinstance(x, list) or _unique(x))
-            elif k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-                checks.append(_bound(k, v))
-            elif k in ("minLength", "maxLength"):
-                n = int(v)
-                checks.append((lambda x, n=n: not isinstance(x, str) or len(x) >= n) if k == "minLength"
-                              else (lambda x, n=n: not isinstance(x, str) or len(x) <= n))
+                    typed["list"].append("if not _unique(x): return False")
+            elif k in _BOUND:
+                typed["num"].append(f"if not (x {_BOUND[k]} {self.const(v)}): return False")
+            elif k == "minLength":
+                typed["str"].append(f"if len(x) < {int(v)}: return False")
+            elif k == "maxLength":
+                typed["str"].append(f"if len(x) > {int(v)}: return False")
             elif k == "pattern":
-                rx = re.compile(v)
-                checks.append(lambda x, rx=rx: not isinstance(x, str) or rx.search(x) is not None)
+                typed["str"].append(f"if {self.const(re.compile(v))}.search(x) is None: return False")
             elif k == "allOf":
-                table = _dispatch(v, lambda x: comp(x, base))
+                table = self.dispatch(v, base)
                 if table is not None:
-                    checks.append(table)
+                    anywhere += table
                 else:
-                    fs = [comp(p, base) for p in v]
-                    checks.append(lambda x, fs=fs: all(f(x) for f in fs))
+                    for p in v:
+                        anywhere.append(f"if not {self.expr(p, base, 'x')}: return False")
             elif k == "anyOf":
-                fs = [comp(p, base) for p in v]
-                checks.append(lambda x, fs=fs: any(f(x) for f in fs))
+                anywhere.append("if not (" + " or ".join(self.expr(p, base, "x") for p in v) + "): return False")
             elif k == "oneOf":
-                fs = [comp(p, base) for p in v]
-                checks.append(lambda x, fs=fs: sum(1 for f in fs if f(x)) == 1)
+                anywhere.append("if (" + " + ".join(f"bool({self.expr(p, base, 'x')})" for p in v) + ") != 1: "
+                                "return False")
             elif k == "not":
-                f0 = comp(v, base)
-                checks.append(lambda x, f0=f0: not f0(x))
+                anywhere.append(f"if {self.expr(v, base, 'x')}: return False")
             elif k == "if":
-                fi = comp(v, base)
-                ft = comp(s.get("then", True), base)
-                fe = comp(s.get("else", True), base)
-                checks.append(lambda x, fi=fi, ft=ft, fe=fe: ft(x) if fi(x) else fe(x))
+                fi, ft, fe = (self.expr(v, base, "x"), self.expr(s.get("then", True), base, "x"),
+                              self.expr(s.get("else", True), base, "x"))
+                anywhere.append(f"if not ({ft} if {fi} else {fe}): return False")
             elif k in ("then", "else"):
                 continue
             else:
                 raise SchemaCompileError(f"keyword {k!r} is not supported by the compiled validator")
-        if len(checks) == 1:
-            return checks[0]
-        if len(checks) == 2:
-            c0, c1 = checks
-            return lambda x: c0(x) and c1(x)
-        checks = tuple(checks)
+        body = list(anywhere)
+        # the node's one type, tested first: the keywords of that type need no test of their own
+        only = {"object": "dict", "array": "list", "string": "str", "integer": "num", "number": "num"}.get(
+            s.get("type")) if isinstance(s.get("type"), str) else None
+        if only is not None:
+            body.remove(next(line for line in body if line.startswith("if not (") and "): return False" in line
+                             and line == "if not (" + _TYPE_EXPR[s["type"]].format(x="x") + "): return False"))
+            body.insert(0, "if not (" + _TYPE_EXPR[s["type"]].format(x="x") + "): return False")
+        for t, test in (("dict", "isinstance(x, dict)"), ("list", "isinstance(x, list)"),
+                        ("str", "isinstance(x, str)"), ("num", "_is_num(x)")):
+            if typed[t] and t == only:
+                body += typed[t]
+            elif typed[t]:
+                body.append(f"if {test}:")
+                body += ["    " + line.replace("\n", "\n    ") for line in typed[t]]
+        body.append("return True")
+        self.src.append(f"def {name}(x):\n" + "\n".join("    " + line.replace("\n", "\n    ") for line in body))
+        return name
 
-        def conj(x):
-            for c in checks:
-                if not c(x):
-                    return False
-            return True
-        return conj
+    def additional(self, s: dict, base: str) -> list[str]:
+        props = frozenset(s.get("properties", {}))
+        pats = [(self.const(re.compile(p)), self.expr(ps, base, "w")) for p, ps in s.get("patternProperties", {}).items()]
+        add = s.get("additionalProperties", True)
+        fadd = self.expr(add, base, "w") if add is not True else None
+        if not pats and fadd is None:
+            return []
+        if not pats and add is False:
+            return [f"if not {self.const(props)}.issuperset(x): return False"]
+        lines = ["for k, w in x.items():"]
+        if pats:
+            lines.append("    matched = False")
+            for rx, e in pats:
+                lines += [f"    if {rx}.search(k):", "        matched = True", f"        if not {e}: return False"]
+            if fadd is not None:
+                lines.append(f"    if not matched and k not in {self.const(props)} and not {fadd}: return False")
+        else:
+            lines.append(f"    if k not in {self.const(props)} and not {fadd}: return False")
+        return lines
 
-    return comp(schema, root.id() or "")
+    def dispatch(self, items: list, base: str) -> Optional[list[str]]:
+        """An ``allOf`` of if/then/else whose conditions test one key against
+        string constants (the trace schemas' "if name is X then ...") as a
+        table: the key's value selects one function that checks the branches
+        that apply, so a record pays for its own action's branch only.  None
+        when ``items`` is not of that shape (generated the general way)."""
+        conds = []
+        for it in items:
+            if not (isinstance(it, dict) and "if" in it and set(it) <= {"if", "then", "else"}):
+                return None
+            kc = _key_condition(it["if"])
+            if kc is None:
+                return None
+            conds.append((kc, self.node(it.get("then", True), base), self.node(it.get("else", True), base)))
+        keys = {kc[0] for kc, _, _ in conds}
+        if len(keys) != 1:
+            return None
+        key = keys.pop()
+
+        def all_of(fs) -> str:
+            name = self.fresh()
+            self.src.append(f"def {name}(x):\n" + "".join(f"    if not {f}(x): return False\n" for f in fs)
+                            + "    return True")
+            return name
+        values = sorted({v for (_, vals), _, _ in conds for v in vals})
+        table = {v: all_of([ft if v in vals else fe for (_, vals), ft, fe in conds]) for v in values}
+        other = all_of([fe for _, _, fe in conds])          # a value no condition names
+        absent = all_of([ft for _, ft, _ in conds])         # no key: every condition holds
+        t = self.fresh()
+        self.src.append(f"{t} = {{" + ", ".join(f"{v!r}: {f}" for v, f in table.items()) + "}")
+        return [f"v = x.get({key!r}, _M) if isinstance(x, dict) else _M",
+                f"if not ({absent} if v is _M else {t}.get(v, {other}) if type(v) is str else {other})(x): "
+                "return False"]
 
 
-_MISSING = object()
+_TYPE_EXPR = {"object": "isinstance({x}, dict)", "array": "isinstance({x}, list)", "string": "isinstance({x}, str)",
+              "integer": "_is_int({x})", "number": "_is_num({x})", "boolean": "isinstance({x}, bool)",
+              "null": "{x} is None"}
+_BOUND = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 
 
 def _key_condition(cond) -> Optional[tuple[str, list]]:
@@ -227,74 +351,6 @@ def _key_condition(cond) -> Optional[tuple[str, list]]:
     if isinstance(sub, dict) and set(sub) == {"enum"} and all(isinstance(c, str) for c in sub["enum"]):
         return key, list(sub["enum"])
     return None
-
-
-def _dispatch(items: list, comp) -> Optional[Pred]:
-    """An ``allOf`` of if/then/else whose conditions test one key against
-    string constants (the trace schemas' "if name is X then ...") compiled
-    to a table: the key's value selects the checks that apply, so a record
-    pays for its own action's branch only.  None when ``items`` is not of
-    that shape (compiled the general way)."""
-    conds = []
-    for it in items:
-        if not (isinstance(it, dict) and "if" in it and set(it) <= {"if", "then", "else"}):
-            return None
-        kc = _key_condition(it["if"])
-        if kc is None:
-            return None
-        conds.append((kc, comp(it.get("then", True)), comp(it.get("else", True))))
-    keys = {kc[0] for kc, _, _ in conds}
-    if len(keys) != 1:
-        return None
-    key = keys.pop()
-    values = {v for (_, vals), _, _ in conds for v in vals}
-    by_value = {v: tuple(ft if v in vals else fe for (_, vals), ft, fe in conds) for v in values}
-    other = tuple(fe for _, _, fe in conds)        # a value no condition names
-    absent = tuple(ft for _, ft, _ in conds)       # no key: every condition holds
-    def f(x):
-        if not isinstance(x, dict):
-            return all(ft(x) for ft in absent)
-        v = x.get(key, _MISSING)
-        fs = absent if v is _MISSING else by_value.get(v, other) if isinstance(v, str) else other
-        for g in fs:
-            if not g(x):
-                return False
-        return True
-    return f
-
-
-def _additional(s: dict, comp) -> Pred:
-    props = set(s.get("properties", {}))
-    pats = [(re.compile(p), comp(ps)) for p, ps in s.get("patternProperties", {}).items()]
-    add = s.get("additionalProperties", True)
-    fadd = comp(add) if add is not True else None
-
-    def f(x):
-        if not isinstance(x, dict):
-            return True
-        for k, v in x.items():
-            matched = False
-            for rx, pf in pats:
-                if rx.search(k):
-                    matched = True
-                    if not pf(v):
-                        return False
-            if not matched and k not in props and fadd is not None and not fadd(v):
-                return False
-        return True
-    return f
-
-
-def _bound(k: str, n) -> Pred:
-    def num(x):
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
-    if k == "minimum":
-        return lambda x: not num(x) or x >= n
-    if k == "maximum":
-        return lambda x: not num(x) or x <= n
-    if k == "exclusiveMinimum":
-        return lambda x: not num(x) or x > n
-    return lambda x: not num(x) or x < n
 
 
 def _unique(xs: list) -> bool:

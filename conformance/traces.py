@@ -174,11 +174,13 @@ def _pairs(pairs):
     # keys, and string values (action names, message types, phases), interned:
     # a long run holds millions of records, each with a dozen of the same
     # short strings, which the JSON decoder makes anew for every line
-    d = {}
-    for k, v in pairs:
-        if k in d:
-            raise _Bad(f"duplicate key {k!r}")
-        d[intern(k)] = intern(v) if type(v) is str else v
+    d = {intern(k): intern(v) if type(v) is str else v for k, v in pairs}
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _Bad(f"duplicate key {k!r}")
+            seen.add(k)
     return d
 
 

@@ -275,6 +275,63 @@ def test_compiled_validator_agrees_with_jsonschema(protocol):
     assert seen > 50
 
 
+# every keyword the compiler knows, each where a value can pass or fail it
+_EVERY_KEYWORD = {
+    "$defs": {"pos": {"type": "integer", "minimum": 1, "maximum": 9}, "node": {"anyOf": [
+        {"type": "null"}, {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}},
+                           "additionalProperties": False}]}},
+    "type": ["object", "array", "string", "integer", "number", "boolean", "null"],
+    "if": {"type": "object"},
+    "then": {"required": ["k"], "properties": {
+        "k": {"enum": ["a", "b", 1, True]}, "c": {"const": 2}, "s": {"type": "string", "minLength": 2,
+                                                                      "maxLength": 3, "pattern": "^x"},
+        "n": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 5}, "i": {"$ref": "#/$defs/pos"},
+        "t": {"$ref": "#/$defs/node"}, "o": {"oneOf": [{"type": "integer"}, {"minimum": 3}]},
+        "no": {"not": {"type": "string"}},
+        "d": {"type": "object", "propertyNames": {"pattern": "^[a-z]$"}, "minProperties": 1, "maxProperties": 2,
+              "patternProperties": {"^[ab]$": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+        "l": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer", "minimum": 0},
+              "minItems": 1, "maxItems": 3, "uniqueItems": True},
+        "a": {"allOf": [{"if": {"properties": {"t": {"const": "u"}}}, "then": {"required": ["u"]}},
+                        {"if": {"properties": {"t": {"enum": ["v", "w"]}}}, "then": {"required": ["v"]},
+                         "else": {"maxProperties": 2}}]},
+        "g": {"allOf": [{"type": "object"}, {"required": ["z"]}]}}},
+    "else": {"anyOf": [{"type": "array", "items": {"type": "boolean"}}, {"type": ["string", "null", "number"]}]},
+}
+
+
+def test_the_compiler_agrees_with_jsonschema_on_every_keyword():
+    """Each keyword of the subset, on values drawn to pass and to fail it:
+    the generated predicate and jsonschema answer alike."""
+    rng = random.Random(3)
+    atoms = [None, True, False, 0, 1, 2, 3, 5, 9, 2.0, 2.5, 4.999, -1, 10, "", "a", "b", "u", "v", "w", "x", "xy",
+             "xyz", "xyzw", [], {}]
+
+    def value(depth=0):
+        r = rng.random()
+        if depth > 2 or r < 0.4:
+            return rng.choice(atoms)
+        if r < 0.6:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        keys = ["k", "c", "s", "n", "i", "t", "o", "no", "d", "l", "a", "g", "u", "v", "z", "next", "b", "q", "A"]
+        return {k: value(depth + 1) for k in rng.sample(keys, rng.randrange(5))}
+    for sub in _EVERY_KEYWORD["then"]["properties"].values():      # each keyword on its own too
+        one = {**sub, "$defs": _EVERY_KEYWORD["$defs"]}
+        compiled, reference = schemacheck.compile_schema(one), jsonschema.Draft202012Validator(one)
+        for x in atoms + [value() for _ in range(300)]:
+            assert compiled(x) == reference.is_valid(x), (sub, x)
+    compiled = schemacheck.compile_schema(_EVERY_KEYWORD)
+    reference = jsonschema.Draft202012Validator(_EVERY_KEYWORD)
+    answers = set()
+    for _ in range(4000):
+        x = value()
+        if isinstance(x, dict) and rng.random() < 0.7:
+            x.setdefault("k", rng.choice(["a", 1, True, "z"]))
+        assert compiled(x) == reference.is_valid(x), x
+        answers.add(compiled(x))
+    assert answers == {True, False}
+
+
 def test_the_compiler_refuses_unknown_keywords():
     with pytest.raises(schemacheck.SchemaCompileError):
         schemacheck.compile_schema({"type": "object", "dependentRequired": {"a": ["b"]}})
