@@ -208,10 +208,6 @@ class _Gen:
                 typed["dict"] += self.additional(s, base)
             elif k == "propertyNames":
                 typed["dict"].append(f"if not all({self.node(v, base)}(p) for p in x): return False")
-            elif k == "maxProperties":
-                typed["dict"].append(f"if len(x) > {int(v)}: return False")
-            elif k == "minProperties":
-                typed["dict"].append(f"if len(x) < {int(v)}: return False")
             elif k == "items":
                 start = len(s.get("prefixItems", []))
                 e = self.expr(v, base, "y")
@@ -223,19 +219,14 @@ class _Gen:
                     e = self.expr(ps, base, "y")
                     if e != "True":
                         typed["list"] += [f"if len(x) > {i}:", f"    y = x[{i}]", f"    if not {e}: return False"]
-            elif k == "minItems":
-                typed["list"].append(f"if len(x) < {int(v)}: return False")
-            elif k == "maxItems":
-                typed["list"].append(f"if len(x) > {int(v)}: return False")
             elif k == "uniqueItems":
                 if v:
                     typed["list"].append("if not _unique(x): return False")
+            elif k in _LENGTH:
+                t, cmp = _LENGTH[k]
+                typed[t].append(f"if len(x) {cmp} {int(v)}: return False")
             elif k in _BOUND:
                 typed["num"].append(f"if not (x {_BOUND[k]} {self.const(v)}): return False")
-            elif k == "minLength":
-                typed["str"].append(f"if len(x) < {int(v)}: return False")
-            elif k == "maxLength":
-                typed["str"].append(f"if len(x) > {int(v)}: return False")
             elif k == "pattern":
                 typed["str"].append(f"if {self.const(re.compile(v))}.search(x) is None: return False")
             elif k == "allOf":
@@ -337,6 +328,9 @@ class _Gen:
 _TYPE_EXPR = {"object": "isinstance({x}, dict)", "array": "isinstance({x}, list)", "string": "isinstance({x}, str)",
               "integer": "_is_int({x})", "number": "_is_num({x})", "boolean": "isinstance({x}, bool)",
               "null": "{x} is None"}
+# a length bound: the type it applies to, and the comparison that fails it
+_LENGTH = {"minProperties": ("dict", "<"), "maxProperties": ("dict", ">"), "minItems": ("list", "<"),
+           "maxItems": ("list", ">"), "minLength": ("str", "<"), "maxLength": ("str", ">")}
 _BOUND = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 
 
