@@ -22,7 +22,8 @@ JVM cost seconds).  ``ratios``: each Spark master's events/s against the
 local engine's and against the first master's.  ``cpu_s``: the CPU
 seconds of the process and its descendants (the JVM, the Python workers)
 during the stage, so ``events_per_cpu_s`` compares the engines per core
-whatever the other jobs on the machine take.  Prints one JSON object;
+whatever the other jobs on the machine take (the local engine's: this
+process's own).  Prints one JSON object;
 with ``--progress FILE`` it also appends each figure as a JSON line as soon
 as it is measured.
 """
@@ -68,6 +69,16 @@ def tree_cpu_seconds() -> float:
         ticks += stats.get(pid, (None, 0))[1]
         todo.extend(kids.get(pid, []))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(engine: str) -> float:
+    """The CPU seconds an engine's stage is charged: the local engine runs
+    in this process, so its own (an idle Spark JVM left from an earlier
+    stage, or its Python workers exiting, must not count); a Spark master's,
+    the process tree's."""
+    return time.process_time() if engine == "local" else tree_cpu_seconds()
+
+
 FAULTS = "loss=0.05,dup=0.02,reorder=3"
 
 
@@ -131,10 +142,10 @@ def main() -> int:
             gen(protocols[0], 20, out / "warm", engine="spark", spark=spark)
             P.check(out / "warm", engine="spark", spark=spark, coverage=False, write=False)
             res["spark_startup_seconds"][e] = round(time.perf_counter() - t0, 1)
-        cpu0 = tree_cpu_seconds()
+        cpu0 = cpu_seconds(e)
         where = out / e.replace("[", "").replace("]", "")
         g = over(protocols, lambda p: gen(p, runs[p], where / p, engine="spark" if spark else "local", spark=spark))
-        cpu = tree_cpu_seconds() - cpu0
+        cpu = cpu_seconds(e) - cpu0
         rec = {"events": g["events"], "seconds": g["seconds"], "events_per_s": round(g["events"] / g["seconds"]),
                "cpu_s": round(cpu, 1), "events_per_cpu_s": round(g["events"] / cpu), "load_average": os.getloadavg()}
         res["generate"][e] = rec
@@ -146,11 +157,11 @@ def main() -> int:
     for e in engines:
         spark = None if e == "local" else S.session(e)
         dataset = ref if "local" in engines else out / engines[0].replace("[", "").replace("]", "")
-        cpu0 = tree_cpu_seconds()
+        cpu0 = cpu_seconds(e)
         c = over(protocols, lambda p: P.check(dataset / p, engine="spark" if spark else "local", spark=spark,
                                               coverage=False, write=False))
         n = c["events"]
-        cpu = tree_cpu_seconds() - cpu0
+        cpu = cpu_seconds(e) - cpu0
         rec = {"events": n, "seconds": c["seconds"], "events_per_s": round(n / c["seconds"]),
                "verdicts": c["counts"], "disagreements": c["disagreements"],
                "judged_by_catalogue": c["judged_by_catalogue"],

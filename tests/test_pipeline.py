@@ -373,10 +373,11 @@ def _cut(records: list[dict], share: float = 0.5) -> list[dict]:
     return [records[0]] + evs[:int(len(evs) * share)] + [r for r in records[1:] if r["kind"] == "end"]
 
 
-def _drawn(name: str, seed: int, **options) -> list[dict]:
+def _drawn(name: str, seed: int) -> list[dict]:
+    """One run of ``name`` with its size and faults drawn from ``seed`` (the audit's)."""
     proto = get(name)
     faults, opts = proto.draw(seed)
-    return proto.simulate(seed, faults, {**proto.default_options, **opts, **options})[0]
+    return proto.simulate(seed, faults, {**proto.default_options, **opts})[0]
 
 
 def _judged_corpus(d: Path) -> dict:
