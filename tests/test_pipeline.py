@@ -521,6 +521,7 @@ def test_the_end_of_a_ring_run_is_judged_when_it_settled(judged_corpus):
     assert P._ended(run) and not P._ended({**run, "end": json.dumps(unsettled[-1])})
 
 
+@pytest.mark.slow
 @SPARK
 def test_every_judging_protocol_agrees_with_its_replay_on_spark(spark, judged_corpus, monkeypatch):
     """The same corpus on Spark: the local engine's verdict rows; and again
