@@ -74,6 +74,11 @@ ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
 # is what keeps it, docs/sequencer.md "Losses after a coordinator crash")
 SEQ_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder")
 PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p in cflush.PROPERTIES)
+# What the replay judges on SEQUENCER's delivery histories, in the order it reports them
+# (the registration's ``judged``; EventualDelivery at the end of a quiescent run).
+# Flush.VirtualSynchrony, judged first, reads FLUSH's deliveries, under the
+# application's: its history does not show them.
+JUDGED = SEQ_PROPERTIES + ("VirtualSynchrony", "EventualDelivery")
 
 
 def layer_of(ev: dict) -> str:
@@ -850,6 +855,7 @@ PROTOCOL = Protocol(
     # own DATA and crash before anyone else gets it (docs/flush.md)
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder", "Agreement",
               "VirtualSynchrony", "FlushEventOrder"),
+    judged=JUDGED,
     audit_cluster=True,
     reduce=reduce_state,
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
