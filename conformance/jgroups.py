@@ -88,6 +88,7 @@ class Stack:
     layer: Optional[str] = None      # the spec protocol of those steps when they are one layer's of the stack
     based: bool = False              # ... from a base all members take before any multicast (STABLE's
                                      # Init); its spec has no crash, so a kill run has no trace
+    writer: str = "sequencer"        # the trace writer of its steps: sequencer, stable or flush
     gossip_ms: int = 2000            # STABLE's desired_avg_gossip
     gossip_bytes: int = 400000       # STABLE's max_bytes: a member gossips once it received that many
 
@@ -99,12 +100,13 @@ STACKS = {
     "sequencer": Stack(True, False, "sequencer", steps=True),
     # SEQUENCER over pbcast.FLUSH; its trace is SEQUENCER's steps alone (Sequencer.tla)
     "sequencerflush": Stack(True, True, "sequencerflush", steps=True, layer="sequencer"),
-    "flush": Stack(False, True, "flush"),
+    # pbcast.FLUSH's steps (Flush.tla, FlushOkRound FALSE), from member 1's first view on
+    "flush": Stack(False, True, "flush", steps=True, writer="flush"),
     # NAKACK + STABLE.  STABLE's timer gossips first 10 s after the start (its
     # first interval is drawn while it has no members), so a short run gossips
     # by bytes received: every 200 bytes, about 30 of our messages
     "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO"), steps=True,
-                    based=True, gossip_ms=500, gossip_bytes=200),
+                    based=True, writer="stable", gossip_ms=500, gossip_bytes=200),
 }
 
 
@@ -359,6 +361,8 @@ class Runner:
         if STACKS[self.stack].based:
             if not killed:            # Stable.tla has no crash: a kill run is judged by its history alone
                 write_stable_trace(out, run_id, self.n)
+        elif STACKS[self.stack].writer == "flush":
+            write_flush_trace(out, run_id, self.n, killed_at, quiescent=not failed)
         elif STACKS[self.stack].steps:
             write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
         logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace") for k in procs}
@@ -504,6 +508,48 @@ def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
     head["observed"] = STABLE_OBSERVED
     # STABLE gossips for ever: the run stops, it never quiesces, so it is judged on safety
     end = {"kind": "end", "quiescent": False, "clock": events[-1]["clock"] if events else 0.0}
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+
+
+# Flush.tla's variables the FLUSH adapter logs: flushOks has no JGroups
+# counterpart (no FLUSH_OK round) and completed, FLUSH's flushCompletedMap,
+# follows from the ReceiveFlushCompleted steps, so both are left to the spec.
+FLUSH_OBSERVED = ["vid", "delivered", "phase", "blocked", "flushInit", "digest"]
+
+
+def write_flush_trace(out: Path, run_id: str, n: int, killed_at: dict, quiescent: bool) -> Path:
+    """The members' FLUSH steps merged by stamp into one format-2 trace of
+    Flush.tla with JGroups 2.12's flush (FlushOkRound FALSE, ReconcileDigests
+    TRUE: FLUSH's enable_reconciliation) from member 1's first view (NInit = 1:
+    the others join, each a flush); each kill is a ``Crash`` at the moment the
+    harness killed.  Notes (JGroups steps that are no spec action) go to
+    ``notes.json``.  MaxMsgs is the trace's count of multicasts."""
+    import heapq
+    from groupcheck.impl import tracefile
+    crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
+                     for m, at in killed_at.items())
+    merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
+                         key=lambda x: x[0])
+    notes, events = [], []
+    origin = None
+    for ts, r in merged:
+        origin = ts if origin is None else origin
+        clock = round((ts - origin) / 1e6, 6)
+        r = {k: v for k, v in r.items() if k != "ts"}
+        if "note" in r:
+            notes.append({**r, "clock": clock})
+            continue
+        events.append({"kind": "event", "params": {}, **r, "clock": clock})
+    sent = sum(1 for e in events if e["name"] == "Multicast")
+    head = tracefile.header("flush", list(range(1, n + 1)),
+                            {"N": n, "NInit": 1, "MaxMsgs": sent,
+                             "MaxCrashes": len(killed_at), "MaxLeaves": 0, "ReconcileDigests": True,
+                             "FlushOkRound": False},
+                            seed=None, faults={"kills": sorted(killed_at)}, impl="jgroups",
+                            impl_version=_impl_version(out), run_id=run_id)
+    head["observed"] = FLUSH_OBSERVED
+    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
     return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
 
 
