@@ -619,8 +619,9 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         ev = trace.events[bad]
-        out["jgroups_step"] = (stable_step(ev) if trace.header["protocol"] == "stable"
-                               else jgroups_step(ev, tdir.parent / "notes.json"))
+        proto = trace.header["protocol"]
+        out["jgroups_step"] = (stable_step(ev) if proto == "stable" else flush_step(trace.events, bad, tdir.parent / "notes.json")
+                               if proto == "flush" else jgroups_step(ev, tdir.parent / "notes.json"))
     return out
 
 
@@ -648,6 +649,79 @@ def stable_step(ev: dict) -> Optional[str]:
         return None
     return (f"JGroups's {what.format(p=ev['params'].get('p'))} at member {ev['nid']}; Stable.tla has no step "
             f"that logs this here")
+
+
+# The JGroups 2.12 step behind each Flush.tla action of a FLUSH trace
+# (docs/jgroups.md, "White-box traces of JGroups's FLUSH").
+FLUSH_STEPS = {
+    "Join": "GMS taking member {nid}'s JOIN_REQ at the coordinator",
+    "StartFlush": "GMS's SUSPEND to FLUSH (startFlush, onSuspend): START_FLUSH multicast to the view's members",
+    "Block": "FLUSH.onStartFlush taking member {c}'s START_FLUSH: BLOCK up, the latch closed",
+    "FlushCompleted": "FLUSH.onStartFlush sending FLUSH_COMPLETED with NAKACK's digest (GET_DIGEST)",
+    "ReceiveFlushCompleted": "FLUSH.onFlushCompleted taking member {q}'s FLUSH_COMPLETED",
+    "SendView": "GMS multicasting the VIEW once FLUSH's flush_promise returned (after FLUSH_RECONCILE, if any)",
+    "InstallView": "GMS installing member {c}'s VIEW (FLUSH.onViewChange)",
+    "StopFlush": "GMS's RESUME to FLUSH (stopFlush, onResume): STOP_FLUSH multicast",
+    "Unblock": "FLUSH.onStopFlush taking member {c}'s STOP_FLUSH: UNBLOCK up, the latch open",
+    "Multicast": "an application multicast past FLUSH's latch, numbered by NAKACK",
+    "Deliver": "NAKACK delivering member {q}'s multicast",
+    "Discard": "NAKACK delivering member {q}'s multicast after this member's FLUSH_COMPLETED",
+}
+
+
+def _view_of_multicasts(events: list) -> dict:
+    return {(e["msg"]["sender"], e["msg"]["seqno"]): e["msg"]["view"] for e in events
+            if e["name"] == "Multicast" and e.get("msg")}
+
+
+def flush_step(events: list, bad: int, notes_file: Optional[Path] = None) -> Optional[str]:
+    """The JGroups step behind the rejected record ``events[bad]`` of a FLUSH
+    trace, and, where the trace shows it, how JGroups left the spec there: a
+    view installed without messages of a crashed member that a survivor's
+    FLUSH_COMPLETED digest had (with the FLUSH_RECONCILE the coordinator
+    sent, from ``notes_file``), or a message delivered in a view other than
+    the one it was multicast in."""
+    ev = events[bad]
+    what = FLUSH_STEPS.get(ev["name"])
+    if what is None:
+        return None
+    params = ev.get("params") or {}
+    text = f"JGroups's {what.format(nid=ev['nid'], c=params.get('c'), q=params.get('q'))} at member {ev['nid']}"
+    msg = ev.get("msg") or {}
+    if ev["name"] in ("SendView", "InstallView") and "view" in msg:
+        v, p = msg["view"], ev["nid"]
+        sent_in = _view_of_multicasts(events)
+        crashed = {e["nid"] for e in events[:bad] if e["name"] == "Crash"}
+        union, reported = set(), {}
+        for e in events[:bad]:
+            if e["name"] == "FlushCompleted" and (e.get("msg") or {}).get("view") == v and e["nid"] not in crashed:
+                for x in e["msg"].get("digest", []):
+                    union.add(tuple(x))
+                    reported.setdefault(tuple(x), e["nid"])
+        mine = {tuple(x) for e in events[:bad + 1] if e["nid"] == p and e["name"] in ("Multicast", "Deliver",
+                                                                                       "SendView", "InstallView")
+                for x in (e.get("state") or {}).get("delivered", []) if sent_in.get(tuple(x)) == v}
+        missing = sorted(union - mine)
+        if missing and {s for s, _ in missing} <= crashed:
+            names = ", ".join(f"{s}.{q} (in member {reported[(s, q)]}'s digest)" for s, q in missing)
+            try:
+                notes = json.loads(notes_file.read_text(encoding="utf-8")) if notes_file else []
+            except (OSError, ValueError):
+                notes = []
+            rec = [n for n in notes if n.get("note") == "reconcile" and n["clock"] <= ev["clock"]]
+            how = (f"the coordinator's FLUSH_RECONCILE (highest NAKACK seqnos {rec[-1]['highest']}) had NAKACK "
+                   f"rebroadcast the missing messages, and the view came without them" if rec else
+                   "no FLUSH_RECONCILE was sent")
+            return (f"{text}: member {p} installs view {v + 1} without {names}, multicast in view {v} by the "
+                    f"crashed member {missing[0][0]}; the spec's VIEW carries the union of the survivors' digests "
+                    f"and delivers it; in JGroups {how}: VirtualSynchrony breaks")
+    if ev["name"] == "Deliver" and "view" in msg:
+        vids = [e["state"]["vid"] for e in events[:bad] if e["nid"] == ev["nid"] and "vid" in (e.get("state") or {})]
+        if vids and vids[-1] != msg["view"]:
+            return (f"{text}: the message {msg.get('sender')}.{msg.get('seqno')} was multicast in view "
+                    f"{msg['view']} and NAKACK delivers it in view {vids[-1]}; the spec delivers a message only in "
+                    f"the view it was sent in")
+    return f"{text}; Flush.tla has no step that logs this here"
 
 
 def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:

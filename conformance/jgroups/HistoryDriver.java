@@ -841,8 +841,9 @@ public class HistoryDriver {
      *  up to each sender's highest delivered seqno (its own: highest received, as the
      *  spec's member delivers its own at once), read from those passed up.  Those
      *  counted delivered and not yet passed up are waited for, except the sender
-     *  whose message this thread is handling (the START_FLUSH: what follows it in
-     *  NAKACK's batch comes up after it, as in the spec's channel); a seqno never
+     *  whose message this thread is handling, if another member (the START_FLUSH:
+     *  what follows it in NAKACK's batch comes up after it, as in the spec's
+     *  channel; the coordinator's own multicasts are its own at once); those
      *  still not passed up after the wait are left out, and noted (digestAhead). */
     static String specDigest(Digest d) {
         Integer cur = upSender.get();
@@ -858,7 +859,7 @@ public class HistoryDriver {
         for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
             int x = memberOf(e.getKey());
             long upto = x == me ? e.getValue().getHighestReceivedSeqno() : e.getValue().getHighestDeliveredSeqno();
-            if (cur != null && x == cur) upto = Math.min(upto, passedUp.getOrDefault(x, 0L));
+            if (cur != null && x == cur && x != me) upto = Math.min(upto, passedUp.getOrDefault(x, 0L));
             TreeMap<Long, long[]> seen = passed.getOrDefault(x, new TreeMap<>());
             if (x != me && passedUp.getOrDefault(x, 0L) < upto)
                 fNote("digestAhead", "\"sender\":" + x + ",\"passedUp\":" + passedUp.getOrDefault(x, 0L) + ",\"delivered\":" + upto);
@@ -904,6 +905,8 @@ public class HistoryDriver {
             Header h = m.getHeader(flushProt.getId());
             if (h != null) {
                 int t = flushType(h);
+                // logged and numbered by NAKACK under STEP: an own multicast of the
+                // application cannot be numbered between (the spec's channel is FIFO)
                 synchronized (STEP) {
                     if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.START_FLUSH) {
                         String ph = fPhase.equals("Normal") ? "InBlock" : fPhase;
@@ -911,13 +914,16 @@ public class HistoryDriver {
                               "{\"phase\":\"" + ph + "\",\"flushInit\":" + me + "}");
                         fPhase = ph;
                         fInit = me;
+                    } else if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.FLUSH_RECONCILE) {
+                        // no spec action (the spec's VIEW carries the union digest): noted for the explanation
+                        fNote("reconcile", "\"highest\":" + highest((Digest) read(flushHdrDigest, h)));
                     } else if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.STOP_FLUSH) {
                         fStep("StopFlush", me, null, fMsg("STOP_FLUSH", fVid, null), "{\"blocked\":false,\"flushInit\":0}");
                         fBlocked = false;
                         fInit = 0;
                     }
+                    return down_prot.down(evt);
                 }
-                return down_prot.down(evt);
             }
             long[] tag = appTag(m);
             if (tag == null) return down_prot.down(evt);
@@ -975,6 +981,16 @@ public class HistoryDriver {
                 }
             }
             return up_prot.up(evt);
+        }
+
+        /** A digest's highest seqno per sender (NAKACK's numbering), as JSON. */
+        static String highest(Digest d) {
+            StringBuilder b = new StringBuilder("{");
+            if (d != null)
+                for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet())
+                    b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(e.getKey())).append("\":")
+                     .append(e.getValue().getHighest());
+            return b.append("}").toString();
         }
 
         static Object read(java.lang.reflect.Field f, Object o) {
@@ -1042,6 +1058,7 @@ public class HistoryDriver {
                             fPhase = "Normal";
                             late.clear();
                         }
+                        return down_prot.down(evt);      // numbered by NAKACK under STEP, as above
                     }
                 }
             }
