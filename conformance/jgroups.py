@@ -37,7 +37,12 @@ Stable.tla's steps instead, from a base every member takes once all have
 the full view (STABLE suspended until then, so the base is the spec's
 Init); ``write_stable_trace`` checks that the bases agree and merges the
 steps by stamp (crash-free runs only: Stable.tla has no crash), and
-``stable_step`` names the JGroups step behind a rejected record.
+``stable_step`` names the JGroups step behind a rejected record.  On the
+``flush`` stack four protocols around FLUSH, GMS and NAKACK write
+Flush.tla's steps (JGroups 2.12's flush: no FLUSH_OK round) from member
+1's first view, so that the joins are flushes of the trace;
+``write_flush_trace`` merges them with the kills, and ``flush_step``
+explains a rejected record.
 
 Bounds: the run has a deadline; each JVM also halts itself a little after
 it (the driver's watchdog), so none outlives a harness killed with SIGKILL.
@@ -362,7 +367,10 @@ class Runner:
             if not killed:            # Stable.tla has no crash: a kill run is judged by its history alone
                 write_stable_trace(out, run_id, self.n)
         elif STACKS[self.stack].writer == "flush":
-            write_flush_trace(out, run_id, self.n, killed_at, quiescent=not failed)
+            # Flush.tla flushes only to change views: a run with a flush of a
+            # member's own (--flush) is judged by its history alone
+            if not self.flushes:
+                write_flush_trace(out, run_id, self.n, killed_at, quiescent=not failed)
         elif STACKS[self.stack].steps:
             write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
         logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace") for k in procs}

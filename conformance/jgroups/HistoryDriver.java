@@ -15,7 +15,8 @@
 // With a <steps> path, the white-box protocols of the stack log its steps there
 // as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer or
 // sequencerflush),
-// NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
+// NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable),
+// FlushBelow, GmsBelow, NakAbove and NakBelow (<protocol> flush).
 // With <flush> "run" or "open", the member starts a flush of its own when the
 // harness creates <marker>.flush (startFlush).
 import java.io.*;
