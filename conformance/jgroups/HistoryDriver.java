@@ -780,6 +780,7 @@ public class HistoryDriver {
     static int fVid = 0, fInit = 0;
     static String fPhase = "Normal";
     static boolean fBlocked = false;
+    static final long LATCH_WAIT = 5_000_000_000L;
     static final List<String> late = new ArrayList<>();        // delivered after FLUSH_COMPLETED: reconciled at the view
     static final Map<Integer, TreeMap<Long, long[]>> passed = new HashMap<>();   // sender -> NAKACK seqno -> {seq, view}
     static final Map<Integer, Long> passedUp = new HashMap<>();   // sender -> highest NAKACK seqno passed up
@@ -862,6 +863,9 @@ public class HistoryDriver {
             long upto = x == me ? e.getValue().getHighestReceivedSeqno() : e.getValue().getHighestDeliveredSeqno();
             if (cur != null && x == cur && x != me) upto = Math.min(upto, passedUp.getOrDefault(x, 0L));
             TreeMap<Long, long[]> seen = passed.getOrDefault(x, new TreeMap<>());
+            if (x == me && !seen.isEmpty() && seen.lastKey() > upto)
+                fNote("ownAhead", "\"hd\":" + e.getValue().getHighestDeliveredSeqno() + ",\"hr\":" + upto
+                      + ",\"numbered\":" + seen.lastKey() + ",\"current\":" + nakack.getCurrentSeqno());
             if (x != me && passedUp.getOrDefault(x, 0L) < upto)
                 fNote("digestAhead", "\"sender\":" + x + ",\"passedUp\":" + passedUp.getOrDefault(x, 0L) + ",\"delivered\":" + upto);
             for (long[] v : seen.headMap(upto, true).values()) if (v[1] == fVid) out.add(key(x, v[0]));
@@ -890,6 +894,10 @@ public class HistoryDriver {
                 synchronized (STEP) {
                     // only FLUSH's onStartFlush asks for a digest from above GMS
                     if (!fTracing || !fPhase.equals("InBlock")) return down_prot.down(evt);
+                    // onStartFlush has closed FLUSH's latch: a multicast that passed it before
+                    // waits in FlushBelow from now on, also while specDigest waits (it releases
+                    // STEP), so that none is numbered between the digest and its step
+                    fBlocked = true;
                     Object d = down_prot.down(evt);
                     String dg = specDigest((Digest) d);
                     fStep("FlushCompleted", me, null, fMsg("FLUSH_COMPLETED", fVid, "\"digest\":" + dg),
@@ -933,8 +941,10 @@ public class HistoryDriver {
             synchronized (STEP) {
                 if (fTracing && fBlocked) {
                     // it passed the latch before FLUSH closed it (onStartFlush): held until
-                    // the latch opens, as if it had come to the latch a moment later
-                    awaitUnderStep(() -> !fBlocked);
+                    // the latch opens, as if it had come to the latch a moment later (at most
+                    // FLUSH's own time-out and 1 s more: config's timeout="4000")
+                    for (long until = System.nanoTime() + LATCH_WAIT; fBlocked && System.nanoTime() < until; )
+                        try { STEP.wait(1); } catch (InterruptedException e) { break; }
                 }
                 m.setBuffer(("gc:" + me + ":" + tag[0] + ":" + fVid).getBytes());
                 multicasting.set(new long[] {tag[0], fVid});
