@@ -787,6 +787,7 @@ public class HistoryDriver {
     static final Set<Integer> joinLogged = new HashSet<>();
     static final ThreadLocal<Integer> upSender = new ThreadLocal<>();   // this thread passes up a multicast of ...
     static final ThreadLocal<long[]> multicasting = new ThreadLocal<>(); // {seq, view} of the own multicast going down
+    static Digest pendingDigest;         // a FLUSH_COMPLETED's digest being translated (specDigest waits)
 
     static void traceFlush(JChannel ch, String path) throws Exception {
         steps = new PrintWriter(new FileWriter(path));
@@ -846,17 +847,25 @@ public class HistoryDriver {
      *  whose message this thread is handling, if another member (the START_FLUSH:
      *  what follows it in NAKACK's batch comes up after it, as in the spec's
      *  channel; the coordinator's own multicasts are its own at once); those
-     *  still not passed up after the wait are left out, and noted (digestAhead). */
+     *  still not passed up after the wait are left out, and noted (digestAhead).
+     *  While it waits (releasing STEP) a multicast passed up beyond the digest
+     *  waits too (NakAbove): it comes after the FlushCompleted, as a Discard. */
     static String specDigest(Digest d) {
         Integer cur = upSender.get();
-        awaitUnderStep(() -> {
-            for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
-                int x = memberOf(e.getKey());
-                if (x != me && (cur == null || x != cur)
-                        && passedUp.getOrDefault(x, 0L) < e.getValue().getHighestDeliveredSeqno()) return false;
-            }
-            return true;
-        });
+        pendingDigest = d;
+        try {
+            awaitUnderStep(() -> {
+                for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
+                    int x = memberOf(e.getKey());
+                    if (x != me && (cur == null || x != cur)
+                            && passedUp.getOrDefault(x, 0L) < e.getValue().getHighestDeliveredSeqno()) return false;
+                }
+                return true;
+            });
+        } finally {
+            pendingDigest = null;            // STEP is held from here until the FlushCompleted is logged
+            STEP.notifyAll();
+        }
         TreeSet<String> out = new TreeSet<>();
         for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
             int x = memberOf(e.getKey());
@@ -1096,6 +1105,10 @@ public class HistoryDriver {
                 if (tag != null) passed.computeIfAbsent(x, k -> new TreeMap<>()).put(seqno, tag);
                 passedUp.merge(x, seqno, Math::max);
                 STEP.notifyAll();
+                // beyond the digest being translated: after its FlushCompleted (then a Discard)
+                Digest.Entry pe = pendingDigest == null ? null : pendingDigest.get(m.getSrc());
+                if (pe != null && x != me && seqno > pe.getHighestDeliveredSeqno())
+                    awaitUnderStep(() -> pendingDigest == null);
                 if (tag != null && x != me && fTracing) {
                     String k = key(x, tag[0]);
                     String msg = "{\"type\":\"DATA\",\"sender\":" + x + ",\"seqno\":" + tag[0] + ",\"view\":" + tag[1] + "}";
