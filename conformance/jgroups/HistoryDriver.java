@@ -772,7 +772,8 @@ public class HistoryDriver {
      * paths and never while JGroups waits: FLUSH's sharedLock and blockMutex are
      * released before START_FLUSH, STOP_FLUSH, FLUSH_COMPLETED and GET_DIGEST go
      * down, and GMS waits for flush_promise without holding STEP.  Every wait
-     * below releases STEP and is bounded by OWN_COPY_WAIT.
+     * below releases STEP and is bounded: by OWN_COPY_WAIT, and a multicast held
+     * at the adapter's latch by LATCH_WAIT.
      */
     static Protocol flushProt, gmsProt;
     static java.lang.reflect.Field flushHdrType, flushHdrParticipants, flushHdrDigest, gmsHdrView;
