@@ -628,8 +628,9 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         ev = trace.events[bad]
         proto = trace.header["protocol"]
-        out["jgroups_step"] = (stable_step(ev) if proto == "stable" else flush_step(trace.events, bad, tdir.parent / "notes.json")
-                               if proto == "flush" else jgroups_step(ev, tdir.parent / "notes.json"))
+        notes = tdir.parent / "notes.json"
+        out["jgroups_step"] = (stable_step(ev) if proto == "stable" else flush_step(trace.events, bad, notes)
+                               if proto == "flush" else jgroups_step(ev, notes))
     return out
 
 

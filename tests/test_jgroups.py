@@ -179,7 +179,8 @@ def test_a_view_without_a_crashed_members_message_a_survivor_had_is_explained():
     """flush_step on a rejected SendView: the message of the crashed member
     that the other survivor's FLUSH_COMPLETED digest had is named, with the
     FLUSH_RECONCILE the coordinator sent."""
-    ev = lambda name, nid, clock, **kw: {"kind": "event", "name": name, "nid": nid, "params": {}, "clock": clock, **kw}  # noqa: E731
+    def ev(name, nid, clock, **kw):
+        return {"kind": "event", "name": name, "nid": nid, "params": {}, "clock": clock, **kw}
     data = {"type": "DATA", "sender": 1, "seqno": 34, "view": 3}
     events = [ev("Multicast", 1, 0.1, msg=data, state={"delivered": [[1, 34]]}),
               ev("Deliver", 3, 0.2, params={"q": 1}, msg=data, state={"delivered": [[1, 34]]}),
