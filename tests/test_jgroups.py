@@ -139,6 +139,7 @@ FLUSH_ACTIONS = {"Join", "StartFlush", "Block", "FlushCompleted", "ReceiveFlushC
                  "StopFlush", "Unblock", "Multicast", "Deliver"}
 
 
+@pytest.mark.slow       # the run (two joins: 18-23 s beside a CPU hog) and TLC's trace validation twice: 40-60 s
 @needs_jgroups
 def test_jgroups_flush_conforms_step_by_step_in_the_replay_and_tlc(flush_run):
     """JGroups's pbcast.FLUSH, white-box: the joins of members 2 and 3 (each
@@ -159,6 +160,7 @@ def test_jgroups_flush_conforms_step_by_step_in_the_replay_and_tlc(flush_run):
     assert sum(e["name"] == "Deliver" for e in steps) == 2 * 90       # each member delivers the others' 60
 
 
+@pytest.mark.slow
 @needs_jgroups
 def test_a_forged_flush_initiator_is_rejected_naming_the_jgroups_step(flush_run, tmp_path):
     """The run's trace with member 2's Block logging a flush initiator other
