@@ -89,3 +89,23 @@ def test_the_implementation_as_first_written_is_caught(monkeypatch):
     bad = [(seed, rep) for seed, _, _, rep in _runs(range(12)) if rep.verdict != "ok"]
     assert len(bad) >= 3, [(s, r.verdict) for s, r in bad]
     assert all(rep.verdict == "nonconforming" for _, rep in bad), [(s, r.verdict, r.reason) for s, r in bad]
+
+
+def test_views_from_ring_is_a_subsequence_of_the_ring_commits():
+    """The ring may commit the same members twice (node 2 alone, then with
+    joiners, then alone again): FLUSH's views are judged as a subsequence of
+    the commits, each taking the least ring number above its predecessor's.
+    (A 30-minute soak of the three layers met it: with every pair of ring
+    numbers compared, the second [2] failed against its first commit.)"""
+    from types import SimpleNamespace
+    model = stale_view_model(True)
+    ring = ((1, 2, 3), (2, 3), (2,), (2, 4), (2, 5, 4), (2, 5), (2,))
+
+    def holds(views, commits=ring):
+        return model.ViewsFromRing(SimpleNamespace(views=views, globalView=(commits, ())))
+    assert holds(((1, 2, 3), (2, 3), (2,), (2, 4), (2, 4, 5), (2, 5), (2,)))
+    assert holds(((1, 2, 3), (2, 3), (2, 4), (2,)))                 # views skipped: still a subsequence
+    assert not holds(((1, 2, 3), (2, 4), (2, 3)))                    # back to an older commit
+    assert not holds(((1, 2, 3), (2, 5, 4), (2, 4)))                 # (2, 4) only before (2, 5, 4)
+    assert not holds(((1, 2, 3), (1, 3)))                            # never committed
+    assert not holds(((1, 2, 3), (2,), (2,), (2,)))                  # the ring committed [2] twice only
