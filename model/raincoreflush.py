@@ -18,7 +18,9 @@ regeneration included: its transitions are those of
 :class:`.raincore.RaincoreModel` (FreshClaim, TokenRingClaim, and TimelyTimeouts
 as the constant says: TRUE in every model, FALSE for replaying the
 implementation, whose timers know nothing of tokens in flight;
-no recovery), applied to the ring variables of this state, not restated.
+no recovery), applied to the ring variables of this state, not restated;
+but a crash keeps what the node has sent in transit (``RingCrash``), where
+Raincore's drops it.
 
 This module is the spec transcribed variable for variable and action for
 action, so that the explorer's graph equals TLC's.  The FLUSH actions and
