@@ -128,7 +128,7 @@ class RingFlushSimulator(RaincoreSimulator):
         if kind == self.RING:
             self.token_sent.discard(data[0])
         elif kind == self.DATAGRAM and nid not in self.crashed and data[0] in self.crashed and is_ring_frame(data[1]):
-            self.net.lost += 1        # the spec's Crash: the ring messages a node was sending die with it
+            self.net.lost += 1        # a crashed node's ring messages die with it (RingCrash also lets them arrive)
             return None
         return super()._step(kind, nid, data)   # FLUSH's datagrams and events, the ring's, every timer, the probe
 

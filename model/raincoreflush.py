@@ -18,7 +18,9 @@ regeneration included: its transitions are those of
 :class:`.raincore.RaincoreModel` (FreshClaim, TokenRingClaim, and TimelyTimeouts
 as the constant says: TRUE in every model, FALSE for replaying the
 implementation, whose timers know nothing of tokens in flight;
-no recovery), applied to the ring variables of this state, not restated.
+no recovery), applied to the ring variables of this state, not restated;
+but a crash keeps what the node has sent in transit (``RingCrash``), where
+Raincore's drops it.
 
 This module is the spec transcribed variable for variable and action for
 action, so that the explorer's graph equals TLC's.  The FLUSH actions and
@@ -353,16 +355,17 @@ class RaincoreFlushModel(FlushModel):
         (with ``greatest``, the greatest cut's: see FlushModel.Cuts)."""
         if not self.CanCrash(s, p):
             return []
-        if self.LossyRing:   # Raincore's Crash: the token held or in transit is lost too
-            base = self.ring_step(s, self.ring.Crash(self.ring_state(s), p))
-        else:
-            base = s._replace(**self.RingDown(s, p))
+        base = self.RingCrash(s, p)
         return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p, greatest)]
 
-    @staticmethod
-    def RingDown(s, p: int) -> dict:
-        """Crash(p)'s ring variables (without LossyRing): p down, the 911s it holds lost."""
-        return dict(status=_set(s.status, p, "Down"), msgs911=frozenset(m for m in s.msgs911 if m["cur"] != p))
+    def RingCrash(self, s, p: int):
+        """The ring's part of Crash(p): p down; under LossyRing Raincore's Crash
+        (the token p holds lost, Chaos, Starving) except that what p has in
+        transit stays there (its Transport Manager may have confirmed it)."""
+        if self.LossyRing:
+            return self.ring_step(s, self.ring.Crash(self.ring_state(s), p)._replace(
+                tokenMsgs=s.tokenMsgs, msgs911=s.msgs911))
+        return s._replace(status=_set(s.status, p, "Down"))
 
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
@@ -421,7 +424,7 @@ class RaincoreFlushModel(FlushModel):
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
                            "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
                            "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_flush_msg_from", "CanCrash",
-                           "Crash", "RingDown", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
+                           "Crash", "RingCrash", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
                            *RECEIVE)
 
     def kernel(self):
@@ -683,8 +686,8 @@ class RaincoreFlushKernel(Kernel):
                 join[lab.params[0] - 1] = (lab, r2)
             elif x == 3:
                 lossy[lab.params[0] - 1].append((lab, r2))
-            elif x == 4:
-                crash_ring[lab.params[0] - 1] = r2
+            elif x == 4:    # RingCrash: Raincore's Crash with the messages in transit kept
+                crash_ring[lab.params[0] - 1] = r2[:N] + ring[N:]
             elif x == 5:   # TokenLoss
                 loss.append((lab, r2))
         if self.model.LateFailures:     # LateFailure: not Raincore's, the composition's own step
@@ -762,11 +765,7 @@ class RaincoreFlushKernel(Kernel):
             return None
         if not (model.LossyRing or (not model.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs))):
             return None
-        if model.LossyRing:
-            t = model.ring_step(s, model.ring.Crash(model.ring_state(s), p))
-        else:
-            t = s._replace(**model.RingDown(s, p))
-        return tuple(t[self.RING:])
+        return tuple(model.RingCrash(s, p)[self.RING:])
 
     # --- helpers over kernel states ---------------------------------------------
     def _crashes(self, k: tuple, p: int, ring2: tuple) -> list:

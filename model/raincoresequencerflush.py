@@ -141,11 +141,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     def Crash(self, s, m: int, lost: frozenset):
         if not self.CanCrash(s, m):
             return None
-        if self.LossyRing:   # RingCrash: Raincore's, the token held or in transit lost too
-            ring = self.ring_step(s, self.ring.Crash(self.ring_state(s), m))
-        else:
-            ring = s._replace(**self.RingDown(s, m))
-        return ring._replace(chan=self.CrashChan(s, m, lost, ()))
+        return self.RingCrash(s, m)._replace(chan=self.CrashChan(s, m, lost, ()))
 
     # --- next -----------------------------------------------------------------------
     SINGLE = ("EatingTimeout", "Send", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join")
@@ -161,7 +157,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
                            "IsInitiator", "ViewChangePending", "Multi", "SendTo", "Head", "McastData", "Take", "Moved",
                            "NextView", "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
                            "ResentPending", "_flush_msg", "_flush_msg_from", "Installed", "CanCrash", "Crash",
-                           "CrashChan", "RingDown", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
+                           "CrashChan", "RingCrash", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
                            *SequencerFlushModel.RECEIVE)
 
     def kernel(self):

@@ -65,3 +65,24 @@ def crashed_eating(records: list) -> list:
         if "tokenState" in st:
             (eating.add if st["tokenState"] == "Eating" else eating.discard)(e["nid"])
     return out
+
+
+def crash_before_take(records: list) -> tuple[list, int]:
+    """A trace in which the first crashed node p dies with a token on the
+    wire: the run's records up to a token send of p's that its receiver
+    took with no record of p in between, then p's Crash record, then the
+    receiver's TokenReceived of that token.  Returns the records and the
+    index (among the events) of the Crash record."""
+    evs = [(i, r) for i, r in enumerate(records) if r.get("kind") == "event"]
+    crash = next(r for _, r in evs if r["name"] == "Crash")
+    p, last, pair = crash["nid"], None, None
+    for i, r in evs:
+        if r is crash:
+            break
+        if r["name"] == "TokenReceived" and r["msg"]["cur"] == p and last is not None:
+            pair = (last, i)
+        if r["nid"] == p:
+            last = i
+    assert pair is not None, "no token of the crashed node taken right after its send"
+    out = copy.deepcopy(records[:pair[0] + 1] + [crash, records[pair[1]]])
+    return out, sum(1 for r in out if r.get("kind") == "event") - 2

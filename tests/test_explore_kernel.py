@@ -81,17 +81,16 @@ SMALL += [("sequencerflush", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {
 SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSender2", "DoubleCrashSender2",
                                           "LiveDoubleCrashFixed")]
 SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
-# FLUSH over the Raincore ring: the manifest's models under 10,000 states
-# (with LossyRing: HolderCrash2, TokenLoss; LateFailure and HolderCrash2 with
-# LateFailures), LossyRing with untimed timeouts (the replay's), and
+# FLUSH over the Raincore ring: the manifest's small models (with LossyRing:
+# HolderCrash2, TokenLoss; LateFailure and HolderCrash2 with LateFailures), LossyRing with untimed timeouts (the replay's), and
 # SEQUENCER over it with its two resend flags.
 _RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": {1}, "LossyRing": True,
                "MaxSeq": 6, "Max911": 1}
 SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss",
                                          "LateFailure")]
 # LossyRing with untimed timeouts (the replay's) on a shorter ring sequence
-# (MaxSeq 4: 4,670 and 7,519 states); at HolderCrash2's MaxSeq 6 (200-240k
-# states, minutes each) they are among the BIG ones below
+# (MaxSeq 4: 8,014 and 15,969 states); at HolderCrash2's MaxSeq 6 (minutes
+# each) they are among the BIG ones below
 _RF_UNTIMED = {**_RF_HOLDER2, "TimelyTimeouts": False}
 SMALL += [("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4}),
           ("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4, "LateFailures": True})]
@@ -160,7 +159,7 @@ def _check_same_system(model) -> int:
 
 
 # The default suite's share: SMALL but for these, the largest (4,000 to
-# 13,000 states, 10-40 s each on a loaded 2-core machine), which run under
+# 16,000 states, seconds to a minute each on a loaded 2-core machine), which run under
 # the slow marker; every protocol and every kernel path stays in the default.
 MID = [("raincoreflush", "LateFailure"), ("raincoreflush", "TokenLoss"), ("raincoreflush", "HolderCrash2"),
        ("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4, "LateFailures": True}),

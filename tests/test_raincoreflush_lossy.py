@@ -218,3 +218,47 @@ def test_a_failure_reported_for_a_live_receiver_is_nonconforming():
     forged = [r for j, r in enumerate(records) if not (j < k and r.get("name") == "Crash" and r.get("nid") == dest)]
     assert len(forged) == len(records) - 1
     assert crf.replay(from_records(forged), visited=False).verdict != "ok"
+
+
+# ---------------------------------------------------------------- a crash keeps the wire
+
+def _late_failure_model(**kw):
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    from groupcheck.model.raincoreflush import RaincoreFlushModel
+    (entry,) = manifest.select(["raincoreflush"], "LateFailure")
+    return RaincoreFlushModel({**build_model(entry).constants, **kw})
+
+
+def test_a_late_failure_and_a_dead_nodes_token_on_the_wire_give_two_tokens():
+    """Model LateFailure (docs/raincore.md, section 8): node 2 crashes with
+    its token on the wire, node 1's Transport Manager reports the token
+    node 2 took, and the re-sent copy and node 2's token are both eaten."""
+    from groupcheck.model.core import explore
+    m = _late_failure_model()
+    v = explore(m, check_invariants=["AtMostOneToken"]).violation
+    assert v is not None and len(v.trace) == 22
+    steps = [(lab, prev, s) for (_, prev), (lab, s) in zip(v.trace, v.trace[1:])]
+    (i,) = [k for k, (lab, _, _) in enumerate(steps) if lab.action == "Crash"]
+    dead = steps[i][0].params[0]
+    late = [lab for lab, prev, _ in steps[i:]
+            if lab.action == "TokenDeliveryFailure" and lab.params[1] not in prev.tokenMsgs]
+    assert [lab.params[1]["dest"] for lab in late] == [dead]      # the report of the token the dead node took
+    lab, _, last = steps[-1]
+    assert lab.action == "TokenReceived" and lab.params[1]["cur"] == dead
+    assert sum(m.Alive(last, n) and m.Eating(last, n) for n in m.Members) == 2
+
+
+def test_without_late_failures_a_dead_nodes_token_is_taken_safely():
+    """The same environment with a Transport Manager that never reports a
+    token its receiver took (the implementation's handshake): every
+    invariant holds, and a live node does take a token the dead node sent."""
+    from groupcheck.model.core import explore
+    m = _late_failure_model(LateFailures=False)
+    res = explore(m, check_invariants=True, build_graph=True)
+    assert res.violation is None
+    st = res.numbered
+    taken = [labs for (a, b), labs in res.edge_map.items()
+             for lab in labs if lab.action == "TokenReceived" and st[a].status[lab.params[1]["cur"] - 1] == "Down"
+             and m.Eating(st[b], lab.params[0])]
+    assert taken

@@ -15,6 +15,7 @@ from groupcheck.conformance import raincoreflush, tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
+from raincoreflush_helpers import crash_before_take
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
                               joiner_moved_last_rejected, rejected_at, run_fixture)
 
@@ -44,6 +45,27 @@ def test_drawn_run_on_the_rings_lossy_transport_accepted(tmp_path):
     records, line = raincoreflush.simulate(308, "auto", {**raincoreflush.PROTOCOL_DEFAULTS, **opts})
     assert line["crashed"] == [1, 2] and line["live"] == [3] and line["settled"]
     accepted(tmp_path, records, "draw308", actions={"911DeliveryFailure", "TokenDeliveryFailure"})
+
+
+def test_a_token_taken_after_its_senders_crash_accepted_over_the_lossy_ring(tmp_path):
+    """A killed node's last token is on the wire: its receiver may take it
+    after the Crash record (the Transport Manager had confirmed it).  Node 3
+    sends the token to node 1, crashes, and node 1 takes it."""
+    records, _ = raincoreflush.simulate(0, "tokenloss=60,crash=3@120", {"lossy": True})
+    recs, k = crash_before_take(records)
+    evs = events(recs)
+    assert (evs[k]["name"], evs[k]["nid"]) == ("Crash", 3)
+    assert evs[k + 1]["name"] == "TokenReceived" and evs[k + 1]["msg"]["cur"] == 3 and len(evs) == k + 2
+    accepted(tmp_path, recs, "wire", actions={"Crash", "TokenReceived"})
+
+
+def test_a_crash_with_a_token_on_the_wire_rejected_by_the_abstraction(tmp_path):
+    """The same order without LossyRing: the abstraction lets a node crash
+    only with no token in transit, so both checkers stop at the Crash."""
+    records, _ = raincoreflush.simulate(0, "crash=3@120", {})
+    assert not records[0]["constants"].get("LossyRing")
+    recs, k = crash_before_take(records)
+    rejected_at(tmp_path, recs, "abstraction", k)
 
 
 def test_forged_token_nodelist_rejected_at_that_record(tmp_path, run):

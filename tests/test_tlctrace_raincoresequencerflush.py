@@ -13,7 +13,7 @@ import pytest
 from groupcheck.conformance import raincoresequencerflush as rsf
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.traces import from_records
-from raincoreflush_helpers import crashed_eating
+from raincoreflush_helpers import crash_before_take, crashed_eating
 from tlctrace_helpers import (NEEDS_JAVA, accepted, both, events, joiner_moved_last_rejected, rejected_at,
                               run_fixture)
 
@@ -86,3 +86,20 @@ def test_lossy_run_read_as_the_abstraction_rejected_by_both(tmp_path, lossy_run)
     v, m = both(tmp_path, recs, "abstraction")
     assert not v.ok and m["verdict"] == "nonconforming" and tlctrace.agrees(v, m)
     assert m["first_bad_event"] <= k
+
+
+def test_a_token_taken_after_its_senders_crash_accepted_over_the_lossy_ring(tmp_path):
+    """RingCrash is RaincoreFlush's: over the lossy ring the token node 1
+    sent before its Crash record may be taken after it."""
+    records, _ = rsf.simulate(1, "crash=1@100", {"lossy": True, "nodes": 3, "ring": 3, "messages": 1})
+    recs, k = crash_before_take(records)
+    evs = events(recs)
+    assert (evs[k]["name"], evs[k]["nid"]) == ("Crash", 1) and evs[k + 1]["msg"]["cur"] == 1
+    accepted(tmp_path, recs, "wire", actions={"Crash", "TokenReceived"}, one_step_a_record=False)
+
+
+def test_a_crash_with_a_token_on_the_wire_rejected_by_the_abstraction(tmp_path):
+    records, _ = rsf.simulate(1, "crash=1@100", {"nodes": 3, "ring": 3, "messages": 1})
+    assert not records[0]["constants"].get("LossyRing")
+    recs, k = crash_before_take(records)
+    rejected_at(tmp_path, recs, "abstraction", k)

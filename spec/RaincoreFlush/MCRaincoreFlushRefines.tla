@@ -14,18 +14,30 @@
 (* RaincoreSteps: under LossyRing the ring of RaincoreFlush is             *)
 (* Raincore.tla's (its fixed variant, as RaincoreFlush.tla instantiates it *)
 (* as Ring): every step of RaincoreFlush is a step of Raincore.tla's Next  *)
-(* on the ring's variables, or leaves them unchanged (a FLUSH step);       *)
-(* models RefinesTokenLoss and RefinesHolderCrash2.  The mapping is the    *)
-(* identity: the ring's variables are Raincore's, and no node recovers.    *)
-(* Two things are not Raincore.tla's and stay outside the check            *)
-(* (README.md, "Refinement"): the initial state, Raincore's steady ring    *)
-(* one step later (the founder has taken the token), and LateFailure, a    *)
+(* on the ring's variables, a crash that keeps the crashed node's messages *)
+(* in transit (WireCrash), or leaves them unchanged (a FLUSH step); models *)
+(* RefinesTokenLoss and RefinesHolderCrash2.  The mapping is the identity: *)
+(* the ring's variables are Raincore's, and no node recovers.  Three       *)
+(* things are not Raincore.tla's (README.md, "Refinement"): the initial    *)
+(* state, Raincore's steady ring one step later (the founder has taken the *)
+(* token); RingCrash, Raincore's Crash except that what the node sent      *)
+(* stays in transit (WireCrash, allowed by name); and LateFailure, a       *)
 (* delivery failure reported for a token its receiver took (LateFailures = *)
 (* FALSE here).                                                            *)
 (***************************************************************************)
 EXTENDS MCRaincoreFlushLossy
 
-RaincoreSteps == [][Ring!Next]_(Ring!vars)
+\* Raincore.tla's Crash(n) on every ring variable but the messages in
+\* transit, which RingCrash keeps.
+WireCrash == \E n \in Node :
+    /\ status[n] = "Up"
+    /\ status' = [status EXCEPT ![n] = "Down"]
+    /\ viewState' = [viewState EXCEPT ![n] = "Chaos"]
+    /\ tokenState' = [tokenState EXCEPT ![n] = "Starving"]
+    /\ token' = [token EXCEPT ![n] = NoToken]
+    /\ UNCHANGED <<globalView, lastToken, localView, newNodes, tokenMsgs, msgs911>>
+
+RaincoreSteps == [][Ring!Next \/ WireCrash]_(Ring!vars)
 
 \* Flush.tla's channels: ours, a VIEW without the ring's number.
 Plain(x) == IF x.type = "VIEW" THEN [type |-> "VIEW", view |-> x.view, digest |-> x.digest] ELSE x

@@ -37,8 +37,8 @@
 (* numbers, a stale token is dropped, HungryTimeout and StarvingTimeout    *)
 (* send 911 claims that are vetoed or come back to regenerate the token    *)
 (* from lastToken, TokenLoss loses a token in transit, and any Up member   *)
-(* may crash at any point, the token holder included (its token, and a     *)
-(* token it has in transit, are lost).  Either way: crash-stop, no         *)
+(* may crash at any point, the token holder included (its token is lost;  *)
+(* what it has in transit may still arrive).  Either way: crash-stop, no   *)
 (* recovery, no leave.  FalseSuspicion: the Transport Manager may report   *)
 (* a live node unreachable (model Suspect); ShunSuspected: the properties  *)
 (* count a member the latest view leaves out as failed (SuspectShun).      *)
@@ -509,18 +509,24 @@ CanCrash(p) ==
     /\ ~LossyRing => /\ ~Eating(p)
                      /\ \A m \in tokenMsgs : m.cur # p
 
-\* The ring's part of Crash(p), as in Raincore.tla (RaincoreSequencerFlush.tla's
-\* Crash takes it too): the 911s p was sending are lost; under LossyRing so
-\* are the token it holds and a token it has in transit, and its machines
-\* stop in Chaos and Starving.
+\* The ring's part of Crash(p) (RaincoreSequencerFlush.tla's Crash takes it
+\* too): under LossyRing the token p holds is lost and its machines stop in
+\* Chaos and Starving.  Unlike Raincore.tla's Crash, the token messages and
+\* 911s p has sent stay in transit: the Transport Manager hands its
+\* receiver a frame once the sender has confirmed it (impl/ringtransport.py,
+\* the take handshake), and a confirmation on the wire when p dies still
+\* arrives, so the receiver may take a token or a 911 of p's after p's
+\* crash; one whose handshake dies with p is lost (a token: TokenLoss; a
+\* 911 is left in transit, never taken).  Without LossyRing nothing changes:
+\* CanCrash leaves p no token in transit, and the only 911 in transit is
+\* a joiner's request, sent before it was a member (cur = orig, taken
+\* before the token lists it).
 RingCrash(p) ==
     /\ status' = [status EXCEPT ![p] = "Down"]
-    /\ msgs911' = {m \in msgs911 : m.cur # p}
     /\ token' = [token EXCEPT ![p] = NoToken]
-    /\ tokenMsgs' = {m \in tokenMsgs : m.cur # p}
     /\ viewState' = IF LossyRing THEN [viewState EXCEPT ![p] = "Chaos"] ELSE viewState
     /\ tokenState' = SetTokenState(p, "Starving")
-    /\ UNCHANGED <<globalView, localView, newNodes, lastToken>>
+    /\ UNCHANGED <<globalView, localView, newNodes, tokenMsgs, msgs911, lastToken>>
 
 \* As in Flush.tla (each channel from p keeps a prefix holding every VIEW),
 \* the ring's part RingCrash; nobody is told.

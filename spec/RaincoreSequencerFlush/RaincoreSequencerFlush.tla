@@ -356,8 +356,8 @@ CanCrash(p) == RF!CanCrash(p)
 \* has not taken is lost up to the last VIEW; what was sent to m is gone.
 \* m's flush messages are kept (the receivers take them until their ring
 \* drops m, then Discard them).  The ring's part is RaincoreFlush's
-\* RingCrash: its 911s are lost, and under LossyRing the token it holds
-\* or has in transit.
+\* RingCrash: under LossyRing the token it holds is lost; what it has in
+\* transit may still arrive.
 Crash(m, lost) ==
     /\ CanCrash(m)
     /\ chan' = [e \in Members \X Members |->
