@@ -43,7 +43,9 @@ MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
 SequencerFlushState = state_type(NamedTuple("SequencerFlushState", [
-    *SequencerState.__annotations__.items(),   # SEQUENCER's variables (DATA carries its view)
+    # SEQUENCER's variables (DATA carries its view) but coord and holes:
+    # without JGroups's deviations they are the view's first member and empty
+    *((k, v) for k, v in SequencerState.__annotations__.items() if k not in ("coord", "holes")),
     ("log", Fn),         # member -> tuple of (sender, seqno): DATA of its view it sent or took
     ("closed", Fn),      # member -> tuple: Len(delivered) at each view change
     ("phase", Fn),       # member -> one of PHASES
@@ -148,6 +150,7 @@ class SequencerFlushModel(Model):
 
     # --- helpers (same names as the spec's operators) -------------------------
     View = SequencerModel.View
+    Coord = SequencerModel.Coord
     IsCoord = SequencerModel.IsCoord
     Dead = staticmethod(SequencerModel.Dead)
     CanReceive = staticmethod(SequencerModel.CanReceive)
@@ -223,10 +226,10 @@ class SequencerFlushModel(Model):
 
     # --- Init -----------------------------------------------------------------
     def init(self):
-        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan
+        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan (no coord, holes)
         M = self.Members
         yield SequencerFlushState(
-            *s,
+            *s[:s._fields.index("coord")],
             log=Fn({m: () for m in M}),
             closed=Fn({m: () for m in M}),
             phase=Fn({m: "Normal" for m in M}),
