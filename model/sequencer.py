@@ -9,9 +9,10 @@ multicasts it as DATA; receivers deliver unless the received-table says the
 member's forward-table again, in seqno order.  The constants KeepForward,
 ResendFirst and RetainForward are the spec's fixes for the three losses
 after a coordinator crash (docs/sequencer.md); FALSE is the seed.
-SuspectResend and FillGaps are JGroups 2.12.2's deviations (a suspicion
-moves ``coord`` and re-sends the forward-table at once; the received-table
-delivers a seqno that fills a gap, ``holes``); FALSE is the seed.
+SuspectResend, FillGaps and SeparateChannels are JGroups 2.12.2's
+deviations (a suspicion moves ``coord`` and re-sends the forward-table at
+once; the received-table delivers a seqno that fills a gap, ``holes``;
+FORWARD and DATA of one pair are two FIFO channels); FALSE is the seed.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards), so that the explorer's
@@ -75,6 +76,7 @@ class SequencerModel(Model):
         # compositions leave them FALSE: their states have no coord or holes.
         self.SuspectResend = bool(constants.get("SuspectResend", False))
         self.FillGaps = bool(constants.get("FillGaps", False))
+        self.SeparateChannels = bool(constants.get("SeparateChannels", False))
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -153,29 +155,42 @@ class SequencerModel(Model):
         ch = s.chan[(p, m)]
         return ch if self.CanReceive(s, m) and ch and ch[0]["type"] == typ else None
 
+    def Taking(self, s: SequencerState, m: int, p: int, typ: str):
+        """The index in channel p -> m of the ``typ`` message m takes, if m
+        takes steps: its head, or with SeparateChannels the first of that
+        type; else None."""
+        ch = s.chan[(p, m)]
+        if not self.CanReceive(s, m) or not ch:
+            return None
+        if not self.SeparateChannels:
+            return 0 if ch[0]["type"] == typ else None
+        return next((i for i, x in enumerate(ch) if x["type"] == typ), None)
+
     def RecvForward(self, s: SequencerState, c: int, p: int):
-        ch = self.Head(s, c, p, "FORWARD")
-        if ch is None:
+        i = self.Taking(s, c, p, "FORWARD")
+        if i is None:
             return None
         if self.KeepForward and not self.IsCoord(s, c):
             return None  # KeepForward: it waits in the channel until c is coordinator
-        msg = ch[0]
-        rest = s.chan.set((p, c), ch[1:])
+        ch = s.chan[(p, c)]
+        msg = ch[i]
+        rest = s.chan.set((p, c), ch[:i] + ch[i + 1:])
         if self.IsCoord(s, c):
             return s._replace(chan=self.McastData(s, rest, c, msg["sender"], msg["seqno"]))
         return s._replace(chan=rest)  # not coordinator: "error and return"
 
     def RecvData(self, s: SequencerState, m: int, p: int):
-        ch = self.Head(s, m, p, "DATA")
-        if ch is None:
+        i = self.Taking(s, m, p, "DATA")
+        if i is None:
             return None
-        snd, q = ch[0]["sender"], ch[0]["seqno"]
+        ch = s.chan[(p, m)]
+        snd, q = ch[i]["sender"], ch[i]["seqno"]
         table = s.recv[m]
         top = table.get(snd, 0)
         dup = snd in table and q <= top
         if dup and self.FillGaps:   # a duplicate only if no seqno of snd up to q is missing
             dup = all(q < h for x, h in s.holes[m] if x == snd)
-        t = s._replace(chan=s.chan.set((p, m), ch[1:]))
+        t = s._replace(chan=s.chan.set((p, m), ch[:i] + ch[i + 1:]))
         if snd == m and not self.RetainForward:
             t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
         if not dup:
@@ -288,12 +303,12 @@ class SequencerModel(Model):
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo", "Head",
                            "McastData", "McastSeq",
                            "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView",
-                           "Coord", "Handover", "Suspect")
+                           "Coord", "Handover", "Suspect", "Taking")
 
     def kernel(self):
         # the kernel encodes the seed's states, where coord is the view's
         # first member and holes are empty: JGroups's variant is searched with next
-        if self.SuspectResend or self.FillGaps:
+        if self.SuspectResend or self.FillGaps or self.SeparateChannels:
             return None
         return self.transcribed_kernel(SequencerModel, SequencerKernel)
 

@@ -151,6 +151,7 @@ class SequencerFlushModel(Model):
     # --- helpers (same names as the spec's operators) -------------------------
     View = SequencerModel.View
     Coord = SequencerModel.Coord
+    Taking = SequencerModel.Taking
     IsCoord = SequencerModel.IsCoord
     Dead = staticmethod(SequencerModel.Dead)
     CanReceive = staticmethod(SequencerModel.CanReceive)

@@ -260,3 +260,13 @@ def test_the_kernel_is_the_seeds_and_decodes_its_coord_and_holes():
     s = step(step(step(init(), "Crash", 1, frozenset()), "NewView"), "InstallView", 3)
     t = kern.decode(kern.encode(s))
     assert t == s and t.coord == Fn({1: 1, 2: 1, 3: 2}) and all(not h for h in t.holes.values())
+
+
+def test_separate_channels_let_a_data_overtake_a_forward_of_the_same_pair():
+    s = init()._replace(chan=init().chan.set((2, 2), (Forward(2, 1), Data(2, 2))))
+    assert [lab.params for lab, _ in M3.next(s) if lab.action == "RecvData"] == []     # one FIFO channel
+    m = fixed(SeparateChannels=True)
+    t = step(s, "RecvData", 2, 2, m=m)
+    assert t.chan[(2, 2)] == (Forward(2, 1),) and t.delivered[2] == ((2, 2),)
+    t = step(s, "RecvForward", 2, 2, m=m)                   # 2 is not coordinator: dropped, the DATA stays
+    assert t.chan[(2, 2)] == (Data(2, 2),)

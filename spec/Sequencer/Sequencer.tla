@@ -45,7 +45,10 @@
 (*               coordinator multicasts its own messages at once;          *)
 (*  FillGaps     the received-table (SeqnoTable) discards a DATA only if   *)
 (*               every seqno of its sender up to it was received: one      *)
-(*               below the highest that fills a gap is still delivered.    *)
+(*               below the highest that fills a gap is still delivered;    *)
+(*  SeparateChannels FORWARDs (UNICAST) and DATA (NAKACK) from one member  *)
+(*               to another are two FIFO channels, not ordered with each   *)
+(*               other: a receive takes the first message of its type.     *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
@@ -57,7 +60,8 @@ CONSTANTS
     ResendFirst,   \* TRUE: fix 2, a new coordinator sequences its own forward-table at once
     RetainForward, \* TRUE: fix 3, a sender's own DATA does not remove it from its forward-table
     SuspectResend, \* TRUE: JGroups's handleSuspect, a suspicion moves coord and re-sends at once
-    FillGaps       \* TRUE: JGroups's SeqnoTable, a DATA below the highest that fills a gap is delivered
+    FillGaps,      \* TRUE: JGroups's SeqnoTable, a DATA below the highest that fills a gap is delivered
+    SeparateChannels \* TRUE: JGroups's UNICAST and NAKACK, FORWARD and DATA in two FIFO channels per pair
 
 Members == 1..N
 
@@ -83,6 +87,18 @@ Data(s, q)    == [type |-> "DATA", sender |-> s, seqno |-> q]
 Msgs == {Forward(s, q) : s \in Members, q \in 1..MaxSeq} \cup {Data(s, q) : s \in Members, q \in 1..MaxSeq}
 
 Range(f) == {f[i] : i \in DOMAIN f}
+
+\* The index in channel ch of the message of type t a receive takes (0:
+\* none): its head, or with SeparateChannels the first of that type (the
+\* FORWARDs and the DATA of one pair kept in one sequence: the order within
+\* each type is its channel's).
+Taking(ch, t) ==
+    IF ~SeparateChannels
+      THEN IF ch # <<>> /\ Head(ch).type = t THEN 1 ELSE 0
+      ELSE LET I == {i \in DOMAIN ch : ch[i].type = t}
+           IN IF I = {} THEN 0 ELSE CHOOSE i \in I : \A j \in I : i <= j
+\* ch without its i-th message.
+Without(ch, i) == SubSeq(ch, 1, i - 1) \o SubSeq(ch, i + 1, Len(ch))
 View(m) == views[vid[m]]
 Coord(v) == v[1]                           \* the coordinator is the first member of a view
 \* m is coordinator as it believes: coord[m] is Coord(View(m)) unless a
@@ -162,10 +178,10 @@ SendStep(m, Mcast(_, _, _, _)) ==
 \* c takes the FORWARD at the head of its channel from p: as coordinator of
 \* its view it multicasts it as DATA (Mcast), otherwise it drops it.
 ForwardStep(c, p, Mcast(_, _, _, _)) ==
-    /\ chan[<<p, c>>] # <<>>
-    /\ Head(chan[<<p, c>>]).type = "FORWARD"
-    /\ LET msg  == Head(chan[<<p, c>>])
-           rest == [chan EXCEPT ![<<p, c>>] = Tail(@)]
+    LET i == Taking(chan[<<p, c>>], "FORWARD") IN
+    /\ i # 0
+    /\ LET msg  == chan[<<p, c>>][i]
+           rest == [chan EXCEPT ![<<p, c>>] = Without(@, i)]
        IN chan' = IF IsCoord(c) THEN Mcast(rest, c, msg.sender, msg.seqno) ELSE rest
 
 \* m's received-table, deliveries and forward-table, as a record st, after
@@ -235,11 +251,11 @@ RecvForward(c, p) ==
 \* m takes a DATA from p: removes its own message from the forward-table, and
 \* delivers it unless the received-table says it was delivered already.
 RecvData(m, p) ==
+    LET i == Taking(chan[<<p, m>>], "DATA") IN
     /\ Alive(m)
-    /\ chan[<<p, m>>] # <<>>
-    /\ Head(chan[<<p, m>>]).type = "DATA"
-    /\ chan' = [chan EXCEPT ![<<p, m>>] = Tail(@)]
-    /\ TakeData(m, Head(chan[<<p, m>>]).sender, Head(chan[<<p, m>>]).seqno)
+    /\ i # 0
+    /\ chan' = [chan EXCEPT ![<<p, m>>] = Without(@, i)]
+    /\ TakeData(m, chan[<<p, m>>][i].sender, chan[<<p, m>>][i].seqno)
     /\ UNCHANGED <<views, vid, crashed, sent, coord>>
 
 \* m installs the next view.  If the coordinator changed, m re-sends its

@@ -95,7 +95,7 @@ vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
 \* nor JGroups's deviations): its coordinator is always its view's first
 \* member, and its received-table has no holes.
 S == INSTANCE Sequencer WITH KeepForward <- FALSE, ResendFirst <- FALSE, RetainForward <- FALSE,
-        SuspectResend <- FALSE, FillGaps <- FALSE,
+        SuspectResend <- FALSE, FillGaps <- FALSE, SeparateChannels <- FALSE,
         coord <- [m \in Members |-> views[vid[m]][1]], holes <- [m \in Members |-> {}]
 
 \* FLUSH with digest reconciliation, its views the sets of members of ours,
