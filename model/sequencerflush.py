@@ -138,6 +138,9 @@ class SequencerFlushModel(Model):
     # SEQUENCER's fixes that are not this spec's (its RecvForward never waits,
     # its RecvData always acknowledges the sender's own FORWARD)
     KeepForward = RetainForward = False
+    # nor JGroups's deviations (a composition whose __init__ does not run
+    # SequencerModel's, as RaincoreSequencerFlush's, reads these)
+    SuspectResend = FillGaps = SeparateChannels = False
 
     def __init__(self, constants):
         SequencerModel.__init__(self, constants)   # N, MaxSeq, MaxCrashes, Members, pairs
