@@ -35,7 +35,7 @@
 (*               its own DATA came back (until they are stable: STABLE,    *)
 (*               seeds/002; in the bounded model, for the whole run), so   *)
 (*               a re-send covers what only some members received.         *)
-(* Two more constants, FALSE in the seed's models, are JGroups 2.12.2's     *)
+(* Three more constants, FALSE in the seed's models, are JGroups 2.12.2's   *)
 (* deviations from the seed (docs/jgroups.md), so that its traces can be   *)
 (* judged against this spec:                                               *)
 (*  SuspectResend on the failure detector's suspicion of a crashed member, *)
@@ -99,6 +99,7 @@ Taking(ch, t) ==
            IN IF I = {} THEN 0 ELSE CHOOSE i \in I : \A j \in I : i <= j
 \* ch without its i-th message.
 Without(ch, i) == SubSeq(ch, 1, i - 1) \o SubSeq(ch, i + 1, Len(ch))
+
 View(m) == views[vid[m]]
 Coord(v) == v[1]                           \* the coordinator is the first member of a view
 \* m is coordinator as it believes: coord[m] is Coord(View(m)) unless a
@@ -175,8 +176,8 @@ SendStep(m, Mcast(_, _, _, _)) ==
          ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
               /\ chan' = SendTo(chan, m, coord[m], Forward(m, q))
 
-\* c takes the FORWARD at the head of its channel from p: as coordinator of
-\* its view it multicasts it as DATA (Mcast), otherwise it drops it.
+\* c takes the next FORWARD of its channel from p (Taking): as coordinator
+\* it multicasts it as DATA (Mcast), otherwise it drops it.
 ForwardStep(c, p, Mcast(_, _, _, _)) ==
     LET i == Taking(chan[<<p, c>>], "FORWARD") IN
     /\ i # 0
