@@ -2,14 +2,19 @@
 for the local engine and Spark local[1] and local[2], on one corpus.
 
     .venv/bin/python bench/pipeline.py [--events 1000000] [--out /tmp/gc-bench]
+        [--protocols sequencer,flush,...]
 
 The corpus is SEQUENCER runs (3 members, 10 multicasts each, loss 5 %,
 duplication 2 %, reordering 3 ms: the bench/sequencer.py faults), seeds
 0..R-1 with R chosen from a 20-run pilot so that the corpus holds at least
-``--events`` events.  Every engine generates the same corpus (the same
-seeds; the event counts must match); every engine then checks the dataset
-the local engine wrote (replay + the SEQUENCER property checks, coverage
-off), and their verdict counts must match.  Spark start-up is not timed
+``--events`` events.  With ``--protocols`` a mixed corpus: one dataset per
+protocol, each about an equal share of the events, its runs' sizes and
+faults drawn from their seeds by the protocol (the audit's way; SEQUENCER's
+too).  Every engine generates the same corpus (the same
+seeds; the event counts must match); every engine then checks the datasets
+the local engine wrote (replay + the catalogue's property checks, coverage
+off; a mixed corpus's figures summed over its datasets), and their verdict
+counts must match.  Spark start-up is not timed
 (it is reported apart): the session, then one generate and one check of the
 20-run pilot, so each master's figures are taken with the JVM's code
 compiled (the first Parquet write, shuffle and Arrow exchange of a fresh
@@ -17,7 +22,8 @@ JVM cost seconds).  ``ratios``: each Spark master's events/s against the
 local engine's and against the first master's.  ``cpu_s``: the CPU
 seconds of the process and its descendants (the JVM, the Python workers)
 during the stage, so ``events_per_cpu_s`` compares the engines per core
-whatever the other jobs on the machine take.  Prints one JSON object;
+whatever the other jobs on the machine take (the local engine's: this
+process's own).  Prints one JSON object;
 with ``--progress FILE`` it also appends each figure as a JSON line as soon
 as it is measured.
 """
@@ -63,6 +69,16 @@ def tree_cpu_seconds() -> float:
         ticks += stats.get(pid, (None, 0))[1]
         todo.extend(kids.get(pid, []))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(engine: str) -> float:
+    """The CPU seconds an engine's stage is charged: the local engine runs
+    in this process, so its own (an idle Spark JVM left from an earlier
+    stage, or its Python workers exiting, must not count); a Spark master's,
+    the process tree's."""
+    return time.process_time() if engine == "local" else tree_cpu_seconds()
+
+
 FAULTS = "loss=0.05,dup=0.02,reorder=3"
 
 
@@ -73,6 +89,8 @@ def main() -> int:
     ap.add_argument("--engines", default="local,local[1],local[2]",
                     help="comma-separated: local and/or Spark masters")
     ap.add_argument("--progress", default=None)
+    ap.add_argument("--protocols", default=None,
+                    help="comma-separated: a mixed corpus, sizes and faults drawn per run (default: SEQUENCER, fixed)")
     args = ap.parse_args()
     out = Path(args.out)
     if out.exists():
@@ -84,13 +102,35 @@ def main() -> int:
             with open(args.progress, "a") as f:
                 f.write(json.dumps(rec) + "\n")
 
-    pilot = P.generate("sequencer", 20, 0, FAULTS, out / "pilot", engine="local", options=OPTIONS)
-    per_run = pilot["events"] / 20
-    runs = math.ceil(args.events / per_run * 1.02)
+    protocols = args.protocols.split(",") if args.protocols else ["sequencer"]
+    drawn = args.protocols is not None
+
+    def gen(protocol, n, where, **kw):
+        if drawn:
+            return P.generate(protocol, n, 0, None, where, draw=True, **kw)
+        return P.generate(protocol, n, 0, FAULTS, where, options=OPTIONS, **kw)
+
+    def over(protocols, stage):
+        """``stage(protocol)`` on each protocol's dataset, figures summed."""
+        got = [stage(p) for p in protocols]
+        counts: dict = {}
+        for g in got:
+            for k, n in g.get("counts", {}).items():
+                counts[k] = counts.get(k, 0) + n
+        return {"events": sum(g["events"] if "events" in g else sum(v["events"] for v in g["verdicts"]) for g in got),
+                "seconds": round(sum(g["seconds"] for g in got), 3), "counts": counts,
+                "disagreements": sum(g.get("disagreements", 0) for g in got),
+                "judged_by_catalogue": sum(1 for g in got for v in g.get("verdicts", ()) if v["properties_by"])}
+
+    runs = {}
+    for p in protocols:
+        pilot = gen(p, 20, out / "pilot" / p, engine="local")
+        runs[p] = math.ceil(args.events / len(protocols) / (pilot["events"] / 20) * 1.02)
     res = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
                        "load_average_start": os.getloadavg()},
-           "corpus": {"protocol": "sequencer", "options": OPTIONS, "faults": FAULTS, "runs": runs},
+           "corpus": {"protocols": protocols, "runs": runs,
+                      **({"drawn": True} if drawn else {"options": OPTIONS, "faults": FAULTS})},
            "generate": {}, "check": {}, "spark_startup_seconds": {}}
     engines = args.engines.split(",")
     ref = out / "local"
@@ -99,13 +139,13 @@ def main() -> int:
         if e != "local":
             t0 = time.perf_counter()
             spark = S.session(e)
-            P.generate("sequencer", 20, 0, FAULTS, out / "warm", engine="spark", options=OPTIONS, spark=spark)
+            gen(protocols[0], 20, out / "warm", engine="spark", spark=spark)
             P.check(out / "warm", engine="spark", spark=spark, coverage=False, write=False)
             res["spark_startup_seconds"][e] = round(time.perf_counter() - t0, 1)
-        cpu0 = tree_cpu_seconds()
-        g = P.generate("sequencer", runs, 0, FAULTS, out / e.replace("[", "").replace("]", ""),
-                       engine="spark" if spark else "local", options=OPTIONS, spark=spark)
-        cpu = tree_cpu_seconds() - cpu0
+        cpu0 = cpu_seconds(e)
+        where = out / e.replace("[", "").replace("]", "")
+        g = over(protocols, lambda p: gen(p, runs[p], where / p, engine="spark" if spark else "local", spark=spark))
+        cpu = cpu_seconds(e) - cpu0
         rec = {"events": g["events"], "seconds": g["seconds"], "events_per_s": round(g["events"] / g["seconds"]),
                "cpu_s": round(cpu, 1), "events_per_cpu_s": round(g["events"] / cpu), "load_average": os.getloadavg()}
         res["generate"][e] = rec
@@ -117,12 +157,14 @@ def main() -> int:
     for e in engines:
         spark = None if e == "local" else S.session(e)
         dataset = ref if "local" in engines else out / engines[0].replace("[", "").replace("]", "")
-        cpu0 = tree_cpu_seconds()
-        c = P.check(dataset, engine="spark" if spark else "local", spark=spark, coverage=False, write=False)
-        n = sum(v["events"] for v in c["verdicts"])
-        cpu = tree_cpu_seconds() - cpu0
+        cpu0 = cpu_seconds(e)
+        c = over(protocols, lambda p: P.check(dataset / p, engine="spark" if spark else "local", spark=spark,
+                                              coverage=False, write=False))
+        n = c["events"]
+        cpu = cpu_seconds(e) - cpu0
         rec = {"events": n, "seconds": c["seconds"], "events_per_s": round(n / c["seconds"]),
                "verdicts": c["counts"], "disagreements": c["disagreements"],
+               "judged_by_catalogue": c["judged_by_catalogue"],
                "cpu_s": round(cpu, 1), "events_per_cpu_s": round(n / cpu), "load_average": os.getloadavg()}
         res["check"][e] = rec
         note({"stage": "check", "engine": e, **rec})

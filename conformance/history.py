@@ -150,6 +150,9 @@ class History(properties.History):
                                        f"at {self.sent[msg][0]}:{self.sent[msg][1]}")
                 self.sent[msg] = (file, line)
                 self.sent_at[msg] = self.events
+                vs = self.views.get(nid)
+                if vs:      # a joiner owes what was sent from its join view on (EventualDelivery)
+                    self.sent_view[msg] = vs[-1][0]
             return
         if name == "view":
             for k in ("view", "members"):

@@ -40,7 +40,12 @@ Stable.tla's steps instead, from a base every member takes once all have
 the full view (STABLE suspended until then, so the base is the spec's
 Init); ``write_stable_trace`` checks that the bases agree and merges the
 steps by stamp (crash-free runs only: Stable.tla has no crash), and
-``stable_step`` names the JGroups step behind a rejected record.
+``stable_step`` names the JGroups step behind a rejected record.  On the
+``flush`` stack four protocols around FLUSH, GMS and NAKACK write
+Flush.tla's steps (JGroups 2.12's flush: no FLUSH_OK round) from member
+1's first view, so that the joins are flushes of the trace;
+``write_flush_trace`` merges them with the kills, and ``flush_step``
+explains a rejected record.
 
 Bounds: the run has a deadline; each JVM also halts itself a little after
 it (the driver's watchdog), so none outlives a harness killed with SIGKILL.
@@ -91,6 +96,7 @@ class Stack:
     layer: Optional[str] = None      # the spec protocol of those steps when they are one layer's of the stack
     based: bool = False              # ... from a base all members take before any multicast (STABLE's
                                      # Init); its spec has no crash, so a kill run has no trace
+    writer: str = "sequencer"        # the trace writer of its steps: sequencer, stable or flush
     gossip_ms: int = 2000            # STABLE's desired_avg_gossip
     gossip_bytes: int = 400000       # STABLE's max_bytes: a member gossips once it received that many
 
@@ -102,12 +108,13 @@ STACKS = {
     "sequencer": Stack(True, False, "sequencer", steps=True),
     # SEQUENCER over pbcast.FLUSH; its trace is SEQUENCER's steps alone (Sequencer.tla)
     "sequencerflush": Stack(True, True, "sequencerflush", steps=True, layer="sequencer"),
-    "flush": Stack(False, True, "flush"),
+    # pbcast.FLUSH's steps (Flush.tla, FlushOkRound FALSE), from member 1's first view on
+    "flush": Stack(False, True, "flush", steps=True, writer="flush"),
     # NAKACK + STABLE.  STABLE's timer gossips first 10 s after the start (its
     # first interval is drawn while it has no members), so a short run gossips
     # by bytes received: every 200 bytes, about 30 of our messages
     "stable": Stack(False, False, own_promises=("Integrity", "NoDuplicates", "SenderFIFO"), steps=True,
-                    based=True, gossip_ms=500, gossip_bytes=200),
+                    based=True, writer="stable", gossip_ms=500, gossip_bytes=200),
 }
 
 
@@ -362,6 +369,11 @@ class Runner:
         if STACKS[self.stack].based:
             if not killed:            # Stable.tla has no crash: a kill run is judged by its history alone
                 write_stable_trace(out, run_id, self.n)
+        elif STACKS[self.stack].writer == "flush":
+            # Flush.tla flushes only to change views: a run with a flush of a
+            # member's own (--flush) is judged by its history alone
+            if not self.flushes:
+                write_flush_trace(out, run_id, self.n, killed_at, quiescent=not failed)
         elif STACKS[self.stack].steps:
             write_trace(out, run_id, self.n, self.messages, killed_at, quiescent=not failed)
         logs = {k: (out / f"node-{k}.log").read_text(encoding="utf-8", errors="replace") for k in procs}
@@ -509,6 +521,48 @@ def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
     return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
 
 
+# Flush.tla's variables the FLUSH adapter logs: flushOks has no JGroups
+# counterpart (no FLUSH_OK round) and completed, FLUSH's flushCompletedMap,
+# follows from the ReceiveFlushCompleted steps, so both are left to the spec.
+FLUSH_OBSERVED = ["vid", "delivered", "phase", "blocked", "flushInit", "digest"]
+
+
+def write_flush_trace(out: Path, run_id: str, n: int, killed_at: dict, quiescent: bool) -> Path:
+    """The members' FLUSH steps merged by stamp into one format-2 trace of
+    Flush.tla with JGroups 2.12's flush (FlushOkRound FALSE, ReconcileDigests
+    TRUE: FLUSH's enable_reconciliation) from member 1's first view (NInit = 1:
+    the others join, each a flush); each kill is a ``Crash`` at the moment the
+    harness killed.  Notes (JGroups steps that are no spec action) go to
+    ``notes.json``.  MaxMsgs is the trace's count of multicasts."""
+    import heapq
+    from groupcheck.impl import tracefile
+    crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
+                     for m, at in killed_at.items())
+    merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
+                         key=lambda x: x[0])
+    notes, events = [], []
+    origin = None
+    for ts, r in merged:
+        origin = ts if origin is None else origin
+        clock = round((ts - origin) / 1e6, 6)
+        r = {k: v for k, v in r.items() if k != "ts"}
+        if "note" in r:
+            notes.append({**r, "clock": clock})
+            continue
+        events.append({"kind": "event", "params": {}, **r, "clock": clock})
+    sent = sum(1 for e in events if e["name"] == "Multicast")
+    head = tracefile.header("flush", list(range(1, n + 1)),
+                            {"N": n, "NInit": 1, "MaxMsgs": sent,
+                             "MaxCrashes": len(killed_at), "MaxLeaves": 0, "ReconcileDigests": True,
+                             "FlushOkRound": False},
+                            seed=None, faults={"kills": sorted(killed_at)}, impl="jgroups",
+                            impl_version=_impl_version(out), run_id=run_id)
+    head["observed"] = FLUSH_OBSERVED
+    end = {"kind": "end", "quiescent": quiescent, "clock": events[-1]["clock"] if events else 0.0}
+    (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", [head, *events, end])
+
+
 # ---------------------------------------------------------------- judging a run's folder
 
 def agreement_checks(stack: str) -> list:
@@ -576,8 +630,11 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         ev = trace.events[bad]
-        out["jgroups_step"] = (stable_step(ev) if trace.header["protocol"] == "stable"
-                               else jgroups_step(ev, out["reason"].split(":")[0] if out["verdict"] == "violation" else None))
+        proto = trace.header["protocol"]
+        prop = out["reason"].split(":")[0] if out["verdict"] == "violation" else None
+        out["jgroups_step"] = (stable_step(ev) if proto == "stable"
+                               else flush_step(trace.events, bad, tdir.parent / "notes.json") if proto == "flush"
+                               else jgroups_step(ev, prop))
     return out
 
 
@@ -605,6 +662,79 @@ def stable_step(ev: dict) -> Optional[str]:
         return None
     return (f"JGroups's {what.format(p=ev['params'].get('p'))} at member {ev['nid']}; Stable.tla has no step "
             f"that logs this here")
+
+
+# The JGroups 2.12 step behind each Flush.tla action of a FLUSH trace
+# (docs/jgroups.md, "White-box traces of JGroups's FLUSH").
+FLUSH_STEPS = {
+    "Join": "GMS taking member {nid}'s JOIN_REQ at the coordinator",
+    "StartFlush": "GMS's SUSPEND to FLUSH (startFlush, onSuspend): START_FLUSH multicast to the view's members",
+    "Block": "FLUSH.onStartFlush taking member {c}'s START_FLUSH: BLOCK up, the latch closed",
+    "FlushCompleted": "FLUSH.onStartFlush sending FLUSH_COMPLETED with NAKACK's digest (GET_DIGEST)",
+    "ReceiveFlushCompleted": "FLUSH.onFlushCompleted taking member {q}'s FLUSH_COMPLETED",
+    "SendView": "GMS multicasting the VIEW once FLUSH's flush_promise returned (after FLUSH_RECONCILE, if any)",
+    "InstallView": "GMS installing member {c}'s VIEW (FLUSH.onViewChange)",
+    "StopFlush": "GMS's RESUME to FLUSH (stopFlush, onResume): STOP_FLUSH multicast",
+    "Unblock": "FLUSH.onStopFlush taking member {c}'s STOP_FLUSH: UNBLOCK up, the latch open",
+    "Multicast": "an application multicast past FLUSH's latch, numbered by NAKACK",
+    "Deliver": "NAKACK delivering member {q}'s multicast",
+    "Discard": "NAKACK delivering member {q}'s multicast after this member's FLUSH_COMPLETED",
+}
+
+
+def _view_of_multicasts(events: list) -> dict:
+    return {(e["msg"]["sender"], e["msg"]["seqno"]): e["msg"]["view"] for e in events
+            if e["name"] == "Multicast" and e.get("msg")}
+
+
+def flush_step(events: list, bad: int, notes_file: Optional[Path] = None) -> Optional[str]:
+    """The JGroups step behind the rejected record ``events[bad]`` of a FLUSH
+    trace, and, where the trace shows it, how JGroups left the spec there: a
+    view installed without messages of a crashed member that a survivor's
+    FLUSH_COMPLETED digest had (with the FLUSH_RECONCILE the coordinator
+    sent, from ``notes_file``), or a message delivered in a view other than
+    the one it was multicast in."""
+    ev = events[bad]
+    what = FLUSH_STEPS.get(ev["name"])
+    if what is None:
+        return None
+    params = ev.get("params") or {}
+    text = f"JGroups's {what.format(nid=ev['nid'], c=params.get('c'), q=params.get('q'))} at member {ev['nid']}"
+    msg = ev.get("msg") or {}
+    if ev["name"] in ("SendView", "InstallView") and "view" in msg:
+        v, p = msg["view"], ev["nid"]
+        sent_in = _view_of_multicasts(events)
+        crashed = {e["nid"] for e in events[:bad] if e["name"] == "Crash"}
+        union, reported = set(), {}
+        for e in events[:bad]:
+            if e["name"] == "FlushCompleted" and (e.get("msg") or {}).get("view") == v and e["nid"] not in crashed:
+                for x in e["msg"].get("digest", []):
+                    union.add(tuple(x))
+                    reported.setdefault(tuple(x), e["nid"])
+        mine = {tuple(x) for e in events[:bad + 1] if e["nid"] == p and e["name"] in ("Multicast", "Deliver",
+                                                                                       "SendView", "InstallView")
+                for x in (e.get("state") or {}).get("delivered", []) if sent_in.get(tuple(x)) == v}
+        missing = sorted(union - mine)
+        if missing and {s for s, _ in missing} <= crashed:
+            names = ", ".join(f"{s}.{q} (in member {reported[(s, q)]}'s digest)" for s, q in missing)
+            try:
+                notes = json.loads(notes_file.read_text(encoding="utf-8")) if notes_file else []
+            except (OSError, ValueError):
+                notes = []
+            rec = [n for n in notes if n.get("note") == "reconcile" and n["clock"] <= ev["clock"]]
+            how = (f"the coordinator's FLUSH_RECONCILE (highest NAKACK seqnos {rec[-1]['highest']}) had NAKACK "
+                   f"rebroadcast the missing messages, and the view came without them" if rec else
+                   "no FLUSH_RECONCILE was sent")
+            return (f"{text}: member {p} installs view {v + 1} without {names}, multicast in view {v} by the "
+                    f"crashed member {missing[0][0]}; the spec's VIEW carries the union of the survivors' digests "
+                    f"and delivers it; in JGroups {how}: VirtualSynchrony breaks")
+    if ev["name"] == "Deliver" and "view" in msg:
+        vids = [e["state"]["vid"] for e in events[:bad] if e["nid"] == ev["nid"] and "vid" in (e.get("state") or {})]
+        if vids and vids[-1] != msg["view"]:
+            return (f"{text}: the message {msg.get('sender')}.{msg.get('seqno')} was multicast in view "
+                    f"{msg['view']} and NAKACK delivers it in view {vids[-1]}; the spec delivers a message only in "
+                    f"the view it was sent in")
+    return f"{text}; Flush.tla has no step that logs this here"
 
 
 # The JGroups 2.12 step behind each Sequencer.tla action of a SEQUENCER trace

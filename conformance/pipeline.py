@@ -27,13 +27,16 @@ way: event rows hashed on ``(source, run_id)``, sorted within each
 partition, and streamed to ``mapInArrow``).
 Every run gets one verdict row.  The replay is the protocol's own
 (conformance/protocols.py).  Where a protocol's replay judges properties on
-its members' delivery histories (its registration's ``judged``: SEQUENCER), the
+its members' delivery histories (its registration's ``judged``: SEQUENCER,
+FLUSH and their compositions, over the ring too), the
 same properties are ALSO judged apart from the replay, by the catalogue
 (conformance/properties.py) on the history projected from the run's logged
 records, in the same task as the replay (on Spark, a run of
 ``SPLIT_EVENTS`` or more in a task of its own); a run whose property verdict
-differs from its replay's is flagged (``agree = False``) and, if either
-side found a violation, is a violation.
+or witness differs from its replay's is flagged (``agree = False``) and, if
+either side found a violation, is a violation.  STABLE's and the ring's
+properties read purges and tokens, which no history shows: their replays
+judge them alone.
 
 Accounting: rows in = rows accepted + rows rejected, asserted per file and
 in total (an input row is a line of an NDJSON file; an unreadable or empty
@@ -328,12 +331,16 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bo
 
 # ---------------------------------------------------------------- properties apart from the replay
 
-def _quiescent(run: dict) -> bool:
-    """The run's end record says it ended quiescent (format 1: its header did)."""
+def _ended(run: dict) -> bool:
+    """The run's end record says it ended as its protocol's replay asks to
+    judge the end of a run: quiescent, or settled (the ring's, which never
+    quiesces; ``Protocol.run_end``).  Format 1: its header said quiescent."""
+    from .protocols import get
+    flag = get(run["protocol"]).run_end
     try:
         if run.get("end"):
-            return json.loads(run["end"]).get("quiescent") is True
-        return json.loads(run["header"]).get("quiescent") is True
+            return json.loads(run["end"]).get(flag) is True
+        return flag == "quiescent" and json.loads(run["header"]).get("quiescent") is True
     except (TypeError, ValueError, AttributeError):
         return False
 
@@ -348,8 +355,8 @@ def _judged(run: dict, rows: list[dict]) -> Optional[list]:
     """The catalogue's violations (conformance/properties.py) of the
     properties the run's protocol's replay judges (``judged``), on the
     history projected from its logged records (conformance/history.py
-    ``from_trace``), the end-of-run ones on quiescent runs only; None when
-    its protocol's replay judges none there."""
+    ``from_trace``), the end-of-run ones only on runs that ended as the
+    replay asks (``_ended``); None when its protocol's replay judges none there."""
     from .history import from_records, from_trace
     names = properties.judged(run["protocol"])
     if not names:
@@ -357,18 +364,27 @@ def _judged(run: dict, rows: list[dict]) -> Optional[list]:
     header = json.loads(run["header"])
     events = [{"kind": "event", **_record(r)} for r in sorted(rows, key=lambda r: r["i"])]
     h = from_records(from_trace([header] + events))
-    h.quiescent = _quiescent(run)
+    h.quiescent = _ended(run)
     return properties.judge(h, [n for n in names if h.quiescent or not properties.CATALOGUE[n].end_of_run])
 
 
 def _merge(v: dict, found: Optional[list]) -> dict:
-    """Fold the separate property verdicts into the run's verdict row."""
+    """Fold the separate property verdicts into the run's verdict row.
+    They agree when the replay's first failing property is the catalogue's
+    first and the replay's reason holds the catalogue's witness (members,
+    messages, views); when the replay's first is one no history shows (a
+    model invariant, a lower layer's property) there is nothing to compare:
+    ``agree`` is None and the replay's verdict stands."""
     if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or found is None:
         return v
     failed = [x.property for x in found]
     replay_first = v["reason"].split(":", 1)[0] if v["verdict"] == "violation" else None
-    v = {**v, "properties_failed": failed, "properties_by": "catalogue",
-         "agree": replay_first == (failed[0] if failed else None)}
+    if replay_first is not None and replay_first not in properties.judged(v["protocol"]):
+        agree = None
+    else:
+        agree = replay_first == (failed[0] if failed else None) and (
+            replay_first is None or found[0].reason in v["reason"])
+    v = {**v, "properties_failed": failed, "properties_by": "catalogue", "agree": agree}
     if v["verdict"] == "ok" and failed:
         v["verdict"] = "violation"
         v["reason"] = f"{found[0]} (found by the property check, not by the replay)"

@@ -119,12 +119,27 @@ def joined_views(h: History, members=None) -> dict:
     absent (they owe every message)."""
     if h.joined is not None:
         return h.joined
-    firsts = [vs[0] for vs in h.views.values() if vs]
-    if not firsts:
+    initial = _first_view(h)
+    if initial is None:
         return {}
-    initial = set(min(firsts, key=lambda v: v[0])[1])
     return {m: h.views[m][0][0] for m in (h.members() if members is None else members)
             if m not in initial and h.views.get(m)}
+
+
+def _first_view(h: History) -> Optional[set]:
+    """The members of the view with the smallest id any member installed (None: no view logged)."""
+    firsts = [vs[0] for vs in h.views.values() if vs]
+    return set(min(firsts, key=lambda v: v[0])[1]) if firsts else None
+
+
+def never_joined(h: History) -> set:
+    """Members outside the run's first view that installed no view (a
+    joiner that never got in: no member, it owes nothing); none when no
+    view is logged or a binding says who joined."""
+    initial = None if h.joined is not None else _first_view(h)
+    if initial is None:
+        return set()
+    return {m for m in h.members() if m not in initial and not h.views.get(m)}
 
 
 @dataclass
@@ -339,10 +354,13 @@ def eventual_delivery(h: History) -> Optional[Violation]:
     """EventualDelivery (Sequencer.tla), at a quiescent end: every message
     sent by a member never killed is delivered by every member never killed
     (a joiner owes what was sent from its join view on, when the view a
-    message was sent in is known)."""
+    message was sent in is known; a joiner that never got in owes nothing).
+    The witness names the view a message was sent in when some member
+    joined (it is why the others owe it)."""
     if h.quiescent is False:
         return None
-    live = [m for m in h.members() if m not in h.crashed]
+    out = never_joined(h)
+    live = [m for m in h.members() if m not in h.crashed and m not in out]
     have = {m: {d[0] for d in h.deliveries.get(m, ())} for m in live}
     live_set, joined = set(live), joined_views(h)
     for msg in sorted(h.sent):
@@ -351,7 +369,7 @@ def eventual_delivery(h: History) -> Optional[Violation]:
         v = h.sent_view.get(msg)
         lacking = [r for r in live if msg not in have[r] and (v is None or joined.get(r, v) <= v)]
         if lacking:
-            when = "" if v is None else f" in view {v}"
+            when = "" if v is None or not joined else f" in view {v}"
             return Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}{when}; members "
                              f"{lacking} (alive) never delivered it", [msg[0]] + lacking, [msg],
                              [_ev(msg[0], msg, v, what="send")])

@@ -66,6 +66,10 @@ class Protocol:
     # the members' delivery histories, in the order it reports them; the
     # pipeline judges them apart from the replay too; (): the replay alone
     judged: tuple[str, ...] = ()
+    # the end record's flag under which the replay judges its end-of-run
+    # property: "quiescent" (Binding.at_end), or "settled" for a protocol that
+    # never quiesces (Binding.at_settled: the ring's)
+    run_end: str = "quiescent"
     # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
     audit_cluster: bool = False
 

@@ -442,6 +442,8 @@ PROTOCOL = Protocol(
     simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
     draw=draw, campaign_faults="auto", audit_cluster=True,
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
+    # FLUSH's VirtualSynchrony; the ring's invariants read tokens and ring views, no history event
+    judged=cf.JUDGED, run_end="settled",
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,

@@ -357,6 +357,9 @@ PROTOCOL = Protocol(
     simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy"),
     draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
+    # SEQUENCER over FLUSH's, EventualDelivery at a settled end; the ring's invariants
+    # (tokens, ring views, LogsAgree on FLUSH's logs) come first and no history event shows them
+    judged=csf.JUDGED, run_end="settled",
     # spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla: one entry per joined
     # step or ring record (tla_log); newNodes is a set
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, prepare=tla_log,

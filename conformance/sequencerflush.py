@@ -74,6 +74,11 @@ ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
 # is what keeps it, docs/sequencer.md "Losses after a coordinator crash")
 SEQ_PROPERTIES = ("NoDuplicates", "Integrity", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder")
 PROPERTIES = SEQ_PROPERTIES + ("VirtualSynchrony",) + tuple(f"Flush.{p}" for p in cflush.PROPERTIES)
+# What the replay judges on SEQUENCER's delivery histories, in the order it reports them
+# (the registration's ``judged``; EventualDelivery at the end of a quiescent run).
+# Flush.VirtualSynchrony, judged first, reads FLUSH's deliveries, under the
+# application's: its history does not show them.
+JUDGED = SEQ_PROPERTIES + ("VirtualSynchrony", "EventualDelivery")
 
 
 def layer_of(ev: dict) -> str:
@@ -184,6 +189,7 @@ class SequencerFlushBinding(Binding):
         self.fview: dict[tuple, int] = {}       # FLUSH key -> view it was multicast in
         self.stats = {"discard_stutters": 0, "digest_deliveries": 0}   # refinement steps taken (yields)
         self.blamed: Optional[int] = None
+        self.all_cuts = False       # every cut at a Crash (tests/test_crash_cuts.py compares)
         self.empty = Fn({m: () for m in M})
         # what the properties judge: the model's deliveries of the accepted steps, and (FLUSH's
         # VirtualSynchrony, on what members logged) the last logged FLUSH view and delivered set
@@ -499,7 +505,11 @@ class SequencerFlushBinding(Binding):
         model, kind, name, m = self.model, ev["step"], ev["name"], ev["nid"]
         src = self._source(ev)
         if kind == "crash":
-            for lost in _subsets(set(model.Members) - {m}):
+            # the greatest cut alone, nothing lost (``all_cuts``: every cut, as the
+            # spec branches): what a smaller cut drops a receiver may still not
+            # take, no guard reads the dead member's channels but the receive of
+            # their head, and its view change purges what is left (``Purged``)
+            for lost in _subsets(set(model.Members) - {m}) if self.all_cuts else (frozenset(),):
                 yield model.Crash(s, m, lost)
         elif kind in ("send", "coord_send"):
             yield model.Send(s, m)
@@ -850,6 +860,7 @@ PROTOCOL = Protocol(
     # own DATA and crash before anyone else gets it (docs/flush.md)
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder", "Agreement",
               "VirtualSynchrony", "FlushEventOrder"),
+    judged=JUDGED,
     audit_cluster=True,
     reduce=reduce_state,
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)

@@ -127,3 +127,26 @@ def test_pipeline_ingest_quarantines_the_same_lines(tmp_path):
     rejected = out[2] if isinstance(out, tuple) else out["rejected"]
     reasons = {r["line"]: r["reason"] for r in rejected}
     assert "NaN" in reasons[3] and "CRLF" in reasons[6], reasons
+
+
+def test_a_flush_digest_left_out_of_a_taken_message_is_unknown_and_a_logged_one_is_checked(tmp_path):
+    """A VIEW's digest left out of an InstallView record (its taker cannot see
+    it: JGroups's VIEW carries none) is not logged, so the replay takes the
+    channel's head whatever its digest, as TraceFlush.tla's MsgIs does; it read
+    an absent digest as empty and rejected every such record of a view with a
+    non-empty union digest.  A digest that is logged is still compared."""
+    for seed in range(40):
+        records, _ = cflush.simulate(seed, f"crash=1@{seed % 30}", {"nodes": 3, "messages": 2})
+        k = next((k for k, r in enumerate(records) if r.get("name") == "InstallView"
+                  and (r.get("msg") or {}).get("digest")), None)
+        if k is not None and cflush.replay(load(_write(tmp_path, f"s{seed}.ndjson", records))).verdict == "ok":
+            break
+    else:
+        pytest.fail("no conforming run with a non-empty VIEW digest in 40 seeds")
+    left_out = json.loads(json.dumps(records))
+    del left_out[k]["msg"]["digest"]
+    assert cflush.replay(load(_write(tmp_path, "left-out.ndjson", left_out))).verdict == "ok"
+    forged = json.loads(json.dumps(records))
+    forged[k]["msg"]["digest"] = forged[k]["msg"]["digest"][:-1]
+    rep = cflush.replay(load(_write(tmp_path, "forged.ndjson", forged)))
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason

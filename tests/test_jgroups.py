@@ -128,6 +128,113 @@ def test_a_forged_purge_past_the_stable_point_is_rejected_naming_the_jgroups_ste
     assert "purged" in t["reason"] and "STABLE.handleStabilityMessage" in t["jgroups_step"], t
 
 
+@pytest.fixture(scope="module")
+def flush_run(classes, tmp_path_factory):
+    """One crash-free run of the flush stack with its white-box trace: 3
+    members joining one at a time (two flushes), 30 multicasts each."""
+    out = tmp_path_factory.mktemp("jgroups-flush")
+    r = jgroups.Runner("flush", 3, 30, [], out, settle=1.0, timeout=60).run(classes)
+    assert not r.failed, r.logs
+    return out
+
+
+FLUSH_ACTIONS = {"Join", "StartFlush", "Block", "FlushCompleted", "ReceiveFlushCompleted", "SendView", "InstallView",
+                 "StopFlush", "Unblock", "Multicast", "Deliver"}
+
+
+@pytest.mark.slow       # the run (two joins: 18-23 s beside a CPU hog) and TLC's trace validation twice: 40-60 s
+@needs_jgroups
+def test_jgroups_flush_conforms_step_by_step_in_the_replay_and_tlc(flush_run):
+    """JGroups's pbcast.FLUSH, white-box: the joins of members 2 and 3 (each
+    a flush of JGroups 2.12, without FLUSH_OK) and the multicasts after them
+    are steps of Flush.tla's JGroups variant; the replay and TLC agree."""
+    r = jgroups.check(flush_run, "flush", "both")
+    assert r["history"]["verdict"] == "ok", r["history"]["violations"]
+    t = r["trace"]
+    assert t["verdict"] == "ok" and t["tlc"]["ok"] and r["agree"], t
+    _, events = _stable_events(flush_run)
+    head, steps = events[0], events[1:-1]
+    assert head["protocol"] == "flush" and head["constants"] == {
+        "N": 3, "NInit": 1, "MaxMsgs": 90, "MaxCrashes": 0, "MaxLeaves": 0, "ReconcileDigests": True,
+        "FlushOkRound": False}, head
+    assert FLUSH_ACTIONS <= {e["name"] for e in steps}
+    assert [e["nid"] for e in steps if e["name"] == "Join"] == [2, 3]
+    assert [e["msg"]["members"] for e in steps if e["name"] == "SendView"] == [[1, 2], [1, 2, 3]]
+    assert sum(e["name"] == "Deliver" for e in steps) == 2 * 90       # each member delivers the others' 60
+
+
+@pytest.mark.slow
+@needs_jgroups
+def test_a_forged_flush_initiator_is_rejected_naming_the_jgroups_step(flush_run, tmp_path):
+    """The run's trace with member 2's Block logging a flush initiator other
+    than the member whose START_FLUSH it took: the replay and TLC reject
+    that record, and the verdict names FLUSH.onStartFlush."""
+    path, events = _stable_events(flush_run)
+    i = next(i for i, e in enumerate(events) if e.get("name") == "Block")
+    events[i]["state"]["flushInit"] = 3
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / path.name).write_text("".join(json.dumps(e) + "\n" for e in events))
+    t = jgroups._trace_verdict(tmp_path / "traces", "both")
+    assert t["verdict"] == "nonconforming" and t["first_bad_event"] == i - 1, t
+    assert not t["tlc"]["ok"] and t["tlc"]["first_unmatched"] == i - 1, t["tlc"]
+    assert "flushInit" in t["reason"] and "FLUSH.onStartFlush" in t["jgroups_step"], t
+
+
+def test_a_view_without_a_crashed_members_message_a_survivor_had_is_explained():
+    """flush_step on a rejected SendView: the message of the crashed member
+    that the other survivor's FLUSH_COMPLETED digest had is named, with the
+    FLUSH_RECONCILE the coordinator sent."""
+    def ev(name, nid, clock, **kw):
+        return {"kind": "event", "name": name, "nid": nid, "params": {}, "clock": clock, **kw}
+    data = {"type": "DATA", "sender": 1, "seqno": 34, "view": 3}
+    events = [ev("Multicast", 1, 0.1, msg=data, state={"delivered": [[1, 34]]}),
+              ev("Deliver", 3, 0.2, params={"q": 1}, msg=data, state={"delivered": [[1, 34]]}),
+              ev("Crash", 1, 0.3, state=None),
+              ev("FlushCompleted", 2, 0.5, msg={"type": "FLUSH_COMPLETED", "view": 3, "digest": []},
+                 state={"phase": "Completed", "blocked": True, "digest": []}),
+              ev("FlushCompleted", 3, 0.6, msg={"type": "FLUSH_COMPLETED", "view": 3, "digest": [[1, 34]]},
+                 state={"phase": "Completed", "blocked": True, "digest": [[1, 34]]}),
+              ev("SendView", 2, 0.8, msg={"type": "VIEW", "view": 3, "members": [2, 3]},
+                 state={"vid": 4, "phase": "Normal", "digest": [], "delivered": []})]
+    notes = [{"note": "reconcile", "nid": 2, "clock": 0.7, "highest": {"1": 34, "2": 10, "3": 9}}]
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "notes.json").write_text(json.dumps(notes))
+        why = jgroups.flush_step(events, 5, Path(d) / "notes.json")
+        assert "without 1.34 (in member 3's digest)" in why and "crashed member 1" in why, why
+        assert "FLUSH_RECONCILE (highest NAKACK seqnos {'1': 34" in why, why
+        # member 2 had delivered it: nothing missing, the generic step
+        events[3]["msg"]["digest"] = [[1, 34]]
+        events.insert(1, ev("Deliver", 2, 0.15, params={"q": 1}, msg=data, state={"delivered": [[1, 34]]}))
+        assert jgroups.flush_step(events, 6).endswith("Flush.tla has no step that logs this here")
+
+
+@pytest.mark.slow       # one kill run, 15-40 s
+@needs_jgroups
+def test_a_flush_coordinator_kill_run_conforms_or_names_where_jgroups_leaves_the_spec(tmp_path):
+    """FLUSH with the coordinator killed while the others multicast: its
+    white-box trace conforms (replay and TLC), or is rejected at a step
+    the verdict explains; a view installed without a crashed member's
+    message a survivor had is also a VirtualSynchrony break in the history."""
+    out = tmp_path / "run"
+    p = gc("jgroups", "run", "--stack", "flush", "--members", "3", "--messages", "200", "--kill", "1@0.5",
+           "--settle", "2", "--checker", "both", "--out", str(out))
+    assert p.returncode in (0, 1), p.stderr
+    result = json.loads((out / "result.json").read_text())
+    t, h = result["trace"], result["history"]
+    print(f"\nJGroups flush, coordinator SIGKILLed: history {h['verdict']}, trace {t['verdict']}; "
+          f"{t.get('jgroups_step')}")
+    assert t["verdict"] in ("ok", "nonconforming"), t
+    assert t["tlc"]["ok"] == (t["verdict"] == "ok"), t             # the replay and TLC agree
+    if t["verdict"] != "ok":
+        assert t["tlc"]["first_unmatched"] == t["first_bad_event"], t
+        assert t["jgroups_step"].startswith("JGroups's "), t
+        assert "the JGroups step: JGroups's " in p.stdout
+        if "VirtualSynchrony breaks" in t["jgroups_step"]:
+            assert {"VirtualSynchrony", "Agreement"} & {v["check"] for v in h["violations"]}, h
+
+
 @pytest.mark.slow
 @needs_jgroups
 def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):

@@ -319,10 +319,11 @@ def _mixed_corpus(d: Path) -> dict:
 @SPARK
 def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
     """One dataset of SEQUENCER, FLUSH and STABLE traces checked by the
-    local and the Spark engine: the same verdict rows; SEQUENCER's runs
-    judged by the catalogue (the properties its replay judges, on the
-    history projected from the trace) with the replay's first property,
-    and the history checker flags the same order properties on them."""
+    local and the Spark engine: the same verdict rows; SEQUENCER's and
+    FLUSH's runs judged by the catalogue (the properties their replays
+    judge, on the history projected from the trace) with the replay's
+    first property, and the history checker flags the same order
+    properties on them; STABLE's judged by its replay alone."""
     from groupcheck.conformance import history
     from groupcheck.conformance import properties as props
     runs = _mixed_corpus(tmp_path / "in")
@@ -333,13 +334,13 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
     assert {v["protocol"] for v in rl["verdicts"]} == {"sequencer", "flush", "stable"}
     flagged = 0
     for v in rl["verdicts"]:
-        if v["protocol"] != "sequencer":
+        if v["protocol"] == "stable":
             assert v["properties_by"] is None
             continue
         recs = runs[v["file"]]
         h = history.from_records(history.from_trace(recs))
         h.quiescent = recs[-1].get("quiescent") is True
-        names = [n for n in props.judged("sequencer") if h.quiescent or not props.CATALOGUE[n].end_of_run]
+        names = [n for n in props.judged(v["protocol"]) if h.quiescent or not props.CATALOGUE[n].end_of_run]
         found = props.judge(h, names)
         assert v["properties_by"] == "catalogue" and v["properties_failed"] == [x.property for x in found]
         assert v["agree"] and (v["verdict"] == "violation") == bool(found)
@@ -351,6 +352,203 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
             if x.property in ("TotalOrder", "NoDuplicates", "Integrity"):
                 assert checks[x.property].members == x.members and checks[x.property].messages == x.messages
     assert flagged > 0
+
+
+# ---------------------------------------------------------------- the catalogue on every protocol it can judge
+
+# Violating runs: the seed as written (FLUSH without digest reconciliation:
+# VirtualSynchrony), SEQUENCER over FLUSH without resent_first (a gap in a live
+# sender's FIFO); seeds found by drawing.  A run cut short whose end record
+# still says quiescent (settled, over the ring) misses deliveries: EventualDelivery.
+_VIOLATING = (("flush", {"reconcile": False}, (502, 504, 511)),
+              ("sequencerflush", {"resent_first": False}, (0, 20)))
+_DRAWN = (("flush", range(8)), ("sequencerflush", range(6)), ("raincoreflush", range(8)),
+          ("raincoresequencerflush", range(8)))
+_CUT = (("sequencerflush", 0), ("raincoresequencerflush", 4))
+
+
+def _cut(records: list[dict], share: float = 0.5) -> list[dict]:
+    """The run's first ``share`` of events, then its end record as it was."""
+    evs = [r for r in records[1:] if r["kind"] == "event"]
+    return [records[0]] + evs[:int(len(evs) * share)] + [r for r in records[1:] if r["kind"] == "end"]
+
+
+def _drawn(name: str, seed: int) -> list[dict]:
+    """One run of ``name`` with its size and faults drawn from ``seed`` (the audit's)."""
+    proto = get(name)
+    faults, opts = proto.draw(seed)
+    return proto.simulate(seed, faults, {**proto.default_options, **opts})[0]
+
+
+def _judged_corpus(d: Path) -> dict:
+    """Traces of the protocols whose replays judge catalogue properties
+    besides SEQUENCER: drawn runs (crashes, leaves, joiners, the lossy
+    ring), violating runs and runs cut short.  Returns {file: records}."""
+    d.mkdir(parents=True, exist_ok=True)
+    runs = {}
+
+    def put(tag, recs):
+        runs[str(tracefile.write(d / f"{tag}.ndjson", recs))] = recs
+    for name, seeds in _DRAWN:
+        for seed in seeds:
+            put(f"{name}-drawn-{seed}", _drawn(name, seed))
+    for name, opts, seeds in _VIOLATING:
+        proto = get(name)
+        for seed in seeds:
+            put(f"{name}-flawed-{seed}", proto.simulate(seed, proto.campaign_faults, {**proto.default_options, **opts})[0])
+    for name, seed in _CUT:
+        put(f"{name}-cut-{seed}", _cut(_drawn(name, seed)))
+    return runs
+
+
+def _catalogue_of(recs: list[dict]) -> list:
+    """The catalogue's judgement of a run, computed here from its records
+    as a reader of the history would: the history projected from the trace,
+    the end judged where the protocol's replay judges it."""
+    from groupcheck.conformance import history
+    from groupcheck.conformance import properties as props
+    protocol = recs[0]["protocol"]
+    h = history.from_records(history.from_trace(recs))
+    h.quiescent = recs[-1].get(get(protocol).run_end) is True
+    return props.judge(h, [n for n in props.judged(protocol) if h.quiescent or not props.CATALOGUE[n].end_of_run])
+
+
+def _assert_judged_alike(verdicts: list[dict], runs: dict) -> None:
+    """Every run judged by the catalogue agrees with its replay, and a
+    violation's witness (its members, messages, views) is the replay's."""
+    protocols = set()
+    for v in verdicts:
+        assert v["stage"] == "replay" and v["replay_verdict"] in ("ok", "violation"), v
+        found = _catalogue_of(runs[v["file"]])
+        assert v["properties_by"] == "catalogue" and v["properties_failed"] == [x.property for x in found], v
+        assert v["agree"] is True and v["verdict"] == v["replay_verdict"], v
+        if found:
+            protocols.add(v["protocol"])
+            assert v["reason"].startswith(f"{found[0].property}: {found[0].reason}"), (v["reason"], str(found[0]))
+            assert found[0].members and all(f"{m}" in v["reason"] for m in found[0].members)
+    # a violation of each protocol that has conforming violating runs (no
+    # conforming FLUSH-over-the-ring run breaks VirtualSynchrony)
+    assert protocols == {"flush", "sequencerflush", "raincoresequencerflush"}, protocols
+
+
+@pytest.fixture(scope="module")
+def judged_corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("judged")
+    runs = _judged_corpus(d / "in")
+    P.ingest([d / "in"], d / "ds", engine="local")
+    return d / "ds", runs
+
+
+def test_every_judging_protocol_agrees_with_its_replay_local(judged_corpus):
+    """FLUSH, SEQUENCER over FLUSH and both over the Raincore ring: the
+    catalogue's verdict on every run is its replay's, violations included,
+    with the same witness (the local engine)."""
+    ds, runs = judged_corpus
+    res = P.check(ds, engine="local", coverage=False, write=False)
+    assert res["disagreements"] == 0 and res["runs"] == len(runs)
+    assert set(res["property_queries"]) >= {"flush", "sequencerflush", "raincoreflush", "raincoresequencerflush"}
+    _assert_judged_alike(res["verdicts"], runs)
+    reasons = {v["reason"].split(":")[0] for v in res["verdicts"] if v["verdict"] == "violation"}
+    assert reasons == {"VirtualSynchrony", "GapFreeFIFO", "EventualDelivery"}
+
+
+def _hide_deliveries(records: list[dict], member: int) -> list[dict]:
+    """The run with ``member``'s application deliveries left out of its
+    records, the header declaring them unlogged (``observed``): the replay
+    takes them from the model, the history sees none."""
+    import copy
+    from groupcheck.impl import protocols as impl_protocols
+    out = copy.deepcopy(records)
+    protocol = out[0]["protocol"]
+    app = impl_protocols.get(protocol).history.app_layer
+    for r in out[1:]:
+        st = r.get("state")
+        if r["kind"] == "event" and r["nid"] == member and st and "delivered" in st and (
+                app is None or impl_protocols.layer_of(protocol, r["name"], r.get("params") or {}) == app):
+            del st["delivered"]
+    hidden = "delivered" if app is None else f"{app}.delivered"
+    out[0]["observed"] = [f for f in get(protocol).binding.FIELDS if f != hidden]
+    return out
+
+
+@pytest.mark.parametrize("name,seed,member", [("flush", 2, 1), ("raincoreflush", 1, 1), ("sequencerflush", 2, 1),
+                                              ("raincoresequencerflush", 0, 1)])
+def test_a_run_whose_history_is_not_what_the_replay_judged_is_flagged(tmp_path, name, seed, member):
+    """A member's deliveries declared unlogged: the replay judges the
+    model's deliveries (the run conforms, nothing fails), the history shows
+    the member delivering nothing (a view left with less than the others
+    delivered in it, or messages never delivered): the two disagree, the
+    row says so and the run is a violation."""
+    recs = _hide_deliveries(_drawn(name, seed), member)
+    tracefile.write(tmp_path / "in" / "t.ndjson", recs)
+    P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
+    res = P.check(tmp_path / "ds", engine="local", coverage=False, write=False)
+    (v,) = res["verdicts"]
+    found = _catalogue_of(recs)
+    assert v["replay_verdict"] == "ok" and found and v["properties_failed"] == [x.property for x in found]
+    assert v["agree"] is False and res["disagreements"] == 1 and v["verdict"] == "violation"
+    assert v["reason"] == f"{found[0]} (found by the property check, not by the replay)"
+    assert member in found[0].members
+
+
+def test_a_replay_violation_no_history_shows_is_not_compared(tmp_path):
+    """A FLUSH run cut short that says it ended quiescent: its replay finds
+    a flush that never ended (FlushEnds, on the phase and flushInit of the
+    model's members), which no history shows; the catalogue's verdict on
+    VirtualSynchrony is kept, nothing is compared (``agree`` None), the
+    replay's violation stands and is no disagreement."""
+    recs = _cut(_drawn("flush", 2))
+    tracefile.write(tmp_path / "in" / "t.ndjson", recs)
+    P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
+    res = P.check(tmp_path / "ds", engine="local", coverage=False, write=False)
+    (v,) = res["verdicts"]
+    assert v["replay_verdict"] == v["verdict"] == "violation" and v["reason"].startswith("FlushEnds: ")
+    assert v["properties_by"] == "catalogue" and v["properties_failed"] == [x.property for x in _catalogue_of(recs)]
+    assert v["agree"] is None and res["disagreements"] == 0
+
+
+def test_the_end_of_a_ring_run_is_judged_when_it_settled(judged_corpus):
+    """Over the ring the replay judges EventualDelivery at a settled end
+    (the ring never quiesces): so does the catalogue, and a run whose end
+    record does not say settled is judged on safety alone by both."""
+    ds, runs = judged_corpus
+    recs = next(r for f, r in runs.items() if "raincoresequencerflush-cut" in f)
+    assert recs[-1]["settled"] is True and recs[-1]["quiescent"] is False
+    assert [x.property for x in _catalogue_of(recs)] == ["EventualDelivery"]
+    unsettled = recs[:-1] + [{**recs[-1], "settled": False}]
+    assert _catalogue_of(unsettled) == []
+    run = {"protocol": recs[0]["protocol"], "end": json.dumps(recs[-1]), "header": json.dumps(recs[0])}
+    assert P._ended(run) and not P._ended({**run, "end": json.dumps(unsettled[-1])})
+
+
+@pytest.mark.slow
+@SPARK
+def test_every_judging_protocol_agrees_with_its_replay_on_spark(spark, judged_corpus, monkeypatch):
+    """The same corpus on Spark: the local engine's verdict rows; and again
+    with every run's properties judged by a task of its own (SPLIT_EVENTS
+    lowered to one event)."""
+    ds, runs = judged_corpus
+    rl = P.check(ds, engine="local", coverage=False, write=False)
+    rs = P.check(ds, engine="spark", spark=spark, coverage=False, write=False)
+    assert rs["verdicts"] == rl["verdicts"]
+    _assert_judged_alike(rs["verdicts"], runs)
+    monkeypatch.setattr(P, "SPLIT_EVENTS", 1)
+    apart = P.check(ds, engine="spark", spark=spark, coverage=False, write=False)
+    assert apart["verdicts"] == rl["verdicts"]
+
+
+def test_split_judgement_of_every_judging_protocol_in_process(judged_corpus):
+    """The Spark check's task bodies run here, every run's properties
+    judged apart (``_judge_slices``) and merged: the local engine's rows."""
+    ds, _ = judged_corpus
+    local = {(v["file"], v["run_id"]): v for v in P.check(ds, engine="local", coverage=False, write=False)["verdicts"]}
+    by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(ds)}
+    apart = frozenset(by_key)
+    got = {(v["file"], v["run_id"]): v for v in P._replay_slices(str(ds), False, apart, P._slices(by_key, 3))}
+    found = dict(P._judge_slices(str(ds), [P._run_slice(by_key[k]) for k in sorted(apart)]))
+    assert set(found) == apart and all(isinstance(f, list) for f in found.values())
+    got = {k: P._merge(v, found[k]) for k, v in got.items()}
+    assert {k: {c: v[c] for c in P.VERDICT_COLUMNS} for k, v in got.items()} == local
 
 
 def test_traces_command_line_local(tmp_path):

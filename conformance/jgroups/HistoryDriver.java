@@ -15,7 +15,8 @@
 // With a <steps> path, the white-box protocols of the stack log its steps there
 // as well: StepsAbove and StepsBelow around SEQUENCER (<protocol> sequencer or
 // sequencerflush),
-// NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable).
+// NakSteps below NAKACK and StableSteps below STABLE (<protocol> stable),
+// FlushBelow, GmsBelow, NakAbove and NakBelow (<protocol> flush).
 // With <flush> "run" or "open", the member starts a flush of its own when the
 // harness creates <marker>.flush (startFlush).
 import java.io.*;
@@ -752,6 +753,400 @@ public class HistoryDriver {
         }
     }
 
+    /**
+     * White-box steps of pbcast.FLUSH (docs/jgroups.md, "White-box traces of
+     * JGroups's FLUSH"): four protocols log spec/Flush/Flush.tla's actions
+     * (FlushOkRound FALSE: JGroups 2.12 sends FLUSH_COMPLETED right after
+     * blocking).  FlushBelow, under FLUSH, sees START_FLUSH, STOP_FLUSH and the
+     * application's multicasts go down (StartFlush, StopFlush, and the latch),
+     * NAKACK's digest taken for FLUSH_COMPLETED (FlushCompleted), START_FLUSH,
+     * STOP_FLUSH and FLUSH_COMPLETED come up (Block, Unblock,
+     * ReceiveFlushCompleted) and views (InstallView); GmsBelow, under GMS, a
+     * JOIN_REQ reaching the coordinator (Join) and its VIEW multicast going down
+     * (SendView); NakAbove, over NAKACK, each multicast NAKACK delivers
+     * (Deliver, or Discard once the member sent its FLUSH_COMPLETED); NakBelow,
+     * under NAKACK, the own multicast numbered (Multicast).  The state logged is
+     * the spec's view of the member (vid, phase, blocked, flushInit, digest,
+     * delivered as appended), kept here under STEP, which is taken only in these
+     * paths and never while JGroups waits: FLUSH's sharedLock and blockMutex are
+     * released before START_FLUSH, STOP_FLUSH, FLUSH_COMPLETED and GET_DIGEST go
+     * down, and GMS waits for flush_promise without holding STEP.  Every wait
+     * below releases STEP and is bounded: by OWN_COPY_WAIT, and a multicast held
+     * at the adapter's latch by LATCH_WAIT.
+     */
+    static Protocol flushProt, gmsProt;
+    static java.lang.reflect.Field flushHdrType, flushHdrParticipants, flushHdrDigest, gmsHdrView;
+    static boolean fTracing = false;
+    static int fVid = 0, fInit = 0;
+    static String fPhase = "Normal";
+    static boolean fBlocked = false;
+    static final long LATCH_WAIT = 5_000_000_000L;
+    static final List<String> late = new ArrayList<>();        // delivered after FLUSH_COMPLETED: reconciled at the view
+    static final Map<Integer, TreeMap<Long, long[]>> passed = new HashMap<>();   // sender -> NAKACK seqno -> {seq, view}
+    static final Map<Integer, Long> passedUp = new HashMap<>();   // sender -> highest NAKACK seqno passed up
+    static final Set<Integer> joinLogged = new HashSet<>();
+    static final ThreadLocal<Integer> upSender = new ThreadLocal<>();   // this thread passes up a multicast of ...
+    static final ThreadLocal<long[]> multicasting = new ThreadLocal<>(); // {seq, view} of the own multicast going down
+    static Digest pendingDigest;         // a FLUSH_COMPLETED's digest being translated (specDigest waits)
+
+    static void traceFlush(JChannel ch, String path) throws Exception {
+        steps = new PrintWriter(new FileWriter(path));
+        ProtocolStack st = ch.getProtocolStack();
+        nakack = (NAKACK) st.findProtocol(NAKACK.class);
+        flushProt = st.findProtocol(org.jgroups.protocols.pbcast.FLUSH.class);
+        gmsProt = st.findProtocol(org.jgroups.protocols.pbcast.GMS.class);
+        Class<?> fh = org.jgroups.protocols.pbcast.FLUSH.FlushHeader.class;
+        flushHdrType = fh.getDeclaredField("type");
+        flushHdrParticipants = fh.getDeclaredField("flushParticipants");
+        flushHdrDigest = fh.getDeclaredField("digest");
+        gmsHdrView = org.jgroups.protocols.pbcast.GMS.GmsHeader.class.getDeclaredField("view");
+        for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {flushHdrType, flushHdrParticipants, flushHdrDigest, gmsHdrView})
+            f.setAccessible(true);
+        st.insertProtocol(new FlushBelow(), ProtocolStack.BELOW, org.jgroups.protocols.pbcast.FLUSH.class);
+        st.insertProtocol(new GmsBelow(), ProtocolStack.BELOW, org.jgroups.protocols.pbcast.GMS.class);
+        st.insertProtocol(new NakAbove(), ProtocolStack.ABOVE, NAKACK.class);
+        st.insertProtocol(new NakBelow(), ProtocolStack.BELOW, NAKACK.class);
+    }
+
+    static int flushType(Header h) {
+        try { return flushHdrType.getByte(h); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
+    }
+
+    static String key(int sender, long seq) { return "[" + sender + "," + seq + "]"; }
+
+    static String list(Collection<String> xs) { return "[" + String.join(",", xs) + "]"; }
+
+    static String fMsg(String type, int view, String more) {
+        return "{\"type\":\"" + type + "\",\"view\":" + view + (more == null ? "" : "," + more) + "}";
+    }
+
+    /** A multicast of the application: "gc:<sender>:<seq>", and, once FlushBelow
+     *  tagged it, ":<view>" (the spec's view it was multicast in). */
+    static long[] appTag(Message m) {
+        byte[] b = m.getBuffer();
+        if (b == null) return null;
+        String s = new String(b);
+        if (!s.startsWith("gc:")) return null;
+        String[] p = s.split(":");
+        return new long[] {Long.parseLong(p[2]), p.length > 3 ? Long.parseLong(p[3]) : -1};
+    }
+
+    /** Under STEP: wait (releasing STEP, OWN_COPY_WAIT at most) until cond holds. */
+    static boolean awaitUnderStep(java.util.function.BooleanSupplier cond) {
+        for (long until = System.nanoTime() + OWN_COPY_WAIT; !cond.getAsBoolean(); ) {
+            if (System.nanoTime() > until) return false;
+            try { STEP.wait(1); } catch (InterruptedException e) { return false; }
+        }
+        return true;
+    }
+
+    /** NAKACK's digest as the spec's: the application's messages of the member's view
+     *  up to each sender's highest delivered seqno (its own: highest received, as the
+     *  spec's member delivers its own at once), read from those passed up.  Those
+     *  counted delivered and not yet passed up are waited for, except the sender
+     *  whose message this thread is handling, if another member (the START_FLUSH:
+     *  what follows it in NAKACK's batch comes up after it, as in the spec's
+     *  channel; the coordinator's own multicasts are its own at once); those
+     *  still not passed up after the wait are left out, and noted (digestAhead).
+     *  While it waits (releasing STEP) a multicast passed up beyond the digest
+     *  waits too (NakAbove): it comes after the FlushCompleted, as a Discard. */
+    static String specDigest(Digest d) {
+        Integer cur = upSender.get();
+        pendingDigest = d;
+        try {
+            awaitUnderStep(() -> {
+                for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
+                    int x = memberOf(e.getKey());
+                    if (x != me && (cur == null || x != cur)
+                            && passedUp.getOrDefault(x, 0L) < e.getValue().getHighestDeliveredSeqno()) return false;
+                }
+                return true;
+            });
+        } finally {
+            pendingDigest = null;            // STEP is held from here until the FlushCompleted is logged
+            STEP.notifyAll();
+        }
+        TreeSet<String> out = new TreeSet<>();
+        for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet()) {
+            int x = memberOf(e.getKey());
+            long upto = x == me ? e.getValue().getHighestReceivedSeqno() : e.getValue().getHighestDeliveredSeqno();
+            if (cur != null && x == cur && x != me) upto = Math.min(upto, passedUp.getOrDefault(x, 0L));
+            TreeMap<Long, long[]> seen = passed.getOrDefault(x, new TreeMap<>());
+            if (x == me && !seen.isEmpty() && seen.lastKey() > upto)
+                fNote("ownAhead", "\"hd\":" + e.getValue().getHighestDeliveredSeqno() + ",\"hr\":" + upto
+                      + ",\"numbered\":" + seen.lastKey() + ",\"current\":" + nakack.getCurrentSeqno());
+            if (x != me && passedUp.getOrDefault(x, 0L) < upto)
+                fNote("digestAhead", "\"sender\":" + x + ",\"passedUp\":" + passedUp.getOrDefault(x, 0L) + ",\"delivered\":" + upto);
+            for (long[] v : seen.headMap(upto, true).values()) if (v[1] == fVid) out.add(key(x, v[0]));
+        }
+        return list(out);
+    }
+
+    static void fStep(String name, int nid, String params, String msg, String state) {
+        steps.println("{\"ts\":" + stamp() + ",\"name\":\"" + name + "\",\"nid\":" + nid
+                      + (params == null ? "" : ",\"params\":" + params) + (msg == null ? "" : ",\"msg\":" + msg)
+                      + ",\"state\":" + state + "}");
+        steps.flush();
+    }
+
+    static void fNote(String note, String more) {
+        steps.println("{\"ts\":" + stamp() + ",\"note\":\"" + note + "\",\"nid\":" + me + "," + more + "}");
+        steps.flush();
+    }
+
+    /** Under FLUSH: its own messages and the application's multicasts going down, its views and messages coming up. */
+    public static class FlushBelow extends Protocol {
+        public String getName() { return "FlushBelow"; }
+
+        public Object down(Event evt) {
+            if (evt.getType() == Event.GET_DIGEST) {
+                synchronized (STEP) {
+                    // only FLUSH's onStartFlush asks for a digest from above GMS
+                    if (!fTracing || !fPhase.equals("InBlock")) return down_prot.down(evt);
+                    // onStartFlush has closed FLUSH's latch: a multicast that passed it before
+                    // waits in FlushBelow from now on, also while specDigest waits (it releases
+                    // STEP), so that none is numbered between the digest and its step
+                    fBlocked = true;
+                    Object d = down_prot.down(evt);
+                    String dg = specDigest((Digest) d);
+                    fStep("FlushCompleted", me, null, fMsg("FLUSH_COMPLETED", fVid, "\"digest\":" + dg),
+                          "{\"phase\":\"Completed\",\"blocked\":true,\"digest\":" + dg + "}");
+                    fPhase = "Completed";
+                    fBlocked = true;
+                    return d;
+                }
+            }
+            if (evt.getType() == Event.SET_LOCAL_ADDRESS) local = (Address) evt.getArg();
+            if (evt.getType() != Event.MSG) return down_prot.down(evt);
+            Message m = (Message) evt.getArg();
+            if (m.getDest() != null) return down_prot.down(evt);
+            Header h = m.getHeader(flushProt.getId());
+            if (h != null) {
+                int t = flushType(h);
+                // logged and numbered by NAKACK under STEP: an own multicast of the
+                // application cannot be numbered between (the spec's channel is FIFO)
+                synchronized (STEP) {
+                    if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.START_FLUSH) {
+                        String ph = fPhase.equals("Normal") ? "InBlock" : fPhase;
+                        fStep("StartFlush", me, null, fMsg("START_FLUSH", fVid, null),
+                              "{\"phase\":\"" + ph + "\",\"flushInit\":" + me + "}");
+                        fPhase = ph;
+                        fInit = me;
+                    } else if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.FLUSH_RECONCILE) {
+                        // no spec action (the spec's VIEW carries the union digest): noted for the explanation
+                        fNote("reconcile", "\"highest\":" + highest((Digest) read(flushHdrDigest, h)));
+                    } else if (fTracing && t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.STOP_FLUSH) {
+                        fStep("StopFlush", me, null, fMsg("STOP_FLUSH", fVid, null), "{\"blocked\":false,\"flushInit\":0}");
+                        fBlocked = false;
+                        fInit = 0;
+                    }
+                    return down_prot.down(evt);
+                }
+            }
+            long[] tag = appTag(m);
+            if (tag == null) return down_prot.down(evt);
+            // the application's multicast, past FLUSH's latch: numbered by NAKACK and
+            // logged (NakBelow) under STEP, so that no FLUSH step comes between
+            synchronized (STEP) {
+                if (fTracing && fBlocked) {
+                    // it passed the latch before FLUSH closed it (onStartFlush): held until
+                    // the latch opens, as if it had come to the latch a moment later (at most
+                    // FLUSH's own time-out and 1 s more: config's timeout="4000")
+                    for (long until = System.nanoTime() + LATCH_WAIT; fBlocked && System.nanoTime() < until; )
+                        try { STEP.wait(1); } catch (InterruptedException e) { break; }
+                }
+                m.setBuffer(("gc:" + me + ":" + tag[0] + ":" + fVid).getBytes());
+                multicasting.set(new long[] {tag[0], fVid});
+                try { return down_prot.down(evt); } finally { multicasting.remove(); }
+            }
+        }
+
+        public Object up(Event evt) {
+            if (evt.getType() == Event.VIEW_CHANGE) {
+                synchronized (STEP) { installView((View) evt.getArg()); }
+                return up_prot.up(evt);
+            }
+            if (evt.getType() != Event.MSG) return up_prot.up(evt);
+            Message m = (Message) evt.getArg();
+            Header h = m.getHeader(flushProt.getId());
+            if (h == null) return up_prot.up(evt);
+            int t = flushType(h), src = memberOf(m.getSrc());
+            if (src == me) return up_prot.up(evt);              // the own copy: the step was the send
+            synchronized (STEP) {
+                if (!fTracing) return up_prot.up(evt);
+                if (t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.START_FLUSH) {
+                    Collection<?> parts = (Collection<?>) read(flushHdrParticipants, h);
+                    if (parts != null && parts.contains(local) && fPhase.equals("Normal")) {
+                        fStep("Block", me, "{\"c\":" + src + "}", fMsg("START_FLUSH", fVid, null),
+                              "{\"phase\":\"InBlock\",\"flushInit\":" + src + "}");
+                        fPhase = "InBlock";
+                        fInit = src;
+                    } else if (parts != null && parts.contains(local))
+                        fNote("startFlushInFlush", "\"from\":" + src + ",\"phase\":\"" + fPhase + "\",\"flushInit\":" + fInit);
+                } else if (t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.STOP_FLUSH) {
+                    if (fInit == src) {
+                        fStep("Unblock", me, "{\"c\":" + src + "}", fMsg("STOP_FLUSH", fVid, null),
+                              "{\"blocked\":false,\"flushInit\":0}");
+                        fBlocked = false;
+                        fInit = 0;
+                    }
+                } else if (t == org.jgroups.protocols.pbcast.FLUSH.FlushHeader.FLUSH_COMPLETED) {
+                    // FLUSH_COMPLETED is a unicast, the multicasts it covers come through
+                    // NAKACK: they are taken first (the spec's channel is FIFO), 1 s at most
+                    Digest d = (Digest) read(flushHdrDigest, h);
+                    Digest.Entry own = d == null ? null : d.get(m.getSrc());
+                    long upto = own == null ? 0 : own.getHighestReceivedSeqno();
+                    awaitUnderStep(() -> passedUp.getOrDefault(src, 0L) >= upto);
+                    fStep("ReceiveFlushCompleted", me, "{\"q\":" + src + "}", fMsg("FLUSH_COMPLETED", fVid, null), "{}");
+                }
+            }
+            return up_prot.up(evt);
+        }
+
+        /** A digest's highest seqno per sender (NAKACK's numbering), as JSON. */
+        static String highest(Digest d) {
+            StringBuilder b = new StringBuilder("{");
+            if (d != null)
+                for (Map.Entry<Address, Digest.Entry> e : d.getSenders().entrySet())
+                    b.append(b.length() > 1 ? "," : "").append("\"").append(memberOf(e.getKey())).append("\":")
+                     .append(e.getValue().getHighest());
+            return b.append("}").toString();
+        }
+
+        static Object read(java.lang.reflect.Field f, Object o) {
+            try { return f.get(o); } catch (IllegalAccessException e) { throw new RuntimeException(e); }
+        }
+
+        /** Under STEP: a view reaching FLUSH.  Member 1's first (it alone) is the spec's
+         *  Init; a joiner's first, and every later one, is InstallView from the view's
+         *  creator; the coordinator's own was its SendView. */
+        static void installView(View v) {
+            int c = memberOf(v.getVid().getCoordAddress());
+            int nv = (int) v.getVid().getId() + 1;
+            if (!fTracing && me == 1 && v.size() == 1) { fTracing = true; fVid = nv; return; }
+            if (fTracing && nv == fVid) return;
+            boolean joiner = !fTracing;
+            StringBuilder ms = new StringBuilder();
+            for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
+            fStep("InstallView", me, "{\"c\":" + c + "}", fMsg("VIEW", joiner ? nv - 1 : fVid, "\"members\":[" + ms + "]"),
+                  "{\"vid\":" + nv + ",\"phase\":\"Normal\",\"flushInit\":" + (joiner ? 0 : c)
+                  + ",\"digest\":[],\"delivered\":" + list(late) + "}");
+            fTracing = true;
+            fVid = nv;
+            fPhase = "Normal";
+            fInit = joiner ? 0 : c;
+            late.clear();
+        }
+    }
+
+    /** Under GMS: a JOIN_REQ reaching the coordinator (Join, the joiner's step,
+     *  once per joiner) and its VIEW multicast going down (SendView). */
+    public static class GmsBelow extends Protocol {
+        public String getName() { return "GmsBelow"; }
+
+        public Object up(Event evt) {
+            if (evt.getType() == Event.MSG) {
+                Header h = ((Message) evt.getArg()).getHeader(gmsProt.getId());
+                if (h instanceof org.jgroups.protocols.pbcast.GMS.GmsHeader
+                        && ((org.jgroups.protocols.pbcast.GMS.GmsHeader) h).getType() == org.jgroups.protocols.pbcast.GMS.GmsHeader.JOIN_REQ) {
+                    int j = memberOf(((org.jgroups.protocols.pbcast.GMS.GmsHeader) h).getMember());
+                    synchronized (STEP) {
+                        if (fTracing && joinLogged.add(j))
+                            steps.println("{\"ts\":" + stamp() + ",\"name\":\"Join\",\"nid\":" + j + ",\"state\":null}");
+                        steps.flush();
+                    }
+                }
+            }
+            return up_prot.up(evt);
+        }
+
+        public Object down(Event evt) {
+            if (evt.getType() == Event.MSG) {
+                Message m = (Message) evt.getArg();
+                Header h = m.getHeader(gmsProt.getId());
+                if (m.getDest() == null && h instanceof org.jgroups.protocols.pbcast.GMS.GmsHeader
+                        && ((org.jgroups.protocols.pbcast.GMS.GmsHeader) h).getType() == org.jgroups.protocols.pbcast.GMS.GmsHeader.VIEW) {
+                    View v = (View) FlushBelow.read(gmsHdrView, h);
+                    synchronized (STEP) {
+                        if (fTracing && v != null) {
+                            StringBuilder ms = new StringBuilder();
+                            for (Address a : v.getMembers()) ms.append(ms.length() == 0 ? "" : ",").append(memberOf(a));
+                            int nv = (int) v.getVid().getId() + 1;
+                            fStep("SendView", me, null, fMsg("VIEW", fVid, "\"members\":[" + ms + "]"),
+                                  "{\"vid\":" + nv + ",\"phase\":\"Normal\",\"digest\":[],\"delivered\":" + list(late) + "}");
+                            fVid = nv;
+                            fPhase = "Normal";
+                            late.clear();
+                        }
+                        return down_prot.down(evt);      // numbered by NAKACK under STEP, as above
+                    }
+                }
+            }
+            return down_prot.down(evt);
+        }
+    }
+
+    /** Over NAKACK: each multicast it passes up, in its order per sender: the
+     *  application's are Deliver (or Discard after the member's FLUSH_COMPLETED:
+     *  the spec delivers those through the view's digest), the others are counted
+     *  passed up for the digest. */
+    public static class NakAbove extends Protocol {
+        public String getName() { return "NakAbove"; }
+
+        public Object up(Event evt) {
+            if (evt.getType() != Event.MSG) return up_prot.up(evt);
+            Message m = (Message) evt.getArg();
+            Header h = m.getHeader(nakack.getId());
+            if (m.getDest() != null || !(h instanceof NakAckHeader)) return up_prot.up(evt);
+            int x = memberOf(m.getSrc());
+            long seqno = ((NakAckHeader) h).getSeqno();
+            long[] tag = appTag(m);
+            synchronized (STEP) {
+                if (tag != null) passed.computeIfAbsent(x, k -> new TreeMap<>()).put(seqno, tag);
+                passedUp.merge(x, seqno, Math::max);
+                STEP.notifyAll();
+                // beyond the digest being translated: after its FlushCompleted (then a Discard)
+                Digest.Entry pe = pendingDigest == null ? null : pendingDigest.get(m.getSrc());
+                if (pe != null && x != me && seqno > pe.getHighestDeliveredSeqno())
+                    awaitUnderStep(() -> pendingDigest == null);
+                if (tag != null && x != me && fTracing) {
+                    String k = key(x, tag[0]);
+                    String msg = "{\"type\":\"DATA\",\"sender\":" + x + ",\"seqno\":" + tag[0] + ",\"view\":" + tag[1] + "}";
+                    if (tag[1] == fVid && fPhase.equals("Completed")) {
+                        fStep("Discard", me, "{\"q\":" + x + "}", msg, "{}");
+                        late.add(k);
+                    } else                                 // JGroups delivers it, whatever its view
+                        fStep("Deliver", me, "{\"q\":" + x + "}", msg, "{\"delivered\":[" + k + "]}");
+                }
+            }
+            upSender.set(x);
+            try { return up_prot.up(evt); } finally { upSender.remove(); }
+        }
+    }
+
+    /** Under NAKACK: the own multicast FlushBelow let through, now numbered (Multicast). */
+    public static class NakBelow extends Protocol {
+        public String getName() { return "NakBelow"; }
+
+        public Object down(Event evt) {
+            long[] tag = multicasting.get();
+            if (tag != null && evt.getType() == Event.MSG) {
+                Message m = (Message) evt.getArg();
+                Header h = m.getHeader(nakack.getId());
+                if (h instanceof NakAckHeader) {
+                    synchronized (STEP) {                         // held already: FlushBelow's thread
+                        passed.computeIfAbsent(me, k -> new TreeMap<>()).put(((NakAckHeader) h).getSeqno(), tag);
+                        if (fTracing)
+                            fStep("Multicast", me, null, "{\"type\":\"DATA\",\"sender\":" + me + ",\"seqno\":" + tag[0]
+                                  + ",\"view\":" + tag[1] + "}", "{\"delivered\":[" + key(me, tag[0]) + "]}");
+                    }
+                    multicasting.remove();
+                }
+            }
+            return down_prot.down(evt);
+        }
+    }
+
     static int totalMembers;
 
     static void traceSequencer(JChannel ch, String path) throws Exception {
@@ -799,8 +1194,10 @@ public class HistoryDriver {
         ch.getProtocolStack().insertProtocolAtTop(new HistoryLogger());
         totalMembers = members;
         boolean white = !args[11].equals("-"), stableSteps = white && args[9].equals("stable");
-        if (white && !stableSteps) traceSequencer(ch, args[11]);
+        boolean flushSteps = white && args[9].equals("flush");
+        if (white && !stableSteps && !flushSteps) traceSequencer(ch, args[11]);
         if (stableSteps) traceStable(ch, args[11]);
+        if (flushSteps) traceFlush(ch, args[11]);
         ch.setReceiver(new ExtendedReceiverAdapter());
         ch.connect("groupcheck-" + run);
         // STABLE gossips nothing until every member has taken its base (startStable)
