@@ -10,10 +10,12 @@ sequencer) SIGKILLed T seconds after the full view, T drawn per run from
 0.4-1.4 s (``--seed``), one run at a time.  The history is judged on the
 stack's promises; SEQUENCER's white-box trace by the model replay and by
 TLC.  Per run it reports the history's verdict and violated checks, the
-replay's verdict and first bad record (its index, action and member, and
-the JGroups step behind it), TLC's verdict and the record it stops at,
-and whether the history and trace verdicts agree (on the checks the
-command compares: ``agree_on``).  Each run's folder is kept under OUT.
+replay's verdict and first bad record (the first record that is no step
+of the spec or, for a property broken, the step where it broke: its
+index, action and member, and the JGroups step behind it), the first
+record no step of the spec matches for the replay and for TLC (none when
+every step conforms), and whether the history and trace verdicts agree
+(on the checks the command compares: ``agree_on``).  Each run's folder is kept under OUT.
 Prints one JSON object.
 """
 
@@ -61,10 +63,11 @@ def one(stack: str, i: int, kill_at: float, messages: int, out: Path, limit: flo
         run_seconds=r["seconds"], delivered=h["delivered"], failed=r["failed"],
         history={"verdict": h["verdict"], "violated": sorted({v["check"] for v in h["violations"]}),
                  "not_promised": sorted({v["check"] for v in h["not_promised"]})},
-        replay={"verdict": t.get("verdict"), "first_bad": record(folder, t.get("first_bad_event")),
-                "jgroups_step": t.get("jgroups_step")},
+        replay={"verdict": t.get("verdict"), "reason": (t.get("reason") or "").splitlines()[0] or None,
+                "first_bad": record(folder, t.get("first_bad_event")),
+                "stops_conforming_at": t.get("stops_conforming_at"), "jgroups_step": t.get("jgroups_step")},
         tlc={"ok": tlc.get("ok"), "first_unmatched": tlc.get("first_unmatched"), "seconds": tlc.get("seconds")},
-        same_record=t.get("first_bad_event") == tlc.get("first_unmatched"),
+        same_record=t.get("stops_conforming_at") == tlc.get("first_unmatched"),
         agree=r["agree"], agree_on=r["agree_on"])
     return row
 
@@ -92,7 +95,8 @@ def main() -> None:
         summary[stack] = {
             "runs": len(mine), "judged": len(judged), "agree": sum(bool(r["agree"]) for r in judged),
             "history_violation": sum(r["history"]["verdict"] != "ok" for r in judged),
-            "trace_rejected": sum(r["replay"]["verdict"] != "ok" for r in judged),
+            "trace_nonconforming": sum(r["replay"]["verdict"] == "nonconforming" for r in judged),
+            "trace_violation": sum(r["replay"]["verdict"] == "violation" for r in judged),
             "replay_and_tlc_same_record": sum(r["same_record"] for r in judged),
             "disagree": [r["run"] for r in judged if not r["agree"]],
             "errors": {r["run"]: r["error"] for r in mine if "error" in r}}

@@ -30,8 +30,11 @@ names (over FLUSH too: the trace is then the SEQUENCER layer's, and its
 agreement with the history is judged on the checks that layer promises), stamped with the wall clock in microseconds (``node-<k>.steps``);
 ``write_trace`` merges them by stamp into one format-2 trace, adds the
 kills as ``Crash`` and JGroups's views as the oracle's ``NewView``, and
-keeps the JGroups steps that are no spec action (SEQUENCER.handleSuspect's
-re-send) in ``notes.json`` for ``jgroups_step`` to explain a rejection.
+names in its header JGroups's deviations from the seed that Sequencer.tla
+declares (``SuspectResend``: SEQUENCER.handleSuspect's re-send, logged as
+``Suspect``; ``FillGaps``: SeqnoTable's received-table; ``SeparateChannels``:
+UNICAST's FORWARDs and NAKACK's DATA); ``jgroups_step``
+names the JGroups step behind a record the replay stops at.
 On the ``stable`` stack two protocols below NAKACK and STABLE write
 Stable.tla's steps instead, from a base every member takes once all have
 the full view (STABLE suspended until then, so the base is the spec's
@@ -430,6 +433,12 @@ def _by_stamp(path: Path):
         yield r["ts"], r
 
 
+# Sequencer.tla's constants for JGroups 2.12.2's SEQUENCER (docs/jgroups.md):
+# handleSuspect re-sends on suspicion, SeqnoTable delivers a seqno that fills
+# a gap, and FORWARDs (UNICAST) and DATA (NAKACK) are not ordered with each other.
+JGROUPS_VARIANTS = {"SuspectResend": True, "FillGaps": True, "SeparateChannels": True}
+
+
 def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, quiescent: bool) -> Path:
     """The members' SEQUENCER steps merged into one format-2 trace,
     ``traces/<run_id>.ndjson``: ordered by their wall-clock stamps (one host:
@@ -444,15 +453,11 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
                      for m, at in killed_at.items())
     merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
                          key=lambda x: x[0])
-    notes: list = []                              # JGroups steps that are no spec action (notes.json)
     seen = {"origin": None, "clock": 0.0}
 
     def events():
         decided = 1
         for ts, r in merged:
-            if "note" in r:
-                notes.append(r)
-                continue
             seen["origin"] = ts if seen["origin"] is None else seen["origin"]
             clock = round((ts - seen["origin"]) / 1e6, 6)
             r.pop("ts", None)
@@ -465,15 +470,12 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
             yield {"kind": "event", **r, "clock": clock}
         yield {"kind": "end", "quiescent": quiescent, "clock": seen["clock"]}
 
+    # JGroups 2.12.2's SEQUENCER: its suspicion step and its received-table (Sequencer.tla's variants)
     head = tracefile.header("sequencer", list(range(1, n + 1)),
-                            {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at)}, seed=None,
+                            {"N": n, "MaxSeq": messages, "MaxCrashes": len(killed_at), **JGROUPS_VARIANTS}, seed=None,
                             faults={"kills": sorted(killed_at)}, impl="jgroups", impl_version=_impl_version(out),
                             run_id=run_id)
-    path = tracefile.write(out / "traces" / f"{run_id}.ndjson", itertools.chain([head], events()))
-    for note in notes:
-        note["clock"] = round((note.pop("ts") - (seen["origin"] or 0)) / 1e6, 6)
-    (out / "notes.json").write_text(json.dumps(notes, indent=1), encoding="utf-8")
-    return path
+    return tracefile.write(out / "traces" / f"{run_id}.ndjson", itertools.chain([head], events()))
 
 
 def _impl_version(out: Path) -> str:
@@ -615,7 +617,8 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     out: dict = {}
     if checker in ("model", "both"):
         rep = replay(trace)
-        out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event)
+        out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event,
+                   stops_conforming_at=rep.stops_conforming_at)
     if checker in ("tlc", "both"):
         from . import tlctrace
         v = tlctrace.validate(trace)
@@ -628,9 +631,10 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         ev = trace.events[bad]
         proto = trace.header["protocol"]
-        notes = tdir.parent / "notes.json"
-        out["jgroups_step"] = (stable_step(ev) if proto == "stable" else flush_step(trace.events, bad, notes)
-                               if proto == "flush" else jgroups_step(ev, notes))
+        prop = out["reason"].split(":")[0] if out["verdict"] == "violation" else None
+        out["jgroups_step"] = (stable_step(ev) if proto == "stable"
+                               else flush_step(trace.events, bad, tdir.parent / "notes.json") if proto == "flush"
+                               else jgroups_step(ev, prop))
     return out
 
 
@@ -733,36 +737,35 @@ def flush_step(events: list, bad: int, notes_file: Optional[Path] = None) -> Opt
     return f"{text}; Flush.tla has no step that logs this here"
 
 
-def jgroups_step(ev: dict, notes_file: Path) -> Optional[str]:
-    """The JGroups step behind a rejected record, where one is known: JGroups's
-    SEQUENCER.handleSuspect moved the member's coordinator on suspicion and
-    re-sent its forward table, before any view without the suspected member
-    was installed; Sequencer.tla moves the coordinator and re-sends only in
-    InstallView.  The record is then a step of that member (a Send as the
-    coordinator it took itself for) or a FORWARD it re-sent being taken."""
-    try:
-        notes = json.loads(notes_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+# The JGroups 2.12 step behind each Sequencer.tla action of a SEQUENCER trace
+# (docs/jgroups.md, "White-box traces of JGroups's SEQUENCER").
+SEQUENCER_STEPS = {
+    "Send": "SEQUENCER.down numbering a multicast: as is_coord says, a BCAST it multicasts itself, or a FORWARD "
+            "unicast to coord and kept in forward_table",
+    "RecvForward": "SEQUENCER.up taking a FORWARD from member {p}: multicast as a WRAPPED_BCAST if is_coord, "
+                   "dropped otherwise",
+    "RecvData": "SEQUENCER.deliver or unwrapAndDeliver taking a DATA multicast by member {p}: canDeliver "
+                "(SeqnoTable.add) and, for its own message, forward_table.remove",
+    "InstallView": "SEQUENCER.handleViewChange: coord = the view's first member, the forward table re-sent if "
+                   "coord moved, received_table.retainAll",
+    "Suspect": "SEQUENCER.handleSuspect on the failure detector's suspicion of member {c}: coord = the first other "
+               "member of its view, the forward table re-sent to it at once",
+}
+
+
+def jgroups_step(ev: dict, prop: Optional[str] = None) -> Optional[str]:
+    """The JGroups step behind the record the replay stopped at, or at which
+    a property broke (``prop``); for SenderFIFO broken by a delivery, the
+    mechanism of JGRP-1449."""
+    what = SEQUENCER_STEPS.get(ev.get("name"))
+    if what is None:
         return None
-    who = {ev["nid"]} | ({ev["params"].get("p")} if ev["name"] == "RecvForward" else set())
-    before = [n for n in notes if n["nid"] in who and n["clock"] <= ev["clock"]]
-    if not before:
-        return None
-    n = before[-1]
-    to = "itself" if n["to"] == n["nid"] else f"member {n['to']}"
-    msg = ev.get("msg") or {}
-    this = ""
-    if ev["name"] == "Send" and msg.get("type") == "DATA" and n["to"] == ev["nid"] and (ev.get("state") or {}).get("fwd"):
-        # JGRP-1449's first step: the new message overtakes the re-sent ones
-        this = (f"; this record is member {ev['nid']}'s next multicast {msg['sender']}.{msg['seqno']}, which it "
-                f"now sequences itself (a BCAST) while the older messages it re-sent to itself as FORWARDs "
-                f"{ev['state']['fwd']} are still on their way back through its loopback, so it is sequenced and "
-                f"delivered ahead of them (JGRP-1449)")
-    elif ev["name"] == "RecvForward":
-        this = (f"; this record is member {ev['nid']} taking a FORWARD of that re-send "
-                f"({msg.get('sender')}.{msg.get('seqno')}), which no channel of the spec holds")
-    return (f"JGroups's SEQUENCER.handleSuspect at member {n['nid']}: member {n['suspected']} was suspected at "
-            f"{n['clock']} s, so member {n['nid']} took {to} for the coordinator and re-sent its forward table "
-            f"{n['resent']} to it, before any view without member {n['suspected']} was installed; Sequencer.tla "
-            f"moves the coordinator and re-sends the forward table only when a view is installed (InstallView), "
-            f"so the spec has no step for this record{this}")
+    params = ev.get("params") or {}
+    out = f"JGroups's {what.format(p=params.get('p'), c=params.get('c'))} at member {ev['nid']}"
+    if prop == "SenderFIFO" and ev["name"] == "RecvData":
+        msg = ev.get("msg") or {}
+        out += (f"; SeqnoTable delivers {msg.get('sender')}.{msg.get('seqno')} because that seqno was missing, "
+                f"though a later message of the same sender was delivered before it: a new coordinator, moved by "
+                f"handleSuspect, sequenced its own next multicast at once, ahead of the forward table it had "
+                f"re-sent to itself (JGRP-1449)")
+    return out

@@ -50,13 +50,22 @@ FIELDS = ("vid", "sent", "fwd", "recv", "delivered")
 # absent means FALSE, the seed's behaviour, which is what impl/sequencer.py
 # runs as plain SEQUENCER (its ``resent_first`` is SEQUENCER over FLUSH's).
 SPEC_FIXES = ("KeepForward", "ResendFirst", "RetainForward")
+# JGroups 2.12.2's deviations from the seed (SEQUENCER.handleSuspect,
+# SeqnoTable's received-table, FORWARD and DATA on UNICAST and NAKACK), named
+# by its adapter's headers; absent is FALSE.
+SPEC_VARIANTS = ("SuspectResend", "FillGaps", "SeparateChannels")
 
 
 def spec_constants(c: dict) -> dict:
     """The spec's constants for a trace header's ``constants``: the bounds,
-    which the header must give, and the fixes, FALSE unless it names them."""
+    which the header must give, and the fixes and variants, FALSE unless it
+    names them (a value that is not a boolean is refused, naming it)."""
     out = {k: c[k] for k in ("N", "MaxSeq", "MaxCrashes")}
-    out.update({k: bool(c.get(k, False)) for k in SPEC_FIXES})
+    for k in SPEC_FIXES + SPEC_VARIANTS:
+        v = c.get(k, False)
+        if not isinstance(v, bool):
+            raise HeaderError(f"bad header constants: {k} {v!r} is not a boolean")
+        out[k] = v
     return out
 
 
@@ -86,6 +95,7 @@ class SequencerBinding(Binding):
         self.members = set(M)
         self.empty = Fn({m: () for m in M})
         self.hist: dict[int, list] = {m: [] for m in M}
+        self.where: dict[int, list] = {m: [] for m in M}     # the event of each delivery in hist
         self.sent: dict[int, int] = {m: 0 for m in M}
         self.crashed: set[int] = set()
 
@@ -98,6 +108,7 @@ class SequencerBinding(Binding):
         named = [("nid", ev["nid"])] if ev["nid"] is not None else []
         p = ev["params"]
         named += [("params.p", p["p"])] if "p" in p else []
+        named += [("params.c", p["c"])] if "c" in p else []
         named += [("params.view", x) for x in p.get("view", [])]
         named += [("params.lost", x) for x in p.get("lost", [])]
         st = ev.get("state") or {}
@@ -118,6 +129,8 @@ class SequencerBinding(Binding):
             yield model.RecvData(s, m, params["p"])
         elif name == "InstallView":
             yield model.InstallView(s, m)
+        elif name == "Suspect":
+            yield model.Suspect(s, m, params["c"])
         elif name == "NewView":
             yield model.NewView(s)
         elif name == "Crash":
@@ -141,10 +154,12 @@ class SequencerBinding(Binding):
             # to it (the model's Send put the seqno in fwd or it did not).
             want = ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA", m, t.sent[m])
         elif name in ("RecvForward", "RecvData"):
-            ch = s.chan[(ev["params"]["p"], m)]
-            if not ch:
+            p = ev["params"]["p"]
+            i = self.model.Taking(s, m, p, "FORWARD" if name == "RecvForward" else "DATA")
+            if i is None:
                 return "the channel is empty"
-            want = (ch[0]["type"], ch[0]["sender"], ch[0]["seqno"])
+            x = s.chan[(p, m)][i]
+            want = (x["type"], x["sender"], x["seqno"])
         else:
             return None
         got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
@@ -191,7 +206,9 @@ class SequencerBinding(Binding):
         name, m = ev["name"], ev["nid"]
         if name == "RecvData":
             s, t = pairs[0]
-            self.hist[m].extend(t.delivered[m][len(s.delivered[m]):])
+            new = t.delivered[m][len(s.delivered[m]):]
+            self.hist[m].extend(new)
+            self.where[m].extend([ev["i"]] * len(new))
         elif name == "Send":
             self.sent[m] = pairs[0][1].sent[m]
         elif name == "Crash":
@@ -203,7 +220,12 @@ class SequencerBinding(Binding):
 
     def properties(self, cands: set):
         v = properties.first(self.history(), PROPERTIES)
-        return (v.property, None, v.reason) if v else None
+        if not v:
+            return None
+        # the step where it broke: the last of the witnessing deliveries
+        at = [self.where[e["member"]][e["index"] - 1] for e in v.events
+              if e.get("index") and e.get("member") in self.where and e["index"] <= len(self.where[e["member"]])]
+        return (v.property, max(at) if at else None, v.reason)
 
     def at_end(self, cands: set):
         v = properties.eventual_delivery(self.history(quiescent=True))
@@ -412,7 +434,7 @@ def draw(seed: int) -> tuple[str, dict]:
 
 PROTOCOL = Protocol(
     name="sequencer", spec="Sequencer",
-    actions=("Send", "RecvForward", "RecvData", "InstallView", "Crash", "NewView"),
+    actions=("Send", "RecvForward", "RecvData", "InstallView", "Suspect", "Crash", "NewView"),
     properties=PROPERTIES,
     simulate=simulate, binding=SequencerBinding,
     default_options=PROTOCOL_DEFAULTS,

@@ -9,6 +9,10 @@ multicasts it as DATA; receivers deliver unless the received-table says the
 member's forward-table again, in seqno order.  The constants KeepForward,
 ResendFirst and RetainForward are the spec's fixes for the three losses
 after a coordinator crash (docs/sequencer.md); FALSE is the seed.
+SuspectResend, FillGaps and SeparateChannels are JGroups 2.12.2's
+deviations (a suspicion moves ``coord`` and re-sends the forward-table at
+once; the received-table delivers a seqno that fills a gap, ``holes``;
+FORWARD and DATA of one pair are two FIFO channels); FALSE is the seed.
 
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards), so that the explorer's
@@ -35,6 +39,8 @@ class SequencerState(NamedTuple):
     recv: Fn          # member -> Fn(original sender -> highest delivered seqno)
     delivered: Fn     # member -> tuple of (sender, seqno) in delivery order
     chan: Fn          # (p, q) -> tuple of messages (reliable FIFO)
+    coord: Fn         # member -> the member it takes for coordinator
+    holes: Fn         # member -> frozenset of (sender, seqno) skipped below recv (FillGaps)
 
 
 def Forward(s: int, q: int) -> Fn:
@@ -66,6 +72,11 @@ class SequencerModel(Model):
         self.KeepForward = bool(constants.get("KeepForward", False))
         self.ResendFirst = bool(constants.get("ResendFirst", False))
         self.RetainForward = bool(constants.get("RetainForward", False))
+        # JGroups 2.12.2's deviations (the same: absent is the seed).  The
+        # compositions leave them FALSE: their states have no coord or holes.
+        self.SuspectResend = bool(constants.get("SuspectResend", False))
+        self.FillGaps = bool(constants.get("FillGaps", False))
+        self.SeparateChannels = bool(constants.get("SeparateChannels", False))
         self.Members = tuple(range(1, self.N + 1))
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
@@ -73,8 +84,14 @@ class SequencerModel(Model):
     def View(self, s: SequencerState, m: int) -> tuple:
         return s.views[s.vid[m] - 1]
 
+    def Coord(self, s: SequencerState, m: int) -> int:
+        """coord[m]; without SuspectResend it is always the view's first
+        member, read from the view so that the compositions' states need no
+        ``coord``."""
+        return s.coord[m] if self.SuspectResend else self.View(s, m)[0]
+
     def IsCoord(self, s: SequencerState, m: int) -> bool:
-        return self.View(s, m)[0] == m
+        return self.Coord(s, m) == m
 
     # The failure detector and who takes part, read through these so that a
     # composition (SEQUENCER over FLUSH, over the ring) reuses the actions:
@@ -115,6 +132,8 @@ class SequencerModel(Model):
             recv=Fn({m: Fn({x: 0 for x in M}) for m in M}),
             delivered=Fn({m: () for m in M}),
             chan=Fn({e: () for e in self.pairs}),
+            coord=Fn({m: 1 for m in M}),
+            holes=Fn({m: frozenset() for m in M}),
         )
 
     # --- actions --------------------------------------------------------------
@@ -128,7 +147,7 @@ class SequencerModel(Model):
         return s._replace(
             sent=sent,
             fwd=s.fwd.set(m, s.fwd[m] | {q}),
-            chan=self.SendTo(s, s.chan, m, self.View(s, m)[0], Forward(m, q)),
+            chan=self.SendTo(s, s.chan, m, self.Coord(s, m), Forward(m, q)),
         )
 
     def Head(self, s: SequencerState, m: int, p: int, typ: str):
@@ -136,33 +155,51 @@ class SequencerModel(Model):
         ch = s.chan[(p, m)]
         return ch if self.CanReceive(s, m) and ch and ch[0]["type"] == typ else None
 
+    def Taking(self, s: SequencerState, m: int, p: int, typ: str):
+        """The index in channel p -> m of the ``typ`` message m takes, if m
+        takes steps: its head, or with SeparateChannels the first of that
+        type; else None."""
+        ch = s.chan[(p, m)]
+        if not self.CanReceive(s, m) or not ch:
+            return None
+        if not self.SeparateChannels:
+            return 0 if ch[0]["type"] == typ else None
+        return next((i for i, x in enumerate(ch) if x["type"] == typ), None)
+
     def RecvForward(self, s: SequencerState, c: int, p: int):
-        ch = self.Head(s, c, p, "FORWARD")
-        if ch is None:
+        i = self.Taking(s, c, p, "FORWARD")
+        if i is None:
             return None
         if self.KeepForward and not self.IsCoord(s, c):
             return None  # KeepForward: it waits in the channel until c is coordinator
-        msg = ch[0]
-        rest = s.chan.set((p, c), ch[1:])
+        ch = s.chan[(p, c)]
+        msg = ch[i]
+        rest = s.chan.set((p, c), ch[:i] + ch[i + 1:])
         if self.IsCoord(s, c):
             return s._replace(chan=self.McastData(s, rest, c, msg["sender"], msg["seqno"]))
         return s._replace(chan=rest)  # not coordinator: "error and return"
 
     def RecvData(self, s: SequencerState, m: int, p: int):
-        ch = self.Head(s, m, p, "DATA")
-        if ch is None:
+        i = self.Taking(s, m, p, "DATA")
+        if i is None:
             return None
-        snd, q = ch[0]["sender"], ch[0]["seqno"]
+        ch = s.chan[(p, m)]
+        snd, q = ch[i]["sender"], ch[i]["seqno"]
         table = s.recv[m]
-        dup = snd in table and q <= table[snd]
-        t = s._replace(chan=s.chan.set((p, m), ch[1:]))
+        top = table.get(snd, 0)
+        dup = snd in table and q <= top
+        if dup and self.FillGaps:   # a duplicate only if no seqno of snd up to q is missing
+            dup = all(q < h for x, h in s.holes[m] if x == snd)
+        t = s._replace(chan=s.chan.set((p, m), ch[:i] + ch[i + 1:]))
         if snd == m and not self.RetainForward:
             t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
         if not dup:
-            t = t._replace(
-                recv=s.recv.set(m, table.set(snd, q)),
-                delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)),
-            )
+            t = t._replace(delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
+            if q >= top:
+                t = t._replace(recv=s.recv.set(m, table.set(snd, q)))
+            if self.FillGaps:
+                t = t._replace(holes=s.holes.set(
+                    m, (s.holes[m] - {(snd, q)}) | {(snd, i) for i in range(top + 1, q)}))
         return t
 
     def InstallView(self, s: SequencerState, m: int):
@@ -171,17 +208,39 @@ class SequencerModel(Model):
         new = s.views[s.vid[m]]  # views[vid[m] + 1], 1-based
         nc = new[0]
         chan = s.chan
-        if self.View(s, m)[0] != nc and nc not in s.crashed:
-            if self.ResendFirst and nc == m:
-                chan = self.McastSeq(s, chan, m, new, m, sorted(s.fwd[m]))
-            else:
-                resend = tuple(Forward(m, q) for q in sorted(s.fwd[m]))
-                chan = chan.set((m, nc), chan[(m, nc)] + resend)
-        return s._replace(
+        if s.coord[m] != nc and nc not in s.crashed:
+            chan = self.Handover(s, chan, m, nc, new)
+        t = s._replace(
             vid=s.vid.set(m, s.vid[m] + 1),
             recv=s.recv.set(m, s.recv[m].restrict(set(new))),
             chan=chan,
+            coord=s.coord.set(m, nc),
         )
+        if s.holes[m]:
+            t = t._replace(holes=s.holes.set(m, frozenset(h for h in s.holes[m] if h[0] in new)))
+        return t
+
+    def Handover(self, s: SequencerState, chan: Fn, m: int, nc: int, v: tuple) -> Fn:
+        """Channels after m hands its forward-table to its new coordinator
+        nc: FORWARDs (to itself, through the loopback, when nc = m) or, with
+        ResendFirst and nc = m, DATA multicast at once to view v."""
+        if self.ResendFirst and nc == m:
+            return self.McastSeq(s, chan, m, v, m, sorted(s.fwd[m]))
+        resend = tuple(Forward(m, q) for q in sorted(s.fwd[m]))
+        return chan.set((m, nc), chan[(m, nc)] + resend)
+
+    def Suspect(self, s: SequencerState, m: int, c: int):
+        """JGroups's handleSuspect (SuspectResend): m takes the first member
+        of its view other than c as coordinator and, if that moved it,
+        re-sends its forward-table to it at once."""
+        if not self.SuspectResend or m in s.crashed or c not in s.crashed:
+            return None
+        rest = [x for x in self.View(s, m) if x != c]
+        if not rest or s.coord[m] == rest[0]:
+            return None
+        nc = rest[0]
+        chan = s.chan if nc in s.crashed else self.Handover(s, s.chan, m, nc, self.View(s, m))
+        return s._replace(coord=s.coord.set(m, nc), chan=chan)
 
     def Crash(self, s: SequencerState, m: int, lost: frozenset):
         if m in s.crashed or len(s.crashed) >= self.MaxCrashes:
@@ -217,6 +276,12 @@ class SequencerModel(Model):
             t = self.InstallView(s, m)
             if t is not None:
                 yield Label("InstallView", (m,)), t
+        if self.SuspectResend:
+            for m in M:
+                for c in M:
+                    t = self.Suspect(s, m, c)
+                    if t is not None:
+                        yield Label("Suspect", (m, c)), t
         t = self.NewView(s)
         if t is not None:
             yield Label("NewView", ()), t
@@ -237,9 +302,14 @@ class SequencerModel(Model):
     # (a test's variant) is searched with ``next``.
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "CanReceive", "SendTo", "Head",
                            "McastData", "McastSeq",
-                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView")
+                           "Send", "RecvForward", "RecvData", "InstallView", "Crash", "Crashes", "NewView",
+                           "Coord", "Handover", "Suspect", "Taking")
 
     def kernel(self):
+        # the kernel encodes the seed's states, where coord is the view's
+        # first member and holes are empty: JGroups's variant is searched with next
+        if self.SuspectResend or self.FillGaps or self.SeparateChannels:
+            return None
         return self.transcribed_kernel(SequencerModel, SequencerKernel)
 
     # --- properties -----------------------------------------------------------
@@ -279,6 +349,8 @@ class SequencerModel(Model):
             and all(set(s.recv[m]) <= M and all(v in seqs for v in s.recv[m].values()) for m in M)
             and all(x in M and 1 <= q <= self.MaxSeq for m in M for x, q in s.delivered[m])
             and all(msg["type"] in ("FORWARD", "DATA") for e in self.pairs for msg in s.chan[e])
+            and all(s.coord[m] in M for m in M)
+            and all(x in M and 1 <= q <= self.MaxSeq for m in M for x, q in s.holes[m])
         )
 
 
@@ -337,8 +409,10 @@ class SequencerKernel(Kernel):
             self.crash.append(rows)
         self.pairs = tuple((p, q) for p in M for q in M)
         # decoding memos: 0 recv rows, 1 vid, 2 channel contents, 3 sent,
-        # 4 fwd, 5 recv, 6 delivered, 7 chan
-        self._memo: list[dict] = [{} for _ in range(8)]
+        # 4 fwd, 5 recv, 6 delivered, 7 chan, 8 coord
+        self._memo: list[dict] = [{} for _ in range(9)]
+        # the seed's coord is its view's first member, its holes are empty
+        self._noholes = Fn({m: frozenset() for m in M})
 
     def encode(self, s: SequencerState) -> tuple:
         """The kernel state of model state ``s``."""
@@ -383,7 +457,10 @@ class SequencerKernel(Kernel):
                     t = seqs[ch] = tuple(msgs[x] for x in ch)
                 d[pq] = t
             c = memo[7][chan] = Fn._of(d)
-        return SequencerState(views, out[1], crashed, out[2], out[3], r, out[4], c)
+        co = memo[8].get((views, vid))
+        if co is None:
+            co = memo[8][(views, vid)] = Fn._of({m: views[v - 1][0] for m, v in zip(M, vid)})
+        return SequencerState(views, out[1], crashed, out[2], out[3], r, out[4], c, co, self._noholes)
 
     def init(self):
         return [self.encode(s) for s in self.model.init()]

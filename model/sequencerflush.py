@@ -43,7 +43,9 @@ MSG_TYPES = FLUSH_TYPES | {"FORWARD", "DATA", "VIEW"}
 
 
 SequencerFlushState = state_type(NamedTuple("SequencerFlushState", [
-    *SequencerState.__annotations__.items(),   # SEQUENCER's variables (DATA carries its view)
+    # SEQUENCER's variables (DATA carries its view) but coord and holes:
+    # without JGroups's deviations they are the view's first member and empty
+    *((k, v) for k, v in SequencerState.__annotations__.items() if k not in ("coord", "holes")),
     ("log", Fn),         # member -> tuple of (sender, seqno): DATA of its view it sent or took
     ("closed", Fn),      # member -> tuple: Len(delivered) at each view change
     ("phase", Fn),       # member -> one of PHASES
@@ -136,6 +138,9 @@ class SequencerFlushModel(Model):
     # SEQUENCER's fixes that are not this spec's (its RecvForward never waits,
     # its RecvData always acknowledges the sender's own FORWARD)
     KeepForward = RetainForward = False
+    # nor JGroups's deviations (a composition whose __init__ does not run
+    # SequencerModel's, as RaincoreSequencerFlush's, reads these)
+    SuspectResend = FillGaps = SeparateChannels = False
 
     def __init__(self, constants):
         SequencerModel.__init__(self, constants)   # N, MaxSeq, MaxCrashes, Members, pairs
@@ -148,6 +153,8 @@ class SequencerFlushModel(Model):
 
     # --- helpers (same names as the spec's operators) -------------------------
     View = SequencerModel.View
+    Coord = SequencerModel.Coord
+    Taking = SequencerModel.Taking
     IsCoord = SequencerModel.IsCoord
     Dead = staticmethod(SequencerModel.Dead)
     CanReceive = staticmethod(SequencerModel.CanReceive)
@@ -223,10 +230,10 @@ class SequencerFlushModel(Model):
 
     # --- Init -----------------------------------------------------------------
     def init(self):
-        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan
+        (s,) = SequencerModel.init(self)   # SEQUENCER's start: views .. chan (no coord, holes)
         M = self.Members
         yield SequencerFlushState(
-            *s,
+            *s[:s._fields.index("coord")],
             log=Fn({m: () for m in M}),
             closed=Fn({m: () for m in M}),
             phase=Fn({m: "Normal" for m in M}),

@@ -170,13 +170,65 @@ def test_loss3_and_fix3_retain_forward():
     assert t.delivered[2] == ((2, 1),) and t.delivered[3] == ((2, 1),) and m.Quiescent(t) and m.NothingMissing(t)
 
 
+# --- JGroups 2.12.2's deviations: SuspectResend and FillGaps -----------------
+
+def test_suspect_moves_coord_and_resends_before_any_view():
+    m = fixed(SuspectResend=True)
+    s = step(init(), "Send", 2, m=m)
+    s = step(s, "Send", 3, m=m)
+    assert not [lab for lab, _ in m.next(s) if lab.action == "Suspect"]     # nobody has crashed
+    s = step(s, "Crash", 1, frozenset({2, 3}), m=m)
+    s = step(s, "Suspect", 3, 1, m=m)
+    assert s.coord[3] == 2 and s.views == ((1, 2, 3),) and s.vid[3] == 1
+    assert s.chan[(3, 2)] == (Forward(3, 1),)
+    t = step(s, "RecvForward", 2, 3, m=m)                   # 2 has not suspected yet: dropped
+    assert all(t.chan[(2, r)] == () for r in (1, 2, 3))
+    s = step(s, "Suspect", 2, 1, m=m)                       # to itself, through its loopback
+    assert s.coord[2] == 2 and s.chan[(2, 2)] == (Forward(2, 1),)
+    assert not [lab for lab, _ in m.next(s) if lab.action == "Suspect"]     # nothing left to move
+    s = step(s, "Send", 2, m=m)                             # sequenced at once, behind the re-sent FORWARD
+    assert s.chan[(2, 2)] == (Forward(2, 1), Data(2, 2)) and s.fwd[2] == {1}
+    s = step(step(s, "NewView", m=m), "InstallView", 2, m=m)
+    assert s.chan[(2, 2)] == (Forward(2, 1), Data(2, 2))    # coord did not move: no second re-send
+
+
+def test_suspect_is_no_step_of_the_seed():
+    s = step(step(init(), "Send", 2), "Crash", 1, frozenset())
+    assert not [lab for lab, _ in M3.next(s) if lab.action == "Suspect"]
+    assert M3.Suspect(s, 2, 1) is None
+
+
+def test_fill_gaps_delivers_a_seqno_below_the_highest_once():
+    s = init()._replace(chan=init().chan.set((1, 3), (Data(2, 2), Data(2, 1), Data(2, 1), Data(2, 2))))
+    seed, jg = M3, fixed(FillGaps=True)
+    a = step(step(s, "RecvData", 3, 1, m=seed), "RecvData", 3, 1, m=seed)
+    assert a.delivered[3] == ((2, 2),)                      # the seed: 2.1 is below the highest, a duplicate
+    b = step(s, "RecvData", 3, 1, m=jg)
+    assert b.holes[3] == {(2, 1)} and b.recv[3][2] == 2
+    b = step(b, "RecvData", 3, 1, m=jg)
+    assert b.delivered[3] == ((2, 2), (2, 1)) and b.holes[3] == frozenset() and b.recv[3][2] == 2
+    b = step(step(b, "RecvData", 3, 1, m=jg), "RecvData", 3, 1, m=jg)
+    assert b.delivered[3] == ((2, 2), (2, 1))               # no gap left: both are duplicates
+    assert not SenderFIFO(b)
+
+
+def test_fill_gaps_redelivers_a_seqno_above_a_gap_as_seqnotable_does():
+    # SeqnoTable.add accepts any seqno at or above the next expected one,
+    # even one it had: with 2.1 missing, a second 2.2 is delivered again
+    jg = fixed(FillGaps=True)
+    s = init()._replace(chan=init().chan.set((1, 3), (Data(2, 2), Data(2, 2))))
+    s = step(step(s, "RecvData", 3, 1, m=jg), "RecvData", 3, 1, m=jg)
+    assert s.delivered[3] == ((2, 2), (2, 2)) and s.holes[3] == {(2, 1)}
+
+
 def _entry(name):
     (e,) = manifest.select(["sequencer"], name)
     return e
 
 
 @pytest.mark.parametrize("name", [pytest.param("CoordCrash", marks=pytest.mark.slow), "Pair", "GapPair", "Missing",
-                                  pytest.param("MissingKeepResend", marks=pytest.mark.slow), "MissingResendRetain"])
+                                  pytest.param("MissingKeepResend", marks=pytest.mark.slow), "MissingResendRetain",
+                                  "SuspectPair", "SuspectMissing"])
 def test_explorer_finds_the_expected_violation_at_tlc_depth(name):
     from groupcheck.model.manifest import check
     entry = _entry(name)
@@ -198,3 +250,23 @@ def test_failure_free_count_is_pinned():
     res = explore(SequencerModel(entry.constants()))
     assert res.violation is None
     assert res.distinct_states == entry.distinct_states
+
+
+def test_the_kernel_is_the_seeds_and_decodes_its_coord_and_holes():
+    # the kernel encodes the seed, where coord is the view's first member and
+    # there are no holes; JGroups's variant is searched with next
+    assert fixed(SuspectResend=True).kernel() is None and fixed(FillGaps=True).kernel() is None
+    kern = M3.kernel()
+    s = step(step(step(init(), "Crash", 1, frozenset()), "NewView"), "InstallView", 3)
+    t = kern.decode(kern.encode(s))
+    assert t == s and t.coord == Fn({1: 1, 2: 1, 3: 2}) and all(not h for h in t.holes.values())
+
+
+def test_separate_channels_let_a_data_overtake_a_forward_of_the_same_pair():
+    s = init()._replace(chan=init().chan.set((2, 2), (Forward(2, 1), Data(2, 2))))
+    assert [lab.params for lab, _ in M3.next(s) if lab.action == "RecvData"] == []     # one FIFO channel
+    m = fixed(SeparateChannels=True)
+    t = step(s, "RecvData", 2, 2, m=m)
+    assert t.chan[(2, 2)] == (Forward(2, 1),) and t.delivered[2] == ((2, 2),)
+    t = step(s, "RecvForward", 2, 2, m=m)                   # 2 is not coordinator: dropped, the DATA stays
+    assert t.chan[(2, 2)] == (Data(2, 2),)

@@ -115,8 +115,8 @@ public class HistoryDriver {
      * the transmission, a receive's follows the arrival, so on one host the
      * stamps order every member's steps consistently with happens-before and
      * the harness merges the files by stamp.  A step with effects outside the
-     * member (Send, RecvForward, InstallView) is written before SEQUENCER
-     * takes it, so a SIGKILL never leaves an effect without its step.
+     * member (Send, RecvForward, InstallView, Suspect) is written before
+     * SEQUENCER takes it, so a SIGKILL never leaves an effect without its step.
      */
     static final Object STEP = new Object();
     static PrintWriter steps;
@@ -249,7 +249,7 @@ public class HistoryDriver {
         }
     }
 
-    /** Below SEQUENCER: FORWARD and DATA arriving (RecvForward, RecvData) and views (InstallView). */
+    /** Below SEQUENCER: FORWARD and DATA arriving (RecvForward, RecvData), views (InstallView) and suspicions (Suspect). */
     public static class StepsBelow extends Protocol {
         public String getName() { return "StepsBelow"; }
 
@@ -291,20 +291,19 @@ public class HistoryDriver {
             }
         }
 
-        /** Not a spec action: SEQUENCER.handleSuspect moves to the next coordinator and
-         *  re-sends the forward table to it before any view is installed; noted so
-         *  that a trace rejected for it can say so. */
+        /** Suspect(m, c): SEQUENCER.handleSuspect takes the first member of its view
+         *  other than the suspected one for coordinator and, when that moves coord,
+         *  re-sends the forward table to it at once, before any view.  Predicted as
+         *  handleSuspect computes it, so that the step is written before SEQUENCER
+         *  re-sends; a suspicion that moves nothing is no step. */
         Object suspect(Address who, Event evt) throws Exception {
-            long ts = stamp();
-            Object before = coordField.get(sequencer);
-            String table = fwd(null);
-            Object r = up_prot.up(evt);
-            Object after = coordField.get(sequencer);
-            if (after != null && !after.equals(before))
-                steps.println("{\"ts\":" + ts + ",\"note\":\"handleSuspect\",\"nid\":" + me + ",\"suspected\":"
-                              + memberOf(who) + ",\"to\":" + memberOf((Address) after) + ",\"resent\":" + table + "}");
-            steps.flush();
-            return r;
+            int c = memberOf(who);
+            Address next = null;
+            if (view != null)
+                for (Address a : view.getMembers()) if (!a.equals(who)) { next = a; break; }
+            if (c > 0 && next != null && !next.equals(coordField.get(sequencer)))
+                step(stamp(), "Suspect", "{\"c\":" + c + "}", null, "{}", null);
+            return up_prot.up(evt);
         }
 
         Object view(View v, Event evt) throws Exception {

@@ -575,6 +575,9 @@ class SequencerEncoding(Encoding):
             delivered=Fn({x: tuple((n(S["ds"][x][i]), n(S["dq"][x][i])) for i in range(max(n(S["dlen"][x]), 0)))
                           for x in M}),
             chan=Fn(chan),
+            # the seed: coord is the view's first member, no holes
+            coord=Fn({x: views[n(S["vid"][x]) - 1][0] for x in M}),
+            holes=Fn({x: frozenset() for x in M}),
         )
 
     def pretty(self, state) -> dict:

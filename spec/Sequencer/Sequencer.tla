@@ -35,6 +35,20 @@
 (*               its own DATA came back (until they are stable: STABLE,    *)
 (*               seeds/002; in the bounded model, for the whole run), so   *)
 (*               a re-send covers what only some members received.         *)
+(* Three more constants, FALSE in the seed's models, are JGroups 2.12.2's   *)
+(* deviations from the seed (docs/jgroups.md), so that its traces can be   *)
+(* judged against this spec:                                               *)
+(*  SuspectResend on the failure detector's suspicion of a crashed member, *)
+(*               before any view, a member takes the first other member of *)
+(*               its view as coordinator and re-sends its forward-table to *)
+(*               it (SEQUENCER.handleSuspect); from then on the new        *)
+(*               coordinator multicasts its own messages at once;          *)
+(*  FillGaps     the received-table (SeqnoTable) discards a DATA only if   *)
+(*               every seqno of its sender up to it was received: one      *)
+(*               below the highest that fills a gap is still delivered;    *)
+(*  SeparateChannels FORWARDs (UNICAST) and DATA (NAKACK) from one member  *)
+(*               to another are two FIFO channels, not ordered with each   *)
+(*               other: a receive takes the first message of its type.     *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
@@ -44,7 +58,10 @@ CONSTANTS
     MaxCrashes, \* crashes the environment may inject
     KeepForward,   \* TRUE: fix 1, a FORWARD at a non-coordinator waits until it is coordinator
     ResendFirst,   \* TRUE: fix 2, a new coordinator sequences its own forward-table at once
-    RetainForward  \* TRUE: fix 3, a sender's own DATA does not remove it from its forward-table
+    RetainForward, \* TRUE: fix 3, a sender's own DATA does not remove it from its forward-table
+    SuspectResend, \* TRUE: JGroups's handleSuspect, a suspicion moves coord and re-sends at once
+    FillGaps,      \* TRUE: JGroups's SeqnoTable, a DATA below the highest that fills a gap is delivered
+    SeparateChannels \* TRUE: JGroups's UNICAST and NAKACK, FORWARD and DATA in two FIFO channels per pair
 
 Members == 1..N
 
@@ -56,9 +73,11 @@ VARIABLES
     fwd,        \* fwd[m]: forward-table: seqnos m forwarded and has not yet received as DATA
     recv,       \* recv[m]: received-table: original sender -> highest seqno delivered at m
     delivered,  \* delivered[m]: the messages m delivered, in order, as <<sender, seqno>>
-    chan        \* chan[<<p, q>>]: reliable FIFO channel from p to q
+    chan,       \* chan[<<p, q>>]: reliable FIFO channel from p to q
+    coord,      \* coord[m]: the member m takes for coordinator (its view's first, or as a suspicion moved it)
+    holes       \* holes[m]: the <<sender, seqno>> below recv[m][sender] m has not received (FillGaps)
 
-vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan>>
+vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes>>
 
 -----------------------------------------------------------------------------
 (* Messages and helpers *)
@@ -68,9 +87,24 @@ Data(s, q)    == [type |-> "DATA", sender |-> s, seqno |-> q]
 Msgs == {Forward(s, q) : s \in Members, q \in 1..MaxSeq} \cup {Data(s, q) : s \in Members, q \in 1..MaxSeq}
 
 Range(f) == {f[i] : i \in DOMAIN f}
+
+\* The index in channel ch of the message of type t a receive takes (0:
+\* none): its head, or with SeparateChannels the first of that type (the
+\* FORWARDs and the DATA of one pair kept in one sequence: the order within
+\* each type is its channel's).
+Taking(ch, t) ==
+    IF ~SeparateChannels
+      THEN IF ch # <<>> /\ Head(ch).type = t THEN 1 ELSE 0
+      ELSE LET I == {i \in DOMAIN ch : ch[i].type = t}
+           IN IF I = {} THEN 0 ELSE CHOOSE i \in I : \A j \in I : i <= j
+\* ch without its i-th message.
+Without(ch, i) == SubSeq(ch, 1, i - 1) \o SubSeq(ch, i + 1, Len(ch))
+
 View(m) == views[vid[m]]
 Coord(v) == v[1]                           \* the coordinator is the first member of a view
-IsCoord(m) == Coord(View(m)) = m
+\* m is coordinator as it believes: coord[m] is Coord(View(m)) unless a
+\* suspicion moved it (SuspectResend), as JGroups's is_coord.
+IsCoord(m) == coord[m] = m
 Alive(x) == x \notin crashed
 
 \* The sequence of a finite set of naturals in increasing order (built one
@@ -108,6 +142,8 @@ TypeOK ==
     /\ \A m \in Members : DOMAIN recv[m] \subseteq Members /\ \A s \in DOMAIN recv[m] : recv[m][s] \in 0..MaxSeq
     /\ \A m \in Members : Range(delivered[m]) \subseteq Members \X (1..MaxSeq)
     /\ \A e \in Members \X Members : Range(chan[e]) \subseteq Msgs
+    /\ coord \in [Members -> Members]
+    /\ holes \in [Members -> SUBSET (Members \X (1..MaxSeq))]
 
 Init ==
     /\ views = << [i \in 1..N |-> i] >>
@@ -118,6 +154,8 @@ Init ==
     /\ recv = [m \in Members |-> [s \in Members |-> 0]]
     /\ delivered = [m \in Members |-> <<>>]
     /\ chan = [e \in Members \X Members |-> <<>>]
+    /\ coord = [m \in Members |-> 1]
+    /\ holes = [m \in Members |-> {}]
 
 -----------------------------------------------------------------------------
 (* Member actions *)
@@ -136,26 +174,36 @@ SendStep(m, Mcast(_, _, _, _)) ==
          THEN /\ chan' = Mcast(chan, m, m, q)
               /\ UNCHANGED fwd
          ELSE /\ fwd' = [fwd EXCEPT ![m] = @ \cup {q}]
-              /\ chan' = SendTo(chan, m, Coord(View(m)), Forward(m, q))
+              /\ chan' = SendTo(chan, m, coord[m], Forward(m, q))
 
-\* c takes the FORWARD at the head of its channel from p: as coordinator of
-\* its view it multicasts it as DATA (Mcast), otherwise it drops it.
+\* c takes the next FORWARD of its channel from p (Taking): as coordinator
+\* it multicasts it as DATA (Mcast), otherwise it drops it.
 ForwardStep(c, p, Mcast(_, _, _, _)) ==
-    /\ chan[<<p, c>>] # <<>>
-    /\ Head(chan[<<p, c>>]).type = "FORWARD"
-    /\ LET msg  == Head(chan[<<p, c>>])
-           rest == [chan EXCEPT ![<<p, c>>] = Tail(@)]
+    LET i == Taking(chan[<<p, c>>], "FORWARD") IN
+    /\ i # 0
+    /\ LET msg  == chan[<<p, c>>][i]
+           rest == [chan EXCEPT ![<<p, c>>] = Without(@, i)]
        IN chan' = IF IsCoord(c) THEN Mcast(rest, c, msg.sender, msg.seqno) ELSE rest
 
 \* m's received-table, deliveries and forward-table, as a record st, after
 \* it takes DATA <<s, q>>: its own message leaves the forward-table, and the
 \* message is delivered unless the received-table says it was already.
+\* The seed's table holds the highest seqno per sender: q at or below it is
+\* a duplicate.  With FillGaps (JGroups's SeqnoTable) q is a duplicate only
+\* if no seqno of s up to q is missing (st.holes: those skipped below the
+\* highest); q above the highest leaves a hole for each seqno skipped.
 Took(m, st, s, q) ==
-    LET dup == s \in DOMAIN st.recv /\ q <= st.recv[s] IN
-    [recv      |-> IF dup THEN st.recv ELSE (s :> q) @@ st.recv,
+    LET known == s \in DOMAIN st.recv
+        top   == IF known THEN st.recv[s] ELSE 0
+        dup   == known /\ q <= top /\ (FillGaps => \A h \in st.holes : h[1] = s => q < h[2])
+    IN
+    [recv      |-> IF dup \/ q < top THEN st.recv ELSE (s :> q) @@ st.recv,
      delivered |-> IF dup THEN st.delivered ELSE Append(st.delivered, <<s, q>>),
-     fwd       |-> IF s = m /\ ~RetainForward THEN st.fwd \ {q} ELSE st.fwd]
-Tables(m) == [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m]]
+     fwd       |-> IF s = m /\ ~RetainForward THEN st.fwd \ {q} ELSE st.fwd,
+     holes     |-> IF FillGaps /\ ~dup
+                     THEN (st.holes \ {<<s, q>>}) \cup {<<s, i>> : i \in top + 1..q - 1}
+                     ELSE st.holes]
+Tables(m) == [recv |-> recv[m], delivered |-> delivered[m], fwd |-> fwd[m], holes |-> holes[m]]
 
 \* The same as m's step.
 TakeData(m, s, q) ==
@@ -163,6 +211,7 @@ TakeData(m, s, q) ==
     /\ recv' = [recv EXCEPT ![m] = st.recv]
     /\ delivered' = [delivered EXCEPT ![m] = st.delivered]
     /\ fwd' = [fwd EXCEPT ![m] = st.fwd]
+    /\ holes' = [holes EXCEPT ![m] = st.holes]
 
 \* m's received-table r without the members that are not in view new.
 Pruned(r, new) == [s \in DOMAIN r \cap Range(new) |-> r[s]]
@@ -172,12 +221,21 @@ Resend(ch, m, nc, F) ==
     LET resend == Ascending(F) IN
     [ch EXCEPT ![<<m, nc>>] = @ \o [i \in 1..Len(resend) |-> Forward(m, resend[i])]]
 
+\* Channels after m, whose coordinator moved to nc, hands nc its
+\* forward-table: re-sent as FORWARDs (to itself, through its loopback
+\* channel, when nc = m) or, with ResendFirst and nc = m, multicast as DATA
+\* at once to the live members of view v.
+Handover(ch, m, nc, v) ==
+    IF ResendFirst /\ nc = m
+      THEN McastSeq(ch, m, v, m, Ascending(fwd[m]))
+      ELSE Resend(ch, m, nc, fwd[m])
+
 \* m's application multicasts its next message (seed: "On send(M)").
 Send(m) ==
     /\ Alive(m)
     /\ sent[m] < MaxSeq
     /\ SendStep(m, McastData)
-    /\ UNCHANGED <<views, vid, crashed, recv, delivered>>
+    /\ UNCHANGED <<views, vid, crashed, recv, delivered, coord, holes>>
 
 \* c takes a FORWARD from p; as coordinator of its view it multicasts it as DATA,
 \* otherwise it drops it (the seed's "if not coord: error and return").  With
@@ -189,37 +247,55 @@ RecvForward(c, p) ==
     /\ Alive(c)
     /\ KeepForward => IsCoord(c)
     /\ ForwardStep(c, p, McastData)
-    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered>>
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, coord, holes>>
 
 \* m takes a DATA from p: removes its own message from the forward-table, and
 \* delivers it unless the received-table says it was delivered already.
 RecvData(m, p) ==
+    LET i == Taking(chan[<<p, m>>], "DATA") IN
     /\ Alive(m)
-    /\ chan[<<p, m>>] # <<>>
-    /\ Head(chan[<<p, m>>]).type = "DATA"
-    /\ chan' = [chan EXCEPT ![<<p, m>>] = Tail(@)]
-    /\ TakeData(m, Head(chan[<<p, m>>]).sender, Head(chan[<<p, m>>]).seqno)
-    /\ UNCHANGED <<views, vid, crashed, sent>>
+    /\ i # 0
+    /\ chan' = [chan EXCEPT ![<<p, m>>] = Without(@, i)]
+    /\ TakeData(m, chan[<<p, m>>][i].sender, chan[<<p, m>>][i].seqno)
+    /\ UNCHANGED <<views, vid, crashed, sent, coord>>
 
 \* m installs the next view.  If the coordinator changed, m re-sends its
 \* forward-table in seqno order to the new one; entries of members that left
 \* are removed from its received-table.  A new coordinator re-sends to
 \* itself, through its loopback channel; with ResendFirst it multicasts its
-\* forward-table as DATA at once instead.
+\* forward-table as DATA at once instead.  "Changed" is against coord[m],
+\* as JGroups's handleViewChange compares: after a suspicion moved it to the
+\* new view's first member, the view re-sends nothing.
 InstallView(m) ==
     /\ Alive(m)
     /\ vid[m] < Len(views)
     /\ LET new == views[vid[m] + 1]
            nc  == Coord(new)
-           resend == Ascending(fwd[m])
        IN /\ vid' = [vid EXCEPT ![m] = @ + 1]
           /\ recv' = [recv EXCEPT ![m] = Pruned(recv[m], new)]
-          /\ chan' = IF Coord(View(m)) # nc /\ Alive(nc)
-                       THEN IF ResendFirst /\ nc = m
-                              THEN McastSeq(chan, m, new, m, resend)
-                              ELSE Resend(chan, m, nc, fwd[m])
-                       ELSE chan
+          /\ holes' = [holes EXCEPT ![m] = {h \in @ : h[1] \in Range(new)}]
+          /\ coord' = [coord EXCEPT ![m] = nc]
+          /\ chan' = IF coord[m] # nc /\ Alive(nc) THEN Handover(chan, m, nc, new) ELSE chan
     /\ UNCHANGED <<views, crashed, sent, fwd, delivered>>
+
+\* SuspectResend: JGroups 2.12.2's SEQUENCER.handleSuspect.  The failure
+\* detector tells m that c is suspected, before any view without c; m takes
+\* the first member of its view other than c as coordinator (its view's
+\* members, not the ones suspected before: JGroups keeps no list of them)
+\* and, if that moved its coordinator, re-sends its forward-table to the new
+\* one at once.  The failure detector is perfect here, as the oracle's:
+\* only a crashed member is suspected.  A suspicion that moves nothing is
+\* no step.
+Suspect(m, c) ==
+    /\ SuspectResend
+    /\ Alive(m)
+    /\ c \in crashed
+    /\ LET rest == SelectSeq(View(m), LAMBDA x : x # c)
+       IN /\ rest # <<>>
+          /\ coord[m] # rest[1]
+          /\ coord' = [coord EXCEPT ![m] = rest[1]]
+          /\ chan' = IF Alive(rest[1]) THEN Handover(chan, m, rest[1], View(m)) ELSE chan
+    /\ UNCHANGED <<views, vid, crashed, sent, fwd, recv, delivered, holes>>
 
 -----------------------------------------------------------------------------
 (* Environment actions *)
@@ -232,20 +308,21 @@ Crash(m, lost) ==
     /\ crashed' = crashed \cup {m}
     /\ chan' = [e \in Members \X Members |->
                   IF e[2] = m \/ (e[1] = m /\ e[2] \in lost) THEN <<>> ELSE chan[e]]
-    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered>>
+    /\ UNCHANGED <<views, vid, sent, fwd, recv, delivered, coord, holes>>
 
 \* The membership oracle (a perfect failure detector) decides the next view:
 \* the last view without its crashed members.
 NewView ==
     /\ \E x \in Range(views[Len(views)]) : x \in crashed
     /\ views' = Append(views, SelectSeq(views[Len(views)], Alive))
-    /\ UNCHANGED <<vid, crashed, sent, fwd, recv, delivered, chan>>
+    /\ UNCHANGED <<vid, crashed, sent, fwd, recv, delivered, chan, coord, holes>>
 
 Next ==
     \/ \E m \in Members : Send(m)
     \/ \E c, p \in Members : RecvForward(c, p)
     \/ \E m, p \in Members : RecvData(m, p)
     \/ \E m \in Members : InstallView(m)
+    \/ \E m, c \in Members : Suspect(m, c)
     \/ NewView
     \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : Crash(m, lost)
 

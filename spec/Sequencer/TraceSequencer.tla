@@ -13,8 +13,10 @@
 (* TLC's non-determinism, bounded by the header's constants N, MaxSeq and *)
 (* MaxCrashes (Sequencer.tla's own bounds: no other bound is needed).     *)
 (* KeepForward, ResendFirst and RetainForward say which of the spec's     *)
-(* fixes the implementation runs: FALSE, the seed's behaviour, unless the *)
-(* trace header names a fix (conformance/sequencer.py, spec_constants).   *)
+(* fixes the implementation runs, SuspectResend, FillGaps and            *)
+(* SeparateChannels which of                                              *)
+(* JGroups's deviations: FALSE, the seed's behaviour, unless the trace    *)
+(* header names one (conformance/sequencer.py, spec_constants).           *)
 (* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
@@ -23,13 +25,14 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-CONSTANTS N, MaxSeq, MaxCrashes, KeepForward, ResendFirst, RetainForward
+CONSTANTS N, MaxSeq, MaxCrashes, KeepForward, ResendFirst, RetainForward, SuspectResend, FillGaps,
+          SeparateChannels
 
-VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, l
+VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes, l
 
 S == INSTANCE Sequencer
 
-traceVars == <<views, vid, crashed, sent, fwd, recv, delivered, chan>>
+traceVars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes>>
 
 TraceInit == S!Init /\ l = 1
 
@@ -72,13 +75,13 @@ SendIfLogged ==
 RecvForwardIfLogged ==
     /\ Rec.name = "RecvForward"
     /\ S!RecvForward(Rec.nid, P)
-    /\ MsgIs(Head(chan[<<P, Rec.nid>>]))
+    /\ MsgIs(chan[<<P, Rec.nid>>][S!Taking(chan[<<P, Rec.nid>>], "FORWARD")])
     /\ StateMatches(Rec.nid)
 
 RecvDataIfLogged ==
     /\ Rec.name = "RecvData"
     /\ S!RecvData(Rec.nid, P)
-    /\ MsgIs(Head(chan[<<P, Rec.nid>>]))
+    /\ MsgIs(chan[<<P, Rec.nid>>][S!Taking(chan[<<P, Rec.nid>>], "DATA")])
     /\ StateMatches(Rec.nid)
 
 InstallViewIfLogged ==
@@ -92,6 +95,12 @@ CrashIfLogged ==
          THEN S!Crash(Rec.nid, Rec.params.lost)
          ELSE \E lost \in SUBSET (S!Members \ {Rec.nid}) : S!Crash(Rec.nid, lost)
 
+\* The suspected member is logged as params.c.
+SuspectIfLogged ==
+    /\ Rec.name = "Suspect"
+    /\ S!Suspect(Rec.nid, Rec.params.c)
+    /\ StateMatches(Rec.nid)
+
 NewViewIfLogged ==
     /\ Rec.name = "NewView"
     /\ S!NewView
@@ -103,6 +112,7 @@ TraceNext ==
        \/ RecvForwardIfLogged
        \/ RecvDataIfLogged
        \/ InstallViewIfLogged
+       \/ SuspectIfLogged
        \/ CrashIfLogged
        \/ NewViewIfLogged
     /\ l' = l + 1
@@ -114,7 +124,7 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
 \* it) and StateMatches compares only what a step appends, so two states that
 \* differ in it alone match the same rest of the log. Fingerprinting it made
 \* TLC's step k cost O(k) (68 % of TLC's time on a 42,000-event log).
-TraceView == <<views, vid, crashed, sent, fwd, recv, chan, l>>
+TraceView == <<views, vid, crashed, sent, fwd, recv, chan, coord, holes, l>>
 
 \* Violated exactly when the whole log was consumed: the trace is accepted
 \* (tlctrace.py reads the same from TLC's search depth, without the printout).
@@ -130,7 +140,7 @@ TraceMatched == l <= Len(Log)
 \* discards: seconds on a long log)
 DiagNode == IF DiagAt \in 1..Len(Log) /\ Log[DiagAt].nid \in S!Members THEN Log[DiagAt].nid ELSE 1
 
-DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], view |-> S!View(DiagNode),
+DiagVars == [node |-> DiagNode, vid |-> vid[DiagNode], view |-> S!View(DiagNode), coord |-> coord[DiagNode],
              sent |-> sent[DiagNode], fwd |-> fwd[DiagNode], recv |-> recv[DiagNode],
              delivered |-> delivered[DiagNode], crashed |-> crashed,
              into |-> [p \in S!Members |-> chan[<<p, DiagNode>>]]]
@@ -144,6 +154,8 @@ DiagEnabled ==
     \cup {"RecvData(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
             e \in {e \in S!Members \X S!Members : ENABLED S!RecvData(e[1], e[2])}}
     \cup {"InstallView(" \o Str(m) \o ")" : m \in {m \in S!Members : ENABLED S!InstallView(m)}}
+    \cup {"Suspect(" \o Str(e[1]) \o ", " \o Str(e[2]) \o ")" :
+            e \in {e \in S!Members \X S!Members : ENABLED S!Suspect(e[1], e[2])}}
     \cup {"Crash(" \o Str(m) \o ")" : m \in {m \in S!Members : ENABLED S!Crash(m, {})}}
     \cup (IF ENABLED S!NewView THEN {"NewView"} ELSE {})
 

@@ -91,8 +91,12 @@ vars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, log, closed,
 (* The parts *)
 
 \* SEQUENCER as in the seed (none of Sequencer.tla's fixes: the flush
-\* makes KeepForward and RetainForward moot; ResentFirst is this spec's).
-S == INSTANCE Sequencer WITH KeepForward <- FALSE, ResendFirst <- FALSE, RetainForward <- FALSE
+\* makes KeepForward and RetainForward moot; ResentFirst is this spec's;
+\* nor JGroups's deviations): its coordinator is always its view's first
+\* member, and its received-table has no holes.
+S == INSTANCE Sequencer WITH KeepForward <- FALSE, ResendFirst <- FALSE, RetainForward <- FALSE,
+        SuspectResend <- FALSE, FillGaps <- FALSE, SeparateChannels <- FALSE,
+        coord <- [m \in Members |-> views[vid[m]][1]], holes <- [m \in Members |-> {}]
 
 \* FLUSH with digest reconciliation, its views the sets of members of ours,
 \* no joins or leaves, and as digest of a member that has sent
