@@ -189,7 +189,8 @@ class _Gen:
                 for t in ts:
                     if t not in _TYPE_EXPR:
                         raise SchemaCompileError(f"unknown type {t!r}")
-                anywhere.append("if not (" + " or ".join(_TYPE_EXPR[t].format(x="x") for t in ts) + "): return False")
+                # first: the keywords of that one type then need no test of their own
+                anywhere.insert(0, "if not (" + " or ".join(_TYPE_EXPR[t].format(x="x") for t in ts) + "): return False")
             elif k == "const":
                 anywhere.append(f"if not _json_eq(x, {self.const(v)}): return False")
             elif k == "enum":
@@ -252,13 +253,9 @@ class _Gen:
             else:
                 raise SchemaCompileError(f"keyword {k!r} is not supported by the compiled validator")
         body = list(anywhere)
-        # the node's one type, tested first: the keywords of that type need no test of their own
+        # the node's one type, tested first (above)
         only = {"object": "dict", "array": "list", "string": "str", "integer": "num", "number": "num"}.get(
             s.get("type")) if isinstance(s.get("type"), str) else None
-        if only is not None:
-            body.remove(next(line for line in body if line.startswith("if not (") and "): return False" in line
-                             and line == "if not (" + _TYPE_EXPR[s["type"]].format(x="x") + "): return False"))
-            body.insert(0, "if not (" + _TYPE_EXPR[s["type"]].format(x="x") + "): return False")
         for t, test in (("dict", "isinstance(x, dict)"), ("list", "isinstance(x, list)"),
                         ("str", "isinstance(x, str)"), ("num", "_is_num(x)")):
             if typed[t] and t == only:
