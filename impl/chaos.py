@@ -32,7 +32,9 @@ layers ride out with retransmissions (50 ms), never a suspicion.
 ``ChaosRunner`` is the cluster's ``Runner`` with the schedule in place of
 ``--kill``: it writes ``schedule.json`` first, then plays it, recording what
 each action became (the node it hit, when; ``skipped`` when its node was
-already dead), and logs a progress line at least every ``PROGRESS`` seconds.
+already dead, or the last live member of the latest view: a kill
+never leaves a joiner waiting with nobody to admit it, as the specs'
+``CanCrash``), and logs a progress line at least every ``PROGRESS`` seconds.
 With ``rejoin`` (the ring's stacks: ``ClusterRun.joins``) a kill may be
 followed by a ``join``: a new node, the next id after the first N, started
 outside the first ring so that it asks in by the ring's 911; a killed node
@@ -132,6 +134,21 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
         t = act.end + rng.uniform(*GAP)
 
 
+def last_of_view(nid: int, live: list, reports: dict) -> bool:
+    """Node ``nid`` is the only live member of the latest view the live
+    nodes' ``reports`` show (their FLUSH views, impl/runtime.py
+    ``flush_view``): the specs' CanCrash keeps one, and a joiner started but
+    not yet admitted cannot stand in for it, since only a member can admit
+    it.  A stale report errs towards a skip: a joiner admitted since is
+    missed, never a member gone since (the runner learns of every departure
+    by the node's exit)."""
+    views = [v for m in live if (v := reports.get(m, {}).get("view"))]
+    if not views:
+        return False                  # no FLUSH: the oracle's views keep every live node
+    latest = max(views, key=lambda v: v[0])[1]
+    return not (set(latest) & set(live)) - {nid}
+
+
 class ChaosRunner(Runner):
     """``Runner`` playing ``plan`` (a ``schedule``) in place of ``--kill``."""
 
@@ -181,6 +198,10 @@ class ChaosRunner(Runner):
             row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}
             if act.action != "join" and nid not in live or (act.action == "kill" and len(live) == 1):
                 self.done.append({**row, "skipped": "its node is dead"})
+                continue
+            if act.action == "kill" and last_of_view(nid, live, self.status):
+                self.done.append({**row, "skipped": "the last live member of the latest view"})
+                self.log(f"kill of node {nid} skipped: the last live member of the latest view")
                 continue
             if act.action == "join":
                 self._join(nid, t0)

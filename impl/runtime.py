@@ -152,6 +152,18 @@ def idle(stack) -> bool:
     return True
 
 
+def flush_view(stack) -> Optional[list]:
+    """``[vid, members]`` of the node's FLUSH view (FLUSH over the ring too),
+    None for a stack without FLUSH: the chaos runner reads it so that a kill
+    never takes the last live member of the latest view (the specs'
+    CanCrash), which a joiner still waiting to be admitted cannot replace."""
+    stack = getattr(stack, "fstack", stack)
+    if "flush" not in {layer.name for layer in stack.layers}:
+        return None
+    f = stack.layer("flush")
+    return [f.vid, list(f.members)]
+
+
 @dataclass
 class Config:
     """What the runner tells a node (a JSON file, ``python -m
@@ -363,7 +375,7 @@ class Node(asyncio.DatagramProtocol):
     def report(self, what: str, **more) -> None:
         body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
                            "idle": self.started and self.sent >= self.cfg.messages and idle(self.stack),
-                           "frozen": self.frozen,
+                           "frozen": self.frozen, "view": flush_view(self.stack),
                            "records": self.writer.records, **more}).encode()
         self._sendto(RUNNER, CONTROL, body)
 

@@ -87,6 +87,21 @@ def test_a_rejoin_is_a_new_node_after_a_kill():
     assert not any(a.action == "join" for s in range(50) for a in schedule(s, 30.0, 3))
 
 
+def test_a_kill_never_takes_the_last_live_member_of_the_latest_view():
+    """The soak's kill of node 3, the last member of view 3, while joiner 4
+    (started, not yet admitted) waited: CanCrash excludes it, so the runner
+    skips it; the latest view is the highest vid any live node reports, and
+    a stack without FLUSH (no view reported) is never held back."""
+    waiting = {3: {"view": [3, [3]]}, 4: {"view": [0, []]}}
+    assert chaos.last_of_view(3, [3, 4], waiting)
+    admitted = {3: {"view": [4, [3, 4]]}, 4: {"view": [4, [3, 4]]}}
+    assert not chaos.last_of_view(3, [3, 4], admitted)
+    stale = {2: {"view": [2, [2, 3]]}, 3: {"view": [3, [3]]}}       # node 2's report is older
+    assert chaos.last_of_view(3, [2, 3], stale)
+    assert not chaos.last_of_view(2, [2, 3], {2: {"view": [2, [2, 3]]}, 3: {}})
+    assert not chaos.last_of_view(1, [1, 2], {1: {"view": None}, 2: {}})
+
+
 def test_a_node_its_ring_suspected_leaves_as_a_crash_and_any_other_exit_is_an_error(tmp_path, monkeypatch):
     """impl/runtime.py's SHUNNED exit is the node's crash (its Crash record,
     as a kill's); any other exit of a node stops the run."""
