@@ -32,7 +32,10 @@ the spec's FIFO channel ``chan[<<m, m>>]``: a FORWARD re-sent to itself at a
 view change does not go round the network but waits in ``selfq``, and a
 DATA of its own that comes back while ``selfq`` is not empty waits behind
 it; a zero-delay timer takes ``selfq``'s head, one step per firing
-(RecvForward(m, m) or RecvData(m, m)).
+(RecvForward(m, m) or RecvData(m, m)).  At a view change the old view's
+DATA still in ``selfq`` are delivered first (FLUSH delivered them in that
+view, so they are in the VIEW's digest, which the spec's InstallView
+absorbs); its FORWARDs stay queued.
 
 ``resent_first=True`` (with ``self_channel``): while ``selfq`` holds the
 forward-table a new coordinator re-sent to itself, an application send
@@ -213,15 +216,20 @@ class Sequencer:
 
     # RecvData(m, p)
     def _recv_data(self, p: int, msg: Data) -> list[Effect]:
+        taken = self._take_data(msg)             # the record logs the state after the step
+        return [self._trace("RecvData", msg, p=p), *taken]
+
+    def _take_data(self, msg: Data) -> list[Effect]:
+        """RecvData's change of state: a new DATA delivered, a duplicate counted."""
         s, q = msg.sender, msg.seqno
         if s == self.nid:
             self.fwd.pop(q, None)
         if s in self.recv and q <= self.recv[s]:
             bump(self.stats, "duplicates")
-            return [self._trace("RecvData", msg, p=p)]
+            return []
         self.recv[s] = q
         self.delivered.append((s, q))
-        return [self._trace("RecvData", msg, p=p), Deliver(s, q, msg.payload)]
+        return [Deliver(s, q, msg.payload)]
 
     # InstallView(m)
     def _install_view(self, view: View) -> list[Effect]:
@@ -239,9 +247,20 @@ class Sequencer:
             # is a harness bug, counted rather than guessed around.
             bump(self.stats, "view_out_of_order")
             return []
+        # The old view's DATA still waiting in selfq (behind FORWARDs re-sent
+        # to itself: a coordinator under load drains selfq slower than it
+        # multicasts) were delivered by FLUSH in that view, so they are in the
+        # VIEW's digest: the view change absorbs them, in selfq's order (the
+        # coordinator's multicast order, the digest's), as the spec's
+        # InstallView does (Absorb); the FORWARDs stay, as in the spec's channel.
+        out: list[Effect] = []
+        if any(isinstance(m, Data) for m in self.selfq):
+            for m in [m for m in self.selfq if isinstance(m, Data)]:
+                out += self._take_data(m)
+            self.selfq = [m for m in self.selfq if not isinstance(m, Data)]
         old, self.view, self.vid = self.view, view, view.vid
         self.recv = {s: q for s, q in self.recv.items() if s in view.members}
-        out: list[Effect] = [self._trace("InstallView")]
+        out.append(self._trace("InstallView"))
         if old.coord != view.coord or self.resend_always:
             resend = [Forward(self.nid, q, self.fwd[q]) for q in sorted(self.fwd)]
             if self.self_channel and view.coord == self.nid:

@@ -32,6 +32,29 @@ def test_the_self_channel_takes_one_message_a_firing_and_rearms_until_empty():
     assert s.handle(TimerFired(SELF_TIMER), 4.0) == [] and s.fwd == {1: b"a", 2: b"b"}
 
 
+def test_a_view_change_absorbs_the_old_views_data_waiting_in_the_self_channel():
+    # 2, coordinator of view 2, has re-sent FORWARD 2.1 to itself and
+    # multicast DATA 2.1 from it; its own DATA 2.1 and 3.1 came back (FLUSH
+    # delivered them in view 2) and wait behind FORWARD 2.2 when view 3 comes:
+    # the view change delivers both DATA, in selfq's order, before its record
+    # (the spec's InstallView absorbs the digest), and keeps the FORWARD
+    s = Sequencer(2, (1, 2, 3), self_channel=True, tracing="delta")
+    s.handle(AppSend(b"a"), 0.0)
+    s.handle(AppSend(b"b"), 0.0)
+    s.handle(ViewChange(View(2, (2, 3))), 1.0)
+    s.handle(TimerFired(SELF_TIMER), 2.0)                       # FORWARD 2.1 -> DATA 2.1
+    s.handle(Receive(2, Data(2, 1, b"a")), 2.0)
+    s.handle(Receive(2, Data(3, 1, b"c")), 2.0)
+    assert s.selfq == [Forward(2, 2, b"b"), Data(2, 1, b"a"), Data(3, 1, b"c")]
+    effs = s.handle(ViewChange(View(3, (2,))), 3.0)
+    delivered = [(e.sender, e.seqno) for e in effs if type(e).__name__ == "Deliver"]
+    (rec,) = [e.event for e in effs if isinstance(e, Trace)]
+    assert delivered == [(2, 1), (3, 1)] and rec.name == "InstallView"
+    assert rec.state["delivered"] == [[2, 1], [3, 1]] and rec.state["recv"] == {"2": 1}
+    assert [type(e).__name__ for e in effs].index("Trace") > 1          # after the deliveries
+    assert s.selfq == [Forward(2, 2, b"b")] and s.fwd == {2: b"b"}
+
+
 def test_a_new_coordinator_with_a_node_id_above_256_resends_to_its_self_channel():
     # ids go to 65535 on the wire; an id decoded from a VIEW or read from the
     # runner's command is a new int object, equal to the layer's nid, not the same
