@@ -27,7 +27,7 @@ build a function over ``1..N`` as an ``Fn`` and still compare equal to TLC's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Set
 from itertools import islice
 from typing import Any
 
@@ -69,7 +69,7 @@ def sort_key(v: Any) -> tuple:
         return (3, v.name)
     if isinstance(v, (tuple, Seq)):
         return (4, len(v), tuple(sort_key(x) for x in v))
-    if isinstance(v, frozenset):
+    if isinstance(v, (frozenset, GrowSet)):
         items = sorted((sort_key(x) for x in v))
         return (5, len(items), tuple(items))
     if isinstance(v, Fn):
@@ -303,6 +303,97 @@ class Seq:
         return (Seq, (tuple(self),))
 
 
+
+class GrowSet(Set):
+    """An immutable set that equals the frozenset of its elements (and
+    hashes alike), whose union with a few new elements shares storage with
+    the set it extends: Seq's idea for a set that only grows.  The versions
+    of one lineage share an insertion-ordered list and an element -> position
+    map; a version is a length, and holds the elements placed before it.
+    Adding to the newest version costs the new elements; adding to an older
+    one copies its elements (a branch).  ``newer - older`` of one lineage is
+    the slice between them.  The replay keeps FLUSH's ``delivered`` (every
+    message a member delivered in the run) in one: as a frozenset each
+    Multicast and Deliver copied it, and a soak's check was quadratic."""
+
+    __slots__ = ("_order", "_pos", "_n", "_hash")
+
+    def __init__(self, items: Iterable = ()) -> None:
+        self._order: list = []
+        self._pos: dict = {}
+        for x in items:
+            if x not in self._pos:
+                self._pos[x] = len(self._order)
+                self._order.append(x)
+        self._n = len(self._order)
+        self._hash: int | None = None
+
+    @classmethod
+    def _at(cls, order: list, pos: dict, n: int) -> "GrowSet":
+        o = object.__new__(cls)
+        o._order, o._pos, o._n, o._hash = order, pos, n, None
+        return o
+
+    @classmethod
+    def _from_iterable(cls, it):
+        return frozenset(it)            # what Set's other operators make is a plain set
+
+    def __contains__(self, x) -> bool:
+        i = self._pos.get(x)
+        return i is not None and i < self._n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator:
+        return islice(self._order, self._n)
+
+    def __or__(self, other):
+        if not isinstance(other, (Set, set, frozenset)):
+            return NotImplemented
+        if len(self._order) == self._n:              # the newest version: extend in place
+            new = [x for x in other if x not in self._pos]
+            if not new:
+                return self
+            order, pos = self._order, self._pos
+        else:                                        # an older one: branch off a copy
+            new = [x for x in other if x not in self]
+            if not new:
+                return self
+            order = self._order[: self._n]
+            pos = {x: i for i, x in enumerate(order)}
+        for x in new:
+            if x not in pos:
+                pos[x] = len(order)
+                order.append(x)
+        return GrowSet._at(order, pos, len(order))
+
+    __ror__ = __or__
+
+    def __sub__(self, other):
+        if isinstance(other, GrowSet) and other._order is self._order and other._n <= self._n:
+            return frozenset(islice(self._order, other._n, self._n))
+        if not isinstance(other, (Set, set, frozenset)):
+            return NotImplemented
+        return frozenset(x for x in self if x not in other)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, GrowSet) and other._order is self._order:
+            return self._n == other._n
+        if isinstance(other, (Set, set, frozenset)):
+            return len(self) == len(other) and all(x in other for x in self)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return repr(frozenset(self))
+
 def _fn_of_items(items: tuple) -> Fn:
     """Unpickling: the items of a pickled Fn are in key order already."""
     return Fn._of(dict(items))
@@ -322,7 +413,7 @@ def normalize(v: Any) -> Any:
         return v
     if isinstance(v, (tuple, list, Seq)):
         return tuple(normalize(x) for x in v)
-    if isinstance(v, (frozenset, set)):
+    if isinstance(v, (frozenset, set, GrowSet)):
         return frozenset(normalize(x) for x in v)
     if isinstance(v, (Fn, dict)):
         items = [(normalize(k), normalize(x)) for k, x in v.items()]
@@ -346,7 +437,7 @@ def to_tla(v: Any) -> str:
         return v.name
     if isinstance(v, (tuple, Seq)):
         return "<<" + ", ".join(to_tla(x) for x in v) + ">>"
-    if isinstance(v, frozenset):
+    if isinstance(v, (frozenset, GrowSet)):
         return "{" + ", ".join(to_tla(x) for x in sorted(v, key=sort_key)) + "}"
     if isinstance(v, Fn):
         if not v:
@@ -366,7 +457,7 @@ def to_json(v: Any) -> Any:
         return v.name
     if isinstance(v, (tuple, Seq)):
         return [to_json(x) for x in v]
-    if isinstance(v, frozenset):
+    if isinstance(v, (frozenset, GrowSet)):
         return [to_json(x) for x in sorted(v, key=sort_key)]
     if isinstance(v, Fn):
         if all(isinstance(k, (str, int, ModelValue)) for k in v):

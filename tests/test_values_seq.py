@@ -8,7 +8,7 @@ import pickle
 
 from hypothesis import given, strategies as st
 
-from groupcheck.model.values import Fn, Seq, normalize, sort_key, to_json, to_tla
+from groupcheck.model.values import Fn, GrowSet, Seq, normalize, sort_key, to_json, to_tla
 
 items = st.lists(st.tuples(st.integers(1, 4), st.integers(0, 50)), max_size=12)
 
@@ -41,3 +41,32 @@ def test_an_append_shares_storage_and_a_branch_copies():
         pass
     else:
         raise AssertionError("a version reads past its own length")
+
+
+# ``GrowSet``: the set the replay keeps FLUSH's delivered in, on the same terms.
+elems = st.lists(st.integers(0, 30), max_size=12)
+
+
+@given(elems, elems, elems)
+def test_a_growset_is_the_frozenset_of_its_elements(xs, ys, zs):
+    a, f = GrowSet(xs) | frozenset(ys), frozenset(xs) | frozenset(ys)
+    z = frozenset(zs)
+    assert a == f and f == a and hash(a) == hash(f) and len(a) == len(f) and set(a) == f
+    assert {a} == {f} and frozenset({(1, a)}) == frozenset({(1, f)}) and Fn({1: a}) == Fn({1: f})
+    assert all((x in a) == (x in f) for x in range(-1, 32))
+    assert a | z == f | z and z | a == z | f and a - z == f - z and z - a == z - f and a & z == f & z
+    assert (a <= z) == (f <= z) and (z <= a) == (f >= z) and a.isdisjoint(z) == f.isdisjoint(z)
+    assert sort_key(a) == sort_key(f) and to_json(a) == to_json(f) and to_tla(a) == to_tla(f)
+    assert normalize(a) == f and type(normalize(a)) is frozenset and eval(repr(a)) == f
+    assert pickle.loads(pickle.dumps(a)) == f and (a != f | {99})
+
+
+def test_a_growset_union_shares_storage_and_a_branch_copies():
+    a = GrowSet([1])
+    b = a | {2}
+    c = b | {3}
+    assert a._order is b._order is c._order and (a, b, c) == ({1}, {1, 2}, {1, 2, 3})
+    assert c - a == {2, 3} and c - b == {3} and b - c == frozenset()
+    d = b | {4}                         # b is no longer the newest version: a branch
+    assert d._order is not c._order and d == {1, 2, 4} and c == {1, 2, 3} and 4 not in c and 3 not in d
+    assert a | {1} is a and c | set() is c and 2 not in a
