@@ -311,7 +311,8 @@ class GrowSet(Set):
     of one lineage share an insertion-ordered list and an element -> position
     map; a version is a length, and holds the elements placed before it.
     Adding to the newest version costs the new elements; adding to an older
-    one copies its elements (a branch).  ``newer - older`` of one lineage is
+    one returns the lineage's next version when that version is the same
+    union, else copies its elements (a branch).  ``newer - older`` of one lineage is
     the slice between them.  The replay keeps FLUSH's ``delivered`` (every
     message a member delivered in the run) in one: as a frozenset each
     Multicast and Deliver copied it, and a soak's check was quadratic."""
@@ -356,11 +357,17 @@ class GrowSet(Set):
             if not new:
                 return self
             order, pos = self._order, self._pos
-        else:                                        # an older one: branch off a copy
+        else:
             new = [x for x in other if x not in self]
             if not new:
                 return self
-            order = self._order[: self._n]
+            # the same union made again on this version (the replay's other
+            # candidate states, which share the acting member's set, take the
+            # same step): the lineage holds it already, right after this version
+            k = self._n + len(new)
+            if all(self._n <= self._pos.get(x, -1) < k for x in new):
+                return GrowSet._at(self._order, self._pos, k)
+            order = self._order[: self._n]           # another union: branch off a copy
             pos = {x: i for i, x in enumerate(order)}
         for x in new:
             if x not in pos:

@@ -70,3 +70,6 @@ def test_a_growset_union_shares_storage_and_a_branch_copies():
     d = b | {4}                         # b is no longer the newest version: a branch
     assert d._order is not c._order and d == {1, 2, 4} and c == {1, 2, 3} and 4 not in c and 3 not in d
     assert a | {1} is a and c | set() is c and 2 not in a
+    e = a | {2}                         # b's union again, on a version no longer the newest: b's storage
+    assert e._order is b._order and e == b and e - a == {2}
+    assert (a | {3}) == {1, 3} and (a | {3})._order is not b._order
