@@ -5,10 +5,9 @@ whose compared graph is over ``DEFAULT_STATES`` states, run under the slow
 marker.  Of the smaller ones the default suite compares, per protocol, the
 smallest model expected to hold and the smallest expected to violate (every
 protocol but SEQUENCER over FLUSH over the ring, whose smallest graph, 3,030
-states, costs about 20 s of TLC and 15 s of the explorer); the explorer's
-pinned counts of every model are default tests of their own
-(tests/test_model_*.py), and the audit's link stage and the slow suite
-compare the others.  The compared graph is the model check's
+states, costs about 20 s of TLC and 15 s of the explorer; the explorer's
+pinned state counts, tests/test_model_*.py, are default tests of their
+own); the audit's link stage and the slow suite compare the others.  The compared graph is the model check's
 ``distinct_states`` unless the entry pins ``link_states``: a violating model
 compared to a depth bound explores past the violation where TLC stopped."""
 
