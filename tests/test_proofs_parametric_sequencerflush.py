@@ -30,9 +30,6 @@ def _enc(name, **change):
         dict(entry("sequencerflush", name).constants(), MaxCrashes=0, **change))
 
 
-# the default audit's prove stage proves AnyNoCrash too; the default suite
-# proves AnyFixed below, whose relation adds the crash to AnyNoCrash's
-@pytest.mark.slow
 def test_invariant_is_inductive_for_every_N():
     proved_for_every_n("sequencerflush", "AnyNoCrash", ["NoDuplicates", "SurvivorTotalOrder"])
 
