@@ -143,7 +143,6 @@ def _without_once():
     return run(_NoOnce(), rows=frozenset({("ReceiveFlushCompleted", "Msgs")}))
 
 
-@pytest.mark.slow     # the default suite decodes AnyNoCrash's counterexample without Fresh below
 def test_a_crash_lemma_set_without_once_yields_a_decoded_cti():
     """Without Once (one FLUSH_COMPLETED per channel) a second
     FLUSH_COMPLETED could follow the one the initiator records:
