@@ -69,6 +69,8 @@ def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     evs[k]["state"]["sent"] += 1
     v = explained_rejection(tmp_path, recs, k)   # Send enabled; its logged state was not reachable
     assert v.record["name"] == "Send" and v.record["state"]["sent"] == evs[k]["state"]["sent"]
+    # one state matched, and Send alone enabled there: the counts and the set TLC printed, read exactly
+    assert v.matched_count == 1 and v.enabled == [f"Send({evs[k]['nid']})"]
 
 
 def test_cli_checker_both_agrees_and_fails_on_swap(tmp_path, run):

@@ -59,7 +59,7 @@ def test_header_variant_selects_the_spec_variant(tmp_path, run):
     assert v.first_unmatched == m["first_bad_event"]
 
 
-@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py has it by default
+@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py reads it exactly by default
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
     evs = events(recs)

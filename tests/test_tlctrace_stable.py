@@ -54,7 +54,7 @@ def test_digest_encoded_as_spec_records():
     assert "heardFrom |-> {1, 2}" in text and "purged |-> <<>>" in text and "view" not in text
 
 
-@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py has it by default
+@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py reads it exactly by default
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
     evs = events(recs)
