@@ -104,3 +104,21 @@ def states_agree(protocol, name, max_states, k, invariant=True):
         succ = [t for _, t in model.next(s)]
         extra = extra_successor(enc, s, succ, S, T, nxt)
         assert extra is None, (s, extra)
+
+
+def default_and_slow(*cases, share: int = 3) -> list:
+    """Parameters ``(name, max_states, k, ...)`` of a sampled check: each case
+    with a ``share``-th of its sample ``k`` (at least 10) in the default suite,
+    and whole under the slow marker (the default sample is a prefix of the
+    slow one: one seeded shuffle).  A case given as a ``pytest.param`` keeps
+    its marks and its sample."""
+    import pytest
+    out = []
+    for c in cases:
+        if not hasattr(c, "marks"):        # a pytest.param is a named tuple too
+            name, max_states, k, *rest = c
+            out += [(name, max_states, max(k // share, 10), *rest),
+                    pytest.param(name, max_states, k, *rest, marks=pytest.mark.slow)]
+        else:
+            out.append(c)
+    return out

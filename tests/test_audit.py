@@ -14,6 +14,11 @@ from groupcheck.conformance.report import Check
 from groupcheck.model import manifest
 
 
+# the tests of real_checks (two TLC runs and a graph comparison) on one xdist
+# worker, so the fixture is built once
+REAL = pytest.mark.xdist_group("audit-real-checks")
+
+
 @pytest.fixture(scope="module")
 def real_checks():
     e = manifest.select(["sequencer"], "Pair")[0]
@@ -29,6 +34,7 @@ def _bad_conformance():
     return audit.conformance_check(protocols.get("sequencer"), res)
 
 
+@REAL
 def test_outputs_parse_and_agree(tmp_path, real_checks):
     checks = real_checks + [_bad_conformance()]
     paths = report.write_all(tmp_path, checks, {"coverage": {"sequencer": {
@@ -63,6 +69,7 @@ def test_outputs_parse_and_agree(tmp_path, real_checks):
     assert html.count("<svg") == n_diagrams + 1            # + the coverage chart
 
 
+@REAL
 def test_tlc_counterexample_becomes_a_diagram(real_checks):
     tlc = real_checks[0]
     assert tlc.as_expected and tlc.observed == "TotalOrder"

@@ -80,6 +80,10 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
         assert t["first_bad_event"] is not None and "JGroups's SEQUENCER." in t["jgroups_step"], t
 
 
+# the tests of stable_run (a JGroups run of about 8 s) on one xdist worker, so it runs once
+STABLE_RUN = pytest.mark.xdist_group("jgroups-stable-run")
+
+
 @pytest.fixture(scope="module")
 def stable_run(classes, tmp_path_factory):
     """One crash-free run of the stable stack with its white-box trace: 3
@@ -96,6 +100,7 @@ def _stable_events(out):
 
 
 @needs_jgroups
+@STABLE_RUN
 def test_jgroups_stable_conforms_step_by_step_in_the_replay_and_tlc(stable_run):
     """JGroups's pbcast.STABLE, white-box: every gossip, stability digest and
     purge of a crash-free run is a step of Stable.tla (the replay and TLC
@@ -112,6 +117,7 @@ def test_jgroups_stable_conforms_step_by_step_in_the_replay_and_tlc(stable_run):
 
 
 @needs_jgroups
+@STABLE_RUN
 def test_a_forged_purge_past_the_stable_point_is_rejected_naming_the_jgroups_step(stable_run, tmp_path):
     """The run's trace with one member's purge raised one message past the
     lows of the STABILITY digest it applied: the replay and TLC reject that

@@ -431,6 +431,11 @@ def _assert_judged_alike(verdicts: list[dict], runs: dict) -> None:
     assert protocols == {"flush", "sequencerflush", "raincoresequencerflush"}, protocols
 
 
+# the default tests of judged_corpus (runs of four protocols simulated and
+# ingested) on one xdist worker, so the corpus is made once
+JUDGED = pytest.mark.xdist_group("pipeline-judged-corpus")
+
+
 @pytest.fixture(scope="module")
 def judged_corpus(tmp_path_factory):
     d = tmp_path_factory.mktemp("judged")
@@ -439,6 +444,7 @@ def judged_corpus(tmp_path_factory):
     return d / "ds", runs
 
 
+@JUDGED
 def test_every_judging_protocol_agrees_with_its_replay_local(judged_corpus):
     """FLUSH, SEQUENCER over FLUSH and both over the Raincore ring: the
     catalogue's verdict on every run is its replay's, violations included,
@@ -507,6 +513,7 @@ def test_a_replay_violation_no_history_shows_is_not_compared(tmp_path):
     assert v["agree"] is None and res["disagreements"] == 0
 
 
+@JUDGED
 def test_the_end_of_a_ring_run_is_judged_when_it_settled(judged_corpus):
     """Over the ring the replay judges EventualDelivery at a settled end
     (the ring never quiesces): so does the catalogue, and a run whose end
@@ -537,6 +544,7 @@ def test_every_judging_protocol_agrees_with_its_replay_on_spark(spark, judged_co
     assert apart["verdicts"] == rl["verdicts"]
 
 
+@JUDGED
 def test_split_judgement_of_every_judging_protocol_in_process(judged_corpus):
     """The Spark check's task bodies run here, every run's properties
     judged apart (``_judge_slices``) and merged: the local engine's rows."""

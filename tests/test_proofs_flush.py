@@ -18,7 +18,7 @@ from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.engine import (_solver, edge_in_relation, extra_successor, run,
                                             satisfies_invariant, verdict)
 from groupcheck.model.proofs.flush import FlushEncoding
-from proof_helpers import edges_agree, edges_outside, entry, sample, states_agree
+from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample, states_agree
 
 
 def _entry(name):
@@ -30,10 +30,10 @@ def _sample(name, max_states, k, seed=15):
     return sample(enc, max_states, k, seed)
 
 
-@pytest.mark.parametrize("name,max_states,k", [
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(
     ("FixedJoinCrash", 2000, 120), pytest.param("FixedLeaveCrash", 2000, 120, marks=pytest.mark.slow),
     ("FlawedCrash", 1199, 120),
-    ("FixedTwoCrashes", 2000, 80)])
+    ("FixedTwoCrashes", 2000, 80)))
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     edges_agree("flush", name, max_states, k)
 
@@ -52,9 +52,9 @@ def test_a_wrong_edge_is_rejected():
     assert not edge_in_relation(enc, s, labs, t._replace(vid=vid))
 
 
-@pytest.mark.parametrize("name,max_states,k", [
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(
     ("FixedJoinCrash", 2000, 40), pytest.param("FixedLeaveCrash", 2000, 40, marks=pytest.mark.slow),
-    ("FlawedCrash", 1199, 25)])
+    ("FlawedCrash", 1199, 25)))
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k):
     states_agree("flush", name, max_states, k, invariant=lambda enc: enc.R)
 

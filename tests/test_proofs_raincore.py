@@ -33,7 +33,7 @@ from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.raincore import (FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding,
                                                 manifest_constants)
 from groupcheck.model.raincore import Token
-from proof_helpers import sample
+from proof_helpers import default_and_slow, sample
 
 
 def _enc(name, **kw):
@@ -157,9 +157,10 @@ def test_the_flawed_variant_yields_a_reachable_cti_with_its_path():
     assert "'Eating', 'Hungry', 'Eating'" in q.post["tokenState"]
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Faithful3", 3000, 100), ("FixedRing2", 1500, 150),
-                                               ("Fixed3", 1500, 100),
-                                               pytest.param("TimelyYield3", 937, 100, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(("Faithful3", 3000, 100), ("FixedRing2", 1500, 150),
+                                                               ("Fixed3", 1500, 100),
+                                                               pytest.param("TimelyYield3", 937, 100,
+                                                                            marks=pytest.mark.slow)))
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     enc, _, _, edges = _sample(name, max_states, k)
     assert len(edges) == k
@@ -185,9 +186,9 @@ def test_wrong_edges_are_rejected():
     assert not _in_relation(enc, s, labs, extra, S, T)
 
 
-@pytest.mark.parametrize("name,max_states,k,fixed", [("FixedRing2", 1500, 40, True), ("Fixed3", 1500, 30, True),
-                                                     ("Faithful3", 3000, 20, False),
-                                                     pytest.param("TimelyYield3", 937, 60, True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name,max_states,k,fixed", default_and_slow(
+    ("FixedRing2", 1500, 40, True), ("Fixed3", 1500, 30, True), ("Faithful3", 3000, 20, False),
+    pytest.param("TimelyYield3", 937, 60, True, marks=pytest.mark.slow)))
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k, fixed):
     enc, model, res, _ = _sample(name, max_states, 0)
     if name == "FixedRing2":

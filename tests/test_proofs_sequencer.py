@@ -18,7 +18,7 @@ from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.sequencer import SequencerEncoding
-from proof_helpers import edges_agree, edges_outside, entry, sample
+from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample
 
 ACTIONS = {"Send", "RecvForward", "RecvData", "InstallView", "NewView", "Crash"}
 
@@ -61,8 +61,8 @@ def test_no_flush_yields_a_reachable_cti_with_its_path():
     assert not [x for x in qs if x.result == "cti" and x.query.split(":")[-1] != "SurvivorTotalOrder"]
 
 
-@pytest.mark.parametrize("name,max_states,k", [("CoordCrash", 1500, 150), ("Pair", None, 150),
-                                               ("FailureFree", 1000, 100)])
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(("CoordCrash", 1500, 150), ("Pair", None, 150),
+                                                               ("FailureFree", 1000, 100)))
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     enc, edges = edges_agree("sequencer", name, max_states, k)
     assert {lab.action for _, _, labs in edges for lab in labs} >= (
@@ -86,8 +86,8 @@ def test_a_wrong_edge_is_rejected():
     assert t.delivered[m] != s.delivered[m]
 
 
-@pytest.mark.parametrize("name,max_states,k", [("CoordCrash", 1500, 40), ("Pair", None, 40),
-                                               ("FailureFree", 1000, 25)])
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(("CoordCrash", 1500, 40), ("Pair", None, 40),
+                                                               ("FailureFree", 1000, 25)))
 def test_reachable_states_have_no_extra_successor(name, max_states, k):
     """From sampled reachable states, the z3 relation allows no successor the
     model lacks; and the states of the crash-free model satisfy every lemma."""

@@ -14,7 +14,7 @@ from groupcheck.model.core import Label
 from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.stable import StableEncoding
-from proof_helpers import edges_agree, edges_outside, entry, sample, states_agree
+from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample, states_agree
 
 
 def _entry(name):
@@ -36,8 +36,8 @@ def test_fixed_invariant_is_inductive():
     assert verdict(qs)
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Pair", 1500, 200),
-                                               pytest.param("Flawed", 1500, 200, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(("Pair", 1500, 200),
+                                                               pytest.param("Flawed", 1500, 200, marks=pytest.mark.slow)))
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     edges_agree("stable", name, max_states, k)
 
@@ -55,7 +55,8 @@ def test_a_wrong_edge_is_rejected():
     assert not edge_in_relation(enc, s, labs, bumped)
 
 
-@pytest.mark.parametrize("name,max_states,k", [("Pair", 1500, 60), ("PairJoin", 1500, 60), ("Fixed", 1500, 30)])
+@pytest.mark.parametrize("name,max_states,k", default_and_slow(("Pair", 1500, 60), ("PairJoin", 1500, 60),
+                                                               ("Fixed", 1500, 30)))
 def test_reachable_states_satisfy_the_invariant_and_have_no_extra_successor(name, max_states, k):
     states_agree("stable", name, max_states, k)
 

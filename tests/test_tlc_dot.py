@@ -60,6 +60,10 @@ def dot_spec_graph(procs, max_n) -> nx.DiGraph:
     return g
 
 
+# the tests of tlc_dump (a TLC run) on one xdist worker, so TLC runs once
+DUMP = pytest.mark.xdist_group("tlc-dot-dump")
+
+
 @pytest.fixture(scope="module")
 def tlc_dump(tmp_path_factory):
     try:
@@ -81,6 +85,7 @@ def expected():
     return dot_spec_graph(c["Procs"], c["Max"])
 
 
+@DUMP
 def test_dot_round_trip_equals_independent_graph(tlc_dump, expected):
     g = read_dot_graph(tlc_dump.dot_path, VARIABLES)
     assert g.number_of_nodes() == tlc_dump.distinct_states
@@ -100,6 +105,7 @@ def test_dot_round_trip_equals_independent_graph(tlc_dump, expected):
     assert g.graph["initial"] == {init} and g.nodes[init]["initial"]
 
 
+@DUMP
 def test_compare_graphs_reports_a_deterministic_first_difference(tlc_dump, expected):
     g = read_dot_graph(tlc_dump.dot_path, VARIABLES)
 

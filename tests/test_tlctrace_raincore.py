@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from groupcheck.conformance import raincore, tlctrace
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
                               explained_rejection, rejected_at, run_fixture)
@@ -57,6 +59,7 @@ def test_header_variant_selects_the_spec_variant(tmp_path, run):
     assert v.first_unmatched == m["first_bad_event"]
 
 
+@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py reads it exactly by default
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
     evs = events(recs)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from groupcheck.conformance import stable, tlctrace
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection,
                               rejected_at, run_fixture)
@@ -52,6 +54,7 @@ def test_digest_encoded_as_spec_records():
     assert "heardFrom |-> {1, 2}" in text and "purged |-> <<>>" in text and "view" not in text
 
 
+@pytest.mark.slow     # the explanation is tlctrace's, whatever the spec: tests/test_tlctrace.py reads it exactly by default
 def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     recs = copy.deepcopy(run)
     evs = events(recs)
