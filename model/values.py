@@ -379,7 +379,7 @@ class GrowSet(Set):
 
     def __sub__(self, other):
         if isinstance(other, GrowSet) and other._order is self._order and other._n <= self._n:
-            return frozenset(islice(self._order, other._n, self._n))
+            return frozenset(self._order[other._n: self._n])      # a slice: islice would walk the prefix
         if not isinstance(other, (Set, set, frozenset)):
             return NotImplemented
         return frozenset(x for x in self if x not in other)
