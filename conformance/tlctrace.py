@@ -30,6 +30,28 @@ an invariant would say the same, but TLC would print the whole matching
 behaviour, whose states grow with the log (measured: most of the time on a
 3,000-event log).
 
+Safety properties.  A trace spec whose protocol's properties are state
+invariants of its spec judges them on the trace (``TLATrace.properties``,
+the fields of the trace spec's ``Kept``: SEQUENCER's NoDuplicates,
+Integrity, SenderFIFO, TotalOrder; STABLE's SafeGC, StabilityBound).  Its
+cfg's ACTION_CONSTRAINT ``TraceKeeps`` prunes every step that breaks one,
+so no invariant is violated and nothing is printed: the semantics is that
+record ``d`` breaks a property when every behaviour matching records
+1..``d`` has broken one by then, never when only some has (a state's
+unlogged variables are TLC's choice, and one choice breaking a property is
+no verdict on the implementation).  The search then stops at ``d`` as for
+an unmatched record; the second run, with ``DiagAt = d``, keeps the steps
+at ``d`` and prints what each breaks (``groupcheck-broken``, with the
+state after the step), and keeps every step after ``d``, so its depth is
+the step verdict on the rest of the log.  ``TLCVerdict`` carries both:
+``ok``/``first_unmatched`` for the steps, ``broken_at``/``broken`` for the
+properties (those every behaviour broke at ``d``).  GapFreeFIFO, stated
+for senders that never crash, and the end-of-run properties stay with the
+replay: a state of a trace cannot know whether a sender crashes later.
+:func:`agrees` compares both verdicts with the replay's
+(``RunReport.broken``: each property its histories or candidates break,
+with the first record where they do).
+
 Diagnostics.  A rejected log is run once more with ``DiagAt == depth`` and
 the invariant ``TraceDiagnostic`` (each trace spec defines it): for every
 distinct state whose cursor stands at the unmatched record it prints, with

@@ -21,7 +21,9 @@
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
 (* for interactive use, but its violation prints the whole behaviour,      *)
-(* whose states grow with the log (quadratic output on long logs).         *)
+(* whose states grow with the log (quadratic output on long logs).  The    *)
+(* safety properties are judged by pruning the steps that break them       *)
+(* (below, "Safety properties on the trace", and TraceKeeps).              *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
