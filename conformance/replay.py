@@ -60,7 +60,8 @@ class RunReport:
     # the first event that is no step of the model (None: every step conforms).
     # Usually first_bad_event of a nonconforming run; for a violation found in
     # a conforming prefix that later stops conforming, the later event: what
-    # TLC trace validation, which judges steps only, must agree with
+    # TLC trace validation's step verdict must agree with (``broken`` below
+    # is what its property verdict must agree with)
     stops_conforming_at: Optional[int] = None
     # The model states the replay held as candidates (for the pipeline's
     # coverage); None when the protocol's replay does not record them.
