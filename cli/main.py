@@ -666,18 +666,18 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row["verdict"] = "ok"
         elif both and not row["agree"]:
             row["verdict"] = "disagreement"
-        elif v.broken_at is not None:     # TLC found a safety property broken on the trace
+        elif v.broken_at is not None and not (both and v.ok):   # TLC alone, or steps failing later
             row.update(verdict="violation", protocol=trace.header["protocol"], property=v.broken[0],
-                       finding=m.get("finding") if both else None,
-                       finding_why=m.get("finding_why") if both else None)
+                       finding=None, finding_why=None)
             row["reason"] = v.broken_detail() + ("" if v.ok else f"; {v.detail}")
         elif not v.ok:
             row["verdict"] = "nonconforming"
-        else:   # both accept the steps; the replay's global/end-of-run properties failed
+        else:   # both accept the steps and agree; the replay's verdict names the property and its finding
             row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m),
                        finding=m.get("finding"), finding_why=m.get("finding_why"))
             row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
-                             f"{row['property']} (groupcheck conform --checker model for details)")
+                             f"{row['property']} (groupcheck conform --checker model for details)"
+                             + (f"; TLC: {v.broken_detail()}" if v.broken_at is not None else ""))
         bad += not ok and not gate.accepted(row)
         rows.append(row)
     if as_json:
