@@ -676,8 +676,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m),
                        finding=m.get("finding"), finding_why=m.get("finding_why"))
             row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
-                             f"{row['property']} (groupcheck conform --checker model for details)"
-                             + (f"; TLC: {v.broken_detail()}" if v.broken_at is not None else ""))
+                             f"{row['property']} (groupcheck conform --checker model for details)")
         bad += not ok and not gate.accepted(row)
         rows.append(row)
     if as_json:
