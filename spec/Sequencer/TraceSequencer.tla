@@ -147,8 +147,18 @@ Summaries ==
     /\ highest' = [m \in S!Members |-> IF New(m) = {} THEN highest[m]
                                      ELSE AddHighest(highest[m], delivered'[m], Len(delivered[m]))]
 
-\* Delivered by m before its j-th delivery, when j is new.
-Before(m, j, y) == y \in DOMAIN firstAt[m] \/ \E i \in Len(delivered[m]) + 1 .. j - 1 : delivered'[m][i] = y
+\* y is above what m delivered of its sender before its j-th delivery (j
+\* new): so m had not delivered y then.  Cheap (highest has one entry a
+\* sender), it spares the look-ups in firstAt (a linear search in TLC) on
+\* the usual step.
+Above(m, j, y) ==
+    /\ y[1] \in DOMAIN highest[m] => highest[m][y[1]] < y[2]
+    /\ \A i \in Len(delivered[m]) + 1 .. j - 1 : delivered'[m][i][1] = y[1] => delivered'[m][i][2] < y[2]
+
+\* m delivered y before its j-th delivery, when j is new.
+Before(m, j, y) ==
+    /\ ~Above(m, j, y)
+    /\ y \in DOMAIN firstAt[m] \/ \E i \in Len(delivered[m]) + 1 .. j - 1 : delivered'[m][i] = y
 
 KeptNoDuplicates ==
     \A m \in S!Members : \A j \in New(m) : ~Before(m, j, delivered'[m][j])
@@ -156,13 +166,10 @@ KeptNoDuplicates ==
 KeptIntegrity ==
     \A m \in S!Members : \A j \in New(m) : delivered'[m][j][2] \in 1 .. sent'[delivered'[m][j][1]]
 
+\* A first delivery is above every earlier one of its sender (a repeat is
+\* NoDuplicates').
 KeptSenderFIFO ==
-    \A m \in S!Members : \A j \in New(m) :
-        LET x == delivered'[m][j] IN
-        Before(m, j, x)
-        \/ /\ x[1] \in DOMAIN highest[m] => highest[m][x[1]] < x[2]
-           /\ \A i \in Len(delivered[m]) + 1 .. j - 1 :
-                delivered'[m][i][1] = x[1] => delivered'[m][i][2] < x[2]
+    \A m \in S!Members : \A j \in New(m) : Above(m, j, delivered'[m][j]) \/ Before(m, j, delivered'[m][j])
 
 \* Two members that order a pair differently: the pair became common in
 \* this step, so its later element at one of the two is new there.  So for
@@ -172,7 +179,8 @@ KeptTotalOrder ==
     \A m \in S!Members : \A j \in New(m) :
         LET x == delivered'[m][j] IN
         Before(m, j, x)
-        \/ \A m2 \in S!Members \ {m} : x \in DOMAIN firstAt'[m2] =>
+        \/ \A m2 \in S!Members \ {m} :
+             (x[1] \in DOMAIN highest'[m2] /\ highest'[m2][x[1]] >= x[2] /\ x \in DOMAIN firstAt'[m2]) =>
              \A q \in firstAt'[m2][x] + 1 .. Len(delivered'[m2]) :
                  LET y == delivered'[m2][q] IN firstAt'[m2][y] = q => ~Before(m, j, y)
 
