@@ -33,7 +33,8 @@ behaviour, whose states grow with the log (measured: most of the time on a
 Safety properties.  A trace spec whose protocol's properties are state
 invariants of its spec judges them on the trace (``TLATrace.properties``,
 the fields of the trace spec's ``Kept``: SEQUENCER's NoDuplicates,
-Integrity, SenderFIFO, TotalOrder; STABLE's SafeGC, StabilityBound).  Its
+Integrity, SenderFIFO, TotalOrder; FLUSH's, STABLE's, the ring's and FLUSH
+over the ring's invariants; not yet SEQUENCER over FLUSH's).  Its
 cfg's ACTION_CONSTRAINT ``TraceKeeps`` prunes every step that breaks one,
 so no invariant is violated and nothing is printed: the semantics is that
 record ``d`` breaks a property when every behaviour matching records

@@ -59,10 +59,21 @@ def _check(tmp_path, constants: dict, prop: str):
     return run_tlc(tmp_path, "KeptCheck", None, cfg_text=cfg, timeout=900)
 
 
-def test_the_trace_spec_judges_the_properties_it_declares():
-    text = (spec_root() / "Sequencer" / "TraceSequencer.tla").read_text(encoding="utf-8")
-    kept = re.search(r"^Kept == \[(.*?)\]", text, re.M | re.S).group(1)
-    assert sorted(re.findall(r"(\w+) \|->", kept)) == sorted(tlctrace._binding("sequencer")[1].properties)
+@pytest.mark.parametrize("protocol", tlctrace.supported_protocols())
+def test_each_trace_spec_judges_the_properties_its_protocol_declares(protocol):
+    """``TLATrace.properties`` are the fields of the trace spec's ``Kept``, the
+    replay's names for them, and its cfg prunes the steps that break one."""
+    proto, tt = tlctrace._binding(protocol)
+    folder = spec_root() / proto.spec
+    text = (folder / f"Trace{proto.spec}.tla").read_text(encoding="utf-8")
+    cfg = (folder / f"Trace{proto.spec}.cfg").read_text(encoding="utf-8")
+    kept = re.search(r"^Kept == \[(.*?)\]$", text, re.M | re.S)
+    if not tt.properties:
+        assert kept is None and "TraceKeeps" not in cfg
+        return
+    assert sorted(re.findall(r"(\w+) \|->", kept.group(1))) == sorted(tt.properties)
+    assert set(tt.properties) <= set(proto.properties)
+    assert "ACTION_CONSTRAINT TraceKeeps" in cfg.splitlines()
 
 
 @NEEDS_JAVA
