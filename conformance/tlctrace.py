@@ -308,6 +308,9 @@ def tracelog_module(events: list[dict], tt: TLATrace, diag_at: int = 0, observed
 
 
 def cfg_text(protocol: str, constants: dict, *, diagnose: bool = False) -> str:
+    """The cfg TLC runs: the header's constants before the spec folder's
+    Trace<P>.cfg, without TraceMatched, and with ``diagnose`` the invariant
+    TraceDiagnostic (which prints the states and enabled actions at DiagAt)."""
     proto, tt = _binding(protocol)
     consts = tt.constants(constants) if tt.constants else constants
     lines = ["CONSTANTS"] + [f"    {k} = {to_tla(v)}" for k, v in consts.items()]
@@ -350,7 +353,8 @@ def log_entries(trace, tt: TLATrace) -> list[dict]:
     return tt.prepare(trace) if tt.prepare else trace.events
 
 
-def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1):
+def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1,
+         diagnose: bool | None = None):
     tmp = Path(tempfile.mkdtemp(prefix="groupcheck-tlctrace-"))
     try:
         for f in (spec_root() / proto.spec).glob("*.tla"):
@@ -359,7 +363,8 @@ def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, worker
         (tmp / "TraceLog.tla").write_text(tracelog_module(log_entries(trace, tt), tt, diag_at,
                                                           observed(trace, proto, tt)), encoding="utf-8")
         return run_tlc(tmp, f"Trace{proto.spec}", None,
-                       cfg_text=cfg_text(proto.name, trace.header["constants"], diagnose=bool(diag_at)),
+                       cfg_text=cfg_text(proto.name, trace.header["constants"],
+                                         diagnose=bool(diag_at) if diagnose is None else diagnose),
                        timeout=timeout, check_deadlock=False, workers=workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -383,12 +388,13 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     v = TLCVerdict(True, len(events), None, 0.0, "TLC consumed the whole log")
     # Record `depth` is the first that no behaviour matches, or (with the trace
     # spec's properties) the first at which every behaviour matching the log
-    # up to it breaks one; the second run tells which (TraceKeeps).
+    # up to it breaks one; a second run tells which (TraceKeeps).  It goes
+    # without TraceDiagnostic: the actions enabled at a broken record are not
+    # needed, and ENABLED on a long run's state took minutes (a JGroups trace).
     blocks: list = []
-    if diagnose or tt.properties:
-        d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
-        blocks = _printed(d.raw_output)
-        broken = [b for tag, b in blocks if tag == "broken"]
+    if tt.properties:
+        d = _run(trace, tt, proto, diag_at=depth, timeout=timeout, diagnose=False)
+        broken = [b for tag, b in _printed(d.raw_output) if tag == "broken"]
         if broken:
             ev = events[depth - 1]
             names = [set(re.findall(r'"([^"]*)"', b.split("}", 1)[0])) for b in broken]
@@ -404,7 +410,11 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
             if after == len(events) + 1:
                 v.seconds = time.monotonic() - t0
                 return v
-            depth, blocks = after, []
+            depth = after
+        elif diagnose:          # a step no behaviour matches: the states and actions there
+            blocks = _printed(_run(trace, tt, proto, diag_at=depth, timeout=timeout).raw_output)
+    elif diagnose:
+        blocks = _printed(_run(trace, tt, proto, diag_at=depth, timeout=timeout).raw_output)
     idx = depth - 1
     ev = events[idx]
     v.ok, v.first_unmatched = False, ev["i"]

@@ -151,8 +151,9 @@ LeaveIfLogged ==
 Kept == [VirtualSynchrony |-> F!VirtualSynchrony', NoSendWhileBlocked |-> F!NoSendWhileBlocked',
          ViewAfterAllCompleted |-> F!ViewAfterAllCompleted']
 
-\* The properties the step breaks.
-Broken == {p \in DOMAIN Kept : ~Kept[p]}
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
@@ -224,6 +225,6 @@ TraceDiagnostic ==
 \* and print what they break, the steps after it are all kept.
 TraceKeeps ==
     IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
-    ELSE IF l = DiagAt THEN Broken # {} => PrintT(<<"groupcheck-broken", Broken, DiagVars'>>)
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
     ELSE TRUE
 =============================================================================

@@ -188,8 +188,9 @@ KeptTotalOrder ==
 Kept == [NoDuplicates |-> KeptNoDuplicates, Integrity |-> KeptIntegrity,
          SenderFIFO |-> KeptSenderFIFO, TotalOrder |-> KeptTotalOrder]
 
-\* The properties the step breaks.
-Broken == {p \in DOMAIN Kept : ~Kept[p]}
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
@@ -259,6 +260,6 @@ TraceDiagnostic ==
 \* of that run is the step verdict on the rest of the log.
 TraceKeeps ==
     IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
-    ELSE IF l = DiagAt THEN Broken # {} => PrintT(<<"groupcheck-broken", Broken, DiagVars'>>)
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
     ELSE TRUE
 =============================================================================

@@ -143,8 +143,9 @@ InstallViewIfLogged ==
 (* broken one.                                                             *)
 Kept == [SafeGC |-> S!SafeGC', StabilityBound |-> S!StabilityBound']
 
-\* The properties the step breaks.
-Broken == {p \in DOMAIN Kept : ~Kept[p]}
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
@@ -215,6 +216,6 @@ TraceDiagnostic ==
 \* and print what they break, the steps after it are all kept.
 TraceKeeps ==
     IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
-    ELSE IF l = DiagAt THEN Broken # {} => PrintT(<<"groupcheck-broken", Broken, DiagVars'>>)
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
     ELSE TRUE
 =============================================================================
