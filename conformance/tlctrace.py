@@ -41,10 +41,13 @@ record ``d`` breaks a property when every behaviour matching records
 1..``d`` has broken one by then, never when only some has (a state's
 unlogged variables are TLC's choice, and one choice breaking a property is
 no verdict on the implementation).  The search then stops at ``d`` as for
-an unmatched record; the second run, with ``DiagAt = d``, keeps the steps
-at ``d`` and prints what each breaks (``groupcheck-broken``, with the
-state after the step), and keeps every step after ``d``, so its depth is
-the step verdict on the rest of the log.  ``TLCVerdict`` carries both:
+an unmatched record; a second run, with ``DiagAt = d`` and without
+``TraceDiagnostic``, keeps the steps at ``d`` and prints what each breaks
+(``groupcheck-broken``, with the state after the step), and keeps every
+step after ``d``, so its depth is the step verdict on the rest of the log.
+When nothing is printed, record ``d`` is a step no behaviour matches, and
+the diagnostics run follows (below): a rejected step costs three runs
+where the trace spec judges properties.  ``TLCVerdict`` carries both:
 ``ok``/``first_unmatched`` for the steps, ``broken_at``/``broken`` for the
 properties (those every behaviour broke at ``d``).  GapFreeFIFO, stated
 for senders that never crash, and the end-of-run properties stay with the
