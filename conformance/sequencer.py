@@ -222,10 +222,13 @@ class SequencerBinding(Binding):
         v = properties.first(self.history(), PROPERTIES)
         if not v:
             return None
-        # the step where it broke: the last of the witnessing deliveries
-        at = [self.where[e["member"]][e["index"] - 1] for e in v.events
-              if e.get("index") and e.get("member") in self.where and e["index"] <= len(self.where[e["member"]])]
-        return (v.property, max(at) if at else None, v.reason)
+        # the record where the property first broke, and the witness there
+        # (the first witness in member order may be a later one): where TLC,
+        # which judges it step by step, finds it broken too
+        at = self.broken_at().get(v.property)
+        if at is not None:
+            v = properties.CATALOGUE[v.property].judge(self._prefix(at))
+        return (v.property, at, v.reason)
 
     def broken_at(self) -> dict:
         """Each of PROPERTIES the histories break -> the first record after
