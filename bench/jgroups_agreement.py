@@ -14,7 +14,9 @@ replay's verdict and first bad record (the first record that is no step
 of the spec or, for a property broken, the step where it broke: its
 index, action and member, and the JGroups step behind it), the first
 record no step of the spec matches for the replay and for TLC (none when
-every step conforms), and whether the history and trace verdicts agree
+every step conforms), the property TLC finds broken on the trace and its
+record (with the JGroups step behind it), whether the replay names the
+same property at the same record, and whether the history and trace verdicts agree
 (on the checks the command compares: ``agree_on``).  Each run's folder is kept under OUT.
 Prints one JSON object.
 """
@@ -66,8 +68,14 @@ def one(stack: str, i: int, kill_at: float, messages: int, out: Path, limit: flo
         replay={"verdict": t.get("verdict"), "reason": (t.get("reason") or "").splitlines()[0] or None,
                 "first_bad": record(folder, t.get("first_bad_event")),
                 "stops_conforming_at": t.get("stops_conforming_at"), "jgroups_step": t.get("jgroups_step")},
-        tlc={"ok": tlc.get("ok"), "first_unmatched": tlc.get("first_unmatched"), "seconds": tlc.get("seconds")},
+        tlc={"ok": tlc.get("ok"), "first_unmatched": tlc.get("first_unmatched"), "seconds": tlc.get("seconds"),
+             "broken": tlc.get("broken") or None, "broken_at": record(folder, tlc.get("broken_at")),
+             "jgroups_step": tlc.get("jgroups_step")},
         same_record=t.get("stops_conforming_at") == tlc.get("first_unmatched"),
+        # the replay's verdict on a property TLC also judges: the same property at the same record
+        same_property=(None if t.get("verdict") != "violation" else
+                       (t.get("reason") or "").split(":")[0] in (tlc.get("broken") or [])
+                       and t.get("first_bad_event") == tlc.get("broken_at")),
         agree=r["agree"], agree_on=r["agree_on"])
     return row
 
@@ -98,6 +106,8 @@ def main() -> None:
             "trace_nonconforming": sum(r["replay"]["verdict"] == "nonconforming" for r in judged),
             "trace_violation": sum(r["replay"]["verdict"] == "violation" for r in judged),
             "replay_and_tlc_same_record": sum(r["same_record"] for r in judged),
+            "tlc_property_violation": sum(bool(r["tlc"]["broken"]) for r in judged),
+            "replay_and_tlc_same_property": sum(bool(r["same_property"]) for r in judged),
             "disagree": [r["run"] for r in judged if not r["agree"]],
             "errors": {r["run"]: r["error"] for r in mine if "error" in r}}
     print(json.dumps({

@@ -125,8 +125,13 @@ def _report(r: dict, as_json: bool, gate: Gate) -> None:
         if t.get("jgroups_step"):
             print(f"    the JGroups step: {t['jgroups_step']}")
         if t.get("tlc"):
-            print(f"    tlc: {'accepts' if t['tlc']['ok'] else 'rejects at event ' + str(t['tlc']['first_unmatched'])}"
-                  f" ({t['tlc']['events']} events, {t['tlc']['seconds']} s)")
+            v = t["tlc"]
+            said = "accepts every step" if v["ok"] else f"rejects at event {v['first_unmatched']}"
+            if v.get("broken_at") is not None:
+                said += f"; {'/'.join(v['broken'])} broken at event {v['broken_at']}"
+            print(f"    tlc: {said} ({v['events']} events, {v['seconds']} s)")
+            if v.get("jgroups_step") and v.get("jgroups_step") != t.get("jgroups_step"):
+                print(f"    the JGroups step (TLC's record): {v['jgroups_step']}")
         print(f"  agreement of history and trace verdicts: {'yes' if r['agree'] else 'NO'}"
               + (f" (the trace is the {r['layer']} layer's: compared on {', '.join(r['agree_on'])})"
                  if r.get("layer") else ""))

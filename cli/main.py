@@ -646,16 +646,18 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             rows.append(row); bad += 1
             continue
         row["tlc"] = v.to_json()
-        if not v.ok:
+        if not v.clean:
             row["tlc_explain"] = v.explain()
-        ok = v.ok
+        ok = v.clean
         if both:
-            m = conform_file(f).to_json()
-            # the replay's "ok" includes the global properties; TLC validates the
-            # steps only, so compare on stepwise conformance
+            rep = conform_file(f)
+            m = rep.to_json()
+            # TLC judges the steps and the trace spec's safety properties; the
+            # replay's "ok" includes its other properties (GapFreeFIFO, the
+            # end-of-run ones), so the two are compared on what both judge
             row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
-                            "stops_conforming_at": m["stops_conforming_at"]}
-            agree = tlctrace.agrees(v, m)
+                            "stops_conforming_at": m["stops_conforming_at"], "broken": rep.broken}
+            agree = tlctrace.agrees(v, rep)
             row["agree"] = agree
             if not agree:
                 row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
@@ -664,9 +666,13 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row["verdict"] = "ok"
         elif both and not row["agree"]:
             row["verdict"] = "disagreement"
+        elif v.broken_at is not None and not (both and v.ok):   # TLC alone, or steps failing later
+            row.update(verdict="violation", protocol=trace.header["protocol"], property=v.broken[0],
+                       finding=None, finding_why=None)
+            row["reason"] = v.broken_detail() + ("" if v.ok else f"; {v.detail}")
         elif not v.ok:
             row["verdict"] = "nonconforming"
-        else:   # both accept the steps; the replay's global/end-of-run properties failed
+        else:   # both accept the steps and agree; the replay's verdict names the property and its finding
             row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m),
                        finding=m.get("finding"), finding_why=m.get("finding_why"))
             row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
@@ -680,7 +686,11 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             line = f"{r.get('run_id') or r['file']}: {r['verdict']}{gate.note(r)}"
             if "tlc" in r:
                 t = r["tlc"]
-                line += f" [tlc: {'ok' if t['ok'] else 'rejected at event ' + str(t['first_unmatched'])}, {t['seconds']} s"
+                said = (f"{'/'.join(t['broken'])} broken at event {t['broken_at']}" if t.get("broken_at") is not None
+                        else "ok" if t["ok"] else "")
+                if not t["ok"]:
+                    said += ("; " if said else "") + "rejected at event " + str(t["first_unmatched"])
+                line += f" [tlc: {said}, {t['seconds']} s"
                 if "model" in r:
                     mm = r["model"]
                     line += f"; model: {mm['verdict']}" + (f" at event {mm['first_bad_event']}" if mm["first_bad_event"] is not None else "")

@@ -448,6 +448,8 @@ def tracevalidation_check(name: str, run_seed: int):
         return f"accept{s}" if ok else f"reject{s} at event {at}"
     observed = (f"both {said(v.ok, v.first_unmatched)}" if agree else
                 f"TLC {said(v.ok, v.first_unmatched, 's')}, model {said(m_ok, rep.stops_conforming_at, 's')}")
+    if v.broken_at is not None:
+        observed += f"; TLC: {'/'.join(v.broken)} broken at event {v.broken_at}"
     drawn = []
     if not v.ok:
         steps = diagram.steps_from_events(trace.events, v.first_unmatched)

@@ -526,7 +526,7 @@ PROTOCOL = Protocol(
     actions=SPEC_ACTIONS,
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
     tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events),
-                       constants=tla_constants),
+                       constants=tla_constants, properties=PROPERTIES),
     properties=PROPERTIES,
     simulate=simulate, binding=FlushBinding,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,

@@ -622,20 +622,36 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     if checker in ("tlc", "both"):
         from . import tlctrace
         v = tlctrace.validate(trace)
-        out["tlc"] = {**v.to_json(), **({} if v.ok else {"explain": v.explain()})}
+        out["tlc"] = {**v.to_json(), **({} if v.clean else {"explain": v.explain()})}
         if checker == "tlc":
-            out.update(verdict="ok" if v.ok else "nonconforming", reason=None if v.ok else v.explain())
+            out.update(verdict="ok" if v.clean else "violation" if v.broken_at is not None else "nonconforming",
+                       reason=None if v.clean else v.explain(),
+                       first_bad_event=v.broken_at if v.broken_at is not None else v.first_unmatched)
         elif not tlctrace.agrees(v, rep):
             out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
-    bad = out.get("first_bad_event", out.get("tlc", {}).get("first_unmatched"))
+    bad = out.get("first_bad_event")
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         ev = trace.events[bad]
         proto = trace.header["protocol"]
-        prop = out["reason"].split(":")[0] if out["verdict"] == "violation" else None
-        out["jgroups_step"] = (stable_step(ev) if proto == "stable"
-                               else flush_step(trace.events, bad, tdir.parent / "notes.json") if proto == "flush"
-                               else jgroups_step(ev, prop))
+        prop = out["reason"].split(":")[0] if out["verdict"] == "violation" and checker != "tlc" else None
+        if checker == "tlc" and v.broken_at is not None:
+            prop = v.broken[0]
+        out["jgroups_step"] = _step_behind(proto, trace.events, bad, prop, tdir)
+    if out.get("tlc", {}).get("broken_at") is not None:
+        # TLC's own verdict on a property, explained as the replay's is
+        t = out["tlc"]
+        if t["broken_at"] < len(trace.events):
+            t["jgroups_step"] = _step_behind(trace.header["protocol"], trace.events, t["broken_at"],
+                                             t["broken"][0], tdir)
     return out
+
+
+def _step_behind(proto: str, events: list, at: int, prop: Optional[str], tdir: Path) -> Optional[str]:
+    """The JGroups step behind record ``at`` of a trace of ``proto``."""
+    ev = events[at]
+    return (stable_step(ev) if proto == "stable"
+            else flush_step(events, at, tdir.parent / "notes.json") if proto == "flush"
+            else jgroups_step(ev, prop))
 
 
 # The JGroups 2.12 step behind each Stable.tla action of a STABLE trace

@@ -383,7 +383,7 @@ PROTOCOL = Protocol(
     more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
-    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants),
+    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, properties=PROPERTIES),
     # docs/raincore.md F8/F9, seen in the implementation (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )

@@ -447,7 +447,7 @@ PROTOCOL = Protocol(
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
-                       prepare=tla_log),
+                       prepare=tla_log, properties=PROPERTIES),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

@@ -60,7 +60,8 @@ class RunReport:
     # the first event that is no step of the model (None: every step conforms).
     # Usually first_bad_event of a nonconforming run; for a violation found in
     # a conforming prefix that later stops conforming, the later event: what
-    # TLC trace validation, which judges steps only, must agree with
+    # TLC trace validation's step verdict must agree with (``broken`` below
+    # is what its property verdict must agree with)
     stops_conforming_at: Optional[int] = None
     # The model states the replay held as candidates (for the pipeline's
     # coverage); None when the protocol's replay does not record them.
@@ -73,9 +74,16 @@ class RunReport:
     finding_why: Optional[str] = None
     # the kind of the run's fault plan (the protocol's ``plan_kind``), for findings' rates
     plan: Optional[str] = None
+    # each property judged on the steps or the delivery histories that the
+    # conforming prefix breaks -> the record at which it first broke (every
+    # state consistent with the run so far breaking it): what TLC trace
+    # validation, which judges some of them on every step, must agree with.
+    # Not in ``to_json`` (the pipeline's rows are that JSON).
+    broken: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("visited", "mismatch")}
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("visited", "mismatch", "broken")}
 
 
 @dataclass
@@ -323,6 +331,12 @@ class Binding:
         """After the last step: (property, event or None, witness) of the first failure."""
         return self.violated()
 
+    def broken_at(self) -> dict:
+        """Each property the steps so far broke -> the record at which it
+        first broke (``RunReport.broken``); by default those noted on the
+        way (``note_invariants``)."""
+        return {p: i for p, (i, _) in self.found.items()}
+
     def at_end(self, cands: set) -> Optional[tuple[str, str]]:
         """At the end of a quiescent run: (property, witness) or None."""
         return None
@@ -447,6 +461,11 @@ class Engine:
         return stop
 
     def run(self, trace: Trace) -> RunReport:
+        rep = self._run(trace)
+        rep.broken = self.b.broken_at()
+        return rep
+
+    def _run(self, trace: Trace) -> RunReport:
         h = trace.header
         base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
         total = len(trace.events)

@@ -222,10 +222,40 @@ class SequencerBinding(Binding):
         v = properties.first(self.history(), PROPERTIES)
         if not v:
             return None
-        # the step where it broke: the last of the witnessing deliveries
-        at = [self.where[e["member"]][e["index"] - 1] for e in v.events
-              if e.get("index") and e.get("member") in self.where and e["index"] <= len(self.where[e["member"]])]
-        return (v.property, max(at) if at else None, v.reason)
+        # the record where the property first broke, and the witness there
+        # (the first witness in member order may be a later one): where TLC,
+        # which judges it step by step, finds it broken too
+        at = self.broken_at().get(v.property)
+        if at is not None:
+            v = properties.CATALOGUE[v.property].judge(self._prefix(at))
+        return (v.property, at, v.reason)
+
+    def broken_at(self) -> dict:
+        """Each of PROPERTIES the histories break -> the first record after
+        which they do: the histories only grow, so a property broken by a
+        prefix stays broken, and the record is found by bisection over the
+        delivering records (each candidate delivered the same: ``after``)."""
+        at = sorted({i for w in self.where.values() for i in w})
+        out = {}
+        for prop in PROPERTIES:
+            judge = properties.CATALOGUE[prop].judge
+            if not at or judge(self.history()) is None:
+                continue
+            lo, hi = 0, len(at) - 1          # the prefix up to at[hi] breaks it
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if judge(self._prefix(at[mid])) is None:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[prop] = at[lo]
+        return out
+
+    def _prefix(self, i: int) -> properties.History:
+        """The history of the records up to ``i``."""
+        import bisect
+        hist = {m: d[:bisect.bisect_right(self.where[m], i)] for m, d in self.hist.items()}
+        return properties.History.of(hist, self.sent, self.crashed)
 
     def at_end(self, cands: set):
         v = properties.eventual_delivery(self.history(quiescent=True))
@@ -446,7 +476,9 @@ PROTOCOL = Protocol(
     draw=draw,
     # spec/Sequencer/TraceSequencer.tla: fwd and a crash's lost receivers are sets
     tla_trace=TLATrace(sets=frozenset({"fwd", "lost"}),
-                       constants=spec_constants),
+                       constants=spec_constants,
+                       # its Kept: GapFreeFIFO is judged at the end, by the replay alone
+                       properties=("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")),
     # docs/sequencer.md: finding 1 and the losses after a coordinator crash (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )

@@ -370,7 +370,7 @@ PROTOCOL = Protocol(
     draw=draw,
     # spec/Stable/TraceStable.tla: views and heardFrom are sets of members
     tla_trace=TLATrace(sets=frozenset({"view", "heardFrom"}), constants=tla_constants,
-                       encode=tla_encode),
+                       encode=tla_encode, properties=PROPERTIES),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

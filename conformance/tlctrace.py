@@ -30,6 +30,32 @@ an invariant would say the same, but TLC would print the whole matching
 behaviour, whose states grow with the log (measured: most of the time on a
 3,000-event log).
 
+Safety properties.  A trace spec whose protocol's properties are state
+invariants of its spec judges them on the trace (``TLATrace.properties``,
+the fields of the trace spec's ``Kept``: SEQUENCER's NoDuplicates,
+Integrity, SenderFIFO, TotalOrder; FLUSH's, STABLE's, the ring's and FLUSH
+over the ring's invariants; not yet SEQUENCER over FLUSH's).  Its
+cfg's ACTION_CONSTRAINT ``TraceKeeps`` prunes every step that breaks one,
+so no invariant is violated and nothing is printed: the semantics is that
+record ``d`` breaks a property when every behaviour matching records
+1..``d`` has broken one by then, never when only some has (a state's
+unlogged variables are TLC's choice, and one choice breaking a property is
+no verdict on the implementation).  The search then stops at ``d`` as for
+an unmatched record; a second run, with ``DiagAt = d`` and without
+``TraceDiagnostic``, keeps the steps at ``d`` and prints what each breaks
+(``groupcheck-broken``, with the state after the step), and keeps every
+step after ``d``, so its depth is the step verdict on the rest of the log.
+When nothing is printed, record ``d`` is a step no behaviour matches, and
+the diagnostics run follows (below): a rejected step costs three runs
+where the trace spec judges properties.  ``TLCVerdict`` carries both:
+``ok``/``first_unmatched`` for the steps, ``broken_at``/``broken`` for the
+properties (those every behaviour broke at ``d``).  GapFreeFIFO, stated
+for senders that never crash, and the end-of-run properties stay with the
+replay: a state of a trace cannot know whether a sender crashes later.
+:func:`agrees` compares both verdicts with the replay's
+(``RunReport.broken``: each property its histories or candidates break,
+with the first record where they do).
+
 Diagnostics.  A rejected log is run once more with ``DiagAt == depth`` and
 the invariant ``TraceDiagnostic`` (each trace spec defines it): for every
 distinct state whose cursor stands at the unmatched record it prints, with
@@ -110,6 +136,9 @@ class TLATrace:
     prepare: Optional[Callable[[Any], list]] = None
     # the binding's variable names -> the trace spec's, where they differ
     var_names: dict = field(default_factory=dict)
+    # the safety properties the trace spec judges on every step (the fields
+    # of its ``Kept``), named as the replay names them; () : steps only
+    properties: tuple = ()
 
 
 @dataclass
@@ -125,6 +154,19 @@ class TLCVerdict:
     enabled: list[str] = field(default_factory=list)  # spec actions enabled in those states (union)
     # the records the unmatched log entry joins (one, unless the protocol joins records into a step)
     unmatched_records: list[int] = field(default_factory=list)
+    # a safety property broken: the record (event index `i`) at which every
+    # behaviour matching the log up to it has broken one of the trace spec's
+    # properties, those broken there, and the spec states after that step
+    broken_at: int | None = None
+    broken: list[str] = field(default_factory=list)
+    broken_records: list[int] = field(default_factory=list)
+    broken_states: list[str] = field(default_factory=list)
+    broken_record: dict | None = None               # that record, as written
+
+    @property
+    def clean(self) -> bool:
+        """Every step matched and no property broken."""
+        return self.ok and self.broken_at is None
 
     def to_json(self) -> dict:
         out = {"checker": "tlc", "ok": self.ok, "events": self.events,
@@ -134,13 +176,33 @@ class TLCVerdict:
             out.update(record=self.record, matched_before=self.matched_before,
                        matched_count=self.matched_count, enabled=self.enabled,
                        unmatched_records=self.unmatched_records)
+        if self.broken_at is not None:
+            out.update(broken_at=self.broken_at, broken=self.broken, broken_records=self.broken_records,
+                       broken_record=self.broken_record, broken_states=self.broken_states)
         return out
 
+    def broken_detail(self) -> str:
+        rec = self.broken_record or {}
+        at = f"event {self.broken_at} ({rec.get('name')}" + (f" at node {rec['nid']}" if rec.get("nid") is not None else "") + ")"
+        return (f"{' and '.join(self.broken)} broken at {at}: every behaviour of the spec that matches the "
+                f"log up to it breaks {'it' if len(self.broken) == 1 else 'them'} there")
+
     def explain(self) -> str:
-        """Human text of a rejection (empty when accepted)."""
-        if self.ok:
+        """Human text of a rejection or a property broken (empty when clean)."""
+        if self.clean:
             return ""
-        lines = [self.detail]
+        lines = []
+        if self.broken_at is not None:
+            lines.append(self.broken_detail())
+            if self.broken_record is not None:
+                lines.append("record: " + _compact(self.broken_record))
+            if self.broken_states:
+                lines.append(f"{len(self.broken_states)} spec state(s) after it"
+                             + (" (first shown)" if len(self.broken_states) > 1 else "") + ":")
+                lines.append("  " + self.broken_states[0])
+            if self.ok:
+                return "\n".join(lines)
+        lines.append(self.detail)
         if self.record is not None:
             lines.append("record: " + _compact(self.record))
         if self.matched_count:
@@ -249,6 +311,9 @@ def tracelog_module(events: list[dict], tt: TLATrace, diag_at: int = 0, observed
 
 
 def cfg_text(protocol: str, constants: dict, *, diagnose: bool = False) -> str:
+    """The cfg TLC runs: the header's constants before the spec folder's
+    Trace<P>.cfg, without TraceMatched, and with ``diagnose`` the invariant
+    TraceDiagnostic (which prints the states and enabled actions at DiagAt)."""
     proto, tt = _binding(protocol)
     consts = tt.constants(constants) if tt.constants else constants
     lines = ["CONSTANTS"] + [f"    {k} = {to_tla(v)}" for k, v in consts.items()]
@@ -262,7 +327,7 @@ def cfg_text(protocol: str, constants: dict, *, diagnose: bool = False) -> str:
 
 
 _DEPTH = re.compile(r"The depth of the complete state graph search is (\d+)")
-_PRINTED = re.compile(r'^<<\s*"groupcheck-(diag|enabled)",')
+_PRINTED = re.compile(r'^<<\s*"groupcheck-(diag|enabled|broken)",')
 
 
 def _printed(out: str) -> list[tuple[str, str]]:
@@ -291,7 +356,8 @@ def log_entries(trace, tt: TLATrace) -> list[dict]:
     return tt.prepare(trace) if tt.prepare else trace.events
 
 
-def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1):
+def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1,
+         diagnose: bool | None = None):
     tmp = Path(tempfile.mkdtemp(prefix="groupcheck-tlctrace-"))
     try:
         for f in (spec_root() / proto.spec).glob("*.tla"):
@@ -300,7 +366,8 @@ def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, worker
         (tmp / "TraceLog.tla").write_text(tracelog_module(log_entries(trace, tt), tt, diag_at,
                                                           observed(trace, proto, tt)), encoding="utf-8")
         return run_tlc(tmp, f"Trace{proto.spec}", None,
-                       cfg_text=cfg_text(proto.name, trace.header["constants"], diagnose=bool(diag_at)),
+                       cfg_text=cfg_text(proto.name, trace.header["constants"],
+                                         diagnose=bool(diag_at) if diagnose is None else diagnose),
                        timeout=timeout, check_deadlock=False, workers=workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -318,31 +385,62 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     if not events:
         return TLCVerdict(True, 0, None, 0.0, "empty trace")
     res = _run(trace, tt, proto, timeout=timeout)
-    out = res.raw_output
-    m = _DEPTH.search(out)
-    if not (m and "Model checking completed. No error has been found" in out):
-        raise _no_verdict(res, protocol, len(events), timeout)
-    depth = int(m.group(1))   # states at depth d have l = d: record d (1-based) is the first unmatched
+    depth = _depth(res, protocol, len(events), timeout)   # states at depth d have l = d
     if depth == len(events) + 1:
         return TLCVerdict(True, len(events), None, time.monotonic() - t0, "TLC consumed the whole log")
+    v = TLCVerdict(True, len(events), None, 0.0, "TLC consumed the whole log")
+    # Record `depth` is the first that no behaviour matches, or (with the trace
+    # spec's properties) the first at which every behaviour matching the log
+    # up to it breaks one; a second run tells which (TraceKeeps).  It goes
+    # without TraceDiagnostic: the actions enabled at a broken record are not
+    # needed, and ENABLED on a long run's state took minutes (a JGroups trace).
+    blocks: list = []
+    if tt.properties:
+        d = _run(trace, tt, proto, diag_at=depth, timeout=timeout, diagnose=False)
+        broken = [b for tag, b in _printed(d.raw_output) if tag == "broken"]
+        if broken:
+            ev = events[depth - 1]
+            names = [set(re.findall(r'"([^"]*)"', b.split("}", 1)[0])) for b in broken]
+            v.broken_at = ev["i"]
+            # every behaviour there broke one; those that all broke (else each one some broke)
+            v.broken = sorted(set.intersection(*names) or set.union(*names))
+            v.broken_records = list(ev.get("parts") or [ev["i"]])
+            v.broken_record = _reported(trace, ev)
+            v.broken_states = sorted({b.split("}", 1)[1].lstrip(", ").strip() for b in broken})[:DIAG_MAX_STATES]
+            # the run after the broken record kept every step: its depth is the
+            # step verdict on the rest of the log
+            after = _depth(d, protocol, len(events), timeout)
+            if after == len(events) + 1:
+                v.seconds = time.monotonic() - t0
+                return v
+            depth = after
+        elif diagnose:          # a step no behaviour matches: the states and actions there
+            blocks = _printed(_run(trace, tt, proto, diag_at=depth, timeout=timeout).raw_output)
+    elif diagnose:
+        blocks = _printed(_run(trace, tt, proto, diag_at=depth, timeout=timeout).raw_output)
     idx = depth - 1
     ev = events[idx]
-    v = TLCVerdict(False, len(events), ev["i"], 0.0,
-                   f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
-                   + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")",
-                   record=_reported(trace, ev),
-                   unmatched_records=list(ev.get("parts") or [ev["i"]]))
-    if diagnose:
-        d = _run(trace, tt, proto, diag_at=depth, timeout=timeout)
-        blocks = _printed(d.raw_output)
+    v.ok, v.first_unmatched = False, ev["i"]
+    v.detail = (f"no behaviour of the spec matches event {ev['i']} ({ev['name']}"
+                + (f" at node {ev['nid']}" if ev.get("nid") is not None else "") + ")")
+    v.record = _reported(trace, ev)
+    v.unmatched_records = list(ev.get("parts") or [ev["i"]])
+    if diagnose and blocks:
         states = sorted({b for tag, b in blocks if tag == "diag"})
         enabled = {x for tag, b in blocks if tag == "enabled" for x in re.findall(r'"([^"]*)"', b)}
-        shown = states
         v.matched_count = len(states)
-        v.matched_before = shown[:DIAG_MAX_STATES]
+        v.matched_before = states[:DIAG_MAX_STATES]
         v.enabled = sorted(enabled)
     v.seconds = time.monotonic() - t0
     return v
+
+
+def _depth(res, protocol: str, entries: int, timeout: float) -> int:
+    """TLC's search depth of a complete run (else NoVerdict)."""
+    m = _DEPTH.search(res.raw_output)
+    if not (m and "Model checking completed. No error has been found" in res.raw_output):
+        raise _no_verdict(res, protocol, entries, timeout)
+    return int(m.group(1))
 
 
 def _plain(x: Any) -> Any:
@@ -367,13 +465,27 @@ def _reported(trace, ev: dict) -> dict:
 
 
 def agrees(v: TLCVerdict, rep) -> bool:
-    """TLC's verdict and the model replay's (a replay.RunReport or its JSON)
-    on the steps of one trace: both accept every step, or both stop at the
-    same event (for a log entry that joins several records into one spec
-    step, the replay's event is one of them: TLC judges the step).  The
-    replay's properties are not TLC's to judge."""
-    at = rep["stops_conforming_at"] if isinstance(rep, dict) else rep.stops_conforming_at
-    return (v.ok and at is None) or (not v.ok and at in (v.unmatched_records or [v.first_unmatched]))
+    """TLC's verdict and the model replay's (a replay.RunReport, or its JSON
+    with the report's ``broken`` added) on one trace: on the steps, both
+    accept every step, or both stop at the same event (for a log entry that
+    joins several records into one spec step, the replay's event is one of
+    them: TLC judges the step); and on the safety properties the trace spec
+    judges (its ``properties``), both find none broken, or both name the
+    same record as the first at which one breaks, and the same properties
+    broken there.  The replay's other properties (GapFreeFIFO, the
+    end-of-run ones, ...) are its own."""
+    if isinstance(rep, dict):
+        at, protocol, broken = rep["stops_conforming_at"], rep["protocol"], rep["broken"]
+    else:
+        at, protocol, broken = rep.stops_conforming_at, rep.protocol, rep.broken
+    steps = (v.ok and at is None) or (not v.ok and at in (v.unmatched_records or [v.first_unmatched]))
+    _, tt = _binding(protocol)
+    mine = {p: i for p, i in (broken or {}).items() if tt is not None and p in tt.properties}
+    if not mine:
+        return steps and v.broken_at is None
+    first = min(mine.values())
+    return (steps and v.broken_at is not None and first in (v.broken_records or [v.broken_at])
+            and sorted(p for p, i in mine.items() if i == first) == v.broken)
 
 
 # --- coverage -----------------------------------------------------------------------------

@@ -447,7 +447,7 @@ class Runner:
             from groupcheck.conformance import tlctrace
             v = tlctrace.validate(trace)
             tlc = v.to_json()
-            if not v.ok:
+            if not v.clean:
                 tlc["explain"] = v.explain()
             if self.checker == "both":
                 tlc["agree"] = tlctrace.agrees(v, rep)

@@ -190,18 +190,32 @@ def test_coverage_names_actions_never_exercised(run):
     assert any(s.startswith("RecvData(p) msg=DATA") for s in cov["shapes"])
 
 
-def test_agreement_is_on_steps_not_on_properties():
+def test_agreement_is_on_steps_and_on_the_properties_the_trace_spec_judges():
     from groupcheck.conformance.replay import RunReport
-    ok = tlctrace.TLCVerdict(True, 10, None, 1.0, "")
-    rej = tlctrace.TLCVerdict(False, 10, 7, 1.0, "")
+    V = tlctrace.TLCVerdict
+    ok, rej = V(True, 10, None, 1.0, ""), V(False, 10, 7, 1.0, "")
+    gc = V(True, 10, None, 1.0, "", broken_at=4, broken=["SafeGC"], broken_records=[4])
+    gc_rej = V(False, 10, 7, 1.0, "", broken_at=4, broken=["SafeGC"], broken_records=[4])
 
-    def rep(verdict, bad, stop):
-        return RunReport("f", "r", "stable", verdict, 10, bad, None, stops_conforming_at=stop)
+    def rep(verdict, bad, stop, broken=None, protocol="stable"):
+        return RunReport("f", "r", protocol, verdict, 10, bad, None, stops_conforming_at=stop, broken=broken or {})
     assert tlctrace.agrees(ok, rep("ok", None, None))
-    assert tlctrace.agrees(ok, rep("violation", 4, None))          # a property: not TLC's to judge
     assert tlctrace.agrees(rej, rep("nonconforming", 7, 7))
-    # a property violated in a conforming prefix, the steps stop conforming later: TLC stops there too
-    assert tlctrace.agrees(rej, rep("violation", 4, 7))
-    assert not tlctrace.agrees(ok, rep("violation", 4, 7))
     assert not tlctrace.agrees(rej, rep("nonconforming", 6, 6))
-    assert tlctrace.agrees(rej, rep("ok", None, None).to_json() | {"stops_conforming_at": 7})
+    assert not tlctrace.agrees(ok, rep("nonconforming", 7, 7))
+    # a property the trace spec judges: the same record and the same properties, or none on both sides
+    assert tlctrace.agrees(gc, rep("violation", 4, None, {"SafeGC": 4}))
+    assert not tlctrace.agrees(ok, rep("violation", 4, None, {"SafeGC": 4}))
+    assert not tlctrace.agrees(gc, rep("ok", None, None))
+    assert not tlctrace.agrees(gc, rep("violation", 5, None, {"SafeGC": 5}))
+    assert not tlctrace.agrees(gc, rep("violation", 4, None, {"SafeGC": 4, "StabilityBound": 4}))
+    assert tlctrace.agrees(gc, rep("violation", 4, None, {"SafeGC": 4, "StabilityBound": 6}))
+    # broken in a conforming prefix, the steps stop conforming later: both say both
+    assert tlctrace.agrees(gc_rej, rep("violation", 4, 7, {"SafeGC": 4}))
+    assert not tlctrace.agrees(gc, rep("violation", 4, 7, {"SafeGC": 4}))
+    # a property the trace spec does not judge is the replay's own (SEQUENCER's GapFreeFIFO)
+    assert tlctrace.agrees(ok, rep("violation", 4, None, {"GapFreeFIFO": 4}, "sequencer"))
+    # the report as JSON carries its ``broken`` beside it
+    assert tlctrace.agrees(rej, rep("ok", None, None).to_json() | {"stops_conforming_at": 7, "broken": {}})
+    with pytest.raises(KeyError):
+        tlctrace.agrees(rej, rep("ok", None, None).to_json() | {"stops_conforming_at": 7})

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import json
 
-from groupcheck.conformance import flush
-from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, rejected_at, run_fixture
+from groupcheck.conformance import flush, protocols, tlctrace
+from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at, run_fixture
 
 pytestmark = NEEDS_JAVA
 
@@ -158,3 +158,16 @@ def test_the_replay_reads_flush_ok_round_from_the_header():
     header["constants"]["FlushOkRound"] = "false"
     with pytest.raises(HeaderError, match="FlushOkRound"):
         flush.FlushBinding(Trace("t", header, []))
+
+
+def test_seed_as_written_breaks_virtual_synchrony_for_tlc_and_the_replay_at_the_same_record(tmp_path):
+    """docs/flush.md's Finding 2 (no digest reconciliation, members crash):
+    every step conforms, and TLC, which judges Flush.tla's invariants on the
+    trace, finds VirtualSynchrony broken at the record where the replay does."""
+    proto = protocols.get("flush")
+    recs, _ = proto.simulate(1, proto.campaign_faults, {**proto.default_options, "reconcile": "false"})
+    v, m = both(tmp_path, recs, "asWritten", diagnose=False)
+    assert m["verdict"] == "violation" and m["reason"].startswith("VirtualSynchrony"), m
+    assert v.ok and v.broken == ["VirtualSynchrony"] and v.broken_at == m["first_bad_event"], v.to_json()
+    assert m["broken"] == {"VirtualSynchrony": v.broken_at} and tlctrace.agrees(v, m)
+    assert v.broken_record["name"] == "InstallView"

@@ -78,3 +78,22 @@ def test_generated_log_module():
                                     raincore.PROTOCOL.tla_trace)
     assert "nid |-> 0" in text and "nodelist |-> <<1, 2>>" in text
     assert "newNodes |-> {2, 3}" in text and "globalView |-> <<>>" in text
+
+
+def test_two_tokens_break_at_most_one_token_for_tlc_and_the_replay_at_the_same_record():
+    """docs/raincore.md's two-tokens finding (a drawn run with late 911s):
+    every step conforms, and TLC, which judges Raincore.tla's invariants on
+    the trace, finds AtMostOneToken broken at the record where the replay
+    does: the 911 that lets a second node regenerate the token."""
+    from groupcheck.conformance import protocols
+    from groupcheck.conformance.traces import from_records
+    rc = protocols.get("raincore")
+    _, options = rc.draw(805)
+    records, _ = rc.simulate(805, "auto", {**rc.default_options, **options})
+    trace = from_records(records)
+    rep = rc.replay(trace, visited=False)
+    assert rep.verdict == "violation" and rep.reason.startswith("AtMostOneToken"), rep
+    v = tlctrace.validate(trace, diagnose=False)
+    assert v.ok and v.broken == ["AtMostOneToken"] and v.broken_at == rep.first_bad_event, v.to_json()
+    assert rep.broken == {"AtMostOneToken": v.broken_at} and tlctrace.agrees(v, rep)
+    assert v.broken_record["name"] == "911Received" and 'tokenState |-> "Eating"' in v.explain()

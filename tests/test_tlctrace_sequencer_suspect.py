@@ -1,16 +1,18 @@
 """JGroups 2.12.2's SEQUENCER as Sequencer.tla's variant (SuspectResend,
 FillGaps, SeparateChannels): a trace of the manifest's SuspectPair path (JGRP-1449) is every
-step a step of the spec for TLC and the replay alike, and the replay finds
+step a step of the spec for TLC and the replay alike, and both find
 SenderFIFO broken at the delivery that breaks it; without the variants the
 same trace is no behaviour of the spec, rejected by both at the step that
 needs them; the header's constants are read strictly."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
 from groupcheck.conformance import sequencer, tlctrace
+from groupcheck.conformance.jgroups import jgroups_step
 from groupcheck.conformance.replay import HeaderError
 from groupcheck.conformance.traces import Trace
 from groupcheck.model.sequencer import SequencerModel
@@ -65,15 +67,30 @@ def _records(constants: dict) -> list:
 
 
 @NEEDS_JAVA
-def test_jgrp_1449_is_a_conforming_trace_that_breaks_sender_fifo(tmp_path):
+def test_jgrp_1449_breaks_sender_fifo_for_tlc_and_the_replay_at_the_same_record(tmp_path):
     recs = _records(JG)
     v, m = both(tmp_path, recs, "jgrp1449")
+    assert events(recs)[BREAKS]["state"]["delivered"] == [[2, 1]]
+    # every step is a step of the spec, for both
     assert v.ok and v.first_unmatched is None and v.events == len(events(recs)), v.explain()
-    last = BREAKS
-    assert events(recs)[last]["state"]["delivered"] == [[2, 1]]
-    assert m["verdict"] == "violation" and m["stops_conforming_at"] is None and tlctrace.agrees(v, m), m
+    assert m["verdict"] == "violation" and m["stops_conforming_at"] is None, m
+    # both find SenderFIFO broken at the RecvData of 2.1, after 2.2
     assert m["reason"].startswith("SenderFIFO: member 2 delivered 2.1 after 2.2"), m["reason"]
-    assert m["first_bad_event"] == last, m
+    # (GapFreeFIFO breaks earlier, at 2.2 skipping 2.1: a property TLC leaves to the replay)
+    assert m["first_bad_event"] == BREAKS and m["broken"] == {"SenderFIFO": BREAKS, "GapFreeFIFO": 4}, m
+    assert v.broken == ["SenderFIFO"] and v.broken_at == BREAKS and not v.clean, v.to_json()
+    assert tlctrace.agrees(v, m)
+    # TLC's explanation: the record, the spec's state after it, and the JGroups step behind it
+    text = v.explain()
+    assert text.startswith("SenderFIFO broken at event 6 (RecvData at node 2)"), text
+    assert "delivered |-> <<<<2, 2>>, <<2, 1>>>>" in text, text
+    step = jgroups_step(v.broken_record, v.broken[0])
+    assert "SeqnoTable delivers 2.1" in step and "(JGRP-1449)" in step, step
+    # agreement reads the property and its record
+    assert not tlctrace.agrees(dataclasses.replace(v, broken_at=None, broken=[]), m)
+    assert not tlctrace.agrees(dataclasses.replace(v, broken_at=BREAKS - 1, broken_records=[BREAKS - 1]), m)
+    assert not tlctrace.agrees(dataclasses.replace(v, broken=["TotalOrder"]), m)
+    assert not tlctrace.agrees(v, {**m, "broken": {"GapFreeFIFO": 4}})
 
 
 @NEEDS_JAVA

@@ -62,3 +62,19 @@ def test_rejection_names_matched_states_and_enabled_actions(tmp_path, run):
     evs[k]["state"]["sent"] += 1
     v = explained_rejection(tmp_path, recs, k)   # Multicast enabled; its logged state was not reachable
     assert v.record["name"] == "Multicast" and v.matched_count == 1 and "into |-> " in v.matched_before[0]
+
+
+def test_flawed_build_breaks_safe_gc_for_tlc_and_the_replay_at_the_same_record(tmp_path):
+    """The build that keeps heardFrom across a view change (its trace header
+    says so) purges what a member of its view has not delivered: TLC judges
+    SafeGC and StabilityBound on the trace and finds them broken at the
+    record where the replay does, every step conforming."""
+    from groupcheck.conformance.traces import load
+    from test_campaign_stable import run_one
+    _, _, rep = run_one(1, tmp_path, heard_from_reset=False, horizon=1.0)
+    assert rep.verdict == "violation" and rep.stops_conforming_at is None, rep
+    assert rep.broken == {"SafeGC": rep.first_bad_event, "StabilityBound": rep.first_bad_event}, rep.broken
+    v = tlctrace.validate(load(rep.file), diagnose=False)
+    assert v.ok and v.broken_at == rep.first_bad_event and v.broken == ["SafeGC", "StabilityBound"], v.to_json()
+    assert tlctrace.agrees(v, rep) and tlctrace.agrees(v, {**rep.to_json(), "broken": rep.broken})
+    assert v.broken_record["name"] == "SendStability" and "purged |-> <<0, 2, 0>>" in v.explain()

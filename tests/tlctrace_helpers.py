@@ -33,9 +33,11 @@ def run_fixture(protocol: str, seed: int, faults: str | None = None, options: di
 
 
 def both(tmp_path, records: list, name: str, *, diagnose: bool = True):
-    """(TLC's verdict, the replay's report as JSON) on ``records`` written as ``name``."""
+    """(TLC's verdict, the replay's report as JSON with its ``broken``) on
+    ``records`` written as ``name``."""
     p = write(tmp_path / f"{name}.ndjson", records)
-    return tlctrace.validate(load(p), diagnose=diagnose), conform_file(p).to_json()
+    rep = conform_file(p)
+    return tlctrace.validate(load(p), diagnose=diagnose), {**rep.to_json(), "broken": rep.broken}
 
 
 def accepted(tmp_path, records: list, name: str = "good", *, actions=(), one_step_a_record: bool = True):

@@ -122,6 +122,20 @@ TokenLossIfLogged ==
     /\ Rec.name = "TokenLoss"
     /\ \E m \in tokenMsgs : MsgIs(m, "TOKEN") /\ S!TokenLoss(m)
 
+-----------------------------------------------------------------------------
+(* Safety properties on the trace: Raincore.tla's invariants               *)
+(* AtMostOneToken and ConsistentHistory, each after the step (Kept), read  *)
+(* whole: both are small predicates of the ring's state.  A step that      *)
+(* breaks one is pruned (TraceKeeps, the cfg's ACTION_CONSTRAINT, below),  *)
+(* so the search stops at the first record where every behaviour matching  *)
+(* the log so far has broken one.                                          *)
+Kept == [AtMostOneToken |-> S!AtMostOneToken', ConsistentHistory |-> S!ConsistentHistory']
+
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+
+-----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
     /\ Rec.name = "TokenLoss" \/ n0 \in S!Node
@@ -189,4 +203,14 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+
+\* The cfg's ACTION_CONSTRAINT: a step that breaks a property is no step of
+\* a behaviour the trace is judged on.  tlctrace.py tells a record where
+\* every behaviour breaks one from a record no behaviour matches with
+\* DiagAt = that record: the steps before it are pruned, its own are kept
+\* and print what they break, the steps after it are all kept.
+TraceKeeps ==
+    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
+    ELSE TRUE
 =============================================================================

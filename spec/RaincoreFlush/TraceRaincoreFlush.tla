@@ -307,6 +307,21 @@ JoinIfLogged ==
     /\ RingStateMatches(P)
 
 -----------------------------------------------------------------------------
+-----------------------------------------------------------------------------
+(* Safety properties on the trace: RaincoreFlush.tla's invariants (FLUSH's *)
+(* three and the ring's AtMostOneToken, ConsistentHistory, ViewsFromRing), *)
+(* each after the step (Kept), read whole, as TraceFlush.tla and           *)
+(* TraceRaincore.tla read them.  A step that breaks one is pruned          *)
+(* (TraceKeeps, the cfg's ACTION_CONSTRAINT, below), so the search stops   *)
+(* at the first record where every behaviour matching the log so far has   *)
+(* broken one.                                                             *)
+Kept == [VirtualSynchrony |-> R!VirtualSynchrony', NoSendWhileBlocked |-> R!NoSendWhileBlocked', ViewAfterAllCompleted |-> R!ViewAfterAllCompleted', AtMostOneToken |-> R!AtMostOneToken', ConsistentHistory |-> R!ConsistentHistory', ViewsFromRing |-> R!ViewsFromRing']
+
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+
+-----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
     /\ P \in R!Members \/ Rec.name = "TokenLoss"
@@ -392,4 +407,14 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+
+\* The cfg's ACTION_CONSTRAINT: a step that breaks a property is no step of
+\* a behaviour the trace is judged on.  tlctrace.py tells a record where
+\* every behaviour breaks one from a record no behaviour matches with
+\* DiagAt = that record: the steps before it are pruned, its own are kept
+\* and print what they break, the steps after it are all kept.
+TraceKeeps ==
+    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
+    ELSE TRUE
 =============================================================================

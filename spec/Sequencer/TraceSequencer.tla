@@ -21,20 +21,23 @@
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
 (* for interactive use, but its violation prints the whole behaviour,      *)
-(* whose states grow with the log (quadratic output on long logs).         *)
+(* whose states grow with the log (quadratic output on long logs).  The    *)
+(* safety properties are judged by pruning the steps that break them       *)
+(* (below, "Safety properties on the trace", and TraceKeeps).              *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 CONSTANTS N, MaxSeq, MaxCrashes, KeepForward, ResendFirst, RetainForward, SuspectResend, FillGaps,
           SeparateChannels
 
-VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes, l
+VARIABLES views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes, l,
+          firstAt, highest   \* summaries of delivered (below, "Safety properties on the trace")
 
 S == INSTANCE Sequencer
 
 traceVars == <<views, vid, crashed, sent, fwd, recv, delivered, chan, coord, holes>>
 
-TraceInit == S!Init /\ l = 1
+TraceInit == S!Init /\ l = 1 /\ firstAt = [m \in S!Members |-> <<>>] /\ highest = [m \in S!Members |-> <<>>]
 
 Rec == Log[l]
 Logged(r, k) == k \in DOMAIN r
@@ -106,6 +109,90 @@ NewViewIfLogged ==
     /\ S!NewView
     /\ Logged(Rec.params, "view") => views'[Len(views')] = Rec.params.view
 
+-----------------------------------------------------------------------------
+(* Safety properties on the trace: Sequencer.tla's state invariants over   *)
+(* the delivery histories, NoDuplicates, Integrity, SenderFIFO and         *)
+(* TotalOrder, each as a step keeps it (Kept): the step's new deliveries    *)
+(* against what was delivered before, given the property held there.  TLC *)
+(* knows it held there because a step that breaks one is pruned            *)
+(* (TraceKeeps, the cfg's ACTION_CONSTRAINT).  The order properties judge  *)
+(* each member's first delivery of a message, as the replay does (a       *)
+(* repeat is NoDuplicates' alone).  Evaluating the invariants themselves   *)
+(* costs O(history^2) a state, and even the step's new deliveries against  *)
+(* the whole history O(history) a step: on a 3,000-event log validated in  *)
+(* 20 s, past five minutes and 60 s.  So two summaries of the histories    *)
+(* are kept beside them, out of the VIEW as delivered is: firstAt[m], each  *)
+(* message m delivered -> the position of its first delivery, and          *)
+(* highest[m], each sender -> the highest seqno m delivered of it; a step   *)
+(* then costs what it appends, plus for TotalOrder what another member     *)
+(* delivered after the new message.  GapFreeFIFO is not judged here: it is  *)
+(* stated for senders that never crash, which a state of a trace cannot    *)
+(* know before the trace ends (the replay judges it at the end).           *)
+
+\* m's deliveries the step appends (positions in delivered'[m]).
+New(m) == Len(delivered[m]) + 1 .. Len(delivered'[m])
+
+\* The summaries after m's history d grew from its first k entries.
+RECURSIVE AddFirstAt(_, _, _)
+AddFirstAt(f, d, k) == IF k >= Len(d) THEN f ELSE AddFirstAt(f @@ (d[k + 1] :> (k + 1)), d, k + 1)
+RECURSIVE AddHighest(_, _, _)
+AddHighest(h, d, k) ==
+    IF k >= Len(d) THEN h
+    ELSE LET x == d[k + 1]
+         IN AddHighest((x[1] :> IF x[1] \in DOMAIN h /\ h[x[1]] > x[2] THEN h[x[1]] ELSE x[2]) @@ h, d, k + 1)
+
+Summaries ==
+    /\ firstAt' = [m \in S!Members |-> IF New(m) = {} THEN firstAt[m]
+                                     ELSE AddFirstAt(firstAt[m], delivered'[m], Len(delivered[m]))]
+    /\ highest' = [m \in S!Members |-> IF New(m) = {} THEN highest[m]
+                                     ELSE AddHighest(highest[m], delivered'[m], Len(delivered[m]))]
+
+\* y is above what m delivered of its sender before its j-th delivery (j
+\* new): so m had not delivered y then.  Cheap (highest has one entry a
+\* sender), it spares the look-ups in firstAt (a linear search in TLC) on
+\* the usual step.
+Above(m, j, y) ==
+    /\ y[1] \in DOMAIN highest[m] => highest[m][y[1]] < y[2]
+    /\ \A i \in Len(delivered[m]) + 1 .. j - 1 : delivered'[m][i][1] = y[1] => delivered'[m][i][2] < y[2]
+
+\* m delivered y before its j-th delivery, when j is new.
+Before(m, j, y) ==
+    /\ ~Above(m, j, y)
+    /\ y \in DOMAIN firstAt[m] \/ \E i \in Len(delivered[m]) + 1 .. j - 1 : delivered'[m][i] = y
+
+KeptNoDuplicates ==
+    \A m \in S!Members : \A j \in New(m) : ~Before(m, j, delivered'[m][j])
+
+KeptIntegrity ==
+    \A m \in S!Members : \A j \in New(m) : delivered'[m][j][2] \in 1 .. sent'[delivered'[m][j][1]]
+
+\* A first delivery is above every earlier one of its sender (a repeat is
+\* NoDuplicates').
+KeptSenderFIFO ==
+    \A m \in S!Members : \A j \in New(m) : Above(m, j, delivered'[m][j]) \/ Before(m, j, delivered'[m][j])
+
+\* Two members that order a pair differently: the pair became common in
+\* this step, so its later element at one of the two is new there.  So for
+\* each new first delivery x at m: of what m2 delivered first after x,
+\* nothing was delivered by m before x.
+KeptTotalOrder ==
+    \A m \in S!Members : \A j \in New(m) :
+        LET x == delivered'[m][j] IN
+        Before(m, j, x)
+        \/ \A m2 \in S!Members \ {m} :
+             (x[1] \in DOMAIN highest'[m2] /\ highest'[m2][x[1]] >= x[2] /\ x \in DOMAIN firstAt'[m2]) =>
+             \A q \in firstAt'[m2][x] + 1 .. Len(delivered'[m2]) :
+                 LET y == delivered'[m2][q] IN firstAt'[m2][y] = q => ~Before(m, j, y)
+
+\* Each property the trace is judged on, as the step keeps it.
+Kept == [NoDuplicates |-> KeptNoDuplicates, Integrity |-> KeptIntegrity,
+         SenderFIFO |-> KeptSenderFIFO, TotalOrder |-> KeptTotalOrder]
+
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+
+-----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
     /\ \/ SendIfLogged
@@ -116,8 +203,9 @@ TraceNext ==
        \/ CrashIfLogged
        \/ NewViewIfLogged
     /\ l' = l + 1
+    /\ Summaries
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l, firstAt, highest>>
 
 \* Two states that agree on the spec's variables and the cursor are the same;
 \* `delivered` is left out: Sequencer.tla only appends to it (no action reads
@@ -162,4 +250,16 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+
+\* The cfg's ACTION_CONSTRAINT: a step that breaks a property is no step of
+\* a behaviour the trace is judged on, so the search stops at the first
+\* record where every matching behaviour has broken one (TLC's depth, as a
+\* rejected step).  tlctrace.py tells the two apart with DiagAt = that
+\* record: the steps before it are pruned as above, its own are kept and
+\* print what they break, and the steps after it are all kept, so the depth
+\* of that run is the step verdict on the rest of the log.
+TraceKeeps ==
+    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
+    ELSE TRUE
 =============================================================================

@@ -24,7 +24,9 @@
 (* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
-(* for interactive use, but its violation prints the whole behaviour.      *)
+(* for interactive use, but its violation prints the whole behaviour; the  *)
+(* safety properties are judged by pruning the steps that break them       *)
+(* (TraceKeeps).                                                           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
@@ -132,6 +134,20 @@ InstallViewIfLogged ==
     /\ S!InstallView(Rec.nid)
     /\ StateMatches(Rec.nid)
 
+-----------------------------------------------------------------------------
+(* Safety properties on the trace: Stable.tla's invariants SafeGC and      *)
+(* StabilityBound, each after the step (Kept): both are small predicates   *)
+(* of the state, read whole.  A step that breaks one is pruned             *)
+(* (TraceKeeps, the cfg's ACTION_CONSTRAINT, below), so the search stops   *)
+(* at the first record where every behaviour matching the log so far has   *)
+(* broken one.                                                             *)
+Kept == [SafeGC |-> S!SafeGC', StabilityBound |-> S!StabilityBound']
+
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's).
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+
+-----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
     /\ Rec.nid \in S!Members
@@ -192,4 +208,14 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+
+\* The cfg's ACTION_CONSTRAINT: a step that breaks a property is no step of
+\* a behaviour the trace is judged on.  tlctrace.py tells a record where
+\* every behaviour breaks one from a record no behaviour matches with
+\* DiagAt = that record: the steps before it are pruned, its own are kept
+\* and print what they break, the steps after it are all kept.
+TraceKeeps ==
+    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
+    ELSE TRUE
 =============================================================================
