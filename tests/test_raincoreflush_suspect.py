@@ -138,3 +138,7 @@ def test_the_manifest_checks_the_answer_in_lossy_suspects_environment():
     assert leaves.constants() == {**c, "SuspectLeaves": True}
     assert first.constants() == {**c, "FalseSuspicion": False, "MaxCrashes": 1}
     assert base.expected == leaves.expected == "ConsistentHistory" and first.expected == "ok"
+    # the Transport Manager's report final for the node: LossySuspectLeaves's constants, its own module
+    (final,) = manifest.select(["raincoreflush"], "LossySuspectReportFinal")
+    assert final.constants() == leaves.constants() and final.expected == "ok"
+    assert final.module == "MCRaincoreFlushReportFinal" and final.parsed_cfg().specification == "SpecF"
