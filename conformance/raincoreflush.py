@@ -67,7 +67,7 @@ CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring, or before
 # the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
 OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False,
-            "FalseSuspicion": False, "ShunSuspected": False}
+            "FalseSuspicion": False, "ShunSuspected": False, "SuspectLeaves": False}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
              "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 

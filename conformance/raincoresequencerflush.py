@@ -349,7 +349,7 @@ def tla_constants(c: dict) -> dict:
             "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
             "ResentFirst": m.ResentFirst, "LossyRing": m.LossyRing, "TimelyTimeouts": m.TimelyTimeouts,
             "LateFailures": m.LateFailures, "NewerViewsOnly": m.NewerViewsOnly,
-            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected}
+            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected, "SuspectLeaves": m.SuspectLeaves}
 
 
 PROTOCOL = Protocol(

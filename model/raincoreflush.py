@@ -138,6 +138,8 @@ class RaincoreFlushModel(FlushModel):
         # unreachable; ShunSuspected: a member the latest view leaves out has failed
         self.FalseSuspicion = bool(c.get("FalseSuspicion", False))
         self.ShunSuspected = bool(c.get("ShunSuspected", False))
+        # SuspectLeaves: a node so reported learns it later and leaves (LeaveSuspected)
+        self.SuspectLeaves = bool(c.get("SuspectLeaves", False))
         if self.FalseSuspicion and self.LossyRing:
             raise ValueError("raincoreflush: FalseSuspicion over the lossy ring is the spec's alone (TLC)")
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
@@ -367,6 +369,29 @@ class RaincoreFlushModel(FlushModel):
                 tokenMsgs=s.tokenMsgs, msgs911=s.msgs911))
         return s._replace(status=_set(s.status, p, "Down"))
 
+    def CanLeave(self, s, p: int) -> bool:
+        """LeaveSuspected(p)'s guard: a live node of Crashable (the spec keeps
+        no record of which nodes were reported), outside the crash budget;
+        without LossyRing, as in CanCrash, not with the token held or in transit."""
+        return (
+            self.FalseSuspicion and self.SuspectLeaves
+            and self.Alive(s, p)
+            and p in self.Crashable
+            and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
+        )
+
+    def LeaveSuspected(self, s, p: int):
+        """All successors of LeaveSuspected(p): Crash(p)'s, one per cut."""
+        if not self.CanLeave(s, p):
+            return []
+        base = self.RingCrash(s, p)
+        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p, False)]
+
+    def CrashesOf(self, s, p: int):
+        yield from FlushModel.CrashesOf(self, s, p)
+        for t in self.LeaveSuspected(s, p):
+            yield Label("LeaveSuspected", (p,)), t
+
     def Join(self, s, n: int):
         if not (n > self.NInit and s.status[n - 1] == "Off"):
             return None
@@ -428,6 +453,9 @@ class RaincoreFlushModel(FlushModel):
                            *RECEIVE)
 
     def kernel(self):
+        # the kernel does not transcribe LeaveSuspected: with it, the search uses next
+        if self.SuspectLeaves:
+            return None
         return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
 
     # --- invariants -------------------------------------------------------------------

@@ -151,6 +151,15 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
         if self.CanCrash(s, n):
             for lost in _subsets(set(self.Members) - {n}):
                 yield Label("Crash", (n, lost)), self.Crash(s, n, lost)
+        if self.CanLeave(s, n):
+            for lost in _subsets(set(self.Members) - {n}):
+                yield Label("LeaveSuspected", (n, lost)), self.LeaveSuspected(s, n, lost)
+
+    def LeaveSuspected(self, s, m: int, lost: frozenset):
+        """RaincoreFlush's LeaveSuspected: Crash(m, lost)'s successor without CanCrash."""
+        if not self.CanLeave(s, m):
+            return None
+        return self.RingCrash(s, m)._replace(chan=self.CrashChan(s, m, lost, ()))
 
     # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
     _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "View", "IsCoord", "IsMember", "Gone",
@@ -161,6 +170,8 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
                            *SequencerFlushModel.RECEIVE)
 
     def kernel(self):
+        if self.SuspectLeaves:    # LeaveSuspected is not transcribed: the search uses next
+            return None
         return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
 
     # --- properties -------------------------------------------------------------------

@@ -93,3 +93,52 @@ def test_cluster_runs_declare_false_suspicion_without_the_lossy_ring():
     # a node its ring leaves out exits (impl/runtime.py SHUNNED): no survivor, over either ring
     assert all(raincoreflush.cluster_constants(3, 10, 1, lossy)["ShunSuspected"] for lossy in (False, True))
     assert model_of(raincoresequencerflush.cluster_constants(3, 10, 1)).ShunSuspected
+
+
+# --- the implementation's answer (SuspectLeaves: the node reported leaves once it learns)
+
+def _walk(m, s, *steps):
+    """Follow the labelled steps (action, first parameter) from state s."""
+    for action, first in steps:
+        s = next(t for lab, t in m.next(s) if lab.action == action and lab.params[0] == first)
+    return s
+
+
+def test_a_suspected_node_may_leave_outside_the_crash_budget_only_under_suspect_leaves():
+    (entry,) = manifest.select(["raincoreflush"], "SuspectLeaves")
+    m = build_model(entry)
+    assert m.MaxCrashes == 0 and m.FalseSuspicion and m.SuspectLeaves
+    (s,) = m.init()
+    leaves = [t for lab, t in m.next(s) if lab.action == "LeaveSuspected"]
+    assert leaves and all(t.status[0] == "Down" and t.status[1:] == s.status[1:] for t in leaves)
+    assert not [lab for lab, _ in m.next(s) if lab.action == "Crash"]          # the budget is spent
+    for off in ({"SuspectLeaves": False}, {"FalseSuspicion": False}):
+        other = RaincoreFlushModel({**m.constants, **off})
+        assert not [lab for lab, _ in other.next(s) if lab.action == "LeaveSuspected"]
+    # the abstraction keeps its one token: no leave with it held
+    eating = _walk(m, s, ("EatingTimeout", 2), ("TokenReceived", 3), ("EatingTimeout", 3), ("TokenReceived", 1))
+    assert m.Eating(eating, 1)
+    assert not [lab for lab, _ in m.next(eating) if lab.action == "LeaveSuspected"]
+    # over SEQUENCER, one successor per set of channels whose tail is lost, as Crash
+    (rentry,) = manifest.select(["raincoresequencerflush"], "SuspectLeaves")
+    r = build_model(rentry)
+    (rs,) = r.init()
+    labs = [lab for lab, _ in r.next(rs) if lab.action == "LeaveSuspected"]
+    assert {lab.params[0] for lab in labs} == {1} and len(labs) == 4     # subsets of {2, 3}
+
+
+def test_the_manifest_checks_the_answer_in_lossy_suspects_environment():
+    """LossySuspectLeaves is LossySuspect with SuspectLeaves (expected: the
+    same invariant violated); LossySuspectStopsFirst is LossySuspect with
+    the report true (a crash in place of the false suspicion): it holds."""
+    (base,) = manifest.select(["raincoreflush"], "LossySuspect")
+    (leaves,) = manifest.select(["raincoreflush"], "LossySuspectLeaves")
+    (first,) = manifest.select(["raincoreflush"], "LossySuspectStopsFirst")
+    c = base.constants()
+    assert leaves.constants() == {**c, "SuspectLeaves": True}
+    assert first.constants() == {**c, "FalseSuspicion": False, "MaxCrashes": 1}
+    assert base.expected == leaves.expected == "ConsistentHistory" and first.expected == "ok"
+    # the Transport Manager's report final for the node: LossySuspectLeaves's constants, its own module
+    (final,) = manifest.select(["raincoreflush"], "LossySuspectReportFinal")
+    assert final.constants() == leaves.constants() and final.expected == "ok"
+    assert final.module == "MCRaincoreFlushReportFinal" and final.parsed_cfg().specification == "SpecF"

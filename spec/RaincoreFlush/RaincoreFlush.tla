@@ -41,7 +41,9 @@
 (* what it has in transit may still arrive).  Either way: crash-stop, no   *)
 (* recovery, no leave.  FalseSuspicion: the Transport Manager may report   *)
 (* a live node unreachable (model Suspect); ShunSuspected: the properties  *)
-(* count a member the latest view leaves out as failed (SuspectShun).      *)
+(* count a member the latest view leaves out as failed (SuspectShun);      *)
+(* SuspectLeaves: the implementation's answer, a node so reported learns   *)
+(* it later from the sender's abort and leaves (LeaveSuspected).           *)
 (* Raincore's action and variable names are kept for what is kept;        *)
 (* FLUSH's too.  Both parts are instantiated (Ring:          *)
 (* Raincore.tla, F: Flush.tla) and what is kept is theirs: the ring's      *)
@@ -65,12 +67,14 @@ CONSTANTS
     LateFailures,   \* LossyRing only: the Transport Manager may report a token its receiver took (LateFailure)
     NewerViewsOnly, \* TRUE: FLUSH acts only on a ring commit newer than its own view's (FALSE: StaleView)
     FalseSuspicion, \* the Transport Manager may report a live node in Crashable (slow, not dead) unreachable
-    ShunSuspected   \* FalseSuspicion only: a node reported unreachable stops there (rejoins, if ever, as a new node)
+    ShunSuspected,  \* FalseSuspicion only: a node reported unreachable stops there (rejoins, if ever, as a new node)
+    SuspectLeaves   \* FalseSuspicion only: a node reported unreachable learns it later and leaves (LeaveSuspected)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
        /\ NewerViewsOnly \in BOOLEAN /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
+       /\ SuspectLeaves \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -549,6 +553,28 @@ Join(n) ==
     /\ UNCHANGED <<flushVars, viewState, globalView, localView, newNodes, token, tokenMsgs,
                    lastToken>>
 
+\* SuspectLeaves: the implementation's answer to a false suspicion
+\* (impl/ringtransport.py, the take handshake).  The node reported
+\* unreachable never takes that frame; it learns of the report when the
+\* sender answers its acknowledgement with an abort, or when no decision
+\* comes, and then leaves: it exits and the runner logs its crash.  Until
+\* then it goes on (takes other frames, times out, sends 911s), and if no
+\* copy of the frame ever reached it, it never learns.  The spec keeps no
+\* record of which nodes were reported, so any live node of Crashable may
+\* leave at any point, outside the crash budget: a leave nobody caused is
+\* a crash, and under LossyRing every behaviour of the implementation is
+\* one of these.  Without LossyRing, as in CanCrash, not with the token
+\* held or in transit (the abstraction has one token, never lost).
+LeaveSuspected(p) ==
+    /\ FalseSuspicion /\ SuspectLeaves
+    /\ Alive(p) /\ p \in Crashable
+    /\ ~LossyRing => /\ ~Eating(p)
+                     /\ \A m \in tokenMsgs : m.cur # p
+    /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
+    /\ RingCrash(p)
+    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks,
+                   digest, completed>>
+
 \* The token is lost in transit (LossyRing only).
 TokenLoss(m) ==
     /\ LossyRing
@@ -584,6 +610,7 @@ Next ==
     \/ \E c \in Members : SendView(c)
     \/ \E c \in Members : StopFlush(c)
     \/ \E p \in Members : Crash(p)
+    \/ \E p \in Members : LeaveSuspected(p)
     \/ \E n \in Node : Join(n)
     \/ \E m \in tokenMsgs : TokenLoss(m)
 

@@ -57,14 +57,15 @@ CONSTANTS
     LateFailures,   \* RaincoreFlush's (LossyRing only): a token its receiver took may be reported undelivered
     NewerViewsOnly, \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
     FalseSuspicion, \* RaincoreFlush's: the Transport Manager may report a live node of Crashable unreachable
-    ShunSuspected   \* RaincoreFlush's: a node reported unreachable stops there
+    ShunSuspected,  \* RaincoreFlush's: a node reported unreachable stops there
+    SuspectLeaves   \* RaincoreFlush's: a node reported unreachable learns it later and leaves
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxSeq \in Nat /\ Senders \subseteq 1..N
        /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN /\ NewerViewsOnly \in BOOLEAN
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
-       /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
+       /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN /\ SuspectLeaves \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -368,6 +369,23 @@ Crash(m, lost) ==
     /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
                    flushInit, flushOks, completed>>
 
+\* RaincoreFlush's LeaveSuspected (SuspectLeaves): a live node of Crashable
+\* leaves at any point, outside the crash budget, as the implementation's
+\* node does once it learns it was reported unreachable; its channels go
+\* as in Crash.
+LeaveSuspected(m, lost) ==
+    /\ FalseSuspicion /\ SuspectLeaves
+    /\ Alive(m) /\ m \in Crashable
+    /\ ~LossyRing => /\ ~Eating(m)
+                     /\ \A t \in tokenMsgs : t.cur # m
+    /\ chan' = [e \in Members \X Members |->
+                  IF e[2] = m THEN <<>>
+                  ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, SF!LastView(chan[e]))
+                  ELSE chan[e]]
+    /\ RF!RingCrash(m)
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+                   flushInit, flushOks, completed>>
+
 \* RaincoreFlush's: a new node starts and applies to join with a 911.
 Join(n) == UNCHANGED flushVars /\ RF!Join(n)
 
@@ -399,6 +417,7 @@ Next ==
     \/ \E c \in Members : StopFlush(c)
     \/ \E p, c \in Members : Unblock(p, c)
     \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : Crash(m, lost)
+    \/ \E m \in Members : \E lost \in SUBSET (Members \ {m}) : LeaveSuspected(m, lost)
     \/ \E n \in Node : Join(n)
     \/ \E m \in tokenMsgs : TokenLoss(m)
 
