@@ -37,6 +37,13 @@ effects out, no clock of its own.
   the decision was "delivered".  Each held frame is acked again; one held
   for twice the sender's give-up time without a decision (the sender is
   dead or cut off) is dropped.
+* The report is final for the node, not for one frame: once a frame to a
+  node is reported undelivered, every later frame to it still unconfirmed
+  is aborted at its first ack (and reported to the ring), so the node takes
+  nothing more from this sender and learns at once that it was suspected
+  (spec/RaincoreFlush ``LossySuspectReportFinal`` holds; ``SuspectLeaves``,
+  a node taking frames until it learns, breaks ConsistentHistory over the
+  lossy ring).  A restarted node comes back under a new id.
 * ``Suspected(by, msg)``: an effect, out of the stack to the runtime, when
   a held frame is aborted or dropped undecided: ``by`` has (or may have)
   reported this node unreachable, so it must stop taking part; on the
@@ -133,6 +140,7 @@ class TransportManager:
         self.pending: dict[int, list] = {}         # id -> [dest, msg, times sent]
         self.confirmed: set[int] = set()           # ids of pending frames confirmed, waiting for TMTaken
         self.decided: dict[int, bool] = {}         # id -> confirmed (True) or aborted (False), oldest first
+        self.reported: set[int] = set()            # nodes reported unreachable: final for the node
         # receiver
         self.held: dict[tuple[int, int], list] = {}   # (src, id) -> [msg, times acked]: waiting for the decision
         self.seen: dict[int, set[int]] = {}        # src -> ids received
@@ -169,7 +177,18 @@ class TransportManager:
                 out.append(Send(event.dest, TMFrame(self.next_id, msg)))
         elif isinstance(msg, TMAck):
             entry = self.pending.get(msg.id)
-            if entry is not None and msg.id not in self.confirmed:
+            if entry is not None and msg.id not in self.confirmed and entry[0] in self.reported:
+                # a node once reported takes nothing more from this node: the
+                # report is final for the node, not for one frame (otherwise it
+                # goes on taking tokens and claims until it learns, and over the
+                # lossy ring two live nodes commit two views at one index:
+                # spec/RaincoreFlush LossySuspectLeaves); it learns now, and
+                # the ring is told of this frame too
+                del self.pending[msg.id]
+                self._decide(msg.id, False)
+                bump(self.stats, "delivery_failures")
+                out.append(DeliveryFailed(entry[1]))
+            elif entry is not None and msg.id not in self.confirmed:
                 # the first ack before the give-up: delivered, final
                 entry[2] = 1
                 self.confirmed.add(msg.id)
@@ -246,6 +265,7 @@ class TransportManager:
                 bump(self.stats, "untaken")           # the receiver died after its ack: nothing to report
             else:
                 self._decide(i, False)
+                self.reported.add(dest)
                 bump(self.stats, "delivery_failures")
                 out.append(DeliveryFailed(msg))
         for key, entry in list(self.held.items()):

@@ -285,3 +285,25 @@ def test_the_composed_stack_conforms_on_the_lossy_network():
         fig["failures"] += sum(1 for r in records if r.get("name") == "TokenDeliveryFailure")
     assert verdicts == Counter(ok=100)
     assert fig["crashes"] >= 60 and fig["failures"] >= 30, fig
+
+
+def test_a_report_is_final_for_the_node_not_for_one_frame():
+    # b was reported once (slow); a's later frames to b, a claim and a newer
+    # token, are aborted at b's first ack and reported to a's ring: b takes
+    # nothing more from a and learns at once (spec/RaincoreFlush LossySuspectReportFinal)
+    a, b = TransportManager(1, attempts=3), TransportManager(2, attempts=3)
+    sends(a.handle(Send(2, TOKEN), 0.0), TMFrame)
+    assert give_up(a) == [TOKEN] and a.reported == {2}
+    claim, newer = Msg911(1, 1, 2, (1, 2), 6, "YES"), TokenMsg(7, (1, 2), 1, 2, 1)
+    for msg in (claim, newer):
+        (frame,) = sends(a.handle(Send(2, msg), 0.0), TMFrame)
+        (ack,) = sends(b.handle(Receive(1, frame), 0.0), TMAck)
+        out = a.handle(Receive(2, ack), 0.0)
+        assert sends(out, TMAbort) == [TMAbort(frame.id)] and not sends(out, TMConfirm)
+        assert [e.msg for e in out if isinstance(e, DeliveryFailed)] == [msg] and frame.id not in a.pending
+        assert b.handle(Receive(1, TMAbort(frame.id)), 0.0) == [Suspected(1, msg)]
+    # a node never reported is confirmed as before
+    c = TransportManager(3)
+    (frame,) = sends(a.handle(Send(3, TOKEN), 0.0), TMFrame)
+    (ack,) = sends(c.handle(Receive(1, frame), 0.0), TMAck)
+    assert sends(a.handle(Receive(3, ack), 0.0), TMConfirm) == [TMConfirm(frame.id)]
