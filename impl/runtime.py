@@ -153,15 +153,15 @@ def idle(stack) -> bool:
 
 
 def flush_view(stack) -> Optional[list]:
-    """``[vid, members]`` of the node's FLUSH view (FLUSH over the ring too),
-    None for a stack without FLUSH: the chaos runner reads it so that a kill
-    never takes the last live member of the latest view (the specs'
+    """``[vid, members]`` of the view the node's membership layer installed
+    (the layer holding both: FLUSH's, over the ring too), None for a stack
+    whose views come from the runner: the chaos runner reads it so that a
+    kill never takes the last live member of the latest view (the specs'
     CanCrash), which a joiner still waiting to be admitted cannot replace."""
-    stack = getattr(stack, "fstack", stack)
-    if "flush" not in {layer.name for layer in stack.layers}:
-        return None
-    f = stack.layer("flush")
-    return [f.vid, list(f.members)]
+    for layer in getattr(stack, "fstack", stack).layers:
+        if hasattr(layer, "vid") and hasattr(layer, "members"):
+            return [layer.vid, list(layer.members)]
+    return None
 
 
 @dataclass
