@@ -254,10 +254,10 @@ class Sequencer:
         # coordinator's multicast order, the digest's), as the spec's
         # InstallView does (Absorb); the FORWARDs stay, as in the spec's channel.
         out: list[Effect] = []
-        if any(isinstance(m, Data) for m in self.selfq):
-            for m in [m for m in self.selfq if isinstance(m, Data)]:
+        for m in self.selfq:
+            if isinstance(m, Data):
                 out += self._take_data(m)
-            self.selfq = [m for m in self.selfq if not isinstance(m, Data)]
+        self.selfq = [m for m in self.selfq if not isinstance(m, Data)]
         old, self.view, self.vid = self.view, view, view.vid
         self.recv = {s: q for s, q in self.recv.items() if s in view.members}
         out.append(self._trace("InstallView"))

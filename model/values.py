@@ -352,27 +352,21 @@ class GrowSet(Set):
     def __or__(self, other):
         if not isinstance(other, (Set, set, frozenset)):
             return NotImplemented
-        if len(self._order) == self._n:              # the newest version: extend in place
-            new = [x for x in other if x not in self._pos]
-            if not new:
-                return self
-            order, pos = self._order, self._pos
-        else:
-            new = [x for x in other if x not in self]
-            if not new:
-                return self
+        new = [x for x in other if x not in self]
+        if not new:
+            return self
+        order, pos, k = self._order, self._pos, self._n + len(new)
+        if len(order) != self._n:
             # the same union made again on this version (the replay's other
             # candidate states, which share the acting member's set, take the
             # same step): the lineage holds it already, right after this version
-            k = self._n + len(new)
-            if all(self._n <= self._pos.get(x, -1) < k for x in new):
-                return GrowSet._at(self._order, self._pos, k)
-            order = self._order[: self._n]           # another union: branch off a copy
+            if all(self._n <= pos.get(x, -1) < k for x in new):
+                return GrowSet._at(order, pos, k)
+            order = order[: self._n]                 # another union: branch off a copy
             pos = {x: i for i, x in enumerate(order)}
-        for x in new:
-            if x not in pos:
-                pos[x] = len(order)
-                order.append(x)
+        for x in new:                                # the newest version: extend in place
+            pos[x] = len(order)
+            order.append(x)
         return GrowSet._at(order, pos, len(order))
 
     __ror__ = __or__
