@@ -364,18 +364,39 @@ def explain(schema: dict, rec, registry: Optional[Registry] = None) -> str:
     return f"{where + ': ' if where else ''}{e.message}"
 
 
+def _wrong_name(c) -> bool:
+    """Error ``c`` says the record's action is not its layer's: its name
+    refused, or, for a layer that is itself a composition (a nested anyOf),
+    refused by each of that composition's layers."""
+    if list(c.relative_path) == ["name"]:
+        return True
+    if c.validator != "anyOf" or c.relative_path or not c.context:
+        return False
+    layers: dict = {}
+    for x in c.context:
+        layers.setdefault(x.relative_schema_path[0], []).append(x)
+    return all(any(_wrong_name(x) for x in cs) for cs in layers.values())
+
+
 def _choose(errs: list):
     import jsonschema
     e = min(errs, key=lambda e: (len(list(e.absolute_path)), e.message))
-    best = jsonschema.exceptions.best_match(errs)
-    if best is not None and len(list(best.absolute_path)) >= len(list(e.absolute_path)):
-        e = best
+    if not (e.validator == "anyOf" and e.context and not e.absolute_path):
+        # (best_match would descend into a composed record's layers by its own
+        # measure of relevance, and may explain it by a layer it is not of)
+        best = jsonschema.exceptions.best_match(errs)
+        if best is not None and len(list(best.absolute_path)) >= len(list(e.absolute_path)):
+            e = best
     if e.validator == "anyOf" and e.context and not e.absolute_path:
         # a composed protocol's record is one of its layers': explain it by
         # the layers whose actions include its name (by all when none does)
         layers: dict = {}
         for c in e.context:
             layers.setdefault(c.relative_schema_path[0], []).append(c)
-        own = [c for cs in layers.values() if not any(list(c.relative_path) == ["name"] for c in cs) for c in cs]
+        # and, of those, by the layers it fails least (a SEQUENCER record with one bad
+        # value also fails FLUSH's schema in every field FLUSH's records lack)
+        named = [cs for cs in layers.values() if not any(_wrong_name(c) for c in cs)]
+        fewest = min((len(cs) for cs in named), default=0)
+        own = [c for cs in named if len(cs) == fewest for c in cs]
         return _choose(own or [c for c in e.context if list(c.relative_path) == ["name"]] or e.context)
     return e

@@ -104,6 +104,11 @@ def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
     assert record_problem(_event("Send", None), "raincoresequencerflush").startswith(
         "schema (raincoresequencerflush): nid:")
     assert "name: 'Nope' is not one of" in record_problem(_event("Nope"), "raincoreflush")
+    # one bad value in a SEQUENCER record of SEQUENCER over FLUSH: named, not a
+    # field that FLUSH's records have and SEQUENCER's lack
+    bad = _event("RecvData", params={"p": 1}, msg={"sender": 1, "seqno": 1, "type": "DATA"},
+                 state={"recv": {"2": "seven"}})
+    assert record_problem(bad, "sequencerflush").startswith("schema (sequencerflush): state/recv/2:")
 
 
 def test_a_composed_protocols_layers_log_appends_as_their_parts_do(schema_copy):
