@@ -23,7 +23,8 @@ local engine's and against the first master's.  ``cpu_s``: the CPU
 seconds of the process and its descendants (the JVM, the Python workers)
 during the stage, so ``events_per_cpu_s`` compares the engines per core
 whatever the other jobs on the machine take (the local engine's: this
-process's own).  Prints one JSON object;
+process's own); ``peak_rss_mb``: the largest resident memory of the process
+tree, sampled every second, during the stage.  Prints one JSON object;
 with ``--progress FILE`` it also appends each figure as a JSON line as soon
 as it is measured.
 """
@@ -69,6 +70,47 @@ def tree_cpu_seconds() -> float:
         ticks += stats.get(pid, (None, 0))[1]
         todo.extend(kids.get(pid, []))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def tree_rss_mb() -> float:
+    """Resident MB of this process and every live descendant (the JVM, the
+    Python workers): the memory a Spark engine holds at one moment."""
+    parent, rss = {}, {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent[d.name] = (d / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                rss[d.name] = int((d / "statm").read_text().split()[1]) * page
+            except (OSError, IndexError):
+                continue
+    mine, todo = set(), [str(os.getpid())]
+    while todo:
+        pid = todo.pop()
+        mine.add(pid)
+        todo.extend(c for c, p in parent.items() if p == pid and c not in mine)
+    return sum(rss.get(p, 0) for p in mine) / 2**20
+
+
+class PeakRSS:
+    """The largest tree_rss_mb seen by a sampling thread (every second)
+    while the ``with`` block runs: the figure for 'bounded memory'."""
+
+    def __enter__(self):
+        import threading
+        self.peak, self._stop = 0.0, threading.Event()
+
+        def sample():
+            while not self._stop.is_set():
+                self.peak = max(self.peak, tree_rss_mb())
+                self._stop.wait(1.0)
+        self._t = threading.Thread(target=sample, daemon=True)
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
 
 
 def cpu_seconds(engine: str) -> float:
@@ -144,10 +186,12 @@ def main() -> int:
             res["spark_startup_seconds"][e] = round(time.perf_counter() - t0, 1)
         cpu0 = cpu_seconds(e)
         where = out / e.replace("[", "").replace("]", "")
-        g = over(protocols, lambda p: gen(p, runs[p], where / p, engine="spark" if spark else "local", spark=spark))
+        with PeakRSS() as mem:
+            g = over(protocols, lambda p: gen(p, runs[p], where / p, engine="spark" if spark else "local", spark=spark))
         cpu = cpu_seconds(e) - cpu0
         rec = {"events": g["events"], "seconds": g["seconds"], "events_per_s": round(g["events"] / g["seconds"]),
-               "cpu_s": round(cpu, 1), "events_per_cpu_s": round(g["events"] / cpu), "load_average": os.getloadavg()}
+               "cpu_s": round(cpu, 1), "events_per_cpu_s": round(g["events"] / cpu),
+               "peak_rss_mb": round(mem.peak), "load_average": os.getloadavg()}
         res["generate"][e] = rec
         note({"stage": "generate", "engine": e, **rec})
         if e == "local":
@@ -158,14 +202,16 @@ def main() -> int:
         spark = None if e == "local" else S.session(e)
         dataset = ref if "local" in engines else out / engines[0].replace("[", "").replace("]", "")
         cpu0 = cpu_seconds(e)
-        c = over(protocols, lambda p: P.check(dataset / p, engine="spark" if spark else "local", spark=spark,
-                                              coverage=False, write=False))
+        with PeakRSS() as mem:
+            c = over(protocols, lambda p: P.check(dataset / p, engine="spark" if spark else "local", spark=spark,
+                                                  coverage=False, write=False))
         n = c["events"]
         cpu = cpu_seconds(e) - cpu0
         rec = {"events": n, "seconds": c["seconds"], "events_per_s": round(n / c["seconds"]),
                "verdicts": c["counts"], "disagreements": c["disagreements"],
                "judged_by_catalogue": c["judged_by_catalogue"],
-               "cpu_s": round(cpu, 1), "events_per_cpu_s": round(n / cpu), "load_average": os.getloadavg()}
+               "cpu_s": round(cpu, 1), "events_per_cpu_s": round(n / cpu),
+               "peak_rss_mb": round(mem.peak), "load_average": os.getloadavg()}
         res["check"][e] = rec
         note({"stage": "check", "engine": e, **rec})
     masters = [e for e in engines if e != "local"]
