@@ -129,8 +129,10 @@ def ring_successors(model, s, ev: dict):
     Recover are not (no cold start, no recovery)."""
     name, n = ev["name"], ev["nid"]
     if lossy(model):
-        if name == "TokenDeliveryFailure":     # the composition's: LateFailure too
+        if name == "TokenDeliveryFailure":     # the composition's: LateFailure, FalseSuspicion too
             yield model.TokenDeliveryFailure(s, n, model_msg(ev["msg"], True))
+        elif name == "911DeliveryFailure":     # the composition's: FalseSuspicion too
+            yield model.DeliveryFailure911(s, n, model_msg(ev["msg"], True))
         elif name in LOSSY_RING:
             yield model.ring_step(s, rc.successor(model.ring, model.ring_state(s), ev))
         elif name == "Join":    # (RaincoreFlushBinding's goes through FLUSH's Join)

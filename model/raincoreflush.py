@@ -140,8 +140,6 @@ class RaincoreFlushModel(FlushModel):
         self.ShunSuspected = bool(c.get("ShunSuspected", False))
         # SuspectLeaves: a node so reported learns it later and leaves (LeaveSuspected)
         self.SuspectLeaves = bool(c.get("SuspectLeaves", False))
-        if self.FalseSuspicion and self.LossyRing:
-            raise ValueError("raincoreflush: FalseSuspicion over the lossy ring is the spec's alone (TLC)")
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
         if self.LossyRing:
             # Raincore's fixed variant (spec/Raincore Fixed* models) without
@@ -281,12 +279,22 @@ class RaincoreFlushModel(FlushModel):
         receiver took it, then crashed before its ack got through)."""
         return self.LossyRing and self.LateFailures and m == s.lastToken[n - 1] and m not in s.tokenMsgs
 
+    def _ring_report(self, s, r: RaincoreState, d: int, action, *args):
+        """Raincore's report step ``action(r, *args)`` (it needs its
+        destination ``d`` down) made with the spec's Unreachable(d): a live
+        node of Crashable under FalseSuspicion is reported as Raincore reports
+        a down one, and stays up (the report changes no status)."""
+        if self.FalseSuspicion and s.status[d - 1] == "Up" and d in self.Crashable:
+            t = action(r._replace(status=_set(r.status, d, "Down")), *args)
+            return None if t is None else self.ring_step(s, t._replace(status=s.status))
+        return self.ring_step(s, action(r, *args))
+
     def TokenDeliveryFailure(self, s, n: int, m: Fn):
         if self.LossyRing:
             r = self.ring_state(s)
             if self.LateFailure(s, n, m):      # Raincore's step, the token put back in transit first
                 r = r._replace(tokenMsgs=r.tokenMsgs | {m})
-            return self.ring_step(s, self.ring.TokenDeliveryFailure(r, n, m))
+            return self._ring_report(s, r, m["dest"], self.ring.TokenDeliveryFailure, n, m)
         if not (self.Alive(s, n) and m["cur"] == n and self.Unreachable(s, m["dest"])):
             return None
         nl = Remove(m["nodelist"], m["dest"])
@@ -309,7 +317,7 @@ class RaincoreFlushModel(FlushModel):
 
     def DeliveryFailure911(self, s, n: int, m: Fn):
         if self.LossyRing:
-            return self.ring_step(s, self.ring.DeliveryFailure911(self.ring_state(s), n, m))
+            return self._ring_report(s, self.ring_state(s), m["dest"], self.ring.DeliveryFailure911, n, m)
         if not (self.Alive(s, n) and m["cur"] == n and self.Unreachable(s, m["dest"])):
             return None
         return s._replace(msgs911=(s.msgs911 - {m}) | {m.set("dest", NextNode(self.InitRing, m["dest"]))})
@@ -452,9 +460,14 @@ class RaincoreFlushModel(FlushModel):
                            "Crash", "RingCrash", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
                            *RECEIVE)
 
+    def untranscribed(self) -> bool:
+        """Whether the kernels lack a step of this model: they transcribe
+        neither LeaveSuspected nor a false report over Raincore's ring (their
+        ring steps are Raincore's kernel's), so the search uses ``next``."""
+        return self.SuspectLeaves or (self.FalseSuspicion and self.LossyRing)
+
     def kernel(self):
-        # the kernel does not transcribe LeaveSuspected: with it, the search uses next
-        if self.SuspectLeaves:
+        if self.untranscribed():
             return None
         return self.transcribed_kernel(RaincoreFlushModel, RaincoreFlushKernel)
 

@@ -170,7 +170,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
                            *SequencerFlushModel.RECEIVE)
 
     def kernel(self):
-        if self.SuspectLeaves:    # LeaveSuspected is not transcribed: the search uses next
+        if self.untranscribed():
             return None
         return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
 

@@ -220,6 +220,23 @@ def test_a_failure_reported_for_a_live_receiver_is_nonconforming():
     assert crf.replay(from_records(forged), visited=False).verdict != "ok"
 
 
+def test_under_false_suspicion_a_report_for_a_live_receiver_is_a_step_over_the_lossy_ring():
+    """The header's FalseSuspicion (cluster runs declare it, ShunSuspected
+    too): the same forged record is the spec's step (the Transport Manager
+    timed out on a slow node), and the run is judged by its properties: the
+    node reported, alive in the forged run, neither crashes nor leaves, so
+    the settled end fails (it is left out of the ring's view of the live
+    nodes), where without FalseSuspicion the replay stops at the record."""
+    records, _ = crf.simulate(24, "auto", {"lossy": True, "tm": True, "nodes": 3})
+    k = _failures(records, late=False)[0]
+    dest = records[k]["msg"]["dest"]
+    forged = [r for j, r in enumerate(records) if not (j < k and r.get("name") == "Crash" and r.get("nid") == dest)]
+    header = {**forged[0], "constants": {**forged[0]["constants"], "FalseSuspicion": True, "ShunSuspected": True}}
+    res = crf.replay(from_records([header] + forged[1:]), visited=False)
+    assert res.verdict == "violation" and res.stops_conforming_at is None
+    assert res.reason.startswith("Settled") and f"node {dest}: vid 1" in res.reason
+
+
 # ---------------------------------------------------------------- a crash keeps the wire
 
 def _late_failure_model(**kw):

@@ -230,12 +230,10 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
          "NewerViewsOnly": True, "ShunSuspected": True}
     if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
         c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
-    else:
-        # the Transport Manager's time-out also fires for a node that is slow, not
-        # dead: such a TokenDeliveryFailure is the spec's step (FalseSuspicion), and
-        # the run is judged by the properties (docs/raincore.md, section 8).  Not
-        # under LossyRing, whose false suspicions the Python replay does not model.
-        c["FalseSuspicion"] = True
+    # the Transport Manager's time-out also fires for a node that is slow, not
+    # dead: such a report is the spec's step (FalseSuspicion), and the run is
+    # judged by the properties (docs/raincore.md, section 8)
+    c["FalseSuspicion"] = True
     return c
 
 
