@@ -247,8 +247,10 @@ class Runner:
         self.sock.bind((HOST, self.ports[RUNNER]))
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
-        # serving, any node but one may die: the header's crash bound is N - 1
-        crashes = self.n - 1 if self.serve else self.crash_bound
+        # serving, any node but one may die: the header's crash bound is N - 1;
+        # so over the ring, whose Transport Manager may suspect a live node
+        # (FalseSuspicion): it leaves (SHUNNED) and the runner logs its crash
+        crashes = self.n - 1 if self.serve or self.run_as.views == "ring" else self.crash_bound
         joiners = {"joiners": self.joiners} if self.joiners else {}
         header = tracefile.header(self.protocol, list(range(1, self.n + self.joiners + 1)),   # joiners too
                                   self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring, **joiners),

@@ -13,9 +13,13 @@ effects out, no clock of its own.
 
 * ``Send(dest, msg)`` from the ring: the message goes out as
   ``TMFrame(id, msg)`` (ids count up per node) and waits in ``pending``.
-  A message equal to one still pending to the same node (and not yet
-  confirmed) is not sent twice: the spec's messages in flight are a set (a
-  Starving node's repeated 911).
+  A message equal to one still pending to the same node (confirmed or
+  not: until its ``TMTaken`` comes back) is not sent twice: the spec's
+  messages in flight are a set (a Starving node's repeated 911, a veto
+  answered twice), so a second copy sent after the receiver's ack would be
+  taken twice where the spec has it once.  If the receiver had already
+  taken the first copy, the second stays in flight for ever in the spec's
+  terms, which safety allows (a Starving node asks again).
 * The take handshake.  The receiver does not pass a first copy up: it acks
   it (``TMAck``) and holds it.  The sender decides, once: on the first ack
   of a frame it has not given up on it answers ``TMConfirm`` (delivered);
@@ -168,8 +172,7 @@ class TransportManager:
             if isinstance(msg, TokenMsg):
                 # a newer token supersedes every older one still waiting for its ack
                 self._drop_unconfirmed(lambda m: isinstance(m, TokenMsg) and m.seq < msg.seq)
-            if any(d == event.dest and m == msg and i not in self.confirmed
-                   for i, (d, m, _) in self.pending.items()):
+            if any(d == event.dest and m == msg for d, m, _ in self.pending.values()):
                 bump(self.stats, "coalesced")
             else:
                 self.next_id += 1

@@ -113,19 +113,22 @@ def ring_safe(stack, lossy: bool = False) -> bool:
     message of its own waiting for an ack (a token in transit), no join
     request queued (the abstraction has no Starving time-out to ask again),
     and no VIEW of FLUSH unacknowledged (FLUSH's I9: a VIEW is never lost).
-    Over the lossy ring (``lossy``: the spec's LossyRing) only the last: the
-    ring's own state no longer matters, the holder may die with its token.
-    In both, the Transport Manager's handshakes done (impl/ringtransport.py):
-    no frame held for its sender's decision (the sender would count it
-    delivered), none of its own undecided or untaken (its receiver would
-    wait for a decision in vain and take itself for suspected)."""
+    Within the abstraction also the Transport Manager's handshakes done
+    (impl/ringtransport.py): no frame held for its sender's decision (the
+    sender would count it delivered), none of its own undecided or untaken
+    (its receiver would wait for a decision in vain and take itself for
+    suspected).  Over the lossy ring (``lossy``: the spec's LossyRing) only
+    FLUSH's I9: the ring may be anywhere, the holder may die with its token,
+    a handshake may be cut in the middle (a token confirmed and never taken
+    is lost, which the ring repairs; a receiver left without a decision
+    leaves as suspected: the spec's FalseSuspicion and a crash)."""
     from .flush import ViewMsg
     ring, tm = stack.ring, stack.ring_part.layer("tm")
     rel = stack.fstack.layer("reliable")
     views = any(isinstance(b, ViewMsg) for u in (*rel.unacked.values(), *rel.pending.values()) for b in
                 (u.values() if isinstance(u, dict) else u))
     if lossy:
-        return ring.status == "Up" and not tm.pending and not tm.held and not views
+        return ring.status == "Up" and not views
     return (ring.status == "Up" and ring.tokenState != "Eating" and not tm.pending and not tm.held
             and not ring.newNodes and not views)
 

@@ -133,6 +133,21 @@ def test_identical_pending_messages_are_one():
     assert tm.stats["coalesced"] == 1
 
 
+def test_a_message_equal_to_one_confirmed_but_not_taken_is_not_sent_again():
+    """The receiver has acked the first copy and the sender confirmed it;
+    until TMTaken comes back the receiver may still take it, so an equal
+    message (a veto answered twice, a repeated claim) is the same message of
+    the spec's set: sending it again would let the receiver take it twice
+    (a cluster run over the lossy ring, a 911 received twice)."""
+    tm = TransportManager(3)
+    m = Msg911(2, 3, 2, (1, 2, 3), 6, "NO")
+    (frame,) = sends(tm.handle(Send(2, m), 0.0), TMFrame)
+    assert sends(tm.handle(Receive(2, TMAck(frame.id)), 0.0), TMConfirm) == [TMConfirm(frame.id)]
+    assert sends(tm.handle(Send(2, m), 0.0), TMFrame) == [] and tm.stats["coalesced"] == 1
+    tm.handle(Receive(2, TMTaken(frame.id)), 0.0)
+    assert sends(tm.handle(Send(2, m), 0.0), TMFrame) != []       # taken: a new message
+
+
 def test_a_token_taken_answers_the_nodes_own_911():
     tm = TransportManager(3)
     tm.handle(Send(1, Msg911(3, 3, 1, (1, 2), 0, "YES")), 0.0)
