@@ -1,4 +1,4 @@
-"""Fragmentation above the reliable layer, as JGroups's FRAG2 (docs/impl.md, "Fragmentation").
+"""Fragmentation above the reliable layer, as JGroups's FRAG2 (docs/flush.md, "The implementation (impl/flush.py) and what it showed": the wire format).
 
 Theory of operation
 -------------------
