@@ -54,6 +54,7 @@ is unknown (None).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -365,14 +366,22 @@ def _judged(run: dict, rows: list[dict]) -> Optional[list]:
     events = [{"kind": "event", **_record(r)} for r in sorted(rows, key=lambda r: r["i"])]
     h = from_records(from_trace([header] + events))
     h.quiescent = _ended(run)
-    return properties.judge(h, [n for n in names if h.quiescent or not properties.CATALOGUE[n].end_of_run])
+    found = properties.judge(h, [n for n in names if h.quiescent or not properties.CATALOGUE[n].end_of_run])
+    if found and not properties.CATALOGUE[found[0].property].end_of_run:
+        # a replay may name the witness where the property first broke (SEQUENCER's, as TLC
+        # judges record by record) or the first in member order: both are kept to compare
+        e = properties.earliest(h, found[0])
+        if e.reason != found[0].reason:
+            found[0] = dataclasses.replace(found[0], first_broken=e.reason)
+    return found
 
 
 def _merge(v: dict, found: Optional[list]) -> dict:
     """Fold the separate property verdicts into the run's verdict row.
     They agree when the replay's first failing property is the catalogue's
     first and the replay's reason holds the catalogue's witness (members,
-    messages, views); when the replay's first is one no history shows (a
+    messages, views): the first in member order or the one where the
+    property first broke (``properties.earliest``); when the replay's first is one no history shows (a
     model invariant, a lower layer's property) there is nothing to compare:
     ``agree`` is None and the replay's verdict stands."""
     if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or found is None:
@@ -383,7 +392,8 @@ def _merge(v: dict, found: Optional[list]) -> dict:
         agree = None
     else:
         agree = replay_first == (failed[0] if failed else None) and (
-            replay_first is None or found[0].reason in v["reason"])
+            replay_first is None or found[0].reason in v["reason"]
+            or found[0].first_broken is not None and found[0].first_broken in v["reason"])
     v = {**v, "properties_failed": failed, "properties_by": "catalogue", "agree": agree}
     if v["verdict"] == "ok" and failed:
         v["verdict"] = "violation"

@@ -43,7 +43,7 @@ their replays judge them on model states.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional
 
 
@@ -103,6 +103,13 @@ class History:
     def members(self) -> list:
         return sorted(set(self.nodes) | set(self.deliveries) | set(self.views) | set(self.flush), key=str)
 
+    def upto(self, k: int) -> "History":
+        """This history with the deliveries at positions up to ``k`` (the
+        rest whole: sends, views, kills), as a replay holds it after the
+        record at ``k``."""
+        return replace(self, deliveries=defaultdict(list, {m: [d for d in ds if d[2] <= k]
+                                                           for m, ds in self.deliveries.items()}))
+
     def left(self) -> set:
         """Members whose last installed view leaves them out (a graceful leave)."""
         return {m for m, vs in self.views.items() if vs and m not in vs[-1][1]}
@@ -152,6 +159,9 @@ class Violation:
     members: list = field(default_factory=list)
     messages: list = field(default_factory=list)
     events: list = field(default_factory=list)
+    # the witness where the property first broke, in the history's order
+    # (``earliest``), when it is not this one (the first in member order)
+    first_broken: Optional[str] = None
 
     # the history checker's and the audit's names for the same fields
     @property
@@ -166,7 +176,7 @@ class Violation:
         return f"{self.property}: {self.reason}"
 
     def renamed(self, name: str) -> "Violation":
-        return Violation(name, self.reason, self.members, self.messages, self.events)
+        return replace(self, property=name)
 
     def steps(self) -> list:
         """The witness as diagram Steps (conformance/diagram.py): one per
@@ -465,6 +475,27 @@ CATALOGUE = {p.name: p for p in (
     Property("VirtualSynchrony", virtual_synchrony),
     Property("FlushEventOrder", flush_event_order),
 )}
+
+
+def earliest(h: History, v: Violation) -> Violation:
+    """``v``'s property judged on the shortest prefix of ``h`` that breaks
+    it (positions in the history's order: a history read from records holds
+    one order for all members): the witness where it first broke, which a
+    replay that judges record by record reports, where ``judge`` gives the
+    first in member order.  Safety properties only (a prefix of a history
+    that breaks one breaks it; an end-of-run property has no prefix)."""
+    judge_ = CATALOGUE[v.property].judge
+    at = sorted({d[2] for ds in h.deliveries.values() for d in ds})
+    lo, hi = 0, len(at) - 1
+    if hi < 0 or judge_(h.upto(at[hi])) is None:
+        return v
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if judge_(h.upto(at[mid])) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    return judge_(h.upto(at[lo])) or v
 
 
 def judge(h: History, names: Iterable[str]) -> list[Violation]:
