@@ -26,7 +26,9 @@ whatever the other jobs on the machine take (the local engine's: this
 process's own); ``peak_rss_mb``: the largest resident memory of the process
 tree, sampled every second, during the stage.  Prints one JSON object;
 with ``--progress FILE`` it also appends each figure as a JSON line as soon
-as it is measured.
+as it is measured; ``to_look_at``: up to 20 runs per engine that are
+neither ok nor a violation, or whose two checks disagree (``--keep`` keeps
+the corpus to look at them).
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ def main() -> int:
     ap.add_argument("--engines", default="local,local[1],local[2]",
                     help="comma-separated: local and/or Spark masters")
     ap.add_argument("--progress", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the corpus (--out) after the run")
     ap.add_argument("--protocols", default=None,
                     help="comma-separated: a mixed corpus, sizes and faults drawn per run (default: SEQUENCER, fixed)")
     args = ap.parse_args()
@@ -162,6 +165,11 @@ def main() -> int:
         return {"events": sum(g["events"] if "events" in g else sum(v["events"] for v in g["verdicts"]) for g in got),
                 "seconds": round(sum(g["seconds"] for g in got), 3), "counts": counts,
                 "disagreements": sum(g.get("disagreements", 0) for g in got),
+                # the runs to look at: neither ok nor a violation, or the two checks disagreeing
+                "to_look_at": [{"run_id": v["run_id"], "verdict": v["verdict"], "agree": v["agree"],
+                                "reason": (v["reason"] or "")[:300]}
+                               for g in got for v in g.get("verdicts", ())
+                               if v["verdict"] not in ("ok", "violation") or v["agree"] is False][:20],
                 "judged_by_catalogue": sum(1 for g in got for v in g.get("verdicts", ()) if v["properties_by"])}
 
     runs = {}
@@ -208,7 +216,7 @@ def main() -> int:
         n = c["events"]
         cpu = cpu_seconds(e) - cpu0
         rec = {"events": n, "seconds": c["seconds"], "events_per_s": round(n / c["seconds"]),
-               "verdicts": c["counts"], "disagreements": c["disagreements"],
+               "verdicts": c["counts"], "disagreements": c["disagreements"], "to_look_at": c["to_look_at"],
                "judged_by_catalogue": c["judged_by_catalogue"],
                "cpu_s": round(cpu, 1), "events_per_cpu_s": round(n / cpu),
                "peak_rss_mb": round(mem.peak), "load_average": os.getloadavg()}
@@ -227,7 +235,8 @@ def main() -> int:
     S.stop()
     res["machine"]["load_average_end"] = os.getloadavg()
     print(json.dumps(res, indent=2))
-    shutil.rmtree(out, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(out, ignore_errors=True)
     return 0
 
 
