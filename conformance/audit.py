@@ -7,7 +7,7 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
 1. **tlc** — TLC on every manifest model; as expected when the outcome (ok or
    the named violated property) and the pinned distinct-state count match.
    Each counterexample, expected ones included, becomes a diagram.
-   Models flagged ``"heavy"`` (a minute or more of TLC) run with ``--full``
+   Models flagged ``"heavy"`` (the longer TLC runs: spec/README.md) run with ``--full``
    and under the slow test marker (tests/test_manifest_heavy.py); the
    default audit lists them as skipped, which keeps it within its budget.
 2. **link** — for each ``compare: true`` model, the Python explorer's
@@ -631,7 +631,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     if "tlc" in stages:
         checks += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
                          expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,
-                         skipped=True, explanation="marked heavy in its manifest (a minute or more of TLC): "
+                         skipped=True, explanation="marked heavy in its manifest (one of the longer TLC runs): "
                          "checked by `groupcheck audit --full` and the slow tests, not by the default audit")
                    for e in entries if e not in tlc_entries]
     if "link" in stages:

@@ -173,8 +173,8 @@ def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, t
         return f
     for kind, attr in (("tlc", "tlc_check"), ("link", "link_check"), ("both", "tlc_and_link_checks")):
         monkeypatch.setattr(audit, attr, fake(kind))
-    checks, _ = audit.run(tmp_path, protocols_=["raincoreflush"], stages=("tlc", "link"))
-    entries = mf.load("raincoreflush")
+    checks, _ = audit.run(tmp_path, protocols_=["sequencerflush"], stages=("tlc", "link"))
+    entries = mf.load("sequencerflush")
     light = [e for e in entries if not e.extra.get("heavy")]
     linked = [e for e in entries if e.compare and not e.extra.get("slow")]
     shared = {e.name for e in light if e in linked and e.expected == "ok" and not e.parsed_cfg().properties}
@@ -183,5 +183,5 @@ def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, t
     assert set(seen["tlc"]) == {e.name for e in light} - shared
     assert set(seen["link"]) == {e.name for e in linked} - shared
     ran = [c for c in checks if not c.skipped]
-    assert [c.id for c in ran] == [f"tlc/raincoreflush/{e.name}" for e in light] + \
-        [f"link/raincoreflush/{e.name}" for e in linked]
+    assert [c.id for c in ran] == [f"tlc/sequencerflush/{e.name}" for e in light] + \
+        [f"link/sequencerflush/{e.name}" for e in linked]

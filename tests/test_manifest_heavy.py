@@ -1,4 +1,4 @@
-"""Manifest models marked ``"heavy"`` (a minute or more of TLC) are left out
+"""Manifest models marked ``"heavy"`` (the longer TLC runs) are left out
 of the default audit's tlc stage; here, under the slow marker, TLC checks
 each against its manifest expectation and pinned distinct-state count, so
 CI still checks every model (conformance/audit.py, docs/architecture.md)."""
