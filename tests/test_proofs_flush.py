@@ -175,7 +175,9 @@ def test_flush_is_registered():
     encs = registry.select("flush")
     assert [e.variant for e in encs] == ["AnyFixed", "AnyFixedJoin", "AnyFlawed", "FlawedLeave"]
     assert [e.expect_cti for e in encs] == [False, False, True, True]
-    assert [e.members for e in encs] == ["any", "any", "any", 3] and not any(e.heavy for e in encs)
+    assert [e.members for e in encs] == ["any", "any", "any", 3]
+    # a minute or more of z3: proved by `groupcheck prove` and `audit --full`, not the default audit
+    assert [e.heavy for e in encs] == [False, True, False, False]
     # what the every-N variants subsume, asked with --all
     assert [e.variant for e in registry.select("flush", every=True)] == [
         "AnyFixed", "AnyFixedJoin", "AnyFlawed", "Fixed", "FixedJoin", "FlawedLeave", "FlawedCrash"]
