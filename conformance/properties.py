@@ -477,6 +477,22 @@ CATALOGUE = {p.name: p for p in (
 )}
 
 
+def first_breaking(at: list, breaks) -> Optional[int]:
+    """The first of the sorted positions ``at`` whose prefix ``breaks``
+    (a safety property: a prefix that breaks it stays broken, so the
+    positions bisect), or None when not even the last one's does."""
+    if not at or not breaks(at[-1]):
+        return None
+    lo, hi = 0, len(at) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if breaks(at[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return at[lo]
+
+
 def earliest(h: History, v: Violation) -> Violation:
     """``v``'s property judged on the shortest prefix of ``h`` that breaks
     it (positions in the history's order: a history read from records holds
@@ -485,17 +501,9 @@ def earliest(h: History, v: Violation) -> Violation:
     first in member order.  Safety properties only (a prefix of a history
     that breaks one breaks it; an end-of-run property has no prefix)."""
     judge_ = CATALOGUE[v.property].judge
-    at = sorted({d[2] for ds in h.deliveries.values() for d in ds})
-    lo, hi = 0, len(at) - 1
-    if hi < 0 or judge_(h.upto(at[hi])) is None:
-        return v
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if judge_(h.upto(at[mid])) is None:
-            lo = mid + 1
-        else:
-            hi = mid
-    return judge_(h.upto(at[lo])) or v
+    k = first_breaking(sorted({d[2] for ds in h.deliveries.values() for d in ds}),
+                       lambda k: judge_(h.upto(k)) is not None)
+    return v if k is None else judge_(h.upto(k))
 
 
 def judge(h: History, names: Iterable[str]) -> list[Violation]:

@@ -239,16 +239,11 @@ class SequencerBinding(Binding):
         out = {}
         for prop in PROPERTIES:
             judge = properties.CATALOGUE[prop].judge
-            if not at or judge(self.history()) is None:
+            if judge(self.history()) is None:
                 continue
-            lo, hi = 0, len(at) - 1          # the prefix up to at[hi] breaks it
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if judge(self._prefix(at[mid])) is None:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[prop] = at[lo]
+            k = properties.first_breaking(at, lambda i: judge(self._prefix(i)) is not None)
+            if k is not None:
+                out[prop] = k
         return out
 
     def _prefix(self, i: int) -> properties.History:
