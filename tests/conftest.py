@@ -36,6 +36,35 @@ def cli_never_prints_a_traceback(monkeypatch):
     monkeypatch.setattr(CliRunner, "invoke", invoke)
 
 
+# ---------------------------------------------------------------- the default suite's split
+
+# tests/suite_split.txt: the tests measured at 1.25 s or more that run behind the
+# `slow` marker (bench/suite_split.py writes it from a --durations run), so
+# that `make test` stays within 4 minutes.  A listed test that no longer
+# exists fails the collection of the whole suite: the list cannot go stale.
+_SPLIT = os.path.join(os.path.dirname(__file__), "suite_split.txt")
+
+
+def _listed_slow() -> set:
+    with open(_SPLIT, encoding="utf-8") as fh:
+        return {ln.split()[2] for ln in fh if ln.startswith("slow ")}
+
+
+@pytest.hookimpl(tryfirst=True)          # before -m deselects by marker
+def pytest_collection_modifyitems(session, config, items):
+    listed = _listed_slow()
+    here = os.path.dirname(__file__)
+    seen = set()
+    for item in items:
+        nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/" + item.nodeid
+        if nodeid in listed:
+            item.add_marker(pytest.mark.slow)
+            seen.add(nodeid)
+    whole = [os.path.abspath(str(a)).rstrip("/") for a in config.args] in ([here], [os.path.dirname(here)])
+    if whole and listed - seen:
+        raise pytest.UsageError(f"{_SPLIT}: listed tests that do not exist: {sorted(listed - seen)[:5]}")
+
+
 # ---------------------------------------------------------------- a time budget
 
 # GROUPCHECK_TEST_DEADLINE (seconds since the epoch): a test not yet started by
