@@ -431,7 +431,7 @@ def from_trace(records: list[dict]) -> list[dict]:
             quiescent = bool(r.get("quiescent"))
             continue
         nid, st, clock = r.get("nid"), r.get("state"), r.get("clock", clock)
-        if r.get("name") == "Crash":
+        if r.get("name") in ("Crash", "LeaveSuspected"):      # killed, or left as suspected: gone
             out.append({"kind": "event", "name": "crash", "nid": None, "params": {"member": nid},
                         "clock": clock})
             continue

@@ -50,7 +50,7 @@ from .tlctrace import TLATrace
 from .traces import Trace
 
 RING_ACTIONS = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
-                "Crash", "Join")
+                "Crash", "LeaveSuspected", "Join")
 OUTSIDE = ("Initialization", "HungryTimeout", "StarvingTimeout", "Recover", "TokenLoss")
 FLUSH_ACTIONS = tuple(a for a in cf.SPEC_ACTIONS if a not in ("Crash", "Join", "Leave"))
 ACTIONS = FLUSH_ACTIONS + RING_ACTIONS + OUTSIDE
@@ -160,7 +160,7 @@ def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
     a Crash included (spec/Raincore's Crash resets them as the layer does)."""
     if is_lossy:
         return LOSSY_FIELDS
-    return ("status",) if name == "Crash" else RING_FIELDS
+    return ("status",) if name in ("Crash", "LeaveSuspected") else RING_FIELDS
 
 
 def ring_norm(var: str, value, is_lossy: bool = False):
@@ -237,6 +237,9 @@ class RaincoreFlushBinding(cf.FlushBinding):
         name = ev["name"]
         if name in OUTSIDE + LOSSY_RING:
             yield from ring_successors(self.model, s, ev)     # none outside the abstraction
+            return
+        if name == "LeaveSuspected":       # the runner's record of a node that left as suspected
+            yield from self.model.LeaveSuspected(s, ev["nid"], greatest=not self.all_cuts)
             return
         yield from cf._successors(self.model, s, ev, self.all_cuts)   # FLUSH's actions, Crash, Join
 

@@ -86,7 +86,7 @@ import random
 from typing import Optional
 
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
-from groupcheck.model.sequencerflush import LogsAgreeKept
+from groupcheck.model.sequencerflush import LogsAgreeKept, _subsets
 
 from . import flush as cflush
 from . import properties
@@ -138,7 +138,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return model
 
     def layer(self, ev: dict) -> str:
-        if ev["name"] == "Crash":
+        if ev["name"] in ("Crash", "LeaveSuspected"):
             return "both"
         from groupcheck.impl import protocols as impl_protocols
         return impl_protocols.layer_of(NAME, ev["name"], ev["params"])
@@ -160,6 +160,9 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
     def successors(self, s, ev: dict):
         if ev["step"] == "ring":
             yield from crf.ring_successors(self.model, s, ev)     # OUTSIDE: none
+        elif ev["name"] == "LeaveSuspected":     # the runner's record of a node that left as suspected
+            for lost in _subsets(set(self.model.Members) - {ev["nid"]}) if self.all_cuts else (frozenset(),):
+                yield self.model.LeaveSuspected(s, ev["nid"], lost)
         else:
             yield from super().successors(s, ev)
 

@@ -731,7 +731,7 @@ def tla_log(trace: Trace, binding: Optional[type] = None) -> list:
     out = []
     for st in b.steps():
         kind, m = st["step"], st["nid"]
-        name = _ACTION.get(kind, st["name"])
+        name = st["name"] if kind == "crash" else _ACTION.get(kind, st["name"])   # Crash or LeaveSuspected
         params: dict = {"kind": kind}
         src = b._source(st) if kind != "stop" else None
         if src is not None:

@@ -206,11 +206,10 @@ class ChaosRunner(Runner):
             if act.action == "join":
                 self._join(nid, t0)
             elif act.action == "kill":
-                if self.run_as.views == "ring":
-                    self._freeze(nid, eating=act.when == "eating")
+                left = self.run_as.views == "ring" and self._freeze(nid, eating=act.when == "eating")
                 self.procs[nid].send_signal(signal.SIGKILL)
                 self.procs[nid].wait()
-                self._crashed(nid, members, killed, t0)
+                self._crashed(nid, members, killed, t0, how=self._exit_record(nid, left))
             else:
                 self.procs[nid].send_signal(signal.SIGSTOP)
                 self.log(f"node {nid} paused at {time.monotonic() - t0:.2f} s for {act.seconds} s")

@@ -247,10 +247,9 @@ class Runner:
         self.sock.bind((HOST, self.ports[RUNNER]))
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
-        # serving, any node but one may die: the header's crash bound is N - 1;
-        # so over the ring, whose Transport Manager may suspect a live node
-        # (FalseSuspicion): it leaves (SHUNNED) and the runner logs its crash
-        crashes = self.n - 1 if self.serve or self.run_as.views == "ring" else self.crash_bound
+        # serving, any node but one may die: the header's crash bound is N - 1
+        # (a node the ring suspects, FalseSuspicion, leaves outside it: SuspectLeaves)
+        crashes = self.n - 1 if self.serve else self.crash_bound
         joiners = {"joiners": self.joiners} if self.joiners else {}
         header = tracefile.header(self.protocol, list(range(1, self.n + self.joiners + 1)),   # joiners too
                                   self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring, **joiners),
@@ -338,14 +337,22 @@ class Runner:
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
-            if self.run_as.views == "ring":
-                self._freeze(nid)
+            left = self.run_as.views == "ring" and self._freeze(nid)
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
-            self._crashed(nid, members, killed, t0)
+            self._crashed(nid, members, killed, t0, how=self._exit_record(nid, left))
         return killed
 
-    def _freeze(self, nid: int, eating: Optional[bool] = None) -> None:
+    def _exit_record(self, nid: int, left: bool) -> str:
+        """The record of a node gone: LeaveSuspected if it left on its own
+        as suspected (exit status SHUNNED), else Crash."""
+        if left or self.procs[nid].returncode == SHUNNED:
+            self.shunned.append(nid)
+            self.log(f"node {nid} left, suspected by its ring")
+            return "LeaveSuspected"
+        return "Crash"
+
+    def _freeze(self, nid: int, eating: Optional[bool] = None) -> bool:
         """FLUSH over the ring: the node stops at the first point where
         spec/RaincoreFlush lets it crash (impl/runtime.py ``ring_safe``: not
         holding the token, none of its ring messages unacknowledged), and
@@ -355,18 +362,20 @@ class Runner:
         Raincore's own ring and only FLUSH's I9 is waited for (no VIEW of
         the node unacknowledged): the token holder is killed as it is; with
         ``kill_holder`` (or ``eating``) the node is killed only once it holds
-        the token (the case the abstraction leaves out: the token dies with it)."""
+        the token (the case the abstraction leaves out: the token dies with it).
+        True if the node has left on its own meanwhile (suspected)."""
         self.status.pop(nid, None)
         eating = self.kill_holder if eating is None else eating
         self._send(nid, {"cmd": "freeze", **({"when": "eating"} if eating else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
             if self.procs[nid].poll() == SHUNNED:
-                return                   # it has left on its own (suspected): the kill finds it gone
+                return True              # it has left on its own (suspected): the kill finds it gone
             self._poll(min(until, time.monotonic() + 0.05))
         if not self.status.get(nid, {}).get("frozen"):
             raise ClusterError(f"node {nid} did not reach a point where it may crash within {FREEZE_WAIT} s "
                                f"(its last report: {self.status.get(nid)})")
+        return False
 
     def _serve(self, t0: float, members: list) -> list:
         """Until SIGUSR1: any node process that dies is a crash."""
@@ -375,15 +384,17 @@ class Runner:
             self._poll(time.monotonic() + 0.1)
             for nid in members:
                 if nid not in killed and self.procs[nid].poll() is not None:
-                    self._crashed(nid, members, killed, t0)
+                    self._crashed(nid, members, killed, t0, how=self._exit_record(nid, False))
         return killed
 
-    def _crashed(self, nid: int, members: list, killed: list, t0: float) -> None:
-        """Node ``nid`` is dead: the Crash record, then the oracle's view."""
+    def _crashed(self, nid: int, members: list, killed: list, t0: float, how: str = "Crash") -> None:
+        """Node ``nid`` is dead: its record (``how``: Crash, or LeaveSuspected
+        for a node its ring suspected), then the oracle's view."""
         killed.append(nid)
         self.env.on_receive(last_vc(self.out / "traces" / f"node-{nid}.ndjson"))
-        self.env.record("Crash", {}, None, None, round(time.time() - self.start, 6), nid=nid)
-        self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
+        self.env.record(how, {}, None, None, round(time.time() - self.start, 6), nid=nid)
+        if how == "Crash":
+            self.log(f"node {nid} killed at {time.monotonic() - t0:.2f} s")
         self._poll(time.monotonic() + self.detect)
         live = [m for m in members if m not in killed]
         if self.run_as.views == "ring":
@@ -398,16 +409,15 @@ class Runner:
 
     def _reap(self, killed: list, t0: float) -> None:
         """A node its ring suspected has left (exit status SHUNNED,
-        impl/runtime.py): its crash, as if killed; any other exit is an error."""
+        impl/runtime.py): the spec's LeaveSuspected (SuspectLeaves, outside
+        the crash budget); any other exit is an error."""
         for m in [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]:
             if self.procs[m].poll() is None:
                 continue
             if self.procs[m].returncode != SHUNNED:
                 raise ClusterError(f"node {m} died, exit status {self.procs[m].returncode} "
                                    f"(see {self.out}/node-{m}.log)")
-            self.log(f"node {m} left, suspected by its ring")
-            self.shunned.append(m)
-            self._crashed(m, list(range(1, self.n + 1)), killed, t0)
+            self._crashed(m, list(range(1, self.n + 1)), killed, t0, how=self._exit_record(m, True))
 
     def _quiesce(self, t0: float, killed: list) -> bool:
         deadline = t0 + self.timeout

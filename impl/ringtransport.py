@@ -52,7 +52,9 @@ effects out, no clock of its own.
   a held frame is aborted or dropped undecided: ``by`` has (or may have)
   reported this node unreachable, so it must stop taking part; on the
   cluster it leaves (impl/runtime.py, exit status ``SHUNNED``) and comes
-  back, if ever, as a new node (the spec's ``ShunSuspected`` reading).
+  back, if ever, as a new node (the spec's ``ShunSuspected`` reading),
+  after settling its own open frames (impl/stacks/raincoreflush.py
+  ``RingStack.leave``), so that their receivers are not left waiting in turn.
 * A newer token supersedes the older ones still pending unconfirmed: they
   are no longer retried and never reported (a late ack of one is
   confirmed).  Without this a token whose acks were all lost before its

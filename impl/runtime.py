@@ -75,6 +75,7 @@ ACK_EVERY = 16                   # frames per cumulative Ack on the real network
 MAX_BACKLOG = 256                # frames held or queued before the sender waits: bounds its latency
 SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
 SHUNNED = 5                      # exit status of a node its ring has suspected (impl/ringtransport.py)
+LEAVING_LIMIT = 5.0              # seconds a suspected node may spend settling its own frames before it exits
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -348,7 +349,7 @@ class Node(asyncio.DatagramProtocol):
         port = self.ports.get(dest)
         if port is None or self.transport is None:
             return
-        if self.shunned or getattr(self.transport, "is_closing", lambda: False)():
+        if self.shunned and self.done.is_set() or getattr(self.transport, "is_closing", lambda: False)():
             # a copy the fault shim delayed past the node's leaving (or its socket's
             # closing): lost with the node, as a crashed node's datagrams in flight are
             self.after_leaving += 1
@@ -388,6 +389,9 @@ class Node(asyncio.DatagramProtocol):
             return
         self.effects.handle(self.nid, event)
         self.out.commit()                          # a step that sent nothing: its records now
+        if self.shunned:
+            self._left()
+            return
         if self.freezing and self._may_freeze():
             self._freeze()
 
@@ -416,14 +420,24 @@ class Node(asyncio.DatagramProtocol):
 
     def _shun(self, eff) -> None:
         """The ring has suspected this node (seed 004's failure detector, made
-        final by the Transport Manager): it takes no further step and exits
-        with SHUNNED, which the runner takes as its crash; it comes back, if
-        ever, as a new node (spec/RaincoreFlush's ShunSuspected)."""
-        self.shunned = self.frozen = True
-        self._cancel_timers()
+        final by the Transport Manager): it takes no further step, settles
+        its own open Transport Manager frames (``RingStack.leave``: their
+        receivers get their decision, within the Transport Manager's give-up
+        time, LEAVING_LIMIT at most), then exits with SHUNNED, which the
+        runner logs as the spec's LeaveSuspected; it comes back, if ever, as
+        a new node (spec/RaincoreFlush's ShunSuspected)."""
+        self.shunned = True
+        getattr(self.stack, "leave", lambda: None)()
         print(f"node {self.nid}: suspected by node {eff.by} (its {type(eff.msg).__name__} not taken): leaving",
               file=sys.stderr, flush=True)
-        self.done.set()
+        self.loop.call_later(LEAVING_LIMIT, self.done.set)
+        self._left()
+
+    def _left(self) -> None:
+        """A leaving node whose own frames are settled: it exits now."""
+        if getattr(self.stack, "settled", True) and not self.done.is_set():
+            self._cancel_timers()
+            self.done.set()
 
     def _may_freeze(self) -> bool:
         return ring_safe(self.stack, self.lossy) and (not self.freeze_eating or self.stack.ring.tokenState == "Eating")
@@ -494,7 +508,7 @@ class Node(asyncio.DatagramProtocol):
             while self._blocked() and not self.frozen:
                 self.backpressured += 1          # flow control: wait for credit, as a JGroups sender blocks
                 await asyncio.sleep(BACKPRESSURE_POLL)
-            if self.frozen:
+            if self.frozen or self.shunned:
                 return
             self._step(AppSend(f"{self.nid}.{k + 1}".encode()))
             self.sent += 1

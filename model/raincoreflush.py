@@ -388,12 +388,13 @@ class RaincoreFlushModel(FlushModel):
             and (self.LossyRing or (not self.Eating(s, p) and all(m["cur"] != p for m in s.tokenMsgs)))
         )
 
-    def LeaveSuspected(self, s, p: int):
-        """All successors of LeaveSuspected(p): Crash(p)'s, one per cut."""
+    def LeaveSuspected(self, s, p: int, greatest: bool = False):
+        """All successors of LeaveSuspected(p): Crash(p)'s, one per cut (with
+        ``greatest``, the greatest cut's, as Crash)."""
         if not self.CanLeave(s, p):
             return []
         base = self.RingCrash(s, p)
-        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p, False)]
+        return [base._replace(chan=self.Cut(s, p, cut)) for cut in self.Cuts(s, p, greatest)]
 
     def CrashesOf(self, s, p: int):
         yield from FlushModel.CrashesOf(self, s, p)

@@ -279,3 +279,28 @@ def test_without_late_failures_a_dead_nodes_token_is_taken_safely():
              for lab in labs if lab.action == "TokenReceived" and st[a].status[lab.params[1]["cur"] - 1] == "Down"
              and m.Eating(st[b], lab.params[0])]
     assert taken
+
+
+# ---------------------------------------------------------------- a node that leaves as suspected
+
+def _left_as_suspected(constants: dict):
+    """Seed 24's lossy run (a node crashes) with that crash logged as the
+    runner logs a node that left as suspected, under ``constants``."""
+    records, _ = crf.simulate(24, "auto", {"lossy": True, "tm": True, "nodes": 3})
+    (k,) = [j for j, r in enumerate(records) if r.get("name") == "Crash"][:1]
+    forged = [dict(r) for r in records]
+    forged[k]["name"] = "LeaveSuspected"
+    forged[0] = {**forged[0], "constants": {**forged[0]["constants"], **constants}}
+    return forged, k
+
+
+def test_a_node_that_left_as_suspected_is_the_specs_leave_suspected():
+    """The runner logs a node that exits SHUNNED as LeaveSuspected (spec
+    SuspectLeaves: outside the crash budget): a step under the header's
+    FalseSuspicion and SuspectLeaves, none without them."""
+    ok, k = _left_as_suspected({"FalseSuspicion": True, "SuspectLeaves": True, "ShunSuspected": True,
+                                "MaxCrashes": 0})
+    assert crf.replay(from_records(ok), visited=False).verdict == "ok"
+    bad, _ = _left_as_suspected({"FalseSuspicion": True, "SuspectLeaves": False, "ShunSuspected": True})
+    res = crf.replay(from_records(bad), visited=False)
+    assert res.verdict == "nonconforming" and res.stops_conforming_at == k - 1

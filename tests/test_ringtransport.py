@@ -322,3 +322,46 @@ def test_a_report_is_final_for_the_node_not_for_one_frame():
     (frame,) = sends(a.handle(Send(3, TOKEN), 0.0), TMFrame)
     (ack,) = sends(c.handle(Receive(1, frame), 0.0), TMAck)
     assert sends(a.handle(Receive(3, ack), 0.0), TMConfirm) == [TMConfirm(frame.id)]
+
+
+def _ring_node(nid: int):
+    return stacks.ring_stack(nid, (1, 2, 3), interval=0.05, attempts=3, init_seq=stacks.steady_seq((1, 2, 3)))
+
+
+def _frames(out, kind):
+    return [codec.decode(e.msg) for e in out if isinstance(e, Send) and isinstance(codec.decode(e.msg), kind)]
+
+
+def test_a_leaving_node_settles_its_own_frames_and_takes_nothing():
+    """Suspected, a node leaves, but first gives the receivers of its own
+    open frames their decision (a receiver left waiting leaves as suspected
+    in turn: the suspicion would go round the ring); it takes no frame, acks
+    none, and tells its ring nothing."""
+    a = _ring_node(1)
+    tm = a.layer("tm")
+    (sent,) = tm.handle(Send(2, TOKEN), 0.0)[:1]           # the ring's token to node 2, waiting for its ack
+    frame = sent.msg
+    a.handle(Receive(3, codec.encode(TMFrame(7, Msg911(3, 3, 1, (1, 2, 3), 4, "YES")))), 0.0)     # node 3's frame, held
+    assert (3, 7) in tm.held
+    a.leave()
+    assert not tm.held and not a.settled
+    # a frame, a confirm or an abort from another node: nothing taken, nothing acked
+    for m in (TMFrame(8, TOKEN), TMConfirm(7), TMAbort(7)):
+        assert a.handle(Receive(3, codec.encode(m)), 0.0) == []
+    # node 2's ack of our token: confirmed (not aborted), then its TMTaken settles it
+    out = a.handle(Receive(2, codec.encode(TMAck(frame.id))), 0.0)
+    assert _frames(out, TMConfirm) == [TMConfirm(frame.id)]
+    out = a.handle(Receive(2, codec.encode(TMTaken(frame.id))), 0.0)
+    assert a.settled
+
+
+def test_a_leaving_node_gives_up_its_frames_without_telling_its_ring():
+    a = _ring_node(1)
+    a.layer("tm").handle(Send(2, TOKEN), 0.0)
+    a.leave()
+    ring_before = a.layer("raincore").tokenState
+    for k in range(5):                                   # past the give-up (3 attempts)
+        out = a.handle(TimerFired("tm/" + TIMER), 0.05 * (k + 1))
+        assert not any(isinstance(e, (DeliveryFailed, Suspected)) for e in out)
+    assert a.settled and a.layer("raincore").tokenState == ring_before
+    assert a.handle(TimerFired("raincore/eating"), 1.0) == []

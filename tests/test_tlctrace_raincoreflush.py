@@ -16,7 +16,7 @@ from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
 from raincoreflush_helpers import crash_before_take
-from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
+from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events, left_as_suspected,
                               joiner_moved_last_rejected, rejected_at, run_fixture)
 
 pytestmark = NEEDS_JAVA
@@ -226,3 +226,9 @@ def test_forged_sent_digest_rejected_by_the_replay_at_the_send(tmp_path, run, ac
     p, k = _forged_sent_digest(tmp_path, run, action)
     m = conform_file(p).to_json()
     assert m["verdict"] == "nonconforming" and m["stops_conforming_at"] == k
+
+
+def test_a_node_that_left_as_suspected_accepted_by_tlc_and_model(tmp_path, run):
+    """The runner's record of a node that exited SHUNNED, LeaveSuspected,
+    is the spec's step outside the crash budget (SuspectLeaves)."""
+    accepted(tmp_path, left_as_suspected(run), "left", actions={"LeaveSuspected"})

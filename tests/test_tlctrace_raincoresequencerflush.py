@@ -14,8 +14,8 @@ from groupcheck.conformance import raincoresequencerflush as rsf
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.traces import from_records
 from raincoreflush_helpers import crash_before_take, crashed_eating
-from tlctrace_helpers import (NEEDS_JAVA, accepted, both, events, joiner_moved_last_rejected, rejected_at,
-                              run_fixture)
+from tlctrace_helpers import (NEEDS_JAVA, accepted, both, events, joiner_moved_last_rejected, left_as_suspected,
+                              rejected_at, run_fixture)
 
 pytestmark = NEEDS_JAVA
 
@@ -103,3 +103,9 @@ def test_a_crash_with_a_token_on_the_wire_rejected_by_the_abstraction(tmp_path):
     assert not records[0]["constants"].get("LossyRing")
     recs, k = crash_before_take(records)
     rejected_at(tmp_path, recs, "abstraction", k)
+
+
+def test_a_node_that_left_as_suspected_accepted_by_tlc_and_model(tmp_path, lossy_run):
+    """The runner's record of a node that exited SHUNNED, LeaveSuspected,
+    is the spec's step outside the crash budget (SuspectLeaves)."""
+    accepted(tmp_path, left_as_suspected(lossy_run), "left", actions={"LeaveSuspected"}, one_step_a_record=False)

@@ -102,3 +102,14 @@ def explained_rejection(tmp_path, records: list, k: int):
     text = v.explain()
     assert "matched the line before" in text and "actions enabled there" in text
     return v
+
+
+def left_as_suspected(records: list) -> list:
+    """``records`` with its first Crash logged as the cluster's runner logs
+    a node that left as suspected (LeaveSuspected), under a header that
+    declares it (FalseSuspicion, SuspectLeaves) and no crash budget."""
+    recs = copy.deepcopy(records)
+    k = next(j for j, r in enumerate(recs) if r.get("name") == "Crash")
+    recs[k]["name"] = "LeaveSuspected"
+    recs[0]["constants"].update(FalseSuspicion=True, SuspectLeaves=True, MaxCrashes=0)
+    return recs

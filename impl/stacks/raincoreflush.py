@@ -70,16 +70,52 @@ class RingStack(Stack):
     ``Raincore``.  On top of ``Stack``'s routing: the ring's own events
     (Start, Crash, Join) go to the ring; the Transport Manager's
     ``DeliveryFailed`` effect becomes the ring's event of that name; its
-    ``Suspected`` goes out to the runtime (the node leaves)."""
+    ``Suspected`` goes out to the runtime (the node leaves).
+
+    Leaving (``leave()``, once suspected): the ring takes no further step
+    and the node takes no frame, but its own frames still open are settled
+    before it exits (``settled``): the Transport Manager alone still sees
+    acks and ``TMTaken`` of its frames, and its retry timer.  A receiver
+    that holds one of them gets its decision (a confirm, or the abort of a
+    node already reported) instead of waiting in vain and leaving as
+    suspected in turn, which would pass the suspicion on round the ring
+    (docs/impl.md, "Killed anywhere over the lossy ring").  What the
+    Transport Manager would report to the ring is dropped: the ring has left."""
+
+    leaving = False
+    LEAVING_EVENTS = (TMAck, TMTaken)      # what a leaving node still reads
+
+    def leave(self) -> None:
+        self.leaving = True
+        tm = self.layer("tm")
+        tm.stats["dropped_leaving"] = tm.stats.get("dropped_leaving", 0) + len(tm.held)
+        tm.held.clear()                     # frames to this node: never taken (their senders give up)
+
+    @property
+    def settled(self) -> bool:
+        return not self.layer("tm").pending
 
     def handle(self, event, now: float) -> list:
+        out: list = []
+        if self.leaving:
+            if isinstance(event, Receive):
+                try:
+                    msg = codec.decode(event.msg)
+                except codec.DecodeError:
+                    msg = None
+                if isinstance(msg, self.LEAVING_EVENTS):
+                    self._run(self._index["tm"], Receive(event.src, msg), now, out)
+            elif isinstance(event, TimerFired) and event.name.startswith("tm" + self.SEP):
+                self._run(self._index["tm"], TimerFired(event.name.partition(self.SEP)[2]), now, out)
+            return out
         if isinstance(event, (Start, Crash, Join)):
-            out: list = []
             self._run(len(self.layers) - 1, event, now, out)
             return out
         return super().handle(event, now)
 
     def _route(self, i: int, eff, now: float, out: list) -> bool:
+        if isinstance(eff, DeliveryFailed) and self.leaving:
+            return True                     # the ring has left: nothing to tell it
         if isinstance(eff, DeliveryFailed) and i + 1 < len(self.layers):
             self._run(i + 1, eff, now, out)
             return True
@@ -126,7 +162,22 @@ class RingNode:
             return event.name in RING_TIMERS or event.name.startswith(("tm/", "raincore/"))
         return False
 
+    def leave(self) -> None:
+        """Suspected: FLUSH and the ring stop; the ring's own open frames are
+        settled (``RingStack.leave``), then the node may exit (``settled``)."""
+        self.ring_part.leave()
+
+    @property
+    def leaving(self) -> bool:
+        return getattr(self.ring_part, "leaving", False)
+
+    @property
+    def settled(self) -> bool:
+        return self.ring_part.settled
+
     def handle(self, event, now: float) -> list:
+        if self.leaving:
+            return self.ring_part.handle(event, now) if self.to_ring(event) else []
         if not self.to_ring(event):
             return self.fstack.handle(event, now)
         out = self.ring_part.handle(event, now)
@@ -224,16 +275,17 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
     NInit + 1..N)."""
     n = nodes + joiners
     # ShunSuspected: a node the latest view leaves out has failed, as the runtime
-    # makes it (it exits SHUNNED on learning it was left out, and the runner
-    # logs its Crash), so a shunned node is no survivor in between either
+    # makes it (it exits SHUNNED on learning it was left out), so a shunned
+    # node is no survivor in between either
     c = {"N": n, "NInit": nodes, "Founder": nodes, "MaxMsgs": n * messages, "MaxCrashes": crashes,
          "NewerViewsOnly": True, "ShunSuspected": True}
     if lossy:    # Raincore's own ring; the layer's timers know nothing of tokens in flight
         c.update(LossyRing=True, TimelyTimeouts=False, LateFailures=True)
     # the Transport Manager's time-out also fires for a node that is slow, not
     # dead: such a report is the spec's step (FalseSuspicion), and the run is
-    # judged by the properties (docs/raincore.md, section 8)
-    c["FalseSuspicion"] = True
+    # judged by the properties (docs/raincore.md, section 8); the node so
+    # reported learns it and leaves, and the runner logs its LeaveSuspected
+    c.update(FalseSuspicion=True, SuspectLeaves=True)
     return c
 
 

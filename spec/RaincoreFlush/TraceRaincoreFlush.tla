@@ -301,6 +301,13 @@ CrashIfLogged ==
     /\ R!Crash(P)
     /\ CrashStateMatches(P)
 
+\* The runner's record of a node that left as suspected (SuspectLeaves):
+\* compared as a crash.
+LeaveSuspectedIfLogged ==
+    /\ Rec.name = "LeaveSuspected"
+    /\ R!LeaveSuspected(P)
+    /\ CrashStateMatches(P)
+
 JoinIfLogged ==
     /\ Rec.name = "Join"
     /\ R!Join(P)
@@ -348,6 +355,7 @@ TraceNext ==
        \/ StarvingTimeoutIfLogged
        \/ TokenLossIfLogged
        \/ CrashIfLogged
+       \/ LeaveSuspectedIfLogged
        \/ JoinIfLogged
     /\ l' = l + 1
 
@@ -402,6 +410,7 @@ DiagEnabled ==
                LAMBDA n : ENABLED (\E m \in msgs911 : R!911DeliveryFailure(n, m)))
     \cup Named("EatingTimeout", LAMBDA n : ENABLED R!EatingTimeout(n))
     \cup Named("Crash", LAMBDA n : ENABLED R!Crash(n))
+    \cup Named("LeaveSuspected", LAMBDA n : ENABLED R!LeaveSuspected(n))
     \cup Named("Join", LAMBDA n : ENABLED R!Join(n))
 
 TraceDiagnostic ==

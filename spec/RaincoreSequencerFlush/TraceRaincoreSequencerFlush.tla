@@ -274,6 +274,13 @@ CrashIfLogged ==
     /\ \E lost \in SUBSET (R!Members \ {P}) : R!Crash(P, lost)
     /\ IF LossyRing THEN RingStateMatches(P) ELSE Rec.logged => RingVar("status", status'[P], status[P])
 
+\* The runner's record of a node that left as suspected (SuspectLeaves):
+\* compared as a crash.
+LeaveSuspectedIfLogged ==
+    /\ Rec.name = "LeaveSuspected"
+    /\ \E lost \in SUBSET (R!Members \ {P}) : R!LeaveSuspected(P, lost)
+    /\ IF LossyRing THEN RingStateMatches(P) ELSE Rec.logged => RingVar("status", status'[P], status[P])
+
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
@@ -303,6 +310,7 @@ TraceNext ==
        \/ StarvingTimeoutIfLogged
        \/ TokenLossIfLogged
        \/ CrashIfLogged
+       \/ LeaveSuspectedIfLogged
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
@@ -363,6 +371,7 @@ DiagEnabled ==
     \cup Named("HungryTimeout", LAMBDA n : ENABLED R!HungryTimeout(n))
     \cup Named("StarvingTimeout", LAMBDA n : ENABLED R!StarvingTimeout(n))
     \cup {"Crash(" \o Str(p) \o ")" : p \in {p \in R!Members : ENABLED R!Crash(p, {})}}
+    \cup {"LeaveSuspected(" \o Str(p) \o ")" : p \in {p \in R!Members : ENABLED R!LeaveSuspected(p, {})}}
 
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
