@@ -116,7 +116,7 @@ def chaos(
                                   holder=lossy_ring, rejoin=rejoin, stalls=stalls)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
                                        timeout=seconds + timeout, key_file=key_file, checker=checker,
-                                       lossy_ring=lossy_ring, faults=faults, hog=hog,
+                                       lossy_ring=lossy_ring, faults=faults, hog=hog, rejoin=rejoin,
                                        log=lambda s: say.print(s, markup=False))
     except (ClusterError, ValueError) as e:
         fail(str(e))

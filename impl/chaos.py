@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import protocols
-from .cluster import ClusterError, Result, Runner
+from .cluster import ClusterError, Result, Runner, last_of_view, latest_view
 
 FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
 GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
@@ -134,26 +134,11 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
         t = act.end + rng.uniform(*GAP)
 
 
-def last_of_view(nid: int, live: list, reports: dict) -> bool:
-    """Node ``nid`` is the only live member of the latest view the live
-    nodes' ``reports`` show (their FLUSH views, impl/runtime.py
-    ``flush_view``): the specs' CanCrash keeps one, and a joiner started but
-    not yet admitted cannot stand in for it, since only a member can admit
-    it.  A stale report errs towards a skip: a joiner admitted since is
-    missed, never a member gone since (the runner learns of every departure
-    by the node's exit)."""
-    views = [v for m in live if (v := reports.get(m, {}).get("view"))]
-    if not views:
-        return False                  # no FLUSH: the oracle's views keep every live node
-    latest = max(views, key=lambda v: v[0])[1]
-    return not (set(latest) & set(live)) - {nid}
-
-
 class ChaosRunner(Runner):
     """``Runner`` playing ``plan`` (a ``schedule``) in place of ``--kill``."""
 
     def __init__(self, protocol: str, nodes: int, messages: int, plan: list[Action], out: Path, *,
-                 seed: int, **kw) -> None:
+                 seed: int, rejoin: bool = False, **kw) -> None:
         super().__init__(protocol, nodes, messages, [], out, **kw)
         self.plan, self.seed = list(plan), seed
         self.done: list[dict] = []          # what each action became
@@ -169,6 +154,14 @@ class ChaosRunner(Runner):
         self.crash_bound = nodes + self.joiners - 1 if shuns else sum(a.action == "kill" for a in plan)
         if self.joiners and not self.run_as.joins:
             raise ClusterError(f"a node joins only over the ring ({protocol} has no join)")
+        # with rejoin over the ring, a node that left as suspected comes back as a
+        # new node (the next spare id), as a shunned JGroups member rejoins under a
+        # new address; ``nodes`` spare ids, so the soak never ends with one node
+        self.spares = nodes if rejoin and detector is not None and self.run_as.joins else 0
+        self.next_spare = nodes + self.joiners + 1
+        self.joiners += self.spares
+        self.rejoined: list[list[int]] = []      # [the node that left, the new node]
+        self.shuns_seen = 0
         self.env_faults = {"chaos": {"seed": seed, "actions": [asdict(a) for a in plan]}}
 
     def run(self) -> Result:
@@ -194,10 +187,15 @@ class ChaosRunner(Runner):
                 self._poll(min(t0 + act.at, time.monotonic() + 0.05))
                 self._reap(killed, t0)
             live = [m for m in (*members, *self.joined) if m not in killed]
-            nid = self._resolve(act.target, live)
+            view = latest_view(live, self.status)
+            nid = self._resolve(act.target, [m for m in live if view is None or m in view] or live)
             row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}
             if act.action != "join" and nid not in live or (act.action == "kill" and len(live) == 1):
                 self.done.append({**row, "skipped": "its node is dead"})
+                continue
+            if act.action == "kill" and view is not None and nid not in view:
+                self.done.append({**row, "skipped": "not a member of the latest view (a joiner not yet admitted)"})
+                self.log(f"kill of node {nid} skipped: not a member of the latest view")
                 continue
             if act.action == "kill" and last_of_view(nid, live, self.status):
                 self.done.append({**row, "skipped": "the last live member of the latest view"})
@@ -210,6 +208,7 @@ class ChaosRunner(Runner):
                 self.procs[nid].send_signal(signal.SIGKILL)
                 self.procs[nid].wait()
                 self._crashed(nid, members, killed, t0, how=self._exit_record(nid, left))
+                self._rejoin_shunned(t0)
             else:
                 self.procs[nid].send_signal(signal.SIGSTOP)
                 self.log(f"node {nid} paused at {time.monotonic() - t0:.2f} s for {act.seconds} s")
@@ -237,6 +236,26 @@ class ChaosRunner(Runner):
         self.joined.append(nid)
         self.log(f"node {nid} started at {time.monotonic() - t0:.2f} s, asking to join")
 
+    def _reap(self, killed: list, t0: float) -> None:
+        super()._reap(killed, t0)
+        self._rejoin_shunned(t0)
+
+    def _rejoin_shunned(self, t0: float) -> None:
+        """Each node that left as suspected since the last call comes back as
+        a new node, while spare ids, a second of the workload and a node of
+        the configured ring are left."""
+        while self.shuns_seen < len(self.shunned):
+            old = self.shunned[self.shuns_seen]
+            self.shuns_seen += 1
+            left = self.messages / self.rate - (time.monotonic() - t0)
+            ring = [m for m in range(1, self.n + 1) if self.procs[m].poll() is None]
+            if self.next_spare > self.n + self.joiners or left < 1.0 or not ring:
+                continue          # (a joiner asks the configured ring: none of it is left to admit it)
+            nid, self.next_spare = self.next_spare, self.next_spare + 1
+            self.rejoined.append([old, nid])
+            self.log(f"node {old} left as suspected: node {nid} starts in its place")
+            self._join(nid, t0)
+
     @staticmethod
     def _resolve(target, live: list) -> int:
         return min(live) if target == "coordinator" else int(target)
@@ -258,7 +277,9 @@ class ChaosRunner(Runner):
         ticker.start()
         try:
             with reporting(report):
-                return super()._check(run_id, quiescent, killed, seconds)
+                res = super()._check(run_id, quiescent, killed, seconds)
+                res.rejoined = [list(r) for r in self.rejoined]
+                return res
         finally:
             stop.set()
             ticker.join()

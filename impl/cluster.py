@@ -97,6 +97,7 @@ class Result:
     # verdict as JSON, and with both whether it agrees with the model replay's
     tlc: Optional[dict] = None
     shunned: list = field(default_factory=list)    # of ``killed``, the nodes that left, suspected by their ring
+    rejoined: list = field(default_factory=list)   # chaos --rejoin: [a node that left so, the new node in its place]
 
     @property
     def ok(self) -> bool:
@@ -138,6 +139,29 @@ def last_vc(path: Path) -> dict:
         if rec.get("kind") == "event":
             return dict(rec.get("vc") or {})
     return {}
+
+
+def last_of_view(nid: int, live: list, reports: dict) -> bool:
+    """Node ``nid`` is the only live member of the latest view the live
+    nodes' ``reports`` show (their FLUSH views, impl/runtime.py
+    ``flush_view``): the specs' CanCrash keeps one, and a joiner started but
+    not yet admitted cannot stand in for it, since only a member can admit
+    it.  A stale report errs towards a skip: a joiner admitted since is
+    missed, never a member gone since (the runner learns of every departure
+    by the node's exit)."""
+    latest = latest_view(live, reports)
+    if latest is None:
+        return False                  # no FLUSH: the oracle's views keep every live node
+    return not (set(latest) & set(live)) - {nid}
+
+
+def latest_view(live: list, reports: dict) -> Optional[list]:
+    """The members of the latest FLUSH view the live nodes' ``reports``
+    show, None without FLUSH.  A kill takes only such a member (the specs'
+    CanCrash: a member; a joiner not yet admitted is none), and the
+    coordinator is its first live member."""
+    views = [v for m in live if (v := reports.get(m, {}).get("view"))]
+    return max(views, key=lambda v: v[0])[1] if views else None
 
 
 class Runner:
@@ -337,6 +361,13 @@ class Runner:
         for nid, at in self.kills:
             while time.monotonic() < t0 + at:
                 self._poll(min(t0 + at, time.monotonic() + 0.05))
+            live = [m for m in (*members, *self.joined) if m not in killed and self.procs[m].poll() is None]
+            if nid not in live or last_of_view(nid, live, self.status):
+                # gone already (left as suspected: its record is _reap's), or the
+                # last live member of the latest view, which the specs' CanCrash keeps
+                self.log(f"kill of node {nid} skipped: " + ("it has left" if nid not in live else
+                                                           "the last live member of the latest view"))
+                continue
             left = self.run_as.views == "ring" and self._freeze(nid)
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()

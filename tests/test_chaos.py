@@ -380,7 +380,10 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     # killed: the schedule's kills, and the nodes their ring suspected, which left on their own
     assert [n for n in res["killed"] if n not in res["shunned"]] == [
         d["node"] for d in done if d["action"] == "kill" and "skipped" not in d]
-    assert sorted(int(n) for n in info_pids(out)) == [1, 2, 3] + [a.target for a in plan if a.action == "join"]
+    # the nodes started: the first, the schedule's joiners, and (--rejoin) one new node per node that left suspected
+    assert sorted(int(n) for n in info_pids(out)) == sorted(
+        [1, 2, 3] + [a.target for a in plan if a.action == "join"] + [new for _, new in res["rejoined"]])
+    assert all(old in res["shunned"] for old, _ in res["rejoined"])
     env = [json.loads(x) for x in (out / "traces" / "env.ndjson").read_text().splitlines()]
     # a kill is logged as Crash, a node that left as suspected as LeaveSuspected (outside the crash budget)
     assert [(e["nid"], e["name"]) for e in env if e.get("name") in ("Crash", "LeaveSuspected")] == [
