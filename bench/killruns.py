@@ -57,7 +57,11 @@ def one(protocol: str, i: int, messages: int, rate: float, out: Path, limit: flo
         row.update(clean=False, kept=str(folder), error=error)
         return row
     row.update(verdict=r["verdict"], quiescent=r["quiescent"], history=[v["check"] for v in r["history"]],
-               delivered=r["delivered"], reason=r.get("reason"), finding=r.get("finding"))
+               delivered=r["delivered"], reason=r.get("reason"), finding=r.get("finding"),
+               # the kill landed (node 1 killed, not gone before as suspected, nor
+               # spared as the last live member), and who left as suspected
+               killed=r["killed"], shunned=r.get("shunned", []),
+               landed=1 in r["killed"] and 1 not in r.get("shunned", []))
     row["clean"] = r["verdict"] == "ok" and r["quiescent"] and not r["history"]
     if row["clean"]:
         shutil.rmtree(folder, ignore_errors=True)
@@ -111,6 +115,8 @@ def report(a, hogs) -> None:
         loads = [r["load1"] for r in rows]
         stacks[protocol] = {"runs": len(rows), "clean": sum(r["clean"] for r in rows),
                             "exit0": sum(r["exit"] == 0 for r in rows),
+                            "kills_landed": sum(bool(r.get("landed")) for r in rows),
+                            "runs_with_a_suspected_leave": sum(bool(r.get("shunned")) for r in rows),
                             "load1_min": min(loads), "load1_mean": round(sum(loads) / len(loads), 1),
                             "seconds_mean": round(sum(r["seconds"] for r in rows) / len(rows), 1),
                             "not_clean": [r for r in rows if not r["clean"]]}
