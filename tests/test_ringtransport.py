@@ -365,3 +365,17 @@ def test_a_leaving_node_gives_up_its_frames_without_telling_its_ring():
         assert not any(isinstance(e, (DeliveryFailed, Suspected)) for e in out)
     assert a.settled and a.layer("raincore").tokenState == ring_before
     assert a.handle(TimerFired("raincore/eating"), 1.0) == []
+
+
+def test_a_joiners_abort_leaves_the_node_in_place_a_members_does_not():
+    """A joiner that gave up on its join request (its 911 to this node) only
+    passes the request on (spec 911DeliveryFailure touches no ring state):
+    the node drops the frame and stays.  A member's abort is a report the
+    ring acts on: the node is suspected and leaves."""
+    for orig, suspected in ((4, False), (2, True)):
+        a = _ring_node(1)
+        req = Msg911(orig, orig, 1, (1, 2, 3), 0, "YES")
+        a.handle(Receive(orig, codec.encode(TMFrame(9, req))), 0.0)
+        out = a.handle(Receive(orig, codec.encode(TMAbort(9))), 0.0)
+        assert [type(e) for e in out if isinstance(e, Suspected)] == ([Suspected] if suspected else [])
+        assert not a.layer("tm").held

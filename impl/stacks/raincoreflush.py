@@ -120,7 +120,14 @@ class RingStack(Stack):
             self._run(i + 1, eff, now, out)
             return True
         if isinstance(eff, Suspected):
-            out.append(eff)
+            if is_join_request(eff.msg, eff.by):
+                # reported by a joiner, whose report only passes its request on
+                # (spec 911DeliveryFailure changes no ring state): the node stays
+                # (FalseSuspicion: a node reported may stay up) and drops the frame
+                tm = self.layer("tm")
+                tm.stats["join_request_aborted"] = tm.stats.get("join_request_aborted", 0) + 1
+            else:
+                out.append(eff)
             return True
         return False
 
@@ -130,6 +137,12 @@ def ring_stack(nid: int, ring: tuple, *, interval: float = 0.02, attempts: int =
     from .raincore import raincore_layer
     return RingStack(nid, [Transport(), TransportManager(nid, interval=interval, attempts=attempts),
                            raincore_layer(nid, ring, **ring_opts)])
+
+
+def is_join_request(msg, sender: int) -> bool:
+    """A joiner's own 911 (seed 004: a new node asks the configured ring): its
+    sender is outside the nodelist it asks."""
+    return isinstance(msg, Msg911) and msg.orig == sender and sender not in msg.nodelist
 
 
 def is_ring_frame(data) -> bool:
