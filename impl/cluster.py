@@ -271,9 +271,11 @@ class Runner:
         self.sock.bind((HOST, self.ports[RUNNER]))
         members = list(range(1, self.n + 1))
         run_id = f"cluster-{self.protocol}-n{self.n}-m{self.messages}-{int(time.time())}"
-        # serving, any node but one may die: the header's crash bound is N - 1
-        # (a node the ring suspects, FalseSuspicion, leaves outside it: SuspectLeaves)
-        crashes = self.n - 1 if self.serve else self.crash_bound
+        # serving, any node but one may die: the header's crash bound is N - 1;
+        # so over the ring: a node that leaves as suspected (LeaveSuspected, outside
+        # the bound itself) is down, and the spec's CanCrash counts every node down
+        ring = self.run_as.views == "ring"
+        crashes = self.n + self.joiners - 1 if self.serve or ring else self.crash_bound
         joiners = {"joiners": self.joiners} if self.joiners else {}
         header = tracefile.header(self.protocol, list(range(1, self.n + self.joiners + 1)),   # joiners too
                                   self.run_as.constants(self.n, self.messages, crashes, self.lossy_ring, **joiners),
