@@ -360,8 +360,65 @@ def explain(schema: dict, rec, registry: Optional[Registry] = None) -> str:
     if not errs:
         return "rejected by the compiled validator but not by jsonschema (please report)"
     e = _choose(errs)
+    kinds = _kinds_expected(e)
+    if kinds:
+        return f"kind: {rec.get('kind')!r} is not one of {', '.join(map(repr, kinds))}"
     where = "/".join(str(x) for x in e.absolute_path)
-    return f"{where + ': ' if where else ''}{e.message}"
+    types = _types_expected(e)
+    message = f"{e.instance!r} is not of type {' or '.join(map(repr, types))}" if types else e.message
+    if where == "name" and e.validator == "enum":
+        # a composed protocol's record: the actions of every layer, not the first layer's
+        names = _names_allowed(errs)
+        message = f"{e.instance!r} is not one of {sorted(names)}" if names else message
+    return f"{where + ': ' if where else ''}{message}"
+
+
+def _names_allowed(errs) -> set:
+    """The actions the errors refused the record's ``name`` by: within one
+    schema every enum on ``name`` holds (their intersection), across the
+    branches of an anyOf (a composed protocol's layers) any one (their union)."""
+    sets = []
+    for c in errs:
+        if list(c.relative_path) == ["name"] and c.validator == "enum":
+            sets.append(set(c.validator_value))
+        elif c.validator in ("anyOf", "oneOf") and c.context and not c.relative_path:
+            branches: dict = {}
+            for x in c.context:
+                branches.setdefault(x.relative_schema_path[0], []).append(x)
+            found = [r for r in (_names_allowed(b) for b in branches.values()) if r]
+            if found:
+                sets.append(set().union(*found))
+    return set.intersection(*sets) if sets else set()
+
+
+def _types_expected(e) -> list:
+    """The types an ``anyOf`` / ``oneOf`` of types allows (a field that may
+    be null), when the value is of none: named, not "not valid under any
+    of the given schemas"."""
+    if e.validator not in ("oneOf", "anyOf") or not e.context:
+        return []
+    if not all(c.validator == "type" and not c.relative_path for c in e.context):
+        return []
+    out: list = []
+    for c in e.context:
+        for t in (c.validator_value if isinstance(c.validator_value, list) else [c.validator_value]):
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def _kinds_expected(e) -> list:
+    """The record kinds a root ``oneOf`` of kinds (the envelope: header,
+    event, end) allows, when the record's ``kind`` is none of them: its
+    message would otherwise quote the whole record."""
+    if e.validator not in ("oneOf", "anyOf") or e.absolute_path or not e.context:
+        return []
+    by_branch: dict = {}
+    for c in e.context:
+        if list(c.relative_path) == ["kind"] and c.validator == "const":
+            by_branch[c.relative_schema_path[0]] = c.validator_value
+    branches = {c.relative_schema_path[0] for c in e.context}
+    return [by_branch[b] for b in sorted(by_branch)] if by_branch and set(by_branch) == branches else []
 
 
 def _wrong_name(c) -> bool:
