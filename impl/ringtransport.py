@@ -36,7 +36,11 @@ effects out, no clock of its own.
   given up, and the ring is told: ``DeliveryFailed(msg)``, an effect (the
   node hands it to the ring as the event of the same name).  So a node is
   suspected after ``attempts * interval`` seconds of silence, which is
-  what the failure detector costs.  A confirmed frame whose ``TMTaken``
+  what the failure detector costs.  Frames given up in one round are
+  reported in order and each leaves ``pending`` only when the ring takes
+  its report (``forget``): a message the ring passes on meanwhile that
+  equals one still to be reported is that message (the spec's messages in
+  transit are a set), not a second frame outliving its report.  A confirmed frame whose ``TMTaken``
   never comes (its receiver died after its ack) is dropped unreported:
   the decision was "delivered".  Each held frame is acked again; one held
   for twice the sender's give-up time without a decision (the sender is
@@ -147,6 +151,9 @@ class TransportManager:
         self.confirmed: set[int] = set()           # ids of pending frames confirmed, waiting for TMTaken
         self.decided: dict[int, bool] = {}         # id -> confirmed (True) or aborted (False), oldest first
         self.reported: set[int] = set()            # nodes reported unreachable: final for the node
+        # ids given up in this retry round whose DeliveryFailed the ring has not yet
+        # taken (``forget``): an equal message the ring sends meanwhile is one with it
+        self.failing: set[int] = set()
         # receiver
         self.held: dict[tuple[int, int], list] = {}   # (src, id) -> [msg, times acked]: waiting for the decision
         self.seen: dict[int, set[int]] = {}        # src -> ids received
@@ -162,7 +169,8 @@ class TransportManager:
     def _drop_unconfirmed(self, which) -> None:
         """Pending frames no longer worth sending (``which(msg)``): not
         retried, never reported; a late ack of one is confirmed."""
-        for i in [i for i, (_, m, _) in self.pending.items() if i not in self.confirmed and which(m)]:
+        for i in [i for i, (_, m, _) in self.pending.items()
+                  if i not in self.confirmed and i not in self.failing and which(m)]:
             del self.pending[i]
             self._decide(i, True)
             bump(self.stats, "superseded")
@@ -182,6 +190,8 @@ class TransportManager:
                 out.append(Send(event.dest, TMFrame(self.next_id, msg)))
         elif isinstance(msg, TMAck):
             entry = self.pending.get(msg.id)
+            if msg.id in self.failing:
+                entry = None                     # given up: its abort below, its report already made
             if entry is not None and msg.id not in self.confirmed and entry[0] in self.reported:
                 # a node once reported takes nothing more from this node: the
                 # report is final for the node, not for one frame (otherwise it
@@ -255,7 +265,20 @@ class TransportManager:
             out.append(SetTimer(TIMER, now + self.interval))
         return out
 
+    def forget(self, msg) -> None:
+        """The ring takes the ``DeliveryFailed`` of a frame given up this
+        round: the frame is gone now.  Until then a message equal to it that
+        the ring sends (another failure passed on to the same node) is the
+        same message, as in the spec's set of messages in transit: several
+        frames given up in one round are reported in order, and a pass-on
+        must not outlive a report that comes after it in that order."""
+        for i in [i for i in self.failing if self.pending[i][1] == msg][:1]:
+            self.failing.discard(i)
+            del self.pending[i]
+
     def _retry(self, out: list) -> None:
+        for i in list(self.failing):           # reported last round (a driver that never called forget)
+            self.forget(self.pending[i][1])
         for i, entry in list(self.pending.items()):
             dest, msg, sent = entry
             confirmed = i in self.confirmed
@@ -264,11 +287,12 @@ class TransportManager:
                 bump(self.stats, "retransmitted")
                 out.append(Send(dest, TMConfirm(i) if confirmed else TMFrame(i, msg)))
                 continue
-            del self.pending[i]
             self.confirmed.discard(i)
             if confirmed:
+                del self.pending[i]
                 bump(self.stats, "untaken")           # the receiver died after its ack: nothing to report
             else:
+                self.failing.add(i)                   # until the ring takes its report (``forget``)
                 self._decide(i, False)
                 self.reported.add(dest)
                 bump(self.stats, "delivery_failures")

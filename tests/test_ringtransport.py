@@ -379,3 +379,27 @@ def test_a_joiners_abort_leaves_the_node_in_place_a_members_does_not():
         out = a.handle(Receive(orig, codec.encode(TMAbort(9))), 0.0)
         assert [type(e) for e in out if isinstance(e, Suspected)] == ([Suspected] if suspected else [])
         assert not a.layer("tm").held
+
+
+def test_frames_given_up_in_one_round_are_reported_in_the_specs_order():
+    """Three copies of a joiner's 911, to nodes 1, 2 and 3, all given up in
+    one retry round: the ring passes each on to the next node in the order
+    they are reported.  In the spec's set of messages in transit the copy
+    to 2 that node 1's failure passes on is the copy to 2 already there,
+    which fails next: what is left in transit is the copy to 1 alone (3's
+    failure passed on).  Before, the copy passed on to 2 was a new frame,
+    sent after the old one had been given up, and its later failure matched
+    no message in transit (found by a chaos run)."""
+    from groupcheck.impl.raincore import Join
+    node = _ring_node(4)
+    tm = node.layer("tm")
+    node.handle(Join(), 0.0)                             # its 911 to node 1
+    for d in (2, 3):                                     # and copies passed on earlier
+        tm.handle(Send(d, Msg911(4, 4, d, (1, 2, 3), 0, "YES")), 0.0)
+    assert {m.dest for _, m, _ in tm.pending.values()} == {1, 2, 3}
+    t = 0.0
+    while not tm.stats.get("delivery_failures"):
+        t += 0.05
+        node.handle(TimerFired("tm/" + TIMER), t)
+    assert tm.stats["delivery_failures"] == 3          # one round
+    assert {m.dest for _, m, _ in tm.pending.values()} == {1} and not tm.failing

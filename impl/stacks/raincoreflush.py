@@ -114,6 +114,8 @@ class RingStack(Stack):
         return super().handle(event, now)
 
     def _route(self, i: int, eff, now: float, out: list) -> bool:
+        if isinstance(eff, DeliveryFailed):
+            self.layer("tm").forget(eff.msg)     # the ring takes the report now (TransportManager.forget)
         if isinstance(eff, DeliveryFailed) and self.leaving:
             return True                     # the ring has left: nothing to tell it
         if isinstance(eff, DeliveryFailed) and i + 1 < len(self.layers):
