@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from . import progress
-from .traces import Trace, TraceError, load
+from .traces import Trace, TraceError, collector_paused, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
@@ -150,13 +150,20 @@ def replay(trace: Trace, *, visited: bool = False) -> RunReport:
 def conform_file(path) -> RunReport:
     """The verdict of one run: a trace file, or a run's per-node files (a
     directory or a list of paths, conformance/traces.py ``load``)."""
-    try:
-        trace = load(path)
-    except TraceError as e:
-        where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
-        return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
-                         events=0, first_bad_event=None, reason=str(e))
-    return replay(trace)
+    # The collector paused from the first line read to the verdict: the
+    # records and the model states are trees of immutable values (no cycle
+    # for it to find), and a collection while the run is held walks all of
+    # it; dropped at the end, they are freed by reference counting alone.
+    with collector_paused():
+        try:
+            trace = load(path)
+        except TraceError as e:
+            where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
+            return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
+                             events=0, first_bad_event=None, reason=str(e))
+        rep = replay(trace)
+        del trace
+    return rep
 
 
 # ---------------------------------------------------------------- the engine
@@ -460,7 +467,8 @@ class Engine:
         return stop
 
     def run(self, trace: Trace) -> RunReport:
-        rep = self._run(trace)
+        with collector_paused():        # as conform_file: the states are trees of immutable values
+            rep = self._run(trace)
         rep.broken = self.b.broken_at()
         return rep
 
