@@ -309,8 +309,14 @@ class _File:
 
 
 def _norm_event(rec: dict, src: str, state) -> dict:
-    return {"i": -1, "name": rec["name"], "nid": rec["nid"], "params": rec.get("params") or {},
-            "msg": rec.get("msg"), "state": state, "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
+    # the action's name and the message's strings interned, as ``_pairs`` does
+    # (msgspec shares keys, not values): a long run holds millions of copies of a few
+    msg = rec.get("msg")
+    if msg:
+        for k in [k for k, v in msg.items() if type(v) is str]:
+            msg[k] = intern(msg[k])
+    return {"i": -1, "name": intern(rec["name"]), "nid": rec["nid"], "params": rec.get("params") or {},
+            "msg": msg, "state": state, "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
 
 
 @contextmanager
