@@ -42,7 +42,7 @@ from pathlib import Path
 
 from groupcheck.conformance import sequencer as cseq
 from groupcheck.conformance.replay import Engine, conform_file, quiescent
-from groupcheck.conformance.traces import load
+from groupcheck.conformance.traces import collector_paused, load
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -51,29 +51,35 @@ from pipeline import tree_cpu_seconds  # noqa: E402  (bench/pipeline.py)
 EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 3), 3 RecvData, a few repeats
 
 
+def stages(path: Path) -> tuple:
+    """read, replay and properties: (wall, CPU) seconds of the first two, wall of the last, what it found."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    trace = load(path)
+    t_read, c_read = time.perf_counter() - t0, time.process_time() - c0
+    b = cseq.SequencerBinding(trace)
+    eng = Engine(b, visited=False)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for ev in trace.events:
+        failed = eng.step(ev)
+        assert failed is None, failed
+    t_replay, c_replay = time.perf_counter() - t0, time.process_time() - c0
+    t0 = time.perf_counter()
+    found = b.properties(eng.cands) or (b.at_end(eng.cands) if quiescent(trace) else None)
+    return t_read, c_read, t_replay, c_replay, time.perf_counter() - t0, found
+
+
 def one(path: Path, size: int) -> dict:
     per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
     t0 = time.perf_counter()
     line = sim_sequencer.simulate_to_file(path, 3, per_member, 1, campaign.parse_faults("loss=0.01"))
     t_sim = time.perf_counter() - t0
     n = line["events"]
-    t0 = time.perf_counter()
-    trace = load(path)
-    t_read = time.perf_counter() - t0
-    b = cseq.SequencerBinding(trace)
-    eng = Engine(b, visited=False)
-    t0 = time.perf_counter()
-    for ev in trace.events:
-        failed = eng.step(ev)
-        assert failed is None, failed
-    t_replay = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    found = b.properties(eng.cands) or (b.at_end(eng.cands) if quiescent(trace) else None)
-    t_props = time.perf_counter() - t0
-    del trace, eng, b
-    t0 = time.perf_counter()
+    load_avg = [round(x, 1) for x in os.getloadavg()]
+    with collector_paused():    # as conform_file pauses it: no collection over the run falls between two stages, unmeasured
+        t_read, c_read, t_replay, c_replay, t_props, found = stages(path)
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = conform_file(path)
-    t_conform = time.perf_counter() - t0
+    t_conform, c_conform = time.perf_counter() - t0, time.process_time() - c0
     return {"target": size, "events": n, "per_member": per_member, "bytes": line["bytes"],
             "bytes_per_event": round(line["bytes"] / n, 1), "quiescent": line["quiescent"],
             "verdict": rep.verdict, "property_failed": found[0] if found else None,
@@ -82,7 +88,11 @@ def one(path: Path, size: int) -> dict:
                         "replay": round(t_replay, 2), "properties": round(t_props, 3),
                         "conform": round(t_conform, 2)},
             "events_per_s": {"read": round(n / t_read), "replay": round(n / t_replay),
-                             "properties": round(n / max(t_props, 1e-6)), "conform": round(n / t_conform)}}
+                             "properties": round(n / max(t_props, 1e-6)), "conform": round(n / t_conform)},
+            # CPU seconds of this process: comparable across runs when the machine is shared
+            "events_per_cpu_s": {"read": round(n / c_read), "replay": round(n / c_replay),
+                                 "conform": round(n / c_conform)},
+            "load_average": load_avg}
 
 
 def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:

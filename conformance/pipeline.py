@@ -203,6 +203,12 @@ def _ingested(path: str, cwd: Optional[str] = None):
     reason.  Format 1 files are converted on read, as ``traces.load`` does.
     A relative ``path`` is read from ``cwd`` (the driver's folder: a cluster's
     executors run elsewhere) and named as given."""
+    from .traces import collector_paused
+    with collector_paused():        # as traces.read_file: the rows are trees the collector would walk again and again
+        return _ingest(path, cwd)
+
+
+def _ingest(path: str, cwd: Optional[str]):
     from groupcheck.impl import protocols as impl_protocols, tracefile
     from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, _lines, parse_line, record_problem
     rejected: list[dict] = []

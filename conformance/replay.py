@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from . import progress
-from .traces import Trace, TraceError, load
+from .traces import Trace, TraceError, collector_paused, load
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
@@ -150,13 +150,20 @@ def replay(trace: Trace, *, visited: bool = False) -> RunReport:
 def conform_file(path) -> RunReport:
     """The verdict of one run: a trace file, or a run's per-node files (a
     directory or a list of paths, conformance/traces.py ``load``)."""
-    try:
-        trace = load(path)
-    except TraceError as e:
-        where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
-        return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
-                         events=0, first_bad_event=None, reason=str(e))
-    return replay(trace)
+    # The collector paused from the first line read to the verdict: the
+    # records and the model states are trees of immutable values (no cycle
+    # for it to find), and a collection while the run is held walks all of
+    # it; dropped at the end, they are freed by reference counting alone.
+    with collector_paused():
+        try:
+            trace = load(path)
+        except TraceError as e:
+            where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
+            return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
+                             events=0, first_bad_event=None, reason=str(e))
+        rep = replay(trace)
+        del trace
+    return rep
 
 
 # ---------------------------------------------------------------- the engine
@@ -197,6 +204,8 @@ class Binding:
             raise HeaderError(f"observed: {bad[0]!r} is not a variable {self.protocol or 'the protocol'} logs "
                               f"({', '.join(self.FIELDS)})")
         self.observed = None if obs is None else frozenset(obs)
+        # the default ``observable``, the same for every record: computed once
+        self._observable = self.declared(v for v in self.FIELDS if v not in self.LAZY)
 
     def declared(self, names) -> tuple:
         """``names`` but those the header's ``observed`` leaves out."""
@@ -306,7 +315,7 @@ class Binding:
         it leaves out is unchanged.  Everything else is internal (channels,
         other members, the environment) and left to the model; so is a
         variable the header's ``observed`` leaves out."""
-        return self.declared(v for v in self.FIELDS if v not in self.LAZY)
+        return self._observable
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         """The observable variables the model's step changes but the record,
@@ -358,13 +367,6 @@ class Binding:
         """The record a failed step is reported at (a joined step: the part
         at fault, which ``explain`` may have found)."""
         return ev["i"]
-
-
-def _agrees(b: Binding, s, t, ev: dict, logged: dict) -> bool:
-    for var, val in logged.items():
-        if b.observe(s, t, ev, var) != b.norm(var, val):
-            return False
-    return True
 
 
 def enabled_steps(b: Binding, cands, ev: dict) -> tuple[list, Optional[str], Optional[tuple]]:
@@ -427,17 +429,21 @@ class Engine:
         if stop:
             return stop
         logged = b.logged(ev)
+        items = tuple(logged.items()) if logged else ()
+        observe, norm = b.observe, b.norm
         out, pairs = [], []
         for s in self.cands:
             for t in b.successors(s, ev):
                 if t is None or b.message(s, t, ev) is not None:
                     continue
-                if logged and not _agrees(b, s, t, ev, logged):
-                    continue
-                if logged is not None and b.unlogged_changes(s, t, ev, logged):
-                    continue
-                pairs.append((s, t))
-                out.append(b.reduce(t))
+                for var, val in items:          # each logged variable equals the model's
+                    if observe(s, t, ev, var) != norm(var, val):
+                        break
+                else:
+                    if logged is not None and b.unlogged_changes(s, t, ev, logged):
+                        continue
+                    pairs.append((s, t))
+                    out.append(b.reduce(t))
         # A state's hash walks all of it (the sent messages grow with the run),
         # so the one successor of the usual step is not hashed: deduplicating
         # it would make a run's replay quadratic in its length.
@@ -461,7 +467,8 @@ class Engine:
         return stop
 
     def run(self, trace: Trace) -> RunReport:
-        rep = self._run(trace)
+        with collector_paused():        # as conform_file: the states are trees of immutable values
+            rep = self._run(trace)
         rep.broken = self.b.broken_at()
         return rep
 

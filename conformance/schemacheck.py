@@ -287,6 +287,14 @@ class _Gen:
             lines.append(f"    if k not in {self.const(props)} and not {fadd}: return False")
         return lines
 
+    def branch(self, s, base: str) -> Optional[str]:
+        """An if/then/else branch's function, None when it accepts anything
+        (most "else"s): the table's functions then skip a call that always
+        says yes, several per record."""
+        if s is True or (isinstance(s, dict) and not _keywords(s)):
+            return None
+        return self.node(s, base)
+
     def dispatch(self, items: list, base: str) -> Optional[list[str]]:
         """An ``allOf`` of if/then/else whose conditions test one key against
         string constants (the trace schemas' "if name is X then ...") as a
@@ -300,13 +308,14 @@ class _Gen:
             kc = _key_condition(it["if"])
             if kc is None:
                 return None
-            conds.append((kc, self.node(it.get("then", True), base), self.node(it.get("else", True), base)))
+            conds.append((kc, self.branch(it.get("then", True), base), self.branch(it.get("else", True), base)))
         keys = {kc[0] for kc, _, _ in conds}
         if len(keys) != 1:
             return None
         key = keys.pop()
 
         def all_of(fs) -> str:
+            fs = [f for f in fs if f is not None]
             name = self.fresh()
             self.src.append(f"def {name}(x):\n" + "".join(f"    if not {f}(x): return False\n" for f in fs)
                             + "    return True")

@@ -190,17 +190,16 @@ class SequencerModel(Model):
         dup = snd in table and q <= top
         if dup and self.FillGaps:   # a duplicate only if no seqno of snd up to q is missing
             dup = all(q < h for x, h in s.holes[m] if x == snd)
-        t = s._replace(chan=s.chan.set((p, m), ch[:i] + ch[i + 1:]))
+        new = {"chan": s.chan.set((p, m), ch[:i] + ch[i + 1:])}     # the step's changes, one _replace
         if snd == m and not self.RetainForward:
-            t = t._replace(fwd=s.fwd.set(m, s.fwd[m] - {q}))
+            new["fwd"] = s.fwd.set(m, s.fwd[m] - {q})
         if not dup:
-            t = t._replace(delivered=s.delivered.set(m, s.delivered[m] + ((snd, q),)))
+            new["delivered"] = s.delivered.set(m, s.delivered[m] + ((snd, q),))
             if q >= top:
-                t = t._replace(recv=s.recv.set(m, table.set(snd, q)))
+                new["recv"] = s.recv.set(m, table.set(snd, q))
             if self.FillGaps:
-                t = t._replace(holes=s.holes.set(
-                    m, (s.holes[m] - {(snd, q)}) | {(snd, i) for i in range(top + 1, q)}))
-        return t
+                new["holes"] = s.holes.set(m, (s.holes[m] - {(snd, q)}) | {(snd, i) for i in range(top + 1, q)})
+        return s._replace(**new)
 
     def InstallView(self, s: SequencerState, m: int):
         if m in s.crashed or s.vid[m] >= len(s.views):

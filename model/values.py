@@ -198,9 +198,9 @@ class Fn(Mapping):
         # ``d`` is already in key order (a copy of an Fn's dict with values
         # replaced, or a sub-dict of one).
         f = object.__new__(cls)
-        object.__setattr__(f, "_d", d)
-        object.__setattr__(f, "_items", None)
-        object.__setattr__(f, "_hash", None)
+        _SET_D(f, d)            # the slots' own setters: half the cost of object.__setattr__,
+        _SET_ITEMS(f, None)     # and every model step builds a few Fn
+        _SET_HASH(f, None)
         table = _INTERN
         if table is not None:
             return table.setdefault(f, f)
@@ -227,6 +227,9 @@ class Fn(Mapping):
         """``[k \\in domain |-> f[k]]`` for ``domain`` a subset of DOMAIN f."""
         dom = domain if isinstance(domain, (set, frozenset)) else set(domain)
         return Fn._of({k: v for k, v in self._d.items() if k in dom})
+
+
+_SET_D, _SET_ITEMS, _SET_HASH = Fn._d.__set__, Fn._items.__set__, Fn._hash.__set__
 
 
 class Seq:

@@ -77,6 +77,23 @@ def test_sequencer_send_type_is_checked(tmp_path, sender_is_coord):
     assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason
 
 
+@pytest.mark.parametrize("where, edit", [
+    ("params.p", lambda r: r["params"].update(p=4)),
+    ("state.recv", lambda r: r["state"]["recv"].update({"4": 0})),
+    ("state.delivered", lambda r: r["state"].update(delivered=[[4, 1]])),
+])
+def test_sequencer_member_outside_the_group_is_rejected_naming_file_line_and_field(tmp_path, where, edit):
+    """A member id the schema cannot bound (it does not know N): the replay
+    refuses it, naming the record and the field."""
+    records = _sequencer_run()
+    k = next(k for k, r in enumerate(records) if r.get("name") == "RecvData" and "recv" in (r.get("state") or {}))
+    forged = json.loads(json.dumps(records))
+    edit(forged[k])
+    p = _write(tmp_path, "forged.ndjson", forged)
+    rep = conform_file(p)
+    assert rep.verdict == "rejected" and f"{p}:{k + 1}: {where}: 4 is not a member 1..3" in rep.reason, rep.reason
+
+
 # --- strict input -------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from groupcheck.conformance import schemacheck, traces
 from groupcheck.conformance.replay import conform_file
@@ -142,6 +143,71 @@ def test_duplicate_keys_are_rejected(tmp_path):
     lines[5] = lines[5].rstrip("\n")[:-1] + ',"nid":2}\n'
     path.write_text("".join(lines))
     _rejected_at(path, 6, "duplicate key 'nid'")
+
+
+@pytest.mark.parametrize("where, edit", [
+    ("msg", lambda line: line.replace('"msg":{', '"msg":{"seqno":99,', 1)),
+    ("state.recv", lambda line: line.replace('"recv":{"1":', '"recv":{"1":7,"1":', 1)),
+    # a colon inside a string: the fast decoder's count cannot decide, the standard one does
+    ("msg", lambda line: line.replace('"msg":{', '"msg":{"seqno":99,"x":":",', 1)),
+])
+def test_nested_duplicate_keys_are_rejected(tmp_path, where, edit):
+    """A duplicate key in a nested object hides a value as well as one at the top."""
+    path, _, _ = _run(tmp_path)
+    lines = _lines(path)
+    k = next(k for k, line in enumerate(lines) if '"recv":{"1":' in line and '"msg":{' in line)
+    lines[k] = edit(lines[k])
+    path.write_text("".join(lines))
+    _rejected_at(path, k + 1, "duplicate key")
+
+
+def _strict(line):
+    """The reference: the standard decoder, refusing duplicate keys and NaN/Infinity."""
+    def pairs(ps):
+        if len({k for k, _ in ps}) != len(ps):
+            raise ValueError("duplicate key")
+        return dict(ps)
+
+    def const(name):
+        raise ValueError(name)
+    return json.JSONDecoder(object_pairs_hook=pairs, parse_constant=const).decode(line)
+
+
+def _text_of(v, rng):
+    """JSON text of a tree whose objects are lists of (key, value) pairs (so
+    they may repeat a key), with whitespace here and there."""
+    sp = lambda: rng.choice(["", "", " ", "\t"])                # noqa: E731
+    if isinstance(v, tuple):
+        return "{" + ",".join(f"{sp()}{json.dumps(k)}{sp()}:{sp()}{_text_of(x, rng)}" for k, x in v) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(sp() + _text_of(x, rng) for x in v) + "]"
+    return json.dumps(v)
+
+
+json_trees = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+              st.text(alphabet=':"\\a{}\u00e9\ud7ff', max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.lists(st.tuples(st.sampled_from(["a", "b", "a:", ":"]), inner), max_size=4)
+                            .map(tuple)),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees, st.randoms(use_true_random=False))
+def test_parse_line_agrees_with_the_strict_standard_decoder(tree, rng):
+    """The fast decoder is kept only where it is sound: every line, duplicate
+    keys (nested or not, beside colons in strings) included, gets the
+    standard strict decoder's value or is refused as it refuses it."""
+    line = _text_of(tree, rng)
+    try:
+        want = _strict(line)
+    except ValueError:
+        with pytest.raises(ValueError):
+            traces.parse_line(line)
+        return
+    got = traces.parse_line(line)
+    assert json.dumps(got) == json.dumps(want) and type(got) is type(want)
 
 
 def test_unreadable_and_non_utf8_files(tmp_path):
