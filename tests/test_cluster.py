@@ -205,7 +205,7 @@ def test_audit_cluster_stage(tmp_path):
 
 @pytest.mark.slow     # the lossy ring's test below makes the same kill without the safe-point wait
 def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
-    """Issue 18 item 3 on the real cluster: FLUSH over the Raincore ring, no
+    """On the real cluster: FLUSH over the Raincore ring, no
     oracle.  Node 1 (FLUSH's coordinator, the ring's head) is SIGKILLed
     mid-workload, at the first point spec/RaincoreFlush lets it crash; the
     survivors' ring notices it (the Transport Manager's time-out), commits
@@ -269,7 +269,7 @@ def test_the_lossy_ring_needs_the_ring(tmp_path):
 
 
 def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
-    """Issue 18 item 3's kill -9 run: SEQUENCER over FLUSH over the Raincore
+    """A kill -9 run of SEQUENCER over FLUSH over the Raincore
     ring (``cluster run --membership raincore --protocol sequencerflush``),
     no oracle.  Node 1 (SEQUENCER's coordinator, FLUSH's, the ring's head)
     is SIGKILLed mid-workload.  Every record, SEQUENCER's included, conforms
