@@ -55,6 +55,7 @@ OUTSIDE = ("Initialization", "HungryTimeout", "StarvingTimeout", "Recover", "Tok
 FLUSH_ACTIONS = tuple(a for a in cf.SPEC_ACTIONS if a not in ("Crash", "Join", "Leave"))
 ACTIONS = FLUSH_ACTIONS + RING_ACTIONS + OUTSIDE
 RING_RECORDS = RING_ACTIONS + OUTSIDE      # the ring layer's records
+GONE = ("Crash", "LeaveSuspected")         # a node killed, or left as suspected: the runner's records
 # LossyRing: the ring records that are spec/Raincore's steps on the ring variables (Crash and
 # Join are the composition's: a crash cuts FLUSH's channels, a joiner enters FLUSH by a VIEW)
 LOSSY_RING = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
@@ -160,7 +161,7 @@ def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
     a Crash included (spec/Raincore's Crash resets them as the layer does)."""
     if is_lossy:
         return LOSSY_FIELDS
-    return ("status",) if name in ("Crash", "LeaveSuspected") else RING_FIELDS
+    return ("status",) if name in GONE else RING_FIELDS
 
 
 def ring_norm(var: str, value, is_lossy: bool = False):

@@ -138,7 +138,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return model
 
     def layer(self, ev: dict) -> str:
-        if ev["name"] in ("Crash", "LeaveSuspected"):
+        if ev["name"] in crf.GONE:
             return "both"
         from groupcheck.impl import protocols as impl_protocols
         return impl_protocols.layer_of(NAME, ev["name"], ev["params"])

@@ -16,6 +16,7 @@ from ..flush import Flush, RingView
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
 from ..frag import Frag
+from ..layer import bump
 from ..reliable import Reliable
 from ..ringtransport import Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken, TransportManager
 from ..stack import Stack, Transport
@@ -88,7 +89,7 @@ class RingStack(Stack):
     def leave(self) -> None:
         self.leaving = True
         tm = self.layer("tm")
-        tm.stats["dropped_leaving"] = tm.stats.get("dropped_leaving", 0) + len(tm.held)
+        bump(tm.stats, "dropped_leaving", len(tm.held))
         tm.held.clear()                     # frames to this node: never taken (their senders give up)
 
     @property
@@ -126,8 +127,7 @@ class RingStack(Stack):
                 # reported by a joiner, whose report only passes its request on
                 # (spec 911DeliveryFailure changes no ring state): the node stays
                 # (FalseSuspicion: a node reported may stay up) and drops the frame
-                tm = self.layer("tm")
-                tm.stats["join_request_aborted"] = tm.stats.get("join_request_aborted", 0) + 1
+                bump(self.layer("tm").stats, "join_request_aborted")
             else:
                 out.append(eff)
             return True
