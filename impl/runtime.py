@@ -76,6 +76,7 @@ MAX_BACKLOG = 256                # frames held or queued before the sender waits
 SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
 SHUNNED = 5                      # exit status of a node its ring has suspected (impl/ringtransport.py)
 LEAVING_LIMIT = 5.0              # seconds a suspected node may spend settling its own frames before it exits
+DRAIN_LIMIT = 4096               # datagrams read before a timer acts (a full receive buffer of small frames)
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -293,6 +294,7 @@ class Node(asyncio.DatagramProtocol):
         self.after_leaving = 0           # datagrams dropped: due after the node left (SHUNNED)
         self.dropped: dict[str, int] = {}
         self.transport: Optional[asyncio.DatagramTransport] = None
+        self.sock: Optional[socket.socket] = None             # the endpoint's socket, read directly by _drain
         self.loop = asyncio.get_event_loop()
         self.done = asyncio.Event()
         self.workload: Optional[asyncio.Task] = None
@@ -452,8 +454,31 @@ class Node(asyncio.DatagramProtocol):
 
     def _fire(self, name: str, token: int) -> None:
         self.timers.pop(name, None)
-        if self.effects.expire(self.nid, name, token):     # not cancelled since
+        self._drain()
+        if self.effects.expire(self.nid, name, token):     # not cancelled (or re-armed) since
             self._step(TimerFired(name))
+
+    def _drain(self) -> None:
+        """Read what has already arrived before a timer acts.  asyncio reads
+        one datagram per turn of its loop and runs the timers due in the
+        same turn, so after a pause (SIGSTOP, a long scheduling delay),
+        with every timer overdue, the Transport Manager's retry would give
+        up on frames whose acks sit unread in the socket buffer, and abort
+        them: a live receiver made to leave.  A datagram that re-arms or
+        cancels the timer makes it moot, as if it had come in time."""
+        if self.sock is None:
+            return
+        for _ in range(DRAIN_LIMIT):
+            if self.done.is_set() or self.frozen:
+                return
+            try:
+                data, addr = self.sock.recvfrom(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:                     # an ICMP error queued on the socket
+                self.error_received(exc)
+                continue
+            self.datagram_received(data, addr)
 
     def _cancel_timers(self) -> None:
         for t in self.timers.values():
@@ -521,7 +546,11 @@ class Node(asyncio.DatagramProtocol):
             await asyncio.sleep(REPORT_EVERY)
 
     async def serve(self) -> None:
-        await self.loop.create_datagram_endpoint(lambda: self, local_addr=(HOST, self.ports[self.nid]))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((HOST, self.ports[self.nid]))
+        sock.setblocking(False)
+        self.sock = sock
+        await self.loop.create_datagram_endpoint(lambda: self, sock=sock)
         self.report("ready")
         reporter = self.loop.create_task(self._reports())
         await self.done.wait()

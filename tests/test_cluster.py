@@ -172,6 +172,40 @@ def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
     assert n.verifier.counts["accepted"] == 4 and n.writer.records >= 1 and n.writer.vc["1"] == 5
 
 
+def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
+    """After a pause every timer is overdue; the datagrams queued in the
+    socket (the acks that would have stopped a retry) are taken first, and
+    a timer they re-arm does not fire as it was."""
+    import socket
+    from groupcheck.impl.events import TimerFired
+    key = b"k" * 32
+    n = runtime.offline_node(tmp_path, key)
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    rx.setblocking(False)
+    n.sock = rx
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    peer = auth.Sealer(key, 1, 1)
+    for _ in range(3):
+        tx.sendto(peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage")), rx.getsockname())
+    time.sleep(0.05)
+    steps = []
+    real_step = n._step
+    n._step = lambda ev: (steps.append(type(ev).__name__), isinstance(ev, TimerFired) or real_step(ev))
+    n.effects.timers.setdefault(n.nid, {})["t"] = 7
+    n._fire("t", 7)
+    assert n.verifier.counts == {"accepted": 3} and steps == ["Receive"] * 3 + ["TimerFired"]
+    # a datagram that re-arms the timer makes the old firing moot
+    tx.sendto(peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage")), rx.getsockname())
+    time.sleep(0.05)
+    n.effects.timers[n.nid]["t"] = 8
+    n._step = lambda ev: (steps.append(type(ev).__name__), n.effects.timers[n.nid].__setitem__("t", 9))
+    steps.clear()
+    n._fire("t", 8)
+    assert steps == ["Receive"]
+    rx.close(), tx.close()
+    n.writer.close()
+
 @pytest.mark.slow
 def test_done_when_run_sequencerflush_2000_messages_coordinator_killed(tmp_path):
     """Issue 13's 'done when': 3 nodes, 2,000 multicasts each, node 1 (the
