@@ -94,6 +94,7 @@ def chaos(
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore (--protocol flush or sequencerflush): Raincore's own ring, whose token holder a kill may hit"),
     rejoin: bool = typer.Option(False, "--rejoin", help="with --membership raincore: a killed node may come back as a new node (a new id asking to join by the ring's 911)"),
     stalls: bool = typer.Option(False, "--stalls", help="with --membership raincore: every pause under half the failure detector's time-out (no false suspicion); the oracle stacks' pauses are stalls anyway"),
+    suspicions: Optional[int] = typer.Option(None, "--suspicions", min=0, help="with --membership raincore: at most this many pauses outlast the failure detector's time-out, spread over the run, the others stalls (default: every pause; each such pause costs the ring a node, so a long soak keeps this small)"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON (progress still goes to stderr)"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -113,7 +114,7 @@ def chaos(
         if rejoin and not protocols.find(protocol).cluster.joins:
             raise ClusterError("--rejoin: over the ring only (--membership raincore): the oracle has no join")
         plan = chaos_mod.schedule(seed, seconds, nodes, suspect=chaos_mod.suspicion_after(protocol, lossy_ring),
-                                  holder=lossy_ring, rejoin=rejoin, stalls=stalls)
+                                  holder=lossy_ring, rejoin=rejoin, stalls=stalls, suspicions=suspicions)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
                                        timeout=seconds + timeout, key_file=key_file, checker=checker,
                                        lossy_ring=lossy_ring, faults=faults, hog=hog, rejoin=rejoin,

@@ -92,24 +92,31 @@ def suspicion_after(protocol: str, lossy: bool = False) -> Optional[float]:
 
 
 def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] = None,
-             holder: bool = False, rejoin: bool = False, stalls: bool = False) -> list[Action]:
+             holder: bool = False, rejoin: bool = False, stalls: bool = False,
+             suspicions: Optional[int] = None) -> list[Action]:
     """The actions of a chaos run, from ``seed`` alone: over ``seconds``, on
     members 1..``nodes``; ``suspect``: the detector's time-out (None: no
     time-out, the pauses are stalls); ``holder``: the ring's token holder
     may be a kill's target; ``rejoin``: a killed node may come back as a new
     node (``join`` of ids ``nodes`` + 1, + 2...; the kills stay among the
     first members, the joiners may be paused); ``stalls``: every pause
-    stays under half the time-out, so no live node is suspected."""
+    stays under half the time-out, so no live node is suspected;
+    ``suspicions``: at most this many pauses outlast the time-out, spread
+    over the run as the kills are, the others stalls (None: every pause).
+    Over the ring a pause that outlasts the detector costs the node its
+    membership (it leaves and may come back under a spare id), so a long
+    soak with every pause such empties any ring within minutes."""
     if nodes < 2 or seconds <= 0:
         raise ValueError("a chaos schedule needs 2 nodes or more and seconds > 0")
+    if suspicions is not None and suspicions < 0:
+        raise ValueError("suspicions: a count, 0 or more")
     rng = random.Random(seed)
-    if suspect and stalls:
-        pause = (min(STALL[0], suspect / 4), min(STALL[1], suspect / 2))
-    else:
-        pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect else STALL
-    step = (sum(GAP) + sum(pause)) / 2            # an action's mean length, with the gap after it
+    stall = (min(STALL[0], suspect / 4), min(STALL[1], suspect / 2)) if suspect else STALL
+    pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect and not stalls else stall
+    mixed = bool(suspect) and not stalls and suspicions is not None
+    step = (sum(GAP) + sum(stall if mixed else pause)) / 2    # an action's mean length, with the gap after it
     live = list(range(1, nodes + 1))
-    kills, joins, out = 0, 0, []
+    kills, joins, longs, out = 0, 0, 0, []
     t = rng.uniform(*FIRST)
     while True:
         if rejoin and joins < kills and rng.random() < JOIN_SHARE:
@@ -127,7 +134,12 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
             act = Action(round(t, 3), "kill", target, when="eating" if role == "holder" else "")
             kills += 1
         else:
-            act = Action(round(t, 3), "pause", rng.choice(live), round(rng.uniform(*pause), 3))
+            span = pause
+            if mixed:       # the suspicions spread over the run as the kills are
+                span = stall
+                if rng.random() < min(KILL_MAX, (suspicions - longs) / max(1.0, (seconds - t) / step)):
+                    span, longs = pause, longs + 1
+            act = Action(round(t, 3), "pause", rng.choice(live), round(rng.uniform(*span), 3))
         if act.end > seconds:
             return out
         out.append(act)
@@ -204,10 +216,14 @@ class ChaosRunner(Runner):
             if act.action == "join":
                 self._join(nid, t0)
             elif act.action == "kill":
-                left = self.run_as.views == "ring" and self._freeze(nid, eating=act.when == "eating")
+                how = self._freeze(nid, eating=act.when == "eating") if self.run_as.views == "ring" else "frozen"
+                if how == "refused":
+                    self.done.append({**row, "skipped": "the last member of its own view"})
+                    self.log(f"kill of node {nid} skipped: the last member of its own view")
+                    continue
                 self.procs[nid].send_signal(signal.SIGKILL)
                 self.procs[nid].wait()
-                self._crashed(nid, members, killed, t0, how=self._exit_record(nid, left))
+                self._crashed(nid, members, killed, t0, how=self._exit_record(nid, how == "left"))
                 self._rejoin_shunned(t0)
             else:
                 self.procs[nid].send_signal(signal.SIGSTOP)

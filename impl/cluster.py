@@ -21,8 +21,11 @@ partial last line dropped: that step never finished).
 
 Quiescence: every surviving node reports, every 100 ms, whether it has
 anything in flight (impl/runtime.py ``idle``); the run is quiescent when all
-survivors are idle, done sending, and their delivery counts have not moved
-for ``settle`` seconds.  Then the runner stops the nodes, writes the end
+survivors are idle, done sending, their views (FLUSH's, where the stack has
+one) hold none of the nodes killed or gone, and their delivery counts have
+not moved for ``settle`` seconds.  Over the ring a survivor learns of a kill
+only when its Transport Manager gives up on the dead node, idle until then:
+without the views' condition a run could end before its survivors flushed.  Then the runner stops the nodes, writes the end
 record, and checks the run: the per-node files merged by happens-before and
 replayed against the model (``conform``), and the survivors' history
 (conformance/history.py: integrity, no duplicates, FIFO, total order among
@@ -153,6 +156,15 @@ def last_of_view(nid: int, live: list, reports: dict) -> bool:
     if latest is None:
         return False                  # no FLUSH: the oracle's views keep every live node
     return not (set(latest) & set(live)) - {nid}
+
+
+def all_idle(reports: list, gone) -> bool:
+    """Every report says idle, and no view (FLUSH's, where the stack has
+    one) still holds a node ``gone`` (killed, or left as suspected): over the
+    ring the survivors learn of a kill only when they next send to the dead
+    node and the Transport Manager gives up, idle meanwhile."""
+    gone = set(gone)
+    return all(r.get("idle") and not gone & set((r.get("view") or (0, ()))[1]) for r in reports)
 
 
 def latest_view(live: list, reports: dict) -> Optional[list]:
@@ -370,10 +382,13 @@ class Runner:
                 self.log(f"kill of node {nid} skipped: " + ("it has left" if nid not in live else
                                                            "the last live member of the latest view"))
                 continue
-            left = self.run_as.views == "ring" and self._freeze(nid)
+            how = self._freeze(nid) if self.run_as.views == "ring" else "frozen"
+            if how == "refused":
+                self.log(f"kill of node {nid} skipped: the last member of its own view")
+                continue
             self.procs[nid].send_signal(signal.SIGKILL)
             self.procs[nid].wait()
-            self._crashed(nid, members, killed, t0, how=self._exit_record(nid, left))
+            self._crashed(nid, members, killed, t0, how=self._exit_record(nid, how == "left"))
         return killed
 
     def _exit_record(self, nid: int, left: bool) -> str:
@@ -385,7 +400,7 @@ class Runner:
             return "LeaveSuspected"
         return "Crash"
 
-    def _freeze(self, nid: int, eating: Optional[bool] = None) -> bool:
+    def _freeze(self, nid: int, eating: Optional[bool] = None) -> str:
         """FLUSH over the ring: the node stops at the first point where
         spec/RaincoreFlush lets it crash (impl/runtime.py ``ring_safe``: not
         holding the token, none of its ring messages unacknowledged), and
@@ -396,19 +411,23 @@ class Runner:
         the node unacknowledged): the token holder is killed as it is; with
         ``kill_holder`` (or ``eating``) the node is killed only once it holds
         the token (the case the abstraction leaves out: the token dies with it).
-        True if the node has left on its own meanwhile (suspected)."""
+        "frozen"; "left" if the node has left on its own meanwhile
+        (suspected); "refused" if it is the only member of its FLUSH view
+        (impl/runtime.py ``_try_freeze``: the kill is skipped)."""
         self.status.pop(nid, None)
         eating = self.kill_holder if eating is None else eating
         self._send(nid, {"cmd": "freeze", **({"when": "eating"} if eating else {})})
         until = time.monotonic() + FREEZE_WAIT
         while time.monotonic() < until and not self.status.get(nid, {}).get("frozen"):
             if self.procs[nid].poll() == SHUNNED:
-                return True              # it has left on its own (suspected): the kill finds it gone
+                return "left"            # it has left on its own (suspected): the kill finds it gone
+            if self.status.get(nid, {}).get("refused"):
+                return "refused"
             self._poll(min(until, time.monotonic() + 0.05))
         if not self.status.get(nid, {}).get("frozen"):
             raise ClusterError(f"node {nid} did not reach a point where it may crash within {FREEZE_WAIT} s "
                                f"(its last report: {self.status.get(nid)})")
-        return False
+        return "frozen"
 
     def _serve(self, t0: float, members: list) -> list:
         """Until SIGUSR1: any node process that dies is a crash."""
@@ -461,7 +480,7 @@ class Runner:
             live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
             reps = [self.status.get(m, {}) for m in live]
             now = tuple(r.get("delivered") for r in reps)
-            if all(r.get("idle") for r in reps):
+            if all_idle(reps, killed):
                 if now != last:
                     stable_since, last = time.monotonic(), now
                 elif time.monotonic() - stable_since >= self.settle:

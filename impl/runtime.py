@@ -301,6 +301,7 @@ class Node(asyncio.DatagramProtocol):
         self.started = False
         self.freezing = self.frozen = False     # FLUSH over the ring: a kill waits for a safe point
         self.freeze_eating = False              # ... and, asked so, for the node to hold the token
+        self.refused = False                    # ... or refused: it is alone in its FLUSH view
         self.shunned = False                    # the ring suspected this node: it has left
 
     # -- time ----------------------------------------------------------------
@@ -381,7 +382,7 @@ class Node(asyncio.DatagramProtocol):
     def report(self, what: str, **more) -> None:
         body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
                            "idle": self.started and self.sent >= self.cfg.messages and idle(self.stack),
-                           "frozen": self.frozen, "view": flush_view(self.stack),
+                           "frozen": self.frozen, "refused": self.refused, "view": flush_view(self.stack),
                            "records": self.writer.records, **more}).encode()
         self._sendto(RUNNER, CONTROL, body)
 
@@ -394,8 +395,8 @@ class Node(asyncio.DatagramProtocol):
         if self.shunned:
             self._left()
             return
-        if self.freezing and self._may_freeze():
-            self._freeze()
+        if self.freezing:
+            self._try_freeze()
 
     def send(self, src: int, dest: int, msg) -> None:
         self.out.commit()                          # the step's records in one write, before any datagram
@@ -440,6 +441,20 @@ class Node(asyncio.DatagramProtocol):
         if getattr(self.stack, "settled", True) and not self.done.is_set():
             self._cancel_timers()
             self.done.set()
+
+    def _try_freeze(self) -> None:
+        """Freeze at the first point the spec lets this node crash, or refuse
+        if it is the only member of its FLUSH view: the specs' CanCrash keeps
+        one live member of the latest view, and the runner's picture of the
+        views lags (a coordinator that has just reported both others under
+        load), so the node, which knows its view, says no and the kill is
+        skipped."""
+        view = flush_view(self.stack)
+        if view is not None and list(view[1]) == [self.nid]:
+            self.freezing, self.refused = False, True
+            self.report("refused")
+        elif self._may_freeze():
+            self._freeze()
 
     def _may_freeze(self) -> bool:
         return ring_safe(self.stack, self.lossy) and (not self.freeze_eating or self.stack.ring.tokenState == "Eating")
@@ -506,10 +521,9 @@ class Node(asyncio.DatagramProtocol):
                 self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())
             self.workload = self.loop.create_task(self._workload())
         elif what == "freeze" and hasattr(self.stack, "fstack"):
-            self.freezing = True
+            self.freezing, self.refused = True, False
             self.freeze_eating = cmd.get("when") == "eating"
-            if self._may_freeze():
-                self._freeze()
+            self._try_freeze()
         elif what == "view":                       # SEQUENCER: the oracle's next view
             self.writer.on_receive(vc)
             self._step(ViewChange(View(int(cmd["vid"]), tuple(int(m) for m in cmd["members"]))))
@@ -567,17 +581,17 @@ class Node(asyncio.DatagramProtocol):
             self.transport.close()
 
 
-def offline_node(workdir, key: bytes) -> Node:
-    """A node of a 3-member SEQUENCER cluster, as member 2, whose transport
-    sends nothing, for harnesses that feed its real receive path directly
-    (impl/fuzz.py ``run_live``, the tests): authentication, runtime frame,
-    vector clock, then the stack's transport, reliable and sequencer layers."""
+def offline_node(workdir, key: bytes, protocol: str = "sequencer", nid: int = 2, constants: Optional[dict] = None) -> Node:
+    """A node of a 3-member cluster (SEQUENCER unless ``protocol``), as member
+    ``nid``, whose transport sends nothing, for harnesses that feed its real
+    receive path directly (impl/fuzz.py ``run_live``, the tests):
+    authentication, runtime frame, vector clock, then the stack's layers."""
     from pathlib import Path
     kf = Path(workdir) / "offline.key"
     kf.write_bytes(key)
-    cfg = Config(nid=2, protocol="sequencer", members=[1, 2, 3], ports={"0": 1, "1": 2, "2": 3, "3": 4},
-                 messages=0, rate=1.0, trace=str(Path(workdir) / "offline-node-2.ndjson"),
-                 header=tracefile.header("sequencer", [1, 2, 3], {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
+    cfg = Config(nid=nid, protocol=protocol, members=[1, 2, 3], ports={"0": 1, "1": 2, "2": 3, "3": 4},
+                 messages=0, rate=1.0, trace=str(Path(workdir) / f"offline-node-{nid}.ndjson"),
+                 header=tracefile.header(protocol, [1, 2, 3], constants or {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
                                          seed=None, faults={}, impl="offline", impl_version="0", run_id="offline"),
                  start=time.time(), key_file=str(kf))
     asyncio.set_event_loop(asyncio.new_event_loop())

@@ -44,6 +44,20 @@ def test_stalls_keep_every_pause_under_half_the_time_out():
     assert schedule(4, 20.0, 3, stalls=True) == schedule(4, 20.0, 3)      # no time-out: stalls anyway
 
 
+def test_suspicions_bound_the_pauses_that_outlast_the_time_out():
+    longs = []
+    for seed in range(30):
+        plan = schedule(seed, 120.0, 3, suspect=1.0, suspicions=2)
+        _check_bounds(plan, 120.0, 3)
+        pauses = [a.seconds for a in plan if a.action == "pause"]
+        assert all(0 < p <= 0.5 or 1.5 <= p <= 2.5 for p in pauses)
+        longs.append(sum(p > 1.0 for p in pauses))
+        assert not any(a.action == "pause" and a.seconds > 1.0
+                       for a in schedule(seed, 120.0, 3, suspect=1.0, suspicions=0))
+    assert max(longs) == 2 and min(longs) >= 1         # spread over the run, none beyond the bound
+    # left out, every pause outlasts it, as before
+    assert schedule(5, 20.0, 3, suspect=1.0, suspicions=None) == schedule(5, 20.0, 3, suspect=1.0)
+
 def test_the_schedule_follows_the_live_members():
     """A kill of the coordinator takes the smallest member the schedule knows
     alive; a later named target is never a member it has killed."""

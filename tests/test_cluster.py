@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from groupcheck.impl import auth, runtime
-from groupcheck.impl.cluster import ClusterError, Runner
+from groupcheck.impl.cluster import ClusterError, Runner, all_idle
 
 
 def _alive(pid: int) -> bool:
@@ -204,6 +204,35 @@ def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
     n._fire("t", 8)
     assert steps == ["Receive"]
     rx.close(), tx.close()
+    n.writer.close()
+
+def test_quiescence_waits_for_the_views_to_drop_the_dead():
+    """Over the ring the survivors are idle before they notice a kill; the
+    run is quiescent only once their views no longer hold the dead."""
+    idle_before = [{"idle": True, "view": [1, [1, 2, 3]]}, {"idle": True, "view": [1, [1, 2, 3]]}]
+    idle_after = [{"idle": True, "view": [2, [2, 3]]}, {"idle": True, "view": [2, [2, 3]]}]
+    assert not all_idle(idle_before, [1]) and all_idle(idle_after, [1])
+    assert all_idle([{"idle": True, "view": None}], [1])          # no FLUSH: the runner's views
+    assert not all_idle([{"idle": False, "view": [2, [2, 3]]}], [1])
+
+def test_a_node_alone_in_its_view_refuses_the_kill_and_says_so(tmp_path):
+    """The specs' CanCrash keeps one live member of the latest view; the
+    runner's picture lags, the node's own view does not."""
+    import json as _json
+    consts = {"N": 3, "MaxSeq": 1, "MaxCrashes": 2, "LossyRing": True}
+    n = runtime.offline_node(tmp_path, b"k" * 32, "raincoresequencerflush", 1, consts)
+    said = []
+    n._sendto = lambda dest, kind, body: said.append(_json.loads(body))
+    cmd = runtime.frame(runtime.CONTROL, {}, b'{"cmd": "freeze"}')
+    runner = auth.Sealer(b"k" * 32, runtime.RUNNER, 1)
+    fl = next(layer for layer in n.stack.fstack.layers if hasattr(layer, "vid"))
+    full = fl.views[fl.vid]
+    fl.views[fl.vid] = (1,)
+    n.datagram_received(runner.seal(cmd), None)
+    assert not n.frozen and said[-1]["ev"] == "refused" and said[-1]["refused"]
+    fl.views[fl.vid] = full                           # with company the same command freezes it
+    n.datagram_received(runner.seal(cmd), None)
+    assert n.frozen and said[-1]["ev"] == "frozen" and not said[-1]["refused"]
     n.writer.close()
 
 @pytest.mark.slow
