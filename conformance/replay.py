@@ -23,7 +23,10 @@ sends (``Binding.message``) and whose logged variables equal the model's
 unknown, and every value it could have is in some candidate), and then lets
 the binding ``reduce`` the successor (drop what no guard reads, such as a
 delivery history, so a state does not grow with the run: per record the work
-is O(record), not O(history)).  No successor: *nonconforming*, explained
+is O(record), not O(history)).  With one candidate (the usual case) the
+binding may take the step in place (``Binding.accept``): it answers only
+when every one of those checks passes, and anything else takes the
+general way, which decides and explains.  No successor: *nonconforming*, explained
 field by field (``explain``: a ``Mismatch``, the step, the action, and
 each variable's model value against the logged one, as data rendered in one
 place and kept on the report).  More than ``MAX_CANDIDATES``: *rejected*
@@ -317,6 +320,13 @@ class Binding:
         variable the header's ``observed`` leaves out."""
         return self._observable
 
+    def accept(self, s, ev: dict, logged: Optional[dict]):
+        """The usual step's shortcut: the one successor of ``s`` the record
+        names when it certainly passes every check of the general step (its
+        message, each logged variable, no unlogged change), else None, and
+        the general step decides (and explains).  By default always None."""
+        return None
+
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         """The observable variables the model's step changes but the record,
         whose state is logged, leaves out: each is a divergence (absent means
@@ -429,21 +439,30 @@ class Engine:
         if stop:
             return stop
         logged = b.logged(ev)
-        items = tuple(logged.items()) if logged else ()
-        observe, norm = b.observe, b.norm
-        out, pairs = [], []
-        for s in self.cands:
-            for t in b.successors(s, ev):
-                if t is None or b.message(s, t, ev) is not None:
-                    continue
-                for var, val in items:          # each logged variable equals the model's
-                    if observe(s, t, ev, var) != norm(var, val):
-                        break
-                else:
-                    if logged is not None and b.unlogged_changes(s, t, ev, logged):
+        t = None
+        if len(self.cands) == 1:
+            # one candidate (the usual case): the binding's shortcut takes
+            # the step without the general loop's per-variable calls
+            for s in self.cands:
+                t = b.accept(s, ev, logged)
+        if t is not None:
+            pairs, out = [(s, t)], [b.reduce(t)]
+        else:
+            items = tuple(logged.items()) if logged else ()
+            observe, norm = b.observe, b.norm
+            out, pairs = [], []
+            for s in self.cands:
+                for t in b.successors(s, ev):
+                    if t is None or b.message(s, t, ev) is not None:
                         continue
-                    pairs.append((s, t))
-                    out.append(b.reduce(t))
+                    for var, val in items:          # each logged variable equals the model's
+                        if observe(s, t, ev, var) != norm(var, val):
+                            break
+                    else:
+                        if logged is not None and b.unlogged_changes(s, t, ev, logged):
+                            continue
+                        pairs.append((s, t))
+                        out.append(b.reduce(t))
         # A state's hash walks all of it (the sent messages grow with the run),
         # so the one successor of the usual step is not hashed: deduplicating
         # it would make a run's replay quadratic in its length.

@@ -189,6 +189,54 @@ class SequencerBinding(Binding):
         got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
         return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
 
+    def accept(self, s, ev: dict, logged):
+        # Send, RecvForward and RecvData (nearly every record): the message
+        # and the logged variables compared in place; whatever differs, or
+        # another action, goes to the general step, which decides
+        name, m, msg, model = ev["name"], ev["nid"], ev.get("msg"), self.model
+        if name == "RecvData" or name == "RecvForward":
+            p = ev["params"]["p"]
+            data = name == "RecvData"
+            i = model.Taking(s, m, p, "DATA" if data else "FORWARD")
+            if i is None:
+                return None
+            if msg is not None:
+                x = s.chan[(p, m)][i]
+                if (msg.get("type") != x["type"] or msg.get("sender") != x["sender"]
+                        or msg.get("seqno") != x["seqno"]):
+                    return None
+            t = model.RecvData(s, m, p) if data else model.RecvForward(s, m, p)
+        elif name == "Send":
+            t = model.Send(s, m)
+            if t is None:
+                return None
+            if msg is not None and (msg.get("type") != ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA")
+                                    or msg.get("sender") != m or msg.get("seqno") != t.sent[m]):
+                return None
+        else:
+            return None
+        if t is None or logged is None:
+            return t
+        for var, val in logged.items():
+            if var == "vid" or var == "sent":
+                same = getattr(t, var)[m] == val
+            elif var == "recv":
+                # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
+                same = {str(x): q for x, q in t.recv[m].items()} == val
+            elif var == "delivered":
+                # equal to a list of lists: ``norm``'s shape already
+                same = [list(x) for x in t.delivered[m][len(s.delivered[m]):]] == val
+            else:
+                same = self.observe(s, t, ev, var) == self.norm(var, val)
+            if not same:
+                return None
+        for v in self._observable:
+            if v not in logged:
+                a, b = getattr(t, v)[m], getattr(s, v)[m]
+                if a is not b and a != b:
+                    return None
+        return t
+
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         # the usual step: the member's value of each variable the record
         # leaves out is the same object, or an equal one (a DATA of its own
@@ -322,6 +370,9 @@ class WholeStateBinding(SequencerBinding):
         if var == "delivered":
             return [list(x) for x in t.delivered[ev["nid"]]]
         return super().observe(s, t, ev, var)
+
+    def accept(self, s, ev: dict, logged):
+        return None         # ``delivered`` is the whole history here: the general step
 
     def reduce(self, t):
         return t
