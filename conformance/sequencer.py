@@ -28,6 +28,7 @@ catalogue's definitions and witnesses (conformance/properties.py).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional
 
 from groupcheck.impl.events import AppSend, View, ViewChange
@@ -99,6 +100,7 @@ class SequencerBinding(Binding):
         self.where: dict[int, list] = {m: [] for m in M}     # the event of each delivery in hist
         self.sent: dict[int, int] = {m: 0 for m in M}
         self.crashed: set[int] = set()
+        self._verdicts: Optional[tuple] = None       # _judged's
 
     def init(self):
         return self.model.init()
@@ -303,8 +305,19 @@ class SequencerBinding(Binding):
     def history(self, quiescent=None) -> properties.History:
         return properties.History.of(self.hist, self.sent, self.crashed, quiescent)
 
+    def _judged(self) -> tuple:
+        """(the histories so far as a History, PROPERTIES -> verdict on it),
+        judged once: ``properties``, ``broken_at`` and ``at_end`` all read
+        them after the last record (the histories only grow, so their
+        lengths, the sends and the crashes say whether they moved since)."""
+        key = (tuple(map(len, self.hist.values())), tuple(self.sent.values()), len(self.crashed))
+        if self._verdicts is None or self._verdicts[0] != key:
+            h = self.history()
+            self._verdicts = (key, h, {prop: properties.CATALOGUE[prop].judge(h) for prop in PROPERTIES})
+        return self._verdicts[1:]
+
     def properties(self, cands: set):
-        v = properties.first(self.history(), PROPERTIES)
+        v = next((v for v in self._judged()[1].values() if v is not None), None)     # the first, in PROPERTIES' order
         if not v:
             return None
         # the record where the property first broke, and the witness there
@@ -320,12 +333,13 @@ class SequencerBinding(Binding):
         which they do: the histories only grow, so a property broken by a
         prefix stays broken, and the record is found by bisection over the
         delivering records (each candidate delivered the same: ``after``)."""
-        at = sorted({i for w in self.where.values() for i in w})
-        out = {}
-        for prop in PROPERTIES:
-            judge = properties.CATALOGUE[prop].judge
-            if judge(self.history()) is None:
+        out, at = {}, None
+        for prop, v in self._judged()[1].items():
+            if v is None:
                 continue
+            judge = properties.CATALOGUE[prop].judge
+            if at is None:
+                at = sorted({i for w in self.where.values() for i in w})
             k = properties.first_breaking(at, lambda i: judge(self._prefix(i)) is not None)
             if k is not None:
                 out[prop] = k
@@ -338,7 +352,8 @@ class SequencerBinding(Binding):
         return properties.History.of(hist, self.sent, self.crashed)
 
     def at_end(self, cands: set):
-        v = properties.eventual_delivery(self.history(quiescent=True))
+        # the judged histories, quiescent (History.of's one difference)
+        v = properties.eventual_delivery(dataclasses.replace(self._judged()[0], quiescent=True))
         return ("EventualDelivery", v.reason) if v else None
 
 

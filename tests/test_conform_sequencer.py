@@ -153,3 +153,18 @@ def test_one_candidate_shortcut_gives_the_general_steps_verdicts(tmp_path, monke
                                                                      slow.reason), what
         assert (fast.mismatch and fast.mismatch.to_json()) == (slow.mismatch and slow.mismatch.to_json()), what
         assert fast.verdict == ("ok" if what == "unchanged" else "nonconforming"), (what, fast.reason)
+
+
+def test_judged_properties_follow_the_histories(tmp_path):
+    # the binding judges its histories once and keeps the verdicts: asked
+    # again after they grew (or a send or crash), it judges them again
+    from groupcheck.conformance.sequencer import SequencerBinding
+    from groupcheck.conformance.traces import load
+    path, _ = _write(tmp_path, 1, "loss=0.1")
+    b = SequencerBinding(load(path))
+    b.hist[1].append((2, 1))
+    assert b.properties(set())[0] == "Integrity"
+    b.sent[2] = 1
+    assert b.properties(set()) is None
+    b.hist[1].append((2, 1))
+    assert b.properties(set())[0] == "NoDuplicates"
