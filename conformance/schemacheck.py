@@ -7,8 +7,9 @@ subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into
 Python source, one function per schema node (each ``$ref`` resolved once,
 at generation; leaves such as a bounded integer written inline where they
 are used; an ``allOf`` of "if name is X then ..." a table from the name to
-the one function of its branches), and compiles it: checking a record costs
-a few lines per field it has, O(record) (the approach of fastjsonschema,
+the one function of its branches; a ``pattern`` remembers its answer for
+the strings it has seen, a few thousand at most), and compiles it: checking
+a record costs a few lines per field it has, O(record) (the approach of fastjsonschema,
 which stops at draft 7: no ``prefixItems``, no ``$ref`` by ``$id`` across
 schemas, so it cannot read these schemas).  A keyword
 outside the subset makes compilation fail (no keyword is silently ignored),
@@ -90,7 +91,7 @@ class _Gen:
         self.registry = registry
         self.src: list[str] = []
         self.env: dict[str, Any] = {"_M": _MISSING, "_is_int": _is_int, "_is_num": _is_num, "_enum": _enum,
-                                    "_json_eq": _json_eq, "_unique": _unique}
+                                    "_json_eq": _json_eq, "_unique": _unique, "_learn": _learn}
         self.refs: dict[str, str] = {}
         self.n = 0
 
@@ -104,6 +105,14 @@ class _Gen:
         name = f"_c{self.n}"
         self.env[name] = v
         return name
+
+    def matches(self, pattern: str, var: str) -> str:
+        """``var`` (a string) matches ``pattern``, as an expression: the
+        answer for a string seen before is looked up (a trace repeats a few
+        action names and member keys on every line; a search costs several
+        times a lookup)."""
+        rx, memo = self.const(re.compile(pattern)), self.const({})
+        return f"({memo}[{var}] if {var} in {memo} else _learn({memo}, {rx}, {var}))"
 
     def fresh(self) -> str:
         self.n += 1
@@ -229,7 +238,7 @@ class _Gen:
             elif k in _BOUND:
                 typed["num"].append(f"if not (x {_BOUND[k]} {self.const(v)}): return False")
             elif k == "pattern":
-                typed["str"].append(f"if {self.const(re.compile(v))}.search(x) is None: return False")
+                typed["str"].append(f"if not {self.matches(v, 'x')}: return False")
             elif k == "allOf":
                 table = self.dispatch(v, base)
                 if table is not None:
@@ -269,7 +278,7 @@ class _Gen:
 
     def additional(self, s: dict, base: str) -> list[str]:
         props = frozenset(s.get("properties", {}))
-        pats = [(self.const(re.compile(p)), self.expr(ps, base, "w")) for p, ps in s.get("patternProperties", {}).items()]
+        pats = [(self.matches(p, "k"), self.expr(ps, base, "w")) for p, ps in s.get("patternProperties", {}).items()]
         add = s.get("additionalProperties", True)
         fadd = self.expr(add, base, "w") if add is not True else None
         if not pats and fadd is None:
@@ -279,8 +288,8 @@ class _Gen:
         lines = ["for k, w in x.items():"]
         if pats:
             lines.append("    matched = False")
-            for rx, e in pats:
-                lines += [f"    if {rx}.search(k):", "        matched = True", f"        if not {e}: return False"]
+            for match, e in pats:
+                lines += [f"    if {match}:", "        matched = True", f"        if not {e}: return False"]
             if fadd is not None:
                 lines.append(f"    if not matched and k not in {self.const(props)} and not {fadd}: return False")
         else:
@@ -351,6 +360,17 @@ def _key_condition(cond) -> Optional[tuple[str, list]]:
     if isinstance(sub, dict) and set(sub) == {"enum"} and all(isinstance(c, str) for c in sub["enum"]):
         return key, list(sub["enum"])
     return None
+
+
+MEMO_MAX = 4096     # strings remembered per pattern (a file of ever new ones is searched as before)
+
+
+def _learn(memo: dict, rx, s) -> bool:
+    """``rx`` matches ``s``, remembered in ``memo`` while it is small."""
+    hit = rx.search(s) is not None
+    if len(memo) < MEMO_MAX:
+        memo[s] = hit
+    return hit
 
 
 def _unique(xs: list) -> bool:
