@@ -119,14 +119,21 @@ class SequencerBinding(Binding):
         nid, p, st = ev["nid"], ev["params"], ev.get("state")
         if nid is not None and not (type(nid) is int and nid in M):
             return False
-        if p and not all(type(x) is int and x in M
+        if p:
+            x = p.get("p")
+            if len(p) == 1 and x is not None:       # a receive's: the one member named
+                if not (type(x) is int and x in M):
+                    return False
+            elif not all(type(x) is int and x in M
                          for x in (*(p[k] for k in ("p", "c") if k in p), *p.get("view", ()), *p.get("lost", ()))):
-            return False
+                return False
         if st:
             if "recv" in st and not self.recv_keys.issuperset(st["recv"]):
                 return False
-            if "delivered" in st and not all(type(x[0]) is int and x[0] in M for x in st["delivered"]):
-                return False
+            if "delivered" in st:
+                for x in st["delivered"]:
+                    if not (type(x[0]) is int and x[0] in M):
+                        return False
         return True
 
     def _outsider(self, ev: dict) -> Optional[str]:
@@ -234,9 +241,11 @@ class SequencerBinding(Binding):
                 return None
         for v in self._observable:
             if v not in logged:
-                a, b = getattr(t, v)[m], getattr(s, v)[m]
-                if a is not b and a != b:
-                    return None
+                fa, fb = getattr(t, v), getattr(s, v)
+                if fa is not fb:                    # (the same object: a variable the step left alone)
+                    a, b = fa[m], fb[m]
+                    if a is not b and a != b:
+                        return None
         return t
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
