@@ -439,30 +439,36 @@ class Engine:
         if stop:
             return stop
         logged = b.logged(ev)
-        t = None
         if len(self.cands) == 1:
             # one candidate (the usual case): the binding's shortcut takes
-            # the step without the general loop's per-variable calls
+            # the step without the general loop's per-variable calls; the
+            # peak already counts one candidate
             for s in self.cands:
                 t = b.accept(s, ev, logged)
-        if t is not None:
-            pairs, out = [(s, t)], [b.reduce(t)]
-        else:
-            items = tuple(logged.items()) if logged else ()
-            observe, norm = b.observe, b.norm
-            out, pairs = [], []
-            for s in self.cands:
-                for t in b.successors(s, ev):
-                    if t is None or b.message(s, t, ev) is not None:
+                if t is not None:
+                    out = [b.reduce(t)]
+                    b.reduced = out
+                    stop = b.after(ev, [(s, t)], out)
+                    self.cands = out
+                    self.steps += 1
+                    if self.seen is not None:
+                        self._saw(out)
+                    return stop
+        items = tuple(logged.items()) if logged else ()
+        observe, norm = b.observe, b.norm
+        out, pairs = [], []
+        for s in self.cands:
+            for t in b.successors(s, ev):
+                if t is None or b.message(s, t, ev) is not None:
+                    continue
+                for var, val in items:          # each logged variable equals the model's
+                    if observe(s, t, ev, var) != norm(var, val):
+                        break
+                else:
+                    if logged is not None and b.unlogged_changes(s, t, ev, logged):
                         continue
-                    for var, val in items:          # each logged variable equals the model's
-                        if observe(s, t, ev, var) != norm(var, val):
-                            break
-                    else:
-                        if logged is not None and b.unlogged_changes(s, t, ev, logged):
-                            continue
-                        pairs.append((s, t))
-                        out.append(b.reduce(t))
+                    pairs.append((s, t))
+                    out.append(b.reduce(t))
         # A state's hash walks all of it (the sent messages grow with the run),
         # so the one successor of the usual step is not hashed: deduplicating
         # it would make a run's replay quadratic in its length.
@@ -480,10 +486,13 @@ class Engine:
         self.peak = max(self.peak, len(nxt))
         self.steps += 1
         if self.seen is not None:
-            self.seen.update(nxt)
-            if len(self.seen) > VISITED_MAX:
-                self.seen = None            # coverage of this run unknown (too many states)
+            self._saw(nxt)
         return stop
+
+    def _saw(self, states) -> None:
+        self.seen.update(states)
+        if len(self.seen) > VISITED_MAX:
+            self.seen = None            # coverage of this run unknown (too many states)
 
     def run(self, trace: Trace) -> RunReport:
         with collector_paused():        # as conform_file: the states are trees of immutable values

@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 from groupcheck.impl.events import AppSend, View, ViewChange
 from groupcheck.impl.stacks.sequencer import sequencer_stack
-from groupcheck.model.sequencer import SequencerModel, _subsets
+from groupcheck.model.sequencer import SequencerModel, SequencerState, _subsets
 from groupcheck.model.values import Fn
 
 from . import findings, properties
@@ -101,6 +101,8 @@ class SequencerBinding(Binding):
         self.sent: dict[int, int] = {m: 0 for m in M}
         self.crashed: set[int] = set()
         self._verdicts: Optional[tuple] = None       # _judged's
+        # ``observable``'s variables with their places in a state (``accept`` reads them by index)
+        self._unlogged = tuple((v, SequencerState._fields.index(v)) for v in self._observable)
 
     def init(self):
         return self.model.init()
@@ -227,8 +229,10 @@ class SequencerBinding(Binding):
         if t is None or logged is None:
             return t
         for var, val in logged.items():
-            if var == "vid" or var == "sent":
-                same = getattr(t, var)[m] == val
+            if var == "vid":
+                same = t.vid[m] == val
+            elif var == "sent":
+                same = t.sent[m] == val
             elif var == "recv":
                 # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
                 same = {str(x): q for x, q in t.recv[m].items()} == val
@@ -239,9 +243,9 @@ class SequencerBinding(Binding):
                 same = self.observe(s, t, ev, var) == self.norm(var, val)
             if not same:
                 return None
-        for v in self._observable:
+        for v, k in self._unlogged:
             if v not in logged:
-                fa, fb = getattr(t, v), getattr(s, v)
+                fa, fb = t[k], s[k]
                 if fa is not fb:                    # (the same object: a variable the step left alone)
                     a, b = fa[m], fb[m]
                     if a is not b and a != b:
