@@ -5,9 +5,10 @@ Theory of operation
 The trace schemas (impl/trace_schema.json, impl/schemas/*.json) use a small
 subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into
 Python source, one function per schema node (each ``$ref`` resolved once,
-at generation; leaves such as a bounded integer written inline where they
-are used; an ``allOf`` of "if name is X then ..." a table from the name to
-the one function of its branches; a ``pattern`` remembers its answer for
+at generation; leaves such as a bounded integer or number, and an ``anyOf``
+of leaves and references, written inline where they are used; an ``allOf``
+of "if name is X then ..." a table from the name to one function holding
+the lines of its branches; a ``pattern`` remembers its answer for
 the strings it has seen, a few thousand at most), and compiles it: checking
 a record costs a few lines per field it has, O(record) (the approach of fastjsonschema,
 which stops at draft 7: no ``prefixItems``, no ``$ref`` by ``$id`` across
@@ -93,6 +94,7 @@ class _Gen:
         self.env: dict[str, Any] = {"_M": _MISSING, "_is_int": _is_int, "_is_num": _is_num, "_enum": _enum,
                                     "_json_eq": _json_eq, "_unique": _unique, "_learn": _learn}
         self.refs: dict[str, str] = {}
+        self.bodies: dict[str, list] = {}       # a node function's lines but its final ``return True``
         self.n = 0
 
     def build(self, schema, base: str) -> Pred:
@@ -132,6 +134,15 @@ class _Gen:
                                     + ([f"{var} <= {hi!r}"] if hi is not None else []))
                 # a plain int in one step; a float or a bool by the full check
                 return f"(({fast}) if type({var}) is int else {self.node(s, base)}({var}))"
+            if s.get("type") == "number" and set(ks) <= {"type", "minimum", "maximum"}:
+                lo, hi = s.get("minimum"), s.get("maximum")
+                fast = " and ".join([f"{var} >= {lo!r}"] * (lo is not None) + [f"{var} <= {hi!r}"] * (hi is not None))
+                # a float (a clock) in one step; anything else by the full check
+                return f"(({fast or 'True'}) if type({var}) is float else {self.node(s, base)}({var}))"
+            if ks == ["anyOf"] and all(self.leaf(p) or (isinstance(p, dict) and _keywords(p) == ["$ref"])
+                                       for p in s["anyOf"]):
+                # alternatives that are expressions already (a type or null, a reference): one expression
+                return "(" + " or ".join(self.expr(p, base, var) for p in s["anyOf"]) + ")"
             if ks == ["type"] and isinstance(s["type"], str) and s["type"] in _TYPE_EXPR:
                 return "(" + _TYPE_EXPR[s["type"]].format(x=var) + ")"
             if ks == ["enum"] and all(type(c) is str for c in s["enum"]):
@@ -179,6 +190,7 @@ class _Gen:
         name = name or self.fresh()
         if s is True or s == {}:
             self.src.append(f"def {name}(x):\n    return True")
+            self.bodies[name] = []
             return name
         if s is False:
             self.src.append(f"def {name}(x):\n    return False")
@@ -272,8 +284,9 @@ class _Gen:
             elif typed[t]:
                 body.append(f"if {test}:")
                 body += ["    " + line.replace("\n", "\n    ") for line in typed[t]]
-        body.append("return True")
-        self.src.append(f"def {name}(x):\n" + "\n".join("    " + line.replace("\n", "\n    ") for line in body))
+        self.bodies[name] = body
+        self.src.append(f"def {name}(x):\n" + "\n".join("    " + line.replace("\n", "\n    ")
+                                                         for line in body + ["return True"]))
         return name
 
     def additional(self, s: dict, base: str) -> list[str]:
@@ -324,10 +337,13 @@ class _Gen:
         key = keys.pop()
 
         def all_of(fs) -> str:
-            fs = [f for f in fs if f is not None]
+            # the branches' own lines one after the other (each only returns
+            # False early), not a call per branch
+            lines = [line for f in fs if f is not None
+                     for line in (self.bodies[f] if f in self.bodies else [f"if not {f}(x): return False"])]
             name = self.fresh()
-            self.src.append(f"def {name}(x):\n" + "".join(f"    if not {f}(x): return False\n" for f in fs)
-                            + "    return True")
+            self.src.append(f"def {name}(x):\n" + "".join("    " + line.replace("\n", "\n    ") + "\n"
+                                                         for line in lines) + "    return True")
             return name
         values = sorted({v for (_, vals), _, _ in conds for v in vals})
         table = {v: all_of([ft if v in vals else fe for (_, vals), ft, fe in conds]) for v in values}

@@ -28,6 +28,7 @@ def _first_event(recs) -> int:
     ("nid", "2", "nid: '2' is not of type 'integer' or 'null'"),
     ("state", [1], "state: [1] is not of type 'object' or 'null'"),
     ("clock", "soon", "clock: 'soon' is not of type 'number'"),
+    ("clock", -0.5, "clock: -0.5 is less than the minimum of 0"),
     ("params", None, "params: None is not of type 'object'"),
 ])
 def test_a_bad_field_is_named_with_what_it_may_be(tmp_path, records, field, value, says):
