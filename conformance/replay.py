@@ -23,7 +23,10 @@ sends (``Binding.message``) and whose logged variables equal the model's
 unknown, and every value it could have is in some candidate), and then lets
 the binding ``reduce`` the successor (drop what no guard reads, such as a
 delivery history, so a state does not grow with the run: per record the work
-is O(record), not O(history)).  No successor: *nonconforming*, explained
+is O(record), not O(history)).  With one candidate (the usual case) the
+binding may take the step in place (``Binding.accept``): it answers only
+when every one of those checks passes, and anything else takes the
+general way, which decides and explains.  No successor: *nonconforming*, explained
 field by field (``explain``: a ``Mismatch``, the step, the action, and
 each variable's model value against the logged one, as data rendered in one
 place and kept on the report).  More than ``MAX_CANDIDATES``: *rejected*
@@ -317,6 +320,13 @@ class Binding:
         variable the header's ``observed`` leaves out."""
         return self._observable
 
+    def accept(self, s, ev: dict, logged: Optional[dict]):
+        """The usual step's shortcut: the one successor of ``s`` the record
+        names when it certainly passes every check of the general step (its
+        message, each logged variable, no unlogged change), else None, and
+        the general step decides (and explains).  By default always None."""
+        return None
+
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         """The observable variables the model's step changes but the record,
         whose state is logged, leaves out: each is a divergence (absent means
@@ -429,6 +439,21 @@ class Engine:
         if stop:
             return stop
         logged = b.logged(ev)
+        if len(self.cands) == 1:
+            # one candidate (the usual case): the binding's shortcut takes
+            # the step without the general loop's per-variable calls; the
+            # peak already counts one candidate
+            for s in self.cands:
+                t = b.accept(s, ev, logged)
+                if t is not None:
+                    out = [b.reduce(t)]
+                    b.reduced = out
+                    stop = b.after(ev, [(s, t)], out)
+                    self.cands = out
+                    self.steps += 1
+                    if self.seen is not None:
+                        self._saw(out)
+                    return stop
         items = tuple(logged.items()) if logged else ()
         observe, norm = b.observe, b.norm
         out, pairs = [], []
@@ -461,10 +486,13 @@ class Engine:
         self.peak = max(self.peak, len(nxt))
         self.steps += 1
         if self.seen is not None:
-            self.seen.update(nxt)
-            if len(self.seen) > VISITED_MAX:
-                self.seen = None            # coverage of this run unknown (too many states)
+            self._saw(nxt)
         return stop
+
+    def _saw(self, states) -> None:
+        self.seen.update(states)
+        if len(self.seen) > VISITED_MAX:
+            self.seen = None            # coverage of this run unknown (too many states)
 
     def run(self, trace: Trace) -> RunReport:
         with collector_paused():        # as conform_file: the states are trees of immutable values

@@ -5,10 +5,12 @@ Theory of operation
 The trace schemas (impl/trace_schema.json, impl/schemas/*.json) use a small
 subset of JSON Schema 2020-12.  ``compile_schema`` turns a schema into
 Python source, one function per schema node (each ``$ref`` resolved once,
-at generation; leaves such as a bounded integer written inline where they
-are used; an ``allOf`` of "if name is X then ..." a table from the name to
-the one function of its branches), and compiles it: checking a record costs
-a few lines per field it has, O(record) (the approach of fastjsonschema,
+at generation; leaves such as a bounded integer or number, and an ``anyOf``
+of leaves and references, written inline where they are used; an ``allOf``
+of "if name is X then ..." a table from the name to one function holding
+the lines of its branches; a ``pattern`` remembers its answer for
+the strings it has seen, a few thousand at most), and compiles it: checking
+a record costs a few lines per field it has, O(record) (the approach of fastjsonschema,
 which stops at draft 7: no ``prefixItems``, no ``$ref`` by ``$id`` across
 schemas, so it cannot read these schemas).  A keyword
 outside the subset makes compilation fail (no keyword is silently ignored),
@@ -90,8 +92,9 @@ class _Gen:
         self.registry = registry
         self.src: list[str] = []
         self.env: dict[str, Any] = {"_M": _MISSING, "_is_int": _is_int, "_is_num": _is_num, "_enum": _enum,
-                                    "_json_eq": _json_eq, "_unique": _unique}
+                                    "_json_eq": _json_eq, "_unique": _unique, "_learn": _learn}
         self.refs: dict[str, str] = {}
+        self.bodies: dict[str, list] = {}       # a node function's lines but its final ``return True``
         self.n = 0
 
     def build(self, schema, base: str) -> Pred:
@@ -104,6 +107,14 @@ class _Gen:
         name = f"_c{self.n}"
         self.env[name] = v
         return name
+
+    def matches(self, pattern: str, var: str) -> str:
+        """``var`` (a string) matches ``pattern``, as an expression: the
+        answer for a string seen before is looked up (a trace repeats a few
+        action names and member keys on every line; a search costs several
+        times a lookup)."""
+        rx, memo = self.const(re.compile(pattern)), self.const({})
+        return f"({memo}[{var}] if {var} in {memo} else _learn({memo}, {rx}, {var}))"
 
     def fresh(self) -> str:
         self.n += 1
@@ -123,6 +134,15 @@ class _Gen:
                                     + ([f"{var} <= {hi!r}"] if hi is not None else []))
                 # a plain int in one step; a float or a bool by the full check
                 return f"(({fast}) if type({var}) is int else {self.node(s, base)}({var}))"
+            if s.get("type") == "number" and set(ks) <= {"type", "minimum", "maximum"}:
+                lo, hi = s.get("minimum"), s.get("maximum")
+                fast = " and ".join([f"{var} >= {lo!r}"] * (lo is not None) + [f"{var} <= {hi!r}"] * (hi is not None))
+                # a float (a clock) in one step; anything else by the full check
+                return f"(({fast or 'True'}) if type({var}) is float else {self.node(s, base)}({var}))"
+            if ks == ["anyOf"] and all(self.leaf(p) or (isinstance(p, dict) and _keywords(p) == ["$ref"])
+                                       for p in s["anyOf"]):
+                # alternatives that are expressions already (a type or null, a reference): one expression
+                return "(" + " or ".join(self.expr(p, base, var) for p in s["anyOf"]) + ")"
             if ks == ["type"] and isinstance(s["type"], str) and s["type"] in _TYPE_EXPR:
                 return "(" + _TYPE_EXPR[s["type"]].format(x=var) + ")"
             if ks == ["enum"] and all(type(c) is str for c in s["enum"]):
@@ -170,6 +190,7 @@ class _Gen:
         name = name or self.fresh()
         if s is True or s == {}:
             self.src.append(f"def {name}(x):\n    return True")
+            self.bodies[name] = []
             return name
         if s is False:
             self.src.append(f"def {name}(x):\n    return False")
@@ -229,7 +250,7 @@ class _Gen:
             elif k in _BOUND:
                 typed["num"].append(f"if not (x {_BOUND[k]} {self.const(v)}): return False")
             elif k == "pattern":
-                typed["str"].append(f"if {self.const(re.compile(v))}.search(x) is None: return False")
+                typed["str"].append(f"if not {self.matches(v, 'x')}: return False")
             elif k == "allOf":
                 table = self.dispatch(v, base)
                 if table is not None:
@@ -263,13 +284,14 @@ class _Gen:
             elif typed[t]:
                 body.append(f"if {test}:")
                 body += ["    " + line.replace("\n", "\n    ") for line in typed[t]]
-        body.append("return True")
-        self.src.append(f"def {name}(x):\n" + "\n".join("    " + line.replace("\n", "\n    ") for line in body))
+        self.bodies[name] = body
+        self.src.append(f"def {name}(x):\n" + "\n".join("    " + line.replace("\n", "\n    ")
+                                                         for line in body + ["return True"]))
         return name
 
     def additional(self, s: dict, base: str) -> list[str]:
         props = frozenset(s.get("properties", {}))
-        pats = [(self.const(re.compile(p)), self.expr(ps, base, "w")) for p, ps in s.get("patternProperties", {}).items()]
+        pats = [(self.matches(p, "k"), self.expr(ps, base, "w")) for p, ps in s.get("patternProperties", {}).items()]
         add = s.get("additionalProperties", True)
         fadd = self.expr(add, base, "w") if add is not True else None
         if not pats and fadd is None:
@@ -279,8 +301,8 @@ class _Gen:
         lines = ["for k, w in x.items():"]
         if pats:
             lines.append("    matched = False")
-            for rx, e in pats:
-                lines += [f"    if {rx}.search(k):", "        matched = True", f"        if not {e}: return False"]
+            for match, e in pats:
+                lines += [f"    if {match}:", "        matched = True", f"        if not {e}: return False"]
             if fadd is not None:
                 lines.append(f"    if not matched and k not in {self.const(props)} and not {fadd}: return False")
         else:
@@ -315,10 +337,13 @@ class _Gen:
         key = keys.pop()
 
         def all_of(fs) -> str:
-            fs = [f for f in fs if f is not None]
+            # the branches' own lines one after the other (each only returns
+            # False early), not a call per branch
+            lines = [line for f in fs if f is not None
+                     for line in (self.bodies[f] if f in self.bodies else [f"if not {f}(x): return False"])]
             name = self.fresh()
-            self.src.append(f"def {name}(x):\n" + "".join(f"    if not {f}(x): return False\n" for f in fs)
-                            + "    return True")
+            self.src.append(f"def {name}(x):\n" + "".join("    " + line.replace("\n", "\n    ") + "\n"
+                                                         for line in lines) + "    return True")
             return name
         values = sorted({v for (_, vals), _, _ in conds for v in vals})
         table = {v: all_of([ft if v in vals else fe for (_, vals), ft, fe in conds]) for v in values}
@@ -351,6 +376,17 @@ def _key_condition(cond) -> Optional[tuple[str, list]]:
     if isinstance(sub, dict) and set(sub) == {"enum"} and all(isinstance(c, str) for c in sub["enum"]):
         return key, list(sub["enum"])
     return None
+
+
+MEMO_MAX = 4096     # strings remembered per pattern (a file of ever new ones is searched as before)
+
+
+def _learn(memo: dict, rx, s) -> bool:
+    """``rx`` matches ``s``, remembered in ``memo`` while it is small."""
+    hit = rx.search(s) is not None
+    if len(memo) < MEMO_MAX:
+        memo[s] = hit
+    return hit
 
 
 def _unique(xs: list) -> bool:

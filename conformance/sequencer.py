@@ -28,11 +28,12 @@ catalogue's definitions and witnesses (conformance/properties.py).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional
 
 from groupcheck.impl.events import AppSend, View, ViewChange
 from groupcheck.impl.stacks.sequencer import sequencer_stack
-from groupcheck.model.sequencer import SequencerModel, _subsets
+from groupcheck.model.sequencer import SequencerModel, SequencerState, _subsets
 from groupcheck.model.values import Fn
 
 from . import findings, properties
@@ -99,6 +100,9 @@ class SequencerBinding(Binding):
         self.where: dict[int, list] = {m: [] for m in M}     # the event of each delivery in hist
         self.sent: dict[int, int] = {m: 0 for m in M}
         self.crashed: set[int] = set()
+        self._verdicts: Optional[tuple] = None       # _judged's
+        # ``observable``'s variables with their places in a state (``accept`` reads them by index)
+        self._unlogged = tuple((v, SequencerState._fields.index(v)) for v in self._observable)
 
     def init(self):
         return self.model.init()
@@ -117,14 +121,21 @@ class SequencerBinding(Binding):
         nid, p, st = ev["nid"], ev["params"], ev.get("state")
         if nid is not None and not (type(nid) is int and nid in M):
             return False
-        if p and not all(type(x) is int and x in M
+        if p:
+            x = p.get("p")
+            if len(p) == 1 and x is not None:       # a receive's: the one member named
+                if not (type(x) is int and x in M):
+                    return False
+            elif not all(type(x) is int and x in M
                          for x in (*(p[k] for k in ("p", "c") if k in p), *p.get("view", ()), *p.get("lost", ()))):
-            return False
+                return False
         if st:
             if "recv" in st and not self.recv_keys.issuperset(st["recv"]):
                 return False
-            if "delivered" in st and not all(type(x[0]) is int and x[0] in M for x in st["delivered"]):
-                return False
+            if "delivered" in st:
+                for x in st["delivered"]:
+                    if not (type(x[0]) is int and x[0] in M):
+                        return False
         return True
 
     def _outsider(self, ev: dict) -> Optional[str]:
@@ -188,6 +199,58 @@ class SequencerBinding(Binding):
             return None
         got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
         return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
+
+    def accept(self, s, ev: dict, logged):
+        # Send, RecvForward and RecvData (nearly every record): the message
+        # and the logged variables compared in place; whatever differs, or
+        # another action, goes to the general step, which decides
+        name, m, msg, model = ev["name"], ev["nid"], ev.get("msg"), self.model
+        if name == "RecvData" or name == "RecvForward":
+            p = ev["params"]["p"]
+            data = name == "RecvData"
+            i = model.Taking(s, m, p, "DATA" if data else "FORWARD")
+            if i is None:
+                return None
+            if msg is not None:
+                x = s.chan[(p, m)][i]
+                if (msg.get("type") != x["type"] or msg.get("sender") != x["sender"]
+                        or msg.get("seqno") != x["seqno"]):
+                    return None
+            t = model.RecvData(s, m, p) if data else model.RecvForward(s, m, p)
+        elif name == "Send":
+            t = model.Send(s, m)
+            if t is None:
+                return None
+            if msg is not None and (msg.get("type") != ("FORWARD" if t.fwd[m] != s.fwd[m] else "DATA")
+                                    or msg.get("sender") != m or msg.get("seqno") != t.sent[m]):
+                return None
+        else:
+            return None
+        if t is None or logged is None:
+            return t
+        for var, val in logged.items():
+            if var == "vid":
+                same = t.vid[m] == val
+            elif var == "sent":
+                same = t.sent[m] == val
+            elif var == "recv":
+                # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
+                same = {str(x): q for x, q in t.recv[m].items()} == val
+            elif var == "delivered":
+                # equal to a list of lists: ``norm``'s shape already
+                same = [list(x) for x in t.delivered[m][len(s.delivered[m]):]] == val
+            else:
+                same = self.observe(s, t, ev, var) == self.norm(var, val)
+            if not same:
+                return None
+        for v, k in self._unlogged:
+            if v not in logged:
+                fa, fb = t[k], s[k]
+                if fa is not fb:                    # (the same object: a variable the step left alone)
+                    a, b = fa[m], fb[m]
+                    if a is not b and a != b:
+                        return None
+        return t
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         # the usual step: the member's value of each variable the record
@@ -255,8 +318,19 @@ class SequencerBinding(Binding):
     def history(self, quiescent=None) -> properties.History:
         return properties.History.of(self.hist, self.sent, self.crashed, quiescent)
 
+    def _judged(self) -> tuple:
+        """(the histories so far as a History, PROPERTIES -> verdict on it),
+        judged once: ``properties``, ``broken_at`` and ``at_end`` all read
+        them after the last record (the histories only grow, so their
+        lengths, the sends and the crashes say whether they moved since)."""
+        key = (tuple(map(len, self.hist.values())), tuple(self.sent.values()), len(self.crashed))
+        if self._verdicts is None or self._verdicts[0] != key:
+            h = self.history()
+            self._verdicts = (key, h, {prop: properties.CATALOGUE[prop].judge(h) for prop in PROPERTIES})
+        return self._verdicts[1:]
+
     def properties(self, cands: set):
-        v = properties.first(self.history(), PROPERTIES)
+        v = next((v for v in self._judged()[1].values() if v is not None), None)     # the first, in PROPERTIES' order
         if not v:
             return None
         # the record where the property first broke, and the witness there
@@ -272,12 +346,13 @@ class SequencerBinding(Binding):
         which they do: the histories only grow, so a property broken by a
         prefix stays broken, and the record is found by bisection over the
         delivering records (each candidate delivered the same: ``after``)."""
-        at = sorted({i for w in self.where.values() for i in w})
-        out = {}
-        for prop in PROPERTIES:
-            judge = properties.CATALOGUE[prop].judge
-            if judge(self.history()) is None:
+        out, at = {}, None
+        for prop, v in self._judged()[1].items():
+            if v is None:
                 continue
+            judge = properties.CATALOGUE[prop].judge
+            if at is None:
+                at = sorted({i for w in self.where.values() for i in w})
             k = properties.first_breaking(at, lambda i: judge(self._prefix(i)) is not None)
             if k is not None:
                 out[prop] = k
@@ -290,7 +365,8 @@ class SequencerBinding(Binding):
         return properties.History.of(hist, self.sent, self.crashed)
 
     def at_end(self, cands: set):
-        v = properties.eventual_delivery(self.history(quiescent=True))
+        # the judged histories, quiescent (History.of's one difference)
+        v = properties.eventual_delivery(dataclasses.replace(self._judged()[0], quiescent=True))
         return ("EventualDelivery", v.reason) if v else None
 
 
@@ -322,6 +398,9 @@ class WholeStateBinding(SequencerBinding):
         if var == "delivered":
             return [list(x) for x in t.delivered[ev["nid"]]]
         return super().observe(s, t, ev, var)
+
+    def accept(self, s, ev: dict, logged):
+        return None         # ``delivered`` is the whole history here: the general step
 
     def reduce(self, t):
         return t

@@ -166,7 +166,9 @@ def _valid(protocol: Optional[str], fmt: str) -> dict:
         return preds
     event, proto = preds["event"], _compiled(rel)[0]
     if fmt == FORMAT:
-        preds["event"] = lambda r: event(r) and proto({"params": {}, "msg": None, "state": None, **r})
+        # a record with all three fields is what the filled one would equal (most records: no copy)
+        preds["event"] = lambda r: event(r) and proto(r if "params" in r and "msg" in r and "state" in r else
+                                                      {"params": {}, "msg": None, "state": None, **r})
     else:
         preds["event"] = lambda r: event(r) and proto(r)
     return preds
@@ -228,11 +230,17 @@ _decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 # behind one (a parser differential).  Its result is kept only when it holds
 # as many object members as the line has colons: a colon outside a string is
 # one member's, so members read <= members written <= colons, and equality
-# proves no member was dropped.  Any other line (a colon inside a string, a
-# duplicate, anything msgspec refuses or reads differently: NaN, 1e999, a
-# lone surrogate) is decoded by the standard decoder below, which decides
-# and words the error exactly as it always has.
+# proves no member was dropped.  A line without a backslash is counted by
+# re-encoding the value (in C, where walking it in Python costs twice as
+# much): its strings are then the line's own, so the colons of the encoding
+# (members read, plus colons in the strings kept) are at most the line's
+# (members written, plus colons in all its strings), and equality again
+# proves that nothing was dropped.  Any other line (a duplicate, anything
+# msgspec refuses or reads differently: NaN, 1e999, a lone surrogate) is
+# decoded by the standard decoder below, which decides and words the error
+# exactly as it always has.
 _fast = msgspec.json.Decoder()
+_encode = msgspec.json.encode
 
 
 def _members(x) -> int:
@@ -254,15 +262,18 @@ def parse_line(line: str):
     with the reason (CRLF, invalid JSON, duplicate key, NaN/Infinity)."""
     if line.endswith("\r"):
         raise ValueError("CRLF line end (the format requires \\n line ends)")
-    if not line.strip():
-        raise ValueError("empty line")
     try:
         rec = _fast.decode(line)
     except msgspec.DecodeError:
         pass
     else:
-        if _members(rec) == line.count(":"):
+        if "\\" not in line:
+            if _encode(rec).count(b":") == line.count(":"):
+                return rec
+        elif _members(rec) == line.count(":"):
             return rec
+    if not line.strip():        # (a line the fast decoder takes is not blank)
+        raise ValueError("empty line")
     try:
         return _decoder.decode(line)
     except _Bad as e:
@@ -313,8 +324,9 @@ def _norm_event(rec: dict, src: str, state) -> dict:
     # (msgspec shares keys, not values): a long run holds millions of copies of a few
     msg = rec.get("msg")
     if msg:
-        for k in [k for k, v in msg.items() if type(v) is str]:
-            msg[k] = intern(msg[k])
+        for k, v in msg.items():
+            if type(v) is str:
+                msg[k] = intern(v)      # (a value replaced: the dict keeps its keys, so iterating goes on)
     return {"i": -1, "name": intern(rec["name"]), "nid": rec["nid"], "params": rec.get("params") or {},
             "msg": msg, "state": state, "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
 
@@ -347,6 +359,8 @@ def _read_file(path: Path) -> _File:
     last_state: dict = {}          # format 1: (nid, layer) -> previous full state
     prev_vc: Optional[dict] = None
     own = None
+    valid: dict = {}        # kind -> the compiled predicate of a valid record (``_valid``), once the header is read
+    name = str(path)
     for n, line in _lines(path):
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
@@ -370,16 +384,21 @@ def _read_file(path: Path) -> _File:
                                           f"(impl/schemas/{protocol}.json)")
             if fmt == FORMAT and rec.get("node") is not None:
                 own = str(rec["node"])
+            valid = _valid(protocol, fmt)
             continue
         if end is not None:
             raise TraceError(path, n, "a record after the end record")
-        problem = record_problem(rec, protocol, fmt)
-        if problem:
-            raise TraceError(path, n, problem)
+        # the valid record passes its kind's predicate; any other is looked at again, and worded, by record_problem
+        kind = rec.get("kind") if type(rec) is dict else None
+        ok = valid.get(kind) if type(kind) is str else None
+        if ok is None or not ok(rec):
+            problem = record_problem(rec, protocol, fmt)
+            if problem:
+                raise TraceError(path, n, problem)
         kind = rec["kind"]
         if kind == "header":
             raise TraceError(path, n, "a second header")
-        src = f"{path}:{n}"
+        src = f"{name}:{n}"
         if kind == "event" and rec["nid"] is not None and rec["nid"] not in nodes:
             raise TraceError(path, n, f"nid: {rec['nid']!r} is not one of the header's nodes {sorted(nodes)}")
         if kind == "end":

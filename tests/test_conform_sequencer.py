@@ -90,3 +90,81 @@ def test_cli_simulate_then_conform(tmp_path):
     r = runner.invoke(app, ["conform", str(out), "--json"])
     assert r.exit_code == 2          # a malformed trace is an input error, whatever the others gave
     assert any(x["verdict"] == "rejected" and f"{bad}:1:" in x["reason"] for x in json.loads(r.stdout))
+
+
+def _mutations(records):
+    """(what, records with one record changed) for each check the replay's
+    one-candidate shortcut (``SequencerBinding.accept``) makes in place."""
+    ev = [k for k, r in enumerate(records) if r["kind"] == "event"]
+    delivering = [k for k in ev if records[k]["name"] == "RecvData" and (records[k]["state"] or {}).get("delivered")]
+    send = next(k for k in ev if records[k]["name"] == "Send" and records[k]["nid"] == 2)
+    fwd = next(k for k in ev if records[k]["name"] == "RecvForward")
+    k = delivering[len(delivering) // 2]
+
+    def changed(at, **how):
+        out = [dict(r) for r in records]
+        r = out[at]
+        for field, f in how.items():
+            r[field] = f(json.loads(json.dumps(r[field])))
+        return out
+
+    def drop(var):
+        return lambda st: {v: x for v, x in st.items() if v != var}
+
+    def with_var(var, f):
+        return lambda st: {**st, var: f(st[var])}
+
+    return [
+        ("RecvData seqno", changed(k, msg=lambda m: {**m, "seqno": m["seqno"] + 1}, state=lambda st: None)),
+        ("RecvData sender", changed(k, msg=lambda m: {**m, "sender": 3 - m["sender"] % 3}, state=lambda st: None)),
+        ("RecvData type", changed(k, msg=lambda m: {**m, "type": "FORWARD"}, state=lambda st: None)),
+        ("RecvForward seqno", changed(fwd, msg=lambda m: {**m, "seqno": m["seqno"] + 1})),
+        ("Send type", changed(send, msg=lambda m: {**m, "type": "DATA"}, state=lambda st: None)),
+        ("Send seqno", changed(send, msg=lambda m: {**m, "seqno": m["seqno"] + 1}, state=lambda st: None)),
+        ("Send sender", changed(send, msg=lambda m: {**m, "sender": 1}, state=lambda st: None)),
+        ("recv", changed(k, state=with_var("recv", lambda r: {**r, "1": r["1"] + 1}))),
+        ("recv key", changed(k, state=with_var("recv", lambda r: {**{x: v for x, v in r.items() if x != "1"},
+                                                                   "01": r["1"]}))),
+        ("delivered", changed(k, state=with_var("delivered", lambda d: [[d[0][0], d[0][1] + 1]]))),
+        ("recv unlogged", changed(k, state=drop("recv"))),
+        ("delivered unlogged", changed(k, state=drop("delivered"))),
+        ("sent", changed(send, state=lambda st: {**st, "sent": st.get("sent", 0) + 1})),
+        ("vid", changed(send, state=lambda st: {**st, "vid": 2})),
+        ("fwd", changed(send, state=lambda st: {**st, "fwd": [7]})),
+        ("sent unlogged", changed(send, state=drop("sent"))),
+    ]
+
+
+def test_one_candidate_shortcut_gives_the_general_steps_verdicts(tmp_path, monkeypatch):
+    # each check of the shortcut broken in turn: the same verdict, record and
+    # explanation as the general step, which the shortcut leaves every refusal to
+    from groupcheck.conformance.replay import Binding
+    from groupcheck.conformance.sequencer import SequencerBinding
+    _, records = _write(tmp_path, 3, "loss=0.1,dup=0.05,reorder=3")
+    cases = [("unchanged", records)] + _mutations(records)
+    shortcut = SequencerBinding.__dict__["accept"]
+    for what, recs in cases:
+        path = tracefile.write(tmp_path / "m.ndjson", recs)
+        monkeypatch.setattr(SequencerBinding, "accept", shortcut)
+        fast = conform_file(path)
+        monkeypatch.setattr(SequencerBinding, "accept", Binding.accept)
+        slow = conform_file(path)
+        assert (fast.verdict, fast.first_bad_event, fast.reason) == (slow.verdict, slow.first_bad_event,
+                                                                     slow.reason), what
+        assert (fast.mismatch and fast.mismatch.to_json()) == (slow.mismatch and slow.mismatch.to_json()), what
+        assert fast.verdict == ("ok" if what == "unchanged" else "nonconforming"), (what, fast.reason)
+
+
+def test_judged_properties_follow_the_histories(tmp_path):
+    # the binding judges its histories once and keeps the verdicts: asked
+    # again after they grew (or a send or crash), it judges them again
+    from groupcheck.conformance.sequencer import SequencerBinding
+    from groupcheck.conformance.traces import load
+    path, _ = _write(tmp_path, 1, "loss=0.1")
+    b = SequencerBinding(load(path))
+    b.hist[1].append((2, 1))
+    assert b.properties(set())[0] == "Integrity"
+    b.sent[2] = 1
+    assert b.properties(set()) is None
+    b.hist[1].append((2, 1))
+    assert b.properties(set())[0] == "NoDuplicates"

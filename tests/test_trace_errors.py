@@ -28,6 +28,7 @@ def _first_event(recs) -> int:
     ("nid", "2", "nid: '2' is not of type 'integer' or 'null'"),
     ("state", [1], "state: [1] is not of type 'object' or 'null'"),
     ("clock", "soon", "clock: 'soon' is not of type 'number'"),
+    ("clock", -0.5, "clock: -0.5 is less than the minimum of 0"),
     ("params", None, "params: None is not of type 'object'"),
 ])
 def test_a_bad_field_is_named_with_what_it_may_be(tmp_path, records, field, value, says):
@@ -52,3 +53,19 @@ def test_a_composed_protocols_unknown_action_lists_every_layers_actions(tmp_path
     allowed = json.loads(msg[msg.index("is not one of ") + len("is not one of "):].replace("'", '"'))
     assert {"Multicast", "InstallView", "TokenReceived", "Crash", "LeaveSuspected"} <= set(allowed)
     assert "Leave" not in allowed            # FLUSH's Leave is not the composition's
+
+
+@pytest.mark.parametrize("drop, says", [
+    ("params", "params: 'p' is a required property"),       # read as {} (omitted), which lacks p
+    ("msg", "msg: None is not of type 'object'"),            # read as null, which a receive may not have
+])
+def test_an_omitted_field_is_judged_as_the_reader_fills_it_in(tmp_path, drop, says):
+    from groupcheck.conformance import sequencer
+    recs, _ = sequencer.simulate(1, "", {})
+    k = next(k for k, r in enumerate(recs) if r.get("name") == "RecvData")
+    recs = [dict(r) for r in recs]
+    del recs[k][drop]
+    write(tmp_path / "t.ndjson", recs)
+    with pytest.raises(TraceError) as e:
+        load(tmp_path / "t.ndjson")
+    assert f"t.ndjson:{k + 1}: schema (sequencer): {says}" in str(e.value), str(e.value)

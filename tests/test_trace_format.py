@@ -193,6 +193,17 @@ json_trees = st.recursive(
     max_leaves=12)
 
 
+@pytest.mark.parametrize("line", [
+    '{"a":1,"a":2,"b":"\\u003a"}',                  # an escaped colon as many as the member dropped
+    '{"a":{"x":1,"x":2},"b":"\\u003a","c":"\\\\"}',
+])
+def test_a_duplicate_key_behind_an_escaped_colon_is_rejected(line):
+    """The fast decoder's colon count: an escape may spell a colon the line
+    does not show, so a line with a backslash is counted member by member."""
+    with pytest.raises(ValueError, match="duplicate key"):
+        traces.parse_line(line)
+
+
 @settings(max_examples=300, deadline=None)
 @given(json_trees, st.randoms(use_true_random=False))
 def test_parse_line_agrees_with_the_strict_standard_decoder(tree, rng):
