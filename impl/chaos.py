@@ -216,14 +216,10 @@ class ChaosRunner(Runner):
             if act.action == "join":
                 self._join(nid, t0)
             elif act.action == "kill":
-                how = self._freeze(nid, eating=act.when == "eating") if self.run_as.views == "ring" else "frozen"
-                if how == "refused":
-                    self.done.append({**row, "skipped": "the last member of its own view"})
-                    self.log(f"kill of node {nid} skipped: the last member of its own view")
+                skipped = self._kill(nid, members, killed, t0, eating=act.when == "eating")
+                if skipped:
+                    self.done.append({**row, "skipped": skipped})
                     continue
-                self.procs[nid].send_signal(signal.SIGKILL)
-                self.procs[nid].wait()
-                self._crashed(nid, members, killed, t0, how=self._exit_record(nid, how == "left"))
                 self._rejoin_shunned(t0)
             else:
                 self.procs[nid].send_signal(signal.SIGSTOP)

@@ -382,14 +382,21 @@ class Runner:
                 self.log(f"kill of node {nid} skipped: " + ("it has left" if nid not in live else
                                                            "the last live member of the latest view"))
                 continue
-            how = self._freeze(nid) if self.run_as.views == "ring" else "frozen"
-            if how == "refused":
-                self.log(f"kill of node {nid} skipped: the last member of its own view")
-                continue
-            self.procs[nid].send_signal(signal.SIGKILL)
-            self.procs[nid].wait()
-            self._crashed(nid, members, killed, t0, how=self._exit_record(nid, how == "left"))
+            self._kill(nid, members, killed, t0)
         return killed
+
+    def _kill(self, nid: int, members: list, killed: list, t0: float, eating: Optional[bool] = None) -> Optional[str]:
+        """SIGKILL node ``nid`` (over the ring once it has frozen at a point
+        where it may crash, ``_freeze``) and record it; the reason it was
+        skipped instead, else None."""
+        how = self._freeze(nid, eating) if self.run_as.views == "ring" else "frozen"
+        if how == "refused":
+            self.log(f"kill of node {nid} skipped: the last member of its own view")
+            return "the last member of its own view"
+        self.procs[nid].send_signal(signal.SIGKILL)
+        self.procs[nid].wait()
+        self._crashed(nid, members, killed, t0, how=self._exit_record(nid, how == "left"))
+        return None
 
     def _exit_record(self, nid: int, left: bool) -> str:
         """The record of a node gone: LeaveSuspected if it left on its own
