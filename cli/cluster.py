@@ -113,8 +113,9 @@ def chaos(
             raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
         if rejoin and not protocols.find(protocol).cluster.joins:
             raise ClusterError("--rejoin: over the ring only (--membership raincore): the oracle has no join")
-        plan = chaos_mod.schedule(seed, seconds, nodes, suspect=chaos_mod.suspicion_after(protocol, lossy_ring),
-                                  holder=lossy_ring, rejoin=rejoin, stalls=stalls, suspicions=suspicions)
+        soonest, surely = chaos_mod.suspicion_after(protocol, lossy_ring) or (None, None)
+        plan = chaos_mod.schedule(seed, seconds, nodes, suspect=soonest, surely=surely, holder=lossy_ring,
+                                  rejoin=rejoin, stalls=stalls, suspicions=suspicions)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
                                        timeout=seconds + timeout, key_file=key_file, checker=checker,
                                        lossy_ring=lossy_ring, faults=faults, hog=hog, rejoin=rejoin,

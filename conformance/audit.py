@@ -532,7 +532,8 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
     where = Path(out_dir) / "cluster"
     name = f"3 nodes, chaos seed {seed}, {seconds:g} s"
     try:
-        plan = chaos.schedule(seed, seconds, 3, suspect=chaos.suspicion_after(protocol), stalls=True)
+        soonest, _ = chaos.suspicion_after(protocol) or (None, None)
+        plan = chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
         res = chaos.ChaosRunner(protocol, 3, math.ceil(seconds * rate), plan, where, seed=seed, rate=rate,
                                 timeout=seconds + 60).run()
     except (ClusterError, OSError) as e:

@@ -20,8 +20,9 @@ killed node never comes back, and one must be left), spread over the run
 holds, at most one half).
 
 A pause lasts longer than the stack's failure detector's time-out
-(``suspicion_after``): over the ring the Transport Manager's (its resend
-interval times its attempts, 1 s), so the survivors may drop the paused
+(``suspicion_after``): over the ring the Transport Manager's patience at
+its cap (3 s; at least its resend interval times its attempts, 1 s, more
+after the slow acks it has seen), so the survivors drop the paused
 node while it is alive (the false suspicion of docs/raincore.md); with
 ``stalls`` it stays under half the time-out (the soak of everything but
 false suspicion: the audit's and the long soaks over the ring).  The
@@ -79,24 +80,29 @@ class Action:
         return self.at + self.seconds
 
 
-def suspicion_after(protocol: str, lossy: bool = False) -> Optional[float]:
-    """Seconds of silence after which the stack's failure detector suspects
-    a live node: over the ring the Transport Manager's resend interval times
-    its attempts; None for the oracle stacks (the runner suspects only the
-    nodes it killed)."""
+def suspicion_after(protocol: str, lossy: bool = False) -> Optional[tuple[float, float]]:
+    """Seconds of silence after which the stack's failure detector may, and
+    after which it surely does, suspect a live node: over the ring the
+    Transport Manager's give-up time (its resend interval times its
+    attempts) and its patience's cap (the detector adapts in between to the
+    ack delays it sees); None for the oracle stacks (the runner suspects
+    only the nodes it killed)."""
     run = protocols.find(protocol).cluster
     if run.views != "ring":
         return None
     tm = run.stack(1, (1, 2), lossy).ring_part.layer("tm")
-    return tm.interval * tm.attempts
+    base = tm.interval * tm.attempts
+    return base, tm.patience_cap or base
 
 
 def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] = None,
-             holder: bool = False, rejoin: bool = False, stalls: bool = False,
-             suspicions: Optional[int] = None) -> list[Action]:
+             surely: Optional[float] = None, holder: bool = False, rejoin: bool = False,
+             stalls: bool = False, suspicions: Optional[int] = None) -> list[Action]:
     """The actions of a chaos run, from ``seed`` alone: over ``seconds``, on
-    members 1..``nodes``; ``suspect``: the detector's time-out (None: no
-    time-out, the pauses are stalls); ``holder``: the ring's token holder
+    members 1..``nodes``; ``suspect``: the detector's time-out, the least
+    silence it may take for a crash (None: no time-out, the pauses are
+    stalls); ``surely``: the most (an adaptive detector's cap; the long
+    pauses outlast it; default ``suspect``); ``holder``: the ring's token holder
     may be a kill's target; ``rejoin``: a killed node may come back as a new
     node (``join`` of ids ``nodes`` + 1, + 2...; the kills stay among the
     first members, the joiners may be paused); ``stalls``: every pause
@@ -112,7 +118,8 @@ def schedule(seed: int, seconds: float, nodes: int, *, suspect: Optional[float] 
         raise ValueError("suspicions: a count, 0 or more")
     rng = random.Random(seed)
     stall = (min(STALL[0], suspect / 4), min(STALL[1], suspect / 2)) if suspect else STALL
-    pause = (suspect * PAUSE_OVER[0], suspect * PAUSE_OVER[1]) if suspect and not stalls else stall
+    longest = surely or suspect
+    pause = (longest * PAUSE_OVER[0], longest * PAUSE_OVER[1]) if suspect and not stalls else stall
     mixed = bool(suspect) and not stalls and suspicions is not None
     step = (sum(GAP) + sum(stall if mixed else pause)) / 2    # an action's mean length, with the gap after it
     live = list(range(1, nodes + 1))

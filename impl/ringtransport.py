@@ -72,6 +72,24 @@ effects out, no clock of its own.
   911s (a joiner's request was granted, a claim is moot): they are
   dropped, not reported (campaign seeds 46, 157).
 
+Adaptive patience (``patience_cap``, the cluster's nodes; the simulators
+keep the fixed give-up time, so a seed's run stays the same).  On a loaded
+machine a live node's acks come late: a stall, the scheduler, a burst of
+datagrams queued ahead.  A fixed give-up time then reports live nodes (the
+kill campaigns under a CPU hog and the 30-minute soaks saw the ring lose
+every first node to stalls alone).  So the layer keeps the largest recent
+ack delay (from a frame's first send to its first ack; halved every
+``SLOW_HALF_LIFE`` seconds) and its patience is ``PATIENCE_FACTOR`` times
+that, between the fixed give-up time and the cap.  A frame sent
+``attempts`` times is given up only once its receiver has been silent (no
+datagram of this layer from it) for the patience and the frame is as old;
+at the cap's age it is given up whatever it heard.  A receiver holds a
+frame while its sender was heard within twice the patience, at most twice
+the cap.  What changes is only when a verdict comes, never what it means:
+the handshake still makes it final, so safety is the spec's whatever the
+timing (the spec's ``FalseSuspicion`` has no clock); a crash costs up to
+the cap to detect where the fixed detector took the give-up time.
+
 Limits, said plainly: a node that is alive but silent for the whole
 time-out (paused, overloaded, a partition) is still reported as failed;
 the handshake only makes that verdict final, so the run stays within the
@@ -99,6 +117,8 @@ from .raincore import DeliveryFailed, Msg911, TokenMsg
 
 TIMER = "retry"
 DEDUP = 4096                  # ids remembered per sender, and decisions remembered (older ones are forgotten)
+PATIENCE_FACTOR = 3.0         # adaptive: silence of this many times the largest recent ack delay gives a node up
+SLOW_HALF_LIFE = 60.0         # seconds: an ack delay seen counts half as much this much later
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +162,21 @@ class Suspected:
 class TransportManager:
     name = "tm"
 
-    def __init__(self, nid: int, *, interval: float = 0.02, attempts: int = 10) -> None:
+    def __init__(self, nid: int, *, interval: float = 0.02, attempts: int = 10,
+                 patience_cap: float | None = None) -> None:
+        """``attempts * interval``: the give-up time.  ``patience_cap``: the
+        adaptive detector (module docstring, "Adaptive patience"); None keeps
+        the fixed give-up time (the simulators: a seed's run stays the same)."""
         if interval <= 0 or attempts < 1:
             raise ValueError("interval must be positive and attempts at least 1")
+        if patience_cap is not None and patience_cap < interval * attempts:
+            raise ValueError("patience_cap must be at least the give-up time (interval * attempts)")
         self.nid, self.interval, self.attempts = nid, interval, attempts
+        self.patience_cap = patience_cap
+        self.heard: dict[int, float] = {}          # node -> when a datagram of this layer last came from it
+        self.first_sent: dict[int, float] = {}     # pending id -> when it was first sent (adaptive only)
+        self.slow = 0.0                            # the largest recent ack delay (decays, SLOW_HALF_LIFE)
+        self.slow_at = 0.0
         self.next_id = 0
         self.pending: dict[int, list] = {}         # id -> [dest, msg, times sent]
         self.confirmed: set[int] = set()           # ids of pending frames confirmed, waiting for TMTaken
@@ -178,6 +209,8 @@ class TransportManager:
     def handle(self, event, now: float) -> list[Effect]:
         out: list[Effect] = []
         msg = event.msg if isinstance(event, (Send, Receive)) else None
+        if isinstance(event, Receive):
+            self.heard[event.src] = now
         if isinstance(event, Send):
             if isinstance(msg, TokenMsg):
                 # a newer token supersedes every older one still waiting for its ack
@@ -187,6 +220,8 @@ class TransportManager:
             else:
                 self.next_id += 1
                 self.pending[self.next_id] = [event.dest, msg, 1]
+                if self.patience_cap is not None:
+                    self.first_sent[self.next_id] = now
                 out.append(Send(event.dest, TMFrame(self.next_id, msg)))
         elif isinstance(msg, TMAck):
             entry = self.pending.get(msg.id)
@@ -206,6 +241,8 @@ class TransportManager:
             elif entry is not None and msg.id not in self.confirmed:
                 # the first ack before the give-up: delivered, final
                 entry[2] = 1
+                if msg.id in self.first_sent:
+                    self._observe(now - self.first_sent[msg.id], now)
                 self.confirmed.add(msg.id)
                 self._decide(msg.id, True)
                 bump(self.stats, "confirmed")
@@ -232,7 +269,7 @@ class TransportManager:
                 if len(seen) > DEDUP:
                     self.low[src] = min(seen)
                     seen.discard(self.low[src])
-                self.held[(src, i)] = [msg.msg, 1]
+                self.held[(src, i)] = [msg.msg, 1, now]
                 out.append(Send(src, TMAck(i)))
         elif isinstance(msg, TMConfirm):
             src, i = event.src, msg.id
@@ -257,7 +294,7 @@ class TransportManager:
                 out.append(Suspected(event.src, held[0]))
         elif isinstance(event, TimerFired) and event.name == TIMER:
             self.armed = False
-            self._retry(out)
+            self._retry(out, now)
         else:
             bump(self.stats, "unknown_event")
         if (self.pending or self.held) and not self.armed:
@@ -276,13 +313,48 @@ class TransportManager:
             self.failing.discard(i)
             del self.pending[i]
 
-    def _retry(self, out: list) -> None:
+    def _observe(self, delay: float, now: float) -> None:
+        """An ack came ``delay`` after its frame was first sent: the largest
+        recent such delay, halved every ``SLOW_HALF_LIFE`` seconds."""
+        decayed = self.slow * 0.5 ** ((now - self.slow_at) / SLOW_HALF_LIFE)
+        self.slow, self.slow_at = max(delay, decayed), now
+        self.stats["slow_ms"] = round(1000 * self.slow)
+
+    def patience(self, now: float) -> float:
+        """Seconds of silence after which a node is given up: the fixed
+        give-up time, or (adaptive) ``PATIENCE_FACTOR`` times the largest
+        recent ack delay, between the give-up time and the cap."""
+        base = self.interval * self.attempts
+        if self.patience_cap is None:
+            return base
+        decayed = self.slow * 0.5 ** ((now - self.slow_at) / SLOW_HALF_LIFE)
+        return min(self.patience_cap, max(base, PATIENCE_FACTOR * decayed))
+
+    def _waiting(self, i: int, dest: int, now: float) -> bool:
+        """Adaptive: frame ``i``, sent ``attempts`` times, still waits while
+        ``dest`` has been heard from within the patience (it is alive: it
+        will ack) and the frame is younger than the cap."""
+        if self.patience_cap is None:
+            return False
+        patience = self.patience(now)
+        return (now - self.first_sent.get(i, now) < self.patience_cap
+                and (now - self.heard.get(dest, -1e9) < patience or now - self.first_sent.get(i, now) < patience))
+
+    def _holding(self, src: int, since: float, now: float) -> bool:
+        if self.patience_cap is None:
+            return False
+        return (now - since < 2 * self.patience_cap
+                and now - self.heard.get(src, since) < 2 * self.patience(now))
+
+    def _retry(self, out: list, now: float) -> None:
         for i in list(self.failing):           # reported last round (a driver that never called forget)
             self.forget(self.pending[i][1])
+        for i in [i for i in self.first_sent if i not in self.pending]:
+            del self.first_sent[i]
         for i, entry in list(self.pending.items()):
             dest, msg, sent = entry
             confirmed = i in self.confirmed
-            if sent < self.attempts:
+            if sent < self.attempts or self._waiting(i, dest, now):
                 entry[2] += 1
                 bump(self.stats, "retransmitted")
                 out.append(Send(dest, TMConfirm(i) if confirmed else TMFrame(i, msg)))
@@ -299,7 +371,9 @@ class TransportManager:
                 out.append(DeliveryFailed(msg))
         for key, entry in list(self.held.items()):
             # twice the sender's give-up time: a live sender has answered by then
-            if entry[1] < 2 * self.attempts:
+            # (adaptive: twice the patience of silence from the sender, at most
+            # twice the cap after the frame came)
+            if entry[1] < 2 * self.attempts or self._holding(key[0], entry[2], now):
                 entry[1] += 1
                 bump(self.stats, "reacked")
                 out.append(Send(key[0], TMAck(key[1])))

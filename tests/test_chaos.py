@@ -179,7 +179,20 @@ def test_the_command_refuses_bad_options_before_any_output(tmp_path, capsys, arg
 def test_a_pause_outlasts_the_stacks_detector():
     assert suspicion_after("sequencerflush") is None and suspicion_after("sequencer") is None
     for p in ("raincoreflush", "raincoresequencerflush"):
-        assert suspicion_after(p) == pytest.approx(1.0)      # 20 resends, 50 ms apart
+        # 20 resends, 50 ms apart, at the least; the adaptive patience's cap at the most
+        assert suspicion_after(p) == pytest.approx((1.0, 3.0))
+
+
+def test_the_long_pauses_outlast_the_most_patient_detector():
+    """With an adaptive detector (``surely``: its cap) the stalls stay under
+    half its least time-out and the long pauses outlast its cap; the same
+    seed draws the same actions at the same scale."""
+    for seed in range(20):
+        plan = schedule(seed, 120.0, 3, suspect=1.0, surely=3.0, suspicions=2)
+        fixed = schedule(seed, 120.0, 3, suspect=1.0, suspicions=2)
+        pauses = [a.seconds for a in plan if a.action == "pause"]
+        assert all(0 < p <= 0.5 or 4.5 <= p <= 7.5 for p in pauses)
+        assert [a.action for a in plan][:3] == [a.action for a in fixed][:3]
 
 
 def test_a_schedule_refuses_what_it_cannot_keep():
@@ -354,11 +367,17 @@ def info_pids(out):
     return json.loads((out / "cluster.json").read_text())["pids"]
 
 
-def _first_seed(seconds, nodes, suspect, rejoin=False):
+def _detector(protocol):
+    """``schedule``'s view of the stack's failure detector (``suspicion_after``)."""
+    soonest, surely = suspicion_after(protocol) or (None, None)
+    return {"suspect": soonest, "surely": surely}
+
+
+def _first_seed(seconds, nodes, detector, rejoin=False):
     """The first seed whose schedule pauses a node while all are alive, then
     kills (and, with ``rejoin``, joins)."""
     want = {"kill", "pause"} | ({"join"} if rejoin else set())
-    plans = ((s, schedule(s, seconds, nodes, suspect=suspect, rejoin=rejoin)) for s in range(200))
+    plans = ((s, schedule(s, seconds, nodes, **detector, rejoin=rejoin)) for s in range(200))
     return next(s for s, plan in plans if {a.action for a in plan} == want and plan[0].action == "pause")
 
 
@@ -375,8 +394,8 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     from groupcheck.conformance.traces import load
     from groupcheck.impl import protocols
     full = protocols.find(protocol).over_ring if membership == "raincore" else protocol
-    suspect = suspicion_after(full)
-    seed = _first_seed(seconds, 3, suspect, rejoin)
+    detector = _detector(full)
+    seed = _first_seed(seconds, 3, detector, rejoin)
     r = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", "cluster", "chaos", "--protocol", protocol,
                         "--membership", membership, "--seconds", str(seconds), "--seed", str(seed), "--timeout", "8",
                         "--out", str(out), "--json", *(["--rejoin"] if rejoin else []), *args],
@@ -385,7 +404,7 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     res = json.loads(r.stdout)
     assert json.loads((out / "result.json").read_text()) == res
     # the schedule: the seed's, written first, every action played in order, none early
-    plan = schedule(seed, seconds, 3, suspect=suspect, rejoin=rejoin)
+    plan = schedule(seed, seconds, 3, **detector, rejoin=rejoin)
     assert json.loads((out / "schedule.json").read_text()) == {"seed": seed, "actions": [asdict(a) for a in plan]}
     done = res["schedule"]
     assert [{k: d[k] for k in asdict(plan[0])} for d in done] == [asdict(a) for a in plan]

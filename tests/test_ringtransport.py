@@ -16,7 +16,7 @@ from groupcheck.impl import codec
 from groupcheck.impl.engine import Engine
 from groupcheck.impl.events import Receive, Send, TimerFired, Up
 from groupcheck.impl.raincore import DeliveryFailed, Msg911, TokenMsg
-from groupcheck.impl.ringtransport import (DEDUP, TIMER, Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken,
+from groupcheck.impl.ringtransport import (DEDUP, SLOW_HALF_LIFE, TIMER, Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken,
                                            TransportManager)
 from groupcheck.impl.stacks import raincoreflush as stacks  # noqa: F401  (registers codec 32-36)
 
@@ -228,6 +228,64 @@ def test_a_held_frame_without_decision_ends_in_suspicion():
     assert [e for e in out if isinstance(e, Suspected)] == [Suspected(1, TOKEN)] and not b.held
 
 
+def _give_up_time(tm, dest_heard_until: float = -1.0, step: float = 0.05, until: float = 20.0):
+    """Retry rounds every ``step`` s after a Send at 0 (``dest`` heard from up
+    to ``dest_heard_until``): when the frame is reported undelivered."""
+    tm.handle(Send(2, TOKEN), 0.0)
+    t = 0.0
+    while t < until:
+        t = round(t + step, 6)
+        if t <= dest_heard_until:
+            tm.handle(Receive(2, TMTaken(999)), t)         # any datagram of the layer counts (a stale one)
+        if any(isinstance(e, DeliveryFailed) for e in tm.handle(TimerFired(TIMER), t)):
+            return t
+    return None
+
+
+def test_the_adaptive_detector_waits_as_long_as_the_slowest_recent_ack():
+    fixed = TransportManager(1, interval=0.05, attempts=20)
+    assert _give_up_time(fixed) == pytest.approx(1.0)          # 20 sends
+    fresh = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    assert _give_up_time(fresh) == pytest.approx(1.0)          # nothing slow seen: the same
+    slow = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    (frame,) = sends(slow.handle(Send(3, TOKEN), 0.0), TMFrame)
+    slow.handle(Receive(3, TMAck(frame.id)), 0.7)              # an ack 0.7 s late
+    assert slow.patience(0.7) == pytest.approx(2.1)
+    assert _give_up_time(slow) == pytest.approx(2.1, abs=0.06)  # three times it
+    very = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    (frame,) = sends(very.handle(Send(3, TOKEN), 0.0), TMFrame)
+    very.handle(Receive(3, TMAck(frame.id)), 2.0)
+    assert _give_up_time(very) == pytest.approx(3.0, abs=0.06)  # the cap
+    # the slow ack ages: halved every SLOW_HALF_LIFE seconds
+    assert slow.patience(0.7 + SLOW_HALF_LIFE) == pytest.approx(1.05)
+
+
+def test_the_adaptive_detector_waits_for_a_node_it_hears_but_not_past_the_cap():
+    tm = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    # heard until 2 s: the frame waits 1 s of silence after it
+    assert _give_up_time(tm, dest_heard_until=2.0) == pytest.approx(3.0, abs=0.06)
+    tm = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    assert _give_up_time(tm, dest_heard_until=1.2) == pytest.approx(2.2, abs=0.06)
+    tm = TransportManager(1, interval=0.05, attempts=20, patience_cap=3.0)
+    assert _give_up_time(tm, dest_heard_until=10.0) == pytest.approx(3.0, abs=0.06)   # chattering, never acking
+
+
+def test_an_adaptive_receiver_holds_while_its_sender_is_heard():
+    def dropped_at(tm, heard_until):
+        tm.handle(Receive(1, TMFrame(7, TOKEN)), 0.0)
+        t = 0.0
+        while t < 20:
+            t = round(t + 0.05, 6)
+            if t <= heard_until:
+                tm.handle(Receive(1, TMTaken(999)), t)
+            if any(isinstance(e, Suspected) for e in tm.handle(TimerFired(TIMER), t)):
+                return t
+    assert dropped_at(TransportManager(2, interval=0.05, attempts=20), 5.0) == pytest.approx(2.0)
+    assert dropped_at(TransportManager(2, interval=0.05, attempts=20, patience_cap=3.0), 0.0) == pytest.approx(2.0)
+    assert dropped_at(TransportManager(2, interval=0.05, attempts=20, patience_cap=3.0), 3.0) == pytest.approx(5.0)
+    assert dropped_at(TransportManager(2, interval=0.05, attempts=20, patience_cap=3.0), 9.0) == pytest.approx(6.0)
+
+
 def test_decisions_are_remembered_within_a_bound():
     a = TransportManager(1)
     for k in range(DEDUP + 10):
@@ -281,6 +339,8 @@ def test_garbage_is_a_decode_error():
 def test_bad_parameters_are_refused():
     with pytest.raises(ValueError):
         TransportManager(1, interval=0)
+    with pytest.raises(ValueError):
+        TransportManager(1, interval=0.05, attempts=20, patience_cap=0.5)   # below the give-up time
     with pytest.raises(ValueError):
         codec.encode(TMAck(0))
 

@@ -134,10 +134,13 @@ class RingStack(Stack):
         return False
 
 
-def ring_stack(nid: int, ring: tuple, *, interval: float = 0.02, attempts: int = 10, **ring_opts) -> RingStack:
-    """Node ``nid`` of the configured ``ring`` on a lossy network."""
+def ring_stack(nid: int, ring: tuple, *, interval: float = 0.02, attempts: int = 10,
+               patience_cap: float | None = None, **ring_opts) -> RingStack:
+    """Node ``nid`` of the configured ``ring`` on a lossy network (the
+    Transport Manager's ``interval``, ``attempts`` and ``patience_cap``)."""
     from .raincore import raincore_layer
-    return RingStack(nid, [Transport(), TransportManager(nid, interval=interval, attempts=attempts),
+    return RingStack(nid, [Transport(), TransportManager(nid, interval=interval, attempts=attempts,
+                                                         patience_cap=patience_cap),
                            raincore_layer(nid, ring, **ring_opts)])
 
 
@@ -259,6 +262,9 @@ def layer_of(name: str, params: dict) -> str:
     return "ring" if name in RING_ACTIONS else "flush"
 
 
+PATIENCE_CAP = 3.0      # seconds: the most silence a cluster node's Transport Manager waits out
+
+
 def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> RingNode:
     """A cluster node of FLUSH over the ring (``above``: what runs on top,
     ``ring_flush_stack``'s ``sequencer`` and ``pass_latch``), no oracle: the
@@ -271,14 +277,17 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
     of the model: TimelyTimeouts FALSE)."""
     from ..raincore import Timing
     ring = tuple(members)
-    # a node silent for 1 s (20 sends 50 ms apart) is taken as crashed: on a
-    # loaded 2-core machine a live process can stall for a few hundred ms.
+    # a node silent for 1 s (20 sends 50 ms apart) may be taken as crashed: on a
+    # loaded 2-core machine a live process can stall for a few hundred ms, so
+    # the detector adapts (three times the largest recent ack delay, at most
+    # PATIENCE_CAP: impl/ringtransport.py, "Adaptive patience").
     # Without LossyRing no token is lost and no 911 goes unanswered (the
     # Transport Manager passes one on past a dead node), so Hungry and
     # Starving must never fire: 30 s, since a 30-minute soak at load 15 saw
     # a joiner wait over 3 s for admission right after a kill and re-send its
     # 911 on a Starving time-out the abstraction has no step for
-    return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, init_seq=steady_seq(ring),
+    return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, patience_cap=PATIENCE_CAP,
+                               init_seq=steady_seq(ring),
                                timing=Timing(eating=0.005, hungry=1.0 if lossy else QUIET,
                                              starving=0.5 if lossy else QUIET)),
                     ring_flush_stack(nid, ring, tracing="delta", **above))
