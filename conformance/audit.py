@@ -85,17 +85,24 @@ STAGES = ("tlc", "link", "conformance", "history", "tracevalidation", "prove", "
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
     """The docs' finding about ``prop`` of ``protocol``: the heading of the
-    first "Finding" section of docs/<protocol>.md that names it."""
-    doc = Path(__file__).resolve().parents[1] / "docs" / f"{protocol}.md"
-    try:
-        lines = doc.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    heads = [i for i, ln in enumerate(lines) if ln.startswith("#")] + [len(lines)]
-    for a, b in zip(heads, heads[1:]):
-        title = lines[a].lstrip("#").strip()
-        if "finding" in title.lower() and prop in "\n".join(lines[a:b]):
-            return f"docs/{protocol}.md: {title}"
+    first "Finding" section that names it, on docs/<protocol>.md or on the
+    page of one of its registered findings (a composition's findings live on
+    its parts' pages)."""
+    from .protocols import REGISTERED, get
+    root = Path(__file__).resolve().parents[1]
+    pages = [f"docs/{protocol}.md"]
+    if protocol in REGISTERED:
+        pages += [f.doc.partition("#")[0] for f in get(protocol).findings if prop in f.properties]
+    for page in dict.fromkeys(pages):
+        try:
+            lines = (root / page).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        heads = [i for i, ln in enumerate(lines) if ln.startswith("#")] + [len(lines)]
+        for a, b in zip(heads, heads[1:]):
+            title = lines[a].lstrip("#").strip()
+            if "finding" in title.lower() and prop in "\n".join(lines[a:b]):
+                return f"{page}: {title}"
     return None
 
 

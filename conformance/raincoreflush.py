@@ -42,6 +42,7 @@ from typing import Optional
 
 from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 
+from . import findings
 from . import flush as cf
 from . import raincore as rc
 from .protocols import Protocol
@@ -423,6 +424,64 @@ def draw(seed: int) -> tuple[str, dict]:
     return "auto", opts
 
 
+# ---------------------------------------------------------------- findings with a shape
+
+REPORTS = ("TokenDeliveryFailure", "911DeliveryFailure")
+TAKES = ("TokenReceived", "911Received")
+
+
+def _witness_false_report(trace, prop: str, reason: str, at=None):
+    """A false report of a live node gives two tokens (docs/raincore.md,
+    section 8: models LossySuspectMutual and LossySuspectUntimely).  The
+    shape: the header declares the lossy ring and ``FalseSuspicion``; at the
+    violation a node V eats beside another live eater; some node R reported
+    a message to V undelivered before (a ``TokenDeliveryFailure`` or
+    ``911DeliveryFailure``), so V was reported while alive; and V took no
+    message of R after that report.  That last clause is the Transport
+    Manager's discipline, a report final for the node, which the models
+    assume (LossySuspectReportFinal): a run in which V takes a frame of its
+    reporter after the report (a frame confirmed before it) is outside the
+    models and not this finding."""
+    c = trace.header.get("constants") or {}
+    if not (c.get("LossyRing") and c.get("FalseSuspicion")):
+        return None
+    state: dict = {}                       # node -> its latest ring state (None: crashed or left)
+    reported: dict = {}                    # node V -> {reporter R: the event of R's latest report of V}
+    took: dict = {}                        # (V, R) -> the event of V's latest take of a message of R
+    for k, ev in enumerate(trace.events):
+        i, name, nid = ev.get("i", k), ev.get("name"), ev.get("nid")
+        if at is not None and i > at:
+            break
+        msg = ev.get("msg") or {}
+        if name in ("Crash", "LeaveSuspected"):
+            state[nid] = None
+        elif "tokenState" in (ev.get("state") or {}):
+            state[nid] = ev["state"]
+        if name in REPORTS and msg.get("dest") is not None:
+            reported.setdefault(msg["dest"], {})[nid] = i
+        elif name in TAKES and msg.get("cur") is not None:
+            took[(nid, msg["cur"])] = i
+    eaters = sorted(n for n, st in state.items() if st and st.get("status") == "Up" and st.get("tokenState") == "Eating")
+    if len(eaters) < 2:
+        return None
+    for v in eaters:
+        for r, f in sorted(reported.get(v, {}).items()):
+            if took.get((v, r), -1) < f:
+                return (f"{reason}: nodes {', '.join(map(str, eaters))} eat; node {r} reported a message to node {v} "
+                        f"undelivered at event {f} while node {v} was alive, and node {v} took nothing of node {r} "
+                        f"after it (a false report under untimely time-outs: LossySuspectMutual, LossySuspectUntimely)")
+    return None
+
+
+FINDINGS = (
+    # no measured rate: the simulated campaigns never report a live node (their
+    # Transport Manager's time-out is far above a hop), so any hit there is out of band
+    findings.Finding("raincoreflush/false-report-two-tokens", ("AtMostOneToken",),
+                     "docs/raincore.md#finding-a-false-report-of-a-live-node-gives-two-tokens-atmostonetoken",
+                     _witness_false_report),
+)
+
+
 # ---------------------------------------------------------------- TLC trace validation
 
 def tla_constants(c: dict) -> dict:
@@ -446,7 +505,7 @@ def tla_log(trace: Trace) -> list:
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
-    draw=draw, campaign_faults="auto", audit_cluster=True,
+    draw=draw, campaign_faults="auto", audit_cluster=True, findings=FINDINGS,
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # FLUSH's VirtualSynchrony; the ring's invariants read tokens and ring views, no history event
     judged=cf.JUDGED, run_end="settled",

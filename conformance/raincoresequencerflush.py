@@ -358,7 +358,7 @@ def tla_constants(c: dict) -> dict:
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy"),
-    draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state,
+    draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state, findings=crf.FINDINGS,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
     # SEQUENCER over FLUSH's, EventualDelivery at a settled end; the ring's invariants
     # (tokens, ring views, LogsAgree on FLUSH's logs) come first and no history event shows them

@@ -129,3 +129,39 @@ def test_raincore_two_tokens_needs_a_crash_then_a_regeneration():
     rep = rc.replay(trace, visited=False)
     assert rep.verdict == "violation" and rep.finding == f.id, rep
     assert f.witness(_without(trace, lambda e: e.get("name") != "Crash"), "AtMostOneToken", rep.reason) is None
+
+
+def _ring_run(events, **constants):
+    """A trace of ring records (name, node, message, the node's state after)."""
+    from groupcheck.conformance.traces import Trace
+    header = {"protocol": "raincoreflush", "constants": {"LossyRing": True, "FalseSuspicion": True, **constants}}
+    recs = [{"i": i, "name": name, "nid": nid, "msg": msg or {}, "state": state or {}}
+            for i, (name, nid, msg, state) in enumerate(events)]
+    return Trace("synthetic", header, recs, None)
+
+
+EAT, STARVE = {"status": "Up", "tokenState": "Eating"}, {"status": "Up", "tokenState": "Starving"}
+
+
+def test_a_false_report_gives_two_tokens_only_when_the_reported_node_took_nothing_of_its_reporter_after():
+    """LossySuspectUntimely's shape: node 1 eats; node 2, starving, has its
+    claim to node 1 reported undelivered and regenerates.  The same with node
+    1 taking a token of node 2 after the report (a frame node 2 confirmed
+    before it: outside LossySuspectReportFinal) is not the finding."""
+    f = protocols.get("raincoreflush").findings[0]
+    assert protocols.get("raincoresequencerflush").findings == protocols.get("raincoreflush").findings
+    claim = {"type": "911", "orig": 2, "cur": 2, "dest": 1, "nodelist": [1, 2]}
+    untimely = [("TokenReceived", 1, {"type": "TOKEN", "cur": 2, "dest": 1}, EAT),
+                ("StarvingTimeout", 2, None, STARVE),
+                ("911DeliveryFailure", 2, claim, STARVE),
+                ("911Received", 2, {**claim, "dest": 2}, EAT)]
+    why = f.witness(_ring_run(untimely), "AtMostOneToken", "AtMostOneToken", 3)
+    assert why and "node 2 reported a message to node 1" in why
+    late_take = untimely[1:] + [("TokenReceived", 1, {"type": "TOKEN", "cur": 2, "dest": 1}, EAT)]
+    assert f.witness(_ring_run(late_take), "AtMostOneToken", "AtMostOneToken", 3) is None
+    assert f.witness(_ring_run(untimely, FalseSuspicion=False), "AtMostOneToken", "", 3) is None
+    assert f.witness(_ring_run(untimely), "AtMostOneToken", "", 2) is None          # one eater yet
+    left = untimely[:3] + [("LeaveSuspected", 1, None, None), untimely[3]]
+    assert f.witness(_ring_run(left), "AtMostOneToken", "", 4) is None               # node 1 had left
+    honest = [e if e[0] != "911DeliveryFailure" else ("911Received", 1, claim, EAT) for e in untimely]
+    assert f.witness(_ring_run(honest), "AtMostOneToken", "", 3) is None             # no report
