@@ -51,7 +51,9 @@ effects out, no clock of its own.
   nothing more from this sender and learns at once that it was suspected
   (spec/RaincoreFlush ``LossySuspectReportFinal`` holds; ``SuspectLeaves``,
   a node taking frames until it learns, breaks ConsistentHistory over the
-  lossy ring).  A restarted node comes back under a new id.
+  lossy ring).  A frame confirmed before the report is beyond its reach: a
+  node paused after its ack takes it on resuming (docs/raincore.md, section
+  8; outside LossySuspectReportFinal).  A restarted node comes back under a new id.
 * ``Suspected(by, msg)``: an effect, out of the stack to the runtime, when
   a held frame is aborted or dropped undecided: ``by`` has (or may have)
   reported this node unreachable, so it must stop taking part; on the
