@@ -276,8 +276,13 @@ class ChaosRunner(Runner):
             self._join(nid, t0)
 
     @staticmethod
-    def _resolve(target, live: list) -> int:
-        return min(live) if target == "coordinator" else int(target)
+    def _resolve(target, live: list) -> Optional[int]:
+        """The node an action hits: the coordinator is the smallest live
+        member; None when no node is left (every node killed or left as
+        suspected: the action is skipped)."""
+        if target == "coordinator":
+            return min(live) if live else None
+        return int(target)
 
     def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
         """``Runner._check``, with a progress line while it runs (TLC may take a while)."""

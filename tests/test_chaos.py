@@ -505,3 +505,11 @@ def test_a_coordinator_kill_under_a_hog_is_clean(tmp_path, protocol):
     assert not any(_alive(p) for p in _hogs(tmp_path))
     delivered = {int(k): v for k, v in res["delivered"].items()}
     assert delivered[2] == delivered[3] >= 2 * 500
+
+
+def test_an_action_with_no_node_left_is_skipped_not_a_crash():
+    """Every node killed or left as suspected (a ring soak under load): the
+    coordinator is nobody, and the action is recorded as skipped."""
+    from groupcheck.impl.chaos import ChaosRunner
+    assert ChaosRunner._resolve("coordinator", []) is None
+    assert ChaosRunner._resolve("coordinator", [3, 2]) == 2 and ChaosRunner._resolve(4, []) == 4
