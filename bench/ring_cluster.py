@@ -86,9 +86,18 @@ def main() -> int:
                       "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load": os.getloadavg(),
                       "messages": a.messages, "rate": a.rate, "kill_at_s": round(kill_at, 3), "lossy_ring": a.lossy_ring,
                       "kill_holder": a.kill_holder,
-                      "transport_manager": "20 sends 50 ms apart (a node silent for 1 s is taken as crashed)",
+                      "transport_manager": _detector(a.protocol, a.lossy_ring),
                       "kill_runs": runs, "no_kill": calm}, indent=1))
     return 0 if all(r["verdict"] == "ok" and r["quiescent"] and not r["history_violations"] for r in runs + [calm]) else 1
+
+
+def _detector(protocol: str, lossy: bool) -> str:
+    """The cluster's Transport Manager as built (impl/ringtransport.py)."""
+    from groupcheck.impl.runtime import build_stack
+    tm = build_stack(protocol, 1, (1, 2), lossy).ring_part.layer("tm")
+    return (f"{tm.attempts} sends {round(1000 * tm.interval)} ms apart; a node silent for "
+            f"{tm.interval * tm.attempts:g} s to {tm.patience_cap or tm.interval * tm.attempts:g} s "
+            f"(adaptive patience) is taken as crashed")
 
 
 if __name__ == "__main__":
