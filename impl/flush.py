@@ -51,11 +51,13 @@ post-state under the spec's variable names:
   is inert from then on (spec I12).
 
 Digest reconciliation: a digest is the set of ``(sender, seqno)`` of this
-view's multicasts a member delivered (spec I6).  The FLUSH_COMPLETED and
-VIEW messages carry the bodies of the digest's messages, so a member that
-missed the last multicasts of a crashed member (whose reliable stream can
-no longer be repaired) gets them from the initiator; both travel over the
-reliable FIFO layer, whose retransmission repairs their loss.  This is
+view's multicasts a member delivered (spec I6).  The FLUSH_COMPLETED
+messages carry the bodies of the digest's messages, and the VIEW the bodies
+of those some member lacks (none for a key in every receiver's digest), so
+a member that missed the last multicasts of a crashed member (whose
+reliable stream can no longer be repaired) gets them from the initiator;
+both travel over the reliable FIFO layer, whose retransmission repairs
+their loss.  This is
 heavier than NAKACK's retransmission of just the missing seqnos from any
 holder (one body per digest entry per message); it is what the spec's
 atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
@@ -539,9 +541,26 @@ class Flush:
     def _digest_now(self) -> frozenset:
         return frozenset(self.bodies)
 
-    def _entries(self, keys) -> tuple:
-        return tuple((s, q, self.bodies.get((s, q), self.completed_bodies.get((s, q))))
+    def _entries(self, keys, held=frozenset()) -> tuple:
+        """Digest entries ``(sender, seqno, body)``; None for the body of a
+        key in ``held`` (every receiver holds it already)."""
+        return tuple((s, q, None if (s, q) in held else
+                      self.bodies.get((s, q), self.completed_bodies.get((s, q))))
                      for s, q in sorted(keys))
+
+    def _held_by_all(self, dests) -> frozenset:
+        """The keys every member that reconciles from this VIEW holds: in
+        each digest it (and this node) sent in this flush.  A VIEW carries
+        no body for them, so its size is what some member lacks, not the
+        view's whole traffic.  Empty when a receiver other than a joiner
+        (which reconciles nothing) sent no digest."""
+        digests: dict = {}
+        for q, d in self.completed:
+            digests.setdefault(q, []).append(d)
+        receivers = (set(dests) - self.joining) | {self.nid}
+        if not receivers <= set(digests):
+            return frozenset()
+        return frozenset.intersection(*(d for q in receivers for d in digests[q]))
 
     def _internal(self, now: float, out: list) -> bool:
         if not self.is_member:
@@ -636,8 +655,8 @@ class Flush:
         new = (tuple(sorted(self.ring_view)) if self.ring
                else tuple(sorted(self.staying() | self.joining)))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        m = ViewMsg(v, new, self._entries(union), self.ring_index if self.ring else 0)
         dests = sorted((self.live() | self.joining) - {self.nid})
+        m = ViewMsg(v, new, self._entries(union, self._held_by_all(dests)), self.ring_index if self.ring else 0)
         self._reconcile(m, out)
         self._enter_view(v + 1, new, m.ring)
         # every leaver sent a VIEW stays reachable below, those of earlier flushes too:
@@ -658,6 +677,8 @@ class Flush:
             return
         for s, q, body in m.entries:
             if (s, q) not in self._delivered_set:
+                if body is None:      # held by every receiver: this one's own copy (a kept multicast)
+                    body = self.bodies.get((s, q), self.completed_bodies.get((s, q)))
                 bump(self.stats, "reconciled")
                 self._deliver_key((s, q), body)
                 out.append(self._up((s, q), body))

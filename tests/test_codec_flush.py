@@ -21,7 +21,7 @@ bodies = raw | upper
 @st.composite
 def entries(draw):
     keys = sorted(set(draw(st.lists(st.tuples(nodes, seqnos), max_size=5))))
-    return tuple((s, q, draw(bodies)) for s, q in keys)
+    return tuple((s, q, draw(bodies | st.none())) for s, q in keys)     # None: held by every receiver
 
 
 members = st.lists(nodes, min_size=1, max_size=6, unique=True).map(lambda xs: tuple(sorted(xs)))
@@ -85,6 +85,9 @@ def _frame(code: int, body: bytes) -> bytes:
     (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0002" "0003" "0002" "00000000")), "not sorted"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0000" "0000")), "truncated member list"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "0000")), "truncated"),
+    (_frame(T_FDATA, bytes.fromhex("00000001" "0001" "0000000000000001" "02" "00000000")), "unknown body kind"),
+    (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "02" "00000001" "41")),
+     "a held entry with a body"),
     (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000002" "0001" "0000000000000002" "00" "00000000" "0001" "0000000000000001" "00" "00000000")),
      "not sorted and distinct"),
 ])

@@ -168,6 +168,28 @@ def test_the_next_member_takes_over_a_crashed_initiators_flush():
     assert (f.vid, f.members, f.blocked, f.flush_init) == (2, (2, 3), False, 0)
 
 
+def test_a_view_carries_only_the_bodies_some_member_lacks():
+    """Node 2 takes over node 1's flush (as above), node 3's digest lists
+    (2, 1) and (3, 1): node 2 lacks (3, 1), so its body travels; (2, 1),
+    which both hold, goes without.  Node 2 reconciles (3, 1) from node 3's
+    FLUSH_COMPLETED; a member lacking a held entry (its own kept copy) takes
+    its own body."""
+    f = layer(2, block_time=None)
+    f.handle(AppSend(b"mine"), 0.0)
+    _to_completed(f)
+    f.handle(Suspect(1), 0.0)
+    out = f.handle(Receive(3, FlushCompleted(1, ((2, 1, b"mine"), (3, 1, b"theirs")))), 0.0)
+    view = next(m for d, m in sends(out) if isinstance(m, ViewMsg))
+    assert view.entries == ((2, 1, None), (3, 1, b"theirs"))
+    assert f.delivered == [(2, 1), (3, 1)] and Deliver(3, 1, b"theirs") in out
+    # the held entry at a member that kept, not delivered, its own copy
+    g = layer(3, block_time=None)
+    _to_completed(g)
+    g.bodies[(3, 1)] = b"kept"
+    out = g.handle(Receive(2, ViewMsg(1, (2, 3), ((3, 1, None),))), 0.0)
+    assert Deliver(3, 1, b"kept") in out and g.delivered == [(3, 1)]
+
+
 def test_a_member_in_a_flush_follows_the_new_initiator_and_resends_its_digest():
     f = layer(3, block_time=None)
     f.handle(Receive(1, StartFlush(1)), 0.0)

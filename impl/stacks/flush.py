@@ -13,7 +13,7 @@ layer logic only).
     VIEW             view:u32 ring:u32 n:u16 members:u16*n count:u16 entries as above
                      (ring: the ring's number of the view with the Raincore ring
                      as membership, 0 otherwise)
-    body             kind:u8 (0 raw, 1 frame) len:u32 bytes[len]
+    body             kind:u8 (0 raw, 1 frame, 2 held: none, len 0) len:u32 bytes[len]
 
   Decoding is as strict as the base codec's: digest entries sorted and
   distinct, members sorted and distinct, no zero view, sender or seqno, no
@@ -50,7 +50,12 @@ _RING = _U32                          # a VIEW's ring number: u32
 MAX_VIEW = 0xFFFF_FFFF
 
 
-def _enc_body(body) -> bytes:
+K_HELD = 2     # a VIEW entry without its body: every member that installs the view holds it (impl/flush.py)
+
+
+def _enc_body(body, held_ok: bool = False) -> bytes:
+    if body is None and held_ok:
+        return _BODYHDR.pack(K_HELD, 0)
     if isinstance(body, (bytes, bytearray)):
         return _BODYHDR.pack(codec.K_RAW, len(body)) + bytes(body)
     if isinstance(body, FLUSH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
@@ -59,11 +64,14 @@ def _enc_body(body) -> bytes:
     return _BODYHDR.pack(codec.K_FRAME, len(frame)) + frame
 
 
-def _dec_body(buf: bytes, at: int) -> tuple[Any, int]:
+def _dec_body(buf: bytes, at: int, held_ok: bool = False) -> tuple[Any, int]:
     kind, n = codec.unpack(_BODYHDR, buf, at)
     start = at + _BODYHDR.size
     codec.need(len(buf) - start >= n, "truncated body")
     raw = buf[start:start + n]
+    if kind == K_HELD and held_ok:
+        codec.need(n == 0, "a held entry with a body")
+        return None, start
     if kind == codec.K_RAW:
         return raw, start + n
     codec.need(kind == codec.K_FRAME, f"unknown body kind {kind}")
@@ -94,7 +102,7 @@ def _enc_entries(entries) -> bytes:
     out = [_ENTRIES.pack(len(entries))]
     for s, q, body in entries:
         _check_key(s, q)
-        out.append(_ENTRY.pack(s, q) + _enc_body(body))
+        out.append(_ENTRY.pack(s, q) + _enc_body(body, held_ok=True))
     return b"".join(out)
 
 
@@ -105,7 +113,7 @@ def _dec_entries(buf: bytes, at: int) -> tuple[tuple, int]:
     for _ in range(n):
         s, q = codec.unpack(_ENTRY, buf, at)
         codec.need(s >= 1 and q >= 1, "digest entry with sender or seqno 0")
-        body, at = _dec_body(buf, at + _ENTRY.size)
+        body, at = _dec_body(buf, at + _ENTRY.size, held_ok=True)
         out.append((s, q, body))
     keys = [(s, q) for s, q, _ in out]
     codec.need(keys == sorted(set(keys)), "digest entries not sorted and distinct")
