@@ -431,8 +431,9 @@ class Node(asyncio.DatagramProtocol):
         a new node (spec/RaincoreFlush's ShunSuspected)."""
         self.shunned = True
         getattr(self.stack, "leave", lambda: None)()
-        print(f"node {self.nid}: suspected by node {eff.by} (its {type(eff.msg).__name__} not taken): leaving",
-              file=sys.stderr, flush=True)
+        why = (f"suspected by node {eff.by} (its {type(eff.msg).__name__} not taken)" if eff.msg is not None
+               else "no token within the ring's quiet time-out (left out of the ring unknowingly)")
+        print(f"node {self.nid}: {why}: leaving", file=sys.stderr, flush=True)
         self.loop.call_later(LEAVING_LIMIT, self.done.set)
         self._left()
 

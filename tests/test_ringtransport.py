@@ -463,3 +463,18 @@ def test_frames_given_up_in_one_round_are_reported_in_the_specs_order():
         node.handle(TimerFired("tm/" + TIMER), t)
     assert tm.stats["delivery_failures"] == 3          # one round
     assert {m.dest for _, m, _ in tm.pending.values()} == {1} and not tm.failing
+
+
+def test_within_the_abstraction_a_quiet_time_out_makes_the_node_leave():
+    """The cluster's ring within the abstraction (LossyRing FALSE) has no
+    Hungry or Starving step: a member that has not seen the token for the
+    quiet time-out was left out unknowingly and leaves as suspected; over
+    the lossy ring the time-out is the spec's step."""
+    from groupcheck.impl.ringtransport import Suspected
+    from groupcheck.impl.stacks.raincoreflush import cluster_node
+    node = cluster_node(2, (1, 2, 3))
+    assert node.ring_part.quiet_leaves and not cluster_node(2, (1, 2, 3), lossy=True).ring_part.quiet_leaves
+    for name in ("raincore/hungry", "raincore/starving"):
+        assert node.ring_part.handle(TimerFired(name), 31.0) == [Suspected(2, None)]
+    lossy = cluster_node(2, (1, 2, 3), lossy=True).ring_part
+    assert not any(isinstance(e, Suspected) for e in lossy.handle(TimerFired("raincore/hungry"), 2.0))

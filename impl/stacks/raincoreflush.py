@@ -85,6 +85,15 @@ class RingStack(Stack):
 
     leaving = False
     LEAVING_EVENTS = (TMAck, TMTaken)      # what a leaving node still reads
+    # within the abstraction (LossyRing FALSE, ``cluster_node``): the ring's
+    # Hungry and Starving time-outs (QUIET) have no step in the spec.  A member
+    # that has not seen the token for that long was left out of the ring by a
+    # report it never learnt of (it had no frame open toward its reporter), so
+    # it leaves as suspected (the spec's LeaveSuspected, which the abstraction
+    # allows to a node neither eating nor with a token in transit) instead of
+    # taking a step outside the abstraction
+    quiet_leaves = False
+    QUIET_TIMERS = ("raincore" + Stack.SEP + "hungry", "raincore" + Stack.SEP + "starving")
 
     def leave(self) -> None:
         self.leaving = True
@@ -112,6 +121,9 @@ class RingStack(Stack):
         if isinstance(event, (Start, Crash, Join)):
             self._run(len(self.layers) - 1, event, now, out)
             return out
+        if self.quiet_leaves and isinstance(event, TimerFired) and event.name in self.QUIET_TIMERS:
+            bump(self.layer("tm").stats, "quiet_leave")
+            return [Suspected(self.layer("raincore").nid, None)]
         return super().handle(event, now)
 
     def _route(self, i: int, eff, now: float, out: list) -> bool:
@@ -286,11 +298,10 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
     # Starving must never fire: 30 s, since a 30-minute soak at load 15 saw
     # a joiner wait over 3 s for admission right after a kill and re-send its
     # 911 on a Starving time-out the abstraction has no step for
-    return RingNode(ring_stack(nid, ring, interval=0.05, attempts=20, patience_cap=PATIENCE_CAP,
-                               init_seq=steady_seq(ring),
-                               timing=Timing(eating=0.005, hungry=1.0 if lossy else QUIET,
-                                             starving=0.5 if lossy else QUIET)),
-                    ring_flush_stack(nid, ring, tracing="delta", **above))
+    rs = ring_stack(nid, ring, interval=0.05, attempts=20, patience_cap=PATIENCE_CAP, init_seq=steady_seq(ring),
+                    timing=Timing(eating=0.005, hungry=1.0 if lossy else QUIET, starving=0.5 if lossy else QUIET))
+    rs.quiet_leaves = not lossy
+    return RingNode(rs, ring_flush_stack(nid, ring, tracing="delta", **above))
 
 
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
