@@ -125,8 +125,25 @@ class StopFlush:
     view: int
 
 
+@dataclass(frozen=True, slots=True)
+class FetchBodies:
+    """The initiator asks a member for the bodies of digest entries it
+    needs and lacks (``entries``: keys, bodies None).  The layer's own, not
+    the spec's: untraced, as the reliable layer's acks."""
+    view: int
+    entries: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Bodies:
+    """A member's answer to ``FetchBodies``: the entries it holds."""
+    view: int
+    entries: tuple = ()
+
+
 FlushMessage = Union[FData, StartFlush, FlushOk, FlushCompleted, ViewMsg, StopFlush]
 FLUSH_MESSAGES = (FData, StartFlush, FlushOk, FlushCompleted, ViewMsg, StopFlush)
+FETCH_MESSAGES = (FetchBodies, Bodies)
 SPEC_TYPE = {FData: "DATA", StartFlush: "START_FLUSH", FlushOk: "FLUSH_OK",
              FlushCompleted: "FLUSH_COMPLETED", ViewMsg: "VIEW", StopFlush: "STOP_FLUSH"}
 
@@ -280,6 +297,7 @@ class Flush:
         self._traced_len = 0
         self.bodies: dict[tuple[int, int], Any] = {}         # this view's delivered multicasts
         self.completed_bodies: dict[tuple[int, int], Any] = {}
+        self.asked: dict[tuple[int, int], int] = {}   # initiator: the member asked for each body it lacks
         self.seqno = 0
         self.inbox: dict[int, list] = {}                     # src -> FIFO of flush messages not yet taken
         self.latched: list = []                              # multicasts waiting for the latch
@@ -374,7 +392,9 @@ class Flush:
         elif isinstance(event, Send):
             out.append(event)                     # unicasts pass the latch
         elif isinstance(event, Receive):
-            if isinstance(event.msg, FLUSH_MESSAGES):
+            if isinstance(event.msg, FETCH_MESSAGES):
+                self._on_fetch(event.src, event.msg, out)
+            elif isinstance(event.msg, FLUSH_MESSAGES):
                 self.inbox.setdefault(event.src, []).append(event.msg)
             else:
                 out.append(Up(event.src, event.msg))
@@ -499,7 +519,7 @@ class Flush:
                 if self.phase == "Completed":
                     self.digest = self._digest_now()
                     self._trace(out, "RestartFlush", m, c=q)
-                    out.append(Send(q, FlushCompleted(self.vid, self._entries(self.digest))))
+                    out.append(Send(q, FlushCompleted(self.vid, self._keys(self.digest))))
                 else:
                     self._trace(out, "RestartFlush", m, c=q)
             return True
@@ -511,7 +531,8 @@ class Flush:
             d = frozenset((s, x) for s, x, _ in m.entries)
             self.completed.add((q, d))
             for s, x, body in m.entries:
-                self.completed_bodies.setdefault((s, x), body)
+                if body is not None:
+                    self.completed_bodies.setdefault((s, x), body)
             self._trace(out, "ReceiveFlushCompleted", m, q=q)
             return True
         if isinstance(m, StopFlush):
@@ -548,6 +569,53 @@ class Flush:
                       self.bodies.get((s, q), self.completed_bodies.get((s, q))))
                      for s, q in sorted(keys))
 
+    @staticmethod
+    def _keys(digest) -> tuple:
+        """A FLUSH_COMPLETED's entries: the digest's keys, no body (the
+        initiator fetches what it needs and lacks: ``_fetching``)."""
+        return tuple((s, q, None) for s, q in sorted(digest))
+
+    def _view_dests(self) -> list:
+        return sorted((self.live() | self.joining) - {self.nid})
+
+    def _fetching(self, out: list) -> bool:
+        """Before its VIEW the initiator holds the body of every union entry
+        some receiver (or itself) lacks: the FLUSH_COMPLETED messages carry
+        keys only, so it asks a live member whose digest lists each body it
+        lacks (``FetchBodies``; again if that member is gone) and waits.
+        Usually every member delivered every message of the view and
+        nothing is fetched: a flush then costs its keys, not its traffic."""
+        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
+        need = union - self._held_by_all(self._view_dests())
+        missing = sorted(k for k in need if k not in self.bodies and self.completed_bodies.get(k) is None)
+        if not missing:
+            return False
+        live = self.live()
+        ask: dict[int, list] = {}
+        for k in missing:
+            if self.asked.get(k) in live:
+                continue
+            holder = min((q for q, d in self.completed if q != self.nid and q in live and k in d), default=None)
+            if holder is not None:
+                self.asked[k] = holder
+                ask.setdefault(holder, []).append(k)
+        for q, keys in sorted(ask.items()):
+            bump(self.stats, "bodies_fetched", len(keys))
+            out.append(Send(q, FetchBodies(self.vid, tuple((s, x, None) for s, x in keys))))
+        return True
+
+    def _on_fetch(self, src: int, m, out: list) -> None:
+        if m.view != self.vid:
+            bump(self.stats, "stale_fetch")
+        elif isinstance(m, FetchBodies):
+            have = tuple((s, q, self.bodies.get((s, q), self.completed_bodies.get((s, q))))
+                         for s, q, _ in m.entries)
+            out.append(Send(src, Bodies(self.vid, tuple(e for e in have if e[2] is not None))))
+        else:
+            for s, q, body in m.entries:
+                if body is not None:
+                    self.completed_bodies.setdefault((s, q), body)
+
     def _held_by_all(self, dests) -> frozenset:
         """The keys every member that reconciles from this VIEW holds: in
         each digest it (and this node) sent in this flush.  A VIEW carries
@@ -570,7 +638,7 @@ class Flush:
             return True
         if (self.flush_init == self.nid and self.phase == "Completed"
                 and self.live() <= {q for q, _ in self.completed}
-                and (not self.ring or self._ring_newer())):
+                and (not self.ring or self._ring_newer()) and not self._fetching(out)):
             self._send_view(out)
             return True
         if self.flush_init == self.nid and self.phase == "Normal":
@@ -616,7 +684,7 @@ class Flush:
             self.completed.add((self.nid, self.digest))
             self._trace(out, "FlushCompleted")
         else:
-            m = FlushCompleted(self.vid, self._entries(self.digest))
+            m = FlushCompleted(self.vid, self._keys(self.digest))
             self._trace(out, "FlushCompleted", m if c not in self.suspected else None)
             if c not in self.suspected:
                 out.append(Send(c, m))
@@ -655,7 +723,7 @@ class Flush:
         new = (tuple(sorted(self.ring_view)) if self.ring
                else tuple(sorted(self.staying() | self.joining)))
         union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        dests = sorted((self.live() | self.joining) - {self.nid})
+        dests = self._view_dests()
         m = ViewMsg(v, new, self._entries(union, self._held_by_all(dests)), self.ring_index if self.ring else 0)
         self._reconcile(m, out)
         self._enter_view(v + 1, new, m.ring)
@@ -692,7 +760,7 @@ class Flush:
             self._ring_gone()
         self.phase = "Normal"
         self.flush_oks, self.digest, self.completed = set(), frozenset(), set()
-        self.bodies, self.completed_bodies = {}, {}
+        self.bodies, self.completed_bodies, self.asked = {}, {}, {}
 
     def _install_view(self, c: int, m: ViewMsg, out: list) -> None:
         joined = self.vid == 0

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from groupcheck.impl import codec
-from groupcheck.impl.flush import FData, FlushCompleted, FlushOk, StartFlush, StopFlush, ViewMsg
+from groupcheck.impl.flush import Bodies, FData, FetchBodies, FlushCompleted, FlushOk, StartFlush, StopFlush, ViewMsg
 from groupcheck.impl.stacks.flush import T_COMPLETED, T_FDATA, T_OK, T_START, T_STOP, T_VIEW
 from codec_helpers import canonical_or_refused, cut_and_extended_refused
 
@@ -30,6 +30,8 @@ messages = st.one_of(
     st.builds(StartFlush, views), st.builds(FlushOk, views), st.builds(StopFlush, views),
     st.builds(FlushCompleted, views, entries()),
     st.builds(ViewMsg, views, members, entries()),
+    entries().map(lambda es: FetchBodies(1, tuple((s, q, None) for s, q, _ in es))),
+    entries().map(lambda es: Bodies(2, tuple((s, q, b if b is not None else b"") for s, q, b in es))),
 )
 
 
@@ -43,7 +45,7 @@ def test_type_codes_are_in_the_flush_block():
 @given(messages)
 def test_round_trip(m):
     b = codec.encode(m)
-    assert b[1] in range(20, 26)
+    assert b[1] in range(20, 28)
     assert codec.decode(b) == m
 
 
@@ -70,7 +72,7 @@ def test_mutated_frames_decode_to_a_faithful_message_or_raise(m, data):
 
 @given(st.binary(max_size=64))
 def test_random_bytes_after_a_flush_header_never_crash(tail):
-    for code in range(20, 26):
+    for code in range(20, 28):
         canonical_or_refused(bytes([codec.VERSION, code]) + tail)
 
 
@@ -86,6 +88,8 @@ def _frame(code: int, body: bytes) -> bytes:
     (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0000" "0000")), "truncated member list"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "0000")), "truncated"),
     (_frame(T_FDATA, bytes.fromhex("00000001" "0001" "0000000000000001" "02" "00000000")), "unknown body kind"),
+    (_frame(26, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "00" "00000000")), "with bodies"),
+    (_frame(27, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "02" "00000000")), "without bodies"),
     (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "02" "00000001" "41")),
      "a held entry with a body"),
     (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000002" "0001" "0000000000000002" "00" "00000000" "0001" "0000000000000001" "00" "00000000")),

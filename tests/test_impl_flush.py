@@ -89,7 +89,7 @@ def test_flush_completed_closes_the_latch_and_reports_the_digest():
     out = _to_completed(f)
     assert traces(out) == ["ReceiveFlushOk", "FlushCompleted"]
     assert (f.phase, f.blocked) == ("Completed", True)
-    assert sends(out) == [(1, FlushCompleted(1, ((2, 1, b"a"),)))]
+    assert sends(out) == [(1, FlushCompleted(1, ((2, 1, None),)))]      # keys only: the initiator fetches
     # the latch: a multicast now waits
     assert f.handle(AppSend(b"later"), 0.0) == [] and f.latched == [b"later"]
 
@@ -188,6 +188,33 @@ def test_a_view_carries_only_the_bodies_some_member_lacks():
     g.bodies[(3, 1)] = b"kept"
     out = g.handle(Receive(2, ViewMsg(1, (2, 3), ((3, 1, None),))), 0.0)
     assert Deliver(3, 1, b"kept") in out and g.delivered == [(3, 1)]
+
+
+def test_the_initiator_fetches_the_bodies_it_needs_and_lacks_before_its_view():
+    """Node 3's FLUSH_COMPLETED lists (3, 1), which node 2, now initiating,
+    never got: it asks node 3 for that body (``FetchBodies``, untraced),
+    sends no VIEW until the answer, then reconciles and sends the VIEW with
+    it.  A member answers only for its current view."""
+    from groupcheck.impl.flush import Bodies, FetchBodies
+    f = layer(2, block_time=None)
+    f.handle(AppSend(b"mine"), 0.0)
+    _to_completed(f)
+    f.handle(Suspect(1), 0.0)
+    out = f.handle(Receive(3, FlushCompleted(1, ((2, 1, None), (3, 1, None)))), 0.0)
+    assert traces(out) == ["ReceiveFlushCompleted"]
+    assert sends(out) == [(3, FetchBodies(1, ((3, 1, None),)))] and f.vid == 1
+    again = f.handle(Receive(3, FlushCompleted(1, ((2, 1, None), (3, 1, None)))), 0.0)
+    assert not any(isinstance(m, FetchBodies) for _, m in sends(again))     # asked once
+    out = f.handle(Receive(3, Bodies(1, ((3, 1, b"theirs"),))), 0.0)
+    assert traces(out) == ["SendView", "StopFlush"] and f.vid == 2
+    view = next(m for d, m in sends(out) if isinstance(m, ViewMsg))
+    assert view.entries == ((2, 1, None), (3, 1, b"theirs")) and Deliver(3, 1, b"theirs") in out
+    # the member's side: its bodies for the keys asked, in its view only
+    g = layer(3, block_time=None)
+    g.handle(AppSend(b"theirs"), 0.0)
+    assert sends(g.handle(Receive(2, FetchBodies(1, ((3, 1, None), (1, 9, None)))), 0.0)) == [
+        (2, Bodies(1, ((3, 1, b"theirs"),)))]
+    assert sends(g.handle(Receive(2, FetchBodies(7, ((3, 1, None),))), 0.0)) == [] and g.stats["stale_fetch"] == 1
 
 
 def test_a_member_in_a_flush_follows_the_new_initiator_and_resends_its_digest():

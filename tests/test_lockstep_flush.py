@@ -130,7 +130,9 @@ def open_question_schedule(c: FlushLockstep) -> None:
     c.app_send(2)                   # Multicast(2) after FLUSH_OK
     _block_returns(c, 1)            # FlushOk(1)
     _deliver_from(c, 1, 2)          # 2 has every FLUSH_OK: FlushCompleted(2)
-    _deliver_from(c, 2, 1)          # 1: FLUSH_OK, then the DATA, then FLUSH_COMPLETED
+    _deliver_from(c, 2, 1)          # 1: FLUSH_OK, then the DATA (discarded), then FLUSH_COMPLETED (keys)
+    _deliver_from(c, 1, 2)          # 1 lacks (2, 1)'s body: its FetchBodies to 2 (untraced)
+    _deliver_from(c, 2, 1)          # 2's Bodies: 1 sends the VIEW
 
 
 def test_multicast_after_flush_ok_is_reconciled_through_the_view():

@@ -11,6 +11,8 @@ layer logic only).
     START_FLUSH, FLUSH_OK, STOP_FLUSH   view:u32
     FLUSH_COMPLETED  view:u32 count:u16 (sender:u16 seqno:u64 body)*count
     VIEW             view:u32 ring:u32 n:u16 members:u16*n count:u16 entries as above
+    FETCH (26), BODIES (27)  view:u32 entries as above (FETCH: every body held,
+                     BODIES: none; the layer's own, untraced: impl/flush.py)
                      (ring: the ring's number of the view with the Raincore ring
                      as membership, 0 otherwise)
     body             kind:u8 (0 raw, 1 frame, 2 held: none, len 0) len:u32 bytes[len]
@@ -28,8 +30,8 @@ from typing import Any
 
 from .. import codec
 from ..events import AppSend, Effect, ViewChange
-from ..flush import (FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Flush, FlushCompleted, FlushOk, FData,
-                     Installed, JoinRequest, LeaveRequest, Membership, RingView, StartFlush, StopFlush, Suspect,
+from ..flush import (FETCH_MESSAGES, FLUSH_MESSAGES, AppBlock, AppUnblock, BlockOk, Bodies, FetchBodies, Flush,
+                     FlushCompleted, FlushOk, FData, Installed, JoinRequest, LeaveRequest, Membership, RingView, StartFlush, StopFlush, Suspect,
                      ViewMsg)
 from ..layer import bump
 from ..protocols import HistoryProjection, ImplProtocol
@@ -38,6 +40,7 @@ from ..reliable import Reliable
 from ..stack import Stack, Transport
 
 T_FDATA, T_START, T_OK, T_COMPLETED, T_VIEW, T_STOP = 20, 21, 22, 23, 24, 25
+T_FETCH, T_BODIES = 26, 27
 
 _U32 = struct.Struct(">I")
 _VIEW = _U32                          # view: u32
@@ -58,7 +61,7 @@ def _enc_body(body, held_ok: bool = False) -> bytes:
         return _BODYHDR.pack(K_HELD, 0)
     if isinstance(body, (bytes, bytearray)):
         return _BODYHDR.pack(codec.K_RAW, len(body)) + bytes(body)
-    if isinstance(body, FLUSH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
+    if isinstance(body, FLUSH_MESSAGES + FETCH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
         raise ValueError(f"a FLUSH body cannot be a {type(body).__name__}")
     frame = codec.encode(body)
     return _BODYHDR.pack(codec.K_FRAME, len(frame)) + frame
@@ -76,7 +79,7 @@ def _dec_body(buf: bytes, at: int, held_ok: bool = False) -> tuple[Any, int]:
         return raw, start + n
     codec.need(kind == codec.K_FRAME, f"unknown body kind {kind}")
     inner = codec.decode(raw)
-    codec.need(not isinstance(inner, FLUSH_MESSAGES + (codec.XData, codec.Nak, codec.Ack)),
+    codec.need(not isinstance(inner, FLUSH_MESSAGES + FETCH_MESSAGES + (codec.XData, codec.Nak, codec.Ack)),
                f"a FLUSH body cannot be a {type(inner).__name__}")
     return inner, start + n
 
@@ -187,6 +190,24 @@ def _dec_view(buf: bytes) -> ViewMsg:
     return ViewMsg(v, tuple(members), entries, ring)
 
 
+def _fetch_codec(cls, held: bool):
+    """FETCH (keys: every body held, kind 2) and BODIES (every body given)."""
+    def enc(m) -> bytes:
+        _check_view(m.view)
+        _check(all((body is None) == held for _, _, body in m.entries),
+               f"{cls.__name__} entries must {'not ' if held else ''}carry bodies")
+        return _VIEW.pack(m.view) + _enc_entries(m.entries)
+
+    def dec(buf: bytes):
+        v = _view_of(buf)
+        entries, end = _dec_entries(buf, _VIEW.size)
+        codec.need(end == len(buf), "trailing bytes")
+        codec.need(all((body is None) == held for _, _, body in entries),
+                   f"{cls.__name__} entries {'with' if held else 'without'} bodies")
+        return cls(v, entries)
+    return enc, dec
+
+
 def register() -> None:
     """Register the FLUSH messages with the codec (done at import)."""
     codec.register(T_FDATA, FData, _enc_fdata, _dec_fdata)
@@ -196,6 +217,8 @@ def register() -> None:
     codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed, bounded=False)
     codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view, bounded=False)
     codec.register(T_STOP, StopFlush, *_simple(StopFlush))
+    codec.register(T_FETCH, FetchBodies, *_fetch_codec(FetchBodies, True), bounded=False)
+    codec.register(T_BODIES, Bodies, *_fetch_codec(Bodies, False), bounded=False)
 
 
 register()
