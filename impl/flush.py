@@ -52,15 +52,16 @@ post-state under the spec's variable names:
 
 Digest reconciliation: a digest is the set of ``(sender, seqno)`` of this
 view's multicasts a member delivered (spec I6).  The FLUSH_COMPLETED
-messages carry the bodies of the digest's messages, and the VIEW the bodies
-of those some member lacks (none for a key in every receiver's digest), so
-a member that missed the last multicasts of a crashed member (whose
-reliable stream can no longer be repaired) gets them from the initiator;
-both travel over the reliable FIFO layer, whose retransmission repairs
-their loss.  This is
-heavier than NAKACK's retransmission of just the missing seqnos from any
-holder (one body per digest entry per message); it is what the spec's
-atomic ``delivered' = delivered \\cup m.digest`` needs, with no extra round.
+messages carry the digest's keys; before its VIEW the initiator fetches
+from a live member the bodies it needs and lacks (``FetchBodies`` and
+``Bodies``, this layer's own messages, untraced), and the VIEW carries the
+bodies some member lacks (none for a key in every receiver's digest), so a
+member that missed the last multicasts of a crashed member (whose reliable
+stream can no longer be repaired) gets them from the initiator; all of it
+travels over the reliable FIFO layer, whose retransmission repairs its
+loss.  This is close to NAKACK's retransmission of just the missing seqnos
+from any holder, one round more when someone lacks something; it is what
+the spec's atomic ``delivered' = delivered \\cup m.digest`` needs.
 
 The view bundling of the seed's "FLUSH on view change" is the spec's: every
 JOIN and LEAVE pending when the initiator decides goes into that view.  The
