@@ -217,6 +217,24 @@ def test_the_initiator_fetches_the_bodies_it_needs_and_lacks_before_its_view():
     assert sends(g.handle(Receive(2, FetchBodies(7, ((3, 1, None),))), 0.0)) == [] and g.stats["stale_fetch"] == 1
 
 
+def test_the_initiator_asks_another_holder_when_the_one_it_asked_is_gone():
+    """Four members; nodes 3 and 4 both list (1, 1), which the initiator 2
+    lacks: it asks node 3 (the smallest holder); node 3 is suspected before
+    answering, so it asks node 4."""
+    from groupcheck.impl.flush import FetchBodies
+    f = layer(2, members=(1, 2, 3, 4), block_time=None)
+    f.handle(Receive(1, StartFlush(1)), 0.0)
+    f.handle(BlockOk(), 0.0)
+    for q in (1, 3, 4):
+        f.handle(Receive(q, FlushOk(1)), 0.0)
+    f.handle(Suspect(1), 0.0)                                  # 2 takes over the flush
+    f.handle(Receive(3, FlushCompleted(1, ((1, 1, None),))), 0.0)
+    out = f.handle(Receive(4, FlushCompleted(1, ((1, 1, None),))), 0.0)
+    assert sends(out) == [(3, FetchBodies(1, ((1, 1, None),)))]
+    out = f.handle(Suspect(3), 0.0)
+    assert (4, FetchBodies(1, ((1, 1, None),))) in sends(out) and f.vid == 1
+
+
 def test_a_member_in_a_flush_follows_the_new_initiator_and_resends_its_digest():
     f = layer(3, block_time=None)
     f.handle(Receive(1, StartFlush(1)), 0.0)
