@@ -566,9 +566,12 @@ class Flush:
     def _entries(self, keys, held=frozenset()) -> tuple:
         """Digest entries ``(sender, seqno, body)``; None for the body of a
         key in ``held`` (every receiver holds it already)."""
-        return tuple((s, q, None if (s, q) in held else
-                      self.bodies.get((s, q), self.completed_bodies.get((s, q))))
-                     for s, q in sorted(keys))
+        return tuple((s, q, None if (s, q) in held else self._body((s, q))) for s, q in sorted(keys))
+
+    def _body(self, key):
+        """The body of digest entry ``key`` this node holds (its own view's
+        messages, or one a FLUSH_COMPLETED or ``Bodies`` brought), else None."""
+        return self.bodies.get(key, self.completed_bodies.get(key))
 
     @staticmethod
     def _keys(digest) -> tuple:
@@ -579,16 +582,22 @@ class Flush:
     def _view_dests(self) -> list:
         return sorted((self.live() | self.joining) - {self.nid})
 
-    def _fetching(self, out: list) -> bool:
+    def _view_parts(self) -> tuple:
+        """The VIEW to come: its receivers, the union of the live members'
+        digests, and the keys every receiver holds."""
+        dests = self._view_dests()
+        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
+        return dests, union, self._held_by_all(dests)
+
+    def _fetching(self, parts: tuple, out: list) -> bool:
         """Before its VIEW the initiator holds the body of every union entry
         some receiver (or itself) lacks: the FLUSH_COMPLETED messages carry
         keys only, so it asks a live member whose digest lists each body it
         lacks (``FetchBodies``; again if that member is gone) and waits.
         Usually every member delivered every message of the view and
         nothing is fetched: a flush then costs its keys, not its traffic."""
-        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        need = union - self._held_by_all(self._view_dests())
-        missing = sorted(k for k in need if k not in self.bodies and self.completed_bodies.get(k) is None)
+        _, union, held = parts
+        missing = sorted(k for k in union - held if self._body(k) is None)
         if not missing:
             return False
         live = self.live()
@@ -609,8 +618,7 @@ class Flush:
         if m.view != self.vid:
             bump(self.stats, "stale_fetch")
         elif isinstance(m, FetchBodies):
-            have = tuple((s, q, self.bodies.get((s, q), self.completed_bodies.get((s, q))))
-                         for s, q, _ in m.entries)
+            have = tuple((s, q, self._body((s, q))) for s, q, _ in m.entries)
             out.append(Send(src, Bodies(self.vid, tuple(e for e in have if e[2] is not None))))
         else:
             for s, q, body in m.entries:
@@ -639,9 +647,10 @@ class Flush:
             return True
         if (self.flush_init == self.nid and self.phase == "Completed"
                 and self.live() <= {q for q, _ in self.completed}
-                and (not self.ring or self._ring_newer()) and not self._fetching(out)):
-            self._send_view(out)
-            return True
+                and (not self.ring or self._ring_newer())):
+            if not self._fetching(self._view_parts(), out):
+                self._send_view(out)
+                return True
         if self.flush_init == self.nid and self.phase == "Normal":
             self._stop_flush(out)
             return True
@@ -723,9 +732,8 @@ class Flush:
         # the flush is folded in); otherwise the oracle's survivors and joiners
         new = (tuple(sorted(self.ring_view)) if self.ring
                else tuple(sorted(self.staying() | self.joining)))
-        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        dests = self._view_dests()
-        m = ViewMsg(v, new, self._entries(union, self._held_by_all(dests)), self.ring_index if self.ring else 0)
+        dests, union, held = self._view_parts()
+        m = ViewMsg(v, new, self._entries(union, held), self.ring_index if self.ring else 0)
         self._reconcile(m, out)
         self._enter_view(v + 1, new, m.ring)
         # every leaver sent a VIEW stays reachable below, those of earlier flushes too:
@@ -747,7 +755,7 @@ class Flush:
         for s, q, body in m.entries:
             if (s, q) not in self._delivered_set:
                 if body is None:      # held by every receiver: this one's own copy (a kept multicast)
-                    body = self.bodies.get((s, q), self.completed_bodies.get((s, q)))
+                    body = self._body((s, q))
                 bump(self.stats, "reconciled")
                 self._deliver_key((s, q), body)
                 out.append(self._up((s, q), body))

@@ -318,9 +318,12 @@ class TransportManager:
     def _observe(self, delay: float, now: float) -> None:
         """An ack came ``delay`` after its frame was first sent: the largest
         recent such delay, halved every ``SLOW_HALF_LIFE`` seconds."""
-        decayed = self.slow * 0.5 ** ((now - self.slow_at) / SLOW_HALF_LIFE)
-        self.slow, self.slow_at = max(delay, decayed), now
+        self.slow, self.slow_at = max(delay, self._slow(now)), now
         self.stats["slow_ms"] = round(1000 * self.slow)
+
+    def _slow(self, now: float) -> float:
+        """The largest recent ack delay as it stands at ``now`` (decayed)."""
+        return self.slow * 0.5 ** ((now - self.slow_at) / SLOW_HALF_LIFE)
 
     def patience(self, now: float) -> float:
         """Seconds of silence after which a node is given up: the fixed
@@ -329,8 +332,7 @@ class TransportManager:
         base = self.interval * self.attempts
         if self.patience_cap is None:
             return base
-        decayed = self.slow * 0.5 ** ((now - self.slow_at) / SLOW_HALF_LIFE)
-        return min(self.patience_cap, max(base, PATIENCE_FACTOR * decayed))
+        return min(self.patience_cap, max(base, PATIENCE_FACTOR * self._slow(now)))
 
     def _waiting(self, i: int, dest: int, now: float) -> bool:
         """Adaptive: frame ``i``, sent ``attempts`` times, still waits while
@@ -338,9 +340,8 @@ class TransportManager:
         will ack) and the frame is younger than the cap."""
         if self.patience_cap is None:
             return False
-        patience = self.patience(now)
-        return (now - self.first_sent.get(i, now) < self.patience_cap
-                and (now - self.heard.get(dest, -1e9) < patience or now - self.first_sent.get(i, now) < patience))
+        patience, age = self.patience(now), now - self.first_sent.get(i, now)
+        return age < self.patience_cap and (now - self.heard.get(dest, -1e9) < patience or age < patience)
 
     def _holding(self, src: int, since: float, now: float) -> bool:
         if self.patience_cap is None:
