@@ -69,7 +69,7 @@ CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring, or before
 # the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
 OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False,
-            "FalseSuspicion": False, "ShunSuspected": False, "SuspectLeaves": False}
+            "FalseSuspicion": False, "ShunSuspected": False, "SuspectLeaves": False, "ViewUnderToken": False}
 _WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
              "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
@@ -359,14 +359,16 @@ def simulate(seed: int, faults: str, options: dict):
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
     tm = cf._flag(opts.get("tm", False))
     lossy = cf._flag(opts.get("lossy", False))
+    under_token = cf._flag(opts.get("under_token", False))
     plan = parse_faults(faults, seed, ring, n, lossy and not tm)
     rng = random.Random(seed)
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, ring + 1)
             for k in range(per)]
-    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy), seed, plan,
+    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy,
+                                                          view_under_token=under_token), seed, plan,
                                           msgs, horizon=float(opts.get("horizon", 30.0)))
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
-                 "MaxCrashes": len(plan.crashes), "NewerViewsOnly": True}
+                 "MaxCrashes": len(plan.crashes), "NewerViewsOnly": True, "ViewUnderToken": under_token}
     if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists);
         # on the ring's own Transport Manager a token's receiver may die before its ack
         constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
@@ -504,7 +506,7 @@ def tla_log(trace: Trace) -> list:
 
 PROTOCOL = Protocol(
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy"),
+    simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, findings=FINDINGS,
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # FLUSH's VirtualSynchrony; the ring's invariants read tokens and ring views, no history event

@@ -286,18 +286,21 @@ def simulate(seed: int, faults: str, options: dict):
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
     tm = cflush._flag(opts.get("tm", False))
     lossy = cflush._flag(opts.get("lossy", False))
+    under_token = cflush._flag(opts.get("under_token", False))
     plan = parse_faults(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
     rng = random.Random(seed)
     # every node's application multicasts, a joiner's too: its sends wait until it is a member
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
     pass_latch = cflush._flag(opts.get("pass_latch", True))
-    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch, lossy=lossy)
+    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch, lossy=lossy,
+                          view_under_token=under_token)
     records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
     # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
     # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
     constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
-                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True}
+                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True,
+                 "ViewUnderToken": under_token}
     if lossy:   # Raincore's ring, its timers untimed; on its own Transport Manager a token's receiver may die unacked
         constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
     run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
@@ -352,12 +355,13 @@ def tla_constants(c: dict) -> dict:
             "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
             "ResentFirst": m.ResentFirst, "LossyRing": m.LossyRing, "TimelyTimeouts": m.TimelyTimeouts,
             "LateFailures": m.LateFailures, "NewerViewsOnly": m.NewerViewsOnly,
-            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected, "SuspectLeaves": m.SuspectLeaves}
+            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected, "SuspectLeaves": m.SuspectLeaves,
+            "ViewUnderToken": m.ViewUnderToken}
 
 
 PROTOCOL = Protocol(
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy"),
+    simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state, findings=crf.FINDINGS,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
     # SEQUENCER over FLUSH's, EventualDelivery at a settled end; the ring's invariants

@@ -171,6 +171,10 @@ class RingView:
     local: tuple
     committed: tuple
     index: int = 0
+    # ViewUnderToken (spec/RaincoreFlush): whether this node holds the token,
+    # and the latest view id the token carries (``TokenMsg.above``)
+    eating: bool = False
+    token_view: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +270,7 @@ class Flush:
         self.ring_local: tuple = ()
         self.ring_view: tuple = ()
         self.ring_index = 0                 # the ring's number of ring_view
+        self.eating, self.token_view = False, 0
         # the ring's number of each installed view (the VIEW carries it): a
         # ring commit is a view change only if newer than the view's
         self.view_ring: dict[int, int] = {0: 0} if joiner else {1: 1}
@@ -405,6 +410,7 @@ class Flush:
                 return out
             self.ring_local, self.ring_view = tuple(event.local), tuple(event.committed)
             self.ring_index = event.index
+            self.eating, self.token_view = event.eating, event.token_view
             if self._ring_gone():
                 out.append(Membership(self.below()))
         elif self.ring and isinstance(event, (Suspect, JoinRequest, LeaveRequest)):
@@ -648,13 +654,13 @@ class Flush:
         if (self.flush_init == self.nid and self.phase == "Completed"
                 and self.live() <= {q for q, _ in self.completed}
                 and (not self.ring or self._ring_newer())):
-            if not self._fetching(self._view_parts(), out):
+            if not self._fetching(self._view_parts(), out) and self._token_ok(view=True):
                 self._send_view(out)
                 return True
         if self.flush_init == self.nid and self.phase == "Normal":
             self._stop_flush(out)
             return True
-        if (self.flush_init != self.nid and self.is_coord()
+        if (self.flush_init != self.nid and self.is_coord() and self._token_ok()
                 and (self._ring_pending() if self.ring
                      else set(self.members) & (self.suspected | self.leaving) or self.joining)):
             self._start_flush(now, out)
@@ -709,6 +715,18 @@ class Flush:
         self.suspected = {m for m in self.members if m not in local and m != self.nid}
         self.joining = set(self.ring_view) - set(self.members) if self.vid else set()
         return was != (self.suspected, self.joining)
+
+    view_under_token = False    # spec/RaincoreFlush ViewUnderToken (the cluster over the ring abstraction)
+
+    def _token_ok(self, view: bool = False) -> bool:
+        """ViewUnderToken: a flush starts, and a VIEW is sent, only while this
+        node holds the token, and a VIEW only of the latest view: the token
+        carries the latest view's id (``RingNode`` writes it before the token
+        leaves), which is never above this view's unless another initiator
+        has already moved the view on; this node then waits for that VIEW.
+        Without it two initiators can each end a flush of one view with a
+        VIEW of their own (model TwoInitiators)."""
+        return not self.view_under_token or (self.eating and (not view or self.vid >= self.token_view))
 
     def _ring_newer(self) -> bool:
         """The spec's NewerRingView: the ring's last commit at this node is

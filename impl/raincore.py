@@ -65,13 +65,17 @@ class TokenMsg:
     cur: int
     dest: int
     gvn: int
+    # what the layer above has the token carry (FLUSH over the ring: its latest
+    # view's id, spec/RaincoreFlush ViewUnderToken); not Raincore's, so not traced
+    above: int = 0
 
     def to_json(self) -> dict:
         return {"seq": self.seq, "nodelist": list(self.nodelist), "cur": self.cur,
                 "dest": self.dest, "gvn": self.gvn}
 
     def replace(self, **kw) -> "TokenMsg":
-        d = {"seq": self.seq, "nodelist": self.nodelist, "cur": self.cur, "dest": self.dest, "gvn": self.gvn}
+        d = {"seq": self.seq, "nodelist": self.nodelist, "cur": self.cur, "dest": self.dest, "gvn": self.gvn,
+             "above": self.above}
         d.update(kw)
         return TokenMsg(**d)
 

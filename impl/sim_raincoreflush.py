@@ -79,7 +79,7 @@ class RingFlushSimulator(RaincoreSimulator):
 
     def __init__(self, rings: dict[int, Raincore], fstacks: dict[int, FlushStack], seed: int,
                  faults: FaultPlan, horizon: float = 30.0, probe: float = 0.05,
-                 ring_parts: dict | None = None, lossy: bool = False) -> None:
+                 ring_parts: dict | None = None, lossy: bool = False, view_under_token: bool = False) -> None:
         faults.only(RING_FLUSH_FAULTS, "FLUSH over the ring")
         # crashes are this class's (CanCrash); joins and token losses are the ring's
         super().__init__(rings, seed, FaultPlan(joins=faults.joins, token_losses=faults.token_losses,
@@ -87,7 +87,7 @@ class RingFlushSimulator(RaincoreSimulator):
         self.lossy = lossy
         self.faults = self.plan = faults        # FLUSH's frames: its network
         self.fstacks = fstacks
-        self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n]) for n in rings}
+        self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n], view_under_token) for n in rings}
         self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
@@ -238,6 +238,9 @@ class RingFlushConfig:
     # losses, the Hungry and Starving timeouts of impl/raincore.py's Timing (``timing``
     # is then ignored unless given: see ``ring_timing``)
     lossy: bool = False
+    # spec/RaincoreFlush ViewUnderToken: a flush starts and its VIEW is sent only at the
+    # token holder, which carries the latest view's id (the cluster over the abstraction)
+    view_under_token: bool = False
 
     def ring_timing(self) -> Timing:
         """``timing``, or by default: the lossy ring Raincore's own Timing,
@@ -270,7 +273,8 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | Non
     fstacks = {n: ring_flush_stack(n, ring, reconcile=cfg.reconcile, sequencer=cfg.sequencer,
                                    pass_latch=cfg.pass_latch, universe=tuple(nodes) if cfg.sequencer else None)
                for n in nodes}
-    sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts, lossy=cfg.lossy)
+    sim = RingFlushSimulator(rings, fstacks, seed, faults, horizon, ring_parts=parts, lossy=cfg.lossy,
+                             view_under_token=cfg.view_under_token)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
     # SEQUENCER on top: the three-layer stack's records (conformance/raincoresequencerflush.py);

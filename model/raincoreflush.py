@@ -140,6 +140,8 @@ class RaincoreFlushModel(FlushModel):
         self.ShunSuspected = bool(c.get("ShunSuspected", False))
         # SuspectLeaves: a node so reported learns it later and leaves (LeaveSuspected)
         self.SuspectLeaves = bool(c.get("SuspectLeaves", False))
+        # ViewUnderToken: StartFlush and SendView only by the token holder, SendView of the latest view
+        self.ViewUnderToken = bool(c.get("ViewUnderToken", False))
         self.NoToken = raincore.NO_TOKEN if self.LossyRing else NO_TOKEN
         if self.LossyRing:
             # Raincore's fixed variant (spec/Raincore Fixed* models) without
@@ -204,15 +206,23 @@ class RaincoreFlushModel(FlushModel):
     def IsCoord(self, s, c: int) -> bool:
         return all(c <= q for q in s.views[s.vid[c - 1] - 1] - self.Gone(s, c))
 
+    def TokenHeld(self, s, c: int) -> bool:
+        return not self.ViewUnderToken or self.Eating(s, c)
+
+    def LatestUnderToken(self, s, c: int) -> bool:
+        return not self.ViewUnderToken or s.vid[c - 1] == len(s.views)
+
     def ViewChangePending(self, s, c: int) -> bool:
+        """The spec's, with StartFlush's TokenHeld (StartFlush alone reads it)."""
         lgv = self.LastGlobalView(s, c)
         # (frozenset: RaincoreSequencerFlush's views are sorted tuples)
-        return lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1]) and self.NewerRingView(s, c)
+        return (lgv != NULL_VIEW and frozenset(lgv) != frozenset(s.views[-1]) and self.NewerRingView(s, c)
+                and self.TokenHeld(s, c))
 
     def NextView(self, s, c: int, v: int, D: frozenset):
         """SendView's view: the ring's commit, sent to the old view and the new
         one with its ring number; it waits for a commit newer than its view's."""
-        if not self.NewerRingView(s, c):
+        if not (self.NewerRingView(s, c) and self.TokenHeld(s, c) and self.LatestUnderToken(s, c)):
             return None
         new = frozenset(self.LastGlobalView(s, c))
         idx = self.LastIdx(s, c)
@@ -465,7 +475,7 @@ class RaincoreFlushModel(FlushModel):
         """Whether the kernels lack a step of this model: they transcribe
         neither LeaveSuspected nor a false report over Raincore's ring (their
         ring steps are Raincore's kernel's), so the search uses ``next``."""
-        return self.SuspectLeaves or (self.FalseSuspicion and self.LossyRing)
+        return self.SuspectLeaves or (self.FalseSuspicion and self.LossyRing) or self.ViewUnderToken
 
     def kernel(self):
         if self.untranscribed():

@@ -96,6 +96,9 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     def NewerRingView(self, s, c: int) -> bool:
         return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c] - 1]
 
+    def LatestUnderToken(self, s, c: int) -> bool:
+        return not self.ViewUnderToken or s.vid[c] == len(s.views)
+
     def NextView(self, s, c: int, v: int, D: tuple):
         """RaincoreFlush's: the ring's commit, sorted (SEQUENCER's coordinator is its smallest member)."""
         nxt = RaincoreFlushModel.NextView(self, s, c, v, D)

@@ -20,7 +20,7 @@ def raincore_layer(nid: int, ring: tuple, **opts) -> Raincore:
 
 # ---------------------------------------------------------------- wire format
 #
-#   TOKEN (type 30)  seq:u64 cur:u16 dest:u16 gvn:u32 n:u16 nodelist[n]:u16
+#   TOKEN (type 30)  seq:u64 cur:u16 dest:u16 gvn:u32 above:u32 n:u16 nodelist[n]:u16
 #   911   (type 31)  orig:u16 cur:u16 dest:u16 seq:u64 status:u8 n:u16 nodelist[n]:u16
 #
 # A nodelist on the wire is non-empty, of distinct nodes 1..65535; pointers
@@ -28,7 +28,7 @@ def raincore_layer(nid: int, ring: tuple, **opts) -> Raincore:
 # 2 NO, 3 REJECT.
 
 T_TOKEN, T_911 = 30, 31
-_TOKEN = struct.Struct(">QHHIH")
+_TOKEN = struct.Struct(">QHHIIH")
 _911 = struct.Struct(">HHHQBH")
 _MAX_GVN = 0xFFFF_FFFF
 _MAX_LIST = (codec.MAX_FRAME - 2 - _911.size) // 2
@@ -54,7 +54,9 @@ def encode_token(m: TokenMsg) -> bytes:
         raise ValueError(f"seq out of range: {m.seq!r}")
     if type(m.gvn) is not int or not 0 <= m.gvn <= _MAX_GVN:
         raise ValueError(f"gvn out of range: {m.gvn!r}")
-    return _TOKEN.pack(m.seq, m.cur, m.dest, m.gvn, len(m.nodelist)) + _enc_list(m.nodelist)
+    if type(m.above) is not int or not 0 <= m.above <= _MAX_GVN:
+        raise ValueError(f"above out of range: {m.above!r}")
+    return _TOKEN.pack(m.seq, m.cur, m.dest, m.gvn, m.above, len(m.nodelist)) + _enc_list(m.nodelist)
 
 
 def encode_911(m: Msg911) -> bytes:
@@ -79,10 +81,10 @@ def _dec_list(body: bytes, start: int, n: int) -> tuple:
 
 
 def decode_token(body: bytes) -> TokenMsg:
-    seq, cur, dest, gvn, n = codec.unpack(_TOKEN, body)
+    seq, cur, dest, gvn, above, n = codec.unpack(_TOKEN, body)
     if cur == 0 or dest == 0:
         raise codec.DecodeError("token pointer is NULL")
-    return TokenMsg(seq, _dec_list(body, _TOKEN.size, n), cur, dest, gvn)
+    return TokenMsg(seq, _dec_list(body, _TOKEN.size, n), cur, dest, gvn, above)
 
 
 def decode_911(body: bytes) -> Msg911:

@@ -14,7 +14,7 @@ from .. import codec
 from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
-from ..raincore import Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
+from ..raincore import NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
 from ..frag import Frag
 from ..layer import bump
 from ..reliable import Reliable
@@ -175,12 +175,17 @@ class RingNode:
     The effects of both come out in order (the ring's sends carry message
     objects, FLUSH's carry bytes)."""
 
-    def __init__(self, ring, fstack: FlushStack) -> None:
+    def __init__(self, ring, fstack: FlushStack, view_under_token: bool = False) -> None:
         """``ring``: the ``Raincore`` layer itself (its Transport Manager is
         the environment's: the simulator's, the lock-step driver's), or a
-        ``RingStack`` (its own Transport Manager, on the network)."""
+        ``RingStack`` (its own Transport Manager, on the network).
+        ``view_under_token``: spec/RaincoreFlush's ViewUnderToken (FLUSH
+        starts a flush and sends a VIEW only while this node eats, and the
+        token carries FLUSH's latest view id in ``TokenMsg.above``)."""
         self.ring_part, self.fstack = ring, fstack
         self.ring: Raincore = ring.layer("raincore") if isinstance(ring, RingStack) else ring
+        self.flush: Flush = fstack.layer("flush")
+        self.flush.view_under_token = self.view_under_token = view_under_token
         self.told: tuple | None = None
 
     def to_ring(self, event) -> bool:
@@ -209,14 +214,26 @@ class RingNode:
         if self.leaving:
             return self.ring_part.handle(event, now) if self.to_ring(event) else []
         if not self.to_ring(event):
-            return self.fstack.handle(event, now)
-        out = self.ring_part.handle(event, now)
-        if self.ring.status == "Up":
-            rv = (tuple(self.ring.localView), tuple(self.ring.lastGlobalView), last_index(self.ring.globalView))
-            if rv != self.told:
-                self.told = rv
-                out += self.fstack.handle(RingView(*rv), now)
+            out = self.fstack.handle(event, now)
+        else:
+            out = self.ring_part.handle(event, now)
+            if self.ring.status == "Up":
+                eating = self.ring.token != NO_TOKEN
+                rv = (tuple(self.ring.localView), tuple(self.ring.lastGlobalView), last_index(self.ring.globalView),
+                      eating, self.ring.token.above if eating else 0)
+                if rv != self.told:
+                    self.told = rv
+                    out += self.fstack.handle(RingView(*rv), now)
+        self._carry_view()
         return out
+
+    def _carry_view(self) -> None:
+        """ViewUnderToken: the token this node holds carries FLUSH's latest
+        view id on: every VIEW is sent under the token, so its id is never
+        behind the latest view's once written here, before the token leaves."""
+        t = self.ring.token
+        if self.view_under_token and t != NO_TOKEN and self.flush.vid > t.above:
+            self.ring.token = t.replace(above=self.flush.vid)
 
 
 # ---------------------------------------------------------------- wire format
@@ -301,7 +318,9 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
     rs = ring_stack(nid, ring, interval=0.05, attempts=20, patience_cap=PATIENCE_CAP, init_seq=steady_seq(ring),
                     timing=Timing(eating=0.005, hungry=1.0 if lossy else QUIET, starving=0.5 if lossy else QUIET))
     rs.quiet_leaves = not lossy
-    return RingNode(rs, ring_flush_stack(nid, ring, tracing="delta", **above))
+    # ViewUnderToken where it is proved (one token: not over the lossy ring,
+    # whose regenerated token may carry an older view id)
+    return RingNode(rs, ring_flush_stack(nid, ring, tracing="delta", **above), view_under_token=not lossy)
 
 
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
@@ -321,6 +340,9 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
     # judged by the properties (docs/raincore.md, section 8); the node so
     # reported learns it and leaves, and the runner logs its LeaveSuspected
     c.update(FalseSuspicion=True, SuspectLeaves=True)
+    # two false reports can make two initiators of one view (model TwoInitiators):
+    # within the abstraction the flush runs under the token (model TwoInitiatorsFixed)
+    c["ViewUnderToken"] = not lossy
     return c
 
 

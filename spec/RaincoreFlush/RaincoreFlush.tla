@@ -44,6 +44,9 @@
 (* count a member the latest view leaves out as failed (SuspectShun);      *)
 (* SuspectLeaves: the implementation's answer, a node so reported learns   *)
 (* it later from the sender's abort and leaves (LeaveSuspected).           *)
+(* ViewUnderToken: a flush is started and its VIEW sent only by the token  *)
+(* holder, and a VIEW only of the latest view, whose id the token carries  *)
+(* (model TwoInitiators shows why: two false reports make two initiators). *)
 (* Raincore's action and variable names are kept for what is kept;        *)
 (* FLUSH's too.  Both parts are instantiated (Ring:          *)
 (* Raincore.tla, F: Flush.tla) and what is kept is theirs: the ring's      *)
@@ -68,13 +71,14 @@ CONSTANTS
     NewerViewsOnly, \* TRUE: FLUSH acts only on a ring commit newer than its own view's (FALSE: StaleView)
     FalseSuspicion, \* the Transport Manager may report a live node in Crashable (slow, not dead) unreachable
     ShunSuspected,  \* FalseSuspicion only: a node reported unreachable stops there (rejoins, if ever, as a new node)
-    SuspectLeaves   \* FalseSuspicion only: a node reported unreachable learns it later and leaves (LeaveSuspected)
+    SuspectLeaves,  \* FalseSuspicion only: a node reported unreachable learns it later and leaves (LeaveSuspected)
+    ViewUnderToken  \* StartFlush and SendView only while the node eats; SendView only of the latest view (the token carries its id)
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxMsgs \in Nat /\ MaxCrashes \in Nat /\ Crashable \subseteq 1..N
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
        /\ NewerViewsOnly \in BOOLEAN /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN
-       /\ SuspectLeaves \in BOOLEAN
+       /\ SuspectLeaves \in BOOLEAN /\ ViewUnderToken \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -200,6 +204,14 @@ NewerRingView(c) == ~NewerViewsOnly \/ LastIdx(c) > viewRing[vid[c]]
 ViewChangePending(c) ==
     /\ LastGlobalView(c) # NullView /\ Range(LastGlobalView(c)) # views[Latest]
     /\ NewerRingView(c)
+\* ViewUnderToken: c starts a flush, and sends a VIEW, only while it holds
+\* the token, and sends the VIEW of view v only if v is the latest view.
+\* The holder knows the latest view's id: every VIEW is sent under the
+\* token, which carries the id on (one token: LossyRing FALSE).  Without
+\* it vid[c] = Latest, StartFlush's guard as in Flush.tla, is knowledge no
+\* node has once its failure detector can be wrong (model TwoInitiators).
+TokenHeld(c)        == ViewUnderToken => Eating(c)
+LatestUnderToken(c) == ViewUnderToken => vid[c] = Latest
 
 
 Data(v, i)               == F!Data(v, i)
@@ -427,6 +439,7 @@ Discard(p, q) ==
 StartFlush(c) ==
     /\ CanReceive(c) /\ vid[c] = Latest /\ IsCoord(c)
     /\ ViewChangePending(c)
+    /\ TokenHeld(c)
     /\ F!StartFlushStep(c, F!Digest(c))
     /\ F!Redigest(c)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, blocked, flushOks, ringVars>>
@@ -474,6 +487,7 @@ SendView(c) ==
     /\ CanReceive(c)
     /\ F!SendViewReady(c, Gone(c))
     /\ NewerRingView(c)
+    /\ TokenHeld(c) /\ LatestUnderToken(c)
     /\ LET v   == vid[c]
            new == Range(LastGlobalView(c))
            D   == UNION F!Digests(c, Gone(c))
@@ -668,4 +682,10 @@ RingNumber(v) ==
         above  == {i \in RingIndex(views[v]) : i > before}
     IN  IF (v > 1 /\ before = 0) \/ above = {} THEN 0 ELSE CHOOSE i \in above : \A k \in above : i <= k
 ViewsFromRing == \A v \in 1..Latest : RingNumber(v) > 0
+
+\* New (an action property): one view per view id.  views is one sequence
+\* and a VIEW installs the view after its initiator's; a second initiator
+\* of the same view would append a view its followers take for another id
+\* (TwoInitiators: two initiators under two false reports).
+OneViewPerId == [][\A c \in Members : SendView(c) => vid[c] = Latest]_vars
 =============================================================================

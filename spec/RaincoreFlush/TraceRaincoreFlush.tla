@@ -60,7 +60,7 @@
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 CONSTANTS N, NInit, Founder, MaxMsgs, MaxCrashes, Crashable, LossyRing, TimelyTimeouts, LateFailures,
-          NewerViewsOnly, FalseSuspicion, ShunSuspected, SuspectLeaves
+          NewerViewsOnly, FalseSuspicion, ShunSuspected, SuspectLeaves, ViewUnderToken
 
 VARIABLES views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit,
           flushOks, digest, completed,

@@ -58,7 +58,8 @@ CONSTANTS
     NewerViewsOnly, \* RaincoreFlush's: act only on a ring commit newer than the view's (FALSE: a stale view)
     FalseSuspicion, \* RaincoreFlush's: the Transport Manager may report a live node of Crashable unreachable
     ShunSuspected,  \* RaincoreFlush's: a node reported unreachable stops there
-    SuspectLeaves   \* RaincoreFlush's: a node reported unreachable learns it later and leaves
+    SuspectLeaves,  \* RaincoreFlush's: a node reported unreachable learns it later and leaves
+    ViewUnderToken  \* RaincoreFlush's: StartFlush and SendView only by the token holder, SendView of the latest view
 
 ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ MaxSeq \in Nat /\ Senders \subseteq 1..N
@@ -66,6 +67,7 @@ ASSUME /\ N \in Nat \ {0} /\ NInit \in 2..N /\ Founder \in 1..NInit
        /\ ResendAlways \in BOOLEAN /\ ResentFirst \in BOOLEAN /\ NewerViewsOnly \in BOOLEAN
        /\ LossyRing \in BOOLEAN /\ TimelyTimeouts \in BOOLEAN /\ LateFailures \in BOOLEAN
        /\ FalseSuspicion \in BOOLEAN /\ ShunSuspected \in BOOLEAN /\ SuspectLeaves \in BOOLEAN
+       /\ ViewUnderToken \in BOOLEAN
 
 Members  == 1..N
 Node     == Members
@@ -253,6 +255,7 @@ Discard(p, q) ==
 StartFlush(c) ==
     /\ CanReceive(c) /\ vid[c] = Latest /\ IsInitiator(c)
     /\ ViewChangePending(c)
+    /\ RF!TokenHeld(c)
     /\ SF!F!StartFlushStep(c, log[c])
     /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, blocked,
                    flushOks, ringVars>>
@@ -304,6 +307,7 @@ SendView(c) ==
     /\ CanReceive(c)
     /\ SF!F!SendViewReady(c, Gone(c))
     /\ NewerRingView(c)
+    /\ RF!TokenHeld(c) /\ RF!LatestUnderToken(c)
     /\ LET v   == vid[c]
            new == SortedSeq(Range(LastGlobalView(c)))
            D   == SF!Longest(SF!F!Digests(c, Gone(c)))
@@ -445,4 +449,6 @@ LegalStates        == RF!LegalStates
 SingleRegenerator  == RF!SingleRegenerator
 \* Every view installed is a view the ring committed, in the ring's order.
 ViewsFromRing      == RF!ViewsFromRing
+\* One view per view id (RaincoreFlush.tla's, an action property).
+OneViewPerId == [][\A c \in Members : SendView(c) => vid[c] = Latest]_vars
 =============================================================================

@@ -30,7 +30,7 @@
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 CONSTANTS N, NInit, Founder, MaxSeq, Senders, MaxCrashes, Crashable, ResendAlways, ResentFirst,
-          LossyRing, TimelyTimeouts, LateFailures, NewerViewsOnly, FalseSuspicion, ShunSuspected, SuspectLeaves
+          LossyRing, TimelyTimeouts, LateFailures, NewerViewsOnly, FalseSuspicion, ShunSuspected, SuspectLeaves, ViewUnderToken
 
 VARIABLES views, viewRing, vid, sent, fwd, recv, delivered, chan, log, closed,
           phase, blocked, flushInit, flushOks, completed,
