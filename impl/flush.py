@@ -271,6 +271,8 @@ class Flush:
         self.ring_view: tuple = ()
         self.ring_index = 0                 # the ring's number of ring_view
         self.eating, self.token_view = False, 0
+        self._parts_for: tuple | None = None   # _view_parts's inputs, and its answer
+        self._parts: tuple = ()
         # the ring's number of each installed view (the VIEW carries it): a
         # ring commit is a view change only if newer than the view's
         self.view_ring: dict[int, int] = {0: 0} if joiner else {1: 1}
@@ -590,10 +592,15 @@ class Flush:
 
     def _view_parts(self) -> tuple:
         """The VIEW to come: its receivers, the union of the live members'
-        digests, and the keys every receiver holds."""
-        dests = self._view_dests()
-        union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
-        return dests, union, self._held_by_all(dests)
+        digests, and the keys every receiver holds.  Kept while what they
+        are made of stays: an initiator waiting for a body or the token
+        asks again at every event, and a long view's digests are large."""
+        key = (self.vid, frozenset(self.completed), frozenset(self.suspected), frozenset(self.joining))
+        if self._parts_for != key:
+            dests = self._view_dests()
+            union = frozenset().union(*(d for q, d in self.completed if q not in self.suspected))
+            self._parts_for, self._parts = key, (dests, union, self._held_by_all(dests))
+        return self._parts
 
     def _fetching(self, parts: tuple, out: list) -> bool:
         """Before its VIEW the initiator holds the body of every union entry

@@ -1,4 +1,4 @@
-"""The FLUSH wire messages (codec type codes 20-25): round trips and strict decoding."""
+"""The FLUSH wire messages (codec type codes 20-27): round trips and strict decoding."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ members = st.lists(nodes, min_size=1, max_size=6, unique=True).map(lambda xs: tu
 messages = st.one_of(
     st.builds(FData, views, nodes, seqnos, bodies),
     st.builds(StartFlush, views), st.builds(FlushOk, views), st.builds(StopFlush, views),
-    st.builds(FlushCompleted, views, entries()),
+    entries().map(lambda es: FlushCompleted(3, tuple((s, q, None) for s, q, _ in es))),
     st.builds(ViewMsg, views, members, entries()),
     entries().map(lambda es: FetchBodies(1, tuple((s, q, None) for s, q, _ in es))),
     entries().map(lambda es: Bodies(2, tuple((s, q, b if b is not None else b"") for s, q, b in es))),
@@ -76,8 +76,20 @@ def test_random_bytes_after_a_flush_header_never_crash(tail):
         canonical_or_refused(bytes([codec.VERSION, code]) + tail)
 
 
-def _frame(code: int, body: bytes) -> bytes:
-    return bytes([codec.VERSION, code]) + body
+def _frame(code: int, body) -> bytes:
+    return bytes([codec.VERSION, code]) + (bytes.fromhex(body) if isinstance(body, str) else body)
+
+
+def RUN(s: int, lo: int, hi: int) -> str:
+    return f"{s:04x}{lo:016x}{hi:016x}"
+
+
+def test_a_whole_views_digest_costs_a_run_per_sender():
+    keys = tuple((s, q, None) for s in (1, 2, 3) for q in range(1, 20_001))
+    b = codec.encode(FlushCompleted(4, keys))
+    assert len(b) < 100 and codec.decode(b) == FlushCompleted(4, keys)
+    gap = keys[:5] + keys[6:]                     # one seqno missing: two runs for sender 1
+    assert len(codec.encode(FlushCompleted(4, gap))) == len(b) + 18
 
 
 @pytest.mark.parametrize("frame, why", [
@@ -88,12 +100,24 @@ def _frame(code: int, body: bytes) -> bytes:
     (_frame(T_VIEW, bytes.fromhex("00000001" "00000000" "0000" "0000")), "truncated member list"),
     (_frame(T_VIEW, bytes.fromhex("00000001" "0000")), "truncated"),
     (_frame(T_FDATA, bytes.fromhex("00000001" "0001" "0000000000000001" "02" "00000000")), "unknown body kind"),
-    (_frame(26, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "00" "00000000")), "with bodies"),
-    (_frame(27, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "02" "00000000")), "without bodies"),
-    (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000001" "0001" "0000000000000001" "02" "00000001" "41")),
-     "a held entry with a body"),
-    (_frame(T_COMPLETED, bytes.fromhex("00000001" "00000002" "0001" "0000000000000002" "00" "00000000" "0001" "0000000000000001" "00" "00000000")),
-     "not sorted and distinct"),
+    # digests: "00000001" the view, then the runs of held keys (count; sender, first, last),
+    # then the entries given with a body (count; sender, seqno, body)
+    (_frame(26, "00000001" + "00000000" + "00000001" + "0001" "0000000000000001" "00" "00000000"), "with bodies"),
+    (_frame(T_COMPLETED, "00000001" + "00000000" + "00000001" + "0001" "0000000000000001" "00" "00000000"),
+     "with bodies"),
+    (_frame(27, "00000001" + "00000001" + RUN(1, 1, 1) + "00000000"), "without bodies"),
+    (_frame(T_COMPLETED, "00000001" + "00000002" + RUN(1, 1, 1) + RUN(1, 2, 2) + "00000000"),
+     "runs not sorted, disjoint and maximal"),
+    (_frame(T_COMPLETED, "00000001" + "00000002" + RUN(2, 1, 1) + RUN(1, 5, 6) + "00000000"),
+     "runs not sorted, disjoint and maximal"),
+    (_frame(T_COMPLETED, "00000001" + "00000001" + RUN(1, 2, 1) + "00000000"), "backwards"),
+    (_frame(T_COMPLETED, "00000001" + "00000001" + RUN(1, 0, 1) + "00000000"), "seqno 0"),
+    (_frame(T_COMPLETED, "00000001" + "00000001" + RUN(1, 1, 1 << 40) + "00000000"), "too many held keys"),
+    (_frame(T_COMPLETED, "00000001" + "00000005" + RUN(1, 1, 1)), "truncated runs"),
+    (_frame(T_VIEW, "00000001" "00000000" "0001" "0001" + "00000001" + RUN(1, 1, 1) + "00000001"
+            + "0001" "0000000000000001" "00" "00000000"), "a key both held and given"),
+    (_frame(27, "00000001" + "00000000" + "00000002" + "0002" "0000000000000001" "00" "00000000"
+            + "0001" "0000000000000001" "00" "00000000"), "not sorted and distinct"),
 ])
 def test_specific_malformed_frames(frame, why):
     with pytest.raises(codec.DecodeError, match=why):
@@ -112,6 +136,6 @@ def test_a_flush_message_cannot_nest_in_fdata():
 
 def test_encoding_refuses_what_the_wire_cannot_say():
     for bad in (StartFlush(0), FData(1, 0, 1), ViewMsg(1, (2, 1)), ViewMsg(1, ()),
-                FlushCompleted(1, ((2, 1, b""), (1, 1, b"")))):
+                Bodies(1, ((2, 1, b""), (1, 1, b""))), FlushCompleted(1, ((1, 1, b""),))):
         with pytest.raises(ValueError):
             codec.encode(bad)

@@ -1,4 +1,4 @@
-"""Fragmentation (impl/frag.py): a FLUSH digest larger than a datagram crosses
+"""Fragmentation (impl/frag.py): a FLUSH message with bodies larger than a datagram crosses
 the reliable layer in pieces and arrives whole; everything else is untouched;
 malformed or orphaned pieces are counted and dropped."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from groupcheck.impl import codec
 from groupcheck.impl.events import Multicast, Receive, Send, Up, View, ViewChange
-from groupcheck.impl.flush import FlushCompleted, FlushOk, ViewMsg
+from groupcheck.impl.flush import Bodies, FlushOk, ViewMsg
 from groupcheck.impl.frag import FRAG_SIZE, MAX_PARTIAL, Frag, Fragment
 from groupcheck.impl.stacks import flush as _flush_codec  # noqa: F401  (registers FLUSH's messages)
 
@@ -20,7 +20,7 @@ def digest(n: int) -> tuple:
 
 
 def test_a_digest_past_a_datagram_crosses_in_pieces_and_arrives_whole():
-    big = FlushCompleted(7, digest(2000))                    # 6,000 entries: about 200 KB
+    big = Bodies(7, digest(2000))                    # 6,000 entries: about 200 KB
     assert len(codec.encode(big, limit=None)) > codec.MAX_FRAME
     with pytest.raises(ValueError, match="exceeds MAX_FRAME"):
         codec.encode(big)                                     # what a stack without this layer hit
@@ -43,7 +43,7 @@ def test_a_multicast_view_is_fragmented_as_multicasts():
     assert [x for e in down for x in up.handle(Receive(1, e.msg), 0.0)] == [Up(1, view)]
 
 
-@pytest.mark.parametrize("msg", [FlushOk(3), FlushCompleted(3, digest(10)), b"raw"])
+@pytest.mark.parametrize("msg", [FlushOk(3), Bodies(3, digest(10)), b"raw"])
 def test_what_fits_a_datagram_passes_unchanged(msg):
     f = Frag(1)
     assert f.handle(Send(2, msg), 0.0) == [Send(2, msg)]
@@ -52,7 +52,7 @@ def test_what_fits_a_datagram_passes_unchanged(msg):
 
 
 def _pieces(sender=2, fid=1, n=3):
-    data = codec.encode(FlushCompleted(1, digest(2000)), limit=None)
+    data = codec.encode(Bodies(1, digest(2000)), limit=None)
     size = -(-len(data) // n)
     return [Fragment(sender, fid, i, n, data[i * size:(i + 1) * size]) for i in range(n)]
 

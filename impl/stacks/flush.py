@@ -49,16 +49,13 @@ _BODYHDR = struct.Struct(">BI")       # kind (0 raw, 1 frame), len
 _ENTRY = struct.Struct(">HQ")         # sender, seqno; then a body
 _COUNT = struct.Struct(">H")            # a VIEW's members
 _ENTRIES = _U32                       # a digest's entries: a view may hold more than 65,535 messages
+_RUN = struct.Struct(">HQQ")          # sender, first and last seqno of a run of held keys
+MAX_HELD = 1 << 22                    # held keys one message may stand for (runs are tiny on the wire)
 _RING = _U32                          # a VIEW's ring number: u32
 MAX_VIEW = 0xFFFF_FFFF
 
 
-K_HELD = 2     # a VIEW entry without its body: every member that installs the view holds it (impl/flush.py)
-
-
-def _enc_body(body, held_ok: bool = False) -> bytes:
-    if body is None and held_ok:
-        return _BODYHDR.pack(K_HELD, 0)
+def _enc_body(body) -> bytes:
     if isinstance(body, (bytes, bytearray)):
         return _BODYHDR.pack(codec.K_RAW, len(body)) + bytes(body)
     if isinstance(body, FLUSH_MESSAGES + FETCH_MESSAGES) or isinstance(body, (codec.XData, codec.Nak, codec.Ack)):
@@ -67,14 +64,11 @@ def _enc_body(body, held_ok: bool = False) -> bytes:
     return _BODYHDR.pack(codec.K_FRAME, len(frame)) + frame
 
 
-def _dec_body(buf: bytes, at: int, held_ok: bool = False) -> tuple[Any, int]:
+def _dec_body(buf: bytes, at: int) -> tuple[Any, int]:
     kind, n = codec.unpack(_BODYHDR, buf, at)
     start = at + _BODYHDR.size
     codec.need(len(buf) - start >= n, "truncated body")
     raw = buf[start:start + n]
-    if kind == K_HELD and held_ok:
-        codec.need(n == 0, "a held entry with a body")
-        return None, start
     if kind == codec.K_RAW:
         return raw, start + n
     codec.need(kind == codec.K_FRAME, f"unknown body kind {kind}")
@@ -99,27 +93,66 @@ def _check_key(s, q) -> None:
 
 
 def _enc_entries(entries) -> bytes:
-    _check(len(entries) <= 0xFFFF_FFFF, "too many digest entries")
-    keys = [(s, q) for s, q, _ in entries]
-    _check(keys == sorted(set(keys)), "digest entries must be sorted and distinct")
-    out = [_ENTRIES.pack(len(entries))]
+    """A digest: the keys without a body (held by every receiver, or asked
+    for) as maximal per-sender runs of seqnos, then the entries with one.  A
+    view's messages are each sender's consecutive seqnos, so a digest of the
+    whole view costs a run per sender on the wire, not a key per message."""
+    runs: list = []
+    given: list = []
+    prev = (0, 0)
+    held = 0
     for s, q, body in entries:
+        _check((s, q) > prev, "digest entries must be sorted and distinct")
+        prev = (s, q)
+        if body is not None:
+            given.append((s, q, body))
+        elif runs and runs[-1][0] == s and runs[-1][2] == q - 1:
+            runs[-1][2] = q
+            held += 1
+        else:
+            runs.append([s, q, q])
+            held += 1
+    _check(held <= MAX_HELD and len(given) <= 0xFFFF_FFFF, "too many digest entries")
+    out = [_ENTRIES.pack(len(runs))]
+    for s, lo, hi in runs:
+        _check_key(s, lo)
+        _check_key(s, hi)
+        out.append(_RUN.pack(s, lo, hi))
+    out.append(_ENTRIES.pack(len(given)))
+    for s, q, body in given:
         _check_key(s, q)
-        out.append(_ENTRY.pack(s, q) + _enc_body(body, held_ok=True))
+        out.append(_ENTRY.pack(s, q) + _enc_body(body))
     return b"".join(out)
 
 
 def _dec_entries(buf: bytes, at: int) -> tuple[tuple, int]:
     (n,) = codec.unpack(_ENTRIES, buf, at)
     at += _ENTRIES.size
-    out = []
+    codec.need(len(buf) - at >= n * _RUN.size, "truncated runs")
+    held: list = []
+    last = (0, 0)
+    for _ in range(n):
+        s, lo, hi = codec.unpack(_RUN, buf, at)
+        at += _RUN.size
+        codec.need(s >= 1 and 1 <= lo <= hi, "run with sender or seqno 0, or backwards")
+        codec.need((s, lo) > (last[0], last[1] + 1), "runs not sorted, disjoint and maximal")
+        codec.need(hi - lo < MAX_HELD - len(held), "too many held keys")
+        held.extend((s, q, None) for q in range(lo, hi + 1))
+        last = (s, hi)
+    (n,) = codec.unpack(_ENTRIES, buf, at)
+    at += _ENTRIES.size
+    given = []
     for _ in range(n):
         s, q = codec.unpack(_ENTRY, buf, at)
         codec.need(s >= 1 and q >= 1, "digest entry with sender or seqno 0")
-        body, at = _dec_body(buf, at + _ENTRY.size, held_ok=True)
-        out.append((s, q, body))
-    keys = [(s, q) for s, q, _ in out]
+        body, at = _dec_body(buf, at + _ENTRY.size)
+        given.append((s, q, body))
+    keys = [(s, q) for s, q, _ in given]
     codec.need(keys == sorted(set(keys)), "digest entries not sorted and distinct")
+    if not given:
+        return tuple(held), at
+    out = sorted(held + given, key=lambda e: (e[0], e[1]))
+    codec.need(len({(s, q) for s, q, _ in out}) == len(out), "a key both held and given")
     return tuple(out), at
 
 
@@ -154,18 +187,6 @@ def _simple(cls):
     return enc, dec
 
 
-def _enc_completed(m: FlushCompleted) -> bytes:
-    _check_view(m.view)
-    return _VIEW.pack(m.view) + _enc_entries(m.entries)
-
-
-def _dec_completed(buf: bytes) -> FlushCompleted:
-    v = _view_of(buf)
-    entries, end = _dec_entries(buf, _VIEW.size)
-    codec.need(end == len(buf), "trailing bytes")
-    return FlushCompleted(v, entries)
-
-
 def _enc_view(m: ViewMsg) -> bytes:
     _check_view(m.view)
     _check(type(m.ring) is int and 0 <= m.ring <= 0xFFFF_FFFF, f"ring number out of range: {m.ring!r}")
@@ -190,8 +211,9 @@ def _dec_view(buf: bytes) -> ViewMsg:
     return ViewMsg(v, tuple(members), entries, ring)
 
 
-def _fetch_codec(cls, held: bool):
-    """FETCH (keys: every body held, kind 2) and BODIES (every body given)."""
+def _digest_codec(cls, held: bool):
+    """FLUSH_COMPLETED and FETCH (keys only: every entry held) and BODIES
+    (every body given)."""
     def enc(m) -> bytes:
         _check_view(m.view)
         _check(all((body is None) == held for _, _, body in m.entries),
@@ -214,11 +236,11 @@ def register() -> None:
     codec.register(T_START, StartFlush, *_simple(StartFlush))
     codec.register(T_OK, FlushOk, *_simple(FlushOk))
     # a digest holds every message of the view: impl/frag.py fragments these past a datagram
-    codec.register(T_COMPLETED, FlushCompleted, _enc_completed, _dec_completed, bounded=False)
+    codec.register(T_COMPLETED, FlushCompleted, *_digest_codec(FlushCompleted, True), bounded=False)
     codec.register(T_VIEW, ViewMsg, _enc_view, _dec_view, bounded=False)
     codec.register(T_STOP, StopFlush, *_simple(StopFlush))
-    codec.register(T_FETCH, FetchBodies, *_fetch_codec(FetchBodies, True), bounded=False)
-    codec.register(T_BODIES, Bodies, *_fetch_codec(Bodies, False), bounded=False)
+    codec.register(T_FETCH, FetchBodies, *_digest_codec(FetchBodies, True), bounded=False)
+    codec.register(T_BODIES, Bodies, *_digest_codec(Bodies, False), bounded=False)
 
 
 register()
