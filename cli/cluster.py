@@ -44,7 +44,7 @@ def run(
     kill: Optional[List[str]] = typer.Option(None, "--kill", help="NODE@SECONDS: SIGKILL the node that long after the start (repeatable)"),
     out: Path = typer.Option(..., "--out", help="folder for the traces, node configs and logs"),
     rate: float = typer.Option(500.0, "--rate", callback=positive, help="multicasts per second per node"),
-    timeout: float = typer.Option(60.0, "--timeout", callback=positive, help="seconds to wait for quiescence"),
+    timeout: float = typer.Option(60.0, "--timeout", callback=positive, help="seconds to wait for quiescence once the workload has ended and the last kill landed"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay), tlc (TLC validates the merged trace against Trace<P>.tla) or both (a disagreement fails the run)"),
     senders: Optional[str] = typer.Option(None, "--senders", help="comma-separated nodes that multicast (default: all); the others only receive"),
@@ -117,7 +117,7 @@ def chaos(
         plan = chaos_mod.schedule(seed, seconds, nodes, suspect=soonest, surely=surely, holder=lossy_ring,
                                   rejoin=rejoin, stalls=stalls, suspicions=suspicions)
         runner = chaos_mod.ChaosRunner(protocol, nodes, math.ceil(seconds * rate), plan, out, seed=seed, rate=rate,
-                                       timeout=seconds + timeout, key_file=key_file, checker=checker,
+                                       timeout=timeout, key_file=key_file, checker=checker,
                                        lossy_ring=lossy_ring, faults=faults, hog=hog, rejoin=rejoin,
                                        log=lambda s: say.print(s, markup=False))
     except (ClusterError, ValueError) as e:

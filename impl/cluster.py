@@ -335,7 +335,10 @@ class Runner:
             if self.serve:
                 (self.out / "ready").write_text(run_id, encoding="utf-8")
             killed = self._serve(t0, members) if self.serve else self._kills(t0, members)
-            quiescent = self._quiesce(t0, killed)
+            # the quiescence time-out counts from the workload's end and the last kill
+            # (serving: from `down`), so a late kill or a long workload is waited out
+            begin = time.monotonic() if self.serve else max(time.monotonic(), t0 + self.messages / self.rate)
+            quiescent = self._quiesce(t0, killed, begin + self.timeout)
             live = [m for m in (*members, *self.joined) if m not in killed]
             for nid in live:
                 self._send(nid, {"cmd": "stop"})
@@ -478,8 +481,7 @@ class Runner:
                                    f"(see {self.out}/node-{m}.log)")
             self._crashed(m, list(range(1, self.n + 1)), killed, t0, how=self._exit_record(m, True))
 
-    def _quiesce(self, t0: float, killed: list) -> bool:
-        deadline = t0 + self.timeout
+    def _quiesce(self, t0: float, killed: list, deadline: float) -> bool:
         stable_since, last = None, None
         while time.monotonic() < deadline:
             self._poll(time.monotonic() + 0.1)
