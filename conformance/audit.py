@@ -542,7 +542,7 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
         soonest, _ = chaos.suspicion_after(protocol) or (None, None)
         plan = chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
         res = chaos.ChaosRunner(protocol, 3, math.ceil(seconds * rate), plan, where, seed=seed, rate=rate,
-                                timeout=seconds + 60).run()
+                                timeout=60).run()
     except (ClusterError, OSError) as e:
         return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                      name=name, expected="quiescent, traces conform, history clean",
