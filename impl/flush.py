@@ -226,13 +226,15 @@ BLOCK_TIMER = "block_ok"
 NO_INIT = 0
 
 
-def spec_msg(m) -> dict:
-    """The spec's record for a FLUSH message, (sender, seqno) standing for a DATA id."""
+def spec_msg(m, listed=None) -> dict:
+    """The spec's record for a FLUSH message, (sender, seqno) standing for a
+    DATA id; ``listed``: a digest's entries as that record's list (a layer's
+    memo: a long view's digest is listed once, not at every record)."""
     d: dict = {"type": SPEC_TYPE[type(m)], "view": m.view}
     if isinstance(m, FData):
         d.update(sender=m.sender, seqno=m.seqno)
     elif isinstance(m, (FlushCompleted, ViewMsg)):
-        d["digest"] = [[s, q] for s, q, _ in m.entries]
+        d["digest"] = listed(m.entries) if listed else [[s, q] for s, q, _ in m.entries]
         if isinstance(m, ViewMsg):
             d["members"] = list(m.members)
             if m.ring:
@@ -272,6 +274,7 @@ class Flush:
         self.ring_index = 0                 # the ring's number of ring_view
         self.eating, self.token_view = False, 0
         self._parts_for: tuple | None = None   # _view_parts's inputs, and its answer
+        self._lists: dict = {}                 # id -> (digest or entries, its record's list): _listed
         self._parts: tuple = ()
         # the ring's number of each installed view (the VIEW carries it): a
         # ring commit is a view change only if newer than the view's
@@ -358,8 +361,8 @@ class Flush:
                  "flushOks": sorted(self.flush_oks)}
         d = {k: v for k, v in cheap.items() if last is None or last[k] != v}
         marks = {"digest": self.digest, "completed": (id(self.completed), len(self.completed))}
-        values = {"digest": lambda: sorted([s, q] for s, q in self.digest),
-                  "completed": lambda: sorted([q, sorted([s, x] for s, x in dg)] for q, dg in self.completed)}
+        values = {"digest": lambda: self._listed(self.digest),
+                  "completed": lambda: sorted([q, self._listed(dg)] for q, dg in self.completed)}
         kept = {}
         for k, mark in marks.items():      # rebuilt only when the object changed, logged when the value did
             if last is not None and (last[k][0] is mark if k == "digest" else last[k][0] == mark):
@@ -378,8 +381,25 @@ class Flush:
     def _trace(self, out: list, name: str, msg=None, **params) -> None:
         if self.tracing:
             state = self.delta() if self.tracing == "delta" else self.state()
-            out.append(Trace(TraceEvent(name, self.nid, spec_msg(msg) if msg is not None else None,
-                                        params, state)))
+            out.append(Trace(TraceEvent(name, self.nid, spec_msg(msg, self._listed_entries) if msg is not None
+                                        else None, params, state)))
+
+    # A flush's records show each digest several times (the member's state, its
+    # FLUSH_COMPLETED, the initiator's ``completed`` at each arrival): each is
+    # listed once per view.  Digests are frozensets and entries tuples, never
+    # changed, so an object's list stays its list (kept with the object, so
+    # its id is not reused).  The records share the lists and only read them.
+    def _listed(self, digest) -> list:
+        got = self._lists.get(id(digest))
+        if got is None or got[0] is not digest:
+            got = self._lists[id(digest)] = (digest, [[s, q] for s, q in sorted(digest)])
+        return got[1]
+
+    def _listed_entries(self, entries) -> list:
+        got = self._lists.get(id(entries))
+        if got is None or got[0] is not entries:
+            got = self._lists[id(entries)] = (entries, [[s, q] for s, q, _ in entries])
+        return got[1]
 
     # ------------------------------------------------------------ events
 
@@ -581,11 +601,14 @@ class Flush:
         messages, or one a FLUSH_COMPLETED or ``Bodies`` brought), else None."""
         return self.bodies.get(key, self.completed_bodies.get(key))
 
-    @staticmethod
-    def _keys(digest) -> tuple:
+    def _keys(self, digest) -> tuple:
         """A FLUSH_COMPLETED's entries: the digest's keys, no body (the
-        initiator fetches what it needs and lacks: ``_fetching``)."""
-        return tuple((s, q, None) for s, q in sorted(digest))
+        initiator fetches what it needs and lacks: ``_fetching``); its
+        record's list is the digest's."""
+        listed = self._listed(digest)
+        keys = tuple((s, q, None) for s, q in listed)
+        self._lists[id(keys)] = (keys, listed)
+        return keys
 
     def _view_dests(self) -> list:
         return sorted((self.live() | self.joining) - {self.nid})
@@ -794,6 +817,7 @@ class Flush:
             self._ring_gone()
         self.phase = "Normal"
         self.flush_oks, self.digest, self.completed = set(), frozenset(), set()
+        self._lists = {}
         self.bodies, self.completed_bodies, self.asked = {}, {}, {}
 
     def _install_view(self, c: int, m: ViewMsg, out: list) -> None:
