@@ -77,6 +77,7 @@ SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kerne
 SHUNNED = 5                      # exit status of a node its ring has suspected (impl/ringtransport.py)
 LEAVING_LIMIT = 5.0              # seconds a suspected node may spend settling its own frames before it exits
 DRAIN_LIMIT = 4096               # datagrams read before a timer acts (a full receive buffer of small frames)
+DRAIN_LATE = 0.1                 # seconds overdue: a Transport Manager timer this late drains first (a pause)
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -287,6 +288,7 @@ class Node(asyncio.DatagramProtocol):
                                      random.Random(f"{cfg.seed}:{self.nid}"))
         self.effects = Engine({self.nid: self.stack}, self.net, self._record, self._deliver)
         self.timers: dict[str, asyncio.TimerHandle] = {}      # the loop's timer for each armed name
+        self.due: dict[str, float] = {}                        # when each armed timer was due (its lateness)
         self._tokens = 0
         self.delivered = 0
         self.sent = 0
@@ -412,6 +414,7 @@ class Node(asyncio.DatagramProtocol):
         if old:
             old.cancel()                           # re-armed: the earlier one never fires
         self._tokens += 1
+        self.due[name] = at
         self.timers[name] = self.loop.call_later(max(0.0, at - self.now), self._fire, name, self._tokens)
         return self._tokens
 
@@ -470,7 +473,13 @@ class Node(asyncio.DatagramProtocol):
 
     def _fire(self, name: str, token: int) -> None:
         self.timers.pop(name, None)
-        self._drain()
+        # only a Transport Manager timer acts on what the socket may hold unread (an
+        # ack: it would give up on a live receiver), and only after a pause: under a
+        # steady overload a drain at every timer kept the loop reading for seconds,
+        # so no other timer ran (the ring's Eating one: the token stuck, the node
+        # never at a point where it may crash)
+        if name.startswith("tm/") and self.now - self.due.pop(name, self.now) >= DRAIN_LATE:
+            self._drain()
         if self.effects.expire(self.nid, name, token):     # not cancelled (or re-armed) since
             self._step(TimerFired(name))
 

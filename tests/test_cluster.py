@@ -173,9 +173,11 @@ def test_the_live_receive_path_drops_and_counts_every_bad_datagram(tmp_path):
 
 
 def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
-    """After a pause every timer is overdue; the datagrams queued in the
-    socket (the acks that would have stopped a retry) are taken first, and
-    a timer they re-arm does not fire as it was."""
+    """After a pause the Transport Manager's timers are overdue; the
+    datagrams queued in the socket (the acks that would have stopped a
+    retry) are taken first, and a timer they re-arm does not fire as it was.
+    A timer on time, or another layer's, reads nothing first: under a steady
+    overload a drain at every timer kept the loop reading for seconds."""
     import socket
     from groupcheck.impl.events import TimerFired
     key = b"k" * 32
@@ -186,25 +188,37 @@ def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
     n.sock = rx
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer = auth.Sealer(key, 1, 1)
-    for _ in range(3):
-        tx.sendto(peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage")), rx.getsockname())
-    time.sleep(0.05)
+
+    def queue(k):
+        for _ in range(k):
+            tx.sendto(peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage")), rx.getsockname())
+        time.sleep(0.05)
+
     steps = []
     real_step = n._step
     n._step = lambda ev: (steps.append(type(ev).__name__), isinstance(ev, TimerFired) or real_step(ev))
-    n.effects.timers.setdefault(n.nid, {})["t"] = 7
-    n._fire("t", 7)
+    queue(3)
+    for name, late in (("raincore/eating", 1.0), ("tm/retry", 0.0)):     # no drain
+        n.effects.timers.setdefault(n.nid, {})[name] = 6
+        n.due[name] = n.now - late
+        n._fire(name, 6)
+    assert steps == ["TimerFired"] * 2 and n.verifier.counts == {}
+    n.effects.timers[n.nid]["tm/retry"] = 7
+    n.due["tm/retry"] = n.now - 1.0                                       # a paused node's
+    steps.clear()
+    n._fire("tm/retry", 7)
     assert n.verifier.counts == {"accepted": 3} and steps == ["Receive"] * 3 + ["TimerFired"]
     # a datagram that re-arms the timer makes the old firing moot
-    tx.sendto(peer.seal(runtime.frame(runtime.STACK, {"1": 1}, b"\x00garbage")), rx.getsockname())
-    time.sleep(0.05)
-    n.effects.timers[n.nid]["t"] = 8
-    n._step = lambda ev: (steps.append(type(ev).__name__), n.effects.timers[n.nid].__setitem__("t", 9))
+    queue(1)
+    n.effects.timers[n.nid]["tm/retry"] = 8
+    n.due["tm/retry"] = n.now - 1.0
+    n._step = lambda ev: (steps.append(type(ev).__name__), n.effects.timers[n.nid].__setitem__("tm/retry", 9))
     steps.clear()
-    n._fire("t", 8)
+    n._fire("tm/retry", 8)
     assert steps == ["Receive"]
     rx.close(), tx.close()
     n.writer.close()
+
 
 def test_quiescence_waits_for_the_views_to_drop_the_dead():
     """Over the ring the survivors are idle before they notice a kill; the
