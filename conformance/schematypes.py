@@ -357,37 +357,59 @@ class Typed:
     """A protocol's typed decoder: ``decoder.decode(line)`` is an action's
     Struct (``names[type(x)]`` its name) or raises msgspec.DecodeError;
     ``keys_ok(x)``: its keys match the schemas' key patterns
-    (``key_patterns[type(x)]``: (path, regex, answers) of each)."""
+    (``key_patterns[type(x)]``: (the dicts at a path, the pattern) of each)."""
     decoder: msgspec.json.Decoder
     names: dict
     key_patterns: dict
 
     def keys_ok(self, x) -> bool:
-        for path, rx, memo in self.key_patterns[type(x)]:
-            for d in _at(x, path):
-                for k in d:
-                    hit = memo.get(k)
-                    if hit is None:
-                        hit = rx.search(k) is not None
-                        if len(memo) < MEMO_MAX:
-                            memo[k] = hit
-                    if not hit:
-                        return False
+        for dicts, pattern in self.key_patterns[type(x)]:
+            for d in dicts(x):
+                if not pattern.matches.issuperset(d) and not pattern.all(d):
+                    return False
         return True
 
 
-def _at(x, path: tuple):
-    """The dicts at ``path`` (keys; ``*`` every element) under the Struct ``x``."""
-    cur = [getattr(x, path[0], None)]
-    for k in path[1:]:
-        nxt = []
-        for c in cur:
-            if k == "*":
-                nxt.extend(c.values() if type(c) is dict else c if type(c) is list else ())
-            elif type(c) is dict and k in c:
-                nxt.append(c[k])
-        cur = nxt
-    return [c for c in cur if type(c) is dict]
+class _Keys:
+    """A key pattern: ``matches`` the keys seen that match it (a few
+    thousand at most: past that, a key is searched each time)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.rx = re.compile(pattern)
+        self.matches: set = set()
+
+    def all(self, d) -> bool:
+        for k in d:
+            if k not in self.matches:
+                if self.rx.search(k) is None:
+                    return False
+                if len(self.matches) < MEMO_MAX:
+                    self.matches.add(k)
+        return True
+
+
+def _dicts(path: tuple):
+    """The function of a Struct to the dicts at ``path`` in it (keys; ``*``
+    every element)."""
+    if len(path) == 1:
+        key = path[0]
+        return lambda x: (v,) if type(v := getattr(x, key)) is dict else ()
+    if len(path) == 2 and path[1] != "*":
+        key, sub = path
+        return lambda x: (w,) if type(v := getattr(x, key)) is dict and type(w := v.get(sub)) is dict else ()
+
+    def at(x):
+        cur = [getattr(x, path[0])]
+        for k in path[1:]:
+            nxt = []
+            for c in cur:
+                if k == "*":
+                    nxt.extend(c.values() if type(c) is dict else c if type(c) is list else ())
+                elif type(c) is dict and k in c:
+                    nxt.append(c[k])
+            cur = nxt
+        return [c for c in cur if type(c) is dict]
+    return at
 
 
 def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
@@ -425,8 +447,7 @@ def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
                                forbid_unknown_fields=closed)
         structs.append(st)
         by_type[st] = intern(name)
-        # one compiled pattern, and one table of its answers, per pattern
-        pats[st] = tuple((path,) + rxs.setdefault(p, (re.compile(p), {})) for path, p in g.key_patterns)
+        pats[st] = tuple((_dicts(path), rxs.setdefault(p, _Keys(p))) for path, p in g.key_patterns)
     if not structs:
         raise Unsupported("no action")
     dec = msgspec.json.Decoder(Union[tuple(structs)] if len(structs) > 1 else structs[0])
