@@ -440,6 +440,8 @@ class Engine:
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
         self.mismatch: Optional[Mismatch] = None
+        # the binding's ``before``, None when it has none (the base's does nothing): not called per step
+        self.before = None if type(binding).before is Binding.before else binding.before
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
         """Take one step; None, or (verdict, reason) when the run fails here."""
@@ -447,9 +449,10 @@ class Engine:
         bad = b.check(ev)
         if bad:
             return "rejected", bad
-        stop = b.before(ev, self.cands)
-        if stop:
-            return stop
+        if self.before is not None:
+            stop = self.before(ev, self.cands)
+            if stop:
+                return stop
         if len(self.cands) == 1:
             # one candidate (the usual case): the binding's shortcut takes
             # the step without the general loop's per-variable calls; the

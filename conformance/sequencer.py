@@ -225,7 +225,7 @@ class SequencerBinding(Binding):
             if msg is not None:
                 i = 0 if not model.SeparateChannels else \
                     model.Taking(s, m, p, "DATA" if name == "RecvData" else "FORWARD")
-                if msg != s.chan[(p, m)][i]._d:
+                if msg != s.chan._d[(p, m)][i]._d:        # (``_d``: an Fn's dict, read without a call)
                     return None
         elif name == "Send":
             t = model.Send(s, m)
@@ -241,12 +241,11 @@ class SequencerBinding(Binding):
         for var, val in logged.items():
             if var == "delivered":
                 # equal to a list of lists: ``norm``'s shape already
-                mine = t.delivered[m]
-                same = [list(x) for x in mine[len(s.delivered[m]):]] == val
+                same = [list(x) for x in t.delivered._d[m][len(s.delivered._d[m]):]] == val
             elif var == "recv":
                 # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
                 key = self._key
-                same = {key[x]: q for x, q in t.recv[m].items()} == val
+                same = {key[x]: q for x, q in t.recv._d[m]._d.items()} == val
             elif var == "sent":
                 same = t.sent[m] == val
             elif var == "vid":
@@ -261,7 +260,7 @@ class SequencerBinding(Binding):
             if v not in logged:
                 fa, fb = t[k], s[k]
                 if fa is not fb:                    # (the same object: a variable the step left alone)
-                    a, b = fa[m], fb[m]
+                    a, b = fa._d[m], fb._d[m]
                     if a is not b and a != b:
                         return None
         return t
@@ -276,7 +275,7 @@ class SequencerBinding(Binding):
         self.reduced = out
         name = ev["name"]
         if name == "RecvData":
-            new = t.delivered[m][len(s.delivered[m]):]
+            new = t.delivered._d[m][len(s.delivered._d[m]):]
             if new:
                 self.hist[m].extend(new)
                 self.where[m].extend([ev["i"]] * len(new))
