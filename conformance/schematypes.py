@@ -47,7 +47,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from sys import intern
-from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict, Union
+from typing import (Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict, Union, get_args,
+                    get_origin, get_type_hints)
 from urllib.parse import urldefrag, urljoin
 
 import msgspec
@@ -361,6 +362,7 @@ class Typed:
     decoder: msgspec.json.Decoder
     names: dict
     key_patterns: dict
+    free_strings: frozenset     # the Structs whose ``msg`` may hold a string no enum names (not interned)
 
     def keys_ok(self, x) -> bool:
         for dicts, pattern in self.key_patterns[type(x)]:
@@ -451,7 +453,24 @@ def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
     if not structs:
         raise Unsupported("no action")
     dec = msgspec.json.Decoder(Union[tuple(structs)] if len(structs) > 1 else structs[0])
-    return Typed(dec, by_type, pats)
+    return Typed(dec, by_type, pats, frozenset(st for st in structs if _free(st.__annotations__.get("msg"))))
+
+
+def _free(t) -> bool:
+    """A value of type ``t`` may hold a string that is not one of an enum's
+    (which msgspec returns as the enum's own, interned, string)."""
+    if t is None or t in (int, float, bool, type(None), UnsetType):
+        return False
+    origin = get_origin(t)
+    if origin is Literal:
+        return not all(type(x) is str for x in get_args(t))
+    if origin is Annotated:
+        return _free(get_args(t)[0])
+    if origin in (Union, list, dict, Required, NotRequired):
+        return any(_free(a) for a in get_args(t))
+    if isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__annotations__"):     # a TypedDict
+        return any(_free(a) for a in get_type_hints(t, include_extras=True).values())
+    return True
 
 
 

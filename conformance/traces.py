@@ -382,8 +382,16 @@ def _read_file(path: Path) -> _File:
                 if own is not None or vc is not None:
                     prev_vc = _check_vc(path, n, header, own, nid, vc, prev_vc)
                 msg, state = x.msg, x.state         # (UNSET: absent)
-                events.append(_event(action[type(x)], nid, x.params or None, None if msg is UNSET else msg,
-                                     None if state is UNSET else state, x.clock, vc, f"{name}:{n}"))
+                if msg is UNSET:
+                    msg = None
+                elif msg and type(x) in free:
+                    for k, v in msg.items():        # interned as ``_event`` does (an enum's strings are already)
+                        if type(v) is str:
+                            msg[k] = intern(v)
+                # ``_event`` in line: the name is interned already
+                events.append({"i": -1, "name": action[type(x)], "nid": nid, "params": x.params or {}, "msg": msg,
+                               "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
+                               "src": f"{name}:{n}"})
                 continue
         try:
             rec = parse_line(line)
@@ -408,7 +416,7 @@ def _read_file(path: Path) -> _File:
             valid = _valid(protocol, fmt)
             typed = _typed(protocol) if fmt == FORMAT else None
             if typed is not None:
-                action = typed.names
+                action, free = typed.names, typed.free_strings
             continue
         if end is not None:
             raise TraceError(path, n, "a record after the end record")

@@ -470,6 +470,23 @@ def test_typed_decoding_accepts_only_what_the_schemas_accept(protocol):
     assert typed_events >= 0.9 * events and refused > 50, (typed_events, events, accepted, refused)
 
 
+def test_a_run_read_typed_equals_the_run_read_the_general_way(tmp_path, monkeypatch):
+    """Every event of a campaign run (crashes, losses, duplicates), as one
+    file and as per-node files, reads the same, value for value and type
+    for type, with the typed decoder and without it."""
+    path, records, _ = _run(tmp_path, seed=5, per_member=4)
+    runs = [path, _split(tmp_path, records)]
+    typed = [traces.load(p) for p in runs]
+    monkeypatch.setattr(traces, "_typed", lambda protocol: None)
+    general = [traces.load(p) for p in runs]
+    for a, b in zip(typed, general):
+        assert (a.header, a.end, len(a.events)) == (b.header, b.end, len(b.events)) and len(a.events) > 20
+        for x, y in zip(a.events, b.events):
+            assert x == y and list(x) == list(y), (x, y)
+            assert all(type(x[k]) is type(y[k]) and (not isinstance(x[k], dict) or list(x[k]) == list(y[k]))
+                       for k in x), (x, y)
+
+
 def msgspec_unset():
     import msgspec
     return msgspec.UNSET
