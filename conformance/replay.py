@@ -327,6 +327,18 @@ class Binding:
         the general step decides (and explains).  By default always None."""
         return None
 
+    def one(self, s, ev: dict):
+        """The step from the one candidate ``s`` when ``accept`` takes it:
+        ([the successor as a candidate], what ``after`` says), with
+        ``reduced`` set and ``after`` called as the general step does;
+        None: the general step decides."""
+        t = self.accept(s, ev, self.logged(ev))
+        if t is None:
+            return None
+        out = [self.reduce(t)]
+        self.reduced = out
+        return out, self.after(ev, [(s, t)], out)
+
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         """The observable variables the model's step changes but the record,
         whose state is logged, leaves out: each is a divergence (absent means
@@ -428,6 +440,8 @@ class Engine:
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
         self.mismatch: Optional[Mismatch] = None
+        # the binding's ``before``, None when it has none (the base's does nothing): not called per step
+        self.before = None if type(binding).before is Binding.before else binding.before
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
         """Take one step; None, or (verdict, reason) when the run fails here."""
@@ -435,25 +449,24 @@ class Engine:
         bad = b.check(ev)
         if bad:
             return "rejected", bad
-        stop = b.before(ev, self.cands)
-        if stop:
-            return stop
-        logged = b.logged(ev)
+        if self.before is not None:
+            stop = self.before(ev, self.cands)
+            if stop:
+                return stop
         if len(self.cands) == 1:
             # one candidate (the usual case): the binding's shortcut takes
             # the step without the general loop's per-variable calls; the
             # peak already counts one candidate
             for s in self.cands:
-                t = b.accept(s, ev, logged)
-                if t is not None:
-                    out = [b.reduce(t)]
-                    b.reduced = out
-                    stop = b.after(ev, [(s, t)], out)
+                got = b.one(s, ev)
+                if got is not None:
+                    out, stop = got
                     self.cands = out
                     self.steps += 1
                     if self.seen is not None:
                         self._saw(out)
                     return stop
+        logged = b.logged(ev)
         items = tuple(logged.items()) if logged else ()
         observe, norm = b.observe, b.norm
         out, pairs = [], []

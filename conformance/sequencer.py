@@ -77,6 +77,13 @@ def reduce_state(s):
     return s._replace(delivered=Fn({m: () for m in s.delivered}))
 
 
+class _Str(dict):
+    """x -> str(x), the members' strings made once."""
+
+    def __missing__(self, x):
+        return str(x)
+
+
 class SequencerBinding(Binding):
     protocol = "sequencer"
     FIELDS = FIELDS
@@ -103,6 +110,7 @@ class SequencerBinding(Binding):
         self._verdicts: Optional[tuple] = None       # _judged's
         # ``observable``'s variables with their places in a state (``accept`` reads them by index)
         self._unlogged = tuple((v, SequencerState._fields.index(v)) for v in self._observable)
+        self._key = _Str({m: str(m) for m in M})       # a member as a JSON object key
 
     def init(self):
         return self.model.init()
@@ -207,16 +215,18 @@ class SequencerBinding(Binding):
         name, m, msg, model = ev["name"], ev["nid"], ev.get("msg"), self.model
         if name == "RecvData" or name == "RecvForward":
             p = ev["params"]["p"]
-            data = name == "RecvData"
-            i = model.Taking(s, m, p, "DATA" if data else "FORWARD")
-            if i is None:
+            t = model.RecvData(s, m, p) if name == "RecvData" else model.RecvForward(s, m, p)
+            if t is None:
                 return None
+            # the logged message is the one taken (the channel's head, or the
+            # first of its type with SeparateChannels): its type, sender and
+            # seqno (the schema allows no other key; a message without one of
+            # them goes to the general step, which compares them one by one)
             if msg is not None:
-                x = s.chan[(p, m)][i]
-                if (msg.get("type") != x["type"] or msg.get("sender") != x["sender"]
-                        or msg.get("seqno") != x["seqno"]):
+                i = 0 if not model.SeparateChannels else \
+                    model.Taking(s, m, p, "DATA" if name == "RecvData" else "FORWARD")
+                if msg != s.chan._d[(p, m)][i]._d:        # (``_d``: an Fn's dict, read without a call)
                     return None
-            t = model.RecvData(s, m, p) if data else model.RecvForward(s, m, p)
         elif name == "Send":
             t = model.Send(s, m)
             if t is None:
@@ -226,19 +236,22 @@ class SequencerBinding(Binding):
                 return None
         else:
             return None
-        if t is None or logged is None:
+        if logged is None:
             return t
         for var, val in logged.items():
-            if var == "vid":
-                same = t.vid[m] == val
-            elif var == "sent":
-                same = t.sent[m] == val
+            if var == "delivered":
+                # equal to a list of lists: ``norm``'s shape already
+                same = [list(x) for x in t.delivered._d[m][len(s.delivered._d[m]):]] == val
             elif var == "recv":
                 # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
-                same = {str(x): q for x, q in t.recv[m].items()} == val
-            elif var == "delivered":
-                # equal to a list of lists: ``norm``'s shape already
-                same = [list(x) for x in t.delivered[m][len(s.delivered[m]):]] == val
+                key = self._key
+                same = {key[x]: q for x, q in t.recv._d[m]._d.items()} == val
+            elif var == "sent":
+                same = t.sent[m] == val
+            elif var == "vid":
+                same = t.vid[m] == val
+            elif var == "fwd":
+                same = sorted(t.fwd[m]) == sorted(val)          # ``observe`` and ``norm``
             else:
                 same = self.observe(s, t, ev, var) == self.norm(var, val)
             if not same:
@@ -247,10 +260,28 @@ class SequencerBinding(Binding):
             if v not in logged:
                 fa, fb = t[k], s[k]
                 if fa is not fb:                    # (the same object: a variable the step left alone)
-                    a, b = fa[m], fb[m]
+                    a, b = fa._d[m], fb._d[m]
                     if a is not b and a != b:
                         return None
         return t
+
+    def one(self, s, ev: dict):
+        # ``Binding.one`` with ``logged``, ``reduce`` and ``after`` in line
+        m = ev["nid"]
+        t = self.accept(s, ev, ev.get("state") if m is not None else None)
+        if t is None:
+            return None
+        out = [t if t.delivered is self.empty else t._replace(delivered=self.empty)]
+        self.reduced = out
+        name = ev["name"]
+        if name == "RecvData":
+            new = t.delivered._d[m][len(s.delivered._d[m]):]
+            if new:
+                self.hist[m].extend(new)
+                self.where[m].extend([ev["i"]] * len(new))
+        elif name == "Send":
+            self.sent[m] = t.sent[m]
+        return out, None
 
     def unlogged_changes(self, s, t, ev: dict, logged: dict) -> list[str]:
         # the usual step: the member's value of each variable the record

@@ -62,12 +62,13 @@ from sys import intern
 from typing import Iterable, Optional, Union
 
 import msgspec
+from msgspec import UNSET
 
 from . import progress
 
 from groupcheck.impl import protocols as impl_protocols, tracefile
 
-from . import schemacheck
+from . import schemacheck, schematypes
 
 FORMAT = tracefile.FORMAT
 FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
@@ -320,15 +321,19 @@ class _File:
 
 
 def _norm_event(rec: dict, src: str, state) -> dict:
+    return _event(rec["name"], rec["nid"], rec.get("params"), rec.get("msg"), state, rec["clock"], rec.get("vc"),
+                  src)
+
+
+def _event(name: str, nid, params, msg, state, clock, vc, src: str) -> dict:
     # the action's name and the message's strings interned, as ``_pairs`` does
     # (msgspec shares keys, not values): a long run holds millions of copies of a few
-    msg = rec.get("msg")
     if msg:
         for k, v in msg.items():
             if type(v) is str:
                 msg[k] = intern(v)      # (a value replaced: the dict keeps its keys, so iterating goes on)
-    return {"i": -1, "name": intern(rec["name"]), "nid": rec["nid"], "params": rec.get("params") or {},
-            "msg": msg, "state": state, "clock": rec["clock"], "vc": rec.get("vc"), "src": src}
+    return {"i": -1, "name": intern(name), "nid": nid, "params": params or {},
+            "msg": msg, "state": state, "clock": clock, "vc": vc, "src": src}
 
 
 @contextmanager
@@ -360,10 +365,34 @@ def _read_file(path: Path) -> _File:
     prev_vc: Optional[dict] = None
     own = None
     valid: dict = {}        # kind -> the compiled predicate of a valid record (``_valid``), once the header is read
+    typed = None            # the protocol's typed decoder (``_typed``), once the header is read
     name = str(path)
     for n, line in _lines(path):
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
+        if typed is not None and end is None:
+            # the usual event: decoded and checked by its action's types
+            x = _typed_event(typed, line)
+            if x is not None:
+                nid, vc = x.nid, x.vc
+                if nid is not None and nid not in nodes:
+                    raise TraceError(path, n, f"nid: {nid!r} is not one of the header's nodes {sorted(nodes)}")
+                if vc is UNSET:
+                    vc = None
+                if own is not None or vc is not None:
+                    prev_vc = _check_vc(path, n, header, own, nid, vc, prev_vc)
+                msg, state = x.msg, x.state         # (UNSET: absent)
+                if msg is UNSET:
+                    msg = None
+                elif msg and type(x) in free:
+                    for k, v in msg.items():        # interned as ``_event`` does (an enum's strings are already)
+                        if type(v) is str:
+                            msg[k] = intern(v)
+                # ``_event`` in line: the name is interned already
+                events.append({"i": -1, "name": action[type(x)], "nid": nid, "params": x.params or {}, "msg": msg,
+                               "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
+                               "src": f"{name}:{n}"})
+                continue
         try:
             rec = parse_line(line)
         except ValueError as e:
@@ -385,6 +414,9 @@ def _read_file(path: Path) -> _File:
             if fmt == FORMAT and rec.get("node") is not None:
                 own = str(rec["node"])
             valid = _valid(protocol, fmt)
+            typed = _typed(protocol) if fmt == FORMAT else None
+            if typed is not None:
+                action, free = typed.names, typed.free_strings
             continue
         if end is not None:
             raise TraceError(path, n, "a record after the end record")
@@ -422,17 +454,8 @@ def _read_file(path: Path) -> _File:
             events.append(_norm_event(rec, src, state))
             continue
         vc = rec.get("vc")
-        if own is not None:
-            if vc is None:
-                raise TraceError(path, n, "an event of a per-node file must carry vc")
-            if rec["nid"] != header["node"]:
-                raise TraceError(path, n, f"nid {rec['nid']} in the file of node {header['node']}")
-        if vc is not None and prev_vc is not None:
-            back = [k for k, v in prev_vc.items() if vc.get(k, 0) < v]
-            if back:
-                raise TraceError(path, n, f"vc component {back[0]!r} went back "
-                                          f"({prev_vc[back[0]]} -> {vc.get(back[0], 0)})")
-        prev_vc = vc if vc is not None else prev_vc
+        if own is not None or vc is not None:
+            prev_vc = _check_vc(path, n, header, own, rec["nid"], vc, prev_vc)
         events.append(_norm_event(rec, src, rec.get("state")))
     if header is None:
         raise TraceError(path, 1, "empty trace (no header)")
@@ -444,6 +467,49 @@ def _read_file(path: Path) -> _File:
         header.setdefault("options", {})
         header["converted_from"] = FORMAT_V1
     return _File(str(path), header, events, end, own, fmt)
+
+
+def _check_vc(path, n: int, header: dict, own, nid, vc, prev_vc):
+    """An event's vector clock against its file (a per-node file's events
+    carry one, of that node; no component goes back); the file's latest."""
+    if own is not None:
+        if vc is None:
+            raise TraceError(path, n, "an event of a per-node file must carry vc")
+        if nid != header["node"]:
+            raise TraceError(path, n, f"nid {nid} in the file of node {header['node']}")
+    if vc is not None and prev_vc is not None:
+        back = [k for k, v in prev_vc.items() if vc.get(k, 0) < v]
+        if back:
+            raise TraceError(path, n, f"vc component {back[0]!r} went back "
+                                      f"({prev_vc[back[0]]} -> {vc.get(back[0], 0)})")
+    return vc if vc is not None else prev_vc
+
+
+def _typed_event(typed, line: str):
+    """``line`` decoded by the protocol's typed decoder (``_typed``): the
+    action's Struct when the line is certainly a valid event of the
+    protocol, else None (the general way reads it, decides and words the
+    error).  As ``parse_line`` proves that msgspec dropped no member, the
+    colons of the Struct re-encoded (absent fields are left out) must be
+    the line's: a key written twice, or one the types do not name, was
+    dropped.  A line with a backslash (an escape may spell a colon) or a
+    CR before its end (JSON whitespace to msgspec, refused by the format)
+    is left to the general way."""
+    if "\\" in line or line.endswith("\r"):
+        return None
+    try:
+        x = typed.decoder.decode(line)
+    except msgspec.DecodeError:
+        return None
+    return x if _encode(x).count(b":") == line.count(":") and typed.keys_ok(x) else None
+
+
+@lru_cache(maxsize=None)
+def _typed(protocol: str):
+    """The typed decoder of ``protocol``'s events in format 2
+    (conformance/schematypes.py), or None when its schemas have none."""
+    rel = _protocol_schema(protocol, FORMAT)
+    return None if rel is None else schematypes.for_protocol(_envelope(FORMAT), rel)
 
 
 # ------------------------------------------------------------------ runs

@@ -190,16 +190,18 @@ class SequencerModel(Model):
         dup = snd in table and q <= top
         if dup and self.FillGaps:   # a duplicate only if no seqno of snd up to q is missing
             dup = all(q < h for x, h in s.holes[m] if x == snd)
-        new = {"chan": s.chan.set((p, m), ch[:i] + ch[i + 1:])}     # the step's changes, one _replace
+        # the step's changes, in one _replace (a composition's state has no holes: not named unless FillGaps)
+        chan, fwd, delivered, recv = s.chan.set((p, m), ch[:i] + ch[i + 1:]), s.fwd, s.delivered, s.recv
         if snd == m and not self.RetainForward:
-            new["fwd"] = s.fwd.set(m, s.fwd[m] - {q})
+            fwd = fwd.set(m, fwd[m] - {q})
         if not dup:
-            new["delivered"] = s.delivered.set(m, s.delivered[m] + ((snd, q),))
+            delivered = delivered.set(m, delivered[m] + ((snd, q),))
             if q >= top:
-                new["recv"] = s.recv.set(m, table.set(snd, q))
+                recv = recv.set(m, table.set(snd, q))
             if self.FillGaps:
-                new["holes"] = s.holes.set(m, (s.holes[m] - {(snd, q)}) | {(snd, i) for i in range(top + 1, q)})
-        return s._replace(**new)
+                holes = s.holes.set(m, (s.holes[m] - {(snd, q)}) | {(snd, i) for i in range(top + 1, q)})
+                return s._replace(chan=chan, fwd=fwd, delivered=delivered, recv=recv, holes=holes)
+        return s._replace(chan=chan, fwd=fwd, delivered=delivered, recv=recv)
 
     def InstallView(self, s: SequencerState, m: int):
         if m in s.crashed or s.vid[m] >= len(s.views):

@@ -213,7 +213,15 @@ class Fn(Mapping):
             d[key] = value
             return Fn(d)
         d[key] = value
-        return Fn._of(d)
+        # ``Fn._of(d)`` in line: every model step sets a few
+        f = _NEW(Fn)
+        _SET_D(f, d)
+        _SET_ITEMS(f, None)
+        _SET_HASH(f, None)
+        table = _INTERN
+        if table is not None:
+            return table.setdefault(f, f)
+        return f
 
     def update(self, pairs: Mapping) -> "Fn":
         d = self._d.copy()
@@ -230,6 +238,7 @@ class Fn(Mapping):
 
 
 _SET_D, _SET_ITEMS, _SET_HASH = Fn._d.__set__, Fn._items.__set__, Fn._hash.__set__
+_NEW = object.__new__
 
 
 class Seq:

@@ -414,6 +414,110 @@ def test_the_compiler_refuses_unknown_keywords():
         schemacheck.compile_schema({"type": "object", "dependentRequired": {"a": ["b"]}})
 
 
+# ---------------------------------------------------------------- typed decoding
+
+def _lines_of(records, rng):
+    """Each record and its mutations as lines, some with a key written twice."""
+    for rec in records:
+        for r in [rec] + _mutations(rec, rng):
+            line = json.dumps(r, separators=(",", ":"))
+            yield r, line
+            if isinstance(r, dict) and r and rng.random() < 0.2:
+                k = rng.choice(sorted(r))
+                yield None, line[:-1] + "," + json.dumps(k) + ":" + json.dumps(rng.choice([1, "x", None])) + "}"
+
+
+@pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore", "raincoreflush",
+                                      "raincoresequencerflush"])
+def test_typed_decoding_accepts_only_what_the_schemas_accept(protocol):
+    """A line the typed decoder generated from the schemas accepts is a valid
+    event of the protocol (the compiled predicates and jsonschema accept
+    it) and reads as the general way reads it; the protocols it is
+    generated for read most of their campaign's events that way."""
+    from groupcheck.conformance.protocols import get
+    typed = traces._typed(protocol)
+    if protocol == "sequencer":
+        assert typed is not None
+    if typed is None:
+        pytest.skip(f"no typed decoder for {protocol}: read the general way")
+    proto = get(protocol)
+    rng = random.Random(11)
+    env_j = _jsonschema(_schema("trace_schema.json"))
+    proto_j = _jsonschema(_schema(f"schemas/{protocol}.json"))
+    valid = traces._valid(protocol, traces.FORMAT)["event"]
+    records, _ = proto.simulate(1, proto.campaign_faults, {})
+    events = sum(1 for r in records if r.get("kind") == "event")
+    typed_events = accepted = refused = 0
+    for r, line in _lines_of(records, rng):
+        x = traces._typed_event(typed, line)
+        try:
+            rec = traces.parse_line(line)
+        except ValueError:
+            assert x is None, line          # a duplicate key or a bad line: never read typed
+            continue
+        if x is None:
+            refused += 1
+            continue
+        accepted += 1
+        typed_events += rec == r and r in records
+        assert valid(rec) and env_j.is_valid(rec), line
+        assert proto_j.is_valid({"params": {}, "msg": None, "state": None, **rec}), line
+        general = traces._norm_event(rec, "f:1", rec.get("state"))
+        fast = traces._event(typed.names[type(x)], x.nid, x.params or None, None if x.msg is msgspec_unset() else
+                             x.msg, None if x.state is msgspec_unset() else x.state, x.clock,
+                             None if x.vc is msgspec_unset() else x.vc, "f:1")
+        assert fast == general and all(type(fast[k]) is type(general[k]) for k in fast), line
+    assert typed_events >= 0.9 * events and refused > 50, (typed_events, events, accepted, refused)
+
+
+def test_a_run_read_typed_equals_the_run_read_the_general_way(tmp_path, monkeypatch):
+    """Every event of a campaign run (crashes, losses, duplicates), as one
+    file and as per-node files, reads the same, value for value and type
+    for type, with the typed decoder and without it."""
+    path, records, _ = _run(tmp_path, seed=5, per_member=4)
+    runs = [path, _split(tmp_path, records)]
+    typed = [traces.load(p) for p in runs]
+    monkeypatch.setattr(traces, "_typed", lambda protocol: None)
+    general = [traces.load(p) for p in runs]
+    for a, b in zip(typed, general):
+        assert (a.header, a.end, len(a.events)) == (b.header, b.end, len(b.events)) and len(a.events) > 20
+        for x, y in zip(a.events, b.events):
+            assert x == y and list(x) == list(y), (x, y)
+            assert all(type(x[k]) is type(y[k]) and (not isinstance(x[k], dict) or list(x[k]) == list(y[k]))
+                       for k in x), (x, y)
+
+
+def msgspec_unset():
+    import msgspec
+    return msgspec.UNSET
+
+
+@pytest.mark.parametrize("line", [
+    '{"clock":1,"kind":"event","name":"Send","nid":1.0}',                  # an integral float: valid, read generally
+    '{"clock":1,"kind":"event","name":"Send","nid":1,"state":{"sent":1,"sent":2}}',     # duplicate: refused
+    '{"clock":1,"kind":"event","name":"RecvData","nid":1,"params":{"p":1,"q":2},"msg":{"type":"DATA"}}',
+    '{"clock":1,"kind":"event","name":"Send","nid":1,"state":{"recv":{"x":1}}}',        # a key against its pattern
+    '{"clock":1,"kind":"event","name":"Send","nid":1,"vc":{"01":1}}',
+    '{"clock":1,"kind":"event","name":"Send","nid":1}\r',
+    '{"clock":1,"kind":"event","name":"Send","nid":1,"msg":{"type":"D\\u0041TA"}}',   # an escape: read generally
+])
+def test_what_typed_decoding_leaves_to_the_general_way(line):
+    assert traces._typed_event(traces._typed("sequencer"), line) is None
+
+
+def test_the_type_generator_refuses_what_it_cannot_express():
+    from groupcheck.conformance import schematypes
+    env = _schema("trace_schema.json")
+    registry = tracefile.schema_registry()
+    base = _schema("schemas/sequencer.json")
+    assert schematypes.event_decoder(env, base, registry) is not None
+    for extra in ({"not": {"required": ["x"]}}, {"properties": {"state": {"properties": {"fwd": {"uniqueItems": True}}}}},
+                  {"if": {"properties": {"nid": {"const": 1}}}, "then": {"required": ["msg"]}},
+                  {"properties": {"state": {"minProperties": 1}}}, {"dependentRequired": {"a": ["b"]}}):
+        with pytest.raises(schematypes.Unsupported):
+            schematypes.event_decoder(env, {**base, "allOf": base["allOf"] + [extra]}, registry)
+
+
 # ---------------------------------------------------------------- per-node files
 
 def _split(tmp_path, records, env_records=("Crash", "NewView")):
