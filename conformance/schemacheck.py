@@ -49,6 +49,16 @@ class SchemaCompileError(ValueError):
     pass
 
 
+def resolve_ref(registry: Registry, r: str, base: str, error: Callable[[str], Exception]):
+    """(the schema ``r`` names from ``base``, its base URI); ``error(why)`` if
+    it names nothing (the compiler's and the type generator's one lookup)."""
+    try:
+        target = registry.resolver(base_uri=base).lookup(r).contents
+    except Unresolvable as e:
+        raise error(f"$ref {r!r} (in {base or 'the schema'}) resolves to nothing") from e
+    return target, urldefrag(urljoin(base, r)).url
+
+
 def _is_int(x) -> bool:
     return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
 
@@ -171,11 +181,7 @@ class _Gen:
 
     def lookup(self, r: str, base: str):
         """(the schema ``r`` names from ``base``, its base URI)."""
-        try:
-            target = self.registry.resolver(base_uri=base).lookup(r).contents
-        except Unresolvable as e:
-            raise SchemaCompileError(f"$ref {r!r} (in {base or 'the schema'}) resolves to nothing") from e
-        return target, urldefrag(urljoin(base, r)).url
+        return resolve_ref(self.registry, r, base, SchemaCompileError)
 
     def ref(self, r: str, base: str) -> str:
         uri = urljoin(base, r)

@@ -49,15 +49,14 @@ from functools import lru_cache
 from sys import intern
 from typing import (Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict, Union, get_args,
                     get_origin, get_type_hints)
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urljoin
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 from referencing import Registry
-from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from .schemacheck import ANNOTATIONS, MEMO_MAX
+from .schemacheck import ANNOTATIONS, MEMO_MAX, resolve_ref
 
 
 class Unsupported(ValueError):
@@ -93,11 +92,7 @@ class _Gen:
         self.key_patterns: list = []      # (path of keys, pattern) checked after decoding
 
     def lookup(self, r: str, base: str):
-        try:
-            target = self.registry.resolver(base_uri=base).lookup(r).contents
-        except Unresolvable as e:
-            raise Unsupported(f"$ref {r!r} resolves to nothing") from e
-        return target, urldefrag(urljoin(base, r)).url
+        return resolve_ref(self.registry, r, base, Unsupported)
 
     # ---- normal forms
     @staticmethod
