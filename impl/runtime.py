@@ -78,6 +78,7 @@ SHUNNED = 5                      # exit status of a node its ring has suspected 
 LEAVING_LIMIT = 5.0              # seconds a suspected node may spend settling its own frames before it exits
 DRAIN_LIMIT = 4096               # datagrams read before a timer acts (a full receive buffer of small frames)
 DRAIN_LATE = 0.1                 # seconds overdue: a Transport Manager timer this late drains first (a pause)
+DRAIN_BUDGET = 0.05              # seconds a drain may take: under a steady inflow the socket is never empty
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
@@ -490,11 +491,16 @@ class Node(asyncio.DatagramProtocol):
         with every timer overdue, the Transport Manager's retry would give
         up on frames whose acks sit unread in the socket buffer, and abort
         them: a live receiver made to leave.  A datagram that re-arms or
-        cancels the timer makes it moot, as if it had come in time."""
+        cancels the timer makes it moot, as if it had come in time.  It
+        stops after DRAIN_BUDGET seconds: an overloaded coordinator's socket
+        is never empty, and a drain of DRAIN_LIMIT datagrams, a step each,
+        took seconds, the next Transport Manager timer was late again, and
+        the Eating timer never ran (the token stuck at the node)."""
         if self.sock is None:
             return
+        until = time.monotonic() + DRAIN_BUDGET
         for _ in range(DRAIN_LIMIT):
-            if self.done.is_set() or self.frozen:
+            if self.done.is_set() or self.frozen or time.monotonic() > until:
                 return
             try:
                 data, addr = self.sock.recvfrom(65536)

@@ -39,30 +39,33 @@ def cli_never_prints_a_traceback(monkeypatch):
 # ---------------------------------------------------------------- the default suite's split
 
 # tests/suite_split.txt: the tests measured at 1.25 s or more that run behind the
-# `slow` marker (bench/suite_split.py writes it from a --durations run), so
-# that `make test` stays within 4 minutes.  A listed test that no longer
-# exists fails the collection of the whole suite: the list cannot go stale.
+# `slow` marker, so that `make test` stays within 4 minutes, and those measured
+# at a minute or more in the slow suite that run behind `heavy`, so that `make
+# test-slow` stays within 30 (bench/suite_split.py writes both from --durations
+# runs).  A listed test that no longer exists fails the collection of the whole
+# suite: the list cannot go stale.
 _SPLIT = os.path.join(os.path.dirname(__file__), "suite_split.txt")
 
 
-def _listed_slow() -> set:
+def _listed() -> dict:
     with open(_SPLIT, encoding="utf-8") as fh:
-        return {ln.split()[2] for ln in fh if ln.startswith("slow ")}
+        return {f[2]: f[0] for f in (ln.split() for ln in fh) if len(f) == 3 and f[0] in ("slow", "heavy")}
 
 
 @pytest.hookimpl(tryfirst=True)          # before -m deselects by marker
 def pytest_collection_modifyitems(session, config, items):
-    listed = _listed_slow()
+    listed = _listed()
     here = os.path.dirname(__file__)
     seen = set()
     for item in items:
         nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/" + item.nodeid
-        if nodeid in listed:
-            item.add_marker(pytest.mark.slow)
+        tier = listed.get(nodeid)
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
             seen.add(nodeid)
     whole = [os.path.abspath(str(a)).rstrip("/") for a in config.args] in ([here], [os.path.dirname(here)])
-    if whole and listed - seen:
-        raise pytest.UsageError(f"{_SPLIT}: listed tests that do not exist: {sorted(listed - seen)[:5]}")
+    if whole and listed.keys() - seen:
+        raise pytest.UsageError(f"{_SPLIT}: listed tests that do not exist: {sorted(listed.keys() - seen)[:5]}")
 
 
 # ---------------------------------------------------------------- a time budget

@@ -176,8 +176,10 @@ def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
     """After a pause the Transport Manager's timers are overdue; the
     datagrams queued in the socket (the acks that would have stopped a
     retry) are taken first, and a timer they re-arm does not fire as it was.
-    A timer on time, or another layer's, reads nothing first: under a steady
-    overload a drain at every timer kept the loop reading for seconds."""
+    A timer on time, or another layer's, reads nothing first, and a drain
+    stops after DRAIN_BUDGET seconds: under a steady overload a drain at
+    every timer, or of every queued datagram, kept the loop reading for
+    seconds."""
     import socket
     from groupcheck.impl.events import TimerFired
     key = b"k" * 32
@@ -216,6 +218,17 @@ def test_a_timer_reads_what_has_already_arrived_before_it_acts(tmp_path):
     steps.clear()
     n._fire("tm/retry", 8)
     assert steps == ["Receive"]
+    # a drain takes what DRAIN_BUDGET allows and leaves the rest for the loop:
+    # an overloaded node's socket is never empty, and steps of 20 ms each
+    queue(20)
+    n.effects.timers[n.nid]["tm/retry"] = 10
+    n.due["tm/retry"] = n.now - 1.0
+    n._step = lambda ev: (steps.append(type(ev).__name__), time.sleep(0.02))
+    steps.clear()
+    n._fire("tm/retry", 10)
+    took = steps.count("Receive")
+    assert 1 <= took <= runtime.DRAIN_BUDGET / 0.02 + 1 and steps[-1] == "TimerFired"
+    assert rx.recvfrom(65536)                          # the rest still queued
     rx.close(), tx.close()
     n.writer.close()
 
