@@ -34,7 +34,21 @@ LINE = re.compile(r"([\d.]+)s (?:call|setup|teardown)\s+(\S+)")
 
 
 def durations(log: Path) -> dict[str, float]:
+    """Seconds per test id, from pytest's ``--durations=0`` lines or from a
+    ``--junitxml`` report (whose times cover what ran before an interrupt)."""
     per: dict[str, float] = defaultdict(float)
+    if log.suffix == ".xml":
+        import xml.etree.ElementTree as ET
+        for case in ET.parse(log).getroot().iter("testcase"):
+            if case.find("skipped") is not None:
+                continue
+            parts, name = case.get("classname", "").split("."), case.get("name", "")
+            for cut in range(len(parts), 0, -1):       # tests.test_x[.TestClass]: the module is the longest file
+                if Path("/".join(parts[:cut]) + ".py").exists() or cut == 1:
+                    nodeid = "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:], name])
+                    break
+            per[nodeid] += float(case.get("time", 0))
+        return per
     for line in log.read_text(encoding="utf-8").splitlines():
         m = LINE.match(line)
         if m:
@@ -49,7 +63,8 @@ def _whole_module_heavy(nodeid: str, root: Path) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", type=Path, help="pytest output with --durations=0 (the default suite, or the slow one)")
+    ap.add_argument("log", type=Path, help="pytest output with --durations=0, or its --junitxml report "
+                    "(the default suite, or the slow one)")
     ap.add_argument("--tier", choices=("slow", "heavy"), default="slow")
     ap.add_argument("--threshold", type=float, default=None,
                     help="seconds (setup + call + teardown); 1.25 for slow, 60 for heavy")

@@ -137,15 +137,16 @@ class CheckOutcome:
         """Whether this run's distinct-state count is a property of the model
         alone (docs/architecture.md, "What the manifest pins"): a search that
         ran to the end (``ok``; a temporal violation, since ``check`` runs
-        liveness only once the whole graph is built); or an invariant
-        violation found by one worker, whose breadth-first order is fixed.
-        Several workers reach a violating state in an order set by thread
-        timing, so that count is not pinned."""
+        liveness only once the whole graph is built); or an invariant or
+        action-property violation (a step, found during the search) found
+        by one worker, whose breadth-first order is fixed.  Several workers
+        reach a violating state in an order set by thread timing, so that
+        count is not pinned."""
         r = self.result
         lasso = r.loop_index is not None or r.stuttering    # a temporal, not an action, property
         if r.outcome == "ok" or (r.outcome == "property" and lasso and self.liveness_final):
             return True
-        return r.outcome == "invariant" and self.workers == 1
+        return (r.outcome == "invariant" or (r.outcome == "property" and not lasso)) and self.workers == 1
 
     @property
     def count_matches(self) -> bool:

@@ -100,13 +100,14 @@ def test_a_malformed_fragment_is_a_decode_error(body, why):
 
 @pytest.mark.slow
 def test_a_flush_after_thousands_of_messages_in_one_view(tmp_path):
-    """A coordinator-kill run whose view holds more messages than one
-    datagram's digest can carry: the FLUSH_COMPLETED and the VIEW go in
-    pieces, the run conforms and nothing is lost."""
+    """A coordinator-kill run whose view holds thousands of messages: the
+    run conforms and nothing is lost, and the flush needs no fragment (its
+    digests travel as per-sender seqno runs, impl/stacks/flush.py; as one
+    key per message a FLUSH_COMPLETED here took several datagrams)."""
     from groupcheck.impl.cluster import Runner
     res = Runner("sequencerflush", 3, 1500, [(2, 1.4)], tmp_path, rate=1000, timeout=60).run()
     assert res.verdict == "ok" and res.quiescent and res.history == [], (res.reason, res.history)
-    assert sum(s.get("frag.reassembled", 0) for s in res.stats.values()) >= 2
+    assert sum(s.get("frag.reassembled", 0) for s in res.stats.values()) == 0
     assert res.delivered[1] == res.delivered[3]
 
 

@@ -3,9 +3,10 @@
 An expectation in a manifest is pinned exactly only where it is a property of
 the model: a full search, a temporal violation (liveness runs once the search
 has ended, ``-lncheck final``), or an invariant violation found by one worker.
-These tests run the models whose expectation is a temporal violation several
-times, with one and two TLC workers and with a CPU-bound process beside TLC,
-and require the same verdict and the same distinct-state count every time.
+These tests run the models whose expectation is a PROPERTY (temporal, or an
+action property) several times, with one and two TLC workers and with a
+CPU-bound process beside TLC, and require the same verdict every time and
+the same distinct-state count wherever the rule pins it.
 """
 
 from __future__ import annotations
@@ -59,21 +60,30 @@ class Busy:
 
 
 def _runs(entry):
-    """(label, outcome) for idle/1 worker, busy/1 worker, busy/2 workers."""
-    runs = [("idle, 1 worker", check(entry, workers=1))]
+    """(label, outcome) for idle/1 worker, busy/1 worker, and busy/2 workers
+    where the violation is a lasso (found once the whole graph is built).
+    An action property breaks during the search like an invariant, and
+    several workers may first reach another property broken at the same
+    depth (TwoInitiators: ViewsFromRing before OneViewPerId), so there the
+    verdict, like the count, is pinned for one worker, as the audit runs it."""
+    first = check(entry, workers=1)
+    runs = [("idle, 1 worker", first)]
     with Busy():
         runs.append(("busy, 1 worker", check(entry, workers=1)))
-        runs.append(("busy, 2 workers", check(entry, workers=2)))
+        if first.result.loop_index is not None or first.result.stuttering:
+            runs.append(("busy, 2 workers", check(entry, workers=2)))
     return runs
 
 
 def _assert_stable(entry, runs):
+    """Every run the same verdict; every count the rule pins (a lasso's at
+    any worker count, an action property's with one worker) the pinned one."""
     for label, o in runs:
         assert o.observed == entry.expected, f"{entry.name} ({label}): {o.observed} != {entry.expected}"
-        assert o.count_exact, f"{entry.name} ({label}): temporal violation count not exact"
+        assert o.count_exact or o.workers > 1, f"{entry.name} ({label}): a one-worker count not exact"
         assert o.matches_expectation, (
             f"{entry.name} ({label}): {o.result.distinct_states} distinct states, pinned {entry.distinct_states}")
-    counts = {o.result.distinct_states for _, o in runs}
+    counts = {o.result.distinct_states for _, o in runs if o.count_exact}
     assert len(counts) == 1, f"{entry.name}: counts differ between runs: {[(l, o.result.distinct_states) for l, o in runs]}"
 
 
@@ -112,6 +122,7 @@ def test_which_counts_are_pinned():
     assert _outcome(lasso, 2, final=True).count_exact
     assert not _outcome(lasso, 1, final=False).count_exact      # periodic liveness check: timing
     assert not _outcome(action, 2, final=True).count_exact      # an action property stops the search early
+    assert _outcome(action, 1, final=True).count_exact          # ... in one worker's fixed order
     assert _outcome(inv, 1, final=True).count_exact
     assert not _outcome(inv, 2, final=True).count_exact
     assert _outcome(ok, 4, final=False).count_exact
