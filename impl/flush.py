@@ -98,6 +98,24 @@ class StartFlush:
     view: int
 
 
+def _key_list(keys) -> list:
+    """``[[sender, seqno], ...]`` in key order: each sender's seqnos sorted
+    apart (sorting ints, not pairs, is the cheaper part of a long view's
+    flush)."""
+    by: dict = {}
+    for s, q in keys:
+        got = by.get(s)
+        if got is None:
+            by[s] = got = []
+        got.append(q)
+    out: list = []
+    for s in sorted(by):
+        qs = by[s]
+        qs.sort()
+        out.extend([s, q] for q in qs)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class FlushOk:
     view: int
@@ -392,7 +410,14 @@ class Flush:
     def _listed(self, digest) -> list:
         got = self._lists.get(id(digest))
         if got is None or got[0] is not digest:
-            got = self._lists[id(digest)] = (digest, [[s, q] for s, q in sorted(digest)])
+            # an equal digest listed before (a member's own, back in a
+            # FLUSH_COMPLETED as a new object) is not sorted again
+            listed = self._lists.get(digest) if isinstance(digest, frozenset) else None
+            if listed is None:
+                listed = _key_list(digest)
+                if isinstance(digest, frozenset):
+                    self._lists[digest] = listed
+            got = self._lists[id(digest)] = (digest, listed)
         return got[1]
 
     def _listed_entries(self, entries) -> list:
