@@ -17,8 +17,9 @@ A test marked ``slow`` in its own file is not listed (it already is).
 With ``--tier heavy`` the log is the slow suite's: a test that took at
 least ``--threshold`` seconds there (60 by default) goes behind ``heavy``
 (out of ``make test-slow``, into ``make test-heavy``), so the slow suite
-stays within 30 minutes on 2 cores; the ``heavy`` lines are rewritten, a
-test's ``slow`` line giving way to its ``heavy`` one.  A module marked
+stays within 30 minutes on 2 cores; a ``heavy`` line is kept for a test
+the log does not hold (a slow tier's log holds no heavy test), rewritten
+for one it holds, and a test's ``slow`` line gives way to its ``heavy`` one.  A module marked
 ``heavy`` as a whole (tests/test_manifest_heavy.py) is not listed.
 """
 
@@ -83,7 +84,10 @@ def main(argv=None) -> int:
         heavy = {k: v for k, (t, v) in listed.items() if t == "heavy"}
         slow = {k: v for k, v in per.items() if v >= threshold and k not in keep and k not in heavy}
     else:
-        heavy = {k: v for k, v in per.items() if v >= threshold and k not in keep and not _whole_module_heavy(k, root)}
+        # a heavy test already listed is absent from a slow tier's log: it stays
+        heavy = {k: v for k, (t, v) in listed.items() if t == "heavy" and k not in per}
+        heavy.update({k: v for k, v in per.items()
+                      if v >= threshold and k not in keep and not _whole_module_heavy(k, root)})
         slow = {k: v for k, (t, v) in listed.items() if t == "slow" and k not in heavy}
     body = [f"heavy {v:6.1f} {k}" for k, v in sorted(heavy.items(), key=lambda kv: -kv[1])]
     body += [f"slow {v:6.1f} {k}" for k, v in sorted(slow.items(), key=lambda kv: -kv[1])]
