@@ -26,6 +26,7 @@ for one it holds, and a test's ``slow`` line gives way to its ``heavy`` one.  A 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from collections import defaultdict
@@ -58,7 +59,11 @@ def durations(log: Path) -> dict[str, float]:
 
 
 def _whole_module_heavy(nodeid: str, root: Path) -> bool:
-    path = root / nodeid.split("::")[0]
+    return _module_heavy(root / nodeid.split("::")[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _module_heavy(path: Path) -> bool:      # once per module, not per test
     return path.exists() and "pytestmark = [pytest.mark.heavy" in path.read_text(encoding="utf-8")
 
 

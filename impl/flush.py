@@ -98,24 +98,6 @@ class StartFlush:
     view: int
 
 
-def _key_list(keys) -> list:
-    """``[[sender, seqno], ...]`` in key order: each sender's seqnos sorted
-    apart (sorting ints, not pairs, is the cheaper part of a long view's
-    flush)."""
-    by: dict = {}
-    for s, q in keys:
-        got = by.get(s)
-        if got is None:
-            by[s] = got = []
-        got.append(q)
-    out: list = []
-    for s in sorted(by):
-        qs = by[s]
-        qs.sort()
-        out.extend([s, q] for q in qs)
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class FlushOk:
     view: int
@@ -242,6 +224,24 @@ class Membership:
 
 BLOCK_TIMER = "block_ok"
 NO_INIT = 0
+
+
+def _key_list(keys) -> list:
+    """``[[sender, seqno], ...]`` in key order: each sender's seqnos sorted
+    apart (sorting ints, not pairs, is the cheaper part of a long view's
+    flush)."""
+    by: dict = {}
+    for s, q in keys:
+        got = by.get(s)
+        if got is None:
+            by[s] = got = []
+        got.append(q)
+    out: list = []
+    for s in sorted(by):
+        qs = by[s]
+        qs.sort()
+        out.extend([s, q] for q in qs)
+    return out
 
 
 def spec_msg(m, listed=None) -> dict:
