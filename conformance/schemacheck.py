@@ -108,9 +108,13 @@ class _Gen:
         self.n = 0
 
     def build(self, schema, base: str) -> Pred:
-        top = self.node(schema, base)
+        return self.build_many([(schema, base)])[0]
+
+    def build_many(self, schemas: list) -> list[Pred]:
+        """The predicates of several (schema, base), compiled at once."""
+        tops = [self.node(s, base) for s, base in schemas]
         exec(compile("\n".join(self.src), "<compiled schema>", "exec"), self.env)
-        return self.env[top]
+        return [self.env[top] for top in tops]
 
     def const(self, v) -> str:
         self.n += 1

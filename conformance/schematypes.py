@@ -20,9 +20,13 @@ language (types, bounds, string enums and constants, one pattern,
 properties, required, additionalProperties, patternProperties and
 propertyNames with one pattern, items and prefixItems whose positions
 agree, length bounds, $ref, allOf, anyOf of alternatives with different
-JSON types, if/then/else on the action's name); anything else raises
-``Unsupported`` and the protocol has no typed decoder (its records are read
-the general way).  A key pattern (a vector clock's component names, a
+JSON types, if/then/else on the action's name).  A key of the record
+whose schemas use anything else (a message's ``if type is ...``,
+``uniqueItems``, ``oneOf``) is decoded as it stands and checked after
+decoding by the compiled predicates of those schemas (``Typed.residual``);
+an action whose top level does (two layers' schemas describing one
+action's records) has no Struct, and its records are read the general
+way.  A key pattern (a vector clock's component names, a
 received-table's member keys) is not given to msgspec, which would search
 the pattern for every key of every record: it is checked after decoding
 (``Typed.keys_ok``), each key's answer remembered, as the compiled
@@ -56,6 +60,7 @@ from msgspec import UNSET, Meta, UnsetType
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from . import schemacheck
 from .schemacheck import ANNOTATIONS, MEMO_MAX, resolve_ref
 
 
@@ -90,6 +95,7 @@ class _Gen:
         self.registry = registry
         self.n = 0
         self.key_patterns: list = []      # (path of keys, pattern) checked after decoding
+        self.residual: list = []          # (path of keys, [(schema, base)]) checked after decoding
 
     def lookup(self, r: str, base: str):
         return resolve_ref(self.registry, r, base, Unsupported)
@@ -166,6 +172,33 @@ class _Gen:
             if t in nf:
                 nf[t] = nf[t] + [(s, base)]
         return nf
+
+    def names(self, s, base: str) -> Optional[list]:
+        """The action names ``s`` admits, in schema order (a composed
+        stack's: its layers' through ``$ref`` and ``anyOf``), or None when
+        it does not constrain the name."""
+        if not isinstance(s, dict):
+            return None
+        if isinstance(s.get("$id"), str):
+            base = urljoin(base, s["$id"])
+        sub = (s.get("properties") or {}).get("name")
+        own = None
+        if isinstance(sub, dict) and ("enum" in sub or "const" in sub):
+            own = list(sub["enum"]) if "enum" in sub else [sub["const"]]
+            if not all(type(x) is str for x in own):
+                return None
+        parts = [own]
+        if "$ref" in s:
+            parts.append(self.names(*self.lookup(s["$ref"], base)))
+        parts += [self.names(p, base) for p in s.get("allOf", [])]
+        if "anyOf" in s:
+            alts = [self.names(p, base) for p in s["anyOf"]]
+            parts.append(None if None in alts else list(dict.fromkeys(x for a in alts for x in a)))
+        out = None
+        for ns in parts:
+            if ns is not None:
+                out = ns if out is None else [x for x in out if x in ns]
+        return out
 
     @staticmethod
     def decide(cond, known: dict) -> bool:
@@ -283,7 +316,12 @@ class _Gen:
 
     def fields(self, frags: list, path: tuple):
         """(key -> (type, required), closed: keys not named are invalid),
-        or None when the object has no named keys (a map)."""
+        or None when the object has no named keys (a map).  A key whose
+        schemas the generator cannot read (a message's ``if type is ...``,
+        ``uniqueItems``, ``oneOf``) is typed ``Any`` and its path and schemas
+        kept in ``residual``, to be checked after decoding by the compiled
+        predicates; not under an array's items (the key holding the array
+        is the one checked after)."""
         named = {k for s, _ in frags for k in list(s.get("properties", {})) + list(s.get("required", []))}
         if not named:
             return None
@@ -303,8 +341,17 @@ class _Gen:
             raise Unsupported("a required key that is not allowed")
         out = {}
         for k in sorted(allowed):
-            nf = self.conj([(s.get("properties", {}).get(k, True), base) for s, base in frags])
-            out[k] = (self.type_of(nf, path + (k,)), k in required)
+            subs = [(s.get("properties", {}).get(k, True), base) for s, base in frags]
+            kept = len(self.key_patterns), len(self.residual)
+            try:
+                t = self.type_of(self.conj(subs), path + (k,))
+            except Unsupported:
+                if "*" in path:
+                    raise
+                del self.key_patterns[kept[0]:], self.residual[kept[1]:]
+                t = Any
+                self.residual.append((path + (k,), subs))
+            out[k] = (t, k in required)
         return out, closed
 
     def object(self, frags: list, path: tuple):
@@ -314,10 +361,11 @@ class _Gen:
             self.n += 1
             return TypedDict(f"_Obj{self.n}", {k: (Required[t] if req else NotRequired[t])
                                                for k, (t, req) in fs.items()}, total=False)
-        values, pattern, closed = [], None, False
+        values, pattern, closed, meta = [], None, False, {}
         for s, base in frags:
-            if "minProperties" in s or "maxProperties" in s:
-                raise Unsupported("minProperties")
+            for k, name, better in (("minProperties", "min_length", max), ("maxProperties", "max_length", min)):
+                if k in s:
+                    meta[name] = better(meta[name], s[k]) if name in meta else s[k]
             pats = s.get("patternProperties", {})
             add = s.get("additionalProperties", True)
             if len(pats) > 1 or (pats and add is not False):
@@ -335,11 +383,11 @@ class _Gen:
                     raise Unsupported("propertyNames other than a pattern")
                 pattern = self.key_pattern(pattern, pn["pattern"])
         if closed:
-            return Annotated[dict, Meta(max_length=0)]
+            return None if meta.get("min_length", 0) > 0 else Annotated[dict, Meta(max_length=0)]
         if pattern is not None:
             self.key_patterns.append((path, pattern))
         v = self.type_of(self.conj(values), path + ("*",)) if values else Any
-        return dict[str, v]
+        return Annotated[dict[str, v], Meta(**meta)] if meta else dict[str, v]
 
     @staticmethod
     def key_pattern(old, new):
@@ -358,12 +406,21 @@ class Typed:
     names: dict
     key_patterns: dict
     free_strings: frozenset     # the Structs whose ``msg`` may hold a string no enum names (not interned)
+    residual: dict              # Struct -> ((path, value if absent, predicates)) of its keys typed ``Any``
 
     def keys_ok(self, x) -> bool:
         for dicts, pattern in self.key_patterns[type(x)]:
             for d in dicts(x):
                 if not pattern.matches.issuperset(d) and not pattern.all(d):
                     return False
+        for path, absent, preds in self.residual.get(type(x), ()):
+            v = getattr(x, path[0])
+            if v is UNSET:
+                v = absent
+            for k in path[1:]:
+                v = v.get(k, UNSET) if type(v) is dict else UNSET
+            if v is not UNSET and not all(p(v) for p in preds):
+                return False
         return True
 
 
@@ -419,16 +476,21 @@ def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
     g = _Gen(registry)
     env = ({**envelope["$defs"]["event"], "$defs": envelope["$defs"]}, env_res.id() or "")
     proto = (protocol, proto_res.id() or "")
-    names = (protocol.get("properties") or {}).get("name", {}).get("enum")
-    if not names or not all(type(x) is str for x in names):
+    names = g.names(*proto)
+    if not names:
         raise Unsupported("no enum of action names")
-    structs, by_type, pats, rxs = [], {}, {}, {}
+    structs, by_type, pats, rxs, residual, preds = [], {}, {}, {}, {}, {}
     for name in names:
-        g.key_patterns = []
-        top = g.conj([env, proto], {"name": name})
-        if set(top) != {"object"}:
-            raise Unsupported("an event that is not an object")
-        fs, closed = g.fields(top["object"], ())
+        g.key_patterns, g.residual = [], []
+        try:
+            top = g.conj([env, proto], {"name": name})
+            if set(top) != {"object"}:
+                raise Unsupported("an event that is not an object")
+            fs, closed = g.fields(top["object"], ())
+        except Unsupported:
+            # e.g. a composed stack's action that two layers' schemas both
+            # describe (anyOf of two objects): its records are read the general way
+            continue
         if "name" not in fs or not _valid(name, fs["name"][0]):
             continue                # the envelope refuses the name
         fields = []
@@ -445,10 +507,20 @@ def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
         structs.append(st)
         by_type[st] = intern(name)
         pats[st] = tuple((_dicts(path), rxs.setdefault(p, _Keys(p))) for path, p in g.key_patterns)
+        if g.residual:
+            # the compiled predicates of what the types could not say, each on the
+            # value the protocol's schema sees (``FILL``'s for an absent top key)
+            residual[st] = [(path, FILL.get(path[0], UNSET),
+                             [preds.setdefault((id(sub), b), (sub, b)) for sub, b in subs]) for path, subs in g.residual]
     if not structs:
         raise Unsupported("no action")
+    # every predicate compiled at once (each schema once: the actions share most)
+    compiled = dict(zip(preds, schemacheck._Gen(registry).build_many(list(preds.values()))))
+    residual = {st: tuple((path, absent, tuple(compiled[id(sub), b] for sub, b in subs)) for path, absent, subs in rs)
+                for st, rs in residual.items()}
     dec = msgspec.json.Decoder(Union[tuple(structs)] if len(structs) > 1 else structs[0])
-    return Typed(dec, by_type, pats, frozenset(st for st in structs if _free(st.__annotations__.get("msg"))))
+    return Typed(dec, by_type, pats, frozenset(st for st in structs if _free(st.__annotations__.get("msg"))),
+                 residual)
 
 
 def _free(t) -> bool:

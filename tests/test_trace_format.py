@@ -436,10 +436,7 @@ def test_typed_decoding_accepts_only_what_the_schemas_accept(protocol):
     generated for read most of their campaign's events that way."""
     from groupcheck.conformance.protocols import get
     typed = traces._typed(protocol)
-    if protocol == "sequencer":
-        assert typed is not None
-    if typed is None:
-        pytest.skip(f"no typed decoder for {protocol}: read the general way")
+    assert typed is not None
     proto = get(protocol)
     rng = random.Random(11)
     env_j = _jsonschema(_schema("trace_schema.json"))
@@ -487,6 +484,22 @@ def test_a_run_read_typed_equals_the_run_read_the_general_way(tmp_path, monkeypa
                        for k in x), (x, y)
 
 
+@pytest.mark.parametrize("protocol", ["flush", "sequencerflush", "stable", "raincore", "raincoreflush",
+                                      "raincoresequencerflush"])
+def test_every_protocols_campaign_run_reads_the_same_typed(tmp_path, monkeypatch, protocol):
+    """The same for every other protocol's campaign run: its events read
+    typed (their messages' and states' checks after decoding) equal, value
+    for value, the events read the general way."""
+    from groupcheck.conformance.protocols import get
+    proto = get(protocol)
+    path = tracefile.write(tmp_path / "t.ndjson", proto.simulate(2, proto.campaign_faults, {})[0])
+    typed = traces.load(path)
+    monkeypatch.setattr(traces, "_typed", lambda protocol: None)
+    general = traces.load(path)
+    assert (typed.header, typed.end, typed.events) == (general.header, general.end, general.events)
+    assert len(typed.events) > 20
+
+
 def msgspec_unset():
     import msgspec
     return msgspec.UNSET
@@ -511,11 +524,29 @@ def test_the_type_generator_refuses_what_it_cannot_express():
     registry = tracefile.schema_registry()
     base = _schema("schemas/sequencer.json")
     assert schematypes.event_decoder(env, base, registry) is not None
-    for extra in ({"not": {"required": ["x"]}}, {"properties": {"state": {"properties": {"fwd": {"uniqueItems": True}}}}},
-                  {"if": {"properties": {"nid": {"const": 1}}}, "then": {"required": ["msg"]}},
-                  {"properties": {"state": {"minProperties": 1}}}, {"dependentRequired": {"a": ["b"]}}):
+    for extra in ({"not": {"required": ["x"]}}, {"if": {"properties": {"nid": {"const": 1}}}, "then": {"required": ["msg"]}},
+                  {"dependentRequired": {"a": ["b"]}}):
         with pytest.raises(schematypes.Unsupported):
             schematypes.event_decoder(env, {**base, "allOf": base["allOf"] + [extra]}, registry)
+
+
+@pytest.mark.parametrize("extra,bad,good", [
+    ({"properties": {"state": {"properties": {"fwd": {"uniqueItems": True}}}}}, {"fwd": [1, 1]}, {"fwd": [1, 2]}),
+    ({"properties": {"state": {"minProperties": 2}}}, {"sent": 1}, {"sent": 1, "fwd": []}),
+])
+def test_a_key_the_types_cannot_say_is_checked_after_decoding(extra, bad, good):
+    """A key whose schemas the generator cannot turn into a type is decoded
+    as it stands and checked by the compiled predicates of its schemas: the
+    record the schemas refuse is left to the general way, the one they
+    accept is read typed."""
+    from groupcheck.conformance import schematypes
+    schema = _schema("schemas/sequencer.json")
+    schema = {**schema, "allOf": schema["allOf"] + [extra]}
+    typed = schematypes.event_decoder(_schema("trace_schema.json"), schema, tracefile.schema_registry())
+    assert all(path[0] == "state" for st in typed.residual for path, _, _ in typed.residual[st])
+    line = '{"clock":1,"kind":"event","name":"Send","nid":1,"state":%s}'
+    assert traces._typed_event(typed, line % json.dumps(bad)) is None
+    assert traces._typed_event(typed, line % json.dumps(good)).state == good
 
 
 # ---------------------------------------------------------------- per-node files
