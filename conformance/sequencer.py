@@ -110,6 +110,7 @@ class SequencerBinding(Binding):
         self._verdicts: Optional[tuple] = None       # _judged's
         # ``observable``'s variables with their places in a state (``accept`` reads them by index)
         self._unlogged = tuple((v, SequencerState._fields.index(v)) for v in self._observable)
+        self._unlogged_at: dict = {}     # ``one``'s: the logged keys -> the places of those left out
         self._key = _Str({m: str(m) for m in M})       # a member as a JSON object key
 
     def init(self):
@@ -213,16 +214,18 @@ class SequencerBinding(Binding):
     # members they are): the engine asks it first and checks the others
     one_checks = True
 
-    def accept(self, s, ev: dict, logged):
-        # Send, RecvForward and RecvData (nearly every record): the message
+    def one(self, s, ev: dict):
+        # ``Binding.one`` with ``accept``, ``reduce`` and ``after`` in line:
+        # Send, RecvForward and RecvData (nearly every record), the message
         # and the logged variables compared in place; whatever differs, or
         # another action, goes to the general step, which decides
         name, m, params, msg, model = ev["name"], ev["nid"], ev["params"], ev.get("msg"), self.model
-        if type(m) is not int or m not in self.members:
+        M = self.members
+        if type(m) is not int or m not in M:
             return None
         if name == "RecvData" or name == "RecvForward":
             p = params.get("p")
-            if len(params) != 1 or type(p) is not int or p not in self.members:
+            if len(params) != 1 or type(p) is not int or p not in M:
                 return None
             t = model.RecvData(s, m, p) if name == "RecvData" else model.RecvForward(s, m, p)
             if t is None:
@@ -247,57 +250,55 @@ class SequencerBinding(Binding):
                 return None
         else:
             return None
-        if logged is None:
-            return t
-        for var, val in logged.items():
-            if var == "delivered":
-                # the elements appended, as [sender, seqno] with the sender a plain int (``check``)
-                new = t.delivered._d[m][len(s.delivered._d[m]):]
-                if len(new) != len(val):
-                    return None
-                for x, v in zip(new, val):
-                    if v != [x[0], x[1]] or type(v[0]) is not int:
+        # the deliveries the step appended
+        new = () if t.delivered is s.delivered else t.delivered._d[m][len(s.delivered._d[m]):]
+        logged = ev.get("state")
+        if logged is not None:
+            for var, val in logged.items():
+                if var == "delivered":
+                    # [sender, seqno] each, the sender a plain int (``check``)
+                    if len(new) != len(val):
                         return None
-                continue
-            if var == "recv":
-                # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
-                key = self._key
-                same = {key[x]: q for x, q in t.recv._d[m]._d.items()} == val
-            elif var == "sent":
-                same = t.sent._d[m] == val
-            elif var == "vid":
-                same = t.vid._d[m] == val
-            elif var == "fwd":
-                same = sorted(t.fwd._d[m]) == sorted(val)          # ``observe`` and ``norm``
-            else:
-                return None
-            if not same:
-                return None
-        for v, k in self._unlogged:
-            if v not in logged:
+                    for x, v in zip(new, val):
+                        if list(x) != v or type(v[0]) is not int:
+                            return None
+                elif var == "recv":
+                    # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
+                    key = self._key
+                    if {key[x]: q for x, q in t.recv._d[m]._d.items()} != val:
+                        return None
+                elif var == "sent":
+                    if t.sent._d[m] != val:
+                        return None
+                elif var == "vid":
+                    if t.vid._d[m] != val:
+                        return None
+                elif var == "fwd":
+                    if sorted(t.fwd._d[m]) != sorted(val):          # ``observe`` and ``norm``
+                        return None
+                else:
+                    return None
+            # the observable variables the record leaves out (by the logged keys: a few sets of them)
+            keys = tuple(logged)
+            at = self._unlogged_at.get(keys)
+            if at is None:
+                at = self._unlogged_at[keys] = tuple(k for v, k in self._unlogged if v not in logged)
+            for k in at:
                 fa, fb = t[k], s[k]
                 if fa is not fb:                    # (the same object: a variable the step left alone)
                     a, b = fa._d[m], fb._d[m]
                     if a is not b and a != b:
                         return None
-        return t
-
-    def one(self, s, ev: dict):
-        # ``Binding.one`` with ``logged``, ``reduce`` and ``after`` in line
-        t = self.accept(s, ev, ev.get("state"))
-        if t is None:
-            return None
-        m = ev["nid"]
+        # accepted: the successor without its histories, which go to ``hist``
         if t.delivered is self.empty:
             out = [t]
         else:
             out = [t._replace(delivered=self.empty)]
-            new = t.delivered._d[m][len(s.delivered._d[m]):]
             if new:
                 self.hist[m].extend(new)
                 self.where[m].extend([ev["i"]] * len(new))
         self.reduced = out
-        if ev["name"] == "Send":
+        if name == "Send":
             self.sent[m] = t.sent._d[m]
         return out, None
 
@@ -448,7 +449,7 @@ class WholeStateBinding(SequencerBinding):
             return [list(x) for x in t.delivered[ev["nid"]]]
         return super().observe(s, t, ev, var)
 
-    def accept(self, s, ev: dict, logged):
+    def one(self, s, ev: dict):
         return None         # ``delivered`` is the whole history here: the general step
 
     def reduce(self, t):
