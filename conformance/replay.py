@@ -320,6 +320,11 @@ class Binding:
         variable the header's ``observed`` leaves out."""
         return self._observable
 
+    # ``one`` answers only for a record ``check`` passes: the engine then
+    # asks it first and ``check`` only the records it leaves (a binding
+    # with ``before`` is checked first all the same)
+    one_checks = False
+
     def accept(self, s, ev: dict, logged: Optional[dict]):
         """The usual step's shortcut: the one successor of ``s`` the record
         names when it certainly passes every check of the general step (its
@@ -442,13 +447,15 @@ class Engine:
         self.mismatch: Optional[Mismatch] = None
         # the binding's ``before``, None when it has none (the base's does nothing): not called per step
         self.before = None if type(binding).before is Binding.before else binding.before
+        self.one_checks = binding.one_checks and self.before is None
 
     def step(self, ev: dict) -> Optional[tuple[str, str]]:
         """Take one step; None, or (verdict, reason) when the run fails here."""
         b = self.b
-        bad = b.check(ev)
-        if bad:
-            return "rejected", bad
+        if not self.one_checks:
+            bad = b.check(ev)
+            if bad:
+                return "rejected", bad
         if self.before is not None:
             stop = self.before(ev, self.cands)
             if stop:
@@ -466,6 +473,10 @@ class Engine:
                     if self.seen is not None:
                         self._saw(out)
                     return stop
+        if self.one_checks:
+            bad = b.check(ev)
+            if bad:
+                return "rejected", bad
         logged = b.logged(ev)
         items = tuple(logged.items()) if logged else ()
         observe, norm = b.observe, b.norm

@@ -401,7 +401,8 @@ class Typed:
     """A protocol's typed decoder: ``decoder.decode(line)`` is an action's
     Struct (``names[type(x)]`` its name) or raises msgspec.DecodeError;
     ``keys_ok(x)``: its keys match the schemas' key patterns
-    (``key_patterns[type(x)]``: (the dicts at a path, the pattern) of each)."""
+    (``key_patterns[type(x)]``: (where the dicts at a path are, ``_dicts``,
+    then the pattern) of each)."""
     decoder: msgspec.json.Decoder
     names: dict
     key_patterns: dict
@@ -409,7 +410,15 @@ class Typed:
     residual: dict              # Struct -> ((path, value if absent, predicates)) of its keys typed ``Any``
 
     def keys_ok(self, x) -> bool:
-        for dicts, pattern in self.key_patterns[type(x)]:
+        for key, sub, dicts, pattern in self.key_patterns[type(x)]:
+            if dicts is None:
+                # a field's dict, or a dict in one (every record's: read here, not through a call)
+                d = getattr(x, key)
+                if sub is not None and type(d) is dict:
+                    d = d.get(sub)
+                if type(d) is dict and not pattern.matches.issuperset(d) and not pattern.all(d):
+                    return False
+                continue
             for d in dicts(x):
                 if not pattern.matches.issuperset(d) and not pattern.all(d):
                     return False
@@ -442,15 +451,14 @@ class _Keys:
         return True
 
 
-def _dicts(path: tuple):
-    """The function of a Struct to the dicts at ``path`` in it (keys; ``*``
-    every element)."""
+def _dicts(path: tuple) -> tuple:
+    """How ``Typed.keys_ok`` finds the dicts at ``path`` in a Struct (keys;
+    ``*`` every element): (field, key in it or None, None) for a field or a
+    key in one, else (None, None, the function of a Struct to the dicts)."""
     if len(path) == 1:
-        key = path[0]
-        return lambda x: (v,) if type(v := getattr(x, key)) is dict else ()
+        return path[0], None, None
     if len(path) == 2 and path[1] != "*":
-        key, sub = path
-        return lambda x: (w,) if type(v := getattr(x, key)) is dict and type(w := v.get(sub)) is dict else ()
+        return path[0], path[1], None
 
     def at(x):
         cur = [getattr(x, path[0])]
@@ -463,7 +471,7 @@ def _dicts(path: tuple):
                     nxt.append(c[k])
             cur = nxt
         return [c for c in cur if type(c) is dict]
-    return at
+    return None, None, at
 
 
 def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
@@ -506,7 +514,7 @@ def event_decoder(envelope: dict, protocol: dict, registry: Registry) -> Typed:
                                forbid_unknown_fields=closed)
         structs.append(st)
         by_type[st] = intern(name)
-        pats[st] = tuple((_dicts(path), rxs.setdefault(p, _Keys(p))) for path, p in g.key_patterns)
+        pats[st] = tuple((*_dicts(path), rxs.setdefault(p, _Keys(p))) for path, p in g.key_patterns)
         if g.residual:
             # the compiled predicates of what the types could not say, each on the
             # value the protocol's schema sees (``FILL``'s for an absent top key)

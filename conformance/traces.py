@@ -242,6 +242,10 @@ _decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 # exactly as it always has.
 _fast = msgspec.json.Decoder()
 _encode = msgspec.json.encode
+# A value encoded as the writer writes (keys sorted, no spaces: impl/tracefile.py
+# ``dumps1``): a line equal to its value so encoded holds exactly the members
+# decoded, proved without counting colons (two scans of the line)
+_encode_sorted = msgspec.json.Encoder(order="sorted").encode
 
 
 def _members(x) -> int:
@@ -388,9 +392,10 @@ def _read_file(path: Path) -> _File:
                     for k, v in msg.items():        # interned as ``_event`` does (an enum's strings are already)
                         if type(v) is str:
                             msg[k] = intern(v)
-                # ``_event`` in line: the name is interned already
-                events.append({"i": -1, "name": action[type(x)], "nid": nid, "params": x.params or {}, "msg": msg,
-                               "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
+                # ``_event`` in line: the name is interned already; ``i`` its index in the file, the
+                # run's when the run is one file (``merge`` numbers a run of several)
+                events.append({"i": len(events), "name": action[type(x)], "nid": nid, "params": x.params or {},
+                               "msg": msg, "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
                                "src": f"{name}:{n}"})
                 continue
         try:
@@ -452,11 +457,13 @@ def _read_file(path: Path) -> _File:
                 last_state[key] = state
                 state = delta
             events.append(_norm_event(rec, src, state))
+            events[-1]["i"] = len(events) - 1
             continue
         vc = rec.get("vc")
         if own is not None or vc is not None:
             prev_vc = _check_vc(path, n, header, own, rec["nid"], vc, prev_vc)
         events.append(_norm_event(rec, src, rec.get("state")))
+        events[-1]["i"] = len(events) - 1
     if header is None:
         raise TraceError(path, 1, "empty trace (no header)")
     if fmt == FORMAT_V1:
@@ -494,14 +501,18 @@ def _typed_event(typed, line: str):
     the line's: a key written twice, or one the types do not name, was
     dropped.  A line with a backslash (an escape may spell a colon) or a
     CR before its end (JSON whitespace to msgspec, refused by the format)
-    is left to the general way."""
+    is left to the general way.  A line equal to its Struct encoded as the
+    writer writes (``_encode_sorted``) needs no count."""
     if "\\" in line or line.endswith("\r"):
         return None
     try:
         x = typed.decoder.decode(line)
     except msgspec.DecodeError:
         return None
-    return x if _encode(x).count(b":") == line.count(":") and typed.keys_ok(x) else None
+    enc = _encode_sorted(x)
+    if enc != line.encode() and enc.count(b":") != line.count(":"):
+        return None
+    return x if typed.keys_ok(x) else None
 
 
 @lru_cache(maxsize=None)
@@ -653,9 +664,7 @@ def load(path_or_paths: Union[str, Path, Iterable]) -> Trace:
                          "a second end record in one run")
     end = ends[0] if ends else None
     if len(files) == 1:
-        f = files[0]
-        for i, ev in enumerate(f.events):
-            ev["i"] = i
+        f = files[0]            # its events numbered as read
         return Trace(f.path, f.header, f.events, end, [f.path])
     header = _common_header(files)
     events = merge(files)

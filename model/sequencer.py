@@ -26,7 +26,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 from .core import Kernel, Label, Model, state_type
-from .values import Fn, record
+from .values import Fn
 
 
 @state_type
@@ -43,12 +43,14 @@ class SequencerState(NamedTuple):
     holes: Fn         # member -> frozenset of (sender, seqno) skipped below recv (FillGaps)
 
 
+# record(type=..., sender=s, seqno=q), its fields written in key order so
+# that no sort is needed (every Send and RecvForward builds one)
 def Forward(s: int, q: int) -> Fn:
-    return record(type="FORWARD", sender=s, seqno=q)
+    return Fn._of({"sender": s, "seqno": q, "type": "FORWARD"})
 
 
 def Data(s: int, q: int) -> Fn:
-    return record(type="DATA", sender=s, seqno=q)
+    return Fn._of({"sender": s, "seqno": q, "type": "DATA"})
 
 
 def _subsets(xs):

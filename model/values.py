@@ -123,6 +123,11 @@ class Fn(Mapping):
     hash alike regardless of construction order; equality is dict equality.
     """
 
+    # Immutable: no method changes an Fn, and its slots are its only
+    # attributes (no __dict__: setting any other name raises AttributeError).
+    # The three private slots are written only while an Fn is built, and
+    # caches after: no __setattr__ guards them, so that building one (every
+    # model step builds a few) stores its slots directly, not through a call each.
     __slots__ = ("_d", "_items", "_hash")
 
     def __new__(cls, data: Mapping | Iterable[tuple[Any, Any]] = ()) -> "Fn":
@@ -131,11 +136,8 @@ class Fn(Mapping):
         items = _sorted_items(data if t is dict else data._d if t is Fn else dict(data))
         f = cls._of(dict(items))
         if f._items is None:   # keep the sorted items (f may be an equal Fn interned earlier)
-            object.__setattr__(f, "_items", items)
+            f._items = items
         return f
-
-    def __setattr__(self, key: str, value: Any) -> None:  # pragma: no cover
-        raise AttributeError("Fn is immutable")
 
     def __reduce__(self):
         return (_fn_of_items, (self.items(),))
@@ -164,8 +166,7 @@ class Fn(Mapping):
     def items(self):  # type: ignore[override]
         items = self._items
         if items is None:
-            items = tuple(self._d.items())
-            object.__setattr__(self, "_items", items)
+            items = self._items = tuple(self._d.items())
         return items
 
     def __eq__(self, other: object) -> bool:
@@ -186,8 +187,7 @@ class Fn(Mapping):
             # hashing the values (and their types: FALSE is not 0) saves
             # building the item pairs.
             values = tuple(self._d.values())
-            h = hash((values, tuple(map(type, values))))
-            object.__setattr__(self, "_hash", h)
+            h = self._hash = hash((values, tuple(map(type, values))))
         return h
 
     def __repr__(self) -> str:
@@ -197,10 +197,10 @@ class Fn(Mapping):
     def _of(cls, d: dict) -> "Fn":
         # ``d`` is already in key order (a copy of an Fn's dict with values
         # replaced, or a sub-dict of one).
-        f = object.__new__(cls)
-        _SET_D(f, d)            # the slots' own setters: half the cost of object.__setattr__,
-        _SET_ITEMS(f, None)     # and every model step builds a few Fn
-        _SET_HASH(f, None)
+        f = _NEW(cls)
+        f._d = d
+        f._items = None
+        f._hash = None
         table = _INTERN
         if table is not None:
             return table.setdefault(f, f)
@@ -215,9 +215,9 @@ class Fn(Mapping):
         d[key] = value
         # ``Fn._of(d)`` in line: every model step sets a few
         f = _NEW(Fn)
-        _SET_D(f, d)
-        _SET_ITEMS(f, None)
-        _SET_HASH(f, None)
+        f._d = d
+        f._items = None
+        f._hash = None
         table = _INTERN
         if table is not None:
             return table.setdefault(f, f)
@@ -237,7 +237,6 @@ class Fn(Mapping):
         return Fn._of({k: v for k, v in self._d.items() if k in dom})
 
 
-_SET_D, _SET_ITEMS, _SET_HASH = Fn._d.__set__, Fn._items.__set__, Fn._hash.__set__
 _NEW = object.__new__
 
 

@@ -142,12 +142,12 @@ def test_one_candidate_shortcut_gives_the_general_steps_verdicts(tmp_path, monke
     from groupcheck.conformance.sequencer import SequencerBinding
     _, records = _write(tmp_path, 3, "loss=0.1,dup=0.05,reorder=3")
     cases = [("unchanged", records)] + _mutations(records)
-    shortcut = SequencerBinding.__dict__["accept"]
+    shortcut = SequencerBinding.__dict__["one"]
     for what, recs in cases:
         path = tracefile.write(tmp_path / "m.ndjson", recs)
-        monkeypatch.setattr(SequencerBinding, "accept", shortcut)
+        monkeypatch.setattr(SequencerBinding, "one", shortcut)
         fast = conform_file(path)
-        monkeypatch.setattr(SequencerBinding, "accept", Binding.accept)
+        monkeypatch.setattr(SequencerBinding, "one", Binding.one)       # (its ``accept`` takes nothing)
         slow = conform_file(path)
         assert (fast.verdict, fast.first_bad_event, fast.reason) == (slow.verdict, slow.first_bad_event,
                                                                      slow.reason), what
