@@ -537,7 +537,7 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     """N = 3, CoordCrash's constants: every lemma holds initially, and
     NoDuplicates is preserved by every action (the view change's Absorb and
     Purged, RecvData in either view, the crash) under the N = 3 lemmas.
-    The other rows are the slow test below."""
+    The other rows are the test below (its three costliest rows heavy)."""
     from groupcheck.model.proofs.engine import _solve
     enc, S, _, L_S, _, _ = _n3_parts()
     for name, L in L_S.items():
