@@ -9,7 +9,9 @@ The inductive invariant at N = 2 (Pair's constants) is checked here in part
 (initiation, implication, the delivering steps) and whole under the slow
 mark; the stated consequences of Absorb are checked by induction with z3."""
 
+import functools
 import random
+import weakref
 
 import pytest
 import z3
@@ -27,17 +29,37 @@ from proof_helpers import entry, sample, edges_outside
 TIMEOUT_MS = 120_000
 
 
+def _bounded_solver(enc, ematching=False):
+    s = _solver(enc)
+    s.set("smt.ematching", ematching)
+    s.set("timeout", TIMEOUT_MS)
+    return s
+
+
 def _check(enc, *fs, ematching=False):
     # concrete states: the proof's queries run with E-matching (explicit
     # patterns on the encoding's quantifiers); here, an extra-successor check
     # of Pair ends unknown at 120 s with it and takes milliseconds without,
     # while a Crash edge (the filter's inverse index) needs it
-    s = _solver(enc)
-    s.set("smt.ematching", ematching)
-    s.set("timeout", TIMEOUT_MS)
+    s = _bounded_solver(enc, ematching)
     s.add(*fs)
     r = s.check()
     return r, (s.model() if r == z3.sat else None)
+
+
+_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _value(enc, X, s):
+    """enc.value(X, s), built once per encoding, state variables (by their
+    tag: fresh() names its constants after it) and model state: a state is
+    the source of many edges and the target of others, and an extra-successor
+    check asks it once per action (building it costs more than z3's answer)."""
+    memo = _VALUES.setdefault(enc, {})
+    key = (X["tag"], s)
+    if key not in memo:
+        memo[key] = enc.value(X, s)
+    return memo[key]
 
 
 def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
@@ -50,9 +72,9 @@ def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
     # one instance at a time (the label's relation is their disjunction:
     # SendView at N >= 3 is one instance per choice of digest)
     for f in fs:
-        r, _ = _check(enc, enc.value(S, s), enc.value(T, t), f, ematching=True)
+        r, _ = _check(enc, _value(enc, S, s), _value(enc, T, t), f, ematching=True)
         if r == z3.unknown:   # either configuration's sat / unsat is an answer
-            r, _ = _check(enc, enc.value(S, s), enc.value(T, t), f, ematching=False)
+            r, _ = _check(enc, _value(enc, S, s), _value(enc, T, t), f, ematching=False)
         assert r != z3.unknown, ("unknown", labels)
         if r == z3.sat:
             return True
@@ -60,7 +82,7 @@ def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
 
 
 def satisfies_invariant(enc, s, S, inv) -> bool:
-    r, _ = _check(enc, enc.value(S, s), z3.Not(inv))
+    r, _ = _check(enc, _value(enc, S, s), z3.Not(inv))
     assert r != z3.unknown, "unknown"
     return r == z3.unsat
 
@@ -70,12 +92,19 @@ def extra_successor(enc, s, successors, S=None, T=None, acts=None):
     asked one action at a time: Next is the disjunction of the actions, so
     there is no extra successor iff no action has one.  Asked as one
     disjunction, z3 ended unknown at 120 s on some LivePairFixed states
-    (CI, stop 24) that it answers per action in about 0.1 s in all."""
+    (CI) that it answers per action in about 0.1 s in all.  One solver
+    holds the state and the successors, each action is asked in a scope of
+    its own (the same queries, a third of the time of a solver per action)."""
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
-    not_succ = [z3.Not(enc.value(T, t)) for t in successors]
+    solver = _bounded_solver(enc)
+    solver.add(_value(enc, S, s), *[z3.Not(_value(enc, T, t)) for t in successors])
     for lab, f in (acts if acts is not None else enc.actions(S, T)):
-        r, m = _check(enc, enc.value(S, s), f, *not_succ)
+        solver.push()
+        solver.add(f)
+        r = solver.check()
+        m = solver.model() if r == z3.sat else None
+        solver.pop()
         assert r != z3.unknown, ("unknown", lab, s)
         if r == z3.sat:
             return enc.decode(m, T)
@@ -477,17 +506,26 @@ def test_n3_lemmas_hold_on_many_coordcrash_states():
         assert satisfies_invariant(enc, s, S, inv), s
 
 
-def _n3_matrix_row(enc, lemma):
+@functools.lru_cache(maxsize=None)
+def _n3_parts():
+    """The N = 3 encoding, its state variables,
+    every lemma over S, their conjunction and the action instances per
+    action: built once per process (seconds) for every row asked below."""
+    enc = SequencerFlushEncoding(3)
+    S, T = enc.fresh("s"), enc.fresh("t")
+    L_S = {name: L(S) for name, L in enc.lemmas.items()}
+    acts: dict = {}
+    for lab, f in enc.actions(S, T):
+        acts.setdefault(lab.action, []).append(f)
+    return enc, S, T, L_S, z3.And(*L_S.values()), acts
+
+
+def _n3_matrix_row(lemma):
     """The consecution queries of one lemma at N = 3, as the engine asks
     them (per action instance, per conjunct of the goal), assuming every
     lemma of the encoding: action -> result."""
     from groupcheck.model.proofs.engine import Frame, _solve_split
-    S, T = enc.fresh("s"), enc.fresh("t")
-    L_S = {name: L(S) for name, L in enc.lemmas.items()}
-    inv = z3.And(*L_S.values())
-    acts: dict = {}
-    for lab, f in enc.actions(S, T):
-        acts.setdefault(lab.action, []).append(f)
+    enc, S, T, L_S, inv, acts = _n3_parts()
     # what the frame preserves is not asked (engine.Frame; the lemma's L(S) is in inv)
     frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
     return {a: _solve_split(inv, fs, L_T, enc, [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
@@ -499,13 +537,12 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     """N = 3, CoordCrash's constants: every lemma holds initially, and
     NoDuplicates is preserved by every action (the view change's Absorb and
     Purged, RecvData in either view, the crash) under the N = 3 lemmas.
-    The other rows are the slow test below."""
+    The other rows are the test below (its three costliest rows heavy)."""
     from groupcheck.model.proofs.engine import _solve
-    enc = SequencerFlushEncoding(3)
-    S = enc.fresh("s")
-    for name, L in enc.lemmas.items():
-        assert _solve([enc.init(S), z3.Not(L(S))], enc)[0] == "proved", name
-    row = _n3_matrix_row(enc, "NoDuplicates")
+    enc, S, _, L_S, _, _ = _n3_parts()
+    for name, L in L_S.items():
+        assert _solve([enc.init(S), z3.Not(L)], enc)[0] == "proved", name
+    row = _n3_matrix_row("NoDuplicates")
     assert set(row) >= {"RecvData", "SendView", "InstallView", "Crash"}
     assert all(r == "proved" for r in row.values()), row
 
@@ -577,8 +614,7 @@ N3_PROVED_ROWS = ("SurvivorTotalOrder", "Chain2", "Follow2", "DelG", "RecG", "V2
 def test_n3_rows_proved(lemma):
     """N = 3: every consecution query of these lemmas is proved (per
     instance, per conjunct)."""
-    enc = SequencerFlushEncoding(3)
-    row = _n3_matrix_row(enc, lemma)
+    row = _n3_matrix_row(lemma)
     assert len(row) == 16 and all(r == "proved" for r in row.values()), row
 
 
