@@ -207,13 +207,15 @@ Init ==
 (* token loss too); SEQUENCER's variables are kept first, since RF's views *)
 (* and digest are ours mapped.                                             *)
 
-TokenReceived(n, m)       == UNCHANGED flushVars /\ RF!TokenReceived(n, m)
-911Received(n, m)         == UNCHANGED flushVars /\ RF!911Received(n, m)
-TokenDeliveryFailure(n, m) == UNCHANGED flushVars /\ RF!TokenDeliveryFailure(n, m)
-911DeliveryFailure(n, m)  == UNCHANGED flushVars /\ RF!911DeliveryFailure(n, m)
-EatingTimeout(n)          == UNCHANGED flushVars /\ RF!EatingTimeout(n)
-HungryTimeout(n)          == UNCHANGED flushVars /\ RF!HungryTimeout(n)
-StarvingTimeout(n)        == UNCHANGED flushVars /\ RF!StarvingTimeout(n)
+KeepFlush == UNCHANGED flushVars
+
+TokenReceived(n, m)       == KeepFlush /\ RF!TokenReceived(n, m)
+911Received(n, m)         == KeepFlush /\ RF!911Received(n, m)
+TokenDeliveryFailure(n, m) == KeepFlush /\ RF!TokenDeliveryFailure(n, m)
+911DeliveryFailure(n, m)  == KeepFlush /\ RF!911DeliveryFailure(n, m)
+EatingTimeout(n)          == KeepFlush /\ RF!EatingTimeout(n)
+HungryTimeout(n)          == KeepFlush /\ RF!HungryTimeout(n)
+StarvingTimeout(n)        == KeepFlush /\ RF!StarvingTimeout(n)
 
 -----------------------------------------------------------------------------
 (* SEQUENCER (SequencerFlush.tla; a joiner takes part once it installed a  *)
@@ -391,10 +393,10 @@ LeaveSuspected(m, lost) ==
                    flushInit, flushOks, completed>>
 
 \* RaincoreFlush's: a new node starts and applies to join with a 911.
-Join(n) == UNCHANGED flushVars /\ RF!Join(n)
+Join(n) == KeepFlush /\ RF!Join(n)
 
 \* RaincoreFlush's (LossyRing only): a token is lost in transit.
-TokenLoss(m) == UNCHANGED flushVars /\ RF!TokenLoss(m)
+TokenLoss(m) == KeepFlush /\ RF!TokenLoss(m)
 
 -----------------------------------------------------------------------------
 Next ==
