@@ -196,62 +196,51 @@ SendViewIfLogged ==
     /\ FlushStateMatches(P)
 
 -----------------------------------------------------------------------------
-(* The ring's actions (TraceRaincore.tla's predicates, on the abstraction) *)
+(* The ring's actions (TraceRaincore.tla's predicates, on the abstraction): *)
+(* each step takes the action it checks as an argument (here               *)
+(* RaincoreFlush.tla's; TraceRaincoreSequencerFlush.tla applies them to    *)
+(* its own through an INSTANCE of this module).                            *)
 
-TokenReceivedIfLogged ==
-    /\ Rec.name = "TokenReceived"
+\* Node P takes (or gets back) the logged token, one of ms.
+TokenStep(name, A(_, _), ms) ==
+    /\ Rec.name = name
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs
-    /\ R!TokenReceived(P, LoggedToken)
+    /\ LoggedToken \in ms
+    /\ A(P, LoggedToken)
     /\ RingStateMatches(P)
 
-911ReceivedIfLogged ==
-    /\ Rec.name = "911Received"
+\* Node P takes (or gets back) the logged 911.
+Step911(name, A(_, _)) ==
+    /\ Rec.name = name
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
     /\ Logged911 \in msgs911
-    /\ R!911Received(P, Logged911)
+    /\ A(P, Logged911)
     /\ RingStateMatches(P)
 
-\* The token P sent came back undelivered (its destination is down).
-TokenDeliveryFailureIfLogged ==
-    /\ Rec.name = "TokenDeliveryFailure"
-    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs \cup {lastToken[P]}     \* LossyRing: R!LateFailure
-    /\ R!TokenDeliveryFailure(P, LoggedToken)
-    /\ RingStateMatches(P)
+RingStep(name, A(_)) == Rec.name = name /\ A(P) /\ RingStateMatches(P)
 
-911DeliveryFailureIfLogged ==
-    /\ Rec.name = "911DeliveryFailure"
-    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
-    /\ Logged911 \in msgs911
-    /\ R!911DeliveryFailure(P, Logged911)
-    /\ RingStateMatches(P)
-
-EatingTimeoutIfLogged ==
-    /\ Rec.name = "EatingTimeout"
-    /\ R!EatingTimeout(P)
-    /\ RingStateMatches(P)
-
-\* LossyRing only (without it no behaviour matches these records): the
-\* timeouts, and the loss of the logged token in transit (nid null: 0).
-HungryTimeoutIfLogged ==
-    /\ Rec.name = "HungryTimeout"
-    /\ R!HungryTimeout(P)
-    /\ RingStateMatches(P)
-
-StarvingTimeoutIfLogged ==
-    /\ Rec.name = "StarvingTimeout"
-    /\ R!StarvingTimeout(P)
-    /\ RingStateMatches(P)
-
-TokenLossIfLogged ==
+\* The loss of the logged token in transit (nid null: 0).
+TokenLossStep(A(_)) ==
     /\ Rec.name = "TokenLoss"
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
     /\ LoggedToken \in tokenMsgs
-    /\ R!TokenLoss(LoggedToken)
+    /\ A(LoggedToken)
 
-\* The environment, each logged by the node concerned: a crash (the cut of
-\* its channels is not logged: every cut), a new node's join by 911.
+TokenReceivedIfLogged == TokenStep("TokenReceived", R!TokenReceived, tokenMsgs)
+911ReceivedIfLogged == Step911("911Received", R!911Received)
+\* The token P sent came back undelivered (its destination is down; under
+\* LossyRing also the token it sent last, R!LateFailure).
+TokenDeliveryFailureIfLogged == TokenStep("TokenDeliveryFailure", R!TokenDeliveryFailure, tokenMsgs \cup {lastToken[P]})
+911DeliveryFailureIfLogged == Step911("911DeliveryFailure", R!911DeliveryFailure)
+EatingTimeoutIfLogged == RingStep("EatingTimeout", R!EatingTimeout)
+\* LossyRing only (without it no behaviour matches these records).
+HungryTimeoutIfLogged == RingStep("HungryTimeout", R!HungryTimeout)
+StarvingTimeoutIfLogged == RingStep("StarvingTimeout", R!StarvingTimeout)
+TokenLossIfLogged == TokenLossStep(R!TokenLoss)
+JoinIfLogged == RingStep("Join", R!Join)
+
+\* A crash, logged by the node concerned (the cut of its channels is not
+\* logged: every cut).
 CrashIfLogged ==
     /\ Rec.name = "Crash"
     /\ R!Crash(P)
@@ -263,11 +252,6 @@ LeaveSuspectedIfLogged ==
     /\ Rec.name = "LeaveSuspected"
     /\ R!LeaveSuspected(P)
     /\ CrashStateMatches(P)
-
-JoinIfLogged ==
-    /\ Rec.name = "Join"
-    /\ R!Join(P)
-    /\ RingStateMatches(P)
 
 -----------------------------------------------------------------------------
 -----------------------------------------------------------------------------

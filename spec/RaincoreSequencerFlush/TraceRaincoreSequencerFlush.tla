@@ -17,14 +17,14 @@
 (*                                                                         *)
 (* The predicates are those two modules', instantiated (TSF, TRF) with    *)
 (* the substitutions RaincoreSequencerFlush.tla gives its parts SF and RF: *)
-(* TraceSequencerFlush.tla's steps take this spec's actions as arguments;  *)
-(* a ring step is TraceRaincoreFlush.tla's with SEQUENCER's and FLUSH's    *)
-(* variables kept, as this spec's ring actions are RaincoreFlush's.  What  *)
-(* the composition adds: a VIEW's ring number, the compare of a crash's    *)
-(* ring state, and the log's actions, variables and diagnostics.  What is  *)
-(* compared is what the replay (conformance/raincoresequencerflush.py)     *)
-(* compares.  Constants from the header, Crashable = 1..N, Senders =       *)
-(* 1..N; no other bound.  Acceptance: TLC's search depth is Len(Log) + 1.  *)
+(* TraceSequencerFlush.tla's steps and TraceRaincoreFlush.tla's ring      *)
+(* steps take the action they check as an argument: here this spec's.     *)
+(* What the composition adds: a VIEW's ring number, the compare of a       *)
+(* crash's ring state, and the log's actions, variables and diagnostics.   *)
+(* What is compared is what the replay                                     *)
+(* (conformance/raincoresequencerflush.py) compares.  Constants from the   *)
+(* header, Crashable = 1..N, Senders = 1..N; no other bound.  Acceptance:  *)
+(* TLC's search depth is Len(Log) + 1.                                     *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
@@ -53,8 +53,8 @@ traceVars == <<views, viewRing, vid, sent, fwd, recv, delivered, chan, log, clos
 
 TraceInit == R!Init /\ l = 1
 
-Rec == TSF!Rec
-P == TSF!P
+Rec == Log[l]
+P == Rec.nid
 
 -----------------------------------------------------------------------------
 (* SEQUENCER over FLUSH: TraceSequencerFlush.tla's steps on our actions;   *)
@@ -79,19 +79,17 @@ SendViewIfLogged ==
     /\ TSF!Logged(Rec.msg, "type") /\ TSF!Logged(Rec.msg, "ring") => Rec.msg.ring = viewRing'[Len(viewRing')]
 
 -----------------------------------------------------------------------------
-(* The ring: TraceRaincoreFlush.tla's steps, SEQUENCER and FLUSH kept      *)
-(* first (this spec's ring actions are UNCHANGED flushVars /\ RF's).       *)
+(* The ring: TraceRaincoreFlush.tla's steps on our actions.               *)
 
-Ring(Step) == R!KeepFlush /\ Step
-TokenReceivedIfLogged == Ring(TRF!TokenReceivedIfLogged)
-911ReceivedIfLogged == Ring(TRF!911ReceivedIfLogged)
-TokenDeliveryFailureIfLogged == Ring(TRF!TokenDeliveryFailureIfLogged)
-911DeliveryFailureIfLogged == Ring(TRF!911DeliveryFailureIfLogged)
-EatingTimeoutIfLogged == Ring(TRF!EatingTimeoutIfLogged)
-JoinIfLogged == Ring(TRF!JoinIfLogged)
-HungryTimeoutIfLogged == Ring(TRF!HungryTimeoutIfLogged)
-StarvingTimeoutIfLogged == Ring(TRF!StarvingTimeoutIfLogged)
-TokenLossIfLogged == Ring(TRF!TokenLossIfLogged)
+TokenReceivedIfLogged == TRF!TokenStep("TokenReceived", R!TokenReceived, tokenMsgs)
+911ReceivedIfLogged == TRF!Step911("911Received", R!911Received)
+TokenDeliveryFailureIfLogged == TRF!TokenStep("TokenDeliveryFailure", R!TokenDeliveryFailure, tokenMsgs \cup {lastToken[P]})
+911DeliveryFailureIfLogged == TRF!Step911("911DeliveryFailure", R!911DeliveryFailure)
+EatingTimeoutIfLogged == TRF!RingStep("EatingTimeout", R!EatingTimeout)
+JoinIfLogged == TRF!RingStep("Join", R!Join)
+HungryTimeoutIfLogged == TRF!RingStep("HungryTimeout", R!HungryTimeout)
+StarvingTimeoutIfLogged == TRF!RingStep("StarvingTimeout", R!StarvingTimeout)
+TokenLossIfLogged == TRF!TokenLossStep(R!TokenLoss)
 
 \* A crash, or a node leaving as suspected: SequencerFlush's (every cut of
 \* its channels), compared on the ring as TraceRaincoreFlush.tla compares one.
