@@ -78,13 +78,16 @@ ReceiveIfLogged(name, key, A(_, _)) ==
          /\ MsgIs(Head(chan[<<src, P>>]))
          /\ StateMatches(P)
 
-MulticastIfLogged ==
-    /\ Rec.name = "Multicast"
-    /\ F!Multicast(P)
-    /\ MsgIs(F!Data(sent'[Len(sent')].view, Len(sent')))
-    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = P
-    /\ StateMatches(P)
+\* A step of member P that sends msg (read after A: the post-state's).
+SendStep(name, A(_), msg) == Rec.name = name /\ A(P) /\ MsgIs(msg) /\ StateMatches(P)
 
+\* The steps take the action they check as an argument: here Flush.tla's,
+\* and through an INSTANCE of this module TraceRaincoreFlush.tla's.
+MulticastStep(A(_)) ==
+    /\ SendStep("Multicast", A, F!Data(sent'[Len(sent')].view, Len(sent')))
+    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = P
+
+MulticastIfLogged == MulticastStep(F!Multicast)
 DeliverIfLogged == ReceiveIfLogged("Deliver", "q", F!Deliver)
 DiscardIfLogged == ReceiveIfLogged("Discard", "q", F!Discard)
 BlockIfLogged == ReceiveIfLogged("Block", "c", F!Block)
@@ -93,24 +96,10 @@ ReceiveFlushOkIfLogged == ReceiveIfLogged("ReceiveFlushOk", "q", F!ReceiveFlushO
 ReceiveFlushCompletedIfLogged == ReceiveIfLogged("ReceiveFlushCompleted", "q", F!ReceiveFlushCompleted)
 InstallViewIfLogged == ReceiveIfLogged("InstallView", "c", F!InstallView)
 UnblockIfLogged == ReceiveIfLogged("Unblock", "c", F!Unblock)
-
-StartFlushIfLogged ==
-    /\ Rec.name = "StartFlush"
-    /\ F!StartFlush(P)
-    /\ MsgIs(F!StartFlushMsg(vid[P]))
-    /\ StateMatches(P)
-
-FlushOkIfLogged ==
-    /\ Rec.name = "FlushOk"
-    /\ F!FlushOk(P)
-    /\ MsgIs(F!FlushOkMsg(vid[P]))
-    /\ StateMatches(P)
-
-FlushCompletedIfLogged ==
-    /\ Rec.name = "FlushCompleted"
-    /\ F!FlushCompleted(P)
-    /\ MsgIs(F!FlushCompletedMsg(vid[P], digest'[P]))
-    /\ StateMatches(P)
+StartFlushIfLogged == SendStep("StartFlush", F!StartFlush, F!StartFlushMsg(vid[P]))
+FlushOkIfLogged == SendStep("FlushOk", F!FlushOk, F!FlushOkMsg(vid[P]))
+FlushCompletedIfLogged == SendStep("FlushCompleted", F!FlushCompleted, F!FlushCompletedMsg(vid[P], digest'[P]))
+StopFlushIfLogged == SendStep("StopFlush", F!StopFlush, F!StopFlushMsg(vid[P]))
 
 \* SendView: the VIEW of view vid[c] (installing vid[c] + 1) with the union
 \* digest; its logged members are the new view's.
@@ -120,12 +109,6 @@ SendViewIfLogged ==
     /\ LET D == UNION {r[2] : r \in {x \in completed[P] : F!Alive(x[1])}} IN
          MsgIs(F!ViewMsg(vid[P], D))
     /\ Logged(Rec.msg, "members") => views'[Len(views')] = Rec.msg.members
-    /\ StateMatches(P)
-
-StopFlushIfLogged ==
-    /\ Rec.name = "StopFlush"
-    /\ F!StopFlush(P)
-    /\ MsgIs(F!StopFlushMsg(vid[P]))
     /\ StateMatches(P)
 
 CrashIfLogged ==

@@ -516,16 +516,18 @@ Unblock(p, c) ==
 -----------------------------------------------------------------------------
 (* Environment *)
 
+\* Without LossyRing, p neither holds the token nor has it in transit (the
+\* abstraction: one token, never lost).
+TokenFree(p) == ~LossyRing => ~Eating(p) /\ \A m \in tokenMsgs : m.cur # p
+
 \* p crashes: a FLUSH member in Crashable, within the budget, not the last
-\* live member of the latest view; without LossyRing neither holding the
-\* token nor having it in transit (the abstraction: no token loss).
+\* live member of the latest view, TokenFree.
 CanCrash(p) ==
     /\ Alive(p) /\ IsMember(p)
     /\ p \in Crashable
     /\ Cardinality(Dead) < MaxCrashes
     /\ (views[Latest] \ Dead) \ {p} # {}
-    /\ ~LossyRing => /\ ~Eating(p)
-                     /\ \A m \in tokenMsgs : m.cur # p
+    /\ TokenFree(p)
 
 \* The ring's part of Crash(p) (RaincoreSequencerFlush.tla's Crash takes it
 \* too): under LossyRing the token p holds is lost and its machines stop in
@@ -546,14 +548,15 @@ RingCrash(p) ==
     /\ tokenState' = SetTokenState(p, "Starving")
     /\ UNCHANGED <<globalView, localView, newNodes, tokenMsgs, msgs911, lastToken>>
 
-\* As in Flush.tla (each channel from p keeps a prefix holding every VIEW),
-\* the ring's part RingCrash; nobody is told.
-Crash(p) ==
-    /\ CanCrash(p)
+\* p stops, as in Flush.tla (each channel from p keeps a prefix holding
+\* every VIEW), with the ring's part RingCrash; nobody is told.
+Stop(p) ==
     /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
     /\ RingCrash(p)
     /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks,
                    digest, completed>>
+
+Crash(p) == CanCrash(p) /\ Stop(p)
 
 \* A new node starts and applies to join with a 911 to the configured ring
 \* (it starts in Chaos and, under LossyRing, Starving: StarvingTimeout
@@ -577,17 +580,9 @@ Join(n) ==
 \* record of which nodes were reported, so any live node of Crashable may
 \* leave at any point, outside the crash budget: a leave nobody caused is
 \* a crash, and under LossyRing every behaviour of the implementation is
-\* one of these.  Without LossyRing, as in CanCrash, not with the token
-\* held or in transit (the abstraction has one token, never lost).
-LeaveSuspected(p) ==
-    /\ FalseSuspicion /\ SuspectLeaves
-    /\ Alive(p) /\ p \in Crashable
-    /\ ~LossyRing => /\ ~Eating(p)
-                     /\ \A m \in tokenMsgs : m.cur # p
-    /\ \E cut \in F!Cuts(p) : F!CutChan(p, cut)
-    /\ RingCrash(p)
-    /\ UNCHANGED <<views, viewRing, vid, sent, delivered, phase, blocked, flushInit, flushOks,
-                   digest, completed>>
+\* one of these.  Without LossyRing, as in CanCrash, TokenFree.
+CanLeave(p) == FalseSuspicion /\ SuspectLeaves /\ Alive(p) /\ p \in Crashable /\ TokenFree(p)
+LeaveSuspected(p) == CanLeave(p) /\ Stop(p)
 
 \* The token is lost in transit (LossyRing only).
 TokenLoss(m) ==

@@ -74,6 +74,11 @@ VARIABLES views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit
 \* in flight.
 R == INSTANCE RaincoreFlush
 
+\* TraceFlush.tla's predicates, on FLUSH as RaincoreFlush.tla instantiates it.
+TF == INSTANCE TraceFlush WITH
+        MaxLeaves <- 0, ReconcileDigests <- TRUE, FlushOkRound <- TRUE,
+        crashed <- R!Dead, joining <- {}, leaving <- {}
+
 traceVars == <<views, viewRing, vid, sent, delivered, chan, phase, blocked, flushInit,
                flushOks, digest, completed,
                status, viewState, globalView, localView, newNodes, token,
@@ -88,13 +93,10 @@ P == Rec.nid
 -----------------------------------------------------------------------------
 (* Messages *)
 
-\* The logged FLUSH message (each field when logged) is m.
-MsgIs(m) ==
-    /\ Logged(Rec.msg, "type") => Rec.msg.type = m.type
-    /\ Logged(Rec.msg, "view") => Rec.msg.view = m.view
-    /\ Logged(Rec.msg, "id") => m.type = "DATA" /\ Rec.msg.id = m.id
-    /\ Logged(Rec.msg, "digest") => m.type \in {"FLUSH_COMPLETED", "VIEW"} /\ Rec.msg.digest = m.digest
-    /\ Logged(Rec.msg, "ring") => m.type = "VIEW" /\ Rec.msg.ring = m.ring
+\* The logged FLUSH message is m (TraceFlush.tla's MsgIs); a message with a
+\* ring number is a VIEW, of that ring number.
+RingOf(m) == Logged(Rec.msg, "ring") => m.type = "VIEW" /\ Rec.msg.ring = m.ring
+MsgIs(m) == TF!MsgIs(m) /\ RingOf(m)
 
 \* The spec's token or 911 the logged ring message is: the fields the
 \* abstraction keeps (the sequence number, a 911's status, seq and
@@ -118,22 +120,6 @@ TokenIs(t, r) == r.nodelist = t.nodelist /\ r.cur = t.cur /\ r.dest = t.dest /\ 
 -----------------------------------------------------------------------------
 (* State *)
 
-\* Member p's FLUSH variables: each logged one equals its post-state value
-\* (delivered: the ids the step added); each one not logged is unchanged.
-FlushVarsMatch(p) ==
-    /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid ELSE "vid" \in Observed => vid'[p] = vid[p]
-    /\ IF Logged(Rec.state, "delivered") THEN delivered'[p] \ delivered[p] = Rec.state.delivered
-                                          ELSE "delivered" \in Observed => delivered'[p] = delivered[p]
-    /\ IF Logged(Rec.state, "phase") THEN phase'[p] = Rec.state.phase ELSE "phase" \in Observed => phase'[p] = phase[p]
-    /\ IF Logged(Rec.state, "blocked") THEN blocked'[p] = Rec.state.blocked ELSE "blocked" \in Observed => blocked'[p] = blocked[p]
-    /\ IF Logged(Rec.state, "flushInit") THEN flushInit'[p] = Rec.state.flushInit
-                                          ELSE "flushInit" \in Observed => flushInit'[p] = flushInit[p]
-    /\ IF Logged(Rec.state, "flushOks") THEN flushOks'[p] = Rec.state.flushOks
-                                         ELSE "flushOks" \in Observed => flushOks'[p] = flushOks[p]
-    /\ IF Logged(Rec.state, "digest") THEN digest'[p] = Rec.state.digest ELSE "digest" \in Observed => digest'[p] = digest[p]
-    /\ IF Logged(Rec.state, "completed") THEN completed'[p] = Rec.state.completed
-                                          ELSE "completed" \in Observed => completed'[p] = completed[p]
-
 \* Node n's ring variables the record logs equal their post-state values.
 RingVarsMatch(n) ==
     /\ Logged(Rec.state, "status") => status'[n] = Rec.state.status
@@ -156,9 +142,10 @@ RingUnloggedSame(n) ==
     /\ LossyRing /\ "tokenState" \in Observed /\ ~Logged(Rec.state, "tokenState") => tokenState'[n] = tokenState[n]
     /\ LossyRing /\ "lastToken" \in Observed /\ ~Logged(Rec.state, "lastToken") => lastToken'[n] = lastToken[n]
 
-\* A FLUSH record: FLUSH's layer is complete; a ring variable it logs
-\* (none, from the stack) is compared all the same, as the replay does.
-FlushStateMatches(p) == Rec.logged => FlushVarsMatch(p) /\ RingVarsMatch(p)
+\* A FLUSH record: FLUSH's layer is complete (TraceFlush.tla's StateMatches);
+\* a ring variable it logs (none, from the stack) is compared all the same,
+\* as the replay does.
+FlushStateMatches(p) == TF!StateMatches(p) /\ (Rec.logged => RingVarsMatch(p))
 
 \* A ring record: the ring's layer is complete; FLUSH variables are not
 \* the ring's to log.
@@ -172,27 +159,16 @@ CrashStateMatches(n) ==
                                                        ELSE "status" \in Observed => status'[n] = status[n]
 
 -----------------------------------------------------------------------------
-(* FLUSH's actions (TraceFlush.tla's predicates, on the composed spec) *)
+(* FLUSH's actions: TraceFlush.tla's steps on this spec's, with what a   *)
+(* FLUSH record adds here (OverRing): a VIEW's ring number, and the ring   *)
+(* variables, should it log any.                                           *)
 
-\* A receive of member p from the member logged as params.<key>: the
-\* spec's action A(p, src) taking the logged message from the head of the
-\* channel.
+OverRing(m) == RingOf(m) /\ (Rec.logged => RingVarsMatch(P))
 ReceiveIfLogged(name, key, A(_, _)) ==
-    /\ Rec.name = name
-    /\ Logged(Rec.params, key)
-    /\ LET src == Rec.params[key] IN
-         /\ src \in R!Members
-         /\ A(P, src)
-         /\ MsgIs(Head(chan[<<src, P>>]))
-         /\ FlushStateMatches(P)
+    TF!ReceiveIfLogged(name, key, A) /\ OverRing(Head(chan[<<Rec.params[key], P>>]))
+SendStep(name, A(_), msg) == TF!SendStep(name, A, msg) /\ OverRing(msg)
 
-MulticastIfLogged ==
-    /\ Rec.name = "Multicast"
-    /\ R!Multicast(P)
-    /\ MsgIs(R!Data(sent'[Len(sent')].view, Len(sent')))
-    /\ Logged(Rec.msg, "sender") => Rec.msg.sender = P
-    /\ FlushStateMatches(P)
-
+MulticastIfLogged == TF!MulticastStep(R!Multicast) /\ OverRing(R!Data(sent'[Len(sent')].view, Len(sent')))
 DeliverIfLogged == ReceiveIfLogged("Deliver", "q", R!Deliver)
 DiscardIfLogged == ReceiveIfLogged("Discard", "q", R!Discard)
 BlockIfLogged == ReceiveIfLogged("Block", "c", R!Block)
@@ -201,24 +177,10 @@ ReceiveFlushOkIfLogged == ReceiveIfLogged("ReceiveFlushOk", "q", R!ReceiveFlushO
 ReceiveFlushCompletedIfLogged == ReceiveIfLogged("ReceiveFlushCompleted", "q", R!ReceiveFlushCompleted)
 InstallViewIfLogged == ReceiveIfLogged("InstallView", "c", R!InstallView)
 UnblockIfLogged == ReceiveIfLogged("Unblock", "c", R!Unblock)
-
-StartFlushIfLogged ==
-    /\ Rec.name = "StartFlush"
-    /\ R!StartFlush(P)
-    /\ MsgIs(R!StartFlushMsg(vid[P]))
-    /\ FlushStateMatches(P)
-
-FlushOkIfLogged ==
-    /\ Rec.name = "FlushOk"
-    /\ R!FlushOk(P)
-    /\ MsgIs(R!FlushOkMsg(vid[P]))
-    /\ FlushStateMatches(P)
-
-FlushCompletedIfLogged ==
-    /\ Rec.name = "FlushCompleted"
-    /\ R!FlushCompleted(P)
-    /\ MsgIs(R!FlushCompletedMsg(vid[P], digest'[P]))
-    /\ FlushStateMatches(P)
+StartFlushIfLogged == SendStep("StartFlush", R!StartFlush, R!StartFlushMsg(vid[P]))
+FlushOkIfLogged == SendStep("FlushOk", R!FlushOk, R!FlushOkMsg(vid[P]))
+FlushCompletedIfLogged == SendStep("FlushCompleted", R!FlushCompleted, R!FlushCompletedMsg(vid[P], digest'[P]))
+StopFlushIfLogged == SendStep("StopFlush", R!StopFlush, R!StopFlushMsg(vid[P]))
 
 \* SendView: the VIEW of view vid[c] (installing vid[c] + 1) with the
 \* union of the digests of the members c does not count gone; a logged
@@ -233,69 +195,52 @@ SendViewIfLogged ==
                                   /\ views'[Len(views')] = Rec.msg.members
     /\ FlushStateMatches(P)
 
-StopFlushIfLogged ==
-    /\ Rec.name = "StopFlush"
-    /\ R!StopFlush(P)
-    /\ MsgIs(R!StopFlushMsg(vid[P]))
-    /\ FlushStateMatches(P)
-
 -----------------------------------------------------------------------------
-(* The ring's actions (TraceRaincore.tla's predicates, on the abstraction) *)
+(* The ring's actions (TraceRaincore.tla's predicates, on the abstraction): *)
+(* each step takes the action it checks as an argument (here               *)
+(* RaincoreFlush.tla's; TraceRaincoreSequencerFlush.tla applies them to    *)
+(* its own through an INSTANCE of this module).                            *)
 
-TokenReceivedIfLogged ==
-    /\ Rec.name = "TokenReceived"
+\* Node P takes (or gets back) the logged token, one of ms.
+TokenStep(name, A(_, _), ms) ==
+    /\ Rec.name = name
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs
-    /\ R!TokenReceived(P, LoggedToken)
+    /\ LoggedToken \in ms
+    /\ A(P, LoggedToken)
     /\ RingStateMatches(P)
 
-911ReceivedIfLogged ==
-    /\ Rec.name = "911Received"
+\* Node P takes (or gets back) the logged 911.
+Step911(name, A(_, _)) ==
+    /\ Rec.name = name
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
     /\ Logged911 \in msgs911
-    /\ R!911Received(P, Logged911)
+    /\ A(P, Logged911)
     /\ RingStateMatches(P)
 
-\* The token P sent came back undelivered (its destination is down).
-TokenDeliveryFailureIfLogged ==
-    /\ Rec.name = "TokenDeliveryFailure"
-    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
-    /\ LoggedToken \in tokenMsgs \cup {lastToken[P]}     \* LossyRing: R!LateFailure
-    /\ R!TokenDeliveryFailure(P, LoggedToken)
-    /\ RingStateMatches(P)
+RingStep(name, A(_)) == Rec.name = name /\ A(P) /\ RingStateMatches(P)
 
-911DeliveryFailureIfLogged ==
-    /\ Rec.name = "911DeliveryFailure"
-    /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "911"
-    /\ Logged911 \in msgs911
-    /\ R!911DeliveryFailure(P, Logged911)
-    /\ RingStateMatches(P)
-
-EatingTimeoutIfLogged ==
-    /\ Rec.name = "EatingTimeout"
-    /\ R!EatingTimeout(P)
-    /\ RingStateMatches(P)
-
-\* LossyRing only (without it no behaviour matches these records): the
-\* timeouts, and the loss of the logged token in transit (nid null: 0).
-HungryTimeoutIfLogged ==
-    /\ Rec.name = "HungryTimeout"
-    /\ R!HungryTimeout(P)
-    /\ RingStateMatches(P)
-
-StarvingTimeoutIfLogged ==
-    /\ Rec.name = "StarvingTimeout"
-    /\ R!StarvingTimeout(P)
-    /\ RingStateMatches(P)
-
-TokenLossIfLogged ==
+\* The loss of the logged token in transit (nid null: 0).
+TokenLossStep(A(_)) ==
     /\ Rec.name = "TokenLoss"
     /\ Logged(Rec.msg, "type") /\ Rec.msg.type = "TOKEN"
     /\ LoggedToken \in tokenMsgs
-    /\ R!TokenLoss(LoggedToken)
+    /\ A(LoggedToken)
 
-\* The environment, each logged by the node concerned: a crash (the cut of
-\* its channels is not logged: every cut), a new node's join by 911.
+TokenReceivedIfLogged == TokenStep("TokenReceived", R!TokenReceived, tokenMsgs)
+911ReceivedIfLogged == Step911("911Received", R!911Received)
+\* The token P sent came back undelivered (its destination is down; under
+\* LossyRing also the token it sent last, R!LateFailure).
+TokenDeliveryFailureIfLogged == TokenStep("TokenDeliveryFailure", R!TokenDeliveryFailure, tokenMsgs \cup {lastToken[P]})
+911DeliveryFailureIfLogged == Step911("911DeliveryFailure", R!911DeliveryFailure)
+EatingTimeoutIfLogged == RingStep("EatingTimeout", R!EatingTimeout)
+\* LossyRing only (without it no behaviour matches these records).
+HungryTimeoutIfLogged == RingStep("HungryTimeout", R!HungryTimeout)
+StarvingTimeoutIfLogged == RingStep("StarvingTimeout", R!StarvingTimeout)
+TokenLossIfLogged == TokenLossStep(R!TokenLoss)
+JoinIfLogged == RingStep("Join", R!Join)
+
+\* A crash, logged by the node concerned (the cut of its channels is not
+\* logged: every cut).
 CrashIfLogged ==
     /\ Rec.name = "Crash"
     /\ R!Crash(P)
@@ -307,11 +252,6 @@ LeaveSuspectedIfLogged ==
     /\ Rec.name = "LeaveSuspected"
     /\ R!LeaveSuspected(P)
     /\ CrashStateMatches(P)
-
-JoinIfLogged ==
-    /\ Rec.name = "Join"
-    /\ R!Join(P)
-    /\ RingStateMatches(P)
 
 -----------------------------------------------------------------------------
 -----------------------------------------------------------------------------

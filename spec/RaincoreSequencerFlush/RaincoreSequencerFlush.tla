@@ -207,13 +207,15 @@ Init ==
 (* token loss too); SEQUENCER's variables are kept first, since RF's views *)
 (* and digest are ours mapped.                                             *)
 
-TokenReceived(n, m)       == UNCHANGED flushVars /\ RF!TokenReceived(n, m)
-911Received(n, m)         == UNCHANGED flushVars /\ RF!911Received(n, m)
-TokenDeliveryFailure(n, m) == UNCHANGED flushVars /\ RF!TokenDeliveryFailure(n, m)
-911DeliveryFailure(n, m)  == UNCHANGED flushVars /\ RF!911DeliveryFailure(n, m)
-EatingTimeout(n)          == UNCHANGED flushVars /\ RF!EatingTimeout(n)
-HungryTimeout(n)          == UNCHANGED flushVars /\ RF!HungryTimeout(n)
-StarvingTimeout(n)        == UNCHANGED flushVars /\ RF!StarvingTimeout(n)
+KeepFlush == UNCHANGED flushVars
+
+TokenReceived(n, m)       == KeepFlush /\ RF!TokenReceived(n, m)
+911Received(n, m)         == KeepFlush /\ RF!911Received(n, m)
+TokenDeliveryFailure(n, m) == KeepFlush /\ RF!TokenDeliveryFailure(n, m)
+911DeliveryFailure(n, m)  == KeepFlush /\ RF!911DeliveryFailure(n, m)
+EatingTimeout(n)          == KeepFlush /\ RF!EatingTimeout(n)
+HungryTimeout(n)          == KeepFlush /\ RF!HungryTimeout(n)
+StarvingTimeout(n)        == KeepFlush /\ RF!StarvingTimeout(n)
 
 -----------------------------------------------------------------------------
 (* SEQUENCER (SequencerFlush.tla; a joiner takes part once it installed a  *)
@@ -357,44 +359,36 @@ Unblock(p, c) ==
 \* it anywhere, the token holder included.
 CanCrash(p) == RF!CanCrash(p)
 
+\* The environment's cut of m's channels and the ring's part (RaincoreFlush's
+\* RingCrash), for a crash and a leave alike.
+Stop(m, lost) ==
+    /\ chan' = [e \in Members \X Members |->
+                  IF e[2] = m THEN <<>>
+                  ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, SF!LastView(chan[e]))
+                  ELSE chan[e]]
+    /\ RF!RingCrash(m)
+    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
+                   flushInit, flushOks, completed>>
+
 \* SequencerFlush's Crash(m, lost): for each r in lost, what m sent r and r
 \* has not taken is lost up to the last VIEW; what was sent to m is gone.
 \* m's flush messages are kept (the receivers take them until their ring
 \* drops m, then Discard them).  The ring's part is RaincoreFlush's
 \* RingCrash: under LossyRing the token it holds is lost; what it has in
 \* transit may still arrive.
-Crash(m, lost) ==
-    /\ CanCrash(m)
-    /\ chan' = [e \in Members \X Members |->
-                  IF e[2] = m THEN <<>>
-                  ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, SF!LastView(chan[e]))
-                  ELSE chan[e]]
-    /\ RF!RingCrash(m)
-    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
-                   flushInit, flushOks, completed>>
+Crash(m, lost) == CanCrash(m) /\ Stop(m, lost)
 
 \* RaincoreFlush's LeaveSuspected (SuspectLeaves): a live node of Crashable
 \* leaves at any point, outside the crash budget, as the implementation's
 \* node does once it learns it was reported unreachable; its channels go
 \* as in Crash.
-LeaveSuspected(m, lost) ==
-    /\ FalseSuspicion /\ SuspectLeaves
-    /\ Alive(m) /\ m \in Crashable
-    /\ ~LossyRing => /\ ~Eating(m)
-                     /\ \A t \in tokenMsgs : t.cur # m
-    /\ chan' = [e \in Members \X Members |->
-                  IF e[2] = m THEN <<>>
-                  ELSE IF e[1] = m /\ e[2] \in lost THEN SubSeq(chan[e], 1, SF!LastView(chan[e]))
-                  ELSE chan[e]]
-    /\ RF!RingCrash(m)
-    /\ UNCHANGED <<views, viewRing, vid, sent, fwd, recv, delivered, log, closed, phase, blocked,
-                   flushInit, flushOks, completed>>
+LeaveSuspected(m, lost) == RF!CanLeave(m) /\ Stop(m, lost)
 
 \* RaincoreFlush's: a new node starts and applies to join with a 911.
-Join(n) == UNCHANGED flushVars /\ RF!Join(n)
+Join(n) == KeepFlush /\ RF!Join(n)
 
 \* RaincoreFlush's (LossyRing only): a token is lost in transit.
-TokenLoss(m) == UNCHANGED flushVars /\ RF!TokenLoss(m)
+TokenLoss(m) == KeepFlush /\ RF!TokenLoss(m)
 
 -----------------------------------------------------------------------------
 Next ==

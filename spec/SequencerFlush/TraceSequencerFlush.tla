@@ -103,47 +103,32 @@ CoordRule ==
     /\ Kind \in {"coord_send", "coord_forward"} =>
          SF!IsCoord(P) /\ Rec.params.mc.type = "DATA" /\ Rec.params.mc.view = vid[P]
 
-SendIfLogged ==
+\* The steps, each on the action A of the spec the trace is checked against:
+\* here SequencerFlush.tla's; a composition over it (TraceRaincoreSequencerFlush.tla)
+\* takes them through an INSTANCE of this module, with its own actions.
+SendStep(A(_)) ==
     /\ Rec.name = "Send"
-    /\ SF!Send(P)
+    /\ A(P)
     /\ Logged(Rec.msg, "type") =>
          /\ Rec.msg.type = IF SF!IsCoord(P) THEN "DATA" ELSE "FORWARD"
          /\ Rec.msg.sender = P /\ Rec.msg.seqno = sent'[P]
     /\ CoordRule
     /\ StateMatches(P)
 
-RecvForwardIfLogged ==
-    /\ Rec.name = "RecvForward"
-    /\ HeadOk
-    /\ SF!RecvForward(P, Src)
-    /\ CoordRule
-    /\ StateMatches(P)
-
-RecvDataIfLogged ==
-    /\ Rec.name = "RecvData"
-    /\ HeadOk
-    /\ SF!RecvData(P, Src)
-    /\ Logged(Rec.params, "rd") =>
-         Head(chan[<<Src, P>>]).sender = Rec.params.rd[1] /\ Head(chan[<<Src, P>>]).seqno = Rec.params.rd[2]
-    /\ StateMatches(P)
-
 Single(name, A(_)) == Rec.name = name /\ A(P) /\ StateMatches(P)
 Pair(name, A(_, _)) == Rec.name = name /\ HeadOk /\ A(P, Src) /\ StateMatches(P)
 
-StartFlushIfLogged == Single("StartFlush", SF!StartFlush)
-FlushOkIfLogged == Single("FlushOk", SF!FlushOk)
-FlushCompletedIfLogged == Single("FlushCompleted", SF!FlushCompleted)
-StopFlushIfLogged == Single("StopFlush", SF!StopFlush)
-BlockIfLogged == Pair("Block", SF!Block)
-RestartFlushIfLogged == Pair("RestartFlush", SF!RestartFlush)
-ReceiveFlushOkIfLogged == Pair("ReceiveFlushOk", SF!ReceiveFlushOk)
-ReceiveFlushCompletedIfLogged == Pair("ReceiveFlushCompleted", SF!ReceiveFlushCompleted)
-InstallViewIfLogged == Pair("InstallView", SF!InstallView)
-UnblockIfLogged == Pair("Unblock", SF!Unblock)
+RecvForwardStep(A(_, _)) == Pair("RecvForward", A) /\ CoordRule
 
-SendViewIfLogged ==
+RecvDataStep(A(_, _)) ==
+    /\ Pair("RecvData", A)
+    /\ Logged(Rec.params, "rd") =>
+         Head(chan[<<Src, P>>]).sender = Rec.params.rd[1] /\ Head(chan[<<Src, P>>]).seqno = Rec.params.rd[2]
+
+\* The VIEW of view vid[P], with the new view's members.
+SendViewStep(A(_)) ==
     /\ Rec.name = "SendView"
-    /\ SF!SendView(P)
+    /\ A(P)
     /\ Logged(Rec.msg, "type") =>
          /\ Rec.msg.type = "VIEW" /\ Rec.msg.view = vid[P]
          /\ Logged(Rec.msg, "members") /\ Range(Rec.msg.members) = Range(views'[Len(views')])
@@ -159,15 +144,32 @@ Gone ==
     /\ \/ (IF Logged(Rec.msg, "view") THEN Rec.msg.view ELSE 0) < vid[P]
        \/ Rec.msg.type \in SF!FlushTypes /\ Src \in crashed
 
-DiscardIfLogged ==
+\* Stutter: the spec's UNCHANGED of all its variables.
+DiscardStep(A(_, _), Stutter) ==
     /\ Rec.name = "Discard"
     /\ Src \in SF!Members
-    /\ \/ HeadOk /\ SF!Discard(P, Src) /\ StateMatches(P)
-       \/ ~HeadOk /\ Gone /\ UNCHANGED traceVars
+    /\ \/ HeadOk /\ A(P, Src) /\ StateMatches(P)
+       \/ ~HeadOk /\ Gone /\ Stutter
 
-CrashIfLogged ==
-    /\ Rec.name = "Crash"
-    /\ \E lost \in SUBSET (SF!Members \ {P}) : SF!Crash(P, lost)
+\* A crash of P, the cut of its channels (not logged) every cut.
+CrashStep(name, A(_, _)) == Rec.name = name /\ \E lost \in SUBSET (SF!Members \ {P}) : A(P, lost)
+
+SendIfLogged == SendStep(SF!Send)
+RecvForwardIfLogged == RecvForwardStep(SF!RecvForward)
+RecvDataIfLogged == RecvDataStep(SF!RecvData)
+DiscardIfLogged == DiscardStep(SF!Discard, UNCHANGED traceVars)
+StartFlushIfLogged == Single("StartFlush", SF!StartFlush)
+FlushOkIfLogged == Single("FlushOk", SF!FlushOk)
+FlushCompletedIfLogged == Single("FlushCompleted", SF!FlushCompleted)
+StopFlushIfLogged == Single("StopFlush", SF!StopFlush)
+BlockIfLogged == Pair("Block", SF!Block)
+RestartFlushIfLogged == Pair("RestartFlush", SF!RestartFlush)
+ReceiveFlushOkIfLogged == Pair("ReceiveFlushOk", SF!ReceiveFlushOk)
+ReceiveFlushCompletedIfLogged == Pair("ReceiveFlushCompleted", SF!ReceiveFlushCompleted)
+SendViewIfLogged == SendViewStep(SF!SendView)
+InstallViewIfLogged == Pair("InstallView", SF!InstallView)
+UnblockIfLogged == Pair("Unblock", SF!Unblock)
+CrashIfLogged == CrashStep("Crash", SF!Crash)
 
 TraceNext ==
     /\ l <= Len(Log)

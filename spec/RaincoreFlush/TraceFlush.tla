@@ -1,0 +1,1 @@
+../Flush/TraceFlush.tla

@@ -1,0 +1,1 @@
+../RaincoreFlush/TraceRaincoreFlush.tla

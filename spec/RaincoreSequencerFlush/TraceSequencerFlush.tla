@@ -1,0 +1,1 @@
+../SequencerFlush/TraceSequencerFlush.tla
