@@ -29,7 +29,7 @@ action's records) has no Struct, and its records are read the general
 way.  A key pattern (a vector clock's component names, a
 received-table's member keys) is not given to msgspec, which would search
 the pattern for every key of every record: it is checked after decoding
-(``Typed.keys_ok``), each key's answer remembered, as the compiled
+(``Typed.rest_ok``), each key's answer remembered, as the compiled
 predicates do.
 
 The types accept a subset of what the schemas accept, never more: an
@@ -400,16 +400,17 @@ class _Gen:
 class Typed:
     """A protocol's typed decoder: ``decoder.decode(line)`` is an action's
     Struct (``names[type(x)]`` its name) or raises msgspec.DecodeError;
-    ``keys_ok(x)``: its keys match the schemas' key patterns
-    (``key_patterns[type(x)]``: (where the dicts at a path are, ``_dicts``,
-    then the pattern) of each)."""
+    ``rest_ok(x)``: what the types could not say holds, its keys match the
+    schemas' key patterns (``key_patterns[type(x)]``: (where the dicts at a
+    path are, ``_dicts``, then the pattern) of each) and its ``residual``
+    keys their compiled predicates."""
     decoder: msgspec.json.Decoder
     names: dict
     key_patterns: dict
     free_strings: frozenset     # the Structs whose ``msg`` may hold a string no enum names (not interned)
     residual: dict              # Struct -> ((path, value if absent, predicates)) of its keys typed ``Any``
 
-    def keys_ok(self, x) -> bool:
+    def rest_ok(self, x) -> bool:
         for key, sub, dicts, pattern in self.key_patterns[type(x)]:
             if dicts is None:
                 # a field's dict, or a dict in one (every record's: read here, not through a call)
@@ -452,7 +453,7 @@ class _Keys:
 
 
 def _dicts(path: tuple) -> tuple:
-    """How ``Typed.keys_ok`` finds the dicts at ``path`` in a Struct (keys;
+    """How ``Typed.rest_ok`` finds the dicts at ``path`` in a Struct (keys;
     ``*`` every element): (field, key in it or None, None) for a field or a
     key in one, else (None, None, the function of a Struct to the dicts)."""
     if len(path) == 1:

@@ -512,7 +512,7 @@ def _typed_event(typed, line: str):
     enc = _encode_sorted(x)
     if enc != line.encode() and enc.count(b":") != line.count(":"):
         return None
-    return x if typed.keys_ok(x) else None
+    return x if typed.rest_ok(x) else None
 
 
 @lru_cache(maxsize=None)
