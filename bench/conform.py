@@ -15,7 +15,9 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
   every record stepped, no coverage states kept;
 * ``properties``: NoDuplicates, Integrity, SenderFIFO, TotalOrder and
   EventualDelivery on the histories the replay accumulated;
-* ``conform``: ``groupcheck conform``'s path end to end (``conform_file``).
+* ``conform``: ``groupcheck conform``'s path end to end (``conform_file``:
+  the run replayed as it is read), in a process of its own, with its peak
+  resident memory (``conform_peak_rss_mb``).
 
 For the largest size, also the pipeline (conformance/pipeline.py
 ``conform_rows``: ingest to Parquet, then check) on the local engine and on
@@ -35,19 +37,30 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from groupcheck.conformance import sequencer as cseq
-from groupcheck.conformance.replay import Engine, conform_file, quiescent
+from groupcheck.conformance.replay import Engine, quiescent
 from groupcheck.conformance.traces import collector_paused, load
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline import tree_cpu_seconds  # noqa: E402  (bench/pipeline.py)
 
+CONFORM = """
+import json, resource, sys, time
+from groupcheck.conformance.replay import conform_file
+conform_file(sys.argv[1])       # warm: the schemas compiled, as in the stages
+t, c = time.perf_counter(), time.process_time()
+r = conform_file(sys.argv[1])
+print(json.dumps({"verdict": r.verdict, "candidates_max": r.candidates_max, "wall": time.perf_counter() - t,
+                  "cpu": time.process_time() - c,
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+"""
 EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 3), 3 RecvData, a few repeats
 
 
@@ -77,13 +90,15 @@ def one(path: Path, size: int) -> dict:
     load_avg = [round(x, 1) for x in os.getloadavg()]
     with collector_paused():    # as conform_file pauses it: no collection over the run falls between two stages, unmeasured
         t_read, c_read, t_replay, c_replay, t_props, found = stages(path)
-    t0, c0 = time.perf_counter(), time.process_time()
-    rep = conform_file(path)
-    t_conform, c_conform = time.perf_counter() - t0, time.process_time() - c0
+    # ``groupcheck conform``'s path in a process of its own, so that its peak memory is its own
+    # (the stages above held the whole run): a one-file run is replayed as it is read
+    rep = json.loads(subprocess.run([sys.executable, "-c", CONFORM, str(path)], check=True,
+                                    capture_output=True, text=True).stdout)
+    t_conform, c_conform = rep["wall"], rep["cpu"]
     return {"target": size, "events": n, "per_member": per_member, "bytes": line["bytes"],
             "bytes_per_event": round(line["bytes"] / n, 1), "quiescent": line["quiescent"],
-            "verdict": rep.verdict, "property_failed": found[0] if found else None,
-            "candidates_max": rep.candidates_max,
+            "verdict": rep["verdict"], "property_failed": found[0] if found else None,
+            "candidates_max": rep["candidates_max"], "conform_peak_rss_mb": rep["peak_rss_mb"],
             "seconds": {"simulate_and_write": round(t_sim, 2), "read": round(t_read, 2),
                         "replay": round(t_replay, 2), "properties": round(t_props, 3),
                         "conform": round(t_conform, 2)},

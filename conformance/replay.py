@@ -41,10 +41,11 @@ quiescent its end-of-run property (``Binding.at_end``); a failure is a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Optional
 
 from . import progress
-from .traces import Trace, TraceError, collector_paused, load
+from .traces import Trace, TraceError, collector_paused, load, stream
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
@@ -158,6 +159,9 @@ def conform_file(path) -> RunReport:
     # for it to find), and a collection while the run is held walks all of
     # it; dropped at the end, they are freed by reference counting alone.
     with collector_paused():
+        rep = _streamed(path)
+        if rep is not None:
+            return rep
         try:
             trace = load(path)
         except TraceError as e:
@@ -167,6 +171,29 @@ def conform_file(path) -> RunReport:
         rep = replay(trace)
         del trace
     return rep
+
+
+def _streamed(path) -> Optional[RunReport]:
+    """The verdict of a one-file run replayed as it is read (traces.py
+    ``stream``: memory bounded by the model's state, not by the run) when
+    that verdict is ``ok``; else None, and the caller reads the run whole
+    and replays it again, so that a record refused, a failure or a finding
+    is decided and explained with the whole run in hand, as before.  Not
+    streamed: a run of several files (merged by clock), format 1, a
+    protocol whose binding reads the events more than once in order
+    (``Binding.streams``)."""
+    from .protocols import UnknownProtocol, get
+    if isinstance(path, (list, tuple)) or Path(path).is_dir():
+        return None
+    try:
+        trace = stream(path)
+        proto = get(trace.header["protocol"])
+        if not proto.binding.streams:
+            return None
+        rep = proto.replay(trace, visited=False)
+    except (TraceError, UnknownProtocol):
+        return None
+    return rep if rep.verdict == "ok" else None
 
 
 # ---------------------------------------------------------------- the engine
@@ -184,6 +211,10 @@ class Binding:
     steps here (its pre-pass)."""
 
     protocol = ""
+    # the replay reads the events once, in order, through ``steps`` (and
+    # nothing else of them while the run conforms): a file can be replayed
+    # as it is read (``conform_file``)
+    streams = True
     FIELDS: tuple = ()          # the state variables, in the order an explanation lists them
     # declared exceptions: variables of FIELDS compared only where a record
     # logs them (docs/trace-format.md, "Observable state", says why for each)
@@ -526,13 +557,14 @@ class Engine:
 
     def _run(self, trace: Trace) -> RunReport:
         h = trace.header
-        base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=len(trace.events))
-        total = len(trace.events)
+        base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=0)
+        total = len(trace.events) if type(trace.events) is list else None      # (a stream's: once read)
         for ev in self.b.steps():
             if ev["i"] % progress.EVERY == 0:
                 progress.tick("replaying", ev["i"], total)
             failed = self.step(ev)
             if failed:
+                base["events"] = len(trace.events)
                 verdict, reason = failed
                 early = self.b.violated() if verdict == "nonconforming" else None
                 if early:       # the conforming prefix already violates a property
@@ -549,6 +581,7 @@ class Engine:
                                  candidates_max=self.peak, visited=self._visited(),
                                  stops_conforming_at=bad if verdict == "nonconforming" else None,
                                  mismatch=self.mismatch if verdict == "nonconforming" else None)
+        base["events"] = len(trace.events)
         found = self.b.properties(self.cands)
         if found:
             prop, at, witness = found

@@ -165,6 +165,8 @@ class SequencerFlushBinding(Binding):
     its kind (``step``); the logged variables of a step are its records' (``flush.*``,
     ``sequencer.*``), in model terms."""
 
+    streams = False         # the pre-pass looks ahead (each member's next record)
+
     protocol = "sequencerflush"
     TITLE = "SEQUENCER over FLUSH"
     FIELDS = tuple(f"flush.{v}" for v in F_VARS) + tuple(f"sequencer.{v}" for v in cseq.FIELDS)

@@ -358,12 +358,56 @@ def collector_paused():
 def read_file(path) -> _File:
     """Read and check one file (header, events, end); no merging."""
     with collector_paused():
-        return _read_file(Path(path))
+        f = _File(str(path), None, [], None, None, None)
+        records = _records(Path(path), f)
+        next(records, None)         # the header
+        f.events.extend(records)
+        return f
 
 
-def _read_file(path: Path) -> _File:
+class _Stream:
+    """A file's events read as they are iterated, once (``stream``): the
+    records are checked as ``load`` checks them and freed once stepped;
+    ``len`` is the count read so far.  At the last line the trace's ``end``
+    is set; a bad line raises TraceError where it is met."""
+
+    def __init__(self, records, f: _File, trace: "Trace") -> None:
+        self._records, self._f, self._trace, self._n = records, f, trace, 0
+
+    def __iter__(self):
+        for ev in self._records:
+            self._n += 1
+            yield ev
+        self._trace.end = self._f.end
+
+    def __len__(self) -> int:
+        return self._n
+
+
+def stream(path) -> Trace:
+    """One file of format 2 as a Trace whose events are read as the replay
+    takes them (``_Stream``): memory bounded by a record, not by the run.
+    Raises TraceError for a bad header, and for another format (format 1's
+    header is rewritten once the file is read: ``load`` reads it)."""
+    f = _File(str(path), None, [], None, None, None)
+    records = _records(Path(path), f)
+    next(records, None)             # reads the header, checks it
+    if f.header is None:
+        raise TraceError(path, 1, "empty trace (no header)")
+    if f.fmt != FORMAT:
+        raise TraceError(path, 1, f"{f.fmt} is read whole (load)")
+    t = Trace(f.path, f.header, [], None, [f.path])
+    t.events = _Stream(records, f, t)       # type: ignore[assignment]
+    return t
+
+
+def _records(path: Path, f: _File):
+    """The checked events of one file as a generator: first None, once the
+    header is read and checked (``f.header`` and ``f.fmt`` set), then each
+    event; at its end ``f`` holds the end record and the file's own vc
+    component (format 1: ``f.header`` converted)."""
     header, fmt, protocol = None, None, None
-    events: list[dict] = []
+    count = 0
     end = None
     last_state: dict = {}          # format 1: (nid, layer) -> previous full state
     prev_vc: Optional[dict] = None
@@ -394,9 +438,10 @@ def _read_file(path: Path) -> _File:
                             msg[k] = intern(v)
                 # ``_event`` in line: the name is interned already; ``i`` its index in the file, the
                 # run's when the run is one file (``merge`` numbers a run of several)
-                events.append({"i": len(events), "name": action[type(x)], "nid": nid, "params": x.params or {},
-                               "msg": msg, "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
-                               "src": f"{name}:{n}"})
+                yield {"i": count, "name": action[type(x)], "nid": nid, "params": x.params or {},
+                       "msg": msg, "state": None if state is UNSET else state, "clock": x.clock, "vc": vc,
+                       "src": f"{name}:{n}"}
+                count += 1
                 continue
         try:
             rec = parse_line(line)
@@ -422,6 +467,8 @@ def _read_file(path: Path) -> _File:
             typed = _typed(protocol) if fmt == FORMAT else None
             if typed is not None:
                 action, free = typed.names, typed.free_strings
+            f.header, f.fmt = header, fmt
+            yield None
             continue
         if end is not None:
             raise TraceError(path, n, "a record after the end record")
@@ -444,8 +491,8 @@ def _read_file(path: Path) -> _File:
                 end["settled"] = rec["settled"]
             continue
         if fmt == FORMAT_V1:
-            if rec["i"] != len(events):
-                raise TraceError(path, n, f"event index {rec['i']}, expected {len(events)}")
+            if rec["i"] != count:
+                raise TraceError(path, n, f"event index {rec['i']}, expected {count}")
             state = rec["state"]
             if state is not None and rec["nid"] is not None:
                 key = (rec["nid"], impl_protocols.layer_of(protocol, rec["name"], rec["params"]))
@@ -456,14 +503,18 @@ def _read_file(path: Path) -> _File:
                     raise TraceError(path, n, f"format 1 state cannot be read as a delta: {e}") from None
                 last_state[key] = state
                 state = delta
-            events.append(_norm_event(rec, src, state))
-            events[-1]["i"] = len(events) - 1
+            ev = _norm_event(rec, src, state)
+            ev["i"] = count
+            count += 1
+            yield ev
             continue
         vc = rec.get("vc")
         if own is not None or vc is not None:
             prev_vc = _check_vc(path, n, header, own, rec["nid"], vc, prev_vc)
-        events.append(_norm_event(rec, src, rec.get("state")))
-        events[-1]["i"] = len(events) - 1
+        ev = _norm_event(rec, src, rec.get("state"))
+        ev["i"] = count
+        count += 1
+        yield ev
     if header is None:
         raise TraceError(path, 1, "empty trace (no header)")
     if fmt == FORMAT_V1:
@@ -473,7 +524,7 @@ def _read_file(path: Path) -> _File:
         header["format"] = FORMAT
         header.setdefault("options", {})
         header["converted_from"] = FORMAT_V1
-    return _File(str(path), header, events, end, own, fmt)
+    f.header, f.end, f.own, f.fmt = header, end, own, fmt
 
 
 def _check_vc(path, n: int, header: dict, own, nid, vc, prev_vc):

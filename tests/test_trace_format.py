@@ -650,3 +650,54 @@ def test_checker_tlc_reads_per_node_files_as_one_run(tmp_path):
     rows = json.loads(r.stdout)
     assert len(rows) == 1 and rows[0]["file"] == str(d), rows
     assert rows[0]["agree"] is True and rows[0]["tlc"]["ok"], rows
+
+
+# -- a run replayed as it is read --------------------------------------------------------------
+
+@pytest.mark.parametrize("protocol", ["sequencer", "flush", "stable", "raincore", "raincoreflush"])
+def test_a_streamed_run_gets_the_report_of_the_run_read_whole(tmp_path, monkeypatch, protocol):
+    """``conform_file`` replays a one-file run as it reads it (``stream``);
+    its events are the ones ``load`` reads, and its report is the one the
+    replay of the whole run gives, field by field."""
+    from groupcheck.conformance import replay as R
+    from groupcheck.conformance.protocols import get
+    proto = get(protocol)
+    for seed in (1, 2, 3):
+        path = tracefile.write(tmp_path / f"{seed}.ndjson", proto.simulate(seed, proto.campaign_faults, {})[0])
+        whole = load(path)
+        s = traces.stream(path)
+        assert len(s.events) == 0 and s.end is None
+        assert list(s.events) == whole.events and s.end == whole.end and s.header == whole.header
+        assert len(s.events) == len(whole.events)
+        want = R.replay(whole).to_json()
+        calls = []
+        monkeypatch.setattr(R, "_streamed", lambda p, f=R._streamed: calls.append(f(p)) or calls[-1])
+        assert conform_file(path).to_json() == want
+        # an ok run's report came from the stream; any other verdict from the run read whole
+        assert (calls[-1] is not None) == (want["verdict"] == "ok")
+        monkeypatch.undo()
+
+
+def test_a_stream_meets_a_bad_line_where_load_does_and_the_run_is_rejected(tmp_path):
+    """A record refused after many good ones: the stream raises it at that
+    line, and ``conform_file`` rejects the run with it (read whole again)."""
+    path, _, _ = _run(tmp_path, faults="loss=0.01", per_member=30)
+    n = len(_lines(path))
+    _set_fields(path, n - 2, nid="x")
+    with pytest.raises(TraceError) as e:
+        list(traces.stream(path).events)
+    assert e.value.line == n - 2
+    rep = conform_file(path)
+    assert rep.verdict == "rejected" and f":{n - 2}:" in rep.reason
+
+
+def test_a_composition_whose_binding_looks_ahead_is_read_whole(tmp_path, monkeypatch):
+    """SEQUENCER over FLUSH joins each member's next record into a step: its
+    binding does not stream, and ``conform_file`` reads its runs whole."""
+    from groupcheck.conformance import replay as R
+    from groupcheck.conformance.protocols import get
+    proto = get("sequencerflush")
+    assert not proto.binding.streams and get("sequencer").binding.streams
+    path = tracefile.write(tmp_path / "t.ndjson", proto.simulate(2, proto.campaign_faults, {})[0])
+    assert R._streamed(path) is None
+    assert conform_file(path).verdict == R.replay(load(path)).verdict
