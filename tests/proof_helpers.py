@@ -14,9 +14,15 @@ def entry(protocol, name):
 def lemmas_broken(enc, max_states=None):
     """A parametric encoding's lemmas instantiated at the N of its bounded
     model (``enc.holds``, evaluated in Python) on every state the model
-    reaches: the exploration, and the (lemma, state) pairs that fail."""
+    reaches: the exploration, and the (lemma, state) pairs that fail.  As
+    ``enc.holds(n, s)`` evaluates it, with s's Python form (``py_state``)
+    built once per state, not once per lemma."""
     res = explore(enc.model(), check_invariants=False, max_states=max_states)
-    return res, [(n, s) for s in res.parents for n in enc.lemmas if not enc.holds(n, s)]
+    bad = []
+    for s in res.parents:
+        P = enc.py_state(s)
+        bad += [(n, s) for n, L in enc.lemmas.items() if not L(P)]
+    return res, bad
 
 
 def proved_for_every_n(protocol, variant, properties):
@@ -38,12 +44,19 @@ def proved_for_every_n(protocol, variant, properties):
     assert {f"implication:{p}" for p in properties} <= {q.query for q in qs}
 
 
+def sorted_edges(graph) -> list:
+    """A graph's edges ``(s, t, labels)`` ordered by the reprs of s and t
+    (each state's repr computed once, not once per edge)."""
+    name = {s: repr(s) for s in graph}
+    return sorted(graph.edges(data="labels"), key=lambda e: (name[e[0]], name[e[1]]))
+
+
 def sample(enc, max_states, k, seed=15):
     """``enc``'s bounded model, its exploration (the first ``max_states``
     states, with the graph) and ``k`` of its edges drawn with ``seed``."""
     model = enc.model()
     res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
+    edges = sorted_edges(res.graph)
     random.Random(seed).shuffle(edges)
     return enc, model, res, edges[:k]
 

@@ -18,7 +18,7 @@ from groupcheck.model.core import explore
 from groupcheck.model.proofs import engine, registry
 from groupcheck.model.proofs.engine import run, verdict
 from groupcheck.model.proofs.flush import FlushAnyEncoding
-from proof_helpers import entry, lemmas_broken, proved_for_every_n
+from proof_helpers import entry, lemmas_broken, proved_for_every_n, sorted_edges
 
 
 def _enc(name, **change):
@@ -118,7 +118,7 @@ def test_instantiation_can_fail_and_agrees_with_z3():
 def _edges_by_action(enc, max_states=None):
     res = explore(enc.model(), check_invariants=False, build_graph=True, max_states=max_states)
     by = defaultdict(list)
-    for s, t, labs in sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1]))):
+    for s, t, labs in sorted_edges(res.graph):
         by[min(labs, key=str).action].append((s, t, labs))
     return by
 
@@ -131,7 +131,7 @@ def _steps(enc, edges):
     for s, t, labs in edges:
         lab = min(labs, key=str)
         solver = engine._solver(enc)
-        solver.add(*enc.query([enc.value(S, s), enc.value(T, t), acts[lab.action], enc.pin(lab)]))
+        solver.add(*enc.query([engine.value_of(enc, S, s), engine.value_of(enc, T, t), acts[lab.action], enc.pin(lab)]))
         assert solver.check() == z3.sat, (lab, s, t)
 
 

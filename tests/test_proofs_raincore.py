@@ -28,7 +28,7 @@ import pytest
 import z3
 
 from groupcheck.model.core import Label
-from groupcheck.model.proofs.engine import extra_successor, run, satisfies_invariant, verdict
+from groupcheck.model.proofs.engine import built_once, extra_successor, run, satisfies_invariant, value_of, verdict
 from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.raincore import (FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding,
                                                 manifest_constants)
@@ -48,10 +48,13 @@ def _sample(name, max_states, k, seed=15, **kw):
 
 
 def _in_relation(enc, s, labels, t, S, T) -> bool:
-    """Does one of the model's action instances ``labels`` relate s to t in z3?"""
+    """Does one of the model's action instances ``labels`` relate s to t in z3?
+    (A state's value and an instance's formula built once: a sample of edges
+    repeats both.)"""
     for lab in labels:
         sol = z3.Solver()
-        sol.add(enc.value(S, s), enc.value(T, t), enc.instance(S, T, lab))
+        f = built_once(enc, ("instance", S["tag"], T["tag"], lab), lambda: enc.instance(S, T, lab))
+        sol.add(value_of(enc, S, s), value_of(enc, T, t), f)
         if sol.check() == z3.sat:
             return True
     return False
@@ -661,7 +664,7 @@ def _z3_replays(enc, beh, prop: str, last: int = 1) -> list[int]:
     out = []
     for i in range(len(beh) - last, len(beh)):
         sol = z3.Solver()
-        sol.add(enc.value(S, beh[i][1]), z3.Not(getattr(enc, prop)(S)))
+        sol.add(value_of(enc, S, beh[i][1]), z3.Not(getattr(enc, prop)(S)))
         if sol.check() == z3.sat:
             out.append(i)
     return out

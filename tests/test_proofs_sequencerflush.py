@@ -11,15 +11,14 @@ mark; the stated consequences of Absorb are checked by induction with z3."""
 
 import functools
 import random
-import weakref
 
 import pytest
 import z3
 
 from groupcheck.model.core import Label, explore
-from groupcheck.model.proofs.engine import _solver
+from groupcheck.model.proofs.engine import _solver, value_of
 from groupcheck.model.proofs.sequencerflush import SequencerFlushEncoding
-from proof_helpers import entry, sample, edges_outside
+from proof_helpers import edges_outside, entry, sample, sorted_edges
 
 # The encoding has quantified constraints, so z3 may answer unknown: every
 # check below asks for a definite answer within this time (an unknown fails
@@ -47,21 +46,6 @@ def _check(enc, *fs, ematching=False):
     return r, (s.model() if r == z3.sat else None)
 
 
-_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _value(enc, X, s):
-    """enc.value(X, s), built once per encoding, state variables (by their
-    tag: fresh() names its constants after it) and model state: a state is
-    the source of many edges and the target of others, and an extra-successor
-    check asks it once per action (building it costs more than z3's answer)."""
-    memo = _VALUES.setdefault(enc, {})
-    key = (X["tag"], s)
-    if key not in memo:
-        memo[key] = enc.value(X, s)
-    return memo[key]
-
-
 def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
     """engine.edge_in_relation, but an unknown is an error, not a no."""
     S = S if S is not None else enc.fresh("s")
@@ -72,9 +56,9 @@ def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
     # one instance at a time (the label's relation is their disjunction:
     # SendView at N >= 3 is one instance per choice of digest)
     for f in fs:
-        r, _ = _check(enc, _value(enc, S, s), _value(enc, T, t), f, ematching=True)
+        r, _ = _check(enc, value_of(enc, S, s), value_of(enc, T, t), f, ematching=True)
         if r == z3.unknown:   # either configuration's sat / unsat is an answer
-            r, _ = _check(enc, _value(enc, S, s), _value(enc, T, t), f, ematching=False)
+            r, _ = _check(enc, value_of(enc, S, s), value_of(enc, T, t), f, ematching=False)
         assert r != z3.unknown, ("unknown", labels)
         if r == z3.sat:
             return True
@@ -82,7 +66,7 @@ def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
 
 
 def satisfies_invariant(enc, s, S, inv) -> bool:
-    r, _ = _check(enc, _value(enc, S, s), z3.Not(inv))
+    r, _ = _check(enc, value_of(enc, S, s), z3.Not(inv))
     assert r != z3.unknown, "unknown"
     return r == z3.unsat
 
@@ -98,7 +82,7 @@ def extra_successor(enc, s, successors, S=None, T=None, acts=None):
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
     solver = _bounded_solver(enc)
-    solver.add(_value(enc, S, s), *[z3.Not(_value(enc, T, t)) for t in successors])
+    solver.add(value_of(enc, S, s), *[z3.Not(value_of(enc, T, t)) for t in successors])
     for lab, f in (acts if acts is not None else enc.actions(S, T)):
         solver.push()
         solver.add(f)
@@ -136,7 +120,7 @@ def _every_action_once(edges):
                                                ("DoubleCrashSender2", 1500, 30)])
 def test_model_edges_satisfy_the_z3_relation(name, max_states, k):
     enc, _, res, _ = _sample(name, max_states, 0)
-    edges = sorted(res.graph.edges(data="labels"), key=lambda e: (repr(e[0]), repr(e[1])))
+    edges = sorted_edges(res.graph)
     random.Random(15).shuffle(edges)
     edges = _every_action_once(edges)[:k]
     assert len(edges) == k

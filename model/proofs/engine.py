@@ -44,13 +44,15 @@ then the same conjunct of L(S)) is not asked (``Frame``); a query with
 nothing left is reported ``by_frame``.
 ``verdict`` says when a variant holds; ``edge_in_relation``,
 ``satisfies_invariant`` and ``extra_successor`` compare an encoding with its
-explicit-state model (tests/test_proofs_<protocol>.py).  See
+explicit-state model (tests/test_proofs_<protocol>.py), each state's value
+built once (``value_of``).  See
 docs/proofs.md.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -735,6 +737,30 @@ def verdict(qs: list[Query]) -> bool:
 
 
 # --- the encoding against the explicit-state model --------------------------------
+#
+# A test compares an encoding with its model on many edges and states; a
+# state is the source of some edges and the target of others, and building
+# its z3 value costs more than z3's answer on it: ``value_of`` builds it once
+# per encoding, state variables and state (``built_once``: any such term).
+
+_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def built_once(enc: Encoding, key, build: Callable[[], Any]) -> Any:
+    """``build()``, called once per encoding and ``key`` (a term of symbolic
+    states names them by their tag: ``fresh`` names its constants after it)."""
+    memo = _BUILT.setdefault(enc, {})
+    v = memo.get(key)
+    if v is None:
+        v = memo[key] = build()
+    return v
+
+
+def value_of(enc: Encoding, X, s) -> z3.BoolRef:
+    """``enc.value(X, s)``, built once per encoding, state variables and
+    model state."""
+    return built_once(enc, ("value", X["tag"], s), lambda: enc.value(X, s))
+
 
 def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> bool:
     """Does the z3 action named by one of ``labels`` relate model state ``s``
@@ -748,7 +774,7 @@ def edge_in_relation(enc: Encoding, s, labels, t, S=None, T=None, acts=None) -> 
     if not fs:
         return False
     solver = _solver(enc)
-    solver.add(*enc.query([enc.value(S, s), enc.value(T, t), z3.Or(*fs)]))
+    solver.add(*enc.query([value_of(enc, S, s), value_of(enc, T, t), z3.Or(*fs)]))
     r = solver.check()
     if r == z3.unknown:   # neither a yes nor a no: never count it as either
         raise RuntimeError(f"z3 answered unknown on an edge labelled {sorted(map(str, labels))}")
@@ -760,7 +786,7 @@ def satisfies_invariant(enc: Encoding, s, S=None, inv=None) -> bool:
     ``inv``: ``enc.inv(S)``, built once by a caller checking many states."""
     S = S if S is not None else enc.fresh("s")
     solver = _solver(enc)
-    solver.add(*enc.query([enc.value(S, s), z3.Not(inv if inv is not None else enc.inv(S))]))
+    solver.add(*enc.query([value_of(enc, S, s), z3.Not(inv if inv is not None else enc.inv(S))]))
     return solver.check() == z3.unsat
 
 
@@ -771,8 +797,8 @@ def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
     solver = _solver(enc)
-    solver.add(*enc.query([enc.value(S, s), nxt if nxt is not None else enc.next(S, T),
-                           *[z3.Not(enc.value(T, t)) for t in successors]]))
+    solver.add(*enc.query([value_of(enc, S, s), nxt if nxt is not None else enc.next(S, T),
+                           *[z3.Not(value_of(enc, T, t)) for t in successors]]))
     if solver.check() != z3.sat:
         return None
     return enc.decode(solver.model(), T)

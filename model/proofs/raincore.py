@@ -275,15 +275,18 @@ class RaincoreEncoding(Encoding):
         elif label.action == "TokenLoss":
             msg = self._tok_val(label.params[0])
         n = label.params[0] if label.action != "TokenLoss" else None
-        fs = [f for lab, f in self._actions(S, T, msg, only=label.action)
+        fs = [f for lab, f in self._actions(S, T, msg, only=label.action, node=n)
               if n is None or lab.params == (n,)]
         return z3.Or(*fs) if fs else z3.BoolVal(False)
 
-    def _actions(self, S, T, bound, only: str | None = None):
+    def _actions(self, S, T, bound, only: str | None = None, node: int | None = None):
+        """The action instances (``only``: of that action; ``node``: of that
+        node, TokenLoss whatever it is; ``bound``: the message they take)."""
         R, fr, Nn = self.R, self._frame, self.nodes
         want = lambda a: only is None or only == a  # noqa: E731
+        at = [n for n in Nn if node is None or n == node]
         tm, m9 = S["tm"], S["m9"]
-        for n in Nn:
+        for n in at:
             if want("Initialization") and n in self.InitRing:
                 t = Tok.tok(self.InitSeq, self.init_ring, n, NextNode(self.InitRing, n), 0)
                 yield Label("Initialization", (n,)), z3.And(S["status"][n] == OFF, fr(S, T, {
@@ -363,7 +366,7 @@ class RaincoreEncoding(Encoding):
                 if st == HUNGRY:
                     upd.update(ts={n: STARVING}, vs={n: CHAOS})
                 yield Label(name, (n,)), z3.And(*g, fr(S, T, upd))
-        for n in Nn:
+        for n in at:
             if want("Crash") and not (self.StableFounder and n == 1):
                 m = z3.Const(f"{S['tag']}_cm", Tok)
                 x = z3.Const(f"{S['tag']}_cx", M9)
