@@ -116,6 +116,16 @@ class FlushModel(Model):
         self.pairs = tuple((p, q) for p in self.Members for q in self.Members)
 
     # --- helpers (same names as the spec's operators) -------------------------
+    # Per-member variables are tuples over 1..N here (index p - 1).  FLUSH's
+    # actions read and write them through At and Put, so that a composition
+    # whose per-member variables are Fn over 1..N (SequencerFlush) takes the
+    # actions as they are.
+    @staticmethod
+    def At(f, p: int):
+        return f[p - 1]
+
+    Put = staticmethod(_set)
+
     @staticmethod
     def Latest(s: FlushState) -> int:
         return len(s.views)
@@ -135,9 +145,8 @@ class FlushModel(Model):
     def Gone(s: FlushState, p: int) -> frozenset:
         return s.crashed
 
-    @staticmethod
-    def IsMember(s: FlushState, p: int) -> bool:
-        v = s.vid[p - 1]
+    def IsMember(self, s: FlushState, p: int) -> bool:
+        v = self.At(s.vid, p)
         return v >= 1 and p in s.views[v - 1]
 
     @staticmethod
@@ -152,9 +161,23 @@ class FlushModel(Model):
         st = self.Staying(s)
         return c in st and all(c <= q for q in st)
 
+    def IsInitiator(self, s, c: int) -> bool:
+        """Who starts a flush: the coordinator (a composition's own name, where
+        IsCoord is SEQUENCER's)."""
+        return self.IsCoord(s, c)
+
     @staticmethod
     def DeliveredIn(s: FlushState, p: int, v: int) -> frozenset:
         return frozenset(i for i in s.delivered[p - 1] if s.sent[i - 1]["view"] == v)
+
+    def Digest(self, s: FlushState, p: int) -> frozenset:
+        """p's digest: what it delivered in its view (SequencerFlush's: its log)."""
+        return self.DeliveredIn(s, p, s.vid[p - 1])
+
+    def SetDigest(self, s: FlushState, p: int, d) -> dict:
+        """digest' = [digest EXCEPT ![p] = d], for _replace (a composition whose
+        digest is its log has no ``digest`` variable: nothing)."""
+        return {"digest": _set(s.digest, p, d)}
 
     @staticmethod
     def SentIn(s: FlushState, p: int, v: int) -> frozenset:
@@ -236,139 +259,165 @@ class FlushModel(Model):
             chan=self.Take(s, p, q),
         )
 
-    def Discard(self, s: FlushState, p: int, q: int):
+    def Discard(self, s, p: int, q: int):
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
             return None
         m = self.In(s, p, q)
-        v = s.vid[p - 1]
+        v = self.At(s.vid, p)
         if not (
             m["view"] < v
             or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
-            or (m["view"] == v and m["type"] == "DATA" and self.ReconcileDigests and s.phase[p - 1] == "Completed")
+            or (m["view"] == v and m["type"] == "DATA" and self.ReconcileDigests
+                and self.At(s.phase, p) == "Completed")
         ):
             return None
         return s._replace(chan=self.Take(s, p, q))
 
     # --- flush, phase 1 ---------------------------------------------------------
-    def StartFlush(self, s: FlushState, c: int):
-        if not (self.CanReceive(s, c) and s.vid[c - 1] == self.Latest(s) and self.IsCoord(s, c)):
+    # The flush's actions read the per-member variables through At and Put,
+    # a member's digest through Digest (SetDigest records it) and the failure
+    # detector through Gone and Dead (Multi), so that the compositions
+    # (SequencerFlush, RaincoreFlush, RaincoreSequencerFlush) take them as
+    # they are, as their specs take Flush.tla's <Action>Step.
+    def StartFlush(self, s, c: int):
+        At, Put = self.At, self.Put
+        v = At(s.vid, c)
+        if not (self.CanReceive(s, c) and v == self.Latest(s) and self.IsInitiator(s, c)):
             return None
-        if s.flushInit[c - 1] == c or not self.ViewChangePending(s, c):
+        if At(s.flushInit, c) == c or not self.ViewChangePending(s, c):
             return None
-        v = s.vid[c - 1]
-        d = self.DeliveredIn(s, c, v)
-        ph = s.phase[c - 1]
+        ph = At(s.phase, c)
         t = s._replace(
             chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
-            flushInit=_set(s.flushInit, c, c),
-            phase=_set(s.phase, c, "InBlock" if ph == "Normal" else ph),
+            flushInit=Put(s.flushInit, c, c),
+            phase=Put(s.phase, c, "InBlock") if ph == "Normal" else s.phase,
         )
-        if ph == "Completed":
-            return t._replace(digest=_set(s.digest, c, d), completed=_set(s.completed, c, frozenset({(c, d)})))
-        return t._replace(completed=_set(s.completed, c, frozenset()))
+        if ph == "Completed":   # it restarts the flush of a crashed initiator: its own FLUSH_COMPLETED again
+            d = self.Digest(s, c)
+            return t._replace(completed=Put(s.completed, c, frozenset({(c, d)})), **self.SetDigest(s, c, d))
+        return t._replace(completed=Put(s.completed, c, frozenset()))
 
-    def _flush_msg_from(self, s: FlushState, p: int, c: int, typ: str) -> bool:
-        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p] /\\ c \\notin Gone(p)."""
+    def _flush_msg(self, s, p: int, c: int, typ: str) -> bool:
+        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p]."""
         if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
             return False
         m = self.In(s, p, c)
-        return m["type"] == typ and m["view"] == s.vid[p - 1] and c not in self.Gone(s, p)
+        return m["type"] == typ and m["view"] == self.At(s.vid, p)
 
-    def Block(self, s: FlushState, p: int, c: int):
-        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] == "Normal"):
+    def _flush_msg_from(self, s, p: int, c: int, typ: str) -> bool:
+        """_flush_msg /\\ c \\notin Gone(p)."""
+        return self._flush_msg(s, p, c, typ) and c not in self.Gone(s, p)
+
+    def Block(self, s, p: int, c: int):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and self.At(s.phase, p) == "Normal"):
             return None
         return s._replace(
-            phase=_set(s.phase, p, "InBlock"),
-            flushInit=_set(s.flushInit, p, c),
+            phase=self.Put(s.phase, p, "InBlock"),
+            flushInit=self.Put(s.flushInit, p, c),
             chan=self.Take(s, p, c),
         )
 
-    def RestartFlush(self, s: FlushState, p: int, c: int):
-        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and s.phase[p - 1] != "Normal"):
+    def RestartFlush(self, s, p: int, c: int):
+        if not (self._flush_msg_from(s, p, c, "START_FLUSH") and self.At(s.phase, p) != "Normal"):
             return None
-        v = s.vid[p - 1]
-        t = s._replace(flushInit=_set(s.flushInit, p, c))
-        if s.phase[p - 1] == "Completed":
-            d = self.DeliveredIn(s, p, v)
-            ch = self.Take(s, p, c)
-            ch = ch.set((p, c), ch[(p, c)] + (FlushCompletedMsg(v, d),))
-            return t._replace(digest=_set(s.digest, p, d), chan=ch)
+        t = s._replace(flushInit=self.Put(s.flushInit, p, c))
+        if self.At(s.phase, p) == "Completed":
+            d = self.Digest(s, p)
+            ch = self.Multi(s, self.Take(s, p, c), p, (c,), FlushCompletedMsg(self.At(s.vid, p), d))
+            return t._replace(chan=ch, **self.SetDigest(s, p, d))
         return t._replace(chan=self.Take(s, p, c))
 
     # --- flush, phase 2 ---------------------------------------------------------
-    def FlushOk(self, s: FlushState, p: int):
-        if not (self.FlushOkRound and self.CanReceive(s, p) and s.phase[p - 1] == "InBlock"):
+    def FlushOk(self, s, p: int):
+        if not (self.FlushOkRound and self.CanReceive(s, p) and self.At(s.phase, p) == "InBlock"):
             return None
-        v = s.vid[p - 1]
+        v = self.At(s.vid, p)
         return s._replace(
-            phase=_set(s.phase, p, "OkSent"),
-            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {p}),
+            phase=self.Put(s.phase, p, "OkSent"),
+            flushOks=self.Put(s.flushOks, p, self.At(s.flushOks, p) | {p}),
             chan=self.Multi(s, s.chan, p, s.views[v - 1], FlushOkMsg(v)),
         )
 
-    def ReceiveFlushOk(self, s: FlushState, p: int, q: int):
+    def ReceiveFlushOk(self, s, p: int, q: int):
         if not self._flush_msg_from(s, p, q, "FLUSH_OK"):
             return None
         return s._replace(
-            flushOks=_set(s.flushOks, p, s.flushOks[p - 1] | {q}),
+            flushOks=self.Put(s.flushOks, p, self.At(s.flushOks, p) | {q}),
             chan=self.Take(s, p, q),
         )
 
     # --- flush, phase 3 ---------------------------------------------------------
-    def FlushCompleted(self, s: FlushState, p: int):
+    def FlushCompleted(self, s, p: int):
         if not self.CanReceive(s, p):
             return None
-        v = s.vid[p - 1]
+        At, Put = self.At, self.Put
+        v = At(s.vid, p)
         if not self.FlushOkRound:
-            if s.phase[p - 1] != "InBlock":
+            if At(s.phase, p) != "InBlock":
                 return None
-        elif not (s.phase[p - 1] == "OkSent" and s.views[v - 1] - self.Gone(s, p) <= s.flushOks[p - 1]):
+        elif not (At(s.phase, p) == "OkSent" and frozenset(s.views[v - 1]) - self.Gone(s, p) <= At(s.flushOks, p)):
             return None
-        d = self.DeliveredIn(s, p, v)
-        c = s.flushInit[p - 1]
-        t = s._replace(
-            phase=_set(s.phase, p, "Completed"),
-            blocked=_set(s.blocked, p, True),
-            digest=_set(s.digest, p, d),
-        )
+        d = self.Digest(s, p)
+        c = At(s.flushInit, p)
+        t = s._replace(phase=Put(s.phase, p, "Completed"), blocked=Put(s.blocked, p, True), **self.SetDigest(s, p, d))
         if c == p:
-            return t._replace(completed=_set(s.completed, p, s.completed[p - 1] | {(p, d)}))
+            return t._replace(completed=Put(s.completed, p, At(s.completed, p) | {(p, d)}))
         return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(v, d)))
 
-    def ReceiveFlushCompleted(self, s: FlushState, c: int, q: int):
+    def ReceiveFlushCompleted(self, s, c: int, q: int):
         if not self._flush_msg_from(s, c, q, "FLUSH_COMPLETED"):
             return None
         return s._replace(
-            completed=_set(s.completed, c, s.completed[c - 1] | {(q, self.In(s, c, q)["digest"])}),
+            completed=self.Put(s.completed, c, self.At(s.completed, c) | {(q, self.In(s, c, q)["digest"])}),
             chan=self.Take(s, c, q),
         )
 
     # --- flush, phase 4 ---------------------------------------------------------
-    def SendView(self, s: FlushState, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Completed"):
+    def SendViewReady(self, s, c: int, gone: frozenset) -> bool:
+        """c initiated the flush and has the FLUSH_COMPLETED of every member of its view but those in gone."""
+        At = self.At
+        return (At(s.flushInit, c) == c and At(s.phase, c) == "Completed"
+                and frozenset(s.views[At(s.vid, c) - 1]) - gone <= {r[0] for r in At(s.completed, c)})
+
+    def Digests(self, s, c: int, gone: frozenset) -> set:
+        """The digests c holds from the members not in gone."""
+        return {r[1] for r in self.At(s.completed, c) if r[0] not in gone}
+
+    @staticmethod
+    def Merged(digests) -> frozenset:
+        """The digest SendView sends: the union (SequencerFlush's: the longest)."""
+        return frozenset().union(*digests)
+
+    def FlushEnded(self, s, p: int) -> dict:
+        """p's flush state once it installs a view (for _replace)."""
+        Put = self.Put
+        return dict(phase=Put(s.phase, p, "Normal"), flushOks=Put(s.flushOks, p, frozenset()),
+                    completed=Put(s.completed, p, frozenset()))
+
+    def Reconciled(self, s, p: int, v: int, new, D, ch: Fn) -> dict:
+        """What else changes as p leaves view v for view v + 1, ``new``, with digest
+        D, ``ch`` the step's channels (for _replace): the digest's messages
+        delivered (with reconciliation, not for a joiner) and its digest
+        emptied.  SequencerFlush's is SEQUENCER's view change (Moved)."""
+        out = {"chan": ch, "digest": _set(s.digest, p, frozenset())}
+        if self.ReconcileDigests and s.vid[p - 1] != 0:
+            out["delivered"] = _set(s.delivered, p, s.delivered[p - 1] | D)
+        return out
+
+    def SendView(self, s, c: int):
+        if not self.CanReceive(s, c):
             return None
-        v = s.vid[c - 1]
-        members_v = s.views[v - 1]
         gone = self.Gone(s, c)
-        if not (members_v - gone <= frozenset(r[0] for r in s.completed[c - 1])):
+        if not self.SendViewReady(s, c, gone):
             return None
-        D = frozenset().union(*(r[1] for r in s.completed[c - 1] if r[0] not in gone))
+        v = self.At(s.vid, c)
+        D = self.Merged(self.Digests(s, c, gone))
         nxt = self.NextView(s, c, v, D)
         if nxt is None:
             return None
         new, R, msg, more = nxt
-        delivered = _set(s.delivered, c, s.delivered[c - 1] | D) if self.ReconcileDigests else s.delivered
-        return s._replace(
-            views=s.views + (new,),
-            chan=self.Multi(s, s.chan, c, R, msg),
-            vid=_set(s.vid, c, v + 1),
-            delivered=delivered,
-            phase=_set(s.phase, c, "Normal"),
-            flushOks=_set(s.flushOks, c, frozenset()),
-            digest=_set(s.digest, c, frozenset()),
-            completed=_set(s.completed, c, frozenset()),
-            **more,
-        )
+        return s._replace(views=s.views + (new,), vid=self.Put(s.vid, c, v + 1), **self.FlushEnded(s, c), **more,
+                          **self.Reconciled(s, c, v, new, D, self.Multi(s, s.chan, c, R, msg)))
 
     def NextView(self, s: FlushState, c: int, v: int, D: frozenset):
         """SendView's view: (the new view, whom the VIEW goes to, the VIEW,
@@ -377,45 +426,42 @@ class FlushModel(Model):
         return (members_v - (s.crashed | s.leaving)) | s.joining, members_v | s.joining, ViewMsg(v, D), \
             {"joining": frozenset()}
 
-    def InstallView(self, s: FlushState, p: int, c: int):
-        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
+    def ViewArrives(self, s, p: int, c: int) -> bool:
+        """The VIEW from c is next for p: of p's view, or p is a joiner."""
+        if not self.HasMsg(s, p, c):
+            return False
+        m = self.In(s, p, c)
+        vp = self.At(s.vid, p)
+        return m["type"] == "VIEW" and ((self.IsMember(s, p) and m["view"] == vp) or vp == 0)
+
+    def InstallView(self, s, p: int, c: int):
+        if not (self.Alive(s, p) and self.ViewArrives(s, p, c)):
             return None
         m = self.In(s, p, c)
-        if m["type"] != "VIEW":
-            return None
-        vp = s.vid[p - 1]
-        if not ((self.IsMember(s, p) and m["view"] == vp) or vp == 0):
-            return None
-        delivered = (
-            _set(s.delivered, p, s.delivered[p - 1] | m["digest"]) if self.ReconcileDigests and vp != 0 else s.delivered
-        )
         return s._replace(
-            vid=_set(s.vid, p, m["view"] + 1),
-            delivered=delivered,
-            flushInit=_set(s.flushInit, p, NO_INIT if vp == 0 else c),
-            phase=_set(s.phase, p, "Normal"),
-            flushOks=_set(s.flushOks, p, frozenset()),
-            digest=_set(s.digest, p, frozenset()),
-            completed=_set(s.completed, p, frozenset()),
-            chan=self.Take(s, p, c),
+            vid=self.Put(s.vid, p, m["view"] + 1),
+            flushInit=self.Put(s.flushInit, p, NO_INIT if self.At(s.vid, p) == 0 else c),
+            **self.FlushEnded(s, p),
+            **self.Reconciled(s, p, m["view"], s.views[m["view"]], m["digest"], self.Take(s, p, c)),
         )
 
-    def StopFlush(self, s: FlushState, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c - 1] == c and s.phase[c - 1] == "Normal"):
+    def StopFlush(self, s, c: int):
+        At = self.At
+        if not (self.CanReceive(s, c) and At(s.flushInit, c) == c and At(s.phase, c) == "Normal"):
             return None
-        v = s.vid[c - 1]
+        v = At(s.vid, c)
         return s._replace(
-            chan=self.Multi(s, s.chan, c, s.views[v - 1] & s.views[v - 2], StopFlushMsg(v)),
-            blocked=_set(s.blocked, c, False),
-            flushInit=_set(s.flushInit, c, NO_INIT),
+            chan=self.Multi(s, s.chan, c, frozenset(s.views[v - 1]) & frozenset(s.views[v - 2]), StopFlushMsg(v)),
+            blocked=self.Put(s.blocked, c, False),
+            flushInit=self.Put(s.flushInit, c, NO_INIT),
         )
 
-    def Unblock(self, s: FlushState, p: int, c: int):
+    def Unblock(self, s, p: int, c: int):
         if not self._flush_msg_from(s, p, c, "STOP_FLUSH"):
             return None
         return s._replace(
-            blocked=_set(s.blocked, p, False),
-            flushInit=_set(s.flushInit, p, NO_INIT),
+            blocked=self.Put(s.blocked, p, False),
+            flushInit=self.Put(s.flushInit, p, NO_INIT),
             chan=self.Take(s, p, c),
         )
 
@@ -481,6 +527,13 @@ class FlushModel(Model):
         return s._replace(leaving=s.leaving | {p})
 
     # --- next -------------------------------------------------------------------
+    # What FLUSH's actions read besides the state: a composition's kernel,
+    # which transcribes them, lists these among its _KERNEL_TRANSCRIBES.
+    FLUSH_READS = ("At", "Put", "Alive", "IsMember", "CanReceive", "Latest", "IsInitiator", "Dead", "Gone", "Multi",
+                   "HasMsg", "In", "Take", "_flush_msg", "_flush_msg_from", "Digest", "SetDigest", "SendViewReady",
+                   "Digests", "Merged", "NextView", "FlushEnded", "ViewArrives", "Reconciled", "FlushOkRound",
+                   "ReconcileDigests")
+
     RECEIVE = ("Deliver", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
                "ReceiveFlushCompleted", "InstallView", "Unblock")
     SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join", "Leave")

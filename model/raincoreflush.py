@@ -177,7 +177,7 @@ class RaincoreFlushModel(FlushModel):
         return LastIdxOf(s.globalView[n - 1])
 
     def NewerRingView(self, s, c: int) -> bool:
-        return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c - 1] - 1]
+        return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[self.At(s.vid, c) - 1]
 
     def ViewOf(self, s, n: int) -> tuple:
         v = self.LastGlobalView(s, n)
@@ -199,18 +199,17 @@ class RaincoreFlushModel(FlushModel):
         st = s.status[d - 1]
         return st == "Down" or (self.FalseSuspicion and st == "Up" and d in self.Crashable)
 
-    @staticmethod
-    def Gone(s, p: int) -> frozenset:
-        return s.views[s.vid[p - 1] - 1] - frozenset(s.localView[p - 1])
+    def Gone(self, s, p: int) -> frozenset:
+        return frozenset(s.views[self.At(s.vid, p) - 1]) - frozenset(s.localView[p - 1])
 
     def IsCoord(self, s, c: int) -> bool:
-        return all(c <= q for q in s.views[s.vid[c - 1] - 1] - self.Gone(s, c))
+        return all(c <= q for q in frozenset(s.views[self.At(s.vid, c) - 1]) - self.Gone(s, c))
 
     def TokenHeld(self, s, c: int) -> bool:
         return not self.ViewUnderToken or self.Eating(s, c)
 
     def LatestUnderToken(self, s, c: int) -> bool:
-        return not self.ViewUnderToken or s.vid[c - 1] == len(s.views)
+        return not self.ViewUnderToken or self.At(s.vid, c) == len(s.views)
 
     def ViewChangePending(self, s, c: int) -> bool:
         """The spec's, with StartFlush's TokenHeld (StartFlush alone reads it)."""
@@ -465,11 +464,9 @@ class RaincoreFlushModel(FlushModel):
     # The methods RaincoreFlushKernel transcribes: a subclass that overrides
     # one of them is searched with ``next`` instead.  (The ring actions are
     # not transcribed: the kernel calls them, on ring values.)
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "IsMember", "Gone", "IsCoord",
-                           "ViewChangePending", "DeliveredIn", "Multi", "HasMsg", "In", "Take", "CanReceive",
-                           "LastView", "Cuts", "Cut", "LastGlobalView", "Eating", "_flush_msg_from", "CanCrash",
-                           "Crash", "RingCrash", "NextView", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
-                           *RECEIVE)
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "IsCoord", "ViewChangePending", "DeliveredIn", "LastView",
+                           "Cuts", "Cut", "LastGlobalView", "Eating", "CanCrash", "Crash", "RingCrash", "RingMessages",
+                           "Steps", "CrashesOf", "Receives", *FlushModel.FLUSH_READS, *SINGLE, *RECEIVE)
 
     def untranscribed(self) -> bool:
         """Whether the kernels lack a step of this model: they transcribe
@@ -544,7 +541,7 @@ class RaincoreFlushModel(FlushModel):
         dead, and under ShunSuspected the members the latest view leaves out."""
         if not self.ShunSuspected:
             return self.Dead(s)
-        return self.Dead(s) | {p for p in self.Members if s.vid[p - 1] >= 1 and p not in s.views[-1]}
+        return self.Dead(s) | {p for p in self.Members if self.At(s.vid, p) >= 1 and p not in s.views[-1]}
 
     def ViewAfterAllCompleted(self, s) -> bool:
         """Flush.tla's with the failed members as its crashed (the spec's FP)."""

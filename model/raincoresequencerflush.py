@@ -18,8 +18,9 @@ its failure detector (Dead, Alive, Gone, ViewChangePending, the ring's
 view in NextView) are :class:`.raincoreflush.RaincoreFlushModel`'s; the
 SEQUENCER and FLUSH actions and properties are
 :class:`.sequencerflush.SequencerFlushModel`'s, which read the failure
-detector only through those operators.  What this spec adds is here: a
-joiner's first InstallView, Crash (the ring's), the order of Next, TypeOK.
+detector only through those operators (a joiner's first VIEW included:
+SequencerFlush's Reconciled).  What this spec adds is here: Crash (the
+ring's), the order of Next, TypeOK.
 Per-member SEQUENCER and FLUSH variables are ``Fn`` over ``1..N`` as in
 :mod:`.sequencerflush` (TLC prints them as tuples).
 """
@@ -33,8 +34,8 @@ from .core import Label, state_type
 from .flush import FlushModel
 from .raincore import NULL_VIEW
 from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel, RaincoreFlushState
-from .sequencer import TotalOrderAmong, _subsets
-from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, NO_INIT, VIEW,
+from .sequencer import _subsets
+from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, VIEW,
                              SequencerFlushKernel, SequencerFlushModel, SequencerFlushState)
 from .values import Fn
 
@@ -62,10 +63,8 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
     Alive = staticmethod(RaincoreFlushModel.Alive)
     CanReceive = FlushModel.CanReceive
     ViewChangePending = RaincoreFlushModel.ViewChangePending
-    # RaincoreFlush's FLUSH-only actions and properties (DATA by id, set
-    # views, tuple variables) are not this spec's: hidden, so that nothing
-    # calls them on a SEQUENCER state.
-    Multicast = Deliver = SentIn = NoSendWhileBlocked = ViewAfterAllCompleted = None
+    IsInitiator = RaincoreFlushModel.IsCoord   # the least member of its view it does not count gone
+    Failed = RaincoreFlushModel.Failed   # also the members the latest view shuns (ShunSuspected)
 
     def __init__(self, constants: Mapping[str, Any]) -> None:
         c = dict(constants)
@@ -80,25 +79,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
         self.ResendAlways = bool(c["ResendAlways"])
         self.ResentFirst = bool(c["ResentFirst"])
 
-    # --- helpers (the spec's operators over Fn-valued vid) ----------------------
-    @staticmethod
-    def IsMember(s, p: int) -> bool:
-        v = s.vid[p]
-        return v >= 1 and p in s.views[v - 1]
-
-    @staticmethod
-    def Gone(s, p: int) -> frozenset:
-        return frozenset(s.views[s.vid[p] - 1]) - frozenset(s.localView[p - 1])
-
-    def IsInitiator(self, s, c: int) -> bool:
-        return all(c <= q for q in frozenset(self.View(s, c)) - self.Gone(s, c))
-
-    def NewerRingView(self, s, c: int) -> bool:
-        return not self.NewerViewsOnly or self.LastIdx(s, c) > s.viewRing[s.vid[c] - 1]
-
-    def LatestUnderToken(self, s, c: int) -> bool:
-        return not self.ViewUnderToken or s.vid[c] == len(s.views)
-
+    # --- helpers (the spec's operators) ---------------------------------------------
     def NextView(self, s, c: int, v: int, D: tuple):
         """RaincoreFlush's: the ring's commit, sorted (SEQUENCER's coordinator is its smallest member)."""
         nxt = RaincoreFlushModel.NextView(self, s, c, v, D)
@@ -106,17 +87,6 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             return None
         new, R, msg, more = nxt
         return tuple(sorted(new)), R, msg, more
-
-    def Failed(self, s) -> frozenset:
-        """RaincoreFlush's: the dead, and under ShunSuspected the members the latest view leaves out."""
-        if not self.ShunSuspected:
-            return self.Dead(s)
-        return self.Dead(s) | {p for p in self.Members if s.vid[p] >= 1 and p not in s.views[-1]}
-
-    def SurvivorTotalOrder(self, s) -> bool:
-        """SequencerFlush's among the members not failed (the spec's SP)."""
-        failed = self.Failed(s)
-        return TotalOrderAmong(d for m, d in s.delivered.items() if m not in failed)
 
     # --- init -------------------------------------------------------------------
     def init(self):
@@ -127,20 +97,7 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
         yield RaincoreSequencerFlushState(**{v: getattr(r if v in RING_VARS or v == "viewRing" else f, v)
                                              for v in RaincoreSequencerFlushState._fields})
 
-    # --- what the ring adds -------------------------------------------------------
-    def InstallView(self, s, p: int, c: int):
-        """SequencerFlush's; a joiner (vid 0) installs its first view with no
-        digest, closed 0 for the views before it."""
-        if s.vid[p] != 0:
-            return super().InstallView(s, p, c)
-        if not (self.Alive(s, p) and self.HasMsg(s, p, c)):
-            return None
-        m = self.In(s, p, c)
-        if m["type"] != "VIEW":
-            return None
-        return s._replace(**self.Installed(s, p, m["view"], NO_INIT), closed=s.closed.set(p, (0,) * m["view"]),
-                          chan=self.Take(s.chan, p, c))
-
+    # --- what the ring adds (a joiner's first VIEW: SequencerFlush's Reconciled) ----------
     def Crash(self, s, m: int, lost: frozenset):
         if not self.CanCrash(s, m):
             return None
@@ -165,12 +122,10 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
         return self.RingCrash(s, m)._replace(chan=self.CrashChan(s, m, lost, ()))
 
     # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "Dead", "Alive", "View", "IsCoord", "IsMember", "Gone",
-                           "IsInitiator", "ViewChangePending", "Multi", "SendTo", "Head", "McastData", "Take", "Moved",
-                           "NextView", "Absorb", "Purged", "HasMsg", "In", "CanReceive", "LastGlobalView", "Eating",
-                           "ResentPending", "_flush_msg", "_flush_msg_from", "Installed", "CanCrash", "Crash",
-                           "CrashChan", "RingCrash", "RingMessages", "Steps", "CrashesOf", "Receives", *SINGLE,
-                           *SequencerFlushModel.RECEIVE)
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "ViewChangePending", "SendTo", "Head",
+                           "McastData", "Moved", "Absorb", "Purged", "LastGlobalView", "Eating", "ResentPending",
+                           "CanCrash", "Crash", "CrashChan", "RingCrash", "RingMessages", "Steps", "CrashesOf",
+                           "Receives", *FlushModel.FLUSH_READS, *SINGLE, *SequencerFlushModel.RECEIVE)
 
     def kernel(self):
         if self.untranscribed():

@@ -21,9 +21,10 @@ change, for VirtualSynchrony.
 This module is the spec transcribed variable for variable and action for
 action (same names, same parameters, same guards, same successor values),
 SEQUENCER's actions called from :mod:`.sequencer` with what the
-composition adds, so that the explorer's state graph equals TLC's
-(``explore --compare-tlc``;
-``SequencerFlushKernel``, at the end, is the same transition system over a
+composition adds and FLUSH's those of :mod:`.flush` (as the spec takes
+Flush.tla's steps through INSTANCE), so that the explorer's state graph
+equals TLC's (``explore --compare-tlc``; ``SequencerFlushKernel``, at
+the end, is the same transition system over a
 leaner encoding, which the explorer searches; see its docstring).
 Per-member variables are ``Fn`` over ``1..N`` (TLC prints them as tuples;
 ``values.normalize`` does the same); ``chan`` is an ``Fn`` over pairs.
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .core import Kernel, Label, Model, state_type
+from .core import Kernel, Label, state_type
 from .flush import (FLUSH_TYPES, NO_INIT, PHASES, FlushCompletedMsg, FlushModel, FlushOkMsg, LastView,
                     StartFlushMsg, StopFlushMsg, ViewMsg)
 from .sequencer import Forward, SequencerModel, SequencerState, TotalOrderAmong, _subsets, decode_recv
@@ -125,10 +126,14 @@ def LogsAgreeKept(s, t) -> bool:
     return all(len(t.log[q]) <= k or t.log[q][k] == x for q in t.log if q != p and t.vid[q] == t.vid[p])
 
 
-class SequencerFlushModel(Model):
+class SequencerFlushModel(FlushModel):
     """SEQUENCER's Send, RecvForward and RecvData are
     :class:`.sequencer.SequencerModel`'s, called on this state, plus what
-    the composition adds (the latch, the view in DATA, the log).  The
+    the composition adds (the latch, the view in DATA, the log).  FLUSH's
+    actions are :class:`.flush.FlushModel`'s, over this state's Fn-valued
+    per-member variables (At, Put), with the log as digest (Digest, and no
+    ``digest`` variable), the longest digest sent (Merged) and SEQUENCER's
+    view change as the digest's reconciliation (Reconciled: Moved).  The
     failure detector is read through ``Dead``, ``Gone`` and ``CanReceive``
     and SendView's view through ``NextView``, which RaincoreSequencerFlush
     replaces by the ring's."""
@@ -141,6 +146,10 @@ class SequencerFlushModel(Model):
     # nor JGroups's deviations (a composition whose __init__ does not run
     # SequencerModel's, as RaincoreSequencerFlush's, reads these)
     SuspectResend = FillGaps = SeparateChannels = False
+    # FLUSH's fixed variant, with its FLUSH_OK round
+    ReconcileDigests = FlushOkRound = True
+    # FLUSH's application and its properties over sets of ids are not this spec's
+    Multicast = Deliver = SentIn = NoSendWhileBlocked = ViewAfterAllCompleted = None
 
     def __init__(self, constants):
         SequencerModel.__init__(self, constants)   # N, MaxSeq, MaxCrashes, Members, pairs
@@ -157,7 +166,7 @@ class SequencerFlushModel(Model):
     Taking = SequencerModel.Taking
     IsCoord = SequencerModel.IsCoord
     Dead = staticmethod(SequencerModel.Dead)
-    CanReceive = staticmethod(SequencerModel.CanReceive)
+    CanReceive = Alive = staticmethod(SequencerModel.CanReceive)
     SendTo = SequencerModel.SendTo
     Head = SequencerModel.Head
     DeliveredIn = staticmethod(DeliveredIn)
@@ -165,12 +174,25 @@ class SequencerFlushModel(Model):
     LogsAgree = staticmethod(LogsAgree)
 
     # FLUSH's operators, on this state (Gone: the crashed members)
-    Latest = staticmethod(FlushModel.Latest)
-    Gone = staticmethod(FlushModel.Gone)
     IsInitiator = FlushModel.IsCoord   # the least member of Staying
-    Multi = FlushModel.Multi           # ``msg`` from p to every member of R but p and the dead
-    HasMsg = staticmethod(FlushModel.HasMsg)
-    In = staticmethod(FlushModel.In)
+
+    @staticmethod
+    def At(f: Fn, p: int):
+        return f[p]
+
+    @staticmethod
+    def Put(f: Fn, p: int, x) -> Fn:
+        return f.set(p, x)
+
+    @staticmethod
+    def Digest(s, p: int) -> tuple:
+        return s.log[p]
+
+    @staticmethod
+    def SetDigest(s, p: int, d) -> dict:
+        return {}
+
+    Merged = staticmethod(Longest)
 
     @staticmethod
     def Staying(s) -> set:
@@ -184,10 +206,6 @@ class SequencerFlushModel(Model):
         msg = Data(snd, q, s.vid[c])
         dead = self.Dead(s)
         return ch.update({(c, r): ch[(c, r)] + (msg,) for r in self.View(s, c) if r not in dead})
-
-    @staticmethod
-    def Take(ch: Fn, p: int, q: int) -> Fn:
-        return ch.set((q, p), ch[(q, p)][1:])
 
     def Purged(self, ch: Fn, p: int, v: int) -> Fn:
         upd = {}
@@ -277,7 +295,7 @@ class SequencerFlushModel(Model):
         if msg["type"] != "DATA" or msg["view"] != s.vid[m] or s.phase[m] == "Completed":
             return None
         if self.UniformDelivery:
-            t = s._replace(chan=self.Take(s.chan, m, p))
+            t = s._replace(chan=self.Take(s, m, p))
         else:
             t = SequencerModel.RecvData(self, s, m, p)
         if p != m:
@@ -299,147 +317,24 @@ class SequencerFlushModel(Model):
                           fwd=s.fwd.set(m, fwd), ndel=s.ndel.set(m, k + 1))
 
     def Discard(self, s, p: int, q: int):
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, q)):
+        """FLUSH's Discard, never of a FORWARD (which carries no view)."""
+        if self.HasMsg(s, p, q) and self.In(s, p, q)["type"] == "FORWARD":
             return None
-        m = self.In(s, p, q)
-        if m["type"] == "FORWARD":
-            return None
-        v = s.vid[p]
-        if not (
-            m["view"] < v
-            or (m["view"] == v and m["type"] in FLUSH_TYPES and q in self.Gone(s, p))
-            or (m["view"] == v and m["type"] == "DATA" and s.phase[p] == "Completed")
-        ):
-            return None
-        return s._replace(chan=self.Take(s.chan, p, q))
+        return FlushModel.Discard(self, s, p, q)
 
-    # --- FLUSH, phase 1 ---------------------------------------------------------
-    def StartFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.vid[c] == self.Latest(s) and self.IsInitiator(s, c)):
-            return None
-        if s.flushInit[c] == c or not self.ViewChangePending(s, c):
-            return None
-        v = s.vid[c]
-        return s._replace(
-            chan=self.Multi(s, s.chan, c, s.views[v - 1], StartFlushMsg(v)),
-            flushInit=s.flushInit.set(c, c),
-            phase=s.phase.set(c, "InBlock" if s.phase[c] == "Normal" else s.phase[c]),
-            completed=s.completed.set(c, frozenset({(c, s.log[c])}) if s.phase[c] == "Completed" else frozenset()),
-        )
-
-    def _flush_msg(self, s, p: int, c: int, typ: str) -> bool:
-        """CanReceive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = typ /\\ In(p, c).view = vid[p]."""
-        if not (self.CanReceive(s, p) and self.HasMsg(s, p, c)):
-            return False
-        m = self.In(s, p, c)
-        return m["type"] == typ and m["view"] == s.vid[p]
-
-    def _flush_msg_from(self, s, p: int, c: int, typ: str) -> bool:
-        """_flush_msg from a member p does not count gone."""
-        return self._flush_msg(s, p, c, typ) and c not in self.Gone(s, p)
-
-    def Block(self, s, p: int, c: int):
-        if not self._flush_msg_from(s, p, c, "START_FLUSH") or s.phase[p] != "Normal":
-            return None
-        return s._replace(phase=s.phase.set(p, "InBlock"), flushInit=s.flushInit.set(p, c),
-                          chan=self.Take(s.chan, p, c))
-
-    def RestartFlush(self, s, p: int, c: int):
-        if not self._flush_msg_from(s, p, c, "START_FLUSH") or s.phase[p] == "Normal":
-            return None
-        ch = self.Take(s.chan, p, c)
-        if s.phase[p] == "Completed":
-            ch = self.Multi(s, ch, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p]))
-        return s._replace(flushInit=s.flushInit.set(p, c), chan=ch)
-
-    # --- FLUSH, phase 2 ---------------------------------------------------------
-    def FlushOk(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p] == "InBlock"):
-            return None
-        return s._replace(
-            phase=s.phase.set(p, "OkSent"),
-            flushOks=s.flushOks.set(p, s.flushOks[p] | {p}),
-            chan=self.Multi(s, s.chan, p, self.View(s, p), FlushOkMsg(s.vid[p])),
-        )
-
-    def ReceiveFlushOk(self, s, p: int, q: int):
-        if not self._flush_msg_from(s, p, q, "FLUSH_OK"):
-            return None
-        return s._replace(flushOks=s.flushOks.set(p, s.flushOks[p] | {q}), chan=self.Take(s.chan, p, q))
-
-    # --- FLUSH, phase 3 ---------------------------------------------------------
-    def FlushCompleted(self, s, p: int):
-        if not (self.CanReceive(s, p) and s.phase[p] == "OkSent"):
-            return None
-        if not frozenset(self.View(s, p)) - self.Gone(s, p) <= s.flushOks[p]:
-            return None
-        c = s.flushInit[p]
-        t = s._replace(phase=s.phase.set(p, "Completed"), blocked=s.blocked.set(p, True))
-        if c == p:
-            return t._replace(completed=s.completed.set(p, s.completed[p] | {(p, s.log[p])}))
-        return t._replace(chan=self.Multi(s, s.chan, p, (c,), FlushCompletedMsg(s.vid[p], s.log[p])))
-
-    def ReceiveFlushCompleted(self, s, c: int, q: int):
-        if not self._flush_msg_from(s, c, q, "FLUSH_COMPLETED"):
-            return None
-        d = self.In(s, c, q)["digest"]
-        return s._replace(completed=s.completed.set(c, s.completed[c] | {(q, d)}), chan=self.Take(s.chan, c, q))
-
-    # --- FLUSH, phase 4 ---------------------------------------------------------
-    def SendView(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Completed"):
-            return None
-        gone = self.Gone(s, c)
-        if not frozenset(self.View(s, c)) - gone <= {r[0] for r in s.completed[c]}:
-            return None
-        v = s.vid[c]
-        D = Longest({r[1] for r in s.completed[c] if r[0] not in gone})
-        nxt = self.NextView(s, c, v, D)
-        if nxt is None:
-            return None
-        new, R, msg, more = nxt
-        return s._replace(
-            views=s.views + (new,),
-            vid=s.vid.set(c, v + 1),
-            phase=s.phase.set(c, "Normal"),
-            flushOks=s.flushOks.set(c, frozenset()),
-            completed=s.completed.set(c, frozenset()),
-            **more,
-            **self.Moved(s, c, new, D, self.Multi(s, s.chan, c, R, msg)),
-        )
-
+    # --- FLUSH: FlushModel's actions (StartFlush ... Unblock), with these -----------
     def NextView(self, s, c: int, v: int, D: tuple):
         """SendView's view: (the new view, whom the VIEW goes to, the VIEW,
         the other variables it changes); None when SendView waits."""
         return tuple(x for x in s.views[v - 1] if x not in s.crashed), s.views[v - 1], ViewMsg(v, D), {}
 
-    def InstallView(self, s, p: int, c: int):
-        if not self._flush_msg(s, p, c, "VIEW"):
-            return None
-        m = self.In(s, p, c)
-        return s._replace(**self.Installed(s, p, m["view"], c),
-                          **self.Moved(s, p, s.views[m["view"]], m["digest"], self.Take(s.chan, p, c)))
-
-    @staticmethod
-    def Installed(s, p: int, v: int, c: int) -> dict:
-        """InstallView's FLUSH variables at p (a dict for _replace): view
-        v + 1 installed from initiator c's VIEW, p follows c (NO_INIT: none)."""
-        return dict(vid=s.vid.set(p, v + 1), flushInit=s.flushInit.set(p, c), phase=s.phase.set(p, "Normal"),
-                    flushOks=s.flushOks.set(p, frozenset()), completed=s.completed.set(p, frozenset()))
-
-    def StopFlush(self, s, c: int):
-        if not (self.CanReceive(s, c) and s.flushInit[c] == c and s.phase[c] == "Normal"):
-            return None
-        v = s.vid[c]
-        R = set(s.views[v - 1]) & set(s.views[v - 2])
-        return s._replace(chan=self.Multi(s, s.chan, c, R, StopFlushMsg(v)),
-                          blocked=s.blocked.set(c, False), flushInit=s.flushInit.set(c, NO_INIT))
-
-    def Unblock(self, s, p: int, c: int):
-        if not self._flush_msg_from(s, p, c, "STOP_FLUSH"):
-            return None
-        return s._replace(blocked=s.blocked.set(p, False), flushInit=s.flushInit.set(p, NO_INIT),
-                          chan=self.Take(s.chan, p, c))
+    def Reconciled(self, s, p: int, v: int, new: tuple, D: tuple, ch: Fn) -> dict:
+        """p's view change from view v to v + 1, ``new``: SEQUENCER's (Moved);
+        a joiner (vid 0, RaincoreSequencerFlush's) takes no digest, its
+        ``closed`` 0 for the views before it."""
+        if s.vid[p] == 0:
+            return {"closed": s.closed.set(p, (0,) * v), "chan": ch}
+        return self.Moved(s, p, new, D, ch)
 
     # --- environment --------------------------------------------------------------
     def Crash(self, s, m: int, lost: frozenset):
@@ -465,7 +360,6 @@ class SequencerFlushModel(Model):
     SINGLE = ("Send", "DeliverStable", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
     RECEIVE = ("RecvForward", "RecvData", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
                "ReceiveFlushCompleted", "InstallView", "Unblock")
-    Receives = FlushModel.Receives
     Crashes = SequencerModel.Crashes
 
     def next(self, s):
@@ -482,11 +376,9 @@ class SequencerFlushModel(Model):
     # --- the explorer's fast encoding ------------------------------------------
     # The methods a kernel transcribes: a subclass that overrides one of them
     # (a test's variant) is searched with ``next``.
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Dead", "Gone", "CanReceive", "Staying",
-                           "IsInitiator", "ViewChangePending", "SendTo", "Head", "McastData", "Multi", "HasMsg", "In",
-                           "Take", "Purged", "Absorb", "Moved", "Installed", "NextView", "ResentPending", "Stable",
-                           "_flush_msg", "_flush_msg_from", *SINGLE, *RECEIVE, "Receives", "Crash", "CrashChan",
-                           "Crashes")
+    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "Staying", "ViewChangePending", "SendTo",
+                           "Head", "McastData", "Purged", "Absorb", "Moved", "ResentPending", "Stable",
+                           *FlushModel.FLUSH_READS, *SINGLE, *RECEIVE, "Receives", "Crash", "CrashChan", "Crashes")
 
     def kernel(self):
         return self.transcribed_kernel(SequencerFlushModel, SequencerFlushKernel)
@@ -517,9 +409,12 @@ class SequencerFlushModel(Model):
     NothingMissing = SequencerModel.NothingMissing
 
     def SurvivorTotalOrder(self, s) -> bool:
-        """SurvivorTotalOrder with the survivors this model's failure detector knows."""
-        dead = self.Dead(s)
-        return TotalOrderAmong(d for m, d in s.delivered.items() if m not in dead)
+        """SurvivorTotalOrder among the members not Failed: here the dead
+        (RaincoreSequencerFlush's: also those its latest view shuns)."""
+        failed = self.Failed(s)
+        return TotalOrderAmong(d for m, d in s.delivered.items() if m not in failed)
+
+    Failed = Dead
 
     def TypeOK(self, s) -> bool:
         M = set(self.Members)
