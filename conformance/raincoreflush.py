@@ -351,34 +351,49 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of FLUSH over the ring (impl/sim_raincoreflush.py)
     as groupcheck-trace/2 records, and a summary."""
+    return simulate_over_ring("raincoreflush", seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults)
+
+
+def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, sequencer: bool = False):
+    """One run of the stack over the ring as impl/sim_raincoreflush.py
+    builds it (``sequencer``: with SEQUENCER on top, its ``RingFlushConfig``
+    option), as groupcheck-trace/2 records of protocol ``name``, and a
+    summary with the simulator's own history check (``history``).  The
+    ring's nodes multicast (with SEQUENCER every node, a joiner too: its
+    sends wait until it is a member); ``parse``: the protocol's fault spec."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
-    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
-    n, ring, per = int(opts["nodes"]), int(opts["ring"]), int(opts["messages"])
+    n, per = int(opts["nodes"]), int(opts["messages"])
+    ring = int(opts.get("ring", n))
     if not 2 <= ring <= n:
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    tm = cf._flag(opts.get("tm", False))
-    lossy = cf._flag(opts.get("lossy", False))
-    under_token = cf._flag(opts.get("under_token", False))
-    plan = parse_faults(faults, seed, ring, n, lossy and not tm)
+    tm, lossy, under_token = (cf._flag(opts.get(k, False)) for k in ("tm", "lossy", "under_token"))
+    plan = parse(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
     rng = random.Random(seed)
-    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, ring + 1)
-            for k in range(per)]
-    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy,
-                                                          view_under_token=under_token), seed, plan,
-                                          msgs, horizon=float(opts.get("horizon", 30.0)))
-    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
-                 "MaxCrashes": len(plan.crashes), "NewerViewsOnly": True, "ViewUnderToken": under_token}
+    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode())
+            for m in range(1, (n if sequencer else ring) + 1) for k in range(per)]
+    pass_latch = sequencer and cf._flag(opts.get("pass_latch", True))
+    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=sequencer, pass_latch=pass_latch, lossy=lossy,
+                          view_under_token=under_token)
+    records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
+    # SEQUENCER as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
+    # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
+    # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
+    constants = {"N": n, "NInit": ring, "Founder": ring,
+                 **({"MaxSeq": per} if sequencer else {"MaxMsgs": len(msgs)}), "MaxCrashes": len(plan.crashes),
+                 **({"ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False} if sequencer else {}),
+                 "NewerViewsOnly": True, "ViewUnderToken": under_token}
     if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists);
         # on the ring's own Transport Manager a token's receiver may die before its ack
         constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
-    run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
+    run_id = f"{name}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"],
             "live": s["live"], "crashed": s["crashed"], "crash_retries": s["crash_retries"],
             "views": s["views"], "history": s["check"], "faults": plan.to_json(),
-            "delivered": sum(len(d) for d in s["delivered"].values()), "rescued": s["rescued"]}
+            "delivered": (dict(s["delivered"]) if sequencer else sum(len(d) for d in s["delivered"].values())),
+            "rescued": s["rescued"]}
     return v2, line
 
 

@@ -88,7 +88,6 @@ from typing import Optional
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 from groupcheck.model.sequencerflush import LogsAgreeKept, _subsets
 
-from . import flush as cflush
 from . import properties
 from . import raincoreflush as crf
 from . import sequencerflush as csf
@@ -275,42 +274,10 @@ def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
 
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of the three-layer stack (impl/sim_raincoreflush.py,
-    ``sequencer=True``) as groupcheck-trace/2 records, and a summary (with
-    the simulator's own history check, ``history``)."""
-    from groupcheck.impl import tracefile
-    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
-    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
-    n, per = int(opts["nodes"]), int(opts["messages"])
-    ring = int(opts.get("ring", n))
-    if not 2 <= ring <= n:
-        raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    tm = cflush._flag(opts.get("tm", False))
-    lossy = cflush._flag(opts.get("lossy", False))
-    under_token = cflush._flag(opts.get("under_token", False))
-    plan = parse_faults(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
-    rng = random.Random(seed)
-    # every node's application multicasts, a joiner's too: its sends wait until it is a member
-    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
-    pass_latch = cflush._flag(opts.get("pass_latch", True))
-    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch, lossy=lossy,
-                          view_under_token=under_token)
-    records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
-    # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
-    # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
-    # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
-    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
-                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True,
-                 "ViewUnderToken": under_token}
-    if lossy:   # Raincore's ring, its timers untimed; on its own Transport Manager a token's receiver may die unacked
-        constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
-    run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
-    v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
-                         settled=s["settled"])
-    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
-            "crashed": s["crashed"], "crash_retries": s["crash_retries"], "views": s["views"],
-            "history": s["check"], "faults": plan.to_json(), "rescued": s["rescued"],
-            "delivered": {m: d for m, d in s["delivered"].items()}}
-    return v2, line
+    ``sequencer=True``): FLUSH over the ring's run (conformance/raincoreflush.py
+    ``simulate_over_ring``) with SEQUENCER on top."""
+    return crf.simulate_over_ring(NAME, seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults,
+                                  sequencer=True)
 
 
 def draw(seed: int) -> tuple[str, dict]:
