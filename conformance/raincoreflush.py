@@ -70,8 +70,6 @@ CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
 OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False,
             "FalseSuspicion": False, "ShunSuspected": False, "SuspectLeaves": False, "ViewUnderToken": False}
-_WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
-             "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
 
 def model_msg(msg: dict, lossy: bool = False):
@@ -84,12 +82,6 @@ def model_msg(msg: dict, lossy: bool = False):
     return Msg911(msg["orig"], msg["cur"], msg["dest"])
 
 
-def token_json(t) -> dict:
-    if "seq" in t:          # LossyRing: Raincore's token
-        return rc.token_json(t)
-    return {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
-
-
 def lossy(model) -> bool:
     return bool(getattr(model, "LossyRing", False))
 
@@ -100,25 +92,11 @@ _LOSSY_KEYS = {"TOKEN": ("seq",), "911": ("nodelist", "seq", "status")}
 
 
 def ring_check(model, ev: dict) -> Optional[str]:
-    """A reason to reject a ring record outright (a node outside 1..N, a
-    TOKEN or 911 record without its message or naming a node outside
-    1..N), or None.  Shared with conformance/raincoresequencerflush.py."""
-    name = ev["name"]
-    if name != "TokenLoss" and (not isinstance(ev["nid"], int) or ev["nid"] not in model.Members):
-        return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
-    want = _WITH_MSG.get(name)
-    if want:
-        msg = ev.get("msg")
-        if not isinstance(msg, dict) or msg.get("type") != want:
-            return f"{name} needs a {want} message"
-        keys = _MSG_KEYS[want] + (_LOSSY_KEYS[want] if lossy(model) else ())
-        absent = [k for k in keys if k not in msg]
-        if absent:
-            return f"msg: the {want} message lacks {absent}"
-        for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
-            if x not in model.Members:
-                return f"msg: node {x!r} is not a node 1..{model.N}"
-    return None
+    """A reason to reject a ring record outright (conformance/raincore.py
+    ``check_record``, the message also lacking a field ``model_msg``
+    reads), or None.  Shared with conformance/raincoresequencerflush.py."""
+    keys = {t: _MSG_KEYS[t] + (_LOSSY_KEYS[t] if lossy(model) else ()) for t in _MSG_KEYS}
+    return rc.check_record(ev, model.Members, model.N, keys)
 
 
 def ring_successors(model, s, ev: dict):
@@ -140,19 +118,14 @@ def ring_successors(model, s, ev: dict):
         elif name == "Join":    # (RaincoreFlushBinding's goes through FLUSH's Join)
             yield model.Join(s, n)
         return
-    if name == "TokenLoss":
+    if name in OUTSIDE:
         return
-    if name in _WITH_MSG:
+    if name in rc.MSG_TYPE:
         m = model_msg(ev["msg"])
-        fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
-              "TokenDeliveryFailure": model.TokenDeliveryFailure,
-              "911DeliveryFailure": model.DeliveryFailure911}[name]
-        if m in (s.tokenMsgs if want_token(name) else s.msgs911):
-            yield fn(s, n, m)
-    elif name == "EatingTimeout":
-        yield model.EatingTimeout(s, n)
-    elif name == "Join":
-        yield model.Join(s, n)
+        if m in (s.tokenMsgs if rc.MSG_TYPE[name] == "TOKEN" else s.msgs911):
+            yield getattr(model, rc.STEP[name])(s, n, m)
+    elif name in ("EatingTimeout", "Join"):
+        yield getattr(model, name)(s, n)
 
 
 def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
@@ -168,8 +141,7 @@ def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
 def ring_norm(var: str, value, is_lossy: bool = False):
     """A logged ring variable in ``ring_project``'s shape."""
     if var in ("token", "lastToken") and isinstance(value, dict):
-        keys = ("seq",) * is_lossy + ("nodelist", "cur", "dest", "gvn")
-        return {k: (list(value[k]) if k == "nodelist" else value.get(k)) for k in keys}
+        return {k: (list(value[k]) if k == "nodelist" else value.get(k)) for k in rc.TOKEN_KEYS[not is_lossy:]}
     if var == "newNodes":
         return sorted(value)
     return value
@@ -182,21 +154,13 @@ def outside_why(name: str, spec: str = "RaincoreFlush", is_lossy: bool = False) 
     if name in OUTSIDE and not is_lossy:
         return (f" (outside spec/{spec}'s abstraction of the ring: one token, never lost, so no "
                 "timeout but the Eating one, no regeneration, no recovery)")
-    if name in _WITH_MSG:
-        return " (no candidate has that message in transit, or its guard is false)"
-    return ""
+    return rc.IN_TRANSIT if name in rc.MSG_TYPE else ""
 
 
 def ring_project(s, n: int, is_lossy: bool = False) -> dict:
     """Node ``n``'s ring variables in model state ``s``, in the trace's shape
-    (under LossyRing also ``tokenState`` and ``lastToken``)."""
-    i = n - 1
-    out = {"status": s.status[i], "viewState": s.viewState[i],
-           "globalView": [list(v) for v in s.globalView[i]], "localView": list(s.localView[i]),
-           "newNodes": sorted(s.newNodes[i]), "token": token_json(s.token[i])}
-    if is_lossy:
-        out.update(tokenState=s.tokenState[i], lastToken=token_json(s.lastToken[i]))
-    return out
+    (conformance/raincore.py's; under LossyRing also ``tokenState`` and ``lastToken``)."""
+    return rc.project(s, n, LOSSY_FIELDS if is_lossy else RING_FIELDS)
 
 
 class RaincoreFlushBinding(cf.FlushBinding):
@@ -302,10 +266,6 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return ("Settled", "the live nodes " + str(up) + " are not all in the ring's view of themselves, out of "
                 "their flush: " + ", ".join(f"node {n}: vid {t.vid[n - 1]} phase {t.phase[n - 1]} "
                                              f"ring {list(m.LastGlobalView(t, n))}" for n in up))
-
-
-def want_token(name: str) -> bool:
-    return _WITH_MSG[name] == "TOKEN"
 
 
 
