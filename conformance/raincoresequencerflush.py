@@ -11,27 +11,20 @@ record, told apart by its action and parameters
 (impl/stacks/raincoresequencerflush.py ``layer_of``).  Every record is
 judged, SEQUENCER's included; nothing is stripped.
 
-The binding is two existing ones composed, not copied:
-
-* SEQUENCER over FLUSH (``SequencerFlushBinding``, conformance/sequencerflush.py):
-  its pre-pass joins each member's half-steps into composed spec steps
-  (FLUSH Deliver + SEQUENCER RecvData, the coordinator's Send/RecvForward +
-  its FLUSH Multicast, FLUSH SendView/InstallView + SEQUENCER InstallView
-  with the digest's deliveries), the FLUSH keys mapped to SEQUENCER ids,
-  the channel heads, the observed variables, the history properties.  The
-  three-layer model has SequencerFlush's SEQUENCER and FLUSH variables, so
-  all of that applies as it is; what changes is ``make_model``, the layer
-  of a record (``layer``: a ring record passes the pre-pass alone, Crash is
-  the ring's and still cuts every layer) and ``dead`` (the model has no
-  ``crashed``: a node is dead when its ring ``status`` is Down).
-* the ring of FLUSH over the ring (conformance/raincoreflush.py): its
-  record check (``ring_check``), its steps (``ring_successors``: a TOKEN or
-  911 compared on the fields the abstraction keeps), the ring variables it
-  compares (``ring_project``, ``ring_norm``, ``ring_logged_fields``: a
-  Crash on ``status`` alone) as a complete delta (a ring variable the model
-  changes and the record does not log is a divergence), and its message
-  for an action outside the abstraction (HungryTimeout, StarvingTimeout,
-  Recover, TokenLoss, Initialization: nonconforming, with the reason).
+The binding is two existing ones composed, not copied: SEQUENCER over
+FLUSH's (``SequencerFlushBinding``, conformance/sequencerflush.py: its
+pre-pass joining each member's half-steps into composed steps, the FLUSH
+keys mapped to SEQUENCER ids, the channel heads, a Discard of what the spec
+already dropped as a stutter, the history properties) on the three-layer
+model, which has SequencerFlush's SEQUENCER and FLUSH variables; and the
+ring of FLUSH over the ring (conformance/raincoreflush.py: ``ring_check``,
+``ring_successors``, ``ring_project``, ``ring_norm``, ``ring_logged_fields``
+and ``outside_why``, with its reading of the ring's extra fields and of
+LossyRing).  What changes is ``make_model``, the layer of a record
+(``layer``: a ring record passes the pre-pass alone; Crash is the ring's
+record and the composed Crash, which cuts ``m``'s channels back to the last
+VIEW for the receivers in ``lost``) and ``dead`` (the model has no
+``crashed``: a node is dead when its ring ``status`` is Down).
 
 What the spec abstracts, and how the binding maps it:
 
@@ -47,20 +40,6 @@ What the spec abstracts, and how the binding maps it:
   application's sends wait until then.  GapFreeFIFO lets a joiner's run of
   each sender start anywhere, and EventualDelivery asks it only for the
   messages sent in a view it had joined (``missing_since_joined``).
-* **the ring's extra fields** (the token's sequence number, ``tokenState``,
-  ``lastToken``, ``recovered``) belong to regeneration and timeouts, which
-  the abstraction leaves out (one token, never lost): not compared, as in
-  conformance/raincoreflush.py.  With the header's ``LossyRing`` (Raincore's
-  own ring) they are, but ``recovered``: the timeouts and TokenLoss are
-  steps, a message is compared whole, a Crash on the whole ring, as
-  conformance/raincoreflush.py does it (``ring_successors`` and the rest
-  take the flag).
-* **Crash** is the ring's record; the model's ``Crash(m, lost)`` also cuts
-  ``m``'s channels back to the last VIEW for the receivers in ``lost``
-  (every subset is a candidate: the records say which messages arrived).
-* a FLUSH **Discard** of a message the spec already dropped (purged at a
-  view change, or cut at the sender's crash) is a stutter, as in
-  SequencerFlush (divergence (b) of docs/flush.md).
 
 Properties: on the candidates after every step (a violation when none
 satisfies one) the model's invariants that read what the replay keeps:
@@ -316,14 +295,10 @@ def tla_log(trace: Trace) -> list:
 def tla_constants(c: dict) -> dict:
     """The trace spec's constants: ``model_of``'s (any node may crash or be
     falsely suspected, every member sends; a fix absent from the header is
-    FALSE)."""
+    FALSE; FLUSH over the ring's optional constants)."""
     m = model_of(c)
-    return {"N": m.N, "NInit": m.NInit, "Founder": m.Founder, "MaxSeq": m.MaxSeq, "Senders": m.Senders,
-            "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
-            "ResentFirst": m.ResentFirst, "LossyRing": m.LossyRing, "TimelyTimeouts": m.TimelyTimeouts,
-            "LateFailures": m.LateFailures, "NewerViewsOnly": m.NewerViewsOnly,
-            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected, "SuspectLeaves": m.SuspectLeaves,
-            "ViewUnderToken": m.ViewUnderToken}
+    return {k: getattr(m, k) for k in ("N", "NInit", "Founder", "MaxSeq", "Senders", "MaxCrashes", "Crashable",
+                                       "ResendAlways", "ResentFirst", *crf.OPTIONAL)}
 
 
 PROTOCOL = Protocol(

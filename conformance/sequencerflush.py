@@ -820,16 +820,9 @@ def simulate(seed: int, faults, options: dict):
               # the stack holds a new coordinator's sends only with its self-channel
               "ResentFirst": coupling["resent_first"] and coupling["self_channel"]}
     v2 = tracefile.to_v2(records, consts, run_id, quiescent=s["quiescent"], end_clock=s.get("end_clock"))
-    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
-               "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
-               "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
-               "delivered": {m: d for m, d in s["delivered"].items()},
-               "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
-               "held_sends": sum(st.get("flush.held_sends", 0) for st in s["stats"].values()),
-               "forward_not_coord": sum(st.get("sequencer.forward_not_coord", 0) for st in s["stats"].values()),
-               "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
-               "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v2, summary
+    return v2, cflush.run_summary(run_id, seed, v2, s, delivered=dict(s["delivered"]),
+                                  held_sends=cflush.stat_total(s, "flush.held_sends"),
+                                  forward_not_coord=cflush.stat_total(s, "sequencer.forward_not_coord"))
 
 
 def draw(seed: int) -> tuple[str, dict]:
