@@ -64,7 +64,8 @@ LOSSY_RING = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911Delive
 RING_FIELDS = ("status", "viewState", "globalView", "localView", "newNodes", "token")
 # LossyRing: the ring's whole state but ``recovered`` (no recovery)
 LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
-PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
+RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
+PROPERTIES = cf.PROPERTIES + RING_INVARIANTS
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring, or before
 # the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
@@ -240,10 +241,8 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return super().head(ev) + outside_why(ev["name"], is_lossy=self.lossy)
 
     def after(self, ev: dict, pairs: list, cands: set):
-        def witness(prop, cands):
-            return (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
-                    else "fails in every model state consistent with the run so far")
-        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants, witness, pairs, cf.SAME)
+        super().after(ev, pairs, cands)         # FLUSH's invariants, with their witnesses
+        self.note_invariants(ev, cands, RING_INVARIANTS, self.model.invariants)
         return None
 
     def at_end(self, cands: set):

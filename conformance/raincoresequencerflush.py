@@ -76,7 +76,7 @@ from .tlctrace import TLATrace
 from .traces import Trace
 
 ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
-RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing", "LogsAgree")
+RING_INVARIANTS = crf.RING_INVARIANTS + ("LogsAgree",)
 PROPERTIES = csf.PROPERTIES + RING_INVARIANTS + ("EventualDelivery",)
 CONSTANTS = ("N", "NInit", "Founder", "MaxSeq", "MaxCrashes")
 NAME = "raincoresequencerflush"     # the trace header's protocol
