@@ -496,12 +496,9 @@ replay = PROTOCOL.replay      # the registration's replay (conformance/protocols
 # ---------------------------------------------------------------- lock step
 
 def ring_abstract(st: dict) -> dict:
-    """A ring layer's ``state()`` on the variables spec/RaincoreFlush keeps."""
-    t = st["token"]
-    return {"status": st["status"], "viewState": st["viewState"],
-            "globalView": [list(v) for v in st["globalView"]], "localView": list(st["localView"]),
-            "newNodes": sorted(st["newNodes"]),
-            "token": {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}}
+    """A ring layer's ``state()`` on the variables spec/RaincoreFlush keeps,
+    as a record's state is read (``ring_norm``)."""
+    return {k: ring_norm(k, st[k]) for k in RING_FIELDS}
 
 
 def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: int = 1):
