@@ -481,17 +481,26 @@ def simulate(seed: int, faults: str, options: dict):
     run_id = f"flush-n{n}-m{per}-s{seed}" + ("" if rec else "-seed-as-written")
     v2 = tracefile.to_v2(records, flush_constants(nodes, msgs, plan.crashes, rec, leaves, n_init=n), run_id,
                          quiescent=s["quiescent"], end_clock=s.get("end_clock"))
-    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
-               "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
-               "left": s["left"], "skipped_leaves": s["skipped_leaves"],
-               "joined": s["joined"], "skipped_joins": s["skipped_joins"],
-               "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
-               "delivered": sum(len(d) for d in s["delivered"].values()),
-               "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
-               "rescued": s["network"]["rescued"],
-               "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
-               "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v2, summary
+    return v2, run_summary(run_id, seed, v2, s, left=s["left"], skipped_leaves=s["skipped_leaves"],
+                           joined=s["joined"], skipped_joins=s["skipped_joins"],
+                           delivered=sum(len(d) for d in s["delivered"].values()), rescued=s["network"]["rescued"])
+
+
+def stat_total(s: dict, key: str) -> int:
+    """A layer counter (``"flush.reconciled"``) summed over the nodes of
+    ``simulate_flush``'s summary ``s``."""
+    return sum(st.get(key, 0) for st in s["stats"].values())
+
+
+def run_summary(run_id: str, seed: int, v2: list, s: dict, **more) -> dict:
+    """The summary line of a simulated run of a stack with FLUSH
+    (impl/sim_flush.py ``simulate_flush``'s summary ``s``, its records
+    ``v2``): what every such stack has, and ``more``."""
+    return {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
+            "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
+            "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
+            "reconciled": stat_total(s, "flush.reconciled"), "retransmissions": stat_total(s, "reliable.retransmitted"),
+            "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"], **more}
 
 
 def draw(seed: int) -> tuple[str, dict]:

@@ -49,7 +49,14 @@ CONSTANTS = ("N", "InitSize", "InitSeq", "ColdStart", "TimelyTimeouts", "StableF
              "Timely911")
 # constants added after traces were first written: their value when a header lacks them
 _ABSENT = {"TokenRingClaim": False, "YieldClaim": False, "Timely911": False}
-_WITH_MSG = {"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "TokenLoss"}
+# the message a record takes or reports, by its action; each action's model step
+MSG_TYPE = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "TokenLoss": "TOKEN",
+            "911Received": "911", "911DeliveryFailure": "911"}
+STEP = {**{a: a for a in ACTIONS}, "911Received": "Received911", "911DeliveryFailure": "DeliveryFailure911"}
+IN_TRANSIT = " (no candidate has that message in transit, or its guard is false)"
+FIELDS = ("status", "viewState", "tokenState", "globalView", "lastToken", "localView", "newNodes", "token",
+          "recovered")
+TOKEN_KEYS = ("seq", "nodelist", "cur", "dest", "gvn")
 
 
 def model_for(constants: dict) -> RaincoreModel:
@@ -57,16 +64,25 @@ def model_for(constants: dict) -> RaincoreModel:
 
 
 def token_json(t) -> dict:
-    return {"seq": t["seq"], "nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
+    """A token in the trace's shape, with the fields it has (the ring of
+    spec/RaincoreFlush's abstraction keeps no ``seq``)."""
+    return {k: list(t[k]) if k == "nodelist" else t[k] for k in TOKEN_KEYS if k in t}
 
 
-def project(s, n: int) -> dict:
-    """Node ``n``'s part of model state ``s`` in the trace's JSON shape."""
-    i = n - 1
-    return {"status": s.status[i], "viewState": s.viewState[i], "tokenState": s.tokenState[i],
-            "globalView": [list(v) for v in s.globalView[i]], "lastToken": token_json(s.lastToken[i]),
-            "localView": list(s.localView[i]), "newNodes": sorted(s.newNodes[i]),
-            "token": token_json(s.token[i]), "recovered": s.recovered[i]}
+# node i + 1's ring variables in the trace's JSON shape, one at a time
+_PROJECT = {
+    "status": lambda s, i: s.status[i], "viewState": lambda s, i: s.viewState[i],
+    "tokenState": lambda s, i: s.tokenState[i], "globalView": lambda s, i: [list(v) for v in s.globalView[i]],
+    "lastToken": lambda s, i: token_json(s.lastToken[i]), "localView": lambda s, i: list(s.localView[i]),
+    "newNodes": lambda s, i: sorted(s.newNodes[i]), "token": lambda s, i: token_json(s.token[i]),
+    "recovered": lambda s, i: s.recovered[i],
+}
+
+
+def project(s, n: int, fields: tuple = FIELDS) -> dict:
+    """Node ``n``'s part of model state ``s`` in the trace's JSON shape
+    (``fields``: the ring variables a composition keeps)."""
+    return {v: _PROJECT[v](s, n - 1) for v in fields}
 
 
 def model_msg(msg: dict):
@@ -80,18 +96,32 @@ def model_msg(msg: dict):
 def successor(model: RaincoreModel, s, ev: dict):
     """The model's successor of ``s`` by the event's action, or None."""
     name, n = ev["name"], ev["nid"]
-    if name in _WITH_MSG:
-        m = model_msg(ev["msg"])
-        if name == "TokenLoss":
-            return model.TokenLoss(s, m)
-        fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
-              "TokenDeliveryFailure": model.TokenDeliveryFailure,
-              "911DeliveryFailure": model.DeliveryFailure911}[name]
-        return fn(s, n, m)
-    fn = {"Initialization": model.Initialization, "EatingTimeout": model.EatingTimeout,
-          "HungryTimeout": model.HungryTimeout, "StarvingTimeout": model.StarvingTimeout,
-          "Crash": model.Crash, "Recover": model.Recover, "Join": model.Join}[name]
-    return fn(s, n)
+    step = getattr(model, STEP[name])
+    if name == "TokenLoss":
+        return step(s, model_msg(ev["msg"]))
+    return step(s, n, model_msg(ev["msg"])) if name in MSG_TYPE else step(s, n)
+
+
+def check_record(ev: dict, nodes, n: int, keys: Optional[dict] = None) -> Optional[str]:
+    """A reason to reject a ring record outright, or None: its node is not
+    one of ``nodes`` (1..``n``; TokenLoss names none), its TOKEN or 911 is
+    absent or of the other type, lacks one of ``keys`` (type -> the fields
+    a binding reads; None: not checked) or names a node outside 1..n."""
+    name, msg = ev["name"], ev.get("msg")
+    if name != "TokenLoss" and (not isinstance(ev["nid"], int) or ev["nid"] not in nodes):
+        return f"nid: {ev['nid']!r} is not a node 1..{n}"
+    want = MSG_TYPE.get(name)
+    if want is None:
+        return None
+    if not isinstance(msg, dict) or msg.get("type") != want:
+        return f"{name} needs a {want} message"
+    absent = [k for k in (keys or {}).get(want, ()) if k not in msg]
+    if absent:
+        return f"msg: the {want} message lacks {absent}"
+    for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
+        if x not in nodes:
+            return f"msg: node {x!r} is not a node 1..{n}"
+    return None
 
 
 def _bad_event(model: RaincoreModel, ev: dict) -> Optional[str]:
@@ -101,17 +131,7 @@ def _bad_event(model: RaincoreModel, ev: dict) -> Optional[str]:
         if ev.get("msg") is None or ev["msg"].get("type") != "TOKEN":
             return "TokenLoss without the token it loses"
         return None
-    if not isinstance(ev["nid"], int) or ev["nid"] not in model.Node:
-        return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
-    if ev["name"] in _WITH_MSG:
-        msg = ev.get("msg")
-        want = "TOKEN" if ev["name"].startswith("Token") else "911"
-        if msg is None or msg.get("type") != want:
-            return f"{ev['name']} needs a {want} message"
-        for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
-            if x not in model.Node:
-                return f"msg: node {x!r} is not a node 1..{model.N}"
-    return None
+    return check_record(ev, model.Node, model.N)
 
 
 # ---------------------------------------------------------------- trace properties
@@ -148,8 +168,7 @@ class RaincoreBinding(Binding):
     message is logged whole, so each record names one model step."""
 
     protocol = "raincore"
-    FIELDS = ("status", "viewState", "tokenState", "globalView", "lastToken", "localView", "newNodes",
-              "token", "recovered")
+    FIELDS = FIELDS
 
     def __init__(self, trace: Trace) -> None:
         super().__init__(trace)
@@ -176,13 +195,11 @@ class RaincoreBinding(Binding):
         yield successor(self.model, s, ev)
 
     def head(self, ev: dict) -> str:
-        why = ""
-        if ev["name"] in _WITH_MSG and ev["name"] != "TokenLoss":
-            why = " (no candidate has that message in transit, or its guard is false)"
+        why = IN_TRANSIT if ev["name"] in MSG_TYPE and ev["name"] != "TokenLoss" else ""
         return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, msg={ev.get('msg')}){why}"
 
     def observe(self, s, t, ev: dict, var: str):
-        return project(t, ev["nid"]).get(var)
+        return _PROJECT[var](t, ev["nid"] - 1) if var in _PROJECT else None
 
     def norm(self, var: str, value):
         return sorted(value) if var == "newNodes" else value

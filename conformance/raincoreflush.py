@@ -64,14 +64,13 @@ LOSSY_RING = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911Delive
 RING_FIELDS = ("status", "viewState", "globalView", "localView", "newNodes", "token")
 # LossyRing: the ring's whole state but ``recovered`` (no recovery)
 LOSSY_FIELDS = RING_FIELDS + ("tokenState", "lastToken")
-PROPERTIES = cf.PROPERTIES + ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
+RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing")
+PROPERTIES = cf.PROPERTIES + RING_INVARIANTS
 CONSTANTS = ("N", "NInit", "Founder", "MaxMsgs", "MaxCrashes")
 # optional header constants, their value when absent (traces before the lossy ring, or before
 # the VIEW carried the ring's number, or before false suspicions were modelled, lack them)
 OPTIONAL = {"LossyRing": False, "TimelyTimeouts": True, "LateFailures": False, "NewerViewsOnly": False,
             "FalseSuspicion": False, "ShunSuspected": False, "SuspectLeaves": False, "ViewUnderToken": False}
-_WITH_MSG = {"TokenReceived": "TOKEN", "TokenDeliveryFailure": "TOKEN", "911Received": "911",
-             "911DeliveryFailure": "911", "TokenLoss": "TOKEN"}
 
 
 def model_msg(msg: dict, lossy: bool = False):
@@ -84,12 +83,6 @@ def model_msg(msg: dict, lossy: bool = False):
     return Msg911(msg["orig"], msg["cur"], msg["dest"])
 
 
-def token_json(t) -> dict:
-    if "seq" in t:          # LossyRing: Raincore's token
-        return rc.token_json(t)
-    return {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}
-
-
 def lossy(model) -> bool:
     return bool(getattr(model, "LossyRing", False))
 
@@ -100,25 +93,11 @@ _LOSSY_KEYS = {"TOKEN": ("seq",), "911": ("nodelist", "seq", "status")}
 
 
 def ring_check(model, ev: dict) -> Optional[str]:
-    """A reason to reject a ring record outright (a node outside 1..N, a
-    TOKEN or 911 record without its message or naming a node outside
-    1..N), or None.  Shared with conformance/raincoresequencerflush.py."""
-    name = ev["name"]
-    if name != "TokenLoss" and (not isinstance(ev["nid"], int) or ev["nid"] not in model.Members):
-        return f"nid: {ev['nid']!r} is not a node 1..{model.N}"
-    want = _WITH_MSG.get(name)
-    if want:
-        msg = ev.get("msg")
-        if not isinstance(msg, dict) or msg.get("type") != want:
-            return f"{name} needs a {want} message"
-        keys = _MSG_KEYS[want] + (_LOSSY_KEYS[want] if lossy(model) else ())
-        absent = [k for k in keys if k not in msg]
-        if absent:
-            return f"msg: the {want} message lacks {absent}"
-        for x in [msg.get("cur"), msg.get("dest"), msg.get("orig", 1), *msg.get("nodelist", [])]:
-            if x not in model.Members:
-                return f"msg: node {x!r} is not a node 1..{model.N}"
-    return None
+    """A reason to reject a ring record outright (conformance/raincore.py
+    ``check_record``, the message also lacking a field ``model_msg``
+    reads), or None.  Shared with conformance/raincoresequencerflush.py."""
+    keys = {t: _MSG_KEYS[t] + (_LOSSY_KEYS[t] if lossy(model) else ()) for t in _MSG_KEYS}
+    return rc.check_record(ev, model.Members, model.N, keys)
 
 
 def ring_successors(model, s, ev: dict):
@@ -140,19 +119,14 @@ def ring_successors(model, s, ev: dict):
         elif name == "Join":    # (RaincoreFlushBinding's goes through FLUSH's Join)
             yield model.Join(s, n)
         return
-    if name == "TokenLoss":
+    if name in OUTSIDE:
         return
-    if name in _WITH_MSG:
+    if name in rc.MSG_TYPE:
         m = model_msg(ev["msg"])
-        fn = {"TokenReceived": model.TokenReceived, "911Received": model.Received911,
-              "TokenDeliveryFailure": model.TokenDeliveryFailure,
-              "911DeliveryFailure": model.DeliveryFailure911}[name]
-        if m in (s.tokenMsgs if want_token(name) else s.msgs911):
-            yield fn(s, n, m)
-    elif name == "EatingTimeout":
-        yield model.EatingTimeout(s, n)
-    elif name == "Join":
-        yield model.Join(s, n)
+        if m in (s.tokenMsgs if rc.MSG_TYPE[name] == "TOKEN" else s.msgs911):
+            yield getattr(model, rc.STEP[name])(s, n, m)
+    elif name in ("EatingTimeout", "Join"):
+        yield getattr(model, name)(s, n)
 
 
 def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
@@ -168,8 +142,7 @@ def ring_logged_fields(name: str, is_lossy: bool = False) -> tuple:
 def ring_norm(var: str, value, is_lossy: bool = False):
     """A logged ring variable in ``ring_project``'s shape."""
     if var in ("token", "lastToken") and isinstance(value, dict):
-        keys = ("seq",) * is_lossy + ("nodelist", "cur", "dest", "gvn")
-        return {k: (list(value[k]) if k == "nodelist" else value.get(k)) for k in keys}
+        return {k: (list(value[k]) if k == "nodelist" else value.get(k)) for k in rc.TOKEN_KEYS[not is_lossy:]}
     if var == "newNodes":
         return sorted(value)
     return value
@@ -182,21 +155,13 @@ def outside_why(name: str, spec: str = "RaincoreFlush", is_lossy: bool = False) 
     if name in OUTSIDE and not is_lossy:
         return (f" (outside spec/{spec}'s abstraction of the ring: one token, never lost, so no "
                 "timeout but the Eating one, no regeneration, no recovery)")
-    if name in _WITH_MSG:
-        return " (no candidate has that message in transit, or its guard is false)"
-    return ""
+    return rc.IN_TRANSIT if name in rc.MSG_TYPE else ""
 
 
 def ring_project(s, n: int, is_lossy: bool = False) -> dict:
     """Node ``n``'s ring variables in model state ``s``, in the trace's shape
-    (under LossyRing also ``tokenState`` and ``lastToken``)."""
-    i = n - 1
-    out = {"status": s.status[i], "viewState": s.viewState[i],
-           "globalView": [list(v) for v in s.globalView[i]], "localView": list(s.localView[i]),
-           "newNodes": sorted(s.newNodes[i]), "token": token_json(s.token[i])}
-    if is_lossy:
-        out.update(tokenState=s.tokenState[i], lastToken=token_json(s.lastToken[i]))
-    return out
+    (conformance/raincore.py's; under LossyRing also ``tokenState`` and ``lastToken``)."""
+    return rc.project(s, n, LOSSY_FIELDS if is_lossy else RING_FIELDS)
 
 
 class RaincoreFlushBinding(cf.FlushBinding):
@@ -276,10 +241,8 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return super().head(ev) + outside_why(ev["name"], is_lossy=self.lossy)
 
     def after(self, ev: dict, pairs: list, cands: set):
-        def witness(prop, cands):
-            return (cf._witness(self.model, prop, next(iter(cands)), self.ids) if prop in cf.PROPERTIES
-                    else "fails in every model state consistent with the run so far")
-        self.note_invariants(ev, cands, PROPERTIES, self.model.invariants, witness, pairs, cf.SAME)
+        super().after(ev, pairs, cands)         # FLUSH's invariants, with their witnesses
+        self.note_invariants(ev, cands, RING_INVARIANTS, self.model.invariants)
         return None
 
     def at_end(self, cands: set):
@@ -302,10 +265,6 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return ("Settled", "the live nodes " + str(up) + " are not all in the ring's view of themselves, out of "
                 "their flush: " + ", ".join(f"node {n}: vid {t.vid[n - 1]} phase {t.phase[n - 1]} "
                                              f"ring {list(m.LastGlobalView(t, n))}" for n in up))
-
-
-def want_token(name: str) -> bool:
-    return _WITH_MSG[name] == "TOKEN"
 
 
 
@@ -351,34 +310,49 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of FLUSH over the ring (impl/sim_raincoreflush.py)
     as groupcheck-trace/2 records, and a summary."""
+    return simulate_over_ring("raincoreflush", seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults)
+
+
+def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, sequencer: bool = False):
+    """One run of the stack over the ring as impl/sim_raincoreflush.py
+    builds it (``sequencer``: with SEQUENCER on top, its ``RingFlushConfig``
+    option), as groupcheck-trace/2 records of protocol ``name``, and a
+    summary with the simulator's own history check (``history``).  The
+    ring's nodes multicast (with SEQUENCER every node, a joiner too: its
+    sends wait until it is a member); ``parse``: the protocol's fault spec."""
     from groupcheck.impl import tracefile
     from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
-    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
-    n, ring, per = int(opts["nodes"]), int(opts["ring"]), int(opts["messages"])
+    n, per = int(opts["nodes"]), int(opts["messages"])
+    ring = int(opts.get("ring", n))
     if not 2 <= ring <= n:
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    tm = cf._flag(opts.get("tm", False))
-    lossy = cf._flag(opts.get("lossy", False))
-    under_token = cf._flag(opts.get("under_token", False))
-    plan = parse_faults(faults, seed, ring, n, lossy and not tm)
+    tm, lossy, under_token = (cf._flag(opts.get(k, False)) for k in ("tm", "lossy", "under_token"))
+    plan = parse(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
     rng = random.Random(seed)
-    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, ring + 1)
-            for k in range(per)]
-    records, s, sim = simulate_ring_flush(RingFlushConfig(n=n, init_size=ring, tm=tm, lossy=lossy,
-                                                          view_under_token=under_token), seed, plan,
-                                          msgs, horizon=float(opts.get("horizon", 30.0)))
-    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": len(msgs),
-                 "MaxCrashes": len(plan.crashes), "NewerViewsOnly": True, "ViewUnderToken": under_token}
+    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode())
+            for m in range(1, (n if sequencer else ring) + 1) for k in range(per)]
+    pass_latch = sequencer and cf._flag(opts.get("pass_latch", True))
+    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=sequencer, pass_latch=pass_latch, lossy=lossy,
+                          view_under_token=under_token)
+    records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
+    # SEQUENCER as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
+    # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
+    # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
+    constants = {"N": n, "NInit": ring, "Founder": ring,
+                 **({"MaxSeq": per} if sequencer else {"MaxMsgs": len(msgs)}), "MaxCrashes": len(plan.crashes),
+                 **({"ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False} if sequencer else {}),
+                 "NewerViewsOnly": True, "ViewUnderToken": under_token}
     if lossy:   # Raincore's ring, its timers untimed (a timeout may fire while a token exists);
         # on the ring's own Transport Manager a token's receiver may die before its ack
         constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
-    run_id = f"raincoreflush-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
+    run_id = f"{name}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
     v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
                          settled=s["settled"])
     line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"],
             "live": s["live"], "crashed": s["crashed"], "crash_retries": s["crash_retries"],
             "views": s["views"], "history": s["check"], "faults": plan.to_json(),
-            "delivered": sum(len(d) for d in s["delivered"].values()), "rescued": s["rescued"]}
+            "delivered": (dict(s["delivered"]) if sequencer else sum(len(d) for d in s["delivered"].values())),
+            "rescued": s["rescued"]}
     return v2, line
 
 
@@ -522,12 +496,9 @@ replay = PROTOCOL.replay      # the registration's replay (conformance/protocols
 # ---------------------------------------------------------------- lock step
 
 def ring_abstract(st: dict) -> dict:
-    """A ring layer's ``state()`` on the variables spec/RaincoreFlush keeps."""
-    t = st["token"]
-    return {"status": st["status"], "viewState": st["viewState"],
-            "globalView": [list(v) for v in st["globalView"]], "localView": list(st["localView"]),
-            "newNodes": sorted(st["newNodes"]),
-            "token": {"nodelist": list(t["nodelist"]), "cur": t["cur"], "dest": t["dest"], "gvn": t["gvn"]}}
+    """A ring layer's ``state()`` on the variables spec/RaincoreFlush keeps,
+    as a record's state is read (``ring_norm``)."""
+    return {k: ring_norm(k, st[k]) for k in RING_FIELDS}
 
 
 def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: int = 1):

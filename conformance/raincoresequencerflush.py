@@ -11,27 +11,20 @@ record, told apart by its action and parameters
 (impl/stacks/raincoresequencerflush.py ``layer_of``).  Every record is
 judged, SEQUENCER's included; nothing is stripped.
 
-The binding is two existing ones composed, not copied:
-
-* SEQUENCER over FLUSH (``SequencerFlushBinding``, conformance/sequencerflush.py):
-  its pre-pass joins each member's half-steps into composed spec steps
-  (FLUSH Deliver + SEQUENCER RecvData, the coordinator's Send/RecvForward +
-  its FLUSH Multicast, FLUSH SendView/InstallView + SEQUENCER InstallView
-  with the digest's deliveries), the FLUSH keys mapped to SEQUENCER ids,
-  the channel heads, the observed variables, the history properties.  The
-  three-layer model has SequencerFlush's SEQUENCER and FLUSH variables, so
-  all of that applies as it is; what changes is ``make_model``, the layer
-  of a record (``layer``: a ring record passes the pre-pass alone, Crash is
-  the ring's and still cuts every layer) and ``dead`` (the model has no
-  ``crashed``: a node is dead when its ring ``status`` is Down).
-* the ring of FLUSH over the ring (conformance/raincoreflush.py): its
-  record check (``ring_check``), its steps (``ring_successors``: a TOKEN or
-  911 compared on the fields the abstraction keeps), the ring variables it
-  compares (``ring_project``, ``ring_norm``, ``ring_logged_fields``: a
-  Crash on ``status`` alone) as a complete delta (a ring variable the model
-  changes and the record does not log is a divergence), and its message
-  for an action outside the abstraction (HungryTimeout, StarvingTimeout,
-  Recover, TokenLoss, Initialization: nonconforming, with the reason).
+The binding is two existing ones composed, not copied: SEQUENCER over
+FLUSH's (``SequencerFlushBinding``, conformance/sequencerflush.py: its
+pre-pass joining each member's half-steps into composed steps, the FLUSH
+keys mapped to SEQUENCER ids, the channel heads, a Discard of what the spec
+already dropped as a stutter, the history properties) on the three-layer
+model, which has SequencerFlush's SEQUENCER and FLUSH variables; and the
+ring of FLUSH over the ring (conformance/raincoreflush.py: ``ring_check``,
+``ring_successors``, ``ring_project``, ``ring_norm``, ``ring_logged_fields``
+and ``outside_why``, with its reading of the ring's extra fields and of
+LossyRing).  What changes is ``make_model``, the layer of a record
+(``layer``: a ring record passes the pre-pass alone; Crash is the ring's
+record and the composed Crash, which cuts ``m``'s channels back to the last
+VIEW for the receivers in ``lost``) and ``dead`` (the model has no
+``crashed``: a node is dead when its ring ``status`` is Down).
 
 What the spec abstracts, and how the binding maps it:
 
@@ -47,20 +40,6 @@ What the spec abstracts, and how the binding maps it:
   application's sends wait until then.  GapFreeFIFO lets a joiner's run of
   each sender start anywhere, and EventualDelivery asks it only for the
   messages sent in a view it had joined (``missing_since_joined``).
-* **the ring's extra fields** (the token's sequence number, ``tokenState``,
-  ``lastToken``, ``recovered``) belong to regeneration and timeouts, which
-  the abstraction leaves out (one token, never lost): not compared, as in
-  conformance/raincoreflush.py.  With the header's ``LossyRing`` (Raincore's
-  own ring) they are, but ``recovered``: the timeouts and TokenLoss are
-  steps, a message is compared whole, a Crash on the whole ring, as
-  conformance/raincoreflush.py does it (``ring_successors`` and the rest
-  take the flag).
-* **Crash** is the ring's record; the model's ``Crash(m, lost)`` also cuts
-  ``m``'s channels back to the last VIEW for the receivers in ``lost``
-  (every subset is a candidate: the records say which messages arrived).
-* a FLUSH **Discard** of a message the spec already dropped (purged at a
-  view change, or cut at the sender's crash) is a stutter, as in
-  SequencerFlush (divergence (b) of docs/flush.md).
 
 Properties: on the candidates after every step (a violation when none
 satisfies one) the model's invariants that read what the replay keeps:
@@ -88,7 +67,6 @@ from typing import Optional
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 from groupcheck.model.sequencerflush import LogsAgreeKept, _subsets
 
-from . import flush as cflush
 from . import properties
 from . import raincoreflush as crf
 from . import sequencerflush as csf
@@ -98,7 +76,7 @@ from .tlctrace import TLATrace
 from .traces import Trace
 
 ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
-RING_INVARIANTS = ("AtMostOneToken", "ConsistentHistory", "ViewsFromRing", "LogsAgree")
+RING_INVARIANTS = crf.RING_INVARIANTS + ("LogsAgree",)
 PROPERTIES = csf.PROPERTIES + RING_INVARIANTS + ("EventualDelivery",)
 CONSTANTS = ("N", "NInit", "Founder", "MaxSeq", "MaxCrashes")
 NAME = "raincoresequencerflush"     # the trace header's protocol
@@ -275,42 +253,10 @@ def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
 
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of the three-layer stack (impl/sim_raincoreflush.py,
-    ``sequencer=True``) as groupcheck-trace/2 records, and a summary (with
-    the simulator's own history check, ``history``)."""
-    from groupcheck.impl import tracefile
-    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
-    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
-    n, per = int(opts["nodes"]), int(opts["messages"])
-    ring = int(opts.get("ring", n))
-    if not 2 <= ring <= n:
-        raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
-    tm = cflush._flag(opts.get("tm", False))
-    lossy = cflush._flag(opts.get("lossy", False))
-    under_token = cflush._flag(opts.get("under_token", False))
-    plan = parse_faults(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
-    rng = random.Random(seed)
-    # every node's application multicasts, a joiner's too: its sends wait until it is a member
-    msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode()) for m in range(1, n + 1) for k in range(per)]
-    pass_latch = cflush._flag(opts.get("pass_latch", True))
-    cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=True, pass_latch=pass_latch, lossy=lossy,
-                          view_under_token=under_token)
-    records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
-    # the stack as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
-    # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
-    # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)
-    constants = {"N": n, "NInit": ring, "Founder": ring, "MaxSeq": per, "MaxCrashes": len(plan.crashes),
-                 "ResendAlways": pass_latch, "ResentFirst": True, "UniformDelivery": False, "NewerViewsOnly": True,
-                 "ViewUnderToken": under_token}
-    if lossy:   # Raincore's ring, its timers untimed; on its own Transport Manager a token's receiver may die unacked
-        constants.update(LossyRing=True, TimelyTimeouts=False, LateFailures=tm)
-    run_id = f"{NAME}-n{n}-r{ring}-m{per}-s{seed}" + ("-tm" if tm else "") + ("-lossy" if lossy else "")
-    v2 = tracefile.to_v2(records, constants, run_id, quiescent=False, end_clock=s["end_clock"],
-                         settled=s["settled"])
-    line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"], "live": s["live"],
-            "crashed": s["crashed"], "crash_retries": s["crash_retries"], "views": s["views"],
-            "history": s["check"], "faults": plan.to_json(), "rescued": s["rescued"],
-            "delivered": {m: d for m, d in s["delivered"].items()}}
-    return v2, line
+    ``sequencer=True``): FLUSH over the ring's run (conformance/raincoreflush.py
+    ``simulate_over_ring``) with SEQUENCER on top."""
+    return crf.simulate_over_ring(NAME, seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults,
+                                  sequencer=True)
 
 
 def draw(seed: int) -> tuple[str, dict]:
@@ -349,14 +295,10 @@ def tla_log(trace: Trace) -> list:
 def tla_constants(c: dict) -> dict:
     """The trace spec's constants: ``model_of``'s (any node may crash or be
     falsely suspected, every member sends; a fix absent from the header is
-    FALSE)."""
+    FALSE; FLUSH over the ring's optional constants)."""
     m = model_of(c)
-    return {"N": m.N, "NInit": m.NInit, "Founder": m.Founder, "MaxSeq": m.MaxSeq, "Senders": m.Senders,
-            "MaxCrashes": m.MaxCrashes, "Crashable": m.Crashable, "ResendAlways": m.ResendAlways,
-            "ResentFirst": m.ResentFirst, "LossyRing": m.LossyRing, "TimelyTimeouts": m.TimelyTimeouts,
-            "LateFailures": m.LateFailures, "NewerViewsOnly": m.NewerViewsOnly,
-            "FalseSuspicion": m.FalseSuspicion, "ShunSuspected": m.ShunSuspected, "SuspectLeaves": m.SuspectLeaves,
-            "ViewUnderToken": m.ViewUnderToken}
+    return {k: getattr(m, k) for k in ("N", "NInit", "Founder", "MaxSeq", "Senders", "MaxCrashes", "Crashable",
+                                       "ResendAlways", "ResentFirst", *crf.OPTIONAL)}
 
 
 PROTOCOL = Protocol(

@@ -77,6 +77,13 @@ def reduce_state(s):
     return s._replace(delivered=Fn({m: () for m in s.delivered}))
 
 
+def sent_is(msg: dict, want: tuple) -> Optional[str]:
+    """None if the logged message is the model's: ``want`` is its (type,
+    sender, seqno), the fields the properties read; else what the model's is."""
+    got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
+    return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
+
+
 class _Str(dict):
     """x -> str(x), the members' strings made once."""
 
@@ -206,8 +213,7 @@ class SequencerBinding(Binding):
             want = (x["type"], x["sender"], x["seqno"])
         else:
             return None
-        got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
-        return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
+        return sent_is(msg, want)
 
     # ``one`` takes only a record ``check`` passes (its members are plain
     # ints of 1..N, its logged recv and delivered equal the model's, whose

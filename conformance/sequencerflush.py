@@ -131,8 +131,6 @@ def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str
 
 FLUSH_TYPES = ("START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "VIEW", "STOP_FLUSH")
 F_SINGLE = ("StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush")
-F_PAIR = {"Block": "c", "RestartFlush": "c", "ReceiveFlushOk": "q", "ReceiveFlushCompleted": "q",
-          "InstallView": "c", "Unblock": "c", "Discard": "q"}
 F_VARS = ("vid", "phase", "blocked", "flushInit", "flushOks", "digest", "completed", "delivered")
 # kinds of joined steps whose record takes a message from a channel: (parameter, FLUSH ids?)
 TAKES = {"forward": ("p", False), "coord_forward": ("p", False), "own_data": (None, False),
@@ -499,8 +497,8 @@ class SequencerFlushBinding(Binding):
         if kind in TAKES:
             p = TAKES[kind][0]
             return ev["nid"] if p is None else prm.get(p)
-        if kind in ("view", "flush") and name in F_PAIR:
-            return prm.get(F_PAIR[name])
+        if kind in ("view", "flush") and name in cflush.RECEIVE:        # (a Deliver is a "deliver" step)
+            return prm.get(cflush.RECEIVE[name])
         return None
 
     def successors(self, s, ev: dict):
@@ -523,7 +521,7 @@ class SequencerFlushBinding(Binding):
             yield model.RecvData(s, m, src)
         elif name in F_SINGLE:
             yield getattr(model, name)(s, m)
-        elif name in F_PAIR:
+        elif name in cflush.RECEIVE:
             msg = ev.get("msg")
             if self._head_ok(s, src, m, msg, True):
                 yield getattr(model, name)(s, m, src)
@@ -549,10 +547,9 @@ class SequencerFlushBinding(Binding):
             if (rd.get("sender"), rd.get("seqno")) != (head["sender"], head["seqno"]):
                 return f"the SEQUENCER takes DATA {[head['sender'], head['seqno']]}"
         if kind in ("send", "coord_send") and msg is not None:
-            want = ("DATA" if self.model.IsCoord(s, m) else "FORWARD", m, t.sent[m])
-            got = (msg.get("type"), msg.get("sender"), msg.get("seqno"))
-            if got != want:
-                return f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
+            wrong = cseq.sent_is(msg, ("DATA" if self.model.IsCoord(s, m) else "FORWARD", m, t.sent[m]))
+            if wrong:
+                return wrong
         coord = kind in ("send", "forward", "coord_send", "coord_forward") and self.model.IsCoord(s, m)
         if kind in ("send", "forward") and coord and msg is not None:
             sid = [m, t.sent[m]] if name == "Send" else [msg.get("sender"), msg.get("seqno")]
@@ -820,16 +817,9 @@ def simulate(seed: int, faults, options: dict):
               # the stack holds a new coordinator's sends only with its self-channel
               "ResentFirst": coupling["resent_first"] and coupling["self_channel"]}
     v2 = tracefile.to_v2(records, consts, run_id, quiescent=s["quiescent"], end_clock=s.get("end_clock"))
-    summary = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "quiescent": s["quiescent"],
-               "crashed": s["crashed"], "skipped_crashes": s["skipped_crashes"], "views": s["views"],
-               "unfinished": s["unfinished"], "crash_phases": s["crash_phases"],
-               "delivered": {m: d for m, d in s["delivered"].items()},
-               "reconciled": sum(st.get("flush.reconciled", 0) for st in s["stats"].values()),
-               "held_sends": sum(st.get("flush.held_sends", 0) for st in s["stats"].values()),
-               "forward_not_coord": sum(st.get("sequencer.forward_not_coord", 0) for st in s["stats"].values()),
-               "retransmissions": sum(st.get("reliable.retransmitted", 0) for st in s["stats"].values()),
-               "dropped_datagrams": s["network"]["lost"] + s["network"]["to_crashed"]}
-    return v2, summary
+    return v2, cflush.run_summary(run_id, seed, v2, s, delivered=dict(s["delivered"]),
+                                  held_sends=cflush.stat_total(s, "flush.held_sends"),
+                                  forward_not_coord=cflush.stat_total(s, "sequencer.forward_not_coord"))
 
 
 def draw(seed: int) -> tuple[str, dict]:

@@ -328,7 +328,7 @@ class Raincore:
                 # init_seq - 1, its predecessor's lastToken) and sent its own last
                 # token a round before; the composed stack starts each layer with
                 # init_seq = the ring's size + 1 so that every node's lastToken is
-                # the spec's (impl/stacks/raincoreflush.py STEADY_SEQ)
+                # the spec's (impl/stacks/raincoreflush.py ``steady_seq``)
                 ring = self.init_ring
                 nxt = next_node(ring, self.nid)
                 self.token = TokenMsg(self.init_seq - 1, ring, self.nid, nxt, 1)

@@ -59,7 +59,7 @@ effects out, no clock of its own.
   reported this node unreachable, so it must stop taking part; on the
   cluster it leaves (impl/runtime.py, exit status ``SHUNNED``) and comes
   back, if ever, as a new node (the spec's ``ShunSuspected`` reading),
-  after settling its own open frames (impl/stacks/raincoreflush.py
+  after settling its own open frames (impl/stacks/raincore.py
   ``RingStack.leave``), so that their receivers are not left waiting in turn.
 * A newer token supersedes the older ones still pending unconfirmed: they
   are no longer retried and never reported (a late ack of one is
@@ -106,7 +106,7 @@ node holds undecided.  A sender that dies mid-handshake (a real crash,
 never a kill at a safe point) before its receiver has a decision loses
 the message (a token: the lossy ring regenerates it) and its receiver,
 which leaves as suspected after twice the give-up time.  The wire format of the
-frames is in impl/stacks/raincoreflush.py (codec types 32 to 36).
+frames is in impl/stacks/raincore.py (codec types 32 to 36).
 """
 
 from __future__ import annotations

@@ -59,9 +59,8 @@ from .sim import IMPL_NAME, IMPL_VERSION
 from .sim_flush import rescue_views
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
-from .stacks.raincore import raincore_layer
-from .stacks.raincoreflush import (RingNode, RingStack, is_ring_frame, is_ring_message, ring_flush_stack, ring_stack,
-                                  steady_seq)
+from .stacks.raincore import RingStack, is_ring_frame, raincore_layer, ring_stack
+from .stacks.raincoreflush import RingNode, is_ring_message, ring_flush_stack, steady_seq
 
 CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
 
