@@ -79,6 +79,19 @@ def decoded_phase(k: int) -> str:
     return PHASES[k] if 0 <= k < len(PHASES) else f"?{k}"
 
 
+def stale(ty, cv, v, gone, completed, types=(DATA, FLUSH_TYPES)):
+    """Stale(p, q, gone): the head of q -> p (type ty, view cv) is older
+    than p's view v, a flush message of v from a ``gone`` sender, or (given
+    ``completed``: ReconcileDigests and p Completed, None without
+    ReconcileDigests) a DATA of v.  ``types``: DATA and the flush types as
+    the encoding numbers them (SEQUENCER over FLUSH's are not FLUSH's)."""
+    data, flush = types
+    why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in flush]), gone)]
+    if completed is not None:
+        why.append(z3.And(cv == v, ty == data, completed))
+    return z3.Or(*why)
+
+
 class FlushEncoding(Encoding):
     protocol = "flush"
     properties = ("VirtualSynchrony",)
@@ -269,11 +282,9 @@ class FlushEncoding(Encoding):
         for p, q in product(M, M):  # Discard(p, q)
             if p == q:
                 continue
-            ty, cv, v = self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p]
-            why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TYPES]), S["crashed"][q])]
-            if R:
-                why.append(z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-            yield Label("Discard", (p, q)), z3.And(self.can_receive(S, p), self.has(S, p, q), z3.Or(*why),
+            why = stale(self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p], S["crashed"][q],
+                        S["phase"][p] == COMPLETED if R else None)
+            yield Label("Discard", (p, q)), z3.And(self.can_receive(S, p), self.has(S, p, q), why,
                                                    fr(S, T, self.take(S, p, q)))
         for c in M:  # StartFlush(c)
             v = S["vid"][c]
@@ -1040,11 +1051,9 @@ class FlushAnyEncoding(Channels, SortEncoding):
         yield Label("Deliver", ("p", "q")), z3.And(*g, fr(S, T, upd))
 
         p, q = P("Discard", "pq")
-        ty, cv, v = self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p]
-        why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TYPES]), S["crashed"][q])]
-        if R:
-            why.append(z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-        yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), z3.Or(*why),
+        why = stale(self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p], S["crashed"][q],
+                    S["phase"][p] == COMPLETED if R else None)
+        yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), why,
                                                    fr(S, T, self.take(S, p, q)))
 
         c, y = P("StartFlush", "cy")

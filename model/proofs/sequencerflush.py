@@ -58,6 +58,7 @@ from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushMode
                               SequencerFlushState)
 from ..values import Fn
 from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
+from .flush import stale
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -70,6 +71,7 @@ Msg = Msg.create()
 TYPES = ("FORWARD", "DATA", "VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH")
 TY = {t: i for i, t in enumerate(TYPES)}
 FLUSH_TY = (TY["START_FLUSH"], TY["FLUSH_OK"], TY["FLUSH_COMPLETED"], TY["STOP_FLUSH"])
+TYPES_F = (TY["DATA"], FLUSH_TY)     # (flush.stale's numbering of DATA and the flush types)
 PH = {p: i for i, p in enumerate(PHASES)}     # Normal 0, InBlock 1, OkSent 2, Completed 3
 ZA = z3.K(I, z3.IntVal(0))
 
@@ -529,12 +531,8 @@ class SequencerFlushEncoding(Encoding):
                 yield Label("DeliverStable", (m,)), z3.And(*g, fr(S, T, upd))
         for p, q in product(M, M):   # Discard(p, q)
             h = self._head(S, p, q)
-            v = vid[p]
-            isflush = z3.Or(*[Msg.ty(h) == t for t in FLUSH_TY])
             g = [Alive(p), self._has(S, p, q), Msg.ty(h) != TY["FORWARD"],
-                 z3.Or(Msg.view(h) < v,
-                       z3.And(Msg.view(h) == v, isflush, S["crashed"][q]),
-                       z3.And(Msg.view(h) == v, Msg.ty(h) == TY["DATA"], phase[p] == PH["Completed"]))]
+                 stale(Msg.ty(h), Msg.view(h), vid[p], S["crashed"][q], phase[p] == PH["Completed"], TYPES_F)]
             yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._taken(S, p, q)))
         nv = S["nv"][()]
         staying = {x: z3.And(self._in_view(S, x, nv), Alive(x)) for x in M}

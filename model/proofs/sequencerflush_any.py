@@ -55,7 +55,8 @@ from ..values import Fn, record
 from .engine import multipattern
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
-from .sequencerflush import FLUSH_TY, PH, TY, TYPES
+from .flush import stale
+from .sequencerflush import FLUSH_TY, PH, TY, TYPES, TYPES_F
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -152,15 +153,20 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     @staticmethod
     def coord(S, c, v):
-        """c = Coord(views[v]): c is the least member of view v (a positive
-        guard: its \\A y stays a quantifier z3 instantiates).  Its instance
-        at ``one`` with the order axioms (``one`` least, antisymmetry) is
-        stated too: if ``one`` is in view v, c is ``one``.  Left to z3 (it
-        follows), one query of the matrix ended unknown and the rest took 9 s
-        of z3 CPU instead of 3."""
-        y = z3.Const("cy", Node)
-        return z3.And(S["vin"][c][v], z3.Implies(S["vin"][one][v], c == one),
-                      z3.ForAll([y], z3.Implies(S["vin"][y][v], le(c, y))))
+        """c = Coord(views[v]): c is the least member of view v."""
+        return SequencerFlushAnyEncoding.least(c, lambda y: S["vin"][y][v], "cy")
+
+    @staticmethod
+    def least(c, inview, name="ly"):
+        """c is the least member of the set ``inview`` (Coord, IsInitiator):
+        a positive guard, its \\A y (named ``name``) a quantifier z3
+        instantiates.  Its instance at ``one`` with the order axioms (``one``
+        least, antisymmetry) is stated too: if ``one`` is in the set, c is
+        ``one``.  Left to z3 (it follows), one query of AnyNoCrash's matrix
+        ended unknown and the rest took 9 s of z3 CPU instead of 3."""
+        y = z3.Const(name, Node)
+        return z3.And(inview(c), z3.Implies(inview(one), c == one),
+                      z3.ForAll([y], z3.Implies(inview(y), le(c, y))))
 
     def mcast(self, S, c, s, q) -> dict:
         """McastData(chan, c, s, q): DATA <<s, q>> of c's view to every live
@@ -243,10 +249,9 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
         # Discard(p, q): a stale message (F!Stale)
         p, q = P("Discard", "pq")
-        ty, cv, v = hd(p, q, "ty"), hd(p, q, "view"), S["vid"][p]
-        stale = z3.Or(cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TY]), S["crashed"][q]),
-                      z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-        yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale,
+        ty = hd(p, q, "ty")
+        yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale(
+            ty, hd(p, q, "view"), S["vid"][p], S["crashed"][q], S["phase"][p] == COMPLETED, TYPES_F),
                                                    fr(S, T, self.take(S, p, q)))
 
     def flush_actions(self, S, T):
@@ -647,14 +652,6 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
         return {"fs": z3.Store(S["fs"], s, q)}
 
     # --- the spec's operators -----------------------------------------------------
-    @staticmethod
-    def least(c, inview):
-        """c is the least member of the set ``inview`` (Coord, IsInitiator):
-        a positive guard, as ``coord``."""
-        y = z3.Const("ly", Node)
-        return z3.And(inview(c), z3.Implies(inview(one), c == one),
-                      z3.ForAll([y], z3.Implies(inview(y), le(c, y))))
-
     def flush_msg(self, S, p, c, ty) -> z3.BoolRef:
         """Alive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = ty /\\ In(p, c).view = vid[p]."""
         return z3.And(self.alive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == ty,
