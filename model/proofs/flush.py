@@ -1433,18 +1433,9 @@ class FlushAnyEncoding(Channels, SortEncoding):
         S["fok"] = Table((((p, q), q in s.flushOks[p - 1]) for p in M for q in M), False)
         S["cmp"] = Table((((p, q), True) for p in M for q, _ in s.completed[p - 1]), False)
         S["cmpd"] = Table((((p, q), ids(d)) for p in M for q, d in s.completed[p - 1]), IdSet())
-        S["hd"] = Table()
-        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
-        for f in ("ty", "cv", "ci"):
-            S[f] = Table()
-        S["cd"] = Table(default=IdSet())
-        for (p, q), msgs in s.chan.items():
-            for k, m in enumerate(msgs):
-                S["ty"][p, q, k], S["cv"][p, q, k] = TYPE_NO[m["type"]], m["view"]
-                if "id" in m:
-                    S["ci"][p, q, k] = m["id"]
-                if "digest" in m:
-                    S["cd"][p, q, k] = ids(m["digest"])
+        self.channel_tables(S, s.chan, M, {"ty": ("type", TYPE_NO.__getitem__), "cv": ("view", None),
+                                           "ci": ("id", None), "cd": ("digest", ids)})
+        S["cd"].default = IdSet()
         return S
 
     def holds(self, name: str, s: FlushState) -> bool:
@@ -1473,15 +1464,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
                 cs += [S[f][n[x], n[y]] == P[f][x, y] for f in ("fi", "fok", "cmp")]
                 if P["cmp"][x, y]:
                     cs.append(S["cmpd"][n[x], n[y]] == z3_set(P["cmpd"][x, y]))
-                e, hd = (n[x], n[y]), S["hd"][n[x], n[y]]
-                cs.append(S["tl"][e] - hd == P["tl"][x, y])
-                for k in range(P["tl"][x, y]):
-                    t = P["ty"][x, y, k]
-                    cs += [S["ty"][(*e, hd + k)] == t, S["cv"][(*e, hd + k)] == P["cv"][x, y, k]]
-                    if t == DATA:
-                        cs.append(S["ci"][(*e, hd + k)] == P["ci"][x, y, k])
-                    if t in (FC, VIEW):
-                        cs.append(S["cd"][(*e, hd + k)] == z3_set(P["cd"][x, y, k]))
+                cs += self.channel_value(S, P, n, x, y, {"ty": None, "cv": None, "ci": None, "cd": z3_set})
         return z3.And(*cs)
 
     DECODE_CAP = FlushEncoding.DECODE_CAP

@@ -456,16 +456,8 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
             S[f + "S"] = Table(((m, j), e[0]) for m in M for j, e in enumerate(of[m], 1))
             S[f + "Q"] = Table(((m, j), e[1]) for m in M for j, e in enumerate(of[m], 1))
             S[f + "L"] = Table((m, len(of[m])) for m in M)
-        S["hd"] = Table()
-        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
-        for f in ("ty", "snd", "seq", "view"):
-            S[f] = Table()
-        for (p, q), msgs in s.chan.items():
-            for k, x in enumerate(msgs):
-                S["ty"][p, q, k] = TY[x["type"]] if x["type"] in TY else int(x["type"][1:])
-                for f, g in (("snd", "sender"), ("seq", "seqno"), ("view", "view")):
-                    if g in x:
-                        S[f][p, q, k] = x[g]
+        self.channel_tables(S, s.chan, M, {"ty": ("type", lambda t: TY[t] if t in TY else int(t[1:])),
+                                           "snd": ("sender", None), "seq": ("seqno", None), "view": ("view", None)})
         return S
 
     def holds(self, name: str, s: SequencerFlushState) -> bool:
@@ -491,17 +483,8 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
                 cs += [S["fi"][n[x], n[y]] == P["fi"][x, y], S["rdom"][n[x], n[y]] == P["rdom"][x, y]]
                 if P["rdom"][x, y]:
                     cs.append(S["rval"][n[x], n[y]] == P["rval"][x, y])
-                e, h = (n[x], n[y]), S["hd"][n[x], n[y]]
-                cs.append(S["tl"][e] - h == P["tl"][x, y])
-                for k in range(P["tl"][x, y]):
-                    key = (*e, h + k)
-                    cs.append(S["ty"][key] == P["ty"][x, y, k])
-                    if (x, y, k) in P["snd"]:
-                        cs.append(S["seq"][key] == P["seq"][x, y, k])
-                        if P["snd"][x, y, k] in n:
-                            cs.append(S["snd"][key] == n[P["snd"][x, y, k]])
-                    if (x, y, k) in P["view"]:
-                        cs.append(S["view"][key] == P["view"][x, y, k])
+                # (a decoded CTI's sender may be no member: 0, no equality)
+                cs += self.channel_value(S, P, n, x, y, {"ty": None, "seq": None, "snd": n.get, "view": None})
         return z3.And(*cs)
 
     DECODE_CAP = 16
@@ -521,20 +504,24 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         return frozenset(x["seqno"] for e in ((m, 1), (1, m)) if m != 1 for x in chan.get(e, ())
                          if x["type"] in ("FORWARD", "DATA") and x.get("sender") == m)
 
+    @staticmethod
+    def named_members(m: z3.ModelRef) -> tuple[dict, dict]:
+        """The members some constant of the query names, as 1..N in ``le``
+        order (outside EPR a grounded model is a model on those alone; the
+        rest of its universe is whatever z3 left there): i -> element, and
+        an element's sexpr -> i."""
+        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
+                 if d.arity() == 0 and d.range() == Node}
+        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or members_of(m), 1))
+        return u, {e.sexpr(): i for i, e in u.items()}
+
     def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
         """The state of a z3 model, its named members read as 1..N (at most
         DECODE_CAP views, entries and messages per channel); of the
         variables the encoding leaves out, fwd as ``forward_table`` says,
         the others as they are without a view change (empty, 0)."""
-        # the members some constant of the query names: outside EPR a
-        # grounded model is a model on those alone (the rest of its universe
-        # is whatever z3 left there)
-        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
-                 if d.arity() == 0 and d.range() == Node}
-        us = [e for e in members_of(m) if e.sexpr() in named] or members_of(m)
-        M = range(1, len(us) + 1)
-        u = dict(zip(M, us))
-        num = {e.sexpr(): i for i, e in u.items()}
+        u, num = self.named_members(m)
+        M = range(1, len(u) + 1)
         ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
         b = lambda e: z3.is_true(ev(e))  # noqa: E731
         n = lambda e: ev(e).as_long()  # noqa: E731
@@ -906,11 +893,7 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
         """AnyNoCrash's, with the digests and records (fs and ini are ghosts,
         not decoded)."""
         st = super().decode(m, S)
-        us = {e.sexpr(): e for e in members_of(m)}
-        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
-                 if d.arity() == 0 and d.range() == Node}
-        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or list(us.values()), 1))
-        num = {e.sexpr(): i for i, e in u.items()}
+        u, num = self.named_members(m)
         ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
         cap = self.DECODE_CAP
         rec = lambda c, q: tuple((num.get(ev(S["rS"][u[c], u[q], i]).sexpr(), 0), ev(S["rQ"][u[c], u[q], i]).as_long())  # noqa: E731
