@@ -899,7 +899,58 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
 
 # --- every N: members as an uninterpreted sort ---------------------------------------
 
-class FlushAnyEncoding(Channels, SortEncoding):
+class FlushSteps:
+    """FLUSH's steps over parametric.Channels, written once as the spec
+    writes them (``<Action>Step`` in Flush.tla) for FLUSH and SEQUENCER
+    over FLUSH for every N: what a step updates (phase, latch, flushInit,
+    the messages it takes and sends), a dict for the encoding's frame; the
+    guards, and what a step records, stay with each encoding.  ``VIEWS``
+    names the field of a member's views, ``VIEW`` a message's view, and
+    ``TYPE`` numbers the message types (each encoding has its own)."""
+
+    VIEWS, VIEW = "vm", "cv"
+    TYPE = {"START_FLUSH": START, "FLUSH_OK": OK, "STOP_FLUSH": STOP}
+
+    def live_view(self, S, v):
+        return lambda q: z3.And(S[self.VIEWS][q][v], self.alive(S, q))
+
+    def _msg(self, ty: str, v) -> dict:
+        return {"ty": self.TYPE[ty], self.VIEW: v}
+
+    def start_step(self, S, c) -> dict:
+        """START_FLUSH to c's live view; c follows itself, in phase InBlock
+        unless it was already in a flush."""
+        v, ph = S["vid"][c], S["phase"][c]
+        return {**self.send(S, c, self.live_view(S, v), self._msg("START_FLUSH", v)),
+                "fi": row(S["fi"], c, lambda x: x == c),
+                "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph))}
+
+    def block_step(self, S, p, c) -> dict:
+        """p takes c's START_FLUSH, blocks (phase InBlock) and follows c."""
+        return {"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c),
+                **self.take(S, p, c)}
+
+    def ok_step(self, S, p) -> dict:
+        """FLUSH_OK to p's live view, phase OkSent."""
+        v = S["vid"][p]
+        return {"phase": z3.Store(S["phase"], p, OKSENT),
+                **self.send(S, p, self.live_view(S, v), self._msg("FLUSH_OK", v))}
+
+    def stop_step(self, S, c) -> dict:
+        """c unblocks, follows none, and sends STOP_FLUSH to the live members
+        of its view that were in the view before."""
+        v = S["vid"][c]
+        stay = lambda q: z3.And(S[self.VIEWS][q][v], S[self.VIEWS][q][v - 1], self.alive(S, q))  # noqa: E731
+        return {"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, lambda x: z3.BoolVal(False)),
+                **self.send(S, c, stay, self._msg("STOP_FLUSH", v))}
+
+    def unblock_step(self, S, p, c) -> dict:
+        """p takes c's STOP_FLUSH, unblocks and follows none."""
+        return {"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, lambda x: z3.BoolVal(False)),
+                **self.take(S, p, c)}
+
+
+class FlushAnyEncoding(FlushSteps, Channels, SortEncoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
@@ -1022,9 +1073,6 @@ class FlushAnyEncoding(Channels, SortEncoding):
         i = z3.Int("dii")
         return z3.Lambda([i], self.din(S, p, v, i))
 
-    def live_view(self, S, v):
-        return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
-
     def _start_from(self, S, p, c):
         return z3.And(p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == START,
                       self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c))
@@ -1062,10 +1110,8 @@ class FlushAnyEncoding(Channels, SortEncoding):
         d = self.delivered_in(S, c, v)
         ph = S["phase"][c]
         done = ph == COMPLETED
-        upd = join(self.send(S, c, self.live_view(S, v), {"ty": START, "cv": v}),
-                   {"fi": row(S["fi"], c, lambda x: x == c),
-                    "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph)),
-                    "dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
+        upd = join(self.start_step(S, c),
+                   {"dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
                     "cmp": row(S["cmp"], c, lambda x: z3.And(done, x == c)),
                     "cmpd": z3.Store(S["cmpd"], c, c, z3.If(done, d, S["cmpd"][c, c]))})
         pending = z3.Or(z3.And(S["vm"][w][S["L"]], z3.Or(S["crashed"][w], S["leaving"][w])), S["joining"][w])
@@ -1076,8 +1122,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
         p, c = P("Block", "pc")
         yield Label("Block", ("p", "c")), z3.And(
             self._start_from(S, p, c), S["phase"][p] == NORMAL,
-            fr(S, T, join({"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c)},
-                          self.take(S, p, c))))
+            fr(S, T, self.block_step(S, p, c)))
 
         p, c = P("RestartFlush", "pc")
         v = S["vid"][p]
@@ -1090,9 +1135,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
                                                         fr(S, T, upd))
 
         p, = P("FlushOk", "p")
-        v = S["vid"][p]
-        upd = join({"phase": z3.Store(S["phase"], p, OKSENT), "fok": z3.Store(S["fok"], p, p, True)},
-                   self.send(S, p, self.live_view(S, v), {"ty": OK, "cv": v}))
+        upd = {**self.ok_step(S, p), "fok": z3.Store(S["fok"], p, p, True)}
         yield Label("FlushOk", ("p",)), z3.And(self.can_receive(S, p), S["phase"][p] == INBLOCK, fr(S, T, upd))
 
         p, q = P("ReceiveFlushOk", "pq")
@@ -1151,19 +1194,14 @@ class FlushAnyEncoding(Channels, SortEncoding):
             z3.Or(z3.And(self.is_member(S, p), cv == vp), vp == 0), fr(S, T, upd))
 
         c, = P("StopFlush", "c")
-        v = S["vid"][c]
-        stay = lambda q: z3.And(S["vm"][q][v], S["vm"][q][v - 1], self.alive(S, q))  # noqa: E731
-        upd = join({"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, NOFI)},
-                   self.send(S, c, stay, {"ty": STOP, "cv": v}))
         yield Label("StopFlush", ("c",)), z3.And(self.can_receive(S, c), S["fi"][c, c], S["phase"][c] == NORMAL,
-                                                 fr(S, T, upd))
+                                                 fr(S, T, self.stop_step(S, c)))
 
         p, c = P("Unblock", "pc")
         yield Label("Unblock", ("p", "c")), z3.And(
             p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == STOP,
             self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c),
-            fr(S, T, join({"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, NOFI)},
-                          self.take(S, p, c))))
+            fr(S, T, self.unblock_step(S, p, c)))
 
         # Crash(p): each channel from p keeps a prefix (to cut[q]) holding every VIEW
         p, w, y = P("Crash", "pwy")

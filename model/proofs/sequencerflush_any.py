@@ -55,7 +55,7 @@ from ..values import Fn, record
 from .engine import multipattern
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
-from .flush import stale
+from .flush import FlushSteps, stale
 from .sequencerflush import FLUSH_TY, PH, TY, TYPES, TYPES_F
 
 I = z3.IntSort()
@@ -575,7 +575,7 @@ INBLOCK, OKSENT = PH["InBlock"], PH["OkSent"]
 VIEW, START, FLUSH_OK, FC, STOP = (TY[t] for t in ("VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"))
 
 
-class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
+class SequencerFlushCrashEncoding(FlushSteps, SequencerFlushAnyEncoding):
     """SEQUENCER over FLUSH with one crash, for every N: NoDuplicates
     (docs/proofs.md, "SEQUENCER over FLUSH", "Every N").
 
@@ -613,6 +613,7 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
 
     properties = ("NoDuplicates",)
     max_crashes = 1
+    VIEWS, VIEW, TYPE = "vin", "view", TY     # (flush.FlushSteps: FLUSH's steps on this state)
     ground_terms = True
     # z3's own instantiation in a context of its own (engine.Encoding.
     # first_fresh): in the process's context z3 5.4.1 crashed (a
@@ -722,23 +723,16 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
         yield Label("StartFlush", ("c",)), z3.And(
             alive(c), v == nv, self.least(c, lambda y: z3.And(S["vin"][y][nv], alive(y))),
             S["vin"][x][nv], S["crashed"][x], z3.Not(fi[c, c]),
-            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], alive(b)), {"ty": START, "view": v}),
-                      "fi": row(fi, c, lambda y: y == c),
-                      "phase": z3.Store(ph, c, z3.If(ph[c] == NORMAL, INBLOCK, ph[c])),
-                      **self.recorded(S, c, c, self.log_of(S, c)),
+            fr(S, T, {**self.start_step(S, c), **self.recorded(S, c, c, self.log_of(S, c)),
                       "rd": row(S["rd"], c, lambda y: z3.And(y == c, ph[c] == COMPLETED))}))
         p, c = P("Block", "pc")
         yield Label("Block", ("p", "c")), z3.And(
             alive(c), self.flush_msg(S, p, c, START), ph[p] == NORMAL,
-            fr(S, T, {"phase": z3.Store(ph, p, INBLOCK), "fi": row(fi, p, lambda y: y == c), **self.take(S, p, c)}))
+            fr(S, T, self.block_step(S, p, c)))
         p, c = P("RestartFlush", "pc")
         yield Label("RestartFlush", ("p", "c")), z3.And(alive(c), self.flush_msg(S, p, c, START), ph[p] != NORMAL)
         p, = P("FlushOk", "p")
-        yield Label("FlushOk", ("p",)), z3.And(
-            alive(p), ph[p] == INBLOCK,
-            fr(S, T, {"phase": z3.Store(ph, p, OKSENT),
-                      **self.send(S, p, lambda b: z3.And(S["vin"][b][vid[p]], alive(b)),
-                                  {"ty": FLUSH_OK, "view": vid[p]})}))
+        yield Label("FlushOk", ("p",)), z3.And(alive(p), ph[p] == INBLOCK, fr(S, T, self.ok_step(S, p)))
         p, q = P("ReceiveFlushOk", "pq")
         yield Label("ReceiveFlushOk", ("p", "q")), z3.And(
             alive(q), self.flush_msg(S, p, q, FLUSH_OK), fr(S, T, self.take(S, p, q)))
@@ -792,17 +786,10 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
             cons, fr(S, T, {**tk, **mv, "vid": z3.Store(vid, p, v + 1), "fi": row(fi, p, lambda y: y == c),
                             "phase": z3.Store(ph, p, NORMAL), "rd": row(S["rd"], p, lambda y: z3.BoolVal(False))}))
         c, = P("StopFlush", "c")
-        v = vid[c]
-        yield Label("StopFlush", ("c",)), z3.And(
-            alive(c), fi[c, c], ph[c] == NORMAL,
-            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], S["vin"][b][v - 1], alive(b)),
-                                  {"ty": STOP, "view": v}),
-                      "blocked": z3.Store(S["blocked"], c, False), "fi": row(fi, c, lambda y: z3.BoolVal(False))}))
+        yield Label("StopFlush", ("c",)), z3.And(alive(c), fi[c, c], ph[c] == NORMAL, fr(S, T, self.stop_step(S, c)))
         p, c = P("Unblock", "pc")
-        yield Label("Unblock", ("p", "c")), z3.And(
-            alive(c), self.flush_msg(S, p, c, STOP),
-            fr(S, T, {"blocked": z3.Store(S["blocked"], p, False), "fi": row(fi, p, lambda y: z3.BoolVal(False)),
-                      **self.take(S, p, c)}))
+        yield Label("Unblock", ("p", "c")), z3.And(alive(c), self.flush_msg(S, p, c, STOP),
+                                                   fr(S, T, self.unblock_step(S, p, c)))
 
         # Crash(m, lost): the first crash (MaxCrashes = 1); ini the least
         # member left (any, when m was the last)
