@@ -63,16 +63,17 @@ PHASE_NO = {p: i for i, p in enumerate(PHASES)}
 EMPTY = z3.K(I, z3.BoolVal(False))
 
 
-def decoded_msg(t: int, v: int, id_, digest) -> Fn:
-    """The message of a z3 model's type t and view v (``id_()``,
-    ``digest()``: its other fields, read when its type has them); a type
-    outside TYPES shows as ``?t``."""
-    name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
-    if t == DATA:
-        return record(type=name, view=v, id=id_())
-    if t in (FC, VIEW):
-        return record(type=name, view=v, digest=digest())
-    return record(type=name, view=v)
+# the fields of each message type, FLUSH's and SEQUENCER over FLUSH's (a
+# type outside them, shown as ``?t``, has a view)
+MSG_FIELDS = {"DATA": ("view", "id", "sender", "seqno"), "FORWARD": ("sender", "seqno"),
+              "VIEW": ("view", "digest"), "FLUSH_COMPLETED": ("view", "digest")}
+
+
+def decoded_msg(types, t: int, fields: dict) -> Fn:
+    """The message of a z3 model whose type is number t of ``types``, with
+    those of ``fields`` (name -> a function reading it) its type has."""
+    name = types[t] if 0 <= t < len(types) else f"?{t}"
+    return record(type=name, **{f: read() for f, read in fields.items() if f in MSG_FIELDS.get(name, ("view",))})
 
 
 def decoded_phase(k: int) -> str:
@@ -498,8 +499,8 @@ class FlushEncoding(Encoding):
             hd, tl = n(S["hd"][e]), n(S["tl"][e])
             msgs = []
             for k in range(hd, min(max(tl, hd), hd + cap)):
-                msgs.append(decoded_msg(n(S["ty"][e][k]), n(S["cv"][e][k]), lambda: n(S["ci"][e][k]),
-                                        lambda: ids(S["cd"][e][k])))
+                msgs.append(decoded_msg(TYPES, n(S["ty"][e][k]), {"view": lambda: n(S["cv"][e][k]),
+                                        "id": lambda: n(S["ci"][e][k]), "digest": lambda: ids(S["cd"][e][k])}))
             chan[e] = tuple(msgs)
         ph = lambda p: decoded_phase(n(S["phase"][p]))  # noqa: E731
         return FlushState(
@@ -1519,8 +1520,8 @@ class FlushAnyEncoding(FlushSteps, Channels, SortEncoding):
         cap = self.DECODE_CAP
         ns, L = min(max(n(S["ns"]), 0), cap), min(max(n(S["L"]), 0), cap)
         ids = lambda a: frozenset(i for i in range(1, ns + 1) if b(a[i]))  # noqa: E731
-        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(
-            n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]), lambda: ids(S["cd"][key])))
+        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(TYPES, n(S["ty"][key]), {
+            "view": lambda: n(S["cv"][key]), "id": lambda: n(S["ci"][key]), "digest": lambda: ids(S["cd"][key])}))
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][u[p]]) for p in M),

@@ -52,13 +52,11 @@ from typing import Any
 import z3
 
 from ..core import Label
-from ..flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
 from ..sequencer import _subsets
-from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
-                              SequencerFlushState)
+from ..sequencerflush import NO_INIT, SequencerFlushModel, SequencerFlushState
 from ..values import Fn
 from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
-from .flush import stale
+from .flush import PHASE_NO as PH, decoded_msg, decoded_phase, stale
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -72,7 +70,6 @@ TYPES = ("FORWARD", "DATA", "VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED"
 TY = {t: i for i, t in enumerate(TYPES)}
 FLUSH_TY = (TY["START_FLUSH"], TY["FLUSH_OK"], TY["FLUSH_COMPLETED"], TY["STOP_FLUSH"])
 TYPES_F = (TY["DATA"], FLUSH_TY)     # (flush.stale's numbering of DATA and the flush types)
-PH = {p: i for i, p in enumerate(PHASES)}     # Normal 0, InBlock 1, OkSent 2, Completed 3
 ZA = z3.K(I, z3.IntVal(0))
 
 
@@ -819,16 +816,9 @@ class SequencerFlushEncoding(Encoding):
             return tuple((n(A[i]), n(B[i])) for i in range(1, max(n(L), 0) + 1))
 
         def msg(x):
-            ty = TYPES[min(max(n(Msg.ty(x)), 0), len(TYPES) - 1)]
-            if ty == "FORWARD":
-                return Forward(n(Msg.snd(x)), n(Msg.seq(x)))
-            if ty == "DATA":
-                return Data(n(Msg.snd(x)), n(Msg.seq(x)), n(Msg.view(x)))
-            v = n(Msg.view(x))
-            if ty in ("VIEW", "FLUSH_COMPLETED"):
-                d = seq(Msg.dS(x), Msg.dQ(x), Msg.dl(x))
-                return (ViewMsg if ty == "VIEW" else FlushCompletedMsg)(v, d)
-            return {"START_FLUSH": StartFlushMsg, "FLUSH_OK": FlushOkMsg, "STOP_FLUSH": StopFlushMsg}[ty](v)
+            return decoded_msg(TYPES, min(max(n(Msg.ty(x)), 0), len(TYPES) - 1), {
+                "sender": lambda: n(Msg.snd(x)), "seqno": lambda: n(Msg.seq(x)), "view": lambda: n(Msg.view(x)),
+                "digest": lambda: seq(Msg.dS(x), Msg.dQ(x), Msg.dl(x))})
 
         nv = max(n(S["nv"][()]), 1)
         views = tuple(tuple(x for x in M if b(S["vin"][x][i])) for i in range(1, nv + 1))
@@ -851,7 +841,7 @@ class SequencerFlushEncoding(Encoding):
             chan=Fn(chan),
             log=Fn((m, seq(S["lS"][m], S["lQ"][m], S["lL"][m])) for m in M),
             closed=Fn((m, tuple(n(S["cA"][m][i]) for i in range(1, max(n(S["cL"][m]), 0) + 1))) for m in M),
-            phase=Fn((m, PHASES[min(max(n(S["phase"][m]), 0), 3)]) for m in M),
+            phase=Fn((m, decoded_phase(min(max(n(S["phase"][m]), 0), 3))) for m in M),
             blocked=Fn((m, b(S["blocked"][m])) for m in M),
             flushInit=Fn((m, n(S["fi"][m])) for m in M),
             flushOks=Fn((m, frozenset(x for x in M if b(S["oks"][m, x]))) for m in M),

@@ -51,11 +51,11 @@ import z3
 
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
-from ..values import Fn, record
+from ..values import Fn
 from .engine import multipattern
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
-from .flush import FlushSteps, stale
+from .flush import FlushSteps, decoded_msg, decoded_phase, stale
 from .sequencerflush import FLUSH_TY, PH, TY, TYPES, TYPES_F
 
 I = z3.IntSort()
@@ -489,9 +489,9 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     DECODE_CAP = 16
 
-    def decoded_fields(self, S, key, name: str, n, who) -> dict:
-        """A decoded message's fields beyond type, sender, seqno and view
-        (none: this encoding keeps no digest)."""
+    def decoded_fields(self, S, key, n, who) -> dict:
+        """A decoded message's fields beyond sender, seqno and view, each a
+        function reading it (none: this encoding keeps no digest)."""
         return {}
 
     @staticmethod
@@ -529,18 +529,10 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         cap = self.DECODE_CAP
         bound = lambda e: min(max(n(e), 0), cap)  # noqa: E731
         seq = lambda A, Q, L, x: tuple((who(A[u[x], j]), n(Q[u[x], j])) for j in range(1, bound(L[u[x]]) + 1))  # noqa: E731
-        def message(key):
-            ty = n(S["ty"][key])
-            name = TYPES[ty] if 0 <= ty < len(TYPES) else f"?{ty}"
-            f = {"type": name}
-            if name in ("FORWARD", "DATA"):
-                f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
-            if name != "FORWARD":
-                f["view"] = n(S["view"][key])
-            return record(**f, **self.decoded_fields(S, key, name, n, who))
-        chan = self.decoded_channels(S, u, M, n, cap, message)
+        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(TYPES, n(S["ty"][key]), {
+            "sender": lambda: who(S["snd"][key]), "seqno": lambda: n(S["seq"][key]),
+            "view": lambda: n(S["view"][key]), **self.decoded_fields(S, key, n, who)}))
         nv = bound(S["nv"])
-        phases = {i: x for x, i in PH.items()}
         return SequencerFlushState(
             views=tuple(tuple(x for x in M if b(S["vin"][u[x]][i])) for i in range(1, nv + 1)),
             vid=Fn((x, n(S["vid"][u[x]])) for x in M),
@@ -552,7 +544,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
             chan=Fn(chan),
             log=Fn((x, seq(S["lS"], S["lQ"], S["lL"], x)) for x in M),
             closed=Fn((x, ()) for x in M),
-            phase=Fn((x, phases.get(k, f"?{k}")) for x in M for k in [n(S["phase"][u[x]])]),
+            phase=Fn((x, decoded_phase(n(S["phase"][u[x]]))) for x in M),
             blocked=Fn((x, b(S["blocked"][u[x]])) for x in M),
             flushInit=Fn((x, next((c for c in M if b(S["fi"][u[x], u[c]])), 0)) for x in M),
             flushOks=Fn((x, frozenset()) for x in M),
@@ -870,11 +862,9 @@ class SequencerFlushCrashEncoding(FlushSteps, SequencerFlushAnyEncoding):
                             cs.append(S["rS"][n[c], n[q], i] == n[P["rS"][c, q, i]])
         return z3.And(*cs)
 
-    def decoded_fields(self, S, key, name: str, n, who) -> dict:
-        if name not in ("VIEW", "FLUSH_COMPLETED"):
-            return {}
-        L = min(max(n(S["gL"][key]), 0), self.DECODE_CAP)
-        return {"digest": tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L + 1))}
+    def decoded_fields(self, S, key, n, who) -> dict:
+        L = lambda: min(max(n(S["gL"][key]), 0), self.DECODE_CAP)  # noqa: E731
+        return {"digest": lambda: tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L() + 1))}
 
     def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
         """AnyNoCrash's, with the digests and records (fs and ini are ghosts,
