@@ -93,7 +93,26 @@ def stale(ty, cv, v, gone, completed, types=(DATA, FLUSH_TYPES)):
     return z3.Or(*why)
 
 
-class FlushEncoding(Encoding):
+class FlushOps:
+    """Flush.tla's operators on a fixed-N state (one z3 term per member, the
+    channel from q to p at hd[q, p] .. tl[q, p]): FLUSH's and SEQUENCER over
+    FLUSH's fixed-N encodings."""
+
+    @staticmethod
+    def alive(S, p):
+        return z3.Not(S["crashed"][p])
+
+    @staticmethod
+    def has(S, p, q):
+        """HasMsg(p, q): the channel from q to p is not empty."""
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    def _count(self, S, f):
+        """How many members have the flag f (crashed, leaving)."""
+        return z3.Sum(*[z3.If(S[f][x], 1, 0) for x in self.M])
+
+
+class FlushEncoding(FlushOps, Encoding):
     protocol = "flush"
     properties = ("VirtualSynchrony",)
     # one query per action instance (engine.Encoding.split_instances): on the
@@ -198,10 +217,6 @@ class FlushEncoding(Encoding):
 
     # --- the spec's operators ---------------------------------------------------------
     @staticmethod
-    def alive(S, p):
-        return z3.Not(S["crashed"][p])
-
-    @staticmethod
     def in_view(S, v, x):
         """x \\in views[v]"""
         return S["vm"][x][v]
@@ -228,13 +243,7 @@ class FlushEncoding(Encoding):
         return z3.Or(*[z3.And(S["vm"][x][S["L"]], z3.Or(S["crashed"][x], S["leaving"][x])) for x in M],
                      *[S["joining"][x] for x in M])
 
-    def _count(self, S, f):
-        return z3.Sum(*[z3.If(S[f][x], 1, 0) for x in self.M])
-
     # channels: the channel from q to p is e = (q, p)
-    def has(self, S, p, q):
-        return S["hd"][q, p] < S["tl"][q, p]
-
     def head(self, S, p, q, f):
         e = (q, p)
         return S[f][e][S["hd"][e]]
