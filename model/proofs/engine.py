@@ -785,6 +785,13 @@ def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
     return enc.decode(solver.model(), T)
 
 
+def readers(m: z3.ModelRef) -> tuple:
+    """How a decoder reads a z3 model: (ev, b, n), the value of a term, of a
+    Boolean term as True or False, and of an integer term as an int."""
+    ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+    return ev, (lambda e: z3.is_true(ev(e))), (lambda e: ev(e).as_long())
+
+
 def z3_set(vals) -> Any:
     """A set of ints as a z3 array Int -> Bool."""
     a = z3.K(z3.IntSort(), z3.BoolVal(False))

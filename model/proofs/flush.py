@@ -43,7 +43,7 @@ import z3
 from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
-from .engine import Encoding, join, multipattern, unchanged, z3_set
+from .engine import Encoding, join, multipattern, readers, unchanged, z3_set
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, order_axioms,
                          row, universe, update)
 
@@ -487,9 +487,7 @@ class FlushEncoding(FlushOps, Encoding):
 
     def decode(self, m: z3.ModelRef, S) -> FlushState:
         M = self.M
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         # A CTI's z3 model may pick huge lengths (the lemmas bound nothing
         # there): a decoded state shows at most DECODE_CAP views, multicasts
         # and messages per channel -- such a state is outside every bounded
@@ -921,6 +919,10 @@ class FlushSteps:
     VIEWS, VIEW = "vm", "cv"
     TYPE = {"START_FLUSH": START, "FLUSH_OK": OK, "STOP_FLUSH": STOP}
 
+    @staticmethod
+    def alive(S, p):
+        return S["o"].Not(S["crashed"][p])
+
     def live_view(self, S, v):
         return lambda q: z3.And(S[self.VIEWS][q][v], self.alive(S, q))
 
@@ -1055,10 +1057,6 @@ class FlushAnyEncoding(FlushSteps, Channels, SortEncoding):
             S["hd"] == z3.Lambda([a, b], z3.IntVal(0)), S["tl"] == z3.Lambda([a, b], z3.IntVal(0)))
 
     # --- the spec's operators (o: Z3Ops for proofs, PyOps on explorer states) ----------
-    @staticmethod
-    def alive(S, p):
-        return S["o"].Not(S["crashed"][p])
-
     def is_member(self, S, p):
         return S["o"].And(S["vid"][p] >= 1, S["vm"][p][S["vid"][p]])
 
@@ -1523,9 +1521,7 @@ class FlushAnyEncoding(FlushSteps, Channels, SortEncoding):
         us = members_of(m)
         M = range(1, len(us) + 1)
         u = dict(zip(M, us))
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         cap = self.DECODE_CAP
         ns, L = min(max(n(S["ns"]), 0), cap), min(max(n(S["L"]), 0), cap)
         ids = lambda a: frozenset(i for i in range(1, ns + 1) if b(a[i]))  # noqa: E731

@@ -55,7 +55,7 @@ from ..core import Label
 from ..sequencer import _subsets
 from ..sequencerflush import NO_INIT, SequencerFlushModel, SequencerFlushState
 from ..values import Fn
-from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
+from .engine import Encoding, first, join, multipattern, readers, select, unchanged, z3_set
 from .flush import PHASE_NO as PH, FlushOps, decoded_msg, decoded_phase, stale
 
 I = z3.IntSort()
@@ -798,9 +798,7 @@ class SequencerFlushEncoding(FlushOps, Encoding):
 
     def decode(self, mdl: z3.ModelRef, S) -> SequencerFlushState:
         M = self.M
-        ev = lambda e: mdl.eval(e, model_completion=True)  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
+        ev, b, n = readers(mdl)
 
         def seq(A, B, L):
             return tuple((n(A[i]), n(B[i])) for i in range(1, max(n(L), 0) + 1))

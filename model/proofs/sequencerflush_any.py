@@ -52,7 +52,7 @@ import z3
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
 from ..values import Fn
-from .engine import multipattern
+from .engine import multipattern, readers
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
 from .flush import FlushSteps, decoded_msg, decoded_phase, stale
@@ -65,7 +65,7 @@ NORMAL, COMPLETED = PH["Normal"], PH["Completed"]
 FORWARD, DATA = TY["FORWARD"], TY["DATA"]
 
 
-class SequencerFlushAnyEncoding(Channels, SortEncoding):
+class SequencerFlushAnyEncoding(FlushSteps, Channels, SortEncoding):
     """SEQUENCER over FLUSH without a crash, for every N (the module's
     docstring; docs/proofs.md, "SEQUENCER over FLUSH")."""
 
@@ -89,6 +89,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
     # solved away; on their disjunction Sequence's conjuncts gave up
     split_instances = True
     max_crashes = 0
+    VIEWS, VIEW, TYPE = "vin", "view", TY     # (flush.FlushSteps: FLUSH's steps on this state)
 
     def __init__(self, *, variant: str = "AnyNoCrash", reach: dict | None = None) -> None:
         self.variant = variant
@@ -147,10 +148,6 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
             S["hd"] == z3.Lambda([a, b], z3.IntVal(0)), S["tl"] == z3.Lambda([a, b], z3.IntVal(0)))
 
     # --- the spec's operators -----------------------------------------------------
-    @staticmethod
-    def alive(S, p):
-        return S["o"].Not(S["crashed"][p])
-
     @staticmethod
     def coord(S, c, v):
         """c = Coord(views[v]): c is the least member of view v."""
@@ -522,9 +519,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         the others as they are without a view change (empty, 0)."""
         u, num = self.named_members(m)
         M = range(1, len(u) + 1)
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         who = lambda e: num.get(ev(e).sexpr(), 0)  # noqa: E731
         cap = self.DECODE_CAP
         bound = lambda e: min(max(n(e), 0), cap)  # noqa: E731
@@ -567,7 +562,7 @@ INBLOCK, OKSENT = PH["InBlock"], PH["OkSent"]
 VIEW, START, FLUSH_OK, FC, STOP = (TY[t] for t in ("VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH"))
 
 
-class SequencerFlushCrashEncoding(FlushSteps, SequencerFlushAnyEncoding):
+class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
     """SEQUENCER over FLUSH with one crash, for every N: NoDuplicates
     (docs/proofs.md, "SEQUENCER over FLUSH", "Every N").
 
@@ -605,7 +600,6 @@ class SequencerFlushCrashEncoding(FlushSteps, SequencerFlushAnyEncoding):
 
     properties = ("NoDuplicates",)
     max_crashes = 1
-    VIEWS, VIEW, TYPE = "vin", "view", TY     # (flush.FlushSteps: FLUSH's steps on this state)
     ground_terms = True
     # z3's own instantiation in a context of its own (engine.Encoding.
     # first_fresh): in the process's context z3 5.4.1 crashed (a
