@@ -143,6 +143,10 @@ class Encoding:
     # z3's resource limit of each first attempt (``first_attempts``, or the
     # cheaper formulation of ``first_query``)
     first_rlimit = 10_000_000
+    # True: ``first_query`` is asked in a z3 context of its own (as
+    # ``first_attempts`` are), so that its answer follows the query alone,
+    # not the terms the process made before it
+    first_fresh = False
     # z3's resource limit (its deterministic "rlimit count") for every query
     # of this encoding: a query that reaches it is ``unknown``, the same on
     # every run and machine whatever the load.  The matrix sets it per
@@ -296,9 +300,12 @@ def _solve(fs: list, enc: Encoding | None = None,
     dt0 = dc0 = 0.0
     u0 = 0
     if first is not None:
-        s = _solver(enc)
-        s.add(*first[0])
-        r, dt0, dc0, u0 = _check(s, first[1])
+        if enc.first_fresh:
+            r, _, dt0, dc0, u0 = _check_fresh(first[0], first[1], getattr(enc, "solver_params", None) or {})
+        else:
+            s = _solver(enc)
+            s.add(*first[0])
+            r, dt0, dc0, u0 = _check(s, first[1])
         if r == z3.unsat:
             return "proved", None, dt0, dc0, u0
     s = _solver(enc)
@@ -802,6 +809,13 @@ def extra_successor(enc: Encoding, s, successors, S=None, T=None, nxt=None):
     if solver.check() != z3.sat:
         return None
     return enc.decode(solver.model(), T)
+
+
+def readers(m: z3.ModelRef) -> tuple:
+    """How a decoder reads a z3 model: (ev, b, n), the value of a term, of a
+    Boolean term as True or False, and of an integer term as an int."""
+    ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
+    return ev, (lambda e: z3.is_true(ev(e))), (lambda e: ev(e).as_long())
 
 
 def z3_set(vals) -> Any:

@@ -43,7 +43,7 @@ import z3
 from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
-from .engine import Encoding, join, multipattern, unchanged, z3_set
+from .engine import Encoding, join, multipattern, readers, unchanged, z3_set
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, order_axioms,
                          row, universe, update)
 
@@ -63,23 +63,56 @@ PHASE_NO = {p: i for i, p in enumerate(PHASES)}
 EMPTY = z3.K(I, z3.BoolVal(False))
 
 
-def decoded_msg(t: int, v: int, id_, digest) -> Fn:
-    """The message of a z3 model's type t and view v (``id_()``,
-    ``digest()``: its other fields, read when its type has them); a type
-    outside TYPES shows as ``?t``."""
-    name = TYPES[t] if 0 <= t < len(TYPES) else f"?{t}"
-    if t == DATA:
-        return record(type=name, view=v, id=id_())
-    if t in (FC, VIEW):
-        return record(type=name, view=v, digest=digest())
-    return record(type=name, view=v)
+# the fields of each message type, FLUSH's and SEQUENCER over FLUSH's (a
+# type outside them, shown as ``?t``, has a view)
+MSG_FIELDS = {"DATA": ("view", "id", "sender", "seqno"), "FORWARD": ("sender", "seqno"),
+              "VIEW": ("view", "digest"), "FLUSH_COMPLETED": ("view", "digest")}
+
+
+def decoded_msg(types, t: int, fields: dict) -> Fn:
+    """The message of a z3 model whose type is number t of ``types``, with
+    those of ``fields`` (name -> a function reading it) its type has."""
+    name = types[t] if 0 <= t < len(types) else f"?{t}"
+    return record(type=name, **{f: read() for f, read in fields.items() if f in MSG_FIELDS.get(name, ("view",))})
 
 
 def decoded_phase(k: int) -> str:
     return PHASES[k] if 0 <= k < len(PHASES) else f"?{k}"
 
 
-class FlushEncoding(Encoding):
+def stale(ty, cv, v, gone, completed, types=(DATA, FLUSH_TYPES)):
+    """Stale(p, q, gone): the head of q -> p (type ty, view cv) is older
+    than p's view v, a flush message of v from a ``gone`` sender, or (given
+    ``completed``: ReconcileDigests and p Completed, None without
+    ReconcileDigests) a DATA of v.  ``types``: DATA and the flush types as
+    the encoding numbers them (SEQUENCER over FLUSH's are not FLUSH's)."""
+    data, flush = types
+    why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in flush]), gone)]
+    if completed is not None:
+        why.append(z3.And(cv == v, ty == data, completed))
+    return z3.Or(*why)
+
+
+class FlushOps:
+    """Flush.tla's operators on a fixed-N state (one z3 term per member, the
+    channel from q to p at hd[q, p] .. tl[q, p]): FLUSH's and SEQUENCER over
+    FLUSH's fixed-N encodings."""
+
+    @staticmethod
+    def alive(S, p):
+        return z3.Not(S["crashed"][p])
+
+    @staticmethod
+    def has(S, p, q):
+        """HasMsg(p, q): the channel from q to p is not empty."""
+        return S["hd"][q, p] < S["tl"][q, p]
+
+    def _count(self, S, f):
+        """How many members have the flag f (crashed, leaving)."""
+        return z3.Sum(*[z3.If(S[f][x], 1, 0) for x in self.M])
+
+
+class FlushEncoding(FlushOps, Encoding):
     protocol = "flush"
     properties = ("VirtualSynchrony",)
     # one query per action instance (engine.Encoding.split_instances): on the
@@ -184,10 +217,6 @@ class FlushEncoding(Encoding):
 
     # --- the spec's operators ---------------------------------------------------------
     @staticmethod
-    def alive(S, p):
-        return z3.Not(S["crashed"][p])
-
-    @staticmethod
     def in_view(S, v, x):
         """x \\in views[v]"""
         return S["vm"][x][v]
@@ -214,13 +243,7 @@ class FlushEncoding(Encoding):
         return z3.Or(*[z3.And(S["vm"][x][S["L"]], z3.Or(S["crashed"][x], S["leaving"][x])) for x in M],
                      *[S["joining"][x] for x in M])
 
-    def _count(self, S, f):
-        return z3.Sum(*[z3.If(S[f][x], 1, 0) for x in self.M])
-
     # channels: the channel from q to p is e = (q, p)
-    def has(self, S, p, q):
-        return S["hd"][q, p] < S["tl"][q, p]
-
     def head(self, S, p, q, f):
         e = (q, p)
         return S[f][e][S["hd"][e]]
@@ -269,11 +292,9 @@ class FlushEncoding(Encoding):
         for p, q in product(M, M):  # Discard(p, q)
             if p == q:
                 continue
-            ty, cv, v = self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p]
-            why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TYPES]), S["crashed"][q])]
-            if R:
-                why.append(z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-            yield Label("Discard", (p, q)), z3.And(self.can_receive(S, p), self.has(S, p, q), z3.Or(*why),
+            why = stale(self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p], S["crashed"][q],
+                        S["phase"][p] == COMPLETED if R else None)
+            yield Label("Discard", (p, q)), z3.And(self.can_receive(S, p), self.has(S, p, q), why,
                                                    fr(S, T, self.take(S, p, q)))
         for c in M:  # StartFlush(c)
             v = S["vid"][c]
@@ -466,9 +487,7 @@ class FlushEncoding(Encoding):
 
     def decode(self, m: z3.ModelRef, S) -> FlushState:
         M = self.M
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         # A CTI's z3 model may pick huge lengths (the lemmas bound nothing
         # there): a decoded state shows at most DECODE_CAP views, multicasts
         # and messages per channel -- such a state is outside every bounded
@@ -487,8 +506,8 @@ class FlushEncoding(Encoding):
             hd, tl = n(S["hd"][e]), n(S["tl"][e])
             msgs = []
             for k in range(hd, min(max(tl, hd), hd + cap)):
-                msgs.append(decoded_msg(n(S["ty"][e][k]), n(S["cv"][e][k]), lambda: n(S["ci"][e][k]),
-                                        lambda: ids(S["cd"][e][k])))
+                msgs.append(decoded_msg(TYPES, n(S["ty"][e][k]), {"view": lambda: n(S["cv"][e][k]),
+                                        "id": lambda: n(S["ci"][e][k]), "digest": lambda: ids(S["cd"][e][k])}))
             chan[e] = tuple(msgs)
         ph = lambda p: decoded_phase(n(S["phase"][p]))  # noqa: E731
         return FlushState(
@@ -888,7 +907,62 @@ def matrix_encoding(N: int, *, joiners: int = 0, **kw) -> FlushEncoding:
 
 # --- every N: members as an uninterpreted sort ---------------------------------------
 
-class FlushAnyEncoding(Channels, SortEncoding):
+class FlushSteps:
+    """FLUSH's steps over parametric.Channels, written once as the spec
+    writes them (``<Action>Step`` in Flush.tla) for FLUSH and SEQUENCER
+    over FLUSH for every N: what a step updates (phase, latch, flushInit,
+    the messages it takes and sends), a dict for the encoding's frame; the
+    guards, and what a step records, stay with each encoding.  ``VIEWS``
+    names the field of a member's views, ``VIEW`` a message's view, and
+    ``TYPE`` numbers the message types (each encoding has its own)."""
+
+    VIEWS, VIEW = "vm", "cv"
+    TYPE = {"START_FLUSH": START, "FLUSH_OK": OK, "STOP_FLUSH": STOP}
+
+    @staticmethod
+    def alive(S, p):
+        return S["o"].Not(S["crashed"][p])
+
+    def live_view(self, S, v):
+        return lambda q: z3.And(S[self.VIEWS][q][v], self.alive(S, q))
+
+    def _msg(self, ty: str, v) -> dict:
+        return {"ty": self.TYPE[ty], self.VIEW: v}
+
+    def start_step(self, S, c) -> dict:
+        """START_FLUSH to c's live view; c follows itself, in phase InBlock
+        unless it was already in a flush."""
+        v, ph = S["vid"][c], S["phase"][c]
+        return {**self.send(S, c, self.live_view(S, v), self._msg("START_FLUSH", v)),
+                "fi": row(S["fi"], c, lambda x: x == c),
+                "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph))}
+
+    def block_step(self, S, p, c) -> dict:
+        """p takes c's START_FLUSH, blocks (phase InBlock) and follows c."""
+        return {"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c),
+                **self.take(S, p, c)}
+
+    def ok_step(self, S, p) -> dict:
+        """FLUSH_OK to p's live view, phase OkSent."""
+        v = S["vid"][p]
+        return {"phase": z3.Store(S["phase"], p, OKSENT),
+                **self.send(S, p, self.live_view(S, v), self._msg("FLUSH_OK", v))}
+
+    def stop_step(self, S, c) -> dict:
+        """c unblocks, follows none, and sends STOP_FLUSH to the live members
+        of its view that were in the view before."""
+        v = S["vid"][c]
+        stay = lambda q: z3.And(S[self.VIEWS][q][v], S[self.VIEWS][q][v - 1], self.alive(S, q))  # noqa: E731
+        return {"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, lambda x: z3.BoolVal(False)),
+                **self.send(S, c, stay, self._msg("STOP_FLUSH", v))}
+
+    def unblock_step(self, S, p, c) -> dict:
+        """p takes c's STOP_FLUSH, unblocks and follows none."""
+        return {"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, lambda x: z3.BoolVal(False)),
+                **self.take(S, p, c)}
+
+
+class FlushAnyEncoding(FlushSteps, Channels, SortEncoding):
     """FLUSH for every number of members (model/proofs/parametric.py).
 
     The actions and lemmas of ``FlushEncoding`` with members as the sort
@@ -983,10 +1057,6 @@ class FlushAnyEncoding(Channels, SortEncoding):
             S["hd"] == z3.Lambda([a, b], z3.IntVal(0)), S["tl"] == z3.Lambda([a, b], z3.IntVal(0)))
 
     # --- the spec's operators (o: Z3Ops for proofs, PyOps on explorer states) ----------
-    @staticmethod
-    def alive(S, p):
-        return S["o"].Not(S["crashed"][p])
-
     def is_member(self, S, p):
         return S["o"].And(S["vid"][p] >= 1, S["vm"][p][S["vid"][p]])
 
@@ -1010,9 +1080,6 @@ class FlushAnyEncoding(Channels, SortEncoding):
     def delivered_in(self, S, p, v):
         i = z3.Int("dii")
         return z3.Lambda([i], self.din(S, p, v, i))
-
-    def live_view(self, S, v):
-        return lambda q: z3.And(S["vm"][q][v], self.alive(S, q))
 
     def _start_from(self, S, p, c):
         return z3.And(p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == START,
@@ -1040,11 +1107,9 @@ class FlushAnyEncoding(Channels, SortEncoding):
         yield Label("Deliver", ("p", "q")), z3.And(*g, fr(S, T, upd))
 
         p, q = P("Discard", "pq")
-        ty, cv, v = self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p]
-        why = [cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TYPES]), S["crashed"][q])]
-        if R:
-            why.append(z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-        yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), z3.Or(*why),
+        why = stale(self.head(S, p, q, "ty"), self.head(S, p, q, "cv"), S["vid"][p], S["crashed"][q],
+                    S["phase"][p] == COMPLETED if R else None)
+        yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), why,
                                                    fr(S, T, self.take(S, p, q)))
 
         c, y = P("StartFlush", "cy")
@@ -1053,10 +1118,8 @@ class FlushAnyEncoding(Channels, SortEncoding):
         d = self.delivered_in(S, c, v)
         ph = S["phase"][c]
         done = ph == COMPLETED
-        upd = join(self.send(S, c, self.live_view(S, v), {"ty": START, "cv": v}),
-                   {"fi": row(S["fi"], c, lambda x: x == c),
-                    "phase": z3.Store(S["phase"], c, z3.If(ph == NORMAL, INBLOCK, ph)),
-                    "dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
+        upd = join(self.start_step(S, c),
+                   {"dig": z3.Store(S["dig"], c, z3.If(done, d, S["dig"][c])),
                     "cmp": row(S["cmp"], c, lambda x: z3.And(done, x == c)),
                     "cmpd": z3.Store(S["cmpd"], c, c, z3.If(done, d, S["cmpd"][c, c]))})
         pending = z3.Or(z3.And(S["vm"][w][S["L"]], z3.Or(S["crashed"][w], S["leaving"][w])), S["joining"][w])
@@ -1067,8 +1130,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
         p, c = P("Block", "pc")
         yield Label("Block", ("p", "c")), z3.And(
             self._start_from(S, p, c), S["phase"][p] == NORMAL,
-            fr(S, T, join({"phase": z3.Store(S["phase"], p, INBLOCK), "fi": row(S["fi"], p, lambda x: x == c)},
-                          self.take(S, p, c))))
+            fr(S, T, self.block_step(S, p, c)))
 
         p, c = P("RestartFlush", "pc")
         v = S["vid"][p]
@@ -1081,9 +1143,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
                                                         fr(S, T, upd))
 
         p, = P("FlushOk", "p")
-        v = S["vid"][p]
-        upd = join({"phase": z3.Store(S["phase"], p, OKSENT), "fok": z3.Store(S["fok"], p, p, True)},
-                   self.send(S, p, self.live_view(S, v), {"ty": OK, "cv": v}))
+        upd = {**self.ok_step(S, p), "fok": z3.Store(S["fok"], p, p, True)}
         yield Label("FlushOk", ("p",)), z3.And(self.can_receive(S, p), S["phase"][p] == INBLOCK, fr(S, T, upd))
 
         p, q = P("ReceiveFlushOk", "pq")
@@ -1142,19 +1202,14 @@ class FlushAnyEncoding(Channels, SortEncoding):
             z3.Or(z3.And(self.is_member(S, p), cv == vp), vp == 0), fr(S, T, upd))
 
         c, = P("StopFlush", "c")
-        v = S["vid"][c]
-        stay = lambda q: z3.And(S["vm"][q][v], S["vm"][q][v - 1], self.alive(S, q))  # noqa: E731
-        upd = join({"blocked": z3.Store(S["blocked"], c, False), "fi": row(S["fi"], c, NOFI)},
-                   self.send(S, c, stay, {"ty": STOP, "cv": v}))
         yield Label("StopFlush", ("c",)), z3.And(self.can_receive(S, c), S["fi"][c, c], S["phase"][c] == NORMAL,
-                                                 fr(S, T, upd))
+                                                 fr(S, T, self.stop_step(S, c)))
 
         p, c = P("Unblock", "pc")
         yield Label("Unblock", ("p", "c")), z3.And(
             p != c, self.can_receive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == STOP,
             self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c),
-            fr(S, T, join({"blocked": z3.Store(S["blocked"], p, False), "fi": row(S["fi"], p, NOFI)},
-                          self.take(S, p, c))))
+            fr(S, T, self.unblock_step(S, p, c)))
 
         # Crash(p): each channel from p keeps a prefix (to cut[q]) holding every VIEW
         p, w, y = P("Crash", "pwy")
@@ -1424,18 +1479,9 @@ class FlushAnyEncoding(Channels, SortEncoding):
         S["fok"] = Table((((p, q), q in s.flushOks[p - 1]) for p in M for q in M), False)
         S["cmp"] = Table((((p, q), True) for p in M for q, _ in s.completed[p - 1]), False)
         S["cmpd"] = Table((((p, q), ids(d)) for p in M for q, d in s.completed[p - 1]), IdSet())
-        S["hd"] = Table()
-        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
-        for f in ("ty", "cv", "ci"):
-            S[f] = Table()
-        S["cd"] = Table(default=IdSet())
-        for (p, q), msgs in s.chan.items():
-            for k, m in enumerate(msgs):
-                S["ty"][p, q, k], S["cv"][p, q, k] = TYPE_NO[m["type"]], m["view"]
-                if "id" in m:
-                    S["ci"][p, q, k] = m["id"]
-                if "digest" in m:
-                    S["cd"][p, q, k] = ids(m["digest"])
+        self.channel_tables(S, s.chan, M, {"ty": ("type", TYPE_NO.__getitem__), "cv": ("view", None),
+                                           "ci": ("id", None), "cd": ("digest", ids)})
+        S["cd"].default = IdSet()
         return S
 
     def holds(self, name: str, s: FlushState) -> bool:
@@ -1464,15 +1510,7 @@ class FlushAnyEncoding(Channels, SortEncoding):
                 cs += [S[f][n[x], n[y]] == P[f][x, y] for f in ("fi", "fok", "cmp")]
                 if P["cmp"][x, y]:
                     cs.append(S["cmpd"][n[x], n[y]] == z3_set(P["cmpd"][x, y]))
-                e, hd = (n[x], n[y]), S["hd"][n[x], n[y]]
-                cs.append(S["tl"][e] - hd == P["tl"][x, y])
-                for k in range(P["tl"][x, y]):
-                    t = P["ty"][x, y, k]
-                    cs += [S["ty"][(*e, hd + k)] == t, S["cv"][(*e, hd + k)] == P["cv"][x, y, k]]
-                    if t == DATA:
-                        cs.append(S["ci"][(*e, hd + k)] == P["ci"][x, y, k])
-                    if t in (FC, VIEW):
-                        cs.append(S["cd"][(*e, hd + k)] == z3_set(P["cd"][x, y, k]))
+                cs += self.channel_value(S, P, n, x, y, {"ty": None, "cv": None, "ci": None, "cd": z3_set})
         return z3.And(*cs)
 
     DECODE_CAP = FlushEncoding.DECODE_CAP
@@ -1483,14 +1521,12 @@ class FlushAnyEncoding(Channels, SortEncoding):
         us = members_of(m)
         M = range(1, len(us) + 1)
         u = dict(zip(M, us))
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         cap = self.DECODE_CAP
         ns, L = min(max(n(S["ns"]), 0), cap), min(max(n(S["L"]), 0), cap)
         ids = lambda a: frozenset(i for i in range(1, ns + 1) if b(a[i]))  # noqa: E731
-        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(
-            n(S["ty"][key]), n(S["cv"][key]), lambda: n(S["ci"][key]), lambda: ids(S["cd"][key])))
+        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(TYPES, n(S["ty"][key]), {
+            "view": lambda: n(S["cv"][key]), "id": lambda: n(S["ci"][key]), "digest": lambda: ids(S["cd"][key])}))
         return FlushState(
             views=tuple(frozenset(x for x in M if b(S["vm"][u[x]][v])) for v in range(1, L + 1)),
             vid=tuple(n(S["vid"][u[p]]) for p in M),

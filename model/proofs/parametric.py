@@ -251,6 +251,39 @@ class Channels:
         return chan
 
     @staticmethod
+    def channel_tables(P: dict, chan, members, fields: dict) -> None:
+        """An explorer state's channels into the tables ``P`` (PyOps): each
+        at positions 0 .. len - 1 (``hd`` 0, ``tl`` its length), and per
+        field f, where a message has the key ``fields[f][0]``, its value
+        through ``fields[f][1]`` (None: as it is)."""
+        P["hd"] = Table()
+        P["tl"] = Table(((p, q), len(chan[p, q])) for p in members for q in members)
+        for f in fields:
+            P[f] = Table()
+        for (p, q), msgs in chan.items():
+            for k, x in enumerate(msgs):
+                for f, (key, conv) in fields.items():
+                    if key in x:
+                        P[f][p, q, k] = x[key] if conv is None else conv(x[key])
+
+    @staticmethod
+    def channel_value(S, P: dict, n: dict, x: int, y: int, fields: dict) -> list:
+        """The channel from x to y of the tables ``P`` (``channel_tables``)
+        as z3 equalities, its head free (its messages from there on): its
+        length, and per position each field of ``fields`` P has there, read
+        through ``fields[f]`` (None: the value itself; a conversion may
+        answer None: no equality)."""
+        e, h = (n[x], n[y]), S["hd"][n[x], n[y]]
+        cs = [S["tl"][e] - h == P["tl"][x, y]]
+        for k in range(P["tl"][x, y]):
+            for f, conv in fields.items():
+                if (x, y, k) in P[f]:
+                    v = P[f][x, y, k] if conv is None else conv(P[f][x, y, k])
+                    if v is not None:
+                        cs.append(S[f][(*e, h + k)] == v)
+        return cs
+
+    @staticmethod
     def has(S, p, q):
         return S["hd"][q, p] < S["tl"][q, p]
 

@@ -45,7 +45,7 @@ import z3
 from ..core import Label
 from ..sequencer import Data, Forward, SequencerModel, SequencerState, TotalOrder
 from ..values import Fn
-from .engine import Encoding, multipattern, select, unchanged, z3_set
+from .engine import Encoding, multipattern, readers, select, unchanged, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -555,9 +555,7 @@ class SequencerEncoding(Encoding):
 
     def decode(self, m: z3.ModelRef, S) -> SequencerState:
         M = self.M
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         nv = n(S["nv"])
         views = tuple(tuple(x for x in M if b(S["vw"][i, x])) for i in range(1, nv + 1))
         chan = {}

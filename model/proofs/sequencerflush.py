@@ -52,12 +52,11 @@ from typing import Any
 import z3
 
 from ..core import Label
-from ..flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg, ViewMsg
 from ..sequencer import _subsets
-from ..sequencerflush import (NO_INIT, PHASES, Data, Forward, SequencerFlushModel,
-                              SequencerFlushState)
+from ..sequencerflush import NO_INIT, SequencerFlushModel, SequencerFlushState
 from ..values import Fn
-from .engine import Encoding, first, join, multipattern, select, unchanged, z3_set
+from .engine import Encoding, first, join, multipattern, readers, select, unchanged, z3_set
+from .flush import PHASE_NO as PH, FlushOps, decoded_msg, decoded_phase, stale
 
 I = z3.IntSort()
 AII = z3.ArraySort(I, I)
@@ -70,7 +69,7 @@ Msg = Msg.create()
 TYPES = ("FORWARD", "DATA", "VIEW", "START_FLUSH", "FLUSH_OK", "FLUSH_COMPLETED", "STOP_FLUSH")
 TY = {t: i for i, t in enumerate(TYPES)}
 FLUSH_TY = (TY["START_FLUSH"], TY["FLUSH_OK"], TY["FLUSH_COMPLETED"], TY["STOP_FLUSH"])
-PH = {p: i for i, p in enumerate(PHASES)}     # Normal 0, InBlock 1, OkSent 2, Completed 3
+TYPES_F = (TY["DATA"], FLUSH_TY)     # (flush.stale's numbering of DATA and the flush types)
 ZA = z3.K(I, z3.IntVal(0))
 
 
@@ -78,7 +77,7 @@ def _mk(ty: str, snd=0, seq=0, view=0, dl=0, dS=ZA, dQ=ZA):
     return Msg.mk(TY[ty], snd, seq, view, dl, dS, dQ)
 
 
-class SequencerFlushEncoding(Encoding):
+class SequencerFlushEncoding(FlushOps, Encoding):
     protocol = "sequencerflush"
     # The quantified sequence operators (running arrays indexed by i and
     # i - 1) are matching loops for E-matching under z3's default patterns:
@@ -179,15 +178,8 @@ class SequencerFlushEncoding(Encoding):
     def _is_coord(self, S, m):
         return self._coord(S, S["vid"][m]) == m
 
-    def _alive(self, S, x):
-        return z3.Not(S["crashed"][x])
-
     def _in_view(self, S, x, i):
         return S["vin"][x][i]
-
-    def _has(self, S, p, q):
-        """HasMsg(p, q): the channel q -> p is not empty."""
-        return S["hd"][q, p] < S["tl"][q, p]
 
     def _head(self, S, p, q):
         return S["ch"][q, p][S["hd"][q, p] + 1]
@@ -209,8 +201,8 @@ class SequencerFlushEncoding(Encoding):
         """In(p, c) and the guard that it is a message of type ty of p's
         view (from_member: from a c not gone, _flush_msg_from)."""
         h = self._head(S, p, c)
-        g = [self._alive(S, p), self._has(S, p, c), Msg.ty(h) == TY[ty], Msg.view(h) == S["vid"][p]]
-        return h, g + ([self._alive(S, c)] if from_member else [])
+        g = [self.alive(S, p), self.has(S, p, c), Msg.ty(h) == TY[ty], Msg.view(h) == S["vid"][p]]
+        return h, g + ([self.alive(S, c)] if from_member else [])
 
     def _taken(self, S, p, q, upd: dict | None = None) -> dict:
         """The updates ``upd`` and Take(p, q): the head of q -> p taken."""
@@ -234,7 +226,7 @@ class SequencerFlushEncoding(Encoding):
         ch = dict(ch)
         msg = _mk("DATA", s, q, S["vid"][c], dl=S["lL"][c] + 1)   # dl: the stamp (ghost)
         for r in self.M:
-            cond = z3.And(self._in_view(S, r, S["vid"][c]), self._alive(S, r))
+            cond = z3.And(self._in_view(S, r, S["vid"][c]), self.alive(S, r))
             ch[c, r] = self._ite(cond, self._append(ch[c, r], msg), ch[c, r])
         return ch
 
@@ -437,7 +429,7 @@ class SequencerFlushEncoding(Encoding):
             i = z3.Int(f"r_{name}_{x}_{self._k}")
             cs.append(z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t + k), c2[i] == z3.If(
                 i <= t, a[i], _mk("FORWARD", m, seg[i - t]))), patterns=[c2[i]]))
-            go = z3.And(cond, nc == x, self._alive(S, x))
+            go = z3.And(cond, nc == x, self.alive(S, x))
             pch[m, x] = self._ite(go, (c2, h, t + k), (a, h, t))
         upd.update(self._chan_upd(pch))
         return upd
@@ -445,9 +437,6 @@ class SequencerFlushEncoding(Encoding):
     def _chan_upd(self, ch: dict) -> dict:
         return {"ch": {e: c[0] for e, c in ch.items()}, "hd": {e: c[1] for e, c in ch.items()},
                 "tl": {e: c[2] for e, c in ch.items()}}
-
-    def _ncrashed(self, S):
-        return z3.Sum(*[z3.If(S["crashed"][x], 1, 0) for x in self.M])
 
     # --- Init -------------------------------------------------------------------
     def init(self, S) -> z3.BoolRef:
@@ -466,7 +455,7 @@ class SequencerFlushEncoding(Encoding):
     # --- actions ----------------------------------------------------------------
     def actions(self, S, T):
         M, fr = self.M, self._frame
-        Alive, vid, phase = (lambda x: self._alive(S, x)), S["vid"], S["phase"]
+        Alive, vid, phase = (lambda x: self.alive(S, x)), S["vid"], S["phase"]
         for m in M:   # Send(m)
             if m not in self.Senders:
                 continue
@@ -494,7 +483,7 @@ class SequencerFlushEncoding(Encoding):
             yield Label("Send", (m,)), z3.And(*g, fr(S, T, upd))
         for c, p in product(M, M):   # RecvForward(c, p)
             h = self._head(S, c, p)
-            g = [Alive(c), self._has(S, c, p), Msg.ty(h) == TY["FORWARD"]]
+            g = [Alive(c), self.has(S, c, p), Msg.ty(h) == TY["FORWARD"]]
             isc = self._is_coord(S, c)
             taken = self._take(self._chan(S), c, p)
             mc = self._mcast_data(S, taken, c, Msg.snd(h), Msg.seq(h))
@@ -529,12 +518,8 @@ class SequencerFlushEncoding(Encoding):
                 yield Label("DeliverStable", (m,)), z3.And(*g, fr(S, T, upd))
         for p, q in product(M, M):   # Discard(p, q)
             h = self._head(S, p, q)
-            v = vid[p]
-            isflush = z3.Or(*[Msg.ty(h) == t for t in FLUSH_TY])
-            g = [Alive(p), self._has(S, p, q), Msg.ty(h) != TY["FORWARD"],
-                 z3.Or(Msg.view(h) < v,
-                       z3.And(Msg.view(h) == v, isflush, S["crashed"][q]),
-                       z3.And(Msg.view(h) == v, Msg.ty(h) == TY["DATA"], phase[p] == PH["Completed"]))]
+            g = [Alive(p), self.has(S, p, q), Msg.ty(h) != TY["FORWARD"],
+                 stale(Msg.ty(h), Msg.view(h), vid[p], S["crashed"][q], phase[p] == PH["Completed"], TYPES_F)]
             yield Label("Discard", (p, q)), z3.And(*g, fr(S, T, self._taken(S, p, q)))
         nv = S["nv"][()]
         staying = {x: z3.And(self._in_view(S, x, nv), Alive(x)) for x in M}
@@ -673,7 +658,7 @@ class SequencerFlushEncoding(Encoding):
                     elif e[0] == m:
                         chan[e] = self._filter(chan[e], lambda i, x: notflush(x), cs, f"cf{m}{e[1]}")
                 yield Label("Crash", (m, lost)), z3.And(
-                    Alive(m), self._ncrashed(S) < self.MC, *cs,
+                    Alive(m), self._count(S, "crashed") < self.MC, *cs,
                     fr(S, T, join(self._chan_upd(chan), {"crashed": {m: z3.BoolVal(True)}})))
 
     def _take_one(self, S, m, s, q, stamp=None) -> dict:
@@ -813,24 +798,15 @@ class SequencerFlushEncoding(Encoding):
 
     def decode(self, mdl: z3.ModelRef, S) -> SequencerFlushState:
         M = self.M
-        ev = lambda e: mdl.eval(e, model_completion=True)  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
+        ev, b, n = readers(mdl)
 
         def seq(A, B, L):
             return tuple((n(A[i]), n(B[i])) for i in range(1, max(n(L), 0) + 1))
 
         def msg(x):
-            ty = TYPES[min(max(n(Msg.ty(x)), 0), len(TYPES) - 1)]
-            if ty == "FORWARD":
-                return Forward(n(Msg.snd(x)), n(Msg.seq(x)))
-            if ty == "DATA":
-                return Data(n(Msg.snd(x)), n(Msg.seq(x)), n(Msg.view(x)))
-            v = n(Msg.view(x))
-            if ty in ("VIEW", "FLUSH_COMPLETED"):
-                d = seq(Msg.dS(x), Msg.dQ(x), Msg.dl(x))
-                return (ViewMsg if ty == "VIEW" else FlushCompletedMsg)(v, d)
-            return {"START_FLUSH": StartFlushMsg, "FLUSH_OK": FlushOkMsg, "STOP_FLUSH": StopFlushMsg}[ty](v)
+            return decoded_msg(TYPES, min(max(n(Msg.ty(x)), 0), len(TYPES) - 1), {
+                "sender": lambda: n(Msg.snd(x)), "seqno": lambda: n(Msg.seq(x)), "view": lambda: n(Msg.view(x)),
+                "digest": lambda: seq(Msg.dS(x), Msg.dQ(x), Msg.dl(x))})
 
         nv = max(n(S["nv"][()]), 1)
         views = tuple(tuple(x for x in M if b(S["vin"][x][i])) for i in range(1, nv + 1))
@@ -853,7 +829,7 @@ class SequencerFlushEncoding(Encoding):
             chan=Fn(chan),
             log=Fn((m, seq(S["lS"][m], S["lQ"][m], S["lL"][m])) for m in M),
             closed=Fn((m, tuple(n(S["cA"][m][i]) for i in range(1, max(n(S["cL"][m]), 0) + 1))) for m in M),
-            phase=Fn((m, PHASES[min(max(n(S["phase"][m]), 0), 3)]) for m in M),
+            phase=Fn((m, decoded_phase(min(max(n(S["phase"][m]), 0), 3))) for m in M),
             blocked=Fn((m, b(S["blocked"][m])) for m in M),
             flushInit=Fn((m, n(S["fi"][m])) for m in M),
             flushOks=Fn((m, frozenset(x for x in M if b(S["oks"][m, x]))) for m in M),
@@ -918,7 +894,7 @@ class SequencerFlushEncoding(Encoding):
 
     def _initiator(self, S):
         """The flush initiator after the crash: the least live member."""
-        return first(((self._alive(S, x), x) for x in self.M[:-1]), z3.IntVal(self.M[-1]))
+        return first(((self.alive(S, x), x) for x in self.M[:-1]), z3.IntVal(self.M[-1]))
 
     def OneFlush(self, S):
         """One crash: at most two views; the first is every member, the second
@@ -928,7 +904,7 @@ class SequencerFlushEncoding(Encoding):
         M, nv = self.M, S["nv"][()]
         cs = [nv >= 1, nv <= 2, *[S["vin"][x][1] for x in M],
               z3.Implies(nv == 2, z3.And(self._crash(S), self._sel_m(S["vid"], self._initiator(S)) == 2,
-                                         *[S["vin"][x][2] == self._alive(S, x) for x in M]))]
+                                         *[S["vin"][x][2] == self.alive(S, x) for x in M]))]
         # a channel to a crashed member is empty (the crash empties it, nothing is sent to it after)
         cs += [z3.Implies(S["crashed"][q], S["hd"][p, q] == S["tl"][p, q]) for (p, q) in S["hd"]]
         for x in M:
@@ -952,7 +928,7 @@ class SequencerFlushEncoding(Encoding):
         a_fi = self._sel_m(fi, a)
         cs = []
         for m in M:
-            cs.append(z3.Implies(self._alive(S, m), z3.And(
+            cs.append(z3.Implies(self.alive(S, m), z3.And(
                 z3.Or(fi[m] == NO_INIT, fi[m] == a),
                 z3.Implies(ph[m] != PH["Normal"], z3.And(vid[m] == 1, self._crash(S), fi[m] == a)),
                 S["blocked"][m] == z3.Or(ph[m] == PH["Completed"], z3.And(vid[m] == 2, fi[m] != NO_INIT)),
@@ -977,11 +953,11 @@ class SequencerFlushEncoding(Encoding):
         for m in M:
             for x in M:
                 cs.append(z3.Implies(S["oks"][m, x], z3.And(
-                    vid[m] == 1, self._alive(S, x),
+                    vid[m] == 1, self.alive(S, x),
                     z3.Or(vid[x] == 2, ph[x] == PH["OkSent"], ph[x] == PH["Completed"]))))
             cs.append(z3.Implies(z3.Or(ph[m] == PH["OkSent"], ph[m] == PH["Completed"]), S["oks"][m, m]))
             cs.append(z3.Implies(ph[m] == PH["Completed"], z3.And(*[
-                z3.Implies(self._alive(S, x), S["oks"][m, x]) for x in M])))
+                z3.Implies(self.alive(S, x), S["oks"][m, x]) for x in M])))
         return z3.And(*cs)
 
     def Once(self, S):
@@ -1010,7 +986,7 @@ class SequencerFlushEncoding(Encoding):
                 pre = z3.And(0 <= L, L <= S["lL"][x], self._prefix(j, L, (S["compS"][c, x], S["compQ"][c, x]),
                                                                  (S["lS"][x], S["lQ"][x])))
                 cs.append(z3.Implies(S["comp"][c, x], z3.And(
-                    c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self._alive(S, x),
+                    c == a, S["fi"][c] == c, S["vid"][c] == 1, S["phase"][c] != PH["Normal"], self.alive(S, x),
                     S["vid"][x] == 1, S["phase"][x] == PH["Completed"], pre,
                     *([L == S["lL"][x]] if x != 1 else []))))
         return z3.And(*cs)
@@ -1024,7 +1000,7 @@ class SequencerFlushEncoding(Encoding):
                 if p == q:
                     return Msg.ty(x) != TY[ty]
                 return z3.Implies(Msg.ty(x) == TY[ty], z3.And(
-                    self._crash(S), self._alive(S, p), self._alive(S, q), body(p, q, x)))
+                    self._crash(S), self.alive(S, p), self.alive(S, q), body(p, q, x)))
             cs.append(self._queued(S, (p, q), b, f"{name}{p}{q}"))
         return z3.And(*cs)
 
@@ -1123,13 +1099,13 @@ class SequencerFlushEncoding(Encoding):
             v, gS, gQ, gL = S["vid"][c], S["lS"][c], S["lQ"][c], S["lL"][c]
             i, j = self._q(S, f"foi{c}{m}"), self._q(S, f"foj{c}{m}")
             x0 = a[h + 1]
-            cs.append(z3.Implies(z3.And(self._is_coord(S, c), self._alive(S, m), S["vid"][m] == v, v == view), z3.And(
+            cs.append(z3.Implies(z3.And(self._is_coord(S, c), self.alive(S, m), S["vid"][m] == v, v == view), z3.And(
                 z3.ForAll([i], z3.Implies(z3.And(h < i, i <= t), self._stamped(a[i], v))),
                 S["lL"][m] <= gL,
                 self._prefix(j, S["lL"][m], (S["lS"][m], S["lQ"][m]), (gS, gQ), trigger=True),
                 z3.Implies(S["phase"][m] != PH["Completed"], z3.And(
                     z3.Implies(h < t, Msg.dl(x0) == S["lL"][m] + z3.If(Msg.ty(x0) == TY["DATA"], 1, 0)),
-                    z3.Implies(z3.And(h == t, self._alive(S, c)), S["lL"][m] == gL))))))
+                    z3.Implies(z3.And(h == t, self.alive(S, c)), S["lL"][m] == gL))))))
         return z3.And(*cs)
 
     def ViewOne(self, S):
@@ -1145,14 +1121,14 @@ class SequencerFlushEncoding(Encoding):
         cs = [z3.Implies(S["vid"][1] == 1, z3.And(
             0 <= S["dL"][1], S["dL"][1] <= gL,
             self._prefix(j, S["dL"][1], (S["dS"][1], S["dQ"][1]), (gS, gQ), trigger=True),
-            z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] != PH["Completed"]), z3.And(
+            z3.Implies(z3.And(self.alive(S, 1), S["phase"][1] != PH["Completed"]), z3.And(
                 z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),
                 z3.Implies(h == t, S["dL"][1] == gL))),
-            z3.Implies(z3.And(self._alive(S, 1), S["phase"][1] == PH["Completed"]), z3.And(
+            z3.Implies(z3.And(self.alive(S, 1), S["phase"][1] == PH["Completed"]), z3.And(
                 S["comp"][1, 1], S["dL"][1] <= S["compL"][1, 1]))))]
         for m in M[1:]:
             k = self._q(S, f"vo_k{m}")
-            cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
+            cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 1), z3.And(
                 S["dL"][m] == S["lL"][m], *[S["rdom"][m, x] for x in M],
                 self._prefix(k, S["dL"][m], (S["dS"][m], S["dQ"][m]), (S["lS"][m], S["lQ"][m]), trigger=True))))
         return z3.And(*cs)
@@ -1276,10 +1252,10 @@ class SequencerFlushEncoding(Encoding):
                 x = self._q(S, f"vg_x{a}{m}")
                 ch, h, t = S["ch"][a, m], S["hd"][a, m], S["tl"][a, m]
                 y = ch[x]
-                cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 2), z3.And(
+                cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 2), z3.And(
                     S["cA"][m][1] == B, B <= S["dL"][m],
                     z3.ForAll([k], z3.Implies(z3.And(1 <= k, k <= B), same(k)), patterns=[S["dS"][m][k], dS[k]]))))
-                cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
+                cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 1), z3.And(
                     S["dL"][m] <= B,
                     z3.ForAll([k], z3.Implies(z3.And(1 <= k, k <= S["dL"][m]), same(k)),
                               patterns=[S["dS"][m][k], dS[k]]),
@@ -1319,7 +1295,7 @@ class SequencerFlushEncoding(Encoding):
         cs = []
         for m in self.M:
             j = self._q(S, f"dg_{m}")
-            cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.And(
+            cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 1), z3.And(
                 S["dL"][m] <= gL, self._prefix(j, S["dL"][m], (S["dS"][m], S["dQ"][m]), (gS, gQ), trigger=True))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
@@ -1339,7 +1315,7 @@ class SequencerFlushEncoding(Encoding):
     def NpLog(self, S):
         """A live member that does not coordinate its view took one DATA per
         entry of its log (np, a ghost)."""
-        return z3.And(*[z3.Implies(z3.And(self._alive(S, m), z3.Not(self._is_coord(S, m))),
+        return z3.And(*[z3.Implies(z3.And(self.alive(S, m), z3.Not(self._is_coord(S, m))),
                                    S["np"][m] == S["lL"][m]) for m in self.M])
 
     def ProcA(self, S):
@@ -1376,7 +1352,7 @@ class SequencerFlushEncoding(Encoding):
                 B, L, dp = S["cA"][m][1], S["dL"][m], S["dp"][m]
                 dS, dQ = S["dS"][m], S["dQ"][m]
                 i, j, k = (self._q(S, f"od_{n}{a}{m}") for n in "ijk")
-                cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 2), z3.And(
+                cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 2), z3.And(
                     S["np"][m] <= W[2],
                     z3.ForAll([j], z3.Implies(z3.And(B < j, j <= L), z3.And(
                         1 <= dp[j], dp[j] <= S["np"][m], dS[j] == W[0][dp[j]], dQ[j] == W[1][dp[j]])),
@@ -1398,7 +1374,7 @@ class SequencerFlushEncoding(Encoding):
             cs = []
             for m in self.M:
                 k = self._q(S, f"cv_{a}{m}")
-                cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 2), z3.ForAll([k], z3.Implies(
+                cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 2), z3.ForAll([k], z3.Implies(
                     z3.And(1 <= k, k <= S["np"][m]), z3.And(
                         self._pick(S["rdom"], m, W[0][k]), W[1][k] <= self._pick(S["rval"], m, W[0][k]))),
                     patterns=[W[0][k]])))
@@ -1454,7 +1430,7 @@ class SequencerFlushEncoding(Encoding):
         cs = []
         for m in self.M:
             j = self._q(S, f"f1_{m}")
-            cs.append(z3.Implies(z3.And(self._alive(S, m), S["vid"][m] == 1), z3.ForAll([j], z3.Implies(
+            cs.append(z3.Implies(z3.And(self.alive(S, m), S["vid"][m] == 1), z3.ForAll([j], z3.Implies(
                 z3.And(S["dL"][m] < j, j <= gL), gQ[j] > self._pick(S["rval"], m, gS[j])))))
         return z3.Implies(S["vid"][1] == 1, z3.And(*cs))
 
@@ -1691,7 +1667,7 @@ class SequencerFlushEncoding(Encoding):
         return z3.And(*[z3.And(S["dL"][m] >= 0, S["lL"][m] >= 0, S["ndel"][m] >= 0) for m in self.M])
 
     def Crashes(self, S):
-        return self._ncrashed(S) <= self.MC
+        return self._count(S, "crashed") <= self.MC
 
     def MsgViews(self, S):
         """A message of a view names a view decided; a VIEW message one
@@ -1734,6 +1710,6 @@ class SequencerFlushEncoding(Encoding):
                 [(x <= base[mm]) if f else (x > base[mm]) for x, mm, f in
                  zip((a1, b1, a2, b2), (m1, m1, m2, m2), c)] for c in product((True, False), repeat=4)]
             for c in cases:
-                cs.append(z3.Implies(z3.And(self._alive(S, m1), self._alive(S, m2)), z3.ForAll(
+                cs.append(z3.Implies(z3.And(self.alive(S, m1), self.alive(S, m2)), z3.ForAll(
                     [a1, b1, a2, b2], z3.Implies(z3.And(rng, *c, eq(d1(a1), d2(a2)), eq(d1(b1), d2(b2))), a2 < b2))))
         return z3.And(*cs)

@@ -51,11 +51,12 @@ import z3
 
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
-from ..values import Fn, record
-from .engine import multipattern
+from ..values import Fn
+from .engine import multipattern, readers
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
-from .sequencerflush import FLUSH_TY, PH, TY, TYPES
+from .flush import FlushSteps, decoded_msg, decoded_phase, stale
+from .sequencerflush import FLUSH_TY, PH, TY, TYPES, TYPES_F
 
 I = z3.IntSort()
 B = z3.BoolSort()
@@ -64,7 +65,7 @@ NORMAL, COMPLETED = PH["Normal"], PH["Completed"]
 FORWARD, DATA = TY["FORWARD"], TY["DATA"]
 
 
-class SequencerFlushAnyEncoding(Channels, SortEncoding):
+class SequencerFlushAnyEncoding(FlushSteps, Channels, SortEncoding):
     """SEQUENCER over FLUSH without a crash, for every N (the module's
     docstring; docs/proofs.md, "SEQUENCER over FLUSH")."""
 
@@ -88,6 +89,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
     # solved away; on their disjunction Sequence's conjuncts gave up
     split_instances = True
     max_crashes = 0
+    VIEWS, VIEW, TYPE = "vin", "view", TY     # (flush.FlushSteps: FLUSH's steps on this state)
 
     def __init__(self, *, variant: str = "AnyNoCrash", reach: dict | None = None) -> None:
         self.variant = variant
@@ -147,20 +149,21 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
     # --- the spec's operators -----------------------------------------------------
     @staticmethod
-    def alive(S, p):
-        return S["o"].Not(S["crashed"][p])
+    def coord(S, c, v):
+        """c = Coord(views[v]): c is the least member of view v."""
+        return SequencerFlushAnyEncoding.least(c, lambda y: S["vin"][y][v], "cy")
 
     @staticmethod
-    def coord(S, c, v):
-        """c = Coord(views[v]): c is the least member of view v (a positive
-        guard: its \\A y stays a quantifier z3 instantiates).  Its instance
-        at ``one`` with the order axioms (``one`` least, antisymmetry) is
-        stated too: if ``one`` is in view v, c is ``one``.  Left to z3 (it
-        follows), one query of the matrix ended unknown and the rest took 9 s
-        of z3 CPU instead of 3."""
-        y = z3.Const("cy", Node)
-        return z3.And(S["vin"][c][v], z3.Implies(S["vin"][one][v], c == one),
-                      z3.ForAll([y], z3.Implies(S["vin"][y][v], le(c, y))))
+    def least(c, inview, name="ly"):
+        """c is the least member of the set ``inview`` (Coord, IsInitiator):
+        a positive guard, its \\A y (named ``name``) a quantifier z3
+        instantiates.  Its instance at ``one`` with the order axioms (``one``
+        least, antisymmetry) is stated too: if ``one`` is in the set, c is
+        ``one``.  Left to z3 (it follows), one query of AnyNoCrash's matrix
+        ended unknown and the rest took 9 s of z3 CPU instead of 3."""
+        y = z3.Const(name, Node)
+        return z3.And(inview(c), z3.Implies(inview(one), c == one),
+                      z3.ForAll([y], z3.Implies(inview(y), le(c, y))))
 
     def mcast(self, S, c, s, q) -> dict:
         """McastData(chan, c, s, q): DATA <<s, q>> of c's view to every live
@@ -243,10 +246,9 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
 
         # Discard(p, q): a stale message (F!Stale)
         p, q = P("Discard", "pq")
-        ty, cv, v = hd(p, q, "ty"), hd(p, q, "view"), S["vid"][p]
-        stale = z3.Or(cv < v, z3.And(cv == v, z3.Or(*[ty == t for t in FLUSH_TY]), S["crashed"][q]),
-                      z3.And(cv == v, ty == DATA, S["phase"][p] == COMPLETED))
-        yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale,
+        ty = hd(p, q, "ty")
+        yield Label("Discard", ("p", "q")), z3.And(self.alive(S, p), self.has(S, p, q), ty != FORWARD, stale(
+            ty, hd(p, q, "view"), S["vid"][p], S["crashed"][q], S["phase"][p] == COMPLETED, TYPES_F),
                                                    fr(S, T, self.take(S, p, q)))
 
     def flush_actions(self, S, T):
@@ -451,16 +453,8 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
             S[f + "S"] = Table(((m, j), e[0]) for m in M for j, e in enumerate(of[m], 1))
             S[f + "Q"] = Table(((m, j), e[1]) for m in M for j, e in enumerate(of[m], 1))
             S[f + "L"] = Table((m, len(of[m])) for m in M)
-        S["hd"] = Table()
-        S["tl"] = Table(((p, q), len(s.chan[p, q])) for p in M for q in M)
-        for f in ("ty", "snd", "seq", "view"):
-            S[f] = Table()
-        for (p, q), msgs in s.chan.items():
-            for k, x in enumerate(msgs):
-                S["ty"][p, q, k] = TY[x["type"]] if x["type"] in TY else int(x["type"][1:])
-                for f, g in (("snd", "sender"), ("seq", "seqno"), ("view", "view")):
-                    if g in x:
-                        S[f][p, q, k] = x[g]
+        self.channel_tables(S, s.chan, M, {"ty": ("type", lambda t: TY[t] if t in TY else int(t[1:])),
+                                           "snd": ("sender", None), "seq": ("seqno", None), "view": ("view", None)})
         return S
 
     def holds(self, name: str, s: SequencerFlushState) -> bool:
@@ -486,24 +480,15 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
                 cs += [S["fi"][n[x], n[y]] == P["fi"][x, y], S["rdom"][n[x], n[y]] == P["rdom"][x, y]]
                 if P["rdom"][x, y]:
                     cs.append(S["rval"][n[x], n[y]] == P["rval"][x, y])
-                e, h = (n[x], n[y]), S["hd"][n[x], n[y]]
-                cs.append(S["tl"][e] - h == P["tl"][x, y])
-                for k in range(P["tl"][x, y]):
-                    key = (*e, h + k)
-                    cs.append(S["ty"][key] == P["ty"][x, y, k])
-                    if (x, y, k) in P["snd"]:
-                        cs.append(S["seq"][key] == P["seq"][x, y, k])
-                        if P["snd"][x, y, k] in n:
-                            cs.append(S["snd"][key] == n[P["snd"][x, y, k]])
-                    if (x, y, k) in P["view"]:
-                        cs.append(S["view"][key] == P["view"][x, y, k])
+                # (a decoded CTI's sender may be no member: 0, no equality)
+                cs += self.channel_value(S, P, n, x, y, {"ty": None, "seq": None, "snd": n.get, "view": None})
         return z3.And(*cs)
 
     DECODE_CAP = 16
 
-    def decoded_fields(self, S, key, name: str, n, who) -> dict:
-        """A decoded message's fields beyond type, sender, seqno and view
-        (none: this encoding keeps no digest)."""
+    def decoded_fields(self, S, key, n, who) -> dict:
+        """A decoded message's fields beyond sender, seqno and view, each a
+        function reading it (none: this encoding keeps no digest)."""
         return {}
 
     @staticmethod
@@ -516,39 +501,33 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
         return frozenset(x["seqno"] for e in ((m, 1), (1, m)) if m != 1 for x in chan.get(e, ())
                          if x["type"] in ("FORWARD", "DATA") and x.get("sender") == m)
 
+    @staticmethod
+    def named_members(m: z3.ModelRef) -> tuple[dict, dict]:
+        """The members some constant of the query names, as 1..N in ``le``
+        order (outside EPR a grounded model is a model on those alone; the
+        rest of its universe is whatever z3 left there): i -> element, and
+        an element's sexpr -> i."""
+        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
+                 if d.arity() == 0 and d.range() == Node}
+        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or members_of(m), 1))
+        return u, {e.sexpr(): i for i, e in u.items()}
+
     def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
         """The state of a z3 model, its named members read as 1..N (at most
         DECODE_CAP views, entries and messages per channel); of the
         variables the encoding leaves out, fwd as ``forward_table`` says,
         the others as they are without a view change (empty, 0)."""
-        # the members some constant of the query names: outside EPR a
-        # grounded model is a model on those alone (the rest of its universe
-        # is whatever z3 left there)
-        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
-                 if d.arity() == 0 and d.range() == Node}
-        us = [e for e in members_of(m) if e.sexpr() in named] or members_of(m)
-        M = range(1, len(us) + 1)
-        u = dict(zip(M, us))
-        num = {e.sexpr(): i for i, e in u.items()}
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        u, num = self.named_members(m)
+        M = range(1, len(u) + 1)
+        ev, b, n = readers(m)
         who = lambda e: num.get(ev(e).sexpr(), 0)  # noqa: E731
         cap = self.DECODE_CAP
         bound = lambda e: min(max(n(e), 0), cap)  # noqa: E731
         seq = lambda A, Q, L, x: tuple((who(A[u[x], j]), n(Q[u[x], j])) for j in range(1, bound(L[u[x]]) + 1))  # noqa: E731
-        def message(key):
-            ty = n(S["ty"][key])
-            name = TYPES[ty] if 0 <= ty < len(TYPES) else f"?{ty}"
-            f = {"type": name}
-            if name in ("FORWARD", "DATA"):
-                f.update(sender=who(S["snd"][key]), seqno=n(S["seq"][key]))
-            if name != "FORWARD":
-                f["view"] = n(S["view"][key])
-            return record(**f, **self.decoded_fields(S, key, name, n, who))
-        chan = self.decoded_channels(S, u, M, n, cap, message)
+        chan = self.decoded_channels(S, u, M, n, cap, lambda key: decoded_msg(TYPES, n(S["ty"][key]), {
+            "sender": lambda: who(S["snd"][key]), "seqno": lambda: n(S["seq"][key]),
+            "view": lambda: n(S["view"][key]), **self.decoded_fields(S, key, n, who)}))
         nv = bound(S["nv"])
-        phases = {i: x for x, i in PH.items()}
         return SequencerFlushState(
             views=tuple(tuple(x for x in M if b(S["vin"][u[x]][i])) for i in range(1, nv + 1)),
             vid=Fn((x, n(S["vid"][u[x]])) for x in M),
@@ -560,7 +539,7 @@ class SequencerFlushAnyEncoding(Channels, SortEncoding):
             chan=Fn(chan),
             log=Fn((x, seq(S["lS"], S["lQ"], S["lL"], x)) for x in M),
             closed=Fn((x, ()) for x in M),
-            phase=Fn((x, phases.get(k, f"?{k}")) for x in M for k in [n(S["phase"][u[x]])]),
+            phase=Fn((x, decoded_phase(n(S["phase"][u[x]]))) for x in M),
             blocked=Fn((x, b(S["blocked"][u[x]])) for x in M),
             flushInit=Fn((x, next((c for c in M if b(S["fi"][u[x], u[c]])), 0)) for x in M),
             flushOks=Fn((x, frozenset()) for x in M),
@@ -622,6 +601,13 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
     properties = ("NoDuplicates",)
     max_crashes = 1
     ground_terms = True
+    # z3's own instantiation in a context of its own (engine.Encoding.
+    # first_fresh): in the process's context z3 5.4.1 crashed (a
+    # segmentation fault in model-based instantiation's model checker) on
+    # RecvData x NoDuplicates' first attempt once one more term had been
+    # made before it (an import); in a context of its own the attempt is
+    # the same whatever the process made before, and proves what it proved
+    first_fresh = True
     _shape = {**SequencerFlushAnyEncoding._shape, "ini": ((), Node), "fs": ((Node,), I),
               "gS": ((Node, Node, I, I), Node), "gQ": ((Node, Node, I, I), I), "gL": ((Node, Node, I), I),
               "rd": ((Node, Node), B), "rS": ((Node, Node, I), Node), "rQ": ((Node, Node, I), I),
@@ -640,14 +626,6 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
         return {"fs": z3.Store(S["fs"], s, q)}
 
     # --- the spec's operators -----------------------------------------------------
-    @staticmethod
-    def least(c, inview):
-        """c is the least member of the set ``inview`` (Coord, IsInitiator):
-        a positive guard, as ``coord``."""
-        y = z3.Const("ly", Node)
-        return z3.And(inview(c), z3.Implies(inview(one), c == one),
-                      z3.ForAll([y], z3.Implies(inview(y), le(c, y))))
-
     def flush_msg(self, S, p, c, ty) -> z3.BoolRef:
         """Alive(p) /\\ HasMsg(p, c) /\\ In(p, c).type = ty /\\ In(p, c).view = vid[p]."""
         return z3.And(self.alive(S, p), self.has(S, p, c), self.head(S, p, c, "ty") == ty,
@@ -731,23 +709,16 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
         yield Label("StartFlush", ("c",)), z3.And(
             alive(c), v == nv, self.least(c, lambda y: z3.And(S["vin"][y][nv], alive(y))),
             S["vin"][x][nv], S["crashed"][x], z3.Not(fi[c, c]),
-            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], alive(b)), {"ty": START, "view": v}),
-                      "fi": row(fi, c, lambda y: y == c),
-                      "phase": z3.Store(ph, c, z3.If(ph[c] == NORMAL, INBLOCK, ph[c])),
-                      **self.recorded(S, c, c, self.log_of(S, c)),
+            fr(S, T, {**self.start_step(S, c), **self.recorded(S, c, c, self.log_of(S, c)),
                       "rd": row(S["rd"], c, lambda y: z3.And(y == c, ph[c] == COMPLETED))}))
         p, c = P("Block", "pc")
         yield Label("Block", ("p", "c")), z3.And(
             alive(c), self.flush_msg(S, p, c, START), ph[p] == NORMAL,
-            fr(S, T, {"phase": z3.Store(ph, p, INBLOCK), "fi": row(fi, p, lambda y: y == c), **self.take(S, p, c)}))
+            fr(S, T, self.block_step(S, p, c)))
         p, c = P("RestartFlush", "pc")
         yield Label("RestartFlush", ("p", "c")), z3.And(alive(c), self.flush_msg(S, p, c, START), ph[p] != NORMAL)
         p, = P("FlushOk", "p")
-        yield Label("FlushOk", ("p",)), z3.And(
-            alive(p), ph[p] == INBLOCK,
-            fr(S, T, {"phase": z3.Store(ph, p, OKSENT),
-                      **self.send(S, p, lambda b: z3.And(S["vin"][b][vid[p]], alive(b)),
-                                  {"ty": FLUSH_OK, "view": vid[p]})}))
+        yield Label("FlushOk", ("p",)), z3.And(alive(p), ph[p] == INBLOCK, fr(S, T, self.ok_step(S, p)))
         p, q = P("ReceiveFlushOk", "pq")
         yield Label("ReceiveFlushOk", ("p", "q")), z3.And(
             alive(q), self.flush_msg(S, p, q, FLUSH_OK), fr(S, T, self.take(S, p, q)))
@@ -801,17 +772,10 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
             cons, fr(S, T, {**tk, **mv, "vid": z3.Store(vid, p, v + 1), "fi": row(fi, p, lambda y: y == c),
                             "phase": z3.Store(ph, p, NORMAL), "rd": row(S["rd"], p, lambda y: z3.BoolVal(False))}))
         c, = P("StopFlush", "c")
-        v = vid[c]
-        yield Label("StopFlush", ("c",)), z3.And(
-            alive(c), fi[c, c], ph[c] == NORMAL,
-            fr(S, T, {**self.send(S, c, lambda b: z3.And(S["vin"][b][v], S["vin"][b][v - 1], alive(b)),
-                                  {"ty": STOP, "view": v}),
-                      "blocked": z3.Store(S["blocked"], c, False), "fi": row(fi, c, lambda y: z3.BoolVal(False))}))
+        yield Label("StopFlush", ("c",)), z3.And(alive(c), fi[c, c], ph[c] == NORMAL, fr(S, T, self.stop_step(S, c)))
         p, c = P("Unblock", "pc")
-        yield Label("Unblock", ("p", "c")), z3.And(
-            alive(c), self.flush_msg(S, p, c, STOP),
-            fr(S, T, {"blocked": z3.Store(S["blocked"], p, False), "fi": row(fi, p, lambda y: z3.BoolVal(False)),
-                      **self.take(S, p, c)}))
+        yield Label("Unblock", ("p", "c")), z3.And(alive(c), self.flush_msg(S, p, c, STOP),
+                                                   fr(S, T, self.unblock_step(S, p, c)))
 
         # Crash(m, lost): the first crash (MaxCrashes = 1); ini the least
         # member left (any, when m was the last)
@@ -892,21 +856,15 @@ class SequencerFlushCrashEncoding(SequencerFlushAnyEncoding):
                             cs.append(S["rS"][n[c], n[q], i] == n[P["rS"][c, q, i]])
         return z3.And(*cs)
 
-    def decoded_fields(self, S, key, name: str, n, who) -> dict:
-        if name not in ("VIEW", "FLUSH_COMPLETED"):
-            return {}
-        L = min(max(n(S["gL"][key]), 0), self.DECODE_CAP)
-        return {"digest": tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L + 1))}
+    def decoded_fields(self, S, key, n, who) -> dict:
+        L = lambda: min(max(n(S["gL"][key]), 0), self.DECODE_CAP)  # noqa: E731
+        return {"digest": lambda: tuple((who(S["gS"][(*key, i)]), n(S["gQ"][(*key, i)])) for i in range(1, L() + 1))}
 
     def decode(self, m: z3.ModelRef, S) -> SequencerFlushState:
         """AnyNoCrash's, with the digests and records (fs and ini are ghosts,
         not decoded)."""
         st = super().decode(m, S)
-        us = {e.sexpr(): e for e in members_of(m)}
-        named = {m.eval(d(), model_completion=True).sexpr() for d in m.decls()
-                 if d.arity() == 0 and d.range() == Node}
-        u = dict(enumerate([e for e in members_of(m) if e.sexpr() in named] or list(us.values()), 1))
-        num = {e.sexpr(): i for i, e in u.items()}
+        u, num = self.named_members(m)
         ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
         cap = self.DECODE_CAP
         rec = lambda c, q: tuple((num.get(ev(S["rS"][u[c], u[q], i]).sexpr(), 0), ev(S["rQ"][u[c], u[q], i]).as_long())  # noqa: E731

@@ -35,7 +35,7 @@ import z3
 from ..core import Label
 from ..stable import DataMsg, Entry, StableModel, StableMsg, StabilityMsg, StableState
 from ..values import Fn
-from .engine import Encoding, z3_set
+from .engine import Encoding, readers, z3_set
 from .parametric import (Node, PyOps, Table, Z3Ops, ground, int_literals, le, members_of, node, one, order_axioms,
                          row, universe)
 
@@ -507,9 +507,7 @@ class StableEncoding(Encoding):
 
     def decode(self, m: z3.ModelRef, S) -> StableState:
         M = self.M
-        ev = lambda e: m.eval(e, model_completion=True)  # noqa: E731
-        b = lambda e: z3.is_true(ev(e))  # noqa: E731
-        n = lambda e: ev(e).as_long()  # noqa: E731
+        ev, b, n = readers(m)
         net = set()
         for p in M:
             for q in M:
