@@ -256,3 +256,19 @@ def test_a_discard_stutter_matches_the_message_itself():
     assert not _same({**gone, "view": 2}, gone) and not _same({**gone, "type": "FORWARD"}, gone)
     flush = {"type": "FLUSH_COMPLETED", "view": 1}
     assert _same({"type": "FLUSH_COMPLETED", "view": 1, "digest": []}, flush)
+
+
+def test_a_forward_with_another_seqno_is_nonconforming_at_its_send():
+    """A member that is not coordinator FORWARDs its next seqno: its Send's
+    message is checked by SEQUENCER's own check (conformance/sequencer.py
+    ``sent_is``), at the Send record."""
+    from groupcheck.conformance.traces import from_records
+    faults, opts = csf.PROTOCOL.draw(0)
+    records, _ = csf.simulate(0, faults, opts)
+    k = next(k for k, r in enumerate(records)
+             if r.get("name") == "Send" and (r.get("msg") or {}).get("type") == "FORWARD")
+    forged = copy.deepcopy(records)
+    forged[k]["msg"]["seqno"] += 1
+    rep = csf.replay(from_records(forged))
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason   # records[0]: the header
+    assert "the logged message is not the model's: model {'type': 'FORWARD'" in rep.reason
