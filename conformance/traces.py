@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from sys import intern
-from typing import Iterable, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
 
 import msgspec
 from msgspec import UNSET
@@ -358,11 +358,17 @@ def collector_paused():
 def read_file(path) -> _File:
     """Read and check one file (header, events, end); no merging."""
     with collector_paused():
-        f = _File(str(path), None, [], None, None, None)
-        records = _records(Path(path), f)
-        next(records, None)         # the header
+        f, records = _opened(path)
         f.events.extend(records)
         return f
+
+
+def _opened(path) -> tuple[_File, Iterator]:
+    """A file and its events to come (``_records``), its header read and checked."""
+    f = _File(str(path), None, [], None, None, None)
+    records = _records(Path(path), f)
+    next(records, None)
+    return f, records
 
 
 class _Stream:
@@ -389,11 +395,7 @@ def stream(path) -> Trace:
     takes them (``_Stream``): memory bounded by a record, not by the run.
     Raises TraceError for a bad header, and for another format (format 1's
     header is rewritten once the file is read: ``load`` reads it)."""
-    f = _File(str(path), None, [], None, None, None)
-    records = _records(Path(path), f)
-    next(records, None)             # reads the header, checks it
-    if f.header is None:
-        raise TraceError(path, 1, "empty trace (no header)")
+    f, records = _opened(path)     # (an empty file raises there)
     if f.fmt != FORMAT:
         raise TraceError(path, 1, f"{f.fmt} is read whole (load)")
     t = Trace(f.path, f.header, [], None, [f.path])
