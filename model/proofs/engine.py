@@ -476,6 +476,11 @@ def _check_fresh(fs: list, rlimit: int, params: Mapping[str, Any]):
     return r, s, time.perf_counter() - t0, time.process_time() - c0, u
 
 
+# z3 random seeds a consecution query z3 gave up on is asked again with
+# (_solve_first; an encoding may set its own ``retry_seeds``)
+RETRY_SEEDS = (1, 2)
+
+
 def _solve_first(fs: list, enc: Encoding | None = None, rlimit: int | None = None):
     """_solve, after cheaper attempts with the encoding's first_attempts (if
     any), each of which counts only if it proves."""
@@ -488,6 +493,23 @@ def _solve_first(fs: list, enc: Encoding | None = None, rlimit: int | None = Non
         if r == z3.unsat:
             return "proved", None, dt0, dc0, u0
     r, m, dt, dc, u = _solve(fs, enc, rlimit)
+    if r == "unknown":
+        # z3's search (and so an answer under a resource limit) follows the
+        # ids of the terms the process made and its random seed: a change of
+        # the order in which an encoding builds the same formula turned a
+        # CTI found with 2M units into unknown at 200M, and one proof that
+        # takes 1.4M alone gave up after a module's other queries.  A sat or
+        # unsat from any seed is an answer; only the default one's unknown
+        # is retried, each seed in a context of its own under the same limit.
+        params = getattr(enc, "solver_params", None) or {}
+        asked = enc.query(fs) if hasattr(enc, "query") else fs
+        for seed in getattr(enc, "retry_seeds", RETRY_SEEDS):
+            rr, s, t, c, uu = _check_fresh(asked, limit_of(enc, rlimit), {**params, "smt.random_seed": seed})
+            dt, dc, u = dt + t, dc + c, u + uu
+            if rr == z3.unsat:
+                return "proved", None, dt + dt0, dc + dc0, u + u0
+            if rr == z3.sat:
+                return "cti", s.model().translate(fs[0].ctx), dt + dt0, dc + dc0, u + u0
     if r == "unknown" and getattr(enc, "retry_fresh", False):
         # once more in a context of its own, the same parameters and limit:
         # in a process that has asked hundreds of queries z3 gave up on
