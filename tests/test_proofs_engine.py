@@ -190,7 +190,31 @@ def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
     assert engine._solve_first([x > 1, x < 1], enc)[0] == "proved"
     r, m, *_ = engine._solve_first([x > 1, x < 3], enc)
     assert r == "cti" and m.eval(x).as_long() == 2
-    assert engine._solve_first([x > 1, x < 1], types.SimpleNamespace())[0] == "unknown"
+    assert engine._solve_first([x > 1, x < 1], types.SimpleNamespace(retry_seeds=()))[0] == "unknown"
+
+
+def test_an_unknown_is_asked_again_under_other_seeds(monkeypatch):
+    """A query given up on is asked again under each of ``RETRY_SEEDS``
+    (after the same parameters once more, with ``retry_fresh``), each in a
+    context of its own: the first sat or unsat is the answer; all unknown,
+    the unknown stands."""
+    from groupcheck.model.proofs import engine
+    monkeypatch.setattr(engine, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
+    asked, real = [], engine._check_fresh
+
+    def fresh(fs, rlimit, params):
+        asked.append(dict(params))
+        return real(fs, rlimit, params) if params.get("smt.random_seed") == 2 else (z3.unknown, None, 0, 0, 0)
+    monkeypatch.setattr(engine, "_check_fresh", fresh)
+    x = z3.Int("x")
+    enc = types.SimpleNamespace(retry_fresh=True, solver_params={"smt.mbqi": False})
+    assert engine._solve_first([x > 1, x < 1], enc)[0] == "proved"
+    assert asked == [{"smt.mbqi": False}, {"smt.mbqi": False, "smt.random_seed": 1},
+                     {"smt.mbqi": False, "smt.random_seed": 2}]
+    r, m, *_ = engine._solve_first([x > 1, x < 3], types.SimpleNamespace())
+    assert r == "cti" and m.eval(x).as_long() == 2
+    assert engine.RETRY_SEEDS == (1, 2)
+    assert engine._solve_first([x > 1, x < 3], types.SimpleNamespace(retry_seeds=(1,)))[0] == "unknown"
 
 
 def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):

@@ -493,30 +493,24 @@ def _solve_first(fs: list, enc: Encoding | None = None, rlimit: int | None = Non
         if r == z3.unsat:
             return "proved", None, dt0, dc0, u0
     r, m, dt, dc, u = _solve(fs, enc, rlimit)
-    if r == "unknown":
-        # z3's search (and so an answer under a resource limit) follows the
-        # ids of the terms the process made and its random seed: a change of
-        # the order in which an encoding builds the same formula turned a
-        # CTI found with 2M units into unknown at 200M, and one proof that
-        # takes 1.4M alone gave up after a module's other queries.  A sat or
-        # unsat from any seed is an answer; only the default one's unknown
-        # is retried, each seed in a context of its own under the same limit.
-        params = getattr(enc, "solver_params", None) or {}
-        asked = enc.query(fs) if hasattr(enc, "query") else fs
-        for seed in getattr(enc, "retry_seeds", RETRY_SEEDS):
-            rr, s, t, c, uu = _check_fresh(asked, limit_of(enc, rlimit), {**params, "smt.random_seed": seed})
-            dt, dc, u = dt + t, dc + c, u + uu
-            if rr == z3.unsat:
-                return "proved", None, dt + dt0, dc + dc0, u + u0
-            if rr == z3.sat:
-                return "cti", s.model().translate(fs[0].ctx), dt + dt0, dc + dc0, u + u0
-    if r == "unknown" and getattr(enc, "retry_fresh", False):
-        # once more in a context of its own, the same parameters and limit:
-        # in a process that has asked hundreds of queries z3 gave up on
-        # queries a fresh process proves in seconds (N = 4, SEQUENCER over
-        # FLUSH: RecvData x V2Digest unknown at 120 s per conjunct in the
-        # one-command run, every conjunct under 3 s in a process of its own)
-        rr, s, t, c, uu = _check_fresh(fs, limit_of(enc, rlimit), getattr(enc, "solver_params", None) or {})
+    if r != "unknown":
+        return r, m, dt + dt0, dc + dc0, u + u0
+    # Given up on: asked again, each time in a z3 context of its own under
+    # the same limit.  z3's search (so an answer under a resource limit)
+    # follows the ids of the terms the process made and its random seed: in
+    # a process that had asked hundreds of queries z3 gave up on queries a
+    # fresh one proves in seconds (``retry_fresh``: the same parameters
+    # again; N = 4 SEQUENCER over FLUSH's RecvData x V2Digest, unknown at
+    # 120 s per conjunct, every conjunct under 3 s alone), and building the
+    # same formula in another order turned a CTI found with 2M units into
+    # unknown at 200M under the default seed (``retry_seeds``).  A sat or
+    # unsat under any seed is an answer.
+    params = getattr(enc, "solver_params", None) or {}
+    retries = ([params] if getattr(enc, "retry_fresh", False) else []) + [
+        {**params, "smt.random_seed": k} for k in getattr(enc, "retry_seeds", RETRY_SEEDS)]
+    asked = enc.query(fs) if hasattr(enc, "query") else fs
+    for ps in retries:
+        rr, s, t, c, uu = _check_fresh(asked, limit_of(enc, rlimit), ps)
         dt, dc, u = dt + t, dc + c, u + uu
         if rr == z3.unsat:
             return "proved", None, dt + dt0, dc + dc0, u + u0
