@@ -329,3 +329,19 @@ def test_raincoreflush_kernels_off_for_a_subclass_that_changes_an_action(protoco
     assert without.distinct_states < full.distinct_states
     gone = {"FlushOk": ("FlushOk", "SendView"), "Crash": ("Crash",), "CanCrash": ("Crash",)}[action]
     assert not any(lab.action in gone for labs in without.edge_map.values() for lab in labs)
+
+
+def test_raincoreflush_kernel_restarts_a_flush_of_a_dead_coordinator_as_the_model_does():
+    """RaincoreFlush's RestartFlush(p, c) asks c \\notin Gone(p), not Alive(c):
+    c may be dead while p's ring still lists it, and then the
+    FLUSH_COMPLETED of a Completed p goes to {c} \\ Dead, nobody.  The first
+    state of RestartJoin4 where p restarts from Completed, its coordinator
+    made dead: the kernel's successors are the model's."""
+    m = _model("raincoreflush", "RestartJoin4")
+    kern = m.kernel()
+    res = explore(m, check_invariants=False, max_states=20000)
+    s, (p, c) = next((s, lab.params) for s in res.parents for lab, _ in m.next(s)
+                     if lab.action == "RestartFlush" and s.phase[lab.params[0] - 1] == "Completed")
+    u = s._replace(status=tuple("Down" if n == c else x for n, x in enumerate(s.status, 1)))
+    assert c in m.Dead(u) and c not in m.Gone(u, p)
+    assert Counter((lab, kern.decode(t)) for lab, t in kern.next(kern.encode(u))) == Counter(m.next(u))
