@@ -647,11 +647,10 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
 
 
 def _step_behind(proto: str, events: list, at: int, prop: Optional[str], tdir: Path) -> Optional[str]:
-    """The JGroups step behind record ``at`` of a trace of ``proto``."""
-    ev = events[at]
-    return (stable_step(ev) if proto == "stable"
-            else flush_step(events, at, tdir.parent / "notes.json") if proto == "flush"
-            else jgroups_step(ev, prop))
+    """The JGroups step behind record ``at`` of a trace of ``proto``
+    (``STEP_BEHIND``; SEQUENCER's by default)."""
+    default = lambda events, at, tdir: jgroups_step(events[at], prop)  # noqa: E731
+    return STEP_BEHIND.get(proto, default)(events, at, tdir)
 
 
 # The JGroups 2.12 step behind each Stable.tla action of a STABLE trace
@@ -785,3 +784,11 @@ def jgroups_step(ev: dict, prop: Optional[str] = None) -> Optional[str]:
                 f"handleSuspect, sequenced its own next multicast at once, ahead of the forward table it had "
                 f"re-sent to itself (JGRP-1449)")
     return out
+
+
+# Each white-box protocol's explanation of the record a check stopped at:
+# (events, index, the run's trace folder) -> the JGroups step behind it
+STEP_BEHIND = {
+    "stable": lambda events, at, tdir: stable_step(events[at]),
+    "flush": lambda events, at, tdir: flush_step(events, at, tdir.parent / "notes.json"),
+}

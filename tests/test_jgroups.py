@@ -443,3 +443,16 @@ def test_shuffle_puts_jgroups_shuffle_right_below_nakack():
     plain, shuffled = names(jgroups.config(1, [1, 2], stack)), names(jgroups.config(1, [1, 2], stack, shuffle=True))
     assert "SHUFFLE" not in plain
     assert shuffled.index("SHUFFLE") + 1 == shuffled.index("pbcast.NAKACK") and len(shuffled) == len(plain) + 1
+
+
+def test_the_step_behind_a_record_is_the_protocols_own(monkeypatch, tmp_path):
+    """A rejected record is explained by its protocol's entry of
+    STEP_BEHIND (STABLE's, FLUSH's), any other protocol by SEQUENCER's."""
+    seen = []
+    monkeypatch.setattr(jgroups, "stable_step", lambda ev: seen.append(("stable", ev)) or "S")
+    monkeypatch.setattr(jgroups, "flush_step", lambda evs, at, notes: seen.append(("flush", at, notes.name)) or "F")
+    monkeypatch.setattr(jgroups, "jgroups_step", lambda ev, prop: seen.append(("sequencer", ev, prop)) or "Q")
+    evs, tdir = [{"name": "a"}, {"name": "b"}], tmp_path / "traces"
+    got = [jgroups._step_behind(p, evs, 1, "TotalOrder", tdir) for p in ("stable", "flush", "sequencer")]
+    assert got == ["S", "F", "Q"]
+    assert seen == [("stable", evs[1]), ("flush", 1, "notes.json"), ("sequencer", evs[1], "TotalOrder")]
