@@ -361,6 +361,10 @@ class Flush:
 
     # ------------------------------------------------------------ state and traces
 
+    def idle(self) -> bool:
+        """No flush running and no multicast held (runtime.idle)."""
+        return self.phase == "Normal" and not (self.blocked or self.latched or self.flush_init)
+
     def state(self) -> dict:
         return {"vid": self.vid, "delivered": sorted([s, q] for s, q in self._delivered_set),
                 "phase": self.phase, "blocked": self.blocked, "flushInit": self.flush_init,

@@ -121,6 +121,10 @@ class Reliable:
     def queued(self) -> int:
         return sum(len(p) for p in self.pending.values())
 
+    def idle(self) -> bool:
+        """No frame unacknowledged and none queued (runtime.idle)."""
+        return not (any(self.unacked.get(d) for d in self.unacked) or self.queued)
+
     @property
     def blocked(self) -> bool:
         """Backpressure: the application should wait before its next send."""

@@ -139,24 +139,13 @@ def ring_safe(stack, lossy: bool = False) -> bool:
 
 def idle(stack) -> bool:
     """Nothing of this node is in flight: no frame unacknowledged, no
-    forward-table entry, no flush running, no send held.  FLUSH over the
-    ring: its FLUSH stack idle and its ring in Agreement (the token goes
-    round for ever: the ring is never idle otherwise)."""
+    forward-table entry, no flush running, no send held: each layer that
+    can hold something says so itself (``idle()``).  FLUSH over the ring:
+    its FLUSH stack idle and its ring in Agreement (the token goes round for
+    ever: the ring is never idle otherwise)."""
     if hasattr(stack, "fstack"):
         return idle(stack.fstack) and stack.ring.viewState == "Agreement"
-    names = {layer.name for layer in stack.layers}
-    rel = stack.layer("reliable")
-    if any(rel.unacked.get(d) for d in rel.unacked) or rel.queued:
-        return False
-    if "sequencer" in names:
-        seq = stack.layer("sequencer")
-        if seq.fwd or getattr(seq, "selfq", None) or getattr(seq, "held", None):
-            return False
-    if "flush" in names:
-        f = stack.layer("flush")
-        if f.phase != "Normal" or f.blocked or f.latched or f.flush_init or getattr(stack, "held", None):
-            return False
-    return True
+    return all(layer.idle() for layer in stack.layers if hasattr(layer, "idle"))
 
 
 def flush_view(stack) -> Optional[list]:

@@ -127,6 +127,11 @@ class Sequencer:
     def is_coord(self) -> bool:
         return bool(self.view.members) and self.view.coord == self.nid
 
+    def idle(self) -> bool:
+        """Nothing of this layer in flight (runtime.idle): no forward-table
+        entry, nothing in the self channel or held for it."""
+        return not (self.fwd or self.selfq or self.held)
+
     def state(self) -> dict:
         """This member's part of the spec state, JSON-ready: ``fwd`` as a
         sorted list, ``recv`` keyed by the sender id as a string."""
