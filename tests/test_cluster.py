@@ -334,7 +334,9 @@ def test_the_lossy_ring_survives_the_token_holders_kill(tmp_path, protocol):
     if res.shunned:
         return       # a live node suspected under the machine's load left too (LeaveSuspected): other views
     assert res.killed == [1]
-    assert res.delivered[2] == res.delivered[3] > res.delivered[1]
+    # (node 1 may have delivered everything before it held the token again
+    # and was killed: on a loaded machine all 450 were delivered by then)
+    assert res.delivered[2] == res.delivered[3] >= res.delivered[1]
     recs = [json.loads(x) for f in sorted((tmp_path / "traces").glob("*.ndjson"))
             for x in f.read_text().splitlines()]
     header = next(r for r in recs if r.get("kind") == "header")
