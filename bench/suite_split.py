@@ -3,7 +3,7 @@
     .venv/bin/python -m pytest -q -n 2 --dist loadgroup --durations=0 > durations.log
     .venv/bin/python bench/suite_split.py durations.log [--threshold 1.25] [--split tests/suite_split.txt]
     .venv/bin/python -m pytest -q -m "slow or heavy" -n 2 --dist loadgroup --durations=0 > slow.log
-    .venv/bin/python bench/suite_split.py slow.log --tier heavy [--threshold 60]
+    .venv/bin/python bench/suite_split.py slow.log --tier heavy [--threshold 40]
 
 A test whose setup and call took at least ``--threshold`` seconds in that
 run goes behind the ``slow`` marker (tests/conftest.py reads the file),
@@ -15,7 +15,8 @@ kept; the ``slow`` lines are rewritten, heaviest first, with their seconds.
 A test marked ``slow`` in its own file is not listed (it already is).
 
 With ``--tier heavy`` the log is the slow suite's: a test that took at
-least ``--threshold`` seconds there (60 by default) goes behind ``heavy``
+least ``--threshold`` seconds there (40 by default) goes behind ``heavy``
+(but a ``stay`` line's test)
 (out of ``make test-slow``, into ``make test-heavy``), so the slow suite
 stays within 30 minutes on 2 cores; a ``heavy`` line is kept for a test
 the log does not hold (a slow tier's log holds no heavy test), rewritten
@@ -73,10 +74,10 @@ def main(argv=None) -> int:
                     "(the default suite, or the slow one)")
     ap.add_argument("--tier", choices=("slow", "heavy"), default="slow")
     ap.add_argument("--threshold", type=float, default=None,
-                    help="seconds (setup + call + teardown); 1.25 for slow, 60 for heavy")
+                    help="seconds (setup + call + teardown); 1.25 for slow, 40 for heavy")
     ap.add_argument("--split", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "suite_split.txt")
     a = ap.parse_args(argv)
-    threshold = a.threshold if a.threshold is not None else (1.25 if a.tier == "slow" else 60.0)
+    threshold = a.threshold if a.threshold is not None else (1.25 if a.tier == "slow" else 40.0)
     per = durations(a.log)
     if not per:
         sys.exit(f"{a.log}: no durations (run pytest with --durations=0)")
@@ -84,6 +85,7 @@ def main(argv=None) -> int:
     head = [ln for ln in lines if not ln.startswith(("slow ", "heavy "))]
     listed = {f[2]: (f[0], float(f[1])) for f in (ln.split() for ln in lines) if f and f[0] in ("slow", "heavy")}
     keep = {ln.split()[1] for ln in head if ln.startswith("keep ")}
+    stay = {ln.split()[1] for ln in head if ln.startswith("stay ")}     # never heavy
     root = a.split.resolve().parent.parent
     if a.tier == "slow":
         heavy = {k: v for k, (t, v) in listed.items() if t == "heavy"}
@@ -92,7 +94,7 @@ def main(argv=None) -> int:
         # a heavy test already listed is absent from a slow tier's log: it stays
         heavy = {k: v for k, (t, v) in listed.items() if t == "heavy" and k not in per}
         heavy.update({k: v for k, v in per.items()
-                      if v >= threshold and k not in keep and not _whole_module_heavy(k, root)})
+                      if v >= threshold and k not in keep | stay and not _whole_module_heavy(k, root)})
         slow = {k: v for k, (t, v) in listed.items() if t == "slow" and k not in heavy}
     body = [f"heavy {v:6.1f} {k}" for k, v in sorted(heavy.items(), key=lambda kv: -kv[1])]
     body += [f"slow {v:6.1f} {k}" for k, v in sorted(slow.items(), key=lambda kv: -kv[1])]

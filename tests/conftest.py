@@ -40,9 +40,9 @@ def cli_never_prints_a_traceback(monkeypatch):
 
 # tests/suite_split.txt: the tests measured at 1.25 s or more that run behind the
 # `slow` marker, so that `make test` stays within 4 minutes, and those measured
-# at a minute or more in the slow suite that run behind `heavy`, so that `make
+# at 40 s or more in the slow suite that run behind `heavy`, so that `make
 # test-slow` stays within 30 (bench/suite_split.py writes both from --durations
-# runs).  A listed test that no longer exists fails the collection of the whole
+# runs or junit reports).  A listed test that no longer exists fails the collection of the whole
 # suite: the list cannot go stale.
 _SPLIT = os.path.join(os.path.dirname(__file__), "suite_split.txt")
 

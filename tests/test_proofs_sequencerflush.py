@@ -594,6 +594,7 @@ N3_PROVED_ROWS = ("SurvivorTotalOrder", "Chain2", "Follow2", "DelG", "RecG", "V2
 
 
 @pytest.mark.slow
+@pytest.mark.heavy      # (every row: about 2,900 test-seconds in all, the N = 3 proof the matrix asks on request)
 @pytest.mark.parametrize("lemma", N3_PROVED_ROWS)
 def test_n3_rows_proved(lemma):
     """N = 3: every consecution query of these lemmas is proved (per
