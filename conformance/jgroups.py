@@ -649,8 +649,8 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
 def _step_behind(proto: str, events: list, at: int, prop: Optional[str], tdir: Path) -> Optional[str]:
     """The JGroups step behind record ``at`` of a trace of ``proto``
     (``STEP_BEHIND``; SEQUENCER's by default)."""
-    default = lambda events, at, tdir: jgroups_step(events[at], prop)  # noqa: E731
-    return STEP_BEHIND.get(proto, default)(events, at, tdir)
+    step = STEP_BEHIND.get(proto)
+    return step(events, at, tdir) if step else jgroups_step(events[at], prop)
 
 
 # The JGroups 2.12 step behind each Stable.tla action of a STABLE trace

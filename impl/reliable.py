@@ -123,7 +123,7 @@ class Reliable:
 
     def idle(self) -> bool:
         """No frame unacknowledged and none queued (runtime.idle)."""
-        return not (any(self.unacked.get(d) for d in self.unacked) or self.queued)
+        return not (any(self.unacked.values()) or self.queued)
 
     @property
     def blocked(self) -> bool:

@@ -1006,9 +1006,9 @@ class RaincoreFlushKernel(Kernel):
                 else:                # RestartFlush(p, q)
                     if ph == "Completed":
                         d = frozenset(x for x in delivered[i] if sent[x - 1]["view"] == v)
-                        if q not in dead:    # (Multi to {c} \ Dead: c may be dead yet not Gone(p))
-                            jj = i * self.N + q - 1
-                            s[4] = _kset(rest, jj, rest[jj] + (m_(COMPLETED, v, d),))
+                        ch = list(rest)     # to {c} \ Dead (RaincoreFlush: c may be dead yet not Gone(p))
+                        _multi(ch, N, p, (q,), m_(COMPLETED, v, d), dead)
+                        s[4] = tuple(ch)
                         s[9] = _kset(digest, i, d)
                     add((lab["RestartFlush"], tuple(s)))
             elif kind == OK:         # ReceiveFlushOk(p, q)
