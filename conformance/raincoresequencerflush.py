@@ -65,7 +65,8 @@ import random
 from typing import Optional
 
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
-from groupcheck.model.sequencerflush import LogsAgreeKept, _subsets
+from groupcheck.model.sequencer import _subsets
+from groupcheck.model.sequencerflush import LogsAgreeKept
 
 from . import properties
 from . import raincoreflush as crf

@@ -56,7 +56,8 @@ from typing import Optional
 
 from groupcheck.model import sequencer as seqmodel
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
-from groupcheck.model.sequencerflush import SequencerFlushModel, _subsets
+from groupcheck.model.sequencer import _subsets
+from groupcheck.model.sequencerflush import SequencerFlushModel
 from groupcheck.model.values import Fn, Seq
 
 from . import flush as cflush

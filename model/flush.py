@@ -527,13 +527,8 @@ class FlushModel(Model):
         return s._replace(leaving=s.leaving | {p})
 
     # --- next -------------------------------------------------------------------
-    # What FLUSH's actions read besides the state: a composition's kernel,
-    # which transcribes them, lists these among its _KERNEL_TRANSCRIBES.
-    FLUSH_READS = ("At", "Put", "Alive", "IsMember", "CanReceive", "Latest", "IsInitiator", "Dead", "Gone", "Multi",
-                   "HasMsg", "In", "Take", "_flush_msg", "_flush_msg_from", "Digest", "SetDigest", "SendViewReady",
-                   "Digests", "Merged", "NextView", "FlushEnded", "ViewArrives", "Reconciled", "FlushOkRound",
-                   "ReconcileDigests")
-
+    # FLUSH's actions by kind: taken once per member (SINGLE) or once per
+    # message at the head of a channel (RECEIVE).
     RECEIVE = ("Deliver", "Discard", "Block", "RestartFlush", "ReceiveFlushOk",
                "ReceiveFlushCompleted", "InstallView", "Unblock")
     SINGLE = ("Multicast", "StartFlush", "FlushOk", "FlushCompleted", "SendView", "StopFlush", "Join", "Leave")

@@ -32,11 +32,9 @@ from typing import Any, NamedTuple
 
 from .core import Label, state_type
 from .flush import FlushModel
-from .raincore import NULL_VIEW
-from .raincoreflush import RING_VARS, RaincoreFlushKernel, RaincoreFlushModel, RaincoreFlushState
+from .raincoreflush import RING_VARS, RaincoreFlushModel, RaincoreFlushState
 from .sequencer import _subsets
-from .sequencerflush import (_CHAN, _CRASHED, _NDEL, _VID, _VIEWS, VIEW,
-                             SequencerFlushKernel, SequencerFlushModel, SequencerFlushState)
+from .sequencerflush import SequencerFlushModel, SequencerFlushState
 from .values import Fn
 
 
@@ -121,17 +119,6 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             return None
         return self.RingCrash(s, m)._replace(chan=self.CrashChan(s, m, lost, ()))
 
-    # The methods RaincoreSequencerFlushKernel transcribes (see RaincoreFlushModel's).
-    _KERNEL_TRANSCRIBES = ("init", "next", "constraint", "View", "IsCoord", "ViewChangePending", "SendTo", "Head",
-                           "McastData", "Moved", "Absorb", "Purged", "LastGlobalView", "Eating", "ResentPending",
-                           "CanCrash", "Crash", "CrashChan", "RingCrash", "RingMessages", "Steps", "CrashesOf",
-                           "Receives", *FlushModel.FLUSH_READS, *SINGLE, *SequencerFlushModel.RECEIVE)
-
-    def kernel(self):
-        if self.untranscribed():
-            return None
-        return self.transcribed_kernel(RaincoreSequencerFlushModel, RaincoreSequencerFlushKernel)
-
     # --- properties -------------------------------------------------------------------
     @property
     def invariants(self):
@@ -157,116 +144,3 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
             and all(len(s.closed[m]) == max(s.vid[m] - 1, 0) for m in M)
             and self.RingTypeOK(s)
         )
-
-
-# --- the explorer's fast encoding (model/core.py's Kernel) ------------------------
-# kernel slots: SequencerFlushKernel's, with viewRing in crashed's slot and
-# the ring (the model's ring variables, a tuple) in ndel's, the last
-_VIEWRING, _RING = _CRASHED, _NDEL
-
-
-class RaincoreSequencerFlushKernel(RaincoreFlushKernel):
-    """``RaincoreSequencerFlushModel``'s actions over a lean encoding: the
-    ring as :class:`.raincoreflush.RaincoreFlushKernel` does it (once per
-    ring value, by the model's methods), the SEQUENCER and FLUSH variables
-    and actions as :class:`.sequencerflush.SequencerFlushKernel` does them,
-    called with the ring's failure detector (Alive, Dead, Gone, the ring's
-    pending view change) and SendView's view the ring's commit."""
-
-    _state_type = RaincoreSequencerFlushState
-    _SLOTS = tuple("viewRing" if i == _VIEWRING else None if i == _RING else v
-                   for i, v in enumerate(SequencerFlushKernel._SLOTS))
-    _RAW = SequencerFlushKernel._RAW
-    _HAS_NDEL = False
-    # SequencerFlush's messages, the VIEW with its ring number (RaincoreFlush's)
-    _make = RaincoreFlushKernel._make_ring_view
-    _encode_msg = RaincoreFlushKernel._encode_ring_view
-    _encode = SequencerFlushKernel._encode
-    _field = SequencerFlushKernel._field
-    _absorb = SequencerFlushKernel._absorb
-    _moved = SequencerFlushKernel._moved
-    _steps = SequencerFlushKernel._steps
-
-
-    def __init__(self, model: RaincoreSequencerFlushModel) -> None:
-        super().__init__(model)
-        M = model.Members
-        self.L["Crash"] = [[Label("Crash", (m, lost)) for lost in _subsets(set(M) - {m})] for m in M]
-        self._memo: list[dict] = [{} for _ in range(_RING)]
-        self._rows: dict = {}
-
-    # --- encoding ---------------------------------------------------------------
-    def encode(self, s) -> tuple:
-        return (*(self._encode(name, getattr(s, name)) for name in self._SLOTS[:_RING]), self._encode_ring(s))
-
-    def decode(self, k: tuple):
-        return tuple.__new__(RaincoreSequencerFlushState,
-                             (*(self._field(i, k[i]) for i in range(_RING) if i != _VIEWRING), k[_VIEWRING],
-                              *self._ring_values(k[_RING])))
-
-    # --- helpers over kernel states ---------------------------------------------
-    def _next_view(self, s: list, k: tuple, i: int, old: tuple, ctx):
-        """NextView: the ring's commit, sorted, sent to the old view and the new one with its ring number."""
-        lgv, lidx = ctx
-        new = tuple(sorted(set(lgv[i])))
-        s[_VIEWS] = k[_VIEWS] + (new,)
-        s[_VIEWRING] = k[_VIEWRING] + (lidx[i],)
-        return new, set(old) | set(new), (lidx[i],)
-
-    def _crashes(self, k: tuple, m: int, ring2: tuple) -> list:
-        """Crash(m, lost) for every ``lost`` (the ring part given)."""
-        chan = k[_CHAN]
-        N = self.N
-        i = m - 1
-        base = list(chan)
-        for x in range(i, N * N, N):   # every channel into m
-            base[x] = ()
-        out = []
-        for lab in self.L["Crash"][i]:
-            ch = base[:]
-            for q in lab.params[1]:
-                j = i * N + q - 1
-                seq = chan[j]
-                last = 0
-                for x, msg in enumerate(seq, start=1):
-                    if msg[0] == VIEW:
-                        last = x
-                ch[j] = seq[:last]
-            out.append((lab, k[:_CHAN] + (tuple(ch),) + k[_CHAN + 1:_RING] + (ring2,)))
-        return out
-
-    # --- Next -----------------------------------------------------------------
-    def next(self, k: tuple):
-        views, vid, viewRing = k[_VIEWS], k[_VID], k[_VIEWRING]
-        model = self.model
-        msg_ops, eat, join, lossy, crash, loss, alive, dead, lv, lgv, lidx = self._ring(k[_RING])
-        out = []
-        add = out.append
-        head = k[:_RING]
-        last = frozenset(views[-1])
-        up, gone, pending, fresh = [], [], [], []
-        for n in model.Members:
-            i = n - 1
-            for lab, r2 in msg_ops[i]:
-                add((lab, head + (r2,)))
-            if eat[i]:
-                add((eat[i][0], head + (eat[i][1],)))
-            if join[i]:
-                add((join[i][0], head + (join[i][1],)))
-            v = vid[i]
-            member = v >= 1 and n in views[v - 1]
-            # Crash(n, lost)
-            if crash[i] is not None and member and last - dead - {n}:
-                out.extend(self._crashes(k, n, crash[i]))
-            for lab, r2 in lossy[i]:   # LossyRing's timeouts
-                add((lab, head + (r2,)))
-            u = alive[i] and member   # CanReceive(n)
-            up.append(u)
-            gone.append(frozenset(views[v - 1]) - lv[i] if u else None)
-            f = u and (not model.NewerViewsOnly or lidx[i] > viewRing[v - 1])   # NewerRingView(n)
-            fresh.append(f)
-            pending.append(f and lgv[i] != NULL_VIEW and frozenset(lgv[i]) != last)
-        for lab, r2 in loss:   # LossyRing's TokenLoss
-            add((lab, head + (r2,)))
-        self._steps(k, add, up, alive, dead, gone, pending, fresh, (lgv, lidx))
-        return out

@@ -70,46 +70,6 @@ _RC_3RING = {"N": 3, "InitSize": 3, "InitSeq": 3, "MaxSeq": 3, "Max911": 2, "Max
 SMALL += [("raincore", {**_RC_3RING, **v, "Timely911": True}) for v in (_RC_SEED, _RC_YIELD)]
 SMALL += [("raincore", {**_RC_JOIN, "ColdStart": True, **_RC_YIELD, "Timely911": True})]
 SMALL += [("raincore", "Live4")]
-# SEQUENCER over FLUSH: its three variant constants in every combination on
-# 2 members, both sending, one crash; the manifest's models under 10,000
-# states (two view changes in DoubleCrashSender2 and LiveDoubleCrashFixed);
-# and the FLUSH alone on 4 members with two crashes, where an initiator
-# crashes mid-flush and the next one restarts it (RestartFlush: no manifest
-# model reaches it, as a single crash never takes the initiator).
-_SF = ("UniformDelivery", "ResendAlways", "ResentFirst")
-SMALL += [("sequencerflush", {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2},
-                              **{f: bool(b >> i & 1) for i, f in enumerate(_SF)}}) for b in range(8)]
-SMALL += [("sequencerflush", n) for n in ("GapPair", "LivePairFixed", "LiveSender2", "DoubleCrashSender2",
-                                          "LiveDoubleCrashFixed")]
-SMALL += [("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), **dict.fromkeys(_SF, False)})]
-# FLUSH over the Raincore ring: the manifest's small models (with LossyRing:
-# HolderCrash2, TokenLoss; LateFailure and HolderCrash2 with LateFailures), LossyRing with untimed timeouts (the replay's), and
-# SEQUENCER over it with its two resend flags.
-_RF_HOLDER2 = {"N": 2, "NInit": 2, "Founder": 1, "MaxMsgs": 1, "MaxCrashes": 1, "Crashable": {1}, "LossyRing": True,
-               "MaxSeq": 6, "Max911": 1}
-SMALL += [("raincoreflush", n) for n in ("Join", "CoordCrash", "FounderCrash", "HolderCrash2", "TokenLoss",
-                                         "LateFailure")]
-# LossyRing with untimed timeouts (the replay's) on a shorter ring sequence
-# (MaxSeq 4: 8,014 and 15,969 states); at HolderCrash2's MaxSeq 6 (minutes
-# each) they are among the BIG ones below
-_RF_UNTIMED = {**_RF_HOLDER2, "TimelyTimeouts": False}
-SMALL += [("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4}),
-          ("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4, "LateFailures": True})]
-# two crashable members, one crash allowed (MaxCrashes is what stops the second)
-_RF_TWO = {"N": 3, "NInit": 3, "Founder": 2, "MaxCrashes": 1, "Crashable": {1, 3}}
-SMALL += [("raincoreflush", {**_RF_TWO, "MaxMsgs": 1}),
-          ("raincoreflush", {**_RF_TWO, "MaxMsgs": 0, "LossyRing": True, "MaxSeq": 5, "Max911": 1,
-                             "LateFailures": True})]
-_RSF_JOIN = {"N": 3, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2, 3}, "MaxCrashes": 0, "Crashable": set()}
-SMALL += [("raincoresequencerflush", "Join")]
-SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "ResendAlways": True, "ResentFirst": True})]
-SMALL += [("raincoresequencerflush", {**_RSF_JOIN, "NInit": 3, "Founder": 2, "Senders": {1, 2}, "MaxCrashes": 1,
-                                      "Crashable": {1}, "ResendAlways": True, "ResentFirst": False})]
-# LossyRing: the coordinator and token holder may crash anywhere, a token may be lost
-SMALL += [("raincoresequencerflush", {"N": 2, "NInit": 2, "Founder": 1, "MaxSeq": 1, "Senders": {2},
-                                      "MaxCrashes": 1, "Crashable": {1}, "ResendAlways": False,
-                                      "ResentFirst": False, "LossyRing": True, "LateFailures": True,
-                                      "MaxTokenSeq": 4, "Max911": 1})]
 # Whole manifest models over 10,000 states (slow).
 BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", "MissingKeepResend"),
        ("sequencer", "MissingResendRetain"), ("sequencer", "LiveCrashFixed"), ("stable", "Pair"),
@@ -118,14 +78,7 @@ BIG = [("sequencer", "CoordCrash"), ("sequencer", "FailureFree"), ("sequencer", 
 # manifest's other Raincore models have millions of states without them).
 BIG += [("raincore", n) for n in ("Faithful3", "NoTokenRing2", "FixedRing2", "Fixed3", "Cold3", "Join3", "Live3",
                                   "LiveJoin3", "LiveJoinAgree3", "LiveNoStable3")]
-BIG += [("sequencerflush", n) for n in ("CoordCrash", "UniformSenders23", "UniformFixedSenders23", "Four")]
-BIG += [("raincoreflush", n) for n in ("CoordCrash2", "JoinCoordCrash", "LossyJoin")]
-BIG += [("raincoreflush", _RF_UNTIMED), ("raincoreflush", {**_RF_UNTIMED, "LateFailures": True})]
-BIG += [("raincoresequencerflush", n) for n in ("CoordCrash", "FounderCrash", "HolderCrash2")]
-# Too big for the whole check (150-210k states, next on each): their first
-# states only (RestartJoin4 is the one model with RestartFlush).
-FIRST = BIG + [("raincoreflush", "RestartJoin4"), ("raincoreflush", "HolderCrash"),
-               ("raincoresequencerflush", "JoinCoordCrash")]
+FIRST = BIG
 
 
 def _model(protocol, name):
@@ -171,18 +124,6 @@ def _check_same_system(model) -> int:
     return fast.distinct_states
 
 
-# The default suite's share: SMALL but for these, the largest (4,000 to
-# 16,000 states, seconds to a minute each on a loaded 2-core machine), which run under
-# the slow marker; every protocol and every kernel path stays in the default.
-MID = [("raincoreflush", "LateFailure"), ("raincoreflush", "TokenLoss"), ("raincoreflush", "HolderCrash2"),
-       ("raincoreflush", {**_RF_UNTIMED, "MaxSeq": 4, "LateFailures": True}),
-       ("raincoresequencerflush", {**_RSF_JOIN, "NInit": 3, "Founder": 2, "Senders": {1, 2}, "MaxCrashes": 1,
-                                   "Crashable": {1}, "ResendAlways": True, "ResentFirst": False}),
-       ("sequencerflush", {"N": 4, "MaxSeq": 1, "MaxCrashes": 2, "Senders": set(), "UniformDelivery": False,
-                           "ResendAlways": False, "ResentFirst": False})]
-assert all(m in SMALL for m in MID), [m for m in MID if m not in SMALL]
-
-
 def _param(c, **kw):
     """A case's id: the model's name, or its constants' checksum, so that an id
     (tests/suite_split.txt names some) stays with its case when a list grows."""
@@ -192,8 +133,7 @@ def _param(c, **kw):
     return pytest.param(p, name, id=f"{p}-{key}", **kw)
 
 
-@pytest.mark.parametrize("protocol,name", [_param(c, marks=(pytest.mark.slow,) if c in MID else ())
-                                           for c in SMALL])
+@pytest.mark.parametrize("protocol,name", [_param(c) for c in SMALL])
 def test_kernel_is_the_models_transition_system(protocol, name):
     assert _check_same_system(_model(protocol, name)) > 1
 
@@ -220,8 +160,7 @@ def test_kernel_on_the_first_states_of_big_models(protocol, name):
 
 
 @pytest.mark.parametrize("protocol,name", [("sequencer", "CoordCrash"), ("stable", "Flawed"), ("raincore", "Faithful3"),
-                                           ("raincore", "Timely3"), ("sequencerflush", "UniformSenders23"),
-                                           ("sequencerflush", "GapPair"), ("sequencerflush", "MissingSender2")])
+                                           ("raincore", "Timely3")])
 def test_kernel_search_finds_the_same_violation(protocol, name):
     (entry,) = manifest.select([protocol], name)
     model = build_model(entry)
@@ -287,61 +226,10 @@ def test_raincore_kernel_off_for_a_subclass_that_changes_an_action():
     assert not any(lab.action == "Crash" for labs in without.edge_map.values() for lab in labs)
 
 
-def test_sequencerflush_kernel_off_for_a_subclass_that_changes_an_action():
-    from groupcheck.model.sequencerflush import SequencerFlushModel
-
-    class Variant(SequencerFlushModel):
-        def FlushOk(self, s, p):
-            return None
-
-    consts = {"N": 2, "MaxSeq": 1, "MaxCrashes": 1, "Senders": {1, 2}, "UniformDelivery": False,
-              "ResendAlways": False, "ResentFirst": False}
-    assert SequencerFlushModel(consts).kernel() is not None
-    assert Variant(consts).kernel() is None
-    full = explore(SequencerFlushModel(consts), check_invariants=False)
-    without = explore(Variant(consts), check_invariants=False, build_graph=True)
-    assert without.distinct_states < full.distinct_states
-    assert not any(lab.action in ("FlushOk", "SendView") for labs in without.edge_map.values() for lab in labs)
-
-
-@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4"),
-                                           ("sequencerflush", "DoubleCrashSender2"), ("raincoreflush", "CoordCrash"),
-                                           ("raincoreflush", "HolderCrash2"), ("raincoresequencerflush", "Join")])
+@pytest.mark.parametrize("protocol,name", [("sequencer", "Pair"), _STABLE_3, ("raincore", "Live4")])
 def test_parallel_search_with_a_kernel(protocol, name):
     model = _model(protocol, name)
     serial = explore(model, check_invariants=False, kernel=False)
     par = explore_parallel(model, workers=2)
     assert (par.distinct_states, par.states_generated, par.depth) == \
            (serial.distinct_states, serial.states_generated, serial.depth)
-
-
-@pytest.mark.parametrize("protocol,action", [("raincoreflush", "FlushOk"), ("raincoresequencerflush", "FlushOk"),
-                                             ("raincoreflush", "Crash"), ("raincoresequencerflush", "CanCrash")])
-def test_raincoreflush_kernels_off_for_a_subclass_that_changes_an_action(protocol, action):
-    base = model_class(protocol)
-    Variant = type("Variant", (base,), {action: lambda self, *a: None if action != "Crash" else []})
-    (entry,) = manifest.select([protocol], "CoordCrash")
-    consts = entry.constants()
-    assert base(consts).kernel() is not None
-    assert Variant(consts).kernel() is None
-    full = explore(base(consts), check_invariants=False)
-    without = explore(Variant(consts), check_invariants=False, build_graph=True)
-    assert without.distinct_states < full.distinct_states
-    gone = {"FlushOk": ("FlushOk", "SendView"), "Crash": ("Crash",), "CanCrash": ("Crash",)}[action]
-    assert not any(lab.action in gone for labs in without.edge_map.values() for lab in labs)
-
-
-def test_raincoreflush_kernel_restarts_a_flush_of_a_dead_coordinator_as_the_model_does():
-    """RaincoreFlush's RestartFlush(p, c) asks c \\notin Gone(p), not Alive(c):
-    c may be dead while p's ring still lists it, and then the
-    FLUSH_COMPLETED of a Completed p goes to {c} \\ Dead, nobody.  The first
-    state of RestartJoin4 where p restarts from Completed, its coordinator
-    made dead: the kernel's successors are the model's."""
-    m = _model("raincoreflush", "RestartJoin4")
-    kern = m.kernel()
-    res = explore(m, check_invariants=False, max_states=20000)
-    s, (p, c) = next((s, lab.params) for s in res.parents for lab, _ in m.next(s)
-                     if lab.action == "RestartFlush" and s.phase[lab.params[0] - 1] == "Completed")
-    u = s._replace(status=tuple("Down" if n == c else x for n, x in enumerate(s.status, 1)))
-    assert c in m.Dead(u) and c not in m.Gone(u, p)
-    assert Counter((lab, kern.decode(t)) for lab, t in kern.next(kern.encode(u))) == Counter(m.next(u))

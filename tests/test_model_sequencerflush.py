@@ -8,9 +8,8 @@ from groupcheck.model import manifest
 from groupcheck.model.core import explore
 from groupcheck.model.link import build_model
 from groupcheck.model.sequencer import SequencerModel
-from groupcheck.model.sequencerflush import (Data, FlushCompletedMsg, FlushOkMsg, Forward,
-                                             SequencerFlushModel, StartFlushMsg, StopFlushMsg,
-                                             ViewMsg)
+from groupcheck.model.flush import FlushCompletedMsg, FlushOkMsg, StartFlushMsg, StopFlushMsg
+from groupcheck.model.sequencerflush import Data, Forward, SequencerFlushModel, ViewMsg
 from groupcheck.model.sequencer import GapFreeFIFO, SurvivorTotalOrder
 from model_helpers import on
 
