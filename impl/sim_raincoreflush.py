@@ -48,7 +48,8 @@ view a view the ring committed.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from groupcheck.conformance import properties
 
 from .engine import Engine
 from .events import Deliver
@@ -314,25 +315,15 @@ def check_run(sim: RingFlushSimulator, flush_delivery: bool = True) -> list[str]
         for v, members in sim.flush(n).views.items():
             if v >= 1 and views.setdefault(v, members) != members:
                 bad.append(f"views: node {n}'s view {v} is {members}, another node's {views[v]}")
-    delivered: dict[int, set] = {}
-    for n in sim.fstacks:         # FLUSH's own deliveries (under SEQUENCER they go up, not out)
-        seen = delivered.setdefault(n, set())
-        for key in sim.flush(n).delivered:
-            if key in seen:
-                bad.append(f"NoDuplicates: node {n} delivered {key} twice")
-            elif key not in sim.sent_in:
-                bad.append(f"Integrity: node {n} delivered {key}, which was never multicast")
-            seen.add(key)
-    for v in sorted(views):
-        if v + 1 not in views:
-            continue
-        movers = [n for n in sorted(sim.fstacks) if sim.flush(n).vid > v and n in views[v] and n in views[v + 1]]
-        got = {n: {k for k in delivered[n] if sim.sent_in.get(k) == v} for n in movers}
-        for n in movers[1:]:
-            if got[n] != got[movers[0]]:
-                diff = sorted(got[n] ^ got[movers[0]])[:4]
-                bad.append(f"VirtualSynchrony: nodes {movers[0]} and {n} left view {v} with different "
-                           f"deliveries (e.g. {diff})")
+    # FLUSH's own deliveries (under SEQUENCER they go up, not out), each in the view it was
+    # multicast in, judged by the catalogue (conformance/properties.py)
+    h = properties.History(nodes=sorted(sim.fstacks), sent=dict.fromkeys(sim.sent_in, True))
+    for n in sorted(sim.fstacks):
+        f = sim.flush(n)
+        h.views[n] = [(v, tuple(f.views[v]), None) for v in sorted(f.views) if v >= 1]
+        h.deliveries[n] = [(key, sim.sent_in.get(key), i) for i, key in enumerate(f.delivered, 1)]
+    bad += [f"{v.property}: {v.reason}" for v in properties.judge(h, ("NoDuplicates", "Integrity", "VirtualSynchrony"))]
+    delivered = {n: set(sim.flush(n).delivered) for n in sim.fstacks}
     live = set(sim.live())
     for key, v in sorted(sim.sent_in.items()):
         if key[0] in live and flush_delivery:
@@ -366,16 +357,8 @@ def check_total_order(sim: RingFlushSimulator) -> list[str]:
     live = sorted(n for n in sim.live() if sim.flush(n).is_member)
     joined = {n: min(v for v, m in sim.flush(n).views.items() if n in m) for n in live}
     seqs = {n: [(d.sender, d.seqno) for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in live}
-    for n, seq in seqs.items():
-        if len(seq) != len(set(seq)):
-            bad.append(f"NoDuplicates: survivor {n} delivered a message twice")
-    for a in live:
-        for b in live:
-            if a < b:
-                common = set(seqs[a]) & set(seqs[b])
-                if [k for k in seqs[a] if k in common] != [k for k in seqs[b] if k in common]:
-                    bad.append(f"SurvivorTotalOrder: survivors {a} and {b} deliver their common messages "
-                               "in different orders")
+    h = properties.History.of(seqs, {}, nodes=live)
+    bad += [f"{v.property}: {v.reason}" for v in properties.judge(h, ("NoDuplicates", "SurvivorTotalOrder"))]
     for n in live:
         for s in live:
             got = [q for (x, q) in seqs[n] if x == s]
