@@ -644,7 +644,6 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
             out.update(verdict="disagreement", reason="TOOL FAILURE: the model replay and TLC disagree")
     bad = out.get("first_bad_event")
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
-        ev = trace.events[bad]
         proto = trace.header["protocol"]
         prop = out["reason"].split(":")[0] if out["verdict"] == "violation" and checker != "tlc" else None
         if checker == "tlc" and v.broken_at is not None:

@@ -86,6 +86,12 @@ class Protocol:
             rep.finding, rep.finding_why = classify(self, trace, prop, rep.reason or "", rep.first_bad_event)
         return rep
 
+    def replay_records(self, records: list, path: str = "<records>", *, visited: bool = True):
+        """The verdict of a run given as groupcheck-trace records in memory
+        (header first, events in a linear order), validated as a file is."""
+        from .traces import from_records
+        return self.replay(from_records(records, path), visited=visited)
+
     @property
     def known_violations(self) -> tuple[str, ...]:
         """The properties some documented finding violates."""

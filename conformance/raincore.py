@@ -37,7 +37,7 @@ from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 from . import findings
 from .protocols import Protocol
 from .lockstep import LockstepNetwork
-from .replay import Binding, Engine, HeaderError, RunReport
+from .replay import Binding, Engine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -239,13 +239,6 @@ class RaincoreBinding(Binding):
 
 
 
-def replay_records(records: list[dict], path: str = "<memory>") -> RunReport:
-    """Replay groupcheck-trace records held in memory (header first)."""
-    from .traces import from_records
-    return replay(from_records(records, path))
-
-
-
 # ---------------------------------------------------------------- simulated runs
 
 def parse_faults(spec: str, seed: int, n: int, ring: int):
@@ -404,7 +397,7 @@ PROTOCOL = Protocol(
     # docs/raincore.md F8/F9, seen in the implementation (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )
-replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
+replay, replay_records = PROTOCOL.replay, PROTOCOL.replay_records   # the registration's (conformance/protocols.py)
 
 
 # ---------------------------------------------------------------- lock step

@@ -1,38 +1,15 @@
-"""FLUSH over the Raincore ring: replaying the composed stack's traces against
-model/raincoreflush.py (spec/RaincoreFlush).
+"""FLUSH over the Raincore ring: the composed stack's traces replayed
+against model/raincoreflush.py (spec/RaincoreFlush).
 
-Theory of operation
--------------------
-A record of the composed stack is a FLUSH record (conformance/flush.py's
-actions, minus Crash, Join and Leave) or a ring record (conformance/raincore.py's
-actions); the action name tells which (impl/stacks/raincoreflush.py ``layer_of``).  The
-replay is FLUSH's (``FlushBinding``: the candidate set, the DATA ids learnt
-from the Multicast records, the channel heads, the digests) on the composed
-model, plus the ring's steps:
-
-* a ring record names the model's ring action with its message; the
-  implementation's token and 911 carry more than the abstraction's (a
-  sequence number; a 911's status, claim and nodelist), so a message is
-  compared on the fields the model keeps: the token's nodelist, current and
-  destination nodes and view number; the 911's originator, current and
-  destination nodes.  Those extra fields are for regeneration, which the
-  abstraction leaves out (spec/RaincoreFlush README: one token, never lost).
-* the ring state logged is compared on the variables the model keeps:
-  ``status``, ``viewState``, ``globalView``, ``localView``, ``newNodes`` and
-  ``token`` (without its sequence number); ``tokenState``, ``lastToken`` and
-  ``recovered`` belong to regeneration and timeouts.  A Crash record is
-  compared on ``status`` only: the model freezes a crashed node's ring
-  variables (nothing reads them: there is no recovery), the layer resets
-  its view and token state.
-* a ring action outside the abstraction (HungryTimeout, StarvingTimeout,
-  Recover, TokenLoss, Initialization) is no step of the model: the run is
-  nonconforming there, and the message says why.
-
-Properties, on the candidates after every step (a violation when none
-satisfies one): FLUSH's (VirtualSynchrony, NoSendWhileBlocked,
-ViewAfterAllCompleted), the ring's (AtMostOneToken, ConsistentHistory) and
-the composition's ViewsFromRing (every FLUSH view a view the ring committed,
-in the ring's order).
+A record is FLUSH's or the ring's by its action (impl/stacks/raincoreflush.py
+``layer_of``).  The replay is FLUSH's binding on the composed model plus the
+ring's steps, each compared on what the abstraction keeps (the ``ring_*``
+helpers below, which the three-layer binding reuses); a ring action outside
+the abstraction is no step of the model unless the header says LossyRing.
+What is compared, field by field: docs/trace-format.md, raincoreflush, and
+spec/RaincoreFlush/TraceRaincoreFlush.tla's header.  Properties: FLUSH's,
+the ring's and the composition's ViewsFromRing, on the candidates after
+every step.
 """
 
 from __future__ import annotations

@@ -1,62 +1,16 @@
-"""SEQUENCER over FLUSH over the Raincore ring: replaying the three-layer
-stack's traces against model/raincoresequencerflush.py
+"""SEQUENCER over FLUSH over the Raincore ring: the three-layer stack's
+traces replayed against model/raincoresequencerflush.py
 (spec/RaincoreSequencerFlush).
 
-Theory of operation
--------------------
-A record of the stack (impl/sim_raincoreflush.py with
-``RingFlushConfig(sequencer=True)``) is a ring record (conformance/raincore.py's
-actions; Crash and Join are the ring's), a FLUSH record or a SEQUENCER
-record, told apart by its action and parameters
-(impl/stacks/raincoresequencerflush.py ``layer_of``).  Every record is
-judged, SEQUENCER's included; nothing is stripped.
-
-The binding is two existing ones composed, not copied: SEQUENCER over
-FLUSH's (``SequencerFlushBinding``, conformance/sequencerflush.py: its
-pre-pass joining each member's half-steps into composed steps, the FLUSH
-keys mapped to SEQUENCER ids, the channel heads, a Discard of what the spec
-already dropped as a stutter, the history properties) on the three-layer
-model, which has SequencerFlush's SEQUENCER and FLUSH variables; and the
-ring of FLUSH over the ring (conformance/raincoreflush.py: ``ring_check``,
-``ring_successors``, ``ring_project``, ``ring_norm``, ``ring_logged_fields``
-and ``outside_why``, with its reading of the ring's extra fields and of
-LossyRing).  What changes is ``make_model``, the layer of a record
-(``layer``: a ring record passes the pre-pass alone; Crash is the ring's
-record and the composed Crash, which cuts ``m``'s channels back to the last
-VIEW for the receivers in ``lost``) and ``dead`` (the model has no
-``crashed``: a node is dead when its ring ``status`` is Down).
-
-What the spec abstracts, and how the binding maps it:
-
-* **the view is the committed nodelist sorted** (spec README, "Choices").
-  The VIEW record's ``members`` is compared sorted with the model's view.
-  The implementation's FLUSH installs the committed nodelist sorted too
-  (impl/flush.py ``_send_view``), so its SEQUENCER coordinator (the first
-  member) is the spec's (the smallest) also when a joiner sits after the
-  token holder in the ring's order.
-* **a joiner** (a node outside the configured ring, ``ring`` option) enters
-  by the ring's 911; its SEQUENCER is in no view until its first VIEW,
-  which is no view change for it (impl/sequencer.py ``joiner``); its
-  application's sends wait until then.  GapFreeFIFO lets a joiner's run of
-  each sender start anywhere, and EventualDelivery asks it only for the
-  messages sent in a view it had joined (``missing_since_joined``).
-
-Properties: on the candidates after every step (a violation when none
-satisfies one) the model's invariants that read what the replay keeps:
-AtMostOneToken, ConsistentHistory, ViewsFromRing, LogsAgree; after the last
-record SequencerFlush's on the model's deliveries of the accepted steps
-(NoDuplicates, Integrity, SenderFIFO, GapFreeFIFO, SurvivorTotalOrder,
-VirtualSynchrony) and FLUSH's VirtualSynchrony on what members logged
-(``SequencerFlushBinding.properties``); at a settled end (the ring never
-quiesces) EventualDelivery among the members that did not crash.  The
-model's SurvivorTotalOrder, VirtualSynchrony and NoDuplicates read the
-delivery histories, which ``reduce`` drops from the candidates (so that a
-state does not grow with the run): they are judged on the accumulated
-histories instead, the same definitions (model/sequencer.py).
-
-Public entry points: ``replay(trace)`` (a loaded ``Trace``), ``replay_records(records)``
-(groupcheck-trace/2 records, header first: e.g. a real cluster's per-node
-files merged), ``simulate(seed, faults, options)`` and ``draw(seed)``.
+The binding is two bindings composed, not copied: SEQUENCER over FLUSH's
+(conformance/sequencerflush.py: the pre-pass, the ids, the history
+properties) on the three-layer model, and the ring's half of FLUSH over
+the ring's (conformance/raincoreflush.py ``ring_*``).  A ring record passes
+the pre-pass alone; Crash is the ring's and the composed one; a node is
+dead when its ring ``status`` is Down.  What the spec abstracts and how the
+binding maps it (the sorted view, joiners): docs/impl.md, "SEQUENCER on
+top".  The ring never quiesces, so EventualDelivery is judged at a settled
+end.
 """
 
 from __future__ import annotations
@@ -68,11 +22,10 @@ from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 from groupcheck.model.sequencer import _subsets
 from groupcheck.model.sequencerflush import LogsAgreeKept
 
-from . import properties
 from . import raincoreflush as crf
 from . import sequencerflush as csf
 from .protocols import Protocol
-from .replay import RunReport, explain
+from .replay import explain
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -201,35 +154,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return None          # the ring never quiesces: the end is judged ``at_settled``
 
     def at_settled(self, cands: set):
-        """EventualDelivery among the members that did not crash: every
-        message a survivor sent is delivered by every survivor that was a
-        member when it was sent (a joiner delivers nothing of the views
-        before its own; a node that never joined is no member)."""
-        witness = missing_since_joined(self.hist, self.sent_vid, self.vid, self.joined_at, self.crashed)
-        return ("EventualDelivery", witness) if witness else None
-
-
-def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: dict,
-                         crashed: set) -> Optional[str]:
-    """The catalogue's EventualDelivery with joiners: a member that did not
-    crash delivers every message ``(m, q)`` of a sender ``m`` that did not
-    crash sent in a view it had joined by then (``sent_vid[(m, q)] >=
-    joined_at``); a node that never joined (``vid`` 0) is no member.  None,
-    or the first missing delivery."""
-    members = {m: d for m, d in delivered.items() if vid.get(m, 0) >= 1}
-    v = properties.eventual_delivery(properties.History.of(
-        members, {}, crashed, quiescent=True, joined=joined_at, sent_view=sent_vid))
-    return v.reason if v else None
-
-
-
-
-def replay_records(records: list[dict], path: str = "<records>", *, visited: bool = False) -> RunReport:
-    """The verdict of a run given as groupcheck-trace/2 records (header
-    first, then events in a linear order, e.g. per-node files merged by
-    conformance/traces.py ``load``), validated as a file would be."""
-    from .traces import from_records
-    return replay(from_records(records, path), visited=visited)
+        return super().at_end(cands)
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -315,4 +240,4 @@ PROTOCOL = Protocol(
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, prepare=tla_log,
                        var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.LOSSY_FIELDS}}),
 )
-replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
+replay, replay_records = PROTOCOL.replay, PROTOCOL.replay_records   # the registration's (conformance/protocols.py)

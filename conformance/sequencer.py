@@ -462,15 +462,6 @@ class WholeStateBinding(SequencerBinding):
         return t
 
 
-def missing_deliveries(delivered: dict, sent: dict, crashed: set) -> Optional[str]:
-    """Sequencer.tla's EventualDelivery at the end of a quiescent run (the
-    catalogue's): None, or the first missing delivery."""
-    v = properties.eventual_delivery(properties.History.of(delivered, sent, crashed, quiescent=True))
-    return v.reason if v else None
-
-
-
-
 # ---------------------------------------------------------------- findings with a shape
 
 class _Run:

@@ -1,60 +1,20 @@
-"""SEQUENCER over FLUSH conformance (docs/flush.md, "SEQUENCER over FLUSH").
+"""SEQUENCER over FLUSH conformance: the composed stack's traces replayed
+against model/sequencerflush.py (spec/SequencerFlush).
 
-Theory of operation
--------------------
-The stack is transport, reliable, flush, sequencer (impl/flush.py
-``sequencer_flush_stack``): the SEQUENCER's DATA multicasts go through the
-FLUSH layer, its FORWARDs pass the latch as unicasts, and it installs each
-view when FLUSH does, after FLUSH has delivered the messages the view's
-digest reconciles.  A trace interleaves the records of both layers: a record is SEQUENCER's
-(Send, RecvForward, RecvData, InstallView without ``c``) or FLUSH's (every
-other), by its action and parameters (impl/stacks/sequencerflush.py ``layer_of``), so
-with or without state; ``Crash`` belongs to both.
-
-The replay is a binding of the one engine (conformance/replay.py) on the
-composed model, model/sequencerflush.py (spec/SequencerFlush).  A model
-step is often two half-steps of the implementation, one per layer, so a
-pre-pass (``SequencerFlushBinding.steps``) joins each member's records into
-model steps before the engine sees them: FLUSH Deliver + the SEQUENCER
-RecvData that follows is one RecvData(m, q); FLUSH SendView/InstallView +
-the SEQUENCER InstallView that follows is one SendView/InstallView, which
-also absorbs the SEQUENCER RecvData records of the VIEW's digest (no FLUSH
-Deliver before them); the coordinator's Send/RecvForward + its FLUSH
-Multicast is one Send/RecvForward (McastData), the Multicast's
-``msg.view`` checked against the view the model multicast in.  Two FLUSH
-Discards are stutters (the spec dropped the message at the view change or
-at the sender's crash: divergence (b)).  A joined step logs its records'
-variables (``flush.*``, ``sequencer.*``, FLUSH message keys mapped to the
-SEQUENCER ids the Multicast records name), compared as deltas; a failure
-is reported at the record at fault.
-
-The properties are judged after the last record: NoDuplicates, Integrity,
-SenderFIFO (model/sequencer.py's definitions), SurvivorTotalOrder
-(TotalOrder among the members that did not crash) and VirtualSynchrony at
-the SEQUENCER level (members that moved together from view v to v + 1
-delivered the same messages while in view v), on the model's deliveries of
-the accepted steps; FLUSH's VirtualSynchrony on what the members logged;
-EventualDelivery at the end of a quiescent run.  These are the invariants
-spec/SequencerFlush checks on its coordinator-crash model.  The uniform
-TotalOrder of Sequencer.tla (the crashed members' deliveries count too) is
-not among them: a coordinator that delivers its own multicast and crashes
-before anyone else gets it can disagree with the survivors, flush or not
-(TLC shows it on MCSequencerFlush_CoordCrashUniform; the campaign counts
-it).
-
-The stack as ``simulate`` builds it conforms on every campaign run; the
-earlier couplings (options ``hold_sends``, ``self_channel``,
-``view_as_sent``, ``pass_latch`` off) take steps the composed spec does not
-allow, divergences (c), (d), (e), (a) of docs/flush.md, "The composed
-replay", which the replay names.
+A model step is often two records, one per layer (impl/stacks/sequencerflush.py
+``layer_of`` tells them apart), so the binding's pre-pass
+(``SequencerFlushBinding.steps``) joins each member's records into model
+steps before the one engine (conformance/replay.py) sees them; the joins,
+the stutters and the divergences the replay names are docs/flush.md, "The
+composed replay".  After the last record the catalogue's properties
+(conformance/properties.py) judge the model's deliveries of the accepted
+steps; SurvivorTotalOrder, not the uniform TotalOrder (docs/flush.md).
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Optional
 
-from groupcheck.model import sequencer as seqmodel
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
 from groupcheck.model.sequencer import _subsets
 from groupcheck.model.sequencerflush import SequencerFlushModel
@@ -88,44 +48,6 @@ def layer_of(ev: dict) -> str:
     if ev["name"] == "Crash":
         return "both"
     return impl_protocols.layer_of("sequencerflush", ev["name"], ev["params"])
-
-
-def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
-    """Delivery histories, sent counts, and the view each delivery was made
-    in, from records that log whole SEQUENCER states (the lock-step
-    driver's; conformance/traces.py ``whole``).  The replay accumulates the
-    same from the model's steps (``SequencerFlushBinding.histories``)."""
-    delivered = {m: () for m in nodes}
-    sent = {m: 0 for m in nodes}
-    in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}
-    vid = {m: 1 for m in nodes}
-    for ev in events:
-        if layer_of(ev) != "sequencer" or ev.get("state") is None:
-            continue
-        m, st = ev["nid"], ev["state"]
-        new = tuple(tuple(x) for x in st["delivered"])
-        for x in new[len(delivered[m]):]:
-            in_view[m].setdefault(st["vid"], set()).add(x)
-        delivered[m], sent[m], vid[m] = new, st["sent"], st["vid"]
-    return SimpleNamespace(delivered=delivered, sent=sent, in_view=in_view, vid=vid)
-
-
-def survivor_total_order(h: SimpleNamespace, crashed: set[int]) -> bool:
-    return seqmodel.TotalOrder(SimpleNamespace(delivered={m: d for m, d in h.delivered.items()
-                                                          if m not in crashed}))
-
-
-def uniform_total_order(h: SimpleNamespace) -> bool:
-    """Sequencer.tla's TotalOrder, crashed members included."""
-    return seqmodel.TotalOrder(h)
-
-
-def virtual_synchrony(h: SimpleNamespace, views: dict[int, set]) -> Optional[str]:
-    """The catalogue's VirtualSynchrony on SEQUENCER's deliveries, each in
-    the view it was delivered in (``h.in_view``: member -> view -> set)."""
-    return cflush.vs_on_logs(views, h.vid, h.in_view)
-
-
 
 
 # ---------------------------------------------------------------- the binding
@@ -666,11 +588,6 @@ class SequencerFlushBinding(Binding):
         return f"{self.head(r)}: logged state differs from the model's successor{why}\n" + "\n".join(lines)
 
     # -- the properties ----------------------------------------------------------------
-    def histories(self) -> SimpleNamespace:
-        return SimpleNamespace(delivered={m: tuple(d) for m, d in self.hist.items()}, sent=dict(self.sent),
-                               in_view=self.in_view, vid=dict(self.vid), crashed=set(self.crashed),
-                               joiners=set(self.joined_at))
-
     def properties(self, cands: set):
         """The catalogue's properties (conformance/properties.py): FLUSH's
         VirtualSynchrony on its messages' send views, SEQUENCER's on its
@@ -684,15 +601,31 @@ class SequencerFlushBinding(Binding):
                                                    joined={m: True for m in self.joined_at}), SEQ_PROPERTIES)
         if v:
             return v.property, None, v.reason
-        w = virtual_synchrony(self.histories(), views)
+        w = cflush.vs_on_logs(views, dict(self.vid), self.in_view)
         return ("VirtualSynchrony", None, w) if w else None
 
     def at_end(self, cands: set):
         """EventualDelivery among the members that did not crash (the
         composed spec's LiveSender2Fixed property), at the end of a
-        quiescent run."""
-        witness = cseq.missing_deliveries(self.hist, self.sent, self.crashed)
+        quiescent run: every message a survivor sent is delivered by every
+        survivor that was a member when it was sent (a joiner, over the
+        ring, owes nothing of the views before its own; a node that never
+        joined is no member)."""
+        witness = missing_since_joined(self.hist, self.sent_vid, self.vid, self.joined_at, self.crashed)
         return ("EventualDelivery", witness) if witness else None
+
+
+def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: dict,
+                         crashed: set) -> Optional[str]:
+    """The catalogue's EventualDelivery with joiners: a member that did not
+    crash delivers every message ``(m, q)`` of a sender ``m`` that did not
+    crash sent in a view it had joined by then (``sent_vid[(m, q)] >=
+    joined_at``); a node that never joined (``vid`` 0) is no member.  None,
+    or the first missing delivery."""
+    members = {m: d for m, d in delivered.items() if vid.get(m, 0) >= 1}
+    v = properties.eventual_delivery(properties.History.of(
+        members, {}, crashed, quiescent=True, joined=joined_at, sent_view=sent_vid))
+    return v.reason if v else None
 
 
 

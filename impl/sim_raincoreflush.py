@@ -1,48 +1,17 @@
-"""The composed stack in the simulator: the Raincore ring as FLUSH's membership
-(spec/RaincoreFlush, docs/impl.md "Raincore as membership").
+"""The composed stack in the simulator: the Raincore ring as FLUSH's
+membership (spec/RaincoreFlush; docs/impl.md, "The composed stack in the
+simulator").
 
-Theory of operation
--------------------
-A node is two sans-I/O parts on one clock, one queue and one seeded RNG:
-
-* its **ring**: the unchanged ``Raincore`` layer on the Transport Manager of
-  impl/sim_raincore.py (reliable unicast that reports a failed delivery to
-  the sender: the ring's only failure detector);
-* its **FLUSH stack**: transport, reliable, ``Flush(membership="ring")``
-  (impl/stacks/flush.py), over the seeded lossy network of impl/sim.py.
-
-No oracle decides anything.  After every ring step the node hands its FLUSH
-layer a ``RingView(localView, lastGlobalView)`` when either changed: FLUSH
-counts gone the members the ring's localView dropped, its coordinator starts
-a flush once the ring commits a view other than FLUSH's, and the VIEW
-installs the ring's committed view as it stands when the flush ends.  A
-joiner enters by the ring's Join (a 911 to the configured ring); its FLUSH
-layer waits, in no view, for the VIEW that lists it.
-
-With ``lossy`` off the environment keeps the spec's abstraction
-(spec/RaincoreFlush README, ``LossyRing = FALSE``): a
-crash happens only when the spec's CanCrash allows it (a FLUSH member, not
-the last of the latest view, neither eating nor with a token of its own in
-transit) and the node holds no queued join request (the abstraction has no
-Starving timeout, so a 911 lost with a crashed node is never sent again; the
-layer would send it again); otherwise it is retried ``CRASH_RETRY`` later, and the promise I9
-of FLUSH (a VIEW is never lost) is kept as impl/sim_flush.py keeps it: the
-crashed member's reliable frames up to its last VIEW reach every survivor.
-With ``lossy`` on (``LossyRing = TRUE``, untimed timeouts) the ring is
-Raincore's own: a node crashes at any point, the token holder and a node
-with the token in transit included (the token dies with it and is
-regenerated after a Hungry timeout), tokens are lost as the plan says
-(``token_losses``: the next token handed to the Transport Manager after
-each time), and a joiner's 911 lost with a crashed node is sent again by
-its Starving timeout.  Recovery stays out (crash-stop, as the spec).
-
-The run ends once it has settled: every planned event done, the ring agreed
-on the live nodes, and every live node's FLUSH in that view, unblocked, with
-nothing unacknowledged; or at the horizon.  ``check_run`` then judges the
-history with no help from the model: VirtualSynchrony (two members that both
-left view v for v + 1 delivered the same messages of v), no duplicate, every
-message a survivor multicast delivered by every survivor, and every FLUSH
-view a view the ring committed.
+A node is its ring (the Raincore layer on the Transport Manager, whose
+delivery-failure notices are the only failure detector) and its FLUSH
+stack (``Flush(membership="ring")``), on one clock, queue and seeded RNG.
+No oracle decides anything: after every ring step the node hands FLUSH a
+``RingView`` when the ring's views changed.  With ``lossy`` off the
+environment keeps the spec's abstraction (a crash only where CanCrash
+allows it, else retried ``CRASH_RETRY`` later; a VIEW is never lost); with
+it on the ring is Raincore's own (any crash, token losses, regeneration).
+The run ends settled or at the horizon; ``check_run`` judges its history
+with no help from the model.
 """
 
 from __future__ import annotations
@@ -371,18 +340,12 @@ def check_total_order(sim: RingFlushSimulator) -> list[str]:
     return bad
 
 
-SEQUENCER_ACTIONS = ("Send", "RecvForward", "RecvData")
-
-
 def without_sequencer(records: list[dict]) -> list[dict]:
-    """The ring's and FLUSH's records of a run with SEQUENCER on top (a
-    SEQUENCER record: Send, RecvForward, RecvData, InstallView without
-    ``c``), for the replay against model/raincoreflush.py: FLUSH carries the
-    coordinator's DATA as its multicasts, whatever is above it.  The header
-    (a raincoresequencerflush run's) names protocol raincoreflush: what is
-    left is a run of FLUSH over the ring."""
-    def seq(r):
-        return r.get("name") in SEQUENCER_ACTIONS or (r.get("name") == "InstallView"
-                                                       and "c" not in (r.get("params") or {}))
+    """The ring's and FLUSH's records of a run with SEQUENCER on top, for
+    the replay against model/raincoreflush.py (FLUSH carries the
+    coordinator's DATA as its multicasts, whatever is above it); the header
+    names protocol raincoreflush: what is left is a run of FLUSH over the
+    ring."""
+    from .stacks.raincoresequencerflush import layer_of
     return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
-            for r in records if r.get("kind") != "event" or not seq(r)]
+            for r in records if r.get("kind") != "event" or layer_of(r["name"], r.get("params") or {}) != "sequencer"]

@@ -157,6 +157,7 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
 
     from groupcheck.conformance import sequencerflush as csf
     from groupcheck.model import sequencer as seqmodel
+    from sequencerflush_helpers import sequencer_histories
     t0 = time.perf_counter()
     verdicts: Counter = Counter()
     failures, coord_crash_runs, plain_breaks, reconciled, uniform_breaks = [], 0, 0, 0, 0
@@ -168,8 +169,8 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
         verdicts[rep.verdict] += 1
         coord_crash_runs += 1 in s["crashed"]
         reconciled += s["reconciled"]
-        h = csf.sequencer_histories(whole(load(path)).events, range(1, p["n"] + 1))
-        if not csf.uniform_total_order(h):
+        h = sequencer_histories(whole(load(path)).events, range(1, p["n"] + 1))
+        if not seqmodel.TotalOrder(h):     # Sequencer.tla's uniform TotalOrder, crashed members included
             uniform_breaks += 1
             if 1 not in s["crashed"]:
                 failures.append(("uniform TotalOrder broken without a coordinator crash", (k, p)))

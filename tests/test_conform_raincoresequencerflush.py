@@ -19,6 +19,7 @@ import pytest
 
 from groupcheck.conformance import protocols
 from groupcheck.conformance import raincoresequencerflush as rsf
+from groupcheck.conformance import sequencerflush as csf
 from groupcheck.conformance.traces import from_records, protocol_validator
 from groupcheck.impl import flush as impl_flush
 from raincoreflush_helpers import crashed_eating
@@ -106,10 +107,10 @@ def test_a_joiner_asked_for_messages_of_views_before_its_own_is_not_a_violation_
     hist = {1: [(1, 1), (1, 2)], 2: [(1, 1), (1, 2)], 3: [(1, 2)]}
     sent_vid = {(1, 1): 1, (1, 2): 2}
     vid = {1: 2, 2: 2, 3: 2}
-    assert rsf.missing_since_joined(hist, sent_vid, vid, {3: 2}, set()) is None
-    assert "members [3]" in rsf.missing_since_joined({**hist, 3: []}, sent_vid, vid, {3: 2}, set())
+    assert csf.missing_since_joined(hist, sent_vid, vid, {3: 2}, set()) is None
+    assert "members [3]" in csf.missing_since_joined({**hist, 3: []}, sent_vid, vid, {3: 2}, set())
     # a node that never joined (vid 0) is no member and owes nothing
-    assert rsf.missing_since_joined({**hist, 4: []}, sent_vid, {**vid, 4: 0}, {3: 2}, set()) is None
+    assert csf.missing_since_joined({**hist, 4: []}, sent_vid, {**vid, 4: 0}, {3: 2}, set()) is None
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ def load(path) -> Trace:
     (these tests tamper with and inspect whole states)."""
     return whole(_load_delta(path))
 from groupcheck.impl import tracefile
+from sequencerflush_helpers import sequencer_histories
 from test_campaign_flush import draw_seqflush_run
 
 KNOWN = {"a", "c", "d", "e"}
@@ -157,7 +158,7 @@ def test_the_coordinators_data_passes_the_latch_and_is_resent_in_the_next_view(t
     again = [e for e in tr.events if e["name"] == "RecvForward" and e["nid"] == 1 and e["i"] > rf["i"]
              and (e["msg"]["sender"], e["msg"]["seqno"]) == (3, 2)]
     assert again and again[0]["state"]["vid"] == 2
-    h = csf.sequencer_histories(tr.events, tr.header["nodes"])
+    h = sequencer_histories(tr.events, tr.header["nodes"])
     assert all((3, 2) in h.delivered[m] for m in (1, 3))
 
 
@@ -200,7 +201,7 @@ def test_the_pre_pass_joins_half_steps_and_no_candidate_keeps_a_history(tmp_path
     for s in b.steps():
         assert engine.step(s) is None
     assert all(not any(s.delivered.values()) and not any(s.closed.values()) for s in engine.cands)
-    logged = csf.sequencer_histories(whole(tr).events, tr.header["nodes"])
+    logged = sequencer_histories(whole(tr).events, tr.header["nodes"])
     assert {m: tuple(d) for m, d in b.hist.items()} == logged.delivered
 
 
@@ -272,3 +273,18 @@ def test_a_forward_with_another_seqno_is_nonconforming_at_its_send():
     rep = csf.replay(from_records(forged))
     assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep.reason   # records[0]: the header
     assert "the logged message is not the model's: model {'type': 'FORWARD'" in rep.reason
+
+
+def test_a_delivery_left_out_at_a_quiescent_end_is_an_eventual_delivery_violation():
+    """At the end of a quiescent run every survivor delivered every message
+    a survivor sent (``at_end``, the catalogue's EventualDelivery): a
+    member's last delivery taken out of the trace, both of its records,
+    conforms step by step and is caught at the end."""
+    from groupcheck.conformance.traces import from_records
+    records, s = csf.simulate(3, "", {"nodes": 3, "messages": 2})
+    assert s["quiescent"] and csf.replay(from_records(records, "x")).verdict == "ok"
+    k = max(i for i, r in enumerate(records) if r.get("name") == "RecvData" and r.get("nid") == 3)
+    d = max(i for i, r in enumerate(records[:k]) if r.get("name") == "Deliver" and r.get("nid") == 3)
+    rep = csf.replay(from_records([r for i, r in enumerate(records) if i not in (k, d)], "x"))
+    assert rep.verdict == "violation" and rep.reason.startswith("EventualDelivery: member 3"), rep.reason
+    assert "members [3]" in rep.reason

@@ -316,14 +316,15 @@ class FlushStack(Stack):
 
 
 def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcile: bool = True,
-                tracing: bool = True, **reliable_opts) -> FlushStack:
+                tracing: bool = True, membership: str = "oracle", **reliable_opts) -> FlushStack:
     """FLUSH alone under the application: transport, reliable, flush.  A
-    ``nid`` not in ``members`` (the first view) is a joiner."""
+    ``nid`` not in ``members`` (the first view) is a joiner; ``membership``:
+    who decides the views (impl/flush.py: the oracle, or "ring")."""
     joiner = nid not in members
     return FlushStack(nid, [Transport(), Reliable(nid, tuple(members) + ((nid,) if joiner else ()), **reliable_opts),
                             Frag(nid),
                             Flush(nid, members, top=True, block_time=block_time, reconcile=reconcile,
-                                  joiner=joiner, tracing=tracing)])
+                                  joiner=joiner, tracing=tracing, membership=membership)])
 
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)

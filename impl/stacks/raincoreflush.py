@@ -12,10 +12,7 @@ from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from ..raincore import NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
-from ..frag import Frag
-from ..reliable import Reliable
-from ..stack import Transport
-from .flush import FlushStack
+from .flush import FlushStack, flush_stack
 from .raincore import RingStack, is_ring_frame, ring_stack
 
 RING_TIMERS = ("eating", "hungry", "starving")
@@ -50,11 +47,8 @@ def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
         return sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
                                      pass_latch=pass_latch, universe=universe or tuple(ring) + ((nid,) if nid not in ring else ()),
                                      **reliable_opts)
-    joiner = nid not in ring
-    return FlushStack(nid, [Transport(), Reliable(nid, tuple(ring) + ((nid,) if joiner else ()), **reliable_opts),
-                            Frag(nid),
-                            Flush(nid, ring, top=True, block_time=block_time, reconcile=reconcile,
-                                  joiner=joiner, tracing=tracing, membership="ring")])
+    return flush_stack(nid, ring, block_time=block_time, reconcile=reconcile, tracing=tracing, membership="ring",
+                       **reliable_opts)
 
 
 def is_ring_message(msg) -> bool:
