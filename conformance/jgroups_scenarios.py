@@ -94,6 +94,32 @@ def same_order(total: int) -> Callable:
     return judge
 
 
+def late_deliveries(h: history.History) -> Optional[list]:
+    """JGroups 2.12's late delivery under load (docs/jgroups.md, "A message
+    delivered in the next view"): when every difference between two members
+    that moved together from view V to V' is a message V's member lacking it
+    delivered in V' (late, not lost), those deliveries, as (member, msg, V,
+    V'); [] when there is no difference; None when one is not late (lost,
+    or delivered elsewhere): a fault this does not explain."""
+    moved: dict = {}
+    for m in h.members():
+        vs = h.views.get(m, [])
+        per_view: dict = {}
+        for msg, vid, _ in h.deliveries.get(m, ()):
+            per_view.setdefault(vid, set()).add(msg)
+        for (v, _, _), (v2, _, _) in zip(vs, vs[1:]):
+            moved.setdefault((v, v2), []).append((m, per_view.get(v, set()), per_view.get(v2, set())))
+    late = []
+    for (v, v2), rows in sorted(moved.items()):
+        union = set().union(*(s for _, s, _ in rows))
+        for m, s, s2 in rows:
+            for msg in sorted(union - s):
+                if msg not in s2:
+                    return None
+                late.append((m, msg, v, v2))
+    return late
+
+
 def flush_survives(flusher: Optional[int] = None) -> Callable:
     """FlushTest with a crashed flush coordinator or participant: no hang
     (every survivor finished, none is left blocked: its last flush event is
