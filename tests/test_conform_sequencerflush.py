@@ -288,3 +288,34 @@ def test_a_delivery_left_out_at_a_quiescent_end_is_an_eventual_delivery_violatio
     rep = csf.replay(from_records([r for i, r in enumerate(records) if i not in (k, d)], "x"))
     assert rep.verdict == "violation" and rep.reason.startswith("EventualDelivery: member 3"), rep.reason
     assert "members [3]" in rep.reason
+
+
+def test_a_sequencer_view_record_without_its_flush_view_record_is_nonconforming_there():
+    """The pre-pass joins a SEQUENCER InstallView to the FLUSH SendView or
+    InstallView of its member before it; with that record taken out the run
+    stops at the orphan, named, and a header of another protocol is refused."""
+    from groupcheck.conformance.traces import from_records
+    records, _ = csf.simulate(1, "crash=1@15", {"nodes": 3, "messages": 2})
+    k = next(k for k, r in enumerate(records) if r.get("name") == "InstallView" and "c" not in (r.get("params") or {}))
+    m = records[k]["nid"]
+    j = max(i for i in range(k) if records[i].get("nid") == m)
+    assert records[j]["name"] in ("SendView", "InstallView")
+    rep = csf.replay(from_records(records[:j] + records[j + 1:], "x"))
+    assert rep.verdict == "nonconforming", rep.reason
+    assert f"no FLUSH SendView/InstallView of member {m} before it" in rep.reason
+    t = from_records(records, "x")
+    t.header["protocol"] = "flush"
+    rep = csf.replay(t)
+    assert rep.verdict == "rejected" and "no SEQUENCER over FLUSH replay for protocol 'flush'" in rep.reason
+
+
+def test_the_audit_draws_runs_the_fault_grammar_reads():
+    """``draw``: 3-4 members, 1-3 multicasts each, crashes at increasing
+    times within the grammar (what the audit's campaign runs)."""
+    from groupcheck.impl import campaign
+    for seed in range(60):
+        faults, opts = csf.draw(seed)
+        plan = campaign.parse_faults(faults)
+        assert 3 <= opts["nodes"] <= 4 and 1 <= opts["messages"] <= 3, opts
+        times = [t for _, t in plan.crashes]
+        assert times == sorted(times) and all(2 <= n <= opts["nodes"] or n == 1 for n, _ in plan.crashes)
