@@ -319,3 +319,52 @@ def test_the_audit_draws_runs_the_fault_grammar_reads():
         assert 3 <= opts["nodes"] <= 4 and 1 <= opts["messages"] <= 3, opts
         times = [t for _, t in plan.crashes]
         assert times == sorted(times) and all(2 <= n <= opts["nodes"] or n == 1 for n, _ in plan.crashes)
+
+
+def test_a_flush_key_no_multicast_named_gets_an_id_of_its_own():
+    """``sid``: a FLUSH key the binding learnt from a Multicast record is
+    that record's SEQUENCER id; any other key gets an id no SEQUENCER
+    message has (a negative sender), one per key, so that two unnamed
+    messages are never taken for one another."""
+    from groupcheck.conformance.traces import from_records
+    records, _ = csf.simulate(1, "", {"nodes": 3, "messages": 2})
+    b = csf.SequencerFlushBinding(from_records(records, "x"))
+    list(b.steps())
+    named = next(iter(b.fkey))
+    assert b.sid(named) == b.fkey[named]
+    unnamed = [(1, 90), (2, 90), (3, 91), (90, 1)]
+    ids = [b.sid(k) for k in unnamed]
+    assert len(set(ids)) == len(ids) and all(i[0] < 0 for i in ids) and not set(ids) & set(b.fkey.values())
+
+
+def test_a_multicast_record_naming_another_sender_is_nonconforming_there():
+    """The coordinator's FLUSH Multicast names the member itself as the
+    FLUSH sender: one naming another member (a higher id here) is not a new
+    multicast of the member, and the run stops at it."""
+    import copy
+    from groupcheck.conformance.traces import from_records
+    records, _ = csf.simulate(1, "", {"nodes": 3, "messages": 2})
+    k = next(k for k, r in enumerate(records) if r.get("name") == "Multicast" and r["nid"] == 1)
+    forged = copy.deepcopy(records)
+    forged[k]["msg"]["sender"] = 3
+    rep = csf.replay(from_records(forged, "x"))
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep
+    assert "[3, 1] is not a new FLUSH multicast of member 1" in rep.reason
+
+
+def test_a_sequencer_delivery_naming_another_sequencer_is_not_joined_to_the_flush_delivery():
+    """FLUSH Deliver(m, q) and the SEQUENCER RecvData that follows are one
+    model step only when the RecvData names q as its sequencer (``p``):
+    one naming another member leaves the FLUSH delivery alone, which the
+    model's RecvData does not match."""
+    import copy
+    from groupcheck.conformance.traces import from_records
+    records, _ = csf.simulate(1, "crash=1@15", {"nodes": 3, "messages": 2})
+    k = next(k for k, r in enumerate(records) if r.get("name") == "Deliver" and (r.get("params") or {}).get("q") == 2)
+    j = next(j for j in range(k + 1, len(records)) if records[j].get("nid") == records[k]["nid"])
+    assert records[j]["name"] == "RecvData" and records[j]["params"]["p"] == 2
+    assert csf.replay(from_records(records, "x")).verdict == "ok"
+    forged = copy.deepcopy(records)
+    forged[j]["params"]["p"] = 1
+    rep = csf.replay(from_records(forged, "x"))
+    assert rep.verdict == "nonconforming" and rep.first_bad_event == k - 1, rep
