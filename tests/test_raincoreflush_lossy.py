@@ -105,6 +105,19 @@ def test_a_lossy_trace_read_as_the_abstraction_is_nonconforming():
     assert rep.verdict != "ok"
 
 
+def test_a_header_without_timely_timeouts_reads_them_as_timely():
+    """A lossy-ring header that leaves TimelyTimeouts out means TRUE (as
+    TraceRaincoreFlush.tla reads it): a time-out while a token exists, which
+    the run's own header (TimelyTimeouts FALSE) allows, is then no step."""
+    records, _ = crf.simulate(3, "auto", {"nodes": 3, "messages": 1, "lossy": True})
+    assert records[0]["constants"]["TimelyTimeouts"] is False
+    assert crf.replay(from_records(records), visited=False).verdict == "ok"
+    records[0] = dict(records[0], constants={k: v for k, v in records[0]["constants"].items()
+                                             if k != "TimelyTimeouts"})
+    rep = crf.replay(from_records(records), visited=False)
+    assert rep.verdict == "nonconforming" and "Timeout" in rep.reason, rep.reason
+
+
 def test_bad_lossy_constant_is_a_header_error():
     records = _lossy_records()
     records[0] = dict(records[0], constants={**records[0]["constants"], "LossyRing": "yes"})
