@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import history
+from . import history, properties
 
 @dataclass(frozen=True)
 class Scenario:
@@ -101,20 +101,12 @@ def late_deliveries(h: history.History) -> Optional[list]:
     delivered in V' (late, not lost), those deliveries, as (member, msg, V,
     V'); [] when there is no difference; None when one is not late (lost,
     or delivered elsewhere): a fault this does not explain."""
-    moved: dict = {}
-    for m in h.members():
-        vs = h.views.get(m, [])
-        per_view: dict = {}
-        for msg, vid, _ in h.deliveries.get(m, ()):
-            per_view.setdefault(vid, set()).add(msg)
-        for (v, _, _), (v2, _, _) in zip(vs, vs[1:]):
-            moved.setdefault((v, v2), []).append((m, per_view.get(v, set()), per_view.get(v2, set())))
     late = []
-    for (v, v2), rows in sorted(moved.items()):
-        union = set().union(*(s for _, s, _ in rows))
-        for m, s, s2 in rows:
-            for msg in sorted(union - s):
-                if msg not in s2:
+    for (v, v2), rows in sorted(properties.moved_together(h).items()):
+        union = set().union(*(per_view.get(v, set()) for _, per_view in rows))
+        for m, per_view in rows:
+            for msg in sorted(union - per_view.get(v, set())):
+                if msg not in per_view.get(v2, ()):
                     return None
                 late.append((m, msg, v, v2))
     return late

@@ -428,9 +428,9 @@ def eventual_delivery(h: History) -> Optional[Violation]:
 
 # ---------------------------------------------------------------- views and flushes
 
-def virtual_synchrony(h: History) -> Optional[Violation]:
-    """VirtualSynchrony: members that move together from view V to V'
-    delivered the same set in V."""
+def moved_together(h: History) -> dict:
+    """(V, V') -> [(member, its deliveries by view)] for the members that
+    moved from view V straight to V', in member order."""
     moved: dict = {}
     for m in h.members():
         vs = h.views.get(m, [])
@@ -440,10 +440,17 @@ def virtual_synchrony(h: History) -> Optional[Violation]:
         for msg, vid, _ in h.deliveries.get(m, ()):
             per_view[vid].add(msg)
         for (v, _, _), (v2, _, _) in zip(vs, vs[1:]):
-            moved.setdefault((v, v2), []).append((m, per_view.get(v, set())))
-    for (v, v2), rows in moved.items():
-        m0, s0 = rows[0]
-        for m, s in rows[1:]:
+            moved.setdefault((v, v2), []).append((m, per_view))
+    return moved
+
+
+def virtual_synchrony(h: History) -> Optional[Violation]:
+    """VirtualSynchrony: members that move together from view V to V'
+    delivered the same set in V."""
+    for (v, v2), rows in moved_together(h).items():
+        m0, s0 = rows[0][0], rows[0][1].get(v, set())
+        for m, per_view in rows[1:]:
+            s = per_view.get(v, set())
             if s != s0:
                 diff = sorted(s ^ s0)[0]
                 has, lacks = (m0, m) if diff in s0 else (m, m0)
