@@ -16,7 +16,7 @@ from typing import Iterable, List, Optional
 
 import typer
 
-from groupcheck.conformance.findings import violated
+from groupcheck.conformance.findings import violated, violations_of
 
 KNOWN_HELP = ("documented findings (e.g. SEQUENCER's TotalOrder after a coordinator crash) are accepted by "
               "default; --known demands one, --no-known forbids them")
@@ -33,12 +33,13 @@ def expect_option():
 
 def documented(row: dict) -> bool:
     """Is this verdict row a documented finding of its protocol?  The one
-    place that decides it, for every command: only when the run has a
-    finding's shape (the row's ``finding``, which the replay sets when a
-    documented finding's witness matches the trace, conformance/findings.py).
-    A black-box history row carries none: a history alone shows no witness,
-    so its violations are never taken for a finding."""
-    return violated(row) is not None and bool(row.get("finding"))
+    place that decides it, for every command: only when every violation of
+    the run has a finding's shape (the row's verdict ``documented``, which
+    the replay sets when each violation's own witness matches a documented
+    finding, conformance/findings.py).  A black-box history row is
+    documented only where the run's trace beside it shows the same
+    violation with a finding's shape (cli/history.py)."""
+    return row.get("verdict") == "documented"
 
 
 class Gate:
@@ -48,20 +49,28 @@ class Gate:
         self.expect, self.known = list(expect), known
 
     def accepted(self, row: dict) -> bool:
-        prop = violated(row)
-        if prop is None:
-            return False
-        return prop in self.expect or (self.known is not False and documented(row))
+        """Every violation of the row is --expect'ed, or (unless --no-known)
+        covered by a documented finding."""
+        vs = violations_of(row)
+        return bool(vs) and all(v["property"] in self.expect or (self.known is not False and v.get("finding"))
+                                for v in vs)
+
+    def unexpected(self, row: dict) -> bool:
+        """A result that fails the command (exit 1): anything but ok,
+        incomplete (exit 4) and rejected (exit 2) that the gate does not accept."""
+        return row.get("verdict") not in ("ok", "incomplete", "rejected") and not self.accepted(row)
 
     def note(self, row: dict) -> str:
         """`` (documented finding)`` or `` (expected)`` for an accepted row."""
         if not self.accepted(row):
             return ""
-        return " (expected)" if violated(row) in self.expect else " (documented finding)"
+        if all(v["property"] in self.expect for v in violations_of(row)):
+            return " (expected)"
+        return " (documented finding)"
 
     def missing(self, rows: List[dict]) -> List[str]:
         """What was demanded and no row shows, one sentence each."""
-        seen = {violated(r) for r in rows}
+        seen = {v["property"] for r in rows for v in violations_of(r)}
         out = [f"--expect {p}: no run violates {p}" for p in self.expect if p not in seen]
         if self.known and not any(documented(r) for r in rows):
             out.append("--known: no run reproduces a documented finding")
@@ -69,8 +78,37 @@ class Gate:
 
     def exit_code(self, rows: List[dict], unexpected: int) -> int:
         """The one rule: 2 when an input was malformed (a rejected run), else
-        1 for an unexpected result or a demanded violation that did not
-        occur, else 0."""
+        1 for an unexpected result (a violation no finding covers, a
+        nonconforming run, a disagreement) or a demanded violation that did
+        not occur, else 4 when some run is ``incomplete`` (nothing, or not
+        enough, was checked), else 0."""
         if any(r.get("verdict") == "rejected" for r in rows):
             return 2
-        return 1 if unexpected or self.missing(rows) else 0
+        if unexpected or self.missing(rows):
+            return 1
+        return 4 if any(r.get("verdict") == "incomplete" for r in rows) else 0
+
+
+def run_lines(row: dict) -> List[str]:
+    """The lines under a run's verdict: each violation on its own, the
+    ones a documented finding covers and the others apart; else the reason."""
+    vs = row.get("violations") or []
+    if not vs:
+        return [row["reason"]] if row.get("reason") else []
+    covered = [v for v in vs if v.get("finding")]
+    out = [f"{v['property']}: {v['witness']}" + ("" if v.get("event") is None else f" (event {v['event']})")
+           for v in vs if not v.get("finding")]
+    if covered and len(covered) < len(vs):
+        out = [f"not covered by a finding: {line}" for line in out]
+    out += [f"documented finding {v['finding']}: {v['property']}: {v['witness']}" for v in covered]
+    return out
+
+
+def tally_line(rows: List[dict], bad: list) -> str:
+    """The closing line of a checking command: runs ok, documented or
+    expected, incomplete."""
+    n_ok = sum(r["verdict"] == "ok" for r in rows)
+    n_inc = sum(r["verdict"] == "incomplete" for r in rows)
+    n_exp = len(rows) - n_ok - n_inc - len(bad) - sum(r["verdict"] == "rejected" for r in rows)
+    return (f"{n_ok}/{len(rows)} runs ok" + (f", {n_exp} documented or expected violation(s)" if n_exp else "")
+            + (f", {n_inc} incomplete (nothing or not enough checked)" if n_inc else ""))

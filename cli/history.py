@@ -8,7 +8,10 @@ from typing import List, Optional
 
 import typer
 
-from .findings import Gate, expect_option, known_option
+from groupcheck.conformance.findings import history_findings
+from groupcheck.conformance.protocols import get
+
+from .findings import Gate, expect_option, known_option, tally_line
 from .render import console, fail, need_java, spark_session
 
 
@@ -52,46 +55,73 @@ def history(
         fail(str(e))
     gate = Gate(expect, known)
     # a history shows no finding's witness; the run's own trace, when it lies beside it, does
-    shape = _findings_of_traces(skipped, {r.get("run_id") for r in rows if r["violations"]})
+    try:
+        traces = _traces_beside(skipped, {r.get("run_id"): r for r in rows if r["violations"]})
+    except HistoryError as e:
+        fail(str(e))
     # one verdict row per violation, as conform's: the gate judges each
-    found = [{**v, "verdict": "violation", "protocol": r.get("protocol"), "property": v["check"],
-              "finding": shape.get(r.get("run_id"))}
-             for r in rows for v in r["violations"]]
-    bad = [v for v in found if not gate.accepted(v)]
+    found, bad_runs = [], []
+    for r in rows:
+        t = traces.get(r.get("run_id"))
+        shapes = history_findings(get(t.header["protocol"]), t, r["violations"]) if t is not None \
+            else [None] * len(r["violations"])
+        mine = []
+        for v, f in zip(r["violations"], shapes):
+            v["finding"] = f
+            mine.append({**v, "verdict": "documented" if f else "violation", "protocol": r.get("protocol"),
+                         "property": v["check"]})
+        if mine and all(v["finding"] for v in mine):
+            r["verdict"] = "documented"
+        if any(gate.unexpected(v) for v in mine):
+            bad_runs.append(r)
+        found += mine
+    bad = [v for v in found if gate.unexpected(v)]
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r, notes in zip(rows, _notes(rows, found, gate)):
             print(f"{r['run_id']}: {r['verdict']} ({r['events']} events; judged on {r['judged_on']}: "
                   f"{', '.join(r['checks']) or 'no check'})")
+            if r.get("reason"):
+                print(f"  {r['reason']}")
             for v, note in zip(r["violations"], notes):
                 print(f"  {v['check']}{note}: {v['text']}")
             for v in r.get("informational", ()):
                 print(f"  informational, not promised: {v['check']}: {v['text']}")
-        print(f"{sum(r['verdict'] == 'ok' for r in rows)}/{len(rows)} runs ok"
-              + (f", {len(found) - len(bad)} documented or expected violation(s)" if len(found) > len(bad) else ""))
+        print(tally_line(rows, bad_runs))
     for m in gate.missing(found):
         console(stderr=True).print(m, markup=False)
-    raise typer.Exit(gate.exit_code(found, len(bad)))
+    raise typer.Exit(gate.exit_code(found + [r for r in rows if r["verdict"] == "incomplete"], len(bad)))
 
 
-def _findings_of_traces(trace_files: list, run_ids: set) -> dict:
-    """run id -> the documented finding its trace has the shape of (the
-    model replay's ``finding``), for the runs of ``run_ids`` (those with a
-    history violation) whose traces were found beside their histories
-    (``simulate --history``, ``cluster run``).  A run's history violations
-    are then that finding seen from outside."""
-    if not trace_files or not run_ids:
+def _traces_beside(trace_files: list, runs: dict) -> dict:
+    """run id -> the run's trace (loaded), for the runs of ``runs`` (those
+    with a history violation, by run id) whose traces were found beside
+    their histories (``simulate --history``, ``cluster run``).  The trace
+    must be the same run as the history (the same sends, deliveries, views
+    and crashes, ``history.same_run``): else an input error naming both."""
+    if not trace_files or not runs:
         return {}
-    from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import _header_of, trace_runs
+    from groupcheck.conformance import history as chistory
+    from groupcheck.conformance.traces import TraceError, _header_of, load, trace_runs
     out = {}
     for run in trace_runs(trace_files):
-        if (_header_of(run[0] if isinstance(run, list) else run) or {}).get("run_id") not in run_ids:
-            continue                      # a clean history: its trace need not be replayed
-        rep = conform_file(run)
-        if rep.verdict == "violation" and rep.finding:
-            out[rep.run_id] = rep.finding
+        rid = (_header_of(run[0] if isinstance(run, list) else run) or {}).get("run_id")
+        if rid not in runs:
+            continue                      # a clean history: its trace need not be read
+        where = str(run[0].parent) if isinstance(run, list) else str(run)
+        try:
+            t = load(run)
+        except TraceError as e:
+            raise chistory.HistoryError(f"{e} (the trace beside the history of run {rid!r})") from None
+        end = [{"kind": "end", **{k: v for k, v in t.end.items() if k not in ("src", "vc")}}] if t.end else []
+        projected = chistory.from_records(chistory.from_trace([t.header] + t.events + end), where)
+        mine = [h for h in chistory.load(runs[rid]["files"]) if h.run_id == rid]
+        differs = chistory.same_run(mine[0], projected) if mine else "no history of the run"
+        if differs:
+            raise chistory.HistoryError(f"{', '.join(runs[rid]['files'])} and {where} are not the same run "
+                                        f"({differs}): the trace beside a history must be that run's")
+        out[rid] = t
     return out
 
 

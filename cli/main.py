@@ -19,7 +19,7 @@ from typing import List, Optional
 
 import typer
 
-from .findings import Gate, expect_option, known_option, violated
+from .findings import Gate, expect_option, known_option, run_lines, tally_line, violated
 from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
                      out_dir, progress, spark_session, table, trace_files_or_fail)
 
@@ -567,18 +567,16 @@ def conform(
                 rows.append(conform_file(p).to_json())
 
     gate = Gate(expect, known)
-    bad = [r for r in rows if r["verdict"] != "ok" and not gate.accepted(r)]
+    bad = [r for r in rows if gate.unexpected(r)]
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
             at = "" if r["first_bad_event"] is None else f" at event {r['first_bad_event']}"
             print(f"{r['run_id'] or r['file']}: {r['verdict']}{gate.note(r)}{at} ({r['events']} events)")
-            if r["reason"]:
-                print("  " + r["reason"].replace("\n", "\n  "))
-        n_ok = sum(r["verdict"] == "ok" for r in rows)
-        n_exp = len(rows) - n_ok - len(bad)
-        print(f"{n_ok}/{len(rows)} runs ok" + (f", {n_exp} documented or expected violation(s)" if n_exp else ""))
+            for line in run_lines(r):
+                print("  " + line.replace("\n", "\n  "))
+        print(tally_line(rows, bad))
     _say_missing(gate, rows)
     raise typer.Exit(gate.exit_code(rows, len(bad)))
 
@@ -607,7 +605,8 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     and with ``both`` the model replay too; the run fails when a trace is
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay import conform_file, gaps
     from concurrent.futures import ThreadPoolExecutor
     from groupcheck.conformance.traces import TraceError, load, trace_runs
     trace_files_or_fail(paths)
@@ -661,9 +660,10 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row["agree"] = agree
             if not agree:
                 row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
-            ok = ok and agree and m["verdict"] == "ok"
-        if ok:
-            row["verdict"] = "ok"
+            ok = ok and agree and m["verdict"] in ("ok", "incomplete")     # (incomplete: decided below alike)
+        if ok:      # nothing wrong: ok only if enough was checked, as the replay decides
+            why = gaps(trace, get(trace.header["protocol"]).work)
+            row.update(verdict="incomplete" if why else "ok", reason="; ".join(why) or None)
         elif both and not row["agree"]:
             row["verdict"] = "disagreement"
         elif v.broken_at is not None and not (both and v.ok):   # TLC alone, or steps failing later
@@ -672,12 +672,12 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row["reason"] = v.broken_detail() + ("" if v.ok else f"; {v.detail}")
         elif not v.ok:
             row["verdict"] = "nonconforming"
-        else:   # both accept the steps and agree; the replay's verdict names the property and its finding
-            row.update(verdict="violation", protocol=trace.header["protocol"], property=violated(m),
-                       finding=m.get("finding"), finding_why=m.get("finding_why"))
+        else:   # both accept the steps and agree; the replay's verdict names the violations and their findings
+            row.update(verdict=m["verdict"], protocol=trace.header["protocol"], property=violated(m),
+                       finding=m.get("finding"), finding_why=m.get("finding_why"), violations=m.get("violations"))
             row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
                              f"{row['property']} (groupcheck conform --checker model for details)")
-        bad += not ok and not gate.accepted(row)
+        bad += not ok and gate.unexpected(row)
         rows.append(row)
     if as_json:
         print(json.dumps(rows, indent=2))

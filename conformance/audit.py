@@ -243,13 +243,14 @@ def conformance_check(proto, result: dict) -> Check:
 
     # a violation is a known finding only if a documented finding witnesses it (conformance/findings.py)
     unknown = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and not r.get("finding")})
-    failing = [r for r in bad_runs if r.get("verdict") in ("nonconforming", "rejected")
+    # (an incomplete run checked too little to count: a failure too)
+    failing = [r for r in bad_runs if r.get("verdict") in ("nonconforming", "rejected", "incomplete")
                or (r.get("verdict") == "violation" and not r.get("finding"))]
     counts = result.get("findings") or {}
     off_band = findings.out_of_band(proto, counts) if counts else []
     disagreements = result.get("disagreements") or 0
     as_expected = (not failing and not disagreements and not off_band
-                   and verdicts.get("ok", 0) + verdicts.get("violation", 0) > 0)
+                   and verdicts.get("ok", 0) + verdicts.get("documented", 0) + verdicts.get("violation", 0) > 0)
     observed = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()) if v) or "no runs"
     expected = "all runs conform" + (f"; violations only in the shape of a documented finding "
                                      f"({', '.join(f.id for f in proto.findings)}), at its measured rate"
@@ -265,7 +266,7 @@ def conformance_check(proto, result: dict) -> Check:
             events = None
         if events:
             at, mark = show.get("first_bad_event"), "the run stops conforming here"
-            if show.get("verdict") == "violation":
+            if show.get("verdict") in findings.VIOLATED:
                 prop = violated(show)
                 mark = f"{prop} is broken here"
                 if at is None:              # judged at the run's end: its last event
@@ -288,7 +289,7 @@ def conformance_check(proto, result: dict) -> Check:
             "rows_in": rows.get("in"), "rows_rejected": rows.get("rejected"),
             "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults"),
             "finding_rates": findings.rate_figures(proto, counts) if counts else None}
-    seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "violation" and r.get("finding")})
+    seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "documented"})
     why = []
     for f in proto.findings:            # each finding seen: its count per plan kind and one witness
         runs_f = [r for r in bad_runs if r.get("finding") == f.id]
@@ -424,7 +425,7 @@ def run_classes(name: str, run_seed: int) -> set[str]:
     faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
     records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
     rep = replay(from_records(records))
-    verdict = rep.verdict + (":" + rep.reason.split(":", 1)[0] if rep.verdict == "violation" and rep.reason else "")
+    verdict = rep.verdict + (":" + rep.reason.split(":", 1)[0] if rep.verdict in findings.VIOLATED and rep.reason else "")
     return {f"verdict:{verdict}"} | fault_kinds(records[0].get("faults") or {})
 
 

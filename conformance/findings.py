@@ -55,13 +55,53 @@ class Finding:
     fixed_by: Optional[str] = None
 
 
+VIOLATED = ("violation", "documented")      # the verdicts of a run that breaks some property
+
+
 def violated(row: dict) -> Optional[str]:
-    """The property a verdict row's violation names (its ``property``, or
-    its reason's ``Property: ...`` prefix); None when the row is not a
-    violation.  Every consumer of verdict rows (the audit, the CLI) reads it here."""
-    if row.get("verdict") != "violation":
+    """The property a verdict row's (first) violation names (its
+    ``property``, or its reason's ``Property: ...`` prefix); None when the
+    row is neither a violation nor a documented finding.  Every consumer of
+    verdict rows (the audit, the CLI) reads it here."""
+    if row.get("verdict") not in VIOLATED:
         return None
+    vs = row.get("violations")
+    if vs:
+        return vs[0]["property"]
     return row.get("property") or (row.get("reason") or "").split(":")[0] or None
+
+
+def violations_of(row: dict) -> list[dict]:
+    """Every violation of a verdict row, each ``{"property", "finding", ...}``
+    (a row that carries only one property: that one, with the row's finding)."""
+    if row.get("verdict") not in VIOLATED:
+        return []
+    vs = row.get("violations")
+    if vs:
+        return list(vs)
+    return [{"property": violated(row), "finding": row.get("finding"), "witness": row.get("reason")}]
+
+
+def classify_run(proto, trace, rep) -> None:
+    """Classify each of a violating run's violations on its own (``classify``
+    with that violation's own witness) and set the run's verdict:
+    ``documented`` when every violation has a documented finding's shape,
+    else ``violation``; ``finding`` is then the run's finding (the first
+    violation's; a run that also breaks something no finding covers has
+    none), ``finding_why`` the covered and the uncovered ones, apart."""
+    for v in rep.violations:
+        v["finding"], v["finding_why"] = classify(proto, trace, v["property"], v["witness"], v["event"])
+    covered = [v for v in rep.violations if v["finding"]]
+    uncovered = [v for v in rep.violations if not v["finding"]]
+    if rep.violations and not uncovered:
+        rep.verdict = "documented"
+        rep.finding = covered[0]["finding"]
+        rep.finding_why = "; ".join(f"{v['property']}: {v['finding_why']}" for v in covered)
+    else:
+        rep.verdict, rep.finding = "violation", None
+        rep.finding_why = "; ".join(
+            [f"not covered: {v['property']} ({v['finding_why']})" for v in uncovered]
+            + [f"covered: {v['property']} by {v['finding']}" for v in covered])
 
 
 def classify(proto, trace, prop: str, reason: str, at: Optional[int] = None) -> tuple[Optional[str], str]:
@@ -160,3 +200,15 @@ def rate_figures(proto, counts: dict) -> dict:
     return {f.id: {kind: {"hits": c.get(f.id, 0), "runs": c["runs"], "band": list(band(f.rates.get(kind), c["runs"]))}
                    for kind, c in sorted(counts.items())}
             for f in proto.findings}
+
+
+def history_findings(proto, trace, violations: list[dict]) -> list[Optional[str]]:
+    """For each of a black-box history's violations (``Violation.to_json``:
+    ``check``, ``text``), the documented finding that covers it, or None.
+    The history is that of the run ``trace`` records (checked by the caller:
+    ``history.same_run``), so each violation is classified as a replay's
+    is, by the finding's own witness read off the trace for that property:
+    a witness covers a property only when every instance of it in the run
+    (every lost message, every pair ordered differently) has the finding's
+    shape, so the history's instance, whichever it names, is among them."""
+    return [classify(proto, trace, v["check"], v.get("text") or "")[0] for v in violations]

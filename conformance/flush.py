@@ -531,6 +531,7 @@ def tla_constants(constants: dict) -> dict:
 
 
 PROTOCOL = Protocol(
+    work=("Multicast",),
     name="flush", spec="Flush",
     actions=SPEC_ACTIONS,
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets

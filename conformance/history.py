@@ -311,12 +311,35 @@ def check(h: History) -> list[Violation]:
     return out
 
 
+def incomplete(h: History) -> list[str]:
+    """Why a history that breaks nothing still shows too little to be
+    ``ok``: no events, nothing sent (no property has anything to judge), no
+    end record (an interrupted run: the end-of-run properties not judged),
+    per-node files with some node's missing."""
+    out = []
+    if not h.events:
+        out.append("no events: nothing was checked")
+    elif not h.sent:
+        out.append("no send event: the run multicast nothing, so no property had anything to judge")
+    if h.quiescent is None:
+        out.append("no end record: the run was interrupted, and its end-of-run properties were not judged")
+    if h.file_node:
+        lacking = [n for n in h.nodes if n not in set(h.file_node.values())]
+        if lacking:
+            out.append(f"no history file of node(s) {lacking} among the run's per-node files")
+    return out
+
+
 def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str], str]:
     """The checks a run is judged on, and on what ground: ``protocol`` (the
     command line's) or the header's ``promises`` or the header's protocol's
     promises (its registration, conformance/protocols.py); a history that
     names neither is judged on every check."""
     from .protocols import UnknownProtocol, available
+    if protocol is not None and h.protocol is not None and protocol != h.protocol:
+        raise HistoryError(f"--protocol {protocol} disagrees with {h.files[0] if h.files else h.run_id}:1:protocol "
+                           f"{h.protocol!r}: judge the run on its own protocol (leave --protocol out) or give "
+                           f"the histories of a {protocol} run")
     if protocol is None and h.promised is not None:
         return [c for c in CHECKS if c in h.promised], "the header's promises"
     p = protocol if protocol is not None else h.protocol
@@ -337,8 +360,10 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
     checks, ground = judged_checks(h, protocol)
     vs = check(h)
     judged = [v for v in vs if v.check in checks]
+    gaps = [] if judged else incomplete(h)
     row = {"run_id": h.run_id, "files": h.files, "events": h.events, "protocol": protocol or h.protocol,
-           "verdict": "ok" if not judged else "violation",
+           "verdict": "violation" if judged else "incomplete" if gaps else "ok",
+           "reason": "; ".join(gaps) or None,
            "violations": [v.to_json() for v in judged], "crashed": sorted(h.crashed, key=str),
            "checks": checks, "judged_on": ground}
     if every:
@@ -541,3 +566,34 @@ def check_spark(paths: Iterable, spark, protocol: Optional[str] = None, every: b
         raise HistoryError(m.group(1).strip()) from None
     order = list(dict.fromkeys(run_of[f] for f in files))
     return [json.loads(got[k]) for k in order]
+
+
+# ---------------------------------------------------------------- a history and its trace
+
+def same_run(h: History, t: History) -> Optional[str]:
+    """None when history ``h`` and ``t`` (the history projected from a
+    trace, ``from_trace``) are the same run: the same run id and members,
+    the same messages sent, each member's deliveries in the same order, the
+    same views installed, the same crashes; else the first difference."""
+    if h.run_id != t.run_id:
+        return f"run id {h.run_id!r} against the trace's {t.run_id!r}"
+    if sorted(h.nodes, key=str) != sorted(t.nodes, key=str):
+        return f"members {sorted(h.nodes, key=str)} against the trace's {sorted(t.nodes, key=str)}"
+    if set(h.sent) != set(t.sent):
+        d = sorted(set(h.sent) ^ set(t.sent))[0]
+        return f"message {properties.fmt(d)} sent in {'the history' if d in h.sent else 'the trace'} only"
+    for m in sorted(set(h.deliveries) | set(t.deliveries), key=str):
+        a = [d[0] for d in h.deliveries.get(m, ())]
+        b = [d[0] for d in t.deliveries.get(m, ())]
+        if a != b:
+            k = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return (f"member {m}'s delivery {k + 1}: {properties.fmt(a[k]) if k < len(a) else 'none'} "
+                    f"against the trace's {properties.fmt(b[k]) if k < len(b) else 'none'}")
+    for m in sorted(set(h.views) | set(t.views), key=str):
+        a = [(v, sorted(ms, key=str)) for v, ms, _ in h.views.get(m, ())]
+        b = [(v, sorted(ms, key=str)) for v, ms, _ in t.views.get(m, ())]
+        if a != b:
+            return f"member {m}'s views {a} against the trace's {b}"
+    if set(h.crashed) != set(t.crashed):
+        return f"crashed {sorted(h.crashed, key=str)} against the trace's {sorted(t.crashed, key=str)}"
+    return None

@@ -87,7 +87,11 @@ RUN_COLUMNS = ("source", "run_id", "protocol", "seed", "nodes", "constants", "fa
 REJECT_COLUMNS = ("file", "line", "reason", "raw", "run_id", "protocol")
 VERDICT_COLUMNS = ("file", "run_id", "protocol", "verdict", "events", "first_bad_event", "reason",
                    "candidates_max", "stops_conforming_at", "stage", "replay_verdict", "properties_failed", "properties_by", "agree",
-                   "finding", "finding_why", "plan")
+                   "finding", "finding_why", "plan", "violations")
+
+
+# the replay verdicts after which the catalogue's properties are judged apart too
+JUDGED_VERDICTS = ("ok", "violation", "documented", "incomplete")
 
 
 class PipelineError(RuntimeError):
@@ -118,7 +122,11 @@ def _arrow_schemas():
         ("events", pa.int64()), ("first_bad_event", pa.int64()), ("reason", pa.string()),
         ("candidates_max", pa.int64()), ("stops_conforming_at", pa.int64()), ("stage", pa.string()),
         ("replay_verdict", pa.string()), ("properties_failed", pa.list_(pa.string())), ("properties_by", pa.string()), ("agree", pa.bool_()),
-        ("finding", pa.string()), ("finding_why", pa.string()), ("plan", pa.string())])
+        ("finding", pa.string()), ("finding_why", pa.string()), ("plan", pa.string()),
+        # every violation on its own (conformance/replay.py RunReport.violations)
+        ("violations", pa.list_(pa.struct([("property", pa.string()), ("event", pa.int64()),
+                                           ("witness", pa.string()), ("finding", pa.string()),
+                                           ("finding_why", pa.string())])))])
     return events, runs, rejected, verdicts
 
 
@@ -315,7 +323,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bo
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
             "events": run["events"], "candidates_max": 0, "stops_conforming_at": None, "replay_verdict": None,
             "properties_failed": None, "properties_by": None, "agree": None,
-            "finding": None, "finding_why": None, "plan": None,
+            "finding": None, "finding_why": None, "plan": None, "violations": [],
             "actions": sorted({r["name"] for r in rows}), "visited": [], "constants": run["constants"]}
     if run["reject_reason"] is not None:
         return {**base, "verdict": "rejected", "first_bad_event": None, "reason": run["reject_reason"],
@@ -332,8 +340,9 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bo
                    "candidates_max": rep.candidates_max, "stops_conforming_at": rep.stops_conforming_at,
                    "stage": "replay", "replay_verdict": rep.verdict, "events": rep.events,
                    "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan,
+                   "violations": rep.violations,
                    "visited": sorted({_digest(s) for s in visited}) if want_visited else []},
-                  _judged(run, rows) if judge and rep.verdict in ("ok", "violation") else None)
+                  _judged(run, rows) if judge and rep.verdict in JUDGED_VERDICTS else None)
 
 
 # ---------------------------------------------------------------- properties apart from the replay
@@ -390,10 +399,10 @@ def _merge(v: dict, found: Optional[list]) -> dict:
     property first broke (``properties.earliest``); when the replay's first is one no history shows (a
     model invariant, a lower layer's property) there is nothing to compare:
     ``agree`` is None and the replay's verdict stands."""
-    if v["stage"] != "replay" or v["verdict"] not in ("ok", "violation") or found is None:
+    if v["stage"] != "replay" or v["verdict"] not in JUDGED_VERDICTS or found is None:
         return v
     failed = [x.property for x in found]
-    replay_first = v["reason"].split(":", 1)[0] if v["verdict"] == "violation" else None
+    replay_first = v["violations"][0]["property"] if v["violations"] else None
     if replay_first is not None and replay_first not in properties.judged(v["protocol"]):
         agree = None
     else:
@@ -401,9 +410,11 @@ def _merge(v: dict, found: Optional[list]) -> dict:
             replay_first is None or found[0].reason in v["reason"]
             or found[0].first_broken is not None and found[0].first_broken in v["reason"])
     v = {**v, "properties_failed": failed, "properties_by": "catalogue", "agree": agree}
-    if v["verdict"] == "ok" and failed:
+    if not v["violations"] and failed:
         v["verdict"] = "violation"
         v["reason"] = f"{found[0]} (found by the property check, not by the replay)"
+        v["violations"] = [{"property": found[0].property, "event": None, "witness": v["reason"],
+                            "finding": None, "finding_why": None}]
     return v
 
 
@@ -866,7 +877,7 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = T
         if key in apart:
             f = found.get(key)
             if isinstance(f, Exception):    # the task in one piece would have raised it
-                if v["stage"] == "replay" and v["verdict"] in ("ok", "violation"):
+                if v["stage"] == "replay" and v["verdict"] in JUDGED_VERDICTS:
                     raise f
                 f = None
             v = _merge(v, f)
@@ -1019,11 +1030,13 @@ def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Opt
         if v["stage"] == "ingest":   # as conform_file reports an unreadable trace
             rows.append({"file": f, "run_id": None, "protocol": None, "verdict": "rejected", "events": 0,
                          "first_bad_event": None, "reason": v["reason"], "candidates_max": 0,
-                         "stops_conforming_at": None, "finding": None, "finding_why": None, "plan": None})
+                         "stops_conforming_at": None, "finding": None, "finding_why": None, "plan": None,
+                         "violations": []})
         else:
             rows.append({k: v[k] for k in ("file", "run_id", "protocol", "verdict", "events",
                                             "first_bad_event", "reason", "candidates_max",
-                                            "stops_conforming_at", "finding", "finding_why", "plan")})
+                                            "stops_conforming_at", "finding", "finding_why", "plan",
+                                            "violations")})
     return rows
 
 
@@ -1069,7 +1082,7 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
             "findings": findings.tally([v for v in res["verdicts"] if v.get("protocol") == p]),
             "bad_runs": [{"run_id": v["run_id"], "verdict": v["verdict"], "reason": v["reason"],
                           "first_bad_event": v["first_bad_event"],
-                          "property": (v["reason"] or "").split(":", 1)[0] if v["verdict"] == "violation" else None,
+                          "property": findings.violated(v), "violations": v.get("violations") or [],
                           "finding": v.get("finding"), "finding_why": v.get("finding_why"), "plan": v.get("plan"),
                           **({"events": first_bad_events(ds_dir, v)} if id(v) in drawn and v.get("file") else {})}
                          for v in bad],

@@ -272,6 +272,13 @@ def _fifo(h: History, gap_free: bool) -> Optional[Violation]:
     (``gap_free`` False) or, from a sender never killed, is not the one
     after the last (1 first; a joiner's first one may be any: what came
     before was delivered in views it was not in)."""
+    return next(fifo_breaks(h, gap_free), None)
+
+
+def fifo_breaks(h: History, gap_free: bool):
+    """Every delivery, in member order, that breaks SenderFIFO (``gap_free``
+    False) or GapFreeFIFO, each as its Violation (``_fifo`` takes the first;
+    a finding's witness reads them all)."""
     joined = joined_views(h) if gap_free else {}
     for m in h.members():
         seen, last = set(), {}
@@ -283,16 +290,15 @@ def _fifo(h: History, gap_free: bool) -> Optional[Violation]:
             prev, last[x] = last.get(x), q
             if not gap_free:
                 if prev is not None and q <= prev:
-                    return Violation("SenderFIFO", f"member {m} delivered {fmt(msg)} after {fmt((x, prev))}",
-                                     [m], [(x, prev), msg], [_ev(m, msg, vid, i)])
+                    yield Violation("SenderFIFO", f"member {m} delivered {fmt(msg)} after {fmt((x, prev))}",
+                                    [m], [(x, prev), msg], [_ev(m, msg, vid, i)])
                 continue
             due = (q if joined.get(m) else 1) if prev is None else prev + 1
             if x not in h.crashed and q != due:
                 after = fmt((x, prev)) if prev is not None else "nothing"
                 why = f"skipping {fmt((x, due))}" if q > due else f"where {fmt((x, due))} was due"
-                return Violation("GapFreeFIFO", f"member {m} delivered {fmt(msg)} after {after} of member {x}, "
-                                 f"{why} (member {x} was never killed)", [m], [(x, due), msg], [_ev(m, msg, vid, i)])
-    return None
+                yield Violation("GapFreeFIFO", f"member {m} delivered {fmt(msg)} after {after} of member {x}, "
+                                f"{why} (member {x} was never killed)", [m], [(x, due), msg], [_ev(m, msg, vid, i)])
 
 
 def sender_fifo(h: History) -> Optional[Violation]:
@@ -373,9 +379,17 @@ def agreement(h: History) -> Optional[Violation]:
     """Agreement, at a quiescent end: survivors delivered the same set (a
     joiner from its join view on), and every message a member never killed
     sent was delivered by a survivor."""
+    return next(agreement_breaks(h), None)
+
+
+def agreement_breaks(h: History):
+    """Every Agreement break, each as its Violation: each message one
+    survivor delivered and another did not (per pair with the first
+    survivor), then each message of a member never killed that no survivor
+    delivered (``agreement`` takes the first; a finding's witness reads all)."""
     survivors = h.survivors()
     if h.quiescent is False or not survivors:
-        return None
+        return
     joined = joined_views(h)
 
     def got(m, since):      # what m delivered in views from ``since`` on
@@ -384,17 +398,15 @@ def agreement(h: History) -> Optional[Violation]:
     for m in survivors[1:]:
         since = max(joined.get(base, 0), joined.get(m, 0))
         a, b = got(base, since), got(m, since)
-        if a != b:
-            diff = sorted(a ^ b)[0]
+        for diff in sorted(a ^ b):
             has, lacks = (base, m) if diff in a else (m, base)
-            return Violation("Agreement", f"survivor {has} delivered {fmt(diff)}, survivor {lacks} did not",
-                             [has, lacks], [diff], [_ev(has, diff)])
+            yield Violation("Agreement", f"survivor {has} delivered {fmt(diff)}, survivor {lacks} did not",
+                            [has, lacks], [diff], [_ev(has, diff)])
     anyone = set().union(*(got(m, 0) for m in survivors))
     for msg in sorted(h.sent):
         if msg[0] not in h.crashed and msg not in anyone:
-            return Violation("Agreement", f"member {msg[0]} (never killed) sent {fmt(msg)}; no survivor "
-                             f"delivered it", [msg[0]], [msg], [_ev(msg[0], msg, what="send")])
-    return None
+            yield Violation("Agreement", f"member {msg[0]} (never killed) sent {fmt(msg)}; no survivor "
+                            f"delivered it", [msg[0]], [msg], [_ev(msg[0], msg, what="send")])
 
 
 def eventual_delivery(h: History) -> Optional[Violation]:
@@ -404,15 +416,23 @@ def eventual_delivery(h: History) -> Optional[Violation]:
     message was sent in is known; a joiner that never got in owes nothing).
     The witness names the view a message was sent in when some member
     joined (it is why the others owe it)."""
+    return next(missing_deliveries(h, screen=True), None)
+
+
+def missing_deliveries(h: History, screen: bool = False):
+    """Every message EventualDelivery finds missing, in message order, each
+    as its Violation (the members that lack it); ``screen``: first the
+    whole-set test that passes when nothing is missing."""
     if h.quiescent is False:
-        return None
+        return
     out = never_joined(h)
     live = [m for m in h.members() if m not in h.crashed and m not in out]
     have = {m: set(_ids(h, m)) for m in live}
     live_set, joined = set(live), joined_views(h)
-    owed = [msg for msg in h.sent if msg[0] in live_set]
-    if all(have[r].issuperset(owed) for r in live):        # every member owes at most that
-        return None
+    if screen:
+        owed = [msg for msg in h.sent if msg[0] in live_set]
+        if all(have[r].issuperset(owed) for r in live):        # every member owes at most that
+            return
     for msg in sorted(h.sent):
         if msg[0] not in live_set:
             continue
@@ -420,10 +440,9 @@ def eventual_delivery(h: History) -> Optional[Violation]:
         lacking = [r for r in live if msg not in have[r] and (v is None or joined.get(r, v) <= v)]
         if lacking:
             when = "" if v is None or not joined else f" in view {v}"
-            return Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}{when}; members "
-                             f"{lacking} (alive) never delivered it", [msg[0]] + lacking, [msg],
-                             [_ev(msg[0], msg, v, what="send")])
-    return None
+            yield Violation("EventualDelivery", f"member {msg[0]} (alive) sent {fmt(msg)}{when}; members "
+                            f"{lacking} (alive) never delivered it", [msg[0]] + lacking, [msg],
+                            [_ev(msg[0], msg, v, what="send")])
 
 
 # ---------------------------------------------------------------- views and flushes

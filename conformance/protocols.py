@@ -72,6 +72,9 @@ class Protocol:
     run_end: str = "quiescent"
     # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
     audit_cluster: bool = False
+    # the actions of which a run must take at least one for its verdict to be
+    # more than ``incomplete`` (its multicasts; the ring's token passing)
+    work: tuple[str, ...] = ()
 
     def replay(self, trace, *, visited: bool = True):
         """The verdict of one run (conformance/replay.py's engine): a
@@ -81,9 +84,14 @@ class Protocol:
         if self.plan_kind is not None:
             rep.plan = self.plan_kind(trace.header)
         if rep.verdict == "violation":
-            from .findings import classify
-            prop = (rep.reason or "").split(":", 1)[0]
-            rep.finding, rep.finding_why = classify(self, trace, prop, rep.reason or "", rep.first_bad_event)
+            from .findings import classify_run
+            classify_run(self, trace, rep)
+        if rep.verdict in ("ok", "documented"):
+            from .replay import gaps
+            why = gaps(trace, self.work, rep.actions)
+            if why:
+                rep.reason = "; ".join(why) + (f"; {rep.verdict}: {rep.reason}" if rep.reason else "")
+                rep.verdict = "incomplete"
         return rep
 
     def replay_records(self, records: list, path: str = "<records>", *, visited: bool = True):

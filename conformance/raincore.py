@@ -229,15 +229,6 @@ class RaincoreBinding(Binding):
         return ("Agreed", "the live ring does not agree on one view of the live nodes "
                 + str(up) + ": " + ", ".join(f"node {n} {vs} on {v}" for n, (vs, v) in seen.items()))
 
-    def violated(self):
-        """The first failure (the run's verdict names one property, as before)."""
-        if not self.found:
-            return None
-        prop, (i, w) = min(self.found.items(), key=lambda kv: kv[1][0])
-        return prop, i, w
-
-
-
 
 # ---------------------------------------------------------------- simulated runs
 
@@ -388,6 +379,7 @@ def tla_constants(c: dict) -> dict:
 
 
 PROTOCOL = Protocol(
+    work=("TokenReceived",),
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreBinding, default_options=PROTOCOL_DEFAULTS,
     more_options=("init_seq", "horizon"), draw=draw,

@@ -456,6 +456,7 @@ def tla_log(trace: Trace) -> list:
 
 
 PROTOCOL = Protocol(
+    work=("Multicast",),
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, findings=FINDINGS,

@@ -148,7 +148,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
     def properties(self, cands: set):
         """The model's invariants noted while stepping (``after``) first,
         then SEQUENCER over FLUSH's on the histories."""
-        return self.violated() or super().properties(cands)
+        return self.violated() + super().properties(cands)
 
     def at_end(self, cands: set):
         return None          # the ring never quiesces: the end is judged ``at_settled``
@@ -228,6 +228,7 @@ def tla_constants(c: dict) -> dict:
 
 
 PROTOCOL = Protocol(
+    work=("Send",),
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state, findings=crf.FINDINGS,

@@ -56,7 +56,7 @@ class RunReport:
     file: str
     run_id: Optional[str]
     protocol: Optional[str]
-    verdict: str                # ok | nonconforming | violation | rejected
+    verdict: str                # ok | documented | violation | nonconforming | incomplete | rejected
     events: int
     first_bad_event: Optional[int]
     reason: Optional[str]
@@ -78,16 +78,23 @@ class RunReport:
     finding_why: Optional[str] = None
     # the kind of the run's fault plan (the protocol's ``plan_kind``), for findings' rates
     plan: Optional[str] = None
+    # every violation of the run, each on its own: {"property", "event" (or
+    # None), "witness", "finding" (the documented finding whose shape this
+    # violation's own witness has, or None), "finding_why"}; ``reason`` is
+    # their text.  ``verdict`` is "documented" only when every one has a finding
+    violations: list = field(default_factory=list)
     # each property judged on the steps or the delivery histories that the
     # conforming prefix breaks -> the record at which it first broke (every
     # state consistent with the run so far breaking it): what TLC trace
     # validation, which judges some of them on every step, must agree with.
     # Not in ``to_json`` (the pipeline's rows are that JSON).
     broken: dict = field(default_factory=dict, repr=False, compare=False)
+    # the actions the run's steps named (the protocol's ``incomplete`` reads them)
+    actions: set = field(default_factory=set, repr=False, compare=False)
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("visited", "mismatch", "broken")}
+                if f.name not in ("visited", "mismatch", "broken", "actions")}
 
 
 @dataclass
@@ -248,14 +255,10 @@ class Binding:
     def note(self, prop: str, i: int, witness: str) -> None:
         self.found.setdefault(prop, (i, witness))
 
-    def violated(self) -> Optional[tuple[str, int, str]]:
-        """(first property, its event, every failure with its event) or None."""
-        if not self.found:
-            return None
-        order = sorted(self.found.items(), key=lambda kv: kv[1][0])
-        first = order[0][0]
-        text = "; ".join(f"{p}: {w} (event {i})" for p, (i, w) in order)
-        return first, self.found[first][0], text[len(first) + 2:]
+    def violated(self) -> list[tuple[str, int, str]]:
+        """Every failure noted while stepping, (property, event, witness),
+        in the order of their events."""
+        return [(p, i, w) for p, (i, w) in sorted(self.found.items(), key=lambda kv: kv[1][0])]
 
     def note_invariants(self, ev: dict, cands, props, invariants: dict, witness=None,
                         pairs=None, same: Optional[dict] = None) -> None:
@@ -394,8 +397,10 @@ class Binding:
         ``reduce``; may check invariants: (verdict, reason) stops the run."""
         return None
 
-    def properties(self, cands: set) -> Optional[tuple[str, Optional[int], str]]:
-        """After the last step: (property, event or None, witness) of the first failure."""
+    def properties(self, cands: set) -> list[tuple[str, Optional[int], str]]:
+        """After the last step: every property the run violates, (property,
+        event or None, witness), one entry per property (its witness where it
+        first broke); [] when all hold."""
         return self.violated()
 
     def broken_at(self) -> dict:
@@ -475,6 +480,7 @@ class Engine:
         self.peak = len(self.cands)
         self.seen: Optional[set] = set(self.cands) if visited else None
         self.steps = 0
+        self.names: set = set()         # the actions stepped
         self.mismatch: Optional[Mismatch] = None
         # the binding's ``before``, None when it has none (the base's does nothing): not called per step
         self.before = None if type(binding).before is Binding.before else binding.before
@@ -553,25 +559,30 @@ class Engine:
         with collector_paused():        # as conform_file: the states are trees of immutable values
             rep = self._run(trace)
         rep.broken = self.b.broken_at()
+        rep.actions = self.names
         return rep
 
     def _run(self, trace: Trace) -> RunReport:
         h = trace.header
         base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=0)
         total = len(trace.events) if type(trace.events) is list else None      # (a stream's: once read)
+        names = self.names
         for ev in self.b.steps():
             if ev["i"] % progress.EVERY == 0:
                 progress.tick("replaying", ev["i"], total)
+            names.add(ev["name"])
             failed = self.step(ev)
             if failed:
                 base["events"] = len(trace.events)
                 verdict, reason = failed
-                early = self.b.violated() if verdict == "nonconforming" else None
+                early = self.b.violated() if verdict == "nonconforming" else []
                 if early:       # the conforming prefix already violates a property
-                    prop, at, text = early
-                    return RunReport(**base, verdict="violation", first_bad_event=at,
-                                     reason=f"{prop}: {text}; the run stops conforming at event {ev['i']}: "
-                                            f"{reason.splitlines()[0]}",
+                    found = [violation(p, i, w) for p, i, w in early]
+                    # the nonconformance is a violation of its own, which no finding covers
+                    found.append(violation("Conformance", self.b.bad_event(ev),
+                                           f"the run stops conforming at event {ev['i']}: {reason.splitlines()[0]}"))
+                    return RunReport(**base, verdict="violation", first_bad_event=found[0]["event"],
+                                     reason=describe(found), violations=found,
                                      candidates_max=self.peak, visited=self._visited(),
                                      stops_conforming_at=self.b.bad_event(ev))
                 if verdict == "rejected" and ev.get("src") and not reason.startswith(ev["src"]):
@@ -582,24 +593,62 @@ class Engine:
                                  stops_conforming_at=bad if verdict == "nonconforming" else None,
                                  mismatch=self.mismatch if verdict == "nonconforming" else None)
         base["events"] = len(trace.events)
-        found = self.b.properties(self.cands)
-        if found:
-            prop, at, witness = found
-            return RunReport(**base, verdict="violation", first_bad_event=at, reason=f"{prop}: {witness}",
-                             candidates_max=self.peak, visited=self._visited())
+        found = [violation(p, i, w) for p, i, w in self.b.properties(self.cands)]
         for ended, judge, how in ((quiescent(trace), self.b.at_end, "quiescent"),
                                   (settled(trace), self.b.at_settled, "settled")):
-            found = judge(self.cands) if ended else None
-            if found:
-                prop, witness = found
-                return RunReport(**base, verdict="violation", first_bad_event=None,
-                                 reason=f"{prop}: {witness} (the run ended {how})",
-                                 candidates_max=self.peak, visited=self._visited())
+            end = judge(self.cands) if ended else None
+            if end and end[0] not in {v["property"] for v in found}:
+                prop, witness = end
+                found.append(violation(prop, None, f"{witness} (the run ended {how})"))
+        if found:
+            first = next((v["event"] for v in found if v["event"] is not None), None)
+            return RunReport(**base, verdict="violation", first_bad_event=first, reason=describe(found),
+                             violations=found, candidates_max=self.peak, visited=self._visited())
         return RunReport(**base, verdict="ok", first_bad_event=None, reason=None, candidates_max=self.peak,
                          visited=self._visited())
 
     def _visited(self):
         return None if self.seen is None else list(self.seen)
+
+
+def gaps(trace: Trace, work: tuple, actions: Optional[set] = None) -> list[str]:
+    """Why a replay that found nothing wrong still checked too little to say
+    ``ok`` (the verdict ``incomplete``): no events, none of the protocol's
+    ``work`` actions (a run that multicast nothing shows nothing its
+    properties promise), no end record (an interrupted run: its end-of-run
+    property was never judged), a per-node run without some node's file.
+    ``actions``: the actions the run's steps named (a replay's
+    ``RunReport.actions``; else read off the events)."""
+    out = []
+    if actions is None:
+        actions = {ev["name"] for ev in trace.events}
+    if len(trace.events) == 0:
+        out.append("no events: nothing was checked")
+    elif work and not actions & set(work):
+        out.append(f"no {' or '.join(work)} step: the run exercised nothing the protocol promises")
+    if trace.end is None and "quiescent" not in trace.header:      # (format 1 said it in its header)
+        out.append("no end record: the run was interrupted, and its end-of-run property was not judged")
+    nodes = trace.header.get("nodes") or []
+    have = trace.node_files
+    if have:
+        lacking = [n for n in nodes if n not in have]
+        if lacking:
+            out.append(f"no trace file of node(s) {lacking} among the run's per-node files "
+                       f"(the header's nodes are {sorted(nodes)})")
+    return out
+
+
+def violation(prop: str, event: Optional[int], witness: str) -> dict:
+    """One violation of a run, as ``RunReport.violations`` holds it (the
+    finding fields are filled by the protocol's ``classify``)."""
+    return {"property": prop, "event": event, "witness": witness, "finding": None, "finding_why": None}
+
+
+def describe(found: list) -> str:
+    """A run's violations as one text: ``Property: witness``, ``; ``-joined,
+    the first violation's property first (``findings.violated`` reads it)."""
+    return "; ".join(f"{v['property']}: {v['witness']}" + ("" if v["event"] is None or len(found) == 1
+                                                              else f" (event {v['event']})") for v in found)
 
 
 def run_binding(make, trace: Trace, *, visited: bool = True) -> RunReport:

@@ -386,16 +386,20 @@ class SequencerBinding(Binding):
         return self._verdicts[1:]
 
     def properties(self, cands: set):
-        v = next((v for v in self._judged()[1].values() if v is not None), None)     # the first, in PROPERTIES' order
-        if not v:
-            return None
-        # the record where the property first broke, and the witness there
-        # (the first witness in member order may be a later one): where TLC,
-        # which judges it step by step, finds it broken too
-        at = self.broken_at().get(v.property)
-        if at is not None:
-            v = properties.CATALOGUE[v.property].judge(self._prefix(at))
-        return (v.property, at, v.reason)
+        """Every one of PROPERTIES the histories break, in PROPERTIES' order,
+        each with the record where it first broke and the witness there (the
+        first witness in member order may be a later one): where TLC, which
+        judges it step by step, finds it broken too."""
+        out, broken = [], None
+        for v in self._judged()[1].values():
+            if v is None:
+                continue
+            broken = self.broken_at() if broken is None else broken
+            at = broken.get(v.property)
+            if at is not None:
+                v = properties.CATALOGUE[v.property].judge(self._prefix(at))
+            out.append((v.property, at, v.reason))
+        return out
 
     def broken_at(self) -> dict:
         """Each of PROPERTIES the histories break -> the first record after
@@ -508,6 +512,20 @@ class _Run:
                 for msg in new:
                     self.seq.setdefault((m, msg), (ev.get("params") or {}).get("p"))
 
+    def delivered_by(self, msg) -> list:
+        """The members that delivered ``msg``."""
+        return [m for (m, x) in self.seq if x == msg]
+
+    def by_sequencer(self, gone: set) -> dict:
+        """The members' first deliveries split by who sequenced them: one
+        History per crashed coordinator (its key), and one ("alive") for
+        those the coordinators that did not crash sequenced."""
+        parts: dict = {}
+        for (m, msg), c in self.seq.items():
+            parts.setdefault(c if c in gone else "alive", {}).setdefault(m, []).append(msg)
+        return {k: properties.History.of(d, {}, self.crashed, quiescent=True, nodes=self.views[1])
+                for k, d in parts.items()}
+
     def history(self) -> properties.History:
         """The members' first deliveries, the messages sent, the crashes, as
         the replay judged them (a run judged at its end is quiescent)."""
@@ -542,33 +560,61 @@ class _Run:
 
 
 def _witness_crash_order(trace: Trace, prop: str, reason: str, at=None) -> Optional[str]:
-    """Finding 1 (docs/sequencer.md): two members order two messages
-    differently because one was sequenced by a coordinator that crashed and
-    the other by another coordinator."""
+    """Finding 1 (docs/sequencer.md): members order messages differently
+    only across the failover.  Every pair ordered differently must straddle
+    it: the deliveries that one coordinator sequenced are in one order at
+    every member, and so are those that coordinators still alive sequenced
+    (TotalOrder holds on each of these parts), so each inverted pair has
+    its two messages sequenced by two coordinators, one of which crashed."""
     run = _Run(trace)
     v = properties.total_order(run.history())
     if v is None or not run.crashed_coords:
         return None
+    gone = {c for _, c in run.crashed_coords}
+    for part, inside in run.by_sequencer(gone).items():
+        w = properties.total_order(inside)
+        if w is not None:       # an inversion that does not straddle the failover
+            return None
     (a, b), (x, y) = v.members, v.messages
     by = {(m, msg): run.seq.get((m, tuple(msg))) for m in (a, b) for msg in (x, y)}
-    gone = {c for _, c in run.crashed_coords}
-    if not (set(by.values()) & gone) or len(set(by.values())) < 2:
-        return None
     return (f"{v.reason}; sequenced by " + ", ".join(f"{properties.fmt(msg)} at {m}: {s}"
                                                      for (m, msg), s in by.items())
-            + f" (coordinator {sorted(gone)[0]} crashed)")
+            + f" (coordinator {sorted(gone)[0]} crashed); every pair ordered differently straddles the failover")
 
 
 def _witness_lost_held(trace: Trace, prop: str, reason: str, at=None) -> Optional[str]:
     """The losses after a coordinator crash (docs/sequencer.md, losses 1-3):
-    the message a live member lost, or skipped, is one the crashed
-    coordinator held."""
+    EVERY message a live member lost (EventualDelivery), skipped
+    (GapFreeFIFO) or that survivors disagree on (Agreement, a history's
+    name) is one the crashed coordinator held: its own, or sent before its
+    sender moved to a view without that coordinator (or its FORWARD dropped
+    by the next coordinator before it was one), and no delivery of it
+    anywhere was sequenced by a coordinator that did not crash (a message
+    the new coordinator sequenced and some member lacks is another fault)."""
     run = _Run(trace)
-    judge = properties.gap_free_fifo if prop == "GapFreeFIFO" else properties.eventual_delivery
-    v = judge(run.history())
-    # GapFreeFIFO's first message is the one skipped, EventualDelivery's the one lost
-    msg = v.messages[0] if v else None
-    return run.held(msg) if msg is not None else None
+    h = run.history()
+    if prop == "Agreement":     # the history's name: survivors differ, or none delivered a live sender's
+        lost = [v.messages[0] for v in properties.agreement_breaks(h)]
+    elif prop == "GapFreeFIFO":
+        lost = []
+        for v in properties.fifo_breaks(h, True):
+            (x, due), (_, q) = v.messages
+            if q <= due:        # out of order, not a gap: no loss of this shape
+                return None
+            lost += [(x, k) for k in range(due, q)]
+    else:
+        lost = [v.messages[0] for v in properties.missing_deliveries(h)]
+    if not lost or not run.crashed_coords:
+        return None
+    gone = {c for _, c in run.crashed_coords}
+    why = []
+    for msg in dict.fromkeys(map(tuple, lost)):
+        held = run.held(msg) if msg[0] not in gone else f"{properties.fmt(msg)} was the crashed coordinator's own"
+        by = {run.seq[(m, msg)] for m in run.delivered_by(msg)}
+        if held is None or not by <= gone:
+            return None
+        why.append(held)
+    return why[0] + ("" if len(why) == 1 else f"; and {len(why) - 1} more lost message(s) of the same shape")
 
 
 def plan_kind(header: dict) -> str:
@@ -583,11 +629,11 @@ def plan_kind(header: dict) -> str:
 # runs, 1,284 with a coordinator crash), never the seeds an audit uses.
 FINDINGS = (
     findings.Finding(
-        "sequencer/coordinator-crash-order", ("TotalOrder",),
+        "sequencer/coordinator-crash-order", ("TotalOrder", "SurvivorTotalOrder"),
         "docs/sequencer.md#finding-total-order-does-not-survive-a-coordinator-crash",
         _witness_crash_order, rates={"coordinator crash": (68, 1284)}, fixed_by="sequencerflush"),
     findings.Finding(
-        "sequencer/lost-after-coordinator-crash", ("GapFreeFIFO", "EventualDelivery"),
+        "sequencer/lost-after-coordinator-crash", ("GapFreeFIFO", "EventualDelivery", "Agreement"),
         "docs/sequencer.md#losses-after-a-coordinator-crash-three-findings-and-their-fixes",
         _witness_lost_held, rates={"coordinator crash": (536, 1284)}, fixed_by="sequencerflush"),
 )
@@ -621,6 +667,7 @@ def draw(seed: int) -> tuple[str, dict]:
     return campaign.fault_spec(0.1, 0.05, 0.003, crashes), {"nodes": n, "messages": per}
 
 PROTOCOL = Protocol(
+    work=("Send",),
     name="sequencer", spec="Sequencer",
     actions=("Send", "RecvForward", "RecvData", "InstallView", "Suspect", "Crash", "NewView"),
     properties=PROPERTIES,

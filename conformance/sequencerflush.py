@@ -593,16 +593,17 @@ class SequencerFlushBinding(Binding):
         VirtualSynchrony on its messages' send views, SEQUENCER's on its
         delivery histories (a joiner's run of each sender may start
         anywhere), then VirtualSynchrony on the views SEQUENCER delivered in."""
-        views = dict(self.views)
+        views, out = dict(self.views), []
         w = cflush.vs_witness(views, dict(self.fview), self.fl_vid, self.fl_delivered)
         if w:
-            return "Flush.VirtualSynchrony", None, w
-        v = properties.first(properties.History.of(self.hist, self.sent, self.crashed,
-                                                   joined={m: True for m in self.joined_at}), SEQ_PROPERTIES)
-        if v:
-            return v.property, None, v.reason
+            out.append(("Flush.VirtualSynchrony", None, w))
+        out += [(v.property, None, v.reason) for v in properties.judge(
+            properties.History.of(self.hist, self.sent, self.crashed, joined={m: True for m in self.joined_at}),
+            SEQ_PROPERTIES)]
         w = cflush.vs_on_logs(views, dict(self.vid), self.in_view)
-        return ("VirtualSynchrony", None, w) if w else None
+        if w:
+            out.append(("VirtualSynchrony", None, w))
+        return out
 
     def at_end(self, cands: set):
         """EventualDelivery among the members that did not crash (the
@@ -774,6 +775,7 @@ def draw(seed: int) -> tuple[str, dict]:
 
 
 PROTOCOL = Protocol(
+    work=("Send",),
     name="sequencerflush", spec="SequencerFlush",
     actions=ACTIONS,
     properties=PROPERTIES,

@@ -364,6 +364,7 @@ def tla_encode(ev: dict) -> dict:
 
 
 PROTOCOL = Protocol(
+    work=("Multicast",),
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
     simulate=simulate, binding=StableBinding, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",

@@ -98,6 +98,8 @@ class Trace:
     files: list[str] = field(default_factory=list)
     # "delta": events as read (format 2); "full": states rebuilt (full_states)
     states: str = "delta"
+    # a per-node run's: the nodes that have a file (None: one global file)
+    node_files: Optional[set] = None
 
 
 # ------------------------------------------------------------------ schemas
@@ -718,11 +720,13 @@ def load(path_or_paths: Union[str, Path, Iterable]) -> Trace:
     end = ends[0] if ends else None
     if len(files) == 1:
         f = files[0]            # its events numbered as read
-        return Trace(f.path, f.header, f.events, end, [f.path])
+        node = f.header.get("node")
+        return Trace(f.path, f.header, f.events, end, [f.path], node_files=None if node is None else {node})
     header = _common_header(files)
     events = merge(files)
     where = str(path_or_paths) if isinstance(path_or_paths, (str, Path)) else str(Path(paths[0]).parent)
-    return Trace(where, header, events, end, [f.path for f in files])
+    return Trace(where, header, events, end, [f.path for f in files],
+                 node_files={f.header["node"] for f in files if f.header.get("node") is not None})
 
 
 def from_records(records: list[dict], path: str = "<memory>") -> Trace:
@@ -806,7 +810,7 @@ def whole(trace: Trace) -> Trace:
     """``trace`` with whole member states (``full_states``), unless it has them."""
     if trace.states == "full":
         return trace
-    return Trace(trace.path, trace.header, full_states(trace), trace.end, trace.files, "full")
+    return Trace(trace.path, trace.header, full_states(trace), trace.end, trace.files, "full", trace.node_files)
 
 
 def full_states(trace: Trace) -> list[dict]:

@@ -88,7 +88,9 @@ class Result:
     run_id: str
     quiescent: bool
     killed: list
-    verdict: str                 # the model replay's: ok | violation | nonconforming | rejected
+    # the model replay's (ok | documented | violation | nonconforming | incomplete | rejected),
+    # incomplete too when the run did not reach quiescence
+    verdict: str
     reason: Optional[str]
     history: list                # the survivors' violations (conformance/history.py)
     delivered: dict
@@ -101,6 +103,7 @@ class Result:
     tlc: Optional[dict] = None
     shunned: list = field(default_factory=list)    # of ``killed``, the nodes that left, suspected by their ring
     rejoined: list = field(default_factory=list)   # chaos --rejoin: [a node that left so, the new node in its place]
+    violations: list = field(default_factory=list)  # the replay's, each on its own (with its finding or None)
 
     @property
     def ok(self) -> bool:
@@ -109,8 +112,8 @@ class Result:
 
     @property
     def known(self) -> bool:
-        """The replay's violation is a documented finding of the protocol."""
-        return self.verdict == "violation" and self.finding is not None
+        """Every violation the replay found is a documented finding of the protocol."""
+        return self.verdict == "documented"
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -500,6 +503,8 @@ class Runner:
 
     def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
         from groupcheck.conformance import history
+        from groupcheck.conformance import protocols as registry
+        from groupcheck.conformance.findings import history_findings
         from groupcheck.conformance.replay import replay
         from groupcheck.conformance.traces import TraceError, load
         try:
@@ -513,8 +518,11 @@ class Runner:
         h = history.from_records(hist)
         promised = history.promised_checks(self.protocol)
         found = [v.to_json() for v in history.check(h) if v.check in promised]
-        for v in found:
+        # each history violation a documented finding only where its own witness, read off
+        # this run's trace for that property, has the finding's shape
+        for v, f in zip(found, history_findings(registry.get(self.protocol), trace, found)):
             v.pop("svg", None)
+            v["finding"] = f
         tlc = None
         if self.checker != "model":     # the TLA+ spec judges the same merged trace
             from groupcheck.conformance import tlctrace
@@ -528,10 +536,14 @@ class Runner:
         for r in self.stopped.values():
             for k, v in (r.get("auth") or {}).items():
                 auth_counts[k] = auth_counts.get(k, 0) + v
-        return Result(str(self.out), run_id, quiescent, killed, rep.verdict, rep.reason, found,
+        verdict, reason = rep.verdict, rep.reason
+        if not quiescent and verdict in ("ok", "documented"):   # nothing wrong seen, but the run never settled
+            verdict, reason = "incomplete", ("the run did not reach quiescence: messages may be undelivered and its "
+                                             "end-of-run property was not judged" + (f"; {reason}" if reason else ""))
+        return Result(str(self.out), run_id, quiescent, killed, verdict, reason, found,
                       {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
                       auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      finding=rep.finding,
+                      finding=rep.finding, violations=rep.violations,
                       tlc=tlc, shunned=list(self.shunned))
 
 

@@ -68,7 +68,8 @@ def _inflight_msgs(sim):
 def run_one(n, ring, seed, faults, **fixes):
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=11, **fixes)
     records, summary, sim = simulate(cfg, seed, faults)
-    v2 = tracefile.to_v2(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}")
+    v2 = tracefile.to_v2(records, cfg.constants(), f"raincore-n{n}-r{ring}-s{seed}", quiescent=False,
+                         end_clock=summary.get("end_clock"), settled=summary["settled"])
     return v2, summary, sim, rc.replay_records(v2)
 
 
@@ -148,12 +149,12 @@ def test_counterexample_consistent_history_under_the_fixed_assumptions():
     with TokenRingClaim; TLC shows the same flaw in NoTokenRing2 (F7)."""
     p = draw_run(363)
     v1, summary, sim, rep = run_one(p["n"], p["ring"], p["seed"], p["faults"], token_ring_claim=False)
-    assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[3]")
+    assert rep.verdict in ("violation", "documented") and rep.reason.startswith("ConsistentHistory: globalView[3]")
     fixed = dict(v1[0], constants=dict(v1[0]["constants"], TimelyTimeouts=True, StableFounder=True))
     assert all(fixed["constants"][k] for k in ("NeutralRecovery", "FreshClaim", "FreshView"))
     assert fixed["constants"]["TokenRingClaim"] is False
     rep2 = rc.replay_records([fixed] + v1[1:])
-    assert rep2.verdict == "violation" and rep2.reason == rep.reason
+    assert rep2.verdict == rep.verdict and rep2.reason == rep.reason
     # the model with the fix does not allow the trace ...
     ring_fix = dict(fixed, constants=dict(fixed["constants"], TokenRingClaim=True))
     assert rc.replay_records([ring_fix] + v1[1:]).verdict == "nonconforming"
@@ -172,7 +173,7 @@ def test_founder_crash_counterexample_consistent_history():
     faults = FaultPlan(crashes=((3, 0.4641), (4, 0.2402), (1, 0.1896)),
                             recoveries=((3, 0.8304), (4, 0.3725), (1, 0.3852)), joins=((5, 0.1227),))
     v1, summary, sim, rep = run_one(5, 4, 945, faults)
-    assert rep.verdict == "violation" and rep.reason.startswith("ConsistentHistory: globalView[4]")
+    assert rep.verdict in ("violation", "documented") and rep.reason.startswith("ConsistentHistory: globalView[4]")
 
 
 def test_founder_crash_counterexample_ring_stuck_without_token():
@@ -186,7 +187,9 @@ def test_founder_crash_counterexample_ring_stuck_without_token():
     faults = FaultPlan(crashes=((4, 0.1347), (1, 0.308)), recoveries=((4, 0.235), (1, 0.6039)),
                             joins=((5, 0.3117),), token_losses=(0.0638, 0.4282))
     v1, summary, sim, rep = run_one(5, 4, 257, faults, token_ring_claim=False)
-    assert rep.verdict == "ok" and not summary["agreed"] and stuck_without_token(sim)
+    # settled and starving: the spec's Liveness (Agreed) fails at the end, the founder having crashed
+    assert rep.verdict == "documented" and rep.finding == "raincore/founder-crash-starves", rep
+    assert not summary["agreed"] and stuck_without_token(sim)
     assert summary["live"] == [1, 2, 3, 4, 5] and sim.layer(3).newNodes == {5}
     v1, summary, sim, rep = run_one(5, 4, 257, faults)
     assert rep.verdict == "ok" and summary["agreed"] and summary["live"] == [1, 2, 3, 4, 5]

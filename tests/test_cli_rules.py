@@ -138,10 +138,10 @@ def test_history_known_and_expect(tmp_path, capsys):
     assert code == 1 and "--expect Integrity: no run violates Integrity" in err
 
 
-def _cluster_result(verdict: str, reason, history=(), finding=None):
+def _cluster_result(verdict: str, reason, history=(), finding=None, violations=()):
     from groupcheck.impl.cluster import Result
     r = Result("run", "sequencer-n3", True, [1], verdict, reason, list(history), {2: 10, 3: 10}, 1.0,
-               finding=finding)
+               finding=finding, violations=list(violations))
     return json.loads(json.dumps(r.to_json()))      # as `cluster down` reads it back
 
 
@@ -151,9 +151,12 @@ def test_cluster_report_documented_finding(flags, code, capsys):
     """Plain SEQUENCER, the coordinator killed: TotalOrder broken, a documented finding."""
     from groupcheck.cli import cluster
     from groupcheck.cli.findings import Gate
-    r = _cluster_result("violation", "TotalOrder: member 2 delivered 3.1 before 2.1",
-                        [{"check": "TotalOrder", "text": "member 2 delivered 3.1 before 2.1"}],
-                        finding="sequencer/coordinator-crash-order")
+    r = _cluster_result("documented", "TotalOrder: member 2 delivered 3.1 before 2.1",
+                        [{"check": "TotalOrder", "text": "member 2 delivered 3.1 before 2.1",
+                          "finding": "sequencer/coordinator-crash-order"}],
+                        finding="sequencer/coordinator-crash-order",
+                        violations=[{"property": "TotalOrder", "event": 7, "witness": "member 2 delivered 3.1 before 2.1",
+                                     "finding": "sequencer/coordinator-crash-order", "finding_why": "straddles"}])
     known = {"--known": True, "--no-known": False}.get(flags[0]) if flags else None
     with pytest.raises(typer.Exit) as e:
         cluster._report(r, "sequencer", Path("run"), False, Gate(flags[1:] if flags[:1] == ["--expect"] else [],

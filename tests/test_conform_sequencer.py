@@ -64,8 +64,8 @@ def test_total_order_violation_across_coordinator_crash(tmp_path):
         path, _ = _write(tmp_path, seed, "loss=0.1,dup=0.05,reorder=3,crash=1@30")
         rep = conform_file(path)
         verdicts[seed] = rep
-        assert rep.verdict in ("ok", "violation"), (seed, rep.reason)
-    bad = [r for r in verdicts.values() if r.verdict == "violation"]
+        assert rep.verdict in ("ok", "violation", "documented"), (seed, rep.reason)
+    bad = [r for r in verdicts.values() if r.verdict in ("violation", "documented")]
     total = [r for r in bad if r.reason.startswith("TotalOrder: member")]
     assert total, "expected at least one TotalOrder violation in 20 crash runs"
     # the rest are the other known findings: a hole in a live sender's
@@ -163,8 +163,8 @@ def test_judged_properties_follow_the_histories(tmp_path):
     path, _ = _write(tmp_path, 1, "loss=0.1")
     b = SequencerBinding(load(path))
     b.hist[1].append((2, 1))
-    assert b.properties(set())[0] == "Integrity"
+    assert [p for p, _, _ in b.properties(set())] == ["Integrity"]
     b.sent[2] = 1
-    assert b.properties(set()) is None
+    assert b.properties(set()) == []
     b.hist[1].append((2, 1))
-    assert b.properties(set())[0] == "NoDuplicates"
+    assert [p for p, _, _ in b.properties(set())] == ["NoDuplicates"]

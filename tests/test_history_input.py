@@ -113,8 +113,9 @@ def test_a_run_is_judged_on_what_its_protocol_promises(tmp_path):
     assert "judged on what flush promises" in res.stdout and "TotalOrder" not in res.stdout
     res = r.invoke(app, ["history", str(p), "--all"])
     assert res.exit_code == 0 and "informational, not promised: TotalOrder" in res.stdout
+    # a flag that disagrees with the header is an input error naming both
     res = r.invoke(app, ["history", str(p), "--protocol", "sequencer"])
-    assert res.exit_code == 1 and "TotalOrder:" in res.stdout
+    assert res.exit_code == 2 and "--protocol sequencer disagrees" in res.output and "'flush'" in res.output
     p = _write(tmp_path / "flush.ndjson", _reordered("sequencer"))
     assert r.invoke(app, ["history", str(p)]).exit_code == 1
     res = r.invoke(app, ["history", str(p), "--protocol", "paxos"])

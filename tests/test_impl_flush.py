@@ -298,7 +298,8 @@ def test_a_view_sent_by_a_crashing_initiator_still_reaches_everyone():
         recs, s = simulate_flush([1, 2, 3, 4], msgs, seed, plan)
         assert s["network"]["rescued"] > 0 and s["crashed"] == [1, 2]
         assert s["quiescent"] and s["unfinished"] == [] and s["vid"][3] == s["vid"][4] == 3
-        v2 = tracefile.to_v2(recs, flush_constants([1, 2, 3, 4], msgs, plan.crashes), f"rescue{seed}")
+        v2 = tracefile.to_v2(recs, flush_constants([1, 2, 3, 4], msgs, plan.crashes), f"rescue{seed}",
+                             quiescent=s["quiescent"])
         assert cflush.replay(from_records(v2, "rescue")).verdict == "ok"
 
 

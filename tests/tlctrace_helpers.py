@@ -50,7 +50,9 @@ def accepted(tmp_path, records: list, name: str = "good", *, actions=(), one_ste
     assert v.first_unmatched is None
     if one_step_a_record:
         assert v.events == len(events(records))
-    assert m["verdict"] == "ok" and m["stops_conforming_at"] is None and tlctrace.agrees(v, m)
+    # (a hand-cut log may lack an end record or a multicast: incomplete, nothing wrong in it)
+    assert m["verdict"] in ("ok", "incomplete") and not m["violations"] and m["stops_conforming_at"] is None \
+        and tlctrace.agrees(v, m)
     return v, m
 
 
