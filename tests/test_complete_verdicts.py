@@ -248,3 +248,20 @@ def test_cluster_report_first_word_is_never_ok_unless_quiescent(capsys):
                         False, Gate())
     assert e.value.exit_code == 4
     assert capsys.readouterr().out.startswith("sequencer-n3: incomplete")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("spark")
+def test_spark_gives_the_same_complete_verdict(tmp_path):
+    """The second loss beside the documented one, on Spark: the same rows as the local engine."""
+    from groupcheck.conformance import pipeline as P
+    from groupcheck.conformance.spark import session
+    (seed, recs, _), = _documented_loss_runs(1)
+    forged, bad, _ = _second_loss(recs)
+    tracefile.write(tmp_path / "in" / "forged.ndjson", forged)
+    tracefile.write(tmp_path / "in" / "good.ndjson", recs)
+    local = P.conform_rows([tmp_path / "in"], engine="local", work_dir=tmp_path)
+    spark = P.conform_rows([tmp_path / "in"], engine="spark", spark=session("local[1]"), work_dir=tmp_path)
+    assert spark == local
+    assert {r["file"].rsplit("/", 1)[1]: r["verdict"] for r in spark} == {"good.ndjson": "documented",
+                                                                           "forged.ndjson": "violation"}
