@@ -624,9 +624,9 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             continue
         row["run_id"] = trace.header.get("run_id")
         if not tlctrace.supported(trace.header["protocol"]):
-            row.update(verdict="unsupported", reason=f"protocol {trace.header['protocol']!r} has no TLA+ trace spec "
-                       f"(Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
-            loaded.append((f, row, None)); bad += 1
+            row.update(verdict="rejected", reason=f"{trace.path}:1: protocol: {trace.header['protocol']!r} has no TLA+ "
+                       f"trace spec (Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
+            loaded.append((f, row, None))
             continue
         loaded.append((f, row, trace))
     # one TLC process per core; each is a separate JVM, so threads suffice
@@ -637,12 +637,15 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             rows.append(row)
             continue
         if isinstance(v, tlctrace.NoVerdict):     # a limit TLC hit: one line, its output kept in a log
-            row.update(verdict="no-verdict", reason=str(v))
+            # TLC checked nothing: incomplete, unless the model replay (both) found the run broken
+            row.update(verdict="incomplete", reason=f"TLC gave no verdict: {v}")
             if both:
                 m = conform_file(f).to_json()
                 row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
                                 "stops_conforming_at": m["stops_conforming_at"]}
-            rows.append(row); bad += 1
+                if m["verdict"] in ("violation", "nonconforming", "rejected"):
+                    row["verdict"] = m["verdict"]
+            rows.append(row); bad += gate.unexpected(row)
             continue
         row["tlc"] = v.to_json()
         if not v.clean:
@@ -700,7 +703,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
                 print("  " + r["reason"])
             if r.get("tlc_explain"):
                 print("  " + r["tlc_explain"].replace("\n", "\n  "))
-        print(f"{len(rows) - bad}/{len(rows)} runs ok or as expected")
+        print(tally_line(rows, [r for r in rows if gate.unexpected(r)]))
     _say_missing(gate, rows)
     return gate.exit_code(rows, bad)
 

@@ -104,8 +104,9 @@ def test_tlc_without_a_verdict_is_one_line_and_keeps_its_output(tmp_path, run, m
     good = write(tmp_path / "good.ndjson", run)
     monkeypatch.setattr(tlctrace, "validate", functools.partial(tlctrace.validate, timeout=0.001))
     r = CliRunner().invoke(app, ["conform", str(good), "--checker", "both"])
-    assert r.exit_code == 1, r.output
-    assert "no-verdict" in r.output and "did not finish within 0.001 s" in r.output
+    assert r.exit_code == 4, r.output           # incomplete: TLC checked nothing
+    assert ": incomplete" in r.output and "TLC gave no verdict" in r.output
+    assert "did not finish within 0.001 s" in r.output
     assert "Traceback" not in r.output and "@!@!@" not in r.output
     log = r.output.split("TLC's output: ")[1].split(")")[0]
     assert log.endswith(".log") and open(log).read() is not None
