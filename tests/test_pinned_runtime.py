@@ -1,0 +1,139 @@
+"""Decisions of the effect engine and the runtime, each pinned by a test
+that fails with its mutant: a cancelled or re-armed timer never fires, a
+blocked sender waits until the stack accepts, the backlog bound is exact,
+and frames from the runner's id or an unknown id never reach the stack."""
+
+from __future__ import annotations
+
+import asyncio
+
+from groupcheck.impl import auth, codec, runtime
+from groupcheck.impl.engine import Engine
+from groupcheck.impl.events import CancelTimer, Deliver, Send, SetTimer, Trace, TraceEvent
+from groupcheck.impl.reliable import Reliable
+
+KEY = b"pinned-key-0123456789abcdef"
+
+
+class _Net:
+    """A network that schedules by handing out numbered tokens."""
+
+    def __init__(self):
+        self.now, self.sent, self.tokens = 0.0, [], 0
+
+    def send(self, src, dest, msg):
+        self.sent.append((src, dest, msg))
+
+    def multicast(self, src, msg):
+        self.sent.append((src, None, msg))
+
+    def schedule(self, at, nid, name):
+        self.tokens += 1
+        return self.tokens
+
+
+class _Stack:
+    def __init__(self):
+        self.next = []
+
+    def handle(self, event, now):
+        out, self.next = self.next, []
+        return out
+
+
+def _engine():
+    stack, net, records, delivered = _Stack(), _Net(), [], []
+    eng = Engine({1: stack}, net, records.append, lambda nid, e: delivered.append((nid, e)))
+    return eng, stack, net, records, delivered
+
+
+def test_a_cancelled_timer_never_fires():
+    eng, stack, *_ = _engine()
+    stack.next = [SetTimer("t", 1.0)]
+    eng.handle(1, "go")
+    token = eng.armed(1)["t"]
+    stack.next = [CancelTimer("t")]
+    eng.handle(1, "go")
+    assert not eng.expire(1, "t", token) and not eng.expire(1, "t")
+
+
+def test_a_rearmed_timer_fires_once_with_its_last_token():
+    eng, stack, *_ = _engine()
+    stack.next = [SetTimer("t", 1.0)]
+    eng.handle(1, "go")
+    first = eng.armed(1)["t"]
+    stack.next = [SetTimer("t", 2.0)]
+    eng.handle(1, "go")
+    second = eng.armed(1)["t"]
+    assert first != second
+    assert not eng.expire(1, "t", first)            # the earlier arming is stale
+    assert eng.expire(1, "t", second)
+    assert not eng.expire(1, "t", second)           # fired: disarmed
+
+
+def test_records_before_effects_and_deliveries_to_the_app():
+    eng, stack, net, records, delivered = _engine()
+    ev = TraceEvent("Send", 1, {"sender": 1, "seqno": 1})
+    stack.next = [Send(2, b"x"), Trace(ev), Deliver(1, 1, b"p")]
+    eng.handle(1, "go")
+    assert [r["name"] for r in records] == ["Send"] and net.sent == [(1, 2, b"x")]
+    assert delivered == [(1, Deliver(1, 1, b"p"))]
+
+
+def test_the_backlog_bound_is_exact():
+    r = Reliable(1, (1, 2), max_backlog=3, window=1)
+    for k in range(2):
+        r.handle(Send(2, b"%d" % k), 0.0)
+    assert r.retained + r.queued == 2 and not r.blocked
+    r.handle(Send(2, b"2"), 0.0)
+    assert r.retained + r.queued == 3 and r.blocked
+
+
+def test_a_blocked_sender_waits_until_the_stack_accepts(tmp_path, monkeypatch):
+    """The workload sends nothing while the stack is blocked, however many
+    polls that takes (a sender that looked once and went on would send
+    into a full backlog)."""
+    node = runtime.offline_node(tmp_path, KEY)
+    node.cfg.messages, node.cfg.rate = 2, 0
+    monkeypatch.setattr(runtime, "BACKPRESSURE_POLL", 0.0)
+    polls = {"left": 5}
+
+    def blocked():
+        polls["left"] -= 1
+        return polls["left"] >= 0
+
+    sends = []
+    monkeypatch.setattr(node, "_blocked", blocked)
+    monkeypatch.setattr(node, "_step", lambda ev: sends.append(polls["left"]))
+    node.loop.run_until_complete(node._workload())
+    assert node.backpressured == 5 and sends == [-1, -2]     # both sends after the last blocked poll
+    node.writer.close()
+
+
+def _stack_frame(sender):
+    return auth.Sealer(KEY, sender, 1).seal(runtime.frame(runtime.STACK, {str(sender): 1},
+                                                          codec.encode(codec.Ack(1, 0))))
+
+
+def test_stack_frames_from_the_runner_or_a_stranger_never_reach_the_stack(tmp_path):
+    node = runtime.offline_node(tmp_path, KEY)
+    stepped = []
+    node._step = stepped.append
+    node.datagram_received(_stack_frame(runtime.RUNNER), None)      # the runner sends commands only
+    node.datagram_received(_stack_frame(99), None)                  # no such node
+    assert stepped == [] and node.dropped.get("unknown_sender") == 2
+    node.datagram_received(_stack_frame(1), None)                   # a member: in
+    assert len(stepped) == 1 and node.dropped.get("unknown_sender") == 2
+    node.writer.close()
+
+
+def test_control_frames_from_a_node_are_refused(tmp_path):
+    node = runtime.offline_node(tmp_path, KEY)
+    commands = []
+    node._command = lambda vc, body: commands.append(body)
+    node.datagram_received(auth.Sealer(KEY, 1, 1).seal(runtime.frame(runtime.CONTROL, {}, b'{"cmd":"stop"}')), None)
+    assert commands == [] and node.dropped.get("control_from_node") == 1
+    node.datagram_received(auth.Sealer(KEY, runtime.RUNNER, 1).seal(runtime.frame(runtime.CONTROL, {}, b"{}")), None)
+    assert commands == [b"{}"]
+    node.writer.close()
+    asyncio.set_event_loop(None)
