@@ -373,6 +373,16 @@ def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, worker
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def broken_properties(broken: list[str]) -> list[str]:
+    """The properties TLC's log reports broken at a record, from its
+    ``broken`` blocks (one per behaviour matching the log there, each
+    ``{"P", "Q"}, state``): every behaviour broke one, so those that every
+    behaviour broke (the intersection); when no property is broken by all,
+    each one that some behaviour broke (the union), sorted."""
+    names = [set(re.findall(r'"([^"]*)"', b.split("}", 1)[0])) for b in broken]
+    return sorted(set.intersection(*names) or set.union(*names))
+
+
 def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerdict:
     """TLC's verdict on a loaded trace (conformance.traces.Trace)."""
     protocol = trace.header["protocol"]
@@ -400,10 +410,8 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
         broken = [b for tag, b in _printed(d.raw_output) if tag == "broken"]
         if broken:
             ev = events[depth - 1]
-            names = [set(re.findall(r'"([^"]*)"', b.split("}", 1)[0])) for b in broken]
             v.broken_at = ev["i"]
-            # every behaviour there broke one; those that all broke (else each one some broke)
-            v.broken = sorted(set.intersection(*names) or set.union(*names))
+            v.broken = broken_properties(broken)
             v.broken_records = list(ev.get("parts") or [ev["i"]])
             v.broken_record = _reported(trace, ev)
             v.broken_states = sorted({b.split("}", 1)[1].lstrip(", ").strip() for b in broken})[:DIAG_MAX_STATES]

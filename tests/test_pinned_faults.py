@@ -52,3 +52,4 @@ def test_kills_stay_among_the_first_members_joiners_are_new_and_the_last_member_
                 seen.add("pause")
         assert kills <= nodes - 1 and {m for m in live if m <= nodes}, (seed, kills)
     assert seen >= {"eating", "True", "False", "join", "pause"}
+
