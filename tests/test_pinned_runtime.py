@@ -137,3 +137,18 @@ def test_control_frames_from_a_node_are_refused(tmp_path):
     assert commands == [b"{}"]
     node.writer.close()
     asyncio.set_event_loop(None)
+
+
+def test_a_real_node_bounds_its_backlog_and_batches_its_acks(tmp_path):
+    """The runtime's reliable layer holds at most MAX_BACKLOG frames before
+    the sender waits, and acks every ACK_EVERY frames (the simulator's
+    defaults are per frame and 4096)."""
+    node = runtime.offline_node(tmp_path, KEY)
+    rel = node.stack.layer("reliable")
+    assert rel.max_backlog == runtime.MAX_BACKLOG < Reliable(1, (1, 2)).max_backlog
+    assert rel.ack_every == min(runtime.ACK_EVERY, rel.window) > 1
+    for k in range(runtime.MAX_BACKLOG):
+        assert not node._blocked(), k
+        node.stack.layer("reliable").handle(Send(3, b"%d" % k), 0.0)
+    assert node._blocked()
+    node.writer.close()
