@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from .findings import Gate, expect_option, known_option
-from .render import ENVIRONMENT, at_least, console, fail, out_dir, positive
+from .render import ENVIRONMENT, FORCE, at_least, console, fail, out_dir, positive
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run the stacks as a real cluster on 127.0.0.1 (UDP, HMAC, SIGKILL) and check its traces.")
@@ -52,6 +52,7 @@ def run(
     lossy_ring: bool = typer.Option(False, "--lossy-ring", help="with --membership raincore (--protocol flush or sequencerflush): the ring is Raincore's own (spec LossyRing: a kill lands whatever the ring is doing, the token holder's too, and the token is regenerated), not the abstraction whose kill waits for the token to be elsewhere"),
     kill_holder: bool = typer.Option(False, "--kill-holder", help="with --lossy-ring: each --kill waits until its node holds the token (Eating), so the token dies with it and the ring regenerates it"),
     hog: bool = HOG,
+    force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -73,7 +74,7 @@ def run(
                         log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder, hog=hog)
     except ClusterError as e:
         fail(str(e))
-    result = _run_and_keep(runner, out, hog=hog)
+    result = _run_and_keep(runner, out, force, "cluster run", hog=hog)
     _report(result, protocol, out, as_json, Gate(expect, known))
 
 
@@ -95,6 +96,7 @@ def chaos(
     rejoin: bool = typer.Option(False, "--rejoin", help="with --membership raincore: a killed node may come back as a new node (a new id asking to join by the ring's 911)"),
     stalls: bool = typer.Option(False, "--stalls", help="with --membership raincore: every pause under half the failure detector's time-out (no false suspicion); the oracle stacks' pauses are stalls anyway"),
     suspicions: Optional[int] = typer.Option(None, "--suspicions", min=0, help="with --membership raincore: at most this many pauses outlast the failure detector's time-out, spread over the run, the others stalls (default: every pause; each such pause costs the ring a node, so a long soak keeps this small)"),
+    force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON (progress still goes to stderr)"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -110,7 +112,7 @@ def chaos(
     say = console(stderr=True)
     try:        # every option judged before OUT is created
         if getattr(protocols.find(protocol), "cluster", None) is None:
-            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
+            raise ClusterError(protocols.not_a_cluster_protocol(protocol))
         if rejoin and not protocols.find(protocol).cluster.joins:
             raise ClusterError("--rejoin: over the ring only (--membership raincore): the oracle has no join")
         soonest, surely = chaos_mod.suspicion_after(protocol, lossy_ring) or (None, None)
@@ -122,7 +124,7 @@ def chaos(
                                        log=lambda s: say.print(s, markup=False))
     except (ClusterError, ValueError) as e:
         fail(str(e))
-    result = _run_and_keep(runner, out, seed=seed, faults=faults, hog=hog, schedule=runner.done)
+    result = _run_and_keep(runner, out, force, "cluster chaos", seed=seed, faults=faults, hog=hog, schedule=runner.done)
     if not as_json:
         skipped = sum("skipped" in a for a in runner.done)
         print(f"chaos seed {seed}: {len(runner.done) - skipped} of {len(plan)} actions played"
@@ -145,13 +147,13 @@ def _with_membership(protocol: str, membership: str) -> str:
     return over_ring
 
 
-def _run_and_keep(runner, out: Path, **more) -> dict:
+def _run_and_keep(runner, out: Path, force: bool, command: str, **more) -> dict:
     """Create OUT, run, and keep the result beside the traces and history
     (result.json, as `cluster down` writes it): the run's folder describes
     itself.  ``more``: what the command adds to the result."""
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted
-    out_dir(str(out))
+    out_dir(str(out), command=command, force=force)
     try:
         res = runner.run()
     except (ClusterError, KeyError_) as e:
@@ -238,13 +240,14 @@ def up(
     timeout: float = typer.Option(60.0, "--timeout", callback=positive, help="seconds `down` waits for quiescence"),
     key_file: Optional[str] = typer.Option(None, "--key-file", help="cluster key (default: a fresh random key in OUT/cluster.key, mode 600)"),
     checker: str = typer.Option("model", "--checker", help="what `down` checks the traces with: model, tlc or both"),
+    force: bool = FORCE,
 ):
     """Start a cluster in the background and return: the nodes run their workload until `cluster down OUT`.
     Any node that dies meanwhile (`cluster kill OUT NODE`, or kill -9 from your shell) is a crash the runner
     reports to the survivors as the view oracle."""
-    from groupcheck.impl.protocols import cluster_protocols
+    from groupcheck.impl.protocols import cluster_protocols, not_a_cluster_protocol
     if protocol not in cluster_protocols():
-        fail(f"--protocol {protocol!r}: the cluster runs {', '.join(cluster_protocols())}")
+        fail(not_a_cluster_protocol(protocol))
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: model, tlc or both")
     if checker != "model":
@@ -253,12 +256,10 @@ def up(
             fail(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
                  f"(have: {', '.join(tlctrace.supported_protocols())})")
     _key_file_or_fail(key_file)
-    out_dir(str(out))
     if (out / "cluster.json").exists() and _alive(_cluster_json(out).get("runner", 0) or 0) \
             and not (out / "result.json").exists():
         fail(f"{out}: a cluster is already up here (groupcheck cluster down {out})")
-    for stale in ("ready", "result.json", "cluster.json"):
-        (out / stale).unlink(missing_ok=True)
+    out_dir(str(out), command="cluster up", force=force)
     (out / "up.json").write_text(json.dumps({"protocol": protocol, "nodes": nodes, "messages": messages,
                                             "rate": rate, "timeout": timeout, "key_file": key_file,
                                             "checker": checker}), encoding="utf-8")

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from .findings import Gate, expect_option, known_option
-from .render import ENVIRONMENT, console, fail, need_java, out_dir
+from .render import ENVIRONMENT, FORCE, console, fail, need_java, out_dir
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run JGroups 2.12 (Debian's libjgroups-java) on 127.0.0.1 and check it against the specs.")
@@ -31,6 +31,7 @@ def run(
     interval: int = typer.Option(10, "--interval", help="milliseconds between a sender's multicasts"),
     settle: float = typer.Option(4.0, "--settle", help="after its last multicast, each member waits until it has delivered nothing for this many seconds"),
     timeout: float = typer.Option(90.0, "--timeout", help="seconds the whole run may take; every JVM is killed after it"),
+    force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
     known: Optional[bool] = known_option(),
@@ -58,7 +59,7 @@ def run(
         fail(f"JGroups cannot run here: {why}", ENVIRONMENT)
     if checker != "model":
         need_java()
-    out_dir(str(out))
+    out_dir(str(out), command="jgroups run", force=force)
     log(f"compiling the driver ({jgroups.SOURCE.name}) unless cached")
     import subprocess
     try:

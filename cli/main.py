@@ -357,6 +357,8 @@ def audit(
     stage: Optional[List[str]] = typer.Option(None, "--stage", help="only these stages: tlc, link, conformance, history, tracevalidation, prove, cluster"),
     from_summary: Optional[Path] = typer.Option(None, "--from", help="re-render the reports from a saved summary.json instead of running the audit"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
+    force: bool = typer.Option(False, "--force", help="replace a non-empty --out folder that is not an earlier audit's "
+                               "(an earlier audit's is replaced anyway)"),
 ):
     """The release audit: TLC on every manifest model, models compared with specs, simulated traces checked (on Spark by default); writes summary.json, junit.xml, report.md and report.html; exit 1 on any unexpected result."""
     from groupcheck.conformance import audit as audit_mod, report
@@ -367,13 +369,15 @@ def audit(
     if bad_stage:
         fail(f"--stage {', '.join(sorted(bad_stage))}: unknown; stages are {', '.join(audit_mod.STAGES)}")
     _entries(protocols, None)   # validates the protocol names with a clear error
-    out_dir(out)
+    # an earlier audit's folder is rewritten whole (one made before folders were marked: its summary and report)
+    earlier = (Path(out) / "summary.json").is_file() and (Path(out) / "report.html").is_file()
     if from_summary is not None:
         try:
             checks, extra = report.checks_from_summary(json.loads(from_summary.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError) as e:
             fail(f"--from {from_summary}: not a readable summary.json ({e})")
-    else:
+    out_dir(out, command="audit", force=force or earlier, regenerates=True)      # after --from was read
+    if from_summary is None:
         checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
                                    stages, jobs, quiet=False)     # progress on stderr, also with --json
     _report_audit(report, out, checks, extra, as_json)
@@ -477,6 +481,9 @@ def simulate(
     out: str = typer.Option("traces", "--out", help="output folder for the NDJSON traces"),
     as_json: bool = typer.Option(False, "--json", help="print the summaries as a JSON list"),
     history: bool = typer.Option(False, "--history", help="also write each run's history (history/<run_id>.ndjson, docs/history-format.md)"),
+    force: bool = typer.Option(False, "--force", help="replace a non-empty --out folder whole"),
+    append: bool = typer.Option(False, "--append", help="add runs to an --out folder made by simulate with the same "
+                                "protocol and options (refused if a run of the same seed is there)"),
 ):
     """Simulate runs of the implementation and write one trace file (groupcheck-trace/2) per run."""
     import pathlib
@@ -494,13 +501,22 @@ def simulate(
                     raise ValueError(f"--{key}: {protocol} has no {key} option (its options: "
                                      f"{', '.join(sorted(proto.option_keys))})")
                 opts[key] = value
+        if force and append:
+            raise ValueError("--force replaces the folder, --append adds to it: choose one")
+        taken = [s for s in range(seed, seed + runs) if append and any(pathlib.Path(out).glob(f"*-s{s}.ndjson"))]
+        if taken:
+            raise ValueError(f"--append: {out} already holds the run of seed {taken[0]}; start at another --seed")
         rows = []
         for i in range(runs):
             records, line = proto.simulate(seed + i, faults, opts)
-            if i == 0:
-                out_dir(out)                # after the protocol took the plan: a refused one leaves nothing
+            if i == 0:                      # after the protocol took the plan: a refused one leaves nothing
+                out_dir(out, command="simulate", params={"protocol": protocol, "options": opts}, force=force,
+                        append=append)
             line = dict(line)
-            line["file"] = str(tracefile.write(pathlib.Path(out) / f"{line['run_id']}.ndjson", records))
+            where = pathlib.Path(out) / f"{line['run_id']}.ndjson"
+            if where.exists():              # never overwritten: two seeds of one run id, or --append over one
+                raise ValueError(f"{where}: a run of that id is already there; nothing of it was overwritten")
+            line["file"] = str(tracefile.write(where, records))
             if history:
                 from groupcheck.conformance.history import from_trace
                 line["history"] = str(tracefile.write(pathlib.Path(out) / "history" / f"{line['run_id']}.ndjson",

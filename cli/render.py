@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -94,6 +95,10 @@ def trace_files_or_fail(paths) -> list:
         console(stderr=True).print(f"skipped {len(skipped)} history file(s) in {', '.join(where)} "
                                    f"(black-box histories: groupcheck history reads them)", markup=False)
     if not files:
+        datasets = [p for p in paths if (Path(p) / "_pipeline.json").is_file()]
+        if datasets:
+            fail(f"{datasets[0]} is a Parquet dataset, not NDJSON traces: check it with "
+                 f"groupcheck traces check {datasets[0]}")
         fail(f"no *.ndjson traces in {', '.join(paths)}; write some with groupcheck simulate")
     return files
 
@@ -138,18 +143,71 @@ def need_java() -> None:
         fail(str(e), ENVIRONMENT)
 
 
-def out_dir(path: str, option: str = "--out"):
-    """Create ``path`` and prove it writable before any work starts."""
+MARK = ".groupcheck-out.json"      # which command made an output folder, and with what
+FORCE = typer.Option(False, "--force", help="replace a non-empty --out folder whole (refused otherwise)")
+
+
+def out_dir(path: str, option: str = "--out", *, command: str = "", params: Any = None,
+            force: bool = False, append: Any = None, regenerates: bool = False):
+    """Create ``path`` and prove it writable before any work starts; never
+    lose or mix data.  An empty or new folder is used.  A non-empty one is
+    refused (exit 2) unless: ``force`` (``--force``: its contents are
+    replaced whole); ``append`` is True (``--append``, where the command
+    adds runs: only to a folder the same command made with the same
+    ``params``, read from the folder's MARK); or ``regenerates`` and the
+    folder is the same command's own (a report rewritten whole, as
+    ``audit``'s).  ``append`` None: the command cannot append.  Call it
+    after the arguments and inputs are validated: nothing is written before."""
+    import json
+    import shutil
     import tempfile
-    from pathlib import Path
     p = Path(path)
+    if p.exists() and not p.is_dir():
+        fail(f"{option} {path}: a file, not a folder; choose another name")
+    entries = [e for e in p.iterdir() if e.name != MARK] if p.is_dir() else []
+    mark = _mark(p)
+    own = mark is not None and mark.get("command") == command
+    if entries and not force:
+        made = f"made by `groupcheck {mark.get('command')}`" if mark else "not made by groupcheck"
+        if append is True:
+            if not own:
+                fail(f"{option} {path}: --append adds to a folder `groupcheck {command}` made; this one was {made}")
+            if mark.get("params") != params:
+                fail(f"{option} {path}: --append needs the parameters its runs were made with "
+                     f"({_brief_params(mark.get('params'))}), not {_brief_params(params)}; use another folder")
+        elif not (regenerates and own):
+            fail(f"{option} {path}: not empty ({len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {made}): "
+                 f"--force replaces it whole" + ("; --append adds runs to it" if append is not None else "")
+                 + "; or choose another folder")
     try:
+        if entries and (force or (regenerates and own)):
+            for e in entries:
+                shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
         p.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=p, prefix=".groupcheck-write-test-"):
             pass
+        if command and not (append is True and own):
+            (p / MARK).write_text(json.dumps({"command": command, "params": params}, default=str) + "\n",
+                                  encoding="utf-8")
     except OSError as e:
         fail(f"{option} {path}: cannot write there ({e.strerror or e}); choose another folder")
     return p
+
+
+def _mark(p: Path):
+    """The folder's MARK as a dict, or None (none, or unreadable)."""
+    import json
+    try:
+        d = json.loads((p / MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def _brief_params(params: Any) -> str:
+    if isinstance(params, dict):
+        return ", ".join(f"{k}={v}" for k, v in params.items())
+    return str(params)
 
 
 def progress(description: str = "", total=None, quiet: bool = False):

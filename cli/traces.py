@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from .render import at_least, console, fail, need_java, out_dir, progress, spark_session, trace_files_or_fail
+from .render import FORCE, at_least, console, fail, need_java, out_dir, progress, spark_session, trace_files_or_fail
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
@@ -67,6 +67,7 @@ def generate(
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL, e.g. spark://host:7077"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
+    force: bool = FORCE,
 ):
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
@@ -78,7 +79,7 @@ def generate(
         opts = _options(option)
         if faults and faults.strip() != "auto":
             parse_faults(faults)            # the grammar's verdict before any output
-        out_dir(out)
+        out_dir(out, command="traces generate", force=force)
         _start(engine, master)
         with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):
             s = pipeline.generate(protocol, runs, seed, faults, out, engine=engine, options=opts, master=master)
@@ -94,13 +95,14 @@ def ingest(
     engine: str = typer.Option("spark", "--engine", help=ENGINE_HELP),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for machines"),
+    force: bool = FORCE,
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance import pipeline
     trace_files_or_fail(paths)      # before Spark starts and OUT is made
     try:
         engine = _engine(engine)
-        out_dir(out)
+        out_dir(out, command="traces ingest", force=force)
         _start(engine, master)
         with progress(f"traces ingest ({engine})", quiet=as_json):
             s = pipeline.ingest(paths, out, engine=engine, master=master)

@@ -423,8 +423,8 @@ def _merge(v: dict, found: Optional[list]) -> dict:
 def _prepare_out(out: Path) -> None:
     """Replace a previous pipeline dataset; refuse to clobber anything else."""
     if out.exists():
-        if out.is_dir() and not any(out.iterdir()):
-            return
+        if out.is_dir() and not any(not e.name.startswith(".") for e in out.iterdir()):
+            return          # empty, or only the CLI's mark of who made it
         if not (out / "_pipeline.json").exists():
             raise PipelineError(f"{out} exists and is not a pipeline dataset (no _pipeline.json); "
                                 "choose an empty or new folder")

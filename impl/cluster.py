@@ -188,7 +188,7 @@ class Runner:
                  hog: bool = False) -> None:
         run = getattr(protocols.find(protocol), "cluster", None)
         if run is None:
-            raise ClusterError(f"--protocol {protocol!r}: the cluster runs {', '.join(protocols.cluster_protocols())}")
+            raise ClusterError(protocols.not_a_cluster_protocol(protocol))
         if lossy_ring and not run.lossy_ring:
             raise ClusterError("--lossy-ring: over the ring only (--membership raincore, --protocol flush or "
                                "sequencerflush)")

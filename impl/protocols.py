@@ -136,3 +136,13 @@ def layer_of(protocol: Any, name: str, params: Optional[dict]) -> str:
 def cluster_protocols() -> list[str]:
     """The protocols ``groupcheck cluster`` runs."""
     return [p for p in names() if get(p).cluster is not None]
+
+
+def not_a_cluster_protocol(protocol: str) -> str:
+    """Why ``groupcheck cluster`` refuses ``--protocol protocol``, pointing at
+    the option that runs it where one does (a protocol that runs over the
+    Raincore ring only: ``--membership raincore``)."""
+    over = getattr(find(protocol), "over_ring", None)
+    hint = (f"; {protocol} runs over the Raincore ring: --protocol {over} (or, with cluster run and chaos, "
+            f"--protocol {protocol} --membership raincore)" if over in cluster_protocols() else "")
+    return f"--protocol {protocol!r}: the cluster runs {', '.join(cluster_protocols())}{hint}"
