@@ -15,7 +15,7 @@ import z3
 
 from groupcheck.model.core import Label
 from groupcheck.model.proofs import registry
-from groupcheck.model.proofs.engine import (_solver, edge_in_relation, extra_successor, run,
+from groupcheck.model.proofs.engine import (DEFAULT_RLIMIT, _solver, edge_in_relation, extra_successor, run,
                                             satisfies_invariant, verdict)
 from groupcheck.model.proofs.flush import FlushEncoding
 from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample, states_agree
@@ -140,7 +140,7 @@ def test_the_once_open_queries_are_proved_per_instance():
     assert len(qs) == 15
     for name, fs in qs:
         s = _solver(enc)
-        s.set("timeout", 60_000)
+        s.set("rlimit", DEFAULT_RLIMIT)      # z3's resource units, never wall-clock time
         s.add(*fs)
         assert s.check() == z3.unsat, name
 
@@ -161,7 +161,7 @@ def test_view_digest_for_the_sender_is_the_lemma_for_every_mover(n, ninit):
 
     def check(*fs):
         s = _solver(enc)
-        s.set("timeout", 60_000)
+        s.set("rlimit", DEFAULT_RLIMIT)      # z3's resource units, never wall-clock time
         s.add(*fs)
         return s.check()
     assert check(*base, enc.VirtualSynchrony(S), new, z3.Not(old)) == z3.unsat
