@@ -338,10 +338,11 @@ class Runner:
             if self.serve:
                 (self.out / "ready").write_text(run_id, encoding="utf-8")
             killed = self._serve(t0, members) if self.serve else self._kills(t0, members)
-            # the quiescence time-out counts from the workload's end and the last kill
-            # (serving: from `down`), so a late kill or a long workload is waited out
-            begin = time.monotonic() if self.serve else max(time.monotonic(), t0 + self.messages / self.rate)
-            quiescent = self._quiesce(t0, killed, begin + self.timeout)
+            # the quiescence time-out counts from the moment the last sender finished
+            # (no node's count of multicasts sent moved since), and from the last kill
+            # (serving: from `down`): a long or unpaced workload (rate 0) is waited out
+            # as long as it makes progress, whatever its nominal length
+            quiescent = self._quiesce(t0, killed, time.monotonic())
             live = [m for m in (*members, *self.joined) if m not in killed]
             for nid in live:
                 self._send(nid, {"cmd": "stop"})
@@ -484,13 +485,20 @@ class Runner:
                                    f"(see {self.out}/node-{m}.log)")
             self._crashed(m, list(range(1, self.n + 1)), killed, t0, how=self._exit_record(m, True))
 
-    def _quiesce(self, t0: float, killed: list, deadline: float) -> bool:
-        stable_since, last = None, None
-        while time.monotonic() < deadline:
+    def _quiesce(self, t0: float, killed: list, begin: float) -> bool:
+        """Wait until every live node is idle and its deliveries stay put for
+        ``settle`` seconds (True), or ``timeout`` seconds have passed since
+        ``begin`` and since any live node's count of multicasts sent last
+        moved (False: not quiescent)."""
+        stable_since, last, sent, moved = None, None, None, begin
+        while time.monotonic() < moved + self.timeout:
             self._poll(time.monotonic() + 0.1)
             self._reap(killed, t0)
             live = [m for m in (*range(1, self.n + 1), *self.joined) if m not in killed]
             reps = [self.status.get(m, {}) for m in live]
+            counts = tuple(r.get("sent") for r in reps)
+            if counts != sent:              # a sender still sending: the time-out starts again
+                sent, moved = counts, max(moved, time.monotonic())
             now = tuple(r.get("delivered") for r in reps)
             if all_idle(reps, killed):
                 if now != last:

@@ -152,3 +152,45 @@ def test_a_real_node_bounds_its_backlog_and_batches_its_acks(tmp_path):
         node.stack.layer("reliable").handle(Send(3, b"%d" % k), 0.0)
     assert node._blocked()
     node.writer.close()
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _quiescer(monkeypatch, script, timeout=60.0):
+    """A Runner whose nodes report ``script(t)`` (their status) at fake time t."""
+    from groupcheck.impl import cluster
+    clock = _Clock()
+    monkeypatch.setattr(cluster.time, "monotonic", clock)
+    r = cluster.Runner.__new__(cluster.Runner)
+    r.n, r.joined, r.settle, r.timeout, r.status = 2, [], 0.5, timeout, {}
+
+    def poll(until):
+        clock.t = until
+        r.status = script(clock.t)
+    r._poll, r._reap = poll, lambda killed, t0: None
+    return r, clock
+
+
+def test_the_quiescence_time_out_counts_from_the_last_sender_finishing(monkeypatch):
+    """An unpaced workload still sending 200 s after the start is waited
+    out (its count of multicasts sent keeps moving), then found quiescent;
+    a sender stuck with messages left is given up ``timeout`` seconds after
+    its count last moved, not after the start."""
+    def busy(t):
+        sent = min(1000, int(t * 5))
+        return {m: {"sent": sent, "delivered": sent, "idle": sent == 1000} for m in (1, 2)}
+    r, clock = _quiescer(monkeypatch, busy)
+    assert r._quiesce(0.0, [], 0.0) is True and clock.t >= 200
+
+    def stuck(t):
+        sent = min(300, int(t * 5))
+        return {m: {"sent": sent, "delivered": sent, "idle": False} for m in (1, 2)}
+    r, clock = _quiescer(monkeypatch, stuck)
+    assert r._quiesce(0.0, [], 0.0) is False
+    assert 60 + 60 - 1 <= clock.t <= 60 + 60 + 1     # stuck at 60 s, given up a time-out later
