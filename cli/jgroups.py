@@ -85,9 +85,13 @@ def run(
     _report(r, as_json, Gate(expect, known))
 
 
+# the verdicts from worst to best: a run's is the worse of its history's and its trace's
+WORST_FIRST = ("rejected", "disagreement", "nonconforming", "violation", "incomplete", "documented", "ok")
+
+
 def _verdict(r: dict) -> str:
     h, t = r["history"]["verdict"], (r["trace"] or {}).get("verdict")
-    return h if t is None else ("ok" if h == t == "ok" else "violation")
+    return h if t is None else min((h, t), key=lambda v: WORST_FIRST.index(v) if v in WORST_FIRST else 0)
 
 
 def _report(r: dict, as_json: bool, gate: Gate) -> None:

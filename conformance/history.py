@@ -406,9 +406,9 @@ def agrees_with_replay(records: list[dict], report) -> tuple[bool, list[Violatio
     if report.verdict == "ok":
         return (not found, found, "" if not found else
                 f"the replay accepts the run, the history flags {', '.join(sorted(names))}")
-    if report.verdict != "violation":
+    if report.verdict not in ("violation", "documented"):
         return False, found, f"the replay's verdict is {report.verdict}: {report.reason}"
-    prop = (report.reason or "").split(":", 1)[0]
+    prop = report.violations[0]["property"] if report.violations else (report.reason or "").split(":", 1)[0]
     want = SEEN_AS.get(prop)
     if want is None or not any(want in CHECKS[n] for n in names):
         return False, found, (f"the replay reports {prop}; the history flags "

@@ -610,7 +610,7 @@ def check(out: Path, stack: str, checker: str = "model") -> dict:
     if tdir.is_dir() and any(tdir.glob("*.ndjson")):
         result["trace"] = _trace_verdict(tdir, checker)
         clean = not [v for v in hist["violations"] if v["check"] in result["agree_on"]]
-        result["agree"] = clean == (result["trace"]["verdict"] == "ok")
+        result["agree"] = clean == (result["trace"]["verdict"] in ("ok", "incomplete"))
     return result
 
 
@@ -645,7 +645,8 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
     bad = out.get("first_bad_event")
     if out["verdict"] != "ok" and bad is not None and bad < len(trace.events):
         proto = trace.header["protocol"]
-        prop = out["reason"].split(":")[0] if out["verdict"] == "violation" and checker != "tlc" else None
+        prop = out["reason"].split(":")[0] if out["verdict"] in ("violation", "documented") and checker != "tlc" \
+            else None
         if checker == "tlc" and v.broken_at is not None:
             prop = v.broken[0]
         out["jgroups_step"] = _step_behind(proto, trace.events, bad, prop, tdir)
