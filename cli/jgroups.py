@@ -110,7 +110,10 @@ def _report(r: dict, as_json: bool, gate: Gate) -> None:
         print(json.dumps(r, indent=2))
         raise typer.Exit(code)
     h, t = r["history"], r["trace"]
-    label = "ok" if ok else "as expected" if code == 0 else "NOT ok"
+    # the run's verdict word first (the worse of its history's and its trace's); a member that did
+    # not finish or a disagreement of the two is a violation of the run whatever they said
+    label = "ok" if ok else ("violation" if _verdict(r) == "ok" else _verdict(r)) \
+        + (" (as expected)" if code == 0 else "")
     print(f"{r['run_id']}: {label}; killed {r['killed'] or 'none'}; "
           f"delivered {h['delivered']}; {r['seconds']} s")
     if r.get("flushes"):         # only runs with --flush have them
