@@ -43,3 +43,34 @@ def test_what_a_history_is_judged_on_and_in_which_precedence():
     assert history.judged_checks(_h(), "sequencer")[0] == seq
     with pytest.raises(history.HistoryError, match="--protocol sequencer disagrees"):
         history.judged_checks(_h("flush"), "sequencer")
+
+
+def _row(verdict, violations=(), reason=None, protocol="sequencer"):
+    return {"stage": "replay", "verdict": verdict, "protocol": protocol, "reason": reason,
+            "violations": [{"property": p, "event": None, "witness": w, "finding": None, "finding_why": None}
+                           for p, w in violations]}
+
+
+def test_the_pipeline_judge_against_the_replay():
+    """The pipeline's own property check beside the replay (pipeline._merge):
+    a violation the replay missed makes the run a violation; the same first
+    property with the same witness agrees; another property, or the same
+    one with another witness, disagrees; a replay property no history
+    shows (a model invariant) is not compared."""
+    from groupcheck.conformance.pipeline import _merge
+    from groupcheck.conformance.properties import Violation
+    to = Violation("TotalOrder", "member 2 delivered 3.1 before 2.1", [2, 3], [(3, 1), (2, 1)])
+    got = _merge(_row("ok"), [to])
+    assert got["verdict"] == "violation" and got["violations"][0]["property"] == "TotalOrder"
+    assert "found by the property check, not by the replay" in got["reason"]
+    assert _merge(_row("ok"), [])["verdict"] == "ok" and _merge(_row("ok"), [])["agree"] is True
+    same = _row("violation", [("TotalOrder", to.reason)], f"TotalOrder: {to.reason}")
+    assert _merge(same, [to])["agree"] is True and _merge(same, [to])["verdict"] == "violation"
+    other = _row("violation", [("TotalOrder", "member 3 delivered 1.1 before 2.2")],
+                 "TotalOrder: member 3 delivered 1.1 before 2.2")
+    assert _merge(other, [to])["agree"] is False
+    fifo = _row("violation", [("SenderFIFO", "x")], "SenderFIFO: x")
+    assert _merge(fifo, [to])["agree"] is False
+    assert _merge(_row("violation", [("SafeGC", "y")], "SafeGC: y", "stable"), [to])["agree"] is None
+    assert _merge(_row("incomplete"), [to])["verdict"] == "violation"     # nothing wrong seen by the replay
+    assert _merge(_row("nonconforming"), [to])["verdict"] == "nonconforming"   # not judged apart
