@@ -74,3 +74,38 @@ def test_the_pipeline_judge_against_the_replay():
     assert _merge(_row("violation", [("SafeGC", "y")], "SafeGC: y", "stable"), [to])["agree"] is None
     assert _merge(_row("incomplete"), [to])["verdict"] == "violation"     # nothing wrong seen by the replay
     assert _merge(_row("nonconforming"), [to])["verdict"] == "nonconforming"   # not judged apart
+
+
+def test_the_findings_matcher():
+    """classify tries only the findings of the violated property, in order,
+    takes the first whose witness has the shape, never lets a witness crash
+    the verdict, and says why none matched; classify_run documents a run only
+    when every violation is covered."""
+    from types import SimpleNamespace
+
+    from groupcheck.conformance import findings as F
+    from groupcheck.conformance.replay import RunReport, violation
+
+    def boom(*a):
+        raise KeyError("state")
+    f_other = F.Finding("p/other", ("Agreement",), "docs/x.md", lambda *a: "would match anything")
+    f_boom = F.Finding("p/boom", ("TotalOrder",), "docs/x.md", boom)
+    f_no = F.Finding("p/no", ("TotalOrder",), "docs/x.md", lambda *a: None)
+    f_yes = F.Finding("p/yes", ("TotalOrder",), "docs/x.md", lambda t, p, r, at: f"shape of {r}")
+    proto = SimpleNamespace(name="p", findings=(f_other, f_boom, f_no, f_yes))
+    fid, why = F.classify(proto, None, "TotalOrder", "w")
+    assert (fid, why) == ("p/yes", "shape of w")
+    fid, why = F.classify(SimpleNamespace(name="p", findings=(f_other, f_boom, f_no)), None, "TotalOrder", "w")
+    assert fid is None and "p/boom: witness unreadable (KeyError" in why and "p/no: not its shape" in why
+    assert F.classify(SimpleNamespace(name="p", findings=(f_other,)), None, "TotalOrder", "w") == \
+        (None, "no documented finding of p violates TotalOrder")
+
+    def run(*props):
+        rep = RunReport("f", "r", "p", "violation", 3, None, None,
+                        violations=[violation(p, None, "w") for p in props])
+        F.classify_run(proto, None, rep)
+        return rep
+    assert run("TotalOrder", "Agreement").verdict == "documented"
+    mixed = run("TotalOrder", "NoDuplicates")
+    assert mixed.verdict == "violation" and mixed.finding is None
+    assert mixed.finding_why.startswith("not covered: NoDuplicates") and "covered: TotalOrder by p/yes" in mixed.finding_why
