@@ -75,8 +75,8 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
     # JGroups step where it broke (docs/jgroups.md)
     t = jgroups.check(tmp_path, stack)["trace"]
     print(f"  trace: {t['verdict']}; {t.get('reason')}; {t.get('jgroups_step')}")
-    assert t["verdict"] in ("ok", "violation"), t
-    if t["verdict"] == "violation":
+    assert t["verdict"] in ("ok", "violation", "documented"), t
+    if t["verdict"] != "ok":
         assert t["first_bad_event"] is not None and "JGroups's SEQUENCER." in t["jgroups_step"], t
 
 
@@ -289,8 +289,8 @@ def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_report
         "N": 3, "MaxSeq": 60, "MaxCrashes": 1, "SuspectResend": True, "FillGaps": True, "SeparateChannels": True}, head
     result = json.loads((out / "result.json").read_text())
     t, h = result["trace"], result["history"]
-    assert t["verdict"] in ("ok", "violation"), t       # every step conforms: handleSuspect is the spec's Suspect
-    if t["verdict"] == "violation":
+    assert t["verdict"] in ("ok", "violation", "documented"), t   # every step conforms: handleSuspect is the spec's Suspect
+    if t["verdict"] != "ok":
         assert "JGroups's SEQUENCER." in t["jgroups_step"], t
     on = set(result["agree_on"])
     assert on == set(jgroups.promised("sequencerflush")) & set(jgroups.promised("sequencer")), on
@@ -333,7 +333,7 @@ def test_check_reads_the_run_folder_and_compares_history_and_trace(tmp_path, fau
     tracefile.write(tmp_path / "traces" / "run.ndjson", recs)
     tracefile.write(tmp_path / "history" / "run.ndjson", history.from_trace(recs))
     r = jgroups.check(tmp_path, "sequencer")
-    assert r["trace"]["verdict"] in ("ok", "violation") and r["history"]["verdict"] in ("ok", "violation")
+    assert r["trace"]["verdict"] in ("ok", "violation", "documented") and r["history"]["verdict"] in ("ok", "violation")
     assert r["agree"] == ((r["history"]["verdict"] == "ok") == (r["trace"]["verdict"] == "ok"))
     assert r["agree"], r
     assert r["history"]["crashed"] == ([1] if faults else [])
