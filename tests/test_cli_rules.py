@@ -53,7 +53,7 @@ BAD_INVOCATIONS = [
     (["traces", "check", "missing"], "missing"),
     (["cluster", "run", "--protocol", "sequencer", "--out", "/proc/x"], "--out"),
     (["cluster", "run", "--protocol", "nope", "--out", "X"], "nope"),
-    (["cluster", "run", "--protocol", "sequencer", "--rate", "0", "--out", "X"], "--rate"),
+    (["cluster", "run", "--protocol", "sequencer", "--rate", "-1", "--out", "X"], "--rate"),
     (["cluster", "run", "--protocol", "sequencer", "--kill", "banana", "--out", "X"], "banana"),
     (["cluster", "run", "--protocol", "sequencer", "--senders", "a", "--out", "X"], "--senders"),
     (["cluster", "run", "--protocol", "sequencer", "--key-file", "missing", "--out", "X"], "--key-file"),
@@ -80,7 +80,7 @@ def test_a_bad_invocation_is_exit_2_one_error_line_and_no_output(args, needle, t
 
 
 @pytest.mark.parametrize("args", [["cluster", "up", "--protocol", "sequencer", "--out", "/proc/x"],
-                                  ["cluster", "run", "--protocol", "sequencer", "--rate", "0", "--out", "x"]])
+                                  ["cluster", "run", "--protocol", "sequencer", "--rate", "-1", "--out", "x"]])
 def test_the_real_command_line_too(args):
     p = gc(*args)
     assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr
