@@ -80,11 +80,15 @@ def test_tlc_counterexample_becomes_a_diagram(real_checks):
 
 def test_conformance_verdict_rules():
     seq = protocols.get("sequencer")
-    ok = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
-                                       "bad_runs": [{"run_id": "a", "verdict": "violation",
+    ok = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "documented": 1},
+                                       "bad_runs": [{"run_id": "a", "verdict": "documented",
                                                      "reason": "TotalOrder: 1 before 2",
                                                      "finding": "sequencer/coordinator-crash-order"}]})
     assert ok.as_expected                                   # a known finding, in its shape
+    cut = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "incomplete": 1},
+                                        "bad_runs": [{"run_id": "c", "verdict": "incomplete",
+                                                      "reason": "no end record: the run was interrupted"}]})
+    assert not cut.as_expected                              # checked too little: a failure
     dup = audit.conformance_check(seq, {"runs": 2, "verdicts": {"ok": 1, "violation": 1},
                                         "bad_runs": [{"run_id": "b", "verdict": "violation",
                                                       "reason": "NoDuplicates: twice"}]})

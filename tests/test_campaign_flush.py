@@ -253,7 +253,7 @@ def test_command_line_simulate_and_conform(tmp_path):
     p = gc("simulate", "flush", "--nodes", "3", "--runs", "3", "--faults",
            "loss=0.1,crash=1@12,join=4@5,leave=3@30", "--out", str(out))
     assert p.returncode == 0, p.stderr
-    p = gc("simulate", "sequencerflush", "--runs", "2", "--faults", "loss=0.1,crash=1@12", "--out", str(out))
+    p = gc("simulate", "sequencerflush", "--runs", "2", "--faults", "loss=0.1,crash=1@12", "--out", str(out / "sf"))
     assert p.returncode == 0, p.stderr
     p = gc("conform", str(out), "--json")
     assert p.returncode == 0, p.stdout + p.stderr

@@ -48,7 +48,9 @@ def run_one(k: int, tmp_path, *, heard_from_reset: bool = True, horizon: float =
     records, summary = sim_stable.simulate(r["n"], r["per_member"], r["seed"], r["faults"], join_at=r["join_at"],
                                        heard_from_reset=heard_from_reset, horizon=horizon)
     rid = f"stable-campaign-{k}{'' if heard_from_reset else '-flawed'}"
-    path = tracefile.write(tmp_path / f"{rid}.ndjson", tracefile.to_v2(records, summary["constants"], rid))
+    path = tracefile.write(tmp_path / f"{rid}.ndjson", tracefile.to_v2(records, summary["constants"], rid,
+                                                                       quiescent=summary["quiescent"],
+                                                                       end_clock=summary["end_clock"]))
     return r, summary, conform_file(path)
 
 
