@@ -713,7 +713,9 @@ PROTOCOL = Protocol(
     tla_trace=TLATrace(sets=frozenset({"fwd", "lost"}),
                        constants=spec_constants,
                        # its Kept: GapFreeFIFO is judged at the end, by the replay alone
-                       properties=("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")),
+                       properties=("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder"),
+                       # its EndKept: at_end's
+                       end=("EventualDelivery", "Quiescent")),
     # docs/sequencer.md: finding 1 and the losses after a coordinator crash (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )

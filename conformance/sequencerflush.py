@@ -831,6 +831,8 @@ PROTOCOL = Protocol(
     audit_cluster=True,
     reduce=reduce_state,
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
-    tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log, var_names=_TLA_VAR),
+    tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log, var_names=_TLA_VAR,
+                       # its EndKept: at_end's
+                       end=("EventualDelivery", "Quiescent")),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)

@@ -378,7 +378,9 @@ PROTOCOL = Protocol(
     draw=draw,
     # spec/Stable/TraceStable.tla: views and heardFrom are sets of members
     tla_trace=TLATrace(sets=frozenset({"view", "heardFrom"}), constants=tla_constants,
-                       encode=tla_encode, properties=PROPERTIES),
+                       encode=tla_encode, properties=PROPERTIES,
+                       # its EndKept: at_end's
+                       end=("LastMessageDelivered", "EventuallyCollected")),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

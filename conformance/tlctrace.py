@@ -416,14 +416,16 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
         raise ValueError(f"no TLA+ trace spec for protocol {protocol!r} "
                          f"(only: {', '.join(supported_protocols())})")
     events = log_entries(trace, tt)
+    # the verdict counts the log's steps, not the END entry (no record)
+    steps = len(events) - (1 if events and events[-1]["name"] == END and events[-1].get("nid") is None else 0)
     t0 = time.monotonic()
     if not events:
         return TLCVerdict(True, 0, None, 0.0, "empty trace")
     res = _run(trace, tt, proto, timeout=timeout)
     depth = _depth(res, protocol, len(events), timeout)   # states at depth d have l = d
     if depth == len(events) + 1:
-        return TLCVerdict(True, len(events), None, time.monotonic() - t0, "TLC consumed the whole log")
-    v = TLCVerdict(True, len(events), None, 0.0, "TLC consumed the whole log")
+        return TLCVerdict(True, steps, None, time.monotonic() - t0, "TLC consumed the whole log")
+    v = TLCVerdict(True, steps, None, 0.0, "TLC consumed the whole log")
     # Record `depth` is the first that no behaviour matches, or (with the trace
     # spec's properties) the first at which every behaviour matching the log
     # up to it breaks one; a second run tells which (TraceKeeps).  It goes
