@@ -146,7 +146,7 @@ Kept == [VirtualSynchrony |-> F!VirtualSynchrony', NoSendWhileBlocked |-> F!NoSe
 (* channel the part every cut keeps (up to its last VIEW), with no view     *)
 (* change pending (Quiescent).  A false claim breaks one: TraceKeeps prunes *)
 (* the End step as any step that breaks a property.                         *)
-EndIfLogged == Rec.name = "End" /\ UNCHANGED traceVars
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
 
 Live(p) == F!Alive(p) /\ F!IsMember(p)
 Owed(e) == IF e[1] \in crashed THEN SubSeq(chan[e], 1, F!LastView(chan[e])) ELSE chan[e]
@@ -184,7 +184,7 @@ TraceNext ==
        \/ CrashIfLogged
        \/ JoinIfLogged
        \/ LeaveIfLogged
-       \/ EndIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>

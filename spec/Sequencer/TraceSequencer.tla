@@ -198,7 +198,7 @@ Kept == [NoDuplicates |-> KeptNoDuplicates, Integrity |-> KeptIntegrity,
 (* from firstAt), and its Quiescent (nothing in flight, every live member  *)
 (* in the last view, no view change pending).  A false claim breaks one:   *)
 (* TraceKeeps prunes the End step as any step that breaks a property.      *)
-EndIfLogged == Rec.name = "End" /\ UNCHANGED traceVars
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
 
 EndEventualDelivery ==
     \A s, r \in S!Members : \A q \in 1..sent[s] :
@@ -219,7 +219,7 @@ TraceNext ==
        \/ SuspectIfLogged
        \/ CrashIfLogged
        \/ NewViewIfLogged
-       \/ EndIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
     /\ Summaries
 

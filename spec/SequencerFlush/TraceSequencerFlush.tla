@@ -183,7 +183,7 @@ CrashIfLogged == CrashStep("Crash", SF!Crash)
 (* (Quiescent).  A false claim breaks one: TraceKeeps (the cfg's           *)
 (* ACTION_CONSTRAINT) prunes the End step, and tlctrace.py reports the      *)
 (* properties broken there.  No other step is judged on properties here.   *)
-EndIfLogged == Rec.name = "End" /\ UNCHANGED traceVars
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
 
 Owed(e) == IF e[1] \in crashed THEN SubSeq(chan[e], 1, SF!LastView(chan[e])) ELSE chan[e]
 EndQuiescent ==
@@ -217,7 +217,7 @@ TraceNext ==
              \/ StopFlushIfLogged
              \/ UnblockIfLogged
              \/ CrashIfLogged
-       \/ EndIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>

@@ -155,7 +155,7 @@ Kept == [SafeGC |-> S!SafeGC', StabilityBound |-> S!StabilityBound']
 (* empties: "nothing in flight" has no meaning here.)  A false claim       *)
 (* breaks one: TraceKeeps prunes the End step as any step that breaks a    *)
 (* property.                                                               *)
-EndIfLogged == Rec.name = "End" /\ UNCHANGED traceVars
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
 
 EndGroup == {m \in S!Members : view[m] # {}}
 EndLastMessageDelivered == \A p \in EndGroup : \A x \in view[p] : delivered[p][x] >= sent[x]
@@ -180,7 +180,7 @@ TraceNext ==
        \/ ReceiveStabilityIfLogged
        \/ JoinIfLogged
        \/ InstallViewIfLogged
-       \/ EndIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
