@@ -443,19 +443,24 @@ def flush_ends(model: FlushModel, s):
     return None
 
 
+def _name(s, i: int, ids: Optional[Ids]) -> tuple:
+    """Message ``i`` of model state ``s`` as the trace names it, (sender,
+    seqno); a message no Multicast record named: (its sender, its id)."""
+    return tuple(ids.by_id[i]) if ids is not None and i in ids.by_id else (s.sent[i - 1]["sender"], i)
+
+
 def flush_quiescent(model: FlushModel, s, ids: Optional[Ids] = None):
     """The quiescent claim against the model state: nothing in flight to a
     member that can still take it (a channel into a live member of its
     view is empty; of a crashed member's channel, the part its crash's cut
     must keep, up to its last VIEW) and no view change pending (a crash, leave or join the
     membership has not yet acted on).  None, or ("Quiescent", witness)."""
-    ids = ids or Ids()
     for (p, q), ch in sorted(s.chan.items()):
         if p in s.crashed:          # what a crash's cut may have dropped is not owed: up to its last VIEW is
             ch = ch[:model.LastView(ch)]
         if ch and model.CanReceive(s, q):
             m = ch[0]
-            what = f"DATA {'.'.join(map(str, ids.key(m['id'])))}" if m["type"] == "DATA" else m["type"]
+            what = f"DATA {'.'.join(map(str, _name(s, m['id'], ids)))}" if m["type"] == "DATA" else m["type"]
             return ("Quiescent", f"{what} of view {m['view']} from member {p} to member {q} (alive) is still "
                                  f"in flight ({len(ch)} message(s) on that channel)")
     if model.ViewChangePending(s, 0):
@@ -471,8 +476,7 @@ def flush_history(model: FlushModel, s, ids: Optional[Ids] = None):
     (crashed, left, never in a view) as the History's gone ones, and the
     view each member joined in (members of the first view owe every
     message of it)."""
-    ids = ids or Ids()
-    key = lambda i: tuple(ids.key(i))      # noqa: E731
+    key = lambda i: _name(s, i, ids)      # noqa: E731
     gone = {p for p in model.Members if not (model.Alive(s, p) and model.IsMember(s, p))}
     joined = {p: next(v for v in range(1, len(s.views) + 1) if p in s.views[v - 1])
               for p in model.Members if p not in gone and p not in s.views[0]}
