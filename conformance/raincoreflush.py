@@ -223,7 +223,12 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return None
 
     def at_end(self, cands: set):
-        return None          # the ring never quiesces: the end is judged ``at_settled``
+        """The ring never quiesces (its token circulates while a node is up;
+        a run ends settled, judged ``at_settled``): a quiescent claim is
+        checked against the model, false while a node is up in every
+        candidate (TraceRaincoreFlush.tla's End step judges the same)."""
+        return self.judge_end(cands, lambda t: ring_claims_quiescent([n for n in self.model.Members
+                                                                        if self.model.Alive(t, n)]))
 
     def at_settled(self, cands: set):
         """At a settled end: every live node out of its flush and in the
@@ -244,6 +249,16 @@ class RaincoreFlushBinding(cf.FlushBinding):
                                              f"ring {list(m.LastGlobalView(t, n))}" for n in up))
 
 
+
+
+def ring_claims_quiescent(up: list) -> dict:
+    """A quiescent claim on a ring's run whose live nodes are ``up``:
+    {"Quiescent": witness} unless none is (the ring stopped with its last
+    node), else {}."""
+    if not up:
+        return {}
+    return {"Quiescent": f"nodes {up} are up, so the ring's token still circulates: a ring never "
+                         f"quiesces (its end is settled, not quiescent)"}
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -466,7 +481,7 @@ PROTOCOL = Protocol(
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
-                       prepare=tla_log, properties=PROPERTIES),
+                       prepare=tla_log, properties=PROPERTIES, end=("Quiescent",)),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

@@ -151,7 +151,10 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return self.violated() + super().properties(cands)
 
     def at_end(self, cands: set):
-        return None          # the ring never quiesces: the end is judged ``at_settled``
+        """The ring never quiesces: a quiescent claim is false while a node
+        is up (conformance/raincoreflush.py's, TraceRaincoreSequencerFlush.tla's End)."""
+        return self.judge_end(cands, lambda t: crf.ring_claims_quiescent([n for n in self.model.Members
+                                                                            if self.model.Alive(t, n)]))
 
     def at_settled(self, cands: set):
         """EventualDelivery among the live members (the ring keeps circulating: its
@@ -242,6 +245,7 @@ PROTOCOL = Protocol(
     # spec/RaincoreSequencerFlush/TraceRaincoreSequencerFlush.tla: one entry per joined
     # step or ring record (tla_log); newNodes is a set
     tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, prepare=tla_log,
-                       var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.LOSSY_FIELDS}}),
+                       var_names={**csf._TLA_VAR, **{f"ring.{v}": v for v in crf.LOSSY_FIELDS}},
+                       end=("Quiescent",)),
 )
 replay, replay_records = PROTOCOL.replay, PROTOCOL.replay_records   # the registration's (conformance/protocols.py)
