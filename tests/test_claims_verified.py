@@ -56,6 +56,10 @@ def test_flush_one_view_quiescent_claim_with_a_delivery_owed_is_a_violation_of_t
     # every end-of-run property the claim breaks, at the end record (what TLC's End step must agree with)
     n = len(events(bad))
     assert rep.broken == {"EventualDelivery": n, "Quiescent": n}
+    # the history checker sees the same delivery owed, as the protocol's promise (Agreement)
+    row = history.verdict(history.from_records(history.from_trace(bad)))
+    v = next(x for x in row["violations"] if x["check"] == properties.SEEN_AS["EventualDelivery"])
+    assert "3.1" in v["text"] and 2 in v["members"], v
 
 
 def test_flush_quiescent_claim_not_believed_by_the_end_of_run_catalogue():
