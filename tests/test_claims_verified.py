@@ -258,3 +258,16 @@ def test_a_ring_run_claiming_quiescence_tlc_agrees(tmp_path):
     recs = _ring_claims_quiescent("raincoreflush")
     v, m = both(tmp_path, recs, "t")
     assert v.ok and v.broken == ["Quiescent"] and v.broken_at == len(events(recs)) and tlctrace.agrees(v, m)
+
+
+@NEEDS_JAVA
+def test_stable_prefix_claiming_quiescence_tlc_agrees(tmp_path):
+    """A STABLE run cut after its first 11 records, its end record kept:
+    members still owe deliveries and garbage collection."""
+    recs = _sim("stable", "")
+    assert recs[-1]["quiescent"] is True
+    cut = recs[:12] + recs[-1:]
+    v, m = both(tmp_path, cut, "cut")
+    assert m["verdict"] == "violation" and m["reason"].startswith("LastMessageDelivered: ")
+    assert v.ok and v.broken == ["EventuallyCollected", "LastMessageDelivered"] and v.broken_at == 11
+    assert tlctrace.agrees(v, m)
