@@ -217,12 +217,6 @@ class RaincoreBinding(Binding):
                     self.note(prop, ev["i"], fn() or "fails in every model state consistent with the run")
         return None
 
-    def at_end(self, cands: set):
-        """A ring never quiesces: a quiescent claim is false while a node is
-        up (TraceRaincore.tla's End step judges the same)."""
-        from .raincoreflush import ring_claims_quiescent
-        return self.judge_end(cands, lambda t: ring_claims_quiescent(list(self.model.UpNodes(t))))
-
     def at_settled(self, cands: set):
         """The spec's Liveness at a settled end (no fault for long enough):
         every live node in Agreement on one view made of exactly the live
@@ -391,8 +385,7 @@ PROTOCOL = Protocol(
     more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set
-    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, properties=PROPERTIES,
-                       end=("Quiescent",)),
+    tla_trace=TLATrace(sets=frozenset({"newNodes"}), constants=tla_constants, properties=PROPERTIES),
     # docs/raincore.md F8/F9, seen in the implementation (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )

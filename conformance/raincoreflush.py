@@ -223,12 +223,17 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return None
 
     def at_end(self, cands: set):
-        """The ring never quiesces (its token circulates while a node is up;
-        a run ends settled, judged ``at_settled``): a quiescent claim is
-        checked against the model, false while a node is up in every
-        candidate (TraceRaincoreFlush.tla's End step judges the same)."""
-        return self.judge_end(cands, lambda t: ring_claims_quiescent([n for n in self.model.Members
-                                                                        if self.model.Alive(t, n)]))
+        """The ring never quiesces (its token circulates; the ring's own
+        end is judged ``at_settled``); a quiescent claim on this stack (a
+        cluster writes one once every node reports its group layers idle)
+        is checked on what it promises of FLUSH: the catalogue's
+        EventualDelivery on the candidates (conformance/flush.py
+        ``flush_eventual_delivery``), failing in every candidate
+        (TraceRaincoreFlush.tla's End step judges the same)."""
+        def judge(t):
+            found = cf.flush_eventual_delivery(self.model, t, self.ids)
+            return dict([found]) if found else {}
+        return self.judge_end(cands, judge)
 
     def at_settled(self, cands: set):
         """At a settled end: every live node out of its flush and in the
@@ -249,16 +254,6 @@ class RaincoreFlushBinding(cf.FlushBinding):
                                              f"ring {list(m.LastGlobalView(t, n))}" for n in up))
 
 
-
-
-def ring_claims_quiescent(up: list) -> dict:
-    """A quiescent claim on a ring's run whose live nodes are ``up``:
-    {"Quiescent": witness} unless none is (the ring stopped with its last
-    node), else {}."""
-    if not up:
-        return {}
-    return {"Quiescent": f"nodes {up} are up, so the ring's token still circulates: a ring never "
-                         f"quiesces (its end is settled, not quiescent)"}
 
 
 # ---------------------------------------------------------------- simulated runs
@@ -481,7 +476,7 @@ PROTOCOL = Protocol(
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
-                       prepare=tla_log, properties=PROPERTIES, end=("Quiescent",)),
+                       prepare=tla_log, properties=PROPERTIES, end=("EventualDelivery",)),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

@@ -133,22 +133,12 @@ Kept == [AtMostOneToken |-> S!AtMostOneToken', ConsistentHistory |-> S!Consisten
 
 \* The properties the step breaks (Kept evaluated once: TLC caches a LET's
 \* value, not a definition's).
------------------------------------------------------------------------------
-(* The end of a run that claims to be quiescent: conformance/tlctrace.py    *)
-(* appends one entry named "End" (nid 0) to the log when the end record    *)
-(* says quiescent.  A ring never quiesces (its token circulates while a    *)
-(* node is up; a ring run ends settled, not quiescent): the End step       *)
-(* changes nothing and judges the claim there (EndKept, the same as        *)
-(* conformance/raincore.py's at_end): no node is up.                                         *)
-QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
-EndKept == [Quiescent |-> S!UpNodes = {}]
-
-Broken == LET k == IF Rec.name = "End" THEN EndKept ELSE Kept IN {p \in DOMAIN k : ~k[p]}
+Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
-    /\ Rec.name \in {"TokenLoss", "End"} \/ n0 \in S!Node
+    /\ Rec.name = "TokenLoss" \/ n0 \in S!Node
     /\ \/ InitializationIfLogged
        \/ TokenReceivedIfLogged
        \/ 911ReceivedIfLogged
@@ -161,7 +151,6 @@ TraceNext ==
        \/ RecoverIfLogged
        \/ JoinIfLogged
        \/ TokenLossIfLogged
-       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>

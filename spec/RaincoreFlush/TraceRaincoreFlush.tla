@@ -264,18 +264,26 @@ LeaveSuspectedIfLogged ==
 (* broken one.                                                             *)
 Kept == [VirtualSynchrony |-> R!VirtualSynchrony', NoSendWhileBlocked |-> R!NoSendWhileBlocked', ViewAfterAllCompleted |-> R!ViewAfterAllCompleted', AtMostOneToken |-> R!AtMostOneToken', ConsistentHistory |-> R!ConsistentHistory', ViewsFromRing |-> R!ViewsFromRing']
 
-\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
-\* value, not a definition's).
 -----------------------------------------------------------------------------
 (* The end of a run that claims to be quiescent: conformance/tlctrace.py    *)
 (* appends one entry named "End" (nid 0) to the log when the end record    *)
-(* says quiescent.  A ring never quiesces (its token circulates while a    *)
-(* node is up; a ring run ends settled, not quiescent): the End step       *)
-(* changes nothing and judges the claim there (EndKept, the same as        *)
-(* conformance/raincoreflush.py's at_end): no node is up.                                         *)
+(* says quiescent.  The ring never quiesces (its token circulates); a       *)
+(* quiescent claim on this stack (a cluster writes one once every node     *)
+(* reports its group layers idle) promises FLUSH's deliveries: the End     *)
+(* step changes nothing and judges there (EndKept, the same as             *)
+(* conformance/raincoreflush.py's at_end) that every message multicast in  *)
+(* view v by a live member of its view is delivered by every live member   *)
+(* of v (EventualDelivery, the catalogue's).                               *)
 QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
-EndKept == [Quiescent |-> \A p \in R!Members : ~R!Alive(p)]
 
+EndLive(p) == R!Alive(p) /\ R!IsMember(p)
+EndEventualDelivery ==
+    \A i \in 1..Len(sent) : \A r \in R!Members :
+        (EndLive(sent[i].sender) /\ EndLive(r) /\ r \in views[sent[i].view]) => i \in delivered[r]
+EndKept == [EventualDelivery |-> EndEventualDelivery]
+
+\* The properties the step breaks (Kept evaluated once: TLC caches a LET's
+\* value, not a definition's); the End step: EndKept's.
 Broken == LET k == IF Rec.name = "End" THEN EndKept ELSE Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------

@@ -97,22 +97,9 @@ CrashIfLogged == TSF!CrashStep("Crash", R!Crash) /\ TRF!CrashStateMatches(P)
 LeaveSuspectedIfLogged == TSF!CrashStep("LeaveSuspected", R!LeaveSuspected) /\ TRF!CrashStateMatches(P)
 
 -----------------------------------------------------------------------------
------------------------------------------------------------------------------
-(* The end of a run that claims to be quiescent: conformance/tlctrace.py    *)
-(* appends one entry named "End" (nid 0) to the log when the end record    *)
-(* says quiescent.  A ring never quiesces (its token circulates while a    *)
-(* node is up; a ring run ends settled, not quiescent): the End step       *)
-(* changes nothing and judges the claim there (EndKept, the same as        *)
-(* conformance/raincoresequencerflush.py's at_end): no node is up.                                         *)
-QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
-EndKept == [Quiescent |-> \A p \in R!Members : ~R!Alive(p)]
-
-\* The properties the step breaks: the End step's, EndKept's (evaluated once).
-Broken == IF Rec.name = "End" THEN LET k == EndKept IN {p \in DOMAIN k : ~k[p]} ELSE {}
-
 TraceNext ==
     /\ l <= Len(Log)
-    /\ P \in R!Members \/ Rec.name \in {"TokenLoss", "End"}
+    /\ P \in R!Members \/ Rec.name = "TokenLoss"
     /\ \/ SendIfLogged
        \/ RecvForwardIfLogged
        \/ RecvDataIfLogged
@@ -139,7 +126,6 @@ TraceNext ==
        \/ TokenLossIfLogged
        \/ CrashIfLogged
        \/ LeaveSuspectedIfLogged
-       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
@@ -199,12 +185,4 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
-
-\* The cfg's ACTION_CONSTRAINT: a step that breaks a property (here the End
-\* step alone) is no step of a behaviour the trace is judged on; with DiagAt
-\* = that record, tlctrace.py keeps its steps and they print what they break.
-TraceKeeps ==
-    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
-    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
-    ELSE TRUE
 =============================================================================
