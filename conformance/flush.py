@@ -608,7 +608,7 @@ PROTOCOL = Protocol(
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
     # FLUSH orders nothing: TotalOrder is not its promise
-    promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
+    promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder", "CrashStop"),
     # VirtualSynchrony, the one of PROPERTIES a history shows (the replay judges it on the
     # candidates' views and deliveries); NoSendWhileBlocked and ViewAfterAllCompleted read
     # the latch and the phase, FlushEnds the phase and flushInit: no history event shows them

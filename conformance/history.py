@@ -39,8 +39,6 @@ CHECKS = {"Integrity": ("Integrity",), "NoDuplicates": ("NoDuplicates",),
           "SurvivorTotalOrder": ("SurvivorTotalOrder",), "Agreement": ("Agreement",),
           "VirtualSynchrony": ("VirtualSynchrony",), "FlushEventOrder": ("FlushEventOrder",),
           "CrashStop": ("CrashStop",)}
-# judged on every history whatever it promises: the failure model (crash-stop), not a protocol's promise
-ALWAYS = ("CrashStop",)
 _FLUSH_LETTER = {"block": "b", "unblock": "u", "view": "v", "get_state": "g", "set_state": "s"}
 
 
@@ -352,7 +350,7 @@ def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str]
                            f"{h.protocol!r}: judge the run on its own protocol (leave --protocol out) or give "
                            f"the histories of a {protocol} run")
     if protocol is None and h.promised is not None:
-        return [c for c in CHECKS if c in h.promised or c in ALWAYS], "the header's promises"
+        return [c for c in CHECKS if c in h.promised], "the header's promises"
     p = protocol if protocol is not None else h.protocol
     if p is None:
         return list(CHECKS), "no protocol named: every check"
@@ -361,7 +359,7 @@ def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str]
     except UnknownProtocol:
         where = "--protocol" if protocol is not None else f"{h.files[0] if h.files else h.run_id}:1:protocol"
         raise HistoryError(f"{where}: unknown protocol {p!r} (one of {', '.join(available())})") from None
-    return [c for c in CHECKS if c in promised or c in ALWAYS], f"what {p} promises"
+    return [c for c in CHECKS if c in promised], f"what {p} promises"
 
 
 def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> dict:

@@ -705,7 +705,7 @@ PROTOCOL = Protocol(
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "TotalOrder", "SurvivorTotalOrder",
-              "Agreement"),
+              "Agreement", "CrashStop"),
     judged=JUDGED,
     reduce=reduce_state,
     draw=draw,

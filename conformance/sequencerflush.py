@@ -826,7 +826,7 @@ PROTOCOL = Protocol(
     # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
     # own DATA and crash before anyone else gets it (docs/flush.md)
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder", "Agreement",
-              "VirtualSynchrony", "FlushEventOrder"),
+              "VirtualSynchrony", "FlushEventOrder", "CrashStop"),
     judged=JUDGED,
     audit_cluster=True,
     reduce=reduce_state,
