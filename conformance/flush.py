@@ -419,11 +419,17 @@ class FlushBinding(Binding):
         return None
 
     def at_end(self, cands: set):
-        """Flush.tla's FlushEnds at the end of a quiescent run: every member
-        that neither crashed nor left is out of its flush (phase Normal,
-        unblocked).  Failing in every candidate."""
-        found = [flush_ends(self.model, t) for t in cands]
-        return found[0] if all(found) else None
+        """At the end of a quiescent run, what the claim promises (the
+        end-of-run properties, END_OF_RUN: FlushEnds, Quiescent,
+        EventualDelivery), each failing when it fails in every candidate;
+        the first in that order is reported, all are kept for ``broken_at``
+        (TraceFlush.tla's End step judges the same)."""
+        return self.judge_end(cands, lambda t: flush_end_of_run(self.model, t, self.ids))
+
+
+# The end-of-run properties, judged at an end record that says quiescent, in
+# the order they are reported (TraceFlush.tla's EndKept: the same)
+END_OF_RUN = ("FlushEnds", "EventualDelivery", "Quiescent")
 
 
 def flush_ends(model: FlushModel, s):
@@ -435,6 +441,66 @@ def flush_ends(model: FlushModel, s):
                                  f"blocked={s.blocked[p - 1]}, flushInit={s.flushInit[p - 1]}: "
                                  "a started flush never ended")
     return None
+
+
+def _name(s, i: int, ids: Optional[Ids]) -> tuple:
+    """Message ``i`` of model state ``s`` as the trace names it, (sender,
+    seqno); a message no Multicast record named: (its sender, its id)."""
+    return tuple(ids.by_id[i]) if ids is not None and i in ids.by_id else (s.sent[i - 1]["sender"], i)
+
+
+def flush_quiescent(model: FlushModel, s, ids: Optional[Ids] = None):
+    """The quiescent claim against the model state: nothing in flight to a
+    member that can still take it (a channel into a live member of its
+    view is empty; of a crashed member's channel, the part its crash's cut
+    must keep, up to its last VIEW) and no view change pending (a crash, leave or join the
+    membership has not yet acted on).  None, or ("Quiescent", witness)."""
+    for (p, q), ch in sorted(s.chan.items()):
+        if p in s.crashed:          # what a crash's cut may have dropped is not owed: up to its last VIEW is
+            ch = ch[:model.LastView(ch)]
+        if ch and model.CanReceive(s, q):
+            m = ch[0]
+            what = f"DATA {'.'.join(map(str, _name(s, m['id'], ids)))}" if m["type"] == "DATA" else m["type"]
+            return ("Quiescent", f"{what} of view {m['view']} from member {p} to member {q} (alive) is still "
+                                 f"in flight ({len(ch)} message(s) on that channel)")
+    if model.ViewChangePending(s, 0):
+        why = sorted(s.views[-1] & (s.crashed | s.leaving)) or sorted(s.joining)
+        return ("Quiescent", f"a view change is pending (members {why} of view {len(s.views)} crashed, "
+                             f"leave or join) and no flush ran for it")
+    return None
+
+
+def flush_history(model: FlushModel, s, ids: Optional[Ids] = None):
+    """The model state as the catalogue's History at a quiescent end: each
+    member's deliveries, each message's view, the members out of the group
+    (crashed, left, never in a view) as the History's gone ones, and the
+    view each member joined in (members of the first view owe every
+    message of it)."""
+    key = lambda i: _name(s, i, ids)      # noqa: E731
+    gone = {p for p in model.Members if not (model.Alive(s, p) and model.IsMember(s, p))}
+    joined = {p: next(v for v in range(1, len(s.views) + 1) if p in s.views[v - 1])
+              for p in model.Members if p not in gone and p not in s.views[0]}
+    return properties.History.of({p: sorted(key(i) for i in s.delivered[p - 1]) for p in model.Members},
+                                 {}, gone, quiescent=True, nodes=model.Members, joined=joined,
+                                 sent_view={key(i): m["view"] for i, m in enumerate(s.sent, start=1)})
+
+
+def flush_eventual_delivery(model: FlushModel, s, ids: Optional[Ids] = None):
+    """The catalogue's EventualDelivery on the model state (``flush_history``):
+    a message multicast in view v by a member that neither crashed nor left
+    is delivered by every member of v that neither crashed nor left."""
+    v = properties.eventual_delivery(flush_history(model, s, ids))
+    return ("EventualDelivery", v.reason) if v else None
+
+
+def flush_end_of_run(model: FlushModel, s, ids: Optional[Ids] = None) -> dict:
+    """END_OF_RUN's failures on one model state: property -> witness."""
+    out = {}
+    for judge in (flush_ends, flush_eventual_delivery, flush_quiescent):
+        got = judge(model, s) if judge is flush_ends else judge(model, s, ids)
+        if got:
+            out[got[0]] = got[1]
+    return out
 
 
 
@@ -536,13 +602,13 @@ PROTOCOL = Protocol(
     actions=SPEC_ACTIONS,
     # spec/Flush/TraceFlush.tla: DATA as ids (tla_log); views, flushOks and members are sets
     tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events),
-                       constants=tla_constants, properties=PROPERTIES),
+                       constants=tla_constants, properties=PROPERTIES, end=END_OF_RUN),
     properties=PROPERTIES,
     simulate=simulate, binding=FlushBinding,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
     # FLUSH orders nothing: TotalOrder is not its promise
-    promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder"),
+    promises=("Integrity", "NoDuplicates", "Agreement", "VirtualSynchrony", "FlushEventOrder", "CrashStop"),
     # VirtualSynchrony, the one of PROPERTIES a history shows (the replay judges it on the
     # candidates' views and deliveries); NoSendWhileBlocked and ViewAfterAllCompleted read
     # the latch and the phase, FlushEnds the phase and flushInit: no history event shows them

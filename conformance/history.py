@@ -37,7 +37,8 @@ EVENTS = ("send", "deliver", "view", "block", "unblock", "get_state", "set_state
 CHECKS = {"Integrity": ("Integrity",), "NoDuplicates": ("NoDuplicates",),
           "SenderFIFO": ("SenderFIFO", "GapFreeFIFO"), "TotalOrder": ("TotalOrder",),
           "SurvivorTotalOrder": ("SurvivorTotalOrder",), "Agreement": ("Agreement",),
-          "VirtualSynchrony": ("VirtualSynchrony",), "FlushEventOrder": ("FlushEventOrder",)}
+          "VirtualSynchrony": ("VirtualSynchrony",), "FlushEventOrder": ("FlushEventOrder",),
+          "CrashStop": ("CrashStop",)}
 _FLUSH_LETTER = {"block": "b", "unblock": "u", "view": "v", "get_state": "g", "set_state": "s"}
 
 
@@ -66,6 +67,10 @@ class History(properties.History):
     protocol: Optional[str] = None      # the header's (the same in every file of the run)
     promised: Optional[list] = None     # the header's explicit ``promises``, if any
     file_node: dict = field(default_factory=dict)   # file -> the member whose events it holds
+    # member -> (file, position) of its first crash record: its events later
+    # in that file are ordered after it (``crashed_at``); a crash in the
+    # environment's file of a per-member run is ordered with none of them
+    _crash_in: dict = field(default_factory=dict, repr=False)
 
     def header(self, rec: dict, where: str) -> None:
         """Take one file's header into the run: its members, protocol and promises."""
@@ -128,11 +133,15 @@ class History(properties.History):
             self._member(who, file, line, "params.member")
             self.events += 1
             self.crashed.add(who)
+            self._crash_in.setdefault(who, (file, self.events))
             return
         if nid is None:
             raise HistoryError(f"{file}:{line}:nid: a {name} event needs a member")
         self._member(nid, file, line, "nid")
         self.events += 1
+        if nid in self._crash_in and self._crash_in[nid][0] == file:
+            # an event of a member after its own crash record in one file: ordered with it (CrashStop)
+            self.crashed_at.setdefault(nid, self._crash_in[nid][1])
         if name == "deliver" or name == "send":
             msg = params.get("id")
             if type(msg) is not list or len(msg) != 2 or not all(_int(x) for x in msg) or msg[1] < 1:

@@ -83,6 +83,9 @@ class History:
     sent_view: dict = field(default_factory=dict)
     # msg -> the position of its send event, where the history logs sends
     sent_at: dict = field(default_factory=dict)
+    # member -> the position of its crash record, where the history orders
+    # that record with the member's own events (CrashStop)
+    crashed_at: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, delivered: dict, sent: dict, crashed: Iterable = (), quiescent: Optional[bool] = None,
@@ -312,6 +315,26 @@ def gap_free_fifo(h: History) -> Optional[Violation]:
     return _fifo(h, True)
 
 
+def crash_stop(h: History) -> Optional[Violation]:
+    """CrashStop: a member killed takes no step after its crash record: it
+    sends, delivers and installs nothing at a later position (judged where
+    the history orders the crash with the member's events: ``crashed_at``).
+    The failure model every protocol here assumes (crash-stop): a history
+    that breaks it shows a member the run says was dead acting."""
+    for m in sorted(h.crashed_at, key=str):
+        k = h.crashed_at[m]
+        late = [(i, "send", msg, h.sent_view.get(msg)) for msg, i in h.sent_at.items() if msg[0] == m and i > k]
+        late += [(i, "deliver", msg, vid) for msg, vid, i in h.deliveries.get(m, ()) if i > k]
+        late += [(i, "view", None, vid) for vid, _, i in h.views.get(m, ()) if i > k]
+        if late:
+            i, what, msg, vid = min(late, key=lambda x: x[0])
+            text = f"{what} {fmt(msg)}" if msg is not None else f"view {vid}"
+            return Violation("CrashStop", f"member {m} logged {text} (event {i}) after its crash (event {k})",
+                             [m], [msg] if msg is not None else [],
+                             [_ev(m, None, index=k, what="crash"), _ev(m, msg, vid, i, what=what)])
+    return None
+
+
 # ---------------------------------------------------------------- total order
 
 def _firsts(h: History, m) -> list:
@@ -531,6 +554,7 @@ class Property:
 
 CATALOGUE = {p.name: p for p in (
     Property("Integrity", integrity),
+    Property("CrashStop", crash_stop),
     Property("NoDuplicates", no_duplicates),
     Property("SenderFIFO", sender_fifo),
     Property("GapFreeFIFO", gap_free_fifo),

@@ -223,7 +223,17 @@ class RaincoreFlushBinding(cf.FlushBinding):
         return None
 
     def at_end(self, cands: set):
-        return None          # the ring never quiesces: the end is judged ``at_settled``
+        """The ring never quiesces (its token circulates; the ring's own
+        end is judged ``at_settled``); a quiescent claim on this stack (a
+        cluster writes one once every node reports its group layers idle)
+        is checked on what it promises of FLUSH: the catalogue's
+        EventualDelivery on the candidates (conformance/flush.py
+        ``flush_eventual_delivery``), failing in every candidate
+        (TraceRaincoreFlush.tla's End step judges the same)."""
+        def judge(t):
+            found = cf.flush_eventual_delivery(self.model, t, self.ids)
+            return dict([found]) if found else {}
+        return self.judge_end(cands, judge)
 
     def at_settled(self, cands: set):
         """At a settled end: every live node out of its flush and in the
@@ -466,7 +476,7 @@ PROTOCOL = Protocol(
     # spec/RaincoreFlush/TraceRaincoreFlush.tla: FLUSH's DATA as ids (tla_log);
     # newNodes, flushOks and a VIEW's members are sets
     tla_trace=TLATrace(sets=frozenset({"newNodes", "flushOks", "members"}), constants=tla_constants,
-                       prepare=tla_log, properties=PROPERTIES),
+                       prepare=tla_log, properties=PROPERTIES, end=("EventualDelivery",)),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

@@ -151,10 +151,19 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         return self.violated() + super().properties(cands)
 
     def at_end(self, cands: set):
-        return None          # the ring never quiesces: the end is judged ``at_settled``
+        """The ring never quiesces (its end is judged ``at_settled``); a
+        quiescent claim on this stack (a cluster writes one once every node
+        reports its group layers idle) is checked on the deliveries it
+        promises: EventualDelivery among the live members, joiners owing
+        what was sent from their join view on.  The replay's alone: the
+        trace spec's Settled knows no joiner."""
+        return self.judge_end(cands, lambda t: self.eventual_delivery())
 
     def at_settled(self, cands: set):
-        return super().at_end(cands)
+        """EventualDelivery among the live members (the ring keeps circulating: its
+        channels are never empty, so the composed Quiescent is not asked)."""
+        owed = self.eventual_delivery()
+        return next(iter(owed.items()), None)
 
 
 # ---------------------------------------------------------------- simulated runs

@@ -406,12 +406,29 @@ class Binding:
     def broken_at(self) -> dict:
         """Each property the steps so far broke -> the record at which it
         first broke (``RunReport.broken``); by default those noted on the
-        way (``note_invariants``)."""
-        return {p: i for p, (i, _) in self.found.items()}
+        way (``note_invariants``), and the end-of-run ones ``judge_end``
+        found broken at the end record."""
+        return {**{p: i for p, (i, _) in self.found.items()}, **self.ended}
 
     def at_end(self, cands: set) -> Optional[tuple[str, str]]:
         """At the end of a quiescent run: (property, witness) or None."""
         return None
+
+    # the end-of-run properties the last ``judge_end`` found broken -> the
+    # end record's index (``broken_at`` adds them: TLC's End step must agree)
+    ended: dict = {}
+
+    def judge_end(self, cands, judge) -> Optional[tuple[str, str]]:
+        """``at_end`` from ``judge(state)`` (property -> witness, in the
+        order they are reported, {} when all hold): the properties that
+        fail in every candidate (a candidate that satisfies one is a state
+        consistent with the run in which it holds); the first with its
+        witness, or None.  All of them are noted for ``broken_at``, at the
+        end record (its index: the number of events)."""
+        found = [judge(t) for t in sorted(cands, key=repr)] if len(cands) > 1 else [judge(t) for t in cands]
+        every = [p for p in (found[0] if found else {}) if all(p in f for f in found[1:])]
+        self.ended = {p: len(self.trace.events) for p in every}
+        return (every[0], found[0][every[0]]) if every else None
 
     def at_settled(self, cands: set) -> Optional[tuple[str, str]]:
         """At the end of a settled run (a protocol that never quiesces):

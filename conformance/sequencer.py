@@ -416,7 +416,7 @@ class SequencerBinding(Binding):
             k = properties.first_breaking(at, lambda i: judge(self._prefix(i)) is not None)
             if k is not None:
                 out[prop] = k
-        return out
+        return {**out, **self.ended}
 
     def _prefix(self, i: int) -> properties.History:
         """The history of the records up to ``i``."""
@@ -425,9 +425,39 @@ class SequencerBinding(Binding):
         return properties.History.of(hist, self.sent, self.crashed)
 
     def at_end(self, cands: set):
-        # the judged histories, quiescent (History.of's one difference)
+        """At the end of a quiescent run (END_OF_RUN): the catalogue's
+        EventualDelivery on the judged histories (History.of's one
+        difference: quiescent), and the claim itself against the model
+        (Sequencer.tla's Quiescent: nothing in flight, every live member in
+        the last view, no view change pending), failing in every candidate
+        (TraceSequencer.tla's End step judges the same)."""
         v = properties.eventual_delivery(dataclasses.replace(self._judged()[0], quiescent=True))
-        return ("EventualDelivery", v.reason) if v else None
+        owed = {"EventualDelivery": v.reason} if v else {}
+
+        def judge(t):
+            q = quiescent_witness(self.model, t)
+            return {**owed, **({"Quiescent": q} if q else {})}
+        return self.judge_end(cands, judge)
+
+
+def quiescent_witness(model: SequencerModel, s) -> Optional[str]:
+    """Sequencer.tla's Quiescent on model state ``s``: None when it holds,
+    else what is still to do (the first message in flight, a live member
+    behind the last view, a crashed member in the last view)."""
+    for (p, q) in sorted(model.pairs):
+        ch = s.chan[(p, q)]
+        if ch:
+            m = ch[0]
+            what = " ".join(f"{k}={m[k]}" for k in sorted(m))
+            return (f"a message ({what}) from member {p} to member {q} is still in flight "
+                    f"({len(ch)} message(s) on that channel)")
+    for m in model.Members:
+        if m not in s.crashed and s.vid[m] != len(s.views):
+            return f"member {m} (alive) is in view {s.vid[m]}, the last view is {len(s.views)}"
+    gone = [x for x in s.views[-1] if x in s.crashed]
+    if gone:
+        return f"members {gone} crashed but are in the last view {len(s.views)}: a view change is pending"
+    return None
 
 
 # The catalogue's properties the replay judges after the last record, in the
@@ -675,7 +705,7 @@ PROTOCOL = Protocol(
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "TotalOrder", "SurvivorTotalOrder",
-              "Agreement"),
+              "Agreement", "CrashStop"),
     judged=JUDGED,
     reduce=reduce_state,
     draw=draw,
@@ -683,7 +713,9 @@ PROTOCOL = Protocol(
     tla_trace=TLATrace(sets=frozenset({"fwd", "lost"}),
                        constants=spec_constants,
                        # its Kept: GapFreeFIFO is judged at the end, by the replay alone
-                       properties=("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder")),
+                       properties=("NoDuplicates", "Integrity", "SenderFIFO", "TotalOrder"),
+                       # its EndKept: at_end's
+                       end=("EventualDelivery", "Quiescent")),
     # docs/sequencer.md: finding 1 and the losses after a coordinator crash (FINDINGS above)
     findings=FINDINGS, plan_kind=plan_kind,
 )

@@ -611,9 +611,48 @@ class SequencerFlushBinding(Binding):
         quiescent run: every message a survivor sent is delivered by every
         survivor that was a member when it was sent (a joiner, over the
         ring, owes nothing of the views before its own; a node that never
-        joined is no member)."""
+        joined is no member).  Then the claim itself against the model: the composed spec's
+        Quiescent (nothing in flight, every live member in the latest view
+        out of its flush, no view change pending), failing in every
+        candidate (TraceSequencerFlush.tla's End step judges the same)."""
+        owed = self.eventual_delivery()
+
+        def judge(t):
+            q = quiescent_witness(self.model, t)
+            return {**owed, **({"Quiescent": q} if q else {})}
+        return self.judge_end(cands, judge)
+
+    def eventual_delivery(self) -> dict:
+        """{"EventualDelivery": witness} or {} (``at_end``'s first part)."""
         witness = missing_since_joined(self.hist, self.sent_vid, self.vid, self.joined_at, self.crashed)
-        return ("EventualDelivery", witness) if witness else None
+        return {"EventualDelivery": witness} if witness else {}
+
+
+def quiescent_witness(model, s) -> Optional[str]:
+    """The composed spec's Quiescent on model state ``s``, a crashed
+    member's channel counted up to its last VIEW (what every cut its crash
+    may make keeps): None when it holds, else what is still to do."""
+    from groupcheck.model.flush import LastView
+    for (p, q) in sorted(model.pairs):
+        ch = s.chan[(p, q)]
+        if p in s.crashed:          # a crash may cut its channels after their last VIEW (Crash's lost)
+            ch = ch[:LastView(ch)]
+        if ch:
+            m = ch[0]
+            what = " ".join(f"{k}={m[k]}" for k in sorted(m) if k != "digest")
+            return (f"a message ({what}) from member {p} to member {q} is still in flight "
+                    f"({len(ch)} message(s) on that channel)")
+    for m in model.Members:
+        if m in s.crashed:
+            continue
+        if s.vid[m] != len(s.views) or s.phase[m] != "Normal" or s.blocked[m] or s.flushInit[m] != 0:
+            return (f"member {m} (alive) ended in view {s.vid[m]} of {len(s.views)}, phase {s.phase[m]}, "
+                    f"blocked={s.blocked[m]}, flushInit={s.flushInit[m]}")
+        if model.UniformDelivery and s.ndel[m] != len(s.log[m]):
+            return f"member {m} (alive) has {len(s.log[m]) - s.ndel[m]} logged DATA it has not delivered"
+    if model.ViewChangePending(s):
+        return f"members {[x for x in s.views[-1] if x in s.crashed]} crashed in the last view: a view change is pending"
+    return None
 
 
 def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: dict,
@@ -787,11 +826,13 @@ PROTOCOL = Protocol(
     # the uniform TotalOrder is not promised over FLUSH either: a coordinator may deliver its
     # own DATA and crash before anyone else gets it (docs/flush.md)
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "SurvivorTotalOrder", "Agreement",
-              "VirtualSynchrony", "FlushEventOrder"),
+              "VirtualSynchrony", "FlushEventOrder", "CrashStop"),
     judged=JUDGED,
     audit_cluster=True,
     reduce=reduce_state,
     # spec/SequencerFlush/TraceSequencerFlush.tla: one entry per joined step (tla_log)
-    tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log, var_names=_TLA_VAR),
+    tla_trace=TLATrace(constants=_tla_constants, prepare=tla_log, var_names=_TLA_VAR,
+                       # its EndKept: at_end's
+                       end=("EventualDelivery", "Quiescent")),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)

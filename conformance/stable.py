@@ -231,10 +231,7 @@ class StableBinding(Binding):
     def at_end(self, cands: set):
         """EventuallyCollected and LastMessageDelivered at the end of a
         quiescent run: failing in every candidate."""
-        found = [end_of_run_state(self.model, t) for t in cands]
-        if all(found):
-            return found[0]
-        return None
+        return self.judge_end(cands, lambda t: end_of_run(self.model, t))
 
 
 def witness(model: StableModel, prop: str, s) -> str:
@@ -260,20 +257,30 @@ def witness(model: StableModel, prop: str, s) -> str:
     return "(no witness found)"
 
 
-def end_of_run_state(model: StableModel, s):
+def end_of_run(model: StableModel, s) -> dict:
+    """``end_of_run_state``'s properties that fail on ``s``: property -> witness."""
+    out = {}
+    for prop in ("LastMessageDelivered", "EventuallyCollected"):
+        got = end_of_run_state(model, s, prop)
+        if got:
+            out[prop] = got[1]
+    return out
+
+
+def end_of_run_state(model: StableModel, s, only: Optional[str] = None):
     """Stable.tla's LastMessageDelivered and EventuallyCollected on a model
     state at the end of a quiescent run: every member of the group delivered
     every message of every sender of its view (a joiner's vector starts
     where its digest did, so only the top is required), and collected
     (purged) everything the whole group delivered.  None, or (property,
-    witness)."""
+    witness); ``only``: that property alone."""
     group = sorted(m for m in model.Members if s.view[m])
-    for p in group:
+    for p in group if only in (None, "LastMessageDelivered") else ():
         for x in sorted(s.view[p]):
             if s.delivered[p][x] < s.sent[x]:
                 return ("LastMessageDelivered",
                         f"member {p} delivered {s.delivered[p][x]} of member {x}'s {s.sent[x]} messages")
-    for p in group:
+    for p in group if only in (None, "EventuallyCollected") else ():
         for x in sorted(s.view[p]):
             low = min(s.delivered[q][x] for q in group if x in s.view[q])
             if s.purged[p][x] < low:
@@ -371,7 +378,9 @@ PROTOCOL = Protocol(
     draw=draw,
     # spec/Stable/TraceStable.tla: views and heardFrom are sets of members
     tla_trace=TLATrace(sets=frozenset({"view", "heardFrom"}), constants=tla_constants,
-                       encode=tla_encode, properties=PROPERTIES),
+                       encode=tla_encode, properties=PROPERTIES,
+                       # its EndKept: at_end's
+                       end=("LastMessageDelivered", "EventuallyCollected")),
 )
 replay = PROTOCOL.replay      # the registration's replay (conformance/protocols.py)
 

@@ -50,8 +50,14 @@ the diagnostics run follows (below): a rejected step costs three runs
 where the trace spec judges properties.  ``TLCVerdict`` carries both:
 ``ok``/``first_unmatched`` for the steps, ``broken_at``/``broken`` for the
 properties (those every behaviour broke at ``d``).  GapFreeFIFO, stated
-for senders that never crash, and the end-of-run properties stay with the
-replay: a state of a trace cannot know whether a sender crashes later.
+for senders that never crash, stays with the replay: a state of a trace
+cannot know whether a sender crashes later.  But the run's end is known:
+at an end record that says quiescent, the log gets one more entry, END
+(``log_entries``), which the trace spec's End step takes without changing
+the state, judging there what the claim promises (``TLATrace.end``: the
+fields of its ``EndKept``, the same properties the binding's ``at_end``
+judges on its candidates), pruned by ``TraceKeeps`` like a step that
+breaks a safety property: a false claim is a property broken at END.
 :func:`agrees` compares both verdicts with the replay's
 (``RunReport.broken``: each property its histories or candidates break,
 with the first record where they do).
@@ -139,6 +145,15 @@ class TLATrace:
     # the safety properties the trace spec judges on every step (the fields
     # of its ``Kept``), named as the replay names them; () : steps only
     properties: tuple = ()
+    # the end-of-run properties its End step judges (the fields of its
+    # ``EndKept``), as the binding's ``at_end`` names them: a run whose end
+    # record says quiescent is given one more log entry, END, after its
+    # last record, and a property it breaks there is broken at that entry
+    end: tuple = ()
+
+
+# The log entry that stands for an end record saying quiescent (``log_entries``)
+END = "End"
 
 
 @dataclass
@@ -353,7 +368,17 @@ def _printed(out: str) -> list[tuple[str, str]]:
 
 
 def log_entries(trace, tt: TLATrace) -> list[dict]:
-    return tt.prepare(trace) if tt.prepare else trace.events
+    """The log TLC reads: the records (as ``prepare`` joins or shapes them)
+    and, when the end record says the run ended quiescent and the trace
+    spec judges the end (``end``), one END entry: its ``i`` is the number of
+    records, where the replay notes the end-of-run properties it finds
+    broken (``Binding.judge_end``)."""
+    from .replay import quiescent
+    out = tt.prepare(trace) if tt.prepare else trace.events
+    if tt.end and quiescent(trace):
+        out = list(out) + [{"i": len(trace.events), "name": END, "nid": None, "params": {}, "msg": None,
+                            "state": None}]
+    return out
 
 
 def _run(trace, tt: TLATrace, proto, *, diag_at: int = 0, timeout: float, workers: int = 1,
@@ -391,21 +416,23 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
         raise ValueError(f"no TLA+ trace spec for protocol {protocol!r} "
                          f"(only: {', '.join(supported_protocols())})")
     events = log_entries(trace, tt)
+    # the verdict counts the log's steps, not the END entry (no record)
+    steps = len(events) - (1 if events and events[-1]["name"] == END and events[-1].get("nid") is None else 0)
     t0 = time.monotonic()
     if not events:
         return TLCVerdict(True, 0, None, 0.0, "empty trace")
     res = _run(trace, tt, proto, timeout=timeout)
     depth = _depth(res, protocol, len(events), timeout)   # states at depth d have l = d
     if depth == len(events) + 1:
-        return TLCVerdict(True, len(events), None, time.monotonic() - t0, "TLC consumed the whole log")
-    v = TLCVerdict(True, len(events), None, 0.0, "TLC consumed the whole log")
+        return TLCVerdict(True, steps, None, time.monotonic() - t0, "TLC consumed the whole log")
+    v = TLCVerdict(True, steps, None, 0.0, "TLC consumed the whole log")
     # Record `depth` is the first that no behaviour matches, or (with the trace
     # spec's properties) the first at which every behaviour matching the log
     # up to it breaks one; a second run tells which (TraceKeeps).  It goes
     # without TraceDiagnostic: the actions enabled at a broken record are not
     # needed, and ENABLED on a long run's state took minutes (a JGroups trace).
     blocks: list = []
-    if tt.properties:
+    if tt.properties or tt.end:
         d = _run(trace, tt, proto, diag_at=depth, timeout=timeout, diagnose=False)
         broken = [b for tag, b in _printed(d.raw_output) if tag == "broken"]
         if broken:
@@ -480,15 +507,16 @@ def agrees(v: TLCVerdict, rep) -> bool:
     them: TLC judges the step); and on the safety properties the trace spec
     judges (its ``properties``), both find none broken, or both name the
     same record as the first at which one breaks, and the same properties
-    broken there.  The replay's other properties (GapFreeFIFO, the
-    end-of-run ones, ...) are its own."""
+    broken there; the end-of-run properties the trace spec's End step
+    judges (its ``end``) count as broken at the END entry.  The replay's
+    other properties (GapFreeFIFO, ...) are its own."""
     if isinstance(rep, dict):
         at, protocol, broken = rep["stops_conforming_at"], rep["protocol"], rep["broken"]
     else:
         at, protocol, broken = rep.stops_conforming_at, rep.protocol, rep.broken
     steps = (v.ok and at is None) or (not v.ok and at in (v.unmatched_records or [v.first_unmatched]))
     _, tt = _binding(protocol)
-    mine = {p: i for p, i in (broken or {}).items() if tt is not None and p in tt.properties}
+    mine = {p: i for p, i in (broken or {}).items() if tt is not None and (p in tt.properties or p in tt.end)}
     if not mine:
         return steps and v.broken_at is None
     first = min(mine.values())
@@ -519,6 +547,8 @@ def coverage(protocol: str, traces: list) -> dict:
     shapes: Counter = Counter()
     for t in traces:
         for ev in (log_entries(t, tt) if tt is not None else t.events):
+            if ev["name"] == END and ev.get("nid") is None:
+                continue            # the end record, no action
             actions[ev["name"]] += 1
             shapes[_shape(ev)] += 1
     known = spec_actions(protocol)

@@ -620,6 +620,36 @@ def _check_clocks(f: _File) -> None:
         prev = c
 
 
+def _check_crash_clocks(files: list[_File]) -> None:
+    """An environment ``Crash`` record's clock counts the crashed node's
+    last record (docs/trace-format.md, "Per-node files"): its component of
+    the node equals the node's own component in the last of the node's
+    records that has not seen the crash (whose ``"env"`` component is below
+    the Crash record's; 0 when there is none).  A record that has seen it
+    came after it (a node logs again only after a recovery the environment
+    handed it).  A Crash that counts fewer records (missing one the node
+    logged before it) or more (one the file does not hold before it)
+    contradicts the files: rejected at the Crash record's line, field
+    ``vc``."""
+    by_own = {f.own: f for f in files}
+    for env in (f for f in files if f.own == ENV):
+        for ev in env.events:
+            if ev["name"] != "Crash" or ev["nid"] is None or not isinstance(ev["vc"], dict):
+                continue
+            node = by_own.get(str(ev["nid"]))
+            if node is None:
+                continue            # no file of that node: the run is incomplete, not this record wrong
+            c, me = ev["vc"].get(node.own, 0), ev["vc"].get(ENV, 0)
+            before = [x for x in node.events if x["vc"].get(ENV, 0) < me]
+            last = before[-1]["vc"].get(node.own, 0) if before else 0
+            if c != last:
+                path, line = ev["src"].rsplit(":", 1)
+                at = (f"{before[-1]['src']} ({before[-1]['name']}, vc[{node.own!r}] = {last})" if before
+                      else "none: the node logged nothing before it")
+                raise TraceError(path, int(line), f"vc: the Crash of node {ev['nid']} has vc[{node.own!r}] = {c}, "
+                                                  f"but must count the node's last record, {at}")
+
+
 def merge(files: list[_File]) -> list[dict]:
     """The files' events in one order consistent with happens-before (see
     the module docstring), ``i`` assigned."""
@@ -723,6 +753,7 @@ def load(path_or_paths: Union[str, Path, Iterable]) -> Trace:
         node = f.header.get("node")
         return Trace(f.path, f.header, f.events, end, [f.path], node_files=None if node is None else {node})
     header = _common_header(files)
+    _check_crash_clocks(files)
     events = merge(files)
     where = str(path_or_paths) if isinstance(path_or_paths, (str, Path)) else str(Path(paths[0]).parent)
     return Trace(where, header, events, end, [f.path for f in files],

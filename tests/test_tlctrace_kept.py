@@ -68,8 +68,15 @@ def test_each_trace_spec_judges_the_properties_its_protocol_declares(protocol):
     text = (folder / f"Trace{proto.spec}.tla").read_text(encoding="utf-8")
     cfg = (folder / f"Trace{proto.spec}.cfg").read_text(encoding="utf-8")
     kept = re.search(r"^Kept == \[(.*?)\]$", text, re.M | re.S)
+    # the end of a quiescent run: ``TLATrace.end`` are the fields of its EndKept, pruned the same way
+    end = re.search(r"^EndKept == \[(.*?)\]$", text, re.M | re.S)
+    if tt.end:
+        assert sorted(re.findall(r"(\w+) \|->", end.group(1))) == sorted(tt.end)
+        assert "ACTION_CONSTRAINT TraceKeeps" in cfg.splitlines()
+    else:
+        assert end is None
     if not tt.properties:
-        assert kept is None and "TraceKeeps" not in cfg
+        assert kept is None and ("TraceKeeps" not in cfg or tt.end)
         return
     assert sorted(re.findall(r"(\w+) \|->", kept.group(1))) == sorted(tt.properties)
     assert set(tt.properties) <= set(proto.properties)

@@ -134,14 +134,39 @@ LeaveIfLogged ==
 Kept == [VirtualSynchrony |-> F!VirtualSynchrony', NoSendWhileBlocked |-> F!NoSendWhileBlocked',
          ViewAfterAllCompleted |-> F!ViewAfterAllCompleted']
 
+-----------------------------------------------------------------------------
+(* The end of a quiescent run: conformance/tlctrace.py appends one entry     *)
+(* named "End" (nid 0) to the log when the end record says quiescent.  The  *)
+(* End step changes nothing; what the claim promises is judged there        *)
+(* (EndKept, the same properties as conformance/flush.py's at_end): every   *)
+(* flush ended (FlushEnds), every message multicast in view v by a member   *)
+(* that neither crashed nor left delivered by every member of v that        *)
+(* neither crashed nor left (EventualDelivery, the catalogue's), and        *)
+(* nothing in flight to a member that can take it, of a crashed member's    *)
+(* channel the part every cut keeps (up to its last VIEW), with no view     *)
+(* change pending (Quiescent).  A false claim breaks one: TraceKeeps prunes *)
+(* the End step as any step that breaks a property.                         *)
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
+
+Live(p) == F!Alive(p) /\ F!IsMember(p)
+Owed(e) == IF e[1] \in crashed THEN SubSeq(chan[e], 1, F!LastView(chan[e])) ELSE chan[e]
+EndFlushEnds == \A p \in F!Members : Live(p) => ~F!InFlush(p) /\ flushInit[p] = F!NoInit
+EndEventualDelivery ==
+    \A i \in 1..Len(sent) : \A r \in F!Members :
+        (Live(sent[i].sender) /\ Live(r) /\ r \in views[sent[i].view]) => i \in delivered[r]
+EndQuiescent ==
+    /\ \A e \in F!Members \X F!Members : F!CanReceive(e[2]) => Owed(e) = <<>>
+    /\ ~F!ViewChangePending
+EndKept == [FlushEnds |-> EndFlushEnds, EventualDelivery |-> EndEventualDelivery, Quiescent |-> EndQuiescent]
+
 \* The properties the step breaks (Kept evaluated once: TLC caches a LET's
-\* value, not a definition's).
-Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+\* value, not a definition's); the End step: EndKept's.
+Broken == LET k == IF Rec.name = "End" THEN EndKept ELSE Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
-    /\ P \in F!Members
+    /\ P \in F!Members \/ Rec.name = "End"
     /\ \/ MulticastIfLogged
        \/ DeliverIfLogged
        \/ DiscardIfLogged
@@ -159,6 +184,7 @@ TraceNext ==
        \/ CrashIfLogged
        \/ JoinIfLogged
        \/ LeaveIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>

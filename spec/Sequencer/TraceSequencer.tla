@@ -188,9 +188,26 @@ KeptTotalOrder ==
 Kept == [NoDuplicates |-> KeptNoDuplicates, Integrity |-> KeptIntegrity,
          SenderFIFO |-> KeptSenderFIFO, TotalOrder |-> KeptTotalOrder]
 
+-----------------------------------------------------------------------------
+(* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
+(* named "End" (nid 0) to the log when the end record says quiescent.  The *)
+(* End step changes nothing; what the claim promises is judged there       *)
+(* (EndKept, the same properties as conformance/sequencer.py's at_end):    *)
+(* Sequencer.tla's Settled, every message of a sender that never crashed   *)
+(* delivered by every member that never crashed (EventualDelivery, read    *)
+(* from firstAt), and its Quiescent (nothing in flight, every live member  *)
+(* in the last view, no view change pending).  A false claim breaks one:   *)
+(* TraceKeeps prunes the End step as any step that breaks a property.      *)
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
+
+EndEventualDelivery ==
+    \A s, r \in S!Members : \A q \in 1..sent[s] :
+        <<s, q>> \in DOMAIN firstAt[r] \/ s \in crashed \/ r \in crashed
+EndKept == [EventualDelivery |-> EndEventualDelivery, Quiescent |-> S!Quiescent]
+
 \* The properties the step breaks (Kept evaluated once: TLC caches a LET's
-\* value, not a definition's).
-Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+\* value, not a definition's); the End step: EndKept's.
+Broken == LET k == IF Rec.name = "End" THEN EndKept ELSE Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
@@ -202,6 +219,7 @@ TraceNext ==
        \/ SuspectIfLogged
        \/ CrashIfLogged
        \/ NewViewIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
     /\ Summaries
 

@@ -171,25 +171,53 @@ InstallViewIfLogged == Pair("InstallView", SF!InstallView)
 UnblockIfLogged == Pair("Unblock", SF!Unblock)
 CrashIfLogged == CrashStep("Crash", SF!Crash)
 
+-----------------------------------------------------------------------------
+(* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
+(* named "End" (nid 0) to the log when the end record says quiescent.  The *)
+(* End step changes nothing; what the claim promises is judged there       *)
+(* (EndKept, the same properties as conformance/sequencerflush.py's        *)
+(* at_end): Settled, every message of a sender that never crashed          *)
+(* delivered by every member that never crashed (EventualDelivery), and    *)
+(* the composed spec's Quiescent with a crashed member's channel counted   *)
+(* up to its last VIEW, what every cut its crash may make keeps            *)
+(* (Quiescent).  A false claim breaks one: TraceKeeps (the cfg's           *)
+(* ACTION_CONSTRAINT) prunes the End step, and tlctrace.py reports the      *)
+(* properties broken there.  No other step is judged on properties here.   *)
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
+
+Owed(e) == IF e[1] \in crashed THEN SubSeq(chan[e], 1, SF!LastView(chan[e])) ELSE chan[e]
+EndQuiescent ==
+    /\ \A e \in SF!Members \X SF!Members : Owed(e) = <<>>
+    /\ \A m \in SF!Members \ crashed :
+          /\ vid[m] = SF!Latest /\ phase[m] = "Normal" /\ ~blocked[m] /\ flushInit[m] = SF!NoInit
+          /\ UniformDelivery => ndel[m] = Len(log[m])
+    /\ ~SF!ViewChangePending
+EndKept == [EventualDelivery |-> SF!Settled, Quiescent |-> EndQuiescent]
+
+\* The properties the step breaks: the End step's, EndKept's (evaluated once).
+Broken == IF Rec.name = "End" THEN LET k == EndKept IN {p \in DOMAIN k : ~k[p]} ELSE {}
+
 TraceNext ==
     /\ l <= Len(Log)
-    /\ P \in SF!Members
-    /\ \/ SendIfLogged
-       \/ RecvForwardIfLogged
-       \/ RecvDataIfLogged
-       \/ DiscardIfLogged
-       \/ StartFlushIfLogged
-       \/ BlockIfLogged
-       \/ RestartFlushIfLogged
-       \/ FlushOkIfLogged
-       \/ ReceiveFlushOkIfLogged
-       \/ FlushCompletedIfLogged
-       \/ ReceiveFlushCompletedIfLogged
-       \/ SendViewIfLogged
-       \/ InstallViewIfLogged
-       \/ StopFlushIfLogged
-       \/ UnblockIfLogged
-       \/ CrashIfLogged
+    /\ \/ /\ Rec.name # "End"
+          /\ P \in SF!Members
+          /\ \/ SendIfLogged
+             \/ RecvForwardIfLogged
+             \/ RecvDataIfLogged
+             \/ DiscardIfLogged
+             \/ StartFlushIfLogged
+             \/ BlockIfLogged
+             \/ RestartFlushIfLogged
+             \/ FlushOkIfLogged
+             \/ ReceiveFlushOkIfLogged
+             \/ FlushCompletedIfLogged
+             \/ ReceiveFlushCompletedIfLogged
+             \/ SendViewIfLogged
+             \/ InstallViewIfLogged
+             \/ StopFlushIfLogged
+             \/ UnblockIfLogged
+             \/ CrashIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
@@ -235,4 +263,12 @@ DiagEnabled ==
 TraceDiagnostic ==
     l = DiagAt => /\ PrintT(<<"groupcheck-diag", DiagVars>>)
                   /\ PrintT(<<"groupcheck-enabled", DiagEnabled>>)
+
+\* The cfg's ACTION_CONSTRAINT: a step that breaks a property (here the End
+\* step alone) is no step of a behaviour the trace is judged on; with DiagAt
+\* = that record, tlctrace.py keeps its steps and they print what they break.
+TraceKeeps ==
+    IF DiagAt = 0 \/ l < DiagAt THEN Broken = {}
+    ELSE IF l = DiagAt THEN LET b == Broken IN b # {} => PrintT(<<"groupcheck-broken", b, DiagVars'>>)
+    ELSE TRUE
 =============================================================================

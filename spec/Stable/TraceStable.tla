@@ -143,14 +143,34 @@ InstallViewIfLogged ==
 (* broken one.                                                             *)
 Kept == [SafeGC |-> S!SafeGC', StabilityBound |-> S!StabilityBound']
 
+-----------------------------------------------------------------------------
+(* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
+(* named "End" (nid 0) to the log when the end record says quiescent.  The *)
+(* End step changes nothing; what the claim promises is judged there       *)
+(* (EndKept, the same properties as conformance/stable.py's at_end, the    *)
+(* states Stable.tla's LastMessageDelivered and EventuallyCollected lead   *)
+(* to): every member of the group delivered every message of every sender  *)
+(* of its view, and purged what every member of the group that has that   *)
+(* sender in its view delivered.  (The spec's net is a set no receive      *)
+(* empties: "nothing in flight" has no meaning here.)  A false claim       *)
+(* breaks one: TraceKeeps prunes the End step as any step that breaks a    *)
+(* property.                                                               *)
+QuiescentEnd == Rec.name = "End" /\ UNCHANGED traceVars
+
+EndGroup == {m \in S!Members : view[m] # {}}
+EndLastMessageDelivered == \A p \in EndGroup : \A x \in view[p] : delivered[p][x] >= sent[x]
+EndEventuallyCollected ==
+    \A p \in EndGroup : \A x \in view[p] : \E q \in EndGroup : x \in view[q] /\ purged[p][x] >= delivered[q][x]
+EndKept == [LastMessageDelivered |-> EndLastMessageDelivered, EventuallyCollected |-> EndEventuallyCollected]
+
 \* The properties the step breaks (Kept evaluated once: TLC caches a LET's
-\* value, not a definition's).
-Broken == LET k == Kept IN {p \in DOMAIN k : ~k[p]}
+\* value, not a definition's); the End step: EndKept's.
+Broken == LET k == IF Rec.name = "End" THEN EndKept ELSE Kept IN {p \in DOMAIN k : ~k[p]}
 
 -----------------------------------------------------------------------------
 TraceNext ==
     /\ l <= Len(Log)
-    /\ Rec.nid \in S!Members
+    /\ Rec.nid \in S!Members \/ Rec.name = "End"
     /\ \/ MulticastIfLogged
        \/ ReceiveDataIfLogged
        \/ RetransmitIfLogged
@@ -160,6 +180,7 @@ TraceNext ==
        \/ ReceiveStabilityIfLogged
        \/ JoinIfLogged
        \/ InstallViewIfLogged
+       \/ QuiescentEnd
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<traceVars, l>>
