@@ -410,30 +410,33 @@ class Binding:
         found broken at the end record."""
         return {**{p: i for p, (i, _) in self.found.items()}, **self.ended}
 
-    def at_end(self, cands: set) -> Optional[tuple[str, str]]:
-        """At the end of a quiescent run: (property, witness) or None."""
-        return None
+    def at_end(self, cands: set):
+        """At the end of a quiescent run: every end-of-run property that
+        fails, [(property, witness)] (``judge_end``; one (property, witness)
+        or None is read alike)."""
+        return []
 
     # the end-of-run properties the last ``judge_end`` found broken -> the
     # end record's index (``broken_at`` adds them: TLC's End step must agree)
     ended: dict = {}
 
-    def judge_end(self, cands, judge) -> Optional[tuple[str, str]]:
+    def judge_end(self, cands, judge) -> list[tuple[str, str]]:
         """``at_end`` from ``judge(state)`` (property -> witness, in the
         order they are reported, {} when all hold): the properties that
         fail in every candidate (a candidate that satisfies one is a state
-        consistent with the run in which it holds); the first with its
-        witness, or None.  All of them are noted for ``broken_at``, at the
-        end record (its index: the number of events)."""
+        consistent with the run in which it holds), each with its witness
+        (every one, so that each is classified on its own), [] when none.
+        All of them are noted for ``broken_at``, at the end record (its
+        index: the number of events)."""
         found = [judge(t) for t in sorted(cands, key=repr)] if len(cands) > 1 else [judge(t) for t in cands]
         every = [p for p in (found[0] if found else {}) if all(p in f for f in found[1:])]
         self.ended = {p: len(self.trace.events) for p in every}
-        return (every[0], found[0][every[0]]) if every else None
+        return [(p, found[0][p]) for p in every]
 
-    def at_settled(self, cands: set) -> Optional[tuple[str, str]]:
-        """At the end of a settled run (a protocol that never quiesces):
-        (property, witness) or None."""
-        return None
+    def at_settled(self, cands: set):
+        """At the end of a settled run (a protocol that never quiesces): as
+        ``at_end``."""
+        return []
 
     def head(self, ev: dict) -> str:
         return f"event {ev['i']} {ev['name']}(nid={ev['nid']}, params={ev['params']}, msg={ev.get('msg')})"
@@ -613,10 +616,10 @@ class Engine:
         found = [violation(p, i, w) for p, i, w in self.b.properties(self.cands)]
         for ended, judge, how in ((quiescent(trace), self.b.at_end, "quiescent"),
                                   (settled(trace), self.b.at_settled, "settled")):
-            end = judge(self.cands) if ended else None
-            if end and end[0] not in {v["property"] for v in found}:
-                prop, witness = end
-                found.append(violation(prop, None, f"{witness} (the run ended {how})"))
+            end = (judge(self.cands) or []) if ended else []
+            for prop, witness in ([end] if isinstance(end, tuple) else end):   # one (prop, witness) or a list
+                if prop not in {v["property"] for v in found}:
+                    found.append(violation(prop, None, f"{witness} (the run ended {how})"))
         if found:
             first = next((v["event"] for v in found if v["event"] is not None), None)
             return RunReport(**base, verdict="violation", first_bad_event=first, reason=describe(found),

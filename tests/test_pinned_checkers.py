@@ -109,3 +109,17 @@ def test_the_findings_matcher():
     mixed = run("TotalOrder", "NoDuplicates")
     assert mixed.verdict == "violation" and mixed.finding is None
     assert mixed.finding_why.startswith("not covered: NoDuplicates") and "covered: TotalOrder by p/yes" in mixed.finding_why
+
+
+def test_every_end_of_run_property_that_fails_is_reported():
+    """judge_end: the properties that fail in every candidate, each with its
+    witness (not only the first), and none that some candidate satisfies."""
+    from types import SimpleNamespace
+
+    from groupcheck.conformance.replay import Binding
+    b = Binding.__new__(Binding)
+    b.trace = SimpleNamespace(events=[1, 2, 3])
+    fails = {"a": {"EventualDelivery": "w1", "Quiescent": "w2"}, "b": {"Quiescent": "w3", "EventualDelivery": "w4"}}
+    assert b.judge_end({"a", "b"}, fails.get) == [("EventualDelivery", "w1"), ("Quiescent", "w2")]
+    assert b.ended == {"EventualDelivery": 3, "Quiescent": 3}
+    assert b.judge_end({"a", "c"}, {"a": {"Quiescent": "w"}, "c": {}}.get) == []
