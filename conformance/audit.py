@@ -9,7 +9,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    Each counterexample, expected ones included, becomes a diagram.
    Models flagged ``"heavy"`` (the longer TLC runs: spec/README.md) run with ``--full``
    and under the slow test marker (tests/test_manifest_heavy.py); the
-   default audit lists them as skipped, which keeps it within its budget.
+   default audit lists them as skipped, which keeps it within its budget,
+   but for the smallest model of each shipped variant that no light model
+   checks, within its own budget (``coverage_picks``): a variant left out
+   is named in the report's coverage (report.py ``coverage``).
 2. **link** — for each ``compare: true`` model, the Python explorer's
    reachable graph against TLC's ``-dump dot`` graph: as expected when equal.
    Models flagged ``"slow"`` in their manifest are left to ``--full`` (and to
@@ -60,7 +63,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    is clean.
 
 The outputs are written by conformance/report.py.  ``run`` returns the
-checks; the command exits non-zero when any is unexpected.
+checks, and in ``extra`` the stages selected and the shipped variants
+(model/manifest.py) from which the report computes what the run covered;
+the command exits non-zero when any check is unexpected, and with
+``--require-all`` when any was skipped.
 """
 
 from __future__ import annotations

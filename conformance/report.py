@@ -26,7 +26,10 @@ row and its "why" line link to, and each stage a section the contents and
 the stage summary link to (``stage_groups``).  Figures are shown in words
 (``FIGURE_WORDS``), never by their summary.json keys.
 
-Every output opens with the same verdict (``banner``) and shows each check
+Every output opens with the same verdict (``banner``: "all N checks" only
+when none was skipped) and says what the run covered (``coverage``, from
+the checks: per stage run and skipped, each shipped variant TLC or the
+graph comparison left out, the skipped checks by name), and shows each check
 by its ``Check.verdict``: pass, finding (an expected violation: a documented
 flaw the audit must keep reproducing, with its ``explanation``), skipped
 (with why) or unexpected.  Nothing here knows a stage: a new stage yields
@@ -282,6 +285,7 @@ FIGURE_WORDS = {
     "cti": "CTIs", "reachable_cti": "reachable CTIs", "unknown": "unknown", "solver_seconds": "solver s",
     "max_query_seconds": "slowest query s", "max_query_cpu_seconds": "slowest query CPU s",
     "model_verdict": "model replay", "traces": "traces in", "fixed_by": "fixed by",
+    "coverage_pick": "added so that its variant is model-checked",
 }
 
 # section titles of the check kinds the audit has; any other kind is titled by its name
