@@ -207,10 +207,14 @@ def coverage(checks: list[Check], extra: Optional[dict] = None) -> dict:
     }
 
 
+ITEM = "  - "       # a coverage line that is an item of the line before it
+
+
 def coverage_lines(checks: list[Check], extra: Optional[dict] = None) -> list[str]:
     """The coverage in a few lines, under the banner (the CLI's last lines,
     report.md and report.html): checked and skipped per stage, then each
-    shipped variant TLC did not check or whose graphs were not compared."""
+    shipped variant TLC did not check or whose graphs were not compared,
+    one line each (``ITEM``)."""
     cov = coverage(checks, extra)
     stages = "; ".join(f"{k} {n['checked']} checked" + (f", {n['skipped']} skipped" if n["skipped"] else "")
                        for k, n in cov["by_stage"].items() if n["selected"])
@@ -219,14 +223,14 @@ def coverage_lines(checks: list[Check], extra: Optional[dict] = None) -> list[st
            + (f"; not run (--stage): {', '.join(left)}" if left else "") + "."]
     n = len(cov["variants"])
     if cov["not_model_checked"]:
-        out.append(f"Shipped variants not model-checked in this run ({len(cov['not_model_checked'])} of {n}): "
-                   + "; ".join(f"{v['variant']}: {v['why']}" for v in cov["not_model_checked"]) + ".")
+        out.append(f"Shipped variants not model-checked in this run ({len(cov['not_model_checked'])} of {n}):")
+        out += [f"{ITEM}{v['variant']}: {v['why']}" for v in cov["not_model_checked"]]
     elif n and all(v["tlc"] == "checked" for v in cov["variants"]):
         out.append(f"Every shipped variant ({n}) model-checked by TLC in this run.")
     if cov["not_graph_compared"]:
         out.append(f"Shipped variants whose spec ⇄ model graphs were not compared in this run "
-                   f"({len(cov['not_graph_compared'])} of {n}): "
-                   + "; ".join(v["variant"] for v in cov["not_graph_compared"]) + ".")
+                   f"({len(cov['not_graph_compared'])} of {n}):")
+        out += [f"{ITEM}{v['variant']}" for v in cov["not_graph_compared"]]
     if cov["skipped"]:
         out.append(f"`groupcheck audit --full` runs the {cov['skipped']} skipped checks "
                    "(named in the report's coverage section and in summary.json's audit_coverage).")
@@ -399,7 +403,8 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     tcov = (extra or {}).get("trace_coverage")
     mats = proof_matrices(checks)
     out = ["# groupcheck audit", "", f"**{banner(checks)}**", ""]
-    out += [f"- {_line(ln)}" for ln in coverage_lines(checks, extra)] + [""]
+    out += [(ITEM + _line(ln[len(ITEM):])) if ln.startswith(ITEM) else f"- {_line(ln)}"
+            for ln in coverage_lines(checks, extra)] + [""]
     if bad:
         out += ["Unexpected: " + ", ".join(f"`{c.id}`" for c in bad), ""]
     sections = ["Stages", COVERAGE_HEADING] + (["Violations and why"] if findings else []) \
