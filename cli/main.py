@@ -442,11 +442,12 @@ def _report_audit(report, out, checks, extra, as_json=False, require_all=False):
         console().print(f"UNEXPECTED {c.id}: expected {c.expected}, observed {c.observed}"
                         + (f"\n  {c.detail}" if c.detail else ""), markup=False)
     # the last lines: the verdict, what was checked and skipped, and the gate's line
-    console().print(report.banner(checks), markup=False)
+    # (soft_wrap: a line stays one line, however long, for logs and greps)
+    console().print(report.banner(checks), markup=False, soft_wrap=True)
     for line in report.coverage_lines(checks, extra):
-        console().print(line, markup=False)
+        console().print(line, markup=False, soft_wrap=True)
     if gate:
-        console().print(gate, markup=False)
+        console().print(gate, markup=False, soft_wrap=True)
     raise typer.Exit(1 if bad or gate else 0)
 
 

@@ -186,6 +186,18 @@ def test_require_all_fails_on_a_skip(monkeypatch, tmp_path):
     assert as_json.exit_code == 1
 
 
+def test_require_all_names_every_skipped_check_on_one_line(monkeypatch, tmp_path):
+    many = _checks_with_a_skip()[:1] + [
+        Check(id=f"tlc/some-protocol/AVeryLongModelName{k}", kind="tlc", protocol="some-protocol",
+              name=f"AVeryLongModelName{k}", expected="ok", observed="skipped", as_expected=True, seconds=0.0,
+              skipped=True, explanation="marked heavy") for k in range(40)]
+    monkeypatch.setattr(audit, "run", lambda *a, **k: (many, {}))
+    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path), "--engine", "local", "--require-all"])
+    assert r.exit_code == 1
+    (line,) = [ln for ln in r.output.splitlines() if "REQUIRE-ALL" in ln]
+    assert all(c.id in line for c in many[1:]) and "40 checks skipped" in line
+
+
 def test_require_all_passes_when_nothing_was_skipped(monkeypatch, tmp_path):
     monkeypatch.setattr(audit, "run", lambda *a, **k: (_checks_with_a_skip()[:1], {}))
     r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path), "--engine", "local", "--require-all"])
