@@ -359,8 +359,9 @@ def audit(
     as_json: bool = typer.Option(False, "--json", help="print summary.json instead of the table"),
     force: bool = typer.Option(False, "--force", help="replace a non-empty --out folder that is not an earlier audit's "
                                "(an earlier audit's is replaced anyway)"),
+    require_all: bool = typer.Option(False, "--require-all", help="a release gate: exit 1 also when any check was skipped (the default audit leaves the heavy and slow ones to --full)"),
 ):
-    """The release audit: TLC on every manifest model, models compared with specs, simulated traces checked (on Spark by default); writes summary.json, junit.xml, report.md and report.html; exit 1 on any unexpected result."""
+    """The release audit: TLC on every manifest model, models compared with specs, simulated traces checked (on Spark by default); writes summary.json, junit.xml, report.md and report.html; exit 1 on any unexpected result (with --require-all, also on any skipped check)."""
     from groupcheck.conformance import audit as audit_mod, report
     if engine not in ("spark", "local"):
         fail(f"--engine {engine!r}: spark or local")
@@ -380,7 +381,7 @@ def audit(
     if from_summary is None:
         checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
                                    stages, jobs, quiet=False)     # progress on stderr, also with --json
-    _report_audit(report, out, checks, extra, as_json)
+    _report_audit(report, out, checks, extra, as_json, require_all)
 
 
 def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
@@ -414,16 +415,19 @@ def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protoc
     return checks, extra
 
 
-def _report_audit(report, out, checks, extra, as_json=False):
+def _report_audit(report, out, checks, extra, as_json=False, require_all=False):
     paths = report.write_all(out, checks, extra)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step:    # chooses where the Markdown goes; the verdict is the same either way
         with open(step, "a", encoding="utf-8") as f:
             f.write(paths["report.md"].read_text(encoding="utf-8"))
     bad = [c for c in checks if not c.as_expected]
+    gate = report.skipped_line(checks) if require_all else None     # --require-all: a skip fails too
     if as_json:
         print(paths["summary.json"].read_text(encoding="utf-8"), end="")
-        raise typer.Exit(1 if bad else 0)
+        if gate:
+            print(gate, file=sys.stderr)
+        raise typer.Exit(1 if bad or gate else 0)
     from rich.markup import escape
     t = table("groupcheck audit")
     for c in ("check", "expected", "observed", "s", "result"):
@@ -433,12 +437,18 @@ def _report_audit(report, out, checks, extra, as_json=False):
         t.add_row(escape(c.id), escape(c.expected), escape(c.observed), f"{c.seconds:.1f}",
                   f"[{style[c.verdict]}]{report.VERDICT_TEXT[c.verdict]}[/]")
     console().print(t)
-    console().print(report.banner(checks), markup=False)
     console().print("reports: " + ", ".join(str(p) for p in paths.values()), markup=False)
     for c in bad:
         console().print(f"UNEXPECTED {c.id}: expected {c.expected}, observed {c.observed}"
                         + (f"\n  {c.detail}" if c.detail else ""), markup=False)
-    raise typer.Exit(1 if bad else 0)
+    # the last lines: the verdict, what was checked and skipped, and the gate's line
+    # (soft_wrap: a line stays one line, however long, for logs and greps)
+    console().print(report.banner(checks), markup=False, soft_wrap=True)
+    for line in report.coverage_lines(checks, extra):
+        console().print(line, markup=False, soft_wrap=True)
+    if gate:
+        console().print(gate, markup=False, soft_wrap=True)
+    raise typer.Exit(1 if bad or gate else 0)
 
 
 def _options(pairs: List[str], known=None) -> dict:

@@ -9,7 +9,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    Each counterexample, expected ones included, becomes a diagram.
    Models flagged ``"heavy"`` (the longer TLC runs: spec/README.md) run with ``--full``
    and under the slow test marker (tests/test_manifest_heavy.py); the
-   default audit lists them as skipped, which keeps it within its budget.
+   default audit lists them as skipped, which keeps it within its budget,
+   but for the smallest model of each shipped variant that no light model
+   checks, within its own budget (``coverage_picks``): a variant left out
+   is named in the report's coverage (report.py ``coverage``).
 2. **link** — for each ``compare: true`` model, the Python explorer's
    reachable graph against TLC's ``-dump dot`` graph: as expected when equal.
    Models flagged ``"slow"`` in their manifest are left to ``--full`` (and to
@@ -60,7 +63,10 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    is clean.
 
 The outputs are written by conformance/report.py.  ``run`` returns the
-checks; the command exits non-zero when any is unexpected.
+checks, and in ``extra`` the stages selected and the shipped variants
+(model/manifest.py) from which the report computes what the run covered;
+the command exits non-zero when any check is unexpected, and with
+``--require-all`` when any was skipped.
 """
 
 from __future__ import annotations
@@ -81,6 +87,62 @@ HISTORY_RUNS = 40   # runs per protocol for the history stage (about 0.1 s each)
 # about 3-10 s of TLC each, two at a time on 2 cores (docs/benchmarks.md)
 TRACE_SAMPLE = 5
 STAGES = ("tlc", "link", "conformance", "history", "tracevalidation", "prove", "cluster")
+# The default audit model-checks every shipped variant (model/manifest.py
+# ``shipped_variants``) at least once: a variant all of whose shipped models
+# are heavy gets its smallest one (``coverage_picks``), when the TLC seconds
+# recorded for it in its manifest (``tlc_seconds``) are at most
+# PICK_MAX_SECONDS and, cheapest first, the picks' seconds add up to at most
+# PICK_BUDGET_SECONDS (two at a time on 2 cores: about half that in wall
+# time).  A variant left out is named in the coverage with the reason.
+PICK_MAX_SECONDS = 30.0
+PICK_BUDGET_SECONDS = 240.0
+
+
+def coverage_picks(entries: list) -> tuple[list, dict[tuple, tuple]]:
+    """The heavy models the default audit's tlc stage runs all the same, so
+    that every shipped variant among ``entries`` is model-checked (see
+    PICK_MAX_SECONDS): per variant none of whose shipped models is light,
+    its shipped model with the fewest distinct states.  Returns (the picks,
+    in manifest order; {variant key: (its smallest model, why it stays
+    unchecked)} for the variants whose smallest model is over the budget)."""
+    from groupcheck.model.manifest import shipped_variants
+    wanted = []
+    for key, models in shipped_variants(entries).items():
+        if all(e.extra.get("heavy") for e in models):
+            wanted.append((key, min(models, key=lambda e: (e.distinct_states or 0, entries.index(e)))))
+    picks, why, spent = [], {}, 0.0
+    for key, e in sorted(wanted, key=lambda w: (w[1].extra.get("tlc_seconds") is None,
+                                                 w[1].extra.get("tlc_seconds") or 0.0)):
+        secs = e.extra.get("tlc_seconds")
+        size = f"its smallest model, {e.name} ({e.distinct_states or 0:,} distinct states)"
+        if secs is None:
+            why[key] = e, f"{size}, has no TLC time recorded in its manifest (tlc_seconds)"
+        elif secs > PICK_MAX_SECONDS:
+            why[key] = e, (f"{size}, takes {secs:g} s of TLC, over the default audit's limit of "
+                        f"{PICK_MAX_SECONDS:g} s for such a model")
+        elif spent + secs > PICK_BUDGET_SECONDS:
+            why[key] = e, (f"{size}, takes {secs:g} s of TLC, beyond the default audit's budget of "
+                        f"{PICK_BUDGET_SECONDS:g} s for such models (cheaper ones first)")
+        else:
+            spent += secs
+            picks.append(e)
+    return [e for e in entries if e in picks], why
+
+
+def _variants_figures(entries: list, picks: list, why: dict) -> list[dict]:
+    """The shipped variants of ``entries`` for the report's coverage
+    (report.coverage): their shipped models and compared ones, the pick,
+    and why a variant is not model-checked by default."""
+    from groupcheck.model.manifest import shipped_variants, variant_label
+    out = []
+    for key, models in shipped_variants(entries).items():
+        protocol, module, switches = key
+        out.append({"variant": variant_label(models[0]), "protocol": protocol, "module": module,
+                    "switches": dict(switches), "models": [e.name for e in models],
+                    "compared": [e.name for e in models if e.compare],
+                    "picked": next((e.name for e in models if e in picks), None),
+                    "why_not_checked": why[key][1] if key in why else None})
+    return out
 
 
 def finding_ref(protocol: str, prop: str) -> Optional[str]:
@@ -574,7 +636,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     from . import protocols as registry
     jobs = jobs or os.cpu_count() or 1
     entries = manifest.select(protocols_, None)
-    tlc_entries = [e for e in entries if full or not e.extra.get("heavy")]
+    picks, unpicked = coverage_picks(entries)
+    tlc_entries = [e for e in entries if full or not e.extra.get("heavy") or e in picks]
     link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
     from .history import projectable
@@ -600,7 +663,10 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     checks: list[Check] = []
     t_start = time.monotonic()
     extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
-                                                          if e.compare and e not in link_entries]}
+                                                          if e.compare and e not in link_entries],
+                   "stages": {"all": list(STAGES), "selected": [s for s in STAGES if s in stages]},
+                   "shipped_variants": _variants_figures(entries, [] if full else picks,
+                                                         {} if full else unpicked)}
 
     def tick(what: str, c: Optional[Check] = None):
         """One check finished: ``what`` with its verdict."""
@@ -638,10 +704,18 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         checks += [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on]
         checks += [by_id[f"link/{e.protocol}/{e.name}"] for e in link_on]
     if "tlc" in stages:
+        for c in checks:
+            if c.kind == "tlc" and not full and c.id in {f"tlc/{e.protocol}/{e.name}" for e in picks}:
+                c.figures["coverage_pick"] = True
+        unchecked = {} if full else {id(e): why for e, why in unpicked.values()}
         checks += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
                          expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,
                          skipped=True, explanation="marked heavy in its manifest (one of the longer TLC runs): "
-                         "checked by `groupcheck audit --full` and the slow tests, not by the default audit")
+                         "checked by `groupcheck audit --full` and the slow tests, not by the default audit"
+                         if id(e) not in unchecked else
+                         f"the smallest model of a shipped variant that no light model checks, left out of the "
+                         f"default audit: {unchecked[id(e)]}; checked by `groupcheck audit --full` and the "
+                         "slow tests")
                    for e in entries if e not in tlc_entries]
     if "link" in stages:
         checks += [Check(id=f"link/{e.protocol}/{e.name}", kind="link", protocol=e.protocol, name=e.name,

@@ -26,7 +26,10 @@ row and its "why" line link to, and each stage a section the contents and
 the stage summary link to (``stage_groups``).  Figures are shown in words
 (``FIGURE_WORDS``), never by their summary.json keys.
 
-Every output opens with the same verdict (``banner``) and shows each check
+Every output opens with the same verdict (``banner``: "all N checks" only
+when none was skipped) and says what the run covered (``coverage``, from
+the checks: per stage run and skipped, each shipped variant TLC or the
+graph comparison left out, the skipped checks by name), and shows each check
 by its ``Check.verdict``: pass, finding (an expected violation: a documented
 flaw the audit must keep reproducing, with its ``explanation``), skipped
 (with why) or unexpected.  Nothing here knows a stage: a new stage yields
@@ -40,6 +43,7 @@ import json
 import platform
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from html import escape
@@ -130,19 +134,116 @@ def summary(checks: list[Check], extra: Optional[dict] = None) -> dict:
         "ok": not bad,
         "checks": [c.to_json() for c in checks],
         **(extra or {}),
+        "audit_coverage": coverage(checks, extra),
     }
 
 
 def banner(checks: list[Check]) -> str:
-    """The verdict in one sentence (the report's first line)."""
+    """The verdict in one sentence (the report's first line).  "all N
+    checks" only when none was skipped; the skipped ones are counted per
+    stage in the sentence itself."""
     bad = [c for c in checks if not c.as_expected]
     counts = [c.verdict for c in checks]
+    skipped = counts.count("skipped")
     parts = [f"{counts.count('pass')} passed", f"{counts.count('finding')} expected violations (known findings)"]
-    if counts.count("skipped"):
-        parts.append(f"{counts.count('skipped')} skipped")
-    head = (f"FAIL: {len(bad)} of {len(checks)} checks UNEXPECTED" if bad
-            else f"PASS: all {len(checks)} checks as expected")
+    per_stage = ", ".join(f"{k} {n}" for k, n in Counter(c.kind for c in checks if c.skipped).items())
+    if bad:
+        head = f"FAIL: {len(bad)} of {len(checks)} checks UNEXPECTED"
+        if skipped:
+            parts.append(f"{skipped} skipped ({per_stage})")
+    elif skipped:
+        head = f"PASS: {len(checks) - skipped} checks as expected, {skipped} skipped ({per_stage})"
+    else:
+        head = f"PASS: all {len(checks)} checks as expected"
     return head + " — " + ", ".join(parts)
+
+
+def coverage(checks: list[Check], extra: Optional[dict] = None) -> dict:
+    """What the run checked and what it skipped (summary.json's
+    ``audit_coverage``), computed from the checks themselves, so the figures
+    cannot disagree with the rows: per stage the checks run (``checked``,
+    whatever their verdict) and skipped, and whether the stage was selected
+    (``--stage``); the ids of the skipped checks (what ``--full`` adds); per
+    shipped variant (model/manifest.py ``shipped_variants``, listed by the
+    audit in ``extra``) whether TLC checked one of its shipped models and
+    whether the spec ⇄ model graphs of one were compared, and the variants
+    for which not."""
+    extra = extra or {}
+    stages = extra.get("stages") or {}
+    selected = stages.get("selected")
+    by_id = {c.id: c for c in checks}
+    by_stage = {}
+    for k in dict.fromkeys([*(stages.get("all") or []), *(c.kind for c in checks)]):
+        cs = [c for c in checks if c.kind == k]
+        by_stage[k] = {"checked": sum(not c.skipped for c in cs), "skipped": sum(c.skipped for c in cs),
+                       "selected": selected is None or k in selected}
+    variants = []
+    for v in extra.get("shipped_variants") or []:
+        row = dict(v)
+        for kind, models in (("tlc", v.get("models") or []), ("link", v.get("compared") or [])):
+            present = [by_id[i] for i in (f"{kind}/{v['protocol']}/{m}" for m in models) if i in by_id]
+            ran = [c.name for c in present if not c.skipped]
+            row[f"{kind}_checked"] = ran
+            row[kind] = ("checked" if ran else "skipped" if present
+                         else "no compared model" if kind == "link" and not models else "stage not run")
+        variants.append(row)
+
+    def why_not(v: dict, kind: str) -> str:
+        if kind == "tlc" and v.get("why_not_checked"):
+            return v["why_not_checked"]
+        skips = [by_id[i] for m in v.get("models" if kind == "tlc" else "compared") or []
+                 if (i := f"{kind}/{v['protocol']}/{m}") in by_id]
+        reasons = list(dict.fromkeys(c.explanation or "no reason given" for c in skips))
+        return "; ".join(reasons) if reasons else "its stage was not run"
+    return {
+        "checked": sum(not c.skipped for c in checks), "skipped": sum(c.skipped for c in checks),
+        "by_stage": by_stage,
+        "skipped_checks": [c.id for c in checks if c.skipped],
+        "variants": variants,
+        "not_model_checked": [{"variant": v["variant"], "models": v["models"], "why": why_not(v, "tlc")}
+                              for v in variants if v["tlc"] == "skipped"],
+        "not_graph_compared": [{"variant": v["variant"], "models": v["compared"], "why": why_not(v, "link")}
+                               for v in variants if v["link"] == "skipped"],
+    }
+
+
+ITEM = "  - "       # a coverage line that is an item of the line before it
+
+
+def coverage_lines(checks: list[Check], extra: Optional[dict] = None) -> list[str]:
+    """The coverage in a few lines, under the banner (the CLI's last lines,
+    report.md and report.html): checked and skipped per stage, then each
+    shipped variant TLC did not check or whose graphs were not compared,
+    one line each (``ITEM``)."""
+    cov = coverage(checks, extra)
+    stages = "; ".join(f"{k} {n['checked']} checked" + (f", {n['skipped']} skipped" if n["skipped"] else "")
+                       for k, n in cov["by_stage"].items() if n["selected"])
+    left = [k for k, n in cov["by_stage"].items() if not n["selected"]]
+    out = [f"Coverage: {cov['checked']} checks run, {cov['skipped']} skipped — {stages or 'no stage'}"
+           + (f"; not run (--stage): {', '.join(left)}" if left else "") + "."]
+    n = len(cov["variants"])
+    if cov["not_model_checked"]:
+        out.append(f"Shipped variants not model-checked in this run ({len(cov['not_model_checked'])} of {n}):")
+        out += [f"{ITEM}{v['variant']}: {v['why']}" for v in cov["not_model_checked"]]
+    elif n and all(v["tlc"] == "checked" for v in cov["variants"]):
+        out.append(f"Every shipped variant ({n}) model-checked by TLC in this run.")
+    if cov["not_graph_compared"]:
+        out.append(f"Shipped variants whose spec ⇄ model graphs were not compared in this run "
+                   f"({len(cov['not_graph_compared'])} of {n}):")
+        out += [f"{ITEM}{v['variant']}" for v in cov["not_graph_compared"]]
+    if cov["skipped"]:
+        out.append(f"`groupcheck audit --full` runs the {cov['skipped']} skipped checks "
+                   "(named in the report's coverage section and in summary.json's audit_coverage).")
+    return out
+
+
+def skipped_line(checks: list[Check]) -> Optional[str]:
+    """``--require-all``'s one line when checks were skipped, else None."""
+    skipped = [c.id for c in checks if c.skipped]
+    if not skipped:
+        return None
+    return (f"REQUIRE-ALL FAILED: {len(skipped)} checks skipped (run them with --full): "
+            + ", ".join(skipped))
 
 
 def junit(checks: list[Check], wall_seconds: Optional[float] = None) -> ET.ElementTree:
@@ -188,6 +289,7 @@ FIGURE_WORDS = {
     "cti": "CTIs", "reachable_cti": "reachable CTIs", "unknown": "unknown", "solver_seconds": "solver s",
     "max_query_seconds": "slowest query s", "max_query_cpu_seconds": "slowest query CPU s",
     "model_verdict": "model replay", "traces": "traces in", "fixed_by": "fixed by",
+    "coverage_pick": "added so that its variant is model-checked",
 }
 
 # section titles of the check kinds the audit has; any other kind is titled by its name
@@ -301,9 +403,12 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
     tcov = (extra or {}).get("trace_coverage")
     mats = proof_matrices(checks)
     out = ["# groupcheck audit", "", f"**{banner(checks)}**", ""]
+    out += [(ITEM + _line(ln[len(ITEM):])) if ln.startswith(ITEM) else f"- {_line(ln)}"
+            for ln in coverage_lines(checks, extra)] + [""]
     if bad:
         out += ["Unexpected: " + ", ".join(f"`{c.id}`" for c in bad), ""]
-    sections = ["Stages"] + (["Violations and why"] if findings else []) + [g["heading"] for g in groups] \
+    sections = ["Stages", COVERAGE_HEADING] + (["Violations and why"] if findings else []) \
+        + [g["heading"] for g in groups] \
         + ([DIAGRAMS_HEADING] if drawn else []) + (["Coverage of the models by the traces"] if cov else []) \
         + (["Spec actions exercised by the TLC-validated traces"] if tcov else []) \
         + (["Proof matrices (z3)"] if mats else [])
@@ -314,6 +419,7 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
         n = g["count"]
         out.append(f"| [{g['title']}](#{gh_slug(g['heading'])}) | {g['checks']} | {n['pass']} | {n['finding']} | "
                    f"{n['skipped']} | {n['unexpected']} | {g['seconds']:.0f} |")
+    out += ["", *coverage_markdown(checks, extra)]
     if findings:
         out += ["", "## Violations and why", ""]
 
@@ -375,6 +481,41 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
             out += [f"| {r['lemma']} | " + " | ".join(r["cells"]) + " |" for r in mtx["rows"]]
             out += ["", "</details>", ""]
     return "\n".join(out) + "\n"
+
+
+COVERAGE_HEADING = "What this run covered"
+
+
+def coverage_markdown(checks: list[Check], extra: Optional[dict] = None) -> list[str]:
+    """report.md's coverage section (``coverage``): per stage, checks run
+    and skipped; per shipped variant, what TLC and the graph comparison
+    covered; the skipped checks by name (what ``--full`` adds)."""
+    cov = coverage(checks, extra)
+    out = [f"## {COVERAGE_HEADING}", "", "| stage | checked | skipped |", "| --- | ---: | ---: |"]
+    for k, n in cov["by_stage"].items():
+        out.append(f"| {KIND_TITLES.get(k, k)} | {n['checked']} | {n['skipped']} |" if n["selected"]
+                   else f"| {KIND_TITLES.get(k, k)} | not run (`--stage`) | |")
+    if cov["variants"]:
+        out += ["", "Shipped variants (a protocol's TLA+ module with its design switches, checked by models "
+                "expected `ok`; docs/architecture.md): whether TLC checked one of their models in this run, "
+                "and whether the spec ⇄ model graphs of one were compared.", "",
+                "| variant | shipped models | TLC | graphs compared |", "| --- | --- | --- | --- |"]
+        for v in cov["variants"]:
+            def said(kind: str) -> str:
+                ran = v[f"{kind}_checked"]
+                return f"✅ {', '.join(ran)}" if ran else ("⏭️ **not in this run**" if v[kind] == "skipped"
+                                                          else v[kind])
+            out.append(f"| {_cell(v['variant'])} | {_cell(', '.join(v['models']))} | {said('tlc')} | "
+                       f"{said('link')} |")
+    for key, title in (("not_model_checked", "Shipped variants not model-checked in this run"),
+                       ("not_graph_compared", "Shipped variants whose graphs were not compared in this run")):
+        if cov[key]:
+            out += ["", f"{title}:", ""] + [f"- {_line(v['variant'])} ({', '.join(v['models'])}): {_line(v['why'])}"
+                                            for v in cov[key]]
+    if cov["skipped_checks"]:
+        out += ["", f"<details><summary>What only <code>--full</code> adds: {len(cov['skipped_checks'])} "
+                    "checks</summary>", "", ", ".join(f"`{i}`" for i in cov["skipped_checks"]), "", "</details>"]
+    return out
 
 
 def proof_matrices(checks: list[Check]) -> list[dict]:
@@ -473,6 +614,8 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
     mats = proof_matrices(checks)
     return env.from_string(text).render(
         s=s, checks=checks, banner=banner(checks), verdict_text=VERDICT_TEXT, anchor=anchor,
+        coverage_lines=coverage_lines(checks, extra), run_coverage=coverage(checks, extra),
+        kind_titles=KIND_TITLES,
         groups=stage_groups(checks),
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
         trace_coverage=trace_coverage_rows((extra or {}).get("trace_coverage") or {}),
@@ -521,5 +664,6 @@ def checks_from_summary(s: dict) -> tuple[list[Check], dict]:
         d = {k: v for k, v in d.items() if k in fields}
         d["diagrams"] = [Diagram(**g) for g in d.get("diagrams") or []]
         checks.append(Check(**d))
-    extra = {k: v for k, v in s.items() if k not in ("format", "generated", "machine", "totals", "ok", "checks")}
+    extra = {k: v for k, v in s.items()
+             if k not in ("format", "generated", "machine", "totals", "ok", "checks", "audit_coverage")}
     return checks, extra

@@ -193,3 +193,50 @@ def check(entry: ModelEntry, *, workers: int = 1) -> CheckOutcome:
     res = run_tlc(entry.spec_dir, entry.module, entry.cfg, workers=workers, timeout=entry.timeout,
                   extra_args=LIVENESS_FINAL if final else ())
     return CheckOutcome(entry, res, workers, liveness_final=final)
+
+
+# ---------------------------------------------------------------------------
+# Shipped variants (docs/architecture.md, "What the audit covers")
+#
+# A manifest carries no flag for flawed or fixed designs; what it does carry
+# is each model's expectation and its constants.  The two functions below are
+# the one definition the audit, its report and the docs use.
+
+def shipped(entry: ModelEntry) -> bool:
+    """Whether ``entry`` is a shipped model: its manifest expects ``ok``,
+    i.e. the design it configures is claimed to hold in that environment.
+    A model expecting a violation is a finding (a flaw the audit must keep
+    reproducing), not a shipped model."""
+    return entry.expected == "ok"
+
+
+def variant_key(entry: ModelEntry) -> tuple[str, str, tuple[tuple[str, bool], ...]]:
+    """The design variant a model configures: its protocol, its TLA+ module
+    (the MC wrapper: a lossy transport or a refinement check is its own
+    module) and the values of its Boolean constants, the design switches
+    (``ReconcileDigests``, ``TokenRingClaim``, ...).  The other constants
+    (member counts, bounds on messages, crashes and joins, sets of senders)
+    size the environment: models that differ only in them check the same
+    variant at different sizes."""
+    switches = tuple(sorted((k, v) for k, v in entry.constants().items() if isinstance(v, bool)))
+    return entry.protocol, entry.module, switches
+
+
+def variant_label(entry: ModelEntry) -> str:
+    """A variant's name in the report: protocol, module and the switches
+    that are TRUE (a module's models all set the same switches)."""
+    protocol, module, switches = variant_key(entry)
+    on = [k for k, v in switches if v]
+    return f"{protocol} {module}[{', '.join(on) if on else 'every switch FALSE'}]"
+
+
+def shipped_variants(entries: list[ModelEntry]) -> dict[tuple, list[ModelEntry]]:
+    """The shipped models of ``entries`` grouped by ``variant_key``, in
+    manifest order: a shipped variant is a variant with at least one shipped
+    model.  (A variant may also have models that expect a violation: the
+    faithful SEQUENCER holds without crashes and breaks TotalOrder with one.)"""
+    out: dict[tuple, list[ModelEntry]] = {}
+    for e in entries:
+        if shipped(e):
+            out.setdefault(variant_key(e), []).append(e)
+    return out

@@ -112,8 +112,10 @@ def test_cli_audit_exits_1_on_an_unexpected_check(tmp_path, monkeypatch):
 
 
 def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
-    """The tlc stage runs only the light models by default and names the
-    heavy ones skipped; --full runs them too."""
+    """The tlc stage runs the light models by default, and of the heavy
+    ones only the picks that get every shipped variant model-checked
+    (audit.coverage_picks, tests/test_audit_coverage.py); it names the
+    other heavy ones skipped; --full runs them too."""
     ran = []
 
     def fake(e, workers=1):
@@ -122,10 +124,11 @@ def test_default_audit_leaves_heavy_models_to_full(monkeypatch, tmp_path):
                            expected=e.expected, observed=e.expected, as_expected=True, seconds=0.0)
     monkeypatch.setattr(audit, "tlc_check", fake)
     heavy = {e.name for e in manifest.load("raincore") if e.extra.get("heavy")}
-    assert heavy
+    picks = {e.name for e in audit.coverage_picks(manifest.load("raincore"))[0]}
+    assert heavy and picks < heavy
     checks, _ = audit.run(tmp_path, protocols_=["raincore"], stages=("tlc",))
-    assert not heavy & set(ran) and set(ran) == {e.name for e in manifest.load("raincore")} - heavy
-    assert {c.name for c in checks if c.kind == "tlc" and c.skipped} == heavy
+    assert heavy & set(ran) == picks and set(ran) == {e.name for e in manifest.load("raincore")} - heavy | picks
+    assert {c.name for c in checks if c.kind == "tlc" and c.skipped} == heavy - picks
     ran.clear()
     checks, _ = audit.run(tmp_path, protocols_=["raincore"], stages=("tlc",), full=True)
     assert heavy <= set(ran) and not any(c.skipped for c in checks)
@@ -179,7 +182,8 @@ def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, t
         monkeypatch.setattr(audit, attr, fake(kind))
     checks, _ = audit.run(tmp_path, protocols_=["sequencerflush"], stages=("tlc", "link"))
     entries = mf.load("sequencerflush")
-    light = [e for e in entries if not e.extra.get("heavy")]
+    picks = audit.coverage_picks(entries)[0]        # heavy, run for their variant's sake
+    light = [e for e in entries if not e.extra.get("heavy") or e in picks]
     linked = [e for e in entries if e.compare and not e.extra.get("slow")]
     shared = {e.name for e in light if e in linked and e.expected == "ok" and not e.parsed_cfg().properties}
     assert shared and set(seen["both"]) == shared
