@@ -28,7 +28,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Iterable, Optional
 
-from . import properties
+from . import inputlimits, properties
 from .properties import SEEN_AS, Violation, joined_views, promises  # noqa: F401  (the checker's names)
 
 FORMAT = "groupcheck-history/1"
@@ -54,6 +54,11 @@ FIELDS = {"event": {"kind", "name", "nid", "params", "clock"}, "end": {"kind", "
 MAX_LINE = 1 << 20     # bytes: a history line is a few dozen; a larger one is not a history
 
 
+# the header's informational fields: not read by a check, but typed all the same
+_INFORMATIONAL = (("seed", (int, type(None)), "an integer or null"), ("faults", (dict,), "an object"),
+                  ("impl", (str,), "a string"), ("impl_version", (str,), "a string"), ("source", (str,), "a string"))
+
+
 def _int(x) -> bool:
     return type(x) is int     # never a bool, a float or a string
 
@@ -72,10 +77,15 @@ class History(properties.History):
         for k in rec:
             if k not in FIELDS["header"]:
                 raise HistoryError(f"{where}:{k}: unknown header field ({', '.join(sorted(FIELDS['header']))})")
-        nodes = rec.get("nodes", [])
-        if type(nodes) is not list or not all(_int(n) for n in nodes):
-            raise HistoryError(f"{where}:nodes: expected a list of member ids (integers), got {nodes!r}")
-        if "node" in rec and rec["node"] not in nodes:
+        if "nodes" not in rec:
+            raise HistoryError(f"{where}:nodes: missing (the run's members)")
+        nodes = rec["nodes"]
+        if type(nodes) is not list or not nodes or not all(_int(n) and n >= 1 for n in nodes):
+            raise HistoryError(f"{where}:nodes: expected a non-empty list of member ids (integers >= 1), "
+                               f"got {nodes!r}")
+        if len(set(nodes)) != len(nodes):
+            raise HistoryError(f"{where}:nodes: a member listed twice in {nodes!r}")
+        if "node" in rec and (not _int(rec["node"]) or rec["node"] not in nodes):
             raise HistoryError(f"{where}:node: {rec['node']!r} is not one of the nodes {nodes}")
         self.nodes = list(dict.fromkeys(self.nodes + nodes))
         for key in ("protocol", "promises"):
@@ -88,8 +98,12 @@ class History(properties.History):
             if not isinstance(rec["protocol"], str):
                 raise HistoryError(f"{where}:protocol: expected a protocol name, got {rec['protocol']!r}")
             self.protocol = rec["protocol"]
+        for key, types, what in _INFORMATIONAL:
+            if key in rec and type(rec[key]) not in types:
+                raise HistoryError(f"{where}:{key}: expected {what}, got {rec[key]!r}")
         if "promises" in rec:
-            bad = [c for c in rec["promises"] if c not in CHECKS] if type(rec["promises"]) is list else [rec["promises"]]
+            bad = ([c for c in rec["promises"] if type(c) is not str or c not in CHECKS]
+                   if type(rec["promises"]) is list else [rec["promises"]])
             if bad:
                 raise HistoryError(f"{where}:promises: {bad[0]!r} is not a check ({', '.join(CHECKS)})")
             self.promised = rec["promises"]
@@ -106,7 +120,7 @@ class History(properties.History):
                 raise HistoryError(f"{file}:{line}:{k}: unknown field of an event "
                                    f"({', '.join(sorted(FIELDS['event']))})")
         name = rec.get("name")
-        if name not in PARAMS:
+        if type(name) is not str or name not in PARAMS:
             raise HistoryError(f"{file}:{line}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
         nid = rec.get("nid")
         params = rec.get("params", {})
@@ -135,8 +149,8 @@ class History(properties.History):
         self.events += 1
         if name == "deliver" or name == "send":
             msg = params.get("id")
-            if type(msg) is not list or len(msg) != 2 or not all(_int(x) for x in msg) or msg[1] < 1:
-                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq] (integers, seq >= 1), "
+            if type(msg) is not list or len(msg) != 2 or not all(_int(x) and x >= 1 for x in msg):
+                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq] (integers >= 1), "
                                    f"got {msg!r}")
             msg = (msg[0], msg[1])
             if name == "deliver":
@@ -177,6 +191,9 @@ class History(properties.History):
         q = rec.get("quiescent")
         if type(q) is not bool:
             raise HistoryError(f"{file}:{line}:quiescent: expected true or false, got {q!r}")
+        clock = rec.get("clock")
+        if clock is not None and type(clock) not in (int, float):
+            raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
         self.quiescent = q if self.quiescent is None else (self.quiescent and q)
 
     def read(self, file: str, lines: Iterable) -> None:
@@ -217,6 +234,18 @@ def _parse(file: str, ln: int, text: str):
         raise HistoryError(f"{file}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
     if not text.strip():
         raise HistoryError(f"{file}:{ln}: an empty line")
+    return _json(file, ln, text)
+
+
+def _json(file: str, ln: int, text: str):
+    """One line's value, within the readers' limits (conformance/inputlimits.py:
+    nesting depth, integers beyond 64 bits, NaN/Infinity, lone surrogates, a
+    byte order mark); a reason naming the field, where there is one, as
+    ``file:line:field: why``."""
+    bad = inputlimits.line_problem(text.rstrip("\n"))
+    if bad:
+        field, sep, why = bad.partition(": ")
+        raise HistoryError(f"{file}:{ln}:{field}: {why}" if sep and " " not in field else f"{file}:{ln}: {bad}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
@@ -238,10 +267,7 @@ def _header(rec, where: str) -> dict:
 def _first(file: str, text: str) -> dict:
     if len(text) > MAX_LINE:
         raise HistoryError(f"{file}:1: a line of {len(text)} bytes (at most {MAX_LINE})")
-    try:
-        return _header(json.loads(text), f"{file}:1")
-    except json.JSONDecodeError as e:
-        raise HistoryError(f"{file}:1: not JSON ({e.msg})") from None
+    return _header(_json(file, 1, text), f"{file}:1")
 
 
 def _open_file(runs: dict, file: str, head: dict) -> History:
@@ -260,10 +286,30 @@ def load(paths: Iterable) -> list[History]:
     runs: dict[str, History] = {}
     for p in paths:
         p = str(p)
-        with open(p, encoding="utf-8", newline="") as f:
-            h = _open_file(runs, p, _first(p, f.readline()))
-            h.read(p, enumerate(f, start=2))
+        lines = _lines(p)
+        first = next(lines, (1, ""))[1]
+        h = _open_file(runs, p, _first(p, first))
+        h.read(p, lines)
     return list(runs.values())
+
+
+def _lines(file: str):
+    """(line number, text) of a file, each line strictly UTF-8 (a byte that
+    is not is refused, named by its line), split at ``\\n`` only."""
+    try:
+        f = open(file, "rb")
+    except OSError as e:
+        raise HistoryError(f"{file}: cannot read: {e.strerror or e}") from None
+    with f:
+        for ln, raw in enumerate(f, start=1):
+            yield ln, _text(file, ln, raw)
+
+
+def _text(file: str, ln: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HistoryError(f"{file}:{ln}: not UTF-8 ({e.reason} at byte {e.start})") from None
 
 
 def history_files(paths: Iterable, skipped: Optional[list] = None) -> list[str]:

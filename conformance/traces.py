@@ -68,7 +68,7 @@ from . import progress
 
 from groupcheck.impl import protocols as impl_protocols, tracefile
 
-from . import schemacheck, schematypes
+from . import inputlimits, schemacheck, schematypes
 
 FORMAT = tracefile.FORMAT
 FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
@@ -266,7 +266,17 @@ def _members(x) -> int:
 
 def parse_line(line: str):
     """One NDJSON line (without its ``\\n``) as a value; raises ValueError
-    with the reason (CRLF, invalid JSON, duplicate key, NaN/Infinity)."""
+    with the reason (CRLF, invalid JSON, duplicate key, and the limits of
+    conformance/inputlimits.py: nesting depth, integers beyond 64 bits,
+    NaN/Infinity, lone surrogates, a byte order mark)."""
+    bad = inputlimits.line_problem(line)
+    if bad:
+        raise ValueError(bad)
+    return _parse(line)
+
+
+def _parse(line: str):
+    """``parse_line`` on a line within the limits (``inputlimits``)."""
     if line.endswith("\r"):
         raise ValueError("CRLF line end (the format requires \\n line ends)")
     try:
@@ -297,19 +307,22 @@ def _lines(path: Path):
     """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
     a line over ``MAX_LINE`` is refused."""
     try:
-        f = open(path, "r", encoding="utf-8", newline="\n")
+        f = open(path, "rb")
     except OSError as e:
         raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
     with f:
         n = 0
         try:
-            for raw in f:
+            for raw in f:           # each line decoded on its own: a bad byte is named by its line
                 n += 1
-                if len(raw) > MAX_LINE:
-                    raise TraceError(path, n, f"a line of {len(raw)} characters (at most {MAX_LINE})")
-                yield n, raw[:-1] if raw.endswith("\n") else raw
-        except UnicodeDecodeError as e:
-            raise TraceError(path, n + 1, f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise TraceError(path, n, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} "
+                                              f"of the line)") from None
+                if len(text) > MAX_LINE:
+                    raise TraceError(path, n, f"a line of {len(text)} characters (at most {MAX_LINE})")
+                yield n, text[:-1] if text.endswith("\n") else text
         except OSError as e:
             raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
 
@@ -422,6 +435,9 @@ def _records(path: Path, f: _File):
     for n, line in _lines(path):
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
+        bad = inputlimits.line_problem(line)       # before any decoder recurses into the line
+        if bad:
+            raise TraceError(path, n, bad)
         if typed is not None and end is None:
             # the usual event: decoded and checked by its action's types
             x = _typed_event(typed, line)
@@ -448,7 +464,7 @@ def _records(path: Path, f: _File):
                 count += 1
                 continue
         try:
-            rec = parse_line(line)
+            rec = _parse(line)
         except ValueError as e:
             raise TraceError(path, n, str(e)) from None
         if n == 1:
