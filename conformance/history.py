@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -418,8 +417,47 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
 
 
 def check_paths(paths: Iterable, protocol: Optional[str] = None, every: bool = False,
-                skipped: Optional[list] = None) -> list[dict]:
-    return [verdict(h, protocol, every) for h in load(history_files(paths, skipped))]
+                skipped: Optional[list] = None, quarantine: bool = False) -> list[dict]:
+    """A verdict row per run.  Bad input raises HistoryError, or with
+    ``quarantine`` makes its run's row ``rejected`` with the reason (a file
+    whose header cannot be read: a row of its own), the other runs judged."""
+    files = history_files(paths, skipped)
+    if not quarantine:
+        return [verdict(h, protocol, every) for h in load(files)]
+    return [_judged_or_rejected(key, fs, protocol, every) for key, fs in _runs_of(files).items()]
+
+
+def _runs_of(files: list) -> dict:
+    """run_id -> its files, in the order first met; a file whose header is
+    bad -> its HistoryError, under the key ``("unread", file)``."""
+    out: dict = {}
+    for f in files:
+        try:
+            rid = _first(f, next(_lines(f), (1, ""))[1])["run_id"]
+        except HistoryError as e:
+            out[("unread", f)] = e
+            continue
+        out.setdefault(rid, []).append(f)
+    return out
+
+
+def _judged_or_rejected(key, files, protocol: Optional[str], every: bool, read=None) -> dict:
+    """One run's verdict row, or its ``rejected`` row (``read``: how its
+    files are read into a History, ``load`` by default)."""
+    if isinstance(files, HistoryError):
+        return rejected_row(None, [key[1]], protocol, str(files))
+    try:
+        [h] = (read or load)(files)
+        return verdict(h, protocol, every)
+    except HistoryError as e:
+        return rejected_row(key, list(files), protocol, str(e))
+
+
+def rejected_row(run_id, files: list, protocol: Optional[str], reason: str) -> dict:
+    """The row of a run whose input was rejected (file:line:field: why): judged on nothing."""
+    return {"run_id": run_id, "files": files, "events": 0, "protocol": protocol, "verdict": "rejected",
+            "reason": reason, "violations": [], "crashed": [], "checks": [],
+            "judged_on": "nothing: the input was rejected"}
 
 
 # ---------------------------------------------------------------- from our traces
@@ -567,51 +605,66 @@ def from_records(records: list[dict], where: str = "<memory>") -> History:
 
 # ---------------------------------------------------------------- Spark engine
 
-def _check_group(run_id: str, rows, protocol: Optional[str], every: bool) -> str:
+def _check_group(run_id: str, rows, protocol: Optional[str], every: bool, files: list) -> str:
     """One run's rows (file, line, text), every file's header included ->
-    its verdict as JSON; each file read as ``load`` reads it."""
+    its verdict as JSON, or its ``rejected`` row; each file read as ``load``
+    reads it, in the order ``load`` reads them (``files``)."""
     by_file: dict = {}
     for file, line, text in rows:
         by_file.setdefault(file, []).append((line, text))
-    runs: dict = {}
-    for file in sorted(by_file):
-        lines = sorted(by_file[file])
-        h = _open_file(runs, file, _first(file, lines[0][1]))
-        h.read(file, lines[1:])
-    return json.dumps(verdict(runs[run_id], protocol, every))
+
+    def read(fs):
+        runs: dict = {}
+        for file in fs:
+            lines = sorted(by_file[file])
+            h = _open_file(runs, file, _first(file, lines[0][1]))
+            h.read(file, lines[1:])
+        return list(runs.values())
+    return json.dumps(_judged_or_rejected(run_id, files, protocol, every, read))
 
 
 def check_spark(paths: Iterable, spark, protocol: Optional[str] = None, every: bool = False,
-                skipped: Optional[list] = None) -> list[dict]:
+                skipped: Optional[list] = None, quarantine: bool = False) -> list[dict]:
     """The same verdicts as ``check_paths``, on Spark: one row per record
     (run_id, (file, line, text)), each file's run_id read from its header on
     the driver, rows grouped per run and checked by the same ``History`` /
     ``check`` on the executors."""
     files = history_files(paths, skipped)
-    run_of = {}
-    # one pass per file on the driver: its header (errors name file:1:field)
-    # and its line ends (textFile splits on \r\n too: a CRLF file is refused
-    # here, as load refuses it)
-    for f in files:
-        with open(f, "rb") as fh:
-            first = fh.readline()
-            run_of[f] = _first(f, first.decode("utf-8", errors="replace"))["run_id"]
-            for ln, line in enumerate(chain([first], fh), start=1):
-                if line.endswith(b"\r\n") or line.endswith(b"\r"):
-                    raise HistoryError(f"{f}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
-    sc = spark.sparkContext
-    rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=run_of[f]: (r, (f, t[1] + 1, t[0])))
-                    for f in files])
+    runs = _runs_of(files)          # each file's header, on the driver (errors name file:1:field)
+    # one pass per file on the driver: its line ends and its bytes (textFile
+    # splits on \r\n too, and decodes what is not UTF-8): a run with such a
+    # line is read here, as load reads it, and gets load's verdict or reason
+    on_driver = set()
+    for key, fs in runs.items():
+        if isinstance(fs, HistoryError):
+            continue
+        for f in fs:
+            with open(f, "rb") as fh:
+                if any(line.endswith(b"\r\n") or line.endswith(b"\r") or not _utf8(line) for line in fh):
+                    on_driver.add(key)
+    got = {key: _judged_or_rejected(key, fs, protocol, every) for key, fs in runs.items()
+           if isinstance(fs, HistoryError) or key in on_driver}
+    spread = {key: fs for key, fs in runs.items() if key not in got}
+    if spread:
+        sc = spark.sparkContext
+        rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=key: (r, (f, t[1] + 1, t[0])))
+                        for key, fs in spread.items() for f in fs])
+        got.update((k, json.loads(v)) for k, v in rdd.groupByKey().map(
+            lambda kv: (kv[0], _check_group(kv[0], kv[1], protocol, every, spread[kv[0]]))).collect())
+    rows = [got[key] for key in runs]
+    if not quarantine:
+        bad = next((r for r in rows if r["verdict"] == "rejected"), None)
+        if bad is not None:
+            raise HistoryError(bad["reason"])
+    return rows
+
+
+def _utf8(line: bytes) -> bool:
     try:
-        got = dict(rdd.groupByKey().map(lambda kv: (kv[0], _check_group(kv[0], kv[1], protocol, every))).collect())
-    except Exception as e:      # an executor's HistoryError arrives wrapped in Spark's error
-        import re
-        m = re.search(r"HistoryError: (.*)", str(e))
-        if m is None:
-            raise
-        raise HistoryError(m.group(1).strip()) from None
-    order = list(dict.fromkeys(run_of[f] for f in files))
-    return [json.loads(got[k]) for k in order]
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------- a history and its trace

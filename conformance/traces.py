@@ -306,6 +306,18 @@ MAX_LINE = 1 << 26      # characters: most records are a few hundred, but a FLUS
 def _lines(path: Path):
     """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
     a line over ``MAX_LINE`` is refused."""
+    for n, text, problem in lines_quarantined(path):
+        if problem is not None:
+            raise TraceError(path, n, problem)
+        yield n, text
+
+
+def lines_quarantined(path: Path):
+    """(line number, text, None) for each line of a file, or (line number,
+    None, problem) for a line that is not UTF-8 or is over ``MAX_LINE``
+    (each line decoded on its own: a bad byte is named by its line, and a
+    reader that quarantines lines goes on after it).  A file that cannot be
+    read raises TraceError."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -313,16 +325,17 @@ def _lines(path: Path):
     with f:
         n = 0
         try:
-            for raw in f:           # each line decoded on its own: a bad byte is named by its line
+            for raw in f:
                 n += 1
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise TraceError(path, n, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} "
-                                              f"of the line)") from None
+                    yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                    continue
                 if len(text) > MAX_LINE:
-                    raise TraceError(path, n, f"a line of {len(text)} characters (at most {MAX_LINE})")
-                yield n, text[:-1] if text.endswith("\n") else text
+                    yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
+                    continue
+                yield n, text[:-1] if text.endswith("\n") else text, None
         except OSError as e:
             raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
 
