@@ -70,6 +70,7 @@ class History(properties.History):
     protocol: Optional[str] = None      # the header's (the same in every file of the run)
     promised: Optional[list] = None     # the header's explicit ``promises``, if any
     file_node: dict = field(default_factory=dict)   # file -> the member whose events it holds
+    view_type: Optional[type] = None    # int or str: the type of the run's view ids (one per run)
 
     def header(self, rec: dict, where: str) -> None:
         """Take one file's header into the run: its members, protocol and promises."""
@@ -130,7 +131,7 @@ class History(properties.History):
                 raise HistoryError(f"{file}:{line}:params.{k}: not a field of a {name} event "
                                    f"({', '.join(sorted(PARAMS[name])) or 'it has none'})")
         clock = rec.get("clock")
-        if clock is not None and (type(clock) not in (int, float)):
+        if "clock" in rec and type(clock) not in (int, float):
             raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
         if name == "crash":
             if nid is not None:
@@ -174,6 +175,11 @@ class History(properties.History):
             vid, members = params["view"], params["members"]
             if type(vid) not in (int, str):
                 raise HistoryError(f"{file}:{line}:params.view: expected a view id (integer or string), got {vid!r}")
+            if self.view_type is None:
+                self.view_type = type(vid)
+            elif type(vid) is not self.view_type:       # view ids are ordered: one type per run
+                raise HistoryError(f"{file}:{line}:params.view: {vid!r}, where the run's view ids are "
+                                   f"{'integers' if self.view_type is int else 'strings'}")
             if type(members) is not list:
                 raise HistoryError(f"{file}:{line}:params.members: expected a list, got {members!r}")
             for k, m in enumerate(members):
@@ -191,7 +197,7 @@ class History(properties.History):
         if type(q) is not bool:
             raise HistoryError(f"{file}:{line}:quiescent: expected true or false, got {q!r}")
         clock = rec.get("clock")
-        if clock is not None and type(clock) not in (int, float):
+        if "clock" in rec and type(clock) not in (int, float):
             raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
         self.quiescent = q if self.quiescent is None else (self.quiescent and q)
 
@@ -241,14 +247,14 @@ def _json(file: str, ln: int, text: str):
     nesting depth, integers beyond 64 bits, NaN/Infinity, lone surrogates, a
     byte order mark); a reason naming the field, where there is one, as
     ``file:line:field: why``."""
-    bad = inputlimits.line_problem(text.rstrip("\n"))
-    if bad:
-        field, sep, why = bad.partition(": ")
-        raise HistoryError(f"{file}:{ln}:{field}: {why}" if sep and " " not in field else f"{file}:{ln}: {bad}")
     try:
-        return json.loads(text)
+        return inputlimits.loads(text.rstrip("\n"))
     except json.JSONDecodeError as e:
         raise HistoryError(f"{file}:{ln}: not JSON ({e.msg})") from None
+    except ValueError as e:
+        field, sep, why = str(e).partition(": ")
+        raise HistoryError(f"{file}:{ln}:{field}: {why}" if sep and " " not in field
+                           else f"{file}:{ln}: {e}") from None
 
 
 def _header(rec, where: str) -> dict:

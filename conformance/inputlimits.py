@@ -50,6 +50,32 @@ class _Constant(str):
 _lenient = json.JSONDecoder(parse_constant=_Constant)   # keeps big integers and the constants: the walk judges them
 
 
+def _unique(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"duplicate key {k!r}")
+            seen.add(k)
+    return d
+
+
+_strict = json.JSONDecoder(object_pairs_hook=_unique)
+
+
+def loads(text: str):
+    """A line's value, strictly: within the limits (``line_problem``) and
+    with no key twice in an object; raises ValueError with the reason (a
+    ``json.JSONDecodeError`` for text that is not JSON).  The trace reader
+    decodes faster (conformance/traces.py ``parse_line``) and is tested to
+    accept and refuse the same lines."""
+    bad = line_problem(text)
+    if bad:
+        raise ValueError(bad)
+    return _strict.decode(text)
+
+
 def depth(text: str) -> int:
     """How deep the arrays and objects of a JSON text nest (brackets in
     strings do not count)."""

@@ -244,7 +244,7 @@ def _ingest(path: str, cwd: Optional[str]):
         rec = parse_line(lines[0])
         fmt = rec.get("format") if isinstance(rec, dict) else None
         if not isinstance(rec, dict) or rec.get("kind") != "header":
-            problem = "the first record must be the header"
+            problem = "kind: the first record must be the header"
         elif fmt not in FORMATS:
             problem = f"format {fmt!r} is not one of {list(FORMATS)}"
         else:

@@ -190,6 +190,8 @@ def record_problem(rec, protocol: Optional[str] = None, fmt: str = FORMAT) -> Op
     kind = rec.get("kind") if isinstance(rec, dict) else None
     kinds = ("header", "event", "end") if fmt == FORMAT else ("header", "event")
     if kind not in kinds:
+        if isinstance(rec, dict) and "kind" not in rec:
+            return f"schema: kind: missing (one of {', '.join(map(repr, kinds))})"
         return _check(env, rec) or f"schema: kind {kind!r} is not one of {list(kinds)}"
     problem = _check(env, rec, kind)
     if problem is None and protocol is not None and kind == "event":
@@ -198,6 +200,10 @@ def record_problem(rec, protocol: Optional[str] = None, fmt: str = FORMAT) -> Op
             return f"no event schema for protocol {protocol!r} (impl/schemas/{protocol}.json)"
         full = rec if fmt == FORMAT_V1 else {"params": {}, "msg": None, "state": None, **rec}
         problem = _check(rel, full, label=f"schema ({protocol})")
+        actions = _actions(protocol) if fmt == FORMAT else None
+        if problem is not None and actions and rec["name"] not in actions and ": name: " not in problem:
+            # the name first: what else is wrong depends on which action it is
+            problem = f"schema ({protocol}): name: {rec['name']!r} is not one of {list(actions)}"
     return problem
 
 
@@ -482,7 +488,7 @@ def _records(path: Path, f: _File):
             raise TraceError(path, n, str(e)) from None
         if n == 1:
             if not isinstance(rec, dict) or rec.get("kind") != "header":
-                raise TraceError(path, n, "the first record must be the header")
+                raise TraceError(path, n, "kind: the first record must be the header")
             fmt = rec.get("format")
             if fmt not in FORMATS:
                 raise TraceError(path, n, f"format {fmt!r} is not one of {list(FORMATS)}")
@@ -597,6 +603,13 @@ def _typed_event(typed, line: str):
     if enc != line.encode() and enc.count(b":") != line.count(":"):
         return None
     return x if typed.rest_ok(x) else None
+
+
+@lru_cache(maxsize=None)
+def _actions(protocol: str) -> tuple:
+    """The action names ``protocol``'s schemas admit (sorted), () if unknown."""
+    typed = _typed(protocol)
+    return tuple(sorted(set(typed.names.values()))) if typed is not None else ()
 
 
 @lru_cache(maxsize=None)
@@ -821,18 +834,25 @@ def trace_runs(paths, skipped: Optional[list] = None) -> list[Union[Path, list[P
     for p in trace_files(paths, skipped):
         h = _header_of(p)
         if h is not None and h.get("format") == FORMAT and h.get("node") is not None:
-            groups.setdefault((str(p.parent), h.get("run_id")), []).append(p)
+            groups.setdefault((str(p.parent), _run_id(h)), []).append(p)
         else:
             singles.append((p, h))
     rest = []
     for p, h in singles:
-        key = (str(p.parent), (h or {}).get("run_id"))
+        key = (str(p.parent), _run_id(h or {}))
         if key in groups and (h or {}).get("format") == FORMAT:
             groups[key].append(p)         # the environment's file of a per-node run
         else:
             rest.append(p)
     return sorted(rest + [sorted(g) for g in groups.values()],
                   key=lambda r: str(r[0] if isinstance(r, list) else r))
+
+
+def _run_id(header: dict):
+    """A header's run_id to group files by: a string, else None (the file's
+    reader rejects such a header, named)."""
+    rid = header.get("run_id")
+    return rid if type(rid) is str else None
 
 
 def whole(trace: Trace) -> Trace:
