@@ -39,7 +39,8 @@ BOM = "\ufeff"
 # only way to write a float beyond a double with fewer digits), a surrogate
 # escape, or one of Python's non-finite literals
 _SCREEN = re.compile(r"\d{19}|[eE][+]?\d{3}|\\u[dD][89a-fA-F]|NaN|Infinity")
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+# a string, or an unterminated one to the end of the line (so that no start is scanned twice: linear)
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?$)', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
