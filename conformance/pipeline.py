@@ -167,7 +167,9 @@ def _record(row: dict) -> dict:
             "params": json.loads(row["params"]) if row["params"] is not None else {},
             "msg": json.loads(row["msg"]) if row["msg"] is not None else None,
             "state": json.loads(row["state"]) if row["state"] is not None else None,
-            "clock": row["clock"], "vc": None, "src": f"{row['source']}:event {row['i']}"}
+            # a file is replayed only when every line was accepted: the header is line 1 and
+            # event i line i + 2, so the src names the line as the local reader does
+            "clock": row["clock"], "vc": None, "src": f"{row['source']}:{row['i'] + 2}"}
 
 
 def _end_of(rec: dict) -> dict:
