@@ -342,8 +342,8 @@ def _is_trace(path: Path) -> bool:
     with open(path, encoding="utf-8", errors="replace") as f:
         first = f.readline(MAX_LINE)
     try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
+        head = inputlimits.loads(first.rstrip("\n"))     # (within the limits: a header nested deep is no trace's)
+    except ValueError:
         return False
     return type(head) is dict and str(head.get("format", "")).startswith("groupcheck-trace/")
 

@@ -380,6 +380,10 @@ def _check_history(folder: Path, files: dict) -> dict:
             assert res.exit_code == 2, (c.label, out)
             _assert_rejected(res.stderr, name, c)
         rows[name] = json.loads(res.stdout) if res.stdout.strip().startswith("[") else None
+    whole = _invoke("history", str(folder), "--json")     # the folder at once: every run its row
+    assert len(json.loads(whole.stdout)) == len(files)
+    if any(not c.valid for _, c in files.values()):
+        assert whole.exit_code == 2
     return rows
 
 
