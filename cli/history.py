@@ -48,9 +48,9 @@ def history(
             fail(f"no history files under {', '.join(paths)} (*.ndjson)")
         if engine == "spark":
             need_java()
-            rows = check_spark(files, spark_session(master), protocol, every)
+            rows = check_spark(files, spark_session(master), protocol, every, quarantine=True)
         else:
-            rows = check_paths(files, protocol, every)
+            rows = check_paths(files, protocol, every, quarantine=True)
     except (HistoryError, OSError) as e:
         fail(str(e))
     gate = Gate(expect, known)
@@ -76,10 +76,14 @@ def history(
             bad_runs.append(r)
         found += mine
     bad = [v for v in found if gate.unexpected(v)]
+    rejected = [r for r in rows if r["verdict"] == "rejected"]     # one bad run costs no other its verdict
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
         for r, notes in zip(rows, _notes(rows, found, gate)):
+            if r["verdict"] == "rejected":
+                print(f"{r['run_id'] or r['files'][0]}: rejected\n  {r['reason']}")
+                continue
             print(f"{r['run_id']}: {r['verdict']} ({r['events']} events; judged on {r['judged_on']}: "
                   f"{', '.join(r['checks']) or 'no check'})")
             if r.get("reason"):
@@ -91,7 +95,12 @@ def history(
         print(tally_line(rows, bad_runs))
     for m in gate.missing(found):
         console(stderr=True).print(m, markup=False)
-    raise typer.Exit(gate.exit_code(found + [r for r in rows if r["verdict"] == "incomplete"], len(bad)))
+    if rejected:
+        more = f" (and {len(rejected) - 1} more rejected run(s), above)" if len(rejected) > 1 else ""
+        console(stderr=True).print(f"error: {rejected[0]['reason']}{more}", style="red", markup=False,
+                                   soft_wrap=True)
+    raise typer.Exit(gate.exit_code(found + [r for r in rows if r["verdict"] in ("incomplete", "rejected")],
+                                    len(bad)))
 
 
 def _traces_beside(trace_files: list, runs: dict) -> dict:

@@ -640,6 +640,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     runs = trace_runs(paths)      # per-node files of one run are one run, as for --checker model
     rows, bad = [], 0
     loaded: list = []
+    replayed: dict = {}         # id(row) -> the replay's report of its run (kept for --checker both)
     for f in runs:
         row: dict = {"file": str(f) if not isinstance(f, list) else str(f[0].parent)}
         try:
@@ -649,6 +650,15 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             loaded.append((f, row, None)); bad += 1
             continue
         row["run_id"] = trace.header.get("run_id")
+        # what the replay refuses (its header checks: nodes, constants,
+        # options, ``observed``; a record outside the model's members) TLC
+        # never sees: the run is rejected with the replay's file:line reason
+        rep = conform_file(f)
+        if rep.verdict == "rejected":
+            row.update(verdict="rejected", reason=rep.reason)
+            loaded.append((f, row, None)); bad += 1
+            continue
+        replayed[id(row)] = rep
         if not tlctrace.supported(trace.header["protocol"]):
             row.update(verdict="rejected", reason=f"{trace.path}:1: protocol: {trace.header['protocol']!r} has no TLA+ "
                        f"trace spec (Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
@@ -666,7 +676,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             # TLC checked nothing: incomplete, unless the model replay (both) found the run broken
             row.update(verdict="incomplete", reason=f"TLC gave no verdict: {v}")
             if both:
-                m = conform_file(f).to_json()
+                m = replayed[id(row)].to_json()
                 row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
                                 "stops_conforming_at": m["stops_conforming_at"]}
                 if m["verdict"] in ("violation", "nonconforming", "rejected"):
@@ -678,7 +688,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
             row["tlc_explain"] = v.explain()
         ok = v.clean
         if both:
-            rep = conform_file(f)
+            rep = replayed[id(row)]
             m = rep.to_json()
             # TLC judges the steps and the trace spec's safety properties; the
             # replay's "ok" includes its other properties (GapFreeFIFO, the

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Iterable, Optional
 
-from . import properties
+from . import inputlimits, properties
 from .properties import SEEN_AS, Violation, joined_views, promises  # noqa: F401  (the checker's names)
 
 FORMAT = "groupcheck-history/1"
@@ -55,6 +54,11 @@ FIELDS = {"event": {"kind", "name", "nid", "params", "clock"}, "end": {"kind", "
 MAX_LINE = 1 << 20     # bytes: a history line is a few dozen; a larger one is not a history
 
 
+# the header's informational fields: not read by a check, but typed all the same
+_INFORMATIONAL = (("seed", (int, type(None)), "an integer or null"), ("faults", (dict,), "an object"),
+                  ("impl", (str,), "a string"), ("impl_version", (str,), "a string"), ("source", (str,), "a string"))
+
+
 def _int(x) -> bool:
     return type(x) is int     # never a bool, a float or a string
 
@@ -71,16 +75,22 @@ class History(properties.History):
     # in that file are ordered after it (``crashed_at``); a crash in the
     # environment's file of a per-member run is ordered with none of them
     _crash_in: dict = field(default_factory=dict, repr=False)
+    view_type: Optional[type] = None    # int or str: the type of the run's view ids (one per run)
 
     def header(self, rec: dict, where: str) -> None:
         """Take one file's header into the run: its members, protocol and promises."""
         for k in rec:
             if k not in FIELDS["header"]:
                 raise HistoryError(f"{where}:{k}: unknown header field ({', '.join(sorted(FIELDS['header']))})")
-        nodes = rec.get("nodes", [])
-        if type(nodes) is not list or not all(_int(n) for n in nodes):
-            raise HistoryError(f"{where}:nodes: expected a list of member ids (integers), got {nodes!r}")
-        if "node" in rec and rec["node"] not in nodes:
+        if "nodes" not in rec:
+            raise HistoryError(f"{where}:nodes: missing (the run's members)")
+        nodes = rec["nodes"]
+        if type(nodes) is not list or not nodes or not all(_int(n) and n >= 1 for n in nodes):
+            raise HistoryError(f"{where}:nodes: expected a non-empty list of member ids (integers >= 1), "
+                               f"got {nodes!r}")
+        if len(set(nodes)) != len(nodes):
+            raise HistoryError(f"{where}:nodes: a member listed twice in {nodes!r}")
+        if "node" in rec and (not _int(rec["node"]) or rec["node"] not in nodes):
             raise HistoryError(f"{where}:node: {rec['node']!r} is not one of the nodes {nodes}")
         self.nodes = list(dict.fromkeys(self.nodes + nodes))
         for key in ("protocol", "promises"):
@@ -93,8 +103,12 @@ class History(properties.History):
             if not isinstance(rec["protocol"], str):
                 raise HistoryError(f"{where}:protocol: expected a protocol name, got {rec['protocol']!r}")
             self.protocol = rec["protocol"]
+        for key, types, what in _INFORMATIONAL:
+            if key in rec and type(rec[key]) not in types:
+                raise HistoryError(f"{where}:{key}: expected {what}, got {rec[key]!r}")
         if "promises" in rec:
-            bad = [c for c in rec["promises"] if c not in CHECKS] if type(rec["promises"]) is list else [rec["promises"]]
+            bad = ([c for c in rec["promises"] if type(c) is not str or c not in CHECKS]
+                   if type(rec["promises"]) is list else [rec["promises"]])
             if bad:
                 raise HistoryError(f"{where}:promises: {bad[0]!r} is not a check ({', '.join(CHECKS)})")
             self.promised = rec["promises"]
@@ -111,7 +125,7 @@ class History(properties.History):
                 raise HistoryError(f"{file}:{line}:{k}: unknown field of an event "
                                    f"({', '.join(sorted(FIELDS['event']))})")
         name = rec.get("name")
-        if name not in PARAMS:
+        if type(name) is not str or name not in PARAMS:
             raise HistoryError(f"{file}:{line}:name: {name!r} is not a history event ({', '.join(EVENTS)})")
         nid = rec.get("nid")
         params = rec.get("params", {})
@@ -122,7 +136,7 @@ class History(properties.History):
                 raise HistoryError(f"{file}:{line}:params.{k}: not a field of a {name} event "
                                    f"({', '.join(sorted(PARAMS[name])) or 'it has none'})")
         clock = rec.get("clock")
-        if clock is not None and (type(clock) not in (int, float)):
+        if "clock" in rec and type(clock) not in (int, float):
             raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
         if name == "crash":
             if nid is not None:
@@ -144,8 +158,8 @@ class History(properties.History):
             self.crashed_at.setdefault(nid, self._crash_in[nid][1])
         if name == "deliver" or name == "send":
             msg = params.get("id")
-            if type(msg) is not list or len(msg) != 2 or not all(_int(x) for x in msg) or msg[1] < 1:
-                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq] (integers, seq >= 1), "
+            if type(msg) is not list or len(msg) != 2 or not all(_int(x) and x >= 1 for x in msg):
+                raise HistoryError(f"{file}:{line}:params.id: expected [sender, seq] (integers >= 1), "
                                    f"got {msg!r}")
             msg = (msg[0], msg[1])
             if name == "deliver":
@@ -170,6 +184,11 @@ class History(properties.History):
             vid, members = params["view"], params["members"]
             if type(vid) not in (int, str):
                 raise HistoryError(f"{file}:{line}:params.view: expected a view id (integer or string), got {vid!r}")
+            if self.view_type is None:
+                self.view_type = type(vid)
+            elif type(vid) is not self.view_type:       # view ids are ordered: one type per run
+                raise HistoryError(f"{file}:{line}:params.view: {vid!r}, where the run's view ids are "
+                                   f"{'integers' if self.view_type is int else 'strings'}")
             if type(members) is not list:
                 raise HistoryError(f"{file}:{line}:params.members: expected a list, got {members!r}")
             for k, m in enumerate(members):
@@ -186,6 +205,9 @@ class History(properties.History):
         q = rec.get("quiescent")
         if type(q) is not bool:
             raise HistoryError(f"{file}:{line}:quiescent: expected true or false, got {q!r}")
+        clock = rec.get("clock")
+        if "clock" in rec and type(clock) not in (int, float):
+            raise HistoryError(f"{file}:{line}:clock: expected a number, got {clock!r}")
         self.quiescent = q if self.quiescent is None else (self.quiescent and q)
 
     def read(self, file: str, lines: Iterable) -> None:
@@ -226,10 +248,22 @@ def _parse(file: str, ln: int, text: str):
         raise HistoryError(f"{file}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
     if not text.strip():
         raise HistoryError(f"{file}:{ln}: an empty line")
+    return _json(file, ln, text)
+
+
+def _json(file: str, ln: int, text: str):
+    """One line's value, within the readers' limits (conformance/inputlimits.py:
+    nesting depth, integers beyond 64 bits, NaN/Infinity, lone surrogates, a
+    byte order mark); a reason naming the field, where there is one, as
+    ``file:line:field: why``."""
     try:
-        return json.loads(text)
+        return inputlimits.loads(text.rstrip("\n"))
     except json.JSONDecodeError as e:
         raise HistoryError(f"{file}:{ln}: not JSON ({e.msg})") from None
+    except ValueError as e:
+        field, sep, why = str(e).partition(": ")
+        raise HistoryError(f"{file}:{ln}:{field}: {why}" if sep and " " not in field
+                           else f"{file}:{ln}: {e}") from None
 
 
 def _header(rec, where: str) -> dict:
@@ -247,10 +281,7 @@ def _header(rec, where: str) -> dict:
 def _first(file: str, text: str) -> dict:
     if len(text) > MAX_LINE:
         raise HistoryError(f"{file}:1: a line of {len(text)} bytes (at most {MAX_LINE})")
-    try:
-        return _header(json.loads(text), f"{file}:1")
-    except json.JSONDecodeError as e:
-        raise HistoryError(f"{file}:1: not JSON ({e.msg})") from None
+    return _header(_json(file, 1, text), f"{file}:1")
 
 
 def _open_file(runs: dict, file: str, head: dict) -> History:
@@ -269,10 +300,30 @@ def load(paths: Iterable) -> list[History]:
     runs: dict[str, History] = {}
     for p in paths:
         p = str(p)
-        with open(p, encoding="utf-8", newline="") as f:
-            h = _open_file(runs, p, _first(p, f.readline()))
-            h.read(p, enumerate(f, start=2))
+        lines = _lines(p)
+        first = next(lines, (1, ""))[1]
+        h = _open_file(runs, p, _first(p, first))
+        h.read(p, lines)
     return list(runs.values())
+
+
+def _lines(file: str):
+    """(line number, text) of a file, each line strictly UTF-8 (a byte that
+    is not is refused, named by its line), split at ``\\n`` only."""
+    try:
+        f = open(file, "rb")
+    except OSError as e:
+        raise HistoryError(f"{file}: cannot read: {e.strerror or e}") from None
+    with f:
+        for ln, raw in enumerate(f, start=1):
+            yield ln, _text(file, ln, raw)
+
+
+def _text(file: str, ln: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HistoryError(f"{file}:{ln}: not UTF-8 ({e.reason} at byte {e.start})") from None
 
 
 def history_files(paths: Iterable, skipped: Optional[list] = None) -> list[str]:
@@ -300,8 +351,8 @@ def _is_trace(path: Path) -> bool:
     with open(path, encoding="utf-8", errors="replace") as f:
         first = f.readline(MAX_LINE)
     try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
+        head = inputlimits.loads(first.rstrip("\n"))     # (within the limits: a header nested deep is no trace's)
+    except ValueError:
         return False
     return type(head) is dict and str(head.get("format", "")).startswith("groupcheck-trace/")
 
@@ -381,8 +432,47 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
 
 
 def check_paths(paths: Iterable, protocol: Optional[str] = None, every: bool = False,
-                skipped: Optional[list] = None) -> list[dict]:
-    return [verdict(h, protocol, every) for h in load(history_files(paths, skipped))]
+                skipped: Optional[list] = None, quarantine: bool = False) -> list[dict]:
+    """A verdict row per run.  Bad input raises HistoryError, or with
+    ``quarantine`` makes its run's row ``rejected`` with the reason (a file
+    whose header cannot be read: a row of its own), the other runs judged."""
+    files = history_files(paths, skipped)
+    if not quarantine:
+        return [verdict(h, protocol, every) for h in load(files)]
+    return [_judged_or_rejected(key, fs, protocol, every) for key, fs in _runs_of(files).items()]
+
+
+def _runs_of(files: list) -> dict:
+    """run_id -> its files, in the order first met; a file whose header is
+    bad -> its HistoryError, under the key ``("unread", file)``."""
+    out: dict = {}
+    for f in files:
+        try:
+            rid = _first(f, next(_lines(f), (1, ""))[1])["run_id"]
+        except HistoryError as e:
+            out[("unread", f)] = e
+            continue
+        out.setdefault(rid, []).append(f)
+    return out
+
+
+def _judged_or_rejected(key, files, protocol: Optional[str], every: bool, read=None) -> dict:
+    """One run's verdict row, or its ``rejected`` row (``read``: how its
+    files are read into a History, ``load`` by default)."""
+    if isinstance(files, HistoryError):
+        return rejected_row(None, [key[1]], protocol, str(files))
+    try:
+        [h] = (read or load)(files)
+        return verdict(h, protocol, every)
+    except HistoryError as e:
+        return rejected_row(key, list(files), protocol, str(e))
+
+
+def rejected_row(run_id, files: list, protocol: Optional[str], reason: str) -> dict:
+    """The row of a run whose input was rejected (file:line:field: why): judged on nothing."""
+    return {"run_id": run_id, "files": files, "events": 0, "protocol": protocol, "verdict": "rejected",
+            "reason": reason, "violations": [], "crashed": [], "checks": [],
+            "judged_on": "nothing: the input was rejected"}
 
 
 # ---------------------------------------------------------------- from our traces
@@ -530,51 +620,66 @@ def from_records(records: list[dict], where: str = "<memory>") -> History:
 
 # ---------------------------------------------------------------- Spark engine
 
-def _check_group(run_id: str, rows, protocol: Optional[str], every: bool) -> str:
+def _check_group(run_id: str, rows, protocol: Optional[str], every: bool, files: list) -> str:
     """One run's rows (file, line, text), every file's header included ->
-    its verdict as JSON; each file read as ``load`` reads it."""
+    its verdict as JSON, or its ``rejected`` row; each file read as ``load``
+    reads it, in the order ``load`` reads them (``files``)."""
     by_file: dict = {}
     for file, line, text in rows:
         by_file.setdefault(file, []).append((line, text))
-    runs: dict = {}
-    for file in sorted(by_file):
-        lines = sorted(by_file[file])
-        h = _open_file(runs, file, _first(file, lines[0][1]))
-        h.read(file, lines[1:])
-    return json.dumps(verdict(runs[run_id], protocol, every))
+
+    def read(fs):
+        runs: dict = {}
+        for file in fs:
+            lines = sorted(by_file[file])
+            h = _open_file(runs, file, _first(file, lines[0][1]))
+            h.read(file, lines[1:])
+        return list(runs.values())
+    return json.dumps(_judged_or_rejected(run_id, files, protocol, every, read))
 
 
 def check_spark(paths: Iterable, spark, protocol: Optional[str] = None, every: bool = False,
-                skipped: Optional[list] = None) -> list[dict]:
+                skipped: Optional[list] = None, quarantine: bool = False) -> list[dict]:
     """The same verdicts as ``check_paths``, on Spark: one row per record
     (run_id, (file, line, text)), each file's run_id read from its header on
     the driver, rows grouped per run and checked by the same ``History`` /
     ``check`` on the executors."""
     files = history_files(paths, skipped)
-    run_of = {}
-    # one pass per file on the driver: its header (errors name file:1:field)
-    # and its line ends (textFile splits on \r\n too: a CRLF file is refused
-    # here, as load refuses it)
-    for f in files:
-        with open(f, "rb") as fh:
-            first = fh.readline()
-            run_of[f] = _first(f, first.decode("utf-8", errors="replace"))["run_id"]
-            for ln, line in enumerate(chain([first], fh), start=1):
-                if line.endswith(b"\r\n") or line.endswith(b"\r"):
-                    raise HistoryError(f"{f}:{ln}: a CRLF line end (history files are NDJSON with LF line ends)")
-    sc = spark.sparkContext
-    rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=run_of[f]: (r, (f, t[1] + 1, t[0])))
-                    for f in files])
+    runs = _runs_of(files)          # each file's header, on the driver (errors name file:1:field)
+    # one pass per file on the driver: its line ends and its bytes (textFile
+    # splits on \r\n too, and decodes what is not UTF-8): a run with such a
+    # line is read here, as load reads it, and gets load's verdict or reason
+    on_driver = set()
+    for key, fs in runs.items():
+        if isinstance(fs, HistoryError):
+            continue
+        for f in fs:
+            with open(f, "rb") as fh:
+                if any(line.endswith(b"\r\n") or line.endswith(b"\r") or not _utf8(line) for line in fh):
+                    on_driver.add(key)
+    got = {key: _judged_or_rejected(key, fs, protocol, every) for key, fs in runs.items()
+           if isinstance(fs, HistoryError) or key in on_driver}
+    spread = {key: fs for key, fs in runs.items() if key not in got}
+    if spread:
+        sc = spark.sparkContext
+        rdd = sc.union([sc.textFile(f).zipWithIndex().map(lambda t, f=f, r=key: (r, (f, t[1] + 1, t[0])))
+                        for key, fs in spread.items() for f in fs])
+        got.update((k, json.loads(v)) for k, v in rdd.groupByKey().map(
+            lambda kv: (kv[0], _check_group(kv[0], kv[1], protocol, every, spread[kv[0]]))).collect())
+    rows = [got[key] for key in runs]
+    if not quarantine:
+        bad = next((r for r in rows if r["verdict"] == "rejected"), None)
+        if bad is not None:
+            raise HistoryError(bad["reason"])
+    return rows
+
+
+def _utf8(line: bytes) -> bool:
     try:
-        got = dict(rdd.groupByKey().map(lambda kv: (kv[0], _check_group(kv[0], kv[1], protocol, every))).collect())
-    except Exception as e:      # an executor's HistoryError arrives wrapped in Spark's error
-        import re
-        m = re.search(r"HistoryError: (.*)", str(e))
-        if m is None:
-            raise
-        raise HistoryError(m.group(1).strip()) from None
-    order = list(dict.fromkeys(run_of[f] for f in files))
-    return [json.loads(got[k]) for k in order]
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------- a history and its trace

@@ -167,7 +167,9 @@ def _record(row: dict) -> dict:
             "params": json.loads(row["params"]) if row["params"] is not None else {},
             "msg": json.loads(row["msg"]) if row["msg"] is not None else None,
             "state": json.loads(row["state"]) if row["state"] is not None else None,
-            "clock": row["clock"], "vc": None, "src": f"{row['source']}:event {row['i']}"}
+            # a file is replayed only when every line was accepted: the header is line 1 and
+            # event i line i + 2, so the src names the line as the local reader does
+            "clock": row["clock"], "vc": None, "src": f"{row['source']}:{row['i'] + 2}"}
 
 
 def _end_of(rec: dict) -> dict:
@@ -218,7 +220,7 @@ def _ingested(path: str, cwd: Optional[str] = None):
 
 def _ingest(path: str, cwd: Optional[str]):
     from groupcheck.impl import protocols as impl_protocols, tracefile
-    from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, _lines, parse_line, record_problem
+    from .traces import FORMAT, FORMAT_V1, FORMATS, TraceError, lines_quarantined, parse_line, record_problem
     rejected: list[dict] = []
 
     def reject(line: int, problem: str, raw: Optional[str], run_id=None, protocol=None):
@@ -226,20 +228,25 @@ def _ingest(path: str, cwd: Optional[str]):
                          "run_id": run_id, "protocol": protocol})
 
     try:
-        lines = [t for _, t in _lines(Path(cwd or "", path))]
+        # a line that is not UTF-8, or too long, is quarantined on its own (its text None)
+        read = list(lines_quarantined(Path(cwd or "", path)))
     except TraceError as e:
         reject(e.line or 0, e.problem, None)
         return _finish_file(path, None, [], rejected, 1)
-    if not lines:
+    if not read:
         reject(1, "empty trace (no header)", "")
         return _finish_file(path, None, [], rejected, 1)
+    lines = [t for _, t, _ in read]
+    unreadable = {n: problem for n, _, problem in read if problem is not None}
 
     header, fmt = None, None
     try:
+        if 1 in unreadable:
+            raise ValueError(unreadable[1])
         rec = parse_line(lines[0])
         fmt = rec.get("format") if isinstance(rec, dict) else None
         if not isinstance(rec, dict) or rec.get("kind") != "header":
-            problem = "the first record must be the header"
+            problem = "kind: the first record must be the header"
         elif fmt not in FORMATS:
             problem = f"format {fmt!r} is not one of {list(FORMATS)}"
         else:
@@ -261,6 +268,8 @@ def _ingest(path: str, cwd: Optional[str]):
             reject(n, "the run's header (line 1) was rejected", line)
             continue
         try:
+            if n in unreadable:
+                raise ValueError(unreadable[n])
             rec = parse_line(line)
         except ValueError as e:
             reject(n, str(e), line, run_id, protocol)

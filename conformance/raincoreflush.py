@@ -158,6 +158,8 @@ class RaincoreFlushBinding(cf.FlushBinding):
         bad = [k for k in OPTIONAL if k in c and not isinstance(c[k], bool)]
         if bad:
             raise HeaderError(f"header constants {bad} must be true or false")
+        if c["N"] != len(h["nodes"]):      # (Binding's check, before a model of N members is built)
+            raise HeaderError(f"constants.N: {c['N']!r} is not the number of the header's nodes ({len(h['nodes'])})")
         try:
             # Crashable bounds TLC's models; a run may crash any node (the header's
             # constants are scalars), within MaxCrashes

@@ -234,6 +234,11 @@ class Binding:
         self.found: dict[str, tuple[int, str]] = {}
         self.reduced: list = []     # the engine's: the last step's successors as candidates
         self._held: dict[str, dict] = {}     # note_invariants: prop -> {id(state): (state, value)}
+        # the model's members are 1..N, the header's nodes (``check_header``):
+        # an N that says otherwise is refused before a model of N members is built
+        n, nodes = trace.header.get("constants", {}).get("N"), trace.header.get("nodes")
+        if type(n) is int and type(nodes) is list and n != len(nodes):
+            raise HeaderError(f"constants.N: {n} is not the number of the header's nodes ({len(nodes)})")
         # the header's ``observed``: the observable variables this
         # implementation logs (default: every one of FIELDS); the others it
         # declares internal, unknown to the replay
@@ -299,7 +304,7 @@ class Binding:
         """The header's nodes are the model's ``members`` (1..N) and it names
         no option (no protocol has one yet): else HeaderError."""
         h = self.trace.header
-        if sorted(h["nodes"]) != list(members):
+        if len(h["nodes"]) != len(members) or sorted(h["nodes"]) != list(members):
             raise HeaderError(f"nodes {h['nodes']} are not 1..N with N={len(members)}")
         if h.get("options"):
             raise HeaderError(f"options {sorted(h['options'])}: {name} has none")

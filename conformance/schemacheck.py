@@ -24,8 +24,10 @@ from jsonschema (``explain``, with the same registry), which is only ever
 run on the one bad record.  tests/test_trace_format.py checks that the two
 agree on every record of a campaign and on mutations of them.
 
-Semantics follow jsonschema's: ``integer`` accepts a float with no
-fractional part, booleans are not numbers, ``uniqueItems`` compares JSON
+Semantics follow jsonschema's (``Validator`` below), but for one rule
+stricter than JSON Schema's: an ``integer`` is a JSON integer, never a
+float (``1.0`` is refused: a checker downstream, TLC, reads it as a
+different value); booleans are not numbers, ``uniqueItems`` compares JSON
 values.
 """
 
@@ -36,6 +38,7 @@ import re
 from typing import Any, Callable, Optional
 from urllib.parse import urldefrag, urljoin
 
+from jsonschema import Draft202012Validator, validators
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
@@ -60,7 +63,17 @@ def resolve_ref(registry: Registry, r: str, base: str, error: Callable[[str], Ex
 
 
 def _is_int(x) -> bool:
-    return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
+    return isinstance(x, int) and not isinstance(x, bool)      # never a float, not even 1.0
+
+
+def _strict_int(checker, x) -> bool:
+    return _is_int(x)
+
+
+# jsonschema's Draft 2020-12 with the one stricter rule (``integer``: no float):
+# the reference the compiled predicates agree with, and what ``explain`` words
+Validator = validators.extend(Draft202012Validator,
+                              type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
 
 
 def _json_eq(a, b) -> bool:
@@ -409,8 +422,7 @@ def _unique(xs: list) -> bool:
 def explain(schema: dict, rec, registry: Optional[Registry] = None) -> str:
     """jsonschema's message for the deepest-but-first error (slow path);
     ``registry`` resolves ``$ref`` to other schemas, as in ``compile_schema``."""
-    import jsonschema
-    v = jsonschema.Draft202012Validator(schema, registry=registry or Registry())
+    v = Validator(schema, registry=registry or Registry())
     errs = list(v.iter_errors(rec))
     if not errs:
         return "rejected by the compiled validator but not by jsonschema (please report)"

@@ -33,8 +33,8 @@ the pattern for every key of every record: it is checked after decoding
 predicates do.
 
 The types accept a subset of what the schemas accept, never more: an
-``integer`` is a JSON integer (a float with no fractional part, which the
-schema allows, is refused here), a ``number`` a JSON integer or float (an
+``integer`` is a JSON integer (a float with no fractional part is refused
+here, and by the compiled predicates: conformance/schemacheck.py), a ``number`` a JSON integer or float (an
 integer stays an int: msgspec's ``float`` alone would turn it into a
 float), an object with keys the schema does not name is refused or decoded
 without them (the reader then sees members missing, conformance/traces.py

@@ -270,6 +270,31 @@ def spec_actions(protocol: str) -> list[str]:
 
 # --- the log module -----------------------------------------------------------------------
 
+TLC_INT_MIN, TLC_INT_MAX = -(1 << 31), (1 << 31) - 1     # TLC's integers are 32-bit (the format's are 64-bit)
+
+
+def _beyond_tlc(trace) -> Optional[str]:
+    """The first integer TLC would be given that it cannot hold (a constant,
+    or a record's nid, params, msg or state), as ``where: field: value``;
+    None when there is none."""
+    def walk(x, at: str):
+        if type(x) is int and not TLC_INT_MIN <= x <= TLC_INT_MAX:
+            return f"{at}: {x}"
+        items = x.items() if type(x) is dict else enumerate(x) if type(x) in (list, tuple) else ()
+        for k, v in items:
+            found = walk(v, f"{at}.{k}" if type(x) is dict else f"{at}[{k}]")
+            if found:
+                return found
+        return None
+    found = walk(trace.header.get("constants") or {}, f"{trace.path}:1: constants")
+    for ev in trace.events if not found else ():
+        where = ev.get("src") or f"event {ev.get('i')}"
+        for key in ("nid", "params", "msg", "state"):
+            found = walk(ev.get(key), f"{where}: {key}")
+            if found:
+                return found
+    return found
+
 def _value(v: Any, key: str | None, sets: frozenset) -> Any:
     """A JSON value as a canonical TLA+ value (model/values.py)."""
     if isinstance(v, bool) or isinstance(v, (int, str)):
@@ -421,6 +446,10 @@ def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerd
     t0 = time.monotonic()
     if not events:
         return TLCVerdict(True, 0, None, 0.0, "empty trace")
+    beyond = _beyond_tlc(trace)
+    if beyond:      # a legal trace (64-bit integers) that TLC cannot represent: no verdict, and no TLC started
+        raise NoVerdict(f"{beyond} is beyond TLC's integers ({TLC_INT_MIN}..{TLC_INT_MAX}): "
+                        f"TLC cannot check this trace (the model replay can: --checker model)", None)
     res = _run(trace, tt, proto, timeout=timeout)
     depth = _depth(res, protocol, len(events), timeout)   # states at depth d have l = d
     if depth == len(events) + 1:

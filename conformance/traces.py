@@ -68,7 +68,7 @@ from . import progress
 
 from groupcheck.impl import protocols as impl_protocols, tracefile
 
-from . import schemacheck, schematypes
+from . import inputlimits, schemacheck, schematypes
 
 FORMAT = tracefile.FORMAT
 FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
@@ -190,6 +190,8 @@ def record_problem(rec, protocol: Optional[str] = None, fmt: str = FORMAT) -> Op
     kind = rec.get("kind") if isinstance(rec, dict) else None
     kinds = ("header", "event", "end") if fmt == FORMAT else ("header", "event")
     if kind not in kinds:
+        if isinstance(rec, dict) and "kind" not in rec:
+            return f"schema: kind: missing (one of {', '.join(map(repr, kinds))})"
         return _check(env, rec) or f"schema: kind {kind!r} is not one of {list(kinds)}"
     problem = _check(env, rec, kind)
     if problem is None and protocol is not None and kind == "event":
@@ -198,6 +200,10 @@ def record_problem(rec, protocol: Optional[str] = None, fmt: str = FORMAT) -> Op
             return f"no event schema for protocol {protocol!r} (impl/schemas/{protocol}.json)"
         full = rec if fmt == FORMAT_V1 else {"params": {}, "msg": None, "state": None, **rec}
         problem = _check(rel, full, label=f"schema ({protocol})")
+        actions = _actions(protocol) if fmt == FORMAT else None
+        if problem is not None and actions and rec["name"] not in actions and ": name: " not in problem:
+            # the name first: what else is wrong depends on which action it is
+            problem = f"schema ({protocol}): name: {rec['name']!r} is not one of {list(actions)}"
     return problem
 
 
@@ -266,7 +272,17 @@ def _members(x) -> int:
 
 def parse_line(line: str):
     """One NDJSON line (without its ``\\n``) as a value; raises ValueError
-    with the reason (CRLF, invalid JSON, duplicate key, NaN/Infinity)."""
+    with the reason (CRLF, invalid JSON, duplicate key, and the limits of
+    conformance/inputlimits.py: nesting depth, integers beyond 64 bits,
+    NaN/Infinity, lone surrogates, a byte order mark)."""
+    bad = inputlimits.line_problem(line)
+    if bad:
+        raise ValueError(bad)
+    return _parse(line)
+
+
+def _parse(line: str):
+    """``parse_line`` on a line within the limits (``inputlimits``)."""
     if line.endswith("\r"):
         raise ValueError("CRLF line end (the format requires \\n line ends)")
     try:
@@ -296,8 +312,20 @@ MAX_LINE = 1 << 26      # characters: most records are a few hundred, but a FLUS
 def _lines(path: Path):
     """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
     a line over ``MAX_LINE`` is refused."""
+    for n, text, problem in lines_quarantined(path):
+        if problem is not None:
+            raise TraceError(path, n, problem)
+        yield n, text
+
+
+def lines_quarantined(path: Path):
+    """(line number, text, None) for each line of a file, or (line number,
+    None, problem) for a line that is not UTF-8 or is over ``MAX_LINE``
+    (each line decoded on its own: a bad byte is named by its line, and a
+    reader that quarantines lines goes on after it).  A file that cannot be
+    read raises TraceError."""
     try:
-        f = open(path, "r", encoding="utf-8", newline="\n")
+        f = open(path, "rb")
     except OSError as e:
         raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
     with f:
@@ -305,11 +333,15 @@ def _lines(path: Path):
         try:
             for raw in f:
                 n += 1
-                if len(raw) > MAX_LINE:
-                    raise TraceError(path, n, f"a line of {len(raw)} characters (at most {MAX_LINE})")
-                yield n, raw[:-1] if raw.endswith("\n") else raw
-        except UnicodeDecodeError as e:
-            raise TraceError(path, n + 1, f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                    continue
+                if len(text) > MAX_LINE:
+                    yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
+                    continue
+                yield n, text[:-1] if text.endswith("\n") else text, None
         except OSError as e:
             raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
 
@@ -422,6 +454,9 @@ def _records(path: Path, f: _File):
     for n, line in _lines(path):
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
+        bad = inputlimits.line_problem(line)       # before any decoder recurses into the line
+        if bad:
+            raise TraceError(path, n, bad)
         if typed is not None and end is None:
             # the usual event: decoded and checked by its action's types
             x = _typed_event(typed, line)
@@ -448,12 +483,12 @@ def _records(path: Path, f: _File):
                 count += 1
                 continue
         try:
-            rec = parse_line(line)
+            rec = _parse(line)
         except ValueError as e:
             raise TraceError(path, n, str(e)) from None
         if n == 1:
             if not isinstance(rec, dict) or rec.get("kind") != "header":
-                raise TraceError(path, n, "the first record must be the header")
+                raise TraceError(path, n, "kind: the first record must be the header")
             fmt = rec.get("format")
             if fmt not in FORMATS:
                 raise TraceError(path, n, f"format {fmt!r} is not one of {list(FORMATS)}")
@@ -568,6 +603,13 @@ def _typed_event(typed, line: str):
     if enc != line.encode() and enc.count(b":") != line.count(":"):
         return None
     return x if typed.rest_ok(x) else None
+
+
+@lru_cache(maxsize=None)
+def _actions(protocol: str) -> tuple:
+    """The action names ``protocol``'s schemas admit (sorted), () if unknown."""
+    typed = _typed(protocol)
+    return tuple(sorted(set(typed.names.values()))) if typed is not None else ()
 
 
 @lru_cache(maxsize=None)
@@ -823,18 +865,25 @@ def trace_runs(paths, skipped: Optional[list] = None) -> list[Union[Path, list[P
     for p in trace_files(paths, skipped):
         h = _header_of(p)
         if h is not None and h.get("format") == FORMAT and h.get("node") is not None:
-            groups.setdefault((str(p.parent), h.get("run_id")), []).append(p)
+            groups.setdefault((str(p.parent), _run_id(h)), []).append(p)
         else:
             singles.append((p, h))
     rest = []
     for p, h in singles:
-        key = (str(p.parent), (h or {}).get("run_id"))
+        key = (str(p.parent), _run_id(h or {}))
         if key in groups and (h or {}).get("format") == FORMAT:
             groups[key].append(p)         # the environment's file of a per-node run
         else:
             rest.append(p)
     return sorted(rest + [sorted(g) for g in groups.values()],
                   key=lambda r: str(r[0] if isinstance(r, list) else r))
+
+
+def _run_id(header: dict):
+    """A header's run_id to group files by: a string, else None (the file's
+    reader rejects such a header, named)."""
+    rid = header.get("run_id")
+    return rid if type(rid) is str else None
 
 
 def whole(trace: Trace) -> Trace:

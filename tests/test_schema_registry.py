@@ -98,7 +98,7 @@ def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
     from groupcheck.conformance.traces import record_problem
     ring = _event("EatingTimeout", state={"tokenState": 5})
     assert record_problem(ring, "raincoreflush").startswith("schema (raincoreflush): state/tokenState:")
-    seq = _event("RecvData", params={"p": 0}, msg={"type": "DATA"})
+    seq = _event("RecvData", params={"p": 0}, msg={"type": "DATA", "sender": 1, "seqno": 1})
     assert record_problem(seq, "raincoresequencerflush").startswith("schema (raincoresequencerflush): params/p:")
     # a SEQUENCER action is a member's, in the three-layer stack as in SEQUENCER
     assert record_problem(_event("Send", None), "raincoresequencerflush").startswith(
