@@ -51,14 +51,22 @@ class _Constant(str):
 _lenient = json.JSONDecoder(parse_constant=_Constant)   # keeps big integers and the constants: the walk judges them
 
 
+def duplicate_key(pairs):
+    """The first key given twice among a JSON object's ``pairs`` (its
+    decoder's object_pairs_hook), or None; a reader calls it only when the
+    object has fewer keys than pairs."""
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            return k
+        seen.add(k)
+    return None
+
+
 def _unique(pairs):
     d = dict(pairs)
     if len(d) != len(pairs):
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise ValueError(f"duplicate key {k!r}")
-            seen.add(k)
+        raise ValueError(f"duplicate key {duplicate_key(pairs)!r}")
     return d
 
 

@@ -219,11 +219,7 @@ def _pairs(pairs):
     # short strings, which the JSON decoder makes anew for every line
     d = {intern(k): intern(v) if type(v) is str else v for k, v in pairs}
     if len(d) != len(pairs):
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise _Bad(f"duplicate key {k!r}")
-            seen.add(k)
+        raise _Bad(f"duplicate key {inputlimits.duplicate_key(pairs)!r}")
     return d
 
 
