@@ -29,6 +29,7 @@ catalogue's definitions and witnesses (conformance/properties.py).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable, Optional
 
 from groupcheck.impl.events import AppSend, View, ViewChange
@@ -444,13 +445,14 @@ def quiescent_witness(model: SequencerModel, s) -> Optional[str]:
     """Sequencer.tla's Quiescent on model state ``s``: None when it holds,
     else what is still to do (the first message in flight, a live member
     behind the last view, a crashed member in the last view)."""
-    for (p, q) in sorted(model.pairs):
-        ch = s.chan[(p, q)]
-        if ch:
-            m = ch[0]
-            what = " ".join(f"{k}={m[k]}" for k in sorted(m))
-            return (f"a message ({what}) from member {p} to member {q} is still in flight "
-                    f"({len(ch)} message(s) on that channel)")
+    busy = [(p, q) for (p, q) in sorted(model.pairs) if s.chan[(p, q)]]
+    if busy:
+        p, q = busy[0]
+        m = s.chan[(p, q)][0]
+        what = " ".join(f"{k}={m[k]}" for k in sorted(m))
+        more = "".join(f"; in flight from member {a} to member {b} too" for a, b in busy[1:])
+        return (f"a message ({what}) from member {p} to member {q} is still in flight "
+                f"({len(s.chan[(p, q)])} message(s) on that channel){more}")
     for m in model.Members:
         if m not in s.crashed and s.vid[m] != len(s.views):
             return f"member {m} (alive) is in view {s.vid[m]}, the last view is {len(s.views)}"
@@ -623,6 +625,8 @@ def _witness_lost_held(trace: Trace, prop: str, reason: str, at=None) -> Optiona
     the new coordinator sequenced and some member lacks is another fault)."""
     run = _Run(trace)
     h = run.history()
+    if prop == "Quiescent":     # the crash's cut: every channel still busy at the end is to or from it
+        return _witness_cut_by_crash(run, reason)
     if prop == "Agreement":     # the history's name: survivors differ, or none delivered a live sender's
         lost = [v.messages[0] for v in properties.agreement_breaks(h)]
     elif prop == "GapFreeFIFO":
@@ -647,6 +651,22 @@ def _witness_lost_held(trace: Trace, prop: str, reason: str, at=None) -> Optiona
     return why[0] + ("" if len(why) == 1 else f"; and {len(why) - 1} more lost message(s) of the same shape")
 
 
+def _witness_cut_by_crash(run: "_Run", reason: str) -> Optional[str]:
+    """A false quiescent claim of the loss's shape: nothing is pending but
+    messages on channels to or from a crashed coordinator (its DATA that
+    the crash kept from a member, a FORWARD to it), every such channel
+    (the Quiescent witness names each busy one); a live member behind the
+    last view or a view change pending is another fault."""
+    pairs = [tuple(map(int, m)) for m in re.findall(r"from member (\d+) to member (\d+)", reason)]
+    gone = {c for _, c in run.crashed_coords}
+    if not pairs or "is in view" in reason or "view change is pending" in reason:
+        return None
+    if not all(p in gone or q in gone for p, q in pairs):
+        return None
+    return (f"the messages still in flight are on channels to or from crashed coordinator(s) {sorted(gone)} "
+            f"({', '.join(f'{p}->{q}' for p, q in pairs)}): cut by the crash, as the loss's")
+
+
 def plan_kind(header: dict) -> str:
     """A run's fault plan as the rates count it: the coordinator (the
     first member) crashes, another member does, or none."""
@@ -663,7 +683,7 @@ FINDINGS = (
         "docs/sequencer.md#finding-total-order-does-not-survive-a-coordinator-crash",
         _witness_crash_order, rates={"coordinator crash": (68, 1284)}, fixed_by="sequencerflush"),
     findings.Finding(
-        "sequencer/lost-after-coordinator-crash", ("GapFreeFIFO", "EventualDelivery", "Agreement"),
+        "sequencer/lost-after-coordinator-crash", ("GapFreeFIFO", "EventualDelivery", "Agreement", "Quiescent"),
         "docs/sequencer.md#losses-after-a-coordinator-crash-three-findings-and-their-fixes",
         _witness_lost_held, rates={"coordinator crash": (536, 1284)}, fixed_by="sequencerflush"),
 )

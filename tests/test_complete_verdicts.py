@@ -267,3 +267,18 @@ def test_spark_gives_the_same_complete_verdict(tmp_path):
     assert spark == local
     assert {r["file"].rsplit("/", 1)[1]: r["verdict"] for r in spark} == {"good.ndjson": "documented",
                                                                            "forged.ndjson": "violation"}
+
+
+def test_a_quiescent_claim_false_only_on_the_crashed_coordinators_channels_is_the_loss():
+    """Drawn run 171: a DATA of the crashed coordinator never reached member
+    4 (the crash cut it), so the spec's Quiescent fails beside the
+    documented loss; both are the finding.  A Quiescent witness naming a
+    channel between two live members is not its shape."""
+    faults, options = SEQ.draw(171)
+    recs, _ = SEQ.simulate(171, faults, {**SEQ.default_options, **options})
+    rep = SEQ.replay(from_records(recs), visited=False)
+    assert rep.verdict == "documented" and {v["property"] for v in rep.violations} == {"EventualDelivery", "Quiescent"}
+    trace = from_records(recs)
+    assert cseq._witness_cut_by_crash(cseq._Run(trace), "a message (x) from member 1 to member 4 is still in flight")
+    assert cseq._witness_cut_by_crash(cseq._Run(trace), "a message (x) from member 1 to member 4 is still in flight"
+                                      "; in flight from member 2 to member 3 too") is None

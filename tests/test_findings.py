@@ -43,11 +43,10 @@ def test_every_violation_of_the_drawn_campaign_has_a_documented_shape():
     crash show none."""
     for sd in range(200):
         _, rep = _run(SEQ, sd)
-        if rep.verdict == "violation":
-            assert rep.finding, (sd, rep.reason, rep.finding_why)
+        assert rep.verdict in ("ok", "documented"), (sd, rep.reason, rep.finding_why)
+        if rep.verdict == "documented":
+            assert rep.finding and all(v["finding"] for v in rep.violations), (sd, rep.reason, rep.finding_why)
             assert rep.plan == "coordinator crash", (sd, rep.plan)
-        else:
-            assert rep.verdict == "ok", (sd, rep.reason)
 
 
 def test_total_order_witness_needs_the_crashed_coordinator():

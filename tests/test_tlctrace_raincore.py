@@ -92,7 +92,7 @@ def test_two_tokens_break_at_most_one_token_for_tlc_and_the_replay_at_the_same_r
     records, _ = rc.simulate(805, "auto", {**rc.default_options, **options})
     trace = from_records(records)
     rep = rc.replay(trace, visited=False)
-    assert rep.verdict == "violation" and rep.reason.startswith("AtMostOneToken"), rep
+    assert rep.verdict in ("violation", "documented") and rep.reason.startswith("AtMostOneToken"), rep
     v = tlctrace.validate(trace, diagnose=False)
     assert v.ok and v.broken == ["AtMostOneToken"] and v.broken_at == rep.first_bad_event, v.to_json()
     assert rep.broken == {"AtMostOneToken": v.broken_at} and tlctrace.agrees(v, rep)
