@@ -99,8 +99,13 @@ def run_campaign(runs: int) -> dict:
             obs.update(ev)
             two_tokens |= obs.at_most_one_token() is not None
             history_split |= obs.consistent_history() is not None
-        if rep.verdict in ("ok", "violation") and (rep.verdict == "violation") != (two_tokens or history_split):
+        # the replay's safety violations against the properties' (a settled end may add the
+        # liveness Agreed: the founder's starvation, a documented finding, when the ring is stuck)
+        safety = {v["property"] for v in rep.violations} & {"AtMostOneToken", "ConsistentHistory"}
+        if rep.verdict not in ("nonconforming", "rejected") and bool(safety) != (two_tokens or history_split):
             failures.append(("replay verdict disagrees with the properties", where))
+        if rep.verdict not in ("ok", "documented") or any(v["property"] != "Agreed" for v in rep.violations):
+            failures.append(("a violation other than the founder's starvation", where))
         if two_tokens:
             failures.append(("AtMostOneToken broken", where))
         founder_crash = any(v == 1 for v, _ in p["faults"].crashes)
@@ -131,7 +136,8 @@ def test_draws_cover_every_fault_kind_and_both_sizes():
 @pytest.mark.parametrize("runs", [100, pytest.param(500, marks=pytest.mark.slow)])
 def test_fault_campaign(runs):
     s = run_campaign(runs)
-    assert s["verdicts"] == {"ok": runs}    # with TokenRingClaim, no violation at all
+    # with TokenRingClaim, no violation at all but a stuck ring's Agreed after a founder crash (F6, documented)
+    assert set(s["verdicts"]) <= {"ok", "documented"} and sum(s["verdicts"].values()) == runs, s["verdicts"]
 
 
 # ---------------------------------------------------------------- the two counterexamples
