@@ -564,7 +564,7 @@ def conform(
     if checker != "model":
         raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
     from groupcheck.conformance.replay import conform_file
-    from groupcheck.conformance.traces import trace_files, trace_runs
+    from groupcheck.conformance.traces import trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
     files = trace_files_or_fail(paths)
