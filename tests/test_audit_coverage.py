@@ -214,3 +214,14 @@ def test_the_coverage_is_recomputed_when_re_rendered(tmp_path):
     again, extra = report.checks_from_summary(s)
     assert "audit_coverage" not in extra
     assert report.summary(again, extra)["audit_coverage"]["skipped"] == 1
+
+
+def test_the_default_audit_model_checks_every_shipped_variant():
+    """No shipped variant is left to --full: each has a model the default
+    tlc stage runs (a light one, or the pick the coverage rule adds), so the
+    coverage names none as not model-checked."""
+    entries = manifest.select(None, None)
+    picks, left_out = audit.coverage_picks(entries)
+    assert not left_out, {manifest.variant_label(e): why for e, why in left_out.values()}
+    for key, models in manifest.shipped_variants(entries).items():
+        assert any(not e.extra.get("heavy") or e in picks for e in models), key
