@@ -46,6 +46,7 @@ from pathlib import Path
 from groupcheck.conformance import sequencer as cseq
 from groupcheck.conformance.replay import Engine, quiescent
 from groupcheck.conformance.traces import collector_paused, load
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -85,7 +86,7 @@ def stages(path: Path) -> tuple:
 def one(path: Path, size: int) -> dict:
     per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
     t0 = time.perf_counter()
-    line = sim_sequencer.simulate_to_file(path, 3, per_member, 1, campaign.parse_faults("loss=0.01"))
+    line = sim_sequencer.simulate_to_file(path, 3, per_member, 1, parse_faults("loss=0.01"))
     t_sim = time.perf_counter() - t0
     n = line["events"]
     load_avg = [round(x, 1) for x in os.getloadavg()]
@@ -116,7 +117,7 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
     out = []
     warm = work / "warm.ndjson"
     sim_sequencer.simulate_to_file(warm, 3, round(1000 / (3 * EVENTS_PER_MULTICAST)), 1,
-                                   campaign.parse_faults("loss=0.01"))
+                                   parse_faults("loss=0.01"))
     for engine, master in [("local", None)] + [("spark", m) for m in masters]:
         d = work / (master or "local").replace("[", "").replace("]", "")
         shutil.rmtree(d, ignore_errors=True)
@@ -171,7 +172,7 @@ def main() -> int:
                 continue
             per_member = max(1, round(size / (3 * EVENTS_PER_MULTICAST)))
             line = sim_sequencer.simulate_to_file(work / f"seq-{size}.ndjson", 3, per_member, 1,
-                                                  campaign.parse_faults("loss=0.01"))
+                                                  parse_faults("loss=0.01"))
             r = {"target": size, "events": line["events"], "bytes": line["bytes"], "quiescent": line["quiescent"]}
             res["runs"].append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from groupcheck.conformance.sequencer import replay
 from groupcheck.conformance.traces import load
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 from groupcheck.impl.sim_sequencer import simulate
 
@@ -82,7 +83,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=20, help="multicasts per member")
     ap.add_argument("--faults", default="loss=0.05,dup=0.02,reorder=3")
     a = ap.parse_args()
-    faults = campaign.parse_faults(a.faults)
+    faults = parse_faults(a.faults)
     with tempfile.TemporaryDirectory(prefix="gc-bench-") as d:
         rows = [bench_nodes(n, a.runs, a.messages, faults, Path(d)) for n in (3, 5)]
     print(json.dumps({

@@ -26,6 +26,7 @@ import os
 import platform
 import time
 
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_stable, stable
 from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.sim_stable import StableSimulator
@@ -88,7 +89,7 @@ def main() -> None:
     ap.add_argument("--sample-ms", type=float, default=100.0)
     ap.add_argument("--samples", action="store_true", help="include the sampled series")
     a = ap.parse_args()
-    faults = campaign.parse_faults(a.faults)
+    faults = parse_faults(a.faults)
     out = {"bench": "stable_memory", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": {"python": platform.python_version(), "platform": platform.platform(),
                        "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},

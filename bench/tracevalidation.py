@@ -24,7 +24,7 @@ from pathlib import Path
 from groupcheck.conformance import tlctrace
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import load
-from groupcheck.impl.campaign import parse_faults
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_to_file
 
 EVENTS_PER_MULTICAST = 4.67

@@ -499,12 +499,9 @@ def simulate(
     import pathlib
     from groupcheck.conformance import protocols
     from groupcheck.impl import tracefile
-    from groupcheck.impl.faults import parse_faults
     try:
         proto = protocols.get(protocol)
         opts = {**proto.default_options, **_options(option, proto.option_keys)}
-        if faults.strip() != "auto":
-            parse_faults(faults)            # the grammar's verdict before any output
         for key, value in (("nodes", nodes), ("messages", messages)):
             if value is not None:
                 if key not in proto.option_keys:      # never silently ignored
@@ -518,7 +515,9 @@ def simulate(
             raise ValueError(f"--append: {out} already holds the run of seed {taken[0]}; start at another --seed")
         rows = []
         for i in range(runs):
-            records, line = proto.simulate(seed + i, faults, opts)
+            # the text read once per run by the protocol's grammar (its items; auto: drawn
+            # from the run's seed), and the plan handed to the simulator
+            records, line = proto.simulate(seed + i, proto.fault_plan(faults, seed + i, opts), opts)
             if i == 0:                      # after the protocol took the plan: a refused one leaves nothing
                 out_dir(out, command="simulate", params={"protocol": protocol, "options": opts}, force=force,
                         append=append)

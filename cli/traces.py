@@ -72,13 +72,12 @@ def generate(
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
     from groupcheck.conformance import pipeline
     from groupcheck.conformance.protocols import UnknownProtocol, get
-    from groupcheck.impl.faults import parse_faults
     try:
-        get(protocol)                       # a known protocol before any output
+        proto = get(protocol)               # a known protocol before any output
         engine = _engine(engine)
         opts = _options(option)
-        if faults and faults.strip() != "auto":
-            parse_faults(faults)            # the grammar's verdict before any output
+        if faults:                          # the protocol's grammar's verdict before any output
+            proto.fault_plan(faults, seed, {**proto.default_options, **opts})
         out_dir(out, command="traces generate", force=force)
         _start(engine, master)
         with progress(f"traces generate {protocol}: {runs} runs ({engine})", quiet=as_json):

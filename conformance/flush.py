@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from groupcheck.impl.faults import NETWORK, parse_faults
+
 from groupcheck.model.flush import FlushModel
 from groupcheck.model.values import GrowSet, Seq
 
@@ -519,22 +521,24 @@ def _flag(x) -> bool:
     return bool(x)
 
 
-def simulate(seed: int, faults: str, options: dict):
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan (impl/faults.py): the network's items, ``crash``,
+    ``leave`` and ``join``."""
+    return parse_faults(faults, NETWORK + ("crash", "leave", "join"), "flush")
+
+
+def simulate(seed: int, faults, options: dict):
     """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/2
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
     from groupcheck.impl import campaign, tracefile
-    from groupcheck.impl.faults import NETWORK, parse_faults
     from groupcheck.impl.stacks.flush import flush_stack
     from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
     leaves, joins = tuple(opts.get("leaves", ())), tuple(opts.get("joins", ()))
-    if isinstance(faults, str):
-        plan = parse_faults(faults, NETWORK + ("crash", "leave", "join"), "flush")
-        leaves, joins = leaves + plan.leaves, joins + plan.joins
-    else:
-        plan = faults
+    plan = fault_plan(faults, seed, opts)
+    leaves, joins = leaves + plan.leaves, joins + plan.joins
     # members 1..n form the first view; a joiner M > n adds members up to M
     total = max([n] + [m for m, _ in joins])
     nodes = list(range(1, total + 1))
@@ -604,7 +608,7 @@ PROTOCOL = Protocol(
     tla_trace=TLATrace(sets=frozenset({"flushOks", "members"}), prepare=lambda trace: tla_log(trace.events),
                        constants=tla_constants, properties=PROPERTIES, end=END_OF_RUN),
     properties=PROPERTIES,
-    simulate=simulate, binding=FlushBinding,
+    simulate=simulate, fault_plan=fault_plan, binding=FlushBinding,
     default_options=PROTOCOL_DEFAULTS, more_options=("reconcile", "leaves", "joins"), draw=draw,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@15,crash=2@25",
     # FLUSH orders nothing: TotalOrder is not its promise

@@ -30,8 +30,9 @@ class Protocol:
     spec: str                       # spec folder, e.g. "Sequencer"
     actions: tuple[str, ...]        # TLA+ action names a trace may contain
     properties: tuple[str, ...]     # trace properties checked after the replay
-    # one simulated run: (seed, fault spec, options) -> (groupcheck-trace/1 records, summary)
-    simulate: Callable[[int, str, dict], tuple[list[dict], dict]]
+    # one simulated run: (seed, fault spec or the plan fault_plan made of it, options)
+    # -> (groupcheck-trace/1 records, summary)
+    simulate: Callable[[int, Any, dict], tuple[list[dict], dict]]
     # the replay's table (a conformance.replay.Binding subclass): the engine
     # steps the model through it; its FIELDS / observable() declare the
     # variables the implementation logs (docs/trace-format.md)
@@ -72,6 +73,10 @@ class Protocol:
     run_end: str = "quiescent"
     # the audit's cluster stage runs this protocol (impl/cluster.py, conformance/audit.py)
     audit_cluster: bool = False
+    # (fault text or plan, seed, options) -> the run's FaultPlan: the fault
+    # grammar (impl/faults.py parse_faults) with the items this protocol
+    # takes and its draw for ``auto``; a plan passes as it is
+    fault_plan: Optional[Callable[[Any, int, dict], Any]] = None
     # the actions of which a run must take at least one for its verdict to be
     # more than ``incomplete`` (its multicasts; the ring's token passing)
     work: tuple[str, ...] = ()

@@ -29,7 +29,7 @@ from typing import Optional
 from groupcheck.impl import codec, tracefile
 from groupcheck.impl.events import Receive, Up
 from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, Start, TokenMsg, spec_msg
-from groupcheck.impl.faults import FaultPlan
+from groupcheck.impl.faults import FaultPlan, parse_faults
 from groupcheck.impl.sim_raincore import RING_FAULTS, RaincoreConfig, make_layers
 from groupcheck.impl.sim_raincore import simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
@@ -232,17 +232,15 @@ class RaincoreBinding(Binding):
 
 # ---------------------------------------------------------------- simulated runs
 
-def parse_faults(spec: str, seed: int, n: int, ring: int):
-    """The fault grammar's ``crash``, ``recover``, ``join``, ``tokenloss``
-    and ``late911`` items (impl/faults.py; e.g. ``crash=2@100,recover=2@400,
-    tokenloss=50,join=4@200``) -> FaultPlan.  ``auto`` draws a plan from
-    ``seed`` (``draw_faults``); ``auto,ITEMS`` adds the items to it (an
-    aimed plan, ``AIMED``)."""
-    from groupcheck.impl.faults import parse_faults as parse
-    head, _, rest = (spec or "").strip().partition(",")
-    if head == "auto":
-        return draw_faults(random.Random(seed), n, ring).plus(parse(rest, RING_FAULTS, "raincore"))
-    return parse(spec, RING_FAULTS, "raincore")
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan: the fault grammar's ``crash``, ``recover``,
+    ``join``, ``tokenloss`` and ``late911`` items (impl/faults.py; e.g.
+    ``crash=2@100,recover=2@400,tokenloss=50,join=4@200``); ``auto`` draws a
+    plan from ``seed`` for the run's nodes and ring (``draw_faults``),
+    ``auto,ITEMS`` adds the items to it (an aimed plan, ``AIMED``)."""
+    opts = {**PROTOCOL_DEFAULTS, **(options or {})}
+    n, ring = int(opts["nodes"]), int(opts["ring"])
+    return parse_faults(faults, RING_FAULTS, "raincore", draw=lambda: draw_faults(random.Random(seed), n, ring))
 
 
 WINDOW = 0.5     # faults happen in the first half second of virtual time
@@ -334,7 +332,7 @@ def simulate(seed: int, faults: str, options: dict):
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, ring = int(opts["nodes"]), int(opts["ring"])
     cfg = RaincoreConfig(n=n, init_size=ring, init_seq=int(opts.get("init_seq", 11)))
-    plan = parse_faults(faults, seed, n, ring)
+    plan = fault_plan(faults, seed, opts)
     records, summary, sim = simulate_impl(cfg, seed, plan, horizon=float(opts.get("horizon", 30.0)))
     run_id = f"raincore-n{n}-r{ring}-s{seed}"
     # the token circulates for ever: a ring never quiesces (summary["quiescent"] means "agreed");
@@ -381,7 +379,7 @@ def tla_constants(c: dict) -> dict:
 PROTOCOL = Protocol(
     work=("TokenReceived",),
     name="raincore", spec="Raincore", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreBinding, default_options=PROTOCOL_DEFAULTS,
+    simulate=simulate, fault_plan=fault_plan, binding=RaincoreBinding, default_options=PROTOCOL_DEFAULTS,
     more_options=("init_seq", "horizon"), draw=draw,
     campaign_faults="auto",
     # spec/Raincore/TraceRaincore.tla: a node's newNodes queue is a set

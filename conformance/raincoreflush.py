@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 from typing import Optional
 
+from groupcheck.impl.faults import FaultPlan, parse_faults
+from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
 from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 
 from . import findings
@@ -263,20 +265,32 @@ class RaincoreFlushBinding(cf.FlushBinding):
 PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
 
 
-def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
-    """The fault grammar's network, ``crash``, ``join`` and ``tokenloss``
-    items (impl/faults.py; e.g. ``crash=1@100,join=4@50,tokenloss=120,
-    loss=0.1,dup=0.05,reorder=3,truncate=0.1``; ``tokenloss=T``: the next
-    token sent after T is lost, the lossy ring only) -> FaultPlan; ``auto``
-    draws a plan from ``seed``, ``auto,ITEMS`` adds the items to it."""
-    from groupcheck.impl.faults import parse_faults as parse
-    from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
-    head, _, rest = (spec or "").strip().partition(",")
-    auto = head == "auto"
-    p = parse(rest if auto else spec, RING_FLUSH_FAULTS, "raincoreflush")
-    if p.token_losses and not lossy:
+def ring_size(options: Optional[dict], defaults: dict) -> tuple[int, int, bool]:
+    """(nodes, ring, whether the ring loses tokens) of a run over the ring:
+    with the Transport Manager (option ``tm``) the network loses frames, not
+    tokens."""
+    opts = {**defaults, **(options or {})}
+    n = int(opts["nodes"])
+    lossy = cf._flag(opts.get("lossy", False)) and not cf._flag(opts.get("tm", False))
+    return n, int(opts.get("ring", n)), lossy
+
+
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None, *, salt: int = 31, name: str = "raincoreflush",
+               defaults: Optional[dict] = None):
+    """A run's fault plan: the fault grammar's network, ``crash``, ``join``
+    and ``tokenloss`` items (impl/faults.py; e.g. ``crash=1@100,join=4@50,
+    tokenloss=120,loss=0.1,dup=0.05,reorder=3,truncate=0.1``;
+    ``tokenloss=T``: the next token sent after T is lost, the lossy ring
+    only); ``auto`` draws a plan from ``seed`` (``draw_faults``, the seed
+    salted by ``salt``), ``auto,ITEMS`` adds the items to it.  ``name``,
+    ``defaults``: those of SEQUENCER over FLUSH over the ring, which reads
+    the same items."""
+    n, ring, lossy = ring_size(options, PROTOCOL_DEFAULTS if defaults is None else defaults)
+    plan = parse_faults(faults, RING_FLUSH_FAULTS, name,
+                        draw=lambda: draw_faults(random.Random(seed * 7919 + salt), ring, n, lossy))
+    if plan.token_losses and not lossy:
         raise ValueError("tokenloss needs the lossy ring (option lossy=1)")
-    return draw_faults(random.Random(seed * 7919 + 31), ring, n, lossy).plus(p) if auto else p
+    return plan
 
 
 def draw_faults(rng, ring: int, n: int, lossy: bool = False):
@@ -299,7 +313,7 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of FLUSH over the ring (impl/sim_raincoreflush.py)
     as groupcheck-trace/2 records, and a summary."""
-    return simulate_over_ring("raincoreflush", seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults)
+    return simulate_over_ring("raincoreflush", seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, fault_plan)
 
 
 def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, sequencer: bool = False):
@@ -316,7 +330,7 @@ def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, seq
     if not 2 <= ring <= n:
         raise ValueError(f"need 2 <= ring <= nodes, got ring={ring} nodes={n}")
     tm, lossy, under_token = (cf._flag(opts.get(k, False)) for k in ("tm", "lossy", "under_token"))
-    plan = parse(faults, seed, ring, n, lossy and not tm)   # with tm the network loses frames, not tokens
+    plan = parse(faults, seed, opts)
     rng = random.Random(seed)
     msgs = [(round(rng.uniform(0.0, 0.3), 4), m, f"m{m}.{k}".encode())
             for m in range(1, (n if sequencer else ring) + 1) for k in range(per)]
@@ -470,7 +484,7 @@ def tla_log(trace: Trace) -> list:
 PROTOCOL = Protocol(
     work=("Multicast",),
     name="raincoreflush", spec="RaincoreFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy", "under_token"),
+    simulate=simulate, fault_plan=fault_plan, binding=RaincoreFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, findings=FINDINGS,
     promises=cf.PROTOCOL.promises,      # FLUSH's: the ring's records carry no delivery
     # FLUSH's VirtualSynchrony; the ring's invariants read tokens and ring views, no history event

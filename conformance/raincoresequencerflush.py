@@ -171,15 +171,15 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2}
 
 
-def parse_faults(spec: str, seed: int, ring: int, n: int, lossy: bool = False):
-    """conformance/raincoreflush.py's fault spec (crash=NODE@MS, join=NODE@MS
-    for a node outside the ring; tokenloss=MS with the lossy ring only);
-    ``auto`` draws a plan from ``seed`` as conformance/raincoreflush.py's
-    ``draw_faults`` does (node 1, the coordinator, in half the crashing
-    plans; with the lossy ring a token loss in half the plans)."""
-    if (spec or "").strip() == "auto":
-        return crf.draw_faults(random.Random(seed * 7919 + 41), ring, n, lossy)
-    plan = crf.parse_faults(spec, seed, ring, n, lossy)
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan: conformance/raincoreflush.py's (crash=NODE@MS,
+    join=NODE@MS for a node outside the ring; tokenloss=MS with the lossy
+    ring only); ``auto`` draws a plan from ``seed`` as raincoreflush's
+    ``draw_faults`` does, the seed salted apart (node 1, the coordinator, in
+    half the crashing plans; with the lossy ring a token loss in half the
+    plans)."""
+    n, ring, _ = crf.ring_size(options, PROTOCOL_DEFAULTS)
+    plan = crf.fault_plan(faults, seed, options, salt=41, name=NAME, defaults=PROTOCOL_DEFAULTS)
     bad = [j for j, _ in plan.joins if not ring < j <= n]
     if bad:
         raise ValueError(f"join of node {bad[0]}: a joiner is a node outside the ring 1..{ring}, up to {n}")
@@ -190,7 +190,7 @@ def simulate(seed: int, faults: str, options: dict):
     """One simulated run of the three-layer stack (impl/sim_raincoreflush.py,
     ``sequencer=True``): FLUSH over the ring's run (conformance/raincoreflush.py
     ``simulate_over_ring``) with SEQUENCER on top."""
-    return crf.simulate_over_ring(NAME, seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, parse_faults,
+    return crf.simulate_over_ring(NAME, seed, faults, {**PROTOCOL_DEFAULTS, **(options or {})}, fault_plan,
                                   sequencer=True)
 
 
@@ -239,7 +239,7 @@ def tla_constants(c: dict) -> dict:
 PROTOCOL = Protocol(
     work=("Send",),
     name=NAME, spec="RaincoreSequencerFlush", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy", "under_token"),
+    simulate=simulate, fault_plan=fault_plan, binding=RaincoreSequencerFlushBinding, default_options=PROTOCOL_DEFAULTS, more_options=("horizon", "tm", "pass_latch", "ring", "lossy", "under_token"),
     draw=draw, campaign_faults="auto", audit_cluster=True, reduce=csf.reduce_state, findings=crf.FINDINGS,
     promises=csf.PROTOCOL.promises,     # the same as over the oracle's views
     # SEQUENCER over FLUSH's, EventualDelivery at a settled end; the ring's invariants

@@ -32,6 +32,7 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
+from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
 from groupcheck.impl.events import AppSend, View, ViewChange
 from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel, SequencerState, _subsets
@@ -689,12 +690,17 @@ FINDINGS = (
 )
 
 
-def simulate(seed: int, faults: str, options: dict):
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan (impl/faults.py): the network's items and ``crash``."""
+    return parse_faults(faults, NETWORK_AND_CRASH, "sequencer")
+
+
+def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER run (impl/sim_sequencer.py) for the registry."""
-    from groupcheck.impl import campaign, sim_sequencer
+    from groupcheck.impl import sim_sequencer
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     records, line = sim_sequencer.simulate_run(int(opts["nodes"]), int(opts["messages"]), seed,
-                                               campaign.parse_faults(faults))
+                                               fault_plan(faults, seed, opts))
     return records, line
 
 
@@ -721,7 +727,7 @@ PROTOCOL = Protocol(
     name="sequencer", spec="Sequencer",
     actions=("Send", "RecvForward", "RecvData", "InstallView", "Suspect", "Crash", "NewView"),
     properties=PROPERTIES,
-    simulate=simulate, binding=SequencerBinding,
+    simulate=simulate, fault_plan=fault_plan, binding=SequencerBinding,
     default_options=PROTOCOL_DEFAULTS,
     campaign_faults="loss=0.1,dup=0.05,reorder=3,crash=1@30",
     promises=("Integrity", "NoDuplicates", "SenderFIFO", "GapFreeFIFO", "TotalOrder", "SurvivorTotalOrder",

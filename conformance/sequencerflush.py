@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
 from groupcheck.model.sequencer import _subsets
 from groupcheck.model.sequencerflush import SequencerFlushModel
@@ -767,13 +768,18 @@ def composed_model(trace: Trace) -> SequencerFlushModel:
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan (impl/faults.py): the network's items and ``crash``."""
+    return parse_faults(faults, NETWORK_AND_CRASH, "sequencerflush")
+
+
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
     from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
     from groupcheck.impl.sim_flush import simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
-    plan = campaign.parse_faults(faults) if isinstance(faults, str) else faults
+    plan = fault_plan(faults, seed, opts)
     nodes = list(range(1, n + 1))
     msgs = campaign.sequencer_workload(n, per)
     # hold_sends / self_channel / view_as_sent False: the earlier couplings, which diverge at
@@ -818,7 +824,7 @@ PROTOCOL = Protocol(
     name="sequencerflush", spec="SequencerFlush",
     actions=ACTIONS,
     properties=PROPERTIES,
-    simulate=simulate, binding=SequencerFlushBinding,
+    simulate=simulate, fault_plan=fault_plan, binding=SequencerFlushBinding,
     default_options=PROTOCOL_DEFAULTS,
     more_options=("hold_sends", "self_channel", "view_as_sent", "pass_latch", "resent_first"),
     draw=draw,

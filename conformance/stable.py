@@ -29,6 +29,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
+from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
 from groupcheck.impl import codec, sim_stable, stable as istable
 from groupcheck.impl.stacks.stable import stable_stack
 from groupcheck.impl.events import AppSend, ViewChange
@@ -309,14 +310,20 @@ def run_id(opts: dict, seed: int) -> str:
     return f"stable-n{opts['nodes']}-m{opts['messages']}{'-join' if opts['join'] else ''}{flaw}-s{seed}"
 
 
+def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
+    """A run's fault plan (impl/faults.py): the network's items and ``crash``
+    (the simulator refuses crashes: STABLE's spec has none)."""
+    return parse_faults(faults, NETWORK_AND_CRASH, "stable")
+
+
 def simulate(seed: int, faults: str, options: dict):
     """One simulated STABLE run: members 1..n-1 (or 1..n without ``join``),
     member n joining at 15 ms, ``messages`` multicasts each; the fault spec
-    as impl/campaign.parse_faults reads it (no crashes)."""
-    from groupcheck.impl import campaign, sim_stable, tracefile
+    as ``fault_plan`` reads it (no crashes)."""
+    from groupcheck.impl import sim_stable, tracefile
     opts = {**DEFAULTS, **(options or {})}
     opts["join"], opts["heard_from_reset"] = _flag(opts["join"]), _flag(opts["heard_from_reset"])
-    plan = campaign.parse_faults(faults) if isinstance(faults, str) else faults
+    plan = fault_plan(faults, seed, opts)
     records, summary = sim_stable.simulate(int(opts["nodes"]), int(opts["messages"]), seed, plan,
                                            join=opts["join"], heard_from_reset=opts["heard_from_reset"],
                                            horizon=float(opts["horizon"]))
@@ -373,7 +380,7 @@ def tla_encode(ev: dict) -> dict:
 PROTOCOL = Protocol(
     work=("Multicast",),
     name="stable", spec="Stable", actions=ACTIONS, properties=PROPERTIES,
-    simulate=simulate, binding=StableBinding, default_options=dict(DEFAULTS),
+    simulate=simulate, fault_plan=fault_plan, binding=StableBinding, default_options=dict(DEFAULTS),
     campaign_faults="loss=0.1,dup=0.05,reorder=3",
     draw=draw,
     # spec/Stable/TraceStable.tla: views and heardFrom are sets of members

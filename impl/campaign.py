@@ -5,9 +5,10 @@ Theory of operation
 -------------------
 A campaign (impl/sim_<protocol>.py, driven by its conformance module's
 ``simulate`` and ``draw``) runs one protocol's stacks under a ``FaultPlan``
-read from the one fault grammar (impl/faults.py; ``parse_faults`` here
-takes its network and crash items, ``loss=0.1,dup=0.05,reorder=3,
-crash=1@20``; ``fault_spec`` writes one), with the application's
+read from the one fault grammar (impl/faults.py ``parse_faults``;
+SEQUENCER, STABLE and SEQUENCER over FLUSH take its network and crash
+items, ``loss=0.1,dup=0.05,reorder=3,crash=1@20``; ``fault_spec`` writes
+one), with the application's
 multicasts of ``sequencer_workload`` (each member in turn, one every
 ``SEND_INTERVAL``), at a size ``draw_size`` draws from a seed's RNG.  The
 pieces here are protocol-free; a protocol whose environment has more
@@ -17,13 +18,7 @@ those items of the same grammar in its own module.
 
 from __future__ import annotations
 
-from .faults import NETWORK, fault_spec, parse_faults as _parse  # noqa: F401  (fault_spec: the draws' text)
-
-
-def parse_faults(spec: str):
-    """The fault grammar's network and crash items (impl/faults.py) ->
-    FaultPlan: what SEQUENCER, STABLE and SEQUENCER over FLUSH take."""
-    return _parse(spec, NETWORK + ("crash",))
+from .faults import fault_spec  # noqa: F401  (the draws' text)
 
 
 def draw_size(rng, n_choices=(3, 4, 5), messages=(1, 3)) -> tuple[int, int, float]:

@@ -28,12 +28,22 @@ Timely911 is not assumed).  The action items repeat.  A bad item is refused with
 it (``crash=banana: expected NODE@TIME``), before the caller does any work.
 ``groupcheck cluster run --kill N@SECONDS`` reads the same ``NODE@TIME``
 form (``node_at``), in seconds of real time.
+
+``auto`` asks for a plan drawn from the run's seed, ``auto,ITEMS`` for the
+drawn plan with the items added; ``parse_faults`` reads it for every
+protocol, and the protocol gives the draw (its ``draw`` hook: its own
+mix of crashes, joins and token losses, and its seed's salt).  A protocol
+without a hook refuses ``auto``.  Each protocol's conformance module reads
+its fault text with one function of one signature, ``fault_plan(faults,
+seed, options)`` (its items, its hook, its checks), which the registry
+holds (conformance/protocols.py ``Protocol.fault_plan``): the CLI parses a
+run's text once there and hands the plan to the simulator.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 # item -> (the plan's field, the item's form)
 ITEMS = {
@@ -153,12 +163,25 @@ def node_at(item: str, text: str, unit: float = 0.001) -> tuple[int, float]:
     return n, t * unit
 
 
-def parse_faults(text: str, items: Iterable[str] = tuple(ITEMS), protocol: str = "this protocol",
-                 **plan) -> FaultPlan:
+NETWORK_AND_CRASH = NETWORK + ("crash",)    # what SEQUENCER, STABLE and SEQUENCER over FLUSH take
+
+
+def parse_faults(text, items: Iterable[str] = tuple(ITEMS), protocol: str = "this protocol", *,
+                 draw: Optional[Callable[[], "FaultPlan"]] = None, **plan) -> FaultPlan:
     """The grammar's text -> FaultPlan; ``items``: the ones ``protocol`` takes
-    (any other is refused, naming it); ``plan``: fields the text does not set
-    (e.g. a network's delay)."""
+    (any other is refused, naming it); ``draw``: the protocol's hook for
+    ``auto`` (a plan drawn from the run's seed; ``auto,ITEMS`` adds the
+    items to it); ``plan``: fields the text does not set (e.g. a network's
+    delay).  A FaultPlan (text parsed before) is returned as it is."""
+    if isinstance(text, FaultPlan):
+        return text
     items = tuple(items)
+    head, _, rest = (text or "").strip().partition(",")
+    if head.strip() == "auto":
+        if draw is None:
+            raise ValueError(f"auto: {protocol} draws no fault plan; write its items "
+                             f"({', '.join(items)})")
+        return draw().plus(parse_faults(rest, items, protocol, **plan))
     kw: dict = {}
     for item in filter(None, (x.strip() for x in (text or "").split(","))):
         key, sep, val = item.partition("=")

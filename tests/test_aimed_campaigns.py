@@ -124,7 +124,7 @@ def test_late_911s_put_equal_messages_in_flight_the_ring_holds_once():
     merged = {True: 0, False: 0}
     for seed in range(40):
         f, o = cr.draw(seed)
-        plan = cr.parse_faults(f, seed, o["nodes"], o["ring"])
+        plan = cr.fault_plan(f, seed, o)
         sim = simulate(RaincoreConfig(n=o["nodes"], init_size=o["ring"], init_seq=11), seed, plan)[2]
         merged[stale911(f)] += sim.net.merged > 0
     assert merged[True] >= 5 and merged[False] == 0, merged
@@ -161,7 +161,7 @@ def test_truncate_is_a_network_item_the_ring_refuses():
     with pytest.raises(ValueError, match="truncate=2"):
         faults.parse_faults("truncate=2")
     with pytest.raises(ValueError, match="raincore has no such fault"):
-        cr.parse_faults("truncate=0.1", 0, 4, 3)
+        cr.fault_plan("truncate=0.1", 0, {"nodes": 4, "ring": 3})
 
 
 def test_aimed_ring_flush_runs_count_and_drop_truncated_datagrams(monkeypatch):

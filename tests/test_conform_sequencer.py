@@ -6,11 +6,12 @@ from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
 from groupcheck.conformance.replay import conform_file
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 
 def _write(tmp_path, seed, faults, n=3, m=2):
-    records, _ = sim_sequencer.simulate_run(n, m, seed, campaign.parse_faults(faults))
+    records, _ = sim_sequencer.simulate_run(n, m, seed, parse_faults(faults))
     return tracefile.write(tmp_path / f"s{seed}.ndjson", records), records
 
 

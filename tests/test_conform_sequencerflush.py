@@ -25,6 +25,7 @@ def load(path) -> Trace:
     """The trace with whole member states rebuilt from the format-2 deltas
     (these tests tamper with and inspect whole states)."""
     return whole(_load_delta(path))
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import tracefile
 from sequencerflush_helpers import sequencer_histories
 from test_campaign_flush import draw_seqflush_run
@@ -315,7 +316,7 @@ def test_the_audit_draws_runs_the_fault_grammar_reads():
     from groupcheck.impl import campaign
     for seed in range(60):
         faults, opts = csf.draw(seed)
-        plan = campaign.parse_faults(faults)
+        plan = parse_faults(faults)
         assert 3 <= opts["nodes"] <= 4 and 1 <= opts["messages"] <= 3, opts
         times = [t for _, t in plan.crashes]
         assert times == sorted(times) and all(2 <= n <= opts["nodes"] or n == 1 for n, _ in plan.crashes)

@@ -71,3 +71,54 @@ def test_a_bad_plan_is_refused_before_any_output(tmp_path, command, text):
     r = CliRunner().invoke(app, command + ["--faults", text, "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and f"{text}: " in r.output
     assert not (tmp_path / "out").exists()
+
+
+def test_auto_is_read_once_and_drawn_by_the_protocols_hook():
+    """``auto`` and ``auto,ITEMS`` are the grammar's: the hook draws, the
+    items are added to the drawn plan; without a hook ``auto`` is refused."""
+    drawn = FaultPlan(crashes=((2, 0.01),), loss=0.1)
+    assert parse_faults("auto", draw=lambda: drawn) == drawn
+    p = parse_faults("auto,crash=1@20,truncate=0.1", draw=lambda: drawn)
+    assert p.crashes == ((2, 0.01), (1, 0.02)) and (p.loss, p.truncate) == (0.1, 0.1)
+    with pytest.raises(ValueError, match="auto: sequencer draws no fault plan; write its items"):
+        parse_faults("auto", ("loss", "crash"), "sequencer")
+    with pytest.raises(ValueError, match="join=4@5: sequencer has no such fault"):
+        parse_faults("auto,join=4@5", ("loss", "crash"), "sequencer", draw=lambda: drawn)
+    assert parse_faults(drawn, ("loss",)) is drawn           # a plan parsed before passes as it is
+
+
+def test_one_parse_faults_in_the_code():
+    """One function of that name, in impl/faults.py; every protocol reads
+    its fault text through its registry's ``fault_plan``."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    defs = [str(f.relative_to(root)) for d in ("impl", "conformance", "cli", "model") for f in (root / d).rglob("*.py")
+            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+            if isinstance(node, ast.FunctionDef) and node.name == "parse_faults"]
+    assert defs == ["impl/faults.py"]
+    for name in protocols.REGISTERED:
+        assert protocols.get(name).fault_plan is not None, name
+
+
+@pytest.mark.parametrize("protocol", sorted(protocols.REGISTERED))
+def test_the_cli_hands_the_parsed_plan_to_the_simulator(tmp_path, monkeypatch, protocol):
+    """`simulate` reads the text once per run with the protocol's grammar
+    and gives the simulator the plan, not the text again."""
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    proto = protocols.get(protocol)
+    seen = []
+    real = proto.simulate
+
+    def spy(seed, faults, opts):
+        seen.append(faults)
+        return real(seed, faults, opts)
+    import dataclasses
+    spied = dataclasses.replace(proto, simulate=spy)
+    monkeypatch.setattr(protocols, "get", lambda name: spied)
+    r = CliRunner().invoke(app, ["simulate", protocol, "--faults", proto.campaign_faults, "--runs", "2",
+                                 "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert len(seen) == 2 and all(isinstance(f, FaultPlan) for f in seen)
+    assert seen == [proto.fault_plan(proto.campaign_faults, s, proto.default_options) for s in (0, 1)]

@@ -11,6 +11,7 @@ import pytest
 from groupcheck.conformance import flush as cflush
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import TraceError, load
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 
@@ -59,7 +60,7 @@ def test_flush_sendview_view_is_checked(tmp_path):
 
 
 def _sequencer_run():
-    records, _ = sim_sequencer.simulate_run(3, 2, 5, campaign.parse_faults("loss=0.1,reorder=3"))
+    records, _ = sim_sequencer.simulate_run(3, 2, 5, parse_faults("loss=0.1,reorder=3"))
     return records
 
 

@@ -138,7 +138,7 @@ def test_mutant_without_reconciliation_is_caught():
     caught_history = caught_replay = 0
     for seed in range(80):
         faults, opts = crf.draw(seed)
-        plan = crf.parse_faults(faults, seed, opts["ring"], opts["nodes"])
+        plan = crf.fault_plan(faults, seed, {**opts, "lossy": False})
         msgs = [(0.004 * i, 1 + i % opts["ring"], b"x") for i in range(40)]
         records, summary, _ = simulate_ring_flush(RingFlushConfig(n=opts["nodes"], init_size=opts["ring"],
                                                                   reconcile=False), seed, plan, msgs)

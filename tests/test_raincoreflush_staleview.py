@@ -74,7 +74,7 @@ def test_the_implementation_waits_for_a_newer_commit_and_conforms():
 
 def test_a_node_whose_ring_lags_sees_the_old_commit_and_does_not_act_on_it():
     from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
-    plan = crf.parse_faults(PLAN, 0, 3, 4)
+    plan = crf.fault_plan(PLAN, 0, {"ring": 3, "nodes": 4})
     hits = 0
     for seed in range(12):
         _, _, sim = simulate_ring_flush(RingFlushConfig(n=4, init_size=3), seed, plan, ())

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from groupcheck.conformance import raincore, stable, tlctrace
-from groupcheck.impl.campaign import parse_faults
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_run
 from groupcheck.impl.tracefile import write
 from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection, rejected_at

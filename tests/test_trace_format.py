@@ -15,13 +15,14 @@ from hypothesis import given, settings, strategies as st
 from groupcheck.conformance import schemacheck, traces
 from groupcheck.conformance.replay import conform_file
 from groupcheck.conformance.traces import TraceError, load
+from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 
 FAULTS = "loss=0.1,dup=0.05,reorder=3,crash=1@20"
 
 
 def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson", per_member=2):
-    records, line = sim_sequencer.simulate_run(3, per_member, seed, campaign.parse_faults(faults))
+    records, line = sim_sequencer.simulate_run(3, per_member, seed, parse_faults(faults))
     return tracefile.write(tmp_path / name, records), records, line
 
 
@@ -80,11 +81,11 @@ def test_same_seed_same_bytes(tmp_path):
 
 
 def test_parse_faults():
-    p = campaign.parse_faults("loss=0.1,dup=0.05,reorder=3,crash=1@20,crash=2@40")
+    p = parse_faults("loss=0.1,dup=0.05,reorder=3,crash=1@20,crash=2@40")
     assert (p.loss, p.duplicate, p.reorder_window) == (0.1, 0.05, 0.003)
     assert p.crashes == ((1, 0.02), (2, 0.04))
     with pytest.raises(ValueError):
-        campaign.parse_faults("jitter=3")
+        parse_faults("jitter=3")
 
 
 def _lines(path):
