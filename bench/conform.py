@@ -54,7 +54,7 @@ from pipeline import tree_cpu_seconds  # noqa: E402  (bench/pipeline.py)
 
 CONFORM = """
 import json, re, sys, time
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 conform_file(sys.argv[1])       # warm: the schemas compiled, as in the stages
 t, c = time.perf_counter(), time.process_time()
 r = conform_file(sys.argv[1])

@@ -92,7 +92,7 @@ def on_cluster(sc, out: Path, limit: float) -> dict:
 def on_simulator(sc, out: Path) -> dict:
     """Our STABLE, where the cluster has none: the simulator's run (3
     members, 10 messages each), its trace replayed, its history checked."""
-    from groupcheck.conformance.replay import replay
+    from groupcheck.conformance.conform import replay
     from groupcheck.conformance.traces import load
     from groupcheck.impl import sim_stable, tracefile
     folder = out / sc.name / "simulator"

@@ -1,6 +1,6 @@
 """``groupcheck cluster run`` (and ``up`` / ``kill`` / ``down`` for interactive use): the stacks as OS processes over UDP on
 127.0.0.1, nodes killed with SIGKILL, the per-node traces checked
-(impl/cluster.py, impl/runtime.py, docs/impl.md)."""
+(impl/cluster.py, impl/runtime.py, the check conformance/cluster.py; docs/impl.md)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def run(
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
     Exit 0 when every trace conforms and the survivors' history is clean, or what breaks them is a
     documented finding (or --expect'ed); 1 otherwise."""
+    from groupcheck.conformance.cluster import checkable
     from groupcheck.impl.cluster import ClusterError, Runner
     protocol = _with_membership(protocol, membership)
     kills = [_kill(k) for k in kill or []]
@@ -72,6 +73,7 @@ def run(
     try:        # every option judged before OUT is created
         runner = Runner(protocol, nodes, messages, kills, out, rate=rate, timeout=timeout, key_file=key_file,
                         log=log, checker=checker, senders=who, lossy_ring=lossy_ring, kill_holder=kill_holder, hog=hog)
+        checkable(protocol, checker)
     except ClusterError as e:
         fail(str(e))
     result = _run_and_keep(runner, out, force, "cluster run", hog=hog)
@@ -105,6 +107,7 @@ def chaos(
     SIGSTOP pauses drawn from --seed over --seconds (OUT/schedule.json), the --faults on every datagram,
     optionally a CPU hog; then the run is checked as `cluster run`'s and exits by the same rule."""
     import math
+    from groupcheck.conformance.cluster import checkable
     from groupcheck.impl import chaos as chaos_mod, protocols
     from groupcheck.impl.cluster import ClusterError
     protocol = _with_membership(protocol, membership)
@@ -122,9 +125,11 @@ def chaos(
                                        timeout=timeout, key_file=key_file, checker=checker,
                                        lossy_ring=lossy_ring, faults=faults, hog=hog, rejoin=rejoin,
                                        log=lambda s: say.print(s, markup=False))
+        checkable(protocol, checker)
     except (ClusterError, ValueError) as e:
         fail(str(e))
-    result = _run_and_keep(runner, out, force, "cluster chaos", seed=seed, faults=faults, hog=hog, schedule=runner.done)
+    result = _run_and_keep(runner, out, force, "cluster chaos", progress=lambda s: runner.log(f"chaos: {s}"),
+                           seed=seed, faults=faults, hog=hog, schedule=runner.done)
     if not as_json:
         skipped = sum("skipped" in a for a in runner.done)
         print(f"chaos seed {seed}: {len(runner.done) - skipped} of {len(plan)} actions played"
@@ -147,15 +152,17 @@ def _with_membership(protocol: str, membership: str) -> str:
     return over_ring
 
 
-def _run_and_keep(runner, out: Path, force: bool, command: str, **more) -> dict:
-    """Create OUT, run, and keep the result beside the traces and history
-    (result.json, as `cluster down` writes it): the run's folder describes
-    itself.  ``more``: what the command adds to the result."""
+def _run_and_keep(runner, out: Path, force: bool, command: str, progress=None, **more) -> dict:
+    """Create OUT, run, judge the run (conformance/cluster.py), and keep the
+    result beside the traces and history (result.json, as `cluster down`
+    writes it): the run's folder describes itself.  ``progress``: lines
+    while the check runs; ``more``: what the command adds to the result."""
+    from groupcheck.conformance.cluster import judged
     from groupcheck.impl.auth import KeyError_
     from groupcheck.impl.cluster import ClusterError, Interrupted
     out_dir(str(out), command=command, force=force)
     try:
-        res = runner.run()
+        res = judged(runner, progress)
     except (ClusterError, KeyError_) as e:
         fail(str(e))
     except OSError as e:        # OUT was writable: ports, processes, the disk
@@ -179,7 +186,7 @@ def _report(r: dict, protocol: str, out: Path, as_json: bool, gate: Gate) -> Non
     replay = {**r, "protocol": protocol}
     # the survivors' history violations, one verdict row each (as `history` judges them)
     # (the black-box view of the same run: a documented finding only where the violation's own
-    # witness, read off the run's trace, has the finding's shape: impl/cluster.py)
+    # witness, read off the run's trace, has the finding's shape: conformance/cluster.py)
     found = [{**v, "verdict": "documented" if v.get("finding") else "violation", "protocol": protocol,
               "property": v["check"]} for v in r["history"]]
     rows = [replay] + found
@@ -250,11 +257,12 @@ def up(
         fail(not_a_cluster_protocol(protocol))
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: model, tlc or both")
-    if checker != "model":
-        from groupcheck.conformance import tlctrace
-        if not tlctrace.supported(protocol):
-            fail(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
-                 f"(have: {', '.join(tlctrace.supported_protocols())})")
+    from groupcheck.conformance.cluster import checkable
+    from groupcheck.impl.cluster import ClusterError
+    try:
+        checkable(protocol, checker)
+    except ClusterError as e:
+        fail(str(e))
     _key_file_or_fail(key_file)
     if (out / "cluster.json").exists() and _alive(_cluster_json(out).get("runner", 0) or 0) \
             and not (out / "result.json").exists():
@@ -264,7 +272,7 @@ def up(
                                             "rate": rate, "timeout": timeout, "key_file": key_file,
                                             "checker": checker}), encoding="utf-8")
     log = open(out / "supervisor.log", "wb")
-    p = subprocess.Popen([sys.executable, "-m", "groupcheck.impl.cluster", str(out)], stdout=log,
+    p = subprocess.Popen([sys.executable, "-m", "groupcheck.conformance.cluster", str(out)], stdout=log,
                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 40
     while not (out / "ready").exists():

@@ -562,7 +562,7 @@ def conform(
         fail(f"--checker {checker!r}: choose model, tlc or both")
     if checker != "model":
         raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     from groupcheck.conformance.traces import trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
@@ -631,7 +631,8 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
     from groupcheck.conformance.protocols import get
-    from groupcheck.conformance.replay import conform_file, gaps
+    from groupcheck.conformance.replay import gaps
+    from groupcheck.conformance.conform import conform_file
     from concurrent.futures import ThreadPoolExecutor
     from groupcheck.conformance.traces import TraceError, load, trace_runs
     trace_files_or_fail(paths)

@@ -413,7 +413,7 @@ def _said(c: Check) -> str:
 def history_check(name: str, runs: int, seed: int) -> Check:
     """The history stage for one protocol (see the module docstring)."""
     from . import history, protocols as registry
-    from .replay import replay
+    from .conform import replay
     from .traces import from_records
     proto = registry.get(name)
     t0 = time.monotonic()
@@ -481,7 +481,7 @@ def run_classes(name: str, run_seed: int) -> set[str]:
     regenerated from its seed and replayed (a few hundredths of a second)."""
     from groupcheck.impl.faults import fault_kinds
     from . import protocols as registry
-    from .replay import replay
+    from .conform import replay
     from .traces import from_records
     proto = registry.get(name)
     faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
@@ -495,7 +495,7 @@ def tracevalidation_check(name: str, run_seed: int):
     """One campaign run of ``name`` validated by TLC and replayed by the
     model; returns (Check, accepted trace or None)."""
     from . import diagram, protocols as registry, tlctrace
-    from .replay import replay
+    from .conform import replay
     from .traces import from_records
     proto = registry.get(name)
     t0 = time.monotonic()
@@ -598,14 +598,15 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
     import math
     from groupcheck.impl import chaos
     from groupcheck.impl.cluster import ClusterError
+    from .cluster import judged
     t0 = time.monotonic()
     where = Path(out_dir) / "cluster"
     name = f"3 nodes, chaos seed {seed}, {seconds:g} s"
     try:
         soonest, _ = chaos.suspicion_after(protocol) or (None, None)
         plan = chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
-        res = chaos.ChaosRunner(protocol, 3, math.ceil(seconds * rate), plan, where, seed=seed, rate=rate,
-                                timeout=60).run()
+        res = judged(chaos.ChaosRunner(protocol, 3, math.ceil(seconds * rate), plan, where, seed=seed, rate=rate,
+                                       timeout=60))
     except (ClusterError, OSError) as e:
         return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                      name=name, expected="quiescent, traces conform, history clean",

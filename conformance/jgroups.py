@@ -621,7 +621,7 @@ def _brief(v: history.Violation) -> dict:
 def _trace_verdict(tdir: Path, checker: str) -> dict:
     """The per-node traces of the run, merged, judged as ``groupcheck conform``
     judges them: stepwise by the replay and/or TLC, properties by the replay."""
-    from .replay import replay
+    from .conform import replay
     from .traces import TraceError, load
     try:
         trace = load(tdir)

@@ -327,7 +327,7 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bo
     """The verdict of one run from its run row and its event rows; also the
     actions it took and the model states its replay visited.  ``judge``:
     the catalogue's properties too (False: judged apart, then ``_merge``d)."""
-    from .replay import replay
+    from .conform import replay
     from .traces import Trace
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
             "events": run["events"], "candidates_max": 0, "stops_conforming_at": None, "replay_verdict": None,
@@ -1023,7 +1023,7 @@ def coverage_of(verdicts: list[dict], max_states: int = COVERAGE_MAX_STATES) -> 
 def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Optional[str] = None,
                  work_dir=None) -> list[dict]:
     """``groupcheck conform --engine``: the pipeline's verdicts in the shape of
-    ``replay.conform_file(...).to_json()``, one per file, sorted as
+    ``conform.conform_file(...).to_json()``, one per file, sorted as
     ``traces.trace_files`` sorts them."""
     import tempfile
     from .traces import trace_files

@@ -17,11 +17,12 @@ from __future__ import annotations
 import random
 from typing import Optional
 
+from groupcheck.impl.events import Deliver
 from groupcheck.impl.faults import FaultPlan, parse_faults
 from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
 from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 
-from . import findings
+from . import findings, properties
 from . import flush as cf
 from . import raincore as rc
 from .protocols import Protocol
@@ -310,6 +311,86 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
                      reorder_window=0.003)
 
 
+def history_check(sim, cfg) -> list[str]:
+    """The simulator's own check of a run over the ring (impl/sim_raincoreflush.py
+    ``simulate_ring_flush``'s simulator and config), with no help from the
+    model: FLUSH's promises (``check_run``), and with SEQUENCER on top the
+    survivors' total order and delivery (``check_total_order``).  With
+    pass_latch a DATA the coordinator multicasts after its FLUSH_COMPLETED is
+    dropped by every member (the spec's old-view DATA) and re-sent through
+    the forward-tables: FLUSH's own survivor delivery does not hold there,
+    SEQUENCER's does.  Returns the violations (empty: clean)."""
+    return (check_run(sim, flush_delivery=not (cfg.sequencer and cfg.pass_latch))
+            + (check_total_order(sim) if cfg.sequencer else []))
+
+
+def check_run(sim, flush_delivery: bool = True) -> list[str]:
+    """The run's history against FLUSH's promises, membership from the ring
+    (the spec's VirtualSynchrony and ViewsFromRing, plus no duplicate,
+    integrity and survivor delivery: FLUSH's own, unless ``flush_delivery``
+    is off).  Returns the violations (empty: clean)."""
+    bad: list[str] = []
+    views: dict[int, tuple] = {}
+    for n in sim.fstacks:
+        for v, members in sim.flush(n).views.items():
+            if v >= 1 and views.setdefault(v, members) != members:
+                bad.append(f"views: node {n}'s view {v} is {members}, another node's {views[v]}")
+    # FLUSH's own deliveries (under SEQUENCER they go up, not out), each in the view it was
+    # multicast in, judged by the catalogue (conformance/properties.py)
+    h = properties.History(nodes=sorted(sim.fstacks), sent=dict.fromkeys(sim.sent_in, True))
+    for n in sorted(sim.fstacks):
+        f = sim.flush(n)
+        h.views[n] = [(v, tuple(f.views[v]), None) for v in sorted(f.views) if v >= 1]
+        h.deliveries[n] = [(key, sim.sent_in.get(key), i) for i, key in enumerate(f.delivered, 1)]
+    bad += [f"{v.property}: {v.reason}" for v in properties.judge(h, ("NoDuplicates", "Integrity", "VirtualSynchrony"))]
+    delivered = {n: set(sim.flush(n).delivered) for n in sim.fstacks}
+    live = set(sim.live())
+    for key, v in sorted(sim.sent_in.items()):
+        if key[0] in live and flush_delivery:
+            # a joiner delivers nothing of the views before its own
+            for n in sorted(m for m in live if m in views.get(v, ())):
+                if key not in delivered[n]:
+                    bad.append(f"SurvivorDelivery: survivor {n} never delivered {key} of survivor {key[0]}")
+                    break
+    committed = [tuple(sorted(v)) for n in sorted(sim.stacks) for v in sim.layer(n).globalView if v]
+    for v in sorted(views):
+        if v >= 2 and tuple(sorted(views[v])) not in committed:
+            bad.append(f"ViewsFromRing: view {v} {views[v]} was never committed by the ring")
+    if sim.agreed and live:
+        ring_view = tuple(sorted(sim.layer(min(live)).lastGlobalView or sim.layer(min(live)).init_ring))
+        for n in sorted(live):
+            if tuple(sorted(sim.flush(n).members)) != ring_view:
+                bad.append(f"settled: node {n}'s FLUSH view {sim.flush(n).members} is not the ring's {ring_view}")
+    return bad
+
+
+def check_total_order(sim) -> list[str]:
+    """SEQUENCER on top: what the survivors delivered to the application.
+    No duplicate; SurvivorTotalOrder (two survivors deliver their common
+    messages in one order); every message a survivor sent delivered by
+    every survivor, each sender's in seqno order with no gap (the spec's
+    GapFreeFIFO for senders that never crashed).  A joiner delivers nothing
+    of the views before its own: of each sender it delivers a run of
+    seqnos with no gap up to the last, which holds every message sent in a
+    view it had joined by then.  A node that never joined is no member."""
+    bad: list[str] = []
+    live = sorted(n for n in sim.live() if sim.flush(n).is_member)
+    joined = {n: min(v for v, m in sim.flush(n).views.items() if n in m) for n in live}
+    seqs = {n: [(d.sender, d.seqno) for d in sim.deliveries[n] if isinstance(d, Deliver)] for n in live}
+    h = properties.History.of(seqs, {}, nodes=live)
+    bad += [f"{v.property}: {v.reason}" for v in properties.judge(h, ("NoDuplicates", "SurvivorTotalOrder"))]
+    for n in live:
+        for s in live:
+            got = [q for (x, q) in seqs[n] if x == s]
+            sent = sorted(q for (x, q) in sim.app_sent if x == s)
+            due = {q for q in sent if sim.send_vid[(s, q)] >= joined[n]}
+            if got != sent[len(sent) - len(got):] or not due <= set(got):
+                missing = sorted(due - set(got))[:4]
+                bad.append(f"SurvivorDelivery: survivor {n} (a member since view {joined[n]}) delivered survivor "
+                           f"{s}'s seqnos {got[:8]}..., not its {len(sent)} sent in order (missing {missing})")
+    return bad
+
+
 def simulate(seed: int, faults: str, options: dict):
     """One simulated run of FLUSH over the ring (impl/sim_raincoreflush.py)
     as groupcheck-trace/2 records, and a summary."""
@@ -338,6 +419,7 @@ def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, seq
     cfg = RingFlushConfig(n=n, init_size=ring, tm=tm, sequencer=sequencer, pass_latch=pass_latch, lossy=lossy,
                           view_under_token=under_token)
     records, s, sim = simulate_ring_flush(cfg, seed, plan, msgs, horizon=float(opts.get("horizon", 30.0)))
+    s["check"] = history_check(sim, cfg)
     # SEQUENCER as built: with pass_latch the coordinator's DATA passes FLUSH's latch and every
     # member re-sends its forward-table at each view change (ResendAlways); a new coordinator's
     # sends wait for the forward-table it re-sent to itself (ResentFirst: impl/sequencer.py)

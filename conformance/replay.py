@@ -1,10 +1,12 @@
-"""Conformance verdicts: the one replay engine, the report of one run, the dispatch by protocol.
+"""Conformance verdicts: the one replay engine and the report of one run.
 
 Theory of operation
 -------------------
-``conform_file`` loads and validates a trace (conformance/traces.py), then
-hands it to its protocol's replay (conformance/protocols.py), which checks it
-against the protocol's model and evaluates the trace properties.  Every run
+conformance/conform.py's ``conform_file`` loads and validates a trace
+(conformance/traces.py), then hands it to its protocol's replay
+(conformance/protocols.py), which runs this engine on the protocol's
+binding: the trace against the protocol's model, then the trace
+properties.  Every run
 gets exactly one verdict: ``ok``; ``nonconforming`` (some event is not a step
 of the model from any state consistent with the run so far); ``violation``
 (the run conforms, but a trace property fails on it); ``rejected`` (the file
@@ -41,11 +43,10 @@ quiescent its end-of-run property (``Binding.at_end``); a failure is a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Optional
 
 from . import progress
-from .traces import Trace, TraceError, collector_paused, load, stream
+from .traces import Trace, collector_paused
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
@@ -141,66 +142,6 @@ def quiescent(trace: Trace) -> bool:
     if trace.end is not None:
         return trace.end["quiescent"] is True
     return trace.header.get("quiescent") is True
-
-
-def replay(trace: Trace, *, visited: bool = False) -> RunReport:
-    """The verdict for a loaded trace, by its header's protocol.
-    ``visited``: keep the model states the replay held, for coverage (the
-    pipeline); they grow with the run, so a single check goes without."""
-    from .protocols import UnknownProtocol, get
-    h = trace.header
-    try:
-        proto = get(h["protocol"])
-    except UnknownProtocol as e:
-        return RunReport(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"),
-                         verdict="rejected", events=len(trace.events), first_bad_event=None,
-                         reason=f"{trace.path}:1: {e}")
-    return proto.replay(trace, visited=visited)   # liveness at a quiescent end too: Binding.at_end
-
-
-def conform_file(path) -> RunReport:
-    """The verdict of one run: a trace file, or a run's per-node files (a
-    directory or a list of paths, conformance/traces.py ``load``)."""
-    # The collector paused from the first line read to the verdict: the
-    # records and the model states are trees of immutable values (no cycle
-    # for it to find), and a collection while the run is held walks all of
-    # it; dropped at the end, they are freed by reference counting alone.
-    with collector_paused():
-        rep = _streamed(path)
-        if rep is not None:
-            return rep
-        try:
-            trace = load(path)
-        except TraceError as e:
-            where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]
-            return RunReport(file=where, run_id=None, protocol=None, verdict="rejected",
-                             events=0, first_bad_event=None, reason=str(e))
-        rep = replay(trace)
-        del trace
-    return rep
-
-
-def _streamed(path) -> Optional[RunReport]:
-    """The verdict of a one-file run replayed as it is read (traces.py
-    ``stream``: memory bounded by the model's state, not by the run) when
-    that verdict is ``ok``; else None, and the caller reads the run whole
-    and replays it again, so that a record refused, a failure or a finding
-    is decided and explained with the whole run in hand, as before.  Not
-    streamed: a run of several files (merged by clock), format 1, a
-    protocol whose binding reads the events more than once in order
-    (``Binding.streams``)."""
-    from .protocols import UnknownProtocol, get
-    if isinstance(path, (list, tuple)) or Path(path).is_dir():
-        return None
-    try:
-        trace = stream(path)
-        proto = get(trace.header["protocol"])
-        if not proto.binding.streams:
-            return None
-        rep = proto.replay(trace, visited=False)
-    except (TraceError, UnknownProtocol):
-        return None
-    return rep if rep.verdict == "ok" else None
 
 
 # ---------------------------------------------------------------- the engine

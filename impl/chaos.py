@@ -41,7 +41,7 @@ followed by a ``join``: a new node, the next id after the first N, started
 outside the first ring so that it asks in by the ring's 911; a killed node
 never comes back under its own id (FLUSH is crash-stop).  The network faults are each node's (impl/runtime.py ``FaultyNetwork``,
 seeded from the run's seed and the node id); the CPU hog (``Hog``) is
-``Runner``'s own.  The check is ``Runner._check``'s.
+``Runner``'s own.  The run is judged as any cluster run (conformance/cluster.py).
 """
 
 from __future__ import annotations
@@ -49,14 +49,13 @@ from __future__ import annotations
 import json
 import random
 import signal
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Union
 
 from . import protocols
-from .cluster import ClusterError, Result, Runner, last_of_view, latest_view
+from .cluster import ClusterError, ClusterRun, Runner, last_of_view, latest_view
 
 FIRST = (0.3, 1.0)        # seconds before the first action (the workload under way)
 GAP = (0.5, 1.5)          # seconds between one action's end and the next's start
@@ -183,12 +182,14 @@ class ChaosRunner(Runner):
         self.shuns_seen = 0
         self.env_faults = {"chaos": {"seed": seed, "actions": [asdict(a) for a in plan]}}
 
-    def run(self) -> Result:
+    def run(self) -> ClusterRun:
         self._t0 = self._last_progress = time.monotonic()     # progress from the start (the nodes' too)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "schedule.json").write_text(json.dumps(
             {"seed": self.seed, "actions": [asdict(a) for a in self.plan]}, indent=2), encoding="utf-8")
-        return super().run()
+        run = super().run()
+        run.rejoined = [list(r) for r in self.rejoined]
+        return run
 
     def _poll(self, until: float) -> None:
         super()._poll(until)
@@ -283,27 +284,3 @@ class ChaosRunner(Runner):
         if target == "coordinator":
             return min(live) if live else None
         return int(target)
-
-    def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
-        """``Runner._check``, with a progress line while it runs (TLC may take a while)."""
-        from groupcheck.conformance.progress import reporting
-        stop = threading.Event()
-        t = time.monotonic()
-        where = [""]            # the reader's and the replay's last report
-
-        def tick():
-            while not stop.wait(PROGRESS):
-                self.log(f"chaos: checking the traces{where[0]}, {time.monotonic() - t:.0f} s")
-
-        def report(stage, done, total):
-            where[0] = f" ({stage}, record {done:,}" + (f" of {total:,})" if total else ")")
-        ticker = threading.Thread(target=tick, daemon=True)
-        ticker.start()
-        try:
-            with reporting(report):
-                res = super()._check(run_id, quiescent, killed, seconds)
-                res.rejoined = [list(r) for r in self.rejoined]
-                return res
-        finally:
-            stop.set()
-            ticker.join()

@@ -26,18 +26,18 @@ one) hold none of the nodes killed or gone, and their delivery counts have
 not moved for ``settle`` seconds.  Over the ring a survivor learns of a kill
 only when its Transport Manager gives up on the dead node, idle until then:
 without the views' condition a run could end before its survivors flushed.  Then the runner stops the nodes, writes the end
-record, and checks the run: the per-node files merged by happens-before and
-replayed against the model (``conform``), and the survivors' history
-(conformance/history.py: integrity, no duplicates, FIFO, total order among
-survivors, agreement) under the protocol's promises.
+record, and returns what the run left (``ClusterRun``).  It checks
+nothing itself: conformance/cluster.py judges the run (the per-node files
+merged by happens-before and replayed against the model, as ``conform``
+does, and the survivors' history under the protocol's promises).
 
 No process outlives ``run``: every child (the nodes, ``hog``'s busy loops,
 one per core) is killed in ``finally``, also on Ctrl-C and SIGTERM (which
 the runner turns into an exception).
 
 Interactive use (``groupcheck cluster up`` / ``kill`` / ``down``): ``up``
-starts this module as a detached supervisor (``python -m
-groupcheck.impl.cluster OUT``) running the Runner with ``serve=True``: no
+starts a detached supervisor (``python -m groupcheck.conformance.cluster
+OUT``) running the Runner with ``serve=True``: no
 scheduled kills; instead any node process that dies (``cluster kill``, or a
 ``kill -9`` from the user's own shell) is taken as a crash and the oracle
 acts as above.  SIGUSR1 (``cluster down``) ends the serving: quiescence,
@@ -83,42 +83,24 @@ class Interrupted(Exception):
 
 
 @dataclass
-class Result:
-    out: str
+class ClusterRun:
+    """What a run left, before any check: its folder (traces/, the
+    environment's record), its run id, whether it reached quiescence, the
+    nodes killed, its wall-clock seconds, the nodes' authentication and
+    layer counters at the stop, the nodes that left as suspected (and, with
+    chaos --rejoin, the new node in each one's place), and the checker the
+    caller asked for.  conformance/cluster.py judges it."""
+    out: Path
+    protocol: str
     run_id: str
     quiescent: bool
     killed: list
-    # the model replay's (ok | documented | violation | nonconforming | incomplete | rejected),
-    # incomplete too when the run did not reach quiescence
-    verdict: str
-    reason: Optional[str]
-    history: list                # the survivors' violations (conformance/history.py)
-    delivered: dict
     seconds: float
+    checker: str = "model"
     auth: dict = field(default_factory=dict)
-    stats: dict = field(default_factory=dict)      # node -> its layers' counters at the stop (survivors)
-    finding: Optional[str] = None  # the documented finding whose witness the replay's violation matches
-    # TLC trace validation of the merged trace (checker tlc or both): conformance/tlctrace.py's
-    # verdict as JSON, and with both whether it agrees with the model replay's
-    tlc: Optional[dict] = None
-    shunned: list = field(default_factory=list)    # of ``killed``, the nodes that left, suspected by their ring
-    rejoined: list = field(default_factory=list)   # chaos --rejoin: [a node that left so, the new node in its place]
-    violations: list = field(default_factory=list)  # the replay's, each on its own (with its finding or None)
-
-    @property
-    def ok(self) -> bool:
-        tlc_ok = self.tlc is None or (self.tlc["ok"] and self.tlc.get("agree", True))
-        return self.verdict == "ok" and not self.history and tlc_ok
-
-    @property
-    def known(self) -> bool:
-        """Every violation the replay found is a documented finding of the protocol."""
-        return self.verdict == "documented"
-
-    def to_json(self) -> dict:
-        d = dict(self.__dict__)
-        d["ok"], d["known"] = self.ok, self.known
-        return d
+    stats: dict = field(default_factory=dict)
+    shunned: list = field(default_factory=list)
+    rejoined: list = field(default_factory=list)
 
 
 def _free_ports(n: int) -> list[int]:
@@ -197,12 +179,7 @@ class Runner:
         self.lossy_ring, self.kill_holder = lossy_ring, kill_holder
         if checker not in ("model", "tlc", "both"):
             raise ClusterError(f"--checker {checker!r}: model, tlc or both")
-        if checker != "model":
-            from groupcheck.conformance import tlctrace
-            if not tlctrace.supported(protocol):
-                raise ClusterError(f"--checker {checker}: protocol {protocol!r} has no TLA+ trace spec yet "
-                                   f"(have: {', '.join(tlctrace.supported_protocols())})")
-        self.checker = checker
+        self.checker = checker          # the caller's: conformance/cluster.py judges the run
         try:        # the network items of the fault grammar, on every node's datagrams (runtime.FaultyNetwork)
             self.plan = parse_faults(faults, NETWORK, "the cluster", delay=(0.0, 0.0))
         except ValueError as e:
@@ -262,7 +239,7 @@ class Runner:
                 (self.stopped if rep.get("ev") == "stopped" else self.status)[src] = rep
 
     # -- one run ----------------------------------------------------------------------
-    def run(self) -> Result:
+    def run(self) -> ClusterRun:
         from .sim import IMPL_VERSION
         t_wall = time.monotonic()
         self.out.mkdir(parents=True, exist_ok=True)
@@ -361,7 +338,13 @@ class Runner:
                 p.wait()
             self.env.close()
             self.sock.close()
-        return self._check(run_id, quiescent, killed, time.monotonic() - t_wall)
+        auth_counts: dict = {}
+        for r in self.stopped.values():
+            for k, v in (r.get("auth") or {}).items():
+                auth_counts[k] = auth_counts.get(k, 0) + v
+        return ClusterRun(self.out, self.protocol, run_id, quiescent, killed, round(time.monotonic() - t_wall, 2),
+                          self.checker, auth_counts, {n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
+                          list(self.shunned))
 
     def _spawn(self, nid: int, messages: int) -> None:
         """Start node ``nid``'s process (its config, log and trace in OUT)."""
@@ -508,68 +491,3 @@ class Runner:
             else:
                 stable_since, last = None, None
         return False
-
-    def _check(self, run_id: str, quiescent: bool, killed: list, seconds: float) -> Result:
-        from groupcheck.conformance import history
-        from groupcheck.conformance import protocols as registry
-        from groupcheck.conformance.findings import history_findings
-        from groupcheck.conformance.replay import replay
-        from groupcheck.conformance.traces import TraceError, load
-        try:
-            trace = load(self.out / "traces")
-        except TraceError as e:
-            return Result(str(self.out), run_id, quiescent, killed, "rejected", str(e), [], {}, seconds)
-        rep = replay(trace)
-        records = [trace.header] + trace.events + ([{"kind": "end", **trace.end}] if trace.end else [])
-        hist = history.from_trace(records)
-        tracefile.write(self.out / "history" / f"{run_id}.ndjson", hist)   # the run's black-box history
-        h = history.from_records(hist)
-        promised = history.promised_checks(self.protocol)
-        found = [v.to_json() for v in history.check(h) if v.check in promised]
-        # each history violation a documented finding only where its own witness, read off
-        # this run's trace for that property, has the finding's shape
-        for v, f in zip(found, history_findings(registry.get(self.protocol), trace, found)):
-            v.pop("svg", None)
-            v["finding"] = f
-        tlc = None
-        if self.checker != "model":     # the TLA+ spec judges the same merged trace
-            from groupcheck.conformance import tlctrace
-            v = tlctrace.validate(trace)
-            tlc = v.to_json()
-            if not v.clean:
-                tlc["explain"] = v.explain()
-            if self.checker == "both":
-                tlc["agree"] = tlctrace.agrees(v, rep)
-        auth_counts: dict = {}
-        for r in self.stopped.values():
-            for k, v in (r.get("auth") or {}).items():
-                auth_counts[k] = auth_counts.get(k, 0) + v
-        verdict, reason = rep.verdict, rep.reason
-        if not quiescent and verdict in ("ok", "documented"):   # nothing wrong seen, but the run never settled
-            verdict, reason = "incomplete", ("the run did not reach quiescence: messages may be undelivered and its "
-                                             "end-of-run property was not judged" + (f"; {reason}" if reason else ""))
-        return Result(str(self.out), run_id, quiescent, killed, verdict, reason, found,
-                      {m: len(h.deliveries.get(m, [])) for m in sorted(h.deliveries)}, round(seconds, 2),
-                      auth=auth_counts, stats={n: r.get("stats") or {} for n, r in sorted(self.stopped.items())},
-                      finding=rep.finding, violations=rep.violations,
-                      tlc=tlc, shunned=list(self.shunned))
-
-
-def serve_main(out: str) -> int:
-    """The detached supervisor of ``groupcheck cluster up`` (OUT/up.json holds
-    the options); writes OUT/result.json when ``cluster down`` stops it."""
-    out_dir = Path(out)
-    opts = json.loads((out_dir / "up.json").read_text(encoding="utf-8"))
-    try:
-        res = Runner(opts["protocol"], opts["nodes"], opts["messages"], [], out_dir, rate=opts["rate"],
-                     timeout=opts["timeout"], key_file=opts.get("key_file"), checker=opts.get("checker", "model"),
-                     serve=True, log=lambda s: print(s, flush=True)).run()
-    except (ClusterError, Interrupted, OSError) as e:
-        (out_dir / "result.json").write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}), encoding="utf-8")
-        return 1
-    (out_dir / "result.json").write_text(json.dumps(res.to_json(), indent=2, default=str), encoding="utf-8")
-    return 0 if res.ok and res.quiescent else 1
-
-
-if __name__ == "__main__":
-    sys.exit(serve_main(sys.argv[1]))

@@ -26,7 +26,7 @@ from groupcheck.conformance import audit
 from groupcheck.conformance import protocols as registry
 from groupcheck.conformance import raincore as cr
 from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.replay import replay
+from groupcheck.conformance.conform import replay
 from groupcheck.conformance.traces import from_records
 from groupcheck.impl import codec, faults, flush, reliable, stack
 from groupcheck.impl.events import Receive, Up

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import from_records, whole
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 from groupcheck.impl.sim import FaultPlan

@@ -24,7 +24,7 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.impl import campaign, sim_stable, stable, tracefile
 from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.sim import FaultPlan

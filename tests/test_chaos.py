@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from groupcheck.conformance.cluster import judged
 from groupcheck.impl import chaos
 from groupcheck.impl.chaos import Action, schedule, suspicion_after
 
@@ -390,7 +391,7 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     import sys
     from dataclasses import asdict
     from groupcheck.conformance import history
-    from groupcheck.conformance.replay import replay
+    from groupcheck.conformance.conform import replay
     from groupcheck.conformance.traces import load
     from groupcheck.impl import protocols
     full = protocols.find(protocol).over_ring if membership == "raincore" else protocol
@@ -470,7 +471,7 @@ def test_a_killed_node_comes_back_as_a_new_member_over_the_ring(tmp_path, protoc
     import json
     from groupcheck.impl.chaos import ChaosRunner
     plan = [Action(1.0, "kill", "coordinator"), Action(2.5, "join", 4), Action(4.0, "kill", 2)]
-    res = ChaosRunner(protocol, 3, 600, plan, tmp_path, seed=0, rate=100, timeout=30).run()
+    res = judged(ChaosRunner(protocol, 3, 600, plan, tmp_path, seed=0, rate=100, timeout=30))
     assert res.quiescent
     assert res.verdict == "ok" and res.history == [], (res.reason, res.history)
     if res.shunned:

@@ -12,7 +12,7 @@ import copy
 import pytest
 
 from groupcheck.conformance import history, properties, protocols, tlctrace
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import TraceError, load
 from groupcheck.impl.tracefile import write
 from tlctrace_helpers import NEEDS_JAVA, both, events

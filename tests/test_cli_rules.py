@@ -139,7 +139,7 @@ def test_history_known_and_expect(tmp_path, capsys):
 
 
 def _cluster_result(verdict: str, reason, history=(), finding=None, violations=()):
-    from groupcheck.impl.cluster import Result
+    from groupcheck.conformance.cluster import Result
     r = Result("run", "sequencer-n3", True, [1], verdict, reason, list(history), {2: 10, 3: 10}, 1.0,
                finding=finding, violations=list(violations))
     return json.loads(json.dumps(r.to_json()))      # as `cluster down` reads it back

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from groupcheck.conformance.cluster import judged
 from groupcheck.impl import auth, runtime
 from groupcheck.impl.cluster import ClusterError, Runner, all_idle
 
@@ -35,7 +36,7 @@ def _pids(out: Path) -> list[int]:
 
 
 def test_sequencer_over_flush_survives_a_coordinator_kill(tmp_path):
-    res = Runner("sequencerflush", 3, 150, [(1, 0.15)], tmp_path).run()
+    res = judged(Runner("sequencerflush", 3, 150, [(1, 0.15)], tmp_path))
     assert res.quiescent and res.killed == [1]
     assert res.verdict == "ok", res.reason
     assert res.history == []                      # survivors: agreement, FIFO, total order, no duplicate
@@ -53,7 +54,7 @@ def test_sequencer_over_flush_survives_a_coordinator_kill(tmp_path):
 
 
 def test_plain_sequencer_without_kills_conforms(tmp_path):
-    res = Runner("sequencer", 3, 100, [], tmp_path, checker="both").run()
+    res = judged(Runner("sequencer", 3, 100, [], tmp_path, checker="both"))
     assert res.quiescent and res.ok, (res.reason, res.history, res.tlc)
     assert res.delivered == {1: 300, 2: 300, 3: 300}
     # the TLA+ spec accepts the real cluster's merged trace, as the model replay does
@@ -69,7 +70,7 @@ def test_cluster_tlc_rejection_fails_the_run(tmp_path, monkeypatch):
         v.ok, v.first_unmatched = False, 0
         return v
     monkeypatch.setattr(tlctrace, "validate", forged)
-    res = Runner("sequencer", 3, 5, [], tmp_path, checker="both").run()
+    res = judged(Runner("sequencer", 3, 5, [], tmp_path, checker="both"))
     assert res.verdict == "ok" and not res.ok and res.tlc["agree"] is False
 
 
@@ -281,7 +282,7 @@ def test_plain_sequencer_kill_runs_report_only_the_known_findings(tmp_path, seed
     """Plain SEQUENCER with the coordinator killed mid-run: a run conforms or
     shows one of the documented findings (docs/sequencer.md: TotalOrder across
     the crash, EventualDelivery of a forwarded message), never anything else."""
-    res = Runner("sequencer", 3, 300, [(1, 0.2 + 0.1 * seed)], tmp_path).run()
+    res = judged(Runner("sequencer", 3, 300, [(1, 0.2 + 0.1 * seed)], tmp_path))
     assert res.quiescent
     assert res.verdict == "ok" or (res.verdict == "documented" and res.known), (res.verdict, res.reason)
 
@@ -302,7 +303,7 @@ def test_flush_over_the_ring_survives_a_coordinator_kill(tmp_path):
     {2, 3}, and FLUSH installs that view.  Every record conforms to
     model/raincoreflush.py, the survivors' history is clean, and the trace
     holds no oracle record (no NewView, no Suspect)."""
-    res = Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100).run()
+    res = judged(Runner("raincoreflush", 3, 150, [(1, 0.8)], tmp_path, rate=100))
     assert res.quiescent and res.killed == [1]
     assert res.verdict == "ok", res.reason
     assert res.history == []
@@ -327,7 +328,7 @@ def test_the_lossy_ring_survives_the_token_holders_kill(tmp_path, protocol):
     the ring drops node 1 and FLUSH installs {2, 3}.  Every record conforms
     to the model with the lossy ring, the history is clean, the survivors
     delivered alike."""
-    res = Runner(protocol, 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True, kill_holder=True).run()
+    res = judged(Runner(protocol, 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True, kill_holder=True))
     assert res.quiescent
     assert res.verdict == "ok", res.reason
     assert res.history == []
@@ -369,7 +370,7 @@ def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
     SEQUENCER over FLUSH's promises (no duplicate, SurvivorTotalOrder,
     SenderFIFO, agreement, virtual synchrony); every message a survivor
     sent is delivered by every survivor; no oracle record."""
-    res = Runner("raincoresequencerflush", 3, 150, [(1, 0.8)], tmp_path, rate=100).run()
+    res = judged(Runner("raincoresequencerflush", 3, 150, [(1, 0.8)], tmp_path, rate=100))
     assert res.quiescent
     assert res.verdict == "ok", res.reason
     assert res.history == []

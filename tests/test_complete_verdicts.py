@@ -242,7 +242,7 @@ def test_cluster_report_first_word_is_never_ok_unless_quiescent(capsys):
     import typer
     from groupcheck.cli import cluster
     from groupcheck.cli.findings import Gate
-    from groupcheck.impl.cluster import Result
+    from groupcheck.conformance.cluster import Result
     r = Result("run", "sequencer-n3", False, [], "incomplete", "the run did not reach quiescence", [],
                {1: 3, 2: 1, 3: 0}, 60.0)
     with pytest.raises(typer.Exit) as e:

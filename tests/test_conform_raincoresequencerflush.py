@@ -250,7 +250,7 @@ def test_a_timeout_outside_the_abstraction_is_named():
 
 def test_a_header_of_another_protocol_is_rejected(tmp_path):
     """Named sequencerflush, the ring's records break that protocol's schema."""
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     from groupcheck.impl import tracefile
     records = copy.deepcopy(_run())
     records[0]["protocol"] = "sequencerflush"

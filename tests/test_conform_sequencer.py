@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
 

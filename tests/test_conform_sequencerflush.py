@@ -114,7 +114,7 @@ def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(
 def test_no_environment_variable_changes_the_verdict(tmp_path, monkeypatch):
     """The composed replay is the verdict of conform, whatever the
     environment says (the GROUPCHECK_SEQFLUSH_REPLAY variable is gone)."""
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
     path = tracefile.write(tmp_path / "s1.ndjson", records)
     assert conform_file(path).verdict == "nonconforming"       # the composed replay

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from groupcheck.conformance import protocols
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.impl import tracefile
 
 

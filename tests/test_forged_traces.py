@@ -9,7 +9,7 @@ import json
 import pytest
 
 from groupcheck.conformance import flush as cflush
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import TraceError, load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile

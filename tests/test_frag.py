@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from groupcheck.conformance.cluster import judged
 from groupcheck.impl import codec
 from groupcheck.impl.events import Multicast, Receive, Send, Up, View, ViewChange
 from groupcheck.impl.flush import Bodies, FlushOk, ViewMsg
@@ -105,7 +106,7 @@ def test_a_flush_after_thousands_of_messages_in_one_view(tmp_path):
     digests travel as per-sender seqno runs, impl/stacks/flush.py; as one
     key per message a FLUSH_COMPLETED here took several datagrams)."""
     from groupcheck.impl.cluster import Runner
-    res = Runner("sequencerflush", 3, 1500, [(2, 1.4)], tmp_path, rate=1000, timeout=60).run()
+    res = judged(Runner("sequencerflush", 3, 1500, [(2, 1.4)], tmp_path, rate=1000, timeout=60))
     assert res.verdict == "ok" and res.quiescent and res.history == [], (res.reason, res.history)
     assert sum(s.get("frag.reassembled", 0) for s in res.stats.values()) == 0
     assert res.delivered[1] == res.delivered[3]

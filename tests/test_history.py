@@ -9,7 +9,7 @@ import json
 import pytest
 
 from groupcheck.conformance import history, protocols
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.impl import tracefile
 
 

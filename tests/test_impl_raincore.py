@@ -379,7 +379,7 @@ def test_replay_flags_a_tampered_post_state():
 
 
 def test_trace_files_load_and_conform(tmp_path):
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     from groupcheck.impl import tracefile
     records, _ = protocols.get("raincore").simulate(2, "crash=2@50,recover=2@300", {})
     assert any(r.get("name") == "911Received" for r in records)

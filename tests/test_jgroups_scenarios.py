@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from groupcheck.conformance.cluster import judged
 from groupcheck.conformance import history, protocols
 from groupcheck.impl import sim_sequencer, tracefile
 from groupcheck.impl.sim import FaultPlan
@@ -107,7 +108,7 @@ def test_flush_seed_as_written_breaks_virtual_synchrony_and_history_agrees(tmp_p
     """docs/flush.md Finding 2: the seed as written (no digest reconciliation)
     breaks virtual synchrony when members crash; the history checker flags
     VirtualSynchrony on exactly the runs whose model replay does."""
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     proto = protocols.get("flush")
     flagged = 0
     for seed in range(8):
@@ -128,7 +129,7 @@ def test_flush_hundred_flushes_in_a_row(tmp_path):
     pattern ([b][vgs]*[u])+ and ends unblocked in the same view; a joiner
     that left may end blocked (it is out of the group).  The model replay
     of the same run conforms."""
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     proto = protocols.get("flush")
     joiners = range(4, 54)
     opts = {**proto.default_options, "nodes": 3, "messages": 10,
@@ -153,7 +154,7 @@ def test_flush_hundred_flushes_in_a_row(tmp_path):
 
 def _cluster(tmp_path, protocol, messages, kills=(), senders=None, rate=200.0):
     from groupcheck.impl.cluster import Runner
-    res = Runner(protocol, 3, messages, list(kills), tmp_path, rate=rate, senders=senders).run()
+    res = judged(Runner(protocol, 3, messages, list(kills), tmp_path, rate=rate, senders=senders))
     assert res.quiescent, res.to_json()
     (h,) = history.load([tmp_path / "history" / f"{res.run_id}.ndjson"])
     return res, h, {v.check: v for v in history.check(h)}

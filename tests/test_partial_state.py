@@ -14,7 +14,7 @@ import random
 import pytest
 
 from groupcheck.conformance.protocols import get
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.impl import tracefile
 
 PROTOCOLS = ["sequencer", "flush", "sequencerflush", "stable", "raincore"]

@@ -19,7 +19,7 @@ import pytest
 
 from groupcheck.conformance import pipeline as P
 from groupcheck.conformance.protocols import get
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import trace_files
 from groupcheck.impl import tracefile
 

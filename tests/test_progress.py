@@ -3,7 +3,7 @@ report their record counts to whoever listens (conformance/progress.py),
 and nothing when nobody does."""
 
 from groupcheck.conformance import progress
-from groupcheck.conformance.replay import conform_file, replay
+from groupcheck.conformance.conform import conform_file, replay
 from groupcheck.conformance.traces import load
 from groupcheck.impl import tracefile
 from groupcheck.impl.faults import parse_faults

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from groupcheck.conformance import protocols
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import record_problem
 from groupcheck.impl import tracefile
 

@@ -77,7 +77,7 @@ def _coordinator_crash_run(seed: int = 1, **cfg):
 
 def test_coordinator_crash_and_join_install_the_rings_views():
     records, summary, sim = _coordinator_crash_run()
-    assert summary["settled"] and summary["check"] == []
+    assert summary["settled"] and crf.history_check(sim, RingFlushConfig(n=4, init_size=3)) == []
     assert summary["crashed"] == [1] and summary["live"] == [2, 3, 4]
     committed = {tuple(sorted(v)) for n in sim.stacks for v in sim.layer(n).globalView if v}
     views = list(summary["views"][2].values())
@@ -140,9 +140,9 @@ def test_mutant_without_reconciliation_is_caught():
         faults, opts = crf.draw(seed)
         plan = crf.fault_plan(faults, seed, {**opts, "lossy": False})
         msgs = [(0.004 * i, 1 + i % opts["ring"], b"x") for i in range(40)]
-        records, summary, _ = simulate_ring_flush(RingFlushConfig(n=opts["nodes"], init_size=opts["ring"],
-                                                                  reconcile=False), seed, plan, msgs)
-        if any(b.startswith("VirtualSynchrony") for b in summary["check"]):
+        cfg = RingFlushConfig(n=opts["nodes"], init_size=opts["ring"], reconcile=False)
+        records, summary, sim = simulate_ring_flush(cfg, seed, plan, msgs)
+        if any(b.startswith("VirtualSynchrony") for b in crf.history_check(sim, cfg)):
             caught_history += 1
             from groupcheck.impl import tracefile
             c = {"N": opts["nodes"], "NInit": opts["ring"], "Founder": opts["ring"], "MaxMsgs": len(msgs),
@@ -212,8 +212,8 @@ def _sequencer_runs(runs: int, stack_opts: dict | None = None, monkeypatch=None)
         plan = FaultPlan(crashes=crashes, loss=0.1, duplicate=0.05, reorder_window=0.003)
         records, summary, sim = simulate_ring_flush(RingFlushConfig(sequencer=True), seed, plan, msgs)
         assert summary["settled"]
-        if summary["check"]:
-            problems[seed] = summary["check"]
+        if crf.history_check(sim, RingFlushConfig(sequencer=True)):
+            problems[seed] = crf.history_check(sim, RingFlushConfig(sequencer=True))
         c = {"N": 3, "NInit": 3, "Founder": 3, "MaxMsgs": max(1, len(sim.sent_in)), "MaxCrashes": len(crashes)}
         v2 = tracefile.to_v2(without_sequencer(records), c, f"seq-{seed}", quiescent=False,
                              settled=summary["settled"], end_clock=summary["end_clock"])

@@ -158,7 +158,7 @@ def test_audit_stage_check_agrees(name):
 
 
 def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
-    from groupcheck.conformance import audit, replay as replay_mod
+    from groupcheck.conformance import audit, conform as replay_mod
     real = replay_mod.replay
 
     def lying_replay(trace):          # a model replay that rejects what TLC accepts

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from groupcheck.conformance import raincoreflush, tlctrace
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import from_records, load
 from groupcheck.impl.tracefile import write
 from raincoreflush_helpers import crash_before_take

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from groupcheck.conformance import schemacheck, traces
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import TraceError, load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
@@ -677,7 +677,7 @@ def test_a_streamed_run_gets_the_report_of_the_run_read_whole(tmp_path, monkeypa
     """``conform_file`` replays a one-file run as it reads it (``stream``);
     its events are the ones ``load`` reads, and its report is the one the
     replay of the whole run gives, field by field."""
-    from groupcheck.conformance import replay as R
+    from groupcheck.conformance import conform as R
     from groupcheck.conformance.protocols import get
     proto = get(protocol)
     for seed in (1, 2, 3):
@@ -712,7 +712,7 @@ def test_a_stream_meets_a_bad_line_where_load_does_and_the_run_is_rejected(tmp_p
 def test_a_composition_whose_binding_looks_ahead_is_read_whole(tmp_path, monkeypatch):
     """SEQUENCER over FLUSH joins each member's next record into a step: its
     binding does not stream, and ``conform_file`` reads its runs whole."""
-    from groupcheck.conformance import replay as R
+    from groupcheck.conformance import conform as R
     from groupcheck.conformance.protocols import get
     proto = get("sequencerflush")
     assert not proto.binding.streams and get("sequencer").binding.streams

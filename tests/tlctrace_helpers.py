@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from groupcheck.conformance import protocols, tlctrace
-from groupcheck.conformance.replay import conform_file
+from groupcheck.conformance.conform import conform_file
 from groupcheck.conformance.traces import load
 from groupcheck.impl.tracefile import write
 
