@@ -204,11 +204,15 @@ class Violation:
             out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
         return out
 
-    def drawing(self, where: str = ""):
+    def drawing(self, where: str = "", history: Optional["History"] = None):
         """The witness drawn (``diagram.Diagram``: Mermaid and SVG), titled
-        by ``where`` (a run) and the violation's text."""
+        by ``where`` (a run) and the violation's text: within the whole run
+        when its ``history`` is given (every member's line, every send and
+        delivery, views and crashes: diagram.py ``steps_from_history``), else
+        the witness events alone."""
         from . import diagram
-        return diagram.draw(self.steps(), None, f"{where}: {self}" if where else str(self))
+        steps = diagram.steps_from_history(history, self) if history is not None else self.steps()
+        return diagram.draw(steps, None, f"{where}: {self}" if where else str(self))
 
     def mermaid(self) -> str:
         return self.drawing().mermaid
@@ -216,8 +220,8 @@ class Violation:
     def svg(self) -> str:
         return self.drawing().svg
 
-    def to_json(self) -> dict:
-        d = self.drawing()
+    def to_json(self, history: Optional["History"] = None) -> dict:
+        d = self.drawing(history=history)
         return {"check": self.property, "text": self.reason, "members": self.members,
                 "messages": [list(m) for m in self.messages], "events": self.events,
                 "mermaid": d.mermaid, "svg": d.svg}
