@@ -46,6 +46,7 @@ their replays judge them on model states.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from itertools import count, repeat
@@ -56,6 +57,22 @@ from typing import Callable, Iterable, Optional
 def fmt(msg) -> str:
     """A message id as the texts write it: ``sender.seq``."""
     return f"{msg[0]}.{msg[1]}" if isinstance(msg, (list, tuple)) else str(msg)
+
+
+_MEMBERS_RE = re.compile(r"\b(?:members?|survivors?|nodes?)\s+(\[[\d,\s]+\]|\d+(?:\s+and\s+\d+)?)")
+_MSG_RE = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?![\w.])")
+
+
+def read_witness(text: str) -> tuple[list, list]:
+    """(members, messages) a witness text names, in the catalogue's wording
+    (``member 4``, ``members [3, 4]``, ``members 1 and 2``, ``survivor 3``;
+    messages as ``fmt`` writes them): for a violation known only by its
+    text (a verdict row's witness)."""
+    members: list = []
+    for m in _MEMBERS_RE.finditer(text or ""):
+        members += [int(x) for x in re.findall(r"\d+", m.group(1)) if int(x) not in members]
+    msgs = list(dict.fromkeys((int(a), int(b)) for a, b in _MSG_RE.findall(text or "")))
+    return members, msgs
 
 
 # ---------------------------------------------------------------- the data
