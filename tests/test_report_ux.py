@@ -38,7 +38,7 @@ def test_mermaid_draws_each_message_at_its_receipt():
     steps = diagram.steps_from_states(trace, 3)
     mm = diagram.mermaid(steps, 3)
     arrows = [ln.strip() for ln in mm.splitlines() if "-)" in ln]
-    assert arrows == ['m2-)m3: "B"', 'm1-)m3: "A"']
+    assert arrows == ['m2-)m3: "B" (sent at step 3)', 'm1-)m3: "A" (sent at step 2)']
     # the receipt of B comes after the note of step 3 (the send of B)
     assert mm.index("3. Send") < mm.index('m2-)m3') < mm.index("4. Recv")
     # every changed variable, in full: the 150-character value is wrapped, not cut
@@ -135,7 +135,7 @@ def test_junit_failure_holds_the_counterexample_and_time_is_wall_time(tmp_path):
     root = ET.parse(paths["junit.xml"]).getroot()
     assert root.get("time") == "60.000" and root.get("skipped") == "1"
     (failure,) = root.iter("failure")
-    assert "2. RecvData(p=1)" in failure.text and "2 receives from 1: DATA" in failure.text
+    assert "2. RecvData(p=1)" in failure.text and "2 receives from 1 (sent at step 1): DATA" in failure.text
     assert "2. RecvData(p=1) [the run stops conforming here]" in failure.text
     md = paths["report.md"].read_text()
     assert "<details><summary>1 skipped: marked slow</summary>" in md and "`link/x/B`" in md
