@@ -81,6 +81,7 @@ as one table of the variables that differ, and the step between them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable, Optional
@@ -357,6 +358,7 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
     steps: list[Step] = []
     taken: set[tuple[int, int]] = set()          # (send step, receiver) already linked
     banded: set = set()
+    sends = _Sends(evs)
     for k, ev in enumerate(evs, 1):
         nid = ev.get("nid")
         params = ev.get("params") or {}
@@ -373,16 +375,13 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
             banded.add(tuple(view))
             step.view = sorted(view)
         p = _receipt_sender(ev)
-        if p is not None:
-            j, inferred = _send_of(evs, k, p, nid, msg, taken)
-            taken.add((j, nid))
-            steps[j - 1].sends.append(Arrow(p, nid, _msg_text(msg), sent_at=j, received_at=k, inferred=inferred))
-            if inferred and p not in steps[j - 1].actors:
-                steps[j - 1].actors.append(p)
-        elif _loss(ev):
-            src, dst = msg["cur"], msg["dest"]
-            j, inferred = _send_of(evs, k, src, dst, msg, taken, include_self=True)
-            steps[j - 1].sends.append(Arrow(src, dst, _msg_text(msg), sent_at=j, lost_at=k, inferred=inferred))
+        src, dst = (p, nid) if p is not None else (msg["cur"], msg["dest"]) if _loss(ev) else (None, None)
+        if src is not None:             # a receipt, or a loss: the arrow starts at its send
+            j, inferred = sends.find(k, src, dst, msg, taken)
+            at = steps[j - 1] if j < k else step        # (no earlier event of the sender: this row)
+            taken.add((j, dst))
+            at.sends.append(Arrow(src, dst, _msg_text(msg), sent_at=j, inferred=inferred,
+                                  **({"received_at": k} if p is not None else {"lost_at": k})))
         steps.append(step)
     for member, mid in missing:
         j = next((n for n, ev in enumerate(evs, 1) if ev.get("nid") == mid[0] and _receipt_sender(ev) is None
@@ -395,22 +394,42 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
     return steps
 
 
-def _send_of(evs: list[dict], k: int, p: int, q: Any, msg: dict, taken: set,
-             include_self: bool = False) -> tuple[int, bool]:
-    """The step (1-based) of ``p``'s send of ``msg``, received by ``q`` at
-    step ``k``, and whether it is inferred (see the module's theory)."""
-    mine = [n for n in range(1, k) if evs[n - 1].get("nid") == p]
-    sends = [n for n in mine if _receipt_sender(evs[n - 1]) is None and isinstance(evs[n - 1].get("msg"), dict)
-             and _same_message(evs[n - 1]["msg"], msg)]
-    mid = _msg_id(msg)
-    handled = [n for n in mine if mid is not None and _msg_id(evs[n - 1].get("msg")) == mid]
-    for cands in (sends, handled):
-        free = [n for n in cands if (n, q) not in taken]
-        if free or cands:
-            return (free or cands)[0], False
-    if mine:
-        return mine[-1], True
-    return k, True
+class _Sends:
+    """Where to look for the send of a receipt: each member's events, and
+    its events by the message id or (a message without one) the type
+    they carry, so that linking a run is linear in its length."""
+
+    def __init__(self, evs: list[dict]):
+        self.evs = evs
+        self.mine: dict[Any, list[int]] = {}
+        self.by_key: dict[tuple, list[int]] = {}
+        for n, ev in enumerate(evs, 1):
+            self.mine.setdefault(ev.get("nid"), []).append(n)
+            key = self._key(ev.get("nid"), ev.get("msg"))
+            if key is not None:
+                self.by_key.setdefault(key, []).append(n)
+
+    @staticmethod
+    def _key(p: Any, msg: Any) -> Optional[tuple]:
+        if not isinstance(msg, dict):
+            return None
+        mid = _msg_id(msg)
+        return (p, "id", mid) if mid is not None else (p, "type", msg.get("type"))
+
+    def find(self, k: int, p: int, q: Any, msg: dict, taken: set) -> tuple[int, bool]:
+        """The step (1-based) of ``p``'s send of ``msg``, received by ``q``
+        at step ``k``, and whether it is inferred (the module's theory)."""
+        cands = [n for n in self.by_key.get(self._key(p, msg), ()) if n < k]
+        sends = [n for n in cands if _receipt_sender(self.evs[n - 1]) is None
+                 and _same_message(self.evs[n - 1]["msg"], msg)]
+        handled = cands if _msg_id(msg) is not None else []
+        for found in (sends, handled):
+            free = [n for n in found if (n, q) not in taken]
+            if free or found:
+                return (free or found)[0], False
+        mine = self.mine.get(p, [])
+        before = mine[:bisect_left(mine, k)]
+        return (before[-1], True) if before else (k, True)
 
 
 def steps_from_history(h, violation=None) -> list[Step]:
