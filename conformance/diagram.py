@@ -627,7 +627,8 @@ def draw(steps: list[Step], n_members: Optional[int], title: str):
     Mermaid, SVG and text."""
     from .report import Diagram
     shown = cut(steps)
-    return Diagram(title, mermaid(shown, n_members, title), svg(shown, n_members, title), text(shown))
+    return Diagram(title, mermaid(shown, n_members, title), svg(shown, n_members, title), text(shown),
+                   events(shown))
 
 
 def mermaid(steps: list[Step], n_members: Optional[int] = None, title: str = "") -> str:

@@ -61,9 +61,11 @@ class Diagram:
     mermaid: str
     svg: Optional[str] = None
     text: Optional[str] = None
+    events: Optional[list] = None   # the run drawn as data (diagram.events): member, kind, message
 
     def to_json(self) -> dict:
-        return {"title": self.title, "mermaid": self.mermaid, "svg": self.svg, "text": self.text}
+        return {"title": self.title, "mermaid": self.mermaid, "svg": self.svg, "text": self.text,
+                "events": self.events}
 
 
 @dataclass
