@@ -408,7 +408,8 @@ def conformance_check(proto, result: dict) -> Check:
             desc = next((e.description for e in manifest.select([proto.name], None)
                          if e.expected == prop), "") if proto.name in manifest.protocols() else ""
             why.append(_explanation(desc or f"{prop} is a known finding of the faithful spec", proto.name, prop))
-            if not any(e.property == prop for e in told):
+            covered = {p for f in proto.findings if any(e.finding == f.id for e in told) for p in f.properties}
+            if prop not in covered and not any(e.property == prop for e in told):
                 told.append(Explanation(property=prop, text=_line(desc) or f"{prop} is a known finding of the "
                                         "faithful spec", doc=finding_anchor(proto.name, prop)))
     return Check(id=f"conformance/{proto.name}", kind="conformance", protocol=proto.name,

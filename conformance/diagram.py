@@ -473,15 +473,20 @@ def steps_from_history(h, violation=None) -> list[Step]:
         steps.append(step)
     if violation is not None and steps:
         at = {e.get("index") for e in violation.events if e.get("index") is not None}
+        for s in steps:
+            if s.index in at or (not at and s is steps[-1]):
+                s.bad, s.mark = True, str(violation)
+        lacking: dict[tuple, list] = {}
         for m in violation.members:
             for mid in map(tuple, violation.messages):
                 if m != mid[0] and (m, mid) not in delivered and mid in sent:
                     sent[mid].sends.append(Arrow(mid[0], m, f"{mid[0]}.{mid[1]}", sent_at=sent[mid].index,
                                                  lost_at=steps[-1].index, never=True))
-                    at.add(sent[mid].index)
-        for s in steps:
-            if s.index in at or (not at and s is steps[-1]):
-                s.bad, s.mark = True, str(violation)
+                    lacking.setdefault(mid, []).append(m)
+        for mid, ms in lacking.items():             # the send of a message some member never delivered
+            if not sent[mid].bad:
+                sent[mid].bad = True
+                sent[mid].mark = f"{violation.property}: never delivered by {', '.join(map(str, ms))}"
     return steps
 
 
