@@ -399,7 +399,7 @@ def conformance_check(proto, result: dict) -> Check:
             why.append(f"{f.id} ({f.doc}): {per or len(runs_f)}; e.g. {runs_f[0].get('run_id')}: "
                        f"{runs_f[0].get('finding_why')}.")
             e = _run_explanation(proto.name, runs_f[0], shown_at.get(id(runs_f[0])), finding=f.id)
-            e.text = f"{per or len(runs_f)} runs; e.g.: {e.text}"
+            e.text = f"{per or f'{len(runs_f)} runs'}; e.g. {e.text}"
             e.doc = f.doc
             told.append(e)
     for prop in seen:
@@ -489,7 +489,8 @@ def history_check(name: str, runs: int, seed: int) -> Check:
             if len(drawn) < DRAWN_RUNS:
                 run_id = records[0]["run_id"]
                 at = next((e["index"] for e in v.events if e.get("index") is not None), None)
-                told.append(Explanation(property=v.property, text=v.reason, members=list(v.members),
+                told.append(Explanation(property=v.property, text=v.reason, finding=_finding_id(name, v.property),
+                                        members=list(v.members),
                                         messages=[fmt(m) for m in v.messages],
                                         step=f"run {run_id}" + (f", history event {at}" if at is not None
                                                                 else ", at its end"),

@@ -384,6 +384,8 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
                                   **({"received_at": k} if p is not None else {"lost_at": k})))
         steps.append(step)
     for member, mid in missing:
+        if member == mid[0]:
+            continue
         j = next((n for n, ev in enumerate(evs, 1) if ev.get("nid") == mid[0] and _receipt_sender(ev) is None
                   and _msg_id(ev.get("msg")) == tuple(mid)), None)
         got = any(ev.get("nid") == member and _receipt_sender(ev) is not None and _msg_id(ev.get("msg")) == tuple(mid)
@@ -620,6 +622,8 @@ def text(steps: list[Step]) -> str:
     lines = []
     for s in steps:
         lines.append(step_label(s))
+        if s.hidden:
+            continue
         lines += [f"     {a.dst} receives from {a.src}" + (f" (sent at step {a.sent_at})" if a.sent_at != s.index
                                                            else "") + f": {a.label}" for a in got.get(s.index, [])]
         lines += [f"     {lost_label(a)}" for a in lost.get(s.index, [])]

@@ -303,3 +303,25 @@ def test_the_markdown_report_links_resolve():
     assert "<details><summary>3 passed</summary>" in md
     assert "<details><summary>2 skipped: marked <code>heavy</code></summary>" in md
     assert "graph_dumped_for_link" not in md
+
+
+def test_a_long_run_is_cut_around_its_witness():
+    """A run of 100 events whose event 80 receives a message sent at event
+    3: the diagram keeps the rows before and after event 80 and the send at
+    event 3 (so the arrow starts on a row shown), and marks each gap with
+    the number of steps left out."""
+    evs = [{"i": k, "name": "Tick", "nid": 1 + k % 2, "params": {}, "msg": None} for k in range(100)]
+    evs[3] = {"i": 3, "name": "Send", "nid": 3, "params": {}, "msg": {"type": "DATA", "sender": 3, "seqno": 1}}
+    evs[80] = {"i": 80, "name": "RecvData", "nid": 1, "params": {"p": 3},
+               "msg": {"type": "DATA", "sender": 3, "seqno": 1}}
+    steps = diagram.steps_from_events(evs, 80)
+    shown = diagram.cut(steps)
+    kept = [s.index for s in shown if not s.hidden]
+    assert 4 in kept and 81 in kept and 67 in kept and 84 in kept and 66 not in kept and 85 not in kept
+    assert [s.hidden for s in shown if s.hidden] == [3, 62, 16]
+    (a,) = steps[3].sends
+    assert (a.src, a.dst, a.sent_at, a.received_at) == (3, 1, 4, 81)
+    g = diagram.draw(steps, None, "long")
+    assert g.svg.count('class="cut"') == 6 and 'data-hidden="62"' in g.svg      # a band and a label per gap
+    assert 'data-sent="4" data-received="81"' in g.svg
+    assert "… 62 steps not shown …" in g.text and "81. RecvData(p=3)" in g.text
