@@ -58,8 +58,10 @@ its FORWARD); else, where the protocol logs no send (the ring's token), to
 the sender's last event before the receipt (``Arrow.inferred``).  A ring
 message that came back undelivered (``...DeliveryFailure``) or was lost
 (``TokenLoss``) is a lost arrow.  A violation's witness names messages
-that members never received (``missing``): each is an arrow from its send
-to a cross on that member's line at the last row.  A history's deliveries
+that members never received (``missing``; received means a receipt of a
+DATA message of that id: SEQUENCER's FORWARD only reaches the coordinator):
+each is an arrow from its send to a cross on that member's line at the last
+row.  A history's deliveries
 are linked to their ``send`` record by message id.
 
 Drawing
@@ -302,6 +304,9 @@ def steps_from_states(trace: list[tuple[Optional[str], dict[str, Any]]], n_membe
     return steps
 
 
+# the type of the messages that carry a multicast to the members that deliver it (SEQUENCER's
+# FORWARD only takes it to the coordinator): a member that received none of a message's id lacks it
+DATA_TYPE = "DATA"
 # the params that name the sender of the message a receive action takes (the schemas' names)
 SENDER_PARAMS = ("p", "q", "c")
 # a message id: (sender, seqno) under either spelling
@@ -383,13 +388,13 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
             at.sends.append(Arrow(src, dst, _msg_text(msg), sent_at=j, inferred=inferred,
                                   **({"received_at": k} if p is not None else {"lost_at": k})))
         steps.append(step)
-    for member, mid in missing:
+    for member, mid in missing:         # (a witness names the sender of what others lack: not drawn)
         if member == mid[0]:
             continue
         j = next((n for n, ev in enumerate(evs, 1) if ev.get("nid") == mid[0] and _receipt_sender(ev) is None
                   and _msg_id(ev.get("msg")) == tuple(mid)), None)
         got = any(ev.get("nid") == member and _receipt_sender(ev) is not None and _msg_id(ev.get("msg")) == tuple(mid)
-                  for ev in evs)
+                  and str(ev["msg"].get("type")).upper() == DATA_TYPE for ev in evs)
         if j is not None and not got and steps:
             steps[j - 1].sends.append(Arrow(mid[0], member, f"{mid[0]}.{mid[1]}: {_msg_text(evs[j - 1]['msg'])}",
                                             sent_at=j, lost_at=len(steps), never=True))

@@ -325,3 +325,23 @@ def test_a_long_run_is_cut_around_its_witness():
     assert g.svg.count('class="cut"') == 6 and 'data-hidden="62"' in g.svg      # a band and a label per gap
     assert 'data-sent="4" data-received="81"' in g.svg
     assert "… 62 steps not shown …" in g.text and "81. RecvData(p=3)" in g.text
+
+
+def test_a_message_the_witness_says_was_never_delivered_ends_in_a_cross():
+    """SEQUENCER: 3's FORWARD 3.3 reaches the coordinator 2, which never
+    sends its DATA; EventualDelivery names 2 and 3 as lacking 3.3.  Taking
+    the FORWARD is not delivering: 2 gets an arrow from 3's send to a cross
+    on its line at the last row; 1, which delivered the DATA 3.1, none."""
+    fwd = {"type": "FORWARD", "sender": 3, "seqno": 3}
+    evs = [{"i": 0, "name": "Send", "nid": 3, "params": {}, "msg": {"type": "FORWARD", "sender": 3, "seqno": 1}},
+           {"i": 1, "name": "RecvData", "nid": 1, "params": {"p": 2}, "msg": {"type": "DATA", "sender": 3,
+                                                                               "seqno": 1}},
+           {"i": 2, "name": "Send", "nid": 3, "params": {}, "msg": fwd},
+           {"i": 3, "name": "RecvForward", "nid": 2, "params": {"p": 3}, "msg": fwd},
+           {"i": 4, "name": "InstallView", "nid": 1, "params": {}, "msg": None}]
+    steps = diagram.steps_from_events(evs, 4, missing=[(3, (3, 3)), (2, (3, 3)), (1, (3, 1))])
+    never = [a for s in steps for a in s.sends if a.never]
+    assert [(a.src, a.dst, a.sent_at, a.lost_at) for a in never] == [(3, 2, 3, 5)]
+    assert "3 → 2 never received (sent at step 3)" in diagram.text(steps)
+    svg = diagram.svg(steps)
+    assert svg.count('class="msg never"') == 1 and svg.count('class="cross"') == 1
