@@ -61,7 +61,8 @@ message that came back undelivered (``...DeliveryFailure``) or was lost
 that members never received (``missing``; received means a receipt of a
 DATA message of that id: SEQUENCER's FORWARD only reaches the coordinator):
 each is an arrow from its send to a cross on that member's line at the last
-row.  A history's deliveries
+row.  A view named by an event (``_views``) is banded where it first
+appears.  A history's deliveries
 are linked to their ``send`` record by message id.
 
 Drawing
@@ -351,6 +352,18 @@ def _msg_text(msg: dict) -> str:
     return " ".join([str(msg.get("type", ""))] + [f"{k}={v}" for k, v in sorted(msg.items()) if k != "type"])
 
 
+def _views(ev: dict) -> list[list[int]]:
+    """The views an event names: the view decided (``params.view``), the
+    members a VIEW message carries, the last view of a state variable named
+    for views (the ring's ``globalView``, a sequence of views)."""
+    msg, state = ev.get("msg"), ev.get("state")
+    out = [(ev.get("params") or {}).get("view"), msg.get("members") if isinstance(msg, dict) else None]
+    for var, val in (state.items() if isinstance(state, dict) else ()):
+        if "view" in var.lower() and isinstance(val, list) and val:
+            out.append(val[-1] if isinstance(val[-1], list) else val)
+    return [v for v in out if isinstance(v, list) and v and all(type(m) is int for m in v)]
+
+
 def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
                       mark: str = "the run stops conforming here",
                       missing: Iterable[tuple[int, tuple]] = ()) -> list[Step]:
@@ -374,9 +387,8 @@ def steps_from_events(events: Iterable[dict], bad_index: Optional[int] = None,
         step = Step(k, label, [nid] if isinstance(nid, int) else [], bad=bad, mark=mark if bad else "")
         if ev.get("name") == "Crash" and isinstance(nid, int):
             step.crashed = [nid]
-        view = params.get("view") if isinstance(params.get("view"), list) else \
-            (msg.get("members") if isinstance(msg, dict) and isinstance(msg.get("members"), list) else None)
-        if view and all(isinstance(m, int) for m in view) and tuple(view) not in banded:
+        view = next((v for v in _views(ev) if tuple(v) not in banded), None)
+        if view:
             banded.add(tuple(view))
             step.view = sorted(view)
         p = _receipt_sender(ev)
