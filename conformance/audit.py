@@ -78,7 +78,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import findings
-from .report import Check
+from .properties import fmt, read_witness
+from .report import Check, Explanation, _line
 
 
 DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
@@ -145,11 +146,11 @@ def _variants_figures(entries: list, picks: list, why: dict) -> list[dict]:
     return out
 
 
-def finding_ref(protocol: str, prop: str) -> Optional[str]:
-    """The docs' finding about ``prop`` of ``protocol``: the heading of the
-    first "Finding" section that names it, on docs/<protocol>.md or on the
-    page of one of its registered findings (a composition's findings live on
-    its parts' pages)."""
+def _finding_heading(protocol: str, prop: str) -> Optional[tuple[str, str]]:
+    """(page, heading) of the docs' first "Finding" section that names
+    ``prop`` of ``protocol``, on docs/<protocol>.md or on the page of one of
+    its registered findings (a composition's findings live on its parts'
+    pages)."""
     from .protocols import REGISTERED, get
     root = Path(__file__).resolve().parents[1]
     pages = [f"docs/{protocol}.md"]
@@ -164,8 +165,28 @@ def finding_ref(protocol: str, prop: str) -> Optional[str]:
         for a, b in zip(heads, heads[1:]):
             title = lines[a].lstrip("#").strip()
             if "finding" in title.lower() and prop in "\n".join(lines[a:b]):
-                return f"{page}: {title}"
+                return page, title
     return None
+
+
+def finding_ref(protocol: str, prop: str) -> Optional[str]:
+    """The docs' finding about ``prop`` of ``protocol`` as ``page: heading``."""
+    hit = _finding_heading(protocol, prop)
+    return f"{hit[0]}: {hit[1]}" if hit else None
+
+
+def finding_anchor(protocol: str, prop: str) -> Optional[str]:
+    """The same finding as a link target, ``docs/<page>.md#<heading's anchor>``."""
+    from .report import gh_slug
+    hit = _finding_heading(protocol, prop)
+    return f"{hit[0]}#{gh_slug(hit[1])}" if hit else None
+
+
+def _finding_id(protocol: str, prop: str) -> Optional[str]:
+    """The registered finding of ``protocol`` about ``prop`` when there is exactly one."""
+    from .protocols import REGISTERED, get
+    ids = [f.id for f in get(protocol).findings if prop in f.properties] if protocol in REGISTERED else []
+    return ids[0] if len(ids) == 1 else None
 
 
 def _explanation(description: str, protocol: str, prop: Optional[str]) -> Optional[str]:
@@ -176,15 +197,25 @@ def _explanation(description: str, protocol: str, prop: Optional[str]) -> Option
     return text + "." if text else None
 
 
-def _counterexample_diagram(entry, result):
+def _counterexample(entry, result) -> tuple:
+    """The counterexample drawn (or None) and its violation as data: the
+    property, the members that acted at the violating step, the step, the
+    finding's docs."""
     from . import diagram
     if not result.counterexample:
-        return None
+        return None, []
     n = entry.constants().get("N")
     n = n if isinstance(n, int) else None
     steps = diagram.steps_from_states([(s.action, s.state) for s in result.counterexample], n or 0,
                                       violated=result.violated, loop_index=result.loop_index)
-    return diagram.draw(steps, n, f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}")
+    g = diagram.draw(steps, n, f"{entry.protocol}/{entry.name}: {result.violated or result.outcome}")
+    if not result.violated:
+        return g, []
+    last = steps[-1]
+    return g, [Explanation(property=result.violated, text=_line(entry.description) or last.mark,
+                           finding=_finding_id(entry.protocol, result.violated), members=list(last.actors),
+                           step=f"step {last.index} of {len(steps)} ({last.action})",
+                           doc=finding_anchor(entry.protocol, result.violated), diagram=0)]
 
 
 def tlc_check(entry, workers: int = 1) -> Check:
@@ -196,7 +227,7 @@ def _tlc_check_of(o, shared: bool = False) -> Check:
     """The tlc stage's check of one TLC run (``manifest.CheckOutcome``);
     ``shared``: the run also dumped the graph the link stage compared."""
     entry, r = o.entry, o.result
-    g = _counterexample_diagram(entry, r)
+    g, why = _counterexample(entry, r)
     detail = None
     if r.outcome in ("error", "timeout") and r.error_message:
         detail = (f"{r.error_location}: " if r.error_location else "") + r.error_message
@@ -211,6 +242,7 @@ def _tlc_check_of(o, shared: bool = False) -> Check:
                  **({"graph_dumped_for_link": True} if shared else {})},
         detail=detail, mermaid=g and g.mermaid, svg=g and g.svg, diagrams=[g] if g else [],
         explanation=_explanation(entry.description, entry.protocol, entry.expected),
+        explanations=why,
         finding=o.matches_expectation and entry.expected != "ok")
 
 
@@ -319,7 +351,7 @@ def conformance_check(proto, result: dict) -> Check:
                                      if proto.findings else "; no violation")
     shown = (failing + [r for r in bad_runs if r not in failing])[:DRAWN_RUNS]
     mm = sv = detail = None
-    drawn = []
+    drawn, shown_at = [], {}
     for k, show in enumerate(shown):
         if k == 0:
             detail = f"{show.get('run_id')}: {show.get('verdict')}: {show.get('reason')}"
@@ -333,7 +365,10 @@ def conformance_check(proto, result: dict) -> Check:
                 mark = f"{prop} is broken here"
                 if at is None:              # judged at the run's end: its last event
                     at, mark = events[-1].get("i"), f"the run ends here, breaking {prop}"
-            steps = diagram.steps_from_events(events, at, mark)
+            missing = [(m, mid) for v in findings.violations_of(show)
+                       for ms, mids in [read_witness(v.get("witness") or "")] for m in ms for mid in mids]
+            steps = diagram.steps_from_events(events, at, mark, missing=missing)
+            shown_at[id(show)] = len(drawn)
             drawn.append(diagram.draw(steps, None, f"{proto.name} {show.get('run_id')}: {show.get('verdict')}"
                                       f" — {show.get('reason')}"))
     if drawn:
@@ -352,7 +387,9 @@ def conformance_check(proto, result: dict) -> Check:
             "disagreements": disagreements, "engine": result.get("engine"), "faults": result.get("faults"),
             "finding_rates": findings.rate_figures(proto, counts) if counts else None}
     seen = sorted({violated(r) for r in bad_runs if r.get("verdict") == "documented"})
-    why = []
+    why, told = [], []
+    for r in failing[:DRAWN_RUNS]:      # each unexpected run drawn: its first violation, or its reason
+        told.append(_run_explanation(proto.name, r, shown_at.get(id(r))))
     for f in proto.findings:            # each finding seen: its count per plan kind and one witness
         runs_f = [r for r in bad_runs if r.get("finding") == f.id]
         if runs_f:
@@ -361,19 +398,41 @@ def conformance_check(proto, result: dict) -> Check:
                             for lo, hi in [findings.band(f.rates.get(kind), c["runs"])])
             why.append(f"{f.id} ({f.doc}): {per or len(runs_f)}; e.g. {runs_f[0].get('run_id')}: "
                        f"{runs_f[0].get('finding_why')}.")
+            e = _run_explanation(proto.name, runs_f[0], shown_at.get(id(runs_f[0])), finding=f.id)
+            e.text = f"{per or f'{len(runs_f)} runs'}; e.g. {e.text}"
+            e.doc = f.doc
+            told.append(e)
     for prop in seen:
         if prop in proto.known_violations:
             from groupcheck.model import manifest
             desc = next((e.description for e in manifest.select([proto.name], None)
                          if e.expected == prop), "") if proto.name in manifest.protocols() else ""
             why.append(_explanation(desc or f"{prop} is a known finding of the faithful spec", proto.name, prop))
+            covered = {p for f in proto.findings if any(e.finding == f.id for e in told) for p in f.properties}
+            if prop not in covered and not any(e.property == prop for e in told):
+                told.append(Explanation(property=prop, text=_line(desc) or f"{prop} is a known finding of the "
+                                        "faithful spec", doc=finding_anchor(proto.name, prop)))
     return Check(id=f"conformance/{proto.name}", kind="conformance", protocol=proto.name,
                  name=f"{result.get('runs')} runs", expected=expected, observed=observed,
                  as_expected=as_expected, seconds=round(result.get("seconds", 0.0), 3),
                  figures=figs, detail=detail, mermaid=mm, svg=sv, diagrams=drawn,
                  diagrams_omitted=max(0, len(bad_runs) - len(shown)),
-                 explanation=" ".join(w for w in why if w) or None,
+                 explanation=" ".join(w for w in why if w) or None, explanations=told,
                  finding=as_expected and bool(seen))
+
+
+def _run_explanation(protocol: str, row: dict, diagram: Optional[int], finding: Optional[str] = None) -> Explanation:
+    """A verdict row's first violation (or its reason) as data: the members
+    and messages its witness names, the run and event, the finding's docs."""
+    v = (findings.violations_of(row) or [{}])[0]
+    text = v.get("witness") or row.get("reason") or ""
+    members, msgs = read_witness(text)
+    prop = v.get("property") or row.get("verdict")
+    at = v.get("event") if v.get("event") is not None else row.get("first_bad_event")
+    return Explanation(property=prop, text=_line(text), finding=finding or v.get("finding"), members=members,
+                       messages=[fmt(m) for m in msgs],
+                       step=f"run {row.get('run_id')}" + (f", event {at}" if at is not None else ", at its end"),
+                       doc=finding_anchor(protocol, prop) if prop else None, diagram=diagram)
 
 
 def fixed_stack_check(name: str, fixed: str, runs: int, seed: int) -> Check:
@@ -417,7 +476,7 @@ def history_check(name: str, runs: int, seed: int) -> Check:
     from .traces import from_records
     proto = registry.get(name)
     t0 = time.monotonic()
-    flagged, disagree, drawn = 0, [], []
+    flagged, disagree, drawn, told = 0, [], [], []
     for k in range(runs):
         faults, options = proto.draw(seed + k)
         records, _ = proto.simulate(seed + k, faults, {**proto.default_options, **options})
@@ -428,7 +487,15 @@ def history_check(name: str, runs: int, seed: int) -> Check:
             disagree.append(f"{records[0]['run_id']}: {why}")
         for v in found[:1]:
             if len(drawn) < DRAWN_RUNS:
-                drawn.append(v.drawing(f"{name} {records[0]['run_id']}"))
+                run_id = records[0]["run_id"]
+                at = next((e["index"] for e in v.events if e.get("index") is not None), None)
+                told.append(Explanation(property=v.property, text=v.reason, finding=_finding_id(name, v.property),
+                                        members=list(v.members),
+                                        messages=[fmt(m) for m in v.messages],
+                                        step=f"run {run_id}" + (f", history event {at}" if at is not None
+                                                                else ", at its end"),
+                                        doc=finding_anchor(name, v.property), diagram=len(drawn)))
+                drawn.append(v.drawing(f"{name} {run_id}", history.from_records(history.from_trace(records))))
     return Check(id=f"history/{name}", kind="history", protocol=name, name=f"{runs} runs",
                  expected="the history checker flags exactly the runs the model replay flags",
                  observed=(f"{runs - len(disagree)} of {runs} runs agree; {flagged} flagged by the history"),
@@ -440,7 +507,7 @@ def history_check(name: str, runs: int, seed: int) -> Check:
                  explanation=(f"the {flagged} flagged run(s) are the ones the model replay reports as "
                               f"violations (known findings of {name}, see the conformance stage); the "
                               f"history sees them from sends, deliveries and views alone") if flagged else None,
-                 finding=not disagree and flagged > 0)
+                 explanations=told, finding=not disagree and flagged > 0)
 
 
 def sample_seeds(runs: int, seed: int, sample: Optional[int],
@@ -568,6 +635,18 @@ def prove_check(enc, queries=None) -> Check:
         bad = [q for q in qs if q.result != "proved"]
         detail = "\n".join(f"{q.query}: {q.result}" + (f" (reachable {q.reachable})" if q.result == "cti" else "")
                            for q in bad[:20]) or None
+    drawn, told = [], []
+    shown = min(real, key=lambda q: len(q.path or [])) if real else (ctis[0] if ctis else None)
+    if shown is not None and shown.pre is not None:     # the CTI: its two states and the step between
+        from . import diagram
+        lemma = shown.query.rpartition(":")[2]
+        how = "the bounded model reaches its pre-state: a real violation" if shown.reachable else \
+            "the bounded model does not reach its pre-state"
+        drawn.append(diagram.cti(f"prove/{enc.protocol}/{enc.variant}: counterexample to induction of {lemma}: "
+                                 f"{how}", shown.action or "?", shown.pre, shown.post or {},
+                                 shown.path if shown.reachable else None))
+        told.append(Explanation(property=lemma, text=f"the step breaks {lemma} from a state that satisfies every "
+                                f"lemma; {how}", step=f"step {shown.action}", doc="docs/proofs.md", diagram=0))
     return Check(
         id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
         name=f"{enc.variant} (N={enc.members})", expected=expected, observed=observed, as_expected=ok,
@@ -584,7 +663,8 @@ def prove_check(enc, queries=None) -> Check:
                      "violation of the property in the bounded model of the same size (docs/proofs.md)")
         if enc.expect_cti else "an inductive invariant for unbounded seqnos and messages, fixed N "
         "(docs/proofs.md)",
-        finding=ok and enc.expect_cti)
+        mermaid=drawn[0].mermaid if drawn else None, svg=drawn[0].svg if drawn else None, diagrams=drawn,
+        explanations=told, finding=ok and enc.expect_cti)
 
 
 CHAOS_SEED = 1

@@ -424,10 +424,10 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
     row = {"run_id": h.run_id, "files": h.files, "events": h.events, "protocol": protocol or h.protocol,
            "verdict": "violation" if judged else "incomplete" if gaps else "ok",
            "reason": "; ".join(gaps) or None,
-           "violations": [v.to_json() for v in judged], "crashed": sorted(h.crashed, key=str),
+           "violations": [v.to_json(h) for v in judged], "crashed": sorted(h.crashed, key=str),
            "checks": checks, "judged_on": ground}
     if every:
-        row["informational"] = [v.to_json() for v in vs if v.check not in checks]
+        row["informational"] = [v.to_json(h) for v in vs if v.check not in checks]
     return row
 
 

@@ -46,6 +46,7 @@ their replays judge them on model states.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from itertools import count, repeat
@@ -56,6 +57,22 @@ from typing import Callable, Iterable, Optional
 def fmt(msg) -> str:
     """A message id as the texts write it: ``sender.seq``."""
     return f"{msg[0]}.{msg[1]}" if isinstance(msg, (list, tuple)) else str(msg)
+
+
+_MEMBERS_RE = re.compile(r"\b(?:members?|survivors?|nodes?)\s+(\[[\d,\s]+\]|\d+(?:\s+and\s+\d+)?)")
+_MSG_RE = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?![\w.])")
+
+
+def read_witness(text: str) -> tuple[list, list]:
+    """(members, messages) a witness text names, in the catalogue's wording
+    (``member 4``, ``members [3, 4]``, ``members 1 and 2``, ``survivor 3``;
+    messages as ``fmt`` writes them): for a violation known only by its
+    text (a verdict row's witness)."""
+    members: list = []
+    for m in _MEMBERS_RE.finditer(text or ""):
+        members += [int(x) for x in re.findall(r"\d+", m.group(1)) if int(x) not in members]
+    msgs = list(dict.fromkeys((int(a), int(b)) for a, b in _MSG_RE.findall(text or "")))
+    return members, msgs
 
 
 # ---------------------------------------------------------------- the data
@@ -204,11 +221,15 @@ class Violation:
             out.append(Step(index=k, action=label, actors=[e["member"]], note=", ".join(at), bad=True))
         return out
 
-    def drawing(self, where: str = ""):
+    def drawing(self, where: str = "", history: Optional["History"] = None):
         """The witness drawn (``diagram.Diagram``: Mermaid and SVG), titled
-        by ``where`` (a run) and the violation's text."""
+        by ``where`` (a run) and the violation's text: within the whole run
+        when its ``history`` is given (every member's line, every send and
+        delivery, views and crashes: diagram.py ``steps_from_history``), else
+        the witness events alone."""
         from . import diagram
-        return diagram.draw(self.steps(), None, f"{where}: {self}" if where else str(self))
+        steps = diagram.steps_from_history(history, self) if history is not None else self.steps()
+        return diagram.draw(steps, None, f"{where}: {self}" if where else str(self))
 
     def mermaid(self) -> str:
         return self.drawing().mermaid
@@ -216,8 +237,8 @@ class Violation:
     def svg(self) -> str:
         return self.drawing().svg
 
-    def to_json(self) -> dict:
-        d = self.drawing()
+    def to_json(self, history: Optional["History"] = None) -> dict:
+        d = self.drawing(history=history)
         return {"check": self.property, "text": self.reason, "members": self.members,
                 "messages": [list(m) for m in self.messages], "events": self.events,
                 "mermaid": d.mermaid, "svg": d.svg}

@@ -61,9 +61,39 @@ class Diagram:
     mermaid: str
     svg: Optional[str] = None
     text: Optional[str] = None
+    events: Optional[list] = None   # the run drawn as data (diagram.events): member, kind, message
 
     def to_json(self) -> dict:
-        return {"title": self.title, "mermaid": self.mermaid, "svg": self.svg, "text": self.text}
+        return {"title": self.title, "mermaid": self.mermaid, "svg": self.svg, "text": self.text,
+                "events": self.events}
+
+
+@dataclass
+class Explanation:
+    """One finding or violation of a check, as data (summary.json's
+    ``explanations``) and as at most three lines (``explanation_lines``):
+    what it is and whom it involves, where it happened and why, and where
+    it is documented."""
+    property: Optional[str]             # the property broken (or the query a CTI breaks)
+    text: str                           # the witness or the reason, one sentence
+    finding: Optional[str] = None       # the documented finding's id (conformance/findings.py), if any
+    members: list = field(default_factory=list)
+    messages: list = field(default_factory=list)     # "sender.seq"
+    step: Optional[str] = None          # where: a run and its event, a counterexample's step, a CTI's action
+    doc: Optional[str] = None           # the docs' anchor: docs/<page>.md#<heading>
+    diagram: Optional[int] = None       # the index of its diagram among the check's ``diagrams``
+
+
+def explanation_lines(e: Explanation) -> list[str]:
+    """An Explanation in at most three lines (plain text: report.md escapes
+    and links them, report.html too)."""
+    head = " · ".join(x for x in (e.finding, e.property) if x) or "violation"
+    who = "; ".join(x for x in (("members " + ", ".join(map(str, e.members))) if e.members else "",
+                               ("messages " + ", ".join(map(str, e.messages))) if e.messages else "") if x)
+    out = [head + (f" — {who}" if who else ""), _line((f"{e.step}: " if e.step else "") + e.text)]
+    if e.doc:
+        out.append(f"see {e.doc}")
+    return out
 
 
 @dataclass
@@ -88,6 +118,7 @@ class Check:
     skipped: bool = False           # not run; ``explanation`` says why
     diagrams: list[Diagram] = field(default_factory=list)   # every drawn run, the first one included
     diagrams_omitted: int = 0       # violating runs not drawn (beyond the first N)
+    explanations: list[Explanation] = field(default_factory=list)   # each finding or violation, as data
 
     @property
     def verdict(self) -> str:
@@ -425,6 +456,9 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
 
         def item(c: Check) -> str:
             link = f" ([diagram](#{gh_slug(_md_diagram_heading(c))}))" if c.all_diagrams() else ""
+            if c.explanations:
+                return "\n".join([f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}){link}:"]
+                                 + [_md_explanation(c, e) for e in c.explanations])
             return f"- `{c.id}` ({VERDICT_TEXT[c.verdict]}){link}: {why(c)}"
         out += [item(c) for c in findings if c.verdict == "unexpected"]
         known = [c for c in findings if c.verdict == "finding"]
@@ -443,11 +477,15 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
                     ", ".join(f"`{c.id}`" for c in cs), "", "</details>", ""]
     if drawn:
         out += ["", f"## {DIAGRAMS_HEADING}", "",
-                "Each message is drawn where it is received; a crossed arrow was lost (dropped by a crash or a "
-                "fault) or still in flight at the end; the violating step is on a red band.", ""]
+                "Each message is drawn where it is received (its label names the step of its send); a crossed "
+                "arrow was lost (dropped by a crash or a fault), never received, or still in flight at the end; "
+                "the violating step is on a red band; report.html draws each arrow from its send to its receipt, "
+                "a crash as the end of its member's line and a view as a band across its members.", ""]
         for c in drawn:
             out += [f"### {_md_diagram_heading(c)}", "", f"`{c.id}`: {c.observed} ({VERDICT_TEXT[c.verdict]})", ""]
-            if c.explanation:
+            if c.explanations:
+                out += [_md_explanation(c, e, link=False) for e in c.explanations] + [""]
+            elif c.explanation:
                 out += [_line(c.explanation), ""]
             if c.detail:
                 out += ["```", c.detail, "```", ""]
@@ -481,6 +519,17 @@ def markdown(checks: list[Check], extra: Optional[dict] = None) -> str:
             out += [f"| {r['lemma']} | " + " | ".join(r["cells"]) + " |" for r in mtx["rows"]]
             out += ["", "</details>", ""]
     return "\n".join(out) + "\n"
+
+
+def _md_explanation(c: Check, e: Explanation, link: bool = True) -> str:
+    """One Explanation as a Markdown list item of at most three lines."""
+    lines = [escape(x, quote=False) for x in explanation_lines(e)]
+    lines[0] = f"**{lines[0]}**"
+    if e.doc:
+        lines[-1] = f"see `{e.doc}`"
+    if link and e.diagram is not None and c.all_diagrams():
+        lines[-1] += f" · [diagram](#{gh_slug(_md_diagram_heading(c))})"
+    return "  - " + "<br>".join(lines)
 
 
 COVERAGE_HEADING = "What this run covered"
@@ -620,7 +669,8 @@ def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = 
         coverage=coverage_rows(cov), coverage_svg=Markup(coverage_svg(cov)), Markup=Markup,
         trace_coverage=trace_coverage_rows((extra or {}).get("trace_coverage") or {}),
         proof_matrices=mats, matrix_ids={m["id"] for m in mats},
-        drawn=[c for c in checks if c.all_diagrams()], explained=explained(checks), why=why)
+        drawn=[c for c in checks if c.all_diagrams()], explained=explained(checks), why=why,
+        explanation_lines=explanation_lines)
 
 
 def _word_parts(text: str) -> list[str]:
@@ -632,7 +682,7 @@ def _word_parts(text: str) -> list[str]:
 def explained(checks: list[Check]) -> list[Check]:
     """The unexpected checks, then the findings with their explanation."""
     return [c for c in checks if c.verdict == "unexpected"] + \
-        [c for c in checks if c.verdict == "finding" and c.explanation]
+        [c for c in checks if c.verdict == "finding" and (c.explanation or c.explanations)]
 
 
 def why(c: Check) -> str:
@@ -663,6 +713,7 @@ def checks_from_summary(s: dict) -> tuple[list[Check], dict]:
     for d in s.get("checks", []):
         d = {k: v for k, v in d.items() if k in fields}
         d["diagrams"] = [Diagram(**g) for g in d.get("diagrams") or []]
+        d["explanations"] = [Explanation(**e) for e in d.get("explanations") or []]
         checks.append(Check(**d))
     extra = {k: v for k, v in s.items()
              if k not in ("format", "generated", "machine", "totals", "ok", "checks", "audit_coverage")}

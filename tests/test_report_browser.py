@@ -14,21 +14,18 @@ How: ``chromium --headless --window-size=W,900 --dump-dom`` prints the DOM
 after the page's scripts ran; the probe writes its measurements as JSON into
 a ``<pre id="probe">`` that the test reads back."""
 
-import html as htmllib
-import json
-import re
 import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+from browser_helpers import CHROMIUM, NO_CHROMIUM, chromium, probe
 
 from groupcheck.conformance import audit, report
 from groupcheck.conformance.report import Check
 from groupcheck.model import manifest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ROOT = Path(__file__).resolve().parents[1]
 
 # the specs' actions that take a message out of the network without delivering it
@@ -69,11 +66,6 @@ document.body.appendChild(pre);
 </script>"""
 
 
-def chromium(*args, width=1280, timeout=120):
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           f"--window-size={width},900", *args], capture_output=True, text=True, timeout=timeout)
-
-
 def build_report(out_dir):
     checks = [audit.tlc_check(manifest.select([p], m)[0])
               for p, m in (("sequencer", "CoordCrash"), ("stable", "Flawed"), ("raincore", "Faithful4"))]
@@ -83,16 +75,8 @@ def build_report(out_dir):
     return checks, report.write_all(out_dir, checks, {"wall_seconds": sum(c.seconds for c in checks)})
 
 
-def probe(page: str, where: Path, width: int) -> dict:
-    where.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    p = chromium("--dump-dom", where.as_uri(), width=width)
-    m = re.search(r'<pre id="probe">(.*?)</pre>', p.stdout, re.S)
-    assert m, p.stderr[-2000:]
-    return json.loads(htmllib.unescape(m.group(1)))
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 @pytest.mark.skipif(shutil.which("java") is None, reason="needs java for TLC")
 def test_report_in_a_browser(tmp_path):
     checks, paths = build_report(tmp_path)
@@ -101,7 +85,7 @@ def test_report_in_a_browser(tmp_path):
     drawn = [c for c in checks if c.all_diagrams()]
     assert len(drawn) == 3
     for width in (1280, 1920):
-        got = probe(page, tmp_path / f"probed{width}.html", width)
+        got = probe(page, PROBE, tmp_path / f"probed{width}.html", width)
         assert got["innerWidth"] == width
         assert got["scrollWidth"] <= width, got["wide"]
         assert got["wide"] == []

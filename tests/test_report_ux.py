@@ -38,7 +38,7 @@ def test_mermaid_draws_each_message_at_its_receipt():
     steps = diagram.steps_from_states(trace, 3)
     mm = diagram.mermaid(steps, 3)
     arrows = [ln.strip() for ln in mm.splitlines() if "-)" in ln]
-    assert arrows == ['m2-)m3: "B"', 'm1-)m3: "A"']
+    assert arrows == ['m2-)m3: "B" (sent at step 3)', 'm1-)m3: "A" (sent at step 2)']
     # the receipt of B comes after the note of step 3 (the send of B)
     assert mm.index("3. Send") < mm.index('m2-)m3') < mm.index("4. Recv")
     # every changed variable, in full: the 150-character value is wrapped, not cut
@@ -135,7 +135,7 @@ def test_junit_failure_holds_the_counterexample_and_time_is_wall_time(tmp_path):
     root = ET.parse(paths["junit.xml"]).getroot()
     assert root.get("time") == "60.000" and root.get("skipped") == "1"
     (failure,) = root.iter("failure")
-    assert "2. RecvData(p=1)" in failure.text and "2 receives from 1: DATA" in failure.text
+    assert "2. RecvData(p=1)" in failure.text and "2 receives from 1 (sent at step 1): DATA" in failure.text
     assert "2. RecvData(p=1) [the run stops conforming here]" in failure.text
     md = paths["report.md"].read_text()
     assert "<details><summary>1 skipped: marked slow</summary>" in md and "`link/x/B`" in md
@@ -303,3 +303,45 @@ def test_the_markdown_report_links_resolve():
     assert "<details><summary>3 passed</summary>" in md
     assert "<details><summary>2 skipped: marked <code>heavy</code></summary>" in md
     assert "graph_dumped_for_link" not in md
+
+
+def test_a_long_run_is_cut_around_its_witness():
+    """A run of 100 events whose event 80 receives a message sent at event
+    3: the diagram keeps the rows before and after event 80 and the send at
+    event 3 (so the arrow starts on a row shown), and marks each gap with
+    the number of steps left out."""
+    evs = [{"i": k, "name": "Tick", "nid": 1 + k % 2, "params": {}, "msg": None} for k in range(100)]
+    evs[3] = {"i": 3, "name": "Send", "nid": 3, "params": {}, "msg": {"type": "DATA", "sender": 3, "seqno": 1}}
+    evs[80] = {"i": 80, "name": "RecvData", "nid": 1, "params": {"p": 3},
+               "msg": {"type": "DATA", "sender": 3, "seqno": 1}}
+    steps = diagram.steps_from_events(evs, 80)
+    shown = diagram.cut(steps)
+    kept = [s.index for s in shown if not s.hidden]
+    assert 4 in kept and 81 in kept and 67 in kept and 84 in kept and 66 not in kept and 85 not in kept
+    assert [s.hidden for s in shown if s.hidden] == [3, 62, 16]
+    (a,) = steps[3].sends
+    assert (a.src, a.dst, a.sent_at, a.received_at) == (3, 1, 4, 81)
+    g = diagram.draw(steps, None, "long")
+    assert g.svg.count('class="cut"') == 6 and 'data-hidden="62"' in g.svg      # a band and a label per gap
+    assert 'data-sent="4" data-received="81"' in g.svg
+    assert "… 62 steps not shown …" in g.text and "81. RecvData(p=3)" in g.text
+
+
+def test_a_message_the_witness_says_was_never_delivered_ends_in_a_cross():
+    """SEQUENCER: 3's FORWARD 3.3 reaches the coordinator 2, which never
+    sends its DATA; EventualDelivery names 2 and 3 as lacking 3.3.  Taking
+    the FORWARD is not delivering: 2 gets an arrow from 3's send to a cross
+    on its line at the last row; 1, which delivered the DATA 3.1, none."""
+    fwd = {"type": "FORWARD", "sender": 3, "seqno": 3}
+    evs = [{"i": 0, "name": "Send", "nid": 3, "params": {}, "msg": {"type": "FORWARD", "sender": 3, "seqno": 1}},
+           {"i": 1, "name": "RecvData", "nid": 1, "params": {"p": 2}, "msg": {"type": "DATA", "sender": 3,
+                                                                               "seqno": 1}},
+           {"i": 2, "name": "Send", "nid": 3, "params": {}, "msg": fwd},
+           {"i": 3, "name": "RecvForward", "nid": 2, "params": {"p": 3}, "msg": fwd},
+           {"i": 4, "name": "InstallView", "nid": 1, "params": {}, "msg": None}]
+    steps = diagram.steps_from_events(evs, 4, missing=[(3, (3, 3)), (2, (3, 3)), (1, (3, 1))])
+    never = [a for s in steps for a in s.sends if a.never]
+    assert [(a.src, a.dst, a.sent_at, a.lost_at) for a in never] == [(3, 2, 3, 5)]
+    assert "3 → 2 never received (sent at step 3)" in diagram.text(steps)
+    svg = diagram.svg(steps)
+    assert svg.count('class="msg never"') == 1 and svg.count('class="cross"') == 1
