@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from groupcheck.conformance import sequencer as cseq
-from groupcheck.conformance.replay import Engine, quiescent
+from groupcheck.conformance.replay import ReplayEngine, quiescent
 from groupcheck.conformance.traces import collector_paused, load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer, tracefile
@@ -72,7 +72,7 @@ def stages(path: Path) -> tuple:
     trace = load(path)
     t_read, c_read = time.perf_counter() - t0, time.process_time() - c0
     b = cseq.SequencerBinding(trace)
-    eng = Engine(b, visited=False)
+    eng = ReplayEngine(b, visited=False)
     t0, c0 = time.perf_counter(), time.process_time()
     for ev in trace.events:
         failed = eng.step(ev)

@@ -20,7 +20,7 @@ import time
 
 import z3
 
-from groupcheck.model.proofs import engine, registry
+from groupcheck.model.proofs import prover, registry
 
 
 def main() -> None:
@@ -35,14 +35,14 @@ def main() -> None:
     variants = []
     for enc in registry.select(a.protocol, a.variant, a.members):
         t1, c1 = time.perf_counter(), time.process_time()
-        qs = engine.run(enc, rlimit=a.rlimit)
+        qs = prover.run(enc, rlimit=a.rlimit)
         secs = [q.seconds for q in qs]
         variants.append({
             "protocol": enc.protocol, "variant": enc.variant, "members": enc.members,
-            "flawed": enc.expect_cti, "holds": engine.verdict(qs), "queries": len(qs),
+            "flawed": enc.expect_cti, "holds": prover.verdict(qs), "queries": len(qs),
             "results": {r: sum(q.result == r for q in qs) for r in ("proved", "cti", "unknown")},
             "reachable_cti": sum(q.result == "cti" and q.reachable is True for q in qs),
-            "by_frame": sum(q.by_frame for q in qs),    # proved without z3 (engine.Frame)
+            "by_frame": sum(q.by_frame for q in qs),    # proved without z3 (prover.Frame)
             "wall_seconds": round(time.perf_counter() - t1, 2),
             "cpu_seconds": round(time.process_time() - c1, 2),
             "solver_seconds_sum": round(sum(secs), 2),

@@ -253,7 +253,7 @@ def prove(
     """Inductive invariants with z3: initiation, consecution for every action x lemma, implication of the safety property; counterexamples to induction are classified by the explorer. Exit 0 only if every fixed variant is proved and every flawed variant yields a reachable counterexample."""
     import time
     import z3
-    from groupcheck.model.proofs import engine, registry
+    from groupcheck.model.proofs import prover, registry
     if timeout is not None:
         fail("--timeout is gone: every query is bounded by z3's resource limit, the same on every run and "
              "machine, not by wall-clock time; give --rlimit N (z3's rlimit count per query) instead")
@@ -263,10 +263,10 @@ def prove(
         fail(str(e))
     except ValueError as e:
         fail(f"--members {members}: {e}")
-    if (note := engine.solver_note()) is not None:
+    if (note := prover.solver_note()) is not None:
         console(stderr=True).print(f"warning: {note}", markup=False, soft_wrap=True)
     for e in encs:      # (each child rebuilds its encoding; this is the limit it reports)
-        e.rlimit = engine.limit_of(e, rlimit)
+        e.rlimit = prover.limit_of(e, rlimit)
     rows, verdicts = [], []
     t0 = time.perf_counter()
     with progress("prove", total=len(encs)) as prog:
@@ -274,18 +274,18 @@ def prove(
         try:
             for i, (enc, qs) in enumerate(registry.run_isolated(encs, rlimit=rlimit, jobs=os.cpu_count() or 1,
                                                               members=members)):
-                ok = engine.verdict(qs)
+                ok = prover.verdict(qs)
                 prog.finished(f"prove {enc.protocol}/{enc.variant} (N={_members(enc)}): "
                               f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
                               f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
                 verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
                 rows += qs
-        except engine.SolverHung as e:
-            fail(f"{e} (the wall-clock safety net, engine.SAFETY_NET_MS)", 1)
+        except prover.SolverHung as e:
+            fail(f"{e} (the wall-clock safety net, prover.SAFETY_NET_MS)", 1)
     total = time.perf_counter() - t0
     ok_all = all(ok for _, ok, _, _ in verdicts)
     if as_json:     # a summary per variant first, then every query
-        print(json.dumps({"z3": z3.get_version_string(), "calibrated_z3": engine.CALIBRATED_Z3,
+        print(json.dumps({"z3": z3.get_version_string(), "calibrated_z3": prover.CALIBRATED_Z3,
                           "variants": [_prove_summary(enc, ok, secs, qs) for enc, ok, secs, qs in verdicts],
                           "queries": [q.as_json() for q in rows]}, indent=2))
         raise typer.Exit(0 if ok_all else 1)

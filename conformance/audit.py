@@ -607,15 +607,15 @@ def tracevalidation_check(name: str, run_seed: int):
 def prove_check(enc, queries=None) -> Check:
     """The prove stage for one encoding (see the module docstring);
     ``queries``: its matrix already run (elsewhere), else run here."""
-    from groupcheck.model.proofs import engine
+    from groupcheck.model.proofs import prover
     t0 = time.monotonic()
     try:
-        qs = queries if queries is not None else engine.run(enc)
+        qs = queries if queries is not None else prover.run(enc)
     except Exception as e:      # an encoding that cannot be built is a failed check, not a crash
         return Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
                      name=enc.variant, expected="proved", observed="error", as_expected=False,
                      seconds=round(time.monotonic() - t0, 3), detail=f"{type(e).__name__}: {e}")
-    ok = engine.verdict(qs)
+    ok = prover.verdict(qs)
     proved = sum(q.result == "proved" for q in qs)
     ctis = [q for q in qs if q.result == "cti"]
     real = [q for q in ctis if q.reachable]

@@ -39,7 +39,7 @@ from groupcheck.model.values import GrowSet, Seq
 from . import properties
 from .lockstep import LockstepError, LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError
+from .replay import Binding, ReplayEngine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -653,7 +653,7 @@ class FlushLockstep(LockstepNetwork):
         self.join_requested: set[int] = set()
         super().__init__(self.members, {m: make_stack(m, first) for m in self.members})
         # the driver's records log whole states (the layer's ``state()``)
-        self.engine = Engine(FlushBinding(Trace("<lockstep>", {"protocol": "flush"}, []), self.model,
+        self.engine = ReplayEngine(FlushBinding(Trace("<lockstep>", {"protocol": "flush"}, []), self.model,
                                           whole_states=True), visited=False)
         self.ids = self.engine.b.ids
         self.app_sends = 0

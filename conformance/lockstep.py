@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.impl.engine import Engine, env_record
+from groupcheck.impl.engine import EffectEngine, env_record
 from groupcheck.impl.events import Deliver, Receive, TimerFired
 
 
@@ -52,12 +52,12 @@ class LockstepNetwork:
     # check the abstraction after each input a stack handles (a driver that
     # checks once per compound step, or not while it sets a step up, says so)
     checking = True
-    engine: Any = None          # the driver's replay engine (conformance/replay.py ``Engine``)
+    engine: Any = None          # the driver's replay engine (conformance/replay.py ``EffectEngine``)
     now = 0.0                   # the lock-step has no clock: the test orders the steps
 
     def __init__(self, members, stacks: dict) -> None:
         self.members = tuple(members)
-        self.effects = Engine(stacks, self, self._model_step, self._effect)
+        self.effects = EffectEngine(stacks, self, self._model_step, self._effect)
         self.inflight: list[tuple[int, int, Any]] = []      # (src, dest, datagram), oldest first
         self._arms = 0                                       # a timer's token: when it was armed (a count)
         self.crashed: set[int] = set()

@@ -37,7 +37,7 @@ from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 from . import findings
 from .protocols import Protocol
 from .lockstep import LockstepNetwork
-from .replay import Binding, Engine, HeaderError
+from .replay import Binding, ReplayEngine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -437,7 +437,7 @@ class RaincoreLockstep(RingMessages, LockstepNetwork):
         super().__init__(self.nodes, self.nodes)
         header = {"protocol": "raincore", "nodes": list(self.model.Node), "constants": self.cfg.constants(),
                   "options": {}, "run_id": "lockstep"}
-        self.engine = Engine(RaincoreBinding(Trace("<lockstep>", header, [])), visited=False)
+        self.engine = ReplayEngine(RaincoreBinding(Trace("<lockstep>", header, [])), visited=False)
         self.commits: dict[int, list] = {k: [] for k in self.nodes}
         ringt = self.nodes[1].init_ring
         for k in ringt:

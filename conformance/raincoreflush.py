@@ -609,7 +609,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     from groupcheck.impl.stacks.raincoreflush import RingNode, ring_flush_stack, steady_seq
 
     from .lockstep import LockstepError, LockstepNetwork
-    from .replay import Engine
+    from .replay import ReplayEngine
 
     class Driver(rc.RingMessages, LockstepNetwork):
         checking = True
@@ -623,7 +623,7 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
             header = {"protocol": "raincoreflush", "nodes": list(members), "constants": self.constants,
                       "options": {}, "run_id": "lockstep"}
             b = RaincoreFlushBinding(Trace("<lockstep>", header, []), whole_states=True)
-            self.engine = Engine(b, visited=False)
+            self.engine = ReplayEngine(b, visited=False)
             self.ids = b.ids
             self.model = b.model
             timing = Timing(eating=0.005, hungry=0.5, starving=0.5)

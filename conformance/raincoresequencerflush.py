@@ -19,7 +19,7 @@ import random
 from typing import Optional
 
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
-from groupcheck.model.sequencer import _subsets
+from groupcheck.model.sequencer import subsets
 from groupcheck.model.sequencerflush import LogsAgreeKept
 
 from . import raincoreflush as crf
@@ -93,7 +93,7 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
         if ev["step"] == "ring":
             yield from crf.ring_successors(self.model, s, ev)     # OUTSIDE: none
         elif ev["name"] == "LeaveSuspected":     # the runner's record of a node that left as suspected
-            for lost in _subsets(set(self.model.Members) - {ev["nid"]}) if self.all_cuts else (frozenset(),):
+            for lost in subsets(set(self.model.Members) - {ev["nid"]}) if self.all_cuts else (frozenset(),):
                 yield self.model.LeaveSuspected(s, ev["nid"], lost)
         else:
             yield from super().successors(s, ev)

@@ -12,7 +12,7 @@ of the model from any state consistent with the run so far); ``violation``
 (the run conforms, but a trace property fails on it); ``rejected`` (the file
 cannot be read or a record breaks the schema, with ``file:line``).
 
-The engine (``Engine``).  A trace shows one node's step at a time and as much
+The engine (``ReplayEngine``).  A trace shows one node's step at a time and as much
 of that node's state as its writer logged; the model state also holds what
 no record shows (channels, other nodes, unlogged variables).  So the engine
 keeps the SET of model states consistent with the records so far (the
@@ -437,7 +437,7 @@ def explain(b: Binding, cands, ev: dict) -> Mismatch:
     return at
 
 
-class Engine:
+class ReplayEngine:
     """The candidate-set replay of one trace through a protocol's Binding."""
 
     def __init__(self, binding: Binding, *, visited: bool = True) -> None:
@@ -626,4 +626,4 @@ def run_binding(make, trace: Trace, *, visited: bool = True) -> RunReport:
     except (HeaderError, KeyError, ValueError, TypeError) as e:
         why = str(e) if isinstance(e, HeaderError) else f"bad header: {type(e).__name__}: {e}"
         return RunReport(**base, verdict="rejected", first_bad_event=None, reason=f"{trace.path}:1: {why}")
-    return Engine(b, visited=visited).run(trace)
+    return ReplayEngine(b, visited=visited).run(trace)

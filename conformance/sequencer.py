@@ -35,13 +35,13 @@ from typing import Callable, Optional
 from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
 from groupcheck.impl.events import AppSend, View, ViewChange
 from groupcheck.impl.stacks.sequencer import sequencer_stack
-from groupcheck.model.sequencer import SequencerModel, SequencerState, _subsets
+from groupcheck.model.sequencer import SequencerModel, SequencerState, subsets
 from groupcheck.model.values import Fn
 
 from . import findings, properties
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError
+from .replay import Binding, ReplayEngine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -190,7 +190,7 @@ class SequencerBinding(Binding):
         if name == "Crash":
             if "lost" in params:
                 return (model.Crash(s, m, frozenset(params["lost"])),)
-            return tuple(model.Crash(s, m, lost) for lost in _subsets(set(model.Members) - {m}))
+            return tuple(model.Crash(s, m, lost) for lost in subsets(set(model.Members) - {m}))
         return ()
 
     def message(self, s, t, ev: dict) -> Optional[str]:
@@ -766,7 +766,7 @@ class LockstepCluster(LockstepNetwork):
         super().__init__(members, {m: make_stack(m, members) for m in members})
         header = {"protocol": "sequencer", "nodes": list(members), "options": {},
                   "constants": {"N": n, "MaxSeq": max_seq, "MaxCrashes": max_crashes}, "run_id": "lockstep"}
-        self.engine = Engine(WholeStateBinding(Trace("<lockstep>", header, [])), visited=False)
+        self.engine = ReplayEngine(WholeStateBinding(Trace("<lockstep>", header, [])), visited=False)
         self.model = self.engine.b.model
         self.views = [View(1, self.members)]
 

@@ -17,7 +17,7 @@ from typing import Optional
 
 from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
-from groupcheck.model.sequencer import _subsets
+from groupcheck.model.sequencer import subsets
 from groupcheck.model.sequencerflush import SequencerFlushModel
 from groupcheck.model.values import Fn, Seq
 
@@ -433,7 +433,7 @@ class SequencerFlushBinding(Binding):
             # spec branches): what a smaller cut drops a receiver may still not
             # take, no guard reads the dead member's channels but the receive of
             # their head, and its view change purges what is left (``Purged``)
-            for lost in _subsets(set(model.Members) - {m}) if self.all_cuts else (frozenset(),):
+            for lost in subsets(set(model.Members) - {m}) if self.all_cuts else (frozenset(),):
                 yield model.Crash(s, m, lost)
         elif kind in ("send", "coord_send"):
             yield model.Send(s, m)

@@ -38,7 +38,7 @@ from groupcheck.model.values import Fn
 
 from .lockstep import LockstepNetwork
 from .protocols import Protocol
-from .replay import Binding, Engine, HeaderError
+from .replay import Binding, ReplayEngine, HeaderError
 from .tlctrace import TLATrace
 from .traces import Trace
 
@@ -416,7 +416,7 @@ class StableCluster(LockstepNetwork):
                   "constants": {"N": n, "NInit": n_init, "MaxSeq": max_seq,
                                 "ResetOnDifferentMembers": heard_from_reset,
                                 "ResetOnViewChange": heard_from_reset}}
-        self.engine = Engine(StableBinding(Trace("<lockstep>", header, [])), visited=False)
+        self.engine = ReplayEngine(StableBinding(Trace("<lockstep>", header, [])), visited=False)
         self.actions_seen: dict[str, int] = {}
         self.vid = 1
         self.pending_install: set[int] = set()

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A node's stack is sans-I/O (impl/stack.py): ``handle(event, now)`` returns
-effects.  ``Engine`` is the one place that performs them, for every
+effects.  ``EffectEngine`` is the one place that performs them, for every
 runtime that runs stacks:
 
 * ``Trace(event)`` becomes a record (``record``, one shape: ``kind``,
@@ -54,7 +54,7 @@ class Network(Protocol):
 
     def schedule(self, at: float, nid: int, name: str) -> Any:
         """Arrange for ``nid``'s timer ``name`` to be fired at ``at``; return
-        the token the policy will hand to ``Engine.expire``."""
+        the token the policy will hand to ``EffectEngine.expire``."""
         ...
 
 
@@ -71,7 +71,7 @@ def env_record(name: str, clock: float, nid: Optional[int] = None, msg: Any = No
             "state": None, "clock": clock}
 
 
-class Engine:
+class EffectEngine:
     """Performs the effects of the stacks ``stacks`` (node id -> stack) on
     ``network``; records go to ``on_record``, deliveries to ``on_deliver``
     (node id, effect)."""

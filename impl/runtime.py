@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from . import auth, protocols, tracefile
-from .engine import Engine
+from .engine import EffectEngine
 from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
 from .ringtransport import Suspected
@@ -276,7 +276,7 @@ class Node(asyncio.DatagramProtocol):
         if cfg.faults:
             self.net = FaultyNetwork(self, parse_faults(cfg.faults, NETWORK, "the cluster", delay=(0.0, 0.0)),
                                      random.Random(f"{cfg.seed}:{self.nid}"))
-        self.effects = Engine({self.nid: self.stack}, self.net, self._record, self._deliver)
+        self.effects = EffectEngine({self.nid: self.stack}, self.net, self._record, self._deliver)
         self.timers: dict[str, asyncio.TimerHandle] = {}      # the loop's timer for each armed name
         self.due: dict[str, float] = {}                        # when each armed timer was due (its lateness)
         self._tokens = 0

@@ -47,7 +47,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .engine import Engine, env_record
+from .engine import EffectEngine, env_record
 from .faults import FaultPlan, fates  # noqa: F401  (the simulators' plan, impl/faults.py)
 from .events import AppSend, Deliver, Receive, TimerFired, Up, View, ViewChange
 
@@ -90,7 +90,7 @@ class Simulator:
         self.deliveries: dict[int, list] = {n: [] for n in self.stacks}
         self.net = NetStats()
         self.app_dropped = 0            # events (app sends) meant for crashed members
-        self.engine = Engine(self.stacks, self, self._record, self._deliver)
+        self.engine = EffectEngine(self.stacks, self, self._record, self._deliver)
         for nid, at in self.faults.crashes:
             if nid not in self.stacks:
                 raise ValueError(f"crash of unknown member {nid}")

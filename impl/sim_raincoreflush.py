@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .engine import Engine
+from .engine import EffectEngine
 from .events import Deliver
 from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
@@ -55,7 +55,7 @@ class RingFlushSimulator(RaincoreSimulator):
         self.faults = self.plan = faults        # FLUSH's frames: its network
         self.fstacks = fstacks
         self.nodes = {n: RingNode((ring_parts or rings)[n], fstacks[n], view_under_token) for n in rings}
-        self.engine = Engine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
+        self.engine = EffectEngine(self.nodes, self, self._record, self._deliver)     # each node's effects, ring and FLUSH
         self.sent_in: dict[tuple, int] = {}            # (sender, seqno) -> the view it was multicast in
         self.app_sent: dict[tuple, float] = {}         # SEQUENCER on top: (sender, seqno) -> when sent
         self.send_vid: dict[tuple, int] = {}           # SEQUENCER on top: (sender, seqno) -> its view at Send

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from .core import Label, state_type
 from .flush import FlushModel
 from .raincoreflush import RING_VARS, RaincoreFlushModel, RaincoreFlushState
-from .sequencer import _subsets
+from .sequencer import subsets
 from .sequencerflush import SequencerFlushModel, SequencerFlushState
 from .values import Fn
 
@@ -107,10 +107,10 @@ class RaincoreSequencerFlushModel(SequencerFlushModel, RaincoreFlushModel):
 
     def CrashesOf(self, s, n: int):
         if self.CanCrash(s, n):
-            for lost in _subsets(set(self.Members) - {n}):
+            for lost in subsets(set(self.Members) - {n}):
                 yield Label("Crash", (n, lost)), self.Crash(s, n, lost)
         if self.CanLeave(s, n):
-            for lost in _subsets(set(self.Members) - {n}):
+            for lost in subsets(set(self.Members) - {n}):
                 yield Label("LeaveSuspected", (n, lost)), self.LeaveSuspected(s, n, lost)
 
     def LeaveSuspected(self, s, m: int, lost: frozenset):

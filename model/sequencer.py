@@ -53,7 +53,7 @@ def Data(s: int, q: int) -> Fn:
     return Fn._of({"sender": s, "seqno": q, "type": "DATA"})
 
 
-def _subsets(xs):
+def subsets(xs):
     xs = sorted(xs)
     for k in range(len(xs) + 1):
         for c in combinations(xs, k):
@@ -295,7 +295,7 @@ class SequencerModel(Model):
         if len(s.crashed) < self.MaxCrashes:
             M = self.Members
             for m in M:
-                for lost in _subsets(set(M) - {m}):
+                for lost in subsets(set(M) - {m}):
                     t = self.Crash(s, m, lost)
                     if t is not None:
                         yield Label("Crash", (m, lost)), t
@@ -406,7 +406,7 @@ class SequencerKernel(Kernel):
         self.crash = []   # per m: [(label, channel indices emptied)]
         for m in M:
             rows = []
-            for lost in _subsets(set(M) - {m}):
+            for lost in subsets(set(M) - {m}):
                 gone = tuple(i for (p, q), i in sorted(self.ci.items()) if q == m or (p == m and q in lost))
                 rows.append((m, Label("Crash", (m, lost)), gone))
             self.crash.append(rows)

@@ -33,7 +33,7 @@ def proved_for_every_n(protocol, variant, properties):
     answer depends on"): each query proved, every row for members "any",
     one consecution row per lemma and the implication of each property."""
     from groupcheck.model.proofs import registry
-    from groupcheck.model.proofs.engine import verdict
+    from groupcheck.model.proofs.prover import verdict
     [enc] = registry.select(protocol, variant)
     assert enc.members == "any" and enc.rlimit is not None and not enc.expect_cti
     [(_, qs)] = list(registry.run_isolated([enc], jobs=1))
@@ -69,7 +69,7 @@ def edges_outside(enc, edges, in_relation=None):
     quantifiers passes one that fails on z3's unknown instead of counting it
     as a no."""
     if in_relation is None:
-        from groupcheck.model.proofs.engine import edge_in_relation as in_relation
+        from groupcheck.model.proofs.prover import edge_in_relation as in_relation
     S, T = enc.fresh("s"), enc.fresh("t")
     acts = list(enc.actions(S, T))
     return [(str(min(labs, key=str)), s, t) for s, t, labs in edges
@@ -104,7 +104,7 @@ def states_agree(protocol, name, max_states, k, invariant=True):
     encoding's inductive invariant (when ``invariant``, a predicate on the
     encoding or a bool) and the z3 relation allows no successor of theirs
     that the model lacks."""
-    from groupcheck.model.proofs.engine import extra_successor, satisfies_invariant
+    from groupcheck.model.proofs.prover import extra_successor, satisfies_invariant
     enc, model, res, _ = sample_model(protocol, name, max_states, 0)
     states = sorted(res.parents, key=repr)
     random.Random(15).shuffle(states)

@@ -51,8 +51,8 @@ def test_prove_names_its_z3_and_warns_on_another(monkeypatch):
     """The limits are counted in the pinned z3's units: --json says which z3
     answered, and another version is named on stderr, not silently used."""
     import z3
-    from groupcheck.model.proofs import engine
-    assert (engine.solver_note() is None) == (z3.get_version_string() == engine.CALIBRATED_Z3)
+    from groupcheck.model.proofs import prover
+    assert (prover.solver_note() is None) == (z3.get_version_string() == prover.CALIBRATED_Z3)
     monkeypatch.setattr(z3, "get_version_string", lambda: "4.12.0")
-    note = engine.solver_note()
-    assert note is not None and "4.12.0" in note and engine.CALIBRATED_Z3 in note
+    note = prover.solver_note()
+    assert note is not None and "4.12.0" in note and prover.CALIBRATED_Z3 in note

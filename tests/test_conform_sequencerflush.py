@@ -17,7 +17,7 @@ from collections import Counter
 import pytest
 
 from groupcheck.conformance import sequencerflush as csf
-from groupcheck.conformance.replay import Engine
+from groupcheck.conformance.replay import ReplayEngine
 from groupcheck.conformance.traces import Trace, load as _load_delta, whole
 
 
@@ -43,7 +43,7 @@ def replay_steps(trace: Trace):
     """The binding after the engine took the trace's steps (its pre-pass's
     joins), the step that failed and why."""
     b = csf.SequencerFlushBinding(trace)
-    engine = Engine(b)
+    engine = ReplayEngine(b)
     for step in b.steps():
         failed = engine.step(step)
         if failed:
@@ -198,7 +198,7 @@ def test_the_pre_pass_joins_half_steps_and_no_candidate_keeps_a_history(tmp_path
     kinds = Counter(s["step"] for s in csf.SequencerFlushBinding(tr).steps())
     assert kinds["deliver"] and kinds["view"] and kinds["coord_send"] + kinds["coord_forward"]
     assert sum(kinds.values()) < len(tr.events)
-    engine = Engine(b := csf.SequencerFlushBinding(tr))
+    engine = ReplayEngine(b := csf.SequencerFlushBinding(tr))
     for s in b.steps():
         assert engine.step(s) is None
     assert all(not any(s.delivered.values()) and not any(s.closed.values()) for s in engine.cands)
@@ -231,7 +231,7 @@ def test_the_replay_appends_to_a_views_log_without_copying_it(tmp_path):
     from groupcheck.model.values import Seq
     tr = campaign_trace(2, tmp_path)
     b = csf.SequencerFlushBinding(tr)
-    engine = Engine(b)
+    engine = ReplayEngine(b)
     shared = grew = 0
     for step in b.steps():
         before = {m: x for s in engine.cands for m, x in s.log.items()}

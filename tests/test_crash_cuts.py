@@ -14,7 +14,7 @@ from groupcheck.conformance import flush as cf
 from groupcheck.conformance import raincoreflush as crf
 from groupcheck.conformance import raincoresequencerflush as crsf
 from groupcheck.conformance import sequencerflush as csf
-from groupcheck.conformance.replay import Engine
+from groupcheck.conformance.replay import ReplayEngine
 from groupcheck.conformance.traces import from_records
 
 
@@ -26,7 +26,7 @@ def _replay(binding_type, records, all_cuts: bool):
     trace = from_records(records)
     b = binding_type(trace)
     b.all_cuts = all_cuts
-    return Engine(b, visited=False).run(trace)
+    return ReplayEngine(b, visited=False).run(trace)
 
 
 def _forgeries(records):

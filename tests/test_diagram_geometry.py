@@ -19,7 +19,7 @@ import pytest
 from browser_helpers import CHROMIUM, NO_CHROMIUM, probe
 
 from groupcheck.conformance import audit, diagram, history, protocols
-from groupcheck.model.proofs import engine
+from groupcheck.model.proofs import prover
 from groupcheck.model.proofs import registry as proofs
 from groupcheck.model.values import Fn
 
@@ -141,10 +141,10 @@ CTI_POST = {"heardFrom": "<<{}, {1, 2}>>", "net": "{}", "delivered": "<<1, 2>>"}
 
 def cti_svg():
     enc = next(e for e in proofs.select("stable", every=True) if e.variant == "JoinRace")
-    q = engine.Query("stable", "JoinRace", "consecution:SendStable:JoinDigest", "cti", 0.1,
+    q = prover.Query("stable", "JoinRace", "consecution:SendStable:JoinDigest", "cti", 0.1,
                      action="SendStable(1)", pre=CTI_PRE, post=CTI_POST, reachable=True,
                      path=["Init", "SendStable(1)", "Join(2)"], expected_cti=True, members=2)
-    ok = engine.Query("stable", "JoinRace", "initiation:JoinDigest", "proved", 0.1, expected_cti=True, members=2)
+    ok = prover.Query("stable", "JoinRace", "initiation:JoinDigest", "proved", 0.1, expected_cti=True, members=2)
     c = audit.prove_check(enc, queries=[ok, q])
     return c.diagrams[0].svg if c.diagrams else '<svg class="none"></svg>'
 

@@ -65,9 +65,9 @@ def test_each_finding_is_data_and_three_lines_at_most(tmp_path):
 
 
 def test_a_counterexample_to_induction_is_drawn_and_explained():
-    from groupcheck.model.proofs import engine, registry
+    from groupcheck.model.proofs import prover, registry
     enc = next(e for e in registry.select("stable", every=True) if e.variant == "JoinRace")
-    q = engine.Query("stable", "JoinRace", "consecution:SendStable:JoinDigest", "cti", 0.1, action="SendStable(1)",
+    q = prover.Query("stable", "JoinRace", "consecution:SendStable:JoinDigest", "cti", 0.1, action="SendStable(1)",
                      pre={"a": "1", "b": "2"}, post={"a": "1", "b": "3"}, reachable=True,
                      path=["Init", "SendStable(1)"], expected_cti=True, members=2)
     c = audit.prove_check(enc, queries=[q])

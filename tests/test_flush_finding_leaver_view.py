@@ -16,7 +16,7 @@ import pytest
 
 from groupcheck.conformance import protocols
 from groupcheck.conformance.flush import FlushBinding
-from groupcheck.conformance.replay import Engine
+from groupcheck.conformance.replay import ReplayEngine
 from groupcheck.conformance.traces import from_records
 from groupcheck.impl.events import Receive, Trace
 from groupcheck.impl.flush import (BlockOk, Flush, FlushCompleted, FlushOk, Installed, JoinRequest,
@@ -83,7 +83,7 @@ def test_forgetting_earlier_leavers_ends_stuck_where_the_model_can_still_install
     rep = protocols.get("flush").replay(trace, visited=False)
     assert rep.verdict == "violation" and rep.reason.startswith("FlushEnds: member 3 (alive)")
     b = FlushBinding(trace)
-    eng = Engine(b, visited=False)
+    eng = ReplayEngine(b, visited=False)
     assert all(eng.step(e) is None for e in b.steps())          # every step conforms
     for t in eng.cands:
         assert [str(lab) for lab, _ in b.model.enabled(t, "InstallView")] == ["InstallView(3, 2)"]

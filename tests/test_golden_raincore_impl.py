@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.impl.engine import Engine
+from groupcheck.impl.engine import EffectEngine
 from groupcheck.impl.events import Receive, TimerFired, Up
 from groupcheck.impl.raincore import Crash, DeliveryFailed, Msg911, Raincore, Recover, Start, TokenMsg
 
@@ -37,7 +37,7 @@ class Harness:
         ring = tuple(self.ids[x] for x in table["initial"]["ring"])
         seq = table["initial"]["token"]["seq"]
         self.nodes = {n: Raincore(n, ring, init_seq=seq, **opts) for n in ring}
-        self.engine = Engine(self.nodes, self, lambda record: None, self._commit)
+        self.engine = EffectEngine(self.nodes, self, lambda record: None, self._commit)
         self.inflight: list[tuple[int, object]] = []            # (sender, message)
         self.commits: dict[int, list] = {n: [] for n in ring}
         for n in ring:

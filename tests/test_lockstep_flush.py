@@ -26,7 +26,7 @@ from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules, SlowLinkRu
 
 from groupcheck.conformance.flush import FlushBinding, FlushLockstep, project, virtual_synchrony
 from groupcheck.conformance.lockstep import LockstepError
-from groupcheck.conformance.replay import Engine
+from groupcheck.conformance.replay import ReplayEngine
 from groupcheck.conformance.traces import Trace
 from groupcheck.impl import flush as iflush
 from groupcheck.impl.stacks.flush import FlushStack
@@ -193,7 +193,7 @@ def test_replayer_rejects_a_member_outside_the_model():
     from groupcheck.model.flush import FlushModel
     b = FlushBinding(Trace("<t>", {"protocol": "flush"}, []), FlushModel({
         "N": 2, "NInit": 2, "MaxMsgs": 1, "MaxCrashes": 0, "MaxLeaves": 0, "ReconcileDigests": True}))
-    r = Engine(b)
+    r = ReplayEngine(b)
     s0 = next(iter(r.cands))
     assert project(s0, 1, b.ids)["phase"] == "Normal"
     assert r.step({"i": 0, "name": "Multicast", "nid": 3, "params": {}, "msg": None, "state": None})[0] == "rejected"

@@ -16,7 +16,7 @@ import copy
 import pytest
 
 from groupcheck.conformance import protocols
-from groupcheck.conformance.replay import Engine
+from groupcheck.conformance.replay import ReplayEngine
 from groupcheck.conformance.traces import from_records
 
 SEEDS = 12
@@ -33,7 +33,7 @@ def changed_records(proto, seeds=SEEDS) -> dict:
         recs, _ = proto.simulate(seed, faults, opts)
         trace = from_records(recs)
         b = proto.binding(trace)
-        engine = Engine(b, visited=False)
+        engine = ReplayEngine(b, visited=False)
         seen = []
         b.after = lambda ev, pairs, cands, after=b.after: (seen.append(pairs), after(ev, pairs, cands))[1]
         for ev in b.steps():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from groupcheck.impl import auth, codec, runtime
-from groupcheck.impl.engine import Engine
+from groupcheck.impl.engine import EffectEngine
 from groupcheck.impl.events import CancelTimer, Deliver, Send, SetTimer, Trace, TraceEvent
 from groupcheck.impl.reliable import Reliable
 
@@ -43,7 +43,7 @@ class _Stack:
 
 def _engine():
     stack, net, records, delivered = _Stack(), _Net(), [], []
-    eng = Engine({1: stack}, net, records.append, lambda nid, e: delivered.append((nid, e)))
+    eng = EffectEngine({1: stack}, net, records.append, lambda nid, e: delivered.append((nid, e)))
     return eng, stack, net, records, delivered
 
 

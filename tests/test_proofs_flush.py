@@ -15,7 +15,7 @@ import z3
 
 from groupcheck.model.core import Label
 from groupcheck.model.proofs import registry
-from groupcheck.model.proofs.engine import (DEFAULT_RLIMIT, _solver, edge_in_relation, extra_successor, run,
+from groupcheck.model.proofs.prover import (DEFAULT_RLIMIT, _solver, edge_in_relation, extra_successor, run,
                                             satisfies_invariant, verdict)
 from groupcheck.model.proofs.flush import FlushEncoding
 from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample, states_agree

@@ -12,8 +12,8 @@ import pytest
 import z3
 
 from groupcheck.model.core import explore
-from groupcheck.model.proofs import engine
-from groupcheck.model.proofs.engine import run, verdict
+from groupcheck.model.proofs import prover
+from groupcheck.model.proofs.prover import run, verdict
 from groupcheck.model.proofs.stable import StableAnyEncoding
 from proof_helpers import entry, lemmas_broken
 
@@ -119,5 +119,5 @@ def test_instantiation_can_fail_and_agrees_with_z3():
         pick = random.Random(7).sample(states, k) + broken[:k]
         for s in pick:
             for n, L in enc.lemmas.items():
-                r = engine._solve([enc.value(S, s), z3.Not(L(S))], enc)[0]
+                r = prover._solve([enc.value(S, s), z3.Not(L(S))], enc)[0]
                 assert (r == "proved") == enc.holds(n, s), (n, s, r)

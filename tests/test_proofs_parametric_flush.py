@@ -15,8 +15,8 @@ import pytest
 import z3
 
 from groupcheck.model.core import explore
-from groupcheck.model.proofs import engine, registry
-from groupcheck.model.proofs.engine import run, verdict
+from groupcheck.model.proofs import prover, registry
+from groupcheck.model.proofs.prover import run, verdict
 from groupcheck.model.proofs.flush import FlushAnyEncoding
 from proof_helpers import entry, lemmas_broken, proved_for_every_n, sorted_edges
 
@@ -111,7 +111,7 @@ def test_instantiation_can_fail_and_agrees_with_z3():
         S = enc.fresh("s")
         for s in random.Random(7).sample(sorted(res.parents, key=repr), k) + broken[:k]:
             for n, L in enc.lemmas.items():
-                r = engine._solve([enc.value(S, s), z3.Not(L(S))], enc)[0]
+                r = prover._solve([enc.value(S, s), z3.Not(L(S))], enc)[0]
                 assert (r == "proved") == enc.holds(n, s), (n, s, r)
 
 
@@ -130,8 +130,8 @@ def _steps(enc, edges):
     acts = {lab.action: f for lab, f in enc.actions(S, T)}
     for s, t, labs in edges:
         lab = min(labs, key=str)
-        solver = engine._solver(enc)
-        solver.add(*enc.query([engine.value_of(enc, S, s), engine.value_of(enc, T, t), acts[lab.action], enc.pin(lab)]))
+        solver = prover._solver(enc)
+        solver.add(*enc.query([prover.value_of(enc, S, s), prover.value_of(enc, T, t), acts[lab.action], enc.pin(lab)]))
         assert solver.check() == z3.sat, (lab, s, t)
 
 

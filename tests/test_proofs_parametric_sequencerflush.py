@@ -19,8 +19,8 @@ import pytest
 import z3
 
 from groupcheck.model.core import explore
-from groupcheck.model.proofs import engine, registry
-from groupcheck.model.proofs.engine import run, verdict
+from groupcheck.model.proofs import prover, registry
+from groupcheck.model.proofs.prover import run, verdict
 from groupcheck.model.proofs.sequencerflush_any import SequencerFlushAnyEncoding, SequencerFlushCrashEncoding
 from proof_helpers import entry, lemmas_broken, proved_for_every_n, sorted_edges
 
@@ -99,7 +99,7 @@ def test_crash_instantiation_agrees_with_z3_and_can_fail():
     S = enc.fresh("s")
     for x in sample + [twice, lost]:
         for n, L in enc.lemmas.items():
-            r = engine._solve([enc.value(S, x), z3.Not(L(S))], enc)[0]
+            r = prover._solve([enc.value(S, x), z3.Not(L(S))], enc)[0]
             assert (r == "proved") == enc.holds(n, x), (n, x, r)
 
 
@@ -127,7 +127,7 @@ def test_crash_model_edges_are_steps_of_the_relation(name, actions, k):
         for s, t in (es if k is None else random.Random(3).sample(es, min(k, len(es)))):
             rs = []
             for f in acts[action]:
-                solver = engine._solver(enc)
+                solver = prover._solver(enc)
                 solver.add(*enc.query([enc.value(S, s, ghosts=False), enc.value(T, t, ghosts=False), f]))
                 rs.append(solver.check())
             assert z3.sat in rs, (action, s, t, rs)
@@ -154,7 +154,7 @@ def test_a_crash_lemma_set_without_once_yields_a_decoded_cti():
     seed it ends unknown as the encoding builds it today (a reordering of
     the same formula's construction turned a CTI at 2M units into unknown
     at 200M): the CTI comes from the engine's retry with another seed
-    (engine.RETRY_SEEDS), which this test fails without."""
+    (prover.RETRY_SEEDS), which this test fails without."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         [q] = pool.submit(_without_once).result()
     assert q.result == "cti" and q.reachable is not True and not verdict([q])
@@ -175,7 +175,7 @@ def test_instantiation_agrees_with_z3_and_can_fail():
     S = enc.fresh("s")
     for x in states + [twice]:
         for n, L in enc.lemmas.items():
-            r = engine._solve([enc.value(S, x), z3.Not(L(S))], enc)[0]
+            r = prover._solve([enc.value(S, x), z3.Not(L(S))], enc)[0]
             assert (r == "proved") == enc.holds(n, x), (n, x, r)
 
 
@@ -199,8 +199,8 @@ def test_model_edges_are_steps_of_the_relation():
         alone: on their disjunction z3 answered unknown)?"""
         rs = []
         for f in acts[lab.action]:
-            solver = engine._solver(enc)
-            solver.add(*enc.query([engine.value_of(enc, S, s), engine.value_of(enc, T, t), f, enc.pin(lab)]))
+            solver = prover._solver(enc)
+            solver.add(*enc.query([prover.value_of(enc, S, s), prover.value_of(enc, T, t), f, enc.pin(lab)]))
             rs.append(solver.check())
         assert z3.sat in rs or z3.unknown not in rs, (lab, s, t)
         return z3.sat in rs

@@ -28,7 +28,7 @@ import pytest
 import z3
 
 from groupcheck.model.core import Label
-from groupcheck.model.proofs.engine import built_once, extra_successor, run, satisfies_invariant, value_of, verdict
+from groupcheck.model.proofs.prover import built_once, extra_successor, run, satisfies_invariant, value_of, verdict
 from groupcheck.model.proofs import registry
 from groupcheck.model.proofs.raincore import (FLAWED_LEMMAS, LEMMAS_PROVED_N, RaincoreEncoding,
                                                 manifest_constants)

@@ -5,7 +5,7 @@ limits, not time")."""
 
 import pytest
 
-from groupcheck.model.proofs import engine, registry
+from groupcheck.model.proofs import prover, registry
 
 
 def answers(qs):
@@ -19,9 +19,9 @@ def test_the_same_answers_after_another_encoding_and_in_a_process_of_its_own():
     names) and in a fresh process as `groupcheck prove` asks it: the same
     answers, query for query, each proved within the manifest's limit."""
     [other] = registry.select("stable", "JoinRace")
-    assert engine.verdict(engine.run(other))
+    assert prover.verdict(prover.run(other))
     [enc] = registry.select("sequencerflush", "NoCrash")
-    here = engine.run(enc)
+    here = prover.run(enc)
     [(_, fresh)] = list(registry.run_isolated([enc], jobs=1))
     assert answers(here) == answers(fresh)
     assert not [q.query for q in here if q.result != "proved"] and len(here) > 100

@@ -16,7 +16,7 @@ import pytest
 import z3
 
 from groupcheck.model.core import Label, explore
-from groupcheck.model.proofs.engine import _solver, value_of
+from groupcheck.model.proofs.prover import _solver, value_of
 from groupcheck.model.proofs.sequencerflush import SequencerFlushEncoding
 from proof_helpers import edges_outside, entry, sample, sorted_edges
 
@@ -48,7 +48,7 @@ def _check(enc, *fs, ematching=False):
 
 
 def edge_in_relation(enc, s, labels, t, S=None, T=None, acts=None) -> bool:
-    """engine.edge_in_relation, but an unknown is an error, not a no."""
+    """prover.edge_in_relation, but an unknown is an error, not a no."""
     S = S if S is not None else enc.fresh("s")
     T = T if T is not None else enc.fresh("t")
     want = {(lab.action, tuple(lab.params)) for lab in labels}
@@ -73,7 +73,7 @@ def satisfies_invariant(enc, s, S, inv) -> bool:
 
 
 def extra_successor(enc, s, successors, S=None, T=None, acts=None):
-    """engine.extra_successor, but an unknown is an error, not a none, and
+    """prover.extra_successor, but an unknown is an error, not a none, and
     asked one action at a time: Next is the disjunction of the actions, so
     there is no extra successor iff no action has one.  Asked as one
     disjunction, z3 ended unknown at 120 s on some LivePairFixed states
@@ -215,7 +215,7 @@ def test_fixed_invariant_initially_and_across_the_delivering_steps():
     the properties, and the properties and the lemmas they rest on are
     preserved by the steps that deliver (RecvData; SendView: Absorb, Purged,
     the re-sent forward-table).  The whole matrix is the slow test below."""
-    from groupcheck.model.proofs.engine import _solve, _solve_split
+    from groupcheck.model.proofs.prover import _solve, _solve_split
     enc = SequencerFlushEncoding(2)
     S, T = enc.fresh("s"), enc.fresh("t")
     for name, L in enc.lemmas.items():
@@ -235,8 +235,8 @@ def test_fixed_invariant_initially_and_across_the_delivering_steps():
 @pytest.mark.slow
 def test_fixed_invariant_is_inductive():
     """The whole matrix at N = 2: every query proved (no CTI, nothing open)."""
-    from groupcheck.model.proofs import engine
-    qs = engine.run(SequencerFlushEncoding(2), classify=False)
+    from groupcheck.model.proofs import prover
+    qs = prover.run(SequencerFlushEncoding(2), classify=False)
     open_ = [(q.query, q.result) for q in qs if q.result != "proved"]
     assert not open_, open_
 
@@ -278,7 +278,7 @@ def test_the_stated_consequences_of_absorb_hold_by_induction():
     (3) a sender in the table's domain stays in it.  Here z3 checks both inductions, base
     case and step (for N = 2, any digest, any index); a broken step (the
     duplicate check dropped) is refused."""
-    from groupcheck.model.proofs.engine import _solve
+    from groupcheck.model.proofs.prover import _solve
     M, m = (1, 2), 1
     dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, w = z3.Ints("L i w")
@@ -335,7 +335,7 @@ def test_the_stated_consequences_for_n3_hold_by_induction():
     increasing, because the running count cnt is non-decreasing (by
     induction) and cnt[src[k]] = k.  z3 checks the inductions, base and
     step, and the consequence; a broken step is refused each time."""
-    from groupcheck.model.proofs.engine import _solve
+    from groupcheck.model.proofs.prover import _solve
     M, m = (1, 2), 1
     AII, AIB = z3.ArraySort(z3.IntSort(), z3.IntSort()), z3.ArraySort(z3.IntSort(), z3.BoolSort())
     dS, dQ, cnt, dS2, dQ2, src = (z3.Const(n, AII) for n in ("dS", "dQ", "cnt", "dS2", "dQ2", "src"))
@@ -384,7 +384,7 @@ def test_absorb_delivers_exactly_the_digest_by_induction():
     its base and its step, and that H(dl) gives the consequence.  Without
     the increasing order the step is refused (two entries of one sender
     after L, the later one lower: a duplicate)."""
-    from groupcheck.model.proofs.engine import _solve
+    from groupcheck.model.proofs.prover import _solve
     M, m = (1, 2), 1
     dS, dQ, cnt, dS2, dQ2, RH, RV, F = _absorb_symbols(M)
     L, i, dl, j, j2 = z3.Ints("L i dl j j2")
@@ -509,9 +509,9 @@ def _n3_matrix_row(lemma):
     """The consecution queries of one lemma at N = 3, as the engine asks
     them (per action instance, per conjunct of the goal), assuming every
     lemma of the encoding: action -> result."""
-    from groupcheck.model.proofs.engine import Frame, _solve_split
+    from groupcheck.model.proofs.prover import Frame, _solve_split
     enc, S, T, L_S, inv, acts = _n3_parts()
-    # what the frame preserves is not asked (engine.Frame; the lemma's L(S) is in inv)
+    # what the frame preserves is not asked (prover.Frame; the lemma's L(S) is in inv)
     frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
     return {a: _solve_split(inv, fs, L_T, enc, [frame.residue([f], L_T, L_S[lemma]) for f in fs])[0]
             for a, fs in acts.items()}
@@ -523,7 +523,7 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
     NoDuplicates is preserved by every action (the view change's Absorb and
     Purged, RecvData in either view, the crash) under the N = 3 lemmas.
     The other rows are the test below (its three costliest rows heavy)."""
-    from groupcheck.model.proofs.engine import _solve
+    from groupcheck.model.proofs.prover import _solve
     enc, S, _, L_S, _, _ = _n3_parts()
     for name, L in L_S.items():
         assert _solve([enc.init(S), z3.Not(L)], enc)[0] == "proved", name
@@ -535,7 +535,7 @@ def test_n3_no_duplicates_is_preserved_by_every_action():
 def _n3_instance(enc, lemma, label):
     """One consecution query of the N = 3 matrix, the engine's way, for the
     instance named ``label`` (every lemma assumed)."""
-    from groupcheck.model.proofs.engine import Frame, _solve_split
+    from groupcheck.model.proofs.prover import Frame, _solve_split
     S, T = enc.fresh("s"), enc.fresh("t")
     L_S = {name: L(S) for name, L in enc.lemmas.items()}
     frame, L_T = Frame(S, T), enc.lemmas[lemma](T)
@@ -609,7 +609,7 @@ def test_n3_survivor_total_order_split_is_the_same_formula():
     cases (where each position lies against closed[.][1]); z3 proves it
     equivalent to the one-case form N = 2 uses, both ways.  A case dropped
     is no longer equivalent."""
-    from groupcheck.model.proofs.engine import _solve
+    from groupcheck.model.proofs.prover import _solve
     enc = SequencerFlushEncoding(3)
     S = enc.fresh("s")
     split = enc.SurvivorTotalOrder(S)

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from groupcheck.model.core import Label
-from groupcheck.model.proofs.engine import (edge_in_relation, extra_successor, run, satisfies_invariant,
+from groupcheck.model.proofs.prover import (edge_in_relation, extra_successor, run, satisfies_invariant,
                                             verdict)
 from groupcheck.model.proofs.stable import StableEncoding
 from proof_helpers import default_and_slow, edges_agree, edges_outside, entry, sample, states_agree

@@ -13,7 +13,7 @@ import pytest
 from groupcheck.conformance import raincoreflush as crf
 from groupcheck.conformance.traces import from_records
 from groupcheck.impl import codec
-from groupcheck.impl.engine import Engine
+from groupcheck.impl.engine import EffectEngine
 from groupcheck.impl.events import Receive, Send, TimerFired, Up
 from groupcheck.impl.raincore import DeliveryFailed, Msg911, TokenMsg
 from groupcheck.impl.ringtransport import (DEDUP, SLOW_HALF_LIFE, TIMER, Suspected, TMAbort, TMAck, TMConfirm, TMFrame, TMTaken,
@@ -35,7 +35,7 @@ class Link:
         self.paused = False            # node 2 stopped: what reaches it waits in ``queued``
         self.queued: list = []
         self.tm = {1: TransportManager(1), 2: TransportManager(2)}
-        self.engine = Engine(self.tm, self, lambda record: None, self._deliver)
+        self.engine = EffectEngine(self.tm, self, lambda record: None, self._deliver)
         self.wire: list = []
         self.up: dict[int, list] = {1: [], 2: []}
         self.failed: list = []

@@ -43,7 +43,7 @@ import z3
 from ..core import Label
 from ..flush import FlushModel, FlushState, NO_INIT
 from ..values import Fn, record
-from .engine import Encoding, join, multipattern, readers, unchanged, z3_set
+from .prover import Encoding, join, multipattern, readers, unchanged, z3_set
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, order_axioms,
                          row, universe, update)
 

@@ -40,7 +40,7 @@ from itertools import count, product
 
 import z3
 
-from .engine import Encoding, multipattern, subterms
+from .prover import Encoding, multipattern, subterms
 
 Node = z3.DeclareSort("Node")
 one = z3.Const("one", Node)                       # member 1, the least

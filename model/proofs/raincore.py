@@ -50,7 +50,7 @@ import z3
 from ..core import Label
 from ..raincore import (InsertAfter, LastGlobalViewOf, Msg911, NextNode, RaincoreModel, RaincoreState, Remove,
                         Token)
-from .engine import Encoding, multipattern
+from .prover import Encoding, multipattern
 
 I = z3.IntSort()
 STATUS = ("Off", "Up", "Down")

@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from .. import manifest
-from .engine import Encoding, Query, run
+from .prover import Encoding, Query, run
 
 
 class UnknownTarget(ValueError):

@@ -45,7 +45,7 @@ import z3
 from ..core import Label
 from ..sequencer import Data, Forward, SequencerModel, SequencerState, TotalOrder
 from ..values import Fn
-from .engine import Encoding, multipattern, readers, select, unchanged, z3_set
+from .prover import Encoding, multipattern, readers, select, unchanged, z3_set
 
 I = z3.IntSort()
 B = z3.BoolSort()

@@ -52,10 +52,10 @@ from typing import Any
 import z3
 
 from ..core import Label
-from ..sequencer import _subsets
+from ..sequencer import subsets
 from ..sequencerflush import NO_INIT, SequencerFlushModel, SequencerFlushState
 from ..values import Fn
-from .engine import Encoding, first, join, multipattern, readers, select, unchanged, z3_set
+from .prover import Encoding, first, join, multipattern, readers, select, unchanged, z3_set
 from .flush import PHASE_NO as PH, FlushOps, decoded_msg, decoded_phase, stale
 
 I = z3.IntSort()
@@ -638,7 +638,7 @@ class SequencerFlushEncoding(FlushOps, Encoding):
             yield Label("Unblock", (p, c)), z3.And(*g, fr(S, T, self._taken(
                 S, p, c, {"blocked": {p: z3.BoolVal(False)}, "fi": {p: z3.IntVal(NO_INIT)}})))
         for m in M:   # Crash(m, lost)
-            for lost in _subsets(set(M) - {m}):
+            for lost in subsets(set(M) - {m}):
                 cs = []
                 chan = self._chan(S)
                 notflush = lambda x: z3.And(*[Msg.ty(x) != t for t in FLUSH_TY])  # noqa: E731

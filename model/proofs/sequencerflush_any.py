@@ -52,7 +52,7 @@ import z3
 from ..core import Label
 from ..sequencerflush import SequencerFlushModel, SequencerFlushState
 from ..values import Fn
-from .engine import multipattern, readers
+from .prover import multipattern, readers
 from .parametric import (Channels, IdSet, Node, PyOps, SortEncoding, Table, le, members_of, node, one, row,
                          universe, update)
 from .flush import FlushSteps, decoded_msg, decoded_phase, stale

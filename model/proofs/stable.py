@@ -35,7 +35,7 @@ import z3
 from ..core import Label
 from ..stable import DataMsg, Entry, StableModel, StableMsg, StabilityMsg, StableState
 from ..values import Fn
-from .engine import Encoding, readers, z3_set
+from .prover import Encoding, readers, z3_set
 from .parametric import (Node, PyOps, Table, Z3Ops, ground, int_literals, le, members_of, node, one, order_axioms,
                          row, universe)
 

@@ -8,7 +8,7 @@ import types
 import pytest
 import z3
 
-from groupcheck.model.proofs.engine import _solve_split
+from groupcheck.model.proofs.prover import _solve_split
 
 x, x2 = z3.Int("x"), z3.Int("x2")
 INV = x >= 0
@@ -47,8 +47,8 @@ def test_every_instance_is_asked_the_negated_lemma_after_a_split(monkeypatch):
     that holds, or a spurious proof.  Here the first instance's whole query
     gives up (as at its resource limit) and the second is
     decided whole."""
-    from groupcheck.model.proofs import engine
-    real, asked = engine._solve_first, []
+    from groupcheck.model.proofs import prover
+    real, asked = prover._solve_first, []
 
     def first_whole_gives_up(fs, enc=None, rlimit=None):
         asked.append(rlimit)
@@ -56,7 +56,7 @@ def test_every_instance_is_asked_the_negated_lemma_after_a_split(monkeypatch):
             return "unknown", None, 0.0, 0.0, 0
         return real(fs, enc, rlimit)
 
-    monkeypatch.setattr(engine, "_solve_first", first_whole_gives_up)
+    monkeypatch.setattr(prover, "_solve_first", first_whole_gives_up)
     lemma = z3.And(x2 >= 0, x2 >= 1)
     second = x2 == x + 2
     assert _solve_split(INV, [STEP, second], lemma, enc(10_000_000))[0] == "proved"
@@ -86,27 +86,27 @@ def lemma(St):
 
 
 def same(got, want):
-    from groupcheck.model.proofs.engine import alpha_equal
+    from groupcheck.model.proofs.prover import alpha_equal
     return len(got) == len(want) and all(alpha_equal(a, b) for a, b in zip(got, want))
 
 
 def test_a_lemma_on_unchanged_variables_needs_no_solver(monkeypatch):
-    from groupcheck.model.proofs import engine
-    frame = engine.Frame(S, T)
+    from groupcheck.model.proofs import prover
+    frame = prover.Frame(S, T)
     bump_x = z3.And(T["x"] == S["x"] + 1, T["a"][0] == S["a"][0])
     # a is framed, so only x's conjunct is left for z3 (bound names differ)
     assert same(frame.residue([bump_x], lemma(T), lemma(S)), [T["x"] >= 0])
     only_a = z3.And(T["x"] == S["x"], T["a"][0] == S["a"][0])
     assert frame.residue([only_a], lemma(T), lemma(S)) == []
     calls = []
-    monkeypatch.setattr(engine, "_solve_first", lambda *a, **k: calls.append(a) or ("unknown", None, 0, 0, 0))
+    monkeypatch.setattr(prover, "_solve_first", lambda *a, **k: calls.append(a) or ("unknown", None, 0, 0, 0))
     inv = lemma(S)
     assert _solve_split(inv, [only_a], lemma(T), enc(None), [[]])[0] == "proved" and calls == []
 
 
 def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
-    from groupcheck.model.proofs import engine
-    frame = engine.Frame(S, T)
+    from groupcheck.model.proofs import prover
+    frame = prover.Frame(S, T)
     inv = lemma(S)
     # x may go negative: its conjunct is kept, z3 finds the CTI
     drop_x = z3.And(T["x"] == S["x"] - 1, T["a"][0] == S["a"][0])
@@ -125,7 +125,7 @@ def test_a_conjunct_whose_variable_changes_is_still_asked_and_broken():
 
 
 def test_alpha_equal_is_up_to_bound_names_only():
-    from groupcheck.model.proofs.engine import alpha_equal
+    from groupcheck.model.proofs.prover import alpha_equal
     assert alpha_equal(pos_a(S), pos_a(S))
     assert not alpha_equal(pos_a(S), pos_a(T))
     k = z3.Int("k")
@@ -137,13 +137,13 @@ def test_what_the_frame_proves_z3_proves_too():
     """On real encodings (STABLE, two members; Raincore's two-node ring):
     every (action, lemma) query the frame alone discharges is asked of z3
     whole as well, and z3 proves it."""
-    from groupcheck.model.proofs import engine
+    from groupcheck.model.proofs import prover
     from groupcheck.model.proofs.raincore import RaincoreEncoding, manifest_constants
     from groupcheck.model.proofs.stable import StableEncoding
     for e in (StableEncoding(2, 1), RaincoreEncoding(manifest_constants("FixedRing2"), variant="Fixed",
                                                      expect_cti=False)):
         S, T = e.fresh("s"), e.fresh("t")
-        frame, inv = engine.Frame(S, T), e.inv(S)
+        frame, inv = prover.Frame(S, T), e.inv(S)
         acts: dict = {}
         for lab, f in e.actions(S, T):
             acts.setdefault(lab.action, []).append(f)
@@ -153,7 +153,7 @@ def test_what_the_frame_proves_z3_proves_too():
             for a, fs in acts.items():
                 if frame.residue(fs, L_T, L_S) == []:
                     framed += 1
-                    assert engine._solve([inv, z3.Or(*fs), z3.Not(L_T)], e)[0] == "proved", (a, name)
+                    assert prover._solve([inv, z3.Or(*fs), z3.Not(L_T)], e)[0] == "proved", (a, name)
         assert framed > 10, (e.protocol, framed)
 
 
@@ -162,7 +162,7 @@ def test_sharded_run_asks_the_same_queries_in_the_same_order():
     """With more cores than variants a fixed variant's lemmas are dealt out
     to processes (run_isolated's shards): the queries, their order and
     their results are those of one process."""
-    from groupcheck.model.proofs import engine, registry
+    from groupcheck.model.proofs import prover, registry
     [fixed] = registry.select("sequencerflush", "NoCrash")
     [(_, whole)] = list(registry.run_isolated([fixed], jobs=1))
     [(_, sharded)] = list(registry.run_isolated([fixed], jobs=2))
@@ -174,7 +174,7 @@ def test_sharded_run_asks_the_same_queries_in_the_same_order():
     assert len(registry._shard_keys(registry.select(), 2, None, None)[0]) == len(registry.select())
     assert [(q.query, q.result) for q in sharded] == [(q.query, q.result) for q in whole]
     assert sum(q.query.startswith("implication:") for q in sharded) == len(fixed.properties)
-    assert engine.verdict(sharded)
+    assert prover.verdict(sharded)
     assert registry._merge_shards(fixed, [sharded[1::2], sharded[::2]]) == sharded
 
 
@@ -183,14 +183,14 @@ def test_an_unknown_is_asked_again_in_a_fresh_context(monkeypatch):
     asked once more in a context of its own: proved there, it is proved; a
     model found there comes back in the caller's context; without the flag
     the unknown stands."""
-    from groupcheck.model.proofs import engine
-    monkeypatch.setattr(engine, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
+    from groupcheck.model.proofs import prover
+    monkeypatch.setattr(prover, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
     x = z3.Int("x")
     enc = types.SimpleNamespace(retry_fresh=True)
-    assert engine._solve_first([x > 1, x < 1], enc)[0] == "proved"
-    r, m, *_ = engine._solve_first([x > 1, x < 3], enc)
+    assert prover._solve_first([x > 1, x < 1], enc)[0] == "proved"
+    r, m, *_ = prover._solve_first([x > 1, x < 3], enc)
     assert r == "cti" and m.eval(x).as_long() == 2
-    assert engine._solve_first([x > 1, x < 1], types.SimpleNamespace(retry_seeds=()))[0] == "unknown"
+    assert prover._solve_first([x > 1, x < 1], types.SimpleNamespace(retry_seeds=()))[0] == "unknown"
 
 
 def test_an_unknown_is_asked_again_under_other_seeds(monkeypatch):
@@ -198,23 +198,23 @@ def test_an_unknown_is_asked_again_under_other_seeds(monkeypatch):
     (after the same parameters once more, with ``retry_fresh``), each in a
     context of its own: the first sat or unsat is the answer; all unknown,
     the unknown stands."""
-    from groupcheck.model.proofs import engine
-    monkeypatch.setattr(engine, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
-    asked, real = [], engine._check_fresh
+    from groupcheck.model.proofs import prover
+    monkeypatch.setattr(prover, "_solve", lambda fs, enc=None, rlimit=None: ("unknown", None, 0.0, 0.0, 0))
+    asked, real = [], prover._check_fresh
 
     def fresh(fs, rlimit, params):
         asked.append(dict(params))
         return real(fs, rlimit, params) if params.get("smt.random_seed") == 2 else (z3.unknown, None, 0, 0, 0)
-    monkeypatch.setattr(engine, "_check_fresh", fresh)
+    monkeypatch.setattr(prover, "_check_fresh", fresh)
     x = z3.Int("x")
     enc = types.SimpleNamespace(retry_fresh=True, solver_params={"smt.mbqi": False})
-    assert engine._solve_first([x > 1, x < 1], enc)[0] == "proved"
+    assert prover._solve_first([x > 1, x < 1], enc)[0] == "proved"
     assert asked == [{"smt.mbqi": False}, {"smt.mbqi": False, "smt.random_seed": 1},
                      {"smt.mbqi": False, "smt.random_seed": 2}]
-    r, m, *_ = engine._solve_first([x > 1, x < 3], types.SimpleNamespace())
+    r, m, *_ = prover._solve_first([x > 1, x < 3], types.SimpleNamespace())
     assert r == "cti" and m.eval(x).as_long() == 2
-    assert engine.RETRY_SEEDS == (1, 2)
-    assert engine._solve_first([x > 1, x < 3], types.SimpleNamespace(retry_seeds=(1,)))[0] == "unknown"
+    assert prover.RETRY_SEEDS == (1, 2)
+    assert prover._solve_first([x > 1, x < 3], types.SimpleNamespace(retry_seeds=(1,)))[0] == "unknown"
 
 
 def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
@@ -227,12 +227,12 @@ def test_an_unknown_row_is_asked_again_in_a_process_of_its_own(monkeypatch):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from groupcheck.model.proofs import engine, registry
+    from groupcheck.model.proofs import prover, registry
     [fixed] = registry.select("sequencerflush", "NoCrash")
-    qs = engine.run(fixed, classify=False)
+    qs = prover.run(fixed, classify=False)
     k = next(i for i, q in enumerate(qs) if q.query.startswith("consecution:") and not q.by_frame)
     row = tuple(qs[k].query.split(":")[1:])
-    [alone] = engine.run(fixed, classify=False, rows=frozenset({row}))
+    [alone] = prover.run(fixed, classify=False, rows=frozenset({row}))
     assert (alone.query, alone.result) == (qs[k].query, "proved")
     forged = list(qs)
     forged[k] = dataclasses.replace(qs[k], result="unknown", seconds=7.0, cpu_seconds=7.0)
@@ -256,8 +256,8 @@ def test_the_matrix_is_the_manifests_and_the_engine_does_not_import_the_registry
     import inspect
 
     from groupcheck.model import manifest
-    from groupcheck.model.proofs import engine, registry
-    tree = ast.parse(inspect.getsource(engine))
+    from groupcheck.model.proofs import prover, registry
+    tree = ast.parse(inspect.getsource(prover))
     names = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not [n for n in names if "registry" in n]
