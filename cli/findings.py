@@ -17,6 +17,7 @@ from typing import Iterable, List, Optional
 import typer
 
 from groupcheck.conformance.findings import violated, violations_of
+from groupcheck.conformance.replay import Verdict
 
 KNOWN_HELP = ("documented findings (e.g. SEQUENCER's TotalOrder after a coordinator crash) are accepted by "
               "default; --known demands one, --no-known forbids them")
@@ -39,7 +40,7 @@ def documented(row: dict) -> bool:
     finding, conformance/findings.py).  A black-box history row is
     documented only where the run's trace beside it shows the same
     violation with a finding's shape (cli/history.py)."""
-    return row.get("verdict") == "documented"
+    return row.get("verdict") == Verdict.DOCUMENTED
 
 
 class Gate:
@@ -58,7 +59,7 @@ class Gate:
     def unexpected(self, row: dict) -> bool:
         """A result that fails the command (exit 1): anything but ok,
         incomplete (exit 4) and rejected (exit 2) that the gate does not accept."""
-        return row.get("verdict") not in ("ok", "incomplete", "rejected") and not self.accepted(row)
+        return row.get("verdict") not in (Verdict.OK, Verdict.INCOMPLETE, Verdict.REJECTED) and not self.accepted(row)
 
     def note(self, row: dict) -> str:
         """`` (documented finding)`` or `` (expected)`` for an accepted row."""
@@ -82,11 +83,11 @@ class Gate:
         nonconforming run, a disagreement) or a demanded violation that did
         not occur, else 4 when some run is ``incomplete`` (nothing, or not
         enough, was checked), else 0."""
-        if any(r.get("verdict") == "rejected" for r in rows):
+        if any(r.get("verdict") == Verdict.REJECTED for r in rows):
             return 2
         if unexpected or self.missing(rows):
             return 1
-        return 4 if any(r.get("verdict") == "incomplete" for r in rows) else 0
+        return 4 if any(r.get("verdict") == Verdict.INCOMPLETE for r in rows) else 0
 
 
 def run_lines(row: dict) -> List[str]:
@@ -107,8 +108,8 @@ def run_lines(row: dict) -> List[str]:
 def tally_line(rows: List[dict], bad: list) -> str:
     """The closing line of a checking command: runs ok, documented or
     expected, incomplete."""
-    n_ok = sum(r["verdict"] == "ok" for r in rows)
-    n_inc = sum(r["verdict"] == "incomplete" for r in rows)
-    n_exp = len(rows) - n_ok - n_inc - len(bad) - sum(r["verdict"] == "rejected" for r in rows)
+    n_ok = sum(r["verdict"] == Verdict.OK for r in rows)
+    n_inc = sum(r["verdict"] == Verdict.INCOMPLETE for r in rows)
+    n_exp = len(rows) - n_ok - n_inc - len(bad) - sum(r["verdict"] == Verdict.REJECTED for r in rows)
     return (f"{n_ok}/{len(rows)} runs ok" + (f", {n_exp} documented or expected violation(s)" if n_exp else "")
             + (f", {n_inc} incomplete (nothing or not enough checked)" if n_inc else ""))

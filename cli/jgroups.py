@@ -10,6 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from groupcheck.conformance.replay import Verdict
+
 from .findings import Gate, expect_option, known_option
 from .render import ENVIRONMENT, FORCE, console, fail, need_java, out_dir
 
@@ -85,8 +87,9 @@ def run(
     _report(r, as_json, Gate(expect, known))
 
 
-# the verdicts from worst to best: a run's is the worse of its history's and its trace's
-WORST_FIRST = ("rejected", "disagreement", "nonconforming", "violation", "incomplete", "documented", "ok")
+# the verdicts from worst to best (conformance/replay.py Verdict), the two checkers' disagreement (a
+# failure of the tool) next to the worst: a run's is the worse of its history's and its trace's
+WORST_FIRST = (Verdict.REJECTED, "disagreement", *list(Verdict)[1:])
 
 
 def _verdict(r: dict) -> str:

@@ -43,6 +43,7 @@ quiescent its end-of-run property (``Binding.at_end``); a failure is a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Optional
 
 from . import progress
@@ -52,12 +53,26 @@ MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by si
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)
 
 
+class Verdict(StrEnum):
+    """A run's verdict, one of six words (docs/trace-format.md, "Verdicts"),
+    worst first: the order in which several verdicts on one run combine
+    (a JGroups run's history and trace) and the exit rule reads them
+    (cli/findings.py ``Gate``).  A str: JSON, Parquet rows and text carry the
+    word itself."""
+    REJECTED = "rejected"           # the input breaks the format (file:line:field), exit 2
+    NONCONFORMING = "nonconforming"  # a record that is no step of the model
+    VIOLATION = "violation"         # conforms, but a property fails and no documented finding covers it
+    INCOMPLETE = "incomplete"       # nothing wrong seen, but not everything was checked (exit 4)
+    DOCUMENTED = "documented"       # every violation has a documented finding's shape
+    OK = "ok"
+
+
 @dataclass
 class RunReport:
     file: str
     run_id: Optional[str]
     protocol: Optional[str]
-    verdict: str                # ok | documented | violation | nonconforming | incomplete | rejected
+    verdict: Verdict            # a word of Verdict; a str given is checked against them
     events: int
     first_bad_event: Optional[int]
     reason: Optional[str]
@@ -92,6 +107,10 @@ class RunReport:
     broken: dict = field(default_factory=dict, repr=False, compare=False)
     # the actions the run's steps named (the protocol's ``incomplete`` reads them)
     actions: set = field(default_factory=set, repr=False, compare=False)
+
+
+    def __post_init__(self):
+        self.verdict = Verdict(self.verdict)        # a word outside the six is a bug: ValueError
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)
