@@ -196,10 +196,15 @@ def _report(r: dict, protocol: str, out: Path, as_json: bool, gate: Gate) -> Non
         print(json.dumps(r, indent=2, default=str))
     else:
         # the first word is the run's whole verdict: never "ok" unless it is quiescent and checked
-        label = ("ok" if r["ok"] and r["quiescent"] else
-                 r["verdict"] if r["verdict"] not in ("ok", "documented") else
-                 "violation" if any(v["verdict"] == "violation" for v in found) else
-                 "disagreement" if not tlc_ok else "documented") + gate.note(replay)
+        word = ("ok" if r["ok"] and r["quiescent"] else
+                r["verdict"] if r["verdict"] not in ("ok", "documented") else
+                "violation" if any(v["verdict"] == "violation" for v in found) else
+                "disagreement" if not tlc_ok else "documented")
+        # the gate's note on the replay's row, where it says something the word does not: a
+        # violation --expect'ed; never on a violation the history adds (its lines say which)
+        note = gate.note(replay)
+        label = word + (note if word == r["verdict"] and not (word == "documented" and
+                                                              note == " (documented finding)") else "")
         delivered = {int(k): v for k, v in r["delivered"].items()}      # keys are strings once read back
         print(f"{r['run_id']}: {label}; quiescent {r['quiescent']}; killed {r['killed'] or 'none'}; "
               f"delivered {delivered}; {r['seconds']} s")
@@ -302,7 +307,26 @@ def kill_node(
         os.kill(int(pids[str(node)]), signal.SIGKILL)
     except ProcessLookupError:
         fail(f"node {node} (pid {pids[str(node)]}) is not running")
-    print(f"node {node} (pid {pids[str(node)]}) killed with SIGKILL")
+    print(f"node {node} (pid {pids[str(node)]}) killed with SIGKILL{_into_workload(out)}")
+
+
+def _into_workload(out: Path) -> str:
+    """Where in the workload a kill landed: OUT/ready is written when the
+    nodes start it, OUT/up.json holds its size; a kill after its nominal
+    end finds little in flight (it tests the view change, not a loss)."""
+    try:
+        up = json.loads((out / "up.json").read_text(encoding="utf-8"))
+        since = time.time() - (out / "ready").stat().st_mtime
+    except (OSError, ValueError):
+        return ""
+    rate, messages = float(up.get("rate") or 0), int(up.get("messages") or 0)
+    if not rate:
+        return f", {since:.1f} s after the workload started (unpaced)"
+    length = messages / rate
+    if since <= length:
+        return f", {since:.1f} s into the workload ({messages} multicasts per node at {rate:g}/s: about {length:.0f} s)"
+    return (f", {since:.1f} s after the workload started: past its nominal end ({length:.0f} s), so little was in "
+            "flight (kill sooner after `cluster up`, or give it more --messages)")
 
 
 @app.command()

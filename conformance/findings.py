@@ -204,11 +204,12 @@ def rate_figures(proto, counts: dict) -> dict:
 
 def history_findings(proto, trace, violations: list[dict]) -> list[Optional[str]]:
     """For each of a black-box history's violations (``Violation.to_json``:
-    ``check``, ``text``), the documented finding that covers it, or None.
+    ``check``, ``property``: the catalogue's property under the check's name,
+    ``text``), the documented finding that covers it, or None.
     The history is that of the run ``trace`` records (checked by the caller:
     ``history.same_run``), so each violation is classified as a replay's
     is, by the finding's own witness read off the trace for that property:
     a witness covers a property only when every instance of it in the run
     (every lost message, every pair ordered differently) has the finding's
     shape, so the history's instance, whichever it names, is among them."""
-    return [classify(proto, trace, v["check"], v.get("text") or "")[0] for v in violations]
+    return [classify(proto, trace, v.get("property") or v["check"], v.get("text") or "")[0] for v in violations]

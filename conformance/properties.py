@@ -191,6 +191,10 @@ class Violation:
     # the witness where the property first broke, in the history's order
     # (``earliest``), when it is not this one (the first in member order)
     first_broken: Optional[str] = None
+    # under a history check's name (``renamed``), the catalogue's property it
+    # witnesses (the check SenderFIFO reports GapFreeFIFO's gaps too): what a
+    # documented finding's witness is matched on
+    catalogue: Optional[str] = None
 
     # the history checker's and the audit's names for the same fields
     @property
@@ -205,7 +209,7 @@ class Violation:
         return f"{self.property}: {self.reason}"
 
     def renamed(self, name: str) -> "Violation":
-        return replace(self, property=name)
+        return replace(self, property=name, catalogue=self.catalogue or self.property)
 
     def steps(self) -> list:
         """The witness as diagram Steps (conformance/diagram.py): one per
@@ -239,7 +243,8 @@ class Violation:
 
     def to_json(self, history: Optional["History"] = None) -> dict:
         d = self.drawing(history=history)
-        return {"check": self.property, "text": self.reason, "members": self.members,
+        return {"check": self.property, "property": self.catalogue or self.property, "text": self.reason,
+                "members": self.members,
                 "messages": [list(m) for m in self.messages], "events": self.events,
                 "mermaid": d.mermaid, "svg": d.svg}
 

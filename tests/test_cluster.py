@@ -4,6 +4,7 @@ the runner as view oracle, the per-node traces merged and checked."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -412,3 +413,20 @@ def test_cluster_run_writes_its_result_beside_its_traces(tmp_path):
         c = subprocess.run([sys.executable, "-m", "groupcheck.cli.main", *cmd], capture_output=True, text=True,
                            timeout=300)
         assert c.returncode == 0 and "1/1 runs ok" in c.stdout, c.stdout + c.stderr
+
+
+def test_cluster_kill_says_where_in_the_workload_it_landed(tmp_path):
+    """`cluster kill` reads OUT/ready's time (the workload's start) and
+    up.json's size: during the workload it says how far in; after its
+    nominal end it says little was in flight."""
+    import os
+    from groupcheck.cli.cluster import _into_workload
+    (tmp_path / "up.json").write_text(json.dumps({"messages": 1000, "rate": 100}))
+    (tmp_path / "ready").write_text("run")
+    now = time.time()
+    os.utime(tmp_path / "ready", (now - 3, now - 3))
+    assert re.search(r", 3\.\d s into the workload \(1000 multicasts per node at 100/s: about 10 s\)",
+                     _into_workload(tmp_path))
+    os.utime(tmp_path / "ready", (now - 85, now - 85))
+    assert "past its nominal end (10 s), so little was in flight" in _into_workload(tmp_path)
+    assert _into_workload(tmp_path / "nothing") == ""

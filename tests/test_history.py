@@ -193,3 +193,25 @@ def test_audit_history_stage_agrees_and_catches_a_blind_checker(monkeypatch):
     monkeypatch.setattr(history, "check", lambda h: [])
     blind = audit.history_check("sequencer", 30, 0)
     assert not blind.as_expected and "the replay reports" in blind.detail
+
+
+def test_a_gap_is_reported_under_senderfifo_as_gapfreefifo_and_matched_so(monkeypatch):
+    """The history check SenderFIFO reports the catalogue's GapFreeFIFO (a
+    gap of a sender never killed) under its own name, and keeps the
+    catalogue's name beside it: a documented finding's witness is matched on
+    that (the loss after a coordinator crash covers GapFreeFIFO, not an
+    out-of-order SenderFIFO)."""
+    from groupcheck.conformance import findings
+    from groupcheck.conformance.properties import History
+    h = History.of({1: [(2, 1), (2, 3)], 2: [(2, 1), (2, 2), (2, 3)]}, {}, nodes=[1, 2])
+    (v,) = [v for v in history.check(h) if v.check == "SenderFIFO"]
+    j = v.to_json()
+    assert (j["check"], j["property"]) == ("SenderFIFO", "GapFreeFIFO") and "skipping 2.2" in j["text"]
+    asked = []
+
+    def spy(proto, trace, prop, text):
+        asked.append(prop)
+        return None, None
+    monkeypatch.setattr(findings, "classify", spy)
+    findings.history_findings(protocols.get("sequencer"), None, [j, {"check": "TotalOrder", "text": "x"}])
+    assert asked == ["GapFreeFIFO", "TotalOrder"]
