@@ -433,68 +433,108 @@ class Flush:
     # ------------------------------------------------------------ events
 
     def handle(self, event: Event, now: float) -> list[Effect]:
+        """One event in (``_ON``: its handler by its type), then every head
+        and internal step the spec's guards now enable (``_settle``); a
+        handler that refuses the event returns False and nothing else moves."""
         out: list[Effect] = []
-        if isinstance(event, (Multicast, AppSend)):
-            if isinstance(event, AppSend) and not self.top:
-                bump(self.stats, "appsend_not_top")
-                return out
-            body = event.payload if isinstance(event, AppSend) else event.msg
-            if not self.is_member:
-                bump(self.stats, "send_after_leaving")
-            elif self.blocked and self.latch_multicasts:
-                bump(self.stats, "latched")
-                self.latched.append(body)
-            else:
-                self._multicast(body, out)
-        elif isinstance(event, Send):
-            out.append(event)                     # unicasts pass the latch
-        elif isinstance(event, Receive):
-            if isinstance(event.msg, FETCH_MESSAGES):
-                self._on_fetch(event.src, event.msg, out)
-            elif isinstance(event.msg, FLUSH_MESSAGES):
-                self.inbox.setdefault(event.src, []).append(event.msg)
-            else:
-                out.append(Up(event.src, event.msg))
-        elif isinstance(event, RingView):
-            if not self.ring:
-                bump(self.stats, "ring_view_ignored")
-                return out
-            self.ring_local, self.ring_view = tuple(event.local), tuple(event.committed)
-            self.ring_index = event.index
-            self.eating, self.token_view = event.eating, event.token_view
-            if self._ring_gone():
-                out.append(Membership(self.below()))
-        elif self.ring and isinstance(event, (Suspect, JoinRequest, LeaveRequest)):
-            bump(self.stats, "oracle_event_refused")     # the ring decides membership
-            return out
-        elif isinstance(event, Suspect):
-            if event.member != self.nid and event.member not in self.suspected:
-                self.suspected.add(event.member)
-                out.append(Membership(self.below()))
-        elif isinstance(event, JoinRequest):
-            if event.member not in self.joining and event.member not in self.members:
-                self.joining.add(event.member)
-                if event.member == self.nid:
-                    self._trace(out, "Join")
-                else:
-                    out.append(Membership(self.below()))
-        elif isinstance(event, LeaveRequest):
-            if event.member not in self.leaving:
-                self.leaving.add(event.member)
-                if event.member == self.nid:
-                    self._trace(out, "Leave")
-        elif isinstance(event, (BlockOk, TimerFired)):
-            if isinstance(event, TimerFired) and event.name != BLOCK_TIMER:
-                return out
-            if self.phase == "InBlock" and self.is_member:
-                self._flush_ok(out)
-            else:
-                bump(self.stats, "stale_block_ok")
-        elif isinstance(event, ViewChange):
-            bump(self.stats, "view_change_ignored")   # views come through the flush here
-            return out
-        self._settle(now, out)
+        on = self._ON.get(type(event))
+        if on is None or on(self, event, now, out):
+            self._settle(now, out)
         return out
+
+    # ------------------------------------------------------------ events in (``_ON``)
+
+    def _on_multicast(self, event, now: float, out: list) -> bool:
+        """Multicast (the spec's action) from above, or latched while blocked."""
+        if type(event) is AppSend and not self.top:
+            bump(self.stats, "appsend_not_top")
+            return False
+        body = event.payload if type(event) is AppSend else event.msg
+        if not self.is_member:
+            bump(self.stats, "send_after_leaving")
+        elif self.blocked and self.latch_multicasts:
+            bump(self.stats, "latched")
+            self.latched.append(body)
+        else:
+            self._multicast(body, out)
+        return True
+
+    def _on_send(self, event, now: float, out: list) -> bool:
+        out.append(event)                     # unicasts pass the latch
+        return True
+
+    def _on_receive(self, event, now: float, out: list) -> bool:
+        """A frame from below: the body exchange is this layer's own, a
+        FLUSH message waits at the head of its sender's queue (the spec's
+        channel), anything else goes up."""
+        if isinstance(event.msg, FETCH_MESSAGES):
+            self._on_fetch(event.src, event.msg, out)
+        elif isinstance(event.msg, FLUSH_MESSAGES):
+            self.inbox.setdefault(event.src, []).append(event.msg)
+        else:
+            out.append(Up(event.src, event.msg))
+        return True
+
+    def _on_ring_view(self, event, now: float, out: list) -> bool:
+        if not self.ring:
+            bump(self.stats, "ring_view_ignored")
+            return False
+        self.ring_local, self.ring_view = tuple(event.local), tuple(event.committed)
+        self.ring_index = event.index
+        self.eating, self.token_view = event.eating, event.token_view
+        if self._ring_gone():
+            out.append(Membership(self.below()))
+        return True
+
+    def _oracle_refused(self) -> bool:
+        """Over the ring the ring decides membership: the oracle's events are refused."""
+        if self.ring:
+            bump(self.stats, "oracle_event_refused")
+        return self.ring
+
+    def _on_suspect(self, event, now: float, out: list) -> bool:
+        if self._oracle_refused():
+            return False
+        if event.member != self.nid and event.member not in self.suspected:
+            self.suspected.add(event.member)
+            out.append(Membership(self.below()))
+        return True
+
+    def _on_join(self, event, now: float, out: list) -> bool:
+        """Join (the spec's action, at the joiner) or a member learning of one."""
+        if self._oracle_refused():
+            return False
+        if event.member not in self.joining and event.member not in self.members:
+            self.joining.add(event.member)
+            if event.member == self.nid:
+                self._trace(out, "Join")
+            else:
+                out.append(Membership(self.below()))
+        return True
+
+    def _on_leave(self, event, now: float, out: list) -> bool:
+        """Leave (the spec's action, at the leaver) or a member learning of one."""
+        if self._oracle_refused():
+            return False
+        if event.member not in self.leaving:
+            self.leaving.add(event.member)
+            if event.member == self.nid:
+                self._trace(out, "Leave")
+        return True
+
+    def _on_block_ok(self, event, now: float, out: list) -> bool:
+        """``block()`` returned (BlockOk, or the block timer): FlushOk."""
+        if type(event) is TimerFired and event.name != BLOCK_TIMER:
+            return False
+        if self.phase == "InBlock" and self.is_member:
+            self._flush_ok(out)
+        else:
+            bump(self.stats, "stale_block_ok")
+        return True
+
+    def _on_view_change(self, event, now: float, out: list) -> bool:
+        bump(self.stats, "view_change_ignored")   # views come through the flush here
+        return False
 
     # ------------------------------------------------------------ application side
 
@@ -541,8 +581,11 @@ class Flush:
             moved = self._internal(now, out) or moved
 
     def _take(self, q: int, m, now: float, out: list) -> bool:
+        """Take the head ``m`` of member ``q``'s queue if a spec action's guard
+        allows (``_TAKE``: the action by the message's type); False leaves it
+        waiting."""
         if self.vid == 0:                         # a joiner takes its VIEW, nothing else
-            if isinstance(m, ViewMsg):
+            if type(m) is ViewMsg:
                 self._install_view(q, m, out)
                 return True
             return False
@@ -553,53 +596,61 @@ class Flush:
             return True
         if m.view > self.vid:
             return False                          # waits for that view (spec I11)
-        if isinstance(m, FData):
-            if self.phase == "Completed" and self.reconcile:   # the VIEW's digest brings it
-                self._trace(out, "Discard", m, q=q)
-                return True
-            self._deliver_key((m.sender, m.seqno), m.body)
-            self._trace(out, "Deliver", m, q=q)
-            out.append(self._up((m.sender, m.seqno), m.body))
-            return True
-        if isinstance(m, ViewMsg):
-            self._install_view(q, m, out)
-            return True
-        if q in self.suspected:                   # seed: no FLUSH message from a suspect
+        if q in self.suspected and type(m) not in (FData, ViewMsg):   # seed: no FLUSH message from a suspect
             self._trace(out, "Discard", m, q=q)
             return True
-        if isinstance(m, StartFlush):
-            if self.phase == "Normal":
-                self.phase, self.flush_init = "InBlock", q
-                self._trace(out, "Block", m, c=q)
-                self._call_block(now, out)
-            else:
-                self.flush_init = q
-                if self.phase == "Completed":
-                    self.digest = self._digest_now()
-                    self._trace(out, "RestartFlush", m, c=q)
-                    out.append(Send(q, FlushCompleted(self.vid, self._keys(self.digest))))
-                else:
-                    self._trace(out, "RestartFlush", m, c=q)
+        take = self._TAKE.get(type(m))
+        if take is None:
+            bump(self.stats, "unknown_message")
             return True
-        if isinstance(m, FlushOk):
-            self.flush_oks.add(q)
-            self._trace(out, "ReceiveFlushOk", m, q=q)
-            return True
-        if isinstance(m, FlushCompleted):
-            d = frozenset((s, x) for s, x, _ in m.entries)
-            self.completed.add((q, d))
-            for s, x, body in m.entries:
-                if body is not None:
-                    self.completed_bodies.setdefault((s, x), body)
-            self._trace(out, "ReceiveFlushCompleted", m, q=q)
-            return True
-        if isinstance(m, StopFlush):
-            self.blocked, self.flush_init = False, NO_INIT
-            self._trace(out, "Unblock", m, c=q)
-            self._open_latch(out)
-            return True
-        bump(self.stats, "unknown_message")
+        take(self, q, m, now, out)
         return True
+
+    # ------------------------------------------------------------ the spec's receiving actions (``_TAKE``)
+
+    def _deliver(self, q: int, m: FData, now: float, out: list) -> None:
+        """Deliver, or Discard after FLUSH_COMPLETED: the VIEW's digest brings it."""
+        if self.phase == "Completed" and self.reconcile:
+            self._trace(out, "Discard", m, q=q)
+            return
+        self._deliver_key((m.sender, m.seqno), m.body)
+        self._trace(out, "Deliver", m, q=q)
+        out.append(self._up((m.sender, m.seqno), m.body))
+
+    def _take_view(self, q: int, m: ViewMsg, now: float, out: list) -> None:
+        self._install_view(q, m, out)             # InstallView
+
+    def _block(self, q: int, m: StartFlush, now: float, out: list) -> None:
+        """Block, or RestartFlush when already in a flush (a new initiator)."""
+        if self.phase == "Normal":
+            self.phase, self.flush_init = "InBlock", q
+            self._trace(out, "Block", m, c=q)
+            self._call_block(now, out)
+            return
+        self.flush_init = q
+        if self.phase == "Completed":
+            self.digest = self._digest_now()
+            self._trace(out, "RestartFlush", m, c=q)
+            out.append(Send(q, FlushCompleted(self.vid, self._keys(self.digest))))
+        else:
+            self._trace(out, "RestartFlush", m, c=q)
+
+    def _receive_flush_ok(self, q: int, m: FlushOk, now: float, out: list) -> None:
+        self.flush_oks.add(q)
+        self._trace(out, "ReceiveFlushOk", m, q=q)
+
+    def _receive_flush_completed(self, q: int, m: FlushCompleted, now: float, out: list) -> None:
+        d = frozenset((s, x) for s, x, _ in m.entries)
+        self.completed.add((q, d))
+        for s, x, body in m.entries:
+            if body is not None:
+                self.completed_bodies.setdefault((s, x), body)
+        self._trace(out, "ReceiveFlushCompleted", m, q=q)
+
+    def _unblock(self, q: int, m: StopFlush, now: float, out: list) -> None:
+        self.blocked, self.flush_init = False, NO_INIT
+        self._trace(out, "Unblock", m, c=q)
+        self._open_latch(out)
 
     def _call_block(self, now: float, out: list) -> None:
         out.append(AppBlock())
@@ -872,3 +923,27 @@ class Flush:
         for q in sorted(stay - {self.nid}):
             out.append(Send(q, m))
         self._open_latch(out)
+
+
+# The transitions as tables (h11's style): an event in by its type, and the
+# head of a queue by its message's type, each to the handler of the spec
+# action(s) it may be (docs/flush.md).
+Flush._ON = {
+    Multicast: Flush._on_multicast, AppSend: Flush._on_multicast,      # Multicast
+    Send: Flush._on_send,
+    Receive: Flush._on_receive,
+    RingView: Flush._on_ring_view,
+    Suspect: Flush._on_suspect,
+    JoinRequest: Flush._on_join,                                        # Join
+    LeaveRequest: Flush._on_leave,                                      # Leave
+    BlockOk: Flush._on_block_ok, TimerFired: Flush._on_block_ok,        # FlushOk
+    ViewChange: Flush._on_view_change,
+}
+Flush._TAKE = {
+    FData: Flush._deliver,                                              # Deliver | Discard
+    ViewMsg: Flush._take_view,                                          # InstallView
+    StartFlush: Flush._block,                                           # Block | RestartFlush
+    FlushOk: Flush._receive_flush_ok,                                   # ReceiveFlushOk
+    FlushCompleted: Flush._receive_flush_completed,                     # ReceiveFlushCompleted
+    StopFlush: Flush._unblock,                                          # Unblock
+}

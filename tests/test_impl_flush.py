@@ -372,3 +372,13 @@ def test_the_sequencers_self_channel_keeps_forward_then_own_data_in_order():
     plain = Sequencer(2, (1, 2, 3))
     plain.handle(AppSend(b"p"), 0.0)
     assert sends(plain.handle(ViewChange(View(2, (2, 3))), 1.0)) == [(2, Forward(2, 1, b"p"))]
+
+
+def test_the_transitions_are_tables_keyed_by_type():
+    """Every FLUSH message has the spec action that takes it at the head of
+    its queue, every event in has its handler (impl/flush.py ``_TAKE``,
+    ``_ON``), and an event of no kind here moves nothing but the queues."""
+    from groupcheck.impl import flush as f
+    assert set(f.Flush._TAKE) == set(f.FLUSH_MESSAGES)
+    assert {f.Suspect, f.JoinRequest, f.LeaveRequest, f.RingView, f.BlockOk} <= set(f.Flush._ON)
+    assert all(callable(h) for h in [*f.Flush._ON.values(), *f.Flush._TAKE.values()])
