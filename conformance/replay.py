@@ -54,7 +54,7 @@ VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (bey
 
 
 class Verdict(StrEnum):
-    """A run's verdict, one of six words (docs/trace-format.md, "Verdicts"),
+    """A run's verdict, one of six words (docs/verdicts.md),
     worst first: the order in which several verdicts on one run combine
     (a JGroups run's history and trace) and the exit rule reads them
     (cli/findings.py ``Gate``).  A str: JSON, Parquet rows and text carry the
