@@ -439,6 +439,121 @@ def select_tests(covmap: dict, module: str, lines: range, budget: float) -> dict
     return {"tests": chosen, "executing": len(ctxs), "seconds": round(total, 2), "import_time": import_time}
 
 
+def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
+    """The product modules a test file imports (``groupcheck.<package>...``),
+    with those of the tests/ helper modules it imports, read from its source."""
+    import ast
+    seen, out, todo = set(), set(), [path]
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.exists():
+            continue
+        seen.add(f)
+        for n in ast.walk(ast.parse(f.read_text())):
+            names = []
+            if isinstance(n, ast.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                names = [n.module] + [f"{n.module}.{a.name}" for a in n.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "groupcheck" and len(parts) > 2:
+                    for k in range(len(parts), 2, -1):
+                        mod = "/".join(parts[1:k]) + ".py"
+                        if (root / mod).exists():
+                            out.add(mod)
+                            break
+                elif len(parts) == 1 and (path.parent / f"{name}.py").exists():
+                    todo.append(path.parent / f"{name}.py")
+    return out
+
+
+def importers(module: str, root: Path = ROOT) -> list[str]:
+    """The test files (names under tests/) that import ``module``, the most
+    specific first: those named after it (test_impl_flush.py for
+    impl/flush.py), then those importing the fewest product modules."""
+    stem = Path(module).stem
+    found = []
+    for f in sorted((root / "tests").glob("test_*.py")):
+        mods = imported_modules(f, root)
+        if module in mods:
+            found.append((stem not in f.stem, len(mods), f.name))
+    return [name for *_, name in sorted(found)]
+
+
+# ---------------------------------------------------------------- the CI guard (tests/test_mutation_guard.py)
+
+GUARD_MUTANTS = 20
+GUARD_FILES = 3          # test files run per mutant
+GUARD_TIMEOUT = 25.0     # seconds per mutant's tests; past it the mutant is inconclusive
+GUARD_THRESHOLD = 0.6    # the guard fails below this kill rate on the conclusive, non-equivalent mutants
+
+
+def changed_modules(root: Path, base: str) -> list[str]:
+    """The product modules that differ from ``base`` (committed or not)."""
+    r = subprocess.run(["git", "diff", "--name-only", base, "--", *PACKAGES], cwd=root, capture_output=True,
+                       text=True)
+    if r.returncode:
+        return []
+    return sorted(f for f in r.stdout.split() if f.endswith(".py") and (root / f).exists())
+
+
+def guard(root: Path, base: str, k: int, seed: int, threshold: float, log=print) -> dict:
+    """``k`` semantic mutants of the modules a change touches (against
+    ``base``; every module when it touches none), each run against the
+    default tests of the (at most ``GUARD_FILES``) test files that import
+    its module, with ``-x`` and a timeout.  Logs every mutant and the
+    survivors; ``passed`` is whether the kill rate on the non-equivalent
+    mutants that finished is at least ``threshold``."""
+    modules = changed_modules(root, base)
+    scope = "changed" if modules else "all"
+    modules = modules or product_modules(root)
+    lines = {mod: len((root / mod).read_text().splitlines()) for mod in modules}
+    chosen = sample(enumerate_mutants(root, modules, ("semantic",)), k, seed, lines)
+    log(f"mutation guard: {len(chosen)} semantic mutants of {len(modules)} {scope} module(s) "
+        f"(base {base}, seed {seed})")
+    tree = Tree(root)
+    results = []
+    try:
+        for m in chosen:
+            original = (tree.root / m.module).read_text()
+            mutated = mutated_source(original, m)
+            changed_line(original, mutated, m)
+            files = importers(m.module, tree.root)[:GUARD_FILES]
+            rec = {"key": m.key, **asdict(m), "status": "", "files": files, "layers": {}}
+            try:
+                tree.write(m.module, mutated)
+                imp = subprocess.run([sys.executable, "-c", f"import {module_name(m.module)}"], cwd=tree.root,
+                                     env=tree.env, capture_output=True, text=True, timeout=IMPORT_TIMEOUT)
+                if imp.returncode:
+                    rec["status"] = "incompetent"
+                elif not files:
+                    rec["layers"]["unit"] = {"outcome": "survived", "why": "no test file imports the module"}
+                else:
+                    rec["layers"]["unit"] = run_layer(tree, "unit", files, [], None, GUARD_TIMEOUT)
+            finally:
+                tree.write(m.module, original)
+            rec["annotation_only"] = False
+            classify(rec)
+            if rec["layers"].get("unit", {}).get("outcome") == "timeout":
+                rec["status"] = "inconclusive"
+            results.append(rec)
+            why = rec["layers"].get("unit", {}).get("why", "")
+            log(f"  {rec['status']:>12}  {m.module}:{m.line}  `{m.before}` -> `{m.after}`  {why[:120]}")
+    finally:
+        tree.cleanup()
+    counted = [r for r in results if r["status"] in ("killed", "survived")]
+    killed = sum(r["status"] == "killed" for r in counted)
+    rate = killed / len(counted) if counted else 1.0
+    survivors = [r for r in counted if r["status"] == "survived"]
+    log(f"mutation guard: {killed} of {len(counted)} killed ({100 * rate:.0f} %; threshold "
+        f"{100 * threshold:.0f} %); survivors:" + ("" if survivors else " none"))
+    for r in survivors:
+        log(f"  {r['key']} line {r['line']}: `{r['before']}` -> `{r['after']}` (ran {', '.join(r['files']) or 'nothing'})")
+    return {"scope": scope, "results": results, "killed": killed, "counted": len(counted), "rate": rate,
+            "passed": rate >= threshold}
+
+
 class Tree:
     """A copy of the source tree whose ``groupcheck`` package a child process
     imports (through ``shim/groupcheck``, found on PYTHONPATH before the
@@ -844,6 +959,11 @@ def main() -> None:
     ap.add_argument("--out", default="mutants.json")
     ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
     ap.add_argument("--markdown", metavar="RESULTS", help="print a results file's figures as Markdown, run nothing")
+    ap.add_argument("--guard", action="store_true", help="the CI guard: --guard-mutants semantic mutants of "
+                    "the modules changed against --base, their importing test files, a pass/fail kill rate")
+    ap.add_argument("--base", default="main")
+    ap.add_argument("--guard-mutants", type=int, default=GUARD_MUTANTS)
+    ap.add_argument("--threshold", type=float, default=GUARD_THRESHOLD)
     # child side: one layer on the tree this file is in
     ap.add_argument("--layer", help=argparse.SUPPRESS)
     ap.add_argument("--protocols", default="", help=argparse.SUPPRESS)
@@ -855,6 +975,10 @@ def main() -> None:
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
         return
+    if a.guard:
+        res = guard(Path(a.tree).resolve(), a.base, a.guard_mutants, a.seed, a.threshold,
+                    log=lambda t: print(t, flush=True))
+        sys.exit(0 if res["passed"] else 1)
     families = [f for f in a.families.split(",") if f]
     if "cosmic-ray" in families:
         require_cosmic_ray()
@@ -907,7 +1031,10 @@ def main() -> None:
                     sys.exit(f"the unmutated tree fails layer {layer} for {mod}: {r['why']}")
                 doc["baseline"][f"{mod}:{layer}"] = r["seconds"]
                 write(out, doc)
-        for k, m in enumerate(chosen):
+        # in an order shuffled by the seed, so a run stopped early is still a sample of every module
+        order = list(chosen)
+        random.Random(a.seed).shuffle(order)
+        for k, m in enumerate(order):
             if m.key in done and m.key not in redo:
                 continue
             path = tree.root / m.module

@@ -1,0 +1,43 @@
+"""The mutation guard of the slow tier: a small seeded sample of semantic
+mutants (bench/semantic.py) over the modules a change touches against main
+(every module when it touches none, as in CI's clone of main), each run
+against the default tests of the test files that import its module.
+
+Every mutant and every survivor is printed as a warning, so they stand in
+the log of a passing run too; the test fails when the kill rate on the
+non-equivalent mutants that finished falls under bench/mutants.py's
+GUARD_THRESHOLD.  The seed is the checked-out commit's, so successive
+commits sample different mutants and a failure is reproduced with
+``bench/mutants.py --guard --seed SEED``."""
+
+import importlib.util
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_mutants_guard", ROOT / "bench" / "mutants.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod        # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_a_seeded_mutation_sample_of_the_changed_modules_is_killed_by_the_default_tests():
+    M = _bench()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    if head.returncode:
+        pytest.skip("not a git checkout: no commit to seed the sample with, no base to compare with")
+    seed = int(head.stdout.strip()[:8], 16)
+    log: list[str] = []
+    res = M.guard(ROOT, "main", M.GUARD_MUTANTS, seed, M.GUARD_THRESHOLD, log=log.append)
+    warnings.warn("\n".join(log), UserWarning, stacklevel=1)
+    assert res["counted"] > 0, "\n".join(log)
+    assert res["passed"], "\n".join(log)
