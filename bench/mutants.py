@@ -906,7 +906,8 @@ def rejudge(doc: dict, root: Path) -> None:
     for rec in doc["results"]:
         m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
         original = (root / m.module).read_text()
-        rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
+        mutated = mutated_source(original, m)     # None: the source changed since (the record stays as judged)
+        rec["annotation_only"] = mutated is not None and annotation_only(original, mutated)
         classify(rec)
 
 
@@ -924,13 +925,27 @@ def markdown(doc: dict) -> str:
               "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(r['default_audit'])} | {pct(r['any'])} |"
               for mod, r in sorted(sm["per_module"].items())]
+    for title, key in (("package", "per_package"), ("family", "per_family"), ("operator", "per_operator")):
+        lines += ["", f"| {title} | default tests |", "| --- | ---: |"]
+        lines += [f"| {v} | {pct(r['default_tests'])} |" for v, r in sm[key].items()]
     rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
     if rows:
         lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
         cell = lambda t: t.replace("|", "\\|")  # noqa: E731
         lines += [f"| {r['key']} | {r['line']} | `{cell(r['before'])}` → `{cell(r['after'])}` | {r['status']} | "
-                  f"{cell(r.get('why', ''))} |" for r in rows]
+                  f"{cell(r.get('why') or survivor_why(r))} |" for r in rows]
     return "\n".join(lines)
+
+
+def survivor_why(rec: dict) -> str:
+    """What the tests layer saw of a survivor not yet read."""
+    t = rec["layers"].get("tests")
+    if not t:
+        return ""
+    if t.get("unexecuted"):
+        return "no default test executes the mutated lines"
+    return (f"{t.get('executing')} default tests execute it ({t.get('selected')} run"
+            + (", import-time line" if t.get("import_time") else "") + "); none fails")
 
 
 def main() -> None:

@@ -1,23 +1,10 @@
 """bench/semantic.py's operators and bench/mutants.py's sampling and test
 selection, on small sources (no cosmic-ray, no test run)."""
 
-import importlib.util
-import sys
-from pathlib import Path
+from bench_helpers import load_bench
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod        # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-S = _load("semantic")
-M = _load("mutants")
+S = load_bench("semantic")
+M = load_bench("mutants")
 
 SRC = '''from __future__ import annotations
 

@@ -10,28 +10,16 @@ GUARD_THRESHOLD.  The seed is the checked-out commit's, so successive
 commits sample different mutants and a failure is reproduced with
 ``bench/mutants.py --guard --seed SEED``."""
 
-import importlib.util
 import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_mutants_guard", ROOT / "bench" / "mutants.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod        # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+from bench_helpers import ROOT, load_bench
 
 
 @pytest.mark.slow
 def test_a_seeded_mutation_sample_of_the_changed_modules_is_killed_by_the_default_tests():
-    M = _bench()
+    M = load_bench("mutants", "bench_mutants_guard")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     if head.returncode:
         pytest.skip("not a git checkout: no commit to seed the sample with, no base to compare with")
