@@ -414,17 +414,33 @@ def changed_lines(original: str, mutated: str) -> range:
     return range(top + 1, max(top + 1, len(a) - bottom) + 1)
 
 
-def select_tests(covmap: dict, module: str, lines: range, budget: float) -> dict:
+def function_body_lines(source: str) -> set[int]:
+    """The lines inside a function's body: run only when it is called (the
+    others, module and class level, run when the module is imported)."""
+    import ast
+    out: set[int] = set()
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.update(range(n.body[0].lineno, n.end_lineno + 1))
+        elif isinstance(n, ast.Lambda):
+            out.update(range(n.body.lineno, n.body.end_lineno + 1))
+    return out
+
+
+def select_tests(covmap: dict, module: str, lines: range, budget: float, source: str | None = None) -> dict:
     """The default tests that execute a mutant's lines, fastest first, up to
     ``budget`` seconds of their measured time (one test at least).  Lines run
-    only while the module is imported (constants, decorators, defaults: no
-    test's context) select every test that executes any line of the module.
+    only while the module is imported (constants, decorators, defaults, class
+    bodies: outside every function body of ``source``; the map has no test
+    for them, the module being imported while the suite is collected)
+    select every test that executes any line of the module.
     {"tests": [...], "executing": n, "seconds": s, "import_time": bool}."""
     by_line = covmap["lines"].get(module, {})
     ctxs = set().union(*(by_line.get(str(ln), ()) for ln in lines)) if lines else set()
     import_time = False
     if ctxs <= {""}:
-        if "" not in ctxs:
+        in_body = function_body_lines(source) if source is not None else set(lines)
+        if "" not in ctxs and all(ln in in_body for ln in lines):
             return {"tests": [], "executing": 0, "seconds": 0.0, "import_time": False}
         import_time = True
         ctxs = set().union(*by_line.values())
@@ -484,9 +500,10 @@ def importers(module: str, root: Path = ROOT) -> list[str]:
 # ---------------------------------------------------------------- the CI guard (tests/test_mutation_guard.py)
 
 GUARD_MUTANTS = 20
-GUARD_FILES = 3          # test files run per mutant
-GUARD_TIMEOUT = 25.0     # seconds per mutant's tests; past it the mutant is inconclusive
+GUARD_FILES = 2          # test files run per mutant
+GUARD_TIMEOUT = 45.0     # seconds per mutant's tests; past it the mutant is inconclusive
 GUARD_THRESHOLD = 0.6    # the guard fails below this kill rate on the conclusive, non-equivalent mutants
+GUARD_SECONDS = 540      # no mutant is started after this many seconds (the guard keeps within 10 minutes)
 
 
 def changed_modules(root: Path, base: str) -> list[str]:
@@ -498,13 +515,16 @@ def changed_modules(root: Path, base: str) -> list[str]:
     return sorted(f for f in r.stdout.split() if f.endswith(".py") and (root / f).exists())
 
 
-def guard(root: Path, base: str, k: int, seed: int, threshold: float, log=print) -> dict:
+def guard(root: Path, base: str, k: int, seed: int, threshold: float, log=print,
+          until: float | None = None) -> dict:
     """``k`` semantic mutants of the modules a change touches (against
     ``base``; every module when it touches none), each run against the
     default tests of the (at most ``GUARD_FILES``) test files that import
     its module, with ``-x`` and a timeout.  Logs every mutant and the
     survivors; ``passed`` is whether the kill rate on the non-equivalent
-    mutants that finished is at least ``threshold``."""
+    mutants that finished is at least ``threshold``.  No mutant is started
+    past ``GUARD_SECONDS`` or the time ``until`` (seconds since the epoch)."""
+    stop = min(time.time() + GUARD_SECONDS, until or float("inf"))
     modules = changed_modules(root, base)
     scope = "changed" if modules else "all"
     modules = modules or product_modules(root)
@@ -516,6 +536,9 @@ def guard(root: Path, base: str, k: int, seed: int, threshold: float, log=print)
     results = []
     try:
         for m in chosen:
+            if time.time() >= stop:
+                log(f"  time is up: {len(chosen) - len(results)} mutants not run")
+                break
             original = (tree.root / m.module).read_text()
             mutated = mutated_source(original, m)
             changed_line(original, mutated, m)
@@ -1074,7 +1097,8 @@ def main() -> None:
                     except subprocess.TimeoutExpired:
                         imp_error = f"the mutated module did not import within {IMPORT_TIMEOUT} s"
                     if not imp_error and "tests" in layers:
-                        sel = select_tests(covmap, m.module, changed_lines(original, mutated), a.budget)
+                        sel = select_tests(covmap, m.module, changed_lines(original, mutated), a.budget,
+                                           original)
                         if not sel["tests"]:
                             results["tests"] = {"outcome": "survived", "seconds": 0.0, "unexecuted": True,
                                                 "why": "no default test executes the mutated lines"}

@@ -114,4 +114,11 @@ def test_a_mutant_runs_the_tests_that_execute_its_lines_fastest_first_within_the
     sel = M.select_tests(covmap, "impl/a.py", range(9, 10), budget=100)
     assert sel["import_time"] and set(sel["tests"]) == {"t::slow", "t::fast", "t::mid"}
     assert M.select_tests(covmap, "impl/a.py", range(7, 8), budget=100)["tests"] == []
-    assert M.select_tests(covmap, "impl/b.py", range(1, 2), budget=100)["tests"] == []
+    # with the source: a line outside every function body is run at import, whatever the map says;
+    # one inside a body that no test executes is not run by any
+    src = "X = 1\n\n\ndef f():\n    return X\n\n\nclass C:\n    y = 2\n\n    def g(self):\n        pass\n"
+    assert M.function_body_lines(src) == {5, 12}
+    sel = M.select_tests(covmap, "impl/a.py", range(3, 4), budget=100, source=src)
+    assert sel["import_time"] and len(sel["tests"]) == 3
+    assert M.select_tests(covmap, "impl/a.py", range(5, 6), budget=100, source=src)["executing"] == 2
+    assert M.select_tests(covmap, "impl/a.py", range(12, 13), budget=100, source=src)["tests"] == []
