@@ -37,3 +37,27 @@ def test_traces_check_of_a_dataset_without_runs_is_no_pass(tmp_path, monkeypatch
     assert r.exit_code == 1, r.output
     monkeypatch.setattr(pipeline, "check", lambda *a, **k: {**res, "runs": 1, "counts": {"ok": 1}})
     assert CliRunner().invoke(app, ["traces", "check", str(tmp_path), "--engine", "local", "--json"]).exit_code == 0
+
+
+def test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_is_refused():
+    # conformance/history.py _first: the bound is inclusive
+    import json
+    from groupcheck.conformance.history import FORMAT, MAX_LINE, HistoryError, _first
+    head = {"kind": "header", "format": FORMAT, "run_id": "r", "pad": ""}
+    head["pad"] = "x" * (MAX_LINE - len(json.dumps(head)))
+    text = json.dumps(head)
+    assert len(text) == MAX_LINE
+    assert _first("h.ndjson", text)["run_id"] == "r"
+    with pytest.raises(HistoryError, match="a line of"):
+        _first("h.ndjson", text + " ")
+
+
+def test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folder(tmp_path):
+    # conformance/replay.py conform_file: a run's per-node files that do not load give one
+    # rejected report named after the folder that holds them
+    from groupcheck.conformance.replay import conform_file
+    files = [tmp_path / "n1.ndjson", tmp_path / "n2.ndjson"]
+    for f in files:
+        f.write_text("not json\n")
+    rep = conform_file([str(f) for f in files])
+    assert rep.verdict == "rejected" and rep.file == str(tmp_path)
