@@ -205,6 +205,18 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "initiator (StartFlush, Block and InstallView set flushInit; only the steps back to Normal clear "
         "it: 0 of 431,253 states of CoordCrash, Join and TwoInitiators), so the conjunct flushInit = 0 "
         "fails for it either way",
+    ("impl/sim_stable.py", "semantic/SwapArguments",
+     "at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))",
+     "at = max(self.now + self.rng.uniform(hi, lo), self._install_at.get(m, 0.0))"):
+        "uniform(hi, lo) draws from the same interval with the same distribution (hi + (lo - hi) * r "
+        "for lo + (hi - lo) * r): which seed gets which install time changes, the distribution of "
+        "simulated runs does not, and no check reads a single seed's time",
+    ("model/sequencerflush.py", "core/ReplaceComparisonOperator_IsNot_NotEq",
+     "changed = [p for p in t.log if t.log[p] is not s.log[p]]",
+     "changed = [p for p in t.log if t.log[p] != s.log[p]]"):
+        "a log equal to its predecessor but another object counts as changed with `is not` and not with "
+        "`!=`; agreement reads the logs' values, so leaving it out cannot change whether an agreement "
+        "stays one (the shortcut answers False, re-evaluate, more often with `is not`, never otherwise)",
 }
 
 

@@ -61,3 +61,22 @@ def test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folde
         f.write_text("not json\n")
     rep = conform_file([str(f) for f in files])
     assert rep.verdict == "rejected" and rep.file == str(tmp_path)
+
+
+def test_a_finding_count_is_judged_against_its_own_band_per_kind_of_run():
+    # conformance/findings.py out_of_band: each finding's hits among a kind's runs, inside the band
+    # its measured rate gives, or one line naming it
+    from groupcheck.conformance import findings, protocols
+    proto = protocols.get("sequencer")
+    f = next(f for f in proto.findings if f.rates.get("coordinator crash"))
+    runs = 1000
+    # every finding at its measured rate: inside every band
+    at_rate = {g.id: round(runs * g.rates["coordinator crash"][0] / g.rates["coordinator crash"][1])
+               for g in proto.findings if g.rates.get("coordinator crash")}
+    assert findings.out_of_band(proto, {"coordinator crash": {"runs": runs, **at_rate}}) == []
+    bad = findings.out_of_band(proto, {"coordinator crash": {"runs": runs, **at_rate, f.id: runs}})
+    assert len(bad) == 1 and bad[0].startswith(f"{f.id}: {runs} of {runs} 'coordinator crash' runs, outside [")
+    # a finding never measured for a kind of run: any hit is outside [0, 0]
+    assert findings.out_of_band(proto, {"no faults": {"runs": 10}}) == []
+    assert findings.out_of_band(proto, {"no faults": {"runs": 10, f.id: 1}}) == [
+        f"{f.id}: 1 of 10 'no faults' runs, outside [0, 0] (never measured)"]
