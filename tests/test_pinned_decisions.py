@@ -80,3 +80,19 @@ def test_a_finding_count_is_judged_against_its_own_band_per_kind_of_run():
     assert findings.out_of_band(proto, {"no faults": {"runs": 10}}) == []
     assert findings.out_of_band(proto, {"no faults": {"runs": 10, f.id: 1}}) == [
         f"{f.id}: 1 of 10 'no faults' runs, outside [0, 0] (never measured)"]
+
+
+def test_check_exits_0_only_when_every_model_met_its_expectation(monkeypatch):
+    # cli/main.py check: one model whose outcome is not the expected one fails the command
+    from types import SimpleNamespace
+    from typer.testing import CliRunner
+    from groupcheck.cli import main
+
+    def outcome(ok):
+        return SimpleNamespace(matches_expectation=ok, to_json=lambda: {"ok": ok},
+                               result=SimpleNamespace(counterexample=None, error_message=None, outcome="ok"))
+    for oks, code in (([True, True], 0), ([True, False], 1), ([False, False], 1)):
+        monkeypatch.setattr(main, "run_checks", lambda entries, workers, quiet, oks=oks: [outcome(o) for o in oks])
+        monkeypatch.setattr(main, "need_java", lambda: None)
+        r = CliRunner().invoke(main.app, ["check", "sequencer", "--json"])
+        assert r.exit_code == code, (oks, r.output)
