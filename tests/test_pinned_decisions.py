@@ -96,3 +96,21 @@ def test_check_exits_0_only_when_every_model_met_its_expectation(monkeypatch):
         monkeypatch.setattr(main, "need_java", lambda: None)
         r = CliRunner().invoke(main.app, ["check", "sequencer", "--json"])
         assert r.exit_code == code, (oks, r.output)
+
+
+def test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_after_them():
+    # conformance/report.py proof_matrices: a check that is not a proof (or has no matrix) is
+    # skipped, not the end of the list
+    from groupcheck.conformance.report import Check, proof_matrices
+    other = Check("tlc/stable/Fixed", "tlc", "stable", "Fixed", "ok", "ok", True, 1.0)
+    empty = Check("prove/stable/Empty", "prove", "stable", "Empty", "proved", "proved", True, 1.0)
+    qs = [{"query": "initiation:Inv", "result": "proved", "seconds": 0.5},
+          {"query": "consecution:Join:Inv", "result": "proved", "seconds": 0.0, "by_frame": True},
+          {"query": "implication:Inv", "result": "cti", "reachable": False},
+          {"query": "consecution:Leave:Inv", "result": "unknown"}]
+    prove = Check("prove/stable/Fixed", "prove", "stable", "Fixed", "proved", "1 open", False, 1.0,
+                  figures={"matrix": qs})
+    (m,) = proof_matrices([other, empty, prove])
+    assert m["id"] == "prove/stable/Fixed"
+    assert m["columns"] == ["initiation", "Join", "Leave", "implication"]
+    assert m["rows"] == [{"lemma": "Inv", "cells": ["0.50", "frame", "unknown", "CTI unreachable"]}]
