@@ -114,3 +114,14 @@ def test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_af
     assert m["id"] == "prove/stable/Fixed"
     assert m["columns"] == ["initiation", "Join", "Leave", "implication"]
     assert m["rows"] == [{"lemma": "Inv", "cells": ["0.50", "frame", "unknown", "CTI unreachable"]}]
+
+
+def test_a_message_on_a_channel_the_state_before_did_not_have_is_drawn_as_sent():
+    # conformance/diagram.py steps_from_states: the channels of a step are those of either state
+    # (the union), so a channel's first message is an arrow
+    from groupcheck.conformance.diagram import steps_from_states
+    from groupcheck.model.values import Fn
+    s0 = {"chan": Fn({(1, 2): ()})}
+    s1 = {"chan": Fn({(1, 2): (), (2, 1): ("m",)})}
+    init, send = steps_from_states([(None, s0), ("Send", s1)], 2)
+    assert [(a.src, a.dst, a.label) for a in send.sends] == [(2, 1, '"m"')] and send.actors == [2]
