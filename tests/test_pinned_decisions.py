@@ -125,3 +125,14 @@ def test_a_message_on_a_channel_the_state_before_did_not_have_is_drawn_as_sent()
     s1 = {"chan": Fn({(1, 2): (), (2, 1): ("m",)})}
     init, send = steps_from_states([(None, s0), ("Send", s1)], 2)
     assert [(a.src, a.dst, a.label) for a in send.sends] == [(2, 1, '"m"')] and send.actors == [2]
+
+
+@pytest.mark.parametrize("limit", [5, 300, 1000])
+def test_an_exploration_stops_at_exactly_max_states_above_the_small_int_cache_too(limit):
+    # model/core.py _explore: the limit is compared by value (an `is` holds only for ints up to 256)
+    from groupcheck.model import manifest
+    from groupcheck.model.core import explore
+    from groupcheck.model.link import build_model
+    (entry,) = manifest.select(["sequencer"], "CoordCrash")
+    res = explore(build_model(entry), check_invariants=False, max_states=limit)
+    assert not res.complete and res.distinct_states == limit
