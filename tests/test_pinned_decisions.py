@@ -136,3 +136,22 @@ def test_an_exploration_stops_at_exactly_max_states_above_the_small_int_cache_to
     (entry,) = manifest.select(["sequencer"], "CoordCrash")
     res = explore(build_model(entry), check_invariants=False, max_states=limit)
     assert not res.complete and res.distinct_states == limit
+
+
+@pytest.mark.parametrize("nid,token", [(1, False), (2, False), (3, True)])
+def test_on_start_the_rings_last_member_founds_it_with_the_token(tmp_path, nid, token):
+    # impl/runtime.py Node._command: the founder of the first ring is its last member
+    import asyncio
+    from groupcheck.impl import runtime
+    from groupcheck.impl.raincore import Start
+    node = runtime.offline_node(tmp_path, b"pinned-key-0123456789abcdef", protocol="raincoreflush", nid=nid,
+                                constants={"N": 3, "MaxCrashes": 0})
+    stepped = []
+    node._step = stepped.append
+    node._workload = lambda: asyncio.sleep(0)
+    node._command({}, b'{"cmd": "start"}')
+    node.loop.run_until_complete(node.workload)
+    assert stepped == [Start(token=token)]
+    node.writer.close()
+    node.loop.close()
+    asyncio.set_event_loop(None)
