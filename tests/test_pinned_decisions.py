@@ -155,3 +155,13 @@ def test_on_start_the_rings_last_member_founds_it_with_the_token(tmp_path, nid, 
     node.writer.close()
     node.loop.close()
     asyncio.set_event_loop(None)
+
+
+def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
+    # conformance/raincore.py plan_kind: the kind a finding's rate is measured per
+    from groupcheck.conformance.raincore import FOUNDER, plan_kind
+    other = FOUNDER + 1
+    assert plan_kind({"faults": {"crashes": [[FOUNDER, 3.0]]}}) == "founder crash"
+    assert plan_kind({"faults": {"crashes": [[other, 3.0]]}}) == "founder stays"
+    assert plan_kind({"faults": {}}) == plan_kind({}) == "founder stays"
+    assert plan_kind({"faults": {"late_911": True, "crashes": [[FOUNDER, 1.0]]}}) == "late 911s"
