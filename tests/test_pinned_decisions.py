@@ -165,3 +165,28 @@ def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
     assert plan_kind({"faults": {"crashes": [[other, 3.0]]}}) == "founder stays"
     assert plan_kind({"faults": {}}) == plan_kind({}) == "founder stays"
     assert plan_kind({"faults": {"late_911": True, "crashes": [[FOUNDER, 1.0]]}}) == "late 911s"
+
+
+def test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last():
+    # conformance/raincoresequencerflush.py parse_faults: ring < joiner <= n
+    from groupcheck.conformance.raincoresequencerflush import parse_faults
+    plan = parse_faults("join=4@100", 0, ring=3, n=4)
+    assert [j for j, _ in plan.joins] == [4]
+    for bad in ("join=3@100", "join=5@100"):
+        with pytest.raises(ValueError, match="a joiner is a node outside the ring 1..3, up to 4"):
+            parse_faults(bad, 0, ring=3, n=4)
+
+
+def test_a_link_check_holds_only_when_the_graphs_are_equal():
+    # conformance/audit.py _link_check_of: graphs that differ (False) or were not compared (None)
+    # are not as expected
+    from types import SimpleNamespace
+    from groupcheck.conformance.audit import _link_check_of
+    entry = SimpleNamespace(protocol="stable", name="Fixed")
+    r = SimpleNamespace(graphs_equal=True, distinct_states=1, tlc_distinct_states=1, seconds=0.0, tlc_seconds=None,
+                        tlc_outcome="ok", first_difference=None)
+    assert _link_check_of(entry, r, 0.0).as_expected
+    for eq, seen in ((False, "graphs differ"), (None, "TLC error")):
+        c = _link_check_of(entry, SimpleNamespace(**{**vars(r), "graphs_equal": eq, "tlc_outcome": "error",
+                                                     "first_difference": "x"}), 0.0)
+        assert not c.as_expected and c.observed == seen
