@@ -519,9 +519,14 @@ GUARD_SECONDS = 540      # no mutant is started after this many seconds (the gua
 
 
 def changed_modules(root: Path, base: str) -> list[str]:
-    """The product modules that differ from ``base`` (committed or not)."""
-    r = subprocess.run(["git", "diff", "--name-only", base, "--", *PACKAGES], cwd=root, capture_output=True,
-                       text=True)
+    """The product modules a change touches: those that differ, committed or
+    not, from where the checkout left ``base`` (their merge base, so that
+    what ``base`` gained since is not counted)."""
+    mb = subprocess.run(["git", "merge-base", base, "HEAD"], cwd=root, capture_output=True, text=True)
+    if mb.returncode:
+        return []
+    r = subprocess.run(["git", "diff", "--name-only", mb.stdout.strip(), "--", *PACKAGES], cwd=root,
+                       capture_output=True, text=True)
     if r.returncode:
         return []
     return sorted(f for f in r.stdout.split() if f.endswith(".py") and (root / f).exists())
@@ -1025,6 +1030,8 @@ def main() -> None:
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
         return
+    # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if a.guard:
         res = guard(Path(a.tree).resolve(), a.base, a.guard_mutants, a.seed, a.threshold,
                     log=lambda t: print(t, flush=True))
@@ -1032,8 +1039,6 @@ def main() -> None:
     families = [f for f in a.families.split(",") if f]
     if "cosmic-ray" in families:
         require_cosmic_ray()
-    # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     layers = [n for n in a.layers.split(",") if n] + (["cluster"] if a.cluster else [])
     out = Path(a.out)
     tree = Tree(Path(a.tree).resolve())
