@@ -1000,7 +1000,7 @@ def markdown(doc: dict) -> str:
     pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
     lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
     lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
-    lines += [f"| **default tests** (unit, lockstep) | {pct(sm['default_tests'])} |",
+    lines += [f"| **default tests** (tests, unit, lockstep) | {pct(sm['default_tests'])} |",
               f"| **default audit** (campaign, tlc, history) | {pct(sm['default_audit'])} |",
               f"| **any layer** | {pct(sm['any_layer'])} |", "",
               "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
