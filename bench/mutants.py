@@ -61,11 +61,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))      # bench/semantic.py, when this file is loaded by path
 INSTALL = "pip install -e '.[bench]'"
 
-# the impl/ modules measured by default (the protocols' layers and their wire)
-MODULES = ("impl/sequencer.py", "impl/flush.py", "impl/stable.py", "impl/raincore.py", "impl/reliable.py",
-           "impl/codec.py")
+# the packages whose modules are sampled by default: every module of the
+# product (proof encodings and stacks included)
+PACKAGES = ("impl", "conformance", "model", "cli")
+FAMILIES = ("semantic", "cosmic-ray")
+
+
+def product_modules(root: Path = ROOT) -> list[str]:
+    return sorted(str(p.relative_to(root)) for pkg in PACKAGES for p in (root / pkg).rglob("*.py"))
 
 # module -> (unit test files, lock-step test files) of the default suite that
 # exercise it; the campaign-sized test files (test_campaign_*, the
@@ -98,7 +104,7 @@ TESTS = {
                                      ["test_lockstep_raincoreflush.py"]),
 }
 
-TEST_LAYERS = ("unit", "lockstep")
+TEST_LAYERS = ("tests", "unit", "lockstep")
 AUDIT_LAYERS = ("campaign", "tlc", "history", "cluster")
 
 # Survivors read and judged equivalent: (module, operator, line before, line
@@ -199,6 +205,52 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "initiator (StartFlush, Block and InstallView set flushInit; only the steps back to Normal clear "
         "it: 0 of 431,253 states of CoordCrash, Join and TwoInitiators), so the conjunct flushInit = 0 "
         "fails for it either way",
+    ("impl/sim_stable.py", "semantic/SwapArguments",
+     "at = max(self.now + self.rng.uniform(lo, hi), self._install_at.get(m, 0.0))",
+     "at = max(self.now + self.rng.uniform(hi, lo), self._install_at.get(m, 0.0))"):
+        "uniform(hi, lo) draws from the same interval with the same distribution (hi + (lo - hi) * r "
+        "for lo + (hi - lo) * r): which seed gets which install time changes, the distribution of "
+        "simulated runs does not, and no check reads a single seed's time",
+    ("model/sequencerflush.py", "core/ReplaceComparisonOperator_IsNot_NotEq",
+     "changed = [p for p in t.log if t.log[p] is not s.log[p]]",
+     "changed = [p for p in t.log if t.log[p] != s.log[p]]"):
+        "a log equal to its predecessor but another object counts as changed with `is not` and not with "
+        "`!=`; agreement reads the logs' values, so leaving it out cannot change whether an agreement "
+        "stays one (the shortcut answers False, re-evaluate, more often with `is not`, never otherwise)",
+}
+
+
+# Survivors that were gaps, each now killed by a test of tests/test_pinned_decisions.py that fails
+# with the mutant applied: mutant key -> (the changed line before, the test).
+PINNED: dict[str, tuple[str, str]] = {
+    'conformance/report.py:semantic/BreakContinue:0': ('continue',
+        'test_a_checks_figures_in_words_skip_the_empty_and_structured_ones_and_keep_going'),
+    'conformance/report.py:semantic/BreakContinue:1': ('continue',
+        'test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_after_them'),
+    'model/registry.py:core/ExceptionReplacer:0': ('except KeyError:',
+        'test_an_unknown_protocol_has_no_model_and_the_error_names_the_known_ones'),
+    'cli/traces.py:semantic/BoundaryFlip:1': ('ok = res["runs"] > 0 and res["counts"].get("ok", 0) == res["runs"] and res["disagreements"] == 0',
+        'test_traces_check_of_a_dataset_without_runs_is_no_pass'),
+    'conformance/history.py:semantic/BoundaryFlip:3': ('if len(text) > MAX_LINE:',
+        'test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_is_refused'),
+    'conformance/replay.py:semantic/SwapArguments:0': ('where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]',
+        'test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folder'),
+    'conformance/findings.py:semantic/SwapArguments:6': ('n, hits = c["runs"], c.get(f.id, 0)',
+        'test_a_finding_count_is_judged_against_its_own_band_per_kind_of_run'),
+    'cli/main.py:semantic/AnyAll:0': ('raise typer.Exit(0 if all(o.matches_expectation for o in outcomes) else 1)',
+        'test_check_exits_0_only_when_every_model_met_its_expectation'),
+    'conformance/diagram.py:semantic/UnionIntersection:0': ('for key in set(ch_cur) | set(ch_old):',
+        'test_a_message_on_a_channel_the_state_before_did_not_have_is_drawn_as_sent'),
+    'model/core.py:core/ReplaceComparisonOperator_Eq_Is:1': ('if n + 1 == limit:',
+        'test_an_exploration_stops_at_exactly_max_states_above_the_small_int_cache_too'),
+    'impl/runtime.py:core/ReplaceUnaryOperator_USub_Invert:0': ('self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())',
+        'test_on_start_the_rings_last_member_founds_it_with_the_token'),
+    'conformance/raincore.py:core/AddNot:34': ('return "founder crash" if FOUNDER in crashed else "founder stays"',
+        'test_raincore_runs_are_counted_by_whether_the_founder_crashed'),
+    'conformance/raincoresequencerflush.py:semantic/BoundaryFlip:0': ('bad = [j for j, _ in plan.joins if not ring < j <= n]',
+        'test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last'),
+    'conformance/audit.py:core/ReplaceComparisonOperator_Is_LtE:0': ('expected="graphs equal", observed=observed, as_expected=r.graphs_equal is True,',
+        'test_a_link_check_holds_only_when_the_graphs_are_equal'),
 }
 
 
@@ -220,40 +272,106 @@ def require_cosmic_ray():
     try:
         import cosmic_ray.mutating  # noqa: F401
     except ImportError:
-        print(f"bench/mutants.py needs cosmic-ray: {INSTALL}", file=sys.stderr)
+        print(f"bench/mutants.py needs cosmic-ray for its family: {INSTALL}, or --families semantic",
+              file=sys.stderr)
         sys.exit(3)
 
 
-def enumerate_mutants(tree: Path, modules) -> list[Mutant]:
-    """Every mutation cosmic-ray's ``init`` lists for ``modules`` (operators
-    without arguments), in a stable order."""
-    from cosmic_ray.commands.init import init
-    from cosmic_ray.work_db import WorkDB, use_db
-    with tempfile.TemporaryDirectory() as d, use_db(Path(d) / "session.sqlite", WorkDB.Mode.create) as db:
-        init([tree / m for m in modules], db, {})
-        specs = [w.mutations[0] for w in db.work_items]
-    out = [Mutant(str(Path(s.module_path).relative_to(tree)), s.operator_name, s.occurrence, s.start_pos[0])
-           for s in specs]
+def _cosmic_ray_sites(source: str) -> list[tuple[str, int, int]]:
+    """(operator, occurrence, line) of every mutation cosmic-ray's ``init``
+    lists (operators without arguments), numbered as ``init`` and
+    ``mutate_code`` number them (per operator, in its walk order)."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+    from cosmic_ray.plugins import get_operator, operator_names
+    tree = get_ast(source)
+    nodes = list(ast_nodes(tree))
+    out = []
+    for name in operator_names():
+        cls = get_operator(name)
+        if cls.arguments():
+            continue
+        op = cls()
+        k = 0
+        for node in nodes:
+            for start, _ in op.mutation_positions(node):
+                out.append((name, k, start[0]))
+                k += 1
+    return out
+
+
+def enumerate_mutants(tree: Path, modules, families=FAMILIES) -> list[Mutant]:
+    """Every mutation of ``modules`` by the chosen families (cosmic-ray's
+    operators without arguments, bench/semantic.py's), in a stable order."""
+    import semantic
+    out = []
+    for mod in modules:
+        src = (tree / mod).read_text()
+        if "semantic" in families:
+            out += [Mutant(mod, op, k, line) for op, k, line in semantic.listing(src)]
+        if "cosmic-ray" in families:
+            out += [Mutant(mod, op, k, line) for op, k, line in _cosmic_ray_sites(src)]
     return sorted(out, key=lambda m: (m.module, m.line, m.operator, m.occurrence))
 
 
-def sample(mutants: list[Mutant], k: int, seed: int) -> list[Mutant]:
-    """``k`` mutants spread evenly over the modules (round robin over each
-    module's mutants shuffled by ``seed``)."""
+def family(m) -> str:
+    op = m.operator if isinstance(m, Mutant) else m["operator"]
+    return "semantic" if op.startswith("semantic/") else "cosmic-ray"
+
+
+def quotas(lines: dict[str, int], k: int) -> dict[str, int]:
+    """``k`` mutants over the modules in proportion to their lines (largest
+    remainders first); when ``k`` covers every module, each gets one at least."""
+    mods = sorted(m for m, n in lines.items() if n > 0)
+    floor = 1 if k >= len(mods) else 0
+    rest = k - floor * len(mods)
+    total = sum(lines[m] for m in mods) or 1
+    share = {m: rest * lines[m] / total for m in mods}
+    q = {m: floor + int(share[m]) for m in mods}
+    left = k - sum(q.values())
+    for m in sorted(mods, key=lambda m: (-(share[m] - int(share[m])), m))[:left]:
+        q[m] += 1
+    return {m: n for m, n in q.items() if n}
+
+
+def sample(mutants: list[Mutant], k: int, seed: int, lines: dict[str, int] | None = None) -> list[Mutant]:
+    """``k`` mutants stratified by module and weighted by its lines
+    (``quotas``; equal weights without ``lines``).  Within a module the
+    families take turns, and each draw picks an operator uniformly, then one
+    of its sites (so the commonest operator does not crowd out the rest).
+    A module with fewer mutants than its quota gives the rest to the others."""
     rng = random.Random(seed)
     per: dict[str, list[Mutant]] = {}
     for m in mutants:
         per.setdefault(m.module, []).append(m)
-    for ms in per.values():
-        rng.shuffle(ms)
-    out, rank = [], 0
-    while len(out) < k and any(rank < len(ms) for ms in per.values()):
-        out += [ms[rank] for ms in per.values() if rank < len(ms)]
-        rank += 1
-    return out[:k]
+    weights = {mod: (lines or {}).get(mod, 1) for mod in per}
+    out: list[Mutant] = []
+    pools = {mod: {} for mod in per}
+    for mod, ms in per.items():
+        for m in ms:
+            pools[mod].setdefault(family(m), {}).setdefault(m.operator, []).append(m)
+    while len(out) < k and any(pools.values()):
+        live = {mod: w for mod, w in weights.items() if pools[mod]}
+        for mod, n in quotas(live, k - len(out)).items():
+            fams = pools[mod]
+            for j in range(n):
+                if not fams:
+                    break
+                fam = sorted(fams)[len(out) % len(fams)]
+                ops = fams[fam]
+                op = rng.choice(sorted(ops))
+                m = ops[op].pop(rng.randrange(len(ops[op])))
+                out.append(m)
+                if not ops[op]:
+                    del ops[op]
+                if not ops:
+                    del fams[fam]
+    return sorted(out[:k], key=lambda m: (m.module, m.line, m.operator, m.occurrence))
 
 
 def mutated_source(original: str, m: Mutant) -> str | None:
+    if m.operator.startswith("semantic/"):
+        import semantic
+        return semantic.mutate(original, m.operator, m.occurrence)
     from cosmic_ray.mutating import mutate_code
     from cosmic_ray.plugins import get_operator
     return mutate_code(original, get_operator(m.operator)(), m.occurrence)
@@ -295,6 +413,219 @@ def annotation_only(original: str, mutated: str) -> bool:
         return a is not None and a == bare(mutated)
     except SyntaxError:
         return False
+
+
+# ---------------------------------------------------------------- which tests run for a mutant
+
+def load_covmap(base: Path) -> dict:
+    """The map bench/covmap.py recorded under ``base`` (one coverage data
+    file per process, one context per test): {"lines": {module: {line: [test
+    ids]}}, "durations": {test id: seconds}}, cached beside it as JSON."""
+    cache = base.with_name(base.name + ".json")
+    if cache.exists():
+        return json.loads(cache.read_text())
+    import glob
+
+    import coverage
+    lines: dict[str, dict[str, list[str]]] = {}
+    for f in sorted(glob.glob(f"{base}.*")):
+        if f.endswith(".json"):
+            continue
+        data = coverage.CoverageData(basename=f)
+        data.read()
+        for path in data.measured_files():
+            rel = os.path.relpath(path, ROOT)
+            if rel.startswith(".."):
+                continue
+            mod = lines.setdefault(rel, {})
+            for ln, ctxs in data.contexts_by_lineno(path).items():
+                mod.setdefault(str(ln), [])
+                mod[str(ln)] = sorted(set(mod[str(ln)]) | set(ctxs))
+    durations: dict[str, float] = {}
+    for f in glob.glob(f"{base}.durations.*.json"):
+        for k, v in json.loads(Path(f).read_text()).items():
+            durations[k] = max(durations.get(k, 0.0), v)
+    doc = {"lines": lines, "durations": durations}
+    cache.write_text(json.dumps(doc))
+    return doc
+
+
+def changed_lines(original: str, mutated: str) -> range:
+    """The lines of ``original`` a mutant rewrites (first to last differing)."""
+    a, b = original.splitlines(), mutated.splitlines()
+    top = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    bottom = 0
+    while bottom < min(len(a), len(b)) - top and a[-1 - bottom] == b[-1 - bottom]:
+        bottom += 1
+    return range(top + 1, max(top + 1, len(a) - bottom) + 1)
+
+
+def function_body_lines(source: str) -> set[int]:
+    """The lines inside a function's body: run only when it is called (the
+    others, module and class level, run when the module is imported)."""
+    import ast
+    out: set[int] = set()
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.update(range(n.body[0].lineno, n.end_lineno + 1))
+        elif isinstance(n, ast.Lambda):
+            out.update(range(n.body.lineno, n.body.end_lineno + 1))
+    return out
+
+
+def select_tests(covmap: dict, module: str, lines: range, budget: float, source: str | None = None) -> dict:
+    """The default tests that execute a mutant's lines, fastest first, up to
+    ``budget`` seconds of their measured time (one test at least).  Lines run
+    only while the module is imported (constants, decorators, defaults, class
+    bodies: outside every function body of ``source``; the map has no test
+    for them, the module being imported while the suite is collected)
+    select every test that executes any line of the module.
+    {"tests": [...], "executing": n, "seconds": s, "import_time": bool}."""
+    by_line = covmap["lines"].get(module, {})
+    ctxs = set().union(*(by_line.get(str(ln), ()) for ln in lines)) if lines else set()
+    import_time = False
+    if ctxs <= {""}:
+        in_body = function_body_lines(source) if source is not None else set(lines)
+        if "" not in ctxs and all(ln in in_body for ln in lines):
+            return {"tests": [], "executing": 0, "seconds": 0.0, "import_time": False}
+        import_time = True
+        ctxs = set().union(*by_line.values())
+    ctxs.discard("")
+    dur = covmap["durations"]
+    chosen, total = [], 0.0
+    for t in sorted(ctxs, key=lambda t: (dur.get(t, 1.0), t)):
+        if chosen and total + dur.get(t, 1.0) > budget:
+            break
+        chosen.append(t)
+        total += dur.get(t, 1.0)
+    return {"tests": chosen, "executing": len(ctxs), "seconds": round(total, 2), "import_time": import_time}
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
+    """The product modules a test file imports (``groupcheck.<package>...``),
+    with those of the tests/ helper modules it imports, read from its source."""
+    import ast
+    seen, out, todo = set(), set(), [path]
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.exists():
+            continue
+        seen.add(f)
+        for n in ast.walk(ast.parse(f.read_text())):
+            names = []
+            if isinstance(n, ast.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                names = [n.module] + [f"{n.module}.{a.name}" for a in n.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "groupcheck" and len(parts) > 2:
+                    for k in range(len(parts), 2, -1):
+                        mod = "/".join(parts[1:k]) + ".py"
+                        if (root / mod).exists():
+                            out.add(mod)
+                            break
+                elif len(parts) == 1 and (path.parent / f"{name}.py").exists():
+                    todo.append(path.parent / f"{name}.py")
+    return out
+
+
+def importers(module: str, root: Path = ROOT) -> list[str]:
+    """The test files (names under tests/) that import ``module``, the most
+    specific first: those named after it (test_impl_flush.py for
+    impl/flush.py), then those importing the fewest product modules."""
+    stem = Path(module).stem
+    found = []
+    for f in sorted((root / "tests").glob("test_*.py")):
+        mods = imported_modules(f, root)
+        if module in mods:
+            found.append((stem not in f.stem, len(mods), f.name))
+    return [name for *_, name in sorted(found)]
+
+
+# ---------------------------------------------------------------- the CI guard (tests/test_mutation_guard.py)
+
+GUARD_MUTANTS = 20
+GUARD_FILES = 2          # test files run per mutant
+GUARD_TIMEOUT = 45.0     # seconds per mutant's tests; past it the mutant is inconclusive
+GUARD_THRESHOLD = 0.25   # the guard fails below this kill rate on the conclusive, non-equivalent mutants
+GUARD_SECONDS = 540      # no mutant is started after this many seconds (the guard keeps within 10 minutes)
+
+
+def changed_modules(root: Path, base: str) -> list[str]:
+    """The product modules a change touches: those that differ, committed or
+    not, from where the checkout left ``base`` (their merge base, so that
+    what ``base`` gained since is not counted)."""
+    mb = subprocess.run(["git", "merge-base", base, "HEAD"], cwd=root, capture_output=True, text=True)
+    if mb.returncode:
+        return []
+    r = subprocess.run(["git", "diff", "--name-only", mb.stdout.strip(), "--", *PACKAGES], cwd=root,
+                       capture_output=True, text=True)
+    if r.returncode:
+        return []
+    return sorted(f for f in r.stdout.split() if f.endswith(".py") and (root / f).exists())
+
+
+def guard(root: Path, base: str, k: int, seed: int, threshold: float, log=print,
+          until: float | None = None) -> dict:
+    """``k`` semantic mutants of the modules a change touches (against
+    ``base``; every module when it touches none), each run against the
+    default tests of the (at most ``GUARD_FILES``) test files that import
+    its module, with ``-x`` and a timeout.  Logs every mutant and the
+    survivors; ``passed`` is whether the kill rate on the non-equivalent
+    mutants that finished is at least ``threshold``.  No mutant is started
+    past ``GUARD_SECONDS`` or the time ``until`` (seconds since the epoch)."""
+    stop = min(time.time() + GUARD_SECONDS, until or float("inf"))
+    modules = changed_modules(root, base)
+    scope = "changed" if modules else "all"
+    modules = modules or product_modules(root)
+    lines = {mod: len((root / mod).read_text().splitlines()) for mod in modules}
+    chosen = sample(enumerate_mutants(root, modules, ("semantic",)), k, seed, lines)
+    log(f"mutation guard: {len(chosen)} semantic mutants of {len(modules)} {scope} module(s) "
+        f"(base {base}, seed {seed})")
+    tree = Tree(root)
+    results = []
+    try:
+        for m in chosen:
+            if time.time() >= stop:
+                log(f"  time is up: {len(chosen) - len(results)} mutants not run")
+                break
+            original = (tree.root / m.module).read_text()
+            mutated = mutated_source(original, m)
+            changed_line(original, mutated, m)
+            files = importers(m.module, tree.root)[:GUARD_FILES]
+            rec = {"key": m.key, **asdict(m), "status": "", "files": files, "layers": {}}
+            try:
+                tree.write(m.module, mutated)
+                imp = subprocess.run([sys.executable, "-c", f"import {module_name(m.module)}"], cwd=tree.root,
+                                     env=tree.env, capture_output=True, text=True, timeout=IMPORT_TIMEOUT)
+                if imp.returncode:
+                    rec["status"] = "incompetent"
+                elif not files:
+                    rec["layers"]["unit"] = {"outcome": "survived", "why": "no test file imports the module"}
+                else:
+                    rec["layers"]["unit"] = run_layer(tree, "unit", files, [], None, GUARD_TIMEOUT)
+            finally:
+                tree.write(m.module, original)
+            rec["annotation_only"] = False
+            classify(rec)
+            if rec["layers"].get("unit", {}).get("outcome") == "timeout":
+                rec["status"] = "inconclusive"
+            results.append(rec)
+            why = rec["layers"].get("unit", {}).get("why", "")
+            log(f"  {rec['status']:>12}  {m.module}:{m.line}  `{m.before}` -> `{m.after}`  {why[:120]}")
+    finally:
+        tree.cleanup()
+    counted = [r for r in results if r["status"] in ("killed", "survived")]
+    killed = sum(r["status"] == "killed" for r in counted)
+    rate = killed / len(counted) if counted else 1.0
+    survivors = [r for r in counted if r["status"] == "survived"]
+    log(f"mutation guard: {killed} of {len(counted)} killed ({100 * rate:.0f} %; threshold "
+        f"{100 * threshold:.0f} %); survivors:" + ("" if survivors else " none"))
+    for r in survivors:
+        log(f"  {r['key']} line {r['line']}: `{r['before']}` -> `{r['after']}` (ran {', '.join(r['files']) or 'nothing'})")
+    return {"scope": scope, "results": results, "killed": killed, "counted": len(counted), "rate": rate,
+            "passed": rate >= threshold}
 
 
 class Tree:
@@ -463,7 +794,7 @@ def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a,
     py = sys.executable
     if layer in TEST_LAYERS:
         cmd = [py, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not slow",
-               *[f"tests/{f}" for f in files]]
+               *(files if layer == "tests" else [f"tests/{f}" for f in files])]
     else:
         cmd = [py, str(tree.root / "bench" / "mutants.py"), "--layer", layer, "--protocols", ",".join(protocols),
                "--runs", str(a.runs), "--seed", str(a.run_seed), "--tlc-runs", str(a.tlc_runs)]
@@ -512,8 +843,9 @@ def protocols_running(tree: Tree) -> dict[str, list[str]]:
 
 
 def plan(tree: Tree, modules, layers) -> dict[str, dict]:
-    """module -> {layer: (test files, protocols)}: what each layer runs for a mutant of it."""
-    runs = protocols_running(tree)
+    """module -> {layer: (test files, protocols)}: what each layer runs for a mutant of it
+    (the ``tests`` layer's tests are chosen per mutant, by ``select_tests``)."""
+    runs = protocols_running(tree) if set(layers) - set(TEST_LAYERS) else {}
     out = {}
     for mod in modules:
         unit, lock = TESTS.get(mod, ([], []))
@@ -521,7 +853,7 @@ def plan(tree: Tree, modules, layers) -> dict[str, dict]:
         out[mod] = {layer: {"files": {"unit": unit, "lockstep": lock}.get(layer, []),
                             "protocols": [] if layer in TEST_LAYERS else protos}
                     for layer in layers
-                    if (unit if layer == "unit" else lock if layer == "lockstep" else protos)}
+                    if layer != "tests" and (unit if layer == "unit" else lock if layer == "lockstep" else protos)}
     return out
 
 
@@ -540,6 +872,14 @@ def summarise(results: list[dict], layers) -> dict:
         rs = [r for r in counted if r["module"] == mod]
         per_module[mod] = {"default_tests": rate(rs, TEST_LAYERS), "default_audit": rate(rs, AUDIT_LAYERS),
                            "any": rate(rs, layers)}
+
+    def by(key):
+        out = {}
+        for v in sorted({key(r) for r in counted}):
+            rs = [r for r in counted if key(r) == v]
+            out[v] = {"default_tests": rate(rs, TEST_LAYERS), "default_audit": rate(rs, AUDIT_LAYERS),
+                      "any": rate(rs, layers)}
+        return out
     return {
         "mutants": len(results), "incompetent": len(results) - len(competent), "equivalent": len(equivalent),
         "counted": len(counted),
@@ -548,8 +888,55 @@ def summarise(results: list[dict], layers) -> dict:
         "default_audit": rate(counted, AUDIT_LAYERS),
         "any_layer": rate(counted, layers),
         "per_module": per_module,
+        "per_package": by(lambda r: package(r["module"])),
+        "per_family": by(family),
+        "per_operator": by(lambda r: r["operator"]),
         "survivors": [r["key"] for r in counted if r["status"] == "survived"],
+        # the default tests with the pinning tests added since (each checked on its mutant)
+        "default_tests_with_pins": {"killed": rate(counted, TEST_LAYERS)["killed"] + sum(
+            1 for r in counted if r["status"] == "survived" and r.get("pinned")), "of": len(counted)},
+        # survivors on lines no default test executes (the tests layer ran nothing)
+        "unexecuted": [r["key"] for r in counted if r["status"] == "survived"
+                       and r["layers"].get("tests", {}).get("unexecuted")],
+        "unverified": [r["key"] for r in counted if r["layers"].get("tests", {}).get("outcome") == "unverified"],
     }
+
+
+def package(module: str) -> str:
+    """A module's layer of the product: impl, conformance, model, model/proofs, cli."""
+    return "model/proofs" if module.startswith("model/proofs/") else module.split("/")[0]
+
+
+def first_failed(why: str) -> str | None:
+    """The test id of a pytest summary line (``FAILED tests/x.py::t - ...``)."""
+    parts = why.split()
+    return parts[1] if len(parts) > 1 and parts[0] in ("FAILED", "ERROR") and "::" in parts[1] else None
+
+
+def verify_kills(tree: Tree, doc: dict, timeout: float = 900) -> None:
+    """Run every test that killed a mutant on the unmutated tree: a kill by
+    a test that fails there too (flaky, or hurt by running alone) is marked
+    ``unverified`` and not counted."""
+    def fn(t):      # the test function: pytest prints a parameter's id escaped, so it may not select it back
+        return t.split("[", 1)[0]
+    ids = sorted({fn(t) for r in doc["results"] for t in [first_failed(r["layers"].get("tests", {}).get("why", ""))]
+                  if t and r["layers"]["tests"]["outcome"] == "killed"} - set(doc.get("verified", [])))
+    if not ids:
+        return
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", *ids],
+                       cwd=tree.root, env=tree.env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in (0, 1):
+        sys.exit(f"the killing tests could not be run on the unmutated tree (pytest {p.returncode}): "
+                 f"{(p.stdout.strip().splitlines() or [''])[-1]}")
+    bad = {fn(t) for ln in p.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))
+           for t in [first_failed(ln)] if t}
+    doc.setdefault("failing_unmutated", [])
+    doc["failing_unmutated"] = sorted(set(doc["failing_unmutated"]) | (bad - {None}))
+    doc["verified"] = sorted((set(doc.get("verified", [])) | set(ids)) - bad)
+    for r in doc["results"]:
+        t = r["layers"].get("tests", {})
+        if t.get("outcome") == "killed" and fn(first_failed(t.get("why", "")) or "") in bad:
+            t["outcome"] = "unverified"
 
 
 def classify(rec: dict) -> None:
@@ -567,6 +954,10 @@ def classify(rec: dict) -> None:
     rec["status"] = "equivalent" if why else "survived"
     if why:
         rec["why"] = why
+    pin = PINNED.get(rec["key"])
+    if not why and pin and pin[0] == rec["before"]:
+        rec["pinned"] = pin[1]
+        rec["why"] = f"a gap: now killed by tests/test_pinned_decisions.py::{pin[1]}"
 
 
 def write(out: Path, doc: dict) -> None:
@@ -596,7 +987,8 @@ def rejudge(doc: dict, root: Path) -> None:
     for rec in doc["results"]:
         m = Mutant(rec["module"], rec["operator"], rec["occurrence"], rec["line"])
         original = (root / m.module).read_text()
-        rec["annotation_only"] = annotation_only(original, mutated_source(original, m) or original)
+        mutated = mutated_source(original, m)     # None: the source changed since (the record stays as judged)
+        rec["annotation_only"] = mutated is not None and annotation_only(original, mutated)
         classify(rec)
 
 
@@ -608,31 +1000,52 @@ def markdown(doc: dict) -> str:
     pct = lambda r: f"{r['killed']} of {r['of']} ({100 * r['rate']:.0f} %)" if r["of"] else "-"  # noqa: E731
     lines = ["| layer | killed / mutants it runs on |", "| --- | ---: |"]
     lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
-    lines += [f"| **default tests** (unit, lockstep) | {pct(sm['default_tests'])} |",
+    lines += [f"| **default tests** (tests, unit, lockstep) | {pct(sm['default_tests'])} |",
               f"| **default audit** (campaign, tlc, history) | {pct(sm['default_audit'])} |",
               f"| **any layer** | {pct(sm['any_layer'])} |", "",
               "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(r['default_audit'])} | {pct(r['any'])} |"
               for mod, r in sorted(sm["per_module"].items())]
+    for title, key in (("package", "per_package"), ("family", "per_family"), ("operator", "per_operator")):
+        lines += ["", f"| {title} | default tests |", "| --- | ---: |"]
+        lines += [f"| {v} | {pct(r['default_tests'])} |" for v, r in sm[key].items()]
     rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
     if rows:
         lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
         cell = lambda t: t.replace("|", "\\|")  # noqa: E731
         lines += [f"| {r['key']} | {r['line']} | `{cell(r['before'])}` → `{cell(r['after'])}` | {r['status']} | "
-                  f"{cell(r.get('why', ''))} |" for r in rows]
+                  f"{cell(r.get('why') or survivor_why(r))} |" for r in rows]
     return "\n".join(lines)
+
+
+def survivor_why(rec: dict) -> str:
+    """What the tests layer saw of a survivor not yet read."""
+    t = rec["layers"].get("tests")
+    if not t:
+        return ""
+    if t.get("unexecuted"):
+        return "no default test executes the mutated lines"
+    return (f"{t.get('executing')} default tests execute it ({t.get('selected')} run"
+            + (", import-time line" if t.get("import_time") else "") + "); none fails")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--modules", nargs="*", default=list(MODULES))
-    ap.add_argument("--sample", type=int, default=72, help="mutants measured (0: all)")
+    ap.add_argument("--modules", nargs="*", default=None, help="modules to sample (default: every module of "
+                    "impl/, conformance/, model/ and cli/)")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="operator families: semantic, cosmic-ray")
+    ap.add_argument("--sample", type=int, default=300, help="mutants measured (0: all)")
     ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
     ap.add_argument("--only", nargs="*", default=[], help="mutant keys (module:operator:occurrence) to run")
     ap.add_argument("--runs", type=int, default=50, help="drawn runs per protocol (campaign, history)")
     ap.add_argument("--run-seed", type=int, default=0, help="the campaign's first seed")
     ap.add_argument("--tlc-runs", type=int, default=1, help="runs per protocol validated by TLC")
-    ap.add_argument("--layers", default="unit,lockstep,campaign,tlc,history")
+    ap.add_argument("--layers", default="tests", help="tests (the default tests that execute the mutant's "
+                    "lines, from --covmap), unit, lockstep (the files in TESTS), campaign, tlc, history")
+    ap.add_argument("--covmap", help="the base name bench/covmap.py recorded the default suite under "
+                    "(GROUPCHECK_COVMAP); needed by the tests layer")
+    ap.add_argument("--budget", type=float, default=30.0, help="the tests layer's share of a mutant: the "
+                    "fastest executing tests up to this many seconds of their measured time")
     ap.add_argument("--cluster", action="store_true", help="add the (slow) cluster layer")
     ap.add_argument("--timeout", type=float, default=2.0,
                     help="a layer's timeout, times its unmutated time (at least --min-timeout)")
@@ -642,6 +1055,11 @@ def main() -> None:
     ap.add_argument("--out", default="mutants.json")
     ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
     ap.add_argument("--markdown", metavar="RESULTS", help="print a results file's figures as Markdown, run nothing")
+    ap.add_argument("--guard", action="store_true", help="the CI guard: --guard-mutants semantic mutants of "
+                    "the modules changed against --base, their importing test files, a pass/fail kill rate")
+    ap.add_argument("--base", default="main")
+    ap.add_argument("--guard-mutants", type=int, default=GUARD_MUTANTS)
+    ap.add_argument("--threshold", type=float, default=GUARD_THRESHOLD)
     # child side: one layer on the tree this file is in
     ap.add_argument("--layer", help=argparse.SUPPRESS)
     ap.add_argument("--protocols", default="", help=argparse.SUPPRESS)
@@ -653,22 +1071,35 @@ def main() -> None:
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
         return
-    require_cosmic_ray()
     # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if a.guard:
+        res = guard(Path(a.tree).resolve(), a.base, a.guard_mutants, a.seed, a.threshold,
+                    log=lambda t: print(t, flush=True))
+        sys.exit(0 if res["passed"] else 1)
+    families = [f for f in a.families.split(",") if f]
+    if "cosmic-ray" in families:
+        require_cosmic_ray()
     layers = [n for n in a.layers.split(",") if n] + (["cluster"] if a.cluster else [])
     out = Path(a.out)
     tree = Tree(Path(a.tree).resolve())
+    if a.modules is None:
+        a.modules = product_modules(tree.root)
+    if "tests" in layers and not a.covmap:
+        sys.exit("the tests layer needs --covmap (bench/covmap.py's map of the default suite)")
+    covmap = load_covmap(Path(a.covmap)) if "tests" in layers else None
     try:
-        mutants = enumerate_mutants(tree.root, a.modules)
+        mutants = enumerate_mutants(tree.root, a.modules, families)
+        lines = {mod: len((tree.root / mod).read_text().splitlines()) for mod in a.modules}
         chosen = ([m for m in mutants if m.key in set(a.only)] if a.only else
-                  sample(mutants, a.sample, a.seed) if a.sample else mutants)
+                  sample(mutants, a.sample, a.seed, lines) if a.sample else mutants)
         layout = plan(tree, a.modules, layers)
         doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                            "load": os.getloadavg()[0]},
                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "args": {k: v for k, v in vars(a).items() if k not in ("layer", "protocols", "module_name")},
                "enumerated": {mod: sum(m.module == mod for m in mutants) for mod in a.modules},
+               "lines": lines,
                "layers": layers, "plan": layout, "baseline": {}, "results": []}
         if a.resume and out.exists():
             old = json.loads(out.read_text())
@@ -696,7 +1127,10 @@ def main() -> None:
                     sys.exit(f"the unmutated tree fails layer {layer} for {mod}: {r['why']}")
                 doc["baseline"][f"{mod}:{layer}"] = r["seconds"]
                 write(out, doc)
-        for k, m in enumerate(chosen):
+        # in an order shuffled by the seed, so a run stopped early is still a sample of every module
+        order = list(chosen)
+        random.Random(a.seed).shuffle(order)
+        for k, m in enumerate(order):
             if m.key in done and m.key not in redo:
                 continue
             path = tree.root / m.module
@@ -720,6 +1154,17 @@ def main() -> None:
                             imp_error = (imp.stderr.strip().splitlines() or [""])[-1][:300]
                     except subprocess.TimeoutExpired:
                         imp_error = f"the mutated module did not import within {IMPORT_TIMEOUT} s"
+                    if not imp_error and "tests" in layers:
+                        sel = select_tests(covmap, m.module, changed_lines(original, mutated), a.budget,
+                                           original)
+                        if not sel["tests"]:
+                            results["tests"] = {"outcome": "survived", "seconds": 0.0, "unexecuted": True,
+                                                "why": "no default test executes the mutated lines"}
+                        else:
+                            limit = max(a.min_timeout, 3 * sel["seconds"] + 30)
+                            results["tests"] = run_layer(tree, "tests", sel["tests"], [], a, limit)
+                            results["tests"].update({"selected": len(sel["tests"]), "executing": sel["executing"],
+                                                     "import_time": sel["import_time"]})
                     if not imp_error:
                         for layer, what in layout[m.module].items():
                             limit = max(a.min_timeout, a.timeout * doc["baseline"][f"{m.module}:{layer}"])
@@ -742,6 +1187,8 @@ def main() -> None:
             killers = ",".join(n for n, v in results.items() if v["outcome"] != "survived") or "-"
             print(f"[{k + 1}/{len(chosen)}] {m.key} line {m.line}: {rec['status']} ({killers}) {secs} s",
                   flush=True)
+        if "tests" in layers:
+            verify_kills(tree, doc)
         doc["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         finish(out, doc, layers)
         print(json.dumps(doc["summary"], indent=1))

@@ -3,24 +3,16 @@ known-bad mutant of impl/sequencer.py and passes the unmutated tree, and
 the mutant is written to a copy of the tree, never to the tree itself."""
 
 import hashlib
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from bench_helpers import ROOT, load_bench
 
 pytest.importorskip("cosmic_ray")
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_mutants", ROOT / "bench" / "mutants.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod        # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("mutants")
 
 
 def test_sample_is_deterministic_and_spread_over_modules():
