@@ -39,11 +39,12 @@ def one(protocol: str, messages: int, rate: float, out: Path, kill_at: float | N
         holder: bool = False) -> dict:
     from groupcheck.conformance import history
     from groupcheck.conformance.traces import load
+    from groupcheck.conformance.cluster import judged
     from groupcheck.impl.cluster import Runner
     kills = [(1, kill_at)] if kill_at is not None else []
     t0 = time.perf_counter()
-    res = Runner(protocol, 3, messages, kills, out, rate=rate, timeout=300, lossy_ring=lossy,
-                 kill_holder=holder and kill_at is not None).run()
+    res = judged(Runner(protocol, 3, messages, kills, out, rate=rate, timeout=300, lossy_ring=lossy,
+                        kill_holder=holder and kill_at is not None))
     wall = time.perf_counter() - t0
     trace = load(out / "traces")
     ev = trace.events

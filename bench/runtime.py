@@ -77,9 +77,10 @@ def _rates(events: list[dict]) -> dict:
 def ours(protocol: str, messages: int, rate: float, out: Path) -> dict:
     from groupcheck.conformance import history
     from groupcheck.conformance.traces import load
+    from groupcheck.conformance.cluster import judged
     from groupcheck.impl.cluster import Runner
     t0 = time.perf_counter()
-    res = Runner(protocol, 3, messages, [], out, rate=rate, timeout=600).run()
+    res = judged(Runner(protocol, 3, messages, [], out, rate=rate, timeout=600))
     wall = time.perf_counter() - t0
     trace = load(out / "traces")
     hist = history.from_trace([trace.header] + trace.events)

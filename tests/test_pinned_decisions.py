@@ -53,9 +53,9 @@ def test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_i
 
 
 def test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folder(tmp_path):
-    # conformance/replay.py conform_file: a run's per-node files that do not load give one
+    # conformance/conform.py conform_file: a run's per-node files that do not load give one
     # rejected report named after the folder that holds them
-    from groupcheck.conformance.replay import conform_file
+    from groupcheck.conformance.conform import conform_file
     files = [tmp_path / "n1.ndjson", tmp_path / "n2.ndjson"]
     for f in files:
         f.write_text("not json\n")
@@ -168,13 +168,13 @@ def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
 
 
 def test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last():
-    # conformance/raincoresequencerflush.py parse_faults: ring < joiner <= n
-    from groupcheck.conformance.raincoresequencerflush import parse_faults
-    plan = parse_faults("join=4@100", 0, ring=3, n=4)
+    # conformance/raincoresequencerflush.py fault_plan: ring < joiner <= n
+    from groupcheck.conformance.raincoresequencerflush import fault_plan
+    plan = fault_plan("join=4@100", 0, {"ring": 3, "nodes": 4})
     assert [j for j, _ in plan.joins] == [4]
     for bad in ("join=3@100", "join=5@100"):
         with pytest.raises(ValueError, match="a joiner is a node outside the ring 1..3, up to 4"):
-            parse_faults(bad, 0, ring=3, n=4)
+            fault_plan(bad, 0, {"ring": 3, "nodes": 4})
 
 
 def test_a_link_check_holds_only_when_the_graphs_are_equal():
