@@ -380,26 +380,29 @@ def audit(
     out_dir(out, command="audit", force=force or earlier, regenerates=True)      # after --from was read
     if from_summary is None:
         checks, extra = _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols,
-                                   stages, jobs, quiet=False)     # progress on stderr, also with --json
+                                   stages, jobs, quiet=False, as_json=as_json)    # progress on stderr
     _report_audit(report, out, checks, extra, as_json, require_all)
 
 
-def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet):
+def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protocols, stages, jobs, quiet,
+               as_json=False):
     if {"tlc", "link", "tracevalidation"} & set(stages) or engine == "spark":
         need_java()
     if engine == "spark" and {"conformance", "history"} & set(stages):
         spark_session(master)
     fresh = [p for p in (Path(out) / "traces",) if not p.exists()]     # what this run creates
     try:
-        with progress("audit", quiet=quiet) as prog:
-            def on_progress(what: str, done: int, total: int, verdict: Optional[str] = None) -> None:
+        with progress("audit", quiet=quiet, as_json=as_json) as prog:
+            def on_progress(what: str, done: int, total: int, verdict: Optional[str] = None, *,
+                            key: Optional[str] = None, plan: Optional[dict] = None) -> None:
                 if _SIGNALLED:      # a stage that caught the signal's unwinding as its own failure: stop
                     raise SystemExit(128 + _SIGNALLED)
-                prog.total = total
+                if plan is not None:            # the checks that run, each with its estimated cost
+                    prog.plan(plan)
                 if verdict is None:             # what starts now
                     prog.update(what, done=done, total=total)
-                else:                           # an item finished, with its verdict
-                    prog.finished(f"{what}: {verdict}", done=done)
+                else:                           # a check finished, with its verdict
+                    prog.finished(f"{what}: {verdict}", done=done, key=key)
 
             checks, extra = audit_mod.run(out, runs=runs, seed=seed, engine=engine, master=master,
                                           workers=workers, full=full, protocols_=protocols, stages=stages,

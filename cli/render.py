@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+import sys
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -210,99 +211,170 @@ def _brief_params(params: Any) -> str:
     return str(params)
 
 
-def progress(description: str = "", total=None, quiet: bool = False):
-    """A progress bar on a terminal; off a terminal (CI logs, pipes) a plain
-    line per update, at least one a minute while work goes on (a heartbeat
-    thread repeats the last line).  Always on stderr (``--json`` writes
-    stdout only); ``finished`` prints each item's verdict with the count
-    and the time left."""
-    return _Progress(description, total, quiet)
+def progress(description: str = "", total=None, quiet: bool = False, *, as_json: bool = False,
+             costs: Optional[dict] = None, clock=None):
+    """Progress of a long command, always on stderr (stdout is the result):
+    a rich bar on a terminal; elsewhere a plain line per item and at least
+    one every HEARTBEAT seconds while work goes on; with ``as_json`` the same
+    lines as JSON objects.  Each says done/total of the items that run, the
+    rate and the time left (conformance/progress.py ``Work``: the pace so far
+    times the estimated cost of what is left; ``costs`` maps each item's key
+    to its estimate, else items count alike).  ``clock`` is injected by tests."""
+    return _Progress(description, total, quiet, as_json, costs, clock)
+
+
+def _seconds(s: float) -> str:
+    return f"{s / 60:.0f} min" if s >= 90 else f"{s:.0f} s"
 
 
 class _Progress:
-    HEARTBEAT = 60.0
+    HEARTBEAT = 30.0
 
-    def __init__(self, description, total, quiet):
+    def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None):
         import threading
+        import time
+        from groupcheck.conformance.progress import Work
         self.err = console(stderr=True)
-        self.quiet, self.tty = quiet, self.err.is_terminal
-        self.desc, self.done, self.total = description, 0, total
+        self.quiet, self.as_json = quiet, as_json
+        self.tty = self.err.is_terminal and not as_json
+        self.clock = clock or time.monotonic
+        self.desc = description
+        self.t0 = self.said = self.clock()
+        self.work = Work(self.t0, costs)
+        self._keyed = bool(costs)
+        self.stage = ""
+        if total is not None and not costs:
+            self.work.count(0, total, self.t0)
+        self._lock = threading.RLock()
         self._stop = threading.Event()
-        self._done0 = None
         self._bar = None
         self._thread = None
 
+    # done/total of the items that run
+    @property
+    def done(self) -> int:
+        return self.work.done
+
+    @property
+    def total(self):
+        return self.work.total if self.work.pending or self.work.done else None
+
+    def plan(self, costs: dict) -> None:
+        """The items to run (key -> estimated cost), told once they are known."""
+        with self._lock:
+            self.work.plan(costs)
+            self._keyed = True
+            self._refresh()
+
     def __enter__(self):
         import threading
-        import time
-        self.t0 = time.monotonic()
         if self.quiet:
             return self
         if self.tty:
-            from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                                 TimeRemainingColumn(), console=self.err, transient=True)
+                                 TextColumn("{task.fields[eta]}"), console=self.err, transient=True)
             self._bar.__enter__()
-            self._task = self._bar.add_task(self.desc, total=self.total)
-        else:
-            def beat():
-                while not self._stop.wait(self.HEARTBEAT):
-                    self._line("still working:")
-            self._thread = threading.Thread(target=beat, daemon=True)
-            self._thread.start()
-            if self.desc:
-                self._line()
+            self._task = self._bar.add_task(self.desc, total=self.total, eta="")
+        elif self.desc:
+            self._line("start")
+
+        def beat():
+            while not self._stop.wait(1.0):
+                self.beat()
+        self._thread = threading.Thread(target=beat, daemon=True)
+        self._thread.start()
         return self
 
-    def _eta(self) -> str:
-        """The time left at the pace so far, once an item has finished."""
-        import time
-        ran = self.done - (self._done0 or 0)       # items that took time here (not counted done at once)
-        if not self.total or ran <= 0 or self.done >= self.total:
+    def beat(self) -> None:
+        """The heartbeat: the current line again once HEARTBEAT seconds passed
+        without one (the bar's time left, on a terminal)."""
+        with self._lock:
+            if self.quiet:
+                return
+            if self._bar is not None:
+                self._refresh()
+            elif self.clock() - self.said >= self.HEARTBEAT:
+                self._line("heartbeat")
+
+    def figures(self) -> dict:
+        """done, total, elapsed, rate per minute and seconds left, now."""
+        now = self.clock()
+        left, rate = self.work.left(now), self.work.rate(now)
+        return {"done": self.done, "total": self.total, "elapsed_s": round(now - self.t0, 1),
+                "rate_per_min": None if rate is None else round(rate, 2),
+                "eta_s": None if left is None else round(left, 1)}
+
+    def _eta(self, f: dict) -> str:
+        if f["eta_s"] is None or f["total"] is None or f["done"] >= f["total"]:
             return ""
-        left = (time.monotonic() - self.t0) / ran * (self.total - self.done)
-        return f"; about {left / 60:.0f} min left" if left >= 90 else f"; about {left:.0f} s left"
+        rate = "" if f["rate_per_min"] is None else f"{f['rate_per_min']:.1f}/min; "
+        return f"; {rate}about {_seconds(f['eta_s'])} left"
 
-    def _line(self, prefix: str = "") -> None:
-        import time
-        count = f" [{self.done}/{self.total}]" if self.total else ""
-        self.err.print(f"{prefix + ' ' if prefix else ''}{self.desc}{count} "
-                       f"({time.monotonic() - self.t0:.0f} s{self._eta()})", markup=False, highlight=False,
-                       soft_wrap=True)
-
-    def finished(self, text: str, done=None) -> None:
-        """One item finished, with its verdict: a line of its own, on a
-        terminal above the bar, in a log as ``[done/total] text``."""
-        import time
-        if self.quiet:
+    def _say(self, event: str, text: str, f: dict) -> None:
+        self.said = self.clock()
+        if self.as_json:
+            import json
+            print(json.dumps({"progress": event, "what": text, **f}), file=sys.stderr, flush=True)
             return
-        done = self.done + 1 if done is None else done
-        if self._done0 is None:                     # what was done before the first item finished here
-            self._done0 = done - 1
-        self.done = done
-        count = f"[{self.done}/{self.total}] " if self.total else ""
-        line = f"{count}{text} ({time.monotonic() - self.t0:.0f} s{self._eta()})"
+        count = f"[{f['done']}/{f['total']}] " if f["total"] else ""
+        prefix = "still working: " if event == "heartbeat" else ""
+        line = (f"{prefix}{text} {count.strip()}" if event != "done" else f"{count}{text}").strip() \
+            + f" ({f['elapsed_s']:.0f} s{self._eta(f)})"
+        (self._bar.console if self._bar is not None else self.err).print(line, markup=False, highlight=False,
+                                                                        soft_wrap=True)
+
+    def _line(self, event: str) -> None:
+        self._say(event, self.desc + (f", {self.stage}" if self.stage else ""), self.figures())
+
+    def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
-            self._bar.update(self._task, completed=self.done, total=self.total)
-        else:
-            self.err.print(line, markup=False, highlight=False, soft_wrap=True)
+            f = self.figures()
+            self._bar.update(self._task, description=self.desc + (f", {self.stage}" if self.stage else ""), completed=self.done, total=self.total,
+                             eta=self._eta(f).lstrip("; "))
+
+    def finished(self, text: str, done=None, key=None) -> None:
+        """One item finished, with its verdict: a line of its own (on a
+        terminal above the bar), ``[done/total] text``.  ``key`` names the
+        planned item; without a plan ``done`` counts items alike."""
+        with self._lock:
+            now = self.clock()
+            if self._keyed:
+                self.work.finish(key, now)
+            else:
+                done = self.done + 1 if done is None else done
+                self.work.count(done, max(self.total or 0, done), now)
+            self.stage = ""
+            if self.quiet:
+                return
+            self._say("done", text, self.figures())
+            self._refresh()
 
     def update(self, description: str, done=None, total=None) -> None:
-        if self.quiet:
-            return
-        self.desc = description
-        self.done = self.done if done is None else done
-        self.total = self.total if total is None else total
-        if self._bar is not None:
-            self._bar.update(self._task, description=description, completed=self.done, total=self.total)
-        else:
-            self._line()
+        """What runs now; ``done``/``total`` count items alike (a plan, if
+        any, knows better and they are ignored)."""
+        with self._lock:
+            self.desc, self.stage = description, ""
+            if not self._keyed and (done is not None or total is not None):
+                self.work.count(self.done if done is None else done,
+                                total if total is not None else self.total, self.clock())
+            if self.quiet:
+                return
+            if self._bar is not None:
+                self._refresh()
+            else:
+                self._line("start")
 
     def advance(self) -> None:
         self.update(self.desc, self.done + 1)
+
+    def tick(self, stage: str, done: int, total=None) -> None:
+        """conformance/progress.py's reporter: how far the item in hand got
+        (records read, tasks done), said by the next line."""
+        with self._lock:
+            self.stage = f"{stage} {done:,}" + (f" of {total:,}" if total else "")
+            self._refresh()
 
     def __exit__(self, *exc):
         self._stop.set()

@@ -706,6 +706,37 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
                  detail="\n".join(problems) or None)
 
 
+# The progress lines' time left (conformance/progress.py ``Work``): each
+# check to run weighed by its seconds in a real default audit
+# (audit_costs.json, made by bench/audit_costs.py), else by the median of
+# its protocol's checks of that kind, else of its kind; the stages that run
+# ``jobs`` checks at once share the wall clock among them.
+COSTS = Path(__file__).with_name("audit_costs.json")
+POOLED = ("tlc", "link", "tracevalidation", "prove")
+
+
+def plan_costs(ids: list[str], jobs: int, table: Optional[dict] = None) -> dict[str, float]:
+    """Estimated wall seconds of each check id (``kind/protocol/...``)."""
+    import json
+    from statistics import median
+    if table is None:
+        table = json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
+    groups: dict[tuple, list] = {}
+    for cid, sec in table.items():
+        kind, _, rest = cid.partition("/")
+        groups.setdefault((kind,), []).append(sec)
+        groups.setdefault((kind, rest.split("/")[0].split("-")[0]), []).append(sec)
+    out = {}
+    for cid in ids:
+        kind, _, rest = cid.partition("/")
+        sec = table.get(cid)
+        if sec is None:
+            near = groups.get((kind, rest.split("/")[0].split("-")[0])) or groups.get((kind,)) or [5.0]
+            sec = median(near)
+        out[cid] = sec / max(1, jobs) if kind in POOLED else sec
+    return out
+
+
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
         protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
@@ -733,14 +764,17 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 for enc in proofs.select(p, every=full)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
     fixed = {p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf}
-    skipped = ((len(entries) - len(tlc_entries)) if "tlc" in stages else 0) \
-        + (sum(1 for e in entries if e.compare and e not in link_entries) if "link" in stages else 0) \
-        + len(all_encs) - len(encs)
-    # the same total as the summary's checks: the skipped ones are counted done at once
-    todo = len(encs) + (len(tlc_entries) if "tlc" in stages else 0) + (len(link_entries) if "link" in stages else 0) \
-        + ((len(conf) + sum(map(len, fixed.values()))) if "conformance" in stages else 0) \
-        + (len(hist) if "history" in stages else 0) + len(tv) + len(clusters) + skipped
-    done = skipped          # the checks listed as skipped: done at once, nothing to wait for
+    # the progress counts the checks that run (a skipped one is no work), each by its cost
+    ids = [f"prove/{enc.protocol}/{enc.variant}" for enc in encs] \
+        + ([f"tlc/{e.protocol}/{e.name}" for e in tlc_entries] if "tlc" in stages else []) \
+        + ([f"link/{e.protocol}/{e.name}" for e in link_entries] if "link" in stages else []) \
+        + ([f"conformance/{n}" for n in conf] + [f"conformance/{n}-fixed-by-{fx}" for n in conf for fx in fixed[n]]
+           if "conformance" in stages else []) \
+        + ([f"history/{n}" for n in hist] if "history" in stages else []) \
+        + [f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)] + [f"cluster/{p}" for p in clusters]
+    todo, done = len(ids), 0
+    if progress:
+        progress(f"audit: {todo} checks to run", 0, todo, plan=plan_costs(ids, jobs))
     checks: list[Check] = []
     t_start = time.monotonic()
     extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
@@ -749,12 +783,13 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                    "shipped_variants": _variants_figures(entries, [] if full else picks,
                                                          {} if full else unpicked)}
 
-    def tick(what: str, c: Optional[Check] = None):
-        """One check finished: ``what`` with its verdict."""
+    def tick(what: str, c: Optional[Check] = None, key: Optional[str] = None):
+        """One check finished: ``what`` with its verdict (``key``: its id in the plan)."""
         nonlocal done
         done += 1
         if progress:
-            progress(what, done, todo, _said(c) if c is not None else "done")
+            progress(what, done, todo, _said(c) if c is not None else "done",
+                     key=key or (c.id if c is not None else None))
 
     # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
     # of them at once (default: one per core) shortens the audit's wall time;
@@ -827,7 +862,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                                     as_expected=False, seconds=round(time.monotonic() - t0, 3),
                                     detail=f"{type(e).__name__}: {e}"))
                 tick(f"conformance {name}", checks[-1])
-                done += len(fixed[name])
+                for fx in fixed[name]:
+                    tick(f"conformance {name} on {fx}: not run", key=f"conformance/{name}-fixed-by-{fx}")
                 continue
             res.setdefault("seconds", time.monotonic() - t0)
             checks.append(conformance_check(proto, res))
@@ -849,12 +885,12 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         accepted: dict[str, list] = defaultdict(list)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
             futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
-            for (p, sd), f in zip(tv, futs):
+            for i, ((p, sd), f) in enumerate(zip(tv, futs)):
                 c, trace = f.result()
                 checks.append(c)
                 if trace is not None:
                     accepted[p].append(trace)
-                tick(f"TLC trace validation {c.name}", c)
+                tick(f"TLC trace validation {c.name}", c, key=f"tracevalidation/{p}/#{i}")
         extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
                                    for p in dict.fromkeys(p for p, _ in tv)}
     if encs:
