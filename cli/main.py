@@ -100,17 +100,20 @@ def _own_entries(targets: List[str], model: Optional[str], expect: Optional[str]
     return entries
 
 
-def run_checks(entries, workers: int, quiet: bool):
+def run_checks(entries, workers: int, quiet: bool, as_json: bool = False):
+    from groupcheck.conformance.audit import plan_costs
     from groupcheck.model.manifest import check
     outcomes = []
-    with progress("model checking", total=len(entries), quiet=quiet) as prog:
-        for i, e in enumerate(entries):
-            prog.update(f"TLC {e.protocol}/{e.name}", done=i)
+    keys = [f"tlc/{e.protocol}/{e.name}" for e in entries]     # each weighed by its seconds in the audit
+    with progress("model checking", quiet=quiet, as_json=as_json, costs=plan_costs(keys, 1)) as prog:
+        for e, key in zip(entries, keys):
+            prog.start(key)
+            prog.update(f"TLC {e.protocol}/{e.name}")
             o = check(e, workers=workers)
             outcomes.append(o)
             prog.finished(f"TLC {e.protocol}/{e.name}: {o.observed} "
                           f"({'as expected' if o.matches_expectation else 'UNEXPECTED: expected ' + str(o.entry.expected)})",
-                          done=i + 1)
+                          key=key)
     return outcomes
 
 
@@ -131,7 +134,7 @@ def check(
     if protocols:       # a PATH of the user's own: say which folder was checked (stderr, also with --json)
         folders = sorted({str(e.spec_dir) for e in entries})
         console(stderr=True).print(f"checking {len(entries)} model(s) in {', '.join(folders)}", markup=False)
-    outcomes = run_checks(entries, workers, quiet=False)      # progress on stderr, also with --json
+    outcomes = run_checks(entries, workers, quiet=False, as_json=as_json)      # progress on stderr
     rows = [o.to_json() for o in outcomes]
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -269,15 +272,18 @@ def prove(
         e.rlimit = prover.limit_of(e, rlimit)
     rows, verdicts = [], []
     t0 = time.perf_counter()
-    with progress("prove", total=len(encs)) as prog:
+    from groupcheck.conformance.audit import plan_costs
+    keys = [f"prove/{e.protocol}/{e.variant}" for e in encs]    # each weighed by its seconds in the audit
+    jobs = os.cpu_count() or 1
+    with progress(f"prove {len(encs)} variants", as_json=as_json, costs=plan_costs(keys, jobs)) as prog:
+        prog.queue(keys, jobs)
         # each variant in its own process, one per core (registry.run_isolated says why)
         try:
-            for i, (enc, qs) in enumerate(registry.run_isolated(encs, rlimit=rlimit, jobs=os.cpu_count() or 1,
-                                                              members=members)):
+            for enc, qs in registry.run_isolated(encs, rlimit=rlimit, jobs=jobs, members=members):
                 ok = prover.verdict(qs)
                 prog.finished(f"prove {enc.protocol}/{enc.variant} (N={_members(enc)}): "
                               f"{sum(q.result == 'proved' for q in qs)} of {len(qs)} proved "
-                              f"({'as expected' if ok else 'UNEXPECTED'})", done=i + 1)
+                              f"({'as expected' if ok else 'UNEXPECTED'})", key=f"prove/{enc.protocol}/{enc.variant}")
                 verdicts.append((enc, ok, sum(q.seconds for q in qs), qs))
                 rows += qs
         except prover.SolverHung as e:
@@ -394,11 +400,16 @@ def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protoc
     try:
         with progress("audit", quiet=quiet, as_json=as_json) as prog:
             def on_progress(what: str, done: int, total: int, verdict: Optional[str] = None, *,
-                            key: Optional[str] = None, plan: Optional[dict] = None) -> None:
+                            key: Optional[str] = None, plan: Optional[dict] = None,
+                            started: Optional[str] = None, queue=None) -> None:
                 if _SIGNALLED:      # a stage that caught the signal's unwinding as its own failure: stop
                     raise SystemExit(128 + _SIGNALLED)
                 if plan is not None:            # the checks that run, each with its estimated cost
                     prog.plan(plan)
+                if queue is not None:           # a pool's checks, in the order they start, and how many at once
+                    prog.queue(*queue)
+                if started is not None:
+                    prog.start(started)
                 if verdict is None:             # what starts now
                     prog.update(what, done=done, total=total)
                 else:                           # a check finished, with its verdict
@@ -577,22 +588,17 @@ def conform(
         with progress(f"conform {len(files)} traces (spark)"):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
-        import time
         from groupcheck.conformance.progress import reporting
         runs = trace_runs(paths)      # per-node files: one run
         rows: list = []
-        t0 = said = time.monotonic()
-
-        def report(stage, done, total):     # a line at most every 10 s, once a run takes that long
-            nonlocal said
-            if time.monotonic() - said >= 10:
-                said = time.monotonic()
-                console(stderr=True).print(
-                    f"conform: run {len(rows) + 1} of {len(runs)}, {stage}, record {done:,}"
-                    + (f" of {total:,}" if total else "") + f" ({said - t0:.0f} s)", markup=False, soft_wrap=True)
-        with reporting(report):
-            for p in runs:
+        keys = [f"replay/{i}" for i in range(len(runs))]
+        with progress(f"conform {len(runs)} runs", as_json=as_json,
+                      costs=dict(zip(keys, map(_replay_cost, runs)))) as prog, reporting(prog.tick):
+            for key, p in zip(keys, runs):
+                prog.start(key)
+                prog.update(f"conform {_run_name(p)}")
                 rows.append(conform_file(p).to_json())
+                prog.finished(f"conform {_run_name(p)}: {rows[-1]['verdict']}", key=key)
 
     gate = Gate(expect, known)
     bad = [r for r in rows if gate.unexpected(r)]
@@ -620,6 +626,24 @@ def _say_missing(gate: Gate, rows: list[dict]) -> None:
                                    f"(file:line: reason above)", style="red", markup=False, soft_wrap=True)
 
 
+# The progress of conform's runs weighs each by its size: seconds per byte of
+# trace, measured on the sequencer's 2,000-message cluster run (quiet, 2 cores)
+REPLAY_S_PER_BYTE = 1 / 6e6
+TLC_S_PER_BYTE, TLC_START_S = 1 / 4e5, 4.0
+
+
+def _size(run) -> int:
+    return sum(Path(f).stat().st_size for f in (run if isinstance(run, list) else [run]))
+
+
+def _replay_cost(run) -> float:
+    return _size(run) * REPLAY_S_PER_BYTE
+
+
+def _run_name(run) -> str:
+    return Path(run[0]).parent.name if isinstance(run, list) else Path(run).name
+
+
 def _tlc_verdict(tlctrace, trace):
     """TLC's verdict on one trace, or the NoVerdict saying why it gave none."""
     try:
@@ -644,33 +668,58 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     rows, bad = [], 0
     loaded: list = []
     replayed: dict = {}         # id(row) -> the replay's report of its run (kept for --checker both)
-    for f in runs:
-        row: dict = {"file": str(f) if not isinstance(f, list) else str(f[0].parent)}
-        try:
-            trace = load(f)
-        except TraceError as e:
-            row.update(verdict="rejected", reason=str(e))
-            loaded.append((f, row, None)); bad += 1
-            continue
-        row["run_id"] = trace.header.get("run_id")
-        # what the replay refuses (its header checks: nodes, constants,
-        # options, ``observed``; a record outside the model's members) TLC
-        # never sees: the run is rejected with the replay's file:line reason
-        rep = conform_file(f)
-        if rep.verdict == "rejected":
-            row.update(verdict="rejected", reason=rep.reason)
-            loaded.append((f, row, None)); bad += 1
-            continue
-        replayed[id(row)] = rep
-        if not tlctrace.supported(trace.header["protocol"]):
-            row.update(verdict="rejected", reason=f"{trace.path}:1: protocol: {trace.header['protocol']!r} has no TLA+ "
-                       f"trace spec (Trace<P>.tla); --checker tlc supports: {', '.join(tlctrace.supported_protocols())}")
+    from groupcheck.conformance.progress import reporting
+    # the work: each run read and replayed, then validated by TLC (one JVM per core)
+    costs = {f"replay/{i}": _replay_cost(f) for i, f in enumerate(runs)} \
+        | {f"tlc/{i}": TLC_START_S + _size(f) * TLC_S_PER_BYTE for i, f in enumerate(runs)}
+    jobs = max(1, os.cpu_count() or 1)
+    with progress(f"conform {len(runs)} runs (--checker {'both' if both else 'tlc'})", as_json=as_json,
+                  costs=costs) as prog, reporting(prog.tick):
+        for i, f in enumerate(runs):
+            prog.start(f"replay/{i}")
+            prog.update(f"read and replay {_run_name(f)}")
+            row: dict = {"file": str(f) if not isinstance(f, list) else str(f[0].parent)}
             loaded.append((f, row, None))
-            continue
-        loaded.append((f, row, trace))
-    # one TLC process per core; each is a separate JVM, so threads suffice
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        verdicts = list(pool.map(lambda x: _tlc_verdict(tlctrace, x[2]) if x[2] is not None else None, loaded))
+            try:
+                trace = load(f)
+                rep = conform_file(f)
+            except TraceError as e:
+                row.update(verdict="rejected", reason=str(e))
+                bad += 1
+                continue
+            finally:
+                prog.finished(f"read and replay {_run_name(f)}", key=f"replay/{i}")
+            row["run_id"] = trace.header.get("run_id")
+            # what the replay refuses (its header checks: nodes, constants,
+            # options, ``observed``; a record outside the model's members) TLC
+            # never sees: the run is rejected with the replay's file:line reason
+            if rep.verdict == "rejected":
+                row.update(verdict="rejected", reason=rep.reason)
+                bad += 1
+                continue
+            replayed[id(row)] = rep
+            if not tlctrace.supported(trace.header["protocol"]):
+                row.update(verdict="rejected", reason=f"{trace.path}:1: protocol: {trace.header['protocol']!r} has no "
+                           f"TLA+ trace spec (Trace<P>.tla); --checker tlc supports: "
+                           f"{', '.join(tlctrace.supported_protocols())}")
+                continue
+            loaded[-1] = (f, row, trace)
+        for i, (f, _, trace) in enumerate(loaded):
+            if trace is None:
+                prog.finished(f"TLC {_run_name(f)}: not run", key=f"tlc/{i}")
+        prog.queue([f"tlc/{i}" for i, (_, _, t) in enumerate(loaded) if t is not None], jobs)
+
+        def validate(i: int):
+            f, _, trace = loaded[i]
+            if trace is None:
+                return None
+            v = _tlc_verdict(tlctrace, trace)
+            said = "no verdict" if isinstance(v, tlctrace.NoVerdict) else "clean" if v.clean else "not clean"
+            prog.finished(f"TLC {_run_name(f)}: {said}", key=f"tlc/{i}")
+            return v
+        # one TLC process per core; each is a separate JVM, so threads suffice
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            verdicts = list(pool.map(validate, range(len(loaded))))
     for (f, row, trace), v in zip(loaded, verdicts):
         if v is None:
             rows.append(row)

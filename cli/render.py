@@ -262,9 +262,20 @@ class _Progress:
     def plan(self, costs: dict) -> None:
         """The items to run (key -> estimated cost), told once they are known."""
         with self._lock:
-            self.work.plan(costs)
+            self.work.plan(costs, self.clock())
             self._keyed = True
             self._refresh()
+
+    def start(self, key) -> None:
+        """The planned item ``key`` runs from now (no line of its own)."""
+        with self._lock:
+            self.work.start(key, self.clock())
+
+    def queue(self, jobs_in_order: list, jobs: int) -> None:
+        """A pool's jobs (keys, or lists of the keys one run finishes),
+        started in this order, ``jobs`` at once."""
+        with self._lock:
+            self.work.queue(jobs_in_order, jobs, self.clock())
 
     def __enter__(self):
         import threading
@@ -374,6 +385,8 @@ class _Progress:
         (records read, tasks done), said by the next line."""
         with self._lock:
             self.stage = f"{stage} {done:,}" + (f" of {total:,}" if total else "")
+            if not self._keyed and total:       # no items of its own: these are the items
+                self.work.count(done, total, self.clock())
             self._refresh()
 
     def __exit__(self, *exc):

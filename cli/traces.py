@@ -148,7 +148,8 @@ def check(
     try:
         engine = _engine(engine)
         _start(engine, master)
-        with progress(f"traces check {dataset} ({engine})", quiet=as_json):
+        from groupcheck.conformance.progress import reporting
+        with progress(f"traces check {dataset} ({engine})", as_json=as_json) as prog, reporting(prog.tick):
             res = pipeline.check(dataset, engine=engine, master=master, coverage=coverage,
                                  max_states=max_states)
     except pipeline.PipelineError as e:

@@ -809,6 +809,11 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         by_id: dict[str, Check] = {}
         # the longest jobs first, so no long one is left alone at the end
         order = sorted(range(len(work)), key=lambda i: -(work[i][1].distinct_states or 0))
+        if progress:        # the pool starts them in this order
+            progress("TLC and spec ⇄ model", done, todo, queue=(
+                [[f"{k}/{work[i][1].protocol}/{work[i][1].name}" for k in (("tlc", "link") if work[i][0] == "both"
+                                                                         else (work[i][0],))] for i in order],
+                max(1, jobs)))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futs = {pool.submit(fns[work[i][0]], work[i][1], workers): i for i in order}
             for f in as_completed(futs):
@@ -849,7 +854,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         from . import pipeline
         for name in conf:
             if progress:
-                progress(f"conformance {name} ({engine})", done, todo)
+                progress(f"conformance {name} ({engine})", done, todo, started=f"conformance/{name}")
             proto = registry.get(name)
             t0 = time.monotonic()
             try:
@@ -869,6 +874,8 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             checks.append(conformance_check(proto, res))
             tick(f"conformance {name}", checks[-1])
             for fx in fixed[name]:
+                if progress:
+                    progress(f"conformance {name} on {fx}", done, todo, started=f"conformance/{name}-fixed-by-{fx}")
                 checks.append(fixed_stack_check(name, fx, runs, seed))
                 tick(f"conformance {name} on {fx}", checks[-1])
             if res.get("coverage"):
@@ -876,13 +883,16 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     if "history" in stages:
         for name in hist:
             if progress:
-                progress(f"history {name}", done, todo)
+                progress(f"history {name}", done, todo, started=f"history/{name}")
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
             tick(f"history {name}", checks[-1])
     if tv:
         from collections import defaultdict
         from concurrent.futures import ThreadPoolExecutor
         accepted: dict[str, list] = defaultdict(list)
+        if progress:
+            progress("TLC trace validation", done, todo,
+                     queue=([f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)], max(1, jobs)))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
             futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
             for i, ((p, sd), f) in enumerate(zip(tv, futs)):
@@ -898,13 +908,14 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         # context per process, and variants run one after another in it interfere)
         from groupcheck.model.proofs import registry as prove_matrix
         if progress:
-            progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo)
+            progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo,
+                     queue=([f"prove/{enc.protocol}/{enc.variant}" for enc in encs], max(1, jobs)))
         for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
             checks.append(prove_check(enc, queries=qs))
             tick(f"prove {enc.protocol}/{enc.variant}", checks[-1])
     for p in clusters:
         if progress:
-            progress(f"cluster {p} (3 processes, chaos)", done, todo)
+            progress(f"cluster {p} (3 processes, chaos)", done, todo, started=f"cluster/{p}")
         checks.append(cluster_check(Path(out_dir) / p if len(clusters) > 1 else Path(out_dir), p))
         tick(f"cluster {p}", checks[-1])
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)

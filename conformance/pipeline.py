@@ -942,9 +942,11 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
     by_key = {(r["source"], r["run_id"]): r for r in runs}
     results: dict = {}
     if engine == "local":
+        from .progress import tick
         groups = _local_event_groups(out)
-        for key, run in by_key.items():
+        for i, (key, run) in enumerate(by_key.items()):
             results[key] = _check_run(run, groups.get(key, []), coverage)
+            tick("runs checked", i + 1, len(by_key))
     else:
         results = _check_spark(spark, out, by_key, coverage, files=read_layout(out) == LAYOUT)
         for key, run in by_key.items():       # runs without event rows never reach a task

@@ -59,12 +59,19 @@ PRIOR = 10.0
 class Work:
     """done/total of the items that run, their estimated costs, the pace and
     the time left.  Items are keyed (``plan`` then ``finish(key)``), or
-    counted alike (``count(done, total)``) when nothing tells them apart."""
+    counted alike (``count(done, total)``) when nothing tells them apart.
+    An item known to be running (``start``, or ``queue``: keys that start
+    in that order, ``jobs`` at once, as a pool runs them) counts as done in
+    part: its elapsed time at the current pace, up to its cost."""
 
     def __init__(self, now: float, costs: Optional[dict] = None):
         self.t0 = self.t_last = now
         self.prior = PRIOR         # 0 for items counted alike: no estimate in seconds to lean on
         self.pending: dict = {}
+        self.running: dict = {}    # key -> (when it started, how many run at once)
+        self.queued: list = []     # a pool's jobs not started yet (lists of keys)
+        self.slots: list = []      # the pool's jobs running (sets of keys)
+        self.jobs = 1
         self.done, self.cost_done = 0, 0.0
         self._pace_last = 1.0
         if costs:
@@ -74,14 +81,48 @@ class Work:
     def total(self) -> int:
         return self.done + len(self.pending)
 
-    def plan(self, costs: dict) -> None:
-        """Items still to run, key -> estimated cost in seconds (at pace 1)."""
+    def plan(self, costs: dict, now: Optional[float] = None) -> None:
+        """Items still to run, key -> estimated cost in seconds (at pace 1).
+        The clock starts at the first plan (what came before it is no item's)."""
+        if now is not None and not self.done:
+            self.t0 = self.t_last = now
         self.pending.update({k: max(float(c), 0.0) for k, c in costs.items()})
 
+    def start(self, key, now: float, jobs: int = 1) -> None:
+        """``key`` runs from ``now``, one of ``jobs`` sharing the machine."""
+        if key in self.pending and key not in self.running:
+            self.running[key] = (now, jobs)
+
+    def queue(self, jobs_in_order: list, jobs: int, now: float) -> None:
+        """A pool's jobs, started in this order, ``jobs`` at once; a job is
+        a key, or a list of the keys one run finishes."""
+        self.queued += [[k for k in (g if isinstance(g, list) else [g]) if k in self.pending]
+                        for g in jobs_in_order]
+        self.jobs = jobs
+        self._fill(now)
+
+    def _fill(self, now: float) -> None:
+        self.slots = [g for g in self.slots if g & self.running.keys()]
+        while self.queued and len(self.slots) < self.jobs:
+            group = self.queued.pop(0)
+            for k in group:
+                self.start(k, now, self.jobs)
+            if group:
+                self.slots.append(set(group))
+
+    def _credit(self, now: float, pace: float) -> float:
+        # a cost is its share of the wall clock: one of ``jobs`` at once progresses 1/jobs as fast
+        return sum(min(self.pending[k], max(0.0, now - t) / (pace * j)) for k, (t, j) in self.running.items())
+
     def pace(self, now: float) -> float:
-        if not self.cost_done + self.prior:
+        """Seconds of the clock per second of estimated cost, so far."""
+        if not self.cost_done + self.prior and not self.running:
             return 1.0
-        return (now - self.t0 + self.prior) / (self.cost_done + self.prior)
+        pace = self._pace_last
+        for _ in range(8):          # the running items' credit depends on the pace: a fixed point
+            done = self.cost_done + self._credit(now, pace) + self.prior
+            pace = (now - self.t0 + self.prior) / done if done > 0 else 1.0
+        return max(pace, 1e-6)
 
     def finish(self, key, now: float) -> None:
         """The item ``key`` finished (an unknown key: the cheapest pending one,
@@ -89,9 +130,11 @@ class Work:
         if key not in self.pending:
             key = min(self.pending, key=self.pending.get) if self.pending else None
         cost = self.pending.pop(key) if key is not None else (self.cost_done / self.done if self.done else 1.0)
+        self.running.pop(key, None)
         self.done += 1
         self.cost_done += cost
         self.t_last, self._pace_last = now, self.pace(now)
+        self._fill(now)
 
     def count(self, done: int, total: Optional[int], now: float) -> None:
         """Items alike: ``done`` of ``total`` (a stage's tasks, a dataset's runs)."""
@@ -102,6 +145,7 @@ class Work:
             self.t_last = now
         self.done, self.cost_done = done, float(done)
         self.pending = {i: 1.0 for i in range(done, total)}
+        self.running, self.queued, self.slots = {}, [], []
         self._pace_last = self.pace(now)
 
     def left(self, now: float) -> Optional[float]:
@@ -109,6 +153,9 @@ class Work:
         if not self.pending or not self.prior and not self.done:
             return None if not self.done else 0.0
         rest = sum(self.pending.values())
+        if self.running:        # what runs counts in part: the estimate moves with the clock
+            pace = self.pace(now)
+            return pace * (rest - self._credit(now, pace))
         return max(self._pace_last * rest - (now - self.t_last), self.pace(now) * min(self.pending.values()))
 
     def rate(self, now: float) -> Optional[float]:

@@ -25,6 +25,7 @@ session (tests/conftest_spark.py).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 import tempfile
@@ -32,6 +33,8 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+from .progress import tick
 
 DEFAULT_MASTER = "local[*]"
 
@@ -234,6 +237,18 @@ def progress_line(tracker, label: str, elapsed: float, jobs) -> str:
     return f"spark {label}: {elapsed:.0f} s; stages done {done}; {now}"
 
 
+def tasks_done(tracker, jobs) -> tuple[int, int]:
+    """Tasks done and tasks in all, over the stages of the jobs ``jobs``."""
+    done = total = 0
+    for j in jobs:
+        info = tracker.getJobInfo(j)
+        for sid in (info.stageIds if info is not None else []):
+            st = tracker.getStageInfo(sid)
+            if st is not None:
+                done, total = done + st.numCompletedTasks, total + st.numTasks
+    return done, total
+
+
 @contextmanager
 def progress(spark, label: str, stream=None, after: float = PROGRESS_AFTER):
     """Report the Spark jobs run inside the block on ``stream`` (stderr), if
@@ -255,6 +270,10 @@ def progress(spark, label: str, stream=None, after: float = PROGRESS_AFTER):
                                      set(tracker.getJobIdsForGroup()) - before)
             except Exception:       # the context stopping under us: no more progress to tell
                 break
+            try:        # the tasks, to the command's progress (conformance/progress.py), if it listens
+                tick(f"spark {label}: tasks", *tasks_done(tracker, set(tracker.getJobIdsForGroup()) - before))
+            except Exception:
+                pass
             news = line.split("; ", 1)[1]       # the elapsed time alone is no news
             if news != last:
                 stream.write(line + "\n")
@@ -263,7 +282,9 @@ def progress(spark, label: str, stream=None, after: float = PROGRESS_AFTER):
             if stop.wait(PROGRESS_EVERY if tty else PROGRESS_LOG_EVERY):
                 break
 
-    th = threading.Thread(target=poll, name=f"spark-progress-{label}", daemon=True)
+    # the thread runs in this context: the command's progress reporter is set there
+    th = threading.Thread(target=contextvars.copy_context().run, args=(poll,), name=f"spark-progress-{label}",
+                          daemon=True)
     th.start()
     try:
         yield
