@@ -592,7 +592,7 @@ def conform(
         runs = trace_runs(paths)      # per-node files: one run
         rows: list = []
         keys = [f"replay/{i}" for i in range(len(runs))]
-        with progress(f"conform {len(runs)} runs", as_json=as_json,
+        with progress(f"conform {len(runs)} runs", as_json=as_json, after=QUIET_START,
                       costs=dict(zip(keys, map(_replay_cost, runs)))) as prog, reporting(prog.tick):
             for key, p in zip(keys, runs):
                 prog.start(key)
@@ -626,8 +626,10 @@ def _say_missing(gate: Gate, rows: list[dict]) -> None:
                                    f"(file:line: reason above)", style="red", markup=False, soft_wrap=True)
 
 
-# The progress of conform's runs weighs each by its size: seconds per byte of
+# conform says nothing of its progress in its first QUIET_START seconds (a
+# quick run is its verdict alone); the progress weighs each run by its size: seconds per byte of
 # trace, measured on the sequencer's 2,000-message cluster run (quiet, 2 cores)
+QUIET_START = 10.0
 REPLAY_S_PER_BYTE = 1 / 6e6
 TLC_S_PER_BYTE, TLC_START_S = 1 / 4e5, 4.0
 
@@ -674,7 +676,7 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
         | {f"tlc/{i}": TLC_START_S + _size(f) * TLC_S_PER_BYTE for i, f in enumerate(runs)}
     jobs = max(1, os.cpu_count() or 1)
     with progress(f"conform {len(runs)} runs (--checker {'both' if both else 'tlc'})", as_json=as_json,
-                  costs=costs) as prog, reporting(prog.tick):
+                  after=QUIET_START, costs=costs) as prog, reporting(prog.tick):
         for i, f in enumerate(runs):
             prog.start(f"replay/{i}")
             prog.update(f"read and replay {_run_name(f)}")

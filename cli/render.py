@@ -212,15 +212,17 @@ def _brief_params(params: Any) -> str:
 
 
 def progress(description: str = "", total=None, quiet: bool = False, *, as_json: bool = False,
-             costs: Optional[dict] = None, clock=None):
+             costs: Optional[dict] = None, after: float = 0.0, clock=None):
     """Progress of a long command, always on stderr (stdout is the result):
     a rich bar on a terminal; elsewhere a plain line per item and at least
     one every HEARTBEAT seconds while work goes on; with ``as_json`` the same
     lines as JSON objects.  Each says done/total of the items that run, the
     rate and the time left (conformance/progress.py ``Work``: the pace so far
     times the estimated cost of what is left; ``costs`` maps each item's key
-    to its estimate, else items count alike).  ``clock`` is injected by tests."""
-    return _Progress(description, total, quiet, as_json, costs, clock)
+    to its estimate, else items count alike).  A command that is often
+    quick passes ``after``: nothing is said before it has run that long.
+    ``clock`` is injected by tests."""
+    return _Progress(description, total, quiet, as_json, costs, clock, after)
 
 
 def _seconds(s: float) -> str:
@@ -230,7 +232,7 @@ def _seconds(s: float) -> str:
 class _Progress:
     HEARTBEAT = 30.0
 
-    def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None):
+    def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None, after=0.0):
         import threading
         import time
         from groupcheck.conformance.progress import Work
@@ -240,6 +242,7 @@ class _Progress:
         self.clock = clock or time.monotonic
         self.desc = description
         self.t0 = self.said = self.clock()
+        self.after, self._shown = after, False
         self.work = Work(self.t0, costs)
         self._keyed = bool(costs)
         self.stage = ""
@@ -288,7 +291,7 @@ class _Progress:
                                  TextColumn("{task.fields[eta]}"), console=self.err, transient=True)
             self._bar.__enter__()
             self._task = self._bar.add_task(self.desc, total=self.total, eta="")
-        elif self.desc:
+        elif self.desc and not self.after:
             self._line("start")
 
         def beat():
@@ -306,7 +309,7 @@ class _Progress:
                 return
             if self._bar is not None:
                 self._refresh()
-            elif self.clock() - self.said >= self.HEARTBEAT:
+            elif self.clock() - self.said >= self.HEARTBEAT or not self._shown and self.clock() - self.t0 >= self.after > 0:
                 self._line("heartbeat")
 
     def figures(self) -> dict:
@@ -324,10 +327,12 @@ class _Progress:
         return f"; {rate}about {_seconds(f['eta_s'])} left"
 
     def _say(self, event: str, text: str, f: dict) -> None:
-        self.said = self.clock()
+        if self.clock() - self.t0 < self.after:
+            return
+        self.said, self._shown = self.clock(), True
         if self.as_json:
             import json
-            print(json.dumps({"progress": event, "what": text, **f}), file=sys.stderr, flush=True)
+            print(json.dumps({"progress": event, "what": text, **f}, ensure_ascii=False), file=sys.stderr, flush=True)
             return
         count = f"[{f['done']}/{f['total']}] " if f["total"] else ""
         prefix = "still working: " if event == "heartbeat" else ""

@@ -156,7 +156,8 @@ class Work:
         if self.running:        # what runs counts in part: the estimate moves with the clock
             pace = self.pace(now)
             return pace * (rest - self._credit(now, pace))
-        return max(self._pace_last * rest - (now - self.t_last), self.pace(now) * min(self.pending.values()))
+        left = self._pace_last * rest - (now - self.t_last)
+        return left if left > 0 else self.pace(now) * min(self.pending.values())
 
     def rate(self, now: float) -> Optional[float]:
         """Items finished per minute so far."""

@@ -188,14 +188,3 @@ def test_sigterm_ends_the_spark_jvm_and_its_folders(tmp_path):
     assert list(local.glob("*")) == []
 
 
-def test_progress_off_a_terminal_is_plain_lines_with_a_heartbeat(capsys, monkeypatch):
-    from groupcheck.cli import render
-    monkeypatch.setattr(render._Progress, "HEARTBEAT", 0.05)
-    with render.progress("working", total=2) as prog:
-        prog.update("step one", done=1)
-        time.sleep(0.3)
-    err = capsys.readouterr().err
-    lines = err.splitlines()
-    assert lines[0].startswith("working [0/2]") and lines[1].startswith("step one [1/2]")
-    assert sum(ln.startswith("still working: step one [1/2]") for ln in lines) >= 2
-    assert "\x1b[" not in err                               # no bar, no escape codes
