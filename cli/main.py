@@ -101,11 +101,10 @@ def _own_entries(targets: List[str], model: Optional[str], expect: Optional[str]
 
 
 def run_checks(entries, workers: int, quiet: bool, as_json: bool = False):
-    from groupcheck.conformance.audit import plan_costs
     from groupcheck.model.manifest import check
     outcomes = []
-    keys = [f"tlc/{e.protocol}/{e.name}" for e in entries]     # each weighed by its seconds in the audit
-    with progress("model checking", quiet=quiet, as_json=as_json, costs=plan_costs(keys, 1)) as prog:
+    keys = [f"tlc/{e.protocol}/{e.name}" for e in entries]
+    with progress("model checking", quiet=quiet, as_json=as_json, costs=_tlc_costs(entries, keys)) as prog:
         for e, key in zip(entries, keys):
             prog.start(key)
             prog.update(f"TLC {e.protocol}/{e.name}")
@@ -116,6 +115,24 @@ def run_checks(entries, workers: int, quiet: bool, as_json: bool = False):
                           key=key)
     return outcomes
 
+
+
+def _tlc_costs(entries, keys) -> dict:
+    """Each model's estimated seconds: its seconds in the audit's cost table,
+    else (a model the default audit skips, or one of your own) its pinned
+    distinct states at the table's median seconds per state, else the
+    median of its kind (conformance/audit.py ``plan_costs``)."""
+    import json as _json
+    from statistics import median
+    from groupcheck.conformance.audit import COSTS, plan_costs
+    table = _json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
+    known = [(table[k], e.distinct_states) for e, k in zip(entries, keys) if k in table and e.distinct_states]
+    base = min((sec for sec, _ in known), default=0.0)          # a JVM's start and TLC's set-up
+    per_state = [(sec - base) / n for sec, n in known if n >= 10_000]
+    rate = median(per_state) if per_state else None
+    fallback = plan_costs(keys, 1, table)
+    return {k: table[k] if k in table else base + e.distinct_states * rate if rate and e.distinct_states
+            else fallback[k] for e, k in zip(entries, keys)}
 
 
 @app.command()

@@ -186,3 +186,15 @@ def test_a_command_that_is_often_quick_says_nothing_before_after(capsys):
         clock.t += 9
         prog.beat()                                     # 11 s: the first line, without waiting 30 s
         assert [ln.startswith("still working: conform 3 runs [1/3] (11 s") for ln in _lines(capsys)] == [True]
+
+
+def test_check_weighs_a_model_the_audit_skips_by_its_pinned_states():
+    from groupcheck.cli.main import _entries, _tlc_costs
+    entries = _entries(["stable"], None)
+    keys = [f"tlc/{e.protocol}/{e.name}" for e in entries]
+    table = json.loads(audit.COSTS.read_text(encoding="utf-8"))["seconds"]
+    costs = _tlc_costs(entries, keys)
+    assert all(costs[k] == table[k] for k in keys if k in table)
+    big = max((e for e in entries if f"tlc/stable/{e.name}" not in table), key=lambda e: e.distinct_states)
+    small = [k for e, k in zip(entries, keys) if k in table and e.distinct_states < big.distinct_states / 10]
+    assert small and all(costs[f"tlc/stable/{big.name}"] > costs[k] for k in small)
