@@ -92,7 +92,7 @@ def test_check_exits_0_only_when_every_model_met_its_expectation(monkeypatch):
         return SimpleNamespace(matches_expectation=ok, to_json=lambda: {"ok": ok},
                                result=SimpleNamespace(counterexample=None, error_message=None, outcome="ok"))
     for oks, code in (([True, True], 0), ([True, False], 1), ([False, False], 1)):
-        monkeypatch.setattr(main, "run_checks", lambda entries, workers, quiet, oks=oks: [outcome(o) for o in oks])
+        monkeypatch.setattr(main, "run_checks", lambda entries, workers, quiet, oks=oks, **kw: [outcome(o) for o in oks])
         monkeypatch.setattr(main, "need_java", lambda: None)
         r = CliRunner().invoke(main.app, ["check", "sequencer", "--json"])
         assert r.exit_code == code, (oks, r.output)
