@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from groupcheck.impl.faults import NETWORK, parse_faults
+from groupcheck.impl.faults import NETWORK, plan_reader
 
 from groupcheck.model.flush import FlushModel
 from groupcheck.model.values import GrowSet, Seq
@@ -521,10 +521,7 @@ def _flag(x) -> bool:
     return bool(x)
 
 
-def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
-    """A run's fault plan (impl/faults.py): the network's items, ``crash``,
-    ``leave`` and ``join``."""
-    return parse_faults(faults, NETWORK + ("crash", "leave", "join"), "flush")
+fault_plan = plan_reader(NETWORK + ("crash", "leave", "join"), "flush")   # no draw: ``auto`` refused
 
 
 def simulate(seed: int, faults, options: dict):

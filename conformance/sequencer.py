@@ -32,7 +32,7 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
 from groupcheck.impl.events import AppSend, View, ViewChange
 from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel, SequencerState, subsets
@@ -690,9 +690,7 @@ FINDINGS = (
 )
 
 
-def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
-    """A run's fault plan (impl/faults.py): the network's items and ``crash``."""
-    return parse_faults(faults, NETWORK_AND_CRASH, "sequencer")
+fault_plan = plan_reader(NETWORK_AND_CRASH, "sequencer")   # no draw: ``auto`` refused
 
 
 def simulate(seed: int, faults, options: dict):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
 from groupcheck.impl import campaign, protocols as impl_protocols, sim_sequencer, tracefile
 from groupcheck.model.sequencer import subsets
 from groupcheck.model.sequencerflush import SequencerFlushModel
@@ -768,9 +768,7 @@ def composed_model(trace: Trace) -> SequencerFlushModel:
 PROTOCOL_DEFAULTS = {"nodes": 3, "messages": 2, "block_time": 0.002}
 
 
-def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
-    """A run's fault plan (impl/faults.py): the network's items and ``crash``."""
-    return parse_faults(faults, NETWORK_AND_CRASH, "sequencerflush")
+fault_plan = plan_reader(NETWORK_AND_CRASH, "sequencerflush")   # no draw: ``auto`` refused
 
 
 def simulate(seed: int, faults, options: dict):

@@ -29,7 +29,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, parse_faults
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
 from groupcheck.impl import codec, sim_stable, stable as istable
 from groupcheck.impl.stacks.stable import stable_stack
 from groupcheck.impl.events import AppSend, ViewChange
@@ -310,10 +310,7 @@ def run_id(opts: dict, seed: int) -> str:
     return f"stable-n{opts['nodes']}-m{opts['messages']}{'-join' if opts['join'] else ''}{flaw}-s{seed}"
 
 
-def fault_plan(faults, seed: int = 0, options: Optional[dict] = None):
-    """A run's fault plan (impl/faults.py): the network's items and ``crash``
-    (the simulator refuses crashes: STABLE's spec has none)."""
-    return parse_faults(faults, NETWORK_AND_CRASH, "stable")
+fault_plan = plan_reader(NETWORK_AND_CRASH, "stable")   # no draw: ``auto`` refused
 
 
 def simulate(seed: int, faults: str, options: dict):

@@ -208,6 +208,17 @@ def parse_faults(text, items: Iterable[str] = tuple(ITEMS), protocol: str = "thi
     return FaultPlan(**{**plan, **{k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}})
 
 
+def plan_reader(items: Iterable[str], protocol: str) -> Callable[..., FaultPlan]:
+    """The ``fault_plan(faults, seed, options)`` of a protocol that takes
+    ``items`` and draws no plan (``auto`` refused)."""
+    items = tuple(items)
+
+    def fault_plan(faults, seed: int = 0, options: Optional[dict] = None) -> FaultPlan:
+        return parse_faults(faults, items, protocol)
+    fault_plan.__doc__ = f"A run's fault plan (impl/faults.py): {protocol}'s items, {', '.join(items)}."
+    return fault_plan
+
+
 def fault_spec(loss: float = 0.0, dup: float = 0.0, reorder_s: float = 0.0, crashes=(), **more) -> str:
     """The grammar's text for values: ``crashes`` as ``(member, seconds)``;
     ``more`` adds ``key=N@MS`` items (``leave=``, ``join=``: lists of

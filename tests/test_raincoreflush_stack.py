@@ -212,8 +212,9 @@ def _sequencer_runs(runs: int, stack_opts: dict | None = None, monkeypatch=None)
         plan = FaultPlan(crashes=crashes, loss=0.1, duplicate=0.05, reorder_window=0.003)
         records, summary, sim = simulate_ring_flush(RingFlushConfig(sequencer=True), seed, plan, msgs)
         assert summary["settled"]
-        if crf.history_check(sim, RingFlushConfig(sequencer=True)):
-            problems[seed] = crf.history_check(sim, RingFlushConfig(sequencer=True))
+        bad = crf.history_check(sim, RingFlushConfig(sequencer=True))
+        if bad:
+            problems[seed] = bad
         c = {"N": 3, "NInit": 3, "Founder": 3, "MaxMsgs": max(1, len(sim.sent_in)), "MaxCrashes": len(crashes)}
         v2 = tracefile.to_v2(without_sequencer(records), c, f"seq-{seed}", quiescent=False,
                              settled=summary["settled"], end_clock=summary["end_clock"])
