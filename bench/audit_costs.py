@@ -1,6 +1,6 @@
-"""The audit's cost table (conformance/audit_costs.json), from the
+"""The audit's cost table (conformance/audit/audit_costs.json), from the
 summary.json of a real default audit run: each check's seconds, which the
-audit's progress weighs its checks by (conformance/audit.py ``plan_costs``).
+audit's progress weighs its checks by (conformance/audit/stages.py ``plan_costs``).
 
     .venv/bin/python bench/audit_costs.py audit/summary.json --load "2-3"
 
@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "conformance" / "audit_costs.json"
+OUT = Path(__file__).resolve().parent.parent / "conformance" / "audit" / "audit_costs.json"
 
 
 def main() -> None:

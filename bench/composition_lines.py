@@ -38,9 +38,9 @@ def own_files(spec: str, name: str) -> dict[str, list[Path]]:
         "spec": sorted(p for p in folder.glob("*.tla") if not p.is_symlink()),
         "model": [ROOT / "model" / f"{name}.py"],
         "encoding": sorted((ROOT / "model" / "proofs").glob(f"{name}*.py")),
-        "conformance": [ROOT / "conformance" / f"{name}.py"],
+        "conformance": [ROOT / "conformance" / "replay" / f"{name}.py"],
         "impl": [ROOT / "impl" / "stacks" / f"{name}.py"] + [ROOT / x for x in IMPL_EXTRA.get(name, [])],
-        "schemas": [ROOT / "impl" / "schemas" / f"{name}.json"],
+        "schemas": [ROOT / "core" / "trace" / "schemas" / f"{name}.json"],
     }
 
 

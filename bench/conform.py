@@ -11,7 +11,7 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
 
 * ``read``: ``conformance.traces.load`` (strict lines, compiled schema
   checks, normalisation);
-* ``replay``: the engine (conformance/replay.py) with SEQUENCER's binding,
+* ``replay``: the engine (conformance/replay/engine.py) with SEQUENCER's binding,
   every record stepped, no coverage states kept;
 * ``properties``: NoDuplicates, Integrity, SenderFIFO, TotalOrder and
   EventualDelivery on the histories the replay accumulated;
@@ -19,7 +19,7 @@ multicast, so ``per_member`` = size / 14.  Then, on that file:
   the run replayed as it is read), in a process of its own, with its peak
   resident memory (``conform_peak_rss_mb``).
 
-For the largest size, also the pipeline (conformance/pipeline.py
+For the largest size, also the pipeline (conformance/pipeline/stages.py
 ``conform_rows``: ingest to Parquet, then check) on the local engine and on
 Spark with each master of ``--spark`` (start-up timed apart: the session,
 then the pipeline on a 1,000-event run, so the JVM's code is compiled; the
@@ -43,18 +43,19 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from groupcheck.conformance import sequencer as cseq
-from groupcheck.conformance.replay import ReplayEngine, quiescent
-from groupcheck.conformance.traces import collector_paused, load
+from groupcheck.conformance.replay import sequencer as cseq
+from groupcheck.conformance.replay.engine import ReplayEngine, quiescent
+from groupcheck.core.trace.reader import collector_paused, load
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline import tree_cpu_seconds  # noqa: E402  (bench/pipeline.py)
 
 CONFORM = """
 import json, re, sys, time
-from groupcheck.conformance.conform import conform_file
+from groupcheck.conformance.replay.conform import conform_file
 conform_file(sys.argv[1])       # warm: the schemas compiled, as in the stages
 t, c = time.perf_counter(), time.process_time()
 r = conform_file(sys.argv[1])
@@ -113,7 +114,7 @@ def one(path: Path, size: int) -> dict:
 
 
 def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
-    from groupcheck.conformance import pipeline as P
+    from groupcheck.conformance.pipeline import stages as P
     out = []
     warm = work / "warm.ndjson"
     sim_sequencer.simulate_to_file(warm, 3, round(1000 / (3 * EVENTS_PER_MULTICAST)), 1,
@@ -124,7 +125,7 @@ def pipeline(path: Path, work: Path, masters: list[str]) -> list[dict]:
         d.mkdir(parents=True)
         spark, t_session = None, 0.0
         if engine == "spark":
-            from groupcheck.conformance import spark as S
+            from groupcheck.conformance.pipeline import spark as S
             t0 = time.perf_counter()
             spark = S.session(master)
             P.conform_rows([warm], engine=engine, spark=spark, work_dir=d)

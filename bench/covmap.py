@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("impl", "conformance", "model", "cli")
+PACKAGES = ("core", "impl", "conformance", "model", "cli")
 _cov = None
 _durations: dict[str, float] = {}
 

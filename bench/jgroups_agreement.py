@@ -44,7 +44,7 @@ def record(folder: Path, index):
     """The trace's event at ``index`` (counted from 0 after the header), briefly."""
     if index is None:
         return None
-    from groupcheck.conformance.traces import load
+    from groupcheck.core.trace.reader import load
     ev = load(folder / "traces").events[index]
     return {"index": index, "action": ev["name"], "nid": ev["nid"], "msg": ev.get("msg")}
 

@@ -5,7 +5,7 @@ of docs/jgroups.md ("JGroups's own test scenarios").
                                                [--out DIR] [--markdown]
     .venv/bin/python bench/jgroups_scenarios.py --table RESULT.json   # the table of a saved run
 
-Each scenario of conformance/jgroups_scenarios.py runs as ``groupcheck
+Each scenario of conformance/jgroups/scenarios.py runs as ``groupcheck
 jgroups run ARGS --json`` and ``groupcheck cluster run ARGS --json`` (the
 simulator's STABLE where the cluster has none), one run at a time; per
 run it reports the command, the history's verdict (the promised checks
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bounded import run_json  # noqa: E402  (bench/bounded.py)
 
 from groupcheck.conformance import history  # noqa: E402
-from groupcheck.conformance.jgroups_scenarios import BY_NAME, SCENARIOS  # noqa: E402
+from groupcheck.conformance.jgroups.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GC = str(ROOT / ".venv/bin/groupcheck")
@@ -92,9 +92,10 @@ def on_cluster(sc, out: Path, limit: float) -> dict:
 def on_simulator(sc, out: Path) -> dict:
     """Our STABLE, where the cluster has none: the simulator's run (3
     members, 10 messages each), its trace replayed, its history checked."""
-    from groupcheck.conformance.conform import replay
-    from groupcheck.conformance.traces import load
-    from groupcheck.impl import sim_stable, tracefile
+    from groupcheck.conformance.replay.conform import replay
+    from groupcheck.core.trace.reader import load
+    from groupcheck.impl import sim_stable
+    from groupcheck.core.trace import writer as tracefile
     folder = out / sc.name / "simulator"
     t0 = time.monotonic()
     recs, s = sim_stable.simulate(3, 10, 1, join=False)

@@ -66,7 +66,7 @@ INSTALL = "pip install -e '.[bench]'"
 
 # the packages whose modules are sampled by default: every module of the
 # product (proof encodings and stacks included)
-PACKAGES = ("impl", "conformance", "model", "cli")
+PACKAGES = ("core", "impl", "conformance", "model", "cli")
 FAMILIES = ("semantic", "cosmic-ray")
 
 
@@ -91,13 +91,13 @@ TESTS = {
     "impl/reliable.py": (["test_reliable.py", "test_impl_edges.py", "test_impl_stable.py"],
                          ["test_lockstep_flush.py", "test_lockstep_sequencer.py", "test_lockstep_stable.py"]),
     "impl/codec.py": (["test_codec.py", "test_codec_flush.py", "test_codec_stable.py"], []),
-    "conformance/properties.py": (["test_history.py", "test_findings.py", "test_properties_witness.py"], []),
+    "core/properties.py": (["test_history.py", "test_findings.py", "test_properties_witness.py"], []),
     # the compositions' replay bindings: a mutant that blinds one is caught only by tests
     # that feed it a faulty trace (the campaign's runs are judged by the mutant itself)
-    "conformance/sequencerflush.py": (["test_conform_sequencerflush.py", "test_conform_raincoresequencerflush.py",
+    "conformance/replay/sequencerflush.py": (["test_conform_sequencerflush.py", "test_conform_raincoresequencerflush.py",
                                        "test_forged_traces.py", "test_crash_cuts.py",
                                        "test_tlctrace_sequencerflush.py"], ["test_lockstep_flush.py"]),
-    "conformance/raincoreflush.py": (["test_conform_raincoresequencerflush.py", "test_raincoreflush_stack.py",
+    "conformance/replay/raincoreflush.py": (["test_conform_raincoresequencerflush.py", "test_raincoreflush_stack.py",
                                       "test_raincoreflush_staleview.py", "test_raincoreflush_suspect.py",
                                       "test_raincoreflush_twoinitiators.py", "test_raincoreflush_lossy.py",
                                       "test_forged_traces.py", "test_tlctrace_raincoreflush.py", "test_findings.py"],
@@ -172,33 +172,33 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "the default is never taken: the digest _apply_stability gets is keyed by a view holding this "
         "member (its own view, which always holds it, or that of the STABILITY's sender, which sends "
         "only to its view), so the loop before has set purged[self.nid]",
-    ("conformance/raincoreflush.py", "core/ReplaceUnaryOperator_USub_Not",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceUnaryOperator_USub_Not",
      "if took.get((v, r), -1) < f:", "if took.get((v, r), not 1) < f:"):
         "the default (no take) becomes 0 for -1: it differs only for a report at the trace's first "
         "record, which cannot be: a node reports a TOKEN or 911 it sent, after a record that gave it one "
         "(a TokenReceived, a timeout, a Join)",
-    ("conformance/raincoreflush.py", "core/ReplaceComparisonOperator_Lt_LtE",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceComparisonOperator_Lt_LtE",
      "first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)",
      "first = 1 if k and rng.random() <= 0.5 else rng.randint(1, ring)"):
         "the audit's draw: the two differ only when random() returns exactly 0.5",
-    ("conformance/sequencerflush.py", "core/ReplaceComparisonOperator_Eq_Is",
+    ("conformance/replay/sequencerflush.py", "core/ReplaceComparisonOperator_Eq_Is",
      'if layer == "flush":', 'if layer is "flush":'):
         "a record's layer is one of the string literals of the layer_of functions, which CPython "
         "interns: identity and equality agree",
-    ("conformance/raincoreflush.py", "core/ReplaceComparisonOperator_Lt_Gt",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceComparisonOperator_Lt_Gt",
      "tm = rng.random() < 0.5", "tm = rng.random() > 0.5"):
         "the audit's draw: half the runs on the Transport Manager either way (which seeds get it "
         "changes, the distribution of drawn runs does not; no check reads the draw)",
-    ("conformance/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_Is",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_Is",
      'if self.ring(dest).status == "Up":', 'if self.ring(dest).status is "Up":'):
         "the ring layer's status is only ever one of impl/raincore.py's string literals, which CPython "
         "interns, so identity and equality agree",
-    ("conformance/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_Is",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_Is",
      'elif name == "Join":    # (RaincoreFlushBinding\'s goes through FLUSH\'s Join)',
      'elif name is "Join":    # (RaincoreFlushBinding\'s goes through FLUSH\'s Join)'):
-        "a record's name is interned by the trace reader (conformance/traces.py) and the literal by "
+        "a record's name is interned by the trace reader (core/trace/reader.py) and the literal by "
         "CPython: identity and equality agree",
-    ("conformance/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_LtE",
+    ("conformance/replay/raincoreflush.py", "core/ReplaceComparisonOperator_Eq_LtE",
      'and t.phase[n - 1] == "Normal" and not t.blocked[n - 1]',
      'and t.phase[n - 1] <= "Normal" and not t.blocked[n - 1]'):
         "InBlock and Completed sort below Normal, but a live member outside Normal always follows an "
@@ -223,9 +223,9 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
 # Survivors that were gaps, each now killed by a test of tests/test_pinned_decisions.py that fails
 # with the mutant applied: mutant key -> (the changed line before, the test).
 PINNED: dict[str, tuple[str, str]] = {
-    'conformance/report.py:semantic/BreakContinue:0': ('continue',
+    'conformance/audit/report.py:semantic/BreakContinue:0': ('continue',
         'test_a_checks_figures_in_words_skip_the_empty_and_structured_ones_and_keep_going'),
-    'conformance/report.py:semantic/BreakContinue:1': ('continue',
+    'conformance/audit/report.py:semantic/BreakContinue:1': ('continue',
         'test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_after_them'),
     'model/registry.py:core/ExceptionReplacer:0': ('except KeyError:',
         'test_an_unknown_protocol_has_no_model_and_the_error_names_the_known_ones'),
@@ -233,23 +233,23 @@ PINNED: dict[str, tuple[str, str]] = {
         'test_traces_check_of_a_dataset_without_runs_is_no_pass'),
     'conformance/history.py:semantic/BoundaryFlip:3': ('if len(text) > MAX_LINE:',
         'test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_is_refused'),
-    'conformance/replay.py:semantic/SwapArguments:0': ('where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]',
+    'conformance/replay/engine.py:semantic/SwapArguments:0': ('where = str(path) if not isinstance(path, (list, tuple)) else str(path[0]).rsplit("/", 1)[0]',
         'test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folder'),
     'conformance/findings.py:semantic/SwapArguments:6': ('n, hits = c["runs"], c.get(f.id, 0)',
         'test_a_finding_count_is_judged_against_its_own_band_per_kind_of_run'),
     'cli/main.py:semantic/AnyAll:0': ('raise typer.Exit(0 if all(o.matches_expectation for o in outcomes) else 1)',
         'test_check_exits_0_only_when_every_model_met_its_expectation'),
-    'conformance/diagram.py:semantic/UnionIntersection:0': ('for key in set(ch_cur) | set(ch_old):',
+    'conformance/audit/diagram.py:semantic/UnionIntersection:0': ('for key in set(ch_cur) | set(ch_old):',
         'test_a_message_on_a_channel_the_state_before_did_not_have_is_drawn_as_sent'),
     'model/core.py:core/ReplaceComparisonOperator_Eq_Is:1': ('if n + 1 == limit:',
         'test_an_exploration_stops_at_exactly_max_states_above_the_small_int_cache_too'),
     'impl/runtime.py:core/ReplaceUnaryOperator_USub_Invert:0': ('self._step(Start(token=self.nid == self.members[-1]) if self.nid in self.members else Join())',
         'test_on_start_the_rings_last_member_founds_it_with_the_token'),
-    'conformance/raincore.py:core/AddNot:34': ('return "founder crash" if FOUNDER in crashed else "founder stays"',
+    'conformance/replay/raincore.py:core/AddNot:34': ('return "founder crash" if FOUNDER in crashed else "founder stays"',
         'test_raincore_runs_are_counted_by_whether_the_founder_crashed'),
-    'conformance/raincoresequencerflush.py:semantic/BoundaryFlip:0': ('bad = [j for j, _ in plan.joins if not ring < j <= n]',
+    'conformance/replay/raincoresequencerflush.py:semantic/BoundaryFlip:0': ('bad = [j for j, _ in plan.joins if not ring < j <= n]',
         'test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last'),
-    'conformance/audit.py:core/ReplaceComparisonOperator_Is_LtE:0': ('expected="graphs equal", observed=observed, as_expected=r.graphs_equal is True,',
+    'conformance/audit/stages.py:core/ReplaceComparisonOperator_Is_LtE:0': ('expected="graphs equal", observed=observed, as_expected=r.graphs_equal is True,',
         'test_a_link_check_holds_only_when_the_graphs_are_equal'),
 }
 
@@ -635,7 +635,7 @@ class Tree:
     puts the original back; each write gets a fresh modification time so
     no cached bytecode of another version is ever reused."""
 
-    PACKAGES = ("impl", "conformance", "model", "spec", "cli")
+    PACKAGES = ("core", "impl", "conformance", "model", "spec", "cli")
 
     def __init__(self, src: Path):
         self.dir = Path(tempfile.mkdtemp(prefix="groupcheck-mutants-"))
@@ -666,9 +666,10 @@ class Tree:
 def _campaign(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
     """The audit's conformance stage without the Spark/Parquet pipeline:
     the same drawn runs, replayed, judged by ``audit.conformance_check``."""
-    from groupcheck.conformance import audit, findings
-    from groupcheck.conformance import protocols as registry
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.conformance import findings
+    from groupcheck.conformance.audit import stages as audit
+    from groupcheck.conformance.replay import registry
+    from groupcheck.core.trace.reader import from_records
     why = []
     for name in protocols:
         proto = registry.get(name)
@@ -696,7 +697,8 @@ def _campaign(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
 
 
 def _tlc(protocols: list[str], runs: int, seed: int, tlc_runs: int) -> tuple[bool, str]:
-    from groupcheck.conformance import audit, tlctrace
+    from groupcheck.conformance import tlctrace
+    from groupcheck.conformance.audit import stages as audit
     why = []
     for name in protocols:
         if not tlctrace.supported(name):
@@ -710,7 +712,7 @@ def _tlc(protocols: list[str], runs: int, seed: int, tlc_runs: int) -> tuple[boo
 
 
 def _history(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
-    from groupcheck.conformance import audit
+    from groupcheck.conformance.audit import stages as audit
     from groupcheck.conformance.history import projectable
     why = []
     for name in protocols:
@@ -722,8 +724,8 @@ def _history(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
 
 
 def _cluster(protocols: list[str]) -> tuple[bool, str]:
-    from groupcheck.conformance import audit
-    from groupcheck.conformance import protocols as registry
+    from groupcheck.conformance.audit import stages as audit
+    from groupcheck.conformance.replay import registry
     why = []
     with tempfile.TemporaryDirectory() as d:
         for name in protocols:
@@ -738,8 +740,8 @@ def _runs_code_of(protocol: str) -> list[str]:
     """The files (relative to the tree) whose functions one simulated and
     replayed run of ``protocol`` calls: importing is not enough (the stack
     registry imports every layer), so module and class bodies do not count."""
-    from groupcheck.conformance import protocols as registry
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.conformance.replay import registry
+    from groupcheck.core.trace.reader import from_records
     root = str(Path(__file__).resolve().parent.parent) + os.sep
     proto = registry.get(protocol)
     faults, options = proto.draw(0) if proto.draw else (proto.campaign_faults, {})
@@ -832,7 +834,7 @@ def module_name(module: str) -> str:
 
 def protocols_running(tree: Tree) -> dict[str, list[str]]:
     """protocol -> the files whose code its run calls (each in a fresh process)."""
-    from groupcheck.conformance import protocols as registry
+    from groupcheck.conformance.replay import registry
     out = {}
     for p in registry.available():
         r = subprocess.run([sys.executable, str(tree.root / "bench" / "mutants.py"), "--layer", "loads",

@@ -44,8 +44,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from groupcheck.conformance import pipeline as P
-from groupcheck.conformance import spark as S
+from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.pipeline import spark as S
 
 OPTIONS = {"nodes": 3, "messages": 10}
 

@@ -38,7 +38,7 @@ from runtime import _rates  # noqa: E402  (bench/runtime.py: deliveries per seco
 def one(protocol: str, messages: int, rate: float, out: Path, kill_at: float | None, lossy: bool = False,
         holder: bool = False) -> dict:
     from groupcheck.conformance import history
-    from groupcheck.conformance.traces import load
+    from groupcheck.core.trace.reader import load
     from groupcheck.conformance.cluster import judged
     from groupcheck.impl.cluster import Runner
     kills = [(1, kill_at)] if kill_at is not None else []

@@ -1,7 +1,7 @@
 """Deliveries per second per member on a real cluster: every stack of ours
 the cluster runs (impl/cluster.py, over UDP) and JGroups 2.12.2's SEQUENCER
 and SEQUENCER + FLUSH (Debian's libjgroups-java, driven by
-conformance/jgroups.py), 3 members on 127.0.0.1, in the same run.
+conformance/jgroups/adapter.py), 3 members on 127.0.0.1, in the same run.
 
     .venv/bin/python bench/runtime.py [--messages 2000] [--rate 0] [--stacks a,b] [--out DIR]
 
@@ -76,7 +76,7 @@ def _rates(events: list[dict]) -> dict:
 
 def ours(protocol: str, messages: int, rate: float, out: Path) -> dict:
     from groupcheck.conformance import history
-    from groupcheck.conformance.traces import load
+    from groupcheck.core.trace.reader import load
     from groupcheck.conformance.cluster import judged
     from groupcheck.impl.cluster import Runner
     t0 = time.perf_counter()
@@ -90,7 +90,7 @@ def ours(protocol: str, messages: int, rate: float, out: Path) -> dict:
 
 
 def jgroups(flush: bool, messages: int, rate: float, out: Path) -> dict:
-    from groupcheck.conformance import jgroups as jg
+    from groupcheck.conformance.jgroups import adapter as jg
     why = jg.available()
     name = "JGroups 2.12.2 SEQUENCER" + (" + FLUSH" if flush else "")
     if why:

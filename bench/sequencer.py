@@ -27,10 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from groupcheck.conformance.sequencer import replay
-from groupcheck.conformance.traces import load
+from groupcheck.conformance.replay.sequencer import replay
+from groupcheck.core.trace.reader import load
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.sim_sequencer import simulate
 
 

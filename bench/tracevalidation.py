@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from groupcheck.conformance import tlctrace
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import load
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_to_file
 

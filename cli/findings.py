@@ -17,7 +17,7 @@ from typing import Iterable, List, Optional
 import typer
 
 from groupcheck.conformance.findings import violated, violations_of
-from groupcheck.conformance.replay import Verdict
+from groupcheck.conformance.replay.engine import Verdict
 
 KNOWN_HELP = ("documented findings (e.g. SEQUENCER's TotalOrder after a coordinator crash) are accepted by "
               "default; --known demands one, --no-known forbids them")

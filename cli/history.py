@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from groupcheck.conformance.findings import history_findings
-from groupcheck.conformance.protocols import get
+from groupcheck.conformance.replay.registry import get
 
 from .findings import Gate, expect_option, known_option, tally_line
 from .render import console, fail, need_java, spark_session
@@ -29,13 +29,13 @@ def history(
 ):
     """Check histories (send/deliver/view/block/unblock/crash) for what their protocol promises
     among Integrity, NoDuplicates, SenderFIFO, TotalOrder, SurvivorTotalOrder, Agreement,
-    VirtualSynchrony and FlushEventOrder (the property catalogue, conformance/properties.py).
+    VirtualSynchrony and FlushEventOrder (the property catalogue, core/properties.py).
     Exit 0: every run ok or its violations documented findings (or --expect'ed); 1: another
     violation; 2: bad input (file:line:field)."""
     from groupcheck.conformance.history import HistoryError, check_paths, check_spark, history_files
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
-    from groupcheck.conformance.protocols import available
+    from groupcheck.conformance.replay.registry import available
     if protocol is not None and protocol not in available():
         fail(f"--protocol {protocol!r}: choose one of {', '.join(available())}")
     skipped: list = []
@@ -112,7 +112,7 @@ def _traces_beside(trace_files: list, runs: dict) -> dict:
     if not trace_files or not runs:
         return {}
     from groupcheck.conformance import history as chistory
-    from groupcheck.conformance.traces import TraceError, _header_of, load, trace_runs
+    from groupcheck.core.trace.reader import TraceError, _header_of, load, trace_runs
     out = {}
     for run in trace_runs(trace_files):
         rid = (_header_of(run[0] if isinstance(run, list) else run) or {}).get("run_id")

@@ -1,6 +1,6 @@
 """``groupcheck jgroups run``: JGroups 2.12 members on 127.0.0.1, killed as
 told, their history (and white-box traces, where the stack writes them)
-checked, the verdicts side by side (conformance/jgroups.py, docs/jgroups.md)."""
+checked, the verdicts side by side (conformance/jgroups/adapter.py, docs/jgroups.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from groupcheck.conformance.replay import Verdict
+from groupcheck.conformance.replay.engine import Verdict
 
 from .findings import Gate, expect_option, known_option
 from .render import ENVIRONMENT, FORCE, console, fail, need_java, out_dir
@@ -41,7 +41,7 @@ def run(
     """Run the members, kill as told, check the history under the stack's promises
     and the traces with --checker; exit 0 when the run is clean or what breaks it is a
     documented finding (or --expect'ed), 1 otherwise."""
-    from groupcheck.conformance import jgroups
+    from groupcheck.conformance.jgroups import adapter as jgroups
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: model, tlc or both")
     try:
@@ -87,7 +87,7 @@ def run(
     _report(r, as_json, Gate(expect, known))
 
 
-# the verdicts from worst to best (conformance/replay.py Verdict), the two checkers' disagreement (a
+# the verdicts from worst to best (conformance/replay/engine.py Verdict), the two checkers' disagreement (a
 # failure of the tool) next to the worst: a run's is the worse of its history's and its trace's
 WORST_FIRST = (Verdict.REJECTED, "disagreement", *list(Verdict)[1:])
 

@@ -121,10 +121,10 @@ def _tlc_costs(entries, keys) -> dict:
     """Each model's estimated seconds: its seconds in the audit's cost table,
     else (a model the default audit skips, or one of your own) its pinned
     distinct states at the table's median seconds per state, else the
-    median of its kind (conformance/audit.py ``plan_costs``)."""
+    median of its kind (conformance/audit/stages.py ``plan_costs``)."""
     import json as _json
     from statistics import median
-    from groupcheck.conformance.audit import COSTS, plan_costs
+    from groupcheck.conformance.audit.stages import COSTS, plan_costs
     table = _json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
     known = [(table[k], e.distinct_states) for e, k in zip(entries, keys) if k in table and e.distinct_states]
     base = min((sec for sec, _ in known), default=0.0)          # a JVM's start and TLC's set-up
@@ -289,7 +289,7 @@ def prove(
         e.rlimit = prover.limit_of(e, rlimit)
     rows, verdicts = [], []
     t0 = time.perf_counter()
-    from groupcheck.conformance.audit import plan_costs
+    from groupcheck.conformance.audit.stages import plan_costs
     keys = [f"prove/{e.protocol}/{e.variant}" for e in encs]    # each weighed by its seconds in the audit
     jobs = os.cpu_count() or 1
     with progress(f"prove {len(encs)} variants", as_json=as_json, costs=plan_costs(keys, jobs)) as prog:
@@ -385,7 +385,8 @@ def audit(
     require_all: bool = typer.Option(False, "--require-all", help="a release gate: exit 1 also when any check was skipped (the default audit leaves the heavy and slow ones to --full)"),
 ):
     """The release audit: TLC on every manifest model, models compared with specs, simulated traces checked (on Spark by default); writes summary.json, junit.xml, report.md and report.html; exit 1 on any unexpected result (with --require-all, also on any skipped check)."""
-    from groupcheck.conformance import audit as audit_mod, report
+    from groupcheck.conformance.audit import stages as audit_mod
+    from groupcheck.conformance.audit import report
     if engine not in ("spark", "local"):
         fail(f"--engine {engine!r}: spark or local")
     stages = tuple(stage) if stage else audit_mod.STAGES
@@ -528,8 +529,8 @@ def simulate(
 ):
     """Simulate runs of the implementation and write one trace file (groupcheck-trace/2) per run."""
     import pathlib
-    from groupcheck.conformance import protocols
-    from groupcheck.impl import tracefile
+    from groupcheck.conformance.replay import registry as protocols
+    from groupcheck.core.trace import writer as tracefile
     try:
         proto = protocols.get(protocol)
         opts = {**proto.default_options, **_options(option, proto.option_keys)}
@@ -593,19 +594,19 @@ def conform(
         fail(f"--checker {checker!r}: choose model, tlc or both")
     if checker != "model":
         raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
-    from groupcheck.conformance.conform import conform_file
-    from groupcheck.conformance.traces import trace_runs
+    from groupcheck.conformance.replay.conform import conform_file
+    from groupcheck.core.trace.reader import trace_runs
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
     files = trace_files_or_fail(paths)
     if engine == "spark":
         need_java()
         spark_session(master)
-        from groupcheck.conformance.pipeline import conform_rows
+        from groupcheck.conformance.pipeline.stages import conform_rows
         with progress(f"conform {len(files)} traces (spark)"):
             rows = conform_rows(paths, engine="spark", master=master)
     else:
-        from groupcheck.conformance.progress import reporting
+        from groupcheck.core.progress import reporting
         runs = trace_runs(paths)      # per-node files: one run
         rows: list = []
         keys = [f"replay/{i}" for i in range(len(runs))]
@@ -676,18 +677,18 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     and with ``both`` the model replay too; the run fails when a trace is
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
-    from groupcheck.conformance.protocols import get
-    from groupcheck.conformance.replay import gaps
-    from groupcheck.conformance.conform import conform_file
+    from groupcheck.conformance.replay.registry import get
+    from groupcheck.conformance.replay.engine import gaps
+    from groupcheck.conformance.replay.conform import conform_file
     from concurrent.futures import ThreadPoolExecutor
-    from groupcheck.conformance.traces import TraceError, load, trace_runs
+    from groupcheck.core.trace.reader import TraceError, load, trace_runs
     trace_files_or_fail(paths)
     need_java()
     runs = trace_runs(paths)      # per-node files of one run are one run, as for --checker model
     rows, bad = [], 0
     loaded: list = []
     replayed: dict = {}         # id(row) -> the replay's report of its run (kept for --checker both)
-    from groupcheck.conformance.progress import reporting
+    from groupcheck.core.progress import reporting
     # the work: each run read and replayed, then validated by TLC (one JVM per core)
     costs = {f"replay/{i}": _replay_cost(f) for i, f in enumerate(runs)} \
         | {f"tlc/{i}": TLC_START_S + _size(f) * TLC_S_PER_BYTE for i, f in enumerate(runs)}
@@ -947,15 +948,15 @@ def _end_spark_jvm(sig) -> None:
             pass
         except subprocess.TimeoutExpired:
             proc.kill()
-    # what a task created while the JVM was going down (conformance/spark.py)
-    from groupcheck.conformance import spark
+    # what a task created while the JVM was going down (conformance/pipeline/spark.py)
+    from groupcheck.conformance.pipeline import spark
     spark.remove_local_dir()
 
 
 def _stop_spark() -> None:
     if "pyspark" in sys.modules:
         try:
-            from groupcheck.conformance import spark
+            from groupcheck.conformance.pipeline import spark
             spark.stop()
         except Exception:       # best effort while exiting
             pass

@@ -85,7 +85,7 @@ def fail(msg: str, code: int = USAGE):
 def trace_files_or_fail(paths) -> list:
     """The *.ndjson traces named by ``paths``; one line and exit 2 when a path
     is missing or there is no trace."""
-    from groupcheck.conformance.traces import trace_files
+    from groupcheck.core.trace.reader import trace_files
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         fail(f"{missing[0]}: no such file or folder")
@@ -112,7 +112,7 @@ def spark_session(master=None):
     import os
     import sys
     import tempfile
-    from groupcheck.conformance import spark
+    from groupcheck.conformance.pipeline import spark
     from pyspark import SparkContext
     if SparkContext._active_spark_context is not None:
         return spark.session(master)
@@ -217,7 +217,7 @@ def progress(description: str = "", total=None, quiet: bool = False, *, as_json:
     a rich bar on a terminal; elsewhere a plain line per item and at least
     one every HEARTBEAT seconds while work goes on; with ``as_json`` the same
     lines as JSON objects.  Each says done/total of the items that run, the
-    rate and the time left (conformance/progress.py ``Work``: the pace so far
+    rate and the time left (core/progress.py ``Work``: the pace so far
     times the estimated cost of what is left; ``costs`` maps each item's key
     to its estimate, else items count alike).  A command that is often
     quick passes ``after``: nothing is said before it has run that long.
@@ -235,7 +235,7 @@ class _Progress:
     def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None, after=0.0):
         import threading
         import time
-        from groupcheck.conformance.progress import Work
+        from groupcheck.core.progress import Work
         self.err = console(stderr=True)
         self.quiet, self.as_json = quiet, as_json
         self.tty = self.err.is_terminal and not as_json
@@ -386,7 +386,7 @@ class _Progress:
         self.update(self.desc, self.done + 1)
 
     def tick(self, stage: str, done: int, total=None) -> None:
-        """conformance/progress.py's reporter: how far the item in hand got
+        """core/progress.py's reporter: how far the item in hand got
         (records read, tasks done), said by the next line."""
         with self._lock:
             self.stage = f"{stage} {done:,}" + (f" of {total:,}" if total else "")

@@ -1,5 +1,5 @@
 """``groupcheck traces``: the conformance pipeline's stages from the command
-line (conformance/pipeline.py, docs/pipeline.md).  ``--engine spark`` (the
+line (conformance/pipeline/stages.py, docs/pipeline.md).  ``--engine spark`` (the
 default) runs them on PySpark, ``local[*]`` unless ``--master`` names a
 cluster; ``--engine local`` runs them in this process."""
 
@@ -70,8 +70,8 @@ def generate(
     force: bool = FORCE,
 ):
     """Simulate runs (fanned out over seeds as Spark tasks) into Parquet, one row per event."""
-    from groupcheck.conformance import pipeline
-    from groupcheck.conformance.protocols import UnknownProtocol, get
+    from groupcheck.conformance.pipeline import stages as pipeline
+    from groupcheck.conformance.replay.registry import UnknownProtocol, get
     try:
         proto = get(protocol)               # a known protocol before any output
         engine = _engine(engine)
@@ -97,7 +97,7 @@ def ingest(
     force: bool = FORCE,
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
-    from groupcheck.conformance import pipeline
+    from groupcheck.conformance.pipeline import stages as pipeline
     trace_files_or_fail(paths)      # before Spark starts and OUT is made
     try:
         engine = _engine(engine)
@@ -143,12 +143,12 @@ def check(
 ):
     """Replay every run against its model, check the global properties; one verdict per run, then coverage."""
     from rich.table import Table
-    from groupcheck.conformance import pipeline
+    from groupcheck.conformance.pipeline import stages as pipeline
     _dataset_or_fail(dataset)       # before Spark starts: a wrong path costs nothing
     try:
         engine = _engine(engine)
         _start(engine, master)
-        from groupcheck.conformance.progress import reporting
+        from groupcheck.core.progress import reporting
         with progress(f"traces check {dataset} ({engine})", as_json=as_json) as prog, reporting(prog.tick):
             res = pipeline.check(dataset, engine=engine, master=master, coverage=coverage,
                                  max_states=max_states)

@@ -7,9 +7,9 @@ Theory of operation
 The runner (impl/) runs the nodes and returns what the run left, a
 ``ClusterRun``: its folder, whether it reached quiescence, the nodes killed.
 ``judge`` reads the folder as ``conform`` does: the per-node files merged
-by happens-before (conformance/traces.py; a file that breaks the format
+by happens-before (core/trace/reader.py; a file that breaks the format
 makes the run ``rejected``), replayed against the model
-(conformance/replay.py), the survivors' black-box history (written to
+(conformance/replay/engine.py), the survivors' black-box history (written to
 OUT/history/<run id>.ndjson) judged by the protocol's promises
 (conformance/history.py), each history violation a documented finding only
 where its own witness, read off this run's trace, has the finding's shape
@@ -33,15 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from groupcheck.impl import tracefile
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.cluster import ClusterError, ClusterRun, Interrupted, Runner
 
 from . import history, tlctrace
-from . import protocols as registry
+from groupcheck.conformance.audit import diagram
+from groupcheck.conformance.replay import registry
 from .findings import history_findings
-from .progress import reporting
-from .conform import replay
-from .traces import TraceError, load
+from groupcheck.core.progress import reporting
+from groupcheck.conformance.replay.conform import replay
+from groupcheck.core.trace.reader import TraceError, load
 
 PROGRESS = 5.0          # seconds between the progress lines of a long check (at most)
 
@@ -139,7 +140,7 @@ def _judge(run: ClusterRun) -> Result:
     tracefile.write(out / "history" / f"{run.run_id}.ndjson", hist)   # the run's black-box history
     h = history.from_records(hist)
     promised = history.promised_checks(run.protocol)
-    found = [v.to_json() for v in history.check(h) if v.check in promised]
+    found = [diagram.violation_json(v) for v in history.check(h) if v.check in promised]
     # each history violation a documented finding only where its own witness, read off
     # this run's trace for that property, has the finding's shape
     for v, f in zip(found, history_findings(registry.get(run.protocol), trace, found)):

@@ -22,7 +22,7 @@ would not match anyway.  The statistics are in docs/architecture.md
 ("Findings and their rates").
 
 A protocol registers its findings in ``Protocol.findings`` and its plan
-kinds in ``Protocol.plan_kind`` (conformance/protocols.py); ``classify``
+kinds in ``Protocol.plan_kind`` (conformance/replay/registry.py); ``classify``
 runs after every replay that ends in a violation, so the local engine, the
 Spark pipeline, ``conform``, ``cluster run`` and the audit read the same
 ``finding`` field of a verdict row.

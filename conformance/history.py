@@ -4,7 +4,7 @@ A history records only what a stack can observe about itself: multicasts
 sent, messages delivered, views installed, FLUSH's block/unblock, state
 transfer, and environment records for kills.  This module reads history
 files (and projects our traces onto histories); the properties themselves
-are conformance/properties.py's, each linear in the history, none searching.
+are core/properties.py's, each linear in the history, none searching.
 
 Checks, each named in the verdict (``CHECKS``), and the catalogue's
 properties each is made of:
@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from . import inputlimits, properties
-from .properties import SEEN_AS, Violation, joined_views, promises  # noqa: F401  (the checker's names)
+from groupcheck.core.trace import layers, limits as inputlimits
+from groupcheck.core import properties
+from groupcheck.core.properties import SEEN_AS, Violation, joined_views  # noqa: F401  (the checker's names)
+from groupcheck.conformance.replay.registry import promises
+from groupcheck.conformance.audit import diagram
 
 FORMAT = "groupcheck-history/1"
 EVENTS = ("send", "deliver", "view", "block", "unblock", "get_state", "set_state", "crash")
@@ -252,7 +255,7 @@ def _parse(file: str, ln: int, text: str):
 
 
 def _json(file: str, ln: int, text: str):
-    """One line's value, within the readers' limits (conformance/inputlimits.py:
+    """One line's value, within the readers' limits (core/trace/limits.py:
     nesting depth, integers beyond 64 bits, NaN/Infinity, lone surrogates, a
     byte order mark); a reason naming the field, where there is one, as
     ``file:line:field: why``."""
@@ -393,9 +396,9 @@ def incomplete(h: History) -> list[str]:
 def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str], str]:
     """The checks a run is judged on, and on what ground: ``protocol`` (the
     command line's) or the header's ``promises`` or the header's protocol's
-    promises (its registration, conformance/protocols.py); a history that
+    promises (its registration, conformance/replay/registry.py); a history that
     names neither is judged on every check."""
-    from .protocols import UnknownProtocol, available
+    from groupcheck.conformance.replay.registry import UnknownProtocol, available
     if protocol is not None and h.protocol is not None and protocol != h.protocol:
         raise HistoryError(f"--protocol {protocol} disagrees with {h.files[0] if h.files else h.run_id}:1:protocol "
                            f"{h.protocol!r}: judge the run on its own protocol (leave --protocol out) or give "
@@ -424,10 +427,10 @@ def verdict(h: History, protocol: Optional[str] = None, every: bool = False) -> 
     row = {"run_id": h.run_id, "files": h.files, "events": h.events, "protocol": protocol or h.protocol,
            "verdict": "violation" if judged else "incomplete" if gaps else "ok",
            "reason": "; ".join(gaps) or None,
-           "violations": [v.to_json(h) for v in judged], "crashed": sorted(h.crashed, key=str),
+           "violations": [diagram.violation_json(v, h) for v in judged], "crashed": sorted(h.crashed, key=str),
            "checks": checks, "judged_on": ground}
     if every:
-        row["informational"] = [v.to_json(h) for v in vs if v.check not in checks]
+        row["informational"] = [diagram.violation_json(v, h) for v in vs if v.check not in checks]
     return row
 
 
@@ -528,7 +531,7 @@ def from_trace(records: list[dict]) -> list[dict]:
                            f"(have: {', '.join(projectable())})")
     how = desc.history
     if head.get("format") != "groupcheck-trace/2":     # format 1: whole states, made deltas on read
-        from .traces import from_records as trace_from_records
+        from groupcheck.core.trace.reader import from_records as trace_from_records
         t = trace_from_records(records)
         records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
         head = records[0]
@@ -571,7 +574,7 @@ def from_trace(records: list[dict]) -> list[dict]:
             out.append({"kind": "event", "name": "block" if st["blocked"] else "unblock", "nid": nid,
                         "params": {}, "clock": clock})
             blocked[nid] = st["blocked"]
-        if how.app_layer is not None and desc.layer_of(r["name"], r.get("params")) != how.app_layer:
+        if how.app_layer is not None and layers.layer_of(desc.name, r["name"], r.get("params")) != how.app_layer:
             continue       # the application sees its layer (SEQUENCER); FLUSH's blocks are read above
         view_ev = None
         if "vid" in st and st["vid"] != vid.get(nid) and st["vid"] > 0:   # vid 0: a joiner not yet in

@@ -238,7 +238,7 @@ def _compact(ev: dict) -> str:
 # --- which protocols have a trace spec ----------------------------------------------------
 
 def _binding(protocol: str):
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
     try:
         proto = protocols.get(protocol)
     except protocols.UnknownProtocol:
@@ -257,7 +257,7 @@ def supported(protocol: str) -> bool:
 
 
 def supported_protocols() -> list[str]:
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
     return [p for p in protocols.available() if supported(p)]
 
 
@@ -398,7 +398,7 @@ def log_entries(trace, tt: TLATrace) -> list[dict]:
     spec judges the end (``end``), one END entry: its ``i`` is the number of
     records, where the replay notes the end-of-run properties it finds
     broken (``Binding.judge_end``)."""
-    from .replay import quiescent
+    from groupcheck.conformance.replay.engine import quiescent
     out = tt.prepare(trace) if tt.prepare else trace.events
     if tt.end and quiescent(trace):
         out = list(out) + [{"i": len(trace.events), "name": END, "nid": None, "params": {}, "msg": None,

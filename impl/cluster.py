@@ -60,7 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import auth, protocols, tracefile
+from groupcheck.impl import auth, protocols
+from groupcheck.core.trace import writer as tracefile
 from .runtime import CONTROL, HOST, RUNNER, SHUNNED, frame, unframe
 
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash

@@ -25,7 +25,7 @@ The network is a policy (``Network``): ``now`` (the time on the clock it keeps),
 ``send``, ``multicast`` and ``schedule``.  Its implementations are the
 seeded simulated network (impl/sim.py), the ring's Transport Manager
 environment (impl/sim_raincore.py, impl/sim_raincoreflush.py), the
-lock-step chooser (conformance/lockstep.py: the test picks which datagram
+lock-step chooser (conformance/replay/lockstep.py: the test picks which datagram
 or timer comes next) and UDP (impl/runtime.py).  The engine knows no
 protocol and draws no randomness, so a policy that is deterministic keeps
 the whole run deterministic.

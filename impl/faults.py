@@ -36,7 +36,7 @@ mix of crashes, joins and token losses, and its seed's salt).  A protocol
 without a hook refuses ``auto``.  Each protocol's conformance module reads
 its fault text with one function of one signature, ``fault_plan(faults,
 seed, options)`` (its items, its hook, its checks), which the registry
-holds (conformance/protocols.py ``Protocol.fault_plan``): the CLI parses a
+holds (conformance/replay/registry.py ``Protocol.fault_plan``): the CLI parses a
 run's text once there and hands the plan to the simulator.
 """
 

@@ -8,10 +8,6 @@ A protocol is declared once in impl/: its own stack module
 code needs to know about the protocol, as data or as functions of the
 protocol's own module:
 
-* ``schema``: its event schema, impl/schemas/<schema>.json (format 2; the
-  trace reader validates against it, the writer reads its ``x-append``);
-* ``layers``: in a composed stack, which of a node's state machines a record
-  belongs to (each keeps its own state deltas); None: one, ``"node"``;
 * ``history``: how the black-box history is projected from its traces
   (conformance/history.py ``from_trace``); None: no projection;
 * ``cluster``: how ``groupcheck cluster`` runs it as OS processes (the
@@ -20,12 +16,14 @@ protocol's own module:
 * ``over_ring``: the protocol it becomes with the Raincore ring as its
   membership (``--membership raincore``).
 
-The trace writer and reader, the cluster runner and its runtime, the
-history projection and the CLI ask ``get(name)`` (or ``find``) and read
-these fields; none of them compares a protocol's name.  Adding a protocol
-means adding its own files and one line here (the conformance registry,
-conformance/protocols.py, and the model registry, model/registry.py, have
-one each too; tests/test_protocols.py checks that the three agree).
+The cluster runner and its runtime, the history projection and the CLI
+ask ``get(name)`` (or ``find``) and read these fields; none of them
+compares a protocol's name.  What its trace records look like is the trace
+format's (core/trace/: its schema, schemas/<name>.json, and for a composed
+stack which layer a record is, layers.py).  Adding a protocol means adding
+its own files and one line here (the conformance registry,
+conformance/replay/registry.py, and the model registry, model/registry.py,
+have one each too; tests/test_protocols.py checks that the three agree).
 
 ``name`` is the trace header's ``protocol``: the spec folder in lower case.
 Modules are imported on first use, so importing this registry imports no
@@ -88,15 +86,9 @@ class ClusterRun:
 class ImplProtocol:
     """One protocol as the implementation's generic code sees it (see the module docstring)."""
     name: str
-    schema: str
-    layers: Optional[Callable[[str, dict], str]] = None
     history: Optional[HistoryProjection] = None
     cluster: Optional[ClusterRun] = None
     over_ring: Optional[str] = None
-
-    def layer_of(self, name: str, params: Optional[dict]) -> str:
-        """Which of a node's state machines the record ``name(params)`` belongs to."""
-        return self.layers(name, params or {}) if self.layers else "node"
 
 
 class UnknownProtocol(KeyError):
@@ -125,12 +117,6 @@ def find(name: Any) -> Optional[ImplProtocol]:
         return get(name)
     except UnknownProtocol:
         return None
-
-
-def layer_of(protocol: Any, name: str, params: Optional[dict]) -> str:
-    """``get(protocol).layer_of(name, params)``; ``"node"`` for an unknown protocol."""
-    d = find(protocol)
-    return d.layer_of(name, params) if d else "node"
 
 
 def cluster_protocols() -> list[str]:

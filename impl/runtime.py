@@ -18,7 +18,7 @@ performs the stack's effects: ``Send``/``Multicast`` become ``sendto`` (a
 multicast goes to every node, itself included, as in the simulator), a
 timer armed in the engine's table is a loop timer that hands its token
 back when due, ``Deliver`` is counted and ``Trace`` is written to the
-node's own format-2 file with a vector clock (impl/tracefile.py
+node's own format-2 file with a vector clock (core/trace/writer.py
 ``NodeTraceWriter``).  Real time arrives as ``now``:
 seconds since the run's start, which the runner hands every node, so the
 nodes' clocks are comparable.
@@ -59,7 +59,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from . import auth, protocols, tracefile
+from groupcheck.impl import auth, protocols
+from groupcheck.core.trace import writer as tracefile
 from .engine import EffectEngine
 from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange

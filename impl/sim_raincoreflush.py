@@ -10,7 +10,7 @@ No oracle decides anything: after every ring step the node hands FLUSH a
 environment keeps the spec's abstraction (a crash only where CanCrash
 allows it, else retried ``CRASH_RETRY`` later; a VIEW is never lost); with
 it on the ring is Raincore's own (any crash, token losses, regeneration).
-The run ends settled or at the horizon; conformance/raincoreflush.py's
+The run ends settled or at the horizon; conformance/replay/raincoreflush.py's
 ``history_check`` judges its history with no help from the model.
 """
 
@@ -224,7 +224,7 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | Non
                         ) -> tuple[list[dict], dict, RingFlushSimulator]:
     """One run of FLUSH over the ring with the application multicasts
     ``messages`` = ``(time, node, payload)``.  Returns ``(records, summary,
-    simulator)``; conformance/raincoreflush.py ``history_check`` judges the
+    simulator)``; conformance/replay/raincoreflush.py ``history_check`` judges the
     simulator's history."""
     faults = faults or FaultPlan()
     ring = tuple(range(1, cfg.init_size + 1))
@@ -245,7 +245,7 @@ def simulate_ring_flush(cfg: RingFlushConfig, seed: int, faults: FaultPlan | Non
                              view_under_token=cfg.view_under_token)
     for at, nid, payload in messages:
         sim.app_send(at, nid, payload)
-    # SEQUENCER on top: the three-layer stack's records (conformance/raincoresequencerflush.py);
+    # SEQUENCER on top: the three-layer stack's records (conformance/replay/raincoresequencerflush.py);
     # ``without_sequencer`` gives its ring's and FLUSH's as a raincoreflush trace
     protocol = "raincoresequencerflush" if cfg.sequencer else "raincoreflush"
     header = {"kind": "header", "protocol": protocol, "nodes": list(nodes), "seed": seed,
@@ -273,6 +273,6 @@ def without_sequencer(records: list[dict]) -> list[dict]:
     coordinator's DATA as its multicasts, whatever is above it); the header
     names protocol raincoreflush: what is left is a run of FLUSH over the
     ring."""
-    from .stacks.raincoresequencerflush import layer_of
+    from groupcheck.core.trace.layers import ring_sequencer_flush as layer_of
     return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
             for r in records if r.get("kind") != "event" or layer_of(r["name"], r.get("params") or {}) != "sequencer"]

@@ -49,7 +49,7 @@ def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]],
 
 
 # ---------------------------------------------------------------- the campaign
-# One SEQUENCER run as a format-2 trace (conformance/sequencer.py ``simulate``,
+# One SEQUENCER run as a format-2 trace (conformance/replay/sequencer.py ``simulate``,
 # the pipeline, bench/): the round-robin workload (impl/campaign.py), the
 # stacks tracing deltas, the header's model constants.
 
@@ -70,7 +70,8 @@ def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict]
     one-line summary (deliveries, retransmissions, dropped datagrams)."""
     from functools import partial
 
-    from . import campaign, tracefile
+    from groupcheck.impl import campaign
+    from groupcheck.core.trace import writer as tracefile
     nodes = list(range(1, n + 1))
     msgs = campaign.sequencer_workload(n, per_member)
     records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
@@ -95,7 +96,8 @@ def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizo
     from functools import partial
     from pathlib import Path
 
-    from . import campaign, tracefile
+    from groupcheck.impl import campaign
+    from groupcheck.core.trace import writer as tracefile
     nodes = list(range(1, n + 1))
     msgs = campaign.sequencer_workload(n, per_member)
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"

@@ -247,7 +247,7 @@ class Seq:
     of a buffer costs O(1) where ``tuple + (x,)`` copies the whole tuple; an
     append to an older version copies its prefix (a branch).  The replay
     keeps a long view's SEQUENCER-over-FLUSH log in one, which made every
-    receive O(view) and a soak's check quadratic (conformance/sequencerflush.py,
+    receive O(view) and a soak's check quadratic (conformance/replay/sequencerflush.py,
     ``reduce``).  Elements below a version's length never change, so a
     version's hash, once computed, stays right."""
 

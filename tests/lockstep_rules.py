@@ -1,4 +1,4 @@
-"""The Hypothesis rules every lock-step test shares (conformance/lockstep.py
+"""The Hypothesis rules every lock-step test shares (conformance/replay/lockstep.py
 is the harness; each test file's machine adds its protocol's own steps).
 
 A machine holds its driver in ``self.c`` (a ``LockstepNetwork``) and mixes

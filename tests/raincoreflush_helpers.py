@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl import flush as impl_flush
 
 

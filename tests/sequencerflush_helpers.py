@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from groupcheck.conformance.sequencerflush import layer_of
+from groupcheck.conformance.replay.sequencerflush import layer_of
 
 
 def sequencer_histories(events: list[dict], nodes) -> SimpleNamespace:
     """Delivery histories, sent counts, and the view each delivery was made
     in (member -> view -> set), from records that log whole SEQUENCER
-    states (conformance/traces.py ``whole``)."""
+    states (core/trace/reader.py ``whole``)."""
     delivered = {m: () for m in nodes}
     sent = {m: 0 for m in nodes}
     in_view: dict[int, dict[int, set]] = {m: {} for m in nodes}

@@ -22,12 +22,12 @@ import re
 
 import pytest
 
-from groupcheck.conformance import audit
-from groupcheck.conformance import protocols as registry
-from groupcheck.conformance import raincore as cr
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.conform import replay
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.replay import registry
+from groupcheck.conformance.replay import raincore as cr
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.conformance.replay.conform import replay
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl import codec, faults, flush, reliable, stack
 from groupcheck.impl.events import Receive, Up
 from groupcheck.impl.raincore import Raincore

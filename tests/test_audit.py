@@ -9,8 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import audit, protocols, report
-from groupcheck.conformance.report import Check
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.audit import report
+from groupcheck.conformance.audit.report import Check
 from groupcheck.model import manifest
 
 

@@ -1,7 +1,8 @@
-"""The audit's prove stage (conformance/audit.py prove_check) and its matrix
+"""The audit's prove stage (conformance/audit/stages.py prove_check) and its matrix
 in the report, on STABLE with two members (a few seconds of z3)."""
 
-from groupcheck.conformance import audit, report
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.audit import report
 from groupcheck.model.proofs.stable import StableEncoding
 
 

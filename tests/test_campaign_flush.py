@@ -27,9 +27,10 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import flush as cflush
-from groupcheck.conformance.traces import load, whole
-from groupcheck.impl import campaign, tracefile
+from groupcheck.conformance.replay import flush as cflush
+from groupcheck.core.trace.reader import load, whole
+from groupcheck.impl import campaign
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.sim import FaultPlan
 
 CAMPAIGN_SEED = 20261121
@@ -155,7 +156,7 @@ def run_seqflush_campaign(runs: int, tmp_path, *, compare_plain: bool = False) -
     and its survivor TotalOrder breaks are counted."""
     from types import SimpleNamespace
 
-    from groupcheck.conformance import sequencerflush as csf
+    from groupcheck.conformance.replay import sequencerflush as csf
     from groupcheck.model import sequencer as seqmodel
     from sequencerflush_helpers import sequencer_histories
     t0 = time.perf_counter()
@@ -209,7 +210,7 @@ def test_sequencer_over_flush_campaign_500_runs(tmp_path):
 
 @pytest.mark.parametrize("name", ["flush", "sequencerflush"])
 def test_registered_protocol_simulates_and_replays_its_campaign_faults(name, tmp_path):
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
     proto = protocols.get(name)
     assert name in protocols.available()
     for seed in range(5):
@@ -222,7 +223,7 @@ def test_registered_protocol_simulates_and_replays_its_campaign_faults(name, tmp
 
 
 def test_a_flush_trace_is_not_a_sequencerflush_trace(tmp_path):
-    from groupcheck.conformance import sequencerflush as csf
+    from groupcheck.conformance.replay import sequencerflush as csf
     records, _ = cflush.simulate(1, "crash=1@10", {})
     rep = csf.replay(load(tracefile.write(tmp_path / "f.ndjson", records)))
     assert rep.verdict == "rejected"

@@ -3,7 +3,7 @@ crashes, recoveries (with retained state), token losses and joins, each
 replayed against model/raincore.py.
 
 Each run draws from its own seed a 3-node ring plus one new node, or a
-4-node ring plus one, and a fault plan (conformance/raincore.py
+4-node ring plus one, and a fault plan (conformance/replay/raincore.py
 ``draw_faults``): up to ring-1 crashes, each recovering with probability
 0.6, up to two token losses, and the new node's join with probability 0.7,
 all in the first half second.  The run ends when every live node agrees
@@ -11,7 +11,7 @@ all in the first half second.  The run ends when every live node agrees
 
 Expectations, checked run by run:
 * every run conforms to the model (no nonconforming or rejected verdict);
-  every 10th run's events are also checked against impl/schemas/raincore.json
+  every 10th run's events are also checked against core/trace/schemas/raincore.json
   (jsonschema costs ~3 ms a record here, more than the rest of a run);
 * AtMostOneToken holds in every run;
 * without the TokenRingClaim fix (``token_ring_claim=False``) the campaign
@@ -35,9 +35,9 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import raincore as rc
-from groupcheck.conformance.traces import from_records, protocol_validator, whole
-from groupcheck.impl import tracefile
+from groupcheck.conformance.replay import raincore as rc
+from groupcheck.core.trace.reader import from_records, protocol_validator, whole
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.raincore import TokenMsg
 from groupcheck.impl.faults import FaultPlan
 from groupcheck.impl.sim_raincore import RaincoreConfig, simulate

@@ -20,9 +20,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import from_records, whole
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import from_records, whole
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.model import sequencer as seqmodel
 

@@ -24,8 +24,9 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance.conform import conform_file
-from groupcheck.impl import campaign, sim_stable, stable, tracefile
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.impl import campaign, sim_stable, stable
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.stacks import stable as stable_stacks
 from groupcheck.impl.sim import FaultPlan
 
@@ -105,7 +106,7 @@ def test_flawed_build_is_caught_violating_safe_gc(tmp_path):
 # ---------------------------------------------------------------- the registry and the replay's verdicts
 
 def _registry_run(tmp_path, seed=3, **opts):
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
     p = protocols.get("stable")
     records, line = p.simulate(seed, p.campaign_faults, opts)
     return p, records, line
@@ -168,7 +169,7 @@ def test_safe_gc_and_stability_bound_are_judged_on_the_model_states_with_witness
     """The replay judges SafeGC and StabilityBound as the model's invariants on
     the candidates (so a trace that logs no state is judged too); the
     witness names the members and seqnos."""
-    from groupcheck.conformance.stable import model_for, witness
+    from groupcheck.conformance.replay.stable import model_for, witness
     from groupcheck.model.stable import Entry, StabilityMsg
     from groupcheck.model.values import Fn
     m = model_for({"N": 2, "NInit": 2, "MaxSeq": 1, "ResetOnDifferentMembers": True})

@@ -391,8 +391,8 @@ def _chaos_run(out, protocol, seconds, *args, membership="oracle", rejoin=False)
     import sys
     from dataclasses import asdict
     from groupcheck.conformance import history
-    from groupcheck.conformance.conform import replay
-    from groupcheck.conformance.traces import load
+    from groupcheck.conformance.replay.conform import replay
+    from groupcheck.core.trace.reader import load
     from groupcheck.impl import protocols
     full = protocols.find(protocol).over_ring if membership == "raincore" else protocol
     detector = _detector(full)

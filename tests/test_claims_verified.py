@@ -11,10 +11,12 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import history, properties, protocols, tlctrace
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import TraceError, load
-from groupcheck.impl.tracefile import write
+from groupcheck.conformance import history, tlctrace
+from groupcheck.core import properties
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import TraceError, load
+from groupcheck.core.trace.writer import write
 from tlctrace_helpers import NEEDS_JAVA, both, events
 
 
@@ -64,8 +66,8 @@ def test_flush_one_view_quiescent_claim_with_a_delivery_owed_is_a_violation_of_t
 
 def test_flush_quiescent_claim_not_believed_by_the_end_of_run_catalogue():
     """The replay's EventualDelivery is the catalogue's, on the model state's history."""
-    from groupcheck.conformance.flush import FlushBinding, flush_end_of_run
-    from groupcheck.conformance.traces import Trace
+    from groupcheck.conformance.replay.flush import FlushBinding, flush_end_of_run
+    from groupcheck.core.trace.reader import Trace
     recs = _sim("flush", "", nodes=3, messages=1)
     b = FlushBinding(Trace("<t>", recs[0], []))
     s = next(iter(b.init()))

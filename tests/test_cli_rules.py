@@ -88,7 +88,7 @@ def test_the_real_command_line_too(args):
 
 
 def test_an_unexpected_failure_is_one_line_naming_its_log(monkeypatch, capsys):
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
 
     def broken(name):
         raise RuntimeError("boom\nsecond line")
@@ -114,9 +114,9 @@ def test_a_run_that_ends_at_its_horizon_says_why(tmp_path, capsys):
 
 
 def _crash_runs(path: Path, history: bool = False, runs: int = 12):
-    from groupcheck.conformance import protocols
+    from groupcheck.conformance.replay import registry as protocols
     from groupcheck.conformance.history import from_trace
-    from groupcheck.impl import tracefile
+    from groupcheck.core.trace import writer as tracefile
     proto = protocols.get("sequencer")
     for seed in range(runs):      # the coordinator crash under loss (docs/sequencer.md's findings)
         records, line = proto.simulate(seed, "crash=1@15,loss=0.2", dict(proto.default_options))

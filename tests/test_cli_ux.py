@@ -132,8 +132,8 @@ def test_check_a_copy_of_a_spec_outside_the_repo(tmp_path):
 
 
 def test_conform_documented_findings_exit_0_and_known_expect_demand_or_forbid_them(tmp_path):
-    from groupcheck.impl import tracefile
-    from groupcheck.conformance import protocols
+    from groupcheck.core.trace import writer as tracefile
+    from groupcheck.conformance.replay import registry as protocols
     proto = protocols.get("sequencer")
     # the coordinator crash under loss: some seed violates TotalOrder (docs/sequencer.md finding 1)
     for seed in range(40):

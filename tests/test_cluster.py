@@ -289,7 +289,7 @@ def test_plain_sequencer_kill_runs_report_only_the_known_findings(tmp_path, seed
 
 
 def test_audit_cluster_stage(tmp_path):
-    from groupcheck.conformance import audit
+    from groupcheck.conformance.audit import stages as audit
     c = audit.cluster_check(tmp_path, "sequencerflush", seconds=3.0)
     assert c.as_expected, c.detail
     assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
@@ -343,7 +343,7 @@ def test_the_lossy_ring_survives_the_token_holders_kill(tmp_path, protocol):
             for x in f.read_text().splitlines()]
     header = next(r for r in recs if r.get("kind") == "header")
     assert header["constants"]["LossyRing"] is True and header["constants"]["TimelyTimeouts"] is False
-    from groupcheck.conformance.traces import load
+    from groupcheck.core.trace.reader import load
     ev = load(tmp_path / "traces").events                      # merged, each record with its node
     crash = next(k for k, e in enumerate(ev) if e["name"] == "Crash")
     ring1 = [e for e in ev[:crash] if e["nid"] == 1 and "tokenState" in (e.get("state") or {})]

@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import protocols, sequencer as cseq
-from groupcheck.conformance.traces import Trace, from_records
-from groupcheck.impl import tracefile
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay import sequencer as cseq
+from groupcheck.core.trace.reader import Trace, from_records
+from groupcheck.core.trace import writer as tracefile
 
 SEQ = protocols.get("sequencer")
 LOST = "sequencer/lost-after-coordinator-crash"
@@ -65,7 +66,7 @@ def test_each_violation_is_classified_on_its_own():
         assert {v["property"] for v in uncovered} <= {"EventualDelivery", "Quiescent"}
         assert "EventualDelivery" in {v["property"] for v in uncovered}
         # the removed delivery is among the losses EventualDelivery's witness was checked on
-        from groupcheck.conformance import properties
+        from groupcheck.core import properties
         lost = {tuple(v.messages[0]) for v in properties.missing_deliveries(cseq._Run(from_records(forged)).history())}
         assert (removed["msg"]["sender"], removed["msg"]["seqno"]) in lost
 
@@ -83,7 +84,7 @@ def test_conform_exits_1_on_a_second_fault_and_lists_both(tmp_path):
 
 
 def test_the_local_pipeline_gives_the_same_complete_verdict(tmp_path):
-    from groupcheck.conformance import pipeline as P
+    from groupcheck.conformance.pipeline import stages as P
     (seed, recs, _), = _documented_loss_runs(1)
     forged, bad, _ = _second_loss(recs)
     tracefile.write(tmp_path / "in" / "forged.ndjson", forged)
@@ -256,8 +257,8 @@ def test_cluster_report_first_word_is_never_ok_unless_quiescent(capsys):
 @pytest.mark.xdist_group("spark")
 def test_spark_gives_the_same_complete_verdict(tmp_path):
     """The second loss beside the documented one, on Spark: the same rows as the local engine."""
-    from groupcheck.conformance import pipeline as P
-    from groupcheck.conformance.spark import session
+    from groupcheck.conformance.pipeline import stages as P
+    from groupcheck.conformance.pipeline.spark import session
     (seed, recs, _), = _documented_loss_runs(1)
     forged, bad, _ = _second_loss(recs)
     tracefile.write(tmp_path / "in" / "forged.ndjson", forged)

@@ -1,7 +1,7 @@
 """SEQUENCER over FLUSH over the Raincore ring: every record of a
 simulated run of the three-layer stack (impl/sim_raincoreflush.py with
 ``sequencer=True``), SEQUENCER's included, replayed against
-model/raincoresequencerflush.py (conformance/raincoresequencerflush.py).
+model/raincoresequencerflush.py (conformance/replay/raincoresequencerflush.py).
 
 Drawn runs (3 or 4 nodes, 1 or 2 multicasts each, a lossy network, no crash,
 one or two, node 1, the coordinator and the ring's first node, in about a
@@ -17,10 +17,10 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance import raincoresequencerflush as rsf
-from groupcheck.conformance import sequencerflush as csf
-from groupcheck.conformance.traces import from_records, protocol_validator
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay import raincoresequencerflush as rsf
+from groupcheck.conformance.replay import sequencerflush as csf
+from groupcheck.core.trace.reader import from_records, protocol_validator
 from groupcheck.impl import flush as impl_flush
 from raincoreflush_helpers import crashed_eating
 
@@ -133,8 +133,8 @@ def test_records_match_the_schema():
 def test_the_flush_only_view_of_the_run_still_replays_against_raincoreflush():
     """``without_sequencer`` (the earlier, partial judgement) keeps working:
     its header names raincoreflush."""
-    from groupcheck.conformance import raincoreflush as crf
-    from groupcheck.impl import tracefile
+    from groupcheck.conformance.replay import raincoreflush as crf
+    from groupcheck.core.trace import writer as tracefile
     from groupcheck.impl.sim import FaultPlan
     from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush, without_sequencer
     plan = FaultPlan(crashes=((1, 0.1),), loss=0.1)
@@ -250,8 +250,8 @@ def test_a_timeout_outside_the_abstraction_is_named():
 
 def test_a_header_of_another_protocol_is_rejected(tmp_path):
     """Named sequencerflush, the ring's records break that protocol's schema."""
-    from groupcheck.conformance.conform import conform_file
-    from groupcheck.impl import tracefile
+    from groupcheck.conformance.replay.conform import conform_file
+    from groupcheck.core.trace import writer as tracefile
     records = copy.deepcopy(_run())
     records[0]["protocol"] = "sequencerflush"
     rep = conform_file(tracefile.write(tmp_path / "t.ndjson", records))

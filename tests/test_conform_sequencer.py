@@ -5,9 +5,10 @@ import json
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance.conform import conform_file
+from groupcheck.conformance.replay.conform import conform_file
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 
 
 def _write(tmp_path, seed, faults, n=3, m=2):
@@ -139,8 +140,8 @@ def _mutations(records):
 def test_one_candidate_shortcut_gives_the_general_steps_verdicts(tmp_path, monkeypatch):
     # each check of the shortcut broken in turn: the same verdict, record and
     # explanation as the general step, which the shortcut leaves every refusal to
-    from groupcheck.conformance.replay import Binding
-    from groupcheck.conformance.sequencer import SequencerBinding
+    from groupcheck.conformance.replay.engine import Binding
+    from groupcheck.conformance.replay.sequencer import SequencerBinding
     _, records = _write(tmp_path, 3, "loss=0.1,dup=0.05,reorder=3")
     cases = [("unchanged", records)] + _mutations(records)
     shortcut = SequencerBinding.__dict__["one"]
@@ -159,8 +160,8 @@ def test_one_candidate_shortcut_gives_the_general_steps_verdicts(tmp_path, monke
 def test_judged_properties_follow_the_histories(tmp_path):
     # the binding judges its histories once and keeps the verdicts: asked
     # again after they grew (or a send or crash), it judges them again
-    from groupcheck.conformance.sequencer import SequencerBinding
-    from groupcheck.conformance.traces import load
+    from groupcheck.conformance.replay.sequencer import SequencerBinding
+    from groupcheck.core.trace.reader import load
     path, _ = _write(tmp_path, 1, "loss=0.1")
     b = SequencerBinding(load(path))
     b.hist[1].append((2, 1))

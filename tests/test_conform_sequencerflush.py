@@ -1,5 +1,5 @@
 """The replay of SEQUENCER-over-FLUSH traces against model/sequencerflush.py
-(conformance/sequencerflush.py: a binding of the one engine, whose pre-pass
+(conformance/replay/sequencerflush.py: a binding of the one engine, whose pre-pass
 joins the two layers' half-steps).
 
 Runs are the campaign's draws (tests/test_campaign_flush.py).  Where the
@@ -16,9 +16,9 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import sequencerflush as csf
-from groupcheck.conformance.replay import ReplayEngine
-from groupcheck.conformance.traces import Trace, load as _load_delta, whole
+from groupcheck.conformance.replay import sequencerflush as csf
+from groupcheck.conformance.replay.engine import ReplayEngine
+from groupcheck.core.trace.reader import Trace, load as _load_delta, whole
 
 
 def load(path) -> Trace:
@@ -26,7 +26,7 @@ def load(path) -> Trace:
     (these tests tamper with and inspect whole states)."""
     return whole(_load_delta(path))
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import tracefile
+from groupcheck.core.trace import writer as tracefile
 from sequencerflush_helpers import sequencer_histories
 from test_campaign_flush import draw_seqflush_run
 
@@ -114,7 +114,7 @@ def test_send_while_blocked_is_divergence_c_and_the_default_replay_is_unchanged(
 def test_no_environment_variable_changes_the_verdict(tmp_path, monkeypatch):
     """The composed replay is the verdict of conform, whatever the
     environment says (the GROUPCHECK_SEQFLUSH_REPLAY variable is gone)."""
-    from groupcheck.conformance.conform import conform_file
+    from groupcheck.conformance.replay.conform import conform_file
     records, _ = csf.simulate(1, csf.PROTOCOL.campaign_faults, {"hold_sends": False})
     path = tracefile.write(tmp_path / "s1.ndjson", records)
     assert conform_file(path).verdict == "nonconforming"       # the composed replay
@@ -251,7 +251,7 @@ def test_a_discard_stutter_matches_the_message_itself():
     stutter only if that very message is gone from the channel: a newer
     DATA of the same view from the same (suspected, still live) sender does
     not hide it, and the message itself still in the channel does."""
-    from groupcheck.conformance.sequencerflush import _same
+    from groupcheck.conformance.replay.sequencerflush import _same
     gone = {"type": "DATA", "view": 1, "sender": 1, "seqno": 103}
     newer = {"type": "DATA", "view": 1, "sender": 1, "seqno": 140}
     assert not _same(newer, gone) and _same(dict(gone), gone)
@@ -262,9 +262,9 @@ def test_a_discard_stutter_matches_the_message_itself():
 
 def test_a_forward_with_another_seqno_is_nonconforming_at_its_send():
     """A member that is not coordinator FORWARDs its next seqno: its Send's
-    message is checked by SEQUENCER's own check (conformance/sequencer.py
+    message is checked by SEQUENCER's own check (conformance/replay/sequencer.py
     ``sent_is``), at the Send record."""
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     faults, opts = csf.PROTOCOL.draw(0)
     records, _ = csf.simulate(0, faults, opts)
     k = next(k for k, r in enumerate(records)
@@ -281,7 +281,7 @@ def test_a_delivery_left_out_at_a_quiescent_end_is_an_eventual_delivery_violatio
     a survivor sent (``at_end``, the catalogue's EventualDelivery): a
     member's last delivery taken out of the trace, both of its records,
     conforms step by step and is caught at the end."""
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     records, s = csf.simulate(3, "", {"nodes": 3, "messages": 2})
     assert s["quiescent"] and csf.replay(from_records(records, "x")).verdict == "ok"
     k = max(i for i, r in enumerate(records) if r.get("name") == "RecvData" and r.get("nid") == 3)
@@ -295,7 +295,7 @@ def test_a_sequencer_view_record_without_its_flush_view_record_is_nonconforming_
     """The pre-pass joins a SEQUENCER InstallView to the FLUSH SendView or
     InstallView of its member before it; with that record taken out the run
     stops at the orphan, named, and a header of another protocol is refused."""
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     records, _ = csf.simulate(1, "crash=1@15", {"nodes": 3, "messages": 2})
     k = next(k for k, r in enumerate(records) if r.get("name") == "InstallView" and "c" not in (r.get("params") or {}))
     m = records[k]["nid"]
@@ -327,7 +327,7 @@ def test_a_flush_key_no_multicast_named_gets_an_id_of_its_own():
     that record's SEQUENCER id; any other key gets an id no SEQUENCER
     message has (a negative sender), one per key, so that two unnamed
     messages are never taken for one another."""
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     records, _ = csf.simulate(1, "", {"nodes": 3, "messages": 2})
     b = csf.SequencerFlushBinding(from_records(records, "x"))
     list(b.steps())
@@ -343,7 +343,7 @@ def test_a_multicast_record_naming_another_sender_is_nonconforming_there():
     FLUSH sender: one naming another member (a higher id here) is not a new
     multicast of the member, and the run stops at it."""
     import copy
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     records, _ = csf.simulate(1, "", {"nodes": 3, "messages": 2})
     k = next(k for k, r in enumerate(records) if r.get("name") == "Multicast" and r["nid"] == 1)
     forged = copy.deepcopy(records)
@@ -359,7 +359,7 @@ def test_a_sequencer_delivery_naming_another_sequencer_is_not_joined_to_the_flus
     one naming another member leaves the FLUSH delivery alone, which the
     model's RecvData does not match."""
     import copy
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     records, _ = csf.simulate(1, "crash=1@15", {"nodes": 3, "messages": 2})
     k = next(k for k, r in enumerate(records) if r.get("name") == "Deliver" and (r.get("params") or {}).get("q") == 2)
     j = next(j for j in range(k + 1, len(records)) if records[j].get("nid") == records[k]["nid"])

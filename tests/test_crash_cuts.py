@@ -10,12 +10,12 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import flush as cf
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance import raincoresequencerflush as crsf
-from groupcheck.conformance import sequencerflush as csf
-from groupcheck.conformance.replay import ReplayEngine
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import flush as cf
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.conformance.replay import raincoresequencerflush as crsf
+from groupcheck.conformance.replay import sequencerflush as csf
+from groupcheck.conformance.replay.engine import ReplayEngine
+from groupcheck.core.trace.reader import from_records
 
 
 # a receive's name -> the parameter naming the member it takes from

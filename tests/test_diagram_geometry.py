@@ -18,7 +18,10 @@ from types import SimpleNamespace
 import pytest
 from browser_helpers import CHROMIUM, NO_CHROMIUM, probe
 
-from groupcheck.conformance import audit, diagram, history, protocols
+from groupcheck.conformance import history
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.audit import diagram
+from groupcheck.conformance.replay import registry as protocols
 from groupcheck.model.proofs import prover
 from groupcheck.model.proofs import registry as proofs
 from groupcheck.model.values import Fn

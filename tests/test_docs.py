@@ -2,7 +2,7 @@
 or spec/<P>/README.md named in the text, of docs/*.md, README.md and the spec
 READMEs resolves; and every known violation a protocol's
 registration accepts has the finding the audit's report cites
-(conformance/audit.py ``finding_ref``: a "Finding" heading of
+(conformance/audit/stages.py ``finding_ref``: a "Finding" heading of
 docs/<protocol>.md whose section names the property)."""
 
 import re
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.audit import finding_ref
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.audit.stages import finding_ref
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(ROOT.glob("docs/*.md")) + [ROOT / "README.md"] + sorted(ROOT.glob("spec/**/README.md"))

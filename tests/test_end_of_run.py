@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.conform import conform_file
-from groupcheck.impl import tracefile
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace import writer as tracefile
 
 
 def _campaign(name, runs, **options):

@@ -7,7 +7,9 @@ its diagram; a run's findings are never run together in one paragraph."""
 import json
 import re
 
-from groupcheck.conformance import audit, protocols, report
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.audit import report
 
 WITNESS = "member 4 delivered 2.3 after 2.1 of member 2, skipping 2.2 (member 2 was never killed)"
 

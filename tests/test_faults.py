@@ -3,7 +3,7 @@ naming the item it refuses, for every protocol and the cluster's --kill."""
 
 import pytest
 
-from groupcheck.conformance import protocols
+from groupcheck.conformance.replay import registry as protocols
 from groupcheck.impl.faults import FaultPlan, node_at, parse_faults
 
 
@@ -93,7 +93,7 @@ def test_one_parse_faults_in_the_code():
     import ast
     from pathlib import Path
     root = Path(__file__).resolve().parents[1]
-    defs = [str(f.relative_to(root)) for d in ("impl", "conformance", "cli", "model") for f in (root / d).rglob("*.py")
+    defs = [str(f.relative_to(root)) for d in ("core", "impl", "conformance", "cli", "model") for f in (root / d).rglob("*.py")
             for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
             if isinstance(node, ast.FunctionDef) and node.name == "parse_faults"]
     assert defs == ["impl/faults.py"]

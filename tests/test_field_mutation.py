@@ -9,10 +9,10 @@ UTF-8, a lone surrogate, a BOM), deletion of the key, the key written twice,
 the line written twice.
 
 Whether a mutation is still valid input is decided by the schemas, never by
-a table of outcomes: a trace record by impl/trace_schema.json and its
+a table of outcomes: a trace record by core/trace/trace_schema.json and its
 protocol's schema (schemacheck.Validator: jsonschema, an integer never a
 float), a history record by ``HISTORY_SCHEMA`` below (docs/history-format.md
-as a JSON Schema), plus the documented limits (conformance/inputlimits.py)
+as a JSON Schema), plus the documented limits (core/trace/limits.py)
 and the line rules (one header first, nothing after the end, no key twice).
 An invalid mutation must be rejected with its ``file:line`` (and the field,
 where one applies) and exit 2 by `groupcheck conform` (the replay),
@@ -34,8 +34,11 @@ import pytest
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import history, inputlimits, protocols, schemacheck
-from groupcheck.impl import tracefile
+from groupcheck.conformance import history
+from groupcheck.core.trace import limits as inputlimits
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace import validate as schemacheck
+from groupcheck.core.trace import writer as tracefile
 
 PLACE = "\u0000mutant\u0000"          # a string value standing for raw text, replaced after encoding
 PLACE_JSON = json.dumps(PLACE).encode()

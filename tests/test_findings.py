@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from groupcheck.conformance import audit, findings, protocols
-from groupcheck.conformance.traces import Trace, from_records
+from groupcheck.conformance import findings
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace.reader import Trace, from_records
 from groupcheck.impl import sequencer as seq_impl
 from groupcheck.impl.events import Send
 
@@ -132,7 +134,7 @@ def test_raincore_two_tokens_needs_a_crash_then_a_regeneration():
 
 def _ring_run(events, **constants):
     """A trace of ring records (name, node, message, the node's state after)."""
-    from groupcheck.conformance.traces import Trace
+    from groupcheck.core.trace.reader import Trace
     header = {"protocol": "raincoreflush", "constants": {"LossyRing": True, "FalseSuspicion": True, **constants}}
     recs = [{"i": i, "name": name, "nid": nid, "msg": msg or {}, "state": state or {}}
             for i, (name, nid, msg, state) in enumerate(events)]

@@ -1,15 +1,15 @@
 """FLUSH's own delta tracing (impl/flush.py ``Flush.delta``, what the UDP
 runtime logs) writes the same format-2 states as the deltas computed from
-full states (impl/tracefile.py ``to_v2``), on campaign runs of FLUSH and of
+full states (core/trace/writer.py ``to_v2``), on campaign runs of FLUSH and of
 SEQUENCER over FLUSH with crashes, joins and leaves."""
 
 from __future__ import annotations
 
 import pytest
 
-from groupcheck.conformance import protocols
+from groupcheck.conformance.replay import registry as protocols
 from groupcheck.impl.stacks import flush as flush_stacks, sequencerflush as seqflush_stacks
-from groupcheck.impl import tracefile
+from groupcheck.core.trace import writer as tracefile
 
 
 def _states(records):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.flush import FlushBinding
-from groupcheck.conformance.replay import ReplayEngine
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.flush import FlushBinding
+from groupcheck.conformance.replay.engine import ReplayEngine
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl.events import Receive, Trace
 from groupcheck.impl.flush import (BlockOk, Flush, FlushCompleted, FlushOk, Installed, JoinRequest,
                                    LeaveRequest)

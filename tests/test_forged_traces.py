@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from groupcheck.conformance import flush as cflush
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import TraceError, load
+from groupcheck.conformance.replay import flush as cflush
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import TraceError, load
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 
 
 def _write(tmp_path, name, records):
@@ -135,7 +136,7 @@ def test_unreadable_file_says_cannot_read(tmp_path):
 
 
 def test_pipeline_ingest_quarantines_the_same_lines(tmp_path):
-    from groupcheck.conformance.pipeline import _ingested
+    from groupcheck.conformance.pipeline.stages import _ingested
     lines = _text(_sequencer_run()).splitlines(keepends=True)
     lines[2] = lines[2].replace('"clock":', '"clock":NaN,"x":', 1)
     lines[5] = lines[5].replace("\n", "\r\n")

@@ -8,9 +8,11 @@ import json
 
 import pytest
 
-from groupcheck.conformance import history, protocols
-from groupcheck.conformance.conform import conform_file
-from groupcheck.impl import tracefile
+from groupcheck.conformance.audit.diagram import violation_drawing
+from groupcheck.conformance import history
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace import writer as tracefile
 
 
 def _hist(events, run="r", nodes=(1, 2, 3), quiescent=True):
@@ -53,7 +55,7 @@ def test_each_check_fires_with_its_witness():
     assert c["SenderFIFO"].members == [3] and "skipping 1.1" in c["SenderFIFO"].text
     assert c["Integrity"].text.startswith("member 3 delivered 9.9")
     assert "Agreement" in c
-    assert c["TotalOrder"].mermaid().startswith("sequenceDiagram")
+    assert violation_drawing(c["TotalOrder"]).mermaid.startswith("sequenceDiagram")
 
 
 def test_uniform_versus_survivor_total_order():
@@ -149,7 +151,7 @@ def test_spark_engine_gives_the_local_verdicts(tmp_path):
     per-member files) checked on Spark local[1]: the same verdicts, witnesses
     included, as the local engine."""
     pytest.importorskip("pyspark")
-    from groupcheck.conformance.spark import session
+    from groupcheck.conformance.pipeline.spark import session
     proto = protocols.get("sequencer")
     for seed in range(40):
         recs, _ = proto.simulate(seed, proto.campaign_faults, proto.default_options)
@@ -185,7 +187,7 @@ def test_audit_history_stage_agrees_and_catches_a_blind_checker(monkeypatch):
     """The audit's history stage: on SEQUENCER's drawn runs the history flags
     exactly the runs the replay flags (some do: its known findings); a
     history checker that sees nothing disagrees and the check fails."""
-    from groupcheck.conformance import audit
+    from groupcheck.conformance.audit import stages as audit
     c = audit.history_check("sequencer", 30, 0)
     assert c.as_expected and c.figures["flagged"] > 0 and c.diagrams, c.detail
     assert audit.history_check("flush", 10, 0).as_expected
@@ -202,7 +204,7 @@ def test_a_gap_is_reported_under_senderfifo_as_gapfreefifo_and_matched_so(monkey
     that (the loss after a coordinator crash covers GapFreeFIFO, not an
     out-of-order SenderFIFO)."""
     from groupcheck.conformance import findings
-    from groupcheck.conformance.properties import History
+    from groupcheck.core.properties import History
     h = History.of({1: [(2, 1), (2, 3)], 2: [(2, 1), (2, 2), (2, 3)]}, {}, nodes=[1, 2])
     (v,) = [v for v in history.check(h) if v.check == "SenderFIFO"]
     j = v.to_json()

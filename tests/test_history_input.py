@@ -136,8 +136,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
 
 
 def test_a_run_folder_is_read_whole_with_its_traces_skipped(tmp_path):
-    from groupcheck.conformance import protocols
-    from groupcheck.impl import tracefile
+    from groupcheck.conformance.replay import registry as protocols
+    from groupcheck.core.trace import writer as tracefile
     proto = protocols.get("sequencer")
     recs, _ = proto.simulate(3, "", proto.default_options)
     tracefile.write(tmp_path / "traces" / "r.ndjson", recs)
@@ -152,7 +152,7 @@ def test_spark_names_every_field_as_the_local_engine_does(tmp_path):
     """Each malformed file of the field cases, checked on Spark (one session
     for all): the same file:line:field rejection as the local engine."""
     pytest.importorskip("pyspark")
-    from groupcheck.conformance.spark import session
+    from groupcheck.conformance.pipeline.spark import session
     spark = session("local[1]")
     for k, (line, change, field) in enumerate(FIELD_CASES):
         p = _write(tmp_path / f"h{k}.ndjson", _edit(_run(), line, **change))

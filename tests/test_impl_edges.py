@@ -4,7 +4,8 @@ mutant that every other layer let through)."""
 
 import pytest
 
-from groupcheck.impl import codec, tracefile
+from groupcheck.impl import codec
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.codec import Data, Forward, Nak, XData
 from groupcheck.impl.events import (AppSend, Multicast, Receive, Send, SetTimer, TimerFired, Trace, View,
                                     ViewChange)

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.impl import campaign, tracefile
+from groupcheck.impl import campaign
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.events import (AppSend, Deliver, Multicast, Receive, Send, SetTimer, TimerFired, Trace,
                                     Up, View, ViewChange)
 from groupcheck.impl.flush import (AppBlock, AppUnblock, BlockOk, FData, Flush, FlushCompleted, FlushOk,
@@ -287,8 +288,8 @@ def test_a_view_sent_by_a_crashing_initiator_still_reaches_everyone():
     # 30% loss, so its VIEW frames are not all through: the simulator hands
     # them to the survivors (spec I9), every flush ends, and the trace
     # conforms to model/flush.py.
-    from groupcheck.conformance import flush as cflush
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.conformance.replay import flush as cflush
+    from groupcheck.core.trace.reader import from_records
     from groupcheck.impl.sim_flush import flush_constants
     msgs = campaign.sequencer_workload(4, 1)
     for seed in range(12):

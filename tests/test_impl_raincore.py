@@ -11,8 +11,8 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.raincore import replay_records
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.raincore import replay_records
 from groupcheck.impl import codec
 from groupcheck.impl.events import CancelTimer, Receive, Send, SetTimer, TimerFired, Trace, Up, ViewChange
 from groupcheck.impl.raincore import (NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Recover, Start,
@@ -379,8 +379,8 @@ def test_replay_flags_a_tampered_post_state():
 
 
 def test_trace_files_load_and_conform(tmp_path):
-    from groupcheck.conformance.conform import conform_file
-    from groupcheck.impl import tracefile
+    from groupcheck.conformance.replay.conform import conform_file
+    from groupcheck.core.trace import writer as tracefile
     records, _ = protocols.get("raincore").simulate(2, "crash=2@50,recover=2@300", {})
     assert any(r.get("name") == "911Received" for r in records)
     rep = conform_file(tracefile.write(tmp_path / "r.ndjson", records))

@@ -1,4 +1,4 @@
-"""The readers' shared limits (conformance/inputlimits.py) at their edges:
+"""The readers' shared limits (core/trace/limits.py) at their edges:
 each limit's last accepted value and first refused one, the field named,
 nesting counted on the text (brackets inside strings do not count)."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from groupcheck.conformance import inputlimits
-from groupcheck.conformance.inputlimits import MAX_DEPTH, line_problem
+from groupcheck.core.trace import limits as inputlimits
+from groupcheck.core.trace.limits import MAX_DEPTH, line_problem
 
 
 @pytest.mark.parametrize("text", [

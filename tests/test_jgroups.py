@@ -1,5 +1,5 @@
 """JGroups 2.12 (Debian's libjgroups-java) through the history adapter and
-``groupcheck jgroups run`` (conformance/jgroups.py, docs/jgroups.md): 3
+``groupcheck jgroups run`` (conformance/jgroups/adapter.py, docs/jgroups.md): 3
 members on 127.0.0.1 per stack, with and without a coordinator kill.  The
 runs are slow and skipped, with the reason, when the jar or a JDK is absent
 (``make jgroups`` installs them); the option and folder checks are fast and
@@ -15,8 +15,10 @@ import sys
 
 import pytest
 
-from groupcheck.conformance import history, jgroups, protocols
-from groupcheck.impl import tracefile
+from groupcheck.conformance import history
+from groupcheck.conformance.jgroups import adapter as jgroups
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace import writer as tracefile
 
 _WHY = jgroups.available()
 needs_jgroups = pytest.mark.skipif(_WHY is not None, reason=f"JGroups adapter cannot run: {_WHY}")

@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.conformance.cluster import judged
-from groupcheck.conformance import history, protocols
-from groupcheck.impl import sim_sequencer, tracefile
+from groupcheck.conformance import history
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.impl import sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.sim import FaultPlan
 from groupcheck.impl.sim_sequencer import simulate
 
@@ -108,7 +110,7 @@ def test_flush_seed_as_written_breaks_virtual_synchrony_and_history_agrees(tmp_p
     """docs/flush.md Finding 2: the seed as written (no digest reconciliation)
     breaks virtual synchrony when members crash; the history checker flags
     VirtualSynchrony on exactly the runs whose model replay does."""
-    from groupcheck.conformance.conform import conform_file
+    from groupcheck.conformance.replay.conform import conform_file
     proto = protocols.get("flush")
     flagged = 0
     for seed in range(8):
@@ -129,7 +131,7 @@ def test_flush_hundred_flushes_in_a_row(tmp_path):
     pattern ([b][vgs]*[u])+ and ends unblocked in the same view; a joiner
     that left may end blocked (it is out of the group).  The model replay
     of the same run conforms."""
-    from groupcheck.conformance.conform import conform_file
+    from groupcheck.conformance.replay.conform import conform_file
     proto = protocols.get("flush")
     joiners = range(4, 54)
     opts = {**proto.default_options, "nodes": 3, "messages": 10,
@@ -221,13 +223,14 @@ def test_flush_crash_on_the_real_cluster(tmp_path, victim, label):
 
 
 # ---------------------------------------------------------------- the same scenarios on JGroups and on our cluster
-# conformance/jgroups_scenarios.py: each JGroups test's assertion, computed
+# conformance/jgroups/scenarios.py: each JGroups test's assertion, computed
 # from a run's history, so one function judges JGroups's run and ours.
 
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from groupcheck.conformance import jgroups, jgroups_scenarios  # noqa: E402
+from groupcheck.conformance.jgroups import adapter as jgroups
+from groupcheck.conformance.jgroups import scenarios as jgroups_scenarios  # noqa: E402
 
 _WHY = jgroups.available()
 
@@ -352,7 +355,7 @@ def test_late_deliveries_tells_a_message_delivered_in_the_next_view_from_a_lost_
         if one_delivers_in is not None:
             h.deliveries[1].append(((2, 42), one_delivers_in, 6))
         return h
-    from groupcheck.conformance.properties import virtual_synchrony
+    from groupcheck.core.properties import virtual_synchrony
     assert virtual_synchrony(run(3)) is not None
     assert jgroups_scenarios.late_deliveries(run(3)) == [(1, (2, 42), 2, 3)]
     assert jgroups_scenarios.late_deliveries(run(None)) is None

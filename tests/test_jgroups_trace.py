@@ -1,10 +1,10 @@
-"""conformance/jgroups.py ``write_trace`` on hand-written step files (no JVM):
+"""conformance/jgroups/adapter.py ``write_trace`` on hand-written step files (no JVM):
 the suspicions the harness's shutdown causes are left out of the trace, a
 suspicion during the run is kept and judged."""
 
 import json
 
-from groupcheck.conformance.jgroups import write_trace
+from groupcheck.conformance.jgroups.adapter import write_trace
 
 
 def _steps(tmp_path, k, rows):

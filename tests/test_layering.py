@@ -2,7 +2,8 @@
 (docs/architecture.md, "Layout").
 
 Layers, lowest first: ``spec`` (the TLA+ modules and their manifests),
-``model`` (the Python models, the explorer, TLC and z3), ``impl`` (the
+``core`` (the floor every layer shares: the trace and history formats, the
+property catalogue, progress), ``model`` (the Python models, the explorer, TLC and z3), ``impl`` (the
 implementation, its simulators and its runtime), ``conformance`` (every
 check of a run: replay, TLC trace validation, history, findings, the
 pipeline, the audit) and ``cli``.  ``impl`` and ``model`` do not import
@@ -18,14 +19,15 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("spec", "model", "impl", "conformance", "cli")
+PACKAGES = ("spec", "core", "model", "impl", "conformance", "cli")
 # package -> the packages it may import
 ALLOWED = {
     "spec": set(),
-    "model": {"spec"},
-    "impl": set(),
-    "conformance": {"spec", "model", "impl"},
-    "cli": {"spec", "model", "impl", "conformance"},
+    "core": {"spec"},
+    "model": {"spec", "core"},
+    "impl": {"core"},
+    "conformance": {"spec", "core", "model", "impl"},
+    "cli": {"spec", "core", "model", "impl", "conformance"},
 }
 
 

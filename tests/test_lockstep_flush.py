@@ -1,7 +1,7 @@
 """Lock-step conformance of the FLUSH implementation, alone and under SEQUENCER.
 
 A Hypothesis state machine drives a 3-member FLUSH cluster one event at a
-time (conformance/flush.py ``FlushLockstep``): application multicasts
+time (conformance/replay/flush.py ``FlushLockstep``): application multicasts
 (also inside block() and after FLUSH_OK), delivery, loss and duplication of
 any datagram in flight, timer firings (retransmission, block() returning)
 up to two crashes, coordinator and flush initiator included, and a
@@ -24,10 +24,10 @@ from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import invariant, rule
 from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules, SlowLinkRule, settle
 
-from groupcheck.conformance.flush import FlushBinding, FlushLockstep, project, virtual_synchrony
-from groupcheck.conformance.lockstep import LockstepError
-from groupcheck.conformance.replay import ReplayEngine
-from groupcheck.conformance.traces import Trace
+from groupcheck.conformance.replay.flush import FlushBinding, FlushLockstep, project, virtual_synchrony
+from groupcheck.conformance.replay.lockstep import LockstepError
+from groupcheck.conformance.replay.engine import ReplayEngine
+from groupcheck.core.trace.reader import Trace
 from groupcheck.impl import flush as iflush
 from groupcheck.impl.stacks.flush import FlushStack
 
@@ -233,7 +233,7 @@ class SequencerFlushMachine(NetworkRules, LossRules, SlowLinkRule, CrashRule):
     """The same driver over SEQUENCER-over-FLUSH stacks: the FLUSH events are
     checked step by step against model/flush.py; at the end the SEQUENCER
     histories must keep NoDuplicates, Integrity, SenderFIFO, TotalOrder among
-    the survivors and VirtualSynchrony (conformance/sequencerflush.py)."""
+    the survivors and VirtualSynchrony (conformance/replay/sequencerflush.py)."""
 
     def __init__(self):
         super().__init__()
@@ -252,7 +252,7 @@ class SequencerFlushMachine(NetworkRules, LossRules, SlowLinkRule, CrashRule):
         event(f"crash of {'the coordinator' if m == min(self.c.live()) else 'a member'}")
 
     def teardown(self):
-        from groupcheck.conformance import flush as cflush
+        from groupcheck.conformance.replay import flush as cflush
         from groupcheck.model import sequencer as seqmodel
         from sequencerflush_helpers import sequencer_histories
         c = self.c

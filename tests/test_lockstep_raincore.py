@@ -1,7 +1,7 @@
 """Lock-step conformance of the Raincore layer.
 
 A Hypothesis state machine drives a ring of 3 configured nodes plus one new
-node (conformance/raincore.py ``RaincoreLockstep``) one event at a time:
+node (conformance/replay/raincore.py ``RaincoreLockstep``) one event at a time:
 deliver a chosen message (a message to a node that is down comes back to
 its sender as a delivery failure), fire an armed timer, crash, recover or
 join a node, lose a token.  After every step each trace event must be an
@@ -22,8 +22,8 @@ from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import invariant, precondition, rule
 from lockstep_rules import INDEX, NODES, CrashRule, NetworkRules, token_rounds
 
-from groupcheck.conformance.lockstep import LockstepError
-from groupcheck.conformance.raincore import RaincoreLockstep
+from groupcheck.conformance.replay.lockstep import LockstepError
+from groupcheck.conformance.replay.raincore import RaincoreLockstep
 from groupcheck.impl import raincore as impl
 from groupcheck.model.raincore import LEGAL_PAIRS
 

@@ -1,6 +1,6 @@
 """Lock-step conformance of FLUSH over the Raincore ring.
 
-The driver (conformance/raincoreflush.py ``lockstep``) owns a ring of 3
+The driver (conformance/replay/raincoreflush.py ``lockstep``) owns a ring of 3
 configured nodes and one joiner, each node its ring layer and its FLUSH
 stack in ring mode, and is their network: FLUSH's datagrams are delivered,
 lost or duplicated in any order; the ring's TOKEN and 911 go through the
@@ -25,8 +25,8 @@ from hypothesis.stateful import rule
 from lockstep_rules import NODES, CrashRule, LossRules, NetworkRules, token_rounds
 from raincoreflush_helpers import mutate
 
-from groupcheck.conformance.lockstep import LockstepError
-from groupcheck.conformance.raincoreflush import lockstep
+from groupcheck.conformance.replay.lockstep import LockstepError
+from groupcheck.conformance.replay.raincoreflush import lockstep
 
 
 def settled(c) -> bool:

@@ -1,7 +1,7 @@
 """Lock-step conformance of the SEQUENCER implementation.
 
 A Hypothesis state machine drives a 3-member simulated cluster one event at
-a time (conformance/sequencer.py ``LockstepCluster``); after every step each new trace event must
+a time (conformance/replay/sequencer.py ``LockstepCluster``); after every step each new trace event must
 be an enabled model action matching the logged post-state, the whole
 implementation state must match a candidate model state, and the delivery
 histories must satisfy NoDuplicates, Integrity and SenderFIFO.  TotalOrder is
@@ -17,8 +17,8 @@ from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import invariant, precondition, rule
 from lockstep_rules import CrashRule, LossRules, NetworkRules, SlowLinkRule, deliver_all_but
 
-from groupcheck.conformance.lockstep import LockstepError
-from groupcheck.conformance.sequencer import LockstepCluster
+from groupcheck.conformance.replay.lockstep import LockstepError
+from groupcheck.conformance.replay.sequencer import LockstepCluster
 from groupcheck.impl.events import Deliver
 from groupcheck.impl.reliable import Reliable
 from groupcheck.impl.sequencer import Sequencer

@@ -7,7 +7,7 @@ timer firings (gossip, staggered stability, NAK), the join of member 3
 through the membership oracle, and the later installation of its view at
 member 2.  The driver is the network, the clock and the oracle.  After
 every step each new trace event must be a step of model/stable.py from some
-candidate state (conformance/stable.py ``StableCluster``, the driver), the
+candidate state (conformance/replay/stable.py ``StableCluster``, the driver), the
 whole implementation (every member's spec variables) must equal the
 projection of one candidate,
 SafeGC and StabilityBound computed from the trace must hold, and every
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, Phase, event, settings, strategies as st
 from hypothesis.stateful import invariant, precondition, rule, run_state_machine_as_test
 from lockstep_rules import LossRules, NetworkRules, settle
 
-from groupcheck.conformance.stable import StableCluster
+from groupcheck.conformance.replay.stable import StableCluster
 
 MEMBERS = st.sampled_from((1, 2, 3))
 

@@ -1,7 +1,7 @@
 """Manifest models marked ``"heavy"`` (the longer TLC runs) are left out
 of the default audit's tlc stage; here, under the heavy marker, TLC checks
 each against its manifest expectation and pinned distinct-state count: `make test-heavy` checks every model, CI as
-many as its time allows (conformance/audit.py, docs/architecture.md)."""
+many as its time allows (conformance/audit/stages.py, docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from groupcheck.conformance import audit
+from groupcheck.conformance.audit import stages as audit
 from groupcheck.model import manifest
 
 pytestmark = [pytest.mark.heavy, pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")]

@@ -424,12 +424,12 @@ def test_flawed_leave_counterexample_and_its_fix(reconcile):
 @pytest.mark.parametrize("cons", [dict(MaxMsgs=2, MaxCrashes=0, MaxLeaves=0, NInit=2),
                                   dict(MaxMsgs=1, NInit=2, MaxLeaves=0)])
 def test_the_replays_no_send_kept_is_exact_on_every_edge(cons):
-    """conformance/flush.py ``_no_send_kept(s, t)`` lets the replay carry
+    """conformance/replay/flush.py ``_no_send_kept(s, t)`` lets the replay carry
     NoSendWhileBlocked over a step instead of walking ``sent``: on every edge
     of the model's reachable graph where it says so, the invariant's value is
     the same at both ends; and a multicast by a blocked member (which the
     model never takes) is never carried over."""
-    from groupcheck.conformance.flush import _no_send_kept
+    from groupcheck.conformance.replay.flush import _no_send_kept
     m = model(**cons)
     seen, todo, kept, blocked_sends = set(), list(m.init()), 0, 0
     while todo:

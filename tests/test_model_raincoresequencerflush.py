@@ -158,7 +158,7 @@ def test_lossy_ring_token_loss_is_survived():
 
 def test_logs_agree_kept_only_where_the_step_cannot_change_it():
     """The replay carries LogsAgree over a step where ``LogsAgreeKept`` says
-    so (conformance/raincoresequencerflush.py): on every edge of the first
+    so (conformance/replay/raincoresequencerflush.py): on every edge of the first
     20,000 states it must then equal the full evaluation, and an append
     that disagrees with another log of the view must not be carried over."""
     from groupcheck.model.sequencerflush import LogsAgree, LogsAgreeKept

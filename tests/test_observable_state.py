@@ -1,6 +1,6 @@
 """Observable state is enforced: a record's logged ``state`` is a complete
 delta of the variables its layer declares observable (the binding's
-``observable``, conformance/replay.py), so a layer that skips an update
+``observable``, conformance/replay/engine.py), so a layer that skips an update
 (its diff-based logger then leaves the variable out) is caught where the
 model's step changes the variable.
 
@@ -15,9 +15,9 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.replay import ReplayEngine
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.engine import ReplayEngine
+from groupcheck.core.trace.reader import from_records
 
 SEEDS = 12
 

@@ -1,7 +1,7 @@
 """Grey box: a trace may log any part of a node's state, or none.  An
 implementation that logs only some variables declares which in its header
 (``observed``); the others are unknown and the replay keeps every model
-state consistent with what is logged (conformance/replay.py), so campaign
+state consistent with what is logged (conformance/replay/engine.py), so campaign
 runs rewritten without their ``state`` fields still conform, and what they
 log is still checked.  A declared variable a record leaves out is unchanged
 (tests/test_observable_state.py)."""
@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from groupcheck.conformance.protocols import get
-from groupcheck.conformance.conform import conform_file
-from groupcheck.impl import tracefile
+from groupcheck.conformance.replay.registry import get
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace import writer as tracefile
 
 PROTOCOLS = ["sequencer", "flush", "sequencerflush", "stable", "raincore"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.conformance import history
-from groupcheck.conformance.properties import promises
+from groupcheck.conformance.replay.registry import promises
 
 
 def test_tlc_names_the_properties_every_matching_behaviour_broke():
@@ -57,8 +57,8 @@ def test_the_pipeline_judge_against_the_replay():
     property with the same witness agrees; another property, or the same
     one with another witness, disagrees; a replay property no history
     shows (a model invariant) is not compared."""
-    from groupcheck.conformance.pipeline import _merge
-    from groupcheck.conformance.properties import Violation
+    from groupcheck.conformance.pipeline.stages import _merge
+    from groupcheck.core.properties import Violation
     to = Violation("TotalOrder", "member 2 delivered 3.1 before 2.1", [2, 3], [(3, 1), (2, 1)])
     got = _merge(_row("ok"), [to])
     assert got["verdict"] == "violation" and got["violations"][0]["property"] == "TotalOrder"
@@ -84,7 +84,7 @@ def test_the_findings_matcher():
     from types import SimpleNamespace
 
     from groupcheck.conformance import findings as F
-    from groupcheck.conformance.replay import RunReport, violation
+    from groupcheck.conformance.replay.engine import RunReport, violation
 
     def boom(*a):
         raise KeyError("state")
@@ -116,7 +116,7 @@ def test_every_end_of_run_property_that_fails_is_reported():
     witness (not only the first), and none that some candidate satisfies."""
     from types import SimpleNamespace
 
-    from groupcheck.conformance.replay import Binding
+    from groupcheck.conformance.replay.engine import Binding
     b = Binding.__new__(Binding)
     b.trace = SimpleNamespace(events=[1, 2, 3])
     fails = {"a": {"EventualDelivery": "w1", "Quiescent": "w2"}, "b": {"Quiescent": "w3", "EventualDelivery": "w4"}}

@@ -6,9 +6,9 @@ import pytest
 
 
 def test_a_checks_figures_in_words_skip_the_empty_and_structured_ones_and_keep_going():
-    # conformance/report.py figures_text: a None, False, dict or list figure is
+    # conformance/audit/report.py figures_text: a None, False, dict or list figure is
     # skipped, and the figures after it are still said (a `break` there drops them)
-    from groupcheck.conformance.report import Check, figures_text
+    from groupcheck.conformance.audit.report import Check, figures_text
     c = Check("tlc/x/y", "tlc", "x", "y", "", "", True, 0.0,
               figures={"depth": None, "flagged": False, "coverage": {"a": 1}, "runs": 3, "pinned": True,
                        "engine": "local"})
@@ -28,7 +28,7 @@ def test_traces_check_of_a_dataset_without_runs_is_no_pass(tmp_path, monkeypatch
     # holds vacuously for none)
     from typer.testing import CliRunner
     from groupcheck.cli.main import app
-    from groupcheck.conformance import pipeline
+    from groupcheck.conformance.pipeline import stages as pipeline
     (tmp_path / "_runs").mkdir()
     res = {"dataset": str(tmp_path), "engine": "local", "runs": 0, "counts": {}, "disagreements": 0,
            "property_queries": [], "verdicts": [], "coverage": {}, "seconds": 0.0}
@@ -53,9 +53,9 @@ def test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_i
 
 
 def test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folder(tmp_path):
-    # conformance/conform.py conform_file: a run's per-node files that do not load give one
+    # conformance/replay/conform.py conform_file: a run's per-node files that do not load give one
     # rejected report named after the folder that holds them
-    from groupcheck.conformance.conform import conform_file
+    from groupcheck.conformance.replay.conform import conform_file
     files = [tmp_path / "n1.ndjson", tmp_path / "n2.ndjson"]
     for f in files:
         f.write_text("not json\n")
@@ -66,7 +66,8 @@ def test_a_run_given_as_a_list_of_unreadable_files_is_rejected_under_their_folde
 def test_a_finding_count_is_judged_against_its_own_band_per_kind_of_run():
     # conformance/findings.py out_of_band: each finding's hits among a kind's runs, inside the band
     # its measured rate gives, or one line naming it
-    from groupcheck.conformance import findings, protocols
+    from groupcheck.conformance import findings
+    from groupcheck.conformance.replay import registry as protocols
     proto = protocols.get("sequencer")
     f = next(f for f in proto.findings if f.rates.get("coordinator crash"))
     runs = 1000
@@ -99,9 +100,9 @@ def test_check_exits_0_only_when_every_model_met_its_expectation(monkeypatch):
 
 
 def test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_after_them():
-    # conformance/report.py proof_matrices: a check that is not a proof (or has no matrix) is
+    # conformance/audit/report.py proof_matrices: a check that is not a proof (or has no matrix) is
     # skipped, not the end of the list
-    from groupcheck.conformance.report import Check, proof_matrices
+    from groupcheck.conformance.audit.report import Check, proof_matrices
     other = Check("tlc/stable/Fixed", "tlc", "stable", "Fixed", "ok", "ok", True, 1.0)
     empty = Check("prove/stable/Empty", "prove", "stable", "Empty", "proved", "proved", True, 1.0)
     qs = [{"query": "initiation:Inv", "result": "proved", "seconds": 0.5},
@@ -117,9 +118,9 @@ def test_proof_matrices_pass_over_checks_without_a_matrix_to_the_prove_checks_af
 
 
 def test_a_message_on_a_channel_the_state_before_did_not_have_is_drawn_as_sent():
-    # conformance/diagram.py steps_from_states: the channels of a step are those of either state
+    # conformance/audit/diagram.py steps_from_states: the channels of a step are those of either state
     # (the union), so a channel's first message is an arrow
-    from groupcheck.conformance.diagram import steps_from_states
+    from groupcheck.conformance.audit.diagram import steps_from_states
     from groupcheck.model.values import Fn
     s0 = {"chan": Fn({(1, 2): ()})}
     s1 = {"chan": Fn({(1, 2): (), (2, 1): ("m",)})}
@@ -158,8 +159,8 @@ def test_on_start_the_rings_last_member_founds_it_with_the_token(tmp_path, nid, 
 
 
 def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
-    # conformance/raincore.py plan_kind: the kind a finding's rate is measured per
-    from groupcheck.conformance.raincore import FOUNDER, plan_kind
+    # conformance/replay/raincore.py plan_kind: the kind a finding's rate is measured per
+    from groupcheck.conformance.replay.raincore import FOUNDER, plan_kind
     other = FOUNDER + 1
     assert plan_kind({"faults": {"crashes": [[FOUNDER, 3.0]]}}) == "founder crash"
     assert plan_kind({"faults": {"crashes": [[other, 3.0]]}}) == "founder stays"
@@ -168,8 +169,8 @@ def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
 
 
 def test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last():
-    # conformance/raincoresequencerflush.py fault_plan: ring < joiner <= n
-    from groupcheck.conformance.raincoresequencerflush import fault_plan
+    # conformance/replay/raincoresequencerflush.py fault_plan: ring < joiner <= n
+    from groupcheck.conformance.replay.raincoresequencerflush import fault_plan
     plan = fault_plan("join=4@100", 0, {"ring": 3, "nodes": 4})
     assert [j for j, _ in plan.joins] == [4]
     for bad in ("join=3@100", "join=5@100"):
@@ -178,10 +179,10 @@ def test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last():
 
 
 def test_a_link_check_holds_only_when_the_graphs_are_equal():
-    # conformance/audit.py _link_check_of: graphs that differ (False) or were not compared (None)
+    # conformance/audit/stages.py _link_check_of: graphs that differ (False) or were not compared (None)
     # are not as expected
     from types import SimpleNamespace
-    from groupcheck.conformance.audit import _link_check_of
+    from groupcheck.conformance.audit.stages import _link_check_of
     entry = SimpleNamespace(protocol="stable", name="Fixed")
     r = SimpleNamespace(graphs_equal=True, distinct_states=1, tlc_distinct_states=1, seconds=0.0, tlc_seconds=None,
                         tlc_outcome="ok", first_difference=None)

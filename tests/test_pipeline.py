@@ -1,7 +1,7 @@
-"""The conformance pipeline (conformance/pipeline.py): row accounting on
+"""The conformance pipeline (conformance/pipeline/stages.py): row accounting on
 ingest, the local and Spark engines agreeing run for run, a seeded
 non-conforming run found by both, and the properties judged apart from the
-replay (the catalogue, conformance/properties.py) agreeing with the replay,
+replay (the catalogue, core/properties.py) agreeing with the replay,
 with the model's property functions and across engines.
 
 One Spark session serves the whole module (``spark`` fixture); the Spark
@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance import pipeline as P
-from groupcheck.conformance.protocols import get
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import trace_files
-from groupcheck.impl import tracefile
+from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.replay import registry
+from groupcheck.conformance.replay.registry import get
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import trace_files
+from groupcheck.core.trace import writer as tracefile
 
 OPTS = {"nodes": 3, "messages": 2}
 FAULTS = get("sequencer").campaign_faults       # loss, dup, reorder, a coordinator crash
@@ -138,7 +139,7 @@ def test_refuses_to_overwrite_a_foreign_folder(tmp_path):
 
 @pytest.fixture(scope="module")
 def spark():
-    from groupcheck.conformance.spark import session
+    from groupcheck.conformance.pipeline.spark import session
     return session("local[2]")
 
 
@@ -270,14 +271,14 @@ def test_catalogue_equals_the_models_properties():
     a repeat they agree under NoDuplicates), and each witness shows what it
     claims."""
     from types import SimpleNamespace
-    from groupcheck.conformance import properties as props
+    from groupcheck.core import properties as props
     from groupcheck.model import sequencer as seqmodel
     seen = set()
     for delivered, sent, crashed in _synthetic_runs(random.Random(7), 400):
         h = props.History.of(delivered, sent, crashed, quiescent=True)
         s = SimpleNamespace(delivered=delivered, sent=sent, crashed=crashed)
         dup = not seqmodel.NoDuplicates(s)
-        for name in props.judged("sequencer"):
+        for name in registry.judged("sequencer"):
             v = props.CATALOGUE[name].judge(h)
             if name == "EventualDelivery":
                 live = [m for m in delivered if m not in crashed]
@@ -299,7 +300,7 @@ def test_catalogue_equals_the_models_properties():
                 (a, b), (x, y) = v.members, v.messages
                 first = {m: [d for k, d in enumerate(delivered[m]) if d not in delivered[m][:k]] for m in (a, b)}
                 assert first[a].index(x) < first[a].index(y) and first[b].index(y) < first[b].index(x)
-    assert seen == set(props.judged("sequencer"))       # the sample exercises every property
+    assert seen == set(registry.judged("sequencer"))       # the sample exercises every property
 
 
 def _mixed_corpus(d: Path) -> dict:
@@ -325,7 +326,7 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
     first property, and the history checker flags the same order
     properties on them; STABLE's judged by its replay alone."""
     from groupcheck.conformance import history
-    from groupcheck.conformance import properties as props
+    from groupcheck.core import properties as props
     runs = _mixed_corpus(tmp_path / "in")
     P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
     rl = P.check(tmp_path / "ds", engine="local", coverage=False)
@@ -340,7 +341,7 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
         recs = runs[v["file"]]
         h = history.from_records(history.from_trace(recs))
         h.quiescent = recs[-1].get("quiescent") is True
-        names = [n for n in props.judged(v["protocol"]) if h.quiescent or not props.CATALOGUE[n].end_of_run]
+        names = [n for n in registry.judged(v["protocol"]) if h.quiescent or not props.CATALOGUE[n].end_of_run]
         found = props.judge(h, names)
         assert v["properties_by"] == "catalogue" and v["properties_failed"] == [x.property for x in found]
         assert v["agree"] and (v["verdict"] in ("violation", "documented")) == bool(found)
@@ -406,11 +407,11 @@ def _catalogue_of(recs: list[dict]) -> list:
     as a reader of the history would: the history projected from the trace,
     the end judged where the protocol's replay judges it."""
     from groupcheck.conformance import history
-    from groupcheck.conformance import properties as props
+    from groupcheck.core import properties as props
     protocol = recs[0]["protocol"]
     h = history.from_records(history.from_trace(recs))
     h.quiescent = recs[-1].get(get(protocol).run_end) is True
-    return props.judge(h, [n for n in props.judged(protocol) if h.quiescent or not props.CATALOGUE[n].end_of_run])
+    return props.judge(h, [n for n in registry.judged(protocol) if h.quiescent or not props.CATALOGUE[n].end_of_run])
 
 
 def _assert_judged_alike(verdicts: list[dict], runs: dict) -> None:
@@ -463,6 +464,7 @@ def _hide_deliveries(records: list[dict], member: int) -> list[dict]:
     records, the header declaring them unlogged (``observed``): the replay
     takes them from the model, the history sees none."""
     import copy
+    from groupcheck.core.trace import layers as trace_layers
     from groupcheck.impl import protocols as impl_protocols
     out = copy.deepcopy(records)
     protocol = out[0]["protocol"]
@@ -470,7 +472,7 @@ def _hide_deliveries(records: list[dict], member: int) -> list[dict]:
     for r in out[1:]:
         st = r.get("state")
         if r["kind"] == "event" and r["nid"] == member and st and "delivered" in st and (
-                app is None or impl_protocols.layer_of(protocol, r["name"], r.get("params") or {}) == app):
+                app is None or trace_layers.layer_of(protocol, r["name"], r.get("params") or {}) == app):
             del st["delivered"]
     hidden = "delivered" if app is None else f"{app}.delivered"
     out[0]["observed"] = [f for f in get(protocol).binding.FIELDS if f != hidden]

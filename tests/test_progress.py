@@ -1,11 +1,11 @@
 """A long check says how far it has got: the trace reader and the replay
-report their record counts to whoever listens (conformance/progress.py),
+report their record counts to whoever listens (core/progress.py),
 and nothing when nobody does."""
 
-from groupcheck.conformance import progress
-from groupcheck.conformance.conform import conform_file, replay
-from groupcheck.conformance.traces import load
-from groupcheck.impl import tracefile
+from groupcheck.core import progress
+from groupcheck.conformance.replay.conform import conform_file, replay
+from groupcheck.core.trace.reader import load
+from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_run
 
@@ -21,7 +21,7 @@ def test_the_reader_and_the_replay_report_their_counts(tmp_path, monkeypatch):
     reads = [d for s, d, t in seen if s == "reading run.ndjson" and t is None]
     replays = [(d, t) for s, d, t in seen if s == "replaying"]
     assert reads == list(range(5, len(records) + 1, 5))           # every 5th line of the file
-    # replayed as it is read (conformance/replay.py ``_streamed``): the total is known once read
+    # replayed as it is read (conformance/replay/engine.py ``_streamed``): the total is known once read
     assert [d for d, _ in replays] == list(range(0, events, 5)) and {t for _, t in replays} == {None}
     seen.clear()
     with progress.reporting(lambda stage, done, total: seen.append((stage, done, total))):

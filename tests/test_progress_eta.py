@@ -1,4 +1,4 @@
-"""Progress that counts work (conformance/progress.py ``Work``, drawn by
+"""Progress that counts work (core/progress.py ``Work``, drawn by
 cli/render.py ``progress``): done/total of the items that run, the time
 left from their estimated costs and the pace so far, a heartbeat line at
 least every HEARTBEAT seconds, JSON lines with --json.  Every time here
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from groupcheck.cli import render
-from groupcheck.conformance import audit
-from groupcheck.conformance.progress import PRIOR, Work
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.core.progress import PRIOR, Work
 
 
 class Clock:

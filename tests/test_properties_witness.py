@@ -1,8 +1,9 @@
-"""A violation's witness as diagram steps (conformance/properties.py
-``Violation.steps``): every witness event is one step, in order, marked as
+"""A violation's witness as diagram steps (conformance/audit/diagram.py
+``violation_steps``): every witness event is one step, in order, marked as
 part of the violation (the report draws those steps as the bad ones)."""
 
-from groupcheck.conformance.properties import Violation
+from groupcheck.conformance.audit.diagram import violation_steps
+from groupcheck.core.properties import Violation
 
 
 def test_each_witness_event_is_one_step_in_order_and_each_is_marked_bad():
@@ -11,7 +12,7 @@ def test_each_witness_event_is_one_step_in_order_and_each_is_marked_bad():
                   events=[{"member": 1, "msg": (1, 1), "index": 3},
                           {"member": 2, "what": "send", "msg": (2, 1), "view": 2},
                           {"member": 2, "what": "crash", "msg": None}])
-    steps = v.steps()
+    steps = violation_steps(v)
     assert [(s.index, s.action, s.actors, s.note) for s in steps] == \
         [(1, "deliver 1.1", [1], "event 3"), (2, "send 2.1", [2], "view 2"), (3, "crash", [2], "")]
     assert all(s.bad for s in steps)
@@ -22,7 +23,7 @@ def test_earliest_names_the_witness_where_the_property_first_broke():
     first witness in member order is member 2's, the first to break is
     member 3's (the one a replay that judges record by record names)."""
     from collections import defaultdict
-    from groupcheck.conformance.properties import CATALOGUE, History, earliest
+    from groupcheck.core.properties import CATALOGUE, History, earliest
     h = History(nodes=[1, 2, 3], deliveries=defaultdict(list, {
         2: [((1, 1), 1, 2), ((2, 2), 1, 9)],
         3: [((1, 1), 1, 3), ((2, 2), 1, 4)]}))
@@ -38,7 +39,7 @@ def test_the_pipeline_agrees_with_a_replay_that_names_the_first_broken_witness(t
     """A drawn SEQUENCER run (seed 141) whose replay names member 3's
     GapFreeFIFO delivery (the first to break it) where the catalogue's first
     in member order is member 2's: the two checks agree."""
-    from groupcheck.conformance import pipeline as P
+    from groupcheck.conformance.pipeline import stages as P
     P.generate("sequencer", 1, 141, None, tmp_path / "ds", draw=True, engine="local")
     res = P.check(tmp_path / "ds", engine="local", coverage=False, write=False)
     (row,) = res["verdicts"]

@@ -4,10 +4,11 @@ import json
 
 import pytest
 
-from groupcheck.conformance import protocols
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import record_problem
-from groupcheck.impl import tracefile
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import record_problem
+from groupcheck.core.trace import layers as trace_layers
+from groupcheck.core.trace import writer as tracefile
 
 
 def test_sequencer_is_registered_and_lookups_fail_clearly():
@@ -71,7 +72,7 @@ def test_every_layer_registers_the_same_protocols():
     for p in names:
         assert models.model_class(p).__module__ == f"groupcheck.model.{p}"
         d = impl_protocols.get(p)
-        assert d.name == p and (tracefile.Path(tracefile.__file__).parent / "schemas" / f"{d.schema}.json").is_file()
+        assert d.name == p and (tracefile.Path(tracefile.__file__).parent / "schemas" / f"{p}.json").is_file()
         assert d.over_ring is None or impl_protocols.get(d.over_ring).cluster.views == "ring"
     assert set(proofs.protocols()) <= set(names)
 
@@ -79,29 +80,29 @@ def test_every_layer_registers_the_same_protocols():
 def test_descriptors_agree_across_layers():
     """A protocol the history projects promises checks the history checker
     has, and only such a protocol promises any; named queries resolve."""
-    from groupcheck.conformance import properties
+    from groupcheck.core import properties
     from groupcheck.impl import protocols as impl_protocols
     for p in protocols.available():
-        promised = properties.promises(p)
+        promised = protocols.promises(p)
         assert bool(promised) == (impl_protocols.get(p).history is not None), p
         assert set(promised) <= set(properties.CATALOGUE), p
-        assert set(properties.judged(p)) <= set(promised) | {"EventualDelivery"}, p
-    assert [p for p in protocols.available() if properties.judged(p)] == [
+        assert set(protocols.judged(p)) <= set(promised) | {"EventualDelivery"}, p
+    assert [p for p in protocols.available() if protocols.judged(p)] == [
         "flush", "raincoreflush", "raincoresequencerflush", "sequencer", "sequencerflush"]
     for p in protocols.available():       # the end of a run is judged where the replay judges it
         assert protocols.get(p).run_end in ("quiescent", "settled"), p
     with pytest.raises(impl_protocols.UnknownProtocol, match="no implementation"):
         impl_protocols.get("paxos")
-    assert impl_protocols.layer_of("paxos", "Send", {}) == "node"
+    assert trace_layers.layer_of("paxos", "Send", {}) == "node"
 
 
 # Modules that serve every protocol: none may compare a protocol's name (or
 # key a table by one); a protocol's own files and the registries may.
-_ROOT = tracefile.Path(tracefile.__file__).resolve().parents[1]
-# (conformance/jgroups.py registers the JGroups stacks, named after the spec
+_ROOT = tracefile.Path(__file__).resolve().parents[1]
+# (conformance/jgroups/adapter.py registers the JGroups stacks, named after the spec
 # protocol each is judged against)
-_REGISTRIES = {"impl/protocols.py", "conformance/protocols.py", "model/registry.py", "model/proofs/registry.py",
-               "conformance/jgroups.py"}
+_REGISTRIES = {"impl/protocols.py", "conformance/replay/registry.py", "model/registry.py", "model/proofs/registry.py",
+               "conformance/jgroups/adapter.py"}
 # What the scan leaves, for a reason: the runtime's ``idle``, which asks the
 # stack for a layer by its name (a layer, not a protocol, until each layer
 # says whether it is idle)
@@ -109,7 +110,7 @@ _NOT_DISPATCH = {("impl/runtime.py", "idle")}
 
 
 def _generic_modules(names):
-    for folder in ("cli", "impl", "conformance", "model"):
+    for folder in ("cli", "core", "impl", "conformance", "model"):
         for path in sorted((_ROOT / folder).rglob("*.py")):
             rel = path.relative_to(_ROOT).as_posix()
             stem = path.stem.removeprefix("sim_")
@@ -155,7 +156,7 @@ def test_no_generic_module_compares_a_protocol_name():
         for line, func in _name_comparisons(ast.parse(path.read_text(encoding="utf-8")), names):
             if (rel, func) not in _NOT_DISPATCH:
                 bad.append(f"{rel}:{line} ({func})")
-    assert not bad, "ask the protocol's descriptor (impl/protocols.py, conformance/protocols.py) instead: " \
+    assert not bad, "ask the protocol's descriptor (impl/protocols.py, conformance/replay/registry.py) instead: " \
         + ", ".join(bad)
 
 

@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl import raincore as impl_raincore
 from raincoreflush_helpers import conforming_run, replay_forged
 

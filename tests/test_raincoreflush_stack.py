@@ -1,6 +1,6 @@
 """FLUSH over the Raincore ring: the composed stack in
 the simulator (impl/sim_raincoreflush.py), its history check and its replay
-against model/raincoreflush.py (conformance/raincoreflush.py).
+against model/raincoreflush.py (conformance/replay/raincoreflush.py).
 
 No oracle: FLUSH's views come from the ring's commits, its failure detector
 is the ring's localView, a joiner enters by the ring's 911.  Each run draws
@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.traces import from_records, protocol_validator, whole
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.core.trace.reader import from_records, protocol_validator, whole
 from groupcheck.impl import flush as impl_flush
 from groupcheck.impl.faults import FaultPlan
 from groupcheck.impl.flush import JoinRequest, RingView, Suspect
@@ -144,7 +144,7 @@ def test_mutant_without_reconciliation_is_caught():
         records, summary, sim = simulate_ring_flush(cfg, seed, plan, msgs)
         if any(b.startswith("VirtualSynchrony") for b in crf.history_check(sim, cfg)):
             caught_history += 1
-            from groupcheck.impl import tracefile
+            from groupcheck.core.trace import writer as tracefile
             c = {"N": opts["nodes"], "NInit": opts["ring"], "Founder": opts["ring"], "MaxMsgs": len(msgs),
                  "MaxCrashes": len(plan.crashes)}
             rep = crf.replay(from_records(tracefile.to_v2(records, c, "mutant", quiescent=False)), visited=False)
@@ -198,7 +198,7 @@ def _sequencer_runs(runs: int, stack_opts: dict | None = None, monkeypatch=None)
     import functools
     import random
 
-    from groupcheck.impl import tracefile
+    from groupcheck.core.trace import writer as tracefile
     from groupcheck.impl.sim_raincoreflush import without_sequencer
     if stack_opts:
         import groupcheck.impl.stacks.sequencerflush as sf

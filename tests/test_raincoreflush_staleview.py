@@ -9,8 +9,8 @@ SEQUENCER over FLUSH over the ring with a joiner and two crashes
 
 import pytest
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl.flush import Flush
 from groupcheck.model import manifest
 from groupcheck.model.core import explore

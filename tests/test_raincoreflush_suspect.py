@@ -68,10 +68,10 @@ def test_over_sequencer_the_suspected_coordinators_order_parts_from_the_survivor
 
 
 def test_the_replay_takes_a_delivery_failure_to_a_live_node_only_under_false_suspicion():
-    """conformance/raincoreflush.py ``ring_successors``: the record of
+    """conformance/replay/raincoreflush.py ``ring_successors``: the record of
     Suspect's TokenDeliveryFailure (node 3 reports node 1, alive) is a step
     of the model the header's FalseSuspicion builds, and none without it."""
-    from groupcheck.conformance import raincoreflush as crf
+    from groupcheck.conformance.replay import raincoreflush as crf
     res = explore(suspect_model(), check_invariants=["ViewAfterAllCompleted"])
     trace = res.violation.trace
     lab, prev = next((lab, prev) for (_, prev), (lab, _) in zip(trace, trace[1:])
@@ -85,7 +85,7 @@ def test_the_replay_takes_a_delivery_failure_to_a_live_node_only_under_false_sus
 
 
 def test_cluster_runs_declare_false_suspicion_over_either_ring():
-    from groupcheck.conformance.raincoresequencerflush import model_of
+    from groupcheck.conformance.replay.raincoresequencerflush import model_of
     from groupcheck.impl.stacks import raincoreflush, raincoresequencerflush
     assert all(raincoreflush.cluster_constants(3, 10, 1, lossy)["FalseSuspicion"] for lossy in (False, True))
     assert all(model_of(raincoresequencerflush.cluster_constants(3, 10, 1, lossy)).FalseSuspicion

@@ -13,9 +13,9 @@ from collections import Counter, deque
 
 import pytest
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance import raincoresequencerflush as crsf
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.conformance.replay import raincoresequencerflush as crsf
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl import flush as impl_flush
 from groupcheck.impl.codec import decode, encode
 from groupcheck.impl.flush import Flush, RingView

@@ -90,7 +90,7 @@ def _cut(args: str) -> tuple[str | None, str | None]:
 
 
 def _jgroups_missing() -> str | None:
-    from groupcheck.conformance import jgroups
+    from groupcheck.conformance.jgroups import adapter as jgroups
     return jgroups.available()
 
 

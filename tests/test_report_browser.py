@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 from browser_helpers import CHROMIUM, NO_CHROMIUM, chromium, probe
 
-from groupcheck.conformance import audit, report
-from groupcheck.conformance.report import Check
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.audit import report
+from groupcheck.conformance.audit.report import Check
 from groupcheck.model import manifest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,11 @@ from html.parser import HTMLParser
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import audit, diagram, protocols, report
-from groupcheck.conformance.report import Check
+from groupcheck.conformance.audit import stages as audit
+from groupcheck.conformance.audit import diagram
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.audit import report
+from groupcheck.conformance.audit.report import Check
 from groupcheck.model.values import Fn
 
 
@@ -172,7 +175,7 @@ def test_messages_in_flight_at_init_are_drawn_from_init():
 def test_the_conformance_stage_draws_every_violating_run(tmp_path):
     """Real runs (the SEQUENCER campaign, local engine): each violating run,
     up to DRAWN_RUNS, carries its events and becomes a diagram."""
-    from groupcheck.conformance import pipeline
+    from groupcheck.conformance.pipeline import stages as pipeline
     res = pipeline.run_audit_stage(["sequencer"], runs=60, seed=0, out_dir=tmp_path, engine="local",
                                    draw=audit.DRAWN_RUNS)["sequencer"]
     bad = res["bad_runs"]

@@ -1,4 +1,4 @@
-"""The ring's record check (conformance/raincore.py ``check_record``) is one
+"""The ring's record check (conformance/replay/raincore.py ``check_record``) is one
 function for the ring and for both compositions over it: a TOKEN naming a
 node outside 1..N is rejected at its record, with the same reason, by each."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from groupcheck.conformance.protocols import get
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay.registry import get
+from groupcheck.core.trace.reader import from_records
 
 
 @pytest.mark.parametrize("protocol", ["raincore", "raincoreflush", "raincoresequencerflush"])

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from groupcheck.conformance import raincoreflush as crf
-from groupcheck.conformance.traces import from_records
+from groupcheck.conformance.replay import raincoreflush as crf
+from groupcheck.core.trace.reader import from_records
 from groupcheck.impl import codec
 from groupcheck.impl.engine import EffectEngine
 from groupcheck.impl.events import Receive, Send, TimerFired, Up

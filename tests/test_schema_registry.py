@@ -1,4 +1,4 @@
-"""The trace schemas' one registry (impl/tracefile.py schema_registry): every
+"""The trace schemas' one registry (core/trace/writer.py schema_registry): every
 ``$ref`` resolves when the schemas are loaded, and a bad one fails there."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance import schemacheck
-from groupcheck.impl import tracefile
+from groupcheck.core.trace import validate as schemacheck
+from groupcheck.core.trace import writer as tracefile
 
 IMPL = Path(tracefile.__file__).resolve().parent
 
@@ -85,7 +85,7 @@ def _event(name, nid=1, **kw):
 
 
 def test_the_ring_stack_adds_a_views_ring_to_flushs_message():
-    from groupcheck.conformance.traces import record_problem
+    from groupcheck.core.trace.reader import record_problem
     view = {"type": "VIEW", "view": 2, "digest": [], "members": [1, 2], "ring": 3}
     rec = _event("InstallView", params={"c": 1}, msg=view)
     assert record_problem(rec, "raincoreflush") is None
@@ -95,7 +95,7 @@ def test_the_ring_stack_adds_a_views_ring_to_flushs_message():
 
 
 def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
-    from groupcheck.conformance.traces import record_problem
+    from groupcheck.core.trace.reader import record_problem
     ring = _event("EatingTimeout", state={"tokenState": 5})
     assert record_problem(ring, "raincoreflush").startswith("schema (raincoreflush): state/tokenState:")
     seq = _event("RecvData", params={"p": 0}, msg={"type": "DATA", "sender": 1, "seqno": 1})

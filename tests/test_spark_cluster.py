@@ -1,7 +1,7 @@
 """The pipeline on a real Spark standalone cluster (docs/pipeline.md, "On a
 Spark cluster"): a Master and two Workers started from PySpark's own Spark
 (``bin/spark-class``), all on 127.0.0.1, then ``spark-submit`` of
-conformance/spark_submit.py (ingest, check) and ``groupcheck traces check
+conformance/pipeline/spark_submit.py (ingest, check) and ``groupcheck traces check
 --master spark://...`` on a corpus of three protocols with a bad row, each
 compared with the local engine on the same input.
 
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance import pipeline as P
-from groupcheck.conformance.protocols import get
-from groupcheck.impl import tracefile
+from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.replay.registry import get
+from groupcheck.core.trace import writer as tracefile
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
 

@@ -1,7 +1,7 @@
 """The Spark check's per-partition replay and the progress lines, without a
 Spark session: ``_replay_partition`` (the ``mapInArrow`` body) gives the
 local engine's verdict rows whatever the batch boundaries, and the progress
-reporter writes what the status tracker says (conformance/spark.py)."""
+reporter writes what the status tracker says (conformance/pipeline/spark.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.conformance import pipeline as P
-from groupcheck.conformance import spark as S
-from groupcheck.conformance.protocols import get
+from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.pipeline import spark as S
+from groupcheck.conformance.replay.registry import get
 
 
 @pytest.mark.parametrize("batch,apart", [(1, False), (7, True), (10_000, False)])

@@ -13,7 +13,7 @@ compared to a depth bound explores past the violation where TLC stopped."""
 
 import pytest
 
-from groupcheck.conformance import audit
+from groupcheck.conformance.audit import stages as audit
 from groupcheck.model import manifest
 from groupcheck.model.link import compare_entry
 

@@ -9,10 +9,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from groupcheck.conformance import raincore, stable, tlctrace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import raincore
+from groupcheck.conformance.replay import stable
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl.sim_sequencer import simulate_run
-from groupcheck.impl.tracefile import write
+from groupcheck.core.trace.writer import write
 from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection, rejected_at
 
 pytestmark = NEEDS_JAVA
@@ -55,7 +57,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
 
 
 def test_generated_log_module_constrains_only_present_keys():
-    from groupcheck.conformance.sequencer import PROTOCOL
+    from groupcheck.conformance.replay.sequencer import PROTOCOL
     text = tlctrace.tracelog_module([{"name": "Send", "nid": 1, "params": {}, "msg": None,
                                       "state": {"sent": 1, "fwd": [2, 1]}}], PROTOCOL.tla_trace)
     assert "sent |-> 1" in text and "delivered" not in text and "vid" not in text
@@ -128,7 +130,8 @@ def test_stack_overflow_is_named_with_its_remedy():
 # --- the audit's tracevalidation stage and its coverage ------------------------------------
 
 def test_audit_stage_validates_a_sample_and_merges_coverage(tmp_path, monkeypatch):
-    from groupcheck.conformance import audit, report
+    from groupcheck.conformance.audit import stages as audit
+    from groupcheck.conformance.audit import report
     # two TLC runs show the sample drawn and the coverage merged as well as
     # the audit's five do (the sample's choice: test_sample_seeds_spread_over_the_campaign)
     monkeypatch.setattr(audit, "TRACE_SAMPLE", 2)
@@ -151,14 +154,15 @@ def test_audit_stage_validates_a_sample_and_merges_coverage(tmp_path, monkeypatc
 @pytest.mark.parametrize("name", [pytest.param("raincore", marks=pytest.mark.slow), "stable",
                                   pytest.param("raincoreflush", marks=pytest.mark.slow)])
 def test_audit_stage_check_agrees(name):
-    from groupcheck.conformance import audit
+    from groupcheck.conformance.audit import stages as audit
     c, kept = audit.tracevalidation_check(name, 3)
     assert c.as_expected and c.observed.startswith("both accept"), (c.observed, c.detail)
     assert kept is not None
 
 
 def test_audit_stage_reports_a_disagreement_as_unexpected(monkeypatch):
-    from groupcheck.conformance import audit, conform as replay_mod
+    from groupcheck.conformance.audit import stages as audit
+    from groupcheck.conformance.replay import conform as replay_mod
     real = replay_mod.replay
 
     def lying_replay(trace):          # a model replay that rejects what TLC accepts
@@ -178,21 +182,21 @@ def test_spec_actions_are_the_protocols(name):
 
 
 def test_sample_seeds_spread_over_the_campaign():
-    from groupcheck.conformance.audit import sample_seeds
+    from groupcheck.conformance.audit.stages import sample_seeds
     assert sample_seeds(100, 0, 5) == [0, 20, 40, 60, 80]
     assert sample_seeds(3, 7, 5) == [7, 8, 9]
     assert sample_seeds(10, 0, None) == list(range(10))
 
 
 def test_coverage_names_actions_never_exercised(run):
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     cov = tlctrace.coverage("sequencer", [from_records(run)])
     assert "Crash" in cov["never"] and "NewView" in cov["never"]     # a run without faults
     assert any(s.startswith("RecvData(p) msg=DATA") for s in cov["shapes"])
 
 
 def test_agreement_is_on_steps_and_on_the_properties_the_trace_spec_judges():
-    from groupcheck.conformance.replay import RunReport
+    from groupcheck.conformance.replay.engine import RunReport
     V = tlctrace.TLCVerdict
     ok, rej = V(True, 10, None, 1.0, ""), V(False, 10, 7, 1.0, "")
     gc = V(True, 10, None, 1.0, "", broken_at=4, broken=["SafeGC"], broken_records=[4])

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import protocols, tlctrace
-from groupcheck.impl import tracefile
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace import writer as tracefile
 from tlctrace_helpers import NEEDS_JAVA, both
 
 pytestmark = [pytest.mark.slow, NEEDS_JAVA]

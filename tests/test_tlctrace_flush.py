@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import json
 
-from groupcheck.conformance import flush, protocols, tlctrace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import flush
+from groupcheck.conformance.replay import registry as protocols
 from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, rejected_at, run_fixture
 
 pytestmark = NEEDS_JAVA
@@ -149,8 +151,8 @@ def test_flush_completed_right_after_block_rejected_when_the_round_is_on(tmp_pat
 
 def test_the_replay_reads_flush_ok_round_from_the_header():
     import pytest
-    from groupcheck.conformance.replay import HeaderError
-    from groupcheck.conformance.traces import Trace
+    from groupcheck.conformance.replay.engine import HeaderError
+    from groupcheck.core.trace.reader import Trace
     header = {"protocol": "flush", "nodes": [1, 2, 3], "constants": dict(NO_OK)}
     assert flush.FlushBinding(Trace("t", header, [])).model.FlushOkRound is False
     del header["constants"]["FlushOkRound"]

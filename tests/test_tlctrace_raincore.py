@@ -8,7 +8,8 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import raincore, tlctrace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import raincore
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events,
                               explained_rejection, rejected_at, run_fixture)
 
@@ -85,8 +86,8 @@ def test_two_tokens_break_at_most_one_token_for_tlc_and_the_replay_at_the_same_r
     every step conforms, and TLC, which judges Raincore.tla's invariants on
     the trace, finds AtMostOneToken broken at the record where the replay
     does: the 911 that lets a second node regenerate the token."""
-    from groupcheck.conformance import protocols
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.conformance.replay import registry as protocols
+    from groupcheck.core.trace.reader import from_records
     rc = protocols.get("raincore")
     _, options = rc.draw(805)
     records, _ = rc.simulate(805, "auto", {**rc.default_options, **options})

@@ -11,10 +11,11 @@ import json
 
 import pytest
 
-from groupcheck.conformance import raincoreflush, tlctrace
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import from_records, load
-from groupcheck.impl.tracefile import write
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import raincoreflush
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import from_records, load
+from groupcheck.core.trace.writer import write
 from raincoreflush_helpers import crash_before_take
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, both, events, left_as_suspected,
                               joiner_moved_last_rejected, rejected_at, run_fixture)
@@ -228,7 +229,7 @@ def test_forged_sent_digest_rejected_by_tlc_at_the_send(tmp_path, run, action):
 def test_forged_sent_digest_rejected_by_the_replay_at_the_send(tmp_path, run, action):
     """Found by TLC's trace spec: the replay compared a sent FLUSH_COMPLETED's
     or VIEW's digest only where a receiver logged it, and accepted the trace;
-    conformance/flush.py now checks it at the send too."""
+    conformance/replay/flush.py now checks it at the send too."""
     p, k = _forged_sent_digest(tmp_path, run, action)
     m = conform_file(p).to_json()
     assert m["verdict"] == "nonconforming" and m["stops_conforming_at"] == k

@@ -10,9 +10,9 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import raincoresequencerflush as rsf
+from groupcheck.conformance.replay import raincoresequencerflush as rsf
 from groupcheck.conformance import tlctrace
-from groupcheck.conformance.traces import from_records
+from groupcheck.core.trace.reader import from_records
 from raincoreflush_helpers import crash_before_take, crashed_eating
 from tlctrace_helpers import (NEEDS_JAVA, accepted, both, events, joiner_moved_last_rejected, left_as_suspected,
                               rejected_at, run_fixture)

@@ -11,10 +11,11 @@ import dataclasses
 
 import pytest
 
-from groupcheck.conformance import sequencer, tlctrace
-from groupcheck.conformance.jgroups import jgroups_step
-from groupcheck.conformance.replay import HeaderError
-from groupcheck.conformance.traces import Trace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import sequencer
+from groupcheck.conformance.jgroups.adapter import jgroups_step
+from groupcheck.conformance.replay.engine import HeaderError
+from groupcheck.core.trace.reader import Trace
 from groupcheck.model.sequencer import SequencerModel
 from model_helpers import init, step
 from tlctrace_helpers import NEEDS_JAVA, both, events, rejected_at

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import copy
 
-from groupcheck.conformance import sequencerflush as csf, tlctrace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import sequencerflush as csf
 from tlctrace_helpers import NEEDS_JAVA, accepted, accepted_without_state, both, events, run_fixture
 
 pytestmark = NEEDS_JAVA
@@ -49,7 +50,7 @@ def test_trace_without_state_validated_by_tlc(tmp_path, run):
 
 
 def test_log_joins_half_steps_into_composed_actions(run):
-    from groupcheck.conformance.traces import from_records
+    from groupcheck.core.trace.reader import from_records
     log = csf.tla_log(from_records(run))
     assert len(log) < len(events(run))                  # half-steps joined
     names = {e["name"] for e in log}

@@ -7,7 +7,8 @@ import copy
 
 import pytest
 
-from groupcheck.conformance import stable, tlctrace
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import stable
 from tlctrace_helpers import (NEEDS_JAVA, accepted, accepted_without_state, events, explained_rejection,
                               rejected_at, run_fixture)
 
@@ -69,7 +70,7 @@ def test_flawed_build_breaks_safe_gc_for_tlc_and_the_replay_at_the_same_record(t
     says so) purges what a member of its view has not delivered: TLC judges
     SafeGC and StabilityBound on the trace and finds them broken at the
     record where the replay does, every step conforming."""
-    from groupcheck.conformance.traces import load
+    from groupcheck.core.trace.reader import load
     from test_campaign_stable import run_one
     _, _, rep = run_one(1, tmp_path, heard_from_reset=False, horizon=1.0)
     assert rep.verdict == "violation" and rep.stops_conforming_at is None, rep

@@ -1,5 +1,5 @@
 """A malformed field of a trace record is named with its file, line and
-field, and the message says what the field may be (conformance/schemacheck.py
+field, and the message says what the field may be (core/trace/validate.py
 ``explain``): never the whole record, never "not valid under any of the
 given schemas"."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from groupcheck.conformance import raincoreflush
-from groupcheck.conformance.traces import TraceError, load
-from groupcheck.impl.tracefile import write
+from groupcheck.conformance.replay import raincoreflush
+from groupcheck.core.trace.reader import TraceError, load
+from groupcheck.core.trace.writer import write
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_a_composed_protocols_unknown_action_lists_every_layers_actions(tmp_path
     ("msg", "msg: None is not of type 'object'"),            # read as null, which a receive may not have
 ])
 def test_an_omitted_field_is_judged_as_the_reader_fills_it_in(tmp_path, drop, says):
-    from groupcheck.conformance import sequencer
+    from groupcheck.conformance.replay import sequencer
     recs, _ = sequencer.simulate(1, "", {})
     k = next(k for k, r in enumerate(recs) if r.get("name") == "RecvData")
     recs = [dict(r) for r in recs]

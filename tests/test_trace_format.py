@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from groupcheck.conformance import schemacheck, traces
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import TraceError, load
+from groupcheck.core.trace import validate as schemacheck
+from groupcheck.core.trace import reader as traces
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import TraceError, load
 from groupcheck.impl.faults import parse_faults
-from groupcheck.impl import campaign, sim_sequencer, tracefile
+from groupcheck.impl import campaign, sim_sequencer
+from groupcheck.core.trace import writer as tracefile
 
 FAULTS = "loss=0.1,dup=0.05,reorder=3,crash=1@20"
 
@@ -351,7 +353,7 @@ def _mutations(rec, rng):
 @pytest.mark.parametrize("protocol", ["sequencer", "flush", "sequencerflush", "stable", "raincore", "raincoreflush",
                                       "raincoresequencerflush"])
 def test_compiled_validator_agrees_with_jsonschema(protocol):
-    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay.registry import get
     proto = get(protocol)
     rng = random.Random(7)
     env_s, proto_s = _schema("trace_schema.json"), _schema(f"schemas/{protocol}.json")
@@ -452,7 +454,7 @@ def test_typed_decoding_accepts_only_what_the_schemas_accept(protocol):
     event of the protocol (the compiled predicates and jsonschema accept
     it) and reads as the general way reads it; the protocols it is
     generated for read most of their campaign's events that way."""
-    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay.registry import get
     typed = traces._typed(protocol)
     assert typed is not None
     proto = get(protocol)
@@ -508,7 +510,7 @@ def test_every_protocols_campaign_run_reads_the_same_typed(tmp_path, monkeypatch
     """The same for every other protocol's campaign run: its events read
     typed (their messages' and states' checks after decoding) equal, value
     for value, the events read the general way."""
-    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay.registry import get
     proto = get(protocol)
     path = tracefile.write(tmp_path / "t.ndjson", proto.simulate(2, proto.campaign_faults, {})[0])
     typed = traces.load(path)
@@ -537,7 +539,7 @@ def test_what_typed_decoding_leaves_to_the_general_way(line):
 
 
 def test_the_type_generator_refuses_what_it_cannot_express():
-    from groupcheck.conformance import schematypes
+    from groupcheck.core.trace import decode as schematypes
     env = _schema("trace_schema.json")
     registry = tracefile.schema_registry()
     base = _schema("schemas/sequencer.json")
@@ -557,7 +559,7 @@ def test_a_key_the_types_cannot_say_is_checked_after_decoding(extra, bad, good):
     as it stands and checked by the compiled predicates of its schemas: the
     record the schemas refuse is left to the general way, the one they
     accept is read typed."""
-    from groupcheck.conformance import schematypes
+    from groupcheck.core.trace import decode as schematypes
     schema = _schema("schemas/sequencer.json")
     schema = {**schema, "allOf": schema["allOf"] + [extra]}
     typed = schematypes.event_decoder(_schema("trace_schema.json"), schema, tracefile.schema_registry())
@@ -677,8 +679,8 @@ def test_a_streamed_run_gets_the_report_of_the_run_read_whole(tmp_path, monkeypa
     """``conform_file`` replays a one-file run as it reads it (``stream``);
     its events are the ones ``load`` reads, and its report is the one the
     replay of the whole run gives, field by field."""
-    from groupcheck.conformance import conform as R
-    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay import conform as R
+    from groupcheck.conformance.replay.registry import get
     proto = get(protocol)
     for seed in (1, 2, 3):
         path = tracefile.write(tmp_path / f"{seed}.ndjson", proto.simulate(seed, proto.campaign_faults, {})[0])
@@ -712,8 +714,8 @@ def test_a_stream_meets_a_bad_line_where_load_does_and_the_run_is_rejected(tmp_p
 def test_a_composition_whose_binding_looks_ahead_is_read_whole(tmp_path, monkeypatch):
     """SEQUENCER over FLUSH joins each member's next record into a step: its
     binding does not stream, and ``conform_file`` reads its runs whole."""
-    from groupcheck.conformance import conform as R
-    from groupcheck.conformance.protocols import get
+    from groupcheck.conformance.replay import conform as R
+    from groupcheck.conformance.replay.registry import get
     proto = get("sequencerflush")
     assert not proto.binding.streams and get("sequencer").binding.streams
     path = tracefile.write(tmp_path / "t.ndjson", proto.simulate(2, proto.campaign_faults, {})[0])

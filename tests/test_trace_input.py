@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
-from groupcheck.conformance import protocols
-from groupcheck.conformance.traces import MAX_LINE
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace.reader import MAX_LINE
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,11 @@ import shutil
 
 import pytest
 
-from groupcheck.conformance import protocols, tlctrace
-from groupcheck.conformance.conform import conform_file
-from groupcheck.conformance.traces import load
-from groupcheck.impl.tracefile import write
+from groupcheck.conformance import tlctrace
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.conform import conform_file
+from groupcheck.core.trace.reader import load
+from groupcheck.core.trace.writer import write
 
 NEEDS_JAVA = pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 

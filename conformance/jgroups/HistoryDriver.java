@@ -1267,7 +1267,7 @@ public class HistoryDriver {
         t.start();
     }
 
-    // the history checks the stack promises, comma-separated (conformance/jgroups.py promised)
+    // the history checks the stack promises, comma-separated (conformance/jgroups/adapter.py promised)
     static String promises(String checks) {
         StringBuilder b = new StringBuilder("[");
         String[] cs = checks.isEmpty() ? new String[0] : checks.split(",");

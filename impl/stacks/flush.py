@@ -330,5 +330,5 @@ def flush_stack(nid: int, members, *, block_time: float | None = 0.002, reconcil
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
 
 # the cluster runs FLUSH only with the ring deciding its views (raincoreflush)
-DESCRIPTOR = ImplProtocol(name="flush", schema="flush", history=HistoryProjection(deliveries="set"),
+DESCRIPTOR = ImplProtocol(name="flush", history=HistoryProjection(deliveries="set"),
                           over_ring="raincoreflush")

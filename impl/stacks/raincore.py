@@ -251,4 +251,4 @@ for _code, _cls in _ID_ONLY.items():
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
 
-DESCRIPTOR = ImplProtocol(name="raincore", schema="raincore")
+DESCRIPTOR = ImplProtocol(name="raincore")

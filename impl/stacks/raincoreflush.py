@@ -4,7 +4,7 @@ ring's Transport Manager) and its FLUSH stack (transport, reliable,
 ``Flush(membership="ring")``, maybe SEQUENCER on top, over the lossy
 network).  ``RingNode`` makes them one sans-I/O object: the simulator
 (impl/sim_raincoreflush.py) and the lock-step driver
-(conformance/raincoreflush.py) both drive it."""
+(conformance/replay/raincoreflush.py) both drive it."""
 
 from __future__ import annotations
 
@@ -127,16 +127,6 @@ class RingNode:
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
 
-# the ring's actions: a record of one is the ring's (Crash and Join included), every other FLUSH's
-RING_ACTIONS = frozenset({"TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
-                          "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Initialization", "Recover",
-                          "TokenLoss", "Crash", "Join"})
-
-
-def layer_of(name: str, params: dict) -> str:
-    return "ring" if name in RING_ACTIONS else "flush"
-
-
 PATIENCE_CAP = 3.0      # seconds: the most silence a cluster node's Transport Manager waits out
 
 
@@ -192,7 +182,7 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
     return c
 
 
-DESCRIPTOR = ImplProtocol(name="raincoreflush", schema="raincoreflush", layers=layer_of,
+DESCRIPTOR = ImplProtocol(name="raincoreflush",
                           history=HistoryProjection(deliveries="set"),
                           cluster=ClusterRun(stack=cluster_node, constants=cluster_constants, views="ring",
                                              lossy_ring=True, joins=True),

@@ -10,11 +10,6 @@ from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
 from . import raincoreflush, sequencerflush
 
 
-def layer_of(name: str, params: dict) -> str:
-    """A ring action is the ring's; the others as in SEQUENCER over FLUSH."""
-    return "ring" if name in raincoreflush.RING_ACTIONS else sequencerflush.layer_of(name, params)
-
-
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
     """spec/RaincoreSequencerFlush as the cluster's stack runs it
     (``pass_latch``, i.e. ResendAlways; ResentFirst); Senders and Crashable
@@ -34,7 +29,7 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
 # docs/flush.md) 2 of 200 drawn runs were nonconforming.  Over the ring a
 # SEQUENCER's received-table starts over every node that may join, so its keys
 # are not a view's members.
-DESCRIPTOR = ImplProtocol(name="raincoresequencerflush", schema="raincoresequencerflush", layers=layer_of,
+DESCRIPTOR = ImplProtocol(name="raincoresequencerflush",
                           history=HistoryProjection(app_layer="sequencer", view_from_recv=False),
                           cluster=ClusterRun(stack=partial(raincoreflush.cluster_node, sequencer=True,
                                                            pass_latch=True),

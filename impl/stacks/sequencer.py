@@ -30,5 +30,5 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
     return {"N": nodes, "MaxSeq": messages, "MaxCrashes": crashes}
 
 
-DESCRIPTOR = ImplProtocol(name="sequencer", schema="sequencer", history=HistoryProjection(),
+DESCRIPTOR = ImplProtocol(name="sequencer", history=HistoryProjection(),
                           cluster=ClusterRun(stack=_cluster_stack, constants=cluster_constants, views="oracle"))

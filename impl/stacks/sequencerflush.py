@@ -60,18 +60,6 @@ def sequencer_flush_stack(nid: int, members, *, block_time: float | None = 0.002
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
 
-SEQUENCER_ACTIONS = frozenset({"Send", "RecvForward", "RecvData"})
-
-
-def layer_of(name: str, params: dict) -> str:
-    """A SEQUENCER record (``Send``, ``RecvForward``, ``RecvData``,
-    ``InstallView`` without a ``c`` parameter) is ``"sequencer"``, every
-    other ``"flush"`` (Crash included: FLUSH's)."""
-    if name in SEQUENCER_ACTIONS or (name == "InstallView" and "c" not in params):
-        return "sequencer"
-    return "flush"
-
-
 def _cluster_stack(nid: int, members: tuple, lossy: bool = False) -> FlushStack:
     # pass_latch: the coupling spec/SequencerFlush describes and the simulator runs
     # (the coordinator's DATA passes the latch; every member re-sends its forward-table
@@ -89,7 +77,7 @@ def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = Fal
 
 
 # FLUSH decides the views: the cluster's runner only tells it whom it killed (Suspect)
-DESCRIPTOR = ImplProtocol(name="sequencerflush", schema="sequencerflush", layers=layer_of,
+DESCRIPTOR = ImplProtocol(name="sequencerflush",
                           history=HistoryProjection(app_layer="sequencer"),
                           cluster=ClusterRun(stack=_cluster_stack, constants=cluster_constants, views="suspect"),
                           over_ring="raincoresequencerflush")

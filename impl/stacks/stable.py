@@ -101,4 +101,4 @@ def stable_stack(nid: int, members: tuple[int, ...], *, join_digest: dict | None
 
 # ---------------------------------------------------------------- descriptor (impl/protocols.py)
 
-DESCRIPTOR = ImplProtocol(name="stable", schema="stable")
+DESCRIPTOR = ImplProtocol(name="stable")

@@ -4,7 +4,7 @@
 (* some behaviour of Flush.tla produces the logged trace.                  *)
 (* conformance/tlctrace.py writes the trace as the module TraceLog, Log a  *)
 (* sequence of records [name, nid, params, msg, state], as shaped by       *)
-(* conformance/flush.py tla_log: a DATA message is the spec's id (the k-th *)
+(* conformance/replay/flush.py tla_log: a DATA message is the spec's id (the k-th *)
 (* Multicast record's message is id k), delivered and digest are sets of   *)
 (* ids, completed a set of <<member, digest>>.  state holds only the       *)
 (* variables member nid's step assigned; delivered holds the ids the step  *)
@@ -19,7 +19,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
-\* FlushOkRound: conformance/flush.py tla_constants gives TRUE when the header
+\* FlushOkRound: conformance/replay/flush.py tla_constants gives TRUE when the header
 \* has none (a trace of the four-phase flush).
 CONSTANTS N, NInit, MaxMsgs, MaxCrashes, MaxLeaves, ReconcileDigests, FlushOkRound
 
@@ -47,7 +47,7 @@ MsgIs(m) ==
 \* Every logged variable of member p equals its post-state value; delivered
 \* is logged as the ids the step added.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables the header declares (Observed, from conformance/flush.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/replay/flush.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(p) ==
     /\ IF Logged(Rec.state, "vid") THEN vid'[p] = Rec.state.vid
@@ -138,7 +138,7 @@ Kept == [VirtualSynchrony |-> F!VirtualSynchrony', NoSendWhileBlocked |-> F!NoSe
 (* The end of a quiescent run: conformance/tlctrace.py appends one entry     *)
 (* named "End" (nid 0) to the log when the end record says quiescent.  The  *)
 (* End step changes nothing; what the claim promises is judged there        *)
-(* (EndKept, the same properties as conformance/flush.py's at_end): every   *)
+(* (EndKept, the same properties as conformance/replay/flush.py's at_end): every   *)
 (* flush ended (FlushEnds), every message multicast in view v by a member   *)
 (* that neither crashed nor left delivered by every member of v that        *)
 (* neither crashed nor left (EventualDelivery, the catalogue's), and        *)

@@ -59,7 +59,7 @@ MsgIs(m, type) ==
 
 \* Every logged state variable of node n equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables the header declares (Observed, from conformance/raincore.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/replay/raincore.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(n) ==
     /\ IF Logged(Rec.state, "status") THEN status'[n] = Rec.state.status

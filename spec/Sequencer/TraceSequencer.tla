@@ -16,7 +16,7 @@
 (* fixes the implementation runs, SuspectResend, FillGaps and            *)
 (* SeparateChannels which of                                              *)
 (* JGroups's deviations: FALSE, the seed's behaviour, unless the trace    *)
-(* header names one (conformance/sequencer.py, spec_constants).           *)
+(* header names one (conformance/replay/sequencer.py, spec_constants).           *)
 (* Acceptance: l = Len(Log) + 1 is reached, the whole log consumed; TLC's  *)
 (* search depth is then Len(Log) + 1 (each step advances l by one).  The   *)
 (* cfg checks no invariant: TraceMatched states the same as an invariant   *)
@@ -50,7 +50,7 @@ MsgIs(msg) ==
 
 \* Every logged state variable of member m equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables the header declares (Observed, from conformance/sequencer.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/replay/sequencer.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(m) ==
     /\ IF Logged(Rec.state, "vid") THEN vid'[m] = Rec.state.vid
@@ -192,7 +192,7 @@ Kept == [NoDuplicates |-> KeptNoDuplicates, Integrity |-> KeptIntegrity,
 (* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
 (* named "End" (nid 0) to the log when the end record says quiescent.  The *)
 (* End step changes nothing; what the claim promises is judged there       *)
-(* (EndKept, the same properties as conformance/sequencer.py's at_end):    *)
+(* (EndKept, the same properties as conformance/replay/sequencer.py's at_end):    *)
 (* Sequencer.tla's Settled, every message of a sender that never crashed   *)
 (* delivered by every member that never crashed (EventualDelivery, read    *)
 (* from firstAt), and its Quiescent (nothing in flight, every live member  *)

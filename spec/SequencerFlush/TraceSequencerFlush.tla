@@ -3,7 +3,7 @@
 (* Trace validation of SEQUENCER over FLUSH (docs/tracevalidation.md): TLC *)
 (* checks that some behaviour of SequencerFlush.tla produces the logged    *)
 (* trace.  The implementation logs a composed step as one record per layer *)
-(* (half-steps); conformance/sequencerflush.py tla_log joins them with the *)
+(* (half-steps); conformance/replay/sequencerflush.py tla_log joins them with the *)
 (* replay's own pre-pass, so Log holds one entry per composed step:        *)
 (*   [name, nid, params, msg, state]                                       *)
 (* name the composed action; params.src the member whose channel the step  *)
@@ -16,7 +16,7 @@
 (* delivered: the additions to log), sent, fwd, recv, delivered (appended).*)
 (* Everything not logged is left to TLC, bounded by the header's constants *)
 (* (N, MaxSeq, MaxCrashes; Senders = 1..N): no other bound.  The checks    *)
-(* mirror the replay's (conformance/sequencerflush.py message/observe),    *)
+(* mirror the replay's (conformance/replay/sequencerflush.py message/observe),    *)
 (* including the Discard the spec already took at a view change or crash  *)
 (* (a stutter).  DeliverStable (UniformDelivery) has no trace record: the  *)
 (* implementation does not run that fix.  ResentFirst is TRUE when the   *)
@@ -59,7 +59,7 @@ HeadOk ==
 \* Every logged variable of member m against the step (as the replay's
 \* observe).  A logged state (Rec.logged) is a complete delta of the
 \* observable variables the header declares (Observed; default
-\* conformance/sequencerflush.py FIELDS,
+\* conformance/replay/sequencerflush.py FIELDS,
 \* docs/trace-format.md): one the record leaves out is unchanged as the
 \* replay observes it (FLUSH's digest as reported, its delivered log's
 \* additions none, SEQUENCER's delivered nothing appended).
@@ -175,7 +175,7 @@ CrashIfLogged == CrashStep("Crash", SF!Crash)
 (* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
 (* named "End" (nid 0) to the log when the end record says quiescent.  The *)
 (* End step changes nothing; what the claim promises is judged there       *)
-(* (EndKept, the same properties as conformance/sequencerflush.py's        *)
+(* (EndKept, the same properties as conformance/replay/sequencerflush.py's        *)
 (* at_end): Settled, every message of a sender that never crashed          *)
 (* delivered by every member that never crashed (EventualDelivery), and    *)
 (* the composed spec's Quiescent with a crashed member's channel counted   *)

@@ -10,7 +10,7 @@
 (* record, each whole), compared with the member's post-state.  Vectors    *)
 (* (delivered, received, purged) leave zero entries out; a digest entry    *)
 (* [low, high] is given as the record [low |-> .., high |-> ..]             *)
-(* (conformance/stable.py encode); view and heardFrom are sets.            *)
+(* (conformance/replay/stable.py encode); view and heardFrom are sets.            *)
 (*                                                                         *)
 (* Not logged, left to the spec: net (the messages in flight; a datagram   *)
 (* the network lost simply stays in net, which no guard reads, so          *)
@@ -58,7 +58,7 @@ MsgIs(m) == \A k \in DOMAIN Rec.msg :
 
 \* Every logged state variable of member q equals its post-state value.
 \* A logged state (Rec.logged) is a complete delta of the observable
-\* variables the header declares (Observed, from conformance/stable.py FIELDS, docs/trace-format.md): one the record
+\* variables the header declares (Observed, from conformance/replay/stable.py FIELDS, docs/trace-format.md): one the record
 \* leaves out is unchanged by the step.
 StateMatches(q) ==
     /\ IF Logged(Rec.state, "view") THEN view'[q] = Rec.state.view
@@ -147,7 +147,7 @@ Kept == [SafeGC |-> S!SafeGC', StabilityBound |-> S!StabilityBound']
 (* The end of a quiescent run: conformance/tlctrace.py appends one entry    *)
 (* named "End" (nid 0) to the log when the end record says quiescent.  The *)
 (* End step changes nothing; what the claim promises is judged there       *)
-(* (EndKept, the same properties as conformance/stable.py's at_end, the    *)
+(* (EndKept, the same properties as conformance/replay/stable.py's at_end, the    *)
 (* states Stable.tla's LastMessageDelivered and EventuallyCollected lead   *)
 (* to): every member of the group delivered every message of every sender  *)
 (* of its view, and purged what every member of the group that has that   *)
