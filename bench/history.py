@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 
 
 def write_run(out: Path, events: int, members: int, view_every: int) -> int:
@@ -30,7 +31,7 @@ def write_run(out: Path, events: int, members: int, view_every: int) -> int:
     written = 0
     dumps = json.dumps
     for m in range(1, members + 1):
-        lines = [dumps({"kind": "header", "format": history.FORMAT, "run_id": "bench", "node": m,
+        lines = [dumps({"kind": "header", "format": history_format.FORMAT, "run_id": "bench", "node": m,
                         "nodes": list(range(1, members + 1)), "protocol": "sequencer"})]
         vid = 1
         lines.append(dumps({"kind": "event", "name": "view", "nid": m,

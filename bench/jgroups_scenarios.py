@@ -31,14 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bounded import run_json  # noqa: E402  (bench/bounded.py)
 
 from groupcheck.conformance import history  # noqa: E402
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.jgroups.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GC = str(ROOT / ".venv/bin/groupcheck")
 
 
-def _history(folder: Path) -> history.History:
-    (h,) = history.load(history.history_files([folder / "history"]))
+def _history(folder: Path) -> history_format.History:
+    (h,) = history_format.load(history_format.history_files([folder / "history"]))
     return h
 
 
@@ -50,7 +51,7 @@ def _judged(row: dict, sc, folder: Path, run: dict, h=None) -> dict:
         # each survivor's views and flush events: whether a kill landed inside a flush shows here
         views = {m: {"views": [list(v[1]) for v in h.views.get(m, [])], "flush": "".join(h.flush.get(m, []))}
                  for m in h.nodes if m not in h.crashed}
-    except (history.HistoryError, OSError, ValueError) as e:
+    except (history_format.HistoryError, OSError, ValueError) as e:
         failures = [f"not judged: {e}"]
     return {**row, "test_holds": not failures, "test_failures": failures, "survivors": views}
 
@@ -102,7 +103,7 @@ def on_simulator(sc, out: Path) -> dict:
     tracefile.write(folder / "traces" / "sim.ndjson", tracefile.to_v2(recs, s["constants"], "sim-stable-s1"))
     rep = replay(load(folder / "traces"))
     # STABLE's trace has no history projection: the history is the run's deliveries
-    h = history.History.of({m: d for m, d in s["delivered"].items()}, {m: 10 for m in s["delivered"]},
+    h = history_format.History.of({m: d for m, d in s["delivered"].items()}, {m: 10 for m in s["delivered"]},
                            quiescent=s["quiescent"], nodes=list(s["delivered"]))
     broken = sorted({v.check for v in history.check(h)})
     row = {"target": "simulator", "command": "impl/sim_stable.simulate(3, 10, seed=1)", "out": str(folder),

@@ -37,6 +37,7 @@ from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl.cluster import ClusterError, ClusterRun, Interrupted, Runner
 
 from . import history, tlctrace
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.audit import diagram
 from groupcheck.conformance.replay import registry
 from .findings import history_findings
@@ -138,7 +139,7 @@ def _judge(run: ClusterRun) -> Result:
     records = [trace.header] + trace.events + ([{"kind": "end", **trace.end}] if trace.end else [])
     hist = history.from_trace(records)
     tracefile.write(out / "history" / f"{run.run_id}.ndjson", hist)   # the run's black-box history
-    h = history.from_records(hist)
+    h = history_format.from_records(hist)
     promised = history.promised_checks(run.protocol)
     found = [diagram.violation_json(v) for v in history.check(h) if v.check in promised]
     # each history violation a documented finding only where its own witness, read off

@@ -12,6 +12,7 @@ import copy
 import pytest
 
 from groupcheck.conformance import history, tlctrace
+from groupcheck.core.trace import history as history_format
 from groupcheck.core import properties
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.conformance.replay.conform import conform_file
@@ -59,7 +60,7 @@ def test_flush_one_view_quiescent_claim_with_a_delivery_owed_is_a_violation_of_t
     n = len(events(bad))
     assert rep.broken == {"EventualDelivery": n, "Quiescent": n}
     # the history checker sees the same delivery owed, as the protocol's promise (Agreement)
-    row = history.verdict(history.from_records(history.from_trace(bad)))
+    row = history.verdict(history_format.from_records(history.from_trace(bad)))
     v = next(x for x in row["violations"] if x["check"] == properties.SEEN_AS["EventualDelivery"])
     assert "3.1" in v["text"] and 2 in v["members"], v
 
@@ -198,7 +199,7 @@ def _history(protocol: str, faults: str, **options):
 @pytest.mark.parametrize("what", ["send", "deliver", "view"])
 def test_history_member_acting_after_its_own_crash_is_a_crash_stop_violation(what):
     hrecs = _history("sequencer", "crash=3@21", nodes=3, messages=1)
-    assert history.verdict(history.from_records(hrecs))["verdict"] == "ok"
+    assert history.verdict(history_format.from_records(hrecs))["verdict"] == "ok"
     k = next(i for i, r in enumerate(hrecs) if r.get("name") == "crash")
     if what == "send":          # member 3's send moved after its crash
         j = next(i for i, r in enumerate(hrecs) if r.get("name") == "send" and r["nid"] == 3)
@@ -209,7 +210,7 @@ def test_history_member_acting_after_its_own_crash_is_a_crash_stop_violation(wha
         ev = ({"kind": "event", "name": "deliver", "nid": 3, "params": {"id": [2, 1]}} if what == "deliver" else
               {"kind": "event", "name": "view", "nid": 3, "params": {"view": 2, "members": [1, 2, 3]}})
         hrecs.insert(k + 1, ev)
-    h = history.from_records(hrecs)
+    h = history_format.from_records(hrecs)
     row = history.verdict(h)
     assert row["verdict"] == "violation" and "CrashStop" in row["checks"]
     v = next(x for x in row["violations"] if x["check"] == "CrashStop")
@@ -236,7 +237,7 @@ def test_history_crash_in_the_environments_file_orders_no_member_event(tmp_path)
             mine = [r for r in mine if r["name"] == "crash"][:1]
         p.write_text("".join(json.dumps(r) + "\n" for r in [hd] + mine))
         files.append(p)
-    [h] = history.load(files[::-1])        # the environment's file read first
+    [h] = history_format.load(files[::-1])        # the environment's file read first
     assert h.crashed == {3} and h.crashed_at == {} and properties.crash_stop(h) is None
 
 

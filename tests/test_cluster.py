@@ -387,7 +387,8 @@ def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
     # the survivors' deliveries, from the run's own history: each survivor
     # delivered every message of both survivors (150 each), in one order
     from groupcheck.conformance import history
-    h = history.from_records([json.loads(x) for x in next((tmp_path / "history").glob("*.ndjson"))
+    from groupcheck.core.trace import history as history_format
+    h = history_format.from_records([json.loads(x) for x in next((tmp_path / "history").glob("*.ndjson"))
                               .read_text().splitlines()])
     got = {m: [tuple(msg) for msg, _, _ in h.deliveries[m]] for m in (2, 3)}
     common = set(got[2]) & set(got[3])

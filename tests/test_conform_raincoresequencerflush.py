@@ -363,10 +363,11 @@ def test_the_black_box_history_of_a_joiner_is_clean_and_names_its_first_view():
     one (its run of each sender may start late), and runs with joiners are
     clean.  Before, the history flagged SenderFIFO on 2 of the audit's 40."""
     from groupcheck.conformance import history
+    from groupcheck.core.trace import history as history_format
     joined = 0
     for seed in range(30):
         records, line = rsf.simulate(seed, "auto", {"nodes": 3, "ring": 2, "messages": 2})
-        h = history.from_records(history.from_trace(records))
+        h = history_format.from_records(history.from_trace(records))
         assert history.check(h) == [], (seed, history.check(h))
         if 0 in line["views"][3] and len(line["views"][3]) > 1:
             joined += 1

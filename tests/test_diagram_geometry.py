@@ -19,6 +19,7 @@ import pytest
 from browser_helpers import CHROMIUM, NO_CHROMIUM, probe
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.audit import stages as audit
 from groupcheck.conformance.audit import diagram
 from groupcheck.conformance.replay import registry as protocols
@@ -101,7 +102,7 @@ def conformance_svg():
 # a history of 4: view {1..4}; 1 sends 1.1, all deliver it; member 4 crashes; 1 sends 1.2,
 # 1 and 2 deliver it, 3 (alive) never does: Agreement (SEQUENCER's promise)
 def history_records():
-    recs = [{"kind": "header", "format": history.FORMAT, "run_id": "h1", "nodes": [1, 2, 3, 4],
+    recs = [{"kind": "header", "format": history_format.FORMAT, "run_id": "h1", "nodes": [1, 2, 3, 4],
              "protocol": "sequencer"}]
     ev = [("view", m, {"view": 1, "members": [1, 2, 3, 4]}) for m in (1, 2, 3, 4)]
     ev += [("send", 1, {"id": [1, 1]})] + [("deliver", m, {"id": [1, 1]}) for m in (1, 2, 3, 4)]
@@ -112,7 +113,7 @@ def history_records():
 
 
 def history_svg():
-    row = history.verdict(history.from_records(history_records()))
+    row = history.verdict(history_format.from_records(history_records()))
     (v,) = row["violations"]
     assert v["check"] == "Agreement" and v["text"] == "survivor 1 delivered 1.2, survivor 3 did not"
     return v["svg"]

@@ -35,6 +35,7 @@ from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.core.trace import limits as inputlimits
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.core.trace import validate as schemacheck
@@ -310,12 +311,12 @@ HISTORY_SCHEMA = {
     "$defs": {
         "member": {"type": "integer", "minimum": 1, "maximum": 2 ** 63 - 1},
         "header": {"type": "object", "required": ["kind", "format", "run_id", "nodes"], "additionalProperties": False,
-                   "properties": {"kind": {"const": "header"}, "format": {"const": history.FORMAT},
+                   "properties": {"kind": {"const": "header"}, "format": {"const": history_format.FORMAT},
                                   "run_id": {"type": "string"}, "node": {"$ref": "#/$defs/member"},
                                   "nodes": {"type": "array", "items": {"$ref": "#/$defs/member"}, "minItems": 1,
                                             "uniqueItems": True},
                                   "protocol": {"enum": protocols.available()},
-                                  "promises": {"type": "array", "items": {"enum": list(history.CHECKS)}},
+                                  "promises": {"type": "array", "items": {"enum": list(history_format.CHECKS)}},
                                   "seed": {"type": ["integer", "null"]}, "faults": {"type": "object"},
                                   "impl": {"type": "string"}, "impl_version": {"type": "string"},
                                   "source": {"type": "string"}}},
@@ -323,7 +324,7 @@ HISTORY_SCHEMA = {
                 "properties": {"kind": {"const": "end"}, "quiescent": {"type": "boolean"},
                                "clock": {"type": "number"}}},
         "event": {"type": "object", "required": ["kind", "name", "nid"], "additionalProperties": False,
-                  "properties": {"kind": {"const": "event"}, "name": {"enum": list(history.EVENTS)},
+                  "properties": {"kind": {"const": "event"}, "name": {"enum": list(history_format.EVENTS)},
                                  "nid": {"anyOf": [{"$ref": "#/$defs/member"}, {"type": "null"}]},
                                  "params": {"type": "object"}, "clock": {"type": "number"}},
                   "allOf": [

@@ -10,13 +10,14 @@ import pytest
 
 from groupcheck.conformance.audit.diagram import violation_drawing
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.conformance.replay.conform import conform_file
 from groupcheck.core.trace import writer as tracefile
 
 
 def _hist(events, run="r", nodes=(1, 2, 3), quiescent=True):
-    recs = [{"kind": "header", "format": history.FORMAT, "run_id": run, "nodes": list(nodes)}]
+    recs = [{"kind": "header", "format": history_format.FORMAT, "run_id": run, "nodes": list(nodes)}]
     for name, nid, params in events:
         recs.append({"kind": "event", "name": name, "nid": nid, "params": params})
     recs.append({"kind": "end", "quiescent": quiescent})
@@ -24,7 +25,7 @@ def _hist(events, run="r", nodes=(1, 2, 3), quiescent=True):
 
 
 def _checks(recs):
-    return {v.check: v for v in history.check(history.from_records(recs))}
+    return {v.check: v for v in history.check(history_format.from_records(recs))}
 
 
 def S(n, q):
@@ -84,10 +85,10 @@ def test_bad_input_names_file_line_field(tmp_path):
     p = tmp_path / "h.ndjson"
     recs = _hist([S(1, 1), ("deliver", 2, {"id": 7})])
     p.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    with pytest.raises(history.HistoryError, match=r"h.ndjson:3:params.id"):
+    with pytest.raises(history_format.HistoryError, match=r"h.ndjson:3:params.id"):
         history.check_paths([p])
     p.write_text(json.dumps({"kind": "header", "format": "x", "run_id": "r"}) + "\n")
-    with pytest.raises(history.HistoryError, match=r"h.ndjson:1:format"):
+    with pytest.raises(history_format.HistoryError, match=r"h.ndjson:1:format"):
         history.check_paths([p])
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 
 
 def _write(path, recs, raw_tail: str = ""):
@@ -20,7 +21,7 @@ def _write(path, recs, raw_tail: str = ""):
 
 
 def _run(protocol=None, nodes=(1, 2), extra=()):
-    head = {"kind": "header", "format": history.FORMAT, "run_id": "r", "nodes": list(nodes)}
+    head = {"kind": "header", "format": history_format.FORMAT, "run_id": "r", "nodes": list(nodes)}
     if protocol:
         head["protocol"] = protocol
     ev = [{"kind": "event", "name": "send", "nid": 1, "params": {"id": [1, 1]}},
@@ -48,7 +49,7 @@ FIELD_CASES = [
 @pytest.mark.parametrize("line,change,field", FIELD_CASES)
 def test_every_field_is_typed_and_named(tmp_path, line, change, field):
     p = _write(tmp_path / "h.ndjson", _edit(_run(), line, **change))
-    with pytest.raises(history.HistoryError, match=rf"h.ndjson:{line}:{field}:"):
+    with pytest.raises(history_format.HistoryError, match=rf"h.ndjson:{line}:{field}:"):
         history.check_paths([p])
 
 
@@ -57,7 +58,7 @@ def test_members_are_checked_against_the_header(tmp_path):
     crash = {"kind": "event", "name": "crash", "nid": None, "params": {"member": 5}}
     for extra, field in (([view], r"5:params.members\[1\]"), ([crash], "5:params.member")):
         p = _write(tmp_path / "h.ndjson", _run(extra=extra))
-        with pytest.raises(history.HistoryError, match=field):
+        with pytest.raises(history_format.HistoryError, match=field):
             history.check_paths([p])
 
 
@@ -65,23 +66,23 @@ def test_line_ends_size_and_order_within_a_file(tmp_path):
     recs = _run()
     p = tmp_path / "h.ndjson"
     p.write_bytes("".join(json.dumps(r) + "\r\n" for r in recs).encode())
-    with pytest.raises(history.HistoryError, match="h.ndjson:2: a CRLF line end"):
+    with pytest.raises(history_format.HistoryError, match="h.ndjson:2: a CRLF line end"):
         history.check_paths([p])
     big = _edit(recs, 3, params={"id": [1, 1]}, clock=1)
     big[2]["nid"] = 2
     _write(p, big[:3], json.dumps({"kind": "event", "name": "view", "nid": 2,
-                                   "params": {"view": "x" * (history.MAX_LINE + 1), "members": [1]}}) + "\n")
-    with pytest.raises(history.HistoryError, match=r"h.ndjson:4: a line of \d+ bytes"):
+                                   "params": {"view": "x" * (history_format.MAX_LINE + 1), "members": [1]}}) + "\n")
+    with pytest.raises(history_format.HistoryError, match=r"h.ndjson:4: a line of \d+ bytes"):
         history.check_paths([p])
     back = _edit(_edit(recs, 2, clock=5.0), 3, clock=4.0)    # clocks are informational: no order
     assert history.check_paths([_write(p, back)])[0]["verdict"] == "ok"
     after_end = recs + [recs[2]]
     _write(p, after_end)
-    with pytest.raises(history.HistoryError, match="h.ndjson:6: a record after the end record"):
+    with pytest.raises(history_format.HistoryError, match="h.ndjson:6: a record after the end record"):
         history.check_paths([p])
     again = recs[:2] + [recs[1]] + recs[2:]
     _write(p, again)
-    with pytest.raises(history.HistoryError, match="h.ndjson:3:params.id: 1.1 was sent before"):
+    with pytest.raises(history_format.HistoryError, match="h.ndjson:3:params.id: 1.1 was sent before"):
         history.check_paths([p])
 
 
@@ -98,7 +99,7 @@ def test_a_member_delivering_its_own_message_before_sending_it_violates_integrit
 def _reordered(protocol):
     """Two members delivering two senders' messages in opposite orders: a
     break of total order that FLUSH never promised."""
-    head = {"kind": "header", "format": history.FORMAT, "run_id": "r", "nodes": [1, 2], "protocol": protocol}
+    head = {"kind": "header", "format": history_format.FORMAT, "run_id": "r", "nodes": [1, 2], "protocol": protocol}
     ev = [("send", 1, [1, 1]), ("send", 2, [2, 1]), ("deliver", 1, [1, 1]), ("deliver", 1, [2, 1]),
           ("deliver", 2, [2, 1]), ("deliver", 2, [1, 1])]
     return [head] + [{"kind": "event", "name": n, "nid": m, "params": {"id": i}} for n, m, i in ev] + \
@@ -156,9 +157,9 @@ def test_spark_names_every_field_as_the_local_engine_does(tmp_path):
     spark = session("local[1]")
     for k, (line, change, field) in enumerate(FIELD_CASES):
         p = _write(tmp_path / f"h{k}.ndjson", _edit(_run(), line, **change))
-        with pytest.raises(history.HistoryError) as local:
+        with pytest.raises(history_format.HistoryError) as local:
             history.check_paths([p])
-        with pytest.raises(history.HistoryError) as remote:
+        with pytest.raises(history_format.HistoryError) as remote:
             history.check_spark([p], spark)
         assert str(remote.value) == str(local.value), (field, str(remote.value), str(local.value))
         assert f"h{k}.ndjson:{line}:{field}:" in str(local.value)

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.jgroups import adapter as jgroups
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.core.trace import writer as tracefile
@@ -61,7 +62,7 @@ def test_crash_free_run_checks_clean(classes, tmp_path, stack):
 def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack):
     r, row = _run(classes, tmp_path, stack, [(1, 0.55)])
     assert r.killed == [1] and row["crashed"] == [1]
-    h = history.load(history.history_files([tmp_path / "history"]))[0]
+    h = history_format.load(history_format.history_files([tmp_path / "history"]))[0]
     # the survivors converge on the view without the killed coordinator
     last = {m: h.views[m][-1] for m in (2, 3)}
     assert last[2][:2] == last[3][:2] and sorted(last[2][1]) == [2, 3], last

@@ -10,6 +10,7 @@ import pytest
 
 from groupcheck.conformance.cluster import judged
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.impl import sim_sequencer
 from groupcheck.core.trace import writer as tracefile
@@ -26,7 +27,7 @@ def _run(msgs, crashes=(), seed=1, n=3):
     recs, summary = simulate(nodes, msgs, seed, FaultPlan(crashes=crashes))
     assert summary["quiescent"]
     v2 = tracefile.to_v2(recs, sim_sequencer.sequencer_constants(nodes, msgs, crashes), f"scenario-s{seed}")
-    h = history.from_records(history.from_trace(v2))
+    h = history_format.from_records(history.from_trace(v2))
     return h, {v.check: v for v in history.check(h)}
 
 
@@ -97,7 +98,7 @@ def test_flush_crash_no_hang_views_converge(crash, label):
     for seed in range(4):
         recs, s = proto.simulate(seed, f"loss=0.1,dup=0.05,reorder=3,{crash}", dict(proto.default_options))
         assert s["quiescent"] and not s["unfinished"], (seed, s)
-        h = history.from_records(history.from_trace(recs))
+        h = history_format.from_records(history.from_trace(recs))
         survivors = [m for m in h.nodes if m not in h.crashed]
         assert len({h.views[m][-1][:2] for m in survivors}) == 1
         assert sorted(h.views[survivors[0]][-1][1]) == survivors
@@ -116,7 +117,7 @@ def test_flush_seed_as_written_breaks_virtual_synchrony_and_history_agrees(tmp_p
     for seed in range(8):
         recs, _ = proto.simulate(seed, proto.campaign_faults, {**proto.default_options, "reconcile": "false"})
         rep = conform_file(str(tracefile.write(tmp_path / f"{seed}.ndjson", recs)))
-        bad = {v.check for v in history.check(history.from_records(history.from_trace(recs)))}
+        bad = {v.check for v in history.check(history_format.from_records(history.from_trace(recs)))}
         model_vs = rep.verdict == "violation" and rep.reason.startswith("VirtualSynchrony")
         assert model_vs == ("VirtualSynchrony" in bad), (seed, rep.reason, bad)
         flagged += model_vs
@@ -140,7 +141,7 @@ def test_flush_hundred_flushes_in_a_row(tmp_path):
     recs, s = proto.simulate(1, "", opts)
     assert s["quiescent"] and not s["unfinished"] and not s["skipped_joins"] and not s["skipped_leaves"], s
     assert len(s["views"]) == 101                      # the first view and 100 more
-    h = history.from_records(history.from_trace(recs))
+    h = history_format.from_records(history.from_trace(recs))
     for m in (1, 2, 3):
         assert "".join(h.flush[m]).count("b") == 100
         assert h.views[m][-1][:2] == (101, (1, 2, 3))
@@ -158,7 +159,7 @@ def _cluster(tmp_path, protocol, messages, kills=(), senders=None, rate=200.0):
     from groupcheck.impl.cluster import Runner
     res = judged(Runner(protocol, 3, messages, list(kills), tmp_path, rate=rate, senders=senders))
     assert res.quiescent, res.to_json()
-    (h,) = history.load([tmp_path / "history" / f"{res.run_id}.ndjson"])
+    (h,) = history_format.load([tmp_path / "history" / f"{res.run_id}.ndjson"])
     return res, h, {v.check: v for v in history.check(h)}
 
 
@@ -263,7 +264,7 @@ def test_the_order_assertion_holds_on_one_total_order_and_fails_on_two():
 def test_the_flush_assertion_fails_on_a_survivor_left_blocked_or_a_failed_flush():
     proto = protocols.get("flush")
     recs, _ = proto.simulate(0, "crash=2@15", dict(proto.default_options))
-    h = history.from_records(history.from_trace(recs))
+    h = history_format.from_records(history.from_trace(recs))
     judge = jgroups_scenarios.flush_survives(flusher=1)
     assert judge(h, {"flushes": {"1": "ok"}}, Path(".")) == []
     survivor = next(m for m in h.nodes if m not in h.crashed)
@@ -277,7 +278,7 @@ def test_the_stable_assertion_reads_the_purges_from_the_trace_and_fails_when_one
     recs, s = sim_stable.simulate(3, 10, 1, join=False)
     v2 = tracefile.to_v2(recs, s["constants"], "sim-stable")
     tracefile.write(tmp_path / "traces" / "t.ndjson", v2)
-    h = history.History.of(s["delivered"], {m: 10 for m in s["delivered"]}, nodes=list(s["delivered"]))
+    h = history_format.History.of(s["delivered"], {m: 10 for m in s["delivered"]}, nodes=list(s["delivered"]))
     assert jgroups_scenarios.all_purged(h, {}, tmp_path) == []
     # member 3's last purge of sender 1 forged one short of sender 1's last message
     last = max(i for i, r in enumerate(v2) if r.get("nid") == 3 and "purged" in (r.get("state") or {}))
@@ -308,7 +309,7 @@ def test_flushtest_on_jgroups_through_the_command(tmp_path, name, outcome):
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=180)
     r = json.loads(p.stdout)
     assert r["flushes"] == {"2": outcome}, r["flushes"]
-    (h,) = history.load(history.history_files([tmp_path / "history"]))
+    (h,) = history_format.load(history_format.history_files([tmp_path / "history"]))
     assert sc.judge(h, r, tmp_path) == []
     if r["history"]["verdict"] == "ok":
         assert p.returncode == 0, p.stderr
@@ -347,7 +348,7 @@ def test_late_deliveries_tells_a_message_delivered_in_the_next_view_from_a_lost_
     FlushTest run: 2.42 delivered by 2 in view 2, by 1 right after view 3);
     a message never delivered, or delivered two views on, is not explained."""
     def run(one_delivers_in):
-        h = history.History(run_id="r")
+        h = history_format.History(run_id="r")
         for m in (1, 2):
             h.views[m] = [(2, (1, 2, 3), 0), (3, (1, 2), 5)] + ([(4, (1, 2), 9)] if one_delivers_in == 4 else [])
             h.deliveries[m] = [((1, 1), 2, 1)]

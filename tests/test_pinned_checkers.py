@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.conformance.replay.registry import promises
 
 
@@ -22,7 +23,7 @@ def test_tlc_names_the_properties_every_matching_behaviour_broke():
 
 
 def _h(protocol=None, promised=None):
-    h = history.History(run_id="r", files=["h.ndjson"], nodes=[1, 2])
+    h = history_format.History(run_id="r", files=["h.ndjson"], nodes=[1, 2])
     h.protocol, h.promised = protocol, promised
     return h
 
@@ -31,7 +32,7 @@ def test_what_a_history_is_judged_on_and_in_which_precedence():
     """--protocol (agreeing with the header) over the header's promises over
     the header's protocol's promises; nothing named: every check; a
     --protocol that disagrees with the header: an input error."""
-    every = list(history.CHECKS)
+    every = list(history_format.CHECKS)
     seq = [c for c in every if c in history.promised_checks("sequencer")]
     flush = [c for c in every if c in history.promised_checks("flush")]
     assert seq != flush and set(promises("flush")) and "TotalOrder" not in flush
@@ -41,7 +42,7 @@ def test_what_a_history_is_judged_on_and_in_which_precedence():
     assert history.judged_checks(_h(None, ["Integrity"]), "flush")[0] == flush
     assert history.judged_checks(_h("flush", ["Integrity"]), "flush")[0] == flush
     assert history.judged_checks(_h(), "sequencer")[0] == seq
-    with pytest.raises(history.HistoryError, match="--protocol sequencer disagrees"):
+    with pytest.raises(history_format.HistoryError, match="--protocol sequencer disagrees"):
         history.judged_checks(_h("flush"), "sequencer")
 
 

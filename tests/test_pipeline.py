@@ -326,6 +326,7 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
     first property, and the history checker flags the same order
     properties on them; STABLE's judged by its replay alone."""
     from groupcheck.conformance import history
+    from groupcheck.core.trace import history as history_format
     from groupcheck.core import properties as props
     runs = _mixed_corpus(tmp_path / "in")
     P.ingest([tmp_path / "in"], tmp_path / "ds", engine="local")
@@ -339,7 +340,7 @@ def test_engines_and_catalogue_agree_on_a_mixed_corpus(spark, tmp_path):
             assert v["properties_by"] is None
             continue
         recs = runs[v["file"]]
-        h = history.from_records(history.from_trace(recs))
+        h = history_format.from_records(history.from_trace(recs))
         h.quiescent = recs[-1].get("quiescent") is True
         names = [n for n in registry.judged(v["protocol"]) if h.quiescent or not props.CATALOGUE[n].end_of_run]
         found = props.judge(h, names)
@@ -407,9 +408,10 @@ def _catalogue_of(recs: list[dict]) -> list:
     as a reader of the history would: the history projected from the trace,
     the end judged where the protocol's replay judges it."""
     from groupcheck.conformance import history
+    from groupcheck.core.trace import history as history_format
     from groupcheck.core import properties as props
     protocol = recs[0]["protocol"]
-    h = history.from_records(history.from_trace(recs))
+    h = history_format.from_records(history.from_trace(recs))
     h.quiescent = recs[-1].get(get(protocol).run_end) is True
     return props.judge(h, [n for n in registry.judged(protocol) if h.quiescent or not props.CATALOGUE[n].end_of_run])
 

@@ -473,6 +473,7 @@ def _said(c: Check) -> str:
 def history_check(name: str, runs: int, seed: int) -> Check:
     """The history stage for one protocol (see the module docstring)."""
     from groupcheck.conformance import history
+    from groupcheck.core.trace import history as history_format
     from groupcheck.conformance.replay import registry
     from groupcheck.conformance.replay.conform import replay
     from groupcheck.core.trace.reader import from_records
@@ -497,7 +498,7 @@ def history_check(name: str, runs: int, seed: int) -> Check:
                                         step=f"run {run_id}" + (f", history event {at}" if at is not None
                                                                 else ", at its end"),
                                         doc=finding_anchor(name, v.property), diagram=len(drawn)))
-                drawn.append(diagram.violation_drawing(v, f"{name} {run_id}", history.from_records(history.from_trace(records))))
+                drawn.append(diagram.violation_drawing(v, f"{name} {run_id}", history_format.from_records(history.from_trace(records))))
     return Check(id=f"history/{name}", kind="history", protocol=name, name=f"{runs} runs",
                  expected="the history checker flags exactly the runs the model replay flags",
                  observed=(f"{runs - len(disagree)} of {runs} runs agree; {flagged} flagged by the history"),

@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 
 JAR = Path("/usr/share/java/jgroups.jar")
 SOURCE = Path(__file__).with_name("HistoryDriver.java")
@@ -360,7 +361,7 @@ class Runner:
                 marker.unlink(missing_ok=True)
         if killed:
             with open(hdir / "env.ndjson", "w", encoding="utf-8") as f:
-                f.write(json.dumps({"kind": "header", "format": history.FORMAT, "run_id": run_id,
+                f.write(json.dumps({"kind": "header", "format": history_format.FORMAT, "run_id": run_id,
                                     "nodes": list(range(1, self.n + 1))}) + "\n")
                 for m in killed:
                     f.write(json.dumps({"kind": "event", "name": "crash", "nid": None, "params": {"member": m}})
@@ -592,10 +593,10 @@ def check(out: Path, stack: str, checker: str = "model") -> dict:
     ``out/traces`` holds traces (the model replay, TLC or both), and whether
     the two agree: both ok, or both not, the history judged on
     ``agreement_checks`` (``agree_on``)."""
-    files = history.history_files([Path(out) / "history"])
-    runs = history.load(files)
+    files = history_format.history_files([Path(out) / "history"])
+    runs = history_format.load(files)
     if len(runs) != 1:
-        raise history.HistoryError(f"{out}/history: expected one run, found {len(runs)}")
+        raise history_format.HistoryError(f"{out}/history: expected one run, found {len(runs)}")
     h = runs[0]
     found = history.check(h)
     promises = promised(stack)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from groupcheck.conformance import history
+from groupcheck.core.trace import history as history_format
 from groupcheck.core import properties
 
 @dataclass(frozen=True)
@@ -33,15 +34,15 @@ class Scenario:
     asserts: str
     jgroups: tuple               # `groupcheck jgroups run` arguments (no --out, --json)
     ours: Optional[tuple]        # `groupcheck cluster run` arguments; None: the cluster has no such layer
-    judge: Callable[[history.History, dict, Path], list]   # the test's assertion: what fails of it
+    judge: Callable[[history_format.History, dict, Path], list]   # the test's assertion: what fails of it
     ours_note: str = ""          # how our run differs from the JGroups one, or why there is none
 
 
-def _survivors(h: history.History) -> list:
+def _survivors(h: history_format.History) -> list:
     return [m for m in h.nodes if m not in h.crashed]
 
 
-def _views_converge(h: history.History) -> list:
+def _views_converge(h: history_format.History) -> list:
     """The survivors' last views are one view of exactly the survivors."""
     alive = _survivors(h)
     last = {m: tuple(sorted(h.views[m][-1][1])) if h.views.get(m) else () for m in alive}
@@ -76,7 +77,7 @@ def _orders_differ(got: dict) -> list:
 def failover(sender: int, count: int) -> Callable:
     """SequencerFailoverTest: the survivors have one view of 2, and each
     delivers exactly ``count`` messages, all of ``sender``'s, in one order."""
-    def judge(h: history.History, run: dict, out: Path) -> list:
+    def judge(h: history_format.History, run: dict, out: Path) -> list:
         bad = _views_converge(h) + _finished(run)
         got = {m: [d[0] for d in h.deliveries.get(m, [])] for m in _survivors(h)}
         for m, seq in got.items():
@@ -88,14 +89,14 @@ def failover(sender: int, count: int) -> Callable:
 
 def same_order(total: int) -> Callable:
     """SequencerOrderTest: every member delivers all ``total`` messages, in one order."""
-    def judge(h: history.History, run: dict, out: Path) -> list:
+    def judge(h: history_format.History, run: dict, out: Path) -> list:
         got = {m: [d[0] for d in h.deliveries.get(m, [])] for m in h.nodes}
         bad = [f"member {m} delivered {len(s)}, not {total}" for m, s in got.items() if len(s) != total]
         return bad + _orders_differ(got) + _finished(run)
     return judge
 
 
-def late_deliveries(h: history.History) -> Optional[list]:
+def late_deliveries(h: history_format.History) -> Optional[list]:
     """JGroups 2.12's late delivery under load (docs/jgroups.md, "A message
     delivered in the next view"): when every difference between two members
     that moved together from view V to V' is a message V's member lacking it
@@ -119,7 +120,7 @@ def flush_survives(flusher: Optional[int] = None) -> Callable:
     an unblock), the survivors' views converge on the survivors, and the
     member that flushed itself (``flusher``, when it survives) had its flush
     succeed."""
-    def judge(h: history.History, run: dict, out: Path) -> list:
+    def judge(h: history_format.History, run: dict, out: Path) -> list:
         bad = _views_converge(h) + _finished(run)
         blocked = [m for m in _survivors(h) if h.flush.get(m) and h.flush[m][-1] != "u"]
         if blocked:
@@ -162,7 +163,7 @@ def application_purged(out: Path, sent: dict) -> dict:
     return {"last_app": last_app, "purged": purged, "members": trace.header["nodes"]}
 
 
-def all_purged(h: history.History, run: dict, out: Path) -> list:
+def all_purged(h: history_format.History, run: dict, out: Path) -> list:
     """STABLE_Test: once STABLE has run, every member's retransmission
     window of each sender is purged past the sender's last application
     message (the test's low == highest delivered), and every member
