@@ -32,7 +32,8 @@ def history(
     VirtualSynchrony and FlushEventOrder (the property catalogue, core/properties.py).
     Exit 0: every run ok or its violations documented findings (or --expect'ed); 1: another
     violation; 2: bad input (file:line:field)."""
-    from groupcheck.conformance.history import HistoryError, check_paths, check_spark, history_files
+    from groupcheck.conformance.history import check_paths, check_spark
+    from groupcheck.core.trace.history import HistoryError, history_files
     if engine not in ("local", "spark"):
         fail(f"--engine {engine!r}: choose local or spark")
     from groupcheck.conformance.replay.registry import available

@@ -76,7 +76,7 @@ def run(
     except (jgroups.JGroupsError, OSError) as e:
         fail(str(e), ENVIRONMENT)
     log(f"run done in {res.seconds} s; checking {out}/history")
-    from groupcheck.conformance.history import HistoryError
+    from groupcheck.core.trace.history import HistoryError
     try:
         r = jgroups.check(out, stack, checker)
     except HistoryError as e:

@@ -33,17 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from groupcheck.core.trace import writer as tracefile
-from groupcheck.impl.cluster import ClusterError, ClusterRun, Interrupted, Runner
-
 from . import history, tlctrace
-from groupcheck.core.trace import history as history_format
+from .findings import history_findings
 from groupcheck.conformance.audit import diagram
 from groupcheck.conformance.replay import registry
-from .findings import history_findings
-from groupcheck.core.progress import reporting
 from groupcheck.conformance.replay.conform import replay
-from groupcheck.core.trace.reader import TraceError, load
+from groupcheck.core.progress import reporting
+from groupcheck.core.trace import history as history_format, writer as tracefile
+from groupcheck.core.trace.reader import load, TraceError
+from groupcheck.impl.cluster import ClusterError, ClusterRun, Interrupted, Runner
+
 
 PROGRESS = 5.0          # seconds between the progress lines of a long check (at most)
 

@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+
 # the one-sided probability of a band's ends (each): a campaign of a stack
 # whose rate is the measured one leaves its band once in 10,000 audits
 ALPHA = 1e-4

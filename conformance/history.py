@@ -26,13 +26,16 @@ from __future__ import annotations
 import json
 from typing import Iterable, Optional
 
-from groupcheck.core.trace import layers
-from groupcheck.core.trace.history import (CHECKS, FORMAT, History, HistoryError, first_header, from_records,
-                                           history_files, is_utf8, lines_of, load, open_file)
-from groupcheck.core import properties
-from groupcheck.core.properties import SEEN_AS, Violation, joined_views  # noqa: F401  (the checker's names)
-from groupcheck.conformance.replay.registry import promises
 from groupcheck.conformance.audit import diagram
+from groupcheck.conformance.replay.registry import available, promises, UnknownProtocol
+from groupcheck.core import properties
+from groupcheck.core.properties import SEEN_AS, Violation
+from groupcheck.core.trace import layers
+from groupcheck.core.trace.history import (CHECKS, first_header, FORMAT, from_records, History, history_files,
+                                           HistoryError, is_utf8, lines_of, load, open_file)
+from groupcheck.core.trace.reader import from_records as trace_from_records
+from groupcheck.impl import protocols as impl_protocols
+
 
 # ---------------------------------------------------------------- the checks
 
@@ -72,7 +75,6 @@ def judged_checks(h: History, protocol: Optional[str] = None) -> tuple[list[str]
     command line's) or the header's ``promises`` or the header's protocol's
     promises (its registration, conformance/replay/registry.py); a history that
     names neither is judged on every check."""
-    from groupcheck.conformance.replay.registry import UnknownProtocol, available
     if protocol is not None and h.protocol is not None and protocol != h.protocol:
         raise HistoryError(f"--protocol {protocol} disagrees with {h.files[0] if h.files else h.run_id}:1:protocol "
                            f"{h.protocol!r}: judge the run on its own protocol (leave --protocol out) or give "
@@ -159,7 +161,6 @@ def projectable() -> list[str]:
     descriptor's ``history``, impl/protocols.py): SEQUENCER (append-only
     ``sent``, ``delivered``, ``vid``) and FLUSH (``delivered`` a set,
     ``blocked``, VIEW messages naming the members), alone or composed."""
-    from groupcheck.impl import protocols as impl_protocols
     return [p for p in impl_protocols.names() if impl_protocols.get(p).history is not None]
 
 
@@ -198,14 +199,12 @@ def from_trace(records: list[dict]) -> list[dict]:
     deliveries come from the growth of each member's logged ``sent`` and
     ``delivered``; views from ``vid`` changes; kills from ``Crash`` records."""
     head = records[0]
-    from groupcheck.impl import protocols as impl_protocols
     desc = impl_protocols.find(head.get("protocol"))
     if desc is None or desc.history is None:
         raise HistoryError(f"header:protocol: no history projection for {head.get('protocol')!r} "
                            f"(have: {', '.join(projectable())})")
     how = desc.history
     if head.get("format") != "groupcheck-trace/2":     # format 1: whole states, made deltas on read
-        from groupcheck.core.trace.reader import from_records as trace_from_records
         t = trace_from_records(records)
         records = [t.header] + t.events + ([{"kind": "end", **t.end}] if t.end else [])
         head = records[0]

@@ -74,6 +74,7 @@ names the trace spec's ``<Action>IfLogged`` predicates never exercised.
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -83,9 +84,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from groupcheck.model.tlc import STACK, run_tlc
+from groupcheck.conformance.replay import registry as protocols
+from groupcheck.conformance.replay.engine import quiescent
+from groupcheck.model.tlc import run_tlc, STACK
 from groupcheck.model.values import Fn, to_tla
 from groupcheck.spec import spec_root
+
 
 class NoVerdict(RuntimeError):
     """TLC ended without accepting or rejecting the log (a limit it hit, a
@@ -230,7 +234,6 @@ class TLCVerdict:
 
 
 def _compact(ev: dict) -> str:
-    import json
     return json.dumps({k: ev[k] for k in ("i", "name", "nid", "params", "msg", "state") if k in ev},
                       sort_keys=True, separators=(",", ":"))
 
@@ -238,7 +241,6 @@ def _compact(ev: dict) -> str:
 # --- which protocols have a trace spec ----------------------------------------------------
 
 def _binding(protocol: str):
-    from groupcheck.conformance.replay import registry as protocols
     try:
         proto = protocols.get(protocol)
     except protocols.UnknownProtocol:
@@ -257,7 +259,6 @@ def supported(protocol: str) -> bool:
 
 
 def supported_protocols() -> list[str]:
-    from groupcheck.conformance.replay import registry as protocols
     return [p for p in protocols.available() if supported(p)]
 
 
@@ -398,7 +399,6 @@ def log_entries(trace, tt: TLATrace) -> list[dict]:
     spec judges the end (``end``), one END entry: its ``i`` is the number of
     records, where the replay notes the end-of-run properties it finds
     broken (``Binding.judge_end``)."""
-    from groupcheck.conformance.replay.engine import quiescent
     out = tt.prepare(trace) if tt.prepare else trace.events
     if tt.end and quiescent(trace):
         out = list(out) + [{"i": len(trace.events), "name": END, "nid": None, "params": {}, "msg": None,

@@ -17,6 +17,7 @@ from collections import Counter
 
 import pytest
 
+from groupcheck.core import properties
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.conformance.replay import raincoresequencerflush as rsf
 from groupcheck.conformance.replay import sequencerflush as csf
@@ -375,5 +376,5 @@ def test_the_black_box_history_of_a_joiner_is_clean_and_names_its_first_view():
             # (the history's first view is the smallest any member logged: when
             # nobody's SEQUENCER took a step in view 1, the joiner's is the first)
             if any(vs and vs[0][0] == 1 for vs in h.views.values()):
-                assert history.joined_views(h, [1, 2, 3]) == {3: first}, seed
+                assert properties.joined_views(h, [1, 2, 3]) == {3: first}, seed
     assert joined >= 10, joined

@@ -42,7 +42,7 @@ def test_traces_check_of_a_dataset_without_runs_is_no_pass(tmp_path, monkeypatch
 def test_a_history_header_line_of_exactly_max_line_characters_is_read_one_more_is_refused():
     # conformance/history.py _first: the bound is inclusive
     import json
-    from groupcheck.conformance.history import FORMAT, MAX_LINE, HistoryError, _first
+    from groupcheck.core.trace.history import FORMAT, MAX_LINE, HistoryError, first_header as _first
     head = {"kind": "header", "format": FORMAT, "run_id": "r", "pad": ""}
     head["pad"] = "x" * (MAX_LINE - len(json.dumps(head)))
     text = json.dumps(head)

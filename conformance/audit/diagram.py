@@ -84,13 +84,16 @@ as one table of the variables that differ, and the step between them.
 
 from __future__ import annotations
 
+import textwrap
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable, Optional
 
+from groupcheck.conformance.audit.report import Diagram
 from groupcheck.core.properties import fmt as _fmt_msg
 from groupcheck.model.values import Fn, to_tla
+
 
 @dataclass
 class Arrow:
@@ -123,7 +126,6 @@ class Step:
 
 def wrap(text: str, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` characters (long words split)."""
-    import textwrap
     return textwrap.wrap(" ".join(str(text).split()), width, break_long_words=True,
                          break_on_hyphens=False) or [""]
 
@@ -652,7 +654,6 @@ def text(steps: list[Step]) -> str:
 def draw(steps: list[Step], n_members: Optional[int], title: str):
     """The report's Diagram of ``steps``, cut around the witness (``cut``):
     Mermaid, SVG and text."""
-    from groupcheck.conformance.audit.report import Diagram
     shown = cut(steps)
     return Diagram(title, mermaid(shown, n_members, title), svg(shown, n_members, title), text(shown),
                    events(shown))
@@ -826,7 +827,6 @@ def cti(title: str, action: str, pre: dict, post: dict, path: Optional[list[str]
     and the post-state as one table of the variables that differ (the rest
     counted), and the step between them; ``path``: the actions that reach
     the pre-state from Init, when the bounded model reaches it."""
-    from groupcheck.conformance.audit.report import Diagram
     names = [k for k in dict.fromkeys([*pre, *post]) if pre.get(k) != post.get(k)]
     same = len(set(pre) | set(post)) - len(names)
     reached = ("reached from Init by " + " → ".join(path)) if path else "not reached by the bounded model"

@@ -40,6 +40,7 @@ reads a summary.json back (``groupcheck audit --from``) to re-render.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import xml.etree.ElementTree as ET
@@ -47,8 +48,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from html import escape
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Optional
+
+from markupsafe import Markup
+
 
 FORMAT = "groupcheck-audit/1"
 
@@ -147,7 +152,6 @@ VERDICT_MD = {"pass": "✅ as expected", "finding": "🔶 expected violation", "
 
 
 def machine() -> dict:
-    import os
     return {"python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count()}
 
@@ -647,10 +651,8 @@ def coverage_svg(coverage: dict) -> str:
 
 
 def html(checks: list[Check], extra: Optional[dict] = None, s: Optional[dict] = None) -> str:
-    import jinja2
-    from markupsafe import Markup
+    import jinja2     # lazy: jinja2 is heavy and only this path needs it
     try:
-        from importlib.resources import files
         text = (files("groupcheck.conformance.audit") / "templates" / "report.html.j2").read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError):
         text = (Path(__file__).resolve().parent / "templates" / "report.html.j2").read_text(encoding="utf-8")

@@ -71,16 +71,37 @@ the command exits non-zero when any check is unexpected, and with
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from concurrent.futures import as_completed, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from statistics import median
 from typing import Callable, Optional
 
+from groupcheck.conformance import findings, history, tlctrace
 from groupcheck.conformance.audit import diagram
-from groupcheck.conformance import findings
+from groupcheck.conformance.audit.report import _line, Check, Explanation, gh_slug
+from groupcheck.conformance.cluster import judged
+from groupcheck.conformance.findings import violated
+from groupcheck.conformance.history import projectable
+from groupcheck.conformance.pipeline import stages as pipeline
+from groupcheck.conformance.pipeline.stages import COVERAGE_MAX_STATES
+from groupcheck.conformance.replay import registry
+from groupcheck.conformance.replay.conform import replay
+from groupcheck.conformance.replay.registry import get, REGISTERED
 from groupcheck.core.properties import fmt, read_witness
-from groupcheck.conformance.audit.report import Check, Explanation, _line
+from groupcheck.core.trace import history as history_format
+from groupcheck.core.trace.reader import from_records
+from groupcheck.impl import chaos
+from groupcheck.impl.cluster import ClusterError
+from groupcheck.impl.faults import fault_kinds
+from groupcheck.model import manifest
+from groupcheck.model.link import compare_entry
+from groupcheck.model.manifest import check, CheckOutcome, shipped_variants, variant_label
 
 
 DRAWN_RUNS = 5      # violating runs drawn per conformance check; the rest are counted
@@ -107,7 +128,6 @@ def coverage_picks(entries: list) -> tuple[list, dict[tuple, tuple]]:
     its shipped model with the fewest distinct states.  Returns (the picks,
     in manifest order; {variant key: (its smallest model, why it stays
     unchecked)} for the variants whose smallest model is over the budget)."""
-    from groupcheck.model.manifest import shipped_variants
     wanted = []
     for key, models in shipped_variants(entries).items():
         if all(e.extra.get("heavy") for e in models):
@@ -135,7 +155,6 @@ def _variants_figures(entries: list, picks: list, why: dict) -> list[dict]:
     """The shipped variants of ``entries`` for the report's coverage
     (report.coverage): their shipped models and compared ones, the pick,
     and why a variant is not model-checked by default."""
-    from groupcheck.model.manifest import shipped_variants, variant_label
     out = []
     for key, models in shipped_variants(entries).items():
         protocol, module, switches = key
@@ -152,7 +171,6 @@ def _finding_heading(protocol: str, prop: str) -> Optional[tuple[str, str]]:
     ``prop`` of ``protocol``, on docs/<protocol>.md or on the page of one of
     its registered findings (a composition's findings live on its parts'
     pages)."""
-    from groupcheck.conformance.replay.registry import REGISTERED, get
     root = Path(__file__).resolve().parents[2]
     pages = [f"docs/{protocol}.md"]
     if protocol in REGISTERED:
@@ -178,14 +196,12 @@ def finding_ref(protocol: str, prop: str) -> Optional[str]:
 
 def finding_anchor(protocol: str, prop: str) -> Optional[str]:
     """The same finding as a link target, ``docs/<page>.md#<heading's anchor>``."""
-    from groupcheck.conformance.audit.report import gh_slug
     hit = _finding_heading(protocol, prop)
     return f"{hit[0]}#{gh_slug(hit[1])}" if hit else None
 
 
 def _finding_id(protocol: str, prop: str) -> Optional[str]:
     """The registered finding of ``protocol`` about ``prop`` when there is exactly one."""
-    from groupcheck.conformance.replay.registry import REGISTERED, get
     ids = [f.id for f in get(protocol).findings if prop in f.properties] if protocol in REGISTERED else []
     return ids[0] if len(ids) == 1 else None
 
@@ -202,7 +218,6 @@ def _counterexample(entry, result) -> tuple:
     """The counterexample drawn (or None) and its violation as data: the
     property, the members that acted at the violating step, the step, the
     finding's docs."""
-    from groupcheck.conformance.audit import diagram
     if not result.counterexample:
         return None, []
     n = entry.constants().get("N")
@@ -220,7 +235,6 @@ def _counterexample(entry, result) -> tuple:
 
 
 def tlc_check(entry, workers: int = 1) -> Check:
-    from groupcheck.model.manifest import check
     return _tlc_check_of(check(entry, workers=workers))
 
 
@@ -269,8 +283,6 @@ def tlc_and_link_checks(entry, workers: int = 1) -> list[Check]:
 
 
 def _link_checks(entry, workers: int, with_tlc: bool) -> list[Check]:
-    from groupcheck.model.link import compare_entry
-    from groupcheck.model.manifest import CheckOutcome
     t0 = time.monotonic()
     try:
         r = compare_entry(entry, compare_tlc=True, workers=workers, with_checks=with_tlc)
@@ -308,7 +320,6 @@ def coverage_figures(cov: dict) -> dict:
     reach = [st.get("reachable") for st in states]
     known = states and all(r for r in reach)
     visited_in = sum(round((st.get("share") or 0) * (st.get("reachable") or 0)) for st in states)
-    from groupcheck.conformance.pipeline.stages import COVERAGE_MAX_STATES
     if not cov.get("state_tracking", bool(states)) or not states:
         why = "n/a: this protocol's replay does not record model states"
     elif not known:
@@ -331,8 +342,6 @@ def coverage_figures(cov: dict) -> dict:
 
 def conformance_check(proto, result: dict) -> Check:
     """A Check from one protocol's pipeline result (see pipeline.run_audit_stage)."""
-    from groupcheck.conformance.audit import diagram
-    from groupcheck.conformance.findings import violated
     verdicts = result.get("verdicts", {})
     bad_runs = result.get("bad_runs", [])
 
@@ -405,7 +414,6 @@ def conformance_check(proto, result: dict) -> Check:
             told.append(e)
     for prop in seen:
         if prop in proto.known_violations:
-            from groupcheck.model import manifest
             desc = next((e.description for e in manifest.select([proto.name], None)
                          if e.expected == prop), "") if proto.name in manifest.protocols() else ""
             why.append(_explanation(desc or f"{prop} is a known finding of the faithful spec", proto.name, prop))
@@ -441,8 +449,6 @@ def fixed_stack_check(name: str, fixed: str, runs: int, seed: int) -> Check:
     ``runs`` of ``name``'s drawn fault plans (seed, seed+1, ...) simulated on
     ``fixed`` and replayed; as expected when every run conforms with no
     violation at all (conformance/findings.py ``Finding.fixed_by``)."""
-    from groupcheck.conformance.replay import registry
-    from groupcheck.core.trace.reader import from_records
     proto, fx = registry.get(name), registry.get(fixed)
     t0 = time.monotonic()
     bad, verdicts = [], {}
@@ -472,11 +478,6 @@ def _said(c: Check) -> str:
 
 def history_check(name: str, runs: int, seed: int) -> Check:
     """The history stage for one protocol (see the module docstring)."""
-    from groupcheck.conformance import history
-    from groupcheck.core.trace import history as history_format
-    from groupcheck.conformance.replay import registry
-    from groupcheck.conformance.replay.conform import replay
-    from groupcheck.core.trace.reader import from_records
     proto = registry.get(name)
     t0 = time.monotonic()
     flagged, disagree, drawn, told = 0, [], [], []
@@ -549,10 +550,6 @@ def run_classes(name: str, run_seed: int) -> set[str]:
     (``verdict:ok``, ``verdict:violation:<property>``, ...) and the kinds of
     fault of its plan (impl/faults.py ``fault_kinds``), from the run
     regenerated from its seed and replayed (a few hundredths of a second)."""
-    from groupcheck.impl.faults import fault_kinds
-    from groupcheck.conformance.replay import registry
-    from groupcheck.conformance.replay.conform import replay
-    from groupcheck.core.trace.reader import from_records
     proto = registry.get(name)
     faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
     records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
@@ -564,11 +561,6 @@ def run_classes(name: str, run_seed: int) -> set[str]:
 def tracevalidation_check(name: str, run_seed: int):
     """One campaign run of ``name`` validated by TLC and replayed by the
     model; returns (Check, accepted trace or None)."""
-    from groupcheck.conformance import tlctrace
-    from groupcheck.conformance.audit import diagram
-    from groupcheck.conformance.replay import registry
-    from groupcheck.conformance.replay.conform import replay
-    from groupcheck.core.trace.reader import from_records
     proto = registry.get(name)
     t0 = time.monotonic()
     faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
@@ -612,7 +604,7 @@ def tracevalidation_check(name: str, run_seed: int):
 def prove_check(enc, queries=None) -> Check:
     """The prove stage for one encoding (see the module docstring);
     ``queries``: its matrix already run (elsewhere), else run here."""
-    from groupcheck.model.proofs import prover
+    from groupcheck.model.proofs import prover     # lazy: z3 is heavy and only this path needs it
     t0 = time.monotonic()
     try:
         qs = queries if queries is not None else prover.run(enc)
@@ -643,7 +635,6 @@ def prove_check(enc, queries=None) -> Check:
     drawn, told = [], []
     shown = min(real, key=lambda q: len(q.path or [])) if real else (ctis[0] if ctis else None)
     if shown is not None and shown.pre is not None:     # the CTI: its two states and the step between
-        from groupcheck.conformance.audit import diagram
         lemma = shown.query.rpartition(":")[2]
         how = "the bounded model reaches its pre-state: a real violation" if shown.reachable else \
             "the bounded model does not reach its pre-state"
@@ -680,10 +671,6 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
     """The cluster stage for one protocol (see the module docstring): a
     short chaos schedule (impl/chaos.py) of kills and stalls, no false
     suspicion (``stalls``: that finding has its own runs)."""
-    import math
-    from groupcheck.impl import chaos
-    from groupcheck.impl.cluster import ClusterError
-    from groupcheck.conformance.cluster import judged
     t0 = time.monotonic()
     where = Path(out_dir) / "cluster"
     name = f"3 nodes, chaos seed {seed}, {seconds:g} s"
@@ -722,8 +709,6 @@ POOLED = ("tlc", "link", "tracevalidation", "prove")
 
 def plan_costs(ids: list[str], jobs: int, table: Optional[dict] = None) -> dict[str, float]:
     """Estimated wall seconds of each check id (``kind/protocol/...``)."""
-    import json
-    from statistics import median
     if table is None:
         table = json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
     groups: dict[tuple, list] = {}
@@ -748,23 +733,18 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         progress: Optional[Callable[..., None]] = None,
         jobs: Optional[int] = None) -> tuple[list[Check], dict]:
     """Run the stages; return (checks, extra) where extra holds coverage."""
-    import os
-    from groupcheck.model import manifest
-    from groupcheck.conformance.replay import registry
     jobs = jobs or os.cpu_count() or 1
     entries = manifest.select(protocols_, None)
     picks, unpicked = coverage_picks(entries)
     tlc_entries = [e for e in entries if full or not e.extra.get("heavy") or e in picks]
     link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
-    from groupcheck.conformance.history import projectable
     hist = [p for p in conf if p in projectable()]
     clusters = [p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else []
-    from groupcheck.conformance import tlctrace
     tv = [(p, sd) for p in conf if tlctrace.supported(p)
           for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE, partial(run_classes, p))] \
         if "tracevalidation" in stages else []
-    from groupcheck.model.proofs import registry as proofs
+    from groupcheck.model.proofs import registry as proofs     # lazy: z3 is heavy and only this path needs it
     all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
                 for enc in proofs.select(p, every=full)] if "prove" in stages else []
     encs = [enc for enc in all_encs if full or not enc.heavy]
@@ -808,7 +788,6 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
         + [("both", e) for e in both]
     if work:
-        from concurrent.futures import ThreadPoolExecutor, as_completed
         fns = {"tlc": lambda e, w: [tlc_check(e, w)], "link": lambda e, w: [link_check(e, w)],
                "both": tlc_and_link_checks}
         by_id: dict[str, Check] = {}
@@ -856,7 +835,6 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                      "`groupcheck audit --full` and the slow tests, not by the default audit")
                for enc in all_encs if enc not in encs]
     if "conformance" in stages and conf:
-        from groupcheck.conformance.pipeline import stages as pipeline
         for name in conf:
             if progress:
                 progress(f"conformance {name} ({engine})", done, todo, started=f"conformance/{name}")
@@ -892,8 +870,6 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
             tick(f"history {name}", checks[-1])
     if tv:
-        from collections import defaultdict
-        from concurrent.futures import ThreadPoolExecutor
         accepted: dict[str, list] = defaultdict(list)
         if progress:
             progress("TLC trace validation", done, todo,
@@ -911,7 +887,7 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
     if encs:
         # each variant in a fresh process, ``jobs`` at once (registry.run_isolated: one z3
         # context per process, and variants run one after another in it interfere)
-        from groupcheck.model.proofs import registry as prove_matrix
+        from groupcheck.model.proofs import registry as prove_matrix     # lazy: z3 is heavy and only this path needs it
         if progress:
             progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo,
                      queue=([f"prove/{enc.protocol}/{enc.variant}" for enc in encs], max(1, jobs)))

@@ -65,6 +65,7 @@ and whether the two verdicts agree."""
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import json
 import os
@@ -79,8 +80,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from groupcheck.conformance import history
-from groupcheck.core.trace import history as history_format
+from groupcheck.conformance import history, tlctrace
+from groupcheck.conformance.replay.conform import replay
+from groupcheck.core.properties import Violation
+from groupcheck.core.trace import history as history_format, writer as tracefile
+from groupcheck.core.trace.reader import load, TraceError
+from groupcheck.impl.faults import kills_and_senders
+
 
 JAR = Path("/usr/share/java/jgroups.jar")
 SOURCE = Path(__file__).with_name("HistoryDriver.java")
@@ -267,7 +273,6 @@ class Runner:
             raise ValueError(f"--members {members}: at least 2")
         if messages < 0:
             raise ValueError(f"--messages {messages}: at least 0")
-        from groupcheck.impl.faults import kills_and_senders
         self.senders = kills_and_senders(members, kills, senders, who="member")
         if interval_ms < 0 or settle < 0 or timeout <= 0:
             raise ValueError("--interval, --settle: at least 0; --timeout: more than 0")
@@ -448,8 +453,6 @@ def write_trace(out: Path, run_id: str, n: int, messages: int, killed_at: dict, 
     ``NewView`` just before the first member installs it (the spec's views
     come from an oracle; JGroups's GMS is that oracle here).  The files are
     merged as they are read, so the run's size bounds no memory."""
-    import heapq
-    from groupcheck.core.trace import writer as tracefile
     crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
                      for m, at in killed_at.items())
     merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
@@ -513,7 +516,6 @@ def write_stable_trace(out: Path, run_id: str, n: int) -> Path:
     bases must agree (each sender's highest delivered and received seqno the
     same at every member and equal to the sender's own seqno), else no
     behaviour of the spec starts there and the run is an error."""
-    from groupcheck.core.trace import writer as tracefile
     lines = [r for k in range(1, n + 1) for r in _iter_steps(out / f"node-{k}.steps")]
     bases = {r["nid"]: r["base"] for r in lines if "base" in r}
     own = {s: bases.get(int(s), {}).get(s, {}).get("seqno") for s in map(str, range(1, n + 1))}
@@ -548,8 +550,6 @@ def write_flush_trace(out: Path, run_id: str, n: int, killed_at: dict, quiescent
     the others join, each a flush); each kill is a ``Crash`` at the moment the
     harness killed.  Notes (JGroups steps that are no spec action) go to
     ``notes.json``.  MaxMsgs is the trace's count of multicasts."""
-    import heapq
-    from groupcheck.core.trace import writer as tracefile
     crashes = sorted((int(at * 1_000_000), {"name": "Crash", "nid": m, "state": None})
                      for m, at in killed_at.items())
     merged = heapq.merge(*(_by_stamp(out / f"node-{k}.steps") for k in range(1, n + 1)), iter(crashes),
@@ -615,15 +615,13 @@ def check(out: Path, stack: str, checker: str = "model") -> dict:
     return result
 
 
-def _brief(v: history.Violation) -> dict:
+def _brief(v: Violation) -> dict:
     return {"check": v.check, "text": v.text, "members": v.members}
 
 
 def _trace_verdict(tdir: Path, checker: str) -> dict:
     """The per-node traces of the run, merged, judged as ``groupcheck conform``
     judges them: stepwise by the replay and/or TLC, properties by the replay."""
-    from groupcheck.conformance.replay.conform import replay
-    from groupcheck.core.trace.reader import TraceError, load
     try:
         trace = load(tdir)
     except TraceError as e:
@@ -634,7 +632,6 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
         out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event,
                    stops_conforming_at=rep.stops_conforming_at)
     if checker in ("tlc", "both"):
-        from groupcheck.conformance import tlctrace
         v = tlctrace.validate(trace)
         out["tlc"] = {**v.to_json(), **({} if v.clean else {"explain": v.explain()})}
         if checker == "tlc":

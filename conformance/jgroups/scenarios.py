@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from groupcheck.conformance import history
-from groupcheck.core.trace import history as history_format
 from groupcheck.core import properties
+from groupcheck.core.trace import history as history_format
+from groupcheck.core.trace.reader import load
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -141,7 +142,6 @@ def application_purged(out: Path, sent: dict) -> dict:
     ``SendStability``, so it is told apart by that (a member halted at the
     end may leave its last gossip's record unwritten: past its application
     messages, uncounted).  Our STABLE's messages are no ``Multicast``."""
-    from groupcheck.core.trace.reader import load
     trace = load(Path(out) / "traces")
     gossip_multicasts = trace.header.get("impl") == "jgroups"
     last_app: dict = {}

@@ -25,8 +25,11 @@ session (tests/conftest_spark.py).
 
 from __future__ import annotations
 
+import atexit
 import contextvars
+import ipaddress
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -35,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from groupcheck.core.progress import tick
+
 
 DEFAULT_MASTER = "local[*]"
 
@@ -74,7 +78,7 @@ def _under_spark_submit() -> bool:
 
 def _submitted_conf():
     """The configuration ``spark-submit`` started the driver JVM with."""
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf, SparkContext     # lazy: pyspark is heavy and only this path needs it
     SparkContext._ensure_initialized()      # connects to spark-submit's JVM; starts none
     return SparkConf()
 
@@ -83,7 +87,6 @@ def on_loopback(master: str | None) -> bool:
     """Whether every executor of ``master`` runs on this machine: a local
     master, or a standalone one (``spark://h1:p1,h2:p2``) whose hosts are all
     loopback addresses.  Only then may the driver listen on 127.0.0.1 alone."""
-    import ipaddress
     if master is None or master.startswith("local"):
         return True
     if not master.startswith("spark://"):
@@ -113,8 +116,8 @@ def session(master: str | None = None, app_name: str = "groupcheck", conf: dict 
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext     # lazy: pyspark is heavy and only this path needs it
+    from pyspark.sql import SparkSession     # lazy: pyspark is heavy and only this path needs it
 
     active = SparkContext._active_spark_context
     if active is not None:
@@ -174,7 +177,6 @@ _LOCAL_DIR: str | None = None
 def _use_private_local_dir() -> None:
     global _LOCAL_DIR
     if _LOCAL_DIR is None:
-        import atexit
         parent = (os.environ.get("SPARK_LOCAL_DIRS") or "").split(",")[0] or None
         _LOCAL_DIR = tempfile.mkdtemp(prefix="groupcheck-spark-", dir=parent)
         atexit.register(remove_local_dir)
@@ -184,13 +186,12 @@ def _use_private_local_dir() -> None:
 def remove_local_dir() -> None:
     """Remove the driver's scratch folder (call once its JVM has exited)."""
     if _LOCAL_DIR is not None:
-        import shutil
         shutil.rmtree(_LOCAL_DIR, ignore_errors=True)
 
 
 def stop() -> None:
     """Stop the process's SparkContext, if any."""
-    from pyspark import SparkContext
+    from pyspark import SparkContext     # lazy: pyspark is heavy and only this path needs it
     sc = SparkContext._active_spark_context
     if sc is not None:
         sc.stop()

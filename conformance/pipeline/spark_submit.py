@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     # must only be importable as groupcheck.conformance.*, never bare.
     sys.path[:] = [p for p in sys.path if p and str(Path(p).resolve()) != here]
     args = _parser().parse_args(argv)
-    from groupcheck.conformance.pipeline import stages as pipeline
+    from groupcheck.conformance.pipeline import stages as pipeline     # after sys.path is cleaned, above
     from groupcheck.conformance.pipeline.spark import session
     spark = session(None, app_name=f"groupcheck-{args.stage}")
     if args.stage == "generate":

@@ -56,18 +56,35 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import heapq
 import json
 import os
+import pickle
 import shutil
+import tempfile
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Iterable, Optional
 
-from groupcheck.conformance.replay import registry
 from groupcheck.conformance import findings
+from groupcheck.conformance.history import from_trace
+from groupcheck.core.trace.history import from_records
+from groupcheck.conformance.pipeline.spark import parallelism, progress, session
+from groupcheck.conformance.replay import registry
+from groupcheck.conformance.replay.conform import replay
+from groupcheck.conformance.replay.registry import available, get, UnknownProtocol
 from groupcheck.core import properties
+from groupcheck.core.progress import tick
+from groupcheck.core.trace import layers as trace_layers, writer as tracefile
+from groupcheck.core.trace.reader import (collector_paused, FORMAT, FORMAT_V1, FORMATS, lines_quarantined,
+                                          parse_line, record_problem, Trace, trace_files, TraceError)
+from groupcheck.model.core import explore
+from groupcheck.model.registry import model_class
+from groupcheck.model.values import normalize, to_tla
+
 
 ENGINES = ("local", "spark")
 LAYOUT = "groupcheck-pipeline/2"
@@ -103,7 +120,7 @@ class PipelineError(RuntimeError):
 # ---------------------------------------------------------------- schemas
 
 def _arrow_schemas():
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     events = pa.schema([
         ("run_id", pa.string()), ("protocol", pa.string()), ("seed", pa.int64()),
         ("nodes", pa.list_(pa.int64())), ("constants", pa.string()), ("faults", pa.string()),
@@ -133,7 +150,7 @@ def _arrow_schemas():
 
 
 def _spark_event_schema():
-    from pyspark.sql.types import (ArrayType, DoubleType, LongType, StringType, StructField, StructType)
+    from pyspark.sql.types import (ArrayType, DoubleType, LongType, StringType, StructField, StructType)     # lazy: pyspark is heavy and only this path needs it
     types = {"seed": LongType(), "nodes": ArrayType(LongType()), "i": LongType(), "nid": LongType(),
              "clock": DoubleType()}
     return StructType([StructField(c, types.get(c, StringType()), True) for c in EVENT_COLUMNS])
@@ -190,7 +207,6 @@ def _run_row(header: Optional[dict], source: str, events: int, rows_in: int, rej
 
 def _simulated(protocol: str, faults: str, options: dict, seed: int):
     """One simulated run -> (run row, event rows, rejected rows)."""
-    from groupcheck.conformance.replay.registry import get
     records, summary = get(protocol).simulate(seed, faults, options)
     header = records[0]
     events = [r for r in records[1:] if r["kind"] == "event"]
@@ -203,7 +219,6 @@ def _simulated(protocol: str, faults: str, options: dict, seed: int):
 
 def _simulated_drawn(protocol: str, seed: int):
     """One simulated run whose size and faults the protocol draws from the seed."""
-    from groupcheck.conformance.replay.registry import get
     faults, options = get(protocol).draw(seed)
     return _simulated(protocol, faults, {**get(protocol).default_options, **options}, seed)
 
@@ -215,15 +230,11 @@ def _ingested(path: str, cwd: Optional[str] = None):
     reason.  Format 1 files are converted on read, as ``traces.load`` does.
     A relative ``path`` is read from ``cwd`` (the driver's folder: a cluster's
     executors run elsewhere) and named as given."""
-    from groupcheck.core.trace.reader import collector_paused
     with collector_paused():        # as traces.read_file: the rows are trees the collector would walk again and again
         return _ingest(path, cwd)
 
 
 def _ingest(path: str, cwd: Optional[str]):
-    from groupcheck.core.trace import layers as trace_layers
-    from groupcheck.core.trace import writer as tracefile
-    from groupcheck.core.trace.reader import FORMAT, FORMAT_V1, FORMATS, TraceError, lines_quarantined, parse_line, record_problem
     rejected: list[dict] = []
 
     def reject(line: int, problem: str, raw: Optional[str], run_id=None, protocol=None):
@@ -321,7 +332,6 @@ def _digest(state) -> bytes:
     Cached: runs of one constant set pass through the same states (on 300
     SEQUENCER runs, 42,300 visits of 4,052 distinct states), and printing a
     state costs about 90 us."""
-    from groupcheck.model.values import normalize, to_tla
     text = "\x1f".join(to_tla(normalize(getattr(state, f))) for f in state._fields)
     return hashlib.blake2b(text.encode(), digest_size=8).digest()
 
@@ -330,8 +340,6 @@ def _check_run(run: dict, rows: list[dict], want_visited: bool = True, judge: bo
     """The verdict of one run from its run row and its event rows; also the
     actions it took and the model states its replay visited.  ``judge``:
     the catalogue's properties too (False: judged apart, then ``_merge``d)."""
-    from groupcheck.conformance.replay.conform import replay
-    from groupcheck.core.trace.reader import Trace
     base = {"file": run["source"], "run_id": run["run_id"], "protocol": run["protocol"],
             "events": run["events"], "candidates_max": 0, "stops_conforming_at": None, "replay_verdict": None,
             "properties_failed": None, "properties_by": None, "agree": None,
@@ -363,7 +371,6 @@ def _ended(run: dict) -> bool:
     """The run's end record says it ended as its protocol's replay asks to
     judge the end of a run: quiescent, or settled (the ring's, which never
     quiesces; ``Protocol.run_end``).  Format 1: its header said quiescent."""
-    from groupcheck.conformance.replay.registry import get
     flag = get(run["protocol"]).run_end
     try:
         if run.get("end"):
@@ -375,7 +382,6 @@ def _ended(run: dict) -> bool:
 
 def _judging_protocols() -> list[str]:
     """The protocols whose runs are judged apart from the replay too."""
-    from groupcheck.conformance.replay.registry import available
     return [p for p in available() if registry.judged(p)]
 
 
@@ -385,7 +391,6 @@ def _judged(run: dict, rows: list[dict]) -> Optional[list]:
     history projected from its logged records (conformance/history.py
     ``from_trace``), the end-of-run ones only on runs that ended as the
     replay asks (``_ended``); None when its protocol's replay judges none there."""
-    from groupcheck.conformance.history import from_records, from_trace
     names = registry.judged(run["protocol"])
     if not names:
         return None
@@ -444,8 +449,8 @@ def _prepare_out(out: Path) -> None:
 
 
 def _write_table(rows: list[dict], schema, path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
+    import pyarrow.parquet as pq     # lazy: pyarrow is heavy and only this path needs it
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
@@ -480,7 +485,7 @@ class _PartWriter:
             self._close(protocol)
             f = None
         if f is None:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq     # lazy: pyarrow is heavy and only this path needs it
             rel = f"protocol={protocol}/{self.prefix}-{self.n_files[protocol]:03d}.parquet"
             self.n_files[protocol] += 1
             (self.out / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -491,7 +496,7 @@ class _PartWriter:
             self._flush(f)
 
     def _flush(self, f) -> None:
-        import pyarrow as pa
+        import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
         if f[3]:
             f[0].write_table(pa.Table.from_pylist(f[3], schema=_part_schema()), row_group_size=_EVENT_BATCH)
             f[2] += len(f[3])
@@ -508,7 +513,7 @@ class _PartWriter:
 
 
 def _part_schema():
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     ev = _arrow_schemas()[0]
     return pa.schema([ev.field(c) for c in EVENT_COLUMNS if c != "protocol"])   # the partition column is the folder
 
@@ -544,7 +549,6 @@ def _write_local(out: Path, work, items: list, meta: dict) -> dict:
 # into the dataset's folder, so it must be on a file system they share with
 # the driver (docs/pipeline.md).
 def _write_spark(spark, out: Path, work, items: list, meta: dict) -> dict:
-    from groupcheck.conformance.pipeline.spark import parallelism, progress
     _prepare_out(out)
     out.mkdir(parents=True, exist_ok=True)
     n = max(1, min(len(items), 4 * parallelism(spark)))
@@ -585,7 +589,7 @@ def _finish_write(out: Path, runs: list[dict], n_rejected: int, n_events: int, m
 
 
 def read_runs(out) -> list[dict]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq     # lazy: pyarrow is heavy and only this path needs it
     p = Path(out) / "_runs"
     if not p.is_dir():
         raise PipelineError(f"{out}: not a pipeline dataset (no _runs folder); run `groupcheck traces generate` or `ingest`")
@@ -601,13 +605,13 @@ def read_layout(out) -> Optional[str]:
 
 
 def read_rejected(out) -> list[dict]:
-    import pyarrow.dataset as ds
+    import pyarrow.dataset as ds     # lazy: pyarrow is heavy and only this path needs it
     return ds.dataset(str(Path(out) / "_rejected"), format="parquet").to_table().to_pylist()
 
 
 def _local_event_groups(out: Path) -> dict:
     """Event rows (``CHECK_COLUMNS``) grouped by (source, run_id), via pyarrow."""
-    import pyarrow.dataset as ds
+    import pyarrow.dataset as ds     # lazy: pyarrow is heavy and only this path needs it
     parts = [p for p in out.glob("protocol=*") if p.is_dir()]
     groups: dict = defaultdict(list)
     if not parts:
@@ -629,7 +633,6 @@ def _session(engine: str, spark, master: Optional[str]):
     if engine not in ENGINES:
         raise PipelineError(f"unknown engine {engine!r} (local, spark)")
     if engine == "spark" and spark is None:
-        from groupcheck.conformance.pipeline.spark import session
         spark = session(master)
     return spark
 
@@ -641,7 +644,6 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
     ``draw``: each run's size and faults drawn from its seed by the
     protocol's ``draw`` (the audit's way); ``faults`` and ``options`` then
     ignored."""
-    from groupcheck.conformance.replay.registry import get
     proto = get(protocol)
     faults = proto.campaign_faults if faults is None else faults
     options = {**proto.default_options, **(options or {})}
@@ -666,7 +668,6 @@ def generate(protocol: str, runs: int, seed: int, faults: Optional[str], out, *,
 
 def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: Optional[str] = None) -> dict:
     """NDJSON trace files (and every *.ndjson under folders named) into a Parquet dataset."""
-    from groupcheck.core.trace.reader import trace_files
     files = [str(p) for p in trace_files(paths)]
     spark = _session(engine, spark, master)
     out = Path(out)
@@ -682,7 +683,7 @@ def ingest(paths: Iterable, out, *, engine: str = "local", spark=None, master: O
 
 def _verdict_schema():
     """What a replay task returns per run: the verdict row, and what coverage needs."""
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     fields = list(_arrow_schemas()[3])
     return pa.schema(fields + [pa.field("actions", pa.list_(pa.string())),
                                pa.field("visited", pa.list_(pa.binary())), pa.field("constants", pa.string())])
@@ -713,7 +714,7 @@ def _replay_partition(runs: dict, want_visited: bool, apart: frozenset, batches)
     """Spark task (``mapInArrow``): one partition's event rows, sorted by
     (source, run_id, i), in; one verdict row per run out.  The runs in
     ``apart`` have their catalogue properties judged by another task."""
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     schema = _verdict_schema()
     done: list[dict] = []
     for key, rows in _runs_of(batches):
@@ -735,15 +736,14 @@ def _judged_or_error(run: dict, rows: list):
 
 
 def _judged_schema():
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     return pa.schema([("source", pa.string()), ("run_id", pa.string()), ("found", pa.binary())])
 
 
 def _judge_partition(runs: dict, batches):
     """Spark task (``mapInArrow``): the catalogue's judgement of each run of
     the partition (``_judged``), pickled (a list of ``properties.Violation``)."""
-    import pickle
-    import pyarrow as pa
+    import pyarrow as pa     # lazy: pyarrow is heavy and only this path needs it
     for (source, run_id), rows in _runs_of(batches):
         run = runs.get((source, run_id))
         if run is not None:
@@ -787,7 +787,6 @@ def _pack(slices: list, tasks: int) -> list:
     """Slices (largest first) into at most ``tasks`` groups of about equal
     events, each slice into the least loaded group: one group a task, so
     event files smaller than a slice share tasks instead of one each."""
-    import heapq
     heap = [(0, k, []) for k in range(min(tasks, len(slices)))]
     for sl in slices:
         n, k, group = heapq.heappop(heap)
@@ -803,7 +802,7 @@ def _run_slice(run: dict) -> tuple:
 def _read_slice(root: str, part: str, start: int, stop: int):
     """Rows ``start``..``stop``-1 of an event file (``CHECK_COLUMNS``),
     reading only the row groups that hold them."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq     # lazy: pyarrow is heavy and only this path needs it
     f = pq.ParquetFile(str(Path(root) / part))
     groups, first, row = [], None, 0
     for g in range(f.metadata.num_row_groups):
@@ -863,8 +862,6 @@ def _check_spark(spark, out: Path, by_key: dict, coverage: bool, files: bool = T
     into four tasks per core); otherwise, and on a dataset
     whose run rows do not say where their events are, bring each run's rows
     together with a shuffle and a sort."""
-    from concurrent.futures import ThreadPoolExecutor
-    from groupcheck.conformance.pipeline.spark import parallelism, progress
     apart = frozenset(k for k, r in by_key.items()
                       if r["events"] >= SPLIT_EVENTS and r["reject_reason"] is None and registry.judged(r["protocol"]))
     tasks = 4 * parallelism(spark)
@@ -903,11 +900,8 @@ def _check_spark_shuffled(spark, out: Path, by_key: dict, coverage: bool, apart:
     partitions per core, sorted within each, each partition streamed to one
     ``mapInArrow`` call that cuts it into runs.  Returns (verdict rows,
     {key: the catalogue's judgement} of the runs in ``apart``)."""
-    import pickle
-    from concurrent.futures import ThreadPoolExecutor
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
-    from groupcheck.conformance.pipeline.spark import progress
+    from pyspark.sql import functions as F     # lazy: pyspark is heavy and only this path needs it
+    from pyspark.sql.pandas.types import from_arrow_schema     # lazy: pyspark is heavy and only this path needs it
     events = _spark_events(spark, out).select(*CHECK_COLUMNS)
 
     def by_run(df, n_runs: int):
@@ -945,7 +939,6 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
     by_key = {(r["source"], r["run_id"]): r for r in runs}
     results: dict = {}
     if engine == "local":
-        from groupcheck.core.progress import tick
         groups = _local_event_groups(out)
         for i, (key, run) in enumerate(by_key.items()):
             results[key] = _check_run(run, groups.get(key, []), coverage)
@@ -974,8 +967,6 @@ def check(out, *, engine: str = "local", spark=None, master: Optional[str] = Non
 def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[frozenset]:
     """Digests of the model's reachable states for these constants, or None
     when the explorer does not finish under ``max_states``."""
-    from groupcheck.model.core import explore
-    from groupcheck.model.registry import model_class
     try:
         model = model_class(protocol)(json.loads(constants_json))
     except (KeyError, TypeError, ValueError):
@@ -983,7 +974,6 @@ def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[
     res = explore(model, check_invariants=False, build_graph=True, max_states=max_states)
     if not res.complete:
         return None
-    from groupcheck.conformance.replay.registry import get
     red = get(protocol).reduce or (lambda s: s)
     return frozenset(_digest(red(s)) for s in res.graph.nodes)
 
@@ -991,7 +981,6 @@ def _reachable(protocol: str, constants_json: str, max_states: int) -> Optional[
 def coverage_of(verdicts: list[dict], max_states: int = COVERAGE_MAX_STATES) -> dict:
     """Per protocol: actions taken vs the protocol's actions; per constants:
     distinct model states visited by the replays vs the reachable set."""
-    from groupcheck.conformance.replay.registry import UnknownProtocol, get
     out = {}
     for protocol in sorted({v["protocol"] for v in verdicts if v["protocol"]}):
         vs = [v for v in verdicts if v["protocol"] == protocol]
@@ -1030,8 +1019,6 @@ def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Opt
     """``groupcheck conform --engine``: the pipeline's verdicts in the shape of
     ``conform.conform_file(...).to_json()``, one per file, sorted as
     ``traces.trace_files`` sorts them."""
-    import tempfile
-    from groupcheck.core.trace.reader import trace_files
     files = [str(p) for p in trace_files(paths)]
     with tempfile.TemporaryDirectory(prefix="groupcheck-conform-", dir=work_dir) as tmp:
         ds = Path(tmp) / "ds"
@@ -1056,7 +1043,7 @@ def conform_rows(paths: Iterable, engine: str = "spark", spark=None, master: Opt
 
 def first_bad_events(out, run: dict) -> list[dict]:
     """The event records of one run of the dataset (for a sequence diagram)."""
-    import pyarrow.dataset as ds
+    import pyarrow.dataset as ds     # lazy: pyarrow is heavy and only this path needs it
     d = ds.dataset(str(Path(out)), format="parquet", partitioning="hive")
     t = d.to_table(filter=(ds.field("source") == run["file"]) & (ds.field("run_id") == run["run_id"]))
     return [_record(r) for r in sorted(t.to_pylist(), key=lambda r: r["i"])]
@@ -1076,7 +1063,6 @@ def run_audit_stage(protocols: Iterable[str], runs: int, seed: int, out_dir, eng
     "first_bad_run_events": [...], "coverage": {...}, "rows": {...},
     "disagreements": n, "seconds": s, "dataset": path}}``; ``bad_runs``
     lists every run whose verdict is not ok (run_id, verdict, reason)."""
-    from groupcheck.conformance.replay.registry import get
     spark = _session(engine, spark, master)
     report = {}
     for p in protocols:
