@@ -677,8 +677,6 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     and with ``both`` the model replay too; the run fails when a trace is
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
-    from groupcheck.conformance.replay.registry import get
-    from groupcheck.conformance.replay.engine import gaps
     from groupcheck.conformance.replay.conform import conform_file
     from concurrent.futures import ThreadPoolExecutor
     from groupcheck.core.trace.reader import TraceError, load, trace_runs
@@ -741,79 +739,92 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             verdicts = list(pool.map(validate, range(len(loaded))))
     for (f, row, trace), v in zip(loaded, verdicts):
-        if v is None:
-            rows.append(row)
-            continue
-        if isinstance(v, tlctrace.NoVerdict):     # a limit TLC hit: one line, its output kept in a log
-            # TLC checked nothing: incomplete, unless the model replay (both) found the run broken
-            row.update(verdict="incomplete", reason=f"TLC gave no verdict: {v}")
-            if both:
-                m = replayed[id(row)].to_json()
-                row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
-                                "stops_conforming_at": m["stops_conforming_at"]}
-                if m["verdict"] in ("violation", "nonconforming", "rejected"):
-                    row["verdict"] = m["verdict"]
-            rows.append(row); bad += gate.unexpected(row)
-            continue
-        row["tlc"] = v.to_json()
-        if not v.clean:
-            row["tlc_explain"] = v.explain()
-        ok = v.clean
-        if both:
-            rep = replayed[id(row)]
-            m = rep.to_json()
-            # TLC judges the steps and the trace spec's safety properties; the
-            # replay's "ok" includes its other properties (GapFreeFIFO, the
-            # end-of-run ones), so the two are compared on what both judge
-            row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
-                            "stops_conforming_at": m["stops_conforming_at"], "broken": rep.broken}
-            agree = tlctrace.agrees(v, rep)
-            row["agree"] = agree
-            if not agree:
-                row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
-            ok = ok and agree and m["verdict"] in ("ok", "incomplete")     # (incomplete: decided below alike)
-        if ok:      # nothing wrong: ok only if enough was checked, as the replay decides
-            why = gaps(trace, get(trace.header["protocol"]).work)
-            row.update(verdict="incomplete" if why else "ok", reason="; ".join(why) or None)
-        elif both and not row["agree"]:
-            row["verdict"] = "disagreement"
-        elif v.broken_at is not None and not (both and v.ok):   # TLC alone, or steps failing later
-            row.update(verdict="violation", protocol=trace.header["protocol"], property=v.broken[0],
-                       finding=None, finding_why=None)
-            row["reason"] = v.broken_detail() + ("" if v.ok else f"; {v.detail}")
-        elif not v.ok:
-            row["verdict"] = "nonconforming"
-        else:   # both accept the steps and agree; the replay's verdict names the violations and their findings
-            row.update(verdict=m["verdict"], protocol=trace.header["protocol"], property=violated(m),
-                       finding=m.get("finding"), finding_why=m.get("finding_why"), violations=m.get("violations"))
-            row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
-                             f"{row['property']} (groupcheck conform --checker model for details)")
-        bad += not ok and gate.unexpected(row)
+        if v is not None:
+            failed = _tlc_row(row, v, trace, replayed.get(id(row)), both)
+            bad += failed and gate.unexpected(row)
         rows.append(row)
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
-        for r in rows:
-            line = f"{r.get('run_id') or r['file']}: {r['verdict']}{gate.note(r)}"
-            if "tlc" in r:
-                t = r["tlc"]
-                said = (f"{'/'.join(t['broken'])} broken at event {t['broken_at']}" if t.get("broken_at") is not None
-                        else "ok" if t["ok"] else "")
-                if not t["ok"]:
-                    said += ("; " if said else "") + "rejected at event " + str(t["first_unmatched"])
-                line += f" [tlc: {said}, {t['seconds']} s"
-                if "model" in r:
-                    mm = r["model"]
-                    line += f"; model: {mm['verdict']}" + (f" at event {mm['first_bad_event']}" if mm["first_bad_event"] is not None else "")
-                line += "]"
-            print(line)
-            if r.get("reason"):
-                print("  " + r["reason"])
-            if r.get("tlc_explain"):
-                print("  " + r["tlc_explain"].replace("\n", "\n  "))
-        print(tally_line(rows, [r for r in rows if gate.unexpected(r)]))
+        _print_tlc_rows(rows, gate)
     _say_missing(gate, rows)
     return gate.exit_code(rows, bad)
+
+
+def _tlc_row(row: dict, v, trace, rep, both: bool) -> bool:
+    """Fill ``row`` with the run's verdict from TLC's (``v``) and, with
+    ``both``, the model replay's (``rep``); True when the run counts
+    against the exit status (if its verdict is not an expected one)."""
+    from groupcheck.conformance import tlctrace
+    from groupcheck.conformance.replay.engine import gaps
+    from groupcheck.conformance.replay.registry import get
+    if isinstance(v, tlctrace.NoVerdict):     # a limit TLC hit: one line, its output kept in a log
+        # TLC checked nothing: incomplete, unless the model replay (both) found the run broken
+        row.update(verdict="incomplete", reason=f"TLC gave no verdict: {v}")
+        if both:
+            m = rep.to_json()
+            row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
+                            "stops_conforming_at": m["stops_conforming_at"]}
+            if m["verdict"] in ("violation", "nonconforming", "rejected"):
+                row["verdict"] = m["verdict"]
+        return True
+    row["tlc"] = v.to_json()
+    if not v.clean:
+        row["tlc_explain"] = v.explain()
+    ok = v.clean
+    if both:
+        m = rep.to_json()
+        # TLC judges the steps and the trace spec's safety properties; the
+        # replay's "ok" includes its other properties (GapFreeFIFO, the
+        # end-of-run ones), so the two are compared on what both judge
+        row["model"] = {"verdict": m["verdict"], "first_bad_event": m["first_bad_event"],
+                        "stops_conforming_at": m["stops_conforming_at"], "broken": rep.broken}
+        agree = tlctrace.agrees(v, rep)
+        row["agree"] = agree
+        if not agree:
+            row["reason"] = "TOOL FAILURE: the model replay and TLC disagree"
+        ok = ok and agree and m["verdict"] in ("ok", "incomplete")     # (incomplete: decided below alike)
+    if ok:      # nothing wrong: ok only if enough was checked, as the replay decides
+        why = gaps(trace, get(trace.header["protocol"]).work)
+        row.update(verdict="incomplete" if why else "ok", reason="; ".join(why) or None)
+    elif both and not row["agree"]:
+        row["verdict"] = "disagreement"
+    elif v.broken_at is not None and not (both and v.ok):   # TLC alone, or steps failing later
+        row.update(verdict="violation", protocol=trace.header["protocol"], property=v.broken[0],
+                   finding=None, finding_why=None)
+        row["reason"] = v.broken_detail() + ("" if v.ok else f"; {v.detail}")
+    elif not v.ok:
+        row["verdict"] = "nonconforming"
+    else:   # both accept the steps and agree; the replay's verdict names the violations and their findings
+        row.update(verdict=m["verdict"], protocol=trace.header["protocol"], property=violated(m),
+                   finding=m.get("finding"), finding_why=m.get("finding_why"), violations=m.get("violations"))
+        row["reason"] = (f"the steps conform (both checkers); the model replay reports a violation of "
+                         f"{row['property']} (groupcheck conform --checker model for details)")
+    return not ok
+
+
+def _print_tlc_rows(rows: list[dict], gate: Gate) -> None:
+    """``conform --checker tlc|both``'s rows as text, one line a run, then the tally."""
+    for r in rows:
+        line = f"{r.get('run_id') or r['file']}: {r['verdict']}{gate.note(r)}"
+        if "tlc" in r:
+            t = r["tlc"]
+            said = (f"{'/'.join(t['broken'])} broken at event {t['broken_at']}" if t.get("broken_at") is not None
+                    else "ok" if t["ok"] else "")
+            if not t["ok"]:
+                said += ("; " if said else "") + "rejected at event " + str(t["first_unmatched"])
+            line += f" [tlc: {said}, {t['seconds']} s"
+            if "model" in r:
+                mm = r["model"]
+                line += f"; model: {mm['verdict']}" + (f" at event {mm['first_bad_event']}"
+                                                       if mm["first_bad_event"] is not None else "")
+            line += "]"
+        print(line)
+        if r.get("reason"):
+            print("  " + r["reason"])
+        if r.get("tlc_explain"):
+            print("  " + r["tlc_explain"].replace("\n", "\n  "))
+    print(tally_line(rows, [r for r in rows if gate.unexpected(r)]))
 
 
 from .traces import app as traces_app; app.add_typer(traces_app, name="traces")  # noqa: E402,E702

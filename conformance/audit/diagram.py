@@ -190,20 +190,7 @@ def steps_from_states(trace: list[tuple[Optional[str], dict[str, Any]]], n_membe
     prev: Optional[dict[str, Any]] = None
     for i, (action, state) in enumerate(trace, 1):
         if prev is None:                # messages in flight in the initial state: sent at Init
-            init = Step(i, "Init", [], note="")
-            for var, cur in state.items():
-                for key, msgs in (_channels(cur, members) or {}).items():
-                    for msg in msgs:
-                        arrow = Arrow(key[0], key[1], to_tla(msg), sent_at=i)
-                        init.sends.append(arrow)
-                        queues.setdefault(key, []).append(arrow)
-                for rec in sorted(_bag(cur) or (), key=to_tla):
-                    ends = _ends(rec, members)
-                    if ends is not None:
-                        arrow = Arrow(ends[0], ends[1], to_tla(rec), sent_at=i)
-                        init.sends.append(arrow)
-                        in_bag[(var, rec)] = arrow
-            steps.append(init)
+            steps.append(_init_step(i, state, members, queues, in_bag))
             prev = state
             continue
         actors: set[int] = set()
@@ -296,16 +283,39 @@ def steps_from_states(trace: list[tuple[Optional[str], dict[str, Any]]], n_membe
         steps.append(step)
         prev = state
     if steps and len(steps) > 1:
-        last = steps[-1]
-        last.bad = True
-        if loop_index is not None and 0 <= loop_index < len(steps) - 1:
-            last.mark = (f"{violated} fails: from here the behaviour returns to step {loop_index + 1} forever"
-                         if violated else f"from here the behaviour returns to step {loop_index + 1} forever")
-        elif loop_index is not None:
-            last.mark = f"{violated} fails: the behaviour stops here forever" if violated else "stops here forever"
-        else:
-            last.mark = f"{violated} is violated in this state" if violated else "the violating state"
+        _mark_last(steps, violated, loop_index)
     return steps
+
+
+def _init_step(i: int, state: dict[str, Any], members: set[int], queues: dict, in_bag: dict) -> Step:
+    """The Init row: every message in flight in the initial state is sent there."""
+    init = Step(i, "Init", [], note="")
+    for var, cur in state.items():
+        for key, msgs in (_channels(cur, members) or {}).items():
+            for msg in msgs:
+                arrow = Arrow(key[0], key[1], to_tla(msg), sent_at=i)
+                init.sends.append(arrow)
+                queues.setdefault(key, []).append(arrow)
+        for rec in sorted(_bag(cur) or (), key=to_tla):
+            ends = _ends(rec, members)
+            if ends is not None:
+                arrow = Arrow(ends[0], ends[1], to_tla(rec), sent_at=i)
+                init.sends.append(arrow)
+                in_bag[(var, rec)] = arrow
+    return init
+
+
+def _mark_last(steps: list[Step], violated: Optional[str], loop_index: Optional[int]) -> None:
+    """The last step is the violating one; a liveness lasso says where it returns."""
+    last = steps[-1]
+    last.bad = True
+    if loop_index is not None and 0 <= loop_index < len(steps) - 1:
+        last.mark = (f"{violated} fails: from here the behaviour returns to step {loop_index + 1} forever"
+                     if violated else f"from here the behaviour returns to step {loop_index + 1} forever")
+    elif loop_index is not None:
+        last.mark = f"{violated} fails: the behaviour stops here forever" if violated else "stops here forever"
+    else:
+        last.mark = f"{violated} is violated in this state" if violated else "the violating state"
 
 
 # the type of the messages that carry a multicast to the members that deliver it (SEQUENCER's
@@ -752,24 +762,7 @@ def svg(steps: list[Step], n_members: Optional[int] = None, title: str = "") -> 
             out.append(f'<rect class="view" data-step="{s.index}" data-members="{" ".join(map(str, s.view))}" '
                        f'x="{min(xs) - 12}" y="{b0 + 3}" width="{max(xs) - min(xs) + 24}" height="{bh - 6}" '
                        f'rx="4" fill="#dde9f8" stroke="#1f4e99"/>')
-    # each member's line: from the top to its crash, again from a later step where it acts (a recovery)
-    for p, x in col.items():
-        out.append(f'<text class="member" data-member="{p}" x="{x}" y="{top - 8}" text-anchor="middle" '
-                   f'font-weight="bold">{p}</text>')
-        start, alive = top - 4, True
-        for s in steps:
-            if s.hidden:
-                continue
-            if not alive and (p in s.actors or any(a.src == p for a in s.sends)) and p not in s.crashed:
-                start, alive = y[s.index] - 6, True
-            if alive and p in s.crashed:
-                out.append(f'<line class="lifeline" data-member="{p}" x1="{x}" y1="{start}" x2="{x}" '
-                           f'y2="{y[s.index]}" stroke="#999"/>')
-                out.append(_x_mark(x, y[s.index], 7, "crash", "#000", f' data-member="{p}" data-step="{s.index}"'))
-                alive = False
-        if alive:
-            out.append(f'<line class="lifeline" data-member="{p}" x1="{x}" y1="{start}" x2="{x}" '
-                       f'y2="{height - 6}" stroke="#999"/>')
+    out += _lifelines(steps, col, y, top, height)
     for k, s in enumerate(steps):
         if s.hidden:
             out.append(f'<text class="cut" x="{text_x}" y="{band[k][0] + 16}" fill="#555">'
@@ -788,6 +781,39 @@ def svg(steps: list[Step], n_members: Optional[int] = None, title: str = "") -> 
         out.append(f'<text x="{text_x}" y="{yy + 4}" fill="{color}">' + "".join(
             f'<tspan x="{text_x}" dy="{0 if k2 == 0 else line_h}">{escape(ln)}</tspan>'
             for k2, ln in enumerate(labels[k])) + '</text></g>')
+    out += _arrows(steps, col, y)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _lifelines(steps: list[Step], col: dict, y: dict, top: int, height: int) -> list[str]:
+    """Each member's line: from the top to its crash (under a black cross),
+    again from a later step where it acts (a recovery)."""
+    out: list[str] = []
+    for p, x in col.items():
+        out.append(f'<text class="member" data-member="{p}" x="{x}" y="{top - 8}" text-anchor="middle" '
+                   f'font-weight="bold">{p}</text>')
+        start, alive = top - 4, True
+        for s in steps:
+            if s.hidden:
+                continue
+            if not alive and (p in s.actors or any(a.src == p for a in s.sends)) and p not in s.crashed:
+                start, alive = y[s.index] - 6, True
+            if alive and p in s.crashed:
+                out.append(f'<line class="lifeline" data-member="{p}" x1="{x}" y1="{start}" x2="{x}" '
+                           f'y2="{y[s.index]}" stroke="#999"/>')
+                out.append(_x_mark(x, y[s.index], 7, "crash", "#000", f' data-member="{p}" data-step="{s.index}"'))
+                alive = False
+        if alive:
+            out.append(f'<line class="lifeline" data-member="{p}" x1="{x}" y1="{start}" x2="{x}" '
+                       f'y2="{height - 6}" stroke="#999"/>')
+    return out
+
+
+def _arrows(steps: list[Step], col: dict, y: dict) -> list[str]:
+    """An arrow per message from its send's row to its receipt's, to a red
+    cross where it was lost, or dashed and open-ended while in flight."""
+    out: list[str] = []
     for s in steps:
         for a in s.sends:
             if a.sent_at not in y:
@@ -818,8 +844,7 @@ def svg(steps: list[Step], n_members: Optional[int] = None, title: str = "") -> 
                 + (f' data-lost="{a.lost_at}"' if a.lost_at else "") + (' data-inferred="1"' if a.inferred else "")
             out.append(f'<line class="msg {cls}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#1f4e99"{dash}'
                        f'{end}{attrs}><title>{escape(a.label)}</title></line>{cross}')
-    out.append("</svg>")
-    return "\n".join(out)
+    return out
 
 
 def cti(title: str, action: str, pre: dict, post: dict, path: Optional[list[str]] = None):

@@ -727,6 +727,155 @@ def plan_costs(ids: list[str], jobs: int, table: Optional[dict] = None) -> dict[
     return out
 
 
+class _Ticks:
+    """The audit's progress: ``done`` of ``todo`` checks that run, each
+    reported through ``progress`` when one is given."""
+
+    def __init__(self, progress: Optional[Callable[..., None]], todo: int):
+        self.progress, self.todo, self.done = progress, todo, 0
+
+    def say(self, what: str, **kw) -> None:
+        if self.progress:
+            self.progress(what, self.done, self.todo, **kw)
+
+    def tick(self, what: str, c: Optional[Check] = None, key: Optional[str] = None) -> None:
+        """One check finished: ``what`` with its verdict (``key``: its id in the plan)."""
+        self.done += 1
+        if self.progress:
+            self.progress(what, self.done, self.todo, _said(c) if c is not None else "done",
+                          key=key or (c.id if c is not None else None))
+
+
+def _tlc_and_link_stages(tlc_on: list, link_on: list, workers: int, jobs: int, ticks: _Ticks) -> list[Check]:
+    """The tlc and link stages' checks, in manifest order (the tlc stage's,
+    then the link stage's).  TLC and the explorer run as separate processes
+    / GIL-light loops: ``jobs`` of them at once (default: one per core)
+    shortens the audit's wall time.  A model expected ok, without PROPERTY,
+    that both stages take is checked by one TLC run that also dumps the
+    graph (tlc_and_link_checks) instead of two (``shares_one_run``)."""
+    both = [e for e in tlc_on if e in link_on and shares_one_run(e)]
+    work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
+        + [("both", e) for e in both]
+    if not work:
+        return []
+    fns = {"tlc": lambda e, w: [tlc_check(e, w)], "link": lambda e, w: [link_check(e, w)],
+           "both": tlc_and_link_checks}
+    by_id: dict[str, Check] = {}
+    # the longest jobs first, so no long one is left alone at the end
+    order = sorted(range(len(work)), key=lambda i: -(work[i][1].distinct_states or 0))
+    ticks.say("TLC and spec ⇄ model", queue=(      # the pool starts them in this order
+        [[f"{k}/{work[i][1].protocol}/{work[i][1].name}" for k in (("tlc", "link") if work[i][0] == "both"
+                                                                 else (work[i][0],))] for i in order],
+        max(1, jobs)))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futs = {pool.submit(fns[work[i][0]], work[i][1], workers): i for i in order}
+        for f in as_completed(futs):
+            k, e = work[futs[f]]
+            for c in f.result():
+                ticks.tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}", c)
+                by_id[c.id] = c
+    return [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on] + [by_id[f"link/{e.protocol}/{e.name}"]
+                                                                   for e in link_on]
+
+
+def _skipped_checks(entries: list, tlc_entries: list, link_entries: list, all_encs: list, encs: list,
+                    unchecked: dict, stages: tuple[str, ...]) -> list[Check]:
+    """A skipped check for each model, comparison and proof the run leaves
+    to ``--full``, with the reason."""
+    out: list[Check] = []
+    if "tlc" in stages:
+        out += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
+                      expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,
+                      skipped=True, explanation="marked heavy in its manifest (one of the longer TLC runs): "
+                      "checked by `groupcheck audit --full` and the slow tests, not by the default audit"
+                      if id(e) not in unchecked else
+                      f"the smallest model of a shipped variant that no light model checks, left out of the "
+                      f"default audit: {unchecked[id(e)]}; checked by `groupcheck audit --full` and the "
+                      "slow tests")
+                for e in entries if e not in tlc_entries]
+    if "link" in stages:
+        out += [Check(id=f"link/{e.protocol}/{e.name}", kind="link", protocol=e.protocol, name=e.name,
+                      expected="graphs equal", observed="skipped", as_expected=True, seconds=0.0,
+                      skipped=True, explanation="marked slow in its manifest: compared by "
+                      "`groupcheck audit --full` and the slow tests, not by the default audit")
+                for e in entries if e.compare and e not in link_entries]
+    out += [Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
+                  name=f"{enc.variant} (N={enc.members})", expected="proved", observed="skipped",
+                  as_expected=True, seconds=0.0, skipped=True,
+                  explanation="marked heavy (a minute or more of z3): proved by `groupcheck prove`, "
+                  "`groupcheck audit --full` and the slow tests, not by the default audit")
+            for enc in all_encs if enc not in encs]
+    return out
+
+
+def _conformance_stage(conf: list[str], fixed: dict, runs: int, seed: int, out_dir, engine: str,
+                       master: Optional[str], ticks: _Ticks, coverage: dict) -> list[Check]:
+    """Each protocol's campaign through the pipeline, then the same campaign
+    on each stack that fixes one of its findings; a stage that fails is an
+    unexpected result, reported."""
+    checks: list[Check] = []
+    for name in conf:
+        ticks.say(f"conformance {name} ({engine})", started=f"conformance/{name}")
+        proto = registry.get(name)
+        t0 = time.monotonic()
+        try:
+            res = pipeline.run_audit_stage([name], runs=runs, seed=seed,
+                                           out_dir=Path(out_dir) / "traces", engine=engine,
+                                           master=master, draw=DRAWN_RUNS)[name]
+        except Exception as e:      # the stage failing is an unexpected result, reported
+            checks.append(Check(id=f"conformance/{name}", kind="conformance", protocol=name,
+                                name=f"{runs} runs", expected="all runs conform", observed="error",
+                                as_expected=False, seconds=round(time.monotonic() - t0, 3),
+                                detail=f"{type(e).__name__}: {e}"))
+            ticks.tick(f"conformance {name}", checks[-1])
+            for fx in fixed[name]:
+                ticks.tick(f"conformance {name} on {fx}: not run", key=f"conformance/{name}-fixed-by-{fx}")
+            continue
+        res.setdefault("seconds", time.monotonic() - t0)
+        checks.append(conformance_check(proto, res))
+        ticks.tick(f"conformance {name}", checks[-1])
+        for fx in fixed[name]:
+            ticks.say(f"conformance {name} on {fx}", started=f"conformance/{name}-fixed-by-{fx}")
+            checks.append(fixed_stack_check(name, fx, runs, seed))
+            ticks.tick(f"conformance {name} on {fx}", checks[-1])
+        if res.get("coverage"):
+            coverage[name] = coverage_figures(res["coverage"])
+    return checks
+
+
+def _tracevalidation_stage(tv: list, jobs: int, ticks: _Ticks, extra: dict) -> list[Check]:
+    """TLC trace validation of the sampled runs, one TLC process per core."""
+    checks: list[Check] = []
+    accepted: dict[str, list] = defaultdict(list)
+    ticks.say("TLC trace validation", queue=([f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)],
+                                             max(1, jobs)))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
+        futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
+        for i, ((p, sd), f) in enumerate(zip(tv, futs)):
+            c, trace = f.result()
+            checks.append(c)
+            if trace is not None:
+                accepted[p].append(trace)
+            ticks.tick(f"TLC trace validation {c.name}", c, key=f"tracevalidation/{p}/#{i}")
+    extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
+                               for p in dict.fromkeys(p for p, _ in tv)}
+    return checks
+
+
+def _prove_stage(encs: list, jobs: int, ticks: _Ticks) -> list[Check]:
+    """Each variant in a fresh process, ``jobs`` at once (registry.run_isolated:
+    one z3 context per process, and variants run one after another in it
+    interfere)."""
+    from groupcheck.model.proofs import registry as prove_matrix     # lazy: z3 is heavy and only this path needs it
+    checks: list[Check] = []
+    ticks.say(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)",
+              queue=([f"prove/{enc.protocol}/{enc.variant}" for enc in encs], max(1, jobs)))
+    for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
+        checks.append(prove_check(enc, queries=qs))
+        ticks.tick(f"prove {enc.protocol}/{enc.variant}", checks[-1])
+    return checks
+
+
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
         protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
@@ -757,147 +906,38 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
            if "conformance" in stages else []) \
         + ([f"history/{n}" for n in hist] if "history" in stages else []) \
         + [f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)] + [f"cluster/{p}" for p in clusters]
-    todo, done = len(ids), 0
+    ticks = _Ticks(progress, len(ids))
     if progress:
-        progress(f"audit: {todo} checks to run", 0, todo, plan=plan_costs(ids, jobs))
-    checks: list[Check] = []
+        progress(f"audit: {len(ids)} checks to run", 0, len(ids), plan=plan_costs(ids, jobs))
     t_start = time.monotonic()
     extra: dict = {"coverage": {}, "skipped_link_models": [f"{e.protocol}/{e.name}" for e in entries
                                                           if e.compare and e not in link_entries],
                    "stages": {"all": list(STAGES), "selected": [s for s in STAGES if s in stages]},
                    "shipped_variants": _variants_figures(entries, [] if full else picks,
                                                          {} if full else unpicked)}
-
-    def tick(what: str, c: Optional[Check] = None, key: Optional[str] = None):
-        """One check finished: ``what`` with its verdict (``key``: its id in the plan)."""
-        nonlocal done
-        done += 1
-        if progress:
-            progress(what, done, todo, _said(c) if c is not None else "done",
-                     key=key or (c.id if c is not None else None))
-
-    # TLC and the explorer run as separate processes / GIL-light loops: ``jobs``
-    # of them at once (default: one per core) shortens the audit's wall time;
-    # the checks keep manifest order in the outputs.
-    # A model expected ok, without PROPERTY, that both stages take is checked
-    # by one TLC run that also dumps the graph (tlc_and_link_checks) instead
-    # of two (``shares_one_run``).
-    tlc_on = tlc_entries if "tlc" in stages else []
-    link_on = link_entries if "link" in stages else []
-    both = [e for e in tlc_on if e in link_on and shares_one_run(e)]
-    work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
-        + [("both", e) for e in both]
-    if work:
-        fns = {"tlc": lambda e, w: [tlc_check(e, w)], "link": lambda e, w: [link_check(e, w)],
-               "both": tlc_and_link_checks}
-        by_id: dict[str, Check] = {}
-        # the longest jobs first, so no long one is left alone at the end
-        order = sorted(range(len(work)), key=lambda i: -(work[i][1].distinct_states or 0))
-        if progress:        # the pool starts them in this order
-            progress("TLC and spec ⇄ model", done, todo, queue=(
-                [[f"{k}/{work[i][1].protocol}/{work[i][1].name}" for k in (("tlc", "link") if work[i][0] == "both"
-                                                                         else (work[i][0],))] for i in order],
-                max(1, jobs)))
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futs = {pool.submit(fns[work[i][0]], work[i][1], workers): i for i in order}
-            for f in as_completed(futs):
-                k, e = work[futs[f]]
-                for c in f.result():
-                    tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}", c)
-                    by_id[c.id] = c
-        # manifest order: the tlc stage's checks, then the link stage's
-        checks += [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on]
-        checks += [by_id[f"link/{e.protocol}/{e.name}"] for e in link_on]
-    if "tlc" in stages:
+    checks = _tlc_and_link_stages(tlc_entries if "tlc" in stages else [],
+                                  link_entries if "link" in stages else [], workers, jobs, ticks)
+    if "tlc" in stages and not full:
+        picked = {f"tlc/{e.protocol}/{e.name}" for e in picks}
         for c in checks:
-            if c.kind == "tlc" and not full and c.id in {f"tlc/{e.protocol}/{e.name}" for e in picks}:
+            if c.kind == "tlc" and c.id in picked:
                 c.figures["coverage_pick"] = True
-        unchecked = {} if full else {id(e): why for e, why in unpicked.values()}
-        checks += [Check(id=f"tlc/{e.protocol}/{e.name}", kind="tlc", protocol=e.protocol, name=e.name,
-                         expected=e.expected, observed="skipped", as_expected=True, seconds=0.0,
-                         skipped=True, explanation="marked heavy in its manifest (one of the longer TLC runs): "
-                         "checked by `groupcheck audit --full` and the slow tests, not by the default audit"
-                         if id(e) not in unchecked else
-                         f"the smallest model of a shipped variant that no light model checks, left out of the "
-                         f"default audit: {unchecked[id(e)]}; checked by `groupcheck audit --full` and the "
-                         "slow tests")
-                   for e in entries if e not in tlc_entries]
-    if "link" in stages:
-        checks += [Check(id=f"link/{e.protocol}/{e.name}", kind="link", protocol=e.protocol, name=e.name,
-                         expected="graphs equal", observed="skipped", as_expected=True, seconds=0.0,
-                         skipped=True, explanation="marked slow in its manifest: compared by "
-                         "`groupcheck audit --full` and the slow tests, not by the default audit")
-                   for e in entries if e.compare and e not in link_entries]
-    checks += [Check(id=f"prove/{enc.protocol}/{enc.variant}", kind="prove", protocol=enc.protocol,
-                     name=f"{enc.variant} (N={enc.members})", expected="proved", observed="skipped",
-                     as_expected=True, seconds=0.0, skipped=True,
-                     explanation="marked heavy (a minute or more of z3): proved by `groupcheck prove`, "
-                     "`groupcheck audit --full` and the slow tests, not by the default audit")
-               for enc in all_encs if enc not in encs]
+    checks += _skipped_checks(entries, tlc_entries, link_entries, all_encs, encs,
+                              {} if full else {id(e): why for e, why in unpicked.values()}, stages)
     if "conformance" in stages and conf:
-        for name in conf:
-            if progress:
-                progress(f"conformance {name} ({engine})", done, todo, started=f"conformance/{name}")
-            proto = registry.get(name)
-            t0 = time.monotonic()
-            try:
-                res = pipeline.run_audit_stage([name], runs=runs, seed=seed,
-                                               out_dir=Path(out_dir) / "traces", engine=engine,
-                                               master=master, draw=DRAWN_RUNS)[name]
-            except Exception as e:      # the stage failing is an unexpected result, reported
-                checks.append(Check(id=f"conformance/{name}", kind="conformance", protocol=name,
-                                    name=f"{runs} runs", expected="all runs conform", observed="error",
-                                    as_expected=False, seconds=round(time.monotonic() - t0, 3),
-                                    detail=f"{type(e).__name__}: {e}"))
-                tick(f"conformance {name}", checks[-1])
-                for fx in fixed[name]:
-                    tick(f"conformance {name} on {fx}: not run", key=f"conformance/{name}-fixed-by-{fx}")
-                continue
-            res.setdefault("seconds", time.monotonic() - t0)
-            checks.append(conformance_check(proto, res))
-            tick(f"conformance {name}", checks[-1])
-            for fx in fixed[name]:
-                if progress:
-                    progress(f"conformance {name} on {fx}", done, todo, started=f"conformance/{name}-fixed-by-{fx}")
-                checks.append(fixed_stack_check(name, fx, runs, seed))
-                tick(f"conformance {name} on {fx}", checks[-1])
-            if res.get("coverage"):
-                extra["coverage"][name] = coverage_figures(res["coverage"])
+        checks += _conformance_stage(conf, fixed, runs, seed, out_dir, engine, master, ticks, extra["coverage"])
     if "history" in stages:
         for name in hist:
-            if progress:
-                progress(f"history {name}", done, todo, started=f"history/{name}")
+            ticks.say(f"history {name}", started=f"history/{name}")
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
-            tick(f"history {name}", checks[-1])
+            ticks.tick(f"history {name}", checks[-1])
     if tv:
-        accepted: dict[str, list] = defaultdict(list)
-        if progress:
-            progress("TLC trace validation", done, todo,
-                     queue=([f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)], max(1, jobs)))
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
-            futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
-            for i, ((p, sd), f) in enumerate(zip(tv, futs)):
-                c, trace = f.result()
-                checks.append(c)
-                if trace is not None:
-                    accepted[p].append(trace)
-                tick(f"TLC trace validation {c.name}", c, key=f"tracevalidation/{p}/#{i}")
-        extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
-                                   for p in dict.fromkeys(p for p, _ in tv)}
+        checks += _tracevalidation_stage(tv, jobs, ticks, extra)
     if encs:
-        # each variant in a fresh process, ``jobs`` at once (registry.run_isolated: one z3
-        # context per process, and variants run one after another in it interfere)
-        from groupcheck.model.proofs import registry as prove_matrix     # lazy: z3 is heavy and only this path needs it
-        if progress:
-            progress(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)", done, todo,
-                     queue=([f"prove/{enc.protocol}/{enc.variant}" for enc in encs], max(1, jobs)))
-        for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
-            checks.append(prove_check(enc, queries=qs))
-            tick(f"prove {enc.protocol}/{enc.variant}", checks[-1])
+        checks += _prove_stage(encs, jobs, ticks)
     for p in clusters:
-        if progress:
-            progress(f"cluster {p} (3 processes, chaos)", done, todo, started=f"cluster/{p}")
+        ticks.say(f"cluster {p} (3 processes, chaos)", started=f"cluster/{p}")
         checks.append(cluster_check(Path(out_dir) / p if len(clusters) > 1 else Path(out_dir), p))
-        tick(f"cluster {p}", checks[-1])
+        ticks.tick(f"cluster {p}", checks[-1])
     extra["wall_seconds"] = round(time.monotonic() - t_start, 3)
     return checks, extra
