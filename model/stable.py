@@ -356,6 +356,25 @@ class StableModel(Model):
 _DATA, _STABLE, _STABILITY = 0, 1, 2
 
 
+def _put(t: tuple, i: int, x) -> tuple:
+    return t[:i] + (x,) + t[i + 1:]
+
+
+def _put2(t: tuple, i: int, j: int, x) -> tuple:
+    row = t[i]
+    return t[:i] + (row[:j] + (x,) + row[j + 1:],) + t[i + 1:]
+
+
+def _purge_to(rows: tuple, i: int, d: tuple) -> tuple:
+    row = rows[i]
+    return _put(rows, i, tuple(r if e is None or e[0] <= r else e[0] for r, e in zip(row, d)))
+
+
+def _learn_from(rows: tuple, i: int, d: tuple) -> tuple:
+    row = rows[i]
+    return _put(rows, i, tuple(r if e is None or e[1] <= r else e[1] for r, e in zip(row, d)))
+
+
 class StableKernel(Kernel):
     """``StableModel``'s actions over a lean encoding (the explorer's;
     :mod:`groupcheck.model.core`).  A kernel state is the tuple
@@ -480,6 +499,18 @@ class StableKernel(Kernel):
         return [self.encode(s) for s in self.model.init()]
 
     # --- actions --------------------------------------------------------------
+    def _fresh(self, V: frozenset, row: tuple) -> tuple:
+        return tuple((row[x], row[x]) if x + 1 in V else None for x in self.idx)
+
+    def _merge(self, d: tuple, v: tuple) -> tuple:
+        merges = self._merges     # (digest, vector) -> merged: few distinct pairs, many states
+        r = merges.get((d, v))
+        if r is None:
+            r = merges[(d, v)] = tuple(
+                e if e is None or v[x] < 0 else
+                (e[0] if e[0] < v[x] else v[x], e[1] if e[1] > v[x] else v[x]) for x, e in enumerate(d))
+        return r
+
     def next(self, k: tuple):
         group, view, sent, delivered, received, purged, digest, heard, net = k
         model = self.model
@@ -488,35 +519,10 @@ class StableKernel(Kernel):
         out = []
         add = out.append
 
-        def put(t: tuple, i: int, x) -> tuple:
-            return t[:i] + (x,) + t[i + 1:]
-
-        def put2(t: tuple, i: int, j: int, x) -> tuple:
-            row = t[i]
-            return t[:i] + (row[:j] + (x,) + row[j + 1:],) + t[i + 1:]
-
-        def fresh(V: frozenset, row: tuple) -> tuple:
-            return tuple((row[x], row[x]) if x + 1 in V else None for x in idx)
-
-        merges = self._merges     # (digest, vector) -> merged: few distinct pairs, many states
+        put, put2, purge_to, learn_from = _put, _put2, _purge_to, _learn_from
+        fresh, merge = self._fresh, self._merge
         vectors = self._vectors   # (p, view, delivered row, digest) -> SendStable's digest and messages
         taken = self._taken       # (digest, vector) -> ReceiveStable's new digest, or False (the reset)
-
-        def merge(d: tuple, v: tuple) -> tuple:
-            r = merges.get((d, v))
-            if r is None:
-                r = merges[(d, v)] = tuple(
-                    e if e is None or v[x] < 0 else
-                    (e[0] if e[0] < v[x] else v[x], e[1] if e[1] > v[x] else v[x]) for x, e in enumerate(d))
-            return r
-
-        def purge_to(rows: tuple, i: int, d: tuple) -> tuple:
-            row = rows[i]
-            return put(rows, i, tuple(r if e is None or e[0] <= r else e[0] for r, e in zip(row, d)))
-
-        def learn_from(rows: tuple, i: int, d: tuple) -> tuple:
-            row = rows[i]
-            return put(rows, i, tuple(r if e is None or e[1] <= r else e[1] for r, e in zip(row, d)))
 
         # Multicast(p)
         senders, max_seq = model.Senders, model.MaxSeq
@@ -606,7 +612,22 @@ class StableKernel(Kernel):
             add((lab["SendStability"][i], (group, view, sent, delivered, learn_from(received, i, d),
                                            purge_to(purged, i, d), put(digest, i, fresh(V, delivered[i])),
                                            put(heard, i, V), net2)))
-        # Join(j)
+        self._joins(k, add)
+        # InstallView(p)
+        reset_view = model.ResetOnViewChange
+        for p in self.M:
+            i = p - 1
+            if not view[i] or p not in group or view[i] == group:
+                continue
+            add((lab["InstallView"][i], (group, put(view, i, group), sent, delivered, received, purged,
+                                         put(digest, i, fresh(group, delivered[i])),
+                                         put(heard, i, group) if reset_view else heard, net)))
+        return out
+
+    def _joins(self, k: tuple, add) -> None:
+        """Join(j): once every member of the group has installed it, a node outside joins."""
+        group, view, sent, delivered, received, purged, digest, heard, net = k
+        model, lab, put, fresh = self.model, self.lab, _put, self._fresh
         if all(view[p - 1] == group for p in group):
             switches, reset_view = model.CoordSwitchesAtJoin, model.ResetOnViewChange
             for j in self.M:
@@ -623,13 +644,3 @@ class StableKernel(Kernel):
                                           put(delivered, j - 1, dc), put(received, j - 1, dc), purged,
                                           tuple(fr if p in installs else digest[p - 1] for p in self.M),
                                           heard2, net)))
-        # InstallView(p)
-        reset_view = model.ResetOnViewChange
-        for p in self.M:
-            i = p - 1
-            if not view[i] or p not in group or view[i] == group:
-                continue
-            add((lab["InstallView"][i], (group, put(view, i, group), sent, delivered, received, purged,
-                                         put(digest, i, fresh(group, delivered[i])),
-                                         put(heard, i, group) if reset_view else heard, net)))
-        return out

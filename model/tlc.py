@@ -270,6 +270,20 @@ def check_java(java: str = "java") -> int:
 # --- running -----------------------------------------------------------------
 
 
+def _fresh_dot(dump_dot: str | Path | None) -> Path | None:
+    """Where TLC's graph dump goes (``.dot`` appended when missing), its
+    folder made and a file left by an earlier run removed."""
+    if dump_dot is None:
+        return None
+    dot_path = Path(dump_dot).resolve()
+    if dot_path.suffix != ".dot":
+        dot_path = dot_path.with_name(dot_path.name + ".dot")
+    dot_path.parent.mkdir(parents=True, exist_ok=True)
+    if dot_path.exists():
+        dot_path.unlink()  # never read a stale dump as this run's
+    return dot_path
+
+
 def run_tlc(
     spec_dir: str | Path,
     module: str,
@@ -315,14 +329,7 @@ def run_tlc(
                 raise FileNotFoundError(f"config not found: {cfg_path}")
         else:
             cfg_path = spec_dir / f"{mod}.cfg"
-        dot_path: Path | None = None
-        if dump_dot is not None:
-            dot_path = Path(dump_dot).resolve()
-            if dot_path.suffix != ".dot":
-                dot_path = dot_path.with_name(dot_path.name + ".dot")
-            dot_path.parent.mkdir(parents=True, exist_ok=True)
-            if dot_path.exists():
-                dot_path.unlink()  # never read a stale dump as this run's
+        dot_path = _fresh_dot(dump_dot)
         cmd = [
             java,
             "-XX:+UseParallelGC",
