@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -15,8 +16,9 @@ from typing import List, Optional
 
 import typer
 
-from .findings import Gate, expect_option, known_option
-from .render import ENVIRONMENT, FORCE, at_least, console, fail, out_dir, positive
+from .findings import expect_option, Gate, known_option
+from .render import at_least, console, ENVIRONMENT, fail, FORCE, out_dir, positive
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run the stacks as a real cluster on 127.0.0.1 (UDP, HMAC, SIGKILL) and check its traces.")
@@ -106,7 +108,6 @@ def chaos(
     """A seeded soak: kills (the coordinator, the ring's token holder, any member; never the last) and
     SIGSTOP pauses drawn from --seed over --seconds (OUT/schedule.json), the --faults on every datagram,
     optionally a CPU hog; then the run is checked as `cluster run`'s and exits by the same rule."""
-    import math
     from groupcheck.conformance.cluster import checkable
     from groupcheck.impl import chaos as chaos_mod, protocols
     from groupcheck.impl.cluster import ClusterError

@@ -19,6 +19,7 @@ import typer
 from groupcheck.conformance.findings import violated, violations_of
 from groupcheck.conformance.replay.engine import Verdict
 
+
 KNOWN_HELP = ("documented findings (e.g. SEQUENCER's TotalOrder after a coordinator crash) are accepted by "
               "default; --known demands one, --no-known forbids them")
 EXPECT_HELP = "a property whose violation is expected and must occur (repeatable)"

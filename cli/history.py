@@ -8,11 +8,10 @@ from typing import List, Optional
 
 import typer
 
+from .findings import expect_option, Gate, known_option, tally_line
+from .render import console, fail, need_java, spark_session
 from groupcheck.conformance.findings import history_findings
 from groupcheck.conformance.replay.registry import get
-
-from .findings import Gate, expect_option, known_option, tally_line
-from .render import console, fail, need_java, spark_session
 
 
 def history(

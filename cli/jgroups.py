@@ -5,15 +5,16 @@ checked, the verdicts side by side (conformance/jgroups/adapter.py, docs/jgroups
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from .findings import expect_option, Gate, known_option
+from .render import console, ENVIRONMENT, fail, FORCE, need_java, out_dir
 from groupcheck.conformance.replay.engine import Verdict
 
-from .findings import Gate, expect_option, known_option
-from .render import ENVIRONMENT, FORCE, console, fail, need_java, out_dir
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run JGroups 2.12 (Debian's libjgroups-java) on 127.0.0.1 and check it against the specs.")
@@ -63,7 +64,6 @@ def run(
         need_java()
     out_dir(str(out), command="jgroups run", force=force)
     log(f"compiling the driver ({jgroups.SOURCE.name}) unless cached")
-    import subprocess
     try:
         classes = jgroups.compile_driver()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:

@@ -9,19 +9,30 @@ SIGINT end every child JVM and remove the temporary folders before exiting
 
 from __future__ import annotations
 
+import inspect
 import json
+import logging
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from statistics import median
 from typing import List, Optional
 
 import typer
 
-from .findings import Gate, expect_option, known_option, run_lines, tally_line, violated
-from .render import (ENVIRONMENT, at_least, check_table, console, counterexample_steps, fail, need_java,
+from .findings import expect_option, Gate, known_option, run_lines, tally_line, violated
+from .render import (at_least, check_table, console, counterexample_steps, ENVIRONMENT, fail, need_java,
                      out_dir, progress, spark_session, table, trace_files_or_fail)
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Model-check, cross-check and audit group-communication protocols.\n\n"
@@ -36,7 +47,6 @@ JSON_HELP = "print JSON for machines instead of tables"
 
 def _version(value: bool):
     if value:
-        from importlib.metadata import PackageNotFoundError, version
         try:
             v = version("groupcheck")
         except PackageNotFoundError:
@@ -116,16 +126,13 @@ def run_checks(entries, workers: int, quiet: bool, as_json: bool = False):
     return outcomes
 
 
-
 def _tlc_costs(entries, keys) -> dict:
     """Each model's estimated seconds: its seconds in the audit's cost table,
     else (a model the default audit skips, or one of your own) its pinned
     distinct states at the table's median seconds per state, else the
     median of its kind (conformance/audit/stages.py ``plan_costs``)."""
-    import json as _json
-    from statistics import median
     from groupcheck.conformance.audit.stages import COSTS, plan_costs
-    table = _json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
+    table = json.loads(COSTS.read_text(encoding="utf-8"))["seconds"]
     known = [(table[k], e.distinct_states) for e, k in zip(entries, keys) if k in table and e.distinct_states]
     base = min((sec for sec, _ in known), default=0.0)          # a JVM's start and TLC's set-up
     per_state = [(sec - base) / n for sec, n in known if n >= 10_000]
@@ -231,7 +238,6 @@ def _explore_processes(entries, processes: int, as_json: bool) -> None:
     invariants off as the serial explorer's rows; its counts, time, each
     worker's CPU seconds and memory, and the chance of a fingerprint
     collision (docs/architecture.md)."""
-    import time
     from groupcheck.model.link import build_model
     from groupcheck.model.parallel import explore_parallel
     rows = []
@@ -271,9 +277,8 @@ def prove(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
     """Inductive invariants with z3: initiation, consecution for every action x lemma, implication of the safety property; counterexamples to induction are classified by the explorer. Exit 0 only if every fixed variant is proved and every flawed variant yields a reachable counterexample."""
-    import time
-    import z3
-    from groupcheck.model.proofs import prover, registry
+    import z3     # lazy: z3 is heavy and only this path needs it
+    from groupcheck.model.proofs import prover, registry     # lazy: z3 is heavy and only this path needs it
     if timeout is not None:
         fail("--timeout is gone: every query is bounded by z3's resource limit, the same on every run and "
              "machine, not by wall-clock time; give --rlimit N (z3's rlimit count per query) instead")
@@ -438,7 +443,6 @@ def _run_audit(audit_mod, out, runs, seed, engine, master, workers, full, protoc
                                           progress=on_progress, jobs=jobs)
     except BaseException:
         if _SIGNALLED:      # interrupted: no partial traces left behind
-            import shutil
             for p in fresh:
                 shutil.rmtree(p, ignore_errors=True)
         raise
@@ -528,7 +532,6 @@ def simulate(
                                 "protocol and options (refused if a run of the same seed is there)"),
 ):
     """Simulate runs of the implementation and write one trace file (groupcheck-trace/2) per run."""
-    import pathlib
     from groupcheck.conformance.replay import registry as protocols
     from groupcheck.core.trace import writer as tracefile
     try:
@@ -678,7 +681,6 @@ def _conform_tlc(paths, as_json: bool, gate: Gate, *, both: bool) -> int:
     rejected or when the two checkers disagree (verdict or first bad event)."""
     from groupcheck.conformance import tlctrace
     from groupcheck.conformance.replay.conform import conform_file
-    from concurrent.futures import ThreadPoolExecutor
     from groupcheck.core.trace.reader import TraceError, load, trace_runs
     trace_files_or_fail(paths)
     need_java()
@@ -836,7 +838,6 @@ from .jgroups import app as jgroups_app; app.add_typer(jgroups_app, name="jgroup
 def _metavars(typer_app) -> None:
     """Help without type clutter: every valued option and argument shows a
     name (``--engine ENGINE``, ``PATHS``), not its Python type (``<str>``)."""
-    import inspect
     from typer.models import ArgumentInfo, OptionInfo
     for cmd in typer_app.registered_commands:
         for name, p in inspect.signature(cmd.callback).parameters.items():
@@ -865,7 +866,6 @@ def _on_signal(signum, frame):
     folder and the Spark driver JVM exits with this process (its gateway
     ends when our end of its stdin closes)."""
     global _SIGNALLED
-    import logging
     from groupcheck.model import tlc
     tlc.kill_all()
     if _SIGNALLED:              # a second signal while unwinding: leave
@@ -935,8 +935,6 @@ def _last_line() -> str:
 def _write_traceback() -> str:
     """The current exception's traceback in a file of its own (the terminal
     gets one line naming it)."""
-    import tempfile
-    import traceback
     fd, path = tempfile.mkstemp(prefix="groupcheck-error-", suffix=".log")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("groupcheck " + " ".join(sys.argv[1:]) + "\n\n" + traceback.format_exc())
@@ -949,7 +947,7 @@ def _end_spark_jvm(sig) -> None:
     remove its /tmp/spark-* and blockmgr-* folders."""
     if "pyspark" not in sys.modules:
         return
-    from pyspark import SparkContext
+    from pyspark import SparkContext     # lazy: pyspark is heavy and only this path needs it
     proc = getattr(SparkContext._gateway, "proc", None)
     if proc is not None and proc.poll() is None:
         try:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import os
+import shutil
+import signal
 import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -109,14 +116,10 @@ def spark_session(master=None):
     warnings such as "Using incubator modules", log4j, the Python workers'
     output) in a log file, named on stderr; the session is then reused by
     every later ``conformance.spark.session`` call of this process."""
-    import os
-    import sys
-    import tempfile
     from groupcheck.conformance.pipeline import spark
-    from pyspark import SparkContext
+    from pyspark import SparkContext     # lazy: pyspark is heavy and only this path needs it
     if SparkContext._active_spark_context is not None:
         return spark.session(master)
-    import signal
     ours = signal.getsignal(signal.SIGINT)
     fd, path = tempfile.mkstemp(prefix="groupcheck-spark-", suffix=".log")
     sys.stderr.flush()
@@ -159,9 +162,6 @@ def out_dir(path: str, option: str = "--out", *, command: str = "", params: Any 
     folder is the same command's own (a report rewritten whole, as
     ``audit``'s).  ``append`` None: the command cannot append.  Call it
     after the arguments and inputs are validated: nothing is written before."""
-    import json
-    import shutil
-    import tempfile
     p = Path(path)
     if p.exists() and not p.is_dir():
         fail(f"{option} {path}: a file, not a folder; choose another name")
@@ -197,7 +197,6 @@ def out_dir(path: str, option: str = "--out", *, command: str = "", params: Any 
 
 def _mark(p: Path):
     """The folder's MARK as a dict, or None (none, or unreadable)."""
-    import json
     try:
         d = json.loads((p / MARK).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -233,8 +232,6 @@ class _Progress:
     HEARTBEAT = 30.0
 
     def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None, after=0.0):
-        import threading
-        import time
         from groupcheck.core.progress import Work
         self.err = console(stderr=True)
         self.quiet, self.as_json = quiet, as_json
@@ -281,7 +278,6 @@ class _Progress:
             self.work.queue(jobs_in_order, jobs, self.clock())
 
     def __enter__(self):
-        import threading
         if self.quiet:
             return self
         if self.tty:
@@ -331,7 +327,6 @@ class _Progress:
             return
         self.said, self._shown = self.clock(), True
         if self.as_json:
-            import json
             print(json.dumps({"progress": event, "what": text, **f}, ensure_ascii=False), file=sys.stderr, flush=True)
             return
         count = f"[{f['done']}/{f['total']}] " if f["total"] else ""

@@ -11,7 +11,9 @@ from typing import List, Optional
 
 import typer
 
-from .render import FORCE, at_least, console, fail, need_java, out_dir, progress, spark_session, trace_files_or_fail
+from .render import (at_least, console, fail, FORCE, need_java, out_dir, progress, spark_session,
+                     trace_files_or_fail)
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Conformance traces as Parquet: generate, ingest, check (with coverage).")
