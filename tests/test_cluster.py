@@ -36,6 +36,20 @@ def _pids(out: Path) -> list[int]:
     return list(json.loads((out / "cluster.json").read_text())["pids"].values())
 
 
+
+def _killed_node_1(runner):
+    """The run judged: quiescent, conforming, a clean history, node 1 the one
+    killed; None when a live node was suspected under the machine's load and
+    left too (LeaveSuspected: other views, nothing more to compare)."""
+    res = judged(runner)
+    assert res.quiescent
+    assert res.verdict == "ok", res.reason
+    assert res.history == []
+    if res.shunned:
+        return None
+    assert res.killed == [1]
+    return res
+
 def test_sequencer_over_flush_survives_a_coordinator_kill(tmp_path):
     res = judged(Runner("sequencerflush", 3, 150, [(1, 0.15)], tmp_path))
     assert res.quiescent and res.killed == [1]
@@ -329,13 +343,10 @@ def test_the_lossy_ring_survives_the_token_holders_kill(tmp_path, protocol):
     the ring drops node 1 and FLUSH installs {2, 3}.  Every record conforms
     to the model with the lossy ring, the history is clean, the survivors
     delivered alike."""
-    res = judged(Runner(protocol, 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True, kill_holder=True))
-    assert res.quiescent
-    assert res.verdict == "ok", res.reason
-    assert res.history == []
-    if res.shunned:
-        return       # a live node suspected under the machine's load left too (LeaveSuspected): other views
-    assert res.killed == [1]
+    res = _killed_node_1(Runner(protocol, 3, 150, [(1, 0.8)], tmp_path, rate=100, lossy_ring=True,
+                                kill_holder=True))
+    if res is None:
+        return
     # (node 1 may have delivered everything before it held the token again
     # and was killed: on a loaded machine all 450 were delivered by then)
     assert res.delivered[2] == res.delivered[3] >= res.delivered[1]
@@ -371,13 +382,9 @@ def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
     SEQUENCER over FLUSH's promises (no duplicate, SurvivorTotalOrder,
     SenderFIFO, agreement, virtual synchrony); every message a survivor
     sent is delivered by every survivor; no oracle record."""
-    res = judged(Runner("raincoresequencerflush", 3, 150, [(1, 0.8)], tmp_path, rate=100))
-    assert res.quiescent
-    assert res.verdict == "ok", res.reason
-    assert res.history == []
-    if res.shunned:
-        return       # a live node suspected under the machine's load left too (LeaveSuspected): other views
-    assert res.killed == [1]
+    res = _killed_node_1(Runner("raincoresequencerflush", 3, 150, [(1, 0.8)], tmp_path, rate=100))
+    if res is None:
+        return
     recs = [json.loads(x) for f in sorted((tmp_path / "traces").glob("*.ndjson"))
             for x in f.read_text().splitlines()]
     names = [r.get("name") for r in recs]
@@ -386,7 +393,6 @@ def test_sequencer_over_the_ring_survives_a_coordinator_kill(tmp_path):
     assert [r["msg"]["members"] for r in recs if r.get("name") == "SendView"] == [[2, 3]]
     # the survivors' deliveries, from the run's own history: each survivor
     # delivered every message of both survivors (150 each), in one order
-    from groupcheck.conformance import history
     from groupcheck.core.trace import history as history_format
     h = history_format.from_records([json.loads(x) for x in next((tmp_path / "history").glob("*.ndjson"))
                               .read_text().splitlines()])
