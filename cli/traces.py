@@ -100,6 +100,7 @@ def ingest(
 ):
     """Validate NDJSON traces row by row into Parquet; bad rows go to OUT/_rejected with file, line, reason."""
     from groupcheck.conformance.pipeline import stages as pipeline
+    from groupcheck.conformance.pipeline.dataset import read_rejected
     trace_files_or_fail(paths)      # before Spark starts and OUT is made
     try:
         engine = _engine(engine)
@@ -114,7 +115,7 @@ def ingest(
         return
     print(f"{out}: {_summary_line(s)}")
     if s["rows_rejected"]:
-        for r in pipeline.read_rejected(out)[:10]:
+        for r in read_rejected(out)[:10]:
             print(f"  rejected {r['file']}:{r['line']}: {r['reason']}")
         if s["rows_rejected"] > 10:
             print(f"  ... {s['rows_rejected'] - 10} more in {out}/_rejected")

@@ -136,7 +136,7 @@ def test_unreadable_file_says_cannot_read(tmp_path):
 
 
 def test_pipeline_ingest_quarantines_the_same_lines(tmp_path):
-    from groupcheck.conformance.pipeline.stages import _ingested
+    from groupcheck.conformance.pipeline.dataset import ingested as _ingested
     lines = _text(_sequencer_run()).splitlines(keepends=True)
     lines[2] = lines[2].replace('"clock":', '"clock":NaN,"x":', 1)
     lines[5] = lines[5].replace("\n", "\r\n")

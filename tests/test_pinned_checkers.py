@@ -53,12 +53,12 @@ def _row(verdict, violations=(), reason=None, protocol="sequencer"):
 
 
 def test_the_pipeline_judge_against_the_replay():
-    """The pipeline's own property check beside the replay (pipeline._merge):
+    """The pipeline's own property check beside the replay (conformance/pipeline/dataset.py ``merge_judged``):
     a violation the replay missed makes the run a violation; the same first
     property with the same witness agrees; another property, or the same
     one with another witness, disagrees; a replay property no history
     shows (a model invariant) is not compared."""
-    from groupcheck.conformance.pipeline.stages import _merge
+    from groupcheck.conformance.pipeline.dataset import merge_judged as _merge
     from groupcheck.core.properties import Violation
     to = Violation("TotalOrder", "member 2 delivered 3.1 before 2.1", [2, 3], [(3, 1), (2, 1)])
     got = _merge(_row("ok"), [to])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.pipeline import dataset as D, stages as P
 from groupcheck.conformance.replay import registry
 from groupcheck.conformance.replay.registry import get
 from groupcheck.conformance.replay.conform import conform_file
@@ -81,7 +81,7 @@ def test_ingest_accounting_local(tmp_path):
     files = trace_files([tmp_path / "in"])
     lines = sum(max(1, len(f.read_text().splitlines())) for f in files)
     assert s["rows_in"] == lines == s["rows_accepted"] + s["rows_rejected"]
-    rej = P.read_rejected(tmp_path / "ds")
+    rej = D.read_rejected(tmp_path / "ds")
     assert len(rej) == s["rows_rejected"]
     by_file = {}
     for r in rej:
@@ -93,7 +93,7 @@ def test_ingest_accounting_local(tmp_path):
     assert len(by_file["bad-header.ndjson"]) == info["bad_header_in"]      # header bad: every row quarantined
     assert by_file["empty.ndjson"][0]["reason"] == "empty trace (no header)"
     assert set(by_file) == {"bad-lines.ndjson", "bad-header.ndjson", "empty.ndjson"}
-    runs = {Path(r["source"]).name: r for r in P.read_runs(tmp_path / "ds")}
+    runs = {Path(r["source"]).name: r for r in D.read_runs(tmp_path / "ds")}
     assert runs["bad-lines.ndjson"]["events"] == info["bad_lines_in"] - 1 - 3 - 1     # header, 3 bad, end
     res = P.check(tmp_path / "ds", engine="local", coverage=False)
     v = {Path(x["file"]).name: x for x in res["verdicts"]}
@@ -129,7 +129,7 @@ def test_generate_layout_and_coverage_local(tmp_path):
 
 def test_refuses_to_overwrite_a_foreign_folder(tmp_path):
     (tmp_path / "precious.txt").write_text("keep me")
-    with pytest.raises(P.PipelineError):
+    with pytest.raises(D.PipelineError):
         P.generate("sequencer", 1, 0, "", tmp_path, engine="local")
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
@@ -200,7 +200,7 @@ def test_spark_ingest_accounting_and_conform_engines(spark, corpus, tmp_path):
         assert s[k] == loc[k], k
     assert s["rows_in"] == s["rows_accepted"] + s["rows_rejected"] and s["rows_rejected"] > 0
     key = lambda r: (r["file"], r["line"])       # noqa: E731
-    assert sorted(P.read_rejected(tmp_path / "ds"), key=key) == sorted(P.read_rejected(tmp_path / "ds-local"), key=key)
+    assert sorted(D.read_rejected(tmp_path / "ds"), key=key) == sorted(D.read_rejected(tmp_path / "ds-local"), key=key)
     # groupcheck conform --engine spark == --engine local, file for file
     rows = P.conform_rows([d / "in"], engine="spark", spark=spark, work_dir=tmp_path)
     expected = [conform_file(f).to_json() for f in trace_files([d / "in"])]
@@ -224,12 +224,12 @@ def test_spark_check_from_files_equals_the_shuffled_check_and_local(spark, corpu
     real = P._check_spark_shuffled
     monkeypatch.setattr(P, "_check_spark_shuffled", lambda *a: shuffled.append(a[1]) or real(*a))
     for ds in (tmp_path / "gen", tmp_path / "ing"):
-        assert len({r["part"] for r in P.read_runs(ds) if r["part"]}) > 1      # a file per task
+        assert len({r["part"] for r in D.read_runs(ds) if r["part"]}) > 1      # a file per task
         rl = P.check(ds, engine="local", coverage=True, write=False)
         rf = P.check(ds, engine="spark", spark=spark, coverage=True, write=False)
         assert shuffled == []
-        by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(ds)}
-        rows = lambda res: {k: {c: v[c] for c in P.VERDICT_COLUMNS} for k, v in res.items()}   # noqa: E731
+        by_key = {(r["source"], r["run_id"]): r for r in D.read_runs(ds)}
+        rows = lambda res: {k: {c: v[c] for c in D.VERDICT_COLUMNS} for k, v in res.items()}   # noqa: E731
         assert rows(P._check_spark(spark, ds, by_key, True, files=False)) == \
             rows(P._check_spark(spark, ds, by_key, True, files=True))
         assert shuffled == [ds]
@@ -529,7 +529,7 @@ def test_the_end_of_a_ring_run_is_judged_when_it_settled(judged_corpus):
     unsettled = recs[:-1] + [{**recs[-1], "settled": False}]
     assert _catalogue_of(unsettled) == []
     run = {"protocol": recs[0]["protocol"], "end": json.dumps(recs[-1]), "header": json.dumps(recs[0])}
-    assert P._ended(run) and not P._ended({**run, "end": json.dumps(unsettled[-1])})
+    assert D._ended(run) and not D._ended({**run, "end": json.dumps(unsettled[-1])})
 
 
 @pytest.mark.slow
@@ -554,13 +554,13 @@ def test_split_judgement_of_every_judging_protocol_in_process(judged_corpus):
     judged apart (``_judge_slices``) and merged: the local engine's rows."""
     ds, _ = judged_corpus
     local = {(v["file"], v["run_id"]): v for v in P.check(ds, engine="local", coverage=False, write=False)["verdicts"]}
-    by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(ds)}
+    by_key = {(r["source"], r["run_id"]): r for r in D.read_runs(ds)}
     apart = frozenset(by_key)
     got = {(v["file"], v["run_id"]): v for v in P._replay_slices(str(ds), False, apart, P._slices(by_key, 3))}
     found = dict(P._judge_slices(str(ds), [P._run_slice(by_key[k]) for k in sorted(apart)]))
     assert set(found) == apart and all(isinstance(f, list) for f in found.values())
-    got = {k: P._merge(v, found[k]) for k, v in got.items()}
-    assert {k: {c: v[c] for c in P.VERDICT_COLUMNS} for k, v in got.items()} == local
+    got = {k: D.merge_judged(v, found[k]) for k, v in got.items()}
+    assert {k: {c: v[c] for c in D.VERDICT_COLUMNS} for k, v in got.items()} == local
 
 
 def test_traces_command_line_local(tmp_path):

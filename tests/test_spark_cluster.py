@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.pipeline import dataset as D, stages as P
 from groupcheck.conformance.replay.registry import get
 from groupcheck.core.trace import writer as tracefile
 
@@ -331,7 +331,7 @@ def test_pipeline_on_a_standalone_cluster(tmp_path, monkeypatch):
     assert loc["rows_rejected"] == 1 and loc["runs_rejected"] == 1
     assert ingested["rows_in"] == ingested["rows_accepted"] + ingested["rows_rejected"]
     key = lambda r: (r["file"], r["line"])       # noqa: E731
-    assert sorted(P.read_rejected(tmp_path / "ds"), key=key) == sorted(P.read_rejected("ds-local"), key=key)
+    assert sorted(D.read_rejected(tmp_path / "ds"), key=key) == sorted(D.read_rejected("ds-local"), key=key)
     local = P.check("ds-local", engine="local", coverage=False, write=False)
     assert checked["engine"] == cli["engine"] == "spark"
     assert checked["verdicts"] == cli["verdicts"] == local["verdicts"]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from groupcheck.conformance.pipeline import stages as P
+from groupcheck.conformance.pipeline import dataset as D, stages as P
 from groupcheck.conformance.pipeline import spark as S
 from groupcheck.conformance.replay.registry import get
 
@@ -27,8 +27,8 @@ def test_partition_replay_equals_local_check(tmp_path, batch, apart):
     P.generate("sequencer", 5, 3, get("sequencer").campaign_faults, tmp_path, engine="local",
                options={"nodes": 3, "messages": 2})
     local = P.check(tmp_path, engine="local", coverage=True, write=False)
-    runs = {(r["source"], r["run_id"]): r for r in P.read_runs(tmp_path)}
-    t = ds.dataset(str(tmp_path), format="parquet", partitioning="hive").to_table(columns=list(P.CHECK_COLUMNS))
+    runs = {(r["source"], r["run_id"]): r for r in D.read_runs(tmp_path)}
+    t = ds.dataset(str(tmp_path), format="parquet", partitioning="hive").to_table(columns=list(D.CHECK_COLUMNS))
     t = t.sort_by([("source", "ascending"), ("run_id", "ascending"), ("i", "ascending")])
     keys = frozenset(runs) if apart else frozenset()
     out = pa.Table.from_batches(list(P._replay_partition(runs, True, keys, t.to_batches(max_chunksize=batch))))
@@ -37,9 +37,9 @@ def test_partition_replay_equals_local_check(tmp_path, batch, apart):
         found = {(j["source"], j["run_id"]): pickle.loads(j["found"])
                  for b in P._judge_partition(runs, t.to_batches(max_chunksize=batch)) for j in b.to_pylist()}
         assert set(found) == set(runs)
-        got = [P._merge(v, found[(v["file"], v["run_id"])]) for v in got]
+        got = [D.merge_judged(v, found[(v["file"], v["run_id"])]) for v in got]
     assert len(got) == len(runs) == 5
-    assert [{c: v[c] for c in P.VERDICT_COLUMNS} for v in got] == local["verdicts"]
+    assert [{c: v[c] for c in D.VERDICT_COLUMNS} for v in got] == local["verdicts"]
     assert any(v["visited"] for v in got)
 
 
@@ -106,8 +106,8 @@ def _ingested_and_generated(tmp_path, monkeypatch):
     runs generated, and NDJSON traces ingested with a rejected line, a
     rejected header and an empty file among them."""
     from tests.test_pipeline import _write_ndjson_corpus
-    monkeypatch.setattr(P, "PART_ROWS", 60)
-    monkeypatch.setattr(P, "_EVENT_BATCH", 7)
+    monkeypatch.setattr(D, "PART_ROWS", 60)
+    monkeypatch.setattr(D, "EVENT_BATCH", 7)
     P.generate("sequencer", 9, 0, get("sequencer").campaign_faults, tmp_path / "gen", engine="local",
                options={"nodes": 3, "messages": 2})
     _write_ndjson_corpus(tmp_path / "in")
@@ -121,8 +121,8 @@ def test_event_files_hold_each_run_whole_in_order(tmp_path, monkeypatch):
     empty file, a rejected header) are placed nowhere."""
     import pyarrow.parquet as pq
     for d in _ingested_and_generated(tmp_path, monkeypatch):
-        assert P.read_layout(d) == P.LAYOUT
-        runs = P.read_runs(d)
+        assert D.read_layout(d) == D.LAYOUT
+        runs = D.read_runs(d)
         parts = {r["part"] for r in runs if r["part"]}
         assert len(parts) > 1
         for part in parts:
@@ -152,7 +152,7 @@ def test_slices_replayed_in_process_equal_local_check(tmp_path, monkeypatch, tas
     the runs whose properties are judged by a task of their own and merged."""
     for d in _ingested_and_generated(tmp_path, monkeypatch):
         local = {(v["file"], v["run_id"]): v for v in P.check(d, engine="local", coverage=True, write=False)["verdicts"]}
-        by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(d)}
+        by_key = {(r["source"], r["run_id"]): r for r in D.read_runs(d)}
         with_events = sorted(k for k, r in by_key.items() if r["events"])
         files = len({r["part"] for r in by_key.values() if r["part"]})
         slices = P._slices(by_key, tasks)
@@ -168,10 +168,10 @@ def test_slices_replayed_in_process_equal_local_check(tmp_path, monkeypatch, tas
         got = {(v["file"], v["run_id"]): v for v in P._replay_slices(str(d), True, apart, slices)}
         found = dict(P._judge_slices(str(d), [P._run_slice(by_key[k]) for k in sorted(apart)]))
         assert set(found) == apart
-        got = {k: P._merge(v, found[k]) if k in apart else v for k, v in got.items()}
+        got = {k: D.merge_judged(v, found[k]) if k in apart else v for k, v in got.items()}
         for k, r in by_key.items():     # runs with no event rows: judged in the driver
-            got.setdefault(k, P._check_run(r, [], True))
-        assert {k: {c: v[c] for c in P.VERDICT_COLUMNS} for k, v in got.items()} == local
+            got.setdefault(k, D.check_run(r, [], True))
+        assert {k: {c: v[c] for c in D.VERDICT_COLUMNS} for k, v in got.items()} == local
         assert {v["verdict"] for v in local.values()} >= ({"ok", "rejected", "nonconforming"} if d.name == "ing"
                                                           else {"ok"})
 
@@ -179,9 +179,9 @@ def test_slices_replayed_in_process_equal_local_check(tmp_path, monkeypatch, tas
 def test_a_slice_that_does_not_hold_its_runs_is_refused(tmp_path, monkeypatch):
     """A run row that places its events wrongly fails the task, loudly."""
     d = _ingested_and_generated(tmp_path, monkeypatch)[0]
-    by_key = {(r["source"], r["run_id"]): r for r in P.read_runs(d)}
+    by_key = {(r["source"], r["run_id"]): r for r in D.read_runs(d)}
     part, start, stop, runs = P._slices(by_key, 1000)[0]
-    with pytest.raises(P.PipelineError, match="not the runs"):
+    with pytest.raises(D.PipelineError, match="not the runs"):
         list(P._replay_slices(str(d), False, frozenset(), [(part, start + 1, stop + 1, runs)]))
-    with pytest.raises(P.PipelineError, match="has no rows"):      # past the end of its file
+    with pytest.raises(D.PipelineError, match="has no rows"):      # past the end of its file
         list(P._replay_slices(str(d), False, frozenset(), [(part, start + 10_000, stop + 10_000, runs)]))
