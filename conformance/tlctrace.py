@@ -218,7 +218,7 @@ class TLCVerdict:
             if self.broken_states:
                 lines.append(f"{len(self.broken_states)} spec state(s) after it"
                              + (" (first shown)" if len(self.broken_states) > 1 else "") + ":")
-                lines.append("  " + self.broken_states[0])
+                lines += state_lines(self.broken_states, self.broken_record)
             if self.ok:
                 return "\n".join(lines)
         lines.append(self.detail)
@@ -228,9 +228,87 @@ class TLCVerdict:
             shown = len(self.matched_before)
             lines.append(f"{self.matched_count} spec state(s) matched the line before"
                          + (f" (first {shown} shown)" if shown < self.matched_count else "") + ":")
-            lines += ["  " + s for s in self.matched_before]
+            lines += state_lines(self.matched_before, self.record, every=True)
             lines.append("actions enabled there: " + (", ".join(self.enabled) or "none"))
         return "\n".join(lines)
+
+
+VALUE_CHARS = 160    # a variable's value in an explanation: longer ones keep their two ends
+
+
+def record_fields(text: str) -> Optional[list[tuple[str, str]]]:
+    """The fields of a TLA+ record as TLC prints it (``[ a |-> 1, b |-> {2} ]``),
+    each (name, value text); None for text that is not a record."""
+    t = text.strip()
+    if not (t.startswith("[") and t.endswith("]")) or "|->" not in t:
+        return None
+    parts, depth, cur, in_str = [], 0, [], False
+    body = t[1:-1]
+    k = 0
+    while k < len(body):
+        c = body[k]
+        if in_str:
+            cur.append(c)
+            if c == "\\" and k + 1 < len(body):
+                cur.append(body[k + 1]); k += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True; cur.append(c)
+        elif body.startswith("<<", k):
+            depth += 1; cur.append("<<"); k += 1
+        elif body.startswith(">>", k):
+            depth -= 1; cur.append(">>"); k += 1
+        elif c in "[{(":
+            depth += 1; cur.append(c)
+        elif c in "]})":
+            depth -= 1; cur.append(c)
+        elif c == "," and depth == 0:
+            parts.append("".join(cur)); cur = []
+        else:
+            cur.append(c)
+        k += 1
+    parts.append("".join(cur))
+    out = []
+    for part in parts:
+        name, sep, value = part.partition("|->")
+        if not sep:
+            return None
+        out.append((name.strip(), value.strip()))
+    return out
+
+
+def _elide(value: str, width: int = VALUE_CHARS) -> str:
+    if len(value) <= width:
+        return value
+    head, tail = width // 3, width - width // 3
+    return f"{value[:head]} … ({len(value) - width:,} characters) … {value[-tail:]}"
+
+
+def state_lines(states: list[str], record: Optional[dict], every: bool = False) -> list[str]:
+    """Spec states for a reader: the first state (``every``: each one)
+    reduced to the variables that matter there: those the record's step
+    logs, and those on which the states shown differ; each value cut to
+    its two ends past ``VALUE_CHARS``; the rest named in one line.  A state
+    that is not a record is shown as it is, cut the same way."""
+    parsed = [record_fields(x) for x in states]
+    if any(p is None for p in parsed):
+        return ["  " + _elide(x, 4 * VALUE_CHARS) for x in (states if every else states[:1])]
+    logged = set((record or {}).get("state") or ())
+    differ = {n for n in {n for p in parsed for n, _ in p} if len({dict(p).get(n) for p in parsed}) > 1}
+    keep = logged | differ
+    out = []
+    for k, p in enumerate(parsed if every else parsed[:1]):
+        shown = [(n, v) for n, v in p if n in keep] or p
+        if every and len(parsed) > 1:
+            out.append(f"  state {k + 1}:")
+        out += [f"    {n} |-> {_elide(v)}" if every and len(parsed) > 1 else f"  {n} |-> {_elide(v)}" for n, v in shown]
+        rest = [n for n, _ in p if (n, dict(p)[n]) not in shown]
+        if rest and shown is not p:
+            same = " and the same in every state shown" if len(parsed) > 1 else ""
+            out.append(("    " if every and len(parsed) > 1 else "  ") + f"({len(rest)} other variable(s), not "
+                       f"logged by this step{same}: {', '.join(rest)})")
+    return out
 
 
 def _compact(ev: dict) -> str:
