@@ -16,7 +16,7 @@ from typing import List, Optional
 
 import typer
 
-from .findings import expect_option, Gate, known_option
+from .findings import allow_option, expect_option, Gate, known_option
 from .render import at_least, console, ENVIRONMENT, fail, FORCE, out_dir, positive
 
 
@@ -57,6 +57,7 @@ def run(
     force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
 ):
     """Start the nodes, run the workload, kill as told, wait for quiescence, check the traces.
@@ -79,7 +80,7 @@ def run(
     except ClusterError as e:
         fail(str(e))
     result = _run_and_keep(runner, out, force, "cluster run", hog=hog)
-    _report(result, protocol, out, as_json, Gate(expect, known))
+    _report(result, protocol, out, as_json, Gate(expect, known, allow))
 
 
 @app.command()
@@ -103,6 +104,7 @@ def chaos(
     force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON (progress still goes to stderr)"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
 ):
     """A seeded soak: kills (the coordinator, the ring's token holder, any member; never the last) and
@@ -135,7 +137,7 @@ def chaos(
         skipped = sum("skipped" in a for a in runner.done)
         print(f"chaos seed {seed}: {len(runner.done) - skipped} of {len(plan)} actions played"
               + (f", {skipped} skipped (their node was dead)" if skipped else "") + f" ({out}/schedule.json)")
-    _report(result, protocol, out, as_json, Gate(expect, known))
+    _report(result, protocol, out, as_json, Gate(expect, known, allow))
 
 
 def _with_membership(protocol: str, membership: str) -> str:
@@ -335,6 +337,7 @@ def down(
     out: Path = typer.Argument(..., help="the folder given to `cluster up`"),
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
 ):
     """Stop a cluster started with `cluster up`: wait for quiescence, stop the nodes, check the traces.
@@ -356,4 +359,4 @@ def down(
         fail(f"{out}: the supervisor left no result (see {out}/supervisor.log)")
     if "error" in r:
         fail(f"the cluster failed: {r['error']} (see {out}/supervisor.log)")
-    _report(r, up_opts["protocol"], out, as_json, Gate(expect, known))
+    _report(r, up_opts["protocol"], out, as_json, Gate(expect, known, allow))

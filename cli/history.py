@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .findings import expect_option, Gate, known_option, tally_line
+from .findings import allow_option, expect_option, Gate, known_option, tally_line
 from .render import console, fail, need_java, spark_session
 from groupcheck.conformance.findings import history_findings
 from groupcheck.conformance.replay.registry import get
@@ -24,6 +24,7 @@ def history(
     every: bool = typer.Option(False, "--all", help="also run the checks the protocol does not promise, "
                                "reported as informational (they never change the verdict)"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
 ):
     """Check histories (send/deliver/view/block/unblock/crash) for what their protocol promises
@@ -53,7 +54,7 @@ def history(
             rows = check_paths(files, protocol, every, quarantine=True)
     except (HistoryError, OSError) as e:
         fail(str(e))
-    gate = Gate(expect, known)
+    gate = Gate(expect, known, allow)
     # a history shows no finding's witness; the run's own trace, when it lies beside it, does
     try:
         traces = _traces_beside(skipped, {r.get("run_id"): r for r in rows if r["violations"]})

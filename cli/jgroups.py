@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from .findings import expect_option, Gate, known_option
+from .findings import allow_option, expect_option, Gate, known_option
 from .render import console, ENVIRONMENT, fail, FORCE, need_java, out_dir
 from groupcheck.conformance.replay.engine import Verdict
 
@@ -37,6 +37,7 @@ def run(
     force: bool = FORCE,
     as_json: bool = typer.Option(False, "--json", help="the result as JSON"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
 ):
     """Run the members, kill as told, check the history under the stack's promises
@@ -84,7 +85,7 @@ def run(
     r.update(seconds=res.seconds, killed=res.killed, failed=res.failed, pids=res.pids, out=str(out),
              flushes=res.flushes, shuffle=shuffle)
     (out / "result.json").write_text(json.dumps(r, indent=2), encoding="utf-8")
-    _report(r, as_json, Gate(expect, known))
+    _report(r, as_json, Gate(expect, known, allow))
 
 
 # the verdicts from worst to best (conformance/replay/engine.py Verdict), the two checkers' disagreement (a

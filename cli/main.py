@@ -29,7 +29,7 @@ from typing import List, Optional
 
 import typer
 
-from .findings import expect_option, Gate, known_option, run_lines, tally_line, violated
+from .findings import allow_option, expect_option, Gate, known_option, run_lines, tally_line, violated
 from .render import (at_least, check_table, console, counterexample_steps, ENVIRONMENT, fail, need_java,
                      out_dir, progress, spark_session, table, trace_files_or_fail)
 
@@ -587,6 +587,7 @@ def conform(
     engine: str = typer.Option("local", "--engine", help="local (the default: in-process) or spark (the Parquet pipeline on PySpark)"),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (with --engine spark)"),
     expect: List[str] = expect_option(),
+    allow: List[str] = allow_option(),
     known: Optional[bool] = known_option(),
     checker: str = typer.Option("model", "--checker", help="model (the Python replay, the default), tlc (TLC validates the trace against the TLA+ spec's Trace module, spec/<P>/Trace<P>.tla; every protocol) or both (any disagreement is a failure of the tool)"),
 ):
@@ -596,7 +597,7 @@ def conform(
     if checker not in ("model", "tlc", "both"):
         fail(f"--checker {checker!r}: choose model, tlc or both")
     if checker != "model":
-        raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known), both=checker == "both"))
+        raise typer.Exit(_conform_tlc(paths, as_json, Gate(expect, known, allow), both=checker == "both"))
     from groupcheck.conformance.replay.conform import conform_file
     from groupcheck.core.trace.reader import trace_runs
     if engine not in ("local", "spark"):
@@ -621,7 +622,7 @@ def conform(
                 rows.append(conform_file(p).to_json())
                 prog.finished(f"conform {_run_name(p)}: {rows[-1]['verdict']}", key=key)
 
-    gate = Gate(expect, known)
+    gate = Gate(expect, known, allow)
     bad = [r for r in rows if gate.unexpected(r)]
     if as_json:
         print(json.dumps(rows, indent=2))

@@ -285,6 +285,31 @@ def test_jgroups_black_box_violation_is_no_finding_unless_expected(expect, code,
     assert "(documented finding)" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("allow, expect, seen, code", [
+    (["Agreement"], ["SenderFIFO"], ["SenderFIFO"], 0),                 # allowed, not there: nothing demanded
+    (["Agreement"], ["SenderFIFO"], ["SenderFIFO", "Agreement"], 0),    # allowed and there: accepted
+    ([], ["SenderFIFO"], ["SenderFIFO", "Agreement"], 1),               # not allowed: unexpected
+    (["Agreement"], [], ["Agreement"], 0),
+    (["Agreement"], ["SenderFIFO"], ["Agreement"], 1),                  # the expected one missing
+])
+def test_allow_accepts_a_violation_where_it_occurs_and_demands_none(allow, expect, seen, code, capsys):
+    """JGroups's SEQUENCER after a coordinator kill breaks SenderFIFO in every
+    run and Agreement in some (docs/jgroups.md): --expect demands the first,
+    --allow accepts the second without demanding it."""
+    from groupcheck.cli import jgroups
+    from groupcheck.cli.findings import Gate
+    vs = [{"check": c, "text": f"{c} broken"} for c in seen]
+    r = {"run_id": "jg", "stack": "sequencer", "out": "jg", "killed": [1], "failed": [], "seconds": 1.0,
+         "history": {"verdict": "violation", "violations": vs, "events": 10, "delivered": 4, "not_promised": []},
+         "trace": None, "agree": None}
+    with pytest.raises(typer.Exit) as e:
+        jgroups._report(r, False, Gate(expect, None, allow))
+    assert e.value.exit_code == code
+    out = capsys.readouterr().out
+    if code == 0:
+        assert all(f"{c} (expected)" in out for c in seen)
+
+
 def test_prove_table_is_readable_at_80_columns(monkeypatch):
     from rich.console import Console
     from typer.testing import CliRunner
