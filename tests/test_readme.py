@@ -54,8 +54,8 @@ INSTEAD = {
 # commands whose README comment says they exit 1 on a documented finding of a third party's
 # stack: the exit statuses allowed, and the text the output must then show
 FINDING_EXIT = {
-    # the CI form: 0 with JGroups's findings accepted; 1 when the cut run shows none (--expect's demand)
-    "jgroups run --stack sequencer --messages 200 --kill 1@0.8 --out jg --force": ((0, 1), "SenderFIFO"),
+    # the CI form: JGroups's findings accepted where they occur, so 0 whatever the run shows of them
+    "jgroups run --stack sequencer --messages 200 --kill 1@0.8 --out jg --force": ((0,), ""),
     "jgroups run --stack sequencer": ((0, 1), "handleSuspect"),
     "conform jg/traces --checker both": ((0, 1), "nonconforming"),
 }
