@@ -40,7 +40,10 @@ bench: $(STAMP) java
 	$(BIN)/python bench/explore.py
 
 # docs/report.png: the top of audit/report.html at 1280 px (needs Debian's chromium; make
-# never installs it).  REPORT and PNG name another report and picture (the browser test does).
+# never installs it), and beside it docs/report.json: the counts of checks by kind of the
+# audit pictured (from the report's summary.json), which tests/test_report_picture.py holds
+# against the audit's plan now.  REPORT and PNG name another report and picture (the
+# browser test does).
 REPORT ?= audit/report.html
 PNG    ?= docs/report.png
 screenshot:
@@ -48,6 +51,9 @@ screenshot:
 	@test -f $(REPORT) || { echo "screenshot: no $(REPORT): run groupcheck audit (or groupcheck audit --from SUMMARY) first"; exit 2; }
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1700 \
 		--screenshot=$(abspath $(PNG)) file://$(abspath $(REPORT)) 2>/dev/null
+	python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["totals"]; \
+		json.dump({"checks": t["checks"], "by_kind": t["by_kind"]}, open(sys.argv[2], "w"), indent=1)' \
+		$(dir $(abspath $(REPORT)))summary.json $(basename $(abspath $(PNG))).json
 
 # Debian packages that some tests need and pip cannot give: JGroups 2.12 and javac
 # (groupcheck jgroups, tests/test_jgroups*.py), chromium (tests/test_report_browser.py,

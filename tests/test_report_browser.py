@@ -14,6 +14,7 @@ How: ``chromium --headless --window-size=W,900 --dump-dom`` prints the DOM
 after the page's scripts ran; the probe writes its measurements as JSON into
 a ``<pre id="probe">`` that the test reads back."""
 
+import json
 import shutil
 import struct
 import subprocess
@@ -116,6 +117,9 @@ def test_report_in_a_browser(tmp_path):
                    check=True, capture_output=True, timeout=120)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png.read_bytes()[16:24]) == (1280, 1700)
+    # beside the picture, the counts of the audit it shows (tests/test_report_picture.py)
+    shown = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert shown["checks"] == len(checks) and sum(shown["by_kind"].values()) == len(checks)
     pdf = tmp_path / "report.pdf"
     chromium("--no-pdf-header-footer", f"--print-to-pdf={pdf}", paths["report.html"].as_uri())
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.read_bytes().count(b"/Type /Page") >= 2

@@ -77,6 +77,7 @@ import os
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import as_completed, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from statistics import median
@@ -876,6 +877,68 @@ def _prove_stage(encs: list, jobs: int, ticks: _Ticks) -> list[Check]:
     return checks
 
 
+@dataclass
+class Plan:
+    """What an audit runs and what it skips, before it runs anything."""
+    entries: list           # the manifests' models
+    picks: list             # heavy models the default run checks (coverage_picks)
+    unpicked: dict          # variant -> (its smallest model, why it stays unchecked)
+    tlc_entries: list       # the models TLC checks
+    link_entries: list      # the models whose graphs are compared
+    conf: list              # the protocols whose campaigns run
+    hist: list              # those whose histories are checked
+    clusters: list          # those run as a cluster
+    tv: list                # (protocol, seed) of the runs TLC validates
+    all_encs: list          # every proof variant
+    encs: list              # those proved
+    fixed: dict             # protocol -> the stacks that fix its findings
+
+    def ids(self, stages: tuple[str, ...]) -> list[str]:
+        """The checks that run, by id (a skipped one is no work)."""
+        return [f"prove/{enc.protocol}/{enc.variant}" for enc in self.encs] \
+            + ([f"tlc/{e.protocol}/{e.name}" for e in self.tlc_entries] if "tlc" in stages else []) \
+            + ([f"link/{e.protocol}/{e.name}" for e in self.link_entries] if "link" in stages else []) \
+            + ([f"conformance/{n}" for n in self.conf]
+               + [f"conformance/{n}-fixed-by-{fx}" for n in self.conf for fx in self.fixed[n]]
+               if "conformance" in stages else []) \
+            + ([f"history/{n}" for n in self.hist] if "history" in stages else []) \
+            + [f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(self.tv)] \
+            + [f"cluster/{p}" for p in self.clusters]
+
+    def counts(self, stages: tuple[str, ...] = STAGES) -> dict[str, int]:
+        """Checks by kind, those skipped included, as the report's totals count them."""
+        out = Counter(i.split("/", 1)[0] for i in self.ids(stages))
+        if "tlc" in stages:
+            out["tlc"] = len(self.entries)
+        if "link" in stages:
+            out["link"] = sum(1 for e in self.entries if e.compare)
+        if self.all_encs:
+            out["prove"] = len(self.all_encs)
+        return {k: n for k, n in sorted(out.items()) if n}
+
+
+def plan(protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES, full: bool = False,
+         runs: int = 100, seed: int = 0) -> Plan:
+    """The audit's plan for these protocols and stages (``full``: ``--full``)."""
+    entries = manifest.select(protocols_, None)
+    picks, unpicked = coverage_picks(entries)
+    conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
+    from groupcheck.model.proofs import registry as proofs     # lazy: z3 is heavy and only this path needs it
+    all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
+                for enc in proofs.select(p, every=full)] if "prove" in stages else []
+    return Plan(
+        entries=entries, picks=picks, unpicked=unpicked,
+        tlc_entries=[e for e in entries if full or not e.extra.get("heavy") or e in picks],
+        link_entries=[e for e in entries if e.compare and (full or not e.extra.get("slow"))],
+        conf=conf, hist=[p for p in conf if p in projectable()],
+        clusters=[p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else [],
+        tv=[(p, sd) for p in conf if tlctrace.supported(p)
+            for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE, partial(run_classes, p))]
+        if "tracevalidation" in stages else [],
+        all_encs=all_encs, encs=[enc for enc in all_encs if full or not enc.heavy],
+        fixed={p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf})
+
+
 def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine: str = "spark",
         master: Optional[str] = None, workers: int = 1, full: bool = False,
         protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES,
@@ -883,29 +946,11 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
         jobs: Optional[int] = None) -> tuple[list[Check], dict]:
     """Run the stages; return (checks, extra) where extra holds coverage."""
     jobs = jobs or os.cpu_count() or 1
-    entries = manifest.select(protocols_, None)
-    picks, unpicked = coverage_picks(entries)
-    tlc_entries = [e for e in entries if full or not e.extra.get("heavy") or e in picks]
-    link_entries = [e for e in entries if e.compare and (full or not e.extra.get("slow"))]
-    conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
-    hist = [p for p in conf if p in projectable()]
-    clusters = [p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else []
-    tv = [(p, sd) for p in conf if tlctrace.supported(p)
-          for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE, partial(run_classes, p))] \
-        if "tracevalidation" in stages else []
-    from groupcheck.model.proofs import registry as proofs     # lazy: z3 is heavy and only this path needs it
-    all_encs = [enc for p in proofs.protocols() if protocols_ is None or p in protocols_
-                for enc in proofs.select(p, every=full)] if "prove" in stages else []
-    encs = [enc for enc in all_encs if full or not enc.heavy]
-    fixed = {p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf}
-    # the progress counts the checks that run (a skipped one is no work), each by its cost
-    ids = [f"prove/{enc.protocol}/{enc.variant}" for enc in encs] \
-        + ([f"tlc/{e.protocol}/{e.name}" for e in tlc_entries] if "tlc" in stages else []) \
-        + ([f"link/{e.protocol}/{e.name}" for e in link_entries] if "link" in stages else []) \
-        + ([f"conformance/{n}" for n in conf] + [f"conformance/{n}-fixed-by-{fx}" for n in conf for fx in fixed[n]]
-           if "conformance" in stages else []) \
-        + ([f"history/{n}" for n in hist] if "history" in stages else []) \
-        + [f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)] + [f"cluster/{p}" for p in clusters]
+    pl = plan(protocols_, stages, full, runs, seed)
+    entries, picks, unpicked = pl.entries, pl.picks, pl.unpicked
+    tlc_entries, link_entries, conf, hist = pl.tlc_entries, pl.link_entries, pl.conf, pl.hist
+    clusters, tv, all_encs, encs, fixed = pl.clusters, pl.tv, pl.all_encs, pl.encs, pl.fixed
+    ids = pl.ids(stages)
     ticks = _Ticks(progress, len(ids))
     if progress:
         progress(f"audit: {len(ids)} checks to run", 0, len(ids), plan=plan_costs(ids, jobs))
