@@ -46,7 +46,6 @@ docs/mutants.md.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import platform
@@ -62,6 +61,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))      # bench/semantic.py, when this file is loaded by path
+from mutant_layers import child  # noqa: E402  (the child side: one layer on a mutated tree)
+from mutant_tests import (changed_lines, function_body_lines, importers, imported_modules,  # noqa: E402,F401
+                          load_covmap, select_tests)
 INSTALL = "pip install -e '.[bench]'"
 
 # the packages whose modules are sampled by default: every module of the
@@ -415,134 +417,6 @@ def annotation_only(original: str, mutated: str) -> bool:
         return False
 
 
-# ---------------------------------------------------------------- which tests run for a mutant
-
-def load_covmap(base: Path) -> dict:
-    """The map bench/covmap.py recorded under ``base`` (one coverage data
-    file per process, one context per test): {"lines": {module: {line: [test
-    ids]}}, "durations": {test id: seconds}}, cached beside it as JSON."""
-    cache = base.with_name(base.name + ".json")
-    if cache.exists():
-        return json.loads(cache.read_text())
-    import glob
-
-    import coverage
-    lines: dict[str, dict[str, list[str]]] = {}
-    for f in sorted(glob.glob(f"{base}.*")):
-        if f.endswith(".json"):
-            continue
-        data = coverage.CoverageData(basename=f)
-        data.read()
-        for path in data.measured_files():
-            rel = os.path.relpath(path, ROOT)
-            if rel.startswith(".."):
-                continue
-            mod = lines.setdefault(rel, {})
-            for ln, ctxs in data.contexts_by_lineno(path).items():
-                mod.setdefault(str(ln), [])
-                mod[str(ln)] = sorted(set(mod[str(ln)]) | set(ctxs))
-    durations: dict[str, float] = {}
-    for f in glob.glob(f"{base}.durations.*.json"):
-        for k, v in json.loads(Path(f).read_text()).items():
-            durations[k] = max(durations.get(k, 0.0), v)
-    doc = {"lines": lines, "durations": durations}
-    cache.write_text(json.dumps(doc))
-    return doc
-
-
-def changed_lines(original: str, mutated: str) -> range:
-    """The lines of ``original`` a mutant rewrites (first to last differing)."""
-    a, b = original.splitlines(), mutated.splitlines()
-    top = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    bottom = 0
-    while bottom < min(len(a), len(b)) - top and a[-1 - bottom] == b[-1 - bottom]:
-        bottom += 1
-    return range(top + 1, max(top + 1, len(a) - bottom) + 1)
-
-
-def function_body_lines(source: str) -> set[int]:
-    """The lines inside a function's body: run only when it is called (the
-    others, module and class level, run when the module is imported)."""
-    import ast
-    out: set[int] = set()
-    for n in ast.walk(ast.parse(source)):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.update(range(n.body[0].lineno, n.end_lineno + 1))
-        elif isinstance(n, ast.Lambda):
-            out.update(range(n.body.lineno, n.body.end_lineno + 1))
-    return out
-
-
-def select_tests(covmap: dict, module: str, lines: range, budget: float, source: str | None = None) -> dict:
-    """The default tests that execute a mutant's lines, fastest first, up to
-    ``budget`` seconds of their measured time (one test at least).  Lines run
-    only while the module is imported (constants, decorators, defaults, class
-    bodies: outside every function body of ``source``; the map has no test
-    for them, the module being imported while the suite is collected)
-    select every test that executes any line of the module.
-    {"tests": [...], "executing": n, "seconds": s, "import_time": bool}."""
-    by_line = covmap["lines"].get(module, {})
-    ctxs = set().union(*(by_line.get(str(ln), ()) for ln in lines)) if lines else set()
-    import_time = False
-    if ctxs <= {""}:
-        in_body = function_body_lines(source) if source is not None else set(lines)
-        if "" not in ctxs and all(ln in in_body for ln in lines):
-            return {"tests": [], "executing": 0, "seconds": 0.0, "import_time": False}
-        import_time = True
-        ctxs = set().union(*by_line.values())
-    ctxs.discard("")
-    dur = covmap["durations"]
-    chosen, total = [], 0.0
-    for t in sorted(ctxs, key=lambda t: (dur.get(t, 1.0), t)):
-        if chosen and total + dur.get(t, 1.0) > budget:
-            break
-        chosen.append(t)
-        total += dur.get(t, 1.0)
-    return {"tests": chosen, "executing": len(ctxs), "seconds": round(total, 2), "import_time": import_time}
-
-
-def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
-    """The product modules a test file imports (``groupcheck.<package>...``),
-    with those of the tests/ helper modules it imports, read from its source."""
-    import ast
-    seen, out, todo = set(), set(), [path]
-    while todo:
-        f = todo.pop()
-        if f in seen or not f.exists():
-            continue
-        seen.add(f)
-        for n in ast.walk(ast.parse(f.read_text())):
-            names = []
-            if isinstance(n, ast.Import):
-                names = [a.name for a in n.names]
-            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
-                names = [n.module] + [f"{n.module}.{a.name}" for a in n.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "groupcheck" and len(parts) > 2:
-                    for k in range(len(parts), 2, -1):
-                        mod = "/".join(parts[1:k]) + ".py"
-                        if (root / mod).exists():
-                            out.add(mod)
-                            break
-                elif len(parts) == 1 and (path.parent / f"{name}.py").exists():
-                    todo.append(path.parent / f"{name}.py")
-    return out
-
-
-def importers(module: str, root: Path = ROOT) -> list[str]:
-    """The test files (names under tests/) that import ``module``, the most
-    specific first: those named after it (test_impl_flush.py for
-    impl/flush.py), then those importing the fewest product modules."""
-    stem = Path(module).stem
-    found = []
-    for f in sorted((root / "tests").glob("test_*.py")):
-        mods = imported_modules(f, root)
-        if module in mods:
-            found.append((stem not in f.stem, len(mods), f.name))
-    return [name for *_, name in sorted(found)]
-
-
 # ---------------------------------------------------------------- the CI guard (tests/test_mutation_guard.py)
 
 GUARD_MUTANTS = 20
@@ -659,123 +533,6 @@ class Tree:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-# ---------------------------------------------------------------- layers (child side)
-
-def _campaign(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
-    """The audit's conformance stage without the Spark/Parquet pipeline:
-    the same drawn runs, replayed, judged by ``audit.conformance_check``."""
-    from groupcheck.conformance import findings
-    from groupcheck.conformance.audit import stages as audit
-    from groupcheck.conformance.replay import registry
-    from groupcheck.core.trace.reader import from_records
-    why = []
-    for name in protocols:
-        proto = registry.get(name)
-        verdicts: dict[str, int] = {}
-        rows, bad = [], []
-        for sd in range(seed, seed + runs):
-            faults, options = proto.draw(sd) if proto.draw else (proto.campaign_faults, {})
-            records, _ = proto.simulate(sd, faults, {**proto.default_options, **options})
-            rep = proto.replay(from_records(records), visited=False)
-            verdicts[rep.verdict] = verdicts.get(rep.verdict, 0) + 1
-            rows.append({"plan": rep.plan, "finding": rep.finding})
-            if rep.verdict != "ok":
-                bad.append({"run_id": rep.run_id, "verdict": rep.verdict, "reason": rep.reason,
-                            "first_bad_event": rep.first_bad_event,
-                            "property": (rep.reason or "").split(":", 1)[0] if rep.verdict == "violation" else None,
-                            "finding": rep.finding, "finding_why": rep.finding_why, "plan": rep.plan})
-        res = {"runs": runs, "verdicts": verdicts, "bad_runs": bad, "findings": findings.tally(rows),
-               "disagreements": 0}
-        checks = [audit.conformance_check(proto, res)]
-        checks += [audit.fixed_stack_check(name, fixed, runs, seed)
-                   for fixed in dict.fromkeys(f.fixed_by for f in proto.findings if f.fixed_by)]
-        why += [f"{c.id}: {c.observed}; {(c.detail or '').splitlines()[0] if c.detail else ''}"
-                for c in checks if not c.as_expected]
-    return bool(why), "; ".join(why)
-
-
-def _tlc(protocols: list[str], runs: int, seed: int, tlc_runs: int) -> tuple[bool, str]:
-    from groupcheck.conformance import tlctrace
-    from groupcheck.conformance.audit import stages as audit
-    why = []
-    for name in protocols:
-        if not tlctrace.supported(name):
-            continue
-        for sd in audit.sample_seeds(runs, seed, tlc_runs):
-            c, _ = audit.tracevalidation_check(name, sd)
-            # TLC's own observation: a rejection (even one the replay shares) or a disagreement
-            if not c.as_expected or not c.observed.startswith("both accept"):
-                why.append(f"{c.id}: {c.observed}")
-    return bool(why), "; ".join(why)
-
-
-def _history(protocols: list[str], runs: int, seed: int) -> tuple[bool, str]:
-    from groupcheck.conformance.audit import stages as audit
-    from groupcheck.conformance.history import projectable
-    why = []
-    for name in protocols:
-        if name in projectable():
-            c = audit.history_check(name, min(runs, audit.HISTORY_RUNS), seed)
-            if not c.as_expected:
-                why.append(f"{c.id}: {c.observed}; {(c.detail or '').splitlines()[0] if c.detail else ''}")
-    return bool(why), "; ".join(why)
-
-
-def _cluster(protocols: list[str]) -> tuple[bool, str]:
-    from groupcheck.conformance.audit import stages as audit
-    from groupcheck.conformance.replay import registry
-    why = []
-    with tempfile.TemporaryDirectory() as d:
-        for name in protocols:
-            if registry.get(name).audit_cluster:
-                c = audit.cluster_check(Path(d) / name, name, seconds=3.0)
-                if not c.as_expected:
-                    why.append(f"{c.id}: {c.observed}; {c.detail or ''}")
-    return bool(why), "; ".join(why)
-
-
-def _runs_code_of(protocol: str) -> list[str]:
-    """The files (relative to the tree) whose functions one simulated and
-    replayed run of ``protocol`` calls: importing is not enough (the stack
-    registry imports every layer), so module and class bodies do not count."""
-    from groupcheck.conformance.replay import registry
-    from groupcheck.core.trace.reader import from_records
-    root = str(Path(__file__).resolve().parent.parent) + os.sep
-    proto = registry.get(protocol)
-    faults, options = proto.draw(0) if proto.draw else (proto.campaign_faults, {})
-    seen: set[str] = set()
-
-    def prof(frame, event, arg):
-        if event == "call" and frame.f_code.co_flags & inspect.CO_NEWLOCALS:
-            seen.add(frame.f_code.co_filename)
-    sys.setprofile(prof)
-    try:
-        records, _ = proto.simulate(0, faults, {**proto.default_options, **options})
-        proto.replay(from_records(records), visited=False)
-    finally:
-        sys.setprofile(None)
-    return sorted(os.path.relpath(os.path.realpath(f), root) for f in seen
-                  if os.path.realpath(f).startswith(root))
-
-
-def child(a) -> None:
-    protocols = a.protocols.split(",") if a.protocols else []
-    if a.layer == "loads":
-        print(json.dumps(_runs_code_of(protocols[0])))
-        return
-    if a.layer == "import":
-        import importlib
-        importlib.import_module(a.module_name)
-        print(json.dumps({"killed": False}))
-        return
-    fn = {"campaign": lambda: _campaign(protocols, a.runs, a.seed),
-          "tlc": lambda: _tlc(protocols, a.runs, a.seed, a.tlc_runs),
-          "history": lambda: _history(protocols, a.runs, a.seed),
-          "cluster": lambda: _cluster(protocols)}[a.layer]
-    killed, why = fn()
-    print(json.dumps({"killed": killed, "why": why[:2000]}))
 
 
 # ---------------------------------------------------------------- runner (parent side)
