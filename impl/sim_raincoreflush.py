@@ -20,15 +20,17 @@ from dataclasses import asdict, dataclass
 
 from .engine import EffectEngine
 from .events import Deliver
+from .faults import FaultPlan, NETWORK
 from .flush import Flush
 from .raincore import Raincore, Start, Timing, TokenMsg
-from .faults import NETWORK, FaultPlan
 from .sim import IMPL_NAME, IMPL_VERSION
 from .sim_flush import rescue_views
 from .sim_raincore import RaincoreSimulator
 from .stacks.flush import FlushStack
-from .stacks.raincore import RingStack, is_ring_frame, raincore_layer, ring_stack
-from .stacks.raincoreflush import RingNode, is_ring_message, ring_flush_stack, steady_seq
+from .stacks.raincore import is_ring_frame, raincore_layer, ring_stack, RingStack
+from .stacks.raincoreflush import is_ring_message, ring_flush_stack, RingNode, steady_seq
+from groupcheck.core.trace.layers import ring_sequencer_flush as layer_of
+
 
 CRASH_RETRY = 0.002      # a crash the abstraction forbids now is tried again this much later
 
@@ -273,6 +275,5 @@ def without_sequencer(records: list[dict]) -> list[dict]:
     coordinator's DATA as its multicasts, whatever is above it); the header
     names protocol raincoreflush: what is left is a run of FLUSH over the
     ring."""
-    from groupcheck.core.trace.layers import ring_sequencer_flush as layer_of
     return [dict(r, protocol="raincoreflush") if r.get("kind") == "header" else r
             for r in records if r.get("kind") != "event" or layer_of(r["name"], r.get("params") or {}) != "sequencer"]

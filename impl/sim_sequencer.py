@@ -7,11 +7,15 @@ virtual ``clock``) and a summary."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from . import campaign
 from .events import Deliver
-from .sim import IMPL_NAME, IMPL_VERSION, FaultPlan, Simulator
+from .sim import FaultPlan, IMPL_NAME, IMPL_VERSION, Simulator
 from .stacks.sequencer import sequencer_stack
+from groupcheck.core.trace import writer as tracefile
 
 
 def simulate(nodes: Iterable[int], messages: Iterable[tuple[float, int, bytes]], seed: int,
@@ -68,10 +72,7 @@ def sequencer_constants(nodes: Iterable[int], messages: Iterable[tuple[float, in
 def simulate_run(n: int, per_member: int, seed: int, faults) -> tuple[list[dict], dict]:
     """One simulated SEQUENCER run as groupcheck-trace/2 records, plus a
     one-line summary (deliveries, retransmissions, dropped datagrams)."""
-    from functools import partial
 
-    from groupcheck.impl import campaign
-    from groupcheck.core.trace import writer as tracefile
     nodes = list(range(1, n + 1))
     msgs = campaign.sequencer_workload(n, per_member)
     records, summary = simulate(nodes, msgs, seed, faults, make_stack=partial(sequencer_stack, tracing="delta"),
@@ -93,11 +94,7 @@ def simulate_to_file(path, n: int, per_member: int, seed: int, faults, *, horizo
     """One simulated SEQUENCER run written to ``path`` as it goes (records
     never held in memory; bench/conform.py's 10^6-event runs).  Returns the
     summary line with ``events`` and ``bytes``."""
-    from functools import partial
-    from pathlib import Path
 
-    from groupcheck.impl import campaign
-    from groupcheck.core.trace import writer as tracefile
     nodes = list(range(1, n + 1))
     msgs = campaign.sequencer_workload(n, per_member)
     run_id = f"sequencer-n{n}-m{per_member}-s{seed}"

@@ -11,9 +11,12 @@ from __future__ import annotations
 from ..events import Receive, TimerFired
 from ..flush import Flush, RingView
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
-from ..raincore import NO_TOKEN, Crash, DeliveryFailed, Join, Msg911, Raincore, Start, TokenMsg, last_index
-from .flush import FlushStack, flush_stack
-from .raincore import RingStack, is_ring_frame, ring_stack
+from ..raincore import (Crash, DeliveryFailed, Join, last_index, Msg911, NO_TOKEN, Raincore, Start, Timing,
+                        TokenMsg)
+from .flush import flush_stack, FlushStack
+from .raincore import is_ring_frame, ring_stack, RingStack
+from .sequencerflush import sequencer_flush_stack
+
 
 RING_TIMERS = ("eating", "hungry", "starving")
 QUIET = 30.0    # seconds: the Hungry and Starving time-outs within the abstraction (``cluster_node``)
@@ -43,7 +46,6 @@ def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
     if sequencer:
         if not reconcile:
             raise ValueError("SEQUENCER over FLUSH runs the fixed FLUSH")
-        from .sequencerflush import sequencer_flush_stack
         return sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
                                      pass_latch=pass_latch, universe=universe or tuple(ring) + ((nid,) if nid not in ring else ()),
                                      **reliable_opts)
@@ -140,7 +142,6 @@ def cluster_node(nid: int, members: tuple, lossy: bool = False, **above) -> Ring
     LossyRing) regenerates a token that died with its holder, so its Hungry
     time-out is what a kill of the holder costs (a premature one is a step
     of the model: TimelyTimeouts FALSE)."""
-    from ..raincore import Timing
     ring = tuple(members)
     # a node silent for 1 s (20 sends 50 ms apart) may be taken as crashed: on a
     # loaded 2-core machine a live process can stall for a few hundred ms, so

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..protocols import ClusterRun, HistoryProjection, ImplProtocol
-from . import raincoreflush, sequencerflush
+from . import raincoreflush
 
 
 def cluster_constants(nodes: int, messages: int, crashes: int, lossy: bool = False, joiners: int = 0) -> dict:
