@@ -39,7 +39,7 @@ from groupcheck.core.trace import history as history_format
 from groupcheck.core.trace import limits as inputlimits
 from groupcheck.conformance.replay import registry as protocols
 from groupcheck.core.trace import validate as schemacheck
-from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 PLACE = "\u0000mutant\u0000"          # a string value standing for raw text, replaced after encoding
 PLACE_JSON = json.dumps(PLACE).encode()
@@ -186,11 +186,11 @@ def _line_rules_hold(records) -> bool:
 # ---------------------------------------------------------------- traces
 
 def _trace_schema(protocol: str):
-    env = tracefile.schema("trace_schema.json")
-    registry = tracefile.schema_registry()
+    env = trace_format.schema("trace_schema.json")
+    registry = trace_format.schema_registry()
     kinds = {k: schemacheck.Validator({**env["$defs"][k], "$defs": env["$defs"]}, registry=registry)
              for k in ("header", "event", "end")}
-    proto = schemacheck.Validator(tracefile.schema(f"schemas/{protocol}.json"), registry=registry)
+    proto = schemacheck.Validator(trace_format.schema(f"schemas/{protocol}.json"), registry=registry)
 
     def valid(rec, k) -> bool:
         kind = rec.get("kind")

@@ -14,6 +14,7 @@ from groupcheck.core.trace.reader import TraceError, load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 
 def _write(tmp_path, name, records):
@@ -100,7 +101,7 @@ def test_sequencer_member_outside_the_group_is_rejected_naming_file_line_and_fie
 
 
 def _text(records):
-    return tracefile.dumps(records)
+    return trace_format.dumps(records)
 
 
 @pytest.mark.parametrize("edit, problem", [

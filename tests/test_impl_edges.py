@@ -5,7 +5,7 @@ mutant that every other layer let through)."""
 import pytest
 
 from groupcheck.impl import codec
-from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 from groupcheck.impl.codec import Data, Forward, Nak, XData
 from groupcheck.impl.events import (AppSend, Multicast, Receive, Send, SetTimer, TimerFired, Trace, View,
                                     ViewChange)
@@ -68,16 +68,16 @@ def test_a_new_coordinator_with_a_node_id_above_256_resends_to_its_self_channel(
 
 
 def test_delta_records_are_the_trace_formats_deltas_of_the_full_states():
-    # tracing="delta" must log what tracefile.state_delta (format 2's definition)
+    # tracing="delta" must log what trace_format.state_delta (format 2's definition)
     # makes of successive full states: a step that delivers nothing logs no `delivered`
     full, delta = Sequencer(2, (1, 2, 3)), Sequencer(2, (1, 2, 3), tracing="delta")
     steps = [AppSend(b"a"), Receive(1, Data(1, 1, b"x")), Receive(1, Data(1, 1, b"x")),
              Receive(1, Data(2, 1, b"a")), ViewChange(View(2, (2, 3))), AppSend(b"b")]
-    prev, appends = None, tracefile.append_vars("sequencer")
+    prev, appends = None, trace_format.append_vars("sequencer")
     for ev in steps:
         (f,) = [e.event for e in full.handle(ev, 0.0) if isinstance(e, Trace)]
         (d,) = [e.event for e in delta.handle(ev, 0.0) if isinstance(e, Trace)]
-        assert d.state == tracefile.state_delta(prev, f.state, appends), (ev, d.state)
+        assert d.state == trace_format.state_delta(prev, f.state, appends), (ev, d.state)
         prev = f.state
 
 

@@ -104,3 +104,13 @@ def test_the_check_sees_an_upward_import_and_a_circle(tmp_path):
     g = import_graph(tmp_path)
     assert upward(g) == [("impl.node", "conformance"), ("impl.node", "conformance.a")]
     assert circles(g) == [["conformance.a", "conformance.b"]]
+
+
+def test_the_trace_reader_never_calls_the_writer(ours):
+    """The trace format's reading side (reader, decoders, validator, input
+    limits, the history reader) shares the format's definition
+    (core/trace/format.py) with the writer and never imports the writer."""
+    reading = ("core.trace.reader", "core.trace.decode", "core.trace.validate", "core.trace.limits",
+               "core.trace.history", "core.trace.format", "core.trace.layers")
+    reached = set().union(*(nx.descendants(ours, m) for m in reading))
+    assert "core.trace.writer" not in reached

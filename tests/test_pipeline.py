@@ -23,6 +23,7 @@ from groupcheck.conformance.replay.registry import get
 from groupcheck.conformance.replay.conform import conform_file
 from groupcheck.core.trace.reader import trace_files
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 OPTS = {"nodes": 3, "messages": 2}
 FAULTS = get("sequencer").campaign_faults       # loss, dup, reorder, a coordinator crash
@@ -60,7 +61,7 @@ def _write_ndjson_corpus(d: Path) -> dict:
     swapped, at = _swap_deliveries(_records(7, faults="loss=0.05"))
     tracefile.write(d / "swapped.ndjson", swapped)
     bad = _records(8)
-    lines = tracefile.dumps(bad).split("\n")[:-1]
+    lines = trace_format.dumps(bad).split("\n")[:-1]
     lines[3] = lines[3][:-5]                                  # truncated JSON
     ev = json.loads(lines[5]); ev["name"] = "Teleport"        # not a SEQUENCER action
     lines[5] = json.dumps(ev)

@@ -9,6 +9,7 @@ import pytest
 
 from groupcheck.core.trace import validate as schemacheck
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 IMPL = Path(tracefile.__file__).resolve().parent
 
@@ -16,14 +17,14 @@ IMPL = Path(tracefile.__file__).resolve().parent
 @pytest.fixture
 def schema_copy(tmp_path, monkeypatch):
     """A copy of impl/'s schema files that the loader reads instead."""
-    for d in tracefile.SCHEMA_DIRS:
+    for d in trace_format.SCHEMA_DIRS:
         (tmp_path / d).mkdir(parents=True, exist_ok=True)
         for f in (IMPL / d).glob("*.json"):
             shutil.copy(f, tmp_path / d / f.name)
-    monkeypatch.setattr(tracefile, "_schema_dir", lambda: tmp_path)
-    tracefile._schemas.cache_clear()
+    monkeypatch.setattr(trace_format, "_schema_dir", lambda: tmp_path)
+    trace_format._schemas.cache_clear()
     yield tmp_path
-    tracefile._schemas.cache_clear()
+    trace_format._schemas.cache_clear()
 
 
 def _edit(path: Path, f) -> None:
@@ -33,33 +34,33 @@ def _edit(path: Path, f) -> None:
 
 
 def test_every_schema_is_registered_by_its_id():
-    registry = tracefile.schema_registry()
+    registry = trace_format.schema_registry()
     for rel in ("trace_schema.json", "schemas/flush.json", "schemas/raincoresequencerflush.json",
                 "schemas/v1/sequencerflush.json"):
-        s = tracefile.schema(rel)
+        s = trace_format.schema(rel)
         assert registry.contents(s["$id"]) is s
-    assert tracefile.schema("schemas/paxos.json") is None
+    assert trace_format.schema("schemas/paxos.json") is None
 
 
 @pytest.mark.parametrize("ref", ["flush.json#/$defs/nosuch", "nosuch.json", "#/$defs/nosuch"])
 def test_a_bad_reference_fails_when_the_schemas_are_loaded(schema_copy, ref):
     _edit(schema_copy / "schemas" / "raincoreflush.json", lambda s: s["anyOf"].append({"$ref": ref}))
-    with pytest.raises(tracefile.SchemaError, match=r"raincoreflush\.json: \$ref .* resolves to nothing"):
-        tracefile.schema_registry()
+    with pytest.raises(trace_format.SchemaError, match=r"raincoreflush\.json: \$ref .* resolves to nothing"):
+        trace_format.schema_registry()
 
 
 def test_a_duplicate_id_fails_when_the_schemas_are_loaded(schema_copy):
     flush_id = json.loads((schema_copy / "schemas" / "flush.json").read_text())["$id"]
     _edit(schema_copy / "schemas" / "stable.json", lambda s: s.update({"$id": flush_id}))
-    with pytest.raises(tracefile.SchemaError, match="also"):
-        tracefile.schema("schemas/flush.json")
+    with pytest.raises(trace_format.SchemaError, match="also"):
+        trace_format.schema("schemas/flush.json")
 
 
 def test_the_compiler_refuses_a_reference_it_cannot_resolve():
     with pytest.raises(schemacheck.SchemaCompileError, match="resolves to nothing"):
         schemacheck.compile_schema({"$ref": "flush.json#/$defs/nid"})      # no registry, no base
     f = schemacheck.compile_schema({"$id": "https://groupcheck.invalid/trace/2/x.json", "$ref": "flush.json#/$defs/nid"},
-                                   tracefile.schema_registry())
+                                   trace_format.schema_registry())
     assert f(1) and not f(0)
 
 
@@ -75,7 +76,7 @@ def _refs(s):
     ("raincoresequencerflush", {"raincoreflush.json", "sequencer.json"}),
 ])
 def test_a_composed_schema_refers_to_its_parts(protocol, parts):
-    s = tracefile.schema(f"schemas/{protocol}.json")
+    s = trace_format.schema(f"schemas/{protocol}.json")
     assert {r for r in _refs(s) if not r.startswith("#")} == parts
     assert set(s.get("$defs", {})) <= {"msg"}          # no copy of a part's definitions
 
@@ -112,18 +113,18 @@ def test_a_composed_protocols_refusal_names_the_field_of_the_records_layer():
 
 
 def test_a_composed_protocols_layers_log_appends_as_their_parts_do(schema_copy):
-    assert tracefile.append_vars("raincoresequencerflush", "sequencer") == tracefile.append_vars("sequencer")
-    assert tracefile.append_vars("raincoresequencerflush", "flush") == tracefile.append_vars("flush") == {"delivered": "set"}
-    assert tracefile.append_vars("raincoreflush", "ring") == {}
+    assert trace_format.append_vars("raincoresequencerflush", "sequencer") == trace_format.append_vars("sequencer")
+    assert trace_format.append_vars("raincoresequencerflush", "flush") == trace_format.append_vars("flush") == {"delivered": "set"}
+    assert trace_format.append_vars("raincoreflush", "ring") == {}
     _edit(schema_copy / "schemas" / "sequencerflush.json", lambda s: s["x-append-layers"].update(flush="flsh.json"))
-    tracefile._schemas.cache_clear()
-    tracefile.append_vars.cache_clear()
-    with pytest.raises(tracefile.SchemaError, match=r"sequencerflush\.json: \$ref 'flsh.json' resolves to nothing"):
-        tracefile.append_vars("sequencerflush", "flush")
-    tracefile.append_vars.cache_clear()
+    trace_format._schemas.cache_clear()
+    trace_format.append_vars.cache_clear()
+    with pytest.raises(trace_format.SchemaError, match=r"sequencerflush\.json: \$ref 'flsh.json' resolves to nothing"):
+        trace_format.append_vars("sequencerflush", "flush")
+    trace_format.append_vars.cache_clear()
 
 
 def test_the_ring_stacks_message_lists_every_field_of_flushs():
-    ring_msg = tracefile.schema("schemas/raincoreflush.json")["$defs"]["msg"]["properties"]
-    flush_msg = tracefile.schema("schemas/flush.json")["$defs"]["msgfields"]["properties"]
+    ring_msg = trace_format.schema("schemas/raincoreflush.json")["$defs"]["msg"]["properties"]
+    flush_msg = trace_format.schema("schemas/flush.json")["$defs"]["msgfields"]["properties"]
     assert set(ring_msg) == set(flush_msg) | {"ring"}

@@ -31,6 +31,7 @@ import pytest
 from groupcheck.conformance.pipeline import dataset as D, stages as P
 from groupcheck.conformance.replay.registry import get
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
 
@@ -234,7 +235,7 @@ def _corpus(d: Path) -> None:
             tracefile.write(d / f"{name}-{seed}.ndjson",
                             proto.simulate(seed, proto.campaign_faults, proto.default_options)[0])
     proto = get("sequencer")
-    lines = tracefile.dumps(proto.simulate(50, proto.campaign_faults, proto.default_options)[0]).split("\n")[:-1]
+    lines = trace_format.dumps(proto.simulate(50, proto.campaign_faults, proto.default_options)[0]).split("\n")[:-1]
     lines[3] = lines[3][:-5]
     (d / "bad-row.ndjson").write_text("\n".join(lines) + "\n")
 

@@ -19,6 +19,7 @@ from groupcheck.core.trace.reader import TraceError, load
 from groupcheck.impl.faults import parse_faults
 from groupcheck.impl import campaign, sim_sequencer
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 FAULTS = "loss=0.1,dup=0.05,reorder=3,crash=1@20"
 
@@ -29,14 +30,14 @@ def _run(tmp_path, seed=3, faults=FAULTS, name="t.ndjson", per_member=2):
 
 
 def _schema(rel):
-    return tracefile.schema(rel)
+    return trace_format.schema(rel)
 
 
 def _jsonschema(schema):
     """jsonschema's validator with the readers' one stricter rule (an integer
     is never a float: schemacheck.Validator), resolving ``$ref`` through the
     schemas' registry."""
-    return schemacheck.Validator(schema, registry=tracefile.schema_registry())
+    return schemacheck.Validator(schema, registry=trace_format.schema_registry())
 
 
 def test_written_trace_validates_and_loads(tmp_path):
@@ -357,7 +358,7 @@ def test_compiled_validator_agrees_with_jsonschema(protocol):
     proto = get(protocol)
     rng = random.Random(7)
     env_s, proto_s = _schema("trace_schema.json"), _schema(f"schemas/{protocol}.json")
-    registry = tracefile.schema_registry()
+    registry = trace_format.schema_registry()
     env_c, proto_c = schemacheck.compile_schema(env_s, registry), schemacheck.compile_schema(proto_s, registry)
     env_j, proto_j = _jsonschema(env_s), _jsonschema(proto_s)
     records, _ = proto.simulate(1, proto.campaign_faults, {})
@@ -541,7 +542,7 @@ def test_what_typed_decoding_leaves_to_the_general_way(line):
 def test_the_type_generator_refuses_what_it_cannot_express():
     from groupcheck.core.trace import decode as schematypes
     env = _schema("trace_schema.json")
-    registry = tracefile.schema_registry()
+    registry = trace_format.schema_registry()
     base = _schema("schemas/sequencer.json")
     assert schematypes.event_decoder(env, base, registry) is not None
     for extra in ({"not": {"required": ["x"]}}, {"if": {"properties": {"nid": {"const": 1}}}, "then": {"required": ["msg"]}},
@@ -562,7 +563,7 @@ def test_a_key_the_types_cannot_say_is_checked_after_decoding(extra, bad, good):
     from groupcheck.core.trace import decode as schematypes
     schema = _schema("schemas/sequencer.json")
     schema = {**schema, "allOf": schema["allOf"] + [extra]}
-    typed = schematypes.event_decoder(_schema("trace_schema.json"), schema, tracefile.schema_registry())
+    typed = schematypes.event_decoder(_schema("trace_schema.json"), schema, trace_format.schema_registry())
     assert all(path[0] == "state" for st in typed.residual for path, _, _ in typed.residual[st])
     line = '{"clock":1,"kind":"event","name":"Send","nid":1,"state":%s}'
     assert traces._typed_event(typed, line % json.dumps(bad)) is None
@@ -629,7 +630,7 @@ def test_vector_clock_cycle_is_rejected_naming_the_records(tmp_path):
     l2, l3 = _lines(f2), _lines(f3)
     r2, r3 = json.loads(l2[-1]), json.loads(l3[-1])
     r2["vc"]["3"], r3["vc"]["2"] = r3["vc"]["3"], r2["vc"]["2"]   # each last step claims the other's
-    l2[-1], l3[-1] = tracefile.dumps1(r2), tracefile.dumps1(r3)
+    l2[-1], l3[-1] = trace_format.dumps1(r2), trace_format.dumps1(r3)
     f2.write_text("".join(l2))
     f3.write_text("".join(l3))
     with pytest.raises(TraceError) as e:
@@ -645,13 +646,13 @@ def test_per_node_file_checks(tmp_path):
     lines = _lines(f2)
     rec = json.loads(lines[2])
     del rec["vc"]
-    lines[2] = tracefile.dumps1(rec)
+    lines[2] = trace_format.dumps1(rec)
     f2.write_text("".join(lines))
     with pytest.raises(TraceError) as e:
         load(d)
     assert f"{f2}:3:" in str(e.value) and "vc" in str(e.value)
     rec["vc"] = {"2": 1}                     # own component does not grow
-    lines[2] = tracefile.dumps1(rec)
+    lines[2] = trace_format.dumps1(rec)
     f2.write_text("".join(lines))
     with pytest.raises(TraceError) as e:
         load(d)

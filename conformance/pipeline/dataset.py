@@ -22,7 +22,8 @@ from groupcheck.conformance.replay import registry
 from groupcheck.conformance.replay.conform import replay
 from groupcheck.conformance.replay.registry import available, get
 from groupcheck.core import properties
-from groupcheck.core.trace import layers as trace_layers, writer as tracefile
+from groupcheck.core.trace import layers as trace_layers
+from groupcheck.core.trace import format as trace_format
 from groupcheck.core.trace.history import from_records
 from groupcheck.core.trace.reader import (collector_paused, FORMAT, FORMAT_V1, FORMATS, lines_quarantined,
                                           parse_line, record_problem, Trace, TraceError)
@@ -234,8 +235,8 @@ def _ingest(path: str, cwd: Optional[str]):
         if problem is None and fmt == FORMAT_V1 and rec["state"] is not None and rec["nid"] is not None:
             key = (rec["nid"], trace_layers.layer_of(protocol, rec["name"], rec["params"]))
             try:
-                delta = tracefile.state_delta(last_state.get(key), rec["state"],
-                                              tracefile.append_vars(protocol, key[1]))
+                delta = trace_format.state_delta(last_state.get(key), rec["state"],
+                                              trace_format.append_vars(protocol, key[1]))
                 last_state[key] = rec["state"]
                 rec = {**rec, "state": delta}
             except ValueError as e:

@@ -60,7 +60,7 @@ from msgspec import UNSET, Meta, UnsetType
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from groupcheck.core.trace import validate as schemacheck
+from groupcheck.core.trace import format as trace_format, validate as schemacheck
 from groupcheck.core.trace.validate import ANNOTATIONS, MEMO_MAX, resolve_ref
 
 
@@ -560,13 +560,12 @@ def _valid(value, t) -> bool:
 
 @lru_cache(maxsize=None)
 def for_protocol(envelope_rel: str, protocol_rel: str) -> Optional[Typed]:
-    """The typed decoder for the schemas at impl/``protocol_rel`` and
-    impl/``envelope_rel``, or None when the generator cannot read them."""
-    from groupcheck.core.trace import writer as tracefile
-    env, proto = tracefile.schema(envelope_rel), tracefile.schema(protocol_rel)
+    """The typed decoder for the schemas at core/trace/``protocol_rel`` and
+    core/trace/``envelope_rel``, or None when the generator cannot read them."""
+    env, proto = trace_format.schema(envelope_rel), trace_format.schema(protocol_rel)
     if env is None or proto is None:
         return None
     try:
-        return event_decoder(env, proto, tracefile.schema_registry())
+        return event_decoder(env, proto, trace_format.schema_registry())
     except Unsupported:
         return None

@@ -67,16 +67,16 @@ from msgspec import UNSET
 from groupcheck.core import progress
 
 from groupcheck.core.trace import layers
-from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace import format as trace_format
 
 from groupcheck.core.trace import limits as inputlimits
 from groupcheck.core.trace import validate as schemacheck
 from groupcheck.core.trace import decode as schematypes
 
-FORMAT = tracefile.FORMAT
+FORMAT = trace_format.FORMAT
 FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
 FORMATS = (FORMAT, FORMAT_V1)
-ENV = tracefile.ENV
+ENV = trace_format.ENV
 
 
 class FormatNotice(UserWarning):
@@ -110,12 +110,12 @@ class Trace:
 @lru_cache(maxsize=None)
 def _compiled(rel: str, kind: Optional[str] = None):
     """(predicate, schema) for a schema file, or one of its ``$defs`` kinds."""
-    s = tracefile.schema(rel)
+    s = trace_format.schema(rel)
     if s is None:
         return None
     if kind is not None:
         s = {**s["$defs"][kind], "$defs": s["$defs"]}
-    return schemacheck.compile_schema(s, tracefile.schema_registry()), s
+    return schemacheck.compile_schema(s, trace_format.schema_registry()), s
 
 
 def _envelope(fmt: str) -> str:
@@ -127,14 +127,14 @@ def _protocol_schema(protocol: str, fmt: str) -> Optional[str]:
     if not isinstance(protocol, str) or not protocol.isidentifier():
         return None
     rel = f"schemas/{protocol}.json" if fmt == FORMAT else f"schemas/v1/{protocol}.json"
-    return rel if tracefile.schema(rel) is not None else None
+    return rel if trace_format.schema(rel) is not None else None
 
 
 def _check(rel: str, rec, kind: Optional[str] = None, label: str = "schema") -> Optional[str]:
     pred, schema = _compiled(rel, kind)
     if pred(rec):
         return None
-    return f"{label}: {schemacheck.explain(schema, rec, tracefile.schema_registry())}"
+    return f"{label}: {schemacheck.explain(schema, rec, trace_format.schema_registry())}"
 
 
 class _Validator:
@@ -534,8 +534,8 @@ def _records(path: Path, f: _File):
             if state is not None and rec["nid"] is not None:
                 key = (rec["nid"], layers.layer_of(protocol, rec["name"], rec["params"]))
                 try:
-                    delta = tracefile.state_delta(last_state.get(key), state,
-                                                  tracefile.append_vars(protocol, key[1]))
+                    delta = trace_format.state_delta(last_state.get(key), state,
+                                                  trace_format.append_vars(protocol, key[1]))
                 except ValueError as e:
                     raise TraceError(path, n, f"format 1 state cannot be read as a delta: {e}") from None
                 last_state[key] = state
@@ -808,7 +808,8 @@ def from_records(records: list[dict], path: str = "<memory>") -> Trace:
     fd, tmp = tempfile.mkstemp(suffix=".ndjson")
     os.close(fd)
     try:
-        tracefile.write(tmp, records)
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(trace_format.dumps(records))
         t = load(tmp)
     finally:
         os.unlink(tmp)
@@ -905,7 +906,7 @@ def full_states(trace: Trace) -> list[dict]:
         st = ev["state"]
         if st is not None and ev["nid"] is not None:
             key = (ev["nid"], layers.layer_of(protocol, ev["name"], ev["params"]))
-            appends = tracefile.append_vars(protocol, key[1])
+            appends = trace_format.append_vars(protocol, key[1])
             cur = copy.deepcopy(full.get(key) or {})      # no sharing between events
             for k, v in st.items():
                 if k in appends:
