@@ -314,12 +314,23 @@ def _lines(path: Path):
         yield n, text
 
 
+BLOCK = 1 << 20     # bytes read at once (then to the end of the block's last line)
+
+
 def lines_quarantined(path: Path):
     """(line number, text, None) for each line of a file, or (line number,
     None, problem) for a line that is not UTF-8 or is over ``MAX_LINE``
     (each line decoded on its own: a bad byte is named by its line, and a
     reader that quarantines lines goes on after it).  A file that cannot be
-    read raises TraceError."""
+    read raises TraceError.
+
+    The file is read in blocks of whole lines (``BLOCK`` bytes, then to the
+    next ``\\n``), each decoded and split at once, which costs half of
+    reading it line by line: a ``\\n`` byte is never part of a longer UTF-8
+    sequence, so a block that decodes is lines that each decode to the same
+    text.  A block that does not, or that holds a line of ``MAX_LINE``
+    characters or more, is read line by line, which names the bad line and
+    words its problem (tests/test_trace_input.py compares the two ways)."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -327,19 +338,49 @@ def lines_quarantined(path: Path):
     with f:
         n = 0
         try:
-            for raw in f:
-                n += 1
+            while True:
+                block = f.read(BLOCK)
+                if not block:
+                    return
+                if not block.endswith(b"\n"):
+                    block += f.readline()       # to the end of its last line (or of the file)
                 try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                    lines = block.decode("utf-8").split("\n")
+                except UnicodeDecodeError:
+                    lines = None
+                else:
+                    if lines[-1] == "":
+                        lines.pop()             # (after the block's last \n: no line)
+                    if max(map(len, lines)) >= MAX_LINE:
+                        lines = None
+                if lines is not None:
+                    for text in lines:
+                        n += 1
+                        yield n, text, None
                     continue
-                if len(text) > MAX_LINE:
-                    yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
-                    continue
-                yield n, text[:-1] if text.endswith("\n") else text, None
+                for raw in _raw_lines(block):
+                    n += 1
+                    try:
+                        text = raw.decode("utf-8")
+                    except UnicodeDecodeError as e:
+                        yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                        continue
+                    if len(text) > MAX_LINE:
+                        yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
+                        continue
+                    yield n, text[:-1] if text.endswith("\n") else text, None
         except OSError as e:
             raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _raw_lines(block: bytes) -> list:
+    """A block's lines as bytes, each with its ``\\n`` (the last one without,
+    at the end of a file that does not end with one)."""
+    raws = [x + b"\n" for x in block.split(b"\n")]
+    last = raws.pop()
+    if last != b"\n":
+        raws.append(last[:-1])
+    return raws
 
 
 # ------------------------------------------------------------------ one file
