@@ -305,15 +305,6 @@ MAX_LINE = 1 << 26      # characters: most records are a few hundred, but a FLUS
                         # (a 5-minute chaos soak wrote one of 1.3 MB); a longer line is refused, not parsed
 
 
-def _lines(path: Path):
-    """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
-    a line over ``MAX_LINE`` is refused."""
-    for n, text, problem in lines_quarantined(path):
-        if problem is not None:
-            raise TraceError(path, n, problem)
-        yield n, text
-
-
 BLOCK = 1 << 20     # bytes read at once (then to the end of the block's last line)
 
 
@@ -488,7 +479,9 @@ def _records(path: Path, f: _File):
     valid: dict = {}        # kind -> the compiled predicate of a valid record (``_valid``), once the header is read
     typed = None            # the protocol's typed decoder (``_typed``), once the header is read
     name = str(path)
-    for n, line in _lines(path):
+    for n, line, problem in lines_quarantined(path):       # a line not UTF-8, or too long, refused
+        if problem is not None:
+            raise TraceError(path, n, problem)
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
         bad = inputlimits.line_problem(line)       # before any decoder recurses into the line
