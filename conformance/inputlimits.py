@@ -44,19 +44,22 @@ _SCREEN = re.compile(r"\d{19}|[eE][+]?\d{3}|\\u[dD][89a-fA-F]|NaN|Infinity")
 # tries its five branches at every character (a sixth of ``conform``'s time):
 # the literals found by substring search, the digit runs and exponents on a
 # copy with every digit written 0, every E written e and every + left out
-# (one table lookup a byte).  It finds whatever ``_SCREEN`` finds, and more
+# (one table lookup a byte), each searched as a literal (a regular
+# expression of one literal skips ahead as ``in`` does, in fewer steps on
+# these lines).  It finds whatever ``_SCREEN`` finds, and more
 # (any ``\\u``, not only a surrogate's; digits that only a + separated),
 # and what it finds is searched by ``_SCREEN`` as before, so the two decide
 # alike (tests/test_input_limits.py compares them).
 _ZEROED = bytes.maketrans(b"0123456789E", b"0000000000e")
-_RUN = b"0" * 19
+_RUN = re.compile(b"0" * 19).search
+_EXPONENT = re.compile(b"e000").search
 
 
 def _screened(text: str) -> bool:
     """Whether ``_SCREEN`` finds something in ``text``."""
     if text.isascii() and "\\u" not in text and "NaN" not in text and "Infinity" not in text:
         z = text.encode("ascii").translate(_ZEROED, b"+")
-        if _RUN not in z and b"e000" not in z:
+        if _RUN(z) is None and _EXPONENT(z) is None:
             return False
     return _SCREEN.search(text) is not None
 # a string, or an unterminated one to the end of the line (so that no start is scanned twice: linear)
