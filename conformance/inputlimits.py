@@ -41,15 +41,15 @@ BOM = "\ufeff"
 # escape, or one of Python's non-finite literals
 _SCREEN = re.compile(r"\d{19}|[eE][+]?\d{3}|\\u[dD][89a-fA-F]|NaN|Infinity")
 # The same screen on an ASCII line without the regular expression, which
-# tries its five branches at every character (a sixth of ``conform``'s time):
-# the literals found by substring search, the digit runs and exponents on a
-# copy with every digit written 0, every E written e and every + left out
-# (one table lookup a byte), each searched as a literal (a regular
-# expression of one literal skips ahead as ``in`` does, in fewer steps on
-# these lines).  It finds whatever ``_SCREEN`` finds, and more
-# (any ``\\u``, not only a surrogate's; digits that only a + separated),
-# and what it finds is searched by ``_SCREEN`` as before, so the two decide
-# alike (tests/test_input_limits.py compares them).
+# tries its five branches at every character (a sixth of ``conform``'s time
+# on a SEQUENCER run): the literals found by substring search, the digit
+# runs and exponents on a copy with every digit written 0, every E written e
+# and every + left out (one table lookup a byte), each searched as a literal
+# (a regular expression of one literal skips ahead as ``in`` does, in fewer
+# steps on these lines).  It finds whatever ``_SCREEN`` finds, and more (any
+# ``\\u``, not only a surrogate's; digits that only a + separated), and what
+# it finds is searched by ``_SCREEN`` as before, so the two decide alike
+# (tests/test_input_limits.py compares them).
 _ZEROED = bytes.maketrans(b"0123456789E", b"0000000000e")
 _RUN = re.compile(b"0" * 19).search
 _EXPONENT = re.compile(b"e000").search

@@ -316,7 +316,7 @@ def lines_quarantined(path: Path):
     read raises TraceError.
 
     The file is read in blocks of whole lines (``BLOCK`` bytes, then to the
-    next ``\\n``), each decoded and split at once, which costs half of
+    next ``\\n``), each decoded and split at once, a quarter less than
     reading it line by line: a ``\\n`` byte is never part of a longer UTF-8
     sequence, so a block that decodes is lines that each decode to the same
     text.  A block that does not, or that holds a line of ``MAX_LINE``
