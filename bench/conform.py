@@ -9,7 +9,7 @@ Each size is one SEQUENCER run of 3 members (impl/sim_sequencer.py
 disk as it runs, the Sequencer layer logging deltas), about 4.7 events per
 multicast, so ``per_member`` = size / 14.  Then, on that file:
 
-* ``read``: ``conformance.traces.load`` (strict lines, compiled schema
+* ``read``: ``core.trace.reader.load`` (strict lines, compiled schema
   checks, normalisation);
 * ``replay``: the engine (conformance/replay/engine.py) with SEQUENCER's binding,
   every record stepped, no coverage states kept;
@@ -68,7 +68,7 @@ EVENTS_PER_MULTICAST = 4.67    # measured at loss=0.01: Send, RecvForward (2 in 
 
 
 def stages(path: Path) -> tuple:
-    """read, replay and properties: (wall, CPU) seconds of the first two, wall of the last, what it found."""
+    """read, replay and properties: (wall, CPU) seconds of each, what it found."""
     t0, c0 = time.perf_counter(), time.process_time()
     trace = load(path)
     t_read, c_read = time.perf_counter() - t0, time.process_time() - c0
@@ -79,9 +79,9 @@ def stages(path: Path) -> tuple:
         failed = eng.step(ev)
         assert failed is None, failed
     t_replay, c_replay = time.perf_counter() - t0, time.process_time() - c0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     found = b.properties(eng.cands) or (b.at_end(eng.cands) if quiescent(trace) else None)
-    return t_read, c_read, t_replay, c_replay, time.perf_counter() - t0, found
+    return t_read, c_read, t_replay, c_replay, time.perf_counter() - t0, time.process_time() - c0, found
 
 
 def one(path: Path, size: int) -> dict:
@@ -92,7 +92,7 @@ def one(path: Path, size: int) -> dict:
     n = line["events"]
     load_avg = [round(x, 1) for x in os.getloadavg()]
     with collector_paused():    # as conform_file pauses it: no collection over the run falls between two stages, unmeasured
-        t_read, c_read, t_replay, c_replay, t_props, found = stages(path)
+        t_read, c_read, t_replay, c_replay, t_props, c_props, found = stages(path)
     # ``groupcheck conform``'s path in a process of its own, so that its peak memory is its own
     # (the stages above held the whole run): a one-file run is replayed as it is read
     rep = json.loads(subprocess.run([sys.executable, "-c", CONFORM, str(path)], check=True,
@@ -109,7 +109,7 @@ def one(path: Path, size: int) -> dict:
                              "properties": round(n / max(t_props, 1e-6)), "conform": round(n / t_conform)},
             # CPU seconds of this process: comparable across runs when the machine is shared
             "events_per_cpu_s": {"read": round(n / c_read), "replay": round(n / c_replay),
-                                 "conform": round(n / c_conform)},
+                                 "properties": round(n / max(c_props, 1e-6)), "conform": round(n / c_conform)},
             "load_average": load_avg}
 
 

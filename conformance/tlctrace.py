@@ -7,7 +7,7 @@ Each protocol's conformance module names its trace spec in
 ``PROTOCOL.tla_trace`` (a :class:`TLATrace`): ``spec/<P>/Trace<P>.tla`` and
 ``Trace<P>.cfg``, in the shape of etcd-io/raft's ``Traceetcdraft.tla`` and
 tlaplus/Examples' ``EWD998ChanTrace.tla``.  A loaded trace
-(``conformance.traces.load``: format 2, deltas, per-node files merged) is
+(``core.trace.reader.load``: format 2, deltas, per-node files merged) is
 written as the module ``TraceLog`` defining ``Log``, a sequence of records
 ``[name, nid, params, msg, state, logged]`` (``logged``: the record's
 state is logged, even empty), in a temporary directory beside copies of
@@ -512,7 +512,7 @@ def broken_properties(broken: list[str]) -> list[str]:
 
 
 def validate(trace, *, timeout: float = 600.0, diagnose: bool = True) -> TLCVerdict:
-    """TLC's verdict on a loaded trace (conformance.traces.Trace)."""
+    """TLC's verdict on a loaded trace (core.trace.reader.Trace)."""
     protocol = trace.header["protocol"]
     proto, tt = _binding(protocol)
     if tt is None:

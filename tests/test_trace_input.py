@@ -9,10 +9,12 @@ import json
 import re
 
 import pytest
+from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from groupcheck.cli.main import app
 from groupcheck.conformance.replay import registry as protocols
+from groupcheck.core.trace import reader as traces
 from groupcheck.core.trace.reader import MAX_LINE
 
 
@@ -83,3 +85,38 @@ def test_spark_rejects_each_malformed_file_with_the_local_engines_line(tmp_path,
     assert len(lines["local"]) == len(FORGERIES) and lines["spark"] == lines["local"]
     for i, (_, _, field) in enumerate(FORGERIES):
         assert any(f"f{i}.ndjson:" in ln and field in ln for ln in lines["local"])
+
+
+def _lines_one_by_one(path):
+    """``lines_quarantined`` line by line, as the file's own iteration reads
+    it: the reference the block reader is held to."""
+    out = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                out.append((n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"))
+                continue
+            if len(text) > traces.MAX_LINE:
+                out.append((n, None, f"a line of {len(text)} characters (at most {traces.MAX_LINE})"))
+                continue
+            out.append((n, text[:-1] if text.endswith("\n") else text, None))
+    return out
+
+
+# bytes a line may hold: ASCII, CR, UTF-8 of 2 to 4 bytes, and bytes that are not UTF-8 or cut one short
+_BYTES = [b"a", b"{", b"\r", b" ", "\u00e9".encode(), "\u20ac".encode(), "\U0001f600".encode(), b"\xff", b"\xc3",
+          b"\xe2\x82", b"\xed\xa0\x80", b"\x80"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_BYTES), max_size=8).map(b"".join), max_size=12),
+       st.booleans(), st.integers(1, 24), st.integers(2, 12))
+def test_the_block_reader_reads_and_refuses_each_line_as_one_by_one(tmp_path_factory, lines, ends, block, limit):
+    # any file of such lines, with or without a last \n, blocks and the line limit made small
+    path = tmp_path_factory.mktemp("lines") / "t.ndjson"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if ends and lines else b""))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(traces, "BLOCK", block)
+        mp.setattr(traces, "MAX_LINE", limit)
+        assert list(traces.lines_quarantined(path)) == _lines_one_by_one(path)

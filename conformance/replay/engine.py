@@ -551,12 +551,12 @@ class ReplayEngine:
         h = trace.header
         base = dict(file=trace.path, run_id=h.get("run_id"), protocol=h.get("protocol"), events=0)
         total = len(trace.events) if type(trace.events) is list else None      # (a stream's: once read)
-        names = self.names
+        names, step, every = self.names, self.step, progress.EVERY
         for ev in self.b.steps():
-            if ev["i"] % progress.EVERY == 0:
+            if ev["i"] % every == 0:
                 progress.tick("replaying", ev["i"], total)
             names.add(ev["name"])
-            failed = self.step(ev)
+            failed = step(ev)
             if failed:
                 base["events"] = len(trace.events)
                 verdict, reason = failed

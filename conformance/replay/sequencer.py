@@ -87,6 +87,9 @@ def sent_is(msg: dict, want: tuple) -> Optional[str]:
     return None if got == want else f"model {dict(zip(('type', 'sender', 'seqno'), want))}"
 
 
+_ABSENT = object()      # a key not in a logged dict (``one``)
+
+
 class _Str(dict):
     """x -> str(x), the members' strings made once."""
 
@@ -269,13 +272,20 @@ class SequencerBinding(Binding):
                     if len(new) != len(val):
                         return None
                     for x, v in zip(new, val):
-                        if list(x) != v or type(v[0]) is not int:
+                        # (``list(x) != v`` on a pair, without building the list)
+                        if type(v) is not list or len(v) != 2 or x[0] != v[0] or x[1] != v[1] \
+                                or type(v[0]) is not int:
                             return None
                 elif var == "recv":
-                    # equal to a dict with string keys: its keys are those strings, as ``norm`` makes them
-                    key = self._key
-                    if {key[x]: q for x, q in t.recv._d[m]._d.items()} != val:
+                    # equal to the dict with string keys that ``norm`` makes, compared key by key
+                    # (distinct members have distinct strings) without building it
+                    d = t.recv._d[m]._d
+                    if len(d) != len(val):
                         return None
+                    key = self._key
+                    for x, q in d.items():
+                        if val.get(key[x], _ABSENT) != q:
+                            return None
                 elif var == "sent":
                     if t.sent._d[m] != val:
                         return None
@@ -305,7 +315,10 @@ class SequencerBinding(Binding):
             out = [t._replace(delivered=self.empty)]
             if new:
                 self.hist[m].extend(new)
-                self.where[m].extend([ev["i"]] * len(new))
+                if len(new) == 1:
+                    self.where[m].append(ev["i"])
+                else:
+                    self.where[m].extend([ev["i"]] * len(new))
         self.reduced = out
         if name == "Send":
             self.sent[m] = t.sent._d[m]

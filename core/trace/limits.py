@@ -16,9 +16,10 @@ A line is refused, before any checker sees it, when it
 
 ``line_problem(text)`` answers on the raw line (``None``: within the
 limits); its reason starts with the field at fault when there is one
-(``params.p: ...``).  It costs two character counts and one regular
-expression search on an ordinary line: the value is decoded and walked
-only when the text shows a long run of digits, a large exponent, a
+(``params.p: ...``).  It costs two character counts, a few substring
+searches and one byte translation on an ordinary line (one regular
+expression search on a line that is not ASCII): the value is decoded and
+walked only when the text shows a long run of digits, a large exponent, a
 surrogate escape or a non-finite literal.
 """
 
@@ -39,6 +40,28 @@ BOM = "\ufeff"
 # only way to write a float beyond a double with fewer digits), a surrogate
 # escape, or one of Python's non-finite literals
 _SCREEN = re.compile(r"\d{19}|[eE][+]?\d{3}|\\u[dD][89a-fA-F]|NaN|Infinity")
+# The same screen on an ASCII line without the regular expression, which
+# tries its five branches at every character (a sixth of ``conform``'s time
+# on a SEQUENCER run): the literals found by substring search, the digit
+# runs and exponents on a copy with every digit written 0, every E written e
+# and every + left out (one table lookup a byte), each searched as a literal
+# (a regular expression of one literal skips ahead as ``in`` does, in fewer
+# steps on these lines).  It finds whatever ``_SCREEN`` finds, and more (any
+# ``\\u``, not only a surrogate's; digits that only a + separated), and what
+# it finds is searched by ``_SCREEN`` as before, so the two decide alike
+# (tests/test_input_limits.py compares them).
+_ZEROED = bytes.maketrans(b"0123456789E", b"0000000000e")
+_RUN = re.compile(b"0" * 19).search
+_EXPONENT = re.compile(b"e000").search
+
+
+def _screened(text: str) -> bool:
+    """Whether ``_SCREEN`` finds something in ``text``."""
+    if text.isascii() and "\\u" not in text and "NaN" not in text and "Infinity" not in text:
+        z = text.encode("ascii").translate(_ZEROED, b"+")
+        if _RUN(z) is None and _EXPONENT(z) is None:
+            return False
+    return _SCREEN.search(text) is not None
 # a string, or an unterminated one to the end of the line (so that no start is scanned twice: linear)
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?$)', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -101,7 +124,7 @@ def line_problem(text: str) -> Optional[str]:
         d = depth(text)
         if d > MAX_DEPTH:
             return f"arrays and objects nested {d} deep (at most {MAX_DEPTH})"
-    if _SCREEN.search(text) is None:
+    if not _screened(text):
         return None
     try:
         value = _lenient.decode(text)

@@ -307,13 +307,7 @@ MAX_LINE = 1 << 26      # characters: most records are a few hundred, but a FLUS
                         # (a 5-minute chaos soak wrote one of 1.3 MB); a longer line is refused, not parsed
 
 
-def _lines(path: Path):
-    """(line number, text) of a file, strictly UTF-8, split at ``\\n`` only;
-    a line over ``MAX_LINE`` is refused."""
-    for n, text, problem in lines_quarantined(path):
-        if problem is not None:
-            raise TraceError(path, n, problem)
-        yield n, text
+BLOCK = 1 << 20     # bytes read at once (then to the end of the block's last line)
 
 
 def lines_quarantined(path: Path):
@@ -321,7 +315,15 @@ def lines_quarantined(path: Path):
     None, problem) for a line that is not UTF-8 or is over ``MAX_LINE``
     (each line decoded on its own: a bad byte is named by its line, and a
     reader that quarantines lines goes on after it).  A file that cannot be
-    read raises TraceError."""
+    read raises TraceError.
+
+    The file is read in blocks of whole lines (``BLOCK`` bytes, then to the
+    next ``\\n``), each decoded and split at once, a quarter less than
+    reading it line by line: a ``\\n`` byte is never part of a longer UTF-8
+    sequence, so a block that decodes is lines that each decode to the same
+    text.  A block that does not, or that holds a line of ``MAX_LINE``
+    characters or more, is read line by line, which names the bad line and
+    words its problem (tests/test_trace_input.py compares the two ways)."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -329,19 +331,49 @@ def lines_quarantined(path: Path):
     with f:
         n = 0
         try:
-            for raw in f:
-                n += 1
+            while True:
+                block = f.read(BLOCK)
+                if not block:
+                    return
+                if not block.endswith(b"\n"):
+                    block += f.readline()       # to the end of its last line (or of the file)
                 try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                    lines = block.decode("utf-8").split("\n")
+                except UnicodeDecodeError:
+                    lines = None
+                else:
+                    if lines[-1] == "":
+                        lines.pop()             # (after the block's last \n: no line)
+                    if max(map(len, lines)) >= MAX_LINE:
+                        lines = None
+                if lines is not None:
+                    for text in lines:
+                        n += 1
+                        yield n, text, None
                     continue
-                if len(text) > MAX_LINE:
-                    yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
-                    continue
-                yield n, text[:-1] if text.endswith("\n") else text, None
+                for raw in _raw_lines(block):
+                    n += 1
+                    try:
+                        text = raw.decode("utf-8")
+                    except UnicodeDecodeError as e:
+                        yield n, None, f"cannot read: not UTF-8 ({e.reason} at byte {e.start} of the line)"
+                        continue
+                    if len(text) > MAX_LINE:
+                        yield n, None, f"a line of {len(text)} characters (at most {MAX_LINE})"
+                        continue
+                    yield n, text[:-1] if text.endswith("\n") else text, None
         except OSError as e:
             raise TraceError(path, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _raw_lines(block: bytes) -> list:
+    """A block's lines as bytes, each with its ``\\n`` (the last one without,
+    at the end of a file that does not end with one)."""
+    raws = [x + b"\n" for x in block.split(b"\n")]
+    last = raws.pop()
+    if last != b"\n":
+        raws.append(last[:-1])
+    return raws
 
 
 # ------------------------------------------------------------------ one file
@@ -449,7 +481,9 @@ def _records(path: Path, f: _File):
     valid: dict = {}        # kind -> the compiled predicate of a valid record (``_valid``), once the header is read
     typed = None            # the protocol's typed decoder (``_typed``), once the header is read
     name = str(path)
-    for n, line in _lines(path):
+    for n, line, problem in lines_quarantined(path):       # a line not UTF-8, or too long, refused
+        if problem is not None:
+            raise TraceError(path, n, problem)
         if n % progress.EVERY == 0:
             progress.tick(f"reading {Path(path).name}", n)
         bad = inputlimits.line_problem(line)       # before any decoder recurses into the line
