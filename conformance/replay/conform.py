@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from groupcheck.conformance.replay.registry import UnknownProtocol, get
 from groupcheck.conformance.replay.engine import RunReport
-from groupcheck.core.trace.reader import Trace, TraceError, collector_paused, load, stream
+from groupcheck.conformance.replay.registry import get, UnknownProtocol
+from groupcheck.core.trace.reader import collector_paused, load, stream, Trace, TraceError
 
 
 def replay(trace: Trace, *, visited: bool = False) -> RunReport:

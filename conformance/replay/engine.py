@@ -47,7 +47,8 @@ from enum import StrEnum
 from typing import Optional
 
 from groupcheck.core import progress
-from groupcheck.core.trace.reader import Trace, collector_paused
+from groupcheck.core.trace.reader import collector_paused, Trace
+
 
 MAX_CANDIDATES = 200_000    # the one guard against blow-up; never reached by simulated runs
 VISITED_MAX = 50_000        # distinct candidates kept per run for coverage (beyond: coverage unknown)

@@ -29,19 +29,25 @@ candidates after every event, and fail only if no candidate satisfies them.
 
 from __future__ import annotations
 
+import random
 from typing import Optional
 
+from groupcheck.conformance.replay.engine import Binding, HeaderError, ReplayEngine
+from groupcheck.conformance.replay.lockstep import LockstepError, LockstepNetwork
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core import properties
+from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace.reader import Trace
+from groupcheck.impl import campaign
+from groupcheck.impl.events import AppSend
 from groupcheck.impl.faults import NETWORK, plan_reader
-
+from groupcheck.impl.flush import JoinRequest, LeaveRequest, Suspect
+from groupcheck.impl.sim_flush import flush_constants, rescue_views, simulate_flush
+from groupcheck.impl.stacks.flush import flush_stack
 from groupcheck.model.flush import FlushModel
 from groupcheck.model.values import GrowSet, Seq
 
-from groupcheck.core import properties
-from groupcheck.conformance.replay.lockstep import LockstepError, LockstepNetwork
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import Binding, ReplayEngine, HeaderError
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 SPEC_ACTIONS = ("Multicast", "Deliver", "Discard", "StartFlush", "Block", "RestartFlush", "FlushOk",
                 "ReceiveFlushOk", "FlushCompleted", "ReceiveFlushCompleted", "SendView", "InstallView",
@@ -505,8 +511,6 @@ def flush_end_of_run(model: FlushModel, s, ids: Optional[Ids] = None) -> dict:
     return out
 
 
-
-
 # ---------------------------------------------------------------- simulated runs
 
 PROTOCOL_DEFAULTS = {"nodes": 4, "messages": 2, "block_time": 0.002}
@@ -528,10 +532,6 @@ def simulate(seed: int, faults, options: dict):
     """One simulated FLUSH run (impl/sim_flush.py) as groupcheck-trace/2
     records.  Option ``reconcile=false``: the seed as written
     (ReconcileDigests = FALSE), which breaks VirtualSynchrony in some runs."""
-    from groupcheck.impl import campaign
-    from groupcheck.core.trace import writer as tracefile
-    from groupcheck.impl.stacks.flush import flush_stack
-    from groupcheck.impl.sim_flush import flush_constants, simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
     leaves, joins = tuple(opts.get("leaves", ())), tuple(opts.get("joins", ()))
@@ -575,9 +575,7 @@ def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size and faults from its seed: 3-4 members, 1-3
     multicasts each, one or two crashes (the coordinator first in most) or
     none, at drawn times; a leave and a joiner in a third of the runs each."""
-    import random
 
-    from groupcheck.impl import campaign
     rng = random.Random(seed * 7919 + 13)
     n, per, span = campaign.draw_size(rng, (3, 4))
     plan = rng.choice(("none", "coordinator", "other", "two", "two"))
@@ -640,7 +638,6 @@ class FlushLockstep(LockstepNetwork):
         ``flush_stack``); with a layer above FLUSH (``sequencer_flush_stack``)
         only the FLUSH events are replayed, all are kept in ``events``.
         ``max_app``: application sends allowed (default ``max_msgs``)."""
-        from groupcheck.impl.stacks.flush import flush_stack
         make_stack = make_stack or flush_stack
         self.max_app = max_msgs if max_app is None else max_app
         self.members = tuple(range(1, n + joiners + 1))
@@ -689,7 +686,6 @@ class FlushLockstep(LockstepNetwork):
                 and m not in self.join_requested)
 
     def join(self, m: int) -> None:
-        from groupcheck.impl.flush import JoinRequest
         assert self.can_join(m)
         self.join_requested.add(m)
         self._handle(m, JoinRequest(m))
@@ -698,7 +694,6 @@ class FlushLockstep(LockstepNetwork):
                 self._handle(x, JoinRequest(m))
 
     def leave(self, m: int) -> None:
-        from groupcheck.impl.flush import LeaveRequest
         assert self.can_leave(m)
         self.leaving.add(m)
         self._handle(m, LeaveRequest(m))
@@ -709,13 +704,10 @@ class FlushLockstep(LockstepNetwork):
     # ------------------------------------------------------------ steps
 
     def app_send(self, m: int) -> None:
-        from groupcheck.impl.events import AppSend
         self.app_sends += 1
         self._handle(m, AppSend(f"m{self.app_sends}".encode()))
 
     def crash(self, m: int) -> None:
-        from groupcheck.impl.flush import Suspect
-        from groupcheck.impl.sim_flush import rescue_views
         assert self.can_crash(m)
         self._stop(m)
         rescue_views(self.stacks[m].layer("reliable"), m, self.live(), self._handle)     # I9, as the simulator

@@ -26,21 +26,20 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from groupcheck.impl import codec
+from groupcheck.conformance import findings
+from groupcheck.conformance.replay.engine import Binding, HeaderError, ReplayEngine
+from groupcheck.conformance.replay.lockstep import LockstepNetwork
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace.reader import Trace
+from groupcheck.impl import codec
 from groupcheck.impl.events import Receive, Up
-from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, Start, TokenMsg, spec_msg
 from groupcheck.impl.faults import FaultPlan, parse_faults
-from groupcheck.impl.sim_raincore import RING_FAULTS, RaincoreConfig, make_layers
-from groupcheck.impl.sim_raincore import simulate as simulate_impl
+from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, spec_msg, Start, TokenMsg
+from groupcheck.impl.sim_raincore import make_layers, RaincoreConfig, RING_FAULTS, simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
 
-from groupcheck.conformance import findings
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.lockstep import LockstepNetwork
-from groupcheck.conformance.replay.engine import Binding, ReplayEngine, HeaderError
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 ACTIONS = ("Initialization", "TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure",
            "EatingTimeout", "HungryTimeout", "StarvingTimeout", "Crash", "Recover", "Join", "TokenLoss")

@@ -17,19 +17,25 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from groupcheck.impl.events import Deliver
-from groupcheck.impl.faults import FaultPlan, parse_faults
-from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS
+from groupcheck.conformance import findings
+from groupcheck.conformance.replay import flush as cf, raincore as rc
+from groupcheck.conformance.replay.engine import HeaderError, ReplayEngine
+from groupcheck.conformance.replay.lockstep import LockstepError, LockstepNetwork
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core import properties
+from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace.reader import Trace
+from groupcheck.impl.events import AppSend, Deliver, Receive, Up
+from groupcheck.impl.faults import fault_spec, FaultPlan, parse_faults
+from groupcheck.impl.raincore import (Crash, DeliveryFailed, Join, Msg911 as IMsg911,
+                                      spec_msg as ring_spec_msg, Start, Timing, TokenMsg)
+from groupcheck.impl.sim_flush import rescue_views
+from groupcheck.impl.sim_raincoreflush import RING_FLUSH_FAULTS, RingFlushConfig, simulate_ring_flush
+from groupcheck.impl.stacks.raincore import raincore_layer
+from groupcheck.impl.stacks.raincoreflush import ring_flush_stack, RingNode, steady_seq
 from groupcheck.model.raincoreflush import Msg911, RaincoreFlushModel, Token
 
-from groupcheck.conformance import findings
-from groupcheck.core import properties
-from groupcheck.conformance.replay import flush as cf
-from groupcheck.conformance.replay import raincore as rc
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import HeaderError
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 RING_ACTIONS = ("TokenReceived", "911Received", "TokenDeliveryFailure", "911DeliveryFailure", "EatingTimeout",
                 "Crash", "LeaveSuspected", "Join")
@@ -260,8 +266,6 @@ class RaincoreFlushBinding(cf.FlushBinding):
                                              f"ring {list(m.LastGlobalView(t, n))}" for n in up))
 
 
-
-
 # ---------------------------------------------------------------- simulated runs
 
 PROTOCOL_DEFAULTS = {"nodes": 3, "ring": 3, "messages": 2}
@@ -301,7 +305,6 @@ def draw_faults(rng, ring: int, n: int, lossy: bool = False):
     probability 0.7, at times in the first 0.3 s; with the lossy ring also
     a token loss in half the plans (its crashes land anywhere: the plan's
     times are taken as they come)."""
-    from groupcheck.impl.faults import FaultPlan
     k = rng.choice((0, 1, 1, 2))
     first = 1 if k and rng.random() < 0.5 else rng.randint(1, ring)
     victims = [first] + rng.sample([x for x in range(1, ring + 1) if x != first], k - 1) if k else []
@@ -405,8 +408,6 @@ def simulate_over_ring(name: str, seed: int, faults: str, opts: dict, parse, seq
     summary with the simulator's own history check (``history``).  The
     ring's nodes multicast (with SEQUENCER every node, a joiner too: its
     sends wait until it is a member); ``parse``: the protocol's fault spec."""
-    from groupcheck.core.trace import writer as tracefile
-    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
     n, per = int(opts["nodes"]), int(opts["messages"])
     ring = int(opts.get("ring", n))
     if not 2 <= ring <= n:
@@ -448,7 +449,6 @@ def stale_view_plan(rng) -> str:
     member 2 crashes, node 4 joins 30-40 ms later and the coordinator 1
     crashes 20-30 ms after that, so the survivor 3 installs a VIEW with 4
     from node 1 before its own ring has committed it."""
-    from groupcheck.impl.faults import fault_spec
     t0 = round(rng.uniform(0.1, 0.15), 4)
     t1 = round(t0 + rng.uniform(0.03, 0.04), 4)
     t2 = round(t1 + rng.uniform(0.02, 0.03), 4)
@@ -588,6 +588,134 @@ def ring_abstract(st: dict) -> dict:
     return {k: ring_norm(k, st[k]) for k in RING_FIELDS}
 
 
+class _RingFlushDriver(rc.RingMessages, LockstepNetwork):
+    """``lockstep``'s driver (see there)."""
+    checking = True
+
+    def __init__(self, ring: int, joiners: int, max_msgs: int, max_crashes: int) -> None:
+        n = ring + joiners
+        self.ring_nodes = tuple(range(1, ring + 1))
+        members = tuple(range(1, n + 1))
+        self.constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": max_msgs,
+                          "MaxCrashes": max_crashes, "NewerViewsOnly": True}
+        header = {"protocol": "raincoreflush", "nodes": list(members), "constants": self.constants,
+                  "options": {}, "run_id": "lockstep"}
+        b = RaincoreFlushBinding(Trace("<lockstep>", header, []), whole_states=True)
+        self.engine = ReplayEngine(b, visited=False)
+        self.ids = b.ids
+        self.model = b.model
+        timing = Timing(eating=0.005, hungry=0.5, starving=0.5)
+        self.nodes = {m: RingNode(raincore_layer(m, self.ring_nodes, init_seq=steady_seq(self.ring_nodes), timing=timing),
+                                  ring_flush_stack(m, self.ring_nodes)) for m in members}
+        super().__init__(members, self.nodes)
+        self.app_sends = 0
+        self.checking = False
+        for m in self.ring_nodes:
+            self._handle(m, Start(token=m == self.ring_nodes[-1]))
+        self.checking = True
+        self.check_abstraction()
+
+    # ------------------------------------------------ queries
+    def flush(self, m: int):
+        return self.nodes[m].fstack.flush
+
+    def ring(self, m: int):
+        return self.nodes[m].ring
+
+    def armed(self):
+        return [(m, t) for m, t in super().armed() if t not in ("hungry", "starving")]
+
+    def can_send(self, m: int) -> bool:
+        return (m not in self.crashed and self.app_sends < self.model.MaxMsgs and self.flush(m).is_member
+                and not self.flush(m).blocked)
+
+    def can_crash(self, m: int) -> bool:
+        r, f = self.ring(m), self.flush(m)
+        latest = self.flush(max(self.members, key=lambda x: self.flush(x).vid)).members
+        return (m not in self.crashed and r.status == "Up" and f.is_member
+                and len(self.crashed) < self.model.MaxCrashes and r.tokenState != "Eating"
+                and not r.newNodes and not any(isinstance(d, TokenMsg) and d.cur == m for _, _, d in self.inflight)
+                and bool(set(latest) - self.crashed - {m}))
+
+    def can_join(self, m: int) -> bool:
+        return m not in self.ring_nodes and self.ring(m).status == "Off"
+
+    # ------------------------------------------------ steps
+    def app_send(self, m: int) -> None:
+        self.app_sends += 1
+        self._handle(m, AppSend(f"m{self.app_sends}".encode()))
+
+    def drop(self, i: int) -> None:
+        if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):   # the ring's transport loses nothing
+            super().drop(i)
+
+    def duplicate(self, i: int) -> None:
+        if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):
+            super().duplicate(i)
+
+    def join(self, m: int) -> None:
+        assert self.can_join(m)
+        self._handle(m, Join())
+
+    def crash(self, m: int) -> None:
+        assert self.can_crash(m)
+        rescue_views(self.nodes[m].fstack.layer("reliable"), m, [d for d in self.live() if d != m],
+                     self._handle)     # I9, as the simulator
+        self.checking = False
+        self._handle(m, Crash())
+        to_m = [d for d in self.inflight if d[1] == m and isinstance(d[2], (TokenMsg, IMsg911))]
+        self._stop(m)
+        self.inflight += to_m      # they come back to their senders as DeliveryFailed
+        # the Transport Manager loses the 911s m was passing on (the model's Crash)
+        self.inflight = [d for d in self.inflight if not (isinstance(d[2], IMsg911) and d[0] == m)]
+        self.checking = True
+        self.check_abstraction()
+
+    # ------------------------------------------------ plumbing
+    def _receive(self, src: int, dest: int, data) -> None:
+        if isinstance(data, (TokenMsg, IMsg911)):
+            if self.ring(dest).status == "Up":
+                self._handle(dest, Receive(src, data))
+            else:
+                self._handle(src, DeliveryFailed(data))
+        else:
+            super()._receive(src, dest, data)
+
+    def _transmit(self, src: int, dest: int, data) -> None:
+        if isinstance(data, (TokenMsg, IMsg911)):
+            if (src, dest, data) not in self.inflight:      # the spec's message sets
+                self.inflight.append((src, dest, data))
+        else:
+            super()._transmit(src, dest, data)
+
+    def _effect(self, m: int, eff) -> bool:
+        if isinstance(eff, Up):
+            return True        # the ring's commits reach FLUSH as RingView; the application's Ups
+        return super()._effect(m, eff)
+
+    def _project(self, s, m: int) -> dict:
+        if m in self.crashed:
+            return {"status": s.status[m - 1]}
+        return {**cf.project(s, m, self.ids), **ring_project(s, m)}
+
+    def abstraction(self):
+        states = {}
+        for m in self.members:
+            rs = ring_abstract(self.ring(m).state())
+            states[m] = ({"status": rs["status"]} if m in self.crashed
+                         else {**cf._norm(self.flush(m).state()), **rs})
+        msgs = [d for _, _, d in self.inflight if isinstance(d, (TokenMsg, IMsg911))]
+        toks = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, TokenMsg))
+        m911 = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, IMsg911))
+        return states, toks, m911
+
+    def _model_step(self, ev: dict) -> None:
+        super()._model_step(ev)
+        if self.engine.b.found:
+            prop, (i, w) = next(iter(self.engine.b.found.items()))
+            raise LockstepError(f"violation: {prop}: {w}")
+
+
 def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: int = 1):
     """A lock-step driver of FLUSH over the ring: ``ring``
     configured nodes (the founder, the last, eats the token first) and
@@ -602,141 +730,4 @@ def lockstep(ring: int = 3, joiners: int = 1, max_msgs: int = 3, max_crashes: in
     of the crashed node's VIEW frames.  After every step each record must be
     a model step and the whole implementation (every node's FLUSH and ring
     state, the ring's messages in flight) must equal a candidate."""
-    from groupcheck.impl.events import AppSend, Receive
-    from groupcheck.impl.sim_flush import rescue_views
-    from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Msg911 as IMsg911, Start, TokenMsg, Timing
-    from groupcheck.impl.raincore import spec_msg as ring_spec_msg
-    from groupcheck.impl.stacks.raincore import raincore_layer
-    from groupcheck.impl.stacks.raincoreflush import RingNode, ring_flush_stack, steady_seq
-
-    from groupcheck.conformance.replay.lockstep import LockstepError, LockstepNetwork
-    from groupcheck.conformance.replay.engine import ReplayEngine
-
-    class Driver(rc.RingMessages, LockstepNetwork):
-        checking = True
-
-        def __init__(self) -> None:
-            n = ring + joiners
-            self.ring_nodes = tuple(range(1, ring + 1))
-            members = tuple(range(1, n + 1))
-            self.constants = {"N": n, "NInit": ring, "Founder": ring, "MaxMsgs": max_msgs,
-                              "MaxCrashes": max_crashes, "NewerViewsOnly": True}
-            header = {"protocol": "raincoreflush", "nodes": list(members), "constants": self.constants,
-                      "options": {}, "run_id": "lockstep"}
-            b = RaincoreFlushBinding(Trace("<lockstep>", header, []), whole_states=True)
-            self.engine = ReplayEngine(b, visited=False)
-            self.ids = b.ids
-            self.model = b.model
-            timing = Timing(eating=0.005, hungry=0.5, starving=0.5)
-            self.nodes = {m: RingNode(raincore_layer(m, self.ring_nodes, init_seq=steady_seq(self.ring_nodes), timing=timing),
-                                      ring_flush_stack(m, self.ring_nodes)) for m in members}
-            super().__init__(members, self.nodes)
-            self.app_sends = 0
-            self.checking = False
-            for m in self.ring_nodes:
-                self._handle(m, Start(token=m == self.ring_nodes[-1]))
-            self.checking = True
-            self.check_abstraction()
-
-        # ------------------------------------------------ queries
-        def flush(self, m: int):
-            return self.nodes[m].fstack.flush
-
-        def ring(self, m: int):
-            return self.nodes[m].ring
-
-        def armed(self):
-            return [(m, t) for m, t in super().armed() if t not in ("hungry", "starving")]
-
-        def can_send(self, m: int) -> bool:
-            return (m not in self.crashed and self.app_sends < self.model.MaxMsgs and self.flush(m).is_member
-                    and not self.flush(m).blocked)
-
-        def can_crash(self, m: int) -> bool:
-            r, f = self.ring(m), self.flush(m)
-            latest = self.flush(max(self.members, key=lambda x: self.flush(x).vid)).members
-            return (m not in self.crashed and r.status == "Up" and f.is_member
-                    and len(self.crashed) < self.model.MaxCrashes and r.tokenState != "Eating"
-                    and not r.newNodes and not any(isinstance(d, TokenMsg) and d.cur == m for _, _, d in self.inflight)
-                    and bool(set(latest) - self.crashed - {m}))
-
-        def can_join(self, m: int) -> bool:
-            return m not in self.ring_nodes and self.ring(m).status == "Off"
-
-        # ------------------------------------------------ steps
-        def app_send(self, m: int) -> None:
-            self.app_sends += 1
-            self._handle(m, AppSend(f"m{self.app_sends}".encode()))
-
-        def drop(self, i: int) -> None:
-            if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):   # the ring's transport loses nothing
-                super().drop(i)
-
-        def duplicate(self, i: int) -> None:
-            if not isinstance(self.inflight[i][2], (TokenMsg, IMsg911)):
-                super().duplicate(i)
-
-        def join(self, m: int) -> None:
-            assert self.can_join(m)
-            self._handle(m, Join())
-
-        def crash(self, m: int) -> None:
-            assert self.can_crash(m)
-            rescue_views(self.nodes[m].fstack.layer("reliable"), m, [d for d in self.live() if d != m],
-                         self._handle)     # I9, as the simulator
-            self.checking = False
-            self._handle(m, Crash())
-            to_m = [d for d in self.inflight if d[1] == m and isinstance(d[2], (TokenMsg, IMsg911))]
-            self._stop(m)
-            self.inflight += to_m      # they come back to their senders as DeliveryFailed
-            # the Transport Manager loses the 911s m was passing on (the model's Crash)
-            self.inflight = [d for d in self.inflight if not (isinstance(d[2], IMsg911) and d[0] == m)]
-            self.checking = True
-            self.check_abstraction()
-
-        # ------------------------------------------------ plumbing
-        def _receive(self, src: int, dest: int, data) -> None:
-            if isinstance(data, (TokenMsg, IMsg911)):
-                if self.ring(dest).status == "Up":
-                    self._handle(dest, Receive(src, data))
-                else:
-                    self._handle(src, DeliveryFailed(data))
-            else:
-                super()._receive(src, dest, data)
-
-        def _transmit(self, src: int, dest: int, data) -> None:
-            if isinstance(data, (TokenMsg, IMsg911)):
-                if (src, dest, data) not in self.inflight:      # the spec's message sets
-                    self.inflight.append((src, dest, data))
-            else:
-                super()._transmit(src, dest, data)
-
-        def _effect(self, m: int, eff) -> bool:
-            from groupcheck.impl.events import Up
-            if isinstance(eff, Up):
-                return True        # the ring's commits reach FLUSH as RingView; the application's Ups
-            return super()._effect(m, eff)
-
-        def _project(self, s, m: int) -> dict:
-            if m in self.crashed:
-                return {"status": s.status[m - 1]}
-            return {**cf.project(s, m, self.ids), **ring_project(s, m)}
-
-        def abstraction(self):
-            states = {}
-            for m in self.members:
-                rs = ring_abstract(self.ring(m).state())
-                states[m] = ({"status": rs["status"]} if m in self.crashed
-                             else {**cf._norm(self.flush(m).state()), **rs})
-            msgs = [d for _, _, d in self.inflight if isinstance(d, (TokenMsg, IMsg911))]
-            toks = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, TokenMsg))
-            m911 = frozenset(model_msg(ring_spec_msg(x)) for x in msgs if isinstance(x, IMsg911))
-            return states, toks, m911
-
-        def _model_step(self, ev: dict) -> None:
-            super()._model_step(ev)
-            if self.engine.b.found:
-                prop, (i, w) = next(iter(self.engine.b.found.items()))
-                raise LockstepError(f"violation: {prop}: {w}")
-
-    return Driver()
+    return _RingFlushDriver(ring, joiners, max_msgs, max_crashes)

@@ -18,16 +18,16 @@ from __future__ import annotations
 import random
 from typing import Optional
 
+from groupcheck.conformance.replay import raincoreflush as crf, sequencerflush as csf
+from groupcheck.conformance.replay.engine import explain
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core.trace import layers as trace_layers
+from groupcheck.core.trace.reader import Trace
 from groupcheck.model.raincoresequencerflush import RaincoreSequencerFlushModel
 from groupcheck.model.sequencer import subsets
 from groupcheck.model.sequencerflush import LogsAgreeKept
 
-from groupcheck.conformance.replay import raincoreflush as crf
-from groupcheck.conformance.replay import sequencerflush as csf
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import explain
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 ACTIONS = tuple(dict.fromkeys(crf.ACTIONS + csf.SEQ_ACTIONS))
 RING_INVARIANTS = crf.RING_INVARIANTS + ("LogsAgree",)
@@ -72,7 +72,6 @@ class RaincoreSequencerFlushBinding(csf.SequencerFlushBinding):
     def layer(self, ev: dict) -> str:
         if ev["name"] in crf.GONE:
             return "both"
-        from groupcheck.core.trace import layers as trace_layers
         return trace_layers.layer_of(NAME, ev["name"], ev["params"])
 
     def state_layer(self, ev: dict) -> str:

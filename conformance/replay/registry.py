@@ -23,6 +23,10 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from groupcheck.conformance.findings import classify_run
+from groupcheck.conformance.replay.engine import gaps, run_binding
+from groupcheck.core.trace.reader import from_records
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -84,15 +88,12 @@ class Protocol:
     def replay(self, trace, *, visited: bool = True):
         """The verdict of one run (conformance/replay/engine.py's engine): a
         replay.RunReport."""
-        from groupcheck.conformance.replay.engine import run_binding
         rep = run_binding(self.binding, trace, visited=visited)
         if self.plan_kind is not None:
             rep.plan = self.plan_kind(trace.header)
         if rep.verdict == "violation":
-            from groupcheck.conformance.findings import classify_run
             classify_run(self, trace, rep)
         if rep.verdict in ("ok", "documented"):
-            from groupcheck.conformance.replay.engine import gaps
             why = gaps(trace, self.work, rep.actions)
             if why:
                 rep.reason = "; ".join(why) + (f"; {rep.verdict}: {rep.reason}" if rep.reason else "")
@@ -102,7 +103,6 @@ class Protocol:
     def replay_records(self, records: list, path: str = "<records>", *, visited: bool = True):
         """The verdict of a run given as groupcheck-trace records in memory
         (header first, events in a linear order), validated as a file is."""
-        from groupcheck.core.trace.reader import from_records
         return self.replay(from_records(records, path), visited=visited)
 
     @property

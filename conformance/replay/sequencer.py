@@ -28,23 +28,26 @@ catalogue's definitions and witnesses (core/properties.py).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import random
 import re
 from typing import Callable, Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
+from groupcheck.conformance import findings
+from groupcheck.conformance.replay.engine import Binding, HeaderError, ReplayEngine
+from groupcheck.conformance.replay.lockstep import LockstepNetwork
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core import properties
+from groupcheck.core.trace.reader import Trace
+from groupcheck.impl import campaign, sim_sequencer
 from groupcheck.impl.events import AppSend, View, ViewChange
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
 from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel, SequencerState, subsets
 from groupcheck.model.values import Fn
 
-from groupcheck.conformance import findings
-from groupcheck.core import properties
-from groupcheck.conformance.replay.lockstep import LockstepNetwork
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import Binding, ReplayEngine, HeaderError
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 FIELDS = ("vid", "sent", "fwd", "recv", "delivered")
 
@@ -436,7 +439,6 @@ class SequencerBinding(Binding):
 
     def _prefix(self, i: int) -> properties.History:
         """The history of the records up to ``i``."""
-        import bisect
         hist = {m: d[:bisect.bisect_right(self.where[m], i)] for m, d in self.hist.items()}
         return properties.History.of(hist, self.sent, self.crashed)
 
@@ -709,7 +711,6 @@ fault_plan = plan_reader(NETWORK_AND_CRASH, "sequencer")   # no draw: ``auto`` r
 
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER run (impl/sim_sequencer.py) for the registry."""
-    from groupcheck.impl import sim_sequencer
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     records, line = sim_sequencer.simulate_run(int(opts["nodes"]), int(opts["messages"]), seed,
                                                fault_plan(faults, seed, opts))
@@ -724,9 +725,7 @@ def draw(seed: int) -> tuple[str, dict]:
     multicasts each, the campaign's loss, duplication and reordering, and a
     crash of the coordinator, of another member, or none, at a time drawn
     within the sends."""
-    import random
 
-    from groupcheck.impl import campaign
     rng = random.Random(seed * 7919 + 11)
     n, per, span = campaign.draw_size(rng)
     crash = rng.choice(("none", "coordinator", "other"))

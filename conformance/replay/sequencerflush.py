@@ -13,23 +13,25 @@ steps; SurvivorTotalOrder, not the uniform TotalOrder (docs/flush.md).
 
 from __future__ import annotations
 
+import random
 from typing import Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
-from groupcheck.core.trace import layers as trace_layers
+from groupcheck.conformance.replay import flush as cflush, sequencer as cseq
+from groupcheck.conformance.replay.engine import Binding, enabled_steps, HeaderError
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core import properties
+from groupcheck.core.trace import layers as trace_layers, writer as tracefile
+from groupcheck.core.trace.reader import Trace
 from groupcheck.impl import campaign, sim_sequencer
-from groupcheck.core.trace import writer as tracefile
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
+from groupcheck.impl.sim_flush import simulate_flush
+from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
+from groupcheck.model.flush import LastView
 from groupcheck.model.sequencer import subsets
 from groupcheck.model.sequencerflush import SequencerFlushModel
 from groupcheck.model.values import Fn, Seq
 
-from groupcheck.conformance.replay import flush as cflush
-from groupcheck.core import properties
-from groupcheck.conformance.replay import sequencer as cseq
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import Binding, HeaderError, enabled_steps
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 SEQ_ACTIONS = ("Send", "RecvForward", "RecvData", "InstallView")
 ACTIONS = tuple(dict.fromkeys(cflush.SPEC_ACTIONS + SEQ_ACTIONS))
@@ -81,6 +83,15 @@ def _same(x, msg: dict) -> bool:
     sender and seqno where the message has them (DATA, FORWARD)."""
     return (x.get("view") == msg.get("view") and x["type"] == msg.get("type")
             and all(x.get(k) == msg[k] for k in ("sender", "seqno") if k in msg))
+
+
+def _next_of_member(evs: list) -> list:
+    """For each record, the index of its member's next record (None: its last)."""
+    nxt, last = [None] * len(evs), {}
+    for k in range(len(evs) - 1, -1, -1):
+        nxt[k] = last.get(evs[k]["nid"])
+        last[evs[k]["nid"]] = k
+    return nxt
 
 
 class SequencerFlushBinding(Binding):
@@ -173,19 +184,12 @@ class SequencerFlushBinding(Binding):
           change or a crash: a stutter).
         A record the join expects and does not find fails the run there."""
         evs = self.trace.events
-        nxt, last = [None] * len(evs), {}
-        for k in range(len(evs) - 1, -1, -1):
-            nxt[k] = last.get(evs[k]["nid"])
-            last[evs[k]["nid"]] = k
-        M = self.model.Members
-        full = self.trace.states == "full"
+        nxt = _next_of_member(evs)
+        M, full = self.model.Members, self.trace.states == "full"
         prev: dict[tuple, dict] = {}            # full-state traces: the previous state (to take deltas)
-        recon = {m: [] for m in M}
-        undelivered = {m: set() for m in M}     # DATA m multicast (pass_latch) and did not deliver
-        self._cur = {m: 1 for m in M}           # the FLUSH view each member logged last
-        self._own = {m: set() for m in M}       # FLUSH keys m multicast in that view
-        self._counted = {m: set() for m in M}   # FLUSH keys of that view in m's log so far
-        self._phase = {m: "Normal" for m in M}
+        # the RecvData records a view change absorbs; DATA m multicast (pass_latch) and did not deliver
+        recon, undelivered = {m: [] for m in M}, {m: set() for m in M}
+        self._start_views(M)
         used: set[int] = set()
         awaited: dict[int, str] = {}            # record index -> the failure if it is not the awaited one
         done: dict[int, dict] = {}
@@ -280,6 +284,12 @@ class SequencerFlushBinding(Binding):
         left = [recon[m][0] for m in M if recon[m]]
         if left:
             yield self._unabsorbed(min(left, key=lambda r: r["i"]))
+
+    def _start_views(self, M) -> None:
+        self._cur = {m: 1 for m in M}           # the FLUSH view each member logged last
+        self._own = {m: set() for m in M}       # FLUSH keys m multicast in that view
+        self._counted = {m: set() for m in M}   # FLUSH keys of that view in m's log so far
+        self._phase = {m: "Normal" for m in M}
 
     def _unabsorbed(self, r: dict) -> dict:
         """A SEQUENCER RecvData the pre-pass held for a view change of its
@@ -635,7 +645,6 @@ def quiescent_witness(model, s) -> Optional[str]:
     """The composed spec's Quiescent on model state ``s``, a crashed
     member's channel counted up to its last VIEW (what every cut its crash
     may make keeps): None when it holds, else what is still to do."""
-    from groupcheck.model.flush import LastView
     for (p, q) in sorted(model.pairs):
         ch = s.chan[(p, q)]
         if p in s.crashed:          # a crash may cut its channels after their last VIEW (Crash's lost)
@@ -669,7 +678,6 @@ def missing_since_joined(delivered: dict, sent_vid: dict, vid: dict, joined_at: 
     v = properties.eventual_delivery(properties.History.of(
         members, {}, crashed, quiescent=True, joined=joined_at, sent_view=sent_vid))
     return v.reason if v else None
-
 
 
 # ---------------------------------------------------------------- TLC trace validation
@@ -775,8 +783,6 @@ fault_plan = plan_reader(NETWORK_AND_CRASH, "sequencerflush")   # no draw: ``aut
 
 def simulate(seed: int, faults, options: dict):
     """One simulated SEQUENCER-over-FLUSH run as groupcheck-trace/2 records."""
-    from groupcheck.impl.stacks.sequencerflush import sequencer_flush_stack
-    from groupcheck.impl.sim_flush import simulate_flush
     opts = {**PROTOCOL_DEFAULTS, **(options or {})}
     n, per = int(opts["nodes"]), int(opts["messages"])
     plan = fault_plan(faults, seed, opts)
@@ -806,7 +812,6 @@ def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size and faults from its seed: 3-4 members, 1-3
     multicasts each, the coordinator crashing in most runs (a second crash
     in some), at drawn times."""
-    import random
     rng = random.Random(seed * 7919 + 17)
     n, per, span = campaign.draw_size(rng, (3, 4))
     plan = rng.choice(("none", "coordinator", "coordinator", "other", "two"))

@@ -26,21 +26,23 @@ run makes it a *violation*, with the event and a witness.
 
 from __future__ import annotations
 
+import random
 from types import SimpleNamespace
 from typing import Optional
 
-from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
+from groupcheck.conformance.replay.engine import Binding, HeaderError, ReplayEngine
+from groupcheck.conformance.replay.lockstep import LockstepNetwork
+from groupcheck.conformance.replay.registry import Protocol
+from groupcheck.conformance.tlctrace import TLATrace
+from groupcheck.core.trace import writer as tracefile
+from groupcheck.core.trace.reader import Trace
 from groupcheck.impl import codec, sim_stable, stable as istable
-from groupcheck.impl.stacks.stable import stable_stack
 from groupcheck.impl.events import AppSend, ViewChange
+from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
+from groupcheck.impl.stacks.stable import stable_stack
 from groupcheck.model.stable import DataMsg, Entry, StabilityMsg, StableModel, StableMsg
 from groupcheck.model.values import Fn
 
-from groupcheck.conformance.replay.lockstep import LockstepNetwork
-from groupcheck.conformance.replay.registry import Protocol
-from groupcheck.conformance.replay.engine import Binding, ReplayEngine, HeaderError
-from groupcheck.conformance.tlctrace import TLATrace
-from groupcheck.core.trace.reader import Trace
 
 FIELDS = ("view", "sent", "delivered", "received", "purged", "digest", "heardFrom")
 ACTIONS = ("Multicast", "ReceiveData", "Retransmit", "SendStable", "ReceiveStable", "SendStability",
@@ -290,8 +292,6 @@ def end_of_run_state(model: StableModel, s, only: Optional[str] = None):
     return None
 
 
-
-
 # ---------------------------------------------------------------- simulated runs
 
 DEFAULTS = {"nodes": 3, "messages": 2, "join": True, "heard_from_reset": True, "horizon": 60.0}
@@ -317,8 +317,6 @@ def simulate(seed: int, faults: str, options: dict):
     """One simulated STABLE run: members 1..n-1 (or 1..n without ``join``),
     member n joining at 15 ms, ``messages`` multicasts each; the fault spec
     as ``fault_plan`` reads it (no crashes)."""
-    from groupcheck.impl import sim_stable
-    from groupcheck.core.trace import writer as tracefile
     opts = {**DEFAULTS, **(options or {})}
     opts["join"], opts["heard_from_reset"] = _flag(opts["join"]), _flag(opts["heard_from_reset"])
     plan = fault_plan(faults, seed, opts)
@@ -341,7 +339,6 @@ def simulate(seed: int, faults: str, options: dict):
 def draw(seed: int) -> tuple[str, dict]:
     """One audit run's size from its seed: 3-4 members (the last joining in
     two runs of three), 1-3 multicasts each, the campaign's faults."""
-    import random
     rng = random.Random(seed * 7919 + 19)
     return "loss=0.1,dup=0.05,reorder=3", {"nodes": rng.choice((3, 4)), "messages": rng.randint(1, 3),
                                           "join": rng.random() < 2 / 3}

@@ -52,6 +52,8 @@ import copy
 import gc
 import heapq
 import json
+import os
+import tempfile
 import warnings
 from bisect import bisect_right
 from contextlib import contextmanager
@@ -62,16 +64,13 @@ from sys import intern
 from typing import Iterable, Iterator, Optional, Union
 
 import msgspec
+import networkx as nx
 from msgspec import UNSET
 
 from groupcheck.core import progress
+from groupcheck.core.trace import (decode as schematypes, format as trace_format, layers,
+                                   limits as inputlimits, validate as schemacheck)
 
-from groupcheck.core.trace import layers
-from groupcheck.core.trace import format as trace_format
-
-from groupcheck.core.trace import limits as inputlimits
-from groupcheck.core.trace import validate as schemacheck
-from groupcheck.core.trace import decode as schematypes
 
 FORMAT = trace_format.FORMAT
 FORMAT_V1 = "groupcheck-trace/1"     # read for compatibility, converted on read
@@ -480,6 +479,9 @@ def _records(path: Path, f: _File):
     own = None
     valid: dict = {}        # kind -> the compiled predicate of a valid record (``_valid``), once the header is read
     typed = None            # the protocol's typed decoder (``_typed``), once the header is read
+    nodes: set = set()      # the header's members, once it is read
+    action: dict = {}       # with ``typed``: its names and the types whose strings are interned
+    free: frozenset = frozenset()
     name = str(path)
     for n, line, problem in lines_quarantined(path):       # a line not UTF-8, or too long, refused
         if problem is not None:
@@ -519,21 +521,10 @@ def _records(path: Path, f: _File):
         except ValueError as e:
             raise TraceError(path, n, str(e)) from None
         if n == 1:
-            if not isinstance(rec, dict) or rec.get("kind") != "header":
-                raise TraceError(path, n, "kind: the first record must be the header")
-            fmt = rec.get("format")
-            if fmt not in FORMATS:
-                raise TraceError(path, n, f"format {fmt!r} is not one of {list(FORMATS)}")
-            problem = record_problem(rec, fmt=fmt)
-            if problem:
-                raise TraceError(path, n, problem)
-            header, protocol = rec, rec["protocol"]
-            nodes = set(rec["nodes"])
-            if _protocol_schema(protocol, fmt) is None:
-                raise TraceError(path, n, f"no event schema for protocol {protocol!r} "
-                                          f"(core/trace/schemas/{protocol}.json)")
-            if fmt == FORMAT and rec.get("node") is not None:
-                own = str(rec["node"])
+            header, fmt = _checked_header(path, rec)
+            protocol, nodes = header["protocol"], set(header["nodes"])
+            if fmt == FORMAT and header.get("node") is not None:
+                own = str(header["node"])
             valid = _valid(protocol, fmt)
             typed = _typed(protocol) if fmt == FORMAT else None
             if typed is not None:
@@ -564,17 +555,7 @@ def _records(path: Path, f: _File):
         if fmt == FORMAT_V1:
             if rec["i"] != count:
                 raise TraceError(path, n, f"event index {rec['i']}, expected {count}")
-            state = rec["state"]
-            if state is not None and rec["nid"] is not None:
-                key = (rec["nid"], layers.layer_of(protocol, rec["name"], rec["params"]))
-                try:
-                    delta = trace_format.state_delta(last_state.get(key), state,
-                                                  trace_format.append_vars(protocol, key[1]))
-                except ValueError as e:
-                    raise TraceError(path, n, f"format 1 state cannot be read as a delta: {e}") from None
-                last_state[key] = state
-                state = delta
-            ev = _norm_event(rec, src, state)
+            ev = _norm_event(rec, src, _v1_delta(path, n, rec, protocol, last_state))
             ev["i"] = count
             count += 1
             yield ev
@@ -596,6 +577,38 @@ def _records(path: Path, f: _File):
         header.setdefault("options", {})
         header["converted_from"] = FORMAT_V1
     f.header, f.end, f.own, f.fmt = header, end, own, fmt
+
+
+def _checked_header(path: Path, rec) -> tuple[dict, str]:
+    """A file's first record, checked: a header of a known format whose
+    protocol has an event schema; (header, format)."""
+    if not isinstance(rec, dict) or rec.get("kind") != "header":
+        raise TraceError(path, 1, "kind: the first record must be the header")
+    fmt = rec.get("format")
+    if fmt not in FORMATS:
+        raise TraceError(path, 1, f"format {fmt!r} is not one of {list(FORMATS)}")
+    problem = record_problem(rec, fmt=fmt)
+    if problem:
+        raise TraceError(path, 1, problem)
+    if _protocol_schema(rec["protocol"], fmt) is None:
+        raise TraceError(path, 1, f"no event schema for protocol {rec['protocol']!r} "
+                                  f"(core/trace/schemas/{rec['protocol']}.json)")
+    return rec, fmt
+
+
+def _v1_delta(path: Path, n: int, rec: dict, protocol: str, last_state: dict):
+    """A format-1 event's full state as format 2's delta against its
+    member's (and layer's) previous one, kept in ``last_state``."""
+    state = rec["state"]
+    if state is None or rec["nid"] is None:
+        return state
+    key = (rec["nid"], layers.layer_of(protocol, rec["name"], rec["params"]))
+    try:
+        delta = trace_format.state_delta(last_state.get(key), state, trace_format.append_vars(protocol, key[1]))
+    except ValueError as e:
+        raise TraceError(path, n, f"format 1 state cannot be read as a delta: {e}") from None
+    last_state[key] = state
+    return delta
 
 
 def _check_vc(path, n: int, header: dict, own, nid, vc, prev_vc):
@@ -781,7 +794,6 @@ def merge(files: list[_File]) -> list[dict]:
 
 
 def _cycle(files, pos, need) -> None:
-    import networkx as nx
     g = nx.DiGraph()
     for k, f in enumerate(files):
         if pos[k] < len(f.events):
@@ -837,8 +849,6 @@ def load(path_or_paths: Union[str, Path, Iterable]) -> Trace:
 def from_records(records: list[dict], path: str = "<memory>") -> Trace:
     """A run held in memory (header first, as the writer makes them; format 1
     or 2) as a Trace, without the file checks (tests, in-process replays)."""
-    import os
-    import tempfile
     fd, tmp = tempfile.mkstemp(suffix=".ndjson")
     os.close(fd)
     try:

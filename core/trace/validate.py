@@ -38,10 +38,12 @@ import re
 from typing import Any, Callable, Optional
 from urllib.parse import urldefrag, urljoin
 
+import jsonschema
 from jsonschema import Draft202012Validator, validators
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
+
 
 Pred = Callable[[Any], bool]
 
@@ -503,7 +505,6 @@ def _wrong_name(c) -> bool:
 
 
 def _choose(errs: list):
-    import jsonschema
     e = min(errs, key=lambda e: (len(list(e.absolute_path)), e.message))
     if not (e.validator == "anyOf" and e.context and not e.absolute_path):
         # (best_match would descend into a composed record's layers by its own

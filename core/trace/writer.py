@@ -35,9 +35,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Iterable, Optional
 
-
 from groupcheck.core.trace import layers
-from groupcheck.core.trace.format import ENV, FORMAT, append_vars, dumps1, state_delta
+from groupcheck.core.trace.format import append_vars, dumps1, ENV, FORMAT, state_delta
+
 
 def header(protocol: str, nodes, constants: dict, *, seed: int, faults: dict, impl: str,
            impl_version: str, run_id: str, options: Optional[dict] = None,
