@@ -11,12 +11,21 @@ A frame is a fixed header followed by a type-specific body, all packed with
     XDATA    sender:u16  seqno:u64  kind:u8  len:u32  body[len]  reliable data
     NAK      sender:u16  lo:u64  hi:u64                         retransmit lo..hi
     ACK      sender:u16  upto:u64                               cumulative ack
+    BUNDLE   count:u16  (len:u16  frame[len]) * count           frames of one datagram
 
 XDATA carries the upper layer's message: ``kind`` 0 means ``body`` is raw
 application bytes, 1 means ``body`` is itself a complete frame (FORWARD or
 DATA; nesting deeper than that is refused).  ``sender`` is always the node
 that wrote the frame (or, in FORWARD/DATA, the original multicaster), so a
 receiver over UDP never has to map addresses back to members.
+
+A BUNDLE is not a message: it is what the runtime's bundler
+(impl/runtime.py) puts in one datagram, ``count`` (at least 2) complete
+frames, each with its length.  ``encode_bundle`` and ``decode_bundle`` make
+and split it; ``decode`` refuses one (a bundle never nests, in XDATA or in a
+bundle), and ``decode_bundle`` is as strict as ``decode`` about the bundle's
+own bytes (count, lengths, nothing after the last frame) but leaves each
+frame to ``decode``, so one malformed frame is counted and dropped alone.
 
 Decoding is strict: ``decode`` either returns exactly the message that
 ``encode`` was given or raises ``DecodeError``, whatever the input (short,
@@ -45,7 +54,7 @@ MAX_FRAME = 65507            # the largest UDP payload over IPv4
 MAX_NODE = 0xFFFF
 MAX_SEQNO = 0xFFFF_FFFF_FFFF_FFFF
 
-T_FORWARD, T_DATA, T_XDATA, T_NAK, T_ACK = 1, 2, 3, 4, 5
+T_FORWARD, T_DATA, T_XDATA, T_NAK, T_ACK, T_BUNDLE = 1, 2, 3, 4, 5, 6
 K_RAW, K_FRAME = 0, 1
 
 _HEADER = struct.Struct(">BB")
@@ -53,6 +62,7 @@ _SEQ = struct.Struct(">HQI")        # FORWARD / DATA before the payload
 _XDATA = struct.Struct(">HQBI")
 _NAK = struct.Struct(">HQQ")
 _ACK = struct.Struct(">HQ")
+_COUNT = struct.Struct(">H")
 
 
 class DecodeError(ValueError):
@@ -248,6 +258,46 @@ def _decode(data: bytes, nested: bool) -> Message:
         _need(len(body) == _ACK.size, "trailing bytes")
         return Ack(sender, upto)
     raise DecodeError(f"unknown type {t}")
+
+
+def encode_bundle(frames: list) -> bytes:
+    """One datagram's frames (at least 2, each an encoded frame under 64 KiB) as a BUNDLE."""
+    if len(frames) < 2 or len(frames) > 0xFFFF:
+        raise ValueError(f"a bundle holds 2 to 65535 frames, not {len(frames)}")
+    parts = [_HEADER.pack(VERSION, T_BUNDLE), _COUNT.pack(len(frames))]
+    for f in frames:
+        if not 0 < len(f) <= 0xFFFF:
+            raise ValueError(f"a bundled frame is 1 to 65535 bytes, not {len(f)}")
+        parts.append(_COUNT.pack(len(f)))
+        parts.append(f)
+    return b"".join(parts)
+
+
+def decode_bundle(data: bytes) -> list[bytes]:
+    """The frames of a BUNDLE (each still to be decoded); raises DecodeError
+    and nothing else on anything that is not exactly one bundle."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise DecodeError(f"not bytes: {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > MAX_FRAME:
+        raise DecodeError(f"oversized bundle: {len(data)} > {MAX_FRAME}")
+    if len(data) < _HEADER.size + _COUNT.size:
+        raise DecodeError("truncated bundle header")
+    version, t = _HEADER.unpack_from(data, 0)
+    _need(version == VERSION, f"unknown version {version}")
+    _need(t == T_BUNDLE, f"type {t} is not a bundle")
+    (count,) = _COUNT.unpack_from(data, _HEADER.size)
+    _need(count >= 2, f"a bundle of {count} frames")
+    at, frames = _HEADER.size + _COUNT.size, []
+    for _ in range(count):
+        (n,) = _unpack(_COUNT, data, at)
+        at += _COUNT.size
+        _need(n > 0, "empty frame in a bundle")
+        _need(len(data) - at >= n, "truncated frame in a bundle")
+        frames.append(data[at:at + n])
+        at += n
+    _need(at == len(data), "trailing bytes after a bundle")
+    return frames
 
 
 def need(cond: bool, why: str) -> None:

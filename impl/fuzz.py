@@ -66,16 +66,21 @@ def run(rng, n: int, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
 def run_live(rng, n: int, workdir, key: bytes = b"fuzz-key-0123456789abcdef") -> dict:
     """Feed ``n`` datagrams to a live node: random bytes, mutated sealed
     datagrams, sealed mutated runtime frames, sealed runtime frames around
-    mutated codec frames, and valid ones.  Returns every datagram's reason:
-    the authentication reasons, the node's drops (bad runtime frame, a
-    command not from the runner, an unknown sender), the transport's
-    ``undecodable``, and ``taken`` (handed to the reliable layer)."""
+    mutated codec frames, valid ones, and bundles (impl/runtime.py's
+    bundler: valid, one frame mutated, the bundle's bytes mutated).  Returns
+    every datagram's reason: the authentication reasons, the node's drops
+    (bad runtime frame, a bundle that does not split, a command not from the
+    runner, an unknown sender), ``undecodable`` (a frame, or a bundled
+    frame, the transport's codec refused), and ``taken`` (every frame handed
+    to the reliable layer).  The loop's turn ends after each datagram
+    (``_flush``), as a live node's does."""
     from . import runtime
     node = runtime.offline_node(workdir, key)
     sealers = {s: auth.Sealer(key, s, 1) for s in (0, 1, 3, 9)}
     frames = valid_frames()
+    counts: dict = {}
     for i in range(n):
-        kind = i % 5
+        kind = i % 7
         s = sealers[rng.choice((1, 1, 3, 9, 0))]
         if kind == 0:
             d = rng.randbytes(rng.randrange(90))
@@ -85,15 +90,32 @@ def run_live(rng, n: int, workdir, key: bytes = b"fuzz-key-0123456789abcdef") ->
             d = s.seal(mutate(rng, runtime.frame(runtime.STACK, {"1": 1}, rng.choice(frames))))
         elif kind == 3:
             d = s.seal(runtime.frame(runtime.STACK, {"1": 1}, mutate(rng, rng.choice(frames))))
-        else:
+        elif kind == 4:
             d = s.seal(runtime.frame(rng.choice((runtime.STACK, runtime.CONTROL)), {}, rng.choice(frames)))
+        else:
+            some = [rng.choice(frames) for _ in range(rng.randint(2, 5))]
+            if kind == 5 and rng.random() < 0.5:
+                j = rng.randrange(len(some))
+                some[j] = mutate(rng, some[j]) or b"\0"
+            bundle = codec.encode_bundle(some)
+            d = s.seal(runtime.frame(runtime.BUNDLE, {"1": 1}, bundle if kind == 5 else mutate(rng, bundle)))
+        before = (dict(node.verifier.counts), dict(node.dropped), node.stack.stats.get("transport.decode_errors", 0))
         node.datagram_received(d, None)
-    counts = {k: v for k, v in node.verifier.counts.items() if k != "accepted"}
-    for k, v in node.dropped.items():
-        counts[k] = counts.get(k, 0) + v
-    undecodable = node.stack.stats.get("transport.decode_errors", 0)
-    counts["undecodable"] = undecodable
-    counts["taken"] = node.verifier.counts["accepted"] - sum(node.dropped.values()) - undecodable
-    counts["command"] = counts.pop("command", 0)
+        node._flush()
+        why = _reason(node, *before)
+        counts[why] = counts.get(why, 0) + 1
     node.writer.close()
     return counts
+
+
+def _reason(node, auth_before: dict, dropped_before: dict, undecodable_before: int) -> str:
+    """The one reason of the datagram just fed (what its feeding counted)."""
+    for k, v in node.verifier.counts.items():
+        if k != "accepted" and v > auth_before.get(k, 0):
+            return k
+    for k, v in node.dropped.items():
+        if v > dropped_before.get(k, 0):
+            return k
+    if node.stack.stats.get("transport.decode_errors", 0) > undecodable_before:
+        return "undecodable"
+    return "taken"

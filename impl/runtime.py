@@ -30,19 +30,37 @@ seed and the node id.
 
 Wire: every datagram is sealed by impl/auth.py (HMAC-SHA256, sender,
 incarnation, sequence window) around ``kind:u8 vclen:u16 vc body``:
-``kind`` 0 is a stack frame (``body`` the codec frame), 1 a runner command
-or a node report (``body`` JSON).  ``vc`` is the sender's vector clock as
+``kind`` 0 is a stack frame (``body`` the codec frame), 2 a bundle of them
+(``body`` a codec BUNDLE, impl/codec.py), 1 a runner command or a node
+report (``body`` JSON).  ``vc`` is the sender's vector clock as
 compact JSON, piggybacked so the receiver's trace records happen after the
 sender's (docs/trace-format.md, "Per-node files").  Anything that fails
 authentication or framing is dropped and counted by reason; nothing a
 datagram holds can stop the node.
 
-Order inside one step: the step's trace records are written (each ticking
-the node's clock) before its datagrams leave, so a datagram's clock always
-counts the record of the step that sent it.  A step's records go out in one
-write (``StepWriter``): a node killed with SIGKILL leaves each step whole or
-absent, never half a spec action (the runner still cuts a partial last line,
+The bundler: a frame the stack sends is not sent at once but queued for
+its destination; the queue goes out as one datagram (a BUNDLE of its frames,
+or the frame alone) when the next frame would take it past the MTU
+(``Config.mtu``: the frames' bytes, BUNDLE_RESERVE of it left for the
+envelope, vector clock and tag), and every queue goes out at the end of the
+loop's turn (``_flush``, scheduled with ``call_soon`` by the first frame or
+record of the turn).  A turn that reads a datagram reads on, up to
+READ_TURN datagrams, until the socket would block, so the frames their steps
+send share datagrams: the delay a frame waits is one turn of the loop,
+bounded by READ_TURN steps.  A datagram carries the vector clock of the
+moment it leaves, which counts every record of the steps before it.  A
+node's frames to itself skip the socket and the seal: they are taken, in
+order, at the next turn.
+
+Order: the turn's trace records are written (each ticking the node's clock)
+before its datagrams leave, so a datagram's clock always counts the record
+of the step that sent it.  The records of a turn go out in one write
+(``StepWriter``), before its first datagram: a node killed with SIGKILL
+leaves each step whole or absent, never half a spec action, and no record is
+lost whose step sent anything (the runner still cuts a partial last line,
 should one appear: that step never finished, and no datagram of it left).
+A node stopping, leaving or freezing sends what it has queued first, as it
+would have sent it unbundled.
 """
 
 from __future__ import annotations
@@ -57,10 +75,11 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Optional
 
-from groupcheck.impl import auth, protocols
 from groupcheck.core.trace import writer as tracefile
+from groupcheck.impl import auth, codec, protocols
+
 from .engine import EffectEngine
 from .faults import NETWORK, fates, parse_faults
 from .events import AppSend, Deliver, Receive, TimerFired, View, ViewChange
@@ -68,10 +87,11 @@ from .ringtransport import Suspected
 
 HOST = "127.0.0.1"
 RUNNER = 0                       # the runner's sender id on the wire
-STACK, CONTROL = 0, 1
+STACK, CONTROL, BUNDLE = 0, 1, 2
 _HEAD = struct.Struct(">BH")
 REPORT_EVERY = 0.1               # seconds between a node's status reports
 BACKPRESSURE_POLL = 0.001        # seconds a blocked sender waits before it looks again
+WINDOW = 256                     # frames in flight to one destination (the credits; impl/reliable.py)
 ACK_EVERY = 16                   # frames per cumulative Ack on the real network (impl/reliable.py)
 MAX_BACKLOG = 256                # frames held or queued before the sender waits: bounds its latency
 SOCKET_BUFFER = 4 << 20          # bytes asked for the socket buffers (the kernel may cap it)
@@ -80,10 +100,17 @@ LEAVING_LIMIT = 5.0              # seconds a suspected node may spend settling i
 DRAIN_LIMIT = 4096               # datagrams read before a timer acts (a full receive buffer of small frames)
 DRAIN_LATE = 0.1                 # seconds overdue: a Transport Manager timer this late drains first (a pause)
 DRAIN_BUDGET = 0.05              # seconds a drain may take: under a steady inflow the socket is never empty
+MTU = 1400                       # bytes of frames a datagram may carry (loopback; Config.mtu)
+BUNDLE_RESERVE = 128             # of them, left for the envelope, the vector clock and the tag
+SEND_TURN = 16                   # multicasts a sender behind its pace (unpaced) makes in one turn
+READ_TURN = 64                   # datagrams read in one turn of the loop before the bundles go out
+
+
+_VC = json.JSONEncoder(separators=(",", ":"), sort_keys=True)     # made once: json.dumps makes one a call
 
 
 def frame(kind: int, vc: Optional[dict], body: bytes) -> bytes:
-    v = json.dumps(vc or {}, separators=(",", ":"), sort_keys=True).encode()
+    v = _VC.encode(vc or {}).encode()
     return _HEAD.pack(kind, len(v)) + v + body
 
 
@@ -92,7 +119,7 @@ def unframe(data: bytes) -> tuple[int, dict, bytes]:
     if len(data) < _HEAD.size:
         raise ValueError("short frame")
     kind, n = _HEAD.unpack_from(data)
-    if kind not in (STACK, CONTROL) or len(data) < _HEAD.size + n:
+    if kind not in (STACK, CONTROL, BUNDLE) or len(data) < _HEAD.size + n:
         raise ValueError("bad frame head")
     vc = json.loads(data[_HEAD.size:_HEAD.size + n])
     if not isinstance(vc, dict) or not all(isinstance(k, str) and type(x) is int and x >= 0
@@ -180,6 +207,7 @@ class Config:
     universe: list = field(default_factory=list)   # every node that may join too (nid outside members: a joiner)
     faults: str = ""             # network faults of the fault grammar (loss, dup, reorder, truncate)
     seed: int = 0                # the run's seed: this node's faults draw from (seed, nid)
+    mtu: int = MTU               # bytes of frames per datagram (the bundler)
 
 
 class FaultyNetwork:
@@ -222,10 +250,11 @@ class FaultyNetwork:
 
 class StepWriter:
     """The trace file after its header, as the writer's file object: the
-    records of one step are gathered and written with one ``os.write``, so
-    a node killed with SIGKILL leaves each step's records whole or absent
-    (a step's records are one spec action: SEQUENCER over FLUSH logs a
-    coordinator's Send and the FLUSH Multicast of its DATA as two records)."""
+    records of the steps of one turn of the loop are gathered and written
+    with one ``os.write`` before the turn's first datagram leaves, so a node
+    killed with SIGKILL leaves each step's records whole or absent (a step's
+    records are one spec action: SEQUENCER over FLUSH logs a coordinator's
+    Send and the FLUSH Multicast of its DATA as two records)."""
 
     def __init__(self, path) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
@@ -268,6 +297,7 @@ class Node(asyncio.DatagramProtocol):
             # the simulator keeps one per frame, as its campaigns were measured
             rel.ack_every = min(ACK_EVERY, rel.window)
             rel.max_backlog = MAX_BACKLOG
+            rel.window = max(rel.window, WINDOW)
         self.sealer = auth.Sealer(key, self.nid, cfg.incarnation)
         self.verifier = auth.Verifier(key)
         self.writer = tracefile.NodeTraceWriter(cfg.trace, cfg.header, self.nid)
@@ -286,6 +316,14 @@ class Node(asyncio.DatagramProtocol):
         self.backpressured = 0           # polls a sender spent waiting for credit
         self.after_leaving = 0           # datagrams dropped: due after the node left (SHUNNED)
         self.dropped: dict[str, int] = {}
+        self.peers = [d for d in self.ports if d != RUNNER]     # a multicast's destinations, itself included
+        self.room = max(1, cfg.mtu - BUNDLE_RESERVE)           # bytes of frames a bundle may hold
+        self.bundles: dict[int, list] = {}                      # destination -> the frames queued for it
+        self.bundled: dict[int, int] = {}                       # ... and their bytes
+        self.flushing = False                                   # a _flush is scheduled for this turn
+        self.reading = False                                    # a turn is reading the socket on
+        self.datagrams = 0                                      # datagrams of stack frames sent
+        self.frames = 0                                         # ... and the frames they carried
         self.transport: Optional[asyncio.DatagramTransport] = None
         self.sock: Optional[socket.socket] = None             # the endpoint's socket, read directly by _drain
         self.loop = asyncio.get_event_loop()
@@ -319,6 +357,34 @@ class Node(asyncio.DatagramProtocol):
         self.dropped["icmp"] = self.dropped.get("icmp", 0) + 1
 
     def datagram_received(self, data: bytes, addr) -> None:
+        self._take(data)
+        if not self.reading:
+            # read on until the socket would block (READ_TURN at most): the
+            # frames the steps send meanwhile share datagrams at the turn's end
+            self.reading = True
+            try:
+                self._read(READ_TURN - 1)
+            finally:
+                self.reading = False
+
+    def _read(self, most: int, until: Optional[float] = None) -> None:
+        """Take up to ``most`` datagrams already in the socket, until it
+        would block (or ``until``, time.monotonic(), has passed)."""
+        if self.sock is None:
+            return
+        for _ in range(most):
+            if self.done.is_set() or self.frozen or until is not None and time.monotonic() > until:
+                return
+            try:
+                data, _addr = self.sock.recvfrom(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:                     # an ICMP error queued on the socket
+                self.error_received(exc)
+                continue
+            self._take(data)
+
+    def _take(self, data: bytes) -> None:
         if self.frozen:
             return                                # the node has crashed in all but name: the runner kills it
         opened = self.verifier.open(data)
@@ -336,33 +402,91 @@ class Node(asyncio.DatagramProtocol):
                 return
             self._command(vc, body)
         elif src in self.ports and src != RUNNER:   # the runner sends commands, never stack frames
-            self.writer.on_receive(vc)
-            self._step(Receive(src, body))
+            if kind == BUNDLE:
+                try:
+                    frames = codec.decode_bundle(body)
+                except codec.DecodeError:
+                    self.dropped["bundle"] = self.dropped.get("bundle", 0) + 1
+                    return
+            else:
+                frames = (body,)
+            self._frames(src, vc, frames)
         else:
             self.dropped["unknown_sender"] = self.dropped.get("unknown_sender", 0) + 1
 
-    def _sendto(self, dest: int, kind: int, body: bytes) -> None:
-        port = self.ports.get(dest)
-        if port is None or self.transport is None:
-            return
-        if self.shunned and self.done.is_set() or getattr(self.transport, "is_closing", lambda: False)():
-            # a copy the fault shim delayed past the node's leaving (or its socket's
-            # closing): lost with the node, as a crashed node's datagrams in flight are
+    def _frames(self, src: int, vc: dict, frames) -> None:
+        """The stack takes the frames of one datagram from ``src``, in order
+        (its clock merged once: a merge again would change nothing)."""
+        self.writer.on_receive(vc)
+        for body in frames:
+            if self.frozen:
+                return
+            self._step(Receive(src, body))
+
+    def _closed(self) -> bool:
+        """The node has left (SHUNNED) or its socket is closing: what would
+        leave now is lost with the node, as a crashed node's datagrams in
+        flight are (a copy the fault shim delayed past the node's leaving)."""
+        closing = getattr(self.transport, "is_closing", None)     # a stand-in transport (tests) has none
+        if self.shunned and self.done.is_set() or closing is not None and closing():
             self.after_leaving += 1
+            return True
+        return False
+
+    def _sendto(self, dest: int, kind: int, body: bytes) -> None:
+        """One datagram to ``dest`` now (a report to the runner; a bundle)."""
+        port = self.ports.get(dest)
+        if port is None or self.transport is None or self._closed():
             return
-        data = self.sealer.seal(frame(kind, self.writer.on_send(), body))
+        self.out.commit()                          # the records it counts, on disk before it leaves
+        self.transport.sendto(self.sealer.seal(frame(kind, self.writer.on_send(), body)), (HOST, port))
+
+    def _queue(self, dest: int, body: bytes) -> None:
+        """A frame for ``dest``: into its bundle (the bundler above)."""
+        if dest not in self.ports or self.transport is None or self._closed():
+            return
+        q = self.bundles.get(dest)
+        if q is None:
+            q = self.bundles[dest] = []
+            self.bundled[dest] = 0
+        elif self.bundled[dest] + 2 + len(body) > self.room:
+            self._flush_one(dest)
+            q = self.bundles[dest] = []
+            self.bundled[dest] = 0
+        q.append(body)
+        self.bundled[dest] += 2 + len(body)
+        self._later()
+
+    def _later(self) -> None:
+        if not self.flushing:
+            self.flushing = True
+            self.loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """The turn's end: its records on disk, then every bundle out."""
+        self.flushing = False
+        self.out.commit()
+        for dest in list(self.bundles):
+            self._flush_one(dest)
+
+    def _flush_one(self, dest: int) -> None:
+        frames = self.bundles.pop(dest)
+        self.bundled.pop(dest, None)
+        if not frames or self._closed():
+            return
+        self.out.commit()
+        self.datagrams += 1
+        self.frames += len(frames)
         if dest == self.nid:
             # to itself (a multicast's own copy, a coordinator's FORWARD to
-            # itself): the same datagram, the same receive path, in order,
-            # without two system calls
-            self.loop.call_soon(self.datagram_received, data, None)
+            # itself): taken at the next turn, in order, without the socket
+            self.loop.call_soon(self._frames, self.nid, self.writer.on_send(), frames)
             return
-        self.transport.sendto(data, (HOST, port))
-
-    @property
-    def peers(self) -> list[int]:
-        """Every node, itself included (a multicast's destinations)."""
-        return [d for d in self.ports if d != RUNNER]
+        port = self.ports.get(dest)
+        if port is None:
+            return
+        kind, body = (STACK, frames[0]) if len(frames) == 1 else (BUNDLE, codec.encode_bundle(frames))
+        self.transport.sendto(self.sealer.seal(frame(kind, self.writer.on_send(), body)), (HOST, port))
 
     def stats(self) -> dict:
         st = self.stack.stats if hasattr(self.stack, "stats") else {}
@@ -370,11 +494,13 @@ class Node(asyncio.DatagramProtocol):
             st = {**self.stack.fstack.stats, **self.stack.ring_part.stats}
         if self.net is not self:
             st = {**st, **{k: v for k, v in self.net.counts.items() if v}}
+        st = {**st, "runtime.datagrams": self.datagrams, "runtime.frames": self.frames}
         return {**st, "runtime.backpressured": self.backpressured} if self.backpressured else st
 
     def report(self, what: str, **more) -> None:
         body = json.dumps({"ev": what, "nid": self.nid, "sent": self.sent, "delivered": self.delivered,
-                           "idle": self.started and self.sent >= self.cfg.messages and idle(self.stack),
+                           "idle": self.started and self.sent >= self.cfg.messages and not self.bundles
+                                   and idle(self.stack),
                            "frozen": self.frozen, "refused": self.refused, "view": flush_view(self.stack),
                            "records": self.writer.records, **more}).encode()
         self._sendto(RUNNER, CONTROL, body)
@@ -384,7 +510,8 @@ class Node(asyncio.DatagramProtocol):
         if self.frozen:
             return
         self.effects.handle(self.nid, event)
-        self.out.commit()                          # a step that sent nothing: its records now
+        if self.out.parts:
+            self._later()                          # its records at the turn's end, with its datagrams
         if self.shunned:
             self._left()
             return
@@ -392,13 +519,11 @@ class Node(asyncio.DatagramProtocol):
             self._try_freeze()
 
     def send(self, src: int, dest: int, msg) -> None:
-        self.out.commit()                          # the step's records in one write, before any datagram
-        self._sendto(dest, STACK, msg)
+        self._queue(dest, msg)
 
     def multicast(self, src: int, msg) -> None:
-        self.out.commit()
         for dest in self.peers:
-            self._sendto(dest, STACK, msg)
+            self._queue(dest, msg)
 
     def schedule(self, at: float, nid: int, name: str) -> int:
         old = self.timers.pop(name, None)
@@ -435,6 +560,7 @@ class Node(asyncio.DatagramProtocol):
         """A leaving node whose own frames are settled: it exits now."""
         if getattr(self.stack, "settled", True) and not self.done.is_set():
             self._cancel_timers()
+            self._flush()                          # what its last steps sent leaves, as it would unbundled
             self.done.set()
 
     def _try_freeze(self) -> None:
@@ -457,9 +583,9 @@ class Node(asyncio.DatagramProtocol):
     def _freeze(self) -> None:
         """Stop taking any step (the crash point the runner asked for), say
         so, and wait for the runner's SIGKILL."""
+        self._flush()                              # what its steps sent leaves, as it would unbundled
         self.frozen = True
         self._cancel_timers()
-        self.out.commit()
         self.report("frozen")
 
     def _fire(self, name: str, token: int) -> None:
@@ -486,20 +612,7 @@ class Node(asyncio.DatagramProtocol):
         is never empty, and a drain of DRAIN_LIMIT datagrams, a step each,
         took seconds, the next Transport Manager timer was late again, and
         the Eating timer never ran (the token stuck at the node)."""
-        if self.sock is None:
-            return
-        until = time.monotonic() + DRAIN_BUDGET
-        for _ in range(DRAIN_LIMIT):
-            if self.done.is_set() or self.frozen or time.monotonic() > until:
-                return
-            try:
-                data, addr = self.sock.recvfrom(65536)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:                     # an ICMP error queued on the socket
-                self.error_received(exc)
-                continue
-            self.datagram_received(data, addr)
+        self._read(DRAIN_LIMIT, time.monotonic() + DRAIN_BUDGET)
 
     def _cancel_timers(self) -> None:
         for t in self.timers.values():
@@ -558,7 +671,8 @@ class Node(asyncio.DatagramProtocol):
             self._step(AppSend(f"{self.nid}.{k + 1}".encode()))
             self.sent += 1
             delay = t0 + (k + 1) * gap - self.loop.time()
-            await asyncio.sleep(max(0.0, delay))
+            if delay > 0 or (k + 1) % SEND_TURN == 0:
+                await asyncio.sleep(max(0.0, delay))    # behind (unpaced): SEND_TURN sends share a turn's datagrams
 
     async def _reports(self) -> None:
         while not self.done.is_set():
@@ -580,6 +694,7 @@ class Node(asyncio.DatagramProtocol):
             # not as a task destroyed pending (which fail_stop would count)
             self.workload.cancel()
             await asyncio.gather(self.workload, return_exceptions=True)
+        self._flush()
         self.report("stopped", auth=dict(self.verifier.counts), dropped=self.dropped, stats=self.stats())
         self._cancel_timers()
         self.writer.close()

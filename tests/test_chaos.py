@@ -282,6 +282,7 @@ def test_a_truncated_datagram_is_counted_and_dropped_by_the_receivers_codec(tmp_
         net = runtime.FaultyNetwork(sender, parse_faults(f"truncate={truncate}", NETWORK, delay=(0.0, 0.0)),
                                     random.Random(3))
         net.send(1, 3, data)                              # (to 2 it would stay in the process)
+        sender._flush()                                   # the turn's end: the bundler sends it
         [datagram] = wire
         receiver = runtime.offline_node(tmp_path / str(truncate), key)
         receiver.datagram_received(datagram, None)

@@ -175,3 +175,48 @@ def test_register_refuses_builtin_codes_and_a_taken_code():
         x: int
     with pytest.raises(ValueError, match="already taken"):
         codec.register(255, Other, bytes, _ping_decode)
+
+
+# -- bundles: the frames of one datagram (impl/runtime.py's bundler) ------------------------------
+
+@given(st.lists(messages, min_size=2, max_size=12))
+def test_a_bundle_splits_into_its_frames(msgs):
+    frames = [encode(m) for m in msgs]
+    assert codec.decode_bundle(codec.encode_bundle(frames)) == frames
+    assert [decode(f) for f in codec.decode_bundle(codec.encode_bundle(frames))] == msgs
+
+
+@given(st.lists(messages, min_size=2, max_size=6), st.data())
+def test_mutated_bundles_only_raise_decode_error(msgs, data):
+    b = bytearray(codec.encode_bundle([encode(m) for m in msgs]))
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(b) - 1))
+        b[i] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(b)))
+    for bad in (bytes(b), bytes(b[:cut])):
+        try:
+            for f in codec.decode_bundle(bad):
+                try:
+                    decode(f)
+                except DecodeError:
+                    pass
+        except DecodeError:
+            pass
+
+
+def test_a_bundle_is_decoded_strictly():
+    a, b = encode(Ack(1, 2)), encode(Nak(1, 1, 3))
+    good = codec.encode_bundle([a, b])
+    assert codec.decode_bundle(good) == [a, b]
+    for bad, why in ((good[:-1], "truncated frame"), (good + b"\0", "trailing"), (good[:3], "truncated bundle"),
+                     (bytes([2]) + good[1:], "unknown version"), (a, "not a bundle"),
+                     (good[:2] + struct.pack(">H", 1) + good[4:], "a bundle of 1"),
+                     (good[:2] + struct.pack(">HH", 2, 0) + good[6:], "empty frame"), ("x", "not bytes")):
+        with pytest.raises(DecodeError, match=why):
+            codec.decode_bundle(bad)
+    with pytest.raises(DecodeError, match="unknown type 6"):
+        decode(good)                                  # a bundle is no message: never inside XDATA or a bundle
+    with pytest.raises(ValueError):
+        codec.encode_bundle([a])
+    with pytest.raises(ValueError):
+        codec.encode_bundle([a, b""])

@@ -23,7 +23,7 @@ def test_fuzz_million():
     _check(1_000_000, 2)
 
 
-LIVE_REASONS = {"truncated", "malformed", "forged", "replayed", "frame", "control_from_node",
+LIVE_REASONS = {"truncated", "malformed", "forged", "replayed", "frame", "bundle", "control_from_node",
                 "unknown_sender", "command", "undecodable", "taken"}
 
 
@@ -31,7 +31,7 @@ def _check_live(n, seed, tmp_path):
     counts = fuzz.run_live(random.Random(seed), n, tmp_path)
     assert sum(counts.values()) == n, counts
     assert set(counts) <= LIVE_REASONS, counts
-    for reason in ("forged", "frame", "undecodable", "taken", "unknown_sender", "control_from_node"):
+    for reason in ("forged", "frame", "bundle", "undecodable", "taken", "unknown_sender", "control_from_node"):
         assert counts.get(reason, 0) > 0, (reason, counts)
     return counts
 
