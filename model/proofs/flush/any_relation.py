@@ -197,11 +197,10 @@ class FlushAnyRelation(FlushSteps, Channels, SortEncoding):
                       self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c))
 
     # --- actions ----------------------------------------------------------------
-    actions = FlushRelation.actions     # the same four groups, in the same order
-
-    def _data_actions(self, S, T):
-        """Multicast, Deliver, Discard."""
+    def actions(self, S, T):
         fr, P, R = self._frame, self.params, self.R
+        NOFI = lambda x: z3.BoolVal(False)  # noqa: E731
+
         p, = P("Multicast", "p")
         i, v = S["ns"] + 1, S["vid"][p]
         upd = join({"ns": i, "ssnd": update(S["ssnd"], lambda j, x: j == i, lambda j, x: x == p),
@@ -224,9 +223,6 @@ class FlushAnyRelation(FlushSteps, Channels, SortEncoding):
         yield Label("Discard", ("p", "q")), z3.And(p != q, self.can_receive(S, p), self.has(S, p, q), why,
                                                    fr(S, T, self.take(S, p, q)))
 
-    def _flush_actions(self, S, T):
-        """StartFlush to ReceiveFlushCompleted: the flush up to the view."""
-        fr, P = self._frame, self.params
         c, y = P("StartFlush", "cy")
         w = z3.Const("StartFlush_w", Node)
         v = S["vid"][c]
@@ -286,10 +282,6 @@ class FlushAnyRelation(FlushSteps, Channels, SortEncoding):
             fr(S, T, join({"cmp": z3.Store(S["cmp"], c, q, True),
                            "cmpd": z3.Store(S["cmpd"], c, q, self.head(S, c, q, "cd"))}, self.take(S, c, q))))
 
-    def _view_actions(self, S, T):
-        """SendView, InstallView, StopFlush, Unblock."""
-        fr, P, R = self._frame, self.params, self.R
-        NOFI = lambda x: z3.BoolVal(False)  # noqa: E731
         c, x = P("SendView", "cx")
         v, L = S["vid"][c], S["L"]
         new = lambda y: z3.Or(z3.And(S["vm"][y][v], self.alive(S, y), z3.Not(S["leaving"][y])),  # noqa: E731
@@ -330,9 +322,6 @@ class FlushAnyRelation(FlushSteps, Channels, SortEncoding):
             self.head(S, p, c, "cv") == S["vid"][p], self.alive(S, c),
             fr(S, T, self.unblock_step(S, p, c)))
 
-    def _membership_actions(self, S, T):
-        """Crash, Join, Leave."""
-        fr, P = self._frame, self.params
         # Crash(p): each channel from p keeps a prefix (to cut[q]) holding every VIEW
         p, w, y = P("Crash", "pwy")
         cut = z3.Array("Crash_cut", Node, I)
