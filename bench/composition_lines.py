@@ -6,7 +6,7 @@ the ring and both over the ring write beyond their parts, per layer.
 Counted, per composition: its spec folder's TLA+ modules that are not
 links to a part's (the composed spec, its MC and refinement modules, its
 Trace spec; the .cfg files and the manifest are data), its Python model,
-its z3 encodings (model/proofs/<name>*.py), its replay binding, its
+its z3 encodings (model/proofs/<name>/), its replay binding, its
 simulator and stack modules in impl/, and its trace schema.  Lines are
 physical lines, comments and docstrings included.  Prints one JSON object.
 """
@@ -37,7 +37,7 @@ def own_files(spec: str, name: str) -> dict[str, list[Path]]:
     return {
         "spec": sorted(p for p in folder.glob("*.tla") if not p.is_symlink()),
         "model": [ROOT / "model" / f"{name}.py"],
-        "encoding": sorted((ROOT / "model" / "proofs").glob(f"{name}*.py")),
+        "encoding": sorted((ROOT / "model" / "proofs" / name).glob("*.py")),
         "conformance": [ROOT / "conformance" / "replay" / f"{name}.py"],
         "impl": [ROOT / "impl" / "stacks" / f"{name}.py"] + [ROOT / x for x in IMPL_EXTRA.get(name, [])],
         "schemas": [ROOT / "core" / "trace" / "schemas" / f"{name}.json"],

@@ -1,4 +1,4 @@
-"""FLUSH's z3 encoding (model/proofs/flush.py) against the explicit-state
+"""FLUSH's z3 encoding (model/proofs/flush/) against the explicit-state
 model (model/flush.py) on the manifest models: sampled
 edges of the reachable graph satisfy the z3 relation under the same action
 label, sampled reachable states of the fixed models satisfy the invariant,

@@ -1,4 +1,4 @@
-"""STABLE for every N (model/proofs/stable.py ``StableAnyEncoding``, members
+"""STABLE for every N (model/proofs/stable/ ``StableAnyEncoding``, members
 as the uninterpreted sort of model/proofs/parametric.py): the fixed variant's
 quantified invariant is inductive, the flawed variant yields a
 counterexample to induction that the N = 3 model reaches, the answers are

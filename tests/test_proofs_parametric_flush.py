@@ -1,4 +1,4 @@
-"""FLUSH for every N (model/proofs/flush.py ``FlushAnyEncoding``, members as
+"""FLUSH for every N (model/proofs/flush/ ``FlushAnyEncoding``, members as
 the uninterpreted sort of model/proofs/parametric.py): the fixed variant's
 quantified invariant is inductive, the seed as written yields a
 counterexample to induction that the N = 3 crash model reaches, the

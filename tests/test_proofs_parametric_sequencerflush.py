@@ -1,4 +1,4 @@
-"""SEQUENCER over FLUSH for every N (model/proofs/sequencerflush_any.py,
+"""SEQUENCER over FLUSH for every N (model/proofs/sequencerflush/any_*.py,
 members the uninterpreted sort of model/proofs/parametric.py), without a
 crash (AnyNoCrash: NoDuplicates and SurvivorTotalOrder) and with one
 (AnyFixed: NoDuplicates): the invariant is inductive and implies the
@@ -21,7 +21,7 @@ import z3
 from groupcheck.model.core import explore
 from groupcheck.model.proofs import prover, registry
 from groupcheck.model.proofs.prover import run, verdict
-from groupcheck.model.proofs.sequencerflush_any import SequencerFlushAnyEncoding, SequencerFlushCrashEncoding
+from groupcheck.model.proofs.sequencerflush import SequencerFlushAnyEncoding, SequencerFlushCrashEncoding
 from proof_helpers import entry, lemmas_broken, proved_for_every_n, sorted_edges
 
 

@@ -1,4 +1,4 @@
-"""Raincore's z3 encoding (model/proofs/raincore.py): the fixed variant's
+"""Raincore's z3 encoding (model/proofs/raincore/): the fixed variant's
 invariant (FixedRing2's constants, N = 2) is inductive and implies
 AtMostOneToken, LegalStates and ConsistentHistory (and dropping the
 FreshView or FreshClaim fix breaks it); the lemmas that hold at any N (Types,

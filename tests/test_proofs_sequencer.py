@@ -1,4 +1,4 @@
-"""Plain SEQUENCER's z3 encoding (model/proofs/sequencer.py): without crashes
+"""Plain SEQUENCER's z3 encoding (model/proofs/sequencer/): without crashes
 the invariant is inductive (TotalOrder proved for unbounded seqnos and
 histories); with one crash and no flush (NoFlush, the flawed variant of
 SEQUENCER over FLUSH) the engine yields a counterexample to induction whose

@@ -1,4 +1,4 @@
-"""SEQUENCER over FLUSH's z3 encoding (model/proofs/sequencerflush.py)
+"""SEQUENCER over FLUSH's z3 encoding (model/proofs/sequencerflush/)
 against the explicit-state model on the manifest models:
 sampled edges of the reachable graph satisfy the z3 relation under the same
 action label, a wrong edge is refused, sampled reachable states satisfy the

@@ -1,4 +1,4 @@
-"""STABLE's z3 encoding (model/proofs/stable.py): the fixed variant's
+"""STABLE's z3 encoding (model/proofs/stable/): the fixed variant's
 invariant is inductive, the flawed variant yields a reachable counterexample
 to induction, and the encoding agrees with the explicit-state model on the
 manifest models: sampled edges of the reachable graph

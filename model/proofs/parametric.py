@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A fixed-N encoding (model/proofs/stable.py's ``StableEncoding``) has one z3
+A fixed-N encoding (model/proofs/stable/'s ``StableEncoding``) has one z3
 constant per member; its proof holds for that N.  A parametric encoding
 declares the sort ``Node`` and keeps per-member state in z3 arrays indexed
 by it (``delivered[p, x]`` is ``Array(Node, Node, Int)``); its lemmas are
