@@ -104,18 +104,23 @@ def states_agree(protocol, name, max_states, k, invariant=True):
     encoding's inductive invariant (when ``invariant``, a predicate on the
     encoding or a bool) and the z3 relation allows no successor of theirs
     that the model lacks."""
-    from groupcheck.model.proofs.prover import extra_successor, satisfies_invariant
     enc, model, res, _ = sample_model(protocol, name, max_states, 0)
-    states = sorted(res.parents, key=repr)
-    random.Random(15).shuffle(states)
+    states_hold(enc, model, res.parents, k, invariant(enc) if callable(invariant) else invariant, seed=15)
+
+
+def states_hold(enc, model, states, k, invariant: bool, seed: int) -> None:
+    """``k`` of the explorer's ``states``, shuffled by ``seed``, satisfy the
+    encoding's inductive invariant (when ``invariant``) and have no successor
+    in the z3 relation that the model lacks."""
+    from groupcheck.model.proofs.prover import extra_successor, satisfies_invariant
+    states = sorted(states, key=repr)
+    random.Random(seed).shuffle(states)
     S, T = enc.fresh("s"), enc.fresh("t")
     inv, nxt = enc.inv(S), enc.next(S, T)
-    check = invariant(enc) if callable(invariant) else invariant
     for s in states[:k]:
-        if check:
+        if invariant:
             assert satisfies_invariant(enc, s, S, inv), s
-        succ = [t for _, t in model.next(s)]
-        extra = extra_successor(enc, s, succ, S, T, nxt)
+        extra = extra_successor(enc, s, [t for _, t in model.next(s)], S, T, nxt)
         assert extra is None, (s, extra)
 
 
