@@ -229,7 +229,7 @@ def _seconds(s: float) -> str:
 
 
 class _Progress:
-    HEARTBEAT = 30.0
+    HEARTBEAT = 25.0     # seconds: a line at least every 30 s even when the beat thread (1 s) runs late under load
 
     def __init__(self, description, total, quiet, as_json=False, costs=None, clock=None, after=0.0):
         from groupcheck.core.progress import Work
