@@ -15,7 +15,7 @@ from ..raincore import (Crash, DeliveryFailed, Join, last_index, Msg911, NO_TOKE
                         TokenMsg)
 from .flush import flush_stack, FlushStack
 from .raincore import is_ring_frame, ring_stack, RingStack
-from .sequencerflush import sequencer_flush_stack
+from . import sequencerflush     # (its stack looked up at each call: a test swaps it for a variant)
 
 
 RING_TIMERS = ("eating", "hungry", "starving")
@@ -46,7 +46,7 @@ def ring_flush_stack(nid: int, ring: tuple, *, block_time: float | None = 0.002,
     if sequencer:
         if not reconcile:
             raise ValueError("SEQUENCER over FLUSH runs the fixed FLUSH")
-        return sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
+        return sequencerflush.sequencer_flush_stack(nid, ring, block_time=block_time, tracing=tracing, membership="ring",
                                      pass_latch=pass_latch, universe=universe or tuple(ring) + ((nid,) if nid not in ring else ()),
                                      **reliable_opts)
     return flush_stack(nid, ring, block_time=block_time, reconcile=reconcile, tracing=tracing, membership="ring",
