@@ -446,6 +446,13 @@ class Node(asyncio.DatagramProtocol):
         if dest not in self.ports or self.transport is None or self._closed():
             return
         q = self.bundles.get(dest)
+        if not body:
+            # an empty frame (a truncation fault's) cannot be bundled: alone, after what is queued
+            if q:
+                self._flush_one(dest)
+            self.bundles[dest], self.bundled[dest] = [body], 0
+            self._flush_one(dest)
+            return
         if q is None:
             q = self.bundles[dest] = []
             self.bundled[dest] = 0

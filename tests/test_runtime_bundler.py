@@ -92,3 +92,19 @@ def test_the_runner_refuses_an_mtu_that_leaves_no_room_for_frames(tmp_path):
     with pytest.raises(ClusterError, match="mtu"):
         Runner("sequencer", 3, 1, [], tmp_path, mtu=runtime.BUNDLE_RESERVE)
     assert Runner("sequencer", 3, 1, [], tmp_path).mtu == runtime.MTU == 1400
+
+
+def test_an_empty_frame_goes_alone_after_what_was_queued(tmp_path):
+    """A truncation fault may cut a frame to nothing, which a bundle cannot
+    carry (its frames are 1 to 65,535 bytes): the frames queued before it
+    leave first, then the empty one alone, as a receiver counts and drops it."""
+    node, wire = _wired(tmp_path)
+    a, b = codec.encode(codec.Ack(2, 1)), codec.encode(codec.Ack(2, 2))
+    node.send(2, 3, a)
+    node.send(2, 3, b)
+    node.send(2, 3, b"")
+    node.send(2, 3, a)
+    node._flush()
+    got = [_frames_of(d)[2] for _port, d, _lines in wire]
+    assert got == [[a, b], [b""], [a]]
+    node.writer.close()
