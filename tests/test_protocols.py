@@ -100,9 +100,10 @@ def test_descriptors_agree_across_layers():
 # key a table by one); a protocol's own files and the registries may.
 _ROOT = tracefile.Path(__file__).resolve().parents[1]
 # (conformance/jgroups/adapter.py registers the JGroups stacks, named after the spec
-# protocol each is judged against)
+# protocol each is judged against; core/trace/layers.py the composed stacks' layers,
+# the trace format's own table)
 _REGISTRIES = {"impl/protocols.py", "conformance/replay/registry.py", "model/registry.py", "model/proofs/registry.py",
-               "conformance/jgroups/adapter.py"}
+               "conformance/jgroups/adapter.py", "core/trace/layers.py"}
 # What the scan leaves, for a reason: the runtime's ``idle``, which asks the
 # stack for a layer by its name (a layer, not a protocol, until each layer
 # says whether it is idle)
@@ -114,8 +115,8 @@ def _generic_modules(names):
         for path in sorted((_ROOT / folder).rglob("*.py")):
             rel = path.relative_to(_ROOT).as_posix()
             stem = path.stem.removeprefix("sim_")
-            if rel in _REGISTRIES or stem in names:
-                continue        # a protocol's own module (impl/stacks/<p>.py, impl/sim_<p>.py, ...)
+            if rel in _REGISTRIES or stem in names or path.parent.name in names:
+                continue        # a protocol's own module (impl/stacks/<p>.py, impl/sim_<p>.py, model/proofs/<p>/...)
             yield rel, path
 
 
