@@ -92,7 +92,7 @@ from groupcheck.conformance.history import projectable
 from groupcheck.conformance.pipeline import stages as pipeline
 from groupcheck.conformance.pipeline.stages import COVERAGE_MAX_STATES
 from groupcheck.conformance.replay import registry
-from groupcheck.conformance.replay.conform import replay
+from groupcheck.conformance.replay import conform     # (its replay looked up at each call: a test swaps it)
 from groupcheck.conformance.replay.registry import get, REGISTERED
 from groupcheck.core.properties import fmt, read_witness
 from groupcheck.core.trace import history as history_format
@@ -485,7 +485,7 @@ def history_check(name: str, runs: int, seed: int) -> Check:
     for k in range(runs):
         faults, options = proto.draw(seed + k)
         records, _ = proto.simulate(seed + k, faults, {**proto.default_options, **options})
-        rep = replay(from_records(records))
+        rep = conform.replay(from_records(records))
         ok, found, why = history.agrees_with_replay(records, rep)
         flagged += bool(found)
         if not ok:
@@ -554,7 +554,7 @@ def run_classes(name: str, run_seed: int) -> set[str]:
     proto = registry.get(name)
     faults, options = proto.draw(run_seed) if proto.draw else (proto.campaign_faults, {})
     records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
-    rep = replay(from_records(records))
+    rep = conform.replay(from_records(records))
     verdict = rep.verdict + (":" + rep.reason.split(":", 1)[0] if rep.verdict in findings.VIOLATED and rep.reason else "")
     return {f"verdict:{verdict}"} | fault_kinds(records[0].get("faults") or {})
 
@@ -568,7 +568,7 @@ def tracevalidation_check(name: str, run_seed: int):
     records, _ = proto.simulate(run_seed, faults, {**proto.default_options, **options})
     trace = from_records(records)
     run_id = records[0]["run_id"]
-    rep = replay(trace)
+    rep = conform.replay(trace)
     m_ok = rep.stops_conforming_at is None
     try:
         v = tlctrace.validate(trace)
