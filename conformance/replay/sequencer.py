@@ -175,7 +175,7 @@ class SequencerBinding(Binding):
         named += [("state.recv", int(x)) for x in st.get("recv", {})]
         named += [("state.delivered", x[0]) for x in st.get("delivered", [])]
         for where, x in named:
-            if not isinstance(x, int) or x not in M:
+            if type(x) is not int or x not in M:       # a bool is no member (as in _only_members)
                 return f"{where}: {x!r} is not a member 1..{self.model.N}"
         return None
 
