@@ -65,3 +65,58 @@ def test_a_sequencer_record_naming_a_member_outside_the_run_is_refused_whatever_
                           ({"c": 1, "view": [1, 2], "lost": [0]}, "params.lost")):
         assert b.check({**ok, "params": params}).startswith(field + ":"), params
     assert b.check({"name": "RecvData", "nid": 1, "params": {"p": 5}}).startswith("params.p:")
+
+
+def test_a_quiescent_claim_with_a_crash_not_acted_on_names_the_crashed_member_of_the_last_view():
+    from groupcheck.conformance.replay.flush import flush_quiescent
+    from groupcheck.model.flush import FlushModel
+    model = FlushModel({"N": 3, "NInit": 3, "MaxMsgs": 1, "MaxCrashes": 1, "MaxLeaves": 0,
+                        "ReconcileDigests": True})
+    (s,) = model.init()
+    assert flush_quiescent(model, s) is None
+    (t,) = model.Crash(s, 3)
+    assert flush_quiescent(model, t) == ("Quiescent", "a view change is pending (members [3] of view 1 crashed, "
+                                                      "leave or join) and no flush ran for it")
+
+
+class _Handle:
+    def __init__(self):
+        self.cancelled = 0
+
+    def cancel(self):
+        self.cancelled += 1
+        assert self.cancelled == 1, "a timer handle cancelled twice"
+
+
+class _Loop:
+    def call_later(self, delay, fn, *args):
+        return _Handle()
+
+
+def test_a_node_rearming_a_timer_cancels_the_earlier_one_once_and_no_other():
+    from types import SimpleNamespace
+    from groupcheck.impl.runtime import Node
+    node = object.__new__(Node)
+    node.timers, node.due, node._tokens, node.loop, node.cfg = {}, {}, 0, _Loop(), SimpleNamespace(start=0.0)
+    assert node.schedule(5.0, 1, "t") == 1
+    first = node.timers["t"]
+    assert node.schedule(6.0, 1, "u") == 2 and first.cancelled == 0       # another timer's arming
+    assert node.schedule(7.0, 1, "t") == 3
+    assert first.cancelled == 1 and node.timers["t"] is not first and node.timers["t"].cancelled == 0
+    assert node.due == {"t": 7.0, "u": 6.0}
+
+
+def test_a_digest_whose_run_count_exceeds_the_datagram_is_refused_before_reading_a_run():
+    import struct
+    import pytest
+    from groupcheck.impl import codec
+    from groupcheck.impl.flush import ViewMsg
+    from groupcheck.impl.stacks import flush as fstack
+    m = ViewMsg(3, (1, 2), ((1, 1, None), (1, 2, None), (2, 1, b"x")), 0)
+    buf = fstack._enc_view(m)
+    assert fstack._dec_view(buf) == m
+    at = 4 + 4 + 2 + 2 * 2                                   # view, ring, member count, members
+    for forged in (buf[:at] + struct.pack(">I", 1000) + buf[at + 4:],     # a count of 1,000 runs
+                   buf[:at] + struct.pack(">I", 1)):                      # one run, none of its bytes
+        with pytest.raises(codec.DecodeError, match="^truncated runs$"):
+            fstack._dec_view(forged)
