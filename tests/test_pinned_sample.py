@@ -120,3 +120,25 @@ def test_a_digest_whose_run_count_exceeds_the_datagram_is_refused_before_reading
                    buf[:at] + struct.pack(">I", 1)):                      # one run, none of its bytes
         with pytest.raises(codec.DecodeError, match="^truncated runs$"):
             fstack._dec_view(forged)
+
+
+def test_an_invariant_a_step_cannot_change_is_inherited_not_evaluated_again():
+    """``note_invariants`` with ``same``: a candidate reached by a step that
+    leaves the property alone takes its predecessor's value (one evaluation
+    per run, not per step); a step that may change it is evaluated; an
+    inherited failure is noted all the same."""
+    from groupcheck.conformance.replay.engine import Binding
+    b = object.__new__(Binding)
+    b.found, b._held, b.reduced = {}, {}, []
+    calls = []
+
+    def inv(t):
+        calls.append(t)
+        return t["ok"]
+    s0, t1, t2, t3 = {"ok": True}, {"ok": True}, {"ok": True}, {"ok": False}
+    leaves_alone = {"P": lambda s, t: t is not t3}
+    b.note_invariants({"i": 1}, [t1], ["P"], {"P": inv}, pairs=[(s0, t1)], same=leaves_alone)
+    b.note_invariants({"i": 2}, [t2], ["P"], {"P": inv}, pairs=[(t1, t2)], same=leaves_alone)
+    assert calls == [t1] and not b.found                       # t2 inherited t1's value
+    b.note_invariants({"i": 3}, [t3], ["P"], {"P": inv}, pairs=[(t2, t3)], same=leaves_alone)
+    assert calls == [t1, t3] and b.found["P"][0] == 3
