@@ -222,8 +222,8 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
 }
 
 
-# Survivors that were gaps, each now killed by a test of tests/test_pinned_decisions.py that fails
-# with the mutant applied: mutant key -> (the changed line before, the test).
+# Survivors that were gaps, each now killed by a test that fails with the mutant applied:
+# mutant key -> (the changed line before, the test's id; a bare name is in tests/test_pinned_decisions.py).
 PINNED: dict[str, tuple[str, str]] = {
     'conformance/audit/report.py:semantic/BreakContinue:0': ('continue',
         'test_a_checks_figures_in_words_skip_the_empty_and_structured_ones_and_keep_going'),
@@ -716,7 +716,24 @@ def classify(rec: dict) -> None:
     pin = PINNED.get(rec["key"])
     if not why and pin and pin[0] == rec["before"]:
         rec["pinned"] = pin[1]
-        rec["why"] = f"a gap: now killed by tests/test_pinned_decisions.py::{pin[1]}"
+        test = pin[1] if "::" in pin[1] else f"tests/test_pinned_decisions.py::{pin[1]}"
+        rec["why"] = f"a gap: now killed by {test}"
+
+
+def merge(doc: dict, other: dict) -> dict:
+    """``doc`` with ``other``'s layers added to each mutant both measured (the
+    same seed and sample, other layers: two runs side by side); a mutant
+    only ``other`` measured is left out, so the rates count one sample."""
+    theirs = {r["key"]: r for r in other["results"]}
+    for rec in doc["results"]:
+        o = theirs.get(rec["key"])
+        if o is None or o["status"] == "incompetent" or rec["status"] == "incompetent":
+            continue
+        rec["layers"].update({k: v for k, v in o["layers"].items() if k not in rec["layers"]})
+    doc["layers"] = list(dict.fromkeys(run_layers(doc) + run_layers(other)))
+    doc["merged"] = {"layers": run_layers(other), "started": other.get("started"),
+                     "finished": other.get("finished"), "measured": sum(r["key"] in theirs for r in doc["results"])}
+    return doc
 
 
 def write(out: Path, doc: dict) -> None:
@@ -814,6 +831,9 @@ def main() -> None:
     ap.add_argument("--out", default="mutants.json")
     ap.add_argument("--resume", action="store_true", help="keep the mutants already in --out")
     ap.add_argument("--markdown", metavar="RESULTS", help="print a results file's figures as Markdown, run nothing")
+    ap.add_argument("--merge", nargs=2, metavar=("RESULTS", "OTHER"),
+                    help="add OTHER's layers to RESULTS's mutants (the same sample measured by other layers in "
+                         "another run), written to --out; run nothing")
     ap.add_argument("--guard", action="store_true", help="the CI guard: --guard-mutants semantic mutants of "
                     "the modules changed against --base, their importing test files, a pass/fail kill rate")
     ap.add_argument("--base", default="main")
@@ -829,6 +849,10 @@ def main() -> None:
         return
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
+        return
+    if a.merge:
+        doc = merge(*(json.loads(Path(f).read_text()) for f in a.merge))
+        finish(Path(a.out), doc, doc["layers"])
         return
     # a TERM (or an INT ignored in a background job's shell) still restores and removes the copy
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
