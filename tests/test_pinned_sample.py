@@ -4,6 +4,8 @@ test here fails with the mutant it is named for applied."""
 
 from __future__ import annotations
 
+import pytest
+
 from groupcheck.conformance import history, tlctrace
 from groupcheck.conformance.replay import sequencer
 from groupcheck.core.trace.reader import Trace
@@ -142,3 +144,72 @@ def test_an_invariant_a_step_cannot_change_is_inherited_not_evaluated_again():
     assert calls == [t1] and not b.found                       # t2 inherited t1's value
     b.note_invariants({"i": 3}, [t3], ["P"], {"P": inv}, pairs=[(t2, t3)], same=leaves_alone)
     assert calls == [t1, t3] and b.found["P"][0] == 3
+
+
+def test_spark_progress_stops_polling_once_the_context_is_gone():
+    """The progress thread's first failing look at the tracker (the context
+    stopping under it) ends it: no busy loop of failing polls."""
+    import io
+    import threading
+    from types import SimpleNamespace
+    from groupcheck.conformance.pipeline import spark as spark_mod
+
+    class Gone:
+        def __init__(self):
+            self.calls, self.failed, self.hit = 0, 0, threading.Event()
+
+        def getJobIdsForGroup(self):
+            self.calls += 1
+            if self.calls == 1:             # the block's start: the jobs before it
+                return []
+            self.failed += 1
+            self.hit.set()
+            if self.failed > 3:
+                raise SystemExit            # ends a thread that would poll on
+            raise RuntimeError("SparkContext has been stopped")
+    tracker = Gone()
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=lambda: tracker))
+    with spark_mod.progress(spark, "check", stream=io.StringIO(), after=0):
+        tracker.hit.wait()
+    assert tracker.failed == 1
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_an_exploration_counts_a_state_reached_again_once_the_initial_state_too(constrained):
+    """model/core.py ``_explore``: a successor already numbered (here the
+    initial state, number 0) is an edge, never a new state, with a
+    CONSTRAINT (its own path: only a new state is checked against it) or
+    without."""
+    from typing import NamedTuple
+    from groupcheck.model.core import Label, Model, explore
+
+    class S(NamedTuple):
+        x: int
+
+    class Ring(Model):
+        protocol, variables = "toy", ("x",)
+
+        def init(self):
+            yield S(0)
+
+        def next(self, s):
+            yield Label("Inc"), S((s.x + 1) % 3)
+
+    class Bounded(Ring):
+        def constraint(self, s):
+            return s.x < 5
+    res = explore((Bounded if constrained else Ring)({}), check_invariants=False, build_graph=True)
+    assert res.complete and res.distinct_states == 3 and res.states_generated == 4
+    assert sorted(res.edge_map) == [(0, 1), (1, 2), (2, 0)]
+
+
+def test_the_replay_keeps_up_to_visited_max_distinct_states_for_coverage_and_no_more(monkeypatch):
+    from groupcheck.conformance.replay import engine
+    monkeypatch.setattr(engine, "VISITED_MAX", 3)
+    e = object.__new__(engine.ReplayEngine)
+    e.seen = set()
+    e._saw(["a", "b"])
+    e._saw(["b", "c"])
+    assert e.seen == {"a", "b", "c"}            # exactly the bound: kept
+    e._saw(["d"])
+    assert e.seen is None                       # past it: coverage unknown
