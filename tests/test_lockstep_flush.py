@@ -179,8 +179,10 @@ def _with(cls, c: FlushLockstep) -> FlushLockstep:
 def test_hidden_state_mutant_is_caught_by_the_abstraction_check():
     c = _with(LyingFlush, FlushLockstep(n=3, max_msgs=1, max_crashes=1))
     c.crash(3)
-    with pytest.raises(LockstepError, match="no candidate model state"):
+    with pytest.raises(LockstepError, match="no candidate model state") as e:
         settle(c)
+    # named by the index of the record after which it failed: the last one taken
+    assert str(e.value).startswith(f"after event {len(c.events) - 1}: ") and len(c.events) > 1
 
 
 def test_delivering_after_flush_completed_is_not_a_model_step():

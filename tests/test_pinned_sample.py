@@ -213,3 +213,30 @@ def test_the_replay_keeps_up_to_visited_max_distinct_states_for_coverage_and_no_
     assert e.seen == {"a", "b", "c"}            # exactly the bound: kept
     e._saw(["d"])
     assert e.seen is None                       # past it: coverage unknown
+
+
+def test_a_link_difference_in_json_is_a_state_object_only_when_every_item_is_a_variable_pair():
+    from groupcheck.model.link import _jsonable
+    state = (("x", 1), ("y", frozenset({2})))
+    assert _jsonable(state) == {"x": 1, "y": [2]}
+    assert _jsonable([state, state]) == [{"x": 1, "y": [2]}] * 2
+    mixed = (("x", 1), 7)                      # one item no (variable, value) pair: a list, not a state
+    assert _jsonable(mixed) == [["x", 1], 7]
+    assert _jsonable({"edge": (state, "Send(1)")}) == {"edge": [{"x": 1, "y": [2]}, "Send(1)"]}
+
+
+def test_a_sequencer_over_flush_receipt_matches_only_the_head_of_a_nonempty_channel():
+    """``_head_ok``: an empty channel has no head to take (no step, never
+    an IndexError); a FORWARD head matches by its sender and seqno, any
+    head by its type first."""
+    from types import SimpleNamespace
+    from groupcheck.conformance.replay import sequencerflush as csf
+    b = object.__new__(csf.SequencerFlushBinding)
+    fwd = {"type": "FORWARD", "sender": 2, "seqno": 1}
+    s = SimpleNamespace(chan={(1, 2): (), (2, 1): (fwd,)})
+    assert b._head_ok(s, 1, 2, None, False) is False
+    assert b._head_ok(s, 1, 2, fwd, False) is False
+    assert b._head_ok(s, 2, 1, None, False) is True
+    assert b._head_ok(s, 2, 1, {"type": "FORWARD", "sender": 2, "seqno": 1}, False) is True
+    assert b._head_ok(s, 2, 1, {"type": "FORWARD", "sender": 2, "seqno": 2}, False) is False
+    assert b._head_ok(s, 2, 1, {"type": "DATA", "sender": 2, "seqno": 1}, False) is False

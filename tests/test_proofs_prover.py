@@ -270,3 +270,29 @@ def test_the_matrix_is_the_manifests_and_the_engine_does_not_import_the_registry
         for v in data:   # a variant outside the default matrix is asked when named
             if v.get("default", True) is False:
                 assert [e.variant for e in registry.select(p, v["variant"])] == [v["variant"]]
+
+
+def test_the_first_conjunct_that_breaks_gives_the_cti_even_when_later_ones_hold():
+    """The conjuncts are asked in order and the first broken one ends the
+    search: a later conjunct that holds leaves the CTI standing."""
+    lemma = z3.And(x2 >= 5, x2 >= 0, x2 != -7)
+    r, m, *_ = _solve_split(INV, [STEP], lemma, enc(1))
+    assert r == "cti" and m is not None and m.eval(x2).as_long() < 5
+
+
+def test_a_ctis_int_array_is_read_through_every_store():
+    from groupcheck.model.proofs.raincore.relation import RaincoreRelation
+    a = z3.Array("a", z3.IntSort(), z3.IntSort())
+    s = z3.Solver()
+    s.add(a == z3.Store(z3.Store(z3.Store(z3.K(z3.IntSort(), 0), 1, 5), 2, 7), 3, 9))
+    assert s.check() == z3.sat
+    read = RaincoreRelation._int_array(s.model(), a)
+    assert [read(k) for k in (0, 1, 2, 3, 4)] == [0, 5, 7, 9, 0]
+
+
+@pytest.mark.parametrize("kw,name", [({}, "Fixed"), ({"reset": False}, "Flawed"),
+                                     ({"view_reset": False}, "SeedFix"), ({"coord_switches": False}, "JoinRace"),
+                                     ({"variant": "AnyFixed"}, "AnyFixed")])
+def test_a_stable_encoding_is_named_by_its_switches_unless_given_a_name(kw, name):
+    from groupcheck.model.proofs.stable import StableEncoding
+    assert StableEncoding(3, 2, **kw).variant == name
