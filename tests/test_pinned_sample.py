@@ -240,3 +240,21 @@ def test_a_sequencer_over_flush_receipt_matches_only_the_head_of_a_nonempty_chan
     assert b._head_ok(s, 2, 1, {"type": "FORWARD", "sender": 2, "seqno": 1}, False) is True
     assert b._head_ok(s, 2, 1, {"type": "FORWARD", "sender": 2, "seqno": 2}, False) is False
     assert b._head_ok(s, 2, 1, {"type": "DATA", "sender": 2, "seqno": 1}, False) is False
+
+
+def test_the_trace_writer_refuses_records_that_do_not_start_with_a_header():
+    import pytest
+    from groupcheck.core.trace import writer
+    head = {"kind": "header", "protocol": "sequencer", "nodes": [1, 2], "seed": 0, "faults": {}, "impl": "x"}
+    ev = {"kind": "event", "name": "Send", "nid": 1, "params": {}, "state": {}, "clock": 0.0}
+    assert writer.to_v2([head, ev], {"N": 2}, "r")[0]["kind"] == "header"
+    for first in (ev, {"kind": "end"}, {"kind": "zzz"}, {}):
+        with pytest.raises(ValueError, match="first record is not a header"):
+            writer.to_v2([first, ev], {"N": 2}, "r")
+
+
+def test_a_ring_run_summary_counts_its_event_records():
+    from groupcheck.conformance.replay import raincoreflush as crf
+    v2, line = crf.simulate(1, "", {"nodes": 3, "ring": 3, "messages": 1})
+    assert v2[0]["kind"] == "header" and v2[-1]["kind"] == "end"
+    assert line["events"] == sum(r["kind"] == "event" for r in v2) == len(v2) - 2
