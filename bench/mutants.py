@@ -900,15 +900,21 @@ def main() -> None:
             rejudge(doc, tree.root)
         done = {r["key"]: r for r in doc["results"]}
         redo = set(a.only) if a.resume else set()     # re-measure these mutants' --layers
-        # the unmutated tree must pass every layer; its times set the timeouts
+        # the unmutated tree must pass every layer; its times set the timeouts (a layer
+        # the same for several modules, the same files and protocols, is run once)
+        measured: dict = {}
         for mod, lay in layout.items():
             for layer, what in lay.items():
+                same = (layer, tuple(what["files"]), tuple(what["protocols"]))
                 if f"{mod}:{layer}" in doc["baseline"]:
+                    measured.setdefault(same, doc["baseline"][f"{mod}:{layer}"])
                     continue
-                r = run_layer(tree, layer, what["files"], what["protocols"], a, timeout=1800)
-                if r["outcome"] != "survived":
-                    sys.exit(f"the unmutated tree fails layer {layer} for {mod}: {r['why']}")
-                doc["baseline"][f"{mod}:{layer}"] = r["seconds"]
+                if same not in measured:
+                    r = run_layer(tree, layer, what["files"], what["protocols"], a, timeout=1800)
+                    if r["outcome"] != "survived":
+                        sys.exit(f"the unmutated tree fails layer {layer} for {mod}: {r['why']}")
+                    measured[same] = r["seconds"]
+                doc["baseline"][f"{mod}:{layer}"] = measured[same]
                 write(out, doc)
         # in an order shuffled by the seed, so a run stopped early is still a sample of every module
         order = list(chosen)
