@@ -258,3 +258,33 @@ def test_a_ring_run_summary_counts_its_event_records():
     v2, line = crf.simulate(1, "", {"nodes": 3, "ring": 3, "messages": 1})
     assert v2[0]["kind"] == "header" and v2[-1]["kind"] == "end"
     assert line["events"] == sum(r["kind"] == "event" for r in v2) == len(v2) - 2
+
+
+def _msg(code: int, severity: int, text: str) -> str:
+    return f"@!@!@STARTMSG {code}:{severity} @!@!@\n{text}\n@!@!@ENDMSG {code} @!@!@\n"
+
+
+def test_a_parse_error_is_located_among_other_errors_too():
+    """model/tlc.py: SANY's location is read when any error says parsing
+    failed, not only when every one does."""
+    from groupcheck.model.tlc import parse_tool_output
+    sany = ("Parsing file /x/Bad.tla\n***Parse Error***\nEncountered \"====\" at line 6, column 1 and token \"1\" \n\n"
+            "Fatal errors while parsing TLA+ spec in file Bad\n\nIn module Bad\n\nCould not parse module Bad from "
+            "file Bad.tla\n\n")
+    out = _msg(2220, 0, "Starting SANY...") + sany + _msg(2219, 0, "SANY finished.")
+    alone = parse_tool_output(out + _msg(3002, 1, "Parsing or semantic analysis failed."))
+    assert alone.outcome == "error" and tuple(alone.error_location) == ("Bad", 6, 1)
+    both = parse_tool_output(out + _msg(3002, 1, "Parsing or semantic analysis failed.")
+                             + _msg(1000, 1, "Another error."))
+    assert both.outcome == "error" and tuple(both.error_location) == ("Bad", 6, 1)
+
+
+def test_the_ring_flush_simulator_refuses_a_plan_with_a_fault_it_does_not_model():
+    """A leave or a recovery handed to FLUSH over the ring's simulator
+    directly (not through the CLI's parse) is refused, not ignored."""
+    import pytest
+    from groupcheck.impl.faults import FaultPlan
+    from groupcheck.impl.sim_raincoreflush import RingFlushConfig, simulate_ring_flush
+    for plan, item in ((FaultPlan(leaves=((2, 0.1),)), "leave"), (FaultPlan(recoveries=((2, 0.3),)), "recover")):
+        with pytest.raises(ValueError, match=f"^{item}: FLUSH over the ring has no such fault"):
+            simulate_ring_flush(RingFlushConfig(), 0, plan)
