@@ -35,6 +35,10 @@ def test_a_history_and_its_trace_differ_first_where_the_first_rule_says():
     assert history.same_run(c, b) == "message 2.2 sent in the trace only"
     d = _run(base + [("send", 2, {"id": [2, 1]})])
     assert history.same_run(a, d).startswith("member 2's delivery 1: 1.1 against the trace's none")
+    # a member with views in one run only (member 2 installed none in the trace)
+    e = _run(base[:1] + base[2:] + [("send", 2, {"id": [2, 1]}), ("deliver", 2, {"id": [1, 1]})])
+    assert history.same_run(a, e) == "member 2's views [(1, [1, 2])] against the trace's []"
+    assert history.same_run(e, a) == "member 2's views [] against the trace's [(1, [1, 2])]"
 
 
 def test_the_lockstep_driver_never_crashes_the_last_member_staying():
@@ -288,3 +292,42 @@ def test_the_ring_flush_simulator_refuses_a_plan_with_a_fault_it_does_not_model(
     for plan, item in ((FaultPlan(leaves=((2, 0.1),)), "leave"), (FaultPlan(recoveries=((2, 0.3),)), "recover")):
         with pytest.raises(ValueError, match=f"^{item}: FLUSH over the ring has no such fault"):
             simulate_ring_flush(RingFlushConfig(), 0, plan)
+
+
+def test_traces_check_points_a_folder_without_trace_files_to_generate_not_to_conform(tmp_path):
+    from typer.testing import CliRunner
+    from groupcheck.cli.main import app
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    (tmp_path / "empty" / "sub" / "notes.txt").write_text("x")
+    r = CliRunner().invoke(app, ["traces", "check", str(tmp_path / "empty")])
+    assert r.exit_code == 2 and "not a pipeline dataset" in r.output
+    assert "traces generate or ingest" in r.output and "groupcheck conform" not in r.output
+
+
+def test_a_history_line_is_utf8_or_not():
+    from groupcheck.core.trace.history import is_utf8
+    assert is_utf8(b'{"kind": "end"}\n') and is_utf8("é".encode())
+    assert not is_utf8(b'{"kind": "\xff"}\n')
+
+
+def test_an_initial_state_that_breaks_an_invariant_is_a_violation_named_by_it_with_a_one_state_trace():
+    from typing import NamedTuple
+    from groupcheck.model.core import Model, explore
+
+    class S(NamedTuple):
+        x: int
+
+    class Broken(Model):
+        protocol, variables = "toy", ("x",)
+
+        @property
+        def invariants(self):
+            return {"Positive": lambda s: s.x > 0}
+
+        def init(self):
+            yield S(0)
+
+        def next(self, s):
+            return iter(())
+    res = explore(Broken({}))
+    assert res.violation.invariant == "Positive" and [st for _, st in res.violation.trace] == [S(0)]
