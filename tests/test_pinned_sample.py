@@ -331,3 +331,14 @@ def test_an_initial_state_that_breaks_an_invariant_is_a_violation_named_by_it_wi
             return iter(())
     res = explore(Broken({}))
     assert res.violation.invariant == "Positive" and [st for _, st in res.violation.trace] == [S(0)]
+
+
+def test_a_growset_minus_another_is_the_set_difference_whether_or_not_they_share_a_lineage():
+    from groupcheck.model.values import GrowSet
+    a = GrowSet([1, 2])
+    b = a | {3}                                 # a later version of a's lineage
+    c = b | {4, 5}
+    assert c - a == frozenset({3, 4, 5}) and c - b == frozenset({4, 5}) and a - c == frozenset()
+    other = GrowSet([9, 1])                     # another lineage, a common element
+    assert c - other == frozenset({2, 3, 4, 5}) and other - c == frozenset({9})
+    assert GrowSet([3]) - GrowSet([7]) == frozenset({3})
