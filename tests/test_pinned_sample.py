@@ -342,3 +342,29 @@ def test_a_growset_minus_another_is_the_set_difference_whether_or_not_they_share
     other = GrowSet([9, 1])                     # another lineage, a common element
     assert c - other == frozenset({2, 3, 4, 5}) and other - c == frozenset({9})
     assert GrowSet([3]) - GrowSet([7]) == frozenset({3})
+
+
+def test_the_audits_flush_draw_crashes_in_four_plans_of_five_and_twice_in_two():
+    """conformance/replay/flush.py ``draw``: plans none, coordinator, other,
+    two, two drawn alike, so about 4/5 of the runs crash a member and 2/5
+    crash two (300 seeds: 241 and 120)."""
+    import re
+    from groupcheck.conformance.replay import flush as cf
+    crashes = [len(re.findall(r"crash=", cf.draw(seed)[0])) for seed in range(300)]
+    assert 0.72 < sum(k > 0 for k in crashes) / 300 < 0.88
+    assert 0.32 < sum(k == 2 for k in crashes) / 300 < 0.48
+
+
+def test_flush_over_the_ring_never_crashes_the_last_member_of_the_latest_view():
+    """model/raincoreflush.py ``CanCrash``: a member must stay in the latest
+    view (not in the first: the one that view 2 left alone may not crash)."""
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    (entry,) = manifest.select(["raincoreflush"], "CoordCrash")
+    m = build_model(entry)
+    m.Crashable, m.MaxCrashes = frozenset({1, 2, 3}), 2
+    (s,) = m.init()
+    assert m.CanCrash(s, 3)
+    alone = s._replace(views=(frozenset({1, 2, 3}), frozenset({3})), vid=(1, 1, 2))
+    assert m.IsMember(alone, 3) and not m.Eating(alone, 3)
+    assert not m.CanCrash(alone, 3)
