@@ -222,6 +222,10 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
 }
 
 
+# Survivors read and left open: mutant key -> (the changed line before, why no default test kills it).
+OPEN: dict[str, tuple[str, str]] = {
+}
+
 # Survivors that were gaps, each now killed by a test that fails with the mutant applied:
 # mutant key -> (the changed line before, the test's id; a bare name is in tests/test_pinned_decisions.py).
 PINNED: dict[str, tuple[str, str]] = {
@@ -585,6 +589,30 @@ def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a,
     return {"outcome": "killed" if res["killed"] else "survived", "why": res.get("why", ""), "seconds": secs}
 
 
+FALLBACK_FILES = 3      # test files run for a mutant on lines the map has no test for
+
+
+def fallback(tree: Tree, files: list[str], a) -> dict:
+    """The ``tests`` layer for a mutant on lines no test executes in the map:
+    the map misses what runs in another process (the explorer's worker
+    processes, a CLI or cluster node started by a test) and what a cache
+    shared by a worker's tests ran for the first of them only, so the
+    default tests of the (at most FALLBACK_FILES) test files that import the
+    module run instead.  A time-out here is no kill (whole files may
+    outlast the budget): the mutant is counted as not reached."""
+    limit = max(a.min_timeout, 3 * a.budget + 30)
+    r = run_layer(tree, "tests", [f"tests/{f}" for f in files], [], a, limit)
+    r.update({"selected": len(files), "executing": 0, "fallback": files})
+    if r["outcome"] == "timeout":
+        r.update(outcome="survived", why=f"the {len(files)} test files that import the module did not finish "
+                                         f"within {limit:.0f} s")
+    if r["outcome"] == "survived":
+        r["unexecuted"] = True
+        r["why"] = r.get("why") or (f"no default test in the map executes the mutated lines; the default tests "
+                                    f"of {', '.join(files)} (importing the module) pass")
+    return r
+
+
 def module_name(module: str) -> str:
     return "groupcheck." + module[:-3].replace("/", ".")
 
@@ -713,6 +741,9 @@ def classify(rec: dict) -> None:
     rec["status"] = "equivalent" if why else "survived"
     if why:
         rec["why"] = why
+    gap = OPEN.get(rec["key"])
+    if not why and gap and gap[0] == rec["before"]:
+        rec["why"] = gap[1]
     pin = PINNED.get(rec["key"])
     if not why and pin and pin[0] == rec["before"]:
         rec["pinned"] = pin[1]
@@ -800,7 +831,7 @@ def survivor_why(rec: dict) -> str:
     if not t:
         return ""
     if t.get("unexecuted"):
-        return "no default test executes the mutated lines"
+        return t.get("why") or "no default test executes the mutated lines"
     return (f"{t.get('executing')} default tests execute it ({t.get('selected')} run"
             + (", import-time line" if t.get("import_time") else "") + "); none fails")
 
@@ -946,7 +977,10 @@ def main() -> None:
                     if not imp_error and "tests" in layers:
                         sel = select_tests(covmap, m.module, changed_lines(original, mutated), a.budget,
                                            original)
-                        if not sel["tests"]:
+                        files = importers(m.module, tree.root)[:FALLBACK_FILES] if not sel["tests"] else []
+                        if not sel["tests"] and files:
+                            results["tests"] = fallback(tree, files, a)
+                        elif not sel["tests"]:
                             results["tests"] = {"outcome": "survived", "seconds": 0.0, "unexecuted": True,
                                                 "why": "no default test executes the mutated lines"}
                         else:
