@@ -226,3 +226,15 @@ def test_the_default_audit_model_checks_every_shipped_variant():
     assert not left_out, {manifest.variant_label(e): why for e, why in left_out.values()}
     for key, models in manifest.shipped_variants(entries).items():
         assert any(not e.extra.get("heavy") or e in picks for e in models), key
+
+
+def test_every_variant_is_claimed_model_checked_only_when_every_one_was(monkeypatch, tmp_path):
+    """A variant of a protocol the run left out (its TLC stage not run for
+    it) keeps the claim "every shipped variant model-checked" out."""
+    _fake_stages(monkeypatch)
+    checks, extra = audit.run(tmp_path, protocols_=["raincoreflush"], stages=("tlc", "link"), full=True)
+    assert "Every shipped variant (" in "\n".join(report.coverage_lines(checks, extra))
+    other = {**extra["shipped_variants"][0], "protocol": "elsewhere", "variant": "elsewhere: left out"}
+    extra = {**extra, "shipped_variants": [*extra["shipped_variants"], other]}
+    assert report.coverage(checks, extra)["variants"][-1]["tlc"] == "stage not run"
+    assert "Every shipped variant (" not in "\n".join(report.coverage_lines(checks, extra))

@@ -368,3 +368,18 @@ def test_flush_over_the_ring_never_crashes_the_last_member_of_the_latest_view():
     alone = s._replace(views=(frozenset({1, 2, 3}), frozenset({3})), vid=(1, 1, 2))
     assert m.IsMember(alone, 3) and not m.Eating(alone, 3)
     assert not m.CanCrash(alone, 3)
+
+
+def test_the_three_layer_model_takes_no_crash_its_guard_refuses():
+    """model/raincoresequencerflush.py ``Crash``: None where CanCrash is
+    false (a node not crashable, past the crash budget), as the replay asks
+    it of a logged Crash record."""
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    entry = manifest.select(["raincoresequencerflush"], None)[0]
+    m = build_model(entry)
+    (s,) = m.init()
+    refused = [n for n in m.Members if not m.CanCrash(s, n)]
+    assert refused, "every node may crash at the start of this model"
+    for n in refused:
+        assert m.Crash(s, n, frozenset()) is None
