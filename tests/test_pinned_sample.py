@@ -383,3 +383,29 @@ def test_the_three_layer_model_takes_no_crash_its_guard_refuses():
     assert refused, "every node may crash at the start of this model"
     for n in refused:
         assert m.Crash(s, n, frozenset()) is None
+
+
+def test_a_tlc_runtime_error_is_located_at_the_innermost_position_of_the_last_nested_block():
+    from groupcheck.model.tlc import _runtime_location
+    nested = ["0. Line 3, column 1 to line 3, column 9 in Outer\n1. Line 4, column 2 to line 4, column 8 in Outer",
+              "0. Line 10, column 5 to line 10, column 20 in Spec\n1. Line 11, column 7 to line 11, column 9 in Spec\n"
+              "2. Line 12, column 3 to line 12, column 4 in Inner"]
+    loc = _runtime_location(nested, None)
+    assert (loc.module, loc.line, loc.column) == ("Inner", 12, 3)
+    assert _runtime_location([], None) is None
+
+
+def test_a_runs_lines_set_apart_what_no_finding_covers_only_beside_what_one_does():
+    from groupcheck.cli.findings import run_lines
+    bare = {"property": "Agreement", "witness": "w1", "event": 4, "finding": None}
+    known = {"property": "SenderFIFO", "witness": "w2", "event": None, "finding": "JGRP-1449"}
+    assert run_lines({"violations": [bare]}) == ["Agreement: w1 (event 4)"]
+    assert run_lines({"violations": [known]}) == ["documented finding JGRP-1449: SenderFIFO: w2"]
+    assert run_lines({"violations": [bare, known]}) == ["not covered by a finding: Agreement: w1 (event 4)",
+                                                        "documented finding JGRP-1449: SenderFIFO: w2"]
+    assert run_lines({"violations": [], "reason": "why"}) == ["why"]
+
+
+def test_a_stable_encodings_first_view_is_its_first_ninit_members():
+    from groupcheck.model.proofs.stable import StableEncoding
+    assert StableEncoding(3, 2).V0 == frozenset({1, 2}) and StableEncoding(4, 4).V0 == frozenset({1, 2, 3, 4})
