@@ -409,3 +409,19 @@ def test_a_runs_lines_set_apart_what_no_finding_covers_only_beside_what_one_does
 def test_a_stable_encodings_first_view_is_its_first_ninit_members():
     from groupcheck.model.proofs.stable import StableEncoding
     assert StableEncoding(3, 2).V0 == frozenset({1, 2}) and StableEncoding(4, 4).V0 == frozenset({1, 2, 3, 4})
+
+
+def test_a_variant_sharded_over_spare_cores_gets_every_shard_once():
+    """model/proofs/registry.py ``_shard_keys``: shards 0..n-1 of n for each
+    variant (a shard left out would leave its lemmas' queries unasked); a
+    variant expected to give a CTI is not sharded."""
+    from types import SimpleNamespace as NS
+    from groupcheck.model.proofs.registry import _shard_keys
+    a = NS(protocol="p", variant="A", lemmas=dict.fromkeys("abcde"), expect_cti=False, shards_per_core=2)
+    b = NS(protocol="p", variant="B", lemmas=dict.fromkeys("ab"), expect_cti=False)
+    c = NS(protocol="p", variant="C", lemmas=dict.fromkeys("abc"), expect_cti=True)
+    keys, owner = _shard_keys([a, b, c], jobs=6, rlimit=None, members=None)     # two spare cores each
+    got = {}
+    for key, i in zip(keys, owner):
+        got.setdefault(key[1], []).append((key[4], key[5], i))
+    assert got == {"A": [(0, 4, 0), (1, 4, 0), (2, 4, 0), (3, 4, 0)], "B": [(0, 2, 1), (1, 2, 1)], "C": [(0, 1, 2)]}
