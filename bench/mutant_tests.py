@@ -120,6 +120,10 @@ def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
                         if (root / mod).exists():
                             out.add(mod)
                             break
+                        pkg = root / "/".join(parts[1:k])
+                        if (pkg / "__init__.py").exists():      # a package: its modules, as its __init__ may load them
+                            out.update(str(f.relative_to(root)) for f in pkg.glob("*.py"))
+                            break
                 elif len(parts) == 1 and (path.parent / f"{name}.py").exists():
                     todo.append(path.parent / f"{name}.py")
     return out

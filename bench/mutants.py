@@ -592,6 +592,17 @@ def run_layer(tree: Tree, layer: str, files: list[str], protocols: list[str], a,
 FALLBACK_FILES = 3      # test files run for a mutant on lines the map has no test for
 
 
+def fallback_files(module: str, root: Path) -> list[str]:
+    """The test files ``fallback`` runs: those that import the module, and
+    for a module of the CLI those that run the CLI as a program (through
+    tests/cli_helpers.py), the most specific first, FALLBACK_FILES at most."""
+    files = importers(module, root)
+    if module.startswith("cli/"):
+        files += [f.name for f in sorted((root / "tests").glob("test_*.py"))
+                  if f.name not in files and "cli_helpers" in f.read_text(encoding="utf-8")]
+    return files[:FALLBACK_FILES]
+
+
 def fallback(tree: Tree, files: list[str], a) -> dict:
     """The ``tests`` layer for a mutant on lines no test executes in the map:
     the map misses what runs in another process (the explorer's worker
@@ -977,7 +988,7 @@ def main() -> None:
                     if not imp_error and "tests" in layers:
                         sel = select_tests(covmap, m.module, changed_lines(original, mutated), a.budget,
                                            original)
-                        files = importers(m.module, tree.root)[:FALLBACK_FILES] if not sel["tests"] else []
+                        files = fallback_files(m.module, tree.root) if not sel["tests"] else []
                         if not sel["tests"] and files:
                             results["tests"] = fallback(tree, files, a)
                         elif not sel["tests"]:
