@@ -425,3 +425,48 @@ def test_a_variant_sharded_over_spare_cores_gets_every_shard_once():
     for key, i in zip(keys, owner):
         got.setdefault(key[1], []).append((key[4], key[5], i))
     assert got == {"A": [(0, 4, 0), (1, 4, 0), (2, 4, 0), (3, 4, 0)], "B": [(0, 2, 1), (1, 2, 1)], "C": [(0, 1, 2)]}
+
+
+def test_the_jgroups_flush_trace_keeps_notes_apart_and_merges_the_members_steps_by_stamp(tmp_path):
+    """``write_flush_trace``: a note (a JGroups step that is no spec action)
+    goes to notes.json, every other step into the trace in stamp order with
+    the kills as Crash records, a clock from the first stamp."""
+    import json
+    from groupcheck.conformance.jgroups.adapter import write_flush_trace
+    steps = {1: [{"ts": 1_000_000, "name": "Multicast", "nid": 1, "state": {}},
+                 {"ts": 1_500_000, "note": "view handler", "nid": 1},
+                 {"ts": 3_000_000, "name": "Deliver", "nid": 1, "state": {}}],
+             2: [{"ts": 2_000_000, "name": "Deliver", "nid": 2, "state": {}}]}
+    for k, rs in steps.items():
+        (tmp_path / f"node-{k}.steps").write_text("".join(json.dumps(r) + "\n" for r in rs))
+    (tmp_path / "traces").mkdir()
+    path = write_flush_trace(tmp_path, "jg", 2, {2: 2.5}, True)
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    events = [r for r in recs if r["kind"] == "event"]
+    assert [(e["name"], e["nid"], e["clock"]) for e in events] == [
+        ("Multicast", 1, 0.0), ("Deliver", 2, 1.0), ("Crash", 2, 1.5), ("Deliver", 1, 2.0)]
+    assert recs[0]["constants"]["MaxMsgs"] == 1 and recs[-1] == {"kind": "end", "quiescent": True, "clock": 2.0}
+    assert json.loads((tmp_path / "notes.json").read_text()) == [{"note": "view handler", "nid": 1, "clock": 0.5}]
+
+
+def test_effects_and_events_are_values_hashable_and_immutable():
+    import dataclasses
+    import pytest
+    from groupcheck.impl import events
+    classes = [c for c in vars(events).values() if dataclasses.is_dataclass(c) and isinstance(c, type)
+               and c.__module__ == events.__name__]
+    assert events.Multicast in classes and len(classes) > 5
+    for cls in classes:
+        assert cls.__dataclass_params__.frozen, cls.__name__
+    m = events.Multicast("x")
+    assert hash(m) == hash(events.Multicast("x")) and {m, events.Multicast("x")} == {m}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.msg = "y"
+
+
+def test_a_coverage_row_gives_the_share_of_actions_reached_in_percent():
+    from groupcheck.conformance.audit.report import coverage_rows
+    (row,) = coverage_rows({"flush": {"actions_reached": 3, "actions_total": 4, "action_share": 0.75}})
+    assert row["actions"] == "3 of 4 (75%)"
+    (row,) = coverage_rows({"flush": {"actions_reached": 3, "actions_total": None}})
+    assert row["actions"].startswith("3 of ") and "%" not in row["actions"]
