@@ -470,3 +470,32 @@ def test_a_coverage_row_gives_the_share_of_actions_reached_in_percent():
     assert row["actions"] == "3 of 4 (75%)"
     (row,) = coverage_rows({"flush": {"actions_reached": 3, "actions_total": None}})
     assert row["actions"].startswith("3 of ") and "%" not in row["actions"]
+
+
+def test_a_loss_is_held_against_every_crashed_coordinator_but_the_sender_itself():
+    """SEQUENCER's ``held`` (the loss finding's witness): a message whose
+    sender was itself a crashed coordinator is judged against the other
+    crashed coordinators, not given up at the first."""
+    from groupcheck.conformance.replay.sequencer import _Run
+    r = object.__new__(_Run)
+    r.dropped, r.sent_at = {}, {(2, 1): 3}
+    r.crashed_coords = [(5, 2), (9, 1)]             # (event, coordinator): member 2 first, then member 1
+    r.installs, r.views = {2: [(7, 2)]}, {2: [2, 3]}
+    assert r.held((2, 1)) == ("2.1 was sent at event 3, before its sender 2 installed a view without "
+                              "coordinator 1 (crashed at event 9), at event 7")
+    r.sent_at = {(2, 1): 8}
+    assert r.held((2, 1)) is None                   # sent after it left coordinator 1 behind
+
+
+def test_a_stable_run_summary_counts_its_event_records():
+    from groupcheck.conformance.replay import stable as cst
+    v2, line = cst.simulate(1, "", {"nodes": 3, "messages": 2})
+    assert line["events"] == sum(r["kind"] == "event" for r in v2) == len(v2) - 2
+
+
+def test_a_message_type_is_free_text_when_any_member_of_its_union_is():
+    from typing import Literal, Optional, Union
+    from groupcheck.core.trace.decode import _free
+    assert _free(str) and _free(Optional[str]) and _free(Union[Literal["A"], str])
+    assert not _free(Optional[int]) and not _free(Literal["A", "B"]) and not _free(list[Literal["A"]])
+    assert _free(dict[str, int]) and _free(list[Union[int, str]])
