@@ -499,3 +499,32 @@ def test_a_message_type_is_free_text_when_any_member_of_its_union_is():
     assert _free(str) and _free(Optional[str]) and _free(Union[Literal["A"], str])
     assert not _free(Optional[int]) and not _free(Literal["A", "B"]) and not _free(list[Literal["A"]])
     assert _free(dict[str, int]) and _free(list[Union[int, str]])
+
+
+def test_a_variants_pinned_rlimit_applies_at_its_own_n_only():
+    """model/proofs/registry.py: a variant's rlimit (one number) was
+    measured at its default N; asked at another N it runs under the
+    encoding's default."""
+    from groupcheck.model.proofs import registry
+    (fixed,) = registry.select("flush", "Fixed")
+    (four,) = registry.select("flush", "Fixed", members=4)
+    assert fixed.N == 3 and fixed.rlimit == 12_000_000
+    assert four.N == 4 and four.rlimit != 12_000_000 and four.rlimit == type(four).rlimit
+
+
+def test_a_reliable_layer_is_idle_only_with_nothing_unacknowledged_to_any_peer():
+    from groupcheck.impl.reliable import Reliable
+    r = Reliable(1, (1, 2, 3))
+    assert r.idle()
+    r.unacked = {2: [], 3: ["frame"]}
+    assert not r.idle()
+    r.unacked = {2: [], 3: []}
+    assert r.idle()
+
+
+def test_the_proofs_survivor_total_order_compares_live_members_only():
+    from types import SimpleNamespace as NS
+    from groupcheck.model.proofs.sequencer.relation import SurvivorTotalOrder
+    assert SurvivorTotalOrder(NS(delivered={1: [1, 2], 2: [1, 2], 3: [2, 1]}, crashed={3}))
+    assert not SurvivorTotalOrder(NS(delivered={1: [1, 2], 2: [2, 1], 3: [1]}, crashed=set()))
+    assert not SurvivorTotalOrder(NS(delivered={1: [1], 2: [1, 2], 3: [2, 1]}, crashed={1}))
