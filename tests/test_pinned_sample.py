@@ -528,3 +528,10 @@ def test_the_proofs_survivor_total_order_compares_live_members_only():
     assert SurvivorTotalOrder(NS(delivered={1: [1, 2], 2: [1, 2], 3: [2, 1]}, crashed={3}))
     assert not SurvivorTotalOrder(NS(delivered={1: [1, 2], 2: [2, 1], 3: [1]}, crashed=set()))
     assert not SurvivorTotalOrder(NS(delivered={1: [1], 2: [1, 2], 3: [2, 1]}, crashed={1}))
+
+
+def test_a_summary_value_of_up_to_80_characters_is_shown_whole():
+    from groupcheck.cli.main import _brief
+    assert _brief("x" * 80) == "x" * 80
+    assert _brief("x" * 81) == "x" * 77 + "..."
+    assert _brief(list(range(40))) == "40 items (--json lists them)"
