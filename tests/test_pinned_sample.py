@@ -535,3 +535,50 @@ def test_a_summary_value_of_up_to_80_characters_is_shown_whole():
     assert _brief("x" * 80) == "x" * 80
     assert _brief("x" * 81) == "x" * 77 + "..."
     assert _brief(list(range(40))) == "40 items (--json lists them)"
+
+
+def test_an_integer_tlc_cannot_hold_is_named_wherever_it_is():
+    from groupcheck.conformance.tlctrace import _beyond_tlc
+    from groupcheck.core.trace.reader import Trace
+    ok = {"name": "Send", "nid": 1, "params": {"p": 1}, "i": 1}
+    big = {"name": "Send", "nid": 1, "params": {"p": [1, 2 ** 40]}, "i": 2}
+    assert _beyond_tlc(Trace("t", {"constants": {"N": 2}}, [ok])) is None
+    assert _beyond_tlc(Trace("t", {"constants": {"N": 2}}, [ok, big])) == f"event 2: params.p[1]: {2 ** 40}"
+    assert _beyond_tlc(Trace("t", {"constants": {"N": -2 ** 40}}, [ok])) == f"t:1: constants.N: {-2 ** 40}"
+
+
+def test_a_parquet_part_is_closed_once_it_holds_exactly_part_rows(monkeypatch, tmp_path):
+    import pyarrow.parquet as pq
+    from groupcheck.conformance.pipeline import dataset
+
+    class Writer:
+        def __init__(self, *args):
+            self.closed = False
+
+        def close(self):
+            self.closed = True
+
+    def flush(self, f):
+        f[2] += len(f[3])
+        f[3] = []
+    monkeypatch.setattr(pq, "ParquetWriter", Writer)
+    monkeypatch.setattr(dataset, "PART_ROWS", 4)
+    monkeypatch.setattr(dataset, "_part_schema", lambda: None)
+    monkeypatch.setattr(dataset._PartWriter, "_flush", flush)
+    w = dataset._PartWriter(tmp_path, "gen")
+    runs = [{} for _ in range(3)]
+    for r in runs:
+        w.add(r, [{"protocol": "p"}] * 2)
+    assert [(r["part"], r["part_row"]) for r in runs] == [
+        ("protocol=p/gen-000.parquet", 0), ("protocol=p/gen-000.parquet", 2), ("protocol=p/gen-001.parquet", 0)]
+
+
+def test_a_cluster_process_is_alive_until_it_is_gone():
+    import os
+    import subprocess
+    import sys
+    from groupcheck.cli.cluster import _alive
+    assert _alive(os.getpid())
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    assert not _alive(p.pid)
