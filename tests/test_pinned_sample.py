@@ -582,3 +582,18 @@ def test_a_cluster_process_is_alive_until_it_is_gone():
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()
     assert not _alive(p.pid)
+
+
+def test_a_false_suspicion_reports_a_live_crashable_node_unreachable_and_a_down_one_always():
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    (entry,) = manifest.select(["raincoreflush"], "Suspect")
+    m = build_model(entry)
+    assert m.FalseSuspicion
+    (s,) = m.init()
+    live = [d for d in m.Members if m.Alive(s, d)]
+    assert [d for d in live if m.Unreachable(s, d)] == sorted(d for d in live if d in m.Crashable)
+    down = s._replace(status=tuple("Down" if i == 0 else x for i, x in enumerate(s.status)))
+    assert m.Unreachable(down, 1)
+    m.FalseSuspicion = False
+    assert not any(m.Unreachable(s, d) for d in live) and m.Unreachable(down, 1)
