@@ -597,3 +597,34 @@ def test_a_false_suspicion_reports_a_live_crashable_node_unreachable_and_a_down_
     assert m.Unreachable(down, 1)
     m.FalseSuspicion = False
     assert not any(m.Unreachable(s, d) for d in live) and m.Unreachable(down, 1)
+
+
+def test_a_cluster_result_prints_tlcs_verdict_once_and_exits_1_when_it_disagrees(tmp_path, capsys):
+    import pytest
+    import typer
+    from groupcheck.cli.cluster import _report
+    from groupcheck.cli.findings import Gate
+    r = {"run_id": "r", "ok": True, "quiescent": True, "verdict": "ok", "reason": None, "killed": [],
+         "delivered": {"1": 3}, "seconds": 1.0, "history": [], "violations": [],
+         "tlc": {"ok": True, "agree": False, "first_unmatched": None, "events": 12, "seconds": 0.5,
+                 "explain": "state 3: x differs"}}
+    with pytest.raises(typer.Exit) as e:
+        _report(r, "sequencer", tmp_path, False, Gate())
+    out = capsys.readouterr().out
+    assert e.value.exit_code == 1
+    assert out.count("  tlc: accepts (12 events, 0.5 s); TOOL FAILURE: TLC and the model replay disagree") == 1
+    assert out.count("    state 3: x differs") == 1
+
+
+def test_each_record_knows_its_members_next_record():
+    from groupcheck.conformance.replay.sequencerflush import _next_of_member
+    evs = [{"nid": 1}, {"nid": 2}, {"nid": 1}, {"nid": 3}, {"nid": 2}]
+    assert _next_of_member(evs) == [2, 4, None, None, None]
+    assert _next_of_member([]) == []
+
+
+def test_runs_of_a_dataset_without_part_columns_are_not_sliced():
+    from groupcheck.conformance.pipeline.stages import _slices
+    runs = {("f", "a"): {"events": 3, "part": "p0", "part_row": 0}, ("f", "b"): {"events": 2, "part": None}}
+    assert _slices(runs, 2) is None
+    assert _slices({k: v for k, v in runs.items() if v["part"]}, 2) is not None
