@@ -628,3 +628,11 @@ def test_runs_of_a_dataset_without_part_columns_are_not_sliced():
     runs = {("f", "a"): {"events": 3, "part": "p0", "part_row": 0}, ("f", "b"): {"events": 2, "part": None}}
     assert _slices(runs, 2) is None
     assert _slices({k: v for k, v in runs.items() if v["part"]}, 2) is not None
+
+
+def test_a_json_object_becomes_a_function_of_members_only_when_every_key_is_a_number():
+    from groupcheck.conformance.tlctrace import _value
+    from groupcheck.model.values import Fn
+    assert _value({"1": [], "2": [3]}, None, frozenset()) == Fn({1: (), 2: (3,)})
+    assert _value({"1": 1, "type": "DATA"}, None, frozenset()) == Fn({"1": 1, "type": "DATA"})
+    assert _value({}, None, frozenset()) == Fn({})
