@@ -155,3 +155,19 @@ def test_tlc_gets_an_end_entry_only_from_a_trace_spec_that_judges_the_end():
     assert log_entries(quiet, judged)[-1]["i"] == 1
     assert [e["name"] for e in log_entries(quiet, TLATrace())] == ["Send"]
     assert [e["name"] for e in log_entries(busy, judged)] == ["Send"]
+
+
+def test_an_invariant_is_broken_only_when_every_candidate_breaks_it():
+    """note_invariants: the replay notes a property after a step only when
+    no state consistent with the run so far satisfies it (one that some
+    candidate keeps is no verdict on the implementation), once, at the
+    first such step."""
+    from groupcheck.conformance.replay.engine import Binding
+    b = Binding.__new__(Binding)
+    b.found, b._held, b.reduced = {}, {}, []
+    inv = {"P": lambda t: t == "a"}
+    b.note_invariants({"i": 4}, {"a", "b"}, ["P"], inv)
+    assert b.violated() == []
+    b.note_invariants({"i": 5}, {"b", "c"}, ["P"], inv)
+    b.note_invariants({"i": 6}, {"c"}, ["P"], inv)
+    assert b.violated() == [("P", 5, "fails in every model state consistent with the run so far")]
