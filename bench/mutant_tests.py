@@ -12,6 +12,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+PACKAGES = ("core", "impl", "conformance", "model", "cli")
+
+
+def product_path(path: str, root: Path = ROOT) -> str | None:
+    """A measured file's path as a module of the product (``impl/engine.py``),
+    also when the map was recorded in another checkout of the same commit
+    (its files then lie under another root): the path from its first
+    package folder on, when ``root`` holds that file; None for any other file."""
+    rel = os.path.relpath(path, root)
+    if not rel.startswith(".."):
+        return rel
+    parts = Path(path).parts
+    for k, part in enumerate(parts):
+        if part in PACKAGES and root.joinpath(*parts[k:]).is_file():
+            return "/".join(parts[k:])
+    return None
+
+
+def load_covmaps(bases) -> dict:
+    """The union of several maps (``load_covmap``): the default suite's and,
+    say, one of test files added since; a test's duration is its largest."""
+    docs = [load_covmap(Path(b)) for b in bases]
+    lines: dict[str, dict[str, list[str]]] = {}
+    durations: dict[str, float] = {}
+    for d in docs:
+        for mod, by_line in d["lines"].items():
+            m = lines.setdefault(mod, {})
+            for ln, ctxs in by_line.items():
+                m[ln] = sorted(set(m.get(ln, ())) | set(ctxs))
+        for t, v in d["durations"].items():
+            durations[t] = max(durations.get(t, 0.0), v)
+    return {"lines": lines, "durations": durations}
+
+
 def load_covmap(base: Path) -> dict:
     """The map bench/covmap.py recorded under ``base`` (one coverage data
     file per process, one context per test): {"lines": {module: {line: [test
@@ -29,8 +63,8 @@ def load_covmap(base: Path) -> dict:
         data = coverage.CoverageData(basename=f)
         data.read()
         for path in data.measured_files():
-            rel = os.path.relpath(path, ROOT)
-            if rel.startswith(".."):
+            rel = product_path(path)
+            if rel is None:
                 continue
             mod = lines.setdefault(rel, {})
             for ln, ctxs in data.contexts_by_lineno(path).items():

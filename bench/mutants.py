@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))      # bench/semantic.py, when this file is loaded by path
 from mutant_layers import child  # noqa: E402  (the child side: one layer on a mutated tree)
 from mutant_tests import (changed_lines, function_body_lines, importers, imported_modules,  # noqa: E402,F401
-                          load_covmap, select_tests)
+                          load_covmap, load_covmaps, select_tests)
 INSTALL = "pip install -e '.[bench]'"
 
 # the packages whose modules are sampled by default: every module of the
@@ -321,7 +321,31 @@ def enumerate_mutants(tree: Path, modules, families=FAMILIES) -> list[Mutant]:
 
 def family(m) -> str:
     op = m.operator if isinstance(m, Mutant) else m["operator"]
-    return "semantic" if op.startswith("semantic/") else "cosmic-ray"
+    return "semantic" if op.startswith("semantic/") else "hand" if op.startswith("hand/") else "cosmic-ray"
+
+
+# ---------------------------------------------------------------- mutants written by hand (--hand FILE)
+
+# operator ("hand/<id>") -> the file's entry: module, before (a snippet found
+# exactly once in the module), after, why
+HAND: dict[str, dict] = {}
+
+
+def load_hand(path: Path, tree: Path) -> list[Mutant]:
+    """The mutants of a JSON list of {"id", "module", "before", "after",
+    "why"}, each a snippet of its module replaced once (family "hand",
+    operator ``hand/<id>``); refused unless each ``before`` occurs exactly
+    once in its module of ``tree``."""
+    out = []
+    for e in json.loads(Path(path).read_text()):
+        src = (tree / e["module"]).read_text()
+        n = src.count(e["before"])
+        if n != 1:
+            sys.exit(f"{path}: mutant {e['id']}: its 'before' occurs {n} times in {e['module']}, not once")
+        op = f"hand/{e['id']}"
+        HAND[op] = e
+        out.append(Mutant(e["module"], op, 0, src[:src.index(e["before"])].count("\n") + 1))
+    return out
 
 
 def quotas(lines: dict[str, int], k: int) -> dict[str, int]:
@@ -375,6 +399,11 @@ def sample(mutants: list[Mutant], k: int, seed: int, lines: dict[str, int] | Non
 
 
 def mutated_source(original: str, m: Mutant) -> str | None:
+    if m.operator.startswith("hand/"):
+        e = HAND.get(m.operator)
+        if e is None or original.count(e["before"]) != 1:
+            return None
+        return original.replace(e["before"], e["after"])
     if m.operator.startswith("semantic/"):
         import semantic
         return semantic.mutate(original, m.operator, m.occurrence)
@@ -860,8 +889,12 @@ def main() -> None:
     ap.add_argument("--tlc-runs", type=int, default=1, help="runs per protocol validated by TLC")
     ap.add_argument("--layers", default="tests", help="tests (the default tests that execute the mutant's "
                     "lines, from --covmap), unit, lockstep (the files in TESTS), campaign, tlc, history")
-    ap.add_argument("--covmap", help="the base name bench/covmap.py recorded the default suite under "
-                    "(GROUPCHECK_COVMAP); needed by the tests layer")
+    ap.add_argument("--covmap", nargs="+", help="the base name bench/covmap.py recorded the default suite under "
+                    "(GROUPCHECK_COVMAP); needed by the tests layer; several: their union (say, the suite's and "
+                    "one of test files added since)")
+    ap.add_argument("--hand", metavar="FILE", help="measure the mutants written by hand in FILE (a JSON list of "
+                    "id, module, before, after, why; bench/hand_mutants.json) instead of drawing a sample; "
+                    "--only takes their ids")
     ap.add_argument("--budget", type=float, default=30.0, help="the tests layer's share of a mutant: the "
                     "fastest executing tests up to this many seconds of their measured time")
     ap.add_argument("--cluster", action="store_true", help="add the (slow) cluster layer")
@@ -912,11 +945,16 @@ def main() -> None:
         a.modules = product_modules(tree.root)
     if "tests" in layers and not a.covmap:
         sys.exit("the tests layer needs --covmap (bench/covmap.py's map of the default suite)")
-    covmap = load_covmap(Path(a.covmap)) if "tests" in layers else None
+    covmap = load_covmaps(a.covmap) if "tests" in layers else None
+    hand = load_hand(Path(a.hand), tree.root) if a.hand else None
+    if hand is not None:
+        a.modules = list(dict.fromkeys(m.module for m in hand))
+        by_id = {m.operator[len("hand/"):]: m.key for m in hand}
+        a.only = [by_id.get(k, k) for k in a.only]
     try:
-        mutants = enumerate_mutants(tree.root, a.modules, families)
+        mutants = hand if hand is not None else enumerate_mutants(tree.root, a.modules, families)
         lines = {mod: len((tree.root / mod).read_text().splitlines()) for mod in a.modules}
-        chosen = ([m for m in mutants if m.key in set(a.only)] if a.only else
+        chosen = ([m for m in mutants if m.key in set(a.only)] if a.only else mutants if hand is not None else
                   sample(mutants, a.sample, a.seed, lines) if a.sample else mutants)
         layout = plan(tree, a.modules, layers)
         doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
@@ -1011,6 +1049,8 @@ def main() -> None:
             if imp_error:
                 rec["why"] = imp_error
             rec["annotation_only"] = only_annotations
+            if m.operator in HAND:
+                rec["intent"] = HAND[m.operator]["why"]
             if m.key in done:           # re-measured: these layers replace the old ones
                 done[m.key]["layers"].update(results)
                 done[m.key]["remeasured"] = sorted(results)

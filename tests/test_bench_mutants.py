@@ -56,3 +56,35 @@ def test_a_mutant_of_annotations_alone_is_equivalent_only_when_they_are_never_ev
     assert not M.annotation_only(lazy, lazy.replace("return x", "return -x"))
     eager = lazy.split("\n", 2)[2]
     assert not M.annotation_only(eager, eager.replace("int | None)", "int >> None)"))
+
+
+def test_hand_written_mutants_apply_once_and_keep_their_module_compiling(tmp_path):
+    """--hand: every mutant of bench/hand_mutants.json replaces a snippet
+    found exactly once in its module (a snippet found twice, or not at all,
+    is refused, naming the mutant), and the result still compiles."""
+    import json
+    M = _bench()
+    ms = M.load_hand(ROOT / "bench" / "hand_mutants.json", ROOT)
+    assert len(ms) == len({m.key for m in ms}) == 30 and {M.family(m) for m in ms} == {"hand"}
+    for m in ms:
+        original = (ROOT / m.module).read_text()
+        mutated = M.mutated_source(original, m)
+        assert mutated is not None and mutated != original, m.key
+        compile(mutated, m.module, "exec")
+        first = M.changed_lines(original, mutated)[0]        # the snippet may open with a line it keeps
+        assert m.line <= first <= m.line + M.HAND[m.operator]["before"].count("\n"), m.key
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": "twice", "module": "impl/engine.py", "before": "self", "after": "it",
+                                "why": "-"}]))
+    with pytest.raises(SystemExit, match="twice: its 'before' occurs"):
+        M.load_hand(bad, ROOT)
+
+
+def test_a_coverage_map_recorded_in_another_checkout_is_read_by_package_path():
+    """A map recorded in a checkout under another folder names the same
+    product modules; a file outside the product is left out."""
+    T = load_bench("mutant_tests")
+    assert T.product_path(str(ROOT / "impl" / "engine.py")) == "impl/engine.py"
+    assert T.product_path("/elsewhere/checkout/conformance/replay/engine.py") == "conformance/replay/engine.py"
+    assert T.product_path("/elsewhere/checkout/impl/no_such_module.py") is None
+    assert T.product_path("/usr/lib/python3/json/__init__.py") is None

@@ -163,3 +163,14 @@ def test_spark_names_every_field_as_the_local_engine_does(tmp_path):
             history.check_spark([p], spark)
         assert str(remote.value) == str(local.value), (field, str(remote.value), str(local.value))
         assert f"h{k}.ndjson:{line}:{field}:" in str(local.value)
+
+
+def test_a_header_may_promise_only_checks_that_exist():
+    """The header's ``promises``: names of checks (``CHECKS``); a name that
+    is none, or a value that is no name, is refused at the header, naming it."""
+    head = {"kind": "header", "format": history_format.FORMAT, "run_id": "r", "nodes": [1, 2]}
+    end = {"kind": "end", "quiescent": True}
+    assert history_format.from_records([{**head, "promises": ["Integrity"]}, end]).promised == ["Integrity"]
+    for bad, named in ((["Integrity", "Bogus"], "'Bogus'"), ([3], "3"), ("Integrity", "'Integrity'")):
+        with pytest.raises(history_format.HistoryError, match=f"promises: {named} is not a check"):
+            history_format.from_records([{**head, "promises": bad}, end])

@@ -355,3 +355,23 @@ def test_explorer_finds_gap_and_missing_at_tlcs_depth(name):
     tlc = check(entry).result
     assert tlc.outcome == "invariant" and tlc.violated == entry.expected
     assert res.violation.depth == tlc.depth
+
+
+def test_logs_agree_is_carried_over_an_append_only_if_every_long_log_of_the_view_agrees():
+    """LogsAgreeKept (the replay's shortcut for LogsAgree after a step): an
+    append at index k is kept only when every other log of the view that
+    reaches k holds the same entry there; a log too short to reach k says
+    nothing, so one short agreeing log beside a long disagreeing one is no
+    reason to keep it."""
+    from types import SimpleNamespace
+
+    from groupcheck.model.sequencerflush import LogsAgree, LogsAgreeKept
+    vid = {1: 2, 2: 2, 3: 2}
+    s = SimpleNamespace(vid=vid, log={1: (), 2: (), 3: ((2, 1),)})
+    same = SimpleNamespace(vid=vid, log={**s.log, 1: ((2, 1),)})
+    other = SimpleNamespace(vid=vid, log={**s.log, 1: ((3, 1),)})
+    assert LogsAgree(s) and LogsAgree(same) and not LogsAgree(other)
+    assert LogsAgreeKept(s, same)
+    assert not LogsAgreeKept(s, other)
+    elsewhere = SimpleNamespace(vid={**vid, 3: 1}, log=s.log)        # member 3's log is of another view
+    assert LogsAgreeKept(elsewhere, SimpleNamespace(vid=elsewhere.vid, log=other.log))

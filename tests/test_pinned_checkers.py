@@ -124,3 +124,50 @@ def test_every_end_of_run_property_that_fails_is_reported():
     assert b.judge_end({"a", "b"}, fails.get) == [("EventualDelivery", "w1"), ("Quiescent", "w2")]
     assert b.ended == {"EventualDelivery": 3, "Quiescent": 3}
     assert b.judge_end({"a", "c"}, {"a": {"Quiescent": "w"}, "c": {}}.get) == []
+
+
+def test_the_history_stage_counts_only_the_checks_the_protocol_promises():
+    """agrees_with_replay: a FLUSH run whose deliveries break TotalOrder (FLUSH
+    promises no total order) and that the replay accepts agrees with it;
+    the history's TotalOrder violation is not one of its findings."""
+    from groupcheck.conformance.replay import conform, registry
+    from groupcheck.core.trace.reader import from_records
+    proto = registry.get("flush")
+    faults, options = proto.draw(14)
+    records, _ = proto.simulate(14, faults, {**proto.default_options, **options})
+    assert "TotalOrder" in {v.check for v in history.check(history.from_records(history.from_trace(records)))}
+    rep = conform.replay(from_records(records))
+    assert rep.verdict == "ok"
+    assert history.agrees_with_replay(records, rep) == (True, [], "")
+
+
+def test_tlc_gets_an_end_entry_only_from_a_trace_spec_that_judges_the_end():
+    """log_entries: a quiescent run's log gets the END entry when its trace
+    spec judges end-of-run properties (``TLATrace.end``), and not otherwise;
+    a run that did not end quiescent never gets one."""
+    from groupcheck.conformance.tlctrace import END, log_entries, TLATrace
+    from groupcheck.core.trace.reader import Trace
+    ev = {"i": 0, "name": "Send", "nid": 1, "params": {}, "msg": None, "state": None}
+    quiet = Trace("t", {"protocol": "sequencer"}, [ev], {"kind": "end", "quiescent": True})
+    busy = Trace("t", {"protocol": "sequencer"}, [ev], {"kind": "end", "quiescent": False})
+    judged = TLATrace(end=("EventualDelivery",))
+    assert [e["name"] for e in log_entries(quiet, judged)] == ["Send", END]
+    assert log_entries(quiet, judged)[-1]["i"] == 1
+    assert [e["name"] for e in log_entries(quiet, TLATrace())] == ["Send"]
+    assert [e["name"] for e in log_entries(busy, judged)] == ["Send"]
+
+
+def test_an_invariant_is_broken_only_when_every_candidate_breaks_it():
+    """note_invariants: the replay notes a property after a step only when
+    no state consistent with the run so far satisfies it (one that some
+    candidate keeps is no verdict on the implementation), once, at the
+    first such step."""
+    from groupcheck.conformance.replay.engine import Binding
+    b = Binding.__new__(Binding)
+    b.found, b._held, b.reduced = {}, {}, []
+    inv = {"P": lambda t: t == "a"}
+    b.note_invariants({"i": 4}, {"a", "b"}, ["P"], inv)
+    assert b.violated() == []
+    b.note_invariants({"i": 5}, {"b", "c"}, ["P"], inv)
+    b.note_invariants({"i": 6}, {"c"}, ["P"], inv)
+    assert b.violated() == [("P", 5, "fails in every model state consistent with the run so far")]

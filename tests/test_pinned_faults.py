@@ -53,3 +53,27 @@ def test_kills_stay_among_the_first_members_joiners_are_new_and_the_last_member_
         assert kills <= nodes - 1 and {m for m in live if m <= nodes}, (seed, kills)
     assert seen >= {"eating", "True", "False", "join", "pause"}
 
+
+
+def test_a_member_kill_may_target_the_last_of_the_first_members():
+    """A kill of a named member draws among all the first members alive,
+    node ``nodes`` included (the range is 1..nodes, both ends)."""
+    for nodes in (2, 3):
+        targets = {a.target for seed in range(60) for a in schedule(seed, 10.0, nodes)
+                   if a.action == "kill" and a.target != "coordinator"}
+        assert targets <= set(range(1, nodes + 1)) and nodes in targets, (nodes, targets)
+
+
+def test_a_kill_plan_names_members_1_to_n_and_leaves_one_alive():
+    """kills_and_senders: a kill of node n (the last id) is in range, one of
+    n + 1 is not; killing all but one is accepted, killing all is not."""
+    assert faults.kills_and_senders(3, [(3, 1.0)], None) == [1, 2, 3]
+    assert faults.kills_and_senders(3, [(1, 0.5), (3, 1.0)], [3, 1]) == [1, 3]
+    for bad, why in (([(4, 1.0)], "no node 4 in 1..3"), ([(0, 1.0)], "no node 0 in 1..3"),
+                     ([(1, 0.1), (2, 0.2), (3, 0.3)], "one node must survive")):
+        try:
+            faults.kills_and_senders(3, bad, None)
+        except ValueError as e:
+            assert why in str(e), (bad, e)
+        else:
+            raise AssertionError(f"{bad} accepted")

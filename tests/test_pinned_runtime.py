@@ -9,7 +9,7 @@ import asyncio
 
 from groupcheck.impl import auth, codec, runtime
 from groupcheck.impl.engine import EffectEngine
-from groupcheck.impl.events import CancelTimer, Deliver, Send, SetTimer, Trace, TraceEvent
+from groupcheck.impl.events import CancelTimer, Deliver, Multicast, Send, SetTimer, Trace, TraceEvent
 from groupcheck.impl.reliable import Reliable
 
 KEY = b"pinned-key-0123456789abcdef"
@@ -78,6 +78,23 @@ def test_records_before_effects_and_deliveries_to_the_app():
     eng.handle(1, "go")
     assert [r["name"] for r in records] == ["Send"] and net.sent == [(1, 2, b"x")]
     assert delivered == [(1, Deliver(1, 1, b"p"))]
+
+
+def test_a_steps_records_go_out_before_its_datagrams_whatever_their_order():
+    """A step's Trace effects reach the record sink before any of its
+    datagrams reaches the network, even when the stack lists the Send first
+    (the runtime's vector clocks count a record before the datagram of its
+    step leaves)."""
+    order = []
+    net = _Net()
+    net.send = lambda src, dest, msg: order.append(("send", dest))
+    net.multicast = lambda src, msg: order.append(("multicast", None))
+    stack = _Stack()
+    eng = EffectEngine({1: stack}, net, lambda r: order.append(("record", r["name"])), lambda nid, e: None)
+    stack.next = [Send(2, b"x"), Trace(TraceEvent("Send", 1, {})), Multicast(b"y"),
+                  Trace(TraceEvent("Deliver", 1, {}))]
+    eng.handle(1, "go")
+    assert order == [("record", "Send"), ("record", "Deliver"), ("send", 2), ("multicast", None)]
 
 
 def test_the_backlog_bound_is_exact():

@@ -47,6 +47,24 @@ def test_a_turns_frames_share_datagrams_up_to_the_mtu(tmp_path):
     node.writer.close()
 
 
+def test_a_bundle_holds_frames_up_to_exactly_its_room(tmp_path):
+    """Frames whose bytes (2 of length each) come to exactly the room
+    (MTU less BUNDLE_RESERVE) share one datagram; one byte more goes to the
+    next."""
+    node, wire = _wired(tmp_path)
+    room = node.cfg.mtu - runtime.BUNDLE_RESERVE
+    half = room // 2 - 2
+    frames = [bytes([7]) * half, bytes([8]) * (room - 4 - half), b"\x09"]
+    assert sum(2 + len(f) for f in frames[:2]) == room
+    for f in frames:
+        node.send(2, 3, f)
+    node._flush()
+    got = [_frames_of(d)[2] for _port, d, _lines in wire]
+    assert got == [frames[:2], frames[2:]], [len(g) for g in got]
+    assert all(len(d) <= node.cfg.mtu for _port, d, _lines in wire)
+    node.writer.close()
+
+
 def test_the_records_of_a_turn_are_on_disk_before_its_first_datagram(tmp_path):
     node, wire = _wired(tmp_path)
     head = (tmp_path / "offline-node-2.ndjson").read_text().count("\n")

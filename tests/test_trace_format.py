@@ -659,6 +659,24 @@ def test_per_node_file_checks(tmp_path):
     assert f"{f2}:3:" in str(e.value)
 
 
+def test_a_records_own_clock_component_must_grow_not_stay(tmp_path):
+    """Each record of a node's file ticks the node's own vector-clock
+    component: a record whose clock equals the one before it (nothing went
+    back, nothing grew) is refused at its line."""
+    path, records, _ = _run(tmp_path, per_member=2)
+    d = _split(tmp_path, records)
+    f2 = d / "node2.ndjson"
+    lines = _lines(f2)
+    before, rec = json.loads(lines[1]), json.loads(lines[2])
+    assert before["kind"] == rec["kind"] == "event"
+    rec["vc"] = dict(before["vc"])
+    lines[2] = trace_format.dumps1(rec)
+    f2.write_text("".join(lines))
+    with pytest.raises(TraceError) as e:
+        load(d)
+    assert f"{f2}:3:" in str(e.value) and "must grow" in str(e.value), str(e.value)
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="TLC needs java")
 def test_checker_tlc_reads_per_node_files_as_one_run(tmp_path):
     """``conform --checker both`` groups a run's per-node files into one run,

@@ -73,3 +73,18 @@ def test_a_growset_union_shares_storage_and_a_branch_copies():
     e = a | {2}                         # b's union again, on a version no longer the newest: b's storage
     assert e._order is b._order and e == b and e - a == {2}
     assert (a | {3}) == {1, 3} and (a | {3})._order is not b._order
+
+
+def test_a_growset_union_on_an_older_version_reuses_the_lineage_only_when_it_is_the_same_union():
+    """``|`` on a version that is not the newest: the lineage's next version
+    when the new elements are exactly those placed right after it, a copy
+    when only some of them are (a union with one element the lineage has
+    there and one it has not)."""
+    a = GrowSet([1])
+    b = a | {2}
+    again = a | {2}
+    assert again == b == {1, 2} and again._order is b._order          # the same union: shared
+    other = a | {2, 3}
+    assert other == frozenset({1, 2, 3}) and len(other) == 3 and 3 in other
+    assert b == {1, 2} and 3 not in b and a == {1}
+    assert a | {3} == frozenset({1, 3}) and 2 not in (a | {3})
