@@ -548,9 +548,10 @@ class Tree:
         self.dir = Path(tempfile.mkdtemp(prefix="groupcheck-mutants-"))
         self.root = self.dir / "tree"
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        for name in self.PACKAGES + ("tests", "bench"):
+        for name in self.PACKAGES + ("tests", "bench", "docs"):        # docs: tests read its pages
             shutil.copytree(src / name, self.root / name, ignore=ignore)
-        shutil.copy2(src / "pyproject.toml", self.root / "pyproject.toml")
+        for name in ("pyproject.toml", "README.md", "Makefile"):
+            shutil.copy2(src / name, self.root / name)
         pkg = self.dir / "shim" / "groupcheck"
         pkg.mkdir(parents=True)
         for name in self.PACKAGES:

@@ -636,3 +636,19 @@ def test_a_json_object_becomes_a_function_of_members_only_when_every_key_is_a_nu
     assert _value({"1": [], "2": [3]}, None, frozenset()) == Fn({1: (), 2: (3,)})
     assert _value({"1": 1, "type": "DATA"}, None, frozenset()) == Fn({"1": 1, "type": "DATA"})
     assert _value({}, None, frozenset()) == Fn({})
+
+
+def test_a_settled_ring_end_holds_when_any_consistent_state_agrees():
+    """Raincore's ``at_settled``: the run ends well if some candidate state
+    is Agreed (the run is consistent with it); a violation only when none is."""
+    from groupcheck.conformance.replay.raincore import RaincoreBinding
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    m = build_model(manifest.select(["raincore"], "Faithful3")[0])
+    (agreed,) = m.init()
+    apart = agreed._replace(status=("Down",) + agreed.status[1:])    # node 1 down, still in every view
+    assert m.Agreed(agreed) and not m.Agreed(apart)
+    b = object.__new__(RaincoreBinding)
+    b.model = m
+    assert b.at_settled({agreed, apart}) is None
+    assert b.at_settled({apart})[0] == "Agreed"
