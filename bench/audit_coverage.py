@@ -190,7 +190,7 @@ def main() -> None:
     summary = {"run": run, **_summarise(report), "paths": _paths(report)}
     try:
         audit = json.loads((out / "audit" / "summary.json").read_text(encoding="utf-8"))
-        summary["audit"] = {k: audit.get(k) for k in ("verdict", "counts", "wall_seconds") if k in audit}
+        summary["audit"] = {k: audit.get(k) for k in ("ok", "totals", "wall_seconds") if k in audit}
     except (OSError, ValueError):
         pass
     (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
@@ -202,6 +202,10 @@ def main() -> None:
                           f"{'' if s['executed'] else ' (' + str(s['executed_statements']) + '/' + str(s['statements']) + ')'}"
                           for s in p["stretches"])
         print(f"{'yes' if p['executed'] else 'NO ':<4} {p['path']}\n       {where}")
+    if "audit" in summary:
+        t = summary["audit"].get("totals", {})
+        print(f"audit {'PASS' if summary['audit'].get('ok') else 'FAIL'}: {t.get('checks')} checks, "
+              f"{t.get('by_verdict')}")
     if run:
         print(f"audit exit {run['exit']}, {run['wall_seconds']} s")
     sys.exit(run["exit"] if run and not a.report_only else 0)
