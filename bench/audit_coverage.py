@@ -19,7 +19,9 @@ forked children measured: Spark's daemon forks its workers).  A process killed
 by SIGKILL (a crash fault's victim) leaves no data: its lines count only if
 another process ran them.  Written into OUT: ``audit/`` (the audit's own
 output), ``data/`` (the coverage data), ``coverage.json`` (coverage.py's
-report) and ``summary.json`` (this script's)."""
+report) and ``summary.json`` (this script's).  The paths' lines are found
+in the files as they are when the summary is written: ``--report-only``
+after an edit of those files reads the old data against the new lines."""
 
 from __future__ import annotations
 
