@@ -63,7 +63,7 @@ from typing import Callable, Optional
 from groupcheck.core.trace import writer as tracefile
 from groupcheck.impl import auth, protocols
 
-from .runtime import BUNDLE_RESERVE, CONTROL, HOST, MTU, RUNNER, SHUNNED, frame, unframe
+from .runtime import BUNDLE_RESERVE, CONTROL, HOST, MAX_BACKLOG, MTU, RUNNER, SHUNNED, frame, unframe
 
 FREEZE_WAIT = 5.0        # seconds a ring node may take to reach a point where it may crash
 # --hog: one busy loop per core beside the nodes.  Each also ends itself once its
@@ -169,7 +169,7 @@ class Runner:
                  key_file: Optional[str] = None, log: Callable[[str], None] = lambda s: None,
                  checker: str = "model", serve: bool = False, senders: Optional[list[int]] = None,
                  lossy_ring: bool = False, kill_holder: bool = False, faults: str = "", seed: int = 0,
-                 hog: bool = False, mtu: int = MTU) -> None:
+                 hog: bool = False, mtu: int = MTU, backlog: int = MAX_BACKLOG) -> None:
         run = getattr(protocols.find(protocol), "cluster", None)
         if run is None:
             raise ClusterError(protocols.not_a_cluster_protocol(protocol))
@@ -204,6 +204,9 @@ class Runner:
         if mtu < BUNDLE_RESERVE + 64:
             raise ClusterError(f"mtu {mtu}: at least {BUNDLE_RESERVE + 64} bytes (the bundler's, impl/runtime.py)")
         self.mtu = mtu
+        if backlog < 1:
+            raise ClusterError(f"backlog {backlog}: at least 1 frame")
+        self.backlog = backlog        # frames a node holds or queues before its sender waits
         self.key_file = key_file
         self.log = log
         self.crash_bound = len(self.kills)     # the header's MaxCrashes
@@ -300,7 +303,7 @@ class Runner:
             self._node = {"protocol": self.protocol, "members": members,
                           "ports": {str(k): v for k, v in self.ports.items()}, "rate": self.rate,
                           "header": header, "start": start, "key_file": key_file, "faults": self.faults,
-                          "seed": self.seed, "mtu": self.mtu, "universe": list(range(1, self.n + self.joiners + 1)) if self.joiners else []}
+                          "seed": self.seed, "mtu": self.mtu, "backlog": self.backlog, "universe": list(range(1, self.n + self.joiners + 1)) if self.joiners else []}
             self.run_id = run_id
             for nid in members:
                 self._spawn(nid, self.messages if nid in self.senders else 0)

@@ -208,6 +208,7 @@ class Config:
     faults: str = ""             # network faults of the fault grammar (loss, dup, reorder, truncate)
     seed: int = 0                # the run's seed: this node's faults draw from (seed, nid)
     mtu: int = MTU               # bytes of frames per datagram (the bundler)
+    backlog: int = MAX_BACKLOG   # frames held or queued before the sender waits (flow control)
 
 
 class FaultyNetwork:
@@ -296,7 +297,7 @@ class Node(asyncio.DatagramProtocol):
             # ACK_EVERY frames (or ack_delay after the first), not one per frame;
             # the simulator keeps one per frame, as its campaigns were measured
             rel.ack_every = min(ACK_EVERY, rel.window)
-            rel.max_backlog = MAX_BACKLOG
+            rel.max_backlog = cfg.backlog
             rel.window = max(rel.window, WINDOW)
         self.sealer = auth.Sealer(key, self.nid, cfg.incarnation)
         self.verifier = auth.Verifier(key)
@@ -709,7 +710,8 @@ class Node(asyncio.DatagramProtocol):
             self.transport.close()
 
 
-def offline_node(workdir, key: bytes, protocol: str = "sequencer", nid: int = 2, constants: Optional[dict] = None) -> Node:
+def offline_node(workdir, key: bytes, protocol: str = "sequencer", nid: int = 2, constants: Optional[dict] = None,
+                 backlog: int = MAX_BACKLOG) -> Node:
     """A node of a 3-member cluster (SEQUENCER unless ``protocol``), as member
     ``nid``, whose transport sends nothing, for harnesses that feed its real
     receive path directly (impl/fuzz.py ``run_live``, the tests):
@@ -721,7 +723,7 @@ def offline_node(workdir, key: bytes, protocol: str = "sequencer", nid: int = 2,
                  messages=0, rate=1.0, trace=str(Path(workdir) / f"offline-node-{nid}.ndjson"),
                  header=tracefile.header(protocol, [1, 2, 3], constants or {"N": 3, "MaxSeq": 1, "MaxCrashes": 0},
                                          seed=None, faults={}, impl="offline", impl_version="0", run_id="offline"),
-                 start=time.time(), key_file=str(kf))
+                 start=time.time(), key_file=str(kf), backlog=backlog)
     asyncio.set_event_loop(asyncio.new_event_loop())
     node = Node(cfg, key)
     node.transport = type("NoSend", (), {"sendto": lambda self, *a: None})()

@@ -307,6 +307,34 @@ def test_audit_cluster_stage(tmp_path):
     c = audit.cluster_check(tmp_path, "sequencerflush", seconds=3.0)
     assert c.as_expected, c.detail
     assert (tmp_path / "cluster" / "traces" / "env.ndjson").exists()
+    assert f"backlog {audit.CLUSTER_BACKLOG}" in c.name
+    assert set(c.figures["backpressured"]) <= {1, 2, 3}         # how often each survivor's sender waited
+    assert json.loads((tmp_path / "cluster" / "node-1.json").read_text())["backlog"] == audit.CLUSTER_BACKLOG
+
+
+def test_the_audit_cluster_stage_pauses_a_node_long_enough_to_fill_a_senders_backlog():
+    """The cluster stage exercises the runtime's flow control: in each
+    audited stack's schedule a node is paused before any kill, for longer
+    than a live sender at the stage's rate takes to fill CLUSTER_BACKLOG
+    frames to it, with a margin (every stack sends each node frames: the
+    sequencer's DATA, FLUSH's multicasts).  Its frames stay unacknowledged
+    meanwhile (SIGSTOP), so the sender waits (impl/runtime.py ``_workload``);
+    the schedule is a function of the seed, no run here."""
+    import inspect
+
+    from groupcheck.conformance.audit import stages as audit
+    from groupcheck.conformance.replay import registry
+
+    params = inspect.signature(audit.cluster_check).parameters
+    rate, seconds = params["rate"].default, params["seconds"].default
+    assert params["backlog"].default == audit.CLUSTER_BACKLOG < runtime.MAX_BACKLOG
+    audited = [p for p in registry.REGISTERED if registry.get(p).audit_cluster]
+    assert sorted(audited) == ["raincoreflush", "raincoresequencerflush", "sequencerflush"]
+    for p in audited:
+        plan = audit.cluster_plan(p, seconds)
+        first_kill = min((a.at for a in plan if a.action == "kill"), default=seconds)
+        held = [a.seconds * rate for a in plan if a.action == "pause" and a.at + a.seconds <= first_kill]
+        assert held and max(held) >= 1.5 * audit.CLUSTER_BACKLOG, (p, plan)
 
 
 @pytest.mark.slow     # the lossy ring's test below makes the same kill without the safe-point wait

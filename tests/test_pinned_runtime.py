@@ -171,6 +171,20 @@ def test_a_real_node_bounds_its_backlog_and_batches_its_acks(tmp_path):
     node.writer.close()
 
 
+def test_a_nodes_backlog_is_its_config_s(tmp_path):
+    """A runner may give its nodes a smaller backlog (the audit's cluster
+    stage does, so that its pauses make senders wait): the sender waits
+    once that many frames are held or queued."""
+    node = runtime.offline_node(tmp_path, KEY, backlog=5)
+    rel = node.stack.layer("reliable")
+    assert node.cfg.backlog == rel.max_backlog == 5
+    for k in range(5):
+        assert not node._blocked(), k
+        rel.handle(Send(3, b"%d" % k), 0.0)
+    assert node._blocked()
+    node.writer.close()
+
+
 class _Clock:
     def __init__(self):
         self.t = 0.0

@@ -58,7 +58,9 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    whose descriptor asks for it (``audit_cluster``: the composed stacks),
    3 node processes over UDP on 127.0.0.1 playing a short seeded chaos
    schedule (impl/chaos.py: SIGKILLs, the coordinator's included, and
-   SIGSTOP stalls under the failure detector's time-out); as expected when
+   SIGSTOP stalls under the failure detector's time-out), each node's
+   backlog small enough (``CLUSTER_BACKLOG``) that a stall holds its
+   senders back (the runtime's flow control); as expected when
    the run quiesces, its per-node traces conform and the survivors' history
    is clean.
 
@@ -665,21 +667,34 @@ def prove_check(enc, queries=None) -> Check:
 
 
 CHAOS_SEED = 1
+# frames a node may hold or queue before its sender waits (impl/runtime.py MAX_BACKLOG is
+# 256): a live sender fills it while the schedule pauses a node it sends to (a pause of
+# 0.2 s at least holds 20 sends back at 100 per second), so the runtime's flow
+# control runs and the run's verdict covers it (tests/test_cluster.py pins it)
+CLUSTER_BACKLOG = 16
+
+
+def cluster_plan(protocol: str, seconds: float = 6.0, seed: int = CHAOS_SEED) -> list:
+    """The cluster stage's chaos schedule (impl/chaos.py) for ``protocol``:
+    kills and stalls, no false suspicion (``stalls``: that finding has its
+    own runs)."""
+    soonest, _ = chaos.suspicion_after(protocol) or (None, None)
+    return chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
 
 
 def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: float = 100.0,
-                  seed: int = CHAOS_SEED) -> Check:
+                  seed: int = CHAOS_SEED, backlog: int = CLUSTER_BACKLOG) -> Check:
     """The cluster stage for one protocol (see the module docstring): a
-    short chaos schedule (impl/chaos.py) of kills and stalls, no false
-    suspicion (``stalls``: that finding has its own runs)."""
+    short chaos schedule (``cluster_plan``) at ``rate`` multicasts per
+    second per node, each node's sender waiting once ``backlog`` frames are
+    held or queued (its figures: how often each survivor's sender waited)."""
     t0 = time.monotonic()
     where = Path(out_dir) / "cluster"
-    name = f"3 nodes, chaos seed {seed}, {seconds:g} s"
+    name = f"3 nodes, chaos seed {seed}, {seconds:g} s, backlog {backlog}"
     try:
-        soonest, _ = chaos.suspicion_after(protocol) or (None, None)
-        plan = chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
+        plan = cluster_plan(protocol, seconds, seed)
         res = judged(chaos.ChaosRunner(protocol, 3, math.ceil(seconds * rate), plan, where, seed=seed, rate=rate,
-                                       timeout=60))
+                                       timeout=60, backlog=backlog))
     except (ClusterError, OSError) as e:
         return Check(id=f"cluster/{protocol}", kind="cluster", protocol=protocol,
                      name=name, expected="quiescent, traces conform, history clean",
@@ -695,7 +710,9 @@ def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: floa
                  observed=f"{res.verdict}; {'quiescent' if res.quiescent else 'not quiescent'}; delivered "
                  + ", ".join(f"{n} at node {k}" for k, n in sorted(res.delivered.items())),
                  as_expected=not problems, seconds=round(time.monotonic() - t0, 3),
-                 figures={"delivered": res.delivered, "auth": res.auth, "traces": str(where / "traces")},
+                 figures={"delivered": res.delivered, "auth": res.auth, "traces": str(where / "traces"),
+                          "backpressured": {n: s.get("runtime.backpressured", 0)
+                                            for n, s in sorted((res.stats or {}).items())}},
                  detail="\n".join(problems) or None)
 
 
