@@ -652,3 +652,17 @@ def test_a_settled_ring_end_holds_when_any_consistent_state_agrees():
     b.model = m
     assert b.at_settled({agreed, apart}) is None
     assert b.at_settled({apart})[0] == "Agreed"
+
+
+def test_explore_with_processes_reports_the_serial_count_and_its_time(capsys):
+    import json
+    from groupcheck.cli.main import _explore_processes
+    from groupcheck.model import manifest
+    from groupcheck.model.core import explore
+    from groupcheck.model.link import build_model
+    (entry,) = manifest.select(["stable"], "Pair")
+    _explore_processes([entry], 2, True)
+    (row,) = json.loads(capsys.readouterr().out)
+    serial = explore(build_model(entry), check_invariants=False)
+    assert row["processes"] == 2 and row["distinct_states"] == serial.distinct_states
+    assert isinstance(row["seconds"], float) and row["seconds"] >= 0
