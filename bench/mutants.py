@@ -219,11 +219,129 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         "a log equal to its predecessor but another object counts as changed with `is not` and not with "
         "`!=`; agreement reads the logs' values, so leaving it out cannot change whether an agreement "
         "stays one (the shortcut answers False, re-evaluate, more often with `is not`, never otherwise)",
+    ('model/sequencer.py', 'semantic/RangeStopDown',
+     'for i in range(len(hist)):',
+     'for i in range(len(hist) - 1):'):
+        'the last i has no j > i: the inner loop range(i + 1, len(hist)) is empty for i = len(hist) - 1, so leaving it out skips no comparison',
+    ('cli/render.py', 'core/ReplaceBinaryOperator_Mul_Div',
+     'def out_dir(path: str, option: str = "--out", *, command: str = "", params: Any = None,',
+     'def out_dir(path: str, option: str = "--out", /, command: str = "", params: Any = None,'):
+        "out_dir's keyword-only marker made positional-only for path and option: every caller passes path first and the rest by keyword, which both signatures accept alike",
+    ('cli/main.py', 'semantic/IfToWhile',
+     'if not p.exists():',
+     'while not p.exists():'):
+        "the body is fail(), which raises typer.Exit: the loop's body runs once either way",
+    ('model/proofs/stable/any_lemmas.py', 'semantic/SwapArguments',
+     'o.Implies(S["group"][p], o.And(S["view"][p, p], S["view"][p, o.one])),',
+     'o.Implies(S["group"][p], o.And(S[\'view\'][p, o.one], S[\'view\'][p, p])),'):
+        'the operands of a conjunction swapped: the same formula up to commutativity, proved or refuted alike',
+    ('model/proofs/sequencer/lemmas.py', 'semantic/SwapArguments',
+     'z3.ForAll([i, j], z3.Implies(z3.And(0 <= i, i < j, j < c1.tl, c1.sn[i] == c1.sn[j]),',
+     'z3.ForAll([i, j], z3.Implies(z3.And(i < j, 0 <= i, j < c1.tl, c1.sn[i] == c1.sn[j]),'):
+        'the operands of a conjunction swapped: the same formula up to commutativity, proved or refuted alike',
+    ('model/proofs/flush/lemmas.py', 'semantic/SwapArguments',
+     'cs.append(z3.ForAll([k], z3.Implies(z3.And(S["hd"][e] <= k, k < S["tl"][e]),',
+     "cs.append(z3.ForAll([k], z3.Implies(z3.And(k < S['tl'][e], S['hd'][e] <= k),"):
+        'the operands of a conjunction swapped: the same formula up to commutativity, proved or refuted alike',
+    ('impl/faults.py', 'core/ReplaceBinaryOperator_BitOr_BitXor',
+     'return kinds | {key for key, (name, _) in ITEMS.items()',
+     'return kinds ^ {key for key, (name, _) in ITEMS.items()'):
+        'the two sets are disjoint (the first holds only crash:... labels, the second every item but crash), so their symmetric difference is their union',
+    ('conformance/pipeline/dataset.py', 'semantic/IfToWhile',
+     'if not v["violations"] and failed:',
+     'while not v["violations"] and failed:'):
+        "the body makes v['violations'] non-empty, so the loop's condition is false after one pass: it runs once, as the if does",
+    ('model/parallel.py', 'semantic/RangeStopUp',
+     'encoders: list[dict] = [{} for _ in range(W)]   # value -> number, per destination (moves)',
+     'encoders: list[dict] = [{} for _ in range(W + 1)]   # value -> number, per destination (moves)'):
+        'one encoder more than there are workers: encoders are indexed by a destination worker, 0..W-1, so the last is never read or written',
+    ('core/trace/reader.py', 'core/ReplaceBinaryOperator_LShift_Mul',
+     "BLOCK = 1 << 20     # bytes read at once (then to the end of the block's last line)",
+     "BLOCK = 1 * 20     # bytes read at once (then to the end of the block's last line)"):
+        "the reader's block size (20 bytes for 1 MiB): a block is read on to the end of its last line, so any size yields the same lines; only the number of reads changes",
+    ('cli/findings.py', 'core/ReplaceComparisonOperator_Lt_LtE',
+     'if covered and len(covered) < len(vs):',
+     'if covered and len(covered) <= len(vs):'):
+        'with every violation covered the lines not covered are none, so prefixing each of them changes nothing',
+    ('model/proofs/sequencerflush/lemmas.py', 'semantic/SwapArguments',
+     'patterns=[multipattern(x, y, Msg.dS(x)[k])]))',
+     'patterns=[multipattern(y, x, Msg.dS(x)[k])]))'):
+        "a quantifier's multi-pattern with its terms in another order: a multi-pattern is matched when all its terms are, whatever their order, and patterns steer instantiation only, never what the formula means",
+    ('cli/findings.py', 'semantic/BoundaryFlip',
+     'if covered and len(covered) < len(vs):',
+     'if covered and (len(covered) <= len(vs)):'):
+        'with every violation covered the lines not covered are none, so prefixing each of them changes nothing',
+    ('conformance/findings.py', 'semantic/BoundaryFlip',
+     'while lo < n and _binom_cdf(lo, n, lo_p) < ALPHA:',
+     'while (lo <= n) and _binom_cdf(lo, n, lo_p) < ALPHA:'):
+        'the loop cannot reach lo = n: the binomial CDF at n is 1, never under ALPHA, so it stops there or before under either bound',
+    ('conformance/jgroups/adapter.py', 'core/ReplaceBreakWithContinue',
+     'break',
+     'continue'):
+        "after the run's time bound each member still running is killed in the finally block either way; continue waits 0.1 s more on each and logs each, which no check reads",
+    ('conformance/replay/sequencer.py', 'core/ReplaceBinaryOperator_Sub_BitXor',
+     'return tuple(model.Crash(s, m, lost) for lost in subsets(set(model.Members) - {m}))',
+     'return tuple(model.Crash(s, m, lost) for lost in subsets(set(model.Members) ^ {m}))'):
+        "m is a member here (the binding's check refuses a record naming an outsider first), so removing it and toggling it give the same set",
+    ('conformance/replay/raincoreflush.py', 'semantic/BoundaryFlip',
+     'losses = (round(rng.uniform(0.0, 0.3), 4),) if lossy and rng.random() < 0.5 else ()',
+     'losses = (round(rng.uniform(0.0, 0.3), 4),) if lossy and (rng.random() <= 0.5) else ()'):
+        "a coin of the audit's draw: random() returns exactly 0.5 with probability 2^-53, so < and <= draw the same runs for every seed the audit uses (checked: no random() of the draws of seeds 0-19,999 returns 0.5)",
+    ('model/proofs/prover.py', 'semantic/BoundaryFlip',
+     'parts = [[f] for f in fs] if split and len(fs) > 1 else [fs]',
+     'parts = [[f] for f in fs] if split and (len(fs) >= 1) else [fs]'):
+        'for one formula both forms are [[f]]: a one-element list split into one-element parts is the list itself',
 }
 
 
 # Survivors read and left open: mutant key -> (the changed line before, why no default test kills it).
 OPEN: dict[str, tuple[str, str]] = {
+    'impl/flush.py:semantic/WhileToIf:1': ('while q and self._take(src, q[0], now, out):',
+        "the order in which waiting heads of several senders are taken when a block lifts (each sender's queue drained in turn, or one head per sender per pass): both are legal interleavings and no test pins which"),
+    'model/proofs/flush/lemmas.py:semantic/ComparisonFlip:11': ('cs += [0 <= vid, vid <= S["L"], 0 <= ph, ph <= 3, z3.Or(fi == NO_INIT, *[fi == c for c in M]),',
+        "a lemma made false on every state: the tests that check FLUSH's fixed-N lemmas on reachable states (test_proofs_flush.py) and prove them run in the slow tier only (over 1.25 s each); the audit's prove stage refutes it"),
+    'impl/chaos.py:core/ReplaceBinaryOperator_Sub_Pow:8': ('row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}',
+        "the time a chaos action started, in the schedule's log: read by no check, and the chaos runs that write it are in the slow tier"),
+    'model/proofs/flush/any_lemmas.py:core/ReplaceBinaryOperator_Add_LShift:0': ('S["vm"][a][cv + 1]))',
+        "a lemma of FLUSH's every-N proof: the default tests build it and check it on reachable states at small N, where cv << 1 and cv + 1 agree (cv = 1); only the proof (slow tier, the audit's prove stage) tells them apart"),
+    'model/proofs/sequencerflush/relation.py:semantic/BoundaryFlip:80': ('z3.And(vid[r] == vid[m], S["lL"][r] >= k + 1)) for r in M]',
+        "SEQUENCER over FLUSH's fixed-N relation: built and checked only by the slow tier's proofs and edge samples (each over 1.25 s)"),
+    'model/proofs/flush/any_relation.py:semantic/SwapArguments:35': ('S["dl"] == z3.K(Node, EMPTY), S["dig"] == z3.K(Node, EMPTY), S["phase"] == z3.K(Node, z3.IntVal(NORMAL)),',
+        "FLUSH's every-N relation's initial condition: built only by the slow tier's proofs and the audit's prove stage (a sort error there)"),
+    'model/proofs/stable/any_relation.py:semantic/BreakContinue:0': ('continue        # free, as in the spec: read only under its guard',
+        "STABLE's every-N relation: built only by the slow tier's proofs and the audit's prove stage"),
+    'impl/runtime.py:semantic/SkipEffect:41': ('print(f"node {self.nid}: {why}: leaving", file=sys.stderr, flush=True)',
+        "a leaving node's line on its stderr: no check reads a node's stderr"),
+    'model/proofs/sequencerflush/any_relation.py:semantic/SkipEffect:3': ('cs.append(S[f + "S"][n[x], j] == n[P[f + "S"][x, j]])',
+        "SEQUENCER over FLUSH's every-N relation (a frame condition): built only by the slow tier's proofs and the audit's prove stage"),
+    'impl/sim_raincoreflush.py:core/ReplaceBinaryOperator_Sub_BitXor:2': ('others = bool(set(self.latest_view()[1]) - self.crashed - {p})',
+        'differs only for a member that the latest view left out and that still takes itself for one while every member of the latest view has crashed: the mutant lets it crash too; no run a test draws reaches that state'),
+    'model/proofs/stable/lemmas.py:semantic/BoundaryFlip:1': ('S["delivered"][p, x] <= S["received"][p, x], S["received"][p, x] <= S["sent"][x],',
+        "a lemma of STABLE's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
+    'model/proofs/sequencerflush/lemmas.py:core/ReplaceBinaryOperator_Add_Sub:5': ('z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),',
+        "a lemma of SEQUENCER over FLUSH's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
+    'model/proofs/sequencerflush/lemmas.py:core/NumberReplacer:288': ('gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]',
+        "a lemma of SEQUENCER over FLUSH's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
+    'impl/chaos.py:semantic/IfToWhile:5': ('if act.action == "kill" and view is not None and nid not in view:',
+        'a planned kill of a joiner the latest view has not admitted: the chaos runs that reach it are in the slow tier (as a loop, its continue spins)'),
+    'model/proofs/sequencerflush/relation.py:core/ReplaceComparisonOperator_GtE_Gt:6': ('if not self.UD and v >= 2 and c not in s.crashed and s.vid[c] == v and len(s.closed[m]) == v - 1:',
+        "the explicit side of SEQUENCER over FLUSH's fixed-N relation (a second view's uniform-delivery check): the default test that reaches it samples no state where v = 2 decides; the slow tier's edge samples do"),
+    'conformance/pipeline/spark_submit.py:core/ReplaceComparisonOperator_NotEq_IsNot:0': ('sys.path[:] = [p for p in sys.path if p and str(Path(p).resolve()) != here]',
+        "spark-submit's driver script drops its own folder from sys.path (it would shadow the standard library's names): runs only in the process spark-submit starts (Spark's cluster mode, slow tier)"),
+    'model/proofs/stable/any_lemmas.py:core/ReplaceComparisonOperator_LtE_Gt:3': ('S["sy_hi"][q, p, x] <= S["sent"][x])))',
+        "a lemma of STABLE's every-N proof on a stability message in flight: at the N = 2 states the default test evaluates it on, no such message carries the sender's entry, so it holds vacuously; the proof (slow tier, the audit's prove stage) refutes it"),
+    'conformance/cluster.py:core/ReplaceBinaryOperator_Div_BitOr:5': ('(out_dir / "result.json").write_text(json.dumps(res.to_json(), indent=2, default=str), encoding="utf-8")',
+        'the detached supervisor of cluster up writes its result: it runs in a process of its own, in the cluster up/down tests of the slow tier'),
+    'model/proofs/sequencerflush/any_lemmas.py:core/ReplaceComparisonOperator_Lt_LtE:5': ('o.And(self._in(S, a, b, i), self._in(S, a, b, j), i < j, S["ty"][a, b, i] == S["ty"][a, b, j]),',
+        "a lemma of SEQUENCER over FLUSH's every-N proof (no two entries of a channel alike): with i <= j it is false of every non-empty channel, which only the proof (slow tier, the audit's prove stage) asks; the default test evaluates the lemmas on states where those channels are empty"),
+    'conformance/cluster.py:semantic/IfToWhile:1': ('if not v.clean:',
+        'a cluster run judged by TLC beside the replay (--checker tlc or both): the cluster tests that ask for it are in the slow tier'),
+    'model/proofs/parametric.py:core/ReplaceBinaryOperator_Sub_BitAnd:0': ('cs = [S["tl"][e] - h == P["tl"][x, y]]',
+        "STABLE's every-N channel encoding (a channel's length): built only by the slow tier's proofs and the audit's prove stage"),
+    'model/proofs/sequencerflush/any_relation.py:core/ReplaceComparisonOperator_Gt_IsNot:0': ('z3.ForAll([j], z3.Implies(new(j), z3.And(nQ[j] > rv(nS[j]), nQ[j] <= nr[nS[j]])), patterns=[nS[j]]),',
+        "SEQUENCER over FLUSH's every-N relation: built only by the slow tier's proofs and the audit's prove stage"),
+    'model/proofs/sequencerflush/relation.py:semantic/BreakContinue:0': ('continue',
+        "SEQUENCER over FLUSH's fixed-N relation: built only by the slow tier's proofs and the audit's prove stage"),
 }
 
 # Survivors that were gaps, each now killed by a test that fails with the mutant applied:
@@ -257,6 +375,98 @@ PINNED: dict[str, tuple[str, str]] = {
         'test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last'),
     'conformance/audit/stages.py:core/ReplaceComparisonOperator_Is_LtE:0': ('expected="graphs equal", observed=observed, as_expected=r.graphs_equal is True,',
         'test_a_link_check_holds_only_when_the_graphs_are_equal'),
+    'conformance/pipeline/spark.py:semantic/BreakContinue:2': ('break',
+        'tests/test_pinned_sample.py::test_spark_progress_stops_polling_once_the_context_is_gone'),
+    'model/core.py:core/ReplaceUnaryOperator_USub_Not:2': ('n = -1',
+        'tests/test_pinned_sample.py::test_an_exploration_counts_a_state_reached_again_once_the_initial_state_too'),
+    'conformance/replay/engine.py:semantic/BoundaryFlip:3': ('if len(self.seen) > VISITED_MAX:',
+        'tests/test_pinned_sample.py::test_the_replay_keeps_up_to_visited_max_distinct_states_for_coverage_and_no_more'),
+    'conformance/replay/sequencer.py:core/ReplaceUnaryOperator_Delete_Not:4': ('elif not all(type(x) is int and x in M',
+        'tests/test_pinned_sample.py::test_a_sequencer_record_naming_a_member_outside_the_run_is_refused_whatever_the_field'),
+    'conformance/replay/lockstep.py:core/ReplaceBinaryOperator_Sub_FloorDiv:0': ('raise LockstepError(f"after event {len(self.events) - 1}: no candidate model state "',
+        'tests/test_lockstep_flush.py::test_hidden_state_mutant_is_caught_by_the_abstraction_check'),
+    'model/link.py:semantic/AnyAll:0': ('if x and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in x):',
+        'tests/test_pinned_sample.py::test_a_link_difference_in_json_is_a_state_object_only_when_every_item_is_a_variable_pair'),
+    'conformance/replay/sequencerflush.py:semantic/DropGuardReturn:10': ('return False',
+        'tests/test_pinned_sample.py::test_a_sequencer_over_flush_receipt_matches_only_the_head_of_a_nonempty_channel'),
+    'model/proofs/stable/relation.py:core/ReplaceOrWithAnd:0': ('self.variant = variant or ("Fixed" if reset and self.V and coord_switches else',
+        'tests/test_proofs_prover.py::test_a_stable_encoding_is_named_by_its_switches_unless_given_a_name'),
+    'model/proofs/prover.py:core/ReplaceBreakWithContinue:0': ('break',
+        'tests/test_proofs_prover.py::test_the_first_conjunct_that_breaks_gives_the_cti_even_when_later_ones_hold'),
+    'model/proofs/raincore/relation.py:semantic/WhileToIf:0': ('while z3.is_store(v) and z3.is_int_value(v.arg(1)) and z3.is_int_value(v.arg(2)):',
+        'tests/test_proofs_prover.py::test_a_ctis_int_array_is_read_through_every_store'),
+    'core/trace/writer.py:core/ReplaceComparisonOperator_NotEq_Gt:0': ('if head.get("kind") != "header":',
+        'tests/test_pinned_sample.py::test_the_trace_writer_refuses_records_that_do_not_start_with_a_header'),
+    'conformance/replay/raincoreflush.py:core/ReplaceBinaryOperator_Sub_Pow:10': ('line = {"run_id": run_id, "seed": seed, "events": len(v2) - 2, "settled": s["settled"],',
+        'tests/test_pinned_sample.py::test_a_ring_run_summary_counts_its_event_records'),
+    'impl/sim_raincoreflush.py:semantic/SkipEffect:0': ('faults.only(RING_FLUSH_FAULTS, "FLUSH over the ring")',
+        'tests/test_pinned_sample.py::test_the_ring_flush_simulator_refuses_a_plan_with_a_fault_it_does_not_model'),
+    'model/tlc.py:semantic/AnyAll:0': ('if any(e.code == EC.TLC_PARSING_FAILED for e in errors):',
+        'tests/test_pinned_sample.py::test_a_parse_error_is_located_among_other_errors_too'),
+    'cli/traces.py:semantic/AnyAll:0': ('"groupcheck conform" if p.is_dir() and any(p.rglob("*.ndjson")) else',
+        'tests/test_pinned_sample.py::test_traces_check_points_a_folder_without_trace_files_to_generate_not_to_conform'),
+    'model/core.py:semantic/SwapArguments:5': ('return finish(Violation(bad, trace_to(i)))',
+        'tests/test_pinned_sample.py::test_an_initial_state_that_breaks_an_invariant_is_a_violation_named_by_it_with_a_one_state_trace'),
+    'conformance/history.py:semantic/UnionIntersection:3': ('for m in sorted(set(h.views) | set(t.views), key=str):',
+        'tests/test_pinned_sample.py::test_a_history_and_its_trace_differ_first_where_the_first_rule_says'),
+    'core/trace/history.py:core/ReplaceTrueWithFalse:0': ('return True',
+        'tests/test_pinned_sample.py::test_a_history_line_is_utf8_or_not'),
+    'model/values.py:core/ReplaceComparisonOperator_Is_NotEq:6': ('if isinstance(other, GrowSet) and other._order is self._order and other._n <= self._n:',
+        'tests/test_pinned_sample.py::test_a_growset_minus_another_is_the_set_difference_whether_or_not_they_share_a_lineage'),
+    'model/raincoreflush.py:core/ReplaceUnaryOperator_USub_Not:2': ('and bool(frozenset(s.views[-1]) - dead - {p})',
+        'tests/test_pinned_sample.py::test_flush_over_the_ring_never_crashes_the_last_member_of_the_latest_view'),
+    'conformance/replay/flush.py:core/ReplaceComparisonOperator_NotEq_Gt:12': ('if plan != "none":',
+        'tests/test_pinned_sample.py::test_the_audits_flush_draw_crashes_in_four_plans_of_five_and_twice_in_two'),
+    'conformance/audit/report.py:semantic/AnyAll:0': ('elif n and all(v["tlc"] == "checked" for v in cov["variants"]):',
+        'tests/test_audit_coverage.py::test_every_variant_is_claimed_model_checked_only_when_every_one_was'),
+    'model/raincoresequencerflush.py:semantic/DropGuardReturn:1': ('return None',
+        'tests/test_pinned_sample.py::test_the_three_layer_model_takes_no_crash_its_guard_refuses'),
+    'model/tlc.py:core/ReplaceUnaryOperator_Delete_USub:3': ('line, col, module = found[-1]',
+        'tests/test_pinned_sample.py::test_a_tlc_runtime_error_is_located_at_the_innermost_position_of_the_last_nested_block'),
+    'model/proofs/stable/relation.py:semantic/RangeStopUp:1': ('self.V0 = frozenset(range(1, NInit + 1))',
+        'tests/test_pinned_sample.py::test_a_stable_encodings_first_view_is_its_first_ninit_members'),
+    'model/proofs/registry.py:semantic/RangeStopDown:0': ('for k in range(shards):',
+        'tests/test_pinned_sample.py::test_a_variant_sharded_over_spare_cores_gets_every_shard_once'),
+    'cli/main.py:core/ReplaceBinaryOperator_Sub_LShift:1': ('"depth": r.depth, "seconds": round(time.perf_counter() - t0, 3),',
+        'tests/test_pinned_sample.py::test_explore_with_processes_reports_the_serial_count_and_its_time'),
+    'impl/events.py:core/ReplaceTrueWithFalse:12': ('@dataclass(frozen=True, slots=True)',
+        'tests/test_pinned_sample.py::test_effects_and_events_are_values_hashable_and_immutable'),
+    'conformance/audit/report.py:core/ReplaceBinaryOperator_Mul_LShift:0': ('+ ("" if v.get("action_share") is None else f" ({100 * v[\'action_share\']:.0f}%)"),',
+        'tests/test_pinned_sample.py::test_a_coverage_row_gives_the_share_of_actions_reached_in_percent'),
+    'conformance/jgroups/adapter.py:semantic/IfToWhile:11': ('if "note" in r:',
+        'tests/test_pinned_sample.py::test_the_jgroups_flush_trace_keeps_notes_apart_and_merges_the_members_steps_by_stamp'),
+    'core/trace/decode.py:semantic/AnyAll:10': ('return any(_free(a) for a in get_args(t))',
+        'tests/test_pinned_sample.py::test_a_message_type_is_free_text_when_any_member_of_its_union_is'),
+    'conformance/replay/stable.py:core/ReplaceBinaryOperator_Sub_Mod:0': ('"run_id": rid, "seed": seed, "events": len(v2) - 2, "quiescent": summary["quiescent"],',
+        'tests/test_pinned_sample.py::test_a_stable_run_summary_counts_its_event_records'),
+    'conformance/replay/sequencer.py:semantic/BreakContinue:2': ('continue',
+        'tests/test_pinned_sample.py::test_a_loss_is_held_against_every_crashed_coordinator_but_the_sender_itself'),
+    'model/proofs/registry.py:core/ReplaceComparisonOperator_Eq_NotEq:1': ('limit = limit.get(str(n)) if isinstance(limit, dict) else limit if n == v.get("members") else None',
+        'tests/test_pinned_sample.py::test_a_variants_pinned_rlimit_applies_at_its_own_n_only'),
+    'impl/reliable.py:semantic/AnyAll:0': ('return not (any(self.unacked.values()) or self.queued)',
+        'tests/test_pinned_sample.py::test_a_reliable_layer_is_idle_only_with_nothing_unacknowledged_to_any_peer'),
+    'model/proofs/sequencer/relation.py:semantic/DropGuardReturn:0': ('return False',
+        'tests/test_pinned_sample.py::test_the_proofs_survivor_total_order_compares_live_members_only'),
+    'cli/main.py:semantic/BoundaryFlip:2': ('if len(text) <= 80:',
+        'tests/test_pinned_sample.py::test_a_summary_value_of_up_to_80_characters_is_shown_whole'),
+    'conformance/tlctrace.py:semantic/DropGuardReturn:10': ('return found',
+        'tests/test_pinned_sample.py::test_an_integer_tlc_cannot_hold_is_named_wherever_it_is'),
+    'conformance/pipeline/dataset.py:semantic/BoundaryFlip:0': ('if f is not None and f[2] + len(f[3]) >= PART_ROWS:',
+        'tests/test_pinned_sample.py::test_a_parquet_part_is_closed_once_it_holds_exactly_part_rows'),
+    'cli/cluster.py:core/ReplaceTrueWithFalse:7': ('return True',
+        'tests/test_pinned_sample.py::test_a_cluster_process_is_alive_until_it_is_gone'),
+    'model/raincoreflush.py:semantic/ComparisonFlip:12': ('return st == "Down" or (self.FalseSuspicion and st == "Up" and d in self.Crashable)',
+        'tests/test_pinned_sample.py::test_a_false_suspicion_reports_a_live_crashable_node_unreachable_and_a_down_one_always'),
+    'cli/cluster.py:semantic/IfToWhile:6': ('if r.get("tlc") is not None:',
+        'tests/test_pinned_sample.py::test_a_cluster_result_prints_tlcs_verdict_once_and_exits_1_when_it_disagrees'),
+    'conformance/replay/sequencerflush.py:semantic/RangeStopDown:0': ('for k in range(len(evs) - 1, -1, -1):',
+        'tests/test_pinned_sample.py::test_each_record_knows_its_members_next_record'),
+    'conformance/pipeline/stages.py:semantic/DropGuardReturn:0': ('return None',
+        'tests/test_pinned_sample.py::test_runs_of_a_dataset_without_part_columns_are_not_sliced'),
+    'conformance/tlctrace.py:semantic/AnyAll:1': ('if v and all(isinstance(k, str) and k.isdigit() for k in v):',
+        'tests/test_pinned_sample.py::test_a_json_object_becomes_a_function_of_members_only_when_every_key_is_a_number'),
+    'conformance/replay/raincore.py:semantic/AnyAll:1': ('if any(self.model.Agreed(t) for t in cands):',
+        'tests/test_pinned_sample.py::test_a_settled_ring_end_holds_when_any_consistent_state_agrees'),
 }
 
 
@@ -850,13 +1060,17 @@ def markdown(doc: dict) -> str:
     lines += [f"| {n} | {pct(r)} |" for n, r in sm["per_layer"].items()]
     lines += [f"| **default tests** (tests, unit, lockstep) | {pct(sm['default_tests'])} |",
               f"| **default audit** (campaign, tlc, history) | {pct(sm['default_audit'])} |",
-              f"| **any layer** | {pct(sm['any_layer'])} |", "",
-              "| module | default tests | default audit | any layer |", "| --- | ---: | ---: | ---: |"]
-    lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(r['default_audit'])} | {pct(r['any'])} |"
-              for mod, r in sorted(sm["per_module"].items())]
+              f"| **any layer** | {pct(sm['any_layer'])} |",
+              f"| **default tests with the pinning tests** (PINNED) | {pct(with_pins(doc['results']))} |", "",
+              "| module | default tests | with the pinning tests | default audit | any layer |",
+              "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {mod} | {pct(r['default_tests'])} | {pct(with_pins(doc['results'], mod=mod))} | "
+              f"{pct(r['default_audit'])} | {pct(r['any'])} |" for mod, r in sorted(sm["per_module"].items())]
     for title, key in (("package", "per_package"), ("family", "per_family"), ("operator", "per_operator")):
-        lines += ["", f"| {title} | default tests |", "| --- | ---: |"]
-        lines += [f"| {v} | {pct(r['default_tests'])} |" for v, r in sm[key].items()]
+        lines += ["", f"| {title} | default tests | with the pinning tests |", "| --- | ---: | ---: |"]
+        lines += [f"| {v} | {pct(r['default_tests'])} | "
+                  f"{pct(with_pins(doc['results'], pkg=v if key == 'per_package' else None, fam=v if key == 'per_family' else None, op=v if key == 'per_operator' else None))} |"
+                  for v, r in sm[key].items()]
     rows = [r for r in doc["results"] if r["status"] in ("survived", "equivalent", "incompetent")]
     if rows:
         lines += ["", "| mutant | line | change | status | why |", "| --- | ---: | --- | --- | --- |"]
@@ -864,6 +1078,17 @@ def markdown(doc: dict) -> str:
         lines += [f"| {r['key']} | {r['line']} | `{cell(r['before'])}` → `{cell(r['after'])}` | {r['status']} | "
                   f"{cell(r.get('why') or survivor_why(r))} |" for r in rows]
     return "\n".join(lines)
+
+
+def with_pins(results: list[dict], mod=None, pkg=None, fam=None, op=None) -> dict:
+    """The default tests' kills of the counted mutants (of a module, package,
+    family or operator) with the survivors PINNED since counted as killed."""
+    rs = [r for r in results if r["status"] in ("killed", "survived")
+          and (mod is None or r["module"] == mod) and (pkg is None or package(r["module"]) == pkg)
+          and (fam is None or family(r) == fam) and (op is None or r["operator"] == op)]
+    k = sum(1 for r in rs if r.get("pinned") or any(r["layers"].get(n, {}).get("outcome") in ("killed", "timeout")
+                                                   for n in TEST_LAYERS))
+    return {"killed": k, "of": len(rs), "rate": round(k / len(rs), 3) if rs else None}
 
 
 def survivor_why(rec: dict) -> str:
