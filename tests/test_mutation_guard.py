@@ -4,9 +4,10 @@ mutants (bench/semantic.py) over the modules a change touches against main
 against the default tests of the test files that import its module.
 
 Every mutant and every survivor is printed as a warning, so they stand in
-the log of a passing run too; the test fails when the kill rate on the
-non-equivalent mutants that finished falls under bench/mutants.py's
-GUARD_THRESHOLD.  The seed is the checked-out commit's, so successive
+the log of a passing run too; the test fails on a clear fall: when the
+kills of the non-equivalent mutants that finished are so few that, at the
+guard's measured kill rate (bench/mutants.py GUARD_THRESHOLD), as few or
+fewer have probability under GUARD_ALPHA (a one-sided binomial test).  The seed is the checked-out commit's, so successive
 commits sample different mutants and a failure is reproduced with
 ``bench/mutants.py --guard --seed SEED``.  No mutant is started after
 9 minutes, nor in the last two minutes of the tier's time budget
