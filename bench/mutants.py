@@ -300,8 +300,6 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
 OPEN: dict[str, tuple[str, str]] = {
     'impl/flush.py:semantic/WhileToIf:1': ('while q and self._take(src, q[0], now, out):',
         "the order in which waiting heads of several senders are taken when a block lifts (each sender's queue drained in turn, or one head per sender per pass): both are legal interleavings and no test pins which"),
-    'model/proofs/flush/lemmas.py:semantic/ComparisonFlip:11': ('cs += [0 <= vid, vid <= S["L"], 0 <= ph, ph <= 3, z3.Or(fi == NO_INIT, *[fi == c for c in M]),',
-        "a lemma made false on every state: the tests that check FLUSH's fixed-N lemmas on reachable states (test_proofs_flush.py) and prove them run in the slow tier only (over 1.25 s each); the audit's prove stage refutes it"),
     'impl/chaos.py:core/ReplaceBinaryOperator_Sub_Pow:8': ('row = {**asdict(act), "node": nid, "started": round(time.monotonic() - t0, 3)}',
         "the time a chaos action started, in the schedule's log: read by no check, and the chaos runs that write it are in the slow tier"),
     'model/proofs/flush/any_lemmas.py:core/ReplaceBinaryOperator_Add_LShift:0': ('S["vm"][a][cv + 1]))',
@@ -318,10 +316,6 @@ OPEN: dict[str, tuple[str, str]] = {
         "SEQUENCER over FLUSH's every-N relation (a frame condition): built only by the slow tier's proofs and the audit's prove stage"),
     'impl/sim_raincoreflush.py:core/ReplaceBinaryOperator_Sub_BitXor:2': ('others = bool(set(self.latest_view()[1]) - self.crashed - {p})',
         'differs only for a member that the latest view left out and that still takes itself for one while every member of the latest view has crashed: the mutant lets it crash too; no run a test draws reaches that state'),
-    'model/proofs/stable/lemmas.py:semantic/BoundaryFlip:1': ('S["delivered"][p, x] <= S["received"][p, x], S["received"][p, x] <= S["sent"][x],',
-        "a lemma of STABLE's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
-    'model/proofs/sequencerflush/lemmas.py:core/ReplaceBinaryOperator_Add_Sub:5': ('z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),',
-        "a lemma of SEQUENCER over FLUSH's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
     'model/proofs/sequencerflush/lemmas.py:core/NumberReplacer:288': ('gS, gQ, gL = S["lS"][1], S["lQ"][1], S["lL"][1]',
         "a lemma of SEQUENCER over FLUSH's fixed-N proof: built and proved only in the slow tier and the audit's prove stage"),
     'impl/chaos.py:semantic/IfToWhile:5': ('if act.action == "kill" and view is not None and nid not in view:',
@@ -469,6 +463,12 @@ PINNED: dict[str, tuple[str, str]] = {
         'tests/test_pinned_sample.py::test_a_json_object_becomes_a_function_of_members_only_when_every_key_is_a_number'),
     'conformance/replay/raincore.py:semantic/AnyAll:1': ('if any(self.model.Agreed(t) for t in cands):',
         'tests/test_pinned_sample.py::test_a_settled_ring_end_holds_when_any_consistent_state_agrees'),
+    'model/proofs/sequencerflush/lemmas.py:core/ReplaceBinaryOperator_Add_Sub:5': ('z3.Implies(h < t, Msg.dl(a[h + 1]) == S["dL"][1] + 1),',
+        'tests/test_proofs_lemmas_sampled.py::test_a_few_reachable_states_satisfy_every_lemma_and_have_no_extra_successor'),
+    'model/proofs/stable/lemmas.py:semantic/BoundaryFlip:1': ('S["delivered"][p, x] <= S["received"][p, x], S["received"][p, x] <= S["sent"][x],',
+        'tests/test_proofs_lemmas_sampled.py::test_a_few_reachable_states_satisfy_every_lemma_and_have_no_extra_successor'),
+    'model/proofs/flush/lemmas.py:semantic/ComparisonFlip:11': ('cs += [0 <= vid, vid <= S["L"], 0 <= ph, ph <= 3, z3.Or(fi == NO_INIT, *[fi == c for c in M]),',
+        'tests/test_proofs_lemmas_sampled.py::test_a_few_reachable_states_satisfy_every_lemma_and_have_no_extra_successor'),
 }
 
 
