@@ -58,11 +58,9 @@ Seven stages, each giving ``report.Check`` records (docs/architecture.md, "The a
    whose descriptor asks for it (``audit_cluster``: the composed stacks),
    3 node processes over UDP on 127.0.0.1 playing a short seeded chaos
    schedule (impl/chaos.py: SIGKILLs, the coordinator's included, and
-   SIGSTOP stalls under the failure detector's time-out), each node's
-   backlog small enough (``CLUSTER_BACKLOG``) that a stall holds its
-   senders back (the runtime's flow control); as expected when
-   the run quiesces, its per-node traces conform and the survivors' history
-   is clean.
+   SIGSTOP stalls under the failure detector's time-out), a backlog small
+   enough (``CLUSTER_BACKLOG``) that a stall holds senders back; as expected
+   when it quiesces, its per-node traces conform and its history is clean.
 
 The outputs are written by conformance/audit/report.py.  ``run`` returns the
 checks, and in ``extra`` the stages selected and the shipped variants
@@ -667,27 +665,23 @@ def prove_check(enc, queries=None) -> Check:
 
 
 CHAOS_SEED = 1
-# frames a node may hold or queue before its sender waits (impl/runtime.py MAX_BACKLOG is
-# 256): a live sender fills it while the schedule pauses a node it sends to (a pause of
-# 0.2 s at least holds 20 sends back at 100 per second), so the runtime's flow
-# control runs and the run's verdict covers it (tests/test_cluster.py pins it)
+# frames a node holds or queues before its sender waits (MAX_BACKLOG is 256): a pause of 0.2 s
+# holds 20 sends back at 100/s, so flow control runs under the verdict (tests/test_cluster.py)
 CLUSTER_BACKLOG = 16
 
 
 def cluster_plan(protocol: str, seconds: float = 6.0, seed: int = CHAOS_SEED) -> list:
-    """The cluster stage's chaos schedule (impl/chaos.py) for ``protocol``:
-    kills and stalls, no false suspicion (``stalls``: that finding has its
-    own runs)."""
+    """The cluster stage's chaos schedule (impl/chaos.py): kills and stalls,
+    no false suspicion (``stalls``: that finding has its own runs)."""
     soonest, _ = chaos.suspicion_after(protocol) or (None, None)
     return chaos.schedule(seed, seconds, 3, suspect=soonest, stalls=True)
 
 
 def cluster_check(out_dir: Path, protocol: str, seconds: float = 6.0, rate: float = 100.0,
                   seed: int = CHAOS_SEED, backlog: int = CLUSTER_BACKLOG) -> Check:
-    """The cluster stage for one protocol (see the module docstring): a
-    short chaos schedule (``cluster_plan``) at ``rate`` multicasts per
-    second per node, each node's sender waiting once ``backlog`` frames are
-    held or queued (its figures: how often each survivor's sender waited)."""
+    """The cluster stage for one protocol (the module docstring): ``cluster_plan``
+    at ``rate`` multicasts per second per node, each sender waiting once
+    ``backlog`` frames are held or queued (figures: each survivor's waits)."""
     t0 = time.monotonic()
     where = Path(out_dir) / "cluster"
     name = f"3 nodes, chaos seed {seed}, {seconds:g} s, backlog {backlog}"
