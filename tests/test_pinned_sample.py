@@ -499,6 +499,16 @@ def test_a_message_type_is_free_text_when_any_member_of_its_union_is():
     assert _free(str) and _free(Optional[str]) and _free(Union[Literal["A"], str])
     assert not _free(Optional[int]) and not _free(Literal["A", "B"]) and not _free(list[Literal["A"]])
     assert _free(dict[str, int]) and _free(list[Union[int, str]])
+    from typing import TypedDict
+
+    class Mixed(TypedDict):
+        n: int
+        text: str
+
+    class Closed(TypedDict):
+        n: int
+        kind: Literal["A"]
+    assert _free(Mixed) and not _free(Closed)
 
 
 def test_a_variants_pinned_rlimit_applies_at_its_own_n_only():
@@ -666,3 +676,35 @@ def test_explore_with_processes_reports_the_serial_count_and_its_time(capsys):
     serial = explore(build_model(entry), check_invariants=False)
     assert row["processes"] == 2 and row["distinct_states"] == serial.distinct_states
     assert isinstance(row["seconds"], float) and row["seconds"] >= 0
+
+
+def test_a_run_is_incomplete_when_it_took_none_of_the_protocols_work_actions():
+    from groupcheck.conformance.replay.engine import gaps
+    from groupcheck.core.trace.reader import Trace
+    end = {"kind": "end", "quiescent": True}
+    evs = [{"name": "Join", "nid": 1}, {"name": "Deliver", "nid": 2}]
+    idle = Trace("t", {"nodes": [1, 2]}, evs, end=end)
+    assert gaps(idle, ("Multicast",)) == ["no Multicast step: the run exercised nothing the protocol promises"]
+    busy = Trace("t", {"nodes": [1, 2]}, evs + [{"name": "Multicast", "nid": 1}], end=end)
+    assert gaps(busy, ("Multicast",)) == [] and gaps(idle, ()) == []
+    assert gaps(Trace("t", {"nodes": [1, 2]}, [], end=end), ("Multicast",)) == ["no events: nothing was checked"]
+
+
+def test_spec_states_that_are_not_all_records_are_shown_whole():
+    from groupcheck.conformance.tlctrace import state_lines
+    rec, other = "[ a |-> 1, b |-> 2 ]", "<<1, 2>>"
+    assert state_lines([rec, other], None, every=True) == ["  " + rec, "  " + other]
+    assert not state_lines([rec, rec], None, every=True)[0].startswith("  [")
+
+
+def test_a_stable_vector_is_typed_only_when_every_entry_is_a_sequence_number():
+    from groupcheck.model import manifest
+    from groupcheck.model.link import build_model
+    from groupcheck.model.values import Fn
+    m = build_model(manifest.select(["stable"], "Pair")[0])
+    (s,) = m.init()
+    assert m.TypeOK(s)
+    field = next(f for f in s._fields if isinstance(getattr(s, f), Fn)
+                 and all(isinstance(v, Fn) and set(v) == set(m.Members) for v in getattr(s, f).values()))
+    bad = Fn({p: Fn({q: (m.MaxSeq + 1 if q == 1 else 0) for q in m.Members}) for p in m.Members})
+    assert not m.TypeOK(s._replace(**{field: bad}))
