@@ -500,15 +500,9 @@ def test_a_message_type_is_free_text_when_any_member_of_its_union_is():
     assert not _free(Optional[int]) and not _free(Literal["A", "B"]) and not _free(list[Literal["A"]])
     assert _free(dict[str, int]) and _free(list[Union[int, str]])
     from typing import TypedDict
-
-    class Mixed(TypedDict):
-        n: int
-        text: str
-
-    class Closed(TypedDict):
-        n: int
-        kind: Literal["A"]
-    assert _free(Mixed) and not _free(Closed)
+    mixed = TypedDict("Mixed", {"n": int, "text": str})
+    closed = TypedDict("Closed", {"n": int, "kind": Literal["A"]})
+    assert _free(mixed) and not _free(closed)
 
 
 def test_a_variants_pinned_rlimit_applies_at_its_own_n_only():
