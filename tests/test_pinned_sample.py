@@ -702,3 +702,20 @@ def test_a_stable_vector_is_typed_only_when_every_entry_is_a_sequence_number():
                  and all(isinstance(v, Fn) and set(v) == set(m.Members) for v in getattr(s, f).values()))
     bad = Fn({p: Fn({q: (m.MaxSeq + 1 if q == 1 else 0) for q in m.Members}) for p in m.Members})
     assert not m.TypeOK(s._replace(**{field: bad}))
+
+
+def test_a_run_of_exactly_max_rows_steps_is_drawn_whole():
+    from types import SimpleNamespace as NS
+    from groupcheck.conformance.audit.diagram import cut
+    steps = [NS(index=k, bad=(k == 2)) for k in range(5)]
+    assert cut(steps, max_rows=5) is steps
+    assert cut(steps[:4], max_rows=5) == steps[:4]
+
+
+def test_a_constant_whose_value_is_a_keyword_has_no_value_and_an_identifier_value_is_taken():
+    import pytest
+    from groupcheck.model.tlc_cfg import parse_cfg
+    with pytest.raises(Exception, match="constant N has no value after '='"):
+        parse_cfg("CONSTANT N =\nINVARIANT Inv\n")
+    cfg = parse_cfg("CONSTANT N = 3\nCONSTANT Nodes = Other\n")
+    assert cfg.constants["N"] == 3
