@@ -719,3 +719,24 @@ def test_a_constant_whose_value_is_a_keyword_has_no_value_and_an_identifier_valu
         parse_cfg("CONSTANT N =\nINVARIANT Inv\n")
     cfg = parse_cfg("CONSTANT N = 3\nCONSTANT Nodes = Other\n")
     assert cfg.constants["N"] == 3
+
+
+def test_a_state_only_the_model_has_is_named_even_when_it_is_the_first_one_tlc_lacks():
+    from groupcheck.model.tlc_dot import StateGraph, compare_graphs
+    a, b, c = (("x", 0),), (("x", 1),), (("x", 2),)
+    tlc = StateGraph([a, b], {(0, 1): {"Inc"}}, {0})
+    model = StateGraph([a, b, c], {(0, 1): {"Inc"}, (1, 2): {"Inc"}}, {0})
+    equal, diff = compare_graphs(model, tlc)
+    assert not equal and diff["kind"] == "state" and diff["side"] == "model" and diff["state"] == c
+    assert compare_graphs(tlc, StateGraph([a, b], {(0, 1): {"Inc"}}, {0})) == (True, None)
+
+
+def test_the_two_token_witness_reads_only_the_events_up_to_the_violation():
+    from groupcheck.conformance.replay.raincore import _witness_regenerated
+    from groupcheck.core.trace.reader import Trace
+    evs = [{"i": 1, "name": "Send", "nid": 1}, {"i": 2, "name": "Crash", "nid": 2},
+           {"i": 3, "name": "911Received", "nid": 3, "state": {"tokenState": "Eating"}}]
+    t = Trace("t", {"nodes": [1, 2, 3]}, evs)
+    assert _witness_regenerated(t, "AtMostOneToken", "two tokens", at=3).startswith(
+        "two tokens, after node 2 crashed (event 2) and node 3 regenerated the token on a 911 claim (event 3)")
+    assert _witness_regenerated(t, "AtMostOneToken", "two tokens", at=2) is None
