@@ -740,3 +740,13 @@ def test_the_two_token_witness_reads_only_the_events_up_to_the_violation():
     assert _witness_regenerated(t, "AtMostOneToken", "two tokens", at=3).startswith(
         "two tokens, after node 2 crashed (event 2) and node 3 regenerated the token on a 911 claim (event 3)")
     assert _witness_regenerated(t, "AtMostOneToken", "two tokens", at=2) is None
+
+
+def test_the_compiled_validator_reads_every_keyword_after_a_then_or_else():
+    import jsonschema
+    from groupcheck.core.trace.validate import compile_schema
+    schema = {"type": "object", "then": {"required": ["b"]}, "if": {"required": ["a"]},
+              "else": {"required": ["c"]}, "required": ["x"], "properties": {"x": {"type": "integer"}}}
+    ok = compile_schema(schema)
+    for rec in ({"x": 1, "a": 1, "b": 2}, {"x": 1, "c": 3}, {"a": 1, "b": 2}, {"x": "1", "c": 3}, {"x": 1, "a": 1}):
+        assert bool(ok(rec)) == jsonschema.Draft202012Validator(schema).is_valid(rec), rec
