@@ -750,3 +750,28 @@ def test_the_compiled_validator_reads_every_keyword_after_a_then_or_else():
     ok = compile_schema(schema)
     for rec in ({"x": 1, "a": 1, "b": 2}, {"x": 1, "c": 3}, {"a": 1, "b": 2}, {"x": "1", "c": 3}, {"x": 1, "a": 1}):
         assert bool(ok(rec)) == jsonschema.Draft202012Validator(schema).is_valid(rec), rec
+
+
+def test_the_audits_coverage_figures_count_the_actions_reached_among_the_protocols():
+    from groupcheck.conformance.audit.stages import coverage_figures
+    cov = {"actions_seen": ["Send", "Crash", "Unknown"], "actions": ["Send", "Crash", "Join"], "actions_share": 2 / 3,
+           "states": [{"reachable": 10, "visited": 4, "share": 0.4, "runs": 3},
+                      {"reachable": 5, "visited": 5, "share": 1.0, "runs": 2, "explored": False}]}
+    f = coverage_figures(cov)
+    assert (f["actions_reached"], f["actions_total"]) == (2, 3)
+    assert (f["states_reached"], f["states_reachable"], f["state_share"]) == (4, 10, 0.4)
+    assert f["state_share_constant_sets"] == "1 of 2" and f["why_no_share"] is None
+    assert coverage_figures({}) == {}
+
+
+def test_a_cluster_result_says_where_tlc_rejected_the_trace(tmp_path, capsys):
+    import pytest
+    import typer
+    from groupcheck.cli.cluster import _report
+    from groupcheck.cli.findings import Gate
+    r = {"run_id": "r", "ok": False, "quiescent": True, "verdict": "nonconforming", "reason": "event 7",
+         "killed": [], "delivered": {"1": 3}, "seconds": 1.0, "history": [], "violations": [],
+         "tlc": {"ok": False, "agree": True, "first_unmatched": 7, "events": 12, "seconds": 0.5}}
+    with pytest.raises(typer.Exit) as e:
+        _report(r, "sequencer", tmp_path, False, Gate())
+    assert e.value.exit_code == 1 and "  tlc: rejects at event 7 (12 events, 0.5 s)" in capsys.readouterr().out
