@@ -308,7 +308,7 @@ def annotation_only(original: str, mutated: str) -> bool:
 GUARD_MUTANTS = 20
 GUARD_FILES = 2          # test files run per mutant
 GUARD_TIMEOUT = 45.0     # seconds per mutant's tests; past it the mutant is inconclusive
-GUARD_THRESHOLD = 0.44   # the guard's kill rate as measured (8 of 18 conclusive mutants, docs/mutants.md)
+GUARD_THRESHOLD = 0.32   # the guard's kill rate as measured: 12 of 37 conclusive mutants in two draws (docs/mutants.md)
 GUARD_ALPHA = 0.01       # it fails when so few kills would happen with probability under this at that rate
 GUARD_SECONDS = 540      # no mutant is started after this many seconds (the guard keeps within 10 minutes)
 
