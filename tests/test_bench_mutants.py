@@ -88,3 +88,25 @@ def test_a_coverage_map_recorded_in_another_checkout_is_read_by_package_path():
     assert T.product_path("/elsewhere/checkout/conformance/replay/engine.py") == "conformance/replay/engine.py"
     assert T.product_path("/elsewhere/checkout/impl/no_such_module.py") is None
     assert T.product_path("/usr/lib/python3/json/__init__.py") is None
+
+
+def test_the_guard_runs_first_the_test_files_that_name_the_mutated_function():
+    M = _bench()
+    src = (ROOT / "conformance/replay/engine.py").read_text()
+    line = next(k for k, ln in enumerate(src.splitlines(), 1) if "self.seen.update(states)" in ln)
+    assert M.enclosing_names(src, line)[:2] == ["_saw", "ReplayEngine"]
+    files = M.guard_files("conformance/replay/engine.py", src, line, ROOT)
+    assert files[0] == "test_pinned_sample.py" and len(files) == M.GUARD_FILES
+
+
+def test_the_fallback_runs_importers_and_for_the_cli_the_files_that_run_it_as_a_program():
+    M = _bench()
+    assert "test_explore_engine.py" in M.fallback_files("model/parallel.py", ROOT)
+    assert "test_proofs_flush.py" in M.fallback_files("model/proofs/flush/any_relation.py", ROOT)
+    cli = M.fallback_files("cli/cluster.py", ROOT)
+    assert cli and len(cli) <= M.FALLBACK_FILES
+
+
+def test_the_guard_fails_only_on_a_clear_fall():
+    M = _bench()
+    assert M.binom_cdf(1, 19, M.GUARD_THRESHOLD) < M.GUARD_ALPHA <= M.binom_cdf(2, 19, M.GUARD_THRESHOLD)
