@@ -232,7 +232,7 @@ class Runner:
                 return
             r, _, _ = select.select([self.sock], [], [], left)
             if not r:
-                return
+                continue        # select may wake a little early: the loop's test is the deadline
             data, _ = self.sock.recvfrom(65536)
             opened = self.verifier.open(data)
             if opened is None:

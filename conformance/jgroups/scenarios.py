@@ -104,15 +104,56 @@ def late_deliveries(h: history_format.History) -> Optional[list]:
     delivered in V' (late, not lost), those deliveries, as (member, msg, V,
     V'); [] when there is no difference; None when one is not late (lost,
     or delivered elsewhere): a fault this does not explain."""
-    late = []
+    found = deviations(h, lost_ok=False)
+    return None if found is None else [d[1:] for d in found]
+
+
+def crashed_last(h: history_format.History) -> set:
+    """For each crashed sender, the newest of its messages any survivor
+    delivered: the one message of it JGroups 2.12's FLUSH may leave with
+    only some survivors (docs/jgroups.md, "A JGroups deviation: a crashed
+    member's last message is lost by some survivors")."""
+    last: dict = {}
+    for m in _survivors(h):
+        for msg, _, _ in h.deliveries.get(m, ()):
+            if msg[0] in h.crashed and msg[1] > last.get(msg[0], -1):
+                last[msg[0]] = msg[1]
+    return set(last.items())
+
+
+def deviations(h: history_format.History, lost_ok: bool = True) -> Optional[list]:
+    """Every difference between survivors, when each is one of JGroups
+    2.12's two documented deviations: ("late", member, msg, V, V'), a
+    message of view V the member delivered in the next view V'; ("lost",
+    member, msg), the crashed sender's last message to reach a survivor
+    (``crashed_last``), never delivered by this one (``lost_ok``).  []
+    when the survivors do not differ; None when some difference is neither
+    (a fault these findings do not cover)."""
+    lost = crashed_last(h) if lost_ok else set()
+    found = []
     for (v, v2), rows in sorted(properties.moved_together(h).items()):
         union = set().union(*(per_view.get(v, set()) for _, per_view in rows))
         for m, per_view in rows:
             for msg in sorted(union - per_view.get(v, set())):
-                if msg not in per_view.get(v2, ()):
+                if msg in per_view.get(v2, ()):
+                    found.append(("late", m, msg, v, v2))
+                elif msg not in lost:
                     return None
-                late.append((m, msg, v, v2))
-    return late
+    joined = properties.joined_views(h)
+
+    def got(m, since):      # what m delivered in views from ``since`` on (Agreement's reading)
+        return {d[0] for d in h.deliveries.get(m, ()) if (d[1] or 0) >= since}
+    survivors = _survivors(h)
+    for m in survivors:
+        missing = set()
+        for o in survivors:
+            since = max(joined.get(m, 0), joined.get(o, 0))
+            missing |= got(o, since) - got(m, since)
+        for msg in sorted(missing):
+            if msg not in lost:
+                return None
+            found.append(("lost", m, msg))
+    return found
 
 
 def flush_survives(flusher: Optional[int] = None) -> Callable:
