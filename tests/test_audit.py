@@ -195,3 +195,56 @@ def test_audit_shares_the_run_only_for_ok_models_both_stages_take(monkeypatch, t
     ran = [c for c in checks if not c.skipped]
     assert [c.id for c in ran] == [f"tlc/sequencerflush/{e.name}" for e in light] + \
         [f"link/sequencerflush/{e.name}" for e in linked]
+
+
+def test_the_pooled_stages_run_as_one_pool_each_kinds_costliest_first(monkeypatch, tmp_path):
+    """TLC, spec ⇄ model, trace validation and the proofs run as one pool:
+    the first checks started are the costliest of each kind (so each kind's
+    pace is measured early), then the rest costliest first; the queue told
+    to the progress is that order; the report keeps the stages' order
+    (tlc and link in manifest order, then trace validation in sample order,
+    then the proofs in matrix order) whatever order they finish in."""
+    from groupcheck.model.proofs import registry as prove_matrix
+    ran = []
+
+    def check(kind, pid, name):
+        ran.append(f"{kind}/{pid}")
+        return audit.Check(id=f"{kind}/{pid}", kind=kind, protocol=pid.split("/")[0], name=name,
+                           expected="x", observed="x", as_expected=True, seconds=0.0)
+    monkeypatch.setattr(audit, "tlc_check", lambda e, w=1: check("tlc", f"{e.protocol}/{e.name}", e.name))
+    monkeypatch.setattr(audit, "link_check", lambda e, w=1: check("link", f"{e.protocol}/{e.name}", e.name))
+    monkeypatch.setattr(audit, "tlc_and_link_checks", lambda e, w=1: [
+        check("tlc", f"{e.protocol}/{e.name}", e.name), check("link", f"{e.protocol}/{e.name}", e.name)])
+    monkeypatch.setattr(audit, "tracevalidation_check",
+                        lambda p, sd: (check("tracevalidation", f"{p}/{sd}", f"{p}-s{sd}"), None))
+    monkeypatch.setattr(prove_matrix, "run_isolated", lambda encs, jobs: ((e, []) for e in encs))
+    monkeypatch.setattr(audit, "prove_check", lambda enc, queries: check("prove", f"{enc.protocol}/{enc.variant}",
+                                                                         enc.variant))
+    calls = []
+    stages = ("tlc", "link", "tracevalidation", "prove")
+    checks, _ = audit.run(tmp_path, protocols_=["stable"], stages=stages, jobs=1,
+                          progress=lambda *a, **k: calls.append((a, k)))
+    plan = next(k["plan"] for _, k in calls if "plan" in k)
+    [queue] = [k["queue"][0] for _, k in calls if "queue" in k]
+    # the order the pool started them in is the queue's (one at a time; a
+    # trace validation's key is its place in the sample)
+    pl = audit.plan(["stable"], stages)
+    place = {f"tracevalidation/stable/{sd}": f"tracevalidation/stable/#{i}" for i, (_, sd) in enumerate(pl.tv)}
+    assert [k for job in queue for k in job] == [place.get(r, r) for r in ran]
+    cost = audit.plan_costs(list(plan), 1)
+    weight = [sum(cost[k] for k in job) for job in queue]
+    kinds = [job[0].split("/")[0] for job in queue]
+    n = len(set(kinds))
+    assert n == 4 and len(set(kinds[:n])) == n                     # one of each kind first
+    for kd in set(kinds):                                           # each the costliest of its kind
+        assert weight[kinds.index(kd)] == max(w for w, k in zip(weight, kinds) if k == kd)
+    assert weight[:n] == sorted(weight[:n], reverse=True)
+    assert weight[n:] == sorted(weight[n:], reverse=True)            # then costliest first
+    # the report's order: the stages', not the pool's
+    ran_ids = [c.id for c in checks if not c.skipped]
+    kinds_in_report = [i.split("/")[0] for i in ran_ids]
+    assert kinds_in_report == sorted(kinds_in_report, key=["tlc", "link", "tracevalidation", "prove"].index)
+    assert [i for i in ran_ids if i.startswith("tlc/")] == [f"tlc/stable/{e.name}" for e in pl.tlc_entries]
+    assert [i for i in ran_ids if i.startswith("prove/")] == [f"prove/stable/{e.variant}" for e in pl.encs]
+    assert [i for i in ran_ids if i.startswith("tracevalidation/")] == [
+        f"tracevalidation/stable/{sd}" for _, sd in pl.tv]

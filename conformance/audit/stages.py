@@ -758,36 +758,78 @@ class _Ticks:
                           key=key or (c.id if c is not None else None))
 
 
-def _tlc_and_link_stages(tlc_on: list, link_on: list, workers: int, jobs: int, ticks: _Ticks) -> list[Check]:
-    """The tlc and link stages' checks, in manifest order (the tlc stage's,
-    then the link stage's).  TLC and the explorer run as separate processes
-    / GIL-light loops: ``jobs`` of them at once (default: one per core)
-    shortens the audit's wall time.  A model expected ok, without PROPERTY,
-    that both stages take is checked by one TLC run that also dumps the
-    graph (tlc_and_link_checks) instead of two (``shares_one_run``)."""
+def _pooled_stages(tlc_on: list, link_on: list, tv: list, encs: list, workers: int, jobs: int,
+                   ticks: _Ticks, extra: dict) -> tuple[list[Check], list[Check], list[Check]]:
+    """The tlc, link, trace validation and prove stages' checks, run as one
+    pool of ``jobs`` at once (default: one per core): TLC and the explorer
+    as separate processes or GIL-light loops, each proof variant in a fresh
+    process (registry.run_isolated: one z3 context per process, and
+    variants run one after another in it interfere).  A model expected ok,
+    without PROPERTY, that both the tlc and link stages take is checked by
+    one TLC run that also dumps the graph (tlc_and_link_checks) instead of
+    two (``shares_one_run``).
+
+    The queue starts with the costliest check of each kind, then the rest
+    costliest first: no long check is left alone at the end, and every
+    kind's pace under the machine's load is measured in the first minutes,
+    so the time left prices the rest of each kind by its own
+    (core/progress.py).  Returns (tlc and link checks in manifest order,
+    trace validations in sample order, proofs in matrix order)."""
     both = [e for e in tlc_on if e in link_on and shares_one_run(e)]
-    work = [("tlc", e) for e in tlc_on if e not in both] + [("link", e) for e in link_on if e not in both] \
-        + [("both", e) for e in both]
+    work: list[tuple[list[str], Callable[[], list]]] = []     # (the keys one job finishes, the job)
+    for k, entries_ in (("tlc", [e for e in tlc_on if e not in both]), ("link", [e for e in link_on if e not in both]),
+                        ("both", both)):
+        fn = {"tlc": lambda e: [tlc_check(e, workers)], "link": lambda e: [link_check(e, workers)],
+              "both": lambda e: tlc_and_link_checks(e, workers)}[k]
+        for e in entries_:
+            keys = [f"{kk}/{e.protocol}/{e.name}" for kk in (("tlc", "link") if k == "both" else (k,))]
+            work.append((keys, partial(fn, e)))
+    accepted: dict[str, list] = defaultdict(list)
+
+    def validate(i: int, p: str, sd: int) -> list:
+        c, trace = tracevalidation_check(p, sd)
+        if trace is not None:
+            accepted[p].append((i, trace))
+        return [c]
+    work += [([f"tracevalidation/{p}/#{i}"], partial(validate, i, p, sd)) for i, (p, sd) in enumerate(tv)]
+    if encs:
+        from groupcheck.model.proofs import registry as prove_matrix     # lazy: z3 is heavy and only this path needs it
+
+        def prove(enc) -> list:
+            [(_, qs)] = list(prove_matrix.run_isolated([enc], jobs=1))
+            return [prove_check(enc, queries=qs)]
+        work += [([f"prove/{enc.protocol}/{enc.variant}"], partial(prove, enc)) for enc in encs]
     if not work:
-        return []
-    fns = {"tlc": lambda e, w: [tlc_check(e, w)], "link": lambda e, w: [link_check(e, w)],
-           "both": tlc_and_link_checks}
-    by_id: dict[str, Check] = {}
-    # the longest jobs first, so no long one is left alone at the end
-    order = sorted(range(len(work)), key=lambda i: -(work[i][1].distinct_states or 0))
-    ticks.say("TLC and spec ⇄ model", queue=(      # the pool starts them in this order
-        [[f"{k}/{work[i][1].protocol}/{work[i][1].name}" for k in (("tlc", "link") if work[i][0] == "both"
-                                                                 else (work[i][0],))] for i in order],
-        max(1, jobs)))
+        return [], [], []
+    cost = plan_costs([k for keys, _ in work for k in keys], 1)
+    weight = [sum(cost[k] for k in keys) for keys, _ in work]
+    order = sorted(range(len(work)), key=lambda i: -weight[i])
+    firsts = list({work[i][0][0].split("/", 1)[0]: i for i in reversed(order)}.values())
+    order = sorted(firsts, key=lambda i: -weight[i]) + [i for i in order if i not in firsts]
+    ticks.say("TLC, spec ⇄ model, trace validation and proofs",
+              queue=([work[i][0] for i in order], max(1, jobs)))     # the pool starts them in this order
+    by_key: dict[str, Check] = {}      # a check by its key in the plan
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = {pool.submit(fns[work[i][0]], work[i][1], workers): i for i in order}
+        futs = {pool.submit(work[i][1]): i for i in order}
         for f in as_completed(futs):
-            k, e = work[futs[f]]
-            for c in f.result():
-                ticks.tick(f"{'TLC' if c.kind == 'tlc' else 'spec ⇄ model'} {e.protocol}/{e.name}", c)
-                by_id[c.id] = c
-    return [by_id[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on] + [by_id[f"link/{e.protocol}/{e.name}"]
-                                                                   for e in link_on]
+            for key, c in zip(work[futs[f]][0], f.result()):
+                by_key[key] = c
+                ticks.tick(_pool_line(c), c, key=key)
+    if tv:
+        extra["trace_coverage"] = {p: tlctrace.coverage(p, [t for _, t in sorted(accepted.get(p, []),
+                                                                                 key=lambda x: x[0])])
+                                   for p in dict.fromkeys(p for p, _ in tv)}
+    return ([by_key[f"tlc/{e.protocol}/{e.name}"] for e in tlc_on]
+            + [by_key[f"link/{e.protocol}/{e.name}"] for e in link_on],
+            [by_key[f"tracevalidation/{p}/#{i}"] for i, (p, _) in enumerate(tv)],
+            [by_key[f"prove/{enc.protocol}/{enc.variant}"] for enc in encs])
+
+
+def _pool_line(c: Check) -> str:
+    """A pooled check's progress line, by its kind."""
+    return {"tlc": f"TLC {c.protocol}/{c.name}", "link": f"spec ⇄ model {c.protocol}/{c.name}",
+            "tracevalidation": f"TLC trace validation {c.name}",
+            "prove": f"prove {c.protocol}/{c.id.rsplit('/', 1)[-1]}"}[c.kind]
 
 
 def _skipped_checks(entries: list, tlc_entries: list, link_entries: list, all_encs: list, encs: list,
@@ -852,39 +894,6 @@ def _conformance_stage(conf: list[str], fixed: dict, runs: int, seed: int, out_d
             ticks.tick(f"conformance {name} on {fx}", checks[-1])
         if res.get("coverage"):
             coverage[name] = coverage_figures(res["coverage"])
-    return checks
-
-
-def _tracevalidation_stage(tv: list, jobs: int, ticks: _Ticks, extra: dict) -> list[Check]:
-    """TLC trace validation of the sampled runs, one TLC process per core."""
-    checks: list[Check] = []
-    accepted: dict[str, list] = defaultdict(list)
-    ticks.say("TLC trace validation", queue=([f"tracevalidation/{p}/#{i}" for i, (p, _) in enumerate(tv)],
-                                             max(1, jobs)))
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:     # one TLC process per core
-        futs = [pool.submit(tracevalidation_check, p, sd) for p, sd in tv]
-        for i, ((p, sd), f) in enumerate(zip(tv, futs)):
-            c, trace = f.result()
-            checks.append(c)
-            if trace is not None:
-                accepted[p].append(trace)
-            ticks.tick(f"TLC trace validation {c.name}", c, key=f"tracevalidation/{p}/#{i}")
-    extra["trace_coverage"] = {p: tlctrace.coverage(p, accepted.get(p, []))
-                               for p in dict.fromkeys(p for p, _ in tv)}
-    return checks
-
-
-def _prove_stage(encs: list, jobs: int, ticks: _Ticks) -> list[Check]:
-    """Each variant in a fresh process, ``jobs`` at once (registry.run_isolated:
-    one z3 context per process, and variants run one after another in it
-    interfere)."""
-    from groupcheck.model.proofs import registry as prove_matrix     # lazy: z3 is heavy and only this path needs it
-    checks: list[Check] = []
-    ticks.say(f"prove ({len(encs)} variants, {min(jobs, len(encs))} at once)",
-              queue=([f"prove/{enc.protocol}/{enc.variant}" for enc in encs], max(1, jobs)))
-    for enc, qs in prove_matrix.run_isolated(encs, jobs=jobs):
-        checks.append(prove_check(enc, queries=qs))
-        ticks.tick(f"prove {enc.protocol}/{enc.variant}", checks[-1])
     return checks
 
 
@@ -971,8 +980,14 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                    "stages": {"all": list(STAGES), "selected": [s for s in STAGES if s in stages]},
                    "shipped_variants": _variants_figures(entries, [] if full else picks,
                                                          {} if full else unpicked)}
-    checks = _tlc_and_link_stages(tlc_entries if "tlc" in stages else [],
-                                  link_entries if "link" in stages else [], workers, jobs, ticks)
+    # Spark's conformance first, alone on the machine; then the pooled stages
+    # (TLC, spec ⇄ model, trace validation, proofs) as one pool; the history
+    # and the cluster last.  The report keeps the stages' order.
+    conformed = _conformance_stage(conf, fixed, runs, seed, out_dir, engine, master, ticks, extra["coverage"]) \
+        if "conformance" in stages and conf else []
+    checks, validated, proved = _pooled_stages(tlc_entries if "tlc" in stages else [],
+                                               link_entries if "link" in stages else [], tv, encs,
+                                               workers, jobs, ticks, extra)
     if "tlc" in stages and not full:
         picked = {f"tlc/{e.protocol}/{e.name}" for e in picks}
         for c in checks:
@@ -980,17 +995,13 @@ def run(out_dir: str | Path = "audit", *, runs: int = 100, seed: int = 0, engine
                 c.figures["coverage_pick"] = True
     checks += _skipped_checks(entries, tlc_entries, link_entries, all_encs, encs,
                               {} if full else {id(e): why for e, why in unpicked.values()}, stages)
-    if "conformance" in stages and conf:
-        checks += _conformance_stage(conf, fixed, runs, seed, out_dir, engine, master, ticks, extra["coverage"])
+    checks += conformed
     if "history" in stages:
         for name in hist:
             ticks.say(f"history {name}", started=f"history/{name}")
             checks.append(history_check(name, min(runs, HISTORY_RUNS), seed))
             ticks.tick(f"history {name}", checks[-1])
-    if tv:
-        checks += _tracevalidation_stage(tv, jobs, ticks, extra)
-    if encs:
-        checks += _prove_stage(encs, jobs, ticks)
+    checks += validated + proved
     for p in clusters:
         ticks.say(f"cluster {p} (3 processes, chaos)", started=f"cluster/{p}")
         checks.append(cluster_check(Path(out_dir) / p if len(clusters) > 1 else Path(out_dir), p))
