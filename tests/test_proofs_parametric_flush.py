@@ -25,7 +25,6 @@ def _enc(name, **change):
     return FlushAnyEncoding.from_constants(dict(entry("flush", name).constants(), **change))
 
 
-@pytest.mark.slow      # the default audit proves it too (its prove stage runs flush AnyFixed)
 def test_fixed_invariant_is_inductive_for_every_N():
     proved_for_every_n("flush", "AnyFixed", ["VirtualSynchrony"])
 
