@@ -126,6 +126,7 @@ public class HistoryDriver {
     static int vid = 0;
     static Protocol sequencer;
     static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField, receivedTable, seqnoMap;
+    static java.lang.reflect.Field entryNext, entrySeqnos;   // SeqnoTable.Entry's next_to_receive, seqnos
     static View view;                    // the view SEQUENCER has (the spec's view of the member)
     static final ThreadLocal<Boolean> delivered = new ThreadLocal<>();
 
@@ -178,16 +179,35 @@ public class HistoryDriver {
     }
 
     /** SEQUENCER's received table over the view's members, as the spec's recv: the
-     *  spec's seqno of the highest message delivered per original sender, 0 for none. */
+     *  spec's seqno of the highest application message the table has received per
+     *  original sender, 0 for none.  A SeqnoTable entry has received the seqnos below
+     *  its next_to_receive and those in its seqnos set (received above a gap); its
+     *  highest_received may be a message of FLUSH (no message of the spec), above
+     *  application messages not yet received: a new coordinator sequences its
+     *  START_FLUSH at once, and its loopback copy can overtake the forward table
+     *  re-sent to itself (SeparateChannels).  So the translation takes the highest
+     *  seqno the entry has received that carried a payload, not the payload at or
+     *  below highest_received (which can be one of its own still in forward_table). */
+    @SuppressWarnings("unchecked")
     static String recv(View v) throws Exception {
         Object table = receivedTable.get(sequencer);
         Map<?, ?> entries = (Map<?, ?>) seqnoMap.get(table);
         StringBuilder b = new StringBuilder("{");
         for (Address a : v.getMembers()) {
             int s = memberOf(a);
-            Map.Entry<Long, Long> e = !entries.containsKey(a) || !specSeq.containsKey(s) ? null
-                : specSeq.get(s).floorEntry(((org.jgroups.util.SeqnoTable) table).getHighestReceived(a));
-            b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(e == null ? 0 : e.getValue());
+            Object entry = entries.get(a);
+            long q = 0;
+            if (entry != null && specSeq.containsKey(s)) {
+                long next;
+                Set<Long> above;
+                synchronized (entry) {
+                    next = entryNext.getLong(entry);
+                    above = new HashSet<>((Set<Long>) entrySeqnos.get(entry));
+                }
+                for (Map.Entry<Long, Long> e : specSeq.get(s).descendingMap().entrySet())
+                    if (e.getKey() < next || above.contains(e.getKey())) { q = e.getValue(); break; }
+            }
+            b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(q);
         }
         return b.append("}").toString();
     }
@@ -1159,8 +1179,11 @@ public class HistoryDriver {
         coordField = SEQUENCER.class.getDeclaredField("coord");
         receivedTable = SEQUENCER.class.getDeclaredField("received_table");
         seqnoMap = org.jgroups.util.SeqnoTable.class.getDeclaredField("map");
+        Class<?> entry = Class.forName("org.jgroups.util.SeqnoTable$Entry");
+        entryNext = entry.getDeclaredField("next_to_receive");
+        entrySeqnos = entry.getDeclaredField("seqnos");
         for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType, coordField,
-                                                                         receivedTable, seqnoMap})
+                                                                         receivedTable, seqnoMap, entryNext, entrySeqnos})
             f.setAccessible(true);
         st.insertProtocol(new StepsAbove(), ProtocolStack.ABOVE, SEQUENCER.class);
         st.insertProtocol(new StepsBelow(), ProtocolStack.BELOW, SEQUENCER.class);
