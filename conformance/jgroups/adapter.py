@@ -631,6 +631,8 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
         rep = replay(trace)
         out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event,
                    stops_conforming_at=rep.stops_conforming_at)
+        if rep.verdict == "documented":     # the finding whose shape the run has, and its witness
+            out.update(finding=rep.finding, finding_why=rep.finding_why)
     if checker in ("tlc", "both"):
         v = tlctrace.validate(trace)
         out["tlc"] = {**v.to_json(), **({} if v.clean else {"explain": v.explain()})}
