@@ -35,6 +35,7 @@ public class HistoryDriver {
     static int me;
     static boolean closed = false;
     static volatile long lastDelivery = 0;   // when the member last delivered an application message
+    static volatile boolean appBlocked = false;   // FLUSH's BLOCK came up and its UNBLOCK not yet
     static final long t0 = System.currentTimeMillis();
 
     static synchronized void record(String json) {
@@ -88,8 +89,12 @@ public class HistoryDriver {
                     event("view", "{\"view\":" + v.getVid().getId() + ",\"members\":[" + ms + "]}");
                     break;
                 }
-                case Event.BLOCK: event("block", "{}"); break;
-                case Event.UNBLOCK: event("unblock", "{}"); break;
+                case Event.BLOCK: event("block", "{}"); appBlocked = true; break;
+                case Event.UNBLOCK:
+                    event("unblock", "{}");
+                    lastDelivery = System.currentTimeMillis();      // the settle counts from the unblock
+                    appBlocked = false;
+                    break;
                 default: break;
             }
             return up_prot.up(evt);
@@ -1247,9 +1252,12 @@ public class HistoryDriver {
         }
         // then until nothing was delivered for <settle_ms>: a member that stopped sending
         // first (the sequencer's own multicasts need no forward) must not leave while
-        // the others' messages still come
+        // the others' messages still come.  Never inside a flush: a member blocked
+        // (BLOCK up, its UNBLOCK not yet) waits for the UNBLOCK, however long FLUSH
+        // takes on a loaded machine, and settles from there; one that never comes is
+        // a hang, which the run's bound reports (the member did not finish)
         long sentAll = System.currentTimeMillis();
-        while (System.currentTimeMillis() - Math.max(sentAll, lastDelivery) < settle) Thread.sleep(20);
+        while (appBlocked || System.currentTimeMillis() - Math.max(sentAll, lastDelivery) < settle) Thread.sleep(20);
         synchronized (HistoryDriver.class) {
             out.println("{\"kind\":\"end\",\"quiescent\":true,\"clock\":" + (System.currentTimeMillis() - t0) / 1000.0 + "}");
             out.flush();
