@@ -203,14 +203,14 @@ public class HistoryDriver {
             Object entry = entries.get(a);
             long q = 0;
             if (entry != null && specSeq.containsKey(s)) {
-                long next;
-                Set<Long> above;
+                // read under the entry's lock (SeqnoTable.Entry.add's), not copied: a member
+                // that joined late keeps every seqno of an earlier member in seqnos
                 synchronized (entry) {
-                    next = entryNext.getLong(entry);
-                    above = new HashSet<>((Set<Long>) entrySeqnos.get(entry));
+                    long next = entryNext.getLong(entry);
+                    Set<Long> above = (Set<Long>) entrySeqnos.get(entry);
+                    for (Map.Entry<Long, Long> e : specSeq.get(s).descendingMap().entrySet())
+                        if (e.getKey() < next || above.contains(e.getKey())) { q = e.getValue(); break; }
                 }
-                for (Map.Entry<Long, Long> e : specSeq.get(s).descendingMap().entrySet())
-                    if (e.getKey() < next || above.contains(e.getKey())) { q = e.getValue(); break; }
             }
             b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(q);
         }
