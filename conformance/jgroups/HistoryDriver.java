@@ -1284,7 +1284,10 @@ public class HistoryDriver {
                 if (open) {
                     ch.down(new Event(Event.SUSPEND_BUT_FAIL));
                     System.out.println("FLUSH open");
+                    System.out.flush();
+                    new File(marker + ".flushing").createNewFile();    // START_FLUSH is on its way
                 } else {
+                    new File(marker + ".flushing").createNewFile();    // startFlush is called now
                     boolean ok = org.jgroups.util.Util.startFlush(ch);
                     if (ok) ch.stopFlush();
                     System.out.println("FLUSH " + (ok ? "ok" : "failed"));
@@ -1292,6 +1295,8 @@ public class HistoryDriver {
                 System.out.flush();
             } catch (InterruptedException e) {
                 return;
+            } catch (IOException e) {
+                throw new RuntimeException(e);
             }
         });
         t.setDaemon(true);

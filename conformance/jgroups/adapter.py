@@ -343,6 +343,10 @@ class Runner:
                         (out / f"node-{m}.flush").touch()
                         self.log(f"member {m} starts a flush ({flush_mode[m]}) at {time.monotonic() - t0:.2f} s")
                     continue
+                if m in flush_mode and (out / f"node-{m}.flush").exists():
+                    # a kill after the member's own flush lands once that flush has started
+                    # (the member says so), however late a loaded machine lets its JVM run
+                    self._wait_for(out / f"node-{m}.flushing", deadline, procs[m], f"member {m} started no flush")
                 procs[m].send_signal(signal.SIGKILL)
                 procs[m].wait()
                 killed.append(m)
@@ -361,7 +365,7 @@ class Runner:
                     p.kill()
             for p in procs.values():
                 p.wait()
-            for marker in [f for suffix in ("joined", "ready", "based", "go", "flush")
+            for marker in [f for suffix in ("joined", "ready", "based", "go", "flush", "flushing")
                            for f in out.glob(f"node-*.{suffix}")]:
                 marker.unlink(missing_ok=True)
         if killed:
