@@ -69,6 +69,7 @@ import heapq
 import itertools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -182,15 +183,36 @@ def compile_driver(dest: Optional[Path] = None) -> Path:
     return dest
 
 
-def _free_ports(n: int) -> list[int]:
-    """n free TCP ports on 127.0.0.1 (TCPPING lists them)."""
-    socks = []
+def _ephemeral_range() -> tuple[int, int]:
     try:
-        for _ in range(n):
+        lo, hi = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999          # Linux's default
+
+
+def _free_ports(n: int) -> list[int]:
+    """n free TCP ports on 127.0.0.1 (TCPPING lists them), below the kernel's
+    ephemeral range: member k binds its port only after the members before
+    it joined, seconds later on a loaded machine, and a port the kernel had
+    handed out (bind to 0) could meanwhile be given to another socket
+    (FD_SOCK's server socket, a connection's local end, another run's JVM),
+    so that member k failed with a BindException.  A port outside that range
+    is taken only by an explicit bind; each is checked free here."""
+    lo, _ = _ephemeral_range()
+    pool = range(10000, lo) if lo - 10000 >= 1000 else None
+    rng = random.SystemRandom()
+    socks: list = []
+    try:
+        while len(socks) < n:
             s = socket.socket()
-            s.bind(("127.0.0.1", 0))
+            try:
+                s.bind(("127.0.0.1", rng.choice(pool) if pool else 0))
+            except OSError:
+                s.close()
+                continue
             socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+        return [s.getsockname()[1] for s in socks]       # distinct: each still bound here
     finally:
         for s in socks:
             s.close()
