@@ -44,6 +44,22 @@ def _run(classes, tmp_path, stack, kills=()):
     return r, row
 
 
+def assert_sequencer_verdict_explained(t: dict) -> None:
+    """A SEQUENCER trace verdict other than ok is explained: one at a record
+    names the JGroups SEQUENCER step behind it; one at the run's end (no
+    record: Quiescent) is only the documented crash cut, the crashed
+    coordinator's DATA still on a channel to a survivor that took its earlier
+    ones after the crash (SIGKILL cuts a TCP connection's tail; Sequencer.tla's
+    Crash loses a channel whole or not at all: docs/jgroups.md)."""
+    if t["verdict"] == "ok":
+        return
+    if t["first_bad_event"] is not None:
+        assert "JGroups's SEQUENCER." in t["jgroups_step"], t
+        return
+    assert t["verdict"] == "documented" and t["finding"] == "sequencer/lost-after-coordinator-crash", t
+    assert t["finding_why"].startswith("Quiescent: ") and "cut by the crash" in t["finding_why"], t
+
+
 @pytest.mark.slow
 @needs_jgroups
 @pytest.mark.parametrize("stack", ["sequencer", "sequencerflush", "flush", "stable"])
@@ -79,8 +95,7 @@ def test_coordinator_sigkill_is_checked_with_witnesses(classes, tmp_path, stack)
     t = jgroups.check(tmp_path, stack)["trace"]
     print(f"  trace: {t['verdict']}; {t.get('reason')}; {t.get('jgroups_step')}")
     assert t["verdict"] in ("ok", "violation", "documented"), t
-    if t["verdict"] != "ok":
-        assert t["first_bad_event"] is not None and "JGroups's SEQUENCER." in t["jgroups_step"], t
+    assert_sequencer_verdict_explained(t)
 
 
 # the tests of stable_run (a JGroups run of about 8 s) on one xdist worker, so it runs once
@@ -306,8 +321,8 @@ def test_the_command_runs_kills_checks_and_leaves_no_jvm(tmp_path):
     assert (p.returncode == 0) == (result["history"]["verdict"] == "ok" == result["trace"]["verdict"])
     assert result["killed"] == [1] and result["history"]["crashed"] == [1]
     assert result["agree"] == ((result["history"]["verdict"] == "ok") == (result["trace"]["verdict"] == "ok"))
-    if result["trace"]["verdict"] != "ok":
-        assert "JGroups's SEQUENCER." in result["trace"]["jgroups_step"], result["trace"]
+    assert_sequencer_verdict_explained(result["trace"])
+    if result["trace"]["verdict"] != "ok" and result["trace"]["first_bad_event"] is not None:
         assert "the JGroups step: JGroups's SEQUENCER." in p.stdout
     for pid in result["pids"].values():              # every JVM the command started has ended
         with pytest.raises(ProcessLookupError):
@@ -337,8 +352,7 @@ def test_a_sequencer_flush_kill_run_is_judged_white_box_and_its_agreement_report
     result = json.loads((out / "result.json").read_text())
     t, h = result["trace"], result["history"]
     assert t["verdict"] in ("ok", "violation", "documented"), t   # every step conforms: handleSuspect is the spec's Suspect
-    if t["verdict"] != "ok":
-        assert "JGroups's SEQUENCER." in t["jgroups_step"], t
+    assert_sequencer_verdict_explained(t)
     on = set(result["agree_on"])
     assert on == set(jgroups.promised("sequencerflush")) & set(jgroups.promised("sequencer")), on
     assert not on & {"VirtualSynchrony", "FlushEventOrder"}

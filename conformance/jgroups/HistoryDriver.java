@@ -35,6 +35,7 @@ public class HistoryDriver {
     static int me;
     static boolean closed = false;
     static volatile long lastDelivery = 0;   // when the member last delivered an application message
+    static volatile boolean appBlocked = false;   // FLUSH's BLOCK came up and its UNBLOCK not yet
     static final long t0 = System.currentTimeMillis();
 
     static synchronized void record(String json) {
@@ -88,8 +89,12 @@ public class HistoryDriver {
                     event("view", "{\"view\":" + v.getVid().getId() + ",\"members\":[" + ms + "]}");
                     break;
                 }
-                case Event.BLOCK: event("block", "{}"); break;
-                case Event.UNBLOCK: event("unblock", "{}"); break;
+                case Event.BLOCK: event("block", "{}"); appBlocked = true; break;
+                case Event.UNBLOCK:
+                    event("unblock", "{}");
+                    lastDelivery = System.currentTimeMillis();      // the settle counts from the unblock
+                    appBlocked = false;
+                    break;
                 default: break;
             }
             return up_prot.up(evt);
@@ -126,6 +131,7 @@ public class HistoryDriver {
     static int vid = 0;
     static Protocol sequencer;
     static java.lang.reflect.Field isCoord, forwardTable, hdrType, coordField, receivedTable, seqnoMap;
+    static java.lang.reflect.Field entryNext, entrySeqnos;   // SeqnoTable.Entry's next_to_receive, seqnos
     static View view;                    // the view SEQUENCER has (the spec's view of the member)
     static final ThreadLocal<Boolean> delivered = new ThreadLocal<>();
 
@@ -178,16 +184,35 @@ public class HistoryDriver {
     }
 
     /** SEQUENCER's received table over the view's members, as the spec's recv: the
-     *  spec's seqno of the highest message delivered per original sender, 0 for none. */
+     *  spec's seqno of the highest application message the table has received per
+     *  original sender, 0 for none.  A SeqnoTable entry has received the seqnos below
+     *  its next_to_receive and those in its seqnos set (received above a gap); its
+     *  highest_received may be a message of FLUSH (no message of the spec), above
+     *  application messages not yet received: a new coordinator sequences its
+     *  START_FLUSH at once, and its loopback copy can overtake the forward table
+     *  re-sent to itself (SeparateChannels).  So the translation takes the highest
+     *  seqno the entry has received that carried a payload, not the payload at or
+     *  below highest_received (which can be one of its own still in forward_table). */
+    @SuppressWarnings("unchecked")
     static String recv(View v) throws Exception {
         Object table = receivedTable.get(sequencer);
         Map<?, ?> entries = (Map<?, ?>) seqnoMap.get(table);
         StringBuilder b = new StringBuilder("{");
         for (Address a : v.getMembers()) {
             int s = memberOf(a);
-            Map.Entry<Long, Long> e = !entries.containsKey(a) || !specSeq.containsKey(s) ? null
-                : specSeq.get(s).floorEntry(((org.jgroups.util.SeqnoTable) table).getHighestReceived(a));
-            b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(e == null ? 0 : e.getValue());
+            Object entry = entries.get(a);
+            long q = 0;
+            if (entry != null && specSeq.containsKey(s)) {
+                // read under the entry's lock (SeqnoTable.Entry.add's), not copied: a member
+                // that joined late keeps every seqno of an earlier member in seqnos
+                synchronized (entry) {
+                    long next = entryNext.getLong(entry);
+                    Set<Long> above = (Set<Long>) entrySeqnos.get(entry);
+                    for (Map.Entry<Long, Long> e : specSeq.get(s).descendingMap().entrySet())
+                        if (e.getKey() < next || above.contains(e.getKey())) { q = e.getValue(); break; }
+                }
+            }
+            b.append(b.length() > 1 ? "," : "").append("\"").append(s).append("\":").append(q);
         }
         return b.append("}").toString();
     }
@@ -1159,8 +1184,11 @@ public class HistoryDriver {
         coordField = SEQUENCER.class.getDeclaredField("coord");
         receivedTable = SEQUENCER.class.getDeclaredField("received_table");
         seqnoMap = org.jgroups.util.SeqnoTable.class.getDeclaredField("map");
+        Class<?> entry = Class.forName("org.jgroups.util.SeqnoTable$Entry");
+        entryNext = entry.getDeclaredField("next_to_receive");
+        entrySeqnos = entry.getDeclaredField("seqnos");
         for (java.lang.reflect.Field f : new java.lang.reflect.Field[] {isCoord, forwardTable, hdrType, coordField,
-                                                                         receivedTable, seqnoMap})
+                                                                         receivedTable, seqnoMap, entryNext, entrySeqnos})
             f.setAccessible(true);
         st.insertProtocol(new StepsAbove(), ProtocolStack.ABOVE, SEQUENCER.class);
         st.insertProtocol(new StepsBelow(), ProtocolStack.BELOW, SEQUENCER.class);
@@ -1224,9 +1252,12 @@ public class HistoryDriver {
         }
         // then until nothing was delivered for <settle_ms>: a member that stopped sending
         // first (the sequencer's own multicasts need no forward) must not leave while
-        // the others' messages still come
+        // the others' messages still come.  Never inside a flush: a member blocked
+        // (BLOCK up, its UNBLOCK not yet) waits for the UNBLOCK, however long FLUSH
+        // takes on a loaded machine, and settles from there; one that never comes is
+        // a hang, which the run's bound reports (the member did not finish)
         long sentAll = System.currentTimeMillis();
-        while (System.currentTimeMillis() - Math.max(sentAll, lastDelivery) < settle) Thread.sleep(20);
+        while (appBlocked || System.currentTimeMillis() - Math.max(sentAll, lastDelivery) < settle) Thread.sleep(20);
         synchronized (HistoryDriver.class) {
             out.println("{\"kind\":\"end\",\"quiescent\":true,\"clock\":" + (System.currentTimeMillis() - t0) / 1000.0 + "}");
             out.flush();
@@ -1253,7 +1284,10 @@ public class HistoryDriver {
                 if (open) {
                     ch.down(new Event(Event.SUSPEND_BUT_FAIL));
                     System.out.println("FLUSH open");
+                    System.out.flush();
+                    new File(marker + ".flushing").createNewFile();    // START_FLUSH is on its way
                 } else {
+                    new File(marker + ".flushing").createNewFile();    // startFlush is called now
                     boolean ok = org.jgroups.util.Util.startFlush(ch);
                     if (ok) ch.stopFlush();
                     System.out.println("FLUSH " + (ok ? "ok" : "failed"));
@@ -1261,6 +1295,8 @@ public class HistoryDriver {
                 System.out.flush();
             } catch (InterruptedException e) {
                 return;
+            } catch (IOException e) {
+                throw new RuntimeException(e);
             }
         });
         t.setDaemon(true);

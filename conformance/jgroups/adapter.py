@@ -69,6 +69,7 @@ import heapq
 import itertools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -182,15 +183,36 @@ def compile_driver(dest: Optional[Path] = None) -> Path:
     return dest
 
 
-def _free_ports(n: int) -> list[int]:
-    """n free TCP ports on 127.0.0.1 (TCPPING lists them)."""
-    socks = []
+def _ephemeral_range() -> tuple[int, int]:
     try:
-        for _ in range(n):
+        lo, hi = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999          # Linux's default
+
+
+def _free_ports(n: int) -> list[int]:
+    """n free TCP ports on 127.0.0.1 (TCPPING lists them), below the kernel's
+    ephemeral range: member k binds its port only after the members before
+    it joined, seconds later on a loaded machine, and a port the kernel had
+    handed out (bind to 0) could meanwhile be given to another socket
+    (FD_SOCK's server socket, a connection's local end, another run's JVM),
+    so that member k failed with a BindException.  A port outside that range
+    is taken only by an explicit bind; each is checked free here."""
+    lo, _ = _ephemeral_range()
+    pool = range(10000, lo) if lo - 10000 >= 1000 else None
+    rng = random.SystemRandom()
+    socks: list = []
+    try:
+        while len(socks) < n:
             s = socket.socket()
-            s.bind(("127.0.0.1", 0))
+            try:
+                s.bind(("127.0.0.1", rng.choice(pool) if pool else 0))
+            except OSError:
+                s.close()
+                continue
             socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+        return [s.getsockname()[1] for s in socks]       # distinct: each still bound here
     finally:
         for s in socks:
             s.close()
@@ -343,6 +365,10 @@ class Runner:
                         (out / f"node-{m}.flush").touch()
                         self.log(f"member {m} starts a flush ({flush_mode[m]}) at {time.monotonic() - t0:.2f} s")
                     continue
+                if m in flush_mode and (out / f"node-{m}.flush").exists():
+                    # a kill after the member's own flush lands once that flush has started
+                    # (the member says so), however late a loaded machine lets its JVM run
+                    self._wait_for(out / f"node-{m}.flushing", deadline, procs[m], f"member {m} started no flush")
                 procs[m].send_signal(signal.SIGKILL)
                 procs[m].wait()
                 killed.append(m)
@@ -361,7 +387,7 @@ class Runner:
                     p.kill()
             for p in procs.values():
                 p.wait()
-            for marker in [f for suffix in ("joined", "ready", "based", "go", "flush")
+            for marker in [f for suffix in ("joined", "ready", "based", "go", "flush", "flushing")
                            for f in out.glob(f"node-*.{suffix}")]:
                 marker.unlink(missing_ok=True)
         if killed:
@@ -631,6 +657,8 @@ def _trace_verdict(tdir: Path, checker: str) -> dict:
         rep = replay(trace)
         out.update(verdict=rep.verdict, reason=rep.reason, first_bad_event=rep.first_bad_event,
                    stops_conforming_at=rep.stops_conforming_at)
+        if rep.verdict == "documented":     # the finding whose shape the run has, and its witness
+            out.update(finding=rep.finding, finding_why=rep.finding_why)
     if checker in ("tlc", "both"):
         v = tlctrace.validate(trace)
         out["tlc"] = {**v.to_json(), **({} if v.clean else {"explain": v.explain()})}
