@@ -222,14 +222,14 @@ def test_the_pooled_stages_run_as_one_pool_each_kinds_costliest_first(monkeypatc
                                                                          enc.variant))
     calls = []
     stages = ("tlc", "link", "tracevalidation", "prove")
-    checks, _ = audit.run(tmp_path, protocols_=["stable"], stages=stages, jobs=1,
+    checks, _ = audit.run(tmp_path, protocols_=["flush"], stages=stages, jobs=1,
                           progress=lambda *a, **k: calls.append((a, k)))
     plan = next(k["plan"] for _, k in calls if "plan" in k)
     [queue] = [k["queue"][0] for _, k in calls if "queue" in k]
     # the order the pool started them in is the queue's (one at a time; a
     # trace validation's key is its place in the sample)
-    pl = audit.plan(["stable"], stages)
-    place = {f"tracevalidation/stable/{sd}": f"tracevalidation/stable/#{i}" for i, (_, sd) in enumerate(pl.tv)}
+    pl = audit.plan(["flush"], stages)
+    place = {f"tracevalidation/flush/{sd}": f"tracevalidation/flush/#{i}" for i, (_, sd) in enumerate(pl.tv)}
     assert [k for job in queue for k in job] == [place.get(r, r) for r in ran]
     cost = audit.plan_costs(list(plan), 1)
     weight = [sum(cost[k] for k in job) for job in queue]
@@ -244,7 +244,16 @@ def test_the_pooled_stages_run_as_one_pool_each_kinds_costliest_first(monkeypatc
     ran_ids = [c.id for c in checks if not c.skipped]
     kinds_in_report = [i.split("/")[0] for i in ran_ids]
     assert kinds_in_report == sorted(kinds_in_report, key=["tlc", "link", "tracevalidation", "prove"].index)
-    assert [i for i in ran_ids if i.startswith("tlc/")] == [f"tlc/stable/{e.name}" for e in pl.tlc_entries]
-    assert [i for i in ran_ids if i.startswith("prove/")] == [f"prove/stable/{e.variant}" for e in pl.encs]
+    assert [i for i in ran_ids if i.startswith("tlc/")] == [f"tlc/flush/{e.name}" for e in pl.tlc_entries]
+    assert [i for i in ran_ids if i.startswith("prove/")] == [f"prove/flush/{e.variant}" for e in pl.encs]
     assert [i for i in ran_ids if i.startswith("tracevalidation/")] == [
-        f"tracevalidation/stable/{sd}" for _, sd in pl.tv]
+        f"tracevalidation/flush/{sd}" for _, sd in pl.tv]
+
+
+def test_a_plan_unstratified_counts_the_same_checks():
+    """``plan(stratify=False)`` (for counting) has the audit's plan's checks
+    but for which runs TLC validates: as many, spread evenly."""
+    a, b = audit.plan(["flush"]), audit.plan(["flush"], stratify=False)
+    assert a.counts() == b.counts() and len(a.tv) == len(b.tv) == audit.TRACE_SAMPLE
+    assert [i for i in a.ids(audit.STAGES) if not i.startswith("tracevalidation/")] == \
+        [i for i in b.ids(audit.STAGES) if not i.startswith("tracevalidation/")]

@@ -938,8 +938,12 @@ class Plan:
 
 
 def plan(protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGES, full: bool = False,
-         runs: int = 100, seed: int = 0) -> Plan:
-    """The audit's plan for these protocols and stages (``full``: ``--full``)."""
+         runs: int = 100, seed: int = 0, stratify: bool = True) -> Plan:
+    """The audit's plan for these protocols and stages (``full``: ``--full``).
+    ``stratify=False``: the TLC sample spread evenly over the campaign, not
+    drawn by the runs' classes (which regenerates and replays every run of
+    it, about 18 s): the same number of runs, for a caller that only counts
+    the checks (``Plan.counts``)."""
     entries = manifest.select(protocols_, None)
     picks, unpicked = coverage_picks(entries)
     conf = [p for p in registry.available() if protocols_ is None or p in protocols_]
@@ -953,7 +957,8 @@ def plan(protocols_: Optional[list[str]] = None, stages: tuple[str, ...] = STAGE
         conf=conf, hist=[p for p in conf if p in projectable()],
         clusters=[p for p in conf if registry.get(p).audit_cluster] if "cluster" in stages else [],
         tv=[(p, sd) for p in conf if tlctrace.supported(p)
-            for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE, partial(run_classes, p))]
+            for sd in sample_seeds(runs, seed, None if full else TRACE_SAMPLE,
+                                   partial(run_classes, p) if stratify else None)]
         if "tracevalidation" in stages else [],
         all_encs=all_encs, encs=[enc for enc in all_encs if full or not enc.heavy],
         fixed={p: list(dict.fromkeys(f.fixed_by for f in registry.get(p).findings if f.fixed_by)) for p in conf})
