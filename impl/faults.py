@@ -135,6 +135,14 @@ def fates(rng, plan: FaultPlan, payload, now: float = 0.0) -> list[tuple[float, 
     return out
 
 
+def crashed_members(faults: dict) -> set[int]:
+    """The members a run's fault plan (a trace header's ``faults``) crashes:
+    the simulator's ``crashes`` (``[node, time]`` items) and a real run's
+    ``kills`` (the cluster's ``[node, seconds]``, JGroups's member ids)."""
+    out = {int(c[0]) for c in faults.get("crashes") or ()}
+    return out | {int(k[0]) if isinstance(k, (list, tuple)) else int(k) for k in faults.get("kills") or ()}
+
+
 def fault_kinds(faults: dict) -> set[str]:
     """The kinds of fault a plan holds, from its JSON form (a trace header's
     ``faults``): ``crash:coordinator`` (node 1, every protocol's first
@@ -142,7 +150,7 @@ def fault_kinds(faults: dict) -> set[str]:
     and the name of every other item it uses (``recover``, ``join``,
     ``leave``, ``tokenloss``, ``truncate``, ``late911``; ``loss``, ``dup``,
     ``reorder``).  The audit stratifies its TLC sample by them."""
-    crashed = {int(m) for m, _ in faults.get("crashes", ())}
+    crashed = crashed_members(faults)
     kinds = {"crash:coordinator"} if 1 in crashed else set()
     kinds |= {"crash:other"} if crashed - {1} else set() if crashed else {"crash:none"}
     default = FaultPlan().to_json()

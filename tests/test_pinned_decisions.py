@@ -166,6 +166,24 @@ def test_raincore_runs_are_counted_by_whether_the_founder_crashed():
     assert plan_kind({"faults": {"crashes": [[other, 3.0]]}}) == "founder stays"
     assert plan_kind({"faults": {}}) == plan_kind({}) == "founder stays"
     assert plan_kind({"faults": {"late_911": True, "crashes": [[FOUNDER, 1.0]]}}) == "late 911s"
+    assert plan_kind({"faults": {"kills": [[FOUNDER, 2.5]]}}) == "founder crash"       # a cluster run's kill
+
+
+def test_a_real_runs_kills_count_as_its_plans_crashes():
+    """A cluster run's header says ``kills: [[node, seconds]]``, a JGroups
+    run's ``kills: [member]``; the simulator's ``crashes: [[node, time]]``.
+    Each is a crash of its plan for the findings' rates (SEQUENCER's
+    ``plan_kind``) and for the kinds of fault (``fault_kinds``)."""
+    from groupcheck.conformance.replay.sequencer import plan_kind
+    from groupcheck.impl.faults import crashed_members, fault_kinds
+    assert crashed_members({"crashes": [[2, 1.0]], "kills": [[1, 0.4], 3]}) == {1, 2, 3}
+    assert crashed_members({}) == set()
+    head = {"nodes": [1, 2, 3]}
+    assert plan_kind({**head, "faults": {"kills": [1]}}) == "coordinator crash"          # JGroups's
+    assert plan_kind({**head, "faults": {"kills": [[2, 0.4]]}}) == "other crash"         # the cluster's
+    assert plan_kind({**head, "faults": {"crashes": [[1, 0.5]]}}) == "coordinator crash"  # the simulator's
+    assert plan_kind({**head, "faults": {"kills": []}}) == "no crash"
+    assert fault_kinds({"kills": [1]}) >= {"crash:coordinator"} and "crash:none" in fault_kinds({})
 
 
 def test_a_three_layer_join_names_a_node_outside_the_ring_up_to_the_last():

@@ -35,7 +35,7 @@ from groupcheck.core.trace import writer as tracefile
 from groupcheck.core.trace.reader import Trace
 from groupcheck.impl import codec
 from groupcheck.impl.events import Receive, Up
-from groupcheck.impl.faults import FaultPlan, parse_faults
+from groupcheck.impl.faults import crashed_members, FaultPlan, parse_faults
 from groupcheck.impl.raincore import Crash, DeliveryFailed, Join, Recover, spec_msg, Start, TokenMsg
 from groupcheck.impl.sim_raincore import make_layers, RaincoreConfig, RING_FAULTS, simulate as simulate_impl
 from groupcheck.model.raincore import Msg911, RaincoreModel, Token
@@ -311,8 +311,7 @@ def plan_kind(header: dict) -> str:
     faults = header.get("faults") or {}
     if faults.get("late_911"):
         return "late 911s"
-    crashed = {c[0] for c in (faults.get("crashes") or [])}
-    return "founder crash" if FOUNDER in crashed else "founder stays"
+    return "founder crash" if FOUNDER in crashed_members(faults) else "founder stays"
 
 
 # Rates: measured on the audit's drawn plans (``draw``), seeds 10000-15999 (6,000 runs);

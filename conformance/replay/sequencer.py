@@ -43,7 +43,7 @@ from groupcheck.core import properties
 from groupcheck.core.trace.reader import Trace
 from groupcheck.impl import campaign, sim_sequencer
 from groupcheck.impl.events import AppSend, View, ViewChange
-from groupcheck.impl.faults import NETWORK_AND_CRASH, plan_reader
+from groupcheck.impl.faults import crashed_members, NETWORK_AND_CRASH, plan_reader
 from groupcheck.impl.stacks.sequencer import sequencer_stack
 from groupcheck.model.sequencer import SequencerModel, SequencerState, subsets
 from groupcheck.model.values import Fn
@@ -687,7 +687,7 @@ def _witness_cut_by_crash(run: "_Run", reason: str) -> Optional[str]:
 def plan_kind(header: dict) -> str:
     """A run's fault plan as the rates count it: the coordinator (the
     first member) crashes, another member does, or none."""
-    crashed = {c[0] for c in ((header.get("faults") or {}).get("crashes") or [])}
+    crashed = crashed_members(header.get("faults") or {})
     first = (header.get("nodes") or [None])[0]
     return "coordinator crash" if first in crashed else "other crash" if crashed else "no crash"
 
