@@ -8,6 +8,7 @@ A command that shows progress sets a reporter for the length of a check
 from __future__ import annotations
 
 import contextlib
+import math
 import contextvars
 from typing import Callable, Iterator, Optional
 
@@ -57,7 +58,10 @@ def tick(stage: str, done: int, total: Optional[int] = None) -> None:
 #     (wall share of its items done + KIND_PRIOR * pace) / (their cost + KIND_PRIOR)
 #
 # (an item's wall share: its duration over the items run beside it), and
-# at the pace above until then.
+# until then at the square root of the pace above: that pace was learned on
+# other kinds, so the estimate of an unseen kind is shrunk toward its table
+# seconds (replayed on seven recorded audits: more lines within 30 % on
+# five, as many on one, one line fewer on one; docs/benchmarks.md).
 # Between two finished items the predicted end stays where the last one put
 # it (the items in flight progress meanwhile); once that is overrun the
 # estimate is at least the cheapest pending item at the current pace.
@@ -188,10 +192,15 @@ class Work:
 
     def kind_pace(self, kind: Optional[str], pace: float) -> float:
         """The pace of a kind of item: its items' so far, drawn toward the
-        overall ``pace`` by KIND_PRIOR seconds of cost (``pace`` itself
-        before one of its items has finished, or for an item of no kind)."""
-        share, cost = self.kinds.get(kind, (0.0, 0.0)) if kind is not None else (0.0, 0.0)
-        return (share + KIND_PRIOR * pace) / (cost + KIND_PRIOR) if cost else pace
+        overall ``pace`` by KIND_PRIOR seconds of cost.  Before one of its
+        items has finished, the overall pace shrunk toward the estimates
+        (its square root: the geometric midpoint of pace and 1), since that
+        pace was learned on kinds that slow down unlike it; an item of no
+        kind is at the overall pace."""
+        if kind is None:
+            return pace
+        share, cost = self.kinds.get(kind, (0.0, 0.0))
+        return (share + KIND_PRIOR * pace) / (cost + KIND_PRIOR) if cost else math.sqrt(pace)
 
     def _rest(self, now: float, pace: float) -> float:
         """Each pending item at its kind's pace, less what the running ones have done."""

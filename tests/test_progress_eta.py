@@ -77,9 +77,9 @@ def test_running_checks_count_in_part_and_a_pool_starts_them_in_order():
 def test_each_kind_of_check_is_priced_at_its_own_pace_once_one_has_finished():
     """A TLC check took twice its estimate while a proof ran at its own:
     the TLC check left is priced at TLC's pace, the proof left at the
-    proofs', a kind not seen yet at the overall pace; the prior draws a
-    kind's pace toward the overall one.  An item of no kind (no '/') is at
-    the overall pace."""
+    proofs', a kind not seen yet at the overall pace shrunk toward the
+    estimates (its square root); the prior draws a kind's pace toward the
+    overall one.  An item of no kind (no '/') is at the overall pace."""
     from groupcheck.core.progress import KIND_PRIOR, kind_of
     assert (kind_of("tlc/p/A"), kind_of("a"), kind_of(3)) == ("tlc", None, None)
     w = Work(0.0, {"tlc/p/A": 100.0, "tlc/p/B": 100.0, "prove/p/X": 100.0, "prove/p/Y": 100.0,
@@ -92,15 +92,15 @@ def test_each_kind_of_check_is_priced_at_its_own_pace_once_one_has_finished():
     assert g == pytest.approx((300 + PRIOR) / (200 + PRIOR))
     tlc = (200 + KIND_PRIOR * g) / (100 + KIND_PRIOR)
     prove = (100 + KIND_PRIOR * g) / (100 + KIND_PRIOR)
-    assert (w.kind_pace("tlc", g), w.kind_pace("prove", g), w.kind_pace("history", g)) == \
-        (pytest.approx(tlc), pytest.approx(prove), g)
-    assert w.left(300.0) == pytest.approx(100 * (tlc + prove + g))
+    assert (w.kind_pace("tlc", g), w.kind_pace("prove", g), w.kind_pace("history", g), w.kind_pace(None, g)) == \
+        (pytest.approx(tlc), pytest.approx(prove), pytest.approx(g ** 0.5), g)
+    assert w.left(300.0) == pytest.approx(100 * (tlc + prove + g ** 0.5))
     assert tlc > 1.5 and prove < 1.1                    # neither at the overall pace of about 1.5
     # a check of the kind running: its share of the clock so far counts (two at once: half)
     w.start("tlc/p/B", 300.0, jobs=2)
     g2 = w.pace(340.0)
     assert w.left(340.0) == pytest.approx(100 * w.kind_pace("tlc", g2) - 20.0 + 100 * w.kind_pace("prove", g2)
-                                          + 100 * g2)
+                                          + 100 * g2 ** 0.5)
 
 
 def test_items_alike_have_no_time_left_until_one_is_done():
