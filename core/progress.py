@@ -8,8 +8,8 @@ A command that shows progress sets a reporter for the length of a check
 from __future__ import annotations
 
 import contextlib
-import math
 import contextvars
+import math
 from typing import Callable, Iterator, Optional
 
 EVERY = 50_000
@@ -108,9 +108,10 @@ class Work:
         The clock starts at the first plan (what came before it is no item's)."""
         if now is not None and not self.done:
             self.t0 = self.t_last = now
-        new = {k: max(float(c), 0.0) for k, c in costs.items() if k not in self.pending}
-        self.pending.update({k: max(float(c), 0.0) for k, c in costs.items()})
-        self._left_last += sum(self.kind_pace(kind_of(k), self._pace_last) * c for k, c in new.items())
+        costs = {k: max(float(c), 0.0) for k, c in costs.items()}
+        self._left_last += sum(self.kind_pace(kind_of(k), self._pace_last) * c
+                               for k, c in costs.items() if k not in self.pending)
+        self.pending.update(costs)
 
     def start(self, key, now: float, jobs: int = 1) -> None:
         """``key`` runs from ``now``, one of ``jobs`` sharing the machine."""
